@@ -1,0 +1,50 @@
+/*
+ * The live-process backend of struct memsrc.
+ *
+ * Life cycle, built so that the target is stopped as briefly as possible:
+ *   live_open()    -- check the pid, read its mappings and thread list;
+ *                     memory is readable now, racily (the --no-block mode
+ *                     and symbol discovery use this).
+ *   live_stop()    -- PTRACE_SEIZE + PTRACE_INTERRUPT every thread and
+ *                     wait until all are stopped; refresh the thread list
+ *                     (with each thread's fs_base) and clear the cache.
+ *   live_resume()  -- detach every thread; idempotent.
+ *   memsrc_free()  -- resumes if needed, then frees.
+ *
+ * Seize, never PTRACE_ATTACH: if coroscope dies (even by SIGKILL) the
+ * kernel detaches seized threads and they simply run on, whereas the
+ * SIGSTOP of PTRACE_ATTACH could leave the target stopped.
+ *
+ * live_install_signal_guard() makes SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * detach every stopped thread before coroscope dies of the signal.
+ */
+#ifndef COROSCOPE_ATTACH_LIVE_H
+#define COROSCOPE_ATTACH_LIVE_H
+
+#include "attach/memsrc.h"
+
+/*
+ * Errors: CS_ERR_NO_PROCESS (no such pid, or a zombie),
+ * CS_ERR_PERMISSION (message explains why: other user, TracerPid,
+ * ptrace_scope, capabilities).
+ */
+int live_open(struct memsrc **out, int pid, struct cs_err *err);
+
+/* Errors: CS_ERR_PERMISSION (already traced...), CS_ERR_EXITED. */
+int live_stop(struct memsrc *ms, struct cs_err *err);
+
+void live_resume(struct memsrc *ms);
+
+/* Milliseconds the target has been held stopped so far (all stops). */
+double live_paused_ms(const struct memsrc *ms);
+
+/* Is the process still there?  (Used to tell "exited" from bad memory.) */
+int live_alive(const struct memsrc *ms);
+
+void live_install_signal_guard(void);
+
+/* The target's command line, NUL-separated args joined with spaces
+ * (newly allocated), or NULL. */
+char *live_cmdline(int pid);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * A memory source: the one interface through which readers/ see a target.
+ *
+ * A source is either a live process (attach/live.c) or a core file
+ * (attach/core.c).  Readers only call memsrc_read() and look at the
+ * mapping and thread lists; they never know which backend they use and
+ * never call ptrace.
+ *
+ * Reads go through a page cache kept here, in front of the backend: a
+ * dump touches the same pages (code objects, strings, type objects) over
+ * and over, and each miss is filled with one batched backend read of a
+ * cluster of pages, so a dump costs few system calls.  The cache is
+ * valid as long as the target does not run; a live source clears it when
+ * it stops the target.
+ */
+#ifndef COROSCOPE_ATTACH_MEMSRC_H
+#define COROSCOPE_ATTACH_MEMSRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* One mapping of the target's address space (a /proc/PID/maps line, or a
+ * core's PT_LOAD segment joined with its NT_FILE entry). */
+struct cs_mapping {
+	uint64_t start, end;   /* [start, end) */
+	uint64_t offset;       /* file offset of start, when path is set */
+	char perms[5];         /* "r-xp" */
+	char *path;            /* as the target names it; NULL if anonymous */
+	int deleted;           /* the file was deleted: path may be stale */
+};
+
+/* One thread of the target. */
+struct cs_thread {
+	int tid;                /* kernel thread id */
+	uint64_t fs_base;       /* x86-64 TLS base == pthread_self() */
+	int has_fs_base;        /* fs_base known (thread stopped, or core) */
+};
+
+struct memsrc;
+
+struct memsrc_ops {
+	/*
+	 * Read up to len bytes at addr into buf.  Returns the number of bytes
+	 * read from the start (a short count means the next byte is not
+	 * readable) or a negative status with err filled.  Backends may
+	 * assume addr and len are page aligned.
+	 */
+	long (*read_raw)(struct memsrc *ms, uint64_t addr, void *buf,
+			 size_t len, struct cs_err *err);
+	/* Release the backend: detach from a process, close files. */
+	void (*close)(struct memsrc *ms);
+};
+
+struct memsrc_stats {
+	uint64_t reads;        /* backend reads (system calls for live) */
+	uint64_t bytes_read;   /* bytes brought in by them */
+};
+
+struct memsrc_cache;
+
+struct memsrc {
+	const struct memsrc_ops *ops;
+	void *backend;              /* owned by the backend */
+
+	int pid;                    /* target pid (from the core for cores) */
+	struct cs_mapping *maps;    /* sorted by start */
+	size_t nmaps;
+	struct cs_thread *threads;
+	size_t nthreads;
+
+	/*
+	 * Where the target's files are found: path names in maps are opened
+	 * as root + path ("/proc/PID/root" for a live process, so that other
+	 * mount namespaces work; "" or --sysroot for cores).  exe_path names
+	 * the main executable directly ("/proc/PID/exe" for a live process).
+	 */
+	char *root;
+	char *exe_path;
+
+	struct memsrc_stats stats;
+	struct memsrc_cache *cache;
+};
+
+/*
+ * Read exactly len bytes at addr.  Fails with CS_ERR_MEMORY (message
+ * names the address) when any byte is unreadable.
+ */
+int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
+		struct cs_err *err);
+
+/* Read a pointer-sized (8 byte, little-endian) word. */
+int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
+		    struct cs_err *err);
+
+/*
+ * Read as many bytes as are readable at addr, up to len.  Returns the
+ * count (possibly 0) or a negative status for a backend failure other
+ * than an unmapped address (for example the process exited).
+ */
+long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
+			 size_t len, struct cs_err *err);
+
+/* Forget cached pages (the target ran since they were read). */
+void memsrc_cache_clear(struct memsrc *ms);
+
+/* The mapping containing addr, or NULL. */
+const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,
+					     uint64_t addr);
+
+/* Build "root + path" for opening one of the target's files; caller frees. */
+char *memsrc_target_path(const struct memsrc *ms, const char *path);
+
+/*
+ * For backends: set up the generic part (cache) and tear it all down.
+ * ms must be zero-filled (calloc) before memsrc_init().
+ */
+int memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
+		void *backend, struct cs_err *err);
+/* Close the backend, free maps, threads, root, exe_path, cache and ms
+ * itself (a backend's close must not free root or exe_path). */
+void memsrc_free(struct memsrc *ms);
+
+/* Helpers for backends filling maps and threads. */
+void cs_mappings_sort(struct cs_mapping *maps, size_t n);
+void cs_mappings_free(struct cs_mapping *maps, size_t n);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * The coroscope subcommands.  Each returns the process exit status
+ * (enum cs_status), having printed its output and any error itself.
+ */
+#ifndef COROSCOPE_CLI_COMMANDS_H
+#define COROSCOPE_CLI_COMMANDS_H
+
+#include <stdio.h>
+
+#include "common/error.h"
+
+#define COROSCOPE_VERSION "0.1.0"
+
+int cmd_dump(int argc, char **argv);
+
+/* Print "coroscope: <msg>" on stderr and return err->code. */
+int cli_report_error(const struct cs_err *err);
+/* Print a usage error and return CS_ERR_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void cli_usage(FILE *out);
+
+#endif

@@ -1,0 +1,148 @@
+#include "common/strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/banned.h"
+
+static char empty_string[1];
+
+void strbuf_init(struct strbuf *sb)
+{
+	sb->buf = empty_string;
+	sb->len = 0;
+	sb->alloc = 0;
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	strbuf_init(sb);
+}
+
+char *strbuf_detach(struct strbuf *sb)
+{
+	char *ret = sb->alloc ? sb->buf : xstrdup("");
+
+	strbuf_init(sb);
+	return ret;
+}
+
+void strbuf_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->alloc)
+		sb->buf[0] = '\0';
+}
+
+static void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+
+	if (need < sb->len)
+		CS_BUG("strbuf size overflow");
+	if (need <= sb->alloc)
+		return;
+	if (!sb->alloc)
+		sb->buf = NULL;
+	sb->buf = xgrow(sb->buf, &sb->alloc, need, 1);
+	if (sb->len == 0)
+		sb->buf[0] = '\0';
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+	strbuf_grow(sb, len);
+	memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	strbuf_add(sb, s, strlen(s));
+}
+
+void strbuf_addch(struct strbuf *sb, int c)
+{
+	char ch = (char)c;
+
+	strbuf_add(sb, &ch, 1);
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		CS_BUG("bad format '%s'", fmt);
+	strbuf_grow(sb, (size_t)n);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+static void *check(void *p)
+{
+	if (!p) {
+		fputs("coroscope: out of memory\n", stderr);
+		exit(CS_ERR_INTERNAL);
+	}
+	return p;
+}
+
+void *xmalloc(size_t n)
+{
+	return check(malloc(n ? n : 1));
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	return check(calloc(n ? n : 1, size ? size : 1));
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	return check(realloc(p, n ? n : 1));
+}
+
+char *xstrdup(const char *s)
+{
+	return check(strdup(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	return check(strndup(s, n));
+}
+
+void *xgrow(void *p, size_t *alloc, size_t need, size_t size)
+{
+	size_t n = *alloc;
+
+	if (need <= n)
+		return p;
+	n = n ? n : 8;
+	while (n < need) {
+		if (n > ((size_t)-1) / 2 / size)
+			CS_BUG("allocation size overflow");
+		n *= 2;
+	}
+	*alloc = n;
+	return xrealloc(p, n * size);
+}

@@ -1,0 +1,40 @@
+/*
+ * A growable, always NUL-terminated string (after git's strbuf).
+ * strbuf_init() allocates nothing; strbuf_release() frees the contents;
+ * strbuf_detach() hands the buffer to the caller.  Allocation failure
+ * aborts: coroscope cannot do anything useful without memory.
+ */
+#ifndef COROSCOPE_COMMON_STRBUF_H
+#define COROSCOPE_COMMON_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct strbuf {
+	char *buf;     /* never NULL after init: "" until something is added */
+	size_t len;
+	size_t alloc;
+};
+
+void strbuf_init(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+char *strbuf_detach(struct strbuf *sb);
+void strbuf_reset(struct strbuf *sb);
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, int c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+/* Allocation helpers that abort on failure. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* Grow *p (an array of *alloc elements of size) to hold at least need. */
+void *xgrow(void *p, size_t *alloc, size_t need, size_t size);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * Code objects, decoded once per address and cached for the life of the
+ * pyproc: every frame of a function shares its code object, so a dump of
+ * ten thousand coroutines reads each function's code once.
+ */
+#ifndef COROSCOPE_READERS_CODE_H
+#define COROSCOPE_READERS_CODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "readers/pyproc.h"
+
+enum py_code_kind {
+	PY_CODE_FUNCTION,
+	PY_CODE_GENERATOR,
+	PY_CODE_COROUTINE,
+	PY_CODE_ASYNC_GENERATOR,
+};
+
+/* How a fast-locals slot is read (from CO_FAST_* kinds, or the
+ * varnames/cellvars/freevars split before 3.11). */
+enum py_local_kind {
+	PY_LOCAL_PLAIN = 0,
+	PY_LOCAL_CELL = 1,     /* holds a cell: show its contents */
+	PY_LOCAL_HIDDEN = 2,   /* not visible in f_locals */
+};
+
+struct py_code {
+	uint64_t addr;
+	const char *name;        /* co_name; strings owned by py->strs */
+	const char *qualname;    /* co_qualname, or co_name before 3.11 */
+	const char *filename;
+	int firstlineno;
+	int flags;
+	enum py_code_kind kind;
+	uint8_t *linetable;      /* raw line table bytes */
+	size_t linetable_len;
+	uint64_t code_start;     /* first instruction (3.11+), else 0 */
+	int firsttraceable;      /* _co_firsttraceable (3.11+), else 0 */
+	size_t nlocalsplus;      /* slots in localsplus / f_localsplus */
+	const char **localnames; /* nlocalsplus names (NULL: unnamed) */
+	uint8_t *localkinds;     /* nlocalsplus enum py_local_kind values */
+};
+
+/* The decoded code object at addr.  *out stays owned by the cache. */
+int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
+		struct cs_err *err);
+
+/* The line executing at a byte offset into the bytecode, or -1. */
+int py_code_line(const struct pyproc *py, const struct py_code *code,
+		 long offset);
+
+void code_cache_clear(struct pyproc *py);
+
+#endif

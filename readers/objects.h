@@ -1,0 +1,109 @@
+/*
+ * Reading individual CPython objects out of the target: type names,
+ * str, bytes, int, float, tuple, list, dict, set, instance attributes.
+ *
+ * Every function copies the remote object into local memory first and
+ * checks every length and pointer it finds there; a malformed object is
+ * an error (CS_ERR_MEMORY), never a crash or an unbounded loop.
+ */
+#ifndef COROSCOPE_READERS_OBJECTS_H
+#define COROSCOPE_READERS_OBJECTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strbuf.h"
+#include "readers/pyproc.h"
+
+/* Upper bounds for anything read from the target. */
+#define PY_MAX_STR_CHARS (1u << 20)    /* a str longer than this is garbage */
+#define PY_MAX_CONTAINER (1u << 24)    /* items in a tuple, list, dict, set */
+
+int pyobj_read_type(struct pyproc *py, uint64_t obj, uint64_t *type,
+		    struct cs_err *err);
+
+/* tp_name of a type object (cached in py->strs is not needed: short). */
+int pytype_name(struct pyproc *py, uint64_t type, struct strbuf *out,
+		struct cs_err *err);
+
+/* Is `type` the type `base` or a subclass of it (walks tp_base, bounded)? */
+int pytype_is_subtype(struct pyproc *py, uint64_t type, uint64_t base);
+
+/*
+ * A str as UTF-8, cached by address for the life of the pyproc (names,
+ * file names and dict keys repeat endlessly).  *out stays owned by the
+ * cache.  Fails unless obj is a str.
+ */
+int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
+	      struct cs_err *err);
+
+/*
+ * Decode a str into out as UTF-8, at most max_chars code points.
+ * *length receives the str's full length in code points.  Each code point
+ * is also passed through when `codepoints` is non-NULL (an array of at
+ * least max_chars entries) for callers that need to escape it.
+ */
+int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
+		 uint32_t *codepoints, size_t *ncodepoints, size_t *length,
+		 struct cs_err *err);
+
+/* At most max bytes of a bytes object into buf; *length is its size. */
+int pybytes_read(struct pyproc *py, uint64_t obj, void *buf, size_t max,
+		 size_t *length, struct cs_err *err);
+
+/* An int that fits in int64: 0 ok, 1 when it is too big, <0 error. */
+int pyint_read_i64(struct pyproc *py, uint64_t obj, int64_t *out,
+		   struct cs_err *err);
+
+/* Any int as decimal text (sign included). */
+int pyint_format(struct pyproc *py, uint64_t obj, struct strbuf *out,
+		 struct cs_err *err);
+
+int pyfloat_read(struct pyproc *py, uint64_t obj, double *out,
+		 struct cs_err *err);
+
+/* Python's repr() of a float ("0.1", "1e+16", "inf"). */
+void pyfloat_repr(double v, struct strbuf *out);
+
+/*
+ * Items of a tuple or list: the first min(size, max) item pointers go to
+ * items, *size gets the full length.
+ */
+int pyseq_items(struct pyproc *py, uint64_t obj, uint64_t *items,
+		size_t max, size_t *size, struct cs_err *err);
+
+/* One live entry of a dict or set, in iteration order. */
+struct pydict_entry {
+	uint64_t key, value;     /* value is 0 for sets */
+};
+
+/*
+ * The first min(used, max) entries of a dict (insertion order) or a
+ * set/frozenset (table order, as Python iterates); *used gets the count.
+ */
+int pydict_entries(struct pyproc *py, uint64_t dict,
+		   struct pydict_entry *out, size_t max, size_t *used,
+		   struct cs_err *err);
+int pyset_entries(struct pyproc *py, uint64_t set, struct pydict_entry *out,
+		  size_t max, size_t *used, struct cs_err *err);
+
+/* dict[key] for a str key: 0 found, 1 absent, <0 error. */
+int pydict_get_str(struct pyproc *py, uint64_t dict, const char *key,
+		   uint64_t *value, struct cs_err *err);
+/* dict[key] for an int key. */
+int pydict_get_int(struct pyproc *py, uint64_t dict, int64_t key,
+		   uint64_t *value, struct cs_err *err);
+
+/*
+ * An instance attribute stored in the object's __dict__ (or managed
+ * dict / inline values): 0 found, 1 absent, <0 error.
+ */
+int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
+		   uint64_t *value, struct cs_err *err);
+
+/* sys.modules[name]'s __dict__ for the first interpreter that has it:
+ * 0 found, 1 absent, <0 error. */
+int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,
+		  uint64_t *dict, struct cs_err *err);
+
+#endif

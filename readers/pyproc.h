@@ -1,0 +1,60 @@
+/*
+ * A located CPython interpreter inside a target: which module holds it,
+ * its exact version, the version table to read it with, and the run-time
+ * addresses of the symbols readers need (type objects, singletons).
+ *
+ * pyproc_locate() reads ELF files and, at most, a few static bytes of the
+ * target (the _Py_DebugOffsets block of 3.13+), so it runs before the
+ * target is stopped.
+ */
+#ifndef COROSCOPE_READERS_PYPROC_H
+#define COROSCOPE_READERS_PYPROC_H
+
+#include <stdint.h>
+
+#include "attach/memsrc.h"
+#include "common/addrmap.h"
+#include "readers/layout.h"
+#include "symbols/modules.h"
+
+/* Type objects and singletons compared against ob_type / object addresses.
+ * Zero when the symbol was not found (then the object shows generically). */
+struct py_types {
+	uint64_t none, true_, false_;
+	uint64_t type, str, bytes, int_, bool_, float_, tuple, list, dict,
+		 set, frozenset, cell, code, gen, coro, asyncgen, module;
+};
+
+struct pyproc {
+	struct memsrc *ms;                 /* borrowed */
+	struct module_list mods;
+	const struct module *pymod;        /* libpython, or the executable */
+	struct py_layout layout;           /* a copy: 3.13+ patch it */
+	int major, minor, micro;
+	char version[32];                  /* "3.11.7" */
+	char *executable;                  /* the target's executable path */
+
+	uint64_t runtime;                  /* &_PyRuntime (3.7+), else 0 */
+	uint64_t interp_head_var;          /* &interp_head (3.6), else 0 */
+	uint64_t tstate_current_var;       /* &_PyThreadState_Current (3.6) */
+	struct py_types types;
+
+	struct addrmap codes;  /* struct py_code * by address (readers/code.c) */
+	struct addrmap strs;   /* UTF-8 char * by str address (objects.c) */
+};
+
+/*
+ * Errors: CS_ERR_NOT_PYTHON (no interpreter symbols in any module),
+ * CS_ERR_UNSUPPORTED (a version without a table, or a _Py_DebugOffsets
+ * block that does not validate).
+ */
+int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err);
+void pyproc_release(struct pyproc *py);
+
+/* The first interpreter state (the head of the interpreter list). */
+int pyproc_interp_head(struct pyproc *py, uint64_t *head, struct cs_err *err);
+
+/* Drop cached objects (the target ran since they were read). */
+void pyproc_forget_objects(struct pyproc *py);
+
+#endif

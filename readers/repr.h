@@ -1,0 +1,30 @@
+/*
+ * Short, safe reprs of target objects for --locals: what a user reading a
+ * stack wants to see of a value, without ever following an unbounded
+ * structure.
+ *
+ *   None, bool, int (any size), float: as Python's repr();
+ *   str, bytes: as repr(), the first PY_REPR_MAX_CHARS then "...";
+ *   tuple, list, dict, set, frozenset: repr() of the first
+ *     PY_REPR_MAX_ITEMS items, then ", ..." and " (len N)";
+ *     nested containers below PY_REPR_MAX_DEPTH as "<list object at 0x..>";
+ *   anything else: "<TypeName object at 0x...>".
+ *
+ * Unreadable memory never fails the caller: it shows as
+ * "<unreadable object at 0x...>".
+ */
+#ifndef COROSCOPE_READERS_REPR_H
+#define COROSCOPE_READERS_REPR_H
+
+#include <stdint.h>
+
+#include "common/strbuf.h"
+#include "readers/pyproc.h"
+
+#define PY_REPR_MAX_CHARS 200
+#define PY_REPR_MAX_ITEMS 8
+#define PY_REPR_MAX_DEPTH 2
+
+void pyrepr(struct pyproc *py, uint64_t obj, struct strbuf *out);
+
+#endif

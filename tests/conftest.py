@@ -1,0 +1,529 @@
+"""Shared machinery for coroscope's functional tests.
+
+- Interpreter discovery: every pyenv CPython 3.6 - 3.13, Debian's stripped
+  /usr/bin/python3.11 and a python3.14 if one is installed.  A test that
+  takes an `interp` argument runs once per interpreter (module scope, so a
+  module starts each target once per interpreter), and the session ends
+  with a "Python versions covered: ..." line.
+- ProcessKeeper (fixtures `keeper`, `module_keeper`): starts targets, waits
+  for their ready file, and kills everything it started at teardown.
+- run_coroscope(): runs the tool with a timeout and checks that no
+  sanitizer report appeared.
+
+Environment: COROSCOPE (binary under test, default /work/main/coroscope),
+COROSCOPE_SANITIZED=1 (sanitizer build: longer timeouts).
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(TESTS_DIR)
+TARGETS_DIR = os.path.join(TESTS_DIR, "targets")
+
+COROSCOPE = os.environ.get("COROSCOPE", "/work/main/coroscope")
+SANITIZED = os.environ.get("COROSCOPE_SANITIZED") == "1"
+# Sanitizer builds are slower; scale every timeout that waits on coroscope.
+TIME_SCALE = 3.0 if SANITIZED else 1.0
+
+READY_TIMEOUT = 20.0
+COROSCOPE_TIMEOUT = 30.0
+
+SANITIZER_SIGNS = ("AddressSanitizer", "LeakSanitizer",
+                   "UndefinedBehaviorSanitizer", "runtime error:",
+                   "ThreadSanitizer", "MemorySanitizer")
+
+
+# ---------------------------------------------------------------------------
+# Interpreters
+
+class Interpreter(object):
+    def __init__(self, ident, path, label, version, note=""):
+        self.id = ident          # test id: "3.6", "3.11-debian", "3.14"
+        self.path = path         # real executable
+        self.label = label       # for the summary line
+        self.version = version   # platform.python_version()
+        self.note = note         # e.g. "debian, stripped"
+
+    def __repr__(self):
+        return "Interpreter(%s, %s)" % (self.id, self.path)
+
+    def describe(self):
+        if self.note:
+            return "%s (%s)" % (self.version, self.note)
+        return self.version
+
+
+def _pyenv_root():
+    try:
+        out = subprocess.run(["pyenv", "root"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=10,
+                             universal_newlines=True)
+        root = out.stdout.strip()
+        if out.returncode == 0 and root and os.path.isdir(root):
+            return root
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "/root/.pyenv"
+
+
+def _probe(path):
+    """(real executable, version) of a working interpreter, else None."""
+    code = ("import platform, sys; "
+            "print(sys.executable); print(platform.python_version())")
+    try:
+        out = subprocess.run([path, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=20,
+                             universal_newlines=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2:
+        return None
+    real = os.path.realpath(lines[0]) if lines[0] else path
+    return real, lines[1]
+
+
+def _is_stripped(path):
+    try:
+        out = subprocess.run(["file", "-b", "-L", path],
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=10,
+                             universal_newlines=True)
+        return ", stripped" in out.stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def discover_interpreters():
+    """([Interpreter], [description of each expected but absent one])."""
+    found, absent, seen = [], [], set()
+
+    def add(ident, path, note=""):
+        probed = _probe(path)
+        if probed is None:
+            absent.append("%s (%s does not run)" % (ident, path))
+            return
+        real, version = probed
+        if real in seen:
+            return
+        seen.add(real)
+        found.append(Interpreter(ident, real, ident, version, note))
+
+    root = _pyenv_root()
+    for minor in range(6, 14):
+        pattern = os.path.join(root, "versions", "3.%d.*" % minor, "bin",
+                               "python3.%d" % minor)
+        paths = sorted(p for p in glob.glob(pattern) if os.access(p, os.X_OK))
+        if not paths:
+            absent.append("3.%d (no %s)" % (minor, pattern))
+        for p in paths:
+            ident = "3.%d" % minor
+            if len(paths) > 1:
+                ident = p.split(os.sep)[-3]      # the version directory
+            add(ident, p)
+
+    debian = "/usr/bin/python3.11"
+    if os.access(debian, os.X_OK):
+        add("3.11-debian", debian,
+            "debian, stripped" if _is_stripped(debian) else "debian")
+    else:
+        absent.append("3.11-debian (no %s)" % debian)
+
+    candidates = []
+    on_path = shutil.which("python3.14")
+    if on_path:
+        candidates.append(on_path)
+    candidates.append("/opt/python3.14/bin/python3.14")
+    for p in candidates:
+        if os.access(p, os.X_OK) and _probe(p) is not None:
+            add("3.14", p)
+            break
+    else:
+        absent.append("3.14 (no python3.14 on PATH or in /opt/python3.14)")
+    return found, absent
+
+
+INTERPRETERS, ABSENT_INTERPRETERS = discover_interpreters()
+
+
+def interpreter(ident):
+    """The interpreter with this id, or None."""
+    for i in INTERPRETERS:
+        if i.id == ident:
+            return i
+    return None
+
+
+def control_interpreter():
+    """One interpreter for tests where the Python version does not matter."""
+    for ident in ("3.12", "3.11", "3.13", "3.10", "3.9", "3.8", "3.7",
+                  "3.6", "3.11-debian", "3.14"):
+        i = interpreter(ident)
+        if i is not None:
+            return i
+    if INTERPRETERS:
+        return INTERPRETERS[0]
+    return None
+
+
+def pyenv_python27():
+    p = os.path.join(_pyenv_root(), "versions", "2.7.18", "bin", "python2.7")
+    if os.access(p, os.X_OK):
+        return p
+    found = sorted(glob.glob(os.path.join(_pyenv_root(), "versions", "2.7.*",
+                                          "bin", "python2.7")))
+    return found[0] if found else None
+
+
+def pytest_generate_tests(metafunc):
+    if "interp" in metafunc.fixturenames:
+        # Module scope: a module-scoped target fixture starts once per
+        # interpreter, and pytest groups each interpreter's tests together.
+        metafunc.parametrize("interp", INTERPRETERS,
+                             ids=[i.id for i in INTERPRETERS], scope="module")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: slow or timing-sensitive; the sanitizer run skips it")
+    config._coroscope_results = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "interp" not in callspec.params:
+        return
+    interp = callspec.params["interp"]
+    results = item.config._coroscope_results.setdefault(
+        interp.id, {"passed": 0, "failed": 0, "skipped": 0})
+    if report.when == "call" and report.passed:
+        results["passed"] += 1
+    elif report.failed:
+        results["failed"] += 1
+    elif report.skipped and report.when in ("setup", "call"):
+        results["skipped"] += 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    results = getattr(config, "_coroscope_results", {})
+    covered, failing = [], []
+    for i in INTERPRETERS:
+        r = results.get(i.id)
+        if r is None:
+            continue
+        if r["passed"]:
+            covered.append(i.describe())
+        if r["failed"]:
+            failing.append("%s (%d failed)" % (i.describe(), r["failed"]))
+    not_run = [i.describe() for i in INTERPRETERS
+               if i.id in results and not results[i.id]["passed"]]
+    write = terminalreporter.write_line
+    write("Python versions covered: %s" % (", ".join(covered) or "none"))
+    if failing:
+        write("Python versions with failures: %s" % ", ".join(failing))
+    if not_run:
+        write("Python versions tested but no test passed: %s"
+              % ", ".join(not_run))
+    if ABSENT_INTERPRETERS:
+        write("Python versions absent: %s" % ", ".join(ABSENT_INTERPRETERS))
+
+
+# ---------------------------------------------------------------------------
+# Target sources
+
+def target_script(name):
+    return os.path.join(TARGETS_DIR, name)
+
+
+def marker_line(script, name):
+    """The line number of "# MARK: name" in script (exactly one)."""
+    tag = re.compile(r"#\s*MARK:\s*%s\s*$" % re.escape(name))
+    hits = []
+    with open(script) as f:
+        for number, text in enumerate(f, 1):
+            if tag.search(text):
+                hits.append(number)
+    assert len(hits) == 1, "marker %r in %s: %r" % (name, script, hits)
+    return hits[0]
+
+
+# ---------------------------------------------------------------------------
+# Processes
+
+def wait_until(predicate, timeout, interval=0.02):
+    """Poll predicate() until it is true; return its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(interval)
+
+
+def proc_status(pid, tid=None):
+    """/proc/PID[/task/TID]/status as a dict, or None once it is gone."""
+    path = "/proc/%d/status" % pid
+    if tid is not None:
+        path = "/proc/%d/task/%d/status" % (pid, tid)
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
+def task_ids(pid):
+    try:
+        return sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
+    except OSError:
+        return []
+
+
+def task_tracers(pid):
+    """{tid: TracerPid} for every thread of pid."""
+    tracers = {}
+    for tid in task_ids(pid):
+        st = proc_status(pid, tid)
+        if st is not None:
+            tracers[tid] = int(st.get("TracerPid", "0"))
+    return tracers
+
+
+def task_states(pid):
+    """{tid: one-letter state} for every thread of pid."""
+    states = {}
+    for tid in task_ids(pid):
+        st = proc_status(pid, tid)
+        if st is not None:
+            states[tid] = st.get("State", "?")[:1]
+    return states
+
+
+def process_state(pid):
+    st = proc_status(pid)
+    return None if st is None else st.get("State", "?")[:1]
+
+
+class Target(object):
+    """A started target process and what it reported when ready."""
+
+    def __init__(self, proc, script, interp, ready, workdir, stderr_path):
+        self.proc = proc
+        self.pid = proc.pid
+        self.script = script
+        self.interp = interp
+        self.ready = ready
+        self.workdir = workdir
+        self.stderr_path = stderr_path
+
+    def stderr(self):
+        try:
+            with open(self.stderr_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+class ProcessKeeper(object):
+    """Starts processes and always kills them at teardown, tools first."""
+
+    def __init__(self, tmpdir_factory):
+        self._mktemp = tmpdir_factory
+        self.tools = []      # coroscope processes (may be tracing targets)
+        self.others = []     # targets and helper processes
+
+    def start_target(self, interp, script_name, *args, **kw):
+        """Run script_name under interp; return once it wrote its ready file.
+
+        The ready file path is the script's first argument, args follow.
+        """
+        path = interp.path if hasattr(interp, "path") else interp
+        script = target_script(script_name)
+        workdir = str(self._mktemp("target"))
+        ready = os.path.join(workdir, "ready.json")
+        argv = [path, script, ready]
+        argv += [a.format(workdir=workdir) for a in args]
+        return self.start_with_ready(argv, ready, script=script,
+                                     interp=interp, workdir=workdir, **kw)
+
+    def start_with_ready(self, argv, ready, script=None, interp=None,
+                         workdir=None, timeout=READY_TIMEOUT, parse=True):
+        if workdir is None:
+            workdir = os.path.dirname(ready)
+        stderr_path = os.path.join(workdir, "stderr.txt")
+        with open(stderr_path, "w") as err:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                    stdout=err, stderr=err, cwd=workdir)
+        self.others.append(proc)
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(ready):
+            if proc.poll() is not None:
+                with open(stderr_path, errors="replace") as f:
+                    pytest.fail("target %r exited with %s before it was "
+                                "ready; stderr:\n%s"
+                                % (argv, proc.returncode, f.read()))
+            if time.monotonic() > deadline:
+                with open(stderr_path, errors="replace") as f:
+                    pytest.fail("target %r not ready after %.0f s; "
+                                "stderr:\n%s" % (argv, timeout, f.read()))
+            time.sleep(0.02)
+        data = None
+        if parse:
+            with open(ready) as f:
+                data = json.load(f)
+        return Target(proc, script, interp, data, workdir, stderr_path)
+
+    def spawn(self, argv, **kw):
+        """Start any helper process; it is killed at teardown."""
+        kw.setdefault("stdin", subprocess.DEVNULL)
+        kw.setdefault("stdout", subprocess.DEVNULL)
+        kw.setdefault("stderr", subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, **kw)
+        self.others.append(proc)
+        return proc
+
+    def spawn_coroscope(self, args, env=None):
+        """Start coroscope in the background (output in pipes)."""
+        proc = subprocess.Popen([COROSCOPE] + list(args),
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE,
+                                env=coroscope_env(env),
+                                universal_newlines=True)
+        self.tools.append(proc)
+        return proc
+
+    def cleanup(self):
+        # Tools first: a tracer that stays alive could keep a killed
+        # target from being reported to us, its real parent.
+        for proc in self.tools + self.others:
+            if proc.poll() is None:
+                try:
+                    proc.kill()
+                except OSError:
+                    pass
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        self.tools, self.others = [], []
+
+
+@pytest.fixture
+def keeper(tmp_path_factory):
+    k = ProcessKeeper(tmp_path_factory.mktemp)
+    yield k
+    k.cleanup()
+
+
+@pytest.fixture(scope="module")
+def module_keeper(tmp_path_factory):
+    k = ProcessKeeper(tmp_path_factory.mktemp)
+    yield k
+    k.cleanup()
+
+
+# ---------------------------------------------------------------------------
+# Running coroscope
+
+def coroscope_env(extra=None):
+    env = dict(os.environ)
+    env.pop("COROSCOPE_TEST_HOLD_MS", None)
+    env.setdefault("LC_ALL", "C.UTF-8")
+    if extra:
+        env.update(extra)
+    return env
+
+
+class Result(object):
+    def __init__(self, argv, returncode, stdout, stderr):
+        self.argv = argv
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def __repr__(self):
+        return ("coroscope %s -> exit %s\n--- stdout ---\n%s\n"
+                "--- stderr ---\n%s" % (" ".join(self.argv[1:]),
+                                        self.returncode, self.stdout[:6000],
+                                        self.stderr[:6000]))
+
+    def json(self):
+        assert self.returncode == 0, "coroscope failed: %r" % self
+        try:
+            return json.loads(self.stdout)
+        except ValueError as e:
+            pytest.fail("stdout is not one JSON document (%s): %r" % (e, self))
+
+
+def assert_no_sanitizer_report(text, context=""):
+    for sign in SANITIZER_SIGNS:
+        assert sign not in text, "sanitizer report %s:\n%s" % (context, text)
+
+
+def run_coroscope(*args, **kw):
+    """Run coroscope with args; returns a Result, fails the test on a hang.
+
+    Keywords: timeout (seconds), env (extra environment), user (run under
+    this uid via setpriv), cwd.
+    """
+    timeout = kw.pop("timeout", COROSCOPE_TIMEOUT) * TIME_SCALE
+    env = coroscope_env(kw.pop("env", None))
+    user = kw.pop("user", None)
+    cwd = kw.pop("cwd", None)
+    assert not kw, "unknown keywords %r" % kw
+    argv = [COROSCOPE] + [str(a) for a in args]
+    if not os.access(COROSCOPE, os.X_OK):
+        pytest.fail("coroscope binary %s is missing (set COROSCOPE)"
+                    % COROSCOPE)
+    full = argv
+    if user is not None:
+        full = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
+                "--clear-groups", "--"] + argv
+    try:
+        out = subprocess.run(full, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=env, cwd=cwd, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("coroscope %s hung: no exit after %.0f s; stderr: %r"
+                    % (" ".join(argv[1:]), timeout, e.stderr))
+    result = Result(argv, out.returncode,
+                    out.stdout.decode("utf-8", "replace"),
+                    out.stderr.decode("utf-8", "replace"))
+    assert_no_sanitizer_report(result.stderr, "from %r" % argv)
+    return result
+
+
+def assert_one_error_line(result, code, *needles):
+    """Exit status code and exactly one 'coroscope: ' line on stderr."""
+    assert result.returncode == code, \
+        "expected exit %d: %r" % (code, result)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and result.stderr.endswith("\n"), \
+        "expected exactly one line on stderr: %r" % result
+    assert lines[0].startswith("coroscope: "), \
+        "error must start with 'coroscope: ': %r" % result
+    for needle in needles:
+        assert needle in lines[0], \
+            "error message lacks %r: %r" % (needle, result)
+    return lines[0]

@@ -1,0 +1,100 @@
+"""man/coroscope.1 documents every option and every exit status."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO_DIR, run_coroscope
+
+MANPAGE = os.path.join(REPO_DIR, "man", "coroscope.1")
+ERROR_H = os.path.join(REPO_DIR, "common", "error.h")
+SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS",
+            "ENVIRONMENT", "EXAMPLES", "NOTES", "SEE ALSO")
+
+
+def manpage_source():
+    assert os.path.exists(MANPAGE), "%s is missing" % MANPAGE
+    with open(MANPAGE, encoding="utf-8") as f:
+        return f.read()
+
+
+def plain(roff):
+    """roff source with font escapes removed and \\- turned into -."""
+    text = re.sub(r"\\f(\[[^\]]*\]|\(..|.)", "", roff)
+    text = text.replace("\\-", "-").replace("\\&", "")
+    return text
+
+
+def sections(roff):
+    """{SECTION NAME: body} from .SH requests."""
+    found, name, body = {}, None, []
+    for line in roff.splitlines():
+        m = re.match(r'^\.SH\s+"?([^"]*?)"?\s*$', line)
+        if m:
+            if name is not None:
+                found[name] = "\n".join(body)
+            name, body = m.group(1).strip().upper(), []
+        elif name is not None:
+            body.append(line)
+    if name is not None:
+        found[name] = "\n".join(body)
+    return found
+
+
+def help_long_options():
+    options = set()
+    for args in (["--help"], ["dump", "--help"]):
+        res = run_coroscope(*args)
+        assert res.returncode == 0, res
+        options.update(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", res.stdout))
+    assert options, "no long options in --help"
+    return sorted(options)
+
+
+def exit_statuses():
+    with open(ERROR_H) as f:
+        text = f.read()
+    m = re.search(r"enum\s+cs_status\s*\{(.*?)\}", text, re.S)
+    assert m, "no enum cs_status in %s" % ERROR_H
+    body = re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
+    values = [int(v) for v in re.findall(r"=\s*(\d+)", body)]
+    assert values, "no values in enum cs_status"
+    return values
+
+
+def test_manpage_has_standard_sections():
+    found = sections(manpage_source())
+    missing = [s for s in SECTIONS if s not in found]
+    assert not missing, "man page lacks sections %s" % missing
+
+
+def test_every_help_option_is_documented():
+    text = plain(manpage_source())
+    missing = [opt for opt in help_long_options()
+               if not re.search(re.escape(opt) + r"(?![a-z0-9-])", text)]
+    assert not missing, "options in --help but not in the man page: %s" % (
+        missing,)
+
+
+def test_every_exit_status_is_documented():
+    found = sections(manpage_source())
+    assert "EXIT STATUS" in found, "man page has no EXIT STATUS section"
+    body = plain(found["EXIT STATUS"])
+    missing = [v for v in exit_statuses()
+               if not re.search(r"(?<![\w.])%d(?![\w.])" % v, body)]
+    assert not missing, "exit statuses missing from EXIT STATUS: %s" % missing
+
+
+def test_manpage_renders_without_warnings():
+    if shutil.which("groff") is None:
+        pytest.skip("groff is not installed")
+    manpage_source()
+    out = subprocess.run(["groff", "-k", "-man", "-Tutf8", "-ww", "-z",
+                          MANPAGE],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=60,
+                         env=dict(os.environ, LC_ALL="C.UTF-8"))
+    assert out.returncode == 0 and out.stderr == "", out.stderr

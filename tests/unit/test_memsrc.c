@@ -1,0 +1,644 @@
+/*
+ * Unit test of attach/memsrc.c and attach/live.c against a real child.
+ *
+ * The child (a fork of this program) starts three threads, maps a
+ * buffer of four pages holding a known pattern followed by an unmapped
+ * page, reports the buffer's address through a pipe, then counts in
+ * shared memory: one counter per thread, plus the real-time signals it
+ * receives.  The parent reads the child's memory, stops it, checks that
+ * it is stopped, resumes it, checks that it runs, and checks that no
+ * signal is lost while it stops and resumes it in a loop.
+ */
+#include "attach/live.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/banned.h"
+
+#define PAGE 4096u
+#define NPAGES 4          /* readable pattern pages, then a hole */
+#define NTHREADS 4        /* main + 3 */
+#define NSIGNALS 300
+
+struct shared {
+	volatile long counter[NTHREADS];
+	volatile uint64_t self[NTHREADS];  /* pthread_self() of each */
+	long sigcount;                     /* updated atomically */
+	volatile int ready;
+};
+
+static struct shared *sh;
+static int passed, failed;
+
+static void check(int ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		passed++;
+		return;
+	}
+	failed++;
+	fputs("FAIL: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static uint32_t pattern(size_t i)
+{
+	return 0xc0de0000u ^ (uint32_t)(i * 2654435761u);
+}
+
+/* ---- the child ---- */
+
+static void on_rt(int sig)
+{
+	(void)sig;
+	__atomic_fetch_add(&sh->sigcount, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *spin(void *arg)
+{
+	int i = (int)(long)arg;
+
+	sh->self[i] = (uint64_t)pthread_self();
+	for (;;) {
+		sh->counter[i]++;
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
+static void child_main(int wfd)
+{
+	struct sigaction sa;
+	pthread_t t;
+	uint32_t *buf;
+	uint64_t addr;
+	size_t i;
+	long k;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_rt;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGRTMIN, &sa, NULL);
+
+	/* Threads first: their stacks must not land in the hole below. */
+	for (k = 1; k < NTHREADS; k++)
+		if (pthread_create(&t, NULL, spin, (void *)k))
+			_exit(2);
+	buf = mmap(NULL, (NPAGES + 2) * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		_exit(2);
+	for (i = 0; i < NPAGES * PAGE / 4; i++)
+		buf[i] = pattern(i);
+	munmap((char *)buf + NPAGES * PAGE, PAGE);
+	addr = (uint64_t)(uintptr_t)buf;
+	if (write(wfd, &addr, sizeof(addr)) != sizeof(addr))
+		_exit(2);
+	close(wfd);
+	spin((void *)0);
+}
+
+/* ---- helpers for the parent ---- */
+
+static void snapshot(long *c)
+{
+	int i;
+
+	for (i = 0; i < NTHREADS; i++)
+		c[i] = sh->counter[i];
+}
+
+/* Do all counters move within a second? */
+static int all_running(void)
+{
+	long a[NTHREADS];
+	int i, tries, moved = 0;
+
+	snapshot(a);
+	for (tries = 0; tries < 100 && moved != (1 << NTHREADS) - 1; tries++) {
+		sleep_ms(10);
+		for (i = 0; i < NTHREADS; i++)
+			if (sh->counter[i] != a[i])
+				moved |= 1 << i;
+	}
+	return moved == (1 << NTHREADS) - 1;
+}
+
+static int none_running(void)
+{
+	long a[NTHREADS], b[NTHREADS];
+
+	snapshot(a);
+	sleep_ms(50);
+	snapshot(b);
+	return !memcmp(a, b, sizeof(a));
+}
+
+static long tracer_of(int pid)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "TracerPid:");
+	return p ? strtol(p + 10, NULL, 10) : -1;
+}
+
+static int check_pattern(struct memsrc *ms, uint64_t addr, const char *what)
+{
+	static uint32_t got[NPAGES * PAGE / 4];
+	struct cs_err err;
+	size_t i;
+	int ret;
+
+	cs_err_init(&err);
+	ret = memsrc_read(ms, addr, got, sizeof(got), &err);
+	check(ret == 0, "%s: read of the pattern: %d %s", what, ret, err.msg);
+	if (ret)
+		return 0;
+	for (i = 0; i < NPAGES * PAGE / 4; i++)
+		if (got[i] != pattern(i))
+			break;
+	check(i == NPAGES * PAGE / 4, "%s: pattern differs at word %zu",
+	      what, i);
+	return 1;
+}
+
+/* The readable prefix of a read running into the hole. */
+static void check_hole(struct memsrc *ms, uint64_t addr, const char *what)
+{
+	unsigned char b[200];
+	uint64_t at = addr + NPAGES * PAGE - 96;
+	uint32_t w;
+	struct cs_err err;
+	long got;
+	int ret;
+
+	cs_err_init(&err);
+	ret = memsrc_read(ms, at, b, sizeof(b), &err);
+	check(ret == -CS_ERR_MEMORY && err.code == CS_ERR_MEMORY,
+	      "%s: read across the hole gives %d (%s)", what, ret, err.msg);
+	check(strstr(err.msg, "0x") != NULL, "%s: message names an address: %s",
+	      what, err.msg);
+	cs_err_init(&err);
+	got = memsrc_read_partial(ms, at, b, sizeof(b), &err);
+	check(got == 96, "%s: partial read gives %ld, not 96", what, got);
+	memcpy(&w, b, 4);
+	check(w == pattern((NPAGES * PAGE - 96) / 4),
+	      "%s: partial read data 0x%x", what, w);
+	got = memsrc_read_partial(ms, addr + NPAGES * PAGE, b, 8, &err);
+	check(got == 0, "%s: read in the hole gives %ld", what, got);
+}
+
+/* ---- the tests ---- */
+
+static void test_bad_pids(void)
+{
+	struct memsrc *ms = NULL;
+	struct cs_err err;
+	pid_t pid;
+	int ret, st;
+
+	cs_err_init(&err);
+	ret = live_open(&ms, 0, &err);
+	check(ret == -CS_ERR_NO_PROCESS && !ms, "pid 0 gives %d", ret);
+	cs_err_init(&err);
+	ret = live_open(&ms, -5, &err);
+	check(ret == -CS_ERR_NO_PROCESS, "pid -5 gives %d", ret);
+
+	/* A reaped child's pid is (for now) unused. */
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, &st, 0);
+	cs_err_init(&err);
+	ret = live_open(&ms, pid, &err);
+	check(ret == -CS_ERR_NO_PROCESS && strstr(err.msg, "no such process"),
+	      "gone pid gives %d (%s)", ret, err.msg);
+
+	/* A zombie. */
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	sleep_ms(100);
+	cs_err_init(&err);
+	ret = live_open(&ms, pid, &err);
+	check(ret == -CS_ERR_NO_PROCESS, "zombie gives %d (%s)", ret, err.msg);
+	waitpid(pid, &st, 0);
+}
+
+static void test_open(struct memsrc *ms, int pid, uint64_t addr,
+		      const char *spaced, const char *deleted)
+{
+	const struct cs_mapping *m;
+	char *s;
+	size_t i;
+	int found_spaced = 0, found_deleted = 0;
+
+	check(ms->pid == pid, "ms->pid %d", ms->pid);
+	check(ms->nthreads == NTHREADS, "%zu threads listed", ms->nthreads);
+	check(ms->nthreads && ms->threads[0].tid == pid,
+	      "main thread listed first");
+	check(ms->nmaps > 5, "%zu mappings", ms->nmaps);
+	for (i = 1; i < ms->nmaps; i++)
+		if (ms->maps[i].start < ms->maps[i - 1].end)
+			break;
+	check(i >= ms->nmaps, "mappings sorted and disjoint");
+
+	m = memsrc_find_mapping(ms, addr + 5);
+	check(m && m->start <= addr && m->end == addr + NPAGES * PAGE &&
+	      !strcmp(m->perms, "rw-p") && !m->path,
+	      "mapping of the buffer");
+	check(!memsrc_find_mapping(ms, addr + NPAGES * PAGE),
+	      "no mapping in the hole");
+	check(memsrc_find_mapping(ms, addr + (NPAGES + 1) * PAGE) != NULL,
+	      "mapping after the hole");
+	check(!memsrc_find_mapping(ms, 0), "no mapping at 0");
+
+	for (i = 0; i < ms->nmaps; i++) {
+		const char *p = ms->maps[i].path;
+
+		if (p && !strcmp(p, spaced) && !ms->maps[i].deleted)
+			found_spaced = 1;
+		if (p && !strcmp(p, deleted) && ms->maps[i].deleted)
+			found_deleted = 1;
+		if (p && p[0] != '/')
+			break;
+	}
+	check(i == ms->nmaps, "only absolute paths (no [heap] and such)");
+	check(found_spaced, "path with spaces '%s' found", spaced);
+	check(found_deleted, "deleted path '%s' found and flagged", deleted);
+
+	s = memsrc_target_path(ms, "/usr/lib/x.so");
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "/proc/%d/root/usr/lib/x.so", pid);
+		check(s && !strcmp(s, want), "target path %s", s ? s : "NULL");
+	}
+	free(s);
+	check(ms->exe_path && strstr(ms->exe_path, "/exe"), "exe_path");
+	check(live_alive(ms), "live_alive while running");
+	s = live_cmdline(pid);
+	check(s && strstr(s, "test_memsrc"), "cmdline '%s'", s ? s : "NULL");
+	free(s);
+}
+
+static void test_cache(struct memsrc *ms, uint64_t addr)
+{
+	struct cs_err err;
+	uint64_t v, reads;
+	uint32_t w;
+	int i, bad = 0;
+
+	memsrc_cache_clear(ms);
+	reads = ms->stats.reads;
+	cs_err_init(&err);
+	for (i = 0; i < 2000; i++) {
+		size_t word = (size_t)(i * 37) % (NPAGES * PAGE / 4 - 2);
+
+		if (memsrc_read(ms, addr + word * 4, &w, 4, &err) ||
+		    w != pattern(word))
+			bad++;
+	}
+	check(!bad, "%d of 2000 small reads wrong", bad);
+	check(ms->stats.reads - reads == 1,
+	      "2000 small reads cost %llu backend reads",
+	      (unsigned long long)(ms->stats.reads - reads));
+	check(ms->stats.bytes_read >= NPAGES * PAGE, "bytes_read counted");
+
+	/* The unreadable page is remembered too. */
+	check_hole(ms, addr, "cached");
+	reads = ms->stats.reads;
+	check_hole(ms, addr, "cached again");
+	check(ms->stats.reads == reads, "unreadable page is negatively cached");
+
+	cs_err_init(&err);
+	check(memsrc_read_u64(ms, addr, &v, &err) == 0 &&
+	      v == ((uint64_t)pattern(1) << 32 | pattern(0)),
+	      "read_u64 0x%llx", (unsigned long long)v);
+	check(memsrc_read_partial(ms, addr, &w, 0, &err) == 0,
+	      "zero-length read");
+}
+
+static void test_stop(struct memsrc *ms, int pid, uint64_t addr)
+{
+	struct cs_err err;
+	size_t i, j;
+	int ret, ok;
+
+	cs_err_init(&err);
+	ret = live_stop(ms, &err);
+	check(ret == 0, "live_stop: %d %s", ret, err.msg);
+	if (ret)
+		return;
+	check(none_running(), "no thread runs while stopped");
+	check(tracer_of(pid) == getpid(), "we trace it");
+	check(ms->nthreads == NTHREADS, "%zu threads when stopped",
+	      ms->nthreads);
+	ok = 1;
+	for (i = 0; i < ms->nthreads; i++) {
+		int known = 0;
+
+		if (!ms->threads[i].has_fs_base || !ms->threads[i].fs_base)
+			ok = 0;
+		for (j = 0; j < NTHREADS; j++)
+			if (ms->threads[i].fs_base == sh->self[j])
+				known = 1;
+		if (!known)
+			ok = 0;
+	}
+	check(ok, "every thread has fs_base == its pthread_self()");
+	check(live_stop(ms, &err) == 0, "live_stop twice");
+	check_pattern(ms, addr, "stopped");
+	check_hole(ms, addr, "stopped");
+	check(live_paused_ms(ms) >= 50.0, "paused %.1f ms",
+	      live_paused_ms(ms));
+
+	/* The pid of any thread means its process. */
+	{
+		struct memsrc *ms2 = NULL;
+
+		cs_err_init(&err);
+		ret = live_open(&ms2, ms->threads[ms->nthreads - 1].tid, &err);
+		check(ret == 0 && ms2 && ms2->pid == pid,
+		      "thread id opens the process: %d %s", ret, err.msg);
+		if (ms2) {
+			cs_err_init(&err);
+			ret = live_stop(ms2, &err);
+			check(ret == -CS_ERR_PERMISSION &&
+			      strstr(err.msg, "already"),
+			      "second stop refused: %d %s", ret, err.msg);
+		}
+		memsrc_free(ms2);
+	}
+
+	live_resume(ms);
+	check(all_running(), "every thread runs after live_resume");
+	check(tracer_of(pid) == 0, "no tracer after resume");
+	live_resume(ms);
+	check(all_running(), "still running after a second live_resume");
+
+	/* The test hold. */
+	setenv("COROSCOPE_TEST_HOLD_MS", "150", 1);
+	{
+		double before = live_paused_ms(ms);
+
+		cs_err_init(&err);
+		ret = live_stop(ms, &err);
+		check(ret == 0, "stop with hold: %d %s", ret, err.msg);
+		check(live_paused_ms(ms) - before >= 150.0,
+		      "hold counted: %.1f ms", live_paused_ms(ms) - before);
+		live_resume(ms);
+	}
+	unsetenv("COROSCOPE_TEST_HOLD_MS");
+	check(all_running(), "running after the held stop");
+}
+
+static void test_proc_mem(int pid, uint64_t addr)
+{
+	struct memsrc *ms = NULL;
+	struct cs_err err;
+	int ret;
+
+	setenv("COROSCOPE_TEST_PROC_MEM", "1", 1);
+	cs_err_init(&err);
+	ret = live_open(&ms, pid, &err);
+	unsetenv("COROSCOPE_TEST_PROC_MEM");
+	check(ret == 0, "open for /proc/PID/mem: %d %s", ret, err.msg);
+	if (ret)
+		return;
+	check_pattern(ms, addr, "proc mem");
+	check_hole(ms, addr, "proc mem");
+	cs_err_init(&err);
+	ret = live_stop(ms, &err);
+	check(ret == 0, "proc mem stop: %d %s", ret, err.msg);
+	check_pattern(ms, addr, "proc mem stopped");
+	memsrc_free(ms);  /* resumes */
+	check(all_running(), "running after memsrc_free");
+}
+
+/* Stop and resume in a loop while another process sends signals. */
+static void test_signals(struct memsrc *ms, int pid)
+{
+	struct cs_err err;
+	pid_t sender;
+	int st, rounds = 0, bad = 0, i;
+	long before = __atomic_load_n(&sh->sigcount, __ATOMIC_SEQ_CST);
+
+	sender = fork();
+	if (sender == 0) {
+		union sigval v = { 0 };
+
+		for (i = 0; i < NSIGNALS; i++) {
+			sigqueue(pid, SIGRTMIN, v);
+			usleep(500);
+		}
+		_exit(0);
+	}
+	while (waitpid(sender, &st, WNOHANG) == 0 && rounds < 100000) {
+		cs_err_init(&err);
+		if (live_stop(ms, &err))
+			bad++;
+		live_resume(ms);
+		rounds++;
+	}
+	check(!bad, "%d of %d stops failed", bad, rounds);
+	for (i = 0; i < 300; i++) {
+		if (__atomic_load_n(&sh->sigcount, __ATOMIC_SEQ_CST) - before
+		    >= NSIGNALS)
+			break;
+		sleep_ms(10);
+	}
+	check(__atomic_load_n(&sh->sigcount, __ATOMIC_SEQ_CST) - before ==
+	      NSIGNALS, "%ld of %d signals arrived over %d stops",
+	      __atomic_load_n(&sh->sigcount, __ATOMIC_SEQ_CST) - before,
+	      NSIGNALS, rounds);
+	check(all_running(), "running after the signal loop");
+}
+
+/*
+ * Another process stops the child and holds it; we must be refused with
+ * a message naming it; then it dies of sig and the child must run on.
+ */
+static void test_tracer_dies(struct memsrc *ms, int pid, int sig)
+{
+	struct cs_err err;
+	pid_t tracer;
+	int st, i, ret;
+	char want[64];
+
+	tracer = fork();
+	if (tracer == 0) {
+		struct memsrc *tms = NULL;
+		struct cs_err terr;
+
+		live_install_signal_guard();
+		setenv("COROSCOPE_TEST_HOLD_MS", "20000", 1);
+		cs_err_init(&terr);
+		if (live_open(&tms, pid, &terr) || live_stop(tms, &terr))
+			_exit(3);
+		_exit(4);  /* the hold ended: the test failed to kill us */
+	}
+	for (i = 0; i < 500 && tracer_of(pid) != tracer; i++)
+		sleep_ms(10);
+	check(tracer_of(pid) == tracer, "tracer %d attached", tracer);
+	sleep_ms(50);  /* let it reach the hold */
+	check(none_running(), "stopped by the tracer");
+
+	cs_err_init(&err);
+	ret = live_stop(ms, &err);
+	snprintf(want, sizeof(want), "already traced by process %d", tracer);
+	check(ret == -CS_ERR_PERMISSION && strstr(err.msg, want),
+	      "stop of a traced process: %d %s", ret, err.msg);
+	check(all_running() == 0, "our failed stop did not resume it");
+
+	kill(tracer, sig);
+	waitpid(tracer, &st, 0);
+	check(WIFSIGNALED(st) && WTERMSIG(st) == sig,
+	      "tracer died of signal %d (status 0x%x)", sig, st);
+	check(all_running(), "running after the tracer died of %d", sig);
+	check(tracer_of(pid) == 0, "no tracer left after signal %d", sig);
+}
+
+static void test_exit(struct memsrc *ms, int pid, uint64_t addr)
+{
+	struct cs_err err;
+	unsigned char b[8];
+	int ret, st;
+
+	cs_err_init(&err);
+	ret = live_stop(ms, &err);
+	check(ret == 0, "stop before kill: %d %s", ret, err.msg);
+	kill(pid, SIGKILL);
+	sleep_ms(100);
+	memsrc_cache_clear(ms);
+	cs_err_init(&err);
+	ret = memsrc_read(ms, addr, b, sizeof(b), &err);
+	check(ret == -CS_ERR_EXITED, "read after kill: %d %s", ret, err.msg);
+	check(!live_alive(ms), "not alive after kill");
+	live_resume(ms);
+	cs_err_init(&err);
+	ret = live_stop(ms, &err);
+	check(ret == -CS_ERR_EXITED || ret == -CS_ERR_NO_PROCESS,
+	      "stop after kill: %d %s", ret, err.msg);
+	live_resume(ms);
+	waitpid(pid, &st, 0);
+}
+
+static char *make_file(const char *name_template, int do_unlink, void **map)
+{
+	char *path = strdup(name_template);
+	int fd = mkstemp(path);
+
+	if (fd < 0 || ftruncate(fd, PAGE) < 0) {
+		perror("mkstemp");
+		exit(2);
+	}
+	*map = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (do_unlink)
+		unlink(path);
+	return path;
+}
+
+int main(void)
+{
+	struct memsrc *ms = NULL;
+	struct cs_err err;
+	int fds[2], ret;
+	pid_t pid;
+	uint64_t addr = 0;
+	char *spaced, *deleted;
+	void *m1, *m2;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 2;
+
+	test_bad_pids();
+
+	spaced = make_file("/tmp/coroscope test map XXXXXX", 0, &m1);
+	deleted = make_file("/tmp/coroscope-deleted-XXXXXX", 1, &m2);
+	if (pipe(fds) < 0)
+		return 2;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(fds[1]);
+	}
+	close(fds[1]);
+	if (read(fds[0], &addr, sizeof(addr)) != sizeof(addr)) {
+		printf("FAIL: child did not start\n");
+		return 1;
+	}
+	close(fds[0]);
+	check(all_running(), "child threads running");
+
+	cs_err_init(&err);
+	ret = live_open(&ms, pid, &err);
+	check(ret == 0, "live_open: %d %s", ret, err.msg);
+	if (ret)
+		goto out;
+	test_open(ms, pid, addr, spaced, deleted);
+	check_pattern(ms, addr, "running");
+	test_cache(ms, addr);
+	test_stop(ms, pid, addr);
+	test_proc_mem(pid, addr);
+	test_signals(ms, pid);
+	test_tracer_dies(ms, pid, SIGTERM);
+	test_tracer_dies(ms, pid, SIGKILL);
+	test_exit(ms, pid, addr);
+	memsrc_free(ms);
+
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	munmap(m1, PAGE);
+	munmap(m2, PAGE);
+	unlink(spaced);
+	free(spaced);
+	free(deleted);
+	printf("test_memsrc: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
