@@ -408,7 +408,7 @@ static int fail_denied(struct cs_err *err, int pid, const char *what)
 	if (status_field(status, "TracerPid", &tracer) == 0 &&
 	    tracer == getpid())
 		return cs_fail(err, CS_ERR_PERMISSION,
-			       "cannot %s process %d: coroscope already traces "
+			       "permission denied: cannot %s process %d: coroscope already traces "
 			       "it", what, pid);
 	if (tracer > 0) {
 		char comm[64] = "";
@@ -419,14 +419,14 @@ static int fail_denied(struct cs_err *err, int pid, const char *what)
 		if (n > 0 && comm[n - 1] == '\n')
 			comm[n - 1] = '\0';
 		return cs_fail(err, CS_ERR_PERMISSION,
-			       "cannot %s process %d: it is already traced by "
+			       "permission denied: cannot %s process %d: it is already traced by "
 			       "process %ld (%s); detach that debugger first",
 			       what, pid, tracer, comm[0] ? comm : "?");
 	}
 	status_field(status, "Uid", &uid);
 	if (!cap && uid >= 0 && (uid_t)uid != geteuid())
 		return cs_fail(err, CS_ERR_PERMISSION,
-			       "cannot %s process %d: it belongs to uid %ld and "
+			       "permission denied: cannot %s process %d: it belongs to uid %ld and "
 			       "coroscope runs as uid %ld without "
 			       "CAP_SYS_PTRACE; run it as that user or as root",
 			       what, pid, uid, (long)geteuid());
@@ -446,7 +446,7 @@ static int fail_denied(struct cs_err *err, int pid, const char *what)
 			       "ptrace until reboot";
 	}
 	return cs_fail(err, CS_ERR_PERMISSION,
-		       "cannot %s process %d: operation not permitted%s; in a "
+		       "permission denied: cannot %s process %d: operation not permitted%s; in a "
 		       "container, run with --cap-add SYS_PTRACE%s",
 		       what, pid, hint,
 		       cap ? " (a seccomp filter or security module may also "

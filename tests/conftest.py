@@ -316,6 +316,34 @@ def task_states(pid):
     return states
 
 
+# x86_64 system calls time.sleep() parks in: select, nanosleep, pselect6,
+# clock_nanosleep (3.6 - 3.10 use pselect6, 3.11+ clock_nanosleep).
+SLEEP_SYSCALLS = (23, 35, 270, 230)
+
+
+def wait_main_thread_sleeping(pid, timeout=5.0):
+    """Wait until pid's main thread sits in a sleep system call.
+
+    A target writes its ready file just before it parks its main thread;
+    a dump in between would catch the main thread still running (and
+    perhaps holding the GIL).
+    """
+    if os.uname().machine != "x86_64":
+        time.sleep(0.3)
+        return
+
+    def sleeping():
+        try:
+            with open("/proc/%d/task/%d/syscall" % (pid, pid)) as f:
+                nr = f.read().split()[0]
+        except (OSError, IndexError):
+            return False
+        return nr.isdigit() and int(nr) in SLEEP_SYSCALLS
+
+    assert wait_until(sleeping, timeout), \
+        "main thread of %d never parked in a sleep" % pid
+
+
 def process_state(pid):
     st = proc_status(pid)
     return None if st is None else st.get("State", "?")[:1]
@@ -353,15 +381,20 @@ class ProcessKeeper(object):
         """Run script_name under interp; return once it wrote its ready file.
 
         The ready file path is the script's first argument, args follow.
+        With parked_main=True also wait until the main thread sleeps.
         """
+        parked_main = kw.pop("parked_main", False)
         path = interp.path if hasattr(interp, "path") else interp
         script = target_script(script_name)
         workdir = str(self._mktemp("target"))
         ready = os.path.join(workdir, "ready.json")
         argv = [path, script, ready]
         argv += [a.format(workdir=workdir) for a in args]
-        return self.start_with_ready(argv, ready, script=script,
-                                     interp=interp, workdir=workdir, **kw)
+        target = self.start_with_ready(argv, ready, script=script,
+                                       interp=interp, workdir=workdir, **kw)
+        if parked_main:
+            wait_main_thread_sleeping(target.pid)
+        return target
 
     def start_with_ready(self, argv, ready, script=None, interp=None,
                          workdir=None, timeout=READY_TIMEOUT, parse=True):

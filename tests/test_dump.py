@@ -30,7 +30,8 @@ MAX_TEXT = 200
 
 @pytest.fixture(scope="module")
 def target(interp, module_keeper):
-    t = module_keeper.start_target(interp, "threads_target.py")
+    t = module_keeper.start_target(interp, "threads_target.py",
+                                   parked_main=True)
     yield t
     t.proc.kill()
     t.proc.wait()
@@ -247,7 +248,8 @@ def test_dump_holds_gil_idle(dump):
 
 
 def test_dump_holds_gil_spinner(interp, keeper):
-    spin = keeper.start_target(interp, "threads_target.py", "--spin")
+    spin = keeper.start_target(interp, "threads_target.py", "--spin",
+                               parked_main=True)
     doc = run_coroscope("dump", "--json", spin.pid).json()
     by_name = dict((t["name"], t) for t in doc["threads"])
     assert "spinner" in by_name, sorted(by_name)

@@ -129,6 +129,12 @@ static int fake_init(struct memsrc *ms, int pid)
 		memcpy(m->perms, perms, sizeof(perms));
 		path = line + pos;
 		path[strcspn(path, "\n")] = '\0';
+		/* As the live backend does: the flag, not the suffix. */
+		if (strlen(path) > 10 &&
+		    !strcmp(path + strlen(path) - 10, " (deleted)")) {
+			path[strlen(path) - 10] = '\0';
+			m->deleted = 1;
+		}
 		m->path = *path ? strdup(path) : NULL;
 	}
 	fclose(f);
@@ -373,7 +379,7 @@ static void test_deleted(void)
 	if (!handle)
 		return;
 	fn = dlsym(handle, "zlibVersion");
-	snprintf(want, sizeof(want), "%s (deleted)", tmp);
+	snprintf(want, sizeof(want), "%s", tmp);
 	if (fake_init(&ms, getpid()) == 0) {
 		cs_err_init(&err);
 		CHECK(module_list_load(&list, &ms, &err) == 0, "%s", err.msg);
