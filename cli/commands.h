@@ -20,4 +20,7 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void cli_usage(FILE *out);
 
+/* A positive process id: 0, or -1 when s is not one. */
+int cli_parse_pid(const char *s, int *pid);
+
 #endif

@@ -38,15 +38,15 @@ static void text_thread(FILE *out, const struct py_thread *t, int locals)
 		text_frame(out, &t->frames[i], locals);
 }
 
-void report_text(FILE *out, const struct report *r)
+void report_text(FILE *out, const struct collection *c)
 {
 	size_t i;
 
-	fprintf(out, "Process %d: %s\n", r->pid, r->command ? r->command : "?");
-	fprintf(out, "Python %s (%s)\n", r->py->version,
-		r->py->executable ? r->py->executable : "?");
-	for (i = 0; i < r->snap->nthreads; i++)
-		text_thread(out, &r->snap->threads[i], r->locals);
+	fprintf(out, "Process %d: %s\n", c->pid, c->command ? c->command : "?");
+	fprintf(out, "Python %s (%s)\n", c->py.version,
+		c->py.executable ? c->py.executable : "?");
+	for (i = 0; i < c->snap.nthreads; i++)
+		text_thread(out, &c->snap.threads[i], c->opt.locals);
 }
 
 static void json_frame(struct json *j, const struct py_frame *f, int locals)
@@ -105,41 +105,47 @@ static void json_thread(struct json *j, const struct py_thread *t, int locals)
 	json_end_object(j);
 }
 
-void report_json(FILE *out, const struct report *r)
+void report_json_value(struct json *j, const struct collection *c)
 {
-	struct json j;
 	size_t i;
 
+	json_begin_object(j);
+	json_key(j, "schema");
+	json_int(j, 1);
+	json_key(j, "pid");
+	json_int(j, c->pid);
+	json_key(j, "command");
+	json_string(j, c->command);
+	json_key(j, "python");
+	json_begin_object(j);
+	json_key(j, "version");
+	json_string(j, c->py.version);
+	json_key(j, "executable");
+	json_string(j, c->py.executable);
+	json_end_object(j);
+	json_key(j, "threads");
+	json_begin_array(j);
+	for (i = 0; i < c->snap.nthreads; i++)
+		json_thread(j, &c->snap.threads[i], c->opt.locals);
+	json_end_array(j);
+	json_key(j, "stats");
+	json_begin_object(j);
+	json_key(j, "pause_ms");
+	json_double(j, c->pause_ms);
+	json_key(j, "wall_ms");
+	json_double(j, c->wall_ms);
+	json_key(j, "reads");
+	json_uint(j, c->ms->stats.reads);
+	json_key(j, "bytes_read");
+	json_uint(j, c->ms->stats.bytes_read);
+	json_end_object(j);
+	json_end_object(j);
+}
+
+void report_json(FILE *out, const struct collection *c)
+{
+	struct json j;
+
 	json_init(&j, out, 1);
-	json_begin_object(&j);
-	json_key(&j, "schema");
-	json_int(&j, 1);
-	json_key(&j, "pid");
-	json_int(&j, r->pid);
-	json_key(&j, "command");
-	json_string(&j, r->command);
-	json_key(&j, "python");
-	json_begin_object(&j);
-	json_key(&j, "version");
-	json_string(&j, r->py->version);
-	json_key(&j, "executable");
-	json_string(&j, r->py->executable);
-	json_end_object(&j);
-	json_key(&j, "threads");
-	json_begin_array(&j);
-	for (i = 0; i < r->snap->nthreads; i++)
-		json_thread(&j, &r->snap->threads[i], r->locals);
-	json_end_array(&j);
-	json_key(&j, "stats");
-	json_begin_object(&j);
-	json_key(&j, "pause_ms");
-	json_double(&j, r->pause_ms);
-	json_key(&j, "wall_ms");
-	json_double(&j, r->wall_ms);
-	json_key(&j, "reads");
-	json_uint(&j, r->stats->reads);
-	json_key(&j, "bytes_read");
-	json_uint(&j, r->stats->bytes_read);
-	json_end_object(&j);
-	json_end_object(&j);
+	report_json_value(&j, c);
 }

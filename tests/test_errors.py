@@ -17,7 +17,7 @@ import pytest
 from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
                       assert_one_error_line, control_interpreter,
                       process_state, pyenv_python27, run_coroscope,
-                      task_tracers, wait_until)
+                      target_script, task_tracers, wait_until)
 
 HOLD_ENV = "COROSCOPE_TEST_HOLD_MS"
 NOBODY = 65534
@@ -165,6 +165,48 @@ def test_unsupported_python_version(keeper, tmp_path):
                                      parse=False)
     res = run_coroscope("dump", target.pid)
     assert_one_error_line(res, 6, "unsupported", "2.7")
+    assert target.proc.poll() is None
+    assert not any(task_tracers(target.pid).values())
+
+
+@pytest.fixture(scope="module")
+def fake_pythons(tmp_path_factory):
+    """{name: path} of targets/fake_python.c built as a future CPython
+    ("python3.99") and as one with no version at all ("python3")."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build targets/fake_python.c")
+    outdir = tmp_path_factory.mktemp("fakepy")
+    built = {}
+    for name, defines in (("python3.99", ["-DFAKE_VERSION_HEX=0x036300f0UL"]),
+                          ("python3", [])):
+        path = str(outdir / name)
+        out = subprocess.run([cc, "-std=c11", "-O0", "-g", "-rdynamic"] +
+                             defines + ["-o", path,
+                                        target_script("fake_python.c")],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             universal_newlines=True, timeout=120)
+        assert out.returncode == 0, out.stdout
+        built[name] = path
+    return built
+
+
+def test_future_python_version(keeper, fake_pythons, tmp_path):
+    ready = str(tmp_path / "ready")
+    target = keeper.start_with_ready([fake_pythons["python3.99"], ready],
+                                     ready, parse=False)
+    res = run_coroscope("dump", target.pid)
+    assert_one_error_line(res, 6, "unsupported", "3.99")
+    assert target.proc.poll() is None
+    assert not any(task_tracers(target.pid).values())
+
+
+def test_unrecognised_python_version(keeper, fake_pythons, tmp_path):
+    ready = str(tmp_path / "ready")
+    target = keeper.start_with_ready([fake_pythons["python3"], ready],
+                                     ready, parse=False)
+    res = run_coroscope("dump", target.pid)
+    assert_one_error_line(res, 6, "version")
     assert target.proc.poll() is None
     assert not any(task_tracers(target.pid).values())
 
