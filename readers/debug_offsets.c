@@ -78,6 +78,57 @@ static const struct dbg_member members_313[] = {
 	SIZE_ONLY, SKIP /* collecting */,
 };
 
+/* 3.14: threads_main, stackpointer, set and generator groups were added;
+ * the list ends before llist_node and debugger_support, which have no
+ * size member and nothing we use. */
+static const struct dbg_member members_314[] = {
+	/* runtime_state */
+	SIZE(rt_size), SKIP /* finalizing */, SET(rt_interpreters_head),
+	/* interpreter_state */
+	SIZE(is_size), SET(is_id), SET(is_next), SET(is_tstate_head),
+	SKIP /* threads_main */, SET(is_gc), SET(is_modules), SET(is_sysdict),
+	SKIP /* builtins */, SET(is_ceval_gil), GIL_BASE, SKIP /* enabled */,
+	GIL_MEMBER(gil_locked), GIL_MEMBER(gil_last_holder),
+	SKIP /* code_object_generation */, SKIP /* tlbc_generation */,
+	/* thread_state */
+	SIZE(ts_size), SKIP /* prev */, SET(ts_next), SET(ts_interp),
+	SET(ts_current_frame), SET(ts_thread_id), SET(ts_native_thread_id),
+	SKIP /* datastack_chunk */, SKIP /* status */,
+	/* interpreter_frame */
+	SIZE(if_size), SET(if_previous), SET(if_code), SET(if_instr_ptr),
+	SET(if_localsplus), SET(if_owner), SET(if_stackpointer),
+	SKIP /* tlbc_index */,
+	/* code_object */
+	SIZE(co_size), SET(co_filename), SET(co_name), SET(co_qualname),
+	SET(co_linetable), SET(co_firstlineno), SET(co_argcount),
+	SET(co_localsplusnames), SET(co_localspluskinds), SET(co_code_adaptive),
+	SKIP /* co_tlbc */,
+	/* pyobject */
+	SIZE_ONLY, SET(ob_type),
+	/* type_object */
+	SIZE_ONLY, SET(tp_name), SKIP /* tp_repr */, SET(tp_flags),
+	/* tuple_object */
+	SIZE_ONLY, SET(tuple_items), SET(ob_size),
+	/* list_object */
+	SIZE_ONLY, SET(list_items), SKIP /* ob_size, as tuples */,
+	/* set_object */
+	SIZE_ONLY, SET(set_used), SET(set_table), SET(set_mask),
+	/* dict_object */
+	SIZE_ONLY, SET(dict_keys), SET(dict_values),
+	/* float_object */
+	SIZE_ONLY, SET(float_fval),
+	/* long_object */
+	SIZE_ONLY, SET(long_tag), SET(long_digits),
+	/* bytes_object */
+	SIZE_ONLY, SKIP /* ob_size, as tuples */, SET(bytes_sval),
+	/* unicode_object */
+	SIZE_ONLY, SET(u_state), SET(u_length), SET(u_ascii_size),
+	/* gc */
+	SIZE_ONLY, SKIP /* collecting */,
+	/* gen_object */
+	SIZE(gen_size), SET(gen_name), SET(gen_iframe), SET(gen_frame_state),
+};
+
 struct dbg_spec {
 	int major, minor;
 	const struct dbg_member *members;
@@ -86,6 +137,7 @@ struct dbg_spec {
 
 static const struct dbg_spec specs[] = {
 	{ 3, 13, members_313, sizeof(members_313) / sizeof(members_313[0]) },
+	{ 3, 14, members_314, sizeof(members_314) / sizeof(members_314[0]) },
 };
 
 static const struct dbg_spec *spec_for(int major, int minor)

@@ -9,7 +9,10 @@
  *
  * 3.6 - 3.13 tables are generated from the installed builds' DWARF by
  * tools/gen-layouts.py into readers/layouts_generated.c (do not edit it by
- * hand; tests/test_layouts.py regenerates and compares).  For 3.13+ the
+ * hand; tests/test_layouts.py regenerates and compares).  The 3.14 table
+ * was generated the same way from a 3.14.7 built from source outside the
+ * repository (`--prefix`); machines without that build keep it as
+ * committed.  For 3.13+ the
  * members that _Py_DebugOffsets describes are overwritten at run time from
  * the target's own copy after validation (readers/debug_offsets.c).
  *
