@@ -318,6 +318,9 @@ char *memsrc_target_path(const struct memsrc *ms, const char *path)
 	size_t rlen = strlen(root), plen = strlen(path);
 	char *s;
 
+	if (ms->ops && ms->ops->host_path)
+		return ms->ops->host_path(ms, path);
+
 	/* "/proc/PID/root" + "/usr/lib/x.so": avoid a doubled slash. */
 	while (rlen && root[rlen - 1] == '/' && path[0] == '/')
 		rlen--;

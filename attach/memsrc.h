@@ -51,6 +51,13 @@ struct memsrc_ops {
 			 size_t len, struct cs_err *err);
 	/* Release the backend: detach from a process, close files. */
 	void (*close)(struct memsrc *ms);
+	/*
+	 * Optional: where to open the target's file named path on this
+	 * machine, newly allocated; "" when the file must not be used (a
+	 * core's file whose build id does not match), NULL when out of
+	 * memory.  Without it, memsrc_target_path() gives root + path.
+	 */
+	char *(*host_path)(const struct memsrc *ms, const char *path);
 };
 
 struct memsrc_stats {
@@ -109,7 +116,8 @@ void memsrc_cache_clear(struct memsrc *ms);
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,
 					     uint64_t addr);
 
-/* Build "root + path" for opening one of the target's files; caller frees. */
+/* Build "root + path" for opening one of the target's files (or ask the
+ * backend's host_path); caller frees. */
 char *memsrc_target_path(const struct memsrc *ms, const char *path);
 
 /*

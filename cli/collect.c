@@ -71,6 +71,8 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		sopt.locals = opt->locals;
 		ret = py_snapshot_take(&c->py, &sopt, &c->snap, err);
 	}
+	if (ret == 0)
+		ret = py_async_take(&c->py, &c->snap, &sopt, &c->async, err);
 	if (c->is_live) {
 		live_resume(c->ms);
 		c->pause_ms = live_paused_ms(c->ms);
@@ -109,6 +111,7 @@ int collect_source(struct collection *c, struct memsrc *ms,
 
 void collection_release(struct collection *c)
 {
+	py_async_release(&c->async);
 	py_snapshot_release(&c->snap);
 	if (c->located)
 		pyproc_release(&c->py);

@@ -10,6 +10,7 @@
 #include "attach/memsrc.h"
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
+#include "readers/tasks.h"
 
 struct collect_options {
 	int locals;      /* read frame locals */
@@ -24,6 +25,7 @@ struct collection {
 	struct pyproc py;
 	int located;               /* py must be released */
 	struct py_snapshot snap;
+	struct py_async async;     /* tasks and generators */
 	double pause_ms, wall_ms;
 	struct collect_options opt;
 };

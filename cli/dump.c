@@ -14,8 +14,10 @@
 #include "cli/report.h"
 #include "common/banned.h"
 
+enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
+
 struct dump_options {
-	int json;
+	enum output_format format;
 	struct collect_options collect;
 	int pid;
 };
@@ -39,6 +41,7 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "locals", no_argument, NULL, 'l' },
 		{ "no-block", no_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -47,10 +50,21 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+jlnh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+jlnf:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			o->json = 1;
+			o->format = FORMAT_JSON;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				o->format = FORMAT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = FORMAT_JSON;
+			else if (!strcmp(optarg, "dot"))
+				o->format = FORMAT_DOT;
+			else
+				return cli_usage_error("unknown format '%s' (text, "
+						       "json or dot)", optarg);
 			break;
 		case 'l':
 			o->collect.locals = 1;
@@ -62,6 +76,8 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 			cli_usage(stdout);
 			exit(0);
 		default:
+			if (optopt == 'f')
+				return cli_usage_error("--format needs an argument");
 			return cli_usage_error("unknown option '%s'",
 					       argv[optind - 1]);
 		}
@@ -90,8 +106,10 @@ int cmd_dump(int argc, char **argv)
 	cs_err_init(&err);
 	ret = collect_live(&c, o.pid, &o.collect, &err);
 	if (ret == 0) {
-		if (o.json)
+		if (o.format == FORMAT_JSON)
 			report_json(stdout, &c);
+		else if (o.format == FORMAT_DOT)
+			report_dot(stdout, &c);
 		else
 			report_text(stdout, &c);
 	}

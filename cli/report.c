@@ -47,13 +47,31 @@ void report_text(FILE *out, const struct collection *c)
 		c->py.executable ? c->py.executable : "?");
 	for (i = 0; i < c->snap.nthreads; i++)
 		text_thread(out, &c->snap.threads[i], c->opt.locals);
+	report_text_async(out, c);
 }
 
-static void json_frame(struct json *j, const struct py_frame *f, int locals)
+static void json_hex(struct json *j, uint64_t v)
+{
+	char buf[32];
+
+	if (!v) {
+		json_null(j);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	json_string(j, buf);
+}
+
+static void json_frame_id(struct json *j, const struct py_frame *f,
+			  int locals, uint64_t id)
 {
 	size_t i;
 
 	json_begin_object(j);
+	if (id) {
+		json_key(j, "id");
+		json_hex(j, id);
+	}
 	json_key(j, "function");
 	json_string(j, f->code->name);
 	json_key(j, "qualname");
@@ -77,6 +95,121 @@ static void json_frame(struct json *j, const struct py_frame *f, int locals)
 		json_end_object(j);
 	}
 	json_end_object(j);
+}
+
+static void json_frame(struct json *j, const struct py_frame *f, int locals)
+{
+	json_frame_id(j, f, locals, 0);
+}
+
+static void json_task(struct json *j, const struct py_async *a,
+		      const struct py_task *t, int locals)
+{
+	size_t i;
+
+	json_begin_object(j);
+	json_key(j, "id");
+	json_hex(j, t->addr);
+	json_key(j, "name");
+	json_string(j, t->name);
+	json_key(j, "state");
+	json_string(j, t->running ? "running" : "pending");
+	json_key(j, "thread");
+	if (t->tid)
+		json_int(j, t->tid);
+	else
+		json_null(j);
+	json_key(j, "loop");
+	json_hex(j, t->loop);
+	json_key(j, "coro");
+	json_hex(j, t->coro);
+	json_key(j, "stack");
+	json_begin_array(j);
+	for (i = 0; i < t->nstack; i++) {
+		const struct py_gen *g = &a->gens[t->stack[i]];
+
+		if (g->has_frame)
+			json_frame_id(j, &g->frame, locals, g->addr);
+	}
+	json_end_array(j);
+	json_key(j, "awaiting");
+	if (t->waiter) {
+		json_begin_object(j);
+		json_key(j, "id");
+		json_hex(j, t->waiter);
+		json_key(j, "type");
+		json_string(j, t->waiter_type ? t->waiter_type : "?");
+		json_end_object(j);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "awaited_by");
+	json_begin_array(j);
+	for (i = 0; i < t->nawaited_by; i++)
+		json_hex(j, t->awaited_by[i]);
+	json_end_array(j);
+	json_end_object(j);
+}
+
+static void json_gen(struct json *j, const struct py_gen *g, int locals)
+{
+	size_t i;
+
+	json_begin_object(j);
+	json_key(j, "id");
+	json_hex(j, g->addr);
+	json_key(j, "kind");
+	json_string(j, py_code_kind_name(g->kind));
+	json_key(j, "state");
+	json_string(j, py_gen_state_name(g->state));
+	json_key(j, "qualname");
+	json_string(j, g->qualname);
+	json_key(j, "file");
+	json_string(j, g->code ? g->code->filename : NULL);
+	json_key(j, "line");
+	if (g->has_frame && g->frame.line >= 0)
+		json_int(j, g->frame.line);
+	else
+		json_null(j);
+	json_key(j, "awaiting");
+	json_hex(j, g->awaiting);
+	json_key(j, "task");
+	json_hex(j, g->task);
+	if (locals) {
+		json_key(j, "locals");
+		json_begin_object(j);
+		for (i = 0; g->has_frame && i < g->frame.nlocals; i++) {
+			json_key(j, g->frame.locals[i].name);
+			json_string(j, g->frame.locals[i].repr);
+		}
+		json_end_object(j);
+	}
+	json_end_object(j);
+}
+
+static void json_async(struct json *j, const struct py_async *a, int locals)
+{
+	size_t i, k;
+
+	json_key(j, "tasks");
+	json_begin_array(j);
+	for (i = 0; i < a->ntasks; i++)
+		json_task(j, a, &a->tasks[i], locals);
+	json_end_array(j);
+	json_key(j, "generators");
+	json_begin_array(j);
+	for (i = 0; i < a->ngens; i++)
+		json_gen(j, &a->gens[i], locals);
+	json_end_array(j);
+	json_key(j, "await_cycles");
+	json_begin_array(j);
+	for (i = 0; i < a->ncycles; i++) {
+		json_begin_array(j);
+		for (k = 0; k < a->cycle_len[i]; k++)
+			json_hex(j, a->cycles[i][k]);
+		json_end_array(j);
+	}
+	json_end_array(j);
 }
 
 static void json_thread(struct json *j, const struct py_thread *t, int locals)
@@ -105,11 +238,10 @@ static void json_thread(struct json *j, const struct py_thread *t, int locals)
 	json_end_object(j);
 }
 
-void report_json_value(struct json *j, const struct collection *c)
+void report_json_members(struct json *j, const struct collection *c)
 {
 	size_t i;
 
-	json_begin_object(j);
 	json_key(j, "schema");
 	json_int(j, 1);
 	json_key(j, "pid");
@@ -128,6 +260,7 @@ void report_json_value(struct json *j, const struct collection *c)
 	for (i = 0; i < c->snap.nthreads; i++)
 		json_thread(j, &c->snap.threads[i], c->opt.locals);
 	json_end_array(j);
+	json_async(j, &c->async, c->opt.locals);
 	json_key(j, "stats");
 	json_begin_object(j);
 	json_key(j, "pause_ms");
@@ -139,6 +272,12 @@ void report_json_value(struct json *j, const struct collection *c)
 	json_key(j, "bytes_read");
 	json_uint(j, c->ms->stats.bytes_read);
 	json_end_object(j);
+}
+
+void report_json_value(struct json *j, const struct collection *c)
+{
+	json_begin_object(j);
+	report_json_members(j, c);
 	json_end_object(j);
 }
 

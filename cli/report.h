@@ -13,6 +13,13 @@
 void report_text(FILE *out, const struct collection *c);
 /* The document as a value inside an enclosing JSON writer (for run). */
 void report_json_value(struct json *j, const struct collection *c);
+/* Only its members, inside an object the caller opened and closes: run
+ * adds the process's parent to each dump this way. */
+void report_json_members(struct json *j, const struct collection *c);
+/* The tasks, cycles and orphan generators part of the text report. */
+void report_text_async(FILE *out, const struct collection *c);
+/* The await graph for Graphviz. */
+void report_dot(FILE *out, const struct collection *c);
 /* The document on its own. */
 void report_json(FILE *out, const struct collection *c);
 

@@ -178,6 +178,10 @@ static int decode(struct pyproc *py, uint64_t addr, struct py_code *code,
 	code->firsttraceable = field_i32(buf, size, L->co_firsttraceable);
 	if (L->co_code_adaptive >= 0)
 		code->code_start = addr + (uint64_t)L->co_code_adaptive;
+	code->bytecode = code->code_start;
+	if (L->co_code >= 0 && field_u64(buf, size, L->co_code))
+		code->bytecode = field_u64(buf, size, L->co_code) +
+				 (uint64_t)L->bytes_sval;
 	ret = member_str(py, field_u64(buf, size, L->co_name), &code->name, err);
 	if (ret == 0)
 		ret = member_str(py, field_u64(buf, size, L->co_filename),

@@ -37,6 +37,8 @@ struct py_code {
 	uint8_t *linetable;      /* raw line table bytes */
 	size_t linetable_len;
 	uint64_t code_start;     /* first instruction (3.11+), else 0 */
+	uint64_t bytecode;       /* address of the instruction bytes (the
+				    co_code bytes' data before 3.11) */
 	int firsttraceable;      /* _co_firsttraceable (3.11+), else 0 */
 	size_t nlocalsplus;      /* slots in localsplus / f_localsplus */
 	const char **localnames; /* nlocalsplus names (NULL: unnamed) */

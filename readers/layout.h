@@ -239,6 +239,9 @@ struct py_layout {
 	int method_self;          /* PyMethodObject.im_self */
 	int cfunction_self;       /* PyCFunctionObject.m_self */
 	int weakref_object;       /* PyWeakReference.wr_object */
+	int func_closure;         /* PyFunctionObject.func_closure (tuple) */
+	int partial_fn;           /* functools.partial partialobject.fn */
+	int partial_args;         /* functools.partial partialobject.args */
 
 	/* Behaviour that is not an offset: one place each. */
 	enum py_dict_mode dict_mode;

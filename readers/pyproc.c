@@ -271,6 +271,7 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 	py->ms = ms;
 	addrmap_init(&py->codes);
 	addrmap_init(&py->strs);
+	addrmap_init(&py->typenames);
 	ret = module_list_load(&py->mods, ms, err);
 	if (ret < 0)
 		return ret;
@@ -307,6 +308,7 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 		 * and we fall back to the thread holding the GIL. */
 		py->interp_head_var = sym(py, "interp_head");
 		py->tstate_current_var = sym(py, "_PyThreadState_Current");
+		py->gc_generation0_var = sym(py, "_PyGC_generation0");
 	}
 	find_types(py);
 	if (!py->types.str || !py->types.code || !py->types.none)
@@ -328,6 +330,10 @@ void pyproc_forget_objects(struct pyproc *py)
 	while (addrmap_next(&py->strs, &pos, &key, &val))
 		free(val);
 	addrmap_release(&py->strs);
+	pos = 0;
+	while (addrmap_next(&py->typenames, &pos, &key, &val))
+		free(val);
+	addrmap_release(&py->typenames);
 	code_cache_clear(py);
 }
 

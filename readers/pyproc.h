@@ -37,10 +37,12 @@ struct pyproc {
 	uint64_t runtime;                  /* &_PyRuntime (3.7+), else 0 */
 	uint64_t interp_head_var;          /* &interp_head (3.6), else 0 */
 	uint64_t tstate_current_var;       /* &_PyThreadState_Current (3.6) */
+	uint64_t gc_generation0_var;       /* &_PyGC_generation0 (3.6) */
 	struct py_types types;
 
 	struct addrmap codes;  /* struct py_code * by address (readers/code.c) */
 	struct addrmap strs;   /* UTF-8 char * by str address (objects.c) */
+	struct addrmap typenames; /* tp_name char * by type address */
 };
 
 /*

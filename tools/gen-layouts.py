@@ -485,6 +485,9 @@ RULES = {
     "cfunction_self": Off(("PyCFunctionObject",), "m_self"),
     "weakref_object": Off(("PyWeakReference", "struct _PyWeakReference"),
                           "wr_object"),
+    "func_closure": Off(("PyFunctionObject",), "func_closure"),
+    "partial_fn": Off(("partialobject",), "fn"),
+    "partial_args": Off(("partialobject",), "args"),
 
     "dict_mode": Fact(FACTS["dict_mode"]),
     "linetable": Fact(FACTS["linetable"]),
@@ -864,6 +867,17 @@ app = lst.append
 check("cfunction_self", ptr(id(app) + L["cfunction_self"]), id(lst))
 r = weakref.ref(inst)
 check("weakref_object", ptr(id(r) + L["weakref_object"]), id(inst))
+def closure_owner():
+    captured = inst
+    def uses():
+        return captured
+    return uses
+fn = closure_owner()
+check("func_closure", ptr(id(fn) + L["func_closure"]), id(fn.__closure__))
+import functools
+part = functools.partial(len, lst)
+check("partial_args", ptr(id(part) + L["partial_args"]), id(part.args))
+check("partial_fn", ptr(id(part) + L["partial_fn"]), id(len))
 
 # Thread and interpreter state, frames
 api = ctypes.pythonapi

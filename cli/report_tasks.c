@@ -1,0 +1,342 @@
+/*
+ * The "second stack" in text and Graphviz form: an await tree per event
+ * loop (tasks, their coroutine frames, and under the innermost frame the
+ * tasks it awaits through gather or a TaskGroup), await cycles by name,
+ * and the generators and coroutines that no task owns, grouped.
+ */
+#include "cli/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/addrmap.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+#define TREE_MAX_DEPTH 64
+
+struct tree {
+	FILE *out;
+	const struct collection *c;
+	const struct py_async *a;
+	struct addrmap shown;        /* tasks already printed */
+	size_t **children;           /* per task: indexes of tasks it awaits */
+	size_t *nchildren;
+};
+
+static void indent(FILE *out, int depth)
+{
+	int i;
+
+	for (i = 0; i < depth; i++)
+		fputs("    ", out);
+}
+
+static void task_line(struct tree *t, const struct py_task *task, int depth)
+{
+	indent(t->out, depth);
+	fprintf(t->out, "(T) %s 0x%llx %s", task->name,
+		(unsigned long long)task->addr,
+		task->running ? "running" : "pending");
+	if (task->waiter && !py_async_task(t->a, task->waiter))
+		fprintf(t->out, ", awaits %s 0x%llx",
+			task->waiter_type ? task->waiter_type : "?",
+			(unsigned long long)task->waiter);
+	fputc('\n', t->out);
+}
+
+static void print_task(struct tree *t, size_t idx, int depth)
+{
+	const struct py_task *task = &t->a->tasks[idx];
+	size_t i;
+	int d = depth;
+
+	if (!addrmap_add(&t->shown, task->addr)) {
+		indent(t->out, depth);
+		fprintf(t->out, "(T) %s 0x%llx (shown above)\n", task->name,
+			(unsigned long long)task->addr);
+		return;
+	}
+	task_line(t, task, depth);
+	/* frames outermost first, each one level deeper */
+	for (i = task->nstack; i-- > 0;) {
+		const struct py_gen *g = &t->a->gens[task->stack[i]];
+
+		if (!g->has_frame)
+			continue;
+		indent(t->out, ++d);
+		fprintf(t->out, "%s  %s:", g->qualname, g->frame.code->filename);
+		if (g->frame.line >= 0)
+			fprintf(t->out, "%d\n", g->frame.line);
+		else
+			fputs("?\n", t->out);
+		if (t->c->opt.locals) {
+			size_t k;
+
+			for (k = 0; k < g->frame.nlocals; k++) {
+				indent(t->out, d);
+				fprintf(t->out, "    %s = %s\n",
+					g->frame.locals[k].name,
+					g->frame.locals[k].repr);
+			}
+		}
+	}
+	if (depth >= TREE_MAX_DEPTH) {
+		indent(t->out, d + 1);
+		fputs("...\n", t->out);
+		return;
+	}
+	for (i = 0; i < t->nchildren[idx]; i++)
+		print_task(t, t->children[idx][i], d + 1);
+}
+
+static const char *thread_name_of(const struct collection *c, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < c->snap.nthreads; i++)
+		if (c->snap.threads[i].tid == tid)
+			return c->snap.threads[i].name;
+	return NULL;
+}
+
+static void build_children(struct tree *t)
+{
+	const struct py_async *a = t->a;
+	size_t i, j;
+
+	t->children = xcalloc(a->ntasks ? a->ntasks : 1, sizeof(*t->children));
+	t->nchildren = xcalloc(a->ntasks ? a->ntasks : 1, sizeof(*t->nchildren));
+	for (i = 0; i < a->ntasks; i++) {
+		for (j = 0; j < a->tasks[i].nawaited_by; j++) {
+			const struct py_task *p = py_async_task(a, a->tasks[i].awaited_by[j]);
+			size_t pi;
+
+			if (!p)
+				continue;
+			pi = (size_t)(p - a->tasks);
+			t->children[pi] = xrealloc(t->children[pi],
+						   (t->nchildren[pi] + 1) *
+						   sizeof(**t->children));
+			t->children[pi][t->nchildren[pi]++] = i;
+		}
+	}
+}
+
+static void print_loops(struct tree *t)
+{
+	const struct py_async *a = t->a;
+	struct addrmap loops_done;
+	size_t i, j, n;
+
+	addrmap_init(&loops_done);
+	for (i = 0; i < a->ntasks; i++) {
+		uint64_t loop = a->tasks[i].loop;
+		const char *tname;
+
+		if (loop && !addrmap_add(&loops_done, loop))
+			continue;
+		for (n = 0, j = 0; j < a->ntasks; j++)
+			n += a->tasks[j].loop == loop;
+		fprintf(t->out, "\nTasks of event loop 0x%llx",
+			(unsigned long long)loop);
+		if (a->tasks[i].tid) {
+			fprintf(t->out, " (thread %d", a->tasks[i].tid);
+			tname = thread_name_of(t->c, a->tasks[i].tid);
+			if (tname)
+				fprintf(t->out, " \"%s\"", tname);
+			fputc(')', t->out);
+		}
+		fprintf(t->out, ", %zu pending:\n", n);
+		/* roots first: tasks nobody awaits */
+		for (j = 0; j < a->ntasks; j++)
+			if (a->tasks[j].loop == loop && !a->tasks[j].nawaited_by)
+				print_task(t, j, 1);
+		/* what is left is only reachable through a cycle */
+		for (j = 0; j < a->ntasks; j++) {
+			int found;
+
+			addrmap_get(&t->shown, a->tasks[j].addr, &found);
+			if (a->tasks[j].loop == loop && !found)
+				print_task(t, j, 1);
+		}
+	}
+	addrmap_release(&loops_done);
+}
+
+static void print_cycles(FILE *out, const struct py_async *a)
+{
+	size_t i, k;
+
+	for (i = 0; i < a->ncycles; i++) {
+		fputs("await cycle: ", out);
+		for (k = 0; k <= a->cycle_len[i]; k++) {
+			const struct py_task *task =
+				py_async_task(a, a->cycles[i][k % a->cycle_len[i]]);
+
+			fprintf(out, "%s%s", k ? " -> " : "", task ? task->name : "?");
+		}
+		fputc('\n', out);
+	}
+}
+
+/* Generators no task owns, grouped so a thousand alike take one line. */
+struct gen_group {
+	const struct py_gen *g;
+	size_t count;
+};
+
+static int same_group(const struct py_gen *x, const struct py_gen *y)
+{
+	return x->state == y->state && x->kind == y->kind &&
+	       !strcmp(x->qualname, y->qualname) &&
+	       (x->code == y->code) &&
+	       (x->has_frame ? x->frame.line : -1) ==
+	       (y->has_frame ? y->frame.line : -1);
+}
+
+static int by_count(const void *pa, const void *pb)
+{
+	const struct gen_group *a = pa, *b = pb;
+
+	return a->count < b->count ? 1 : a->count > b->count ? -1 : 0;
+}
+
+static void print_orphans(FILE *out, const struct py_async *a, int locals)
+{
+	struct gen_group *groups = NULL;
+	size_t ngroups = 0, alloc = 0, i, j, total = 0;
+
+	for (i = 0; i < a->ngens; i++) {
+		const struct py_gen *g = &a->gens[i];
+
+		if (g->task)
+			continue;
+		total++;
+		for (j = 0; j < ngroups && !(locals && 0); j++)
+			if (same_group(groups[j].g, g))
+				break;
+		if (j < ngroups && !locals) {
+			groups[j].count++;
+			continue;
+		}
+		groups = xgrow(groups, &alloc, ngroups + 1, sizeof(*groups));
+		groups[ngroups].g = g;
+		groups[ngroups++].count = 1;
+	}
+	if (!total) {
+		free(groups);
+		return;
+	}
+	qsort(groups, ngroups, sizeof(*groups), by_count);
+	fprintf(out, "\nGenerators and coroutines not owned by a task (%zu):\n",
+		total);
+	for (i = 0; i < ngroups; i++) {
+		const struct py_gen *g = groups[i].g;
+
+		fputs("  ", out);
+		if (groups[i].count > 1)
+			fprintf(out, "%zu x ", groups[i].count);
+		fprintf(out, "%-9s %-15s %s  %s:", py_gen_state_name(g->state),
+			py_code_kind_name(g->kind), g->qualname,
+			g->code ? g->code->filename : "?");
+		if (g->has_frame && g->frame.line >= 0)
+			fprintf(out, "%d", g->frame.line);
+		else
+			fputc('-', out);
+		if (groups[i].count == 1)
+			fprintf(out, "  0x%llx", (unsigned long long)g->addr);
+		if (g->awaiting && groups[i].count == 1)
+			fprintf(out, "  awaits 0x%llx",
+				(unsigned long long)g->awaiting);
+		fputc('\n', out);
+		for (j = 0; locals && g->has_frame && j < g->frame.nlocals; j++)
+			fprintf(out, "      %s = %s\n", g->frame.locals[j].name,
+				g->frame.locals[j].repr);
+	}
+	free(groups);
+}
+
+void report_text_async(FILE *out, const struct collection *c)
+{
+	struct tree t;
+	size_t i;
+
+	memset(&t, 0, sizeof(t));
+	t.out = out;
+	t.c = c;
+	t.a = &c->async;
+	addrmap_init(&t.shown);
+	build_children(&t);
+	if (t.a->ntasks)
+		print_loops(&t);
+	if (t.a->ncycles)
+		fputc('\n', out);
+	print_cycles(out, t.a);
+	print_orphans(out, t.a, c->opt.locals);
+	for (i = 0; i < t.a->ntasks; i++)
+		free(t.children[i]);
+	free(t.children);
+	free(t.nchildren);
+	addrmap_release(&t.shown);
+}
+
+static void dot_escape(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+}
+
+void report_dot(FILE *out, const struct collection *c)
+{
+	const struct py_async *a = &c->async;
+	size_t i, k;
+
+	fprintf(out, "digraph coroscope {\n"
+		"  label=\"await graph of process %d\";\n"
+		"  node [fontname=\"monospace\"];\n", c->pid);
+	for (i = 0; i < a->ntasks; i++) {
+		const struct py_task *t = &a->tasks[i];
+
+		fprintf(out, "  \"0x%llx\" [shape=box, label=\"",
+			(unsigned long long)t->addr);
+		dot_escape(out, t->name);
+		for (k = t->nstack; k-- > 0;) {
+			const struct py_gen *g = &a->gens[t->stack[k]];
+
+			if (!g->has_frame)
+				continue;
+			fputs("\\n", out);
+			dot_escape(out, g->qualname);
+			fprintf(out, ":%d", g->frame.line);
+		}
+		fputs("\"];\n", out);
+		if (t->waiter && !py_async_task(a, t->waiter))
+			fprintf(out, "  \"0x%llx\" [shape=ellipse, label=\"%s\"];\n"
+				"  \"0x%llx\" -> \"0x%llx\" [label=\"awaits\"];\n",
+				(unsigned long long)t->waiter,
+				t->waiter_type ? t->waiter_type : "?",
+				(unsigned long long)t->addr,
+				(unsigned long long)t->waiter);
+		for (k = 0; k < t->nawaited_by; k++)
+			fprintf(out, "  \"0x%llx\" -> \"0x%llx\" [label=\"awaits\"];\n",
+				(unsigned long long)t->awaited_by[k],
+				(unsigned long long)t->addr);
+	}
+	for (i = 0; i < a->ngens; i++) {
+		const struct py_gen *g = &a->gens[i];
+
+		if (g->task || !g->awaiting)
+			continue;
+		fprintf(out, "  \"0x%llx\" [shape=ellipse, label=\"",
+			(unsigned long long)g->addr);
+		dot_escape(out, g->qualname);
+		fprintf(out, "\"];\n  \"0x%llx\" -> \"0x%llx\" [label=\"awaits\"];\n",
+			(unsigned long long)g->addr,
+			(unsigned long long)g->awaiting);
+	}
+	fputs("}\n", out);
+}

@@ -1,0 +1,28 @@
+/*
+ * Walking the cyclic garbage collector's object lists: the out-of-process
+ * form of gc.get_objects().  Every generator, coroutine, async generator,
+ * task and future is GC-tracked, so this walk finds all of them.
+ */
+#ifndef COROSCOPE_READERS_GC_H
+#define COROSCOPE_READERS_GC_H
+
+#include <stdint.h>
+
+#include "readers/pyproc.h"
+
+/* At most this many objects are visited: a bound, not a limit anyone
+ * should reach (a 24 GiB heap holds fewer GC objects). */
+#define PY_GC_MAX_OBJECTS (200u * 1000 * 1000)
+
+/* Called with each object's address and type; non-zero stops the walk. */
+typedef int (*py_gc_visitor)(uint64_t obj, uint64_t type, void *data);
+
+/*
+ * Visit every object in every generation (and the permanent generation)
+ * of every interpreter.  Errors: CS_ERR_MEMORY when a list cannot be
+ * followed (a running target mutates the lists: stop it first).
+ */
+int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
+	       struct cs_err *err);
+
+#endif

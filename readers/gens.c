@@ -1,0 +1,290 @@
+#include "readers/gens.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers/fields.h"
+#include "readers/objects.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Largest value stack index we believe. */
+#define MAX_STACK_DEPTH (1 << 20)
+
+const char *py_gen_state_name(enum py_gen_state state)
+{
+	switch (state) {
+	case PY_GEN_CREATED:
+		return "created";
+	case PY_GEN_RUNNING:
+		return "running";
+	case PY_GEN_SUSPENDED:
+		return "suspended";
+	case PY_GEN_CLOSED:
+		break;
+	}
+	return "closed";
+}
+
+int py_gen_kind_of_type(const struct pyproc *py, uint64_t type)
+{
+	if (!type)
+		return -1;
+	if (type == py->types.gen)
+		return PY_CODE_GENERATOR;
+	if (type == py->types.coro)
+		return PY_CODE_COROUTINE;
+	if (type == py->types.asyncgen)
+		return PY_CODE_ASYNC_GENERATOR;
+	return -1;
+}
+
+const char *py_type_name_cached(struct pyproc *py, uint64_t type)
+{
+	struct strbuf sb;
+	struct cs_err err;
+	char *name = addrmap_get(&py->typenames, type, NULL);
+
+	if (name || !type)
+		return name ? name : "?";
+	strbuf_init(&sb);
+	cs_err_init(&err);
+	if (pytype_name(py, type, &sb, &err) < 0 || !sb.len) {
+		strbuf_reset(&sb);
+		strbuf_addstr(&sb, "?");
+	}
+	name = strbuf_detach(&sb);
+	addrmap_put(&py->typenames, type, name);
+	return name;
+}
+
+/* The value on top of a suspended frame's stack, or 0. */
+static uint64_t stack_top(struct pyproc *py, uint64_t frame)
+{
+	const struct py_layout *L = &py->layout;
+	struct cs_err err;
+	uint64_t top = 0, base;
+	int32_t depth;
+
+	cs_err_init(&err);
+	if (L->f_stacktop >= 0) {
+		/* 3.6 - 3.9: f_stacktop points past the top, NULL while running */
+		if (memsrc_read_u64(py->ms, frame + (uint64_t)L->f_stacktop,
+				    &base, &err) < 0 || !base)
+			return 0;
+		memsrc_read_u64(py->ms, base - 8, &top, &err);
+	} else if (L->f_stackdepth >= 0) {
+		/* 3.10: f_valuestack[f_stackdepth - 1] */
+		if (memsrc_read_u64(py->ms, frame + (uint64_t)L->f_valuestack,
+				    &base, &err) < 0 ||
+		    memsrc_read(py->ms, frame + (uint64_t)L->f_stackdepth,
+				&depth, sizeof(depth), &err) < 0 ||
+		    depth <= 0 || depth > MAX_STACK_DEPTH)
+			return 0;
+		memsrc_read_u64(py->ms, base + (uint64_t)(depth - 1) * 8, &top, &err);
+	} else if (L->if_stacktop >= 0) {
+		/* 3.11 - 3.13: localsplus[stacktop - 1] */
+		if (memsrc_read(py->ms, frame + (uint64_t)L->if_stacktop, &depth,
+				sizeof(depth), &err) < 0 ||
+		    depth <= 0 || depth > MAX_STACK_DEPTH)
+			return 0;
+		memsrc_read_u64(py->ms, frame + (uint64_t)L->if_localsplus +
+				(uint64_t)(depth - 1) * 8, &top, &err);
+	} else if (L->if_stackpointer >= 0) {
+		/* 3.14: stackpointer[-1], a tagged stack reference */
+		if (memsrc_read_u64(py->ms, frame + (uint64_t)L->if_stackpointer,
+				    &base, &err) < 0 || !base)
+			return 0;
+		memsrc_read_u64(py->ms, base - 8, &top, &err);
+	}
+	return top & ~(uint64_t)L->stackref_tag_mask;
+}
+
+static int is_resume(const struct py_layout *L, int op)
+{
+	return op >= 0 && (op == L->op_resume || op == L->op_resume_quick ||
+			   op == L->op_instrumented_resume ||
+			   op == L->op_resume_check);
+}
+
+/*
+ * What a suspended generator delegates to.  CPython answers this three
+ * ways over the versions we read; this is the one place that knows:
+ *   3.13+        the frame state SUSPENDED_YIELD_FROM says so;
+ *   3.11, 3.12   the next instruction is RESUME with oparg >= 2;
+ *   3.6 - 3.10   the next instruction is YIELD_FROM.
+ * The delegate is then the top of the frame's value stack.
+ */
+static uint64_t gen_delegate(struct pyproc *py, const struct py_gen *gen,
+			     uint64_t frame, int frame_state, long lasti_or_ip)
+{
+	const struct py_layout *L = &py->layout;
+	struct cs_err err;
+	uint8_t insn[2];
+	uint64_t at;
+
+	cs_err_init(&err);
+	if (gen->state == PY_GEN_CLOSED || gen->state == PY_GEN_CREATED ||
+	    !gen->code)
+		return 0;
+	if (L->gs_suspended_yield_from != PY_GEN_STATE_NONE)
+		return frame_state == L->gs_suspended_yield_from ?
+		       stack_top(py, frame) : 0;
+	if (L->op_resume >= 0) {
+		/* lasti_or_ip is prev_instr: the next instruction follows it */
+		at = (uint64_t)lasti_or_ip + 2;
+		if (memsrc_read(py->ms, at, insn, 2, &err) < 0 ||
+		    !is_resume(L, insn[0]) || insn[1] < 2)
+			return 0;
+		return stack_top(py, frame);
+	}
+	if (lasti_or_ip < 0 || L->op_yield_from < 0)
+		return 0;
+	/* f_lasti is in bytes before 3.10 and in code units from 3.10 */
+	at = gen->code->bytecode + (uint64_t)lasti_or_ip *
+	     (L->linetable == PY_LINETABLE_310 ? 2 : 1) + 2;
+	if (memsrc_read(py->ms, at, insn, 1, &err) < 0 ||
+	    insn[0] != (uint8_t)L->op_yield_from)
+		return 0;
+	return stack_top(py, frame);
+}
+
+/* Remove the wrappers between a coroutine and what it really awaits. */
+static uint64_t unwrap(struct pyproc *py, uint64_t obj)
+{
+	const struct py_layout *L = &py->layout;
+	struct cs_err err;
+	uint64_t type, inner;
+	const char *name;
+	size_t n;
+
+	cs_err_init(&err);
+	if (!obj || pyobj_read_type(py, obj, &type, &err) < 0 ||
+	    py_gen_kind_of_type(py, type) >= 0)
+		return obj;
+	name = py_type_name_cached(py, type);
+	n = strlen(name);
+	if ((!strcmp(name, "async_generator_asend") ||
+	     !strcmp(name, "async_generator_athrow")) && L->asend_gen >= 0) {
+		if (memsrc_read_u64(py->ms, obj + (uint64_t)L->asend_gen, &inner,
+				    &err) == 0 && inner)
+			return inner;
+	} else if (n >= 10 && !strcmp(name + n - 10, "FutureIter") &&
+		   L->futureiter_future >= 0) {
+		if (memsrc_read_u64(py->ms, obj + (uint64_t)L->futureiter_future,
+				    &inner, &err) == 0 && inner)
+			return inner;
+	}
+	return obj;
+}
+
+int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
+		const struct py_stack_options *opt, struct py_gen *gen,
+		struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint8_t buf[1024];
+	size_t size = (size_t)L->gen_size;
+	uint64_t frame, code_addr;
+	int frame_state = 0, ret;
+	long ip = -1;
+
+	memset(gen, 0, sizeof(*gen));
+	gen->addr = addr;
+	gen->kind = kind;
+	if (L->gen_iframe >= 0 && (size_t)(L->gen_iframe + L->if_localsplus) > size)
+		size = (size_t)(L->gen_iframe + L->if_localsplus);
+	if (size > sizeof(buf))
+		CS_BUG("generator object of %zu bytes", size);
+	ret = memsrc_read(py->ms, addr, buf, size, err);
+	if (ret < 0)
+		return ret;
+	ret = pystr_get(py, field_u64(buf, size, L->gen_qualname),
+			&gen->qualname, err);
+	if (ret < 0)
+		return ret;
+
+	if (L->gen_iframe >= 0) {
+		/* 3.11+: the frame lives inside the generator. */
+		frame = addr + (uint64_t)L->gen_iframe;
+		frame_state = field_i8(buf, size, L->gen_frame_state);
+		code_addr = L->gen_code >= 0 ? field_u64(buf, size, L->gen_code) :
+			    field_u64(buf, size, L->gen_iframe + L->if_code) &
+			    ~(uint64_t)L->stackref_tag_mask;
+		ip = (long)field_u64(buf, size, L->gen_iframe +
+				     (L->if_prev_instr >= 0 ? L->if_prev_instr :
+				      L->if_instr_ptr));
+		if (frame_state == L->gs_created)
+			gen->state = PY_GEN_CREATED;
+		else if (frame_state == L->gs_executing)
+			gen->state = PY_GEN_RUNNING;
+		else if (frame_state >= L->gs_completed)
+			gen->state = PY_GEN_CLOSED;
+		else
+			gen->state = PY_GEN_SUSPENDED;
+	} else {
+		/* Before 3.11: a separate frame object, NULL once finished. */
+		uint8_t fbuf[512];
+		int running;
+
+		frame = field_u64(buf, size, L->gen_frame);
+		code_addr = field_u64(buf, size, L->gen_code);
+		if (!frame) {
+			gen->state = PY_GEN_CLOSED;
+		} else {
+			if ((size_t)L->f_localsplus > sizeof(fbuf))
+				CS_BUG("frame object of %d bytes", L->f_localsplus);
+			ret = memsrc_read(py->ms, frame, fbuf, (size_t)L->f_localsplus,
+					  err);
+			if (ret < 0)
+				return ret;
+			ip = field_i32(fbuf, sizeof(fbuf), L->f_lasti);
+			if (L->gen_running >= 0) {
+				running = field_u8(buf, size, L->gen_running);
+			} else {
+				frame_state = field_i8(fbuf, sizeof(fbuf), L->f_state);
+				running = frame_state == L->gs_executing;
+			}
+			if (running)
+				gen->state = PY_GEN_RUNNING;
+			else if (L->gen_running < 0 && frame_state >= L->gs_completed)
+				gen->state = PY_GEN_CLOSED;
+			else if (ip == -1)
+				gen->state = PY_GEN_CREATED;
+			else
+				gen->state = PY_GEN_SUSPENDED;
+		}
+	}
+	if (code_addr && py_code_get(py, code_addr, &gen->code, err) < 0)
+		return -CS_ERR_MEMORY;
+	if (gen->state != PY_GEN_CLOSED && frame) {
+		struct py_frame *frames = NULL;
+		size_t n = 0;
+		struct cs_err ferr;
+
+		cs_err_init(&ferr);
+		if (py_frames_walk(py, frame, 0, opt, &frames, &n, &ferr) == 0 &&
+		    n == 1) {
+			gen->frame = frames[0];
+			gen->has_frame = 1;
+			free(frames);
+		} else {
+			py_frames_free(frames, n);
+		}
+	}
+	gen->awaiting_raw = gen_delegate(py, gen, frame, frame_state, ip);
+	gen->awaiting = unwrap(py, gen->awaiting_raw);
+	return 0;
+}
+
+void py_gen_release(struct py_gen *gen)
+{
+	size_t i;
+
+	if (gen->has_frame) {
+		for (i = 0; i < gen->frame.nlocals; i++)
+			free(gen->frame.locals[i].repr);
+		free(gen->frame.locals);
+	}
+	memset(gen, 0, sizeof(*gen));
+}

@@ -1,0 +1,70 @@
+/*
+ * The "second stack": every generator, coroutine and async generator of
+ * the process (found by walking the GC lists) and every pending asyncio
+ * task with its coroutine chain, what it awaits, and who awaits it.
+ *
+ * Tasks are recognised by type: _asyncio.Task and its subclasses (C
+ * layout, offsets from the table) and asyncio.tasks._PyTask (attributes
+ * read from the instance dict).  Who-awaits-whom comes from
+ * fut_awaited_by where the version has it (3.14) and otherwise from the
+ * futures' callbacks: a task's wakeup method, gather's and shield's
+ * closures, asyncio.wait's and wait_for's callbacks, and TaskGroup's
+ * bound _on_task_done (see task_awaiters()).
+ */
+#ifndef COROSCOPE_READERS_TASKS_H
+#define COROSCOPE_READERS_TASKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addrmap.h"
+#include "readers/gens.h"
+#include "readers/pyproc.h"
+#include "readers/stacks.h"
+
+#define PY_MAX_CHAIN 1024  /* coroutines in one await chain */
+
+struct py_task {
+	uint64_t addr;
+	uint64_t loop;
+	uint64_t coro;
+	char *name;
+	int running;              /* its coroutine is executing now */
+	int tid;                  /* thread running its loop, 0 unknown */
+	uint64_t waiter;          /* _fut_waiter, 0 when none */
+	const char *waiter_type;  /* type name of the waiter */
+	size_t *stack;            /* indexes into py_async.gens, innermost first */
+	size_t nstack;
+	uint64_t *awaited_by;     /* tasks blocked on this one */
+	size_t nawaited_by;
+};
+
+struct py_async {
+	struct py_gen *gens;
+	size_t ngens;
+	struct py_task *tasks;
+	size_t ntasks;
+	uint64_t **cycles;        /* each a list of task addresses */
+	size_t *cycle_len;
+	size_t ncycles;
+	struct addrmap gen_index; /* gen address -> index + 1 */
+	struct addrmap task_index;/* task address -> index + 1 */
+};
+
+/*
+ * Walk the heap and build the tasks and generators.  snap gives the
+ * threads (to name the thread of each loop).  The target must be stopped
+ * (or the result is racy, as with --no-block).
+ */
+int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
+		  const struct py_stack_options *opt, struct py_async *out,
+		  struct cs_err *err);
+void py_async_release(struct py_async *a);
+
+/* Short type name: the part of tp_name after the last dot. */
+const char *py_short_type_name(const char *tp_name);
+
+/* The task at addr, or NULL. */
+const struct py_task *py_async_task(const struct py_async *a, uint64_t addr);
+
+#endif
