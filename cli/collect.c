@@ -71,8 +71,17 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		sopt.locals = opt->locals;
 		ret = py_snapshot_take(&c->py, &sopt, &c->snap, err);
 	}
-	if (ret == 0)
-		ret = py_async_take(&c->py, &c->snap, &sopt, &c->async, err);
+	if (ret == 0) {
+		struct cs_err aerr;
+
+		/* The thread stacks stand on their own: a heap that cannot be
+		 * walked (a racy --no-block read, a corrupt list) costs only
+		 * the tasks and generators, with a warning. */
+		cs_err_init(&aerr);
+		if (py_async_take(&c->py, &c->snap, &sopt, &c->async, &aerr) < 0)
+			snprintf(c->async_warning, sizeof(c->async_warning),
+				 "tasks and generators not shown: %s", aerr.msg);
+	}
 	if (c->is_live) {
 		live_resume(c->ms);
 		c->pause_ms = live_paused_ms(c->ms);

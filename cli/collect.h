@@ -26,6 +26,7 @@ struct collection {
 	int located;               /* py must be released */
 	struct py_snapshot snap;
 	struct py_async async;     /* tasks and generators */
+	char async_warning[512];   /* why tasks/generators are missing, or "" */
 	double pause_ms, wall_ms;
 	struct collect_options opt;
 };

@@ -48,6 +48,8 @@ void report_text(FILE *out, const struct collection *c)
 	for (i = 0; i < c->snap.nthreads; i++)
 		text_thread(out, &c->snap.threads[i], c->opt.locals);
 	report_text_async(out, c);
+	if (c->async_warning[0])
+		fprintf(stderr, "coroscope: warning: %s\n", c->async_warning);
 }
 
 static void json_hex(struct json *j, uint64_t v)
@@ -261,6 +263,11 @@ void report_json_members(struct json *j, const struct collection *c)
 		json_thread(j, &c->snap.threads[i], c->opt.locals);
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
+	json_key(j, "warnings");
+	json_begin_array(j);
+	if (c->async_warning[0])
+		json_string(j, c->async_warning);
+	json_end_array(j);
 	json_key(j, "stats");
 	json_begin_object(j);
 	json_key(j, "pause_ms");

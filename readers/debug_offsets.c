@@ -202,6 +202,44 @@ bad:
 		       "is %llu)", i, (unsigned long long)w[i]);
 }
 
+/*
+ * 3.14's _asyncio extension describes its Task layout in an ELF section
+ * .AsyncioDebug: {size, task_name, task_awaited_by, task_is_task,
+ * task_awaited_by_is_set, task_coro, task_node}, then interpreter and
+ * thread groups we do not need (the GC walk finds every task).
+ */
+static const struct dbg_member members_asyncio_314[] = {
+	SIZE(task_size), SET(task_name), SET(fut_awaited_by), SKIP /* is_task */,
+	SKIP /* awaited_by_is_set */, SET(task_coro), SET(task_node),
+};
+
+static int asyncio_offsets_apply(struct pyproc *py, struct py_layout *L,
+				 struct cs_err *err)
+{
+	static const struct dbg_spec spec = {
+		3, 14, members_asyncio_314,
+		sizeof(members_asyncio_314) / sizeof(members_asyncio_314[0]),
+	};
+	const struct module *mod;
+	uint64_t addr, size, words[16];
+	int ret;
+
+	if (L->task_node < 0)
+		return 0;  /* only 3.14+ tasks carry the section */
+	mod = module_list_find_prefix(&py->mods, "_asyncio.");
+	/* Not loaded yet (asyncio unused), or built in: keep the table. */
+	if (!mod || module_section(mod, ".AsyncioDebug", &addr, &size) < 0)
+		return 0;
+	if (size < spec.n * 8)
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "the .AsyncioDebug section of '%s' is too short",
+			       mod->path);
+	ret = memsrc_read(py->ms, addr, words, spec.n * 8, err);
+	if (ret < 0)
+		return ret;
+	return apply(&spec, words, L, err);
+}
+
 int debug_offsets_apply(struct pyproc *py, struct cs_err *err)
 {
 	uint64_t words[HEADER_WORDS + MAX_WORDS];
@@ -237,6 +275,8 @@ int debug_offsets_apply(struct pyproc *py, struct cs_err *err)
 			       "free-threaded Python %s is not supported yet",
 			       py->version);
 	ret = apply(spec, words + HEADER_WORDS, &copy, err);
+	if (ret == 0)
+		ret = asyncio_offsets_apply(py, &copy, err);
 	if (ret < 0)
 		return ret;
 	py->layout = copy;
