@@ -80,7 +80,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		cs_err_init(&aerr);
 		if (py_async_take(&c->py, &c->snap, &sopt, &c->async, &aerr) < 0)
 			snprintf(c->async_warning, sizeof(c->async_warning),
-				 "tasks and generators not shown: %s", aerr.msg);
+				 "tasks and generators not shown: %.400s", aerr.msg);
 	}
 	if (c->is_live) {
 		live_resume(c->ms);
