@@ -7,7 +7,8 @@
 
 /* A generation count this large means we are reading garbage. */
 #define MAX_GENERATIONS 3
-/* Low bits of _gc_next/_gc_prev carry flags from 3.8 on. */
+/* Low bits of _gc_next/_gc_prev carry flags from 3.8 on (two on prev);
+ * objects are 16-byte aligned, so masking three bits loses nothing. */
 #define GC_PTR_MASK (~(uint64_t)7)
 
 struct walk {
@@ -24,7 +25,7 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 	const struct py_layout *L = &w->py->layout;
 	size_t hsize = (size_t)L->gc_head_size;
 	uint8_t buf[64];
-	uint64_t node;
+	uint64_t node, prev;
 	int ret;
 
 	if (hsize + 16 > sizeof(buf))
@@ -34,6 +35,7 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 	if (ret < 0)
 		return ret;
 	node &= GC_PTR_MASK;
+	prev = head;
 	while (node && node != head && !w->stop) {
 		uint64_t obj = node + hsize;
 
@@ -45,6 +47,15 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 		ret = memsrc_read(w->py->ms, node, buf, hsize + 16, err);
 		if (ret < 0)
 			return ret;
+		/* Each node must point back at the one we came from: this
+		 * catches a list being changed under us and any loop that does
+		 * not pass through the head. */
+		if ((field_u64(buf, sizeof(buf), L->gc_head_prev) & GC_PTR_MASK) !=
+		    prev)
+			return cs_fail(err, CS_ERR_MEMORY,
+				       "GC list changed or corrupt at 0x%llx",
+				       (unsigned long long)node);
+		prev = node;
 		if (w->visit(obj, field_u64(buf, sizeof(buf),
 					    (int)hsize + L->ob_type), w->data))
 			w->stop = 1;

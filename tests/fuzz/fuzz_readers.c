@@ -1,0 +1,126 @@
+/*
+ * libFuzzer harness for every reader of target memory: the input is a
+ * memory image mapped at a fixed address, read as a CPython of the
+ * version the first byte picks.  Interpreter and thread lists, frames,
+ * code objects, line tables, strings, ints, containers, dicts,
+ * generators, the GC lists and the task machinery all parse it; none may
+ * crash, hang or leak whatever the bytes say.
+ *
+ * Build: see the Makefile's fuzz target (clang -fsanitize=fuzzer,...).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/memsrc.h"
+#include "common/strbuf.h"
+#include "readers/gens.h"
+#include "readers/objects.h"
+#include "readers/pyproc.h"
+#include "readers/repr.h"
+#include "readers/stacks.h"
+#include "readers/tasks.h"
+
+#define BASE 0x10000000ull
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct image {
+	const uint8_t *data;
+	size_t size;
+};
+
+static long image_read(struct memsrc *ms, uint64_t addr, void *buf,
+		       size_t len, struct cs_err *err)
+{
+	struct image *im = ms->backend;
+	size_t off, n;
+
+	(void)err;
+	if (addr < BASE || addr - BASE >= im->size)
+		return 0;
+	off = (size_t)(addr - BASE);
+	n = im->size - off < len ? im->size - off : len;
+	memcpy(buf, im->data + off, n);
+	return (long)n;
+}
+
+static const struct memsrc_ops image_ops = { image_read, NULL, NULL };
+
+/* An address inside the image picked by 4 input bytes. */
+static uint64_t pick(const uint8_t *data, size_t size, size_t at)
+{
+	uint32_t v;
+
+	if (at + 4 > size)
+		return BASE;
+	memcpy(&v, data + at, 4);
+	return BASE + (v % size & ~(uint64_t)7);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const int minors[] = { 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+	const struct py_layout *layout;
+	struct py_stack_options opt = { 1 };
+	struct image im = { data, size };
+	struct py_snapshot snap;
+	struct py_async async;
+	struct pyproc py;
+	struct memsrc *ms;
+	struct cs_err err;
+	struct strbuf sb;
+	struct py_gen gen;
+	struct py_frame *frames = NULL;
+	size_t nframes = 0;
+	uint64_t *types;
+	int i;
+
+	if (size < 64)
+		return 0;
+	layout = py_layout_for(3, minors[data[0] % 9]);
+	if (!layout)
+		return 0;
+	cs_err_init(&err);
+	ms = calloc(1, sizeof(*ms));
+	if (!ms || memsrc_init(ms, &image_ops, &im, &err) < 0) {
+		free(ms);
+		return 0;
+	}
+	memset(&py, 0, sizeof(py));
+	py.ms = ms;
+	py.layout = *layout;
+	addrmap_init(&py.codes);
+	addrmap_init(&py.strs);
+	addrmap_init(&py.typenames);
+	py.major = 3;
+	py.minor = layout->minor;
+	/* The runtime and every type object sit at the image's start, so the
+	 * input decides what matches them. */
+	py.runtime = layout->rt_interpreters_head >= 0 ? BASE : 0;
+	py.interp_head_var = py.runtime ? 0 : BASE;
+	types = (uint64_t *)&py.types;
+	for (i = 0; i < (int)(sizeof(py.types) / sizeof(uint64_t)); i++)
+		types[i] = BASE + 0x40 + 0x10 * (uint64_t)i;
+
+	strbuf_init(&sb);
+	pyrepr(&py, pick(data, size, 1), &sb);
+	strbuf_release(&sb);
+	if (py_gen_read(&py, pick(data, size, 5), PY_CODE_COROUTINE, &opt, &gen,
+			&err) == 0)
+		py_gen_release(&gen);
+	cs_err_init(&err);
+	py_frames_walk(&py, pick(data, size, 9), 1, &opt, &frames, &nframes,
+		       &err);
+	py_frames_free(frames, nframes);
+	cs_err_init(&err);
+	if (py_snapshot_take(&py, &opt, &snap, &err) == 0) {
+		cs_err_init(&err);
+		if (py_async_take(&py, &snap, &opt, &async, &err) == 0)
+			py_async_release(&async);
+		py_snapshot_release(&snap);
+	}
+	pyproc_forget_objects(&py);
+	memsrc_free(ms);
+	return 0;
+}
