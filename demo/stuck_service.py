@@ -2,7 +2,8 @@
 
 Two worker threads deadlock on a pair of locks (each holds one and waits
 for the other), a third waits for a job that never comes, and the main
-thread runs an asyncio event loop whose tasks wait on each other.  From
+thread runs an asyncio event loop where a cache refresh waits on a
+gather of fetches that never finish, and two tasks await each other.  From
 the outside all of it looks like a process sleeping in futex and epoll;
 coroscope shows where each thread really is.
 
@@ -51,9 +52,24 @@ async def refresh_cache(done):
     return rates
 
 
+async def ping():
+    await tasks["pong"]
+
+
+async def pong():
+    await tasks["ping"]
+
+
+tasks = {}
+
+
 async def main(ready_file):
     done = asyncio.Event()
     task = asyncio.ensure_future(refresh_cache(done))
+    for name, coro in (("ping", ping()), ("pong", pong())):
+        tasks[name] = asyncio.ensure_future(coro)
+        if hasattr(tasks[name], "set_name"):    # 3.8+
+            tasks[name].set_name(name)
     await asyncio.sleep(0.3)
     with open(ready_file + ".tmp", "w") as f:
         f.write(str(os.getpid()))
