@@ -31,7 +31,7 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (`make deps` installs them).
 BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev
-TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop
+TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang
 
 .PHONY: all check check-unit check-functional check-sanitize demo bench \
 	deps deps-build install clean fuzz
@@ -65,6 +65,8 @@ check: deps
 	tools/run-unit $(BUILD)/tests
 	COROSCOPE=$(abspath $(BIN)) /usr/bin/python3 -m pytest -q tests
 	$(MAKE) check-sanitize
+	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) fuzz FUZZ_TIME=15; \
+	else echo "fuzz: skipped, $(FUZZ_CC) is not installed"; fi
 
 # The same functional tests against the sanitizer build.
 check-sanitize:
@@ -74,8 +76,50 @@ check-sanitize:
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		/usr/bin/python3 -m pytest -q -m 'not slow' tests
 
+# libFuzzer harnesses: each tests/fuzz/fuzz_NAME.c is linked with the
+# library built for fuzzing and runs FUZZ_TIME seconds on a copy of
+# tests/fuzz/corpus/NAME (libFuzzer adds inputs to its corpus directory;
+# the checked-in seeds must stay small).  Logs: build/fuzz/NAME.log.
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 20
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -I. -MMD -MP -fno-omit-frame-pointer
+FUZZ_SRCS = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS = $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_LIB_OBJS = $(LIB_SRCS:%.c=build/fuzz/obj/%.o)
+
+# Keep the objects between runs (make would delete them as intermediate).
+.SECONDARY: $(FUZZ_LIB_OBJS)
+
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
+fuzz: deps-build $(FUZZ_BINS)
+	@set -e; for bin in $(FUZZ_BINS); do \
+		name=$${bin#build/fuzz/fuzz_}; work=build/fuzz/corpus/$$name; \
+		rm -rf $$work; mkdir -p $$work; \
+		cp tests/fuzz/corpus/$$name/* $$work/ 2>/dev/null || true; \
+		echo "fuzz $$name: $(FUZZ_TIME) s on a copy of tests/fuzz/corpus/$$name"; \
+		$$bin -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
+			-rss_limit_mb=2048 -artifact_prefix=build/fuzz/$$name- \
+			$$work >build/fuzz/$$name.log 2>&1 || \
+			{ tail -40 build/fuzz/$$name.log; \
+			  echo "fuzz $$name failed: see build/fuzz/$$name.log"; exit 1; }; \
+		tail -1 build/fuzz/$$name.log; \
+	done
+
 demo: deps-build $(BIN)
 	tools/demo ./$(BIN)
+
+# Time coroscope on bench/targets/ and print a table (see bench/README.md);
+# BENCH_ARGS=--quick skips the 100k-task and 2M-object targets.
+bench: deps-build $(BIN)
+	tools/bench --coroscope ./$(BIN) $(BENCH_ARGS)
 
 install: $(BIN)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/coroscope

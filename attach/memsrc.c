@@ -2,8 +2,10 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common/banned.h"
 
@@ -16,122 +18,249 @@
  * negative cache, so that a reader probing a bad pointer costs one system
  * call, not one per probe), and anything between for a page the backend
  * could only read in part (a truncated core).
+ *
+ * A dump reads tens or hundreds of megabytes of heap (the GC walk visits
+ * every object), so the cache is built for that volume: the backend reads
+ * straight into large slabs of pages (no copy, no allocation per page),
+ * pages are found through an open-addressed table, and a small array of
+ * recently used pages is checked before it, since most reads are small
+ * and land near one read shortly before.
  */
 #define PAGE_SIZE 4096u
 #define PAGE_MASK (~(uint64_t)(PAGE_SIZE - 1))
 
 /*
  * A miss reads at least CLUSTER_MIN pages starting at the missing page:
- * neighbouring objects are usually read next.  A large read asks for the
- * pages it needs, up to CLUSTER_MAX per backend call.
+ * neighbouring objects are usually read next.  A miss on the page right
+ * after the previous fill is a sequential scan (the GC walk over a pool
+ * of objects): each such miss doubles the cluster, up to CLUSTER_MAX, so
+ * a large heap costs few system calls.  A large read asks for the pages
+ * it needs, up to CLUSTER_MAX per backend call.
  */
 #define CLUSTER_MIN 8
-#define CLUSTER_MAX 64
+#define CLUSTER_MAX 128
+
+/* Slabs grow from CLUSTER_MAX pages to SLAB_MAX_PAGES (8 MiB). */
+#define SLAB_MAX_PAGES 2048
 
 /*
- * At most this many entries (256 MiB of page data).  A dump rarely comes
+ * At most this many pages (256 MiB of page data).  A dump rarely comes
  * close; when it does, the whole cache is dropped and refilled, which
  * costs system calls but never correctness.
  */
-#define CACHE_MAX_ENTRIES (256u * 1024 * 1024 / PAGE_SIZE)
+#define CACHE_MAX_PAGES (256u * 1024 * 1024 / PAGE_SIZE)
 
-struct cache_page {
-	struct cache_page *next;  /* hash chain */
-	uint64_t addr;            /* page aligned */
-	uint32_t valid;           /* readable bytes from addr */
-	unsigned char data[];     /* valid bytes (none when valid == 0) */
+/* Marks "no page": page addresses have their low bits 0. */
+#define NO_PAGE 1u
+
+/* Pages found recently, direct-mapped by page number: checked before the
+ * table, they make most reads a compare and a copy. */
+#define RECENT 256
+
+struct cache_entry {
+	uint64_t key;             /* page address | 1; 0 = empty slot */
+	unsigned char *data;      /* in a slab; valid bytes */
+	uint32_t valid;           /* readable bytes from the page's start */
+};
+
+struct recent_page {
+	uint64_t page;            /* or NO_PAGE */
+	const unsigned char *data;
+	uint32_t valid;           /* 0 for an empty slot */
+};
+
+struct slab {
+	unsigned char *mem;
+	size_t pages;
 };
 
 struct memsrc_cache {
-	struct cache_page **buckets;
-	size_t nbuckets;          /* a power of two */
+	struct cache_entry *table;
+	size_t cap;               /* a power of two */
 	size_t nentries;
-	unsigned char *scratch;   /* CLUSTER_MAX pages for one backend read */
+	struct slab *slabs;
+	size_t nslabs, aslabs;
+	size_t cur, used;         /* pages used in slabs[cur] */
+	size_t npages;            /* slab pages holding data */
+
+	struct recent_page recent[RECENT];
+
+	uint64_t fill_end;        /* first page after the previous fill */
+	size_t cluster;           /* pages the next sequential miss reads */
 };
 
-static size_t page_hash(uint64_t page, size_t nbuckets)
+static size_t slot_of(uint64_t page, size_t cap)
 {
 	/* Fibonacci hashing of the page number spreads sequential pages. */
 	uint64_t h = (page >> 12) * UINT64_C(0x9e3779b97f4a7c15);
 
-	return (size_t)(h >> 32) & (nbuckets - 1);
+	return (size_t)(h >> 32) & (cap - 1);
 }
 
-static struct cache_page *cache_lookup(const struct memsrc_cache *c,
-				       uint64_t page)
+static const struct cache_entry *cache_lookup(const struct memsrc_cache *c,
+					      uint64_t page)
 {
-	struct cache_page *p;
+	uint64_t key = page | 1;
+	size_t i = slot_of(page, c->cap);
 
-	for (p = c->buckets[page_hash(page, c->nbuckets)]; p; p = p->next)
-		if (p->addr == page)
-			return p;
+	/* The table is never more than half full: an empty slot ends it. */
+	while (c->table[i].key) {
+		if (c->table[i].key == key)
+			return &c->table[i];
+		i = (i + 1) & (c->cap - 1);
+	}
 	return NULL;
 }
 
+/* Forget every page; the slabs are kept for the next pages. */
 static void cache_drop_all(struct memsrc_cache *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->nbuckets; i++) {
-		struct cache_page *p = c->buckets[i], *next;
-
-		for (; p; p = next) {
-			next = p->next;
-			free(p);
-		}
-		c->buckets[i] = NULL;
-	}
+	memset(c->table, 0, c->cap * sizeof(*c->table));
 	c->nentries = 0;
+	c->cur = 0;
+	c->used = 0;
+	c->npages = 0;
+	for (i = 0; i < RECENT; i++) {
+		c->recent[i].page = NO_PAGE;
+		c->recent[i].valid = 0;
+	}
+	c->fill_end = NO_PAGE;
+	c->cluster = CLUSTER_MIN;
 }
 
-/* Double the bucket array; on allocation failure keep the old one (the
- * chains only get longer). */
-static void cache_grow(struct memsrc_cache *c)
+static void table_put(struct cache_entry *t, size_t cap,
+		      const struct cache_entry *e)
 {
-	size_t n = c->nbuckets * 2, i;
-	struct cache_page **b = calloc(n, sizeof(*b));
+	size_t i = slot_of(e->key & PAGE_MASK, cap);
 
-	if (!b)
-		return;
-	for (i = 0; i < c->nbuckets; i++) {
-		struct cache_page *p = c->buckets[i], *next;
+	while (t[i].key && t[i].key != e->key)
+		i = (i + 1) & (cap - 1);
+	t[i] = *e;
+}
 
-		for (; p; p = next) {
-			size_t h = page_hash(p->addr, n);
+/* Keep the table at most half full; 0, or -1 when out of memory. */
+static int table_reserve(struct memsrc_cache *c, size_t more)
+{
+	size_t cap = c->cap, i;
+	struct cache_entry *t;
 
-			next = p->next;
-			p->next = b[h];
-			b[h] = p;
+	while ((c->nentries + more) * 2 > cap)
+		cap *= 2;
+	if (cap == c->cap)
+		return 0;
+	t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -1;
+	for (i = 0; i < c->cap; i++)
+		if (c->table[i].key)
+			table_put(t, cap, &c->table[i]);
+	free(c->table);
+	c->table = t;
+	c->cap = cap;
+	return 0;
+}
+
+/* Map one more slab, populated: one system call sets up its pages, where
+ * letting the backend's copy fault them in costs a trap per page.  Slabs
+ * double in size up to SLAB_MAX_PAGES, but need not be larger than
+ * `enough` pages (nor smaller than CLUSTER_MAX).  0, or -1 when out of
+ * memory. */
+static int slab_add(struct memsrc_cache *c, size_t enough)
+{
+	struct slab *s;
+	size_t pages;
+	void *mem;
+
+	if (c->nslabs == c->aslabs) {
+		size_t na = c->aslabs ? c->aslabs * 2 : 16;
+		struct slab *t = realloc(c->slabs, na * sizeof(*t));
+
+		if (!t)
+			return -1;
+		c->slabs = t;
+		c->aslabs = na;
+	}
+	pages = c->nslabs ? c->slabs[c->nslabs - 1].pages * 2 : CLUSTER_MAX;
+	if (pages > SLAB_MAX_PAGES)
+		pages = SLAB_MAX_PAGES;
+	if (pages > enough)
+		pages = enough > CLUSTER_MAX ? enough : CLUSTER_MAX;
+	mem = mmap(NULL, pages * PAGE_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (mem == MAP_FAILED)
+		return -1;
+	s = &c->slabs[c->nslabs++];
+	s->mem = mem;
+	s->pages = pages;
+	return 0;
+}
+
+/* Room for n contiguous pages (n <= CLUSTER_MAX), not yet counted as
+ * used; NULL when out of memory. */
+static unsigned char *slab_room(struct memsrc_cache *c, size_t n)
+{
+	if (c->nslabs && c->slabs[c->cur].pages - c->used >= n)
+		return c->slabs[c->cur].mem + c->used * PAGE_SIZE;
+	if (!c->nslabs || c->cur + 1 >= c->nslabs) {
+		if (slab_add(c, SLAB_MAX_PAGES) < 0)
+			return NULL;
+		if (c->nslabs == 1) {
+			c->used = 0;
+			return c->slabs[0].mem;
 		}
 	}
-	free(c->buckets);
-	c->buckets = b;
-	c->nbuckets = n;
+	/* Every slab holds at least CLUSTER_MAX pages. */
+	c->cur++;
+	c->used = 0;
+	return c->slabs[c->cur].mem;
 }
 
-static int cache_insert(struct memsrc_cache *c, uint64_t page,
-			const unsigned char *data, uint32_t valid,
-			struct cs_err *err)
+/*
+ * The target's resident anonymous memory in pages, from /proc/PID/status
+ * (RssAnon), or 0 when unknown.  Only a live source has one: one whose
+ * root is the process's /proc/PID/root.
+ */
+static size_t target_anon_pages(const struct memsrc *ms)
 {
-	struct cache_page *p;
-	size_t h;
+	char path[64], line[256];
+	size_t pages = 0;
+	FILE *f;
 
-	if (c->nentries >= CACHE_MAX_ENTRIES)
-		cache_drop_all(c);
-	if (c->nentries >= c->nbuckets)
-		cache_grow(c);
-	p = malloc(sizeof(*p) + valid);
-	if (!p)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	p->addr = page;
-	p->valid = valid;
-	if (valid)
-		memcpy(p->data, data, valid);
-	h = page_hash(page, c->nbuckets);
-	p->next = c->buckets[h];
-	c->buckets[h] = p;
-	c->nentries++;
-	return 0;
+	if (ms->pid <= 0 || !ms->root || strncmp(ms->root, "/proc/", 6) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", ms->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+		unsigned long long kb;
+
+		if (strncmp(line, "RssAnon:", 8) != 0)
+			continue;
+		kb = strtoull(line + 8, &end, 10);
+		if (end != line + 8)
+			pages = (size_t)(kb / (PAGE_SIZE / 1024));
+		break;
+	}
+	fclose(f);
+	return pages;
+}
+
+void memsrc_prepare(struct memsrc *ms)
+{
+	struct memsrc_cache *c = ms->cache;
+	size_t want = target_anon_pages(ms), have = 0, i;
+
+	if (want > CACHE_MAX_PAGES)
+		want = CACHE_MAX_PAGES;
+	for (i = 0; i < c->nslabs; i++)
+		have += c->slabs[i].pages;
+	/* Bounded: every slab adds at least CLUSTER_MAX pages. */
+	while (have < want && slab_add(c, want - have) == 0)
+		have += c->slabs[c->nslabs - 1].pages;
 }
 
 /*
@@ -169,40 +298,91 @@ static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
 		      struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
-	size_t n = cluster_pages(ms, page, want), full, i;
-	size_t len = n * PAGE_SIZE;
+	size_t n, full, keep, i;
+	unsigned char *buf;
 	long got;
-	int ret;
 
-	got = ms->ops->read_raw(ms, page, c->scratch, len, err);
+	if (page == c->fill_end) {
+		if (c->cluster < CLUSTER_MAX)
+			c->cluster *= 2;
+	} else {
+		c->cluster = CLUSTER_MIN;
+	}
+	if (want < c->cluster)
+		want = c->cluster;
+	if (want > CLUSTER_MAX)
+		want = CLUSTER_MAX;
+	if (c->npages + want > CACHE_MAX_PAGES)
+		cache_drop_all(c);
+	n = cluster_pages(ms, page, want);
+	buf = slab_room(c, n);
+	if (!buf || table_reserve(c, n) < 0)
+		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+
+	got = ms->ops->read_raw(ms, page, buf, n * PAGE_SIZE, err);
 	ms->stats.reads++;
 	if (got < 0)
 		return (int)got;
-	if ((size_t)got > len)
+	if ((size_t)got > n * PAGE_SIZE)
 		return cs_fail(err, CS_ERR_INTERNAL,
 			       "backend read %ld bytes at 0x%" PRIx64
-			       " for %zu requested", got, page, len);
+			       " for %zu requested", got, page, n * PAGE_SIZE);
 	ms->stats.bytes_read += (uint64_t)got;
 
-	full = (size_t)got / PAGE_SIZE;
-	for (i = 0; i < full; i++) {
-		ret = cache_insert(c, page + i * PAGE_SIZE,
-				   c->scratch + i * PAGE_SIZE, PAGE_SIZE, err);
-		if (ret)
-			return ret;
-	}
 	/*
 	 * A short count means the byte after it is unreadable: remember the
 	 * page it falls in as (partly) unreadable.  Later pages are left
 	 * out; they may well be readable and will be asked for on their own.
 	 */
-	if (full < n) {
-		ret = cache_insert(c, page + full * PAGE_SIZE,
-				   c->scratch + full * PAGE_SIZE,
-				   (uint32_t)((size_t)got % PAGE_SIZE), err);
-		if (ret)
-			return ret;
+	full = (size_t)got / PAGE_SIZE;
+	keep = full < n ? full + 1 : full;
+	for (i = 0; i < keep; i++) {
+		struct cache_entry e;
+
+		e.key = (page + i * PAGE_SIZE) | 1;
+		e.data = buf + i * PAGE_SIZE;
+		e.valid = i < full ? PAGE_SIZE :
+			  (uint32_t)((size_t)got % PAGE_SIZE);
+		table_put(c->table, c->cap, &e);
+		c->nentries++;
 	}
+	c->used += keep;
+	c->npages += keep;
+	c->fill_end = page + n * PAGE_SIZE;
+	return 0;
+}
+
+static struct recent_page *recent_slot(struct memsrc_cache *c, uint64_t page)
+{
+	return &c->recent[(page / PAGE_SIZE) & (RECENT - 1)];
+}
+
+/* The cached page, filling it on a miss. */
+static int cache_page(struct memsrc *ms, uint64_t page, size_t want,
+		      const struct recent_page **out, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct recent_page *r = recent_slot(c, page);
+	const struct cache_entry *e;
+	int ret;
+
+	if (r->page != page) {
+		e = cache_lookup(c, page);
+		if (!e) {
+			ret = cache_fill(ms, page, want, err);
+			if (ret)
+				return ret;
+			e = cache_lookup(c, page);
+			if (!e)
+				return cs_fail(err, CS_ERR_INTERNAL,
+					       "page 0x%" PRIx64
+					       " missing after a fill", page);
+		}
+		r->page = page;
+		r->data = e->data;
+		r->valid = e->valid;
+	}
+	*out = r;
 	return 0;
 }
 
@@ -211,7 +391,6 @@ long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
 {
 	unsigned char *out = buf;
 	size_t done = 0;
-	int ret;
 
 	if (len > LONG_MAX)
 		len = LONG_MAX;
@@ -219,36 +398,23 @@ long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
 	while (done < len) {
 		uint64_t a = addr + done, page = a & PAGE_MASK;
 		size_t off = (size_t)(a - page), chunk;
-		struct cache_page *p;
+		const struct recent_page *r = NULL;
+		int ret;
 
 		if (a < addr)
 			break;  /* wrapped past the top of the address space */
-		p = cache_lookup(ms->cache, page);
-		if (!p) {
-			size_t want = (off + (len - done) + PAGE_SIZE - 1) /
-				      PAGE_SIZE;
-
-			if (want < CLUSTER_MIN)
-				want = CLUSTER_MIN;
-			if (want > CLUSTER_MAX)
-				want = CLUSTER_MAX;
-			ret = cache_fill(ms, page, want, err);
-			if (ret)
-				return ret;
-			p = cache_lookup(ms->cache, page);
-			if (!p)
-				return cs_fail(err, CS_ERR_INTERNAL,
-					       "page 0x%" PRIx64
-					       " missing after a fill", page);
-		}
-		if (off >= p->valid)
+		ret = cache_page(ms, page, (off + (len - done) + PAGE_SIZE - 1) /
+				 PAGE_SIZE, &r, err);
+		if (ret)
+			return ret;
+		if (off >= r->valid)
 			break;
-		chunk = p->valid - off;
+		chunk = r->valid - off;
 		if (chunk > len - done)
 			chunk = len - done;
-		memcpy(out + done, p->data + off, chunk);
+		memcpy(out + done, r->data + off, chunk);
 		done += chunk;
-		if (p->valid < PAGE_SIZE && off + chunk == p->valid)
+		if (r->valid < PAGE_SIZE && off + chunk == r->valid)
 			break;  /* the rest of this page is unreadable */
 	}
 	return (long)done;
@@ -257,8 +423,18 @@ long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
 int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
 		struct cs_err *err)
 {
-	long got = memsrc_read_partial(ms, addr, buf, len, err);
+	const struct recent_page *r = recent_slot(ms->cache, addr & PAGE_MASK);
+	uint64_t off = addr - r->page;
+	long got;
 
+	/* Most reads fall in a page read shortly before.  (len 0 may come
+	 * with a NULL buf: nothing to copy, nothing that can fail.) */
+	if (off < r->valid && len <= r->valid - off) {
+		if (len)
+			memcpy(buf, r->data + off, len);
+		return 0;
+	}
+	got = memsrc_read_partial(ms, addr, buf, len, err);
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got < len)
@@ -269,19 +445,39 @@ int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
 	return 0;
 }
 
+/* A little-endian word (the target is x86-64) on any host. */
+static uint64_t le64(const unsigned char *b)
+{
+	uint64_t v = 0;
+	int i;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, b, sizeof(v));
+	(void)i;
+#else
+	for (i = 7; i >= 0; i--)
+		v = (v << 8) | b[i];
+#endif
+	return v;
+}
+
 int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
 		    struct cs_err *err)
 {
+	const struct recent_page *r = recent_slot(ms->cache, addr & PAGE_MASK);
+	uint64_t off = addr - r->page;
 	unsigned char b[8];
-	uint64_t v = 0;
-	int i, ret;
+	int ret;
 
+	/* The commonest read of all (pointers, types): kept short. */
+	if (off < r->valid && r->valid - off >= sizeof(b)) {
+		*out = le64(r->data + off);
+		return 0;
+	}
 	ret = memsrc_read(ms, addr, b, sizeof(b), err);
 	if (ret)
 		return ret;
-	for (i = 7; i >= 0; i--)
-		v = (v << 8) | b[i];
-	*out = v;
+	*out = le64(b);
 	return 0;
 }
 
@@ -339,15 +535,13 @@ int memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
 
 	if (!c)
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	c->nbuckets = 1024;
-	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
-	c->scratch = malloc((size_t)CLUSTER_MAX * PAGE_SIZE);
-	if (!c->buckets || !c->scratch) {
-		free(c->buckets);
-		free(c->scratch);
+	c->cap = 1024;
+	c->table = calloc(c->cap, sizeof(*c->table));
+	if (!c->table) {
 		free(c);
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	}
+	cache_drop_all(c);
 	ms->ops = ops;
 	ms->backend = backend;
 	ms->cache = c;
@@ -366,10 +560,14 @@ void memsrc_free(struct memsrc *ms)
 	free(ms->root);
 	free(ms->exe_path);
 	if (ms->cache) {
-		cache_drop_all(ms->cache);
-		free(ms->cache->buckets);
-		free(ms->cache->scratch);
-		free(ms->cache);
+		struct memsrc_cache *c = ms->cache;
+		size_t i;
+
+		for (i = 0; i < c->nslabs; i++)
+			munmap(c->slabs[i].mem, c->slabs[i].pages * PAGE_SIZE);
+		free(c->slabs);
+		free(c->table);
+		free(c);
 	}
 	free(ms);
 }

@@ -112,6 +112,14 @@ long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
 /* Forget cached pages (the target ran since they were read). */
 void memsrc_cache_clear(struct memsrc *ms);
 
+/*
+ * Before stopping a live target: set up the cache's memory for about as
+ * much as the target has resident (a dump reads most of its heap), so
+ * that the stop does not also wait for coroscope's own new memory.  Only
+ * costs time; does nothing for a core.
+ */
+void memsrc_prepare(struct memsrc *ms);
+
 /* The mapping containing addr, or NULL. */
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,
 					     uint64_t addr);

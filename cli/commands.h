@@ -12,6 +12,8 @@
 #define COROSCOPE_VERSION "0.1.0"
 
 int cmd_dump(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_core(int argc, char **argv);
 
 /* Print "coroscope: <msg>" on stderr and return err->code. */
 int cli_report_error(const struct cs_err *err);

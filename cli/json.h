@@ -11,11 +11,17 @@
 
 #define JSON_MAX_DEPTH 32
 
+/* Output is buffered here and reaches out when the top-level value is
+ * closed (or the buffer fills): write nothing else to out meanwhile. */
+#define JSON_BUF 16384
+
 struct json {
 	FILE *out;
 	int depth;
 	int need_comma[JSON_MAX_DEPTH];
 	int pretty;
+	size_t len;              /* bytes waiting in buf */
+	char buf[JSON_BUF];
 };
 
 void json_init(struct json *j, FILE *out, int pretty);

@@ -13,6 +13,10 @@
 void cli_usage(FILE *out)
 {
 	fputs("usage: coroscope dump [--json] [--locals] [--no-block] [--format FMT] PID\n"
+	      "       coroscope run [--timeout DURATION] [--report FILE]\n"
+	      "                     [--kill-after DURATION] -- COMMAND [ARG...]\n"
+	      "       coroscope core [--json] [--locals] [--format FMT] [--sysroot DIR]\n"
+	      "                      [--lib-search-path DIR:DIR] COREFILE [EXECUTABLE]\n"
 	      "       coroscope --help | --version\n"
 	      "\n"
 	      "Show every thread's Python stack, every asyncio task with its await\n"
@@ -21,12 +25,26 @@ void cli_usage(FILE *out)
 	      "\n"
 	      "commands:\n"
 	      "  dump PID          print threads, tasks and generators\n"
+	      "  run COMMAND       run COMMAND; when it hangs, dump each of its\n"
+	      "                    processes to stderr, then stop them all\n"
+	      "  core COREFILE     the same report from an ELF core file (kernel\n"
+	      "                    or gcore), with how the process died\n"
 	      "\n"
 	      "dump options:\n"
 	      "  -j, --json        print one JSON document (schema 1)\n"
 	      "  -l, --locals      show each frame's arguments and locals\n"
 	      "  -n, --no-block    do not stop the target while reading (racy)\n"
 	      "  -f, --format FMT  text (default), json, or dot (the await graph)\n"
+	      "\n"
+	      "core options (also --json, --locals, --format as for dump):\n"
+	      "  --sysroot DIR     look for the core's files under DIR\n"
+	      "  --lib-search-path DIR:DIR  and by name in these directories\n"
+	      "\n"
+	      "run options (DURATION: 90, 90s, 15m, 1h; SIGUSR1 dumps at once):\n"
+	      "  -t, --timeout DURATION     dump and stop COMMAND after this long\n"
+	      "  -r, --report FILE          also write the dump as JSON to FILE\n"
+	      "  -k, --kill-after DURATION  SIGKILL this long after SIGTERM\n"
+	      "                             (default 5s)\n"
 	      "\n"
 	      "general options:\n"
 	      "  -h, --help        show this help and exit\n"
@@ -35,7 +53,10 @@ void cli_usage(FILE *out)
 	      "Exit status: 0 ok, 1 internal error, 2 usage, 3 no such process,\n"
 	      "4 permission denied, 5 not a Python process, 6 unsupported Python\n"
 	      "version, 7 the process exited while being read, 8 unreadable or\n"
-	      "inconsistent target memory.  See coroscope(1).\n", out);
+	      "inconsistent target memory, 9 bad or truncated core file, 10 the\n"
+	      "core's executable not found.  run exits with COMMAND's status\n"
+	      "(128+N when signal N ended it), or 124 when it timed out.\n"
+	      "See coroscope(1).\n", out);
 }
 
 int cli_report_error(const struct cs_err *err)
@@ -72,5 +93,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "dump"))
 		return cmd_dump(argc - 1, argv + 1);
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "core"))
+		return cmd_core(argc - 1, argv + 1);
 	return cli_usage_error("unknown command '%s'", cmd);
 }

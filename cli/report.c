@@ -54,14 +54,21 @@ void report_text(FILE *out, const struct collection *c)
 
 static void json_hex(struct json *j, uint64_t v)
 {
-	char buf[32];
+	static const char digits[] = "0123456789abcdef";
+	char buf[20];
+	size_t i = sizeof(buf);
 
 	if (!v) {
 		json_null(j);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
-	json_string(j, buf);
+	/* "0x%llx" by hand: a dump writes an id for every task and frame. */
+	buf[--i] = '\0';
+	for (; v; v >>= 4)
+		buf[--i] = digits[v & 15];
+	buf[--i] = 'x';
+	buf[--i] = '0';
+	json_string(j, buf + i);
 }
 
 static void json_frame_id(struct json *j, const struct py_frame *f,

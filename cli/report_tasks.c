@@ -138,7 +138,7 @@ static void print_loops(struct tree *t)
 			continue;
 		for (n = 0, j = 0; j < a->ntasks; j++)
 			n += a->tasks[j].loop == loop;
-		fprintf(t->out, "\nTasks of event loop 0x%llx",
+		fprintf(t->out, "\nTasks of loop 0x%llx",
 			(unsigned long long)loop);
 		if (a->tasks[i].tid) {
 			fprintf(t->out, " (thread %d", a->tasks[i].tid);
@@ -147,7 +147,7 @@ static void print_loops(struct tree *t)
 				fprintf(t->out, " \"%s\"", tname);
 			fputc(')', t->out);
 		}
-		fprintf(t->out, ", %zu pending:\n", n);
+		fprintf(t->out, ": %zu pending\n", n);
 		/* roots first: tasks nobody awaits */
 		for (j = 0; j < a->ntasks; j++)
 			if (a->tasks[j].loop == loop && !a->tasks[j].nawaited_by)
@@ -301,30 +301,45 @@ void report_dot(FILE *out, const struct collection *c)
 	for (i = 0; i < a->ntasks; i++) {
 		const struct py_task *t = &a->tasks[i];
 
-		fprintf(out, "  \"0x%llx\" [shape=box, label=\"",
+		uint64_t from = t->addr;
+
+		fprintf(out, "  \"0x%llx\" [shape=box, style=bold, label=\"",
 			(unsigned long long)t->addr);
 		dot_escape(out, t->name);
+		fputs("\"];\n", out);
+		/* the task runs its outermost coroutine, which awaits the next */
 		for (k = t->nstack; k-- > 0;) {
 			const struct py_gen *g = &a->gens[t->stack[k]];
 
-			if (!g->has_frame)
-				continue;
-			fputs("\\n", out);
+			fprintf(out, "  \"0x%llx\" [shape=ellipse, label=\"",
+				(unsigned long long)g->addr);
 			dot_escape(out, g->qualname);
-			fprintf(out, ":%d", g->frame.line);
+			if (g->has_frame)
+				fprintf(out, ":%d", g->frame.line);
+			fprintf(out, "\"];\n  \"0x%llx\" -> \"0x%llx\" [label=\"%s\"];\n",
+				(unsigned long long)from,
+				(unsigned long long)g->addr,
+				from == t->addr ? "runs" : "awaits");
+			from = g->addr;
 		}
-		fputs("\"];\n", out);
 		if (t->waiter && !py_async_task(a, t->waiter))
-			fprintf(out, "  \"0x%llx\" [shape=ellipse, label=\"%s\"];\n"
-				"  \"0x%llx\" -> \"0x%llx\" [label=\"awaits\"];\n",
+			fprintf(out, "  \"0x%llx\" [shape=diamond, label=\"%s\"];\n",
 				(unsigned long long)t->waiter,
-				t->waiter_type ? t->waiter_type : "?",
-				(unsigned long long)t->addr,
-				(unsigned long long)t->waiter);
-		for (k = 0; k < t->nawaited_by; k++)
+				t->waiter_type ? t->waiter_type : "?");
+		if (t->waiter)
 			fprintf(out, "  \"0x%llx\" -> \"0x%llx\" [label=\"awaits\"];\n",
+				(unsigned long long)from,
+				(unsigned long long)t->waiter);
+		/* awaits through gather, TaskGroup, wait...: task to task */
+		for (k = 0; k < t->nawaited_by; k++) {
+			const struct py_task *p = py_async_task(a, t->awaited_by[k]);
+
+			if (p && p->waiter == t->addr)
+				continue;  /* drawn from its innermost frame */
+			fprintf(out, "  \"0x%llx\" -> \"0x%llx\" [label=\"awaits\", style=dashed];\n",
 				(unsigned long long)t->awaited_by[k],
 				(unsigned long long)t->addr);
+		}
 	}
 	for (i = 0; i < a->ngens; i++) {
 		const struct py_gen *g = &a->gens[i];

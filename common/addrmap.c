@@ -1,5 +1,6 @@
 #include "common/addrmap.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "common/error.h"
@@ -8,16 +9,14 @@
 
 void addrmap_init(struct addrmap *m)
 {
-	m->keys = NULL;
-	m->vals = NULL;
+	m->slots = NULL;
 	m->cap = 0;
 	m->len = 0;
 }
 
 void addrmap_release(struct addrmap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->slots);
 	addrmap_init(m);
 }
 
@@ -31,7 +30,7 @@ static size_t find(const struct addrmap *m, uint64_t key)
 {
 	size_t i = slot_of(key, m->cap);
 
-	while (m->keys[i] && m->keys[i] != key)
+	while (m->slots[i].key && m->slots[i].key != key)
 		i = (i + 1) & (m->cap - 1);
 	return i;
 }
@@ -45,11 +44,11 @@ void *addrmap_get(const struct addrmap *m, uint64_t key, int *found)
 	if (!m->cap || !key)
 		return NULL;
 	i = find(m, key);
-	if (!m->keys[i])
+	if (!m->slots[i].key)
 		return NULL;
 	if (found)
 		*found = 1;
-	return m->vals[i];
+	return m->slots[i].val;
 }
 
 static void rehash(struct addrmap *m, size_t cap)
@@ -57,19 +56,12 @@ static void rehash(struct addrmap *m, size_t cap)
 	struct addrmap old = *m;
 	size_t i;
 
-	m->keys = xcalloc(cap, sizeof(*m->keys));
-	m->vals = xcalloc(cap, sizeof(*m->vals));
+	m->slots = xcalloc(cap, sizeof(*m->slots));
 	m->cap = cap;
-	for (i = 0; i < old.cap; i++) {
-		if (old.keys[i]) {
-			size_t j = find(m, old.keys[i]);
-
-			m->keys[j] = old.keys[i];
-			m->vals[j] = old.vals[i];
-		}
-	}
-	free(old.keys);
-	free(old.vals);
+	for (i = 0; i < old.cap; i++)
+		if (old.slots[i].key)
+			m->slots[find(m, old.slots[i].key)] = old.slots[i];
+	free(old.slots);
 }
 
 void addrmap_put(struct addrmap *m, uint64_t key, void *val)
@@ -81,21 +73,47 @@ void addrmap_put(struct addrmap *m, uint64_t key, void *val)
 	if ((m->len + 1) * 4 >= m->cap * 3)
 		rehash(m, m->cap ? m->cap * 2 : 64);
 	i = find(m, key);
-	if (!m->keys[i]) {
-		m->keys[i] = key;
+	if (!m->slots[i].key) {
+		m->slots[i].key = key;
 		m->len++;
 	}
-	m->vals[i] = val;
+	m->slots[i].val = val;
+}
+
+void addrmap_prefetch(const struct addrmap *m, uint64_t key)
+{
+	if (m->cap && key)
+		__builtin_prefetch(&m->slots[slot_of(key, m->cap)]);
+}
+
+void addrmap_reserve(struct addrmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 64;
+
+	if (n > SIZE_MAX / 8)
+		return;  /* cannot be met; let the puts fail as they grow */
+	/* The load limit of addrmap_put(): (len + 1) * 4 < cap * 3. */
+	while ((n + 1) * 4 >= cap * 3)
+		cap *= 2;
+	if (cap > m->cap)
+		rehash(m, cap);
 }
 
 int addrmap_add(struct addrmap *m, uint64_t key)
 {
-	int found;
+	size_t i;
 
-	addrmap_get(m, key, &found);
-	if (found)
+	if (!key)
+		CS_BUG("addrmap key 0");
+	if ((m->len + 1) * 4 >= m->cap * 3)
+		rehash(m, m->cap ? m->cap * 2 : 64);
+	/* One probe sequence for the test and the insertion. */
+	i = find(m, key);
+	if (m->slots[i].key)
 		return 0;
-	addrmap_put(m, key, NULL);
+	m->slots[i].key = key;
+	m->slots[i].val = NULL;
+	m->len++;
 	return 1;
 }
 
@@ -105,10 +123,10 @@ int addrmap_next(const struct addrmap *m, size_t *pos, uint64_t *key,
 	while (*pos < m->cap) {
 		size_t i = (*pos)++;
 
-		if (m->keys[i]) {
-			*key = m->keys[i];
+		if (m->slots[i].key) {
+			*key = m->slots[i].key;
 			if (val)
-				*val = m->vals[i];
+				*val = m->slots[i].val;
 			return 1;
 		}
 	}

@@ -31,6 +31,8 @@ void code_cache_clear(struct pyproc *py)
 	while (addrmap_next(&py->codes, &pos, &key, &val))
 		code_free(val);
 	addrmap_release(&py->codes);
+	/* The addresses may hold other code objects once the target ran. */
+	memset(py->line_memo, 0, sizeof(py->line_memo));
 }
 
 /* Optional str member: NULL pointer gives "", unreadable is an error. */
@@ -223,9 +225,19 @@ int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 	return 0;
 }
 
-int py_code_line(const struct pyproc *py, const struct py_code *code,
-		 long offset)
+int py_code_line(struct pyproc *py, const struct py_code *code, long offset)
 {
-	return linetable_line_at(py->layout.linetable, code->linetable,
-				 code->linetable_len, code->firstlineno, offset);
+	uint64_t h = (code->addr ^ (uint64_t)offset * 0x9e3779b97f4a7c15u) *
+		     0x9e3779b97f4a7c15u;
+	struct py_line_memo *m = &py->line_memo[(h >> 40) & (PY_LINE_MEMO - 1)];
+
+	if (m->code != code->addr || m->offset != offset) {
+		m->code = code->addr;
+		m->offset = offset;
+		m->line = linetable_line_at(py->layout.linetable,
+					    code->linetable,
+					    code->linetable_len,
+					    code->firstlineno, offset);
+	}
+	return m->line;
 }

@@ -50,8 +50,7 @@ int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 		struct cs_err *err);
 
 /* The line executing at a byte offset into the bytecode, or -1. */
-int py_code_line(const struct pyproc *py, const struct py_code *code,
-		 long offset);
+int py_code_line(struct pyproc *py, const struct py_code *code, long offset);
 
 void code_cache_clear(struct pyproc *py);
 

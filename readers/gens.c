@@ -194,6 +194,9 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 	gen->kind = kind;
 	if (L->gen_iframe >= 0 && (size_t)(L->gen_iframe + L->if_localsplus) > size)
 		size = (size_t)(L->gen_iframe + L->if_localsplus);
+	if (kind == PY_CODE_ASYNC_GENERATOR && L->agen_running_async >= 0 &&
+	    (size_t)L->agen_running_async >= size)
+		size = (size_t)L->agen_running_async + 1;
 	if (size > sizeof(buf))
 		CS_BUG("generator object of %zu bytes", size);
 	ret = memsrc_read(py->ms, addr, buf, size, err);
@@ -255,22 +258,21 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 				gen->state = PY_GEN_SUSPENDED;
 		}
 	}
+	/* An async generator between asend() and its result counts as
+	 * running for inspect (ag_running is ag_running_async, 3.8+), even
+	 * while its frame is suspended in an await. */
+	if (kind == PY_CODE_ASYNC_GENERATOR && L->agen_running_async >= 0 &&
+	    gen->state == PY_GEN_SUSPENDED &&
+	    field_u8(buf, size, L->agen_running_async))
+		gen->state = PY_GEN_RUNNING;
 	if (code_addr && py_code_get(py, code_addr, &gen->code, err) < 0)
 		return -CS_ERR_MEMORY;
 	if (gen->state != PY_GEN_CLOSED && frame) {
-		struct py_frame *frames = NULL;
-		size_t n = 0;
 		struct cs_err ferr;
 
 		cs_err_init(&ferr);
-		if (py_frames_walk(py, frame, 0, opt, &frames, &n, &ferr) == 0 &&
-		    n == 1) {
-			gen->frame = frames[0];
-			gen->has_frame = 1;
-			free(frames);
-		} else {
-			py_frames_free(frames, n);
-		}
+		gen->has_frame = py_frame_read(py, frame, opt, &gen->frame,
+					       &ferr) == 1;
 	}
 	gen->awaiting_raw = gen_delegate(py, gen, frame, frame_state, ip);
 	gen->awaiting = unwrap(py, gen->awaiting_raw);

@@ -89,6 +89,9 @@ struct py_layout {
 	int ts_current_frame;     /* .current_frame (3.13+) */
 	int ts_thread_id;         /* .thread_id (pthread_t) */
 	int ts_native_thread_id;  /* .native_thread_id (3.11+) */
+	int ts_dict;              /* .dict: the running loop before 3.13 */
+	int ts_asyncio_running_loop; /* _PyThreadStateImpl
+				     .asyncio_running_loop (3.13+) */
 
 	/* _PyCFrame (3.11, 3.12) */
 	int cf_current_frame;     /* .current_frame */
@@ -155,6 +158,8 @@ struct py_layout {
 	int tp_flags;             /* unsigned long */
 	int tp_dictoffset;        /* Py_ssize_t */
 	int tp_base;              /* PyTypeObject * */
+	int tp_dict;              /* PyObject * (NULL for 3.12+ static types) */
+	int tp_mro;               /* tuple of types */
 	int ht_cached_keys;       /* PyHeapTypeObject.ht_cached_keys */
 
 	/* Unicode: PyASCIIObject, PyCompactUnicodeObject */

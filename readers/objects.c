@@ -792,6 +792,35 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 	return s.found ? 0 : 1;
 }
 
+int pyobj_lookup(struct pyproc *py, uint64_t obj, const char *name,
+		 uint64_t *value, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t type, mro, dict, items[MAX_TYPE_DEPTH];
+	size_t n, i;
+	int ret;
+
+	ret = pyobj_get_attr(py, obj, name, value, err);
+	if (ret <= 0)
+		return ret;
+	ret = pyobj_read_type(py, obj, &type, err);
+	if (ret == 0)
+		ret = memsrc_read_u64(py->ms, type + (uint64_t)L->tp_mro, &mro, err);
+	if (ret < 0)
+		return ret;
+	if (!mro || pyseq_items(py, mro, items, MAX_TYPE_DEPTH, &n, err) < 0)
+		return 1;
+	for (i = 0; i < n && i < MAX_TYPE_DEPTH; i++) {
+		if (memsrc_read_u64(py->ms, items[i] + (uint64_t)L->tp_dict, &dict,
+				    err) < 0 || !dict)
+			continue;
+		ret = pydict_get_str(py, dict, name, value, err);
+		if (ret <= 0)
+			return ret;
+	}
+	return 1;
+}
+
 int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,
 		  uint64_t *dict, struct cs_err *err)
 {

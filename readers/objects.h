@@ -101,6 +101,15 @@ int pydict_get_int(struct pyproc *py, uint64_t dict, int64_t key,
 int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 		   uint64_t *value, struct cs_err *err);
 
+/*
+ * Attribute lookup as a plain value: the instance's own attribute, else
+ * the first class in the type's MRO whose __dict__ has the name (a
+ * Future's class-level default _state, for example).  Descriptors are
+ * returned as they are, not called.  0 found, 1 absent, <0 error.
+ */
+int pyobj_lookup(struct pyproc *py, uint64_t obj, const char *name,
+		 uint64_t *value, struct cs_err *err);
+
 /* sys.modules[name]'s __dict__ for the first interpreter that has it:
  * 0 found, 1 absent, <0 error. */
 int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,

@@ -5,7 +5,8 @@
  *
  * pyproc_locate() reads ELF files and, at most, a few static bytes of the
  * target (the _Py_DebugOffsets block of 3.13+), so it runs before the
- * target is stopped.
+ * target is stopped; it also has the page cache set up its memory then
+ * (memsrc_prepare()), which would otherwise be paid for during the stop.
  */
 #ifndef COROSCOPE_READERS_PYPROC_H
 #define COROSCOPE_READERS_PYPROC_H
@@ -25,6 +26,15 @@ struct py_types {
 		 set, frozenset, cell, code, gen, coro, asyncgen, module;
 };
 
+/* One remembered line lookup (readers/code.c). */
+struct py_line_memo {
+	uint64_t code;         /* code object address, 0 = empty */
+	long offset;
+	int line;
+};
+
+#define PY_LINE_MEMO 256       /* a power of two */
+
 struct pyproc {
 	struct memsrc *ms;                 /* borrowed */
 	struct module_list mods;
@@ -43,6 +53,9 @@ struct pyproc {
 	struct addrmap codes;  /* struct py_code * by address (readers/code.c) */
 	struct addrmap strs;   /* UTF-8 char * by str address (objects.c) */
 	struct addrmap typenames; /* tp_name char * by type address */
+	/* Lines by (code, offset), direct-mapped: ten thousand coroutines
+	 * suspended at the same await need one line table walk, not 10^4. */
+	struct py_line_memo line_memo[PY_LINE_MEMO];
 };
 
 /*

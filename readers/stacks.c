@@ -137,52 +137,80 @@ void py_frames_free(struct py_frame *frames, size_t n)
 	free(frames);
 }
 
+/*
+ * Decode the frame at `frame` into f: 1 when it is one to show, 0 when it
+ * is not (a shim, or a frame running something other than code), or a
+ * negative status.  rf->next is set in every case but an error.
+ */
+static int decode_frame(struct pyproc *py, uint64_t frame,
+			const struct py_stack_options *opt,
+			struct raw_frame *rf, struct py_frame *f,
+			struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	const struct py_code *code;
+	uint64_t type;
+	int ret;
+
+	ret = raw_frame_read(py, frame, rf, err);
+	if (ret < 0)
+		return ret;
+	if (frame_is_shim(L, rf->owner))
+		return 0;
+	/* 3.13+ frames may execute something other than code. */
+	ret = pyobj_read_type(py, rf->code, &type, err);
+	if (ret < 0)
+		return ret;
+	if (type != py->types.code)
+		return 0;
+	ret = py_code_get(py, rf->code, &code, err);
+	if (ret < 0)
+		return ret;
+	if (rf->owner >= 0) {
+		rf->offset = (long)((uint64_t)rf->offset - code->code_start);
+		/* Not yet past its prologue: CPython hides it too. */
+		if (rf->owner != L->owner_generator &&
+		    rf->offset < (long)code->firsttraceable * 2)
+			return 0;
+	}
+	memset(f, 0, sizeof(*f));
+	f->addr = frame;
+	f->code = code;
+	f->line = py_code_line(py, code, rf->offset);
+	if (opt && opt->locals)
+		read_locals(py, code, rf->localsplus, f);
+	return 1;
+}
+
+int py_frame_read(struct pyproc *py, uint64_t frame,
+		  const struct py_stack_options *opt, struct py_frame *out,
+		  struct cs_err *err)
+{
+	struct raw_frame rf;
+
+	return decode_frame(py, frame, opt, &rf, out, err);
+}
+
 int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
 		   const struct py_stack_options *opt,
 		   struct py_frame **frames, size_t *nframes,
 		   struct cs_err *err)
 {
-	const struct py_layout *L = &py->layout;
-	struct py_frame *out = NULL;
+	struct py_frame *out = NULL, f;
 	size_t n = 0, alloc = 0, steps;
 	int ret = 0;
 
 	for (steps = 0; frame && steps < PY_MAX_FRAMES; steps++) {
 		struct raw_frame rf;
-		const struct py_code *code;
-		uint64_t type;
-		struct py_frame *f;
 
-		ret = raw_frame_read(py, frame, &rf, err);
+		ret = decode_frame(py, frame, opt, &rf, &f, err);
 		if (ret < 0)
 			break;
-		if (frame_is_shim(L, rf.owner))
-			goto next;
-		/* 3.13+ frames may execute something other than code. */
-		ret = pyobj_read_type(py, rf.code, &type, err);
-		if (ret < 0)
-			break;
-		if (type != py->types.code)
-			goto next;
-		ret = py_code_get(py, rf.code, &code, err);
-		if (ret < 0)
-			break;
-		if (rf.owner >= 0) {
-			rf.offset = (long)((uint64_t)rf.offset - code->code_start);
-			/* Not yet past its prologue: CPython hides it too. */
-			if (rf.owner != L->owner_generator &&
-			    rf.offset < (long)code->firsttraceable * 2)
-				goto next;
+		if (ret > 0) {
+			out = xgrow(out, &alloc, n + 1, sizeof(*out));
+			out[n++] = f;
 		}
-		out = xgrow(out, &alloc, n + 1, sizeof(*out));
-		f = &out[n++];
-		memset(f, 0, sizeof(*f));
-		f->addr = frame;
-		f->code = code;
-		f->line = py_code_line(py, code, rf.offset);
-		if (opt && opt->locals)
-			read_locals(py, code, rf.localsplus, f);
-next:
+		ret = 0;
 		if (!follow)
 			break;
 		frame = rf.next;

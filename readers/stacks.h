@@ -75,6 +75,12 @@ int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
 		   struct cs_err *err);
 void py_frames_free(struct py_frame *frames, size_t n);
 
+/* Decode one frame into *out: 1 when it is a frame to show, 0 when it is
+ * not (a shim frame, or one not running code), or a negative status. */
+int py_frame_read(struct pyproc *py, uint64_t frame,
+		  const struct py_stack_options *opt, struct py_frame *out,
+		  struct cs_err *err);
+
 /* The code kind names used in output: "function", "generator", ... */
 const char *py_code_kind_name(enum py_code_kind kind);
 

@@ -27,6 +27,10 @@ enum aio_class {
 struct aio_types {
 	uint64_t c_task, c_future, py_task, py_future, taskgroup;
 	struct addrmap classes;   /* type -> enum aio_class */
+	/* The type classified last and its class: objects of one type
+	 * often follow each other in the GC lists. */
+	uint64_t last_type;
+	enum aio_class last_class;
 };
 
 struct builder {
@@ -42,24 +46,57 @@ struct builder {
 	int *task_classes;
 	size_t ntask, task_alloc;
 	size_t tasks_alloc, gens_alloc;
+	long *next;               /* gens awaited (see index_awaiting()) */
+	size_t nnext;
 	struct addrmap waiters;   /* future -> struct addr_list * of tasks */
 	struct addrmap loop_tids; /* loop -> tid + 1 */
 };
 
+/* Lists longer than this also keep a set, so that adding stays O(1):
+ * ten thousand tasks awaiting one future must not cost 10^8 compares. */
+#define ADDR_LIST_SCAN 16
+
 struct addr_list {
 	uint64_t *v;
 	size_t n, alloc;
+	struct addrmap *set;      /* the same addresses, once n reaches
+				     ADDR_LIST_SCAN (NULL before) */
 };
 
 static void addr_list_add(struct addr_list *l, uint64_t a)
 {
 	size_t i;
 
-	for (i = 0; i < l->n; i++)
-		if (l->v[i] == a)
+	if (l->set && a) {
+		if (!addrmap_add(l->set, a))
 			return;
+	} else {
+		/* (0 cannot be a set key: it is always looked up here.) */
+		for (i = 0; i < l->n; i++)
+			if (l->v[i] == a)
+				return;
+		if (!l->set && l->n >= ADDR_LIST_SCAN) {
+			l->set = xmalloc(sizeof(*l->set));
+			addrmap_init(l->set);
+			for (i = 0; i < l->n; i++)
+				if (l->v[i])
+					addrmap_add(l->set, l->v[i]);
+			if (a)
+				addrmap_add(l->set, a);
+		}
+	}
 	l->v = xgrow(l->v, &l->alloc, l->n + 1, sizeof(*l->v));
 	l->v[l->n++] = a;
+}
+
+static void addr_list_release(struct addr_list *l)
+{
+	free(l->v);
+	if (l->set) {
+		addrmap_release(l->set);
+		free(l->set);
+	}
+	memset(l, 0, sizeof(*l));
 }
 
 const char *py_short_type_name(const char *tp_name)
@@ -113,10 +150,16 @@ static void find_types(struct builder *b)
 static enum aio_class classify(struct builder *b, uint64_t type)
 {
 	struct aio_types *t = &b->types;
-	uintptr_t c = (uintptr_t)addrmap_get(&t->classes, type, NULL);
+	uintptr_t c;
 
-	if (c)
+	if (type && type == t->last_type)
+		return t->last_class;
+	c = (uintptr_t)addrmap_get(&t->classes, type, NULL);
+	if (c) {
+		t->last_type = type;
+		t->last_class = (enum aio_class)c;
 		return (enum aio_class)c;
+	}
 	if (!type)
 		return AIO_NONE;
 	if (t->c_task && pytype_is_subtype(b->py, type, t->c_task))
@@ -213,6 +256,7 @@ static long gen_at(struct builder *b, uint64_t addr)
 struct task_fields {
 	int pending;
 	uint64_t loop, coro, waiter, name, callback0, callbacks, awaited_by;
+	long coro_gen;            /* index of coro in gens, or -1 */
 };
 
 static int read_c_task(struct builder *b, uint64_t addr,
@@ -245,31 +289,48 @@ static uint64_t attr(struct builder *b, uint64_t obj, const char *name)
 	uint64_t v;
 
 	cs_err_init(&err);
-	return pyobj_get_attr(b->py, obj, name, &v, &err) == 0 ? v : 0;
+	return pyobj_lookup(b->py, obj, name, &v, &err) == 0 ? v : 0;
 }
 
 static int read_py_task(struct builder *b, uint64_t addr,
 			struct task_fields *f)
 {
+	const struct py_layout *L = &b->py->layout;
 	struct cs_err err;
 	const char *state;
-	uint64_t s = attr(b, addr, "_state");
+	uint64_t s, type;
+	uint8_t buf[512];
 
 	cs_err_init(&err);
-	f->pending = s && pystr_get(b->py, s, &state, &err) == 0 &&
-		     !strcmp(state, "PENDING");
-	f->loop = attr(b, addr, "_loop");
+	if (b->types.c_future && pyobj_read_type(b->py, addr, &type, &err) == 0 &&
+	    pytype_is_subtype(b->py, type, b->types.c_future) &&
+	    (size_t)L->fut_size <= sizeof(buf) &&
+	    memsrc_read(b->py->ms, addr, buf, (size_t)L->fut_size, &err) == 0) {
+		/* 3.6's Python Task derives from the C Future: the future's
+		 * half is in C fields, the task's half in the instance dict. */
+		f->pending = field_i32(buf, sizeof(buf), L->fut_state) == 0;
+		f->loop = field_u64(buf, sizeof(buf), L->fut_loop);
+		f->callback0 = field_u64(buf, sizeof(buf), L->fut_callback0);
+		f->callbacks = field_u64(buf, sizeof(buf), L->fut_callbacks);
+	} else {
+		s = attr(b, addr, "_state");
+		f->pending = s && pystr_get(b->py, s, &state, &err) == 0 &&
+			     !strcmp(state, "PENDING");
+		f->loop = attr(b, addr, "_loop");
+		f->callbacks = attr(b, addr, "_callbacks");
+	}
 	f->coro = attr(b, addr, "_coro");
 	f->waiter = attr(b, addr, "_fut_waiter");
 	f->name = attr(b, addr, "_name");
-	f->callbacks = attr(b, addr, "_callbacks");
 	if (f->waiter == b->py->types.none)
 		f->waiter = 0;
 	return 0;
 }
 
-static char *task_name(struct builder *b, uint64_t name, uint64_t coro_gen_q)
+/* The task's name; without one, its coroutine's (generator coro_gen). */
+static char *task_name(struct builder *b, uint64_t name, long coro_gen)
 {
+	const struct py_async *a = b->out;
 	struct cs_err err;
 	const char *s;
 	uint64_t type;
@@ -282,15 +343,26 @@ static char *task_name(struct builder *b, uint64_t name, uint64_t coro_gen_q)
 		/* 3.12+ names tasks lazily: a counter that reads "Task-N". */
 		if (type == b->py->types.int_ &&
 		    pyint_read_i64(b->py, name, &n, &err) == 0) {
-			struct strbuf sb;
+			/* "Task-%lld" without printf: one per task adds up */
+			char buf[32];
+			size_t i = sizeof(buf);
+			uint64_t u = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
 
-			strbuf_init(&sb);
-			strbuf_addf(&sb, "Task-%lld", (long long)n);
-			return strbuf_detach(&sb);
+			buf[--i] = '\0';
+			do {
+				buf[--i] = (char)('0' + u % 10);
+				u /= 10;
+			} while (u);
+			if (n < 0)
+				buf[--i] = '-';
+			i -= 5;
+			memcpy(buf + i, "Task-", 5);
+			return xstrdup(buf + i);
 		}
 	}
-	return coro_gen_q ? xstrdup((const char *)(uintptr_t)coro_gen_q) :
-			    xstrdup("Task");
+	if (coro_gen >= 0 && a->gens[coro_gen].qualname)
+		return xstrdup(a->gens[coro_gen].qualname);
+	return xstrdup("Task");
 }
 
 /* The items of a callbacks list: each a (callback, context) tuple from
@@ -464,8 +536,47 @@ static void add_waiters_of(struct builder *b, uint64_t future,
 		addr_list_add(out, l->v[i]);
 }
 
-/* The kernel tid of the thread running a loop (BaseEventLoop._thread_id),
- * or 0. */
+/*
+ * Which loop each thread is running, as asyncio itself records it (so
+ * that uvloop counts too): _PyThreadStateImpl.asyncio_running_loop from
+ * 3.13, before that the thread state dict's
+ * __asyncio_running_event_loop__ entry (a _RunningLoopHolder up to 3.11).
+ */
+static void note_running_loops(struct builder *b)
+{
+	const struct py_layout *L = &b->py->layout;
+	struct cs_err err;
+	size_t i;
+
+	for (i = 0; i < b->snap->nthreads; i++) {
+		const struct py_thread *t = &b->snap->threads[i];
+		uint64_t loop = 0, dict, type;
+
+		cs_err_init(&err);
+		if (L->ts_asyncio_running_loop >= 0) {
+			memsrc_read_u64(b->py->ms, t->tstate +
+					(uint64_t)L->ts_asyncio_running_loop,
+					&loop, &err);
+		} else if (L->ts_dict >= 0 &&
+			   memsrc_read_u64(b->py->ms, t->tstate + (uint64_t)L->ts_dict,
+					   &dict, &err) == 0 && dict &&
+			   pydict_get_str(b->py, dict, "__asyncio_running_event_loop__",
+					  &loop, &err) == 0 && loop &&
+			   pyobj_read_type(b->py, loop, &type, &err) == 0 &&
+			   strstr(py_type_name_cached(b->py, type),
+				  "RunningLoopHolder")) {
+			/* rl_loop follows PyObject_HEAD */
+			if (memsrc_read_u64(b->py->ms, loop + 16, &loop, &err) < 0)
+				loop = 0;
+		}
+		if (loop && loop != b->py->types.none && t->tid)
+			addrmap_put(&b->loop_tids, loop,
+				    (void *)(uintptr_t)(t->tid + 1));
+	}
+}
+
+/* The kernel tid of the thread running a loop: the running-loop records
+ * above, else BaseEventLoop._thread_id; 0 when unknown. */
 static int loop_tid(struct builder *b, uint64_t loop)
 {
 	struct cs_err err;
@@ -490,25 +601,85 @@ static int loop_tid(struct builder *b, uint64_t loop)
 	return tid;
 }
 
-/* Follow the await chain from the task's coroutine down. */
-static void build_stack(struct builder *b, struct py_task *t)
+/* In next[]: not looked up yet (or not a generator the walk found). */
+#define NEXT_UNKNOWN (-2)
+/* Lookups started this many generators ahead of their use. */
+#define PREFETCH_AHEAD 16
+
+/*
+ * For every generator, the index of the generator it awaits (-1: none),
+ * looked up in one pass over the array before any chain is followed.
+ * Following the chains one link after the other makes each lookup wait
+ * for the previous one; in this pass the lookups are independent, and
+ * the map's slots are prefetched a few generators ahead, so that with a
+ * hundred thousand tasks the cache misses overlap.
+ */
+static void index_awaiting(struct builder *b)
+{
+	struct py_async *a = b->out;
+	size_t i, n = a->ngens;
+
+	b->next = xmalloc((n ? n : 1) * sizeof(*b->next));
+	b->nnext = n;
+	for (i = 0; i < n; i++) {
+		uint64_t at = a->gens[i].awaiting;
+		uintptr_t k;
+
+		if (i + PREFETCH_AHEAD < n)
+			addrmap_prefetch(&a->gen_index,
+					 a->gens[i + PREFETCH_AHEAD].awaiting);
+		k = at ? (uintptr_t)addrmap_get(&a->gen_index, at, NULL) : 0;
+		b->next[i] = k ? (long)k - 1 : at ? NEXT_UNKNOWN : -1;
+	}
+}
+
+/* The generator that generator idx awaits, or -1. */
+static long next_gen(struct builder *b, size_t idx)
+{
+	long k;
+
+	if (idx < b->nnext && b->next[idx] != NEXT_UNKNOWN)
+		return b->next[idx];
+	/* Not one the walk listed: read it (gen_at may append it). */
+	k = gen_at(b, b->out->gens[idx].awaiting);
+	if (idx < b->nnext)
+		b->next[idx] = k;
+	return k;
+}
+
+/* Links of a chain checked for a loop by scanning, before a set is
+ * built: real chains are short, and a set per task costs allocations. */
+#define CHAIN_SCAN 32
+
+/* Follow the await chain from the task's coroutine (generator first)
+ * down. */
+static void build_stack(struct builder *b, struct py_task *t, long first)
 {
 	struct py_async *a = b->out;
 	size_t *chain = NULL, n = 0, alloc = 0, i;
 	struct addrmap seen;
-	uint64_t at = t->coro;
+	long idx = first, seen_first[CHAIN_SCAN];
 
 	addrmap_init(&seen);
-	while (at && n < PY_MAX_CHAIN && addrmap_add(&seen, at)) {
-		long idx = gen_at(b, at);
-
-		if (idx < 0)
-			break;
+	while (idx >= 0 && n < PY_MAX_CHAIN) {
+		/* A loop: a generator met twice (set keys are index + 1). */
+		if (n < CHAIN_SCAN) {
+			for (i = 0; i < n && seen_first[i] != idx; i++)
+				;
+			if (i < n)
+				break;
+			seen_first[n] = idx;
+		} else {
+			for (i = 0; n == CHAIN_SCAN && i < CHAIN_SCAN; i++)
+				addrmap_add(&seen, (uint64_t)seen_first[i] + 1);
+			if (!addrmap_add(&seen, (uint64_t)idx + 1))
+				break;
+		}
 		chain = xgrow(chain, &alloc, n + 1, sizeof(*chain));
 		chain[n++] = (size_t)idx;
 		if (!a->gens[idx].task)
 			a->gens[idx].task = t->addr;
-		at = a->gens[idx].awaiting;
+		idx = next_gen(b, (size_t)idx);
 	}
 	addrmap_release(&seen);
 	if (n && a->gens[chain[0]].state == PY_GEN_RUNNING)
@@ -677,7 +848,7 @@ static void builder_release(struct builder *b)
 	while (addrmap_next(&b->waiters, &pos, &key, &val)) {
 		struct addr_list *l = val;
 
-		free(l->v);
+		addr_list_release(l);
 		free(l);
 	}
 	addrmap_release(&b->waiters);
@@ -687,6 +858,7 @@ static void builder_release(struct builder *b)
 	free(b->gen_kinds);
 	free(b->task_addrs);
 	free(b->task_classes);
+	free(b->next);
 }
 
 int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
@@ -709,17 +881,22 @@ int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 	b.opt = opt;
 	b.out = out;
 	find_types(&b);
+	note_running_loops(&b);
 	ret = py_gc_walk(py, visit, &b, err);
 	if (ret < 0) {
 		builder_release(&b);
 		return ret;
 	}
 	/* Generators first, so that chains find them by address. */
+	addrmap_reserve(&out->gen_index, b.ngen);
 	out->gens = xcalloc(b.ngen ? b.ngen : 1, sizeof(*out->gens));
 	b.gens_alloc = b.ngen ? b.ngen : 1;
 	for (i = 0; i < b.ngen; i++) {
 		struct cs_err gerr;
 
+		if (i + PREFETCH_AHEAD < b.ngen)
+			addrmap_prefetch(&out->gen_index,
+					 b.gen_addrs[i + PREFETCH_AHEAD]);
 		cs_err_init(&gerr);
 		if (py_gen_read(py, b.gen_addrs[i], (enum py_code_kind)b.gen_kinds[i],
 				opt, &out->gens[out->ngens], &gerr) < 0)
@@ -731,21 +908,34 @@ int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 	/* Pending tasks. */
 	fields = xcalloc(b.ntask ? b.ntask : 1, sizeof(*fields));
 	out->tasks = xcalloc(b.ntask ? b.ntask : 1, sizeof(*out->tasks));
+	addrmap_reserve(&out->task_index, b.ntask);
+	/* Their fields first, so that the lookups of their coroutines can be
+	 * prefetched below (fields[] is then compacted to the pending ones,
+	 * in the order of out->tasks). */
+	for (i = 0; i < b.ntask; i++) {
+		struct cs_err terr;
+
+		cs_err_init(&terr);
+		if (b.task_classes[i] == AIO_C_TASK) {
+			if (read_c_task(&b, b.task_addrs[i], &fields[i], &terr) < 0)
+				fields[i].pending = 0;
+		} else {
+			read_py_task(&b, b.task_addrs[i], &fields[i]);
+		}
+	}
 	for (i = 0; i < b.ntask; i++) {
 		struct task_fields *f = &fields[out->ntasks];
 		struct py_task *t = &out->tasks[out->ntasks];
 		struct cs_err terr;
 		long cidx;
 
-		cs_err_init(&terr);
-		if (b.task_classes[i] == AIO_C_TASK) {
-			if (read_c_task(&b, b.task_addrs[i], f, &terr) < 0)
-				continue;
-		} else {
-			read_py_task(&b, b.task_addrs[i], f);
-		}
-		if (!f->pending)
+		if (i + PREFETCH_AHEAD < b.ntask)
+			addrmap_prefetch(&out->gen_index,
+					 fields[i + PREFETCH_AHEAD].coro);
+		if (!fields[i].pending)
 			continue;
+		*f = fields[i];   /* out->ntasks <= i */
+		cs_err_init(&terr);
 		t->addr = b.task_addrs[i];
 		t->loop = f->loop;
 		t->coro = f->coro;
@@ -759,16 +949,17 @@ int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 			waiters_add(&b, t->waiter, t->addr);
 		}
 		cidx = gen_at(&b, t->coro);
-		t->name = task_name(&b, f->name, cidx >= 0 && out->gens[cidx].qualname ?
-				    (uint64_t)(uintptr_t)out->gens[cidx].qualname : 0);
+		f->coro_gen = cidx;
+		t->name = task_name(&b, f->name, cidx);
 		t->tid = loop_tid(&b, t->loop);
 		addrmap_put(&out->task_index, t->addr,
 			    (void *)(uintptr_t)(out->ntasks + 1));
 		out->ntasks++;
 	}
 	/* Chains, then who awaits whom. */
+	index_awaiting(&b);
 	for (i = 0; i < out->ntasks; i++)
-		build_stack(&b, &out->tasks[i]);
+		build_stack(&b, &out->tasks[i], fields[i].coro_gen);
 	for (i = 0; i < out->ntasks; i++) {
 		struct py_task *t = &out->tasks[i];
 		struct addr_list cbs = { 0 }, direct = { 0 }, via = { 0 };
@@ -785,9 +976,9 @@ int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 		for (j = 0; j < direct.n; j++)
 			if (direct.v[j] != t->addr || t->waiter == t->addr)
 				t->awaited_by[t->nawaited_by++] = direct.v[j];
-		free(cbs.v);
-		free(direct.v);
-		free(via.v);
+		addr_list_release(&cbs);
+		addr_list_release(&direct);
+		addr_list_release(&via);
 	}
 	find_cycles(out);
 	free(fields);

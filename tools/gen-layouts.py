@@ -349,6 +349,9 @@ RULES = {
     "ts_current_frame": Off(TSTATE, "current_frame"),
     "ts_thread_id": Off(TSTATE, "thread_id"),
     "ts_native_thread_id": Off(TSTATE, "native_thread_id"),
+    "ts_dict": Off(TSTATE, "dict"),
+    "ts_asyncio_running_loop": Off(("_PyThreadStateImpl",),
+                                   "asyncio_running_loop"),
 
     "cf_current_frame": Off(CFRAME, "current_frame"),
 
@@ -411,6 +414,8 @@ RULES = {
     "tp_flags": Off(TYPE, "tp_flags"),
     "tp_dictoffset": Off(TYPE, "tp_dictoffset"),
     "tp_base": Off(TYPE, "tp_base"),
+    "tp_dict": Off(TYPE, "tp_dict"),
+    "tp_mro": Off(TYPE, "tp_mro"),
     "ht_cached_keys": Off(HEAPTYPE, "ht_cached_keys"),
 
     "u_length": Off(ASCII, "length"),
@@ -716,6 +721,7 @@ for T in (int, Plain, types.FunctionType):
     check("tp_dictoffset", rd(ctypes.c_ssize_t, id(T) + L["tp_dictoffset"]),
           T.__dictoffset__)
     check("tp_base", ptr(id(T) + L["tp_base"]), id(T.__base__))
+    check("tp_mro", ptr(id(T) + L["tp_mro"]), id(T.__mro__))
 for flag in ("tpflags_managed_dict", "tpflags_inline_values"):
     if L[flag]:
         check(flag + " set on a plain class", bool(Plain.__flags__ & L[flag]),
@@ -897,6 +903,18 @@ if off("ts_native_thread_id") is not None:
     check("ts_native_thread_id",
           rd(ctypes.c_ulong, ts + L["ts_native_thread_id"]),
           threading.get_native_id())
+api.PyThreadState_GetDict.restype = ctypes.py_object
+_tsdict = api.PyThreadState_GetDict()      # created on first use
+check("ts_dict", ptr(ts + L["ts_dict"]), id(_tsdict))
+if off("ts_asyncio_running_loop") is not None:
+    import asyncio
+    async def _running():
+        return ptr(ts + L["ts_asyncio_running_loop"]) == \
+            id(asyncio.get_running_loop())
+    _loop = asyncio.new_event_loop()
+    check("ts_asyncio_running_loop", _loop.run_until_complete(_running()),
+          True)
+    _loop.close()
 check("is_next", ptr(interp + L["is_next"]), 0)
 check("is_tstate_head", ptr(interp + L["is_tstate_head"]),
       api.PyInterpreterState_ThreadHead(interp))

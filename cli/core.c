@@ -1,0 +1,261 @@
+/*
+ * coroscope core COREFILE [EXECUTABLE]: the report dump gives for a live
+ * process, read from an ELF core file (attach/core.c), through the same
+ * collection pipeline and report functions, after a header saying how
+ * the process died.
+ */
+#include "cli/commands.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/core.h"
+#include "cli/collect.h"
+#include "cli/json.h"
+#include "cli/report.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+enum core_format { CORE_TEXT, CORE_JSON, CORE_DOT };
+
+struct core_cli_options {
+	enum core_format format;
+	struct collect_options collect;
+	struct core_options core;
+	const char *path;
+};
+
+enum { OPT_SYSROOT = 256, OPT_LIB_SEARCH_PATH };
+
+static int parse_options(int argc, char **argv, struct core_cli_options *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "locals", no_argument, NULL, 'l' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+		{ "lib-search-path", required_argument, NULL,
+		  OPT_LIB_SEARCH_PATH },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+jlf:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->format = CORE_JSON;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				o->format = CORE_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = CORE_JSON;
+			else if (!strcmp(optarg, "dot"))
+				o->format = CORE_DOT;
+			else
+				return cli_usage_error("unknown format '%s' (text, "
+						       "json or dot)", optarg);
+			break;
+		case 'l':
+			o->collect.locals = 1;
+			break;
+		case OPT_SYSROOT:
+			o->core.sysroot = optarg;
+			break;
+		case OPT_LIB_SEARCH_PATH:
+			o->core.lib_search_path = optarg;
+			break;
+		case 'h':
+			cli_usage(stdout);
+			exit(0);
+		default:
+			if (optopt == 'f' || optopt == OPT_SYSROOT ||
+			    optopt == OPT_LIB_SEARCH_PATH)
+				return cli_usage_error("'%s' needs an argument",
+						       argv[optind - 1]);
+			return cli_usage_error("unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("core: missing COREFILE");
+	o->path = argv[optind++];
+	if (optind < argc)
+		o->core.executable = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error("core: unexpected argument '%s'",
+				       argv[optind]);
+	return 0;
+}
+
+static void print_warnings(const struct core_info *in, int failed)
+{
+	size_t i;
+
+	for (i = 0; i < in->nwarnings; i++)
+		fprintf(stderr, "coroscope: warning: %s\n", in->warnings[i]);
+	if (in->truncated && !failed)
+		fprintf(stderr, "coroscope: warning: core file '%s' is truncated "
+			"(%" PRIu64 " of %" PRIu64 " bytes): memory in the missing "
+			"part is unreadable\n", in->path, in->size,
+			in->expected_size);
+}
+
+/* Give the library's message the context only a core has. */
+static void explain(struct cs_err *err, const struct core_info *in)
+{
+	struct strbuf msg;
+
+	strbuf_init(&msg);
+	if (in->truncated && err->code != CS_ERR_NOT_PYTHON) {
+		/* Whatever failed, the missing part is the likeliest cause. */
+		strbuf_addf(&msg, "core file '%s' is truncated (%" PRIu64 " of %"
+			    PRIu64 " bytes) and the missing part is needed: %s",
+			    in->path, in->size, in->expected_size, err->msg);
+		cs_refail(err, CS_ERR_CORE, "%.*s", (int)sizeof(err->msg) - 1,
+			  msg.buf);
+	} else if (err->code == CS_ERR_NOT_PYTHON) {
+		strbuf_addf(&msg, "core '%s' (process %d, %s) is not of a Python "
+			    "process: %s", in->path, in->pid,
+			    in->comm[0] ? in->comm : "?", err->msg);
+		cs_refail(err, CS_ERR_NOT_PYTHON, "%.*s",
+			  (int)sizeof(err->msg) - 1, msg.buf);
+	}
+	strbuf_release(&msg);
+}
+
+static void text_header(FILE *out, const struct core_info *in)
+{
+	fprintf(out, "Core file: %s (written by %s)\n", in->path,
+		in->by_gdb ? "gcore" : "the kernel");
+	if (!in->signal) {
+		fprintf(out, "Process %d was running: no signal (a core saved "
+			"by gcore)\n", in->pid);
+		return;
+	}
+	fprintf(out, "Process %d %s by signal %d (%s)", in->pid,
+		in->by_gdb ? "stopped" : "killed", in->signal,
+		in->signal_name ? in->signal_name : "?");
+	if (in->signal_tid)
+		fprintf(out, " in thread %d", in->signal_tid);
+	if (in->has_fault_addr)
+		fprintf(out, " at address 0x%" PRIx64, in->fault_addr);
+	if (in->sender_pid > 0 && in->sender_pid == in->pid)
+		fputs(", raised by the process itself", out);
+	else if (in->sender_pid > 0)
+		fprintf(out, ", sent by process %d", in->sender_pid);
+	fputc('\n', out);
+}
+
+static void json_core(struct json *j, const struct core_info *in)
+{
+	char addr[32];
+	size_t i;
+
+	json_key(j, "core");
+	json_begin_object(j);
+	json_key(j, "path");
+	json_string(j, in->path);
+	json_key(j, "written_by");
+	json_string(j, in->by_gdb ? "gcore" : "kernel");
+	json_key(j, "signal");
+	if (in->signal)
+		json_int(j, in->signal);
+	else
+		json_null(j);
+	json_key(j, "signal_name");
+	json_string(j, in->signal_name);
+	json_key(j, "thread");
+	if (in->signal_tid)
+		json_int(j, in->signal_tid);
+	else
+		json_null(j);
+	json_key(j, "fault_address");
+	if (in->has_fault_addr) {
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, in->fault_addr);
+		json_string(j, addr);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "sender_pid");
+	if (in->sender_pid > 0)
+		json_int(j, in->sender_pid);
+	else
+		json_null(j);
+	json_key(j, "command");
+	json_string(j, in->psargs);
+	json_key(j, "executable");
+	json_string(j, in->exe_target_path);
+	json_key(j, "truncated");
+	json_bool(j, in->truncated);
+	json_key(j, "warnings");
+	json_begin_array(j);
+	for (i = 0; i < in->nwarnings; i++)
+		json_string(j, in->warnings[i]);
+	json_end_array(j);
+	json_end_object(j);
+}
+
+static void print_report(const struct core_cli_options *o,
+			 const struct collection *c, const struct core_info *in)
+{
+	struct json j;
+
+	switch (o->format) {
+	case CORE_JSON:
+		json_init(&j, stdout, 1);
+		json_begin_object(&j);
+		report_json_members(&j, c);
+		json_core(&j, in);
+		json_end_object(&j);
+		break;
+	case CORE_DOT:
+		report_dot(stdout, c);
+		break;
+	case CORE_TEXT:
+		text_header(stdout, in);
+		report_text(stdout, c);
+		break;
+	}
+}
+
+int cmd_core(int argc, char **argv)
+{
+	struct core_cli_options o;
+	struct collection c;
+	const struct core_info *in;
+	struct memsrc *ms;
+	struct cs_err err;
+	int ret;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret)
+		return ret;
+	cs_err_init(&err);
+	ret = core_open(&ms, o.path, &o.core, &err);
+	if (ret < 0)
+		return cli_report_error(&err);
+	in = core_info(ms);
+	/* Takes ms: in stays valid until collection_release(). */
+	ret = collect_source(&c, ms, &o.collect, &err);
+	if (in->command)
+		c.command = xstrdup(in->command);
+	print_warnings(in, ret < 0);
+	if (ret < 0)
+		explain(&err, in);
+	else
+		print_report(&o, &c, in);
+	collection_release(&c);
+	if (fflush(stdout) != 0 && ret == 0)
+		ret = cs_fail(&err, CS_ERR_INTERNAL, "cannot write output: %s",
+			      strerror(errno));
+	return ret < 0 ? cli_report_error(&err) : 0;
+}

@@ -1,0 +1,573 @@
+#include "cli/run_summary.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Bounds on what a summary reads of the target's source files. */
+#define MAX_SOURCE_LINE 1000000
+#define MAX_SOURCE_BYTES (16u << 20)
+#define MAX_SHOWN_SOURCE 160
+/* How long threads get to settle back into their waits after a dump. */
+#define SETTLE_MS 50
+
+void run_summary_init(struct run_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void run_summary_release(struct run_summary *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->causes[i].headline);
+		for (k = 0; k < s->causes[i].ndetails; k++)
+			free(s->causes[i].details[k]);
+		free(s->causes[i].details);
+	}
+	free(s->causes);
+	run_summary_init(s);
+}
+
+static struct run_cause *add_cause(struct run_summary *s,
+				   enum run_cause_kind kind, int pid,
+				   struct strbuf *headline)
+{
+	struct run_cause *cause;
+
+	s->causes = xgrow(s->causes, &s->alloc, s->n + 1, sizeof(*s->causes));
+	cause = &s->causes[s->n++];
+	memset(cause, 0, sizeof(*cause));
+	cause->kind = kind;
+	cause->pid = pid;
+	cause->headline = strbuf_detach(headline);
+	return cause;
+}
+
+static void add_detail(struct run_cause *cause, struct strbuf *line)
+{
+	cause->details = xrealloc(cause->details,
+				  (cause->ndetails + 1) * sizeof(*cause->details));
+	cause->details[cause->ndetails++] = strbuf_detach(line);
+}
+
+const char *run_cause_kind_name(enum run_cause_kind kind)
+{
+	switch (kind) {
+	case RUN_CAUSE_AWAIT_CYCLE:
+		return "await_cycle";
+	case RUN_CAUSE_DEADLOCK:
+		return "deadlock";
+	case RUN_CAUSE_STUCK_TASK:
+		return "stuck_task";
+	case RUN_CAUSE_LOCK:
+		return "lock";
+	case RUN_CAUSE_WAIT:
+		return "wait";
+	}
+	return "unknown";
+}
+
+/* ---- what the kernel and the source files say ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+
+	return ls >= lx && !strcmp(s + ls - lx, suffix);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * 1: the thread sleeps in futex(2), where every Python lock, condition
+ * and GIL wait ends up; 0: it runs or sits in another system call;
+ * -1: unknown (no kernel thread id, or the file cannot be read).
+ *
+ * A thread just released by the dump is still "running" for a moment,
+ * on its way back into the call it was interrupted in: "running" is
+ * asked again until *deadline, shared by all threads of a process so
+ * that truly busy threads cost that wait once.
+ */
+static int in_futex_wait(int pid, int tid, double deadline)
+{
+#if defined(__x86_64__)
+	const struct timespec pause = { 0, 1000000 };
+	char path[64], buf[32];
+	FILE *f;
+	int ret;
+
+	if (tid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	for (;;) {
+		ret = -1;
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		if (fgets(buf, sizeof(buf), f)) {
+			/* 202 is futex, 449 futex_waitv. */
+			ret = !strncmp(buf, "202 ", 4) ||
+			      !strncmp(buf, "449 ", 4);
+			if (!strncmp(buf, "running", 7) && now_ms() < deadline) {
+				fclose(f);
+				nanosleep(&pause, NULL);
+				continue;
+			}
+		}
+		fclose(f);
+		return ret;
+	}
+#else
+	(void)pid;
+	(void)tid;
+	(void)deadline;
+	return -1;
+#endif
+}
+
+/*
+ * Line `line` of a frame's file, trimmed and cut for display, or NULL.
+ * Read through /proc/PID/root (or /proc/PID/cwd for a relative name, as
+ * 3.6 - 3.8 record a script run as `python x.py`), so the file is the
+ * one the target sees, also in another mount namespace.
+ */
+static char *source_line(int pid, const char *filename, int line)
+{
+	struct strbuf path;
+	char *buf = NULL, *start, *end;
+	size_t cap = 0, total = 0;
+	ssize_t len;
+	FILE *f;
+	int n = 0;
+
+	if (!filename || !*filename || filename[0] == '<' ||
+	    line <= 0 || line > MAX_SOURCE_LINE)
+		return NULL;
+	strbuf_init(&path);
+	strbuf_addf(&path, "/proc/%d/%s%s", pid,
+		    filename[0] == '/' ? "root" : "cwd/", filename);
+	f = fopen(path.buf, "r");
+	strbuf_release(&path);
+	if (!f)
+		return NULL;
+	while ((len = getline(&buf, &cap, f)) >= 0) {
+		total += (size_t)len;
+		if (++n == line || total > MAX_SOURCE_BYTES)
+			break;
+	}
+	fclose(f);
+	if (n != line || len < 0 || total > MAX_SOURCE_BYTES) {
+		free(buf);
+		return NULL;
+	}
+	start = buf;
+	while (*start == ' ' || *start == '\t')
+		start++;
+	end = start + strlen(start);
+	while (end > start && (end[-1] == '\n' || end[-1] == '\r' ||
+			       end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (end - start > MAX_SHOWN_SOURCE)
+		end = start + MAX_SHOWN_SOURCE;
+	start = end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+	free(buf);
+	return start;
+}
+
+/* ---- threads ---- */
+
+/* Modules whose frames are the machinery of waiting, not its reason:
+ * a report names the call into them and the caller's line. */
+static int is_sync_module(const char *filename)
+{
+	const char *base = base_name(filename);
+
+	return !strcmp(base, "threading.py") || !strcmp(base, "queue.py") ||
+		ends_with(filename, "/concurrent/futures/_base.py") ||
+		ends_with(filename, "/multiprocessing/synchronize.py");
+}
+
+/* The standard library's own threads (an idle executor worker) wait
+ * for work by design; a wait is worth reporting from the program's code. */
+static int is_stdlib(const char *filename)
+{
+	return strstr(filename, "/lib/python") &&
+		!strstr(filename, "-packages/");
+}
+
+/* `with lock:` or `lock.acquire()`: a frame whose own line blocks on a
+ * lock acquired in C, which leaves no Python frame of its own. */
+static int looks_like_lock(const char *source)
+{
+	const char *hash;
+	size_t n;
+
+	if (!source)
+		return 0;
+	/* The code only: a trailing comment ends at the line's end. */
+	hash = strchr(source, '#');
+	n = hash ? (size_t)(hash - source) : strlen(source);
+	while (n > 0 && (source[n - 1] == ' ' || source[n - 1] == '\t'))
+		n--;
+	if (memmem(source, n, "acquire(", 8))
+		return 1;
+	return n > 5 && !strncmp(source, "with ", 5) && source[n - 1] == ':';
+}
+
+enum blocked_kind { BLOCKED_NO, BLOCKED_LOCK, BLOCKED_WAIT, BLOCKED_JOIN };
+
+struct blocked {
+	enum blocked_kind kind;
+	const struct py_thread *t;
+	const struct py_frame *api;    /* the call into a sync module, or NULL */
+	const struct py_frame *where;  /* the first frame of the program's own */
+	char *source;                  /* where's source line (owned), or NULL */
+};
+
+static enum blocked_kind sync_call_kind(const char *name)
+{
+	if (!strcmp(name, "acquire") || !strcmp(name, "__enter__"))
+		return BLOCKED_LOCK;
+	if (!strcmp(name, "wait") || !strcmp(name, "wait_for"))
+		return BLOCKED_WAIT;
+	if (!strcmp(name, "join") || !strcmp(name, "_wait_for_tstate_lock"))
+		return BLOCKED_JOIN;
+	return BLOCKED_NO;
+}
+
+static void classify(const struct collection *c, const struct py_thread *t,
+		     double deadline, struct blocked *b)
+{
+	size_t i = 0;
+	int futex;
+
+	memset(b, 0, sizeof(*b));
+	b->t = t;
+	if (!t->nframes || t->holds_gil == 1)
+		return;
+	futex = in_futex_wait(c->pid, t->tid, deadline);
+	if (futex == 0)
+		return;  /* running, or blocked in I/O or a sleep */
+	while (i < t->nframes && is_sync_module(t->frames[i].code->filename))
+		i++;
+	if (i > 0) {
+		b->kind = sync_call_kind(t->frames[0].code->name);
+		b->api = &t->frames[i - 1];
+	}
+	if (i < t->nframes) {
+		b->where = &t->frames[i];
+		b->source = source_line(c->pid, b->where->code->filename,
+					b->where->line);
+	}
+	/* A lock taken in C (threading.Lock, RLock) leaves the caller as
+	 * the innermost frame: only its line tells.  A GIL wait also sits
+	 * in futex, hence both conditions. */
+	if (i == 0 && futex == 1 && looks_like_lock(b->source))
+		b->kind = BLOCKED_LOCK;
+}
+
+static void add_thread_label(struct strbuf *sb, const struct py_thread *t)
+{
+	strbuf_addf(sb, "thread %d", t->tid);
+	if (t->name)
+		strbuf_addf(sb, " \"%s\"", t->name);
+}
+
+static void add_frame_place(struct strbuf *sb, const struct py_frame *f)
+{
+	strbuf_addf(sb, "%s:", f->code->filename);
+	if (f->line >= 0)
+		strbuf_addf(sb, "%d", f->line);
+	else
+		strbuf_addch(sb, '?');
+	strbuf_addf(sb, " in %s", f->code->qualname);
+}
+
+/* "at FILE:LINE in FUNC: SOURCE" (or the sync call when there is no
+ * frame of the program's own). */
+static void add_where(struct strbuf *sb, const struct blocked *b)
+{
+	const struct py_frame *f = b->where ? b->where : b->api;
+
+	if (!f)
+		return;
+	strbuf_addstr(sb, "at ");
+	add_frame_place(sb, f);
+	if (b->where && b->source)
+		strbuf_addf(sb, ": %s", b->source);
+}
+
+static void add_api(struct strbuf *sb, const struct py_frame *api)
+{
+	strbuf_addf(sb, "%s (%s)", api->code->qualname,
+		    base_name(api->code->filename));
+}
+
+static void summarize_threads(struct run_summary *s, const struct collection *c)
+{
+	size_t n = c->snap.nthreads, i, nlock = 0;
+	struct blocked *b;
+	struct run_cause *cause = NULL;
+	struct strbuf sb;
+	double deadline = now_ms() + SETTLE_MS;
+
+	if (!n)
+		return;
+	b = xcalloc(n, sizeof(*b));
+	for (i = 0; i < n; i++) {
+		classify(c, &c->snap.threads[i], deadline, &b[i]);
+		nlock += b[i].kind == BLOCKED_LOCK;
+	}
+	strbuf_init(&sb);
+	/* Two threads blocked on locks at once is the classic lock-order
+	 * deadlock; which lock each holds is not known, hence "possible". */
+	if (nlock >= 2) {
+		strbuf_addf(&sb, "possible deadlock: %zu threads are blocked "
+			    "acquiring locks", nlock);
+		cause = add_cause(s, RUN_CAUSE_DEADLOCK, c->pid, &sb);
+	}
+	for (i = 0; i < n; i++) {
+		if (b[i].kind != BLOCKED_LOCK)
+			continue;
+		if (nlock == 1) {
+			add_thread_label(&sb, b[i].t);
+			strbuf_addstr(&sb, " is blocked acquiring a lock");
+			if (b[i].api) {
+				strbuf_addstr(&sb, " in ");
+				add_api(&sb, b[i].api);
+			}
+			cause = add_cause(s, RUN_CAUSE_LOCK, c->pid, &sb);
+		} else {
+			add_thread_label(&sb, b[i].t);
+			strbuf_addch(&sb, ' ');
+		}
+		add_where(&sb, &b[i]);
+		add_detail(cause, &sb);
+	}
+	for (i = 0; i < n; i++) {
+		if (b[i].kind != BLOCKED_WAIT || !b[i].api ||
+		    (b[i].where && is_stdlib(b[i].where->code->filename)))
+			continue;
+		add_thread_label(&sb, b[i].t);
+		strbuf_addstr(&sb, " waits in ");
+		add_api(&sb, b[i].api);
+		cause = add_cause(s, RUN_CAUSE_WAIT, c->pid, &sb);
+		if (b[i].where) {
+			strbuf_addstr(&sb, "called ");
+			add_where(&sb, &b[i]);
+			add_detail(cause, &sb);
+		}
+	}
+	strbuf_release(&sb);
+	for (i = 0; i < n; i++)
+		free(b[i].source);
+	free(b);
+}
+
+static void add_task_name(struct strbuf *sb, const struct py_async *a,
+			  uint64_t addr)
+{
+	const struct py_task *task = py_async_task(a, addr);
+
+	strbuf_addstr(sb, task && task->name ? task->name : "?");
+}
+
+/* "task NAME at FILE:LINE in FUNC": where its innermost coroutine is
+ * suspended (task->stack is innermost first). */
+static void add_task_place(struct strbuf *sb, const struct collection *c,
+			   const struct py_task *task)
+{
+	const struct py_async *a = &c->async;
+	size_t k;
+
+	strbuf_addf(sb, "task %s", task->name ? task->name : "?");
+	for (k = 0; k < task->nstack; k++) {
+		const struct py_gen *g;
+
+		if (task->stack[k] >= a->ngens)
+			continue;
+		g = &a->gens[task->stack[k]];
+		if (!g->has_frame || !g->frame.code)
+			continue;
+		strbuf_addstr(sb, " at ");
+		add_frame_place(sb, &g->frame);
+		return;
+	}
+}
+
+/*
+ * The tasks view's causes, ahead of the threads' in the ranking (enum
+ * run_cause_kind).  RUN_CAUSE_AWAIT_CYCLE: one per cycle of tasks
+ * awaiting each other, named as dump names them, with a line per task
+ * saying where it is suspended.
+ *
+ * RUN_CAUSE_STUCK_TASK plugs in here too (left to do): the tasks that
+ * have waited longest on something nothing left can complete (a future
+ * no task, thread or callback will ever set), headline "task NAME waits
+ * on <Future pending> that nothing can complete", details its await
+ * chain.
+ */
+static void summarize_tasks(struct run_summary *s, const struct collection *c)
+{
+	const struct py_async *a = &c->async;
+	struct run_cause *cause;
+	struct strbuf sb;
+	size_t i, k;
+
+	strbuf_init(&sb);
+	for (i = 0; i < a->ncycles; i++) {
+		size_t len = a->cycle_len[i];
+
+		if (!len)
+			continue;
+		strbuf_addstr(&sb, "await cycle: ");
+		for (k = 0; k <= len; k++) {
+			if (k)
+				strbuf_addstr(&sb, " -> ");
+			add_task_name(&sb, a, a->cycles[i][k % len]);
+		}
+		cause = add_cause(s, RUN_CAUSE_AWAIT_CYCLE, c->pid, &sb);
+		for (k = 0; k < len; k++) {
+			const struct py_task *task =
+				py_async_task(a, a->cycles[i][k]);
+
+			if (!task)
+				continue;
+			add_task_place(&sb, c, task);
+			add_detail(cause, &sb);
+		}
+	}
+	strbuf_release(&sb);
+}
+
+void run_summarize(struct run_summary *s, const struct collection *c)
+{
+	summarize_tasks(s, c);
+	summarize_threads(s, c);
+}
+
+void run_summary_sort(struct run_summary *s)
+{
+	size_t i, k;
+
+	/* Insertion sort: stable, and summaries are short. */
+	for (i = 1; i < s->n; i++) {
+		struct run_cause tmp = s->causes[i];
+
+		for (k = i; k > 0 && s->causes[k - 1].kind > tmp.kind; k--)
+			s->causes[k] = s->causes[k - 1];
+		s->causes[k] = tmp;
+	}
+}
+
+/* ---- output ---- */
+
+void run_summary_text(FILE *out, const struct run_summary *s,
+		      const char *indent)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n; i++) {
+		const struct run_cause *cause = &s->causes[i];
+
+		fprintf(out, "%sprocess %d: %s\n", indent, cause->pid,
+			cause->headline);
+		for (k = 0; k < cause->ndetails; k++)
+			fprintf(out, "%s    %s\n", indent, cause->details[k]);
+	}
+}
+
+void run_summary_json(struct json *j, const struct run_summary *s)
+{
+	size_t i, k;
+
+	json_begin_array(j);
+	for (i = 0; i < s->n; i++) {
+		const struct run_cause *cause = &s->causes[i];
+
+		json_begin_object(j);
+		json_key(j, "pid");
+		json_int(j, cause->pid);
+		json_key(j, "kind");
+		json_string(j, run_cause_kind_name(cause->kind));
+		json_key(j, "summary");
+		json_string(j, cause->headline);
+		json_key(j, "details");
+		json_begin_array(j);
+		for (k = 0; k < cause->ndetails; k++)
+			json_string(j, cause->details[k]);
+		json_end_array(j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+void run_md_code(FILE *out, const char *s, size_t max)
+{
+	size_t i;
+
+	fputc('`', out);
+	for (i = 0; s && s[i] && i < max; i++) {
+		char ch = s[i];
+
+		fputc(ch == '`' ? '\'' : (ch == '\n' || ch == '\r') ? ' ' : ch,
+		      out);
+	}
+	if (s && strlen(s) > max)
+		fputs("...", out);
+	fputc('`', out);
+}
+
+void run_md_text(FILE *out, const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s && s[i] && i < max; i++) {
+		char ch = s[i];
+
+		if (ch == '\n' || ch == '\r')
+			ch = ' ';
+		if (strchr("\\`*_[]<>|#", ch))
+			fputc('\\', out);
+		fputc(ch, out);
+	}
+	if (s && strlen(s) > max)
+		fputs("...", out);
+}
+
+void run_summary_markdown(FILE *out, const struct run_summary *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n; i++) {
+		const struct run_cause *cause = &s->causes[i];
+
+		fprintf(out, "- process %d: ", cause->pid);
+		run_md_text(out, cause->headline, 300);
+		fputc('\n', out);
+		for (k = 0; k < cause->ndetails; k++) {
+			fputs("  - ", out);
+			run_md_text(out, cause->details[k], 300);
+			fputc('\n', out);
+		}
+	}
+}

@@ -1,0 +1,485 @@
+"""`coroscope core`: the same answers from a core file as from the process.
+
+- For each interpreter and each parked target (threads; asyncio tasks and
+  generators), `dump --json --locals` of the live process is taken, then a
+  gcore of it; `core --json --locals` on the core must give the same
+  document except "stats" (and the "core" object only a core has).
+- A kernel-written core (os.abort(), a segfault) where core_pattern lets
+  a test collect it: signal, thread, fault address and the aborting
+  thread's frames; otherwise the test says why it skips.
+- --sysroot and --lib-search-path find the files; missing or mismatched
+  ones are named in a warning.
+- Errors: a truncated core (9), a core of a non-Python process (5), a
+  file that is not a core (9), a core whose executable cannot be found
+  (10); each with exactly one line on stderr.
+
+Cores are large (a gcore of a threaded target is hundreds of MB): each
+lives in a pytest temporary directory and is deleted as soon as it has
+been read.
+"""
+
+import os
+import re
+import resource
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import (assert_one_error_line, control_interpreter,
+                      marker_line, run_coroscope, target_script,
+                      wait_until)
+
+GCORE = shutil.which("gcore")
+needs_gcore = pytest.mark.skipif(GCORE is None,
+                                 reason="gdb's gcore is not installed")
+
+# Targets compared document for document: (script, extra arguments).
+# A target another change has not added yet is skipped, not failed.
+COMPARED_TARGETS = [
+    ("threads_target.py", ()),
+    ("asyncio_target.py", ()),
+]
+
+
+def take_gcore(pid, directory):
+    """Write a core of the running process pid with gdb's gcore."""
+    prefix = os.path.join(str(directory), "gcore")
+    out = subprocess.run([GCORE, "-o", prefix, str(pid)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=180,
+                         universal_newlines=True)
+    path = "%s.%d" % (prefix, pid)
+    assert out.returncode == 0 and os.path.exists(path), \
+        "gcore %d failed (%s):\n%s" % (pid, out.returncode, out.stdout)
+    return path
+
+
+def without(doc, *keys):
+    doc = dict(doc)
+    for k in keys:
+        doc.pop(k, None)
+    return doc
+
+
+def first_difference(a, b, where="$"):
+    """Where two JSON values first differ, for a readable failure."""
+    if type(a) is not type(b):
+        return "%s: %r vs %r" % (where, a, b)
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return "%s.%s: only in %s" % (where, k,
+                                              "dump" if k in a else "core")
+            d = first_difference(a[k], b[k], "%s.%s" % (where, k))
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return "%s: %d items vs %d" % (where, len(a), len(b))
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, "%s[%d]" % (where, i))
+            if d:
+                return d
+        return None
+    return None if a == b else "%s: %r vs %r" % (where, a, b)
+
+
+def strip_core_header(text):
+    """The report part of `core` text output (after its two header lines)."""
+    lines = text.splitlines(True)
+    assert lines[0].startswith("Core file: "), text[:500]
+    assert lines[1].startswith("Process "), text[:500]
+    return "".join(lines[2:])
+
+
+# ---------------------------------------------------------------------------
+# gcore of a parked target == the live dump
+
+@needs_gcore
+@pytest.mark.parametrize("script,args", COMPARED_TARGETS,
+                         ids=[s.split("_")[0] for s, _ in COMPARED_TARGETS])
+def test_gcore_matches_dump(interp, keeper, tmp_path, script, args):
+    if not os.path.exists(target_script(script)):
+        pytest.skip("%s does not exist yet" % script)
+    target = keeper.start_target(interp, script, *args, parked_main=True)
+    live = run_coroscope("dump", "--json", "--locals", target.pid).json()
+    live_text = run_coroscope("dump", "--locals", target.pid)
+    core = take_gcore(target.pid, tmp_path)
+    try:
+        res = run_coroscope("core", "--json", "--locals", core)
+        text = run_coroscope("core", "--locals", core)
+    finally:
+        os.unlink(core)
+    doc = res.json()
+    assert not res.stderr, res
+    diff = first_difference(without(live, "stats"),
+                            without(doc, "stats", "core"))
+    assert diff is None, "dump and core differ at %s" % diff
+    assert doc["stats"]["pause_ms"] == 0
+
+    info = doc["core"]
+    assert info["path"] == core
+    assert info["written_by"] == "gcore"
+    assert info["signal"] is None and info["thread"] is None
+    assert info["executable"] == live["python"]["executable"]
+    assert info["warnings"] == [] and info["truncated"] is False
+
+    assert text.returncode == 0 and not text.stderr, text
+    assert text.stdout.splitlines()[0] == \
+        "Core file: %s (written by gcore)" % core
+    assert strip_core_header(text.stdout) == live_text.stdout
+
+
+# ---------------------------------------------------------------------------
+# Cores written by the kernel
+
+CRASHER = '''\
+import ctypes, os, sys, threading, time
+
+def worker(ev):
+    ev.wait()  # MARK: worker-wait
+
+def crash(how):
+    if how == "segv":
+        ctypes.string_at(0)  # MARK: segv
+    os.abort()  # MARK: abort
+
+def main():
+    ev = threading.Event()
+    t = threading.Thread(target=worker, args=(ev,), name="worker")
+    t.daemon = True
+    t.start()
+    if sys.argv[1] == "thread-segv":
+        c = threading.Thread(target=lambda: (time.sleep(0.3), crash("segv")),
+                             name="crasher")
+        c.start()
+        time.sleep(30)  # MARK: main-sleep
+    time.sleep(0.2)
+    crash(sys.argv[1])  # MARK: call-crash
+
+main()  # MARK: call-main
+'''
+
+
+def kernel_core_pattern():
+    """Why the kernel will not write a core we can find, or None."""
+    try:
+        with open("/proc/sys/kernel/core_pattern") as f:
+            pattern = f.read().strip()
+    except OSError as e:
+        return "cannot read /proc/sys/kernel/core_pattern: %s" % e
+    if pattern.startswith("|"):
+        return ("kernel.core_pattern pipes cores to %r (systemd-coredump, "
+                "apport...), not to a file this test can find"
+                % pattern[1:].split()[0])
+    if "/" in pattern:
+        return ("kernel.core_pattern is %r: cores go to a fixed "
+                "directory, not the crashing process's" % pattern)
+    return None
+
+
+def allow_cores():
+    resource.setrlimit(resource.RLIMIT_CORE,
+                       (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+@pytest.fixture(scope="module")
+def kernel_cores(tmp_path_factory):
+    """{"abort": (core path, script, pid), "segv": ...} or a skip."""
+    why = kernel_core_pattern()
+    if why:
+        pytest.skip(why)
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+        if hard != resource.RLIM_INFINITY:
+            pytest.skip("RLIMIT_CORE is capped at %d bytes" % hard)
+    except (ValueError, OSError) as e:
+        pytest.skip("cannot read RLIMIT_CORE: %s" % e)
+    interp = control_interpreter()
+    if interp is None:
+        pytest.skip("no Python interpreter found")
+    made = {}
+    for how in ("abort", "segv", "thread-segv"):
+        d = tmp_path_factory.mktemp("kcore-" + how)
+        script = os.path.join(str(d), "crasher.py")
+        with open(script, "w") as f:
+            f.write(CRASHER)
+        proc = subprocess.Popen([interp.path, script, how], cwd=str(d),
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL,
+                                preexec_fn=allow_cores)
+        proc.wait(timeout=60)
+        cores = [os.path.join(str(d), n) for n in os.listdir(str(d))
+                 if n.startswith("core")]
+        if not cores:
+            pytest.skip("the kernel wrote no core for a process killed by "
+                        "signal %d (core_pattern %r)"
+                        % (-proc.returncode, open(
+                            "/proc/sys/kernel/core_pattern").read().strip()))
+        made[how] = (cores[0], script, proc.pid)
+    yield made
+    for path, _, _ in made.values():
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def frames_of(doc, tid):
+    for t in doc["threads"]:
+        if t["tid"] == tid:
+            return [(fr["function"], fr["line"]) for fr in t["frames"]]
+    pytest.fail("no thread %d in %r" % (tid, [t["tid"] for t in doc["threads"]]))
+
+
+def test_kernel_core_abort(kernel_cores):
+    core, script, pid = kernel_cores["abort"]
+    doc = run_coroscope("core", "--json", core).json()
+    info = doc["core"]
+    assert info["written_by"] == "kernel"
+    assert info["signal"] == 6 and info["signal_name"] == "SIGABRT"
+    assert info["thread"] == pid and doc["pid"] == pid
+    assert info["sender_pid"] == pid
+    assert info["fault_address"] is None
+    # The kernel keeps the first 80 bytes; the full line is read from
+    # argv in the saved stack.
+    assert doc["command"] == "%s %s abort" % (
+        control_interpreter().path, script) or \
+        doc["command"].endswith(" %s abort" % script), doc["command"]
+    assert doc["command"].startswith(info["command"]), info
+    assert frames_of(doc, pid) == [
+        ("crash", marker_line(script, "abort")),
+        ("main", marker_line(script, "call-crash")),
+        ("<module>", marker_line(script, "call-main"))]
+    worker = [t for t in doc["threads"] if t["name"] == "worker"]
+    assert len(worker) == 1, doc["threads"]
+    assert ("worker", marker_line(script, "worker-wait")) in \
+        [(f["function"], f["line"]) for f in worker[0]["frames"]]
+
+    text = run_coroscope("core", core)
+    assert text.returncode == 0, text
+    lines = text.stdout.splitlines()
+    assert lines[0] == "Core file: %s (written by the kernel)" % core
+    assert lines[1] == ("Process %d killed by signal 6 (SIGABRT) in thread "
+                        "%d, raised by the process itself" % (pid, pid))
+    assert re.search(r'File "%s", line %d, in crash$'
+                     % (re.escape(script), marker_line(script, "abort")),
+                     text.stdout, re.M), text
+
+
+def test_kernel_core_segfault(kernel_cores):
+    core, script, pid = kernel_cores["segv"]
+    doc = run_coroscope("core", "--json", core).json()
+    info = doc["core"]
+    assert info["signal"] == 11 and info["signal_name"] == "SIGSEGV"
+    assert info["thread"] == pid
+    assert info["fault_address"] == "0x0"
+    # ctypes' C code faulted under ctypes.string_at, called from crash.
+    frames = frames_of(doc, pid)
+    assert frames[0][0] == "string_at", frames
+    assert frames[1] == ("crash", marker_line(script, "segv")), frames
+    text = run_coroscope("core", core)
+    assert text.stdout.splitlines()[1] == (
+        "Process %d killed by signal 11 (SIGSEGV) in thread %d at address "
+        "0x0" % (pid, pid)), text
+
+
+def test_kernel_core_segfault_in_thread(kernel_cores):
+    """The thread that faulted is named, not the main thread."""
+    core, script, pid = kernel_cores["thread-segv"]
+    doc = run_coroscope("core", "--json", core).json()
+    info = doc["core"]
+    by_name = dict((t["name"], t) for t in doc["threads"])
+    assert info["signal"] == 11 and info["fault_address"] == "0x0"
+    assert info["thread"] == by_name["crasher"]["tid"] != pid, info
+    assert ("crash", marker_line(script, "segv")) in \
+        [(f["function"], f["line"]) for f in by_name["crasher"]["frames"]]
+    assert [(f["function"], f["line"])
+            for f in by_name["MainThread"]["frames"]] == [
+        ("main", marker_line(script, "main-sleep")),
+        ("<module>", marker_line(script, "call-main"))]
+
+
+def test_kernel_core_truncated(kernel_cores, tmp_path):
+    """Memory cut off: the error says the core is truncated."""
+    core = kernel_cores["abort"][0]
+    cut = str(tmp_path / "cut.core")
+    with open(core, "rb") as src, open(cut, "wb") as dst:
+        dst.write(src.read(os.path.getsize(core) * 30 // 100))
+    res = run_coroscope("core", "--json", cut)
+    if res.returncode == 0:
+        # What was read happened to be in the part that is left.
+        assert "truncated" in res.stderr, res
+    else:
+        assert_one_error_line(res, 9, "core file '%s' is truncated" % cut)
+
+
+# ---------------------------------------------------------------------------
+# Finding files: --sysroot, --lib-search-path, EXECUTABLE
+
+@pytest.fixture(scope="module")
+def control_gcore(tmp_path_factory, module_keeper):
+    """A gcore of the threads target under one interpreter, and its dump."""
+    if GCORE is None:
+        pytest.skip("gdb's gcore is not installed")
+    interp = control_interpreter()
+    if interp is None:
+        pytest.skip("no Python interpreter found")
+    target = module_keeper.start_target(interp, "threads_target.py",
+                                        parked_main=True)
+    live = run_coroscope("dump", "--json", target.pid).json()
+    core = take_gcore(target.pid, tmp_path_factory.mktemp("gcore"))
+    target.proc.kill()
+    target.proc.wait()
+    yield core, live, interp
+    os.unlink(core)
+
+
+def test_sysroot(control_gcore, tmp_path):
+    """Files are opened as SYSROOT + path."""
+    core, live, _ = control_gcore
+    root = tmp_path / "sysroot"
+    root.mkdir()
+    for top in sorted(os.listdir("/")):
+        if top in ("proc", "sys", "dev", "tmp"):
+            continue
+        os.symlink("/" + top, str(root / top))
+    res = run_coroscope("core", "--json", "--sysroot", str(root), core)
+    doc = res.json()
+    assert not res.stderr, res
+    assert without(doc, "stats", "core") == without(live, "stats")
+
+
+def test_lib_search_path_and_missing_files(control_gcore, tmp_path):
+    """With nothing under the sysroot, the executable named on the command
+    line and libpython found by name in --lib-search-path are enough;
+    every other missing library is named in a warning."""
+    core, live, interp = control_gcore
+    exe = live["python"]["executable"]
+    libdir = os.path.join(os.path.dirname(os.path.dirname(exe)), "lib")
+    if not [n for n in os.listdir(libdir) if n.startswith("libpython")]:
+        pytest.skip("%s has no shared libpython" % interp.path)
+    res = run_coroscope("core", "--json", "--sysroot", "/nonexistent",
+                        "--lib-search-path", "/nonexistent2:" + libdir,
+                        core, exe)
+    doc = res.json()
+    assert without(doc, "stats", "core") == without(live, "stats")
+    warnings = [l for l in res.stderr.splitlines()
+                if l.startswith("coroscope: warning: ")]
+    assert warnings and len(warnings) == len(res.stderr.splitlines()), res
+    assert any("libc.so" in w and "cannot find" in w for w in warnings), res
+    assert doc["core"]["warnings"] == [
+        w[len("coroscope: warning: "):] for w in warnings]
+    assert not any("libpython" in w for w in warnings), res
+
+
+def test_mismatched_library_is_named(control_gcore, tmp_path):
+    """A file at the right path with another build id is not used."""
+    core, live, interp = control_gcore
+    exe = live["python"]["executable"]
+    libdir = os.path.join(os.path.dirname(os.path.dirname(exe)), "lib")
+    libs = [n for n in os.listdir(libdir) if n.startswith("libpython")
+            and ".so" in n and not os.path.islink(os.path.join(libdir, n))]
+    if not libs:
+        pytest.skip("%s has no shared libpython" % interp.path)
+    impostor = tmp_path / "lib"
+    impostor.mkdir()
+    for n in libs:
+        shutil.copy("/bin/true", str(impostor / n))
+    res = run_coroscope("core", "--sysroot", "/nonexistent",
+                        "--lib-search-path", str(impostor), core, exe)
+    assert res.returncode == 5, res
+    assert any("no copy matches" in l and "libpython" in l and
+               "build id" in l for l in res.stderr.splitlines()), res
+    assert res.stderr.splitlines()[-1].startswith("coroscope: core '%s'"
+                                                  % core), res
+
+
+def test_executable_argument_missing(control_gcore):
+    core = control_gcore[0]
+    res = run_coroscope("core", core, "/nonexistent/python")
+    assert_one_error_line(res, 10, "cannot find the executable of core",
+                          "(looked for '/nonexistent/python')",
+                          "second argument")
+
+
+def test_executable_not_under_sysroot(control_gcore):
+    core = control_gcore[0]
+    res = run_coroscope("core", "--sysroot", "/nonexistent", core)
+    assert_one_error_line(res, 10, "cannot find the executable of core",
+                          "/nonexistent/", "--sysroot")
+
+
+def test_executable_argument_mismatched(control_gcore):
+    core = control_gcore[0]
+    res = run_coroscope("core", core, "/bin/true")
+    assert_one_error_line(res, 10, "'/bin/true'", "build id")
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+def test_truncated_gcore(control_gcore, tmp_path):
+    """gdb writes its notes last: cutting the file loses them."""
+    core = control_gcore[0]
+    cut = str(tmp_path / "cut.core")
+    with open(core, "rb") as src, open(cut, "wb") as dst:
+        dst.write(src.read(os.path.getsize(core) * 30 // 100))
+    res = run_coroscope("core", cut)
+    assert_one_error_line(res, 9, "core file '%s' is truncated" % cut)
+
+
+@needs_gcore
+def test_core_of_non_python_process(keeper, tmp_path):
+    sleeper = keeper.spawn(["sleep", "600"])
+    wait_until(lambda: os.path.exists("/proc/%d/exe" % sleeper.pid), 5)
+    core = take_gcore(sleeper.pid, tmp_path)
+    res = run_coroscope("core", core)
+    os.unlink(core)
+    assert_one_error_line(res, 5, "core '%s'" % core, "(process %d, sleep)"
+                          % sleeper.pid, "not of a Python process")
+
+
+@pytest.mark.parametrize("path,why", [
+    ("/etc/passwd", "is not a core file"),
+    ("/bin/true", "is not a core file (it is an ELF"),
+    ("/", "is not a core file (it is a directory)"),
+    ("/nonexistent/core", "cannot open core file"),
+])
+def test_not_a_core(path, why):
+    res = run_coroscope("core", path)
+    assert_one_error_line(res, 9, why)
+
+
+def test_usage_errors():
+    res = run_coroscope("core")
+    assert_one_error_line(res, 2, "missing COREFILE")
+    res = run_coroscope("core", "a", "b", "c")
+    assert_one_error_line(res, 2, "unexpected argument 'c'")
+    res = run_coroscope("core", "--no-block", "a")
+    assert_one_error_line(res, 2, "unknown option")
+
+
+def test_fuzz_corpus_is_small():
+    """The seed corpus kept in the repository stays small."""
+    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "fuzz", "corpus", "core")
+    sizes = [os.path.getsize(os.path.join(corpus, n))
+             for n in os.listdir(corpus)]
+    assert sizes, "no seeds in %s" % corpus
+    assert max(sizes) < 64 * 1024 and sum(sizes) < 300 * 1024, sizes
+
+
+def test_fuzz_corpus_seeds_open(tmp_path):
+    """The seeds are cores the reader accepts, so fuzzing starts deep."""
+    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "fuzz", "corpus", "core")
+    accepted = 0
+    for name in sorted(os.listdir(corpus)):
+        res = run_coroscope("core", os.path.join(corpus, name),
+                            "/nonexistent")
+        assert res.returncode in (5, 9, 10), res
+        if res.returncode == 10:
+            accepted += 1
+    assert accepted, "no seed got past the core reader"

@@ -1,0 +1,625 @@
+"""coroscope run: a command that outlives its timeout is dumped, every
+process of its tree, then stopped, tree and all; one that finishes in
+time is left alone (its output and exit status unchanged).
+
+Targets (tests/targets/run_*.py) write the pids of their tree to a file,
+so each test can check that nothing of the command is left running.
+"""
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from conftest import (COROSCOPE, SANITIZED, TIME_SCALE,
+                      assert_no_sanitizer_report, control_interpreter,
+                      coroscope_env, interpreter, marker_line, proc_status,
+                      target_script, wait_until)
+
+TIMEOUT = "2"            # the wrapped command's --timeout
+TIMEOUT_TEXT = "2s"
+SLACK = 40.0             # how long coroscope run itself may take
+PYTEST_PYTHON = "/usr/bin/python3"
+
+# The interpreters every scenario runs over; the await cycle runs over
+# all of them (in the sanitizer run, over these two only).
+CORE_IDS = ("3.12", "3.11-debian")
+CORE = [i for i in (interpreter(x) for x in CORE_IDS) if i is not None]
+
+
+class Run(object):
+    def __init__(self, argv, returncode, stdout, stderr, elapsed):
+        self.argv = argv
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.elapsed = elapsed
+
+    def __repr__(self):
+        return ("coroscope %s -> exit %s after %.1f s\n--- stdout ---\n%s\n"
+                "--- stderr ---\n%s" % (" ".join(self.argv[1:]),
+                                        self.returncode, self.elapsed,
+                                        self.stdout[:3000],
+                                        self.stderr[-12000:]))
+
+
+def run_env(extra=None):
+    env = coroscope_env(extra)
+    # Never append to the step summary of a CI job running this suite.
+    if not extra or "GITHUB_STEP_SUMMARY" not in extra:
+        env.pop("GITHUB_STEP_SUMMARY", None)
+    return env
+
+
+def coroscope_run(args, cwd=None, env=None, input=None, timeout=SLACK):
+    """Run `coroscope run ARGS`; a Run, or a test failure on a hang.
+
+    Output goes to files, not pipes: should coroscope die and leave
+    processes behind, they would hold a pipe open and the wait for its
+    end would last the whole timeout.
+    """
+    argv = [COROSCOPE, "run"] + [str(a) for a in args]
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryFile() as inp:
+        inp.write(input or b"")
+        inp.seek(0)
+        proc = subprocess.Popen(argv, stdin=inp if input is not None
+                                else subprocess.DEVNULL, stdout=out,
+                                stderr=err, env=run_env(env), cwd=cwd)
+        try:
+            proc.wait(timeout=timeout * TIME_SCALE)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            err.seek(0)
+            pytest.fail("coroscope %s hung; stderr: %r"
+                        % (" ".join(argv[1:]), err.read()[-6000:]))
+        out.seek(0)
+        err.seek(0)
+        res = Run(argv, proc.returncode,
+                  out.read().decode("utf-8", "replace"),
+                  err.read().decode("utf-8", "replace"),
+                  time.monotonic() - start)
+    assert_no_sanitizer_report(res.stderr, "from %r" % argv)
+    return res
+
+
+def read_json(path, what):
+    assert os.path.exists(str(path)), "%s %s was not written" % (what, path)
+    with open(str(path)) as f:
+        return json.load(f)
+
+
+def exists(pid):
+    """Is there any process (even a zombie) with this pid?"""
+    return os.path.exists("/proc/%d" % pid)
+
+
+def group_members(pgid):
+    members = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:
+            members.append(int(name))
+    return members
+
+
+def assert_nothing_left(pids, what="the command"):
+    left = [p for p in pids if exists(p)]
+    assert not left, "processes of %s still there: %s" % (
+        what, [(p, proc_status(p)) for p in left])
+
+
+def kill_leftovers(pids):
+    """After a failed test: leave nothing behind for the next one."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def sweep(text):
+    """Kill every process whose command line mentions text (a test's
+    own directory), whatever happened to coroscope."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                cmdline = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            kill_leftovers([int(name)])
+
+
+@pytest.fixture
+def work(tmp_path):
+    """A directory for one test; its processes die with the test."""
+    yield tmp_path
+    sweep(str(tmp_path))
+
+
+def likely_causes(stderr):
+    """The lines of the 'likely cause' block of the text report."""
+    lines = stderr.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("coroscope: likely cause"):
+            block = []
+            for more in lines[i + 1:]:
+                if not more.startswith("  "):
+                    break
+                block.append(more)
+            return block
+    return []
+
+
+def process_of(report, pid):
+    for p in report["processes"]:
+        if p["pid"] == pid:
+            return p
+    pytest.fail("process %d not in the report: %r"
+                % (pid, [(p["pid"], p.get("command"))
+                         for p in report["processes"]]))
+
+
+def has_frame(process, script, line, function):
+    for t in process["threads"]:
+        for f in t["frames"]:
+            if (f["file"].endswith(os.sep + script) and f["line"] == line and
+                    f["function"] == function):
+                return True
+    return False
+
+
+def check_report_shape(report, timed_out, argv):
+    assert report["schema"] == 1
+    assert report["timed_out"] is timed_out
+    assert report["command"] == [str(a) for a in argv]
+    assert isinstance(report["causes"], list)
+    for p in report["processes"]:
+        for key in ("pid", "ppid", "command", "python"):
+            assert key in p, "process entry lacks %r: %r" % (key, p)
+        if p["python"] is not None:
+            assert p["schema"] == 1 and "threads" in p, p
+        else:
+            assert p["error"], p
+
+
+# ---------------------------------------------------------------------------
+# An asyncio await cycle with a stuck Python child, over every interpreter
+
+class CycleRun(object):
+    pass
+
+
+@pytest.fixture(scope="module")
+def cycle(interp, tmp_path_factory):
+    if SANITIZED and interp.id not in CORE_IDS:
+        pytest.skip("the sanitizer run covers %s" % ", ".join(CORE_IDS))
+    work = tmp_path_factory.mktemp("run-cycle")
+    r = CycleRun()
+    r.pids_file = work / "pids.json"
+    r.report_file = work / "report.json"
+    r.script = target_script("run_await_cycle.py")
+    r.child_script = target_script("run_child.py")
+    r.command = [interp.path, r.script, r.pids_file]
+    r.res = coroscope_run(["--timeout", TIMEOUT, "--report", r.report_file,
+                           "--"] + r.command)
+    r.pids = read_json(r.pids_file, "pids file") if os.path.exists(
+        str(r.pids_file)) else None
+    yield r
+    sweep(str(work))
+
+
+def test_cycle_times_out_with_124(cycle):
+    res = cycle.res
+    assert res.returncode == 124, res
+    assert cycle.pids, "the target never got stuck: %r" % res
+    assert ("coroscope: command timed out after %s; dumping 2 processes "
+            "(2 Python)" % TIMEOUT_TEXT) in res.stderr, res
+
+
+def test_cycle_leaves_nothing_running(cycle):
+    assert cycle.pids, "the target never got stuck: %r" % cycle.res
+    assert_nothing_left(cycle.pids.values())
+    assert not group_members(cycle.pids["pid"]), "group members left"
+
+
+def test_cycle_child_blocked_frame_named(cycle):
+    """The child left the command's group (setsid): found all the same."""
+    res, pids = cycle.res, cycle.pids
+    assert pids, "the target never got stuck: %r" % res
+    line = marker_line(cycle.child_script, "child-blocked")
+    assert ('File "%s", line %d, in take_twice' % (cycle.child_script, line)
+            in res.stderr), res
+    report = read_json(cycle.report_file, "--report file")
+    check_report_shape(report, True, cycle.command)
+    child = process_of(report, pids["child"])
+    assert child["ppid"] == pids["pid"]
+    assert has_frame(child, "run_child.py", line, "take_twice"), child
+    parent = process_of(report, pids["pid"])
+    assert parent["ppid"] > 0 and parent["python"]["version"]
+    # Tree order: the command first.
+    assert report["processes"][0]["pid"] == pids["pid"]
+    # A lock taken twice: the summary says so, with the line.
+    causes = likely_causes(res.stderr)
+    text = "\n".join(causes)
+    assert "process %d: thread %d \"MainThread\" is blocked acquiring a lock" \
+        % (pids["child"], pids["child"]) in text, res
+    assert "run_child.py:%d in take_twice" % line in text, res
+
+
+def test_cycle_tasks_named(cycle):
+    res, pids = cycle.res, cycle.pids
+    assert pids, "the target never got stuck: %r" % res
+    causes = likely_causes(res.stderr)
+    assert causes, "no likely cause: %r" % res
+    # The cycle leads the summary, before the child's lock.
+    assert causes[0] in (
+        "  process %d: await cycle: ping -> pong -> ping" % pids["pid"],
+        "  process %d: await cycle: pong -> ping -> pong" % pids["pid"]), res
+    for task, mark in (("ping", "ping-awaits"), ("pong", "pong-awaits")):
+        want = "task %s at %s:%d in %s" % (
+            task, cycle.script, marker_line(cycle.script, mark), task)
+        assert any(c.strip() == want for c in causes[1:3]), \
+            "%r not in %r" % (want, causes)
+    report = read_json(cycle.report_file, "--report file")
+    assert report["causes"][0]["kind"] == "await_cycle"
+    assert report["causes"][0]["pid"] == pids["pid"]
+
+
+# ---------------------------------------------------------------------------
+# A thread deadlock on two locks
+
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_lock_deadlock(py, work):
+    pids_file = work / "pids.json"
+    report_file = work / "report.json"
+    summary_file = work / "step-summary.md"
+    summary_file.write_text("earlier step\n")
+    script = target_script("run_deadlock.py")
+    command = [py.path, script, pids_file]
+    res = coroscope_run(["--timeout", TIMEOUT, "--report", report_file,
+                         "--"] + command,
+                        env={"GITHUB_STEP_SUMMARY": str(summary_file)})
+    pids = read_json(pids_file, "pids file")
+    try:
+        assert res.returncode == 124, res
+        a_line = marker_line(script, "a-blocked")
+        b_line = marker_line(script, "b-blocked")
+        causes = likely_causes(res.stderr)
+        assert causes and causes[0] == (
+            "  process %d: possible deadlock: 2 threads are blocked "
+            "acquiring locks" % pids["pid"]), res
+        details = [c.strip() for c in causes[1:3]]
+        for name, function, line, source in (
+                ("worker-a", "take_a_then_b", a_line, "with lock_b:"),
+                ("worker-b", "take_b_then_a", b_line, "with lock_a:")):
+            assert any(d.startswith("thread ") and ('"%s" at %s:%d in %s: %s'
+                                                    % (name, script, line,
+                                                       function, source)) in d
+                       for d in details), (name, details, res)
+
+        report = read_json(report_file, "--report file")
+        check_report_shape(report, True, command)
+        proc = process_of(report, pids["pid"])
+        assert has_frame(proc, "run_deadlock.py", a_line, "take_a_then_b")
+        assert has_frame(proc, "run_deadlock.py", b_line, "take_b_then_a")
+        assert report["causes"][0]["kind"] == "deadlock"
+        assert len(report["causes"][0]["details"]) == 2
+
+        md = summary_file.read_text()
+        assert md.startswith("earlier step\n"), "summary not appended: %r" % md
+        assert "### coroscope: command timed out after %s" % TIMEOUT_TEXT in md
+        assert "possible deadlock: 2 threads are blocked acquiring locks" in md
+        assert "`worker-a`" in md and "`worker-b`" in md, md
+        assert "`run_deadlock.py:%d`" % a_line in md, md
+
+        assert_nothing_left([pids["pid"]])
+    finally:
+        kill_leftovers([pids["pid"]])
+
+
+# ---------------------------------------------------------------------------
+# Commands that finish in time: nothing changes
+
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_finishing_command_unchanged(py):
+    command = [py.path, target_script("run_echo.py"), "7"]
+    direct = subprocess.run(command, input=b"hello", stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=60)
+    res = coroscope_run(["--timeout", "60", "--report", "/nonexistent/x",
+                         "--"] + command, input=b"hello")
+    assert res.returncode == 7 == direct.returncode, res
+    assert res.stdout == direct.stdout.decode(), res
+    assert res.stdout.startswith("out:HELLO|blocked=[]|"), res
+    # Not one word of coroscope's own, and no report without a dump.
+    assert res.stderr == "err:hello\n" == direct.stderr.decode(), res
+    assert res.elapsed < 10, res
+
+
+def test_exit_by_signal_is_128_plus_signal():
+    py = control_interpreter()
+    res = coroscope_run(["--", py.path, "-c",
+                         "import os, signal; "
+                         "os.kill(os.getpid(), signal.SIGTERM)"])
+    assert res.returncode == 128 + signal.SIGTERM, res
+    assert res.stderr == "", res
+
+
+def test_options_go_to_the_command():
+    """Options after the command's name are the command's, -- or not."""
+    res = coroscope_run(["--timeout", "30", "sh", "-c", "exit 3", "--timeout"])
+    assert res.returncode == 3, res
+
+
+def test_command_not_found_is_127(work):
+    res = coroscope_run(["--", str(work / "no-such-command")])
+    assert res.returncode == 127, res
+    assert res.stderr.startswith("coroscope: cannot run "), res
+    res = coroscope_run(["--", str(work)])
+    assert res.returncode == 126, res
+
+
+@pytest.mark.parametrize("args,needle", [
+    ([], "missing COMMAND"),
+    (["--timeout", "soon", "--", "true"], "invalid duration 'soon'"),
+    (["--kill-after", "-1", "--", "true"], "invalid duration '-1'"),
+    (["--timeout", "400d", "--", "true"], "too long"),
+    (["--timeout"], "needs a value"),
+    (["--bogus", "--", "true"], "unknown option"),
+])
+def test_usage_errors(args, needle):
+    res = coroscope_run(args)
+    assert res.returncode == 2, res
+    assert res.stderr.startswith("coroscope: ") and needle in res.stderr, res
+
+
+# ---------------------------------------------------------------------------
+# A hanging pytest run (Debian's python3-pytest)
+
+def test_hanging_pytest(work):
+    if not os.access(PYTEST_PYTHON, os.X_OK):
+        pytest.skip("no %s" % PYTEST_PYTHON)
+    test_file = work / "test_hang.py"
+    test_file.write_text(
+        "import threading\n"
+        "\n"
+        "\n"
+        "def test_blocks_forever():\n"
+        "    threading.Event().wait()  # MARK: test-hangs\n")
+    line = marker_line(str(test_file), "test-hangs")
+    report_file = work / "report.json"
+    command = [PYTEST_PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               str(test_file)]
+    res = coroscope_run(["--timeout", "3", "--report", report_file, "--"]
+                        + command, cwd=str(work))
+    report = read_json(report_file, "--report file")
+    pids = [p["pid"] for p in report["processes"]]
+    try:
+        assert res.returncode == 124, res
+        check_report_shape(report, True, command)
+        assert has_frame(report["processes"][0], "test_hang.py", line,
+                         "test_blocks_forever"), report
+        assert ('File "%s", line %d, in test_blocks_forever'
+                % (test_file, line)) in res.stderr, res
+        causes = "\n".join(likely_causes(res.stderr))
+        assert "waits in Event.wait (threading.py)" in causes, res
+        assert "test_hang.py:%d in test_blocks_forever" % line in causes, res
+        assert_nothing_left(pids)
+    finally:
+        kill_leftovers(pids)
+
+
+# ---------------------------------------------------------------------------
+# Trees that try to escape, commands that resist
+
+def test_escaped_daemon_is_dumped_and_stopped(work):
+    py = control_interpreter()
+    pids_file = work / "pids.json"
+    report_file = work / "report.json"
+    res = coroscope_run(["--timeout", "1", "--report", report_file, "--",
+                         py.path, target_script("run_daemon.py"), pids_file])
+    pids = read_json(pids_file, "pids file")
+    try:
+        assert res.returncode == 124, res
+        report = read_json(report_file, "--report file")
+        daemon = process_of(report, pids["daemon"])
+        assert has_frame(daemon, "run_daemon.py",
+                         marker_line(target_script("run_daemon.py"),
+                                     "daemon-sleeps"), "daemon_sleeps")
+        assert_nothing_left(pids.values())
+    finally:
+        kill_leftovers(pids.values())
+
+
+def test_sigterm_ignored_then_sigkill(work):
+    py = control_interpreter()
+    pid_file = work / "pid"
+    code = ("import os, signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+            "while True:\n"
+            "    time.sleep(100)\n")
+    res = coroscope_run(["--timeout", "1", "--kill-after", "0.5", "--",
+                         py.path, "-c", code, pid_file])
+    pid = int(pid_file.read_text())
+    try:
+        assert res.returncode == 124, res
+        assert "SIGKILL after 0.5s" in res.stderr, res
+        assert 1.5 <= res.elapsed, res
+        assert_nothing_left([pid])
+    finally:
+        kill_leftovers([pid])
+
+
+def test_non_python_processes_listed(work):
+    report_file = work / "report.json"
+    # Odd durations, to find the sleeps should coroscope fail.
+    script = "sleep 30171 & sleep 30172; :"
+    try:
+        res = coroscope_run(["--timeout", "1", "--report", report_file, "--",
+                             "sh", "-c", script])
+        assert res.returncode == 124, res
+        assert "dumping 3 processes (0 Python)" in res.stderr, res
+        report = read_json(report_file, "--report file")
+        check_report_shape(report, True, ["sh", "-c", script])
+        commands = sorted(p["command"] for p in report["processes"])
+        assert commands == ["sh -c " + script, "sleep 30171",
+                            "sleep 30172"], report
+        for p in report["processes"]:
+            assert p["python"] is None
+            assert p["error"] == "not a Python process"
+        assert_nothing_left([p["pid"] for p in report["processes"]])
+    finally:
+        sweep("sleep 3017")
+
+
+# ---------------------------------------------------------------------------
+# Signals to coroscope while the command runs
+
+def start_sleeper(work, status, extra_args=()):
+    py = control_interpreter()
+    pids_file = work / "pids.json"
+    release = work / "release"
+    errors = open(str(work / "stderr.txt"), "w")
+    argv = [COROSCOPE, "run"] + list(extra_args) + [
+        "--", py.path, target_script("run_sleeper.py"), str(pids_file),
+        str(release), str(status)]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=errors,
+                            env=run_env())
+    errors.close()
+    assert wait_until(lambda: os.path.exists(str(pids_file)), 20), \
+        "the sleeper never started"
+    return proc, read_json(pids_file, "pids file")["pid"], release
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=10)
+
+
+def test_sigusr1_dumps_without_killing(work):
+    report_file = work / "report.json"
+    proc, pid, release = start_sleeper(work, 5,
+                                       ["--report", str(report_file)])
+    try:
+        proc.send_signal(signal.SIGUSR1)
+
+        def report():
+            try:
+                with open(str(report_file)) as f:
+                    return json.load(f)
+            except (OSError, ValueError):
+                return None
+
+        data = wait_until(report, 20 * TIME_SCALE)
+        assert data, "no report after SIGUSR1"
+        assert data["timed_out"] is False
+        line = marker_line(target_script("run_sleeper.py"), "sleeper-polls")
+        assert has_frame(process_of(data, pid), "run_sleeper.py", line,
+                         "wait_for"), data
+        time.sleep(0.2)
+        assert proc.poll() is None and exists(pid), "the command was stopped"
+        release.write_text("")
+        assert proc.wait(timeout=20 * TIME_SCALE) == 5
+        with open(str(work / "stderr.txt")) as f:
+            err = f.read()
+        assert_no_sanitizer_report(err)
+        assert ("coroscope: SIGUSR1: snapshot of the running command; "
+                "dumping 1 process (1 Python)") in err, err
+        assert "stopping the command" not in err, err
+    finally:
+        stop(proc)
+        kill_leftovers([pid])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signals_are_forwarded(work, sig):
+    proc, pid, release = start_sleeper(work, 0)
+    try:
+        proc.send_signal(sig)
+        status = proc.wait(timeout=20 * TIME_SCALE)
+        # Python dies of SIGTERM; SIGINT raises KeyboardInterrupt (exit 1,
+        # or 130 from 3.8 on... as the interpreter decides): either way
+        # not the status of coroscope itself and the command is gone.
+        if sig == signal.SIGTERM:
+            assert status == 128 + signal.SIGTERM, status
+        else:
+            assert status in (1, 128 + signal.SIGINT), status
+        assert_nothing_left([pid])
+    finally:
+        stop(proc)
+        kill_leftovers([pid])
+
+
+def test_terminal_goes_to_the_command():
+    """With a terminal, the command is its foreground group: it reads it
+    (no SIGTTIN), and Ctrl-C would reach it directly."""
+    py = control_interpreter()
+    code = ("import os; "
+            "print('foreground', os.tcgetpgrp(0) == os.getpgrp()); "
+            "print('got', input())")
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execve(COROSCOPE, [COROSCOPE, "run", "--", py.path, "-c", code],
+                      run_env())
+        finally:
+            os._exit(127)
+    output = b""
+    try:
+        os.write(fd, b"hello\n")
+        deadline = time.monotonic() + 30 * TIME_SCALE
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break       # EIO: every writer of the terminal is gone
+            if not chunk:
+                break
+            output += chunk
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    text = output.decode("utf-8", "replace")
+    assert_no_sanitizer_report(text)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, text)
+    assert "foreground True" in text and "got hello" in text, text
+
+
+def test_help_lists_run_options():
+    out = subprocess.run([COROSCOPE, "--help"], stdout=subprocess.PIPE,
+                         universal_newlines=True, timeout=30)
+    for opt in ("--timeout", "--report", "--kill-after"):
+        assert opt in out.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
