@@ -254,6 +254,26 @@ static int known_same(const struct proc_list *known,
 	return 0;
 }
 
+/* Breadth first from tree->e[*q] on: tree doubles as the queue, in[]
+ * marks what all holds that is in the tree already. */
+static void add_descendants(struct proc_list *tree,
+			    const struct proc_list *all, unsigned char *in,
+			    size_t *q)
+{
+	size_t k;
+
+	for (; *q < tree->n && tree->n < MAX_TREE; (*q)++) {
+		int parent = tree->e[*q].pid;
+
+		for (k = 0; k < all->n && tree->n < MAX_TREE; k++) {
+			if (in[k] || all->e[k].ppid != parent)
+				continue;
+			in[k] = 1;
+			proc_list_add(tree, &all->e[k]);
+		}
+	}
+}
+
 /*
  * The command's tree now, in tree order (the command, then its
  * descendants breadth first, then whatever else belongs), without
@@ -302,17 +322,7 @@ static void tree_collect(struct run_state *st, struct proc_list *tree)
 				continue;
 			in[i] = 1;
 			proc_list_add(tree, e);
-			/* Breadth first from here; tree doubles as the queue. */
-			for (; q < tree->n && tree->n < MAX_TREE; q++) {
-				size_t k;
-
-				for (k = 0; k < all.n && tree->n < MAX_TREE; k++) {
-					if (in[k] || all.e[k].ppid != tree->e[q].pid)
-						continue;
-					in[k] = 1;
-					proc_list_add(tree, &all.e[k]);
-				}
-			}
+			add_descendants(tree, &all, in, &q);
 		}
 	}
 	free(in);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -420,12 +421,112 @@ static void add_task_place(struct strbuf *sb, const struct collection *c,
  * awaiting each other, named as dump names them, with a line per task
  * saying where it is suspended.
  *
- * RUN_CAUSE_STUCK_TASK plugs in here too (left to do): the tasks that
- * have waited longest on something nothing left can complete (a future
- * no task, thread or callback will ever set), headline "task NAME waits
- * on <Future pending> that nothing can complete", details its await
- * chain.
+ * RUN_CAUSE_STUCK_TASK: the tasks at the bottom of the waits, parked on
+ * a plain future rather than on another task, ranked by how many tasks
+ * are blocked behind them.  A dump has no clock, so "longest" cannot be
+ * measured; the task that holds up the most others is the one to look
+ * at first.  asyncio.sleep() is left out: its timer will complete it.
  */
+#define MAX_STUCK_TASKS 3
+
+/* Tasks waiting on t, directly or through others (bounded walk). */
+static size_t blocked_behind(const struct py_async *a, const struct py_task *t)
+{
+	struct addrmap seen;
+	const struct py_task **work;
+	size_t n = 0, nwork = 0, alloc = 0, k;
+
+	addrmap_init(&seen);
+	addrmap_add(&seen, t->addr);
+	work = xmalloc(sizeof(*work));
+	alloc = 1;
+	work[nwork++] = t;
+	while (nwork) {
+		const struct py_task *cur = work[--nwork];
+
+		for (k = 0; k < cur->nawaited_by; k++) {
+			const struct py_task *w = py_async_task(a, cur->awaited_by[k]);
+
+			if (!w || !addrmap_add(&seen, w->addr))
+				continue;
+			n++;
+			work = xgrow(work, &alloc, nwork + 1, sizeof(*work));
+			work[nwork++] = w;
+		}
+	}
+	free(work);
+	addrmap_release(&seen);
+	return n;
+}
+
+static int in_asyncio_sleep(const struct py_async *a, const struct py_task *t)
+{
+	const struct py_gen *g;
+
+	if (!t->nstack || t->stack[0] >= a->ngens)
+		return 0;
+	g = &a->gens[t->stack[0]];
+	return g->code && !strcmp(g->code->name, "sleep") &&
+	       strstr(g->code->filename, "asyncio");
+}
+
+static void summarize_stuck_tasks(struct run_summary *s,
+				  const struct collection *c)
+{
+	const struct py_async *a = &c->async;
+	const struct py_task *best[MAX_STUCK_TASKS];
+	size_t behind[MAX_STUCK_TASKS], nbest = 0, i, k;
+	struct addrmap waits_on_tasks;
+	struct strbuf sb;
+
+	/* A task some other task is blocked under (gather, TaskGroup...)
+	 * is not at the bottom of the waits. */
+	addrmap_init(&waits_on_tasks);
+	for (i = 0; i < a->ntasks; i++)
+		for (k = 0; k < a->tasks[i].nawaited_by; k++)
+			addrmap_add(&waits_on_tasks, a->tasks[i].awaited_by[k]);
+	for (i = 0; i < a->ntasks; i++) {
+		const struct py_task *t = &a->tasks[i];
+		int found;
+		size_t n;
+
+		addrmap_get(&waits_on_tasks, t->addr, &found);
+		if (!t->waiter || py_async_task(a, t->waiter) || t->running ||
+		    found || in_asyncio_sleep(a, t))
+			continue;
+		n = blocked_behind(a, t);
+		/* insertion into the short ranked list */
+		for (k = nbest; k > 0 && behind[k - 1] < n; k--) {
+			if (k < MAX_STUCK_TASKS) {
+				best[k] = best[k - 1];
+				behind[k] = behind[k - 1];
+			}
+		}
+		if (k < MAX_STUCK_TASKS) {
+			best[k] = t;
+			behind[k] = n;
+			if (nbest < MAX_STUCK_TASKS)
+				nbest++;
+		}
+	}
+	addrmap_release(&waits_on_tasks);
+	strbuf_init(&sb);
+	for (i = 0; i < nbest; i++) {
+		struct run_cause *cause;
+
+		strbuf_addf(&sb, "stuck task: %s waits on %s 0x%llx", best[i]->name,
+			    best[i]->waiter_type ? best[i]->waiter_type : "a future",
+			    (unsigned long long)best[i]->waiter);
+		if (behind[i])
+			strbuf_addf(&sb, ", blocking %zu other task%s", behind[i],
+				    behind[i] == 1 ? "" : "s");
+		cause = add_cause(s, RUN_CAUSE_STUCK_TASK, c->pid, &sb);
+		add_task_place(&sb, c, best[i]);
+		add_detail(cause, &sb);
+	}
+	strbuf_release(&sb);
+}
+
 static void summarize_tasks(struct run_summary *s, const struct collection *c)
 {
 	const struct py_async *a = &c->async;
@@ -462,6 +563,7 @@ static void summarize_tasks(struct run_summary *s, const struct collection *c)
 void run_summarize(struct run_summary *s, const struct collection *c)
 {
 	summarize_tasks(s, c);
+	summarize_stuck_tasks(s, c);
 	summarize_threads(s, c);
 }
 

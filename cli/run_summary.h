@@ -2,11 +2,10 @@
  * What a `coroscope run` hang report leads with: the likely causes of the
  * hang, read off each process's collection, most likely first.
  *
- * The causes come from the tasks view (await cycles) and from thread
+ * The causes come from the tasks view (await cycles, the tasks at the
+ * bottom of the waits that hold up the most others) and from thread
  * stacks (threads blocked on locks, a lock deadlock between threads,
- * threads waiting on a condition, event or queue).  Tasks waiting on
- * nothing that can complete are yet to come: see summarize_tasks() in
- * run_summary.c.
+ * threads waiting on a condition, event or queue).
  */
 #ifndef COROSCOPE_CLI_RUN_SUMMARY_H
 #define COROSCOPE_CLI_RUN_SUMMARY_H
@@ -21,7 +20,7 @@
 enum run_cause_kind {
 	RUN_CAUSE_AWAIT_CYCLE,  /* tasks awaiting each other */
 	RUN_CAUSE_DEADLOCK,     /* two or more threads blocked on locks */
-	RUN_CAUSE_STUCK_TASK,   /* a task waiting on nothing that can complete */
+	RUN_CAUSE_STUCK_TASK,   /* a task parked on a plain future, blocking others */
 	RUN_CAUSE_LOCK,         /* one thread blocked acquiring a lock */
 	RUN_CAUSE_WAIT,         /* a thread waiting on a condition, event... */
 };

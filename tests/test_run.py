@@ -623,3 +623,24 @@ def test_help_lists_run_options():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+# ---------------------------------------------------------------------------
+# A task parked on a future nothing sets, holding up its parent
+
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_stuck_task_leads_the_causes(py, work):
+    ready = str(work / "ready")
+    res = coroscope_run(["--timeout", "2", "--", py.path,
+                         target_script("run_stuck_task.py"), ready])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    stuck = [c for c in causes if "stuck task:" in c]
+    assert stuck, res.stderr
+    # the leaf ranked first, blocking its parent and main() (the task
+    # run_until_complete made) behind it; the sleeper not at all
+    assert "stuck_leaf waits on Future" in stuck[0], causes
+    assert "blocking 2 other tasks" in stuck[0], causes
+    assert not any("napper" in c for c in stuck), causes
+    line = marker_line(target_script("run_stuck_task.py"), "stuck-leaf")
+    assert any("run_stuck_task.py:%d" % line in c for c in causes), causes
