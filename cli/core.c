@@ -20,10 +20,8 @@
 #include "common/strbuf.h"
 #include "common/banned.h"
 
-enum core_format { CORE_TEXT, CORE_JSON, CORE_DOT };
-
 struct core_cli_options {
-	enum core_format format;
+	enum report_format format;
 	struct collect_options collect;
 	struct core_options core;
 	const char *path;
@@ -51,18 +49,11 @@ static int parse_options(int argc, char **argv, struct core_cli_options *o)
 	while ((c = getopt_long(argc, argv, "+jlf:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			o->format = CORE_JSON;
+			o->format = REPORT_JSON;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "text"))
-				o->format = CORE_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->format = CORE_JSON;
-			else if (!strcmp(optarg, "dot"))
-				o->format = CORE_DOT;
-			else
-				return cli_usage_error("unknown format '%s' (text, "
-						       "json or dot)", optarg);
+			if (report_parse_format(optarg, &o->format))
+				return CS_ERR_USAGE;
 			break;
 		case 'l':
 			o->collect.locals = 1;
@@ -210,17 +201,17 @@ static void print_report(const struct core_cli_options *o,
 	struct json j;
 
 	switch (o->format) {
-	case CORE_JSON:
+	case REPORT_JSON:
 		json_init(&j, stdout, 1);
 		json_begin_object(&j);
 		report_json_members(&j, c);
 		json_core(&j, in);
 		json_end_object(&j);
 		break;
-	case CORE_DOT:
+	case REPORT_DOT:
 		report_dot(stdout, c);
 		break;
-	case CORE_TEXT:
+	case REPORT_TEXT:
 		text_header(stdout, in);
 		report_text(stdout, c);
 		break;

@@ -14,10 +14,8 @@
 #include "cli/report.h"
 #include "common/banned.h"
 
-enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
-
 struct dump_options {
-	enum output_format format;
+	enum report_format format;
 	struct collect_options collect;
 	int pid;
 };
@@ -53,18 +51,11 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 	while ((c = getopt_long(argc, argv, "+jlnf:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			o->format = FORMAT_JSON;
+			o->format = REPORT_JSON;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "text"))
-				o->format = FORMAT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->format = FORMAT_JSON;
-			else if (!strcmp(optarg, "dot"))
-				o->format = FORMAT_DOT;
-			else
-				return cli_usage_error("unknown format '%s' (text, "
-						       "json or dot)", optarg);
+			if (report_parse_format(optarg, &o->format))
+				return CS_ERR_USAGE;
 			break;
 		case 'l':
 			o->collect.locals = 1;
@@ -106,9 +97,9 @@ int cmd_dump(int argc, char **argv)
 	cs_err_init(&err);
 	ret = collect_live(&c, o.pid, &o.collect, &err);
 	if (ret == 0) {
-		if (o.format == FORMAT_JSON)
+		if (o.format == REPORT_JSON)
 			report_json(stdout, &c);
-		else if (o.format == FORMAT_DOT)
+		else if (o.format == REPORT_DOT)
 			report_dot(stdout, &c);
 		else
 			report_text(stdout, &c);

@@ -1,7 +1,24 @@
 #include "cli/report.h"
 
+#include <string.h>
+
+#include "cli/commands.h"
 #include "cli/json.h"
 #include "common/banned.h"
+
+int report_parse_format(const char *name, enum report_format *fmt)
+{
+	if (!strcmp(name, "text"))
+		*fmt = REPORT_TEXT;
+	else if (!strcmp(name, "json"))
+		*fmt = REPORT_JSON;
+	else if (!strcmp(name, "dot"))
+		*fmt = REPORT_DOT;
+	else
+		return cli_usage_error("unknown format '%s' (text, json or dot)",
+				       name);
+	return 0;
+}
 
 static void text_frame(FILE *out, const struct py_frame *f, int locals)
 {

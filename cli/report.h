@@ -10,6 +10,12 @@
 #include "cli/collect.h"
 #include "cli/json.h"
 
+/* The output formats of --format (and --json). */
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_DOT };
+
+/* "text", "json" or "dot": 0, or a usage error's status after printing it. */
+int report_parse_format(const char *name, enum report_format *fmt);
+
 void report_text(FILE *out, const struct collection *c);
 /* The document as a value inside an enclosing JSON writer (for run). */
 void report_json_value(struct json *j, const struct collection *c);

@@ -73,6 +73,32 @@ void strbuf_addch(struct strbuf *sb, int c)
 	strbuf_add(sb, &ch, 1);
 }
 
+void strbuf_add_utf8(struct strbuf *sb, uint32_t c)
+{
+	char b[4];
+
+	if ((c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF)
+		c = 0xFFFD;
+	if (c < 0x80) {
+		strbuf_addch(sb, (int)c);
+	} else if (c < 0x800) {
+		b[0] = (char)(0xC0 | (c >> 6));
+		b[1] = (char)(0x80 | (c & 0x3F));
+		strbuf_add(sb, b, 2);
+	} else if (c < 0x10000) {
+		b[0] = (char)(0xE0 | (c >> 12));
+		b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+		b[2] = (char)(0x80 | (c & 0x3F));
+		strbuf_add(sb, b, 3);
+	} else {
+		b[0] = (char)(0xF0 | (c >> 18));
+		b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+		b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+		b[3] = (char)(0x80 | (c & 0x3F));
+		strbuf_add(sb, b, 4);
+	}
+}
+
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list cp;

@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct strbuf {
 	char *buf;     /* never NULL after init: "" until something is added */
@@ -23,6 +24,9 @@ void strbuf_reset(struct strbuf *sb);
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
+/* One code point as UTF-8; surrogates and values past U+10FFFF, which
+ * UTF-8 cannot carry, become U+FFFD. */
+void strbuf_add_utf8(struct strbuf *sb, uint32_t c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)

@@ -84,34 +84,6 @@ int pytype_is_subtype(struct pyproc *py, uint64_t type, uint64_t base)
 	return 0;
 }
 
-static void utf8_encode(struct strbuf *sb, uint32_t c)
-{
-	char b[4];
-
-	if (c >= 0xD800 && c <= 0xDFFF)
-		c = 0xFFFD;  /* lone surrogates cannot be written as UTF-8 */
-	if (c < 0x80) {
-		strbuf_addch(sb, (int)c);
-	} else if (c < 0x800) {
-		b[0] = (char)(0xC0 | (c >> 6));
-		b[1] = (char)(0x80 | (c & 0x3F));
-		strbuf_add(sb, b, 2);
-	} else if (c < 0x10000) {
-		b[0] = (char)(0xE0 | (c >> 12));
-		b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-		b[2] = (char)(0x80 | (c & 0x3F));
-		strbuf_add(sb, b, 3);
-	} else {
-		if (c > 0x10FFFF)
-			c = 0xFFFD;
-		b[0] = (char)(0xF0 | (c >> 18));
-		b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-		b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-		b[3] = (char)(0x80 | (c & 0x3F));
-		strbuf_add(sb, b, 4);
-	}
-}
-
 int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
 		 uint32_t *codepoints, size_t *ncodepoints, size_t *length,
 		 struct cs_err *err)
@@ -193,7 +165,7 @@ int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	}
 	strbuf_init(&sb);
 	for (i = 0; i < n; i++)
-		utf8_encode(&sb, cps[i]);
+		strbuf_add_utf8(&sb, cps[i]);
 	if (len > n)
 		strbuf_addstr(&sb, "...");
 	free(cps);

@@ -53,28 +53,6 @@ static int printable(uint32_t c)
 	return 1;
 }
 
-static void put_utf8(struct strbuf *sb, uint32_t c)
-{
-	char b[4];
-
-	if (c < 0x800) {
-		b[0] = (char)(0xC0 | (c >> 6));
-		b[1] = (char)(0x80 | (c & 0x3F));
-		strbuf_add(sb, b, 2);
-	} else if (c < 0x10000) {
-		b[0] = (char)(0xE0 | (c >> 12));
-		b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-		b[2] = (char)(0x80 | (c & 0x3F));
-		strbuf_add(sb, b, 3);
-	} else {
-		b[0] = (char)(0xF0 | (c >> 18));
-		b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-		b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-		b[3] = (char)(0x80 | (c & 0x3F));
-		strbuf_add(sb, b, 4);
-	}
-}
-
 /* The quote repr() picks: ' unless the text has ' and no ". */
 static char pick_quote(const uint32_t *cps, size_t n)
 {
@@ -102,7 +80,7 @@ static void escape_char(struct strbuf *out, uint32_t c, char quote,
 	else if (c >= 0x20 && c < 0x7f)
 		strbuf_addch(out, (int)c);
 	else if (!is_bytes && printable(c))
-		put_utf8(out, c);
+		strbuf_add_utf8(out, c);
 	else if (c <= 0xff)
 		strbuf_addf(out, "\\x%02x", c);
 	else if (c <= 0xffff)
