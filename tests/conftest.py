@@ -10,7 +10,8 @@
 - run_coroscope(): runs the tool with a timeout and checks that no
   sanitizer report appeared.
 
-Environment: COROSCOPE (binary under test, default /work/main/coroscope),
+Environment: COROSCOPE (binary under test, default ./coroscope of this
+checkout),
 COROSCOPE_SANITIZED=1 (sanitizer build: longer timeouts).
 """
 
@@ -28,7 +29,7 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(TESTS_DIR)
 TARGETS_DIR = os.path.join(TESTS_DIR, "targets")
 
-COROSCOPE = os.environ.get("COROSCOPE", "/work/main/coroscope")
+COROSCOPE = os.environ.get("COROSCOPE", os.path.join(REPO_DIR, "coroscope"))
 SANITIZED = os.environ.get("COROSCOPE_SANITIZED") == "1"
 # Sanitizer builds are slower; scale every timeout that waits on coroscope.
 TIME_SCALE = 3.0 if SANITIZED else 1.0
