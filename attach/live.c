@@ -871,8 +871,10 @@ void live_resume(struct memsrc *ms)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		lv->paused_ms += ms_between(&lv->since, &now);
 		lv->stopped = 0;
-		/* What we cached is only true while the target is stopped. */
-		memsrc_cache_clear(ms);
+		/* What we cached is only true while the target is stopped,
+		 * unless all it can change was captured. */
+		if (!ms->frozen)
+			memsrc_cache_clear(ms);
 	}
 }
 

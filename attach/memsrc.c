@@ -485,6 +485,55 @@ void memsrc_cache_clear(struct memsrc *ms)
 {
 	if (ms && ms->cache)
 		cache_drop_all(ms->cache);
+	if (ms)
+		ms->frozen = 0;
+}
+
+#define CAPTURE_CHUNK (512u * 1024)
+
+int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err)
+{
+	unsigned char *buf;
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < ms->nmaps; i++)
+		if (ms->maps[i].perms[1] == 'w')
+			total += ms->maps[i].end - ms->maps[i].start;
+	/* Leave half the cache for the read-only pages decoding will want:
+	 * a full cache is dropped, and a dropped capture would be re-read
+	 * from a target that has moved on. */
+	if (!ms->nmaps || total > max_bytes ||
+	    total / PAGE_SIZE > CACHE_MAX_PAGES / 2)
+		return 0;
+	buf = malloc(CAPTURE_CHUNK);
+	if (!buf)
+		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	for (i = 0; i < ms->nmaps; i++) {
+		const struct cs_mapping *m = &ms->maps[i];
+		uint64_t a = m->start;
+
+		if (m->perms[1] != 'w')
+			continue;
+		/* Each round moves on by at least a page: bounded. */
+		while (a < m->end) {
+			size_t n = m->end - a < CAPTURE_CHUNK ?
+				   (size_t)(m->end - a) : CAPTURE_CHUNK;
+			long got = memsrc_read_partial(ms, a, buf, n, err);
+
+			if (got < 0) {
+				free(buf);
+				return (int)got;
+			}
+			if ((size_t)got == n)
+				a += n;
+			else  /* skip the unreadable page (now negatively cached) */
+				a = ((a + (uint64_t)got) & PAGE_MASK) + PAGE_SIZE;
+		}
+	}
+	free(buf);
+	ms->frozen = 1;
+	return 1;
 }
 
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,

@@ -88,6 +88,13 @@ struct memsrc {
 
 	struct memsrc_stats stats;
 	struct memsrc_cache *cache;
+	/*
+	 * Set by memsrc_capture(): every writable mapping is in the cache,
+	 * so the cache stays a consistent picture of the stopped target
+	 * after it runs on (only read-only pages, which cannot change, are
+	 * still read from it).
+	 */
+	int frozen;
 };
 
 /*
@@ -108,6 +115,15 @@ int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
  */
 long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
 			 size_t len, struct cs_err *err);
+
+/*
+ * Copy every writable mapping of the (stopped) target into the cache, so
+ * that the target can be resumed before the copy is decoded.  Returns 1
+ * when done (ms->frozen set), 0 when skipped because the writable
+ * mappings add up to more than max_bytes (or than the cache holds), or a
+ * negative status when the target cannot be read.
+ */
+int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err);
 
 /* Forget cached pages (the target ran since they were read). */
 void memsrc_cache_clear(struct memsrc *ms);

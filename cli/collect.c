@@ -9,6 +9,9 @@
 #include "common/strbuf.h"
 #include "common/banned.h"
 
+/* Writable memory copied whole during the stop, at most. */
+#define CAPTURE_MAX_BYTES ((size_t)128 << 20)
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -65,6 +68,19 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	if (ret == 0 && c->is_live && !opt->no_block) {
 		live_install_signal_guard();
 		ret = live_stop(c->ms, err);
+		/* Copy what the target can change and let it run on at once;
+		 * a target too large to copy stays stopped while we read. */
+		if (ret == 0) {
+			/* test aid: exercise the stay-stopped path */
+			const char *nocap = getenv("COROSCOPE_TEST_NO_CAPTURE");
+			size_t max = nocap && *nocap == '1' ? 0 : CAPTURE_MAX_BYTES;
+
+			ret = memsrc_capture(c->ms, max, err);
+			if (ret == 1) {
+				live_resume(c->ms);
+				ret = 0;
+			}
+		}
 	}
 	if (ret == 0) {
 		memset(&sopt, 0, sizeof(sopt));

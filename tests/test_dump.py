@@ -410,3 +410,15 @@ def test_dump_text_locals(dump_text_locals, target):
                 problems.append("%s = %r, want %s" % (
                     name, shown.get(name), info["repr"]))
     assert not problems, "\n".join(problems)
+
+
+def test_dump_while_stopped_matches_captured(dump_locals, target):
+    """Targets too large to copy are read while they stay stopped: that
+    path must give the very same document as the copy-then-resume one."""
+    stopped = run_coroscope("dump", "--json", "--locals", target.pid,
+                            env={"COROSCOPE_TEST_NO_CAPTURE": "1"})
+    assert stopped.returncode == 0, stopped
+    a, b = dump_locals.json(), stopped.json()
+    for doc in (a, b):
+        doc.pop("stats")
+    assert a == b
