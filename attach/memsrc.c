@@ -222,6 +222,8 @@ static unsigned char *slab_room(struct memsrc_cache *c, size_t n)
  * (RssAnon), or 0 when unknown.  Only a live source has one: one whose
  * root is the process's /proc/PID/root.
  */
+static uint64_t writable_bytes(const struct memsrc *ms);
+
 static size_t target_anon_pages(const struct memsrc *ms)
 {
 	char path[64], line[256];
@@ -253,7 +255,11 @@ void memsrc_prepare(struct memsrc *ms)
 {
 	struct memsrc_cache *c = ms->cache;
 	size_t want = target_anon_pages(ms), have = 0, i;
+	uint64_t writable = writable_bytes(ms) / PAGE_SIZE;
 
+	/* memsrc_capture() may copy every writable mapping: have room. */
+	if (writable <= CACHE_MAX_PAGES / 2 && writable > want)
+		want = (size_t)writable;
 	if (want > CACHE_MAX_PAGES)
 		want = CACHE_MAX_PAGES;
 	for (i = 0; i < c->nslabs; i++)
@@ -489,49 +495,56 @@ void memsrc_cache_clear(struct memsrc *ms)
 		ms->frozen = 0;
 }
 
-#define CAPTURE_CHUNK (512u * 1024)
-
-int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err)
+/* Bytes in the target's writable mappings. */
+static uint64_t writable_bytes(const struct memsrc *ms)
 {
-	unsigned char *buf;
 	uint64_t total = 0;
 	size_t i;
 
 	for (i = 0; i < ms->nmaps; i++)
 		if (ms->maps[i].perms[1] == 'w')
 			total += ms->maps[i].end - ms->maps[i].start;
+	return total;
+}
+
+int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	uint64_t total = writable_bytes(ms);
+	size_t i;
+	int ret = 0;
+
 	/* Leave half the cache for the read-only pages decoding will want:
 	 * a full cache is dropped, and a dropped capture would be re-read
 	 * from a target that has moved on. */
 	if (!ms->nmaps || total > max_bytes ||
 	    total / PAGE_SIZE > CACHE_MAX_PAGES / 2)
 		return 0;
-	buf = malloc(CAPTURE_CHUNK);
-	if (!buf)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	for (i = 0; i < ms->nmaps; i++) {
+	/* Fill the cache directly, in the largest reads a fill makes
+	 * (slabs are sized for them), copying nothing out. */
+	for (i = 0; i < ms->nmaps && ret == 0; i++) {
 		const struct cs_mapping *m = &ms->maps[i];
-		uint64_t a = m->start;
+		uint64_t page;
 
 		if (m->perms[1] != 'w')
 			continue;
-		/* Each round moves on by at least a page: bounded. */
-		while (a < m->end) {
-			size_t n = m->end - a < CAPTURE_CHUNK ?
-				   (size_t)(m->end - a) : CAPTURE_CHUNK;
-			long got = memsrc_read_partial(ms, a, buf, n, err);
-
-			if (got < 0) {
-				free(buf);
-				return (int)got;
+		/* Each round moves on a page or fills it: bounded.  A page
+		 * that cannot be read is cached as unreadable and skipped. */
+		for (page = m->start & PAGE_MASK; page < m->end && ret == 0;) {
+			if (cache_lookup(c, page)) {
+				page += PAGE_SIZE;
+				continue;
 			}
-			if ((size_t)got == n)
-				a += n;
-			else  /* skip the unreadable page (now negatively cached) */
-				a = ((a + (uint64_t)got) & PAGE_MASK) + PAGE_SIZE;
+			ret = cache_fill(ms, page, CLUSTER_MAX, err);
+			if (ret == 0 && !cache_lookup(c, page))
+				ret = cs_fail(err, CS_ERR_INTERNAL,
+					      "page 0x%" PRIx64 " missing after a fill",
+					      page);
 		}
 	}
-	free(buf);
+	c->cluster = CLUSTER_MIN;
+	if (ret < 0)
+		return ret;
 	ms->frozen = 1;
 	return 1;
 }
