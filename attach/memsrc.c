@@ -44,11 +44,11 @@
 #define SLAB_MAX_PAGES 2048
 
 /*
- * At most this many pages (256 MiB of page data).  A dump rarely comes
+ * At most this many pages (1 GiB of page data).  A dump rarely comes
  * close; when it does, the whole cache is dropped and refilled, which
  * costs system calls but never correctness.
  */
-#define CACHE_MAX_PAGES (256u * 1024 * 1024 / PAGE_SIZE)
+#define CACHE_MAX_PAGES (1024u * 1024 * 1024 / PAGE_SIZE)
 
 /* Marks "no page": page addresses have their low bits 0. */
 #define NO_PAGE 1u

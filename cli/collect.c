@@ -10,7 +10,7 @@
 #include "common/banned.h"
 
 /* Writable memory copied whole during the stop, at most. */
-#define CAPTURE_MAX_BYTES ((size_t)128 << 20)
+#define CAPTURE_MAX_BYTES ((size_t)512 << 20)
 
 static double now_ms(void)
 {
