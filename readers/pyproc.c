@@ -318,9 +318,6 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 	ret = debug_offsets_apply(py, err);
 	if (ret == 0 && !py->micro)
 		version_from_sys(py);
-	/* Still before the stop: the time this takes is not the target's. */
-	if (ret == 0)
-		memsrc_prepare(ms);
 	return ret;
 }
 
