@@ -88,11 +88,23 @@ static void json_hex(struct json *j, uint64_t v)
 	json_string(j, buf + i);
 }
 
-static void json_frame_id(struct json *j, const struct py_frame *f,
-			  int locals, uint64_t id)
+/* "locals": {name: repr}, empty for a frame we do not have. */
+static void json_locals(struct json *j, const struct py_frame *f)
 {
 	size_t i;
 
+	json_key(j, "locals");
+	json_begin_object(j);
+	for (i = 0; f && i < f->nlocals; i++) {
+		json_key(j, f->locals[i].name);
+		json_string(j, f->locals[i].repr);
+	}
+	json_end_object(j);
+}
+
+static void json_frame_id(struct json *j, const struct py_frame *f,
+			  int locals, uint64_t id)
+{
 	json_begin_object(j);
 	if (id) {
 		json_key(j, "id");
@@ -112,13 +124,7 @@ static void json_frame_id(struct json *j, const struct py_frame *f,
 	json_key(j, "kind");
 	json_string(j, py_code_kind_name(f->code->kind));
 	if (locals) {
-		json_key(j, "locals");
-		json_begin_object(j);
-		for (i = 0; i < f->nlocals; i++) {
-			json_key(j, f->locals[i].name);
-			json_string(j, f->locals[i].repr);
-		}
-		json_end_object(j);
+		json_locals(j, f);
 	}
 	json_end_object(j);
 }
@@ -160,7 +166,7 @@ static void json_task(struct json *j, const struct py_async *a,
 	json_end_array(j);
 	json_key(j, "awaiting");
 	if (t->waiter) {
-		json_begin_object(j);
+	json_begin_object(j);
 		json_key(j, "id");
 		json_hex(j, t->waiter);
 		json_key(j, "type");
@@ -179,8 +185,6 @@ static void json_task(struct json *j, const struct py_async *a,
 
 static void json_gen(struct json *j, const struct py_gen *g, int locals)
 {
-	size_t i;
-
 	json_begin_object(j);
 	json_key(j, "id");
 	json_hex(j, g->addr);
@@ -202,13 +206,7 @@ static void json_gen(struct json *j, const struct py_gen *g, int locals)
 	json_key(j, "task");
 	json_hex(j, g->task);
 	if (locals) {
-		json_key(j, "locals");
-		json_begin_object(j);
-		for (i = 0; g->has_frame && i < g->frame.nlocals; i++) {
-			json_key(j, g->frame.locals[i].name);
-			json_string(j, g->frame.locals[i].repr);
-		}
-		json_end_object(j);
+		json_locals(j, g->has_frame ? &g->frame : NULL);
 	}
 	json_end_object(j);
 }
