@@ -169,6 +169,11 @@ static void escape(struct json *j, const char *s)
 		for (k = 1; n && k <= n; k++)
 			if ((p[k] & 0xC0) != 0x80)
 				n = 0;
+		/* and not overlong, a surrogate, or past U+10FFFF: the
+		 * second byte's range depends on the first (RFC 3629) */
+		if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
+		    (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F))
+			n = 0;
 		if (!n) {
 			put_n(j, "\\ufffd", 6);
 			p++;

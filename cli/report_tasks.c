@@ -134,7 +134,8 @@ static void print_loops(struct tree *t)
 		uint64_t loop = a->tasks[i].loop;
 		const char *tname;
 
-		if (loop && !addrmap_add(&loops_done, loop))
+		/* tasks without a loop (0) form one group too */
+		if (!addrmap_add(&loops_done, loop ? loop : 1))
 			continue;
 		for (n = 0, j = 0; j < a->ntasks; j++)
 			n += a->tasks[j].loop == loop;
@@ -195,6 +196,24 @@ static int same_group(const struct py_gen *x, const struct py_gen *y)
 	       (y->has_frame ? y->frame.line : -1);
 }
 
+static int by_group_key(const void *pa, const void *pb)
+{
+	const struct py_gen *x = *(const struct py_gen *const *)pa;
+	const struct py_gen *y = *(const struct py_gen *const *)pb;
+	int lx = x->has_frame ? x->frame.line : -1;
+	int ly = y->has_frame ? y->frame.line : -1;
+
+	if (x->code != y->code)
+		return (uintptr_t)x->code < (uintptr_t)y->code ? -1 : 1;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	if (x->state != y->state)
+		return x->state < y->state ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->qualname, y->qualname);
+}
+
 static int by_count(const void *pa, const void *pb)
 {
 	const struct gen_group *a = pa, *b = pb;
@@ -207,27 +226,31 @@ static void print_orphans(FILE *out, const struct py_async *a, int locals)
 	struct gen_group *groups = NULL;
 	size_t ngroups = 0, alloc = 0, i, j, total = 0;
 
-	for (i = 0; i < a->ngens; i++) {
-		const struct py_gen *g = &a->gens[i];
+	const struct py_gen **orphans;
 
-		if (g->task)
-			continue;
-		total++;
-		for (j = 0; j < ngroups && !(locals && 0); j++)
-			if (same_group(groups[j].g, g))
-				break;
-		if (j < ngroups && !locals) {
-			groups[j].count++;
-			continue;
-		}
-		groups = xgrow(groups, &alloc, ngroups + 1, sizeof(*groups));
-		groups[ngroups].g = g;
-		groups[ngroups++].count = 1;
-	}
+	orphans = xmalloc((a->ngens ? a->ngens : 1) * sizeof(*orphans));
+	for (i = 0; i < a->ngens; i++)
+		if (!a->gens[i].task)
+			orphans[total++] = &a->gens[i];
 	if (!total) {
-		free(groups);
+		free(orphans);
 		return;
 	}
+	/* Sort so alike generators are neighbours, then count the runs;
+	 * with --locals each stands alone (their locals differ). */
+	if (!locals)
+		qsort(orphans, total, sizeof(*orphans), by_group_key);
+	for (i = 0; i < total; i = j) {
+		for (j = i + 1; !locals && j < total &&
+		     same_group(orphans[i], orphans[j]); j++)
+			;
+		if (locals)
+			j = i + 1;
+		groups = xgrow(groups, &alloc, ngroups + 1, sizeof(*groups));
+		groups[ngroups].g = orphans[i];
+		groups[ngroups++].count = j - i;
+	}
+	free(orphans);
 	qsort(groups, ngroups, sizeof(*groups), by_count);
 	fprintf(out, "\nGenerators and coroutines not owned by a task (%zu):\n",
 		total);

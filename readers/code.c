@@ -156,7 +156,7 @@ static int decode(struct pyproc *py, uint64_t addr, struct py_code *code,
 		  struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t buf[512];
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 	size_t size = (size_t)L->co_size;
 	uint64_t type;
 	int ret;

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "common/addrmap.h"
 #include "readers/fields.h"
 #include "common/banned.h"
 
@@ -24,7 +25,7 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 {
 	const struct py_layout *L = &w->py->layout;
 	size_t hsize = (size_t)L->gc_head_size;
-	uint8_t buf[64];
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 	uint64_t node, prev;
 	int ret;
 
@@ -97,6 +98,7 @@ int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 	const struct py_layout *L = &py->layout;
 	struct walk w = { py, visit, data, 0, 0 };
 	uint64_t interp, state, gen0;
+	struct addrmap seen;
 	int n, ret;
 
 	if (py->gc_generation0_var) {
@@ -118,7 +120,11 @@ int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 				  err);
 	}
 	ret = pyproc_interp_head(py, &interp, err);
+	addrmap_init(&seen);
 	for (n = 0; ret == 0 && interp && n < 256 && !w.stop; n++) {
+		/* a corrupt list must not walk one heap twice */
+		if (!addrmap_add(&seen, interp))
+			break;
 		state = gc_state(py, interp);
 		ret = walk_state(&w, state + (uint64_t)L->gc_generations,
 				 L->gc_permanent_generation >= 0 ?
@@ -128,5 +134,6 @@ int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 			ret = memsrc_read_u64(py->ms, interp + (uint64_t)L->is_next,
 					      &interp, err);
 	}
+	addrmap_release(&seen);
 	return ret;
 }

@@ -169,6 +169,12 @@ static uint64_t unwrap(struct pyproc *py, uint64_t obj)
 		if (memsrc_read_u64(py->ms, obj + (uint64_t)L->asend_gen, &inner,
 				    &err) == 0 && inner)
 			return inner;
+	} else if (!strcmp(name, "coroutine_wrapper") &&
+		   L->corowrapper_coro >= 0) {
+		/* what coro.__await__() returns, as custom awaitables do */
+		if (memsrc_read_u64(py->ms, obj + (uint64_t)L->corowrapper_coro,
+				    &inner, &err) == 0 && inner)
+			return inner;
 	} else if (n >= 10 && !strcmp(name + n - 10, "FutureIter") &&
 		   L->futureiter_future >= 0) {
 		if (memsrc_read_u64(py->ms, obj + (uint64_t)L->futureiter_future,
@@ -183,7 +189,7 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 		struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t buf[1024];
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 	size_t size = (size_t)L->gen_size;
 	uint64_t frame, code_addr;
 	int frame_state = 0, ret;
@@ -227,7 +233,7 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 			gen->state = PY_GEN_SUSPENDED;
 	} else {
 		/* Before 3.11: a separate frame object, NULL once finished. */
-		uint8_t fbuf[512];
+		uint8_t fbuf[PY_LAYOUT_MAX_STRUCT];
 		int running;
 
 		frame = field_u64(buf, size, L->gen_frame);

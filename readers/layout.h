@@ -241,6 +241,7 @@ struct py_layout {
 	int taskwakeup_task;      /* TaskWakeupMethWrapper.ww_task (<=3.9) */
 	int futureiter_future;    /* futureiterobject.future */
 	int asend_gen;            /* PyAsyncGenASend.ags_gen */
+	int corowrapper_coro;     /* PyCoroWrapper.cw_coroutine */
 	int method_self;          /* PyMethodObject.im_self */
 	int cfunction_self;       /* PyCFunctionObject.m_self */
 	int weakref_object;       /* PyWeakReference.wr_object */
@@ -273,5 +274,16 @@ struct py_layout {
 
 /* The generated tables, and the one for a minor version or NULL. */
 const struct py_layout *py_layout_for(int major, int minor);
+
+/*
+ * Readers copy a remote struct into a local buffer of this many bytes
+ * before decoding it.  The sizes they copy come from the table, and for
+ * 3.13+ from the target itself, so py_layout_check() refuses a layout
+ * whose structs would not fit (CS_ERR_UNSUPPORTED) before any reader runs.
+ */
+#define PY_LAYOUT_MAX_STRUCT 1024
+
+struct cs_err;
+int py_layout_check(const struct py_layout *L, struct cs_err *err);
 
 #endif

@@ -8,6 +8,9 @@
 #include "readers/fields.h"
 #include "common/banned.h"
 
+/* Entries read at a time when walking a dict's or set's table. */
+#define WALK_CHUNK 256
+
 /* PyModuleObject.md_dict: right after PyObject_HEAD in every version. */
 #define MODULE_DICT_OFFSET 16
 /* Longest str kept in the name cache, in code points. */
@@ -89,7 +92,7 @@ int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
 		 struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t hdr[128];
+	uint8_t hdr[PY_LAYOUT_MAX_STRUCT];
 	size_t hdrlen = (size_t)L->u_compact_size, n, i;
 	uint32_t state, kind;
 	int64_t len;
@@ -229,7 +232,8 @@ static int int_header(struct pyproc *py, uint64_t obj, int *sign,
 			return ret;
 		size = (int64_t)word;
 		*sign = size < 0 ? -1 : size > 0;
-		*ndigits = size < 0 ? (uint64_t)-size : (uint64_t)size;
+		/* negate in unsigned: INT64_MIN from garbage must not trap */
+		*ndigits = size < 0 ? 0 - (uint64_t)size : (uint64_t)size;
 	}
 	if (*sign == 0)
 		*ndigits = 0;
@@ -439,8 +443,9 @@ static int keys_walk(struct pyproc *py, uint64_t keys, uint64_t values,
 		     entry_visitor visit, void *data, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t hdr[128];
-	uint64_t entries, size, nentries, i, index_bytes;
+	uint8_t hdr[PY_LAYOUT_MAX_STRUCT];
+	uint64_t entries, size, nentries, i, index_bytes, base;
+	int stop = 0;
 	size_t esize, koff, voff;
 	uint8_t *table = NULL;
 	uint64_t *vals = NULL;
@@ -487,20 +492,30 @@ static int keys_walk(struct pyproc *py, uint64_t keys, uint64_t values,
 	if (nentries == 0)
 		return 0;
 	entries = keys + (uint64_t)L->dk_indices + index_bytes;
-	table = xmalloc(nentries * esize);
-	ret = memsrc_read(py->ms, entries, table, nentries * esize, err);
-	if (ret == 0 && values) {
-		vals = xmalloc(nentries * 8);
-		ret = memsrc_read(py->ms, values + (uint64_t)L->dv_values, vals,
-				  nentries * 8, err);
-	}
-	for (i = 0; ret == 0 && i < nentries; i++) {
-		uint64_t k = field_u64(table + i * esize, esize, (int)koff);
-		uint64_t v = vals ? vals[i] :
-				    field_u64(table + i * esize, esize, (int)voff);
+	/* In chunks: a visitor that wants 8 items of a million-entry dict
+	 * stops after the first chunk. */
+	table = xmalloc(WALK_CHUNK * esize);
+	if (values)
+		vals = xmalloc(WALK_CHUNK * 8);
+	for (base = 0; ret == 0 && !stop && base < nentries; base += WALK_CHUNK) {
+		uint64_t n = nentries - base < WALK_CHUNK ? nentries - base : WALK_CHUNK;
 
-		if (k && v && visit(k, v, data))
-			break;
+		ret = memsrc_read(py->ms, entries + base * esize, table, n * esize,
+				  err);
+		if (ret == 0 && values)
+			ret = memsrc_read(py->ms, values + (uint64_t)L->dv_values +
+					  base * 8, vals, n * 8, err);
+		for (i = 0; ret == 0 && i < n; i++) {
+			uint64_t k = field_u64(table + i * esize, esize, (int)koff);
+			uint64_t v = vals ? vals[i] :
+					    field_u64(table + i * esize, esize,
+						      (int)voff);
+
+			if (k && v && visit(k, v, data)) {
+				stop = 1;
+				break;
+			}
+		}
 	}
 	free(vals);
 	free(table);
@@ -521,7 +536,7 @@ static int collect_entry(uint64_t key, uint64_t value, void *data)
 		c->out[c->n].value = value;
 	}
 	c->n++;
-	return 0;
+	return c->n >= c->max;  /* the count comes from ma_used */
 }
 
 int pydict_entries(struct pyproc *py, uint64_t dict,
@@ -529,7 +544,7 @@ int pydict_entries(struct pyproc *py, uint64_t dict,
 		   struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t hdr[64];
+	uint8_t hdr[PY_LAYOUT_MAX_STRUCT];
 	struct collect c = { out, max, 0 };
 	uint64_t keys, values;
 	int64_t nused;
@@ -554,10 +569,10 @@ int pyset_entries(struct pyproc *py, uint64_t set, struct pydict_entry *out,
 		  size_t max, size_t *used, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t hdr[128];
+	uint8_t hdr[PY_LAYOUT_MAX_STRUCT];
 	uint8_t *table;
 	int64_t nused, mask;
-	uint64_t tab, i;
+	uint64_t tab, i, base;
 	size_t n = 0, esize = (size_t)L->set_entry_size;
 	int ret;
 
@@ -574,18 +589,26 @@ int pyset_entries(struct pyproc *py, uint64_t set, struct pydict_entry *out,
 	*used = (size_t)nused;
 	if (nused == 0 || max == 0)
 		return 0;
-	table = xmalloc(((size_t)mask + 1) * esize);
-	ret = memsrc_read(py->ms, tab, table, ((size_t)mask + 1) * esize, err);
-	for (i = 0; ret == 0 && i <= (uint64_t)mask && n < max; i++) {
-		uint64_t key = field_u64(table + i * esize, esize, 0);
-		int64_t hash = field_i64(table + i * esize, esize, 8);
+	/* In chunks, stopping once max entries are found. */
+	table = xmalloc(WALK_CHUNK * esize);
+	for (base = 0; ret == 0 && base <= (uint64_t)mask && n < max;
+	     base += WALK_CHUNK) {
+		uint64_t cnt = (uint64_t)mask + 1 - base < WALK_CHUNK ?
+			       (uint64_t)mask + 1 - base : WALK_CHUNK;
 
-		/* Empty slots hold NULL; deleted ones the dummy key with
-		 * hash -1, which no real key can have. */
-		if (key && hash != -1) {
-			out[n].key = key;
-			out[n].value = 0;
-			n++;
+		ret = memsrc_read(py->ms, tab + base * esize, table, cnt * esize,
+				  err);
+		for (i = 0; ret == 0 && i < cnt && n < max; i++) {
+			uint64_t key = field_u64(table + i * esize, esize, 0);
+			int64_t hash = field_i64(table + i * esize, esize, 8);
+
+			/* Empty slots hold NULL; deleted ones the dummy key
+			 * with hash -1, which no real key can have. */
+			if (key && hash != -1) {
+				out[n].key = key;
+				out[n].value = 0;
+				n++;
+			}
 		}
 	}
 	free(table);
@@ -643,7 +666,7 @@ static int dict_walk(struct pyproc *py, uint64_t dict, entry_visitor visit,
 		     void *data, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t hdr[64];
+	uint8_t hdr[PY_LAYOUT_MAX_STRUCT];
 	uint64_t keys;
 	int ret;
 
@@ -686,7 +709,7 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 		   uint64_t *value, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t tp[1024];
+	uint8_t tp[PY_LAYOUT_MAX_STRUCT];
 	struct str_lookup s = { py, name, 0, 0 };
 	uint64_t type, dict = 0, values = 0, word, flags, keys;
 	int64_t dictoffset, basicsize;

@@ -38,10 +38,10 @@ int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	      struct cs_err *err);
 
 /*
- * Decode a str into out as UTF-8, at most max_chars code points.
- * *length receives the str's full length in code points.  Each code point
- * is also passed through when `codepoints` is non-NULL (an array of at
- * least max_chars entries) for callers that need to escape it.
+ * Decode a str into code points, at most max_chars of them.
+ * *length receives the str's full length in code points; the first
+ * min(length, max_chars) code points go to `codepoints` (an array of at
+ * least max_chars entries), *ncodepoints says how many.
  */
 int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
 		 uint32_t *codepoints, size_t *ncodepoints, size_t *length,

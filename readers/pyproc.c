@@ -138,6 +138,8 @@ static void format_hex_version(uint64_t hex, char *out, size_t len,
 			 level_char[level], serial);
 }
 
+/* 1 when the exact version is known, 0 when only major.minor, or an
+ * error. */
 static int find_version(struct pyproc *py, struct cs_err *err)
 {
 	const struct module *mod = py->pymod;
@@ -147,7 +149,7 @@ static int find_version(struct pyproc *py, struct cs_err *err)
 	    elf_image_read_vaddr(mod->img, vaddr, &hex, sizeof(hex)) == 0 && hex) {
 		format_hex_version(hex, py->version, sizeof(py->version),
 				   &py->major, &py->minor, &py->micro);
-		return 0;
+		return 1;
 	}
 	if (version_from_name(mod->path, &py->major, &py->minor) < 0) {
 		const struct module *exe = NULL;
@@ -160,10 +162,9 @@ static int find_version(struct pyproc *py, struct cs_err *err)
 			version_from_name(exe->path, &py->major, &py->minor);
 	}
 	if (mod->img && version_from_rodata(mod->img, py->major, py->minor,
-					    py->version, sizeof(py->version)) == 0) {
-		return parse_version(py->version, &py->major, &py->minor,
-				     &py->micro) < 0 ? -1 : 0;
-	}
+					    py->version, sizeof(py->version)) == 0 &&
+	    parse_version(py->version, &py->major, &py->minor, &py->micro) == 0)
+		return 1;
 	if (py->major) {
 		snprintf(py->version, sizeof(py->version), "%d.%d", py->major,
 			 py->minor);
@@ -265,7 +266,7 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 {
 	const struct py_layout *table;
 	size_t i;
-	int ret;
+	int ret, micro_known;
 
 	memset(py, 0, sizeof(*py));
 	py->ms = ms;
@@ -292,6 +293,7 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 	ret = find_version(py, err);
 	if (ret < 0)
 		return ret;
+	micro_known = ret;
 	table = py_layout_for(py->major, py->minor);
 	if (!table)
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
@@ -316,7 +318,9 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 			       "Python %s in '%s' lacks the symbols of its "
 			       "built-in types", py->version, py->pymod->path);
 	ret = debug_offsets_apply(py, err);
-	if (ret == 0 && !py->micro)
+	if (ret == 0)
+		ret = py_layout_check(&py->layout, err);
+	if (ret == 0 && !micro_known)
 		version_from_sys(py);
 	return ret;
 }

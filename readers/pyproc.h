@@ -3,10 +3,11 @@
  * its exact version, the version table to read it with, and the run-time
  * addresses of the symbols readers need (type objects, singletons).
  *
- * pyproc_locate() reads ELF files and, at most, a few static bytes of the
- * target (the _Py_DebugOffsets block of 3.13+), so it runs before the
- * target is stopped; it also has the page cache set up its memory then
- * (memsrc_prepare()), which would otherwise be paid for during the stop.
+ * pyproc_locate() reads ELF files and a few static bytes of the target
+ * (the _Py_DebugOffsets block of 3.13+, the _asyncio .AsyncioDebug
+ * section), so it runs before the target is stopped.  Only for a build
+ * whose exact version no file tells (no Py_Version, no PY_VERSION string
+ * found) does it read sys.version from the running target.
  */
 #ifndef COROSCOPE_READERS_PYPROC_H
 #define COROSCOPE_READERS_PYPROC_H

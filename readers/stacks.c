@@ -39,7 +39,7 @@ static int raw_frame_read(struct pyproc *py, uint64_t addr,
 			  struct raw_frame *rf, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t buf[1024];
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 	size_t size;
 	int ret;
 

@@ -50,6 +50,9 @@ struct builder {
 	size_t nnext;
 	struct addrmap waiters;   /* future -> struct addr_list * of tasks */
 	struct addrmap loop_tids; /* loop -> tid + 1 */
+	struct addrmap frame_gens;/* generator frame -> gen index + 1, built
+				     on first need (running chains) */
+	int frame_gens_built;
 };
 
 /* Lists longer than this also keep a set, so that adding stays O(1):
@@ -263,7 +266,7 @@ static int read_c_task(struct builder *b, uint64_t addr,
 		       struct task_fields *f, struct cs_err *err)
 {
 	const struct py_layout *L = &b->py->layout;
-	uint8_t buf[512];
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 	size_t size = (size_t)L->task_size;
 	int ret;
 
@@ -299,7 +302,7 @@ static int read_py_task(struct builder *b, uint64_t addr,
 	struct cs_err err;
 	const char *state;
 	uint64_t s, type;
-	uint8_t buf[512];
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 
 	cs_err_init(&err);
 	if (b->types.c_future && pyobj_read_type(b->py, addr, &type, &err) == 0 &&
@@ -653,6 +656,54 @@ static long next_gen(struct builder *b, size_t idx)
 
 /* Follow the await chain from the task's coroutine (generator first)
  * down. */
+static void build_frame_gens(struct builder *b)
+{
+	const struct py_async *a = b->out;
+	size_t i;
+
+	b->frame_gens_built = 1;
+	for (i = 0; i < a->ngens; i++)
+		if (a->gens[i].has_frame && a->gens[i].frame.addr)
+			addrmap_put(&b->frame_gens, a->gens[i].frame.addr,
+				    (void *)(uintptr_t)(i + 1));
+}
+
+/* Append to chain the generators whose frames run inside the frame of
+ * its last (running) member, as the thread stacks show them. */
+static void extend_running(struct builder *b, struct py_task *t,
+			   size_t **chain, size_t *n, size_t *alloc)
+{
+	struct py_async *a = b->out;
+	uint64_t frame = a->gens[(*chain)[*n - 1]].frame.addr;
+	size_t i, k, j;
+
+	if (!a->gens[(*chain)[*n - 1]].has_frame || !frame)
+		return;
+	if (!b->frame_gens_built)
+		build_frame_gens(b);
+	for (i = 0; i < b->snap->nthreads; i++) {
+		const struct py_thread *th = &b->snap->threads[i];
+
+		for (k = 0; k < th->nframes && th->frames[k].addr != frame; k++)
+			;
+		if (k == th->nframes)
+			continue;
+		/* frames are innermost first: walk inward from k */
+		for (j = k; j-- > 0 && *n < PY_MAX_CHAIN;) {
+			uintptr_t gi = (uintptr_t)addrmap_get(&b->frame_gens,
+							      th->frames[j].addr, NULL);
+
+			if (!gi)
+				break;  /* a plain call: the await chain ends */
+			*chain = xgrow(*chain, alloc, *n + 1, sizeof(**chain));
+			(*chain)[(*n)++] = gi - 1;
+			if (!a->gens[gi - 1].task)
+				a->gens[gi - 1].task = t->addr;
+		}
+		return;
+	}
+}
+
 static void build_stack(struct builder *b, struct py_task *t, long first)
 {
 	struct py_async *a = b->out;
@@ -682,6 +733,10 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 		idx = next_gen(b, (size_t)idx);
 	}
 	addrmap_release(&seen);
+	/* A running coroutine reports no delegate: what it awaits is on
+	 * its thread's stack, frame by frame, inside its own frame. */
+	if (n && a->gens[chain[n - 1]].state == PY_GEN_RUNNING)
+		extend_running(b, t, &chain, &n, &alloc);
 	if (n && a->gens[chain[0]].state == PY_GEN_RUNNING)
 		t->running = 1;
 	/* innermost first */
@@ -853,6 +908,7 @@ static void builder_release(struct builder *b)
 	}
 	addrmap_release(&b->waiters);
 	addrmap_release(&b->loop_tids);
+	addrmap_release(&b->frame_gens);
 	addrmap_release(&b->types.classes);
 	free(b->gen_addrs);
 	free(b->gen_kinds);
@@ -876,6 +932,7 @@ int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 	addrmap_init(&out->task_index);
 	addrmap_init(&b.waiters);
 	addrmap_init(&b.loop_tids);
+	addrmap_init(&b.frame_gens);
 	b.py = py;
 	b.snap = snap;
 	b.opt = opt;

@@ -486,6 +486,7 @@ RULES = {
     "taskwakeup_task": Off(("TaskWakeupMethWrapper",), "ww_task", src="aio"),
     "futureiter_future": Off(("futureiterobject",), "future", src="aio"),
     "asend_gen": Off(("PyAsyncGenASend",), "ags_gen"),
+    "corowrapper_coro": Off(("PyCoroWrapper",), "cw_coroutine"),
     "method_self": Off(("PyMethodObject",), "im_self"),
     "cfunction_self": Off(("PyCFunctionObject",), "m_self"),
     "weakref_object": Off(("PyWeakReference", "struct _PyWeakReference"),
@@ -1039,6 +1040,12 @@ async def agen():
 ag = agen()
 asend = ag.asend(None)
 check("asend_gen", ptr(id(asend) + L["asend_gen"]), id(ag))
+async def _wrapped():
+    pass
+_co = _wrapped()
+_cw = _co.__await__()
+check("corowrapper_coro", ptr(id(_cw) + L["corowrapper_coro"]), id(_co))
+_co.close()
 if off("agen_running_async") is not None:
     check("agen_running_async",
           rd(ctypes.c_int8, id(ag) + L["agen_running_async"]), 0)
