@@ -1343,8 +1343,13 @@ static void fill_info(struct core *co, const struct note_state *ns)
 		if (in->si_code > 0 && fault_has_addr(in->signal)) {
 			in->has_fault_addr = 1;
 			in->fault_addr = get_u64(t->siginfo + SIGINFO_FIELDS);
-		} else if (in->si_code <= 0) {
-			/* kill(), tkill(), sigqueue(): si_pid says who. */
+		} else if (in->si_code == 0 /* SI_USER: kill() */ ||
+			   in->si_code == -1 /* SI_QUEUE: sigqueue() */ ||
+			   in->si_code == -3 /* SI_MESGQ */ ||
+			   in->si_code == -4 /* SI_ASYNCIO */ ||
+			   in->si_code == -6 /* SI_TKILL: tkill(), abort() */) {
+			/* These carry si_pid; SI_TIMER and SI_SIGIO put other
+			 * fields in that place. */
 			in->sender_pid = get_i32(t->siginfo + SIGINFO_FIELDS);
 		}
 	}

@@ -775,6 +775,27 @@ static void resume_threads(struct live *lv)
 	lv->nth = 0;
 }
 
+static int read_maps(struct memsrc *ms, struct cs_err *err);
+
+/* Re-read the mappings; on failure the old list stays. */
+static int refresh_maps(struct memsrc *ms, struct cs_err *err)
+{
+	struct cs_mapping *old = ms->maps;
+	size_t nold = ms->nmaps;
+	int ret;
+
+	ms->maps = NULL;
+	ms->nmaps = 0;
+	ret = read_maps(ms, err);
+	if (ret) {
+		ms->maps = old;
+		ms->nmaps = nold;
+		return ret;
+	}
+	cs_mappings_free(old, nold);
+	return 0;
+}
+
 int live_stop(struct memsrc *ms, struct cs_err *err)
 {
 	struct live *lv = ms->backend;
@@ -828,6 +849,17 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 		ret = (int)exited(err, lv->pid);
 		goto fail;
 	}
+	if (round == STOP_ROUNDS) {
+		ret = cs_fail(err, CS_ERR_MEMORY,
+			      "process %d keeps creating threads faster than "
+			      "they can be stopped; try --no-block", lv->pid);
+		goto fail;
+	}
+	/* The mappings as they are now that nothing runs: what was mapped
+	 * or unmapped since live_open() must be read (and captured) too. */
+	ret = refresh_maps(ms, err);
+	if (ret)
+		goto fail;
 
 	for (i = 0; i < lv->nth; i++)
 		read_fs_base(&lv->th[i]);

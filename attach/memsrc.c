@@ -251,14 +251,14 @@ static size_t target_anon_pages(const struct memsrc *ms)
 	return pages;
 }
 
-void memsrc_prepare(struct memsrc *ms)
+void memsrc_prepare(struct memsrc *ms, int will_capture)
 {
 	struct memsrc_cache *c = ms->cache;
 	size_t want = target_anon_pages(ms), have = 0, i;
 	uint64_t writable = writable_bytes(ms) / PAGE_SIZE;
 
 	/* memsrc_capture() may copy every writable mapping: have room. */
-	if (writable <= CACHE_MAX_PAGES / 2 && writable > want)
+	if (will_capture && writable <= CACHE_MAX_PAGES / 2 && writable > want)
 		want = (size_t)writable;
 	if (want > CACHE_MAX_PAGES)
 		want = CACHE_MAX_PAGES;

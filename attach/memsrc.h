@@ -130,11 +130,13 @@ void memsrc_cache_clear(struct memsrc *ms);
 
 /*
  * Before stopping a live target: set up the cache's memory for about as
- * much as the target has resident (a dump reads most of its heap), so
- * that the stop does not also wait for coroscope's own new memory.  Only
- * costs time; does nothing for a core.
+ * much as the target has resident (a dump reads most of its heap), or as
+ * its writable mappings when `will_capture` (memsrc_capture() will copy
+ * them), so that the stop does not also wait for coroscope's own new
+ * memory.  Only costs time.  The caller says whether it is worth it: for
+ * a core or a --no-block read nothing waits, so it is not.
  */
-void memsrc_prepare(struct memsrc *ms);
+void memsrc_prepare(struct memsrc *ms, int will_capture);
 
 /* The mapping containing addr, or NULL. */
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,

@@ -65,9 +65,10 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	c->opt = *opt;
 	ret = pyproc_locate(&c->py, c->ms, err);
 	c->located = 1;
-	/* Room for the reads, while the time it takes is not the target's. */
-	if (ret == 0)
-		memsrc_prepare(c->ms);
+	/* Room for the reads, while the time it takes is not the target's
+	 * (only a target about to be stopped waits for it). */
+	if (ret == 0 && c->is_live && !opt->no_block)
+		memsrc_prepare(c->ms, 1);
 	if (ret == 0 && c->is_live && !opt->no_block) {
 		live_install_signal_guard();
 		ret = live_stop(c->ms, err);

@@ -1,5 +1,8 @@
 #include "cli/run_summary.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,11 +157,10 @@ static int in_futex_wait(int pid, int tid, double deadline)
 static char *source_line(int pid, const char *filename, int line)
 {
 	struct strbuf path;
-	char *buf = NULL, *start, *end;
-	size_t cap = 0, total = 0;
-	ssize_t len;
+	char buf[4096], *start, *end;
+	struct stat st;
+	int fd, n = 0, whole = 1;
 	FILE *f;
-	int n = 0;
 
 	if (!filename || !*filename || filename[0] == '<' ||
 	    line <= 0 || line > MAX_SOURCE_LINE)
@@ -166,20 +168,30 @@ static char *source_line(int pid, const char *filename, int line)
 	strbuf_init(&path);
 	strbuf_addf(&path, "/proc/%d/%s%s", pid,
 		    filename[0] == '/' ? "root" : "cwd/", filename);
-	f = fopen(path.buf, "r");
+	/*
+	 * The name comes from the target: never block on a FIFO or a
+	 * device, and read only a plain file of a sane size, a line at a
+	 * time into a fixed buffer.
+	 */
+	fd = open(path.buf, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	strbuf_release(&path);
-	if (!f)
+	if (fd < 0)
 		return NULL;
-	while ((len = getline(&buf, &cap, f)) >= 0) {
-		total += (size_t)len;
-		if (++n == line || total > MAX_SOURCE_BYTES)
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (off_t)MAX_SOURCE_BYTES || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	/* fgets returns long lines in pieces: count a line when its
+	 * piece ends in a newline */
+	while (fgets(buf, sizeof(buf), f)) {
+		if (whole && ++n == line)
 			break;
+		whole = strchr(buf, '\n') != NULL;
 	}
 	fclose(f);
-	if (n != line || len < 0 || total > MAX_SOURCE_BYTES) {
-		free(buf);
+	if (n != line)
 		return NULL;
-	}
 	start = buf;
 	while (*start == ' ' || *start == '\t')
 		start++;
@@ -189,9 +201,7 @@ static char *source_line(int pid, const char *filename, int line)
 		end--;
 	if (end - start > MAX_SHOWN_SOURCE)
 		end = start + MAX_SHOWN_SOURCE;
-	start = end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
-	free(buf);
-	return start;
+	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
 }
 
 /* ---- threads ---- */

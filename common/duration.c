@@ -47,8 +47,10 @@ int duration_parse(const char *s, long long *ms, struct cs_err *err)
 	if (*p == '.') {
 		p++;
 		while (is_digit(*p)) {
-			/* Digits past the millisecond cannot matter. */
-			if (frac_den < 1000000) {
+			/* Ten digits keep a day's fraction to the millisecond
+			 * (8.64e7 ms x 1e10 still fits); later ones cannot
+			 * matter. */
+			if (frac_den < 10000000000LL) {
 				frac_num = frac_num * 10 + (*p - '0');
 				frac_den *= 10;
 			}
@@ -64,6 +66,9 @@ int duration_parse(const char *s, long long *ms, struct cs_err *err)
 	if (whole > DURATION_MAX_MS / unit)
 		return cs_fail(err, CS_ERR_USAGE, "duration '%s' is too long", s);
 	total = whole * unit + frac_num * unit / frac_den;
+	/* A tiny nonzero duration must not turn into 0, "no timeout". */
+	if (total == 0 && (whole || frac_num))
+		total = 1;
 	if (total > DURATION_MAX_MS)
 		return cs_fail(err, CS_ERR_USAGE, "duration '%s' is too long", s);
 	*ms = total;

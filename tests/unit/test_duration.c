@@ -100,7 +100,9 @@ int main(void)
 	accepts(".25", 250);
 	accepts("3.", 3000);
 	accepts("0.0015", 1);           /* below a millisecond: rounded down */
-	accepts("0.0009", 0);
+	/* a tiny nonzero duration is 1 ms, never 0 ("no timeout") */
+	accepts("0.0009", 1);
+	accepts("0.0000005d", 43);
 	accepts("1.999999999999s", 1999);
 	accepts("007", 7000);
 	accepts("366d", 366LL * 24 * 3600000);
