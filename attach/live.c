@@ -40,6 +40,8 @@
 #define MAX_THREADS 65536      /* tasks we are willing to list */
 #define MAX_MAPS (1u << 20)    /* /proc/PID/maps lines we accept */
 #define STOP_ROUNDS 64         /* listings of /proc/PID/task in live_stop */
+#define STOP_WAIT_MS 1000      /* for every thread to report its stop */
+#define DETACH_WAIT_MS 100     /* for a late stop before detaching */
 #define IOV_PAGES 1024         /* remote iovecs per process_vm_readv call */
 #define CMDLINE_MAX 4096
 
@@ -626,18 +628,40 @@ static struct live_thread *find_thread(struct live *lv, int tid)
  * and delivered again by PTRACE_DETACH: the target never loses a signal
  * to coroscope.  (The pending interrupt is cancelled by the detach.)
  */
-static void wait_stop(struct live_thread *th)
+static double now_ms(void)
 {
-	int st, tries;
+	struct timespec ts;
 
-	for (tries = 0; tries < 1000; tries++) {
-		pid_t r = waitpid(th->tid, &st, __WALL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * Wait for a seized thread's stop until deadline (CLOCK_MONOTONIC ms).
+ * Polled, not blocking: a thread in uninterruptible sleep (a hung NFS
+ * read, a vfork parent) takes no PTRACE_INTERRUPT until it wakes, and
+ * must not keep coroscope, and the threads already stopped, waiting.
+ * On timeout the thread stays TH_SEIZED.
+ */
+static void wait_stop(struct live_thread *th, double deadline)
+{
+	const struct timespec pause = { 0, 500 * 1000 };
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(th->tid, &st, __WALL | WNOHANG);
 
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			th->state = TH_GONE;  /* ECHILD: not our tracee now */
 			return;
+		}
+		if (r == 0) {
+			if (now_ms() >= deadline)
+				return;
+			nanosleep(&pause, NULL);
+			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			th->state = TH_GONE;
@@ -653,7 +677,6 @@ static void wait_stop(struct live_thread *th)
 		th->state = TH_STOPPED;
 		return;
 	}
-	th->state = TH_GONE;
 }
 
 /* Detach one thread (waiting for its stop first if need be). */
@@ -661,8 +684,10 @@ static void detach_thread(struct live_thread *th)
 {
 	int st;
 
+	/* A thread that never stopped cannot be detached; the kernel lets
+	 * it go when coroscope exits (seized, it is not left stopped). */
 	if (th->state == TH_SEIZED)
-		wait_stop(th);
+		wait_stop(th, now_ms() + DETACH_WAIT_MS);
 	if (th->state == TH_STOPPED &&
 	    ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->sig) < 0)
 		/* Killed while stopped: reap its exit report if it is ours. */
@@ -801,6 +826,7 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 	struct live *lv = ms->backend;
 	struct cs_thread *threads;
 	size_t round, i, n;
+	double deadline;
 	int ret;
 
 	if (lv->stopped)
@@ -816,6 +842,7 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 	 * means the whole process is stopped.  The bound only matters for a
 	 * process creating threads faster than we can catch them.
 	 */
+	deadline = now_ms() + STOP_WAIT_MS;
 	for (round = 0; round < STOP_ROUNDS; round++) {
 		int *tids;
 		size_t ntids, added = 0;
@@ -840,7 +867,16 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 		free(tids);
 		for (i = 0; i < lv->nth; i++)
 			if (lv->th[i].state == TH_SEIZED)
-				wait_stop(&lv->th[i]);
+				wait_stop(&lv->th[i], deadline);
+		for (i = 0; i < lv->nth; i++)
+			if (lv->th[i].state == TH_SEIZED) {
+				ret = cs_fail(err, CS_ERR_MEMORY,
+					      "thread %d of process %d did not stop "
+					      "within %d ms (uninterruptible sleep?); "
+					      "try --no-block", lv->th[i].tid,
+					      lv->pid, STOP_WAIT_MS);
+				goto fail;
+			}
 		drop_gone(lv);
 		if (!added)
 			break;
