@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /*
@@ -469,13 +470,6 @@ static void hex_id(struct strbuf *sb, const uint8_t *id, size_t len)
 		strbuf_addf(sb, "%02x", id[i]);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 static char *join_root(const char *root, const char *path)
 {
 	struct strbuf sb;
@@ -529,7 +523,7 @@ static void file_resolve(struct core *co, struct core_file *f)
 
 			strbuf_init(&sb);
 			strbuf_addf(&sb, "%s/%s", co->dirs[i],
-				    base_name(f->path));
+				    cs_base_name(f->path));
 			add_candidate(&cand, &ncand, strbuf_detach(&sb));
 		}
 		/* The name it was started by (a symlink the kernel resolved

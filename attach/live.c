@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "common/banned.h"
 
 /*
@@ -628,14 +629,6 @@ static struct live_thread *find_thread(struct live *lv, int tid)
  * and delivered again by PTRACE_DETACH: the target never loses a signal
  * to coroscope.  (The pending interrupt is cancelled by the detach.)
  */
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /*
  * Wait for a seized thread's stop until deadline (CLOCK_MONOTONIC ms).
  * Polled, not blocking: a thread in uninterruptible sleep (a hung NFS
@@ -658,7 +651,7 @@ static void wait_stop(struct live_thread *th, double deadline)
 			return;
 		}
 		if (r == 0) {
-			if (now_ms() >= deadline)
+			if (cs_now_ms() >= deadline)
 				return;
 			nanosleep(&pause, NULL);
 			continue;
@@ -687,7 +680,7 @@ static void detach_thread(struct live_thread *th)
 	/* A thread that never stopped cannot be detached; the kernel lets
 	 * it go when coroscope exits (seized, it is not left stopped). */
 	if (th->state == TH_SEIZED)
-		wait_stop(th, now_ms() + DETACH_WAIT_MS);
+		wait_stop(th, cs_now_ms() + DETACH_WAIT_MS);
 	if (th->state == TH_STOPPED &&
 	    ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->sig) < 0)
 		/* Killed while stopped: reap its exit report if it is ours. */
@@ -842,7 +835,7 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 	 * means the whole process is stopped.  The bound only matters for a
 	 * process creating threads faster than we can catch them.
 	 */
-	deadline = now_ms() + STOP_WAIT_MS;
+	deadline = cs_now_ms() + STOP_WAIT_MS;
 	for (round = 0; round < STOP_ROUNDS; round++) {
 		int *tids;
 		size_t ntids, added = 0;

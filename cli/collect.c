@@ -7,18 +7,11 @@
 
 #include "attach/live.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* Writable memory copied whole during the stop, at most. */
 #define CAPTURE_MAX_BYTES ((size_t)512 << 20)
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* The process's short name, for messages ("sleep"). */
 static void comm_of(int pid, char *buf, size_t len)
@@ -106,14 +99,14 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		live_resume(c->ms);
 		c->pause_ms = live_paused_ms(c->ms);
 	}
-	c->wall_ms = now_ms() - start;
+	c->wall_ms = cs_now_ms() - start;
 	return ret;
 }
 
 int collect_live(struct collection *c, int pid,
 		 const struct collect_options *opt, struct cs_err *err)
 {
-	double start = now_ms();
+	double start = cs_now_ms();
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -135,7 +128,7 @@ int collect_source(struct collection *c, struct memsrc *ms,
 	memset(c, 0, sizeof(*c));
 	c->ms = ms;
 	c->pid = ms->pid;
-	return collect(c, opt, now_ms(), err);
+	return collect(c, opt, cs_now_ms(), err);
 }
 
 void collection_release(struct collection *c)

@@ -43,6 +43,7 @@
 #include "cli/run_summary.h"
 #include "common/duration.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 #define DEFAULT_KILL_AFTER_MS 5000
@@ -101,14 +102,6 @@ struct run_proc {
 	struct collection c;
 	struct cs_err err;         /* why not, when !dumped */
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- options ---- */
 
@@ -455,14 +448,14 @@ static void terminate_tree(struct run_state *st, const sigset_t *set)
 	tree_collect(st, &tree);
 	signal_tree(st, &tree, SIGTERM);
 	signal_tree(st, &tree, SIGCONT);
-	term_end = now_ms() + (double)st->o->kill_after_ms;
+	term_end = cs_now_ms() + (double)st->o->kill_after_ms;
 	/* Bounded in time: term_end, then KILL_WAIT_MS at most. */
 	for (;;) {
 		reap(st);
 		tree_collect(st, &tree);
 		if (!tree.n)
 			break;
-		if (!killing && tree_alive(&tree) && now_ms() >= term_end)
+		if (!killing && tree_alive(&tree) && cs_now_ms() >= term_end)
 			killing = 1;
 		/* Every round: a process may have forked meanwhile. */
 		if (killing)
@@ -470,8 +463,8 @@ static void terminate_tree(struct run_state *st, const sigset_t *set)
 		/* Killed, or only zombies left whose parents are dying:
 		 * either way it cannot take long. */
 		if (!give_up && (killing || !tree_alive(&tree)))
-			give_up = now_ms() + KILL_WAIT_MS;
-		if (give_up && now_ms() >= give_up) {
+			give_up = cs_now_ms() + KILL_WAIT_MS;
+		if (give_up && cs_now_ms() >= give_up) {
 			for (i = 0; i < tree.n; i++)
 				fprintf(stderr, "coroscope: process %d did not "
 					"exit\n", tree.e[i].pid);
@@ -897,13 +890,13 @@ int cmd_run(int argc, char **argv)
 		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_INVOKE;
 	}
 	if (o.timeout_ms > 0)
-		deadline = now_ms() + (double)o.timeout_ms;
+		deadline = cs_now_ms() + (double)o.timeout_ms;
 
 	while (!st.child_done) {
 		double left = -1;
 
 		if (deadline) {
-			left = deadline - now_ms();
+			left = deadline - cs_now_ms();
 			if (left <= 0) {
 				/* The command may have ended just now. */
 				reap(&st);

@@ -10,6 +10,7 @@
 
 #include "common/addrmap.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* Bounds on what a summary reads of the target's source files. */
@@ -79,26 +80,11 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 
 /* ---- what the kernel and the source files say ---- */
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t ls = strlen(s), lx = strlen(suffix);
 
 	return ls >= lx && !strcmp(s + ls - lx, suffix);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /*
@@ -131,7 +117,7 @@ static int in_futex_wait(int pid, int tid, double deadline)
 			/* 202 is futex, 449 futex_waitv. */
 			ret = !strncmp(buf, "202 ", 4) ||
 			      !strncmp(buf, "449 ", 4);
-			if (!strncmp(buf, "running", 7) && now_ms() < deadline) {
+			if (!strncmp(buf, "running", 7) && cs_now_ms() < deadline) {
 				fclose(f);
 				nanosleep(&pause, NULL);
 				continue;
@@ -210,7 +196,7 @@ static char *source_line(int pid, const char *filename, int line)
  * a report names the call into them and the caller's line. */
 static int is_sync_module(const char *filename)
 {
-	const char *base = base_name(filename);
+	const char *base = cs_base_name(filename);
 
 	return !strcmp(base, "threading.py") || !strcmp(base, "queue.py") ||
 		ends_with(filename, "/concurrent/futures/_base.py") ||
@@ -330,7 +316,7 @@ static void add_where(struct strbuf *sb, const struct blocked *b)
 static void add_api(struct strbuf *sb, const struct py_frame *api)
 {
 	strbuf_addf(sb, "%s (%s)", api->code->qualname,
-		    base_name(api->code->filename));
+		    cs_base_name(api->code->filename));
 }
 
 static void summarize_threads(struct run_summary *s, const struct collection *c)
@@ -339,7 +325,7 @@ static void summarize_threads(struct run_summary *s, const struct collection *c)
 	struct blocked *b;
 	struct run_cause *cause = NULL;
 	struct strbuf sb;
-	double deadline = now_ms() + SETTLE_MS;
+	double deadline = cs_now_ms() + SETTLE_MS;
 
 	if (!n)
 		return;

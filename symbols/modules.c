@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "common/banned.h"
 
 /*
@@ -43,13 +44,6 @@ struct group {
 	int exec, perms_known;
 	int deleted;               /* the backend saw "(deleted)" */
 };
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
 
 /* qsort context is not portable: sort pointers to mappings instead. */
 static int cmp_map_by_path(const void *a, const void *b)
@@ -379,7 +373,7 @@ const struct module *module_list_find_prefix(const struct module_list *list,
 	size_t i, len = strlen(prefix);
 
 	for (i = 0; i < list->n; i++)
-		if (strncmp(base_name(list->mods[i].path), prefix, len) == 0)
+		if (strncmp(cs_base_name(list->mods[i].path), prefix, len) == 0)
 			return &list->mods[i];
 	return NULL;
 }
