@@ -1,6 +1,8 @@
 # coroscope -- see README.md.  `make` builds ./coroscope, `make check` runs
 # every test (and the sanitizer build), `make demo` shows the tool on a
-# bundled demo program.  Missing Debian packages are installed with apt-get.
+# bundled demo program.  Only `make deps`, `make demo` and `make check`
+# install missing Debian packages (apt-get); `make` and `make install`
+# never do.
 
 CC ?= cc
 PREFIX ?= /usr/local
@@ -33,10 +35,10 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang
 
-.PHONY: all check check-unit check-functional check-sanitize demo bench \
-	deps deps-build install clean fuzz
+.PHONY: all unit check check-unit check-functional check-sanitize fuzz \
+	demo bench deps deps-build install clean
 
-all: deps-build $(BIN)
+all: $(BIN)
 
 $(BIN): $(CLI_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -60,13 +62,23 @@ deps: deps-build
 
 unit: $(UNIT_BINS)
 
+# Each step stops `make check` at its first failure, so the last lines
+# say what failed; when all pass, the last line is the "check: passed" one.
 check: deps
-	$(MAKE) $(BIN) unit
-	tools/run-unit $(BUILD)/tests
-	COROSCOPE=$(abspath $(BIN)) /usr/bin/python3 -m pytest -q tests
+	$(MAKE) check-unit
+	$(MAKE) check-functional
 	$(MAKE) check-sanitize
-	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) fuzz FUZZ_TIME=15; \
-	else echo "fuzz: skipped, $(FUZZ_CC) is not installed"; fi
+	@if command -v $(FUZZ_CC) >/dev/null; then \
+		$(MAKE) fuzz FUZZ_TIME=15 || exit 1; fuzz=fuzz; \
+	else echo "fuzz: skipped, $(FUZZ_CC) is not installed"; \
+		fuzz="fuzz skipped"; fi; \
+	echo "check: passed (unit, functional, sanitizer, $$fuzz)"
+
+check-unit: $(BIN) unit
+	tools/run-unit $(BUILD)/tests
+
+check-functional: $(BIN)
+	COROSCOPE=$(abspath $(BIN)) /usr/bin/python3 -m pytest -q tests
 
 # The same functional tests against the sanitizer build.
 check-sanitize:
@@ -99,7 +111,7 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
-fuzz: deps-build $(FUZZ_BINS)
+fuzz: $(FUZZ_BINS)
 	@set -e; for bin in $(FUZZ_BINS); do \
 		name=$${bin#build/fuzz/fuzz_}; work=build/fuzz/corpus/$$name; \
 		rm -rf $$work; mkdir -p $$work; \
@@ -110,7 +122,7 @@ fuzz: deps-build $(FUZZ_BINS)
 			$$work >build/fuzz/$$name.log 2>&1 || \
 			{ tail -40 build/fuzz/$$name.log; \
 			  echo "fuzz $$name failed: see build/fuzz/$$name.log"; exit 1; }; \
-		tail -1 build/fuzz/$$name.log; \
+		echo "fuzz $$name: $$(tail -1 build/fuzz/$$name.log)"; \
 	done
 
 demo: deps-build $(BIN)
@@ -118,7 +130,7 @@ demo: deps-build $(BIN)
 
 # Time coroscope on bench/targets/ and print a table (see bench/README.md);
 # BENCH_ARGS=--quick skips the 100k-task and 2M-object targets.
-bench: deps-build $(BIN)
+bench: $(BIN)
 	tools/bench --coroscope ./$(BIN) $(BENCH_ARGS)
 
 install: $(BIN)
