@@ -35,8 +35,8 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang
 
-.PHONY: all unit check check-unit check-functional check-sanitize fuzz \
-	demo bench deps deps-build install clean
+.PHONY: all unit check check-unit check-functional check-sanitize \
+	check-soak soak fuzz demo bench deps deps-build install clean
 
 all: $(BIN)
 
@@ -68,11 +68,12 @@ check: deps
 	$(MAKE) check-unit
 	$(MAKE) check-functional
 	$(MAKE) check-sanitize
+	$(MAKE) check-soak
 	@if command -v $(FUZZ_CC) >/dev/null; then \
 		$(MAKE) fuzz FUZZ_TIME=15 || exit 1; fuzz=fuzz; \
 	else echo "fuzz: skipped, $(FUZZ_CC) is not installed"; \
 		fuzz="fuzz skipped"; fi; \
-	echo "check: passed (unit, functional, sanitizer, $$fuzz)"
+	echo "check: passed (unit, functional, sanitizer, soak, $$fuzz)"
 
 check-unit: $(BIN) unit
 	tools/run-unit $(BUILD)/tests
@@ -87,6 +88,23 @@ check-sanitize:
 	COROSCOPE=$(abspath build/san/coroscope) COROSCOPE_SANITIZED=1 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		/usr/bin/python3 -m pytest -q -m 'not slow' tests
+
+# Repeated dumps, blocked and --no-block, of a target that never stands
+# still, on every CPython found (tools/soak; ends "soak: N passed, N
+# failed").  `make soak SOAK_N=50 SOAK_ARGS=--interpreters=3` for less.
+SOAK_N ?= 300
+SOAK_ARGS ?=
+
+soak: $(BIN)
+	COROSCOPE=$(abspath $(BIN)) tools/soak -n $(SOAK_N) $(SOAK_ARGS)
+
+# The short soak `make check` runs: 20 dumps per mode on the oldest and
+# the newest interpreter, with the sanitizer build.
+check-soak:
+	$(MAKE) SANITIZE=address,undefined build/san/coroscope
+	COROSCOPE=$(abspath build/san/coroscope) COROSCOPE_SANITIZED=1 \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		tools/soak -n 20 --interpreters 2
 
 # libFuzzer harnesses: each tests/fuzz/fuzz_NAME.c is linked with the
 # library built for fuzzing and runs FUZZ_TIME seconds on a copy of
