@@ -10,6 +10,8 @@ WARN = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wvla -Wno-unused-parameter -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
+# The libraries of both links, the dynamic one and `make static`: add a
+# library here and the static link takes it too.
 LDLIBS = -lelf -ldw
 
 ifneq ($(SANITIZE),)
@@ -120,6 +122,30 @@ demo: deps-build $(BIN)
 # BENCH_ARGS=--quick skips the 100k-task and 2M-object targets.
 bench: deps-build $(BIN)
 	tools/bench --coroscope ./$(BIN) $(BENCH_ARGS)
+
+# `make static`: one executable that needs nothing from the machine it
+# runs on (a container with no libc, a sidecar's empty root).  It takes
+# LDLIBS plus what their static archives need in turn: libelf and libdw
+# read zlib-, xz- and bzip2-compressed sections, libunwind (when LDLIBS
+# has it) reads xz-compressed MiniDebugInfo.  The group makes archive
+# order irrelevant, and unused archives cost nothing.  STATIC_PKGS are the
+# Debian packages holding those .a files (an elfutils newer than 0.188
+# also needs -lzstd from libzstd-dev).
+STATIC_BIN = build/static/coroscope
+STATIC_DEPLIBS = -lz -llzma -lbz2
+STATIC_LDLIBS = -Wl,--start-group $(LDLIBS) $(STATIC_DEPLIBS) -Wl,--end-group
+STATIC_PKGS = libc6-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev
+
+.PHONY: static deps-static
+
+deps-static: deps-build
+	@tools/ensure-packages $(STATIC_PKGS)
+
+static: deps-static $(STATIC_BIN)
+
+$(STATIC_BIN): $(CLI_OBJS) $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS)
 
 install: $(BIN)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/coroscope
