@@ -147,6 +147,30 @@ $(STATIC_BIN): $(CLI_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS)
 
+# `make wheel`: dist/coroscope-VERSION-py3-none-PLATFORMS.whl holding
+# the static executable (stripped; its build id note stays) as a script and
+# the pytest plugin, built by Debian's python3-build without network in a
+# staging directory (see packaging/setup.py for the platform tags).
+WHEEL_STAGE = build/wheel
+WHEEL_PKGS = python3-build python3-wheel python3-setuptools binutils
+
+.PHONY: wheel deps-wheel
+
+deps-wheel: deps-static
+	@tools/ensure-packages $(WHEEL_PKGS)
+
+wheel: deps-wheel $(STATIC_BIN)
+	rm -rf $(WHEEL_STAGE)
+	mkdir -p $(WHEEL_STAGE)/scripts dist
+	cp packaging/setup.py packaging/pyproject.toml python/coroscope_pytest.py \
+		$(WHEEL_STAGE)/
+	strip -o $(WHEEL_STAGE)/scripts/coroscope $(STATIC_BIN)
+	rm -f dist/coroscope-*.whl
+	cd $(WHEEL_STAGE) && /usr/bin/python3 -m build --no-isolation --wheel \
+		--outdir $(abspath dist) . >build.log 2>&1 || \
+		{ tail -30 build.log; exit 1; }
+	@ls dist/coroscope-*.whl
+
 install: $(BIN)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/coroscope
 	install -D -m 644 man/coroscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/coroscope.1

@@ -12,6 +12,7 @@
 Each part that cannot be built or set up here is skipped with the reason.
 COROSCOPE_STATIC names a prebuilt static binary (default: `make static`).
 """
+import glob
 import os
 import re
 import shutil
@@ -19,9 +20,12 @@ import subprocess
 
 import pytest
 
-from conftest import REPO_DIR, COROSCOPE
+from conftest import (REPO_DIR, COROSCOPE, TIME_SCALE, interpreter,
+                      marker_line, target_script, assert_no_sanitizer_report)
 
 MAKE_TIMEOUT = 300
+TOOL_TIMEOUT = 60 * TIME_SCALE
+NS_SCRIPT = target_script("ns_target.py")
 
 
 def make(target):
@@ -85,3 +89,139 @@ def test_version_names_the_build_id(which, static_bin):
     linked = "statically" if which == "static" else "dynamically"
     assert lines[1] == "build id %s (%s linked)" % (build_id_of(path),
                                                    linked), res.stdout
+
+
+def run(argv, timeout=TOOL_TIMEOUT, **kw):
+    """Run argv to completion (text output); fail the test on a hang."""
+    try:
+        res = subprocess.run([str(a) for a in argv],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, universal_newlines=True,
+                             timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("%r hung: no exit after %.0f s; output %r"
+                    % (argv, timeout, e.stdout))
+    assert_no_sanitizer_report(res.stderr, "from %r" % argv)
+    return res
+
+
+def start_parked(keeper, python, tmp_path, argv_prefix=()):
+    """ns_target.py under python, parked at its marker; its pid."""
+    ready = str(tmp_path / "ready")
+    keeper.start_with_ready(list(argv_prefix) + [python, NS_SCRIPT, ready],
+                            ready, parse=False)
+    with open(ready) as f:
+        return int(f.read())
+
+
+def assert_parked_in_dump(res, script=NS_SCRIPT, marker="ns-park"):
+    """A JSON dump of ns_target.py shows its main thread at the marker."""
+    assert res.returncode == 0, res
+    import json
+    doc = json.loads(res.stdout)
+    want = marker_line(script, marker)
+    frames = [f for t in doc["threads"] for f in t["frames"]]
+    assert any(f["file"].endswith(os.path.basename(script)) and
+               f["line"] == want for f in frames), res.stdout
+    return doc
+
+
+# ---------------------------------------------------------------------------
+# The wheel
+
+@pytest.fixture(scope="session")
+def wheel(static_bin):
+    ok, out = make("wheel")
+    if not ok:
+        pytest.skip("make wheel failed:\n" + out)
+    found = glob.glob(os.path.join(REPO_DIR, "dist", "coroscope-*.whl"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_wheel_is_named_for_a_static_binary(wheel):
+    name = os.path.basename(wheel)
+    m = re.match(r"^coroscope-(\d+\.\d+\.\d+)-py3-none-([a-z0-9_.]+)\.whl$",
+                 name)
+    assert m, name
+    version = run([COROSCOPE, "--version"]).stdout.split()[1]
+    assert m.group(1) == version
+    # The oldest manylinux tag (every pip knows it), honest only because
+    # the executable inside asks nothing of the C library.
+    assert "manylinux1_x86_64" in m.group(2).split(".")
+
+
+def base_pip(ident):
+    """A pyenv interpreter whose pip can install into another one."""
+    interp = interpreter(ident)
+    if interp is None:
+        pytest.skip("no pyenv %s" % ident)
+    res = run([interp.path, "-m", "pip", "--version"])
+    m = re.match(r"pip (\d+)\.(\d+)", res.stdout)
+    if res.returncode or not m:
+        pytest.skip("%s has no pip" % interp.path)
+    if (int(m.group(1)), int(m.group(2))) < (22, 3):
+        pytest.skip("pip %s of %s lacks --python" % (m.group(0), interp.path))
+    return interp.path
+
+
+def fresh_venv(base, path, system_site=False):
+    """A venv without its own pip: ensurepip costs ~30 s per venv on a
+    busy machine, and the base's pip run with --python installs into the
+    venv exactly as the venv's own pip would (it re-runs itself there)."""
+    argv = [base, "-m", "venv", "--without-pip"]
+    if system_site:
+        argv.append("--system-site-packages")
+    res = run(argv + [path])
+    assert res.returncode == 0, res
+    return os.path.join(path, "bin", "python")
+
+
+def venv_pip(base, venv_python, *args):
+    res = run([base, "-m", "pip", "--python", venv_python,
+               "--disable-pip-version-check", "--no-input"] + list(args),
+              env=dict(os.environ, PIP_NO_INDEX="1",
+                       PIP_CONFIG_FILE=os.devnull), timeout=180 * TIME_SCALE)
+    assert res.returncode == 0, res
+    return res
+
+
+def tree(path):
+    found = set()
+    for root, dirs, files in os.walk(path):
+        for name in files:
+            found.add(os.path.relpath(os.path.join(root, name), path))
+    return found
+
+
+@pytest.mark.parametrize("ident", ["3.8", "3.13"])
+def test_wheel_in_a_fresh_venv(ident, wheel, keeper, tmp_path):
+    base = base_pip(ident)
+    venv = str(tmp_path / "venv")
+    python = fresh_venv(base, venv)
+    before = tree(venv)
+    venv_pip(base, python, "install", "--no-index", wheel)
+
+    bindir = os.path.join(venv, "bin")
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
+    assert shutil.which("coroscope", path=env["PATH"]) == \
+        os.path.join(bindir, "coroscope")
+    version = run(["coroscope", "--version"], env=env)
+    assert version.stdout.splitlines()[1].endswith("(statically linked)"), \
+        version
+    # The plugin is registered for pytest (which this venv lacks).
+    probe = run([python, "-c",
+                 "from importlib.metadata import entry_points as e; "
+                 "eps = e(); eps = eps.select(group='pytest11') "
+                 "if hasattr(eps, 'select') else eps['pytest11']; "
+                 "print([x.value for x in eps])"])
+    assert probe.returncode == 0 and "coroscope_pytest" in probe.stdout, probe
+
+    # coroscope from the venv's PATH dumps the venv's own interpreter.
+    pid = start_parked(keeper, python, tmp_path)
+    assert_parked_in_dump(run(["coroscope", "dump", "--json", pid], env=env))
+
+    venv_pip(base, python, "uninstall", "-y", "coroscope")
+    left = tree(venv) - before
+    assert not left, "pip uninstall left %s" % sorted(left)
+    assert not os.path.exists(os.path.join(bindir, "coroscope"))
