@@ -225,3 +225,98 @@ def test_wheel_in_a_fresh_venv(ident, wheel, keeper, tmp_path):
     left = tree(venv) - before
     assert not left, "pip uninstall left %s" % sorted(left)
     assert not os.path.exists(os.path.join(bindir, "coroscope"))
+
+
+# ---------------------------------------------------------------------------
+# The pytest plugin
+
+SUITE = target_script("plugin_suite.py")
+DEBIAN_PYTHON = "/usr/bin/python3.11"
+
+
+@pytest.fixture(scope="module")
+def plugin_venv(wheel, tmp_path_factory):
+    """A venv of Debian's 3.11 (which has pytest and pytest-asyncio) with
+    the wheel installed: pytest loads the plugin from its entry point."""
+    probe = run([DEBIAN_PYTHON, "-c", "import pytest, pytest_asyncio"]) \
+        if os.access(DEBIAN_PYTHON, os.X_OK) else None
+    if probe is None or probe.returncode:
+        pytest.skip("%s with pytest and pytest-asyncio is needed"
+                    % DEBIAN_PYTHON)
+    venv = str(tmp_path_factory.mktemp("plugin") / "venv")
+    python = fresh_venv(DEBIAN_PYTHON, venv, system_site=True)
+    venv_pip(DEBIAN_PYTHON, python, "install", "--no-index", wheel)
+    return python
+
+
+def run_suite(python, tmp_path, *args, **kw):
+    """plugin_suite.py run by pytest in its own directory (no conftest of
+    ours); (result, {test name: (outcome, report text)}, seconds)."""
+    import time
+    import xml.etree.ElementTree as ET
+    work = tmp_path / "suite"
+    work.mkdir()
+    shutil.copy(SUITE, str(work))
+    (work / "pytest.ini").write_text("[pytest]\n" + kw.get("ini", ""))
+    started = time.monotonic()
+    res = run([python, "-m", "pytest", "-p", "no:cacheprovider",
+               "--junitxml=report.xml", "plugin_suite.py"] + list(args),
+              cwd=str(work), timeout=90 * TIME_SCALE)
+    took = time.monotonic() - started
+    outcomes = {}
+    if os.path.exists(str(work / "report.xml")):
+        for case in ET.parse(str(work / "report.xml")).iter("testcase"):
+            bad = case.find("failure")
+            if bad is None:
+                bad = case.find("error")
+            outcomes[case.get("name")] = (
+                "passed" if bad is None else bad.tag,
+                "" if bad is None else (bad.text or ""))
+    return res, outcomes, took
+
+
+def test_plugin_dumps_and_fails_hanging_tests(plugin_venv, tmp_path):
+    res, outcomes, took = run_suite(plugin_venv, tmp_path,
+                                    "--coroscope-timeout=3")
+    assert res.returncode == 1, res
+    assert set(outcomes) == {"test_hangs_sync", "test_passes",
+                             "test_hangs_async"}, res
+    assert outcomes["test_passes"][0] == "passed", res
+    # Two hangs of 3 s each, two dumps: nowhere near the outer timeout.
+    assert took < 45 * TIME_SCALE, "the run took %.0f s" % took
+
+    line = marker_line(SUITE, "sync-hang")
+    outcome, text = outcomes["test_hangs_sync"]
+    assert outcome == "failure", res
+    assert text.startswith("coroscope: plugin_suite.py::test_hangs_sync "
+                           "still running after 3s"), text
+    assert re.search(r'File ".*plugin_suite\.py", line %d, in '
+                     r'test_hangs_sync\n' % line, text), text
+
+    outcome, text = outcomes["test_hangs_async"]
+    assert outcome == "failure", res
+    assert text.startswith("coroscope: plugin_suite.py::test_hangs_async "
+                           "still running after 3s"), text
+    # The test's task parked at its await, over the task it awaits.
+    assert re.search(r"test_hangs_async  \S*plugin_suite\.py:%d\n"
+                     r"\s+\(T\) stuck-worker .*\n"
+                     r"\s+stuck_worker  \S*plugin_suite\.py:%d\n"
+                     % (marker_line(SUITE, "async-hang"),
+                        marker_line(SUITE, "worker-hang")), text), text
+
+    # The dumps also reached the terminal as they were taken.
+    assert res.stdout.count("coroscope: plugin_suite.py::test_hangs_") >= 2
+
+
+def test_plugin_stop_method_from_the_ini_file(plugin_venv, tmp_path):
+    res, outcomes, took = run_suite(
+        plugin_venv, tmp_path, "--coroscope-timeout-method=stop",
+        ini="coroscope_timeout = 3\ncoroscope_args = --locals\n")
+    assert outcomes.get("test_hangs_sync", ("",))[0] == "failure", res
+    assert "test_passes" not in outcomes, "the run went on: %r" % res
+    assert "Interrupted: coroscope: plugin_suite.py::test_hangs_sync " \
+           "timed out" in res.stdout, res
+    # --locals reached coroscope: the stuck test's local is shown.
+    assert re.search(r"line %d, in test_hangs_sync\n\s+never = <Event "
+                     % marker_line(SUITE, "sync-hang"),
+                     outcomes["test_hangs_sync"][1]), outcomes
