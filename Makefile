@@ -123,6 +123,13 @@ demo: deps-build $(BIN)
 bench: deps-build $(BIN)
 	tools/bench --coroscope ./$(BIN) $(BENCH_ARGS)
 
+install: $(BIN)
+	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/coroscope
+	install -D -m 644 man/coroscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/coroscope.1
+
+clean:
+	rm -rf build coroscope dist
+
 # `make static`: one executable that needs nothing from the machine it
 # runs on (a container with no libc, a sidecar's empty root).  It takes
 # LDLIBS plus what their static archives need in turn: libelf and libdw
@@ -152,6 +159,9 @@ $(STATIC_BIN): $(CLI_OBJS) $(LIB_OBJS)
 # the pytest plugin, built by Debian's python3-build without network in a
 # staging directory (see packaging/setup.py for the platform tags).
 WHEEL_STAGE = build/wheel
+WHEEL_STAMP = dist/.coroscope-wheel
+WHEEL_SRCS = packaging/setup.py packaging/pyproject.toml \
+	python/coroscope_pytest.py
 WHEEL_PKGS = python3-build python3-wheel python3-setuptools binutils
 
 .PHONY: wheel deps-wheel
@@ -159,21 +169,16 @@ WHEEL_PKGS = python3-build python3-wheel python3-setuptools binutils
 deps-wheel: deps-static
 	@tools/ensure-packages $(WHEEL_PKGS)
 
-wheel: deps-wheel $(STATIC_BIN)
+wheel: deps-wheel $(WHEEL_STAMP)
+	@ls dist/coroscope-*.whl
+
+$(WHEEL_STAMP): $(STATIC_BIN) $(WHEEL_SRCS)
 	rm -rf $(WHEEL_STAGE)
 	mkdir -p $(WHEEL_STAGE)/scripts dist
-	cp packaging/setup.py packaging/pyproject.toml python/coroscope_pytest.py \
-		$(WHEEL_STAGE)/
+	cp $(WHEEL_SRCS) $(WHEEL_STAGE)/
 	strip -o $(WHEEL_STAGE)/scripts/coroscope $(STATIC_BIN)
 	rm -f dist/coroscope-*.whl
 	cd $(WHEEL_STAGE) && /usr/bin/python3 -m build --no-isolation --wheel \
 		--outdir $(abspath dist) . >build.log 2>&1 || \
 		{ tail -30 build.log; exit 1; }
-	@ls dist/coroscope-*.whl
-
-install: $(BIN)
-	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/coroscope
-	install -D -m 644 man/coroscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/coroscope.1
-
-clean:
-	rm -rf build coroscope
+	touch $@

@@ -320,3 +320,149 @@ def test_plugin_stop_method_from_the_ini_file(plugin_venv, tmp_path):
     assert re.search(r"line %d, in test_hangs_sync\n\s+never = <Event "
                      % marker_line(SUITE, "sync-hang"),
                      outcomes["test_hangs_sync"][1]), outcomes
+
+
+# ---------------------------------------------------------------------------
+# Containers
+
+def need_root_and(*tools):
+    if os.geteuid() != 0:
+        pytest.skip("needs root (mount and PID namespaces)")
+    for tool in tools:
+        if shutil.which(tool) is None:
+            pytest.skip("%s is not installed" % tool)
+
+
+def sidecar(static_bin, tmp_path, pid, *args, **kw):
+    """coroscope dump run from a root holding nothing but the static
+    binary and /proc, in a mount namespace of its own but the host's PID
+    namespace: the shape of `kubectl debug --target` or a sidecar with
+    shareProcessNamespace.  prefix: a command between mount and chroot."""
+    root = tmp_path / "sidecar-root"
+    if not root.exists():
+        root.mkdir()
+        (root / "proc").mkdir()
+        shutil.copy(static_bin, str(root / "coroscope"))
+    assert sorted(os.listdir(str(root))) == ["coroscope", "proc"]
+    shell = 'mount -t proc proc "$1/proc" && shift && exec "$@"'
+    argv = (["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             shell, "sh", str(root)] + list(kw.get("prefix", ())) +
+            ["chroot", str(root), "/coroscope", "dump"] + list(args) +
+            [str(pid)])
+    return run(argv)
+
+
+@pytest.mark.parametrize("ident", ["3.12", "3.11-debian"])
+def test_static_binary_alone_in_a_sidecar_root(ident, static_bin, keeper,
+                                               tmp_path):
+    need_root_and("unshare", "chroot")
+    interp = interpreter(ident)
+    if interp is None:
+        pytest.skip("no %s interpreter" % ident)
+    pid = start_parked(keeper, interp.path, tmp_path)
+    doc = assert_parked_in_dump(sidecar(static_bin, tmp_path, pid,
+                                        "--json"))
+    assert doc["pid"] == pid
+    assert doc["python"]["version"] == interp.version
+
+
+def test_sidecar_without_sys_ptrace_names_the_fix(static_bin, keeper,
+                                                  tmp_path):
+    """A sidecar running as root without CAP_SYS_PTRACE cannot read a
+    target of another user; the error says which capability to add."""
+    need_root_and("unshare", "chroot", "setpriv")
+    import tempfile
+    nobody = 65534
+    # Somewhere user nobody can read the script and write its ready file.
+    shared = tempfile.mkdtemp(prefix="coroscope-sidecar-")
+    try:
+        os.chmod(shared, 0o777)
+        script = shutil.copy(NS_SCRIPT, shared)
+        os.chmod(script, 0o644)
+        ready = os.path.join(shared, "ready")
+        keeper.start_with_ready(
+            ["setpriv", "--reuid=%d" % nobody, "--regid=%d" % nobody,
+             "--clear-groups", "--", DEBIAN_PYTHON, script, ready],
+            ready, workdir=str(tmp_path), parse=False)
+        with open(ready) as f:
+            pid = int(f.read())
+
+        res = sidecar(static_bin, tmp_path, pid,
+                      prefix=["setpriv", "--bounding-set=-sys_ptrace",
+                              "--inh-caps=-sys_ptrace", "--"])
+        assert res.returncode == 4, res
+        assert "permission denied" in res.stderr, res
+        assert "without CAP_SYS_PTRACE" in res.stderr, res
+        assert "--cap-add SYS_PTRACE" in res.stderr, res
+
+        # The same sidecar with the capability reads it.
+        assert_parked_in_dump(sidecar(static_bin, tmp_path, pid, "--json"),
+                              script=script)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def host_pid_of(inner_pid, ancestor):
+    """The host's pid of the descendant of ancestor whose innermost pid is
+    inner_pid (NSpid in /proc/PID/status)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % entry) as f:
+                status = f.read()
+        except OSError:
+            continue
+        m = re.search(r"^NSpid:\s+(.*)$", status, re.M)
+        if not m:
+            continue
+        ids = [int(x) for x in m.group(1).split()]
+        if len(ids) > 1 and ids[-1] == inner_pid:
+            pid = int(entry)
+            chain = pid
+            for _ in range(16):      # its parents up to the unshare
+                with open("/proc/%d/stat" % chain) as f:
+                    chain = int(f.read().rsplit(")", 1)[1].split()[1])
+                if chain == ancestor:
+                    return pid
+                if chain <= 1:
+                    break
+    return None
+
+
+def test_host_into_pid_and_mount_namespaces(keeper, tmp_path):
+    """The target is pid 1 of its own PID namespace and runs an
+    interpreter that exists only in its own mount namespace: coroscope on
+    the host reads it by its host pid, the files through /proc/PID/root."""
+    need_root_and("unshare")
+    if not os.access(DEBIAN_PYTHON, os.X_OK):
+        pytest.skip("%s is not installed" % DEBIAN_PYTHON)
+    private = tmp_path / "private"
+    private.mkdir()
+    ready = str(tmp_path / "ready")
+    # Inside: a tmpfs over an empty host directory holds the only copy of
+    # the interpreter (Debian's: libpython linked in, so one file).
+    shell = ('mount -t tmpfs none "$1" && cp "$2" "$1/python-in-ns" && '
+             'exec "$1/python-in-ns" "$3" "$4"')
+    unshare = keeper.spawn(["unshare", "--pid", "--mount", "--fork",
+                            "--mount-proc", "--kill-child", "sh", "-c",
+                            shell, "sh", str(private), DEBIAN_PYTHON,
+                            NS_SCRIPT, ready], stderr=subprocess.PIPE)
+    from conftest import wait_until
+    if not wait_until(lambda: os.path.exists(ready) or
+                      unshare.poll() is not None, 20):
+        pytest.fail("the namespaced target did not start")
+    assert unshare.poll() is None, unshare.stderr.read()
+    with open(ready) as f:
+        inner = int(f.read())
+    assert inner == 1, "the target is not its namespace's init"
+    pid = host_pid_of(inner, unshare.pid)
+    assert pid, "no host pid for the namespaced target"
+    exe = os.path.join(str(private), "python-in-ns")
+    assert not os.path.exists(exe), "the interpreter leaked to the host"
+    assert os.readlink("/proc/%d/exe" % pid) == exe
+
+    res = run([COROSCOPE, "dump", "--json", pid])
+    doc = assert_parked_in_dump(res)
+    assert doc["pid"] == pid
+    assert doc["python"]["executable"] == exe
