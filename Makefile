@@ -126,6 +126,8 @@ bench: deps-build $(BIN)
 install: $(BIN)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/coroscope
 	install -D -m 644 man/coroscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/coroscope.1
+	install -D -m 644 completion/coroscope.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/coroscope
 
 clean:
 	rm -rf build coroscope dist

@@ -30,14 +30,19 @@ NS_SCRIPT = target_script("ns_target.py")
 
 def make(target):
     """Run `make target` in the checkout; (ok, output tail)."""
+    return make_args([target])
+
+
+def make_args(args):
     if shutil.which("make") is None:
         return False, "make is not installed"
     try:
-        res = subprocess.run(["make", "-s", "-C", REPO_DIR, target],
+        res = subprocess.run(["make", "-s", "-C", REPO_DIR] + list(args),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              universal_newlines=True, timeout=MAKE_TIMEOUT)
     except subprocess.TimeoutExpired:
-        return False, "make %s took longer than %ds" % (target, MAKE_TIMEOUT)
+        return False, "make %s took longer than %ds" % (" ".join(args),
+                                                         MAKE_TIMEOUT)
     return res.returncode == 0, res.stdout[-2000:]
 
 
@@ -466,3 +471,88 @@ def test_host_into_pid_and_mount_namespaces(keeper, tmp_path):
     doc = assert_parked_in_dump(res)
     assert doc["pid"] == pid
     assert doc["python"]["executable"] == exe
+
+
+# ---------------------------------------------------------------------------
+# Bash completion
+
+COMPLETION = os.path.join(REPO_DIR, "completion", "coroscope.bash")
+
+
+def complete(*words):
+    """What bash offers for `coroscope WORDS...` (the last word is the one
+    being completed), with our completion script alone."""
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    script = ('source "$1"; shift; COMP_WORDS=(coroscope "$@"); '
+              'COMP_CWORD=$#; _coroscope; printf "%s\\n" "${COMPREPLY[@]}"')
+    res = run(["bash", "--norc", "-c", script, "bash", COMPLETION] +
+              list(words))
+    assert res.returncode == 0 and not res.stderr, res
+    return [w for w in res.stdout.splitlines() if w]
+
+
+def usage_options():
+    """{command: set of long options} from the synopsis of --help."""
+    text = run([COROSCOPE, "--help"]).stdout
+    words = text.split("\n\n", 1)[0].split()
+    options, cmd = {}, None
+    for i, word in enumerate(words):
+        if word == "coroscope" and i + 1 < len(words):
+            nxt = words[i + 1]
+            cmd = None if nxt.startswith("-") else nxt
+            if cmd:
+                options.setdefault(cmd, set())
+        m = re.match(r"^\[?(--[a-z][a-z-]*)", word)
+        if m and cmd:
+            options[cmd].add(m.group(1))
+    return options
+
+
+def test_completion_of_subcommands_and_their_options():
+    assert sorted(complete("")) == ["core", "dump", "help", "run"]
+    assert complete("co") == ["core"]
+    assert set(complete("--")) == {"--help", "--version"}
+    usage = usage_options()
+    assert set(usage) == {"dump", "run", "core"}, usage
+    for cmd, wanted in usage.items():
+        offered = set(complete(cmd, "--"))
+        assert wanted <= offered, (cmd, wanted - offered)
+    assert complete("dump", "--format", "") == ["text", "json", "dot"]
+    assert complete("core", "--format", "d") == ["dot"]
+    assert "--" in complete("run", "-")
+
+
+def test_completion_of_files_and_commands(tmp_path):
+    core = tmp_path / "core.4242"
+    core.write_text("")
+    assert complete("core", str(tmp_path / "core.4")) == [str(core)]
+    image = tmp_path / "image"
+    image.mkdir()
+    assert complete("core", "--sysroot", str(tmp_path / "i")) == [str(image)]
+    assert complete("run", "--report", str(tmp_path / "co")) == [str(core)]
+    # After `--`, the command to run, from PATH.
+    assert "unshare" in complete("run", "--timeout", "5m", "--", "unsha")
+
+
+def test_completion_offers_python_pids(keeper, tmp_path):
+    interp = interpreter("3.12") or interpreter("3.11-debian")
+    if interp is None:
+        pytest.skip("no Python to run as a target")
+    pid = start_parked(keeper, interp.path, tmp_path)
+    other = keeper.spawn(["sleep", "60"])
+    offered = complete("dump", "")
+    assert str(pid) in offered
+    assert str(other.pid) not in offered
+    assert all(w.isdigit() for w in offered), offered
+    assert str(pid) in complete("dump", "--locals", str(pid)[:-1])
+
+
+def test_make_install_puts_completion_with_the_man_page(tmp_path):
+    ok, out = make_args(["install", "DESTDIR=%s" % tmp_path, "PREFIX=/usr"])
+    assert ok, out
+    share = tmp_path / "usr" / "share"
+    assert (share / "man" / "man1" / "coroscope.1").is_file()
+    installed = share / "bash-completion" / "completions" / "coroscope"
+    with open(COMPLETION) as a, open(str(installed)) as b:
+        assert a.read() == b.read()
