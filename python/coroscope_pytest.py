@@ -274,9 +274,9 @@ def pytest_runtest_protocol(item, nextitem):
         watch.stop()
 
 
-def _in_phase():
-    """Around setup, call and teardown: the alarm may fail the test then,
-    not while pytest itself reports."""
+def _phase():
+    """The body of the setup, call and teardown wrappers: the alarm may
+    fail the test inside them, not while pytest itself reports."""
     watch = Watchdog.current
     if watch is not None:
         watch.in_phase = True
@@ -284,28 +284,21 @@ def _in_phase():
             # The alarm came between phases: deliver it now.
             signal.pthread_kill(threading.main_thread().ident,
                                 signal.SIGALRM)
-    return watch
+    yield
+    if watch is not None:
+        watch.in_phase = False
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
-    watch = _in_phase()
-    yield
-    if watch is not None:
-        watch.in_phase = False
+    yield from _phase()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    watch = _in_phase()
-    yield
-    if watch is not None:
-        watch.in_phase = False
+    yield from _phase()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    watch = _in_phase()
-    yield
-    if watch is not None:
-        watch.in_phase = False
+    yield from _phase()

@@ -1,10 +1,12 @@
 """A pytest suite for the coroscope plugin's test (tests/test_dist.py).
 
-Run with --coroscope-timeout: two tests that hang forever, one sync and
-one pytest-asyncio, with a passing test between them.
+Run with --coroscope-timeout=3: two tests that hang forever, one sync and
+one pytest-asyncio, with a passing test between them, and a slow test
+whose marker lifts the timeout.
 """
 import asyncio
 import threading
+import time
 
 import pytest
 
@@ -16,6 +18,11 @@ def test_hangs_sync():
 
 def test_passes():
     assert sum(range(4)) == 6
+
+
+@pytest.mark.coroscope_timeout(0)
+def test_slow_without_timeout():
+    time.sleep(3.5)
 
 
 async def stuck_worker(never):
