@@ -3,6 +3,7 @@
 - `make static`: the executable alone, copied into an empty directory
   used as the root of a new mount namespace, dumps a host process.
 - `coroscope --version` names the build id the linker wrote.
+- Bash completion offers subcommands, options and Python PIDs.
 - `make wheel`: fresh venvs of old and new CPythons install it without
   network, `coroscope dump` works from there, `pip uninstall` removes it.
 - The pytest plugin in that wheel dumps and fails a hanging test.
@@ -13,15 +14,20 @@ Each part that cannot be built or set up here is skipped with the reason.
 COROSCOPE_STATIC names a prebuilt static binary (default: `make static`).
 """
 import glob
+import json
 import os
 import re
 import shutil
 import subprocess
+import tempfile
+import time
+import xml.etree.ElementTree as ET
 
 import pytest
 
 from conftest import (REPO_DIR, COROSCOPE, TIME_SCALE, interpreter,
-                      marker_line, target_script, assert_no_sanitizer_report)
+                      marker_line, target_script, wait_until,
+                      assert_no_sanitizer_report)
 
 MAKE_TIMEOUT = 300
 TOOL_TIMEOUT = 60 * TIME_SCALE
@@ -122,7 +128,6 @@ def start_parked(keeper, python, tmp_path, argv_prefix=()):
 def assert_parked_in_dump(res, script=NS_SCRIPT, marker="ns-park"):
     """A JSON dump of ns_target.py shows its main thread at the marker."""
     assert res.returncode == 0, res
-    import json
     doc = json.loads(res.stdout)
     want = marker_line(script, marker)
     frames = [f for t in doc["threads"] for f in t["frames"]]
@@ -257,8 +262,6 @@ def plugin_venv(wheel, tmp_path_factory):
 def run_suite(python, tmp_path, *args, **kw):
     """plugin_suite.py run by pytest in its own directory (no conftest of
     ours); (result, {test name: (outcome, report text)}, seconds)."""
-    import time
-    import xml.etree.ElementTree as ET
     work = tmp_path / "suite"
     work.mkdir()
     shutil.copy(SUITE, str(work))
@@ -378,7 +381,6 @@ def test_sidecar_without_sys_ptrace_names_the_fix(static_bin, keeper,
     """A sidecar running as root without CAP_SYS_PTRACE cannot read a
     target of another user; the error says which capability to add."""
     need_root_and("unshare", "chroot", "setpriv")
-    import tempfile
     nobody = 65534
     # Somewhere user nobody can read the script and write its ready file.
     shared = tempfile.mkdtemp(prefix="coroscope-sidecar-")
@@ -455,7 +457,6 @@ def test_host_into_pid_and_mount_namespaces(keeper, tmp_path):
                             "--mount-proc", "--kill-child", "sh", "-c",
                             shell, "sh", str(private), DEBIAN_PYTHON,
                             NS_SCRIPT, ready], stderr=subprocess.PIPE)
-    from conftest import wait_until
     if not wait_until(lambda: os.path.exists(ready) or
                       unshare.poll() is not None, 20):
         pytest.fail("the namespaced target did not start")
