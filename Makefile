@@ -12,6 +12,8 @@ WARN = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wvla -Wno-unused-parameter -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
+# The libraries of both links, the dynamic one and `make static`: add a
+# library here and the static link takes it too.
 LDLIBS = -lelf -ldw
 
 ifneq ($(SANITIZE),)
@@ -154,6 +156,61 @@ bench: $(BIN)
 install: $(BIN)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/coroscope
 	install -D -m 644 man/coroscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/coroscope.1
+	install -D -m 644 completion/coroscope.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/coroscope
 
 clean:
-	rm -rf build coroscope
+	rm -rf build coroscope dist
+
+# `make static`: one executable that needs nothing from the machine it
+# runs on (a container with no libc, a sidecar's empty root).  It takes
+# LDLIBS plus what their static archives need in turn: libelf and libdw
+# read zlib-, xz- and bzip2-compressed sections, libunwind (when LDLIBS
+# has it) reads xz-compressed MiniDebugInfo.  The group makes archive
+# order irrelevant, and unused archives cost nothing.  STATIC_PKGS are the
+# Debian packages holding those .a files (an elfutils newer than 0.188
+# also needs -lzstd from libzstd-dev).
+STATIC_BIN = build/static/coroscope
+STATIC_DEPLIBS = -lz -llzma -lbz2
+STATIC_LDLIBS = -Wl,--start-group $(LDLIBS) $(STATIC_DEPLIBS) -Wl,--end-group
+STATIC_PKGS = libc6-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev
+
+.PHONY: static deps-static
+
+deps-static: deps-build
+	@tools/ensure-packages $(STATIC_PKGS)
+
+static: deps-static $(STATIC_BIN)
+
+$(STATIC_BIN): $(CLI_OBJS) $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS)
+
+# `make wheel`: dist/coroscope-VERSION-py3-none-PLATFORMS.whl holding
+# the static executable (stripped; its build id note stays) as a script and
+# the pytest plugin, built by Debian's python3-build without network in a
+# staging directory (see packaging/setup.py for the platform tags).
+WHEEL_STAGE = build/wheel
+WHEEL_STAMP = dist/.coroscope-wheel
+WHEEL_SRCS = packaging/setup.py packaging/pyproject.toml \
+	python/coroscope_pytest.py
+WHEEL_PKGS = python3-build python3-wheel python3-setuptools binutils
+
+.PHONY: wheel deps-wheel
+
+deps-wheel: deps-static
+	@tools/ensure-packages $(WHEEL_PKGS)
+
+wheel: deps-wheel $(WHEEL_STAMP)
+	@ls dist/coroscope-*.whl
+
+$(WHEEL_STAMP): $(STATIC_BIN) $(WHEEL_SRCS)
+	rm -rf $(WHEEL_STAGE)
+	mkdir -p $(WHEEL_STAGE)/scripts dist
+	cp $(WHEEL_SRCS) $(WHEEL_STAGE)/
+	strip -o $(WHEEL_STAGE)/scripts/coroscope $(STATIC_BIN)
+	rm -f dist/coroscope-*.whl
+	cd $(WHEEL_STAGE) && /usr/bin/python3 -m build --no-isolation --wheel \
+		--outdir $(abspath dist) . >build.log 2>&1 || \
+		{ tail -30 build.log; exit 1; }
+	touch $@

@@ -431,7 +431,9 @@ static int fail_denied(struct cs_err *err, int pid, const char *what)
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "permission denied: cannot %s process %d: it belongs to uid %ld and "
 			       "coroscope runs as uid %ld without "
-			       "CAP_SYS_PTRACE; run it as that user or as root",
+			       "CAP_SYS_PTRACE; run it as that user or with "
+			       "CAP_SYS_PTRACE (root has it, except in a "
+			       "container started without --cap-add SYS_PTRACE)",
 			       what, pid, uid, (long)geteuid());
 	if (read_proc_file("/proc/sys/kernel/yama/ptrace_scope", buf,
 			   sizeof(buf)) > 0) {
@@ -1185,6 +1187,13 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 		goto fail;
 	}
 	ret = read_maps(ms, err);
+	/*
+	 * The mapping list may be readable where the files behind it are not
+	 * (no ptrace access): say so now, not "not a Python process" later.
+	 */
+	if (!ret && access(ms->root, F_OK) < 0 &&
+	    (errno == EACCES || errno == EPERM))
+		ret = fail_denied(err, pid, "read the files of");
 	if (!ret)
 		ret = read_threads(ms, err);
 	if (ret)

@@ -3,6 +3,7 @@
  * outside.  This file only dispatches; see cli/dump.c for the work.
  */
 #include "cli/commands.h"
+#include "cli/version.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-		printf("coroscope %s\n", COROSCOPE_VERSION);
+		cli_print_version(stdout);
 		return 0;
 	}
 	if (!strcmp(cmd, "dump"))
