@@ -59,8 +59,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 deps-build:
 	@tools/ensure-packages $(BUILD_PKGS)
 
+# The tests also build the static executable and the wheel.
 deps: deps-build
-	@tools/ensure-packages $(TEST_PKGS)
+	@tools/ensure-packages $(TEST_PKGS) $(STATIC_PKGS) $(WHEEL_PKGS)
 
 unit: $(UNIT_BINS)
 
@@ -177,10 +178,12 @@ STATIC_PKGS = libc6-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev
 
 .PHONY: static deps-static
 
+# Like every build target, static and wheel install nothing: `make deps`
+# (or these two) bring what they need.
 deps-static: deps-build
 	@tools/ensure-packages $(STATIC_PKGS)
 
-static: deps-static $(STATIC_BIN)
+static: $(STATIC_BIN)
 
 $(STATIC_BIN): $(CLI_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -201,7 +204,7 @@ WHEEL_PKGS = python3-build python3-wheel python3-setuptools binutils
 deps-wheel: deps-static
 	@tools/ensure-packages $(WHEEL_PKGS)
 
-wheel: deps-wheel $(WHEEL_STAMP)
+wheel: $(WHEEL_STAMP)
 	@ls dist/coroscope-*.whl
 
 $(WHEEL_STAMP): $(STATIC_BIN) $(WHEEL_SRCS)
