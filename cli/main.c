@@ -1,6 +1,7 @@
 /*
  * coroscope: look inside a running or crashed CPython process from the
- * outside.  This file only dispatches; see cli/dump.c for the work.
+ * outside.  This file only dispatches, through the table of commands;
+ * each command is cli/cmd_NAME.c.
  */
 #include "cli/commands.h"
 
@@ -9,6 +10,42 @@
 #include <string.h>
 
 #include "common/banned.h"
+
+struct command {
+	const char *name;
+	const char *operands;      /* for the list in --help */
+	int (*run)(int argc, char **argv);
+	const char *help;          /* one line; "\n" continues it */
+};
+
+static const struct command commands[] = {
+	{ "dump", "PID", cmd_dump, "print threads, tasks and generators" },
+	{ "run", "COMMAND", cmd_run, "run COMMAND; when it hangs, dump each "
+	  "of its\nprocesses to stderr, then stop them all" },
+	{ "core", "COREFILE", cmd_core, "the same report from an ELF core file "
+	  "(kernel\nor gcore), with how the process died" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void list_commands(FILE *out)
+{
+	char label[32];
+	const char *p;
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++) {
+		snprintf(label, sizeof(label), "%s %s", commands[i].name,
+			 commands[i].operands);
+		fprintf(out, "  %-17s ", label);
+		for (p = commands[i].help; *p; p++) {
+			if (*p == '\n')
+				fprintf(out, "\n%20s", "");
+			else
+				fputc(*p, out);
+		}
+		fputc('\n', out);
+	}
+}
 
 void cli_usage(FILE *out)
 {
@@ -23,13 +60,9 @@ void cli_usage(FILE *out)
 	      "chain, and every generator and coroutine of a running CPython\n"
 	      "process (3.6 to 3.14), read from outside the process.\n"
 	      "\n"
-	      "commands:\n"
-	      "  dump PID          print threads, tasks and generators\n"
-	      "  run COMMAND       run COMMAND; when it hangs, dump each of its\n"
-	      "                    processes to stderr, then stop them all\n"
-	      "  core COREFILE     the same report from an ELF core file (kernel\n"
-	      "                    or gcore), with how the process died\n"
-	      "\n"
+	      "commands:\n", out);
+	list_commands(out);
+	fputs("\n"
 	      "dump options:\n"
 	      "  -j, --json        print one JSON document (schema 1)\n"
 	      "  -l, --locals      show each frame's arguments and locals\n"
@@ -80,6 +113,7 @@ int cli_usage_error(const char *fmt, ...)
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
+	size_t i;
 
 	if (!cmd)
 		return cli_usage_error("missing command");
@@ -91,11 +125,8 @@ int main(int argc, char **argv)
 		printf("coroscope %s\n", COROSCOPE_VERSION);
 		return 0;
 	}
-	if (!strcmp(cmd, "dump"))
-		return cmd_dump(argc - 1, argv + 1);
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "core"))
-		return cmd_core(argc - 1, argv + 1);
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
 	return cli_usage_error("unknown command '%s'", cmd);
 }
