@@ -34,18 +34,14 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 		{ "no-block", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_extra_options extra = { own, "n", take_option, &o->v };
+	struct cli_extra_options extra = { "dump", "PID", 1, own, "n",
+					   take_option, &o->v };
 	int ret, i;
 
 	memset(o, 0, sizeof(*o));
 	ret = cli_parse_view_options(argc, argv, &extra, &o->v, &i);
 	if (ret)
 		return ret;
-	if (i >= argc)
-		return cli_usage_error("dump: missing PID");
-	if (i + 1 < argc)
-		return cli_usage_error("dump: unexpected argument '%s'",
-				       argv[i + 1]);
 	if (cli_parse_pid(argv[i], &o->pid) < 0)
 		return cli_usage_error("dump: '%s' is not a process id",
 				       argv[i]);

@@ -43,14 +43,14 @@ static void merge_options(const struct cli_extra_options *extra,
 
 	for (i = 0; i < NCOMMON; i++)
 		longopts[n++] = common_longopts[i];
-	for (i = 0; extra && extra->longopts && extra->longopts[i].name; i++) {
+	for (i = 0; extra->longopts && extra->longopts[i].name; i++) {
 		if (n >= MAX_LONGOPTS - 1)
 			CS_BUG("too many options");
 		longopts[n++] = extra->longopts[i];
 	}
 	memset(&longopts[n], 0, sizeof(longopts[n]));
 	snprintf(shortopts, shortlen, "+:jlf:h%s",
-		 extra && extra->shortopts ? extra->shortopts : "");
+		 extra->shortopts ? extra->shortopts : "");
 }
 
 int cli_parse_view_options(int argc, char **argv,
@@ -89,12 +89,19 @@ int cli_parse_view_options(int argc, char **argv,
 			return cli_usage_error("unknown option '%s'",
 					       argv[optind - 1]);
 		default:
-			ret = extra ? extra->take(extra->ctx, c, optarg) : -1;
+			ret = extra->take(extra->ctx, c, optarg);
 			if (ret)
-				return ret < 0 ? CS_ERR_USAGE : ret;
+				return ret;
 			break;
 		}
 	}
+	if (optind >= argc)
+		return cli_usage_error("%s: missing %s", extra->command,
+				       extra->operand);
+	if (argc - optind > extra->max_operands)
+		return cli_usage_error("%s: unexpected argument '%s'",
+				       extra->command,
+				       argv[optind + extra->max_operands]);
 	*first = optind;
 	return 0;
 }

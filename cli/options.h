@@ -17,8 +17,11 @@ struct view_options {
 	struct collect_options collect;
 };
 
-/* A command's own options. */
+/* A command's own options and operands. */
 struct cli_extra_options {
+	const char *command;            /* "dump", for messages */
+	const char *operand;            /* "PID": the first, required */
+	int max_operands;               /* how many may follow the options */
 	const struct option *longopts;  /* NULL-terminated; val is the id */
 	const char *shortopts;          /* getopt letters, e.g. "n" */
 	/* Take option id (with its argument, or NULL): 0, or a usage
@@ -29,8 +32,9 @@ struct cli_extra_options {
 
 /*
  * Parse argv (argv[0] is the command's name) up to the first operand,
- * whose index goes to *first: 0, or a usage error's status after
- * printing it.  --help prints the usage and exits.
+ * whose index goes to *first; there are 1 to extra->max_operands of
+ * them.  0, or a usage error's status after printing it.  --help prints
+ * the usage and exits.
  */
 int cli_parse_view_options(int argc, char **argv,
 			   const struct cli_extra_options *extra,
