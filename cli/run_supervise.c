@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/live.h"
 #include "common/duration.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -42,9 +43,13 @@ int run_reap(struct run_state *st)
 				st->status = status;
 			}
 		} else if (r < 0 && errno == ECHILD) {
-			/* A ptrace wait during a dump took its exit. */
+			/* A ptrace wait during a dump took its exit: it
+			 * kept the status. */
 			st->child_done = 1;
-			st->status_lost = 1;
+			if (live_reaped_status(st->child, &status))
+				st->status = status;
+			else
+				st->status_lost = 1;
 		}
 	}
 	for (n = 0; n < MAX_REAP; n++) {
