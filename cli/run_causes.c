@@ -171,10 +171,16 @@ static void classify(const struct py_thread *t,
 		b->where = &t->frames[i];
 		b->source = f->source;
 	}
-	/* A lock taken in C (threading.Lock, RLock) leaves the caller as
-	 * the innermost frame: only its line tells.  A GIL wait also sits
-	 * in futex, hence both conditions. */
-	if (i == 0 && f->futex == 1 && looks_like_lock(b->source))
+	/*
+	 * A lock taken in C (threading.Lock, RLock) leaves the caller as
+	 * the innermost frame.  A GIL wait sits in futex too, but wakes at
+	 * every switch interval: a thread that stays asleep is blocked in
+	 * C on a lock, however its source is laid out (`with b: pass`
+	 * on one line).  A lock taken with a timeout wakes too: for it,
+	 * the line is the remaining clue.
+	 */
+	if (i == 0 && f->futex == 1 &&
+	    (f->quiet || looks_like_lock(b->source)))
 		b->kind = BLOCKED_LOCK;
 }
 

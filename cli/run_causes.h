@@ -45,6 +45,10 @@ struct run_thread_facts {
 	int futex;        /* 1: sleeps in futex(2), where every Python lock,
 			     condition and GIL wait ends up; 0: runs or sits
 			     in another call; -1: unknown */
+	int quiet;        /* 1: in futex(2) and not woken once during a
+			     window of a few GIL switch intervals, as a
+			     thread blocked on a lock (a thread waiting for
+			     the GIL wakes every interval) */
 	char *source;     /* the line of run_causes_own_frame(), or NULL */
 };
 

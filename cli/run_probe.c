@@ -18,6 +18,9 @@
 #define MAX_SHOWN_SOURCE 160
 /* How long threads get to settle back into their waits after a dump. */
 #define SETTLE_MS 50
+/* How long a blocked thread must sleep without a wake-up: several GIL
+ * switch intervals (5 ms by default). */
+#define QUIET_MS 40
 
 /*
  * 1: the thread sleeps in futex(2), where every Python lock, condition
@@ -122,6 +125,54 @@ static char *source_line(int pid, const char *filename, int line)
 	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
 }
 
+/* The thread's context switches so far, or -1. */
+static long long switches(int pid, int tid)
+{
+	char path[64], line[128];
+	long long n, total = -1;
+	FILE *f;
+
+	if (tid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %lld", &n) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &n) == 1)
+			total = (total < 0 ? 0 : total) + n;
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * Mark the threads in futex that sleep through QUIET_MS: blocked, not
+ * waiting for the GIL (whose waiters wake every switch interval, 5 ms
+ * by default).  One window for all threads of the process.
+ */
+static void find_quiet(int pid, const struct py_snapshot *snap,
+		       struct run_thread_facts *facts)
+{
+	const struct timespec window = { 0, QUIET_MS * 1000000L };
+	long long *before;
+	size_t i, n = 0;
+
+	before = xcalloc(snap->nthreads ? snap->nthreads : 1, sizeof(*before));
+	for (i = 0; i < snap->nthreads; i++) {
+		before[i] = facts[i].futex == 1 ?
+			switches(pid, snap->threads[i].tid) : -1;
+		n += before[i] >= 0;
+	}
+	if (n)
+		nanosleep(&window, NULL);
+	for (i = 0; i < snap->nthreads; i++)
+		facts[i].quiet = before[i] >= 0 &&
+			switches(pid, snap->threads[i].tid) == before[i];
+	free(before);
+}
+
 struct run_thread_facts *run_probe_threads(int pid,
 					   const struct py_snapshot *snap)
 {
@@ -144,6 +195,7 @@ struct run_thread_facts *run_probe_threads(int pid,
 			facts[i].source = source_line(pid, own->code->filename,
 						      own->line);
 	}
+	find_quiet(pid, snap, facts);
 	return facts;
 }
 

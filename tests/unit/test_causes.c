@@ -67,7 +67,8 @@ static void test_lock_deadlock(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { t, 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, "with lock_b:" }, { 1, "lock_a.acquire()" }, { 0, NULL },
+		{ 1, 0, "with lock_b:" }, { 1, 0, "lock_a.acquire()" },
+		{ 0, 0, NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -95,13 +96,45 @@ static void test_lock_deadlock(void)
 	run_summary_release(&s);
 }
 
+/* Issue 16.11: a lock is a lock however its line reads; a GIL waiter
+ * (in futex, but woken during the window) is not blocked. */
+static void test_lock_whatever_the_layout(void)
+{
+	struct py_async a = { 0 };
+	struct py_thread t[3];
+	struct py_snapshot snap = { t, 3 };
+	struct run_thread_facts facts[3] = {
+		{ 1, 1, "with lock_b: pass" }, { 1, 1, NULL },
+		{ 1, 0, "x = compute()" },
+	};
+	struct run_summary s;
+	const struct run_cause *c;
+
+	frame(&frames[0], &prog_take, 10);
+	frame(&frames[1], &prog_take, 20);
+	frame(&frames[2], &prog_take, 30);
+	t[0] = thread(11, NULL, 0, &frames[0], 1);
+	t[1] = thread(12, NULL, 0, &frames[1], 1);
+	t[2] = thread(13, NULL, 0, &frames[2], 1);
+	run_summary_init(&s);
+	run_summarize(&s, 5, &snap, &a, facts);
+	c = find(&s, RUN_CAUSE_DEADLOCK);
+	CHECK(s.n == 1 && c, "one deadlock, got %zu causes", s.n);
+	CHECK(c && c->ndetails == 2, "two threads in it");
+	CHECK(c && c->ndetails == 2 && !strcmp(c->details[1],
+		"thread 12 at /app/prog.py:20 in take"), "%s",
+	      c && c->ndetails == 2 ? c->details[1] : "(none)");
+	run_summary_release(&s);
+}
+
 static void test_running_and_gil(void)
 {
 	struct py_async a = { 0 };
 	struct py_thread t[2];
 	struct py_snapshot snap = { t, 2 };
 	/* not in futex; holding the GIL: neither is blocked */
-	struct run_thread_facts facts[2] = { { 0, "with a:" }, { 1, "with b:" } };
+	struct run_thread_facts facts[2] = { { 0, 1, "with a:" },
+					     { 1, 1, "with b:" } };
 	struct run_summary s;
 
 	frame(&frames[0], &prog_take, 10);
@@ -118,8 +151,8 @@ static void test_single_lock_and_wait(void)
 	struct py_async a = { 0 };
 	struct py_thread t[2];
 	struct py_snapshot snap = { t, 2 };
-	struct run_thread_facts facts[2] = { { 1, "x.acquire()" },
-					     { 1, "ev.wait()" } };
+	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" },
+					     { 1, 0, "ev.wait()" } };
 	struct run_summary s;
 	const struct run_cause *c;
 
@@ -225,6 +258,7 @@ static void test_tasks(void)
 int main(void)
 {
 	test_lock_deadlock();
+	test_lock_whatever_the_layout();
 	test_running_and_gil();
 	test_single_lock_and_wait();
 	test_tasks();
