@@ -51,6 +51,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 
 # Unit tests of cli/ code link the cli objects they test.
 $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o
+$(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 

@@ -14,6 +14,7 @@
 
 #include "attach/core.h"
 #include "cli/collect.h"
+#include "cli/escape.h"
 #include "cli/json.h"
 #include "cli/options.h"
 #include "cli/report.h"
@@ -47,21 +48,17 @@ static int parse_options(int argc, char **argv, struct core_cli_options *o)
 		  OPT_LIB_SEARCH_PATH },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_extra_options extra = { own, "", take_option, &o->core };
+	struct cli_extra_options extra = { "core", "COREFILE", 2, own, "",
+					   take_option, &o->core };
 	int ret, i;
 
 	memset(o, 0, sizeof(*o));
 	ret = cli_parse_view_options(argc, argv, &extra, &o->v, &i);
 	if (ret)
 		return ret;
-	if (i >= argc)
-		return cli_usage_error("core: missing COREFILE");
 	o->path = argv[i++];
 	if (i < argc)
-		o->core.executable = argv[i++];
-	if (i < argc)
-		return cli_usage_error("core: unexpected argument '%s'",
-				       argv[i]);
+		o->core.executable = argv[i];
 	return 0;
 }
 
@@ -69,13 +66,18 @@ static void print_warnings(const struct core_info *in, int failed)
 {
 	size_t i;
 
-	for (i = 0; i < in->nwarnings; i++)
-		fprintf(stderr, "coroscope: warning: %s\n", in->warnings[i]);
-	if (in->truncated && !failed)
-		fprintf(stderr, "coroscope: warning: core file '%s' is truncated "
-			"(%" PRIu64 " of %" PRIu64 " bytes): memory in the missing "
-			"part is unreadable\n", in->path, in->size,
-			in->expected_size);
+	for (i = 0; i < in->nwarnings; i++) {
+		fputs("coroscope: warning: ", stderr);
+		esc_text(stderr, in->warnings[i]);
+		fputc('\n', stderr);
+	}
+	if (in->truncated && !failed) {
+		fputs("coroscope: warning: core file '", stderr);
+		esc_text(stderr, in->path);
+		fprintf(stderr, "' is truncated (%" PRIu64 " of %" PRIu64
+			" bytes): memory in the missing part is unreadable\n",
+			in->size, in->expected_size);
+	}
 }
 
 /* Give the library's message the context only a core has. */
@@ -103,8 +105,9 @@ static void explain(struct cs_err *err, const struct core_info *in)
 
 static void text_header(FILE *out, const struct core_info *in)
 {
-	fprintf(out, "Core file: %s (written by %s)\n", in->path,
-		in->by_gdb ? "gcore" : "the kernel");
+	fputs("Core file: ", out);
+	esc_text(out, in->path);
+	fprintf(out, " (written by %s)\n", in->by_gdb ? "gcore" : "the kernel");
 	if (!in->signal) {
 		fprintf(out, "Process %d was running: no signal (a core saved "
 			"by gcore)\n", in->pid);

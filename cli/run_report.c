@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/escape.h"
 #include "cli/json.h"
 #include "cli/report.h"
 #include "common/strbuf.h"
@@ -21,10 +22,14 @@ static void summary_text(FILE *out, const struct run_summary *s,
 	for (i = 0; i < s->n; i++) {
 		const struct run_cause *cause = &s->causes[i];
 
-		fprintf(out, "%sprocess %d: %s\n", indent, cause->pid,
-			cause->headline);
-		for (k = 0; k < cause->ndetails; k++)
-			fprintf(out, "%s    %s\n", indent, cause->details[k]);
+		fprintf(out, "%sprocess %d: ", indent, cause->pid);
+		esc_text(out, cause->headline);
+		fputc('\n', out);
+		for (k = 0; k < cause->ndetails; k++) {
+			fprintf(out, "%s    ", indent);
+			esc_text(out, cause->details[k]);
+			fputc('\n', out);
+		}
 	}
 }
 
@@ -53,35 +58,20 @@ static void summary_json(struct json *j, const struct run_summary *s)
 	json_end_array(j);
 }
 
+/* s inside a Markdown code span, cut at max bytes. */
 static void md_code(FILE *out, const char *s, size_t max)
 {
-	size_t i;
-
 	fputc('`', out);
-	for (i = 0; s && s[i] && i < max; i++) {
-		char ch = s[i];
-
-		fputc(ch == '`' ? '\'' : (ch == '\n' || ch == '\r') ? ' ' : ch,
-		      out);
-	}
+	esc_put(out, s, ESC_CODE, max);
 	if (s && strlen(s) > max)
 		fputs("...", out);
 	fputc('`', out);
 }
 
+/* s as Markdown text, its punctuation escaped, cut at max bytes. */
 static void md_text(FILE *out, const char *s, size_t max)
 {
-	size_t i;
-
-	for (i = 0; s && s[i] && i < max; i++) {
-		char ch = s[i];
-
-		if (ch == '\n' || ch == '\r')
-			ch = ' ';
-		if (strchr("\\`*_[]<>|#", ch))
-			fputc('\\', out);
-		fputc(ch, out);
-	}
+	esc_put(out, s, ESC_MD, max);
 	if (s && strlen(s) > max)
 		fputs("...", out);
 }
@@ -125,12 +115,15 @@ static void text_process(FILE *out, const struct run_proc *p)
 		report_text(out, &p->c);
 		return;
 	}
-	fprintf(out, "Process %d: %s\n", p->e.pid,
-		p->command ? p->command : "?");
-	if (p->err.code == CS_ERR_NOT_PYTHON)
-		fputs("(not a Python process)\n", out);
-	else
-		fprintf(out, "(not dumped: %s)\n", p->err.msg);
+	fprintf(out, "Process %d: ", p->e.pid);
+	esc_text(out, p->command);
+	if (p->err.code == CS_ERR_NOT_PYTHON) {
+		fputs("\n(not a Python process)\n", out);
+	} else {
+		fputs("\n(not dumped: ", out);
+		esc_text(out, p->err.msg);
+		fputs(")\n", out);
+	}
 }
 
 static void json_process(struct json *j, const struct run_proc *p)
