@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 
 #include "attach/live.h"
 #include "cli/collect.h"
+#include "cli/escape.h"
 #include "cli/run_causes.h"
 #include "cli/run_probe.h"
 #include "cli/run_report.h"
@@ -110,6 +112,45 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		return cli_usage_error("run: missing COMMAND");
 	o->argv = argv + optind;
 	return 0;
+}
+
+/*
+ * A report that cannot be written must be said at once, not after the
+ * whole timeout: open path for writing as the dump will (an existing
+ * file without truncating it; a new one is created and removed again).
+ */
+static int check_writable(const char *what, const char *path)
+{
+	int fd, created = 0;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY |
+			  O_CLOEXEC, 0666);
+		created = fd >= 0;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "coroscope: run: cannot write %s '", what);
+		esc_text(stderr, path);
+		fprintf(stderr, "': %s\n", strerror(errno));
+		return CS_ERR_USAGE;
+	}
+	close(fd);
+	if (created)
+		unlink(path);
+	return 0;
+}
+
+static int check_outputs(const struct run_options *o)
+{
+	const char *gh = getenv("GITHUB_STEP_SUMMARY");
+	int ret = 0;
+
+	if (o->report)
+		ret = check_writable("the --report file", o->report);
+	if (!ret && gh && *gh)
+		ret = check_writable("GITHUB_STEP_SUMMARY", gh);
+	return ret;
 }
 
 /* ---- the dump ---- */
@@ -292,6 +333,8 @@ int cmd_run(int argc, char **argv)
 	int ret, exec_errno, timed_out;
 
 	ret = parse_options(argc, argv, &o);
+	if (!ret)
+		ret = check_outputs(&o);
 	if (ret)
 		return ret;
 	memset(&st, 0, sizeof(st));

@@ -4,6 +4,7 @@
  * each command is cli/cmd_NAME.c.
  */
 #include "cli/commands.h"
+#include "cli/escape.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,6 +77,7 @@ void cli_usage(FILE *out)
 	      "run options (DURATION: 90, 90s, 15m, 1h; SIGUSR1 dumps at once):\n"
 	      "  -t, --timeout DURATION     dump and stop COMMAND after this long\n"
 	      "  -r, --report FILE          also write the dump as JSON to FILE\n"
+	      "                             (checked before COMMAND starts)\n"
 	      "  -k, --kill-after DURATION  SIGKILL this long after SIGTERM\n"
 	      "                             (default 5s)\n"
 	      "\n"
@@ -94,7 +96,10 @@ void cli_usage(FILE *out)
 
 int cli_report_error(const struct cs_err *err)
 {
-	fprintf(stderr, "coroscope: %s\n", err->msg[0] ? err->msg : "unknown error");
+	/* Messages quote names the target chose (its comm, paths). */
+	fputs("coroscope: ", stderr);
+	esc_text(stderr, err->msg[0] ? err->msg : "unknown error");
+	fputc('\n', stderr);
 	return err->code ? err->code : CS_ERR_INTERNAL;
 }
 
