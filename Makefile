@@ -53,6 +53,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# Unit tests of cli/ code link the cli objects they test.
+$(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o
+$(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # Install what is missing, quietly; a no-op on a machine that has it all.

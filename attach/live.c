@@ -638,6 +638,38 @@ static struct live_thread *find_thread(struct live *lv, int tid)
  * must not keep coroscope, and the threads already stopped, waiting.
  * On timeout the thread stays TH_SEIZED.
  */
+/*
+ * Exits a tracer wait reaped.  When coroscope is also the real parent
+ * (`coroscope run` dumping its command), that wait was the only report
+ * of the exit: keep the status for live_reaped_status().
+ */
+#define MAX_REAPED 16
+static struct { int pid, status; } reaped[MAX_REAPED];
+static size_t nreaped;
+
+static void note_exit(pid_t pid, int st)
+{
+	if (pid <= 0 || !(WIFEXITED(st) || WIFSIGNALED(st)))
+		return;
+	reaped[nreaped % MAX_REAPED].pid = pid;
+	reaped[nreaped % MAX_REAPED].status = st;
+	nreaped++;
+}
+
+int live_reaped_status(int pid, int *status)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_REAPED; i++) {
+		if (reaped[i].pid == pid && pid > 0) {
+			*status = reaped[i].status;
+			reaped[i].pid = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void wait_stop(struct live_thread *th, double deadline)
 {
 	const struct timespec pause = { 0, 500 * 1000 };
@@ -659,6 +691,7 @@ static void wait_stop(struct live_thread *th, double deadline)
 			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			note_exit(r, st);
 			th->state = TH_GONE;
 			return;
 		}
@@ -686,7 +719,8 @@ static void detach_thread(struct live_thread *th)
 	if (th->state == TH_STOPPED &&
 	    ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->sig) < 0)
 		/* Killed while stopped: reap its exit report if it is ours. */
-		waitpid(th->tid, &st, __WALL | WNOHANG);
+		if (waitpid(th->tid, &st, __WALL | WNOHANG) > 0)
+			note_exit(th->tid, st);
 	guard_remove(th->tid);
 	th->state = TH_GONE;
 }
@@ -743,7 +777,8 @@ static int seize_thread(struct live *lv, int tid, struct cs_err *err)
 		int st2;
 
 		/* It died between the two calls; collect its exit. */
-		waitpid(tid, &st2, __WALL | WNOHANG);
+		if (waitpid(tid, &st2, __WALL | WNOHANG) > 0)
+			note_exit(tid, st2);
 		th->state = TH_GONE;
 	}
 	return 0;
