@@ -1,7 +1,5 @@
 #include "attach/live.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -183,115 +182,6 @@ void live_install_signal_guard(void)
 
 /* ---- /proc helpers ---- */
 
-/* Read a small /proc file into buf, NUL-terminated; -1 with errno set. */
-static ssize_t read_proc_file(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	while (len + 1 < size) {
-		ssize_t r = read(fd, buf + len, size - 1 - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
-
-/* A numeric field ("Tgid", "TracerPid") of /proc/PID/status; 0 found. */
-static int status_field(const char *status, const char *name, long *out)
-{
-	size_t n = strlen(name);
-	const char *p = status;
-
-	while (p && *p) {
-		if (!strncmp(p, name, n) && p[n] == ':') {
-			char *end;
-
-			errno = 0;
-			*out = strtol(p + n + 1, &end, 10);
-			return errno || end == p + n + 1 ? -1 : 0;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return -1;
-}
-
-/* The text after "Name:" in a status file, e.g. a process name. */
-static const char *status_string(const char *status, const char *name,
-				 size_t *len)
-{
-	size_t n = strlen(name);
-	const char *p = status;
-
-	while (p && *p) {
-		if (!strncmp(p, name, n) && p[n] == ':') {
-			p += n + 1;
-			while (*p == ' ' || *p == '\t')
-				p++;
-			*len = strcspn(p, "\n");
-			return p;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return NULL;
-}
-
-/*
- * The state letter of a task from /proc/PID[/task/TID]/stat, or 0 when
- * the file cannot be read (errno set).  The command name is in
- * parentheses and may itself contain ") ", so the state follows the last
- * ')'.
- */
-static char task_state(int pid, int tid)
-{
-	char path[64], buf[1024];
-	const char *p;
-
-	if (tid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_proc_file(path, buf, sizeof(buf)) < 0)
-		return 0;
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2]) {
-		errno = EINVAL;
-		return 0;
-	}
-	return p[2];
-}
-
-static int state_dead(char st)
-{
-	return st == 'Z' || st == 'X' || st == 'x';
-}
-
-static int tid_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * The thread ids in /proc/PID/task, the main thread first and the others
  * in ascending order.  -1 with errno set when the directory is gone.
@@ -299,62 +189,15 @@ static int tid_cmp(const void *a, const void *b)
 static int list_tasks(int pid, int **out, size_t *nout)
 {
 	char path[64];
-	DIR *d;
-	struct dirent *de;
-	int *tids = NULL;
-	size_t n = 0, alloc = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d)) != NULL && n < MAX_THREADS) {
-		char *end;
-		long tid;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		errno = 0;
-		tid = strtol(de->d_name, &end, 10);
-		if (errno || *end || tid <= 0 || tid > INT_MAX)
-			continue;
-		if (n == alloc) {
-			size_t na = alloc ? alloc * 2 : 16;
-			int *t = realloc(tids, na * sizeof(*t));
-
-			if (!t) {
-				free(tids);
-				closedir(d);
-				errno = ENOMEM;
-				return -1;
-			}
-			tids = t;
-			alloc = na;
-		}
-		tids[n++] = (int)tid;
-	}
-	closedir(d);
-	if (n > 1) {
-		size_t i;
-
-		qsort(tids, n, sizeof(*tids), tid_cmp);
-		for (i = 0; i < n; i++) {
-			if (tids[i] == pid) {
-				memmove(tids + 1, tids, i * sizeof(*tids));
-				tids[0] = pid;
-				break;
-			}
-		}
-	}
-	*out = tids;
-	*nout = n;
-	return 0;
+	return procfs_list_ids(path, MAX_THREADS, pid, out, nout);
 }
 
 /* Is the process alive: its main thread, or any thread, not a zombie. */
 static int pid_alive(int pid)
 {
-	char st = task_state(pid, 0);
+	char st = procfs_state(pid, 0);
 	int *tids;
 	size_t n, i;
 	int alive = 0;
@@ -362,7 +205,7 @@ static int pid_alive(int pid)
 	if (!st)
 		return errno == ENOENT || errno == ESRCH ? 0 :
 		       (kill(pid, 0) == 0 || errno == EPERM);
-	if (!state_dead(st))
+	if (!procfs_state_dead(st))
 		return 1;
 	/* A zombie main thread, but other threads may still run (the main
 	 * thread called pthread_exit()). */
@@ -371,8 +214,8 @@ static int pid_alive(int pid)
 	for (i = 0; i < n && !alive; i++) {
 		if (tids[i] == pid)
 			continue;
-		st = task_state(pid, tids[i]);
-		alive = st && !state_dead(st);
+		st = procfs_state(pid, tids[i]);
+		alive = st && !procfs_state_dead(st);
 	}
 	free(tids);
 	return alive;
@@ -385,9 +228,9 @@ static int has_cap_sys_ptrace(void)
 	const char *p;
 	unsigned long long caps;
 
-	if (read_proc_file("/proc/self/status", buf, sizeof(buf)) < 0)
+	if (procfs_read("/proc/self/status", buf, sizeof(buf)) < 0)
 		return geteuid() == 0;
-	p = status_string(buf, "CapEff", &len);
+	p = procfs_status_text(buf, "CapEff", &len);
 	if (!p)
 		return geteuid() == 0;
 	caps = strtoull(p, NULL, 16);
@@ -400,33 +243,28 @@ static int has_cap_sys_ptrace(void)
  */
 static int fail_denied(struct cs_err *err, int pid, const char *what)
 {
-	char status[4096], buf[256];
+	char status[PROCFS_STATUS_MAX], buf[256];
 	const char *hint = "";
 	long tracer = 0, uid = -1;
 	int cap = has_cap_sys_ptrace();
 
-	snprintf(buf, sizeof(buf), "/proc/%d/status", pid);
-	if (read_proc_file(buf, status, sizeof(status)) < 0)
+	if (procfs_status_read(pid, 0, status, sizeof(status)) < 0)
 		status[0] = '\0';
-	if (status_field(status, "TracerPid", &tracer) == 0 &&
+	if (procfs_status_long(status, "TracerPid", &tracer) == 0 &&
 	    tracer == getpid())
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "permission denied: cannot %s process %d: coroscope already traces "
 			       "it", what, pid);
 	if (tracer > 0) {
-		char comm[64] = "";
-		ssize_t n;
+		char comm[PROCFS_COMM_MAX];
 
-		snprintf(buf, sizeof(buf), "/proc/%ld/comm", tracer);
-		n = read_proc_file(buf, comm, sizeof(comm));
-		if (n > 0 && comm[n - 1] == '\n')
-			comm[n - 1] = '\0';
+		procfs_comm((int)tracer, comm, sizeof(comm));
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "permission denied: cannot %s process %d: it is already traced by "
 			       "process %ld (%s); detach that debugger first",
 			       what, pid, tracer, comm[0] ? comm : "?");
 	}
-	status_field(status, "Uid", &uid);
+	procfs_status_long(status, "Uid", &uid);
 	if (!cap && uid >= 0 && (uid_t)uid != geteuid())
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "permission denied: cannot %s process %d: it belongs to uid %ld and "
@@ -435,7 +273,7 @@ static int fail_denied(struct cs_err *err, int pid, const char *what)
 			       "CAP_SYS_PTRACE (root has it, except in a "
 			       "container started without --cap-add SYS_PTRACE)",
 			       what, pid, uid, (long)geteuid());
-	if (read_proc_file("/proc/sys/kernel/yama/ptrace_scope", buf,
+	if (procfs_read("/proc/sys/kernel/yama/ptrace_scope", buf,
 			   sizeof(buf)) > 0) {
 		long scope = strtol(buf, NULL, 10);
 
@@ -759,8 +597,8 @@ static int seize_thread(struct live *lv, int tid, struct cs_err *err)
 		if (errno == EPERM) {
 			/* Exiting threads refuse to be traced: not our
 			 * problem.  Nor are threads that are gone. */
-			st = task_state(lv->pid, tid);
-			if (!st || state_dead(st))
+			st = procfs_state(lv->pid, tid);
+			if (!st || procfs_state_dead(st))
 				return 0;
 			return fail_denied(err, lv->pid, "attach to");
 		}
@@ -851,90 +689,87 @@ static int refresh_maps(struct memsrc *ms, struct cs_err *err)
 	return 0;
 }
 
-int live_stop(struct memsrc *ms, struct cs_err *err)
+/*
+ * One round of stopping: seize every listed thread not yet seized, wait
+ * for all to stop.  *added says how many were new.  0 or a status.
+ */
+static int stop_round(struct live *lv, double deadline, size_t *added,
+		      struct cs_err *err)
 {
-	struct live *lv = ms->backend;
-	struct cs_thread *threads;
-	size_t round, i, n;
-	double deadline;
+	int *tids;
+	size_t ntids, i, n;
+	int ret = 0;
+
+	*added = 0;
+	if (list_tasks(lv->pid, &tids, &ntids) < 0)
+		return errno == ENOMEM ?
+		       cs_fail(err, CS_ERR_INTERNAL, "out of memory") :
+		       (int)exited(err, lv->pid);
+	for (i = 0; i < ntids && !ret; i++) {
+		if (find_thread(lv, tids[i]))
+			continue;
+		n = lv->nth;
+		ret = seize_thread(lv, tids[i], err);
+		*added += lv->nth - n;
+	}
+	free(tids);
+	if (ret)
+		return ret;
+	for (i = 0; i < lv->nth; i++)
+		if (lv->th[i].state == TH_SEIZED)
+			wait_stop(&lv->th[i], deadline);
+	for (i = 0; i < lv->nth; i++)
+		if (lv->th[i].state == TH_SEIZED)
+			return cs_fail(err, CS_ERR_MEMORY,
+				       "thread %d of process %d did not stop "
+				       "within %d ms (uninterruptible sleep?); "
+				       "try --no-block", lv->th[i].tid,
+				       lv->pid, STOP_WAIT_MS);
+	drop_gone(lv);
+	return 0;
+}
+
+/*
+ * Stop every thread.  New threads can only be created by running
+ * threads, so once every listed thread is stopped, one more listing that
+ * finds nothing new means the whole process is stopped.  The bound only
+ * matters for a process creating threads faster than we can catch them.
+ */
+static int stop_all(struct memsrc *ms, struct live *lv, struct cs_err *err)
+{
+	double deadline = cs_now_ms() + STOP_WAIT_MS;
+	size_t round, added = 0;
 	int ret;
 
-	if (lv->stopped)
-		return 0;
-	if (lv->pid == getpid())
-		return cs_fail(err, CS_ERR_PERMISSION,
-			       "cannot stop process %d: it is coroscope itself",
-			       lv->pid);
-
-	/*
-	 * New threads can only be created by running threads, so once every
-	 * listed thread is stopped, one more listing that finds nothing new
-	 * means the whole process is stopped.  The bound only matters for a
-	 * process creating threads faster than we can catch them.
-	 */
-	deadline = cs_now_ms() + STOP_WAIT_MS;
 	for (round = 0; round < STOP_ROUNDS; round++) {
-		int *tids;
-		size_t ntids, added = 0;
-
-		if (list_tasks(lv->pid, &tids, &ntids) < 0) {
-			ret = errno == ENOMEM ?
-			      cs_fail(err, CS_ERR_INTERNAL, "out of memory") :
-			      (int)exited(err, lv->pid);
-			goto fail;
-		}
-		for (i = 0; i < ntids; i++) {
-			if (find_thread(lv, tids[i]))
-				continue;
-			n = lv->nth;
-			ret = seize_thread(lv, tids[i], err);
-			if (ret) {
-				free(tids);
-				goto fail;
-			}
-			added += lv->nth - n;
-		}
-		free(tids);
-		for (i = 0; i < lv->nth; i++)
-			if (lv->th[i].state == TH_SEIZED)
-				wait_stop(&lv->th[i], deadline);
-		for (i = 0; i < lv->nth; i++)
-			if (lv->th[i].state == TH_SEIZED) {
-				ret = cs_fail(err, CS_ERR_MEMORY,
-					      "thread %d of process %d did not stop "
-					      "within %d ms (uninterruptible sleep?); "
-					      "try --no-block", lv->th[i].tid,
-					      lv->pid, STOP_WAIT_MS);
-				goto fail;
-			}
-		drop_gone(lv);
+		ret = stop_round(lv, deadline, &added, err);
+		if (ret)
+			return ret;
 		if (!added)
 			break;
 	}
-	if (!lv->nth || !live_alive(ms)) {
-		ret = (int)exited(err, lv->pid);
-		goto fail;
-	}
-	if (round == STOP_ROUNDS) {
-		ret = cs_fail(err, CS_ERR_MEMORY,
-			      "process %d keeps creating threads faster than "
-			      "they can be stopped; try --no-block", lv->pid);
-		goto fail;
-	}
-	/* The mappings as they are now that nothing runs: what was mapped
-	 * or unmapped since live_open() must be read (and captured) too. */
-	ret = refresh_maps(ms, err);
-	if (ret)
-		goto fail;
+	if (!lv->nth || !live_alive(ms))
+		return (int)exited(err, lv->pid);
+	if (round == STOP_ROUNDS)
+		return cs_fail(err, CS_ERR_MEMORY,
+			       "process %d keeps creating threads faster than "
+			       "they can be stopped; try --no-block", lv->pid);
+	return 0;
+}
+
+/* The stopped threads, with their fs_base, as ms->threads. */
+static int publish_threads(struct memsrc *ms, struct live *lv,
+			   struct cs_err *err)
+{
+	struct cs_thread *threads;
+	size_t i;
 
 	for (i = 0; i < lv->nth; i++)
 		read_fs_base(&lv->th[i]);
 	drop_gone(lv);
-	threads = calloc(lv->nth, sizeof(*threads));
-	if (!threads) {
-		ret = cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-		goto fail;
-	}
+	threads = calloc(lv->nth ? lv->nth : 1, sizeof(*threads));
+	if (!threads)
+		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	for (i = 0; i < lv->nth; i++) {
 		threads[i].tid = lv->th[i].tid;
 		threads[i].fs_base = lv->th[i].fs_base;
@@ -943,16 +778,36 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 	free(ms->threads);
 	ms->threads = threads;
 	ms->nthreads = lv->nth;
+	return 0;
+}
 
+int live_stop(struct memsrc *ms, struct cs_err *err)
+{
+	struct live *lv = ms->backend;
+	int ret;
+
+	if (lv->stopped)
+		return 0;
+	if (lv->pid == getpid())
+		return cs_fail(err, CS_ERR_PERMISSION,
+			       "cannot stop process %d: it is coroscope itself",
+			       lv->pid);
+	ret = stop_all(ms, lv, err);
+	/* The mappings as they are now that nothing runs: what was mapped
+	 * or unmapped since live_open() must be read (and captured) too. */
+	if (!ret)
+		ret = refresh_maps(ms, err);
+	if (!ret)
+		ret = publish_threads(ms, lv, err);
+	if (ret) {
+		resume_threads(lv);
+		return ret;
+	}
 	memsrc_cache_clear(ms);
 	lv->stopped = 1;
 	clock_gettime(CLOCK_MONOTONIC, &lv->since);
 	hold_for_tests();
 	return 0;
-
-fail:
-	resume_threads(lv);
-	return ret;
 }
 
 void live_resume(struct memsrc *ms)
@@ -997,44 +852,24 @@ int live_alive(const struct memsrc *ms)
 
 /* ---- opening ---- */
 
-/*
- * One line of /proc/PID/maps:
- *   start-end perms offset major:minor inode   path
- * The path is the rest of the line and may contain spaces; the kernel
- * appends " (deleted)" to the path of a deleted file.  Pseudo names like
- * [heap] and [stack] get no path: they are no files to open.
- */
+/* One line of /proc/PID/maps; pseudo names like [heap] and [stack] get
+ * no path: they are no files to open.  0, -1 (no mapping), -2 (no
+ * memory). */
 static int parse_maps_line(char *line, struct cs_mapping *m)
 {
-	unsigned long long start, end, offset;
-	char perms[5];
-	int pos = 0;
-	char *path;
-	size_t len;
-	static const char deleted[] = " (deleted)";
+	struct procfs_map pm;
 
-	if (sscanf(line, "%llx-%llx %4s %llx %*s %*s%n", &start, &end, perms,
-		   &offset, &pos) != 4 || pos == 0 || end < start)
+	if (procfs_maps_line(line, &pm) < 0)
 		return -1;
 	memset(m, 0, sizeof(*m));
-	m->start = start;
-	m->end = end;
-	m->offset = offset;
-	memcpy(m->perms, perms, sizeof(m->perms));
-	path = line + pos;
-	while (*path == ' ' || *path == '\t')
-		path++;
-	len = strcspn(path, "\n");
-	path[len] = '\0';
-	if (path[0] != '/')
+	m->start = pm.start;
+	m->end = pm.end;
+	m->offset = pm.offset;
+	memcpy(m->perms, pm.perms, sizeof(m->perms));
+	m->deleted = pm.deleted;
+	if (!pm.path)
 		return 0;
-	if (len > sizeof(deleted) - 1 &&
-	    !strcmp(path + len - (sizeof(deleted) - 1), deleted)) {
-		len -= sizeof(deleted) - 1;
-		path[len] = '\0';
-		m->deleted = 1;
-	}
-	m->path = strdup(path);
+	m->path = strdup(pm.path);
 	return m->path ? 0 : -2;
 }
 
@@ -1156,7 +991,7 @@ static const struct memsrc_ops live_ops = {
  */
 static int check_pid(int *pid, struct cs_err *err)
 {
-	char path[64], status[4096];
+	char path[64];
 	struct stat sb;
 	long tgid;
 
@@ -1167,9 +1002,7 @@ static int check_pid(int *pid, struct cs_err *err)
 	if (stat(path, &sb) < 0)
 		return cs_fail(err, CS_ERR_NO_PROCESS, "no such process: %d",
 			       *pid);
-	snprintf(path, sizeof(path), "/proc/%d/status", *pid);
-	if (read_proc_file(path, status, sizeof(status)) >= 0 &&
-	    status_field(status, "Tgid", &tgid) == 0 && tgid > 0 &&
+	if (procfs_status_field(*pid, 0, "Tgid", &tgid) == 0 && tgid > 0 &&
 	    tgid <= INT_MAX)
 		*pid = (int)tgid;
 	if (!pid_alive(*pid))
@@ -1243,29 +1076,5 @@ fail:
 
 char *live_cmdline(int pid)
 {
-	char path[64], *buf;
-	ssize_t n, i;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	buf = malloc(CMDLINE_MAX + 1);
-	if (!buf)
-		return NULL;
-	n = read_proc_file(path, buf, CMDLINE_MAX + 1);
-	/* Drop the terminating NUL(s) of the last argument. */
-	while (n > 0 && buf[n - 1] == '\0')
-		n--;
-	if (n <= 0) {
-		free(buf);
-		return NULL;  /* kernel thread, zombie, or gone */
-	}
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)buf[i];
-
-		if (c == '\0' || c == '\n' || c == '\t')
-			buf[i] = ' ';
-		else if (c < 0x20 || c == 0x7f)
-			buf[i] = '?';  /* no terminal controls in our output */
-	}
-	buf[n] = '\0';
-	return buf;
+	return procfs_cmdline(pid, CMDLINE_MAX);
 }

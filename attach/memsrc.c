@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/le.h"
+#include "common/procfs.h"
+#include "common/range.h"
 #include "common/banned.h"
 
 /*
@@ -226,29 +229,13 @@ static uint64_t writable_bytes(const struct memsrc *ms);
 
 static size_t target_anon_pages(const struct memsrc *ms)
 {
-	char path[64], line[256];
-	size_t pages = 0;
-	FILE *f;
+	long kb;
 
 	if (ms->pid <= 0 || !ms->root || strncmp(ms->root, "/proc/", 6) != 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", ms->pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (procfs_status_field(ms->pid, 0, "RssAnon", &kb) < 0 || kb < 0)
 		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *end;
-		unsigned long long kb;
-
-		if (strncmp(line, "RssAnon:", 8) != 0)
-			continue;
-		kb = strtoull(line + 8, &end, 10);
-		if (end != line + 8)
-			pages = (size_t)(kb / (PAGE_SIZE / 1024));
-		break;
-	}
-	fclose(f);
-	return pages;
+	return (size_t)((unsigned long)kb / (PAGE_SIZE / 1024));
 }
 
 void memsrc_prepare(struct memsrc *ms, int will_capture)
@@ -451,22 +438,6 @@ int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
 	return 0;
 }
 
-/* A little-endian word (the target is x86-64) on any host. */
-static uint64_t le64(const unsigned char *b)
-{
-	uint64_t v = 0;
-	int i;
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(&v, b, sizeof(v));
-	(void)i;
-#else
-	for (i = 7; i >= 0; i--)
-		v = (v << 8) | b[i];
-#endif
-	return v;
-}
-
 int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
 		    struct cs_err *err)
 {
@@ -477,13 +448,13 @@ int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
 
 	/* The commonest read of all (pointers, types): kept short. */
 	if (off < r->valid && r->valid - off >= sizeof(b)) {
-		*out = le64(r->data + off);
+		*out = le_u64(r->data + off);
 		return 0;
 	}
 	ret = memsrc_read(ms, addr, b, sizeof(b), err);
 	if (ret)
 		return ret;
-	*out = le64(b);
+	*out = le_u64(b);
 	return 0;
 }
 
@@ -552,22 +523,13 @@ int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err)
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,
 					     uint64_t addr)
 {
-	size_t lo = 0, hi = ms->nmaps;
+	struct range_array ra = {
+		ms->maps, ms->nmaps, sizeof(*ms->maps),
+		offsetof(struct cs_mapping, start),
+		offsetof(struct cs_mapping, end),
+	};
 
-	/* The last mapping starting at or below addr, if it contains it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ms->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	if (addr < ms->maps[lo - 1].end)
-		return &ms->maps[lo - 1];
-	return NULL;
+	return range_find(&ra, addr);
 }
 
 char *memsrc_target_path(const struct memsrc *ms, const char *path)

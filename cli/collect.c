@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "attach/live.h"
+#include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -13,30 +14,14 @@
 /* Writable memory copied whole during the stop, at most. */
 #define CAPTURE_MAX_BYTES ((size_t)512 << 20)
 
-/* The process's short name, for messages ("sleep"). */
-static void comm_of(int pid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	buf[0] = '\0';
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
 /* Give the library's message the context only the command knows. */
 static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
 {
-	char comm[64];
+	char comm[PROCFS_COMM_MAX];
 	struct strbuf msg;
 
 	if (err->code == CS_ERR_NOT_PYTHON) {
-		comm_of(pid, comm, sizeof(comm));
+		procfs_comm(pid, comm, sizeof(comm));
 		strbuf_init(&msg);
 		strbuf_addf(&msg, "process %d (%s) is not a Python process: %s",
 			    pid, comm, err->msg);

@@ -1,0 +1,338 @@
+#include "common/procfs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/banned.h"
+
+/* /proc/PID/stat is one line of 52 fields; the comm in it is at most 16
+ * bytes, so this holds every field we parse. */
+#define STAT_MAX 1024
+
+ssize_t procfs_read(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	while (len + 1 < size) {
+		ssize_t r = read(fd, buf + len, size - 1 - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (size)
+		buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* "/proc/PID/NAME" or "/proc/PID/task/TID/NAME". */
+static void task_path(char *path, size_t size, int pid, int tid,
+		      const char *name)
+{
+	if (tid)
+		snprintf(path, size, "/proc/%d/task/%d/%s", pid, tid, name);
+	else
+		snprintf(path, size, "/proc/%d/%s", pid, name);
+}
+
+int procfs_status_read(int pid, int tid, char *buf, size_t size)
+{
+	char path[64];
+
+	task_path(path, sizeof(path), pid, tid, "status");
+	return procfs_read(path, buf, size) < 0 ? -1 : 0;
+}
+
+const char *procfs_status_text(const char *status, const char *name,
+			       size_t *len)
+{
+	size_t n = strlen(name);
+	const char *p = status;
+
+	/* Each pass moves p to the next line: bounded by the text. */
+	while (p && *p) {
+		if (!strncmp(p, name, n) && p[n] == ':') {
+			p += n + 1;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			*len = strcspn(p, "\n");
+			return p;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+size_t procfs_status_ids(const char *status, const char *name, long *ids,
+			 size_t max)
+{
+	size_t len, n = 0;
+	const char *p = procfs_status_text(status, name, &len);
+	const char *end = p ? p + len : NULL;
+
+	while (p && p < end && n < max) {
+		char *stop;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &stop, 10);
+		if (errno || stop == p || stop > end)
+			break;
+		ids[n++] = v;
+		p = stop;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+	}
+	return n;
+}
+
+int procfs_status_long(const char *status, const char *name, long *out)
+{
+	long v;
+
+	if (procfs_status_ids(status, name, &v, 1) != 1)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int procfs_status_field(int pid, int tid, const char *name, long *out)
+{
+	char status[PROCFS_STATUS_MAX];
+
+	if (procfs_status_read(pid, tid, status, sizeof(status)) < 0)
+		return -1;
+	if (procfs_status_long(status, name, out) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Printable text: NUL, tab and newline as spaces, other controls '?'. */
+static void clean_controls(char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\0' || c == '\n' || c == '\t')
+			s[i] = ' ';
+		else if (c < 0x20 || c == 0x7f)
+			s[i] = '?';
+	}
+}
+
+int procfs_comm(int pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	n = procfs_read(path, buf, len);
+	if (n < 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	clean_controls(buf, (size_t)n);
+	return 0;
+}
+
+int procfs_stat(int pid, int tid, struct procfs_stat *st)
+{
+	char path[64], buf[STAT_MAX];
+	const char *p;
+
+	task_path(path, sizeof(path), pid, tid, "stat");
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	/* The comm in parentheses may itself hold ") ": the last ')' ends
+	 * it.  Then: state ppid pgrp session tty_nr tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime cutime cstime priority nice
+	 * num_threads itrealvalue starttime. */
+	p = strrchr(buf, ')');
+	memset(st, 0, sizeof(*st));
+	if (!p || p[1] != ' ' ||
+	    sscanf(p + 2, "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+		   "%*d %*d %*d %*d %*d %*d %llu", &st->state, &st->ppid,
+		   &st->pgid, &st->starttime) != 4) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+char procfs_state(int pid, int tid)
+{
+	struct procfs_stat st;
+
+	if (procfs_stat(pid, tid, &st) < 0)
+		return 0;
+	return st.state;
+}
+
+int procfs_state_dead(char state)
+{
+	return state == 'Z' || state == 'X' || state == 'x';
+}
+
+char *procfs_cmdline(int pid, size_t max)
+{
+	char path[64], *buf;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	buf = malloc(max + 1);
+	if (!buf)
+		return NULL;
+	n = procfs_read(path, buf, max + 1);
+	/* Drop the terminating NUL(s) of the last argument. */
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	if (n <= 0) {
+		free(buf);
+		return NULL;  /* kernel thread, zombie, or gone */
+	}
+	clean_controls(buf, (size_t)n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A decimal name of a positive int, or 0. */
+static int id_of(const char *name)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)name[0]))
+		return 0;
+	errno = 0;
+	v = strtol(name, &end, 10);
+	if (errno || *end || v <= 0 || v > INT_MAX)
+		return 0;
+	return (int)v;
+}
+
+/* Move first, when present, to the front of the sorted ids. */
+static void put_first(int *ids, size_t n, int first)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ids[i] == first) {
+			memmove(ids + 1, ids, i * sizeof(*ids));
+			ids[0] = first;
+			return;
+		}
+	}
+}
+
+int procfs_list_ids(const char *dir, size_t max, int first, int **out,
+		    size_t *nout)
+{
+	struct dirent *de;
+	int *ids = NULL;
+	size_t n = 0, alloc = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) != NULL && n < max) {
+		int id = id_of(de->d_name);
+
+		if (!id)
+			continue;
+		if (n == alloc) {
+			size_t na = alloc ? alloc * 2 : 16;
+			int *t = realloc(ids, na * sizeof(*t));
+
+			if (!t) {
+				free(ids);
+				closedir(d);
+				errno = ENOMEM;
+				return -1;
+			}
+			ids = t;
+			alloc = na;
+		}
+		ids[n++] = id;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(ids, n, sizeof(*ids), id_cmp);
+	if (first > 0)
+		put_first(ids, n, first);
+	*out = ids;
+	*nout = n;
+	return 0;
+}
+
+/*
+ * start-end perms offset major:minor inode   path
+ * The path is the rest of the line and may contain spaces; the kernel
+ * appends " (deleted)" to the path of a deleted file.
+ */
+int procfs_maps_line(char *line, struct procfs_map *m)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof(deleted) - 1;
+	unsigned long long start, end, offset;
+	char perms[5];
+	int pos = 0;
+	char *path;
+	size_t len;
+
+	if (sscanf(line, "%llx-%llx %4s %llx %*s %*s%n", &start, &end, perms,
+		   &offset, &pos) != 4 || pos == 0 || end < start)
+		return -1;
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->offset = offset;
+	memcpy(m->perms, perms, sizeof(m->perms));
+	path = line + pos;
+	while (*path == ' ' || *path == '\t')
+		path++;
+	len = strcspn(path, "\n");
+	path[len] = '\0';
+	if (path[0] != '/')
+		return 0;
+	if (len > dlen && !strcmp(path + len - dlen, deleted)) {
+		path[len - dlen] = '\0';
+		m->deleted = 1;
+	}
+	m->path = path;
+	return 0;
+}

@@ -1,0 +1,105 @@
+/*
+ * The one home for reading Linux's /proc: status fields, comm, stat,
+ * cmdline, task lists and maps lines.  Every file is read whole into a
+ * bounded buffer (no stdio, no blocking) and parsed here, so the rest of
+ * coroscope never splits a /proc line itself.
+ *
+ * The text comes from the kernel, but parts of it are the target's own
+ * (comm, cmdline, paths): callers print them only through the cleaning
+ * these functions do, or their own escaping.
+ *
+ * Errors: -1 with errno set (ENOENT or ESRCH: no such process; EACCES or
+ * EPERM: not allowed; EINVAL: the file does not parse), so that callers
+ * can give the cause in their own terms.  Nothing here prints.
+ */
+#ifndef COROSCOPE_COMMON_PROCFS_H
+#define COROSCOPE_COMMON_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Big enough for any status file (a few hundred bytes to ~1.5 KiB). */
+#define PROCFS_STATUS_MAX 4096
+/* Big enough for comm (TASK_COMM_LEN is 16) plus a newline. */
+#define PROCFS_COMM_MAX 64
+
+/* Read a small file into buf (size bytes, NUL-terminated): its length,
+ * or -1.  The rest of a longer file is not read. */
+ssize_t procfs_read(const char *path, char *buf, size_t size);
+
+/* /proc/PID/status, or /proc/PID/task/TID/status when tid != 0, into buf
+ * (at least PROCFS_STATUS_MAX bytes is enough): 0 or -1. */
+int procfs_status_read(int pid, int tid, char *buf, size_t size);
+
+/* The text of field name in a status buffer ("Name", "CapEff"): the
+ * value after "name:" and its blanks, len bytes up to the newline;
+ * NULL when the field is absent. */
+const char *procfs_status_text(const char *status, const char *name,
+			       size_t *len);
+
+/* The first number of field name ("Tgid", "TracerPid", "Uid"): 0, or -1
+ * when absent or not a number. */
+int procfs_status_long(const char *status, const char *name, long *out);
+
+/*
+ * Every number of a field, up to max ("NSpid", "NStid": the id in each
+ * PID namespace the task is in, from the one /proc belongs to, first,
+ * to the task's own, last): how many were stored, 0 when absent.
+ */
+size_t procfs_status_ids(const char *status, const char *name, long *ids,
+			 size_t max);
+
+/* One numeric field of /proc/PID[/task/TID]/status: 0 or -1. */
+int procfs_status_field(int pid, int tid, const char *name, long *out);
+
+/* /proc/PID/comm without its newline, controls replaced by '?'; "" and
+ * -1 when it cannot be read.  len >= 2. */
+int procfs_comm(int pid, char *buf, size_t len);
+
+/* The fields of /proc/PID[/task/TID]/stat that coroscope uses. */
+struct procfs_stat {
+	char state;                    /* 'R', 'S', 'D', 'Z', 't'... */
+	int ppid, pgid;
+	unsigned long long starttime;  /* clock ticks after boot: tells a
+					* reused pid apart */
+};
+
+/* Parse /proc/PID/stat (tid 0) or /proc/PID/task/TID/stat: 0 or -1. */
+int procfs_stat(int pid, int tid, struct procfs_stat *st);
+
+/* The state letter alone, or 0 with errno set. */
+char procfs_state(int pid, int tid);
+
+/* A dead task: a zombie or being reaped ('Z', 'X', 'x'). */
+int procfs_state_dead(char state);
+
+/*
+ * The command line, NUL-separated arguments joined by spaces, controls
+ * replaced by '?', at most max bytes read; newly allocated, or NULL (a
+ * kernel thread, a zombie, gone).
+ */
+char *procfs_cmdline(int pid, size_t max);
+
+/*
+ * The numeric names in dir ("/proc/PID/task", "/proc"), at most max,
+ * ascending; with first > 0, first is moved to the front when present.
+ * 0, or -1 with errno (ENOMEM when out of memory).
+ */
+int procfs_list_ids(const char *dir, size_t max, int first, int **out,
+		    size_t *nout);
+
+/* One /proc/PID/maps line, parsed in place. */
+struct procfs_map {
+	uint64_t start, end, offset;
+	char perms[5];             /* "r-xp" */
+	const char *path;          /* into the line; NULL for anonymous and
+				    * pseudo names ([heap], [stack]...) */
+	int deleted;               /* " (deleted)" was cut off path */
+};
+
+/* Parse one line (its newline and " (deleted)" are cut off in place):
+ * 0, or -1 for a line that does not parse. */
+int procfs_maps_line(char *line, struct procfs_map *m);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * Unit test of common/procfs.c: the status, stat, cmdline, task list and
+ * maps parsers, on this process's own /proc files and on fixed text.
+ */
+#include "common/procfs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/check.h"
+#include "common/banned.h"
+
+static const char status_text[] =
+	"Name:\tpy thon\n"
+	"State:\tS (sleeping)\n"
+	"Tgid:\t1234\n"
+	"NSpid:\t1234\t7\t1\n"
+	"TracerPid:\t0\n"
+	"Uid:\t1000\t1000\t1000\t1000\n"
+	"CapEff:\t0000000000080000\n";
+
+static void status_fields(void)
+{
+	long v = -1, ids[4];
+	const char *p;
+	size_t len = 0;
+
+	CHECK(procfs_status_long(status_text, "Tgid", &v) == 0 && v == 1234,
+	      "Tgid: %ld", v);
+	CHECK(procfs_status_long(status_text, "TracerPid", &v) == 0 && v == 0,
+	      "TracerPid");
+	CHECK(procfs_status_long(status_text, "Uid", &v) == 0 && v == 1000,
+	      "Uid: the first of four");
+	CHECK(procfs_status_long(status_text, "Tgi", &v) < 0,
+	      "a prefix of a name is not the name");
+	CHECK(procfs_status_long(status_text, "Name", &v) < 0,
+	      "text is not a number");
+	CHECK(procfs_status_ids(status_text, "NSpid", ids, 4) == 3 &&
+	      ids[0] == 1234 && ids[1] == 7 && ids[2] == 1, "NSpid: 3 ids");
+	CHECK(procfs_status_ids(status_text, "NSpid", ids, 2) == 2,
+	      "NSpid: bounded by max");
+	CHECK(procfs_status_ids(status_text, "NStid", ids, 4) == 0,
+	      "absent field: no ids");
+	p = procfs_status_text(status_text, "Name", &len);
+	CHECK(p && len == 7 && !strncmp(p, "py thon", 7), "Name text");
+}
+
+static void own_files(void)
+{
+	struct procfs_stat st;
+	char comm[PROCFS_COMM_MAX], path[64];
+	long v = 0;
+	int *ids = NULL;
+	size_t n = 0;
+	char *cmd;
+
+	CHECK(procfs_status_field(getpid(), 0, "Tgid", &v) == 0 &&
+	      v == getpid(), "own Tgid %ld", v);
+	CHECK(procfs_status_field(getpid(), getpid(), "Pid", &v) == 0 &&
+	      v == getpid(), "own main task's Pid");
+	CHECK(procfs_stat(getpid(), 0, &st) == 0 && st.state == 'R' &&
+	      st.ppid == getppid() && st.starttime > 0, "own stat");
+	CHECK(procfs_state(getpid(), 0) == 'R', "own state");
+	CHECK(procfs_comm(getpid(), comm, sizeof(comm)) == 0 &&
+	      !strncmp(comm, "test_procfs", 11), "own comm '%s'", comm);
+	cmd = procfs_cmdline(getpid(), 4096);
+	CHECK(cmd && strstr(cmd, "test_procfs"), "own cmdline");
+	free(cmd);
+	snprintf(path, sizeof(path), "/proc/%d/task", getpid());
+	CHECK(procfs_list_ids(path, 100, getpid(), &ids, &n) == 0 && n >= 1 &&
+	      ids[0] == getpid(), "own tasks, main first");
+	free(ids);
+	errno = 0;
+	CHECK(procfs_status_field(0x3fffffff, 0, "Tgid", &v) < 0 &&
+	      errno == ENOENT, "no such process: ENOENT");
+	CHECK(procfs_state(0x3fffffff, 0) == 0, "no state of no process");
+	CHECK(procfs_state_dead('Z') && !procfs_state_dead('S'), "dead");
+}
+
+static void maps_lines(void)
+{
+	char l1[] = "7f00-7f80 r-xp 00001000 08:01 42   /usr/lib/a b.so\n";
+	char l2[] = "1000-2000 rw-p 00000000 00:00 0 \n";
+	char l3[] = "3000-4000 r--p 00002000 08:01 7 /tmp/x (deleted)\n";
+	char l4[] = "5000-6000 rw-p 00000000 00:00 0   [heap]\n";
+	char bad[] = "zzz\n";
+	struct procfs_map m;
+
+	CHECK(procfs_maps_line(l1, &m) == 0 && m.start == 0x7f00 &&
+	      m.end == 0x7f80 && m.offset == 0x1000 &&
+	      !strcmp(m.perms, "r-xp") && m.path &&
+	      !strcmp(m.path, "/usr/lib/a b.so") && !m.deleted,
+	      "file mapping, path with a space");
+	CHECK(procfs_maps_line(l2, &m) == 0 && !m.path, "anonymous");
+	CHECK(procfs_maps_line(l3, &m) == 0 && m.deleted && m.path &&
+	      !strcmp(m.path, "/tmp/x"), "deleted");
+	CHECK(procfs_maps_line(l4, &m) == 0 && !m.path, "pseudo name");
+	CHECK(procfs_maps_line(bad, &m) < 0, "garbage");
+}
+
+int main(void)
+{
+	status_fields();
+	own_files();
+	maps_lines();
+	return CHECK_DONE("test_procfs");
+}
