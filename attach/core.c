@@ -268,6 +268,7 @@ int core_open(struct memsrc **out, const char *path,
 		core_find_exe(co);
 		core_fill_info(co, &ns);
 		ms->pid = co->info.pid;
+		ms->ns_pid = co->info.pid;
 		ret = core_resolve_exe(ms, co, opt, err);
 	}
 	if (!ret)

@@ -315,6 +315,7 @@ int core_make_threads(struct memsrc *ms, const struct note_state *ns,
 	ms->threads = xcalloc(ns->nthreads, sizeof(*ms->threads));
 	for (i = 0; i < ns->nthreads; i++) {
 		ms->threads[i].tid = ns->th[i].tid;
+		ms->threads[i].ns_tid = ns->th[i].tid;
 		ms->threads[i].fs_base = ns->th[i].fs_base;
 		ms->threads[i].has_fs_base = 1;
 	}

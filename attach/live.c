@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -67,6 +68,8 @@ struct live {
 
 	struct live_thread *th;  /* seized threads */
 	size_t nth, ath;
+
+	int other_ns;          /* in another PID namespace: tids differ there */
 
 	int stopped;
 	struct timespec since;   /* when the current stop completed */
@@ -183,6 +186,34 @@ void live_install_signal_guard(void)
 /* ---- /proc helpers ---- */
 
 /*
+ * The innermost of the ids NSpid lists for a task of pid (tid 0: the
+ * process; in a task's status NSpid gives its tid): its id in its own
+ * PID namespace, 0 when unknown.  *depth (when given) says how many
+ * namespaces, as coroscope's /proc sees them, the task is in: more than
+ * 1 when it is not in coroscope's.
+ */
+static int own_ns_id(int pid, int tid, int *depth)
+{
+	char status[PROCFS_STATUS_MAX];
+	long ids[32];
+	size_t n = 0;
+
+	if (procfs_status_read(pid, tid, status, sizeof(status)) == 0)
+		n = procfs_status_ids(status, "NSpid", ids,
+				      sizeof(ids) / sizeof(ids[0]));
+	if (depth)
+		*depth = (int)n;
+	return n && ids[n - 1] > 0 && ids[n - 1] <= INT_MAX ?
+	       (int)ids[n - 1] : 0;
+}
+
+/* A thread's tid in the target's own PID namespace (0 when unknown). */
+static int ns_tid_of(const struct live *lv, int tid)
+{
+	return lv->other_ns ? own_ns_id(lv->pid, tid, NULL) : tid;
+}
+
+/*
  * The thread ids in /proc/PID/task, the main thread first and the others
  * in ascending order.  -1 with errno set when the directory is gone.
  */
@@ -237,33 +268,90 @@ static int has_cap_sys_ptrace(void)
 	return (caps >> 19) & 1;  /* CAP_SYS_PTRACE */
 }
 
+/* Is the tracer, by its name, another coroscope? */
+static int tracer_is_coroscope(int tracer)
+{
+	char comm[PROCFS_COMM_MAX];
+
+	return procfs_comm(tracer, comm, sizeof(comm)) == 0 &&
+	       !strcmp(comm, "coroscope");
+}
+
+/* The process already has a tracer (ptrace allows one). */
+static int fail_traced(struct cs_err *err, int pid, const char *what,
+		       long tracer)
+{
+	char comm[PROCFS_COMM_MAX];
+
+	if (tracer == getpid())
+		return cs_fail(err, CS_ERR_PERMISSION,
+			       "permission denied: cannot %s process %d: "
+			       "coroscope already traces it", what, pid);
+	if (tracer_is_coroscope((int)tracer))
+		return cs_fail(err, CS_ERR_PERMISSION,
+			       "permission denied: cannot %s process %d: it is "
+			       "already traced by process %ld, another "
+			       "coroscope; try again when that one is done",
+			       what, pid, tracer);
+	procfs_comm((int)tracer, comm, sizeof(comm));
+	return cs_fail(err, CS_ERR_PERMISSION,
+		       "permission denied: cannot %s process %d: it is already "
+		       "traced by process %ld (%s); detach that debugger first",
+		       what, pid, tracer, comm[0] ? comm : "?");
+}
+
+/*
+ * A process that is not dumpable (prctl(PR_SET_DUMPABLE, 0), or one that
+ * changed credentials: a set-user-id or file-capability program): the
+ * kernel then gives the files in its /proc/PID to root (not the
+ * directory itself), whatever its own uid, and lets only CAP_SYS_PTRACE
+ * trace it.
+ */
+static int non_dumpable(int pid, long uid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return uid > 0 && stat(path, &st) == 0 && st.st_uid == 0;
+}
+
+/* What kernel.yama.ptrace_scope adds to a refusal, or "". */
+static const char *ptrace_scope_hint(int cap)
+{
+	char buf[64];
+	long scope;
+
+	if (procfs_read("/proc/sys/kernel/yama/ptrace_scope", buf,
+			sizeof(buf)) <= 0)
+		return "";
+	scope = strtol(buf, NULL, 10);
+	if (scope == 1 && !cap)
+		return "; kernel.yama.ptrace_scope is 1, which allows tracing "
+		       "only descendants: run as root or set it to 0";
+	if (scope == 2 && !cap)
+		return "; kernel.yama.ptrace_scope is 2, which requires "
+		       "CAP_SYS_PTRACE: run as root";
+	if (scope >= 3)
+		return "; kernel.yama.ptrace_scope is 3, which forbids ptrace "
+		       "until reboot";
+	return "";
+}
+
 /*
  * Why the kernel refused to let us trace (or read) pid, on one line:
  * the first reason that applies, from the most to the least certain.
  */
 static int fail_denied(struct cs_err *err, int pid, const char *what)
 {
-	char status[PROCFS_STATUS_MAX], buf[256];
-	const char *hint = "";
+	char status[PROCFS_STATUS_MAX];
 	long tracer = 0, uid = -1;
 	int cap = has_cap_sys_ptrace();
 
 	if (procfs_status_read(pid, 0, status, sizeof(status)) < 0)
 		status[0] = '\0';
-	if (procfs_status_long(status, "TracerPid", &tracer) == 0 &&
-	    tracer == getpid())
-		return cs_fail(err, CS_ERR_PERMISSION,
-			       "permission denied: cannot %s process %d: coroscope already traces "
-			       "it", what, pid);
-	if (tracer > 0) {
-		char comm[PROCFS_COMM_MAX];
-
-		procfs_comm((int)tracer, comm, sizeof(comm));
-		return cs_fail(err, CS_ERR_PERMISSION,
-			       "permission denied: cannot %s process %d: it is already traced by "
-			       "process %ld (%s); detach that debugger first",
-			       what, pid, tracer, comm[0] ? comm : "?");
-	}
+	if (procfs_status_long(status, "TracerPid", &tracer) == 0 && tracer > 0)
+		return fail_traced(err, pid, what, tracer);
 	procfs_status_long(status, "Uid", &uid);
 	if (!cap && uid >= 0 && (uid_t)uid != geteuid())
 		return cs_fail(err, CS_ERR_PERMISSION,
@@ -273,25 +361,16 @@ static int fail_denied(struct cs_err *err, int pid, const char *what)
 			       "CAP_SYS_PTRACE (root has it, except in a "
 			       "container started without --cap-add SYS_PTRACE)",
 			       what, pid, uid, (long)geteuid());
-	if (procfs_read("/proc/sys/kernel/yama/ptrace_scope", buf,
-			   sizeof(buf)) > 0) {
-		long scope = strtol(buf, NULL, 10);
-
-		if (scope == 1 && !cap)
-			hint = "; kernel.yama.ptrace_scope is 1, which allows "
-			       "tracing only descendants: run as root or set "
-			       "it to 0";
-		else if (scope == 2 && !cap)
-			hint = "; kernel.yama.ptrace_scope is 2, which requires "
-			       "CAP_SYS_PTRACE: run as root";
-		else if (scope >= 3)
-			hint = "; kernel.yama.ptrace_scope is 3, which forbids "
-			       "ptrace until reboot";
-	}
+	if (!cap && non_dumpable(pid, uid))
+		return cs_fail(err, CS_ERR_PERMISSION,
+			       "permission denied: cannot %s process %d: it is "
+			       "not dumpable (prctl PR_SET_DUMPABLE 0, or a "
+			       "set-user-id program), which only CAP_SYS_PTRACE "
+			       "overrides; run coroscope as root", what, pid);
 	return cs_fail(err, CS_ERR_PERMISSION,
 		       "permission denied: cannot %s process %d: operation not permitted%s; in a "
 		       "container, run with --cap-add SYS_PTRACE%s",
-		       what, pid, hint,
+		       what, pid, ptrace_scope_hint(cap),
 		       cap ? " (a seccomp filter or security module may also "
 			     "refuse ptrace)" : "");
 }
@@ -757,6 +836,21 @@ static int stop_all(struct memsrc *ms, struct live *lv, struct cs_err *err)
 	return 0;
 }
 
+/* The namespace tid of a thread listed before the stop, else read now
+ * (reading /proc for every thread would lengthen the stop). */
+static int known_ns_tid(const struct memsrc *ms, const struct live *lv,
+			int tid)
+{
+	size_t i;
+
+	if (!lv->other_ns)
+		return tid;
+	for (i = 0; i < ms->nthreads; i++)
+		if (ms->threads[i].tid == tid && ms->threads[i].ns_tid)
+			return ms->threads[i].ns_tid;
+	return ns_tid_of(lv, tid);
+}
+
 /* The stopped threads, with their fs_base, as ms->threads. */
 static int publish_threads(struct memsrc *ms, struct live *lv,
 			   struct cs_err *err)
@@ -772,6 +866,7 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	for (i = 0; i < lv->nth; i++) {
 		threads[i].tid = lv->th[i].tid;
+		threads[i].ns_tid = known_ns_tid(ms, lv, lv->th[i].tid);
 		threads[i].fs_base = lv->th[i].fs_base;
 		threads[i].has_fs_base = lv->th[i].has_fs_base;
 	}
@@ -958,8 +1053,10 @@ static int read_threads(struct memsrc *ms, struct cs_err *err)
 		free(tids);
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		ms->threads[i].tid = tids[i];
+		ms->threads[i].ns_tid = ns_tid_of(ms->backend, tids[i]);
+	}
 	ms->nthreads = n;
 	free(tids);
 	return 0;
@@ -986,6 +1083,21 @@ static const struct memsrc_ops live_ops = {
 };
 
 /*
+ * Does pid share its memory with its parent?  That is a vfork child (as
+ * posix_spawn() makes) before it calls exec: it runs in its parent's
+ * address space, so what it shows would be the parent's.  kcmp() says
+ * whether two processes share one mm; unknown (no kcmp) counts as no.
+ */
+static int shares_parent_vm(int pid, long *ppid)
+{
+	if (procfs_status_field(pid, 0, "PPid", ppid) < 0 || *ppid <= 1 ||
+	    *ppid > INT_MAX)
+		return 0;
+	return syscall(SYS_kcmp, (pid_t)pid, (pid_t)*ppid, KCMP_VM, 0UL,
+		       0UL) == 0;
+}
+
+/*
  * The pid names a thread group; a thread id (which /proc also answers
  * to) is taken to mean its process.
  */
@@ -993,7 +1105,7 @@ static int check_pid(int *pid, struct cs_err *err)
 {
 	char path[64];
 	struct stat sb;
-	long tgid;
+	long tgid, ppid;
 
 	if (*pid <= 0)
 		return cs_fail(err, CS_ERR_NO_PROCESS, "no such process: %d",
@@ -1008,6 +1120,13 @@ static int check_pid(int *pid, struct cs_err *err)
 	if (!pid_alive(*pid))
 		return cs_fail(err, CS_ERR_NO_PROCESS,
 			       "no such process: %d (it is a zombie)", *pid);
+	if (shares_parent_vm(*pid, &ppid))
+		return cs_fail(err, CS_ERR_NOT_PYTHON,
+			       "process %d is a vfork child of process %ld "
+			       "(posix_spawn) that has not called exec yet: it "
+			       "runs in its parent's memory, so there is no "
+			       "program of its own to show; dump process %ld",
+			       *pid, ppid, ppid);
 	return 0;
 }
 
@@ -1017,7 +1136,7 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	struct live *lv;
 	char buf[64];
 	const char *env;
-	int ret;
+	int ret, depth = 0;
 
 	*out = NULL;
 	ret = check_pid(&pid, err);
@@ -1046,6 +1165,10 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 		return ret;
 	}
 	ms->pid = pid;
+	ms->ns_pid = own_ns_id(pid, 0, &depth);
+	lv->other_ns = depth > 1;
+	if (!ms->ns_pid || !lv->other_ns)
+		ms->ns_pid = pid;
 	snprintf(buf, sizeof(buf), "/proc/%d/root", pid);
 	ms->root = strdup(buf);
 	snprintf(buf, sizeof(buf), "/proc/%d/exe", pid);

@@ -33,7 +33,10 @@ struct cs_mapping {
 
 /* One thread of the target. */
 struct cs_thread {
-	int tid;                /* kernel thread id */
+	int tid;                /* kernel thread id, as coroscope sees it */
+	int ns_tid;             /* the same in the target's own PID
+				   namespace (what its gettid() returns);
+				   equal to tid when that is coroscope's */
 	uint64_t fs_base;       /* x86-64 TLS base == pthread_self() */
 	int has_fs_base;        /* fs_base known (thread stopped, or core) */
 };
@@ -72,6 +75,9 @@ struct memsrc {
 	void *backend;              /* owned by the backend */
 
 	int pid;                    /* target pid (from the core for cores) */
+	int ns_pid;                 /* the pid in the target's own PID
+				       namespace; equal to pid when that
+				       is coroscope's (and for cores) */
 	struct cs_mapping *maps;    /* sorted by start */
 	size_t nmaps;
 	struct cs_thread *threads;

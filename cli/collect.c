@@ -20,7 +20,12 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
 	char comm[PROCFS_COMM_MAX];
 	struct strbuf msg;
 
-	if (err->code == CS_ERR_NOT_PYTHON) {
+	/* A process that went away mid-read fails in any way at all (its
+	 * files and memory vanish): say what happened, not what failed. */
+	if (ms && err->code != CS_ERR_EXITED && !live_alive(ms)) {
+		cs_refail(err, CS_ERR_EXITED,
+			  "process %d exited while being read", pid);
+	} else if (err->code == CS_ERR_NOT_PYTHON && ms) {
 		procfs_comm(pid, comm, sizeof(comm));
 		strbuf_init(&msg);
 		strbuf_addf(&msg, "process %d (%s) is not a Python process: %s",
@@ -28,9 +33,44 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
 		cs_refail(err, CS_ERR_NOT_PYTHON, "%.*s",
 			  (int)sizeof(err->msg) - 1, msg.buf);
 		strbuf_release(&msg);
-	} else if (ms && err->code != CS_ERR_EXITED && !live_alive(ms)) {
-		cs_refail(err, CS_ERR_EXITED,
-			  "process %d exited while being read", pid);
+	}
+}
+
+/*
+ * Thread ids as coroscope sees them.  CPython records the tid its
+ * thread got from gettid(), which in another PID namespace is that
+ * namespace's (1, 2, ...); the source's thread list has both.  An id
+ * that is one of the target's tids as we see them is kept (it came from
+ * a thread's registers); one that is only a namespace tid is mapped.
+ */
+static void map_thread_ids(struct collection *c)
+{
+	const struct memsrc *ms = c->ms;
+	size_t i, k;
+
+	if (!c->snap.nthreads)
+		return;
+	c->ns_tids = xcalloc(c->snap.nthreads, sizeof(*c->ns_tids));
+	for (i = 0; i < c->snap.nthreads; i++) {
+		struct py_thread *t = &c->snap.threads[i];
+		int host = 0;
+
+		for (k = 0; k < ms->nthreads && t->tid > 0; k++)
+			if (ms->threads[k].tid == t->tid)
+				host = 1;
+		for (k = 0; k < ms->nthreads && t->tid > 0; k++) {
+			const struct cs_thread *th = &ms->threads[k];
+
+			if (host && th->tid == t->tid) {
+				c->ns_tids[i] = th->ns_tid;
+				break;
+			}
+			if (!host && th->ns_tid == t->tid) {
+				c->ns_tids[i] = th->ns_tid;
+				t->tid = th->tid;
+				break;
+			}
+		}
 	}
 }
 
@@ -68,6 +108,8 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		memset(&sopt, 0, sizeof(sopt));
 		sopt.locals = opt->locals;
 		ret = py_snapshot_take(&c->py, &sopt, &c->snap, err);
+		if (ret == 0)
+			map_thread_ids(c);
 	}
 	if (ret == 0) {
 		struct cs_err aerr;
@@ -88,22 +130,78 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	return ret;
 }
 
-int collect_live(struct collection *c, int pid,
-		 const struct collect_options *opt, struct cs_err *err)
+/* One collection of a live process. */
+static int collect_live_once(struct collection *c, int pid,
+			     const struct collect_options *opt,
+			     struct cs_err *err)
 {
 	double start = cs_now_ms();
 	int ret;
 
 	memset(c, 0, sizeof(*c));
 	c->pid = pid;
+	c->asked_pid = pid;
 	c->is_live = 1;
 	ret = live_open(&c->ms, pid, err);
 	if (ret < 0)
 		return ret;
-	c->command = live_cmdline(pid);
+	/* The thread group: live_open() takes a thread id to mean it. */
+	c->pid = c->ms->pid;
+	c->ns_pid = c->ms->ns_pid;
+	c->command = live_cmdline(c->pid);
 	ret = collect(c, opt, start, err);
 	if (ret < 0)
-		explain_live(err, c->ms, pid);
+		explain_live(err, c->ms, c->pid);
+	return ret;
+}
+
+/*
+ * Did a --no-block read fail because the running target changed under
+ * it (a pointer followed after its object was freed or moved)?  The
+ * same read of a stopped target would not have failed.
+ */
+static int changed_under_us(const struct collection *c,
+			    const struct collect_options *opt,
+			    const struct cs_err *err)
+{
+	return opt->no_block && c->ms && err->code == CS_ERR_MEMORY &&
+	       live_alive(c->ms);
+}
+
+int collect_live(struct collection *c, int pid,
+		 const struct collect_options *opt, struct cs_err *err)
+{
+	int retries = opt->retries ? opt->retries : COLLECT_DEFAULT_RETRIES;
+	int attempt, ret;
+
+	if (retries < 0 || !opt->no_block)
+		retries = 0;
+	if (retries > COLLECT_MAX_RETRIES)
+		retries = COLLECT_MAX_RETRIES;
+	/* Bounded: one more try per retry, each a whole new collection. */
+	for (attempt = 0; ; attempt++) {
+		ret = collect_live_once(c, pid, opt, err);
+		c->attempts = attempt + 1;
+		if (ret == 0 || !changed_under_us(c, opt, err))
+			break;
+		if (attempt == retries) {
+			struct strbuf msg;
+
+			strbuf_init(&msg);
+			strbuf_addf(&msg, "the target changed while being read "
+				    "(--no-block; %d tries); try again or drop "
+				    "--no-block: %s", attempt + 1, err->msg);
+			cs_refail(err, CS_ERR_MEMORY, "%.*s",
+				  (int)sizeof(err->msg) - 1, msg.buf);
+			strbuf_release(&msg);
+			break;
+		}
+		collection_release(c);
+		cs_err_init(err);
+	}
+	if (ret == 0 && c->asked_pid != c->pid)
+		fprintf(stderr, "coroscope: note: %d is a thread of process %d; "
+			"showing the process\n", c->asked_pid, c->pid);
 	return ret;
 }
 
@@ -113,6 +211,9 @@ int collect_source(struct collection *c, struct memsrc *ms,
 	memset(c, 0, sizeof(*c));
 	c->ms = ms;
 	c->pid = ms->pid;
+	c->asked_pid = ms->pid;
+	c->ns_pid = ms->ns_pid ? ms->ns_pid : ms->pid;
+	c->attempts = 1;
 	return collect(c, opt, cs_now_ms(), err);
 }
 
@@ -125,5 +226,6 @@ void collection_release(struct collection *c)
 	if (c->ms)
 		memsrc_free(c->ms);
 	free(c->command);
+	free(c->ns_tids);
 	memset(c, 0, sizeof(*c));
 }

@@ -43,9 +43,10 @@ const char *procfs_status_text(const char *status, const char *name,
 int procfs_status_long(const char *status, const char *name, long *out);
 
 /*
- * Every number of a field, up to max ("NSpid", "NStid": the id in each
- * PID namespace the task is in, from the one /proc belongs to, first,
- * to the task's own, last): how many were stored, 0 when absent.
+ * Every number of a field, up to max ("NSpid": the pid, or in a task's
+ * status its tid, in each PID namespace the task is in, from the one
+ * /proc belongs to, first, to the task's own, last): how many were
+ * stored, 0 when absent.
  */
 size_t procfs_status_ids(const char *status, const char *name, long *ids,
 			 size_t max);
