@@ -7,7 +7,8 @@
   with a message saying what it is, not shown as its parent (16.8);
 - a target that exits while being read gives exit 7, not 5; a
   non-dumpable target and a target another coroscope traces are named
-  as such (16.12).
+  as such; --no-block reads the target broke are tried again, and a
+  failure that remains says so (16.12).
 """
 import json
 import os
@@ -21,19 +22,11 @@ import pytest
 
 from conftest import (COROSCOPE, INTERPRETERS, TIME_SCALE,
                       assert_one_error_line, control_interpreter, proc_status,
-                      run_coroscope, target_script, task_ids, task_tracers,
-                      wait_until)
+                      run_coroscope, target_script, task_ids, wait_until)
 
-HOLD_ENV = "COROSCOPE_TEST_HOLD_MS"
-NOBODY = 65534
-
-
-@pytest.fixture
-def control_interp():
-    i = control_interpreter()
-    if i is None:
-        pytest.skip("no Python interpreter found")
-    return i
+# The control_interp fixture and the wait for a background coroscope's
+# attach are test_errors.py's.
+from test_errors import HOLD_ENV, NOBODY, control_interp, wait_attached  # noqa: F401
 
 
 def version_tuple(interp):
@@ -188,17 +181,6 @@ def test_exit_while_locating_is_exit_7_not_5(keeper):
     assert "exited with code 07" in out.stdout, out.stdout
     assert "exited while being read" in out.stdout, out.stdout
     assert "not a Python process" not in out.stdout, out.stdout
-
-
-def wait_attached(tool, pid):
-    def attached():
-        if tool.poll() is not None:
-            return True
-        tracers = task_tracers(pid)
-        return tracers and all(p == tool.pid for p in tracers.values())
-
-    wait_until(attached, 10 * TIME_SCALE)
-    assert tool.poll() is None, tool.communicate()
 
 
 def test_second_coroscope_names_the_first(control_interp, keeper):
