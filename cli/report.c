@@ -64,9 +64,12 @@ void report_text(FILE *out, const struct collection *c)
 		c->py.executable ? c->py.executable : "?");
 	for (i = 0; i < c->snap.nthreads; i++)
 		text_thread(out, &c->snap.threads[i], c->opt.locals);
+	report_text_greenlets(out, c);
 	report_text_async(out, c);
 	if (c->async_warning[0])
 		fprintf(stderr, "coroscope: warning: %s\n", c->async_warning);
+	if (c->sched_warning[0])
+		fprintf(stderr, "coroscope: warning: %s\n", c->sched_warning);
 }
 
 static void json_hex(struct json *j, uint64_t v)
@@ -132,6 +135,22 @@ static void json_frame_id(struct json *j, const struct py_frame *f,
 static void json_frame(struct json *j, const struct py_frame *f, int locals)
 {
 	json_frame_id(j, f, locals, 0);
+}
+
+/* For report_sched.c: one frame and one address, written as here. */
+void report_text_frame(FILE *out, const struct py_frame *f, int locals)
+{
+	text_frame(out, f, locals);
+}
+
+void report_json_frame(struct json *j, const struct py_frame *f, int locals)
+{
+	json_frame(j, f, locals);
+}
+
+void report_json_hex(struct json *j, uint64_t v)
+{
+	json_hex(j, v);
 }
 
 static void json_task(struct json *j, const struct py_async *a,
@@ -285,10 +304,13 @@ void report_json_members(struct json *j, const struct collection *c)
 		json_thread(j, &c->snap.threads[i], c->opt.locals);
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
+	report_json_greenlets(j, c);
 	json_key(j, "warnings");
 	json_begin_array(j);
 	if (c->async_warning[0])
 		json_string(j, c->async_warning);
+	if (c->sched_warning[0])
+		json_string(j, c->sched_warning);
 	json_end_array(j);
 	json_key(j, "stats");
 	json_begin_object(j);

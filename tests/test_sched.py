@@ -1,0 +1,163 @@
+"""Other schedulers: greenlets (greenlet, gevent) and trio tasks.
+
+Targets park greenlets / trio tasks at `# MARK:` lines and record what the
+process itself knows of them (gr_frame chains, gevent names, trio task
+names and nurseries); coroscope must show the same from outside, live and
+from a gcore core.  greenlet, gevent, trio and anyio are Debian packages
+for /usr/bin/python3.11 only, so these tests run there.
+"""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import (interpreter, marker_line, run_coroscope,
+                      target_script, wait_until)
+
+DEBIAN = interpreter("3.11-debian")
+GCORE = shutil.which("gcore")
+
+
+def has_modules(*names):
+    if DEBIAN is None:
+        return False
+    code = "import " + ", ".join(names)
+    return subprocess.run([DEBIAN.path, "-c", code],
+                          stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+needs_gevent = pytest.mark.skipif(
+    not has_modules("greenlet", "gevent"),
+    reason="needs /usr/bin/python3.11 with python3-greenlet/python3-gevent")
+needs_trio = pytest.mark.skipif(
+    not has_modules("trio", "anyio"),
+    reason="needs /usr/bin/python3.11 with python3-trio and python3-anyio")
+needs_gcore = pytest.mark.skipif(GCORE is None,
+                                 reason="gdb's gcore is not installed")
+
+
+def take_gcore(pid, directory):
+    prefix = os.path.join(str(directory), "gcore")
+    out = subprocess.run([GCORE, "-o", prefix, str(pid)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=180,
+                         universal_newlines=True)
+    path = "%s.%d" % (prefix, pid)
+    assert out.returncode == 0 and os.path.exists(path), out.stdout
+    return path
+
+
+def hub_parked(pid):
+    """The gevent hub waits in epoll_wait (232) / epoll_pwait (281)."""
+    def parked():
+        try:
+            with open("/proc/%d/syscall" % pid) as f:
+                nr = f.read().split()[0]
+        except (OSError, IndexError):
+            return False
+        return nr.isdigit() and int(nr) in (232, 281, 7, 271)
+    assert wait_until(parked, 5.0), "hub of %d never parked" % pid
+
+
+# ---------------------------------------------------------------------------
+# gevent
+
+@pytest.fixture(scope="module")
+def gevent_target(module_keeper):
+    target = module_keeper.start_target(DEBIAN, "gevent_target.py")
+    hub_parked(target.pid)
+    return target
+
+
+def frame_keys(frames):
+    return [(f["file"], f["line"], f["function"]) for f in frames]
+
+
+def check_greenlets(doc, target):
+    script = target_script("gevent_target.py")
+    by_id = dict((int(g["id"], 16), g) for g in doc["greenlets"])
+    assert not doc["warnings"], doc["warnings"]
+    mine = target.ready["greenlets"]
+    for rec in mine:
+        g = by_id.get(rec["id"])
+        assert g is not None, "greenlet %r (0x%x) not shown" % (
+            rec["name"], rec["id"])
+        assert g["state"] == "suspended", g
+        # what gr_frame says inside the process, frame for frame
+        assert frame_keys(g["frames"]) == frame_keys(rec["frames"]), \
+            (rec, g)
+        assert g["thread"] == target.pid
+        if rec.get("main"):
+            assert g["main"] is True and g["parent"] is None
+            assert [f["function"] for f in g["frames"]][-2:] == \
+                ["main", "<module>"]
+            assert g["frames"][0]["line"] == marker_line(script, "joinall")
+        elif rec.get("raw"):
+            assert g["type"] == "greenlet" and g["name"] is None
+            assert [f["line"] for f in g["frames"]] == \
+                [marker_line(script, "raw-switch"),
+                 marker_line(script, "raw-outer")]
+        else:
+            assert g["name"] == rec["name"]
+            assert g["type"] == "Greenlet"
+    # each parks at its marker
+    lines = dict((g["name"], g["frames"][-1]["line"])
+                 for g in doc["greenlets"] if g["name"])
+    assert lines["waiter"] == marker_line(script, "event-wait")
+    assert lines["locker"] == marker_line(script, "semaphore")
+    assert lines["getter"] == marker_line(script, "queue-get")
+    assert lines["sleeper-0"] == marker_line(script, "sleep")
+    functions = dict((g["name"], g["function"]) for g in doc["greenlets"]
+                     if g["name"])
+    assert functions["waiter"] == "wait_event"
+    assert functions["sleeper-2"] == "nap"
+    # the hub is the one running: its frames are the thread's
+    hubs = [g for g in doc["greenlets"] if g["type"] == "Hub"]
+    assert len(hubs) == 1 and hubs[0]["state"] == "running"
+    thread = [t for t in doc["threads"] if t["tid"] == target.pid][0]
+    assert hubs[0]["frames"] == thread["frames"]
+    assert thread["frames"][0]["qualname"] == "Hub.run"
+    # parents: gevent's greenlets hang off the hub
+    hub_id = hubs[0]["id"]
+    for g in doc["greenlets"]:
+        if g["name"] in ("waiter", "sleeper-1"):
+            assert g["parent"] == hub_id
+
+
+@needs_gevent
+def test_greenlets_live(gevent_target):
+    res = run_coroscope("dump", "--json", gevent_target.pid)
+    assert res.returncode == 0, res
+    check_greenlets(res.json(), gevent_target)
+
+
+@needs_gevent
+def test_greenlets_text(gevent_target):
+    res = run_coroscope("dump", gevent_target.pid)
+    assert res.returncode == 0 and not res.stderr, res
+    out = res.stdout
+    assert "Greenlets (greenlet 2." in out
+    # the three alike sleepers are one group
+    assert '3 x suspended Greenlet running nap() "sleeper-0", ' \
+        '"sleeper-1", "sleeper-2"' in out
+    assert 'running wait_event() 0x' in out and '"waiter"' in out
+    assert "suspended main greenlet" in out
+    assert "in <module>" in out.split("suspended main greenlet")[1]
+
+
+@needs_gevent
+@needs_gcore
+def test_greenlets_core(gevent_target, tmp_path):
+    live = run_coroscope("dump", "--json", gevent_target.pid).json()
+    core = take_gcore(gevent_target.pid, tmp_path)
+    try:
+        res = run_coroscope("core", "--json", core)
+    finally:
+        os.unlink(core)
+    assert res.returncode == 0, res
+    doc = res.json()
+    check_greenlets(doc, gevent_target)
+    assert doc["greenlets"] == live["greenlets"]
