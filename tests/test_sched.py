@@ -89,7 +89,11 @@ def check_greenlets(doc, target):
         # what gr_frame says inside the process, frame for frame
         assert frame_keys(g["frames"]) == frame_keys(rec["frames"]), \
             (rec, g)
-        assert g["thread"] == target.pid
+        assert g["thread"] == rec.get("tid", target.pid)
+        if rec.get("thread_raw"):
+            assert g["frames"][0]["line"] == \
+                marker_line(script, "thread-switch")
+            continue
         if rec.get("main"):
             assert g["main"] is True and g["parent"] is None
             assert [f["function"] for f in g["frames"]][-2:] == \
@@ -114,6 +118,13 @@ def check_greenlets(doc, target):
                      if g["name"])
     assert functions["waiter"] == "wait_event"
     assert functions["sleeper-2"] == "nap"
+    # the second thread's main greenlet runs there, in time.sleep
+    other = [t for t in doc["threads"] if t["name"] == "other"][0]
+    mains = [g for g in doc["greenlets"]
+             if g["main"] and g["thread"] == other["tid"]]
+    assert len(mains) == 1 and mains[0]["state"] == "running"
+    assert mains[0]["frames"][0]["line"] == \
+        marker_line(script, "thread-sleep")
     # the hub is the one running: its frames are the thread's
     hubs = [g for g in doc["greenlets"] if g["type"] == "Hub"]
     assert len(hubs) == 1 and hubs[0]["state"] == "running"

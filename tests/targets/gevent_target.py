@@ -18,6 +18,8 @@ Needs greenlet and gevent (Debian's python3-gevent on /usr/bin/python3.11).
 import json
 import os
 import sys
+import threading
+import time
 
 import gevent
 import gevent.event
@@ -63,7 +65,22 @@ def raw_outer():
     raw_inner()  # MARK: raw-outer
 
 
-def reporter(ready, everyone, main_gr, raw):
+def thread_inner():
+    greenlet.getcurrent().parent.switch()  # MARK: thread-switch
+
+
+def thread_body(box, started):
+    """A real thread with a raw greenlet of its own, switched away from."""
+    g = greenlet.greenlet(thread_inner)
+    g.switch()
+    box["greenlet"] = g
+    box["frames"] = frames_of(g)
+    box["tid"] = threading.get_native_id()
+    started.set()
+    time.sleep(3600)  # MARK: thread-sleep
+
+
+def reporter(ready, everyone, main_gr, raw, box):
     gevent.sleep(0.2)  # every other greenlet is parked by now
     record = {"pid": os.getpid(), "greenlets": []}
     for g, name in everyone:
@@ -73,6 +90,9 @@ def reporter(ready, everyone, main_gr, raw):
                                 "main": True, "frames": frames_of(main_gr)})
     record["greenlets"].append({"id": id(raw), "name": None, "raw": True,
                                 "frames": frames_of(raw)})
+    record["greenlets"].append({"id": id(box["greenlet"]), "name": None,
+                                "thread_raw": True, "tid": box["tid"],
+                                "frames": box["frames"]})
     with open(ready + ".tmp", "w") as f:
         json.dump(record, f)
     os.rename(ready + ".tmp", ready)
@@ -85,6 +105,10 @@ def main(ready):
     q = gevent.queue.Queue()
     raw = greenlet.greenlet(raw_outer)
     raw.switch()
+    box, started = {}, threading.Event()
+    threading.Thread(target=thread_body, args=(box, started), daemon=True,
+                     name="other").start()
+    started.wait()
     everyone = [(gevent.spawn(wait_event, ev), "waiter"),
                 (gevent.spawn(take_semaphore, sem), "locker"),
                 (gevent.spawn(get_item, q), "getter")]
@@ -93,7 +117,7 @@ def main(ready):
     for g, name in everyone:
         g.name = name
     main_gr = greenlet.getcurrent()
-    rep = gevent.spawn(reporter, ready, everyone, main_gr, raw)
+    rep = gevent.spawn(reporter, ready, everyone, main_gr, raw, box)
     gevent.joinall([g for g, _ in everyone] + [rep])  # MARK: joinall
 
 
