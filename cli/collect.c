@@ -8,6 +8,7 @@
 #include "attach/live.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/trio.h"
 #include "common/banned.h"
 
 /* Writable memory copied whole during the stop, at most. */
@@ -94,6 +95,10 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		if (py_async_take(&c->py, &c->snap, &sopt, &c->async, &aerr) < 0)
 			snprintf(c->async_warning, sizeof(c->async_warning),
 				 "tasks and generators not shown: %.400s", aerr.msg);
+		else if (cs_err_init(&aerr),
+			 py_trio_take(&c->py, &c->snap, &c->async, &aerr) < 0)
+			snprintf(c->async_warning, sizeof(c->async_warning),
+				 "trio tasks not shown: %.400s", aerr.msg);
 		cs_err_init(&aerr);
 		if (py_greenlets_take(&c->py, &c->snap, &sopt, &c->greenlets,
 				      &aerr) < 0)

@@ -199,6 +199,10 @@ static void json_task(struct json *j, const struct py_async *a,
 	for (i = 0; i < t->nawaited_by; i++)
 		json_hex(j, t->awaited_by[i]);
 	json_end_array(j);
+	json_key(j, "framework");
+	json_string(j, t->framework ? t->framework : "asyncio");
+	json_key(j, "nursery");
+	json_hex(j, t->nursery);
 	json_end_object(j);
 }
 

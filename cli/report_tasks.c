@@ -38,6 +38,8 @@ static void task_line(struct tree *t, const struct py_task *task, int depth)
 	fprintf(t->out, "(T) %s 0x%llx %s", task->name,
 		(unsigned long long)task->addr,
 		task->running ? "running" : "pending");
+	if (task->framework)
+		fprintf(t->out, " [%s]", task->framework);
 	if (task->waiter && !py_async_task(t->a, task->waiter))
 		fprintf(t->out, ", awaits %s 0x%llx",
 			task->waiter_type ? task->waiter_type : "?",
@@ -139,7 +141,8 @@ static void print_loops(struct tree *t)
 			continue;
 		for (n = 0, j = 0; j < a->ntasks; j++)
 			n += a->tasks[j].loop == loop;
-		fprintf(t->out, "\nTasks of loop 0x%llx",
+		fprintf(t->out, "\nTasks of %s 0x%llx",
+			a->tasks[i].framework ? "trio run" : "loop",
 			(unsigned long long)loop);
 		if (a->tasks[i].tid) {
 			fprintf(t->out, " (thread %d", a->tasks[i].tid);

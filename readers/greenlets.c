@@ -90,7 +90,7 @@ const char *py_greenlet_state_name(enum py_greenlet_state state)
 	return "dead";
 }
 
-const char *py_function_qualname(struct pyproc *py, uint64_t func)
+const struct py_code *py_function_code(struct pyproc *py, uint64_t func)
 {
 	uint8_t buf[FUNC_PROBE_BYTES];
 	const struct py_code *code;
@@ -115,11 +115,16 @@ const char *py_function_qualname(struct pyproc *py, uint64_t func)
 		if (!v || v & 7 || pyobj_read_type(py, v, &t, &err) < 0 ||
 		    t != py->types.code)
 			continue;
-		if (py_code_get(py, v, &code, &err) < 0)
-			return NULL;
-		return code->qualname;
+		return py_code_get(py, v, &code, &err) < 0 ? NULL : code;
 	}
 	return NULL;
+}
+
+const char *py_function_qualname(struct pyproc *py, uint64_t func)
+{
+	const struct py_code *code = py_function_code(py, func);
+
+	return code ? code->qualname : NULL;
 }
 
 /* Module attribute name of module mod (first interpreter), or 0. */

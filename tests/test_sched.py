@@ -172,3 +172,87 @@ def test_greenlets_core(gevent_target, tmp_path):
     doc = res.json()
     check_greenlets(doc, gevent_target)
     assert doc["greenlets"] == live["greenlets"]
+
+
+# ---------------------------------------------------------------------------
+# trio (and anyio on its trio backend)
+
+@pytest.fixture(scope="module", params=["trio", "anyio"])
+def trio_target(request, module_keeper):
+    if not has_modules("trio", "anyio"):
+        pytest.skip("needs /usr/bin/python3.11 with python3-trio and "
+                    "python3-anyio")
+    target = module_keeper.start_target(DEBIAN, "trio_target.py",
+                                        request.param)
+    hub_parked(target.pid)
+    target.mode = request.param
+    return target
+
+
+def check_trio(doc, target):
+    script = target_script("trio_target.py")
+    assert not doc["warnings"], doc["warnings"]
+    trio_tasks = [t for t in doc["tasks"] if t["framework"] == "trio"]
+    by_id = dict((int(t["id"], 16), t) for t in trio_tasks)
+    mine = target.ready["tasks"]
+    # every live task, and no other (the reporter has finished)
+    assert sorted(by_id) == sorted(r["id"] for r in mine)
+    for rec in mine:
+        t = by_id[rec["id"]]
+        assert t["name"] == rec["name"]
+        assert t["state"] == "pending"
+        assert t["thread"] == target.pid
+        chain = [(f["function"], f["line"]) for f in reversed(t["stack"])]
+        assert chain == [(c["function"], c["line"]) for c in rec["chain"]], \
+            (rec, t)
+        # the task whose nursery it runs in awaits it
+        want = ["0x%x" % rec["parent"]] if rec["parent"] else []
+        assert t["awaited_by"] == want, (rec, t)
+        assert (t["nursery"] is None) == (rec["parent"] is None)
+    names = dict((t["name"], t) for t in trio_tasks)
+    for name, mark in (("event-waiter", "trio-event"),
+                       ("napper", "trio-sleep"),
+                       ("grandchild-1", "trio-grandchild")):
+        lines = [f["line"] for f in names[name]["stack"]]
+        assert lines[-1] == marker_line(script, mark)
+    # all of trio's coroutines belong to a task: only the scheduler's
+    # own generator is left over
+    owned = set(t["id"] for t in trio_tasks)
+    for g in doc["generators"]:
+        if "/trio/" in (g["file"] or "") and g["qualname"] != "unrolled_run":
+            assert g["task"] in owned, g
+
+
+@needs_trio
+def test_trio_live(trio_target):
+    res = run_coroscope("dump", "--json", trio_target.pid)
+    assert res.returncode == 0, res
+    check_trio(res.json(), trio_target)
+
+
+@needs_trio
+def test_trio_text(trio_target):
+    res = run_coroscope("dump", trio_target.pid)
+    assert res.returncode == 0 and not res.stderr, res
+    out = res.stdout
+    assert "Tasks of trio run 0x" in out
+    assert "(T) napper 0x" in out and "pending [trio]" in out
+    # grandchildren are shown under their supervisor
+    sup = out.index("(T) supervisor ")
+    assert sup < out.index("(T) grandchild-0 ")
+    assert "not owned by a task (1)" in out
+
+
+@needs_trio
+@needs_gcore
+def test_trio_core(trio_target, tmp_path):
+    live = run_coroscope("dump", "--json", trio_target.pid).json()
+    core = take_gcore(trio_target.pid, tmp_path)
+    try:
+        res = run_coroscope("core", "--json", core)
+    finally:
+        os.unlink(core)
+    assert res.returncode == 0, res
+    doc = res.json()
+    check_trio(doc, trio_target)
+    assert doc["tasks"] == live["tasks"]
