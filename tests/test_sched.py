@@ -256,3 +256,41 @@ def test_trio_core(trio_target, tmp_path):
     doc = res.json()
     check_trio(doc, trio_target)
     assert doc["tasks"] == live["tasks"]
+
+
+# ---------------------------------------------------------------------------
+# Coroutines no task owns: chains from their roots, no dangling links
+
+def test_orphans_as_chains(module_keeper):
+    from conftest import control_interpreter
+    interp = control_interpreter()
+    if interp is None:
+        pytest.skip("no interpreter found")
+    script = target_script("asyncio_target.py")
+    target = module_keeper.start_target(interp, "asyncio_target.py",
+                                        parked_main=True)
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    res = run_coroscope("dump", target.pid)
+    assert res.returncode == 0, res
+    lines = res.stdout.splitlines()
+    start = [n for n, l in enumerate(lines)
+             if l.startswith("Generators and coroutines not owned")][0]
+    section = lines[start + 1:]
+    # gen_level1 yields from gen_level2, which yields from gen_level3:
+    # one chain, root first, each link on the next line
+    n = [i for i, l in enumerate(section) if " gen_level1 " in l][0]
+    assert "-> " not in section[n]
+    assert section[n + 1].lstrip().startswith("-> ") and \
+        " gen_level2 " in section[n + 1]
+    assert section[n + 2].lstrip().startswith("-> ") and \
+        " gen_level3 " in section[n + 2]
+    assert "%s:%d" % (script, marker_line(script, "gen3-yield")) in \
+        section[n + 2]
+    # no line points at a generator that has no line of its own
+    gens = dict((int(g["id"], 16), g) for g in doc["generators"])
+    text = res.stdout
+    for l in section:
+        if "  awaits 0x" in l:
+            addr = int(l.split("  awaits 0x")[1].split()[0], 16)
+            g = gens.get(addr)
+            assert g is None or "0x%x" % addr in text, l
