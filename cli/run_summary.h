@@ -48,6 +48,15 @@ void run_summary_release(struct run_summary *s);
  */
 void run_summarize(struct run_summary *s, const struct collection *c);
 
+/* Greenlets and trio tasks (cli/run_sched.c), through these. */
+struct strbuf;
+void run_summarize_sched(struct run_summary *s, const struct collection *c);
+struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
+				int pid, struct strbuf *headline);
+void run_cause_detail(struct run_cause *cause, struct strbuf *line);
+/* "FILE:LINE in QUALNAME" */
+void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
+
 /* Most likely first; causes of the same kind keep their order. */
 void run_summary_sort(struct run_summary *s);
 

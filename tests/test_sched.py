@@ -294,3 +294,51 @@ def test_orphans_as_chains(module_keeper):
             addr = int(l.split("  awaits 0x")[1].split()[0], 16)
             g = gens.get(addr)
             assert g is None or "0x%x" % addr in text, l
+
+
+# ---------------------------------------------------------------------------
+# `coroscope run`: greenlets and trio tasks among the likely causes
+
+def run_causes(work, script, *args):
+    from test_run import coroscope_run, likely_causes
+    ready = str(work / "ready")
+    res = coroscope_run(["--timeout", "4", "--", DEBIAN.path,
+                         target_script(script), ready] + list(args))
+    assert res.returncode == 124, res
+    return likely_causes(res.stderr), res
+
+
+@pytest.fixture
+def work(tmp_path):
+    from test_run import sweep
+    yield tmp_path
+    sweep(str(tmp_path))
+
+
+@needs_gevent
+def test_run_names_parked_greenlets(work):
+    causes, res = run_causes(work, "gevent_target.py")
+    script = target_script("gevent_target.py")
+    text = "\n".join(causes)
+    for name, mark in (("waiter", "event-wait"), ("locker", "semaphore"),
+                       ("getter", "queue-get")):
+        want = "greenlet %s parked at %s:%d" % (name, script,
+                                                marker_line(script, mark))
+        assert want in text, res.stderr
+    # gevent.sleep() will end on its own: not a cause
+    assert "sleeper" not in text, res.stderr
+
+
+@needs_trio
+@pytest.mark.parametrize("mode", ["trio", "anyio"])
+def test_run_names_stuck_trio_task(work, mode):
+    causes, res = run_causes(work, "trio_target.py", mode)
+    script = target_script("trio_target.py")
+    stuck = [c for c in causes if "stuck trio task:" in c]
+    assert stuck, res.stderr
+    # the event waiter holds up its nursery's task and the root task
+    assert "stuck trio task: event-waiter parked in Event.wait, " \
+        "blocking 2 other tasks" in stuck[0], causes
+    assert "%s:%d in wait_event" % (script, marker_line(script, "trio-event")) \
+        in "\n".join(causes)
+    assert not any("napper" in c or "grandchild" in c for c in stuck), causes
