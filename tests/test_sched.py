@@ -342,3 +342,29 @@ def test_run_names_stuck_trio_task(work, mode):
     assert "%s:%d in wait_event" % (script, marker_line(script, "trio-event")) \
         in "\n".join(causes)
     assert not any("napper" in c or "grandchild" in c for c in stuck), causes
+
+
+# ---------------------------------------------------------------------------
+# A greenlet version the table does not hold: refused, with a warning
+
+@pytest.mark.parametrize("version", ["9.1.0", "1.1.3"])
+def test_unknown_greenlet_version_is_refused(module_keeper, version):
+    from conftest import control_interpreter
+    interp = control_interpreter()
+    if interp is None:
+        pytest.skip("no interpreter found")
+    target = module_keeper.start_target(interp, "fake_greenlet.py", version,
+                                        parse=False, parked_main=True)
+    res = run_coroscope("dump", "--json", target.pid)
+    assert res.returncode == 0, res
+    doc = res.json()
+    assert doc["greenlets"] == []
+    assert any(w.startswith("greenlets not shown: greenlet %s on Python "
+                            % version) and "not understood" in w
+               for w in doc["warnings"]), doc["warnings"]
+    # the thread stacks stand on their own
+    assert doc["threads"][0]["frames"][0]["line"] == \
+        marker_line(target_script("fake_greenlet.py"), "fake-sleep")
+    text = run_coroscope("dump", target.pid)
+    assert "coroscope: warning: greenlets not shown: greenlet %s" % version \
+        in text.stderr
