@@ -9,6 +9,7 @@
 #include "common/strbuf.h"
 #include "readers/fields.h"
 #include "readers/gc.h"
+#include "readers/funcs.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
 #include "readers/tasks.h"
@@ -16,8 +17,6 @@
 
 /* Hops along a saved _PyCFrame.previous chain before giving up. */
 #define MAX_CFRAME_HOPS 64
-/* Bytes of a PyFunctionObject searched for its code object. */
-#define FUNC_PROBE_BYTES 128
 
 /*
  * greenlet's private layout: the PyGreenlet object, its C++
@@ -88,58 +87,6 @@ const char *py_greenlet_state_name(enum py_greenlet_state state)
 		break;
 	}
 	return "dead";
-}
-
-const struct py_code *py_function_code(struct pyproc *py, uint64_t func)
-{
-	uint8_t buf[FUNC_PROBE_BYTES];
-	const struct py_code *code;
-	struct cs_err err;
-	uint64_t type;
-	size_t off;
-
-	cs_err_init(&err);
-	if (!func || pyobj_read_type(py, func, &type, &err) < 0)
-		return NULL;
-	/* Only a function: other callables have no code pointer to find. */
-	if (strcmp(py_type_name_cached(py, type), "function"))
-		return NULL;
-	if (memsrc_read(py->ms, func, buf, sizeof(buf), &err) < 0)
-		return NULL;
-	/* A PyFunctionObject points to exactly one code object (func_code);
-	 * where depends on the version, so find the pointer whose target is
-	 * a code object rather than keep one more offset per version. */
-	for (off = 16; off + 8 <= sizeof(buf); off += 8) {
-		uint64_t v = le_u64(buf + off), t;
-
-		if (!v || v & 7 || pyobj_read_type(py, v, &t, &err) < 0 ||
-		    t != py->types.code)
-			continue;
-		return py_code_get(py, v, &code, &err) < 0 ? NULL : code;
-	}
-	return NULL;
-}
-
-const char *py_function_qualname(struct pyproc *py, uint64_t func)
-{
-	const struct py_code *code = py_function_code(py, func);
-
-	return code ? code->qualname : NULL;
-}
-
-/* Module attribute name of module mod (first interpreter), or 0. */
-static uint64_t module_attr(struct pyproc *py, const char *mod,
-			    const char *name)
-{
-	uint64_t interp, dict, v;
-	struct cs_err err;
-
-	cs_err_init(&err);
-	if (pyproc_interp_head(py, &interp, &err) < 0 || !interp ||
-	    pymodule_dict(py, interp, mod, &dict, &err) != 0 ||
-	    pydict_get_str(py, dict, name, &v, &err) != 0)
-		return 0;
-	return v;
 }
 
 static int is_greenlet_type(struct gl_builder *b, uint64_t type)
@@ -520,10 +467,10 @@ int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
 	memset(out, 0, sizeof(*out));
 	memset(&b, 0, sizeof(b));
 	b.py = py;
-	b.gl_type = module_attr(py, "greenlet", "greenlet");
+	b.gl_type = py_module_attr(py, "greenlet", "greenlet");
 	if (!b.gl_type)
 		return 0;
-	ver = module_attr(py, "greenlet", "__version__");
+	ver = py_module_attr(py, "greenlet", "__version__");
 	{
 		struct cs_err verr;
 
@@ -538,9 +485,9 @@ int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
 			       "greenlet %s on Python %d.%d is not understood "
 			       "(verified: greenlet 2.0 on 3.11)",
 			       out->version, py->major, py->minor);
-	b.gevent_type = module_attr(py, "gevent._gevent_cgreenlet", "Greenlet");
+	b.gevent_type = py_module_attr(py, "gevent._gevent_cgreenlet", "Greenlet");
 	if (!b.gevent_type)
-		b.gevent_type = module_attr(py, "gevent.greenlet", "Greenlet");
+		b.gevent_type = py_module_attr(py, "gevent.greenlet", "Greenlet");
 	addrmap_init(&b.types);
 	ret = py_gc_walk(py, visit, &b, err);
 	addrmap_release(&b.types);

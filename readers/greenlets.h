@@ -65,10 +65,4 @@ void py_greenlets_release(struct py_greenlets *g);
 
 const char *py_greenlet_state_name(enum py_greenlet_state state);
 
-/* The code a function object runs, or NULL (a probe for the one code
- * object a PyFunctionObject points to; also used by trio), and its
- * qualname. */
-const struct py_code *py_function_code(struct pyproc *py, uint64_t func);
-const char *py_function_qualname(struct pyproc *py, uint64_t func);
-
 #endif

@@ -8,7 +8,7 @@
 #include "common/strbuf.h"
 #include "readers/gc.h"
 #include "readers/gens.h"
-#include "readers/greenlets.h"
+#include "readers/funcs.h"
 #include "readers/objects.h"
 #include "common/banned.h"
 
@@ -35,20 +35,6 @@ struct trio_builder {
 	size_t n, alloc;
 	int too_many;
 };
-
-static uint64_t module_attr(struct pyproc *py, const char *mod,
-			    const char *name)
-{
-	uint64_t interp, dict, v;
-	struct cs_err err;
-
-	cs_err_init(&err);
-	if (pyproc_interp_head(py, &interp, &err) < 0 || !interp ||
-	    pymodule_dict(py, interp, mod, &dict, &err) != 0 ||
-	    pydict_get_str(py, dict, name, &v, &err) != 0)
-		return 0;
-	return v;
-}
 
 static int visit(uint64_t obj, uint64_t type, void *data)
 {
@@ -135,8 +121,8 @@ static int trio_tid(struct pyproc *py, const struct py_snapshot *snap)
 	size_t i, k;
 	int tid = 0;
 
-	run = py_function_code(py, module_attr(py, "trio._core._run", "run"));
-	unrolled = py_function_code(py, module_attr(py, "trio._core._run",
+	run = py_function_code(py, py_module_attr(py, "trio._core._run", "run"));
+	unrolled = py_function_code(py, py_module_attr(py, "trio._core._run",
 						    "unrolled_run"));
 	for (i = 0; (run || unrolled) && i < snap->nthreads; i++) {
 		const struct py_thread *t = &snap->threads[i];
@@ -202,7 +188,7 @@ int py_trio_take(struct pyproc *py, const struct py_snapshot *snap,
 
 	memset(&b, 0, sizeof(b));
 	b.py = py;
-	b.task_type = module_attr(py, "trio._core._run", "Task");
+	b.task_type = py_module_attr(py, "trio._core._run", "Task");
 	if (!b.task_type)
 		return 0;
 	ret = py_gc_walk(py, visit, &b, err);

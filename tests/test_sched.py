@@ -39,15 +39,17 @@ needs_gcore = pytest.mark.skipif(GCORE is None,
                                  reason="gdb's gcore is not installed")
 
 
-def take_gcore(pid, directory):
-    prefix = os.path.join(str(directory), "gcore")
-    out = subprocess.run([GCORE, "-o", prefix, str(pid)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=180,
-                         universal_newlines=True)
-    path = "%s.%d" % (prefix, pid)
-    assert out.returncode == 0 and os.path.exists(path), out.stdout
-    return path
+def core_dump(pid, directory):
+    """`coroscope dump --json` of pid, then `core --json` of a gcore of it."""
+    from test_core import take_gcore
+    live = run_coroscope("dump", "--json", pid).json()
+    core = take_gcore(pid, directory)
+    try:
+        res = run_coroscope("core", "--json", core)
+    finally:
+        os.unlink(core)
+    assert res.returncode == 0, res
+    return live, res.json()
 
 
 def hub_parked(pid):
@@ -162,14 +164,7 @@ def test_greenlets_text(gevent_target):
 @needs_gevent
 @needs_gcore
 def test_greenlets_core(gevent_target, tmp_path):
-    live = run_coroscope("dump", "--json", gevent_target.pid).json()
-    core = take_gcore(gevent_target.pid, tmp_path)
-    try:
-        res = run_coroscope("core", "--json", core)
-    finally:
-        os.unlink(core)
-    assert res.returncode == 0, res
-    doc = res.json()
+    live, doc = core_dump(gevent_target.pid, tmp_path)
     check_greenlets(doc, gevent_target)
     assert doc["greenlets"] == live["greenlets"]
 
@@ -246,14 +241,7 @@ def test_trio_text(trio_target):
 @needs_trio
 @needs_gcore
 def test_trio_core(trio_target, tmp_path):
-    live = run_coroscope("dump", "--json", trio_target.pid).json()
-    core = take_gcore(trio_target.pid, tmp_path)
-    try:
-        res = run_coroscope("core", "--json", core)
-    finally:
-        os.unlink(core)
-    assert res.returncode == 0, res
-    doc = res.json()
+    live, doc = core_dump(trio_target.pid, tmp_path)
     check_trio(doc, trio_target)
     assert doc["tasks"] == live["tasks"]
 
