@@ -22,11 +22,13 @@
  * greenlet's private layout: the PyGreenlet object, its C++
  * implementation object ("P", UserGreenlet or MainGreenlet, reached
  * through pimpl) and the per-thread ThreadState.  One row per greenlet
- * major version and CPython minor version that was verified against a
- * real build: greenlet 2.0.2 (Debian's python3-greenlet, stripped, no
- * debug info) on CPython 3.11, each offset compared with id(), gr_frame,
- * gr_parent and the repr inside a running process.  Rows for other
- * versions go here only once verified the same way.
+ * major version and CPython minor version, each read off the DWARF of a
+ * greenlet 2.0.2 built with -g from its source against that CPython's
+ * headers (gdb's ptype /o of greenlet::UserGreenlet, MainGreenlet,
+ * ThreadState and _PyCFrame), and tested against gr_frame inside real
+ * processes (tests/test_sched.py).  The 3.11 row is also what Debian's
+ * stripped python3-greenlet 2.0.2 holds (compared with id(), gr_frame and
+ * gr_parent in a running process).  Other versions are refused.
  */
 struct gl_layout {
 	int greenlet_major;
@@ -37,7 +39,7 @@ struct gl_layout {
 	int stack_copy;       /* StackState.stack_copy: the spilled C stack */
 	int stack_saved;      /* StackState._stack_saved: its length */
 	int top_frame;        /* PythonState._top_frame (PyFrameObject *) */
-	int cframe;           /* PythonState.cframe (_PyCFrame *), -1 if none */
+	int cframe;           /* PythonState.cframe (3.10+), -1 if none */
 	int current_frame;    /* PythonState.current_frame (3.11+), -1 */
 	int self;             /* Greenlet._self: back to the PyGreenlet */
 	int main_greenlet;    /* UserGreenlet._main_greenlet */
@@ -47,13 +49,26 @@ struct gl_layout {
 	int p_size;           /* bytes of P that hold all of the above */
 	int ts_main;          /* ThreadState.main_greenlet */
 	int ts_current;       /* ThreadState.current_greenlet */
-	/* _PyCFrame.previous follows current_frame (3.11, 3.12). */
-	int cf_previous_after_current;
+	int cf_previous;      /* _PyCFrame.previous, where greenlet points a
+				 new greenlet's chain at the thread state's
+				 root_cframe (3.11); -1 not followed */
 };
 
 static const struct gl_layout gl_layouts[] = {
-	{ 2, 11, 32, 48, 56, 64, 72, 96, 104, 128, 160, 168, 176, 184, 168,
-	  192, 0, 8, 8 },
+	/* maj py pimpl  start stop copy saved  top cframe cur
+	   self main run parent ts  size  ts_main ts_cur cf_prev */
+	{ 2, 8, 32,  64, 72, 80, 88,  112, -1, -1,
+	  128, 136, 144, 152, 136,  160,  0, 8, -1 },
+	{ 2, 9, 32,  64, 72, 80, 88,  112, -1, -1,
+	  128, 136, 144, 152, 136,  160,  0, 8, -1 },
+	/* 3.10 has a cframe, but greenlet 2.0 leaves its previous chain
+	 * running through C frames that have since returned: not followed
+	 * (cf_previous -1), so threads there are known only when there is
+	 * one. */
+	{ 2, 10, 32,  64, 72, 80, 88,  112, 120, -1,
+	  144, 152, 160, 168, 152,  176,  0, 8, -1 },
+	{ 2, 11, 32,  48, 56, 64, 72,  96, 104, 128,
+	  160, 168, 176, 184, 168,  192,  0, 8, 16 },
 };
 
 /* What one greenlet's P holds, decoded. */
@@ -61,7 +76,7 @@ struct gl_raw {
 	uint64_t p;
 	uint64_t stack_start, stack_stop, stack_copy, stack_saved;
 	uint64_t top_frame, cframe, current_frame, self;
-	uint64_t main_or_ts, run_callable, parent;
+	uint64_t main_greenlet, thread_state, run_callable, parent;
 };
 
 struct gl_builder {
@@ -164,9 +179,9 @@ static int raw_read(struct gl_builder *b, uint64_t addr, struct gl_raw *r,
 	r->cframe = field_u64(buf, sizeof(buf), G->cframe);
 	r->current_frame = field_u64(buf, sizeof(buf), G->current_frame);
 	r->self = field_u64(buf, sizeof(buf), G->self);
-	/* main_greenlet and thread_state share their offset in the table
-	 * row verified so far; is_main decides which one it is. */
-	r->main_or_ts = field_u64(buf, sizeof(buf), G->main_greenlet);
+	/* Which of the two a P has depends on its kind (raw_is_main()). */
+	r->main_greenlet = field_u64(buf, sizeof(buf), G->main_greenlet);
+	r->thread_state = field_u64(buf, sizeof(buf), G->thread_state);
 	r->run_callable = field_u64(buf, sizeof(buf), G->run_callable);
 	r->parent = field_u64(buf, sizeof(buf), G->parent);
 	return 0;
@@ -205,12 +220,11 @@ static int tid_of_cframe(struct gl_builder *b, const struct gl_raw *r,
 	size_t i;
 	int hops;
 
-	if (b->G->cframe < 0 || L->cf_current_frame < 0)
+	if (b->G->cframe < 0 || b->G->cf_previous < 0)
 		return 0;
 	cs_err_init(&err);
 	for (hops = 0; cf && hops < MAX_CFRAME_HOPS; hops++) {
-		if (stack_word(b->py, r, cf + (uint64_t)L->cf_current_frame +
-			       (uint64_t)b->G->cf_previous_after_current,
+		if (stack_word(b->py, r, cf + (uint64_t)b->G->cf_previous,
 			       &prev, &err) < 0)
 			return 0;
 		if (!prev)
@@ -313,8 +327,8 @@ static int read_greenlet(struct gl_builder *b, uint64_t addr,
 	g->is_main = raw_is_main(r);
 	if (g->is_main) {
 		g->main_greenlet = addr;
-		if (r->main_or_ts) {
-			ret = memsrc_read_u64(py->ms, r->main_or_ts +
+		if (r->thread_state) {
+			ret = memsrc_read_u64(py->ms, r->thread_state +
 					      (uint64_t)b->G->ts_main, &cur, err);
 			if (ret < 0)
 				return ret;
@@ -325,12 +339,12 @@ static int read_greenlet(struct gl_builder *b, uint64_t addr,
 					       (unsigned long long)addr);
 		}
 	} else {
-		g->main_greenlet = r->main_or_ts;
+		g->main_greenlet = r->main_greenlet;
 		g->parent = r->parent;
 	}
 	if (!r->stack_stop)
 		g->state = PY_GREENLET_NOT_STARTED;
-	else if (g->is_main ? !r->main_or_ts : !r->stack_start)
+	else if (g->is_main ? !r->thread_state : !r->stack_start)
 		g->state = PY_GREENLET_DEAD;
 	else if (!r->top_frame)
 		g->state = PY_GREENLET_RUNNING;   /* refined by the thread */
@@ -392,8 +406,8 @@ static void mark_running(struct gl_builder *b, struct py_greenlets *out,
 	for (i = 0; i < out->n; i++) {
 		uint64_t cur;
 
-		if (out->v[i].is_main && raws[i].main_or_ts &&
-		    memsrc_read_u64(b->py->ms, raws[i].main_or_ts +
+		if (out->v[i].is_main && raws[i].thread_state &&
+		    memsrc_read_u64(b->py->ms, raws[i].thread_state +
 				    (uint64_t)b->G->ts_current, &cur, &err) == 0 &&
 		    cur)
 			addrmap_add(&current, cur);
@@ -483,7 +497,7 @@ int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
 	if (!b.G)
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
 			       "greenlet %s on Python %d.%d is not understood "
-			       "(verified: greenlet 2.0 on 3.11)",
+			       "(verified: greenlet 2.0 on 3.8 - 3.11)",
 			       out->version, py->major, py->minor);
 	b.gevent_type = py_module_attr(py, "gevent._gevent_cgreenlet", "Greenlet");
 	if (!b.gevent_type)
