@@ -460,3 +460,40 @@ def test_raw_greenlets(raw_target):
     text = run_coroscope("dump", raw_target.pid).stdout
     assert "3 x suspended greenlet" in text
     assert "not_started greenlet" in text and "dead greenlet" in text
+
+
+@needs_gevent
+def test_greenlet_locals(gevent_target):
+    res = run_coroscope("dump", "--json", "--locals", gevent_target.pid)
+    assert res.returncode == 0, res
+    doc = res.json()
+    byname = dict((g["name"], g) for g in doc["greenlets"] if g["name"])
+    # wait_event(ev): its one local is the gevent Event it waits on
+    frame = byname["waiter"]["frames"][0]
+    assert frame["function"] == "wait_event"
+    assert list(frame["locals"]) == ["ev"]
+    assert "Event" in frame["locals"]["ev"]
+    text = run_coroscope("dump", "--locals", gevent_target.pid).stdout
+    assert "      ev = <" in text
+
+
+@needs_trio
+def test_anyio_asyncio_names(module_keeper):
+    """anyio on asyncio: its task names are the asyncio tasks' names."""
+    target = module_keeper.start_target(DEBIAN, "trio_target.py",
+                                        "anyio-asyncio")
+    hub_parked(target.pid)
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    assert not doc["warnings"], doc["warnings"]
+    tasks = dict((int(t["id"], 16), t) for t in doc["tasks"])
+    assert all(t["framework"] == "asyncio" for t in doc["tasks"])
+    for rec in target.ready["tasks"]:
+        t = tasks[rec["id"]]
+        assert t["name"] == rec["name"]
+        chain = [(f["function"], f["line"]) for f in reversed(t["stack"])]
+        assert chain == [(c["function"], c["line"])
+                         for c in rec["chain"]], (rec, t)
+    names = sorted(r["name"] for r in target.ready["tasks"])
+    for want in ("event-waiter", "napper", "supervisor", "grandchild-0",
+                 "grandchild-1"):
+        assert want in names

@@ -1,10 +1,12 @@
 """A target for coroscope's trio tests: a nursery of trio tasks parked on
 events and sleeps, one of them with a nursery of its own.
 
-Usage: trio_target.py READY_FILE [trio|anyio]
+Usage: trio_target.py READY_FILE [trio|anyio|anyio-asyncio]
 
 With "anyio" the same tree is built through anyio's task groups on its
-trio backend (start_soon(..., name=...)).  Once everything is parked a
+trio backend (start_soon(..., name=...)); with "anyio-asyncio" through
+anyio on its asyncio backend, where the tasks are asyncio tasks carrying
+anyio's names.  Once everything is parked a
 reporter task records what trio itself knows of every task -- name,
 parent task (through its nursery), and its coroutine chain (function and
 line, outermost first, following cr_await / gi_yieldfrom) -- writes it
@@ -110,8 +112,52 @@ async def main_anyio(ready):
         tg.start_soon(reporter, ready)
 
 
+async def any_nap():
+    import anyio
+    await anyio.sleep(3600)  # MARK: anyio-sleep
+
+
+async def any_wait(ev):
+    await ev.wait()  # MARK: anyio-event
+
+
+async def any_supervisor():
+    import anyio
+    async with anyio.create_task_group() as inner:
+        inner.start_soon(any_nap, name="grandchild-0")
+        inner.start_soon(any_nap, name="grandchild-1")
+
+
+async def any_reporter(ready):
+    import anyio
+    import asyncio
+    await anyio.sleep(0.3)
+    me = asyncio.current_task()
+    record = {"pid": os.getpid(), "tasks": []}
+    for t in asyncio.all_tasks():
+        if t is not me:
+            record["tasks"].append({"id": id(t), "name": t.get_name(),
+                                    "chain": chain_of(t.get_coro())})
+    with open(ready + ".tmp", "w") as f:
+        json.dump(record, f)
+    os.rename(ready + ".tmp", ready)
+
+
+async def main_anyio_asyncio(ready):
+    import anyio
+    ev = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(any_wait, ev, name="event-waiter")
+        tg.start_soon(any_nap, name="napper")
+        tg.start_soon(any_supervisor, name="supervisor")
+        tg.start_soon(any_reporter, ready)
+
+
 if __name__ == "__main__":
-    if sys.argv[2:] == ["anyio"]:
+    if sys.argv[2:] == ["anyio-asyncio"]:
+        import anyio
+        anyio.run(main_anyio_asyncio, sys.argv[1], backend="asyncio")
+    elif sys.argv[2:] == ["anyio"]:
         import anyio
         anyio.run(main_anyio, sys.argv[1], backend="trio")
     else:
