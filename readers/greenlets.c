@@ -84,6 +84,8 @@ struct gl_builder {
 	const struct gl_layout *G;
 	uint64_t gl_type, gevent_type;
 	struct addrmap types;     /* type -> 1 greenlet, 2 not */
+	uint64_t last_type;       /* objects of one type often follow each */
+	int last_is;              /* other in the GC lists */
 	uint64_t *addrs;
 	size_t n, alloc;
 	int too_many;
@@ -111,12 +113,16 @@ static int is_greenlet_type(struct gl_builder *b, uint64_t type)
 
 	if (!type)
 		return 0;
+	if (type == b->last_type)
+		return b->last_is;
 	k = (uintptr_t)addrmap_get(&b->types, type, &found);
 	if (!found) {
 		k = pytype_is_subtype(b->py, type, b->gl_type) ? 1 : 2;
 		addrmap_put(&b->types, type, (void *)k);
 	}
-	return k == 1;
+	b->last_type = type;
+	b->last_is = k == 1;
+	return b->last_is;
 }
 
 static int visit(uint64_t obj, uint64_t type, void *data)

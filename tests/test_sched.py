@@ -116,6 +116,10 @@ def check_greenlets(doc, target):
     assert lines["locker"] == marker_line(script, "semaphore")
     assert lines["getter"] == marker_line(script, "queue-get")
     assert lines["sleeper-0"] == marker_line(script, "sleep")
+    anon = [r["name"] for r in mine if r["name"]
+            and r["name"].startswith("Greenlet-")]
+    assert len(anon) == 1 and anon[0] in lines, (anon, sorted(lines))
+    assert lines[anon[0]] == marker_line(script, "idle")
     functions = dict((g["name"], g["function"]) for g in doc["greenlets"]
                      if g["name"])
     assert functions["waiter"] == "wait_event"

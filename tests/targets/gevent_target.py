@@ -57,6 +57,10 @@ def nap():
     gevent.sleep(3600)  # MARK: sleep
 
 
+def idle():
+    gevent.sleep(3600)  # MARK: idle
+
+
 def raw_inner():
     greenlet.getcurrent().parent.switch()  # MARK: raw-switch
 
@@ -116,6 +120,9 @@ def main(ready):
         everyone.append((gevent.spawn(nap), "sleeper-%d" % i))
     for g, name in everyone:
         g.name = name
+    # one left unnamed: gevent names it Greenlet-N from its minimal_ident
+    anon = gevent.spawn(idle)
+    everyone.append((anon, anon.name))
     main_gr = greenlet.getcurrent()
     rep = gevent.spawn(reporter, ready, everyone, main_gr, raw, box)
     gevent.joinall([g for g, _ in everyone] + [rep])  # MARK: joinall
