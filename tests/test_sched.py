@@ -41,7 +41,7 @@ needs_gcore = pytest.mark.skipif(GCORE is None,
 
 def core_dump(pid, directory):
     """`coroscope dump --json` of pid, then `core --json` of a gcore of it."""
-    from test_core import take_gcore
+    from test_core import first_difference, take_gcore, without
     live = run_coroscope("dump", "--json", pid).json()
     core = take_gcore(pid, directory)
     try:
@@ -49,7 +49,12 @@ def core_dump(pid, directory):
     finally:
         os.unlink(core)
     assert res.returncode == 0, res
-    return live, res.json()
+    doc = res.json()
+    # the whole document is the live one (bar timings and the core part)
+    diff = first_difference(without(live, "stats"),
+                            without(doc, "stats", "core"))
+    assert diff is None, "dump and core differ at %s" % diff
+    return live, doc
 
 
 def hub_parked(pid):
