@@ -1,6 +1,8 @@
 # coroscope -- see README.md.  `make` builds ./coroscope, `make check` runs
 # every test (and the sanitizer build), `make demo` shows the tool on a
-# bundled demo program.  Missing Debian packages are installed with apt-get.
+# bundled demo program.  Only `make deps`, `make demo` and `make check`
+# install missing Debian packages (apt-get); `make` and `make install`
+# never do.
 
 CC ?= cc
 PREFIX ?= /usr/local
@@ -10,6 +12,8 @@ WARN = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wvla -Wno-unused-parameter -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
+# The libraries of both links, the dynamic one and `make static`: add a
+# library here and the static link takes it too.
 LDLIBS = -lelf -ldw
 
 ifneq ($(SANITIZE),)
@@ -33,10 +37,10 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang
 
-.PHONY: all check check-unit check-functional check-sanitize demo bench \
-	deps deps-build install clean fuzz
+.PHONY: all unit check check-unit check-functional check-sanitize \
+	check-soak soak fuzz demo bench deps deps-build install clean
 
-all: deps-build $(BIN)
+all: $(BIN)
 
 $(BIN): $(CLI_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -49,24 +53,40 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# Unit tests of cli/ code link the cli objects they test.
+$(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o
+$(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # Install what is missing, quietly; a no-op on a machine that has it all.
 deps-build:
 	@tools/ensure-packages $(BUILD_PKGS)
 
+# The tests also build the static executable and the wheel.
 deps: deps-build
-	@tools/ensure-packages $(TEST_PKGS)
+	@tools/ensure-packages $(TEST_PKGS) $(STATIC_PKGS) $(WHEEL_PKGS)
 
 unit: $(UNIT_BINS)
 
+# Each step stops `make check` at its first failure, so the last lines
+# say what failed; when all pass, the last line is the "check: passed" one.
 check: deps
-	$(MAKE) $(BIN) unit
-	tools/run-unit $(BUILD)/tests
-	COROSCOPE=$(abspath $(BIN)) /usr/bin/python3 -m pytest -q tests
+	$(MAKE) check-unit
+	$(MAKE) check-functional
 	$(MAKE) check-sanitize
-	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) fuzz FUZZ_TIME=15; \
-	else echo "fuzz: skipped, $(FUZZ_CC) is not installed"; fi
+	$(MAKE) check-soak
+	@if command -v $(FUZZ_CC) >/dev/null; then \
+		$(MAKE) fuzz FUZZ_TIME=15 || exit 1; fuzz=fuzz; \
+	else echo "fuzz: skipped, $(FUZZ_CC) is not installed"; \
+		fuzz="fuzz skipped"; fi; \
+	echo "check: passed (unit, functional, sanitizer, soak, $$fuzz)"
+
+check-unit: $(BIN) unit
+	tools/run-unit $(BUILD)/tests
+
+check-functional: $(BIN)
+	COROSCOPE=$(abspath $(BIN)) /usr/bin/python3 -m pytest -q tests
 
 # The same functional tests against the sanitizer build.
 check-sanitize:
@@ -75,6 +95,23 @@ check-sanitize:
 	COROSCOPE=$(abspath build/san/coroscope) COROSCOPE_SANITIZED=1 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		/usr/bin/python3 -m pytest -q -m 'not slow' tests
+
+# Repeated dumps, blocked and --no-block, of a target that never stands
+# still, on every CPython found (tools/soak; ends "soak: N passed, N
+# failed").  `make soak SOAK_N=50 SOAK_ARGS=--interpreters=3` for less.
+SOAK_N ?= 300
+SOAK_ARGS ?=
+
+soak: $(BIN)
+	COROSCOPE=$(abspath $(BIN)) tools/soak -n $(SOAK_N) $(SOAK_ARGS)
+
+# The short soak `make check` runs: 20 dumps per mode on the oldest and
+# the newest interpreter, with the sanitizer build.
+check-soak:
+	$(MAKE) SANITIZE=address,undefined build/san/coroscope
+	COROSCOPE=$(abspath build/san/coroscope) COROSCOPE_SANITIZED=1 \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		tools/soak -n 20 --interpreters 2
 
 # libFuzzer harnesses: each tests/fuzz/fuzz_NAME.c is linked with the
 # library built for fuzzing and runs FUZZ_TIME seconds on a copy of
@@ -99,7 +136,7 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
-fuzz: deps-build $(FUZZ_BINS)
+fuzz: $(FUZZ_BINS)
 	@set -e; for bin in $(FUZZ_BINS); do \
 		name=$${bin#build/fuzz/fuzz_}; work=build/fuzz/corpus/$$name; \
 		rm -rf $$work; mkdir -p $$work; \
@@ -110,7 +147,7 @@ fuzz: deps-build $(FUZZ_BINS)
 			$$work >build/fuzz/$$name.log 2>&1 || \
 			{ tail -40 build/fuzz/$$name.log; \
 			  echo "fuzz $$name failed: see build/fuzz/$$name.log"; exit 1; }; \
-		tail -1 build/fuzz/$$name.log; \
+		echo "fuzz $$name: $$(tail -1 build/fuzz/$$name.log)"; \
 	done
 
 demo: deps-build $(BIN)
@@ -118,12 +155,69 @@ demo: deps-build $(BIN)
 
 # Time coroscope on bench/targets/ and print a table (see bench/README.md);
 # BENCH_ARGS=--quick skips the 100k-task and 2M-object targets.
-bench: deps-build $(BIN)
+bench: $(BIN)
 	tools/bench --coroscope ./$(BIN) $(BENCH_ARGS)
 
 install: $(BIN)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/coroscope
 	install -D -m 644 man/coroscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/coroscope.1
+	install -D -m 644 completion/coroscope.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/coroscope
 
 clean:
-	rm -rf build coroscope
+	rm -rf build coroscope dist
+
+# `make static`: one executable that needs nothing from the machine it
+# runs on (a container with no libc, a sidecar's empty root).  It takes
+# LDLIBS plus what their static archives need in turn: libelf and libdw
+# read zlib-, xz- and bzip2-compressed sections, libunwind (when LDLIBS
+# has it) reads xz-compressed MiniDebugInfo.  The group makes archive
+# order irrelevant, and unused archives cost nothing.  STATIC_PKGS are the
+# Debian packages holding those .a files (an elfutils newer than 0.188
+# also needs -lzstd from libzstd-dev).
+STATIC_BIN = build/static/coroscope
+STATIC_DEPLIBS = -lz -llzma -lbz2
+STATIC_LDLIBS = -Wl,--start-group $(LDLIBS) $(STATIC_DEPLIBS) -Wl,--end-group
+STATIC_PKGS = libc6-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev
+
+.PHONY: static deps-static
+
+# Like every build target, static and wheel install nothing: `make deps`
+# (or these two) bring what they need.
+deps-static: deps-build
+	@tools/ensure-packages $(STATIC_PKGS)
+
+static: $(STATIC_BIN)
+
+$(STATIC_BIN): $(CLI_OBJS) $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS)
+
+# `make wheel`: dist/coroscope-VERSION-py3-none-PLATFORMS.whl holding
+# the static executable (stripped; its build id note stays) as a script and
+# the pytest plugin, built by Debian's python3-build without network in a
+# staging directory (see packaging/setup.py for the platform tags).
+WHEEL_STAGE = build/wheel
+WHEEL_STAMP = dist/.coroscope-wheel
+WHEEL_SRCS = packaging/setup.py packaging/pyproject.toml \
+	python/coroscope_pytest.py
+WHEEL_PKGS = python3-build python3-wheel python3-setuptools binutils
+
+.PHONY: wheel deps-wheel
+
+deps-wheel: deps-static
+	@tools/ensure-packages $(WHEEL_PKGS)
+
+wheel: $(WHEEL_STAMP)
+	@ls dist/coroscope-*.whl
+
+$(WHEEL_STAMP): $(STATIC_BIN) $(WHEEL_SRCS)
+	rm -rf $(WHEEL_STAGE)
+	mkdir -p $(WHEEL_STAGE)/scripts dist
+	cp $(WHEEL_SRCS) $(WHEEL_STAGE)/
+	strip -o $(WHEEL_STAGE)/scripts/coroscope $(STATIC_BIN)
+	rm -f dist/coroscope-*.whl
+	cd $(WHEEL_STAGE) && /usr/bin/python3 -m build --no-isolation --wheel \
+		--outdir $(abspath dist) . >build.log 2>&1 || \
+		{ tail -30 build.log; exit 1; }
+	touch $@

@@ -431,7 +431,9 @@ static int fail_denied(struct cs_err *err, int pid, const char *what)
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "permission denied: cannot %s process %d: it belongs to uid %ld and "
 			       "coroscope runs as uid %ld without "
-			       "CAP_SYS_PTRACE; run it as that user or as root",
+			       "CAP_SYS_PTRACE; run it as that user or with "
+			       "CAP_SYS_PTRACE (root has it, except in a "
+			       "container started without --cap-add SYS_PTRACE)",
 			       what, pid, uid, (long)geteuid());
 	if (read_proc_file("/proc/sys/kernel/yama/ptrace_scope", buf,
 			   sizeof(buf)) > 0) {
@@ -636,6 +638,38 @@ static struct live_thread *find_thread(struct live *lv, int tid)
  * must not keep coroscope, and the threads already stopped, waiting.
  * On timeout the thread stays TH_SEIZED.
  */
+/*
+ * Exits a tracer wait reaped.  When coroscope is also the real parent
+ * (`coroscope run` dumping its command), that wait was the only report
+ * of the exit: keep the status for live_reaped_status().
+ */
+#define MAX_REAPED 16
+static struct { int pid, status; } reaped[MAX_REAPED];
+static size_t nreaped;
+
+static void note_exit(pid_t pid, int st)
+{
+	if (pid <= 0 || !(WIFEXITED(st) || WIFSIGNALED(st)))
+		return;
+	reaped[nreaped % MAX_REAPED].pid = pid;
+	reaped[nreaped % MAX_REAPED].status = st;
+	nreaped++;
+}
+
+int live_reaped_status(int pid, int *status)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_REAPED; i++) {
+		if (reaped[i].pid == pid && pid > 0) {
+			*status = reaped[i].status;
+			reaped[i].pid = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void wait_stop(struct live_thread *th, double deadline)
 {
 	const struct timespec pause = { 0, 500 * 1000 };
@@ -657,6 +691,7 @@ static void wait_stop(struct live_thread *th, double deadline)
 			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			note_exit(r, st);
 			th->state = TH_GONE;
 			return;
 		}
@@ -684,7 +719,8 @@ static void detach_thread(struct live_thread *th)
 	if (th->state == TH_STOPPED &&
 	    ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->sig) < 0)
 		/* Killed while stopped: reap its exit report if it is ours. */
-		waitpid(th->tid, &st, __WALL | WNOHANG);
+		if (waitpid(th->tid, &st, __WALL | WNOHANG) > 0)
+			note_exit(th->tid, st);
 	guard_remove(th->tid);
 	th->state = TH_GONE;
 }
@@ -741,7 +777,8 @@ static int seize_thread(struct live *lv, int tid, struct cs_err *err)
 		int st2;
 
 		/* It died between the two calls; collect its exit. */
-		waitpid(tid, &st2, __WALL | WNOHANG);
+		if (waitpid(tid, &st2, __WALL | WNOHANG) > 0)
+			note_exit(tid, st2);
 		th->state = TH_GONE;
 	}
 	return 0;
@@ -1185,6 +1222,13 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 		goto fail;
 	}
 	ret = read_maps(ms, err);
+	/*
+	 * The mapping list may be readable where the files behind it are not
+	 * (no ptrace access): say so now, not "not a Python process" later.
+	 */
+	if (!ret && access(ms->root, F_OK) < 0 &&
+	    (errno == EACCES || errno == EPERM))
+		ret = fail_denied(err, pid, "read the files of");
 	if (!ret)
 		ret = read_threads(ms, err);
 	if (ret)

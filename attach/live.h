@@ -43,6 +43,11 @@ int live_alive(const struct memsrc *ms);
 
 void live_install_signal_guard(void);
 
+/* 1 and the wait status when a wait of coroscope's as a tracer reaped
+ * the exit of process pid (its real parent's report, when coroscope is
+ * that parent too), once; else 0. */
+int live_reaped_status(int pid, int *status);
+
 /* The target's command line, NUL-separated args joined with spaces
  * (newly allocated), or NULL. */
 char *live_cmdline(int pid);

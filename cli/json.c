@@ -126,7 +126,7 @@ static const unsigned char plain[256] = {
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x40 */
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,  /* 0x50 */
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x60 */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x70 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,  /* 0x70: not DEL */
 	/* 0x80 - 0xff: 0 */
 };
 
@@ -153,7 +153,13 @@ static void escape(struct json *j, const char *s)
 			p++;
 			continue;
 		}
-		if (c < 0x20) {
+		/* Control characters, also DEL and the C1 range (U+0080 -
+		 * U+009F), which JSON allows raw but a terminal showing the
+		 * document would obey. */
+		if (c < 0x20 || c == 0x7F ||
+		    (c == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)) {
+			if (c == 0xC2)
+				c = *++p;
 			snprintf(u, sizeof(u), "\\u%04x", c);
 			put_n(j, u, 6);
 			p++;

@@ -1,14 +1,53 @@
 /*
  * coroscope: look inside a running or crashed CPython process from the
- * outside.  This file only dispatches; see cli/dump.c for the work.
+ * outside.  This file only dispatches, through the table of commands;
+ * each command is cli/cmd_NAME.c.
  */
 #include "cli/commands.h"
+#include "cli/escape.h"
+#include "cli/version.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/banned.h"
+
+struct command {
+	const char *name;
+	const char *operands;      /* for the list in --help */
+	int (*run)(int argc, char **argv);
+	const char *help;          /* one line; "\n" continues it */
+};
+
+static const struct command commands[] = {
+	{ "dump", "PID", cmd_dump, "print threads, tasks and generators" },
+	{ "run", "COMMAND", cmd_run, "run COMMAND; when it hangs, dump each "
+	  "of its\nprocesses to stderr, then stop them all" },
+	{ "core", "COREFILE", cmd_core, "the same report from an ELF core file "
+	  "(kernel\nor gcore), with how the process died" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void list_commands(FILE *out)
+{
+	char label[32];
+	const char *p;
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++) {
+		snprintf(label, sizeof(label), "%s %s", commands[i].name,
+			 commands[i].operands);
+		fprintf(out, "  %-17s ", label);
+		for (p = commands[i].help; *p; p++) {
+			if (*p == '\n')
+				fprintf(out, "\n%20s", "");
+			else
+				fputc(*p, out);
+		}
+		fputc('\n', out);
+	}
+}
 
 void cli_usage(FILE *out)
 {
@@ -23,13 +62,9 @@ void cli_usage(FILE *out)
 	      "chain, and every generator and coroutine of a running CPython\n"
 	      "process (3.6 to 3.14), read from outside the process.\n"
 	      "\n"
-	      "commands:\n"
-	      "  dump PID          print threads, tasks and generators\n"
-	      "  run COMMAND       run COMMAND; when it hangs, dump each of its\n"
-	      "                    processes to stderr, then stop them all\n"
-	      "  core COREFILE     the same report from an ELF core file (kernel\n"
-	      "                    or gcore), with how the process died\n"
-	      "\n"
+	      "commands:\n", out);
+	list_commands(out);
+	fputs("\n"
 	      "dump options:\n"
 	      "  -j, --json        print one JSON document (schema 1)\n"
 	      "  -l, --locals      show each frame's arguments and locals\n"
@@ -43,6 +78,7 @@ void cli_usage(FILE *out)
 	      "run options (DURATION: 90, 90s, 15m, 1h; SIGUSR1 dumps at once):\n"
 	      "  -t, --timeout DURATION     dump and stop COMMAND after this long\n"
 	      "  -r, --report FILE          also write the dump as JSON to FILE\n"
+	      "                             (checked before COMMAND starts)\n"
 	      "  -k, --kill-after DURATION  SIGKILL this long after SIGTERM\n"
 	      "                             (default 5s)\n"
 	      "\n"
@@ -61,7 +97,10 @@ void cli_usage(FILE *out)
 
 int cli_report_error(const struct cs_err *err)
 {
-	fprintf(stderr, "coroscope: %s\n", err->msg[0] ? err->msg : "unknown error");
+	/* Messages quote names the target chose (its comm, paths). */
+	fputs("coroscope: ", stderr);
+	esc_text(stderr, err->msg[0] ? err->msg : "unknown error");
+	fputc('\n', stderr);
 	return err->code ? err->code : CS_ERR_INTERNAL;
 }
 
@@ -80,6 +119,7 @@ int cli_usage_error(const char *fmt, ...)
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
+	size_t i;
 
 	if (!cmd)
 		return cli_usage_error("missing command");
@@ -88,14 +128,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-		printf("coroscope %s\n", COROSCOPE_VERSION);
+		cli_print_version(stdout);
 		return 0;
 	}
-	if (!strcmp(cmd, "dump"))
-		return cmd_dump(argc - 1, argv + 1);
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "core"))
-		return cmd_core(argc - 1, argv + 1);
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
 	return cli_usage_error("unknown command '%s'", cmd);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/escape.h"
 #include "cli/json.h"
 #include "common/banned.h"
 
@@ -24,14 +25,18 @@ static void text_frame(FILE *out, const struct py_frame *f, int locals)
 {
 	size_t i;
 
-	fprintf(out, "  File \"%s\", line ", f->code->filename);
+	fputs("  File \"", out);
+	esc_text(out, f->code->filename);
+	fputs("\", line ", out);
 	if (f->line >= 0)
 		fprintf(out, "%d", f->line);
 	else
 		fputs("?", out);
-	fprintf(out, ", in %s\n", f->code->qualname);
+	fputs(", in ", out);
+	esc_text(out, f->code->qualname);
+	fputc('\n', out);
 	for (i = 0; locals && i < f->nlocals; i++)
-		fprintf(out, "      %s = %s\n", f->locals[i].name, f->locals[i].repr);
+		report_text_local(out, "      ", &f->locals[i]);
 }
 
 static void text_thread(FILE *out, const struct py_thread *t, int locals)
@@ -39,8 +44,11 @@ static void text_thread(FILE *out, const struct py_thread *t, int locals)
 	size_t i;
 
 	fprintf(out, "\nThread %d", t->tid);
-	if (t->name)
-		fprintf(out, " \"%s\"", t->name);
+	if (t->name) {
+		fputs(" \"", out);
+		esc_text(out, t->name);
+		fputc('"', out);
+	}
 	if (t->holds_gil == 1)
 		fputs(" (holds the GIL)", out);
 	fputc('\n', out);
@@ -59,17 +67,37 @@ void report_text(FILE *out, const struct collection *c)
 {
 	size_t i;
 
-	fprintf(out, "Process %d: %s\n", c->pid, c->command ? c->command : "?");
-	fprintf(out, "Python %s (%s)\n", c->py.version,
-		c->py.executable ? c->py.executable : "?");
+	fprintf(out, "Process %d: ", c->pid);
+	esc_text(out, c->command);
+	fputs("\nPython ", out);
+	esc_text(out, c->py.version);
+	fputs(" (", out);
+	esc_text(out, c->py.executable);
+	fputs(")\n", out);
 	for (i = 0; i < c->snap.nthreads; i++)
 		text_thread(out, &c->snap.threads[i], c->opt.locals);
 	report_text_greenlets(out, c);
 	report_text_async(out, c);
-	if (c->async_warning[0])
-		fprintf(stderr, "coroscope: warning: %s\n", c->async_warning);
-	if (c->sched_warning[0])
-		fprintf(stderr, "coroscope: warning: %s\n", c->sched_warning);
+	if (c->async_warning[0]) {
+		fputs("coroscope: warning: ", stderr);
+		esc_text(stderr, c->async_warning);
+		fputc('\n', stderr);
+	}
+	if (c->sched_warning[0]) {
+		fputs("coroscope: warning: ", stderr);
+		esc_text(stderr, c->sched_warning);
+		fputc('\n', stderr);
+	}
+}
+
+void report_text_local(FILE *out, const char *indent,
+		       const struct py_local *l)
+{
+	fputs(indent, out);
+	esc_text(out, l->name);
+	fputs(" = ", out);
+	esc_text(out, l->repr);
+	fputc('\n', out);
 }
 
 static void json_hex(struct json *j, uint64_t v)

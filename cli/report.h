@@ -22,6 +22,9 @@ void report_json_value(struct json *j, const struct collection *c);
 /* Only its members, inside an object the caller opened and closes: run
  * adds the process's parent to each dump this way. */
 void report_json_members(struct json *j, const struct collection *c);
+/* "INDENTname = repr", escaped. */
+void report_text_local(FILE *out, const char *indent,
+		       const struct py_local *l);
 /* The tasks, cycles and orphan generators part of the text report. */
 void report_text_async(FILE *out, const struct collection *c);
 /* The await graph for Graphviz. */

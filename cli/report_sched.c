@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/escape.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -53,11 +54,14 @@ static void greenlet_head(FILE *out, const struct py_greenlet *g,
 	fputs("  ", out);
 	if (count > 1)
 		fprintf(out, "%zu x ", count);
-	fprintf(out, "%s %s", py_greenlet_state_name(g->state),
-		g->is_main ? "main greenlet" :
-		g->type_name ? g->type_name : "greenlet");
-	if (g->function)
-		fprintf(out, " running %s()", g->function);
+	fprintf(out, "%s ", py_greenlet_state_name(g->state));
+	esc_text(out, g->is_main ? "main greenlet" :
+		 g->type_name ? g->type_name : "greenlet");
+	if (g->function) {
+		fputs(" running ", out);
+		esc_text(out, g->function);
+		fputs("()", out);
+	}
 	if (count == 1)
 		fprintf(out, " 0x%llx", (unsigned long long)g->addr);
 }
@@ -76,7 +80,9 @@ static void print_group(FILE *out, const struct collection *c,
 			fputs(", ...", out);
 			break;
 		}
-		fprintf(out, "%s\"%s\"", named ? ", " : " ", members[i]->name);
+		fputs(named ? ", \"" : " \"", out);
+		esc_text(out, members[i]->name);
+		fputc('"', out);
 		named++;
 	}
 	fputc('\n', out);
@@ -103,7 +109,9 @@ void report_text_greenlets(FILE *out, const struct collection *c)
 
 	if (!gs->n)
 		return;
-	fprintf(out, "\nGreenlets (greenlet %s): %zu\n", gs->version, gs->n);
+	fputs("\nGreenlets (greenlet ", out);
+	esc_text(out, gs->version);
+	fprintf(out, "): %zu\n", gs->n);
 	group = xmalloc(gs->n * sizeof(*group));
 	done = xcalloc(gs->n, 1);
 	/* Threads in the order their first greenlet was found; within one,
@@ -115,12 +123,15 @@ void report_text_greenlets(FILE *out, const struct collection *c)
 		if (done[i])
 			continue;
 		if (tid)
-			fprintf(out, "Thread %d%s%s%s:\n", tid,
-				t && t->name ? " \"" : "",
-				t && t->name ? t->name : "",
-				t && t->name ? "\"" : "");
+			fprintf(out, "Thread %d", tid);
 		else
-			fputs("Thread unknown:\n", out);
+			fputs("Thread unknown", out);
+		if (t && t->name) {
+			fputs(" \"", out);
+			esc_text(out, t->name);
+			fputc('"', out);
+		}
+		fputs(":\n", out);
 		for (j = i; j < gs->n; j++) {
 			if (done[j] || gs->v[j].tid != tid)
 				continue;

@@ -9,11 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/escape.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
-#define TREE_MAX_DEPTH 64
+/*
+ * Indentation stops growing at this many levels: an await chain of
+ * 10,000 tasks, or 1,000 async generators deep, stays readable and its
+ * size linear.  Deeper lines say their depth instead.
+ */
+#define TREE_MAX_INDENT 16
 
 struct tree {
 	FILE *out;
@@ -24,72 +30,111 @@ struct tree {
 	size_t *nchildren;
 };
 
+/* One level per depth up to TREE_MAX_INDENT, then "(depth N) ". */
 static void indent(FILE *out, int depth)
 {
 	int i;
 
-	for (i = 0; i < depth; i++)
+	for (i = 0; i < depth && i < TREE_MAX_INDENT; i++)
 		fputs("    ", out);
+	if (depth > TREE_MAX_INDENT)
+		fprintf(out, "(depth %d) ", depth);
 }
 
 static void task_line(struct tree *t, const struct py_task *task, int depth)
 {
 	indent(t->out, depth);
-	fprintf(t->out, "(T) %s 0x%llx %s", task->name,
-		(unsigned long long)task->addr,
+	fputs("(T) ", t->out);
+	esc_text(t->out, task->name);
+	fprintf(t->out, " 0x%llx %s", (unsigned long long)task->addr,
 		task->running ? "running" : "pending");
 	if (task->framework)
 		fprintf(t->out, " [%s]", task->framework);
-	if (task->waiter && !py_async_task(t->a, task->waiter))
-		fprintf(t->out, ", awaits %s 0x%llx",
-			task->waiter_type ? task->waiter_type : "?",
-			(unsigned long long)task->waiter);
+	if (task->waiter && !py_async_task(t->a, task->waiter)) {
+		fputs(", awaits ", t->out);
+		esc_text(t->out, task->waiter_type);
+		fprintf(t->out, " 0x%llx", (unsigned long long)task->waiter);
+	}
 	fputc('\n', t->out);
 }
 
-static void print_task(struct tree *t, size_t idx, int depth)
+/* The task's coroutine frames, outermost first, each one level deeper
+ * than the last: the depth of the innermost. */
+static int print_frames(struct tree *t, const struct py_task *task, int d)
 {
-	const struct py_task *task = &t->a->tasks[idx];
-	size_t i;
-	int d = depth;
+	size_t i, k;
 
-	if (!addrmap_add(&t->shown, task->addr)) {
-		indent(t->out, depth);
-		fprintf(t->out, "(T) %s 0x%llx (shown above)\n", task->name,
-			(unsigned long long)task->addr);
-		return;
-	}
-	task_line(t, task, depth);
-	/* frames outermost first, each one level deeper */
 	for (i = task->nstack; i-- > 0;) {
 		const struct py_gen *g = &t->a->gens[task->stack[i]];
 
 		if (!g->has_frame)
 			continue;
 		indent(t->out, ++d);
-		fprintf(t->out, "%s  %s:", g->qualname, g->frame.code->filename);
+		esc_text(t->out, g->qualname);
+		fputs("  ", t->out);
+		esc_text(t->out, g->frame.code->filename);
 		if (g->frame.line >= 0)
-			fprintf(t->out, "%d\n", g->frame.line);
+			fprintf(t->out, ":%d\n", g->frame.line);
 		else
-			fputs("?\n", t->out);
-		if (t->c->opt.locals) {
-			size_t k;
-
-			for (k = 0; k < g->frame.nlocals; k++) {
-				indent(t->out, d);
-				fprintf(t->out, "    %s = %s\n",
-					g->frame.locals[k].name,
-					g->frame.locals[k].repr);
-			}
+			fputs(":?\n", t->out);
+		for (k = 0; t->c->opt.locals && k < g->frame.nlocals; k++) {
+			indent(t->out, d);
+			report_text_local(t->out, "    ", &g->frame.locals[k]);
 		}
 	}
-	if (depth >= TREE_MAX_DEPTH) {
-		indent(t->out, d + 1);
-		fputs("...\n", t->out);
-		return;
+	return d;
+}
+
+/* A task on the walk of print_task(). */
+struct tree_step {
+	size_t idx;
+	int child_depth;   /* where the tasks it awaits go */
+	size_t next;       /* its next child to print */
+};
+
+/*
+ * The task and, depth first, the tasks it awaits: each printed once (a
+ * task met again says "shown above").  Iterative, so that a chain of any
+ * length prints whole and in order; the walk holds each task at most
+ * once, so it needs no more steps than there are tasks.
+ */
+static void print_task(struct tree *t, size_t root, int depth)
+{
+	struct tree_step *stack;
+	size_t n = 0;
+
+	stack = xmalloc((t->a->ntasks + 1) * sizeof(*stack));
+	stack[n++] = (struct tree_step){ root, depth, 0 };
+	stack[0].next = (size_t)-1;
+	while (n) {
+		struct tree_step *top = &stack[n - 1];
+		const struct py_task *task = &t->a->tasks[top->idx];
+
+		if (top->next == (size_t)-1) {
+			if (!addrmap_add(&t->shown, task->addr)) {
+				indent(t->out, top->child_depth);
+				fputs("(T) ", t->out);
+				esc_text(t->out, task->name);
+				fprintf(t->out, " 0x%llx (shown above)\n",
+					(unsigned long long)task->addr);
+				n--;
+				continue;
+			}
+			task_line(t, task, top->child_depth);
+			top->child_depth = print_frames(t, task,
+							top->child_depth) + 1;
+			top->next = 0;
+		}
+		if (top->next >= t->nchildren[top->idx] || n > t->a->ntasks) {
+			n--;
+			continue;
+		}
+		stack[n] = (struct tree_step){
+			t->children[top->idx][top->next++], top->child_depth,
+			(size_t)-1 };
+		n++;
 	}
-	for (i = 0; i < t->nchildren[idx]; i++)
-		print_task(t, t->children[idx][i], d + 1);
+	free(stack);
 }
 
 static const char *thread_name_of(const struct collection *c, int tid)
@@ -147,8 +192,11 @@ static void print_loops(struct tree *t)
 		if (a->tasks[i].tid) {
 			fprintf(t->out, " (thread %d", a->tasks[i].tid);
 			tname = thread_name_of(t->c, a->tasks[i].tid);
-			if (tname)
-				fprintf(t->out, " \"%s\"", tname);
+			if (tname) {
+				fputs(" \"", t->out);
+				esc_text(t->out, tname);
+				fputc('"', t->out);
+			}
 			fputc(')', t->out);
 		}
 		fprintf(t->out, ": %zu pending\n", n);
@@ -178,7 +226,8 @@ static void print_cycles(FILE *out, const struct py_async *a)
 			const struct py_task *task =
 				py_async_task(a, a->cycles[i][k % a->cycle_len[i]]);
 
-			fprintf(out, "%s%s", k ? " -> " : "", task ? task->name : "?");
+			fputs(k ? " -> " : "", out);
+			esc_text(out, task ? task->name : "?");
 		}
 		fputc('\n', out);
 	}
@@ -285,9 +334,12 @@ static void print_gen_line(FILE *out, const struct py_async *a,
 {
 	size_t j;
 
-	fprintf(out, "%-9s %-15s %s  %s:", py_gen_state_name(g->state),
-		py_code_kind_name(g->kind), g->qualname,
-		g->code ? g->code->filename : "?");
+	fprintf(out, "%-9s %-15s ", py_gen_state_name(g->state),
+		py_code_kind_name(g->kind));
+	esc_text(out, g->qualname);
+	fputs("  ", out);
+	esc_text(out, g->code ? g->code->filename : "?");
+	fputc(':', out);
 	if (g->has_frame && g->frame.line >= 0)
 		fprintf(out, "%d", g->frame.line);
 	else
@@ -302,19 +354,21 @@ static void print_gen_line(FILE *out, const struct py_async *a,
 		const struct py_task *t = k ? py_async_task(a, a->gens[k - 1].task)
 					    : py_async_task(a, g->awaiting);
 
-		if (k && t)
-			fprintf(out, "  awaits %s of task %s",
-				a->gens[k - 1].qualname, t->name);
-		else if (t)
-			fprintf(out, "  awaits task %s", t->name);
-		else if (count == 1)
+		if (k && t) {
+			fputs("  awaits ", out);
+			esc_text(out, a->gens[k - 1].qualname);
+			fputs(" of task ", out);
+			esc_text(out, t->name);
+		} else if (t) {
+			fputs("  awaits task ", out);
+			esc_text(out, t->name);
+		} else if (count == 1)
 			fprintf(out, "  awaits 0x%llx",
 				(unsigned long long)g->awaiting);
 	}
 	fputc('\n', out);
 	for (j = 0; locals && g->has_frame && j < g->frame.nlocals; j++)
-		fprintf(out, "      %s = %s\n", g->frame.locals[j].name,
-			g->frame.locals[j].repr);
+		report_text_local(out, "      ", &g->frame.locals[j]);
 }
 
 static void print_orphans(FILE *out, const struct py_async *a, int locals)
@@ -408,11 +462,7 @@ void report_text_async(FILE *out, const struct collection *c)
 
 static void dot_escape(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		fputc(*s, out);
-	}
+	esc_put(out, s, ESC_DOT, 0);
 }
 
 void report_dot(FILE *out, const struct collection *c)
@@ -447,10 +497,12 @@ void report_dot(FILE *out, const struct collection *c)
 				from == t->addr ? "runs" : "awaits");
 			from = g->addr;
 		}
-		if (t->waiter && !py_async_task(a, t->waiter))
-			fprintf(out, "  \"0x%llx\" [shape=diamond, label=\"%s\"];\n",
-				(unsigned long long)t->waiter,
-				t->waiter_type ? t->waiter_type : "?");
+		if (t->waiter && !py_async_task(a, t->waiter)) {
+			fprintf(out, "  \"0x%llx\" [shape=diamond, label=\"",
+				(unsigned long long)t->waiter);
+			dot_escape(out, t->waiter_type);
+			fputs("\"];\n", out);
+		}
 		if (t->waiter)
 			fprintf(out, "  \"0x%llx\" -> \"0x%llx\" [label=\"awaits\"];\n",
 				(unsigned long long)from,

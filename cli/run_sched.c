@@ -5,13 +5,14 @@
  * nurseries), and greenlets parked outside gevent.sleep(), alike ones
  * counted together.
  */
-#include "cli/run_summary.h"
+#include "cli/run_causes.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/addrmap.h"
 #include "common/strbuf.h"
+#include "readers/greenlets.h"
 #include "common/banned.h"
 
 #define MAX_SCHED_CAUSES 3
@@ -67,9 +68,9 @@ static size_t trio_behind(const struct py_async *a, const struct py_task *t)
 	return n;
 }
 
-static void summarize_trio(struct run_summary *s, const struct collection *c)
+static void summarize_trio(struct run_summary *s, int pid,
+			   const struct py_async *a)
 {
-	const struct py_async *a = &c->async;
 	const struct py_task *best[MAX_SCHED_CAUSES];
 	size_t behind[MAX_SCHED_CAUSES], nbest = 0, i, k;
 	struct addrmap parents;
@@ -115,7 +116,7 @@ static void summarize_trio(struct run_summary *s, const struct collection *c)
 		if (behind[i])
 			strbuf_addf(&sb, ", blocking %zu other task%s", behind[i],
 				    behind[i] == 1 ? "" : "s");
-		cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, c->pid, &sb);
+		cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, &sb);
 		if (own) {
 			strbuf_addf(&sb, "task %s at ", best[i]->name);
 			run_add_frame_place(&sb, &own->frame);
@@ -139,10 +140,10 @@ static int greenlet_parked(const struct py_greenlet *g)
 }
 
 /* One cause for gs->v[first] and the greenlets parked where it is. */
-static void add_greenlet_group(struct run_summary *s, const struct collection *c,
-			       size_t first, char *done)
+static void add_greenlet_group(struct run_summary *s, int pid,
+			       const struct py_greenlets *gs, size_t first,
+			       char *done)
 {
-	const struct py_greenlets *gs = &c->greenlets;
 	const struct py_greenlet *g = &gs->v[first];
 	size_t j, count = 0, named = 0;
 	struct run_cause *cause;
@@ -173,7 +174,7 @@ static void add_greenlet_group(struct run_summary *s, const struct collection *c
 			    named > GROUP_NAMES ? ", ..." : "");
 	strbuf_addstr(&sb, " parked at ");
 	run_add_frame_place(&sb, &g->frames[0]);
-	cause = run_cause_add(s, RUN_CAUSE_WAIT, c->pid, &sb);
+	cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
 	if (g->function) {
 		strbuf_addf(&sb, "spawned to run %s()", g->function);
 		run_cause_detail(cause, &sb);
@@ -182,10 +183,9 @@ static void add_greenlet_group(struct run_summary *s, const struct collection *c
 	strbuf_release(&sb);
 }
 
-static void summarize_greenlets(struct run_summary *s,
-				const struct collection *c)
+static void summarize_greenlets(struct run_summary *s, int pid,
+				const struct py_greenlets *gs)
 {
-	const struct py_greenlets *gs = &c->greenlets;
 	char *done = xcalloc(gs->n ? gs->n : 1, 1);
 	size_t i, ncauses = 0;
 	int pass;
@@ -197,15 +197,17 @@ static void summarize_greenlets(struct run_summary *s,
 			if (done[i] || !greenlet_parked(&gs->v[i]) ||
 			    (!pass && !gs->v[i].function))
 				continue;
-			add_greenlet_group(s, c, i, done);
+			add_greenlet_group(s, pid, gs, i, done);
 			ncauses++;
 		}
 	}
 	free(done);
 }
 
-void run_summarize_sched(struct run_summary *s, const struct collection *c)
+void run_summarize_sched(struct run_summary *s, int pid,
+			 const struct py_async *a,
+			 const struct py_greenlets *greenlets)
 {
-	summarize_trio(s, c);
-	summarize_greenlets(s, c);
+	summarize_trio(s, pid, a);
+	summarize_greenlets(s, pid, greenlets);
 }

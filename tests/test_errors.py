@@ -125,7 +125,8 @@ def test_help(args):
 def test_version():
     res = run_coroscope("--version")
     assert res.returncode == 0, res
-    assert re.match(r"^coroscope \d+\.\d+\.\d+\n?$", res.stdout), res
+    assert re.match(r"^coroscope \d+\.\d+\.\d+\nbuild id [0-9a-f]+ "
+                    r"\((statically|dynamically) linked\)\n$", res.stdout), res
 
 
 # ---------------------------------------------------------------------------

@@ -17,19 +17,7 @@
 #include "attach/live.h"
 #include "readers/debug_offsets.h"
 #include "readers/pyproc.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		printf("FAIL line %d: %s: ", __LINE__, #cond);		\
-		printf(__VA_ARGS__);					\
-		putchar('\n');						\
-	}								\
-} while (0)
+#include "tests/unit/check.h"
 
 #define BLOCK 1024
 
@@ -191,6 +179,5 @@ int main(void)
 	}
 	if (!ran)
 		printf("test_debug_offsets: skipped: no CPython 3.13+ installed\n");
-	printf("test_debug_offsets: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return CHECK_DONE("test_debug_offsets");
 }

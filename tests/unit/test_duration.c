@@ -5,32 +5,11 @@
  */
 #include "common/duration.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "tests/unit/check.h"
 #include "common/banned.h"
-
-static int passed, failed;
-
-static void check(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fputs("FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-}
 
 static void accepts(const char *s, long long want)
 {
@@ -40,7 +19,7 @@ static void accepts(const char *s, long long want)
 
 	cs_err_init(&err);
 	ret = duration_parse(s, &ms, &err);
-	check(ret == 0 && ms == want, "'%s': want %lld ms, got %d/%lld (%s)",
+	CHECK(ret == 0 && ms == want, "'%s': want %lld ms, got %d/%lld (%s)",
 	      s, want, ret, ms, err.msg);
 }
 
@@ -52,10 +31,10 @@ static void refuses(const char *s, const char *needle)
 
 	cs_err_init(&err);
 	ret = duration_parse(s, &ms, &err);
-	check(ret == -CS_ERR_USAGE && err.code == CS_ERR_USAGE,
+	CHECK(ret == -CS_ERR_USAGE && err.code == CS_ERR_USAGE,
 	      "'%s': want a usage error, got %d", s, ret);
-	check(ms == 12345, "'%s': output written on error", s);
-	check(strstr(err.msg, needle) != NULL,
+	CHECK(ms == 12345, "'%s': output written on error", s);
+	CHECK(strstr(err.msg, needle) != NULL,
 	      "'%s': message '%s' lacks '%s'", s, err.msg, needle);
 }
 
@@ -64,7 +43,7 @@ static void formats(long long ms, const char *want)
 	char buf[32];
 
 	duration_format(ms, buf, sizeof(buf));
-	check(!strcmp(buf, want), "%lld ms: want '%s', got '%s'", ms, want, buf);
+	CHECK(!strcmp(buf, want), "%lld ms: want '%s', got '%s'", ms, want, buf);
 }
 
 /* What duration_format() prints, duration_parse() reads back. */
@@ -76,7 +55,7 @@ static void round_trip(long long ms)
 
 	cs_err_init(&err);
 	duration_format(ms, buf, sizeof(buf));
-	check(duration_parse(buf, &back, &err) == 0 && back == ms,
+	CHECK(duration_parse(buf, &back, &err) == 0 && back == ms,
 	      "%lld ms -> '%s' -> %lld", ms, buf, back);
 }
 
@@ -139,9 +118,9 @@ int main(void)
 	formats(24LL * 3600000, "1d");
 	formats(-5, "0s");
 	duration_format(3600000, small, sizeof(small));
-	check(!strcmp(small, "1h"), "small buffer: '%s'", small);
+	CHECK(!strcmp(small, "1h"), "small buffer: '%s'", small);
 	duration_format(123456789, small, sizeof(small));
-	check(strlen(small) == sizeof(small) - 1, "truncated: '%s'", small);
+	CHECK(strlen(small) == sizeof(small) - 1, "truncated: '%s'", small);
 
 	for (ms = 0; ms < 5000; ms += 7)
 		round_trip(ms);
@@ -149,6 +128,5 @@ int main(void)
 	round_trip(61000);
 	round_trip(3601000);
 
-	printf("test_duration: %d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return CHECK_DONE("test_duration");
 }

@@ -16,35 +16,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/check.h"
 #include "common/banned.h"
 
 #define DEFAULT_DIR "tests/unit/fixtures/linetable"
-#define MAX_REPORTED 30
-
-static int passed, failed;
-
-__attribute__((format(printf, 2, 3)))
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	if (failed++ >= MAX_REPORTED)
-		return;
-	fputs("FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* A copy of the bytes in a buffer of exactly `len` bytes, so ASan flags
  * any read past the end; NULL for an empty table. */
@@ -146,7 +125,7 @@ static void check_ranges(const char *file, enum py_linetable_kind kind,
 
 	linetable_iter_init(&it, kind, c->table, c->len, c->first);
 	while (linetable_iter_next(&it, &r)) {
-		check(r.start == expect_start && r.end > r.start,
+		CHECK(r.start == expect_start && r.end > r.start,
 		      "%s %s: range %lld-%lld after %lld", file, c->name,
 		      (long long)r.start, (long long)r.end,
 		      (long long)expect_start);
@@ -154,13 +133,13 @@ static void check_ranges(const char *file, enum py_linetable_kind kind,
 		if (++n > c->len + 1)
 			break;
 	}
-	check(!it.malformed, "%s %s: real table reported malformed", file,
+	CHECK(!it.malformed, "%s %s: real table reported malformed", file,
 	      c->name);
 	if (kind == PY_LNOTAB)
-		check(expect_start == INT64_MAX,
+		CHECK(expect_start == INT64_MAX,
 		      "%s %s: lnotab walk not open-ended", file, c->name);
 	else
-		check(expect_start == c->codelen,
+		CHECK(expect_start == c->codelen,
 		      "%s %s: ranges end at %lld, code is %ld bytes", file,
 		      c->name, (long long)expect_start, c->codelen);
 }
@@ -170,7 +149,7 @@ static void expect_line(const char *file, int lineno, enum py_linetable_kind kin
 {
 	int got = linetable_line_at(kind, c->table, c->len, c->first, offset);
 
-	check(got == want, "%s:%d %s offset %ld: got %d, want %d", file,
+	CHECK(got == want, "%s:%d %s offset %ld: got %d, want %d", file,
 	      lineno, c->name, offset, got, want);
 }
 
@@ -261,20 +240,20 @@ static void run_fixtures(const char *dir)
 
 	n = scandir(dir, &names, is_fixture, alphasort);
 	if (n < 0) {
-		check(0, "cannot read fixture directory '%s': %s", dir,
+		CHECK(0, "cannot read fixture directory '%s': %s", dir,
 		      strerror(errno));
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		int ncode = run_fixture(dir, names[i]->d_name);
 
-		check(ncode > 0, "fixture '%s' unreadable or empty",
+		CHECK(ncode > 0, "fixture '%s' unreadable or empty",
 		      names[i]->d_name);
 		files += ncode > 0;
 		free(names[i]);
 	}
 	free(names);
-	check(files > 0, "no fixtures in '%s'", dir);
+	CHECK(files > 0, "no fixtures in '%s'", dir);
 }
 
 /* -- hand-made tables ---------------------------------------------------- */
@@ -297,114 +276,114 @@ static void test_empty(void)
 		 * the bytecode ends: nowhere. */
 		int want = k == PY_LNOTAB ? 7 : -1;
 
-		check(linetable_line_at(k, NULL, 0, 7, 0) == want,
+		CHECK(linetable_line_at(k, NULL, 0, 7, 0) == want,
 		      "kind %d: empty table, offset 0", k);
-		check(linetable_line_at(k, NULL, 0, 7, LONG_MAX) == want,
+		CHECK(linetable_line_at(k, NULL, 0, 7, LONG_MAX) == want,
 		      "kind %d: empty table, LONG_MAX", k);
-		check(linetable_line_at(k, NULL, 0, 7, -2) == 7,
+		CHECK(linetable_line_at(k, NULL, 0, 7, -2) == 7,
 		      "kind %d: empty table, offset -2", k);
-		check(linetable_line_at(k, NULL, 0, 7, LONG_MIN) == 7,
+		CHECK(linetable_line_at(k, NULL, 0, 7, LONG_MIN) == 7,
 		      "kind %d: empty table, LONG_MIN", k);
-		check(linetable_line_at(k, NULL, 0, -3, -2) == -1,
+		CHECK(linetable_line_at(k, NULL, 0, -3, -2) == -1,
 		      "kind %d: negative firstlineno", k);
 		/* A NULL table with a length is treated as empty. */
-		check(linetable_line_at(k, NULL, 100, 7, 0) == want,
+		CHECK(linetable_line_at(k, NULL, 100, 7, 0) == want,
 		      "kind %d: NULL table, nonzero len", k);
 		/* len 0 must not look at the byte */
-		check(linetable_line_at(k, &one, 0, 7, 0) == want,
+		CHECK(linetable_line_at(k, &one, 0, 7, 0) == want,
 		      "kind %d: len 0 with a buffer", k);
 	}
-	check(linetable_line_at((enum py_linetable_kind)7, &one, 1, 7, 0) == -1,
+	CHECK(linetable_line_at((enum py_linetable_kind)7, &one, 1, 7, 0) == -1,
 	      "unknown kind");
-	check(linetable_line_at((enum py_linetable_kind)-1, &one, 1, 7, -2) == 7,
+	CHECK(linetable_line_at((enum py_linetable_kind)-1, &one, 1, 7, -2) == 7,
 	      "unknown kind, negative offset");
 }
 
 static void test_lnotab(void)
 {
 	/* 4 bytes at line 10, then +2 for 6 bytes, then -1 */
-	check(LINE(PY_LNOTAB, 10, 0, 4, 2, 6, 0xff) == 10, "lnotab start");
-	check(LINE(PY_LNOTAB, 10, 3, 4, 2, 6, 0xff) == 10, "lnotab 3");
-	check(LINE(PY_LNOTAB, 10, 4, 4, 2, 6, 0xff) == 12, "lnotab 4");
-	check(LINE(PY_LNOTAB, 10, 9, 4, 2, 6, 0xff) == 12, "lnotab 9");
-	check(LINE(PY_LNOTAB, 10, 10, 4, 2, 6, 0xff) == 11, "lnotab 10");
-	check(LINE(PY_LNOTAB, 10, LONG_MAX, 4, 2, 6, 0xff) == 11,
+	CHECK(LINE(PY_LNOTAB, 10, 0, 4, 2, 6, 0xff) == 10, "lnotab start");
+	CHECK(LINE(PY_LNOTAB, 10, 3, 4, 2, 6, 0xff) == 10, "lnotab 3");
+	CHECK(LINE(PY_LNOTAB, 10, 4, 4, 2, 6, 0xff) == 12, "lnotab 4");
+	CHECK(LINE(PY_LNOTAB, 10, 9, 4, 2, 6, 0xff) == 12, "lnotab 9");
+	CHECK(LINE(PY_LNOTAB, 10, 10, 4, 2, 6, 0xff) == 11, "lnotab 10");
+	CHECK(LINE(PY_LNOTAB, 10, LONG_MAX, 4, 2, 6, 0xff) == 11,
 	      "lnotab LONG_MAX");
 	/* a line jump split over zero-address pairs */
-	check(LINE(PY_LNOTAB, 1, 2, 2, 127, 0, 127, 0, 6) == 261,
+	CHECK(LINE(PY_LNOTAB, 1, 2, 2, 127, 0, 127, 0, 6) == 261,
 	      "lnotab split jump");
 	/* a trailing odd byte is ignored */
-	check(LINE(PY_LNOTAB, 5, 100, 2, 1, 9) == 6, "lnotab odd length");
+	CHECK(LINE(PY_LNOTAB, 5, 100, 2, 1, 9) == 6, "lnotab odd length");
 	/* line overflow: the first range stands, the rest is unknown */
-	check(LINE(PY_LNOTAB, INT_MAX - 1, 0, 2, 127, 2, 0) == INT_MAX - 1,
+	CHECK(LINE(PY_LNOTAB, INT_MAX - 1, 0, 2, 127, 2, 0) == INT_MAX - 1,
 	      "lnotab before overflow");
-	check(LINE(PY_LNOTAB, INT_MAX - 1, 2, 2, 127, 2, 0) == -1,
+	CHECK(LINE(PY_LNOTAB, INT_MAX - 1, 2, 2, 127, 2, 0) == -1,
 	      "lnotab after overflow");
-	check(LINE(PY_LNOTAB, INT_MIN + 1, 2, 2, 0x80) == -1,
+	CHECK(LINE(PY_LNOTAB, INT_MIN + 1, 2, 2, 0x80) == -1,
 	      "lnotab underflow");
 	/* a line driven below zero is no line */
-	check(LINE(PY_LNOTAB, 1, 4, 2, 0xfb) == -1, "lnotab negative line");
+	CHECK(LINE(PY_LNOTAB, 1, 4, 2, 0xfb) == -1, "lnotab negative line");
 }
 
 static void test_310(void)
 {
 	/* no line for 2 bytes, then 4 bytes at +1, then 2 bytes at +3 */
-	check(LINE(PY_LINETABLE_310, 20, 0, 2, 0x80, 4, 1, 2, 2) == -1,
+	CHECK(LINE(PY_LINETABLE_310, 20, 0, 2, 0x80, 4, 1, 2, 2) == -1,
 	      "310 no line");
-	check(LINE(PY_LINETABLE_310, 20, 2, 2, 0x80, 4, 1, 2, 2) == 21,
+	CHECK(LINE(PY_LINETABLE_310, 20, 2, 2, 0x80, 4, 1, 2, 2) == 21,
 	      "310 line after no-line");
-	check(LINE(PY_LINETABLE_310, 20, 6, 2, 0x80, 4, 1, 2, 2) == 23,
+	CHECK(LINE(PY_LINETABLE_310, 20, 6, 2, 0x80, 4, 1, 2, 2) == 23,
 	      "310 third range");
-	check(LINE(PY_LINETABLE_310, 20, 8, 2, 0x80, 4, 1, 2, 2) == -1,
+	CHECK(LINE(PY_LINETABLE_310, 20, 8, 2, 0x80, 4, 1, 2, 2) == -1,
 	      "310 past the end");
 	/* zero-length entries carry line deltas */
-	check(LINE(PY_LINETABLE_310, 1, 0, 0, 127, 0, 127, 2, 1) == 256,
+	CHECK(LINE(PY_LINETABLE_310, 1, 0, 0, 127, 0, 127, 2, 1) == 256,
 	      "310 zero-length entries");
 	/* odd length: the last byte is no entry */
-	check(LINE(PY_LINETABLE_310, 5, 0, 4, 1, 7) == 6, "310 odd length");
-	check(LINE(PY_LINETABLE_310, 5, 4, 4, 1, 7) == -1,
+	CHECK(LINE(PY_LINETABLE_310, 5, 0, 4, 1, 7) == 6, "310 odd length");
+	CHECK(LINE(PY_LINETABLE_310, 5, 4, 4, 1, 7) == -1,
 	      "310 odd length past");
-	check(LINE(PY_LINETABLE_310, 5, LONG_MAX, 4, 1) == -1,
+	CHECK(LINE(PY_LINETABLE_310, 5, LONG_MAX, 4, 1) == -1,
 	      "310 LONG_MAX");
-	check(LINE(PY_LINETABLE_310, INT_MAX, 0, 4, 1) == -1,
+	CHECK(LINE(PY_LINETABLE_310, INT_MAX, 0, 4, 1) == -1,
 	      "310 overflow");
 }
 
 static void test_311(void)
 {
 	/* short form (code 0), 1 unit: same line */
-	check(LINE(PY_LOCATIONS_311, 3, 0, 0x80, 0x00) == 3, "311 short");
-	check(LINE(PY_LOCATIONS_311, 3, 1, 0x80, 0x00) == 3, "311 odd");
-	check(LINE(PY_LOCATIONS_311, 3, 2, 0x80, 0x00) == -1, "311 past");
+	CHECK(LINE(PY_LOCATIONS_311, 3, 0, 0x80, 0x00) == 3, "311 short");
+	CHECK(LINE(PY_LOCATIONS_311, 3, 1, 0x80, 0x00) == 3, "311 odd");
+	CHECK(LINE(PY_LOCATIONS_311, 3, 2, 0x80, 0x00) == -1, "311 past");
 	/* one-line form code 12 (+2), 3 units */
-	check(LINE(PY_LOCATIONS_311, 3, 4, 0xe2, 4, 9) == 5, "311 one-line");
+	CHECK(LINE(PY_LOCATIONS_311, 3, 4, 0xe2, 4, 9) == 5, "311 one-line");
 	/* no-columns (13) with delta -3 (zigzag 7), then no location (15) */
-	check(LINE(PY_LOCATIONS_311, 10, 0, 0xe8, 7, 0xf8) == 7,
+	CHECK(LINE(PY_LOCATIONS_311, 10, 0, 0xe8, 7, 0xf8) == 7,
 	      "311 no-columns negative");
-	check(LINE(PY_LOCATIONS_311, 10, 2, 0xe8, 7, 0xf8) == -1,
+	CHECK(LINE(PY_LOCATIONS_311, 10, 2, 0xe8, 7, 0xf8) == -1,
 	      "311 no location");
 	/* long form (14): delta +100 (zigzag 200 = 0x48 | 0x40, 3), end-line,
 	 * columns; then a short entry on the same line */
-	check(LINE(PY_LOCATIONS_311, 1, 2, 0xf0, 0x48, 0x03, 0, 1, 2, 0x80, 0)
+	CHECK(LINE(PY_LOCATIONS_311, 1, 2, 0xf0, 0x48, 0x03, 0, 1, 2, 0x80, 0)
 	      == 101, "311 long-form varint");
 	/* varint truncated by the end of the table */
-	check(LINE(PY_LOCATIONS_311, 1, 0, 0xe8, 0x41) == -1,
+	CHECK(LINE(PY_LOCATIONS_311, 1, 0, 0xe8, 0x41) == -1,
 	      "311 truncated varint");
-	check(LINE(PY_LOCATIONS_311, 1, 0, 0xe8) == -1,
+	CHECK(LINE(PY_LOCATIONS_311, 1, 0, 0xe8) == -1,
 	      "311 missing varint");
 	/* an absurdly long varint: the line leaves the int range */
-	check(LINE(PY_LOCATIONS_311, 1, 0, 0xe8, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f,
+	CHECK(LINE(PY_LOCATIONS_311, 1, 0, 0xe8, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f,
 		   0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x3f) == -1,
 	      "311 huge varint");
 	/* a first byte without bit 7: decoded like CPython, no crash */
-	check(LINE(PY_LOCATIONS_311, 1, 0, 0x50, 0x80, 0) == 1,
+	CHECK(LINE(PY_LOCATIONS_311, 1, 0, 0x50, 0x80, 0) == 1,
 	      "311 headless first byte");
 	/* code 15 without bit 7 is not the no-location marker */
-	check(LINE(PY_LOCATIONS_311, 4, 0, 0x78) == 4,
+	CHECK(LINE(PY_LOCATIONS_311, 4, 0, 0x78) == 4,
 	      "311 code 15 without bit 7");
-	check(LINE(PY_LOCATIONS_311, 1, LONG_MAX, 0x87, 0) == -1,
+	CHECK(LINE(PY_LOCATIONS_311, 1, LONG_MAX, 0x87, 0) == -1,
 	      "311 LONG_MAX");
-	check(LINE(PY_LOCATIONS_311, 1, -2, 0x87, 0) == 1, "311 -2");
+	CHECK(LINE(PY_LOCATIONS_311, 1, -2, 0x87, 0) == 1, "311 -2");
 }
 
 /* Random tables: any answer is -1 or a line, and the iterator's ranges
@@ -464,7 +443,7 @@ static void test_random(void)
 		}
 		free(t);
 	}
-	check(bad == 0, "random tables: %d bad answers", bad);
+	CHECK(bad == 0, "random tables: %d bad answers", bad);
 }
 
 int main(int argc, char **argv)
@@ -475,8 +454,5 @@ int main(int argc, char **argv)
 	test_310();
 	test_311();
 	test_random();
-	if (failed > MAX_REPORTED)
-		printf("(%d more failures not shown)\n", failed - MAX_REPORTED);
-	printf("test_linetable: %d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return CHECK_DONE("test_linetable");
 }

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/unit/check.h"
 #include "common/banned.h"
 
 #define PAGE 4096u
@@ -39,28 +39,6 @@ struct shared {
 };
 
 static struct shared *sh;
-static int passed, failed;
-
-static void check(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fputs("FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-}
-
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -191,13 +169,13 @@ static int check_pattern(struct memsrc *ms, uint64_t addr, const char *what)
 
 	cs_err_init(&err);
 	ret = memsrc_read(ms, addr, got, sizeof(got), &err);
-	check(ret == 0, "%s: read of the pattern: %d %s", what, ret, err.msg);
+	CHECK(ret == 0, "%s: read of the pattern: %d %s", what, ret, err.msg);
 	if (ret)
 		return 0;
 	for (i = 0; i < NPAGES * PAGE / 4; i++)
 		if (got[i] != pattern(i))
 			break;
-	check(i == NPAGES * PAGE / 4, "%s: pattern differs at word %zu",
+	CHECK(i == NPAGES * PAGE / 4, "%s: pattern differs at word %zu",
 	      what, i);
 	return 1;
 }
@@ -214,18 +192,18 @@ static void check_hole(struct memsrc *ms, uint64_t addr, const char *what)
 
 	cs_err_init(&err);
 	ret = memsrc_read(ms, at, b, sizeof(b), &err);
-	check(ret == -CS_ERR_MEMORY && err.code == CS_ERR_MEMORY,
+	CHECK(ret == -CS_ERR_MEMORY && err.code == CS_ERR_MEMORY,
 	      "%s: read across the hole gives %d (%s)", what, ret, err.msg);
-	check(strstr(err.msg, "0x") != NULL, "%s: message names an address: %s",
+	CHECK(strstr(err.msg, "0x") != NULL, "%s: message names an address: %s",
 	      what, err.msg);
 	cs_err_init(&err);
 	got = memsrc_read_partial(ms, at, b, sizeof(b), &err);
-	check(got == 96, "%s: partial read gives %ld, not 96", what, got);
+	CHECK(got == 96, "%s: partial read gives %ld, not 96", what, got);
 	memcpy(&w, b, 4);
-	check(w == pattern((NPAGES * PAGE - 96) / 4),
+	CHECK(w == pattern((NPAGES * PAGE - 96) / 4),
 	      "%s: partial read data 0x%x", what, w);
 	got = memsrc_read_partial(ms, addr + NPAGES * PAGE, b, 8, &err);
-	check(got == 0, "%s: read in the hole gives %ld", what, got);
+	CHECK(got == 0, "%s: read in the hole gives %ld", what, got);
 }
 
 /* ---- the tests ---- */
@@ -239,10 +217,10 @@ static void test_bad_pids(void)
 
 	cs_err_init(&err);
 	ret = live_open(&ms, 0, &err);
-	check(ret == -CS_ERR_NO_PROCESS && !ms, "pid 0 gives %d", ret);
+	CHECK(ret == -CS_ERR_NO_PROCESS && !ms, "pid 0 gives %d", ret);
 	cs_err_init(&err);
 	ret = live_open(&ms, -5, &err);
-	check(ret == -CS_ERR_NO_PROCESS, "pid -5 gives %d", ret);
+	CHECK(ret == -CS_ERR_NO_PROCESS, "pid -5 gives %d", ret);
 
 	/* A reaped child's pid is (for now) unused. */
 	pid = fork();
@@ -251,7 +229,7 @@ static void test_bad_pids(void)
 	waitpid(pid, &st, 0);
 	cs_err_init(&err);
 	ret = live_open(&ms, pid, &err);
-	check(ret == -CS_ERR_NO_PROCESS && strstr(err.msg, "no such process"),
+	CHECK(ret == -CS_ERR_NO_PROCESS && strstr(err.msg, "no such process"),
 	      "gone pid gives %d (%s)", ret, err.msg);
 
 	/* A zombie. */
@@ -261,7 +239,7 @@ static void test_bad_pids(void)
 	sleep_ms(100);
 	cs_err_init(&err);
 	ret = live_open(&ms, pid, &err);
-	check(ret == -CS_ERR_NO_PROCESS, "zombie gives %d (%s)", ret, err.msg);
+	CHECK(ret == -CS_ERR_NO_PROCESS, "zombie gives %d (%s)", ret, err.msg);
 	waitpid(pid, &st, 0);
 }
 
@@ -273,25 +251,25 @@ static void test_open(struct memsrc *ms, int pid, uint64_t addr,
 	size_t i;
 	int found_spaced = 0, found_deleted = 0;
 
-	check(ms->pid == pid, "ms->pid %d", ms->pid);
-	check(ms->nthreads == NTHREADS, "%zu threads listed", ms->nthreads);
-	check(ms->nthreads && ms->threads[0].tid == pid,
+	CHECK(ms->pid == pid, "ms->pid %d", ms->pid);
+	CHECK(ms->nthreads == NTHREADS, "%zu threads listed", ms->nthreads);
+	CHECK(ms->nthreads && ms->threads[0].tid == pid,
 	      "main thread listed first");
-	check(ms->nmaps > 5, "%zu mappings", ms->nmaps);
+	CHECK(ms->nmaps > 5, "%zu mappings", ms->nmaps);
 	for (i = 1; i < ms->nmaps; i++)
 		if (ms->maps[i].start < ms->maps[i - 1].end)
 			break;
-	check(i >= ms->nmaps, "mappings sorted and disjoint");
+	CHECK(i >= ms->nmaps, "mappings sorted and disjoint");
 
 	m = memsrc_find_mapping(ms, addr + 5);
-	check(m && m->start <= addr && m->end == addr + NPAGES * PAGE &&
+	CHECK(m && m->start <= addr && m->end == addr + NPAGES * PAGE &&
 	      !strcmp(m->perms, "rw-p") && !m->path,
 	      "mapping of the buffer");
-	check(!memsrc_find_mapping(ms, addr + NPAGES * PAGE),
+	CHECK(!memsrc_find_mapping(ms, addr + NPAGES * PAGE),
 	      "no mapping in the hole");
-	check(memsrc_find_mapping(ms, addr + (NPAGES + 1) * PAGE) != NULL,
+	CHECK(memsrc_find_mapping(ms, addr + (NPAGES + 1) * PAGE) != NULL,
 	      "mapping after the hole");
-	check(!memsrc_find_mapping(ms, 0), "no mapping at 0");
+	CHECK(!memsrc_find_mapping(ms, 0), "no mapping at 0");
 
 	for (i = 0; i < ms->nmaps; i++) {
 		const char *p = ms->maps[i].path;
@@ -303,22 +281,22 @@ static void test_open(struct memsrc *ms, int pid, uint64_t addr,
 		if (p && p[0] != '/')
 			break;
 	}
-	check(i == ms->nmaps, "only absolute paths (no [heap] and such)");
-	check(found_spaced, "path with spaces '%s' found", spaced);
-	check(found_deleted, "deleted path '%s' found and flagged", deleted);
+	CHECK(i == ms->nmaps, "only absolute paths (no [heap] and such)");
+	CHECK(found_spaced, "path with spaces '%s' found", spaced);
+	CHECK(found_deleted, "deleted path '%s' found and flagged", deleted);
 
 	s = memsrc_target_path(ms, "/usr/lib/x.so");
 	{
 		char want[64];
 
 		snprintf(want, sizeof(want), "/proc/%d/root/usr/lib/x.so", pid);
-		check(s && !strcmp(s, want), "target path %s", s ? s : "NULL");
+		CHECK(s && !strcmp(s, want), "target path %s", s ? s : "NULL");
 	}
 	free(s);
-	check(ms->exe_path && strstr(ms->exe_path, "/exe"), "exe_path");
-	check(live_alive(ms), "live_alive while running");
+	CHECK(ms->exe_path && strstr(ms->exe_path, "/exe"), "exe_path");
+	CHECK(live_alive(ms), "live_alive while running");
 	s = live_cmdline(pid);
-	check(s && strstr(s, "test_memsrc"), "cmdline '%s'", s ? s : "NULL");
+	CHECK(s && strstr(s, "test_memsrc"), "cmdline '%s'", s ? s : "NULL");
 	free(s);
 }
 
@@ -339,23 +317,23 @@ static void test_cache(struct memsrc *ms, uint64_t addr)
 		    w != pattern(word))
 			bad++;
 	}
-	check(!bad, "%d of 2000 small reads wrong", bad);
-	check(ms->stats.reads - reads == 1,
+	CHECK(!bad, "%d of 2000 small reads wrong", bad);
+	CHECK(ms->stats.reads - reads == 1,
 	      "2000 small reads cost %llu backend reads",
 	      (unsigned long long)(ms->stats.reads - reads));
-	check(ms->stats.bytes_read >= NPAGES * PAGE, "bytes_read counted");
+	CHECK(ms->stats.bytes_read >= NPAGES * PAGE, "bytes_read counted");
 
 	/* The unreadable page is remembered too. */
 	check_hole(ms, addr, "cached");
 	reads = ms->stats.reads;
 	check_hole(ms, addr, "cached again");
-	check(ms->stats.reads == reads, "unreadable page is negatively cached");
+	CHECK(ms->stats.reads == reads, "unreadable page is negatively cached");
 
 	cs_err_init(&err);
-	check(memsrc_read_u64(ms, addr, &v, &err) == 0 &&
+	CHECK(memsrc_read_u64(ms, addr, &v, &err) == 0 &&
 	      v == ((uint64_t)pattern(1) << 32 | pattern(0)),
 	      "read_u64 0x%llx", (unsigned long long)v);
-	check(memsrc_read_partial(ms, addr, &w, 0, &err) == 0,
+	CHECK(memsrc_read_partial(ms, addr, &w, 0, &err) == 0,
 	      "zero-length read");
 }
 
@@ -367,12 +345,12 @@ static void test_stop(struct memsrc *ms, int pid, uint64_t addr)
 
 	cs_err_init(&err);
 	ret = live_stop(ms, &err);
-	check(ret == 0, "live_stop: %d %s", ret, err.msg);
+	CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
 	if (ret)
 		return;
-	check(none_running(), "no thread runs while stopped");
-	check(tracer_of(pid) == getpid(), "we trace it");
-	check(ms->nthreads == NTHREADS, "%zu threads when stopped",
+	CHECK(none_running(), "no thread runs while stopped");
+	CHECK(tracer_of(pid) == getpid(), "we trace it");
+	CHECK(ms->nthreads == NTHREADS, "%zu threads when stopped",
 	      ms->nthreads);
 	ok = 1;
 	for (i = 0; i < ms->nthreads; i++) {
@@ -386,11 +364,11 @@ static void test_stop(struct memsrc *ms, int pid, uint64_t addr)
 		if (!known)
 			ok = 0;
 	}
-	check(ok, "every thread has fs_base == its pthread_self()");
-	check(live_stop(ms, &err) == 0, "live_stop twice");
+	CHECK(ok, "every thread has fs_base == its pthread_self()");
+	CHECK(live_stop(ms, &err) == 0, "live_stop twice");
 	check_pattern(ms, addr, "stopped");
 	check_hole(ms, addr, "stopped");
-	check(live_paused_ms(ms) >= 50.0, "paused %.1f ms",
+	CHECK(live_paused_ms(ms) >= 50.0, "paused %.1f ms",
 	      live_paused_ms(ms));
 
 	/* The pid of any thread means its process. */
@@ -399,12 +377,12 @@ static void test_stop(struct memsrc *ms, int pid, uint64_t addr)
 
 		cs_err_init(&err);
 		ret = live_open(&ms2, ms->threads[ms->nthreads - 1].tid, &err);
-		check(ret == 0 && ms2 && ms2->pid == pid,
+		CHECK(ret == 0 && ms2 && ms2->pid == pid,
 		      "thread id opens the process: %d %s", ret, err.msg);
 		if (ms2) {
 			cs_err_init(&err);
 			ret = live_stop(ms2, &err);
-			check(ret == -CS_ERR_PERMISSION &&
+			CHECK(ret == -CS_ERR_PERMISSION &&
 			      strstr(err.msg, "already"),
 			      "second stop refused: %d %s", ret, err.msg);
 		}
@@ -412,10 +390,10 @@ static void test_stop(struct memsrc *ms, int pid, uint64_t addr)
 	}
 
 	live_resume(ms);
-	check(all_running(), "every thread runs after live_resume");
-	check(tracer_of(pid) == 0, "no tracer after resume");
+	CHECK(all_running(), "every thread runs after live_resume");
+	CHECK(tracer_of(pid) == 0, "no tracer after resume");
 	live_resume(ms);
-	check(all_running(), "still running after a second live_resume");
+	CHECK(all_running(), "still running after a second live_resume");
 
 	/* The test hold. */
 	setenv("COROSCOPE_TEST_HOLD_MS", "150", 1);
@@ -424,13 +402,13 @@ static void test_stop(struct memsrc *ms, int pid, uint64_t addr)
 
 		cs_err_init(&err);
 		ret = live_stop(ms, &err);
-		check(ret == 0, "stop with hold: %d %s", ret, err.msg);
-		check(live_paused_ms(ms) - before >= 150.0,
+		CHECK(ret == 0, "stop with hold: %d %s", ret, err.msg);
+		CHECK(live_paused_ms(ms) - before >= 150.0,
 		      "hold counted: %.1f ms", live_paused_ms(ms) - before);
 		live_resume(ms);
 	}
 	unsetenv("COROSCOPE_TEST_HOLD_MS");
-	check(all_running(), "running after the held stop");
+	CHECK(all_running(), "running after the held stop");
 }
 
 static void test_proc_mem(int pid, uint64_t addr)
@@ -443,17 +421,17 @@ static void test_proc_mem(int pid, uint64_t addr)
 	cs_err_init(&err);
 	ret = live_open(&ms, pid, &err);
 	unsetenv("COROSCOPE_TEST_PROC_MEM");
-	check(ret == 0, "open for /proc/PID/mem: %d %s", ret, err.msg);
+	CHECK(ret == 0, "open for /proc/PID/mem: %d %s", ret, err.msg);
 	if (ret)
 		return;
 	check_pattern(ms, addr, "proc mem");
 	check_hole(ms, addr, "proc mem");
 	cs_err_init(&err);
 	ret = live_stop(ms, &err);
-	check(ret == 0, "proc mem stop: %d %s", ret, err.msg);
+	CHECK(ret == 0, "proc mem stop: %d %s", ret, err.msg);
 	check_pattern(ms, addr, "proc mem stopped");
 	memsrc_free(ms);  /* resumes */
-	check(all_running(), "running after memsrc_free");
+	CHECK(all_running(), "running after memsrc_free");
 }
 
 /* Stop and resume in a loop while another process sends signals. */
@@ -481,18 +459,18 @@ static void test_signals(struct memsrc *ms, int pid)
 		live_resume(ms);
 		rounds++;
 	}
-	check(!bad, "%d of %d stops failed", bad, rounds);
+	CHECK(!bad, "%d of %d stops failed", bad, rounds);
 	for (i = 0; i < 300; i++) {
 		if (__atomic_load_n(&sh->sigcount, __ATOMIC_SEQ_CST) - before
 		    >= NSIGNALS)
 			break;
 		sleep_ms(10);
 	}
-	check(__atomic_load_n(&sh->sigcount, __ATOMIC_SEQ_CST) - before ==
+	CHECK(__atomic_load_n(&sh->sigcount, __ATOMIC_SEQ_CST) - before ==
 	      NSIGNALS, "%ld of %d signals arrived over %d stops",
 	      __atomic_load_n(&sh->sigcount, __ATOMIC_SEQ_CST) - before,
 	      NSIGNALS, rounds);
-	check(all_running(), "running after the signal loop");
+	CHECK(all_running(), "running after the signal loop");
 }
 
 /*
@@ -520,23 +498,23 @@ static void test_tracer_dies(struct memsrc *ms, int pid, int sig)
 	}
 	for (i = 0; i < 500 && tracer_of(pid) != tracer; i++)
 		sleep_ms(10);
-	check(tracer_of(pid) == tracer, "tracer %d attached", tracer);
+	CHECK(tracer_of(pid) == tracer, "tracer %d attached", tracer);
 	sleep_ms(50);  /* let it reach the hold */
-	check(none_running(), "stopped by the tracer");
+	CHECK(none_running(), "stopped by the tracer");
 
 	cs_err_init(&err);
 	ret = live_stop(ms, &err);
 	snprintf(want, sizeof(want), "already traced by process %d", tracer);
-	check(ret == -CS_ERR_PERMISSION && strstr(err.msg, want),
+	CHECK(ret == -CS_ERR_PERMISSION && strstr(err.msg, want),
 	      "stop of a traced process: %d %s", ret, err.msg);
-	check(all_running() == 0, "our failed stop did not resume it");
+	CHECK(all_running() == 0, "our failed stop did not resume it");
 
 	kill(tracer, sig);
 	waitpid(tracer, &st, 0);
-	check(WIFSIGNALED(st) && WTERMSIG(st) == sig,
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == sig,
 	      "tracer died of signal %d (status 0x%x)", sig, st);
-	check(all_running(), "running after the tracer died of %d", sig);
-	check(tracer_of(pid) == 0, "no tracer left after signal %d", sig);
+	CHECK(all_running(), "running after the tracer died of %d", sig);
+	CHECK(tracer_of(pid) == 0, "no tracer left after signal %d", sig);
 }
 
 static void test_exit(struct memsrc *ms, int pid, uint64_t addr)
@@ -547,18 +525,18 @@ static void test_exit(struct memsrc *ms, int pid, uint64_t addr)
 
 	cs_err_init(&err);
 	ret = live_stop(ms, &err);
-	check(ret == 0, "stop before kill: %d %s", ret, err.msg);
+	CHECK(ret == 0, "stop before kill: %d %s", ret, err.msg);
 	kill(pid, SIGKILL);
 	sleep_ms(100);
 	memsrc_cache_clear(ms);
 	cs_err_init(&err);
 	ret = memsrc_read(ms, addr, b, sizeof(b), &err);
-	check(ret == -CS_ERR_EXITED, "read after kill: %d %s", ret, err.msg);
-	check(!live_alive(ms), "not alive after kill");
+	CHECK(ret == -CS_ERR_EXITED, "read after kill: %d %s", ret, err.msg);
+	CHECK(!live_alive(ms), "not alive after kill");
 	live_resume(ms);
 	cs_err_init(&err);
 	ret = live_stop(ms, &err);
-	check(ret == -CS_ERR_EXITED || ret == -CS_ERR_NO_PROCESS,
+	CHECK(ret == -CS_ERR_EXITED || ret == -CS_ERR_NO_PROCESS,
 	      "stop after kill: %d %s", ret, err.msg);
 	live_resume(ms);
 	waitpid(pid, &st, 0);
@@ -613,11 +591,11 @@ int main(void)
 		return 1;
 	}
 	close(fds[0]);
-	check(all_running(), "child threads running");
+	CHECK(all_running(), "child threads running");
 
 	cs_err_init(&err);
 	ret = live_open(&ms, pid, &err);
-	check(ret == 0, "live_open: %d %s", ret, err.msg);
+	CHECK(ret == 0, "live_open: %d %s", ret, err.msg);
 	if (ret)
 		goto out;
 	test_open(ms, pid, addr, spaced, deleted);
@@ -639,6 +617,5 @@ out:
 	unlink(spaced);
 	free(spaced);
 	free(deleted);
-	printf("test_memsrc: %d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return CHECK_DONE("test_memsrc");
 }

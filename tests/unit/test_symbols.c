@@ -16,7 +16,6 @@
 #include <inttypes.h>
 #include <link.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,30 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/unit/check.h"
 #include "common/banned.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) check_(!!(cond), #cond, __LINE__, __VA_ARGS__)
-
-static void check_(int ok, const char *expr, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void check_(int ok, const char *expr, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fprintf(stderr, "FAIL line %d: %s: ", line, expr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* Looked up by name in this executable's .symtab (not static on purpose). */
 int test_symbols_marker = 42;
@@ -656,6 +633,5 @@ int main(void)
 	test_debian_python();
 	test_child(DEBIAN311, NULL);
 	test_child(PYENV311, "libpython3.");
-	printf("test_symbols: %d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return CHECK_DONE("test_symbols");
 }

@@ -1,24 +1,12 @@
-#include "cli/run_summary.h"
+#include "cli/run_causes.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
-
-/* Bounds on what a summary reads of the target's source files. */
-#define MAX_SOURCE_LINE 1000000
-#define MAX_SOURCE_BYTES (16u << 20)
-#define MAX_SHOWN_SOURCE 160
-/* How long threads get to settle back into their waits after a dump. */
-#define SETTLE_MS 50
 
 void run_summary_init(struct run_summary *s)
 {
@@ -90,7 +78,7 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 	return "unknown";
 }
 
-/* ---- what the kernel and the source files say ---- */
+/* ---- threads ---- */
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -98,111 +86,6 @@ static int ends_with(const char *s, const char *suffix)
 
 	return ls >= lx && !strcmp(s + ls - lx, suffix);
 }
-
-/*
- * 1: the thread sleeps in futex(2), where every Python lock, condition
- * and GIL wait ends up; 0: it runs or sits in another system call;
- * -1: unknown (no kernel thread id, or the file cannot be read).
- *
- * A thread just released by the dump is still "running" for a moment,
- * on its way back into the call it was interrupted in: "running" is
- * asked again until *deadline, shared by all threads of a process so
- * that truly busy threads cost that wait once.
- */
-static int in_futex_wait(int pid, int tid, double deadline)
-{
-#if defined(__x86_64__)
-	const struct timespec pause = { 0, 1000000 };
-	char path[64], buf[32];
-	FILE *f;
-	int ret;
-
-	if (tid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-	for (;;) {
-		ret = -1;
-		f = fopen(path, "r");
-		if (!f)
-			return -1;
-		if (fgets(buf, sizeof(buf), f)) {
-			/* 202 is futex, 449 futex_waitv. */
-			ret = !strncmp(buf, "202 ", 4) ||
-			      !strncmp(buf, "449 ", 4);
-			if (!strncmp(buf, "running", 7) && cs_now_ms() < deadline) {
-				fclose(f);
-				nanosleep(&pause, NULL);
-				continue;
-			}
-		}
-		fclose(f);
-		return ret;
-	}
-#else
-	(void)pid;
-	(void)tid;
-	(void)deadline;
-	return -1;
-#endif
-}
-
-/*
- * Line `line` of a frame's file, trimmed and cut for display, or NULL.
- * Read through /proc/PID/root (or /proc/PID/cwd for a relative name, as
- * 3.6 - 3.8 record a script run as `python x.py`), so the file is the
- * one the target sees, also in another mount namespace.
- */
-static char *source_line(int pid, const char *filename, int line)
-{
-	struct strbuf path;
-	char buf[4096], *start, *end;
-	struct stat st;
-	int fd, n = 0, whole = 1;
-	FILE *f;
-
-	if (!filename || !*filename || filename[0] == '<' ||
-	    line <= 0 || line > MAX_SOURCE_LINE)
-		return NULL;
-	strbuf_init(&path);
-	strbuf_addf(&path, "/proc/%d/%s%s", pid,
-		    filename[0] == '/' ? "root" : "cwd/", filename);
-	/*
-	 * The name comes from the target: never block on a FIFO or a
-	 * device, and read only a plain file of a sane size, a line at a
-	 * time into a fixed buffer.
-	 */
-	fd = open(path.buf, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	strbuf_release(&path);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > (off_t)MAX_SOURCE_BYTES || !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return NULL;
-	}
-	/* fgets returns long lines in pieces: count a line when its
-	 * piece ends in a newline */
-	while (fgets(buf, sizeof(buf), f)) {
-		if (whole && ++n == line)
-			break;
-		whole = strchr(buf, '\n') != NULL;
-	}
-	fclose(f);
-	if (n != line)
-		return NULL;
-	start = buf;
-	while (*start == ' ' || *start == '\t')
-		start++;
-	end = start + strlen(start);
-	while (end > start && (end[-1] == '\n' || end[-1] == '\r' ||
-			       end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	if (end - start > MAX_SHOWN_SOURCE)
-		end = start + MAX_SHOWN_SOURCE;
-	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
-}
-
-/* ---- threads ---- */
 
 /* Modules whose frames are the machinery of waiting, not its reason:
  * a report names the call into them and the caller's line. */
@@ -249,7 +132,7 @@ struct blocked {
 	const struct py_thread *t;
 	const struct py_frame *api;    /* the call into a sync module, or NULL */
 	const struct py_frame *where;  /* the first frame of the program's own */
-	char *source;                  /* where's source line (owned), or NULL */
+	const char *source;            /* where's source line, or NULL */
 };
 
 static enum blocked_kind sync_call_kind(const char *name)
@@ -263,34 +146,53 @@ static enum blocked_kind sync_call_kind(const char *name)
 	return BLOCKED_NO;
 }
 
-static void classify(const struct collection *c, const struct py_thread *t,
-		     double deadline, struct blocked *b)
+/* How many innermost frames are the machinery of waiting. */
+static size_t sync_frames(const struct py_thread *t)
 {
 	size_t i = 0;
-	int futex;
+
+	while (i < t->nframes && is_sync_module(t->frames[i].code->filename))
+		i++;
+	return i;
+}
+
+const struct py_frame *run_causes_own_frame(const struct py_thread *t)
+{
+	size_t i = sync_frames(t);
+
+	return i < t->nframes ? &t->frames[i] : NULL;
+}
+
+static void classify(const struct py_thread *t,
+		     const struct run_thread_facts *f, struct blocked *b)
+{
+	size_t i;
 
 	memset(b, 0, sizeof(*b));
 	b->t = t;
 	if (!t->nframes || t->holds_gil == 1)
 		return;
-	futex = in_futex_wait(c->pid, t->tid, deadline);
-	if (futex == 0)
+	if (f->futex == 0)
 		return;  /* running, or blocked in I/O or a sleep */
-	while (i < t->nframes && is_sync_module(t->frames[i].code->filename))
-		i++;
+	i = sync_frames(t);
 	if (i > 0) {
 		b->kind = sync_call_kind(t->frames[0].code->name);
 		b->api = &t->frames[i - 1];
 	}
 	if (i < t->nframes) {
 		b->where = &t->frames[i];
-		b->source = source_line(c->pid, b->where->code->filename,
-					b->where->line);
+		b->source = f->source;
 	}
-	/* A lock taken in C (threading.Lock, RLock) leaves the caller as
-	 * the innermost frame: only its line tells.  A GIL wait also sits
-	 * in futex, hence both conditions. */
-	if (i == 0 && futex == 1 && looks_like_lock(b->source))
+	/*
+	 * A lock taken in C (threading.Lock, RLock) leaves the caller as
+	 * the innermost frame.  A GIL wait sits in futex too, but wakes at
+	 * every switch interval: a thread that stays asleep is blocked in
+	 * C on a lock, however its source is laid out (`with b: pass`
+	 * on one line).  A lock taken with a timeout wakes too: for it,
+	 * the line is the remaining clue.
+	 */
+	if (i == 0 && f->futex == 1 &&
+	    (f->quiet || looks_like_lock(b->source)))
 		b->kind = BLOCKED_LOCK;
 }
 
@@ -336,19 +238,20 @@ static void add_api(struct strbuf *sb, const struct py_frame *api)
 		    cs_base_name(api->code->filename));
 }
 
-static void summarize_threads(struct run_summary *s, const struct collection *c)
+static void summarize_threads(struct run_summary *s, int pid,
+			      const struct py_snapshot *snap,
+			      const struct run_thread_facts *facts)
 {
-	size_t n = c->snap.nthreads, i, nlock = 0;
+	size_t n = snap->nthreads, i, nlock = 0;
 	struct blocked *b;
 	struct run_cause *cause = NULL;
 	struct strbuf sb;
-	double deadline = cs_now_ms() + SETTLE_MS;
 
 	if (!n)
 		return;
 	b = xcalloc(n, sizeof(*b));
 	for (i = 0; i < n; i++) {
-		classify(c, &c->snap.threads[i], deadline, &b[i]);
+		classify(&snap->threads[i], &facts[i], &b[i]);
 		nlock += b[i].kind == BLOCKED_LOCK;
 	}
 	strbuf_init(&sb);
@@ -357,7 +260,7 @@ static void summarize_threads(struct run_summary *s, const struct collection *c)
 	if (nlock >= 2) {
 		strbuf_addf(&sb, "possible deadlock: %zu threads are blocked "
 			    "acquiring locks", nlock);
-		cause = add_cause(s, RUN_CAUSE_DEADLOCK, c->pid, &sb);
+		cause = add_cause(s, RUN_CAUSE_DEADLOCK, pid, &sb);
 	}
 	for (i = 0; i < n; i++) {
 		if (b[i].kind != BLOCKED_LOCK)
@@ -369,7 +272,7 @@ static void summarize_threads(struct run_summary *s, const struct collection *c)
 				strbuf_addstr(&sb, " in ");
 				add_api(&sb, b[i].api);
 			}
-			cause = add_cause(s, RUN_CAUSE_LOCK, c->pid, &sb);
+			cause = add_cause(s, RUN_CAUSE_LOCK, pid, &sb);
 		} else {
 			add_thread_label(&sb, b[i].t);
 			strbuf_addch(&sb, ' ');
@@ -384,7 +287,7 @@ static void summarize_threads(struct run_summary *s, const struct collection *c)
 		add_thread_label(&sb, b[i].t);
 		strbuf_addstr(&sb, " waits in ");
 		add_api(&sb, b[i].api);
-		cause = add_cause(s, RUN_CAUSE_WAIT, c->pid, &sb);
+		cause = add_cause(s, RUN_CAUSE_WAIT, pid, &sb);
 		if (b[i].where) {
 			strbuf_addstr(&sb, "called ");
 			add_where(&sb, &b[i]);
@@ -392,8 +295,6 @@ static void summarize_threads(struct run_summary *s, const struct collection *c)
 		}
 	}
 	strbuf_release(&sb);
-	for (i = 0; i < n; i++)
-		free(b[i].source);
 	free(b);
 }
 
@@ -407,10 +308,9 @@ static void add_task_name(struct strbuf *sb, const struct py_async *a,
 
 /* "task NAME at FILE:LINE in FUNC": where its innermost coroutine is
  * suspended (task->stack is innermost first). */
-static void add_task_place(struct strbuf *sb, const struct collection *c,
+static void add_task_place(struct strbuf *sb, const struct py_async *a,
 			   const struct py_task *task)
 {
-	const struct py_async *a = &c->async;
 	size_t k;
 
 	strbuf_addf(sb, "task %s", task->name ? task->name : "?");
@@ -483,10 +383,9 @@ static int in_asyncio_sleep(const struct py_async *a, const struct py_task *t)
 	       strstr(g->code->filename, "asyncio");
 }
 
-static void summarize_stuck_tasks(struct run_summary *s,
-				  const struct collection *c)
+static void summarize_stuck_tasks(struct run_summary *s, int pid,
+				  const struct py_async *a)
 {
-	const struct py_async *a = &c->async;
 	const struct py_task *best[MAX_STUCK_TASKS];
 	size_t behind[MAX_STUCK_TASKS], nbest = 0, i, k;
 	struct addrmap waits_on_tasks;
@@ -533,16 +432,16 @@ static void summarize_stuck_tasks(struct run_summary *s,
 		if (behind[i])
 			strbuf_addf(&sb, ", blocking %zu other task%s", behind[i],
 				    behind[i] == 1 ? "" : "s");
-		cause = add_cause(s, RUN_CAUSE_STUCK_TASK, c->pid, &sb);
-		add_task_place(&sb, c, best[i]);
+		cause = add_cause(s, RUN_CAUSE_STUCK_TASK, pid, &sb);
+		add_task_place(&sb, a, best[i]);
 		add_detail(cause, &sb);
 	}
 	strbuf_release(&sb);
 }
 
-static void summarize_tasks(struct run_summary *s, const struct collection *c)
+static void summarize_tasks(struct run_summary *s, int pid,
+			    const struct py_async *a)
 {
-	const struct py_async *a = &c->async;
 	struct run_cause *cause;
 	struct strbuf sb;
 	size_t i, k;
@@ -559,26 +458,27 @@ static void summarize_tasks(struct run_summary *s, const struct collection *c)
 				strbuf_addstr(&sb, " -> ");
 			add_task_name(&sb, a, a->cycles[i][k % len]);
 		}
-		cause = add_cause(s, RUN_CAUSE_AWAIT_CYCLE, c->pid, &sb);
+		cause = add_cause(s, RUN_CAUSE_AWAIT_CYCLE, pid, &sb);
 		for (k = 0; k < len; k++) {
 			const struct py_task *task =
 				py_async_task(a, a->cycles[i][k]);
 
 			if (!task)
 				continue;
-			add_task_place(&sb, c, task);
+			add_task_place(&sb, a, task);
 			add_detail(cause, &sb);
 		}
 	}
 	strbuf_release(&sb);
 }
 
-void run_summarize(struct run_summary *s, const struct collection *c)
+void run_summarize(struct run_summary *s, int pid,
+		   const struct py_snapshot *snap, const struct py_async *a,
+		   const struct run_thread_facts *facts)
 {
-	summarize_tasks(s, c);
-	summarize_stuck_tasks(s, c);
-	summarize_threads(s, c);
-	run_summarize_sched(s, c);
+	summarize_tasks(s, pid, a);
+	summarize_stuck_tasks(s, pid, a);
+	summarize_threads(s, pid, snap, facts);
 }
 
 void run_summary_sort(struct run_summary *s)
@@ -595,95 +495,3 @@ void run_summary_sort(struct run_summary *s)
 	}
 }
 
-/* ---- output ---- */
-
-void run_summary_text(FILE *out, const struct run_summary *s,
-		      const char *indent)
-{
-	size_t i, k;
-
-	for (i = 0; i < s->n; i++) {
-		const struct run_cause *cause = &s->causes[i];
-
-		fprintf(out, "%sprocess %d: %s\n", indent, cause->pid,
-			cause->headline);
-		for (k = 0; k < cause->ndetails; k++)
-			fprintf(out, "%s    %s\n", indent, cause->details[k]);
-	}
-}
-
-void run_summary_json(struct json *j, const struct run_summary *s)
-{
-	size_t i, k;
-
-	json_begin_array(j);
-	for (i = 0; i < s->n; i++) {
-		const struct run_cause *cause = &s->causes[i];
-
-		json_begin_object(j);
-		json_key(j, "pid");
-		json_int(j, cause->pid);
-		json_key(j, "kind");
-		json_string(j, run_cause_kind_name(cause->kind));
-		json_key(j, "summary");
-		json_string(j, cause->headline);
-		json_key(j, "details");
-		json_begin_array(j);
-		for (k = 0; k < cause->ndetails; k++)
-			json_string(j, cause->details[k]);
-		json_end_array(j);
-		json_end_object(j);
-	}
-	json_end_array(j);
-}
-
-void run_md_code(FILE *out, const char *s, size_t max)
-{
-	size_t i;
-
-	fputc('`', out);
-	for (i = 0; s && s[i] && i < max; i++) {
-		char ch = s[i];
-
-		fputc(ch == '`' ? '\'' : (ch == '\n' || ch == '\r') ? ' ' : ch,
-		      out);
-	}
-	if (s && strlen(s) > max)
-		fputs("...", out);
-	fputc('`', out);
-}
-
-void run_md_text(FILE *out, const char *s, size_t max)
-{
-	size_t i;
-
-	for (i = 0; s && s[i] && i < max; i++) {
-		char ch = s[i];
-
-		if (ch == '\n' || ch == '\r')
-			ch = ' ';
-		if (strchr("\\`*_[]<>|#", ch))
-			fputc('\\', out);
-		fputc(ch, out);
-	}
-	if (s && strlen(s) > max)
-		fputs("...", out);
-}
-
-void run_summary_markdown(FILE *out, const struct run_summary *s)
-{
-	size_t i, k;
-
-	for (i = 0; i < s->n; i++) {
-		const struct run_cause *cause = &s->causes[i];
-
-		fprintf(out, "- process %d: ", cause->pid);
-		run_md_text(out, cause->headline, 300);
-		fputc('\n', out);
-		for (k = 0; k < cause->ndetails; k++) {
-			fputs("  - ", out);
-			run_md_text(out, cause->details[k], 300);
-			fputc('\n', out);
-		}
-	}
-}

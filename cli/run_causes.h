@@ -5,16 +5,18 @@
  * The causes come from the tasks view (await cycles, the tasks at the
  * bottom of the waits that hold up the most others) and from thread
  * stacks (threads blocked on locks, a lock deadlock between threads,
- * threads waiting on a condition, event or queue).
+ * threads waiting on a condition, event or queue).  The analysis works
+ * on plain data: the snapshot, the tasks, and what the kernel said of
+ * each thread (struct run_thread_facts, gathered by cli/run_probe.c), so
+ * that it can be tested without a process.
  */
-#ifndef COROSCOPE_CLI_RUN_SUMMARY_H
-#define COROSCOPE_CLI_RUN_SUMMARY_H
+#ifndef COROSCOPE_CLI_RUN_CAUSES_H
+#define COROSCOPE_CLI_RUN_CAUSES_H
 
 #include <stddef.h>
-#include <stdio.h>
 
-#include "cli/collect.h"
-#include "cli/json.h"
+#include "readers/stacks.h"
+#include "readers/tasks.h"
 
 /* In order of likelihood: the summary lists lower values first. */
 enum run_cause_kind {
@@ -38,19 +40,37 @@ struct run_summary {
 	size_t n, alloc;
 };
 
+/* What the kernel and the source files say of one thread of a snapshot. */
+struct run_thread_facts {
+	int futex;        /* 1: sleeps in futex(2), where every Python lock,
+			     condition and GIL wait ends up; 0: runs or sits
+			     in another call; -1: unknown */
+	int quiet;        /* 1: in futex(2) and not woken once during a
+			     window of a few GIL switch intervals, as a
+			     thread blocked on a lock (a thread waiting for
+			     the GIL wakes every interval) */
+	char *source;     /* the line of run_causes_own_frame(), or NULL */
+};
+
 void run_summary_init(struct run_summary *s);
 void run_summary_release(struct run_summary *s);
 
-/*
- * Add the causes c suggests.  Call it while the process still exists:
- * it reads the kernel's view of each thread (is it waiting in a futex?)
- * and the source line of blocked frames through /proc/PID.
- */
-void run_summarize(struct run_summary *s, const struct collection *c);
+/* The innermost frame of the program's own, below the machinery of
+ * waiting (threading.py, queue.py...), or NULL. */
+const struct py_frame *run_causes_own_frame(const struct py_thread *t);
 
-/* Greenlets and trio tasks (cli/run_sched.c), through these. */
+/* Add the causes process pid's snapshot and tasks suggest; facts has
+ * one entry per thread of snap. */
+void run_summarize(struct run_summary *s, int pid,
+		   const struct py_snapshot *snap, const struct py_async *a,
+		   const struct run_thread_facts *facts);
+
+/* Greenlets and trio tasks (cli/run_sched.c), through the three below. */
 struct strbuf;
-void run_summarize_sched(struct run_summary *s, const struct collection *c);
+struct py_greenlets;
+void run_summarize_sched(struct run_summary *s, int pid,
+			 const struct py_async *a,
+			 const struct py_greenlets *greenlets);
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);
@@ -62,20 +82,5 @@ void run_summary_sort(struct run_summary *s);
 
 /* "kind" names used in JSON: "await_cycle", "deadlock", ... */
 const char *run_cause_kind_name(enum run_cause_kind kind);
-
-/* The summary as text lines, each prefixed with indent. */
-void run_summary_text(FILE *out, const struct run_summary *s,
-		      const char *indent);
-/* The summary as a JSON array value. */
-void run_summary_json(struct json *j, const struct run_summary *s);
-
-/* The summary as a Markdown list (for GITHUB_STEP_SUMMARY). */
-void run_summary_markdown(FILE *out, const struct run_summary *s);
-
-/* Write s inside a Markdown code span: backticks and line breaks, which
- * would end it, are replaced, and it is cut at max bytes. */
-void run_md_code(FILE *out, const char *s, size_t max);
-/* Write s as Markdown text, its punctuation escaped, cut at max bytes. */
-void run_md_text(FILE *out, const char *s, size_t max);
 
 #endif

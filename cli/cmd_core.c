@@ -7,7 +7,6 @@
 #include "cli/commands.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,75 +14,51 @@
 
 #include "attach/core.h"
 #include "cli/collect.h"
+#include "cli/escape.h"
 #include "cli/json.h"
+#include "cli/options.h"
 #include "cli/report.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
 struct core_cli_options {
-	enum report_format format;
-	struct collect_options collect;
+	struct view_options v;
 	struct core_options core;
 	const char *path;
 };
 
 enum { OPT_SYSROOT = 256, OPT_LIB_SEARCH_PATH };
 
+static int take_option(void *ctx, int id, const char *arg)
+{
+	struct core_options *core = ctx;
+
+	if (id == OPT_SYSROOT)
+		core->sysroot = arg;
+	else if (id == OPT_LIB_SEARCH_PATH)
+		core->lib_search_path = arg;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct core_cli_options *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "locals", no_argument, NULL, 'l' },
-		{ "format", required_argument, NULL, 'f' },
+	static const struct option own[] = {
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "lib-search-path", required_argument, NULL,
 		  OPT_LIB_SEARCH_PATH },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	struct cli_extra_options extra = { "core", "COREFILE", 2, own, "",
+					   take_option, &o->core };
+	int ret, i;
 
 	memset(o, 0, sizeof(*o));
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+jlf:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			o->format = REPORT_JSON;
-			break;
-		case 'f':
-			if (report_parse_format(optarg, &o->format))
-				return CS_ERR_USAGE;
-			break;
-		case 'l':
-			o->collect.locals = 1;
-			break;
-		case OPT_SYSROOT:
-			o->core.sysroot = optarg;
-			break;
-		case OPT_LIB_SEARCH_PATH:
-			o->core.lib_search_path = optarg;
-			break;
-		case 'h':
-			cli_usage(stdout);
-			exit(0);
-		default:
-			if (optopt == 'f' || optopt == OPT_SYSROOT ||
-			    optopt == OPT_LIB_SEARCH_PATH)
-				return cli_usage_error("'%s' needs an argument",
-						       argv[optind - 1]);
-			return cli_usage_error("unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error("core: missing COREFILE");
-	o->path = argv[optind++];
-	if (optind < argc)
-		o->core.executable = argv[optind++];
-	if (optind < argc)
-		return cli_usage_error("core: unexpected argument '%s'",
-				       argv[optind]);
+	ret = cli_parse_view_options(argc, argv, &extra, &o->v, &i);
+	if (ret)
+		return ret;
+	o->path = argv[i++];
+	if (i < argc)
+		o->core.executable = argv[i];
 	return 0;
 }
 
@@ -91,13 +66,18 @@ static void print_warnings(const struct core_info *in, int failed)
 {
 	size_t i;
 
-	for (i = 0; i < in->nwarnings; i++)
-		fprintf(stderr, "coroscope: warning: %s\n", in->warnings[i]);
-	if (in->truncated && !failed)
-		fprintf(stderr, "coroscope: warning: core file '%s' is truncated "
-			"(%" PRIu64 " of %" PRIu64 " bytes): memory in the missing "
-			"part is unreadable\n", in->path, in->size,
-			in->expected_size);
+	for (i = 0; i < in->nwarnings; i++) {
+		fputs("coroscope: warning: ", stderr);
+		esc_text(stderr, in->warnings[i]);
+		fputc('\n', stderr);
+	}
+	if (in->truncated && !failed) {
+		fputs("coroscope: warning: core file '", stderr);
+		esc_text(stderr, in->path);
+		fprintf(stderr, "' is truncated (%" PRIu64 " of %" PRIu64
+			" bytes): memory in the missing part is unreadable\n",
+			in->size, in->expected_size);
+	}
 }
 
 /* Give the library's message the context only a core has. */
@@ -125,8 +105,9 @@ static void explain(struct cs_err *err, const struct core_info *in)
 
 static void text_header(FILE *out, const struct core_info *in)
 {
-	fprintf(out, "Core file: %s (written by %s)\n", in->path,
-		in->by_gdb ? "gcore" : "the kernel");
+	fputs("Core file: ", out);
+	esc_text(out, in->path);
+	fprintf(out, " (written by %s)\n", in->by_gdb ? "gcore" : "the kernel");
 	if (!in->signal) {
 		fprintf(out, "Process %d was running: no signal (a core saved "
 			"by gcore)\n", in->pid);
@@ -200,7 +181,7 @@ static void print_report(const struct core_cli_options *o,
 {
 	struct json j;
 
-	switch (o->format) {
+	switch (o->v.format) {
 	case REPORT_JSON:
 		json_init(&j, stdout, 1);
 		json_begin_object(&j);
@@ -236,7 +217,7 @@ int cmd_core(int argc, char **argv)
 		return cli_report_error(&err);
 	in = core_info(ms);
 	/* Takes ms: in stays valid until collection_release(). */
-	ret = collect_source(&c, ms, &o.collect, &err);
+	ret = collect_source(&c, ms, &o.v.collect, &err);
 	if (in->command)
 		c.command = xstrdup(in->command);
 	print_warnings(in, ret < 0);

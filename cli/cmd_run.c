@@ -1,0 +1,364 @@
+/*
+ * coroscope run [--timeout D] [--report FILE] [--kill-after D] -- COMMAND...
+ *
+ * Runs COMMAND in a process group of its own and waits for it.  When it
+ * outlives the timeout, every process of its tree is dumped (the Python
+ * ones in full, the others by pid, parent and command line), the report
+ * leads with the likely causes of the hang, and the whole tree is
+ * stopped: SIGTERM, then SIGKILL after --kill-after.  SIGUSR1 takes the
+ * same dump without stopping anything.
+ *
+ * The command should not notice the wrapper: its standard streams,
+ * environment, signal mask and dispositions are coroscope's own, and
+ * with a terminal its group is made the foreground one.  coroscope waits
+ * with every signal it cares about blocked and taken by sigtimedwait(),
+ * so a signal never interrupts a dump (a target is always resumed before
+ * a SIGTERM to coroscope is acted on).
+ *
+ * The tree is found from /proc: coroscope's descendants (coroscope is a
+ * child subreaper, so orphans that double-forked or called setsid() stay
+ * its descendants), the members of the command's process group, and any
+ * process seen in the tree before that is still the same process.
+ */
+#include "cli/commands.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "attach/live.h"
+#include "cli/collect.h"
+#include "cli/escape.h"
+#include "cli/run_causes.h"
+#include "cli/run_probe.h"
+#include "cli/run_report.h"
+#include "cli/run_supervise.h"
+#include "common/duration.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+#define DEFAULT_KILL_AFTER_MS 5000
+
+/* ---- options ---- */
+
+static int parse_duration_option(const char *name, const char *arg,
+				 long long *ms)
+{
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (duration_parse(arg, ms, &err) < 0)
+		return cli_usage_error("run: %s: %s", name, err.msg);
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct run_options *o)
+{
+	static const struct option longopts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "kill-after", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, ret;
+
+	memset(o, 0, sizeof(*o));
+	o->kill_after_ms = DEFAULT_KILL_AFTER_MS;
+	opterr = 0;
+	optind = 1;
+	/* "+": the first word that is not an option starts the command, so
+	 * the command's own options are never taken for run's; ":" tells a
+	 * missing value from an unknown option. */
+	while ((c = getopt_long(argc, argv, "+:t:r:k:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			ret = parse_duration_option("--timeout", optarg,
+						    &o->timeout_ms);
+			if (ret)
+				return ret;
+			break;
+		case 'k':
+			ret = parse_duration_option("--kill-after", optarg,
+						    &o->kill_after_ms);
+			if (ret)
+				return ret;
+			break;
+		case 'r':
+			if (!*optarg)
+				return cli_usage_error("run: --report needs a file name");
+			o->report = optarg;
+			break;
+		case 'h':
+			cli_usage(stdout);
+			exit(0);
+		case ':':
+			return cli_usage_error("run: option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error("unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("run: missing COMMAND");
+	o->argv = argv + optind;
+	return 0;
+}
+
+/*
+ * A report that cannot be written must be said at once, not after the
+ * whole timeout: open path for writing as the dump will (an existing
+ * file without truncating it; a new one is created and removed again).
+ */
+static int check_writable(const char *what, const char *path)
+{
+	int fd, created = 0;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY |
+			  O_CLOEXEC, 0666);
+		created = fd >= 0;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "coroscope: run: cannot write %s '", what);
+		esc_text(stderr, path);
+		fprintf(stderr, "': %s\n", strerror(errno));
+		return CS_ERR_USAGE;
+	}
+	close(fd);
+	if (created)
+		unlink(path);
+	return 0;
+}
+
+static int check_outputs(const struct run_options *o)
+{
+	const char *gh = getenv("GITHUB_STEP_SUMMARY");
+	int ret = 0;
+
+	if (o->report)
+		ret = check_writable("the --report file", o->report);
+	if (!ret && gh && *gh)
+		ret = check_writable("GITHUB_STEP_SUMMARY", gh);
+	return ret;
+}
+
+/* ---- the dump ---- */
+
+static void dump_one(struct run_proc *p)
+{
+	struct collect_options copt;
+
+	cs_err_init(&p->err);
+	p->command = live_cmdline(p->e.pid);
+	if (p->e.state == 'Z') {
+		cs_fail(&p->err, CS_ERR_EXITED,
+			"process %d exited; its parent has not collected it",
+			p->e.pid);
+		return;
+	}
+	memset(&copt, 0, sizeof(copt));
+	if (collect_live(&p->c, p->e.pid, &copt, &p->err) == 0) {
+		p->dumped = 1;
+		return;
+	}
+	collection_release(&p->c);
+}
+
+static void summarize(struct run_summary *sum, const struct run_proc *procs,
+		      size_t n)
+{
+	struct run_thread_facts *facts;
+	size_t i;
+
+	run_summary_init(sum);
+	for (i = 0; i < n; i++) {
+		const struct collection *c = &procs[i].c;
+
+		if (!procs[i].dumped)
+			continue;
+		facts = run_probe_threads(c->pid, &c->snap);
+		run_summarize(sum, c->pid, &c->snap, &c->async, facts);
+		run_summarize_sched(sum, c->pid, &c->async, &c->greenlets);
+		run_probe_release(facts, c->snap.nthreads);
+	}
+	run_summary_sort(sum);
+}
+
+/*
+ * Dump every process of the tree: the text report on stderr, the JSON
+ * file with --report, the step summary under GitHub Actions.  Each
+ * process is stopped only while it is read; the tree runs on.
+ */
+static void dump_tree(struct run_state *st, int timed_out)
+{
+	struct proc_list tree = { 0 };
+	struct run_summary sum;
+	struct run_proc *procs;
+	struct run_dump d;
+	struct strbuf why;
+	const char *gh;
+	size_t i, npy = 0;
+	char after[32];
+
+	run_tree_now(st, &tree);
+	procs = xcalloc(tree.n ? tree.n : 1, sizeof(*procs));
+	for (i = 0; i < tree.n; i++) {
+		procs[i].e = tree.e[i];
+		dump_one(&procs[i]);
+		npy += procs[i].dumped;
+	}
+	/* A dump of the command may have taken its exit status. */
+	run_reap(st);
+	summarize(&sum, procs, tree.n);
+
+	strbuf_init(&why);
+	if (timed_out) {
+		duration_format(st->o->timeout_ms, after, sizeof(after));
+		strbuf_addf(&why, "command timed out after %s", after);
+	} else {
+		strbuf_addstr(&why, "SIGUSR1: snapshot of the running command");
+	}
+	d = (struct run_dump){ .why = why.buf, .timed_out = timed_out,
+			       .argv = st->o->argv, .procs = procs,
+			       .n = tree.n, .npy = npy, .sum = &sum };
+	run_report_text(stderr, &d);
+	if (st->o->report)
+		run_report_json(st->o->report, &d);
+	gh = getenv("GITHUB_STEP_SUMMARY");
+	if (gh && *gh)
+		run_report_step_summary(gh, &d);
+
+	for (i = 0; i < tree.n; i++) {
+		if (procs[i].dumped)
+			collection_release(&procs[i].c);
+		free(procs[i].command);
+	}
+	free(procs);
+	run_summary_release(&sum);
+	strbuf_release(&why);
+	proc_list_release(&tree);
+}
+
+/* ---- watching the command ---- */
+
+/*
+ * Every signal run handles is blocked for good and taken with
+ * sigtimedwait(): SIGCHLD (the command ended), SIGUSR1 (dump), the ones
+ * forwarded to the command, and those a terminal or a closed pipe would
+ * send coroscope while it handles the terminal or writes the report.
+ */
+static void take_signals(sigset_t *set, sigset_t *oldmask,
+			 struct sigaction *oldchld)
+{
+	struct sigaction dfl;
+
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+	sigaddset(set, SIGTTOU);
+	sigaddset(set, SIGTTIN);
+	sigaddset(set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, set, oldmask);
+	/* An inherited SIG_IGN would make the kernel reap the command
+	 * itself and lose its status. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGCHLD, &dfl, oldchld);
+}
+
+/* Until the command ends or times out: 1 when it timed out. */
+static int watch(struct run_state *st, const sigset_t *set)
+{
+	double deadline = 0, left;
+	int sig;
+
+	if (st->o->timeout_ms > 0)
+		deadline = cs_now_ms() + (double)st->o->timeout_ms;
+	while (!st->child_done) {
+		left = -1;
+		if (deadline) {
+			left = deadline - cs_now_ms();
+			if (left <= 0) {
+				/* The command may have ended just now. */
+				run_reap(st);
+				return !st->child_done;
+			}
+		}
+		sig = run_wait_signal(set, left);
+		switch (sig) {
+		case SIGCHLD:
+			if (run_reap(st))
+				run_follow_stop(st);
+			break;
+		case SIGUSR1:
+			dump_tree(st, 0);
+			break;
+		case SIGINT:
+		case SIGTERM:
+		case SIGHUP:
+		case SIGQUIT:
+			/* The command's group, and the command itself
+			 * should it have left the group. */
+			kill(-st->child, sig);
+			kill(st->child, sig);
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_options o;
+	struct run_state st;
+	struct sigaction oldchld;
+	sigset_t set, oldmask;
+	int ret, exec_errno, timed_out;
+
+	ret = parse_options(argc, argv, &o);
+	if (!ret)
+		ret = check_outputs(&o);
+	if (ret)
+		return ret;
+	memset(&st, 0, sizeof(st));
+	st.o = &o;
+	st.self = (int)getpid();
+	take_signals(&set, &oldmask, &oldchld);
+	/* Adopt orphans of the tree, so that none escapes the walk. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+	st.tty_fd = run_foreground_tty();
+	st.child = run_start_command(&st, &oldmask, &oldchld, &exec_errno);
+	if (st.child < 0) {
+		fprintf(stderr, "coroscope: cannot run '%s': %s\n", o.argv[0],
+			strerror(exec_errno));
+		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_INVOKE;
+	}
+	timed_out = watch(&st, &set);
+	if (timed_out) {
+		dump_tree(&st, 1);
+		run_terminate_tree(&st, &set);
+	}
+	if (st.tty_fd >= 0)
+		tcsetpgrp(st.tty_fd, getpgrp());
+	proc_list_release(&st.known);
+	return run_exit_status(&st, timed_out);
+}

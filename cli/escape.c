@@ -1,0 +1,164 @@
+#include "cli/escape.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "common/banned.h"
+
+/* Punctuation Markdown would take for markup. */
+#define MD_SPECIAL "\\`*_[]<>|#"
+
+/* The length of a valid UTF-8 sequence at s (n bytes left) and its code
+ * point, or 0: overlong forms, surrogates and values past U+10FFFF are
+ * not valid. */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len, i;
+	uint32_t v, min;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, v = s[0] & 0x1f, min = 0x80;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, v = s[0] & 0x0f, min = 0x800;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, v = s[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (s[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+/* Characters that move text around or break lines without being
+ * control characters. */
+static int is_format_char(uint32_t cp)
+{
+	return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+	       cp == 0x200e || cp == 0x200f || cp == 0x061c ||
+	       cp == 0x2028 || cp == 0x2029;
+}
+
+/* The backslash of an escape: inside a DOT string, where Graphviz reads
+ * "\n" as a line break, it is itself backslashed. */
+static void add_backslash(struct strbuf *sb, enum esc_mode mode)
+{
+	strbuf_addstr(sb, mode == ESC_DOT ? "\\\\" : "\\");
+}
+
+static void add_hex(struct strbuf *sb, unsigned char b, enum esc_mode mode)
+{
+	add_backslash(sb, mode);
+	strbuf_addf(sb, "x%02x", b);
+}
+
+static void add_control(struct strbuf *sb, unsigned char b, enum esc_mode mode)
+{
+	const char *named = b == '\n' ? "n" : b == '\r' ? "r" :
+			    b == '\t' ? "t" : NULL;
+
+	if (!named) {
+		add_hex(sb, b, mode);
+		return;
+	}
+	add_backslash(sb, mode);
+	strbuf_addstr(sb, named);
+}
+
+static void add_ascii(struct strbuf *sb, unsigned char b, enum esc_mode mode)
+{
+	if (mode == ESC_DOT && (b == '"' || b == '\\'))
+		strbuf_addch(sb, '\\');
+	else if (mode == ESC_MD && strchr(MD_SPECIAL, b))
+		strbuf_addch(sb, '\\');
+	else if (mode == ESC_CODE && b == '`')
+		b = '\'';
+	strbuf_addch(sb, (char)b);
+}
+
+/* 1 when s (up to n bytes) passes through unchanged. */
+static int is_plain(const char *s, size_t n, enum esc_mode mode)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)s[i];
+
+		if (b < 0x20 || b >= 0x7f)
+			return 0;
+		if ((mode == ESC_DOT && (b == '"' || b == '\\')) ||
+		    (mode == ESC_MD && strchr(MD_SPECIAL, b)) ||
+		    (mode == ESC_CODE && b == '`'))
+			return 0;
+	}
+	return 1;
+}
+
+void esc_add(struct strbuf *sb, const char *str, enum esc_mode mode,
+	     size_t max)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "?");
+	size_t n = strlen((const char *)s), i = 0, len, k;
+	uint32_t cp;
+
+	if (max && n > max)
+		n = max;
+	while (i < n) {
+		unsigned char b = s[i];
+
+		if (b < 0x20 || b == 0x7f) {
+			add_control(sb, b, mode);
+			i++;
+		} else if (b < 0x80) {
+			add_ascii(sb, b, mode);
+			i++;
+		} else if (!(len = utf8_decode(s + i, n - i, &cp))) {
+			add_hex(sb, b, mode);  /* not UTF-8: the byte itself */
+			i++;
+		} else if (cp <= 0x9f) {
+			for (k = 0; k < len; k++)
+				add_hex(sb, s[i + k], mode);  /* a C1 control */
+			i += len;
+		} else if (is_format_char(cp)) {
+			add_backslash(sb, mode);
+			strbuf_addf(sb, "u%04x", (unsigned)cp);
+			i += len;
+		} else {
+			strbuf_add(sb, (const char *)s + i, len);
+			i += len;
+		}
+	}
+}
+
+void esc_put(FILE *out, const char *s, enum esc_mode mode, size_t max)
+{
+	struct strbuf sb;
+	size_t n;
+
+	if (!s)
+		s = "?";
+	n = strlen(s);
+	if (max && n > max)
+		n = max;
+	/* The common case, and a report of 100,000 tasks is made of it. */
+	if (is_plain(s, n, mode)) {
+		fwrite(s, 1, n, out);
+		return;
+	}
+	strbuf_init(&sb);
+	esc_add(&sb, s, mode, max);
+	fwrite(sb.buf, 1, sb.len, out);
+	strbuf_release(&sb);
+}
+
+void esc_text(FILE *out, const char *s)
+{
+	esc_put(out, s, ESC_TEXT, 0);
+}

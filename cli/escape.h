@@ -1,0 +1,37 @@
+/*
+ * The one escaper for every string read from the target (thread, task
+ * and function names, file names, command lines, paths from a core...)
+ * before it reaches a terminal, a log or a graph: a target must neither
+ * forge lines of a report nor send control sequences to whoever reads it.
+ *
+ * Text: control characters (C0, DEL, and the C1 range U+0080-U+009F)
+ * become \n, \r, \t or \xNN; bytes that are not valid UTF-8 become \xNN
+ * each; characters that reorder or break lines (bidirectional overrides
+ * and isolates, U+2028, U+2029) become \uNNNN; everything else, valid
+ * non-ASCII UTF-8 included, is kept.  Backslashes are kept, so a
+ * Python repr reads the same.
+ */
+#ifndef COROSCOPE_CLI_ESCAPE_H
+#define COROSCOPE_CLI_ESCAPE_H
+
+#include <stdio.h>
+
+#include "common/strbuf.h"
+
+enum esc_mode {
+	ESC_TEXT,  /* as above */
+	ESC_DOT,   /* and '"' and '\\' backslashed: inside a DOT "string" */
+	ESC_MD,    /* and Markdown punctuation backslashed (for text) */
+	ESC_CODE,  /* and '`' made '\'': inside a Markdown code span */
+};
+
+/* Append s (NULL: "?") escaped, at most max bytes of it (0: all); an
+ * escape is never cut. */
+void esc_add(struct strbuf *sb, const char *s, enum esc_mode mode,
+	     size_t max);
+/* The same onto out. */
+void esc_put(FILE *out, const char *s, enum esc_mode mode, size_t max);
+/* esc_put(out, s, ESC_TEXT, 0). */
+void esc_text(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,107 @@
+#include "cli/options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "common/error.h"
+#include "common/banned.h"
+
+/* The shared options and room for a command's own. */
+#define MAX_LONGOPTS 16
+
+static const struct option common_longopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "locals", no_argument, NULL, 'l' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+};
+#define NCOMMON (sizeof(common_longopts) / sizeof(common_longopts[0]))
+
+int cli_parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff)
+		return -1;
+	*pid = (int)v;
+	return 0;
+}
+
+/* The shared and the command's long options, as getopt_long takes them;
+ * the short ones in shortopts ("+:" first: see the loop). */
+static void merge_options(const struct cli_extra_options *extra,
+			  struct option *longopts, char *shortopts,
+			  size_t shortlen)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < NCOMMON; i++)
+		longopts[n++] = common_longopts[i];
+	for (i = 0; extra->longopts && extra->longopts[i].name; i++) {
+		if (n >= MAX_LONGOPTS - 1)
+			CS_BUG("too many options");
+		longopts[n++] = extra->longopts[i];
+	}
+	memset(&longopts[n], 0, sizeof(longopts[n]));
+	snprintf(shortopts, shortlen, "+:jlf:h%s",
+		 extra->shortopts ? extra->shortopts : "");
+}
+
+int cli_parse_view_options(int argc, char **argv,
+			   const struct cli_extra_options *extra,
+			   struct view_options *o, int *first)
+{
+	struct option longopts[MAX_LONGOPTS];
+	char shortopts[64];
+	int c, ret;
+
+	memset(o, 0, sizeof(*o));
+	merge_options(extra, longopts, shortopts, sizeof(shortopts));
+	opterr = 0;
+	optind = 1;
+	/* "+": the first operand ends the options; ":" tells a missing
+	 * value from an unknown option. */
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->format = REPORT_JSON;
+			break;
+		case 'f':
+			if (report_parse_format(optarg, &o->format))
+				return CS_ERR_USAGE;
+			break;
+		case 'l':
+			o->collect.locals = 1;
+			break;
+		case 'h':
+			cli_usage(stdout);
+			exit(0);
+		case ':':
+			return cli_usage_error("'%s' needs an argument",
+					       argv[optind - 1]);
+		case '?':
+			return cli_usage_error("unknown option '%s'",
+					       argv[optind - 1]);
+		default:
+			ret = extra->take(extra->ctx, c, optarg);
+			if (ret)
+				return ret;
+			break;
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("%s: missing %s", extra->command,
+				       extra->operand);
+	if (argc - optind > extra->max_operands)
+		return cli_usage_error("%s: unexpected argument '%s'",
+				       extra->command,
+				       argv[optind + extra->max_operands]);
+	*first = optind;
+	return 0;
+}

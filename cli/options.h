@@ -1,0 +1,43 @@
+/*
+ * The options every command that shows a process shares (dump, core):
+ * --json, --locals, --format, --help, parsed in one place, with each
+ * command's own options (dump's --no-block, core's --sysroot...) handed
+ * to the command.
+ */
+#ifndef COROSCOPE_CLI_OPTIONS_H
+#define COROSCOPE_CLI_OPTIONS_H
+
+#include <getopt.h>
+
+#include "cli/collect.h"
+#include "cli/report.h"
+
+struct view_options {
+	enum report_format format;
+	struct collect_options collect;
+};
+
+/* A command's own options and operands. */
+struct cli_extra_options {
+	const char *command;            /* "dump", for messages */
+	const char *operand;            /* "PID": the first, required */
+	int max_operands;               /* how many may follow the options */
+	const struct option *longopts;  /* NULL-terminated; val is the id */
+	const char *shortopts;          /* getopt letters, e.g. "n" */
+	/* Take option id (with its argument, or NULL): 0, or a usage
+	 * error's status after printing it. */
+	int (*take)(void *ctx, int id, const char *arg);
+	void *ctx;
+};
+
+/*
+ * Parse argv (argv[0] is the command's name) up to the first operand,
+ * whose index goes to *first; there are 1 to extra->max_operands of
+ * them.  0, or a usage error's status after printing it.  --help prints
+ * the usage and exits.
+ */
+int cli_parse_view_options(int argc, char **argv,
+			   const struct cli_extra_options *extra,
+			   struct view_options *o, int *first);
+
+#endif

@@ -1,0 +1,209 @@
+#include "cli/run_probe.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+/* Bounds on what is read of the target's source files. */
+#define MAX_SOURCE_LINE 1000000
+#define MAX_SOURCE_BYTES (16u << 20)
+#define MAX_SHOWN_SOURCE 160
+/* How long threads get to settle back into their waits after a dump. */
+#define SETTLE_MS 50
+/* How long a blocked thread must sleep without a wake-up: several GIL
+ * switch intervals (5 ms by default). */
+#define QUIET_MS 40
+
+/*
+ * 1: the thread sleeps in futex(2), where every Python lock, condition
+ * and GIL wait ends up; 0: it runs or sits in another system call;
+ * -1: unknown (no kernel thread id, or the file cannot be read).
+ *
+ * A thread just released by the dump is still "running" for a moment,
+ * on its way back into the call it was interrupted in: "running" is
+ * asked again until *deadline, shared by all threads of a process so
+ * that truly busy threads cost that wait once.
+ */
+static int in_futex_wait(int pid, int tid, double deadline)
+{
+#if defined(__x86_64__)
+	const struct timespec pause = { 0, 1000000 };
+	char path[64], buf[32];
+	FILE *f;
+	int ret;
+
+	if (tid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	for (;;) {
+		ret = -1;
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		if (fgets(buf, sizeof(buf), f)) {
+			/* 202 is futex, 449 futex_waitv. */
+			ret = !strncmp(buf, "202 ", 4) ||
+			      !strncmp(buf, "449 ", 4);
+			if (!strncmp(buf, "running", 7) && cs_now_ms() < deadline) {
+				fclose(f);
+				nanosleep(&pause, NULL);
+				continue;
+			}
+		}
+		fclose(f);
+		return ret;
+	}
+#else
+	(void)pid;
+	(void)tid;
+	(void)deadline;
+	return -1;
+#endif
+}
+
+/*
+ * Line `line` of a frame's file, trimmed and cut for display, or NULL.
+ * Read through /proc/PID/root (or /proc/PID/cwd for a relative name, as
+ * 3.6 - 3.8 record a script run as `python x.py`), so the file is the
+ * one the target sees, also in another mount namespace.
+ */
+static char *source_line(int pid, const char *filename, int line)
+{
+	struct strbuf path;
+	char buf[4096], *start, *end;
+	struct stat st;
+	int fd, n = 0, whole = 1;
+	FILE *f;
+
+	if (!filename || !*filename || filename[0] == '<' ||
+	    line <= 0 || line > MAX_SOURCE_LINE)
+		return NULL;
+	strbuf_init(&path);
+	strbuf_addf(&path, "/proc/%d/%s%s", pid,
+		    filename[0] == '/' ? "root" : "cwd/", filename);
+	/*
+	 * The name comes from the target: never block on a FIFO or a
+	 * device, and read only a plain file of a sane size, a line at a
+	 * time into a fixed buffer.
+	 */
+	fd = open(path.buf, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	strbuf_release(&path);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (off_t)MAX_SOURCE_BYTES || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	/* fgets returns long lines in pieces: count a line when its
+	 * piece ends in a newline */
+	while (fgets(buf, sizeof(buf), f)) {
+		if (whole && ++n == line)
+			break;
+		whole = strchr(buf, '\n') != NULL;
+	}
+	fclose(f);
+	if (n != line)
+		return NULL;
+	start = buf;
+	while (*start == ' ' || *start == '\t')
+		start++;
+	end = start + strlen(start);
+	while (end > start && (end[-1] == '\n' || end[-1] == '\r' ||
+			       end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (end - start > MAX_SHOWN_SOURCE)
+		end = start + MAX_SHOWN_SOURCE;
+	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+}
+
+/* The thread's context switches so far, or -1. */
+static long long switches(int pid, int tid)
+{
+	char path[64], line[128];
+	long long n, total = -1;
+	FILE *f;
+
+	if (tid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %lld", &n) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &n) == 1)
+			total = (total < 0 ? 0 : total) + n;
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * Mark the threads in futex that sleep through QUIET_MS: blocked, not
+ * waiting for the GIL (whose waiters wake every switch interval, 5 ms
+ * by default).  One window for all threads of the process.
+ */
+static void find_quiet(int pid, const struct py_snapshot *snap,
+		       struct run_thread_facts *facts)
+{
+	const struct timespec window = { 0, QUIET_MS * 1000000L };
+	long long *before;
+	size_t i, n = 0;
+
+	before = xcalloc(snap->nthreads ? snap->nthreads : 1, sizeof(*before));
+	for (i = 0; i < snap->nthreads; i++) {
+		before[i] = facts[i].futex == 1 ?
+			switches(pid, snap->threads[i].tid) : -1;
+		n += before[i] >= 0;
+	}
+	if (n)
+		nanosleep(&window, NULL);
+	for (i = 0; i < snap->nthreads; i++)
+		facts[i].quiet = before[i] >= 0 &&
+			switches(pid, snap->threads[i].tid) == before[i];
+	free(before);
+}
+
+struct run_thread_facts *run_probe_threads(int pid,
+					   const struct py_snapshot *snap)
+{
+	struct run_thread_facts *facts;
+	double deadline = cs_now_ms() + SETTLE_MS;
+	size_t i;
+
+	facts = xcalloc(snap->nthreads ? snap->nthreads : 1, sizeof(*facts));
+	for (i = 0; i < snap->nthreads; i++) {
+		const struct py_thread *t = &snap->threads[i];
+		const struct py_frame *own;
+
+		/* As the analysis looks: a thread holding the GIL or
+		 * without frames is not blocked. */
+		if (!t->nframes || t->holds_gil == 1)
+			continue;
+		facts[i].futex = in_futex_wait(pid, t->tid, deadline);
+		own = run_causes_own_frame(t);
+		if (facts[i].futex != 0 && own)
+			facts[i].source = source_line(pid, own->code->filename,
+						      own->line);
+	}
+	find_quiet(pid, snap, facts);
+	return facts;
+}
+
+void run_probe_release(struct run_thread_facts *facts, size_t n)
+{
+	size_t i;
+
+	for (i = 0; facts && i < n; i++)
+		free(facts[i].source);
+	free(facts);
+}

@@ -1,0 +1,288 @@
+#include "cli/run_report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/escape.h"
+#include "cli/json.h"
+#include "cli/report.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* The step summary stays short: the full report is in the log. */
+#define MD_MAX_PROCS 20
+#define MD_MAX_THREADS 10
+
+static void summary_text(FILE *out, const struct run_summary *s,
+		      const char *indent)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n; i++) {
+		const struct run_cause *cause = &s->causes[i];
+
+		fprintf(out, "%sprocess %d: ", indent, cause->pid);
+		esc_text(out, cause->headline);
+		fputc('\n', out);
+		for (k = 0; k < cause->ndetails; k++) {
+			fprintf(out, "%s    ", indent);
+			esc_text(out, cause->details[k]);
+			fputc('\n', out);
+		}
+	}
+}
+
+static void summary_json(struct json *j, const struct run_summary *s)
+{
+	size_t i, k;
+
+	json_begin_array(j);
+	for (i = 0; i < s->n; i++) {
+		const struct run_cause *cause = &s->causes[i];
+
+		json_begin_object(j);
+		json_key(j, "pid");
+		json_int(j, cause->pid);
+		json_key(j, "kind");
+		json_string(j, run_cause_kind_name(cause->kind));
+		json_key(j, "summary");
+		json_string(j, cause->headline);
+		json_key(j, "details");
+		json_begin_array(j);
+		for (k = 0; k < cause->ndetails; k++)
+			json_string(j, cause->details[k]);
+		json_end_array(j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+/* s inside a Markdown code span, cut at max bytes. */
+static void md_code(FILE *out, const char *s, size_t max)
+{
+	fputc('`', out);
+	esc_put(out, s, ESC_CODE, max);
+	if (s && strlen(s) > max)
+		fputs("...", out);
+	fputc('`', out);
+}
+
+/* s as Markdown text, its punctuation escaped, cut at max bytes. */
+static void md_text(FILE *out, const char *s, size_t max)
+{
+	esc_put(out, s, ESC_MD, max);
+	if (s && strlen(s) > max)
+		fputs("...", out);
+}
+
+static void summary_markdown(FILE *out, const struct run_summary *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n; i++) {
+		const struct run_cause *cause = &s->causes[i];
+
+		fprintf(out, "- process %d: ", cause->pid);
+		md_text(out, cause->headline, 300);
+		fputc('\n', out);
+		for (k = 0; k < cause->ndetails; k++) {
+			fputs("  - ", out);
+			md_text(out, cause->details[k], 300);
+			fputc('\n', out);
+		}
+	}
+}
+
+static char *join_argv(char **argv)
+{
+	struct strbuf sb;
+	size_t i;
+
+	strbuf_init(&sb);
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			strbuf_addch(&sb, ' ');
+		strbuf_addstr(&sb, argv[i]);
+	}
+	return strbuf_detach(&sb);
+}
+
+static void text_process(FILE *out, const struct run_proc *p)
+{
+	fprintf(out, "\n=== process %d (parent %d) ===\n", p->e.pid, p->e.ppid);
+	if (p->dumped) {
+		report_text(out, &p->c);
+		return;
+	}
+	fprintf(out, "Process %d: ", p->e.pid);
+	esc_text(out, p->command);
+	if (p->err.code == CS_ERR_NOT_PYTHON) {
+		fputs("\n(not a Python process)\n", out);
+	} else {
+		fputs("\n(not dumped: ", out);
+		esc_text(out, p->err.msg);
+		fputs(")\n", out);
+	}
+}
+
+static void json_process(struct json *j, const struct run_proc *p)
+{
+	json_begin_object(j);
+	if (p->dumped) {
+		report_json_members(j, &p->c);
+		json_key(j, "ppid");
+		json_int(j, p->e.ppid);
+	} else {
+		json_key(j, "pid");
+		json_int(j, p->e.pid);
+		json_key(j, "ppid");
+		json_int(j, p->e.ppid);
+		json_key(j, "command");
+		json_string(j, p->command);
+		json_key(j, "python");
+		json_null(j);
+		json_key(j, "error");
+		json_string(j, p->err.code == CS_ERR_NOT_PYTHON ?
+			    "not a Python process" : p->err.msg);
+	}
+	json_end_object(j);
+}
+
+void run_report_json(const char *path, const struct run_dump *d)
+{
+	struct json j;
+	size_t i;
+	FILE *f;
+
+	f = fopen(path, "we");
+	if (!f) {
+		fprintf(stderr, "coroscope: cannot write report '%s': %s\n",
+			path, strerror(errno));
+		return;
+	}
+	json_init(&j, f, 1);
+	json_begin_object(&j);
+	json_key(&j, "schema");
+	json_int(&j, 1);
+	json_key(&j, "timed_out");
+	json_bool(&j, d->timed_out);
+	json_key(&j, "reason");
+	json_string(&j, d->why);
+	json_key(&j, "command");
+	json_begin_array(&j);
+	for (i = 0; d->argv[i]; i++)
+		json_string(&j, d->argv[i]);
+	json_end_array(&j);
+	json_key(&j, "causes");
+	summary_json(&j, d->sum);
+	json_key(&j, "processes");
+	json_begin_array(&j);
+	for (i = 0; i < d->n; i++)
+		json_process(&j, &d->procs[i]);
+	json_end_array(&j);
+	json_end_object(&j);
+	if (fclose(f) != 0)
+		fprintf(stderr, "coroscope: cannot write report '%s': %s\n",
+			path, strerror(errno));
+}
+
+static void md_thread(FILE *out, const struct py_thread *t)
+{
+	const struct py_frame *f = t->nframes ? &t->frames[0] : NULL;
+	char place[64];
+	const char *slash;
+
+	fprintf(out, "  - thread %d", t->tid);
+	if (t->name) {
+		fputc(' ', out);
+		md_code(out, t->name, 60);
+	}
+	if (!f) {
+		fputs(": no Python frames\n", out);
+		return;
+	}
+	slash = strrchr(f->code->filename, '/');
+	if (f->line >= 0)
+		snprintf(place, sizeof(place), "%s:%d",
+			 slash ? slash + 1 : f->code->filename, f->line);
+	else
+		snprintf(place, sizeof(place), "%s",
+			 slash ? slash + 1 : f->code->filename);
+	fputs(": ", out);
+	md_code(out, place, sizeof(place));
+	fputs(" in ", out);
+	md_code(out, f->code->qualname, 100);
+	fputc('\n', out);
+}
+
+/* A short Markdown section for the GitHub job page; the full report is
+ * in the log and the --report file. */
+void run_report_step_summary(const char *path, const struct run_dump *d)
+{
+	char *cmd = join_argv(d->argv);
+	size_t i, k;
+	FILE *f;
+
+	f = fopen(path, "ae");
+	if (!f) {
+		fprintf(stderr, "coroscope: cannot append to GITHUB_STEP_SUMMARY "
+			"'%s': %s\n", path, strerror(errno));
+		free(cmd);
+		return;
+	}
+	fputs("### coroscope: ", f);
+	md_text(f, d->why, 200);
+	fputs("\n\nCommand: ", f);
+	md_code(f, cmd, 200);
+	fputs("\n\n", f);
+	if (d->sum->n) {
+		fputs("**Likely cause**, most likely first:\n\n", f);
+		summary_markdown(f, d->sum);
+		fputc('\n', f);
+	}
+	fputs("**Processes** (innermost frame of each thread):\n\n", f);
+	for (i = 0; i < d->n && i < MD_MAX_PROCS; i++) {
+		const struct run_proc *p = &d->procs[i];
+
+		fprintf(f, "- process %d (parent %d) ", p->e.pid, p->e.ppid);
+		md_code(f, p->command ? p->command : "?", 120);
+		if (!p->dumped) {
+			fputs(p->err.code == CS_ERR_NOT_PYTHON ?
+			      ": not Python\n" : ": not dumped\n", f);
+			continue;
+		}
+		fprintf(f, ": Python %s\n", p->c.py.version);
+		for (k = 0; k < p->c.snap.nthreads && k < MD_MAX_THREADS; k++)
+			md_thread(f, &p->c.snap.threads[k]);
+		if (p->c.snap.nthreads > MD_MAX_THREADS)
+			fprintf(f, "  - ... and %zu more threads\n",
+				p->c.snap.nthreads - MD_MAX_THREADS);
+	}
+	if (d->n > MD_MAX_PROCS)
+		fprintf(f, "- ... and %zu more processes\n", d->n - MD_MAX_PROCS);
+	fputc('\n', f);
+	free(cmd);
+	if (fclose(f) != 0)
+		fprintf(stderr, "coroscope: cannot append to GITHUB_STEP_SUMMARY "
+			"'%s': %s\n", path, strerror(errno));
+}
+
+void run_report_text(FILE *out, const struct run_dump *d)
+{
+	size_t i;
+
+	fprintf(out, "coroscope: %s; dumping %zu process%s (%zu Python)\n",
+		d->why, d->n, d->n == 1 ? "" : "es", d->npy);
+	if (d->sum->n) {
+		fputs("coroscope: likely cause, most likely first:\n", out);
+		summary_text(out, d->sum, "  ");
+	} else if (d->npy) {
+		fputs("coroscope: no likely cause stands out in the thread "
+		      "stacks; every process follows\n", out);
+	}
+	for (i = 0; i < d->n; i++)
+		text_process(out, &d->procs[i]);
+	fputc('\n', out);
+	fflush(out);
+}

@@ -1,0 +1,172 @@
+#include "cli/run_tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Bounds on the walks over /proc. */
+#define MAX_PROCS (1 << 22)
+#define MAX_TREE 4096
+
+static int read_stat(int pid, struct proc_entry *e)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The name in parentheses may itself hold ") ": the last one ends it. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	memset(e, 0, sizeof(*e));
+	e->pid = pid;
+	if (sscanf(p + 2, "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+		   "%*d %*d %*d %*d %*d %*d %llu",
+		   &e->state, &e->ppid, &e->pgid, &e->start) != 4)
+		return -1;
+	return 0;
+}
+
+void proc_list_add(struct proc_list *l, const struct proc_entry *e)
+{
+	l->e = xgrow(l->e, &l->alloc, l->n + 1, sizeof(*l->e));
+	l->e[l->n++] = *e;
+}
+
+void proc_list_release(struct proc_list *l)
+{
+	free(l->e);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Every process of the system. */
+static void scan_procs(struct proc_list *all)
+{
+	struct proc_entry e;
+	struct dirent *d;
+	DIR *dir;
+	char *end;
+	long pid;
+
+	all->n = 0;
+	dir = opendir("/proc");
+	if (!dir)
+		return;
+	while ((d = readdir(dir)) && all->n < MAX_PROCS) {
+		errno = 0;
+		pid = strtol(d->d_name, &end, 10);
+		if (errno || *end || pid <= 0 || pid > 0x3fffffff)
+			continue;
+		if (read_stat((int)pid, &e) == 0)
+			proc_list_add(all, &e);
+	}
+	closedir(dir);
+}
+
+static int known_same(const struct proc_list *known,
+		      const struct proc_entry *e)
+{
+	size_t i;
+
+	for (i = 0; i < known->n; i++)
+		if (known->e[i].pid == e->pid && known->e[i].start == e->start)
+			return 1;
+	return 0;
+}
+
+/* Breadth first from tree->e[*q] on: tree doubles as the queue, in[]
+ * marks what all holds that is in the tree already. */
+static void add_descendants(struct proc_list *tree,
+			    const struct proc_list *all, unsigned char *in,
+			    size_t *q)
+{
+	size_t k;
+
+	for (; *q < tree->n && tree->n < MAX_TREE; (*q)++) {
+		int parent = tree->e[*q].pid;
+
+		for (k = 0; k < all->n && tree->n < MAX_TREE; k++) {
+			if (in[k] || all->e[k].ppid != parent)
+				continue;
+			in[k] = 1;
+			proc_list_add(tree, &all->e[k]);
+		}
+	}
+}
+
+static int is_seed(int pass, const struct proc_entry *e, int self, int child,
+		   const struct proc_list *known)
+{
+	switch (pass) {
+	case 0:
+		return e->pid == child;
+	case 1:
+		return e->ppid == self;
+	case 2:
+		return e->pgid == child;
+	default:
+		return known_same(known, e);
+	}
+}
+
+void run_tree_collect(int self, int child, struct proc_list *known,
+		      struct proc_list *tree)
+{
+	struct proc_list all = { 0 };
+	unsigned char *in;
+	size_t i, pass, q = 0;
+
+	tree->n = 0;
+	scan_procs(&all);
+	in = xcalloc(all.n ? all.n : 1, 1);
+	for (i = 0; i < all.n; i++)
+		if (all.e[i].pid == self)
+			in[i] = 1;
+	/*
+	 * Seeds in order of importance: the command, coroscope's other
+	 * children (orphans it adopted), the command's group, processes
+	 * seen in the tree before.  Each seed's subtree is added before
+	 * the next seed, so that the listing reads as a tree.
+	 */
+	for (pass = 0; pass < 4; pass++) {
+		for (i = 0; i < all.n && tree->n < MAX_TREE; i++) {
+			if (in[i] || !is_seed((int)pass, &all.e[i], self, child,
+					      known))
+				continue;
+			in[i] = 1;
+			proc_list_add(tree, &all.e[i]);
+			add_descendants(tree, &all, in, &q);
+		}
+	}
+	free(in);
+	proc_list_release(&all);
+	known->n = 0;
+	for (i = 0; i < tree->n; i++)
+		proc_list_add(known, &tree->e[i]);
+}
+
+int run_tree_alive(const struct proc_list *tree)
+{
+	size_t i;
+
+	for (i = 0; i < tree->n; i++)
+		if (tree->e[i].state != 'Z')
+			return 1;
+	return 0;
+}
