@@ -165,31 +165,32 @@ static int raw_read(struct gl_builder *b, uint64_t addr, struct gl_raw *r,
 		    struct cs_err *err)
 {
 	const struct gl_layout *G = b->G;
+	size_t size = (size_t)G->p_size;
 	uint8_t buf[256];
 	int ret;
 
-	if ((size_t)G->p_size > sizeof(buf))
-		CS_BUG("greenlet layout of %d bytes", G->p_size);
+	if (size > sizeof(buf))
+		CS_BUG("greenlet layout of %zu bytes", size);
 	memset(r, 0, sizeof(*r));
 	ret = memsrc_read_u64(b->py->ms, addr + (uint64_t)G->pimpl, &r->p, err);
 	if (ret < 0 || !r->p)
 		return ret;
-	ret = memsrc_read(b->py->ms, r->p, buf, (size_t)G->p_size, err);
+	ret = memsrc_read(b->py->ms, r->p, buf, size, err);
 	if (ret < 0)
 		return ret;
-	r->stack_start = field_u64(buf, sizeof(buf), G->stack_start);
-	r->stack_stop = field_u64(buf, sizeof(buf), G->stack_stop);
-	r->stack_copy = field_u64(buf, sizeof(buf), G->stack_copy);
-	r->stack_saved = field_u64(buf, sizeof(buf), G->stack_saved);
-	r->top_frame = field_u64(buf, sizeof(buf), G->top_frame);
-	r->cframe = field_u64(buf, sizeof(buf), G->cframe);
-	r->current_frame = field_u64(buf, sizeof(buf), G->current_frame);
-	r->self = field_u64(buf, sizeof(buf), G->self);
+	r->stack_start = field_u64(buf, size, G->stack_start);
+	r->stack_stop = field_u64(buf, size, G->stack_stop);
+	r->stack_copy = field_u64(buf, size, G->stack_copy);
+	r->stack_saved = field_u64(buf, size, G->stack_saved);
+	r->top_frame = field_u64(buf, size, G->top_frame);
+	r->cframe = field_u64(buf, size, G->cframe);
+	r->current_frame = field_u64(buf, size, G->current_frame);
+	r->self = field_u64(buf, size, G->self);
 	/* Which of the two a P has depends on its kind (raw_is_main()). */
-	r->main_greenlet = field_u64(buf, sizeof(buf), G->main_greenlet);
-	r->thread_state = field_u64(buf, sizeof(buf), G->thread_state);
-	r->run_callable = field_u64(buf, sizeof(buf), G->run_callable);
-	r->parent = field_u64(buf, sizeof(buf), G->parent);
+	r->main_greenlet = field_u64(buf, size, G->main_greenlet);
+	r->thread_state = field_u64(buf, size, G->thread_state);
+	r->run_callable = field_u64(buf, size, G->run_callable);
+	r->parent = field_u64(buf, size, G->parent);
 	return 0;
 }
 

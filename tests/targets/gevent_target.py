@@ -27,18 +27,9 @@ import gevent.lock
 import gevent.queue
 import greenlet
 
+from gr_frames import frames_of
+
 N_SLEEPERS = 3
-
-
-def frames_of(g):
-    """gr_frame's chain as the process sees it, innermost first."""
-    out = []
-    f = g.gr_frame
-    while f is not None and len(out) < 200:
-        out.append({"file": f.f_code.co_filename, "line": f.f_lineno,
-                    "function": f.f_code.co_name})
-        f = f.f_back
-    return out
 
 
 def wait_event(ev):

@@ -24,17 +24,9 @@ if len(sys.argv) > 2:
 
 import greenlet  # noqa: E402
 
+from gr_frames import frames_of  # noqa: E402
+
 N_ALIKE = 3
-
-
-def frames_of(g):
-    out = []
-    f = g.gr_frame
-    while f is not None and len(out) < 200:
-        out.append({"file": f.f_code.co_filename, "line": f.f_lineno,
-                    "function": f.f_code.co_name})
-        f = f.f_back
-    return out
 
 
 def state_of(g):
