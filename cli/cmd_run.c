@@ -189,6 +189,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 			continue;
 		facts = run_probe_threads(c->pid, &c->snap);
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts);
+		run_summarize_sched(sum, c->pid, &c->async, &c->greenlets);
 		run_probe_release(facts, c->snap.nthreads);
 	}
 	run_summary_sort(sum);

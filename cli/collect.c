@@ -9,6 +9,7 @@
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/trio.h"
 #include "common/banned.h"
 
 /* Writable memory copied whole during the stop, at most. */
@@ -121,6 +122,15 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		if (py_async_take(&c->py, &c->snap, &sopt, &c->async, &aerr) < 0)
 			snprintf(c->async_warning, sizeof(c->async_warning),
 				 "tasks and generators not shown: %.400s", aerr.msg);
+		else if (cs_err_init(&aerr),
+			 py_trio_take(&c->py, &c->snap, &c->async, &aerr) < 0)
+			snprintf(c->async_warning, sizeof(c->async_warning),
+				 "trio tasks not shown: %.400s", aerr.msg);
+		cs_err_init(&aerr);
+		if (py_greenlets_take(&c->py, &c->snap, &sopt, &c->greenlets,
+				      &aerr) < 0)
+			snprintf(c->sched_warning, sizeof(c->sched_warning),
+				 "greenlets not shown: %.400s", aerr.msg);
 	}
 	if (c->is_live) {
 		live_resume(c->ms);
@@ -220,6 +230,7 @@ int collect_source(struct collection *c, struct memsrc *ms,
 void collection_release(struct collection *c)
 {
 	py_async_release(&c->async);
+	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);
 	if (c->located)
 		pyproc_release(&c->py);

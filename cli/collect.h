@@ -8,6 +8,7 @@
 #define COROSCOPE_CLI_COLLECT_H
 
 #include "attach/memsrc.h"
+#include "readers/greenlets.h"
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
@@ -48,6 +49,8 @@ struct collection {
 	int attempts;              /* collections tried (--no-block retries) */
 	struct py_async async;     /* tasks and generators */
 	char async_warning[512];   /* why tasks/generators are missing, or "" */
+	struct py_greenlets greenlets;
+	char sched_warning[512];   /* why greenlets/trio tasks are missing */
 	double pause_ms, wall_ms;
 	struct collect_options opt;
 };

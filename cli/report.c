@@ -76,10 +76,16 @@ void report_text(FILE *out, const struct collection *c)
 	fputs(")\n", out);
 	for (i = 0; i < c->snap.nthreads; i++)
 		text_thread(out, &c->snap.threads[i], c->opt.locals);
+	report_text_greenlets(out, c);
 	report_text_async(out, c);
 	if (c->async_warning[0]) {
 		fputs("coroscope: warning: ", stderr);
 		esc_text(stderr, c->async_warning);
+		fputc('\n', stderr);
+	}
+	if (c->sched_warning[0]) {
+		fputs("coroscope: warning: ", stderr);
+		esc_text(stderr, c->sched_warning);
 		fputc('\n', stderr);
 	}
 }
@@ -159,6 +165,22 @@ static void json_frame(struct json *j, const struct py_frame *f, int locals)
 	json_frame_id(j, f, locals, 0);
 }
 
+/* For report_sched.c: one frame and one address, written as here. */
+void report_text_frame(FILE *out, const struct py_frame *f, int locals)
+{
+	text_frame(out, f, locals);
+}
+
+void report_json_frame(struct json *j, const struct py_frame *f, int locals)
+{
+	json_frame(j, f, locals);
+}
+
+void report_json_hex(struct json *j, uint64_t v)
+{
+	json_hex(j, v);
+}
+
 static void json_task(struct json *j, const struct py_async *a,
 		      const struct py_task *t, int locals)
 {
@@ -205,6 +227,10 @@ static void json_task(struct json *j, const struct py_async *a,
 	for (i = 0; i < t->nawaited_by; i++)
 		json_hex(j, t->awaited_by[i]);
 	json_end_array(j);
+	json_key(j, "framework");
+	json_string(j, t->framework ? t->framework : "asyncio");
+	json_key(j, "nursery");
+	json_hex(j, t->nursery);
 	json_end_object(j);
 }
 
@@ -310,10 +336,13 @@ void report_json_members(struct json *j, const struct collection *c)
 		json_thread(j, &c->snap.threads[i], c->opt.locals);
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
+	report_json_greenlets(j, c);
 	json_key(j, "warnings");
 	json_begin_array(j);
 	if (c->async_warning[0])
 		json_string(j, c->async_warning);
+	if (c->sched_warning[0])
+		json_string(j, c->sched_warning);
 	json_end_array(j);
 	json_key(j, "stats");
 	json_begin_object(j);

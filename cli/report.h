@@ -29,6 +29,13 @@ void report_text_local(FILE *out, const char *indent,
 void report_text_async(FILE *out, const struct collection *c);
 /* The await graph for Graphviz. */
 void report_dot(FILE *out, const struct collection *c);
+/* Greenlets (report_sched.c): text after the threads, JSON "greenlets". */
+void report_text_greenlets(FILE *out, const struct collection *c);
+void report_json_greenlets(struct json *j, const struct collection *c);
+/* Shared with report_sched.c. */
+void report_text_frame(FILE *out, const struct py_frame *f, int locals);
+void report_json_frame(struct json *j, const struct py_frame *f, int locals);
+void report_json_hex(struct json *j, uint64_t v);
 /* The document on its own. */
 void report_json(FILE *out, const struct collection *c);
 

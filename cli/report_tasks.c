@@ -48,6 +48,8 @@ static void task_line(struct tree *t, const struct py_task *task, int depth)
 	esc_text(t->out, task->name);
 	fprintf(t->out, " 0x%llx %s", (unsigned long long)task->addr,
 		task->running ? "running" : "pending");
+	if (task->framework)
+		fprintf(t->out, " [%s]", task->framework);
 	if (task->waiter && !py_async_task(t->a, task->waiter)) {
 		fputs(", awaits ", t->out);
 		esc_text(t->out, task->waiter_type);
@@ -184,7 +186,8 @@ static void print_loops(struct tree *t)
 			continue;
 		for (n = 0, j = 0; j < a->ntasks; j++)
 			n += a->tasks[j].loop == loop;
-		fprintf(t->out, "\nTasks of loop 0x%llx",
+		fprintf(t->out, "\nTasks of %s 0x%llx",
+			a->tasks[i].framework ? "trio run" : "loop",
 			(unsigned long long)loop);
 		if (a->tasks[i].tid) {
 			fprintf(t->out, " (thread %d", a->tasks[i].tid);
@@ -230,9 +233,14 @@ static void print_cycles(FILE *out, const struct py_async *a)
 	}
 }
 
-/* Generators no task owns, grouped so a thousand alike take one line. */
-struct gen_group {
-	const struct py_gen *g;
+/*
+ * Generators no task owns, as chains from their roots (the ones no other
+ * orphan awaits) so that every link points to a line that is shown;
+ * identical chains are grouped, so a thousand alike take one entry.
+ */
+struct gen_chain {
+	const struct py_gen **v;   /* root first */
+	size_t n;
 	size_t count;
 };
 
@@ -245,10 +253,8 @@ static int same_group(const struct py_gen *x, const struct py_gen *y)
 	       (y->has_frame ? y->frame.line : -1);
 }
 
-static int by_group_key(const void *pa, const void *pb)
+static int by_group_key(const struct py_gen *x, const struct py_gen *y)
 {
-	const struct py_gen *x = *(const struct py_gen *const *)pa;
-	const struct py_gen *y = *(const struct py_gen *const *)pb;
 	int lx = x->has_frame ? x->frame.line : -1;
 	int ly = y->has_frame ? y->frame.line : -1;
 
@@ -263,72 +269,171 @@ static int by_group_key(const void *pa, const void *pb)
 	return strcmp(x->qualname, y->qualname);
 }
 
+static int same_chain(const struct gen_chain *x, const struct gen_chain *y)
+{
+	size_t i;
+
+	if (x->n != y->n)
+		return 0;
+	for (i = 0; i < x->n; i++)
+		if (!same_group(x->v[i], y->v[i]))
+			return 0;
+	/* where the chain ends must be alike too */
+	return !x->v[x->n - 1]->awaiting == !y->v[y->n - 1]->awaiting;
+}
+
+static int by_chain_key(const void *pa, const void *pb)
+{
+	const struct gen_chain *x = pa, *y = pb;
+	size_t i;
+	int c;
+
+	for (i = 0; i < x->n && i < y->n; i++)
+		if ((c = by_group_key(x->v[i], y->v[i])))
+			return c;
+	if (x->n != y->n)
+		return x->n < y->n ? -1 : 1;
+	return !x->v[x->n - 1]->awaiting - !y->v[y->n - 1]->awaiting;
+}
+
 static int by_count(const void *pa, const void *pb)
 {
-	const struct gen_group *a = pa, *b = pb;
+	const struct gen_chain *a = pa, *b = pb;
 
 	return a->count < b->count ? 1 : a->count > b->count ? -1 : 0;
 }
 
+/* The orphan generator at addr, or NULL. */
+static const struct py_gen *orphan_at(const struct py_async *a, uint64_t addr)
+{
+	uintptr_t k = addr ? (uintptr_t)addrmap_get(&a->gen_index, addr, NULL) : 0;
+
+	return k && !a->gens[k - 1].task ? &a->gens[k - 1] : NULL;
+}
+
+/* Follow the awaits from root while they reach orphans not yet taken. */
+static void chain_from(const struct py_async *a, const struct py_gen *root,
+		       char *taken, struct gen_chain *ch)
+{
+	const struct py_gen *g = root;
+	size_t alloc = 0;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->count = 1;
+	while (g && !taken[g - a->gens] && ch->n < PY_MAX_CHAIN) {
+		taken[g - a->gens] = 1;
+		ch->v = xgrow(ch->v, &alloc, ch->n + 1, sizeof(*ch->v));
+		ch->v[ch->n++] = g;
+		g = orphan_at(a, g->awaiting);
+	}
+}
+
+static void print_gen_line(FILE *out, const struct py_async *a,
+			   const struct py_gen *g, size_t count, int last,
+			   int locals)
+{
+	size_t j;
+
+	fprintf(out, "%-9s %-15s ", py_gen_state_name(g->state),
+		py_code_kind_name(g->kind));
+	esc_text(out, g->qualname);
+	fputs("  ", out);
+	esc_text(out, g->code ? g->code->filename : "?");
+	fputc(':', out);
+	if (g->has_frame && g->frame.line >= 0)
+		fprintf(out, "%d", g->frame.line);
+	else
+		fputc('-', out);
+	if (count == 1)
+		fprintf(out, "  0x%llx", (unsigned long long)g->addr);
+	/* The end of a chain: what it waits on, if that is not a line of
+	 * this section (a task's coroutine, a future). */
+	if (last && g->awaiting) {
+		uintptr_t k = (uintptr_t)addrmap_get(&a->gen_index, g->awaiting,
+						      NULL);
+		const struct py_task *t = k ? py_async_task(a, a->gens[k - 1].task)
+					    : py_async_task(a, g->awaiting);
+
+		if (k && t) {
+			fputs("  awaits ", out);
+			esc_text(out, a->gens[k - 1].qualname);
+			fputs(" of task ", out);
+			esc_text(out, t->name);
+		} else if (t) {
+			fputs("  awaits task ", out);
+			esc_text(out, t->name);
+		} else if (count == 1)
+			fprintf(out, "  awaits 0x%llx",
+				(unsigned long long)g->awaiting);
+	}
+	fputc('\n', out);
+	for (j = 0; locals && g->has_frame && j < g->frame.nlocals; j++)
+		report_text_local(out, "      ", &g->frame.locals[j]);
+}
+
 static void print_orphans(FILE *out, const struct py_async *a, int locals)
 {
-	struct gen_group *groups = NULL;
-	size_t ngroups = 0, alloc = 0, i, j, total = 0;
+	struct gen_chain *chains = NULL;
+	size_t nchains = 0, alloc = 0, i, j, k, total = 0, ngroups;
+	char *awaited, *taken;
 
-	const struct py_gen **orphans;
+	awaited = xcalloc(a->ngens ? a->ngens : 1, 1);
+	taken = xcalloc(a->ngens ? a->ngens : 1, 1);
+	for (i = 0; i < a->ngens; i++) {
+		const struct py_gen *next;
 
-	orphans = xmalloc((a->ngens ? a->ngens : 1) * sizeof(*orphans));
-	for (i = 0; i < a->ngens; i++)
-		if (!a->gens[i].task)
-			orphans[total++] = &a->gens[i];
+		if (a->gens[i].task)
+			continue;
+		total++;
+		next = orphan_at(a, a->gens[i].awaiting);
+		if (next && next != &a->gens[i])
+			awaited[next - a->gens] = 1;
+	}
+	/* Roots first; what is left is only reachable through a cycle. */
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < a->ngens; i++) {
+			if (a->gens[i].task || taken[i] || (!k && awaited[i]))
+				continue;
+			chains = xgrow(chains, &alloc, nchains + 1, sizeof(*chains));
+			chain_from(a, &a->gens[i], taken, &chains[nchains++]);
+		}
+	free(awaited);
+	free(taken);
 	if (!total) {
-		free(orphans);
+		free(chains);
 		return;
 	}
-	/* Sort so alike generators are neighbours, then count the runs;
-	 * with --locals each stands alone (their locals differ). */
-	if (!locals)
-		qsort(orphans, total, sizeof(*orphans), by_group_key);
-	for (i = 0; i < total; i = j) {
-		for (j = i + 1; !locals && j < total &&
-		     same_group(orphans[i], orphans[j]); j++)
-			;
-		if (locals)
-			j = i + 1;
-		groups = xgrow(groups, &alloc, ngroups + 1, sizeof(*groups));
-		groups[ngroups].g = orphans[i];
-		groups[ngroups++].count = j - i;
+	/* Alike chains become neighbours, then one entry with a count; with
+	 * --locals each stands alone (their locals differ). */
+	ngroups = nchains;
+	if (!locals) {
+		qsort(chains, nchains, sizeof(*chains), by_chain_key);
+		for (i = 0, ngroups = 0; i < nchains; i = j) {
+			for (j = i + 1; j < nchains &&
+			     same_chain(&chains[i], &chains[j]); j++)
+				free(chains[j].v);
+			chains[i].count = j - i;
+			chains[ngroups++] = chains[i];
+		}
 	}
-	free(orphans);
-	qsort(groups, ngroups, sizeof(*groups), by_count);
+	qsort(chains, ngroups, sizeof(*chains), by_count);
 	fprintf(out, "\nGenerators and coroutines not owned by a task (%zu):\n",
 		total);
 	for (i = 0; i < ngroups; i++) {
-		const struct py_gen *g = groups[i].g;
+		const struct gen_chain *ch = &chains[i];
 
 		fputs("  ", out);
-		if (groups[i].count > 1)
-			fprintf(out, "%zu x ", groups[i].count);
-		fprintf(out, "%-9s %-15s ", py_gen_state_name(g->state),
-			py_code_kind_name(g->kind));
-		esc_text(out, g->qualname);
-		fputs("  ", out);
-		esc_text(out, g->code ? g->code->filename : "?");
-		fputc(':', out);
-		if (g->has_frame && g->frame.line >= 0)
-			fprintf(out, "%d", g->frame.line);
-		else
-			fputc('-', out);
-		if (groups[i].count == 1)
-			fprintf(out, "  0x%llx", (unsigned long long)g->addr);
-		if (g->awaiting && groups[i].count == 1)
-			fprintf(out, "  awaits 0x%llx",
-				(unsigned long long)g->awaiting);
-		fputc('\n', out);
-		for (j = 0; locals && g->has_frame && j < g->frame.nlocals; j++)
-			report_text_local(out, "      ", &g->frame.locals[j]);
+		if (ch->count > 1)
+			fprintf(out, "%zu x ", ch->count);
+		for (j = 0; j < ch->n; j++) {
+			if (j)
+				fputs("      -> ", out);
+			print_gen_line(out, a, ch->v[j], ch->count,
+				       j + 1 == ch->n, locals);
+		}
+		free(ch->v);
 	}
-	free(groups);
+	free(chains);
 }
 
 void report_text_async(FILE *out, const struct collection *c)

@@ -49,6 +49,18 @@ static void add_detail(struct run_cause *cause, struct strbuf *line)
 	cause->details[cause->ndetails++] = strbuf_detach(line);
 }
 
+/* For run_sched.c, whose causes are built the same way. */
+struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
+				int pid, struct strbuf *headline)
+{
+	return add_cause(s, kind, pid, headline);
+}
+
+void run_cause_detail(struct run_cause *cause, struct strbuf *line)
+{
+	add_detail(cause, line);
+}
+
 const char *run_cause_kind_name(enum run_cause_kind kind)
 {
 	switch (kind) {
@@ -199,6 +211,11 @@ static void add_frame_place(struct strbuf *sb, const struct py_frame *f)
 	else
 		strbuf_addch(sb, '?');
 	strbuf_addf(sb, " in %s", f->code->qualname);
+}
+
+void run_add_frame_place(struct strbuf *sb, const struct py_frame *f)
+{
+	add_frame_place(sb, f);
 }
 
 /* "at FILE:LINE in FUNC: SOURCE" (or the sync call when there is no

@@ -65,6 +65,18 @@ void run_summarize(struct run_summary *s, int pid,
 		   const struct py_snapshot *snap, const struct py_async *a,
 		   const struct run_thread_facts *facts);
 
+/* Greenlets and trio tasks (cli/run_sched.c), through the three below. */
+struct strbuf;
+struct py_greenlets;
+void run_summarize_sched(struct run_summary *s, int pid,
+			 const struct py_async *a,
+			 const struct py_greenlets *greenlets);
+struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
+				int pid, struct strbuf *headline);
+void run_cause_detail(struct run_cause *cause, struct strbuf *line);
+/* "FILE:LINE in QUALNAME" */
+void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
+
 /* Most likely first; causes of the same kind keep their order. */
 void run_summary_sort(struct run_summary *s);
 

@@ -37,6 +37,8 @@ struct py_task {
 	size_t nstack;
 	uint64_t *awaited_by;     /* tasks blocked on this one */
 	size_t nawaited_by;
+	const char *framework;    /* NULL for asyncio, "trio" (readers/trio.c) */
+	uint64_t nursery;         /* trio: the nursery it runs in, or 0 */
 };
 
 struct py_async {

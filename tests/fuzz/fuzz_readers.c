@@ -3,8 +3,8 @@
  * memory image mapped at a fixed address, read as a CPython of the
  * version the first byte picks.  Interpreter and thread lists, frames,
  * code objects, line tables, strings, ints, containers, dicts,
- * generators, the GC lists and the task machinery all parse it; none may
- * crash, hang or leak whatever the bytes say.
+ * generators, the GC lists, the task machinery, greenlets and trio tasks
+ * all parse it; none may crash, hang or leak whatever the bytes say.
  *
  * Build: see the Makefile's fuzz target (clang -fsanitize=fuzzer,...).
  */
@@ -15,11 +15,13 @@
 #include "attach/memsrc.h"
 #include "common/strbuf.h"
 #include "readers/gens.h"
+#include "readers/greenlets.h"
 #include "readers/objects.h"
 #include "readers/pyproc.h"
 #include "readers/repr.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
+#include "readers/trio.h"
 
 #define BASE 0x10000000ull
 
@@ -66,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct image im = { data, size };
 	struct py_snapshot snap;
 	struct py_async async;
+	struct py_greenlets greenlets;
 	struct pyproc py;
 	struct memsrc *ms;
 	struct cs_err err;
@@ -116,8 +119,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cs_err_init(&err);
 	if (py_snapshot_take(&py, &opt, &snap, &err) == 0) {
 		cs_err_init(&err);
-		if (py_async_take(&py, &snap, &opt, &async, &err) == 0)
+		if (py_async_take(&py, &snap, &opt, &async, &err) == 0) {
+			cs_err_init(&err);
+			py_trio_take(&py, &snap, &async, &err);
 			py_async_release(&async);
+		}
+		cs_err_init(&err);
+		if (py_greenlets_take(&py, &snap, &opt, &greenlets, &err) == 0)
+			py_greenlets_release(&greenlets);
 		py_snapshot_release(&snap);
 	}
 	pyproc_forget_objects(&py);

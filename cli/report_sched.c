@@ -1,0 +1,206 @@
+/*
+ * Other schedulers in the text and JSON reports: greenlets grouped under
+ * their thread (alike ones counted once), and the JSON `greenlets` array.
+ * trio's tasks are in the tasks tree and array (report_tasks.c,
+ * report.c), marked with their framework.
+ */
+#include "cli/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/escape.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Names listed for a group of alike greenlets before "...". */
+#define GROUP_NAMES 5
+
+static const struct py_thread *thread_of(const struct collection *c, int tid)
+{
+	size_t i;
+
+	for (i = 0; tid && i < c->snap.nthreads; i++)
+		if (c->snap.threads[i].tid == tid)
+			return &c->snap.threads[i];
+	return NULL;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Alike: same thread, state, kind and function, the same frames. */
+static int same_greenlet(const struct py_greenlet *a, const struct py_greenlet *b)
+{
+	size_t i;
+
+	if (a->tid != b->tid || a->state != b->state ||
+	    a->is_main != b->is_main || !str_eq(a->type_name, b->type_name) ||
+	    !str_eq(a->function, b->function) || a->nframes != b->nframes ||
+	    a->truncated != b->truncated)
+		return 0;
+	for (i = 0; i < a->nframes; i++)
+		if (a->frames[i].code != b->frames[i].code ||
+		    a->frames[i].line != b->frames[i].line)
+			return 0;
+	return 1;
+}
+
+static void greenlet_head(FILE *out, const struct py_greenlet *g,
+			  size_t count)
+{
+	fputs("  ", out);
+	if (count > 1)
+		fprintf(out, "%zu x ", count);
+	fprintf(out, "%s ", py_greenlet_state_name(g->state));
+	esc_text(out, g->is_main ? "main greenlet" :
+		 g->type_name ? g->type_name : "greenlet");
+	if (g->function) {
+		fputs(" running ", out);
+		esc_text(out, g->function);
+		fputs("()", out);
+	}
+	if (count == 1)
+		fprintf(out, " 0x%llx", (unsigned long long)g->addr);
+}
+
+static void print_group(FILE *out, const struct collection *c,
+			const struct py_greenlet **members, size_t count)
+{
+	const struct py_greenlet *g = members[0];
+	size_t i, named;
+
+	greenlet_head(out, g, count);
+	for (i = 0, named = 0; i < count; i++) {
+		if (!members[i]->name)
+			continue;
+		if (named == GROUP_NAMES) {
+			fputs(", ...", out);
+			break;
+		}
+		fputs(named ? ", \"" : " \"", out);
+		esc_text(out, members[i]->name);
+		fputc('"', out);
+		named++;
+	}
+	fputc('\n', out);
+	if (g->state == PY_GREENLET_RUNNING) {
+		fputs("    (its stack is the thread's stack above)\n", out);
+		return;
+	}
+	if (!g->nframes && !g->truncated)
+		return;
+	if (g->truncated)
+		fputs("    ... (older frames could not be read)\n", out);
+	for (i = g->nframes; i-- > 0;) {
+		fputs("  ", out);
+		report_text_frame(out, &g->frames[i], c->opt.locals);
+	}
+}
+
+void report_text_greenlets(FILE *out, const struct collection *c)
+{
+	const struct py_greenlets *gs = &c->greenlets;
+	const struct py_greenlet **group;
+	char *done;
+	size_t i, j, k, n;
+
+	if (!gs->n)
+		return;
+	fputs("\nGreenlets (greenlet ", out);
+	esc_text(out, gs->version);
+	fprintf(out, "): %zu\n", gs->n);
+	group = xmalloc(gs->n * sizeof(*group));
+	done = xcalloc(gs->n, 1);
+	/* Threads in the order their first greenlet was found; within one,
+	 * each greenlet with the alike ones after it. */
+	for (i = 0; i < gs->n; i++) {
+		const struct py_thread *t = thread_of(c, gs->v[i].tid);
+		int tid = gs->v[i].tid;
+
+		if (done[i])
+			continue;
+		if (tid)
+			fprintf(out, "Thread %d", tid);
+		else
+			fputs("Thread unknown", out);
+		if (t && t->name) {
+			fputs(" \"", out);
+			esc_text(out, t->name);
+			fputc('"', out);
+		}
+		fputs(":\n", out);
+		for (j = i; j < gs->n; j++) {
+			if (done[j] || gs->v[j].tid != tid)
+				continue;
+			for (n = 0, k = j; k < gs->n; k++) {
+				if (done[k] || gs->v[k].tid != tid)
+					continue;
+				/* with --locals each stands alone */
+				if (k != j && (c->opt.locals ||
+					       !same_greenlet(&gs->v[j], &gs->v[k])))
+					continue;
+				done[k] = 1;
+				group[n++] = &gs->v[k];
+			}
+			print_group(out, c, group, n);
+		}
+	}
+	free(done);
+	free(group);
+}
+
+static void json_greenlet(struct json *j, const struct collection *c,
+			  const struct py_greenlet *g)
+{
+	const struct py_thread *t = thread_of(c, g->tid);
+	size_t i;
+
+	json_begin_object(j);
+	json_key(j, "id");
+	report_json_hex(j, g->addr);
+	json_key(j, "state");
+	json_string(j, py_greenlet_state_name(g->state));
+	json_key(j, "thread");
+	if (g->tid)
+		json_int(j, g->tid);
+	else
+		json_null(j);
+	json_key(j, "parent");
+	report_json_hex(j, g->parent);
+	json_key(j, "main");
+	json_bool(j, g->is_main);
+	json_key(j, "type");
+	json_string(j, g->type_name);
+	json_key(j, "name");
+	json_string(j, g->name);
+	json_key(j, "function");
+	json_string(j, g->function);
+	json_key(j, "truncated");
+	json_bool(j, g->truncated);
+	/* A running greenlet's frames are its thread's. */
+	json_key(j, "frames");
+	json_begin_array(j);
+	if (g->state == PY_GREENLET_RUNNING) {
+		for (i = 0; t && i < t->nframes; i++)
+			report_json_frame(j, &t->frames[i], c->opt.locals);
+	} else {
+		for (i = 0; i < g->nframes; i++)
+			report_json_frame(j, &g->frames[i], c->opt.locals);
+	}
+	json_end_array(j);
+	json_end_object(j);
+}
+
+void report_json_greenlets(struct json *j, const struct collection *c)
+{
+	size_t i;
+
+	json_key(j, "greenlets");
+	json_begin_array(j);
+	for (i = 0; i < c->greenlets.n; i++)
+		json_greenlet(j, c, &c->greenlets.v[i]);
+	json_end_array(j);
+}

@@ -1,0 +1,68 @@
+/*
+ * Greenlets (the greenlet package, and gevent's Greenlet and Hub on top
+ * of it): every greenlet of the process, found by the GC walk, with its
+ * state, thread, parent, gevent name and spawn function, and the Python
+ * frames it is suspended in.
+ *
+ * greenlet keeps a suspended greenlet's frames in a private C++ object
+ * whose layout no header publishes.  The offsets come from one table per
+ * (greenlet major version, CPython minor version) verified against a real
+ * build (see greenlets.c), and every greenlet is checked against them
+ * before anything is read through them: a greenlet or CPython version the
+ * table does not hold, or a greenlet that fails a check, makes
+ * py_greenlets_take() refuse with CS_ERR_UNSUPPORTED rather than show a
+ * wrong stack.
+ */
+#ifndef COROSCOPE_READERS_GREENLETS_H
+#define COROSCOPE_READERS_GREENLETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "readers/pyproc.h"
+#include "readers/stacks.h"
+
+#define PY_MAX_GREENLETS (1u << 22)
+
+enum py_greenlet_state {
+	PY_GREENLET_NOT_STARTED,
+	PY_GREENLET_SUSPENDED,
+	PY_GREENLET_RUNNING,
+	PY_GREENLET_DEAD,
+};
+
+struct py_greenlet {
+	uint64_t addr;
+	enum py_greenlet_state state;
+	int is_main;               /* a thread's main greenlet */
+	int tid;                   /* its thread, 0 when unknown */
+	uint64_t parent;           /* 0 for none */
+	uint64_t main_greenlet;    /* the main greenlet of its thread, or 0 */
+	const char *type_name;     /* short tp_name ("Greenlet", "Hub") */
+	char *name;                /* gevent's name, or NULL */
+	char *function;            /* what it was spawned to run, or NULL */
+	struct py_frame *frames;   /* suspended only; innermost first */
+	size_t nframes;
+	int truncated;             /* its frames could not all be read */
+};
+
+struct py_greenlets {
+	struct py_greenlet *v;
+	size_t n;
+	char version[32];          /* greenlet.__version__, "" when absent */
+};
+
+/*
+ * Find every greenlet.  0 with out->n == 0 when the greenlet module is
+ * not loaded; CS_ERR_UNSUPPORTED (out empty) when greenlet's private
+ * layout is not understood for this version; CS_ERR_MEMORY when the heap
+ * cannot be walked.  snap names the threads.
+ */
+int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
+		      const struct py_stack_options *opt,
+		      struct py_greenlets *out, struct cs_err *err);
+void py_greenlets_release(struct py_greenlets *g);
+
+const char *py_greenlet_state_name(enum py_greenlet_state state);
+
+#endif

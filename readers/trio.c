@@ -1,0 +1,263 @@
+#include "readers/trio.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/addrmap.h"
+#include "common/le.h"
+#include "common/strbuf.h"
+#include "readers/gc.h"
+#include "readers/gens.h"
+#include "readers/funcs.h"
+#include "readers/objects.h"
+#include "common/banned.h"
+
+/*
+ * A member descriptor (PyMemberDescrObject) holds its PyMemberDef
+ * pointer after PyDescr_COMMON (object header, d_type, d_name,
+ * d_qualname): the same place in 3.6 - 3.14.  The PyMemberDef starts
+ * with its name and holds the slot offset at 16.  Both are checked: the
+ * name read there must be the slot asked for.
+ */
+#define DESCR_MEMBER 40
+#define MEMBERDEF_OFFSET 16
+#define MAX_SLOT_NAME 64
+#define MAX_SLOT_OFFSET 4096
+
+struct trio_slots {
+	int name, coro, parent_nursery, runner;
+};
+
+struct trio_builder {
+	struct pyproc *py;
+	uint64_t task_type;
+	uint64_t *addrs;
+	size_t n, alloc;
+	int too_many;
+};
+
+static int visit(uint64_t obj, uint64_t type, void *data)
+{
+	struct trio_builder *b = data;
+
+	/* Task is final (attrs, @final): its exact type, no subclasses. */
+	if (type != b->task_type)
+		return 0;
+	if (b->n >= PY_MAX_TRIO_TASKS) {
+		b->too_many = 1;
+		return 1;
+	}
+	b->addrs = xgrow(b->addrs, &b->alloc, b->n + 1, sizeof(*b->addrs));
+	b->addrs[b->n++] = obj;
+	return 0;
+}
+
+/* The offset of slot `name` of obj's class, from its member descriptor. */
+static int slot_offset(struct pyproc *py, uint64_t obj, const char *name,
+		       int *off, struct cs_err *err)
+{
+	uint64_t descr, type, def, sname;
+	char buf[MAX_SLOT_NAME];
+	uint8_t md[24];
+	int64_t v;
+	long got;
+	int ret;
+
+	ret = pyobj_lookup(py, obj, name, &descr, err);
+	if (ret < 0)
+		return ret;
+	if (ret > 0 || pyobj_read_type(py, descr, &type, err) < 0 ||
+	    strcmp(py_type_name_cached(py, type), "member_descriptor"))
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "trio Task has no slot '%s'", name);
+	ret = memsrc_read_u64(py->ms, descr + DESCR_MEMBER, &def, err);
+	if (ret < 0)
+		return ret;
+	ret = memsrc_read(py->ms, def, md, sizeof(md), err);
+	if (ret < 0)
+		return ret;
+	sname = le_u64(md);
+	got = memsrc_read_partial(py->ms, sname, buf, sizeof(buf), err);
+	if (got <= 0 || !memchr(buf, '\0', (size_t)got) || strcmp(buf, name))
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "trio Task's '%s' descriptor is not understood",
+			       name);
+	v = le_i64(md + MEMBERDEF_OFFSET);
+	if (v < 16 || v >= MAX_SLOT_OFFSET || v % 8)
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "trio Task's '%s' slot at %lld", name,
+			       (long long)v);
+	*off = (int)v;
+	return 0;
+}
+
+static int find_slots(struct pyproc *py, uint64_t task,
+		      struct trio_slots *s, struct cs_err *err)
+{
+	int ret;
+
+	ret = slot_offset(py, task, "name", &s->name, err);
+	if (ret == 0)
+		ret = slot_offset(py, task, "coro", &s->coro, err);
+	if (ret == 0)
+		ret = slot_offset(py, task, "_parent_nursery",
+				  &s->parent_nursery, err);
+	if (ret == 0)
+		ret = slot_offset(py, task, "_runner", &s->runner, err);
+	return ret;
+}
+
+static long gen_index(const struct py_async *a, uint64_t addr)
+{
+	uintptr_t k = addr ? (uintptr_t)addrmap_get(&a->gen_index, addr, NULL) : 0;
+
+	return k ? (long)k - 1 : -1;
+}
+
+/* The thread inside trio.run() (or its unrolled_run), if only one is. */
+static int trio_tid(struct pyproc *py, const struct py_snapshot *snap)
+{
+	const struct py_code *run, *unrolled;
+	size_t i, k;
+	int tid = 0;
+
+	run = py_function_code(py, py_module_attr(py, "trio._core._run", "run"));
+	unrolled = py_function_code(py, py_module_attr(py, "trio._core._run",
+						    "unrolled_run"));
+	for (i = 0; (run || unrolled) && i < snap->nthreads; i++) {
+		const struct py_thread *t = &snap->threads[i];
+
+		for (k = 0; k < t->nframes; k++) {
+			if (t->frames[k].code != run &&
+			    t->frames[k].code != unrolled)
+				continue;
+			if (tid)
+				return 0;   /* several runs: do not guess */
+			tid = t->tid;
+			break;
+		}
+	}
+	return tid;
+}
+
+/* The chain from the task's coroutine, innermost first, owned by it. */
+static void build_chain(struct py_async *a, struct py_task *t, long first)
+{
+	size_t n = 0, alloc = 0, i;
+	long idx = first;
+
+	while (idx >= 0 && n < PY_MAX_CHAIN) {
+		t->stack = xgrow(t->stack, &alloc, n + 1, sizeof(*t->stack));
+		t->stack[n++] = (size_t)idx;
+		a->gens[idx].task = t->addr;
+		idx = gen_index(a, a->gens[idx].awaiting);
+		for (i = 0; idx >= 0 && i < n; i++)
+			if (t->stack[i] == (size_t)idx)
+				idx = -1;   /* a cycle: stop */
+	}
+	/* collected outermost first */
+	for (i = 0; i < n / 2; i++) {
+		size_t tmp = t->stack[i];
+
+		t->stack[i] = t->stack[n - 1 - i];
+		t->stack[n - 1 - i] = tmp;
+	}
+	t->nstack = n;
+}
+
+static char *task_name(struct pyproc *py, uint64_t name, long coro,
+		       const struct py_async *a)
+{
+	const char *s;
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (name && pystr_get(py, name, &s, &err) == 0)
+		return xstrdup(s);
+	return xstrdup(coro >= 0 && a->gens[coro].qualname ?
+		       a->gens[coro].qualname : "?");
+}
+
+int py_trio_take(struct pyproc *py, const struct py_snapshot *snap,
+		 struct py_async *a, struct cs_err *err)
+{
+	struct trio_builder b;
+	struct trio_slots s;
+	size_t i, first, alloc;
+	int ret, tid;
+
+	memset(&b, 0, sizeof(b));
+	b.py = py;
+	b.task_type = py_module_attr(py, "trio._core._run", "Task");
+	if (!b.task_type)
+		return 0;
+	ret = py_gc_walk(py, visit, &b, err);
+	if (ret == 0 && b.too_many)
+		ret = cs_fail(err, CS_ERR_MEMORY, "more than %u trio tasks",
+			      PY_MAX_TRIO_TASKS);
+	if (ret == 0 && b.n)
+		ret = find_slots(py, b.addrs[0], &s, err);
+	if (ret < 0 || !b.n) {
+		free(b.addrs);
+		return ret;
+	}
+	tid = trio_tid(py, snap);
+	first = a->ntasks;
+	alloc = a->ntasks;
+	for (i = 0; i < b.n; i++) {
+		uint8_t buf[MAX_SLOT_OFFSET];
+		size_t size = (size_t)s.name;
+		struct py_task *t;
+		struct cs_err terr;
+		uint64_t coro;
+		long cidx;
+
+		if ((size_t)s.coro > size) size = (size_t)s.coro;
+		if ((size_t)s.parent_nursery > size) size = (size_t)s.parent_nursery;
+		if ((size_t)s.runner > size) size = (size_t)s.runner;
+		size += 8;
+		cs_err_init(&terr);
+		if (memsrc_read(py->ms, b.addrs[i], buf, size, &terr) < 0)
+			continue;
+		coro = le_u64(buf + s.coro);
+		cidx = gen_index(a, coro);
+		/* A finished task keeps a closed coroutine (or none). */
+		if (cidx < 0 || a->gens[cidx].state == PY_GEN_CLOSED)
+			continue;
+		a->tasks = xgrow(a->tasks, &alloc, a->ntasks + 1,
+				 sizeof(*a->tasks));
+		t = &a->tasks[a->ntasks];
+		memset(t, 0, sizeof(*t));
+		t->addr = b.addrs[i];
+		t->framework = "trio";
+		t->coro = coro;
+		t->loop = le_u64(buf + s.runner);
+		t->nursery = le_u64(buf + s.parent_nursery);
+		if (t->nursery == py->types.none)
+			t->nursery = 0;   /* the root task's */
+		t->name = task_name(py, le_u64(buf + s.name), cidx, a);
+		t->running = a->gens[cidx].state == PY_GEN_RUNNING;
+		t->tid = tid;
+		build_chain(a, t, cidx);
+		addrmap_put(&a->task_index, t->addr,
+			    (void *)(uintptr_t)(a->ntasks + 1));
+		a->ntasks++;
+	}
+	/* Each task is awaited by the task whose nursery it runs in (the
+	 * nursery's __aexit__ waits for its children). */
+	for (i = first; i < a->ntasks; i++) {
+		struct py_task *t = &a->tasks[i];
+		struct cs_err terr;
+		uint64_t parent;
+
+		t->awaited_by = xmalloc(sizeof(*t->awaited_by));
+		cs_err_init(&terr);
+		if (t->nursery &&
+		    pyobj_get_attr(py, t->nursery, "_parent_task", &parent,
+				   &terr) == 0 &&
+		    py_async_task(a, parent))
+			t->awaited_by[t->nawaited_by++] = parent;
+	}
+	free(b.addrs);
+	return 0;
+}
