@@ -35,7 +35,9 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (`make deps` installs them).
 BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev
-TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang
+TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
+	g++ python3-gevent python3-greenlet python3-trio python3-anyio \
+	python3-pytest-asyncio
 
 .PHONY: all unit check check-unit check-functional check-sanitize \
 	check-soak soak fuzz demo bench deps deps-build install clean
