@@ -816,6 +816,15 @@ int pyobj_lookup(struct pyproc *py, uint64_t obj, const char *name,
 	return 1;
 }
 
+uint64_t pyobj_lookup_or_0(struct pyproc *py, uint64_t obj, const char *name)
+{
+	struct cs_err err;
+	uint64_t v;
+
+	cs_err_init(&err);
+	return pyobj_lookup(py, obj, name, &v, &err) == 0 ? v : 0;
+}
+
 int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,
 		  uint64_t *dict, struct cs_err *err)
 {

@@ -109,6 +109,8 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
  */
 int pyobj_lookup(struct pyproc *py, uint64_t obj, const char *name,
 		 uint64_t *value, struct cs_err *err);
+/* pyobj_lookup() where absent and unreadable mean the same: 0. */
+uint64_t pyobj_lookup_or_0(struct pyproc *py, uint64_t obj, const char *name);
 
 /* sys.modules[name]'s __dict__ for the first interpreter that has it:
  * 0 found, 1 absent, <0 error. */
