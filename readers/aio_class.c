@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/banned.h"
 

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readers/fields.h"
 #include "readers/gens.h"
+#include "readers/dicts.h"
 #include "readers/objects.h"
 #include "readers/tasks.h"
 #include "common/strbuf.h"
@@ -162,11 +164,9 @@ static void add_via(struct targets *t, uint64_t fut)
 /* A task's wakeup: the task is the callable's self at offset off. */
 static void wakeup_target(struct targets *t, uint64_t cb, int off)
 {
-	struct cs_err err;
-	uint64_t self = 0;
+	uint64_t self;
 
-	cs_err_init(&err);
-	memsrc_read_u64(t->aw->types->py->ms, cb + (uint64_t)off, &self, &err);
+	py_field_u64(t->aw->types->py, cb, off, &self, NULL);
 	if (aio_is_task(aio_classify_obj(t->aw->types, self)))
 		addr_list_add(&t->direct, self);
 }
@@ -176,13 +176,10 @@ static void wakeup_target(struct targets *t, uint64_t cb, int off)
 static void method_targets(struct targets *t, uint64_t cb)
 {
 	struct pyproc *py = t->aw->types->py;
-	struct cs_err err;
-	uint64_t self = 0, parent;
+	uint64_t self, parent;
 	enum aio_class c;
 
-	cs_err_init(&err);
-	memsrc_read_u64(py->ms, cb + (uint64_t)py->layout.method_self, &self,
-			&err);
+	py_field_u64(py, cb, py->layout.method_self, &self, NULL);
 	c = aio_classify_obj(t->aw->types, self);
 	if (c == AIO_TASKGROUP) {
 		parent = pyobj_lookup_or_0(py, self, "_parent_task");
@@ -198,25 +195,18 @@ static void method_targets(struct targets *t, uint64_t cb)
 static void closure_targets(struct targets *t, uint64_t cb)
 {
 	struct pyproc *py = t->aw->types->py;
-	uint64_t tuple = 0, items[MAX_CLOSURE], v;
-	struct cs_err err;
+	uint64_t tuple, items[MAX_CLOSURE], v;
 	size_t n = 0, i;
 
-	cs_err_init(&err);
-	memsrc_read_u64(py->ms, cb + (uint64_t)py->layout.func_closure, &tuple,
-			&err);
+	py_field_u64(py, cb, py->layout.func_closure, &tuple, NULL);
 	if (!tuple || tuple == py->types.none ||
-	    pyseq_items(py, tuple, items, MAX_CLOSURE, &n, &err) < 0)
+	    pyseq_items(py, tuple, items, MAX_CLOSURE, &n, NULL) < 0)
 		return;
 	if (n > MAX_CLOSURE)
 		n = MAX_CLOSURE;
-	for (i = 0; i < n; i++) {
-		v = 0;
-		if (memsrc_read_u64(py->ms, items[i] +
-				    (uint64_t)py->layout.cell_ref, &v, &err) < 0)
-			continue;
-		add_via(t, v);
-	}
+	for (i = 0; i < n; i++)
+		if (py_field_u64(py, items[i], py->layout.cell_ref, &v, NULL) == 1)
+			add_via(t, v);
 }
 
 static void callback_targets(struct targets *t, uint64_t cb, int depth);
@@ -227,17 +217,14 @@ static void partial_targets(struct targets *t, uint64_t cb, int depth)
 {
 	struct pyproc *py = t->aw->types->py;
 	const struct py_layout *L = &py->layout;
-	uint64_t fn = 0, tuple = 0, items[MAX_CLOSURE];
-	struct cs_err err;
+	uint64_t fn, tuple, items[MAX_CLOSURE];
 	size_t n = 0, i;
 
-	cs_err_init(&err);
-	if (depth < 2 && L->partial_fn >= 0 &&
-	    memsrc_read_u64(py->ms, cb + (uint64_t)L->partial_fn, &fn,
-			    &err) == 0 && fn)
+	if (depth < 2 && py_field_u64(py, cb, L->partial_fn, &fn, NULL) == 1 &&
+	    fn)
 		callback_targets(t, fn, depth + 1);
-	memsrc_read_u64(py->ms, cb + (uint64_t)L->partial_args, &tuple, &err);
-	if (!tuple || pyseq_items(py, tuple, items, MAX_CLOSURE, &n, &err) < 0)
+	py_field_u64(py, cb, L->partial_args, &tuple, NULL);
+	if (!tuple || pyseq_items(py, tuple, items, MAX_CLOSURE, &n, NULL) < 0)
 		return;
 	if (n > MAX_CLOSURE)
 		n = MAX_CLOSURE;

@@ -31,8 +31,7 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 
 	if (hsize + 16 > sizeof(buf))
 		CS_BUG("PyGC_Head of %zu bytes", hsize);
-	ret = memsrc_read_u64(w->py->ms, head + (uint64_t)L->gc_head_next,
-			      &node, err);
+	ret = py_field_u64(w->py, head, L->gc_head_next, &node, err);
 	if (ret < 0)
 		return ret;
 	node &= GC_PTR_MASK;
@@ -131,8 +130,8 @@ int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 				 state + (uint64_t)L->gc_permanent_generation : 0,
 				 err);
 		if (ret == 0)
-			ret = memsrc_read_u64(py->ms, interp + (uint64_t)L->is_next,
-					      &interp, err);
+			ret = py_field_u64(py, interp, L->is_next, &interp, err);
+		ret = ret < 0 ? ret : 0;
 	}
 	addrmap_release(&seen);
 	return ret;

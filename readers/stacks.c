@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "readers/fields.h"
+#include "readers/dicts.h"
 #include "readers/objects.h"
 #include "readers/repr.h"
 #include "common/banned.h"
@@ -97,7 +98,7 @@ static void read_locals(struct pyproc *py, const struct py_code *code,
 		return;
 	cs_err_init(&err);
 	slots = xmalloc(code->nlocalsplus * sizeof(*slots));
-	if (memsrc_read(py->ms, localsplus, slots, code->nlocalsplus * 8, &err) < 0) {
+	if (py_read_words(py, localsplus, slots, code->nlocalsplus, &err) < 0) {
 		free(slots);
 		return;
 	}
@@ -112,8 +113,7 @@ static void read_locals(struct pyproc *py, const struct py_code *code,
 		if (code->localkinds[i] == PY_LOCAL_CELL &&
 		    pyobj_read_type(py, v, &type, &err) == 0 &&
 		    type == py->types.cell) {
-			if (memsrc_read_u64(py->ms, v + (uint64_t)L->cell_ref, &v,
-					    &err) < 0 || !v)
+			if (py_field_u64(py, v, L->cell_ref, &v, &err) < 0 || !v)
 				continue;
 		}
 		strbuf_init(&sb);
@@ -281,31 +281,24 @@ static int tid_of_pthread(struct pyproc *py, struct tid_finder *tf,
 static int gil_holder(struct pyproc *py, uint64_t interp, uint64_t *holder)
 {
 	const struct py_layout *L = &py->layout;
-	struct cs_err err;
 	uint64_t gil;
 	int32_t locked;
 
-	cs_err_init(&err);
 	*holder = 0;
 	if (py->tstate_current_var)
-		return memsrc_read_u64(py->ms, py->tstate_current_var, holder, &err);
+		return memsrc_read_u64(py->ms, py->tstate_current_var, holder,
+				       NULL) < 0 ? -1 : 0;
 	if (L->rt_gilstate_tstate_current >= 0 && py->runtime)
-		return memsrc_read_u64(py->ms, py->runtime +
-				       (uint64_t)L->rt_gilstate_tstate_current,
-				       holder, &err);
-	if (L->is_ceval_gil >= 0) {
-		if (memsrc_read_u64(py->ms, interp + (uint64_t)L->is_ceval_gil,
-				    &gil, &err) < 0 || !gil)
-			return -1;
-		if (memsrc_read(py->ms, gil + (uint64_t)L->gil_locked, &locked,
-				sizeof(locked), &err) < 0)
-			return -1;
-		if (!locked)
-			return 0;
-		return memsrc_read_u64(py->ms, gil + (uint64_t)L->gil_last_holder,
-				       holder, &err);
-	}
-	return -1;
+		return py_field_u64(py, py->runtime, L->rt_gilstate_tstate_current,
+				    holder, NULL) < 0 ? -1 : 0;
+	if (py_field_u64(py, interp, L->is_ceval_gil, &gil, NULL) != 1)
+		return -1;
+	if (!gil || py_field_i32(py, gil, L->gil_locked, &locked, NULL) < 0)
+		return -1;
+	if (!locked)
+		return 0;
+	return py_field_u64(py, gil, L->gil_last_holder, holder, NULL) < 0 ?
+	       -1 : 0;
 }
 
 /* threading._active of an interpreter, or 0. */
@@ -344,16 +337,13 @@ static uint64_t first_frame(struct pyproc *py, uint64_t tstate,
 	const struct py_layout *L = &py->layout;
 	uint64_t frame = 0, cframe;
 
-	if (L->ts_frame >= 0) {
-		memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_frame, &frame, err);
-	} else if (L->ts_current_frame >= 0) {
-		memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_current_frame,
-				&frame, err);
-	} else if (memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_cframe,
-				   &cframe, err) == 0 && cframe) {
-		memsrc_read_u64(py->ms, cframe + (uint64_t)L->cf_current_frame,
-				&frame, err);
-	}
+	if (L->ts_frame >= 0)
+		py_field_u64(py, tstate, L->ts_frame, &frame, err);
+	else if (L->ts_current_frame >= 0)
+		py_field_u64(py, tstate, L->ts_current_frame, &frame, err);
+	else if (py_field_u64(py, tstate, L->ts_cframe, &cframe, err) == 1 &&
+		 cframe)
+		py_field_u64(py, cframe, L->cf_current_frame, &frame, err);
 	return frame;
 }
 
@@ -372,13 +362,9 @@ static int read_thread(struct pyproc *py, uint64_t interp, uint64_t tstate,
 	memset(t, 0, sizeof(*t));
 	t->tstate = tstate;
 	t->interp = interp;
-	ret = memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_thread_id,
-			      &t->thread_id, err);
-	if (ret < 0)
-		return ret;
-	if (L->ts_native_thread_id >= 0)
-		ret = memsrc_read(py->ms, tstate + (uint64_t)L->ts_native_thread_id,
-				  &native, sizeof(native), err);
+	ret = py_field_u64(py, tstate, L->ts_thread_id, &t->thread_id, err);
+	if (ret >= 0)
+		ret = py_field_i32(py, tstate, L->ts_native_thread_id, &native, err);
 	if (ret < 0)
 		return ret;
 	t->tid = native > 0 ? native : tid_of_pthread(py, tf, t->thread_id);
@@ -416,8 +402,7 @@ int py_snapshot_take(struct pyproc *py, const struct py_stack_options *opt,
 
 		if (!addrmap_add(&seen, interp))
 			break;
-		ret = memsrc_read_u64(py->ms, interp + (uint64_t)L->is_tstate_head,
-				      &tstate, err);
+		ret = py_field_u64(py, interp, L->is_tstate_head, &tstate, err);
 		if (ret < 0)
 			break;
 		active = threading_active(py, interp);
@@ -436,22 +421,20 @@ int py_snapshot_take(struct pyproc *py, const struct py_stack_options *opt,
 			if (ret < 0)
 				break;
 			snap->nthreads++;
-			ret = memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_next,
-					      &tstate, err);
+			ret = py_field_u64(py, tstate, L->ts_next, &tstate, err);
 			if (ret < 0)
 				break;
 		}
 		if (ret < 0)
 			break;
-		ret = memsrc_read_u64(py->ms, interp + (uint64_t)L->is_next,
-				      &interp, err);
+		ret = py_field_u64(py, interp, L->is_next, &interp, err);
 		if (ret < 0)
 			break;
 	}
 	addrmap_release(&seen);
 	if (ret < 0)
 		py_snapshot_release(snap);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 void py_snapshot_release(struct py_snapshot *snap)

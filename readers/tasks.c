@@ -9,6 +9,7 @@
 #include "readers/cycles.h"
 #include "readers/fields.h"
 #include "readers/gc.h"
+#include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -213,32 +214,29 @@ static char *task_name(struct builder *b, uint64_t name, long coro_gen)
  */
 static void note_running_loops(struct builder *b)
 {
-	const struct py_layout *L = &b->py->layout;
-	struct cs_err err;
+	struct pyproc *py = b->py;
+	const struct py_layout *L = &py->layout;
 	size_t i;
 
 	for (i = 0; i < b->snap->nthreads; i++) {
 		const struct py_thread *t = &b->snap->threads[i];
 		uint64_t loop = 0, dict, type;
 
-		cs_err_init(&err);
 		if (L->ts_asyncio_running_loop >= 0) {
-			memsrc_read_u64(b->py->ms, t->tstate +
-					(uint64_t)L->ts_asyncio_running_loop,
-					&loop, &err);
-		} else if (L->ts_dict >= 0 &&
-			   memsrc_read_u64(b->py->ms, t->tstate + (uint64_t)L->ts_dict,
-					   &dict, &err) == 0 && dict &&
-			   pydict_get_str(b->py, dict, "__asyncio_running_event_loop__",
-					  &loop, &err) == 0 && loop &&
-			   pyobj_read_type(b->py, loop, &type, &err) == 0 &&
-			   strstr(py_type_name_cached(b->py, type),
+			py_field_u64(py, t->tstate, L->ts_asyncio_running_loop,
+				     &loop, NULL);
+		} else if (py_field_u64(py, t->tstate, L->ts_dict, &dict,
+					NULL) == 1 && dict &&
+			   pydict_get_str(py, dict, "__asyncio_running_event_loop__",
+					  &loop, NULL) == 0 && loop &&
+			   pyobj_read_type(py, loop, &type, NULL) == 0 &&
+			   strstr(py_type_name_cached(py, type),
 				  "RunningLoopHolder")) {
 			/* rl_loop follows PyObject_HEAD */
-			if (memsrc_read_u64(b->py->ms, loop + 16, &loop, &err) < 0)
+			if (memsrc_read_u64(py->ms, loop + 16, &loop, NULL) < 0)
 				loop = 0;
 		}
-		if (loop && loop != b->py->types.none && t->tid)
+		if (loop && loop != py->types.none && t->tid)
 			addrmap_put(&b->loop_tids, loop,
 				    (void *)(uintptr_t)(t->tid + 1));
 	}
