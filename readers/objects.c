@@ -116,9 +116,9 @@ int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
 	state = field_u32(hdr, (size_t)got, L->u_state);
 	len = field_i64(hdr, (size_t)got, L->u_length);
 	kind = (state >> L->u_state_kind_shift) & 7;
-	if (len < 0 || len > (int64_t)PY_MAX_STR_CHARS ||
-	    (kind != 1 && kind != 2 && kind != 4) ||
-	    !((state >> L->u_state_compact_shift) & 1))
+	if ((kind != 1 && kind != 2 && kind != 4) ||
+	    !((state >> L->u_state_compact_shift) & 1) ||
+	    len < 0 || (uint64_t)len > PY_MAX_STR_BYTES / kind)
 		return cs_fail(err, CS_ERR_MEMORY,
 			       "str at 0x%llx is malformed or not compact",
 			       (unsigned long long)obj);

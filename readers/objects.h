@@ -17,7 +17,10 @@
 #include "readers/pyproc.h"
 
 /* Upper bounds for anything read from the target. */
-#define PY_MAX_STR_CHARS (1u << 20)    /* a str longer than this is garbage */
+/* A str whose data would not fit in a 47-bit user address space is
+ * garbage; anything shorter is real, however long (a 2 GiB str is), and
+ * readers decode only the first characters they need. */
+#define PY_MAX_STR_BYTES (1ull << 47)
 #define PY_MAX_CONTAINER (1u << 24)    /* items in a tuple, list, dict, set */
 
 int pyobj_read_type(struct pyproc *py, uint64_t obj, uint64_t *type,
@@ -39,7 +42,8 @@ int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	      struct cs_err *err);
 
 /*
- * Decode a str into code points, at most max_chars of them.
+ * Decode a str into code points, at most max_chars of them (only those
+ * are read, whatever the str's length).
  * *length receives the str's full length in code points; the first
  * min(length, max_chars) code points go to `codepoints` (an array of at
  * least max_chars entries), *ncodepoints says how many.
