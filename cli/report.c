@@ -51,8 +51,11 @@ static void text_thread(FILE *out, const struct py_thread *t, int locals)
 	fputs("Traceback (most recent call last):\n", out);
 	if (t->truncated)
 		fputs("  ... (older frames could not be read)\n", out);
-	for (i = t->nframes; i-- > 0;)
+	for (i = t->nframes; i-- > 0;) {
 		text_frame(out, &t->frames[i], locals);
+		if (t->omitted && i == t->omitted_at)
+			fprintf(out, "  ... %zu frames omitted ...\n", t->omitted);
+	}
 }
 
 void report_text(FILE *out, const struct collection *c)
@@ -254,6 +257,8 @@ static void json_thread(struct json *j, const struct py_thread *t, int locals)
 		json_bool(j, t->holds_gil);
 	json_key(j, "truncated");
 	json_bool(j, t->truncated);
+	json_key(j, "frames_omitted");
+	json_uint(j, t->omitted);
 	json_key(j, "frames");
 	json_begin_array(j);
 	for (i = 0; i < t->nframes; i++)

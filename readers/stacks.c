@@ -191,35 +191,129 @@ int py_frame_read(struct pyproc *py, uint64_t frame,
 	return decode_frame(py, frame, opt, &rf, out, err);
 }
 
-int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
-		   const struct py_stack_options *opt,
-		   struct py_frame **frames, size_t *nframes,
-		   struct cs_err *err)
+/*
+ * A frame chain being read.  The innermost `head` shown frames are kept
+ * as they come; past them only the addresses of the last `outer` shown
+ * frames are remembered (a ring), and decoded with their locals once the
+ * chain ends, so a 50,000-deep recursion costs one light decode per
+ * frame and keeps both of its ends.
+ */
+struct chain {
+	struct pyproc *py;
+	const struct py_stack_options *opt;
+	struct py_frame *frames;
+	size_t n, alloc;
+	size_t head, outer;
+	uint64_t ring[PY_OUTER_FRAMES];
+	size_t past;              /* shown frames met past the head */
+};
+
+static void chain_add(struct chain *c, const struct py_frame *f)
 {
-	struct py_frame *out = NULL, f;
-	size_t n = 0, alloc = 0, steps;
+	c->frames = xgrow(c->frames, &c->alloc, c->n + 1, sizeof(*c->frames));
+	c->frames[c->n++] = *f;
+}
+
+/* Decode one frame of the chain: kept, or noted in the ring.  Returns
+ * what decode_frame() does; rf->next is the next frame. */
+static int chain_step(struct chain *c, uint64_t frame, struct raw_frame *rf,
+		      struct cs_err *err)
+{
+	struct py_frame f;
+	int ret;
+
+	if (c->n < c->head) {
+		ret = decode_frame(c->py, frame, c->opt, rf, &f, err);
+		if (ret > 0)
+			chain_add(c, &f);
+		return ret;
+	}
+	/* Past the head: no locals, only whether it is a frame to show. */
+	ret = decode_frame(c->py, frame, NULL, rf, &f, err);
+	if (ret > 0 && c->outer)
+		c->ring[c->past % c->outer] = frame;
+	if (ret > 0)
+		c->past++;
+	return ret;
+}
+
+/* Append the outermost frames remembered in the ring, in chain order. */
+static void chain_finish(struct chain *c, size_t *omitted,
+			 size_t *omitted_at)
+{
+	size_t kept = c->past < c->outer ? c->past : c->outer, k;
+	struct py_frame f;
+	struct raw_frame rf;
+
+	*omitted = c->past - kept;
+	*omitted_at = *omitted ? c->n : 0;
+	for (k = 0; k < kept; k++) {
+		uint64_t frame = c->ring[(c->past - kept + k) % c->outer];
+
+		if (decode_frame(c->py, frame, c->opt, &rf, &f, NULL) > 0)
+			chain_add(c, &f);
+	}
+}
+
+static int walk_chain(struct pyproc *py, uint64_t frame, int follow,
+		      const struct py_stack_options *opt, struct py_thread *t,
+		      struct cs_err *err)
+{
+	struct chain c;
+	struct raw_frame rf;
+	uint64_t mark = 0;
+	size_t steps, power = 1, lap = 0, max;
 	int ret = 0;
 
-	for (steps = 0; frame && steps < PY_MAX_FRAMES; steps++) {
-		struct raw_frame rf;
-
-		ret = decode_frame(py, frame, opt, &rf, &f, err);
+	memset(&c, 0, sizeof(c));
+	c.py = py;
+	c.opt = opt;
+	max = opt && opt->max_frames ? opt->max_frames : PY_MAX_FRAMES;
+	c.outer = max >= 2 * PY_OUTER_FRAMES ? PY_OUTER_FRAMES : max / 2;
+	c.head = max - c.outer;
+	for (steps = 0; frame && steps < PY_MAX_FRAME_WALK; steps++) {
+		/* Brent's cycle check: a chain that comes back to a frame
+		 * is corrupt (or changing under a --no-block read). */
+		if (frame == mark) {
+			ret = cs_fail(err, CS_ERR_MEMORY,
+				      "the frame chain loops at 0x%llx",
+				      (unsigned long long)frame);
+			break;
+		}
+		if (++lap == power) {
+			mark = frame;
+			power *= 2;
+			lap = 0;
+		}
+		ret = chain_step(&c, frame, &rf, err);
 		if (ret < 0)
 			break;
-		if (ret > 0) {
-			out = xgrow(out, &alloc, n + 1, sizeof(*out));
-			out[n++] = f;
-		}
 		ret = 0;
 		if (!follow)
 			break;
 		frame = rf.next;
 	}
-	*frames = out;
-	*nframes = n;
-	if (ret == 0 && frame && follow && steps >= PY_MAX_FRAMES)
-		ret = cs_fail(err, CS_ERR_MEMORY, "more than %d frames: cycle?",
-			      PY_MAX_FRAMES);
+	chain_finish(&c, &t->omitted, &t->omitted_at);
+	t->frames = c.frames;
+	t->nframes = c.n;
+	if (ret == 0 && frame && follow && steps >= PY_MAX_FRAME_WALK)
+		ret = cs_fail(err, CS_ERR_MEMORY, "more than %u frames: a loop?",
+			      PY_MAX_FRAME_WALK);
+	return ret;
+}
+
+int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
+		   const struct py_stack_options *opt,
+		   struct py_frame **frames, size_t *nframes,
+		   struct cs_err *err)
+{
+	struct py_thread t;
+	int ret;
+
+	memset(&t, 0, sizeof(t));
+	ret = walk_chain(py, frame, follow, opt, &t, err);
+	*frames = t.frames;
+	*nframes = t.nframes;
 	return ret;
 }
 
@@ -372,7 +466,7 @@ static int read_thread(struct pyproc *py, uint64_t interp, uint64_t tstate,
 	t->holds_gil = holder_known ? holder == tstate : -1;
 	cs_err_init(&ferr);
 	frame = first_frame(py, tstate, &ferr);
-	if (py_frames_walk(py, frame, 1, opt, &t->frames, &t->nframes, &ferr) < 0)
+	if (walk_chain(py, frame, 1, opt, t, &ferr) < 0)
 		t->truncated = 1;
 	return 0;
 }

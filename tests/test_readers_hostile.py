@@ -49,3 +49,47 @@ def test_huge_str_locals_are_shown_truncated(extremes):
         assert info["len"] > 2 ** 20
         got = frame["locals"][name]
         assert got == info["head_repr"] + "...", (name, got[:80])
+
+
+def test_deep_recursion_keeps_both_ends(extremes):
+    doc = run_coroscope("dump", "--json", extremes.pid).json()
+    deep = thread_named(doc, "deep")
+    frames = deep["frames"]
+    total = extremes.ready["deep_frames"]
+    assert total > 4096 + extremes.ready["depth"] // 2
+    assert not deep["truncated"], "a cap is not a read failure"
+    assert len(frames) == 4096
+    assert deep["frames_omitted"] == total - len(frames)
+    park, call = (marker_line(EXTREMES, "deep-park"),
+                  marker_line(EXTREMES, "deep-call"))
+    assert (frames[0]["function"], frames[0]["line"]) == ("recurse", park)
+    inner = frames[1:4096 - 8]
+    assert all((f["function"], f["line"]) == ("recurse", call)
+               for f in inner), "innermost frames"
+    # The outermost 8: the last recursive calls, deep_main, then threading.
+    outer = [f["function"] for f in frames[-8:]]
+    assert outer[-1] == "_bootstrap", outer
+    assert "deep_main" in outer and "run" in outer, outer
+    i = outer.index("deep_main")
+    assert frames[4096 - 8 + i]["line"] == marker_line(EXTREMES, "deep-main")
+    assert all(f == "recurse" for f in outer[:i]), outer
+
+
+def test_deep_recursion_text_says_what_was_left_out(extremes):
+    doc = run_coroscope("dump", "--json", extremes.pid).json()
+    omitted = thread_named(doc, "deep")["frames_omitted"]
+    text = run_coroscope("dump", extremes.pid)
+    assert text.returncode == 0, text
+    block = text.stdout.split('\nThread ')
+    deep = [b for b in block if b.split("\n", 1)[0].endswith('"deep"')]
+    assert len(deep) == 1, text.stdout[:2000]
+    lines = deep[0].splitlines()
+    gap = "  ... %d frames omitted ..." % omitted
+    assert lines.count(gap) == 1, lines[:20]
+    assert "could not be read" not in deep[0]
+    # Oldest first: the outermost frames, the gap, then the innermost.
+    at = lines.index(gap)
+    assert lines[2].endswith("_bootstrap"), lines[:4]
+    assert "in recurse" in lines[at - 1] and "in recurse" in lines[at + 1]
+    assert lines[-1].endswith(", line %d, in recurse"
+                              % marker_line(EXTREMES, "deep-park")), lines[-3:]
