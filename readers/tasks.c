@@ -22,6 +22,12 @@ struct task_fields {
 	long coro_gen;            /* index of coro in gens, or -1 */
 };
 
+/* An object the GC walk found: a generator (kind) or a task (class). */
+struct found {
+	uint64_t addr;
+	int what;                 /* enum py_code_kind or enum aio_class */
+};
+
 struct builder {
 	struct pyproc *py;
 	const struct py_snapshot *snap;
@@ -29,11 +35,9 @@ struct builder {
 	struct aio_types types;
 	struct awaiters awaiters;
 	struct py_async *out;
-	uint64_t *gen_addrs;      /* found by the GC walk */
-	int *gen_kinds;
+	struct found *gens;       /* found by the GC walk */
 	size_t ngen, gen_alloc;
-	uint64_t *task_addrs;
-	int *task_classes;
+	struct found *tasks;
 	size_t ntask, task_alloc;
 	size_t gens_alloc;
 	struct task_fields *fields; /* of out->tasks, in their order */
@@ -52,6 +56,16 @@ const char *py_short_type_name(const char *tp_name)
 	return dot ? dot + 1 : tp_name;
 }
 
+static void found_add(struct found **v, size_t *n, size_t *alloc,
+		      uint64_t addr, int what)
+{
+	/* xgrow doubles: one realloc per visited object made a million
+	 * generators quadratic under ASan, whose realloc always copies. */
+	*v = xgrow(*v, alloc, *n + 1, sizeof(**v));
+	(*v)[*n].addr = addr;
+	(*v)[(*n)++].what = what;
+}
+
 /* The GC walk's visitor: note generators and tasks. */
 static int visit(uint64_t obj, uint64_t type, void *data)
 {
@@ -60,23 +74,12 @@ static int visit(uint64_t obj, uint64_t type, void *data)
 	enum aio_class c;
 
 	if (kind >= 0) {
-		b->gen_addrs = xgrow(b->gen_addrs, &b->gen_alloc, b->ngen + 1,
-				     sizeof(*b->gen_addrs));
-		b->gen_kinds = xrealloc(b->gen_kinds,
-					b->gen_alloc * sizeof(*b->gen_kinds));
-		b->gen_addrs[b->ngen] = obj;
-		b->gen_kinds[b->ngen++] = kind;
+		found_add(&b->gens, &b->ngen, &b->gen_alloc, obj, kind);
 		return 0;
 	}
 	c = aio_classify(&b->types, type);
-	if (aio_is_task(c)) {
-		b->task_addrs = xgrow(b->task_addrs, &b->task_alloc, b->ntask + 1,
-				      sizeof(*b->task_addrs));
-		b->task_classes = xrealloc(b->task_classes, b->task_alloc *
-					   sizeof(*b->task_classes));
-		b->task_addrs[b->ntask] = obj;
-		b->task_classes[b->ntask++] = c;
-	}
+	if (aio_is_task(c))
+		found_add(&b->tasks, &b->ntask, &b->task_alloc, obj, (int)c);
 	return 0;
 }
 
@@ -494,10 +497,8 @@ static void builder_release(struct builder *b)
 	aio_types_release(&b->types);
 	addrmap_release(&b->loop_tids);
 	addrmap_release(&b->frame_gens);
-	free(b->gen_addrs);
-	free(b->gen_kinds);
-	free(b->task_addrs);
-	free(b->task_classes);
+	free(b->gens);
+	free(b->tasks);
 	free(b->fields);
 	free(b->next);
 }
@@ -517,13 +518,13 @@ static void read_generators(struct builder *b)
 
 		if (i + PREFETCH_AHEAD < b->ngen)
 			addrmap_prefetch(&out->gen_index,
-					 b->gen_addrs[i + PREFETCH_AHEAD]);
+					 b->gens[i + PREFETCH_AHEAD].addr);
 		cs_err_init(&gerr);
-		if (py_gen_read(b->py, b->gen_addrs[i],
-				(enum py_code_kind)b->gen_kinds[i], b->opt,
+		if (py_gen_read(b->py, b->gens[i].addr,
+				(enum py_code_kind)b->gens[i].what, b->opt,
 				&out->gens[out->ngens], &gerr) < 0)
 			continue;
-		addrmap_put(&out->gen_index, b->gen_addrs[i],
+		addrmap_put(&out->gen_index, b->gens[i].addr,
 			    (void *)(uintptr_t)(out->ngens + 1));
 		out->ngens++;
 	}
@@ -573,9 +574,9 @@ static void read_tasks(struct builder *b)
 		struct cs_err terr;
 
 		cs_err_init(&terr);
-		if (b->task_classes[i] != AIO_C_TASK)
-			read_py_task(b, b->task_addrs[i], &fields[i]);
-		else if (read_c_task(b, b->task_addrs[i], &fields[i], &terr) < 0)
+		if (b->tasks[i].what != AIO_C_TASK)
+			read_py_task(b, b->tasks[i].addr, &fields[i]);
+		else if (read_c_task(b, b->tasks[i].addr, &fields[i], &terr) < 0)
 			fields[i].pending = 0;
 	}
 	for (i = 0; i < b->ntask; i++) {
@@ -585,7 +586,7 @@ static void read_tasks(struct builder *b)
 		if (!fields[i].pending)
 			continue;
 		fields[out->ntasks] = fields[i];   /* out->ntasks <= i */
-		add_task(b, b->task_addrs[i], &fields[out->ntasks]);
+		add_task(b, b->tasks[i].addr, &fields[out->ntasks]);
 	}
 }
 

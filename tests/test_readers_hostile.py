@@ -11,13 +11,11 @@ a hostile or merely unusual target can hold.
   interpreters, each reported with its interpreter.
 """
 
-import os
-import time
+import resource
 
 import pytest
 
-from conftest import (SANITIZED, interpreter, marker_line, run_coroscope,
-                      target_script)
+from conftest import interpreter, marker_line, run_coroscope, target_script
 
 EXTREMES = target_script("extremes_target.py")
 
@@ -93,3 +91,36 @@ def test_deep_recursion_text_says_what_was_left_out(extremes):
     assert "in recurse" in lines[at - 1] and "in recurse" in lines[at + 1]
     assert lines[-1].endswith(", line %d, in recurse"
                               % marker_line(EXTREMES, "deep-park")), lines[-3:]
+
+
+# ---------------------------------------------------------------------------
+# many_gens_target: a million generators, in the sanitizer suite too
+
+MANY_GENS = target_script("many_gens_target.py")
+# CPU seconds for the dump.  Under ASan it took 11 s here once every array
+# grew geometrically; growing by one element per visited object (ASan's
+# realloc always copies) it was killed after 300 s.  CPU time, not wall
+# time: the bound must hold on a loaded machine too.
+MANY_GENS_CPU_SECONDS = 60
+
+
+def test_million_generators_dump_in_bounded_time(keeper):
+    interp = interpreter("3.12")
+    if interp is None:
+        pytest.skip("needs pyenv's 3.12 (one interpreter is enough: the "
+                    "arrays in question do not depend on the version)")
+    t = keeper.start_target(interp, "many_gens_target.py", parked_main=True,
+                            timeout=180)
+    count = t.ready["count"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = run_coroscope("dump", t.pid, timeout=300)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime -
+                                                before.ru_stime)
+    assert out.returncode == 0, out
+    assert cpu < MANY_GENS_CPU_SECONDS, "took %.1f s of CPU" % cpu
+    want = "%d x suspended generator" % count
+    lines = [l for l in out.stdout.splitlines() if want in l]
+    assert len(lines) == 1, out.stdout[-2000:]
+    assert lines[0].split()[-2:] == [
+        "held", "%s:%d" % (MANY_GENS, marker_line(MANY_GENS, "held-yield"))]
