@@ -65,8 +65,16 @@ void report_text(FILE *out, const struct collection *c)
 	fprintf(out, "Process %d: %s\n", c->pid, c->command ? c->command : "?");
 	fprintf(out, "Python %s (%s)\n", c->py.version,
 		c->py.executable ? c->py.executable : "?");
-	for (i = 0; i < c->snap.nthreads; i++)
-		text_thread(out, &c->snap.threads[i], c->opt.locals);
+	for (i = 0; i < c->snap.nthreads; i++) {
+		const struct py_thread *t = &c->snap.threads[i];
+
+		if (c->snap.ninterps > 1 &&
+		    (i == 0 || t->interp != t[-1].interp))
+			fprintf(out, "\nInterpreter %lld%s\n",
+				(long long)t->interp_id,
+				t->interp_main ? " (main)" : "");
+		text_thread(out, t, c->opt.locals);
+	}
 	report_text_async(out, c);
 	if (c->async_warning[0])
 		fprintf(stderr, "coroscope: warning: %s\n", c->async_warning);
@@ -137,6 +145,15 @@ static void json_frame(struct json *j, const struct py_frame *f, int locals)
 	json_frame_id(j, f, locals, 0);
 }
 
+static void json_interp(struct json *j, int64_t id)
+{
+	json_key(j, "interpreter");
+	if (id >= 0)
+		json_int(j, id);
+	else
+		json_null(j);
+}
+
 static void json_task(struct json *j, const struct py_async *a,
 		      const struct py_task *t, int locals)
 {
@@ -154,6 +171,7 @@ static void json_task(struct json *j, const struct py_async *a,
 		json_int(j, t->tid);
 	else
 		json_null(j);
+	json_interp(j, t->interp_id);
 	json_key(j, "loop");
 	json_hex(j, t->loop);
 	json_key(j, "coro");
@@ -208,6 +226,7 @@ static void json_gen(struct json *j, const struct py_gen *g, int locals)
 	json_hex(j, g->awaiting);
 	json_key(j, "task");
 	json_hex(j, g->task);
+	json_interp(j, g->interp_id);
 	if (locals) {
 		json_locals(j, g->has_frame ? &g->frame : NULL);
 	}
@@ -250,6 +269,7 @@ static void json_thread(struct json *j, const struct py_thread *t, int locals)
 	json_uint(j, t->thread_id);
 	json_key(j, "name");
 	json_string(j, t->name);
+	json_interp(j, t->interp_id);
 	json_key(j, "holds_gil");
 	if (t->holds_gil < 0)
 		json_null(j);

@@ -1,8 +1,9 @@
 /*
  * What an object is to the asyncio machinery: a C or pure-Python Task, a
  * C or pure-Python Future, a TaskGroup, or none of these.  Types are
- * found once per dump in sys.modules (asyncio may be absent) and each
- * type's answer is cached; subclasses count as their base.
+ * found once per dump in each interpreter's sys.modules (asyncio may be
+ * absent; each subinterpreter has its own classes) and each type's
+ * answer is cached; subclasses count as their base.
  *
  * Shared by the task finder (readers/tasks.c) and the awaiter linker
  * (readers/awaiters.c); not an interface outside readers/.
@@ -24,9 +25,18 @@ enum aio_class {
 	AIO_TASKGROUP,
 };
 
+/* Interpreters whose asyncio classes are looked at. */
+#define AIO_MAX_INTERPS 64
+
+/* The classes of one interpreter, by enum aio_class (0 where absent). */
+struct aio_type_set {
+	uint64_t base[AIO_TASKGROUP + 1];
+};
+
 struct aio_types {
 	struct pyproc *py;        /* borrowed */
-	uint64_t c_task, c_future, py_task, py_future, taskgroup;
+	struct aio_type_set sets[AIO_MAX_INTERPS];
+	size_t nsets;             /* interpreters with asyncio loaded */
 	struct addrmap classes;   /* type -> enum aio_class */
 	/* The type classified last and its class: objects of one type
 	 * often follow each other in the GC lists. */
@@ -41,6 +51,9 @@ void aio_types_release(struct aio_types *t);
 enum aio_class aio_classify(struct aio_types *t, uint64_t type);
 /* The class of the object at obj (AIO_NONE when unreadable or 0). */
 enum aio_class aio_classify_obj(struct aio_types *t, uint64_t obj);
+
+/* Is type the C Future or a subclass of it (3.6's Python Task is)? */
+int aio_is_c_future_type(struct aio_types *t, uint64_t type);
 
 int aio_is_task(enum aio_class c);
 /* Tasks are futures too. */

@@ -11,6 +11,9 @@
 
 /* How far into glibc's struct pthread the kernel tid may sit. */
 #define PTHREAD_SCAN_BYTES 2048
+/* How far below the end of a thread's stack mapping glibc puts its
+ * descriptor (static TLS, then struct pthread). */
+#define STACK_TOP_BYTES (1u << 20)
 
 const char *py_code_kind_name(enum py_code_kind kind)
 {
@@ -371,6 +374,50 @@ static int tid_of_pthread(struct pyproc *py, struct tid_finder *tf,
 	return 0;
 }
 
+/*
+ * The kernel tid of the thread whose stack holds addr, or 0: the one
+ * thread whose glibc descriptor (fs_base, at the top of its stack block)
+ * lies at the top of the same mapping.  Only threads with known
+ * registers count (a stopped target, or a core).
+ */
+static int tid_of_stack(struct pyproc *py, uint64_t addr)
+{
+	const struct memsrc *ms = py->ms;
+	const struct cs_mapping *m = memsrc_find_mapping(ms, addr);
+	size_t i;
+
+	for (i = 0; m && i < ms->nthreads; i++) {
+		uint64_t fs = ms->threads[i].fs_base;
+
+		if (ms->threads[i].has_fs_base && fs > addr && fs < m->end &&
+		    m->end - fs <= STACK_TOP_BYTES)
+			return ms->threads[i].tid;
+	}
+	return 0;
+}
+
+/*
+ * 3.11 and 3.12 keep the running thread's _PyCFrame on its C stack, so
+ * a thread state that runs code says which thread runs it.  That beats
+ * native_thread_id, which is the thread that created the state: 3.12's
+ * _xxsubinterpreters runs code in a subinterpreter's first thread state,
+ * created by the main thread, from whatever thread calls run_string().
+ * 0 when it does not tell.
+ */
+static int tid_running(struct pyproc *py, uint64_t tstate)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t cframe;
+
+	if (py_field_u64(py, tstate, L->ts_cframe, &cframe, NULL) != 1 ||
+	    !cframe)
+		return 0;
+	/* An idle state points at its own root_cframe. */
+	if (cframe >= tstate && cframe - tstate < (uint64_t)L->ts_size)
+		return 0;
+	return tid_of_stack(py, cframe);
+}
+
 /* The thread state that holds the GIL of interp, 0 if none, or -1. */
 static int gil_holder(struct pyproc *py, uint64_t interp, uint64_t *holder)
 {
@@ -441,11 +488,19 @@ static uint64_t first_frame(struct pyproc *py, uint64_t tstate,
 	return frame;
 }
 
-static int read_thread(struct pyproc *py, uint64_t interp, uint64_t tstate,
-		       uint64_t active, uint64_t holder, int holder_known,
-		       struct tid_finder *tf,
-		       const struct py_stack_options *opt, struct py_thread *t,
-		       struct cs_err *err)
+/* What the threads of one interpreter share. */
+struct interp_walk {
+	uint64_t addr;
+	int64_t id;
+	uint64_t active;          /* threading._active, or 0 */
+	uint64_t holder;          /* the GIL holder, when holder_known */
+	int holder_known;
+	struct tid_finder *tf;
+	const struct py_stack_options *opt;
+};
+
+static int read_thread(struct pyproc *py, const struct interp_walk *iw,
+		       uint64_t tstate, struct py_thread *t, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
 	struct cs_err ferr;
@@ -455,19 +510,58 @@ static int read_thread(struct pyproc *py, uint64_t interp, uint64_t tstate,
 
 	memset(t, 0, sizeof(*t));
 	t->tstate = tstate;
-	t->interp = interp;
+	t->interp = iw->addr;
+	t->interp_id = iw->id;
+	t->interp_main = iw->id == 0;
 	ret = py_field_u64(py, tstate, L->ts_thread_id, &t->thread_id, err);
 	if (ret >= 0)
 		ret = py_field_i32(py, tstate, L->ts_native_thread_id, &native, err);
 	if (ret < 0)
 		return ret;
-	t->tid = native > 0 ? native : tid_of_pthread(py, tf, t->thread_id);
-	t->name = thread_name(py, active, t->thread_id);
-	t->holds_gil = holder_known ? holder == tstate : -1;
+	t->tid = tid_running(py, tstate);
+	if (!t->tid)
+		t->tid = native > 0 ? native :
+			 tid_of_pthread(py, iw->tf, t->thread_id);
+	t->name = thread_name(py, iw->active, t->thread_id);
+	t->holds_gil = iw->holder_known ? iw->holder == tstate : -1;
 	cs_err_init(&ferr);
 	frame = first_frame(py, tstate, &ferr);
-	if (walk_chain(py, frame, 1, opt, t, &ferr) < 0)
+	if (walk_chain(py, frame, 1, iw->opt, t, &ferr) < 0)
 		t->truncated = 1;
+	return 0;
+}
+
+/* The thread states of one interpreter, appended to snap. */
+static int read_interp(struct pyproc *py, struct interp_walk *iw,
+		       struct addrmap *seen, struct py_snapshot *snap,
+		       size_t *alloc, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t tstate, id;
+	int nthreads, ret;
+
+	ret = py_field_u64(py, iw->addr, L->is_tstate_head, &tstate, err);
+	if (ret >= 0)
+		ret = py_field_u64(py, iw->addr, L->is_id, &id, err);
+	if (ret < 0)
+		return ret;
+	iw->id = (int64_t)id;     /* 3.6 has no ids: one interpreter, 0 */
+	iw->active = threading_active(py, iw->addr);
+	iw->holder_known = gil_holder(py, iw->addr, &iw->holder) == 0;
+	for (nthreads = 0; tstate && nthreads < PY_MAX_THREADS; nthreads++) {
+		if (!addrmap_add(seen, tstate))
+			break;
+		snap->threads = xgrow(snap->threads, alloc, snap->nthreads + 1,
+				      sizeof(*snap->threads));
+		ret = read_thread(py, iw, tstate,
+				  &snap->threads[snap->nthreads], err);
+		if (ret < 0)
+			return ret;
+		snap->nthreads++;
+		ret = py_field_u64(py, tstate, L->ts_next, &tstate, err);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -477,7 +571,8 @@ int py_snapshot_take(struct pyproc *py, const struct py_stack_options *opt,
 	const struct py_layout *L = &py->layout;
 	struct addrmap seen;
 	struct tid_finder tf = { -1 };
-	size_t alloc = 0, ninterp;
+	struct interp_walk iw;
+	size_t alloc = 0;
 	uint64_t interp;
 	int ret;
 
@@ -490,37 +585,17 @@ int py_snapshot_take(struct pyproc *py, const struct py_stack_options *opt,
 			       "the interpreter list is empty (the target is "
 			       "starting up or shutting down)");
 	addrmap_init(&seen);
-	for (ninterp = 0; interp && ninterp < PY_MAX_INTERPRETERS; ninterp++) {
-		uint64_t tstate, active, holder;
-		int holder_known, nthreads;
-
+	while (interp && snap->ninterps < PY_MAX_INTERPRETERS) {
 		if (!addrmap_add(&seen, interp))
 			break;
-		ret = py_field_u64(py, interp, L->is_tstate_head, &tstate, err);
+		memset(&iw, 0, sizeof(iw));
+		iw.addr = interp;
+		iw.tf = &tf;
+		iw.opt = opt;
+		ret = read_interp(py, &iw, &seen, snap, &alloc, err);
 		if (ret < 0)
 			break;
-		active = threading_active(py, interp);
-		holder_known = gil_holder(py, interp, &holder) == 0;
-		for (nthreads = 0; tstate && nthreads < PY_MAX_THREADS; nthreads++) {
-			struct py_thread *t;
-
-			if (!addrmap_add(&seen, tstate))
-				break;
-			snap->threads = xgrow(snap->threads, &alloc,
-					      snap->nthreads + 1,
-					      sizeof(*snap->threads));
-			t = &snap->threads[snap->nthreads];
-			ret = read_thread(py, interp, tstate, active, holder,
-					  holder_known, &tf, opt, t, err);
-			if (ret < 0)
-				break;
-			snap->nthreads++;
-			ret = py_field_u64(py, tstate, L->ts_next, &tstate, err);
-			if (ret < 0)
-				break;
-		}
-		if (ret < 0)
-			break;
+		snap->ninterps++;
 		ret = py_field_u64(py, interp, L->is_next, &interp, err);
 		if (ret < 0)
 			break;

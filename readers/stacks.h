@@ -39,6 +39,8 @@ struct py_frame {
 struct py_thread {
 	uint64_t tstate;
 	uint64_t interp;
+	int64_t interp_id;       /* PyInterpreterState.id (0 before 3.7) */
+	int interp_main;         /* the main interpreter (id 0) */
 	uint64_t thread_id;      /* pthread_t, threading.get_ident() */
 	int tid;                 /* kernel thread id, 0 when unknown */
 	char *name;              /* threading name, NULL when unknown */
@@ -56,8 +58,9 @@ struct py_thread {
 };
 
 struct py_snapshot {
-	struct py_thread *threads;
+	struct py_thread *threads;  /* interpreter by interpreter */
 	size_t nthreads;
+	size_t ninterps;            /* interpreters walked */
 };
 
 struct py_stack_options {

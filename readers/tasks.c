@@ -26,6 +26,7 @@ struct task_fields {
 struct found {
 	uint64_t addr;
 	int what;                 /* enum py_code_kind or enum aio_class */
+	int64_t interp_id;        /* -1 unknown */
 };
 
 struct builder {
@@ -47,6 +48,8 @@ struct builder {
 	struct addrmap frame_gens;/* generator frame -> gen index + 1, built
 				     on first need (running chains) */
 	int frame_gens_built;
+	uint64_t interp;          /* the last interpreter the walk named */
+	int64_t interp_id;        /* and its id */
 };
 
 const char *py_short_type_name(const char *tp_name)
@@ -57,35 +60,62 @@ const char *py_short_type_name(const char *tp_name)
 }
 
 static void found_add(struct found **v, size_t *n, size_t *alloc,
-		      uint64_t addr, int what)
+		      uint64_t addr, int what, int64_t interp_id)
 {
 	/* xgrow doubles: one realloc per visited object made a million
 	 * generators quadratic under ASan, whose realloc always copies. */
 	*v = xgrow(*v, alloc, *n + 1, sizeof(**v));
 	(*v)[*n].addr = addr;
+	(*v)[*n].interp_id = interp_id;
 	(*v)[(*n)++].what = what;
 }
 
+/* The id of the interpreter the walk is in; before 3.9 the walk cannot
+ * tell (one collector for all), which only matters when there are
+ * several: then -1. */
+static int64_t walk_interp_id(struct builder *b, uint64_t interp)
+{
+	uint64_t id;
+
+	if (!interp)
+		return b->snap->ninterps > 1 ? -1 : 0;
+	if (interp != b->interp) {
+		b->interp = interp;
+		b->interp_id = py_field_u64(b->py, interp, b->py->layout.is_id,
+					    &id, NULL) < 0 ? -1 : (int64_t)id;
+	}
+	return b->interp_id;
+}
+
+static void set_interp(int64_t id, int64_t *interp_id, int *interp_main)
+{
+	*interp_id = id;
+	*interp_main = id < 0 ? -1 : id == 0;
+}
+
 /* The GC walk's visitor: note generators and tasks. */
-static int visit(uint64_t obj, uint64_t type, void *data)
+static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 {
 	struct builder *b = data;
 	int kind = py_gen_kind_of_type(b->py, type);
 	enum aio_class c;
 
 	if (kind >= 0) {
-		found_add(&b->gens, &b->ngen, &b->gen_alloc, obj, kind);
+		found_add(&b->gens, &b->ngen, &b->gen_alloc, obj, kind,
+			  walk_interp_id(b, interp));
 		return 0;
 	}
 	c = aio_classify(&b->types, type);
 	if (aio_is_task(c))
-		found_add(&b->tasks, &b->ntask, &b->task_alloc, obj, (int)c);
+		found_add(&b->tasks, &b->ntask, &b->task_alloc, obj, (int)c,
+			  walk_interp_id(b, interp));
 	return 0;
 }
 
 /* Index of the generator at addr in out->gens, reading it if the GC walk
- * did not list it; -1 if it is not a generator-like object. */
-static long gen_at(struct builder *b, uint64_t addr)
+ * did not list it (then it is in interpreter interp_id, its awaiter's);
+ * -1 if it is not a generator-like object. */
+static long gen_at(struct builder *b, uint64_t addr, int64_t interp_id)
 {
 	struct py_async *a = b->out;
 	uintptr_t idx = (uintptr_t)addrmap_get(&a->gen_index, addr, NULL);
@@ -105,6 +135,8 @@ static long gen_at(struct builder *b, uint64_t addr)
 	if (py_gen_read(b->py, addr, (enum py_code_kind)kind, b->opt,
 			&a->gens[a->ngens], &err) < 0)
 		return -1;
+	set_interp(interp_id, &a->gens[a->ngens].interp_id,
+		   &a->gens[a->ngens].interp_main);
 	addrmap_put(&a->gen_index, addr, (void *)(uintptr_t)(a->ngens + 1));
 	return (long)a->ngens++;
 }
@@ -143,8 +175,8 @@ static void read_py_task(struct builder *b, uint64_t addr,
 	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 
 	cs_err_init(&err);
-	if (b->types.c_future && pyobj_read_type(b->py, addr, &type, &err) == 0 &&
-	    pytype_is_subtype(b->py, type, b->types.c_future) &&
+	if (pyobj_read_type(b->py, addr, &type, &err) == 0 &&
+	    aio_is_c_future_type(&b->types, type) &&
 	    (size_t)L->fut_size <= sizeof(buf) &&
 	    memsrc_read(b->py->ms, addr, buf, (size_t)L->fut_size, &err) == 0) {
 		/* 3.6's Python Task derives from the C Future: the future's
@@ -311,7 +343,7 @@ static long next_gen(struct builder *b, size_t idx)
 	if (idx < b->nnext && b->next[idx] != NEXT_UNKNOWN)
 		return b->next[idx];
 	/* Not one the walk listed: read it (gen_at may append it). */
-	k = gen_at(b, b->out->gens[idx].awaiting);
+	k = gen_at(b, b->out->gens[idx].awaiting, b->out->gens[idx].interp_id);
 	if (idx < b->nnext)
 		b->next[idx] = k;
 	return k;
@@ -524,6 +556,8 @@ static void read_generators(struct builder *b)
 				(enum py_code_kind)b->gens[i].what, b->opt,
 				&out->gens[out->ngens], &gerr) < 0)
 			continue;
+		set_interp(b->gens[i].interp_id, &out->gens[out->ngens].interp_id,
+			   &out->gens[out->ngens].interp_main);
 		addrmap_put(&out->gen_index, b->gens[i].addr,
 			    (void *)(uintptr_t)(out->ngens + 1));
 		out->ngens++;
@@ -531,8 +565,10 @@ static void read_generators(struct builder *b)
 }
 
 /* One pending task into out->tasks (its fields already in *f). */
-static void add_task(struct builder *b, uint64_t addr, struct task_fields *f)
+static void add_task(struct builder *b, const struct found *found,
+		     struct task_fields *f)
 {
+	uint64_t addr = found->addr;
 	struct py_async *out = b->out;
 	struct py_task *t = &out->tasks[out->ntasks];
 	struct cs_err err;
@@ -549,7 +585,8 @@ static void add_task(struct builder *b, uint64_t addr, struct task_fields *f)
 				py_short_type_name(py_type_name_cached(b->py, wt));
 		awaiters_note_waiter(&b->awaiters, t->waiter, t->addr);
 	}
-	f->coro_gen = gen_at(b, t->coro);
+	set_interp(found->interp_id, &t->interp_id, &t->interp_main);
+	f->coro_gen = gen_at(b, t->coro, t->interp_id);
 	t->name = task_name(b, f->name, f->coro_gen);
 	t->tid = loop_tid(b, t->loop);
 	addrmap_put(&out->task_index, t->addr,
@@ -586,7 +623,7 @@ static void read_tasks(struct builder *b)
 		if (!fields[i].pending)
 			continue;
 		fields[out->ntasks] = fields[i];   /* out->ntasks <= i */
-		add_task(b, b->tasks[i].addr, &fields[out->ntasks]);
+		add_task(b, &b->tasks[i], &fields[out->ntasks]);
 	}
 }
 

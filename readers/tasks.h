@@ -37,6 +37,8 @@ struct py_task {
 	size_t nstack;
 	uint64_t *awaited_by;     /* tasks blocked on this one */
 	size_t nawaited_by;
+	int64_t interp_id;        /* its interpreter, -1 unknown */
+	int interp_main;          /* 1 main, 0 not, -1 unknown */
 };
 
 struct py_async {

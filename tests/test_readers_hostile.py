@@ -124,3 +124,99 @@ def test_million_generators_dump_in_bounded_time(keeper):
     assert len(lines) == 1, out.stdout[-2000:]
     assert lines[0].split()[-2:] == [
         "held", "%s:%d" % (MANY_GENS, marker_line(MANY_GENS, "held-yield"))]
+
+
+# ---------------------------------------------------------------------------
+# subinterp_target: threads, tasks and generators of two interpreters
+
+SUBINTERP = target_script("subinterp_target.py")
+
+
+@pytest.fixture(scope="module")
+def subinterp(interp, module_keeper):
+    if tuple(int(x) for x in interp.version.split(".")[:2]) < (3, 12):
+        pytest.skip("subinterpreters that run code from Python: 3.12+")
+    t = module_keeper.start_target(interp, "subinterp_target.py",
+                                   parked_main=True, timeout=60)
+    assert t.ready["sub_main"] and t.ready["sub_worker"], t.ready
+    yield t
+    t.proc.kill()
+    t.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def subinterp_dump(subinterp):
+    return run_coroscope("dump", "--json", subinterp.pid).json()
+
+
+def frame_lines(thread):
+    return [(f["function"], f["line"]) for f in thread["frames"]]
+
+
+def test_subinterp_threads_say_their_interpreter(subinterp, subinterp_dump):
+    r = subinterp.ready
+    main_id, sub_id = r["main_interp"], r["sub_interp"]
+    assert main_id == 0 and sub_id != main_id
+    threads = subinterp_dump["threads"]
+    by_interp = {}
+    for t in threads:
+        by_interp.setdefault(t["interpreter"], []).append(t)
+    assert sorted(by_interp) == sorted([main_id, sub_id]), threads
+    main_tids = sorted(t["tid"] for t in by_interp[main_id])
+    assert main_tids == sorted([r["main_tid"], r["runner_tid"]])
+    # The runner's OS thread holds a state in each interpreter: in the
+    # subinterpreter it is parked in sub_main, under the runner's TID
+    # (3.12 reused a state created by the main thread).
+    park = ("sub_main", marker_line(SUBINTERP, "sub-park"))
+    in_sub = [t for t in by_interp[sub_id] if park in frame_lines(t)]
+    assert len(in_sub) == 1, by_interp[sub_id]
+    assert in_sub[0]["tid"] == r["sub_main"]["tid"] == r["runner_tid"]
+    worker = [t for t in by_interp[sub_id]
+              if t["tid"] == r["sub_worker"]["tid"]]
+    assert len(worker) == 1 and worker[0]["name"] == "sub-worker"
+    runner = [t for t in by_interp[main_id] if t["tid"] == r["runner_tid"]]
+    assert len(runner) == 1 and runner[0]["name"] == "runner"
+    assert ("runner", marker_line(SUBINTERP, "runner-run")) in \
+        frame_lines(runner[0])
+
+
+def test_subinterp_tasks_and_generators_say_their_interpreter(
+        subinterp, subinterp_dump):
+    r = subinterp.ready
+    tasks = [t for t in subinterp_dump["tasks"] if t["name"] == "sub-task"]
+    assert len(tasks) == 1, subinterp_dump["tasks"]
+    assert tasks[0]["interpreter"] == r["sub_interp"]
+    assert tasks[0]["thread"] == r["sub_worker"]["tid"]
+    line = marker_line(SUBINTERP, "held-yield")
+    held = [g for g in subinterp_dump["generators"]
+            if g["qualname"] == "held" and g["line"] == line]
+    assert sorted(g["interpreter"] for g in held) == \
+        sorted([r["main_interp"], r["sub_interp"]]), held
+
+
+def test_subinterp_text_groups_threads_by_interpreter(subinterp):
+    r = subinterp.ready
+    out = run_coroscope("dump", subinterp.pid)
+    assert out.returncode == 0, out
+    heads = [l for l in out.stdout.splitlines()
+             if l.startswith("Interpreter ")]
+    assert sorted(heads) == sorted(["Interpreter %d (main)" % r["main_interp"],
+                                    "Interpreter %d" % r["sub_interp"]])
+    # Each thread line comes under its interpreter's heading.
+    current, seen = None, {}
+    for l in out.stdout.splitlines():
+        if l.startswith("Interpreter "):
+            current = int(l.split()[1])
+        elif l.startswith("Thread "):
+            seen.setdefault(current, []).append(int(l.split()[1]))
+    assert r["sub_worker"]["tid"] in seen[r["sub_interp"]]
+    assert r["main_tid"] in seen[r["main_interp"]]
+    assert r["runner_tid"] in seen[r["main_interp"]]
+    assert r["runner_tid"] in seen[r["sub_interp"]]
+
+
+def test_single_interpreter_text_has_no_heading(extremes):
+    out = run_coroscope("dump", extremes.pid)
+    assert out.returncode == 0, out
+    assert not [l for l in out.stdout.splitlines()
+                if l.startswith("Interpreter ")]
