@@ -59,8 +59,11 @@ static void text_thread(FILE *out, const struct py_thread *t, int locals)
 	fputs("Traceback (most recent call last):\n", out);
 	if (t->truncated)
 		fputs("  ... (older frames could not be read)\n", out);
-	for (i = t->nframes; i-- > 0;)
+	for (i = t->nframes; i-- > 0;) {
 		text_frame(out, &t->frames[i], locals);
+		if (t->omitted && i == t->omitted_at)
+			fprintf(out, "  ... %zu frames omitted ...\n", t->omitted);
+	}
 }
 
 void report_text(FILE *out, const struct collection *c)
@@ -74,8 +77,16 @@ void report_text(FILE *out, const struct collection *c)
 	fputs(" (", out);
 	esc_text(out, c->py.executable);
 	fputs(")\n", out);
-	for (i = 0; i < c->snap.nthreads; i++)
-		text_thread(out, &c->snap.threads[i], c->opt.locals);
+	for (i = 0; i < c->snap.nthreads; i++) {
+		const struct py_thread *t = &c->snap.threads[i];
+
+		if (c->snap.ninterps > 1 &&
+		    (i == 0 || t->interp != t[-1].interp))
+			fprintf(out, "\nInterpreter %lld%s\n",
+				(long long)t->interp_id,
+				t->interp_main ? " (main)" : "");
+		text_thread(out, t, c->opt.locals);
+	}
 	report_text_greenlets(out, c);
 	report_text_async(out, c);
 	if (c->async_warning[0]) {
@@ -181,6 +192,15 @@ void report_json_hex(struct json *j, uint64_t v)
 	json_hex(j, v);
 }
 
+static void json_interp(struct json *j, int64_t id)
+{
+	json_key(j, "interpreter");
+	if (id >= 0)
+		json_int(j, id);
+	else
+		json_null(j);
+}
+
 static void json_task(struct json *j, const struct py_async *a,
 		      const struct py_task *t, int locals)
 {
@@ -198,6 +218,7 @@ static void json_task(struct json *j, const struct py_async *a,
 		json_int(j, t->tid);
 	else
 		json_null(j);
+	json_interp(j, t->interp_id);
 	json_key(j, "loop");
 	json_hex(j, t->loop);
 	json_key(j, "coro");
@@ -256,6 +277,7 @@ static void json_gen(struct json *j, const struct py_gen *g, int locals)
 	json_hex(j, g->awaiting);
 	json_key(j, "task");
 	json_hex(j, g->task);
+	json_interp(j, g->interp_id);
 	if (locals) {
 		json_locals(j, g->has_frame ? &g->frame : NULL);
 	}
@@ -298,6 +320,7 @@ static void json_thread(struct json *j, const struct py_thread *t, int locals)
 	json_uint(j, t->thread_id);
 	json_key(j, "name");
 	json_string(j, t->name);
+	json_interp(j, t->interp_id);
 	json_key(j, "holds_gil");
 	if (t->holds_gil < 0)
 		json_null(j);
@@ -305,6 +328,8 @@ static void json_thread(struct json *j, const struct py_thread *t, int locals)
 		json_bool(j, t->holds_gil);
 	json_key(j, "truncated");
 	json_bool(j, t->truncated);
+	json_key(j, "frames_omitted");
+	json_uint(j, t->omitted);
 	json_key(j, "frames");
 	json_begin_array(j);
 	for (i = 0; i < t->nframes; i++)

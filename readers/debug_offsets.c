@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/le.h"
+#include "readers/fields.h"
 #include "common/banned.h"
 
 /*
@@ -234,7 +236,7 @@ static int asyncio_offsets_apply(struct pyproc *py, struct py_layout *L,
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
 			       "the .AsyncioDebug section of '%s' is too short",
 			       mod->path);
-	ret = memsrc_read(py->ms, addr, words, spec.n * 8, err);
+	ret = py_read_words(py, addr, words, spec.n, err);
 	if (ret < 0)
 		return ret;
 	return apply(&spec, words, L, err);
@@ -256,11 +258,10 @@ int debug_offsets_apply(struct pyproc *py, struct cs_err *err)
 	if (spec->n > MAX_WORDS)
 		CS_BUG("debug offsets spec too long");
 	/* Static data, written once at start-up: safe to read unstopped. */
-	ret = memsrc_read(py->ms, py->runtime, words,
-			  (HEADER_WORDS + spec->n) * 8, err);
+	ret = py_read_words(py, py->runtime, words, HEADER_WORDS + spec->n, err);
 	if (ret < 0)
 		return ret;
-	if (memcmp(words, COOKIE, 8))
+	if (words[0] != le_u64((const unsigned char *)COOKIE))
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
 			       "Python %s has no _Py_DebugOffsets at _PyRuntime",
 			       py->version);

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "common/le.h"
+#include "readers/pyproc.h"
 #include "common/banned.h"
 
 static int in_bounds(size_t size, int off, size_t width)
@@ -11,11 +13,8 @@ static int in_bounds(size_t size, int off, size_t width)
 
 uint64_t field_u64(const void *buf, size_t size, int off)
 {
-	uint64_t v = 0;
-
-	if (in_bounds(size, off, sizeof(v)))
-		memcpy(&v, (const char *)buf + off, sizeof(v));
-	return v;
+	return in_bounds(size, off, 8) ?
+	       le_u64((const unsigned char *)buf + off) : 0;
 }
 
 int64_t field_i64(const void *buf, size_t size, int off)
@@ -25,11 +24,8 @@ int64_t field_i64(const void *buf, size_t size, int off)
 
 uint32_t field_u32(const void *buf, size_t size, int off)
 {
-	uint32_t v = 0;
-
-	if (in_bounds(size, off, sizeof(v)))
-		memcpy(&v, (const char *)buf + off, sizeof(v));
-	return v;
+	return in_bounds(size, off, 4) ?
+	       le_u32((const unsigned char *)buf + off) : 0;
 }
 
 int32_t field_i32(const void *buf, size_t size, int off)
@@ -39,14 +35,55 @@ int32_t field_i32(const void *buf, size_t size, int off)
 
 uint8_t field_u8(const void *buf, size_t size, int off)
 {
-	uint8_t v = 0;
-
-	if (in_bounds(size, off, sizeof(v)))
-		v = ((const uint8_t *)buf)[off];
-	return v;
+	return in_bounds(size, off, 1) ? ((const uint8_t *)buf)[off] : 0;
 }
 
 int8_t field_i8(const void *buf, size_t size, int off)
 {
 	return (int8_t)field_u8(buf, size, off);
+}
+
+int py_field_u64(struct pyproc *py, uint64_t obj, int off, uint64_t *out,
+		 struct cs_err *err)
+{
+	int ret;
+
+	*out = 0;
+	if (off < 0)
+		return 0;
+	ret = memsrc_read_u64(py->ms, obj + (uint64_t)off, out, err);
+	if (ret < 0) {
+		*out = 0;
+		return ret;
+	}
+	return 1;
+}
+
+int py_field_i32(struct pyproc *py, uint64_t obj, int off, int32_t *out,
+		 struct cs_err *err)
+{
+	unsigned char b[4];
+	int ret;
+
+	*out = 0;
+	if (off < 0)
+		return 0;
+	ret = memsrc_read(py->ms, obj + (uint64_t)off, b, sizeof(b), err);
+	if (ret < 0)
+		return ret;
+	*out = le_i32(b);
+	return 1;
+}
+
+int py_read_words(struct pyproc *py, uint64_t addr, uint64_t *out, size_t n,
+		  struct cs_err *err)
+{
+	size_t i;
+	int ret;
+
+	/* Read into the array's own bytes, then decode each word in place. */
+	ret = memsrc_read(py->ms, addr, out, n * 8, err);
+	for (i = 0; ret == 0 && i < n; i++)
+		out[i] = le_u64((const unsigned char *)&out[i]);
+	return ret;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/le.h"
+#include "readers/dicts.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
 #include "common/banned.h"

@@ -16,6 +16,7 @@ struct walk {
 	struct pyproc *py;
 	py_gc_visitor visit;
 	void *data;
+	uint64_t interp;          /* whose lists are walked, 0 unknown */
 	uint64_t visited;
 	int stop;
 };
@@ -31,8 +32,7 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 
 	if (hsize + 16 > sizeof(buf))
 		CS_BUG("PyGC_Head of %zu bytes", hsize);
-	ret = memsrc_read_u64(w->py->ms, head + (uint64_t)L->gc_head_next,
-			      &node, err);
+	ret = py_field_u64(w->py, head, L->gc_head_next, &node, err);
 	if (ret < 0)
 		return ret;
 	node &= GC_PTR_MASK;
@@ -58,7 +58,8 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 				       (unsigned long long)node);
 		prev = node;
 		if (w->visit(obj, field_u64(buf, sizeof(buf),
-					    (int)hsize + L->ob_type), w->data))
+					    (int)hsize + L->ob_type), w->interp,
+			     w->data))
 			w->stop = 1;
 		node = field_u64(buf, sizeof(buf), L->gc_head_next) & GC_PTR_MASK;
 	}
@@ -96,7 +97,7 @@ int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 	       struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	struct walk w = { py, visit, data, 0, 0 };
+	struct walk w = { py, visit, data, 0, 0, 0 };
 	uint64_t interp, state, gen0;
 	struct addrmap seen;
 	int n, ret;
@@ -126,13 +127,14 @@ int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 		if (!addrmap_add(&seen, interp))
 			break;
 		state = gc_state(py, interp);
+		w.interp = interp;
 		ret = walk_state(&w, state + (uint64_t)L->gc_generations,
 				 L->gc_permanent_generation >= 0 ?
 				 state + (uint64_t)L->gc_permanent_generation : 0,
 				 err);
 		if (ret == 0)
-			ret = memsrc_read_u64(py->ms, interp + (uint64_t)L->is_next,
-					      &interp, err);
+			ret = py_field_u64(py, interp, L->is_next, &interp, err);
+		ret = ret < 0 ? ret : 0;
 	}
 	addrmap_release(&seen);
 	return ret;

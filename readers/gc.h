@@ -14,8 +14,13 @@
  * should reach (a 24 GiB heap holds fewer GC objects). */
 #define PY_GC_MAX_OBJECTS (200u * 1000 * 1000)
 
-/* Called with each object's address and type; non-zero stops the walk. */
-typedef int (*py_gc_visitor)(uint64_t obj, uint64_t type, void *data);
+/*
+ * Called with each object's address and type, and the interpreter whose
+ * heap holds it (0 before 3.9, where one collector serves every
+ * interpreter); non-zero stops the walk.
+ */
+typedef int (*py_gc_visitor)(uint64_t obj, uint64_t type, uint64_t interp,
+			     void *data);
 
 /*
  * Visit every object in every generation (and the permanent generation)

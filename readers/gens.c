@@ -62,40 +62,34 @@ const char *py_type_name_cached(struct pyproc *py, uint64_t type)
 static uint64_t stack_top(struct pyproc *py, uint64_t frame)
 {
 	const struct py_layout *L = &py->layout;
-	struct cs_err err;
 	uint64_t top = 0, base;
 	int32_t depth;
 
-	cs_err_init(&err);
 	if (L->f_stacktop >= 0) {
 		/* 3.6 - 3.9: f_stacktop points past the top, NULL while running */
-		if (memsrc_read_u64(py->ms, frame + (uint64_t)L->f_stacktop,
-				    &base, &err) < 0 || !base)
+		if (py_field_u64(py, frame, L->f_stacktop, &base, NULL) < 0 || !base)
 			return 0;
-		memsrc_read_u64(py->ms, base - 8, &top, &err);
+		memsrc_read_u64(py->ms, base - 8, &top, NULL);
 	} else if (L->f_stackdepth >= 0) {
 		/* 3.10: f_valuestack[f_stackdepth - 1] */
-		if (memsrc_read_u64(py->ms, frame + (uint64_t)L->f_valuestack,
-				    &base, &err) < 0 ||
-		    memsrc_read(py->ms, frame + (uint64_t)L->f_stackdepth,
-				&depth, sizeof(depth), &err) < 0 ||
+		if (py_field_u64(py, frame, L->f_valuestack, &base, NULL) < 0 ||
+		    py_field_i32(py, frame, L->f_stackdepth, &depth, NULL) < 0 ||
 		    depth <= 0 || depth > MAX_STACK_DEPTH)
 			return 0;
-		memsrc_read_u64(py->ms, base + (uint64_t)(depth - 1) * 8, &top, &err);
+		memsrc_read_u64(py->ms, base + (uint64_t)(depth - 1) * 8, &top, NULL);
 	} else if (L->if_stacktop >= 0) {
 		/* 3.11 - 3.13: localsplus[stacktop - 1] */
-		if (memsrc_read(py->ms, frame + (uint64_t)L->if_stacktop, &depth,
-				sizeof(depth), &err) < 0 ||
+		if (py_field_i32(py, frame, L->if_stacktop, &depth, NULL) < 0 ||
 		    depth <= 0 || depth > MAX_STACK_DEPTH)
 			return 0;
-		memsrc_read_u64(py->ms, frame + (uint64_t)L->if_localsplus +
-				(uint64_t)(depth - 1) * 8, &top, &err);
+		py_field_u64(py, frame + (uint64_t)(depth - 1) * 8,
+			     L->if_localsplus, &top, NULL);
 	} else if (L->if_stackpointer >= 0) {
 		/* 3.14: stackpointer[-1], a tagged stack reference */
-		if (memsrc_read_u64(py->ms, frame + (uint64_t)L->if_stackpointer,
-				    &base, &err) < 0 || !base)
+		if (py_field_u64(py, frame, L->if_stackpointer, &base, NULL) < 0 ||
+		    !base)
 			return 0;
-		memsrc_read_u64(py->ms, base - 8, &top, &err);
+		memsrc_read_u64(py->ms, base - 8, &top, NULL);
 	}
 	return top & ~(uint64_t)L->stackref_tag_mask;
 }
@@ -153,35 +147,93 @@ static uint64_t gen_delegate(struct pyproc *py, const struct py_gen *gen,
 static uint64_t unwrap(struct pyproc *py, uint64_t obj)
 {
 	const struct py_layout *L = &py->layout;
-	struct cs_err err;
-	uint64_t type, inner;
+	uint64_t type, inner = 0;
 	const char *name;
 	size_t n;
 
-	cs_err_init(&err);
-	if (!obj || pyobj_read_type(py, obj, &type, &err) < 0 ||
+	if (!obj || pyobj_read_type(py, obj, &type, NULL) < 0 ||
 	    py_gen_kind_of_type(py, type) >= 0)
 		return obj;
 	name = py_type_name_cached(py, type);
 	n = strlen(name);
-	if ((!strcmp(name, "async_generator_asend") ||
-	     !strcmp(name, "async_generator_athrow")) && L->asend_gen >= 0) {
-		if (memsrc_read_u64(py->ms, obj + (uint64_t)L->asend_gen, &inner,
-				    &err) == 0 && inner)
-			return inner;
-	} else if (!strcmp(name, "coroutine_wrapper") &&
-		   L->corowrapper_coro >= 0) {
+	if (!strcmp(name, "async_generator_asend") ||
+	    !strcmp(name, "async_generator_athrow"))
+		py_field_u64(py, obj, L->asend_gen, &inner, NULL);
+	else if (!strcmp(name, "coroutine_wrapper"))
 		/* what coro.__await__() returns, as custom awaitables do */
-		if (memsrc_read_u64(py->ms, obj + (uint64_t)L->corowrapper_coro,
-				    &inner, &err) == 0 && inner)
-			return inner;
-	} else if (n >= 10 && !strcmp(name + n - 10, "FutureIter") &&
-		   L->futureiter_future >= 0) {
-		if (memsrc_read_u64(py->ms, obj + (uint64_t)L->futureiter_future,
-				    &inner, &err) == 0 && inner)
-			return inner;
+		py_field_u64(py, obj, L->corowrapper_coro, &inner, NULL);
+	else if (n >= 10 && !strcmp(name + n - 10, "FutureIter"))
+		py_field_u64(py, obj, L->futureiter_future, &inner, NULL);
+	return inner ? inner : obj;
+}
+
+/* Where a generator is, decoded from its object (and frame). */
+struct gen_where {
+	uint64_t frame;
+	uint64_t code;
+	int frame_state;
+	long ip;              /* f_lasti, or the instruction pointer; -1 */
+};
+
+/* 3.11+: the frame lives inside the generator, with its state. */
+static void where_311(const struct py_layout *L, uint64_t addr,
+		      const uint8_t *buf, size_t size, struct py_gen *gen,
+		      struct gen_where *w)
+{
+	w->frame = addr + (uint64_t)L->gen_iframe;
+	w->frame_state = field_i8(buf, size, L->gen_frame_state);
+	w->code = L->gen_code >= 0 ? field_u64(buf, size, L->gen_code) :
+		  field_u64(buf, size, L->gen_iframe + L->if_code) &
+		  ~(uint64_t)L->stackref_tag_mask;
+	w->ip = (long)field_u64(buf, size, L->gen_iframe +
+				(L->if_prev_instr >= 0 ? L->if_prev_instr :
+				 L->if_instr_ptr));
+	if (w->frame_state == L->gs_created)
+		gen->state = PY_GEN_CREATED;
+	else if (w->frame_state == L->gs_executing)
+		gen->state = PY_GEN_RUNNING;
+	else if (w->frame_state >= L->gs_completed)
+		gen->state = PY_GEN_CLOSED;
+	else
+		gen->state = PY_GEN_SUSPENDED;
+}
+
+/* Before 3.11: a separate frame object, NULL once finished. */
+static int where_before_311(struct pyproc *py, const uint8_t *buf,
+			    size_t size, struct py_gen *gen,
+			    struct gen_where *w, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint8_t fbuf[PY_LAYOUT_MAX_STRUCT];
+	int running, ret;
+
+	w->frame = field_u64(buf, size, L->gen_frame);
+	w->code = field_u64(buf, size, L->gen_code);
+	if (!w->frame) {
+		gen->state = PY_GEN_CLOSED;
+		return 0;
 	}
-	return obj;
+	if ((size_t)L->f_localsplus > sizeof(fbuf))
+		CS_BUG("frame object of %d bytes", L->f_localsplus);
+	ret = memsrc_read(py->ms, w->frame, fbuf, (size_t)L->f_localsplus, err);
+	if (ret < 0)
+		return ret;
+	w->ip = field_i32(fbuf, sizeof(fbuf), L->f_lasti);
+	if (L->gen_running >= 0) {
+		running = field_u8(buf, size, L->gen_running);
+	} else {
+		w->frame_state = field_i8(fbuf, sizeof(fbuf), L->f_state);
+		running = w->frame_state == L->gs_executing;
+	}
+	if (running)
+		gen->state = PY_GEN_RUNNING;
+	else if (L->gen_running < 0 && w->frame_state >= L->gs_completed)
+		gen->state = PY_GEN_CLOSED;
+	else if (w->ip == -1)
+		gen->state = PY_GEN_CREATED;
+	else
+		gen->state = PY_GEN_SUSPENDED;
+	return 0;
 }
 
 int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
@@ -191,9 +243,8 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 	const struct py_layout *L = &py->layout;
 	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 	size_t size = (size_t)L->gen_size;
-	uint64_t frame, code_addr;
-	int frame_state = 0, ret;
-	long ip = -1;
+	struct gen_where w = { 0, 0, 0, -1 };
+	int ret;
 
 	memset(gen, 0, sizeof(*gen));
 	gen->addr = addr;
@@ -212,58 +263,10 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 			&gen->qualname, err);
 	if (ret < 0)
 		return ret;
-
-	if (L->gen_iframe >= 0) {
-		/* 3.11+: the frame lives inside the generator. */
-		frame = addr + (uint64_t)L->gen_iframe;
-		frame_state = field_i8(buf, size, L->gen_frame_state);
-		code_addr = L->gen_code >= 0 ? field_u64(buf, size, L->gen_code) :
-			    field_u64(buf, size, L->gen_iframe + L->if_code) &
-			    ~(uint64_t)L->stackref_tag_mask;
-		ip = (long)field_u64(buf, size, L->gen_iframe +
-				     (L->if_prev_instr >= 0 ? L->if_prev_instr :
-				      L->if_instr_ptr));
-		if (frame_state == L->gs_created)
-			gen->state = PY_GEN_CREATED;
-		else if (frame_state == L->gs_executing)
-			gen->state = PY_GEN_RUNNING;
-		else if (frame_state >= L->gs_completed)
-			gen->state = PY_GEN_CLOSED;
-		else
-			gen->state = PY_GEN_SUSPENDED;
-	} else {
-		/* Before 3.11: a separate frame object, NULL once finished. */
-		uint8_t fbuf[PY_LAYOUT_MAX_STRUCT];
-		int running;
-
-		frame = field_u64(buf, size, L->gen_frame);
-		code_addr = field_u64(buf, size, L->gen_code);
-		if (!frame) {
-			gen->state = PY_GEN_CLOSED;
-		} else {
-			if ((size_t)L->f_localsplus > sizeof(fbuf))
-				CS_BUG("frame object of %d bytes", L->f_localsplus);
-			ret = memsrc_read(py->ms, frame, fbuf, (size_t)L->f_localsplus,
-					  err);
-			if (ret < 0)
-				return ret;
-			ip = field_i32(fbuf, sizeof(fbuf), L->f_lasti);
-			if (L->gen_running >= 0) {
-				running = field_u8(buf, size, L->gen_running);
-			} else {
-				frame_state = field_i8(fbuf, sizeof(fbuf), L->f_state);
-				running = frame_state == L->gs_executing;
-			}
-			if (running)
-				gen->state = PY_GEN_RUNNING;
-			else if (L->gen_running < 0 && frame_state >= L->gs_completed)
-				gen->state = PY_GEN_CLOSED;
-			else if (ip == -1)
-				gen->state = PY_GEN_CREATED;
-			else
-				gen->state = PY_GEN_SUSPENDED;
-		}
-	}
+	if (L->gen_iframe >= 0)
+		where_311(L, addr, buf, size, gen, &w);
+	else if ((ret = where_before_311(py, buf, size, gen, &w, err)) < 0)
+		return ret;
 	/* An async generator between asend() and its result counts as
 	 * running for inspect (ag_running is ag_running_async, 3.8+), even
 	 * while its frame is suspended in an await. */
@@ -271,16 +274,12 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 	    gen->state == PY_GEN_SUSPENDED &&
 	    field_u8(buf, size, L->agen_running_async))
 		gen->state = PY_GEN_RUNNING;
-	if (code_addr && py_code_get(py, code_addr, &gen->code, err) < 0)
+	if (w.code && py_code_get(py, w.code, &gen->code, err) < 0)
 		return -CS_ERR_MEMORY;
-	if (gen->state != PY_GEN_CLOSED && frame) {
-		struct cs_err ferr;
-
-		cs_err_init(&ferr);
-		gen->has_frame = py_frame_read(py, frame, opt, &gen->frame,
-					       &ferr) == 1;
-	}
-	gen->awaiting_raw = gen_delegate(py, gen, frame, frame_state, ip);
+	if (gen->state != PY_GEN_CLOSED && w.frame)
+		gen->has_frame = py_frame_read(py, w.frame, opt, &gen->frame,
+					       NULL) == 1;
+	gen->awaiting_raw = gen_delegate(py, gen, w.frame, w.frame_state, w.ip);
 	gen->awaiting = unwrap(py, gen->awaiting_raw);
 	return 0;
 }

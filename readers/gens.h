@@ -33,6 +33,8 @@ struct py_gen {
 	uint64_t awaiting;            /* delegate, unwrapped (see below), or 0 */
 	uint64_t awaiting_raw;        /* the delegate object itself */
 	uint64_t task;                /* the task whose chain holds it, or 0 */
+	int64_t interp_id;            /* its interpreter, -1 unknown */
+	int interp_main;              /* 1 main, 0 not, -1 unknown */
 };
 
 /* Which kind of generator-like object a type is, or -1 for none. */

@@ -1,3 +1,4 @@
+#include "readers/dicts.h"
 #include "readers/greenlets.h"
 
 #include <stdio.h>
@@ -125,7 +126,7 @@ static int is_greenlet_type(struct gl_builder *b, uint64_t type)
 	return b->last_is;
 }
 
-static int visit(uint64_t obj, uint64_t type, void *data)
+static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 {
 	struct gl_builder *b = data;
 

@@ -1,6 +1,7 @@
 /*
  * Reading individual CPython objects out of the target: type names,
- * str, bytes, int, float, tuple, list, dict, set, instance attributes.
+ * str, bytes, int, float, tuple, list (dict, set and attributes are in
+ * readers/dicts.h).
  *
  * Every function copies the remote object into local memory first and
  * checks every length and pointer it finds there; a malformed object is
@@ -16,7 +17,10 @@
 #include "readers/pyproc.h"
 
 /* Upper bounds for anything read from the target. */
-#define PY_MAX_STR_CHARS (1u << 20)    /* a str longer than this is garbage */
+/* A str whose data would not fit in a 47-bit user address space is
+ * garbage; anything shorter is real, however long (a 2 GiB str is), and
+ * readers decode only the first characters they need. */
+#define PY_MAX_STR_BYTES (1ull << 47)
 #define PY_MAX_CONTAINER (1u << 24)    /* items in a tuple, list, dict, set */
 
 int pyobj_read_type(struct pyproc *py, uint64_t obj, uint64_t *type,
@@ -38,7 +42,8 @@ int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	      struct cs_err *err);
 
 /*
- * Decode a str into code points, at most max_chars of them.
+ * Decode a str into code points, at most max_chars of them (only those
+ * are read, whatever the str's length).
  * *length receives the str's full length in code points; the first
  * min(length, max_chars) code points go to `codepoints` (an array of at
  * least max_chars entries), *ncodepoints says how many.
@@ -71,48 +76,5 @@ void pyfloat_repr(double v, struct strbuf *out);
  */
 int pyseq_items(struct pyproc *py, uint64_t obj, uint64_t *items,
 		size_t max, size_t *size, struct cs_err *err);
-
-/* One live entry of a dict or set, in iteration order. */
-struct pydict_entry {
-	uint64_t key, value;     /* value is 0 for sets */
-};
-
-/*
- * The first min(used, max) entries of a dict (insertion order) or a
- * set/frozenset (table order, as Python iterates); *used gets the count.
- */
-int pydict_entries(struct pyproc *py, uint64_t dict,
-		   struct pydict_entry *out, size_t max, size_t *used,
-		   struct cs_err *err);
-int pyset_entries(struct pyproc *py, uint64_t set, struct pydict_entry *out,
-		  size_t max, size_t *used, struct cs_err *err);
-
-/* dict[key] for a str key: 0 found, 1 absent, <0 error. */
-int pydict_get_str(struct pyproc *py, uint64_t dict, const char *key,
-		   uint64_t *value, struct cs_err *err);
-/* dict[key] for an int key. */
-int pydict_get_int(struct pyproc *py, uint64_t dict, int64_t key,
-		   uint64_t *value, struct cs_err *err);
-
-/*
- * An instance attribute stored in the object's __dict__ (or managed
- * dict / inline values): 0 found, 1 absent, <0 error.
- */
-int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
-		   uint64_t *value, struct cs_err *err);
-
-/*
- * Attribute lookup as a plain value: the instance's own attribute, else
- * the first class in the type's MRO whose __dict__ has the name (a
- * Future's class-level default _state, for example).  Descriptors are
- * returned as they are, not called.  0 found, 1 absent, <0 error.
- */
-int pyobj_lookup(struct pyproc *py, uint64_t obj, const char *name,
-		 uint64_t *value, struct cs_err *err);
-
-/* sys.modules[name]'s __dict__ for the first interpreter that has it:
- * 0 found, 1 absent, <0 error. */
-int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,
-		  uint64_t *dict, struct cs_err *err);
 
 #endif

@@ -8,6 +8,8 @@
 #include "common/strbuf.h"
 #include "readers/code.h"
 #include "readers/debug_offsets.h"
+#include "readers/fields.h"
+#include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/banned.h"
 
@@ -215,16 +217,19 @@ int pyproc_interp_head(struct pyproc *py, uint64_t *head, struct cs_err *err)
 	uint64_t ts;
 	int ret;
 
-	if (py->runtime)
-		return memsrc_read_u64(py->ms, py->runtime +
-				       (uint64_t)L->rt_interpreters_head, head, err);
+	if (py->runtime) {
+		ret = py_field_u64(py, py->runtime, L->rt_interpreters_head, head,
+				   err);
+		return ret < 0 ? ret : 0;
+	}
 	if (py->interp_head_var)
 		return memsrc_read_u64(py->ms, py->interp_head_var, head, err);
 	if (py->tstate_current_var) {
 		ret = memsrc_read_u64(py->ms, py->tstate_current_var, &ts, err);
-		if (ret == 0 && ts)
-			return memsrc_read_u64(py->ms, ts + (uint64_t)L->ts_interp,
-					       head, err);
+		if (ret == 0 && ts) {
+			ret = py_field_u64(py, ts, L->ts_interp, head, err);
+			return ret < 0 ? ret : 0;
+		}
 	}
 	return cs_fail(err, CS_ERR_UNSUPPORTED,
 		       "cannot find the interpreter list of this stripped Python %s",
@@ -246,8 +251,8 @@ static void version_from_sys(struct pyproc *py)
 
 	cs_err_init(&err);
 	if (pyproc_interp_head(py, &interp, &err) < 0 || !interp ||
-	    memsrc_read_u64(py->ms, interp + (uint64_t)py->layout.is_sysdict,
-			    &sysdict, &err) < 0 || !sysdict ||
+	    py_field_u64(py, interp, py->layout.is_sysdict, &sysdict, &err) < 0 ||
+	    !sysdict ||
 	    pydict_get_str(py, sysdict, "version", &vobj, &err) != 0 ||
 	    pystr_get(py, vobj, &s, &err) < 0)
 		return;

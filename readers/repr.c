@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/banned.h"
 

@@ -4,12 +4,16 @@
 #include <string.h>
 
 #include "readers/fields.h"
+#include "readers/dicts.h"
 #include "readers/objects.h"
 #include "readers/repr.h"
 #include "common/banned.h"
 
 /* How far into glibc's struct pthread the kernel tid may sit. */
 #define PTHREAD_SCAN_BYTES 2048
+/* How far below the end of a thread's stack mapping glibc puts its
+ * descriptor (static TLS, then struct pthread). */
+#define STACK_TOP_BYTES (1u << 20)
 
 const char *py_code_kind_name(enum py_code_kind kind)
 {
@@ -97,7 +101,7 @@ static void read_locals(struct pyproc *py, const struct py_code *code,
 		return;
 	cs_err_init(&err);
 	slots = xmalloc(code->nlocalsplus * sizeof(*slots));
-	if (memsrc_read(py->ms, localsplus, slots, code->nlocalsplus * 8, &err) < 0) {
+	if (py_read_words(py, localsplus, slots, code->nlocalsplus, &err) < 0) {
 		free(slots);
 		return;
 	}
@@ -112,8 +116,7 @@ static void read_locals(struct pyproc *py, const struct py_code *code,
 		if (code->localkinds[i] == PY_LOCAL_CELL &&
 		    pyobj_read_type(py, v, &type, &err) == 0 &&
 		    type == py->types.cell) {
-			if (memsrc_read_u64(py->ms, v + (uint64_t)L->cell_ref, &v,
-					    &err) < 0 || !v)
+			if (py_field_u64(py, v, L->cell_ref, &v, &err) < 0 || !v)
 				continue;
 		}
 		strbuf_init(&sb);
@@ -191,35 +194,129 @@ int py_frame_read(struct pyproc *py, uint64_t frame,
 	return decode_frame(py, frame, opt, &rf, out, err);
 }
 
-int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
-		   const struct py_stack_options *opt,
-		   struct py_frame **frames, size_t *nframes,
-		   struct cs_err *err)
+/*
+ * A frame chain being read.  The innermost `head` shown frames are kept
+ * as they come; past them only the addresses of the last `outer` shown
+ * frames are remembered (a ring), and decoded with their locals once the
+ * chain ends, so a 50,000-deep recursion costs one light decode per
+ * frame and keeps both of its ends.
+ */
+struct chain {
+	struct pyproc *py;
+	const struct py_stack_options *opt;
+	struct py_frame *frames;
+	size_t n, alloc;
+	size_t head, outer;
+	uint64_t ring[PY_OUTER_FRAMES];
+	size_t past;              /* shown frames met past the head */
+};
+
+static void chain_add(struct chain *c, const struct py_frame *f)
 {
-	struct py_frame *out = NULL, f;
-	size_t n = 0, alloc = 0, steps;
+	c->frames = xgrow(c->frames, &c->alloc, c->n + 1, sizeof(*c->frames));
+	c->frames[c->n++] = *f;
+}
+
+/* Decode one frame of the chain: kept, or noted in the ring.  Returns
+ * what decode_frame() does; rf->next is the next frame. */
+static int chain_step(struct chain *c, uint64_t frame, struct raw_frame *rf,
+		      struct cs_err *err)
+{
+	struct py_frame f;
+	int ret;
+
+	if (c->n < c->head) {
+		ret = decode_frame(c->py, frame, c->opt, rf, &f, err);
+		if (ret > 0)
+			chain_add(c, &f);
+		return ret;
+	}
+	/* Past the head: no locals, only whether it is a frame to show. */
+	ret = decode_frame(c->py, frame, NULL, rf, &f, err);
+	if (ret > 0 && c->outer)
+		c->ring[c->past % c->outer] = frame;
+	if (ret > 0)
+		c->past++;
+	return ret;
+}
+
+/* Append the outermost frames remembered in the ring, in chain order. */
+static void chain_finish(struct chain *c, size_t *omitted,
+			 size_t *omitted_at)
+{
+	size_t kept = c->past < c->outer ? c->past : c->outer, k;
+	struct py_frame f;
+	struct raw_frame rf;
+
+	*omitted = c->past - kept;
+	*omitted_at = *omitted ? c->n : 0;
+	for (k = 0; k < kept; k++) {
+		uint64_t frame = c->ring[(c->past - kept + k) % c->outer];
+
+		if (decode_frame(c->py, frame, c->opt, &rf, &f, NULL) > 0)
+			chain_add(c, &f);
+	}
+}
+
+static int walk_chain(struct pyproc *py, uint64_t frame, int follow,
+		      const struct py_stack_options *opt, struct py_thread *t,
+		      struct cs_err *err)
+{
+	struct chain c;
+	struct raw_frame rf;
+	uint64_t mark = 0;
+	size_t steps, power = 1, lap = 0, max;
 	int ret = 0;
 
-	for (steps = 0; frame && steps < PY_MAX_FRAMES; steps++) {
-		struct raw_frame rf;
-
-		ret = decode_frame(py, frame, opt, &rf, &f, err);
+	memset(&c, 0, sizeof(c));
+	c.py = py;
+	c.opt = opt;
+	max = opt && opt->max_frames ? opt->max_frames : PY_MAX_FRAMES;
+	c.outer = max >= 2 * PY_OUTER_FRAMES ? PY_OUTER_FRAMES : max / 2;
+	c.head = max - c.outer;
+	for (steps = 0; frame && steps < PY_MAX_FRAME_WALK; steps++) {
+		/* Brent's cycle check: a chain that comes back to a frame
+		 * is corrupt (or changing under a --no-block read). */
+		if (frame == mark) {
+			ret = cs_fail(err, CS_ERR_MEMORY,
+				      "the frame chain loops at 0x%llx",
+				      (unsigned long long)frame);
+			break;
+		}
+		if (++lap == power) {
+			mark = frame;
+			power *= 2;
+			lap = 0;
+		}
+		ret = chain_step(&c, frame, &rf, err);
 		if (ret < 0)
 			break;
-		if (ret > 0) {
-			out = xgrow(out, &alloc, n + 1, sizeof(*out));
-			out[n++] = f;
-		}
 		ret = 0;
 		if (!follow)
 			break;
 		frame = rf.next;
 	}
-	*frames = out;
-	*nframes = n;
-	if (ret == 0 && frame && follow && steps >= PY_MAX_FRAMES)
-		ret = cs_fail(err, CS_ERR_MEMORY, "more than %d frames: cycle?",
-			      PY_MAX_FRAMES);
+	chain_finish(&c, &t->omitted, &t->omitted_at);
+	t->frames = c.frames;
+	t->nframes = c.n;
+	if (ret == 0 && frame && follow && steps >= PY_MAX_FRAME_WALK)
+		ret = cs_fail(err, CS_ERR_MEMORY, "more than %u frames: a loop?",
+			      PY_MAX_FRAME_WALK);
+	return ret;
+}
+
+int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
+		   const struct py_stack_options *opt,
+		   struct py_frame **frames, size_t *nframes,
+		   struct cs_err *err)
+{
+	struct py_thread t;
+	int ret;
+
+	memset(&t, 0, sizeof(t));
+	ret = walk_chain(py, frame, follow, opt, &t, err);
+	*frames = t.frames;
+	*nframes = t.nframes;
 	return ret;
 }
 
@@ -277,35 +374,72 @@ static int tid_of_pthread(struct pyproc *py, struct tid_finder *tf,
 	return 0;
 }
 
+/*
+ * The kernel tid of the thread whose stack holds addr, or 0: the one
+ * thread whose glibc descriptor (fs_base, at the top of its stack block)
+ * lies at the top of the same mapping.  Only threads with known
+ * registers count (a stopped target, or a core).
+ */
+static int tid_of_stack(struct pyproc *py, uint64_t addr)
+{
+	const struct memsrc *ms = py->ms;
+	const struct cs_mapping *m = memsrc_find_mapping(ms, addr);
+	size_t i;
+
+	for (i = 0; m && i < ms->nthreads; i++) {
+		uint64_t fs = ms->threads[i].fs_base;
+
+		if (ms->threads[i].has_fs_base && fs > addr && fs < m->end &&
+		    m->end - fs <= STACK_TOP_BYTES)
+			return ms->threads[i].tid;
+	}
+	return 0;
+}
+
+/*
+ * 3.11 and 3.12 keep the running thread's _PyCFrame on its C stack, so
+ * a thread state that runs code says which thread runs it.  That beats
+ * native_thread_id, which is the thread that created the state: 3.12's
+ * _xxsubinterpreters runs code in a subinterpreter's first thread state,
+ * created by the main thread, from whatever thread calls run_string().
+ * 0 when it does not tell.
+ */
+static int tid_running(struct pyproc *py, uint64_t tstate)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t cframe;
+
+	if (py_field_u64(py, tstate, L->ts_cframe, &cframe, NULL) != 1 ||
+	    !cframe)
+		return 0;
+	/* An idle state points at its own root_cframe. */
+	if (cframe >= tstate && cframe - tstate < (uint64_t)L->ts_size)
+		return 0;
+	return tid_of_stack(py, cframe);
+}
+
 /* The thread state that holds the GIL of interp, 0 if none, or -1. */
 static int gil_holder(struct pyproc *py, uint64_t interp, uint64_t *holder)
 {
 	const struct py_layout *L = &py->layout;
-	struct cs_err err;
 	uint64_t gil;
 	int32_t locked;
 
-	cs_err_init(&err);
 	*holder = 0;
 	if (py->tstate_current_var)
-		return memsrc_read_u64(py->ms, py->tstate_current_var, holder, &err);
+		return memsrc_read_u64(py->ms, py->tstate_current_var, holder,
+				       NULL) < 0 ? -1 : 0;
 	if (L->rt_gilstate_tstate_current >= 0 && py->runtime)
-		return memsrc_read_u64(py->ms, py->runtime +
-				       (uint64_t)L->rt_gilstate_tstate_current,
-				       holder, &err);
-	if (L->is_ceval_gil >= 0) {
-		if (memsrc_read_u64(py->ms, interp + (uint64_t)L->is_ceval_gil,
-				    &gil, &err) < 0 || !gil)
-			return -1;
-		if (memsrc_read(py->ms, gil + (uint64_t)L->gil_locked, &locked,
-				sizeof(locked), &err) < 0)
-			return -1;
-		if (!locked)
-			return 0;
-		return memsrc_read_u64(py->ms, gil + (uint64_t)L->gil_last_holder,
-				       holder, &err);
-	}
-	return -1;
+		return py_field_u64(py, py->runtime, L->rt_gilstate_tstate_current,
+				    holder, NULL) < 0 ? -1 : 0;
+	if (py_field_u64(py, interp, L->is_ceval_gil, &gil, NULL) != 1)
+		return -1;
+	if (!gil || py_field_i32(py, gil, L->gil_locked, &locked, NULL) < 0)
+		return -1;
+	if (!locked)
+		return 0;
+	return py_field_u64(py, gil, L->gil_last_holder, holder, NULL) < 0 ?
+	       -1 : 0;
 }
 
 /* threading._active of an interpreter, or 0. */
@@ -344,24 +478,29 @@ static uint64_t first_frame(struct pyproc *py, uint64_t tstate,
 	const struct py_layout *L = &py->layout;
 	uint64_t frame = 0, cframe;
 
-	if (L->ts_frame >= 0) {
-		memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_frame, &frame, err);
-	} else if (L->ts_current_frame >= 0) {
-		memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_current_frame,
-				&frame, err);
-	} else if (memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_cframe,
-				   &cframe, err) == 0 && cframe) {
-		memsrc_read_u64(py->ms, cframe + (uint64_t)L->cf_current_frame,
-				&frame, err);
-	}
+	if (L->ts_frame >= 0)
+		py_field_u64(py, tstate, L->ts_frame, &frame, err);
+	else if (L->ts_current_frame >= 0)
+		py_field_u64(py, tstate, L->ts_current_frame, &frame, err);
+	else if (py_field_u64(py, tstate, L->ts_cframe, &cframe, err) == 1 &&
+		 cframe)
+		py_field_u64(py, cframe, L->cf_current_frame, &frame, err);
 	return frame;
 }
 
-static int read_thread(struct pyproc *py, uint64_t interp, uint64_t tstate,
-		       uint64_t active, uint64_t holder, int holder_known,
-		       struct tid_finder *tf,
-		       const struct py_stack_options *opt, struct py_thread *t,
-		       struct cs_err *err)
+/* What the threads of one interpreter share. */
+struct interp_walk {
+	uint64_t addr;
+	int64_t id;
+	uint64_t active;          /* threading._active, or 0 */
+	uint64_t holder;          /* the GIL holder, when holder_known */
+	int holder_known;
+	struct tid_finder *tf;
+	const struct py_stack_options *opt;
+};
+
+static int read_thread(struct pyproc *py, const struct interp_walk *iw,
+		       uint64_t tstate, struct py_thread *t, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
 	struct cs_err ferr;
@@ -371,23 +510,58 @@ static int read_thread(struct pyproc *py, uint64_t interp, uint64_t tstate,
 
 	memset(t, 0, sizeof(*t));
 	t->tstate = tstate;
-	t->interp = interp;
-	ret = memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_thread_id,
-			      &t->thread_id, err);
+	t->interp = iw->addr;
+	t->interp_id = iw->id;
+	t->interp_main = iw->id == 0;
+	ret = py_field_u64(py, tstate, L->ts_thread_id, &t->thread_id, err);
+	if (ret >= 0)
+		ret = py_field_i32(py, tstate, L->ts_native_thread_id, &native, err);
 	if (ret < 0)
 		return ret;
-	if (L->ts_native_thread_id >= 0)
-		ret = memsrc_read(py->ms, tstate + (uint64_t)L->ts_native_thread_id,
-				  &native, sizeof(native), err);
-	if (ret < 0)
-		return ret;
-	t->tid = native > 0 ? native : tid_of_pthread(py, tf, t->thread_id);
-	t->name = thread_name(py, active, t->thread_id);
-	t->holds_gil = holder_known ? holder == tstate : -1;
+	t->tid = tid_running(py, tstate);
+	if (!t->tid)
+		t->tid = native > 0 ? native :
+			 tid_of_pthread(py, iw->tf, t->thread_id);
+	t->name = thread_name(py, iw->active, t->thread_id);
+	t->holds_gil = iw->holder_known ? iw->holder == tstate : -1;
 	cs_err_init(&ferr);
 	frame = first_frame(py, tstate, &ferr);
-	if (py_frames_walk(py, frame, 1, opt, &t->frames, &t->nframes, &ferr) < 0)
+	if (walk_chain(py, frame, 1, iw->opt, t, &ferr) < 0)
 		t->truncated = 1;
+	return 0;
+}
+
+/* The thread states of one interpreter, appended to snap. */
+static int read_interp(struct pyproc *py, struct interp_walk *iw,
+		       struct addrmap *seen, struct py_snapshot *snap,
+		       size_t *alloc, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t tstate, id;
+	int nthreads, ret;
+
+	ret = py_field_u64(py, iw->addr, L->is_tstate_head, &tstate, err);
+	if (ret >= 0)
+		ret = py_field_u64(py, iw->addr, L->is_id, &id, err);
+	if (ret < 0)
+		return ret;
+	iw->id = (int64_t)id;     /* 3.6 has no ids: one interpreter, 0 */
+	iw->active = threading_active(py, iw->addr);
+	iw->holder_known = gil_holder(py, iw->addr, &iw->holder) == 0;
+	for (nthreads = 0; tstate && nthreads < PY_MAX_THREADS; nthreads++) {
+		if (!addrmap_add(seen, tstate))
+			break;
+		snap->threads = xgrow(snap->threads, alloc, snap->nthreads + 1,
+				      sizeof(*snap->threads));
+		ret = read_thread(py, iw, tstate,
+				  &snap->threads[snap->nthreads], err);
+		if (ret < 0)
+			return ret;
+		snap->nthreads++;
+		ret = py_field_u64(py, tstate, L->ts_next, &tstate, err);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -397,7 +571,8 @@ int py_snapshot_take(struct pyproc *py, const struct py_stack_options *opt,
 	const struct py_layout *L = &py->layout;
 	struct addrmap seen;
 	struct tid_finder tf = { -1 };
-	size_t alloc = 0, ninterp;
+	struct interp_walk iw;
+	size_t alloc = 0;
 	uint64_t interp;
 	int ret;
 
@@ -410,48 +585,25 @@ int py_snapshot_take(struct pyproc *py, const struct py_stack_options *opt,
 			       "the interpreter list is empty (the target is "
 			       "starting up or shutting down)");
 	addrmap_init(&seen);
-	for (ninterp = 0; interp && ninterp < PY_MAX_INTERPRETERS; ninterp++) {
-		uint64_t tstate, active, holder;
-		int holder_known, nthreads;
-
+	while (interp && snap->ninterps < PY_MAX_INTERPRETERS) {
 		if (!addrmap_add(&seen, interp))
 			break;
-		ret = memsrc_read_u64(py->ms, interp + (uint64_t)L->is_tstate_head,
-				      &tstate, err);
+		memset(&iw, 0, sizeof(iw));
+		iw.addr = interp;
+		iw.tf = &tf;
+		iw.opt = opt;
+		ret = read_interp(py, &iw, &seen, snap, &alloc, err);
 		if (ret < 0)
 			break;
-		active = threading_active(py, interp);
-		holder_known = gil_holder(py, interp, &holder) == 0;
-		for (nthreads = 0; tstate && nthreads < PY_MAX_THREADS; nthreads++) {
-			struct py_thread *t;
-
-			if (!addrmap_add(&seen, tstate))
-				break;
-			snap->threads = xgrow(snap->threads, &alloc,
-					      snap->nthreads + 1,
-					      sizeof(*snap->threads));
-			t = &snap->threads[snap->nthreads];
-			ret = read_thread(py, interp, tstate, active, holder,
-					  holder_known, &tf, opt, t, err);
-			if (ret < 0)
-				break;
-			snap->nthreads++;
-			ret = memsrc_read_u64(py->ms, tstate + (uint64_t)L->ts_next,
-					      &tstate, err);
-			if (ret < 0)
-				break;
-		}
-		if (ret < 0)
-			break;
-		ret = memsrc_read_u64(py->ms, interp + (uint64_t)L->is_next,
-				      &interp, err);
+		snap->ninterps++;
+		ret = py_field_u64(py, interp, L->is_next, &interp, err);
 		if (ret < 0)
 			break;
 	}
 	addrmap_release(&seen);
 	if (ret < 0)
 		py_snapshot_release(snap);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 void py_snapshot_release(struct py_snapshot *snap)

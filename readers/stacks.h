@@ -18,7 +18,10 @@
 /* Bounds for walks over target lists. */
 #define PY_MAX_INTERPRETERS 256
 #define PY_MAX_THREADS 16384
-#define PY_MAX_FRAMES 4096
+#define PY_MAX_FRAMES 4096        /* frames kept per thread by default */
+#define PY_OUTER_FRAMES 8         /* of them, the outermost (as Python's
+				     tracebacks keep both ends) */
+#define PY_MAX_FRAME_WALK (1u << 20) /* links followed at most */
 
 struct py_local {
 	const char *name;   /* borrowed from the code object */
@@ -36,23 +39,33 @@ struct py_frame {
 struct py_thread {
 	uint64_t tstate;
 	uint64_t interp;
+	int64_t interp_id;       /* PyInterpreterState.id (0 before 3.7) */
+	int interp_main;         /* the main interpreter (id 0) */
 	uint64_t thread_id;      /* pthread_t, threading.get_ident() */
 	int tid;                 /* kernel thread id, 0 when unknown */
 	char *name;              /* threading name, NULL when unknown */
 	int holds_gil;           /* 1, 0, or -1 when unknown */
 	struct py_frame *frames; /* innermost first */
 	size_t nframes;
-	int truncated;           /* the walk stopped at PY_MAX_FRAMES or at
-				    an unreadable frame */
+	/* A stack deeper than max_frames keeps its innermost and its
+	 * PY_OUTER_FRAMES outermost frames: `omitted` frames were left out
+	 * between frames[omitted_at - 1] and frames[omitted_at] (0, 0 when
+	 * none were).  A deliberate cap, not a failure. */
+	size_t omitted;
+	size_t omitted_at;
+	int truncated;           /* the walk stopped at an unreadable frame
+				    (or a loop): older frames are missing */
 };
 
 struct py_snapshot {
-	struct py_thread *threads;
+	struct py_thread *threads;  /* interpreter by interpreter */
 	size_t nthreads;
+	size_t ninterps;            /* interpreters walked */
 };
 
 struct py_stack_options {
 	int locals;              /* read each frame's locals */
+	size_t max_frames;       /* frames kept per thread, 0: PY_MAX_FRAMES */
 };
 
 /*
@@ -66,8 +79,9 @@ void py_snapshot_release(struct py_snapshot *snap);
 
 /*
  * Decode the frame chain starting at `frame` (a PyFrameObject before
- * 3.11, an _PyInterpreterFrame after) into frames, innermost first; used
- * for threads and, later, for suspended generators.
+ * 3.11, an _PyInterpreterFrame after) into frames, innermost first, with
+ * the cap of opt->max_frames (the gap is not reported: threads carry it
+ * in struct py_thread).  follow = 0 reads one frame.
  */
 int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
 		   const struct py_stack_options *opt,

@@ -4,33 +4,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readers/aio_class.h"
+#include "readers/awaiters.h"
+#include "readers/cycles.h"
 #include "readers/fields.h"
 #include "readers/gc.h"
+#include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
-/* Callbacks looked at per future, and items per closure or partial. */
-#define MAX_CALLBACKS 4096
-#define MAX_CLOSURE 64
-
-/* What a type is, for the asyncio machinery. */
-enum aio_class {
-	AIO_NONE = 1,        /* stored +1 in the class cache: 0 means unknown */
-	AIO_C_TASK,
-	AIO_PY_TASK,
-	AIO_C_FUTURE,
-	AIO_PY_FUTURE,
-	AIO_TASKGROUP,
+/* The fields of a task that both layouts provide. */
+struct task_fields {
+	int pending;
+	uint64_t loop, coro, waiter, name;
+	struct task_links links;  /* what its callbacks say (awaiters.h) */
+	long coro_gen;            /* index of coro in gens, or -1 */
 };
 
-struct aio_types {
-	uint64_t c_task, c_future, py_task, py_future, taskgroup;
-	struct addrmap classes;   /* type -> enum aio_class */
-	/* The type classified last and its class: objects of one type
-	 * often follow each other in the GC lists. */
-	uint64_t last_type;
-	enum aio_class last_class;
+/* An object the GC walk found: a generator (kind) or a task (class). */
+struct found {
+	uint64_t addr;
+	int what;                 /* enum py_code_kind or enum aio_class */
+	int64_t interp_id;        /* -1 unknown */
 };
 
 struct builder {
@@ -38,69 +34,23 @@ struct builder {
 	const struct py_snapshot *snap;
 	const struct py_stack_options *opt;
 	struct aio_types types;
+	struct awaiters awaiters;
 	struct py_async *out;
-	uint64_t *gen_addrs;      /* found by the GC walk */
-	int *gen_kinds;
+	struct found *gens;       /* found by the GC walk */
 	size_t ngen, gen_alloc;
-	uint64_t *task_addrs;
-	int *task_classes;
+	struct found *tasks;
 	size_t ntask, task_alloc;
-	size_t tasks_alloc, gens_alloc;
+	size_t gens_alloc;
+	struct task_fields *fields; /* of out->tasks, in their order */
 	long *next;               /* gens awaited (see index_awaiting()) */
 	size_t nnext;
-	struct addrmap waiters;   /* future -> struct addr_list * of tasks */
 	struct addrmap loop_tids; /* loop -> tid + 1 */
 	struct addrmap frame_gens;/* generator frame -> gen index + 1, built
 				     on first need (running chains) */
 	int frame_gens_built;
+	uint64_t interp;          /* the last interpreter the walk named */
+	int64_t interp_id;        /* and its id */
 };
-
-/* Lists longer than this also keep a set, so that adding stays O(1):
- * ten thousand tasks awaiting one future must not cost 10^8 compares. */
-#define ADDR_LIST_SCAN 16
-
-struct addr_list {
-	uint64_t *v;
-	size_t n, alloc;
-	struct addrmap *set;      /* the same addresses, once n reaches
-				     ADDR_LIST_SCAN (NULL before) */
-};
-
-static void addr_list_add(struct addr_list *l, uint64_t a)
-{
-	size_t i;
-
-	if (l->set && a) {
-		if (!addrmap_add(l->set, a))
-			return;
-	} else {
-		/* (0 cannot be a set key: it is always looked up here.) */
-		for (i = 0; i < l->n; i++)
-			if (l->v[i] == a)
-				return;
-		if (!l->set && l->n >= ADDR_LIST_SCAN) {
-			l->set = xmalloc(sizeof(*l->set));
-			addrmap_init(l->set);
-			for (i = 0; i < l->n; i++)
-				if (l->v[i])
-					addrmap_add(l->set, l->v[i]);
-			if (a)
-				addrmap_add(l->set, a);
-		}
-	}
-	l->v = xgrow(l->v, &l->alloc, l->n + 1, sizeof(*l->v));
-	l->v[l->n++] = a;
-}
-
-static void addr_list_release(struct addr_list *l)
-{
-	free(l->v);
-	if (l->set) {
-		addrmap_release(l->set);
-		free(l->set);
-	}
-	memset(l, 0, sizeof(*l));
-}
 
 const char *py_short_type_name(const char *tp_name)
 {
@@ -109,129 +59,63 @@ const char *py_short_type_name(const char *tp_name)
 	return dot ? dot + 1 : tp_name;
 }
 
-static uint64_t module_attr(struct pyproc *py, uint64_t interp,
-			    const char *module, const char *name)
+static void found_add(struct found **v, size_t *n, size_t *alloc,
+		      uint64_t addr, int what, int64_t interp_id)
 {
-	uint64_t dict, value;
-	struct cs_err err;
-
-	cs_err_init(&err);
-	if (pymodule_dict(py, interp, module, &dict, &err) != 0 ||
-	    pydict_get_str(py, dict, name, &value, &err) != 0)
-		return 0;
-	return value;
+	/* xgrow doubles: one realloc per visited object made a million
+	 * generators quadratic under ASan, whose realloc always copies. */
+	*v = xgrow(*v, alloc, *n + 1, sizeof(**v));
+	(*v)[*n].addr = addr;
+	(*v)[*n].interp_id = interp_id;
+	(*v)[(*n)++].what = what;
 }
 
-static void find_types(struct builder *b)
+/* The id of the interpreter the walk is in; before 3.9 the walk cannot
+ * tell (one collector for all), which only matters when there are
+ * several: then -1. */
+static int64_t walk_interp_id(struct builder *b, uint64_t interp)
 {
-	struct aio_types *t = &b->types;
-	struct cs_err err;
-	uint64_t interp;
+	uint64_t id;
 
-	addrmap_init(&t->classes);
-	cs_err_init(&err);
-	if (pyproc_interp_head(b->py, &interp, &err) < 0 || !interp)
-		return;
-	t->c_task = module_attr(b->py, interp, "_asyncio", "Task");
-	t->c_future = module_attr(b->py, interp, "_asyncio", "Future");
-	t->py_task = module_attr(b->py, interp, "asyncio.tasks", "_PyTask");
-	t->py_future = module_attr(b->py, interp, "asyncio.futures", "_PyFuture");
-	t->taskgroup = module_attr(b->py, interp, "asyncio.taskgroups",
-				   "TaskGroup");
-	/* Without the C accelerator, Task and Future are the Python ones. */
-	if (!t->py_task)
-		t->py_task = module_attr(b->py, interp, "asyncio.tasks", "Task");
-	if (!t->py_future)
-		t->py_future = module_attr(b->py, interp, "asyncio.futures",
-					   "Future");
-	if (t->py_task == t->c_task)
-		t->py_task = 0;
-	if (t->py_future == t->c_future)
-		t->py_future = 0;
-}
-
-static enum aio_class classify(struct builder *b, uint64_t type)
-{
-	struct aio_types *t = &b->types;
-	uintptr_t c;
-
-	if (type && type == t->last_type)
-		return t->last_class;
-	c = (uintptr_t)addrmap_get(&t->classes, type, NULL);
-	if (c) {
-		t->last_type = type;
-		t->last_class = (enum aio_class)c;
-		return (enum aio_class)c;
+	if (!interp)
+		return b->snap->ninterps > 1 ? -1 : 0;
+	if (interp != b->interp) {
+		b->interp = interp;
+		b->interp_id = py_field_u64(b->py, interp, b->py->layout.is_id,
+					    &id, NULL) < 0 ? -1 : (int64_t)id;
 	}
-	if (!type)
-		return AIO_NONE;
-	if (t->c_task && pytype_is_subtype(b->py, type, t->c_task))
-		c = AIO_C_TASK;
-	else if (t->py_task && pytype_is_subtype(b->py, type, t->py_task))
-		c = AIO_PY_TASK;
-	else if (t->c_future && pytype_is_subtype(b->py, type, t->c_future))
-		c = AIO_C_FUTURE;
-	else if (t->py_future && pytype_is_subtype(b->py, type, t->py_future))
-		c = AIO_PY_FUTURE;
-	else if (t->taskgroup && pytype_is_subtype(b->py, type, t->taskgroup))
-		c = AIO_TASKGROUP;
-	else
-		c = AIO_NONE;
-	addrmap_put(&t->classes, type, (void *)c);
-	return (enum aio_class)c;
+	return b->interp_id;
 }
 
-static enum aio_class classify_obj(struct builder *b, uint64_t obj)
+static void set_interp(int64_t id, int64_t *interp_id, int *interp_main)
 {
-	struct cs_err err;
-	uint64_t type;
-
-	cs_err_init(&err);
-	if (!obj || pyobj_read_type(b->py, obj, &type, &err) < 0)
-		return AIO_NONE;
-	return classify(b, type);
+	*interp_id = id;
+	*interp_main = id < 0 ? -1 : id == 0;
 }
 
-static int is_task_class(enum aio_class c)
-{
-	return c == AIO_C_TASK || c == AIO_PY_TASK;
-}
-
-static int is_future_class(enum aio_class c)
-{
-	return is_task_class(c) || c == AIO_C_FUTURE || c == AIO_PY_FUTURE;
-}
-
-static int visit(uint64_t obj, uint64_t type, void *data)
+/* The GC walk's visitor: note generators and tasks. */
+static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 {
 	struct builder *b = data;
 	int kind = py_gen_kind_of_type(b->py, type);
 	enum aio_class c;
 
 	if (kind >= 0) {
-		b->gen_addrs = xgrow(b->gen_addrs, &b->gen_alloc, b->ngen + 1,
-				     sizeof(*b->gen_addrs));
-		b->gen_kinds = xrealloc(b->gen_kinds,
-					b->gen_alloc * sizeof(*b->gen_kinds));
-		b->gen_addrs[b->ngen] = obj;
-		b->gen_kinds[b->ngen++] = kind;
+		found_add(&b->gens, &b->ngen, &b->gen_alloc, obj, kind,
+			  walk_interp_id(b, interp));
 		return 0;
 	}
-	c = classify(b, type);
-	if (is_task_class(c)) {
-		b->task_addrs = xgrow(b->task_addrs, &b->task_alloc, b->ntask + 1,
-				      sizeof(*b->task_addrs));
-		b->task_classes = xrealloc(b->task_classes, b->task_alloc *
-					   sizeof(*b->task_classes));
-		b->task_addrs[b->ntask] = obj;
-		b->task_classes[b->ntask++] = c;
-	}
+	c = aio_classify(&b->types, type);
+	if (aio_is_task(c))
+		found_add(&b->tasks, &b->ntask, &b->task_alloc, obj, (int)c,
+			  walk_interp_id(b, interp));
 	return 0;
 }
 
 /* Index of the generator at addr in out->gens, reading it if the GC walk
- * did not list it; -1 if it is not a generator-like object. */
-static long gen_at(struct builder *b, uint64_t addr)
+ * did not list it (then it is in interpreter interp_id, its awaiter's);
+ * -1 if it is not a generator-like object. */
+static long gen_at(struct builder *b, uint64_t addr, int64_t interp_id)
 {
 	struct py_async *a = b->out;
 	uintptr_t idx = (uintptr_t)addrmap_get(&a->gen_index, addr, NULL);
@@ -251,16 +135,11 @@ static long gen_at(struct builder *b, uint64_t addr)
 	if (py_gen_read(b->py, addr, (enum py_code_kind)kind, b->opt,
 			&a->gens[a->ngens], &err) < 0)
 		return -1;
+	set_interp(interp_id, &a->gens[a->ngens].interp_id,
+		   &a->gens[a->ngens].interp_main);
 	addrmap_put(&a->gen_index, addr, (void *)(uintptr_t)(a->ngens + 1));
 	return (long)a->ngens++;
 }
-
-/* The fields of a task that both layouts provide. */
-struct task_fields {
-	int pending;
-	uint64_t loop, coro, waiter, name, callback0, callbacks, awaited_by;
-	long coro_gen;            /* index of coro in gens, or -1 */
-};
 
 static int read_c_task(struct builder *b, uint64_t addr,
 		       struct task_fields *f, struct cs_err *err)
@@ -280,23 +159,14 @@ static int read_c_task(struct builder *b, uint64_t addr,
 	f->coro = field_u64(buf, size, L->task_coro);
 	f->waiter = field_u64(buf, size, L->task_fut_waiter);
 	f->name = field_u64(buf, size, L->task_name);
-	f->callback0 = field_u64(buf, size, L->fut_callback0);
-	f->callbacks = field_u64(buf, size, L->fut_callbacks);
-	f->awaited_by = field_u64(buf, size, L->fut_awaited_by);
+	f->links.callback0 = field_u64(buf, size, L->fut_callback0);
+	f->links.callbacks = field_u64(buf, size, L->fut_callbacks);
+	f->links.awaited_by = field_u64(buf, size, L->fut_awaited_by);
 	return 0;
 }
 
-static uint64_t attr(struct builder *b, uint64_t obj, const char *name)
-{
-	struct cs_err err;
-	uint64_t v;
-
-	cs_err_init(&err);
-	return pyobj_lookup(b->py, obj, name, &v, &err) == 0 ? v : 0;
-}
-
-static int read_py_task(struct builder *b, uint64_t addr,
-			struct task_fields *f)
+static void read_py_task(struct builder *b, uint64_t addr,
+			 struct task_fields *f)
 {
 	const struct py_layout *L = &b->py->layout;
 	struct cs_err err;
@@ -305,29 +175,47 @@ static int read_py_task(struct builder *b, uint64_t addr,
 	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 
 	cs_err_init(&err);
-	if (b->types.c_future && pyobj_read_type(b->py, addr, &type, &err) == 0 &&
-	    pytype_is_subtype(b->py, type, b->types.c_future) &&
+	if (pyobj_read_type(b->py, addr, &type, &err) == 0 &&
+	    aio_is_c_future_type(&b->types, type) &&
 	    (size_t)L->fut_size <= sizeof(buf) &&
 	    memsrc_read(b->py->ms, addr, buf, (size_t)L->fut_size, &err) == 0) {
 		/* 3.6's Python Task derives from the C Future: the future's
 		 * half is in C fields, the task's half in the instance dict. */
 		f->pending = field_i32(buf, sizeof(buf), L->fut_state) == 0;
 		f->loop = field_u64(buf, sizeof(buf), L->fut_loop);
-		f->callback0 = field_u64(buf, sizeof(buf), L->fut_callback0);
-		f->callbacks = field_u64(buf, sizeof(buf), L->fut_callbacks);
+		f->links.callback0 = field_u64(buf, sizeof(buf), L->fut_callback0);
+		f->links.callbacks = field_u64(buf, sizeof(buf), L->fut_callbacks);
 	} else {
-		s = attr(b, addr, "_state");
+		s = pyobj_lookup_or_0(b->py, addr, "_state");
 		f->pending = s && pystr_get(b->py, s, &state, &err) == 0 &&
 			     !strcmp(state, "PENDING");
-		f->loop = attr(b, addr, "_loop");
-		f->callbacks = attr(b, addr, "_callbacks");
+		f->loop = pyobj_lookup_or_0(b->py, addr, "_loop");
+		f->links.callbacks = pyobj_lookup_or_0(b->py, addr, "_callbacks");
 	}
-	f->coro = attr(b, addr, "_coro");
-	f->waiter = attr(b, addr, "_fut_waiter");
-	f->name = attr(b, addr, "_name");
+	f->coro = pyobj_lookup_or_0(b->py, addr, "_coro");
+	f->waiter = pyobj_lookup_or_0(b->py, addr, "_fut_waiter");
+	f->name = pyobj_lookup_or_0(b->py, addr, "_name");
 	if (f->waiter == b->py->types.none)
 		f->waiter = 0;
-	return 0;
+}
+
+/* "Task-N" without printf: one per task adds up. */
+static char *numbered_task_name(int64_t n)
+{
+	char buf[32];
+	size_t i = sizeof(buf);
+	uint64_t u = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+
+	buf[--i] = '\0';
+	do {
+		buf[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (n < 0)
+		buf[--i] = '-';
+	i -= 5;
+	memcpy(buf + i, "Task-", 5);
+	return xstrdup(buf + i);
 }
 
 /* The task's name; without one, its coroutine's (generator coro_gen). */
@@ -345,198 +233,12 @@ static char *task_name(struct builder *b, uint64_t name, long coro_gen)
 			return xstrdup(s);
 		/* 3.12+ names tasks lazily: a counter that reads "Task-N". */
 		if (type == b->py->types.int_ &&
-		    pyint_read_i64(b->py, name, &n, &err) == 0) {
-			/* "Task-%lld" without printf: one per task adds up */
-			char buf[32];
-			size_t i = sizeof(buf);
-			uint64_t u = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
-
-			buf[--i] = '\0';
-			do {
-				buf[--i] = (char)('0' + u % 10);
-				u /= 10;
-			} while (u);
-			if (n < 0)
-				buf[--i] = '-';
-			i -= 5;
-			memcpy(buf + i, "Task-", 5);
-			return xstrdup(buf + i);
-		}
+		    pyint_read_i64(b->py, name, &n, &err) == 0)
+			return numbered_task_name(n);
 	}
 	if (coro_gen >= 0 && a->gens[coro_gen].qualname)
 		return xstrdup(a->gens[coro_gen].qualname);
 	return xstrdup("Task");
-}
-
-/* The items of a callbacks list: each a (callback, context) tuple from
- * 3.7, a bare callback in 3.6. */
-static void callbacks_of(struct builder *b, const struct task_fields *f,
-			 struct addr_list *out)
-{
-	uint64_t *items, first;
-	size_t n = 0, i, one;
-	struct cs_err err;
-
-	cs_err_init(&err);
-	if (f->callback0)
-		addr_list_add(out, f->callback0);
-	if (!f->callbacks || f->callbacks == b->py->types.none)
-		return;
-	if (pyseq_items(b->py, f->callbacks, NULL, 0, &n, &err) < 0 || !n)
-		return;
-	if (n > MAX_CALLBACKS)
-		n = MAX_CALLBACKS;
-	items = xmalloc(n * sizeof(*items));
-	if (pyseq_items(b->py, f->callbacks, items, n, &n, &err) == 0) {
-		for (i = 0; i < n && i < MAX_CALLBACKS; i++) {
-			uint64_t type;
-
-			if (pyobj_read_type(b->py, items[i], &type, &err) == 0 &&
-			    type == b->py->types.tuple &&
-			    pyseq_items(b->py, items[i], &first, 1, &one, &err) == 0 &&
-			    one >= 1)
-				addr_list_add(out, first);
-			else
-				addr_list_add(out, items[i]);
-		}
-	}
-	free(items);
-}
-
-/*
- * Who completes when `child` completes, seen from one of its callbacks:
- * the tasks that are then woken (direct), and the futures and tasks
- * whose own waiters are then woken (via).
- */
-static void callback_targets(struct builder *b, uint64_t child, uint64_t cb,
-			     struct addr_list *direct, struct addr_list *via,
-			     int depth)
-{
-	const struct py_layout *L = &b->py->layout;
-	struct cs_err err;
-	uint64_t type, self = 0, items[MAX_CLOSURE], tuple = 0;
-	const char *name;
-	size_t n = 0, i;
-
-	cs_err_init(&err);
-	if (pyobj_read_type(b->py, cb, &type, &err) < 0)
-		return;
-	name = py_type_name_cached(b->py, type);
-	if (!strcmp(name, "builtin_function_or_method") && L->cfunction_self >= 0) {
-		/* 3.10+: a task's bound task_wakeup */
-		memsrc_read_u64(b->py->ms, cb + (uint64_t)L->cfunction_self,
-				&self, &err);
-		if (is_task_class(classify_obj(b, self)))
-			addr_list_add(direct, self);
-		return;
-	}
-	if (!strcmp(py_short_type_name(name), "TaskWakeupMethWrapper") &&
-	    L->taskwakeup_task >= 0) {
-		memsrc_read_u64(b->py->ms, cb + (uint64_t)L->taskwakeup_task,
-				&self, &err);
-		if (is_task_class(classify_obj(b, self)))
-			addr_list_add(direct, self);
-		return;
-	}
-	if (!strcmp(name, "method")) {
-		enum aio_class c;
-
-		memsrc_read_u64(b->py->ms, cb + (uint64_t)L->method_self, &self,
-				&err);
-		c = classify_obj(b, self);
-		if (c == AIO_TASKGROUP) {
-			uint64_t parent = attr(b, self, "_parent_task");
-
-			if (is_task_class(classify_obj(b, parent)))
-				addr_list_add(direct, parent);
-		} else if (is_future_class(c) && self != child) {
-			addr_list_add(via, self);
-		}
-		return;
-	}
-	if (!strcmp(name, "function") && L->func_closure >= 0) {
-		/* gather's _done_callback, shield's and wait's closures */
-		memsrc_read_u64(b->py->ms, cb + (uint64_t)L->func_closure, &tuple,
-				&err);
-		if (!tuple || tuple == b->py->types.none ||
-		    pyseq_items(b->py, tuple, items, MAX_CLOSURE, &n, &err) < 0)
-			return;
-		if (n > MAX_CLOSURE)
-			n = MAX_CLOSURE;
-		for (i = 0; i < n; i++) {
-			uint64_t v = 0;
-
-			if (memsrc_read_u64(b->py->ms, items[i] +
-					    (uint64_t)L->cell_ref, &v, &err) < 0)
-				continue;
-			if (v && v != child && is_future_class(classify_obj(b, v)))
-				addr_list_add(via, v);
-		}
-		return;
-	}
-	if (!strcmp(name, "functools.partial") && L->partial_args >= 0) {
-		/* wait_for before 3.12: partial(_release_waiter, waiter);
-		 * 3.6 gather: partial(_done_callback, i), a closure */
-		if (depth < 2 && L->partial_fn >= 0 &&
-		    memsrc_read_u64(b->py->ms, cb + (uint64_t)L->partial_fn,
-				    &self, &err) == 0 && self)
-			callback_targets(b, child, self, direct, via, depth + 1);
-		memsrc_read_u64(b->py->ms, cb + (uint64_t)L->partial_args, &tuple,
-				&err);
-		if (!tuple || pyseq_items(b->py, tuple, items, MAX_CLOSURE, &n,
-					  &err) < 0)
-			return;
-		if (n > MAX_CLOSURE)
-			n = MAX_CLOSURE;
-		for (i = 0; i < n; i++)
-			if (items[i] != child &&
-			    is_future_class(classify_obj(b, items[i])))
-				addr_list_add(via, items[i]);
-	}
-}
-
-/* 3.14 records awaiters itself: a task, or a set of tasks. */
-static void recorded_awaiters(struct builder *b, uint64_t awaited_by,
-			      struct addr_list *direct)
-{
-	struct pydict_entry e[256];
-	struct cs_err err;
-	size_t used, i;
-	uint64_t type;
-
-	cs_err_init(&err);
-	if (!awaited_by || pyobj_read_type(b->py, awaited_by, &type, &err) < 0)
-		return;
-	if (is_task_class(classify(b, type))) {
-		addr_list_add(direct, awaited_by);
-		return;
-	}
-	if ((type == b->py->types.set || type == b->py->types.frozenset) &&
-	    pyset_entries(b->py, awaited_by, e, 256, &used, &err) == 0)
-		for (i = 0; i < used && i < 256; i++)
-			if (is_task_class(classify_obj(b, e[i].key)))
-				addr_list_add(direct, e[i].key);
-}
-
-static void waiters_add(struct builder *b, uint64_t future, uint64_t task)
-{
-	struct addr_list *l = addrmap_get(&b->waiters, future, NULL);
-
-	if (!l) {
-		l = xcalloc(1, sizeof(*l));
-		addrmap_put(&b->waiters, future, l);
-	}
-	addr_list_add(l, task);
-}
-
-static void add_waiters_of(struct builder *b, uint64_t future,
-			   struct addr_list *out)
-{
-	struct addr_list *l = addrmap_get(&b->waiters, future, NULL);
-	size_t i;
-
-	for (i = 0; l && i < l->n; i++)
-		addr_list_add(out, l->v[i]);
 }
 
 /*
@@ -547,32 +249,29 @@ static void add_waiters_of(struct builder *b, uint64_t future,
  */
 static void note_running_loops(struct builder *b)
 {
-	const struct py_layout *L = &b->py->layout;
-	struct cs_err err;
+	struct pyproc *py = b->py;
+	const struct py_layout *L = &py->layout;
 	size_t i;
 
 	for (i = 0; i < b->snap->nthreads; i++) {
 		const struct py_thread *t = &b->snap->threads[i];
 		uint64_t loop = 0, dict, type;
 
-		cs_err_init(&err);
 		if (L->ts_asyncio_running_loop >= 0) {
-			memsrc_read_u64(b->py->ms, t->tstate +
-					(uint64_t)L->ts_asyncio_running_loop,
-					&loop, &err);
-		} else if (L->ts_dict >= 0 &&
-			   memsrc_read_u64(b->py->ms, t->tstate + (uint64_t)L->ts_dict,
-					   &dict, &err) == 0 && dict &&
-			   pydict_get_str(b->py, dict, "__asyncio_running_event_loop__",
-					  &loop, &err) == 0 && loop &&
-			   pyobj_read_type(b->py, loop, &type, &err) == 0 &&
-			   strstr(py_type_name_cached(b->py, type),
+			py_field_u64(py, t->tstate, L->ts_asyncio_running_loop,
+				     &loop, NULL);
+		} else if (py_field_u64(py, t->tstate, L->ts_dict, &dict,
+					NULL) == 1 && dict &&
+			   pydict_get_str(py, dict, "__asyncio_running_event_loop__",
+					  &loop, NULL) == 0 && loop &&
+			   pyobj_read_type(py, loop, &type, NULL) == 0 &&
+			   strstr(py_type_name_cached(py, type),
 				  "RunningLoopHolder")) {
 			/* rl_loop follows PyObject_HEAD */
-			if (memsrc_read_u64(b->py->ms, loop + 16, &loop, &err) < 0)
+			if (memsrc_read_u64(py->ms, loop + 16, &loop, NULL) < 0)
 				loop = 0;
 		}
-		if (loop && loop != b->py->types.none && t->tid)
+		if (loop && loop != py->types.none && t->tid)
 			addrmap_put(&b->loop_tids, loop,
 				    (void *)(uintptr_t)(t->tid + 1));
 	}
@@ -595,7 +294,7 @@ static int loop_tid(struct builder *b, uint64_t loop)
 	if (cached)
 		return (int)cached - 1;
 	cs_err_init(&err);
-	id = attr(b, loop, "_thread_id");
+	id = pyobj_lookup_or_0(b->py, loop, "_thread_id");
 	if (id && pyint_read_i64(b->py, id, &ident, &err) == 0)
 		for (i = 0; i < b->snap->nthreads; i++)
 			if (b->snap->threads[i].thread_id == (uint64_t)ident)
@@ -644,7 +343,7 @@ static long next_gen(struct builder *b, size_t idx)
 	if (idx < b->nnext && b->next[idx] != NEXT_UNKNOWN)
 		return b->next[idx];
 	/* Not one the walk listed: read it (gen_at may append it). */
-	k = gen_at(b, b->out->gens[idx].awaiting);
+	k = gen_at(b, b->out->gens[idx].awaiting, b->out->gens[idx].interp_id);
 	if (idx < b->nnext)
 		b->next[idx] = k;
 	return k;
@@ -654,8 +353,7 @@ static long next_gen(struct builder *b, size_t idx)
  * built: real chains are short, and a set per task costs allocations. */
 #define CHAIN_SCAN 32
 
-/* Follow the await chain from the task's coroutine (generator first)
- * down. */
+/* Generator frames by address, for the running chains. */
 static void build_frame_gens(struct builder *b)
 {
 	const struct py_async *a = b->out;
@@ -704,6 +402,8 @@ static void extend_running(struct builder *b, struct py_task *t,
 	}
 }
 
+/* Follow the await chain from the task's coroutine (generator first)
+ * down. */
 static void build_stack(struct builder *b, struct py_task *t, long first)
 {
 	struct py_async *a = b->out;
@@ -747,174 +447,206 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 	free(chain);
 }
 
-/* Tarjan's strongly connected components, iteratively: an await cycle is
- * a component of two or more tasks (or one that awaits itself). */
-struct scc {
-	size_t n;
-	size_t **adj;       /* out-edges: tasks this one awaits */
-	size_t *nadj;
-	long *index, *low;
-	int *on_stack;
-	size_t *stack, sp;
-	long counter;
-};
-
-static void report_cycle(struct py_async *a, struct scc *s, size_t *members,
-			 size_t nm)
-{
-	/* Walk from the first member along edges that stay inside the
-	 * component until we come back: one concrete cycle to name. */
-	size_t start = members[0], cur = start, len = 0, i, k;
-	size_t *path = xmalloc((nm + 1) * sizeof(*path));
-	char *in = xcalloc(s->n, 1);
-	char *used = xcalloc(s->n, 1);
-
-	for (i = 0; i < nm; i++)
-		in[members[i]] = 1;
-	path[len++] = start;
-	used[start] = 1;
-	while (len <= nm) {
-		size_t next = (size_t)-1;
-
-		for (k = 0; k < s->nadj[cur]; k++) {
-			size_t v = s->adj[cur][k];
-
-			if (v == start && len > 1) {
-				next = start;
-				break;
-			}
-			if (in[v] && !used[v] && next == (size_t)-1)
-				next = v;
-		}
-		if (next == start || next == (size_t)-1)
-			break;
-		path[len++] = next;
-		used[next] = 1;
-		cur = next;
-	}
-	a->cycles = xrealloc(a->cycles, (a->ncycles + 1) * sizeof(*a->cycles));
-	a->cycle_len = xrealloc(a->cycle_len,
-				(a->ncycles + 1) * sizeof(*a->cycle_len));
-	a->cycles[a->ncycles] = xmalloc(len * sizeof(uint64_t));
-	for (i = 0; i < len; i++)
-		a->cycles[a->ncycles][i] = a->tasks[path[i]].addr;
-	a->cycle_len[a->ncycles++] = len;
-	free(path);
-	free(in);
-	free(used);
-}
-
+/*
+ * Await cycles: task A awaits task B when A is in B's awaited_by.  The
+ * graph goes to readers/cycles.c as task indexes, each task's out-edges
+ * in the order of the tasks they lead to.
+ */
 static void find_cycles(struct py_async *a)
 {
-	struct scc s;
-	size_t i, j, v;
-	size_t *work, *edge, wp;
+	size_t *first, *to, *fill, i, j, nedges = 0;
+	struct cycle_graph g;
+	struct cycle_list l;
 
-	memset(&s, 0, sizeof(s));
-	s.n = a->ntasks;
-	if (!s.n)
+	if (!a->ntasks)
 		return;
-	s.adj = xcalloc(s.n, sizeof(*s.adj));
-	s.nadj = xcalloc(s.n, sizeof(*s.nadj));
-	/* A awaits B when A is in B's awaited_by. */
-	for (i = 0; i < s.n; i++) {
+	first = xcalloc(a->ntasks + 1, sizeof(*first));
+	fill = xcalloc(a->ntasks, sizeof(*fill));
+	for (i = 0; i < a->ntasks; i++)
 		for (j = 0; j < a->tasks[i].nawaited_by; j++) {
-			uintptr_t k = (uintptr_t)addrmap_get(&a->task_index,
-							     a->tasks[i].awaited_by[j],
-							     NULL);
+			const struct py_task *w = py_async_task(a,
+						a->tasks[i].awaited_by[j]);
 
-			if (!k)
-				continue;
-			s.adj[k - 1] = xrealloc(s.adj[k - 1], (s.nadj[k - 1] + 1) *
-						sizeof(**s.adj));
-			s.adj[k - 1][s.nadj[k - 1]++] = i;
-		}
-	}
-	s.index = xmalloc(s.n * sizeof(*s.index));
-	s.low = xmalloc(s.n * sizeof(*s.low));
-	s.on_stack = xcalloc(s.n, sizeof(*s.on_stack));
-	s.stack = xmalloc(s.n * sizeof(*s.stack));
-	work = xmalloc(s.n * sizeof(*work));
-	edge = xmalloc(s.n * sizeof(*edge));
-	for (i = 0; i < s.n; i++)
-		s.index[i] = -1;
-	for (i = 0; i < s.n; i++) {
-		if (s.index[i] >= 0)
-			continue;
-		wp = 0;
-		work[wp] = i;
-		edge[wp++] = 0;
-		s.index[i] = s.low[i] = s.counter++;
-		s.stack[s.sp++] = i;
-		s.on_stack[i] = 1;
-		while (wp) {
-			size_t u = work[wp - 1];
-
-			if (edge[wp - 1] < s.nadj[u]) {
-				v = s.adj[u][edge[wp - 1]++];
-				if (s.index[v] < 0) {
-					s.index[v] = s.low[v] = s.counter++;
-					s.stack[s.sp++] = v;
-					s.on_stack[v] = 1;
-					work[wp] = v;
-					edge[wp++] = 0;
-				} else if (s.on_stack[v] && s.index[v] < s.low[u]) {
-					s.low[u] = s.index[v];
-				}
-				continue;
-			}
-			wp--;
-			if (wp && s.low[u] < s.low[work[wp - 1]])
-				s.low[work[wp - 1]] = s.low[u];
-			if (s.low[u] == s.index[u]) {
-				size_t first = s.sp, self_loop = 0, nm;
-
-				do {
-					v = s.stack[--first];
-					s.on_stack[v] = 0;
-				} while (v != u);
-				nm = s.sp - first;
-				for (j = 0; j < s.nadj[u]; j++)
-					self_loop |= s.adj[u][j] == u;
-				if (nm > 1 || self_loop)
-					report_cycle(a, &s, s.stack + first, nm);
-				s.sp = first;
+			if (w) {
+				first[w - a->tasks + 1]++;
+				nedges++;
 			}
 		}
+	for (i = 0; i < a->ntasks; i++)
+		first[i + 1] += first[i];
+	to = xmalloc((nedges ? nedges : 1) * sizeof(*to));
+	for (i = 0; i < a->ntasks; i++)
+		for (j = 0; j < a->tasks[i].nawaited_by; j++) {
+			const struct py_task *w = py_async_task(a,
+						a->tasks[i].awaited_by[j]);
+			size_t k = w ? (size_t)(w - a->tasks) : 0;
+
+			if (w)
+				to[first[k] + fill[k]++] = i;
+		}
+	g.n = a->ntasks;
+	g.first = first;
+	g.to = to;
+	cycle_list_init(&l);
+	cycles_find(&g, &l);
+	a->cycles = xcalloc(l.n ? l.n : 1, sizeof(*a->cycles));
+	a->cycle_len = xcalloc(l.n ? l.n : 1, sizeof(*a->cycle_len));
+	for (i = 0; i < l.n; i++) {
+		a->cycles[i] = xmalloc((l.len[i] ? l.len[i] : 1) * sizeof(uint64_t));
+		for (j = 0; j < l.len[i]; j++)
+			a->cycles[i][j] = a->tasks[l.cycles[i][j]].addr;
+		a->cycle_len[i] = l.len[i];
 	}
-	for (i = 0; i < s.n; i++)
-		free(s.adj[i]);
-	free(s.adj);
-	free(s.nadj);
-	free(s.index);
-	free(s.low);
-	free(s.on_stack);
-	free(s.stack);
-	free(work);
-	free(edge);
+	a->ncycles = l.n;
+	cycle_list_release(&l);
+	free(first);
+	free(fill);
+	free(to);
+}
+
+static void builder_init(struct builder *b, struct pyproc *py,
+			 const struct py_snapshot *snap,
+			 const struct py_stack_options *opt,
+			 struct py_async *out)
+{
+	memset(out, 0, sizeof(*out));
+	memset(b, 0, sizeof(*b));
+	addrmap_init(&out->gen_index);
+	addrmap_init(&out->task_index);
+	addrmap_init(&b->loop_tids);
+	addrmap_init(&b->frame_gens);
+	b->py = py;
+	b->snap = snap;
+	b->opt = opt;
+	b->out = out;
+	aio_types_find(&b->types, py);
+	awaiters_init(&b->awaiters, &b->types);
 }
 
 static void builder_release(struct builder *b)
 {
-	size_t pos = 0;
-	uint64_t key;
-	void *val;
-
-	while (addrmap_next(&b->waiters, &pos, &key, &val)) {
-		struct addr_list *l = val;
-
-		addr_list_release(l);
-		free(l);
-	}
-	addrmap_release(&b->waiters);
+	awaiters_release(&b->awaiters);
+	aio_types_release(&b->types);
 	addrmap_release(&b->loop_tids);
 	addrmap_release(&b->frame_gens);
-	addrmap_release(&b->types.classes);
-	free(b->gen_addrs);
-	free(b->gen_kinds);
-	free(b->task_addrs);
-	free(b->task_classes);
+	free(b->gens);
+	free(b->tasks);
+	free(b->fields);
 	free(b->next);
+}
+
+/* Every generator the walk found, read; the unreadable ones (freed or
+ * half-built while we looked) are skipped. */
+static void read_generators(struct builder *b)
+{
+	struct py_async *out = b->out;
+	size_t i;
+
+	addrmap_reserve(&out->gen_index, b->ngen);
+	out->gens = xcalloc(b->ngen ? b->ngen : 1, sizeof(*out->gens));
+	b->gens_alloc = b->ngen ? b->ngen : 1;
+	for (i = 0; i < b->ngen; i++) {
+		struct cs_err gerr;
+
+		if (i + PREFETCH_AHEAD < b->ngen)
+			addrmap_prefetch(&out->gen_index,
+					 b->gens[i + PREFETCH_AHEAD].addr);
+		cs_err_init(&gerr);
+		if (py_gen_read(b->py, b->gens[i].addr,
+				(enum py_code_kind)b->gens[i].what, b->opt,
+				&out->gens[out->ngens], &gerr) < 0)
+			continue;
+		set_interp(b->gens[i].interp_id, &out->gens[out->ngens].interp_id,
+			   &out->gens[out->ngens].interp_main);
+		addrmap_put(&out->gen_index, b->gens[i].addr,
+			    (void *)(uintptr_t)(out->ngens + 1));
+		out->ngens++;
+	}
+}
+
+/* One pending task into out->tasks (its fields already in *f). */
+static void add_task(struct builder *b, const struct found *found,
+		     struct task_fields *f)
+{
+	uint64_t addr = found->addr;
+	struct py_async *out = b->out;
+	struct py_task *t = &out->tasks[out->ntasks];
+	struct cs_err err;
+	uint64_t wt;
+
+	cs_err_init(&err);
+	t->addr = addr;
+	t->loop = f->loop;
+	t->coro = f->coro;
+	t->waiter = f->waiter;
+	if (t->waiter) {
+		if (pyobj_read_type(b->py, t->waiter, &wt, &err) == 0)
+			t->waiter_type =
+				py_short_type_name(py_type_name_cached(b->py, wt));
+		awaiters_note_waiter(&b->awaiters, t->waiter, t->addr);
+	}
+	set_interp(found->interp_id, &t->interp_id, &t->interp_main);
+	f->coro_gen = gen_at(b, t->coro, t->interp_id);
+	t->name = task_name(b, f->name, f->coro_gen);
+	t->tid = loop_tid(b, t->loop);
+	addrmap_put(&out->task_index, t->addr,
+		    (void *)(uintptr_t)(out->ntasks + 1));
+	out->ntasks++;
+}
+
+/* The pending ones of the tasks the walk found. */
+static void read_tasks(struct builder *b)
+{
+	struct py_async *out = b->out;
+	struct task_fields *fields;
+	size_t i;
+
+	fields = b->fields = xcalloc(b->ntask ? b->ntask : 1, sizeof(*fields));
+	out->tasks = xcalloc(b->ntask ? b->ntask : 1, sizeof(*out->tasks));
+	addrmap_reserve(&out->task_index, b->ntask);
+	/* Their fields first, so that the lookups of their coroutines can be
+	 * prefetched below (fields[] is then compacted to the pending ones,
+	 * in the order of out->tasks). */
+	for (i = 0; i < b->ntask; i++) {
+		struct cs_err terr;
+
+		cs_err_init(&terr);
+		if (b->tasks[i].what != AIO_C_TASK)
+			read_py_task(b, b->tasks[i].addr, &fields[i]);
+		else if (read_c_task(b, b->tasks[i].addr, &fields[i], &terr) < 0)
+			fields[i].pending = 0;
+	}
+	for (i = 0; i < b->ntask; i++) {
+		if (i + PREFETCH_AHEAD < b->ntask)
+			addrmap_prefetch(&out->gen_index,
+					 fields[i + PREFETCH_AHEAD].coro);
+		if (!fields[i].pending)
+			continue;
+		fields[out->ntasks] = fields[i];   /* out->ntasks <= i */
+		add_task(b, &b->tasks[i], &fields[out->ntasks]);
+	}
+}
+
+static void build_stacks(struct builder *b)
+{
+	size_t i;
+
+	index_awaiting(b);
+	for (i = 0; i < b->out->ntasks; i++)
+		build_stack(b, &b->out->tasks[i], b->fields[i].coro_gen);
+}
+
+static void link_awaiters(struct builder *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->out->ntasks; i++) {
+		struct py_task *t = &b->out->tasks[i];
+
+		t->awaited_by = awaiters_of(&b->awaiters, t->addr, t->waiter,
+					    &b->fields[i].links,
+					    &t->nawaited_by);
+	}
 }
 
 int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
@@ -922,125 +654,22 @@ int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 		  struct cs_err *err)
 {
 	struct builder b;
-	struct task_fields *fields;
-	size_t i, j;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
-	memset(&b, 0, sizeof(b));
-	addrmap_init(&out->gen_index);
-	addrmap_init(&out->task_index);
-	addrmap_init(&b.waiters);
-	addrmap_init(&b.loop_tids);
-	addrmap_init(&b.frame_gens);
-	b.py = py;
-	b.snap = snap;
-	b.opt = opt;
-	b.out = out;
-	find_types(&b);
+	builder_init(&b, py, snap, opt, out);
 	note_running_loops(&b);
+	/* Find every generator and task, then read them: generators
+	 * first, so that task chains find them by address. */
 	ret = py_gc_walk(py, visit, &b, err);
-	if (ret < 0) {
-		builder_release(&b);
-		return ret;
+	if (ret == 0) {
+		read_generators(&b);
+		read_tasks(&b);
+		build_stacks(&b);     /* each task's await chain */
+		link_awaiters(&b);    /* who awaits whom */
+		find_cycles(out);
 	}
-	/* Generators first, so that chains find them by address. */
-	addrmap_reserve(&out->gen_index, b.ngen);
-	out->gens = xcalloc(b.ngen ? b.ngen : 1, sizeof(*out->gens));
-	b.gens_alloc = b.ngen ? b.ngen : 1;
-	for (i = 0; i < b.ngen; i++) {
-		struct cs_err gerr;
-
-		if (i + PREFETCH_AHEAD < b.ngen)
-			addrmap_prefetch(&out->gen_index,
-					 b.gen_addrs[i + PREFETCH_AHEAD]);
-		cs_err_init(&gerr);
-		if (py_gen_read(py, b.gen_addrs[i], (enum py_code_kind)b.gen_kinds[i],
-				opt, &out->gens[out->ngens], &gerr) < 0)
-			continue;   /* freed or half-built: skip it */
-		addrmap_put(&out->gen_index, b.gen_addrs[i],
-			    (void *)(uintptr_t)(out->ngens + 1));
-		out->ngens++;
-	}
-	/* Pending tasks. */
-	fields = xcalloc(b.ntask ? b.ntask : 1, sizeof(*fields));
-	out->tasks = xcalloc(b.ntask ? b.ntask : 1, sizeof(*out->tasks));
-	addrmap_reserve(&out->task_index, b.ntask);
-	/* Their fields first, so that the lookups of their coroutines can be
-	 * prefetched below (fields[] is then compacted to the pending ones,
-	 * in the order of out->tasks). */
-	for (i = 0; i < b.ntask; i++) {
-		struct cs_err terr;
-
-		cs_err_init(&terr);
-		if (b.task_classes[i] == AIO_C_TASK) {
-			if (read_c_task(&b, b.task_addrs[i], &fields[i], &terr) < 0)
-				fields[i].pending = 0;
-		} else {
-			read_py_task(&b, b.task_addrs[i], &fields[i]);
-		}
-	}
-	for (i = 0; i < b.ntask; i++) {
-		struct task_fields *f = &fields[out->ntasks];
-		struct py_task *t = &out->tasks[out->ntasks];
-		struct cs_err terr;
-		long cidx;
-
-		if (i + PREFETCH_AHEAD < b.ntask)
-			addrmap_prefetch(&out->gen_index,
-					 fields[i + PREFETCH_AHEAD].coro);
-		if (!fields[i].pending)
-			continue;
-		*f = fields[i];   /* out->ntasks <= i */
-		cs_err_init(&terr);
-		t->addr = b.task_addrs[i];
-		t->loop = f->loop;
-		t->coro = f->coro;
-		t->waiter = f->waiter;
-		if (t->waiter) {
-			uint64_t wt;
-
-			if (pyobj_read_type(py, t->waiter, &wt, &terr) == 0)
-				t->waiter_type =
-					py_short_type_name(py_type_name_cached(py, wt));
-			waiters_add(&b, t->waiter, t->addr);
-		}
-		cidx = gen_at(&b, t->coro);
-		f->coro_gen = cidx;
-		t->name = task_name(&b, f->name, cidx);
-		t->tid = loop_tid(&b, t->loop);
-		addrmap_put(&out->task_index, t->addr,
-			    (void *)(uintptr_t)(out->ntasks + 1));
-		out->ntasks++;
-	}
-	/* Chains, then who awaits whom. */
-	index_awaiting(&b);
-	for (i = 0; i < out->ntasks; i++)
-		build_stack(&b, &out->tasks[i], fields[i].coro_gen);
-	for (i = 0; i < out->ntasks; i++) {
-		struct py_task *t = &out->tasks[i];
-		struct addr_list cbs = { 0 }, direct = { 0 }, via = { 0 };
-
-		add_waiters_of(&b, t->addr, &direct);
-		recorded_awaiters(&b, fields[i].awaited_by, &direct);
-		callbacks_of(&b, &fields[i], &cbs);
-		for (j = 0; j < cbs.n; j++)
-			callback_targets(&b, t->addr, cbs.v[j], &direct, &via, 0);
-		for (j = 0; j < via.n; j++)
-			add_waiters_of(&b, via.v[j], &direct);
-		/* A task is not its own awaiter through its own callbacks. */
-		t->awaited_by = xmalloc((direct.n ? direct.n : 1) * sizeof(uint64_t));
-		for (j = 0; j < direct.n; j++)
-			if (direct.v[j] != t->addr || t->waiter == t->addr)
-				t->awaited_by[t->nawaited_by++] = direct.v[j];
-		addr_list_release(&cbs);
-		addr_list_release(&direct);
-		addr_list_release(&via);
-	}
-	find_cycles(out);
-	free(fields);
 	builder_release(&b);
-	return 0;
+	return ret;
 }
 
 const struct py_task *py_async_task(const struct py_async *a, uint64_t addr)

@@ -39,6 +39,8 @@ struct py_task {
 	size_t nawaited_by;
 	const char *framework;    /* NULL for asyncio, "trio" (readers/trio.c) */
 	uint64_t nursery;         /* trio: the nursery it runs in, or 0 */
+	int64_t interp_id;        /* its interpreter, -1 unknown */
+	int interp_main;          /* 1 main, 0 not, -1 unknown */
 };
 
 struct py_async {

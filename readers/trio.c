@@ -6,6 +6,7 @@
 #include "common/addrmap.h"
 #include "common/le.h"
 #include "common/strbuf.h"
+#include "readers/dicts.h"
 #include "readers/gc.h"
 #include "readers/gens.h"
 #include "readers/funcs.h"
@@ -36,7 +37,7 @@ struct trio_builder {
 	int too_many;
 };
 
-static int visit(uint64_t obj, uint64_t type, void *data)
+static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 {
 	struct trio_builder *b = data;
 

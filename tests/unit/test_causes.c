@@ -65,7 +65,7 @@ static void test_lock_deadlock(void)
 {
 	struct py_async a = { 0 };
 	struct py_thread t[3];
-	struct py_snapshot snap = { t, 3 };
+	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
 		{ 1, 0, "with lock_b:" }, { 1, 0, "lock_a.acquire()" },
 		{ 0, 0, NULL },
@@ -102,7 +102,7 @@ static void test_lock_whatever_the_layout(void)
 {
 	struct py_async a = { 0 };
 	struct py_thread t[3];
-	struct py_snapshot snap = { t, 3 };
+	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
 		{ 1, 1, "with lock_b: pass" }, { 1, 1, NULL },
 		{ 1, 0, "x = compute()" },

@@ -1,0 +1,62 @@
+/*
+ * What an object is to the asyncio machinery: a C or pure-Python Task, a
+ * C or pure-Python Future, a TaskGroup, or none of these.  Types are
+ * found once per dump in each interpreter's sys.modules (asyncio may be
+ * absent; each subinterpreter has its own classes) and each type's
+ * answer is cached; subclasses count as their base.
+ *
+ * Shared by the task finder (readers/tasks.c) and the awaiter linker
+ * (readers/awaiters.c); not an interface outside readers/.
+ */
+#ifndef COROSCOPE_READERS_AIO_CLASS_H
+#define COROSCOPE_READERS_AIO_CLASS_H
+
+#include <stdint.h>
+
+#include "common/addrmap.h"
+#include "readers/pyproc.h"
+
+enum aio_class {
+	AIO_NONE = 1,        /* stored +1 in the class cache: 0 means unknown */
+	AIO_C_TASK,
+	AIO_PY_TASK,
+	AIO_C_FUTURE,
+	AIO_PY_FUTURE,
+	AIO_TASKGROUP,
+};
+
+/* Interpreters whose asyncio classes are looked at. */
+#define AIO_MAX_INTERPS 64
+
+/* The classes of one interpreter, by enum aio_class (0 where absent). */
+struct aio_type_set {
+	uint64_t base[AIO_TASKGROUP + 1];
+};
+
+struct aio_types {
+	struct pyproc *py;        /* borrowed */
+	struct aio_type_set sets[AIO_MAX_INTERPS];
+	size_t nsets;             /* interpreters with asyncio loaded */
+	struct addrmap classes;   /* type -> enum aio_class */
+	/* The type classified last and its class: objects of one type
+	 * often follow each other in the GC lists. */
+	uint64_t last_type;
+	enum aio_class last_class;
+};
+
+/* Look the types up in the target (none found: everything is AIO_NONE). */
+void aio_types_find(struct aio_types *t, struct pyproc *py);
+void aio_types_release(struct aio_types *t);
+
+enum aio_class aio_classify(struct aio_types *t, uint64_t type);
+/* The class of the object at obj (AIO_NONE when unreadable or 0). */
+enum aio_class aio_classify_obj(struct aio_types *t, uint64_t obj);
+
+/* Is type the C Future or a subclass of it (3.6's Python Task is)? */
+int aio_is_c_future_type(struct aio_types *t, uint64_t type);
+
+int aio_is_task(enum aio_class c);
+/* Tasks are futures too. */
+int aio_is_future(enum aio_class c);
+
+#endif

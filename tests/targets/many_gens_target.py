@@ -1,0 +1,37 @@
+"""A target with a million suspended generators, for coroscope's big-heap tests.
+
+Usage: many_gens_target.py READY_FILE [COUNT]
+
+COUNT (default 1000000) generators of one function are started and left
+suspended at the same yield; once they all are, the main thread writes
+to READY_FILE (atomically) how many it holds, then parks.
+
+Must run unchanged on CPython 3.6 through 3.14.
+"""
+
+import json
+import os
+import sys
+import time
+
+
+def held(i):
+    yield i  # MARK: held-yield
+
+
+def main():
+    ready = sys.argv[1]
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 1000000
+    gens = [held(i) for i in range(count)]
+    for g in gens:
+        next(g)
+    tmp = ready + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"pid": os.getpid(), "count": count}, f)
+    os.rename(tmp, ready)
+    time.sleep(1e6)  # MARK: main-park
+    return gens
+
+
+if __name__ == "__main__":
+    main()
