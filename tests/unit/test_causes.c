@@ -131,7 +131,7 @@ static void test_running_and_gil(void)
 {
 	struct py_async a = { 0 };
 	struct py_thread t[2];
-	struct py_snapshot snap = { t, 2 };
+	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
 	/* not in futex; holding the GIL: neither is blocked */
 	struct run_thread_facts facts[2] = { { 0, 1, "with a:" },
 					     { 1, 1, "with b:" } };
@@ -150,7 +150,7 @@ static void test_single_lock_and_wait(void)
 {
 	struct py_async a = { 0 };
 	struct py_thread t[2];
-	struct py_snapshot snap = { t, 2 };
+	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
 	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" },
 					     { 1, 0, "ev.wait()" } };
 	struct run_summary s;
@@ -198,7 +198,7 @@ static void test_tasks(void)
 	uint64_t by_300[1] = { 0x400 }, by_100[1] = { 0x200 },
 		 by_200[1] = { 0x100 };
 	size_t cycle_len[1] = { 2 };
-	struct py_snapshot snap = { NULL, 0 };
+	struct py_snapshot snap = { .threads = NULL };
 	struct run_summary s;
 	const struct run_cause *c;
 
