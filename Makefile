@@ -51,6 +51,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# Unit tests of cli/ code that works on plain data link its object too.
+$(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # Install what is missing, quietly; a no-op on a machine that has it all.
