@@ -12,7 +12,7 @@ WARN = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wvla -Wno-unused-parameter -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
-LDLIBS = -lelf -ldw
+LDLIBS = -lelf -ldw -lncurses
 
 ifneq ($(SANITIZE),)
 BUILD = build/san
@@ -32,7 +32,7 @@ UNIT_SRCS = $(wildcard tests/unit/*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (`make deps` installs them).
-BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev
+BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev libncurses-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang
 
 .PHONY: all unit check check-unit check-functional check-sanitize \

@@ -17,6 +17,8 @@ void cli_usage(FILE *out)
 	      "                     [--kill-after DURATION] -- COMMAND [ARG...]\n"
 	      "       coroscope core [--json] [--locals] [--format FMT] [--sysroot DIR]\n"
 	      "                      [--lib-search-path DIR:DIR] COREFILE [EXECUTABLE]\n"
+	      "       coroscope watch [--interval D] [--for D] [--stuck D] [--json]\n"
+	      "                       [--no-block] PID\n"
 	      "       coroscope --help | --version\n"
 	      "\n"
 	      "Show every thread's Python stack, every asyncio task with its await\n"
@@ -29,6 +31,8 @@ void cli_usage(FILE *out)
 	      "                    processes to stderr, then stop them all\n"
 	      "  core COREFILE     the same report from an ELF core file (kernel\n"
 	      "                    or gcore), with how the process died\n"
+	      "  watch PID         sample PID every interval; say which tasks and\n"
+	      "                    threads make no progress, and for how long\n"
 	      "\n"
 	      "dump options:\n"
 	      "  -j, --json        print one JSON document (schema 1)\n"
@@ -45,6 +49,14 @@ void cli_usage(FILE *out)
 	      "  -r, --report FILE          also write the dump as JSON to FILE\n"
 	      "  -k, --kill-after DURATION  SIGKILL this long after SIGTERM\n"
 	      "                             (default 5s)\n"
+	      "\n"
+	      "watch options (D: a DURATION as for run, 0.5s, 2m):\n"
+	      "  -i, --interval D  sample every D (default 1s)\n"
+	      "  -f, --for D       stop after D (default: until interrupted, or\n"
+	      "                    until the target exits); then the summary\n"
+	      "  -s, --stuck D     report what made no progress for D (default 10s)\n"
+	      "  -j, --json        the summary as one JSON document\n"
+	      "  -n, --no-block    never stop the target (racy samples)\n"
 	      "\n"
 	      "general options:\n"
 	      "  -h, --help        show this help and exit\n"
@@ -97,5 +109,7 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "core"))
 		return cmd_core(argc - 1, argv + 1);
+	if (!strcmp(cmd, "watch"))
+		return cmd_watch(argc - 1, argv + 1);
 	return cli_usage_error("unknown command '%s'", cmd);
 }
