@@ -660,17 +660,17 @@ int cmd_watch(int argc, char **argv)
 			k = (long long)((cs_now_ms() - start) / (double)o.interval_ms);
 			next = start + (double)(k + 1) * (double)o.interval_ms;
 		}
-		/* Leave the target half an interval to itself: the kernel's
-		 * accounting over a window of a few milliseconds cannot tell
-		 * a blocked thread from one that sleeps in short steps. */
-		if (next < before->at_ms + (double)o.interval_ms / 2)
-			next = before->at_ms + (double)o.interval_ms / 2;
 		/* --for ends with a sample at its end, so the summary tells
 		 * the state then, whatever the samples' pace */
 		if (o.for_ms && sampled_at - start >= (double)o.for_ms)
 			break;
 		if (o.for_ms && next - start > (double)o.for_ms)
 			next = start + (double)o.for_ms;
+		/* Leave the target half an interval to itself: the kernel's
+		 * accounting over a window of a few milliseconds cannot tell
+		 * a blocked thread from one that sleeps in short steps. */
+		if (next < before->at_ms + (double)o.interval_ms / 2)
+			next = before->at_ms + (double)o.interval_ms / 2;
 		if (wait_until(sfd, view, next, &t, &info))
 			break;
 	}

@@ -248,3 +248,24 @@ def test_live_view_on_a_terminal(keeper):
     os.close(master)
     os.close(slave)
     assert_target_unharmed(target)
+
+
+def test_no_block_never_stops_the_target(keeper):
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    proc = keeper.spawn_coroscope(["watch", "--json", "--no-block",
+                                   "--for", "3s", "--interval", "0.2s",
+                                   "--stuck", "1s", str(target.pid)])
+    traced = []
+    while proc.poll() is None:
+        traced += [tid for tid, tracer in task_tracers(target.pid).items()
+                   if tracer]
+        time.sleep(0.005)
+    out, err = proc.communicate(timeout=10)
+    assert_no_sanitizer_report(err)
+    assert proc.returncode == 0, (out, err)
+    assert not traced, "threads traced during a --no-block watch: %r" % traced
+    doc = json.loads(out)
+    assert doc["samples"] + doc["samples_failed"] >= 3, doc
+    assert by_name(doc["threads"])["locked"]["state"] == "stuck", doc
+    assert_target_unharmed(target)
