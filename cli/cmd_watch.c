@@ -41,6 +41,7 @@ struct watch_options {
 
 /* A sample that takes longer than this is still followed by one. */
 #define WATCH_MIN_INTERVAL_MS 10
+#define WATCH_PROBE_MAX_MS 50.0
 
 static int parse_duration_opt(const char *name, const char *arg,
 			      long long *ms)
@@ -191,7 +192,7 @@ int cmd_watch(int argc, char **argv)
 	struct watch_cpu tables[2];
 	struct watch_cpu *before = &tables[0], *now = &tables[1];
 	char *command = NULL, *python = NULL, *last_error = NULL;
-	double start, next, sampled_at;
+	double start, next, sampled_at, probe_ms;
 	sigset_t set;
 	int ret, sfd, want_view, seen_one = 0;
 	long long k;
@@ -216,6 +217,10 @@ int cmd_watch(int argc, char **argv)
 	info.interval_s = (double)o.interval_ms / 1000;
 	info.stuck_s = (double)o.stuck_ms / 1000;
 	watch_tracker_init(&t, info.stuck_s);
+	/* a tenth of the interval, at most 50 ms, watching for wake-ups */
+	probe_ms = (double)o.interval_ms / 10;
+	if (probe_ms > WATCH_PROBE_MAX_MS)
+		probe_ms = WATCH_PROBE_MAX_MS;
 	start = cs_now_ms();
 	for (k = 0;; k++) {
 		struct collection c;
@@ -251,7 +256,7 @@ int cmd_watch(int argc, char **argv)
 				info.command = command;
 			}
 			watch_feed(&t, (now->at_ms - start) / 1000, &c, before,
-				   now);
+				   now, probe_ms);
 			if (want_view && !view)
 				view = watch_view_open();
 			print_events(&t, view, o.json ? stderr : stdout);

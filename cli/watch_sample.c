@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/le.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -333,8 +334,32 @@ static void task_waits_on(struct strbuf *sb, const struct py_async *a,
 			    inner->code->qualname);
 }
 
+/* What changes when a task moves: what it awaits, and its chain of
+ * coroutines with their frames and lines. */
+static uint64_t task_fingerprint(const struct py_async *a,
+				 const struct py_task *task)
+{
+	uint64_t fp = fnv_add(FNV_START, task->waiter);
+	size_t i;
+
+	fp = fnv_add(fp, (uint64_t)task->running);
+	for (i = 0; i < task->nstack; i++) {
+		const struct py_gen *g;
+
+		if (task->stack[i] >= a->ngens)
+			continue;
+		g = &a->gens[task->stack[i]];
+		fp = fnv_add(fp, g->addr);
+		if (!g->has_frame)
+			continue;
+		fp = fnv_add(fp, g->frame.addr);
+		fp = fnv_add(fp, (uint64_t)g->frame.line);
+	}
+	return fp;
+}
+
 static void observe_task(struct watch_tracker *t, const struct sample *s,
-			 const struct py_task *task)
+			 const struct py_task *task, int woke)
 {
 	const struct py_async *a = &s->c->async;
 	const struct py_gen *inner = NULL, *user = NULL;
@@ -346,8 +371,7 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 	o.kind = WATCH_TASK;
 	o.id = task->addr;
 	o.name = task->name;
-	o.fingerprint = fnv_add(FNV_START, task->waiter);
-	o.fingerprint = fnv_add(o.fingerprint, (uint64_t)task->running);
+	o.fingerprint = task_fingerprint(a, task);
 	for (i = 0; i < task->nstack; i++) {
 		const struct py_gen *g;
 
@@ -356,12 +380,8 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 		g = &a->gens[task->stack[i]];
 		if (!inner)
 			inner = g;
-		o.fingerprint = fnv_add(o.fingerprint, g->addr);
-		if (!g->has_frame)
-			continue;
-		o.fingerprint = fnv_add(o.fingerprint, g->frame.addr);
-		o.fingerprint = fnv_add(o.fingerprint, (uint64_t)g->frame.line);
-		if (!user && g->code && !is_library(s, g->code->filename))
+		if (g->has_frame && !user && g->code &&
+		    !is_library(s, g->code->filename))
 			user = g;
 	}
 	o.cpu_s = -1;
@@ -376,15 +396,112 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 	strbuf_init(&waits);
 	task_waits_on(&waits, a, task, inner, inner && inner != user);
 	o.waits_on = waits.len ? waits.buf : NULL;
-	o.woke = inner && task->waiter && short_sleep_woke(t, s, task, inner);
+	o.woke = woke ||
+		 (inner && task->waiter && short_sleep_woke(t, s, task, inner));
 	watch_observe(t, &o);
 	strbuf_release(&waits);
 }
 
+/*
+ * Woken in between, at the same address?  A task that awaits a future
+ * is woken and parks on a new one, which the allocator often places
+ * where the old one was (a consumer of a queue being fed): two samples
+ * then look alike.  So, for a little while after the sample, while the
+ * target runs, read the few words that change when that happens: the
+ * task's _fut_waiter (cleared while it runs, then the new future) and
+ * its future's state (done before the task is woken).  Reads only, no
+ * stop: racy, which is fine for "did this ever change".
+ */
+#define PROBE_MAX_TASKS 64
+#define PROBE_PAGE 4096
+
+struct probe {
+	uint64_t task, waiter;
+	int done;
+};
+
+/* A word of the running target: 0, or -1 when it cannot be read.  The
+ * backend reads whole pages, past the cache (which holds the sample). */
+static int live_word(struct memsrc *ms, uint64_t addr, size_t size,
+		     uint64_t *out)
+{
+	unsigned char page[PROBE_PAGE];
+	uint64_t base = addr & ~(uint64_t)(PROBE_PAGE - 1);
+	size_t off = (size_t)(addr - base);
+	struct cs_err err;
+	long got;
+
+	cs_err_init(&err);
+	if (off + size > PROBE_PAGE)
+		return -1;
+	got = ms->ops->read_raw(ms, base, page, PROBE_PAGE, &err);
+	if (got < 0 || (size_t)got < off + size)
+		return -1;
+	*out = size == 8 ? le_u64(page + off) : le_u32(page + off);
+	return 0;
+}
+
+static void probe_wakeups(struct watch_tracker *t, const struct sample *s,
+			  double budget_ms, struct addrmap *woke)
+{
+	const struct py_layout *L = &s->c->py.layout;
+	struct memsrc *ms = s->c->ms;
+	struct probe p[PROBE_MAX_TASKS];
+	size_t i, n = 0, left;
+	double deadline = cs_now_ms() + budget_ms;
+
+	if (budget_ms <= 0 || !s->c->is_live || !ms || !ms->ops->read_raw ||
+	    L->task_fut_waiter < 0 || L->fut_state < 0)
+		return;
+	for (i = 0; i < s->c->async.ntasks && n < PROBE_MAX_TASKS; i++) {
+		const struct py_task *task = &s->c->async.tasks[i];
+		const struct watch_item *it = watch_find(t, WATCH_TASK,
+							 task->addr);
+		struct cs_err err;
+		uint64_t v;
+
+		if (!it || it->gone || !task->waiter ||
+		    it->fingerprint != task_fingerprint(&s->c->async, task))
+			continue;
+		/* Only tasks with the C layout: the word at that offset in
+		 * the sample is the waiter the reader found there. */
+		cs_err_init(&err);
+		if (memsrc_read_u64(ms, task->addr + (uint64_t)L->task_fut_waiter,
+				    &v, &err) < 0 || v != task->waiter)
+			continue;
+		p[n].task = task->addr;
+		p[n].waiter = task->waiter;
+		p[n].done = 0;
+		n++;
+	}
+	/* bounded by the deadline, and by a count should the clock stall */
+	for (left = n, i = 0; left && i < 1000000 && cs_now_ms() < deadline; i++) {
+		struct probe *q = &p[i % n];
+		uint64_t v;
+
+		if (q->done)
+			continue;
+		if (live_word(ms, q->task + (uint64_t)L->task_fut_waiter, 8, &v) < 0) {
+			q->done = 1;
+			left--;
+			continue;
+		}
+		if (v == q->waiter &&
+		    (live_word(ms, q->waiter + (uint64_t)L->fut_state, 4, &v) < 0 ||
+		     v == 0))
+			continue;
+		addrmap_add(woke, q->task);
+		q->done = 1;
+		left--;
+	}
+}
+
 void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
-		const struct watch_cpu *before, const struct watch_cpu *now)
+		const struct watch_cpu *before, const struct watch_cpu *now,
+		double probe_ms)
 {
 	struct sample sm, *s = &sm;
+	struct addrmap woke;
 	size_t i;
 
 	sm.c = c;
@@ -392,10 +509,18 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 	sm.now = now;
 	snprintf(sm.libdir, sizeof(sm.libdir), "/lib/python%d.%d/",
 		 c->py.major, c->py.minor);
+	addrmap_init(&woke);
+	probe_wakeups(t, s, probe_ms, &woke);
 	watch_begin(t, now_s);
 	for (i = 0; i < s->c->snap.nthreads; i++)
 		observe_thread(t, s, &s->c->snap.threads[i]);
-	for (i = 0; i < s->c->async.ntasks; i++)
-		observe_task(t, s, &s->c->async.tasks[i]);
+	for (i = 0; i < s->c->async.ntasks; i++) {
+		const struct py_task *task = &s->c->async.tasks[i];
+		int found = 0;
+
+		addrmap_get(&woke, task->addr, &found);
+		observe_task(t, s, task, found);
+	}
 	watch_end(t);
+	addrmap_release(&woke);
 }

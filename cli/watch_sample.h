@@ -7,7 +7,7 @@
  * For each sample:
  *	watch_cpu_read(&now, pid);          just before collect_live()
  *	collect_live(&c, pid, ...);
- *	watch_feed(&tracker, now_s, &c, &before, &now);
+ *	watch_feed(&tracker, now_s, &c, &before, &now, probe_ms);
  *	collection_release(&c);
  *	watch_cpu_read(&before, pid);       just after: the target runs on
  * so that the window the kernel's figures cover leaves our stop out.
@@ -39,8 +39,12 @@ void watch_cpu_release(struct watch_cpu *t);
  * before: read after the previous sample (empty for the first one);
  * now: read just before this one.  c must not be released yet (a short
  * asyncio.sleep is told by reading the frame's locals from its copy).
+ * For up to probe_ms (0: not at all) it then watches, without stopping
+ * the target, the tasks that look unchanged for a wake-up that left no
+ * trace in the sample (see probe_wakeups()).
  */
 void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
-		const struct watch_cpu *before, const struct watch_cpu *now);
+		const struct watch_cpu *before, const struct watch_cpu *now,
+		double probe_ms);
 
 #endif

@@ -42,8 +42,11 @@ enum watch_state {
 	WATCH_GONE,     /* finished, or no longer seen */
 };
 
-/* A thread using this share of one CPU over the watch is "busy". */
-#define WATCH_BUSY_SHARE 0.10
+/* A thread using this share of one CPU over the watch is "busy": well
+ * above a thread that wakes now and then (an event loop's is about 0.01),
+ * and low enough that a spinning thread on a crowded machine, which may
+ * get a tenth of a CPU, still counts. */
+#define WATCH_BUSY_SHARE 0.05
 
 /* A place in the target's code; strings borrowed in an observation,
  * owned by the tracker in an item. */
