@@ -139,19 +139,22 @@ static int wait_until(int sfd, struct watch_view *view, double until,
 		p[0].events = POLLIN;
 		p[1].fd = STDIN_FILENO;
 		p[1].events = POLLIN;
-		if (view)
+		/* keys only from a terminal: /dev/null is always readable */
+		if (view && isatty(STDIN_FILENO))
 			n = 2;
 		r = poll(p, (nfds_t)n, (int)ceil(left));
 		if (r < 0 && errno != EINTR)
 			return 1;
 		if (r > 0 && (p[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
+			/* consumed, so that it is not pending at exit */
+			ssize_t got = read(sfd, &si, sizeof(si));
 
-			if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-				return 1;
+			(void)got;
 			return 1;
 		}
-		if (r > 0 && (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
+		if (n == 2 && r > 0 &&
+		    (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
 			view = NULL;    /* no keyboard: watch the clock only */
 		/* a resize interrupts poll (EINTR): let the view see it */
 		if (view && watch_view_keys(view, t, info))

@@ -1,13 +1,13 @@
 #include "cli/watch_sample.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/commands.h"
 #include "common/le.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -17,20 +17,6 @@
  *
  * Kept to one small reader on purpose: a shared /proc parser can replace
  * it without touching the rest. */
-
-/* A /proc/PID/task entry's name: a positive thread id, or -1. */
-static int parse_tid(const char *s, int *tid)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff)
-		return -1;
-	*tid = (int)v;
-	return 0;
-}
 
 static int read_small_file(const char *path, char *buf, size_t len)
 {
@@ -67,6 +53,7 @@ static int thread_cpu_read(int pid, int tid, struct watch_thread_cpu *out)
 	if (read_small_file(path, buf, sizeof(buf)) == 0 &&
 	    sscanf(buf, "%llu %llu %llu", &ns, &wait, &runs) == 3) {
 		out->cpu_s = (double)ns / 1e9;
+		out->wait_s = (double)wait / 1e9;
 		out->runs = (long long)runs;
 		return 0;
 	}
@@ -83,6 +70,7 @@ static int thread_cpu_read(int pid, int tid, struct watch_thread_cpu *out)
 	if (!p || ticks <= 0 || sscanf(p, "%llu %llu", &ut, &st) != 2)
 		return -1;
 	out->cpu_s = (double)(ut + st) / (double)ticks;
+	out->wait_s = -1;
 	out->runs = -1;
 	return 0;
 }
@@ -119,7 +107,7 @@ void watch_cpu_read(struct watch_cpu *t, int pid)
 		int tid;
 		struct watch_thread_cpu tc;
 
-		if (parse_tid(de->d_name, &tid) < 0 ||
+		if (cli_parse_pid(de->d_name, &tid) < 0 ||
 		    thread_cpu_read(pid, tid, &tc) < 0)
 			continue;
 		t->v = xgrow(t->v, &t->alloc, t->n + 1, sizeof(*t->v));
@@ -148,18 +136,21 @@ struct sample {
 /* The window of thread tid: CPU time and runs between the two reads,
  * which leaves out our own stop. */
 static void thread_window(const struct sample *s, int tid, double *cpu_s,
-			  long *runs, double *window_s)
+			  double *wait_s, long *runs, double *window_s)
 {
 	const struct watch_thread_cpu *a = cpu_find(s->before, tid);
 	const struct watch_thread_cpu *b = cpu_find(s->now, tid);
 
 	*cpu_s = -1;
+	*wait_s = -1;
 	*runs = -1;
 	*window_s = 0;
 	if (!a || !b)
 		return;
 	*window_s = (s->now->at_ms - s->before->at_ms) / 1000;
 	*cpu_s = b->cpu_s >= a->cpu_s ? b->cpu_s - a->cpu_s : 0;
+	if (a->wait_s >= 0 && b->wait_s >= a->wait_s)
+		*wait_s = b->wait_s - a->wait_s;
 	if (a->runs >= 0 && b->runs >= a->runs)
 		*runs = (long)(b->runs - a->runs);
 }
@@ -167,16 +158,17 @@ static void thread_window(const struct sample *s, int tid, double *cpu_s,
 /* Did thread tid (any thread when 0) run between the samples? */
 static int thread_ran(const struct sample *s, int tid)
 {
-	double cpu, window;
+	double cpu, wait, window;
 	long runs;
 	size_t i;
 
 	if (tid > 0) {
-		thread_window(s, tid, &cpu, &runs, &window);
+		thread_window(s, tid, &cpu, &wait, &runs, &window);
 		return watch_thread_ran(cpu, runs);
 	}
 	for (i = 0; i < s->now->n; i++) {
-		thread_window(s, s->now->v[i].tid, &cpu, &runs, &window);
+		thread_window(s, s->now->v[i].tid, &cpu, &wait, &runs,
+			      &window);
 		if (watch_thread_ran(cpu, runs))
 			return 1;
 	}
@@ -259,7 +251,7 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 		if (user != 0)
 			frame_place(&th->frames[0], &o.inner);
 	}
-	thread_window(s, th->tid, &o.cpu_s, &o.runs, &o.window_s);
+	thread_window(s, th->tid, &o.cpu_s, &o.wait_s, &o.runs, &o.window_s);
 	watch_observe(t, &o);
 }
 
@@ -384,7 +376,7 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 		    !is_library(s, g->code->filename))
 			user = g;
 	}
-	o.cpu_s = -1;
+	o.cpu_s = o.wait_s = -1;
 	o.runs = -1;
 	o.where.line = o.inner.line = -1;
 	if (!user)

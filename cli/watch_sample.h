@@ -21,6 +21,7 @@
 struct watch_thread_cpu {
 	int tid;
 	double cpu_s;        /* user + system time */
+	double wait_s;       /* runnable, waiting for a CPU; -1 unknown */
 	long long runs;      /* times put on a CPU, -1 when unknown */
 };
 

@@ -129,6 +129,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		it->gone = 0;
 		it->reported = 0;
 		it->cpu_s = it->window_s = 0;
+		it->wait_s = it->wait_window_s = 0;
 		moved = 0;
 	} else {
 		moved = o->fingerprint != it->fingerprint || o->woke ||
@@ -146,7 +147,10 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	if (o->kind == WATCH_THREAD && o->cpu_s >= 0 && o->window_s > 0) {
 		it->cpu_s += o->cpu_s;
 		it->window_s += o->window_s;
-		it->last_share = o->cpu_s / o->window_s;
+		if (o->wait_s >= 0) {
+			it->wait_s += o->wait_s;
+			it->wait_window_s += o->window_s;
+		}
 	}
 	place_set(&it->where_file, &it->where_function, &it->where_line,
 		  &o->where);
@@ -209,6 +213,17 @@ double watch_busy(const struct watch_item *it)
 	return share < 0 ? 0 : share > 1 ? 1 : share;
 }
 
+double watch_demand(const struct watch_item *it)
+{
+	double share;
+
+	if (it->kind != WATCH_THREAD || it->wait_window_s <= 0 ||
+	    it->wait_window_s < it->window_s)
+		return -1;
+	share = (it->cpu_s + it->wait_s) / it->window_s;
+	return share > 1 ? 1 : share;
+}
+
 enum watch_state watch_state_of(const struct watch_tracker *t,
 				const struct watch_item *it)
 {
@@ -216,7 +231,8 @@ enum watch_state watch_state_of(const struct watch_tracker *t,
 		return WATCH_GONE;
 	if (watch_stuck_for(t, it) >= t->stuck_s)
 		return WATCH_STUCK;
-	if (watch_busy(it) >= WATCH_BUSY_SHARE)
+	if (watch_busy(it) >= WATCH_BUSY_SHARE ||
+	    watch_demand(it) >= WATCH_BUSY_DEMAND)
 		return WATCH_BUSY;
 	return WATCH_ACTIVE;
 }

@@ -42,11 +42,13 @@ enum watch_state {
 	WATCH_GONE,     /* finished, or no longer seen */
 };
 
-/* A thread using this share of one CPU over the watch is "busy": well
- * above a thread that wakes now and then (an event loop's is about 0.01),
- * and low enough that a spinning thread on a crowded machine, which may
- * get a tenth of a CPU, still counts. */
+/* A thread that used this share of one CPU over the watch is "busy":
+ * well above a thread that wakes now and then (an event loop's is about
+ * 0.01).  So is one that used or waited for a CPU (on the run queue) at
+ * least WATCH_BUSY_DEMAND of the time: a spinning thread on a crowded
+ * machine may get only a few percent, but it always wants one. */
 #define WATCH_BUSY_SHARE 0.05
+#define WATCH_BUSY_DEMAND 0.5
 
 /* A place in the target's code; strings borrowed in an observation,
  * owned by the tracker in an item. */
@@ -66,6 +68,7 @@ struct watch_obs {
 	 * previous sample, not counting coroscope's own stop; negative
 	 * when unknown. */
 	double cpu_s;
+	double wait_s;             /* runnable but waiting for a CPU */
 	long runs;                 /* times the thread was put on a CPU */
 	double window_s;
 	struct watch_place where;  /* the first frame of the user's code */
@@ -83,7 +86,7 @@ struct watch_item {
 	int gone;
 	int reported;                  /* a "stuck" event was emitted */
 	double cpu_s, window_s;        /* totals over the watch (threads) */
-	double last_share;             /* CPU share in the last window */
+	double wait_s, wait_window_s;  /* run-queue wait, where known */
 	char *where_file, *where_function;
 	int where_line;
 	char *inner_file, *inner_function;
@@ -133,6 +136,9 @@ double watch_stuck_for(const struct watch_tracker *t,
 		       const struct watch_item *it);
 /* CPU share of one CPU over the watch, 0..1 (threads; 0 for tasks). */
 double watch_busy(const struct watch_item *it);
+/* Share of the watch spent on a CPU or waiting for one, 0..1, or -1
+ * when the kernel does not say. */
+double watch_demand(const struct watch_item *it);
 enum watch_state watch_state_of(const struct watch_tracker *t,
 				const struct watch_item *it);
 const char *watch_state_name(enum watch_state s);

@@ -200,6 +200,11 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 	if (it->kind == WATCH_THREAD) {
 		json_key(j, "busy");
 		json_double(j, watch_busy(it));
+		json_key(j, "demand");
+		if (watch_demand(it) >= 0)
+			json_double(j, watch_demand(it));
+		else
+			json_null(j);
 	}
 	json_place(j, "where", it->where_file, it->where_line,
 		   it->where_function);

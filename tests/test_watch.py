@@ -29,6 +29,7 @@ SCRIPT = target_script("watch_target.py")
 WATCH_INTERPRETERS = ("3.8", "3.13", "3.11-debian", "3.14")
 WATCH_ARGS = ["--for", "4s", "--interval", "0.5s", "--stuck", "2s"]
 BUSY_SHARE = 0.05            # WATCH_BUSY_SHARE in cli/watch_track.h
+BUSY_DEMAND = 0.5            # WATCH_BUSY_DEMAND
 
 
 def watch_interp(ident):
@@ -122,7 +123,9 @@ def test_spinning_thread_is_busy(watched):
     spinning = by_name(result.json()["threads"])["spinning"]
     assert spinning["tid"] == target.ready["tids"]["spinning"]
     assert spinning["state"] == "busy", spinning
-    assert spinning["busy"] >= BUSY_SHARE, spinning
+    # on a crowded machine it may get little CPU, but always wants one
+    assert (spinning["busy"] >= BUSY_SHARE or
+            spinning["demand"] >= BUSY_DEMAND), spinning
     assert spinning["where"]["line"] == marker_line(SCRIPT, "spin")
 
 
@@ -160,12 +163,14 @@ def test_plain_lines_say_what_is_stuck(keeper):
 def test_target_exiting_ends_with_summary(keeper):
     interp = control_interpreter()
     target = keeper.start_target(interp, "watch_target.py",
-                                 "--exit-after", "3")
+                                 "--exit-after", "5")
     result = run_coroscope("watch", "--json", "--interval", "0.3s",
                            "--stuck", "1s", target.pid, timeout=30)
     doc = result.json()
     assert doc["target_exited"] is True, (doc, result.stderr)
-    assert doc["samples"] >= 2, doc
+    assert doc["samples"] >= 1, doc
+    # what each was doing when it was last seen
+    assert by_name(doc["tasks"])["parked"]["state"] in ("stuck", "active"), doc
     assert doc["duration_s"] < 20 * TIME_SCALE, doc
     assert target.proc.wait(timeout=10) == 0
     text = run_coroscope("watch", "--interval", "0.3s", target.pid)
@@ -183,10 +188,12 @@ def test_sigint_ends_with_summary(keeper):
     assert_no_sanitizer_report(err)
     assert proc.returncode == 0, (out, err)
     doc = json.loads(out)
-    assert doc["samples"] >= 2, doc
+    assert doc["samples"] >= 1, doc
+    assert doc["target_exited"] is False, doc
     parked = by_name(doc["tasks"])["parked"]
     # stuck since it was first seen, up to the last sample
-    assert parked["stuck_for"] > 0, parked
+    if doc["samples"] >= 2:
+        assert parked["stuck_for"] > 0, parked
     assert abs(parked["stuck_for"] -
                (parked["last_seen_s"] - parked["first_seen_s"])) < 0.01, parked
     assert_target_unharmed(target)

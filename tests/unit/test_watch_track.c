@@ -19,6 +19,7 @@ static struct watch_obs task(uint64_t addr, uint64_t fp)
 	o.name = "Task-1";
 	o.fingerprint = fp;
 	o.cpu_s = -1;
+	o.wait_s = -1;
 	o.runs = -1;
 	o.where.file = "app.py";
 	o.where.function = "main";
@@ -33,6 +34,7 @@ static struct watch_obs thread(int tid, uint64_t fp, double cpu, long runs)
 	struct watch_obs o = task((uint64_t)tid, fp);
 
 	o.kind = WATCH_THREAD;
+	o.wait_s = cpu >= 0 ? 0.001 : -1;
 	o.name = "worker";
 	o.cpu_s = cpu;
 	o.runs = runs;
@@ -182,6 +184,8 @@ static void test_threads(void)
 	CHECK(watch_busy(watch_find(&t, WATCH_THREAD, 14)) == 0,
 	      "no accounting: busy 0");
 
+	CHECK(watch_demand(watch_find(&t, WATCH_THREAD, 14)) < 0,
+	      "no accounting: demand unknown");
 	CHECK(watch_sorted(&t, order) == 4, "all sorted");
 	CHECK(t.items[order[0]].id == 11 || t.items[order[0]].id == 14,
 	      "stuck ones first");
@@ -190,8 +194,40 @@ static void test_threads(void)
 	watch_tracker_release(&t);
 }
 
+/* A spinning thread on a crowded machine: 3% of a CPU, the rest of the
+ * time waiting for one.  A napping one waits too, a little. */
+static void test_crowded(void)
+{
+	struct watch_tracker t;
+	const struct watch_item *spin, *nap;
+	int s;
+
+	watch_tracker_init(&t, 2.0);
+	for (s = 0; s <= 4; s++) {
+		struct watch_obs a = thread(21, 5, 0.03, 30);
+		struct watch_obs b = thread(22, 5, 0.001, 20);
+
+		a.wait_s = 0.95;
+		b.wait_s = 0.2;
+		watch_begin(&t, s * 1.0);
+		watch_observe(&t, &a);
+		watch_observe(&t, &b);
+		watch_end(&t);
+	}
+	spin = watch_find(&t, WATCH_THREAD, 21);
+	nap = watch_find(&t, WATCH_THREAD, 22);
+	CHECK(spin && watch_state_of(&t, spin) == WATCH_BUSY,
+	      "crowded spinner busy");
+	CHECK(spin && watch_busy(spin) < 0.04 && watch_demand(spin) > 0.9,
+	      "busy is the CPU share, demand includes the wait");
+	CHECK(nap && watch_state_of(&t, nap) == WATCH_ACTIVE,
+	      "a napper that waits a little is active");
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
+	test_crowded();
 	test_task_progress();
 	test_gone_after_stuck();
 	test_threads();
