@@ -71,7 +71,9 @@ def test_json_summary_document(watched):
     assert doc["target_exited"] is False
     # --for 4s ends with a sample at 4 s, whatever the pace
     assert 4.0 <= doc["duration_s"] < 4.0 + 10 * TIME_SCALE, doc
-    assert doc["samples"] >= 3, doc
+    # the first at 0 s and the last at 4 s, at least (one sample takes
+    # seconds on a crowded machine with the sanitizer build)
+    assert doc["samples"] >= 2, doc
     for item in doc["tasks"] + doc["threads"]:
         assert item["state"] in ("stuck", "busy", "active", "gone"), item
         assert item["stuck_for"] >= 0, item
@@ -274,6 +276,6 @@ def test_no_block_never_stops_the_target(keeper):
     assert proc.returncode == 0, (out, err)
     assert not traced, "threads traced during a --no-block watch: %r" % traced
     doc = json.loads(out)
-    assert doc["samples"] + doc["samples_failed"] >= 3, doc
+    assert doc["samples"] >= 2, doc
     assert by_name(doc["threads"])["locked"]["state"] == "stuck", doc
     assert_target_unharmed(target)
