@@ -64,7 +64,7 @@ static int thread_cpu_read(int pid, int tid, struct watch_thread_cpu *out)
 	if (!p)
 		return -1;
 	/* skip the state and the ten fields after it, up to utime */
-	for (i = 0, p++; i < 12 && p; i++)
+	for (i = 0, p++; i < 11 && p; i++)
 		p = strchr(p + 1, ' ');
 	ticks = sysconf(_SC_CLK_TCK);
 	if (!p || ticks <= 0 || sscanf(p, "%llu %llu", &ut, &st) != 2)
