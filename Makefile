@@ -14,7 +14,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
 # The libraries of both links, the dynamic one and `make static`: add a
 # library here and the static link takes it too.
-LDLIBS = -lelf -ldw
+LDLIBS = -lelf -ldw -lncurses
 
 ifneq ($(SANITIZE),)
 BUILD = build/san
@@ -34,7 +34,7 @@ UNIT_SRCS = $(wildcard tests/unit/*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (`make deps` installs them).
-BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev
+BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev libncurses-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
 	g++ python3-gevent python3-greenlet python3-trio python3-anyio \
 	python3-pytest-asyncio
@@ -58,6 +58,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 # Unit tests of cli/ code link the cli objects they test.
 $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o
 $(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
+$(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -178,9 +179,10 @@ clean:
 # Debian packages holding those .a files (an elfutils newer than 0.188
 # also needs -lzstd from libzstd-dev).
 STATIC_BIN = build/static/coroscope
-STATIC_DEPLIBS = -lz -llzma -lbz2
+STATIC_DEPLIBS = -lz -llzma -lbz2 -ltinfo
 STATIC_LDLIBS = -Wl,--start-group $(LDLIBS) $(STATIC_DEPLIBS) -Wl,--end-group
-STATIC_PKGS = libc6-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev
+STATIC_PKGS = libc6-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev \
+	libncurses-dev
 
 .PHONY: static deps-static
 

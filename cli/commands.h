@@ -14,6 +14,7 @@
 int cmd_dump(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_core(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 /* Print "coroscope: <msg>" on stderr and return err->code. */
 int cli_report_error(const struct cs_err *err);

@@ -26,6 +26,8 @@ static const struct command commands[] = {
 	  "of its\nprocesses to stderr, then stop them all" },
 	{ "core", "COREFILE", cmd_core, "the same report from an ELF core file "
 	  "(kernel\nor gcore), with how the process died" },
+	{ "watch", "PID", cmd_watch, "sample PID every interval; say which "
+	  "tasks and\nthreads make no progress, and for how long" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -56,6 +58,8 @@ void cli_usage(FILE *out)
 	      "                     [--kill-after DURATION] -- COMMAND [ARG...]\n"
 	      "       coroscope core [--json] [--locals] [--format FMT] [--sysroot DIR]\n"
 	      "                      [--lib-search-path DIR:DIR] COREFILE [EXECUTABLE]\n"
+	      "       coroscope watch [--interval D] [--for D] [--stuck D] [--json]\n"
+	      "                       [--no-block] PID\n"
 	      "       coroscope --help | --version\n"
 	      "\n"
 	      "Show every thread's Python stack, every asyncio task with its await\n"
@@ -81,6 +85,14 @@ void cli_usage(FILE *out)
 	      "                             (checked before COMMAND starts)\n"
 	      "  -k, --kill-after DURATION  SIGKILL this long after SIGTERM\n"
 	      "                             (default 5s)\n"
+	      "\n"
+	      "watch options (D: a DURATION as for run, 0.5s, 2m):\n"
+	      "  -i, --interval D  sample every D (default 1s)\n"
+	      "  -f, --for D       stop after D (default: until interrupted, or\n"
+	      "                    until the target exits); then the summary\n"
+	      "  -s, --stuck D     report what made no progress for D (default 10s)\n"
+	      "  -j, --json        the summary as one JSON document\n"
+	      "  -n, --no-block    never stop the target (racy samples)\n"
 	      "\n"
 	      "general options:\n"
 	      "  -h, --help        show this help and exit\n"

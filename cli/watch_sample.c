@@ -1,0 +1,518 @@
+#include "cli/watch_sample.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "common/le.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+/* ---- what the kernel accounts to each thread ----
+ *
+ * Kept to one small reader on purpose: a shared /proc parser can replace
+ * it without touching the rest. */
+
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, len - 1);
+	close(fd);
+	if (got < 0)
+		return -1;
+	buf[got] = '\0';
+	return 0;
+}
+
+/*
+ * schedstat ("ns-on-cpu ns-waiting times-run") is exact; stat's utime
+ * and stime (fields 14 and 15, after the parenthesised name, which may
+ * hold anything) come in clock ticks and cannot see a thread that wakes
+ * for microseconds at a time.  stat is the fallback for kernels without
+ * schedstat.
+ */
+static int thread_cpu_read(int pid, int tid, struct watch_thread_cpu *out)
+{
+	char path[64], buf[1024];
+	unsigned long long ns, wait, runs, ut, st;
+	const char *p;
+	long ticks;
+	int i;
+
+	out->tid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	if (read_small_file(path, buf, sizeof(buf)) == 0 &&
+	    sscanf(buf, "%llu %llu %llu", &ns, &wait, &runs) == 3) {
+		out->cpu_s = (double)ns / 1e9;
+		out->wait_s = (double)wait / 1e9;
+		out->runs = (long long)runs;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (read_small_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	/* skip the state and the ten fields after it, up to utime */
+	for (i = 0, p++; i < 11 && p; i++)
+		p = strchr(p + 1, ' ');
+	ticks = sysconf(_SC_CLK_TCK);
+	if (!p || ticks <= 0 || sscanf(p, "%llu %llu", &ut, &st) != 2)
+		return -1;
+	out->cpu_s = (double)(ut + st) / (double)ticks;
+	out->wait_s = -1;
+	out->runs = -1;
+	return 0;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	int x = ((const struct watch_thread_cpu *)a)->tid;
+	int y = ((const struct watch_thread_cpu *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+static const struct watch_thread_cpu *cpu_find(const struct watch_cpu *t, int tid)
+{
+	struct watch_thread_cpu key;
+
+	key.tid = tid;
+	return t->n ? bsearch(&key, t->v, t->n, sizeof(*t->v), by_tid) : NULL;
+}
+
+void watch_cpu_read(struct watch_cpu *t, int pid)
+{
+	char path[64];
+	DIR *dir;
+	struct dirent *de;
+
+	t->n = 0;
+	t->at_ms = cs_now_ms();
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((de = readdir(dir)) != NULL && t->n < PY_MAX_THREADS) {
+		int tid;
+		struct watch_thread_cpu tc;
+
+		if (cli_parse_pid(de->d_name, &tid) < 0 ||
+		    thread_cpu_read(pid, tid, &tc) < 0)
+			continue;
+		t->v = xgrow(t->v, &t->alloc, t->n + 1, sizeof(*t->v));
+		t->v[t->n++] = tc;
+	}
+	closedir(dir);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), by_tid);
+}
+
+void watch_cpu_release(struct watch_cpu *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- one sample, reduced to observations ---- */
+
+struct sample {
+	struct collection *c;
+	const struct watch_cpu *before;  /* read just after the last sample */
+	const struct watch_cpu *now;     /* read just before this one */
+	char libdir[32];                 /* "/lib/python3.11/" */
+};
+
+/* The window of thread tid: CPU time and runs between the two reads,
+ * which leaves out our own stop. */
+static void thread_window(const struct sample *s, int tid, double *cpu_s,
+			  double *wait_s, long *runs, double *window_s)
+{
+	const struct watch_thread_cpu *a = cpu_find(s->before, tid);
+	const struct watch_thread_cpu *b = cpu_find(s->now, tid);
+
+	*cpu_s = -1;
+	*wait_s = -1;
+	*runs = -1;
+	*window_s = 0;
+	if (!a || !b)
+		return;
+	*window_s = (s->now->at_ms - s->before->at_ms) / 1000;
+	*cpu_s = b->cpu_s >= a->cpu_s ? b->cpu_s - a->cpu_s : 0;
+	if (a->wait_s >= 0 && b->wait_s >= a->wait_s)
+		*wait_s = b->wait_s - a->wait_s;
+	if (a->runs >= 0 && b->runs >= a->runs)
+		*runs = (long)(b->runs - a->runs);
+}
+
+/* Did thread tid (any thread when 0) run between the samples? */
+static int thread_ran(const struct sample *s, int tid)
+{
+	double cpu, wait, window;
+	long runs;
+	size_t i;
+
+	if (tid > 0) {
+		thread_window(s, tid, &cpu, &wait, &runs, &window);
+		return watch_thread_ran(cpu, runs);
+	}
+	for (i = 0; i < s->now->n; i++) {
+		thread_window(s, s->now->v[i].tid, &cpu, &wait, &runs,
+			      &window);
+		if (watch_thread_ran(cpu, runs))
+			return 1;
+	}
+	return 0;
+}
+
+static uint64_t fnv_add(uint64_t h, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++, v >>= 8) {
+		h ^= v & 0xff;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+#define FNV_START 0xcbf29ce484222325ULL
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+
+	return n >= m && !strcmp(s + n - m, tail);
+}
+
+/* The standard library and installed packages of the target's own
+ * interpreter, and frozen modules: not "the user's code". */
+static int is_library(const struct sample *s, const char *file)
+{
+	if (!file)
+		return 1;
+	return !strncmp(file, "<frozen", 7) || strstr(file, s->libdir) ||
+	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/");
+}
+
+static void frame_place(const struct py_frame *f, struct watch_place *p)
+{
+	p->file = f->code ? f->code->filename : NULL;
+	p->function = f->code ? f->code->qualname : NULL;
+	p->line = f->line;
+}
+
+/* A coroutine's qualname is its own (gi_qualname), also before 3.11. */
+static void gen_place(const struct py_gen *g, struct watch_place *p)
+{
+	frame_place(&g->frame, p);
+	if (g->qualname)
+		p->function = g->qualname;
+}
+
+static void observe_thread(struct watch_tracker *t, const struct sample *s,
+			   const struct py_thread *th)
+{
+	struct watch_obs o;
+	size_t i, user = th->nframes;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = WATCH_THREAD;
+	/* the kernel id when known, which is also the /proc key */
+	o.id = th->tid > 0 ? (uint64_t)th->tid : th->thread_id;
+	o.name = th->name;
+	o.fingerprint = FNV_START;
+	for (i = 0; i < th->nframes; i++) {
+		const struct py_frame *f = &th->frames[i];
+
+		o.fingerprint = fnv_add(o.fingerprint, f->addr);
+		o.fingerprint = fnv_add(o.fingerprint,
+					f->code ? f->code->addr : 0);
+		o.fingerprint = fnv_add(o.fingerprint, (uint64_t)f->line);
+		if (user == th->nframes && f->code &&
+		    !is_library(s, f->code->filename))
+			user = i;
+	}
+	o.where.line = o.inner.line = -1;
+	if (th->nframes) {
+		if (user == th->nframes)
+			user = 0;
+		frame_place(&th->frames[user], &o.where);
+		if (user != 0)
+			frame_place(&th->frames[0], &o.inner);
+	}
+	thread_window(s, th->tid, &o.cpu_s, &o.wait_s, &o.runs, &o.window_s);
+	watch_observe(t, &o);
+}
+
+/*
+ * A task parked in asyncio.sleep(d) awaits a new future after every d
+ * seconds, and the allocator often hands the new future the old one's
+ * address, so its fingerprint may not change.  When d is shorter than
+ * the time since the previous sample and the loop's thread ran, it has
+ * woken up in between.
+ */
+static int short_sleep_woke(const struct watch_tracker *t,
+			    const struct sample *s, const struct py_task *task,
+			    const struct py_gen *inner)
+{
+	const struct watch_item *it = watch_find(t, WATCH_TASK, task->addr);
+	struct py_stack_options opt;
+	struct py_frame f;
+	struct cs_err err;
+	double delay = -1;
+	size_t i;
+
+	if (!it || it->gone || !inner->has_frame || !inner->code ||
+	    !inner->code->qualname || !inner->code->filename ||
+	    strcmp(inner->code->qualname, "sleep") ||
+	    !ends_with(inner->code->filename, "asyncio/tasks.py") ||
+	    !thread_ran(s, task->tid))
+		return 0;
+	memset(&opt, 0, sizeof(opt));
+	opt.locals = 1;
+	memset(&f, 0, sizeof(f));
+	cs_err_init(&err);
+	/* reads the copy captured during the stop (or, for a target too
+	 * large to copy or --no-block, racily: then it may just not tell) */
+	if (py_frame_read(&s->c->py, inner->frame.addr, &opt, &f, &err) == 1) {
+		for (i = 0; i < f.nlocals; i++) {
+			char *end;
+			double d;
+
+			if (!f.locals[i].name || !f.locals[i].repr ||
+			    strcmp(f.locals[i].name, "delay"))
+				continue;
+			d = strtod(f.locals[i].repr, &end);
+			if (end != f.locals[i].repr && *end == '\0' && d >= 0)
+				delay = d;
+		}
+	}
+	for (i = 0; i < f.nlocals; i++)
+		free(f.locals[i].repr);
+	free(f.locals);
+	return delay >= 0 && delay < t->now - it->last_seen;
+}
+
+static void task_waits_on(struct strbuf *sb, const struct py_async *a,
+			  const struct py_task *task, const struct py_gen *inner,
+			  int inner_is_library)
+{
+	const struct py_task *other;
+
+	if (task->running) {
+		strbuf_addstr(sb, "nothing (running)");
+		return;
+	}
+	if (!task->waiter)
+		return;
+	other = py_async_task(a, task->waiter);
+	if (other)
+		strbuf_addf(sb, "task '%s'", other->name ? other->name : "?");
+	else
+		strbuf_addstr(sb, task->waiter_type ? task->waiter_type : "object");
+	if (inner && inner_is_library && (inner->qualname || inner->code))
+		strbuf_addf(sb, " in %s", inner->qualname ? inner->qualname :
+			    inner->code->qualname);
+}
+
+/* What changes when a task moves: what it awaits, and its chain of
+ * coroutines with their frames and lines. */
+static uint64_t task_fingerprint(const struct py_async *a,
+				 const struct py_task *task)
+{
+	uint64_t fp = fnv_add(FNV_START, task->waiter);
+	size_t i;
+
+	fp = fnv_add(fp, (uint64_t)task->running);
+	for (i = 0; i < task->nstack; i++) {
+		const struct py_gen *g;
+
+		if (task->stack[i] >= a->ngens)
+			continue;
+		g = &a->gens[task->stack[i]];
+		fp = fnv_add(fp, g->addr);
+		if (!g->has_frame)
+			continue;
+		fp = fnv_add(fp, g->frame.addr);
+		fp = fnv_add(fp, (uint64_t)g->frame.line);
+	}
+	return fp;
+}
+
+static void observe_task(struct watch_tracker *t, const struct sample *s,
+			 const struct py_task *task, int woke)
+{
+	const struct py_async *a = &s->c->async;
+	const struct py_gen *inner = NULL, *user = NULL;
+	struct watch_obs o;
+	struct strbuf waits;
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = WATCH_TASK;
+	o.id = task->addr;
+	o.name = task->name;
+	o.fingerprint = task_fingerprint(a, task);
+	for (i = 0; i < task->nstack; i++) {
+		const struct py_gen *g;
+
+		if (task->stack[i] >= a->ngens)
+			continue;
+		g = &a->gens[task->stack[i]];
+		if (!inner)
+			inner = g;
+		if (g->has_frame && !user && g->code &&
+		    !is_library(s, g->code->filename))
+			user = g;
+	}
+	o.cpu_s = o.wait_s = -1;
+	o.runs = -1;
+	o.where.line = o.inner.line = -1;
+	if (!user)
+		user = inner;
+	if (user && user->has_frame)
+		gen_place(user, &o.where);
+	if (inner && inner != user && inner->has_frame)
+		gen_place(inner, &o.inner);
+	strbuf_init(&waits);
+	task_waits_on(&waits, a, task, inner, inner && inner != user);
+	o.waits_on = waits.len ? waits.buf : NULL;
+	o.woke = woke ||
+		 (inner && task->waiter && short_sleep_woke(t, s, task, inner));
+	watch_observe(t, &o);
+	strbuf_release(&waits);
+}
+
+/*
+ * Woken in between, at the same address?  A task that awaits a future
+ * is woken and parks on a new one, which the allocator often places
+ * where the old one was (a consumer of a queue being fed): two samples
+ * then look alike.  So, for a little while after the sample, while the
+ * target runs, read the few words that change when that happens: the
+ * task's _fut_waiter (cleared while it runs, then the new future) and
+ * its future's state (done before the task is woken).  Reads only, no
+ * stop: racy, which is fine for "did this ever change".
+ */
+#define PROBE_MAX_TASKS 64
+#define PROBE_PAGE 4096
+
+struct probe {
+	uint64_t task, waiter;
+	int done;
+};
+
+/* A word of the running target: 0, or -1 when it cannot be read.  The
+ * backend reads whole pages, past the cache (which holds the sample). */
+static int live_word(struct memsrc *ms, uint64_t addr, size_t size,
+		     uint64_t *out)
+{
+	unsigned char page[PROBE_PAGE];
+	uint64_t base = addr & ~(uint64_t)(PROBE_PAGE - 1);
+	size_t off = (size_t)(addr - base);
+	struct cs_err err;
+	long got;
+
+	cs_err_init(&err);
+	if (off + size > PROBE_PAGE)
+		return -1;
+	got = ms->ops->read_raw(ms, base, page, PROBE_PAGE, &err);
+	if (got < 0 || (size_t)got < off + size)
+		return -1;
+	*out = size == 8 ? le_u64(page + off) : le_u32(page + off);
+	return 0;
+}
+
+static void probe_wakeups(struct watch_tracker *t, const struct sample *s,
+			  double budget_ms, struct addrmap *woke)
+{
+	const struct py_layout *L = &s->c->py.layout;
+	struct memsrc *ms = s->c->ms;
+	struct probe p[PROBE_MAX_TASKS];
+	size_t i, n = 0, left;
+	double deadline = cs_now_ms() + budget_ms;
+
+	if (budget_ms <= 0 || !s->c->is_live || !ms || !ms->ops->read_raw ||
+	    L->task_fut_waiter < 0 || L->fut_state < 0)
+		return;
+	for (i = 0; i < s->c->async.ntasks && n < PROBE_MAX_TASKS; i++) {
+		const struct py_task *task = &s->c->async.tasks[i];
+		const struct watch_item *it = watch_find(t, WATCH_TASK,
+							 task->addr);
+		struct cs_err err;
+		uint64_t v;
+
+		if (!it || it->gone || !task->waiter ||
+		    it->fingerprint != task_fingerprint(&s->c->async, task))
+			continue;
+		/* Only tasks with the C layout: the word at that offset in
+		 * the sample is the waiter the reader found there. */
+		cs_err_init(&err);
+		if (memsrc_read_u64(ms, task->addr + (uint64_t)L->task_fut_waiter,
+				    &v, &err) < 0 || v != task->waiter)
+			continue;
+		p[n].task = task->addr;
+		p[n].waiter = task->waiter;
+		p[n].done = 0;
+		n++;
+	}
+	/* bounded by the deadline, and by a count should the clock stall */
+	for (left = n, i = 0; left && i < 1000000 && cs_now_ms() < deadline; i++) {
+		struct probe *q = &p[i % n];
+		uint64_t v;
+
+		if (q->done)
+			continue;
+		if (live_word(ms, q->task + (uint64_t)L->task_fut_waiter, 8, &v) < 0) {
+			q->done = 1;
+			left--;
+			continue;
+		}
+		if (v == q->waiter &&
+		    (live_word(ms, q->waiter + (uint64_t)L->fut_state, 4, &v) < 0 ||
+		     v == 0))
+			continue;
+		addrmap_add(woke, q->task);
+		q->done = 1;
+		left--;
+	}
+}
+
+void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
+		const struct watch_cpu *before, const struct watch_cpu *now,
+		double probe_ms)
+{
+	struct sample sm, *s = &sm;
+	struct addrmap woke;
+	size_t i;
+
+	sm.c = c;
+	sm.before = before;
+	sm.now = now;
+	snprintf(sm.libdir, sizeof(sm.libdir), "/lib/python%d.%d/",
+		 c->py.major, c->py.minor);
+	addrmap_init(&woke);
+	probe_wakeups(t, s, probe_ms, &woke);
+	watch_begin(t, now_s);
+	for (i = 0; i < s->c->snap.nthreads; i++)
+		observe_thread(t, s, &s->c->snap.threads[i]);
+	for (i = 0; i < s->c->async.ntasks; i++) {
+		const struct py_task *task = &s->c->async.tasks[i];
+		int found = 0;
+
+		addrmap_get(&woke, task->addr, &found);
+		observe_task(t, s, task, found);
+	}
+	watch_end(t);
+	addrmap_release(&woke);
+}

@@ -1,0 +1,298 @@
+#include "cli/watch_track.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/*
+ * A thread blocked for good is still put on a CPU once after each of our
+ * stops (it leaves the ptrace stop and blocks again), and that may fall
+ * into the next window; anything more is the thread's own doing.  A
+ * thread sleeping in short steps runs at every step but uses so little
+ * CPU that the tick-based utime/stime may not grow for seconds: the run
+ * count sees it.
+ */
+#define WATCH_NOISE_RUNS 1
+#define WATCH_NOISE_CPU_S 0.002
+
+void watch_tracker_init(struct watch_tracker *t, double stuck_s)
+{
+	memset(t, 0, sizeof(*t));
+	t->stuck_s = stuck_s;
+	addrmap_init(&t->index[WATCH_TASK]);
+	addrmap_init(&t->index[WATCH_THREAD]);
+}
+
+static void place_set(char **file, char **function, int *line,
+		      const struct watch_place *p)
+{
+	free(*file);
+	free(*function);
+	*file = p->file ? xstrdup(p->file) : NULL;
+	*function = p->function ? xstrdup(p->function) : NULL;
+	*line = p->line;
+}
+
+static void item_release(struct watch_item *it)
+{
+	free(it->name);
+	free(it->where_file);
+	free(it->where_function);
+	free(it->inner_file);
+	free(it->inner_function);
+	free(it->waits_on);
+}
+
+void watch_tracker_release(struct watch_tracker *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nitems; i++)
+		item_release(&t->items[i]);
+	free(t->items);
+	free(t->events);
+	addrmap_release(&t->index[WATCH_TASK]);
+	addrmap_release(&t->index[WATCH_THREAD]);
+	memset(t, 0, sizeof(*t));
+}
+
+void watch_begin(struct watch_tracker *t, double now_s)
+{
+	size_t i;
+
+	t->now = now_s;
+	t->samples++;
+	t->nevents = 0;
+	for (i = 0; i < t->nitems; i++)
+		t->items[i].seen = 0;
+}
+
+int watch_thread_ran(double cpu_s, long runs)
+{
+	if (runs > WATCH_NOISE_RUNS)
+		return 1;
+	return cpu_s >= WATCH_NOISE_CPU_S;
+}
+
+static void add_event(struct watch_tracker *t, enum watch_event_kind kind,
+		      size_t item, double stuck_for)
+{
+	struct watch_event *ev;
+
+	t->events = xgrow(t->events, &t->events_alloc, t->nevents + 1,
+			  sizeof(*t->events));
+	ev = &t->events[t->nevents++];
+	ev->kind = kind;
+	ev->item = item;
+	ev->stuck_for = stuck_for;
+}
+
+static int str_differs(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
+{
+	struct addrmap *index = &t->index[o->kind];
+	uintptr_t slot = (uintptr_t)addrmap_get(index, o->id, NULL);
+	struct watch_item *it;
+	int moved, fresh = 0;
+
+	if (o->id == 0)
+		return;
+	if (slot == 0) {
+		t->items = xgrow(t->items, &t->alloc, t->nitems + 1,
+				 sizeof(*t->items));
+		it = &t->items[t->nitems++];
+		memset(it, 0, sizeof(*it));
+		it->kind = o->kind;
+		it->id = o->id;
+		addrmap_put(index, o->id, (void *)(uintptr_t)t->nitems);
+		fresh = 1;
+	} else {
+		it = &t->items[slot - 1];
+		/* Seen again after it went away: a new object that reuses
+		 * the address (or the thread id). */
+		if (it->gone)
+			fresh = 1;
+	}
+	if (it->seen)
+		return;     /* the same id twice in one sample: keep the first */
+	if (fresh) {
+		it->first_seen = t->now;
+		it->last_progress = t->now;
+		it->gone = 0;
+		it->reported = 0;
+		it->cpu_s = it->window_s = 0;
+		it->wait_s = it->wait_window_s = 0;
+		moved = 0;
+	} else {
+		moved = o->fingerprint != it->fingerprint || o->woke ||
+			str_differs(o->name, it->name);
+		if (o->kind == WATCH_THREAD && watch_thread_ran(o->cpu_s, o->runs))
+			moved = 1;
+	}
+	if (str_differs(o->name, it->name)) {
+		free(it->name);
+		it->name = o->name ? xstrdup(o->name) : NULL;
+	}
+	it->fingerprint = o->fingerprint;
+	it->last_seen = t->now;
+	it->seen = 1;
+	if (o->kind == WATCH_THREAD && o->cpu_s >= 0 && o->window_s > 0) {
+		it->cpu_s += o->cpu_s;
+		it->window_s += o->window_s;
+		if (o->wait_s >= 0) {
+			it->wait_s += o->wait_s;
+			it->wait_window_s += o->window_s;
+		}
+	}
+	place_set(&it->where_file, &it->where_function, &it->where_line,
+		  &o->where);
+	place_set(&it->inner_file, &it->inner_function, &it->inner_line,
+		  &o->inner);
+	if (str_differs(o->waits_on, it->waits_on)) {
+		free(it->waits_on);
+		it->waits_on = o->waits_on ? xstrdup(o->waits_on) : NULL;
+	}
+	if (moved) {
+		if (it->reported)
+			add_event(t, WATCH_EV_MOVED, (size_t)(it - t->items),
+				  t->now - it->last_progress);
+		it->reported = 0;
+		it->last_progress = t->now;
+	}
+}
+
+void watch_end(struct watch_tracker *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nitems; i++) {
+		struct watch_item *it = &t->items[i];
+		double stuck;
+
+		if (it->gone)
+			continue;
+		if (!it->seen) {
+			it->gone = 1;
+			if (it->reported)
+				add_event(t, WATCH_EV_GONE, i,
+					  it->last_seen - it->last_progress);
+			it->reported = 0;
+			continue;
+		}
+		stuck = t->now - it->last_progress;
+		if (!it->reported && stuck >= t->stuck_s) {
+			it->reported = 1;
+			add_event(t, WATCH_EV_STUCK, i, stuck);
+		}
+	}
+}
+
+double watch_stuck_for(const struct watch_tracker *t,
+		       const struct watch_item *it)
+{
+	if (it->gone)
+		return 0;
+	return it->last_seen - it->last_progress;
+}
+
+double watch_busy(const struct watch_item *it)
+{
+	double share;
+
+	if (it->kind != WATCH_THREAD || it->window_s <= 0)
+		return 0;
+	share = it->cpu_s / it->window_s;
+	return share < 0 ? 0 : share > 1 ? 1 : share;
+}
+
+double watch_demand(const struct watch_item *it)
+{
+	double share;
+
+	if (it->kind != WATCH_THREAD || it->wait_window_s <= 0 ||
+	    it->wait_window_s < it->window_s)
+		return -1;
+	share = (it->cpu_s + it->wait_s) / it->window_s;
+	return share > 1 ? 1 : share;
+}
+
+enum watch_state watch_state_of(const struct watch_tracker *t,
+				const struct watch_item *it)
+{
+	if (it->gone)
+		return WATCH_GONE;
+	if (watch_stuck_for(t, it) >= t->stuck_s)
+		return WATCH_STUCK;
+	if (watch_busy(it) >= WATCH_BUSY_SHARE ||
+	    watch_demand(it) >= WATCH_BUSY_DEMAND)
+		return WATCH_BUSY;
+	return WATCH_ACTIVE;
+}
+
+const char *watch_state_name(enum watch_state s)
+{
+	switch (s) {
+	case WATCH_STUCK:
+		return "stuck";
+	case WATCH_BUSY:
+		return "busy";
+	case WATCH_GONE:
+		return "gone";
+	case WATCH_ACTIVE:
+		break;
+	}
+	return "active";
+}
+
+const struct watch_item *watch_find(const struct watch_tracker *t,
+				    enum watch_kind kind, uint64_t id)
+{
+	uintptr_t slot;
+
+	if (id == 0)
+		return NULL;
+	slot = (uintptr_t)addrmap_get(&t->index[kind], id, NULL);
+	return slot ? &t->items[slot - 1] : NULL;
+}
+
+/* qsort has no context argument: the tracker being sorted. */
+static const struct watch_tracker *sort_tracker;
+
+static int by_stuck(const void *pa, const void *pb)
+{
+	const struct watch_tracker *t = sort_tracker;
+	const struct watch_item *a = &t->items[*(const size_t *)pa];
+	const struct watch_item *b = &t->items[*(const size_t *)pb];
+	double sa = watch_stuck_for(t, a), sb = watch_stuck_for(t, b);
+	double ba = watch_busy(a), bb = watch_busy(b);
+
+	if (a->gone != b->gone)
+		return a->gone - b->gone;
+	if (sa != sb)
+		return sa < sb ? 1 : -1;
+	if (ba != bb)
+		return ba < bb ? 1 : -1;
+	if (a->kind != b->kind)
+		return (int)a->kind - (int)b->kind;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+size_t watch_sorted(const struct watch_tracker *t, size_t *order)
+{
+	size_t i;
+
+	for (i = 0; i < t->nitems; i++)
+		order[i] = i;
+	sort_tracker = t;
+	qsort(order, t->nitems, sizeof(*order), by_stuck);
+	sort_tracker = NULL;
+	return t->nitems;
+}

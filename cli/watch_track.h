@@ -1,0 +1,154 @@
+/*
+ * Following tasks and threads across samples and judging whether each
+ * made progress: the clock a single dump does not have.
+ *
+ * The tracker works on plain data, so it knows nothing of the readers:
+ * the caller reduces each task or thread of a sample to a struct
+ * watch_obs (an identity, a fingerprint of everything that changes when
+ * it moves, and for threads what the kernel accounted to it since the
+ * previous sample) and the tracker keeps, per identity, when it last
+ * moved.  `coroscope watch` feeds it every interval; `coroscope run` can
+ * feed it during the last part of its timeout (see watch_tracker_init).
+ *
+ * Use:
+ *	watch_tracker_init(&t, stuck_s);
+ *	for each sample:
+ *		watch_begin(&t, now_s);
+ *		watch_observe(&t, &obs) for every task and thread;
+ *		watch_end(&t);   then read t.events[0 .. t.nevents)
+ *	watch_stuck_for(&t, item) at any time; watch_tracker_release(&t).
+ *
+ * Progress: a task moved when its fingerprint changed (the caller hashes
+ * the awaited object and the coroutine chain: coroutine and frame
+ * addresses and lines), when the caller says it woke (obs.woke), or when
+ * it disappeared (finished).  A thread moved when its fingerprint (its
+ * frames) changed, or when the kernel says it ran (watch_thread_ran()):
+ * a thread spinning at one line is busy, never stuck.
+ */
+#ifndef COROSCOPE_CLI_WATCH_TRACK_H
+#define COROSCOPE_CLI_WATCH_TRACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addrmap.h"
+
+enum watch_kind { WATCH_TASK, WATCH_THREAD };
+
+enum watch_state {
+	WATCH_ACTIVE,   /* moved within the stuck threshold */
+	WATCH_STUCK,    /* no progress for at least the threshold */
+	WATCH_BUSY,     /* a thread using at least WATCH_BUSY_SHARE of a CPU */
+	WATCH_GONE,     /* finished, or no longer seen */
+};
+
+/* A thread that used this share of one CPU over the watch is "busy":
+ * well above a thread that wakes now and then (an event loop's is about
+ * 0.01).  So is one that used or waited for a CPU (on the run queue) at
+ * least WATCH_BUSY_DEMAND of the time: a spinning thread on a crowded
+ * machine may get only a few percent, but it always wants one. */
+#define WATCH_BUSY_SHARE 0.05
+#define WATCH_BUSY_DEMAND 0.5
+
+/* A place in the target's code; strings borrowed in an observation,
+ * owned by the tracker in an item. */
+struct watch_place {
+	const char *file;      /* NULL when unknown */
+	const char *function;
+	int line;              /* -1 when unknown */
+};
+
+struct watch_obs {
+	enum watch_kind kind;
+	uint64_t id;               /* task address, or kernel thread id; != 0 */
+	const char *name;          /* task or thread name, may be NULL */
+	uint64_t fingerprint;      /* changes whenever the object moves */
+	int woke;                  /* the caller knows it moved anyway */
+	/* Threads: the kernel's accounting over window_s seconds since the
+	 * previous sample, not counting coroscope's own stop; negative
+	 * when unknown. */
+	double cpu_s;
+	double wait_s;             /* runnable but waiting for a CPU */
+	long runs;                 /* times the thread was put on a CPU */
+	double window_s;
+	struct watch_place where;  /* the first frame of the user's code */
+	struct watch_place inner;  /* the innermost frame (file NULL: same) */
+	const char *waits_on;      /* what it awaits, or NULL */
+};
+
+struct watch_item {
+	enum watch_kind kind;
+	uint64_t id;
+	char *name;
+	uint64_t fingerprint;
+	double first_seen, last_seen;  /* sample times, seconds */
+	double last_progress;          /* when it was last seen moving */
+	int gone;
+	int reported;                  /* a "stuck" event was emitted */
+	double cpu_s, window_s;        /* totals over the watch (threads) */
+	double wait_s, wait_window_s;  /* run-queue wait, where known */
+	char *where_file, *where_function;
+	int where_line;
+	char *inner_file, *inner_function;
+	int inner_line;
+	char *waits_on;
+	int seen;                      /* observed in the current sample */
+};
+
+enum watch_event_kind {
+	WATCH_EV_STUCK,   /* crossed the threshold */
+	WATCH_EV_MOVED,   /* moved again after a STUCK event */
+	WATCH_EV_GONE,    /* disappeared after a STUCK event */
+};
+
+struct watch_event {
+	enum watch_event_kind kind;
+	size_t item;           /* index into items */
+	double stuck_for;      /* seconds without progress until the event */
+};
+
+struct watch_tracker {
+	double stuck_s;        /* the threshold */
+	double now;            /* time of the current sample */
+	size_t samples;
+	struct watch_item *items;
+	size_t nitems, alloc;
+	struct addrmap index[2];   /* by kind: id -> item index + 1 */
+	struct watch_event *events;  /* the last watch_end()'s */
+	size_t nevents, events_alloc;
+};
+
+/* stuck_s: seconds without progress before an item counts as stuck
+ * (`run` would pass the part of its timeout it samples, or less). */
+void watch_tracker_init(struct watch_tracker *t, double stuck_s);
+void watch_tracker_release(struct watch_tracker *t);
+
+/* Start a sample taken at now_s (seconds, any monotonic origin). */
+void watch_begin(struct watch_tracker *t, double now_s);
+void watch_observe(struct watch_tracker *t, const struct watch_obs *o);
+/* Mark what this sample did not see as gone, compute the events. */
+void watch_end(struct watch_tracker *t);
+
+/* Did the kernel run this thread in the window (beyond noise)? */
+int watch_thread_ran(double cpu_s, long runs);
+
+double watch_stuck_for(const struct watch_tracker *t,
+		       const struct watch_item *it);
+/* CPU share of one CPU over the watch, 0..1 (threads; 0 for tasks). */
+double watch_busy(const struct watch_item *it);
+/* Share of the watch spent on a CPU or waiting for one, 0..1, or -1
+ * when the kernel does not say. */
+double watch_demand(const struct watch_item *it);
+enum watch_state watch_state_of(const struct watch_tracker *t,
+				const struct watch_item *it);
+const char *watch_state_name(enum watch_state s);
+
+/* The item for (kind, id), or NULL. */
+const struct watch_item *watch_find(const struct watch_tracker *t,
+				    enum watch_kind kind, uint64_t id);
+
+/* Item indexes into order (room for t->nitems), longest stuck first,
+ * then busiest, gone last.  Returns t->nitems. */
+size_t watch_sorted(const struct watch_tracker *t, size_t *order);
+
+#endif

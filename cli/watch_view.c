@@ -1,0 +1,383 @@
+#include "cli/watch_view.h"
+
+#include <curses.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/json.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+/* Event lines kept for the bottom of the live view. */
+#define VIEW_LOG 8
+
+/* "task 'Task-2' (0x7f00..)" or "thread 1234 'worker'" */
+static void describe(struct strbuf *sb, const struct watch_item *it)
+{
+	if (it->kind == WATCH_TASK) {
+		strbuf_addf(sb, "task '%s' (0x%" PRIx64 ")",
+			    it->name ? it->name : "?", it->id);
+	} else {
+		strbuf_addf(sb, "thread %" PRIu64, it->id);
+		if (it->name)
+			strbuf_addf(sb, " '%s'", it->name);
+	}
+}
+
+/* "app.py:31 in wait" (the base name: the full path is in the JSON). */
+static void place(struct strbuf *sb, const char *file, int line,
+		  const char *function)
+{
+	if (!file) {
+		strbuf_addstr(sb, "?");
+		return;
+	}
+	strbuf_addstr(sb, cs_base_name(file));
+	if (line >= 0)
+		strbuf_addf(sb, ":%d", line);
+	if (function)
+		strbuf_addf(sb, " in %s", function);
+}
+
+static void where(struct strbuf *sb, const struct watch_item *it)
+{
+	place(sb, it->where_file, it->where_line, it->where_function);
+	if (it->inner_file) {
+		strbuf_addstr(sb, " (innermost ");
+		place(sb, it->inner_file, it->inner_line, it->inner_function);
+		strbuf_addch(sb, ')');
+	}
+}
+
+void watch_format_event(char *buf, size_t len, const struct watch_tracker *t,
+			const struct watch_event *ev)
+{
+	const struct watch_item *it = &t->items[ev->item];
+	struct strbuf sb;
+	char clock[16];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	strbuf_init(&sb);
+	if (localtime_r(&now, &tm) &&
+	    strftime(clock, sizeof(clock), "%H:%M:%S", &tm) > 0)
+		strbuf_addf(&sb, "%s ", clock);
+	switch (ev->kind) {
+	case WATCH_EV_STUCK:
+		strbuf_addstr(&sb, "stuck ");
+		describe(&sb, it);
+		strbuf_addf(&sb, " for %.1fs at ", ev->stuck_for);
+		where(&sb, it);
+		if (it->waits_on)
+			strbuf_addf(&sb, ", waits on %s", it->waits_on);
+		break;
+	case WATCH_EV_MOVED:
+		strbuf_addstr(&sb, "moved ");
+		describe(&sb, it);
+		strbuf_addf(&sb, " after %.1fs stuck, now at ", ev->stuck_for);
+		where(&sb, it);
+		break;
+	case WATCH_EV_GONE:
+		strbuf_addstr(&sb, "gone  ");
+		describe(&sb, it);
+		strbuf_addf(&sb, " after %.1fs stuck", ev->stuck_for);
+		break;
+	}
+	snprintf(buf, len, "%s", sb.buf);
+	strbuf_release(&sb);
+}
+
+/* "stuck 4.0s", "busy 93%", "active", "gone" */
+static void state_word(struct strbuf *sb, const struct watch_tracker *t,
+		       const struct watch_item *it)
+{
+	enum watch_state s = watch_state_of(t, it);
+
+	if (s == WATCH_STUCK)
+		strbuf_addf(sb, "stuck %.1fs", watch_stuck_for(t, it));
+	else if (s == WATCH_BUSY)
+		strbuf_addf(sb, "busy %.0f%%", 100 * watch_busy(it));
+	else
+		strbuf_addstr(sb, watch_state_name(s));
+}
+
+static void summary_heading(struct strbuf *sb, const struct watch_tracker *t,
+			    const struct watch_info *info)
+{
+	strbuf_addf(sb, "pid %d", info->pid);
+	if (info->command)
+		strbuf_addf(sb, " (%.60s)", info->command);
+	strbuf_addf(sb, ": %zu samples every %gs over %.1fs, stuck after %gs",
+		    t->samples, info->interval_s, info->elapsed_s,
+		    info->stuck_s);
+}
+
+void watch_summary_text(FILE *out, const struct watch_tracker *t,
+			const struct watch_info *info)
+{
+	struct strbuf sb;
+	size_t *order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
+	int kind;
+	size_t i;
+
+	strbuf_init(&sb);
+	summary_heading(&sb, t, info);
+	fprintf(out, "watch summary: %s\n", sb.buf);
+	if (info->target_exited)
+		fprintf(out, "the target exited during the watch\n");
+	if (info->samples_failed)
+		fprintf(out, "%zu samples could not be read (last: %s)\n",
+			info->samples_failed,
+			info->last_error ? info->last_error : "?");
+	watch_sorted(t, order);
+	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
+		fprintf(out, "%s:\n", kind == WATCH_TASK ? "tasks" : "threads");
+		for (i = 0; i < t->nitems; i++) {
+			const struct watch_item *it = &t->items[order[i]];
+
+			if ((int)it->kind != kind)
+				continue;
+			strbuf_reset(&sb);
+			state_word(&sb, t, it);
+			fprintf(out, "  %-12s ", sb.buf);
+			strbuf_reset(&sb);
+			describe(&sb, it);
+			strbuf_addstr(&sb, " at ");
+			where(&sb, it);
+			if (it->waits_on && !it->gone)
+				strbuf_addf(&sb, ", waits on %s", it->waits_on);
+			fprintf(out, "%s\n", sb.buf);
+		}
+	}
+	strbuf_release(&sb);
+	free(order);
+}
+
+static void json_place(struct json *j, const char *key, const char *file,
+		       int line, const char *function)
+{
+	json_key(j, key);
+	if (!file) {
+		json_null(j);
+		return;
+	}
+	json_begin_object(j);
+	json_key(j, "file");
+	json_string(j, file);
+	json_key(j, "line");
+	if (line >= 0)
+		json_int(j, line);
+	else
+		json_null(j);
+	json_key(j, "function");
+	json_string(j, function);
+	json_end_object(j);
+}
+
+static void json_item(struct json *j, const struct watch_tracker *t,
+		      const struct watch_item *it)
+{
+	char addr[32];
+
+	json_begin_object(j);
+	if (it->kind == WATCH_TASK) {
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, it->id);
+		json_key(j, "address");
+		json_string(j, addr);
+	} else {
+		json_key(j, "tid");
+		json_uint(j, it->id);
+	}
+	json_key(j, "name");
+	json_string(j, it->name);
+	json_key(j, "state");
+	json_string(j, watch_state_name(watch_state_of(t, it)));
+	json_key(j, "stuck_for");
+	json_double(j, watch_stuck_for(t, it));
+	if (it->kind == WATCH_THREAD) {
+		json_key(j, "busy");
+		json_double(j, watch_busy(it));
+		json_key(j, "demand");
+		if (watch_demand(it) >= 0)
+			json_double(j, watch_demand(it));
+		else
+			json_null(j);
+	}
+	json_place(j, "where", it->where_file, it->where_line,
+		   it->where_function);
+	if (it->inner_file)
+		json_place(j, "innermost", it->inner_file, it->inner_line,
+			   it->inner_function);
+	else
+		json_place(j, "innermost", it->where_file, it->where_line,
+			   it->where_function);
+	json_key(j, "waits_on");
+	json_string(j, it->waits_on);
+	json_key(j, "first_seen_s");
+	json_double(j, it->first_seen);
+	json_key(j, "last_seen_s");
+	json_double(j, it->last_seen);
+	json_end_object(j);
+}
+
+void watch_summary_json(FILE *out, const struct watch_tracker *t,
+			const struct watch_info *info)
+{
+	struct json j;
+	size_t *order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
+	int kind;
+	size_t i;
+
+	watch_sorted(t, order);
+	json_init(&j, out, 1);
+	json_begin_object(&j);
+	json_key(&j, "schema");
+	json_int(&j, 1);
+	json_key(&j, "pid");
+	json_int(&j, info->pid);
+	json_key(&j, "command");
+	json_string(&j, info->command);
+	json_key(&j, "python");
+	json_string(&j, info->python);
+	json_key(&j, "samples");
+	json_uint(&j, t->samples);
+	json_key(&j, "samples_failed");
+	json_uint(&j, info->samples_failed);
+	json_key(&j, "interval_s");
+	json_double(&j, info->interval_s);
+	json_key(&j, "stuck_threshold_s");
+	json_double(&j, info->stuck_s);
+	json_key(&j, "duration_s");
+	json_double(&j, info->elapsed_s);
+	json_key(&j, "target_exited");
+	json_bool(&j, info->target_exited);
+	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
+		json_key(&j, kind == WATCH_TASK ? "tasks" : "threads");
+		json_begin_array(&j);
+		for (i = 0; i < t->nitems; i++)
+			if ((int)t->items[order[i]].kind == kind)
+				json_item(&j, t, &t->items[order[i]]);
+		json_end_array(&j);
+	}
+	json_end_object(&j);
+	fputc('\n', out);
+	free(order);
+}
+
+/* ---- the live view ---- */
+
+struct watch_view {
+	SCREEN *screen;
+	char log[VIEW_LOG][256];
+	size_t nlog;             /* lines ever logged */
+};
+
+struct watch_view *watch_view_open(void)
+{
+	struct watch_view *v = xcalloc(1, sizeof(*v));
+
+	v->screen = newterm(NULL, stdout, stdin);
+	if (!v->screen) {
+		free(v);
+		return NULL;
+	}
+	set_term(v->screen);
+	cbreak();      /* not raw: Ctrl-C still sends SIGINT */
+	noecho();
+	nodelay(stdscr, TRUE);
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	return v;
+}
+
+void watch_view_event(struct watch_view *v, const char *line)
+{
+	snprintf(v->log[v->nlog % VIEW_LOG], sizeof(v->log[0]), "%s", line);
+	v->nlog++;
+}
+
+/* One line at y, cut at the screen's width (no wrapping). */
+static void put_line(int y, const char *s, int bold)
+{
+	if (y < 0 || y >= LINES)
+		return;
+	if (bold)
+		attron(A_BOLD);
+	mvaddnstr(y, 0, s, COLS > 0 ? COLS : 0);
+	if (bold)
+		attroff(A_BOLD);
+}
+
+void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
+		     const struct watch_info *info)
+{
+	size_t *order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
+	size_t i, nlog = v->nlog < VIEW_LOG ? v->nlog : VIEW_LOG;
+	int y = 0, rows_end = LINES - (int)nlog - 2;
+	struct strbuf sb, st;
+
+	strbuf_init(&sb);
+	strbuf_init(&st);
+	erase();
+	summary_heading(&sb, t, info);
+	strbuf_addstr(&sb, info->target_exited ? "  [target exited]" :
+		      "  (q quits)");
+	put_line(y++, sb.buf, 1);
+	put_line(y++, "STATE        WHAT                                WHERE / WAITS ON", 1);
+	watch_sorted(t, order);
+	for (i = 0; i < t->nitems && y < rows_end; i++) {
+		const struct watch_item *it = &t->items[order[i]];
+
+		if (it->gone)
+			continue;
+		strbuf_reset(&sb);
+		strbuf_reset(&st);
+		state_word(&st, t, it);
+		strbuf_addf(&sb, "%-12s ", st.buf);
+		strbuf_reset(&st);
+		describe(&st, it);
+		strbuf_addf(&sb, "%-35s ", st.buf);
+		where(&sb, it);
+		if (it->waits_on)
+			strbuf_addf(&sb, ", waits on %s", it->waits_on);
+		put_line(y++, sb.buf, watch_state_of(t, it) == WATCH_STUCK);
+	}
+	if (nlog) {
+		y = LINES - (int)nlog - 1;
+		put_line(y++, "events:", 1);
+		for (i = v->nlog - nlog; i < v->nlog; i++)
+			put_line(y++, v->log[i % VIEW_LOG], 0);
+	}
+	refresh();
+	strbuf_release(&sb);
+	strbuf_release(&st);
+	free(order);
+}
+
+int watch_view_keys(struct watch_view *v, const struct watch_tracker *t,
+		    const struct watch_info *info)
+{
+	int c, n;
+
+	/* bounded: a paste of a megabyte is not worth looping over */
+	for (n = 0; n < 256 && (c = getch()) != ERR; n++) {
+		if (c == 'q' || c == 'Q')
+			return 1;
+		if (c == KEY_RESIZE)
+			watch_view_draw(v, t, info);
+	}
+	return 0;
+}
+
+void watch_view_close(struct watch_view *v)
+{
+	if (!v)
+		return;
+	curs_set(1);
+	endwin();
+	delscreen(v->screen);
+	free(v);
+}

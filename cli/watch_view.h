@@ -1,0 +1,49 @@
+/*
+ * What `coroscope watch` shows: one line per event (plain output), the
+ * live curses view on a terminal, and the summary at the end (text, or
+ * the JSON document described in coroscope(1)).
+ */
+#ifndef COROSCOPE_CLI_WATCH_VIEW_H
+#define COROSCOPE_CLI_WATCH_VIEW_H
+
+#include <stdio.h>
+
+#include "cli/watch_track.h"
+
+/* What the view and the summary say about the watch as a whole. */
+struct watch_info {
+	int pid;
+	const char *command;       /* the target's command line, or NULL */
+	const char *python;        /* "3.11.7", or NULL */
+	double interval_s, stuck_s;
+	double elapsed_s;          /* since the first sample */
+	int target_exited;         /* the target went away during the watch */
+	size_t samples_failed;     /* samples that could not be read */
+	const char *last_error;    /* why the last failed one failed, or NULL */
+};
+
+/* "12:03:04 stuck  task 'Task-2' (0x7f..) for 2.0s at app.py:31 in
+ * wait, waits on Future in Event.wait" into buf. */
+void watch_format_event(char *buf, size_t len, const struct watch_tracker *t,
+			const struct watch_event *ev);
+
+void watch_summary_text(FILE *out, const struct watch_tracker *t,
+			const struct watch_info *info);
+void watch_summary_json(FILE *out, const struct watch_tracker *t,
+			const struct watch_info *info);
+
+/* The live view, on the terminal of stdout (and keys from stdin). */
+struct watch_view;
+
+/* NULL when the terminal cannot be driven (unknown TERM). */
+struct watch_view *watch_view_open(void);
+void watch_view_event(struct watch_view *v, const char *line);
+void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
+		     const struct watch_info *info);
+/* Read pending keys: 1 when the user asked to quit (q, Q). */
+int watch_view_keys(struct watch_view *v, const struct watch_tracker *t,
+		    const struct watch_info *info);
+/* Restore the terminal as it was. */
+void watch_view_close(struct watch_view *v);
+
+#endif

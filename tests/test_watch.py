@@ -1,0 +1,281 @@
+"""`coroscope watch PID`: what has made no progress, and for how long.
+
+targets/watch_target.py runs, on an asyncio loop, a task parked on an Event
+that is never set, a task looping on asyncio.sleep(0.05), a consumer of a
+queue that another task feeds; and three threads: one blocked on a lock,
+one sleeping in 50 ms steps, one spinning in pure Python.  Only the parked
+task and the blocked thread may be reported stuck; the spinning thread is
+busy.  The target must come out of every watch running and untraced.
+"""
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import termios
+import time
+
+import pytest
+
+from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
+                      coroscope_env, control_interpreter, interpreter,
+                      marker_line, process_state, run_coroscope,
+                      target_script, task_tracers, wait_until)
+
+SCRIPT = target_script("watch_target.py")
+# The interpreters the issue names; absent ones are skipped, saying so.
+WATCH_INTERPRETERS = ("3.8", "3.13", "3.11-debian", "3.14")
+WATCH_ARGS = ["--for", "4s", "--interval", "0.5s", "--stuck", "2s"]
+BUSY_SHARE = 0.05            # WATCH_BUSY_SHARE in cli/watch_track.h
+BUSY_DEMAND = 0.5            # WATCH_BUSY_DEMAND
+
+
+def watch_interp(ident):
+    found = interpreter(ident)
+    if found is None:
+        pytest.skip("interpreter %s is not installed here" % ident)
+    return found
+
+
+def assert_target_unharmed(target):
+    assert target.proc.poll() is None, "the target died: %s" % target.stderr()
+    assert process_state(target.pid) not in ("t", "T", None), \
+        "target left stopped (state %s)" % process_state(target.pid)
+    tracers = task_tracers(target.pid)
+    assert tracers and not any(tracers.values()), \
+        "target threads still traced: %r" % tracers
+
+
+def by_name(items):
+    return dict((item["name"], item) for item in items)
+
+
+@pytest.fixture(scope="module", params=WATCH_INTERPRETERS)
+def watched(request, module_keeper):
+    """(target, the --json summary of one 4 s watch) per interpreter."""
+    interp = watch_interp(request.param)
+    target = module_keeper.start_target(interp, "watch_target.py")
+    result = run_coroscope("watch", "--json", *(WATCH_ARGS + [target.pid]))
+    return target, result
+
+
+def test_json_summary_document(watched):
+    target, result = watched
+    doc = result.json()
+    assert doc["schema"] == 1
+    assert doc["pid"] == target.pid
+    assert doc["interval_s"] == 0.5
+    assert doc["stuck_threshold_s"] == 2.0
+    assert doc["target_exited"] is False
+    # --for 4s ends with a sample at 4 s, whatever the pace
+    assert 4.0 <= doc["duration_s"] < 4.0 + 10 * TIME_SCALE, doc
+    # the first at 0 s and the last at 4 s, at least (one sample takes
+    # seconds on a crowded machine with the sanitizer build)
+    assert doc["samples"] >= 2, doc
+    for item in doc["tasks"] + doc["threads"]:
+        assert item["state"] in ("stuck", "busy", "active", "gone"), item
+        assert item["stuck_for"] >= 0, item
+    for item in doc["threads"]:
+        assert 0 <= item["busy"] <= 1, item
+
+
+def test_parked_task_and_blocked_thread_are_stuck(watched):
+    target, result = watched
+    doc = result.json()
+    tasks, threads = by_name(doc["tasks"]), by_name(doc["threads"])
+
+    parked = tasks["parked"]
+    assert parked["state"] == "stuck", parked
+    assert parked["stuck_for"] >= 3.0, parked
+    assert parked["where"]["file"].endswith("watch_target.py"), parked
+    assert parked["where"]["line"] == marker_line(SCRIPT, "event-wait")
+    assert parked["where"]["function"] == "parked", parked
+    # the innermost frame is asyncio's Event.wait, what it awaits a future
+    assert parked["innermost"]["function"].endswith("wait"), parked
+    assert parked["waits_on"] and "Future" in parked["waits_on"], parked
+
+    locked = threads["locked"]
+    assert locked["tid"] == target.ready["tids"]["locked"], locked
+    assert locked["state"] == "stuck", locked
+    assert locked["stuck_for"] >= 3.0, locked
+    assert locked["where"]["line"] == marker_line(SCRIPT, "lock-acquire")
+    assert locked["busy"] < BUSY_SHARE, locked
+
+
+def test_nothing_else_is_stuck(watched):
+    target, result = watched
+    doc = result.json()
+    tasks, threads = by_name(doc["tasks"]), by_name(doc["threads"])
+
+    for name in ("napper", "consumer", "feeder"):
+        assert tasks[name]["state"] == "active", tasks[name]
+        assert tasks[name]["stuck_for"] < 2.0, tasks[name]
+    for name in ("napping", "spinning"):
+        assert threads[name]["state"] != "stuck", threads[name]
+        assert threads[name]["stuck_for"] < 2.0, threads[name]
+    assert threads["napping"]["tid"] == target.ready["tids"]["napping"]
+    # the event loop's thread wakes every few milliseconds
+    assert threads["MainThread"]["state"] != "stuck", threads["MainThread"]
+
+
+def test_spinning_thread_is_busy(watched):
+    target, result = watched
+    spinning = by_name(result.json()["threads"])["spinning"]
+    assert spinning["tid"] == target.ready["tids"]["spinning"]
+    assert spinning["state"] == "busy", spinning
+    # on a crowded machine it may get little CPU, but always wants one
+    assert (spinning["busy"] >= BUSY_SHARE or
+            spinning["demand"] >= BUSY_DEMAND), spinning
+    assert spinning["where"]["line"] == marker_line(SCRIPT, "spin")
+
+
+def test_target_unharmed_after_watch(watched):
+    target, result = watched
+    assert result.returncode == 0, result
+    assert_target_unharmed(target)
+
+
+def test_plain_lines_say_what_is_stuck(keeper):
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    result = run_coroscope("watch", *(WATCH_ARGS + [target.pid]))
+    assert result.returncode == 0, result
+    lines = result.stdout.splitlines()
+    event_wait = "watch_target.py:%d" % marker_line(SCRIPT, "event-wait")
+    lock = "watch_target.py:%d" % marker_line(SCRIPT, "lock-acquire")
+    stuck = [l for l in lines if " stuck " in l and " for " in l]
+    assert any("task 'parked'" in l and event_wait in l for l in stuck), \
+        result
+    assert any("thread %d 'locked'" % target.ready["tids"]["locked"] in l
+               and lock in l for l in stuck), result
+    for name in ("'napper'", "'consumer'", "'feeder'", "'napping'",
+                 "'spinning'"):
+        wrong = [l for l in stuck if name in l]
+        assert not wrong, (wrong, result)
+    summary = lines.index(next(l for l in lines
+                               if l.startswith("watch summary:")))
+    assert "tasks:" in lines[summary:] and "threads:" in lines[summary:]
+    assert any(l.strip().startswith("busy ") and "'spinning'" in l
+               for l in lines[summary:]), result
+    assert_target_unharmed(target)
+
+
+def test_target_exiting_ends_with_summary(keeper):
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py",
+                                 "--exit-after", "5")
+    result = run_coroscope("watch", "--json", "--interval", "0.3s",
+                           "--stuck", "1s", target.pid, timeout=30)
+    doc = result.json()
+    assert doc["target_exited"] is True, (doc, result.stderr)
+    assert doc["samples"] >= 1, doc
+    # what each was doing when it was last seen
+    assert by_name(doc["tasks"])["parked"]["state"] in ("stuck", "active"), doc
+    assert doc["duration_s"] < 20 * TIME_SCALE, doc
+    assert target.proc.wait(timeout=10) == 0
+    text = run_coroscope("watch", "--interval", "0.3s", target.pid)
+    assert text.returncode == 3, "watching a process that is gone: %r" % text
+
+
+def test_sigint_ends_with_summary(keeper):
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    proc = keeper.spawn_coroscope(["watch", "--json", "--interval", "0.2s",
+                                   "--stuck", "1s", str(target.pid)])
+    time.sleep(3.0 * TIME_SCALE)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30 * TIME_SCALE)
+    assert_no_sanitizer_report(err)
+    assert proc.returncode == 0, (out, err)
+    doc = json.loads(out)
+    assert doc["samples"] >= 1, doc
+    assert doc["target_exited"] is False, doc
+    parked = by_name(doc["tasks"])["parked"]
+    # stuck since it was first seen, up to the last sample
+    if doc["samples"] >= 2:
+        assert parked["stuck_for"] > 0, parked
+    assert abs(parked["stuck_for"] -
+               (parked["last_seen_s"] - parked["first_seen_s"])) < 0.01, parked
+    assert_target_unharmed(target)
+
+
+def test_usage_errors():
+    for args in (["--interval", "0s", "1"], ["--for", "x", "1"],
+                 ["--stuck"], [], ["1", "2"], ["--native-frames", "1"]):
+        result = run_coroscope("watch", *args)
+        assert result.returncode == 2, result
+        assert result.stderr.startswith("coroscope: "), result
+
+
+def test_live_view_on_a_terminal(keeper):
+    """The curses view draws on a pseudo-terminal, quits on q, and leaves
+    the terminal as it found it, with the summary after the view."""
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    master, slave = pty.openpty()
+    before = termios.tcgetattr(slave)
+    env = coroscope_env({"TERM": "xterm", "COLUMNS": "120", "LINES": "30"})
+    proc = subprocess.Popen([COROSCOPE, "watch", "--interval", "0.3s",
+                             "--stuck", "1s", str(target.pid)],
+                            stdin=slave, stdout=slave, stderr=subprocess.PIPE,
+                            env=env, start_new_session=True)
+    keeper.tools.append(proc)
+    output = b""
+
+    def read_some(seconds):
+        data = b""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    data += os.read(master, 65536)
+                except OSError:
+                    break
+        return data
+
+    output += read_some(2.5 * TIME_SCALE)
+    assert b"stuck after 1s" in output, output[-2000:]
+    os.write(master, b"q")
+    deadline = time.monotonic() + 20 * TIME_SCALE
+    while proc.poll() is None and time.monotonic() < deadline:
+        output += read_some(0.2)
+    assert proc.poll() == 0, (proc.poll(), output[-2000:])
+    output += read_some(0.3)
+    err = proc.stderr.read().decode("utf-8", "replace")
+    assert_no_sanitizer_report(err)
+    text = output.decode("utf-8", "replace")
+    assert "\x1b[?1049h" in text, "no alternate screen: %r" % text[:300]
+    summary = text.rindex("watch summary:")
+    assert "\x1b[?1049l" in text[:summary], "the view was not closed first"
+    assert "\x1b" not in text[summary:], \
+        "escape sequences after the summary: %r" % text[summary:]
+    assert "'parked'" in text[summary:]
+    after = termios.tcgetattr(slave)
+    assert after[3] == before[3], "terminal local modes not restored"
+    os.close(master)
+    os.close(slave)
+    assert_target_unharmed(target)
+
+
+def test_no_block_never_stops_the_target(keeper):
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    proc = keeper.spawn_coroscope(["watch", "--json", "--no-block",
+                                   "--for", "3s", "--interval", "0.2s",
+                                   "--stuck", "1s", str(target.pid)])
+    traced = []
+    while proc.poll() is None:
+        traced += [tid for tid, tracer in task_tracers(target.pid).items()
+                   if tracer]
+        time.sleep(0.005)
+    out, err = proc.communicate(timeout=10)
+    assert_no_sanitizer_report(err)
+    assert proc.returncode == 0, (out, err)
+    assert not traced, "threads traced during a --no-block watch: %r" % traced
+    doc = json.loads(out)
+    assert doc["samples"] >= 2, doc
+    assert by_name(doc["threads"])["locked"]["state"] == "stuck", doc
+    assert_target_unharmed(target)

@@ -1,0 +1,235 @@
+/*
+ * The watch tracker on plain observations: what counts as progress for
+ * a task and for a thread, when "stuck" and "moved again" events come,
+ * what happens to objects that go away, and the display order.
+ */
+#include "cli/watch_track.h"
+
+#include <string.h>
+
+#include "tests/unit/check.h"
+
+static struct watch_obs task(uint64_t addr, uint64_t fp)
+{
+	struct watch_obs o;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = WATCH_TASK;
+	o.id = addr;
+	o.name = "Task-1";
+	o.fingerprint = fp;
+	o.cpu_s = -1;
+	o.wait_s = -1;
+	o.runs = -1;
+	o.where.file = "app.py";
+	o.where.function = "main";
+	o.where.line = 10;
+	o.inner.line = -1;
+	o.waits_on = "Future";
+	return o;
+}
+
+static struct watch_obs thread(int tid, uint64_t fp, double cpu, long runs)
+{
+	struct watch_obs o = task((uint64_t)tid, fp);
+
+	o.kind = WATCH_THREAD;
+	o.wait_s = cpu >= 0 ? 0.001 : -1;
+	o.name = "worker";
+	o.cpu_s = cpu;
+	o.runs = runs;
+	o.window_s = 1.0;
+	o.waits_on = NULL;
+	return o;
+}
+
+static size_t count_events(const struct watch_tracker *t,
+			   enum watch_event_kind kind)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nevents; i++)
+		n += t->events[i].kind == kind;
+	return n;
+}
+
+static void test_task_progress(void)
+{
+	struct watch_tracker t;
+	struct watch_obs parked = task(0x1000, 7), looping = task(0x2000, 8);
+	const struct watch_item *a, *b;
+	int s;
+
+	watch_tracker_init(&t, 2.0);
+	for (s = 0; s <= 6; s++) {
+		watch_begin(&t, s * 0.5);
+		watch_observe(&t, &parked);
+		/* a new awaited future each time */
+		looping.fingerprint = 100 + (uint64_t)s;
+		watch_observe(&t, &looping);
+		watch_end(&t);
+		if (s == 4) {
+			CHECK(t.nevents == 1 && t.events[0].kind == WATCH_EV_STUCK,
+			      "stuck event at 2 s (%zu events)", t.nevents);
+			CHECK(t.nevents == 1 && t.events[0].stuck_for >= 2.0,
+			      "stuck_for %g", t.nevents ? t.events[0].stuck_for : -1);
+		} else {
+			CHECK(t.nevents == 0, "no event at sample %d (%zu)", s,
+			      t.nevents);
+		}
+	}
+	a = watch_find(&t, WATCH_TASK, 0x1000);
+	b = watch_find(&t, WATCH_TASK, 0x2000);
+	CHECK(a && watch_stuck_for(&t, a) == 3.0, "parked task stuck 3 s");
+	CHECK(a && watch_state_of(&t, a) == WATCH_STUCK, "parked task stuck");
+	CHECK(b && watch_stuck_for(&t, b) == 0, "looping task never stuck");
+	CHECK(b && watch_state_of(&t, b) == WATCH_ACTIVE, "looping task active");
+	CHECK(a && a->where_line == 10 && !strcmp(a->where_file, "app.py"),
+	      "where kept");
+
+	/* the same fingerprint but the caller saw it wake */
+	watch_begin(&t, 3.5);
+	parked.woke = 1;
+	watch_observe(&t, &parked);
+	watch_observe(&t, &looping);
+	watch_end(&t);
+	CHECK(count_events(&t, WATCH_EV_MOVED) == 1, "moved event");
+	CHECK(t.nevents == 1 && t.events[0].stuck_for == 3.5,
+	      "moved after 3.5 s without progress");
+	CHECK(a && watch_stuck_for(&t, a) == 0, "0 s after moving");
+
+	/* the looping task finishes: gone, with no event (never stuck) */
+	watch_begin(&t, 4.0);
+	watch_observe(&t, &parked);
+	watch_end(&t);
+	CHECK(t.nevents == 0, "no event for a task that was never stuck");
+	b = watch_find(&t, WATCH_TASK, 0x2000);
+	CHECK(b && b->gone && watch_state_of(&t, b) == WATCH_GONE, "gone");
+	CHECK(b && watch_stuck_for(&t, b) == 0, "gone: stuck_for 0");
+	watch_tracker_release(&t);
+}
+
+static void test_gone_after_stuck(void)
+{
+	struct watch_tracker t;
+	struct watch_obs o = task(0x3000, 1);
+	const struct watch_item *it;
+
+	watch_tracker_init(&t, 1.0);
+	watch_begin(&t, 0);
+	watch_observe(&t, &o);
+	watch_end(&t);
+	watch_begin(&t, 1.0);
+	watch_observe(&t, &o);
+	watch_end(&t);
+	CHECK(count_events(&t, WATCH_EV_STUCK) == 1, "stuck at 1 s");
+	watch_begin(&t, 2.0);
+	watch_end(&t);
+	CHECK(count_events(&t, WATCH_EV_GONE) == 1, "gone event");
+	/* a new task at the same address starts afresh */
+	watch_begin(&t, 3.0);
+	watch_observe(&t, &o);
+	watch_end(&t);
+	it = watch_find(&t, WATCH_TASK, 0x3000);
+	CHECK(it && !it->gone && watch_stuck_for(&t, it) == 0,
+	      "reused address: a new object");
+	CHECK(t.nitems == 1, "one item per identity (%zu)", t.nitems);
+	watch_tracker_release(&t);
+}
+
+static void test_threads(void)
+{
+	struct watch_tracker t;
+	int s;
+	const struct watch_item *blocked, *spinning, *napping, *unknown;
+	size_t order[8];
+
+	CHECK(!watch_thread_ran(0, 0), "idle thread did not run");
+	CHECK(!watch_thread_ran(0.0001, 1), "one wake-up is our own stop");
+	CHECK(watch_thread_ran(0.0001, 10), "short sleeps ran");
+	CHECK(watch_thread_ran(0.5, 0), "CPU time grew");
+	CHECK(!watch_thread_ran(0, -1), "nothing known: did not run");
+
+	watch_tracker_init(&t, 2.0);
+	for (s = 0; s <= 8; s++) {
+		struct watch_obs a = thread(11, 5, 0.00001, 1);
+		struct watch_obs b = thread(12, 5, 0.9, 40);
+		struct watch_obs c = thread(13, 5, 0.0003, 10);
+		struct watch_obs d = thread(14, 5, -1, -1);
+
+		watch_begin(&t, s * 0.5);
+		watch_observe(&t, &a);
+		watch_observe(&t, &b);
+		watch_observe(&t, &c);
+		watch_observe(&t, &d);
+		watch_end(&t);
+	}
+	blocked = watch_find(&t, WATCH_THREAD, 11);
+	spinning = watch_find(&t, WATCH_THREAD, 12);
+	napping = watch_find(&t, WATCH_THREAD, 13);
+	unknown = watch_find(&t, WATCH_THREAD, 14);
+	CHECK(blocked && watch_state_of(&t, blocked) == WATCH_STUCK &&
+	      watch_stuck_for(&t, blocked) == 4.0, "blocked thread stuck 4 s");
+	CHECK(spinning && watch_state_of(&t, spinning) == WATCH_BUSY,
+	      "spinning thread busy");
+	CHECK(spinning && watch_busy(spinning) > 0.89 &&
+	      watch_busy(spinning) < 0.91, "busy share %g",
+	      spinning ? watch_busy(spinning) : -1);
+	CHECK(spinning && watch_stuck_for(&t, spinning) == 0,
+	      "spinning thread never stuck");
+	CHECK(napping && watch_state_of(&t, napping) == WATCH_ACTIVE,
+	      "napping thread active");
+	CHECK(unknown && watch_state_of(&t, unknown) == WATCH_STUCK,
+	      "no accounting, unchanged stack: stuck");
+	CHECK(watch_busy(watch_find(&t, WATCH_THREAD, 14)) == 0,
+	      "no accounting: busy 0");
+
+	CHECK(watch_demand(watch_find(&t, WATCH_THREAD, 14)) < 0,
+	      "no accounting: demand unknown");
+	CHECK(watch_sorted(&t, order) == 4, "all sorted");
+	CHECK(t.items[order[0]].id == 11 || t.items[order[0]].id == 14,
+	      "stuck ones first");
+	CHECK(t.items[order[2]].id == 12, "then the busy one");
+	CHECK(t.items[order[3]].id == 13, "then the rest");
+	watch_tracker_release(&t);
+}
+
+/* A spinning thread on a crowded machine: 3% of a CPU, the rest of the
+ * time waiting for one.  A napping one waits too, a little. */
+static void test_crowded(void)
+{
+	struct watch_tracker t;
+	const struct watch_item *spin, *nap;
+	int s;
+
+	watch_tracker_init(&t, 2.0);
+	for (s = 0; s <= 4; s++) {
+		struct watch_obs a = thread(21, 5, 0.03, 30);
+		struct watch_obs b = thread(22, 5, 0.001, 20);
+
+		a.wait_s = 0.95;
+		b.wait_s = 0.2;
+		watch_begin(&t, s * 1.0);
+		watch_observe(&t, &a);
+		watch_observe(&t, &b);
+		watch_end(&t);
+	}
+	spin = watch_find(&t, WATCH_THREAD, 21);
+	nap = watch_find(&t, WATCH_THREAD, 22);
+	CHECK(spin && watch_state_of(&t, spin) == WATCH_BUSY,
+	      "crowded spinner busy");
+	CHECK(spin && watch_busy(spin) < 0.04 && watch_demand(spin) > 0.9,
+	      "busy is the CPU share, demand includes the wait");
+	CHECK(nap && watch_state_of(&t, nap) == WATCH_ACTIVE,
+	      "a napper that waits a little is active");
+	watch_tracker_release(&t);
+}
+
+int main(void)
+{
+	test_crowded();
+	test_task_progress();
+	test_gone_after_stuck();
+	test_threads();
+	return CHECK_DONE("test_watch_track");
+}
