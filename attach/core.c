@@ -727,6 +727,7 @@ struct note_thread {
 	int tid;
 	int cursig;                    /* pr_cursig */
 	uint64_t fs_base;
+	struct cs_regs regs;           /* pr_reg */
 	int has_siginfo;
 	unsigned char siginfo[SIGINFO_MIN];
 };
@@ -752,6 +753,7 @@ static void note_thread(struct note_state *ns, const unsigned char *d,
 	memset(t, 0, sizeof(*t));
 	t->tid = get_i32(d + PRSTATUS_PID);
 	t->fs_base = get_u64(d + PRSTATUS_REG + REG_FS_BASE * 8);
+	cs_regs_from_image(&t->regs, d + PRSTATUS_REG);
 	t->cursig = (int16_t)get_u16(d + PRSTATUS_CURSIG);
 }
 
@@ -1524,6 +1526,8 @@ static int make_threads(struct memsrc *ms, const struct note_state *ns,
 		ms->threads[i].tid = ns->th[i].tid;
 		ms->threads[i].fs_base = ns->th[i].fs_base;
 		ms->threads[i].has_fs_base = 1;
+		ms->threads[i].regs = ns->th[i].regs;
+		ms->threads[i].has_regs = 1;
 	}
 	ms->nthreads = ns->nthreads;
 	return 0;

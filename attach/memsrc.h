@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attach/regs.h"
 #include "common/error.h"
 
 /* One mapping of the target's address space (a /proc/PID/maps line, or a
@@ -36,6 +37,8 @@ struct cs_thread {
 	int tid;                /* kernel thread id */
 	uint64_t fs_base;       /* x86-64 TLS base == pthread_self() */
 	int has_fs_base;        /* fs_base known (thread stopped, or core) */
+	int has_regs;           /* regs known (thread stopped, or core) */
+	struct cs_regs regs;    /* general registers at the stop */
 };
 
 struct memsrc;
