@@ -10,7 +10,7 @@ WARN = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wvla -Wno-unused-parameter -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
-LDLIBS = -lelf -ldw
+LDLIBS = -lelf -ldw -lunwind-x86_64
 
 ifneq ($(SANITIZE),)
 BUILD = build/san

@@ -11,10 +11,12 @@
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
+#include "symbols/native_stack.h"
 
 struct collect_options {
 	int locals;      /* read frame locals */
 	int no_block;    /* live only: do not stop the target */
+	int native;      /* native frames: 1 --native, 2 --native-all */
 };
 
 struct collection {
@@ -26,6 +28,7 @@ struct collection {
 	int located;               /* py must be released */
 	struct py_snapshot snap;
 	struct py_async async;     /* tasks and generators */
+	struct native_stacks native;  /* when opt.native */
 	char async_warning[512];   /* why tasks/generators are missing, or "" */
 	double pause_ms, wall_ms;
 	struct collect_options opt;

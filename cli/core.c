@@ -27,13 +27,15 @@ struct core_cli_options {
 	const char *path;
 };
 
-enum { OPT_SYSROOT = 256, OPT_LIB_SEARCH_PATH };
+enum { OPT_SYSROOT = 256, OPT_LIB_SEARCH_PATH, OPT_NATIVE, OPT_NATIVE_ALL };
 
 static int parse_options(int argc, char **argv, struct core_cli_options *o)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "locals", no_argument, NULL, 'l' },
+		{ "native", no_argument, NULL, OPT_NATIVE },
+		{ "native-all", no_argument, NULL, OPT_NATIVE_ALL },
 		{ "format", required_argument, NULL, 'f' },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "lib-search-path", required_argument, NULL,
@@ -57,6 +59,12 @@ static int parse_options(int argc, char **argv, struct core_cli_options *o)
 			break;
 		case 'l':
 			o->collect.locals = 1;
+			break;
+		case OPT_NATIVE:
+			o->collect.native = 1;
+			break;
+		case OPT_NATIVE_ALL:
+			o->collect.native = 2;
 			break;
 		case OPT_SYSROOT:
 			o->core.sysroot = optarg;

@@ -14,6 +14,8 @@
 #include "cli/report.h"
 #include "common/banned.h"
 
+enum { OPT_NATIVE = 256, OPT_NATIVE_ALL };
+
 struct dump_options {
 	enum report_format format;
 	struct collect_options collect;
@@ -38,6 +40,8 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "locals", no_argument, NULL, 'l' },
+		{ "native", no_argument, NULL, OPT_NATIVE },
+		{ "native-all", no_argument, NULL, OPT_NATIVE_ALL },
 		{ "no-block", no_argument, NULL, 'n' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -59,6 +63,12 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 			break;
 		case 'l':
 			o->collect.locals = 1;
+			break;
+		case OPT_NATIVE:
+			o->collect.native = 1;
+			break;
+		case OPT_NATIVE_ALL:
+			o->collect.native = 2;
 			break;
 		case 'n':
 			o->collect.no_block = 1;

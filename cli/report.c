@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/json.h"
+#include "cli/report_native.h"
 #include "common/banned.h"
 
 int report_parse_format(const char *name, enum report_format *fmt)
@@ -34,7 +35,8 @@ static void text_frame(FILE *out, const struct py_frame *f, int locals)
 		fprintf(out, "      %s = %s\n", f->locals[i].name, f->locals[i].repr);
 }
 
-static void text_thread(FILE *out, const struct py_thread *t, int locals)
+static void text_thread(FILE *out, const struct collection *c,
+			const struct py_thread *t, int locals)
 {
 	size_t i;
 
@@ -43,6 +45,12 @@ static void text_thread(FILE *out, const struct py_thread *t, int locals)
 		fprintf(out, " \"%s\"", t->name);
 	if (t->holds_gil == 1)
 		fputs(" (holds the GIL)", out);
+	if (c->opt.native) {
+		report_native_text_blocked(out, c, t->tid);
+		fputc('\n', out);
+		report_native_text_frames(out, c, t);
+		return;
+	}
 	fputc('\n', out);
 	if (!t->nframes && !t->truncated) {
 		fputs("  (no Python frames)\n", out);
@@ -63,7 +71,9 @@ void report_text(FILE *out, const struct collection *c)
 	fprintf(out, "Python %s (%s)\n", c->py.version,
 		c->py.executable ? c->py.executable : "?");
 	for (i = 0; i < c->snap.nthreads; i++)
-		text_thread(out, &c->snap.threads[i], c->opt.locals);
+		text_thread(out, c, &c->snap.threads[i], c->opt.locals);
+	if (c->opt.native)
+		report_native_text_others(out, c);
 	report_text_async(out, c);
 	if (c->async_warning[0])
 		fprintf(stderr, "coroscope: warning: %s\n", c->async_warning);
@@ -236,7 +246,8 @@ static void json_async(struct json *j, const struct py_async *a, int locals)
 	json_end_array(j);
 }
 
-static void json_thread(struct json *j, const struct py_thread *t, int locals)
+static void json_thread(struct json *j, const struct collection *c,
+			const struct py_thread *t, int locals)
 {
 	size_t i;
 
@@ -254,6 +265,11 @@ static void json_thread(struct json *j, const struct py_thread *t, int locals)
 		json_bool(j, t->holds_gil);
 	json_key(j, "truncated");
 	json_bool(j, t->truncated);
+	if (c->opt.native) {
+		report_native_json_frames(j, c, t);
+		json_end_object(j);
+		return;
+	}
 	json_key(j, "frames");
 	json_begin_array(j);
 	for (i = 0; i < t->nframes; i++)
@@ -282,7 +298,9 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_key(j, "threads");
 	json_begin_array(j);
 	for (i = 0; i < c->snap.nthreads; i++)
-		json_thread(j, &c->snap.threads[i], c->opt.locals);
+		json_thread(j, c, &c->snap.threads[i], c->opt.locals);
+	if (c->opt.native)
+		report_native_json_others(j, c);
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
 	json_key(j, "warnings");
@@ -316,4 +334,16 @@ void report_json(FILE *out, const struct collection *c)
 
 	json_init(&j, out, 1);
 	report_json_value(&j, c);
+}
+
+/* For cli/report_native.c, which interleaves native frames with these. */
+void report_text_py_frame(FILE *out, const struct py_frame *f, int locals)
+{
+	text_frame(out, f, locals);
+}
+
+void report_json_py_frame(struct json *j, const struct py_frame *f,
+			  int locals)
+{
+	json_frame(j, f, locals);
 }

@@ -33,6 +33,7 @@ struct raw_frame {
 	uint64_t localsplus; /* address of the fast-locals array */
 	long offset;         /* byte offset of the current instruction */
 	int owner;           /* _PyInterpreterFrame.owner, -1 before 3.11 */
+	int is_entry;        /* .is_entry (3.11), -1 when the version has none */
 };
 
 static int raw_frame_read(struct pyproc *py, uint64_t addr,
@@ -59,6 +60,7 @@ static int raw_frame_read(struct pyproc *py, uint64_t addr,
 		if (L->linetable == PY_LINETABLE_310)
 			rf->offset *= 2;
 		rf->owner = -1;
+		rf->is_entry = 1;
 		return 0;
 	}
 	size = (size_t)L->if_localsplus;
@@ -72,6 +74,8 @@ static int raw_frame_read(struct pyproc *py, uint64_t addr,
 	rf->next = field_u64(buf, size, L->if_previous);
 	rf->localsplus = addr + (uint64_t)L->if_localsplus;
 	rf->owner = field_i8(buf, size, L->if_owner);
+	rf->is_entry = L->if_is_entry >= 0 ?
+		       field_i8(buf, size, L->if_is_entry) != 0 : -1;
 	/* The offset needs the code object: the caller fills it in. */
 	rf->offset = (long)field_u64(buf, size, L->if_prev_instr >= 0 ?
 				     L->if_prev_instr : L->if_instr_ptr);
@@ -177,6 +181,7 @@ static int decode_frame(struct pyproc *py, uint64_t frame,
 	f->addr = frame;
 	f->code = code;
 	f->line = py_code_line(py, code, rf->offset);
+	f->entry = rf->is_entry == 1;
 	if (opt && opt->locals)
 		read_locals(py, code, rf->localsplus, f);
 	return 1;
@@ -209,12 +214,18 @@ int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
 		if (ret > 0) {
 			out = xgrow(out, &alloc, n + 1, sizeof(*out));
 			out[n++] = f;
+		} else if (n && rf.owner >= 0 &&
+			   rf.owner == py->layout.owner_cstack) {
+			/* 3.12+: each C eval call starts with a shim frame */
+			out[n - 1].entry = 1;
 		}
 		ret = 0;
 		if (!follow)
 			break;
 		frame = rf.next;
 	}
+	if (n && follow && !frame)
+		out[n - 1].entry = 1;  /* the thread's first frame */
 	*frames = out;
 	*nframes = n;
 	if (ret == 0 && frame && follow && steps >= PY_MAX_FRAMES)
