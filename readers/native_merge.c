@@ -169,8 +169,13 @@ const char *native_blocked_in(const struct native_thread *nt)
 		"pause", "sigsuspend", "sigwait", "sigwaitinfo",
 		"sigtimedwait", "waitpid", "waitid", NULL,
 	};
-	const char *found = NULL;
-	int futex = 0;
+	/* Found anywhere before the eval loop: the stronger meaning wins
+	 * (time.sleep() sleeps in select() on 3.6 - 3.10: "sleep", not
+	 * "io"; a lock waits in a futex: "lock"). */
+	enum { NONE, FUTEX, IO, WAIT, SLEEP, LOCK, GIL } best = NONE;
+	static const char *const words[] = {
+		"running", "futex", "io", "wait", "sleep", "lock", "gil",
+	};
 	size_t i;
 
 	if (!nt || !nt->nframes)
@@ -178,30 +183,27 @@ const char *native_blocked_in(const struct native_thread *nt)
 	for (i = 0; i < nt->nframes && i < BLOCKED_SCAN; i++) {
 		const struct native_frame *f = &nt->frames[i];
 		const char *name;
+		int kind = NONE;
 
 		if (native_is_eval_frame(f))
 			break;
 		if (!f->sym.function)
 			continue;
 		name = base_name(f->sym.function);
-		/* the GIL wait wins: a thread taking it back after a
-		 * blocking call is blocked on the GIL, not in the call */
 		if (!strcmp(name, "take_gil"))
-			return "gil";
-		if (found)
-			continue;
-		if (name_in(name, lock) || name_in(f->sym.function, lock))
-			found = "lock";
+			kind = GIL;
+		else if (name_in(name, lock) || name_in(f->sym.function, lock))
+			kind = LOCK;
 		else if (name_in(name, sleep_))
-			found = "sleep";
-		else if (name_in(name, io))
-			found = "io";
+			kind = SLEEP;
 		else if (name_in(name, wait_))
-			found = "wait";
+			kind = WAIT;
+		else if (name_in(name, io))
+			kind = IO;
 		else if (strstr(name, "futex"))
-			futex = 1;  /* what waits on it may be further out */
+			kind = FUTEX;
+		if (kind > (int)best)
+			best = kind;
 	}
-	if (!found && futex)
-		found = "futex";
-	return found ? found : "running";
+	return words[best];
 }
