@@ -310,6 +310,23 @@ void native_unwinder_free(struct native_unwinder *u)
 	free(u);
 }
 
+/*
+ * A signal trampoline: x86-64 Linux's rt_sigreturn sequence,
+ * "mov $15, %rax; syscall", at pc.  Checked here rather than with
+ * unw_is_signal_frame(), which libunwind 1.6 only updates for the frame
+ * it last stepped through, one frame late.
+ */
+static int is_sigreturn(struct native_unwinder *u, uint64_t pc)
+{
+	static const unsigned char code[] = {
+		0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+	};
+	unsigned char b[sizeof(code)];
+
+	return memsrc_read(u->ms, pc, b, sizeof(b), NULL) == 0 &&
+	       !memcmp(b, code, sizeof(code));
+}
+
 size_t native_unwind(struct native_unwinder *u, const struct cs_thread *t,
 		     struct native_pc *pcs, size_t max)
 {
@@ -332,8 +349,11 @@ size_t native_unwind(struct native_unwinder *u, const struct cs_thread *t,
 			break;
 		pcs[n].pc = ip;
 		pcs[n].sp = sp;
-		pcs[n].exact = exact;
-		pcs[n].signal = unw_is_signal_frame(&cur) > 0;
+		/* A trampoline's pc is where the handler returns to, not a
+		 * call's return address; so is the pc the signal interrupted
+		 * (the frame after it). */
+		pcs[n].signal = is_sigreturn(u, ip);
+		pcs[n].exact = exact || pcs[n].signal;
 		exact = pcs[n].signal;
 		n++;
 		if (unw_step(&cur) <= 0)

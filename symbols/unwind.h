@@ -29,8 +29,8 @@ struct native_pc {
 	uint64_t pc;      /* the frame's instruction pointer */
 	uint64_t sp;
 	/* pc is where the thread was interrupted (the innermost frame, or
-	 * the one a signal interrupted) rather than a return address, so it
-	 * is symbolized as is, not as pc - 1. */
+	 * the one a signal interrupted) or a signal trampoline, rather than
+	 * a return address, so it is symbolized as is, not as pc - 1. */
 	int exact;
 	int signal;       /* this frame is a signal trampoline */
 };

@@ -10,11 +10,16 @@ it records sys._current_frames() from inside.  For every thread:
     all bt`, in the same order), except frames gdb cannot name;
   * --native's Python frames are the interpreter's own, and the C
     function that blocks sits inside the innermost Python frame;
-  * the same from a gcore core of the process.
+  * a thread that never ran Python is shown with its native frames,
+    through the signal handler it sits in;
+  * the same from a gcore core of the process, and from a kernel core
+    (os.abort()) with and without --sysroot, checked against gdb on the
+    core.
 """
 
 import os
 import re
+import resource
 import shutil
 import subprocess
 import time
@@ -32,7 +37,9 @@ pytestmark = pytest.mark.skipif(
     GDB is None, reason="gdb is the oracle and is not installed "
     "(make deps installs it)")
 
-ROLES = ("sleep", "lock", "pause", "read", "main")
+PY_ROLES = ("sleep", "lock", "pause", "read", "main")
+# "cthread" never ran Python and sits in a C signal handler.
+ROLES = PY_ROLES + ("cthread",)
 
 # What each thread is blocked in, and C functions of which at least one
 # must be named inside its innermost Python frame (libc's are named on
@@ -118,9 +125,13 @@ def gdb_stacks(pid, workdir):
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, timeout=120,
                          universal_newlines=True)
+    return parse_gdb(out.stdout)
+
+
+def parse_gdb(text):
     kinds = gdb_frame_kinds()
     stacks, cur = {}, None
-    for line in out.stdout.splitlines():
+    for line in text.splitlines():
         if line.startswith("@T "):
             cur = stacks.setdefault(int(line.split()[1]), [])
         elif line.startswith("@F ") and cur is not None:
@@ -131,7 +142,7 @@ def gdb_stacks(pid, workdir):
             if kind == kinds["SIGTRAMP_FRAME"]:
                 name = "<signal handler called>"
             cur.append(None if name == "None" else name)
-    assert stacks, "gdb printed no threads:\n%s" % out.stdout
+    assert stacks, "gdb printed no threads:\n%s" % text
     return stacks
 
 
@@ -222,7 +233,7 @@ def test_native_all_json_fields(target, native_all):
     assert seen
 
 
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("role", PY_ROLES)
 def test_native_merges_python_frames(target, native, role):
     tid, recorded = roles(target)[role]
     t = thread_by_tid(native, tid)
@@ -280,3 +291,102 @@ def test_gcore_same_native_frames(target, native_all, tmp_path):
         dead = thread_by_tid(doc, tid)
         assert native_names(dead) == native_names(live), role
         assert dead["blocked_in"] == live["blocked_in"], role
+
+
+def test_thread_without_python(target, native, gdb_view):
+    tid, _ = roles(target)["cthread"]
+    t = thread_by_tid(native, tid)
+    assert t["thread_id"] is None and t["name"] is None, t
+    assert t["frames"] and all(f["kind"] == "native" for f in t["frames"])
+    sig = [i for i, f in enumerate(t["frames"]) if f.get("signal_frame")]
+    assert len(sig) == 1, t["frames"]
+    # pause() in the handler, above the trampoline; pause() interrupted
+    # below it
+    names = [base_name(f["function"]) for f in t["frames"]]
+    assert names[0] == "pause" and names[sig[0] + 1] == "pause", names
+    assert t["blocked_in"] == "wait", t
+    text = run_coroscope("dump", "--native", target.pid).stdout
+    assert "Thread %d (no Python thread state) [blocked in: wait]" % tid \
+        in text, text
+    assert "[signal handler called]" in text, text
+
+
+def test_unknown_code_is_library_offset(native_all):
+    """A frame without a symbol is never given a neighbour's name."""
+    for t in native_all["threads"]:
+        for f in t["frames"]:
+            if f["kind"] == "native" and f["function"] is None:
+                assert f["library"] and f["offset"], f
+
+
+# ---------------------------------------------------------------------------
+# A core written by the kernel (os.abort() in the reporter thread)
+
+def kernel_core_unavailable():
+    try:
+        with open("/proc/sys/kernel/core_pattern") as f:
+            pattern = f.read().strip()
+    except OSError as e:
+        return "cannot read core_pattern: %s" % e
+    if pattern.startswith("|") or "/" in pattern:
+        return "kernel.core_pattern %r does not write the core next to " \
+            "the process" % pattern
+    return None
+
+
+@pytest.fixture(scope="module")
+def kernel_core(interp, module_keeper):
+    why = kernel_core_unavailable()
+    if why:
+        pytest.skip(why)
+    t = module_keeper.start_target(interp, "native_target.py", "--abort")
+    t.proc.wait(timeout=30)
+    cores = [os.path.join(t.workdir, n) for n in os.listdir(t.workdir)
+             if n.startswith("core")]
+    if not cores:
+        pytest.skip("no core written (RLIMIT_CORE hard limit %r)"
+                    % (resource.getrlimit(resource.RLIMIT_CORE),))
+    yield t, cores[0]
+    os.unlink(cores[0])
+
+
+def gdb_core_stacks(executable, core, workdir):
+    script = os.path.join(str(workdir), "frames.py")
+    with open(script, "w") as f:
+        f.write(GDB_SCRIPT)
+    out = subprocess.run([GDB, "-nx", "-batch",
+                          "-ex", "set backtrace past-main on",
+                          "-ex", "set backtrace past-entry on",
+                          "-ex", "file %s" % executable,
+                          "-ex", "core-file %s" % core,
+                          "-ex", "source %s" % script],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=120,
+                         universal_newlines=True)
+    return parse_gdb(out.stdout)
+
+
+@pytest.mark.parametrize("sysroot", [False, True], ids=["plain", "sysroot"])
+def test_kernel_core_matches_gdb(kernel_core, tmp_path, sysroot):
+    target, core = kernel_core
+    args = ["core", "--native-all", "--json"]
+    if sysroot:
+        root = tmp_path / "sysroot"
+        root.mkdir()
+        for top in sorted(os.listdir("/")):
+            if top not in ("proc", "sys", "dev"):
+                os.symlink("/" + top, str(root / top))
+        args += ["--sysroot", str(root)]
+    res = run_coroscope(*(args + [core]))
+    doc = res.json()
+    gdbs = gdb_core_stacks(doc["python"]["executable"] or
+                           target.interp.path, core, tmp_path)
+    for role in ROLES:
+        tid, _ = roles(target)[role]
+        compare_with_gdb(native_names(thread_by_tid(doc, tid)), gdbs[tid],
+                         "core thread %d (%s)" % (tid, role))
+    aborter = thread_by_tid(doc, target.ready["aborter"])
+    assert "abort" in [base_name(f.get("function")) for f in
+                       aborter["frames"] if f["kind"] == "native"], aborter
+    compare_with_gdb(native_names(aborter), gdbs[aborter["tid"]],
+                     "aborting thread")
