@@ -99,7 +99,7 @@ void native_merge(const struct py_thread *pt, const struct native_thread *nt,
 					break;
 				}
 			}
-			if (all)
+			if (all || !np)
 				r[m++].native = f;
 			continue;
 		}
