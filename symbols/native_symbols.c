@@ -13,20 +13,13 @@
 #include "symbols/unwind.h"
 #include "common/banned.h"
 
-#define MAX_MODULES 1024         /* modules reported, at most */
 #define VDSO_MAX ((size_t)1 << 20)
-
-struct nmod {
-	uint64_t base, end;
-	const char *path;        /* borrowed from the source's maps, or NULL */
-	Dwfl_Module *mod;        /* NULL when its file could not be used */
-};
 
 struct native_symbolizer {
 	struct memsrc *ms;
 	Dwfl *dwfl;
-	struct nmod *mods;
-	size_t nmods;
+	struct native_modules mods;
+	Dwfl_Module **dmods;     /* by module index; NULL: file not usable */
 };
 
 /* libdwfl's default search: the file's directory, its .debug/, and
@@ -47,12 +40,12 @@ int native_symbolizer_new(struct native_symbolizer **out, struct memsrc *ms,
 
 	*out = NULL;
 	if (s)
-		s->mods = calloc(MAX_MODULES, sizeof(*s->mods));
-	if (s && s->mods)
+		s->dmods = calloc(NATIVE_MAX_MODULES, sizeof(*s->dmods));
+	if (s && s->dmods)
 		s->dwfl = dwfl_begin(&callbacks);
-	if (!s || !s->mods || !s->dwfl) {
+	if (!s || !s->dmods || !s->dwfl) {
 		if (s)
-			free(s->mods);
+			free(s->dmods);
 		free(s);
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	}
@@ -66,12 +59,13 @@ void native_symbolizer_free(struct native_symbolizer *s)
 	if (!s)
 		return;
 	dwfl_end(s->dwfl);
-	free(s->mods);
+	native_modules_release(&s->mods);
+	free(s->dmods);
 	free(s);
 }
 
 /* The vDSO has no file: copy its image from the target into a memfd. */
-static int vdso_fd(struct native_symbolizer *s, const struct nmod *m)
+static int vdso_fd(struct native_symbolizer *s, const struct native_module *m)
 {
 	size_t len = (size_t)(m->end - m->base);
 	void *buf;
@@ -96,8 +90,10 @@ static int vdso_fd(struct native_symbolizer *s, const struct nmod *m)
 	return fd;
 }
 
-static void report(struct native_symbolizer *s, struct nmod *m)
+static Dwfl_Module *report(struct native_symbolizer *s,
+			   const struct native_module *m)
 {
+	Dwfl_Module *mod = NULL;
 	char *host = NULL;
 	int fd = -1;
 
@@ -115,36 +111,14 @@ static void report(struct native_symbolizer *s, struct nmod *m)
 		/* base: where the offset-0 mapping is; libdwfl computes the
 		 * bias from the first PT_LOAD (and ignores it for ET_EXEC).
 		 * On success libdwfl owns fd. */
-		m->mod = dwfl_report_elf(s->dwfl, name, host ? host : name, fd,
-					 m->base, 0);
+		mod = dwfl_report_elf(s->dwfl, name, host ? host : name, fd,
+				      m->base, 0);
 		dwfl_report_end(s->dwfl, NULL, NULL);
-		if (!m->mod)
+		if (!mod)
 			close(fd);
 	}
 	free(host);
-}
-
-static struct nmod *mod_for(struct native_symbolizer *s, uint64_t pc)
-{
-	uint64_t base, end;
-	const char *path;
-	struct nmod *m;
-	size_t i;
-
-	if (native_module_of(s->ms, pc, &base, &end, &path) < 0)
-		return NULL;
-	for (i = 0; i < s->nmods; i++)
-		if (s->mods[i].base == base)
-			return &s->mods[i];
-	if (s->nmods >= MAX_MODULES)
-		return NULL;
-	m = &s->mods[s->nmods++];
-	m->base = base;
-	m->end = end;
-	m->path = path;
-	m->mod = NULL;
-	report(s, m);
-	return m;
+	return mod;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -178,11 +152,11 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file,
 }
 
 /* DWARF's view: inlined functions and the one containing them. */
-static size_t from_dwarf(struct nmod *m, uint64_t a, struct native_sym *out,
+static size_t from_dwarf(Dwfl_Module *mod, uint64_t a, struct native_sym *out,
 			 size_t max)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, a, &bias);
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
 	Dwarf_Die *scopes = NULL;
 	Dwfl_Line *l;
 	const char *file = NULL;
@@ -191,7 +165,7 @@ static size_t from_dwarf(struct nmod *m, uint64_t a, struct native_sym *out,
 
 	if (!cu)
 		return 0;
-	l = dwfl_module_getsrc(m->mod, a);
+	l = dwfl_module_getsrc(mod, a);
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 	ns = dwarf_getscopes(cu, a - bias, &scopes);
@@ -234,25 +208,32 @@ size_t native_symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
 			struct native_sym *out, size_t max)
 {
 	uint64_t a = exact ? pc : pc - 1;
-	struct nmod *m = mod_for(s, a);
+	int added;
+	long i = native_modules_index(&s->mods, s->ms, a, &added);
+	const struct native_module *m;
+	Dwfl_Module *mod;
 	GElf_Sym sym;
 	GElf_Off off;
 	const char *name;
 	size_t n;
 
 	memset(&out[0], 0, sizeof(out[0]));
-	if (!m)
+	if (i < 0)
 		return 1;
+	m = &s->mods.mods[i];
+	if (added)
+		s->dmods[i] = report(s, m);
+	mod = s->dmods[i];
 	out[0].library = m->path ? m->path : "[vdso]";
 	out[0].offset = pc - m->base;
-	if (!m->mod)
+	if (!mod)
 		return 1;
-	n = from_dwarf(m, a, out, max);
+	n = from_dwarf(mod, a, out, max);
 	if (n && out[n - 1].function)
 		return n;
 	/* The symbol tables: only a symbol that covers the pc (a sized one
 	 * that ends before it is not a name for it). */
-	name = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
+	name = dwfl_module_addrinfo(mod, a, &off, &sym, NULL, NULL, NULL);
 	if (name && (sym.st_size == 0 || off < sym.st_size) &&
 	    GELF_ST_TYPE(sym.st_info) != STT_OBJECT) {
 		if (!n)

@@ -6,6 +6,7 @@
 #include <libunwind.h>
 
 #include "common/le.h"
+#include "common/strbuf.h"
 #include "common/banned.h"
 
 /*
@@ -20,7 +21,6 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as,
 					      unw_proc_info_t *pi,
 					      int need_unwind_info, void *arg);
 
-#define MAX_MODULES 1024       /* unwind tables remembered */
 #define MAX_PHNUM 128          /* program headers read per module */
 #define MAX_FDES (1u << 24)    /* table entries believed */
 
@@ -29,7 +29,7 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as,
 
 /* What one module's .eh_frame_hdr says, looked up once. */
 struct unw_table {
-	uint64_t base, end;
+	uint64_t base, end;      /* as in struct native_module */
 	int ok;                  /* has a usable binary-search table */
 	uint64_t hdr;            /* .eh_frame_hdr, run-time address */
 	uint64_t table;          /* its table of (pc, fde) pairs */
@@ -39,8 +39,8 @@ struct unw_table {
 struct native_unwinder {
 	struct memsrc *ms;
 	unw_addr_space_t as;
-	struct unw_table *tables;
-	size_t ntables;
+	struct native_modules mods;
+	struct unw_table *tables;    /* by module index */
 };
 
 /* Per-thread argument of the accessors. */
@@ -49,22 +49,23 @@ struct unw_ctx {
 	const struct cs_thread *t;
 };
 
-int native_module_of(const struct memsrc *ms, uint64_t pc, uint64_t *base,
-		     uint64_t *end, const char **path)
+/* pc's module as mapped: see struct native_module. */
+static int module_of(const struct memsrc *ms, uint64_t pc,
+		     struct native_module *out)
 {
 	const struct cs_mapping *m = memsrc_find_mapping(ms, pc);
 	size_t i;
 
 	if (!m || !strchr(m->perms, 'x'))
 		return -1;
-	*base = m->start;
-	*end = m->end;
-	*path = NULL;
+	out->base = m->start;
+	out->end = m->end;
+	out->path = NULL;
 	/* The vDSO ("[vdso]" live, no name in a core) and other anonymous
 	 * code: one mapping, an ELF image only if it starts with one. */
 	if (!m->path || m->path[0] == '[')
 		return 0;
-	*path = m->path;
+	out->path = m->path;
 	/* A file: its offset-0 mapping at or below pc, and the mappings of
 	 * the same file after it (maps are sorted by start). */
 	for (i = 0; i < ms->nmaps; i++) {
@@ -73,11 +74,39 @@ int native_module_of(const struct memsrc *ms, uint64_t pc, uint64_t *base,
 		if (!o->path || strcmp(o->path, m->path))
 			continue;
 		if (o->start <= pc && o->offset == 0)
-			*base = o->start;
-		if (o->start >= *base && o->end > *end)
-			*end = o->end;
+			out->base = o->start;
+		if (o->start >= out->base && o->end > out->end)
+			out->end = o->end;
 	}
 	return 0;
+}
+
+long native_modules_index(struct native_modules *l, const struct memsrc *ms,
+			  uint64_t pc, int *added)
+{
+	struct native_module m;
+	size_t i;
+
+	*added = 0;
+	if (module_of(ms, pc, &m) < 0)
+		return -1;
+	for (i = 0; i < l->n; i++)
+		if (l->mods[i].base == m.base)
+			return (long)i;
+	if (!l->mods)
+		l->mods = xcalloc(NATIVE_MAX_MODULES, sizeof(*l->mods));
+	if (l->n >= NATIVE_MAX_MODULES)
+		return -1;
+	l->mods[l->n] = m;
+	*added = 1;
+	return (long)l->n++;
+}
+
+void native_modules_release(struct native_modules *l)
+{
+	free(l->mods);
+	l->mods = NULL;
+	l->n = 0;
 }
 
 /* Bytes of an encoded .eh_frame_hdr field, or 0 for one we do not read. */
@@ -149,23 +178,19 @@ static void table_load(struct native_unwinder *u, struct unw_table *t)
 static const struct unw_table *table_for(struct native_unwinder *u,
 					 uint64_t ip)
 {
-	uint64_t base, end;
-	const char *path;
+	int added;
+	long i = native_modules_index(&u->mods, u->ms, ip, &added);
 	struct unw_table *t;
-	size_t i;
 
-	if (native_module_of(u->ms, ip, &base, &end, &path) < 0)
+	if (i < 0)
 		return NULL;
-	for (i = 0; i < u->ntables; i++)
-		if (u->tables[i].base == base)
-			return &u->tables[i];
-	if (u->ntables >= MAX_MODULES)
-		return NULL;
-	t = &u->tables[u->ntables++];
-	memset(t, 0, sizeof(*t));
-	t->base = base;
-	t->end = end;
-	table_load(u, t);
+	t = &u->tables[i];
+	if (added) {
+		memset(t, 0, sizeof(*t));
+		t->base = u->mods.mods[i].base;
+		t->end = u->mods.mods[i].end;
+		table_load(u, t);
+	}
 	return t;
 }
 
@@ -281,7 +306,7 @@ int native_unwinder_new(struct native_unwinder **out, struct memsrc *ms,
 
 	*out = NULL;
 	if (u)
-		u->tables = calloc(MAX_MODULES, sizeof(*u->tables));
+		u->tables = calloc(NATIVE_MAX_MODULES, sizeof(*u->tables));
 	if (!u || !u->tables) {
 		free(u);
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
@@ -306,6 +331,7 @@ void native_unwinder_free(struct native_unwinder *u)
 	if (!u)
 		return;
 	unw_destroy_addr_space(u->as);
+	native_modules_release(&u->mods);
 	free(u->tables);
 	free(u);
 }

@@ -51,14 +51,28 @@ void native_unwinder_free(struct native_unwinder *u);
 size_t native_unwind(struct native_unwinder *u, const struct cs_thread *t,
 		     struct native_pc *pcs, size_t max);
 
+/* Modules holding code, as mapped, numbered as first met. */
+#define NATIVE_MAX_MODULES 1024
+
+struct native_module {
+	uint64_t base;       /* its mapping with file offset 0 (ELF header) */
+	uint64_t end;        /* the end of its last mapping */
+	const char *path;    /* borrowed from the source's maps; NULL for
+				the vDSO and other anonymous code */
+};
+
+struct native_modules {
+	struct native_module *mods;   /* NATIVE_MAX_MODULES of them */
+	size_t n;
+};
+
 /*
- * The module holding pc, as mapped: base is the start of its mapping
- * with file offset 0 (its ELF header), end the end of its last mapping;
- * path is the mapped file's name, or NULL for the vDSO and other
- * anonymous code.  0 when found, -1 when pc is in no executable ELF
- * mapping.
+ * The index of the module holding pc, added (and *added set) when first
+ * met; -1 when pc is in no executable mapping or the list is full.
+ * mods must be zeroed; native_modules_release() frees it.
  */
-int native_module_of(const struct memsrc *ms, uint64_t pc, uint64_t *base,
-		     uint64_t *end, const char **path);
+long native_modules_index(struct native_modules *l, const struct memsrc *ms,
+			  uint64_t pc, int *added);
+void native_modules_release(struct native_modules *l);
 
 #endif

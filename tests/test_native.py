@@ -26,8 +26,9 @@ import time
 
 import pytest
 
-from conftest import (marker_line, run_coroscope, target_script, task_ids,
+from conftest import (marker_line, run_coroscope, target_script,
                       task_states, wait_until)
+from test_core import kernel_core_pattern
 
 SCRIPT = target_script("native_target.py")
 GDB = shutil.which("gdb")
@@ -48,7 +49,8 @@ EXPECT = {
     "sleep": ("sleep", {"clock_nanosleep", "nanosleep", "select",
                         "time_sleep", "pysleep"}),
     "lock": ("lock", {"PyThread_acquire_lock_timed", "sem_clockwait",
-                      "sem_timedwait", "sem_wait", "do_futex_wait"}),
+                      "sem_timedwait", "sem_wait", "do_futex_wait",
+                      "PyMutex_LockTimed", "PySemaphore_Wait"}),
     "pause": ("wait", {"pause"}),
     "read": ("io", {"read", "_Py_read"}),
     "main": ("io", {"epoll_wait"}),
@@ -322,21 +324,9 @@ def test_unknown_code_is_library_offset(native_all):
 # ---------------------------------------------------------------------------
 # A core written by the kernel (os.abort() in the reporter thread)
 
-def kernel_core_unavailable():
-    try:
-        with open("/proc/sys/kernel/core_pattern") as f:
-            pattern = f.read().strip()
-    except OSError as e:
-        return "cannot read core_pattern: %s" % e
-    if pattern.startswith("|") or "/" in pattern:
-        return "kernel.core_pattern %r does not write the core next to " \
-            "the process" % pattern
-    return None
-
-
 @pytest.fixture(scope="module")
 def kernel_core(interp, module_keeper):
-    why = kernel_core_unavailable()
+    why = kernel_core_pattern()
     if why:
         pytest.skip(why)
     t = module_keeper.start_target(interp, "native_target.py", "--abort")
