@@ -30,8 +30,10 @@ UNIT_SRCS = $(wildcard tests/unit/*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (`make deps` installs them).
+# libc6-dbg: libc's names for tests/test_native.py, which compares with gdb.
 BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev
-TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang
+TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
+	libc6-dbg
 
 .PHONY: all check check-unit check-functional check-sanitize demo bench \
 	deps deps-build install clean fuzz
