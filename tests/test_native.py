@@ -26,8 +26,8 @@ import time
 
 import pytest
 
-from conftest import (marker_line, run_coroscope, target_script,
-                      task_states, wait_until)
+from conftest import (control_interpreter, marker_line, run_coroscope,
+                      target_script, task_states, wait_until)
 from test_core import kernel_core_pattern
 
 SCRIPT = target_script("native_target.py")
@@ -380,3 +380,35 @@ def test_kernel_core_matches_gdb(kernel_core, tmp_path, sysroot):
                        aborter["frames"] if f["kind"] == "native"], aborter
     compare_with_gdb(native_names(aborter), gdbs[aborter["tid"]],
                      "aborting thread")
+
+
+# ---------------------------------------------------------------------------
+# The vDSO: a file-less ELF image, read from the target's memory
+
+VDSO_TRIES = 300
+
+
+def test_vdso_frames(keeper):
+    """A stop inside clock_gettime() unwinds out of the vDSO and names it."""
+    interp = control_interpreter()
+    if interp is None:
+        pytest.skip("no Python interpreter found")
+    t = keeper.start_target(interp, "vdso_spin.py")
+    for _ in range(VDSO_TRIES):
+        doc = run_coroscope("dump", "--native-all", "--json", t.pid).json()
+        frames = doc["threads"][0]["frames"]
+        vdso = [i for i, f in enumerate(frames)
+                if f["kind"] == "native" and f["library"] == "[vdso]"]
+        if vdso:
+            break
+    else:
+        pytest.fail("no stop out of %d landed in the vDSO" % VDSO_TRIES)
+    assert any(frames[i]["function"] for i in vdso), frames[:6]
+    # out of the vDSO: libc's clock_gettime, then the time module's, then
+    # the Python frame at the marked line
+    outer = [base_name(f["function"]) for f in frames[vdso[-1] + 1:]
+             if f["kind"] == "native"]
+    assert outer and outer[0] == "clock_gettime", frames
+    py = [f for f in frames if f["kind"] != "native"]
+    assert py[0]["line"] == marker_line(target_script("vdso_spin.py"),
+                                        "spin"), py
