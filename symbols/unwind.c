@@ -1,5 +1,6 @@
 #include "symbols/unwind.h"
 
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,9 +24,6 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as,
 
 #define MAX_PHNUM 128          /* program headers read per module */
 #define MAX_FDES (1u << 24)    /* table entries believed */
-
-#define PT_LOAD_ 1
-#define PT_GNU_EH_FRAME_ 0x6474e550
 
 /* What one module's .eh_frame_hdr says, looked up once. */
 struct unw_table {
@@ -146,11 +144,11 @@ static void table_load(struct native_unwinder *u, struct unw_table *t)
 			return;
 		type = le_u32(ph);
 		vaddr = le_u64(ph + 16);
-		if (type == PT_LOAD_ && !have_load) {
+		if (type == PT_LOAD && !have_load) {
 			/* The first PT_LOAD is mapped at base. */
 			bias = t->base - (vaddr - le_u64(ph + 8));
 			have_load = 1;
-		} else if (type == PT_GNU_EH_FRAME_) {
+		} else if (type == PT_GNU_EH_FRAME) {
 			ehf = vaddr;
 		}
 	}

@@ -7,9 +7,10 @@
  * registers of each NT_PRSTATUS note).  Unwind tables come from the
  * .eh_frame_hdr of the module holding each pc, found through the
  * module's program headers as mapped in the target, so the vDSO (which
- * has no file) is handled like any library.  libunwind recognises signal
- * trampolines itself and falls back to the frame-pointer chain where a
- * pc has no CFI.
+ * has no file) is handled like any library.  A module without
+ * .eh_frame_hdr (only .debug_frame, or a JIT) has no table here, and
+ * libunwind falls back to the frame-pointer chain for its pcs.  Signal
+ * trampolines are recognised by their code (see native_unwind()).
  *
  * Nothing here prints; the unwinder only reads the source.
  */
