@@ -14,7 +14,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
 # The libraries of both links, the dynamic one and `make static`: add a
 # library here and the static link takes it too.
-LDLIBS = -lelf -ldw -lncurses
+LDLIBS = -lelf -ldw -lncurses -lunwind-x86_64
 
 ifneq ($(SANITIZE),)
 BUILD = build/san
@@ -34,10 +34,11 @@ UNIT_SRCS = $(wildcard tests/unit/*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (`make deps` installs them).
+# libc6-dbg: libc's names for tests/test_native.py, which compares with gdb.
 BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev libncurses-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
 	g++ python3-gevent python3-greenlet python3-trio python3-anyio \
-	python3-pytest-asyncio
+	python3-pytest-asyncio libc6-dbg
 
 .PHONY: all unit check check-unit check-functional check-sanitize \
 	check-soak soak fuzz demo bench deps deps-build install clean

@@ -201,6 +201,7 @@ static void note_thread(struct note_state *ns, const unsigned char *d,
 	memset(t, 0, sizeof(*t));
 	t->tid = le_i32(d + PRSTATUS_PID);
 	t->fs_base = le_u64(d + PRSTATUS_REG + REG_FS_BASE * 8);
+	cs_regs_from_image(&t->regs, d + PRSTATUS_REG);
 	t->cursig = (int16_t)le_u16(d + PRSTATUS_CURSIG);
 }
 

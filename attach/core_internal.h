@@ -135,6 +135,7 @@ struct note_thread {
 	int tid;
 	int cursig;                    /* pr_cursig */
 	uint64_t fs_base;
+	struct cs_regs regs;           /* pr_reg */
 	int has_siginfo;
 	unsigned char siginfo[SIGINFO_MIN];
 };

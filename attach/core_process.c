@@ -318,6 +318,8 @@ int core_make_threads(struct memsrc *ms, const struct note_state *ns,
 		ms->threads[i].ns_tid = ns->th[i].tid;
 		ms->threads[i].fs_base = ns->th[i].fs_base;
 		ms->threads[i].has_fs_base = 1;
+		ms->threads[i].regs = ns->th[i].regs;
+		ms->threads[i].has_regs = 1;
 	}
 	ms->nthreads = ns->nthreads;
 	return 0;

@@ -58,6 +58,7 @@ struct live_thread {
 	int sig;               /* signal to deliver on detach, or 0 */
 	uint64_t fs_base;
 	int has_fs_base;
+	struct cs_regs regs;   /* valid when has_fs_base */
 };
 
 struct live {
@@ -709,6 +710,10 @@ static void read_fs_base(struct live_thread *th)
 	if (ptrace(PTRACE_GETREGS, th->tid, NULL, &regs) == 0) {
 		th->fs_base = regs.fs_base;
 		th->has_fs_base = 1;
+		/* All of them, for native unwinding: same call, no cost. */
+		_Static_assert(sizeof(regs) == CS_REGS_IMAGE_SIZE,
+			       "user_regs_struct is the pr_reg layout");
+		cs_regs_from_image(&th->regs, &regs);
 	} else if (errno == ESRCH) {
 		th->state = TH_GONE;  /* SIGKILLed while stopped */
 	}
@@ -869,6 +874,8 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 		threads[i].ns_tid = known_ns_tid(ms, lv, lv->th[i].tid);
 		threads[i].fs_base = lv->th[i].fs_base;
 		threads[i].has_fs_base = lv->th[i].has_fs_base;
+		threads[i].has_regs = lv->th[i].has_fs_base;
+		threads[i].regs = lv->th[i].regs;
 	}
 	free(ms->threads);
 	ms->threads = threads;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attach/regs.h"
 #include "common/error.h"
 
 /* One mapping of the target's address space (a /proc/PID/maps line, or a
@@ -39,6 +40,8 @@ struct cs_thread {
 				   equal to tid when that is coroscope's */
 	uint64_t fs_base;       /* x86-64 TLS base == pthread_self() */
 	int has_fs_base;        /* fs_base known (thread stopped, or core) */
+	int has_regs;           /* regs known (thread stopped, or core) */
+	struct cs_regs regs;    /* general registers at the stop */
 };
 
 struct memsrc;

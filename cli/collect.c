@@ -112,6 +112,10 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		if (ret == 0)
 			map_thread_ids(c);
 	}
+	/* From the registers and stacks copied at the stop: the target may
+	 * already run on. */
+	if (ret == 0 && opt->native)
+		ret = native_stacks_take(&c->native, c->ms, err);
 	if (ret == 0) {
 		struct cs_err aerr;
 
@@ -229,6 +233,7 @@ int collect_source(struct collection *c, struct memsrc *ms,
 
 void collection_release(struct collection *c)
 {
+	native_stacks_release(&c->native);
 	py_async_release(&c->async);
 	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);

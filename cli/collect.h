@@ -12,6 +12,7 @@
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
+#include "symbols/native_stack.h"
 
 /* More tries of a --no-block collection when retries is 0, and at most. */
 #define COLLECT_DEFAULT_RETRIES 3
@@ -27,6 +28,7 @@ struct collect_options {
 	 * at most COLLECT_MAX_RETRIES.
 	 */
 	int retries;
+	int native;      /* native frames: 1 --native, 2 --native-all */
 };
 
 struct collection {
@@ -48,6 +50,7 @@ struct collection {
 	int *ns_tids;
 	int attempts;              /* collections tried (--no-block retries) */
 	struct py_async async;     /* tasks and generators */
+	struct native_stacks native;  /* when opt.native */
 	char async_warning[512];   /* why tasks/generators are missing, or "" */
 	struct py_greenlets greenlets;
 	char sched_warning[512];   /* why greenlets/trio tasks are missing */

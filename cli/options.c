@@ -12,10 +12,15 @@
 /* The shared options and room for a command's own. */
 #define MAX_LONGOPTS 16
 
+/* Ids of long options without a letter (above any character). */
+enum { OPT_NATIVE = 0x100, OPT_NATIVE_ALL };
+
 static const struct option common_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "locals", no_argument, NULL, 'l' },
 	{ "format", required_argument, NULL, 'f' },
+	{ "native", no_argument, NULL, OPT_NATIVE },
+	{ "native-all", no_argument, NULL, OPT_NATIVE_ALL },
 	{ "help", no_argument, NULL, 'h' },
 };
 #define NCOMMON (sizeof(common_longopts) / sizeof(common_longopts[0]))
@@ -78,6 +83,12 @@ int cli_parse_view_options(int argc, char **argv,
 			break;
 		case 'l':
 			o->collect.locals = 1;
+			break;
+		case OPT_NATIVE:
+			o->collect.native = 1;
+			break;
+		case OPT_NATIVE_ALL:
+			o->collect.native = 2;
 			break;
 		case 'h':
 			cli_usage(stdout);

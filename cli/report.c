@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/escape.h"
 #include "cli/json.h"
+#include "cli/report_native.h"
 #include "common/banned.h"
 
 int report_parse_format(const char *name, enum report_format *fmt)
@@ -39,7 +40,8 @@ static void text_frame(FILE *out, const struct py_frame *f, int locals)
 		report_text_local(out, "      ", &f->locals[i]);
 }
 
-static void text_thread(FILE *out, const struct py_thread *t, int locals)
+static void text_thread(FILE *out, const struct collection *c,
+			const struct py_thread *t, int locals)
 {
 	size_t i;
 
@@ -51,6 +53,12 @@ static void text_thread(FILE *out, const struct py_thread *t, int locals)
 	}
 	if (t->holds_gil == 1)
 		fputs(" (holds the GIL)", out);
+	if (c->opt.native) {
+		report_native_text_blocked(out, c, t->tid);
+		fputc('\n', out);
+		report_native_text_frames(out, c, t);
+		return;
+	}
 	fputc('\n', out);
 	if (!t->nframes && !t->truncated) {
 		fputs("  (no Python frames)\n", out);
@@ -85,8 +93,10 @@ void report_text(FILE *out, const struct collection *c)
 			fprintf(out, "\nInterpreter %lld%s\n",
 				(long long)t->interp_id,
 				t->interp_main ? " (main)" : "");
-		text_thread(out, t, c->opt.locals);
+		text_thread(out, c, t, c->opt.locals);
 	}
+	if (c->opt.native)
+		report_native_text_others(out, c);
 	report_text_greenlets(out, c);
 	report_text_async(out, c);
 	if (c->async_warning[0]) {
@@ -309,7 +319,8 @@ static void json_async(struct json *j, const struct py_async *a, int locals)
 	json_end_array(j);
 }
 
-static void json_thread(struct json *j, const struct py_thread *t, int locals)
+static void json_thread(struct json *j, const struct collection *c,
+			const struct py_thread *t, int locals)
 {
 	size_t i;
 
@@ -330,6 +341,11 @@ static void json_thread(struct json *j, const struct py_thread *t, int locals)
 	json_bool(j, t->truncated);
 	json_key(j, "frames_omitted");
 	json_uint(j, t->omitted);
+	if (c->opt.native) {
+		report_native_json_frames(j, c, t);
+		json_end_object(j);
+		return;
+	}
 	json_key(j, "frames");
 	json_begin_array(j);
 	for (i = 0; i < t->nframes; i++)
@@ -358,7 +374,9 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_key(j, "threads");
 	json_begin_array(j);
 	for (i = 0; i < c->snap.nthreads; i++)
-		json_thread(j, &c->snap.threads[i], c->opt.locals);
+		json_thread(j, c, &c->snap.threads[i], c->opt.locals);
+	if (c->opt.native)
+		report_native_json_others(j, c);
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
 	report_json_greenlets(j, c);
@@ -395,4 +413,16 @@ void report_json(FILE *out, const struct collection *c)
 
 	json_init(&j, out, 1);
 	report_json_value(&j, c);
+}
+
+/* For cli/report_native.c, which interleaves native frames with these. */
+void report_text_py_frame(FILE *out, const struct py_frame *f, int locals)
+{
+	text_frame(out, f, locals);
+}
+
+void report_json_py_frame(struct json *j, const struct py_frame *f,
+			  int locals)
+{
+	json_frame(j, f, locals);
 }

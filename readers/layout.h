@@ -122,6 +122,8 @@ struct py_layout {
 	int if_stacktop;          /* .stacktop (3.11 - 3.13), int */
 	int if_stackpointer;      /* .stackpointer (3.14) */
 	int if_owner;             /* .owner, char */
+	int if_is_entry;          /* .is_entry (3.11 only), bool: the first
+				     frame its C eval call runs */
 	int if_localsplus;        /* .localsplus */
 
 	/* PyCodeObject */

@@ -37,6 +37,7 @@ struct raw_frame {
 	uint64_t localsplus; /* address of the fast-locals array */
 	long offset;         /* byte offset of the current instruction */
 	int owner;           /* _PyInterpreterFrame.owner, -1 before 3.11 */
+	int is_entry;        /* .is_entry (3.11), -1 when the version has none */
 };
 
 static int raw_frame_read(struct pyproc *py, uint64_t addr,
@@ -63,6 +64,7 @@ static int raw_frame_read(struct pyproc *py, uint64_t addr,
 		if (L->linetable == PY_LINETABLE_310)
 			rf->offset *= 2;
 		rf->owner = -1;
+		rf->is_entry = 1;
 		return 0;
 	}
 	size = (size_t)L->if_localsplus;
@@ -76,6 +78,8 @@ static int raw_frame_read(struct pyproc *py, uint64_t addr,
 	rf->next = field_u64(buf, size, L->if_previous);
 	rf->localsplus = addr + (uint64_t)L->if_localsplus;
 	rf->owner = field_i8(buf, size, L->if_owner);
+	rf->is_entry = L->if_is_entry >= 0 ?
+		       field_i8(buf, size, L->if_is_entry) != 0 : -1;
 	/* The offset needs the code object: the caller fills it in. */
 	rf->offset = (long)field_u64(buf, size, L->if_prev_instr >= 0 ?
 				     L->if_prev_instr : L->if_instr_ptr);
@@ -180,6 +184,7 @@ static int decode_frame(struct pyproc *py, uint64_t frame,
 	f->addr = frame;
 	f->code = code;
 	f->line = py_code_line(py, code, rf->offset);
+	f->entry = rf->is_entry == 1;
 	if (opt && opt->locals)
 		read_locals(py, code, rf->localsplus, f);
 	return 1;
@@ -229,6 +234,10 @@ static int chain_step(struct chain *c, uint64_t frame, struct raw_frame *rf,
 		ret = decode_frame(c->py, frame, c->opt, rf, &f, err);
 		if (ret > 0)
 			chain_add(c, &f);
+		else if (ret == 0 && c->n && rf->owner >= 0 &&
+			 rf->owner == c->py->layout.owner_cstack)
+			/* 3.12+: each C eval call starts with a shim frame */
+			c->frames[c->n - 1].entry = 1;
 		return ret;
 	}
 	/* Past the head: no locals, only whether it is a frame to show. */
@@ -297,6 +306,8 @@ static int walk_chain(struct pyproc *py, uint64_t frame, int follow,
 		frame = rf.next;
 	}
 	chain_finish(&c, &t->omitted, &t->omitted_at);
+	if (c.n && follow && !frame)
+		c.frames[c.n - 1].entry = 1;  /* the thread's first frame */
 	t->frames = c.frames;
 	t->nframes = c.n;
 	if (ret == 0 && frame && follow && steps >= PY_MAX_FRAME_WALK)

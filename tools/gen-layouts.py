@@ -384,6 +384,7 @@ RULES = {
     "if_stacktop": Off(IFRAME, "stacktop"),
     "if_stackpointer": Off(IFRAME, "stackpointer"),
     "if_owner": Off(IFRAME, "owner"),
+    "if_is_entry": Off(IFRAME, "is_entry"),
     "if_localsplus": Off(IFRAME, "localsplus"),
 
     "co_size": Size(CODE),

@@ -1,0 +1,35 @@
+/*
+ * A thread's saved general registers, x86-64, in the order of the
+ * kernel's struct user_regs_struct: the layout PTRACE_GETREGS fills and
+ * an NT_PRSTATUS note's pr_reg holds, so both backends copy it as is.
+ *
+ * Only native unwinding needs them (symbols/unwind.h); everything else
+ * reads memory.
+ */
+#ifndef COROSCOPE_ATTACH_REGS_H
+#define COROSCOPE_ATTACH_REGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum cs_reg {
+	CS_REG_R15, CS_REG_R14, CS_REG_R13, CS_REG_R12, CS_REG_RBP,
+	CS_REG_RBX, CS_REG_R11, CS_REG_R10, CS_REG_R9, CS_REG_R8,
+	CS_REG_RAX, CS_REG_RCX, CS_REG_RDX, CS_REG_RSI, CS_REG_RDI,
+	CS_REG_ORIG_RAX, CS_REG_RIP, CS_REG_CS, CS_REG_EFLAGS, CS_REG_RSP,
+	CS_REG_SS, CS_REG_FS_BASE, CS_REG_GS_BASE, CS_REG_DS, CS_REG_ES,
+	CS_REG_FS, CS_REG_GS,
+	CS_REG_COUNT
+};
+
+struct cs_regs {
+	uint64_t r[CS_REG_COUNT];
+};
+
+/* Bytes of a user_regs_struct image (27 little-endian words). */
+#define CS_REGS_IMAGE_SIZE ((size_t)CS_REG_COUNT * 8)
+
+/* Decode a user_regs_struct image of CS_REGS_IMAGE_SIZE bytes. */
+void cs_regs_from_image(struct cs_regs *regs, const void *image);
+
+#endif

@@ -1,0 +1,217 @@
+#include "cli/report_native.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/escape.h"
+#include "common/util.h"
+#include "readers/native_merge.h"
+#include "common/banned.h"
+
+static const char *interp_path(const struct collection *c)
+{
+	return c->py.pymod ? c->py.pymod->path : NULL;
+}
+
+static const struct native_thread *native_of(const struct collection *c,
+					     int tid)
+{
+	return tid > 0 ? native_stacks_find(&c->native, tid) : NULL;
+}
+
+static void text_native(FILE *out, const struct native_frame *f)
+{
+	fputs("  (C) ", out);
+	esc_text(out, f->sym.function ? f->sym.function : "??");
+	if (f->sym.file) {
+		fputs(" at ", out);
+		esc_text(out, f->sym.file);
+		if (f->sym.line > 0)
+			fprintf(out, ":%d", f->sym.line);
+	} else if (f->sym.library) {
+		fputs("  ", out);
+		esc_text(out, cs_base_name(f->sym.library));
+		fprintf(out, "+0x%" PRIx64, f->sym.offset);
+	} else {
+		fprintf(out, "  0x%" PRIx64, f->pc);
+	}
+	if (f->sym.inlined)
+		fputs(" [inlined]", out);
+	if (f->signal)
+		fputs(" [signal handler called]", out);
+	fputc('\n', out);
+}
+
+void report_native_text_blocked(FILE *out, const struct collection *c,
+				int tid)
+{
+	const char *b = native_blocked_in(native_of(c, tid));
+
+	if (b)
+		fprintf(out, " [blocked in: %s]", b);
+}
+
+/* The merged stack, outermost first as in a Python traceback. */
+static void text_merged(FILE *out, const struct collection *c,
+			const struct py_thread *pt,
+			const struct native_thread *nt)
+{
+	struct merged_frame *m;
+	size_t n, i;
+
+	native_merge(pt, nt, interp_path(c), c->opt.native == 2, &m, &n);
+	for (i = n; i-- > 0;) {
+		if (m[i].py)
+			report_text_py_frame(out, m[i].py, c->opt.locals);
+		else
+			text_native(out, m[i].native);
+	}
+	free(m);
+}
+
+void report_native_text_frames(FILE *out, const struct collection *c,
+			       const struct py_thread *t)
+{
+	const struct native_thread *nt = native_of(c, t->tid);
+
+	if (!t->nframes && !t->truncated && (!nt || !nt->nframes)) {
+		fputs("  (no Python frames)\n", out);
+		return;
+	}
+	fputs("Traceback (most recent call last):\n", out);
+	if (t->truncated)
+		fputs("  ... (older frames could not be read)\n", out);
+	if (!nt || !nt->has_regs)
+		fputs("  (native frames not read: the thread was not stopped)\n",
+		      out);
+	text_merged(out, c, t, nt);
+}
+
+static int has_py_thread(const struct collection *c, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < c->snap.nthreads; i++)
+		if (c->snap.threads[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+void report_native_text_others(FILE *out, const struct collection *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->native.nthreads; i++) {
+		const struct native_thread *nt = &c->native.threads[i];
+
+		if (has_py_thread(c, nt->tid))
+			continue;
+		fprintf(out, "\nThread %d (no Python thread state)", nt->tid);
+		report_native_text_blocked(out, c, nt->tid);
+		fputc('\n', out);
+		if (!nt->nframes) {
+			fputs("  (no native frames)\n", out);
+			continue;
+		}
+		fputs("Native stack (most recent call last):\n", out);
+		text_merged(out, c, NULL, nt);
+	}
+}
+
+static void json_hex(struct json *j, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	json_string(j, buf);
+}
+
+static void json_native(struct json *j, const struct native_frame *f)
+{
+	json_begin_object(j);
+	json_key(j, "kind");
+	json_string(j, "native");
+	json_key(j, "function");
+	json_string(j, f->sym.function);
+	json_key(j, "library");
+	json_string(j, f->sym.library);
+	json_key(j, "address");
+	json_hex(j, f->pc);
+	json_key(j, "offset");
+	if (f->sym.library)
+		json_hex(j, f->sym.offset);
+	else
+		json_null(j);
+	if (f->sym.file) {
+		json_key(j, "file");
+		json_string(j, f->sym.file);
+		json_key(j, "line");
+		if (f->sym.line > 0)
+			json_int(j, f->sym.line);
+		else
+			json_null(j);
+	}
+	if (f->sym.inlined) {
+		json_key(j, "inlined");
+		json_bool(j, 1);
+	}
+	if (f->signal) {
+		json_key(j, "signal_frame");
+		json_bool(j, 1);
+	}
+	json_end_object(j);
+}
+
+static void json_merged(struct json *j, const struct collection *c,
+			const struct py_thread *pt,
+			const struct native_thread *nt)
+{
+	struct merged_frame *m;
+	size_t n, i;
+
+	json_key(j, "blocked_in");
+	json_string(j, native_blocked_in(nt));
+	json_key(j, "frames");
+	json_begin_array(j);
+	native_merge(pt, nt, interp_path(c), c->opt.native == 2, &m, &n);
+	for (i = 0; i < n; i++) {
+		if (m[i].py)
+			report_json_py_frame(j, m[i].py, c->opt.locals);
+		else
+			json_native(j, m[i].native);
+	}
+	json_end_array(j);
+	free(m);
+}
+
+void report_native_json_frames(struct json *j, const struct collection *c,
+			       const struct py_thread *t)
+{
+	json_merged(j, c, t, native_of(c, t->tid));
+}
+
+void report_native_json_others(struct json *j, const struct collection *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->native.nthreads; i++) {
+		const struct native_thread *nt = &c->native.threads[i];
+
+		if (has_py_thread(c, nt->tid))
+			continue;
+		json_begin_object(j);
+		json_key(j, "tid");
+		json_int(j, nt->tid);
+		json_key(j, "thread_id");
+		json_null(j);
+		json_key(j, "name");
+		json_null(j);
+		json_key(j, "holds_gil");
+		json_null(j);
+		json_key(j, "truncated");
+		json_bool(j, 0);
+		json_merged(j, c, NULL, nt);
+		json_end_object(j);
+	}
+}

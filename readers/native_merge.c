@@ -1,0 +1,209 @@
+#include "readers/native_merge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Frames looked at for native_blocked_in(), from the innermost. */
+#define BLOCKED_SCAN 32
+
+int native_is_eval_frame(const struct native_frame *f)
+{
+	return f->sym.function && !f->sym.inlined &&
+	       !strcmp(f->sym.function, "_PyEval_EvalFrameDefault");
+}
+
+static int has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+/*
+ * The interpreter's calling machinery: how one Python frame reaches a C
+ * function or the next eval loop.  Everything else in the interpreter
+ * (time_sleep, os_read_impl, lock_PyThread_acquire_lock, take_gil ...)
+ * is a function Python called and stays.
+ */
+static int is_plumbing(const char *name)
+{
+	static const char *const prefixes[] = {
+		"_PyEval_", "PyEval_", "_PyObject_Call", "_PyObject_Vectorcall",
+		"_PyObject_FastCall", "_PyObject_MakeTpCall", "PyObject_Call",
+		"PyObject_Vectorcall", "_PyFunction_", "PyVectorcall_",
+		"_PyVectorcall_", "cfunction_", "method_vectorcall",
+		"_PyCFunction_", "PyCFunction_", "vectorcall_", "call_function",
+		"do_call_core", "slot_tp_", "function_code_fastcall",
+		"_PyMethodDef_", "method_call", "wrapper_call", "wrapperdescr_",
+		"methoddescr_", "_PyMethodDescr_", "classmethoddescr_",
+		"fast_function", "_Py_call", "object_vacall", "callmethod",
+		"_Py_CheckFunctionResult", "_PyEval_EvalCode", "partial_call",
+		"partial_vectorcall", "bounded_lru_cache_wrapper",
+		"lru_cache_call", "_PyObject_VectorcallTstate",
+		"PyObject_VectorcallMethod", "_PyObject_CallMethod",
+		"method_vectorcall_", "_PyFunction_Vectorcall", "_Py_Vectorcall",
+		"context_run", "builtin_exec",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (has_prefix(name, prefixes[i]))
+			return 1;
+	return 0;
+}
+
+static int in_interp(const struct native_frame *f, const char *interp)
+{
+	return interp && f->sym.library && !strcmp(f->sym.library, interp);
+}
+
+/*
+ * Shown without --native-all?  in_python: the frame is between Python
+ * frames or called by them (not below the outermost one).
+ */
+static int shown(const struct native_frame *f, const char *interp,
+		 int in_python, int under_eval)
+{
+	if (!in_interp(f, interp))
+		return 1;
+	/* main(), Py_RunMain, thread_run ...: what started Python */
+	if (!in_python)
+		return 0;
+	/* inlined into the eval loop: its own helpers */
+	if (under_eval)
+		return 0;
+	if (!f->sym.function)
+		return 1;
+	return !is_plumbing(f->sym.function);
+}
+
+void native_merge(const struct py_thread *pt, const struct native_thread *nt,
+		  const char *interp, int all, struct merged_frame **out,
+		  size_t *n)
+{
+	size_t np = pt ? pt->nframes : 0, nn = nt ? nt->nframes : 0;
+	size_t i, k, p = 0, m = 0;
+	struct merged_frame *r = xcalloc(np + nn + 1, sizeof(*r));
+
+	for (i = 0; i < nn; i++) {
+		const struct native_frame *f = &nt->frames[i];
+		int under_eval = 0;
+
+		if (native_is_eval_frame(f)) {
+			/* the Python frames this call runs, innermost first */
+			for (; p < np; p++) {
+				r[m++].py = &pt->frames[p];
+				if (pt->frames[p].entry) {
+					p++;
+					break;
+				}
+			}
+			if (all || !np)
+				r[m++].native = f;
+			continue;
+		}
+		/* an inlined frame whose real function is the eval loop */
+		for (k = i; k < nn && nt->frames[k].sym.inlined &&
+		     nt->frames[k].pc == f->pc; k++)
+			;
+		if (k < nn && k != i && nt->frames[k].pc == f->pc &&
+		    native_is_eval_frame(&nt->frames[k]))
+			under_eval = 1;
+		if (all || !np || shown(f, interp, p < np, under_eval))
+			r[m++].native = f;
+	}
+	for (; p < np; p++)
+		r[m++].py = &pt->frames[p];
+	*out = r;
+	*n = m;
+}
+
+/* "__GI___libc_read" -> "read": glibc's internal aliases of one call. */
+static const char *base_name(const char *s)
+{
+	for (;;) {
+		while (*s == '_')
+			s++;
+		if (has_prefix(s, "GI_"))
+			s += 3;
+		else if (has_prefix(s, "libc_"))
+			s += 5;
+		else
+			return s;
+	}
+}
+
+static int name_in(const char *name, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(name, *list))
+			return 1;
+	return 0;
+}
+
+const char *native_blocked_in(const struct native_thread *nt)
+{
+	static const char *const lock[] = {
+		"PyThread_acquire_lock_timed", "PyThread_acquire_lock",
+		"acquire_timed", "lock_PyThread_acquire_lock", "rlock_acquire",
+		"_PyMutex_LockTimed", "_PyMutex_LockSlow", "PyMutex_Lock",
+		"pthread_mutex_lock", "pthread_mutex_timedlock",
+		"___pthread_mutex_lock", "sem_wait", "sem_timedwait",
+		"sem_clockwait", "do_futex_wait", "_PyEvent_Wait",
+		"PyEvent_WaitTimed", NULL,
+	};
+	static const char *const sleep_[] = {
+		"nanosleep", "clock_nanosleep", "pysleep", "time_sleep",
+		"usleep", "sleep", NULL,
+	};
+	static const char *const io[] = {
+		"read", "write", "readv", "writev", "pread64", "pwrite64",
+		"recv", "recvfrom", "recvmsg", "send", "sendto", "sendmsg",
+		"accept", "accept4", "connect", "poll", "ppoll", "select",
+		"pselect", "pselect6", "epoll_wait", "epoll_pwait",
+		"epoll_pwait2", "open", "open64", "openat", "openat64",
+		"wait4", NULL,
+	};
+	static const char *const wait_[] = {
+		"pause", "sigsuspend", "sigwait", "sigwaitinfo",
+		"sigtimedwait", "waitpid", "waitid", NULL,
+	};
+	/* Found anywhere before the eval loop: the stronger meaning wins
+	 * (time.sleep() sleeps in select() on 3.6 - 3.10: "sleep", not
+	 * "io"; a lock waits in a futex: "lock"). */
+	enum { NONE, FUTEX, IO, WAIT, SLEEP, LOCK, GIL } best = NONE;
+	static const char *const words[] = {
+		"running", "futex", "io", "wait", "sleep", "lock", "gil",
+	};
+	size_t i;
+
+	if (!nt || !nt->nframes)
+		return NULL;
+	for (i = 0; i < nt->nframes && i < BLOCKED_SCAN; i++) {
+		const struct native_frame *f = &nt->frames[i];
+		const char *name;
+		int kind = NONE;
+
+		if (native_is_eval_frame(f))
+			break;
+		if (!f->sym.function)
+			continue;
+		name = base_name(f->sym.function);
+		if (!strcmp(name, "take_gil"))
+			kind = GIL;
+		else if (name_in(name, lock) || name_in(f->sym.function, lock))
+			kind = LOCK;
+		else if (name_in(name, sleep_))
+			kind = SLEEP;
+		else if (name_in(name, wait_))
+			kind = WAIT;
+		else if (name_in(name, io))
+			kind = IO;
+		else if (strstr(name, "futex"))
+			kind = FUTEX;
+		if (kind > (int)best)
+			best = kind;
+	}
+	return words[best];
+}

@@ -1,0 +1,84 @@
+#include "symbols/native_stack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/unwind.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+static void thread_take(struct native_thread *nt, const struct cs_thread *t,
+			struct native_unwinder *u,
+			struct native_symbolizer *sym, struct native_pc *pcs)
+{
+	struct native_sym syms[NATIVE_MAX_INLINED];
+	size_t n, i, k, alloc = 0;
+
+	nt->tid = t->tid;
+	nt->has_regs = t->has_regs;
+	n = native_unwind(u, t, pcs, NATIVE_MAX_FRAMES);
+	for (i = 0; i < n; i++) {
+		size_t ns = native_symbolize(sym, pcs[i].pc, pcs[i].exact, syms,
+					     NATIVE_MAX_INLINED);
+
+		nt->frames = xgrow(nt->frames, &alloc, nt->nframes + ns,
+				   sizeof(*nt->frames));
+		for (k = 0; k < ns; k++) {
+			struct native_frame *f = &nt->frames[nt->nframes++];
+
+			f->pc = pcs[i].pc;
+			f->sym = syms[k];
+			f->signal = pcs[i].signal && k == ns - 1;
+		}
+	}
+}
+
+int native_stacks_take(struct native_stacks *ns, struct memsrc *ms,
+		       struct cs_err *err)
+{
+	struct native_unwinder *u;
+	struct native_pc *pcs;
+	size_t i;
+	int ret;
+
+	memset(ns, 0, sizeof(*ns));
+	ret = native_unwinder_new(&u, ms, err);
+	if (ret < 0)
+		return ret;
+	ret = native_symbolizer_new(&ns->sym, ms, err);
+	if (ret < 0) {
+		native_unwinder_free(u);
+		return ret;
+	}
+	pcs = xcalloc(NATIVE_MAX_FRAMES, sizeof(*pcs));
+	ns->threads = xcalloc(ms->nthreads ? ms->nthreads : 1,
+			      sizeof(*ns->threads));
+	ns->nthreads = ms->nthreads;
+	for (i = 0; i < ms->nthreads; i++)
+		thread_take(&ns->threads[i], &ms->threads[i], u, ns->sym, pcs);
+	free(pcs);
+	native_unwinder_free(u);
+	return 0;
+}
+
+void native_stacks_release(struct native_stacks *ns)
+{
+	size_t i;
+
+	for (i = 0; i < ns->nthreads; i++)
+		free(ns->threads[i].frames);
+	free(ns->threads);
+	native_symbolizer_free(ns->sym);
+	memset(ns, 0, sizeof(*ns));
+}
+
+const struct native_thread *native_stacks_find(const struct native_stacks *ns,
+					       int tid)
+{
+	size_t i;
+
+	for (i = 0; i < ns->nthreads; i++)
+		if (ns->threads[i].tid == tid)
+			return &ns->threads[i];
+	return NULL;
+}

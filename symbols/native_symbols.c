@@ -1,0 +1,244 @@
+#include "symbols/native_symbols.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "symbols/unwind.h"
+#include "common/banned.h"
+
+#define VDSO_MAX ((size_t)1 << 20)
+
+struct native_symbolizer {
+	struct memsrc *ms;
+	Dwfl *dwfl;
+	struct native_modules mods;
+	Dwfl_Module **dmods;     /* by module index; NULL: file not usable */
+};
+
+/* libdwfl's default search: the file's directory, its .debug/, and
+ * /usr/lib/debug (by build id under .build-id/, then by debuglink). */
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+int native_symbolizer_new(struct native_symbolizer **out, struct memsrc *ms,
+			  struct cs_err *err)
+{
+	struct native_symbolizer *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (s)
+		s->dmods = calloc(NATIVE_MAX_MODULES, sizeof(*s->dmods));
+	if (s && s->dmods)
+		s->dwfl = dwfl_begin(&callbacks);
+	if (!s || !s->dmods || !s->dwfl) {
+		if (s)
+			free(s->dmods);
+		free(s);
+		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	}
+	s->ms = ms;
+	*out = s;
+	return 0;
+}
+
+void native_symbolizer_free(struct native_symbolizer *s)
+{
+	if (!s)
+		return;
+	dwfl_end(s->dwfl);
+	native_modules_release(&s->mods);
+	free(s->dmods);
+	free(s);
+}
+
+/* The vDSO has no file: copy its image from the target into a memfd. */
+static int vdso_fd(struct native_symbolizer *s, const struct native_module *m)
+{
+	size_t len = (size_t)(m->end - m->base);
+	void *buf;
+	int fd;
+
+	if (len > VDSO_MAX)
+		return -1;
+	buf = malloc(len);
+	if (!buf)
+		return -1;
+	if (memsrc_read(s->ms, m->base, buf, len, NULL) < 0 ||
+	    memcmp(buf, "\177ELF", 4)) {
+		free(buf);
+		return -1;
+	}
+	fd = memfd_create("coroscope-vdso", MFD_CLOEXEC);
+	if (fd >= 0 && write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		fd = -1;
+	}
+	free(buf);
+	return fd;
+}
+
+static Dwfl_Module *report(struct native_symbolizer *s,
+			   const struct native_module *m)
+{
+	Dwfl_Module *mod = NULL;
+	char *host = NULL;
+	int fd = -1;
+
+	if (m->path) {
+		host = memsrc_target_path(s->ms, m->path);
+		if (host && *host)
+			fd = open(host, O_RDONLY | O_CLOEXEC);
+	} else {
+		fd = vdso_fd(s, m);
+	}
+	if (fd >= 0) {
+		const char *name = m->path ? m->path : "[vdso]";
+
+		dwfl_report_begin_add(s->dwfl);
+		/* base: where the offset-0 mapping is; libdwfl computes the
+		 * bias from the first PT_LOAD (and ignores it for ET_EXEC).
+		 * On success libdwfl owns fd. */
+		mod = dwfl_report_elf(s->dwfl, name, host ? host : name, fd,
+				      m->base, 0);
+		dwfl_report_end(s->dwfl, NULL, NULL);
+		if (!mod)
+			close(fd);
+	}
+	free(host);
+	return mod;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+
+	/* through DW_AT_abstract_origin / DW_AT_specification */
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+		return dwarf_formstring(&attr);
+	return NULL;
+}
+
+/* Where an inlined call was made: its call_file and call_line. */
+static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file,
+		      int *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx, ln;
+	size_t nfiles;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_attr(inl, DW_AT_call_line, &attr) &&
+	    dwarf_formudata(&attr, &ln) == 0 && ln <= 0x7fffffff)
+		*line = (int)ln;
+	if (dwarf_attr(inl, DW_AT_call_file, &attr) &&
+	    dwarf_formudata(&attr, &idx) == 0 &&
+	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
+		*file = dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* DWARF's view: inlined functions and the one containing them. */
+static size_t from_dwarf(Dwfl_Module *mod, uint64_t a, struct native_sym *out,
+			 size_t max)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
+	Dwarf_Die *scopes = NULL;
+	Dwfl_Line *l;
+	const char *file = NULL;
+	int line = 0, ns, i;
+	size_t n = 0;
+
+	if (!cu)
+		return 0;
+	l = dwfl_module_getsrc(mod, a);
+	if (l)
+		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	ns = dwarf_getscopes(cu, a - bias, &scopes);
+	/* dwarf_getscopes() continues an inlined instance with its abstract
+	 * definition's scopes; the concrete chain (each inlined call inside
+	 * its caller) comes from the innermost DIE's own parents. */
+	if (ns > 0) {
+		Dwarf_Die inner = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		ns = dwarf_getscopes_die(&inner, &scopes);
+	}
+	for (i = 0; i < ns && n < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag != DW_TAG_inlined_subroutine &&
+		    tag != DW_TAG_subprogram)
+			continue;
+		out[n] = out[0];
+		out[n].function = die_name(&scopes[i]);
+		out[n].file = file;
+		out[n].line = line;
+		out[n].inlined = tag == DW_TAG_inlined_subroutine;
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		call_site(cu, &scopes[i], &file, &line);
+	}
+	free(scopes);
+	/* a pc in a CU but in no function's ranges: lines only */
+	if (!n && file && max) {
+		out[0].file = file;
+		out[0].line = line;
+	}
+	return n;
+}
+
+size_t native_symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
+			struct native_sym *out, size_t max)
+{
+	uint64_t a = exact ? pc : pc - 1;
+	int added;
+	long i = native_modules_index(&s->mods, s->ms, a, &added);
+	const struct native_module *m;
+	Dwfl_Module *mod;
+	GElf_Sym sym;
+	GElf_Off off;
+	const char *name;
+	size_t n;
+
+	memset(&out[0], 0, sizeof(out[0]));
+	if (i < 0)
+		return 1;
+	m = &s->mods.mods[i];
+	if (added)
+		s->dmods[i] = report(s, m);
+	mod = s->dmods[i];
+	out[0].library = m->path ? m->path : "[vdso]";
+	out[0].offset = pc - m->base;
+	if (!mod)
+		return 1;
+	n = from_dwarf(mod, a, out, max);
+	if (n && out[n - 1].function)
+		return n;
+	/* The symbol tables: only a symbol that covers the pc (a sized one
+	 * that ends before it is not a name for it). */
+	name = dwfl_module_addrinfo(mod, a, &off, &sym, NULL, NULL, NULL);
+	if (name && (sym.st_size == 0 || off < sym.st_size) &&
+	    GELF_ST_TYPE(sym.st_info) != STT_OBJECT) {
+		if (!n)
+			n = 1;
+		out[n - 1].function = name;
+	}
+	return n ? n : 1;
+}

@@ -1,0 +1,414 @@
+"""--native and --native-all: C frames from libunwind and libdw, checked
+against gdb's own backtrace of the same process.
+
+The target (targets/native_target.py) parks one thread in each of
+time.sleep(), lock.acquire(), a ctypes call to libc's pause() and
+os.read() on an empty pipe, and its main thread in an asyncio selector;
+it records sys._current_frames() from inside.  For every thread:
+
+  * --native-all's native frames carry the names gdb gives (`thread apply
+    all bt`, in the same order), except frames gdb cannot name;
+  * --native's Python frames are the interpreter's own, and the C
+    function that blocks sits inside the innermost Python frame;
+  * a thread that never ran Python is shown with its native frames,
+    through the signal handler it sits in;
+  * the same from a gcore core of the process, and from a kernel core
+    (os.abort()) with and without --sysroot, checked against gdb on the
+    core.
+"""
+
+import os
+import re
+import resource
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import (control_interpreter, marker_line, run_coroscope,
+                      target_script, task_states, wait_until)
+from test_core import kernel_core_pattern
+
+SCRIPT = target_script("native_target.py")
+GDB = shutil.which("gdb")
+GCORE = shutil.which("gcore")
+
+pytestmark = pytest.mark.skipif(
+    GDB is None, reason="gdb is the oracle and is not installed "
+    "(make deps installs it)")
+
+PY_ROLES = ("sleep", "lock", "pause", "read", "main")
+# "cthread" never ran Python and sits in a C signal handler.
+ROLES = PY_ROLES + ("cthread",)
+
+# What each thread is blocked in, and C functions of which at least one
+# must be named inside its innermost Python frame (libc's are named on
+# every build; the interpreter's own only where its symbols say so).
+EXPECT = {
+    "sleep": ("sleep", {"clock_nanosleep", "nanosleep", "select",
+                        "time_sleep", "pysleep"}),
+    "lock": ("lock", {"PyThread_acquire_lock_timed", "sem_clockwait",
+                      "sem_timedwait", "sem_wait", "do_futex_wait",
+                      "PyMutex_LockTimed", "PySemaphore_Wait"}),
+    "pause": ("wait", {"pause"}),
+    "read": ("io", {"read", "_Py_read"}),
+    "main": ("io", {"epoll_wait"}),
+}
+
+
+def base_name(name):
+    """glibc's aliases of one function: "__GI___libc_read" -> "read"."""
+    if name is None:
+        return None
+    while True:
+        name = name.lstrip("_")
+        if name.startswith("GI_"):
+            name = name[3:]
+        elif name.startswith("libc_"):
+            name = name[5:]
+        else:
+            return name
+
+
+@pytest.fixture(scope="module")
+def target(interp, module_keeper):
+    t = module_keeper.start_target(interp, "native_target.py")
+    # The reporter thread exits after writing the ready file; then every
+    # thread must be asleep in its system call.
+    def parked():
+        states = task_states(t.pid)
+        return len(states) == len(ROLES) and \
+            all(s == "S" for s in states.values())
+    assert wait_until(parked, 10), task_states(t.pid)
+    time.sleep(0.2)
+    yield t
+    t.proc.kill()
+    t.proc.wait()
+
+
+def roles(target):
+    """{role: (tid, recorded Python frames innermost first)}."""
+    return dict((role, (rec["tid"], rec["frames"]))
+                for role, rec in target.ready["threads"].items())
+
+
+# gdb's view through its Python API, so that frame kinds are known:
+# gdb adds frames for tail calls from DWARF call-site information; they
+# are not on the stack and no unwinder can see them, so they are left
+# out of the comparison (and said so in the test's message).
+GDB_SCRIPT = r"""
+import gdb
+for th in gdb.selected_inferior().threads():
+    th.switch()
+    print("@T %d" % th.ptid[1])
+    f = gdb.newest_frame()
+    n = 0
+    while f is not None and n < 300:
+        print("@F %d %s" % (f.type(), f.name()))
+        try:
+            f = f.older()
+        except gdb.error:
+            break
+        n += 1
+"""
+
+
+def gdb_stacks(pid, workdir):
+    """{tid: [function name or None, innermost first]} from gdb."""
+    script = os.path.join(str(workdir), "frames.py")
+    with open(script, "w") as f:
+        f.write(GDB_SCRIPT)
+    # past main and the entry point: unwinders go on to _start
+    out = subprocess.run([GDB, "-nx", "-batch", "-p", str(pid),
+                          "-ex", "set backtrace past-main on",
+                          "-ex", "set backtrace past-entry on",
+                          "-ex", "source %s" % script],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=120,
+                         universal_newlines=True)
+    return parse_gdb(out.stdout)
+
+
+def parse_gdb(text):
+    kinds = gdb_frame_kinds()
+    stacks, cur = {}, None
+    for line in text.splitlines():
+        if line.startswith("@T "):
+            cur = stacks.setdefault(int(line.split()[1]), [])
+        elif line.startswith("@F ") and cur is not None:
+            _, kind, name = line.split(" ", 2)
+            kind = int(kind)
+            if kind == kinds["TAILCALL_FRAME"]:
+                continue
+            if kind == kinds["SIGTRAMP_FRAME"]:
+                name = "<signal handler called>"
+            cur.append(None if name == "None" else name)
+    assert stacks, "gdb printed no threads:\n%s" % text
+    return stacks
+
+
+_KINDS = {}
+
+
+def gdb_frame_kinds():
+    """gdb.TAILCALL_FRAME and friends, asked of gdb once."""
+    if not _KINDS:
+        out = subprocess.run(
+            [GDB, "-nx", "-batch", "-ex",
+             "python print(gdb.TAILCALL_FRAME, gdb.SIGTRAMP_FRAME)"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, timeout=60, universal_newlines=True)
+        tail, sig = out.stdout.split()[-2:]
+        _KINDS.update(TAILCALL_FRAME=int(tail), SIGTRAMP_FRAME=int(sig))
+    return _KINDS
+
+
+@pytest.fixture(scope="module")
+def gdb_view(target):
+    return gdb_stacks(target.pid, target.workdir)
+
+
+@pytest.fixture(scope="module")
+def native_all(target, gdb_view):
+    return run_coroscope("dump", "--native-all", "--json", target.pid).json()
+
+
+@pytest.fixture(scope="module")
+def native(target, gdb_view):
+    return run_coroscope("dump", "--native", "--json", target.pid).json()
+
+
+def thread_by_tid(doc, tid):
+    for t in doc["threads"]:
+        if t["tid"] == tid:
+            return t
+    pytest.fail("thread %d missing from %r" % (tid, [t["tid"] for t in
+                                                   doc["threads"]]))
+
+
+def native_names(thread):
+    names = []
+    for f in thread["frames"]:
+        if f["kind"] != "native":
+            continue
+        names.append("<signal handler called>" if f.get("signal_frame")
+                     else f["function"])
+    return names
+
+
+def compare_with_gdb(ours, gdbs, what):
+    assert len(ours) == len(gdbs), \
+        "%s: %d native frames, gdb has %d:\n ours %r\n gdb  %r" % (
+            what, len(ours), len(gdbs), ours, gdbs)
+    for i, (a, b) in enumerate(zip(ours, gdbs)):
+        if b is None:          # gdb cannot name it: anything goes
+            continue
+        if b == "<signal handler called>":
+            continue
+        assert base_name(a) == base_name(b), \
+            "%s: frame %d is %r, gdb says %r:\n ours %r\n gdb  %r" % (
+                what, i, a, b, ours, gdbs)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_native_all_matches_gdb(target, gdb_view, native_all, role):
+    tid, _ = roles(target)[role]
+    compare_with_gdb(native_names(thread_by_tid(native_all, tid)),
+                     gdb_view[tid], "thread %d (%s)" % (tid, role))
+
+
+def test_native_all_json_fields(target, native_all):
+    seen = 0
+    for t in native_all["threads"]:
+        for f in t["frames"]:
+            if f["kind"] != "native":
+                continue
+            seen += 1
+            assert re.match(r"^0x[0-9a-f]+$", f["address"]), f
+            assert f["library"] is None or f["library"].startswith("/") \
+                or f["library"] == "[vdso]", f
+            if f["library"]:
+                assert re.match(r"^0x[0-9a-f]+$", f["offset"]), f
+            if "inlined" in f:
+                assert f["inlined"] is True, f
+    assert seen
+
+
+@pytest.mark.parametrize("role", PY_ROLES)
+def test_native_merges_python_frames(target, native, role):
+    tid, recorded = roles(target)[role]
+    t = thread_by_tid(native, tid)
+    frames = t["frames"]
+    py = [(f["function"], f["line"]) for f in frames
+          if f["kind"] != "native"]
+    assert py == [(f["function"], f["line"]) for f in recorded], \
+        "Python frames of %s: %r" % (role, frames)
+    mark = "selector" if role == "main" else role
+    assert recorded[0]["line"] == marker_line(SCRIPT, mark) or role == "main"
+    # The blocking C call is inside (before, innermost first) the
+    # innermost Python frame, and no eval-loop frame is left.
+    first_py = next(i for i, f in enumerate(frames) if f["kind"] != "native")
+    inner = set(base_name(f["function"]) for f in frames[:first_py])
+    blocked, names = EXPECT[role]
+    assert inner & names, "%s: %r inside %s" % (role, frames[:first_py],
+                                                 frames[first_py])
+    assert not [f for f in frames if f["kind"] == "native" and
+                f["function"] == "_PyEval_EvalFrameDefault"], frames
+    assert t["blocked_in"] == blocked, (role, t["blocked_in"], frames)
+
+
+def test_native_text(target, native):
+    out = run_coroscope("dump", "--native", target.pid)
+    assert out.returncode == 0, out
+    tid, _ = roles(target)["sleep"]
+    header = [l for l in out.stdout.splitlines()
+              if l.startswith("Thread %d " % tid)]
+    assert header and header[0].endswith("[blocked in: sleep]"), out
+    assert re.search(r"^  \(C\) \S+", out.stdout, re.M), out
+    # Python lines stay as they were
+    assert 'line %d, in sleeper' % marker_line(SCRIPT, "sleep") in out.stdout
+
+
+def test_without_native_nothing_changes(target):
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    for t in doc["threads"]:
+        assert "blocked_in" not in t
+        assert all(f["kind"] != "native" for f in t["frames"])
+
+
+@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
+def test_gcore_same_native_frames(target, native_all, tmp_path):
+    prefix = str(tmp_path / "gcore")
+    out = subprocess.run([GCORE, "-o", prefix, str(target.pid)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=180,
+                         universal_newlines=True)
+    core = "%s.%d" % (prefix, target.pid)
+    assert out.returncode == 0 and os.path.exists(core), out.stdout
+    doc = run_coroscope("core", "--native-all", "--json", core).json()
+    for role in ROLES:
+        tid, _ = roles(target)[role]
+        live = thread_by_tid(native_all, tid)
+        dead = thread_by_tid(doc, tid)
+        assert native_names(dead) == native_names(live), role
+        assert dead["blocked_in"] == live["blocked_in"], role
+
+
+def test_thread_without_python(target, native, gdb_view):
+    tid, _ = roles(target)["cthread"]
+    t = thread_by_tid(native, tid)
+    assert t["thread_id"] is None and t["name"] is None, t
+    assert t["frames"] and all(f["kind"] == "native" for f in t["frames"])
+    sig = [i for i, f in enumerate(t["frames"]) if f.get("signal_frame")]
+    assert len(sig) == 1, t["frames"]
+    # pause() in the handler, above the trampoline; pause() interrupted
+    # below it
+    names = [base_name(f["function"]) for f in t["frames"]]
+    assert names[0] == "pause" and names[sig[0] + 1] == "pause", names
+    assert t["blocked_in"] == "wait", t
+    text = run_coroscope("dump", "--native", target.pid).stdout
+    assert "Thread %d (no Python thread state) [blocked in: wait]" % tid \
+        in text, text
+    assert "[signal handler called]" in text, text
+
+
+def test_unknown_code_is_library_offset(native_all):
+    """A frame without a symbol is never given a neighbour's name."""
+    for t in native_all["threads"]:
+        for f in t["frames"]:
+            if f["kind"] == "native" and f["function"] is None:
+                assert f["library"] and f["offset"], f
+
+
+# ---------------------------------------------------------------------------
+# A core written by the kernel (os.abort() in the reporter thread)
+
+@pytest.fixture(scope="module")
+def kernel_core(interp, module_keeper):
+    why = kernel_core_pattern()
+    if why:
+        pytest.skip(why)
+    t = module_keeper.start_target(interp, "native_target.py", "--abort")
+    t.proc.wait(timeout=30)
+    cores = [os.path.join(t.workdir, n) for n in os.listdir(t.workdir)
+             if n.startswith("core")]
+    if not cores:
+        pytest.skip("no core written (RLIMIT_CORE hard limit %r)"
+                    % (resource.getrlimit(resource.RLIMIT_CORE),))
+    yield t, cores[0]
+    os.unlink(cores[0])
+
+
+def gdb_core_stacks(executable, core, workdir):
+    script = os.path.join(str(workdir), "frames.py")
+    with open(script, "w") as f:
+        f.write(GDB_SCRIPT)
+    out = subprocess.run([GDB, "-nx", "-batch",
+                          "-ex", "set backtrace past-main on",
+                          "-ex", "set backtrace past-entry on",
+                          "-ex", "file %s" % executable,
+                          "-ex", "core-file %s" % core,
+                          "-ex", "source %s" % script],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=120,
+                         universal_newlines=True)
+    return parse_gdb(out.stdout)
+
+
+@pytest.mark.parametrize("sysroot", [False, True], ids=["plain", "sysroot"])
+def test_kernel_core_matches_gdb(kernel_core, tmp_path, sysroot):
+    target, core = kernel_core
+    args = ["core", "--native-all", "--json"]
+    if sysroot:
+        root = tmp_path / "sysroot"
+        root.mkdir()
+        for top in sorted(os.listdir("/")):
+            if top not in ("proc", "sys", "dev"):
+                os.symlink("/" + top, str(root / top))
+        args += ["--sysroot", str(root)]
+    res = run_coroscope(*(args + [core]))
+    doc = res.json()
+    gdbs = gdb_core_stacks(doc["python"]["executable"] or
+                           target.interp.path, core, tmp_path)
+    for role in ROLES:
+        tid, _ = roles(target)[role]
+        compare_with_gdb(native_names(thread_by_tid(doc, tid)), gdbs[tid],
+                         "core thread %d (%s)" % (tid, role))
+    aborter = thread_by_tid(doc, target.ready["aborter"])
+    assert "abort" in [base_name(f.get("function")) for f in
+                       aborter["frames"] if f["kind"] == "native"], aborter
+    compare_with_gdb(native_names(aborter), gdbs[aborter["tid"]],
+                     "aborting thread")
+
+
+# ---------------------------------------------------------------------------
+# The vDSO: a file-less ELF image, read from the target's memory
+
+VDSO_TRIES = 300
+
+
+def test_vdso_frames(keeper):
+    """A stop inside clock_gettime() unwinds out of the vDSO and names it."""
+    interp = control_interpreter()
+    if interp is None:
+        pytest.skip("no Python interpreter found")
+    t = keeper.start_target(interp, "vdso_spin.py")
+    for _ in range(VDSO_TRIES):
+        doc = run_coroscope("dump", "--native-all", "--json", t.pid).json()
+        frames = doc["threads"][0]["frames"]
+        vdso = [i for i, f in enumerate(frames)
+                if f["kind"] == "native" and f["library"] == "[vdso]"]
+        if vdso:
+            break
+    else:
+        pytest.fail("no stop out of %d landed in the vDSO" % VDSO_TRIES)
+    assert any(frames[i]["function"] for i in vdso), frames[:6]
+    # out of the vDSO: libc's clock_gettime, then the time module's, then
+    # the Python frame at the marked line
+    outer = [base_name(f["function"]) for f in frames[vdso[-1] + 1:]
+             if f["kind"] == "native"]
+    assert outer and outer[0] == "clock_gettime", frames
+    py = [f for f in frames if f["kind"] != "native"]
+    assert py[0]["line"] == marker_line(target_script("vdso_spin.py"),
+                                        "spin"), py
