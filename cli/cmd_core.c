@@ -27,7 +27,7 @@ struct core_cli_options {
 	const char *path;
 };
 
-enum { OPT_SYSROOT = 256, OPT_LIB_SEARCH_PATH };
+enum { OPT_SYSROOT = CLI_OPT_OWN_FIRST, OPT_LIB_SEARCH_PATH };
 
 static int take_option(void *ctx, int id, const char *arg)
 {

@@ -12,8 +12,10 @@
 /* The shared options and room for a command's own. */
 #define MAX_LONGOPTS 16
 
-/* Ids of long options without a letter (above any character). */
-enum { OPT_NATIVE = 0x100, OPT_NATIVE_ALL };
+/* Ids of the shared long options without a letter: from
+ * CLI_OPT_SHARED_FIRST up, so that they never meet a command's own
+ * (CLI_OPT_OWN_FIRST up, see options.h). */
+enum { OPT_NATIVE = CLI_OPT_SHARED_FIRST, OPT_NATIVE_ALL };
 
 static const struct option common_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },

@@ -17,6 +17,11 @@ struct view_options {
 	struct collect_options collect;
 };
 
+/* Ids of long options without a letter: a command's own count up from
+ * CLI_OPT_OWN_FIRST, the shared ones from CLI_OPT_SHARED_FIRST. */
+#define CLI_OPT_OWN_FIRST 0x100
+#define CLI_OPT_SHARED_FIRST 0x1000
+
 /* A command's own options and operands. */
 struct cli_extra_options {
 	const char *command;            /* "dump", for messages */
