@@ -51,7 +51,8 @@ static void list_commands(FILE *out)
 
 void cli_usage(FILE *out)
 {
-	fputs("usage: coroscope dump [--json] [--locals] [--no-block] [--format FMT] PID\n"
+	fputs("usage: coroscope dump [--json] [--locals] [--no-block [--retries N]]\n"
+	      "                      [--format FMT] PID\n"
 	      "       coroscope run [--timeout DURATION] [--report FILE]\n"
 	      "                     [--kill-after DURATION] -- COMMAND [ARG...]\n"
 	      "       coroscope core [--json] [--locals] [--format FMT] [--sysroot DIR]\n"
@@ -69,6 +70,8 @@ void cli_usage(FILE *out)
 	      "  -j, --json        print one JSON document (schema 1)\n"
 	      "  -l, --locals      show each frame's arguments and locals\n"
 	      "  -n, --no-block    do not stop the target while reading (racy)\n"
+	      "  --retries N       with --no-block: read again up to N times when\n"
+	      "                    the target changed under the read (default 3)\n"
 	      "  -f, --format FMT  text (default), json, or dot (the await graph)\n"
 	      "\n"
 	      "core options (also --json, --locals, --format as for dump):\n"

@@ -67,7 +67,10 @@ void report_text(FILE *out, const struct collection *c)
 {
 	size_t i;
 
-	fprintf(out, "Process %d: ", c->pid);
+	fprintf(out, "Process %d", c->pid);
+	if (c->ns_pid && c->ns_pid != c->pid)
+		fprintf(out, " (PID %d in its namespace)", c->ns_pid);
+	fputs(": ", out);
 	esc_text(out, c->command);
 	fputs("\nPython ", out);
 	esc_text(out, c->py.version);
@@ -261,13 +264,16 @@ static void json_async(struct json *j, const struct py_async *a, int locals)
 	json_end_array(j);
 }
 
-static void json_thread(struct json *j, const struct py_thread *t, int locals)
+static void json_thread(struct json *j, const struct py_thread *t,
+			int ns_tid, int locals)
 {
 	size_t i;
 
 	json_begin_object(j);
 	json_key(j, "tid");
 	json_int(j, t->tid);
+	json_key(j, "ns_tid");
+	json_int(j, ns_tid);
 	json_key(j, "thread_id");
 	json_uint(j, t->thread_id);
 	json_key(j, "name");
@@ -295,6 +301,12 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_int(j, 1);
 	json_key(j, "pid");
 	json_int(j, c->pid);
+	json_key(j, "ns_pid");
+	json_int(j, c->ns_pid ? c->ns_pid : c->pid);
+	if (c->asked_pid && c->asked_pid != c->pid) {
+		json_key(j, "asked_pid");
+		json_int(j, c->asked_pid);
+	}
 	json_key(j, "command");
 	json_string(j, c->command);
 	json_key(j, "python");
@@ -307,7 +319,8 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_key(j, "threads");
 	json_begin_array(j);
 	for (i = 0; i < c->snap.nthreads; i++)
-		json_thread(j, &c->snap.threads[i], c->opt.locals);
+		json_thread(j, &c->snap.threads[i],
+			    c->ns_tids ? c->ns_tids[i] : 0, c->opt.locals);
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
 	json_key(j, "warnings");
