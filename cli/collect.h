@@ -8,6 +8,7 @@
 #define COROSCOPE_CLI_COLLECT_H
 
 #include "attach/memsrc.h"
+#include "common/warnings.h"
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
@@ -47,7 +48,9 @@ struct collection {
 	int *ns_tids;
 	int attempts;              /* collections tried (--no-block retries) */
 	struct py_async async;     /* tasks and generators */
-	char async_warning[512];   /* why tasks/generators are missing, or "" */
+	/* What could not be shown and why, from every layer (a core's
+	 * missing files; tasks and generators that could not be read). */
+	struct cs_warnings warnings;
 	double pause_ms, wall_ms;
 	struct collect_options opt;
 };
@@ -62,10 +65,17 @@ struct collection {
 int collect_live(struct collection *c, int pid,
 		 const struct collect_options *opt, struct cs_err *err);
 
-/* Any memory source (a core file): takes ownership of ms. */
+/*
+ * Any memory source (a core file): takes ownership of ms.  c comes from
+ * collection_init(), and keeps the warnings already in c->warnings (the
+ * source's own, added while it was opened: see core_options.warnings).
+ */
 int collect_source(struct collection *c, struct memsrc *ms,
 		   const struct collect_options *opt, struct cs_err *err);
 
+/* An empty collection (all zero is one too). */
+void collection_init(struct collection *c);
+/* Free everything, warnings too; c is empty again. */
 void collection_release(struct collection *c);
 
 #endif

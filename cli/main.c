@@ -98,13 +98,43 @@ void cli_usage(FILE *out)
 	      "See coroscope(1).\n", out);
 }
 
+/* Every error code and the exit status it gives (man/coroscope.1, EXIT
+ * STATUS): a finer cause shares the status of its kind. */
+static const struct {
+	int code, status;
+} exit_statuses[] = {
+	{ CS_ERR_INTERNAL, 1 },
+	{ CS_ERR_USAGE, 2 },
+	{ CS_ERR_NO_PROCESS, 3 },
+	{ CS_ERR_PERMISSION, 4 },
+	{ CS_ERR_NOT_PYTHON, 5 },
+	{ CS_ERR_UNSUPPORTED, 6 },
+	{ CS_ERR_EXITED, 7 },
+	{ CS_ERR_MEMORY, 8 },
+	{ CS_ERR_NOT_STOPPED, 8 },
+	{ CS_ERR_CORE, 9 },
+	{ CS_ERR_NO_EXE, 10 },
+	{ CS_ERR_TIMEOUT, 124 },
+};
+
+int cli_exit_status(int code)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(exit_statuses) / sizeof(exit_statuses[0]); i++)
+		if (exit_statuses[i].code == code)
+			return exit_statuses[i].status;
+	/* No error recorded, or a code without a status: a bug. */
+	return CS_ERR_INTERNAL;
+}
+
 int cli_report_error(const struct cs_err *err)
 {
 	/* Messages quote names the target chose (its comm, paths). */
 	fputs("coroscope: ", stderr);
 	esc_text(stderr, err->msg[0] ? err->msg : "unknown error");
 	fputc('\n', stderr);
-	return err->code ? err->code : CS_ERR_INTERNAL;
+	return cli_exit_status(err->code);
 }
 
 int cli_usage_error(const char *fmt, ...)

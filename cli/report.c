@@ -80,11 +80,33 @@ void report_text(FILE *out, const struct collection *c)
 	for (i = 0; i < c->snap.nthreads; i++)
 		text_thread(out, &c->snap.threads[i], c->opt.locals);
 	report_text_async(out, c);
-	if (c->async_warning[0]) {
-		fputs("coroscope: warning: ", stderr);
-		esc_text(stderr, c->async_warning);
-		fputc('\n', stderr);
+	report_warnings(stderr, &c->warnings, CS_WARN_COLLECTION);
+}
+
+void report_warnings(FILE *out, const struct cs_warnings *w,
+		     enum cs_warn_origin origin)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->v[i].origin != origin)
+			continue;
+		fputs("coroscope: warning: ", out);
+		esc_text(out, w->v[i].text);
+		fputc('\n', out);
 	}
+}
+
+void report_json_warnings(struct json *j, const struct cs_warnings *w,
+			  enum cs_warn_origin origin)
+{
+	size_t i;
+
+	json_begin_array(j);
+	for (i = 0; i < w->n; i++)
+		if (w->v[i].origin == origin)
+			json_string(j, w->v[i].text);
+	json_end_array(j);
 }
 
 void report_text_local(FILE *out, const char *indent,
@@ -324,10 +346,7 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
 	json_key(j, "warnings");
-	json_begin_array(j);
-	if (c->async_warning[0])
-		json_string(j, c->async_warning);
-	json_end_array(j);
+	report_json_warnings(j, &c->warnings, CS_WARN_COLLECTION);
 	json_key(j, "stats");
 	json_begin_object(j);
 	json_key(j, "pause_ms");
