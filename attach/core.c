@@ -65,23 +65,11 @@ ssize_t core_pread_full(int fd, void *buf, size_t len, uint64_t off)
 
 void core_warn(struct core *co, const char *fmt, ...)
 {
-	struct core_info *in = &co->info;
-	struct strbuf sb;
 	va_list ap;
 
-	if (in->nwarnings > MAX_WARNINGS)
-		return;
-	strbuf_init(&sb);
-	if (in->nwarnings == MAX_WARNINGS) {
-		strbuf_addstr(&sb, "more warnings about this core not shown");
-	} else {
-		va_start(ap, fmt);
-		strbuf_vaddf(&sb, fmt, ap);
-		va_end(ap);
-	}
-	in->warnings = xrealloc(in->warnings,
-				(in->nwarnings + 1) * sizeof(*in->warnings));
-	in->warnings[in->nwarnings++] = strbuf_detach(&sb);
+	va_start(ap, fmt);
+	cs_vwarn(co->warnings, CS_WARN_CORE, fmt, ap);
+	va_end(ap);
 }
 
 /* The two sorted range arrays of a core, for range_below()/range_find(). */
@@ -235,6 +223,7 @@ int core_open(struct memsrc **out, const char *path,
 	co->exe_file = -1;
 	co->path = xstrdup(path);
 	co->info.path = co->path;
+	co->warnings = opt->warnings;
 	ret = memsrc_init(ms, &core_ops, co, err);
 	if (ret) {
 		free(co->path);
@@ -342,9 +331,6 @@ static void core_close(struct memsrc *ms)
 	free(co->info.command);
 	free(co->info.psargs);
 	free(co->info.exe_target_path);
-	for (i = 0; i < co->info.nwarnings; i++)
-		free(co->info.warnings[i]);
-	free(co->info.warnings);
 	free(co->path);
 	free(co);
 	ms->backend = NULL;

@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "attach/memsrc.h"
+#include "common/warnings.h"
 
 struct core_options {
 	const char *sysroot;          /* prefix of the target's paths, or NULL */
@@ -61,6 +62,14 @@ struct core_options {
 	/* Leave exe_path NULL (with a warning) rather than fail with
 	 * CS_ERR_NO_EXE: for tools that only read memory (the fuzz harness). */
 	int exe_optional;
+	/*
+	 * Where the core's warnings go (origin CS_WARN_CORE: a file that is
+	 * missing or does not match), or NULL.  Appended to while the
+	 * source is read, not only by core_open() (a file is looked for
+	 * when first needed): must outlive the source.  The collection's
+	 * list (cli/collect.h).
+	 */
+	struct cs_warnings *warnings;
 };
 
 /* How the process died and what the core says about it. */
@@ -91,18 +100,13 @@ struct core_info {
 	int truncated;
 	uint64_t size;             /* bytes in the core file */
 	uint64_t expected_size;    /* bytes its program headers describe */
-
-	/* One line each, for "coroscope: warning: ..."; grows while the
-	 * source is read (a file is looked for when first needed). */
-	char **warnings;
-	size_t nwarnings;
 };
 
 /*
  * Open a core file.  Errors: CS_ERR_CORE (not a core file, not x86-64,
  * truncated headers or notes, no thread or mapped-file notes),
  * CS_ERR_NO_EXE (the executable cannot be found, or the one given does
- * not match the core), CS_ERR_INTERNAL (out of memory).
+ * not match the core).
  */
 int core_open(struct memsrc **out, const char *path,
 	      const struct core_options *opt, struct cs_err *err);

@@ -127,9 +127,7 @@ static void summarize(range_reader rd, void *ctx, uint64_t limit,
 		if (type != PT_NOTE || s->idlen || filesz > HDR_NOTE_MAX ||
 		    off > limit || filesz > limit - off || filesz < 12)
 			continue;
-		notes = malloc((size_t)filesz);
-		if (!notes)
-			continue;
+		notes = xmalloc((size_t)filesz);
 		if (read_exact(rd, ctx, off, notes, (size_t)filesz) == 0)
 			find_build_id(notes, (size_t)filesz, align == 8 ? 8 : 4,
 				      s);

@@ -23,7 +23,6 @@
 #define MAX_FILE_ENTRIES (1u << 20)    /* NT_FILE entries */
 #define MAX_THREADS 65536              /* NT_PRSTATUS notes */
 #define MAX_NOTE_BYTES (256u << 20)    /* all PT_NOTE segments together */
-#define MAX_WARNINGS 32
 #define CMDLINE_MAX 4096               /* as live_cmdline() reads */
 #define AUXV_SEARCH (256u * 1024)      /* stack searched for the auxv */
 #define MAX_ARGS 65536
@@ -128,6 +127,7 @@ struct core {
 	unsigned char *auxv;   /* NT_AUXV */
 	size_t auxv_len;
 	struct core_info info;
+	struct cs_warnings *warnings;  /* core_options.warnings */
 };
 /* ---- the notes ---- */
 
@@ -154,8 +154,8 @@ struct note_state {
 /* pread() until len bytes, EOF or an error: bytes read, or -1. */
 ssize_t core_pread_full(int fd, void *buf, size_t len, uint64_t off);
 
-/* Add a line to core_info's warnings (at most MAX_WARNINGS, then one
- * saying that more were left out). */
+/* Add a warning to core_options.warnings (see common/warnings.h for
+ * the bounds). */
 void core_warn(struct core *co, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -62,15 +62,11 @@ static int parse_options(int argc, char **argv, struct core_cli_options *o)
 	return 0;
 }
 
-static void print_warnings(const struct core_info *in, int failed)
+/* The core's own warnings, before the report (JSON too). */
+static void print_warnings(const struct collection *c,
+			   const struct core_info *in, int failed)
 {
-	size_t i;
-
-	for (i = 0; i < in->nwarnings; i++) {
-		fputs("coroscope: warning: ", stderr);
-		esc_text(stderr, in->warnings[i]);
-		fputc('\n', stderr);
-	}
+	report_warnings(stderr, &c->warnings, CS_WARN_CORE);
 	if (in->truncated && !failed) {
 		fputs("coroscope: warning: core file '", stderr);
 		esc_text(stderr, in->path);
@@ -83,24 +79,18 @@ static void print_warnings(const struct core_info *in, int failed)
 /* Give the library's message the context only a core has. */
 static void explain(struct cs_err *err, const struct core_info *in)
 {
-	struct strbuf msg;
-
-	strbuf_init(&msg);
 	if (in->truncated && err->code != CS_ERR_NOT_PYTHON) {
-		/* Whatever failed, the missing part is the likeliest cause. */
-		strbuf_addf(&msg, "core file '%s' is truncated (%" PRIu64 " of %"
-			    PRIu64 " bytes) and the missing part is needed: %s",
-			    in->path, in->size, in->expected_size, err->msg);
-		cs_refail(err, CS_ERR_CORE, "%.*s", (int)sizeof(err->msg) - 1,
-			  msg.buf);
+		/* Whatever failed, the missing part is the likeliest cause,
+		 * and what the exit status says. */
+		cs_err_prefix(err, "core file '%s' is truncated (%" PRIu64
+			      " of %" PRIu64 " bytes) and the missing part is "
+			      "needed", in->path, in->size, in->expected_size);
+		err->code = CS_ERR_CORE;
 	} else if (err->code == CS_ERR_NOT_PYTHON) {
-		strbuf_addf(&msg, "core '%s' (process %d, %s) is not of a Python "
-			    "process: %s", in->path, in->pid,
-			    in->comm[0] ? in->comm : "?", err->msg);
-		cs_refail(err, CS_ERR_NOT_PYTHON, "%.*s",
-			  (int)sizeof(err->msg) - 1, msg.buf);
+		cs_err_prefix(err, "core '%s' (process %d, %s) is not of a "
+			      "Python process", in->path, in->pid,
+			      in->comm[0] ? in->comm : "?");
 	}
-	strbuf_release(&msg);
 }
 
 static void text_header(FILE *out, const struct core_info *in)
@@ -127,10 +117,10 @@ static void text_header(FILE *out, const struct core_info *in)
 	fputc('\n', out);
 }
 
-static void json_core(struct json *j, const struct core_info *in)
+static void json_core(struct json *j, const struct core_info *in,
+		      const struct cs_warnings *warnings)
 {
 	char addr[32];
-	size_t i;
 
 	json_key(j, "core");
 	json_begin_object(j);
@@ -169,10 +159,7 @@ static void json_core(struct json *j, const struct core_info *in)
 	json_key(j, "truncated");
 	json_bool(j, in->truncated);
 	json_key(j, "warnings");
-	json_begin_array(j);
-	for (i = 0; i < in->nwarnings; i++)
-		json_string(j, in->warnings[i]);
-	json_end_array(j);
+	report_json_warnings(j, warnings, CS_WARN_CORE);
 	json_end_object(j);
 }
 
@@ -186,7 +173,7 @@ static void print_report(const struct core_cli_options *o,
 		json_init(&j, stdout, 1);
 		json_begin_object(&j);
 		report_json_members(&j, c);
-		json_core(&j, in);
+		json_core(&j, in, &c->warnings);
 		json_end_object(&j);
 		break;
 	case REPORT_DOT:
@@ -212,15 +199,19 @@ int cmd_core(int argc, char **argv)
 	if (ret)
 		return ret;
 	cs_err_init(&err);
+	collection_init(&c);
+	o.core.warnings = &c.warnings;
 	ret = core_open(&ms, o.path, &o.core, &err);
-	if (ret < 0)
+	if (ret < 0) {
+		collection_release(&c);
 		return cli_report_error(&err);
+	}
 	in = core_info(ms);
 	/* Takes ms: in stays valid until collection_release(). */
 	ret = collect_source(&c, ms, &o.v.collect, &err);
 	if (in->command)
 		c.command = xstrdup(in->command);
-	print_warnings(in, ret < 0);
+	print_warnings(&c, in, ret < 0);
 	if (ret < 0)
 		explain(&err, in);
 	else

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/collect.h"
@@ -18,13 +19,33 @@ struct dump_options {
 	int pid;
 };
 
+enum { OPT_RETRIES = 256 };
+
+/* --retries N: 0 to COLLECT_MAX_RETRIES.  collect_options.retries takes 0
+ * to mean the default, so an explicit 0 is stored as -1 (none). */
+static int parse_retries(const char *arg, int *retries)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > COLLECT_MAX_RETRIES)
+		return cli_usage_error("dump: --retries takes a number from 0 "
+				       "to %d, not '%s'", COLLECT_MAX_RETRIES,
+				       arg);
+	*retries = v ? (int)v : -1;
+	return 0;
+}
+
 static int take_option(void *ctx, int id, const char *arg)
 {
 	struct view_options *v = ctx;
 
-	(void)arg;
 	if (id == 'n')
 		v->collect.no_block = 1;
+	else if (id == OPT_RETRIES)
+		return parse_retries(arg, &v->collect.retries);
 	return 0;
 }
 
@@ -32,6 +53,7 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 {
 	static const struct option own[] = {
 		{ "no-block", no_argument, NULL, 'n' },
+		{ "retries", required_argument, NULL, OPT_RETRIES },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_extra_options extra = { "dump", "PID", 1, own, "n",

@@ -19,7 +19,6 @@
 static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
 {
 	char comm[PROCFS_COMM_MAX];
-	struct strbuf msg;
 
 	/* A process that went away mid-read fails in any way at all (its
 	 * files and memory vanish): say what happened, not what failed. */
@@ -28,12 +27,8 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
 			  "process %d exited while being read", pid);
 	} else if (err->code == CS_ERR_NOT_PYTHON && ms) {
 		procfs_comm(pid, comm, sizeof(comm));
-		strbuf_init(&msg);
-		strbuf_addf(&msg, "process %d (%s) is not a Python process: %s",
-			    pid, comm, err->msg);
-		cs_refail(err, CS_ERR_NOT_PYTHON, "%.*s",
-			  (int)sizeof(err->msg) - 1, msg.buf);
-		strbuf_release(&msg);
+		cs_err_prefix(err, "process %d (%s) is not a Python process",
+			      pid, comm);
 	}
 }
 
@@ -124,17 +119,18 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		 * the tasks and generators, with a warning. */
 		cs_err_init(&aerr);
 		if (py_async_take(&c->py, &c->snap, &sopt, &c->async, &aerr) < 0)
-			snprintf(c->async_warning, sizeof(c->async_warning),
-				 "tasks and generators not shown: %.400s", aerr.msg);
+			cs_warn(&c->warnings, CS_WARN_COLLECTION,
+				"tasks and generators not shown: %.400s",
+				aerr.msg);
 		else if (cs_err_init(&aerr),
 			 py_trio_take(&c->py, &c->snap, &c->async, &aerr) < 0)
-			snprintf(c->async_warning, sizeof(c->async_warning),
-				 "trio tasks not shown: %.400s", aerr.msg);
+			cs_warn(&c->warnings, CS_WARN_COLLECTION,
+				"trio tasks not shown: %.400s", aerr.msg);
 		cs_err_init(&aerr);
 		if (py_greenlets_take(&c->py, &c->snap, &sopt, &c->greenlets,
 				      &aerr) < 0)
-			snprintf(c->sched_warning, sizeof(c->sched_warning),
-				 "greenlets not shown: %.400s", aerr.msg);
+			cs_warn(&c->warnings, CS_WARN_COLLECTION,
+				"greenlets not shown: %.400s", aerr.msg);
 	}
 	if (c->is_live) {
 		live_resume(c->ms);
@@ -199,15 +195,9 @@ int collect_live(struct collection *c, int pid,
 		if (ret == 0 || !changed_under_us(c, opt, err))
 			break;
 		if (attempt == retries) {
-			struct strbuf msg;
-
-			strbuf_init(&msg);
-			strbuf_addf(&msg, "the target changed while being read "
-				    "(--no-block; %d tries); try again or drop "
-				    "--no-block: %s", attempt + 1, err->msg);
-			cs_refail(err, CS_ERR_MEMORY, "%.*s",
-				  (int)sizeof(err->msg) - 1, msg.buf);
-			strbuf_release(&msg);
+			cs_err_prefix(err, "the target changed while being "
+				      "read (--no-block; %d tries); try again "
+				      "or drop --no-block", attempt + 1);
 			break;
 		}
 		collection_release(c);
@@ -222,13 +212,22 @@ int collect_live(struct collection *c, int pid,
 int collect_source(struct collection *c, struct memsrc *ms,
 		   const struct collect_options *opt, struct cs_err *err)
 {
+	struct cs_warnings kept = c->warnings;
+
 	memset(c, 0, sizeof(*c));
+	c->warnings = kept;
 	c->ms = ms;
 	c->pid = ms->pid;
 	c->asked_pid = ms->pid;
 	c->ns_pid = ms->ns_pid ? ms->ns_pid : ms->pid;
 	c->attempts = 1;
 	return collect(c, opt, cs_now_ms(), err);
+}
+
+void collection_init(struct collection *c)
+{
+	memset(c, 0, sizeof(*c));
+	cs_warnings_init(&c->warnings);
 }
 
 void collection_release(struct collection *c)
@@ -243,5 +242,6 @@ void collection_release(struct collection *c)
 		memsrc_free(c->ms);
 	free(c->command);
 	free(c->ns_tids);
-	memset(c, 0, sizeof(*c));
+	cs_warnings_release(&c->warnings);
+	collection_init(c);
 }

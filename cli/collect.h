@@ -8,6 +8,7 @@
 #define COROSCOPE_CLI_COLLECT_H
 
 #include "attach/memsrc.h"
+#include "common/warnings.h"
 #include "readers/greenlets.h"
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
@@ -51,9 +52,10 @@ struct collection {
 	int attempts;              /* collections tried (--no-block retries) */
 	struct py_async async;     /* tasks and generators */
 	struct native_stacks native;  /* when opt.native */
-	char async_warning[512];   /* why tasks/generators are missing, or "" */
 	struct py_greenlets greenlets;
-	char sched_warning[512];   /* why greenlets/trio tasks are missing */
+	/* What could not be shown and why, from every layer (a core's
+	 * missing files; tasks and generators that could not be read). */
+	struct cs_warnings warnings;
 	double pause_ms, wall_ms;
 	struct collect_options opt;
 };
@@ -68,10 +70,17 @@ struct collection {
 int collect_live(struct collection *c, int pid,
 		 const struct collect_options *opt, struct cs_err *err);
 
-/* Any memory source (a core file): takes ownership of ms. */
+/*
+ * Any memory source (a core file): takes ownership of ms.  c comes from
+ * collection_init(), and keeps the warnings already in c->warnings (the
+ * source's own, added while it was opened: see core_options.warnings).
+ */
 int collect_source(struct collection *c, struct memsrc *ms,
 		   const struct collect_options *opt, struct cs_err *err);
 
+/* An empty collection (all zero is one too). */
+void collection_init(struct collection *c);
+/* Free everything, warnings too; c is empty again. */
 void collection_release(struct collection *c);
 
 #endif

@@ -16,7 +16,10 @@ int cmd_run(int argc, char **argv);
 int cmd_core(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 
-/* Print "coroscope: <msg>" on stderr and return err->code. */
+/* The documented exit status of an error code (enum cs_status or
+ * cs_cause): the one table from codes to statuses. */
+int cli_exit_status(int code);
+/* Print "coroscope: <msg>" on stderr and return its exit status. */
 int cli_report_error(const struct cs_err *err);
 /* Print a usage error and return CS_ERR_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

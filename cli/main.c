@@ -53,8 +53,8 @@ static void list_commands(FILE *out)
 
 void cli_usage(FILE *out)
 {
-	fputs("usage: coroscope dump [--json] [--locals] [--no-block] [--format FMT]\n"
-	      "                      [--native | --native-all] PID\n"
+	fputs("usage: coroscope dump [--json] [--locals] [--no-block [--retries N]]\n"
+	      "                      [--format FMT] [--native | --native-all] PID\n"
 	      "       coroscope run [--timeout DURATION] [--report FILE]\n"
 	      "                     [--kill-after DURATION] -- COMMAND [ARG...]\n"
 	      "       coroscope core [--json] [--locals] [--format FMT] [--sysroot DIR]\n"
@@ -75,6 +75,8 @@ void cli_usage(FILE *out)
 	      "  -j, --json        print one JSON document (schema 1)\n"
 	      "  -l, --locals      show each frame's arguments and locals\n"
 	      "  -n, --no-block    do not stop the target while reading (racy)\n"
+	      "  --retries N       with --no-block: read again up to N times when\n"
+	      "                    the target changed under the read (default 3)\n"
 	      "  -f, --format FMT  text (default), json, or dot (the await graph)\n"
 	      "  --native          also the C frames: each eval-loop frame replaced\n"
 	      "                    by the Python frames it runs, the interpreter's\n"
@@ -115,13 +117,43 @@ void cli_usage(FILE *out)
 	      "See coroscope(1).\n", out);
 }
 
+/* Every error code and the exit status it gives (man/coroscope.1, EXIT
+ * STATUS): a finer cause shares the status of its kind. */
+static const struct {
+	int code, status;
+} exit_statuses[] = {
+	{ CS_ERR_INTERNAL, 1 },
+	{ CS_ERR_USAGE, 2 },
+	{ CS_ERR_NO_PROCESS, 3 },
+	{ CS_ERR_PERMISSION, 4 },
+	{ CS_ERR_NOT_PYTHON, 5 },
+	{ CS_ERR_UNSUPPORTED, 6 },
+	{ CS_ERR_EXITED, 7 },
+	{ CS_ERR_MEMORY, 8 },
+	{ CS_ERR_NOT_STOPPED, 8 },
+	{ CS_ERR_CORE, 9 },
+	{ CS_ERR_NO_EXE, 10 },
+	{ CS_ERR_TIMEOUT, 124 },
+};
+
+int cli_exit_status(int code)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(exit_statuses) / sizeof(exit_statuses[0]); i++)
+		if (exit_statuses[i].code == code)
+			return exit_statuses[i].status;
+	/* No error recorded, or a code without a status: a bug. */
+	return CS_ERR_INTERNAL;
+}
+
 int cli_report_error(const struct cs_err *err)
 {
 	/* Messages quote names the target chose (its comm, paths). */
 	fputs("coroscope: ", stderr);
 	esc_text(stderr, err->msg[0] ? err->msg : "unknown error");
 	fputc('\n', stderr);
-	return err->code ? err->code : CS_ERR_INTERNAL;
+	return cli_exit_status(err->code);
 }
 
 int cli_usage_error(const char *fmt, ...)

@@ -78,7 +78,10 @@ void report_text(FILE *out, const struct collection *c)
 {
 	size_t i;
 
-	fprintf(out, "Process %d: ", c->pid);
+	fprintf(out, "Process %d", c->pid);
+	if (c->ns_pid && c->ns_pid != c->pid)
+		fprintf(out, " (PID %d in its namespace)", c->ns_pid);
+	fputs(": ", out);
 	esc_text(out, c->command);
 	fputs("\nPython ", out);
 	esc_text(out, c->py.version);
@@ -99,16 +102,33 @@ void report_text(FILE *out, const struct collection *c)
 		report_native_text_others(out, c);
 	report_text_greenlets(out, c);
 	report_text_async(out, c);
-	if (c->async_warning[0]) {
-		fputs("coroscope: warning: ", stderr);
-		esc_text(stderr, c->async_warning);
-		fputc('\n', stderr);
+	report_warnings(stderr, &c->warnings, CS_WARN_COLLECTION);
+}
+
+void report_warnings(FILE *out, const struct cs_warnings *w,
+		     enum cs_warn_origin origin)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->v[i].origin != origin)
+			continue;
+		fputs("coroscope: warning: ", out);
+		esc_text(out, w->v[i].text);
+		fputc('\n', out);
 	}
-	if (c->sched_warning[0]) {
-		fputs("coroscope: warning: ", stderr);
-		esc_text(stderr, c->sched_warning);
-		fputc('\n', stderr);
-	}
+}
+
+void report_json_warnings(struct json *j, const struct cs_warnings *w,
+			  enum cs_warn_origin origin)
+{
+	size_t i;
+
+	json_begin_array(j);
+	for (i = 0; i < w->n; i++)
+		if (w->v[i].origin == origin)
+			json_string(j, w->v[i].text);
+	json_end_array(j);
 }
 
 void report_text_local(FILE *out, const char *indent,
@@ -320,13 +340,15 @@ static void json_async(struct json *j, const struct py_async *a, int locals)
 }
 
 static void json_thread(struct json *j, const struct collection *c,
-			const struct py_thread *t, int locals)
+			const struct py_thread *t, int ns_tid, int locals)
 {
 	size_t i;
 
 	json_begin_object(j);
 	json_key(j, "tid");
 	json_int(j, t->tid);
+	json_key(j, "ns_tid");
+	json_int(j, ns_tid);
 	json_key(j, "thread_id");
 	json_uint(j, t->thread_id);
 	json_key(j, "name");
@@ -362,6 +384,12 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_int(j, 1);
 	json_key(j, "pid");
 	json_int(j, c->pid);
+	json_key(j, "ns_pid");
+	json_int(j, c->ns_pid ? c->ns_pid : c->pid);
+	if (c->asked_pid && c->asked_pid != c->pid) {
+		json_key(j, "asked_pid");
+		json_int(j, c->asked_pid);
+	}
 	json_key(j, "command");
 	json_string(j, c->command);
 	json_key(j, "python");
@@ -374,19 +402,15 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_key(j, "threads");
 	json_begin_array(j);
 	for (i = 0; i < c->snap.nthreads; i++)
-		json_thread(j, c, &c->snap.threads[i], c->opt.locals);
+		json_thread(j, c, &c->snap.threads[i],
+			    c->ns_tids ? c->ns_tids[i] : 0, c->opt.locals);
 	if (c->opt.native)
 		report_native_json_others(j, c);
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
 	report_json_greenlets(j, c);
 	json_key(j, "warnings");
-	json_begin_array(j);
-	if (c->async_warning[0])
-		json_string(j, c->async_warning);
-	if (c->sched_warning[0])
-		json_string(j, c->sched_warning);
-	json_end_array(j);
+	report_json_warnings(j, &c->warnings, CS_WARN_COLLECTION);
 	json_key(j, "stats");
 	json_begin_object(j);
 	json_key(j, "pause_ms");

@@ -16,7 +16,15 @@ enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_DOT };
 /* "text", "json" or "dot": 0, or a usage error's status after printing it. */
 int report_parse_format(const char *name, enum report_format *fmt);
 
+/* The report on out, then the collection's warnings (of origin
+ * CS_WARN_COLLECTION) on stderr. */
 void report_text(FILE *out, const struct collection *c);
+/* The warnings of one origin: "coroscope: warning: TEXT" lines, escaped;
+ * and the same as a JSON array of strings. */
+void report_warnings(FILE *out, const struct cs_warnings *w,
+		     enum cs_warn_origin origin);
+void report_json_warnings(struct json *j, const struct cs_warnings *w,
+			  enum cs_warn_origin origin);
 /* The document as a value inside an enclosing JSON writer (for run). */
 void report_json_value(struct json *j, const struct collection *c);
 /* Only its members, inside an object the caller opened and closes: run

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -37,29 +38,21 @@ static int in_futex_wait(int pid, int tid, double deadline)
 #if defined(__x86_64__)
 	const struct timespec pause = { 0, 1000000 };
 	char path[64], buf[32];
-	FILE *f;
-	int ret;
+	ssize_t n;
 
 	if (tid <= 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	for (;;) {
-		ret = -1;
-		f = fopen(path, "r");
-		if (!f)
+		n = procfs_read(path, buf, sizeof(buf));
+		if (n <= 0)
 			return -1;
-		if (fgets(buf, sizeof(buf), f)) {
-			/* 202 is futex, 449 futex_waitv. */
-			ret = !strncmp(buf, "202 ", 4) ||
-			      !strncmp(buf, "449 ", 4);
-			if (!strncmp(buf, "running", 7) && cs_now_ms() < deadline) {
-				fclose(f);
-				nanosleep(&pause, NULL);
-				continue;
-			}
+		if (!strncmp(buf, "running", 7) && cs_now_ms() < deadline) {
+			nanosleep(&pause, NULL);
+			continue;
 		}
-		fclose(f);
-		return ret;
+		/* 202 is futex, 449 futex_waitv. */
+		return !strncmp(buf, "202 ", 4) || !strncmp(buf, "449 ", 4);
 	}
 #else
 	(void)pid;
@@ -128,23 +121,18 @@ static char *source_line(int pid, const char *filename, int line)
 /* The thread's context switches so far, or -1. */
 static long long switches(int pid, int tid)
 {
-	char path[64], line[128];
-	long long n, total = -1;
-	FILE *f;
+	char status[PROCFS_STATUS_MAX];
+	long vol, invol;
 
-	if (tid <= 0)
+	if (tid <= 0 || procfs_status_read(pid, tid, status, sizeof(status)) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	f = fopen(path, "r");
-	if (!f)
+	/* One read for both counts: they must be of the same moment. */
+	if (procfs_status_long(status, "voluntary_ctxt_switches", &vol) < 0)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "voluntary_ctxt_switches: %lld", &n) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &n) == 1)
-			total = (total < 0 ? 0 : total) + n;
-	}
-	fclose(f);
-	return total;
+	if (procfs_status_long(status, "nonvoluntary_ctxt_switches",
+			       &invol) < 0)
+		invol = 0;
+	return (long long)vol + invol;
 }
 
 /*

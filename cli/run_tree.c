@@ -1,13 +1,9 @@
 #include "cli/run_tree.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -17,29 +13,16 @@
 
 static int read_stat(int pid, struct proc_entry *e)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* The name in parentheses may itself hold ") ": the last one ends it. */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
+	if (procfs_stat(pid, 0, &st) < 0)
 		return -1;
 	memset(e, 0, sizeof(*e));
 	e->pid = pid;
-	if (sscanf(p + 2, "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
-		   "%*d %*d %*d %*d %*d %*d %llu",
-		   &e->state, &e->ppid, &e->pgid, &e->start) != 4)
-		return -1;
+	e->state = st.state;
+	e->ppid = st.ppid;
+	e->pgid = st.pgid;
+	e->start = st.starttime;
 	return 0;
 }
 
@@ -55,28 +38,20 @@ void proc_list_release(struct proc_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Every process of the system. */
+/* Every process of the system (none when /proc cannot be listed). */
 static void scan_procs(struct proc_list *all)
 {
 	struct proc_entry e;
-	struct dirent *d;
-	DIR *dir;
-	char *end;
-	long pid;
+	int *pids = NULL;
+	size_t i, n = 0;
 
 	all->n = 0;
-	dir = opendir("/proc");
-	if (!dir)
+	if (procfs_list_ids("/proc", MAX_PROCS, 0, &pids, &n) < 0)
 		return;
-	while ((d = readdir(dir)) && all->n < MAX_PROCS) {
-		errno = 0;
-		pid = strtol(d->d_name, &end, 10);
-		if (errno || *end || pid <= 0 || pid > 0x3fffffff)
-			continue;
-		if (read_stat((int)pid, &e) == 0)
+	for (i = 0; i < n; i++)
+		if (read_stat(pids[i], &e) == 0)
 			proc_list_add(all, &e);
-	}
-	closedir(dir);
+	free(pids);
 }
 
 static int known_same(const struct proc_list *known,

@@ -2,9 +2,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void cs_err_init(struct cs_err *err)
 {
+	if (!err)
+		return;
 	err->code = 0;
 	err->msg[0] = '\0';
 }
@@ -43,6 +46,24 @@ int cs_refail(struct cs_err *err, int code, const char *fmt, ...)
 		va_end(ap);
 	}
 	return ret;
+}
+
+int cs_err_prefix(struct cs_err *err, const char *fmt, ...)
+{
+	char old[sizeof(err->msg)];
+	va_list ap;
+	int n;
+
+	if (!err || !err->code)
+		return 0;
+	memcpy(old, err->msg, sizeof(old));
+	va_start(ap, fmt);
+	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof(err->msg))
+		snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, ": %s",
+			 old);
+	return -err->code;
 }
 
 void cs_bug(const char *file, int line, const char *fmt, ...)

@@ -21,7 +21,8 @@ _coroscope()
 {
 	local cur prev cmd i dashdash=0
 	local general='-h --help -V --version'
-	local dump_opts='-j --json -l --locals -n --no-block -f --format'
+	local dump_opts='-j --json -l --locals -n --no-block --retries -f
+		--format'
 	local core_opts='-j --json -l --locals -f --format --sysroot
 		--lib-search-path'
 	local run_opts='-t --timeout -r --report -k --kill-after --'
@@ -54,6 +55,10 @@ _coroscope()
 		[[ $cmd == dump || $cmd == core ]] &&
 			COMPREPLY=($(compgen -W 'text json dot' -- "$cur"))
 		[[ $dashdash -eq 0 ]] && return 0
+		;;
+	--retries)
+		[[ $cmd == dump ]] && COMPREPLY=($(compgen -W '0 3 10' -- "$cur"))
+		return 0
 		;;
 	--sysroot | --lib-search-path)
 		[[ $cmd == core ]] && COMPREPLY=($(compgen -d -- "$cur"))

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "common/banned.h"
 
 /*
@@ -108,9 +109,7 @@ static int read_segments(struct elf_image *img, struct cs_err *err)
 	if (phnum == 0)
 		return 0;
 	/* libelf has checked that the table fits in the file. */
-	img->loads = calloc(phnum, sizeof(*img->loads));
-	if (!img->loads)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	img->loads = xcalloc(phnum, sizeof(*img->loads));
 
 	for (i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
@@ -198,9 +197,7 @@ static int read_sections(struct elf_image *img, size_t shnum,
 	if (elf_getshdrstrndx(img->elf, &shstrndx) == 0)
 		names = string_table(img->elf, shnum, shstrndx);
 
-	img->sects = calloc(shnum, sizeof(*img->sects));
-	if (!img->sects)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	img->sects = xcalloc(shnum, sizeof(*img->sects));
 	for (i = 0; i < shnum && (scn = elf_nextscn(img->elf, scn)); i++) {
 		GElf_Shdr sh;
 		const char *name;
@@ -345,10 +342,8 @@ static int read_symbols(struct elf_image *img, size_t shnum,
 	img->nslots = 16;
 	while (img->nslots <= 2 * total)
 		img->nslots *= 2;
-	img->syms = calloc(total, sizeof(*img->syms));
-	img->slots = calloc(img->nslots, sizeof(*img->slots));
-	if (!img->syms || !img->slots)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	img->syms = xcalloc(total, sizeof(*img->syms));
+	img->slots = xcalloc(img->nslots, sizeof(*img->slots));
 
 	/* .dynsym first so that equal ranks keep its definition. */
 	for (int pass = 0; pass < 2; pass++) {
@@ -388,9 +383,7 @@ static int scan_notes(struct elf_image *img, Elf_Data *data)
 			continue;
 		if (nh.n_descsz == 0 || nh.n_descsz > MAX_BUILD_ID)
 			continue;
-		img->build_id = malloc(nh.n_descsz);
-		if (!img->build_id)
-			return -1;
+		img->build_id = xmalloc(nh.n_descsz);
 		memcpy(img->build_id, (const char *)data->d_buf + desc_off,
 		       nh.n_descsz);
 		img->build_id_len = nh.n_descsz;
@@ -495,11 +488,8 @@ int elf_image_open(struct elf_image **out, const char *path,
 	int fd, ret;
 
 	*out = NULL;
-	img = calloc(1, sizeof(*img));
-	if (!img || !(img->path = strdup(path))) {
-		free(img);
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	}
+	img = xcalloc(1, sizeof(*img));
+	img->path = xstrdup(path);
 
 	/* O_NONBLOCK: a FIFO planted where a library was must not hang us. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -91,9 +92,8 @@ static void group_add(struct group *g, const struct cs_mapping *m)
 	}
 }
 
-/* Group file mappings by path, in address order.  Returns the count or
- * -1 when out of memory. */
-static long make_groups(const struct memsrc *ms, struct group **out)
+/* Group file mappings by path, in address order: the count. */
+static size_t make_groups(const struct memsrc *ms, struct group **out)
 {
 	const struct cs_mapping **byp;
 	struct group *groups;
@@ -102,13 +102,8 @@ static long make_groups(const struct memsrc *ms, struct group **out)
 	*out = NULL;
 	if (ms->nmaps == 0)
 		return 0;
-	byp = calloc(ms->nmaps, sizeof(*byp));
-	groups = calloc(ms->nmaps, sizeof(*groups));
-	if (!byp || !groups) {
-		free(byp);
-		free(groups);
-		return -1;
-	}
+	byp = xcalloc(ms->nmaps, sizeof(*byp));
+	groups = xcalloc(ms->nmaps, sizeof(*groups));
 	for (i = 0; i < ms->nmaps; i++) {
 		const struct cs_mapping *m = &ms->maps[i];
 
@@ -130,7 +125,7 @@ static long make_groups(const struct memsrc *ms, struct group **out)
 			groups[n++] = groups[i];
 	qsort(groups, n, sizeof(*groups), cmp_group_by_start);
 	*out = groups;
-	return (long)n;
+	return n;
 }
 
 /* Is a live process's /proc/PID/map_files usable for this source? */
@@ -142,41 +137,35 @@ static int has_map_files(const struct memsrc *ms)
 	       (ms->exe_path && strncmp(ms->exe_path, "/proc/", 6) == 0);
 }
 
-/*
- * Open one module's ELF file; NULL when it cannot be (not an error).
- * Returns -1 only when out of memory.
- */
-static int open_image(struct memsrc *ms, const struct group *g,
-		      int use_exe, struct elf_image **img)
+/* Open one module's ELF file; *img NULL when it cannot be (not an
+ * error: the module is kept without symbols). */
+static void open_image(struct memsrc *ms, const struct group *g,
+		       int use_exe, struct elf_image **img)
 {
-	struct cs_err ignored;
 	char buf[128];
 	char *path;
 
 	*img = NULL;
-	cs_err_init(&ignored);
 	if (use_exe && ms->exe_path &&
-	    elf_image_open(img, ms->exe_path, &ignored) == 0)
-		return 0;
-	cs_err_init(&ignored);
+	    elf_image_open(img, ms->exe_path, NULL) == 0)
+		return;
 
 	if (g->deleted) {
 		/* The name now leads to nothing or to another file; only the
 		 * kernel's link to the mapped file itself is trustworthy. */
 		if (!has_map_files(ms))
-			return 0;
+			return;
 		snprintf(buf, sizeof(buf),
 			 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, ms->pid,
 			 g->low_start, g->first_end);
-		elf_image_open(img, buf, &ignored);
-		return 0;
+		elf_image_open(img, buf, NULL);
+		return;
 	}
+	/* NULL only when memsrc.c runs out of memory: no image then. */
 	path = memsrc_target_path(ms, g->path);
-	if (!path)
-		return -1;
-	elf_image_open(img, path, &ignored);
+	if (path)
+		elf_image_open(img, path, NULL);
 	free(path);
-	return 0;
 }
 
 static uint64_t compute_bias(const struct group *g,
@@ -225,12 +214,10 @@ static int same_build_id(const struct elf_image *a, const struct elf_image *b)
 static void guess_main(struct module_list *list, struct memsrc *ms)
 {
 	struct elf_image *exe = NULL;
-	struct cs_err ignored;
 	struct module *found = NULL;
 	size_t i;
 
-	cs_err_init(&ignored);
-	if (ms->exe_path && elf_image_open(&exe, ms->exe_path, &ignored) == 0) {
+	if (ms->exe_path && elf_image_open(&exe, ms->exe_path, NULL) == 0) {
 		for (i = 0; i < list->n && !found; i++)
 			if (list->mods[i].img &&
 			    same_build_id(list->mods[i].img, exe))
@@ -267,43 +254,31 @@ int module_list_load(struct module_list *list, struct memsrc *ms,
 		     struct cs_err *err)
 {
 	struct group *groups;
-	long ng, main_idx;
-	size_t i;
+	size_t i, ng;
+	long main_idx;
 
 	list->mods = NULL;
 	list->n = 0;
 	ng = make_groups(ms, &groups);
-	if (ng < 0)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	if (ng == 0) {
 		free(groups);
 		return 0;
 	}
-	list->mods = calloc((size_t)ng, sizeof(*list->mods));
-	if (!list->mods) {
-		free(groups);
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	}
+	list->mods = xcalloc(ng, sizeof(*list->mods));
 
-	main_idx = main_by_link(ms, groups, (size_t)ng);
-	for (i = 0; i < (size_t)ng; i++) {
+	main_idx = main_by_link(ms, groups, ng);
+	for (i = 0; i < ng; i++) {
 		struct module *mod = &list->mods[i];
 		const struct group *g = &groups[i];
 
-		mod->path = strdup(g->path);
-		if (!mod->path ||
-		    open_image(ms, g, (long)i == main_idx, &mod->img) < 0) {
-			list->n = i + 1;
-			module_list_release(list);
-			free(groups);
-			return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-		}
+		mod->path = xstrdup(g->path);
+		open_image(ms, g, (long)i == main_idx, &mod->img);
 		mod->start = g->start;
 		mod->end = g->end;
 		mod->bias = compute_bias(g, mod->img);
 		mod->is_main = (long)i == main_idx;
 	}
-	list->n = (size_t)ng;
+	list->n = ng;
 	if (main_idx < 0)
 		guess_main(list, ms);
 	free(groups);

@@ -32,7 +32,8 @@ struct module_list {
  * Group the source's file mappings into modules and open each ELF file.
  * Files that cannot be opened are kept with img == NULL (a warning's
  * worth, not an error).  The main executable is opened through
- * ms->exe_path when set.
+ * ms->exe_path when set.  Returns 0: nothing here fails (out of memory
+ * exits, common/error.h).
  */
 int module_list_load(struct module_list *list, struct memsrc *ms,
 		     struct cs_err *err);

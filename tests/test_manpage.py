@@ -98,3 +98,28 @@ def test_manpage_renders_without_warnings():
                          universal_newlines=True, timeout=60,
                          env=dict(os.environ, LC_ALL="C.UTF-8"))
     assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
+def test_every_error_code_maps_to_a_documented_status():
+    """cli_exit_status()'s table (cli/main.c) covers every code of
+    common/error.h, and gives only statuses the man page documents."""
+    with open(ERROR_H) as f:
+        header = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    codes = set(re.findall(r"\b(CS_ERR_[A-Z_]+)\s*=", header))
+    assert "CS_ERR_NOT_STOPPED" in codes, codes
+    with open(os.path.join(REPO_DIR, "cli", "main.c")) as f:
+        main_c = f.read()
+    m = re.search(r"exit_statuses\[\]\s*=\s*\{(.*?)\n\};", main_c, re.S)
+    assert m, "no exit_statuses table in cli/main.c"
+    table = dict(re.findall(r"\{\s*(CS_ERR_[A-Z_]+),\s*(\d+)\s*\}",
+                            m.group(1)))
+    assert set(table) == codes, set(table) ^ codes
+    documented = set(exit_statuses())
+    assert {int(v) for v in table.values()} <= documented, table
+    # A code of enum cs_status is its own status.
+    for line in re.search(r"enum\s+cs_status\s*\{(.*?)\}", header,
+                          re.S).group(1).split(","):
+        mm = re.match(r"\s*(CS_ERR_[A-Z_]+)\s*=\s*(\d+)", line)
+        if mm:
+            assert table[mm.group(1)] == mm.group(2), mm.group(0)
+    assert table["CS_ERR_NOT_STOPPED"] == "8"

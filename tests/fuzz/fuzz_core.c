@@ -60,6 +60,7 @@ static unsigned probe(struct memsrc *ms, uint64_t addr)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct core_options opt;
+	struct cs_warnings warnings;
 	const struct core_info *in;
 	struct memsrc *ms;
 	struct cs_err err;
@@ -79,10 +80,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&opt, 0, sizeof(opt));
 	opt.exe_optional = 1;
+	cs_warnings_init(&warnings);
+	opt.warnings = &warnings;
 	cs_err_init(&err);
 	if (core_open(&ms, path, &opt, &err) != 0) {
 		if (ms || err.code == 0 || !err.msg[0])
 			__builtin_trap();
+		cs_warnings_release(&warnings);
 		return 0;
 	}
 	in = core_info(ms);
@@ -116,11 +120,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink += (unsigned)strlen(in->command);
 	if (in->psargs)
 		sink += (unsigned)strlen(in->psargs);
-	for (i = 0; i < in->nwarnings; i++)
-		sink += (unsigned)strlen(in->warnings[i]);
 	if (ms->exe_path)
 		sink += (unsigned)strlen(ms->exe_path);
 	memsrc_free(ms);
+	for (i = 0; i < warnings.n; i++)
+		sink += (unsigned)strlen(warnings.v[i].text);
+	cs_warnings_release(&warnings);
 	(void)sink;
 	return 0;
 }
