@@ -1,0 +1,73 @@
+/*
+ * What the parts of the live backend share (attach/live.c opens, reads
+ * and closes; live_stop.c stops and resumes the threads and guards
+ * against signals; live_errors.c explains refusals).  Not for use outside
+ * attach/live*.c.
+ */
+#ifndef COROSCOPE_ATTACH_LIVE_INTERNAL_H
+#define COROSCOPE_ATTACH_LIVE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "attach/memsrc.h"
+
+enum thread_state {
+	TH_SEIZED,     /* seized and interrupted, stop not yet reported */
+	TH_STOPPED,    /* in a ptrace-stop */
+	TH_GONE,       /* exited, to be dropped */
+};
+
+struct live_thread {
+	int tid;
+	enum thread_state state;
+	int sig;               /* signal to deliver on detach, or 0 */
+	uint64_t fs_base;
+	int has_fs_base;
+	struct cs_regs regs;   /* valid when has_fs_base */
+};
+
+struct live {
+	int pid;
+	int mem_fd;            /* /proc/PID/mem, -1 until needed */
+	int use_mem;           /* process_vm_readv refused: use mem_fd */
+	struct iovec *riov;    /* IOV_PAGES remote iovecs */
+
+	struct live_thread *th;  /* seized threads */
+	size_t nth, ath;
+
+	int other_ns;          /* in another PID namespace: tids differ there */
+
+	int stopped;
+	struct timespec since;   /* when the current stop completed */
+	double paused_ms;        /* earlier stops */
+};
+
+/*
+ * The thread ids in /proc/PID/task, the main thread first and the others
+ * in ascending order.  -1 with errno set when the directory is gone.
+ */
+int live_list_tasks(int pid, int **out, size_t *nout);
+
+/* A thread's tid in the target's own PID namespace (0 when unknown). */
+int live_ns_tid_of(const struct live *lv, int tid);
+
+/* Is the process alive: its main thread, or any thread, not a zombie. */
+int live_pid_alive(int pid);
+
+/* Read /proc/PID/maps into ms->maps (sorted).  0 or a status. */
+int live_read_maps(struct memsrc *ms, struct cs_err *err);
+
+/*
+ * Why the kernel refused to let us trace (or read) pid, on one line:
+ * the first reason that applies, from the most to the least certain.
+ * what: "attach to", "read", ...  Returns CS_ERR_PERMISSION.
+ */
+int live_fail_denied(struct cs_err *err, int pid, const char *what);
+
+/* CS_ERR_EXITED: "process N exited". */
+long live_exited(struct cs_err *err, int pid);
+
+#endif

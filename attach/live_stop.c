@@ -1,0 +1,570 @@
+/*
+ * Stopping and resuming a live target's threads (PTRACE_SEIZE and
+ * PTRACE_INTERRUPT, then PTRACE_DETACH), and the signal guard that
+ * detaches them when coroscope is killed by a signal.
+ */
+#include "attach/live.h"
+#include "attach/live_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/procfs.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+/*
+ * Test aid, read from the environment (documented in the man page's
+ * ENVIRONMENT section as an unsupported test hook):
+ *   COROSCOPE_TEST_HOLD_MS=N   live_stop() keeps the target stopped N more
+ *                              milliseconds once every thread is stopped,
+ *                              so that tests can kill the target or
+ *                              coroscope while it is attached.
+ */
+#define HOLD_ENV "COROSCOPE_TEST_HOLD_MS"
+
+#define STOP_ROUNDS 64         /* listings of /proc/PID/task in live_stop */
+#define STOP_WAIT_MS 1000      /* for every thread to report its stop */
+#define DETACH_WAIT_MS 100     /* for a late stop before detaching */
+
+/*
+ * The signal guard's view of the seized threads.  A handler may run at any
+ * point, so this is a fixed array of sig_atomic_t slots: a slot is claimed
+ * by writing its tid last and released by writing 0.  A thread missing
+ * from it (more than GUARD_MAX, or caught mid-update) is still detached by
+ * the kernel when coroscope dies; only a signal we held for it is lost.
+ */
+#define GUARD_MAX 8192
+static volatile sig_atomic_t guard_tid[GUARD_MAX];
+static volatile sig_atomic_t guard_sig[GUARD_MAX];
+static volatile sig_atomic_t guard_len;
+static int guard_installed;
+
+static void guard_add(int tid)
+{
+	sig_atomic_t i;
+
+	for (i = 0; i < guard_len; i++)
+		if (guard_tid[i] == 0)
+			break;
+	if (i >= GUARD_MAX)
+		return;
+	guard_sig[i] = 0;
+	guard_tid[i] = tid;
+	if (i == guard_len)
+		guard_len = i + 1;
+}
+
+static void guard_set_sig(int tid, int sig)
+{
+	sig_atomic_t i;
+
+	for (i = 0; i < guard_len; i++)
+		if (guard_tid[i] == tid)
+			guard_sig[i] = sig;
+}
+
+static void guard_remove(int tid)
+{
+	sig_atomic_t i;
+
+	for (i = 0; i < guard_len; i++)
+		if (guard_tid[i] == tid)
+			guard_tid[i] = 0;
+	while (guard_len > 0 && guard_tid[guard_len - 1] == 0)
+		guard_len--;
+}
+
+/* Async-signal-safe: only the raw ptrace system call. */
+static void guard_detach_all(void)
+{
+	sig_atomic_t i;
+
+	for (i = 0; i < guard_len; i++) {
+		int tid = guard_tid[i];
+
+		if (tid > 0) {
+			syscall(SYS_ptrace, PTRACE_DETACH, tid, NULL,
+				(void *)(long)guard_sig[i]);
+			guard_tid[i] = 0;
+		}
+	}
+}
+
+static void guard_handler(int sig)
+{
+	static struct sigaction sa;  /* zeroed: no memset in a handler */
+	int saved = errno;
+
+	guard_detach_all();
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	/* Pending until this handler returns (the signal is blocked while
+	 * it runs); then the default action ends coroscope as if the
+	 * handler had never been there. */
+	raise(sig);
+	errno = saved;
+}
+
+static void guard_atexit(void)
+{
+	guard_detach_all();
+}
+
+void live_install_signal_guard(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa, old;
+	size_t i;
+
+	if (guard_installed)
+		return;
+	guard_installed = 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = guard_handler;
+	sigfillset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* Leave an ignored signal ignored (nohup, background jobs). */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+	atexit(guard_atexit);
+}
+
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e3 +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+static struct live_thread *find_thread(struct live *lv, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < lv->nth; i++)
+		if (lv->th[i].tid == tid)
+			return &lv->th[i];
+	return NULL;
+}
+
+/*
+ * Exits a tracer wait reaped.  When coroscope is also the real parent
+ * (`coroscope run` dumping its command), that wait was the only report
+ * of the exit: keep the status for live_reaped_status().
+ */
+#define MAX_REAPED 16
+static struct { int pid, status; } reaped[MAX_REAPED];
+static size_t nreaped;
+
+static void note_exit(pid_t pid, int st)
+{
+	if (pid <= 0 || !(WIFEXITED(st) || WIFSIGNALED(st)))
+		return;
+	reaped[nreaped % MAX_REAPED].pid = pid;
+	reaped[nreaped % MAX_REAPED].status = st;
+	nreaped++;
+}
+
+int live_reaped_status(int pid, int *status)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_REAPED; i++) {
+		if (reaped[i].pid == pid && pid > 0) {
+			*status = reaped[i].status;
+			reaped[i].pid = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Wait for a seized thread's stop.  PTRACE_INTERRUPT produces a
+ * PTRACE_EVENT_STOP (as does a group-stop); but a signal arriving first
+ * is reported as a signal-delivery-stop instead.  That is a ptrace-stop
+ * too, so the thread counts as stopped, and the signal is kept in th->sig
+ * and delivered again by PTRACE_DETACH: the target never loses a signal
+ * to coroscope.  (The pending interrupt is cancelled by the detach.)
+ */
+/*
+ * Wait for a seized thread's stop until deadline (CLOCK_MONOTONIC ms).
+ * Polled, not blocking: a thread in uninterruptible sleep (a hung NFS
+ * read, a vfork parent) takes no PTRACE_INTERRUPT until it wakes, and
+ * must not keep coroscope, and the threads already stopped, waiting.
+ * On timeout the thread stays TH_SEIZED.
+ */
+static void wait_stop(struct live_thread *th, double deadline)
+{
+	const struct timespec pause = { 0, 500 * 1000 };
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(th->tid, &st, __WALL | WNOHANG);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			th->state = TH_GONE;  /* ECHILD: not our tracee now */
+			return;
+		}
+		if (r == 0) {
+			if (cs_now_ms() >= deadline)
+				return;
+			nanosleep(&pause, NULL);
+			continue;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			note_exit(r, st);
+			th->state = TH_GONE;
+			return;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if ((st >> 16) == 0) {
+			th->sig = WSTOPSIG(st);
+			guard_set_sig(th->tid, th->sig);
+		}
+		/* Any other event cannot happen with options 0. */
+		th->state = TH_STOPPED;
+		return;
+	}
+}
+
+/* Detach one thread (waiting for its stop first if need be). */
+static void detach_thread(struct live_thread *th)
+{
+	int st;
+
+	/* A thread that never stopped cannot be detached; the kernel lets
+	 * it go when coroscope exits (seized, it is not left stopped). */
+	if (th->state == TH_SEIZED)
+		wait_stop(th, cs_now_ms() + DETACH_WAIT_MS);
+	if (th->state == TH_STOPPED &&
+	    ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->sig) < 0)
+		/* Killed while stopped: reap its exit report if it is ours. */
+		if (waitpid(th->tid, &st, __WALL | WNOHANG) > 0)
+			note_exit(th->tid, st);
+	guard_remove(th->tid);
+	th->state = TH_GONE;
+}
+
+static void drop_gone(struct live *lv)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < lv->nth; i++) {
+		if (lv->th[i].state == TH_GONE)
+			guard_remove(lv->th[i].tid);
+		else
+			lv->th[j++] = lv->th[i];
+	}
+	lv->nth = j;
+}
+
+/* Seize and interrupt one thread; 0 also when it vanished meanwhile. */
+static int seize_thread(struct live *lv, int tid, struct cs_err *err)
+{
+	struct live_thread *th;
+	char st;
+
+	if (lv->nth == lv->ath) {
+		size_t na = lv->ath ? lv->ath * 2 : 16;
+		struct live_thread *t = realloc(lv->th, na * sizeof(*t));
+
+		if (!t)
+			return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+		lv->th = t;
+		lv->ath = na;
+	}
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+		if (errno == ESRCH)
+			return 0;
+		if (errno == EPERM) {
+			/* Exiting threads refuse to be traced: not our
+			 * problem.  Nor are threads that are gone. */
+			st = procfs_state(lv->pid, tid);
+			if (!st || procfs_state_dead(st))
+				return 0;
+			return live_fail_denied(err, lv->pid, "attach to");
+		}
+		return cs_fail(err, CS_ERR_INTERNAL,
+			       "cannot attach to thread %d of process %d: %s",
+			       tid, lv->pid, strerror(errno));
+	}
+	guard_add(tid);
+	th = &lv->th[lv->nth++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	th->state = TH_SEIZED;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		int st2;
+
+		/* It died between the two calls; collect its exit. */
+		if (waitpid(tid, &st2, __WALL | WNOHANG) > 0)
+			note_exit(tid, st2);
+		th->state = TH_GONE;
+	}
+	return 0;
+}
+
+static void read_fs_base(struct live_thread *th)
+{
+#if defined(__x86_64__)
+	struct user_regs_struct regs;
+
+	if (ptrace(PTRACE_GETREGS, th->tid, NULL, &regs) == 0) {
+		th->fs_base = regs.fs_base;
+		th->has_fs_base = 1;
+		/* All of them, for native unwinding: same call, no cost. */
+		_Static_assert(sizeof(regs) == CS_REGS_IMAGE_SIZE,
+			       "user_regs_struct is the pr_reg layout");
+		cs_regs_from_image(&th->regs, &regs);
+	} else if (errno == ESRCH) {
+		th->state = TH_GONE;  /* SIGKILLed while stopped */
+	}
+#else
+	(void)th;
+#endif
+}
+
+static void hold_for_tests(void)
+{
+	const char *s = getenv(HOLD_ENV);
+	struct timespec ts;
+	char *end;
+	long ms;
+
+	if (!s || !*s)
+		return;
+	errno = 0;
+	ms = strtol(s, &end, 10);
+	if (errno || *end || ms <= 0)
+		return;
+	if (ms > 600000)
+		ms = 600000;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void resume_threads(struct live *lv)
+{
+	size_t i;
+
+	for (i = 0; i < lv->nth; i++)
+		detach_thread(&lv->th[i]);
+	lv->nth = 0;
+}
+
+/* Re-read the mappings; on failure the old list stays. */
+static int refresh_maps(struct memsrc *ms, struct cs_err *err)
+{
+	struct cs_mapping *old = ms->maps;
+	size_t nold = ms->nmaps;
+	int ret;
+
+	ms->maps = NULL;
+	ms->nmaps = 0;
+	ret = live_read_maps(ms, err);
+	if (ret) {
+		ms->maps = old;
+		ms->nmaps = nold;
+		return ret;
+	}
+	cs_mappings_free(old, nold);
+	return 0;
+}
+
+/*
+ * One round of stopping: seize every listed thread not yet seized, wait
+ * for all to stop.  *added says how many were new.  0 or a status.
+ */
+static int stop_round(struct live *lv, double deadline, size_t *added,
+		      struct cs_err *err)
+{
+	int *tids;
+	size_t ntids, i, n;
+	int ret = 0;
+
+	*added = 0;
+	if (live_list_tasks(lv->pid, &tids, &ntids) < 0)
+		return errno == ENOMEM ?
+		       cs_fail(err, CS_ERR_INTERNAL, "out of memory") :
+		       (int)live_exited(err, lv->pid);
+	for (i = 0; i < ntids && !ret; i++) {
+		if (find_thread(lv, tids[i]))
+			continue;
+		n = lv->nth;
+		ret = seize_thread(lv, tids[i], err);
+		*added += lv->nth - n;
+	}
+	free(tids);
+	if (ret)
+		return ret;
+	for (i = 0; i < lv->nth; i++)
+		if (lv->th[i].state == TH_SEIZED)
+			wait_stop(&lv->th[i], deadline);
+	for (i = 0; i < lv->nth; i++)
+		if (lv->th[i].state == TH_SEIZED)
+			return cs_fail(err, CS_ERR_MEMORY,
+				       "thread %d of process %d did not stop "
+				       "within %d ms (uninterruptible sleep?); "
+				       "try --no-block", lv->th[i].tid,
+				       lv->pid, STOP_WAIT_MS);
+	drop_gone(lv);
+	return 0;
+}
+
+/*
+ * Stop every thread.  New threads can only be created by running
+ * threads, so once every listed thread is stopped, one more listing that
+ * finds nothing new means the whole process is stopped.  The bound only
+ * matters for a process creating threads faster than we can catch them.
+ */
+static int stop_all(struct memsrc *ms, struct live *lv, struct cs_err *err)
+{
+	double deadline = cs_now_ms() + STOP_WAIT_MS;
+	size_t round, added = 0;
+	int ret;
+
+	for (round = 0; round < STOP_ROUNDS; round++) {
+		ret = stop_round(lv, deadline, &added, err);
+		if (ret)
+			return ret;
+		if (!added)
+			break;
+	}
+	if (!lv->nth || !live_alive(ms))
+		return (int)live_exited(err, lv->pid);
+	if (round == STOP_ROUNDS)
+		return cs_fail(err, CS_ERR_MEMORY,
+			       "process %d keeps creating threads faster than "
+			       "they can be stopped; try --no-block", lv->pid);
+	return 0;
+}
+
+/* The namespace tid of a thread listed before the stop, else read now
+ * (reading /proc for every thread would lengthen the stop). */
+static int known_ns_tid(const struct memsrc *ms, const struct live *lv,
+			int tid)
+{
+	size_t i;
+
+	if (!lv->other_ns)
+		return tid;
+	for (i = 0; i < ms->nthreads; i++)
+		if (ms->threads[i].tid == tid && ms->threads[i].ns_tid)
+			return ms->threads[i].ns_tid;
+	return live_ns_tid_of(lv, tid);
+}
+
+/* The stopped threads, with their fs_base, as ms->threads. */
+static int publish_threads(struct memsrc *ms, struct live *lv,
+			   struct cs_err *err)
+{
+	struct cs_thread *threads;
+	size_t i;
+
+	for (i = 0; i < lv->nth; i++)
+		read_fs_base(&lv->th[i]);
+	drop_gone(lv);
+	threads = calloc(lv->nth ? lv->nth : 1, sizeof(*threads));
+	if (!threads)
+		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	for (i = 0; i < lv->nth; i++) {
+		threads[i].tid = lv->th[i].tid;
+		threads[i].ns_tid = known_ns_tid(ms, lv, lv->th[i].tid);
+		threads[i].fs_base = lv->th[i].fs_base;
+		threads[i].has_fs_base = lv->th[i].has_fs_base;
+		threads[i].has_regs = lv->th[i].has_fs_base;
+		threads[i].regs = lv->th[i].regs;
+	}
+	free(ms->threads);
+	ms->threads = threads;
+	ms->nthreads = lv->nth;
+	return 0;
+}
+
+int live_stop(struct memsrc *ms, struct cs_err *err)
+{
+	struct live *lv = ms->backend;
+	int ret;
+
+	if (lv->stopped)
+		return 0;
+	if (lv->pid == getpid())
+		return cs_fail(err, CS_ERR_PERMISSION,
+			       "cannot stop process %d: it is coroscope itself",
+			       lv->pid);
+	ret = stop_all(ms, lv, err);
+	/* The mappings as they are now that nothing runs: what was mapped
+	 * or unmapped since live_open() must be read (and captured) too. */
+	if (!ret)
+		ret = refresh_maps(ms, err);
+	if (!ret)
+		ret = publish_threads(ms, lv, err);
+	if (ret) {
+		resume_threads(lv);
+		return ret;
+	}
+	memsrc_cache_clear(ms);
+	lv->stopped = 1;
+	clock_gettime(CLOCK_MONOTONIC, &lv->since);
+	hold_for_tests();
+	return 0;
+}
+
+void live_resume(struct memsrc *ms)
+{
+	struct live *lv;
+
+	if (!ms || !ms->backend)
+		return;
+	lv = ms->backend;
+	resume_threads(lv);
+	if (lv->stopped) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		lv->paused_ms += ms_between(&lv->since, &now);
+		lv->stopped = 0;
+		/* What we cached is only true while the target is stopped,
+		 * unless all it can change was captured. */
+		if (!ms->frozen)
+			memsrc_cache_clear(ms);
+	}
+}
+
+double live_paused_ms(const struct memsrc *ms)
+{
+	const struct live *lv = ms->backend;
+	double total = lv->paused_ms;
+
+	if (lv->stopped) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		total += ms_between(&lv->since, &now);
+	}
+	return total;
+}
+
+int live_alive(const struct memsrc *ms)
+{
+	return live_pid_alive(ms->pid);
+}
