@@ -19,7 +19,7 @@ struct dump_options {
 	int pid;
 };
 
-enum { OPT_RETRIES = 256 };
+enum { OPT_RETRIES = CLI_OPT_OWN_FIRST };
 
 /* --retries N: 0 to COLLECT_MAX_RETRIES.  collect_options.retries takes 0
  * to mean the default, so an explicit 0 is stored as -1 (none). */

@@ -30,7 +30,12 @@ struct collect_options {
 	 */
 	int retries;
 	int native;      /* native frames: 1 --native, 2 --native-all */
+	size_t max_frames;  /* Python frames kept per thread, 0: the default */
 };
+
+/* --max-frames: at least, at most. */
+#define COLLECT_MIN_FRAMES 16
+#define COLLECT_MAX_FRAMES (1u << 20)
 
 struct collection {
 	int pid;                   /* the process (thread group) shown */

@@ -15,7 +15,7 @@
 /* Ids of the shared long options without a letter: from
  * CLI_OPT_SHARED_FIRST up, so that they never meet a command's own
  * (CLI_OPT_OWN_FIRST up, see options.h). */
-enum { OPT_NATIVE = CLI_OPT_SHARED_FIRST, OPT_NATIVE_ALL };
+enum { OPT_NATIVE = CLI_OPT_SHARED_FIRST, OPT_NATIVE_ALL, OPT_MAX_FRAMES };
 
 static const struct option common_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -23,9 +23,27 @@ static const struct option common_longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "native", no_argument, NULL, OPT_NATIVE },
 	{ "native-all", no_argument, NULL, OPT_NATIVE_ALL },
+	{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 	{ "help", no_argument, NULL, 'h' },
 };
 #define NCOMMON (sizeof(common_longopts) / sizeof(common_longopts[0]))
+
+/* --max-frames N: COLLECT_MIN_FRAMES to COLLECT_MAX_FRAMES. */
+static int parse_max_frames(const char *arg, size_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < (long)COLLECT_MIN_FRAMES ||
+	    v > (long)COLLECT_MAX_FRAMES)
+		return cli_usage_error("--max-frames takes a number from %u "
+				       "to %u, not '%s'", COLLECT_MIN_FRAMES,
+				       COLLECT_MAX_FRAMES, arg);
+	*out = (size_t)v;
+	return 0;
+}
 
 int cli_parse_pid(const char *s, int *pid)
 {
@@ -91,6 +109,10 @@ int cli_parse_view_options(int argc, char **argv,
 			break;
 		case OPT_NATIVE_ALL:
 			o->collect.native = 2;
+			break;
+		case OPT_MAX_FRAMES:
+			if (parse_max_frames(optarg, &o->collect.max_frames))
+				return CS_ERR_USAGE;
 			break;
 		case 'h':
 			cli_usage(stdout);

@@ -11,6 +11,7 @@ a hostile or merely unusual target can hold.
   interpreters, each reported with its interpreter.
 """
 
+import os
 import resource
 
 import pytest
@@ -91,6 +92,30 @@ def test_deep_recursion_text_says_what_was_left_out(extremes):
     assert "in recurse" in lines[at - 1] and "in recurse" in lines[at + 1]
     assert lines[-1].endswith(", line %d, in recurse"
                               % marker_line(EXTREMES, "deep-park")), lines[-3:]
+
+
+def test_max_frames_sets_the_cap(extremes):
+    """--max-frames N keeps N frames: the innermost N-8 and the outermost 8."""
+    doc = run_coroscope("dump", "--json", "--max-frames", "100",
+                        extremes.pid).json()
+    deep = thread_named(doc, "deep")
+    total = extremes.ready["deep_frames"]
+    assert len(deep["frames"]) == 100
+    assert deep["frames_omitted"] == total - 100
+    assert deep["frames"][0]["line"] == marker_line(EXTREMES, "deep-park")
+    assert deep["frames"][-1]["function"] == "_bootstrap"
+    # A cap above the depth keeps every frame.
+    doc = run_coroscope("dump", "--json", "--max-frames", str(total + 10),
+                        extremes.pid).json()
+    deep = thread_named(doc, "deep")
+    assert len(deep["frames"]) == total and deep["frames_omitted"] == 0
+
+
+@pytest.mark.parametrize("bad", ["0", "15", "-1", "x", "1048577", ""])
+def test_max_frames_refuses_bad_values(bad):
+    res = run_coroscope("dump", "--max-frames", bad, str(os.getpid()))
+    assert res.returncode == 2, res
+    assert "--max-frames" in res.stderr, res
 
 
 # ---------------------------------------------------------------------------
