@@ -21,6 +21,7 @@
  * process seen in the tree before that is still the same process.
  */
 #include "cli/commands.h"
+#include "cli/options.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,17 +50,6 @@
 
 /* ---- options ---- */
 
-static int parse_duration_option(const char *name, const char *arg,
-				 long long *ms)
-{
-	struct cs_err err;
-
-	cs_err_init(&err);
-	if (duration_parse(arg, ms, &err) < 0)
-		return cli_usage_error("run: %s: %s", name, err.msg);
-	return 0;
-}
-
 static int parse_options(int argc, char **argv, struct run_options *o)
 {
 	static const struct option longopts[] = {
@@ -81,13 +71,13 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	while ((c = getopt_long(argc, argv, "+:t:r:k:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			ret = parse_duration_option("--timeout", optarg,
+			ret = cli_parse_duration("run", "--timeout", optarg,
 						    &o->timeout_ms);
 			if (ret)
 				return ret;
 			break;
 		case 'k':
-			ret = parse_duration_option("--kill-after", optarg,
+			ret = cli_parse_duration("run", "--kill-after", optarg,
 						    &o->kill_after_ms);
 			if (ret)
 				return ret;

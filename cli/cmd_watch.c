@@ -11,6 +11,7 @@
  * detaches a stopped target before coroscope dies.
  */
 #include "cli/commands.h"
+#include "cli/options.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -43,17 +44,6 @@ struct watch_options {
 #define WATCH_MIN_INTERVAL_MS 10
 #define WATCH_PROBE_MAX_MS 50.0
 
-static int parse_duration_opt(const char *name, const char *arg,
-			      long long *ms)
-{
-	struct cs_err err;
-
-	cs_err_init(&err);
-	if (duration_parse(arg, ms, &err) < 0)
-		return cli_usage_error("watch: %s: %s", name, err.msg);
-	return 0;
-}
-
 static int parse_options(int argc, char **argv, struct watch_options *o)
 {
 	static const struct option longopts[] = {
@@ -76,19 +66,19 @@ static int parse_options(int argc, char **argv, struct watch_options *o)
 	       (c = getopt_long(argc, argv, "+i:f:s:jnh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			ret = parse_duration_opt("--interval", optarg,
+			ret = cli_parse_duration("watch", "--interval", optarg,
 						 &o->interval_ms);
 			if (ret == 0 && o->interval_ms < WATCH_MIN_INTERVAL_MS)
 				ret = cli_usage_error("watch: --interval must be at least %dms",
 						      WATCH_MIN_INTERVAL_MS);
 			break;
 		case 'f':
-			ret = parse_duration_opt("--for", optarg, &o->for_ms);
+			ret = cli_parse_duration("watch", "--for", optarg, &o->for_ms);
 			if (ret == 0 && o->for_ms <= 0)
 				ret = cli_usage_error("watch: --for must be longer than 0s");
 			break;
 		case 's':
-			ret = parse_duration_opt("--stuck", optarg, &o->stuck_ms);
+			ret = cli_parse_duration("watch", "--stuck", optarg, &o->stuck_ms);
 			break;
 		case 'j':
 			o->json = 1;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "common/duration.h"
 #include "common/error.h"
 #include "common/banned.h"
 
@@ -42,6 +43,17 @@ static int parse_max_frames(const char *arg, size_t *out)
 				       "to %u, not '%s'", COLLECT_MIN_FRAMES,
 				       COLLECT_MAX_FRAMES, arg);
 	*out = (size_t)v;
+	return 0;
+}
+
+int cli_parse_duration(const char *command, const char *name,
+		       const char *arg, long long *ms)
+{
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (duration_parse(arg, ms, &err) < 0)
+		return cli_usage_error("%s: %s: %s", command, name, err.msg);
 	return 0;
 }
 

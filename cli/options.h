@@ -41,6 +41,11 @@ struct cli_extra_options {
  * them.  0, or a usage error's status after printing it.  --help prints
  * the usage and exits.
  */
+/* A DURATION option's value (common/duration.h): 0, or a usage error's
+ * status after printing "COMMAND: NAME: why". */
+int cli_parse_duration(const char *command, const char *name,
+		       const char *arg, long long *ms);
+
 int cli_parse_view_options(int argc, char **argv,
 			   const struct cli_extra_options *extra,
 			   struct view_options *o, int *first);
