@@ -56,6 +56,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "kill-after", required_argument, NULL, 'k' },
+		{ "no-native", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -68,7 +69,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	/* "+": the first word that is not an option starts the command, so
 	 * the command's own options are never taken for run's; ":" tells a
 	 * missing value from an unknown option. */
-	while ((c = getopt_long(argc, argv, "+:t:r:k:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:t:r:k:Nh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			ret = cli_parse_duration("run", "--timeout", optarg,
@@ -86,6 +87,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			if (!*optarg)
 				return cli_usage_error("run: --report needs a file name");
 			o->report = optarg;
+			break;
+		case 'N':
+			o->no_native = 1;
 			break;
 		case 'h':
 			cli_usage(stdout);
@@ -145,7 +149,9 @@ static int check_outputs(const struct run_options *o)
 
 /* ---- the dump ---- */
 
-static void dump_one(struct run_proc *p)
+/* A hang report is a one-off, and the C layer is often the answer: its
+ * native frames come with it unless --no-native. */
+static void dump_one(struct run_proc *p, const struct run_options *o)
 {
 	struct collect_options copt;
 
@@ -158,6 +164,7 @@ static void dump_one(struct run_proc *p)
 		return;
 	}
 	memset(&copt, 0, sizeof(copt));
+	copt.native = !o->no_native;
 	if (collect_live(&p->c, p->e.pid, &copt, &p->err) == 0) {
 		p->dumped = 1;
 		return;
@@ -205,7 +212,7 @@ static void dump_tree(struct run_state *st, int timed_out)
 	procs = xcalloc(tree.n ? tree.n : 1, sizeof(*procs));
 	for (i = 0; i < tree.n; i++) {
 		procs[i].e = tree.e[i];
-		dump_one(&procs[i]);
+		dump_one(&procs[i], st->o);
 		npy += procs[i].dumped;
 	}
 	/* A dump of the command may have taken its exit status. */

@@ -110,8 +110,16 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	}
 	/* From the registers and stacks copied at the stop: the target may
 	 * already run on. */
-	if (ret == 0 && opt->native)
-		ret = native_stacks_take(&c->native, c->ms, err);
+	if (ret == 0 && opt->native) {
+		struct cs_err nerr;
+
+		/* Like the tasks: native stacks that cannot be unwound cost
+		 * only themselves, with a warning. */
+		cs_err_init(&nerr);
+		if (native_stacks_take(&c->native, c->ms, &nerr) < 0)
+			cs_warn(&c->warnings, CS_WARN_COLLECTION,
+				"native frames not shown: %.400s", nerr.msg);
+	}
 	if (ret == 0) {
 		struct cs_err aerr;
 

@@ -19,6 +19,7 @@ struct run_options {
 	long long timeout_ms;      /* 0: no timeout */
 	long long kill_after_ms;
 	const char *report;        /* --report FILE, or NULL */
+	int no_native;             /* --no-native: Python frames only */
 	char **argv;               /* the command, NULL-terminated */
 };
 

@@ -182,6 +182,8 @@ def process_of(report, pid):
 def has_frame(process, script, line, function):
     for t in process["threads"]:
         for f in t["frames"]:
+            if f["kind"] == "native":
+                continue
             if (f["file"].endswith(os.sep + script) and f["line"] == line and
                     f["function"] == function):
                 return True
@@ -324,6 +326,14 @@ def test_lock_deadlock(py, work):
         assert has_frame(proc, "run_deadlock.py", b_line, "take_b_then_a")
         assert report["causes"][0]["kind"] == "deadlock"
         assert len(report["causes"][0]["details"]) == 2
+        # A hang report comes with native frames: each worker is seen
+        # blocked in the lock's C acquire, under its Python frames.
+        workers = [t for t in proc["threads"]
+                   if t["name"] in ("worker-a", "worker-b")]
+        assert len(workers) == 2, proc["threads"]
+        for t in workers:
+            assert t.get("blocked_in") == "lock", t
+            assert any(f["kind"] == "native" for f in t["frames"]), t
 
         md = summary_file.read_text()
         assert md.startswith("earlier step\n"), "summary not appended: %r" % md
@@ -617,10 +627,29 @@ def test_terminal_goes_to_the_command():
     assert "foreground True" in text and "got hello" in text, text
 
 
+def test_no_native_leaves_native_frames_out(work):
+    py = CORE[0]
+    pids_file = work / "pids.json"
+    report_file = work / "report.json"
+    command = [py.path, target_script("run_deadlock.py"), pids_file]
+    res = coroscope_run(["--timeout", TIMEOUT, "--report", report_file,
+                         "--no-native", "--"] + command)
+    pids = read_json(pids_file, "pids file")
+    try:
+        assert res.returncode == 124, res
+        proc = process_of(read_json(report_file, "--report file"),
+                          pids["pid"])
+        frames = [f for t in proc["threads"] for f in t["frames"]]
+        assert frames and all(f["kind"] != "native" for f in frames), proc
+        assert all("blocked_in" not in t for t in proc["threads"]), proc
+    finally:
+        kill_leftovers([pids["pid"]])
+
+
 def test_help_lists_run_options():
     out = subprocess.run([COROSCOPE, "--help"], stdout=subprocess.PIPE,
                          universal_newlines=True, timeout=30)
-    for opt in ("--timeout", "--report", "--kill-after"):
+    for opt in ("--timeout", "--report", "--kill-after", "--no-native"):
         assert opt in out.stdout
 
 
