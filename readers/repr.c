@@ -102,8 +102,9 @@ static void quoted(struct strbuf *out, const uint32_t *cps, size_t n,
 	for (i = 0; i < n; i++)
 		escape_char(out, cps[i], quote, is_bytes);
 	strbuf_addch(out, quote);
+	/* Cut: say how long it is, as for containers. */
 	if (length > n)
-		strbuf_addstr(out, "...");
+		strbuf_addf(out, "... (len %zu)", length);
 }
 
 static void repr_str(struct pyproc *py, uint64_t obj, struct strbuf *out)

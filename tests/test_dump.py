@@ -23,6 +23,8 @@ CONTAINER_TYPES = ("tuple", "list", "dict", "set", "frozenset")
 SHORT_ITEM = 40
 MAX_EXACT_ITEMS = 8
 MAX_TEXT = 200
+# threads_target.py: LONG_STR_LEN, the length of its long_text local.
+LONG_TEXT_LEN = 300
 
 
 # ---------------------------------------------------------------------------
@@ -105,7 +107,7 @@ def local_mismatch(info, got):
         if info["len"] <= MAX_TEXT:
             want = info["repr"]
         else:
-            want = info["head_repr"] + "..."
+            want = "%s... (len %d)" % (info["head_repr"], info["len"])
         return None if got == want else "want %s" % want
     if t in CONTAINER_TYPES:
         if t == "dict":
@@ -314,7 +316,7 @@ def test_dump_locals_value_types(dump_locals, target):
         "float_tenth": "0.1", "float_big": "1e+16", "float_neg": "-2.5",
         "float_inf": "inf",
         "text": repr('it\'s "quoted"\nand caf\xe9'),
-        "long_text": repr("x" * 200) + "...",
+        "long_text": repr("x" * 200) + "... (len %d)" % LONG_TEXT_LEN,
         "data": repr(b"\x00ab"),
         "empty_list": "[]", "one_tuple": "(5,)",
         "small_tuple": "(1, 'two', 3.0)", "small_list": "[1, 2, 3]",

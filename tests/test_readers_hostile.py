@@ -47,7 +47,8 @@ def test_huge_str_locals_are_shown_truncated(extremes):
     for name, info in sorted(extremes.ready["huge"].items()):
         assert info["len"] > 2 ** 20
         got = frame["locals"][name]
-        assert got == info["head_repr"] + "...", (name, got[:80])
+        assert got == "%s... (len %d)" % (info["head_repr"], info["len"]), \
+            (name, got[:80])
 
 
 def test_deep_recursion_keeps_both_ends(extremes):
