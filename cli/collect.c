@@ -108,6 +108,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	if (ret == 0) {
 		memset(&sopt, 0, sizeof(sopt));
 		sopt.locals = opt->locals;
+		c->py.repr_max_items = (size_t)opt->max_items;
 		ret = py_snapshot_take(&c->py, &sopt, &c->snap, err);
 		if (ret == 0)
 			map_thread_ids(c);

@@ -27,7 +27,16 @@ struct collect_options {
 	 * at most COLLECT_MAX_RETRIES.
 	 */
 	int retries;
+	/* Text output only (report.c). */
+	int no_source;   /* --no-source: no source lines under frames */
+	int expand_all;  /* --all: identical tasks one by one */
+	/* --max-items: items of a container shown in --locals, 0 for
+	 * PY_REPR_MAX_ITEMS, at most COLLECT_MAX_ITEMS_LIMIT. */
+	int max_items;
 };
+
+/* Two levels of containers are shown: 100 x 100 items at most. */
+#define COLLECT_MAX_ITEMS_LIMIT 100
 
 struct collection {
 	int pid;                   /* the process (thread group) shown */

@@ -5,7 +5,15 @@
 #include "cli/commands.h"
 #include "cli/escape.h"
 #include "cli/json.h"
+#include "cli/source.h"
 #include "common/banned.h"
+
+/*
+ * The source files of the collection report_text() is printing, NULL
+ * outside it or with --no-source: the text report's functions share it
+ * rather than each taking one more argument.
+ */
+static struct source_cache *text_sources;
 
 int report_parse_format(const char *name, enum report_format *fmt)
 {
@@ -19,6 +27,20 @@ int report_parse_format(const char *name, enum report_format *fmt)
 		return cli_usage_error("unknown format '%s' (text, json or dot)",
 				       name);
 	return 0;
+}
+
+void report_text_source(FILE *out, const char *indent,
+			const struct py_frame *f)
+{
+	const char *text;
+	int cut;
+
+	text = source_line(text_sources, f->code->filename, f->line, &cut);
+	if (!text)
+		return;
+	fputs(indent, out);
+	esc_text(out, text);
+	fputs(cut ? "...\n" : "\n", out);
 }
 
 static void text_frame(FILE *out, const struct py_frame *f, int locals)
@@ -35,6 +57,7 @@ static void text_frame(FILE *out, const struct py_frame *f, int locals)
 	fputs(", in ", out);
 	esc_text(out, f->code->qualname);
 	fputc('\n', out);
+	report_text_source(out, "    ", f);
 	for (i = 0; locals && i < f->nlocals; i++)
 		report_text_local(out, "      ", &f->locals[i]);
 }
@@ -70,6 +93,8 @@ void report_text(FILE *out, const struct collection *c)
 {
 	size_t i;
 
+	if (!c->opt.no_source)
+		text_sources = source_cache_new(c->ms, c->is_live ? c->pid : 0);
 	fprintf(out, "Process %d: ", c->pid);
 	esc_text(out, c->command);
 	fputs("\nPython ", out);
@@ -99,6 +124,8 @@ void report_text(FILE *out, const struct collection *c)
 		esc_text(stderr, c->sched_warning);
 		fputc('\n', stderr);
 	}
+	source_cache_free(text_sources);
+	text_sources = NULL;
 }
 
 void report_text_local(FILE *out, const char *indent,

@@ -137,6 +137,12 @@ static void repr_bytes(struct pyproc *py, uint64_t obj, struct strbuf *out)
 	quoted(out, cps, n, length, 1);
 }
 
+/* How many items of a container to show: --max-items, or the default. */
+static size_t max_items(const struct pyproc *py)
+{
+	return py->repr_max_items ? py->repr_max_items : PY_REPR_MAX_ITEMS;
+}
+
 static void items_tail(struct strbuf *out, size_t shown, size_t len,
 		       const char *close)
 {
@@ -150,16 +156,17 @@ static void items_tail(struct strbuf *out, size_t shown, size_t len,
 static void repr_seq(struct pyproc *py, uint64_t obj, int is_tuple,
 		     int depth, struct strbuf *out)
 {
-	uint64_t items[PY_REPR_MAX_ITEMS];
-	size_t len, n, i;
+	size_t max = max_items(py), len, n, i;
+	uint64_t *items = xmalloc(max * sizeof(*items));
 	struct cs_err err;
 
 	cs_err_init(&err);
-	if (pyseq_items(py, obj, items, PY_REPR_MAX_ITEMS, &len, &err) < 0) {
+	if (pyseq_items(py, obj, items, max, &len, &err) < 0) {
+		free(items);
 		unreadable(obj, out);
 		return;
 	}
-	n = len < PY_REPR_MAX_ITEMS ? len : PY_REPR_MAX_ITEMS;
+	n = len < max ? len : max;
 	strbuf_addch(out, is_tuple ? '(' : '[');
 	for (i = 0; i < n; i++) {
 		if (i)
@@ -169,21 +176,23 @@ static void repr_seq(struct pyproc *py, uint64_t obj, int is_tuple,
 	if (is_tuple && len == 1)
 		strbuf_addch(out, ',');
 	items_tail(out, n, len, is_tuple ? ")" : "]");
+	free(items);
 }
 
 static void repr_dict(struct pyproc *py, uint64_t obj, int depth,
 		      struct strbuf *out)
 {
-	struct pydict_entry e[PY_REPR_MAX_ITEMS];
-	size_t used, n, i;
+	size_t max = max_items(py), used, n, i;
+	struct pydict_entry *e = xmalloc(max * sizeof(*e));
 	struct cs_err err;
 
 	cs_err_init(&err);
-	if (pydict_entries(py, obj, e, PY_REPR_MAX_ITEMS, &used, &err) < 0) {
+	if (pydict_entries(py, obj, e, max, &used, &err) < 0) {
+		free(e);
 		unreadable(obj, out);
 		return;
 	}
-	n = used < PY_REPR_MAX_ITEMS ? used : PY_REPR_MAX_ITEMS;
+	n = used < max ? used : max;
 	strbuf_addch(out, '{');
 	for (i = 0; i < n; i++) {
 		if (i)
@@ -193,22 +202,25 @@ static void repr_dict(struct pyproc *py, uint64_t obj, int depth,
 		repr_at(py, e[i].value, depth + 1, out);
 	}
 	items_tail(out, n, used, "}");
+	free(e);
 }
 
 static void repr_set(struct pyproc *py, uint64_t obj, int frozen, int depth,
 		     struct strbuf *out)
 {
-	struct pydict_entry e[PY_REPR_MAX_ITEMS];
-	size_t used, n, i;
+	size_t max = max_items(py), used, n, i;
+	struct pydict_entry *e = xmalloc(max * sizeof(*e));
 	struct cs_err err;
 
 	cs_err_init(&err);
-	if (pyset_entries(py, obj, e, PY_REPR_MAX_ITEMS, &used, &err) < 0) {
+	if (pyset_entries(py, obj, e, max, &used, &err) < 0) {
+		free(e);
 		unreadable(obj, out);
 		return;
 	}
-	n = used < PY_REPR_MAX_ITEMS ? used : PY_REPR_MAX_ITEMS;
+	n = used < max ? used : max;
 	if (used == 0) {
+		free(e);
 		strbuf_addstr(out, frozen ? "frozenset()" : "set()");
 		return;
 	}
@@ -219,6 +231,7 @@ static void repr_set(struct pyproc *py, uint64_t obj, int frozen, int depth,
 		repr_at(py, e[i].key, depth + 1, out);
 	}
 	items_tail(out, n, used, frozen ? "})" : "}");
+	free(e);
 }
 
 static void repr_at(struct pyproc *py, uint64_t obj, int depth,
