@@ -29,13 +29,21 @@ int report_parse_format(const char *name, enum report_format *fmt)
 	return 0;
 }
 
-void report_text_source(FILE *out, const char *indent,
+const char *report_source_line(const struct py_frame *f, int *cut)
+{
+	*cut = 0;
+	if (!text_sources)
+		return NULL;
+	return source_line(text_sources, f->code->filename, f->line, cut);
+}
+
+static void text_source(FILE *out, const char *indent,
 			const struct py_frame *f)
 {
 	const char *text;
 	int cut;
 
-	text = source_line(text_sources, f->code->filename, f->line, &cut);
+	text = report_source_line(f, &cut);
 	if (!text)
 		return;
 	fputs(indent, out);
@@ -57,7 +65,7 @@ static void text_frame(FILE *out, const struct py_frame *f, int locals)
 	fputs(", in ", out);
 	esc_text(out, f->code->qualname);
 	fputc('\n', out);
-	report_text_source(out, "    ", f);
+	text_source(out, "    ", f);
 	for (i = 0; locals && i < f->nlocals; i++)
 		report_text_local(out, "      ", &f->locals[i]);
 }
