@@ -51,10 +51,12 @@ static void list_commands(FILE *out)
 
 void cli_usage(FILE *out)
 {
-	fputs("usage: coroscope dump [--json] [--locals] [--no-block] [--format FMT] PID\n"
+	fputs("usage: coroscope dump [--json] [--locals] [--no-block] [--format FMT]\n"
+	      "                      [--no-source] [--all] [--max-items N] PID\n"
 	      "       coroscope run [--timeout DURATION] [--report FILE]\n"
 	      "                     [--kill-after DURATION] -- COMMAND [ARG...]\n"
-	      "       coroscope core [--json] [--locals] [--format FMT] [--sysroot DIR]\n"
+	      "       coroscope core [--json] [--locals] [--format FMT] [--no-source]\n"
+	      "                      [--all] [--max-items N] [--sysroot DIR]\n"
 	      "                      [--lib-search-path DIR:DIR] COREFILE [EXECUTABLE]\n"
 	      "       coroscope --help | --version\n"
 	      "\n"
@@ -70,8 +72,11 @@ void cli_usage(FILE *out)
 	      "  -l, --locals      show each frame's arguments and locals\n"
 	      "  -n, --no-block    do not stop the target while reading (racy)\n"
 	      "  -f, --format FMT  text (default), json, or dot (the await graph)\n"
+	      "  --no-source       no source lines under frames\n"
+	      "  --all             identical tasks one by one, not grouped\n"
+	      "  --max-items N     --locals: items of a container shown (1-100, 8)\n"
 	      "\n"
-	      "core options (also --json, --locals, --format as for dump):\n"
+	      "core options (also those of dump but --no-block):\n"
 	      "  --sysroot DIR     look for the core's files under DIR\n"
 	      "  --lib-search-path DIR:DIR  and by name in these directories\n"
 	      "\n"
