@@ -252,6 +252,30 @@ def test_max_items_cuts_containers(target):
     assert "five = [10, 20, ...] (len 5)" in res.stdout, res
 
 
+def test_locals_name_types_functions_methods_modules(target):
+    """As Python's repr() names them (qualified by module; the addresses
+    are the target's own ids)."""
+    ids = target.ready["ids"]
+    got = holder_locals(run_coroscope("dump", "--json", "--locals",
+                                      target.pid).json())
+    instance = "<__main__.Widget object at %#x>" % ids["an_instance"]
+    want = {
+        "a_class": "<class '__main__.Widget'>",
+        "an_error_class": "<class 'json.decoder.JSONDecodeError'>",
+        "a_builtin_class": "<class 'KeyError'>",
+        "a_function": "<function helper_function at %#x>" % ids["a_function"],
+        "a_method": "<bound method Widget.poke of %s>" % instance,
+        "a_module": "<module 'json'>",
+        "an_instance": instance,
+    }
+    wrong = dict((k, got.get(k)) for k in want if got.get(k) != want[k])
+    assert not wrong, "got %r, want %r" % (
+        wrong, dict((k, want[k]) for k in wrong))
+    # The text report shows the same, escaped as any value.
+    res = run_coroscope("dump", "--locals", target.pid)
+    assert "a_method = %s" % want["a_method"] in res.stdout, res
+
+
 @pytest.mark.parametrize("bad", ["0", "-1", "abc", "101", "2x", ""])
 def test_max_items_bad_values(bad):
     res = run_coroscope("dump", "--max-items", bad, "1")

@@ -5,7 +5,8 @@ Usage: present_target.py READY_FILE COUNT [SECRET_DIR]
 The main thread runs an asyncio loop whose main task parks on a future
 while COUNT identical tasks park in `parked()` on one Event.  A thread
 parks in `hold_locals()` with locals of every kind --locals names (a
-class, a function, a bound method, a module, an instance, a list of 5).
+class, a library's exception class, a builtin class, a function, a bound
+method, a module, an instance, a list of 5) and records the ids.
 With SECRET_DIR, the module `secret_mod` is imported from it (as root: the
 test made it a root-only file), the process then drops to nobody (its
 saved uid stays 0, only to write READY_FILE), and a thread parks in
@@ -40,11 +41,16 @@ def hold_locals(ready):
     an_instance = Widget()
     a_method = an_instance.poke
     a_module = json
+    an_error_class = json.JSONDecodeError
+    a_builtin_class = KeyError
     five = [10, 20, 30, 40, 50]
+    READY["ids"] = {"a_function": id(a_function),
+                    "an_instance": id(an_instance)}
     ready.set()
     while not STOP.is_set():
         time.sleep(0.2)  # MARK: hold-locals
-    return (a_class, a_function, a_method, a_module, five)
+    return (a_class, a_function, a_method, a_module, an_error_class,
+            a_builtin_class, five)
 
 
 async def parked(ev):
