@@ -60,6 +60,8 @@ static int parse_duration_option(const char *name, const char *arg,
 	return 0;
 }
 
+enum { OPT_NO_SOURCE = 0x200 };
+
 static int parse_options(int argc, char **argv, struct run_options *o)
 {
 	static const struct option longopts[] = {
@@ -67,6 +69,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "report", required_argument, NULL, 'r' },
 		{ "kill-after", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret;
@@ -96,6 +99,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			if (!*optarg)
 				return cli_usage_error("run: --report needs a file name");
 			o->report = optarg;
+			break;
+		case OPT_NO_SOURCE:
+			o->no_source = 1;
 			break;
 		case 'h':
 			cli_usage(stdout);
@@ -155,7 +161,7 @@ static int check_outputs(const struct run_options *o)
 
 /* ---- the dump ---- */
 
-static void dump_one(struct run_proc *p)
+static void dump_one(struct run_proc *p, const struct run_options *o)
 {
 	struct collect_options copt;
 
@@ -168,6 +174,7 @@ static void dump_one(struct run_proc *p)
 		return;
 	}
 	memset(&copt, 0, sizeof(copt));
+	copt.no_source = o->no_source;
 	if (collect_live(&p->c, p->e.pid, &copt, &p->err) == 0) {
 		p->dumped = 1;
 		return;
@@ -215,7 +222,7 @@ static void dump_tree(struct run_state *st, int timed_out)
 	procs = xcalloc(tree.n ? tree.n : 1, sizeof(*procs));
 	for (i = 0; i < tree.n; i++) {
 		procs[i].e = tree.e[i];
-		dump_one(&procs[i]);
+		dump_one(&procs[i], st->o);
 		npy += procs[i].dumped;
 	}
 	/* A dump of the command may have taken its exit status. */

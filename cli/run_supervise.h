@@ -19,6 +19,7 @@ struct run_options {
 	long long timeout_ms;      /* 0: no timeout */
 	long long kill_after_ms;
 	const char *report;        /* --report FILE, or NULL */
+	int no_source;             /* --no-source: none in the text report */
 	char **argv;               /* the command, NULL-terminated */
 };
 

@@ -280,3 +280,24 @@ def test_locals_name_types_functions_methods_modules(target):
 def test_max_items_bad_values(bad):
     res = run_coroscope("dump", "--max-items", bad, "1")
     assert_one_error_line(res, 2, "--max-items")
+
+
+def test_run_report_source_lines(tmp_path):
+    """run's text report has the source lines too, and --no-source
+    removes them (one interpreter: the report is the same code)."""
+    py = "/usr/bin/python3.11"
+    if not os.path.exists(py):
+        pytest.skip("Debian's python3.11 is not installed")
+    want = marker_text(SCRIPT, "hold-locals")
+    for extra, shown in (([], True), (["--no-source"], False)):
+        ready = str(tmp_path / ("ready%d.json" % len(extra)))
+        argv = [COROSCOPE, "run", "--timeout", "4"] + extra + [
+            "--", py, SCRIPT, ready, "3"]
+        res = subprocess.run(argv, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=coroscope_env(), timeout=60 * TIME_SCALE)
+        err = res.stderr.decode("utf-8", "replace")
+        assert res.returncode == 124, err
+        assert re.search(r'File "%s", line %d, in (\S+\.)?hold_locals' % (
+            re.escape(SCRIPT), marker_line(SCRIPT, "hold-locals")), err), err
+        assert (want in err) == shown, (extra, err)
