@@ -21,10 +21,11 @@ _coroscope()
 {
 	local cur prev cmd i dashdash=0
 	local general='-h --help -V --version'
-	local dump_opts='-j --json -l --locals -n --no-block -f --format'
-	local core_opts='-j --json -l --locals -f --format --sysroot
-		--lib-search-path'
-	local run_opts='-t --timeout -r --report -k --kill-after --'
+	local dump_opts='-j --json -l --locals -n --no-block -f --format
+		--no-source --all --max-items'
+	local core_opts='-j --json -l --locals -f --format --no-source --all
+		--max-items --sysroot --lib-search-path'
+	local run_opts='-t --timeout -r --report -k --kill-after --no-source --'
 
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -54,6 +55,11 @@ _coroscope()
 		[[ $cmd == dump || $cmd == core ]] &&
 			COMPREPLY=($(compgen -W 'text json dot' -- "$cur"))
 		[[ $dashdash -eq 0 ]] && return 0
+		;;
+	--max-items)
+		[[ $cmd == dump || $cmd == core ]] &&
+			COMPREPLY=($(compgen -W '2 8 20 100' -- "$cur"))
+		return 0
 		;;
 	--sysroot | --lib-search-path)
 		[[ $cmd == core ]] && COMPREPLY=($(compgen -d -- "$cur"))
