@@ -50,6 +50,8 @@
 
 /* ---- options ---- */
 
+enum { OPT_NO_SOURCE = CLI_OPT_OWN_FIRST };
+
 static int parse_options(int argc, char **argv, struct run_options *o)
 {
 	static const struct option longopts[] = {
@@ -58,6 +60,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "kill-after", required_argument, NULL, 'k' },
 		{ "no-native", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret;
@@ -90,6 +93,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			break;
 		case 'N':
 			o->no_native = 1;
+			break;
+		case OPT_NO_SOURCE:
+			o->no_source = 1;
 			break;
 		case 'h':
 			cli_usage(stdout);
@@ -165,6 +171,7 @@ static void dump_one(struct run_proc *p, const struct run_options *o)
 	}
 	memset(&copt, 0, sizeof(copt));
 	copt.native = !o->no_native;
+	copt.no_source = o->no_source;
 	if (collect_live(&p->c, p->e.pid, &copt, &p->err) == 0) {
 		p->dumped = 1;
 		return;

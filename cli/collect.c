@@ -104,6 +104,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		memset(&sopt, 0, sizeof(sopt));
 		sopt.locals = opt->locals;
 		sopt.max_frames = opt->max_frames;
+		c->py.repr_max_items = (size_t)opt->max_items;
 		ret = py_snapshot_take(&c->py, &sopt, &c->snap, err);
 		if (ret == 0)
 			map_thread_ids(c);

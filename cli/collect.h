@@ -31,11 +31,20 @@ struct collect_options {
 	int retries;
 	int native;      /* native frames: 1 --native, 2 --native-all */
 	size_t max_frames;  /* Python frames kept per thread, 0: the default */
+	/* Text output only (report.c). */
+	int no_source;   /* --no-source: no source lines under frames */
+	int expand_all;  /* --all: identical tasks one by one */
+	/* --max-items: items of a container shown in --locals, 0 for
+	 * PY_REPR_MAX_ITEMS, at most COLLECT_MAX_ITEMS_LIMIT. */
+	int max_items;
 };
 
 /* --max-frames: at least, at most. */
 #define COLLECT_MIN_FRAMES 16
 #define COLLECT_MAX_FRAMES (1u << 20)
+
+/* Two levels of containers are shown: 100 x 100 items at most. */
+#define COLLECT_MAX_ITEMS_LIMIT 100
 
 struct collection {
 	int pid;                   /* the process (thread group) shown */

@@ -11,12 +11,15 @@
 #include "common/banned.h"
 
 /* The shared options and room for a command's own. */
-#define MAX_LONGOPTS 16
+#define MAX_LONGOPTS 20
 
 /* Ids of the shared long options without a letter: from
  * CLI_OPT_SHARED_FIRST up, so that they never meet a command's own
  * (CLI_OPT_OWN_FIRST up, see options.h). */
-enum { OPT_NATIVE = CLI_OPT_SHARED_FIRST, OPT_NATIVE_ALL, OPT_MAX_FRAMES };
+enum {
+	OPT_NATIVE = CLI_OPT_SHARED_FIRST, OPT_NATIVE_ALL, OPT_MAX_FRAMES,
+	OPT_NO_SOURCE, OPT_ALL, OPT_MAX_ITEMS
+};
 
 static const struct option common_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -26,6 +29,9 @@ static const struct option common_longopts[] = {
 	{ "native-all", no_argument, NULL, OPT_NATIVE_ALL },
 	{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 	{ "help", no_argument, NULL, 'h' },
+	{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "max-items", required_argument, NULL, OPT_MAX_ITEMS },
 };
 #define NCOMMON (sizeof(common_longopts) / sizeof(common_longopts[0]))
 
@@ -67,6 +73,19 @@ int cli_parse_pid(const char *s, int *pid)
 	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff)
 		return -1;
 	*pid = (int)v;
+	return 0;
+}
+
+int cli_parse_max_items(const char *s, int *n)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > COLLECT_MAX_ITEMS_LIMIT)
+		return -1;
+	*n = (int)v;
 	return 0;
 }
 
@@ -125,6 +144,20 @@ int cli_parse_view_options(int argc, char **argv,
 		case OPT_MAX_FRAMES:
 			if (parse_max_frames(optarg, &o->collect.max_frames))
 				return CS_ERR_USAGE;
+			break;
+		case OPT_NO_SOURCE:
+			o->collect.no_source = 1;
+			break;
+		case OPT_ALL:
+			o->collect.expand_all = 1;
+			break;
+		case OPT_MAX_ITEMS:
+			if (cli_parse_max_items(optarg,
+						&o->collect.max_items))
+				return cli_usage_error(
+					"--max-items: '%s' is not a number "
+					"from 1 to %d", optarg,
+					COLLECT_MAX_ITEMS_LIMIT);
 			break;
 		case 'h':
 			cli_usage(stdout);

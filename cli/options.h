@@ -1,6 +1,7 @@
 /*
  * The options every command that shows a process shares (dump, core):
- * --json, --locals, --format, --help, parsed in one place, with each
+ * --json, --locals, --format, --no-source, --all, --max-items, --help,
+ * parsed in one place, with each
  * command's own options (dump's --no-block, core's --sysroot...) handed
  * to the command.
  */
@@ -21,6 +22,9 @@ struct view_options {
  * CLI_OPT_OWN_FIRST, the shared ones from CLI_OPT_SHARED_FIRST. */
 #define CLI_OPT_OWN_FIRST 0x100
 #define CLI_OPT_SHARED_FIRST 0x1000
+
+/* "N" of --max-items, 1 to COLLECT_MAX_ITEMS_LIMIT: 0 or -1. */
+int cli_parse_max_items(const char *s, int *n);
 
 /* A command's own options and operands. */
 struct cli_extra_options {

@@ -6,7 +6,15 @@
 #include "cli/escape.h"
 #include "cli/json.h"
 #include "cli/report_native.h"
+#include "cli/source.h"
 #include "common/banned.h"
+
+/*
+ * The source files of the collection report_text() is printing, NULL
+ * outside it or with --no-source: the text report's functions share it
+ * rather than each taking one more argument.
+ */
+static struct source_cache *text_sources;
 
 int report_parse_format(const char *name, enum report_format *fmt)
 {
@@ -20,6 +28,28 @@ int report_parse_format(const char *name, enum report_format *fmt)
 		return cli_usage_error("unknown format '%s' (text, json or dot)",
 				       name);
 	return 0;
+}
+
+const char *report_source_line(const struct py_frame *f, int *cut)
+{
+	*cut = 0;
+	if (!text_sources)
+		return NULL;
+	return source_line(text_sources, f->code->filename, f->line, cut);
+}
+
+static void text_source(FILE *out, const char *indent,
+			const struct py_frame *f)
+{
+	const char *text;
+	int cut;
+
+	text = report_source_line(f, &cut);
+	if (!text)
+		return;
+	fputs(indent, out);
+	esc_text(out, text);
+	fputs(cut ? "...\n" : "\n", out);
 }
 
 static void text_frame(FILE *out, const struct py_frame *f, int locals)
@@ -36,6 +66,7 @@ static void text_frame(FILE *out, const struct py_frame *f, int locals)
 	fputs(", in ", out);
 	esc_text(out, f->code->qualname);
 	fputc('\n', out);
+	text_source(out, "    ", f);
 	for (i = 0; locals && i < f->nlocals; i++)
 		report_text_local(out, "      ", &f->locals[i]);
 }
@@ -78,6 +109,8 @@ void report_text(FILE *out, const struct collection *c)
 {
 	size_t i;
 
+	if (!c->opt.no_source)
+		text_sources = source_cache_new(c->ms, c->is_live ? c->pid : 0);
 	fprintf(out, "Process %d", c->pid);
 	if (c->ns_pid && c->ns_pid != c->pid)
 		fprintf(out, " (PID %d in its namespace)", c->ns_pid);
@@ -102,6 +135,8 @@ void report_text(FILE *out, const struct collection *c)
 		report_native_text_others(out, c);
 	report_text_greenlets(out, c);
 	report_text_async(out, c);
+	source_cache_free(text_sources);
+	text_sources = NULL;
 	report_warnings(stderr, &c->warnings, CS_WARN_COLLECTION);
 }
 

@@ -40,6 +40,9 @@ void report_dot(FILE *out, const struct collection *c);
 /* Greenlets (report_sched.c): text after the threads, JSON "greenlets". */
 void report_text_greenlets(FILE *out, const struct collection *c);
 void report_json_greenlets(struct json *j, const struct collection *c);
+/* The source line of f, unescaped, when there is one to show: inside
+ * report_text(), without --no-source (see cli/source.h); else NULL. */
+const char *report_source_line(const struct py_frame *f, int *cut);
 /* Shared with report_sched.c. */
 void report_text_frame(FILE *out, const struct py_frame *f, int locals);
 void report_json_frame(struct json *j, const struct py_frame *f, int locals);

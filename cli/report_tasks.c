@@ -6,20 +6,30 @@
  */
 #include "cli/report.h"
 
+#include <langinfo.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/escape.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
-/*
- * Indentation stops growing at this many levels: an await chain of
- * 10,000 tasks, or 1,000 async generators deep, stays readable and its
- * size linear.  Deeper lines say their depth instead.
- */
 #define TREE_MAX_INDENT 16
+
+/* The tree's lines: box drawing on a UTF-8 terminal, ASCII elsewhere. */
+enum { G_BAR, G_TEE, G_ELL, G_BLANK };
+static const char *const box_glyphs[] = {
+	"\u2502  ", "\u251c\u2500 ", "\u2514\u2500 ", "   " };
+static const char *const ascii_glyphs[] = { "|  ", "|- ", "`- ", "   " };
+
+/* A run of identical sibling tasks (or one task): printed as one entry. */
+struct entry {
+	size_t first, last;   /* task indexes; members linked by group_next */
+	size_t count;
+};
 
 struct tree {
 	FILE *out;
@@ -28,32 +38,78 @@ struct tree {
 	struct addrmap shown;        /* tasks already printed */
 	size_t **children;           /* per task: indexes of tasks it awaits */
 	size_t *nchildren;
+	size_t *group_next;          /* per task: next of its entry, or -1 */
+	const char *const *glyph;
+	/* Per level: more siblings follow the node printed last there. */
+	unsigned char more[TREE_MAX_INDENT + 1];
 };
 
-/* One level per depth up to TREE_MAX_INDENT, then "(depth N) ". */
-static void indent(FILE *out, int depth)
+static int utf8_terminal(FILE *out)
 {
-	int i;
+	const char *cs;
 
-	for (i = 0; i < depth && i < TREE_MAX_INDENT; i++)
-		fputs("    ", out);
-	if (depth > TREE_MAX_INDENT)
-		fprintf(out, "(depth %d) ", depth);
+	if (!isatty(fileno(out)) || !setlocale(LC_CTYPE, ""))
+		return 0;
+	cs = nl_langinfo(CODESET);
+	return cs && !strcmp(cs, "UTF-8");
 }
 
-static void task_line(struct tree *t, const struct py_task *task, int depth)
+/*
+ * The start of a line at depth (the loop header is 0): a node's line
+ * gets its connector, a line under a node (its source, its locals) the
+ * node's continuation.  Levels stop growing at TREE_MAX_INDENT, so that
+ * an await chain of 10,000 tasks or 1,000 async generators stays
+ * readable and its size linear; deeper lines say their depth instead.
+ */
+static void prefix(struct tree *t, int depth, int node)
 {
-	indent(t->out, depth);
+	int l;
+
+	for (l = 1; l < depth && l <= TREE_MAX_INDENT; l++)
+		fputs(t->glyph[t->more[l] ? G_BAR : G_BLANK], t->out);
+	if (depth >= 1 && depth <= TREE_MAX_INDENT) {
+		int more = t->more[depth];
+
+		fputs(t->glyph[node ? (more ? G_TEE : G_ELL)
+				    : (more ? G_BAR : G_BLANK)], t->out);
+	}
+	if (depth > TREE_MAX_INDENT)
+		fprintf(t->out, "(depth %d) ", depth);
+}
+
+static void node_prefix(struct tree *t, int depth, int more)
+{
+	if (depth >= 1 && depth <= TREE_MAX_INDENT)
+		t->more[depth] = (unsigned char)!!more;
+	prefix(t, depth, 1);
+}
+
+static void task_line(struct tree *t, const struct entry *e, int depth,
+		      int more)
+{
+	const struct py_task *task = &t->a->tasks[e->first];
+
+	node_prefix(t, depth, more);
 	fputs("(T) ", t->out);
-	esc_text(t->out, task->name);
-	fprintf(t->out, " 0x%llx %s", (unsigned long long)task->addr,
-		task->running ? "running" : "pending");
+	if (e->count > 1) {
+		fprintf(t->out, "%zu tasks like this: ", e->count);
+		esc_text(t->out, task->name);
+		fputs(" .. ", t->out);
+		esc_text(t->out, t->a->tasks[e->last].name);
+		fprintf(t->out, " %s", task->running ? "running" : "pending");
+	} else {
+		esc_text(t->out, task->name);
+		fprintf(t->out, " 0x%llx %s", (unsigned long long)task->addr,
+			task->running ? "running" : "pending");
+	}
 	if (task->framework)
 		fprintf(t->out, " [%s]", task->framework);
 	if (task->waiter && !py_async_task(t->a, task->waiter)) {
 		fputs(", awaits ", t->out);
 		esc_text(t->out, task->waiter_type);
-		fprintf(t->out, " 0x%llx", (unsigned long long)task->waiter);
+		if (e->count == 1)
+			fprintf(t->out, " 0x%llx",
+				(unsigned long long)task->waiter);
 	}
 	fputc('\n', t->out);
 }
@@ -66,10 +122,12 @@ static int print_frames(struct tree *t, const struct py_task *task, int d)
 
 	for (i = task->nstack; i-- > 0;) {
 		const struct py_gen *g = &t->a->gens[task->stack[i]];
+		const char *src;
+		int cut;
 
 		if (!g->has_frame)
 			continue;
-		indent(t->out, ++d);
+		node_prefix(t, ++d, 0);
 		esc_text(t->out, g->qualname);
 		fputs("  ", t->out);
 		esc_text(t->out, g->frame.code->filename);
@@ -77,62 +135,194 @@ static int print_frames(struct tree *t, const struct py_task *task, int d)
 			fprintf(t->out, ":%d\n", g->frame.line);
 		else
 			fputs(":?\n", t->out);
+		/* Under the frame, as a traceback would: its line, locals. */
+		src = report_source_line(&g->frame, &cut);
+		if (src) {
+			prefix(t, d, 0);
+			fputs("    ", t->out);
+			esc_text(t->out, src);
+			fputs(cut ? "...\n" : "\n", t->out);
+		}
 		for (k = 0; t->c->opt.locals && k < g->frame.nlocals; k++) {
-			indent(t->out, d);
+			prefix(t, d, 0);
 			report_text_local(t->out, "    ", &g->frame.locals[k]);
 		}
 	}
 	return d;
 }
 
-/* A task on the walk of print_task(). */
+/* Alike tasks: the same frames (file, function, line, outermost to
+ * innermost), the same state and the same kind of wait. */
+static int same_kind(const struct py_async *a, const struct py_task *x,
+		     const struct py_task *y)
+{
+	size_t i;
+
+	if (x->nstack != y->nstack || x->running != y->running ||
+	    !x->framework != !y->framework ||
+	    (x->framework && strcmp(x->framework, y->framework)) ||
+	    !x->waiter != !y->waiter ||
+	    !py_async_task(a, x->waiter) != !py_async_task(a, y->waiter) ||
+	    !x->waiter_type != !y->waiter_type ||
+	    (x->waiter_type && strcmp(x->waiter_type, y->waiter_type)))
+		return 0;
+	for (i = 0; i < x->nstack; i++) {
+		const struct py_gen *g = &a->gens[x->stack[i]];
+		const struct py_gen *h = &a->gens[y->stack[i]];
+
+		if (g->has_frame != h->has_frame)
+			return 0;
+		if (!g->has_frame)
+			continue;
+		if (g->frame.line != h->frame.line ||
+		    strcmp(g->frame.code->filename, h->frame.code->filename) ||
+		    strcmp(g->qualname, h->qualname))
+			return 0;
+	}
+	return 1;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+/* A hash of what same_kind() compares; never 0 (an addrmap key). */
+static uint64_t kind_hash(const struct py_async *a, const struct py_task *x)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	h = hash_str(h, x->waiter_type);
+	h = (h ^ (uint64_t)x->running) * 0x100000001b3ull;
+	for (i = 0; i < x->nstack; i++) {
+		const struct py_gen *g = &a->gens[x->stack[i]];
+
+		if (!g->has_frame)
+			continue;
+		h = hash_str(h, g->qualname);
+		h = (h ^ (uint64_t)(unsigned)g->frame.line) * 0x100000001b3ull;
+	}
+	return h | 1;
+}
+
+/*
+ * The entries of the sibling tasks idx[0..n): in order of first
+ * appearance, alike leaf tasks (awaiting no other task, not yet shown)
+ * merged into one, unless --all.  Tasks with tasks under them stay
+ * alone: a group would hide what differs below them.
+ */
+static struct entry *plan(struct tree *t, const size_t *idx, size_t n,
+			  size_t *nentries)
+{
+	struct entry *e = xmalloc((n ? n : 1) * sizeof(*e));
+	struct addrmap kinds;
+	size_t i, ne = 0;
+
+	addrmap_init(&kinds);
+	for (i = 0; i < n; i++) {
+		const struct py_task *task = &t->a->tasks[idx[i]];
+		uint64_t key = 0;
+		uintptr_t k;
+		int found;
+
+		t->group_next[idx[i]] = (size_t)-1;
+		addrmap_get(&t->shown, task->addr, &found);
+		if (!t->c->opt.expand_all && !t->nchildren[idx[i]] && !found) {
+			key = kind_hash(t->a, task);
+			k = (uintptr_t)addrmap_get(&kinds, key, NULL);
+			if (k && same_kind(t->a, &t->a->tasks[e[k - 1].first],
+					   task)) {
+				t->group_next[e[k - 1].last] = idx[i];
+				e[k - 1].last = idx[i];
+				e[k - 1].count++;
+				continue;
+			}
+			if (k)
+				key = 0;   /* a collision: this one stays alone */
+		}
+		e[ne] = (struct entry){ idx[i], idx[i], 1 };
+		ne++;
+		if (key)
+			addrmap_put(&kinds, key, (void *)(uintptr_t)ne);
+	}
+	addrmap_release(&kinds);
+	*nentries = ne;
+	return e;
+}
+
+/* A task on the walk of print_entries(). */
 struct tree_step {
-	size_t idx;
-	int child_depth;   /* where the tasks it awaits go */
-	size_t next;       /* its next child to print */
+	struct entry *entries;   /* its children's, owned */
+	size_t nentries;
+	size_t next;             /* the next of them to print */
+	int child_depth;         /* where they go */
 };
 
 /*
- * The task and, depth first, the tasks it awaits: each printed once (a
- * task met again says "shown above").  Iterative, so that a chain of any
- * length prints whole and in order; the walk holds each task at most
- * once, so it needs no more steps than there are tasks.
+ * Print one entry: its task line (or the group's) and frames, and
+ * return 1 when the walk must descend into the children of its task
+ * (*step set up), 0 when it is done with it.
  */
-static void print_task(struct tree *t, size_t root, int depth)
+static int print_entry(struct tree *t, const struct entry *e, int depth,
+		       int more, struct tree_step *step)
+{
+	const struct py_task *task = &t->a->tasks[e->first];
+	size_t m;
+
+	if (e->count == 1 && !addrmap_add(&t->shown, task->addr)) {
+		node_prefix(t, depth, more);
+		fputs("(T) ", t->out);
+		esc_text(t->out, task->name);
+		fprintf(t->out, " 0x%llx (shown above)\n",
+			(unsigned long long)task->addr);
+		return 0;
+	}
+	for (m = e->first; e->count > 1 && m != (size_t)-1;
+	     m = t->group_next[m])
+		addrmap_add(&t->shown, t->a->tasks[m].addr);
+	task_line(t, e, depth, more);
+	step->child_depth = print_frames(t, task, depth) + 1;
+	if (!t->nchildren[e->first])
+		return 0;
+	step->entries = plan(t, t->children[e->first],
+			     t->nchildren[e->first], &step->nentries);
+	step->next = 0;
+	return 1;
+}
+
+/*
+ * The entries and, depth first, the tasks each awaits: each task printed
+ * once (a task met again says "shown above").  Iterative, so that a
+ * chain of any length prints whole and in order; the walk holds each
+ * task at most once, so it needs no more steps than there are tasks.
+ */
+static void print_entries(struct tree *t, struct entry *roots, size_t n,
+			  int depth)
 {
 	struct tree_step *stack;
-	size_t n = 0;
+	size_t top = 0;
 
-	stack = xmalloc((t->a->ntasks + 1) * sizeof(*stack));
-	stack[n++] = (struct tree_step){ root, depth, 0 };
-	stack[0].next = (size_t)-1;
-	while (n) {
-		struct tree_step *top = &stack[n - 1];
-		const struct py_task *task = &t->a->tasks[top->idx];
+	stack = xmalloc((t->a->ntasks + 2) * sizeof(*stack));
+	stack[0] = (struct tree_step){ roots, n, 0, depth };
+	while (1) {
+		struct tree_step *s = &stack[top];
+		const struct entry *e;
+		int more;
 
-		if (top->next == (size_t)-1) {
-			if (!addrmap_add(&t->shown, task->addr)) {
-				indent(t->out, top->child_depth);
-				fputs("(T) ", t->out);
-				esc_text(t->out, task->name);
-				fprintf(t->out, " 0x%llx (shown above)\n",
-					(unsigned long long)task->addr);
-				n--;
-				continue;
-			}
-			task_line(t, task, top->child_depth);
-			top->child_depth = print_frames(t, task,
-							top->child_depth) + 1;
-			top->next = 0;
-		}
-		if (top->next >= t->nchildren[top->idx] || n > t->a->ntasks) {
-			n--;
+		if (s->next >= s->nentries || top > t->a->ntasks) {
+			if (top)
+				free(s->entries);
+			if (!top--)
+				break;
 			continue;
 		}
-		stack[n] = (struct tree_step){
-			t->children[top->idx][top->next++], top->child_depth,
-			(size_t)-1 };
-		n++;
+		e = &s->entries[s->next++];
+		more = s->next < s->nentries;
+		if (print_entry(t, e, s->child_depth, more, &stack[top + 1]))
+			top++;
 	}
 	free(stack);
 }
@@ -154,6 +344,8 @@ static void build_children(struct tree *t)
 
 	t->children = xcalloc(a->ntasks ? a->ntasks : 1, sizeof(*t->children));
 	t->nchildren = xcalloc(a->ntasks ? a->ntasks : 1, sizeof(*t->nchildren));
+	t->group_next = xcalloc(a->ntasks ? a->ntasks : 1,
+				sizeof(*t->group_next));
 	for (i = 0; i < a->ntasks; i++) {
 		for (j = 0; j < a->tasks[i].nawaited_by; j++) {
 			const struct py_task *p = py_async_task(a, a->tasks[i].awaited_by[j]);
@@ -170,49 +362,72 @@ static void build_children(struct tree *t)
 	}
 }
 
+static void loop_header(struct tree *t, const struct py_task *first,
+			size_t n)
+{
+	const char *tname;
+
+	fprintf(t->out, "\nTasks of %s 0x%llx",
+		first->framework ? "trio run" : "loop",
+		(unsigned long long)first->loop);
+	if (first->tid) {
+		fprintf(t->out, " (thread %d", first->tid);
+		tname = thread_name_of(t->c, first->tid);
+		if (tname) {
+			fputs(" \"", t->out);
+			esc_text(t->out, tname);
+			fputc('"', t->out);
+		}
+		fputc(')', t->out);
+	}
+	fprintf(t->out, ": %zu pending\n", n);
+}
+
 static void print_loops(struct tree *t)
 {
 	const struct py_async *a = t->a;
 	struct addrmap loops_done;
-	size_t i, j, n;
+	size_t *idx = xmalloc(a->ntasks * sizeof(*idx));
+	size_t i, j, n, nroots;
 
 	addrmap_init(&loops_done);
 	for (i = 0; i < a->ntasks; i++) {
 		uint64_t loop = a->tasks[i].loop;
-		const char *tname;
+		struct entry *roots;
 
 		/* tasks without a loop (0) form one group too */
 		if (!addrmap_add(&loops_done, loop ? loop : 1))
 			continue;
-		for (n = 0, j = 0; j < a->ntasks; j++)
-			n += a->tasks[j].loop == loop;
-		fprintf(t->out, "\nTasks of %s 0x%llx",
-			a->tasks[i].framework ? "trio run" : "loop",
-			(unsigned long long)loop);
-		if (a->tasks[i].tid) {
-			fprintf(t->out, " (thread %d", a->tasks[i].tid);
-			tname = thread_name_of(t->c, a->tasks[i].tid);
-			if (tname) {
-				fputs(" \"", t->out);
-				esc_text(t->out, tname);
-				fputc('"', t->out);
-			}
-			fputc(')', t->out);
+		for (n = 0, nroots = 0, j = 0; j < a->ntasks; j++) {
+			if (a->tasks[j].loop != loop)
+				continue;
+			n++;
+			/* roots first: tasks nobody awaits */
+			if (!a->tasks[j].nawaited_by)
+				idx[nroots++] = j;
 		}
-		fprintf(t->out, ": %zu pending\n", n);
-		/* roots first: tasks nobody awaits */
-		for (j = 0; j < a->ntasks; j++)
-			if (a->tasks[j].loop == loop && !a->tasks[j].nawaited_by)
-				print_task(t, j, 1);
+		loop_header(t, &a->tasks[i], n);
+		roots = plan(t, idx, nroots, &n);
+		print_entries(t, roots, n, 1);
+		free(roots);
 		/* what is left is only reachable through a cycle */
-		for (j = 0; j < a->ntasks; j++) {
+		for (n = 0, j = 0; j < a->ntasks; j++) {
 			int found;
 
 			addrmap_get(&t->shown, a->tasks[j].addr, &found);
 			if (a->tasks[j].loop == loop && !found)
-				print_task(t, j, 1);
+				idx[n++] = j;
+		}
+		for (j = 0; j < n; j++) {
+			struct entry one = { idx[j], idx[j], 1 };
+			int found;
+
+			addrmap_get(&t->shown, a->tasks[idx[j]].addr, &found);
+			if (!found)
+				print_entries(t, &one, 1, 1);
 		}
 	}
+	free(idx);
 	addrmap_release(&loops_done);
 }
 
@@ -445,6 +660,7 @@ void report_text_async(FILE *out, const struct collection *c)
 	t.out = out;
 	t.c = c;
 	t.a = &c->async;
+	t.glyph = utf8_terminal(out) ? box_glyphs : ascii_glyphs;
 	addrmap_init(&t.shown);
 	build_children(&t);
 	if (t.a->ntasks)
@@ -457,6 +673,7 @@ void report_text_async(FILE *out, const struct collection *c)
 		free(t.children[i]);
 	free(t.children);
 	free(t.nchildren);
+	free(t.group_next);
 	addrmap_release(&t.shown);
 }
 

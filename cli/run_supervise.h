@@ -20,6 +20,7 @@ struct run_options {
 	long long kill_after_ms;
 	const char *report;        /* --report FILE, or NULL */
 	int no_native;             /* --no-native: Python frames only */
+	int no_source;             /* --no-source: none in the text report */
 	char **argv;               /* the command, NULL-terminated */
 };
 

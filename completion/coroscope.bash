@@ -22,10 +22,13 @@ _coroscope()
 	local cur prev cmd i dashdash=0
 	local general='-h --help -V --version'
 	local dump_opts='-j --json -l --locals -n --no-block --retries -f
-		--format'
-	local core_opts='-j --json -l --locals -f --format --sysroot
+		--format --native --native-all --max-frames --no-source --all
+		--max-items'
+	local core_opts='-j --json -l --locals -f --format --native --native-all
+		--max-frames --no-source --all --max-items --sysroot
 		--lib-search-path'
-	local run_opts='-t --timeout -r --report -k --kill-after --'
+	local run_opts='-t --timeout -r --report -k --kill-after --no-native
+		--no-source --'
 
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -58,6 +61,11 @@ _coroscope()
 		;;
 	--retries)
 		[[ $cmd == dump ]] && COMPREPLY=($(compgen -W '0 3 10' -- "$cur"))
+		return 0
+		;;
+	--max-items)
+		[[ $cmd == dump || $cmd == core ]] &&
+			COMPREPLY=($(compgen -W '2 8 20 100' -- "$cur"))
 		return 0
 		;;
 	--sysroot | --lib-search-path)

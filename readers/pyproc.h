@@ -50,6 +50,8 @@ struct pyproc {
 	uint64_t tstate_current_var;       /* &_PyThreadState_Current (3.6) */
 	uint64_t gc_generation0_var;       /* &_PyGC_generation0 (3.6) */
 	struct py_types types;
+	/* Items of a container pyrepr() shows, 0 for PY_REPR_MAX_ITEMS. */
+	size_t repr_max_items;
 
 	struct addrmap codes;  /* struct py_code * by address (readers/code.c) */
 	struct addrmap strs;   /* UTF-8 char * by str address (objects.c) */

@@ -3,26 +3,189 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/le.h"
 #include "readers/dicts.h"
+#include "readers/fields.h"
+#include "readers/funcs.h"
+#include "readers/gens.h"
 #include "readers/objects.h"
 #include "common/banned.h"
 
 static void repr_at(struct pyproc *py, uint64_t obj, int depth,
 		    struct strbuf *out);
 
-static void generic(struct pyproc *py, uint64_t obj, uint64_t type,
-		    struct strbuf *out)
+/* Py_TPFLAGS_HEAPTYPE: the same bit in every version. */
+#define TPFLAGS_HEAPTYPE (1ul << 9)
+/* Longest name (module, qualname) put in a repr. */
+#define MAX_NAME 200
+
+static void add_name(struct strbuf *out, const char *s)
 {
+	size_t n = strlen(s);
+
+	strbuf_add(out, s, n < MAX_NAME ? n : MAX_NAME);
+}
+
+/*
+ * A type's name as Python's repr() qualifies it: a static type's tp_name
+ * carries its module already ("collections.OrderedDict", or "int" for
+ * builtins); a class gets the __module__ of its own dict in front (but
+ * not "builtins").  A nested class shows its own name, not its qualname.
+ * 0, or -1 when not even tp_name could be read.
+ */
+static int type_qualname(struct pyproc *py, uint64_t type,
+			 struct strbuf *out)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t flags = 0, dict = 0, mod = 0;
+	const char *mname;
 	struct strbuf name;
 	struct cs_err err;
 
-	strbuf_init(&name);
 	cs_err_init(&err);
-	if (pytype_name(py, type, &name, &err) < 0 || !name.len)
-		strbuf_addstr(&name, "object");
-	strbuf_addf(out, "<%s object at 0x%llx>", name.buf,
-		    (unsigned long long)obj);
+	strbuf_init(&name);
+	if (pytype_name(py, type, &name, &err) < 0 || !name.len) {
+		strbuf_release(&name);
+		return -1;
+	}
+	if (py_field_u64(py, type, L->tp_flags, &flags, &err) >= 0 &&
+	    (flags & TPFLAGS_HEAPTYPE) && L->tp_dict >= 0 &&
+	    py_field_u64(py, type, L->tp_dict, &dict, &err) >= 0 && dict &&
+	    pydict_get_str(py, dict, "__module__", &mod, &err) == 0 &&
+	    pystr_get(py, mod, &mname, &err) == 0 &&
+	    strcmp(mname, "builtins")) {
+		add_name(out, mname);
+		strbuf_addch(out, '.');
+	}
+	add_name(out, name.buf);
 	strbuf_release(&name);
+	return 0;
+}
+
+static void generic(struct pyproc *py, uint64_t obj, uint64_t type,
+		    struct strbuf *out)
+{
+	strbuf_addch(out, '<');
+	if (type_qualname(py, type, out) < 0)
+		strbuf_addstr(out, "object");
+	strbuf_addf(out, " object at 0x%llx>", (unsigned long long)obj);
+}
+
+/* <class 'module.Name'>, for a type object (of any metaclass). */
+static void repr_type(struct pyproc *py, uint64_t obj, struct strbuf *out)
+{
+	size_t mark = out->len;
+
+	strbuf_addstr(out, "<class '");
+	if (type_qualname(py, obj, out) < 0) {
+		out->len = mark;
+		out->buf[mark] = '\0';
+		generic(py, obj, py->types.type, out);
+		return;
+	}
+	strbuf_addstr(out, "'>");
+}
+
+/* Bytes of a PyFunctionObject searched for its func_qualname. */
+#define FUNC_PROBE_BYTES 128
+
+/*
+ * A function's qualname.  From 3.11 its code carries one; before, the
+ * code knows only its name, and the function's func_qualname (whose
+ * place differs between versions) is found as the one str in the object
+ * that reads "Outer.name", a dotted name without blanks (a docstring
+ * has them).  NULL when obj is not a function.
+ */
+static const char *function_qualname(struct pyproc *py, uint64_t func)
+{
+	const struct py_code *code = py_function_code(py, func);
+	uint8_t buf[FUNC_PROBE_BYTES];
+	size_t off, nlen;
+	struct cs_err err;
+
+	if (!code || !code->name || !code->qualname)
+		return code ? code->qualname : NULL;
+	if (strcmp(code->qualname, code->name))
+		return code->qualname;
+	cs_err_init(&err);
+	if (memsrc_read(py->ms, func, buf, sizeof(buf), &err) < 0)
+		return code->qualname;
+	nlen = strlen(code->name);
+	for (off = 16; off + 8 <= sizeof(buf); off += 8) {
+		uint64_t v = le_u64(buf + off), t;
+		const char *s;
+		size_t len;
+
+		if (!v || v & 7 || pyobj_read_type(py, v, &t, &err) < 0 ||
+		    t != py->types.str || pystr_get(py, v, &s, &err) < 0)
+			continue;
+		len = strlen(s);
+		if (len > nlen + 1 && len <= MAX_NAME && !strpbrk(s, " \t\n") &&
+		    s[len - nlen - 1] == '.' && !strcmp(s + len - nlen, code->name))
+			return s;
+	}
+	return code->qualname;
+}
+
+/* <function qualname at 0x...>. */
+static int repr_function(struct pyproc *py, uint64_t obj, struct strbuf *out)
+{
+	const char *q = function_qualname(py, obj);
+
+	if (!q)
+		return -1;
+	strbuf_addstr(out, "<function ");
+	add_name(out, q);
+	strbuf_addf(out, " at 0x%llx>", (unsigned long long)obj);
+	return 0;
+}
+
+/* <bound method qualname of repr(self)>.  im_func is the pointer just
+ * before im_self in PyMethodObject in every version. */
+static int repr_method(struct pyproc *py, uint64_t obj, int depth,
+		       struct strbuf *out)
+{
+	const int self_off = py->layout.method_self;
+	uint64_t func, self;
+	struct cs_err err;
+	const char *q;
+
+	cs_err_init(&err);
+	if (self_off < 8 ||
+	    py_field_u64(py, obj, self_off - 8, &func, &err) < 0 ||
+	    py_field_u64(py, obj, self_off, &self, &err) < 0 ||
+	    !(q = function_qualname(py, func)))
+		return -1;
+	strbuf_addstr(out, "<bound method ");
+	add_name(out, q);
+	strbuf_addstr(out, " of ");
+	if (depth >= PY_REPR_MAX_DEPTH)
+		strbuf_addf(out, "0x%llx", (unsigned long long)self);
+	else
+		repr_at(py, self, PY_REPR_MAX_DEPTH, out);
+	strbuf_addch(out, '>');
+	return 0;
+}
+
+/* <module 'name'>: __name__ in its md_dict, which the module type's
+ * tp_dictoffset locates in every version. */
+static int repr_module(struct pyproc *py, uint64_t obj, struct strbuf *out)
+{
+	uint64_t off = 0, dict = 0, v;
+	struct cs_err err;
+	const char *name;
+
+	cs_err_init(&err);
+	if (py_field_u64(py, py->types.module, py->layout.tp_dictoffset, &off,
+			 &err) < 0 || (int64_t)off <= 0 || off > 4096 ||
+	    py_field_u64(py, obj, (int)off, &dict, &err) < 0 || !dict ||
+	    pydict_get_str(py, dict, "__name__", &v, &err) != 0 ||
+	    pystr_get(py, v, &name, &err) < 0)
+		return -1;
+	strbuf_addstr(out, "<module '");
+	add_name(out, name);
+	strbuf_addstr(out, "'>");
+	return 0;
 }
 
 static void unreadable(uint64_t obj, struct strbuf *out)
@@ -138,6 +301,12 @@ static void repr_bytes(struct pyproc *py, uint64_t obj, struct strbuf *out)
 	quoted(out, cps, n, length, 1);
 }
 
+/* How many items of a container to show: --max-items, or the default. */
+static size_t max_items(const struct pyproc *py)
+{
+	return py->repr_max_items ? py->repr_max_items : PY_REPR_MAX_ITEMS;
+}
+
 static void items_tail(struct strbuf *out, size_t shown, size_t len,
 		       const char *close)
 {
@@ -151,16 +320,17 @@ static void items_tail(struct strbuf *out, size_t shown, size_t len,
 static void repr_seq(struct pyproc *py, uint64_t obj, int is_tuple,
 		     int depth, struct strbuf *out)
 {
-	uint64_t items[PY_REPR_MAX_ITEMS];
-	size_t len, n, i;
+	size_t max = max_items(py), len, n, i;
+	uint64_t *items = xmalloc(max * sizeof(*items));
 	struct cs_err err;
 
 	cs_err_init(&err);
-	if (pyseq_items(py, obj, items, PY_REPR_MAX_ITEMS, &len, &err) < 0) {
+	if (pyseq_items(py, obj, items, max, &len, &err) < 0) {
+		free(items);
 		unreadable(obj, out);
 		return;
 	}
-	n = len < PY_REPR_MAX_ITEMS ? len : PY_REPR_MAX_ITEMS;
+	n = len < max ? len : max;
 	strbuf_addch(out, is_tuple ? '(' : '[');
 	for (i = 0; i < n; i++) {
 		if (i)
@@ -170,21 +340,23 @@ static void repr_seq(struct pyproc *py, uint64_t obj, int is_tuple,
 	if (is_tuple && len == 1)
 		strbuf_addch(out, ',');
 	items_tail(out, n, len, is_tuple ? ")" : "]");
+	free(items);
 }
 
 static void repr_dict(struct pyproc *py, uint64_t obj, int depth,
 		      struct strbuf *out)
 {
-	struct pydict_entry e[PY_REPR_MAX_ITEMS];
-	size_t used, n, i;
+	size_t max = max_items(py), used, n, i;
+	struct pydict_entry *e = xmalloc(max * sizeof(*e));
 	struct cs_err err;
 
 	cs_err_init(&err);
-	if (pydict_entries(py, obj, e, PY_REPR_MAX_ITEMS, &used, &err) < 0) {
+	if (pydict_entries(py, obj, e, max, &used, &err) < 0) {
+		free(e);
 		unreadable(obj, out);
 		return;
 	}
-	n = used < PY_REPR_MAX_ITEMS ? used : PY_REPR_MAX_ITEMS;
+	n = used < max ? used : max;
 	strbuf_addch(out, '{');
 	for (i = 0; i < n; i++) {
 		if (i)
@@ -194,22 +366,25 @@ static void repr_dict(struct pyproc *py, uint64_t obj, int depth,
 		repr_at(py, e[i].value, depth + 1, out);
 	}
 	items_tail(out, n, used, "}");
+	free(e);
 }
 
 static void repr_set(struct pyproc *py, uint64_t obj, int frozen, int depth,
 		     struct strbuf *out)
 {
-	struct pydict_entry e[PY_REPR_MAX_ITEMS];
-	size_t used, n, i;
+	size_t max = max_items(py), used, n, i;
+	struct pydict_entry *e = xmalloc(max * sizeof(*e));
 	struct cs_err err;
 
 	cs_err_init(&err);
-	if (pyset_entries(py, obj, e, PY_REPR_MAX_ITEMS, &used, &err) < 0) {
+	if (pyset_entries(py, obj, e, max, &used, &err) < 0) {
+		free(e);
 		unreadable(obj, out);
 		return;
 	}
-	n = used < PY_REPR_MAX_ITEMS ? used : PY_REPR_MAX_ITEMS;
+	n = used < max ? used : max;
 	if (used == 0) {
+		free(e);
 		strbuf_addstr(out, frozen ? "frozenset()" : "set()");
 		return;
 	}
@@ -220,6 +395,28 @@ static void repr_set(struct pyproc *py, uint64_t obj, int frozen, int depth,
 		repr_at(py, e[i].key, depth + 1, out);
 	}
 	items_tail(out, n, used, frozen ? "})" : "}");
+	free(e);
+}
+
+/* Functions, methods and modules by name, anything else generic(). */
+static void named_or_generic(struct pyproc *py, uint64_t obj, uint64_t type,
+			     int depth, struct strbuf *out)
+{
+	const char *tn = py_type_name_cached(py, type);
+	size_t mark = out->len;
+	int ret = -1;
+
+	if (type == py->types.module)
+		ret = repr_module(py, obj, out);
+	else if (tn && !strcmp(tn, "function"))
+		ret = repr_function(py, obj, out);
+	else if (tn && !strcmp(tn, "method"))
+		ret = repr_method(py, obj, depth, out);
+	if (ret < 0) {
+		out->len = mark;
+		out->buf[mark] = '\0';
+		generic(py, obj, type, out);
+	}
 }
 
 static void repr_at(struct pyproc *py, uint64_t obj, int depth,
@@ -274,8 +471,10 @@ static void repr_at(struct pyproc *py, uint64_t obj, int depth,
 		repr_dict(py, obj, depth, out);
 	} else if (type == t->set || type == t->frozenset) {
 		repr_set(py, obj, type == t->frozenset, depth, out);
+	} else if (type == t->type || pytype_is_subtype(py, type, t->type)) {
+		repr_type(py, obj, out);
 	} else {
-		generic(py, obj, type, out);
+		named_or_generic(py, obj, type, depth, out);
 	}
 }
 

@@ -6,9 +6,13 @@
  *   None, bool, int (any size), float: as Python's repr();
  *   str, bytes: as repr(), the first PY_REPR_MAX_CHARS then "...";
  *   tuple, list, dict, set, frozenset: repr() of the first
- *     PY_REPR_MAX_ITEMS items, then ", ..." and " (len N)";
+ *     PY_REPR_MAX_ITEMS items (py->repr_max_items when set: --max-items),
+ *     then ", ..." and " (len N)";
  *     nested containers below PY_REPR_MAX_DEPTH as "<list object at 0x..>";
- *   anything else: "<TypeName object at 0x...>".
+ *   classes: "<class 'module.Name'>"; functions: "<function qualname at
+ *     0x...>"; bound methods: "<bound method qualname of REPR(self)>";
+ *     modules: "<module 'name'>";
+ *   anything else: "<module.TypeName object at 0x...>".
  *
  * Unreadable memory never fails the caller: it shows as
  * "<unreadable object at 0x...>".

@@ -93,8 +93,9 @@ def test_hostile_names_in_dump(py, keeper):
         assert '"evil\\nThread 1 "forged"\\nTraceback' in res.stdout, res
         assert "/nonexistent/evil\\n\\x1b]0;pwned\\x07\\x1b[2J" in res.stdout
         assert "\\r\\t\\xc2\\x9b31m\\x7fend" in res.stdout
+        # (after the tree lines: "|- ", "`- ")
         task_lines = [l for l in res.stdout.splitlines()
-                      if l.strip().startswith("(T) evil\\n")]
+                      if l.strip(" |`-").startswith("(T) evil\\n")]
         assert len(task_lines) == 1, res
     res = run_coroscope("dump", "--format", "dot", target.pid)
     assert res.returncode == 0, res

@@ -283,6 +283,10 @@ def run_suite(python, tmp_path, *args, **kw):
     return res, outcomes, took
 
 
+# The start of a line in the await tree: indentation and tree lines.
+TREE = "[ |`\\-\u2502\u251c\u2514\u2500]*"
+
+
 def test_plugin_dumps_and_fails_hanging_tests(plugin_venv, tmp_path):
     res, outcomes, took = run_suite(plugin_venv, tmp_path,
                                     "--coroscope-timeout=3")
@@ -308,9 +312,11 @@ def test_plugin_dumps_and_fails_hanging_tests(plugin_venv, tmp_path):
     assert text.startswith("coroscope: plugin_suite.py::test_hangs_async "
                            "still running after 3s"), text
     # The test's task parked at its await, over the task it awaits.
-    assert re.search(r"test_hangs_async  \S*plugin_suite\.py:%d\n"
-                     r"\s+\(T\) stuck-worker .*\n"
-                     r"\s+stuck_worker  \S*plugin_suite\.py:%d\n"
+    # (each frame line may be followed by its source line; tree lines
+    # come before the names)
+    assert re.search((r"test_hangs_async  \S*plugin_suite\.py:%d\n"
+                      r"(?:.*\n)?" + TREE + r"\(T\) stuck-worker .*\n"
+                      + TREE + r"stuck_worker  \S*plugin_suite\.py:%d\n")
                      % (marker_line(SUITE, "async-hang"),
                         marker_line(SUITE, "worker-hang")), text), text
 
@@ -327,7 +333,8 @@ def test_plugin_stop_method_from_the_ini_file(plugin_venv, tmp_path):
     assert "Interrupted: coroscope: plugin_suite.py::test_hangs_sync " \
            "timed out" in res.stdout, res
     # --locals reached coroscope: the stuck test's local is shown.
-    assert re.search(r"line %d, in test_hangs_sync\n\s+never = <Event "
+    assert re.search(r"line %d, in test_hangs_sync\n(?:.*\n)?"
+                     r"\s+never = <(\w+\.)*Event "
                      % marker_line(SUITE, "sync-hang"),
                      outcomes["test_hangs_sync"][1]), outcomes
 

@@ -236,7 +236,8 @@ def test_trio_live(trio_target):
 
 @needs_trio
 def test_trio_text(trio_target):
-    res = run_coroscope("dump", trio_target.pid)
+    # --all: the alike grandchildren each on their own line.
+    res = run_coroscope("dump", "--all", trio_target.pid)
     assert res.returncode == 0 and not res.stderr, res
     out = res.stdout
     assert "Tasks of trio run 0x" in out

@@ -73,8 +73,8 @@ class Ctx(object):
             self._docs[key] = self.run(*key).json()
         return self._docs[key]
 
-    def text(self):
-        res = self.run()
+    def text(self, *extra):
+        res = self.run(*extra)
         assert res.returncode == 0, res
         return res.stdout
 
@@ -647,7 +647,9 @@ def text_lines_with(text, ident):
 
 
 def check_text_tasks(ctx):
-    text = ctx.text()
+    # Every task on its own line: --all (alike tasks are grouped without
+    # it, see test_present.py).
+    text = ctx.text("--all")
     problems = []
     for want in want_tasks(ctx).values():
         # "(T) NAME 0x...  STATE", as in the contract.
@@ -710,8 +712,9 @@ def subtree(text, ident):
 
 def check_text_children_nested(ctx, parent_role, child_prefix):
     """Children awaited through gather/TaskGroup appear under the parent's
-    awaiting frame: below one of its frame lines and indented deeper."""
-    text = ctx.text()
+    awaiting frame: below one of its frame lines and indented deeper
+    (--all: each child on its own line, even when they are alike)."""
+    text = ctx.text("--all")
     parent = role_task(ctx, parent_role)
     children = [t for t in ctx.ready["tasks"]
                 if t["role"].startswith(child_prefix)]

@@ -1,0 +1,38 @@
+/*
+ * Source lines under frames in the text report, as a Python traceback
+ * shows them: the target's files, read through its root
+ * (memsrc_target_path: /proc/PID/root, or --sysroot for a core), and only
+ * files the target's own user could read (a dump's output ends up in CI
+ * logs: a root-only file the target merely imported must not).  Each file
+ * is read once, at most SOURCE_MAX_FILE bytes; lines are cut at
+ * SOURCE_MAX_LINE bytes.  The text is the target's: callers escape it.
+ */
+#ifndef COROSCOPE_CLI_SOURCE_H
+#define COROSCOPE_CLI_SOURCE_H
+
+#include <stddef.h>
+
+#include "attach/memsrc.h"
+
+#define SOURCE_MAX_FILE (4u << 20)   /* larger files are not shown */
+#define SOURCE_MAX_LINE 200          /* bytes of a line shown */
+#define SOURCE_MAX_FILES 4096        /* distinct files looked at */
+
+struct source_cache;
+
+/* For the process behind ms (live: its uid and groups from
+ * /proc/PID/status; a core, or a process whose status cannot be read:
+ * only world-readable files). */
+struct source_cache *source_cache_new(const struct memsrc *ms, int live_pid);
+void source_cache_free(struct source_cache *sc);
+
+/*
+ * Line `line` (1-based) of the target's file `filename`, without its
+ * leading blanks and its newline, NUL-terminated, at most SOURCE_MAX_LINE
+ * bytes (*cut set when it was longer); NULL when it cannot or must not be
+ * shown.  Valid until source_cache_free().
+ */
+const char *source_line(struct source_cache *sc, const char *filename,
+			int line, int *cut);
+
+#endif
