@@ -62,6 +62,8 @@ static const struct py_layout layout_3_6 = {
 	.f_state = -1,
 	.f_executing = 132,
 	.f_frame = -1,
+	.f_iblock = 128,
+	.f_blockstack = 136,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -82,6 +84,8 @@ static const struct py_layout layout_3_6 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 32,
 	.co_firstlineno = 36,
+	.co_stacksize = 28,
+	.co_exceptiontable = -1,
 	.co_code = 40,
 	.co_code_adaptive = -1,
 	.co_varnames = 64,
@@ -199,6 +203,11 @@ static const struct py_layout layout_3_6 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
 };
 
 /*
@@ -253,6 +262,8 @@ static const struct py_layout layout_3_7 = {
 	.f_state = -1,
 	.f_executing = 116,
 	.f_frame = -1,
+	.f_iblock = 112,
+	.f_blockstack = 120,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -273,6 +284,8 @@ static const struct py_layout layout_3_7 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 32,
 	.co_firstlineno = 36,
+	.co_stacksize = 28,
+	.co_exceptiontable = -1,
 	.co_code = 40,
 	.co_code_adaptive = -1,
 	.co_varnames = 64,
@@ -390,6 +403,11 @@ static const struct py_layout layout_3_7 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
 };
 
 /*
@@ -444,6 +462,8 @@ static const struct py_layout layout_3_8 = {
 	.f_state = -1,
 	.f_executing = 116,
 	.f_frame = -1,
+	.f_iblock = 112,
+	.f_blockstack = 120,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -464,6 +484,8 @@ static const struct py_layout layout_3_8 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 36,
 	.co_firstlineno = 40,
+	.co_stacksize = 32,
+	.co_exceptiontable = -1,
 	.co_code = 48,
 	.co_code_adaptive = -1,
 	.co_varnames = 72,
@@ -581,6 +603,11 @@ static const struct py_layout layout_3_8 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
 };
 
 /*
@@ -635,6 +662,8 @@ static const struct py_layout layout_3_9 = {
 	.f_state = -1,
 	.f_executing = 116,
 	.f_frame = -1,
+	.f_iblock = 112,
+	.f_blockstack = 120,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -655,6 +684,8 @@ static const struct py_layout layout_3_9 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 36,
 	.co_firstlineno = 40,
+	.co_stacksize = 32,
+	.co_exceptiontable = -1,
 	.co_code = 48,
 	.co_code_adaptive = -1,
 	.co_varnames = 72,
@@ -772,6 +803,11 @@ static const struct py_layout layout_3_9 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
 };
 
 /*
@@ -826,6 +862,8 @@ static const struct py_layout layout_3_10 = {
 	.f_state = 108,
 	.f_executing = -1,
 	.f_frame = -1,
+	.f_iblock = 104,
+	.f_blockstack = 112,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -846,6 +884,8 @@ static const struct py_layout layout_3_10 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 36,
 	.co_firstlineno = 40,
+	.co_stacksize = 32,
+	.co_exceptiontable = -1,
 	.co_code = 48,
 	.co_code_adaptive = -1,
 	.co_varnames = 72,
@@ -963,6 +1003,11 @@ static const struct py_layout layout_3_10 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
 };
 
 /*
@@ -1017,6 +1062,8 @@ static const struct py_layout layout_3_11 = {
 	.f_state = -1,
 	.f_executing = -1,
 	.f_frame = 24,
+	.f_iblock = -1,
+	.f_blockstack = -1,
 	.if_size = 80,
 	.if_code = 32,
 	.if_previous = 48,
@@ -1037,6 +1084,8 @@ static const struct py_layout layout_3_11 = {
 	.co_nlocalsplus = 76,
 	.co_flags = 48,
 	.co_firstlineno = 72,
+	.co_stacksize = 68,
+	.co_exceptiontable = 40,
 	.co_code = -1,
 	.co_code_adaptive = 184,
 	.co_varnames = -1,
@@ -1154,6 +1203,11 @@ static const struct py_layout layout_3_11 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = -1,
+	.op_setup_async_with = -1,
+	.op_before_with = 53,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
 };
 
 /*
@@ -1208,6 +1262,8 @@ static const struct py_layout layout_3_12 = {
 	.f_state = -1,
 	.f_executing = -1,
 	.f_frame = 24,
+	.f_iblock = -1,
+	.f_blockstack = -1,
 	.if_size = 80,
 	.if_code = 0,
 	.if_previous = 8,
@@ -1228,6 +1284,8 @@ static const struct py_layout layout_3_12 = {
 	.co_nlocalsplus = 72,
 	.co_flags = 48,
 	.co_firstlineno = 68,
+	.co_stacksize = 64,
+	.co_exceptiontable = 40,
 	.co_code = -1,
 	.co_code_adaptive = 192,
 	.co_varnames = -1,
@@ -1345,6 +1403,11 @@ static const struct py_layout layout_3_12 = {
 	.op_instrumented_resume = 240,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 258,
+	.op_setup_async_with = -1,
+	.op_before_with = 53,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
 };
 
 /*
@@ -1399,6 +1462,8 @@ static const struct py_layout layout_3_13 = {
 	.f_state = -1,
 	.f_executing = -1,
 	.f_frame = 24,
+	.f_iblock = -1,
+	.f_blockstack = -1,
 	.if_size = 80,
 	.if_code = 0,
 	.if_previous = 8,
@@ -1419,6 +1484,8 @@ static const struct py_layout layout_3_13 = {
 	.co_nlocalsplus = 72,
 	.co_flags = 48,
 	.co_firstlineno = 68,
+	.co_stacksize = 64,
+	.co_exceptiontable = 40,
 	.co_code = -1,
 	.co_code_adaptive = 200,
 	.co_varnames = -1,
@@ -1536,12 +1603,17 @@ static const struct py_layout layout_3_13 = {
 	.op_instrumented_resume = 236,
 	.op_resume_check = 207,
 	.op_extended_arg = 71,
+	.op_setup_with = 266,
+	.op_setup_async_with = -1,
+	.op_before_with = 2,
+	.op_before_async_with = 1,
+	.op_load_special = -1,
 };
 
 /*
  * CPython 3.14.7
- * libpython3.14.so.1.0 build-id bd8bd05610852d2584cc7994ce0ede3493c4995a
- * _asyncio.cpython-314-x86_64-linux-gnu.so build-id 97bd4c174ba73bad52d36543a6ccba5baf5708be
+ * libpython3.14.so.1.0 build-id d93aa91a9a0643146ad3ccbab5e297f7ca761461
+ * _asyncio.cpython-314-x86_64-linux-gnu.so build-id a163cd196183adc65c8dc77ffe6ba0f6c04d2560
  */
 static const struct py_layout layout_3_14 = {
 	.major = 3,
@@ -1590,6 +1662,8 @@ static const struct py_layout layout_3_14 = {
 	.f_state = -1,
 	.f_executing = -1,
 	.f_frame = 24,
+	.f_iblock = -1,
+	.f_blockstack = -1,
 	.if_size = 88,
 	.if_code = 0,
 	.if_previous = 8,
@@ -1610,6 +1684,8 @@ static const struct py_layout layout_3_14 = {
 	.co_nlocalsplus = 72,
 	.co_flags = 48,
 	.co_firstlineno = 68,
+	.co_stacksize = 64,
+	.co_exceptiontable = 40,
 	.co_code = -1,
 	.co_code_adaptive = 208,
 	.co_varnames = -1,
@@ -1727,6 +1803,11 @@ static const struct py_layout layout_3_14 = {
 	.op_instrumented_resume = 245,
 	.op_resume_check = 196,
 	.op_extended_arg = 69,
+	.op_setup_with = 265,
+	.op_setup_async_with = -1,
+	.op_before_with = -1,
+	.op_before_async_with = -1,
+	.op_load_special = 95,
 };
 
 const struct py_layout *py_layout_for(int major, int minor)
