@@ -131,6 +131,8 @@ static int collect(struct collection *c, const struct collect_options *opt,
 				      &aerr) < 0)
 			snprintf(c->sched_warning, sizeof(c->sched_warning),
 				 "greenlets not shown: %.400s", aerr.msg);
+		cs_err_init(&aerr);
+		py_waitgraph_build(&c->py, &c->snap, &c->async, &c->graph, &aerr);
 	}
 	if (c->is_live) {
 		live_resume(c->ms);
@@ -229,6 +231,7 @@ int collect_source(struct collection *c, struct memsrc *ms,
 
 void collection_release(struct collection *c)
 {
+	py_waitgraph_release(&c->graph);
 	py_async_release(&c->async);
 	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);

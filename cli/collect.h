@@ -12,6 +12,7 @@
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
+#include "readers/waitgraph.h"
 
 /* More tries of a --no-block collection when retries is 0, and at most. */
 #define COLLECT_DEFAULT_RETRIES 3
@@ -50,6 +51,7 @@ struct collection {
 	struct py_async async;     /* tasks and generators */
 	char async_warning[512];   /* why tasks/generators are missing, or "" */
 	struct py_greenlets greenlets;
+	struct py_waitgraph graph; /* who waits for and holds what */
 	char sched_warning[512];   /* why greenlets/trio tasks are missing */
 	double pause_ms, wall_ms;
 	struct collect_options opt;

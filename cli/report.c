@@ -1,4 +1,5 @@
 #include "cli/report.h"
+#include "cli/report_graph.h"
 
 #include <string.h>
 
@@ -89,6 +90,7 @@ void report_text(FILE *out, const struct collection *c)
 	}
 	report_text_greenlets(out, c);
 	report_text_async(out, c);
+	report_text_graph(out, c);
 	if (c->async_warning[0]) {
 		fputs("coroscope: warning: ", stderr);
 		esc_text(stderr, c->async_warning);
@@ -362,6 +364,7 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
 	report_json_greenlets(j, c);
+	report_json_graph(j, c);
 	json_key(j, "warnings");
 	json_begin_array(j);
 	if (c->async_warning[0])

@@ -279,6 +279,8 @@ struct py_layout {
 	int op_setup_with, op_setup_async_with;   /* <=3.10 */
 	int op_before_with, op_before_async_with; /* 3.11 - 3.13 */
 	int op_load_special;                      /* 3.14: precedes CALL */
+	int op_push_exc_info, op_with_except_start; /* a with's handler
+						      starts with them */
 };
 
 /* The generated tables, and the one for a minor version or NULL. */

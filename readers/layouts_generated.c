@@ -208,6 +208,8 @@ static const struct py_layout layout_3_6 = {
 	.op_before_with = -1,
 	.op_before_async_with = 52,
 	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = -1,
 };
 
 /*
@@ -408,6 +410,8 @@ static const struct py_layout layout_3_7 = {
 	.op_before_with = -1,
 	.op_before_async_with = 52,
 	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = -1,
 };
 
 /*
@@ -608,6 +612,8 @@ static const struct py_layout layout_3_8 = {
 	.op_before_with = -1,
 	.op_before_async_with = 52,
 	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = -1,
 };
 
 /*
@@ -808,6 +814,8 @@ static const struct py_layout layout_3_9 = {
 	.op_before_with = -1,
 	.op_before_async_with = 52,
 	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = 49,
 };
 
 /*
@@ -1008,6 +1016,8 @@ static const struct py_layout layout_3_10 = {
 	.op_before_with = -1,
 	.op_before_async_with = 52,
 	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = 49,
 };
 
 /*
@@ -1208,6 +1218,8 @@ static const struct py_layout layout_3_11 = {
 	.op_before_with = 53,
 	.op_before_async_with = 52,
 	.op_load_special = -1,
+	.op_push_exc_info = 35,
+	.op_with_except_start = 49,
 };
 
 /*
@@ -1408,6 +1420,8 @@ static const struct py_layout layout_3_12 = {
 	.op_before_with = 53,
 	.op_before_async_with = 52,
 	.op_load_special = -1,
+	.op_push_exc_info = 35,
+	.op_with_except_start = 49,
 };
 
 /*
@@ -1608,6 +1622,8 @@ static const struct py_layout layout_3_13 = {
 	.op_before_with = 2,
 	.op_before_async_with = 1,
 	.op_load_special = -1,
+	.op_push_exc_info = 33,
+	.op_with_except_start = 44,
 };
 
 /*
@@ -1808,6 +1824,8 @@ static const struct py_layout layout_3_14 = {
 	.op_before_with = -1,
 	.op_before_async_with = -1,
 	.op_load_special = 95,
+	.op_push_exc_info = 32,
+	.op_with_except_start = 43,
 };
 
 const struct py_layout *py_layout_for(int major, int minor)

@@ -272,9 +272,9 @@ static void scan_unit(struct build *b, size_t node,
 		if (py_with_blocks_read(b->py, f[k]->addr, thread && k == 0, &wb,
 					&err) < 0)
 			continue;
-		if (!waited && k == 0 && wb.entering &&
-		    object_node(b, wb.entering) >= 0)
-			waited = wb.entering;
+		for (h = 0; !waited && k == 0 && h < wb.nentering; h++)
+			if (object_node(b, wb.entering[h]) >= 0)
+				waited = wb.entering[h];
 		for (h = 0; h < wb.nheld; h++) {
 			obj = object_node(b, wb.held[h]);
 			if (obj >= 0 && py_prim_is_lock(&g->prims[g->nodes[obj].index]))

@@ -237,6 +237,23 @@ static int exc_find(const uint8_t *t, size_t n, uint32_t at,
 	return 0;
 }
 
+/* Does the handler at code unit `target` start PUSH_EXC_INFO,
+ * WITH_EXCEPT_START (a with's cleanup, not a try's)? */
+static int is_with_handler(struct pyproc *py, const struct with_frame *wf,
+			   uint32_t target)
+{
+	const struct py_layout *L = &py->layout;
+	uint8_t op[4];
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (!wf->code->bytecode ||
+	    memsrc_read(py->ms, wf->code->bytecode + 2 * (uint64_t)target, op,
+			sizeof(op), &err) < 0)
+		return 0;
+	return op[0] == L->op_push_exc_info && op[2] == L->op_with_except_start;
+}
+
 static void table_held(struct pyproc *py, const struct with_frame *wf,
 		       struct py_with_blocks *out, long *top)
 {
@@ -256,24 +273,26 @@ static void table_held(struct pyproc *py, const struct with_frame *wf,
 		return;
 	at = (uint32_t)(wf->offset / 2);
 	for (hop = 0; hop < PY_MAX_HOPS && exc_find(table, n, at, &e); hop++) {
-		long d = (long)e.depth, k;
+		long d = (long)e.depth;
+		uint64_t mgr = 0, raw;
 
-		/* 3.14 keeps [exit, self] per with: look at both slots. */
-		for (k = 1; k <= 2 && d - k >= 0; k++) {
-			uint64_t mgr;
-
-			if (wf->depth >= 0 && d > wf->depth)
-				break;
-			mgr = slot_manager(py, wf, d - k);
-			if (mgr) {
-				add_held(out, mgr);
-				if (d > *top)
-					*top = d;
-				break;
-			}
+		if (d >= 1 && (wf->depth < 0 || d <= wf->depth) &&
+		    is_with_handler(py, wf, e.target)) {
+			mgr = slot_manager(py, wf, d - 1);
+			/* 3.14 keeps [exit, self] per with: self is the
+			 * manager. */
+			if (!mgr && py->layout.op_load_special >= 0 &&
+			    py_read_words(py, wf->stack + 8 * (uint64_t)(d - 1),
+					  &raw, 1, &err) == 0)
+				mgr = raw & ~(uint64_t)py->layout.stackref_tag_mask;
 		}
-		if (e.target <= at && e.target >= e.start && e.target < e.end)
-			break;     /* a handler inside its own range: stop */
+		if (mgr) {
+			add_held(out, mgr);
+			if (d > *top)
+				*top = d;
+		}
+		if (e.target == at)
+			break;     /* a handler covering itself: stop */
 		at = e.target;
 	}
 }
@@ -324,19 +343,22 @@ int py_with_blocks_read(struct pyproc *py, uint64_t frame, int innermost,
 				 err) > 0 && ss >= 0 && ss < limit)
 			limit = ss;
 	}
-	for (i = top; i < limit; i++) {
-		uint64_t mgr = slot_manager(py, &wf, i);
+	for (i = top; i < limit && out->nentering < PY_MAX_WITH; i++) {
+		struct cs_err e2;
+		uint64_t v, mgr = slot_manager(py, &wf, i);
 		size_t k;
 		int known = 0;
 
+		cs_err_init(&e2);
+		if (!mgr && py_read_words(py, wf.stack + 8 * (uint64_t)i, &v, 1,
+					  &e2) == 0)
+			mgr = v & ~(uint64_t)py->layout.stackref_tag_mask;
 		if (!mgr)
 			continue;
 		for (k = 0; k < out->nheld; k++)
 			known |= out->held[k] == mgr;
-		if (!known) {
-			out->entering = mgr;
-			break;
-		}
+		if (!known)
+			out->entering[out->nentering++] = mgr;
 	}
 	return 0;
 }

@@ -29,7 +29,12 @@
 struct py_with_blocks {
 	uint64_t held[PY_MAX_WITH];  /* context managers (exit's __self__) */
 	size_t nheld;
-	uint64_t entering;           /* manager being entered, or 0 */
+	/* The manager being entered is one of these, the first the caller
+	 * recognises: up to 3.12 the exit pushed before __enter__ is
+	 * called, from 3.13 the manager itself (the exit is pushed only
+	 * after __enter__ returns), nearest the top of the stack first. */
+	uint64_t entering[PY_MAX_WITH];
+	size_t nentering;
 };
 
 /*

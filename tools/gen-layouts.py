@@ -544,6 +544,8 @@ RULES = {
     "op_before_with": opcode("BEFORE_WITH"),
     "op_before_async_with": opcode("BEFORE_ASYNC_WITH"),
     "op_load_special": opcode("LOAD_SPECIAL"),
+    "op_push_exc_info": opcode("PUSH_EXC_INFO"),
+    "op_with_except_start": opcode("WITH_EXCEPT_START"),
 }
 
 
