@@ -74,6 +74,12 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "lock";
 	case RUN_CAUSE_WAIT:
 		return "wait";
+	case RUN_CAUSE_LOCK_CYCLE:
+		return "lock_cycle";
+	case RUN_CAUSE_HELD:
+		return "held";
+	case RUN_CAUSE_IDLE:
+		return "idle";
 	}
 	return "unknown";
 }

@@ -248,8 +248,8 @@ static void scan_unit(struct build *b, size_t node,
 {
 	struct py_waitgraph *g = b->g;
 	struct wg_node *nd;
-	uint64_t waited = 0;
-	size_t k, h;
+	uint64_t waited = 0, released[PY_MAX_WITH];
+	size_t k, h, r, nreleased = 0;
 	long obj;
 
 	if (n > WG_MAX_FRAMES)
@@ -261,8 +261,14 @@ static void scan_unit(struct build *b, size_t node,
 		uint64_t self = frame_local(b->py, f[k], "self");
 		struct py_prim p;
 
-		if (self && py_prim_read(b->py, &b->types, self, &p))
-			waited = self;
+		if (!self || !py_prim_read(b->py, &b->types, self, &p))
+			continue;
+		waited = self;
+		/* Condition.wait gives the lock up until it is notified: the
+		 * `with cond:` around it does not hold it now. */
+		if (p.kind == PY_PRIM_CONDITION && nreleased < PY_MAX_WITH &&
+		    f[k]->code->name && !strcmp(f[k]->code->name, "wait"))
+			released[nreleased++] = self;
 	}
 	for (k = 0; k < n; k++) {
 		struct py_with_blocks wb;
@@ -276,6 +282,10 @@ static void scan_unit(struct build *b, size_t node,
 			if (object_node(b, wb.entering[h]) >= 0)
 				waited = wb.entering[h];
 		for (h = 0; h < wb.nheld; h++) {
+			for (r = 0; r < nreleased && released[r] != wb.held[h]; r++)
+				;
+			if (r < nreleased)
+				continue;
 			obj = object_node(b, wb.held[h]);
 			if (obj >= 0 && py_prim_is_lock(&g->prims[g->nodes[obj].index]))
 				add_edge(g, WG_HOLDS, node, (size_t)obj, f[k]);
