@@ -302,6 +302,76 @@ static void scan_unit(struct build *b, size_t node,
 		nd->idle = idle_frame(f[k]);
 }
 
+#define WG_MAX_CALLBACKS 16
+
+/* A closure cell of one of obj's done callbacks holding `want`? */
+static int callback_refers_to(struct pyproc *py, uint64_t fut, uint64_t want)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t cbs = 0, items[WG_MAX_CALLBACKS], cells[WG_MAX_CALLBACKS];
+	struct cs_err err;
+	size_t n = 0, m, i, k;
+
+	cs_err_init(&err);
+	if (pyobj_get_attr(py, fut, "_done_callbacks", &cbs, &err) != 0 ||
+	    pyseq_items(py, cbs, items, WG_MAX_CALLBACKS, &n, &err) < 0)
+		return 0;
+	for (i = 0; i < n && i < WG_MAX_CALLBACKS; i++) {
+		uint64_t closure = 0;
+
+		if (py_field_u64(py, items[i], L->func_closure, &closure,
+				 &err) <= 0 || !closure ||
+		    pyseq_items(py, closure, cells, WG_MAX_CALLBACKS, &m,
+				&err) < 0)
+			continue;
+		for (k = 0; k < m && k < WG_MAX_CALLBACKS; k++) {
+			uint64_t v = 0;
+
+			if (py_field_u64(py, cells[k], L->cell_ref, &v, &err) > 0 &&
+			    v == want)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A worker thread of a ThreadPoolExecutor runs _WorkItem.run, whose
+ * `self.future` is the concurrent.futures future; the asyncio future a
+ * task awaits (run_in_executor, to_thread, wrap_future) is chained to it
+ * by a done callback whose closure holds the asyncio future.  The task
+ * then waits for the worker thread.
+ */
+static void link_executor(struct build *b, size_t thread_node,
+			  const struct py_thread *t)
+{
+	struct cs_err err;
+	size_t k, i;
+
+	for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++) {
+		const struct py_frame *f = &t->frames[k];
+		uint64_t item, fut = 0;
+
+		if (!f->code->name || strcmp(f->code->name, "run") ||
+		    !f->code->filename ||
+		    !ends_with(f->code->filename, "/concurrent/futures/thread.py"))
+			continue;
+		item = frame_local(b->py, f, "self");
+		cs_err_init(&err);
+		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
+			return;
+		for (i = 0; b->a && i < b->a->ntasks; i++) {
+			uint64_t w = b->a->tasks[i].waiter;
+
+			if (w && callback_refers_to(b->py, fut, w))
+				add_edge(b->g, WG_WAITS_FOR,
+					 b->snap->nthreads + i, thread_node,
+					 NULL);
+		}
+		return;
+	}
+}
+
 /* The pytest node id of the test being run, from `item` in pytest's
  * runtest frames. */
 static void find_test(struct build *b, const struct py_thread *t)
@@ -417,6 +487,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 			fr[k] = &t->frames[k];
 		scan_unit(&b, i, fr, k, 1);
 		find_test(&b, t);
+		link_executor(&b, i, t);
 	}
 	for (i = 0; a && i < a->ntasks; i++) {
 		const struct py_task *t = &a->tasks[i];
