@@ -358,8 +358,9 @@ static void link_executor(struct build *b, size_t thread_node,
 			continue;
 		item = frame_local(b->py, f, "self");
 		cs_err_init(&err);
+		/* 3.14 runs it inside WorkerContext.run, also "run". */
 		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
-			return;
+			continue;
 		for (i = 0; b->a && i < b->a->ntasks; i++) {
 			uint64_t w = b->a->tasks[i].waiter;
 
