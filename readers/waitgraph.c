@@ -384,6 +384,7 @@ static void find_test(struct build *b, const struct py_thread *t)
 	};
 	struct cs_err err;
 	size_t k, i;
+	int off;
 
 	for (k = 0; k < t->nframes && !b->g->test; k++) {
 		const char *name = t->frames[k].code->name, *s;
@@ -396,8 +397,18 @@ static void find_test(struct build *b, const struct py_thread *t)
 			continue;
 		item = frame_local(b->py, &t->frames[k], "item");
 		cs_err_init(&err);
-		if (item && pyobj_get_attr(b->py, item, "_nodeid", &id, &err) == 0 &&
-		    pystr_get(b->py, id, &s, &err) == 0)
+		if (!item)
+			continue;
+		/* pytest's Node keeps _nodeid in a slot (7.x), or older
+		 * versions in the instance dict. */
+		if (pyobj_slot_offset(b->py, item, "_nodeid", &off, &err) == 0) {
+			if (py_field_u64(b->py, item, off, &id, &err) <= 0)
+				continue;
+		} else if (cs_err_init(&err),
+			   pyobj_get_attr(b->py, item, "_nodeid", &id, &err) != 0) {
+			continue;
+		}
+		if (pystr_get(b->py, id, &s, &err) == 0)
 			b->g->test = xstrdup(s);
 	}
 }
