@@ -14,6 +14,7 @@
 #define COROSCOPE_CLI_RUN_CAUSES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "readers/stacks.h"
 #include "readers/tasks.h"
@@ -36,6 +37,7 @@ struct run_cause {
 	char *headline;   /* one line, e.g. "await cycle: ping -> pong -> ping" */
 	char **details;   /* further lines (one per thread or task involved) */
 	size_t ndetails;
+	uint64_t subject; /* stuck_task: the task's address, else 0 */
 };
 
 struct run_summary {
@@ -77,6 +79,8 @@ void run_summarize_sched(struct run_summary *s, int pid,
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);
+/* Remove causes[i] (one the wait-for graph explains better). */
+void run_cause_drop(struct run_summary *s, size_t i);
 /* "FILE:LINE in QUALNAME" */
 void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
 

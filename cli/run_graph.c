@@ -168,9 +168,35 @@ static void held(struct run_summary *s, const struct collection *c,
 	free(r);
 }
 
+/* Does the task at addr wait for a primitive the graph knows, or wait
+ * in a server's idle state?  Then its "stuck task" cause (a task parked
+ * on a bare future) says less than the graph's and is dropped. */
+static int explained(const struct collection *c, uint64_t addr)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_node *n = &g->nodes[g->edges[i].from];
+
+		if (g->edges[i].kind == WG_WAITS_FOR && n->kind == WG_TASK &&
+		    c->async.tasks[n->index].addr == addr &&
+		    (n->idle || g->nodes[g->edges[i].to].kind == WG_OBJECT))
+			return 1;
+	}
+	return 0;
+}
+
 void run_summarize_graph(struct run_summary *s, const struct collection *c)
 {
 	struct strbuf sb;
+	size_t i;
+
+	for (i = s->n; i-- > 0;)
+		if (s->causes[i].kind == RUN_CAUSE_STUCK_TASK &&
+		    s->causes[i].pid == c->pid && s->causes[i].subject &&
+		    explained(c, s->causes[i].subject))
+			run_cause_drop(s, i);
 
 	strbuf_init(&sb);
 	cycles(s, c, &sb);

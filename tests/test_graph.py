@@ -174,3 +174,91 @@ def test_run_ranks_the_holder_first(keeper, tmp_path):
     assert "2 waiting on asyncio.Lock" in lines[first], lines[first]
     assert ("held by task 'holder' at graph_target.py:%d in holder" % line) \
         in lines[first], lines[first]
+
+
+DEBIAN = "/usr/bin/python3.11"
+
+
+def debian_with(*modules):
+    if not os.path.exists(DEBIAN):
+        pytest.skip("Debian's python3.11 is not installed")
+    probe = subprocess.run([DEBIAN, "-c", "import " + ", ".join(modules)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if probe.returncode:
+        pytest.skip("%s not installed for %s (make deps)"
+                    % (", ".join(modules), DEBIAN))
+
+
+def coroscope_run(argv, cwd, timeout="3"):
+    res = subprocess.run([os.environ.get("COROSCOPE", "coroscope"), "run",
+                          "--timeout", timeout, "--"] + argv, cwd=str(cwd),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=90)
+    assert res.returncode == 124, res.stderr[-4000:]
+    lines = res.stderr.splitlines()
+    head = "coroscope: likely cause, most likely first:"
+    if head not in lines:
+        return []
+    out = []
+    for line in lines[lines.index(head) + 1:]:
+        if not line.startswith("  "):
+            break
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("test,marker,function", [
+    ("test_hangs", "test-hang", "test_hangs"),
+    ("test_with_stuck_fixture", "fixture-hang", "stuck_fixture"),
+])
+def test_pytest_asyncio_hang(tmp_path, test, marker, function):
+    debian_with("pytest", "pytest_asyncio")
+    suite = target_script("graph_pytest_suite.py")
+    with open(suite) as src, open(str(tmp_path / "graph_pytest_suite.py"),
+                                  "w") as dst:
+        dst.write(src.read())
+    node = "graph_pytest_suite.py::" + test
+    causes = coroscope_run([DEBIAN, "-m", "pytest", "-q", "-p",
+                            "no:cacheprovider", node], tmp_path, timeout="4")
+    assert causes, "no likely cause"
+    assert "1 waiting on asyncio.Event" in causes[0], causes
+    place = "graph_pytest_suite.py:%d in %s" % (marker_line(suite, marker),
+                                                function)
+    assert any(place in c for c in causes[1:3]), causes
+    assert any(c.strip() == "test being run: " + node for c in causes), causes
+    # The graph explains the task: no vaguer "stuck task" cause.
+    assert not any("stuck task:" in c for c in causes), causes
+
+
+def test_uvicorn_idle_is_not_stuck(tmp_path):
+    debian_with("uvicorn", "starlette")
+    app = target_script("graph_uvicorn_app.py")
+    causes = coroscope_run([DEBIAN, app, str(tmp_path / "ready.json")],
+                           tmp_path, timeout="4")
+    heads = [c for c in causes if not c.startswith("    ")]
+    assert heads, "the lifespan wait should be listed as idle"
+    assert all(": idle: " in h for h in heads), causes
+
+
+def test_uvicorn_stuck_handler(keeper):
+    debian_with("uvicorn", "starlette")
+    import threading
+    import urllib.request
+    app = target_script("graph_uvicorn_app.py")
+    target = keeper.start_target(DEBIAN, "graph_uvicorn_app.py")
+    url = "http://127.0.0.1:%d/stuck" % target.ready["port"]
+
+    def ask():
+        try:
+            urllib.request.urlopen(url, timeout=30)
+        except Exception:
+            pass
+    threading.Thread(target=ask, daemon=True).start()
+    line = marker_line(app, "handler-stuck")
+    text = ""
+    for _ in range(100):
+        text = run_coroscope("dump", target.pid).stdout
+        if "asyncio.Event" in text:
+            break
+    assert ("at graph_uvicorn_app.py:%d in stuck" % line) in text, text
+    assert "waits for: asyncio.Event" in text, text
