@@ -242,6 +242,23 @@ static void json_int_or_null(struct json *j, const char *key, int64_t v)
 		json_int(j, v);
 }
 
+/* An object's type, address (under addr_key) and state. */
+static void json_prim(struct json *j, const struct py_prim *p,
+		      const char *addr_key)
+{
+	struct strbuf st;
+
+	json_key(j, "type");
+	json_string(j, p->name);
+	json_key(j, addr_key);
+	json_addr(j, p->addr);
+	strbuf_init(&st);
+	py_prim_state(p, &st);
+	json_key(j, "state");
+	json_string(j, st.buf);
+	strbuf_release(&st);
+}
+
 static void json_node(struct json *j, const struct collection *c, size_t i)
 {
 	const struct wg_node *n = &c->graph.nodes[i];
@@ -264,17 +281,8 @@ static void json_node(struct json *j, const struct collection *c, size_t i)
 		json_string(j, c->async.tasks[n->index].name);
 	} else {
 		const struct py_prim *p = &c->graph.prims[n->index];
-		struct strbuf st;
 
-		json_key(j, "type");
-		json_string(j, p->name);
-		json_key(j, "address");
-		json_addr(j, p->addr);
-		strbuf_init(&st);
-		py_prim_state(p, &st);
-		json_key(j, "state");
-		json_string(j, st.buf);
-		strbuf_release(&st);
+		json_prim(j, p, "address");
 		json_key(j, "locked");
 		if (p->locked < 0)
 			json_null(j);
@@ -324,18 +332,7 @@ void report_json_graph(struct json *j, const struct collection *c)
 		json_key(j, "to");
 		json_uint(j, e->to);
 		if (g->nodes[e->to].kind == WG_OBJECT) {
-			const struct py_prim *p = &g->prims[g->nodes[e->to].index];
-			struct strbuf st;
-
-			json_key(j, "type");
-			json_string(j, p->name);
-			json_key(j, "object");
-			json_addr(j, p->addr);
-			strbuf_init(&st);
-			py_prim_state(p, &st);
-			json_key(j, "state");
-			json_string(j, st.buf);
-			strbuf_release(&st);
+			json_prim(j, &g->prims[g->nodes[e->to].index], "object");
 		}
 		if (e->kind == WG_HOLDS)
 			json_place(j, "at", e->at);

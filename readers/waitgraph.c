@@ -182,13 +182,14 @@ long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
 	return -1;
 }
 
-size_t py_waitgraph_holders(const struct py_waitgraph *g, size_t obj,
-			    size_t *out, size_t max)
+/* The sources of `kind` edges into node, at most max kept. */
+static size_t edges_into(const struct py_waitgraph *g, enum wg_edge_kind kind,
+			 size_t node, size_t *out, size_t max)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < g->nedges; i++)
-		if (g->edges[i].kind == WG_HOLDS && g->edges[i].to == obj) {
+		if (g->edges[i].kind == kind && g->edges[i].to == node) {
 			if (n < max)
 				out[n] = g->edges[i].from;
 			n++;
@@ -196,18 +197,16 @@ size_t py_waitgraph_holders(const struct py_waitgraph *g, size_t obj,
 	return n;
 }
 
+size_t py_waitgraph_holders(const struct py_waitgraph *g, size_t obj,
+			    size_t *out, size_t max)
+{
+	return edges_into(g, WG_HOLDS, obj, out, max);
+}
+
 size_t py_waitgraph_waiters(const struct py_waitgraph *g, size_t node,
 			    size_t *out, size_t max)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < g->nedges; i++)
-		if (g->edges[i].kind == WG_WAITS_FOR && g->edges[i].to == node) {
-			if (n < max)
-				out[n] = g->edges[i].from;
-			n++;
-		}
-	return n;
+	return edges_into(g, WG_WAITS_FOR, node, out, max);
 }
 
 /*
