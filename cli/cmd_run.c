@@ -38,6 +38,7 @@
 #include "cli/collect.h"
 #include "cli/escape.h"
 #include "cli/run_causes.h"
+#include "cli/run_graph.h"
 #include "cli/run_probe.h"
 #include "cli/run_report.h"
 #include "cli/run_supervise.h"
@@ -194,6 +195,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		facts = run_probe_threads(c->pid, &c->snap);
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts);
 		run_summarize_sched(sum, c->pid, &c->async, &c->greenlets);
+		run_summarize_graph(sum, c);
 		run_probe_release(facts, c->snap.nthreads);
 	}
 	run_summary_sort(sum);

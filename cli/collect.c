@@ -141,6 +141,8 @@ static int collect(struct collection *c, const struct collect_options *opt,
 				      &aerr) < 0)
 			cs_warn(&c->warnings, CS_WARN_COLLECTION,
 				"greenlets not shown: %.400s", aerr.msg);
+		cs_err_init(&aerr);
+		py_waitgraph_build(&c->py, &c->snap, &c->async, &c->graph, &aerr);
 	}
 	if (c->is_live) {
 		live_resume(c->ms);
@@ -243,6 +245,7 @@ void collection_init(struct collection *c)
 void collection_release(struct collection *c)
 {
 	native_stacks_release(&c->native);
+	py_waitgraph_release(&c->graph);
 	py_async_release(&c->async);
 	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);

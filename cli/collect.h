@@ -14,6 +14,7 @@
 #include "readers/stacks.h"
 #include "readers/tasks.h"
 #include "symbols/native_stack.h"
+#include "readers/waitgraph.h"
 
 /* More tries of a --no-block collection when retries is 0, and at most. */
 #define COLLECT_DEFAULT_RETRIES 3
@@ -70,6 +71,7 @@ struct collection {
 	/* What could not be shown and why, from every layer (a core's
 	 * missing files; tasks and generators that could not be read). */
 	struct cs_warnings warnings;
+	struct py_waitgraph graph; /* who waits for and holds what */
 	double pause_ms, wall_ms;
 	struct collect_options opt;
 };

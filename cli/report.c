@@ -1,4 +1,5 @@
 #include "cli/report.h"
+#include "cli/report_graph.h"
 
 #include <string.h>
 
@@ -135,6 +136,7 @@ void report_text(FILE *out, const struct collection *c)
 		report_native_text_others(out, c);
 	report_text_greenlets(out, c);
 	report_text_async(out, c);
+	report_text_graph(out, c);
 	source_cache_free(text_sources);
 	text_sources = NULL;
 	report_warnings(stderr, &c->warnings, CS_WARN_COLLECTION);
@@ -444,6 +446,7 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_end_array(j);
 	json_async(j, &c->async, c->opt.locals);
 	report_json_greenlets(j, c);
+	report_json_graph(j, c);
 	json_key(j, "warnings");
 	report_json_warnings(j, &c->warnings, CS_WARN_COLLECTION);
 	json_key(j, "stats");

@@ -13,18 +13,34 @@ void run_summary_init(struct run_summary *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static void cause_release(struct run_cause *cause)
+{
+	size_t k;
+
+	free(cause->headline);
+	for (k = 0; k < cause->ndetails; k++)
+		free(cause->details[k]);
+	free(cause->details);
+}
+
 void run_summary_release(struct run_summary *s)
 {
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < s->n; i++) {
-		free(s->causes[i].headline);
-		for (k = 0; k < s->causes[i].ndetails; k++)
-			free(s->causes[i].details[k]);
-		free(s->causes[i].details);
-	}
+	for (i = 0; i < s->n; i++)
+		cause_release(&s->causes[i]);
 	free(s->causes);
 	run_summary_init(s);
+}
+
+void run_cause_drop(struct run_summary *s, size_t i)
+{
+	if (i >= s->n)
+		return;
+	cause_release(&s->causes[i]);
+	memmove(&s->causes[i], &s->causes[i + 1],
+		(s->n - i - 1) * sizeof(*s->causes));
+	s->n--;
 }
 
 static struct run_cause *add_cause(struct run_summary *s,
@@ -74,6 +90,12 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "lock";
 	case RUN_CAUSE_WAIT:
 		return "wait";
+	case RUN_CAUSE_LOCK_CYCLE:
+		return "lock_cycle";
+	case RUN_CAUSE_HELD:
+		return "held";
+	case RUN_CAUSE_IDLE:
+		return "idle";
 	}
 	return "unknown";
 }
@@ -433,6 +455,7 @@ static void summarize_stuck_tasks(struct run_summary *s, int pid,
 			strbuf_addf(&sb, ", blocking %zu other task%s", behind[i],
 				    behind[i] == 1 ? "" : "s");
 		cause = add_cause(s, RUN_CAUSE_STUCK_TASK, pid, &sb);
+		cause->subject = best[i]->addr;
 		add_task_place(&sb, a, best[i]);
 		add_detail(cause, &sb);
 	}

@@ -14,6 +14,7 @@
 #define COROSCOPE_CLI_RUN_CAUSES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "readers/stacks.h"
 #include "readers/tasks.h"
@@ -22,9 +23,12 @@
 enum run_cause_kind {
 	RUN_CAUSE_AWAIT_CYCLE,  /* tasks awaiting each other */
 	RUN_CAUSE_DEADLOCK,     /* two or more threads blocked on locks */
+	RUN_CAUSE_LOCK_CYCLE,   /* a wait-for graph cycle through locks */
+	RUN_CAUSE_HELD,         /* an object others wait on, and its holder */
 	RUN_CAUSE_STUCK_TASK,   /* a task parked on a plain future, blocking others */
 	RUN_CAUSE_LOCK,         /* one thread blocked acquiring a lock */
 	RUN_CAUSE_WAIT,         /* a thread waiting on a condition, event... */
+	RUN_CAUSE_IDLE,         /* a server's idle wait (accept, keep-alive) */
 };
 
 struct run_cause {
@@ -33,6 +37,7 @@ struct run_cause {
 	char *headline;   /* one line, e.g. "await cycle: ping -> pong -> ping" */
 	char **details;   /* further lines (one per thread or task involved) */
 	size_t ndetails;
+	uint64_t subject; /* stuck_task: the task's address, else 0 */
 };
 
 struct run_summary {
@@ -74,6 +79,8 @@ void run_summarize_sched(struct run_summary *s, int pid,
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);
+/* Remove causes[i] (one the wait-for graph explains better). */
+void run_cause_drop(struct run_summary *s, size_t i);
 /* "FILE:LINE in QUALNAME" */
 void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
 

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/le.h"
 #include "readers/fields.h"
+#include "readers/gens.h"
 #include "readers/objects.h"
 #include "common/banned.h"
 
@@ -426,4 +428,54 @@ int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,
 	if (ret < 0)
 		return ret;
 	return *dict ? 0 : 1;
+}
+
+/*
+ * A member descriptor (PyMemberDescrObject) holds its PyMemberDef
+ * pointer after PyDescr_COMMON (object header, d_type, d_name,
+ * d_qualname): the same place in 3.6 - 3.14.  The PyMemberDef starts
+ * with its name and holds the slot offset at 16.  Both are checked: the
+ * name read there must be the slot asked for.
+ */
+#define DESCR_MEMBER 40
+#define MEMBERDEF_OFFSET 16
+#define MAX_SLOT_NAME 64
+#define MAX_SLOT_OFFSET 4096
+
+int pyobj_slot_offset(struct pyproc *py, uint64_t obj, const char *name,
+		      int *off, struct cs_err *err)
+{
+	uint64_t descr, type, def, sname;
+	char buf[MAX_SLOT_NAME];
+	uint8_t md[24];
+	int64_t v;
+	long got;
+	int ret;
+
+	ret = pyobj_lookup(py, obj, name, &descr, err);
+	if (ret < 0)
+		return ret;
+	if (ret > 0 || pyobj_read_type(py, descr, &type, err) < 0 ||
+	    !py_type_name_cached(py, type) ||
+	    strcmp(py_type_name_cached(py, type), "member_descriptor"))
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "the class has no slot '%s'", name);
+	ret = memsrc_read_u64(py->ms, descr + DESCR_MEMBER, &def, err);
+	if (ret < 0)
+		return ret;
+	ret = memsrc_read(py->ms, def, md, sizeof(md), err);
+	if (ret < 0)
+		return ret;
+	sname = le_u64(md);
+	got = memsrc_read_partial(py->ms, sname, buf, sizeof(buf), err);
+	if (got <= 0 || !memchr(buf, '\0', (size_t)got) || strcmp(buf, name))
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "the '%s' slot's descriptor is not understood",
+			       name);
+	v = le_i64(md + MEMBERDEF_OFFSET);
+	if (v < 16 || v >= MAX_SLOT_OFFSET || v % 8)
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "the '%s' slot at %lld", name, (long long)v);
+	*off = (int)v;
+	return 0;
 }

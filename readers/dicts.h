@@ -52,6 +52,11 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
  */
 int pyobj_lookup(struct pyproc *py, uint64_t obj, const char *name,
 		 uint64_t *value, struct cs_err *err);
+/* The offset of slot `name` (__slots__) in obj, from its class's member
+ * descriptor: 0, or a negative status when there is no such slot. */
+int pyobj_slot_offset(struct pyproc *py, uint64_t obj, const char *name,
+		      int *off, struct cs_err *err);
+
 /* pyobj_lookup() where absent and unreadable mean the same: 0. */
 uint64_t pyobj_lookup_or_0(struct pyproc *py, uint64_t obj, const char *name);
 

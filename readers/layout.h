@@ -109,6 +109,8 @@ struct py_layout {
 	int f_state;              /* .f_state (3.10), signed char */
 	int f_executing;          /* .f_executing (3.6 - 3.9), char */
 	int f_frame;              /* .f_frame (3.11+): _PyInterpreterFrame * */
+	int f_iblock;             /* .f_iblock (<=3.10), int */
+	int f_blockstack;         /* .f_blockstack (<=3.10): PyTryBlock[] */
 
 	/* _PyInterpreterFrame (3.11+) */
 	int if_size;
@@ -135,6 +137,8 @@ struct py_layout {
 	int co_nlocalsplus;       /* int (3.11+) */
 	int co_flags;             /* int */
 	int co_firstlineno;       /* int */
+	int co_stacksize;         /* int */
+	int co_exceptiontable;    /* bytes (3.11+) */
 	int co_code;              /* bytes (<=3.10) */
 	int co_code_adaptive;     /* inline bytecode (3.11+) */
 	int co_varnames;          /* tuple (<=3.10) */
@@ -272,6 +276,13 @@ struct py_layout {
 	int op_resume, op_resume_quick, op_instrumented_resume,
 	    op_resume_check;      /* RESUME and variants (3.11+), -1 if none */
 	int op_extended_arg;
+	/* where a with statement calls __enter__ (-1 if none): a frame
+	   stopped there is acquiring its context manager, not holding it */
+	int op_setup_with, op_setup_async_with;   /* <=3.10 */
+	int op_before_with, op_before_async_with; /* 3.11 - 3.13 */
+	int op_load_special;                      /* 3.14: precedes CALL */
+	int op_push_exc_info, op_with_except_start; /* a with's handler
+						      starts with them */
 };
 
 /* The generated tables, and the one for a minor version or NULL. */

@@ -62,6 +62,8 @@ static const struct py_layout layout_3_6 = {
 	.f_state = -1,
 	.f_executing = 132,
 	.f_frame = -1,
+	.f_iblock = 128,
+	.f_blockstack = 136,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -83,6 +85,8 @@ static const struct py_layout layout_3_6 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 32,
 	.co_firstlineno = 36,
+	.co_stacksize = 28,
+	.co_exceptiontable = -1,
 	.co_code = 40,
 	.co_code_adaptive = -1,
 	.co_varnames = 64,
@@ -200,6 +204,13 @@ static const struct py_layout layout_3_6 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = -1,
 };
 
 /*
@@ -254,6 +265,8 @@ static const struct py_layout layout_3_7 = {
 	.f_state = -1,
 	.f_executing = 116,
 	.f_frame = -1,
+	.f_iblock = 112,
+	.f_blockstack = 120,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -275,6 +288,8 @@ static const struct py_layout layout_3_7 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 32,
 	.co_firstlineno = 36,
+	.co_stacksize = 28,
+	.co_exceptiontable = -1,
 	.co_code = 40,
 	.co_code_adaptive = -1,
 	.co_varnames = 64,
@@ -392,6 +407,13 @@ static const struct py_layout layout_3_7 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = -1,
 };
 
 /*
@@ -446,6 +468,8 @@ static const struct py_layout layout_3_8 = {
 	.f_state = -1,
 	.f_executing = 116,
 	.f_frame = -1,
+	.f_iblock = 112,
+	.f_blockstack = 120,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -467,6 +491,8 @@ static const struct py_layout layout_3_8 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 36,
 	.co_firstlineno = 40,
+	.co_stacksize = 32,
+	.co_exceptiontable = -1,
 	.co_code = 48,
 	.co_code_adaptive = -1,
 	.co_varnames = 72,
@@ -584,6 +610,13 @@ static const struct py_layout layout_3_8 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = -1,
 };
 
 /*
@@ -638,6 +671,8 @@ static const struct py_layout layout_3_9 = {
 	.f_state = -1,
 	.f_executing = 116,
 	.f_frame = -1,
+	.f_iblock = 112,
+	.f_blockstack = 120,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -659,6 +694,8 @@ static const struct py_layout layout_3_9 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 36,
 	.co_firstlineno = 40,
+	.co_stacksize = 32,
+	.co_exceptiontable = -1,
 	.co_code = 48,
 	.co_code_adaptive = -1,
 	.co_varnames = 72,
@@ -776,6 +813,13 @@ static const struct py_layout layout_3_9 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = 49,
 };
 
 /*
@@ -830,6 +874,8 @@ static const struct py_layout layout_3_10 = {
 	.f_state = 108,
 	.f_executing = -1,
 	.f_frame = -1,
+	.f_iblock = 104,
+	.f_blockstack = 112,
 	.if_size = -1,
 	.if_code = -1,
 	.if_previous = -1,
@@ -851,6 +897,8 @@ static const struct py_layout layout_3_10 = {
 	.co_nlocalsplus = -1,
 	.co_flags = 36,
 	.co_firstlineno = 40,
+	.co_stacksize = 32,
+	.co_exceptiontable = -1,
 	.co_code = 48,
 	.co_code_adaptive = -1,
 	.co_varnames = 72,
@@ -968,6 +1016,13 @@ static const struct py_layout layout_3_10 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 143,
+	.op_setup_async_with = 154,
+	.op_before_with = -1,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
+	.op_push_exc_info = -1,
+	.op_with_except_start = 49,
 };
 
 /*
@@ -1022,6 +1077,8 @@ static const struct py_layout layout_3_11 = {
 	.f_state = -1,
 	.f_executing = -1,
 	.f_frame = 24,
+	.f_iblock = -1,
+	.f_blockstack = -1,
 	.if_size = 80,
 	.if_code = 32,
 	.if_previous = 48,
@@ -1043,6 +1100,8 @@ static const struct py_layout layout_3_11 = {
 	.co_nlocalsplus = 76,
 	.co_flags = 48,
 	.co_firstlineno = 72,
+	.co_stacksize = 68,
+	.co_exceptiontable = 40,
 	.co_code = -1,
 	.co_code_adaptive = 184,
 	.co_varnames = -1,
@@ -1160,6 +1219,13 @@ static const struct py_layout layout_3_11 = {
 	.op_instrumented_resume = -1,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = -1,
+	.op_setup_async_with = -1,
+	.op_before_with = 53,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
+	.op_push_exc_info = 35,
+	.op_with_except_start = 49,
 };
 
 /*
@@ -1214,6 +1280,8 @@ static const struct py_layout layout_3_12 = {
 	.f_state = -1,
 	.f_executing = -1,
 	.f_frame = 24,
+	.f_iblock = -1,
+	.f_blockstack = -1,
 	.if_size = 80,
 	.if_code = 0,
 	.if_previous = 8,
@@ -1235,6 +1303,8 @@ static const struct py_layout layout_3_12 = {
 	.co_nlocalsplus = 72,
 	.co_flags = 48,
 	.co_firstlineno = 68,
+	.co_stacksize = 64,
+	.co_exceptiontable = 40,
 	.co_code = -1,
 	.co_code_adaptive = 192,
 	.co_varnames = -1,
@@ -1352,6 +1422,13 @@ static const struct py_layout layout_3_12 = {
 	.op_instrumented_resume = 240,
 	.op_resume_check = -1,
 	.op_extended_arg = 144,
+	.op_setup_with = 258,
+	.op_setup_async_with = -1,
+	.op_before_with = 53,
+	.op_before_async_with = 52,
+	.op_load_special = -1,
+	.op_push_exc_info = 35,
+	.op_with_except_start = 49,
 };
 
 /*
@@ -1406,6 +1483,8 @@ static const struct py_layout layout_3_13 = {
 	.f_state = -1,
 	.f_executing = -1,
 	.f_frame = 24,
+	.f_iblock = -1,
+	.f_blockstack = -1,
 	.if_size = 80,
 	.if_code = 0,
 	.if_previous = 8,
@@ -1427,6 +1506,8 @@ static const struct py_layout layout_3_13 = {
 	.co_nlocalsplus = 72,
 	.co_flags = 48,
 	.co_firstlineno = 68,
+	.co_stacksize = 64,
+	.co_exceptiontable = 40,
 	.co_code = -1,
 	.co_code_adaptive = 200,
 	.co_varnames = -1,
@@ -1544,12 +1625,19 @@ static const struct py_layout layout_3_13 = {
 	.op_instrumented_resume = 236,
 	.op_resume_check = 207,
 	.op_extended_arg = 71,
+	.op_setup_with = 266,
+	.op_setup_async_with = -1,
+	.op_before_with = 2,
+	.op_before_async_with = 1,
+	.op_load_special = -1,
+	.op_push_exc_info = 33,
+	.op_with_except_start = 44,
 };
 
 /*
  * CPython 3.14.7
- * libpython3.14.so.1.0 build-id bd8bd05610852d2584cc7994ce0ede3493c4995a
- * _asyncio.cpython-314-x86_64-linux-gnu.so build-id 97bd4c174ba73bad52d36543a6ccba5baf5708be
+ * libpython3.14.so.1.0 build-id d93aa91a9a0643146ad3ccbab5e297f7ca761461
+ * _asyncio.cpython-314-x86_64-linux-gnu.so build-id a163cd196183adc65c8dc77ffe6ba0f6c04d2560
  */
 static const struct py_layout layout_3_14 = {
 	.major = 3,
@@ -1598,6 +1686,8 @@ static const struct py_layout layout_3_14 = {
 	.f_state = -1,
 	.f_executing = -1,
 	.f_frame = 24,
+	.f_iblock = -1,
+	.f_blockstack = -1,
 	.if_size = 88,
 	.if_code = 0,
 	.if_previous = 8,
@@ -1619,6 +1709,8 @@ static const struct py_layout layout_3_14 = {
 	.co_nlocalsplus = 72,
 	.co_flags = 48,
 	.co_firstlineno = 68,
+	.co_stacksize = 64,
+	.co_exceptiontable = 40,
 	.co_code = -1,
 	.co_code_adaptive = 208,
 	.co_varnames = -1,
@@ -1736,6 +1828,13 @@ static const struct py_layout layout_3_14 = {
 	.op_instrumented_resume = 245,
 	.op_resume_check = 196,
 	.op_extended_arg = 69,
+	.op_setup_with = 265,
+	.op_setup_async_with = -1,
+	.op_before_with = -1,
+	.op_before_async_with = -1,
+	.op_load_special = 95,
+	.op_push_exc_info = 32,
+	.op_with_except_start = 43,
 };
 
 const struct py_layout *py_layout_for(int major, int minor)

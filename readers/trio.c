@@ -13,17 +13,6 @@
 #include "readers/objects.h"
 #include "common/banned.h"
 
-/*
- * A member descriptor (PyMemberDescrObject) holds its PyMemberDef
- * pointer after PyDescr_COMMON (object header, d_type, d_name,
- * d_qualname): the same place in 3.6 - 3.14.  The PyMemberDef starts
- * with its name and holds the slot offset at 16.  Both are checked: the
- * name read there must be the slot asked for.
- */
-#define DESCR_MEMBER 40
-#define MEMBERDEF_OFFSET 16
-#define MAX_SLOT_NAME 64
-#define MAX_SLOT_OFFSET 4096
 
 struct trio_slots {
 	int name, coro, parent_nursery, runner;
@@ -53,43 +42,13 @@ static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 	return 0;
 }
 
+#define MAX_SLOT_OFFSET 4096   /* bytes of a Task copied at most */
+
 /* The offset of slot `name` of obj's class, from its member descriptor. */
 static int slot_offset(struct pyproc *py, uint64_t obj, const char *name,
 		       int *off, struct cs_err *err)
 {
-	uint64_t descr, type, def, sname;
-	char buf[MAX_SLOT_NAME];
-	uint8_t md[24];
-	int64_t v;
-	long got;
-	int ret;
-
-	ret = pyobj_lookup(py, obj, name, &descr, err);
-	if (ret < 0)
-		return ret;
-	if (ret > 0 || pyobj_read_type(py, descr, &type, err) < 0 ||
-	    strcmp(py_type_name_cached(py, type), "member_descriptor"))
-		return cs_fail(err, CS_ERR_UNSUPPORTED,
-			       "trio Task has no slot '%s'", name);
-	ret = memsrc_read_u64(py->ms, descr + DESCR_MEMBER, &def, err);
-	if (ret < 0)
-		return ret;
-	ret = memsrc_read(py->ms, def, md, sizeof(md), err);
-	if (ret < 0)
-		return ret;
-	sname = le_u64(md);
-	got = memsrc_read_partial(py->ms, sname, buf, sizeof(buf), err);
-	if (got <= 0 || !memchr(buf, '\0', (size_t)got) || strcmp(buf, name))
-		return cs_fail(err, CS_ERR_UNSUPPORTED,
-			       "trio Task's '%s' descriptor is not understood",
-			       name);
-	v = le_i64(md + MEMBERDEF_OFFSET);
-	if (v < 16 || v >= MAX_SLOT_OFFSET || v % 8)
-		return cs_fail(err, CS_ERR_UNSUPPORTED,
-			       "trio Task's '%s' slot at %lld", name,
-			       (long long)v);
-	*off = (int)v;
-	return 0;
+	return pyobj_slot_offset(py, obj, name, off, err);
 }
 
 static int find_slots(struct pyproc *py, uint64_t task,

@@ -372,6 +372,8 @@ RULES = {
     "f_state": Off(FRAME, "f_state"),
     "f_executing": Off(FRAME, "f_executing"),
     "f_frame": Off(FRAME, "f_frame"),
+    "f_iblock": Off(FRAME, "f_iblock"),
+    "f_blockstack": Off(FRAME, "f_blockstack"),
 
     "if_size": Size(IFRAME),
     "if_code": Off(IFRAME, "f_code", "f_executable"),
@@ -395,6 +397,8 @@ RULES = {
     "co_nlocalsplus": Off(CODE, "co_nlocalsplus"),
     "co_flags": Off(CODE, "co_flags"),
     "co_firstlineno": Off(CODE, "co_firstlineno"),
+    "co_stacksize": Off(CODE, "co_stacksize"),
+    "co_exceptiontable": Off(CODE, "co_exceptiontable"),
     "co_code": Off(CODE, "co_code"),
     "co_code_adaptive": Off(CODE, "co_code_adaptive"),
     "co_varnames": Off(CODE, "co_varnames"),
@@ -536,6 +540,13 @@ RULES = {
     "op_instrumented_resume": opcode("INSTRUMENTED_RESUME"),
     "op_resume_check": opcode("RESUME_CHECK"),
     "op_extended_arg": opcode("EXTENDED_ARG"),
+    "op_setup_with": opcode("SETUP_WITH"),
+    "op_setup_async_with": opcode("SETUP_ASYNC_WITH"),
+    "op_before_with": opcode("BEFORE_WITH"),
+    "op_before_async_with": opcode("BEFORE_ASYNC_WITH"),
+    "op_load_special": opcode("LOAD_SPECIAL"),
+    "op_push_exc_info": opcode("PUSH_EXC_INFO"),
+    "op_with_except_start": opcode("WITH_EXCEPT_START"),
 }
 
 

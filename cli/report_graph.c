@@ -1,0 +1,354 @@
+#include "cli/report_graph.h"
+
+#include <string.h>
+
+#include "cli/escape.h"
+#include "common/banned.h"
+
+#define GRAPH_MAX_HOLDERS 8   /* holders named per object in one line */
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path ? path : "?";
+}
+
+void graph_add_place(struct strbuf *sb, const struct py_frame *f)
+{
+	if (!f || !f->code) {
+		strbuf_addstr(sb, "?");
+		return;
+	}
+	esc_add(sb, base_name(f->code->filename), ESC_TEXT, 0);
+	if (f->line >= 0)
+		strbuf_addf(sb, ":%d", f->line);
+	strbuf_addstr(sb, " in ");
+	esc_add(sb, f->code->qualname ? f->code->qualname : "?", ESC_TEXT, 0);
+}
+
+void graph_add_label(struct strbuf *sb, const struct collection *c,
+		     size_t node)
+{
+	const struct wg_node *n = &c->graph.nodes[node];
+
+	switch (n->kind) {
+	case WG_THREAD: {
+		const struct py_thread *t = &c->snap.threads[n->index];
+
+		strbuf_addf(sb, "thread %d", t->tid);
+		if (t->name) {
+			strbuf_addstr(sb, " (");
+			esc_add(sb, t->name, ESC_TEXT, 0);
+			strbuf_addstr(sb, ")");
+		}
+		break;
+	}
+	case WG_TASK: {
+		const struct py_task *t = &c->async.tasks[n->index];
+
+		strbuf_addstr(sb, "task '");
+		esc_add(sb, t->name ? t->name : "?", ESC_TEXT, 0);
+		strbuf_addstr(sb, "'");
+		break;
+	}
+	case WG_OBJECT: {
+		const struct py_prim *p = &c->graph.prims[n->index];
+		struct strbuf st;
+
+		strbuf_addf(sb, "%s 0x%llx", p->name,
+			    (unsigned long long)p->addr);
+		strbuf_init(&st);
+		py_prim_state(p, &st);
+		if (st.len)
+			strbuf_addf(sb, " (%s)", st.buf);
+		strbuf_release(&st);
+		break;
+	}
+	}
+}
+
+void graph_add_blame(struct strbuf *sb, const struct collection *c,
+		     size_t node)
+{
+	const struct wg_node *n = &c->graph.nodes[node];
+
+	if (n->kind == WG_OBJECT)
+		return;
+	if (n->blame) {
+		strbuf_addstr(sb, " at ");
+		graph_add_place(sb, n->blame);
+	}
+	if (n->inner && n->inner != n->blame) {
+		strbuf_addstr(sb, n->blame ? " (innermost " : " at ");
+		graph_add_place(sb, n->inner);
+		if (n->blame)
+			strbuf_addstr(sb, ")");
+	}
+}
+
+/* The frame that entered the holding block, else the holder's blame. */
+static void add_holder(struct strbuf *sb, const struct collection *c,
+		       size_t obj, size_t holder)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i;
+
+	graph_add_label(sb, c, holder);
+	for (i = 0; i < g->nedges; i++)
+		if (g->edges[i].kind == WG_HOLDS && g->edges[i].from == holder &&
+		    g->edges[i].to == obj && g->edges[i].at) {
+			strbuf_addstr(sb, " at ");
+			graph_add_place(sb, g->edges[i].at);
+			return;
+		}
+	graph_add_blame(sb, c, holder);
+}
+
+void graph_add_wait(struct strbuf *sb, const struct collection *c,
+		    size_t node)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i, h, n, holders[GRAPH_MAX_HOLDERS];
+	int first = 1;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+
+		if (e->kind != WG_WAITS_FOR || e->from != node)
+			continue;
+		strbuf_addstr(sb, first ? "waits for: " : "; and for: ");
+		first = 0;
+		graph_add_label(sb, c, e->to);
+		if (g->nodes[e->to].kind != WG_OBJECT) {
+			graph_add_blame(sb, c, e->to);
+			continue;
+		}
+		n = py_waitgraph_holders(g, e->to, holders, GRAPH_MAX_HOLDERS);
+		if (!n && py_prim_is_lock(&g->prims[g->nodes[e->to].index])) {
+			strbuf_addstr(sb, " holder unknown");
+			continue;
+		}
+		for (h = 0; h < n && h < GRAPH_MAX_HOLDERS; h++) {
+			strbuf_addstr(sb, h ? ", " : " held by ");
+			add_holder(sb, c, e->to, holders[h]);
+		}
+		if (n > GRAPH_MAX_HOLDERS)
+			strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);
+	}
+}
+
+void graph_add_cycle(struct strbuf *sb, const struct collection *c,
+		     size_t cycle)
+{
+	const struct cycle_list *cl = &c->graph.cycles;
+	size_t k;
+
+	for (k = 0; k <= cl->len[cycle]; k++) {
+		if (k)
+			strbuf_addstr(sb, " -> ");
+		graph_add_label(sb, c, cl->cycles[cycle][k % cl->len[cycle]]);
+	}
+}
+
+void report_text_graph(FILE *out, const struct collection *c)
+{
+	const struct py_waitgraph *g = &c->graph;
+	struct strbuf sb;
+	size_t i, any = 0;
+
+	strbuf_init(&sb);
+	for (i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].kind == WG_OBJECT)
+			continue;
+		strbuf_reset(&sb);
+		graph_add_wait(&sb, c, i);
+		if (!sb.len)
+			continue;
+		if (!any++)
+			fputs("\nWaits:\n", out);
+		fputs("  ", out);
+		{
+			struct strbuf who;
+
+			strbuf_init(&who);
+			graph_add_label(&who, c, i);
+			graph_add_blame(&who, c, i);
+			fprintf(out, "%s\n    %s\n", who.buf, sb.buf);
+			strbuf_release(&who);
+		}
+	}
+	any = 0;
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		size_t nw;
+
+		if (e->kind != WG_HOLDS)
+			continue;
+		if (!any++)
+			fputs("\nHolders:\n", out);
+		strbuf_reset(&sb);
+		add_holder(&sb, c, e->to, e->from);
+		strbuf_addstr(&sb, " holds ");
+		graph_add_label(&sb, c, e->to);
+		nw = py_waitgraph_waiters(g, e->to, NULL, 0);
+		strbuf_addf(&sb, ": %zu waiting", nw);
+		fprintf(out, "  %s\n", sb.buf);
+	}
+	for (i = 0; i < g->cycles.n; i++) {
+		if (!i)
+			fputs("\nWait cycles:\n", out);
+		strbuf_reset(&sb);
+		graph_add_cycle(&sb, c, i);
+		fprintf(out, "  %s\n", sb.buf);
+	}
+	if (g->test)
+		fprintf(out, "\nTest being run: %s\n", g->test);
+	strbuf_release(&sb);
+}
+
+static void json_addr(struct json *j, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	json_string(j, buf);
+}
+
+static void json_place(struct json *j, const char *key,
+		       const struct py_frame *f)
+{
+	json_key(j, key);
+	if (!f || !f->code) {
+		json_null(j);
+		return;
+	}
+	json_begin_object(j);
+	json_key(j, "file");
+	json_string(j, f->code->filename);
+	json_key(j, "line");
+	json_int(j, f->line);
+	json_key(j, "function");
+	json_string(j, f->code->qualname);
+	json_end_object(j);
+}
+
+static void json_int_or_null(struct json *j, const char *key, int64_t v)
+{
+	json_key(j, key);
+	if (v < 0)
+		json_null(j);
+	else
+		json_int(j, v);
+}
+
+/* An object's type, address (under addr_key) and state. */
+static void json_prim(struct json *j, const struct py_prim *p,
+		      const char *addr_key)
+{
+	struct strbuf st;
+
+	json_key(j, "type");
+	json_string(j, p->name);
+	json_key(j, addr_key);
+	json_addr(j, p->addr);
+	strbuf_init(&st);
+	py_prim_state(p, &st);
+	json_key(j, "state");
+	json_string(j, st.buf);
+	strbuf_release(&st);
+}
+
+static void json_node(struct json *j, const struct collection *c, size_t i)
+{
+	const struct wg_node *n = &c->graph.nodes[i];
+	static const char *const kinds[] = { "thread", "task", "object" };
+
+	json_begin_object(j);
+	json_key(j, "id");
+	json_uint(j, i);
+	json_key(j, "kind");
+	json_string(j, kinds[n->kind]);
+	if (n->kind == WG_THREAD) {
+		json_key(j, "tid");
+		json_int(j, c->snap.threads[n->index].tid);
+		json_key(j, "name");
+		json_string(j, c->snap.threads[n->index].name);
+	} else if (n->kind == WG_TASK) {
+		json_key(j, "task");
+		json_addr(j, c->async.tasks[n->index].addr);
+		json_key(j, "name");
+		json_string(j, c->async.tasks[n->index].name);
+	} else {
+		const struct py_prim *p = &c->graph.prims[n->index];
+
+		json_prim(j, p, "address");
+		json_key(j, "locked");
+		if (p->locked < 0)
+			json_null(j);
+		else
+			json_bool(j, p->locked);
+		json_key(j, "set");
+		if (p->set < 0)
+			json_null(j);
+		else
+			json_bool(j, p->set);
+		json_int_or_null(j, "value", p->value);
+		json_int_or_null(j, "qsize", p->qsize);
+		json_int_or_null(j, "maxsize", p->maxsize);
+		json_int_or_null(j, "waiters", p->waiters);
+	}
+	if (n->kind != WG_OBJECT) {
+		json_place(j, "blame", n->blame);
+		json_place(j, "innermost", n->inner);
+		json_key(j, "idle");
+		json_bool(j, n->idle);
+	}
+	json_end_object(j);
+}
+
+void report_json_graph(struct json *j, const struct collection *c)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i, k;
+
+	json_key(j, "graph");
+	json_begin_object(j);
+	json_key(j, "nodes");
+	json_begin_array(j);
+	for (i = 0; i < g->nnodes; i++)
+		json_node(j, c, i);
+	json_end_array(j);
+	json_key(j, "edges");
+	json_begin_array(j);
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+
+		json_begin_object(j);
+		json_key(j, "kind");
+		json_string(j, e->kind == WG_HOLDS ? "holds" : "waits_for");
+		json_key(j, "from");
+		json_uint(j, e->from);
+		json_key(j, "to");
+		json_uint(j, e->to);
+		if (g->nodes[e->to].kind == WG_OBJECT) {
+			json_prim(j, &g->prims[g->nodes[e->to].index], "object");
+		}
+		if (e->kind == WG_HOLDS)
+			json_place(j, "at", e->at);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_key(j, "cycles");
+	json_begin_array(j);
+	for (i = 0; i < g->cycles.n; i++) {
+		json_begin_array(j);
+		for (k = 0; k < g->cycles.len[i]; k++)
+			json_uint(j, g->cycles.cycles[i][k]);
+		json_end_array(j);
+	}
+	json_end_array(j);
+	json_key(j, "test");
+	json_string(j, g->test);
+	json_end_object(j);
+}

@@ -1,0 +1,36 @@
+/*
+ * The wait-for graph (readers/waitgraph.h) in text and JSON, and the
+ * phrases `run` builds its causes from.
+ */
+#ifndef COROSCOPE_CLI_REPORT_GRAPH_H
+#define COROSCOPE_CLI_REPORT_GRAPH_H
+
+#include <stdio.h>
+
+#include "cli/collect.h"
+#include "cli/json.h"
+#include "common/strbuf.h"
+
+/* "thread 1234 (worker)", "task 'holder'", "asyncio.Lock 0x7f.. (locked,
+ * 2 waiters)". */
+void graph_add_label(struct strbuf *sb, const struct collection *c,
+		     size_t node);
+/* "app.py:42 in hold" of a frame; "?" when NULL. */
+void graph_add_place(struct strbuf *sb, const struct py_frame *f);
+/* " at USERFILE:LINE in FUNC (innermost FILE:LINE in FUNC)" of a thread
+ * or task node. */
+void graph_add_blame(struct strbuf *sb, const struct collection *c,
+		     size_t node);
+/* "waits for: X held by Y at ..." of a waiting node, or "" when it waits
+ * for nothing the graph knows. */
+void graph_add_wait(struct strbuf *sb, const struct collection *c,
+		    size_t node);
+/* The cycle's nodes joined by " -> ". */
+void graph_add_cycle(struct strbuf *sb, const struct collection *c,
+		     size_t cycle);
+
+void report_text_graph(FILE *out, const struct collection *c);
+/* The "graph" member of the dump's JSON object. */
+void report_json_graph(struct json *j, const struct collection *c);
+
+#endif

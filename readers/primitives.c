@@ -1,0 +1,248 @@
+#include "readers/primitives.h"
+
+#include <string.h>
+
+#include "readers/dicts.h"
+#include "readers/fields.h"
+#include "readers/funcs.h"
+#include "readers/objects.h"
+#include "common/banned.h"
+
+/* _thread.RLock: the owner's thread ident follows the lock word in
+ * every version (rlock_owner <= 3.13, _PyRecursiveMutex.thread 3.14). */
+#define RLOCK_OWNER_OFFSET 24
+
+static const struct {
+	const char *mod, *attr, *name;
+	enum py_prim_kind kind;
+	int is_async;
+} known[] = {
+	{ "asyncio.locks", "Lock", "asyncio.Lock", PY_PRIM_LOCK, 1 },
+	{ "asyncio.locks", "Event", "asyncio.Event", PY_PRIM_EVENT, 1 },
+	{ "asyncio.locks", "Condition", "asyncio.Condition", PY_PRIM_CONDITION, 1 },
+	{ "asyncio.locks", "BoundedSemaphore", "asyncio.BoundedSemaphore",
+	  PY_PRIM_BOUNDED_SEMAPHORE, 1 },
+	{ "asyncio.locks", "Semaphore", "asyncio.Semaphore", PY_PRIM_SEMAPHORE, 1 },
+	{ "asyncio.locks", "Barrier", "asyncio.Barrier", PY_PRIM_BARRIER, 1 },
+	{ "asyncio.queues", "Queue", "asyncio.Queue", PY_PRIM_QUEUE, 1 },
+	{ "_thread", "LockType", "threading.Lock", PY_PRIM_LOCK, 0 },
+	{ "_thread", "RLock", "threading.RLock", PY_PRIM_RLOCK, 0 },
+	{ "threading", "_RLock", "threading.RLock", PY_PRIM_RLOCK, 0 },
+	{ "threading", "Event", "threading.Event", PY_PRIM_EVENT, 0 },
+	{ "threading", "Condition", "threading.Condition", PY_PRIM_CONDITION, 0 },
+	{ "threading", "BoundedSemaphore", "threading.BoundedSemaphore",
+	  PY_PRIM_BOUNDED_SEMAPHORE, 0 },
+	{ "threading", "Semaphore", "threading.Semaphore", PY_PRIM_SEMAPHORE, 0 },
+	{ "threading", "Barrier", "threading.Barrier", PY_PRIM_BARRIER, 0 },
+	{ "queue", "Queue", "queue.Queue", PY_PRIM_QUEUE, 0 },
+};
+
+void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		uint64_t type = py_module_attr(py, known[i].mod, known[i].attr);
+
+		if (!type || t->n >= sizeof(t->type) / sizeof(t->type[0]))
+			continue;
+		t->type[t->n] = type;
+		t->kind[t->n] = known[i].kind;
+		t->name[t->n] = known[i].name;
+		t->is_async[t->n] = known[i].is_async;
+		t->n++;
+	}
+}
+
+static uint64_t attr(struct pyproc *py, uint64_t obj, const char *name)
+{
+	struct cs_err err;
+	uint64_t v = 0;
+
+	cs_err_init(&err);
+	if (!obj || pyobj_get_attr(py, obj, name, &v, &err) != 0)
+		return 0;
+	return v;
+}
+
+static int as_bool(struct pyproc *py, uint64_t v)
+{
+	if (v && v == py->types.true_)
+		return 1;
+	if (v && v == py->types.false_)
+		return 0;
+	return -1;
+}
+
+static int64_t as_int(struct pyproc *py, uint64_t v)
+{
+	struct cs_err err;
+	int64_t n;
+
+	cs_err_init(&err);
+	if (!v || pyint_read_i64(py, v, &n, &err) < 0)
+		return -1;
+	return n;
+}
+
+/* len() of a deque or list (both keep it in ob_size); None is empty. */
+static int64_t length(struct pyproc *py, uint64_t v)
+{
+	struct cs_err err;
+	uint64_t n;
+
+	if (v && v == py->types.none)
+		return 0;
+	cs_err_init(&err);
+	if (!v || py_field_u64(py, v, py->layout.ob_size, &n, &err) <= 0 ||
+	    n > (1ull << 40))
+		return -1;
+	return (int64_t)n;
+}
+
+static int64_t sum(int64_t a, int64_t b)
+{
+	return a < 0 || b < 0 ? -1 : a + b;
+}
+
+static void read_state(struct pyproc *py, struct py_prim *p)
+{
+	uint64_t o = p->addr, cond;
+
+	switch (p->kind) {
+	case PY_PRIM_LOCK:
+		if (p->is_async) {
+			p->locked = as_bool(py, attr(py, o, "_locked"));
+			p->waiters = length(py, attr(py, o, "_waiters"));
+		}
+		break;
+	case PY_PRIM_RLOCK:
+		if (attr(py, o, "_owner")) {   /* the Python _RLock */
+			int64_t id = as_int(py, attr(py, o, "_owner"));
+
+			p->owner = id > 0 ? (uint64_t)id : 0;
+		} else {
+			struct cs_err err;
+
+			cs_err_init(&err);
+			if (py_field_u64(py, o, RLOCK_OWNER_OFFSET, &p->owner,
+					 &err) <= 0)
+				p->owner = 0;
+		}
+		p->locked = p->owner != 0;
+		break;
+	case PY_PRIM_EVENT:
+		if (p->is_async) {
+			p->set = as_bool(py, attr(py, o, "_value"));
+			p->waiters = length(py, attr(py, o, "_waiters"));
+		} else {
+			p->set = as_bool(py, attr(py, o, "_flag"));
+			p->waiters = length(py, attr(py, attr(py, o, "_cond"),
+						     "_waiters"));
+		}
+		break;
+	case PY_PRIM_CONDITION:
+		p->waiters = length(py, attr(py, o, "_waiters"));
+		if (p->is_async)
+			p->locked = as_bool(py, attr(py, attr(py, o, "_lock"),
+						     "_locked"));
+		break;
+	case PY_PRIM_SEMAPHORE:
+	case PY_PRIM_BOUNDED_SEMAPHORE:
+		p->value = as_int(py, attr(py, o, "_value"));
+		p->waiters = length(py, p->is_async ? attr(py, o, "_waiters") :
+				    attr(py, attr(py, o, "_cond"), "_waiters"));
+		break;
+	case PY_PRIM_BARRIER:
+		p->parties = as_int(py, attr(py, o, "_parties"));
+		p->value = as_int(py, attr(py, o, "_count"));
+		cond = attr(py, o, "_cond");
+		p->waiters = length(py, attr(py, cond, "_waiters"));
+		break;
+	case PY_PRIM_QUEUE:
+		if (p->is_async) {
+			p->qsize = length(py, attr(py, o, "_queue"));
+			p->maxsize = as_int(py, attr(py, o, "_maxsize"));
+			p->waiters = sum(length(py, attr(py, o, "_getters")),
+					 length(py, attr(py, o, "_putters")));
+		} else {
+			p->qsize = length(py, attr(py, o, "queue"));
+			p->maxsize = as_int(py, attr(py, o, "maxsize"));
+			p->waiters = sum(
+				length(py, attr(py, attr(py, o, "not_empty"),
+						"_waiters")),
+				length(py, attr(py, attr(py, o, "not_full"),
+						"_waiters")));
+		}
+		break;
+	}
+}
+
+int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
+		 uint64_t obj, struct py_prim *out)
+{
+	struct cs_err err;
+	uint64_t type;
+	size_t i;
+
+	cs_err_init(&err);
+	if (!obj || pyobj_read_type(py, obj, &type, &err) < 0)
+		return 0;
+	for (i = 0; i < t->n; i++)
+		if (type == t->type[i] || pytype_is_subtype(py, type, t->type[i]))
+			break;
+	if (i == t->n)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	out->addr = obj;
+	out->type = type;
+	out->kind = t->kind[i];
+	out->name = t->name[i];
+	out->is_async = t->is_async[i];
+	out->locked = out->set = -1;
+	out->value = out->parties = out->qsize = out->maxsize = -1;
+	out->waiters = -1;
+	read_state(py, out);
+	return 1;
+}
+
+int py_prim_is_lock(const struct py_prim *p)
+{
+	return p->kind == PY_PRIM_LOCK || p->kind == PY_PRIM_RLOCK ||
+	       p->kind == PY_PRIM_CONDITION || p->kind == PY_PRIM_SEMAPHORE ||
+	       p->kind == PY_PRIM_BOUNDED_SEMAPHORE;
+}
+
+static void sep(struct strbuf *out)
+{
+	if (out->len)
+		strbuf_addstr(out, ", ");
+}
+
+void py_prim_state(const struct py_prim *p, struct strbuf *out)
+{
+	if (p->locked >= 0)
+		strbuf_addstr(out, p->locked ? "locked" : "unlocked");
+	if (p->set >= 0)
+		strbuf_addstr(out, p->set ? "set" : "not set");
+	if (p->kind == PY_PRIM_BARRIER && p->value >= 0 && p->parties >= 0) {
+		sep(out);
+		strbuf_addf(out, "%lld of %lld parties", (long long)p->value,
+			    (long long)p->parties);
+	} else if (p->value >= 0) {
+		sep(out);
+		strbuf_addf(out, "value %lld", (long long)p->value);
+	}
+	if (p->qsize >= 0) {
+		sep(out);
+		strbuf_addf(out, "qsize %lld", (long long)p->qsize);
+		if (p->maxsize > 0)
+			strbuf_addf(out, " of maxsize %lld", (long long)p->maxsize);
+	}
+	if (p->waiters >= 0) {
+		sep(out);
+		strbuf_addf(out, "%lld waiter%s", (long long)p->waiters,
+			    p->waiters == 1 ? "" : "s");
+	}
+}

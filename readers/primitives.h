@@ -1,0 +1,66 @@
+/*
+ * The synchronisation objects a thread or task can wait on -- asyncio's
+ * and threading's Lock, RLock, Event, Condition, Semaphore,
+ * BoundedSemaphore, Barrier, and the queue families -- recognised by
+ * their class (looked up in the target's own modules, so a user class
+ * that happens to be called Lock is not one) and their state read from
+ * their own fields: locked, set, value, qsize/maxsize, waiters.
+ */
+#ifndef COROSCOPE_READERS_PRIMITIVES_H
+#define COROSCOPE_READERS_PRIMITIVES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strbuf.h"
+#include "readers/pyproc.h"
+
+enum py_prim_kind {
+	PY_PRIM_LOCK,
+	PY_PRIM_RLOCK,
+	PY_PRIM_EVENT,
+	PY_PRIM_CONDITION,
+	PY_PRIM_SEMAPHORE,
+	PY_PRIM_BOUNDED_SEMAPHORE,
+	PY_PRIM_QUEUE,
+	PY_PRIM_BARRIER,
+};
+
+struct py_prim {
+	uint64_t addr;
+	uint64_t type;
+	enum py_prim_kind kind;
+	const char *name;     /* "asyncio.Lock", "threading.RLock", ... */
+	int is_async;         /* asyncio's, not threading's */
+	/* State: -1 where unknown or not applicable. */
+	int locked;           /* Lock, RLock, Condition (its lock) */
+	int set;              /* Event */
+	int64_t value;        /* Semaphore; Barrier: parties waiting */
+	int64_t parties;      /* Barrier */
+	int64_t qsize, maxsize;   /* queues */
+	int64_t waiters;      /* its own waiter count (getters + putters) */
+	uint64_t owner;       /* RLock: owning thread ident, 0 none */
+};
+
+/* The classes, looked up once per snapshot. */
+struct py_prim_types {
+	uint64_t type[24];
+	enum py_prim_kind kind[24];
+	const char *name[24];
+	int is_async[24];
+	size_t n;
+};
+
+void py_prim_types_load(struct pyproc *py, struct py_prim_types *t);
+
+/* Read obj as a primitive: 1 when it is one (out filled), 0 when not. */
+int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
+		 uint64_t obj, struct py_prim *out);
+
+/* Does holding it (with / async with) keep others out? */
+int py_prim_is_lock(const struct py_prim *p);
+
+/* "locked, 2 waiters", "not set", "value 0", "qsize 0 of 3" ... */
+void py_prim_state(const struct py_prim *p, struct strbuf *out);
+
+#endif

@@ -1,0 +1,533 @@
+#include "readers/waitgraph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers/dicts.h"
+#include "readers/fields.h"
+#include "readers/objects.h"
+#include "readers/withblocks.h"
+#include "common/banned.h"
+
+#define WG_MAX_FRAMES 256     /* frames of one unit looked at */
+#define WG_MAX_PREFIX 512
+
+struct build {
+	struct pyproc *py;
+	const struct py_snapshot *snap;
+	const struct py_async *a;
+	struct py_waitgraph *g;
+	struct py_prim_types types;
+	char stdlib[WG_MAX_PREFIX];   /* ".../lib/python3.X/", or "" */
+};
+
+void py_waitgraph_init(struct py_waitgraph *g)
+{
+	memset(g, 0, sizeof(*g));
+	cycle_list_init(&g->cycles);
+	addrmap_init(&g->index);
+}
+
+void py_waitgraph_release(struct py_waitgraph *g)
+{
+	free(g->nodes);
+	free(g->edges);
+	free(g->prims);
+	free(g->test);
+	cycle_list_release(&g->cycles);
+	addrmap_release(&g->index);
+	py_waitgraph_init(g);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Files whose frames hold the primitive waited on in `self`. */
+static int is_prim_lib(const char *file)
+{
+	return file && (ends_with(file, "/threading.py") ||
+			ends_with(file, "/queue.py") ||
+			ends_with(file, "/asyncio/locks.py") ||
+			ends_with(file, "/asyncio/queues.py"));
+}
+
+/* The standard library's directory, from the path of threading.py or
+ * asyncio/ in any frame: the target's own, wherever it is installed. */
+static void find_stdlib(struct build *b)
+{
+	size_t i, k;
+
+	for (i = 0; i < b->snap->nthreads && !b->stdlib[0]; i++) {
+		const struct py_thread *t = &b->snap->threads[i];
+
+		for (k = 0; k < t->nframes && !b->stdlib[0]; k++) {
+			const char *f = t->frames[k].code->filename, *p;
+			size_t n;
+
+			if (!f)
+				continue;
+			if (ends_with(f, "/threading.py"))
+				n = strlen(f) - strlen("threading.py");
+			else if ((p = strstr(f, "/asyncio/")) != NULL)
+				n = (size_t)(p - f) + 1;
+			else
+				continue;
+			if (n < sizeof(b->stdlib)) {
+				memcpy(b->stdlib, f, n);
+				b->stdlib[n] = '\0';
+			}
+		}
+	}
+}
+
+static int is_user_file(const struct build *b, const char *f)
+{
+	if (!f || f[0] == '<' || strstr(f, "/site-packages/") ||
+	    strstr(f, "/dist-packages/"))
+		return 0;
+	return !b->stdlib[0] || strncmp(f, b->stdlib, strlen(b->stdlib));
+}
+
+/* The raw value of a frame's local `name`, cells opened; 0 if none. */
+static uint64_t frame_local(struct pyproc *py, const struct py_frame *f,
+			    const char *name)
+{
+	const struct py_layout *L = &py->layout;
+	const struct py_code *code = f->code;
+	uint64_t base, v = 0, type;
+	struct cs_err err;
+	size_t i;
+
+	base = f->addr + (uint64_t)(L->f_back >= 0 ? L->f_localsplus :
+				    L->if_localsplus);
+	cs_err_init(&err);
+	for (i = 0; code && i < code->nlocalsplus; i++) {
+		if (!code->localnames[i] || strcmp(code->localnames[i], name))
+			continue;
+		if (py_read_words(py, base + 8 * i, &v, 1, &err) < 0)
+			return 0;
+		v &= ~(uint64_t)L->stackref_tag_mask;
+		if (v && code->localkinds[i] == PY_LOCAL_CELL &&
+		    pyobj_read_type(py, v, &type, &err) == 0 &&
+		    type == py->types.cell &&
+		    py_field_u64(py, v, L->cell_ref, &v, &err) < 0)
+			return 0;
+		return v;
+	}
+	return 0;
+}
+
+static size_t add_node(struct py_waitgraph *g, enum wg_kind kind,
+		       size_t index)
+{
+	g->nodes = xgrow(g->nodes, &g->anodes, g->nnodes + 1,
+			 sizeof(*g->nodes));
+	memset(&g->nodes[g->nnodes], 0, sizeof(g->nodes[0]));
+	g->nodes[g->nnodes].kind = kind;
+	g->nodes[g->nnodes].index = index;
+	return g->nnodes++;
+}
+
+static void add_edge(struct py_waitgraph *g, enum wg_edge_kind kind,
+		     size_t from, size_t to, const struct py_frame *at)
+{
+	size_t i;
+
+	for (i = 0; i < g->nedges; i++)
+		if (g->edges[i].kind == kind && g->edges[i].from == from &&
+		    g->edges[i].to == to)
+			return;
+	g->edges = xgrow(g->edges, &g->aedges, g->nedges + 1,
+			 sizeof(*g->edges));
+	g->edges[g->nedges].kind = kind;
+	g->edges[g->nedges].from = from;
+	g->edges[g->nedges].to = to;
+	g->edges[g->nedges].at = at;
+	g->nedges++;
+}
+
+/* The node of primitive obj (added on first sight), or -1 if obj is
+ * not one. */
+static long object_node(struct build *b, uint64_t obj)
+{
+	struct py_waitgraph *g = b->g;
+	struct py_prim p;
+	int found;
+	uintptr_t v = (uintptr_t)addrmap_get(&g->index, obj, &found);
+
+	if (found)
+		return (long)v - 1;
+	if (!py_prim_read(b->py, &b->types, obj, &p))
+		return -1;
+	g->prims = xgrow(g->prims, &g->aprims, g->nprims + 1,
+			 sizeof(*g->prims));
+	g->prims[g->nprims] = p;
+	v = add_node(g, WG_OBJECT, g->nprims++);
+	addrmap_put(&g->index, obj, (void *)(v + 1));
+	return (long)v;
+}
+
+long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
+			  size_t index)
+{
+	size_t i;
+
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].kind == kind && g->nodes[i].index == index)
+			return (long)i;
+	return -1;
+}
+
+/* The sources of `kind` edges into node, at most max kept. */
+static size_t edges_into(const struct py_waitgraph *g, enum wg_edge_kind kind,
+			 size_t node, size_t *out, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < g->nedges; i++)
+		if (g->edges[i].kind == kind && g->edges[i].to == node) {
+			if (n < max)
+				out[n] = g->edges[i].from;
+			n++;
+		}
+	return n;
+}
+
+size_t py_waitgraph_holders(const struct py_waitgraph *g, size_t obj,
+			    size_t *out, size_t max)
+{
+	return edges_into(g, WG_HOLDS, obj, out, max);
+}
+
+size_t py_waitgraph_waiters(const struct py_waitgraph *g, size_t node,
+			    size_t *out, size_t max)
+{
+	return edges_into(g, WG_WAITS_FOR, node, out, max);
+}
+
+/*
+ * Waits that are a server's normal rest: a listener's accept, uvicorn's
+ * main loop and lifespan queue, a keep-alive connection's read.
+ */
+static int idle_frame(const struct py_frame *f)
+{
+	static const char *const names[] = {
+		"serve_forever", "_accept_connection", "sock_accept",
+		"accept", "main_loop", "on_tick", "startup", "lifespan",
+		"wait_closed",
+	};
+	static const char *const uvicorn_quals[] = {
+		"LifespanOn.receive", "LifespanOn.main", "Server.serve",
+		"Server._serve", "Server.main_loop",
+	};
+	const char *file = f->code->filename, *q = f->code->qualname;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (f->code->name && !strcmp(f->code->name, names[i]) &&
+		    file && (strstr(file, "/asyncio/") ||
+			     strstr(file, "/uvicorn/") ||
+			     ends_with(file, "/socket.py") ||
+			     ends_with(file, "/socketserver.py")))
+			return 1;
+	for (i = 0; q && file && strstr(file, "/uvicorn/") &&
+		    i < sizeof(uvicorn_quals) / sizeof(uvicorn_quals[0]); i++)
+		if (!strcmp(q, uvicorn_quals[i]))
+			return 1;
+	return 0;
+}
+
+/* Everything the graph learns from one thread or task's frames. */
+static void scan_unit(struct build *b, size_t node,
+		      const struct py_frame *const *f, size_t n, int thread)
+{
+	struct py_waitgraph *g = b->g;
+	struct wg_node *nd;
+	uint64_t waited = 0, released[PY_MAX_WITH];
+	size_t k, h, r, nreleased = 0;
+	long obj;
+
+	if (n > WG_MAX_FRAMES)
+		n = WG_MAX_FRAMES;
+	/* The outermost primitive of the library frames at the top of the
+	 * stack: a Queue.get that waits in Condition.wait waits for the
+	 * Queue. */
+	for (k = 0; k < n && is_prim_lib(f[k]->code->filename); k++) {
+		uint64_t self = frame_local(b->py, f[k], "self");
+		struct py_prim p;
+
+		if (!self || !py_prim_read(b->py, &b->types, self, &p))
+			continue;
+		waited = self;
+		/* Condition.wait gives the lock up until it is notified: the
+		 * `with cond:` around it does not hold it now. */
+		if (p.kind == PY_PRIM_CONDITION && nreleased < PY_MAX_WITH &&
+		    f[k]->code->name && !strcmp(f[k]->code->name, "wait"))
+			released[nreleased++] = self;
+	}
+	for (k = 0; k < n; k++) {
+		struct py_with_blocks wb;
+		struct cs_err err;
+
+		cs_err_init(&err);
+		if (py_with_blocks_read(b->py, f[k]->addr, thread && k == 0, &wb,
+					&err) < 0)
+			continue;
+		for (h = 0; !waited && k == 0 && h < wb.nentering; h++)
+			if (object_node(b, wb.entering[h]) >= 0)
+				waited = wb.entering[h];
+		for (h = 0; h < wb.nheld; h++) {
+			for (r = 0; r < nreleased && released[r] != wb.held[h]; r++)
+				;
+			if (r < nreleased)
+				continue;
+			obj = object_node(b, wb.held[h]);
+			if (obj >= 0 && py_prim_is_lock(&g->prims[g->nodes[obj].index]))
+				add_edge(g, WG_HOLDS, node, (size_t)obj, f[k]);
+		}
+	}
+	if (waited && (obj = object_node(b, waited)) >= 0)
+		add_edge(g, WG_WAITS_FOR, node, (size_t)obj, NULL);
+	nd = &g->nodes[node];
+	nd->inner = n ? f[0] : NULL;
+	for (k = 0; k < n && !nd->blame; k++)
+		if (is_user_file(b, f[k]->code->filename))
+			nd->blame = f[k];
+	for (k = 0; k < n && !nd->idle; k++)
+		nd->idle = idle_frame(f[k]);
+}
+
+#define WG_MAX_CALLBACKS 16
+
+/* A closure cell of one of obj's done callbacks holding `want`? */
+static int callback_refers_to(struct pyproc *py, uint64_t fut, uint64_t want)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t cbs = 0, items[WG_MAX_CALLBACKS], cells[WG_MAX_CALLBACKS];
+	struct cs_err err;
+	size_t n = 0, m, i, k;
+
+	cs_err_init(&err);
+	if (pyobj_get_attr(py, fut, "_done_callbacks", &cbs, &err) != 0 ||
+	    pyseq_items(py, cbs, items, WG_MAX_CALLBACKS, &n, &err) < 0)
+		return 0;
+	for (i = 0; i < n && i < WG_MAX_CALLBACKS; i++) {
+		uint64_t closure = 0;
+
+		if (py_field_u64(py, items[i], L->func_closure, &closure,
+				 &err) <= 0 || !closure ||
+		    pyseq_items(py, closure, cells, WG_MAX_CALLBACKS, &m,
+				&err) < 0)
+			continue;
+		for (k = 0; k < m && k < WG_MAX_CALLBACKS; k++) {
+			uint64_t v = 0;
+
+			if (py_field_u64(py, cells[k], L->cell_ref, &v, &err) > 0 &&
+			    v == want)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A worker thread of a ThreadPoolExecutor runs _WorkItem.run, whose
+ * `self.future` is the concurrent.futures future; the asyncio future a
+ * task awaits (run_in_executor, to_thread, wrap_future) is chained to it
+ * by a done callback whose closure holds the asyncio future.  The task
+ * then waits for the worker thread.
+ */
+static void link_executor(struct build *b, size_t thread_node,
+			  const struct py_thread *t)
+{
+	struct cs_err err;
+	size_t k, i;
+
+	for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++) {
+		const struct py_frame *f = &t->frames[k];
+		uint64_t item, fut = 0;
+
+		if (!f->code->name || strcmp(f->code->name, "run") ||
+		    !f->code->filename ||
+		    !ends_with(f->code->filename, "/concurrent/futures/thread.py"))
+			continue;
+		item = frame_local(b->py, f, "self");
+		cs_err_init(&err);
+		/* 3.14 runs it inside WorkerContext.run, also "run". */
+		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
+			continue;
+		for (i = 0; b->a && i < b->a->ntasks; i++) {
+			uint64_t w = b->a->tasks[i].waiter;
+
+			if (w && callback_refers_to(b->py, fut, w))
+				add_edge(b->g, WG_WAITS_FOR,
+					 b->snap->nthreads + i, thread_node,
+					 NULL);
+		}
+		return;
+	}
+}
+
+/* The pytest node id of the test being run, from `item` in pytest's
+ * runtest frames. */
+static void find_test(struct build *b, const struct py_thread *t)
+{
+	static const char *const runners[] = {
+		"pytest_runtest_call", "pytest_runtest_setup",
+		"pytest_runtest_teardown", "runtestprotocol",
+		"pytest_runtest_protocol", "call_and_report",
+	};
+	struct cs_err err;
+	size_t k, i;
+	int off;
+
+	for (k = 0; k < t->nframes && !b->g->test; k++) {
+		const char *name = t->frames[k].code->name, *s;
+		uint64_t item, id;
+
+		for (i = 0; name && i < sizeof(runners) / sizeof(runners[0]); i++)
+			if (!strcmp(name, runners[i]))
+				break;
+		if (!name || i == sizeof(runners) / sizeof(runners[0]))
+			continue;
+		item = frame_local(b->py, &t->frames[k], "item");
+		cs_err_init(&err);
+		if (!item)
+			continue;
+		/* pytest's Node keeps _nodeid in a slot (7.x), or older
+		 * versions in the instance dict. */
+		if (pyobj_slot_offset(b->py, item, "_nodeid", &off, &err) == 0) {
+			if (py_field_u64(b->py, item, off, &id, &err) <= 0)
+				continue;
+		} else if (cs_err_init(&err),
+			   pyobj_get_attr(b->py, item, "_nodeid", &id, &err) != 0) {
+			continue;
+		}
+		if (pystr_get(b->py, id, &s, &err) == 0)
+			b->g->test = xstrdup(s);
+	}
+}
+
+static void link_rlock_owners(struct build *b)
+{
+	struct py_waitgraph *g = b->g;
+	size_t i, t, nn = g->nnodes;
+
+	for (i = 0; i < nn; i++) {
+		const struct py_prim *p;
+
+		if (g->nodes[i].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[i].index];
+		if (p->kind != PY_PRIM_RLOCK || !p->owner)
+			continue;
+		for (t = 0; t < b->snap->nthreads; t++) {
+			long node;
+
+			if (b->snap->threads[t].thread_id != p->owner)
+				continue;
+			node = py_waitgraph_node_of(g, WG_THREAD, t);
+			if (node >= 0)
+				add_edge(g, WG_HOLDS, (size_t)node, i, NULL);
+		}
+	}
+}
+
+/* Cycles over waits-for edges and holds edges reversed (a lock waits
+ * for its holder). */
+static void find_cycles(struct py_waitgraph *g)
+{
+	size_t *first = xcalloc(g->nnodes + 1, sizeof(*first));
+	size_t *to = xcalloc(g->nedges + 1, sizeof(*to));
+	size_t *fill = xcalloc(g->nnodes + 1, sizeof(*fill));
+	struct cycle_graph cg;
+	size_t i;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+
+		first[(e->kind == WG_WAITS_FOR ? e->from : e->to) + 1]++;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		first[i + 1] += first[i];
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		size_t u = e->kind == WG_WAITS_FOR ? e->from : e->to;
+		size_t v = e->kind == WG_WAITS_FOR ? e->to : e->from;
+
+		to[first[u] + fill[u]++] = v;
+	}
+	cg.n = g->nnodes;
+	cg.first = first;
+	cg.to = to;
+	cycles_find(&cg, &g->cycles);
+	free(first);
+	free(to);
+	free(fill);
+}
+
+int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
+		       const struct py_async *a, struct py_waitgraph *g,
+		       struct cs_err *err)
+{
+	struct build b;
+	const struct py_frame **fr;
+	size_t i, j, k, base;
+
+	memset(&b, 0, sizeof(b));
+	b.py = py;
+	b.snap = snap;
+	b.a = a;
+	b.g = g;
+	py_prim_types_load(py, &b.types);
+	find_stdlib(&b);
+	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
+	for (i = 0; i < snap->nthreads; i++)
+		add_node(g, WG_THREAD, i);
+	base = g->nnodes;
+	for (i = 0; a && i < a->ntasks; i++)
+		add_node(g, WG_TASK, i);
+	for (i = 0; i < snap->nthreads; i++) {
+		const struct py_thread *t = &snap->threads[i];
+
+		for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++)
+			fr[k] = &t->frames[k];
+		scan_unit(&b, i, fr, k, 1);
+		find_test(&b, t);
+		link_executor(&b, i, t);
+	}
+	for (i = 0; a && i < a->ntasks; i++) {
+		const struct py_task *t = &a->tasks[i];
+		size_t n = 0;
+
+		for (k = 0; k < t->nstack && n < WG_MAX_FRAMES; k++) {
+			const struct py_gen *gen;
+
+			if (t->stack[k] >= a->ngens)
+				continue;
+			gen = &a->gens[t->stack[k]];
+			if (gen->has_frame && gen->frame.code)
+				fr[n++] = &gen->frame;
+		}
+		/* A running task's frames are its thread's: they were seen. */
+		if (!t->running)
+			scan_unit(&b, base + i, fr, n, 0);
+		for (j = 0; j < t->nawaited_by; j++) {
+			const struct py_task *w = py_async_task(a, t->awaited_by[j]);
+
+			if (w)
+				add_edge(g, WG_WAITS_FOR,
+					 base + (size_t)(w - a->tasks),
+					 base + i, NULL);
+		}
+	}
+	free(fr);
+	link_rlock_owners(&b);
+	find_cycles(g);
+	(void)err;
+	return 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * The wait-for graph: one model of why a process is stuck.  Nodes are
+ * threads, tasks (asyncio and trio: struct py_task) and the objects they
+ * wait on (struct py_prim); edges say "waits for" (a thread or task to
+ * an object or to another task) and "holds" (a thread or task to a
+ * lock it entered with `with` / `async with`, or an RLock's owner).
+ *
+ * It is plain data over the snapshot and the tasks it was built from
+ * (it keeps indexes into them and borrows their frames), so the cycle
+ * search (readers/cycles.c) runs over every kind at once: a deadlock of
+ * two threads on two locks, a cycle of tasks awaiting each other and a
+ * mix of both come out in the same form.
+ */
+#ifndef COROSCOPE_READERS_WAITGRAPH_H
+#define COROSCOPE_READERS_WAITGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addrmap.h"
+#include "readers/cycles.h"
+#include "readers/primitives.h"
+#include "readers/stacks.h"
+#include "readers/tasks.h"
+
+enum wg_kind { WG_THREAD, WG_TASK, WG_OBJECT };
+
+struct wg_node {
+	enum wg_kind kind;
+	size_t index;     /* into snap->threads, a->tasks or g->prims */
+	/* Threads and tasks: the innermost frame of the user's own code
+	 * (not the standard library or site-packages), and the innermost
+	 * frame of all; NULL when unknown.  Borrowed from the snapshot. */
+	const struct py_frame *blame;
+	const struct py_frame *inner;
+	int idle;         /* a server's idle wait (accept, keep-alive) */
+};
+
+enum wg_edge_kind { WG_WAITS_FOR, WG_HOLDS };
+
+struct wg_edge {
+	enum wg_edge_kind kind;
+	size_t from, to;  /* node indexes */
+	const struct py_frame *at;  /* holds: the frame that entered the
+				       block; NULL when not from a frame */
+};
+
+struct py_waitgraph {
+	struct wg_node *nodes;
+	size_t nnodes, anodes;
+	struct wg_edge *edges;
+	size_t nedges, aedges;
+	struct py_prim *prims;
+	size_t nprims, aprims;
+	struct cycle_list cycles;   /* node indexes; objects included */
+	char *test;                 /* the pytest node id being run, or NULL */
+	struct addrmap index;       /* object address -> node index + 1 */
+};
+
+/*
+ * Build the graph.  The target must be stopped (or the result is as racy
+ * as the snapshot).  A primitive or frame that cannot be read is left
+ * out; only running out of memory is an error.
+ */
+int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
+		       const struct py_async *a, struct py_waitgraph *g,
+		       struct cs_err *err);
+void py_waitgraph_init(struct py_waitgraph *g);
+void py_waitgraph_release(struct py_waitgraph *g);
+
+/* The node of a thread (snap index) or task (a->tasks index), or -1. */
+long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
+			  size_t index);
+
+/* Holders of an object node (their node indexes), at most max. */
+size_t py_waitgraph_holders(const struct py_waitgraph *g, size_t obj,
+			    size_t *out, size_t max);
+/* Waiters on a node (object or task), at most max; returns the count. */
+size_t py_waitgraph_waiters(const struct py_waitgraph *g, size_t node,
+			    size_t *out, size_t max);
+
+#endif

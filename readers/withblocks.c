@@ -1,0 +1,364 @@
+#include "readers/withblocks.h"
+
+#include <string.h>
+
+#include "readers/code.h"
+#include "readers/fields.h"
+#include "readers/funcs.h"
+#include "readers/gens.h"
+#include "readers/objects.h"
+#include "common/banned.h"
+
+#define SETUP_FINALLY_BLOCK 122   /* b_type of with and try blocks, 3.6-3.10 */
+#define PY_MAX_BLOCKS 20          /* CO_MAXBLOCKS */
+#define PY_MAX_EXC_TABLE 65536    /* bytes of exception table read */
+#define PY_MAX_STACK 4096         /* value-stack slots looked at */
+#define PY_MAX_HOPS 64            /* handler entries followed outwards */
+
+/* The frame's fields that say where its value stack is. */
+struct with_frame {
+	const struct py_code *code;
+	uint64_t stack;     /* first value-stack slot */
+	long depth;         /* live slots, -1 unknown (executing) */
+	long offset;        /* byte offset of the current instruction */
+	int iblock;         /* <= 3.10 */
+	uint8_t blocks[PY_MAX_BLOCKS * 12];
+};
+
+static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
+{
+	const struct py_layout *L = &py->layout;
+	struct cs_err err;
+	uint64_t type, fn = 0, self = 0;
+	const char *tn, *name = NULL;
+
+	*mgr = 0;
+	cs_err_init(&err);
+	if (!exit || pyobj_read_type(py, exit, &type, &err) < 0)
+		return 0;
+	tn = py_type_name_cached(py, type);
+	if (!tn)
+		return 0;
+	/* PyMethodObject: im_func just before im_self; PyCFunctionObject:
+	 * m_ml just before m_self (both layouts are stable since 3.0). */
+	if (!strcmp(tn, "method") && L->method_self >= 8) {
+		const struct py_code *code;
+
+		if (py_field_u64(py, exit, L->method_self - 8, &fn, &err) < 0 ||
+		    py_field_u64(py, exit, L->method_self, &self, &err) < 0)
+			return 0;
+		code = py_function_code(py, fn);
+		name = code ? code->name : NULL;
+	} else if (!strcmp(tn, "builtin_function_or_method") &&
+		   L->cfunction_self >= 8) {
+		uint64_t ml, sname;
+		char buf[16];
+
+		if (py_field_u64(py, exit, L->cfunction_self - 8, &ml, &err) < 0 ||
+		    py_field_u64(py, exit, L->cfunction_self, &self, &err) < 0 ||
+		    !ml || py_field_u64(py, ml, 0, &sname, &err) < 0 || !sname)
+			return 0;
+		memset(buf, 0, sizeof(buf));
+		if (memsrc_read_partial(py->ms, sname, buf, sizeof(buf) - 1,
+					&err) <= 0)
+			return 0;
+		name = buf;
+		if (strcmp(name, "__exit__") && strcmp(name, "__aexit__"))
+			return 0;
+		*mgr = self;
+		return self != 0;
+	}
+	if (!name || (strcmp(name, "__exit__") && strcmp(name, "__aexit__")))
+		return 0;
+	*mgr = self;
+	return self != 0;
+}
+
+static int frame_read(struct pyproc *py, uint64_t frame,
+		      struct with_frame *wf, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
+	uint64_t code, instr;
+	size_t size;
+	int ret;
+
+	memset(wf, 0, sizeof(*wf));
+	size = (size_t)(L->f_back >= 0 ? L->f_localsplus : L->if_localsplus);
+	if (size > sizeof(buf))
+		CS_BUG("frame of %zu bytes", size);
+	ret = memsrc_read(py->ms, frame, buf, size, err);
+	if (ret < 0)
+		return ret;
+	if (L->f_back >= 0) {
+		uint64_t top;
+
+		code = field_u64(buf, size, L->f_code);
+		ret = py_code_get(py, code, &wf->code, err);
+		if (ret < 0)
+			return ret;
+		wf->stack = field_u64(buf, size, L->f_valuestack);
+		wf->offset = field_i32(buf, size, L->f_lasti);
+		if (L->linetable == PY_LINETABLE_310)
+			wf->offset *= 2;
+		wf->depth = -1;
+		if (L->f_stackdepth >= 0) {
+			wf->depth = field_i32(buf, size, L->f_stackdepth);
+		} else if ((top = field_u64(buf, size, L->f_stacktop)) &&
+			   top >= wf->stack) {
+			wf->depth = (long)((top - wf->stack) / 8);
+		}
+		wf->iblock = field_i32(buf, size, L->f_iblock);
+		if (wf->iblock < 0 || wf->iblock > PY_MAX_BLOCKS)
+			wf->iblock = 0;
+		if (wf->iblock &&
+		    memsrc_read(py->ms, frame + (uint64_t)L->f_blockstack,
+				wf->blocks, (size_t)wf->iblock * 12, err) < 0)
+			return -1;
+		return 0;
+	}
+	code = field_u64(buf, size, L->if_code) & ~(uint64_t)L->stackref_tag_mask;
+	ret = py_code_get(py, code, &wf->code, err);
+	if (ret < 0)
+		return ret;
+	wf->stack = frame + (uint64_t)L->if_localsplus +
+		    8 * (uint64_t)wf->code->nlocalsplus;
+	instr = field_u64(buf, size, L->if_prev_instr >= 0 ?
+			  L->if_prev_instr : L->if_instr_ptr);
+	wf->offset = (long)(instr - wf->code->code_start);
+	wf->depth = -1;
+	if (L->if_stacktop >= 0) {
+		int32_t top = field_i32(buf, size, L->if_stacktop);
+
+		if (top >= (int32_t)wf->code->nlocalsplus)
+			wf->depth = top - (long)wf->code->nlocalsplus;
+	} else if (L->if_stackpointer >= 0) {
+		uint64_t sp = field_u64(buf, size, L->if_stackpointer);
+
+		if (sp >= wf->stack)
+			wf->depth = (long)((sp - wf->stack) / 8);
+	}
+	return 0;
+}
+
+static void add_held(struct py_with_blocks *out, uint64_t mgr)
+{
+	size_t i;
+
+	for (i = 0; i < out->nheld; i++)
+		if (out->held[i] == mgr)
+			return;
+	if (out->nheld < PY_MAX_WITH)
+		out->held[out->nheld++] = mgr;
+}
+
+/* The manager whose exit sits in value-stack slot i, or 0. */
+static uint64_t slot_manager(struct pyproc *py, const struct with_frame *wf,
+			     long i)
+{
+	struct cs_err err;
+	uint64_t v, mgr;
+
+	cs_err_init(&err);
+	if (i < 0 || i >= PY_MAX_STACK ||
+	    py_read_words(py, wf->stack + 8 * (uint64_t)i, &v, 1, &err) < 0)
+		return 0;
+	v &= ~(uint64_t)py->layout.stackref_tag_mask;
+	return manager_of_exit(py, v, &mgr) ? mgr : 0;
+}
+
+static void blocks_held(struct pyproc *py, const struct with_frame *wf,
+			struct py_with_blocks *out, long *top)
+{
+	int b;
+
+	for (b = 0; b < wf->iblock; b++) {
+		const uint8_t *blk = wf->blocks + 12 * b;
+		int32_t type = field_i32(blk, 12, 0), level = field_i32(blk, 12, 8);
+		uint64_t mgr;
+
+		if (type != SETUP_FINALLY_BLOCK || level < 1 ||
+		    (wf->depth >= 0 && level > wf->depth))
+			continue;
+		mgr = slot_manager(py, wf, level - 1);
+		if (mgr) {
+			add_held(out, mgr);
+			if (level > *top)
+				*top = level;
+		}
+	}
+}
+
+/* One varint of the exception table (6-bit groups, 0x40 continues). */
+static int exc_varint(const uint8_t *t, size_t n, size_t *pos, uint32_t *out)
+{
+	uint32_t v = 0;
+	int k;
+
+	for (k = 0; k < 6 && *pos < n; k++) {
+		uint8_t b = t[(*pos)++];
+
+		v = (v << 6) | (b & 0x3f);
+		if (!(b & 0x40)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+struct exc_entry {
+	uint32_t start, end, target, depth;
+};
+
+static int exc_find(const uint8_t *t, size_t n, uint32_t at,
+		    struct exc_entry *e)
+{
+	size_t pos = 0;
+
+	while (pos < n) {
+		uint32_t start, len, target, dl;
+
+		if (!(t[pos] & 0x80))
+			return 0;      /* not at an entry's first byte */
+		if (exc_varint(t, n, &pos, &start) < 0 ||
+		    exc_varint(t, n, &pos, &len) < 0 ||
+		    exc_varint(t, n, &pos, &target) < 0 ||
+		    exc_varint(t, n, &pos, &dl) < 0)
+			return 0;
+		if (at >= start && at < start + len) {
+			e->start = start;
+			e->end = start + len;
+			e->target = target;
+			e->depth = dl >> 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Does the handler at code unit `target` start PUSH_EXC_INFO,
+ * WITH_EXCEPT_START (a with's cleanup, not a try's)? */
+static int is_with_handler(struct pyproc *py, const struct with_frame *wf,
+			   uint32_t target)
+{
+	const struct py_layout *L = &py->layout;
+	uint8_t op[4];
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (!wf->code->bytecode ||
+	    memsrc_read(py->ms, wf->code->bytecode + 2 * (uint64_t)target, op,
+			sizeof(op), &err) < 0)
+		return 0;
+	return op[0] == L->op_push_exc_info && op[2] == L->op_with_except_start;
+}
+
+static void table_held(struct pyproc *py, const struct with_frame *wf,
+		       struct py_with_blocks *out, long *top)
+{
+	static uint8_t table[PY_MAX_EXC_TABLE];
+	struct exc_entry e;
+	struct cs_err err;
+	uint64_t obj;
+	size_t n = 0;
+	uint32_t at;
+	int hop;
+
+	cs_err_init(&err);
+	if (py_field_u64(py, wf->code->addr, py->layout.co_exceptiontable,
+			 &obj, &err) <= 0 || !obj ||
+	    pybytes_read(py, obj, table, sizeof(table), &n, &err) < 0 ||
+	    n > sizeof(table) || wf->offset < 0)
+		return;
+	at = (uint32_t)(wf->offset / 2);
+	for (hop = 0; hop < PY_MAX_HOPS && exc_find(table, n, at, &e); hop++) {
+		long d = (long)e.depth;
+		uint64_t mgr = 0, raw;
+
+		if (d >= 1 && (wf->depth < 0 || d <= wf->depth) &&
+		    is_with_handler(py, wf, e.target)) {
+			mgr = slot_manager(py, wf, d - 1);
+			/* 3.14 keeps [exit, self] per with: self is the
+			 * manager. */
+			if (!mgr && py->layout.op_load_special >= 0 &&
+			    py_read_words(py, wf->stack + 8 * (uint64_t)(d - 1),
+					  &raw, 1, &err) == 0)
+				mgr = raw & ~(uint64_t)py->layout.stackref_tag_mask;
+		}
+		if (mgr) {
+			add_held(out, mgr);
+			if (d > *top)
+				*top = d;
+		}
+		if (e.target == at)
+			break;     /* a handler covering itself: stop */
+		at = e.target;
+	}
+}
+
+/* Is the current instruction the one that calls __enter__? */
+static int at_enter(struct pyproc *py, const struct with_frame *wf)
+{
+	const struct py_layout *L = &py->layout;
+	uint8_t op[4];
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (wf->offset < 2 || !wf->code->bytecode ||
+	    memsrc_read(py->ms, wf->code->bytecode + (uint64_t)wf->offset - 2,
+			op, sizeof(op), &err) < 0)
+		return 0;
+	if (op[2] == L->op_setup_with || op[2] == L->op_before_with)
+		return 1;
+	/* 3.14: CALL 0 right after LOAD_SPECIAL __enter__. */
+	return L->op_load_special >= 0 && op[0] == L->op_load_special;
+}
+
+int py_with_blocks_read(struct pyproc *py, uint64_t frame, int innermost,
+			struct py_with_blocks *out, struct cs_err *err)
+{
+	struct with_frame wf;
+	long top = 0, i, limit;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = frame_read(py, frame, &wf, err);
+	if (ret < 0)
+		return ret;
+	if (!wf.stack)
+		return 0;
+	if (py->layout.f_blockstack >= 0)
+		blocks_held(py, &wf, out, &top);
+	else if (py->layout.co_exceptiontable >= 0)
+		table_held(py, &wf, out, &top);
+	if (!innermost || !at_enter(py, &wf))
+		return 0;
+	/* The exit being entered is the first one above the held blocks. */
+	limit = wf.depth >= 0 ? wf.depth : PY_MAX_STACK;
+	{
+		int32_t ss = 0;
+
+		if (py_field_i32(py, wf.code->addr, py->layout.co_stacksize, &ss,
+				 err) > 0 && ss >= 0 && ss < limit)
+			limit = ss;
+	}
+	for (i = top; i < limit && out->nentering < PY_MAX_WITH; i++) {
+		struct cs_err e2;
+		uint64_t v, mgr = slot_manager(py, &wf, i);
+		size_t k;
+		int known = 0;
+
+		cs_err_init(&e2);
+		if (!mgr && py_read_words(py, wf.stack + 8 * (uint64_t)i, &v, 1,
+					  &e2) == 0)
+			mgr = v & ~(uint64_t)py->layout.stackref_tag_mask;
+		if (!mgr)
+			continue;
+		for (k = 0; k < out->nheld; k++)
+			known |= out->held[k] == mgr;
+		if (!known)
+			out->entering[out->nentering++] = mgr;
+	}
+	return 0;
+}

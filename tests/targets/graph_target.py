@@ -1,0 +1,240 @@
+"""Waits and holds for the wait-for graph (tests/test_graph.py).
+
+Usage: graph_target.py READY SCENARIO
+
+Scenarios:
+  alock       a task holds an asyncio.Lock (async with) while parked on a
+              future; two tasks wait for the lock
+  threads     two threads deadlocked on two threading.Locks (with), two
+              more on two RLocks, and a thread waiting for a lock taken
+              with a bare acquire()
+  prims       a task waiting on each asyncio primitive and a thread on
+              each threading one
+  to_thread   a task awaiting run_in_executor(f) where f blocks on a lock
+              held by another thread
+
+Writes {"pid": ..., "names": {...}} to READY once everything waits, then
+waits forever.  Runs on CPython 3.6 through 3.14.
+"""
+
+import asyncio
+import json
+import os
+import queue
+import sys
+import threading
+import time
+
+READY, SCENARIO = sys.argv[1], sys.argv[2]
+ready_info = {}
+
+
+def ready():
+    ready_info["pid"] = os.getpid()
+    with open(READY + ".tmp", "w") as f:
+        json.dump(ready_info, f)
+    os.rename(READY + ".tmp", READY)
+
+
+def spawn(loop, coro, name):
+    task = loop.create_task(coro)
+    if hasattr(task, "set_name"):
+        task.set_name(name)
+    return task
+
+
+# ---- alock ----------------------------------------------------------------
+
+async def holder(lock, fut):
+    async with lock:
+        await fut  # MARK: holder-parked
+
+
+async def waiter(lock):
+    async with lock:  # MARK: waiter
+        pass
+
+
+async def alock_main():
+    loop = asyncio.get_event_loop()
+    lock = asyncio.Lock()
+    fut = loop.create_future()
+    tasks = [spawn(loop, holder(lock, fut), "holder")]
+    await asyncio.sleep(0.05)
+    tasks.append(spawn(loop, waiter(lock), "waiter-1"))
+    tasks.append(spawn(loop, waiter(lock), "waiter-2"))
+    await asyncio.sleep(0.1)
+    ready()
+    await asyncio.gather(*tasks)
+
+
+# ---- threads --------------------------------------------------------------
+
+def crossed(first, second, barrier):
+    with first:
+        barrier.wait()
+        with second:  # MARK: crossed-blocked
+            pass
+
+
+def bare_holder(lock, started):
+    lock.acquire()
+    started.set()
+    time.sleep(3600)
+
+
+def bare_waiter(lock):
+    with lock:  # MARK: bare-waiter
+        pass
+
+
+def start_threads():
+    threads = []
+    for kind, name in ((threading.Lock, "lock"), (threading.RLock, "rlock")):
+        a, b = kind(), kind()
+        barrier = threading.Barrier(2)
+        threads.append(threading.Thread(target=crossed, args=(a, b, barrier),
+                                        name=name + "-ab", daemon=True))
+        threads.append(threading.Thread(target=crossed, args=(b, a, barrier),
+                                        name=name + "-ba", daemon=True))
+    bare = threading.Lock()
+    started = threading.Event()
+    threads.append(threading.Thread(target=bare_holder, args=(bare, started),
+                                    name="bare-holder", daemon=True))
+    for t in threads:
+        t.start()
+    started.wait()
+    waiter_thread = threading.Thread(target=bare_waiter, args=(bare,),
+                                     name="bare-waiter", daemon=True)
+    waiter_thread.start()
+    time.sleep(0.3)
+
+
+# ---- prims ----------------------------------------------------------------
+
+async def wait_event(ev):
+    await ev.wait()  # MARK: a-event
+
+
+async def wait_sem(sem):
+    async with sem:  # MARK: a-sem
+        pass
+
+
+async def wait_get(q):
+    await q.get()  # MARK: a-get
+
+
+async def wait_put(q):
+    await q.put(2)  # MARK: a-put
+
+
+async def wait_cond(cond):
+    async with cond:
+        await cond.wait()  # MARK: a-cond
+
+
+async def wait_barrier(barrier):
+    await barrier.wait()  # MARK: a-barrier
+
+
+def t_event(ev):
+    ev.wait()  # MARK: t-event
+
+
+def t_sem(sem):
+    sem.acquire()  # MARK: t-sem
+
+
+def t_get(q):
+    q.get()  # MARK: t-get
+
+
+def t_put(q):
+    q.put(2)  # MARK: t-put
+
+
+def t_cond(cond):
+    with cond:
+        cond.wait()  # MARK: t-cond
+
+
+def t_barrier(barrier):
+    barrier.wait()  # MARK: t-barrier
+
+
+async def prims_main():
+    loop = asyncio.get_event_loop()
+    full = asyncio.Queue(maxsize=1)
+    full.put_nowait(1)
+    tasks = [
+        spawn(loop, wait_event(asyncio.Event()), "a-event"),
+        spawn(loop, wait_sem(asyncio.Semaphore(0)), "a-sem"),
+        spawn(loop, wait_get(asyncio.Queue()), "a-get"),
+        spawn(loop, wait_put(full), "a-put"),
+        spawn(loop, wait_cond(asyncio.Condition()), "a-cond"),
+    ]
+    if hasattr(asyncio, "Barrier"):
+        tasks.append(spawn(loop, wait_barrier(asyncio.Barrier(2)),
+                           "a-barrier"))
+    tfull = queue.Queue(maxsize=1)
+    tfull.put(1)
+    for fn, arg in ((t_event, threading.Event()),
+                    (t_sem, threading.Semaphore(0)),
+                    (t_get, queue.Queue()), (t_put, tfull),
+                    (t_cond, threading.Condition()),
+                    (t_barrier, threading.Barrier(2))):
+        threading.Thread(target=fn, args=(arg,), name=fn.__name__,
+                         daemon=True).start()
+    await asyncio.sleep(0.3)
+    ready()
+    await asyncio.gather(*tasks)
+
+
+# ---- to_thread ------------------------------------------------------------
+
+def blocked_work(lock):
+    with lock:  # MARK: work-blocked
+        pass
+
+
+async def offload(lock):
+    loop = asyncio.get_event_loop()
+    await loop.run_in_executor(None, blocked_work, lock)  # MARK: offload
+
+
+async def to_thread_main(lock):
+    loop = asyncio.get_event_loop()
+    task = spawn(loop, offload(lock), "offload")
+    await asyncio.sleep(0.3)
+    ready()
+    await task
+
+
+def lock_keeper(lock, started):
+    with lock:
+        started.set()
+        time.sleep(3600)  # MARK: keeper
+
+
+def main():
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    if SCENARIO == "alock":
+        loop.run_until_complete(alock_main())
+    elif SCENARIO == "threads":
+        start_threads()
+        ready()
+        time.sleep(3600)
+    elif SCENARIO == "prims":
+        loop.run_until_complete(prims_main())
+    elif SCENARIO == "to_thread":
+        lock = threading.Lock()
+        started = threading.Event()
+        threading.Thread(target=lock_keeper, args=(lock, started),
+                         name="keeper", daemon=True).start()
+        started.wait()
+        loop.run_until_complete(to_thread_main(lock))
+
+
+main()

@@ -1,0 +1,46 @@
+"""A starlette app under uvicorn, listening on 127.0.0.1 only.
+
+Usage: graph_uvicorn_app.py READY
+
+Writes {"pid": ..., "port": ...} to READY once serving.  GET /stuck
+waits for an Event nobody sets; nothing else happens unless a client
+asks.
+"""
+
+import asyncio
+import json
+import os
+import socket
+import sys
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+READY = sys.argv[1]
+sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+sock.bind(("127.0.0.1", 0))
+never = None
+
+
+async def stuck(request):
+    await never.wait()  # MARK: handler-stuck
+    return PlainTextResponse("unreachable")
+
+
+async def startup():
+    global never
+    never = asyncio.Event()
+    with open(READY + ".tmp", "w") as f:
+        json.dump({"pid": os.getpid(), "port": sock.getsockname()[1]}, f)
+    os.rename(READY + ".tmp", READY)
+
+
+app = Starlette(routes=[Route("/stuck", stuck)], on_startup=[startup])
+
+if __name__ == "__main__":
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning",
+                                           lifespan="on"))
+    server.run(sockets=[sock])

@@ -1,0 +1,264 @@
+"""The wait-for graph: who waits for what, who holds it, and cycles.
+
+targets/graph_target.py parks threads and tasks in known waits (an
+asyncio.Lock held across an await with two tasks behind it, threads
+deadlocked on Locks and on RLocks, a lock taken with a bare acquire(),
+each asyncio and threading primitive, an executor job blocked on a lock).
+`coroscope dump --format json` must name the primitive, its state, its
+holder at the line that entered the `with` block, and the cycles; the
+text dump and `coroscope run` must say the same.  Lines come from the
+target's "# MARK:" comments.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import marker_line, run_coroscope, target_script
+
+SCRIPT = target_script("graph_target.py")
+
+
+def ver(interp):
+    return tuple(int(x) for x in interp.version.split(".")[:2])
+
+
+def dump_json(keeper, interp, scenario):
+    target = keeper.start_target(interp, "graph_target.py", scenario)
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    return json.loads(res.stdout)["graph"], target
+
+
+def named(graph, kind, name):
+    for n in graph["nodes"]:
+        if n["kind"] == kind and n.get("name") == name:
+            return n
+    raise AssertionError("no %s %r in %r" % (kind, name, graph["nodes"]))
+
+
+def edges(graph, kind, frm=None, to=None):
+    return [e for e in graph["edges"] if e["kind"] == kind and
+            (frm is None or e["from"] == frm) and (to is None or e["to"] == to)]
+
+
+def waits_for_object(graph, node):
+    found = [e for e in edges(graph, "waits_for", frm=node["id"])
+             if graph["nodes"][e["to"]]["kind"] == "object"]
+    assert len(found) == 1, (node, graph["edges"])
+    return found[0], graph["nodes"][found[0]["to"]]
+
+
+def test_async_lock_holder(keeper, interp):
+    graph, target = dump_json(keeper, interp, "alock")
+    holder = named(graph, "task", "holder") if ver(interp) >= (3, 8) else None
+    if holder is None:
+        pytest.skip("task names (set_name) need Python 3.8+")
+    held = edges(graph, "holds", frm=holder["id"])
+    assert len(held) == 1, graph
+    lock = graph["nodes"][held[0]["to"]]
+    assert lock["type"] == "asyncio.Lock" and lock["locked"] is True
+    assert lock["waiters"] == 2, lock
+    # The holder is named where it is parked, inside the block.
+    assert held[0]["at"]["line"] == marker_line(SCRIPT, "holder-parked")
+    for name in ("waiter-1", "waiter-2"):
+        w = named(graph, "task", name)
+        edge, obj = waits_for_object(graph, w)
+        assert obj["id"] == lock["id"]
+        assert edge["state"] == "locked, 2 waiters"
+        assert w["blame"]["line"] == marker_line(SCRIPT, "waiter"), w
+        assert w["blame"]["file"].endswith("graph_target.py")
+    text = run_coroscope("dump", target.pid).stdout
+    assert ("waits for: asyncio.Lock 0x%x (locked, 2 waiters) held by task "
+            "'holder' at graph_target.py:%d in holder"
+            % (int(lock["address"], 16),
+               marker_line(SCRIPT, "holder-parked"))) in text, text
+
+
+def test_thread_deadlocks(keeper, interp):
+    graph, target = dump_json(keeper, interp, "threads")
+    line = marker_line(SCRIPT, "crossed-blocked")
+    for kind, typename in (("lock", "threading.Lock"),
+                           ("rlock", "threading.RLock")):
+        a = named(graph, "thread", kind + "-ab")
+        b = named(graph, "thread", kind + "-ba")
+        cyc = [c for c in graph["cycles"] if a["id"] in c and b["id"] in c]
+        assert len(cyc) == 1, graph["cycles"]
+        objs = [graph["nodes"][i] for i in cyc[0]
+                if graph["nodes"][i]["kind"] == "object"]
+        assert len(objs) == 2 and all(o["type"] == typename for o in objs)
+        for t in (a, b):
+            edge, obj = waits_for_object(graph, t)
+            assert obj in objs
+            holders = edges(graph, "holds", to=obj["id"])
+            assert len(holders) == 1 and holders[0]["from"] in (a["id"], b["id"])
+            assert holders[0]["from"] != t["id"]
+            assert t["blame"]["line"] == line
+    bare = named(graph, "thread", "bare-waiter")
+    edge, obj = waits_for_object(graph, bare)
+    assert obj["type"] == "threading.Lock"
+    assert edges(graph, "holds", to=obj["id"]) == []
+    text = run_coroscope("dump", target.pid).stdout
+    assert "threading.Lock 0x%x holder unknown" % int(obj["address"], 16) \
+        in text, text
+
+
+PRIMS = [
+    # (node kind, name, type, state, marker)
+    ("task", "a-event", "asyncio.Event", "not set, 1 waiter", "a-event"),
+    ("task", "a-sem", "asyncio.Semaphore", "value 0, 1 waiter", "a-sem"),
+    ("task", "a-get", "asyncio.Queue", "qsize 0, 1 waiter", "a-get"),
+    ("task", "a-put", "asyncio.Queue", "qsize 1 of maxsize 1, 1 waiter",
+     "a-put"),
+    ("task", "a-cond", "asyncio.Condition", "unlocked, 1 waiter", "a-cond"),
+    ("task", "a-barrier", "asyncio.Barrier", "1 of 2 parties, 1 waiter",
+     "a-barrier"),
+    ("thread", "t_event", "threading.Event", "not set, 1 waiter", "t-event"),
+    ("thread", "t_sem", "threading.Semaphore", "value 0, 1 waiter", "t-sem"),
+    ("thread", "t_get", "queue.Queue", "qsize 0, 1 waiter", "t-get"),
+    ("thread", "t_put", "queue.Queue", "qsize 1 of maxsize 1, 1 waiter",
+     "t-put"),
+    ("thread", "t_cond", "threading.Condition", "1 waiter", "t-cond"),
+    ("thread", "t_barrier", "threading.Barrier", "1 of 2 parties, 1 waiter",
+     "t-barrier"),
+]
+
+
+def test_primitives(keeper, interp):
+    if ver(interp) < (3, 8):
+        pytest.skip("task names (set_name) need Python 3.8+")
+    graph, target = dump_json(keeper, interp, "prims")
+    for kind, name, typename, state, marker in PRIMS:
+        if name == "a-barrier" and ver(interp) < (3, 11):
+            continue
+        node = named(graph, kind, name)
+        edge, obj = waits_for_object(graph, node)
+        assert (obj["type"], edge["state"]) == (typename, state), (name, edge)
+        assert node["blame"]["line"] == marker_line(SCRIPT, marker), node
+    # A Condition's waiter has given the lock up: no self-cycle.
+    assert graph["cycles"] == [], graph["cycles"]
+
+
+def test_executor_chain(keeper, interp):
+    graph, target = dump_json(keeper, interp, "to_thread")
+    worker = [n for n in graph["nodes"] if n["kind"] == "thread" and
+              n["blame"] and n["blame"]["function"] == "blocked_work"]
+    assert len(worker) == 1, graph["nodes"]
+    edge, obj = waits_for_object(graph, worker[0])
+    keeper_node = named(graph, "thread", "keeper")
+    assert [e["from"] for e in edges(graph, "holds", to=obj["id"])] == \
+        [keeper_node["id"]]
+    if ver(interp) >= (3, 8):
+        offload = named(graph, "task", "offload")
+        assert edges(graph, "waits_for", frm=offload["id"],
+                     to=worker[0]["id"]), graph["edges"]
+
+
+def test_run_ranks_the_holder_first(keeper, tmp_path):
+    py = "/usr/bin/python3.11"
+    if not os.path.exists(py):
+        pytest.skip("Debian's python3.11 is not installed")
+    ready = tmp_path / "ready.json"
+    res = subprocess.run([os.environ.get("COROSCOPE", "coroscope"), "run",
+                          "--timeout", "2", "--", py, SCRIPT, str(ready),
+                          "alock"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True,
+                         timeout=60)
+    assert res.returncode == 124, res.stderr
+    lines = res.stderr.splitlines()
+    first = lines.index("coroscope: likely cause, most likely first:") + 1
+    line = marker_line(SCRIPT, "holder-parked")
+    assert "2 waiting on asyncio.Lock" in lines[first], lines[first]
+    assert ("held by task 'holder' at graph_target.py:%d in holder" % line) \
+        in lines[first], lines[first]
+
+
+DEBIAN = "/usr/bin/python3.11"
+
+
+def debian_with(*modules):
+    if not os.path.exists(DEBIAN):
+        pytest.skip("Debian's python3.11 is not installed")
+    probe = subprocess.run([DEBIAN, "-c", "import " + ", ".join(modules)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if probe.returncode:
+        pytest.skip("%s not installed for %s (make deps)"
+                    % (", ".join(modules), DEBIAN))
+
+
+def coroscope_run(argv, cwd, timeout="3"):
+    res = subprocess.run([os.environ.get("COROSCOPE", "coroscope"), "run",
+                          "--timeout", timeout, "--"] + argv, cwd=str(cwd),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=90)
+    assert res.returncode == 124, res.stderr[-4000:]
+    lines = res.stderr.splitlines()
+    head = "coroscope: likely cause, most likely first:"
+    if head not in lines:
+        return []
+    out = []
+    for line in lines[lines.index(head) + 1:]:
+        if not line.startswith("  "):
+            break
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("test,marker,function", [
+    ("test_hangs", "test-hang", "test_hangs"),
+    ("test_with_stuck_fixture", "fixture-hang", "stuck_fixture"),
+])
+def test_pytest_asyncio_hang(tmp_path, test, marker, function):
+    debian_with("pytest", "pytest_asyncio")
+    suite = target_script("graph_pytest_suite.py")
+    with open(suite) as src, open(str(tmp_path / "graph_pytest_suite.py"),
+                                  "w") as dst:
+        dst.write(src.read())
+    node = "graph_pytest_suite.py::" + test
+    causes = coroscope_run([DEBIAN, "-m", "pytest", "-q", "-p",
+                            "no:cacheprovider", node], tmp_path, timeout="4")
+    assert causes, "no likely cause"
+    assert "1 waiting on asyncio.Event" in causes[0], causes
+    place = "graph_pytest_suite.py:%d in %s" % (marker_line(suite, marker),
+                                                function)
+    assert any(place in c for c in causes[1:3]), causes
+    assert any(c.strip() == "test being run: " + node for c in causes), causes
+    # The graph explains the task: no vaguer "stuck task" cause.
+    assert not any("stuck task:" in c for c in causes), causes
+
+
+def test_uvicorn_idle_is_not_stuck(tmp_path):
+    debian_with("uvicorn", "starlette")
+    app = target_script("graph_uvicorn_app.py")
+    causes = coroscope_run([DEBIAN, app, str(tmp_path / "ready.json")],
+                           tmp_path, timeout="4")
+    heads = [c for c in causes if not c.startswith("    ")]
+    assert heads, "the lifespan wait should be listed as idle"
+    assert all(": idle: " in h for h in heads), causes
+
+
+def test_uvicorn_stuck_handler(keeper):
+    debian_with("uvicorn", "starlette")
+    import threading
+    import urllib.request
+    app = target_script("graph_uvicorn_app.py")
+    target = keeper.start_target(DEBIAN, "graph_uvicorn_app.py")
+    url = "http://127.0.0.1:%d/stuck" % target.ready["port"]
+
+    def ask():
+        try:
+            urllib.request.urlopen(url, timeout=30)
+        except Exception:
+            pass
+    threading.Thread(target=ask, daemon=True).start()
+    line = marker_line(app, "handler-stuck")
+    text = ""
+    for _ in range(100):
+        text = run_coroscope("dump", target.pid).stdout
+        if "asyncio.Event" in text:
+            break
+    assert ("at graph_uvicorn_app.py:%d in stuck" % line) in text, text
+    assert "waits for: asyncio.Event" in text, text
