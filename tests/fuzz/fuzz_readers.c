@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 64)
 		return 0;
-	layout = py_layout_for(3, minors[data[0] % 9]);
+	layout = py_layout_for(3, minors[data[0] % 9], 0);
 	if (!layout)
 		return 0;
 	cs_err_init(&err);

@@ -55,7 +55,7 @@ static int apply_block(struct pyproc *py, struct patched *p,
 	if (!ms || memsrc_init(ms, &patched_ops, p, err) < 0)
 		return -1;
 	py->ms = ms;
-	py->layout = *py_layout_for(py->major, py->minor);
+	py->layout = *py_layout_for(py->major, py->minor, 0);
 	cs_err_init(err);
 	ret = debug_offsets_apply(py, err);
 	py->ms = saved;
@@ -129,7 +129,7 @@ static void test_interpreter(const char *exe)
 		ret = apply_block(&py, &p, &err);
 		CHECK(ret == -CS_ERR_UNSUPPORTED,
 		      "%s: an offset past its struct was accepted", exe);
-		put64(p.block, off, (uint64_t)py_layout_for(py.major, py.minor)
+		put64(p.block, off, (uint64_t)py_layout_for(py.major, py.minor, 0)
 		      ->ts_native_thread_id);
 	}
 
