@@ -216,6 +216,11 @@ struct py_layout {
 	int tp_dict;              /* PyObject * (NULL for 3.12+ static types) */
 	int tp_mro;               /* tuple of types */
 	int ht_cached_keys;       /* PyHeapTypeObject.ht_cached_keys */
+	int managed_dict_back;    /* bytes before an object of its managed
+				     dict pointer (3.11+; 0 before) */
+
+	/* PyModuleObject */
+	int module_dict;          /* .md_dict */
 
 	/* Unicode: PyASCIIObject, PyCompactUnicodeObject */
 	int u_length;             /* PyASCIIObject.length */

@@ -541,6 +541,13 @@ RULES = {
     "tp_dict": Off(TYPE, "tp_dict"),
     "tp_mro": Off(TYPE, "tp_mro"),
     "ht_cached_keys": Off(HEAPTYPE, "ht_cached_keys"),
+    # Include/internal/pycore_object.h _PyObject_ManagedDictPointer: the
+    # dict slot is the third word before the object (after PyGC_Head's two
+    # in the pre-header); free-threaded builds have no PyGC_Head, so it is
+    # the first.  Checked by VERIFY_SCRIPT on a plain instance.
+    "managed_dict_back": Runtime(lambda f: 0 if f["version"][1] < 11 else
+                                8 if f["free_threaded"] else 24),
+    "module_dict": Off(("PyModuleObject",), "md_dict"),
 
     "u_length": Off(ASCII, "length"),
     "u_state": Off(ASCII, "state"),

@@ -59,6 +59,12 @@ for flag in ("tpflags_managed_dict", "tpflags_inline_values"):
     if L[flag]:
         check(flag + " set on a plain class", bool(Plain.__flags__ & L[flag]),
               True)
+check("module_dict", ptr(id(sys) + L["module_dict"]), id(sys.__dict__))
+if L["managed_dict_back"]:
+    with_dict = Plain()
+    d = with_dict.__dict__      # materialised: the slot holds it
+    check("managed_dict_back", ptr(id(with_dict) - L["managed_dict_back"]),
+          id(d))
 check("ht_cached_keys non-NULL", ptr(id(Plain) + L["ht_cached_keys"]) != 0,
       True)
 
