@@ -53,6 +53,8 @@ class Interpreter(object):
         self.label = label       # for the summary line
         self.version = version   # platform.python_version()
         self.note = note         # e.g. "debian, stripped"
+        # a free-threaded (--disable-gil) build: no GIL is ever held
+        self.free_threaded = note == "free-threaded"
 
     def __repr__(self):
         return "Interpreter(%s, %s)" % (self.id, self.path)
