@@ -367,8 +367,17 @@ static int mi_walk_abandoned(struct mi_walk *m, uint64_t seg,
 	int ret;
 
 	while (seg && !m->w->stop) {
+		uint64_t owner;
+
 		if (++n > MI_MAX_SEGMENTS || seg & ((1ull << L->mi_segment_shift) - 1))
 			return mi_changed(seg, "abandoned segment list", err);
+		/* An abandoned segment belongs to no thread (mimalloc clears
+		 * thread_id when it abandons one). */
+		ret = py_field_u64(m->w->py, seg, L->mi_seg_thread_id, &owner, err);
+		if (ret < 0)
+			return ret;
+		if (owner)
+			return mi_changed(seg, "abandoned segment", err);
 		ret = mi_walk_segment(m, seg, err);
 		if (ret == 0)
 			ret = py_field_u64(m->w->py, seg, L->mi_seg_abandoned_next,
