@@ -212,12 +212,17 @@ bad:
 /*
  * 3.14's _asyncio extension describes its Task layout in an ELF section
  * .AsyncioDebug: {size, task_name, task_awaited_by, task_is_task,
- * task_awaited_by_is_set, task_coro, task_node}, then interpreter and
- * thread groups we do not need (the GC walk finds every task).
+ * task_awaited_by_is_set, task_coro, task_node}, then the interpreter's
+ * and each thread's task list heads (readers/tasks.c walks them too).
  */
 static const struct dbg_member members_asyncio_314[] = {
 	SIZE(task_size), SET(task_name), SET(fut_awaited_by), SKIP /* is_task */,
 	SKIP /* awaited_by_is_set */, SET(task_coro), SET(task_node),
+	/* interpreter_state */
+	SIZE_ONLY, SET(is_asyncio_tasks_head),
+	/* thread_state (_PyThreadStateImpl) */
+	SIZE_ONLY, SET(ts_asyncio_running_loop), SKIP /* running_task */,
+	SET(ts_asyncio_tasks_head),
 };
 
 static int asyncio_offsets_apply(struct pyproc *py, struct py_layout *L,

@@ -76,6 +76,8 @@ struct py_layout {
 	int is_sysdict;           /* .sysdict */
 	int is_gc;                /* .gc (3.9+) */
 	int is_ceval_gil;         /* .ceval.gil pointer (3.12+) */
+	int is_asyncio_tasks_head;/* .asyncio_tasks_head (3.14): tasks left
+				     by exited threads */
 
 	/* struct _gil_runtime_state (3.12+, reached through is_ceval_gil) */
 	int gil_last_holder;      /* .last_holder */
@@ -145,6 +147,8 @@ struct py_layout {
 	int ts_dict;              /* .dict: the running loop before 3.13 */
 	int ts_asyncio_running_loop; /* _PyThreadStateImpl
 				     .asyncio_running_loop (3.13+) */
+	int ts_asyncio_tasks_head;/* _PyThreadStateImpl.asyncio_tasks_head
+				     (3.14): llist of the thread's C tasks */
 
 	/* _PyCFrame (3.11, 3.12) */
 	int cf_current_frame;     /* .current_frame */

@@ -407,6 +407,7 @@ RULES = {
     # Only the 3.12+ per-interpreter pointer; 3.7 - 3.11 embed the GIL in
     # _PyRuntime.ceval instead.
     "is_ceval_gil": Off(INTERP, "ceval.gil", pointer=True),
+    "is_asyncio_tasks_head": Off(INTERP, "asyncio_tasks_head"),
 
     "gil_last_holder": Off(GIL, "last_holder"),
     "gil_locked": Off(GIL, "locked"),
@@ -472,6 +473,7 @@ RULES = {
     "ts_dict": Off(TSTATE, "dict"),
     "ts_asyncio_running_loop": Off(("_PyThreadStateImpl",),
                                    "asyncio_running_loop"),
+    "ts_asyncio_tasks_head": Off(TSIMPL, "asyncio_tasks_head"),
 
     "cf_current_frame": Off(CFRAME, "current_frame"),
 
