@@ -178,8 +178,12 @@ static int decode(struct pyproc *py, uint64_t addr, struct py_code *code,
 	code->flags = field_i32(buf, size, L->co_flags);
 	code->kind = kind_of(L, code->flags);
 	code->firsttraceable = field_i32(buf, size, L->co_firsttraceable);
-	if (L->co_code_adaptive >= 0)
+	if (L->co_code_adaptive >= 0) {
 		code->code_start = addr + (uint64_t)L->co_code_adaptive;
+		/* ob_size counts 2-byte code units */
+		code->code_len = field_u64(buf, size, L->ob_size) * 2;
+		code->tlbc = L->co_tlbc >= 0 ? field_u64(buf, size, L->co_tlbc) : 0;
+	}
 	code->bytecode = code->code_start;
 	if (L->co_code >= 0 && field_u64(buf, size, L->co_code))
 		code->bytecode = field_u64(buf, size, L->co_code) +
@@ -223,6 +227,30 @@ int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 	addrmap_put(&py->codes, addr, code);
 	*out = code;
 	return 0;
+}
+
+long py_code_offset(struct pyproc *py, const struct py_code *code,
+		    uint64_t ip)
+{
+	uint64_t n, entries[PY_TLBC_MAX];
+	size_t i;
+
+	if (ip >= code->code_start && ip - code->code_start <= code->code_len)
+		return (long)(ip - code->code_start);
+	/* _PyCodeArray: {Py_ssize_t size; char *entries[size]}; entry 0 is
+	 * co_code_adaptive itself.  The array grows as threads start, so it
+	 * is read each time rather than cached with the code. */
+	if (!code->tlbc || memsrc_read_u64(py->ms, code->tlbc, &n, NULL) < 0)
+		return -1;
+	if (n > PY_TLBC_MAX)
+		n = PY_TLBC_MAX;
+	if (py_read_words(py, code->tlbc + 8, entries, (size_t)n, NULL) < 0)
+		return -1;
+	for (i = 1; i < n; i++)
+		if (entries[i] && ip >= entries[i] &&
+		    ip - entries[i] <= code->code_len)
+			return (long)(ip - entries[i]);
+	return -1;
 }
 
 int py_code_line(struct pyproc *py, const struct py_code *code, long offset)

@@ -37,6 +37,8 @@ struct py_code {
 	uint8_t *linetable;      /* raw line table bytes */
 	size_t linetable_len;
 	uint64_t code_start;     /* first instruction (3.11+), else 0 */
+	uint64_t code_len;       /* bytes of instructions from code_start */
+	uint64_t tlbc;           /* co_tlbc: per-thread copies, or 0 */
 	uint64_t bytecode;       /* address of the instruction bytes (the
 				    co_code bytes' data before 3.11) */
 	int firsttraceable;      /* _co_firsttraceable (3.11+), else 0 */
@@ -48,6 +50,18 @@ struct py_code {
 /* The decoded code object at addr.  *out stays owned by the cache. */
 int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 		struct cs_err *err);
+
+/* Per-thread bytecode copies looked at: one per thread that ran it. */
+#define PY_TLBC_MAX 4096
+
+/*
+ * The byte offset into the bytecode of an instruction pointer (3.11+).
+ * Free-threaded builds run a per-thread copy of the bytecode (co_tlbc):
+ * an ip in one of those copies gives its offset there.  -1 when the ip
+ * lies in none of them.
+ */
+long py_code_offset(struct pyproc *py, const struct py_code *code,
+		    uint64_t ip);
 
 /* The line executing at a byte offset into the bytecode, or -1. */
 int py_code_line(struct pyproc *py, const struct py_code *code, long offset);

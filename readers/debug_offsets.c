@@ -104,7 +104,7 @@ static const struct dbg_member members_314[] = {
 	SIZE(co_size), SET(co_filename), SET(co_name), SET(co_qualname),
 	SET(co_linetable), SET(co_firstlineno), SET(co_argcount),
 	SET(co_localsplusnames), SET(co_localspluskinds), SET(co_code_adaptive),
-	SKIP /* co_tlbc */,
+	SET(co_tlbc) /* 0 in a default build: kept as -1 there */,
 	/* pyobject */
 	SIZE_ONLY, SET(ob_type),
 	/* type_object */
@@ -183,6 +183,11 @@ static int apply(const struct dbg_spec *spec, const uint64_t *w,
 			goto bad;
 		switch (m->how) {
 		case DBG_SET:
+			/* A member the build lacks reads 0 (co_tlbc without free
+			 * threading): keep the table's -1 rather than alias the
+			 * object header. */
+			if (v == 0 && *field_ptr(L, m->field) < 0)
+				break;
 			*field_ptr(L, m->field) = (int)v;
 			break;
 		case DBG_GIL_BASE:
@@ -207,12 +212,17 @@ bad:
 /*
  * 3.14's _asyncio extension describes its Task layout in an ELF section
  * .AsyncioDebug: {size, task_name, task_awaited_by, task_is_task,
- * task_awaited_by_is_set, task_coro, task_node}, then interpreter and
- * thread groups we do not need (the GC walk finds every task).
+ * task_awaited_by_is_set, task_coro, task_node}, then the interpreter's
+ * and each thread's task list heads (readers/tasks.c walks them too).
  */
 static const struct dbg_member members_asyncio_314[] = {
 	SIZE(task_size), SET(task_name), SET(fut_awaited_by), SKIP /* is_task */,
 	SKIP /* awaited_by_is_set */, SET(task_coro), SET(task_node),
+	/* interpreter_state */
+	SIZE_ONLY, SET(is_asyncio_tasks_head),
+	/* thread_state (_PyThreadStateImpl) */
+	SIZE_ONLY, SET(ts_asyncio_running_loop), SKIP /* running_task */,
+	SET(ts_asyncio_tasks_head),
 };
 
 static int asyncio_offsets_apply(struct pyproc *py, struct py_layout *L,
@@ -240,6 +250,31 @@ static int asyncio_offsets_apply(struct pyproc *py, struct py_layout *L,
 	if (ret < 0)
 		return ret;
 	return apply(&spec, words, L, err);
+}
+
+int debug_offsets_free_threaded(struct pyproc *py, int *free_threaded,
+				struct cs_err *err)
+{
+	uint64_t words[HEADER_WORDS];
+	int ret;
+
+	*free_threaded = 0;
+	if (!spec_for(py->major, py->minor) || !py->runtime)
+		return 0;
+	/* Static data, written once at start-up: safe to read unstopped. */
+	ret = py_read_words(py, py->runtime, words, HEADER_WORDS, err);
+	if (ret < 0)
+		return ret;
+	/* A missing cookie is reported by debug_offsets_apply(). */
+	if (words[0] != le_u64((const unsigned char *)COOKIE))
+		return 0;
+	if (words[2] > 1)
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "the target's _Py_DebugOffsets do not validate "
+			       "(free_threaded is %llu)",
+			       (unsigned long long)words[2]);
+	*free_threaded = (int)words[2];
+	return 0;
 }
 
 int debug_offsets_apply(struct pyproc *py, struct cs_err *err)
@@ -271,10 +306,12 @@ int debug_offsets_apply(struct pyproc *py, struct cs_err *err)
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
 			       "_Py_DebugOffsets say %u.%u but the binary says %s",
 			       major, minor, py->version);
-	if (words[2])
+	/* The table was chosen by this flag (debug_offsets_free_threaded);
+	 * a change in between means we are not reading what we think. */
+	if (words[2] != (uint64_t)py->layout.free_threaded)
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
-			       "free-threaded Python %s is not supported yet",
-			       py->version);
+			       "_Py_DebugOffsets of Python %s changed its "
+			       "free-threading flag", py->version);
 	ret = apply(spec, words + HEADER_WORDS, &copy, err);
 	if (ret == 0)
 		ret = asyncio_offsets_apply(py, &copy, err);

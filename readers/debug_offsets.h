@@ -16,4 +16,12 @@
  */
 int debug_offsets_apply(struct pyproc *py, struct cs_err *err);
 
+/*
+ * Whether the target is a free-threaded build (1) or not (0), from the
+ * block's header: what picks the version table.  0 for versions without
+ * a block; CS_ERR_UNSUPPORTED for a flag that is neither.
+ */
+int debug_offsets_free_threaded(struct pyproc *py, int *free_threaded,
+				struct cs_err *err);
+
 #endif

@@ -12,7 +12,6 @@
 /* Entries read at a time when walking a dict's or set's table. */
 #define WALK_CHUNK 256
 /* PyModuleObject.md_dict: right after PyObject_HEAD in every version. */
-#define MODULE_DICT_OFFSET 16
 /* Classes in an MRO we look through. */
 #define MAX_MRO 64
 
@@ -297,6 +296,8 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 	uint8_t tp[PY_LAYOUT_MAX_STRUCT];
 	struct str_lookup s = { py, name, 0, 0 };
 	uint64_t type, dict = 0, values = 0, word, flags, keys;
+	/* the managed dict pointer (3.11+), before the object */
+	uint64_t dict_slot = obj - (uint64_t)L->managed_dict_back;
 	int64_t dictoffset, basicsize;
 	int ret;
 
@@ -332,14 +333,14 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 			break;
 		ret = memsrc_read_u64(py->ms, obj - 32, &values, err);
 		if (ret == 0 && !values)
-			ret = memsrc_read_u64(py->ms, obj - 24, &dict, err);
+			ret = memsrc_read_u64(py->ms, dict_slot, &dict, err);
 		if (ret < 0)
 			return ret;
 		break;
 	case PY_DICT_TAGGED_312:
 		if (!(flags & (uint64_t)L->tpflags_managed_dict))
 			break;
-		ret = memsrc_read_u64(py->ms, obj - 24, &word, err);
+		ret = memsrc_read_u64(py->ms, dict_slot, &word, err);
 		if (ret < 0)
 			return ret;
 		/* The tagged word is the values pointer minus one. */
@@ -350,7 +351,7 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 		break;
 	case PY_DICT_INLINE_313:
 		if (flags & (uint64_t)L->tpflags_managed_dict) {
-			ret = memsrc_read_u64(py->ms, obj - 24, &dict, err);
+			ret = memsrc_read_u64(py->ms, dict_slot, &dict, err);
 			if (ret < 0)
 				return ret;
 		}
@@ -424,7 +425,7 @@ int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,
 	ret = pydict_get_str(py, modules, name, &mod, err);
 	if (ret != 0)
 		return ret;
-	ret = memsrc_read_u64(py->ms, mod + MODULE_DICT_OFFSET, dict, err);
+	ret = py_field_u64(py, mod, py->layout.module_dict, dict, err);
 	if (ret < 0)
 		return ret;
 	return *dict ? 0 : 1;

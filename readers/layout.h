@@ -9,9 +9,10 @@
  *
  * 3.6 - 3.13 tables are generated from the installed builds' DWARF by
  * tools/gen-layouts.py into readers/layouts_generated.c (do not edit it by
- * hand; tests/test_layouts.py regenerates and compares).  The 3.14 table
- * was generated the same way from a 3.14.7 built from source outside the
- * repository (`--prefix`); machines without that build keep it as
+ * hand; tests/test_layouts.py regenerates and compares).  The 3.14 and
+ * 3.14t (free-threaded, a table of its own) tables
+ * were generated the same way from a 3.14.7 built from source outside the
+ * repository (`--prefix`); machines without that build keep them as
  * committed.  For 3.13+ the
  * members that _Py_DebugOffsets describes are overwritten at run time from
  * the target's own copy after validation (readers/debug_offsets.c).
@@ -41,6 +42,13 @@ enum py_dict_mode {
 				   managed dict at obj-24 */
 };
 
+/* How the GC-tracked objects are found (readers/gc.c). */
+enum py_gc_kind {
+	PY_GC_LISTS = 0,     /* PyGC_Head generation lists */
+	PY_GC_MIMALLOC = 1,  /* free-threaded: no lists, walk the mimalloc
+				heaps of every thread and the abandoned pool */
+};
+
 /* Which line table format code objects carry. */
 enum py_linetable_kind {
 	PY_LNOTAB = 0,     /* 3.6 - 3.9 co_lnotab, f_lasti in bytes */
@@ -50,6 +58,8 @@ enum py_linetable_kind {
 
 struct py_layout {
 	int major, minor;       /* 3, X */
+	int free_threaded;      /* Py_GIL_DISABLED build (3.13t+): a table of
+				   its own, chosen by _Py_DebugOffsets */
 
 	/* _PyRuntimeState (3.7+) */
 	int rt_size;                     /* sizeof(_PyRuntimeState) */
@@ -66,6 +76,8 @@ struct py_layout {
 	int is_sysdict;           /* .sysdict */
 	int is_gc;                /* .gc (3.9+) */
 	int is_ceval_gil;         /* .ceval.gil pointer (3.12+) */
+	int is_asyncio_tasks_head;/* .asyncio_tasks_head (3.14): tasks left
+				     by exited threads */
 
 	/* struct _gil_runtime_state (3.12+, reached through is_ceval_gil) */
 	int gil_last_holder;      /* .last_holder */
@@ -80,6 +92,49 @@ struct py_layout {
 	int gc_head_prev;         /* PyGC_Head._gc_prev / gc.gc_prev */
 	int gc_permanent_generation; /* .permanent_generation (3.8+) */
 
+	/* Free-threaded builds: GC objects live in mimalloc heaps
+	   (Include/internal/pycore_mimalloc.h, Include/internal/mimalloc/
+	   mimalloc/types.h); all -1 in a default build */
+	int rt_allocators_debug;  /* _PyRuntimeState.allocators
+				     .is_debug_enabled, int */
+	int is_mi_abandoned_pool; /* .mimalloc.abandoned_pool */
+	int ts_mi_heaps;          /* _PyThreadStateImpl.mimalloc.heaps[] */
+	int ts_mi_initialized;    /* _PyThreadStateImpl.mimalloc.initialized */
+	int mi_heap_size;         /* sizeof(mi_heap_t) */
+	int mi_heap_pages;        /* mi_heap_t.pages[]: mi_page_queue_t */
+	int mi_heap_queues;       /* number of page queues (MI_BIN_FULL + 1) */
+	int mi_queue_size;        /* sizeof(mi_page_queue_t) */
+	int mi_queue_first;       /* mi_page_queue_t.first */
+	int mi_heap_delayed_free; /* mi_heap_t.thread_delayed_free */
+	int mi_heap_page_count;   /* mi_heap_t.page_count, size_t */
+	int mi_page_size;         /* sizeof(mi_page_t) */
+	int mi_page_slice_count;  /* mi_page_t.slice_count, uint32 */
+	int mi_page_tag_bit;      /* bit position of mi_page_t.tag (4 bits) */
+	int mi_page_capacity;     /* .capacity, uint16 */
+	int mi_page_reserved;     /* .reserved, uint16 */
+	int mi_page_free;         /* .free */
+	int mi_page_used;         /* .used, uint32 */
+	int mi_page_block_size;   /* .xblock_size, uint32 */
+	int mi_page_local_free;   /* .local_free */
+	int mi_page_thread_free;  /* .xthread_free (low 2 bits: flags) */
+	int mi_page_heap;         /* .xheap */
+	int mi_page_next;         /* .next */
+	int mi_seg_abandoned_next;/* mi_segment_t.abandoned_next */
+	int mi_seg_slice_entries; /* mi_segment_t.slice_entries, size_t */
+	int mi_seg_thread_id;     /* mi_segment_t.thread_id */
+	int mi_seg_slices;        /* mi_segment_t.slices[]: mi_page_t */
+	int mi_pool_visited;      /* mi_abandoned_pool_t.abandoned_visited */
+	int mi_pool_abandoned;    /* mi_abandoned_pool_t.abandoned (tagged) */
+	int mi_segment_shift;     /* MI_SEGMENT_SHIFT: segments are 1<<this
+				     bytes and aligned to it */
+	int mi_slice_shift;       /* MI_SEGMENT_SLICE_SHIFT */
+	int mi_heap_gc;           /* _Py_MIMALLOC_HEAP_GC: heaps[] index */
+	int mi_heap_gc_pre;       /* _Py_MIMALLOC_HEAP_GC_PRE */
+	int mi_gc_pre_size;       /* bytes before objects of the GC_PRE heap
+				     (managed dict and weakref slots) */
+	int ob_gc_bits;           /* PyObject.ob_gc_bits, uint8 (bit 0:
+				     tracked) */
+
 	/* PyThreadState (struct _ts) */
 	int ts_size;
 	int ts_next;              /* .next */
@@ -92,6 +147,8 @@ struct py_layout {
 	int ts_dict;              /* .dict: the running loop before 3.13 */
 	int ts_asyncio_running_loop; /* _PyThreadStateImpl
 				     .asyncio_running_loop (3.13+) */
+	int ts_asyncio_tasks_head;/* _PyThreadStateImpl.asyncio_tasks_head
+				     (3.14): llist of the thread's C tasks */
 
 	/* _PyCFrame (3.11, 3.12) */
 	int cf_current_frame;     /* .current_frame */
@@ -152,6 +209,8 @@ struct py_layout {
 	int co_lnotab;            /* bytes (<=3.9) */
 	int co_linetable;         /* bytes (3.10+) */
 	int co_firsttraceable;    /* ._co_firsttraceable, int (3.11+) */
+	int co_tlbc;              /* .co_tlbc (free-threaded): _PyCodeArray *,
+				     {Py_ssize_t size; char *entries[]} */
 
 	/* PyObject, PyVarObject */
 	int ob_refcnt;
@@ -167,6 +226,11 @@ struct py_layout {
 	int tp_dict;              /* PyObject * (NULL for 3.12+ static types) */
 	int tp_mro;               /* tuple of types */
 	int ht_cached_keys;       /* PyHeapTypeObject.ht_cached_keys */
+	int managed_dict_back;    /* bytes before an object of its managed
+				     dict pointer (3.11+; 0 before) */
+
+	/* PyModuleObject */
+	int module_dict;          /* .md_dict */
 
 	/* Unicode: PyASCIIObject, PyCompactUnicodeObject */
 	int u_length;             /* PyASCIIObject.length */
@@ -257,6 +321,7 @@ struct py_layout {
 
 	/* Behaviour that is not an offset: one place each. */
 	enum py_dict_mode dict_mode;
+	enum py_gc_kind gc_kind;
 	enum py_linetable_kind linetable;
 	int tpflags_managed_dict; /* Py_TPFLAGS_MANAGED_DICT, 0 if none */
 	int tpflags_inline_values;/* Py_TPFLAGS_INLINE_VALUES, 0 if none */
@@ -285,8 +350,10 @@ struct py_layout {
 						      starts with them */
 };
 
-/* The generated tables, and the one for a minor version or NULL. */
-const struct py_layout *py_layout_for(int major, int minor);
+/* The generated tables: the one for a minor version and build (default
+ * or free-threaded), or NULL. */
+const struct py_layout *py_layout_for(int major, int minor,
+				      int free_threaded);
 
 /*
  * Readers copy a remote struct into a local buffer of this many bytes

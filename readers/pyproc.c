@@ -271,7 +271,7 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 {
 	const struct py_layout *table;
 	size_t i;
-	int ret, micro_known;
+	int ret, micro_known, free_threaded;
 
 	memset(py, 0, sizeof(*py));
 	py->ms = ms;
@@ -299,13 +299,20 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 	if (ret < 0)
 		return ret;
 	micro_known = ret;
-	table = py_layout_for(py->major, py->minor);
+	py->runtime = sym(py, "_PyRuntime");
+	ret = debug_offsets_free_threaded(py, &free_threaded, err);
+	if (ret < 0)
+		return ret;
+	table = py_layout_for(py->major, py->minor, free_threaded);
+	if (!table && free_threaded)
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "unsupported free-threaded Python %s (coroscope "
+			       "reads free-threaded 3.14 only)", py->version);
 	if (!table)
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
 			       "unsupported Python version %s (coroscope reads "
 			       "3.6 to 3.14)", py->version);
 	py->layout = *table;
-	py->runtime = sym(py, "_PyRuntime");
 	if (py->layout.rt_interpreters_head >= 0 && !py->runtime)
 		return cs_fail(err, CS_ERR_NOT_PYTHON,
 			       "Python %s without a _PyRuntime symbol in '%s'",

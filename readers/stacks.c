@@ -174,7 +174,7 @@ static int decode_frame(struct pyproc *py, uint64_t frame,
 	if (ret < 0)
 		return ret;
 	if (rf->owner >= 0) {
-		rf->offset = (long)((uint64_t)rf->offset - code->code_start);
+		rf->offset = py_code_offset(py, code, (uint64_t)rf->offset);
 		/* Not yet past its prologue: CPython hides it too. */
 		if (rf->owner != L->owner_generator &&
 		    rf->offset < (long)code->firsttraceable * 2)

@@ -112,6 +112,64 @@ static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 	return 0;
 }
 
+/* Tasks on one of 3.14's llist task lists (a circular list through
+ * TaskObj.task_node) that the GC walk did not already report. */
+#define TASK_LIST_MAX 65536
+
+static void add_list(struct builder *b, struct addrmap *seen, uint64_t head,
+		     int64_t interp_id)
+{
+	const struct py_layout *L = &b->py->layout;
+	uint64_t node, type;
+	enum aio_class c;
+	int n;
+
+	if (py_field_u64(b->py, head, 0, &node, NULL) != 1)
+		return;
+	for (n = 0; node && node != head && n < TASK_LIST_MAX; n++) {
+		uint64_t task = node - (uint64_t)L->task_node;
+
+		if (addrmap_add(seen, task) &&
+		    pyobj_read_type(b->py, task, &type, NULL) == 0 &&
+		    aio_is_task(c = aio_classify(&b->types, type)))
+			found_add(&b->tasks, &b->ntask, &b->task_alloc, task,
+				  (int)c, interp_id);
+		if (py_field_u64(b->py, node, 0, &node, NULL) != 1)
+			return;
+	}
+}
+
+/*
+ * 3.14 keeps every C task on its thread's list, and the leftovers of
+ * exited threads on the interpreter's: a second source next to the GC
+ * walk (best effort: a list that cannot be followed adds nothing).
+ */
+static void add_listed_tasks(struct builder *b)
+{
+	const struct py_layout *L = &b->py->layout;
+	struct addrmap seen;
+	size_t i;
+
+	if (L->ts_asyncio_tasks_head < 0 || L->task_node < 0)
+		return;
+	addrmap_init(&seen);
+	for (i = 0; i < b->ntask; i++)
+		addrmap_add(&seen, b->tasks[i].addr);
+	for (i = 0; i < b->snap->nthreads; i++) {
+		const struct py_thread *t = &b->snap->threads[i];
+
+		add_list(b, &seen, t->tstate + (uint64_t)L->ts_asyncio_tasks_head,
+			 t->interp_id);
+		/* each interpreter once: after its first thread */
+		if (L->is_asyncio_tasks_head >= 0 && t->interp &&
+		    addrmap_add(&seen, t->interp))
+			add_list(b, &seen,
+				 t->interp + (uint64_t)L->is_asyncio_tasks_head,
+				 t->interp_id);
+	}
+	addrmap_release(&seen);
+}
+
 /* Index of the generator at addr in out->gens, reading it if the GC walk
  * did not list it (then it is in interpreter interp_id, its awaiter's);
  * -1 if it is not a generator-like object. */
@@ -662,6 +720,7 @@ int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 	 * first, so that task chains find them by address. */
 	ret = py_gc_walk(py, visit, &b, err);
 	if (ret == 0) {
+		add_listed_tasks(&b);
 		read_generators(&b);
 		read_tasks(&b);
 		build_stacks(&b);     /* each task's await chain */

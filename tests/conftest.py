@@ -1,7 +1,8 @@
 """Shared machinery for coroscope's functional tests.
 
 - Interpreter discovery: every pyenv CPython 3.6 - 3.13, Debian's stripped
-  /usr/bin/python3.11 and a python3.14 if one is installed.  A test that
+  /usr/bin/python3.11 and a python3.14 and a free-threaded python3.14t if
+  installed.  A test that
   takes an `interp` argument runs once per interpreter (module scope, so a
   module starts each target once per interpreter), and the session ends
   with a "Python versions covered: ..." line.
@@ -52,6 +53,8 @@ class Interpreter(object):
         self.label = label       # for the summary line
         self.version = version   # platform.python_version()
         self.note = note         # e.g. "debian, stripped"
+        # a free-threaded (--disable-gil) build: no GIL is ever held
+        self.free_threaded = note == "free-threaded"
 
     def __repr__(self):
         return "Interpreter(%s, %s)" % (self.id, self.path)
@@ -138,17 +141,22 @@ def discover_interpreters():
     else:
         absent.append("3.11-debian (no %s)" % debian)
 
-    candidates = []
-    on_path = shutil.which("python3.14")
-    if on_path:
-        candidates.append(on_path)
-    candidates.append("/opt/python3.14/bin/python3.14")
-    for p in candidates:
-        if os.access(p, os.X_OK) and _probe(p) is not None:
-            add("3.14", p)
-            break
-    else:
-        absent.append("3.14 (no python3.14 on PATH or in /opt/python3.14)")
+    # Built from source (DEVELOPERS.md): the default build and the
+    # free-threaded one (3.14t), each on PATH or under /opt.
+    for ident, exe, note in (("3.14", "python3.14", ""),
+                             ("3.14t", "python3.14t", "free-threaded")):
+        candidates = []
+        on_path = shutil.which(exe)
+        if on_path:
+            candidates.append(on_path)
+        candidates.append("/opt/python%s/bin/%s" % (ident, exe))
+        for p in candidates:
+            if os.access(p, os.X_OK) and _probe(p) is not None:
+                add(ident, p, note)
+                break
+        else:
+            absent.append("%s (no %s on PATH or in /opt/python%s)"
+                          % (ident, exe, ident))
     return found, absent
 
 

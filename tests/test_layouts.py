@@ -1,6 +1,8 @@
 """readers/layouts_generated.c must match what tools/gen-layouts.py derives
 from the CPython builds installed here (their DWARF and the interpreters
-themselves).  Versions not installed are taken from the committed file."""
+themselves), including the builds under /opt/python3.14 and
+/opt/python3.14t when they exist.  Versions not installed are taken from
+the committed file."""
 
 import os
 import shutil
@@ -19,7 +21,12 @@ def test_generated_layouts_are_current():
     if shutil.which("gdb") is None:
         pytest.skip("gdb is not installed: gen-layouts.py reads DWARF "
                     "through gdb (apt-get install gdb)")
-    p = subprocess.run([PYTHON, GEN, "--check"], cwd=ROOT,
+    # The builds from source (DEVELOPERS.md) are read where present.
+    prefixes = []
+    for d in ("/opt/python3.14", "/opt/python3.14t"):
+        if os.path.isdir(os.path.join(d, "bin")):
+            prefixes += ["--prefix", d]
+    p = subprocess.run([PYTHON, GEN, "--check"] + prefixes, cwd=ROOT,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=600)
     assert p.returncode == 0, (

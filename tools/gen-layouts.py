@@ -208,6 +208,43 @@ class Enum(Rule):
         return self.missing
 
 
+class BitPos(Rule):
+    """Bit position of a bitfield member, counted from the struct start."""
+
+    def __init__(self, types, path):
+        self.types, self.path = types, path
+
+    def queries(self):
+        return [("py", member_query(self.types, self.path))]
+
+    def value(self, ctx):
+        r = ctx.answer("py", member_query(self.types, self.path))
+        if r is None:
+            return MISSING
+        if not r["bitsize"]:
+            raise GenError("%s.%s is not a bitfield" % (r["type"], self.path))
+        return r["bitpos"]
+
+
+class Count(Rule):
+    """Number of elements of an array member: its size over the element
+    type's size."""
+
+    def __init__(self, types, path, elem):
+        self.types, self.path, self.elem = types, path, elem
+
+    def queries(self):
+        return [("py", member_query(self.types, self.path)),
+                ("py", ("sizeof", tuple(self.elem)))]
+
+    def value(self, ctx):
+        r = ctx.answer("py", member_query(self.types, self.path))
+        e = ctx.answer("py", ("sizeof", tuple(self.elem)))
+        if r is None or e is None:
+            return MISSING
+        return r["size"] // e
+
+
 class Runtime(Rule):
     """A value the interpreter reports about itself (see layout-probes/facts.py)."""
 
@@ -226,6 +263,23 @@ class Fact(Rule):
 
     def value(self, ctx):
         return self.fn(ctx.minor)
+
+
+def FtOnly(rule):
+    """`rule` in a free-threaded build, -1 in a default one: default builds
+    carry mimalloc's types too (PYTHONMALLOC=mimalloc) but never hold GC
+    objects in its heaps."""
+    return If(Off(TSIMPL, "mimalloc"), rule)
+
+
+class FtFact(Rule):
+    """A documented fact of free-threaded builds only (see FT_FACTS)."""
+
+    def __init__(self, value):
+        self.v = value
+
+    def value(self, ctx):
+        return self.v if ctx.facts["free_threaded"] else MISSING
 
 
 class If(Rule):
@@ -271,6 +325,12 @@ DICTVALUES = ("PyDictValues", "struct _dictvalues")
 GEN = ("PyGenObject",)
 FRAMESTATE = ("enum _framestate", "PyFrameState")
 FRAMEOWNER = ("enum _frameowner",)
+TSIMPL = ("_PyThreadStateImpl",)
+MIHEAP = ("mi_heap_t", "struct mi_heap_s")
+MIQUEUE = ("mi_page_queue_t", "struct mi_page_queue_s")
+MIPAGE = ("mi_page_t", "struct mi_page_s")
+MISEG = ("mi_segment_t", "struct mi_segment_s")
+MIPOOL = ("mi_abandoned_pool_t", "struct mi_abandoned_pool_s")
 FUTURE = ("FutureObj",)
 TASK = ("TaskObj",)
 
@@ -308,9 +368,29 @@ FACTS = {
 }
 
 
+# Free-threaded builds only: macros of mimalloc and of CPython's use of it
+# that DWARF does not carry.
+FT_FACTS = {
+    # Include/internal/mimalloc/mimalloc/types.h:177-180 on 64-bit:
+    # MI_SEGMENT_SLICE_SHIFT = 13 + MI_INTPTR_SHIFT = 16 (64 KiB slices),
+    # MI_SEGMENT_SHIFT = 9 + that = 25 (32 MiB segments, so aligned).
+    "mi_segment_shift": 25,
+    "mi_slice_shift": 16,
+    # Include/internal/pycore_mimalloc.h:12-18, an anonymous enum that the
+    # DWARF names only through its enumerators: _Py_MIMALLOC_HEAP_GC = 2,
+    # _Py_MIMALLOC_HEAP_GC_PRE = 3.
+    "mi_heap_gc": 2,
+    "mi_heap_gc_pre": 3,
+    # Include/internal/pycore_object.h: _PyType_PreHeaderSize is
+    # 2 * sizeof(PyObject *) in a free-threaded build (no PyGC_Head).
+    "mi_gc_pre_size": 16,
+}
+
+
 RULES = {
     "major": Runtime(lambda f: f["version"][0]),
     "minor": Runtime(lambda f: f["version"][1]),
+    "free_threaded": Runtime(lambda f: f["free_threaded"]),
 
     "rt_size": Size(RUNTIME),
     "rt_interpreters_head": Off(RUNTIME, "interpreters.head"),
@@ -327,6 +407,7 @@ RULES = {
     # Only the 3.12+ per-interpreter pointer; 3.7 - 3.11 embed the GIL in
     # _PyRuntime.ceval instead.
     "is_ceval_gil": Off(INTERP, "ceval.gil", pointer=True),
+    "is_asyncio_tasks_head": Off(INTERP, "asyncio_tasks_head"),
 
     "gil_last_holder": Off(GIL, "last_holder"),
     "gil_locked": Off(GIL, "locked"),
@@ -338,6 +419,43 @@ RULES = {
     "gc_head_next": Off(GCHEAD, "_gc_next", "gc.gc_next"),
     "gc_head_prev": Off(GCHEAD, "_gc_prev", "gc.gc_prev"),
     "gc_permanent_generation": Off(GCSTATE, "permanent_generation"),
+
+    "rt_allocators_debug": FtOnly(Off(RUNTIME,
+                                      "allocators.is_debug_enabled")),
+    "is_mi_abandoned_pool": Off(INTERP, "mimalloc.abandoned_pool"),
+    "ts_mi_heaps": Off(TSIMPL, "mimalloc.heaps"),
+    "ts_mi_initialized": Off(TSIMPL, "mimalloc.initialized"),
+    "mi_heap_size": FtOnly(Size(MIHEAP)),
+    "mi_heap_pages": FtOnly(Off(MIHEAP, "pages")),
+    "mi_heap_queues": FtOnly(Count(MIHEAP, "pages", MIQUEUE)),
+    "mi_queue_size": FtOnly(Size(MIQUEUE)),
+    "mi_queue_first": FtOnly(Off(MIQUEUE, "first")),
+    "mi_heap_delayed_free": FtOnly(Off(MIHEAP, "thread_delayed_free")),
+    "mi_heap_page_count": FtOnly(Off(MIHEAP, "page_count")),
+    "mi_page_size": FtOnly(Size(MIPAGE)),
+    "mi_page_slice_count": FtOnly(Off(MIPAGE, "slice_count")),
+    "mi_page_tag_bit": FtOnly(BitPos(MIPAGE, "tag")),
+    "mi_page_capacity": FtOnly(Off(MIPAGE, "capacity")),
+    "mi_page_reserved": FtOnly(Off(MIPAGE, "reserved")),
+    "mi_page_free": FtOnly(Off(MIPAGE, "free")),
+    "mi_page_used": FtOnly(Off(MIPAGE, "used")),
+    "mi_page_block_size": FtOnly(Off(MIPAGE, "xblock_size")),
+    "mi_page_local_free": FtOnly(Off(MIPAGE, "local_free")),
+    "mi_page_thread_free": FtOnly(Off(MIPAGE, "xthread_free")),
+    "mi_page_heap": FtOnly(Off(MIPAGE, "xheap")),
+    "mi_page_next": FtOnly(Off(MIPAGE, "next")),
+    "mi_seg_abandoned_next": FtOnly(Off(MISEG, "abandoned_next")),
+    "mi_seg_slice_entries": FtOnly(Off(MISEG, "slice_entries")),
+    "mi_seg_thread_id": FtOnly(Off(MISEG, "thread_id")),
+    "mi_seg_slices": FtOnly(Off(MISEG, "slices")),
+    "mi_pool_visited": FtOnly(Off(MIPOOL, "abandoned_visited")),
+    "mi_pool_abandoned": FtOnly(Off(MIPOOL, "abandoned")),
+    "mi_segment_shift": FtFact(FT_FACTS["mi_segment_shift"]),
+    "mi_slice_shift": FtFact(FT_FACTS["mi_slice_shift"]),
+    "mi_heap_gc": FtFact(FT_FACTS["mi_heap_gc"]),
+    "mi_heap_gc_pre": FtFact(FT_FACTS["mi_heap_gc_pre"]),
+    "mi_gc_pre_size": FtFact(FT_FACTS["mi_gc_pre_size"]),
+    "ob_gc_bits": Off(OBJECT, "ob_gc_bits"),
 
     "ts_size": Size(TSTATE),
     "ts_next": Off(TSTATE, "next"),
@@ -355,6 +473,7 @@ RULES = {
     "ts_dict": Off(TSTATE, "dict"),
     "ts_asyncio_running_loop": Off(("_PyThreadStateImpl",),
                                    "asyncio_running_loop"),
+    "ts_asyncio_tasks_head": Off(TSIMPL, "asyncio_tasks_head"),
 
     "cf_current_frame": Off(CFRAME, "current_frame"),
 
@@ -412,6 +531,7 @@ RULES = {
     "co_lnotab": Off(CODE, "co_lnotab"),
     "co_linetable": Off(CODE, "co_linetable"),
     "co_firsttraceable": Off(CODE, "_co_firsttraceable", "co_firsttraceable"),
+    "co_tlbc": Off(CODE, "co_tlbc"),
 
     "ob_refcnt": Off(OBJECT, "ob_refcnt"),
     "ob_type": Off(OBJECT, "ob_type"),
@@ -425,6 +545,13 @@ RULES = {
     "tp_dict": Off(TYPE, "tp_dict"),
     "tp_mro": Off(TYPE, "tp_mro"),
     "ht_cached_keys": Off(HEAPTYPE, "ht_cached_keys"),
+    # Include/internal/pycore_object.h _PyObject_ManagedDictPointer: the
+    # dict slot is the third word before the object (after PyGC_Head's two
+    # in the pre-header); free-threaded builds have no PyGC_Head, so it is
+    # the first.  Checked by VERIFY_SCRIPT on a plain instance.
+    "managed_dict_back": Runtime(lambda f: 0 if f["version"][1] < 11 else
+                                8 if f["free_threaded"] else 24),
+    "module_dict": Off(("PyModuleObject",), "md_dict"),
 
     "u_length": Off(ASCII, "length"),
     "u_state": Off(ASCII, "state"),
@@ -504,6 +631,8 @@ RULES = {
     "partial_args": Off(("partialobject",), "args"),
 
     "dict_mode": Fact(FACTS["dict_mode"]),
+    # Free-threaded builds keep no GC lists (Python/gc_free_threading.c).
+    "gc_kind": Runtime(lambda f: 1 if f["free_threaded"] else 0),
     "linetable": Fact(FACTS["linetable"]),
     "tpflags_managed_dict": Fact(FACTS["tpflags_managed_dict"]),
     "tpflags_inline_values": Fact(FACTS["tpflags_inline_values"]),
@@ -610,11 +739,15 @@ def run_python(exe, script, stdin=None):
 # Installations
 
 class Install:
-    def __init__(self, prefix, exe, version):
+    def __init__(self, prefix, exe, version, free_threaded=0):
         self.prefix, self.exe = prefix, exe
         self.version = version            # "3.X.Y"
         self.minor = int(version.split(".")[1])
-        x = "3.%d" % self.minor
+        self.free_threaded = free_threaded
+        # Tables are keyed by minor version and build: 3.14 and 3.14t are
+        # two entries.
+        self.key = (self.minor, free_threaded)
+        x = "3.%d" % self.minor + ("t" if free_threaded else "")
         libs = sorted(glob.glob(os.path.join(prefix, "lib",
                                              "libpython%s*.so.1.0" % x)))
         # A static build keeps everything in the executable.
@@ -637,18 +770,23 @@ def find_pyenv():
             continue
         if minor not in best or micro > best[minor][0]:
             best[minor] = (micro, Install(d, exe, "3.%d.%d" % (minor, micro)))
-    return {k: v[1] for k, v in best.items()}
+    return {(k, 0): v[1] for k, v in best.items()}
 
 
 def install_from_prefix(prefix):
     exes = sorted(glob.glob(os.path.join(prefix, "bin", "python3.*")))
-    exes = [e for e in exes if re.fullmatch(r"python3\.\d+",
-                                            os.path.basename(e))]
+    # python3.14t before python3.14: a free-threaded prefix has both.
+    exes = [e for e in exes if re.fullmatch(r"python3\.\d+t",
+                                            os.path.basename(e))] + \
+        [e for e in exes if re.fullmatch(r"python3\.\d+",
+                                         os.path.basename(e))]
     if not exes:
         raise GenError("no bin/python3.X under %s" % prefix)
-    ver = run_python(exes[0], "import sys, json; "
-                     "json.dump(list(sys.version_info[:3]), sys.stdout)")
-    return Install(prefix, exes[0], "%d.%d.%d" % tuple(ver))
+    ver = run_python(exes[0], "import sys, json, sysconfig; "
+                     "json.dump(list(sys.version_info[:3]) + "
+                     "[int(sysconfig.get_config_var('Py_GIL_DISABLED') "
+                     "or 0)], sys.stdout)")
+    return Install(prefix, exes[0], "%d.%d.%d" % tuple(ver[:3]), ver[3])
 
 
 # --------------------------------------------------------------------------
@@ -681,7 +819,8 @@ def build_table(inst, fields, tmpdir):
         ids["py"], answers["py"] = py.result()
         ids["aio"], answers["aio"] = aio.result()
         facts = facts.result()
-    if facts["version"][:2] != [3, inst.minor]:
+    if facts["version"][:2] != [3, inst.minor] or \
+            facts["free_threaded"] != inst.free_threaded:
         raise GenError("%s reports version %r" % (inst.exe, facts["version"]))
     ctx = Context(inst.minor, answers, facts)
     table = {}
@@ -695,7 +834,8 @@ def build_table(inst, fields, tmpdir):
         raise GenError("%s: the derived table does not match the running "
                        "interpreter:\n  %s" % (inst.version, "\n  ".join(bad)))
     source = SOURCE_SEP.join([
-        "CPython " + inst.version,
+        "CPython " + inst.version +
+        (" (free-threaded)" if inst.free_threaded else ""),
         "%s build-id %s" % (os.path.basename(inst.libpython), ids["py"]),
         "%s build-id %s" % (os.path.basename(inst.asyncio), ids["aio"])])
     return table, source
@@ -714,7 +854,7 @@ def check_bounds(answers):
 def validate(inst, t):
     """Consistency rules between fields; a failure means a rule or a fact
     no longer matches the build."""
-    v = inst.version
+    v = version_name(inst.key)
     problems = []
 
     def need(cond, msg):
@@ -742,7 +882,14 @@ def validate(inst, t):
          "no way from a thread to its frame")
     need(has("is_tstate_head") and has("is_modules"), "interpreter state")
     need(has("rt_size") or inst.minor == 6, "no _PyRuntimeState")
-    need(has("gc_head_next") and has("gc_generation_size"), "GC lists")
+    if t["gc_kind"] == 0:
+        need(has("gc_head_next") and has("gc_generation_size"), "GC lists")
+    else:
+        lack = [f for f in t if (f.startswith("mi_") or f in (
+            "ts_mi_heaps", "ts_mi_initialized", "is_mi_abandoned_pool",
+            "ob_gc_bits", "rt_allocators_debug", "co_tlbc")) and not has(f)]
+        need(not lack, "free-threaded build without " + ", ".join(lack))
+    need(t["free_threaded"] == inst.free_threaded, "free_threaded")
     need(has("is_gc") or has("rt_gc") or inst.minor == 6, "no GC state")
     for f in ("u_state_kind_shift", "u_state_compact_shift",
               "u_state_ascii_shift"):
@@ -759,7 +906,7 @@ def validate(inst, t):
 # One table as written by format_block(); `source` is its comment.
 BLOCK_RE = re.compile(
     r"^/\*\n \* CPython (?P<minor>3\.(?P<n>\d+))\.(?P<source>.*?)\n \*/\n"
-    r"static const struct py_layout layout_3_(?P=n) = \{\n"
+    r"static const struct py_layout layout_3_(?P=n)(?P<t>t?) = \{\n"
     r".*?^\};\n", re.M | re.S)
 
 
@@ -778,10 +925,18 @@ def format_value(ctype, name, value, enums):
     return str(value)
 
 
-def format_block(minor, source, table, fields, enums):
+def table_name(key):
+    return "layout_3_%d%s" % (key[0], "t" if key[1] else "")
+
+
+def version_name(key):
+    return "3.%d%s" % (key[0], "t" if key[1] else "")
+
+
+def format_block(key, source, table, fields, enums):
     lines = ["/*"]
     lines += [" * " + part for part in source.split(SOURCE_SEP)]
-    lines += [" */", "static const struct py_layout layout_3_%d = {" % minor]
+    lines += [" */", "static const struct py_layout %s = {" % table_name(key)]
     for ctype, name in fields:
         lines.append("\t.%s = %s," % (name, format_value(ctype, name,
                                                          table[name], enums)))
@@ -790,10 +945,10 @@ def format_block(minor, source, table, fields, enums):
 
 
 def format_file(blocks):
-    """blocks: {minor: (source, text)}"""
+    """blocks: {(minor, free_threaded): (source, text)}"""
     minors = sorted(blocks)
-    versions = [blocks[m][0].split(SOURCE_SEP)[0].split()[-1]
-                for m in minors]
+    versions = [blocks[m][0].split(SOURCE_SEP)[0].split()[1]
+                + ("t" if m[1] else "") for m in minors]
     out = ["/*",
            " * generated by tools/gen-layouts.py from CPython",
            " * %s" % ", ".join(versions),
@@ -809,15 +964,17 @@ def format_file(blocks):
             ""]
     for m in minors:
         out.append(blocks[m][1])
-    out += ["const struct py_layout *py_layout_for(int major, int minor)",
+    out += ["const struct py_layout *py_layout_for(int major, int minor,",
+            "\t\t\t\t      int free_threaded)",
             "{",
             "\tstatic const struct py_layout *const all[] = {"]
-    out += ["\t\t&layout_3_%d," % m for m in minors]
+    out += ["\t\t&%s," % table_name(m) for m in minors]
     out += ["\t};",
             "\tsize_t i;",
             "",
             "\tfor (i = 0; i < sizeof(all) / sizeof(all[0]); i++)",
-            "\t\tif (all[i]->major == major && all[i]->minor == minor)",
+            "\t\tif (all[i]->major == major && all[i]->minor == minor &&",
+            "\t\t    all[i]->free_threaded == free_threaded)",
             "\t\t\treturn all[i];",
             "\treturn NULL;",
             "}"]
@@ -832,7 +989,8 @@ def committed_blocks(text, fields):
                    if not re.search(r"^\t\.%s = " % n, block, re.M)]
         source = "CPython " + m.group("minor") + "." + m.group("source")
         source = SOURCE_SEP.join(source.split("\n * "))
-        blocks[int(m.group("n"))] = (source, block, missing)
+        blocks[(int(m.group("n")), 1 if m.group("t") else 0)] = \
+            (source, block, missing)
     return blocks
 
 
@@ -865,7 +1023,7 @@ def main():
         installs = find_pyenv()
         for p in args.prefix:
             inst = install_from_prefix(p)
-            installs[inst.minor] = inst
+            installs[inst.key] = inst
 
         try:
             with open(args.output) as f:
@@ -880,7 +1038,7 @@ def main():
                     max(2, os.cpu_count() or 2)) as pool:
                 jobs = {}
                 for minor, inst in sorted(installs.items()):
-                    d = os.path.join(tmp, str(minor))
+                    d = os.path.join(tmp, table_name(minor))
                     os.makedirs(os.path.join(d, "py"))
                     os.makedirs(os.path.join(d, "aio"))
                     jobs[minor] = pool.submit(build_table, inst, fields, d)
@@ -899,11 +1057,13 @@ def main():
             if minor in blocks:
                 continue
             if missing:
-                raise GenError("3.%d is not installed here and its committed "
-                               "table lacks %s" % (minor, ", ".join(missing)))
-            print("gen-layouts: 3.%d is not installed here; keeping the "
+                raise GenError("%s is not installed here and its committed "
+                               "table lacks %s"
+                               % (version_name(minor), ", ".join(missing)))
+            print("gen-layouts: %s is not installed here; keeping the "
                   "committed table (%s)"
-                  % (minor, source.split(SOURCE_SEP)[0]), file=sys.stderr)
+                  % (version_name(minor), source.split(SOURCE_SEP)[0]),
+                  file=sys.stderr)
             blocks[minor] = (source, block)
         if not blocks:
             raise GenError("no CPython builds found")

@@ -1,10 +1,13 @@
 """A target with a million suspended generators, for coroscope's big-heap tests.
 
-Usage: many_gens_target.py READY_FILE [COUNT]
+Usage: many_gens_target.py READY_FILE [COUNT [thread]]
 
 COUNT (default 1000000) generators of one function are started and left
 suspended at the same yield; once they all are, the main thread writes
-to READY_FILE (atomically) how many it holds, then parks.
+to READY_FILE (atomically) how many it holds, then parks.  With "thread"
+a short-lived thread makes them and exits first: in a free-threaded
+build its heap pages then belong to no live thread (mimalloc's abandoned
+pool).
 
 Must run unchanged on CPython 3.6 through 3.14.
 """
@@ -12,6 +15,7 @@ Must run unchanged on CPython 3.6 through 3.14.
 import json
 import os
 import sys
+import threading
 import time
 
 
@@ -22,9 +26,19 @@ def held(i):
 def main():
     ready = sys.argv[1]
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 1000000
-    gens = [held(i) for i in range(count)]
-    for g in gens:
-        next(g)
+    gens = []
+
+    def make():
+        gens.extend(held(i) for i in range(count))
+        for g in gens:
+            next(g)
+
+    if sys.argv[3:] == ["thread"]:
+        maker = threading.Thread(target=make, name="maker")
+        maker.start()
+        maker.join()
+    else:
+        make()
     tmp = ready + ".tmp"
     with open(tmp, "w") as f:
         json.dump({"pid": os.getpid(), "count": count}, f)

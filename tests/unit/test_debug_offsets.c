@@ -55,7 +55,9 @@ static int apply_block(struct pyproc *py, struct patched *p,
 	if (!ms || memsrc_init(ms, &patched_ops, p, err) < 0)
 		return -1;
 	py->ms = ms;
-	py->layout = *py_layout_for(py->major, py->minor);
+	/* the table pyproc_locate() chose: default or free-threaded */
+	py->layout = *py_layout_for(py->major, py->minor,
+				    py->layout.free_threaded);
 	cs_err_init(err);
 	ret = debug_offsets_apply(py, err);
 	py->ms = saved;
@@ -101,6 +103,9 @@ static void test_interpreter(const char *exe)
 	CHECK(ms != NULL, "cannot locate %s: %s", exe, err.msg);
 	if (!ms)
 		goto out;
+	/* python3.14t is the free-threaded build: its own table */
+	CHECK(py.layout.free_threaded == (strstr(exe, "3.14t") != NULL),
+	      "%s: free_threaded %d", exe, py.layout.free_threaded);
 	memset(&p, 0, sizeof(p));
 	p.live = ms;
 	p.at = py.runtime;
@@ -129,7 +134,8 @@ static void test_interpreter(const char *exe)
 		ret = apply_block(&py, &p, &err);
 		CHECK(ret == -CS_ERR_UNSUPPORTED,
 		      "%s: an offset past its struct was accepted", exe);
-		put64(p.block, off, (uint64_t)py_layout_for(py.major, py.minor)
+		put64(p.block, off, (uint64_t)py_layout_for(
+			      py.major, py.minor, py.layout.free_threaded)
 		      ->ts_native_thread_id);
 	}
 
@@ -145,11 +151,13 @@ static void test_interpreter(const char *exe)
 	      strstr(err.msg, "_Py_DebugOffsets say"),
 	      "%s: version mismatch accepted: %s", exe, err.msg);
 	put64(p.block, 8, word);
-	put64(p.block, 16, 1);
+	/* The flag chose the table: a block that now says the other build
+	 * is not the one the table was chosen for. */
+	put64(p.block, 16, !py.layout.free_threaded);
 	CHECK(apply_block(&py, &p, &err) == -CS_ERR_UNSUPPORTED &&
-	      strstr(err.msg, "free-threaded"),
-	      "%s: free-threaded accepted: %s", exe, err.msg);
-	put64(p.block, 16, 0);
+	      strstr(err.msg, "free-threading flag"),
+	      "%s: a block of the other build accepted: %s", exe, err.msg);
+	put64(p.block, 16, (uint64_t)py.layout.free_threaded);
 	p.block[0] ^= 0xff;
 	CHECK(apply_block(&py, &p, &err) == -CS_ERR_UNSUPPORTED,
 	      "%s: a block without the cookie accepted", exe);
@@ -165,6 +173,7 @@ int main(void)
 	const char *patterns[] = {
 		"/root/.pyenv/versions/3.13.*/bin/python3.13",
 		"/opt/python3.14/bin/python3.14",
+		"/opt/python3.14t/bin/python3.14t",
 	};
 	size_t i, j, ran = 0;
 

@@ -2,7 +2,7 @@
 # prints, as JSON, what the interpreter says about itself (version, digit
 # size, opcode numbers, CO_* flags).  Must stay valid Python 3.6.
 
-import inspect, json, opcode, sys
+import inspect, json, opcode, sys, sysconfig
 ops = {}
 for src in ("opcode.opmap", "dis._all_opmap", "opcode._specialized_opmap"):
     mod, attr = src.split(".")
@@ -13,6 +13,7 @@ for src in ("opcode.opmap", "dis._all_opmap", "opcode._specialized_opmap"):
 json.dump({
     "version": list(sys.version_info[:3]),
     "hexversion": sys.hexversion,
+    "free_threaded": int(sysconfig.get_config_var("Py_GIL_DISABLED") or 0),
     "bits_per_digit": sys.int_info.bits_per_digit,
     "opmap": ops,
     "co": {n: getattr(inspect, n) for n in (

@@ -35,8 +35,10 @@ def off(name):
 # PyObject, PyVarObject, PyTypeObject
 lst = [1, 2, 3]
 check("ob_type", ptr(id(lst) + L["ob_type"]), id(list))
-check("ob_refcnt", rd(ctypes.c_uint32, id(lst) + L["ob_refcnt"]),
-      sys.getrefcount(lst) - 1)
+# Free-threaded builds split the count (ob_ref_local, ob_ref_shared).
+if off("ob_refcnt") is not None:
+    check("ob_refcnt", rd(ctypes.c_uint32, id(lst) + L["ob_refcnt"]),
+          sys.getrefcount(lst) - 1)
 tup = (lst, "x")
 check("ob_size", rd(ctypes.c_ssize_t, id(tup) + L["ob_size"]), 2)
 check("tp_name", ctypes.string_at(ptr(id(int) + L["tp_name"])), b"int")
@@ -57,6 +59,12 @@ for flag in ("tpflags_managed_dict", "tpflags_inline_values"):
     if L[flag]:
         check(flag + " set on a plain class", bool(Plain.__flags__ & L[flag]),
               True)
+check("module_dict", ptr(id(sys) + L["module_dict"]), id(sys.__dict__))
+if L["managed_dict_back"]:
+    with_dict = Plain()
+    d = with_dict.__dict__      # materialised: the slot holds it
+    check("managed_dict_back", ptr(id(with_dict) - L["managed_dict_back"]),
+          id(d))
 check("ht_cached_keys non-NULL", ptr(id(Plain) + L["ht_cached_keys"]) != 0,
       True)
 
@@ -262,7 +270,9 @@ if off("rt_size") is not None:
 if off("is_ceval_gil") is not None:
     gil = ptr(interp + L["is_ceval_gil"])
     check("gil_last_holder", ptr(gil + L["gil_last_holder"]), ts)
-    check("gil_locked", rd(ctypes.c_int32, gil + L["gil_locked"]), 1)
+    # A free-threaded build runs with its GIL disabled: never locked.
+    check("gil_locked", rd(ctypes.c_int32, gil + L["gil_locked"]),
+          0 if L["free_threaded"] else 1)
 
 
 def frame_checks():
@@ -292,32 +302,52 @@ frame_checks()
 
 # GC lists: the threshold follows each generation's head; the permanent
 # generation is a circular list as long as gc.get_freeze_count() says.
-if off("gc_generations") is not None:
-    if off("is_gc") is not None:
-        gcs = interp + L["is_gc"]
+# Free-threaded builds have no lists: check the object's tracked bit and
+# that this thread's GC heap belongs to it.
+def gc_list_checks():
+    global gcs
+    if off("gc_generations") is not None:
+        if off("is_gc") is not None:
+            gcs = interp + L["is_gc"]
+        else:
+            gcs = ctypes.addressof(ctypes.c_char.in_dll(api, "_PyRuntime")) + \
+                L["rt_gc"]
+        gen0 = gcs + L["gc_generations"]
     else:
-        gcs = ctypes.addressof(ctypes.c_char.in_dll(api, "_PyRuntime")) + \
-            L["rt_gc"]
-    gen0 = gcs + L["gc_generations"]
+        # 3.6: the exported _PyGC_generation0 points at generations[0].head
+        gen0 = ptr(ctypes.addressof(ctypes.c_char.in_dll(
+            api, "_PyGC_generation0"))) - L["gc_gen_head"]
+    for i, th in enumerate(gc.get_threshold()):
+        g = gen0 + i * L["gc_generation_size"] + L["gc_gen_head"]
+        check("gc threshold %d" % i, rd(ctypes.c_int, g + L["gc_head_size"]), th)
+        first = ptr(g + L["gc_head_next"])
+        check("gc list %d links back" % i,
+              ptr(first + L["gc_head_prev"]) & ~3, g)
+    if off("gc_permanent_generation") is not None:
+        perm = gcs + L["gc_permanent_generation"] + L["gc_gen_head"]
+        count, node = 0, ptr(perm + L["gc_head_next"])
+        while node != perm and count <= 1000000:
+            count, node = count + 1, ptr(node + L["gc_head_next"]) & ~3
+        check("permanent generation length", count, gc.get_freeze_count())
+        if count == 0:
+            check("permanent generation prev", ptr(perm + L["gc_head_prev"]) & ~3,
+                  perm)
+if L["gc_kind"] == 0:
+    gc_list_checks()
 else:
-    # 3.6: the exported _PyGC_generation0 points at generations[0].head
-    gen0 = ptr(ctypes.addressof(ctypes.c_char.in_dll(
-        api, "_PyGC_generation0"))) - L["gc_gen_head"]
-for i, th in enumerate(gc.get_threshold()):
-    g = gen0 + i * L["gc_generation_size"] + L["gc_gen_head"]
-    check("gc threshold %d" % i, rd(ctypes.c_int, g + L["gc_head_size"]), th)
-    first = ptr(g + L["gc_head_next"])
-    check("gc list %d links back" % i,
-          ptr(first + L["gc_head_prev"]) & ~3, g)
-if off("gc_permanent_generation") is not None:
-    perm = gcs + L["gc_permanent_generation"] + L["gc_gen_head"]
-    count, node = 0, ptr(perm + L["gc_head_next"])
-    while node != perm and count <= 1000000:
-        count, node = count + 1, ptr(node + L["gc_head_next"]) & ~3
-    check("permanent generation length", count, gc.get_freeze_count())
-    if count == 0:
-        check("permanent generation prev", ptr(perm + L["gc_head_prev"]) & ~3,
-              perm)
+    check("ob_gc_bits tracked", rd(ctypes.c_uint8, id(lst) +
+                                   L["ob_gc_bits"]) & 1, 1)
+    check("ob_gc_bits untracked", rd(ctypes.c_uint8, id(1.5) +
+                                     L["ob_gc_bits"]) & 1, 0)
+    # The page that holds lst belongs to this thread's GC heap: checks
+    # the heap array, the segment geometry and the page's heap pointer.
+    heap = ts + L["ts_mi_heaps"] + L["mi_heap_gc"] * L["mi_heap_size"]
+    seg = id(lst) & ~((1 << L["mi_segment_shift"]) - 1)
+    page = seg + L["mi_seg_slices"] + L["mi_page_size"] * (
+        (id(lst) - seg) >> L["mi_slice_shift"])
+    check("mimalloc page heap", ptr(page + L["mi_page_heap"]), heap)
+    check("mimalloc block size",
+          0 < rd(ctypes.c_uint32, page + L["mi_page_block_size"]) <= 64, True)
 
 # Generators
 box = []
