@@ -1,5 +1,6 @@
 #include "cli/report_graph.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/escape.h"
@@ -151,6 +152,110 @@ void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 	}
 }
 
+/* One task or thread of the Waits section; tasks that wait in the same
+ * place for the same object share a row (unless --all). */
+struct wait_row {
+	char *key;      /* blame and wait: what makes rows alike */
+	char *who;      /* label and blame of the first */
+	char *what;     /* "waits for: ..." */
+	size_t first;   /* node index of the first, for the order */
+	size_t count;
+	size_t last;    /* node index of the last alike */
+};
+
+static int row_by_key(const void *a, const void *b)
+{
+	const struct wait_row *x = a, *y = b;
+	int d = strcmp(x->key, y->key);
+
+	return d ? d : (x->first > y->first) - (x->first < y->first);
+}
+
+static int row_by_first(const void *a, const void *b)
+{
+	const struct wait_row *x = a, *y = b;
+
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* The rows, alike tasks merged; returns how many. */
+static size_t wait_rows(const struct collection *c, struct wait_row **out)
+{
+	const struct py_waitgraph *g = &c->graph;
+	struct wait_row *rows = xcalloc(g->nnodes ? g->nnodes : 1,
+					sizeof(*rows));
+	struct strbuf what, key, who;
+	size_t i, n = 0, m = 0;
+
+	for (i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].kind == WG_OBJECT)
+			continue;
+		strbuf_init(&what);
+		graph_add_wait(&what, c, i);
+		if (!what.len) {
+			strbuf_release(&what);
+			continue;
+		}
+		strbuf_init(&key);
+		/* Threads and, with --all, tasks are never merged. */
+		if (g->nodes[i].kind != WG_TASK || c->opt.expand_all)
+			strbuf_addf(&key, "%zu", i);
+		graph_add_blame(&key, c, i);
+		strbuf_addf(&key, "\n%s", what.buf);
+		strbuf_init(&who);
+		graph_add_label(&who, c, i);
+		graph_add_blame(&who, c, i);
+		rows[n].key = strbuf_detach(&key);
+		rows[n].who = strbuf_detach(&who);
+		rows[n].what = strbuf_detach(&what);
+		rows[n].first = rows[n].last = i;
+		rows[n].count = 1;
+		n++;
+	}
+	qsort(rows, n, sizeof(*rows), row_by_key);
+	for (i = 0; i < n; i++) {
+		if (m && !strcmp(rows[m - 1].key, rows[i].key)) {
+			rows[m - 1].count++;
+			rows[m - 1].last = rows[i].last;
+			free(rows[i].key);
+			free(rows[i].who);
+			free(rows[i].what);
+			continue;
+		}
+		rows[m++] = rows[i];
+	}
+	qsort(rows, m, sizeof(*rows), row_by_first);
+	*out = rows;
+	return m;
+}
+
+static void text_waits(FILE *out, const struct collection *c)
+{
+	struct wait_row *rows;
+	struct strbuf last;
+	size_t i, n = wait_rows(c, &rows);
+
+	for (i = 0; i < n; i++) {
+		if (!i)
+			fputs("\nWaits:\n", out);
+		if (rows[i].count > 1) {
+			strbuf_init(&last);
+			graph_add_label(&last, c, rows[i].last);
+			fprintf(out, "  %zu tasks like %s .. %s\n    %s\n",
+				rows[i].count, rows[i].who, last.buf,
+				rows[i].what);
+			strbuf_release(&last);
+		} else {
+			fprintf(out, "  %s\n    %s\n", rows[i].who,
+				rows[i].what);
+		}
+		free(rows[i].key);
+		free(rows[i].who);
+		free(rows[i].what);
+	}
+	free(rows);
+}
+
 void report_text_graph(FILE *out, const struct collection *c)
 {
 	const struct py_waitgraph *g = &c->graph;
@@ -158,26 +263,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 	size_t i, any = 0;
 
 	strbuf_init(&sb);
-	for (i = 0; i < g->nnodes; i++) {
-		if (g->nodes[i].kind == WG_OBJECT)
-			continue;
-		strbuf_reset(&sb);
-		graph_add_wait(&sb, c, i);
-		if (!sb.len)
-			continue;
-		if (!any++)
-			fputs("\nWaits:\n", out);
-		fputs("  ", out);
-		{
-			struct strbuf who;
-
-			strbuf_init(&who);
-			graph_add_label(&who, c, i);
-			graph_add_blame(&who, c, i);
-			fprintf(out, "%s\n    %s\n", who.buf, sb.buf);
-			strbuf_release(&who);
-		}
-	}
+	text_waits(out, c);
 	any = 0;
 	for (i = 0; i < g->nedges; i++) {
 		const struct wg_edge *e = &g->edges[i];

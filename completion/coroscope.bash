@@ -29,6 +29,8 @@ _coroscope()
 		--lib-search-path'
 	local run_opts='-t --timeout -r --report -k --kill-after --no-native
 		--no-source --'
+	local watch_opts='-i --interval -f --for -s --stuck -j --json
+		-n --no-block'
 
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -48,13 +50,21 @@ _coroscope()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$general" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W 'dump run core help' -- "$cur"))
+			COMPREPLY=($(compgen -W 'dump run core watch help' -- "$cur"))
 		fi
 		return 0
 	fi
 
 	case $prev in
+	-i | --interval | --for | -s | --stuck)
+		[[ $cmd == watch ]] &&
+			COMPREPLY=($(compgen -W '0.5s 1s 10s 1m' -- "$cur")) &&
+			return 0
+		;;
 	-f | --format)
+		[[ $cmd == watch ]] &&
+			COMPREPLY=($(compgen -W '10s 1m 10m' -- "$cur")) &&
+			return 0
 		[[ $cmd == dump || $cmd == core ]] &&
 			COMPREPLY=($(compgen -W 'text json dot' -- "$cur"))
 		[[ $dashdash -eq 0 ]] && return 0
@@ -84,6 +94,13 @@ _coroscope()
 	esac
 
 	case $cmd in
+	watch)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "$watch_opts $general" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(_coroscope_python_pids)" -- "$cur"))
+		fi
+		;;
 	dump)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$dump_opts $general" -- "$cur"))

@@ -125,7 +125,9 @@ static int frame_read(struct pyproc *py, uint64_t frame,
 		    8 * (uint64_t)wf->code->nlocalsplus;
 	instr = field_u64(buf, size, L->if_prev_instr >= 0 ?
 			  L->if_prev_instr : L->if_instr_ptr);
-	wf->offset = (long)(instr - wf->code->code_start);
+	/* Through the thread's own copy of the bytecode on a free-threaded
+	 * build: the same offsets, another buffer. */
+	wf->offset = py_code_offset(py, wf->code, instr);
 	wf->depth = -1;
 	if (L->if_stacktop >= 0) {
 		int32_t top = field_i32(buf, size, L->if_stacktop);

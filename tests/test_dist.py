@@ -520,17 +520,18 @@ def usage_options():
 
 
 def test_completion_of_subcommands_and_their_options():
-    assert sorted(complete("")) == ["core", "dump", "help", "run"]
+    assert sorted(complete("")) == ["core", "dump", "help", "run", "watch"]
     assert complete("co") == ["core"]
     assert set(complete("--")) == {"--help", "--version"}
     usage = usage_options()
-    assert set(usage) == {"dump", "run", "core"}, usage
+    assert set(usage) == {"dump", "run", "core", "watch"}, usage
     for cmd, wanted in usage.items():
         offered = set(complete(cmd, "--"))
         assert wanted <= offered, (cmd, wanted - offered)
     assert complete("dump", "--format", "") == ["text", "json", "dot"]
     assert complete("core", "--format", "d") == ["dot"]
     assert "--" in complete("run", "-")
+    assert complete("watch", "--interval", "0.") == ["0.5s"]
 
 
 def test_completion_of_files_and_commands(tmp_path):
