@@ -25,12 +25,9 @@ enum { OPT_RETRIES = CLI_OPT_OWN_FIRST };
  * to mean the default, so an explicit 0 is stored as -1 (none). */
 static int parse_retries(const char *arg, int *retries)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 0 || v > COLLECT_MAX_RETRIES)
+	if (cli_parse_number(arg, 0, COLLECT_MAX_RETRIES, &v) < 0)
 		return cli_usage_error("dump: --retries takes a number from 0 "
 				       "to %d, not '%s'", COLLECT_MAX_RETRIES,
 				       arg);

@@ -35,23 +35,6 @@ static const struct option common_longopts[] = {
 };
 #define NCOMMON (sizeof(common_longopts) / sizeof(common_longopts[0]))
 
-/* --max-frames N: COLLECT_MIN_FRAMES to COLLECT_MAX_FRAMES. */
-static int parse_max_frames(const char *arg, size_t *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < (long)COLLECT_MIN_FRAMES ||
-	    v > (long)COLLECT_MAX_FRAMES)
-		return cli_usage_error("--max-frames takes a number from %u "
-				       "to %u, not '%s'", COLLECT_MIN_FRAMES,
-				       COLLECT_MAX_FRAMES, arg);
-	*out = (size_t)v;
-	return 0;
-}
-
 int cli_parse_duration(const char *command, const char *name,
 		       const char *arg, long long *ms)
 {
@@ -63,29 +46,36 @@ int cli_parse_duration(const char *command, const char *name,
 	return 0;
 }
 
-int cli_parse_pid(const char *s, int *pid)
+int cli_parse_number(const char *s, long min, long max, long *out)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff)
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_pid(const char *s, int *pid)
+{
+	long v;
+
+	if (cli_parse_number(s, 1, 0x3fffffff, &v) < 0)
 		return -1;
 	*pid = (int)v;
 	return 0;
 }
 
-int cli_parse_max_items(const char *s, int *n)
+/* A numeric option's value from min to max, or a usage error. */
+static int number_option(const char *name, const char *arg, long min,
+			 long max, long *out)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > COLLECT_MAX_ITEMS_LIMIT)
-		return -1;
-	*n = (int)v;
+	if (cli_parse_number(arg, min, max, out) < 0)
+		return cli_usage_error("%s takes a number from %ld to %ld, "
+				       "not '%s'", name, min, max, arg);
 	return 0;
 }
 
@@ -115,6 +105,7 @@ int cli_parse_view_options(int argc, char **argv,
 {
 	struct option longopts[MAX_LONGOPTS];
 	char shortopts[64];
+	long v;
 	int c, ret;
 
 	memset(o, 0, sizeof(*o));
@@ -142,8 +133,11 @@ int cli_parse_view_options(int argc, char **argv,
 			o->collect.native = 2;
 			break;
 		case OPT_MAX_FRAMES:
-			if (parse_max_frames(optarg, &o->collect.max_frames))
+			if (number_option("--max-frames", optarg,
+					  COLLECT_MIN_FRAMES, COLLECT_MAX_FRAMES,
+					  &v))
 				return CS_ERR_USAGE;
+			o->collect.max_frames = (size_t)v;
 			break;
 		case OPT_NO_SOURCE:
 			o->collect.no_source = 1;
@@ -152,12 +146,10 @@ int cli_parse_view_options(int argc, char **argv,
 			o->collect.expand_all = 1;
 			break;
 		case OPT_MAX_ITEMS:
-			if (cli_parse_max_items(optarg,
-						&o->collect.max_items))
-				return cli_usage_error(
-					"--max-items: '%s' is not a number "
-					"from 1 to %d", optarg,
-					COLLECT_MAX_ITEMS_LIMIT);
+			if (number_option("--max-items", optarg, 1,
+					  COLLECT_MAX_ITEMS_LIMIT, &v))
+				return CS_ERR_USAGE;
+			o->collect.max_items = (int)v;
 			break;
 		case 'h':
 			cli_usage(stdout);

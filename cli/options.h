@@ -23,8 +23,8 @@ struct view_options {
 #define CLI_OPT_OWN_FIRST 0x100
 #define CLI_OPT_SHARED_FIRST 0x1000
 
-/* "N" of --max-items, 1 to COLLECT_MAX_ITEMS_LIMIT: 0 or -1. */
-int cli_parse_max_items(const char *s, int *n);
+/* A decimal number from min to max: 0, or -1 (nothing printed). */
+int cli_parse_number(const char *s, long min, long max, long *out);
 
 /* A command's own options and operands. */
 struct cli_extra_options {
