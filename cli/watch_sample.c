@@ -499,8 +499,10 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 	sm.c = c;
 	sm.before = before;
 	sm.now = now;
-	snprintf(sm.libdir, sizeof(sm.libdir), "/lib/python%d.%d/",
-		 c->py.major, c->py.minor);
+	/* A free-threaded build's library is .../lib/python3.14t/. */
+	snprintf(sm.libdir, sizeof(sm.libdir), "/lib/python%d.%d%s/",
+		 c->py.major, c->py.minor,
+		 c->py.layout.free_threaded ? "t" : "");
 	addrmap_init(&woke);
 	probe_wakeups(t, s, probe_ms, &woke);
 	watch_begin(t, now_s);

@@ -26,7 +26,7 @@ from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
 
 SCRIPT = target_script("watch_target.py")
 # The interpreters the issue names; absent ones are skipped, saying so.
-WATCH_INTERPRETERS = ("3.8", "3.13", "3.11-debian", "3.14")
+WATCH_INTERPRETERS = ("3.8", "3.13", "3.11-debian", "3.14", "3.14t")
 WATCH_ARGS = ["--for", "4s", "--interval", "0.5s", "--stuck", "2s"]
 BUSY_SHARE = 0.05            # WATCH_BUSY_SHARE in cli/watch_track.h
 BUSY_DEMAND = 0.5            # WATCH_BUSY_DEMAND
