@@ -142,7 +142,11 @@ static int collect(struct collection *c, const struct collect_options *opt,
 			cs_warn(&c->warnings, CS_WARN_COLLECTION,
 				"greenlets not shown: %.400s", aerr.msg);
 		cs_err_init(&aerr);
-		py_waitgraph_build(&c->py, &c->snap, &c->async, &c->graph, &aerr);
+		if (py_waitgraph_build(&c->py, &c->snap, &c->async, &c->graph,
+				       &aerr) < 0)
+			cs_warn(&c->warnings, CS_WARN_COLLECTION,
+				"what waits for what not shown: %.400s",
+				aerr.msg);
 	}
 	if (c->is_live) {
 		live_resume(c->ms);
