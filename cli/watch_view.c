@@ -9,6 +9,7 @@
 #include "cli/json.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "cli/escape.h"
 #include "common/banned.h"
 
 /* Event lines kept for the bottom of the live view. */
@@ -18,12 +19,16 @@
 static void describe(struct strbuf *sb, const struct watch_item *it)
 {
 	if (it->kind == WATCH_TASK) {
-		strbuf_addf(sb, "task '%s' (0x%" PRIx64 ")",
-			    it->name ? it->name : "?", it->id);
+		strbuf_addstr(sb, "task '");
+		esc_add(sb, it->name, ESC_TEXT, 0);
+		strbuf_addf(sb, "' (0x%" PRIx64 ")", it->id);
 	} else {
 		strbuf_addf(sb, "thread %" PRIu64, it->id);
-		if (it->name)
-			strbuf_addf(sb, " '%s'", it->name);
+		if (it->name) {
+			strbuf_addstr(sb, " '");
+			esc_add(sb, it->name, ESC_TEXT, 0);
+			strbuf_addch(sb, '\'');
+		}
 	}
 }
 
@@ -35,11 +40,13 @@ static void place(struct strbuf *sb, const char *file, int line,
 		strbuf_addstr(sb, "?");
 		return;
 	}
-	strbuf_addstr(sb, cs_base_name(file));
+	esc_add(sb, cs_base_name(file), ESC_TEXT, 0);
 	if (line >= 0)
 		strbuf_addf(sb, ":%d", line);
-	if (function)
-		strbuf_addf(sb, " in %s", function);
+	if (function) {
+		strbuf_addstr(sb, " in ");
+		esc_add(sb, function, ESC_TEXT, 0);
+	}
 }
 
 static void where(struct strbuf *sb, const struct watch_item *it)
@@ -72,7 +79,7 @@ void watch_format_event(char *buf, size_t len, const struct watch_tracker *t,
 		strbuf_addf(&sb, " for %.1fs at ", ev->stuck_for);
 		where(&sb, it);
 		if (it->waits_on)
-			strbuf_addf(&sb, ", waits on %s", it->waits_on);
+			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
 		break;
 	case WATCH_EV_MOVED:
 		strbuf_addstr(&sb, "moved ");
@@ -128,10 +135,12 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 	fprintf(out, "watch summary: %s\n", sb.buf);
 	if (info->target_exited)
 		fprintf(out, "the target exited during the watch\n");
-	if (info->samples_failed)
-		fprintf(out, "%zu samples could not be read (last: %s)\n",
-			info->samples_failed,
-			info->last_error ? info->last_error : "?");
+	if (info->samples_failed) {
+		fprintf(out, "%zu samples could not be read (last: ",
+			info->samples_failed);
+		esc_text(out, info->last_error);
+		fputs(")\n", out);
+	}
 	watch_sorted(t, order);
 	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
 		fprintf(out, "%s:\n", kind == WATCH_TASK ? "tasks" : "threads");
@@ -148,7 +157,7 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			strbuf_addstr(&sb, " at ");
 			where(&sb, it);
 			if (it->waits_on && !it->gone)
-				strbuf_addf(&sb, ", waits on %s", it->waits_on);
+				{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
 			fprintf(out, "%s\n", sb.buf);
 		}
 	}
@@ -342,7 +351,7 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 		strbuf_addf(&sb, "%-35s ", st.buf);
 		where(&sb, it);
 		if (it->waits_on)
-			strbuf_addf(&sb, ", waits on %s", it->waits_on);
+			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
 		put_line(y++, sb.buf, watch_state_of(t, it) == WATCH_STUCK);
 	}
 	if (nlog) {

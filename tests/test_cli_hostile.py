@@ -111,6 +111,19 @@ def test_hostile_names_in_dump(py, keeper):
         assert c.encode("utf-8") not in raw, "JSON holds a raw %r" % c
 
 
+@pytest.mark.parametrize("py", HOSTILE_PYS[:1], ids=ids(HOSTILE_PYS[:1]))
+def test_hostile_names_in_watch(py, keeper):
+    """watch's lines and summary escape the names as dump does."""
+    target = keeper.start_target(py, "hostile_names.py")
+    res = run_coroscope("watch", "--for", "1.5s", "--interval", "0.3s",
+                        "--stuck", "0.5s", target.pid)
+    assert res.returncode == 0, res
+    assert_no_raw_controls(res.stdout, "watch")
+    assert_no_forged_lines(res.stdout, "watch", 0)
+    # The parked thread and task are reported stuck, by their escaped name.
+    assert "'evil\\nThread 1 \"forged\"\\nTraceback" in res.stdout, res
+
+
 def run_coroscope_run(args, env=None, timeout=RUN_SLACK):
     env = coroscope_env(env)
     proc = subprocess.run([COROSCOPE, "run"] + [str(a) for a in args],
