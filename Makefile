@@ -39,7 +39,7 @@ BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev libncurses-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
 	g++ python3-gevent python3-greenlet python3-trio python3-anyio \
 	python3-pytest-asyncio libc6-dbg python3-uvicorn python3-starlette \
-	python3-httpx
+	python3-httpx python3-pytest-xdist
 
 .PHONY: all unit check check-unit check-functional check-sanitize \
 	check-soak soak fuzz demo bench deps deps-build install clean
@@ -90,16 +90,34 @@ check: deps
 check-unit: $(BIN) unit
 	tools/run-unit $(BUILD)/tests
 
-check-functional: $(BIN)
-	COROSCOPE=$(abspath $(BIN)) /usr/bin/python3 -m pytest -q tests
+# The functional tests spend most of their time waiting for targets to
+# start and settle, so two pytest-xdist workers (python3-pytest-xdist, from
+# `make deps`) halve the wall time on two cores; without xdist they run in
+# one process.  `make check-functional PYTEST_JOBS=0` runs them serially.
+PYTEST_JOBS ?= 2
+PYTEST_PAR = $(shell [ "$(PYTEST_JOBS)" != 0 ] && \
+	/usr/bin/python3 -c 'import xdist' 2>/dev/null && \
+	printf -- '-n %s' $(PYTEST_JOBS))
 
-# The same functional tests against the sanitizer build.
+check-functional: $(BIN)
+	COROSCOPE=$(abspath $(BIN)) /usr/bin/python3 -m pytest -q \
+		$(PYTEST_PAR) tests
+
+# The same functional tests against the sanitizer build, on one
+# interpreter of each layout family (the oldest; the last PyFrameObject
+# one; the first _PyInterpreterFrame one, stripped; 3.12's; the
+# _Py_DebugOffsets ones, default and free-threaded): the sanitizer looks
+# for coroscope's own memory errors, which follow the code paths the
+# layouts select, and the release pass above already covers every
+# interpreter.  SAN_PYTHONS= (empty) runs it on all of them.
+SAN_PYTHONS ?= 3.6,3.10,3.11-debian,3.12,3.14,3.14t
 check-sanitize:
 	$(MAKE) SANITIZE=address,undefined build/san/coroscope unit
 	ASAN_OPTIONS=detect_leaks=1 tools/run-unit build/san/tests
 	COROSCOPE=$(abspath build/san/coroscope) COROSCOPE_SANITIZED=1 \
+		COROSCOPE_TEST_PYTHONS=$(SAN_PYTHONS) \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-		/usr/bin/python3 -m pytest -q -m 'not slow' tests
+		/usr/bin/python3 -m pytest -q $(PYTEST_PAR) -m 'not slow' tests
 
 # Repeated dumps, blocked and --no-block, of a target that never stands
 # still, on every CPython found (tools/soak; ends "soak: N passed, N

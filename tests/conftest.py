@@ -13,7 +13,11 @@
 
 Environment: COROSCOPE (binary under test, default ./coroscope of this
 checkout),
-COROSCOPE_SANITIZED=1 (sanitizer build: longer timeouts).
+COROSCOPE_SANITIZED=1 (sanitizer build: longer timeouts),
+COROSCOPE_TEST_PYTHONS=3.6,3.12,... (run the per-interpreter tests on these
+ids only; tests that ask for one version by name still run; the summary
+names the ones left out).  Works with pytest-xdist (`-n 2`): the summary
+is gathered from the reports, not from worker state.
 """
 
 import glob
@@ -163,6 +167,20 @@ def discover_interpreters():
 INTERPRETERS, ABSENT_INTERPRETERS = discover_interpreters()
 
 
+def _parametrized_interpreters():
+    """(interpreters every per-interpreter test runs on, ids left out)."""
+    wanted = os.environ.get("COROSCOPE_TEST_PYTHONS", "").strip()
+    if not wanted:
+        return INTERPRETERS, []
+    ids = set(w.strip() for w in wanted.split(",") if w.strip())
+    chosen = [i for i in INTERPRETERS if i.id in ids]
+    left_out = [i.id for i in INTERPRETERS if i.id not in ids]
+    return chosen, left_out
+
+
+PARAM_INTERPRETERS, LEFT_OUT_INTERPRETERS = _parametrized_interpreters()
+
+
 def interpreter(ident):
     """The interpreter with this id, or None."""
     for i in INTERPRETERS:
@@ -196,26 +214,34 @@ def pytest_generate_tests(metafunc):
     if "interp" in metafunc.fixturenames:
         # Module scope: a module-scoped target fixture starts once per
         # interpreter, and pytest groups each interpreter's tests together.
-        metafunc.parametrize("interp", INTERPRETERS,
-                             ids=[i.id for i in INTERPRETERS], scope="module")
+        metafunc.parametrize("interp", PARAM_INTERPRETERS,
+                             ids=[i.id for i in PARAM_INTERPRETERS],
+                             scope="module")
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: slow or timing-sensitive; the sanitizer run skips it")
-    config._coroscope_results = {}
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    # Tag the report with its interpreter: under pytest-xdist the summary
+    # is written by the controller, which sees reports, not items.
     outcome = yield
     report = outcome.get_result()
     callspec = getattr(item, "callspec", None)
-    if callspec is None or "interp" not in callspec.params:
+    if callspec is not None and "interp" in callspec.params:
+        report.user_properties.append(
+            ("coroscope_interp", callspec.params["interp"].id))
+
+
+def pytest_runtest_logreport(report):
+    ident = dict(report.user_properties).get("coroscope_interp")
+    if ident is None:
         return
-    interp = callspec.params["interp"]
-    results = item.config._coroscope_results.setdefault(
-        interp.id, {"passed": 0, "failed": 0, "skipped": 0})
+    results = _SESSION_RESULTS.setdefault(
+        ident, {"passed": 0, "failed": 0, "skipped": 0})
     if report.when == "call" and report.passed:
         results["passed"] += 1
     elif report.failed:
@@ -224,8 +250,11 @@ def pytest_runtest_makereport(item, call):
         results["skipped"] += 1
 
 
+_SESSION_RESULTS = {}
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    results = getattr(config, "_coroscope_results", {})
+    results = _SESSION_RESULTS
     covered, failing = [], []
     for i in INTERPRETERS:
         r = results.get(i.id)
@@ -244,6 +273,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not_run:
         write("Python versions tested but no test passed: %s"
               % ", ".join(not_run))
+    if LEFT_OUT_INTERPRETERS:
+        write("Python versions left out by COROSCOPE_TEST_PYTHONS: %s"
+              % ", ".join(LEFT_OUT_INTERPRETERS))
     if ABSENT_INTERPRETERS:
         write("Python versions absent: %s" % ", ".join(ABSENT_INTERPRETERS))
 
