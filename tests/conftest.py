@@ -201,6 +201,21 @@ def control_interpreter():
     return None
 
 
+DEBIAN = "/usr/bin/python3.11"
+
+
+def debian_with(*modules):
+    """Skip, saying why, unless Debian's python3.11 imports these modules
+    (Debian's python3-X packages, installed by `make deps`)."""
+    if not os.path.exists(DEBIAN):
+        pytest.skip("Debian's python3.11 is not installed")
+    probe = subprocess.run([DEBIAN, "-c", "import " + ", ".join(modules)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if probe.returncode:
+        pytest.skip("%s not installed for %s (make deps)"
+                    % (", ".join(modules), DEBIAN))
+
+
 def pyenv_python27():
     p = os.path.join(_pyenv_root(), "versions", "2.7.18", "bin", "python2.7")
     if os.access(p, os.X_OK):

@@ -17,7 +17,8 @@ import sys
 
 import pytest
 
-from conftest import marker_line, run_coroscope, target_script
+from conftest import (DEBIAN, debian_with, marker_line, run_coroscope,
+                      target_script)
 
 SCRIPT = target_script("graph_target.py")
 
@@ -176,17 +177,6 @@ def test_run_ranks_the_holder_first(keeper, tmp_path):
         in lines[first], lines[first]
 
 
-DEBIAN = "/usr/bin/python3.11"
-
-
-def debian_with(*modules):
-    if not os.path.exists(DEBIAN):
-        pytest.skip("Debian's python3.11 is not installed")
-    probe = subprocess.run([DEBIAN, "-c", "import " + ", ".join(modules)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if probe.returncode:
-        pytest.skip("%s not installed for %s (make deps)"
-                    % (", ".join(modules), DEBIAN))
 
 
 def coroscope_run(argv, cwd, timeout="3"):
