@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "attach/live.h"
+#include "cli/source.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -77,6 +78,8 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	int ret;
 
 	c->opt = *opt;
+	if (!opt->no_source)
+		c->sources = source_cache_new(c->ms, c->is_live ? c->pid : 0);
 	ret = pyproc_locate(&c->py, c->ms, err);
 	c->located = 1;
 	/* Room for the reads, while the time it takes is not the target's
@@ -248,6 +251,7 @@ void collection_init(struct collection *c)
 
 void collection_release(struct collection *c)
 {
+	source_cache_free(c->sources);
 	native_stacks_release(&c->native);
 	py_waitgraph_release(&c->graph);
 	py_async_release(&c->async);

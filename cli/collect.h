@@ -16,6 +16,8 @@
 #include "symbols/native_stack.h"
 #include "readers/waitgraph.h"
 
+struct source_cache;
+
 /* More tries of a --no-block collection when retries is 0, and at most. */
 #define COLLECT_DEFAULT_RETRIES 3
 #define COLLECT_MAX_RETRIES 100
@@ -72,6 +74,9 @@ struct collection {
 	 * missing files; tasks and generators that could not be read). */
 	struct cs_warnings warnings;
 	struct py_waitgraph graph; /* who waits for and holds what */
+	/* The target's source files, for the lines a text report shows
+	 * under its frames; NULL with --no-source.  Owned. */
+	struct source_cache *sources;
 	double pause_ms, wall_ms;
 	struct collect_options opt;
 };

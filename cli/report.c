@@ -10,13 +10,6 @@
 #include "cli/source.h"
 #include "common/banned.h"
 
-/*
- * The source files of the collection report_text() is printing, NULL
- * outside it or with --no-source: the text report's functions share it
- * rather than each taking one more argument.
- */
-static struct source_cache *text_sources;
-
 int report_parse_format(const char *name, enum report_format *fmt)
 {
 	if (!strcmp(name, "text"))
@@ -31,21 +24,22 @@ int report_parse_format(const char *name, enum report_format *fmt)
 	return 0;
 }
 
-const char *report_source_line(const struct py_frame *f, int *cut)
+const char *report_source_line(const struct collection *c,
+			       const struct py_frame *f, int *cut)
 {
 	*cut = 0;
-	if (!text_sources)
+	if (!c->sources)
 		return NULL;
-	return source_line(text_sources, f->code->filename, f->line, cut);
+	return source_line(c->sources, f->code->filename, f->line, cut);
 }
 
-static void text_source(FILE *out, const char *indent,
-			const struct py_frame *f)
+static void text_source(FILE *out, const struct collection *c,
+			const char *indent, const struct py_frame *f)
 {
 	const char *text;
 	int cut;
 
-	text = report_source_line(f, &cut);
+	text = report_source_line(c, f, &cut);
 	if (!text)
 		return;
 	fputs(indent, out);
@@ -53,7 +47,8 @@ static void text_source(FILE *out, const char *indent,
 	fputs(cut ? "...\n" : "\n", out);
 }
 
-static void text_frame(FILE *out, const struct py_frame *f, int locals)
+static void text_frame(FILE *out, const struct collection *c,
+		       const struct py_frame *f, int locals)
 {
 	size_t i;
 
@@ -67,7 +62,7 @@ static void text_frame(FILE *out, const struct py_frame *f, int locals)
 	fputs(", in ", out);
 	esc_text(out, f->code->qualname);
 	fputc('\n', out);
-	text_source(out, "    ", f);
+	text_source(out, c, "    ", f);
 	for (i = 0; locals && i < f->nlocals; i++)
 		report_text_local(out, "      ", &f->locals[i]);
 }
@@ -100,7 +95,7 @@ static void text_thread(FILE *out, const struct collection *c,
 	if (t->truncated)
 		fputs("  ... (older frames could not be read)\n", out);
 	for (i = t->nframes; i-- > 0;) {
-		text_frame(out, &t->frames[i], locals);
+		text_frame(out, c, &t->frames[i], locals);
 		if (t->omitted && i == t->omitted_at)
 			fprintf(out, "  ... %zu frames omitted ...\n", t->omitted);
 	}
@@ -110,8 +105,6 @@ void report_text(FILE *out, const struct collection *c)
 {
 	size_t i;
 
-	if (!c->opt.no_source)
-		text_sources = source_cache_new(c->ms, c->is_live ? c->pid : 0);
 	fprintf(out, "Process %d", c->pid);
 	if (c->ns_pid && c->ns_pid != c->pid)
 		fprintf(out, " (PID %d in its namespace)", c->ns_pid);
@@ -137,8 +130,6 @@ void report_text(FILE *out, const struct collection *c)
 	report_text_greenlets(out, c);
 	report_text_async(out, c);
 	report_text_graph(out, c);
-	source_cache_free(text_sources);
-	text_sources = NULL;
 	report_warnings(stderr, &c->warnings, CS_WARN_COLLECTION);
 }
 
@@ -244,9 +235,10 @@ static void json_frame(struct json *j, const struct py_frame *f, int locals)
 }
 
 /* For report_sched.c: one frame and one address, written as here. */
-void report_text_frame(FILE *out, const struct py_frame *f, int locals)
+void report_text_frame(FILE *out, const struct collection *c,
+		       const struct py_frame *f, int locals)
 {
-	text_frame(out, f, locals);
+	text_frame(out, c, f, locals);
 }
 
 void report_json_frame(struct json *j, const struct py_frame *f, int locals)
@@ -475,16 +467,4 @@ void report_json(FILE *out, const struct collection *c)
 
 	json_init(&j, out, 1);
 	report_json_value(&j, c);
-}
-
-/* For cli/report_native.c, which interleaves native frames with these. */
-void report_text_py_frame(FILE *out, const struct py_frame *f, int locals)
-{
-	text_frame(out, f, locals);
-}
-
-void report_json_py_frame(struct json *j, const struct py_frame *f,
-			  int locals)
-{
-	json_frame(j, f, locals);
 }

@@ -40,11 +40,14 @@ void report_dot(FILE *out, const struct collection *c);
 /* Greenlets (report_sched.c): text after the threads, JSON "greenlets". */
 void report_text_greenlets(FILE *out, const struct collection *c);
 void report_json_greenlets(struct json *j, const struct collection *c);
-/* The source line of f, unescaped, when there is one to show: inside
- * report_text(), without --no-source (see cli/source.h); else NULL. */
-const char *report_source_line(const struct py_frame *f, int *cut);
-/* Shared with report_sched.c. */
-void report_text_frame(FILE *out, const struct py_frame *f, int locals);
+/* The source line of f, unescaped, when there is one to show (not with
+ * --no-source; see cli/source.h); else NULL. */
+const char *report_source_line(const struct collection *c,
+			       const struct py_frame *f, int *cut);
+/* One Python frame in each format (also for report_sched.c and
+ * report_native.c, which interleave them with their own lines). */
+void report_text_frame(FILE *out, const struct collection *c,
+		       const struct py_frame *f, int locals);
 void report_json_frame(struct json *j, const struct py_frame *f, int locals);
 void report_json_hex(struct json *j, uint64_t v);
 /* The document on its own. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/escape.h"
+#include "cli/report.h"
 #include "common/util.h"
 #include "readers/native_merge.h"
 #include "common/banned.h"
@@ -63,7 +64,7 @@ static void text_merged(FILE *out, const struct collection *c,
 	native_merge(pt, nt, interp_path(c), c->opt.native == 2, &m, &n);
 	for (i = n; i-- > 0;) {
 		if (m[i].py)
-			report_text_py_frame(out, m[i].py, c->opt.locals);
+			report_text_frame(out, c, m[i].py, c->opt.locals);
 		else
 			text_native(out, m[i].native);
 	}
@@ -177,7 +178,7 @@ static void json_merged(struct json *j, const struct collection *c,
 	native_merge(pt, nt, interp_path(c), c->opt.native == 2, &m, &n);
 	for (i = 0; i < n; i++) {
 		if (m[i].py)
-			report_json_py_frame(j, m[i].py, c->opt.locals);
+			report_json_frame(j, m[i].py, c->opt.locals);
 		else
 			json_native(j, m[i].native);
 	}

@@ -26,9 +26,4 @@ void report_native_json_frames(struct json *j, const struct collection *c,
 /* Thread objects for the threads without Python, inside "threads". */
 void report_native_json_others(struct json *j, const struct collection *c);
 
-/* From cli/report.c: one Python frame in each format. */
-void report_text_py_frame(FILE *out, const struct py_frame *f, int locals);
-void report_json_py_frame(struct json *j, const struct py_frame *f,
-			  int locals);
-
 #endif

@@ -96,7 +96,7 @@ static void print_group(FILE *out, const struct collection *c,
 		fputs("    ... (older frames could not be read)\n", out);
 	for (i = g->nframes; i-- > 0;) {
 		fputs("  ", out);
-		report_text_frame(out, &g->frames[i], c->opt.locals);
+		report_text_frame(out, c, &g->frames[i], c->opt.locals);
 	}
 }
 

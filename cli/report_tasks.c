@@ -136,7 +136,7 @@ static int print_frames(struct tree *t, const struct py_task *task, int d)
 		else
 			fputs(":?\n", t->out);
 		/* Under the frame, as a traceback would: its line, locals. */
-		src = report_source_line(&g->frame, &cut);
+		src = report_source_line(t->c, &g->frame, &cut);
 		if (src) {
 			prefix(t, d, 0);
 			fputs("    ", t->out);
