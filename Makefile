@@ -87,8 +87,10 @@ check: deps
 		fuzz="fuzz skipped"; fi; \
 	echo "check: passed (unit, functional, sanitizer, soak, $$fuzz)"
 
+# The unit tests, and the size limits of style.md (tools/check-size).
 check-unit: $(BIN) unit
 	tools/run-unit $(BUILD)/tests
+	tools/check-size
 
 check-functional: $(BIN)
 	COROSCOPE=$(abspath $(BIN)) /usr/bin/python3 -m pytest -q tests
