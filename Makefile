@@ -87,8 +87,10 @@ check: deps
 		fuzz="fuzz skipped"; fi; \
 	echo "check: passed (unit, functional, sanitizer, soak, $$fuzz)"
 
+# The unit tests, and the size limits of style.md (tools/check-size).
 check-unit: $(BIN) unit
 	tools/run-unit $(BUILD)/tests
+	tools/check-size
 
 # The functional tests spend most of their time waiting for targets to
 # start and settle, so two pytest-xdist workers (python3-pytest-xdist, from

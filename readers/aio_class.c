@@ -11,11 +11,9 @@ static uint64_t module_attr(struct pyproc *py, uint64_t interp,
 			    const char *module, const char *name)
 {
 	uint64_t dict, value;
-	struct cs_err err;
 
-	cs_err_init(&err);
-	if (pymodule_dict(py, interp, module, &dict, &err) != 0 ||
-	    pydict_get_str(py, dict, name, &value, &err) != 0)
+	if (pymodule_dict(py, interp, module, &dict, NULL) != 0 ||
+	    pydict_get_str(py, dict, name, &value, NULL) != 0)
 		return 0;
 	return value;
 }
@@ -130,11 +128,9 @@ enum aio_class aio_classify(struct aio_types *t, uint64_t type)
 
 enum aio_class aio_classify_obj(struct aio_types *t, uint64_t obj)
 {
-	struct cs_err err;
 	uint64_t type;
 
-	cs_err_init(&err);
-	if (!obj || pyobj_read_type(t->py, obj, &type, &err) < 0)
+	if (!obj || pyobj_read_type(t->py, obj, &type, NULL) < 0)
 		return AIO_NONE;
 	return aio_classify(t, type);
 }

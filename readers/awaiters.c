@@ -117,23 +117,21 @@ static void callbacks_of(struct awaiters *aw, const struct task_links *l,
 	struct pyproc *py = aw->types->py;
 	uint64_t *items, first, type;
 	size_t n = 0, i, one;
-	struct cs_err err;
 
-	cs_err_init(&err);
 	if (l->callback0)
 		addr_list_add(out, l->callback0);
 	if (!l->callbacks || l->callbacks == py->types.none)
 		return;
-	if (pyseq_items(py, l->callbacks, NULL, 0, &n, &err) < 0 || !n)
+	if (pyseq_items(py, l->callbacks, NULL, 0, &n, NULL) < 0 || !n)
 		return;
 	if (n > MAX_CALLBACKS)
 		n = MAX_CALLBACKS;
 	items = xmalloc(n * sizeof(*items));
-	if (pyseq_items(py, l->callbacks, items, n, &n, &err) == 0) {
+	if (pyseq_items(py, l->callbacks, items, n, &n, NULL) == 0) {
 		for (i = 0; i < n && i < MAX_CALLBACKS; i++) {
-			if (pyobj_read_type(py, items[i], &type, &err) == 0 &&
+			if (pyobj_read_type(py, items[i], &type, NULL) == 0 &&
 			    type == py->types.tuple &&
-			    pyseq_items(py, items[i], &first, 1, &one, &err) == 0 &&
+			    pyseq_items(py, items[i], &first, 1, &one, NULL) == 0 &&
 			    one >= 1)
 				addr_list_add(out, first);
 			else
@@ -237,12 +235,10 @@ static void callback_targets(struct targets *t, uint64_t cb, int depth)
 {
 	struct pyproc *py = t->aw->types->py;
 	const struct py_layout *L = &py->layout;
-	struct cs_err err;
 	const char *name;
 	uint64_t type;
 
-	cs_err_init(&err);
-	if (pyobj_read_type(py, cb, &type, &err) < 0)
+	if (pyobj_read_type(py, cb, &type, NULL) < 0)
 		return;
 	name = py_type_name_cached(py, type);
 	if (!strcmp(name, "builtin_function_or_method") && L->cfunction_self >= 0)
@@ -264,19 +260,17 @@ static void recorded_awaiters(struct awaiters *aw, uint64_t awaited_by,
 {
 	struct pyproc *py = aw->types->py;
 	struct pydict_entry e[MAX_AWAITED_BY];
-	struct cs_err err;
 	size_t used, i;
 	uint64_t type;
 
-	cs_err_init(&err);
-	if (!awaited_by || pyobj_read_type(py, awaited_by, &type, &err) < 0)
+	if (!awaited_by || pyobj_read_type(py, awaited_by, &type, NULL) < 0)
 		return;
 	if (aio_is_task(aio_classify(aw->types, type))) {
 		addr_list_add(direct, awaited_by);
 		return;
 	}
 	if ((type == py->types.set || type == py->types.frozenset) &&
-	    pyset_entries(py, awaited_by, e, MAX_AWAITED_BY, &used, &err) == 0)
+	    pyset_entries(py, awaited_by, e, MAX_AWAITED_BY, &used, NULL) == 0)
 		for (i = 0; i < used && i < MAX_AWAITED_BY; i++)
 			if (aio_is_task(aio_classify_obj(aw->types, e[i].key)))
 				addr_list_add(direct, e[i].key);

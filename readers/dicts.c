@@ -209,11 +209,9 @@ struct str_lookup {
 static int match_str(uint64_t key, uint64_t value, void *data)
 {
 	struct str_lookup *s = data;
-	struct cs_err ignored;
 	const char *k;
 
-	cs_err_init(&ignored);
-	if (pystr_get(s->py, key, &k, &ignored) == 0 && !strcmp(k, s->name)) {
+	if (pystr_get(s->py, key, &k, NULL) == 0 && !strcmp(k, s->name)) {
 		s->value = value;
 		s->found = 1;
 		return 1;
@@ -231,14 +229,12 @@ struct int_lookup {
 static int match_int(uint64_t key, uint64_t value, void *data)
 {
 	struct int_lookup *s = data;
-	struct cs_err ignored;
 	uint64_t type;
 	int64_t k;
 
-	cs_err_init(&ignored);
-	if (pyobj_read_type(s->py, key, &type, &ignored) == 0 &&
+	if (pyobj_read_type(s->py, key, &type, NULL) == 0 &&
 	    type == s->py->types.int_ &&
-	    pyint_read_i64(s->py, key, &k, &ignored) == 0 && k == s->key) {
+	    pyint_read_i64(s->py, key, &k, NULL) == 0 && k == s->key) {
 		s->value = value;
 		s->found = 1;
 		return 1;
@@ -404,11 +400,9 @@ int pyobj_lookup(struct pyproc *py, uint64_t obj, const char *name,
 
 uint64_t pyobj_lookup_or_0(struct pyproc *py, uint64_t obj, const char *name)
 {
-	struct cs_err err;
 	uint64_t v;
 
-	cs_err_init(&err);
-	return pyobj_lookup(py, obj, name, &v, &err) == 0 ? v : 0;
+	return pyobj_lookup(py, obj, name, &v, NULL) == 0 ? v : 0;
 }
 
 int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,

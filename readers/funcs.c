@@ -15,17 +15,15 @@ const struct py_code *py_function_code(struct pyproc *py, uint64_t func)
 {
 	uint8_t buf[FUNC_PROBE_BYTES];
 	const struct py_code *code;
-	struct cs_err err;
 	uint64_t type;
 	size_t off;
 
-	cs_err_init(&err);
-	if (!func || pyobj_read_type(py, func, &type, &err) < 0)
+	if (!func || pyobj_read_type(py, func, &type, NULL) < 0)
 		return NULL;
 	/* Only a function: other callables have no code pointer to find. */
 	if (strcmp(py_type_name_cached(py, type), "function"))
 		return NULL;
-	if (memsrc_read(py->ms, func, buf, sizeof(buf), &err) < 0)
+	if (memsrc_read(py->ms, func, buf, sizeof(buf), NULL) < 0)
 		return NULL;
 	/* A PyFunctionObject points to exactly one code object (func_code);
 	 * where depends on the version, so find the pointer whose target is
@@ -33,10 +31,10 @@ const struct py_code *py_function_code(struct pyproc *py, uint64_t func)
 	for (off = 16; off + 8 <= sizeof(buf); off += 8) {
 		uint64_t v = le_u64(buf + off), t;
 
-		if (!v || v & 7 || pyobj_read_type(py, v, &t, &err) < 0 ||
+		if (!v || v & 7 || pyobj_read_type(py, v, &t, NULL) < 0 ||
 		    t != py->types.code)
 			continue;
-		return py_code_get(py, v, &code, &err) < 0 ? NULL : code;
+		return py_code_get(py, v, &code, NULL) < 0 ? NULL : code;
 	}
 	return NULL;
 }
@@ -51,12 +49,10 @@ const char *py_function_qualname(struct pyproc *py, uint64_t func)
 uint64_t py_module_attr(struct pyproc *py, const char *mod, const char *name)
 {
 	uint64_t interp, dict, v;
-	struct cs_err err;
 
-	cs_err_init(&err);
-	if (pyproc_interp_head(py, &interp, &err) < 0 || !interp ||
-	    pymodule_dict(py, interp, mod, &dict, &err) != 0 ||
-	    pydict_get_str(py, dict, name, &v, &err) != 0)
+	if (pyproc_interp_head(py, &interp, NULL) < 0 || !interp ||
+	    pymodule_dict(py, interp, mod, &dict, NULL) != 0 ||
+	    pydict_get_str(py, dict, name, &v, NULL) != 0)
 		return 0;
 	return v;
 }

@@ -153,8 +153,19 @@ static int mi_mark_free(struct mi_walk *m, uint64_t block, uint64_t start,
 	return 0;
 }
 
-static int mi_walk_page(struct mi_walk *m, uint64_t page, const uint8_t *pb,
-			size_t psize, struct cs_err *err)
+/* Where the blocks of a page are: capacity blocks of bs bytes from start. */
+struct mi_span {
+	uint64_t start, bs;
+	unsigned capacity, used;
+};
+
+/*
+ * The blocks of the page at `page` (its struct in pb), checked against
+ * its segment: 1, 0 when it has none to walk (unused, or a huge page), or
+ * a negative status.
+ */
+static int mi_page_span(struct mi_walk *m, uint64_t page, const uint8_t *pb,
+			size_t psize, struct mi_span *s, struct cs_err *err)
 {
 	struct walk *w = m->w;
 	const struct py_layout *L = &w->py->layout;
@@ -164,10 +175,9 @@ static int mi_walk_page(struct mi_walk *m, uint64_t page, const uint8_t *pb,
 	unsigned capacity = field_u32(pb, psize, L->mi_page_capacity) & 0xffff;
 	unsigned used = field_u32(pb, psize, L->mi_page_used);
 	unsigned slice_count = field_u32(pb, psize, L->mi_page_slice_count);
-	unsigned n_free, n_local, i, hdr;
-	uint8_t ob[64];
 	int ret;
 
+	memset(s, 0, sizeof(*s));
 	if (!used)
 		return 0;
 	/* A huge page holds one block bigger than any GC object's header
@@ -194,27 +204,58 @@ static int mi_walk_page(struct mi_walk *m, uint64_t page, const uint8_t *pb,
 	end = start + (uint64_t)capacity * bs;
 	if (end > seg + ((idx + slice_count) << L->mi_slice_shift))
 		return mi_changed(page, "page", err);
-	memset(m->freebits, 0, (capacity + 7) / 8);
-	ret = mi_mark_free(m, field_u64(pb, psize, L->mi_page_free), start, bs,
-			   capacity, &n_free, err);
+	s->start = start;
+	s->bs = bs;
+	s->capacity = capacity;
+	s->used = used;
+	return 1;
+}
+
+/* Mark the free blocks of a page in m->freebits, and check its counts. */
+static int mi_page_free(struct mi_walk *m, uint64_t page, const uint8_t *pb,
+			size_t psize, const struct mi_span *s,
+			struct cs_err *err)
+{
+	const struct py_layout *L = &m->w->py->layout;
+	unsigned n_free, n_local, n_thread;
+	int ret;
+
+	memset(m->freebits, 0, (s->capacity + 7) / 8);
+	ret = mi_mark_free(m, field_u64(pb, psize, L->mi_page_free), s->start,
+			   s->bs, s->capacity, &n_free, err);
 	if (ret == 0)
 		ret = mi_mark_free(m, field_u64(pb, psize, L->mi_page_local_free),
-				   start, bs, capacity, &n_local, err);
+				   s->start, s->bs, s->capacity, &n_local, err);
 	if (ret == 0)
 		ret = mi_mark_free(m, field_u64(pb, psize, L->mi_page_thread_free) &
-				   ~(uint64_t)3, start, bs, capacity, &i, err);
+				   ~(uint64_t)3, s->start, s->bs, s->capacity,
+				   &n_thread, err);
 	if (ret < 0)
 		return ret;
 	/* Blocks on the thread-free and delayed lists still count in used;
 	 * the two local lists and used must add up to the capacity. */
-	if (used + n_free + n_local != capacity)
+	if (s->used + n_free + n_local != s->capacity)
 		return mi_changed(page, "page counts", err);
+	return 0;
+}
+
+/* Visit the GC-tracked objects of the blocks not marked free. */
+static int mi_visit_blocks(struct mi_walk *m, const struct mi_span *s,
+			   struct cs_err *err)
+{
+	struct walk *w = m->w;
+	const struct py_layout *L = &w->py->layout;
+	uint8_t ob[64];
+	unsigned i, hdr;
+	int ret;
+
 	hdr = (unsigned)(L->ob_type > L->ob_gc_bits ? L->ob_type + 8 :
 			 L->ob_gc_bits + 1);
-	if (hdr > sizeof(ob) || m->obj_off + hdr > bs)
+	if (hdr > sizeof(ob) || m->obj_off + hdr > s->bs)
 		return 0;  /* blocks too small to hold an object */
-	for (i = 0; i < capacity && !w->stop; i++) {
-		uint64_t block = start + (uint64_t)i * bs, obj = block + m->obj_off;
+	for (i = 0; i < s->capacity && !w->stop; i++) {
+		uint64_t block = s->start + (uint64_t)i * s->bs;
+		uint64_t obj = block + m->obj_off;
 
 		if (m->freebits[i / 8] & (1u << (i % 8)))
 			continue;
@@ -239,6 +280,21 @@ static int mi_walk_page(struct mi_walk *m, uint64_t page, const uint8_t *pb,
 			w->stop = 1;
 	}
 	return 0;
+}
+
+static int mi_walk_page(struct mi_walk *m, uint64_t page, const uint8_t *pb,
+			size_t psize, struct cs_err *err)
+{
+	struct mi_span s;
+	int ret;
+
+	ret = mi_page_span(m, page, pb, psize, &s, err);
+	if (ret <= 0)
+		return ret;
+	ret = mi_page_free(m, page, pb, psize, &s, err);
+	if (ret < 0)
+		return ret;
+	return mi_visit_blocks(m, &s, err);
 }
 
 /* Read one page struct and walk it. */

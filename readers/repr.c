@@ -40,19 +40,17 @@ static int type_qualname(struct pyproc *py, uint64_t type,
 	uint64_t flags = 0, dict = 0, mod = 0;
 	const char *mname;
 	struct strbuf name;
-	struct cs_err err;
 
-	cs_err_init(&err);
 	strbuf_init(&name);
-	if (pytype_name(py, type, &name, &err) < 0 || !name.len) {
+	if (pytype_name(py, type, &name, NULL) < 0 || !name.len) {
 		strbuf_release(&name);
 		return -1;
 	}
-	if (py_field_u64(py, type, L->tp_flags, &flags, &err) >= 0 &&
+	if (py_field_u64(py, type, L->tp_flags, &flags, NULL) >= 0 &&
 	    (flags & TPFLAGS_HEAPTYPE) && L->tp_dict >= 0 &&
-	    py_field_u64(py, type, L->tp_dict, &dict, &err) >= 0 && dict &&
-	    pydict_get_str(py, dict, "__module__", &mod, &err) == 0 &&
-	    pystr_get(py, mod, &mname, &err) == 0 &&
+	    py_field_u64(py, type, L->tp_dict, &dict, NULL) >= 0 && dict &&
+	    pydict_get_str(py, dict, "__module__", &mod, NULL) == 0 &&
+	    pystr_get(py, mod, &mname, NULL) == 0 &&
 	    strcmp(mname, "builtins")) {
 		add_name(out, mname);
 		strbuf_addch(out, '.');
@@ -101,14 +99,12 @@ static const char *function_qualname(struct pyproc *py, uint64_t func)
 	const struct py_code *code = py_function_code(py, func);
 	uint8_t buf[FUNC_PROBE_BYTES];
 	size_t off, nlen;
-	struct cs_err err;
 
 	if (!code || !code->name || !code->qualname)
 		return code ? code->qualname : NULL;
 	if (strcmp(code->qualname, code->name))
 		return code->qualname;
-	cs_err_init(&err);
-	if (memsrc_read(py->ms, func, buf, sizeof(buf), &err) < 0)
+	if (memsrc_read(py->ms, func, buf, sizeof(buf), NULL) < 0)
 		return code->qualname;
 	nlen = strlen(code->name);
 	for (off = 16; off + 8 <= sizeof(buf); off += 8) {
@@ -116,8 +112,8 @@ static const char *function_qualname(struct pyproc *py, uint64_t func)
 		const char *s;
 		size_t len;
 
-		if (!v || v & 7 || pyobj_read_type(py, v, &t, &err) < 0 ||
-		    t != py->types.str || pystr_get(py, v, &s, &err) < 0)
+		if (!v || v & 7 || pyobj_read_type(py, v, &t, NULL) < 0 ||
+		    t != py->types.str || pystr_get(py, v, &s, NULL) < 0)
 			continue;
 		len = strlen(s);
 		if (len > nlen + 1 && len <= MAX_NAME && !strpbrk(s, " \t\n") &&
@@ -147,13 +143,11 @@ static int repr_method(struct pyproc *py, uint64_t obj, int depth,
 {
 	const int self_off = py->layout.method_self;
 	uint64_t func, self;
-	struct cs_err err;
 	const char *q;
 
-	cs_err_init(&err);
 	if (self_off < 8 ||
-	    py_field_u64(py, obj, self_off - 8, &func, &err) < 0 ||
-	    py_field_u64(py, obj, self_off, &self, &err) < 0 ||
+	    py_field_u64(py, obj, self_off - 8, &func, NULL) < 0 ||
+	    py_field_u64(py, obj, self_off, &self, NULL) < 0 ||
 	    !(q = function_qualname(py, func)))
 		return -1;
 	strbuf_addstr(out, "<bound method ");
@@ -172,15 +166,13 @@ static int repr_method(struct pyproc *py, uint64_t obj, int depth,
 static int repr_module(struct pyproc *py, uint64_t obj, struct strbuf *out)
 {
 	uint64_t off = 0, dict = 0, v;
-	struct cs_err err;
 	const char *name;
 
-	cs_err_init(&err);
 	if (py_field_u64(py, py->types.module, py->layout.tp_dictoffset, &off,
-			 &err) < 0 || (int64_t)off <= 0 || off > 4096 ||
-	    py_field_u64(py, obj, (int)off, &dict, &err) < 0 || !dict ||
-	    pydict_get_str(py, dict, "__name__", &v, &err) != 0 ||
-	    pystr_get(py, v, &name, &err) < 0)
+			 NULL) < 0 || (int64_t)off <= 0 || off > 4096 ||
+	    py_field_u64(py, obj, (int)off, &dict, NULL) < 0 || !dict ||
+	    pydict_get_str(py, dict, "__name__", &v, NULL) != 0 ||
+	    pystr_get(py, v, &name, NULL) < 0)
 		return -1;
 	strbuf_addstr(out, "<module '");
 	add_name(out, name);
@@ -274,10 +266,8 @@ static void repr_str(struct pyproc *py, uint64_t obj, struct strbuf *out)
 {
 	uint32_t cps[PY_REPR_MAX_CHARS];
 	size_t n, length;
-	struct cs_err err;
 
-	cs_err_init(&err);
-	if (pystr_decode(py, obj, PY_REPR_MAX_CHARS, cps, &n, &length, &err) < 0)
+	if (pystr_decode(py, obj, PY_REPR_MAX_CHARS, cps, &n, &length, NULL) < 0)
 		unreadable(obj, out);
 	else
 		quoted(out, cps, n, length, 0);
@@ -288,10 +278,8 @@ static void repr_bytes(struct pyproc *py, uint64_t obj, struct strbuf *out)
 	uint8_t raw[PY_REPR_MAX_CHARS];
 	uint32_t cps[PY_REPR_MAX_CHARS];
 	size_t length, n, i;
-	struct cs_err err;
 
-	cs_err_init(&err);
-	if (pybytes_read(py, obj, raw, sizeof(raw), &length, &err) < 0) {
+	if (pybytes_read(py, obj, raw, sizeof(raw), &length, NULL) < 0) {
 		unreadable(obj, out);
 		return;
 	}
@@ -322,10 +310,8 @@ static void repr_seq(struct pyproc *py, uint64_t obj, int is_tuple,
 {
 	size_t max = max_items(py), len, n, i;
 	uint64_t *items = xmalloc(max * sizeof(*items));
-	struct cs_err err;
 
-	cs_err_init(&err);
-	if (pyseq_items(py, obj, items, max, &len, &err) < 0) {
+	if (pyseq_items(py, obj, items, max, &len, NULL) < 0) {
 		free(items);
 		unreadable(obj, out);
 		return;
@@ -348,10 +334,8 @@ static void repr_dict(struct pyproc *py, uint64_t obj, int depth,
 {
 	size_t max = max_items(py), used, n, i;
 	struct pydict_entry *e = xmalloc(max * sizeof(*e));
-	struct cs_err err;
 
-	cs_err_init(&err);
-	if (pydict_entries(py, obj, e, max, &used, &err) < 0) {
+	if (pydict_entries(py, obj, e, max, &used, NULL) < 0) {
 		free(e);
 		unreadable(obj, out);
 		return;
@@ -374,10 +358,8 @@ static void repr_set(struct pyproc *py, uint64_t obj, int frozen, int depth,
 {
 	size_t max = max_items(py), used, n, i;
 	struct pydict_entry *e = xmalloc(max * sizeof(*e));
-	struct cs_err err;
 
-	cs_err_init(&err);
-	if (pyset_entries(py, obj, e, max, &used, &err) < 0) {
+	if (pyset_entries(py, obj, e, max, &used, NULL) < 0) {
 		free(e);
 		unreadable(obj, out);
 		return;
@@ -423,11 +405,9 @@ static void repr_at(struct pyproc *py, uint64_t obj, int depth,
 		    struct strbuf *out)
 {
 	const struct py_types *t = &py->types;
-	struct cs_err err;
 	uint64_t type;
 	double d;
 
-	cs_err_init(&err);
 	if (obj == t->none && t->none) {
 		strbuf_addstr(out, "None");
 		return;
@@ -440,20 +420,20 @@ static void repr_at(struct pyproc *py, uint64_t obj, int depth,
 		strbuf_addstr(out, "False");
 		return;
 	}
-	if (pyobj_read_type(py, obj, &type, &err) < 0 || !type) {
+	if (pyobj_read_type(py, obj, &type, NULL) < 0 || !type) {
 		unreadable(obj, out);
 		return;
 	}
 	if (type == t->int_) {
 		size_t mark = out->len;
 
-		if (pyint_format(py, obj, out, &err) < 0) {
+		if (pyint_format(py, obj, out, NULL) < 0) {
 			out->len = mark;
 			out->buf[mark] = '\0';
 			unreadable(obj, out);
 		}
 	} else if (type == t->float_) {
-		if (pyfloat_read(py, obj, &d, &err) < 0)
+		if (pyfloat_read(py, obj, &d, NULL) < 0)
 			unreadable(obj, out);
 		else
 			pyfloat_repr(d, out);

@@ -98,14 +98,12 @@ static void read_locals(struct pyproc *py, const struct py_code *code,
 {
 	const struct py_layout *L = &py->layout;
 	uint64_t *slots;
-	struct cs_err err;
 	size_t i;
 
 	if (!code->nlocalsplus)
 		return;
-	cs_err_init(&err);
 	slots = xmalloc(code->nlocalsplus * sizeof(*slots));
-	if (py_read_words(py, localsplus, slots, code->nlocalsplus, &err) < 0) {
+	if (py_read_words(py, localsplus, slots, code->nlocalsplus, NULL) < 0) {
 		free(slots);
 		return;
 	}
@@ -118,9 +116,9 @@ static void read_locals(struct pyproc *py, const struct py_code *code,
 		    code->localkinds[i] == PY_LOCAL_HIDDEN)
 			continue;
 		if (code->localkinds[i] == PY_LOCAL_CELL &&
-		    pyobj_read_type(py, v, &type, &err) == 0 &&
+		    pyobj_read_type(py, v, &type, NULL) == 0 &&
 		    type == py->types.cell) {
-			if (py_field_u64(py, v, L->cell_ref, &v, &err) < 0 || !v)
+			if (py_field_u64(py, v, L->cell_ref, &v, NULL) < 0 || !v)
 				continue;
 		}
 		strbuf_init(&sb);
@@ -352,7 +350,6 @@ static int tid_of_pthread(struct pyproc *py, struct tid_finder *tf,
 {
 	const struct memsrc *ms = py->ms;
 	uint8_t buf[PTHREAD_SCAN_BYTES];
-	struct cs_err err;
 	long got;
 	size_t i;
 
@@ -365,8 +362,7 @@ static int tid_of_pthread(struct pyproc *py, struct tid_finder *tf,
 	 * for a field holding one of the process's tids; the offset found
 	 * for one thread must hold for the others.
 	 */
-	cs_err_init(&err);
-	got = memsrc_read_partial(py->ms, pthread, buf, sizeof(buf), &err);
+	got = memsrc_read_partial(py->ms, pthread, buf, sizeof(buf), NULL);
 	if (got <= 0)
 		return 0;
 	if (tf->offset >= 0) {
@@ -457,12 +453,10 @@ static int gil_holder(struct pyproc *py, uint64_t interp, uint64_t *holder)
 static uint64_t threading_active(struct pyproc *py, uint64_t interp)
 {
 	uint64_t mdict, active;
-	struct cs_err err;
 
-	cs_err_init(&err);
-	if (pymodule_dict(py, interp, "threading", &mdict, &err) != 0)
+	if (pymodule_dict(py, interp, "threading", &mdict, NULL) != 0)
 		return 0;
-	if (pydict_get_str(py, mdict, "_active", &active, &err) != 0)
+	if (pydict_get_str(py, mdict, "_active", &active, NULL) != 0)
 		return 0;
 	return active;
 }
@@ -472,13 +466,11 @@ static char *thread_name(struct pyproc *py, uint64_t active,
 {
 	uint64_t thread, name;
 	const char *s;
-	struct cs_err err;
 
-	cs_err_init(&err);
 	if (!active || thread_id > (uint64_t)INT64_MAX ||
-	    pydict_get_int(py, active, (int64_t)thread_id, &thread, &err) != 0 ||
-	    pyobj_get_attr(py, thread, "_name", &name, &err) != 0 ||
-	    pystr_get(py, name, &s, &err) != 0)
+	    pydict_get_int(py, active, (int64_t)thread_id, &thread, NULL) != 0 ||
+	    pyobj_get_attr(py, thread, "_name", &name, NULL) != 0 ||
+	    pystr_get(py, name, &s, NULL) != 0)
 		return NULL;
 	return xstrdup(s);
 }
@@ -514,7 +506,6 @@ static int read_thread(struct pyproc *py, const struct interp_walk *iw,
 		       uint64_t tstate, struct py_thread *t, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	struct cs_err ferr;
 	uint64_t frame;
 	int32_t native = 0;
 	int ret;
@@ -535,9 +526,8 @@ static int read_thread(struct pyproc *py, const struct interp_walk *iw,
 			 tid_of_pthread(py, iw->tf, t->thread_id);
 	t->name = thread_name(py, iw->active, t->thread_id);
 	t->holds_gil = iw->holder_known ? iw->holder == tstate : -1;
-	cs_err_init(&ferr);
-	frame = first_frame(py, tstate, &ferr);
-	if (walk_chain(py, frame, 1, iw->opt, t, &ferr) < 0)
+	frame = first_frame(py, tstate, NULL);
+	if (walk_chain(py, frame, 1, iw->opt, t, NULL) < 0)
 		t->truncated = 1;
 	return 0;
 }

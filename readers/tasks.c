@@ -177,21 +177,19 @@ static long gen_at(struct builder *b, uint64_t addr, int64_t interp_id)
 {
 	struct py_async *a = b->out;
 	uintptr_t idx = (uintptr_t)addrmap_get(&a->gen_index, addr, NULL);
-	struct cs_err err;
 	uint64_t type;
 	int kind;
 
 	if (idx)
 		return (long)idx - 1;
-	cs_err_init(&err);
-	if (!addr || pyobj_read_type(b->py, addr, &type, &err) < 0)
+	if (!addr || pyobj_read_type(b->py, addr, &type, NULL) < 0)
 		return -1;
 	kind = py_gen_kind_of_type(b->py, type);
 	if (kind < 0)
 		return -1;
 	a->gens = xgrow(a->gens, &b->gens_alloc, a->ngens + 1, sizeof(*a->gens));
 	if (py_gen_read(b->py, addr, (enum py_code_kind)kind, b->opt,
-			&a->gens[a->ngens], &err) < 0)
+			&a->gens[a->ngens], NULL) < 0)
 		return -1;
 	set_interp(interp_id, &a->gens[a->ngens].interp_id,
 		   &a->gens[a->ngens].interp_main);
@@ -227,16 +225,14 @@ static void read_py_task(struct builder *b, uint64_t addr,
 			 struct task_fields *f)
 {
 	const struct py_layout *L = &b->py->layout;
-	struct cs_err err;
 	const char *state;
 	uint64_t s, type;
 	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 
-	cs_err_init(&err);
-	if (pyobj_read_type(b->py, addr, &type, &err) == 0 &&
+	if (pyobj_read_type(b->py, addr, &type, NULL) == 0 &&
 	    aio_is_c_future_type(&b->types, type) &&
 	    (size_t)L->fut_size <= sizeof(buf) &&
-	    memsrc_read(b->py->ms, addr, buf, (size_t)L->fut_size, &err) == 0) {
+	    memsrc_read(b->py->ms, addr, buf, (size_t)L->fut_size, NULL) == 0) {
 		/* 3.6's Python Task derives from the C Future: the future's
 		 * half is in C fields, the task's half in the instance dict. */
 		f->pending = field_i32(buf, sizeof(buf), L->fut_state) == 0;
@@ -245,7 +241,7 @@ static void read_py_task(struct builder *b, uint64_t addr,
 		f->links.callbacks = field_u64(buf, sizeof(buf), L->fut_callbacks);
 	} else {
 		s = pyobj_lookup_or_0(b->py, addr, "_state");
-		f->pending = s && pystr_get(b->py, s, &state, &err) == 0 &&
+		f->pending = s && pystr_get(b->py, s, &state, NULL) == 0 &&
 			     !strcmp(state, "PENDING");
 		f->loop = pyobj_lookup_or_0(b->py, addr, "_loop");
 		f->links.callbacks = pyobj_lookup_or_0(b->py, addr, "_callbacks");
@@ -280,18 +276,16 @@ static char *numbered_task_name(int64_t n)
 static char *task_name(struct builder *b, uint64_t name, long coro_gen)
 {
 	const struct py_async *a = b->out;
-	struct cs_err err;
 	const char *s;
 	uint64_t type;
 	int64_t n;
 
-	cs_err_init(&err);
-	if (name && pyobj_read_type(b->py, name, &type, &err) == 0) {
-		if (type == b->py->types.str && pystr_get(b->py, name, &s, &err) == 0)
+	if (name && pyobj_read_type(b->py, name, &type, NULL) == 0) {
+		if (type == b->py->types.str && pystr_get(b->py, name, &s, NULL) == 0)
 			return xstrdup(s);
 		/* 3.12+ names tasks lazily: a counter that reads "Task-N". */
 		if (type == b->py->types.int_ &&
-		    pyint_read_i64(b->py, name, &n, &err) == 0)
+		    pyint_read_i64(b->py, name, &n, NULL) == 0)
 			return numbered_task_name(n);
 	}
 	if (coro_gen >= 0 && a->gens[coro_gen].qualname)
@@ -339,7 +333,6 @@ static void note_running_loops(struct builder *b)
  * above, else BaseEventLoop._thread_id; 0 when unknown. */
 static int loop_tid(struct builder *b, uint64_t loop)
 {
-	struct cs_err err;
 	uintptr_t cached;
 	uint64_t id;
 	int64_t ident;
@@ -351,9 +344,8 @@ static int loop_tid(struct builder *b, uint64_t loop)
 	cached = (uintptr_t)addrmap_get(&b->loop_tids, loop, NULL);
 	if (cached)
 		return (int)cached - 1;
-	cs_err_init(&err);
 	id = pyobj_lookup_or_0(b->py, loop, "_thread_id");
-	if (id && pyint_read_i64(b->py, id, &ident, &err) == 0)
+	if (id && pyint_read_i64(b->py, id, &ident, NULL) == 0)
 		for (i = 0; i < b->snap->nthreads; i++)
 			if (b->snap->threads[i].thread_id == (uint64_t)ident)
 				tid = b->snap->threads[i].tid;
@@ -604,15 +596,12 @@ static void read_generators(struct builder *b)
 	out->gens = xcalloc(b->ngen ? b->ngen : 1, sizeof(*out->gens));
 	b->gens_alloc = b->ngen ? b->ngen : 1;
 	for (i = 0; i < b->ngen; i++) {
-		struct cs_err gerr;
-
 		if (i + PREFETCH_AHEAD < b->ngen)
 			addrmap_prefetch(&out->gen_index,
 					 b->gens[i + PREFETCH_AHEAD].addr);
-		cs_err_init(&gerr);
 		if (py_gen_read(b->py, b->gens[i].addr,
 				(enum py_code_kind)b->gens[i].what, b->opt,
-				&out->gens[out->ngens], &gerr) < 0)
+				&out->gens[out->ngens], NULL) < 0)
 			continue;
 		set_interp(b->gens[i].interp_id, &out->gens[out->ngens].interp_id,
 			   &out->gens[out->ngens].interp_main);
@@ -629,16 +618,14 @@ static void add_task(struct builder *b, const struct found *found,
 	uint64_t addr = found->addr;
 	struct py_async *out = b->out;
 	struct py_task *t = &out->tasks[out->ntasks];
-	struct cs_err err;
 	uint64_t wt;
 
-	cs_err_init(&err);
 	t->addr = addr;
 	t->loop = f->loop;
 	t->coro = f->coro;
 	t->waiter = f->waiter;
 	if (t->waiter) {
-		if (pyobj_read_type(b->py, t->waiter, &wt, &err) == 0)
+		if (pyobj_read_type(b->py, t->waiter, &wt, NULL) == 0)
 			t->waiter_type =
 				py_short_type_name(py_type_name_cached(b->py, wt));
 		awaiters_note_waiter(&b->awaiters, t->waiter, t->addr);
@@ -666,12 +653,9 @@ static void read_tasks(struct builder *b)
 	 * prefetched below (fields[] is then compacted to the pending ones,
 	 * in the order of out->tasks). */
 	for (i = 0; i < b->ntask; i++) {
-		struct cs_err terr;
-
-		cs_err_init(&terr);
 		if (b->tasks[i].what != AIO_C_TASK)
 			read_py_task(b, b->tasks[i].addr, &fields[i]);
-		else if (read_c_task(b, b->tasks[i].addr, &fields[i], &terr) < 0)
+		else if (read_c_task(b, b->tasks[i].addr, &fields[i], NULL) < 0)
 			fields[i].pending = 0;
 	}
 	for (i = 0; i < b->ntask; i++) {
