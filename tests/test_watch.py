@@ -279,3 +279,85 @@ def test_no_block_never_stops_the_target(keeper):
     assert doc["samples"] >= 2, doc
     assert by_name(doc["threads"])["locked"]["state"] == "stuck", doc
     assert_target_unharmed(target)
+
+
+# ---- generators no task owns (targets/watch_gens_target.py) ----
+
+GENS_SCRIPT = target_script("watch_gens_target.py")
+
+
+def by_address(items):
+    return dict((item["address"], item) for item in items)
+
+
+@pytest.fixture(scope="module", params=WATCH_INTERPRETERS)
+def watched_gens(request, module_keeper):
+    """(target, the --json summary of one 4 s watch) per interpreter."""
+    interp = watch_interp(request.param)
+    target = module_keeper.start_target(interp, "watch_gens_target.py")
+    result = run_coroscope("watch", "--json", *(WATCH_ARGS + [target.pid]))
+    return target, result
+
+
+def test_abandoned_generator_is_stuck(watched_gens):
+    target, result = watched_gens
+    assert result.returncode == 0, result
+    gens = by_address(result.json()["generators"])
+    addrs = target.ready["generators"]
+
+    parked = gens[addrs["abandoned"]]
+    assert parked["name"] == "abandoned", parked
+    assert parked["kind"] == "generator", parked
+    assert parked["state"] == "stuck", parked
+    assert parked["stuck_for"] >= 3.0, parked
+    assert parked["where"]["file"].endswith("watch_gens_target.py"), parked
+    assert parked["where"]["line"] == marker_line(GENS_SCRIPT,
+                                                  "gen-abandoned"), parked
+
+    unstarted = gens[addrs["unstarted"]]
+    assert unstarted["kind"] == "coroutine", unstarted
+    assert unstarted["state"] == "stuck", unstarted
+    assert unstarted["stuck_for"] >= 3.0, unstarted
+    assert_target_unharmed(target)
+
+
+def test_iterated_generator_is_not_stuck(watched_gens):
+    target, result = watched_gens
+    doc = result.json()
+    steady = by_address(doc["generators"])[target.ready["generators"]
+                                           ["counting"]]
+    assert steady["name"] == "counting", steady
+    assert steady["state"] == "active", steady
+    assert steady["stuck_for"] < 2.0, steady
+    assert steady["where"]["line"] == marker_line(GENS_SCRIPT,
+                                                  "gen-counting"), steady
+    # followed across the whole watch by its address
+    assert steady["first_seen_s"] == 0, steady
+    assert steady["last_seen_s"] >= 4.0, steady
+    iterating = by_name(doc["threads"])["iterating"]
+    assert iterating["tid"] == target.ready["tids"]["iterating"], iterating
+    assert iterating["state"] != "stuck", iterating
+
+
+def test_generator_lines(keeper):
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_gens_target.py")
+    result = run_coroscope("watch", *(WATCH_ARGS + [target.pid]))
+    assert result.returncode == 0, result
+    lines = result.stdout.splitlines()
+    addrs = target.ready["generators"]
+    stuck = [l for l in lines if " stuck " in l and " for " in l]
+    where = "watch_gens_target.py:%d in abandoned" % marker_line(
+        GENS_SCRIPT, "gen-abandoned")
+    assert any("generator 'abandoned' (%s)" % addrs["abandoned"] in l and
+               where in l for l in stuck), result
+    assert any("coroutine 'unstarted' (%s)" % addrs["unstarted"] in l
+               for l in stuck), result
+    assert not [l for l in stuck if "'counting'" in l], result
+    summary = lines.index(next(l for l in lines
+                               if l.startswith("watch summary:")))
+    rest = lines[summary:]
+    assert "generators:" in rest, result
+    assert any(l.strip().startswith("active ") and
+               "generator 'counting'" in l for l in rest), result
+    assert_target_unharmed(target)
