@@ -37,6 +37,14 @@ static void describe(struct strbuf *sb, const struct watch_item *it)
 			esc_add(sb, it->label ? it->label : "generator",
 				ESC_TEXT, 0);
 			strbuf_addstr(sb, " '");
+		} else if (!it->name) {
+			/* unnamed: a thread's main greenlet, gevent's Hub */
+			if (it->label) {
+				esc_add(sb, it->label, ESC_TEXT, 0);
+				strbuf_addch(sb, ' ');
+			}
+			strbuf_addf(sb, "greenlet (0x%" PRIx64 ")", it->id);
+			return;
 		} else {
 			strbuf_addstr(sb, "greenlet '");
 		}
