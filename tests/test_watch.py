@@ -142,10 +142,24 @@ def test_spinning_thread_is_busy(watched):
     assert spinning["where"]["line"] == marker_line(SCRIPT, "spin")
 
 
+def runs_of(pid, tid):
+    """Times the kernel has put thread tid on a CPU (schedstat)."""
+    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+        return int(f.read().split()[2])
+
+
 def test_target_unharmed_after_watch(watched):
     target, result = watched
     assert result.returncode == 0, result
     assert_target_unharmed(target)
+    # and it still runs: the thread napping in 50 ms steps keeps waking
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("no schedstat in this kernel to count wake-ups")
+    tid = target.ready["tids"]["napping"]
+    before = runs_of(target.pid, tid)
+    assert wait_until(lambda: runs_of(target.pid, tid) >= before + 3,
+                      timeout=5 * TIME_SCALE), \
+        "the napping thread stopped waking after the watch"
 
 
 def test_plain_lines_say_what_is_stuck(keeper):
@@ -173,12 +187,14 @@ def test_plain_lines_say_what_is_stuck(keeper):
     assert_target_unharmed(target)
 
 
-def test_target_exiting_ends_with_summary(keeper):
-    interp = control_interpreter()
+@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
+def test_target_exiting_ends_with_summary(keeper, ident):
+    interp = watch_interp(ident)
     target = keeper.start_target(interp, "watch_target.py",
                                  "--exit-after", "5")
     result = run_coroscope("watch", "--json", "--interval", "0.3s",
                            "--stuck", "1s", target.pid, timeout=30)
+    assert result.returncode == 0, result
     doc = result.json()
     assert doc["target_exited"] is True, (doc, result.stderr)
     assert doc["samples"] >= 1, doc
