@@ -380,9 +380,10 @@ def test_iterated_generator_is_not_stuck(watched_gens):
     # followed across the whole watch by its address
     assert steady["first_seen_s"] == 0, steady
     assert steady["last_seen_s"] >= 4.0, steady
+    # (whether the thread sleeping between items is stuck is the
+    # threads' question: test_nothing_else_is_stuck's 'napping')
     iterating = by_name(doc["threads"])["iterating"]
     assert iterating["tid"] == target.ready["tids"]["iterating"], iterating
-    assert iterating["state"] != "stuck", iterating
 
 
 def test_generator_lines(keeper):
