@@ -1,8 +1,9 @@
 /*
  * coroscope watch PID: sample the process every interval with the same
- * pipeline as dump, follow each task and thread across samples
- * (cli/watch_track.c), say when one has made no progress for longer than
- * --stuck and when it moves again, and end with a summary.
+ * pipeline as dump, follow each task, thread, generator no task owns
+ * and greenlet across samples (cli/watch_track.c), say when one has made
+ * no progress for longer than --stuck and when it moves again, and end
+ * with a summary.
  *
  * Signals: SIGINT, SIGTERM and SIGHUP are blocked for the whole watch
  * and read from a signalfd between samples, so they never interrupt a
@@ -52,6 +53,7 @@ static int parse_options(int argc, char **argv, struct watch_options *o)
 		{ "stuck", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-block", no_argument, NULL, 'n' },
+		{ "native", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -85,6 +87,10 @@ static int parse_options(int argc, char **argv, struct watch_options *o)
 			break;
 		case 'n':
 			o->collect.no_block = 1;
+			break;
+		case 'N':
+			/* what a stuck thread is blocked in, in C */
+			o->collect.native = 1;
 			break;
 		case 'h':
 			cli_usage(stdout);

@@ -11,6 +11,7 @@
 #include "common/le.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/native_merge.h"
 #include "common/banned.h"
 
 /* ---- what the kernel accounts to each thread ----
@@ -188,6 +189,75 @@ static uint64_t fnv_add(uint64_t h, uint64_t v)
 
 #define FNV_START 0xcbf29ce484222325ULL
 
+static uint64_t fnv_str(uint64_t h, const char *str)
+{
+	const unsigned char *p = (const unsigned char *)(str ? str : "");
+
+	for (; *p; p++) {
+		h ^= *p;
+		h *= 0x100000001b3ULL;
+	}
+	return fnv_add(h, 0x100);    /* the end: "ab","c" is not "a","bc" */
+}
+
+/* Generators (and greenlets) whose locals are read per sample, at most:
+ * beyond, their values are left out of every fingerprint. */
+#define WATCH_LOCALS_MAX_OBJECTS 1000
+/* Frames of one greenlet or one trio task's chain whose locals count. */
+#define WATCH_LOCALS_MAX_FRAMES 32
+
+static void frame_locals_free(struct py_frame *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nlocals; i++)
+		free(f->locals[i].repr);
+	free(f->locals);
+	f->locals = NULL;
+	f->nlocals = 0;
+}
+
+/* The frame at addr with its locals, from the sample's copy: 1 when
+ * read (free with frame_locals_free()). */
+static int frame_with_locals(struct collection *c, uint64_t addr,
+			     struct py_frame *f)
+{
+	struct py_stack_options opt;
+	struct cs_err err;
+
+	memset(&opt, 0, sizeof(opt));
+	opt.locals = 1;
+	memset(f, 0, sizeof(*f));
+	cs_err_init(&err);
+	/* reads the copy captured during the stop (or, for a target too
+	 * large to copy or --no-block, racily: then it may just not tell) */
+	if (py_frame_read(&c->py, addr, &opt, f, &err) == 1)
+		return 1;
+	frame_locals_free(f);
+	return 0;
+}
+
+/*
+ * h with the values of the frame's locals (their short reprs) added.  A
+ * generator resumed between two samples is back at the same yield with
+ * the same frame: what it computed meanwhile, in its locals, is what
+ * tells.  (One whose locals never change looks unchanged.)
+ */
+static uint64_t locals_hash(struct collection *c, uint64_t h, uint64_t frame)
+{
+	struct py_frame f;
+	size_t i;
+
+	if (!frame_with_locals(c, frame, &f))
+		return h;
+	for (i = 0; i < f.nlocals; i++) {
+		h = fnv_str(h, f.locals[i].name);
+		h = fnv_str(h, f.locals[i].repr);
+	}
+	frame_locals_free(&f);
+	return h;
+}
+
 static int ends_with(const char *s, const char *tail)
 {
 	size_t n = strlen(s), m = strlen(tail);
@@ -218,6 +288,35 @@ static void gen_place(const struct py_gen *g, struct watch_place *p)
 	frame_place(&g->frame, p);
 	if (g->qualname)
 		p->function = g->qualname;
+}
+
+/* Native frames looked at for the innermost function, at most. */
+#define NATIVE_SCAN 32
+
+/*
+ * The innermost native function a thread is in, before the eval loop:
+ * the first whose name does not start with '_', since glibc's internals
+ * (__futex_abstimed_wait_common64) say less than the call they serve
+ * (sem_clockwait, pthread_cond_wait); else the innermost named one.
+ */
+static const char *native_innermost(const struct native_thread *nt)
+{
+	const char *first = NULL;
+	size_t i;
+
+	for (i = 0; nt && i < nt->nframes && i < NATIVE_SCAN; i++) {
+		const struct native_frame *f = &nt->frames[i];
+
+		if (native_is_eval_frame(f))
+			break;
+		if (!f->sym.function || !f->sym.function[0])
+			continue;
+		if (!first)
+			first = f->sym.function;
+		if (f->sym.function[0] != '_')
+			return f->sym.function;
+	}
+	return first;
 }
 
 static void observe_thread(struct watch_tracker *t, const struct sample *s,
@@ -252,6 +351,13 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 			frame_place(&th->frames[0], &o.inner);
 	}
 	thread_window(s, th->tid, &o.cpu_s, &o.wait_s, &o.runs, &o.window_s);
+	if (s->c->opt.native && th->tid > 0) {
+		const struct native_thread *nt =
+			native_stacks_find(&s->c->native, th->tid);
+
+		o.blocked_in = native_blocked_in(nt);
+		o.native_function = native_innermost(nt);
+	}
 	watch_observe(t, &o);
 }
 
@@ -267,9 +373,7 @@ static int short_sleep_woke(const struct watch_tracker *t,
 			    const struct py_gen *inner)
 {
 	const struct watch_item *it = watch_find(t, WATCH_TASK, task->addr);
-	struct py_stack_options opt;
 	struct py_frame f;
-	struct cs_err err;
 	double delay = -1;
 	size_t i;
 
@@ -279,13 +383,7 @@ static int short_sleep_woke(const struct watch_tracker *t,
 	    !ends_with(inner->code->filename, "asyncio/tasks.py") ||
 	    !thread_ran(s, task->tid))
 		return 0;
-	memset(&opt, 0, sizeof(opt));
-	opt.locals = 1;
-	memset(&f, 0, sizeof(f));
-	cs_err_init(&err);
-	/* reads the copy captured during the stop (or, for a target too
-	 * large to copy or --no-block, racily: then it may just not tell) */
-	if (py_frame_read(&s->c->py, inner->frame.addr, &opt, &f, &err) == 1) {
+	if (frame_with_locals(s->c, inner->frame.addr, &f)) {
 		for (i = 0; i < f.nlocals; i++) {
 			char *end;
 			double d;
@@ -297,10 +395,8 @@ static int short_sleep_woke(const struct watch_tracker *t,
 			if (end != f.locals[i].repr && *end == '\0' && d >= 0)
 				delay = d;
 		}
+		frame_locals_free(&f);
 	}
-	for (i = 0; i < f.nlocals; i++)
-		free(f.locals[i].repr);
-	free(f.locals);
 	return delay >= 0 && delay < t->now - it->last_seen;
 }
 
@@ -364,6 +460,16 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 	o.id = task->addr;
 	o.name = task->name;
 	o.fingerprint = task_fingerprint(a, task);
+	/* A trio task has no future to watch: a task looping on
+	 * trio.sleep() parks in new coroutines at the old addresses, but
+	 * with a new deadline in sleep_until()'s locals. */
+	o.label = task->framework;
+	for (i = 0; task->framework && i < task->nstack &&
+	     i < WATCH_LOCALS_MAX_FRAMES; i++)
+		if (task->stack[i] < a->ngens &&
+		    a->gens[task->stack[i]].has_frame)
+			o.fingerprint = locals_hash(s->c, o.fingerprint,
+				a->gens[task->stack[i]].frame.addr);
 	for (i = 0; i < task->nstack; i++) {
 		const struct py_gen *g;
 
@@ -392,6 +498,105 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 		 (inner && task->waiter && short_sleep_woke(t, s, task, inner));
 	watch_observe(t, &o);
 	strbuf_release(&waits);
+}
+
+/* What a generator delegates to, in words, or nothing. */
+static void gen_waits_on(struct strbuf *sb, const struct py_async *a,
+			 const struct py_gen *g)
+{
+	uintptr_t k;
+	const struct py_task *task;
+
+	if (!g->awaiting)
+		return;
+	k = (uintptr_t)addrmap_get(&a->gen_index, g->awaiting, NULL);
+	task = py_async_task(a, g->awaiting);
+	if (k && k <= a->ngens)
+		strbuf_addf(sb, "%s '%s'", py_code_kind_name(a->gens[k - 1].kind),
+			    a->gens[k - 1].qualname ? a->gens[k - 1].qualname : "?");
+	else if (task)
+		strbuf_addf(sb, "task '%s'", task->name ? task->name : "?");
+}
+
+/*
+ * A generator, coroutine or async generator no task owns, by address:
+ * it moved when its frame, line or delegate changed, when its locals'
+ * values changed (with_locals), or when it is running now.
+ */
+static void observe_generator(struct watch_tracker *t, const struct sample *s,
+			      const struct py_gen *g, int with_locals)
+{
+	const struct py_async *a = &s->c->async;
+	struct watch_obs o;
+	struct strbuf waits;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = WATCH_GENERATOR;
+	o.id = g->addr;
+	o.name = g->qualname ? g->qualname :
+		 g->code ? g->code->qualname : NULL;
+	o.label = py_code_kind_name(g->kind);
+	o.fingerprint = fnv_add(FNV_START, (uint64_t)g->state);
+	o.fingerprint = fnv_add(o.fingerprint, g->awaiting);
+	o.cpu_s = o.wait_s = -1;
+	o.runs = -1;
+	o.where.line = o.inner.line = -1;
+	if (g->has_frame) {
+		o.fingerprint = fnv_add(o.fingerprint, g->frame.addr);
+		o.fingerprint = fnv_add(o.fingerprint, (uint64_t)g->frame.line);
+		if (with_locals)
+			o.fingerprint = locals_hash(s->c, o.fingerprint,
+						    g->frame.addr);
+		gen_place(g, &o.where);
+	}
+	o.woke = g->state == PY_GEN_RUNNING;
+	strbuf_init(&waits);
+	gen_waits_on(&waits, a, g);
+	o.waits_on = waits.len ? waits.buf : NULL;
+	watch_observe(t, &o);
+	strbuf_release(&waits);
+}
+
+/* Followed like a generator: state, frames, and their locals' values. */
+static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
+			     const struct py_greenlet *g, int with_locals)
+{
+	struct watch_obs o;
+	size_t i, user = g->nframes;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = WATCH_GREENLET;
+	o.id = g->addr;
+	o.name = g->name ? g->name : g->function;
+	o.label = g->type_name;
+	o.cpu_s = o.wait_s = -1;
+	o.runs = -1;
+	o.where.line = o.inner.line = -1;
+	o.fingerprint = fnv_add(FNV_START, (uint64_t)g->state);
+	for (i = 0; i < g->nframes; i++) {
+		const struct py_frame *f = &g->frames[i];
+
+		o.fingerprint = fnv_add(o.fingerprint, f->addr);
+		o.fingerprint = fnv_add(o.fingerprint,
+					f->code ? f->code->addr : 0);
+		o.fingerprint = fnv_add(o.fingerprint, (uint64_t)f->line);
+		if (with_locals && i < WATCH_LOCALS_MAX_FRAMES)
+			o.fingerprint = locals_hash(s->c, o.fingerprint,
+						    f->addr);
+		if (user == g->nframes && f->code &&
+		    !is_library(s, f->code->filename))
+			user = i;
+	}
+	if (g->nframes) {
+		if (user == g->nframes)
+			user = 0;
+		frame_place(&g->frames[user], &o.where);
+		if (user != 0)
+			frame_place(&g->frames[0], &o.inner);
+	}
+	/* running now: its frames are its thread's */
+	o.woke = g->state == PY_GREENLET_RUNNING;
+	watch_observe(t, &o);
 }
 
 /*
@@ -494,7 +699,7 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 {
 	struct sample sm, *s = &sm;
 	struct addrmap woke;
-	size_t i;
+	size_t i, n;
 
 	sm.c = c;
 	sm.before = before;
@@ -515,6 +720,19 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 		addrmap_get(&woke, task->addr, &found);
 		observe_task(t, s, task, found);
 	}
+	for (i = 0, n = 0; i < c->async.ngens; i++)
+		n += !c->async.gens[i].task &&
+		     c->async.gens[i].state != PY_GEN_CLOSED;
+	for (i = 0; i < c->async.ngens; i++)
+		if (!c->async.gens[i].task &&
+		    c->async.gens[i].state != PY_GEN_CLOSED)
+			observe_generator(t, s, &c->async.gens[i],
+					  n <= WATCH_LOCALS_MAX_OBJECTS);
+	for (i = 0; i < c->greenlets.n; i++)
+		if (c->greenlets.v[i].state != PY_GREENLET_DEAD)
+			observe_greenlet(t, s, &c->greenlets.v[i],
+					 c->greenlets.n <=
+					 WATCH_LOCALS_MAX_OBJECTS);
 	watch_end(t);
 	addrmap_release(&woke);
 }

@@ -1,8 +1,8 @@
 /*
  * One sample of `coroscope watch` (or of any command that samples a
  * process over time) reduced to tracker observations: the threads and
- * tasks of a collection, and what the kernel accounted to each thread
- * between two samples.
+ * tasks (and generators no task owns, and greenlets) of a collection,
+ * and what the kernel accounted to each thread between two samples.
  *
  * For each sample:
  *	watch_cpu_read(&now, pid);          just before collect_live()

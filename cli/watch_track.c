@@ -19,10 +19,12 @@
 
 void watch_tracker_init(struct watch_tracker *t, double stuck_s)
 {
+	int k;
+
 	memset(t, 0, sizeof(*t));
 	t->stuck_s = stuck_s;
-	addrmap_init(&t->index[WATCH_TASK]);
-	addrmap_init(&t->index[WATCH_THREAD]);
+	for (k = 0; k < WATCH_NKINDS; k++)
+		addrmap_init(&t->index[k]);
 }
 
 static void place_set(char **file, char **function, int *line,
@@ -43,18 +45,31 @@ static void item_release(struct watch_item *it)
 	free(it->inner_file);
 	free(it->inner_function);
 	free(it->waits_on);
+	free(it->label);
+	free(it->blocked_in);
+	free(it->native_function);
+}
+
+/* *dst becomes a copy of src (NULL stays NULL), unless equal already. */
+static void str_set(char **dst, const char *src)
+{
+	if (*dst && src && !strcmp(*dst, src))
+		return;
+	free(*dst);
+	*dst = src ? xstrdup(src) : NULL;
 }
 
 void watch_tracker_release(struct watch_tracker *t)
 {
 	size_t i;
+	int k;
 
 	for (i = 0; i < t->nitems; i++)
 		item_release(&t->items[i]);
 	free(t->items);
 	free(t->events);
-	addrmap_release(&t->index[WATCH_TASK]);
-	addrmap_release(&t->index[WATCH_THREAD]);
+	for (k = 0; k < WATCH_NKINDS; k++)
+		addrmap_release(&t->index[k]);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -98,13 +113,15 @@ static int str_differs(const char *a, const char *b)
 
 void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 {
-	struct addrmap *index = &t->index[o->kind];
-	uintptr_t slot = (uintptr_t)addrmap_get(index, o->id, NULL);
+	struct addrmap *index;
+	uintptr_t slot;
 	struct watch_item *it;
 	int moved, fresh = 0;
 
-	if (o->id == 0)
+	if (o->id == 0 || (unsigned)o->kind >= WATCH_NKINDS)
 		return;
+	index = &t->index[o->kind];
+	slot = (uintptr_t)addrmap_get(index, o->id, NULL);
 	if (slot == 0) {
 		t->items = xgrow(t->items, &t->alloc, t->nitems + 1,
 				 sizeof(*t->items));
@@ -156,10 +173,10 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		  &o->where);
 	place_set(&it->inner_file, &it->inner_function, &it->inner_line,
 		  &o->inner);
-	if (str_differs(o->waits_on, it->waits_on)) {
-		free(it->waits_on);
-		it->waits_on = o->waits_on ? xstrdup(o->waits_on) : NULL;
-	}
+	str_set(&it->waits_on, o->waits_on);
+	str_set(&it->label, o->label);
+	str_set(&it->blocked_in, o->blocked_in);
+	str_set(&it->native_function, o->native_function);
 	if (moved) {
 		if (it->reported)
 			add_event(t, WATCH_EV_MOVED, (size_t)(it - t->items),
@@ -257,7 +274,7 @@ const struct watch_item *watch_find(const struct watch_tracker *t,
 {
 	uintptr_t slot;
 
-	if (id == 0)
+	if (id == 0 || (unsigned)kind >= WATCH_NKINDS)
 		return NULL;
 	slot = (uintptr_t)addrmap_get(&t->index[kind], id, NULL);
 	return slot ? &t->items[slot - 1] : NULL;

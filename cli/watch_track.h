@@ -14,14 +14,16 @@
  *	watch_tracker_init(&t, stuck_s);
  *	for each sample:
  *		watch_begin(&t, now_s);
- *		watch_observe(&t, &obs) for every task and thread;
+ *		watch_observe(&t, &obs) for every task, thread,
+ *			generator and greenlet;
  *		watch_end(&t);   then read t.events[0 .. t.nevents)
  *	watch_stuck_for(&t, item) at any time; watch_tracker_release(&t).
  *
- * Progress: a task moved when its fingerprint changed (the caller hashes
- * the awaited object and the coroutine chain: coroutine and frame
- * addresses and lines), when the caller says it woke (obs.woke), or when
- * it disappeared (finished).  A thread moved when its fingerprint (its
+ * Progress: a task, generator or greenlet moved when its fingerprint
+ * changed (the caller hashes the awaited object and the coroutine chain:
+ * coroutine and frame addresses and lines, and for generators, greenlets
+ * and trio tasks the values of their locals), when the caller says it
+ * woke (obs.woke), or when it disappeared (finished).  A thread moved when its fingerprint (its
  * frames) changed, or when the kernel says it ran (watch_thread_ran()):
  * a thread spinning at one line is busy, never stuck.
  */
@@ -33,7 +35,14 @@
 
 #include "common/addrmap.h"
 
-enum watch_kind { WATCH_TASK, WATCH_THREAD };
+enum watch_kind {
+	WATCH_TASK,        /* asyncio or trio task (obs.label "trio") */
+	WATCH_THREAD,
+	WATCH_GENERATOR,   /* generator, coroutine or async generator that
+			      no task owns (obs.label: its kind) */
+	WATCH_GREENLET,
+};
+#define WATCH_NKINDS 4
 
 enum watch_state {
 	WATCH_ACTIVE,   /* moved within the stuck threshold */
@@ -74,6 +83,15 @@ struct watch_obs {
 	struct watch_place where;  /* the first frame of the user's code */
 	struct watch_place inner;  /* the innermost frame (file NULL: same) */
 	const char *waits_on;      /* what it awaits, or NULL */
+	/* What kind of task, generator or greenlet: "trio" for a trio
+	 * task, "coroutine" ... for a generator, the class for a greenlet;
+	 * NULL for an asyncio task and a thread. */
+	const char *label;
+	/* Threads, with native frames: what it is blocked in, one word
+	 * (native_blocked_in()), and the innermost native function; NULL
+	 * when not read. */
+	const char *blocked_in;
+	const char *native_function;
 };
 
 struct watch_item {
@@ -93,6 +111,8 @@ struct watch_item {
 	int inner_line;
 	char *waits_on;
 	int seen;                      /* observed in the current sample */
+	char *label;                   /* as in watch_obs */
+	char *blocked_in, *native_function;
 };
 
 enum watch_event_kind {
@@ -113,7 +133,7 @@ struct watch_tracker {
 	size_t samples;
 	struct watch_item *items;
 	size_t nitems, alloc;
-	struct addrmap index[2];   /* by kind: id -> item index + 1 */
+	struct addrmap index[WATCH_NKINDS];  /* by kind: id -> index + 1 */
 	struct watch_event *events;  /* the last watch_end()'s */
 	size_t nevents, events_alloc;
 };

@@ -15,11 +15,39 @@
 /* Event lines kept for the bottom of the live view. */
 #define VIEW_LOG 8
 
-/* "task 'Task-2' (0x7f00..)" or "thread 1234 'worker'" */
+/* Per kind: the summary's heading and JSON key. */
+static const char *const kind_plural[WATCH_NKINDS] = {
+	[WATCH_TASK] = "tasks",
+	[WATCH_THREAD] = "threads",
+	[WATCH_GENERATOR] = "generators",
+	[WATCH_GREENLET] = "greenlets",
+};
+
+/* "task 'Task-2' (0x7f00..)", "trio task 'x' (0x..)", "coroutine 'f'
+ * (0x..)", "greenlet 'Greenlet-0' (0x..)", or "thread 1234 'worker'" */
 static void describe(struct strbuf *sb, const struct watch_item *it)
 {
-	if (it->kind == WATCH_TASK) {
-		strbuf_addstr(sb, "task '");
+	if (it->kind != WATCH_THREAD) {
+		if (it->kind == WATCH_TASK && it->label) {
+			esc_add(sb, it->label, ESC_TEXT, 0);
+			strbuf_addstr(sb, " task '");
+		} else if (it->kind == WATCH_TASK) {
+			strbuf_addstr(sb, "task '");
+		} else if (it->kind == WATCH_GENERATOR) {
+			esc_add(sb, it->label ? it->label : "generator",
+				ESC_TEXT, 0);
+			strbuf_addstr(sb, " '");
+		} else if (!it->name) {
+			/* unnamed: a thread's main greenlet, gevent's Hub */
+			if (it->label) {
+				esc_add(sb, it->label, ESC_TEXT, 0);
+				strbuf_addch(sb, ' ');
+			}
+			strbuf_addf(sb, "greenlet (0x%" PRIx64 ")", it->id);
+			return;
+		} else {
+			strbuf_addstr(sb, "greenlet '");
+		}
 		esc_add(sb, it->name, ESC_TEXT, 0);
 		strbuf_addf(sb, "' (0x%" PRIx64 ")", it->id);
 	} else {
@@ -59,6 +87,22 @@ static void where(struct strbuf *sb, const struct watch_item *it)
 	}
 }
 
+/* ", blocked in lock (sem_clockwait)": what --native says of a stuck
+ * thread, after where it is. */
+static void blocked(struct strbuf *sb, const struct watch_tracker *t,
+		    const struct watch_item *it)
+{
+	if (!it->blocked_in || watch_state_of(t, it) != WATCH_STUCK)
+		return;
+	strbuf_addstr(sb, ", blocked in ");
+	esc_add(sb, it->blocked_in, ESC_TEXT, 0);
+	if (it->native_function) {
+		strbuf_addstr(sb, " (");
+		esc_add(sb, it->native_function, ESC_TEXT, 0);
+		strbuf_addch(sb, ')');
+	}
+}
+
 void watch_format_event(char *buf, size_t len, const struct watch_tracker *t,
 			const struct watch_event *ev)
 {
@@ -78,6 +122,7 @@ void watch_format_event(char *buf, size_t len, const struct watch_tracker *t,
 		describe(&sb, it);
 		strbuf_addf(&sb, " for %.1fs at ", ev->stuck_for);
 		where(&sb, it);
+		blocked(&sb, t, it);
 		if (it->waits_on)
 			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
 		break;
@@ -122,6 +167,15 @@ static void summary_heading(struct strbuf *sb, const struct watch_tracker *t,
 		    info->stuck_s);
 }
 
+static size_t kind_count(const struct watch_tracker *t, enum watch_kind kind)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nitems; i++)
+		n += t->items[i].kind == kind;
+	return n;
+}
+
 void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			const struct watch_info *info)
 {
@@ -142,8 +196,12 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 		fputs(")\n", out);
 	}
 	watch_sorted(t, order);
-	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
-		fprintf(out, "%s:\n", kind == WATCH_TASK ? "tasks" : "threads");
+	for (kind = 0; kind < WATCH_NKINDS; kind++) {
+		/* tasks and threads always; the others where there are some */
+		if (kind != WATCH_TASK && kind != WATCH_THREAD &&
+		    !kind_count(t, (enum watch_kind)kind))
+			continue;
+		fprintf(out, "%s:\n", kind_plural[kind]);
 		for (i = 0; i < t->nitems; i++) {
 			const struct watch_item *it = &t->items[order[i]];
 
@@ -156,6 +214,7 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			describe(&sb, it);
 			strbuf_addstr(&sb, " at ");
 			where(&sb, it);
+			blocked(&sb, t, it);
 			if (it->waits_on && !it->gone)
 				{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
 			fprintf(out, "%s\n", sb.buf);
@@ -192,7 +251,7 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 	char addr[32];
 
 	json_begin_object(j);
-	if (it->kind == WATCH_TASK) {
+	if (it->kind != WATCH_THREAD) {
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, it->id);
 		json_key(j, "address");
 		json_string(j, addr);
@@ -202,6 +261,16 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 	}
 	json_key(j, "name");
 	json_string(j, it->name);
+	if (it->kind == WATCH_TASK) {
+		json_key(j, "framework");
+		json_string(j, it->label ? it->label : "asyncio");
+	} else if (it->kind == WATCH_GENERATOR) {
+		json_key(j, "kind");
+		json_string(j, it->label);
+	} else if (it->kind == WATCH_GREENLET) {
+		json_key(j, "type");
+		json_string(j, it->label);
+	}
 	json_key(j, "state");
 	json_string(j, watch_state_name(watch_state_of(t, it)));
 	json_key(j, "stuck_for");
@@ -214,6 +283,10 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 			json_double(j, watch_demand(it));
 		else
 			json_null(j);
+		json_key(j, "blocked_in");
+		json_string(j, it->blocked_in);
+		json_key(j, "native_function");
+		json_string(j, it->native_function);
 	}
 	json_place(j, "where", it->where_file, it->where_line,
 		   it->where_function);
@@ -263,8 +336,8 @@ void watch_summary_json(FILE *out, const struct watch_tracker *t,
 	json_double(&j, info->elapsed_s);
 	json_key(&j, "target_exited");
 	json_bool(&j, info->target_exited);
-	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
-		json_key(&j, kind == WATCH_TASK ? "tasks" : "threads");
+	for (kind = 0; kind < WATCH_NKINDS; kind++) {
+		json_key(&j, kind_plural[kind]);
 		json_begin_array(&j);
 		for (i = 0; i < t->nitems; i++)
 			if ((int)t->items[order[i]].kind == kind)
@@ -350,6 +423,7 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 		describe(&st, it);
 		strbuf_addf(&sb, "%-35s ", st.buf);
 		where(&sb, it);
+		blocked(&sb, t, it);
 		if (it->waits_on)
 			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
 		put_line(y++, sb.buf, watch_state_of(t, it) == WATCH_STUCK);

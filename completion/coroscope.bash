@@ -30,7 +30,7 @@ _coroscope()
 	local run_opts='-t --timeout -r --report -k --kill-after --no-native
 		--no-source --'
 	local watch_opts='-i --interval -f --for -s --stuck -j --json
-		-n --no-block'
+		-n --no-block --native'
 
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}

@@ -6,6 +6,12 @@ queue that another task feeds; and three threads: one blocked on a lock,
 one sleeping in 50 ms steps, one spinning in pure Python.  Only the parked
 task and the blocked thread may be reported stuck; the spinning thread is
 busy.  The target must come out of every watch running and untraced.
+
+targets/watch_gens_target.py has generators no task owns: one abandoned
+after its first yield and a coroutine never awaited (stuck), and one a
+thread iterates every 20 ms (not stuck); targets/watch_sched_target.py
+the same for trio tasks and gevent greenlets.  With --native the blocked
+thread's line says it is blocked in a lock.
 """
 
 import json
@@ -79,6 +85,11 @@ def test_json_summary_document(watched):
         assert item["stuck_for"] >= 0, item
     for item in doc["threads"]:
         assert 0 <= item["busy"] <= 1, item
+    for item in doc["tasks"]:
+        assert item["framework"] == "asyncio", item
+    # the tasks' coroutines are theirs: no generator here is its own
+    assert isinstance(doc["generators"], list), doc
+    assert doc["greenlets"] == [], doc
 
 
 def test_parked_task_and_blocked_thread_are_stuck(watched):
@@ -131,10 +142,24 @@ def test_spinning_thread_is_busy(watched):
     assert spinning["where"]["line"] == marker_line(SCRIPT, "spin")
 
 
+def runs_of(pid, tid):
+    """Times the kernel has put thread tid on a CPU (schedstat)."""
+    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+        return int(f.read().split()[2])
+
+
 def test_target_unharmed_after_watch(watched):
     target, result = watched
     assert result.returncode == 0, result
     assert_target_unharmed(target)
+    # and it still runs: the thread napping in 50 ms steps keeps waking
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("no schedstat in this kernel to count wake-ups")
+    tid = target.ready["tids"]["napping"]
+    before = runs_of(target.pid, tid)
+    assert wait_until(lambda: runs_of(target.pid, tid) >= before + 3,
+                      timeout=5 * TIME_SCALE), \
+        "the napping thread stopped waking after the watch"
 
 
 def test_plain_lines_say_what_is_stuck(keeper):
@@ -162,12 +187,14 @@ def test_plain_lines_say_what_is_stuck(keeper):
     assert_target_unharmed(target)
 
 
-def test_target_exiting_ends_with_summary(keeper):
-    interp = control_interpreter()
+@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
+def test_target_exiting_ends_with_summary(keeper, ident):
+    interp = watch_interp(ident)
     target = keeper.start_target(interp, "watch_target.py",
                                  "--exit-after", "5")
     result = run_coroscope("watch", "--json", "--interval", "0.3s",
                            "--stuck", "1s", target.pid, timeout=30)
+    assert result.returncode == 0, result
     doc = result.json()
     assert doc["target_exited"] is True, (doc, result.stderr)
     assert doc["samples"] >= 1, doc
@@ -209,11 +236,9 @@ def test_usage_errors():
         assert result.stderr.startswith("coroscope: "), result
 
 
-def test_live_view_on_a_terminal(keeper):
-    """The curses view draws on a pseudo-terminal, quits on q, and leaves
-    the terminal as it found it, with the summary after the view."""
-    interp = control_interpreter()
-    target = keeper.start_target(interp, "watch_target.py")
+def live_view(keeper, target, seconds):
+    """Run watch on a pseudo-terminal for `seconds`, quit with q; return
+    (all it wrote, decoded; the terminal's local modes before and after)."""
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
     env = coroscope_env({"TERM": "xterm", "COLUMNS": "120", "LINES": "30"})
@@ -236,7 +261,7 @@ def test_live_view_on_a_terminal(keeper):
                     break
         return data
 
-    output += read_some(2.5 * TIME_SCALE)
+    output += read_some(seconds * TIME_SCALE)
     assert b"stuck after 1s" in output, output[-2000:]
     os.write(master, b"q")
     deadline = time.monotonic() + 20 * TIME_SCALE
@@ -246,17 +271,38 @@ def test_live_view_on_a_terminal(keeper):
     output += read_some(0.3)
     err = proc.stderr.read().decode("utf-8", "replace")
     assert_no_sanitizer_report(err)
-    text = output.decode("utf-8", "replace")
+    after = termios.tcgetattr(slave)
+    os.close(master)
+    os.close(slave)
+    return output.decode("utf-8", "replace"), before[3], after[3]
+
+
+def test_live_view_on_a_terminal(keeper):
+    """The curses view draws on a pseudo-terminal, quits on q, and leaves
+    the terminal as it found it, with the summary after the view."""
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    text, before, after = live_view(keeper, target, 2.5)
     assert "\x1b[?1049h" in text, "no alternate screen: %r" % text[:300]
     summary = text.rindex("watch summary:")
     assert "\x1b[?1049l" in text[:summary], "the view was not closed first"
     assert "\x1b" not in text[summary:], \
         "escape sequences after the summary: %r" % text[summary:]
     assert "'parked'" in text[summary:]
-    after = termios.tcgetattr(slave)
-    assert after[3] == before[3], "terminal local modes not restored"
-    os.close(master)
-    os.close(slave)
+    assert after == before, "terminal local modes not restored"
+    assert_target_unharmed(target)
+
+
+def test_live_view_shows_generators(keeper):
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_gens_target.py")
+    text, before, after = live_view(keeper, target, 3.0)
+    view = text[:text.rindex("watch summary:")]
+    # the view's rows: "stuck 1.2s   generator 'abandoned' (0x...) ..."
+    addr = target.ready["generators"]["abandoned"]
+    assert "generator 'abandoned' (%s)" % addr in view, view[-2000:]
+    assert "generator 'counting'" in view, view[-2000:]
+    assert after == before, "terminal local modes not restored"
     assert_target_unharmed(target)
 
 
@@ -279,3 +325,177 @@ def test_no_block_never_stops_the_target(keeper):
     assert doc["samples"] >= 2, doc
     assert by_name(doc["threads"])["locked"]["state"] == "stuck", doc
     assert_target_unharmed(target)
+
+
+# ---- generators no task owns (targets/watch_gens_target.py) ----
+
+GENS_SCRIPT = target_script("watch_gens_target.py")
+
+
+def by_address(items):
+    return dict((item["address"], item) for item in items)
+
+
+@pytest.fixture(scope="module", params=WATCH_INTERPRETERS)
+def watched_gens(request, module_keeper):
+    """(target, the --json summary of one 4 s watch) per interpreter."""
+    interp = watch_interp(request.param)
+    target = module_keeper.start_target(interp, "watch_gens_target.py")
+    result = run_coroscope("watch", "--json", *(WATCH_ARGS + [target.pid]))
+    return target, result
+
+
+def test_abandoned_generator_is_stuck(watched_gens):
+    target, result = watched_gens
+    assert result.returncode == 0, result
+    gens = by_address(result.json()["generators"])
+    addrs = target.ready["generators"]
+
+    parked = gens[addrs["abandoned"]]
+    assert parked["name"] == "abandoned", parked
+    assert parked["kind"] == "generator", parked
+    assert parked["state"] == "stuck", parked
+    assert parked["stuck_for"] >= 3.0, parked
+    assert parked["where"]["file"].endswith("watch_gens_target.py"), parked
+    assert parked["where"]["line"] == marker_line(GENS_SCRIPT,
+                                                  "gen-abandoned"), parked
+
+    unstarted = gens[addrs["unstarted"]]
+    assert unstarted["kind"] == "coroutine", unstarted
+    assert unstarted["state"] == "stuck", unstarted
+    assert unstarted["stuck_for"] >= 3.0, unstarted
+    assert_target_unharmed(target)
+
+
+def test_iterated_generator_is_not_stuck(watched_gens):
+    target, result = watched_gens
+    doc = result.json()
+    steady = by_address(doc["generators"])[target.ready["generators"]
+                                           ["counting"]]
+    assert steady["name"] == "counting", steady
+    assert steady["state"] == "active", steady
+    assert steady["stuck_for"] < 2.0, steady
+    assert steady["where"]["line"] == marker_line(GENS_SCRIPT,
+                                                  "gen-counting"), steady
+    # followed across the whole watch by its address
+    assert steady["first_seen_s"] == 0, steady
+    assert steady["last_seen_s"] >= 4.0, steady
+    # (whether the thread sleeping between items is stuck is the
+    # threads' question: test_nothing_else_is_stuck's 'napping')
+    iterating = by_name(doc["threads"])["iterating"]
+    assert iterating["tid"] == target.ready["tids"]["iterating"], iterating
+
+
+def test_generator_lines(keeper):
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_gens_target.py")
+    result = run_coroscope("watch", *(WATCH_ARGS + [target.pid]))
+    assert result.returncode == 0, result
+    lines = result.stdout.splitlines()
+    addrs = target.ready["generators"]
+    stuck = [l for l in lines if " stuck " in l and " for " in l]
+    where = "watch_gens_target.py:%d in abandoned" % marker_line(
+        GENS_SCRIPT, "gen-abandoned")
+    assert any("generator 'abandoned' (%s)" % addrs["abandoned"] in l and
+               where in l for l in stuck), result
+    assert any("coroutine 'unstarted' (%s)" % addrs["unstarted"] in l
+               for l in stuck), result
+    assert not [l for l in stuck if "'counting'" in l], result
+    summary = lines.index(next(l for l in lines
+                               if l.startswith("watch summary:")))
+    rest = lines[summary:]
+    assert "generators:" in rest, result
+    assert any(l.strip().startswith("active ") and
+               "generator 'counting'" in l for l in rest), result
+    assert_target_unharmed(target)
+
+
+# ---- trio tasks and gevent greenlets (targets/watch_sched_target.py) ----
+
+SCHED_SCRIPT = target_script("watch_sched_target.py")
+# Where the frameworks are installed: Debian's packages, pyenv's trio.
+SCHED_INTERPRETERS = ("3.11-debian", "3.11")
+
+
+def interpreters_with(module):
+    found = []
+    for ident in SCHED_INTERPRETERS:
+        interp = interpreter(ident)
+        if interp is not None and subprocess.run(
+                [interp.path, "-c", "import " + module],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL).returncode == 0:
+            found.append(interp)
+    return found
+
+
+@pytest.mark.parametrize("framework,listed", [("trio", "tasks"),
+                                              ("gevent", "greenlets")])
+def test_sched_parked_stuck_napper_not(keeper, framework, listed):
+    found = interpreters_with(framework)
+    if not found:
+        pytest.skip("no interpreter here has %s (%s)"
+                    % (framework, ", ".join(SCHED_INTERPRETERS)))
+    for interp in found:
+        target = keeper.start_target(interp, "watch_sched_target.py",
+                                     framework)
+        result = run_coroscope("watch", "--json",
+                               *(WATCH_ARGS + [target.pid]))
+        assert result.returncode == 0, result
+        doc = result.json()
+        items = by_name(doc[listed])
+        parked, napper = items["parked"], items["napper"]
+        assert parked["state"] == "stuck", (interp, parked)
+        assert parked["stuck_for"] >= 3.0, (interp, parked)
+        assert parked["where"]["line"] == marker_line(
+            SCHED_SCRIPT, framework + "-parked"), (interp, parked)
+        assert napper["state"] == "active", (interp, napper)
+        assert napper["stuck_for"] < 2.0, (interp, napper)
+        assert napper["where"]["line"] == marker_line(
+            SCHED_SCRIPT, framework + "-nap"), (interp, napper)
+        if framework == "trio":
+            assert parked["framework"] == "trio", parked
+        else:
+            assert parked["type"] == "Greenlet", parked
+        # the line output names them the same way
+        text = run_coroscope("watch", *(WATCH_ARGS + [target.pid]))
+        kind = "trio task" if framework == "trio" else "greenlet"
+        stuck = [l for l in text.stdout.splitlines()
+                 if " stuck " in l and " for " in l]
+        assert any("%s 'parked'" % kind in l for l in stuck), text
+        assert not [l for l in stuck if "'napper'" in l], text
+        assert_target_unharmed(target)
+
+
+# ---- --native: what a stuck thread is blocked in ----
+
+@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
+def test_native_says_what_a_stuck_thread_is_blocked_in(keeper, ident):
+    interp = watch_interp(ident)
+    target = keeper.start_target(interp, "watch_target.py")
+    result = run_coroscope("watch", "--json", "--native",
+                           *(WATCH_ARGS + [target.pid]))
+    assert result.returncode == 0, result
+    threads = by_name(result.json()["threads"])
+    locked = threads["locked"]
+    assert locked["state"] == "stuck", locked
+    assert locked["stuck_for"] >= 3.0, locked
+    # blocked on a threading.Lock forever: in a lock, in C
+    assert locked["blocked_in"] == "lock", locked
+    assert locked["native_function"], locked
+    # the event line (on stderr with --json) says it too
+    line = next((l for l in result.stderr.splitlines()
+                 if " stuck thread %d 'locked'" % locked["tid"] in l), None)
+    assert line is not None, result
+    assert ", blocked in lock (%s)" % locked["native_function"] in line, line
+    # the spinning thread is busy, never "blocked"
+    assert threads["spinning"]["state"] == "busy", threads["spinning"]
+    assert threads["spinning"]["blocked_in"] != "lock", threads["spinning"]
+    assert_target_unharmed(target)
+
+
+def test_no_native_without_the_option(watched):
+    target, result = watched
+    for item in result.json()["threads"]:
+        assert item["blocked_in"] is None, item
+        assert item["native_function"] is None, item

@@ -225,8 +225,50 @@ static void test_crowded(void)
 	watch_tracker_release(&t);
 }
 
+/* Generators and greenlets are kinds of their own: the same address as
+ * a task is another item, and they are judged like tasks (no CPU). */
+static void test_other_kinds(void)
+{
+	struct watch_tracker t;
+	const struct watch_item *gen, *gl, *tk;
+	int s;
+
+	watch_tracker_init(&t, 2.0);
+	for (s = 0; s <= 3; s++) {
+		struct watch_obs g = task(0x3000, 1), l = task(0x3000, 100 + s);
+		struct watch_obs k = task(0x3000, 2), bad = task(0x4000, 3);
+
+		g.kind = WATCH_GENERATOR;
+		g.label = "coroutine";
+		l.kind = WATCH_GREENLET;
+		l.label = "Greenlet";
+		bad.kind = (enum watch_kind)WATCH_NKINDS;
+		watch_begin(&t, s * 1.0);
+		watch_observe(&t, &g);
+		watch_observe(&t, &l);
+		watch_observe(&t, &k);
+		watch_observe(&t, &bad);
+		watch_end(&t);
+	}
+	gen = watch_find(&t, WATCH_GENERATOR, 0x3000);
+	gl = watch_find(&t, WATCH_GREENLET, 0x3000);
+	tk = watch_find(&t, WATCH_TASK, 0x3000);
+	CHECK(t.nitems == 3, "three items for one address, got %zu", t.nitems);
+	CHECK(gen && gen != tk && watch_state_of(&t, gen) == WATCH_STUCK &&
+	      watch_stuck_for(&t, gen) == 3.0, "unchanged generator stuck 3s");
+	CHECK(gen && gen->label && !strcmp(gen->label, "coroutine"),
+	      "the label is kept");
+	CHECK(gl && watch_state_of(&t, gl) == WATCH_ACTIVE,
+	      "a greenlet whose fingerprint changes is active");
+	CHECK(watch_busy(gen) == 0 && watch_demand(gen) < 0, "no CPU figures");
+	CHECK(!watch_find(&t, (enum watch_kind)WATCH_NKINDS, 0x4000),
+	      "an unknown kind is not followed");
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
+	test_other_kinds();
 	test_crowded();
 	test_task_progress();
 	test_gone_after_stuck();
