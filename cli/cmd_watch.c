@@ -182,135 +182,212 @@ static void print_events(const struct watch_tracker *t, struct watch_view *view,
 	}
 }
 
+/* One watch, from its first sample to its summary. */
+struct watch_session {
+	const struct watch_options *o;
+	struct watch_tracker t;
+	struct watch_info info;
+	struct watch_view *view;
+	struct watch_cpu tables[2];
+	struct watch_cpu *before, *now;
+	char *command, *python, *last_error;
+	double start, probe_ms;
+	double sampled_at;         /* when the last sample began */
+	int want_view, seen_one;
+	int status;                /* exit status of a first sample that
+				      failed */
+};
+
+enum sample_result { SAMPLE_GO_ON, SAMPLE_TARGET_EXITED, SAMPLE_FAILED };
+
+static void session_init(struct watch_session *w, const struct watch_options *o)
+{
+	memset(w, 0, sizeof(*w));
+	w->o = o;
+	w->before = &w->tables[0];
+	w->now = &w->tables[1];
+	w->want_view = !o->json && isatty(STDOUT_FILENO);
+	w->info.pid = o->pid;
+	w->info.interval_s = (double)o->interval_ms / 1000;
+	w->info.stuck_s = (double)o->stuck_ms / 1000;
+	watch_tracker_init(&w->t, w->info.stuck_s);
+	/* a tenth of the interval, at most 50 ms, watching for wake-ups */
+	w->probe_ms = (double)o->interval_ms / 10;
+	if (w->probe_ms > WATCH_PROBE_MAX_MS)
+		w->probe_ms = WATCH_PROBE_MAX_MS;
+	w->start = cs_now_ms();
+}
+
+static void session_release(struct watch_session *w)
+{
+	watch_tracker_release(&w->t);
+	watch_cpu_release(&w->tables[0]);
+	watch_cpu_release(&w->tables[1]);
+	free(w->command);
+	free(w->python);
+	free(w->last_error);
+}
+
+/* A collection that read: feed it to the tracker and say what changed. */
+static void session_feed(struct watch_session *w, struct collection *c)
+{
+	w->seen_one = 1;
+	if (!w->python) {
+		w->python = xstrdup(c->py.version);
+		w->command = c->command ? xstrdup(c->command) : NULL;
+		w->info.python = w->python;
+		w->info.command = w->command;
+	}
+	watch_feed(&w->t, (w->now->at_ms - w->start) / 1000, c, w->before,
+		   w->now, w->probe_ms);
+	if (w->want_view && !w->view)
+		w->view = watch_view_open();
+	print_events(&w->t, w->view, w->o->json ? stderr : stdout);
+}
+
+/* One sample.  Only a failing first sample fails the watch (w->status):
+ * there is nothing to watch. */
+static enum sample_result session_sample(struct watch_session *w)
+{
+	struct collection c;
+	struct cs_err err;
+	int ret;
+
+	cs_err_init(&err);
+	watch_cpu_read(w->now, w->o->pid);
+	w->sampled_at = w->now->at_ms;
+	ret = collect_live(&c, w->o->pid, &w->o->collect, &err);
+	if (ret < 0 && !w->seen_one) {
+		collection_release(&c);
+		w->status = cli_report_error(&err);
+		return SAMPLE_FAILED;
+	}
+	if (ret < 0 && target_gone(&err, w->o->pid)) {
+		w->info.target_exited = 1;
+		collection_release(&c);
+		return SAMPLE_TARGET_EXITED;
+	}
+	if (ret < 0) {
+		/* a racy --no-block read, most likely: the next sample may
+		 * read fine */
+		w->info.samples_failed++;
+		free(w->last_error);
+		w->last_error = xstrdup(err.msg);
+		w->info.last_error = w->last_error;
+	} else {
+		session_feed(w, &c);
+	}
+	collection_release(&c);
+	/* the next window starts now: the target is running again */
+	{
+		struct watch_cpu *tmp = w->before;
+
+		w->before = w->now;
+		w->now = tmp;
+	}
+	watch_cpu_read(w->before, w->o->pid);
+	w->info.elapsed_s = (cs_now_ms() - w->start) / 1000;
+	if (w->view)
+		watch_view_draw(w->view, &w->t, &w->info);
+	return SAMPLE_GO_ON;
+}
+
+/*
+ * When to take sample k + 1 (ticks missed by a slow sample are skipped;
+ * *k moves past them), or a negative value when --for has ended with the
+ * last sample.
+ */
+static double session_next(const struct watch_session *w, long long *k)
+{
+	const struct watch_options *o = w->o;
+	double interval = (double)o->interval_ms, next;
+
+	next = w->start + (double)(*k + 1) * interval;
+	if (next < cs_now_ms()) {
+		*k = (long long)((cs_now_ms() - w->start) / interval);
+		next = w->start + (double)(*k + 1) * interval;
+	}
+	/* --for ends with a sample at its end, so the summary tells the
+	 * state then, whatever the samples' pace */
+	if (o->for_ms && w->sampled_at - w->start >= (double)o->for_ms)
+		return -1;
+	if (o->for_ms && next - w->start > (double)o->for_ms)
+		next = w->start + (double)o->for_ms;
+	/* Leave the target half an interval to itself: the kernel's
+	 * accounting over a window of a few milliseconds cannot tell a
+	 * blocked thread from one that sleeps in short steps. */
+	if (next < w->before->at_ms + interval / 2)
+		next = w->before->at_ms + interval / 2;
+	return next;
+}
+
+static int session_summary(struct watch_session *w)
+{
+	w->info.elapsed_s = (cs_now_ms() - w->start) / 1000;
+	watch_view_close(w->view);
+	w->view = NULL;       /* closed: the summary goes to the terminal */
+	if (w->o->json)
+		watch_summary_json(stdout, &w->t, &w->info);
+	else
+		watch_summary_text(stdout, &w->t, &w->info);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "coroscope: cannot write output: %s\n",
+			strerror(errno));
+		return CS_ERR_INTERNAL;
+	}
+	return 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP as a descriptor: they end the watch with
+ * its summary.  -1 when that cannot be set up. */
+static int ending_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	struct watch_options o;
-	struct watch_tracker t;
-	struct watch_info info;
-	struct watch_view *view = NULL;
-	struct watch_cpu tables[2];
-	struct watch_cpu *before = &tables[0], *now = &tables[1];
-	char *command = NULL, *python = NULL, *last_error = NULL;
-	double start, next, sampled_at, probe_ms;
-	sigset_t set;
-	int ret, sfd, want_view, seen_one = 0;
+	struct watch_session w;
+	enum sample_result r;
+	double next;
+	int ret, sfd;
 	long long k;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret)
 		return ret;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
-	    (sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0) {
+	sfd = ending_signals();
+	if (sfd < 0) {
 		fprintf(stderr, "coroscope: cannot set up signals: %s\n",
 			strerror(errno));
 		return CS_ERR_INTERNAL;
 	}
-	want_view = !o.json && isatty(STDOUT_FILENO);
-	memset(tables, 0, sizeof(tables));
-	memset(&info, 0, sizeof(info));
-	info.pid = o.pid;
-	info.interval_s = (double)o.interval_ms / 1000;
-	info.stuck_s = (double)o.stuck_ms / 1000;
-	watch_tracker_init(&t, info.stuck_s);
-	/* a tenth of the interval, at most 50 ms, watching for wake-ups */
-	probe_ms = (double)o.interval_ms / 10;
-	if (probe_ms > WATCH_PROBE_MAX_MS)
-		probe_ms = WATCH_PROBE_MAX_MS;
-	start = cs_now_ms();
+	session_init(&w, &o);
 	for (k = 0;; k++) {
-		struct collection c;
-		struct cs_err err;
-
-		cs_err_init(&err);
-		watch_cpu_read(now, o.pid);
-		sampled_at = now->at_ms;
-		ret = collect_live(&c, o.pid, &o.collect, &err);
-		if (ret < 0 && !seen_one) {
-			collection_release(&c);
-			ret = cli_report_error(&err);
+		r = session_sample(&w);
+		if (r == SAMPLE_FAILED) {
+			ret = w.status;
 			goto out;
 		}
-		if (ret < 0 && target_gone(&err, o.pid)) {
-			info.target_exited = 1;
-			collection_release(&c);
+		if (r == SAMPLE_TARGET_EXITED)
 			break;
-		}
-		if (ret < 0) {
-			/* a racy --no-block read, most likely: the next
-			 * sample may read fine */
-			info.samples_failed++;
-			free(last_error);
-			last_error = xstrdup(err.msg);
-			info.last_error = last_error;
-		} else {
-			seen_one = 1;
-			if (!python) {
-				python = xstrdup(c.py.version);
-				command = c.command ? xstrdup(c.command) : NULL;
-				info.python = python;
-				info.command = command;
-			}
-			watch_feed(&t, (now->at_ms - start) / 1000, &c, before,
-				   now, probe_ms);
-			if (want_view && !view)
-				view = watch_view_open();
-			print_events(&t, view, o.json ? stderr : stdout);
-		}
-		collection_release(&c);
-		/* the next window starts now: the target is running again */
-		{
-			struct watch_cpu *tmp = before;
-
-			before = now;
-			now = tmp;
-		}
-		watch_cpu_read(before, o.pid);
-		info.elapsed_s = (cs_now_ms() - start) / 1000;
-		if (view)
-			watch_view_draw(view, &t, &info);
-		/* the next tick; ticks missed by a slow sample are skipped */
-		next = start + (double)(k + 1) * (double)o.interval_ms;
-		if (next < cs_now_ms()) {
-			k = (long long)((cs_now_ms() - start) / (double)o.interval_ms);
-			next = start + (double)(k + 1) * (double)o.interval_ms;
-		}
-		/* --for ends with a sample at its end, so the summary tells
-		 * the state then, whatever the samples' pace */
-		if (o.for_ms && sampled_at - start >= (double)o.for_ms)
-			break;
-		if (o.for_ms && next - start > (double)o.for_ms)
-			next = start + (double)o.for_ms;
-		/* Leave the target half an interval to itself: the kernel's
-		 * accounting over a window of a few milliseconds cannot tell
-		 * a blocked thread from one that sleeps in short steps. */
-		if (next < before->at_ms + (double)o.interval_ms / 2)
-			next = before->at_ms + (double)o.interval_ms / 2;
-		if (wait_until(sfd, view, next, &t, &info))
+		next = session_next(&w, &k);
+		if (next < 0 || wait_until(sfd, w.view, next, &w.t, &w.info))
 			break;
 	}
-	info.elapsed_s = (cs_now_ms() - start) / 1000;
-	watch_view_close(view);
-	if (o.json)
-		watch_summary_json(stdout, &t, &info);
-	else
-		watch_summary_text(stdout, &t, &info);
-	ret = 0;
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "coroscope: cannot write output: %s\n",
-			strerror(errno));
-		ret = CS_ERR_INTERNAL;
-	}
+	ret = session_summary(&w);
 out:
 	close(sfd);
-	watch_tracker_release(&t);
-	watch_cpu_release(&tables[0]);
-	watch_cpu_release(&tables[1]);
-	free(command);
-	free(python);
-	free(last_error);
+	watch_view_close(w.view);
+	session_release(&w);
 	return ret;
 }
