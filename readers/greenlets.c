@@ -80,18 +80,6 @@ struct gl_raw {
 	uint64_t main_greenlet, thread_state, run_callable, parent;
 };
 
-struct gl_builder {
-	struct pyproc *py;
-	const struct gl_layout *G;
-	uint64_t gl_type, gevent_type;
-	struct addrmap types;     /* type -> 1 greenlet, 2 not */
-	uint64_t last_type;       /* objects of one type often follow each */
-	int last_is;              /* other in the GC lists */
-	uint64_t *addrs;
-	size_t n, alloc;
-	int too_many;
-};
-
 const char *py_greenlet_state_name(enum py_greenlet_state state)
 {
 	switch (state) {
@@ -107,7 +95,7 @@ const char *py_greenlet_state_name(enum py_greenlet_state state)
 	return "dead";
 }
 
-static int is_greenlet_type(struct gl_builder *b, uint64_t type)
+static int is_greenlet_type(struct py_greenlet_scan *b, uint64_t type)
 {
 	int found;
 	uintptr_t k;
@@ -128,7 +116,7 @@ static int is_greenlet_type(struct gl_builder *b, uint64_t type)
 
 static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 {
-	struct gl_builder *b = data;
+	struct py_greenlet_scan *b = data;
 
 	if (!is_greenlet_type(b, type))
 		return 0;
@@ -162,7 +150,7 @@ static const struct gl_layout *gl_layout_for(int major, int minor)
 	return NULL;
 }
 
-static int raw_read(struct gl_builder *b, uint64_t addr, struct gl_raw *r,
+static int raw_read(struct py_greenlet_scan *b, uint64_t addr, struct gl_raw *r,
 		    struct cs_err *err)
 {
 	const struct gl_layout *G = b->G;
@@ -219,7 +207,7 @@ static int stack_word(struct pyproc *py, const struct gl_raw *r,
  * The thread of a suspended greenlet: its saved cframe chain ends at
  * &tstate->root_cframe, inside exactly one thread state.
  */
-static int tid_of_cframe(struct gl_builder *b, const struct gl_raw *r,
+static int tid_of_cframe(struct py_greenlet_scan *b, const struct gl_raw *r,
 			 const struct py_snapshot *snap)
 {
 	const struct py_layout *L = &b->py->layout;
@@ -277,7 +265,7 @@ static char *str_dup(struct pyproc *py, uint64_t obj)
 #define GEVENT_GREENLET_SIZE 144   /* tp_basicsize of the verified build */
 #define GEVENT_IDENT 136           /* its _ident slot */
 
-static void gevent_details(struct gl_builder *b, uint64_t addr,
+static void gevent_details(struct py_greenlet_scan *b, uint64_t addr,
 			   struct py_greenlet *g)
 {
 	struct pyproc *py = b->py;
@@ -309,7 +297,7 @@ static void gevent_details(struct gl_builder *b, uint64_t addr,
 		g->function = xstrdup(q);
 }
 
-static int read_greenlet(struct gl_builder *b, uint64_t addr,
+static int read_greenlet(struct py_greenlet_scan *b, uint64_t addr,
 			 const struct py_stack_options *opt,
 			 struct py_greenlet *g, struct gl_raw *r,
 			 struct cs_err *err)
@@ -402,7 +390,7 @@ static int read_greenlet(struct gl_builder *b, uint64_t addr,
  * thread says so (ThreadState.current_greenlet); otherwise it is
  * suspended outside Python code.
  */
-static void mark_running(struct gl_builder *b, struct py_greenlets *out,
+static void mark_running(struct py_greenlet_scan *b, struct py_greenlets *out,
 			 const struct gl_raw *raws)
 {
 	struct addrmap current;
@@ -433,7 +421,7 @@ static void mark_running(struct gl_builder *b, struct py_greenlets *out,
 }
 
 /* Thread of each greenlet: by main greenlet. */
-static void assign_threads(struct gl_builder *b, struct py_greenlets *out,
+static void assign_threads(struct py_greenlet_scan *b, struct py_greenlets *out,
 			   struct gl_raw *raws, const struct py_snapshot *snap)
 {
 	struct addrmap tids;     /* main greenlet -> tid + 1 */
@@ -475,55 +463,92 @@ static void greenlet_release(struct py_greenlet *g)
 	py_frames_free(g->frames, g->nframes);
 }
 
-int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
-		      const struct py_stack_options *opt,
-		      struct py_greenlets *out, struct cs_err *err)
+int py_greenlets_prepare(struct pyproc *py, struct py_greenlet_scan *b,
+			 struct py_gc_visit *v, struct cs_err *err)
 {
-	struct gl_builder b;
-	struct gl_raw *raws;
 	uint64_t ver;
 	const char *vs = NULL;
+	struct cs_err verr;
+
+	memset(b, 0, sizeof(*b));
+	addrmap_init(&b->types);
+	b->py = py;
+	b->gl_type = py_module_attr(py, "greenlet", "greenlet");
+	if (!b->gl_type)
+		return 0;
+	ver = py_module_attr(py, "greenlet", "__version__");
+	cs_err_init(&verr);
+	if (!ver || pystr_get(py, ver, &vs, &verr) < 0)
+		vs = "?";
+	snprintf(b->version, sizeof(b->version), "%s", vs);
+	b->G = gl_layout_for(major_of(b->version), py->minor);
+	if (!b->G)
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "greenlet %s on Python %d.%d is not understood "
+			       "(verified: greenlet 2.0 on 3.8 - 3.11)",
+			       b->version, py->major, py->minor);
+	b->gevent_type = py_module_attr(py, "gevent._gevent_cgreenlet",
+					"Greenlet");
+	if (!b->gevent_type)
+		b->gevent_type = py_module_attr(py, "gevent.greenlet", "Greenlet");
+	v->fn = visit;
+	v->data = b;
+	return 1;
+}
+
+void py_greenlet_scan_release(struct py_greenlet_scan *b)
+{
+	addrmap_release(&b->types);
+	free(b->addrs);
+	memset(b, 0, sizeof(*b));
+}
+
+/* A user greenlet's main greenlet must be one we found. */
+static int check_mains(const struct py_greenlets *out, struct cs_err *err)
+{
+	struct addrmap mains;
+	size_t i;
+	int ret = 0;
+
+	addrmap_init(&mains);
+	for (i = 0; i < out->n; i++)
+		if (out->v[i].is_main)
+			addrmap_add(&mains, out->v[i].addr);
+	for (i = 0; i < out->n && ret == 0; i++) {
+		int found = 1;
+
+		if (!out->v[i].is_main && out->v[i].main_greenlet)
+			addrmap_get(&mains, out->v[i].main_greenlet, &found);
+		if (!found)
+			ret = cs_fail(err, CS_ERR_UNSUPPORTED,
+				      "greenlet 0x%llx: its main greenlet "
+				      "is not a main greenlet",
+				      (unsigned long long)out->v[i].addr);
+	}
+	addrmap_release(&mains);
+	return ret;
+}
+
+int py_greenlets_finish(struct py_greenlet_scan *b,
+			const struct py_snapshot *snap,
+			const struct py_stack_options *opt,
+			struct py_greenlets *out, struct cs_err *err)
+{
+	struct gl_raw *raws;
 	size_t i;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(&b, 0, sizeof(b));
-	b.py = py;
-	b.gl_type = py_module_attr(py, "greenlet", "greenlet");
-	if (!b.gl_type)
+	if (!b->G)
 		return 0;
-	ver = py_module_attr(py, "greenlet", "__version__");
-	{
-		struct cs_err verr;
-
-		cs_err_init(&verr);
-		if (!ver || pystr_get(py, ver, &vs, &verr) < 0)
-			vs = "?";
-	}
-	snprintf(out->version, sizeof(out->version), "%s", vs);
-	b.G = gl_layout_for(major_of(out->version), py->minor);
-	if (!b.G)
-		return cs_fail(err, CS_ERR_UNSUPPORTED,
-			       "greenlet %s on Python %d.%d is not understood "
-			       "(verified: greenlet 2.0 on 3.8 - 3.11)",
-			       out->version, py->major, py->minor);
-	b.gevent_type = py_module_attr(py, "gevent._gevent_cgreenlet", "Greenlet");
-	if (!b.gevent_type)
-		b.gevent_type = py_module_attr(py, "gevent.greenlet", "Greenlet");
-	addrmap_init(&b.types);
-	ret = py_gc_walk(py, visit, &b, err);
-	addrmap_release(&b.types);
-	if (ret == 0 && b.too_many)
-		ret = cs_fail(err, CS_ERR_MEMORY, "more than %u greenlets",
-			      PY_MAX_GREENLETS);
-	if (ret < 0) {
-		free(b.addrs);
-		return ret;
-	}
-	out->v = xcalloc(b.n ? b.n : 1, sizeof(*out->v));
-	raws = xcalloc(b.n ? b.n : 1, sizeof(*raws));
-	for (i = 0; i < b.n && ret == 0; i++) {
-		ret = read_greenlet(&b, b.addrs[i], opt, &out->v[out->n],
+	if (b->too_many)
+		return cs_fail(err, CS_ERR_MEMORY, "more than %u greenlets",
+			       PY_MAX_GREENLETS);
+	snprintf(out->version, sizeof(out->version), "%s", b->version);
+	out->v = xcalloc(b->n ? b->n : 1, sizeof(*out->v));
+	raws = xcalloc(b->n ? b->n : 1, sizeof(*raws));
+	for (i = 0; i < b->n && ret == 0; i++) {
+		ret = read_greenlet(b, b->addrs[i], opt, &out->v[out->n],
 				    &raws[out->n], err);
 		if (ret == 0)
 			out->n++;
@@ -532,36 +557,33 @@ int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
 		else
 			greenlet_release(&out->v[out->n]);
 	}
+	if (ret == 0)
+		ret = check_mains(out, err);
 	if (ret == 0) {
-		/* A user greenlet's main greenlet must be one we found. */
-		struct addrmap mains;
-
-		addrmap_init(&mains);
-		for (i = 0; i < out->n; i++)
-			if (out->v[i].is_main)
-				addrmap_add(&mains, out->v[i].addr);
-		for (i = 0; i < out->n && ret == 0; i++) {
-			int found = 1;
-
-			if (!out->v[i].is_main && out->v[i].main_greenlet)
-				addrmap_get(&mains, out->v[i].main_greenlet,
-					    &found);
-			if (!found)
-				ret = cs_fail(err, CS_ERR_UNSUPPORTED,
-					      "greenlet 0x%llx: its main greenlet "
-					      "is not a main greenlet",
-					      (unsigned long long)out->v[i].addr);
-		}
-		addrmap_release(&mains);
-	}
-	if (ret == 0) {
-		mark_running(&b, out, raws);
-		assign_threads(&b, out, raws, snap);
+		mark_running(b, out, raws);
+		assign_threads(b, out, raws, snap);
 	}
 	free(raws);
-	free(b.addrs);
 	if (ret < 0)
 		py_greenlets_release(out);
+	return ret;
+}
+
+int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
+		      const struct py_stack_options *opt,
+		      struct py_greenlets *out, struct cs_err *err)
+{
+	struct py_greenlet_scan s;
+	struct py_gc_visit v;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = py_greenlets_prepare(py, &s, &v, err);
+	if (ret > 0)
+		ret = py_gc_walk_each(py, &v, 1, err);
+	if (ret == 0)
+		ret = py_greenlets_finish(&s, snap, opt, out, err);
+	py_greenlet_scan_release(&s);
 	return ret;
 }
 
