@@ -1,4 +1,3 @@
-#include "readers/dicts.h"
 #include "readers/greenlets.h"
 
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include "common/addrmap.h"
 #include "common/le.h"
 #include "common/strbuf.h"
+#include "readers/dicts.h"
 #include "readers/fields.h"
 #include "readers/gc.h"
 #include "readers/funcs.h"
@@ -64,8 +64,7 @@ static const struct gl_layout gl_layouts[] = {
 	  128, 136, 144, 152, 136,  160,  0, 8, -1 },
 	/* 3.10 has a cframe, but greenlet 2.0 leaves its previous chain
 	 * running through C frames that have since returned: not followed
-	 * (cf_previous -1), so threads there are known only when there is
-	 * one. */
+	 * (cf_previous -1); threads come from the TLS (threads_by_tls()). */
 	{ 2, 10, 32,  64, 72, 80, 88,  112, 120, -1,
 	  144, 152, 160, 168, 152,  176,  0, 8, -1 },
 	{ 2, 11, 32,  48, 56, 64, 72,  96, 104, 128,
@@ -420,9 +419,174 @@ static void mark_running(struct py_greenlet_scan *b, struct py_greenlets *out,
 	addrmap_release(&current);
 }
 
+/* The index of the snapshot's thread tid, or -1. */
+static long snap_index(const struct py_snapshot *snap, int tid)
+{
+	size_t i;
+
+	for (i = 0; tid && i < snap->nthreads; i++)
+		if (snap->threads[i].tid == tid)
+			return (long)i;
+	return -1;
+}
+
+/* The kernel thread id of the snapshot thread whose own namespace's id
+ * is ns_tid (what the target's threading.get_native_id() said), or 0. */
+static int snap_tid_of(const struct pyproc *py,
+		       const struct py_snapshot *snap, int64_t ns_tid)
+{
+	const struct memsrc *ms = py->ms;
+	size_t k;
+
+	for (k = 0; k < ms->nthreads; k++)
+		if (ms->threads[k].ns_tid == ns_tid)
+			return snap_index(snap, ms->threads[k].tid) >= 0 ?
+			       ms->threads[k].tid : 0;
+	return 0;
+}
+
+/*
+ * greenlet 2 keeps each thread's ThreadState in a C++ thread_local of its
+ * extension module: the pointer is one of the two words of that module's
+ * 16-byte TLS block (at +8 on Debian's build, after a flag).  A thread's
+ * blocks are listed by its dtv: on x86-64 the TCB at fs_base holds the
+ * dtv pointer at +8, dtv[-1] the number of entries, and entry i (16
+ * bytes) starts with the block's address (-1 while not allocated).  So a
+ * stopped thread (or a core's) says which ThreadState is its own, for
+ * any CPython version and whatever its greenlets are doing.
+ */
+#define TLS_TCB_DTV 8
+#define TLS_DTV_ENTRY 16
+#define TLS_MAX_MODULES 1024
+#define TLS_AMBIGUOUS ((void *)(uintptr_t)1)
+
+/* Every word of the first 16 bytes of every TLS block of every thread
+ * whose TLS base is known -> its tid + 2 (TLS_AMBIGUOUS when two threads
+ * hold it). */
+static void index_tls_words(struct pyproc *py, const struct py_snapshot *snap,
+			    struct addrmap *words)
+{
+	const struct memsrc *ms = py->ms;
+	size_t k;
+
+	for (k = 0; k < ms->nthreads; k++) {
+		const struct cs_thread *th = &ms->threads[k];
+		uint64_t dtv, n, i;
+		struct cs_err err;
+
+		cs_err_init(&err);
+		if (!th->has_fs_base || snap_index(snap, th->tid) < 0 ||
+		    memsrc_read_u64(py->ms, th->fs_base + TLS_TCB_DTV, &dtv,
+				    &err) < 0 || !dtv ||
+		    memsrc_read_u64(py->ms, dtv - TLS_DTV_ENTRY, &n, &err) < 0)
+			continue;
+		for (i = 1; i <= n && i <= TLS_MAX_MODULES; i++) {
+			uint64_t block, word;
+			uint8_t w[16];
+			int j;
+
+			if (memsrc_read_u64(py->ms, dtv + i * TLS_DTV_ENTRY, &block,
+					    &err) < 0)
+				break;
+			if (!block || block == UINT64_MAX ||
+			    memsrc_read(py->ms, block, w, sizeof(w), &err) < 0)
+				continue;
+			for (j = 0; j < 2; j++) {
+				void *mine = (void *)(uintptr_t)(th->tid + 2), *had;
+				int found;
+
+				word = le_u64(w + 8 * j);
+				if (word < 4096)
+					continue;   /* flags and counts */
+				had = addrmap_get(words, word, &found);
+				addrmap_put(words, word, found && had != mine ?
+					    TLS_AMBIGUOUS : mine);
+			}
+		}
+	}
+}
+
+/* Each main greenlet whose thread state a thread's TLS holds: its tid. */
+static void threads_by_tls(struct py_greenlet_scan *b, struct py_greenlets *out,
+			   const struct gl_raw *raws,
+			   const struct py_snapshot *snap, struct addrmap *tids)
+{
+	struct addrmap words;
+	size_t i;
+	int indexed = 0;
+
+	addrmap_init(&words);
+	for (i = 0; i < out->n; i++) {
+		uintptr_t k;
+
+		if (!out->v[i].is_main || !raws[i].thread_state ||
+		    addrmap_get(tids, out->v[i].addr, NULL))
+			continue;
+		if (!indexed++)
+			index_tls_words(b->py, snap, &words);
+		k = (uintptr_t)addrmap_get(&words, raws[i].thread_state, NULL);
+		if (k >= 2)
+			addrmap_put(tids, out->v[i].addr,
+				    (void *)(uintptr_t)(k - 1));
+	}
+	addrmap_release(&words);
+}
+
+/*
+ * gevent's monkey-patching makes threading's idents greenlet ids, so
+ * threading._active is keyed by id() of a greenlet: a real thread's
+ * main greenlet (its _MainThread or _DummyThread, whose _native_id is
+ * the OS thread's) or the greenlet a patched Thread runs as.  stacks.c
+ * looked the thread up by its pthread ident and found nothing; from
+ * here a main greenlet gets its thread (when nothing else placed it),
+ * that thread its name, and a patched Thread's greenlet its name.
+ */
+static void patched_threading(struct py_greenlet_scan *b,
+			      struct py_greenlets *out,
+			      struct py_snapshot *snap, struct addrmap *tids)
+{
+	struct pyproc *py = b->py;
+	uint64_t active = py_module_attr(py, "threading", "_active");
+	size_t i;
+
+	for (i = 0; active && i < out->n; i++) {
+		struct py_greenlet *g = &out->v[i];
+		uint64_t thread, v;
+		const char *name = NULL;
+		struct cs_err err;
+		int64_t native;
+		long t;
+		int tid = 0;
+
+		cs_err_init(&err);
+		if (g->state == PY_GREENLET_DEAD || g->addr > (uint64_t)INT64_MAX ||
+		    pydict_get_int(py, active, (int64_t)g->addr, &thread,
+				   &err) != 0)
+			continue;
+		if (pyobj_get_attr(py, thread, "_name", &v, &err) != 0 ||
+		    pystr_get(py, v, &name, &err) != 0)
+			name = NULL;
+		if (!g->is_main) {
+			if (!g->name && name)
+				g->name = xstrdup(name);
+			continue;
+		}
+		tid = (int)((uintptr_t)addrmap_get(tids, g->addr, NULL));
+		tid = tid ? tid - 1 : 0;
+		if (!tid && pyobj_get_attr(py, thread, "_native_id", &v,
+					   &err) == 0 &&
+		    pyint_read_i64(py, v, &native, &err) == 0 &&
+		    (tid = snap_tid_of(py, snap, native)))
+			addrmap_put(tids, g->addr, (void *)(uintptr_t)(tid + 1));
+		t = snap_index(snap, tid);
+		if (t >= 0 && !snap->threads[t].name && name)
+			snap->threads[t].name = xstrdup(name);
+	}
+}
+
 /* Thread of each greenlet: by main greenlet. */
 static void assign_threads(struct py_greenlet_scan *b, struct py_greenlets *out,
-			   struct gl_raw *raws, const struct py_snapshot *snap)
+			   struct gl_raw *raws, struct py_snapshot *snap)
 {
 	struct addrmap tids;     /* main greenlet -> tid + 1 */
 	size_t i;
@@ -442,6 +606,8 @@ static void assign_threads(struct py_greenlet_scan *b, struct py_greenlets *out,
 			addrmap_put(&tids, g->main_greenlet,
 				    (void *)(uintptr_t)(tid + 1));
 	}
+	threads_by_tls(b, out, raws, snap, &tids);
+	patched_threading(b, out, snap, &tids);
 	for (i = 0; i < out->n; i++) {
 		struct py_greenlet *g = &out->v[i];
 		uintptr_t k = g->main_greenlet ?
@@ -530,7 +696,7 @@ static int check_mains(const struct py_greenlets *out, struct cs_err *err)
 }
 
 int py_greenlets_finish(struct py_greenlet_scan *b,
-			const struct py_snapshot *snap,
+			struct py_snapshot *snap,
 			const struct py_stack_options *opt,
 			struct py_greenlets *out, struct cs_err *err)
 {
@@ -569,7 +735,7 @@ int py_greenlets_finish(struct py_greenlet_scan *b,
 	return ret;
 }
 
-int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
+int py_greenlets_take(struct pyproc *py, struct py_snapshot *snap,
 		      const struct py_stack_options *opt,
 		      struct py_greenlets *out, struct cs_err *err)
 {

@@ -80,20 +80,25 @@ struct py_greenlet_scan {
  */
 int py_greenlets_prepare(struct pyproc *py, struct py_greenlet_scan *s,
 			 struct py_gc_visit *visit, struct cs_err *err);
-/* After the walk: the greenlets it found, read (errors as below). */
+/*
+ * After the walk: the greenlets it found, read (errors as below).  The
+ * threads of snap that gevent's monkey-patched threading left unnamed
+ * get their names here.
+ */
 int py_greenlets_finish(struct py_greenlet_scan *s,
-			const struct py_snapshot *snap,
+			struct py_snapshot *snap,
 			const struct py_stack_options *opt,
 			struct py_greenlets *out, struct cs_err *err);
 void py_greenlet_scan_release(struct py_greenlet_scan *s);
 
 /*
- * Find every greenlet, with a heap walk of its own.  0 with out->n == 0 when the greenlet module is
- * not loaded; CS_ERR_UNSUPPORTED (out empty) when greenlet's private
- * layout is not understood for this version; CS_ERR_MEMORY when the heap
- * cannot be walked.  snap names the threads.
+ * Find every greenlet, with a heap walk of its own.  0 with out->n == 0
+ * when the greenlet module is not loaded; CS_ERR_UNSUPPORTED (out empty)
+ * when greenlet's private layout is not understood for this version;
+ * CS_ERR_MEMORY when the heap cannot be walked.  snap names the threads
+ * (and gets the names patched threading hid, as py_greenlets_finish()).
  */
-int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
+int py_greenlets_take(struct pyproc *py, struct py_snapshot *snap,
 		      const struct py_stack_options *opt,
 		      struct py_greenlets *out, struct cs_err *err);
 void py_greenlets_release(struct py_greenlets *g);

@@ -179,6 +179,60 @@ def test_greenlets_core(gevent_target, tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# gevent's monkey-patched threading
+
+@pytest.fixture(scope="module")
+def patched_target(module_keeper):
+    target = module_keeper.start_target(DEBIAN, "gevent_patched_target.py")
+    hub_parked(target.pid)
+    return target
+
+
+def check_patched(doc, target):
+    """Patched threading keys its threads by greenlet id: the names come
+    back through each thread's main greenlet."""
+    script = target_script("gevent_patched_target.py")
+    ready = target.ready
+    assert not doc["warnings"], doc["warnings"]
+    names = dict((t["tid"], t["name"]) for t in doc["threads"])
+    assert names[target.pid] == "patched-main"
+    assert names[ready["real_tid"]] == "real-os-thread"
+    by_id = dict((int(g["id"], 16), g) for g in doc["greenlets"])
+    main = by_id[ready["main_greenlet"]]
+    assert main["main"] and main["thread"] == target.pid
+    # innermost first: gevent's lock under Thread.join, then the script
+    assert [f["line"] for f in main["frames"] if f["file"] == script] == \
+        [marker_line(script, "patched-join"), marker_line(script, "main-call")]
+    real = by_id[ready["real_ident"]]
+    assert real["main"] and real["state"] == "running"
+    assert real["thread"] == ready["real_tid"]
+    assert real["frames"][0]["line"] == marker_line(script, "real-sleep")
+    worker = by_id[ready["worker_ident"]]
+    assert worker["name"] == "patched-worker"
+    assert worker["thread"] == target.pid
+    assert [f["line"] for f in worker["frames"]
+            if f["file"] == script] == [marker_line(script, "patched-sleep")]
+
+
+@needs_gevent
+def test_patched_threading_names(patched_target):
+    res = run_coroscope("dump", "--json", patched_target.pid)
+    assert res.returncode == 0, res
+    check_patched(res.json(), patched_target)
+    text = run_coroscope("dump", patched_target.pid).stdout
+    assert 'Thread %d "real-os-thread"' % patched_target.ready["real_tid"] \
+        in text
+    assert '"patched-worker"' in text
+
+
+@needs_gevent
+@needs_gcore
+def test_patched_threading_core(patched_target, tmp_path):
+    live, doc = core_dump(patched_target.pid, tmp_path)
+    check_patched(doc, patched_target)
+
+
+# ---------------------------------------------------------------------------
 # trio (and anyio on its trio backend)
 
 @pytest.fixture(scope="module", params=["trio", "anyio"])
@@ -416,12 +470,10 @@ def check_raw_greenlets(doc, ready, py_minor):
         assert frame_keys(g["frames"]) == frame_keys(rec["frames"]), (rec, g)
         assert g["type"] == "greenlet" and not g["main"]
         if rec["role"] == "thread":
-            # the saved cframe chain names the thread on 3.11; before,
-            # with two threads, it stays unknown (3.10's chain runs
-            # through C stack frames that have returned)
-            assert g["thread"] == (rec["tid"] if py_minor >= 11 else None)
+            # its thread's TLS holds its thread state (all versions)
+            assert g["thread"] == rec["tid"]
         elif rec["state"] == "suspended":
-            assert g["thread"] == (ready["tid"] if py_minor >= 11 else None)
+            assert g["thread"] == ready["tid"]
         if rec["state"] == "suspended" and rec["role"] != "thread":
             assert g["parent"] == "0x%x" % ready["main"]
             assert g["function"] is None  # run is dropped at start
@@ -433,12 +485,9 @@ def check_raw_greenlets(doc, ready, py_minor):
                  marker_line(script, "gl-worker")]
     main = by_id[ready["main"]]
     assert main["main"] and main["state"] == "running"
-    if py_minor >= 11:
-        assert main["thread"] == ready["tid"]
-        assert main["frames"][0]["line"] == \
-            marker_line(script, "gl-main-sleep")
-    else:
-        assert main["thread"] is None and main["frames"] == []
+    # the running main greenlet's frames are its thread's
+    assert main["thread"] == ready["tid"]
+    assert main["frames"][0]["line"] == marker_line(script, "gl-main-sleep")
 
 
 @pytest.fixture(scope="module", params=["3.11-debian"] + BUILT_GREENLETS)
