@@ -204,3 +204,56 @@ void report_json_greenlets(struct json *j, const struct collection *c)
 		json_greenlet(j, c, &c->greenlets.v[i]);
 	json_end_array(j);
 }
+
+static void dot_text(FILE *out, const char *s)
+{
+	esc_put(out, s, ESC_DOT, 0);
+}
+
+/*
+ * Greenlets in the --format dot graph (report_dot() calls this before it
+ * closes the graph): one node each -- kind, name and function, state,
+ * thread and innermost frame -- and an edge to its parent, where control
+ * goes when it finishes.  Not grouped: the graph shows every object.
+ */
+void report_dot_greenlets(FILE *out, const struct collection *c)
+{
+	const struct py_greenlets *gs = &c->greenlets;
+	size_t i;
+
+	for (i = 0; i < gs->n; i++) {
+		const struct py_greenlet *g = &gs->v[i];
+		const struct py_thread *t = thread_of(c, g->tid);
+		const struct py_frame *f = g->nframes ? &g->frames[0] : NULL;
+
+		if (g->state == PY_GREENLET_RUNNING && t && t->nframes)
+			f = &t->frames[0];   /* its stack is the thread's */
+		fprintf(out, "  \"0x%llx\" [shape=box, style=rounded, label=\"",
+			(unsigned long long)g->addr);
+		dot_text(out, g->is_main ? "main greenlet" :
+			 g->type_name ? g->type_name : "greenlet");
+		if (g->name) {
+			fputs(" \\\"", out);
+			dot_text(out, g->name);
+			fputs("\\\"", out);
+		}
+		if (g->function) {
+			fputc(' ', out);
+			dot_text(out, g->function);
+			fputs("()", out);
+		}
+		fprintf(out, "\\n%s", py_greenlet_state_name(g->state));
+		if (g->tid)
+			fprintf(out, " in thread %d", g->tid);
+		if (f && f->code) {
+			fputs("\\n", out);
+			dot_text(out, f->code->qualname);
+			fprintf(out, ":%d", f->line);
+		}
+		fputs("\"];\n", out);
+		if (g->parent)
+			fprintf(out, "  \"0x%llx\" -> \"0x%llx\" [label=\"parent\", "
+				"style=dotted];\n", (unsigned long long)g->addr,
+				(unsigned long long)g->parent);
+	}
+}

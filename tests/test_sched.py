@@ -171,6 +171,28 @@ def test_greenlets_text(gevent_target):
 
 
 @needs_gevent
+def test_greenlets_dot(gevent_target):
+    """--format dot: a node per greenlet, an edge to each one's parent."""
+    from test_tasks import dot_label, parse_dot
+    doc = run_coroscope("dump", "--json", gevent_target.pid).json()
+    res = run_coroscope("dump", "--format", "dot", gevent_target.pid)
+    assert res.returncode == 0, res
+    nodes, edges = parse_dot(res.stdout)
+    assert doc["greenlets"]
+    for g in doc["greenlets"]:
+        label = dot_label(nodes[g["id"]])
+        assert g["state"] in label
+        if g["name"]:
+            assert '\\"%s\\"' % g["name"] in label, label
+        if g["thread"]:
+            assert "thread %d" % g["thread"] in label
+        mine = [b for a, b in edges if a == g["id"]]
+        assert mine == ([g["parent"]] if g["parent"] else []), (g, mine)
+    waiter = [g for g in doc["greenlets"] if g["name"] == "waiter"][0]
+    assert "wait_event()" in dot_label(nodes[waiter["id"]])
+
+
+@needs_gevent
 @needs_gcore
 def test_greenlets_core(gevent_target, tmp_path):
     live, doc = core_dump(gevent_target.pid, tmp_path)
@@ -300,6 +322,21 @@ def test_trio_text(trio_target):
     sup = out.index("(T) supervisor ")
     assert sup < out.index("(T) grandchild-0 ")
     assert "not owned by a task (1)" in out
+
+
+@needs_trio
+def test_trio_dot(trio_target):
+    """--format dot: each trio task a node marked [trio], with an edge
+    from the task whose nursery waits for it."""
+    from test_tasks import dot_label, parse_dot
+    res = run_coroscope("dump", "--format", "dot", trio_target.pid)
+    assert res.returncode == 0, res
+    nodes, edges = parse_dot(res.stdout)
+    for rec in trio_target.ready["tasks"]:
+        node = "0x%x" % rec["id"]
+        assert dot_label(nodes[node]) == rec["name"] + " [trio]"
+        if rec["parent"]:
+            assert ("0x%x" % rec["parent"], node) in edges, rec
 
 
 @needs_trio
