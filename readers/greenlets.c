@@ -23,16 +23,19 @@
  * greenlet's private layout: the PyGreenlet object, its C++
  * implementation object ("P", UserGreenlet or MainGreenlet, reached
  * through pimpl) and the per-thread ThreadState.  One row per greenlet
- * major version and CPython minor version, each read off the DWARF of a
- * greenlet 2.0.2 built with -g from its source against that CPython's
- * headers (gdb's ptype /o of greenlet::UserGreenlet, MainGreenlet,
- * ThreadState and _PyCFrame), and tested against gr_frame inside real
- * processes (tests/test_sched.py).  The 3.11 row is also what Debian's
- * stripped python3-greenlet 2.0.2 holds (compared with id(), gr_frame and
- * gr_parent in a running process).  Other versions are refused.
+ * major.minor version and CPython minor version, each read off the DWARF
+ * of a greenlet (2.0.2; 3.0.3 for 3.12) built with -g from its source
+ * against that CPython's headers (gdb's ptype /o of greenlet::UserGreenlet,
+ * MainGreenlet, ThreadState and _PyCFrame), and tested against gr_frame
+ * inside real processes (tests/test_sched.py).  The 3.11 row is also what
+ * Debian's stripped python3-greenlet 2.0.2 holds (compared with id(),
+ * gr_frame and gr_parent in a running process).  Other versions are
+ * refused: greenlet's private layout moves between its minor versions
+ * (its 3.5 development tree puts _self first, at 8).
  */
 struct gl_layout {
 	int greenlet_major;
+	int greenlet_minor;
 	int py_minor;
 	int pimpl;            /* PyGreenlet.pimpl */
 	int stack_start;      /* StackState._stack_start (char *) */
@@ -56,19 +59,23 @@ struct gl_layout {
 };
 
 static const struct gl_layout gl_layouts[] = {
-	/* maj py pimpl  start stop copy saved  top cframe cur
+	/* maj min py pimpl  start stop copy saved  top cframe cur
 	   self main run parent ts  size  ts_main ts_cur cf_prev */
-	{ 2, 8, 32,  64, 72, 80, 88,  112, -1, -1,
+	{ 2, 0, 8, 32,  64, 72, 80, 88,  112, -1, -1,
 	  128, 136, 144, 152, 136,  160,  0, 8, -1 },
-	{ 2, 9, 32,  64, 72, 80, 88,  112, -1, -1,
+	{ 2, 0, 9, 32,  64, 72, 80, 88,  112, -1, -1,
 	  128, 136, 144, 152, 136,  160,  0, 8, -1 },
 	/* 3.10 has a cframe, but greenlet 2.0 leaves its previous chain
 	 * running through C frames that have since returned: not followed
 	 * (cf_previous -1); threads come from the TLS (threads_by_tls()). */
-	{ 2, 10, 32,  64, 72, 80, 88,  112, 120, -1,
+	{ 2, 0, 10, 32,  64, 72, 80, 88,  112, 120, -1,
 	  144, 152, 160, 168, 152,  176,  0, 8, -1 },
-	{ 2, 11, 32,  48, 56, 64, 72,  96, 104, 128,
+	{ 2, 0, 11, 32,  48, 56, 64, 72,  96, 104, 128,
 	  160, 168, 176, 184, 168,  192,  0, 8, 16 },
+	/* greenlet 3.0 on 3.12: 3.11's offsets; _PyCFrame lost use_tracing
+	 * (previous at 8). */
+	{ 3, 0, 12, 32,  48, 56, 64, 72,  96, 104, 128,
+	  160, 168, 176, 184, 168,  192,  0, 8, 8 },
 };
 
 /* What one greenlet's P holds, decoded. */
@@ -128,23 +135,34 @@ static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 	return 0;
 }
 
-/* "2.0.2" -> 2, or -1. */
-static int major_of(const char *v)
+/* "2.0.2" -> 2 and 0; -1 when it is not a version. */
+static int version_of(const char *v, int *major, int *minor)
 {
-	int m = 0, digits = 0;
+	int part[2] = { 0, 0 }, i, digits;
 
-	for (; *v >= '0' && *v <= '9' && digits < 4; v++, digits++)
-		m = m * 10 + (*v - '0');
-	return digits && (*v == '.' || !*v) ? m : -1;
+	for (i = 0; i < 2; i++) {
+		for (digits = 0; *v >= '0' && *v <= '9' && digits < 4;
+		     v++, digits++)
+			part[i] = part[i] * 10 + (*v - '0');
+		if (!digits || (i == 0 && *v++ != '.'))
+			return -1;
+	}
+	*major = part[0];
+	*minor = part[1];
+	return 0;
 }
 
-static const struct gl_layout *gl_layout_for(int major, int minor)
+static const struct gl_layout *gl_layout_for(const char *version, int py_minor)
 {
+	int major, minor;
 	size_t i;
 
+	if (version_of(version, &major, &minor) < 0)
+		return NULL;
 	for (i = 0; i < sizeof(gl_layouts) / sizeof(gl_layouts[0]); i++)
 		if (gl_layouts[i].greenlet_major == major &&
-		    gl_layouts[i].py_minor == minor)
+		    gl_layouts[i].greenlet_minor == minor &&
+		    gl_layouts[i].py_minor == py_minor)
 			return &gl_layouts[i];
 	return NULL;
 }
@@ -647,11 +665,12 @@ int py_greenlets_prepare(struct pyproc *py, struct py_greenlet_scan *b,
 	if (!ver || pystr_get(py, ver, &vs, &verr) < 0)
 		vs = "?";
 	snprintf(b->version, sizeof(b->version), "%s", vs);
-	b->G = gl_layout_for(major_of(b->version), py->minor);
+	b->G = gl_layout_for(b->version, py->minor);
 	if (!b->G)
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
 			       "greenlet %s on Python %d.%d is not understood "
-			       "(verified: greenlet 2.0 on 3.8 - 3.11)",
+			       "(verified: greenlet 2.0 on 3.8 - 3.11, "
+			       "3.0 on 3.12)",
 			       b->version, py->major, py->minor);
 	b->gevent_type = py_module_attr(py, "gevent._gevent_cgreenlet",
 					"Greenlet");
