@@ -24,14 +24,14 @@
  * implementation object ("P", UserGreenlet or MainGreenlet, reached
  * through pimpl) and the per-thread ThreadState.  One row per greenlet
  * major.minor version and CPython minor version, each read off the DWARF
- * of a greenlet (2.0.2; 3.0.3 for 3.12) built with -g from its source
+ * of a greenlet (2.0.2; 3.0.3 and 3.1.1 for 3.12, 3.1.1 for 3.13) built
+ * with -g from its source
  * against that CPython's headers (gdb's ptype /o of greenlet::UserGreenlet,
  * MainGreenlet, ThreadState and _PyCFrame), and tested against gr_frame
  * inside real processes (tests/test_sched.py).  The 3.11 row is also what
  * Debian's stripped python3-greenlet 2.0.2 holds (compared with id(),
  * gr_frame and gr_parent in a running process).  Other versions are
- * refused: greenlet's private layout moves between its minor versions
- * (its 3.5 development tree puts _self first, at 8).
+ * refused: greenlet's private layout moves between its minor versions.
  */
 struct gl_layout {
 	int greenlet_major;
@@ -76,6 +76,12 @@ static const struct gl_layout gl_layouts[] = {
 	 * (previous at 8). */
 	{ 3, 0, 12, 32,  48, 56, 64, 72,  96, 104, 128,
 	  160, 168, 176, 184, 168,  192,  0, 8, 8 },
+	/* greenlet 3.1 (3.1.1) put Greenlet._self first (at 8) and moved
+	 * everything after it; on 3.13 there is no cframe. */
+	{ 3, 1, 12, 32,  56, 64, 72, 80,  104, 112, 136,
+	  8, 168, 176, 184, 176,  192,  0, 8, 8 },
+	{ 3, 1, 13, 32,  56, 64, 72, 80,  104, -1, 128,
+	  8, 160, 168, 176, 168,  184,  0, 8, -1 },
 };
 
 /* What one greenlet's P holds, decoded. */
@@ -670,7 +676,7 @@ int py_greenlets_prepare(struct pyproc *py, struct py_greenlet_scan *b,
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
 			       "greenlet %s on Python %d.%d is not understood "
 			       "(verified: greenlet 2.0 on 3.8 - 3.11, "
-			       "3.0 on 3.12)",
+			       "3.0 on 3.12, 3.1 on 3.12 - 3.13)",
 			       b->version, py->major, py->minor);
 	b->gevent_type = py_module_attr(py, "gevent._gevent_cgreenlet",
 					"Greenlet");
