@@ -48,6 +48,13 @@ static int same_greenlet(const struct py_greenlet *a, const struct py_greenlet *
 	return 1;
 }
 
+/* "main greenlet", or its type's short name ("Greenlet", "Hub"). */
+static const char *greenlet_kind(const struct py_greenlet *g)
+{
+	return g->is_main ? "main greenlet" :
+	       g->type_name ? g->type_name : "greenlet";
+}
+
 static void greenlet_head(FILE *out, const struct py_greenlet *g,
 			  size_t count)
 {
@@ -55,8 +62,7 @@ static void greenlet_head(FILE *out, const struct py_greenlet *g,
 	if (count > 1)
 		fprintf(out, "%zu x ", count);
 	fprintf(out, "%s ", py_greenlet_state_name(g->state));
-	esc_text(out, g->is_main ? "main greenlet" :
-		 g->type_name ? g->type_name : "greenlet");
+	esc_text(out, greenlet_kind(g));
 	if (g->function) {
 		fputs(" running ", out);
 		esc_text(out, g->function);
@@ -230,8 +236,7 @@ void report_dot_greenlets(FILE *out, const struct collection *c)
 			f = &t->frames[0];   /* its stack is the thread's */
 		fprintf(out, "  \"0x%llx\" [shape=box, style=rounded, label=\"",
 			(unsigned long long)g->addr);
-		dot_text(out, g->is_main ? "main greenlet" :
-			 g->type_name ? g->type_name : "greenlet");
+		dot_text(out, greenlet_kind(g));
 		if (g->name) {
 			fputs(" \\\"", out);
 			dot_text(out, g->name);
