@@ -71,6 +71,50 @@ static void map_thread_ids(struct collection *c)
 	}
 }
 
+/*
+ * Tasks, generators, greenlets and trio tasks, from one heap walk.  The
+ * thread stacks stand on their own: a heap that cannot be walked (a racy
+ * --no-block read, a corrupt list) costs only these, with a warning.
+ */
+static void collect_heap(struct collection *c,
+			 const struct py_stack_options *sopt)
+{
+	struct py_greenlet_scan gscan;
+	struct py_trio_scan tscan;
+	struct py_gc_visit also[2];
+	struct cs_err err;
+	size_t nalso = 0;
+	int gl, walked;
+
+	cs_err_init(&err);
+	gl = py_greenlets_prepare(&c->py, &gscan, &also[nalso], &err);
+	if (gl < 0)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"greenlets not shown: %.400s", err.msg);
+	nalso += gl > 0;
+	nalso += (size_t)py_trio_prepare(&c->py, &tscan, &also[nalso]);
+	cs_err_init(&err);
+	walked = py_async_take_with(&c->py, &c->snap, sopt, also, nalso,
+				    &c->async, &err) == 0;
+	if (!walked)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"tasks and generators%s%s not shown: %.400s",
+			gl > 0 ? ", greenlets" : "",
+			tscan.task_type ? ", trio tasks" : "", err.msg);
+	else if (cs_err_init(&err),
+		 py_trio_finish(&tscan, &c->snap, &c->async, &err) < 0)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"trio tasks not shown: %.400s", err.msg);
+	cs_err_init(&err);
+	if (walked && gl > 0 &&
+	    py_greenlets_finish(&gscan, &c->snap, sopt, &c->greenlets,
+				&err) < 0)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"greenlets not shown: %.400s", err.msg);
+	py_trio_scan_release(&tscan);
+	py_greenlet_scan_release(&gscan);
+}
+
 static int collect(struct collection *c, const struct collect_options *opt,
 		   double start, struct cs_err *err)
 {
@@ -127,23 +171,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	if (ret == 0) {
 		struct cs_err aerr;
 
-		/* The thread stacks stand on their own: a heap that cannot be
-		 * walked (a racy --no-block read, a corrupt list) costs only
-		 * the tasks and generators, with a warning. */
-		cs_err_init(&aerr);
-		if (py_async_take(&c->py, &c->snap, &sopt, &c->async, &aerr) < 0)
-			cs_warn(&c->warnings, CS_WARN_COLLECTION,
-				"tasks and generators not shown: %.400s",
-				aerr.msg);
-		else if (cs_err_init(&aerr),
-			 py_trio_take(&c->py, &c->snap, &c->async, &aerr) < 0)
-			cs_warn(&c->warnings, CS_WARN_COLLECTION,
-				"trio tasks not shown: %.400s", aerr.msg);
-		cs_err_init(&aerr);
-		if (py_greenlets_take(&c->py, &c->snap, &sopt, &c->greenlets,
-				      &aerr) < 0)
-			cs_warn(&c->warnings, CS_WARN_COLLECTION,
-				"greenlets not shown: %.400s", aerr.msg);
+		collect_heap(c, &sopt);
 		cs_err_init(&aerr);
 		if (py_waitgraph_build(&c->py, &c->snap, &c->async, &c->graph,
 				       &aerr) < 0)

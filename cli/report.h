@@ -37,6 +37,8 @@ void report_text_local(FILE *out, const char *indent,
 void report_text_async(FILE *out, const struct collection *c);
 /* The await graph for Graphviz. */
 void report_dot(FILE *out, const struct collection *c);
+/* report_sched.c: the greenlets' nodes and parent edges, inside it */
+void report_dot_greenlets(FILE *out, const struct collection *c);
 /* Greenlets (report_sched.c): text after the threads, JSON "greenlets". */
 void report_text_greenlets(FILE *out, const struct collection *c);
 void report_json_greenlets(struct json *j, const struct collection *c);

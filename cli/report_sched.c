@@ -48,6 +48,13 @@ static int same_greenlet(const struct py_greenlet *a, const struct py_greenlet *
 	return 1;
 }
 
+/* "main greenlet", or its type's short name ("Greenlet", "Hub"). */
+static const char *greenlet_kind(const struct py_greenlet *g)
+{
+	return g->is_main ? "main greenlet" :
+	       g->type_name ? g->type_name : "greenlet";
+}
+
 static void greenlet_head(FILE *out, const struct py_greenlet *g,
 			  size_t count)
 {
@@ -55,8 +62,7 @@ static void greenlet_head(FILE *out, const struct py_greenlet *g,
 	if (count > 1)
 		fprintf(out, "%zu x ", count);
 	fprintf(out, "%s ", py_greenlet_state_name(g->state));
-	esc_text(out, g->is_main ? "main greenlet" :
-		 g->type_name ? g->type_name : "greenlet");
+	esc_text(out, greenlet_kind(g));
 	if (g->function) {
 		fputs(" running ", out);
 		esc_text(out, g->function);
@@ -203,4 +209,56 @@ void report_json_greenlets(struct json *j, const struct collection *c)
 	for (i = 0; i < c->greenlets.n; i++)
 		json_greenlet(j, c, &c->greenlets.v[i]);
 	json_end_array(j);
+}
+
+static void dot_text(FILE *out, const char *s)
+{
+	esc_put(out, s, ESC_DOT, 0);
+}
+
+/*
+ * Greenlets in the --format dot graph (report_dot() calls this before it
+ * closes the graph): one node each -- kind, name and function, state,
+ * thread and innermost frame -- and an edge to its parent, where control
+ * goes when it finishes.  Not grouped: the graph shows every object.
+ */
+void report_dot_greenlets(FILE *out, const struct collection *c)
+{
+	const struct py_greenlets *gs = &c->greenlets;
+	size_t i;
+
+	for (i = 0; i < gs->n; i++) {
+		const struct py_greenlet *g = &gs->v[i];
+		const struct py_thread *t = thread_of(c, g->tid);
+		const struct py_frame *f = g->nframes ? &g->frames[0] : NULL;
+
+		if (g->state == PY_GREENLET_RUNNING && t && t->nframes)
+			f = &t->frames[0];   /* its stack is the thread's */
+		fprintf(out, "  \"0x%llx\" [shape=box, style=rounded, label=\"",
+			(unsigned long long)g->addr);
+		dot_text(out, greenlet_kind(g));
+		if (g->name) {
+			fputs(" \\\"", out);
+			dot_text(out, g->name);
+			fputs("\\\"", out);
+		}
+		if (g->function) {
+			fputc(' ', out);
+			dot_text(out, g->function);
+			fputs("()", out);
+		}
+		fprintf(out, "\\n%s", py_greenlet_state_name(g->state));
+		if (g->tid)
+			fprintf(out, " in thread %d", g->tid);
+		if (f && f->code) {
+			fputs("\\n", out);
+			dot_text(out, f->code->qualname);
+			fprintf(out, ":%d", f->line);
+		}
+		fputs("\"];\n", out);
+		if (g->parent)
+			fprintf(out, "  \"0x%llx\" -> \"0x%llx\" [label=\"parent\", "
+				"style=dotted];\n", (unsigned long long)g->addr,
+				(unsigned long long)g->parent);
+	}
 }

@@ -698,6 +698,8 @@ void report_dot(FILE *out, const struct collection *c)
 		fprintf(out, "  \"0x%llx\" [shape=box, style=bold, label=\"",
 			(unsigned long long)t->addr);
 		dot_escape(out, t->name);
+		if (t->framework)
+			fprintf(out, " [%s]", t->framework);
 		fputs("\"];\n", out);
 		/* the task runs its outermost coroutine, which awaits the next */
 		for (k = t->nstack; k-- > 0;) {
@@ -747,5 +749,6 @@ void report_dot(FILE *out, const struct collection *c)
 			(unsigned long long)g->addr,
 			(unsigned long long)g->awaiting);
 	}
+	report_dot_greenlets(out, c);
 	fputs("}\n", out);
 }

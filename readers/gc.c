@@ -552,3 +552,38 @@ int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 	addrmap_release(&seen);
 	return ret;
 }
+
+struct each {
+	const struct py_gc_visit *v;
+	size_t n, left;
+	unsigned char done[PY_GC_MAX_VISITS];
+};
+
+static int visit_each(uint64_t obj, uint64_t type, uint64_t interp,
+		      void *data)
+{
+	struct each *e = data;
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		if (!e->done[i] && e->v[i].fn(obj, type, interp, e->v[i].data)) {
+			e->done[i] = 1;
+			e->left--;
+		}
+	return e->left == 0;
+}
+
+int py_gc_walk_each(struct pyproc *py, const struct py_gc_visit *v, size_t n,
+		    struct cs_err *err)
+{
+	struct each e;
+
+	if (n > PY_GC_MAX_VISITS)
+		CS_BUG("%zu GC visitors", n);
+	if (!n)
+		return 0;
+	memset(&e, 0, sizeof(e));
+	e.v = v;
+	e.n = e.left = n;
+	return py_gc_walk(py, visit_each, &e, err);
+}

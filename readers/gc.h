@@ -30,4 +30,23 @@ typedef int (*py_gc_visitor)(uint64_t obj, uint64_t type, uint64_t interp,
 int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 	       struct cs_err *err);
 
+/* One visitor of a shared walk. */
+struct py_gc_visit {
+	py_gc_visitor fn;
+	void *data;
+};
+
+/* Visitors one walk serves at most. */
+#define PY_GC_MAX_VISITS 8
+
+/*
+ * One walk for several readers (generators and tasks, greenlets, trio
+ * tasks): every object goes to each of the n visitors in turn.  A
+ * visitor that returns non-zero is not called again; the walk stops when
+ * none is left.  Errors as py_gc_walk(); more than PY_GC_MAX_VISITS
+ * visitors is a bug.
+ */
+int py_gc_walk_each(struct pyproc *py, const struct py_gc_visit *v, size_t n,
+		    struct cs_err *err);
+
 #endif

@@ -1,4 +1,3 @@
-#include "readers/dicts.h"
 #include "readers/greenlets.h"
 
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include "common/addrmap.h"
 #include "common/le.h"
 #include "common/strbuf.h"
+#include "readers/dicts.h"
 #include "readers/fields.h"
 #include "readers/gc.h"
 #include "readers/funcs.h"
@@ -23,16 +23,19 @@
  * greenlet's private layout: the PyGreenlet object, its C++
  * implementation object ("P", UserGreenlet or MainGreenlet, reached
  * through pimpl) and the per-thread ThreadState.  One row per greenlet
- * major version and CPython minor version, each read off the DWARF of a
- * greenlet 2.0.2 built with -g from its source against that CPython's
- * headers (gdb's ptype /o of greenlet::UserGreenlet, MainGreenlet,
- * ThreadState and _PyCFrame), and tested against gr_frame inside real
- * processes (tests/test_sched.py).  The 3.11 row is also what Debian's
- * stripped python3-greenlet 2.0.2 holds (compared with id(), gr_frame and
- * gr_parent in a running process).  Other versions are refused.
+ * major.minor version and CPython minor version, each read off the DWARF
+ * of a greenlet (2.0.2; 3.0.3 and 3.1.1 for 3.12, 3.1.1 for 3.13) built
+ * with -g from its source
+ * against that CPython's headers (gdb's ptype /o of greenlet::UserGreenlet,
+ * MainGreenlet, ThreadState and _PyCFrame), and tested against gr_frame
+ * inside real processes (tests/test_sched.py).  The 3.11 row is also what
+ * Debian's stripped python3-greenlet 2.0.2 holds (compared with id(),
+ * gr_frame and gr_parent in a running process).  Other versions are
+ * refused: greenlet's private layout moves between its minor versions.
  */
 struct gl_layout {
 	int greenlet_major;
+	int greenlet_minor;
 	int py_minor;
 	int pimpl;            /* PyGreenlet.pimpl */
 	int stack_start;      /* StackState._stack_start (char *) */
@@ -56,20 +59,29 @@ struct gl_layout {
 };
 
 static const struct gl_layout gl_layouts[] = {
-	/* maj py pimpl  start stop copy saved  top cframe cur
+	/* maj min py pimpl  start stop copy saved  top cframe cur
 	   self main run parent ts  size  ts_main ts_cur cf_prev */
-	{ 2, 8, 32,  64, 72, 80, 88,  112, -1, -1,
+	{ 2, 0, 8, 32,  64, 72, 80, 88,  112, -1, -1,
 	  128, 136, 144, 152, 136,  160,  0, 8, -1 },
-	{ 2, 9, 32,  64, 72, 80, 88,  112, -1, -1,
+	{ 2, 0, 9, 32,  64, 72, 80, 88,  112, -1, -1,
 	  128, 136, 144, 152, 136,  160,  0, 8, -1 },
 	/* 3.10 has a cframe, but greenlet 2.0 leaves its previous chain
 	 * running through C frames that have since returned: not followed
-	 * (cf_previous -1), so threads there are known only when there is
-	 * one. */
-	{ 2, 10, 32,  64, 72, 80, 88,  112, 120, -1,
+	 * (cf_previous -1); threads come from the TLS (threads_by_tls()). */
+	{ 2, 0, 10, 32,  64, 72, 80, 88,  112, 120, -1,
 	  144, 152, 160, 168, 152,  176,  0, 8, -1 },
-	{ 2, 11, 32,  48, 56, 64, 72,  96, 104, 128,
+	{ 2, 0, 11, 32,  48, 56, 64, 72,  96, 104, 128,
 	  160, 168, 176, 184, 168,  192,  0, 8, 16 },
+	/* greenlet 3.0 on 3.12: 3.11's offsets; _PyCFrame lost use_tracing
+	 * (previous at 8). */
+	{ 3, 0, 12, 32,  48, 56, 64, 72,  96, 104, 128,
+	  160, 168, 176, 184, 168,  192,  0, 8, 8 },
+	/* greenlet 3.1 (3.1.1) put Greenlet._self first (at 8) and moved
+	 * everything after it; on 3.13 there is no cframe. */
+	{ 3, 1, 12, 32,  56, 64, 72, 80,  104, 112, 136,
+	  8, 168, 176, 184, 176,  192,  0, 8, 8 },
+	{ 3, 1, 13, 32,  56, 64, 72, 80,  104, -1, 128,
+	  8, 160, 168, 176, 168,  184,  0, 8, -1 },
 };
 
 /* What one greenlet's P holds, decoded. */
@@ -78,18 +90,6 @@ struct gl_raw {
 	uint64_t stack_start, stack_stop, stack_copy, stack_saved;
 	uint64_t top_frame, cframe, current_frame, self;
 	uint64_t main_greenlet, thread_state, run_callable, parent;
-};
-
-struct gl_builder {
-	struct pyproc *py;
-	const struct gl_layout *G;
-	uint64_t gl_type, gevent_type;
-	struct addrmap types;     /* type -> 1 greenlet, 2 not */
-	uint64_t last_type;       /* objects of one type often follow each */
-	int last_is;              /* other in the GC lists */
-	uint64_t *addrs;
-	size_t n, alloc;
-	int too_many;
 };
 
 const char *py_greenlet_state_name(enum py_greenlet_state state)
@@ -107,7 +107,7 @@ const char *py_greenlet_state_name(enum py_greenlet_state state)
 	return "dead";
 }
 
-static int is_greenlet_type(struct gl_builder *b, uint64_t type)
+static int is_greenlet_type(struct py_greenlet_scan *b, uint64_t type)
 {
 	int found;
 	uintptr_t k;
@@ -128,7 +128,7 @@ static int is_greenlet_type(struct gl_builder *b, uint64_t type)
 
 static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 {
-	struct gl_builder *b = data;
+	struct py_greenlet_scan *b = data;
 
 	if (!is_greenlet_type(b, type))
 		return 0;
@@ -141,28 +141,39 @@ static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 	return 0;
 }
 
-/* "2.0.2" -> 2, or -1. */
-static int major_of(const char *v)
+/* "2.0.2" -> 2 and 0; -1 when it is not a version. */
+static int version_of(const char *v, int *major, int *minor)
 {
-	int m = 0, digits = 0;
+	int part[2] = { 0, 0 }, i, digits;
 
-	for (; *v >= '0' && *v <= '9' && digits < 4; v++, digits++)
-		m = m * 10 + (*v - '0');
-	return digits && (*v == '.' || !*v) ? m : -1;
+	for (i = 0; i < 2; i++) {
+		for (digits = 0; *v >= '0' && *v <= '9' && digits < 4;
+		     v++, digits++)
+			part[i] = part[i] * 10 + (*v - '0');
+		if (!digits || (i == 0 && *v++ != '.'))
+			return -1;
+	}
+	*major = part[0];
+	*minor = part[1];
+	return 0;
 }
 
-static const struct gl_layout *gl_layout_for(int major, int minor)
+static const struct gl_layout *gl_layout_for(const char *version, int py_minor)
 {
+	int major, minor;
 	size_t i;
 
+	if (version_of(version, &major, &minor) < 0)
+		return NULL;
 	for (i = 0; i < sizeof(gl_layouts) / sizeof(gl_layouts[0]); i++)
 		if (gl_layouts[i].greenlet_major == major &&
-		    gl_layouts[i].py_minor == minor)
+		    gl_layouts[i].greenlet_minor == minor &&
+		    gl_layouts[i].py_minor == py_minor)
 			return &gl_layouts[i];
 	return NULL;
 }
 
-static int raw_read(struct gl_builder *b, uint64_t addr, struct gl_raw *r,
+static int raw_read(struct py_greenlet_scan *b, uint64_t addr, struct gl_raw *r,
 		    struct cs_err *err)
 {
 	const struct gl_layout *G = b->G;
@@ -219,7 +230,7 @@ static int stack_word(struct pyproc *py, const struct gl_raw *r,
  * The thread of a suspended greenlet: its saved cframe chain ends at
  * &tstate->root_cframe, inside exactly one thread state.
  */
-static int tid_of_cframe(struct gl_builder *b, const struct gl_raw *r,
+static int tid_of_cframe(struct py_greenlet_scan *b, const struct gl_raw *r,
 			 const struct py_snapshot *snap)
 {
 	const struct py_layout *L = &b->py->layout;
@@ -277,7 +288,7 @@ static char *str_dup(struct pyproc *py, uint64_t obj)
 #define GEVENT_GREENLET_SIZE 144   /* tp_basicsize of the verified build */
 #define GEVENT_IDENT 136           /* its _ident slot */
 
-static void gevent_details(struct gl_builder *b, uint64_t addr,
+static void gevent_details(struct py_greenlet_scan *b, uint64_t addr,
 			   struct py_greenlet *g)
 {
 	struct pyproc *py = b->py;
@@ -309,7 +320,7 @@ static void gevent_details(struct gl_builder *b, uint64_t addr,
 		g->function = xstrdup(q);
 }
 
-static int read_greenlet(struct gl_builder *b, uint64_t addr,
+static int read_greenlet(struct py_greenlet_scan *b, uint64_t addr,
 			 const struct py_stack_options *opt,
 			 struct py_greenlet *g, struct gl_raw *r,
 			 struct cs_err *err)
@@ -402,7 +413,7 @@ static int read_greenlet(struct gl_builder *b, uint64_t addr,
  * thread says so (ThreadState.current_greenlet); otherwise it is
  * suspended outside Python code.
  */
-static void mark_running(struct gl_builder *b, struct py_greenlets *out,
+static void mark_running(struct py_greenlet_scan *b, struct py_greenlets *out,
 			 const struct gl_raw *raws)
 {
 	struct addrmap current;
@@ -432,9 +443,174 @@ static void mark_running(struct gl_builder *b, struct py_greenlets *out,
 	addrmap_release(&current);
 }
 
+/* The index of the snapshot's thread tid, or -1. */
+static long snap_index(const struct py_snapshot *snap, int tid)
+{
+	size_t i;
+
+	for (i = 0; tid && i < snap->nthreads; i++)
+		if (snap->threads[i].tid == tid)
+			return (long)i;
+	return -1;
+}
+
+/* The kernel thread id of the snapshot thread whose own namespace's id
+ * is ns_tid (what the target's threading.get_native_id() said), or 0. */
+static int snap_tid_of(const struct pyproc *py,
+		       const struct py_snapshot *snap, int64_t ns_tid)
+{
+	const struct memsrc *ms = py->ms;
+	size_t k;
+
+	for (k = 0; k < ms->nthreads; k++)
+		if (ms->threads[k].ns_tid == ns_tid)
+			return snap_index(snap, ms->threads[k].tid) >= 0 ?
+			       ms->threads[k].tid : 0;
+	return 0;
+}
+
+/*
+ * greenlet 2 keeps each thread's ThreadState in a C++ thread_local of its
+ * extension module: the pointer is one of the two words of that module's
+ * 16-byte TLS block (at +8 on Debian's build, after a flag).  A thread's
+ * blocks are listed by its dtv: on x86-64 the TCB at fs_base holds the
+ * dtv pointer at +8, dtv[-1] the number of entries, and entry i (16
+ * bytes) starts with the block's address (-1 while not allocated).  So a
+ * stopped thread (or a core's) says which ThreadState is its own, for
+ * any CPython version and whatever its greenlets are doing.
+ */
+#define TLS_TCB_DTV 8
+#define TLS_DTV_ENTRY 16
+#define TLS_MAX_MODULES 1024
+#define TLS_AMBIGUOUS ((void *)(uintptr_t)1)
+
+/* Every word of the first 16 bytes of every TLS block of every thread
+ * whose TLS base is known -> its tid + 2 (TLS_AMBIGUOUS when two threads
+ * hold it). */
+static void index_tls_words(struct pyproc *py, const struct py_snapshot *snap,
+			    struct addrmap *words)
+{
+	const struct memsrc *ms = py->ms;
+	size_t k;
+
+	for (k = 0; k < ms->nthreads; k++) {
+		const struct cs_thread *th = &ms->threads[k];
+		uint64_t dtv, n, i;
+		struct cs_err err;
+
+		cs_err_init(&err);
+		if (!th->has_fs_base || snap_index(snap, th->tid) < 0 ||
+		    memsrc_read_u64(py->ms, th->fs_base + TLS_TCB_DTV, &dtv,
+				    &err) < 0 || !dtv ||
+		    memsrc_read_u64(py->ms, dtv - TLS_DTV_ENTRY, &n, &err) < 0)
+			continue;
+		for (i = 1; i <= n && i <= TLS_MAX_MODULES; i++) {
+			uint64_t block, word;
+			uint8_t w[16];
+			int j;
+
+			if (memsrc_read_u64(py->ms, dtv + i * TLS_DTV_ENTRY, &block,
+					    &err) < 0)
+				break;
+			if (!block || block == UINT64_MAX ||
+			    memsrc_read(py->ms, block, w, sizeof(w), &err) < 0)
+				continue;
+			for (j = 0; j < 2; j++) {
+				void *mine = (void *)(uintptr_t)(th->tid + 2), *had;
+				int found;
+
+				word = le_u64(w + 8 * j);
+				if (word < 4096)
+					continue;   /* flags and counts */
+				had = addrmap_get(words, word, &found);
+				addrmap_put(words, word, found && had != mine ?
+					    TLS_AMBIGUOUS : mine);
+			}
+		}
+	}
+}
+
+/* Each main greenlet whose thread state a thread's TLS holds: its tid. */
+static void threads_by_tls(struct py_greenlet_scan *b, struct py_greenlets *out,
+			   const struct gl_raw *raws,
+			   const struct py_snapshot *snap, struct addrmap *tids)
+{
+	struct addrmap words;
+	size_t i;
+	int indexed = 0;
+
+	addrmap_init(&words);
+	for (i = 0; i < out->n; i++) {
+		uintptr_t k;
+
+		if (!out->v[i].is_main || !raws[i].thread_state ||
+		    addrmap_get(tids, out->v[i].addr, NULL))
+			continue;
+		if (!indexed++)
+			index_tls_words(b->py, snap, &words);
+		k = (uintptr_t)addrmap_get(&words, raws[i].thread_state, NULL);
+		if (k >= 2)
+			addrmap_put(tids, out->v[i].addr,
+				    (void *)(uintptr_t)(k - 1));
+	}
+	addrmap_release(&words);
+}
+
+/*
+ * gevent's monkey-patching makes threading's idents greenlet ids, so
+ * threading._active is keyed by id() of a greenlet: a real thread's
+ * main greenlet (its _MainThread or _DummyThread, whose _native_id is
+ * the OS thread's) or the greenlet a patched Thread runs as.  stacks.c
+ * looked the thread up by its pthread ident and found nothing; from
+ * here a main greenlet gets its thread (when nothing else placed it),
+ * that thread its name, and a patched Thread's greenlet its name.
+ */
+static void patched_threading(struct py_greenlet_scan *b,
+			      struct py_greenlets *out,
+			      struct py_snapshot *snap, struct addrmap *tids)
+{
+	struct pyproc *py = b->py;
+	uint64_t active = py_module_attr(py, "threading", "_active");
+	size_t i;
+
+	for (i = 0; active && i < out->n; i++) {
+		struct py_greenlet *g = &out->v[i];
+		uint64_t thread, v;
+		const char *name = NULL;
+		struct cs_err err;
+		int64_t native;
+		long t;
+		int tid = 0;
+
+		cs_err_init(&err);
+		if (g->state == PY_GREENLET_DEAD || g->addr > (uint64_t)INT64_MAX ||
+		    pydict_get_int(py, active, (int64_t)g->addr, &thread,
+				   &err) != 0)
+			continue;
+		if (pyobj_get_attr(py, thread, "_name", &v, &err) != 0 ||
+		    pystr_get(py, v, &name, &err) != 0)
+			name = NULL;
+		if (!g->is_main) {
+			if (!g->name && name)
+				g->name = xstrdup(name);
+			continue;
+		}
+		tid = (int)((uintptr_t)addrmap_get(tids, g->addr, NULL));
+		tid = tid ? tid - 1 : 0;
+		if (!tid && pyobj_get_attr(py, thread, "_native_id", &v,
+					   &err) == 0 &&
+		    pyint_read_i64(py, v, &native, &err) == 0 &&
+		    (tid = snap_tid_of(py, snap, native)))
+			addrmap_put(tids, g->addr, (void *)(uintptr_t)(tid + 1));
+		t = snap_index(snap, tid);
+		if (t >= 0 && !snap->threads[t].name && name)
+			snap->threads[t].name = xstrdup(name);
+	}
+}
+
 /* Thread of each greenlet: by main greenlet. */
-static void assign_threads(struct gl_builder *b, struct py_greenlets *out,
-			   struct gl_raw *raws, const struct py_snapshot *snap)
+static void assign_threads(struct py_greenlet_scan *b, struct py_greenlets *out,
+			   struct gl_raw *raws, struct py_snapshot *snap)
 {
 	struct addrmap tids;     /* main greenlet -> tid + 1 */
 	size_t i;
@@ -454,6 +630,8 @@ static void assign_threads(struct gl_builder *b, struct py_greenlets *out,
 			addrmap_put(&tids, g->main_greenlet,
 				    (void *)(uintptr_t)(tid + 1));
 	}
+	threads_by_tls(b, out, raws, snap, &tids);
+	patched_threading(b, out, snap, &tids);
 	for (i = 0; i < out->n; i++) {
 		struct py_greenlet *g = &out->v[i];
 		uintptr_t k = g->main_greenlet ?
@@ -475,55 +653,93 @@ static void greenlet_release(struct py_greenlet *g)
 	py_frames_free(g->frames, g->nframes);
 }
 
-int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
-		      const struct py_stack_options *opt,
-		      struct py_greenlets *out, struct cs_err *err)
+int py_greenlets_prepare(struct pyproc *py, struct py_greenlet_scan *b,
+			 struct py_gc_visit *v, struct cs_err *err)
 {
-	struct gl_builder b;
-	struct gl_raw *raws;
 	uint64_t ver;
 	const char *vs = NULL;
+	struct cs_err verr;
+
+	memset(b, 0, sizeof(*b));
+	addrmap_init(&b->types);
+	b->py = py;
+	b->gl_type = py_module_attr(py, "greenlet", "greenlet");
+	if (!b->gl_type)
+		return 0;
+	ver = py_module_attr(py, "greenlet", "__version__");
+	cs_err_init(&verr);
+	if (!ver || pystr_get(py, ver, &vs, &verr) < 0)
+		vs = "?";
+	snprintf(b->version, sizeof(b->version), "%s", vs);
+	b->G = gl_layout_for(b->version, py->minor);
+	if (!b->G)
+		return cs_fail(err, CS_ERR_UNSUPPORTED,
+			       "greenlet %s on Python %d.%d is not understood "
+			       "(verified: greenlet 2.0 on 3.8 - 3.11, "
+			       "3.0 on 3.12, 3.1 on 3.12 - 3.13)",
+			       b->version, py->major, py->minor);
+	b->gevent_type = py_module_attr(py, "gevent._gevent_cgreenlet",
+					"Greenlet");
+	if (!b->gevent_type)
+		b->gevent_type = py_module_attr(py, "gevent.greenlet", "Greenlet");
+	v->fn = visit;
+	v->data = b;
+	return 1;
+}
+
+void py_greenlet_scan_release(struct py_greenlet_scan *b)
+{
+	addrmap_release(&b->types);
+	free(b->addrs);
+	memset(b, 0, sizeof(*b));
+}
+
+/* A user greenlet's main greenlet must be one we found. */
+static int check_mains(const struct py_greenlets *out, struct cs_err *err)
+{
+	struct addrmap mains;
+	size_t i;
+	int ret = 0;
+
+	addrmap_init(&mains);
+	for (i = 0; i < out->n; i++)
+		if (out->v[i].is_main)
+			addrmap_add(&mains, out->v[i].addr);
+	for (i = 0; i < out->n && ret == 0; i++) {
+		int found = 1;
+
+		if (!out->v[i].is_main && out->v[i].main_greenlet)
+			addrmap_get(&mains, out->v[i].main_greenlet, &found);
+		if (!found)
+			ret = cs_fail(err, CS_ERR_UNSUPPORTED,
+				      "greenlet 0x%llx: its main greenlet "
+				      "is not a main greenlet",
+				      (unsigned long long)out->v[i].addr);
+	}
+	addrmap_release(&mains);
+	return ret;
+}
+
+int py_greenlets_finish(struct py_greenlet_scan *b,
+			struct py_snapshot *snap,
+			const struct py_stack_options *opt,
+			struct py_greenlets *out, struct cs_err *err)
+{
+	struct gl_raw *raws;
 	size_t i;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(&b, 0, sizeof(b));
-	b.py = py;
-	b.gl_type = py_module_attr(py, "greenlet", "greenlet");
-	if (!b.gl_type)
+	if (!b->G)
 		return 0;
-	ver = py_module_attr(py, "greenlet", "__version__");
-	{
-		struct cs_err verr;
-
-		cs_err_init(&verr);
-		if (!ver || pystr_get(py, ver, &vs, &verr) < 0)
-			vs = "?";
-	}
-	snprintf(out->version, sizeof(out->version), "%s", vs);
-	b.G = gl_layout_for(major_of(out->version), py->minor);
-	if (!b.G)
-		return cs_fail(err, CS_ERR_UNSUPPORTED,
-			       "greenlet %s on Python %d.%d is not understood "
-			       "(verified: greenlet 2.0 on 3.8 - 3.11)",
-			       out->version, py->major, py->minor);
-	b.gevent_type = py_module_attr(py, "gevent._gevent_cgreenlet", "Greenlet");
-	if (!b.gevent_type)
-		b.gevent_type = py_module_attr(py, "gevent.greenlet", "Greenlet");
-	addrmap_init(&b.types);
-	ret = py_gc_walk(py, visit, &b, err);
-	addrmap_release(&b.types);
-	if (ret == 0 && b.too_many)
-		ret = cs_fail(err, CS_ERR_MEMORY, "more than %u greenlets",
-			      PY_MAX_GREENLETS);
-	if (ret < 0) {
-		free(b.addrs);
-		return ret;
-	}
-	out->v = xcalloc(b.n ? b.n : 1, sizeof(*out->v));
-	raws = xcalloc(b.n ? b.n : 1, sizeof(*raws));
-	for (i = 0; i < b.n && ret == 0; i++) {
-		ret = read_greenlet(&b, b.addrs[i], opt, &out->v[out->n],
+	if (b->too_many)
+		return cs_fail(err, CS_ERR_MEMORY, "more than %u greenlets",
+			       PY_MAX_GREENLETS);
+	snprintf(out->version, sizeof(out->version), "%s", b->version);
+	out->v = xcalloc(b->n ? b->n : 1, sizeof(*out->v));
+	raws = xcalloc(b->n ? b->n : 1, sizeof(*raws));
+	for (i = 0; i < b->n && ret == 0; i++) {
+		ret = read_greenlet(b, b->addrs[i], opt, &out->v[out->n],
 				    &raws[out->n], err);
 		if (ret == 0)
 			out->n++;
@@ -532,36 +748,33 @@ int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
 		else
 			greenlet_release(&out->v[out->n]);
 	}
+	if (ret == 0)
+		ret = check_mains(out, err);
 	if (ret == 0) {
-		/* A user greenlet's main greenlet must be one we found. */
-		struct addrmap mains;
-
-		addrmap_init(&mains);
-		for (i = 0; i < out->n; i++)
-			if (out->v[i].is_main)
-				addrmap_add(&mains, out->v[i].addr);
-		for (i = 0; i < out->n && ret == 0; i++) {
-			int found = 1;
-
-			if (!out->v[i].is_main && out->v[i].main_greenlet)
-				addrmap_get(&mains, out->v[i].main_greenlet,
-					    &found);
-			if (!found)
-				ret = cs_fail(err, CS_ERR_UNSUPPORTED,
-					      "greenlet 0x%llx: its main greenlet "
-					      "is not a main greenlet",
-					      (unsigned long long)out->v[i].addr);
-		}
-		addrmap_release(&mains);
-	}
-	if (ret == 0) {
-		mark_running(&b, out, raws);
-		assign_threads(&b, out, raws, snap);
+		mark_running(b, out, raws);
+		assign_threads(b, out, raws, snap);
 	}
 	free(raws);
-	free(b.addrs);
 	if (ret < 0)
 		py_greenlets_release(out);
+	return ret;
+}
+
+int py_greenlets_take(struct pyproc *py, struct py_snapshot *snap,
+		      const struct py_stack_options *opt,
+		      struct py_greenlets *out, struct cs_err *err)
+{
+	struct py_greenlet_scan s;
+	struct py_gc_visit v;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = py_greenlets_prepare(py, &s, &v, err);
+	if (ret > 0)
+		ret = py_gc_walk_each(py, &v, 1, err);
+	if (ret == 0)
+		ret = py_greenlets_finish(&s, snap, opt, out, err);
+	py_greenlet_scan_release(&s);
 	return ret;
 }
 

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/addrmap.h"
+#include "readers/gc.h"
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
 
@@ -53,12 +55,50 @@ struct py_greenlets {
 };
 
 /*
- * Find every greenlet.  0 with out->n == 0 when the greenlet module is
- * not loaded; CS_ERR_UNSUPPORTED (out empty) when greenlet's private
- * layout is not understood for this version; CS_ERR_MEMORY when the heap
- * cannot be walked.  snap names the threads.
+ * The greenlets one heap walk finds (py_greenlets_prepare() sets it up,
+ * the walk fills it, py_greenlets_finish() reads them); fields private.
  */
-int py_greenlets_take(struct pyproc *py, const struct py_snapshot *snap,
+struct gl_layout;
+struct py_greenlet_scan {
+	struct pyproc *py;
+	const struct gl_layout *G;
+	uint64_t gl_type, gevent_type;
+	struct addrmap types;     /* type -> 1 greenlet, 2 not */
+	uint64_t last_type;       /* objects of one type often follow each */
+	int last_is;              /* other in the GC lists */
+	uint64_t *addrs;
+	size_t n, alloc;
+	int too_many;
+	char version[32];
+};
+
+/*
+ * Before a shared heap walk (py_gc_walk_each()): 1 with *visit set when
+ * greenlet is loaded and its layout understood, 0 when greenlet is not
+ * loaded, CS_ERR_UNSUPPORTED when its layout is not understood.  s is
+ * to be released with py_greenlet_scan_release() in every case.
+ */
+int py_greenlets_prepare(struct pyproc *py, struct py_greenlet_scan *s,
+			 struct py_gc_visit *visit, struct cs_err *err);
+/*
+ * After the walk: the greenlets it found, read (errors as below).  The
+ * threads of snap that gevent's monkey-patched threading left unnamed
+ * get their names here.
+ */
+int py_greenlets_finish(struct py_greenlet_scan *s,
+			struct py_snapshot *snap,
+			const struct py_stack_options *opt,
+			struct py_greenlets *out, struct cs_err *err);
+void py_greenlet_scan_release(struct py_greenlet_scan *s);
+
+/*
+ * Find every greenlet, with a heap walk of its own.  0 with out->n == 0
+ * when the greenlet module is not loaded; CS_ERR_UNSUPPORTED (out empty)
+ * when greenlet's private layout is not understood for this version;
+ * CS_ERR_MEMORY when the heap cannot be walked.  snap names the threads
+ * (and gets the names patched threading hid, as py_greenlets_finish()).
+ */
+int py_greenlets_take(struct pyproc *py, struct py_snapshot *snap,
 		      const struct py_stack_options *opt,
 		      struct py_greenlets *out, struct cs_err *err);
 void py_greenlets_release(struct py_greenlets *g);

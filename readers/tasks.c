@@ -695,14 +695,29 @@ int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 		  const struct py_stack_options *opt, struct py_async *out,
 		  struct cs_err *err)
 {
+	return py_async_take_with(py, snap, opt, NULL, 0, out, err);
+}
+
+int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
+		       const struct py_stack_options *opt,
+		       const struct py_gc_visit *also, size_t nalso,
+		       struct py_async *out, struct cs_err *err)
+{
+	struct py_gc_visit v[PY_GC_MAX_VISITS];
 	struct builder b;
 	int ret;
 
+	if (nalso >= PY_GC_MAX_VISITS)
+		CS_BUG("%zu more GC visitors", nalso);
 	builder_init(&b, py, snap, opt, out);
 	note_running_loops(&b);
 	/* Find every generator and task, then read them: generators
 	 * first, so that task chains find them by address. */
-	ret = py_gc_walk(py, visit, &b, err);
+	v[0].fn = visit;
+	v[0].data = &b;
+	if (nalso)
+		memcpy(v + 1, also, nalso * sizeof(*also));
+	ret = py_gc_walk_each(py, v, nalso + 1, err);
 	if (ret == 0) {
 		add_listed_tasks(&b);
 		read_generators(&b);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/addrmap.h"
+#include "readers/gc.h"
 #include "readers/gens.h"
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
@@ -63,6 +64,12 @@ struct py_async {
 int py_async_take(struct pyproc *py, const struct py_snapshot *snap,
 		  const struct py_stack_options *opt, struct py_async *out,
 		  struct cs_err *err);
+/* The same, with the same heap walk also serving the nalso visitors in
+ * also (other readers' scans: greenlets, trio tasks). */
+int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
+		       const struct py_stack_options *opt,
+		       const struct py_gc_visit *also, size_t nalso,
+		       struct py_async *out, struct cs_err *err);
 void py_async_release(struct py_async *a);
 
 /* Short type name: the part of tp_name after the last dot. */

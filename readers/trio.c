@@ -18,17 +18,9 @@ struct trio_slots {
 	int name, coro, parent_nursery, runner;
 };
 
-struct trio_builder {
-	struct pyproc *py;
-	uint64_t task_type;
-	uint64_t *addrs;
-	size_t n, alloc;
-	int too_many;
-};
-
 static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 {
-	struct trio_builder *b = data;
+	struct py_trio_scan *b = data;
 
 	/* Task is final (attrs, @final): its exact type, no subclasses. */
 	if (type != b->task_type)
@@ -138,33 +130,60 @@ static char *task_name(struct pyproc *py, uint64_t name, long coro,
 		       a->gens[coro].qualname : "?");
 }
 
+int py_trio_prepare(struct pyproc *py, struct py_trio_scan *b,
+		    struct py_gc_visit *v)
+{
+	memset(b, 0, sizeof(*b));
+	b->py = py;
+	b->task_type = py_module_attr(py, "trio._core._run", "Task");
+	if (!b->task_type)
+		return 0;
+	v->fn = visit;
+	v->data = b;
+	return 1;
+}
+
+void py_trio_scan_release(struct py_trio_scan *b)
+{
+	free(b->addrs);
+	memset(b, 0, sizeof(*b));
+}
+
 int py_trio_take(struct pyproc *py, const struct py_snapshot *snap,
 		 struct py_async *a, struct cs_err *err)
 {
-	struct trio_builder b;
+	struct py_trio_scan s;
+	struct py_gc_visit v;
+	int ret = 0;
+
+	if (py_trio_prepare(py, &s, &v))
+		ret = py_gc_walk_each(py, &v, 1, err);
+	if (ret == 0)
+		ret = py_trio_finish(&s, snap, a, err);
+	py_trio_scan_release(&s);
+	return ret;
+}
+
+int py_trio_finish(struct py_trio_scan *b, const struct py_snapshot *snap,
+		   struct py_async *a, struct cs_err *err)
+{
+	struct pyproc *py = b->py;
 	struct trio_slots s;
 	size_t i, first, alloc;
-	int ret, tid;
+	int ret = 0, tid;
 
-	memset(&b, 0, sizeof(b));
-	b.py = py;
-	b.task_type = py_module_attr(py, "trio._core._run", "Task");
-	if (!b.task_type)
+	if (!b->task_type || !b->n)
 		return 0;
-	ret = py_gc_walk(py, visit, &b, err);
-	if (ret == 0 && b.too_many)
-		ret = cs_fail(err, CS_ERR_MEMORY, "more than %u trio tasks",
-			      PY_MAX_TRIO_TASKS);
-	if (ret == 0 && b.n)
-		ret = find_slots(py, b.addrs[0], &s, err);
-	if (ret < 0 || !b.n) {
-		free(b.addrs);
+	if (b->too_many)
+		return cs_fail(err, CS_ERR_MEMORY, "more than %u trio tasks",
+			       PY_MAX_TRIO_TASKS);
+	ret = find_slots(py, b->addrs[0], &s, err);
+	if (ret < 0)
 		return ret;
-	}
 	tid = trio_tid(py, snap);
 	first = a->ntasks;
 	alloc = a->ntasks;
-	for (i = 0; i < b.n; i++) {
+	for (i = 0; i < b->n; i++) {
 		uint8_t buf[MAX_SLOT_OFFSET];
 		size_t size = (size_t)s.name;
 		struct py_task *t;
@@ -177,7 +196,7 @@ int py_trio_take(struct pyproc *py, const struct py_snapshot *snap,
 		if ((size_t)s.runner > size) size = (size_t)s.runner;
 		size += 8;
 		cs_err_init(&terr);
-		if (memsrc_read(py->ms, b.addrs[i], buf, size, &terr) < 0)
+		if (memsrc_read(py->ms, b->addrs[i], buf, size, &terr) < 0)
 			continue;
 		coro = le_u64(buf + s.coro);
 		cidx = gen_index(a, coro);
@@ -188,7 +207,7 @@ int py_trio_take(struct pyproc *py, const struct py_snapshot *snap,
 				 sizeof(*a->tasks));
 		t = &a->tasks[a->ntasks];
 		memset(t, 0, sizeof(*t));
-		t->addr = b.addrs[i];
+		t->addr = b->addrs[i];
 		t->framework = "trio";
 		t->coro = coro;
 		t->loop = le_u64(buf + s.runner);
@@ -218,6 +237,5 @@ int py_trio_take(struct pyproc *py, const struct py_snapshot *snap,
 		    py_async_task(a, parent))
 			t->awaited_by[t->nawaited_by++] = parent;
 	}
-	free(b.addrs);
 	return 0;
 }
