@@ -320,6 +320,19 @@ static void gevent_details(struct py_greenlet_scan *b, uint64_t addr,
 		g->function = xstrdup(q);
 }
 
+/* The state greenlet's own fields imply: a running one is refined later
+ * by the thread it runs on. */
+static enum py_greenlet_state raw_state(const struct gl_raw *r, int is_main)
+{
+	if (!r->stack_stop)
+		return PY_GREENLET_NOT_STARTED;
+	if (is_main ? !r->thread_state : !r->stack_start)
+		return PY_GREENLET_DEAD;
+	if (!r->top_frame)
+		return PY_GREENLET_RUNNING;
+	return PY_GREENLET_SUSPENDED;
+}
+
 static int read_greenlet(struct py_greenlet_scan *b, uint64_t addr,
 			 const struct py_stack_options *opt,
 			 struct py_greenlet *g, struct gl_raw *r,
@@ -361,14 +374,7 @@ static int read_greenlet(struct py_greenlet_scan *b, uint64_t addr,
 		g->main_greenlet = r->main_greenlet;
 		g->parent = r->parent;
 	}
-	if (!r->stack_stop)
-		g->state = PY_GREENLET_NOT_STARTED;
-	else if (g->is_main ? !r->thread_state : !r->stack_start)
-		g->state = PY_GREENLET_DEAD;
-	else if (!r->top_frame)
-		g->state = PY_GREENLET_RUNNING;   /* refined by the thread */
-	else
-		g->state = PY_GREENLET_SUSPENDED;
+	g->state = raw_state(r, g->is_main);
 	if (b->gevent_type && pyobj_read_type(py, addr, &type, err) == 0 &&
 	    pytype_is_subtype(py, type, b->gevent_type))
 		gevent_details(b, addr, g);
