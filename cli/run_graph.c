@@ -5,14 +5,39 @@
 
 #include "cli/escape.h"
 #include "cli/report_graph.h"
+#include "cli/run_sample.h"
 #include "common/banned.h"
 
+/* What the samples saw of a thread or task node. */
+static void node_seen(const struct collection *c,
+		      const struct watch_tracker *t, size_t node,
+		      struct run_seen *out)
+{
+	const struct wg_node *n = &c->graph.nodes[node];
+
+	if (n->kind == WG_TASK)
+		run_seen_task(t, c->async.tasks[n->index].addr, out);
+	else if (n->kind == WG_THREAD)
+		run_seen_thread(t, &c->snap.threads[n->index], out);
+	else
+		memset(out, 0, sizeof(*out));
+}
+
 static void add_unit_detail(struct run_cause *cause,
-			    const struct collection *c, size_t node,
+			    const struct collection *c,
+			    const struct watch_tracker *t, size_t node,
 			    struct strbuf *sb)
 {
+	struct run_seen seen;
+
 	graph_add_label(sb, c, node);
 	graph_add_blame(sb, c, node);
+	node_seen(c, t, node, &seen);
+	if (seen.state == RUN_SEEN_STUCK) {
+		strbuf_addstr(sb, " (");
+		run_seen_add(sb, &seen);
+		strbuf_addch(sb, ')');
+	}
 	run_cause_detail(cause, sb);
 }
 
@@ -68,14 +93,18 @@ static void cycles(struct run_summary *s, const struct collection *c,
 
 struct ranked {
 	size_t node, waiters, idle;
+	double stuck;      /* the longest a waiter has been stuck, sampled */
 };
 
-static int by_waiters(const void *a, const void *b)
+/* Most waiters first, then longest stuck. */
+static int by_blocked(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
 
 	if (x->waiters != y->waiters)
 		return x->waiters < y->waiters ? 1 : -1;
+	if (x->stuck != y->stuck)
+		return x->stuck < y->stuck ? 1 : -1;
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
@@ -92,7 +121,7 @@ static int in_lock_cycle(const struct py_waitgraph *g, size_t node)
 }
 
 static void held(struct run_summary *s, const struct collection *c,
-		 struct strbuf *sb)
+		 const struct watch_tracker *t, struct strbuf *sb)
 {
 	const struct py_waitgraph *g = &c->graph;
 	struct ranked *r = xcalloc(g->nnodes + 1, sizeof(*r));
@@ -100,7 +129,7 @@ static void held(struct run_summary *s, const struct collection *c,
 
 	w = xcalloc(g->nnodes + 1, sizeof(*w));
 	for (i = 0; i < g->nnodes; i++) {
-		size_t nw;
+		size_t nw, moving = 0;
 
 		if (g->nodes[i].kind != WG_OBJECT || in_lock_cycle(g, i))
 			continue;
@@ -109,11 +138,21 @@ static void held(struct run_summary *s, const struct collection *c,
 			continue;
 		r[n].node = i;
 		r[n].waiters = nw;
-		for (k = 0; k < nw; k++)
+		for (k = 0; k < nw && k < g->nnodes; k++) {
+			struct run_seen sn;
+
 			r[n].idle += g->nodes[w[k]].idle;
+			node_seen(c, t, w[k], &sn);
+			moving += sn.state == RUN_SEEN_MOVING;
+			if (sn.state == RUN_SEEN_STUCK && sn.stuck_for > r[n].stuck)
+				r[n].stuck = sn.stuck_for;
+		}
+		/* every waiter seen moving: a queue being fed, no hang */
+		if (moving == nw)
+			continue;
 		n++;
 	}
-	qsort(r, n, sizeof(*r), by_waiters);
+	qsort(r, n, sizeof(*r), by_blocked);
 	for (i = 0; i < n; i++) {
 		const struct py_prim *p = &g->prims[g->nodes[r[i].node].index];
 		size_t nh, nw, h, holders[4];
@@ -154,13 +193,11 @@ static void held(struct run_summary *s, const struct collection *c,
 		 * every waiter: no cap. */
 		for (h = 0; h < nh && h < 4; h++) {
 			strbuf_addstr(sb, "holder ");
-			graph_add_label(sb, c, holders[h]);
-			graph_add_blame(sb, c, holders[h]);
-			run_cause_detail(cause, sb);
+			add_unit_detail(cause, c, t, holders[h], sb);
 		}
 		nw = py_waitgraph_waiters(g, r[i].node, w, g->nnodes);
 		for (k = 0; k < nw && k < g->nnodes; k++)
-			add_unit_detail(cause, c, w[k], sb);
+			add_unit_detail(cause, c, t, w[k], sb);
 		if (!idle)
 			add_test(cause, c, sb);
 	}
@@ -187,7 +224,8 @@ static int explained(const struct collection *c, uint64_t addr)
 	return 0;
 }
 
-void run_summarize_graph(struct run_summary *s, const struct collection *c)
+void run_summarize_graph(struct run_summary *s, const struct collection *c,
+			 const struct watch_tracker *t)
 {
 	struct strbuf sb;
 	size_t i;
@@ -200,6 +238,6 @@ void run_summarize_graph(struct run_summary *s, const struct collection *c)
 
 	strbuf_init(&sb);
 	cycles(s, c, &sb);
-	held(s, c, &sb);
+	held(s, c, t, &sb);
 	strbuf_release(&sb);
 }
