@@ -93,20 +93,98 @@ static void cycles(struct run_summary *s, const struct collection *c,
 
 struct ranked {
 	size_t node, waiters, idle;
+	size_t behind;     /* threads and tasks blocked by it in all */
 	double stuck;      /* the longest a waiter has been stuck, sampled */
 };
 
-/* Most waiters first, then longest stuck. */
+/* Most blocked behind first, then most direct waiters, then longest
+ * stuck. */
 static int by_blocked(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
 
+	if (x->behind != y->behind)
+		return x->behind < y->behind ? 1 : -1;
 	if (x->waiters != y->waiters)
 		return x->waiters < y->waiters ? 1 : -1;
 	if (x->stuck != y->stuck)
 		return x->stuck < y->stuck ? 1 : -1;
 	return x->node < y->node ? -1 : x->node > y->node;
 }
+
+/*
+ * "Blocked by" as adjacency lists over the graph's nodes: a waits-for
+ * edge a -> b means b blocks a; a holds edge h -> o means h blocks o
+ * (whoever waits for o waits for h to go on).
+ */
+struct blockers {
+	size_t *first;    /* nnodes + 1 offsets into next */
+	size_t *next;
+};
+
+static void blockers_build(const struct py_waitgraph *g, struct blockers *bl)
+{
+	size_t i, *fill;
+
+	bl->first = xcalloc(g->nnodes + 2, sizeof(*bl->first));
+	bl->next = xcalloc(g->nedges + 1, sizeof(*bl->next));
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		size_t by = e->kind == WG_WAITS_FOR ? e->to : e->from;
+
+		if (by < g->nnodes)
+			bl->first[by + 1]++;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		bl->first[i + 1] += bl->first[i];
+	fill = xcalloc(g->nnodes + 1, sizeof(*fill));
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		size_t by = e->kind == WG_WAITS_FOR ? e->to : e->from;
+		size_t it = e->kind == WG_WAITS_FOR ? e->from : e->to;
+
+		if (by < g->nnodes)
+			bl->next[bl->first[by] + fill[by]++] = it;
+	}
+	free(fill);
+}
+
+static void blockers_release(struct blockers *bl)
+{
+	free(bl->first);
+	free(bl->next);
+}
+
+/* Threads and tasks blocked by node, directly or through chains of
+ * waits (each counted once; the walk visits each node once). */
+static size_t blocked_behind(const struct py_waitgraph *g,
+			     const struct blockers *bl, size_t node,
+			     unsigned char *seen, size_t *work)
+{
+	size_t n = 0, nwork = 0, i;
+
+	memset(seen, 0, g->nnodes);
+	seen[node] = 1;
+	work[nwork++] = node;
+	while (nwork) {
+		size_t cur = work[--nwork];
+
+		for (i = bl->first[cur]; i < bl->first[cur + 1]; i++) {
+			size_t w = bl->next[i];
+
+			if (w >= g->nnodes || seen[w])
+				continue;
+			seen[w] = 1;
+			n += g->nodes[w].kind != WG_OBJECT;
+			work[nwork++] = w;
+		}
+	}
+	return n;
+}
+
+/* The transitive walk costs objects x (nodes + edges): past this, the
+ * direct waiters alone rank the causes. */
+#define MAX_CHAIN_WORK 20000000.0
 
 /* Is node part of a cycle through locks (reported as such already)? */
 static int in_lock_cycle(const struct py_waitgraph *g, size_t node)
@@ -125,9 +203,20 @@ static void held(struct run_summary *s, const struct collection *c,
 {
 	const struct py_waitgraph *g = &c->graph;
 	struct ranked *r = xcalloc(g->nnodes + 1, sizeof(*r));
-	size_t i, k, n = 0, *w;
+	size_t i, k, n = 0, *w, *work, nobj = 0;
+	struct blockers bl = { NULL, NULL };
+	unsigned char *seen;
+	int chains;
 
 	w = xcalloc(g->nnodes + 1, sizeof(*w));
+	work = xcalloc(g->nnodes + 1, sizeof(*work));
+	seen = xcalloc(g->nnodes + 1, 1);
+	for (i = 0; i < g->nnodes; i++)
+		nobj += g->nodes[i].kind == WG_OBJECT;
+	chains = (double)nobj * (double)(g->nnodes + g->nedges) <=
+		 MAX_CHAIN_WORK;
+	if (chains)
+		blockers_build(g, &bl);
 	for (i = 0; i < g->nnodes; i++) {
 		size_t nw, moving = 0;
 
@@ -150,8 +239,13 @@ static void held(struct run_summary *s, const struct collection *c,
 		/* every waiter seen moving: a queue being fed, no hang */
 		if (moving == nw)
 			continue;
+		r[n].behind = chains ? blocked_behind(g, &bl, i, seen, work) : nw;
 		n++;
 	}
+	if (chains)
+		blockers_release(&bl);
+	free(work);
+	free(seen);
 	qsort(r, n, sizeof(*r), by_blocked);
 	for (i = 0; i < n; i++) {
 		const struct py_prim *p = &g->prims[g->nodes[r[i].node].index];
@@ -187,6 +281,9 @@ static void held(struct run_summary *s, const struct collection *c,
 			strbuf_addf(sb, " and %zu more", nh - 4);
 		if (!nh && py_prim_is_lock(p))
 			strbuf_addstr(sb, ", holder unknown");
+		if (r[i].behind > r[i].waiters)
+			strbuf_addf(sb, "; %zu blocked behind it in all",
+				    r[i].behind);
 		cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_HELD,
 				      c->pid, sb);
 		/* Holders first (where they are stuck themselves), then

@@ -1,8 +1,9 @@
 /*
  * `coroscope run` causes read off the wait-for graph: cycles through
- * locks, then each object others wait on with its holder (most waiters
- * first), each at the user's own line; waits that are a server's idle
- * state last, labelled idle.  t: what sampling saw of
+ * locks, then each object others wait on with its holder (those with
+ * the most threads and tasks blocked behind them, directly or through
+ * chains of waits, first), each at the user's own line; waits that are
+ * a server's idle state last, labelled idle.  t: what sampling saw of
  * the process (cli/run_sample.h), or NULL: with it, an object whose
  * waiters were all seen making progress (a queue being fed) is no
  * cause, and each waiter says how long it has been stuck.

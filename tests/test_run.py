@@ -798,6 +798,32 @@ def test_sample_last_zero_samples_nothing(work):
 
 
 
+# ---------------------------------------------------------------------------
+# Causes ranked by everything blocked behind an object, not only its
+# direct waiters
+
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_longest_chain_ranks_first(py, work):
+    script = target_script("run_chain.py")
+    ready = work / "ready"
+    res = coroscope_run(["--timeout", "2", "--", py.path, script, ready])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    heads = [c for c in causes if c.startswith("  process ")]
+    lock = [i for i, c in enumerate(heads) if "waiting on asyncio.Lock" in c]
+    event = [i for i, c in enumerate(heads)
+             if "2 waiting on asyncio.Event" in c]
+    assert lock and event, causes
+    # one direct waiter, but its three parents wait behind it too
+    assert lock[0] < event[0], causes
+    assert heads[lock[0]].split(": ", 1)[1].startswith(
+        "1 waiting on asyncio.Lock"), causes
+    assert heads[lock[0]].endswith("; 4 blocked behind it in all"), causes
+    assert "blocked behind" not in heads[event[0]], causes
+    assert ("run_chain.py:%d in holder" % marker_line(script, "chain-holder")
+            in heads[lock[0]]), causes
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
 
