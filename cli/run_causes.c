@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/run_sample.h"
+#include "cli/run_seen.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"

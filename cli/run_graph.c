@@ -5,7 +5,7 @@
 
 #include "cli/escape.h"
 #include "cli/report_graph.h"
-#include "cli/run_sample.h"
+#include "cli/run_seen.h"
 #include "common/banned.h"
 
 /* What the samples saw of a thread or task node. */

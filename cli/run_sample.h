@@ -24,9 +24,8 @@
 #include "cli/collect.h"
 #include "cli/run_tree.h"
 #include "cli/watch_sample.h"
+#include "cli/run_seen.h"
 #include "cli/watch_track.h"
-
-struct strbuf;
 
 /* One process of the tree, followed across samples. */
 struct run_sampled {
@@ -73,40 +72,5 @@ void run_sampler_end(struct run_sampler *s, struct run_sampled *p,
 /* The tracker of pid, or NULL when it was not sampled. */
 const struct watch_tracker *run_sampler_tracker(const struct run_sampler *s,
 						int pid);
-
-/* What the samples say of one task or thread. */
-enum run_seen_state {
-	RUN_SEEN_UNKNOWN,   /* not sampled (or seen once only) */
-	RUN_SEEN_MOVING,    /* made progress lately: not stuck */
-	RUN_SEEN_STUCK,     /* no progress for stuck_for seconds */
-	RUN_SEEN_BUSY,      /* a thread using a CPU */
-};
-
-struct run_seen {
-	enum run_seen_state state;
-	double stuck_for;   /* seconds without progress */
-	int at_least;       /* never seen moving: stuck at least that long */
-	double busy;        /* threads: share of one CPU, 0..1 */
-};
-
-/* t may be NULL (then RUN_SEEN_UNKNOWN). */
-void run_seen_task(const struct watch_tracker *t, uint64_t addr,
-		   struct run_seen *out);
-void run_seen_thread(const struct watch_tracker *t, const struct py_thread *th,
-		     struct run_seen *out);
-void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
-		   struct run_seen *out);
-
-/* "stuck for at least 4.0s", "stuck for 2.5s" or "busy, 97% of a CPU";
- * nothing for the other states.  Returns whether it added anything. */
-int run_seen_add(struct strbuf *sb, const struct run_seen *seen);
-
-/*
- * One line for a stuck or busy item of a tracker: 'task "name" stuck for
- * at least 4.0s at FILE:LINE in FUNC (innermost FILE:LINE in FUNC),
- * waits on Event'.  Returns 0 (adding nothing) for the other states.
- */
-int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
-		      const struct watch_item *it);
 
 #endif
