@@ -345,7 +345,7 @@ static void sample_tree(struct run_state *st, struct run_sampler *smp)
 static int watch(struct run_state *st, const sigset_t *set,
 		 struct run_sampler *smp)
 {
-	double deadline = 0, next_sample = 0, left, now;
+	double deadline = 0, next_sample = 0, left, now, gap;
 	long long window = sample_window(st->o);
 	int sig;
 
@@ -372,11 +372,15 @@ static int watch(struct run_state *st, const sigset_t *set,
 				    smp->first_ms + (double)window > deadline)
 					deadline = smp->first_ms + (double)window;
 				/* the next tick; leave the target half an
-				 * interval to itself after a slow sample */
+				 * interval to itself after a slow sample,
+				 * and a few times as long as it was stopped */
 				next_sample += smp->interval_ms;
 				now = cs_now_ms();
-				if (next_sample < now + smp->interval_ms / 2)
-					next_sample = now + smp->interval_ms / 2;
+				gap = smp->interval_ms / 2;
+				if (gap < RUN_SAMPLE_RUN_PER_PAUSE * smp->pause_ms)
+					gap = RUN_SAMPLE_RUN_PER_PAUSE * smp->pause_ms;
+				if (next_sample < now + gap)
+					next_sample = now + gap;
 				left = deadline - now;
 			}
 			if (next_sample && next_sample - now < left)

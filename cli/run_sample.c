@@ -162,6 +162,7 @@ void run_sampler_tick(struct run_sampler *s, const struct proc_list *tree)
 	if (!s->start_ms)
 		s->start_ms = cs_now_ms();
 	s->ticks++;
+	s->pause_ms = 0;
 	/* Python frames and tasks only: what the tracker looks at. */
 	memset(&opt, 0, sizeof(opt));
 	opt.no_source = 1;
@@ -175,6 +176,8 @@ void run_sampler_tick(struct run_sampler *s, const struct proc_list *tree)
 			continue;
 		cs_err_init(&err);
 		ok = collect_live(&c, p->pid, &opt, &err) == 0;
+		if (c.pause_ms > s->pause_ms)
+			s->pause_ms = c.pause_ms;
 		/* A shell or make is not looked at again until it execs
 		 * another program. */
 		if (!ok && err.code == CS_ERR_NOT_PYTHON)

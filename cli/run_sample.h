@@ -9,7 +9,10 @@
  * Use:
  *	run_sampler_init(&s, window_ms);
  *	run_sampler_tick(&s, &tree);       every s.interval_ms from the
- *	                                   start of the window
+ *	                                   start of the window, leaving
+ *	                                   the target to itself for
+ *	                                   RUN_SAMPLE_RUN_PER_PAUSE times
+ *	                                   s.pause_ms after each
  *	for the dump at the timeout, per process:
  *		p = run_sampler_begin(&s, &entry);  collect_live(&c, pid, ...);
  *		run_sampler_end(&s, p, &c or NULL);
@@ -46,7 +49,16 @@ struct run_sampler {
 	double start_ms;           /* the first tick; 0 before it */
 	double first_ms;           /* the latest sample of the first tick */
 	size_t ticks;
+	double pause_ms;           /* the last tick's longest stop */
 };
+
+/*
+ * A process stopped for the samples' sake must run for at least this
+ * many times as long as it was stopped before the next sample: on a
+ * loaded machine a stop can last a second, and sampling must not stall
+ * the program it watches (nor slow a start-up into a false hang).
+ */
+#define RUN_SAMPLE_RUN_PER_PAUSE 4
 
 void run_sampler_init(struct run_sampler *s, long long window_ms);
 void run_sampler_release(struct run_sampler *s);
