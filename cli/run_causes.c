@@ -7,6 +7,7 @@
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/usercode.h"
 #include "common/banned.h"
 
 void run_summary_init(struct run_summary *s)
@@ -125,14 +126,6 @@ static int is_sync_module(const char *filename)
 	return !strcmp(base, "threading.py") || !strcmp(base, "queue.py") ||
 		ends_with(filename, "/concurrent/futures/_base.py") ||
 		ends_with(filename, "/multiprocessing/synchronize.py");
-}
-
-/* The standard library's own threads (an idle executor worker) wait
- * for work by design; a wait is worth reporting from the program's code. */
-static int is_stdlib(const char *filename)
-{
-	return strstr(filename, "/lib/python") &&
-		!strstr(filename, "-packages/");
 }
 
 /* `with lock:` or `lock.acquire()`: a frame whose own line blocks on a
@@ -449,8 +442,12 @@ static void summarize_threads(struct run_summary *s, int pid,
 		add_detail(cause, &sb);
 	}
 	for (i = 0; i < n; i++) {
+		/* A library's own threads (an idle executor worker) wait
+		 * for work by design; a wait is worth reporting from the
+		 * program's code. */
 		if (b[i].kind != BLOCKED_WAIT || !b[i].api ||
-		    (b[i].where && is_stdlib(b[i].where->code->filename)))
+		    (b[i].where &&
+		     !py_is_user_file(b[i].where->code->filename, NULL)))
 			continue;
 		add_thread_label(&sb, b[i].t);
 		strbuf_addstr(&sb, " waits in ");
