@@ -7,6 +7,7 @@
 #include "cli/escape.h"
 #include "cli/json.h"
 #include "cli/report.h"
+#include "cli/watch_view.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -192,27 +193,6 @@ static void text_process(FILE *out, const struct run_proc *p)
 	}
 }
 
-static void json_place(struct json *j, const char *key, const char *file,
-		       const char *function, int line)
-{
-	json_key(j, key);
-	if (!file) {
-		json_null(j);
-		return;
-	}
-	json_begin_object(j);
-	json_key(j, "file");
-	json_string(j, file);
-	json_key(j, "line");
-	if (line >= 0)
-		json_int(j, line);
-	else
-		json_null(j);
-	json_key(j, "function");
-	json_string(j, function);
-	json_end_object(j);
-}
-
 static const char *seen_state_name(enum run_seen_state s)
 {
 	switch (s) {
@@ -259,10 +239,10 @@ static void json_seen_item(struct json *j, const struct watch_tracker *t,
 	}
 	json_key(j, "watched_s");
 	json_double(j, it->last_seen - it->first_seen);
-	json_place(j, "where", it->where_file, it->where_function,
-		   it->where_line);
-	json_place(j, "innermost", it->inner_file, it->inner_function,
-		   it->inner_line);
+	watch_json_place(j, "where", it->where_file, it->where_line,
+			 it->where_function);
+	watch_json_place(j, "innermost", it->inner_file, it->inner_line,
+			 it->inner_function);
 	json_key(j, "waits_on");
 	json_string(j, it->waits_on);
 	json_end_object(j);
