@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
-#include "readers/native_merge.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/native_merge.h"
 #include "common/banned.h"
 
 /* Bounds on what is read of the target's source files. */
