@@ -58,7 +58,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 # Unit tests of cli/ code link the cli objects they test.
-$(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o
+$(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
+	$(BUILD)/cli/watch_track.o
 $(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
 

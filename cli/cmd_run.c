@@ -1,5 +1,6 @@
 /*
- * coroscope run [--timeout D] [--report FILE] [--kill-after D] -- COMMAND...
+ * coroscope run [--timeout D] [--report FILE] [--kill-after D]
+ *               [--sample-last D] -- COMMAND...
  *
  * Runs COMMAND in a process group of its own and waits for it.  When it
  * outlives the timeout, every process of its tree is dumped (the Python
@@ -7,6 +8,11 @@
  * leads with the likely causes of the hang, and the whole tree is
  * stopped: SIGTERM, then SIGKILL after --kill-after.  SIGUSR1 takes the
  * same dump without stopping anything.
+ *
+ * In the last part of the timeout (--sample-last) the tree is sampled as
+ * `coroscope watch` samples a process (cli/run_sample.h), the dump at
+ * the timeout being the last sample: the report then says how long each
+ * task and thread made no progress, and which threads were busy.
  *
  * The command should not notice the wrapper: its standard streams,
  * environment, signal mask and dispositions are coroscope's own, and
@@ -41,6 +47,7 @@
 #include "cli/run_graph.h"
 #include "cli/run_probe.h"
 #include "cli/run_report.h"
+#include "cli/run_sample.h"
 #include "cli/run_supervise.h"
 #include "common/duration.h"
 #include "common/strbuf.h"
@@ -48,10 +55,27 @@
 #include "common/banned.h"
 
 #define DEFAULT_KILL_AFTER_MS 5000
+/* --sample-last by default: half the timeout, at most this. */
+#define DEFAULT_SAMPLE_LAST_MS 10000
+
+/* The sampled part of the timeout: --sample-last, cut to the timeout. */
+static long long sample_window(const struct run_options *o)
+{
+	long long ms = o->sample_last_ms;
+
+	if (o->timeout_ms <= 0)
+		return 0;
+	if (ms < 0) {
+		ms = o->timeout_ms / 2;
+		if (ms > DEFAULT_SAMPLE_LAST_MS)
+			ms = DEFAULT_SAMPLE_LAST_MS;
+	}
+	return ms > o->timeout_ms ? o->timeout_ms : ms;
+}
 
 /* ---- options ---- */
 
-enum { OPT_NO_SOURCE = CLI_OPT_OWN_FIRST };
+enum { OPT_NO_SOURCE = CLI_OPT_OWN_FIRST, OPT_SAMPLE_LAST };
 
 static int parse_options(int argc, char **argv, struct run_options *o)
 {
@@ -62,12 +86,14 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "no-native", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
+		{ "sample-last", required_argument, NULL, OPT_SAMPLE_LAST },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->kill_after_ms = DEFAULT_KILL_AFTER_MS;
+	o->sample_last_ms = -1;
 	opterr = 0;
 	optind = 1;
 	/* "+": the first word that is not an option starts the command, so
@@ -97,6 +123,12 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			break;
 		case OPT_NO_SOURCE:
 			o->no_source = 1;
+			break;
+		case OPT_SAMPLE_LAST:
+			ret = cli_parse_duration("run", "--sample-last", optarg,
+						    &o->sample_last_ms);
+			if (ret)
+				return ret;
 			break;
 		case 'h':
 			cli_usage(stdout);
@@ -158,9 +190,11 @@ static int check_outputs(const struct run_options *o)
 
 /* A hang report is a one-off, and the C layer is often the answer: its
  * native frames come with it unless --no-native. */
-static void dump_one(struct run_proc *p, const struct run_options *o)
+static void dump_one(struct run_proc *p, const struct run_options *o,
+		     struct run_sampler *smp)
 {
 	struct collect_options copt;
+	struct run_sampled *sp;
 
 	cs_err_init(&p->err);
 	p->command = live_cmdline(p->e.pid);
@@ -173,15 +207,19 @@ static void dump_one(struct run_proc *p, const struct run_options *o)
 	memset(&copt, 0, sizeof(copt));
 	copt.native = !o->no_native;
 	copt.no_source = o->no_source;
+	/* while sampling, the dump is the last sample */
+	sp = run_sampler_begin(smp, &p->e);
 	if (collect_live(&p->c, p->e.pid, &copt, &p->err) == 0) {
 		p->dumped = 1;
+		run_sampler_end(smp, sp, &p->c);
 		return;
 	}
+	run_sampler_end(smp, sp, NULL);
 	collection_release(&p->c);
 }
 
 static void summarize(struct run_summary *sum, const struct run_proc *procs,
-		      size_t n)
+		      size_t n, const struct run_sampler *smp)
 {
 	struct run_thread_facts *facts;
 	size_t i;
@@ -189,13 +227,15 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 	run_summary_init(sum);
 	for (i = 0; i < n; i++) {
 		const struct collection *c = &procs[i].c;
+		const struct watch_tracker *t;
 
 		if (!procs[i].dumped)
 			continue;
-		facts = run_probe_threads(c->pid, &c->snap);
-		run_summarize(sum, c->pid, &c->snap, &c->async, facts);
+		t = run_sampler_tracker(smp, c->pid);
+		facts = run_probe_threads(c);
+		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_sched(sum, c->pid, &c->async, &c->greenlets);
-		run_summarize_graph(sum, c);
+		run_summarize_graph(sum, c, t);
 		run_probe_release(facts, c->snap.nthreads);
 	}
 	run_summary_sort(sum);
@@ -206,7 +246,8 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
  * file with --report, the step summary under GitHub Actions.  Each
  * process is stopped only while it is read; the tree runs on.
  */
-static void dump_tree(struct run_state *st, int timed_out)
+static void dump_tree(struct run_state *st, int timed_out,
+		      struct run_sampler *smp)
 {
 	struct proc_list tree = { 0 };
 	struct run_summary sum;
@@ -221,12 +262,12 @@ static void dump_tree(struct run_state *st, int timed_out)
 	procs = xcalloc(tree.n ? tree.n : 1, sizeof(*procs));
 	for (i = 0; i < tree.n; i++) {
 		procs[i].e = tree.e[i];
-		dump_one(&procs[i], st->o);
+		dump_one(&procs[i], st->o, smp);
 		npy += procs[i].dumped;
 	}
 	/* A dump of the command may have taken its exit status. */
 	run_reap(st);
-	summarize(&sum, procs, tree.n);
+	summarize(&sum, procs, tree.n, smp);
 
 	strbuf_init(&why);
 	if (timed_out) {
@@ -237,7 +278,8 @@ static void dump_tree(struct run_state *st, int timed_out)
 	}
 	d = (struct run_dump){ .why = why.buf, .timed_out = timed_out,
 			       .argv = st->o->argv, .procs = procs,
-			       .n = tree.n, .npy = npy, .sum = &sum };
+			       .n = tree.n, .npy = npy, .sum = &sum,
+			       .sampler = run_sampler_started(smp) ? smp : NULL };
 	run_report_text(stderr, &d);
 	if (st->o->report)
 		run_report_json(st->o->report, &d);
@@ -288,23 +330,63 @@ static void take_signals(sigset_t *set, sigset_t *oldmask,
 	sigaction(SIGCHLD, &dfl, oldchld);
 }
 
-/* Until the command ends or times out: 1 when it timed out. */
-static int watch(struct run_state *st, const sigset_t *set)
+/* One sample of the whole tree (see cli/run_sample.h). */
+static void sample_tree(struct run_state *st, struct run_sampler *smp)
 {
-	double deadline = 0, left;
+	struct proc_list tree = { 0 };
+
+	run_tree_now(st, &tree);
+	run_sampler_tick(smp, &tree);
+	proc_list_release(&tree);
+}
+
+/* Until the command ends or times out: 1 when it timed out.  In the
+ * last part of the timeout, the tree is sampled every interval. */
+static int watch(struct run_state *st, const sigset_t *set,
+		 struct run_sampler *smp)
+{
+	double deadline = 0, next_sample = 0, left, now, gap;
+	long long window = sample_window(st->o);
 	int sig;
 
 	if (st->o->timeout_ms > 0)
 		deadline = cs_now_ms() + (double)st->o->timeout_ms;
+	if (deadline && window > 0)
+		next_sample = deadline - (double)window;
 	while (!st->child_done) {
 		left = -1;
 		if (deadline) {
-			left = deadline - cs_now_ms();
+			now = cs_now_ms();
+			left = deadline - now;
 			if (left <= 0) {
 				/* The command may have ended just now. */
 				run_reap(st);
 				return !st->child_done;
 			}
+			if (next_sample && now >= next_sample) {
+				sample_tree(st, smp);
+				/* The dump comes a whole window after the
+				 * first samples, even ones taken a little
+				 * late: "stuck for at least D" then holds. */
+				if (smp->ticks == 1 &&
+				    smp->first_ms + (double)window > deadline)
+					deadline = smp->first_ms + (double)window;
+				/* the next tick; leave the target half an
+				 * interval to itself after a slow sample,
+				 * and a few times as long as it was stopped */
+				next_sample += smp->interval_ms;
+				now = cs_now_ms();
+				gap = smp->interval_ms / 2;
+				if (gap < RUN_SAMPLE_RUN_PER_PAUSE * smp->pause_ms)
+					gap = RUN_SAMPLE_RUN_PER_PAUSE * smp->pause_ms;
+				if (next_sample < now + gap)
+					next_sample = now + gap;
+				left = deadline - now;
+			}
+			if (next_sample && next_sample - now < left)
+				left = next_sample - now;
+			if (left < 0)
+				left = 0;
 		}
 		sig = run_wait_signal(set, left);
 		switch (sig) {
@@ -313,7 +395,7 @@ static int watch(struct run_state *st, const sigset_t *set)
 				run_follow_stop(st);
 			break;
 		case SIGUSR1:
-			dump_tree(st, 0);
+			dump_tree(st, 0, smp);
 			break;
 		case SIGINT:
 		case SIGTERM:
@@ -335,6 +417,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_options o;
 	struct run_state st;
+	struct run_sampler smp;
 	struct sigaction oldchld;
 	sigset_t set, oldmask;
 	int ret, exec_errno, timed_out;
@@ -358,11 +441,13 @@ int cmd_run(int argc, char **argv)
 			strerror(exec_errno));
 		return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_INVOKE;
 	}
-	timed_out = watch(&st, &set);
+	run_sampler_init(&smp, sample_window(&o));
+	timed_out = watch(&st, &set, &smp);
 	if (timed_out) {
-		dump_tree(&st, 1);
+		dump_tree(&st, 1, &smp);
 		run_terminate_tree(&st, &set);
 	}
+	run_sampler_release(&smp);
 	if (st.tty_fd >= 0)
 		tcsetpgrp(st.tty_fd, getpgrp());
 	proc_list_release(&st.known);

@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_seen.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/usercode.h"
 #include "common/banned.h"
 
 void run_summary_init(struct run_summary *s)
@@ -96,6 +98,12 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "held";
 	case RUN_CAUSE_IDLE:
 		return "idle";
+	case RUN_CAUSE_GIL:
+		return "gil";
+	case RUN_CAUSE_GIL_HELD:
+		return "gil_held";
+	case RUN_CAUSE_BUSY:
+		return "busy";
 	}
 	return "unknown";
 }
@@ -120,14 +128,6 @@ static int is_sync_module(const char *filename)
 		ends_with(filename, "/multiprocessing/synchronize.py");
 }
 
-/* The standard library's own threads (an idle executor worker) wait
- * for work by design; a wait is worth reporting from the program's code. */
-static int is_stdlib(const char *filename)
-{
-	return strstr(filename, "/lib/python") &&
-		!strstr(filename, "-packages/");
-}
-
 /* `with lock:` or `lock.acquire()`: a frame whose own line blocks on a
  * lock acquired in C, which leaves no Python frame of its own. */
 static int looks_like_lock(const char *source)
@@ -147,11 +147,15 @@ static int looks_like_lock(const char *source)
 	return n > 5 && !strncmp(source, "with ", 5) && source[n - 1] == ':';
 }
 
-enum blocked_kind { BLOCKED_NO, BLOCKED_LOCK, BLOCKED_WAIT, BLOCKED_JOIN };
+enum blocked_kind {
+	BLOCKED_NO, BLOCKED_LOCK, BLOCKED_WAIT, BLOCKED_JOIN, BLOCKED_GIL,
+};
 
 struct blocked {
 	enum blocked_kind kind;
 	const struct py_thread *t;
+	const struct run_thread_facts *f;
+	struct run_seen seen;          /* what sampling saw of it */
 	const struct py_frame *api;    /* the call into a sync module, or NULL */
 	const struct py_frame *where;  /* the first frame of the program's own */
 	const char *source;            /* where's source line, or NULL */
@@ -185,36 +189,60 @@ const struct py_frame *run_causes_own_frame(const struct py_thread *t)
 	return i < t->nframes ? &t->frames[i] : NULL;
 }
 
+static int is_word(const char *s, const char *word)
+{
+	return s && !strcmp(s, word);
+}
+
 static void classify(const struct py_thread *t,
-		     const struct run_thread_facts *f, struct blocked *b)
+		     const struct run_thread_facts *f,
+		     const struct watch_tracker *tr, struct blocked *b)
 {
 	size_t i;
 
 	memset(b, 0, sizeof(*b));
 	b->t = t;
+	b->f = f;
+	run_seen_thread(tr, t, &b->seen);
 	if (!t->nframes || t->holds_gil == 1)
+		return;
+	i = sync_frames(t);
+	if (i < t->nframes)
+		b->where = &t->frames[i];
+	/* A GIL waiter wakes at every switch interval, so the samples
+	 * see it run: its native frames say what it waits for. */
+	if (is_word(f->blocked_in, "gil")) {
+		b->kind = BLOCKED_GIL;
+		return;
+	}
+	/* Seen making progress or using a CPU over the samples: not
+	 * blocked, whatever a single dump suggests. */
+	if (b->seen.state == RUN_SEEN_MOVING || b->seen.state == RUN_SEEN_BUSY)
 		return;
 	if (f->futex == 0)
 		return;  /* running, or blocked in I/O or a sleep */
-	i = sync_frames(t);
 	if (i > 0) {
 		b->kind = sync_call_kind(t->frames[0].code->name);
 		b->api = &t->frames[i - 1];
 	}
-	if (i < t->nframes) {
-		b->where = &t->frames[i];
+	if (b->where)
 		b->source = f->source;
-	}
+	if (i > 0)
+		return;
 	/*
 	 * A lock taken in C (threading.Lock, RLock) leaves the caller as
-	 * the innermost frame.  A GIL wait sits in futex too, but wakes at
-	 * every switch interval: a thread that stays asleep is blocked in
-	 * C on a lock, however its source is laid out (`with b: pass`
-	 * on one line).  A lock taken with a timeout wakes too: for it,
-	 * the line is the remaining clue.
+	 * the innermost frame.  Its native frames, when read, say so.
+	 * Without them: a GIL wait sits in futex too, but wakes at every
+	 * switch interval, so a thread that stays asleep is blocked in C
+	 * on a lock, however its source is laid out (`with b: pass` on
+	 * one line).  A lock taken with a timeout wakes too: for it, the
+	 * line is the remaining clue.
 	 */
-	if (i == 0 && f->futex == 1 &&
-	    (f->quiet || looks_like_lock(b->source)))
+	if (is_word(f->blocked_in, "lock"))
+		b->kind = BLOCKED_LOCK;
+	else if ((!f->blocked_in || is_word(f->blocked_in, "futex")) &&
+		 f->futex == 1 &&
+		 (f->quiet == 1 || looks_like_lock(b->source)))
 		b->kind = BLOCKED_LOCK;
 }
 
@@ -260,9 +288,114 @@ static void add_api(struct strbuf *sb, const struct py_frame *api)
 		    cs_base_name(api->code->filename));
 }
 
+/* ", in C: sem_clockwait()": the native call it waits in, when read. */
+static void add_native_call(struct strbuf *sb, const struct blocked *b)
+{
+	if (b->f->native_call)
+		strbuf_addf(sb, ", in C: %s()", b->f->native_call);
+}
+
+/* " (stuck for at least 4.0s)", when sampled. */
+static void add_seen(struct strbuf *sb, const struct run_seen *seen)
+{
+	if (seen->state != RUN_SEEN_STUCK && seen->state != RUN_SEEN_BUSY)
+		return;
+	strbuf_addstr(sb, " (");
+	run_seen_add(sb, seen);
+	strbuf_addch(sb, ')');
+}
+
+/*
+ * Threads waiting for the GIL, and the thread holding it, named.  A
+ * holder that stays in a blocking call (a C extension that did not
+ * release the GIL) stops every other thread: that ranks high; a holder
+ * running Python, or unknown, is contention, and ranks low.
+ */
+static void summarize_gil(struct run_summary *s, int pid,
+			  const struct py_snapshot *snap,
+			  const struct blocked *b)
+{
+	const struct py_thread *holder = NULL;
+	const struct blocked *hb = NULL;
+	enum run_cause_kind kind = RUN_CAUSE_GIL;
+	struct run_cause *cause;
+	struct strbuf sb;
+	size_t i, n = 0;
+
+	for (i = 0; i < snap->nthreads; i++) {
+		n += b[i].kind == BLOCKED_GIL;
+		if (snap->threads[i].holds_gil == 1) {
+			holder = &snap->threads[i];
+			hb = &b[i];
+		}
+	}
+	if (!n)
+		return;
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%zu thread%s wait%s for the GIL", n, n == 1 ? "" : "s",
+		    n == 1 ? "s" : "");
+	if (holder) {
+		strbuf_addstr(&sb, ", held by ");
+		add_thread_label(&sb, holder);
+		if (hb->f->blocked_in && !is_word(hb->f->blocked_in, "gil")) {
+			strbuf_addf(&sb, ", which is blocked in %s",
+				    hb->f->native_call ? hb->f->native_call :
+				    hb->f->blocked_in);
+			kind = RUN_CAUSE_GIL_HELD;
+		}
+		if (holder->nframes) {
+			strbuf_addstr(&sb, " at ");
+			add_frame_place(&sb, holder->nframes > sync_frames(holder) ?
+					&holder->frames[sync_frames(holder)] :
+					&holder->frames[0]);
+		}
+	} else {
+		strbuf_addstr(&sb, ", holder unknown");
+	}
+	cause = add_cause(s, kind, pid, &sb);
+	for (i = 0; i < snap->nthreads; i++) {
+		if (b[i].kind != BLOCKED_GIL)
+			continue;
+		add_thread_label(&sb, b[i].t);
+		strbuf_addstr(&sb, " waits for the GIL");
+		add_native_call(&sb, &b[i]);
+		if (b[i].where) {
+			strbuf_addstr(&sb, " ");
+			add_where(&sb, &b[i]);
+		}
+		add_detail(cause, &sb);
+	}
+	strbuf_release(&sb);
+}
+
+/* Threads the samples saw using a CPU all along: a loop that never
+ * ends hangs a program as surely as a lock. */
+static void summarize_busy(struct run_summary *s, int pid,
+			   const struct blocked *b, size_t n)
+{
+	struct strbuf sb;
+	size_t i;
+
+	strbuf_init(&sb);
+	for (i = 0; i < n; i++) {
+		const struct py_thread *t = b[i].t;
+
+		if (b[i].seen.state != RUN_SEEN_BUSY || !t->nframes)
+			continue;
+		add_thread_label(&sb, t);
+		strbuf_addstr(&sb, " is ");
+		run_seen_add(&sb, &b[i].seen);
+		strbuf_addstr(&sb, " at ");
+		add_frame_place(&sb, b[i].where ? b[i].where : &t->frames[0]);
+		add_cause(s, RUN_CAUSE_BUSY, pid, &sb);
+	}
+	strbuf_release(&sb);
+}
+
 static void summarize_threads(struct run_summary *s, int pid,
 			      const struct py_snapshot *snap,
-			      const struct run_thread_facts *facts)
+			      const struct run_thread_facts *facts,
+			      const struct watch_tracker *tr)
 {
 	size_t n = snap->nthreads, i, nlock = 0;
 	struct blocked *b;
@@ -273,7 +406,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 		return;
 	b = xcalloc(n, sizeof(*b));
 	for (i = 0; i < n; i++) {
-		classify(&snap->threads[i], &facts[i], &b[i]);
+		classify(&snap->threads[i], &facts[i], tr, &b[i]);
 		nlock += b[i].kind == BLOCKED_LOCK;
 	}
 	strbuf_init(&sb);
@@ -294,21 +427,32 @@ static void summarize_threads(struct run_summary *s, int pid,
 				strbuf_addstr(&sb, " in ");
 				add_api(&sb, b[i].api);
 			}
+			add_native_call(&sb, &b[i]);
+			add_seen(&sb, &b[i].seen);
 			cause = add_cause(s, RUN_CAUSE_LOCK, pid, &sb);
 		} else {
 			add_thread_label(&sb, b[i].t);
 			strbuf_addch(&sb, ' ');
 		}
 		add_where(&sb, &b[i]);
+		if (nlock > 1) {
+			add_native_call(&sb, &b[i]);
+			add_seen(&sb, &b[i].seen);
+		}
 		add_detail(cause, &sb);
 	}
 	for (i = 0; i < n; i++) {
+		/* A library's own threads (an idle executor worker) wait
+		 * for work by design; a wait is worth reporting from the
+		 * program's code. */
 		if (b[i].kind != BLOCKED_WAIT || !b[i].api ||
-		    (b[i].where && is_stdlib(b[i].where->code->filename)))
+		    (b[i].where &&
+		     !py_is_user_file(b[i].where->code->filename, NULL)))
 			continue;
 		add_thread_label(&sb, b[i].t);
 		strbuf_addstr(&sb, " waits in ");
 		add_api(&sb, b[i].api);
+		add_seen(&sb, &b[i].seen);
 		cause = add_cause(s, RUN_CAUSE_WAIT, pid, &sb);
 		if (b[i].where) {
 			strbuf_addstr(&sb, "called ");
@@ -317,6 +461,8 @@ static void summarize_threads(struct run_summary *s, int pid,
 		}
 	}
 	strbuf_release(&sb);
+	summarize_gil(s, pid, snap, b);
+	summarize_busy(s, pid, b, n);
 	free(b);
 }
 
@@ -357,10 +503,11 @@ static void add_task_place(struct strbuf *sb, const struct py_async *a,
  * saying where it is suspended.
  *
  * RUN_CAUSE_STUCK_TASK: the tasks at the bottom of the waits, parked on
- * a plain future rather than on another task, ranked by how many tasks
- * are blocked behind them.  A dump has no clock, so "longest" cannot be
- * measured; the task that holds up the most others is the one to look
- * at first.  asyncio.sleep() is left out: its timer will complete it.
+ * a plain future rather than on another task.  When the process was
+ * sampled before the dump, the tasks seen making progress are left out
+ * and the longest stuck rank first; a dump alone has no clock, so then
+ * the task that holds up the most others is the one to look at first.
+ * asyncio.sleep() is left out: its timer will complete it.
  */
 #define MAX_STUCK_TASKS 3
 
@@ -405,11 +552,24 @@ static int in_asyncio_sleep(const struct py_async *a, const struct py_task *t)
 	       strstr(g->code->filename, "asyncio");
 }
 
+/* Does candidate (seen a, na behind) rank before (b, nb)?  The longest
+ * stuck first when sampled, then the one holding up the most tasks. */
+static int ranks_before(const struct run_seen *a, size_t na,
+			const struct run_seen *b, size_t nb)
+{
+	if (a->state == RUN_SEEN_STUCK && b->state == RUN_SEEN_STUCK &&
+	    a->stuck_for != b->stuck_for)
+		return a->stuck_for > b->stuck_for;
+	return na > nb;
+}
+
 static void summarize_stuck_tasks(struct run_summary *s, int pid,
-				  const struct py_async *a)
+				  const struct py_async *a,
+				  const struct watch_tracker *tr)
 {
 	const struct py_task *best[MAX_STUCK_TASKS];
-	size_t behind[MAX_STUCK_TASKS], nbest = 0, i, k;
+	struct run_seen seen[MAX_STUCK_TASKS], cur;
+	size_t behind[MAX_STUCK_TASKS], nbest = 0, ncand = 0, i, k;
 	struct addrmap waits_on_tasks;
 	struct strbuf sb;
 
@@ -428,17 +588,25 @@ static void summarize_stuck_tasks(struct run_summary *s, int pid,
 		if (!t->waiter || py_async_task(a, t->waiter) || t->running ||
 		    found || in_asyncio_sleep(a, t))
 			continue;
+		/* seen making progress over the samples: not stuck */
+		run_seen_task(tr, t->addr, &cur);
+		if (cur.state == RUN_SEEN_MOVING)
+			continue;
+		ncand++;
 		n = blocked_behind(a, t);
 		/* insertion into the short ranked list */
-		for (k = nbest; k > 0 && behind[k - 1] < n; k--) {
+		for (k = nbest; k > 0 &&
+		     ranks_before(&cur, n, &seen[k - 1], behind[k - 1]); k--) {
 			if (k < MAX_STUCK_TASKS) {
 				best[k] = best[k - 1];
 				behind[k] = behind[k - 1];
+				seen[k] = seen[k - 1];
 			}
 		}
 		if (k < MAX_STUCK_TASKS) {
 			best[k] = t;
 			behind[k] = n;
+			seen[k] = cur;
 			if (nbest < MAX_STUCK_TASKS)
 				nbest++;
 		}
@@ -451,6 +619,10 @@ static void summarize_stuck_tasks(struct run_summary *s, int pid,
 		strbuf_addf(&sb, "stuck task: %s waits on %s 0x%llx", best[i]->name,
 			    best[i]->waiter_type ? best[i]->waiter_type : "a future",
 			    (unsigned long long)best[i]->waiter);
+		if (seen[i].state == RUN_SEEN_STUCK) {
+			strbuf_addstr(&sb, ", ");
+			run_seen_add(&sb, &seen[i]);
+		}
 		if (behind[i])
 			strbuf_addf(&sb, ", blocking %zu other task%s", behind[i],
 				    behind[i] == 1 ? "" : "s");
@@ -458,6 +630,11 @@ static void summarize_stuck_tasks(struct run_summary *s, int pid,
 		cause->subject = best[i]->addr;
 		add_task_place(&sb, a, best[i]);
 		add_detail(cause, &sb);
+		if (i + 1 == nbest && ncand > nbest) {
+			strbuf_addf(&sb, "and %zu more stuck task%s", ncand - nbest,
+				    ncand - nbest == 1 ? "" : "s");
+			add_detail(cause, &sb);
+		}
 	}
 	strbuf_release(&sb);
 }
@@ -497,11 +674,12 @@ static void summarize_tasks(struct run_summary *s, int pid,
 
 void run_summarize(struct run_summary *s, int pid,
 		   const struct py_snapshot *snap, const struct py_async *a,
-		   const struct run_thread_facts *facts)
+		   const struct run_thread_facts *facts,
+		   const struct watch_tracker *t)
 {
 	summarize_tasks(s, pid, a);
-	summarize_stuck_tasks(s, pid, a);
-	summarize_threads(s, pid, snap, facts);
+	summarize_stuck_tasks(s, pid, a, t);
+	summarize_threads(s, pid, snap, facts, t);
 }
 
 void run_summary_sort(struct run_summary *s)

@@ -27,7 +27,11 @@ enum run_cause_kind {
 	RUN_CAUSE_HELD,         /* an object others wait on, and its holder */
 	RUN_CAUSE_STUCK_TASK,   /* a task parked on a plain future, blocking others */
 	RUN_CAUSE_LOCK,         /* one thread blocked acquiring a lock */
+	RUN_CAUSE_GIL_HELD,     /* threads waiting for the GIL, its holder
+				   blocked in a C call */
 	RUN_CAUSE_WAIT,         /* a thread waiting on a condition, event... */
+	RUN_CAUSE_BUSY,         /* a thread using a CPU all along (sampled) */
+	RUN_CAUSE_GIL,          /* threads waiting for the GIL (contention) */
 	RUN_CAUSE_IDLE,         /* a server's idle wait (accept, keep-alive) */
 };
 
@@ -53,8 +57,14 @@ struct run_thread_facts {
 	int quiet;        /* 1: in futex(2) and not woken once during a
 			     window of a few GIL switch intervals, as a
 			     thread blocked on a lock (a thread waiting for
-			     the GIL wakes every interval) */
+			     the GIL wakes every interval); -1: not asked */
 	char *source;     /* the line of run_causes_own_frame(), or NULL */
+	/* From the native frames, when they were read and name a blocking
+	 * call (borrowed from the collection), else NULL:
+	 * native_blocked_in()'s word ("lock", "gil", "sleep", "io",
+	 * "wait", "futex"), and the C function it is blocked in. */
+	const char *blocked_in;
+	const char *native_call;
 };
 
 void run_summary_init(struct run_summary *s);
@@ -64,11 +74,19 @@ void run_summary_release(struct run_summary *s);
  * waiting (threading.py, queue.py...), or NULL. */
 const struct py_frame *run_causes_own_frame(const struct py_thread *t);
 
-/* Add the causes process pid's snapshot and tasks suggest; facts has
- * one entry per thread of snap. */
+/*
+ * Add the causes process pid's snapshot and tasks suggest; facts has
+ * one entry per thread of snap.  t: what sampling the process before
+ * the dump saw (cli/run_sample.h), or NULL.  With it, what was seen
+ * making progress is not called stuck, stuck tasks rank by how long
+ * they made none, and the causes say how long; without it, a dump has
+ * no clock, and the task holding up the most others ranks first.
+ */
+struct watch_tracker;
 void run_summarize(struct run_summary *s, int pid,
 		   const struct py_snapshot *snap, const struct py_async *a,
-		   const struct run_thread_facts *facts);
+		   const struct run_thread_facts *facts,
+		   const struct watch_tracker *t);
 
 /* Greenlets and trio tasks (cli/run_sched.c), through the three below. */
 struct strbuf;

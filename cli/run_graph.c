@@ -5,14 +5,39 @@
 
 #include "cli/escape.h"
 #include "cli/report_graph.h"
+#include "cli/run_seen.h"
 #include "common/banned.h"
 
+/* What the samples saw of a thread or task node. */
+static void node_seen(const struct collection *c,
+		      const struct watch_tracker *t, size_t node,
+		      struct run_seen *out)
+{
+	const struct wg_node *n = &c->graph.nodes[node];
+
+	if (n->kind == WG_TASK)
+		run_seen_task(t, c->async.tasks[n->index].addr, out);
+	else if (n->kind == WG_THREAD)
+		run_seen_thread(t, &c->snap.threads[n->index], out);
+	else
+		memset(out, 0, sizeof(*out));
+}
+
 static void add_unit_detail(struct run_cause *cause,
-			    const struct collection *c, size_t node,
+			    const struct collection *c,
+			    const struct watch_tracker *t, size_t node,
 			    struct strbuf *sb)
 {
+	struct run_seen seen;
+
 	graph_add_label(sb, c, node);
 	graph_add_blame(sb, c, node);
+	node_seen(c, t, node, &seen);
+	if (seen.state == RUN_SEEN_STUCK) {
+		strbuf_addstr(sb, " (");
+		run_seen_add(sb, &seen);
+		strbuf_addch(sb, ')');
+	}
 	run_cause_detail(cause, sb);
 }
 
@@ -68,16 +93,98 @@ static void cycles(struct run_summary *s, const struct collection *c,
 
 struct ranked {
 	size_t node, waiters, idle;
+	size_t behind;     /* threads and tasks blocked by it in all */
+	double stuck;      /* the longest a waiter has been stuck, sampled */
 };
 
-static int by_waiters(const void *a, const void *b)
+/* Most blocked behind first, then most direct waiters, then longest
+ * stuck. */
+static int by_blocked(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
 
+	if (x->behind != y->behind)
+		return x->behind < y->behind ? 1 : -1;
 	if (x->waiters != y->waiters)
 		return x->waiters < y->waiters ? 1 : -1;
+	if (x->stuck != y->stuck)
+		return x->stuck < y->stuck ? 1 : -1;
 	return x->node < y->node ? -1 : x->node > y->node;
 }
+
+/*
+ * "Blocked by" as adjacency lists over the graph's nodes: a waits-for
+ * edge a -> b means b blocks a; a holds edge h -> o means h blocks o
+ * (whoever waits for o waits for h to go on).
+ */
+struct blockers {
+	size_t *first;    /* nnodes + 1 offsets into next */
+	size_t *next;
+};
+
+static void blockers_build(const struct py_waitgraph *g, struct blockers *bl)
+{
+	size_t i, *fill;
+
+	bl->first = xcalloc(g->nnodes + 2, sizeof(*bl->first));
+	bl->next = xcalloc(g->nedges + 1, sizeof(*bl->next));
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		size_t by = e->kind == WG_WAITS_FOR ? e->to : e->from;
+
+		if (by < g->nnodes)
+			bl->first[by + 1]++;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		bl->first[i + 1] += bl->first[i];
+	fill = xcalloc(g->nnodes + 1, sizeof(*fill));
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		size_t by = e->kind == WG_WAITS_FOR ? e->to : e->from;
+		size_t it = e->kind == WG_WAITS_FOR ? e->from : e->to;
+
+		if (by < g->nnodes)
+			bl->next[bl->first[by] + fill[by]++] = it;
+	}
+	free(fill);
+}
+
+static void blockers_release(struct blockers *bl)
+{
+	free(bl->first);
+	free(bl->next);
+}
+
+/* Threads and tasks blocked by node, directly or through chains of
+ * waits (each counted once; the walk visits each node once). */
+static size_t blocked_behind(const struct py_waitgraph *g,
+			     const struct blockers *bl, size_t node,
+			     unsigned char *seen, size_t *work)
+{
+	size_t n = 0, nwork = 0, i;
+
+	memset(seen, 0, g->nnodes);
+	seen[node] = 1;
+	work[nwork++] = node;
+	while (nwork) {
+		size_t cur = work[--nwork];
+
+		for (i = bl->first[cur]; i < bl->first[cur + 1]; i++) {
+			size_t w = bl->next[i];
+
+			if (w >= g->nnodes || seen[w])
+				continue;
+			seen[w] = 1;
+			n += g->nodes[w].kind != WG_OBJECT;
+			work[nwork++] = w;
+		}
+	}
+	return n;
+}
+
+/* The transitive walk costs objects x (nodes + edges): past this, the
+ * direct waiters alone rank the causes. */
+#define MAX_CHAIN_WORK 20000000.0
 
 /* Is node part of a cycle through locks (reported as such already)? */
 static int in_lock_cycle(const struct py_waitgraph *g, size_t node)
@@ -91,16 +198,31 @@ static int in_lock_cycle(const struct py_waitgraph *g, size_t node)
 	return 0;
 }
 
-static void held(struct run_summary *s, const struct collection *c,
-		 struct strbuf *sb)
+/*
+ * The objects someone waits on, except those in lock cycles (reported as
+ * cycles) and those whose every waiter was seen moving (a queue being
+ * fed): r[] gets them with their waiters' counts; returns how many.
+ */
+static size_t rank_held(const struct collection *c,
+			const struct watch_tracker *t, struct ranked *r,
+			size_t *w)
 {
 	const struct py_waitgraph *g = &c->graph;
-	struct ranked *r = xcalloc(g->nnodes + 1, sizeof(*r));
-	size_t i, k, n = 0, *w;
+	size_t i, k, n = 0, *work, nobj = 0;
+	struct blockers bl = { NULL, NULL };
+	unsigned char *seen;
+	int chains;
 
-	w = xcalloc(g->nnodes + 1, sizeof(*w));
+	work = xcalloc(g->nnodes + 1, sizeof(*work));
+	seen = xcalloc(g->nnodes + 1, 1);
+	for (i = 0; i < g->nnodes; i++)
+		nobj += g->nodes[i].kind == WG_OBJECT;
+	chains = (double)nobj * (double)(g->nnodes + g->nedges) <=
+		 MAX_CHAIN_WORK;
+	if (chains)
+		blockers_build(g, &bl);
 	for (i = 0; i < g->nnodes; i++) {
-		size_t nw;
+		size_t nw, moving = 0;
 
 		if (g->nodes[i].kind != WG_OBJECT || in_lock_cycle(g, i))
 			continue;
@@ -109,61 +231,102 @@ static void held(struct run_summary *s, const struct collection *c,
 			continue;
 		r[n].node = i;
 		r[n].waiters = nw;
-		for (k = 0; k < nw; k++)
+		for (k = 0; k < nw && k < g->nnodes; k++) {
+			struct run_seen sn;
+
 			r[n].idle += g->nodes[w[k]].idle;
+			node_seen(c, t, w[k], &sn);
+			moving += sn.state == RUN_SEEN_MOVING;
+			if (sn.state == RUN_SEEN_STUCK && sn.stuck_for > r[n].stuck)
+				r[n].stuck = sn.stuck_for;
+		}
+		if (moving == nw)
+			continue;
+		r[n].behind = chains ? blocked_behind(g, &bl, i, seen, work) : nw;
 		n++;
 	}
-	qsort(r, n, sizeof(*r), by_waiters);
-	for (i = 0; i < n; i++) {
-		const struct py_prim *p = &g->prims[g->nodes[r[i].node].index];
-		size_t nh, nw, h, holders[4];
-		int idle = r[i].idle == r[i].waiters;
-		struct run_cause *cause;
+	if (chains)
+		blockers_release(&bl);
+	free(work);
+	free(seen);
+	return n;
+}
 
-		if (idle)
-			strbuf_addstr(sb, "idle: ");
-		strbuf_addf(sb, "%zu waiting on ", r[i].waiters);
-		graph_add_label(sb, c, r[i].node);
-		nh = py_waitgraph_holders(g, r[i].node, holders, 4);
-		for (h = 0; h < nh && h < 4; h++) {
-			size_t k2;
+/* " held by X at line, Y ..." for up to four holders; how many hold. */
+static size_t add_holders(struct strbuf *sb, const struct collection *c,
+			  size_t node, size_t *holders)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t nh, h, k;
 
-			strbuf_addstr(sb, h ? ", " : " held by ");
-			graph_add_label(sb, c, holders[h]);
-			/* The line that entered the block, else its blame. */
-			for (k2 = 0; k2 < g->nedges; k2++)
-				if (g->edges[k2].kind == WG_HOLDS &&
-				    g->edges[k2].from == holders[h] &&
-				    g->edges[k2].to == r[i].node &&
-				    g->edges[k2].at)
-					break;
-			if (k2 < g->nedges) {
-				strbuf_addstr(sb, " at ");
-				graph_add_place(sb, g->edges[k2].at);
-			} else {
-				graph_add_blame(sb, c, holders[h]);
-			}
-		}
-		if (nh > 4)
-			strbuf_addf(sb, " and %zu more", nh - 4);
-		if (!nh && py_prim_is_lock(p))
-			strbuf_addstr(sb, ", holder unknown");
-		cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_HELD,
-				      c->pid, sb);
-		/* Holders first (where they are stuck themselves), then
-		 * every waiter: no cap. */
-		for (h = 0; h < nh && h < 4; h++) {
-			strbuf_addstr(sb, "holder ");
-			graph_add_label(sb, c, holders[h]);
+	nh = py_waitgraph_holders(g, node, holders, 4);
+	for (h = 0; h < nh && h < 4; h++) {
+		strbuf_addstr(sb, h ? ", " : " held by ");
+		graph_add_label(sb, c, holders[h]);
+		/* The line that entered the block, else its blame. */
+		for (k = 0; k < g->nedges; k++)
+			if (g->edges[k].kind == WG_HOLDS &&
+			    g->edges[k].from == holders[h] &&
+			    g->edges[k].to == node && g->edges[k].at)
+				break;
+		if (k < g->nedges) {
+			strbuf_addstr(sb, " at ");
+			graph_add_place(sb, g->edges[k].at);
+		} else {
 			graph_add_blame(sb, c, holders[h]);
-			run_cause_detail(cause, sb);
 		}
-		nw = py_waitgraph_waiters(g, r[i].node, w, g->nnodes);
-		for (k = 0; k < nw && k < g->nnodes; k++)
-			add_unit_detail(cause, c, w[k], sb);
-		if (!idle)
-			add_test(cause, c, sb);
 	}
+	if (nh > 4)
+		strbuf_addf(sb, " and %zu more", nh - 4);
+	return nh;
+}
+
+static void held_cause(struct run_summary *s, const struct collection *c,
+		       const struct watch_tracker *t, const struct ranked *r,
+		       size_t *w, struct strbuf *sb)
+{
+	const struct py_waitgraph *g = &c->graph;
+	const struct py_prim *p = &g->prims[g->nodes[r->node].index];
+	size_t nh, nw, h, k, holders[4];
+	int idle = r->idle == r->waiters;
+	struct run_cause *cause;
+
+	if (idle)
+		strbuf_addstr(sb, "idle: ");
+	strbuf_addf(sb, "%zu waiting on ", r->waiters);
+	graph_add_label(sb, c, r->node);
+	nh = add_holders(sb, c, r->node, holders);
+	if (!nh && py_prim_is_lock(p))
+		strbuf_addstr(sb, ", holder unknown");
+	if (r->behind > r->waiters)
+		strbuf_addf(sb, "; %zu blocked behind it in all", r->behind);
+	cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_HELD,
+			      c->pid, sb);
+	/* Holders first (where they are stuck themselves), then every
+	 * waiter: no cap. */
+	for (h = 0; h < nh && h < 4; h++) {
+		strbuf_addstr(sb, "holder ");
+		add_unit_detail(cause, c, t, holders[h], sb);
+	}
+	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
+	for (k = 0; k < nw && k < g->nnodes; k++)
+		add_unit_detail(cause, c, t, w[k], sb);
+	if (!idle)
+		add_test(cause, c, sb);
+}
+
+static void held(struct run_summary *s, const struct collection *c,
+		 const struct watch_tracker *t, struct strbuf *sb)
+{
+	const struct py_waitgraph *g = &c->graph;
+	struct ranked *r = xcalloc(g->nnodes + 1, sizeof(*r));
+	size_t *w = xcalloc(g->nnodes + 1, sizeof(*w));
+	size_t i, n;
+
+	n = rank_held(c, t, r, w);
+	qsort(r, n, sizeof(*r), by_blocked);
+	for (i = 0; i < n; i++)
+		held_cause(s, c, t, &r[i], w, sb);
 	free(w);
 	free(r);
 }
@@ -187,7 +350,8 @@ static int explained(const struct collection *c, uint64_t addr)
 	return 0;
 }
 
-void run_summarize_graph(struct run_summary *s, const struct collection *c)
+void run_summarize_graph(struct run_summary *s, const struct collection *c,
+			 const struct watch_tracker *t)
 {
 	struct strbuf sb;
 	size_t i;
@@ -200,6 +364,6 @@ void run_summarize_graph(struct run_summary *s, const struct collection *c)
 
 	strbuf_init(&sb);
 	cycles(s, c, &sb);
-	held(s, c, &sb);
+	held(s, c, t, &sb);
 	strbuf_release(&sb);
 }

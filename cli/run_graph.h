@@ -1,8 +1,12 @@
 /*
  * `coroscope run` causes read off the wait-for graph: cycles through
- * locks, then each object others wait on with its holder (most waiters
- * first), each at the user's own line; waits that are a server's idle
- * state last, labelled idle.
+ * locks, then each object others wait on with its holder (those with
+ * the most threads and tasks blocked behind them, directly or through
+ * chains of waits, first), each at the user's own line; waits that are
+ * a server's idle state last, labelled idle.  t: what sampling saw of
+ * the process (cli/run_sample.h), or NULL: with it, an object whose
+ * waiters were all seen making progress (a queue being fed) is no
+ * cause, and each waiter says how long it has been stuck.
  */
 #ifndef COROSCOPE_CLI_RUN_GRAPH_H
 #define COROSCOPE_CLI_RUN_GRAPH_H
@@ -10,6 +14,8 @@
 #include "cli/collect.h"
 #include "cli/run_causes.h"
 
-void run_summarize_graph(struct run_summary *s, const struct collection *c);
+struct watch_tracker;
+void run_summarize_graph(struct run_summary *s, const struct collection *c,
+			 const struct watch_tracker *t);
 
 #endif

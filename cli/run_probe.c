@@ -11,6 +11,7 @@
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/native_merge.h"
 #include "common/banned.h"
 
 /* Bounds on what is read of the target's source files. */
@@ -138,7 +139,8 @@ static long long switches(int pid, int tid)
 /*
  * Mark the threads in futex that sleep through QUIET_MS: blocked, not
  * waiting for the GIL (whose waiters wake every switch interval, 5 ms
- * by default).  One window for all threads of the process.
+ * by default).  One window for all threads of the process; none when
+ * no thread needs it (their native frames said what they wait in).
  */
 static void find_quiet(int pid, const struct py_snapshot *snap,
 		       struct run_thread_facts *facts)
@@ -149,35 +151,85 @@ static void find_quiet(int pid, const struct py_snapshot *snap,
 
 	before = xcalloc(snap->nthreads ? snap->nthreads : 1, sizeof(*before));
 	for (i = 0; i < snap->nthreads; i++) {
-		before[i] = facts[i].futex == 1 ?
+		before[i] = facts[i].futex == 1 && facts[i].quiet == 0 ?
 			switches(pid, snap->threads[i].tid) : -1;
 		n += before[i] >= 0;
 	}
 	if (n)
 		nanosleep(&window, NULL);
 	for (i = 0; i < snap->nthreads; i++)
-		facts[i].quiet = before[i] >= 0 &&
-			switches(pid, snap->threads[i].tid) == before[i];
+		if (facts[i].quiet == 0)
+			facts[i].quiet = before[i] >= 0 &&
+				switches(pid, snap->threads[i].tid) == before[i];
 	free(before);
 }
 
-struct run_thread_facts *run_probe_threads(int pid,
-					   const struct py_snapshot *snap)
+/*
+ * The native function the thread waits in: the innermost frame that
+ * says, alone, what the whole stack says (a lock's sem_clockwait or
+ * pthread_mutex_lock, the GIL's take_gil), else the innermost named one.
+ */
+static const char *native_call(const struct native_thread *nt,
+			       const char *word)
 {
+	struct native_thread one;
+	const char *named = NULL, *w;
+	size_t i;
+
+	for (i = 0; i < nt->nframes; i++) {
+		const struct native_frame *f = &nt->frames[i];
+
+		if (native_is_eval_frame(f))
+			break;
+		if (!f->sym.function)
+			continue;
+		if (!named)
+			named = f->sym.function;
+		one = *nt;
+		one.frames = &nt->frames[i];
+		one.nframes = 1;
+		w = native_blocked_in(&one);
+		if (w && !strcmp(w, word))
+			return f->sym.function;
+	}
+	return named;
+}
+
+struct run_thread_facts *run_probe_threads(const struct collection *c)
+{
+	const struct py_snapshot *snap = &c->snap;
 	struct run_thread_facts *facts;
 	double deadline = cs_now_ms() + SETTLE_MS;
+	int pid = c->pid;
 	size_t i;
 
 	facts = xcalloc(snap->nthreads ? snap->nthreads : 1, sizeof(*facts));
 	for (i = 0; i < snap->nthreads; i++) {
 		const struct py_thread *t = &snap->threads[i];
+		const struct native_thread *nt;
 		const struct py_frame *own;
+		const char *b;
 
+		nt = t->tid > 0 ? native_stacks_find(&c->native, t->tid) : NULL;
+		b = native_blocked_in(nt);
+		/* "running": no known blocking call innermost (or frames
+		 * that could not be named): the kernel says more. */
+		if (b && strcmp(b, "running")) {
+			facts[i].blocked_in = b;
+			facts[i].native_call = native_call(nt, b);
+		}
 		/* As the analysis looks: a thread holding the GIL or
 		 * without frames is not blocked. */
 		if (!t->nframes || t->holds_gil == 1)
 			continue;
-		facts[i].futex = in_futex_wait(pid, t->tid, deadline);
+		if (facts[i].blocked_in) {
+			facts[i].futex = !strcmp(b, "lock") ||
+				!strcmp(b, "gil") || !strcmp(b, "futex");
+			/* a bare futex may still be a lock: does it wake? */
+			facts[i].quiet = strcmp(b, "futex") ? -1 : 0;
+		} else {
+			facts[i].futex = in_futex_wait(pid, t->tid, deadline);
+		}
 		own = run_causes_own_frame(t);
 		if (facts[i].futex != 0 && own)
 			facts[i].source = source_line(pid, own->code->filename,

@@ -1,18 +1,19 @@
 /*
- * What the kernel and the target's source files say of the threads of a
- * process `coroscope run` dumped, for the cause analysis
- * (cli/run_causes.h).  Read through /proc/PID while the process exists.
+ * What the native frames, the kernel and the target's source files say
+ * of the threads of a process `coroscope run` dumped, for the cause
+ * analysis (cli/run_causes.h).  Read through /proc/PID while the process
+ * exists.  Where a thread's native frames were read they say what it is
+ * blocked in, and the kernel is not asked.
  */
 #ifndef COROSCOPE_CLI_RUN_PROBE_H
 #define COROSCOPE_CLI_RUN_PROBE_H
 
+#include "cli/collect.h"
 #include "cli/run_causes.h"
-#include "readers/stacks.h"
 
-/* One struct run_thread_facts per thread of snap (free with
- * run_probe_release()). */
-struct run_thread_facts *run_probe_threads(int pid,
-					   const struct py_snapshot *snap);
+/* One struct run_thread_facts per thread of c->snap (free with
+ * run_probe_release()); they borrow from c. */
+struct run_thread_facts *run_probe_threads(const struct collection *c);
 void run_probe_release(struct run_thread_facts *facts, size_t n);
 
 #endif

@@ -7,12 +7,79 @@
 #include "cli/escape.h"
 #include "cli/json.h"
 #include "cli/report.h"
+#include "cli/watch_view.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* The step summary stays short: the full report is in the log. */
 #define MD_MAX_PROCS 20
 #define MD_MAX_THREADS 10
+/* Stuck or busy tasks and threads listed per process (the JSON report
+ * has them all). */
+#define TEXT_MAX_SEEN 20
+#define MD_MAX_SEEN 10
+
+/*
+ * What the samples saw, per process: each stuck or busy task and
+ * thread, longest stuck first, through line() (text or Markdown), at
+ * most max a process.  Returns how many processes had something.
+ */
+static size_t each_seen(const struct run_dump *d, size_t max, FILE *out,
+			void (*line)(FILE *out, int pid, const char *s))
+{
+	struct strbuf sb;
+	size_t i, k, shown, nproc = 0, *order;
+
+	if (!d->sampler)
+		return 0;
+	strbuf_init(&sb);
+	for (i = 0; i < d->n; i++) {
+		const struct watch_tracker *t;
+
+		if (!d->procs[i].dumped)
+			continue;
+		t = run_sampler_tracker(d->sampler, d->procs[i].e.pid);
+		if (!t || !t->nitems)
+			continue;
+		order = xcalloc(t->nitems, sizeof(*order));
+		watch_sorted(t, order);
+		for (k = 0, shown = 0; k < t->nitems; k++) {
+			if (!run_seen_describe(&sb, t, &t->items[order[k]]))
+				continue;
+			if (shown++ < max)
+				line(out, d->procs[i].e.pid, sb.buf);
+			strbuf_reset(&sb);
+		}
+		if (shown > max) {
+			strbuf_addf(&sb, "... and %zu more", shown - max);
+			line(out, d->procs[i].e.pid, sb.buf);
+			strbuf_reset(&sb);
+		}
+		nproc += shown > 0;
+		free(order);
+	}
+	strbuf_release(&sb);
+	return nproc;
+}
+
+static void text_seen_line(FILE *out, int pid, const char *s)
+{
+	fprintf(out, "  process %d: ", pid);
+	esc_text(out, s);
+	fputc('\n', out);
+}
+
+static void text_seen(FILE *out, const struct run_dump *d)
+{
+	if (!d->sampler)
+		return;
+	fprintf(out, "coroscope: sampled over the last %.1fs (%zu samples and "
+		"the dump); stuck or busy:\n", d->sampler->window_s,
+		d->sampler->ticks);
+	if (!each_seen(d, TEXT_MAX_SEEN, out, text_seen_line))
+		fputs("  nothing: every task and thread made progress\n", out);
+}
 
 static void summary_text(FILE *out, const struct run_summary *s,
 		      const char *indent)
@@ -126,13 +193,106 @@ static void text_process(FILE *out, const struct run_proc *p)
 	}
 }
 
-static void json_process(struct json *j, const struct run_proc *p)
+static const char *seen_state_name(enum run_seen_state s)
 {
+	switch (s) {
+	case RUN_SEEN_MOVING:
+		return "moving";
+	case RUN_SEEN_STUCK:
+		return "stuck";
+	case RUN_SEEN_BUSY:
+		return "busy";
+	case RUN_SEEN_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+/* One task or thread the samples followed. */
+static void json_seen_item(struct json *j, const struct watch_tracker *t,
+			   const struct watch_item *it)
+{
+	struct run_seen seen;
+	char id[32];
+
+	run_seen_item(t, it, &seen);
+	json_begin_object(j);
+	if (it->kind == WATCH_TASK) {
+		snprintf(id, sizeof(id), "0x%llx", (unsigned long long)it->id);
+		json_key(j, "address");
+		json_string(j, id);
+	} else {
+		json_key(j, "tid");
+		json_uint(j, it->id);
+	}
+	json_key(j, "name");
+	json_string(j, it->name);
+	json_key(j, "state");
+	json_string(j, seen_state_name(seen.state));
+	json_key(j, "stuck_for");
+	json_double(j, seen.state == RUN_SEEN_STUCK ? seen.stuck_for : 0);
+	json_key(j, "at_least");
+	json_bool(j, seen.state == RUN_SEEN_STUCK && seen.at_least);
+	if (it->kind == WATCH_THREAD) {
+		json_key(j, "busy");
+		json_double(j, watch_busy(it));
+	}
+	json_key(j, "watched_s");
+	json_double(j, it->last_seen - it->first_seen);
+	watch_json_place(j, "where", it->where_file, it->where_line,
+			 it->where_function);
+	watch_json_place(j, "innermost", it->inner_file, it->inner_line,
+			 it->inner_function);
+	json_key(j, "waits_on");
+	json_string(j, it->waits_on);
+	json_end_object(j);
+}
+
+/* "sampling": what the samples before the dump saw of the process. */
+static void json_sampling(struct json *j, const struct run_sampler *smp,
+			  const struct watch_tracker *t)
+{
+	int kind;
+	size_t k, *order;
+
+	json_key(j, "sampling");
+	json_begin_object(j);
+	json_key(j, "window_s");
+	json_double(j, smp->window_s);
+	json_key(j, "interval_s");
+	json_double(j, smp->interval_ms / 1000);
+	json_key(j, "samples");
+	json_uint(j, t->samples);
+	order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
+	watch_sorted(t, order);
+	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
+		json_key(j, kind == WATCH_TASK ? "tasks" : "threads");
+		json_begin_array(j);
+		for (k = 0; k < t->nitems; k++) {
+			const struct watch_item *it = &t->items[order[k]];
+
+			if (it->kind == (enum watch_kind)kind && !it->gone)
+				json_seen_item(j, t, it);
+		}
+		json_end_array(j);
+	}
+	free(order);
+	json_end_object(j);
+}
+
+static void json_process(struct json *j, const struct run_proc *p,
+			 const struct run_dump *d)
+{
+	const struct watch_tracker *t;
+
 	json_begin_object(j);
 	if (p->dumped) {
 		report_json_members(j, &p->c);
 		json_key(j, "ppid");
 		json_int(j, p->e.ppid);
+		t = d->sampler ? run_sampler_tracker(d->sampler, p->e.pid) : NULL;
+		if (t)
+			json_sampling(j, d->sampler, t);
 	} else {
 		json_key(j, "pid");
 		json_int(j, p->e.pid);
@@ -179,12 +339,19 @@ void run_report_json(const char *path, const struct run_dump *d)
 	json_key(&j, "processes");
 	json_begin_array(&j);
 	for (i = 0; i < d->n; i++)
-		json_process(&j, &d->procs[i]);
+		json_process(&j, &d->procs[i], d);
 	json_end_array(&j);
 	json_end_object(&j);
 	if (fclose(f) != 0)
 		fprintf(stderr, "coroscope: cannot write report '%s': %s\n",
 			path, strerror(errno));
+}
+
+static void md_seen_line(FILE *out, int pid, const char *s)
+{
+	fprintf(out, "- process %d: ", pid);
+	md_text(out, s, 300);
+	fputc('\n', out);
 }
 
 static void md_thread(FILE *out, const struct py_thread *t)
@@ -241,6 +408,13 @@ void run_report_step_summary(const char *path, const struct run_dump *d)
 		summary_markdown(f, d->sum);
 		fputc('\n', f);
 	}
+	if (d->sampler) {
+		fprintf(f, "**Stuck or busy**, sampled over the last %.1fs:\n\n",
+			d->sampler->window_s);
+		if (!each_seen(d, MD_MAX_SEEN, f, md_seen_line))
+			fputs("- nothing: every task and thread made progress\n", f);
+		fputc('\n', f);
+	}
 	fputs("**Processes** (innermost frame of each thread):\n\n", f);
 	for (i = 0; i < d->n && i < MD_MAX_PROCS; i++) {
 		const struct run_proc *p = &d->procs[i];
@@ -281,6 +455,7 @@ void run_report_text(FILE *out, const struct run_dump *d)
 		fputs("coroscope: no likely cause stands out in the thread "
 		      "stacks; every process follows\n", out);
 	}
+	text_seen(out, d);
 	for (i = 0; i < d->n; i++)
 		text_process(out, &d->procs[i]);
 	fputc('\n', out);

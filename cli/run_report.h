@@ -11,6 +11,7 @@
 
 #include "cli/collect.h"
 #include "cli/run_causes.h"
+#include "cli/run_sample.h"
 #include "cli/run_tree.h"
 
 /* A process of a dump, dumped or only listed. */
@@ -30,6 +31,8 @@ struct run_dump {
 	const struct run_proc *procs;
 	size_t n, npy;             /* processes, and how many are dumped */
 	const struct run_summary *sum;
+	/* The samples taken before the dump, or NULL (none taken). */
+	const struct run_sampler *sampler;
 };
 
 /* The report on out (stderr), causes first. */

@@ -18,6 +18,9 @@
 struct run_options {
 	long long timeout_ms;      /* 0: no timeout */
 	long long kill_after_ms;
+	/* --sample-last: sample the tree this long before the timeout;
+	 * 0 not at all; -1 the default (run_sample_window()) */
+	long long sample_last_ms;
 	const char *report;        /* --report FILE, or NULL */
 	int no_native;             /* --no-native: Python frames only */
 	int no_source;             /* --no-source: none in the text report */

@@ -12,6 +12,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/native_merge.h"
+#include "readers/usercode.h"
 #include "common/banned.h"
 
 /* ---- what the kernel accounts to each thread ----
@@ -131,7 +132,6 @@ struct sample {
 	struct collection *c;
 	const struct watch_cpu *before;  /* read just after the last sample */
 	const struct watch_cpu *now;     /* read just before this one */
-	char libdir[32];                 /* "/lib/python3.11/" */
 };
 
 /* The window of thread tid: CPU time and runs between the two reads,
@@ -265,14 +265,10 @@ static int ends_with(const char *s, const char *tail)
 	return n >= m && !strcmp(s + n - m, tail);
 }
 
-/* The standard library and installed packages of the target's own
- * interpreter, and frozen modules: not "the user's code". */
+/* Not "the user's code" (readers/usercode.h). */
 static int is_library(const struct sample *s, const char *file)
 {
-	if (!file)
-		return 1;
-	return !strncmp(file, "<frozen", 7) || strstr(file, s->libdir) ||
-	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/");
+	return !py_is_user_file(file, NULL);
 }
 
 static void frame_place(const struct py_frame *f, struct watch_place *p)
@@ -704,10 +700,6 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 	sm.c = c;
 	sm.before = before;
 	sm.now = now;
-	/* A free-threaded build's library is .../lib/python3.14t/. */
-	snprintf(sm.libdir, sizeof(sm.libdir), "/lib/python%d.%d%s/",
-		 c->py.major, c->py.minor,
-		 c->py.layout.free_threaded ? "t" : "");
 	addrmap_init(&woke);
 	probe_wakeups(t, s, probe_ms, &woke);
 	watch_begin(t, now_s);

@@ -245,6 +245,12 @@ static void json_place(struct json *j, const char *key, const char *file,
 	json_end_object(j);
 }
 
+void watch_json_place(struct json *j, const char *key, const char *file,
+		      int line, const char *function)
+{
+	json_place(j, key, file, line, function);
+}
+
 static void json_item(struct json *j, const struct watch_tracker *t,
 		      const struct watch_item *it)
 {

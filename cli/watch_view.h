@@ -31,6 +31,11 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			const struct watch_info *info);
 void watch_summary_json(FILE *out, const struct watch_tracker *t,
 			const struct watch_info *info);
+/* `key: {file, line, function}` as the summary writes a place (null
+ * when file is NULL); for `coroscope run`'s samples too. */
+struct json;
+void watch_json_place(struct json *j, const char *key, const char *file,
+		      int line, const char *function);
 
 /* The live view, on the terminal of stdout (and keys from stdin). */
 struct watch_view;

@@ -28,7 +28,7 @@ _coroscope()
 		--max-frames --no-source --all --max-items --sysroot
 		--lib-search-path'
 	local run_opts='-t --timeout -r --report -k --kill-after --no-native
-		--no-source --'
+		--no-source --sample-last --'
 	local watch_opts='-i --interval -f --for -s --stuck -j --json
 		-n --no-block --native'
 
@@ -89,6 +89,11 @@ _coroscope()
 	-t | --timeout | -k | --kill-after)
 		[[ $cmd == run && $dashdash -eq 0 ]] &&
 			COMPREPLY=($(compgen -W '30s 5m 20m 1h' -- "$cur")) &&
+			return 0
+		;;
+	--sample-last)
+		[[ $cmd == run && $dashdash -eq 0 ]] &&
+			COMPREPLY=($(compgen -W '0 5s 10s 1m' -- "$cur")) &&
 			return 0
 		;;
 	esac

@@ -6,6 +6,7 @@
 #include "readers/dicts.h"
 #include "readers/fields.h"
 #include "readers/objects.h"
+#include "readers/usercode.h"
 #include "readers/withblocks.h"
 #include "common/banned.h"
 
@@ -64,32 +65,15 @@ static void find_stdlib(struct build *b)
 	for (i = 0; i < b->snap->nthreads && !b->stdlib[0]; i++) {
 		const struct py_thread *t = &b->snap->threads[i];
 
-		for (k = 0; k < t->nframes && !b->stdlib[0]; k++) {
-			const char *f = t->frames[k].code->filename, *p;
-			size_t n;
-
-			if (!f)
-				continue;
-			if (ends_with(f, "/threading.py"))
-				n = strlen(f) - strlen("threading.py");
-			else if ((p = strstr(f, "/asyncio/")) != NULL)
-				n = (size_t)(p - f) + 1;
-			else
-				continue;
-			if (n < sizeof(b->stdlib)) {
-				memcpy(b->stdlib, f, n);
-				b->stdlib[n] = '\0';
-			}
-		}
+		for (k = 0; k < t->nframes && !b->stdlib[0]; k++)
+			py_stdlib_dir(t->frames[k].code->filename, b->stdlib,
+				      sizeof(b->stdlib));
 	}
 }
 
 static int is_user_file(const struct build *b, const char *f)
 {
-	if (!f || f[0] == '<' || strstr(f, "/site-packages/") ||
-	    strstr(f, "/dist-packages/"))
-		return 0;
-	return !b->stdlib[0] || strncmp(f, b->stdlib, strlen(b->stdlib));
+	return py_is_user_file(f, b->stdlib);
 }
 
 /* The raw value of a frame's local `name`, cells opened; 0 if none. */

@@ -398,6 +398,7 @@ def test_command_not_found_is_127(work):
     (["--timeout", "400d", "--", "true"], "too long"),
     (["--timeout"], "needs a value"),
     (["--bogus", "--", "true"], "unknown option"),
+    (["--sample-last", "soon", "--", "true"], "invalid duration 'soon'"),
 ])
 def test_usage_errors(args, needle):
     res = coroscope_run(args)
@@ -649,8 +650,178 @@ def test_no_native_leaves_native_frames_out(work):
 def test_help_lists_run_options():
     out = subprocess.run([COROSCOPE, "--help"], stdout=subprocess.PIPE,
                          universal_newlines=True, timeout=30)
-    for opt in ("--timeout", "--report", "--kill-after", "--no-native"):
+    for opt in ("--timeout", "--report", "--kill-after", "--no-native",
+                "--sample-last"):
         assert opt in out.stdout
+
+
+# ---------------------------------------------------------------------------
+# Samples before the dump (--sample-last): real stuck durations
+
+SAMPLED_IDS = ("3.8", "3.13", "3.11-debian", "3.14")
+SAMPLED = [i for i in (interpreter(x) for x in SAMPLED_IDS) if i is not None]
+SAMPLE_WINDOW = 2.0
+
+
+class SampledRun(object):
+    pass
+
+
+@pytest.fixture(scope="module", params=SAMPLED, ids=[i.id for i in SAMPLED])
+def sampled(request, tmp_path_factory):
+    """One run of run_sampled.py per interpreter: 4 s of timeout, the
+    last 2 s sampled; the report, the text and the step summary."""
+    py = request.param
+    if SANITIZED and py.id not in CORE_IDS + ("3.13",):
+        pytest.skip("the sanitizer run covers %s and 3.13"
+                    % ", ".join(CORE_IDS))
+    work = tmp_path_factory.mktemp("run-sampled")
+    r = SampledRun()
+    r.script = target_script("run_sampled.py")
+    r.ready = work / "ready.json"
+    r.report_file = work / "report.json"
+    r.summary_file = work / "summary.md"
+    r.res = coroscope_run(["--timeout", "4", "--sample-last", "2s",
+                           "--report", r.report_file, "--", py.path,
+                           r.script, r.ready],
+                          env={"GITHUB_STEP_SUMMARY": str(r.summary_file)})
+    try:
+        assert r.res.returncode == 124, r.res
+        r.pids = read_json(r.ready, "ready file")
+        r.report = read_json(r.report_file, "--report file")
+        r.proc = process_of(r.report, r.pids["pid"])
+        assert "sampling" in r.proc, "not sampled: %r" % r.res
+        r.sampling = r.proc["sampling"]
+        yield r
+    finally:
+        sweep(str(work))
+
+
+def sampled_task(r, name):
+    found = [t for t in r.sampling["tasks"] if t["name"] == name]
+    assert len(found) == 1, (name, r.sampling["tasks"])
+    return found[0]
+
+
+def sampled_thread(r, name):
+    tid = r.pids["tids"][name]
+    found = [t for t in r.sampling["threads"] if t["tid"] == tid]
+    assert len(found) == 1, (name, tid, r.sampling["threads"])
+    return found[0]
+
+
+def test_sampled_window(sampled):
+    s = sampled.sampling
+    assert s["window_s"] == SAMPLE_WINDOW, s
+    # at least a sample in the window, and the dump
+    assert s["samples"] >= 2, s
+
+
+def test_task_on_event_is_stuck_the_whole_window(sampled):
+    parked = sampled_task(sampled, "parked")
+    assert parked["state"] == "stuck", parked
+    assert parked["at_least"] is True, parked
+    # the first sample is taken a whole window before the dump
+    assert parked["stuck_for"] >= SAMPLE_WINDOW - 0.01, parked
+    line = marker_line(sampled.script, "event-wait")
+    assert parked["where"]["line"] == line, parked
+    assert parked["where"]["file"].endswith("run_sampled.py"), parked
+    # the text report says so, and the cause naming the Event too
+    text = sampled.res.stderr
+    assert 'task "parked" stuck for at least ' in text, sampled.res
+    causes = "\n".join(likely_causes(text))
+    assert "waiting on asyncio.Event" in causes, causes
+    assert any("task 'parked'" in c and "(stuck for at least" in c
+               for c in likely_causes(text)), causes
+    md = sampled.summary_file.read_text()
+    assert "**Stuck or busy**" in md and "parked" in md, md
+
+
+def test_task_sleeping_in_a_loop_is_not_stuck(sampled):
+    napper = sampled_task(sampled, "napper")
+    assert napper["state"] != "stuck", napper
+    assert napper["stuck_for"] == 0, napper
+    # the same line at every sample all the same
+    assert napper["where"]["line"] == marker_line(sampled.script,
+                                                  "task-nap"), napper
+    assert 'task "napper"' not in sampled.res.stderr, sampled.res
+    assert not any("napper" in c for c in likely_causes(sampled.res.stderr))
+
+
+def test_spinning_thread_is_busy(sampled):
+    spin = sampled_thread(sampled, "spinning")
+    assert spin["state"] == "busy", spin
+    assert spin["busy"] > 0, spin
+    assert spin["where"]["line"] == marker_line(sampled.script, "spin"), spin
+    busy = [c for c in likely_causes(sampled.res.stderr)
+            if '"spinning" is busy, ' in c]
+    assert busy and "% of a CPU" in busy[0], sampled.res
+    assert not any('"spinning" is blocked' in c
+                   for c in likely_causes(sampled.res.stderr))
+
+
+def test_lock_wait_named_from_native_frames(sampled):
+    """The thread blocked in a C lock acquire: stuck all along, and the
+    cause names the C function its native frames show, not a guess."""
+    locked = sampled_thread(sampled, "locked")
+    assert locked["state"] == "stuck", locked
+    assert locked["stuck_for"] >= SAMPLE_WINDOW - 0.01, locked
+    tid = sampled.pids["tids"]["locked"]
+    cause = [c for c in likely_causes(sampled.res.stderr)
+             if 'thread %d "locked" is blocked acquiring a lock' % tid in c]
+    assert cause, sampled.res
+    assert ", in C: " in cause[0] and "(stuck for at least" in cause[0], cause
+    function = cause[0].split(", in C: ", 1)[1].split("()", 1)[0]
+    thread = [t for t in sampled.proc["threads"] if t["tid"] == tid][0]
+    assert thread["blocked_in"] == "lock", thread
+    native = [f["function"] for f in thread["frames"]
+              if f["kind"] == "native"]
+    assert function in native, (function, native)
+    kinds = {c["kind"] for c in sampled.report["causes"]}
+    assert "lock" in kinds and "busy" in kinds, sampled.report["causes"]
+
+
+def test_sample_last_zero_samples_nothing(work):
+    py = CORE[0]
+    ready = work / "ready.json"
+    report_file = work / "report.json"
+    res = coroscope_run(["--timeout", "2", "--sample-last", "0",
+                         "--report", report_file, "--", py.path,
+                         target_script("run_sampled.py"), ready])
+    assert res.returncode == 124, res
+    pids = read_json(ready, "ready file")
+    proc = process_of(read_json(report_file, "--report file"), pids["pid"])
+    assert "sampling" not in proc, proc
+    assert "coroscope: sampled over" not in res.stderr, res
+    # without samples, nothing is called busy
+    assert not any("is busy" in c for c in likely_causes(res.stderr)), res
+
+
+
+# ---------------------------------------------------------------------------
+# Causes ranked by everything blocked behind an object, not only its
+# direct waiters
+
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_longest_chain_ranks_first(py, work):
+    script = target_script("run_chain.py")
+    ready = work / "ready"
+    res = coroscope_run(["--timeout", "2", "--", py.path, script, ready])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    heads = [c for c in causes if c.startswith("  process ")]
+    lock = [i for i, c in enumerate(heads) if "waiting on asyncio.Lock" in c]
+    event = [i for i, c in enumerate(heads)
+             if "2 waiting on asyncio.Event" in c]
+    assert lock and event, causes
+    # one direct waiter, but its three parents wait behind it too
+    assert lock[0] < event[0], causes
+    assert heads[lock[0]].split(": ", 1)[1].startswith(
+        "1 waiting on asyncio.Lock"), causes
+    assert heads[lock[0]].endswith("; 4 blocked behind it in all"), causes
+    assert "blocked behind" not in heads[event[0]], causes
+    assert ("run_chain.py:%d in holder" % marker_line(script, "chain-holder")
+            in heads[lock[0]]), causes
 
 
 if __name__ == "__main__":

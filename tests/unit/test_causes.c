@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/watch_track.h"
 #include "common/addrmap.h"
 #include "tests/unit/check.h"
 
@@ -67,8 +68,8 @@ static void test_lock_deadlock(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 0, "with lock_b:" }, { 1, 0, "lock_a.acquire()" },
-		{ 0, 0, NULL },
+		{ 1, 0, "with lock_b:" , NULL, NULL }, { 1, 0, "lock_a.acquire()" , NULL, NULL },
+		{ 0, 0, NULL , NULL, NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -80,7 +81,7 @@ static void test_lock_deadlock(void)
 	t[1] = thread(12, "worker-b", 0, &frames[1], 1);
 	t[2] = thread(13, NULL, 1, &frames[2], 1);
 	run_summary_init(&s);
-	run_summarize(&s, 42, &snap, &a, facts);
+	run_summarize(&s, 42, &snap, &a, facts, NULL);
 	CHECK(s.n == 1, "one cause, got %zu", s.n);
 	c = find(&s, RUN_CAUSE_DEADLOCK);
 	CHECK(c != NULL, "a deadlock");
@@ -104,8 +105,8 @@ static void test_lock_whatever_the_layout(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 1, "with lock_b: pass" }, { 1, 1, NULL },
-		{ 1, 0, "x = compute()" },
+		{ 1, 1, "with lock_b: pass" , NULL, NULL }, { 1, 1, NULL , NULL, NULL },
+		{ 1, 0, "x = compute()" , NULL, NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -117,7 +118,7 @@ static void test_lock_whatever_the_layout(void)
 	t[1] = thread(12, NULL, 0, &frames[1], 1);
 	t[2] = thread(13, NULL, 0, &frames[2], 1);
 	run_summary_init(&s);
-	run_summarize(&s, 5, &snap, &a, facts);
+	run_summarize(&s, 5, &snap, &a, facts, NULL);
 	c = find(&s, RUN_CAUSE_DEADLOCK);
 	CHECK(s.n == 1 && c, "one deadlock, got %zu causes", s.n);
 	CHECK(c && c->ndetails == 2, "two threads in it");
@@ -133,15 +134,15 @@ static void test_running_and_gil(void)
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
 	/* not in futex; holding the GIL: neither is blocked */
-	struct run_thread_facts facts[2] = { { 0, 1, "with a:" },
-					     { 1, 1, "with b:" } };
+	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL },
+					     { 1, 1, "with b:" , NULL, NULL } };
 	struct run_summary s;
 
 	frame(&frames[0], &prog_take, 10);
 	t[0] = thread(11, NULL, 0, &frames[0], 1);
 	t[1] = thread(12, NULL, 1, &frames[0], 1);
 	run_summary_init(&s);
-	run_summarize(&s, 1, &snap, &a, facts);
+	run_summarize(&s, 1, &snap, &a, facts, NULL);
 	CHECK(s.n == 0, "nothing blocked, got %zu causes", s.n);
 	run_summary_release(&s);
 }
@@ -151,8 +152,8 @@ static void test_single_lock_and_wait(void)
 	struct py_async a = { 0 };
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
-	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" },
-					     { 1, 0, "ev.wait()" } };
+	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL },
+					     { 1, 0, "ev.wait()" , NULL, NULL } };
 	struct run_summary s;
 	const struct run_cause *c;
 
@@ -163,7 +164,7 @@ static void test_single_lock_and_wait(void)
 	t[0] = thread(21, NULL, 0, &frames[0], 1);
 	t[1] = thread(22, "waiter", 0, &frames[1], 3);
 	run_summary_init(&s);
-	run_summarize(&s, 7, &snap, &a, facts);
+	run_summarize(&s, 7, &snap, &a, facts, NULL);
 	run_summary_sort(&s);
 	CHECK(s.n == 2, "two causes, got %zu", s.n);
 	c = find(&s, RUN_CAUSE_LOCK);
@@ -232,7 +233,7 @@ static void test_tasks(void)
 	a.ncycles = 1;
 
 	run_summary_init(&s);
-	run_summarize(&s, 3, &snap, &a, NULL);
+	run_summarize(&s, 3, &snap, &a, NULL, NULL);
 	run_summary_sort(&s);
 	CHECK(s.n == 2, "cycle and stuck task, got %zu", s.n);
 	c = find(&s, RUN_CAUSE_AWAIT_CYCLE);
@@ -255,6 +256,156 @@ static void test_tasks(void)
 	addrmap_release(&a.task_index);
 }
 
+
+/* Issue 9: native frames say what a thread waits in; they replace the
+ * futex and source-line guess. */
+static void test_native_frames(void)
+{
+	struct py_async a = { 0 };
+	struct py_thread t[4];
+	struct py_snapshot snap = { .threads = t, .nthreads = 4 };
+	struct run_thread_facts facts[4] = {
+		/* a lock in C, its line no clue, never asked to the kernel */
+		{ 1, -1, "x = get()", "lock", "sem_clockwait" },
+		/* reading a pipe: the line's acquire( is no lock */
+		{ 0, -1, "data = acquire(fd)", "io", "read" },
+		/* waiting for the GIL, whose holder sleeps in C */
+		{ 1, -1, NULL, "gil", "take_gil" },
+		{ 0, 0, NULL, "sleep", "clock_nanosleep" },
+	};
+	struct run_summary s;
+	const struct run_cause *c;
+
+	frame(&frames[0], &prog_take, 10);
+	frame(&frames[1], &prog_take, 20);
+	frame(&frames[2], &prog_take, 30);
+	frame(&frames[3], &prog_take, 40);
+	t[0] = thread(11, "worker", 0, &frames[0], 1);
+	t[1] = thread(12, "reader", 0, &frames[1], 1);
+	t[2] = thread(13, "waiter", 0, &frames[2], 1);
+	t[3] = thread(14, "holder", 1, &frames[3], 1);
+	run_summary_init(&s);
+	run_summarize(&s, 9, &snap, &a, facts, NULL);
+	run_summary_sort(&s);
+	CHECK(s.n == 2, "a lock and the GIL, got %zu causes", s.n);
+	c = find(&s, RUN_CAUSE_LOCK);
+	CHECK(c && !strcmp(c->headline, "thread 11 \"worker\" is blocked "
+			   "acquiring a lock, in C: sem_clockwait()"),
+	      "%s", c ? c->headline : "(none)");
+	c = find(&s, RUN_CAUSE_GIL_HELD);
+	CHECK(c && !strcmp(c->headline, "1 thread waits for the GIL, held by "
+			   "thread 14 \"holder\", which is blocked in "
+			   "clock_nanosleep at /app/prog.py:40 in take"),
+	      "%s", c ? c->headline : "(none)");
+	CHECK(c && c->ndetails == 1 && !strcmp(c->details[0],
+		"thread 13 \"waiter\" waits for the GIL, in C: take_gil() "
+		"at /app/prog.py:30 in take"),
+	      "%s", c && c->ndetails ? c->details[0] : "(none)");
+	CHECK(!strcmp(run_cause_kind_name(RUN_CAUSE_GIL_HELD), "gil_held"),
+	      "kind name");
+	run_summary_release(&s);
+
+	/* a holder running Python: contention, ranked after a wait */
+	facts[3].blocked_in = NULL;
+	run_summary_init(&s);
+	run_summarize(&s, 9, &snap, &a, facts, NULL);
+	c = find(&s, RUN_CAUSE_GIL);
+	CHECK(c && !strcmp(c->headline, "1 thread waits for the GIL, held by "
+			   "thread 14 \"holder\" at /app/prog.py:40 in take"),
+	      "%s", c ? c->headline : "(none)");
+	CHECK(RUN_CAUSE_GIL > RUN_CAUSE_WAIT && RUN_CAUSE_GIL_HELD < RUN_CAUSE_WAIT,
+	      "GIL ranks");
+	run_summary_release(&s);
+}
+
+static void observe(struct watch_tracker *tr, enum watch_kind kind,
+		    uint64_t id, uint64_t fingerprint, double cpu_s, long runs)
+{
+	struct watch_obs o;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = kind;
+	o.id = id;
+	o.fingerprint = fingerprint;
+	o.cpu_s = cpu_s;
+	o.wait_s = -1;
+	o.runs = runs;
+	o.window_s = cpu_s >= 0 ? 1 : 0;
+	o.where.line = o.inner.line = -1;
+	watch_observe(tr, &o);
+}
+
+/* Issue 14: with samples, what moved is no cause, what was stuck ranks
+ * by how long, what used a CPU all along is busy. */
+static void test_sampled(void)
+{
+	struct py_async a = { 0 };
+	struct py_task tasks[3], t;
+	struct py_thread th[2];
+	struct py_snapshot snap = { .threads = th, .nthreads = 2 };
+	struct run_thread_facts facts[2] = {
+		{ 1, 1, "with lock:", NULL, NULL },
+		{ 1, 1, "with lock:", NULL, NULL },
+	};
+	uint64_t by_a[1] = { 0x300 };
+	struct watch_tracker tr;
+	struct run_summary s;
+	const struct run_cause *c;
+	int k;
+
+	a.tasks = tasks;
+	addrmap_init(&a.task_index);
+	memset(&t, 0, sizeof(t));
+	t.waiter_type = "Future";
+	/* 0x100 moves at every sample; 0x200 is stuck since the first;
+	 * 0x300 waits on 0x100 (which would rank 0x100 first unsampled) */
+	t.addr = 0x100, t.name = "moving", t.waiter = 0x701;
+	t.awaited_by = by_a, t.nawaited_by = 1;
+	add_task(&a, &t);
+	t.awaited_by = NULL, t.nawaited_by = 0;
+	t.addr = 0x200, t.name = "parked", t.waiter = 0x702;
+	add_task(&a, &t);
+	t.addr = 0x300, t.name = "parent", t.waiter = 0x100;
+	add_task(&a, &t);
+	frame(&frames[0], &prog_take, 10);
+	frame(&frames[1], &prog_take, 20);
+	th[0] = thread(31, "spin", 0, &frames[0], 1);
+	th[1] = thread(32, "blocked", 0, &frames[1], 1);
+
+	watch_tracker_init(&tr, 2);
+	for (k = 0; k < 5; k++) {
+		watch_begin(&tr, k);
+		observe(&tr, WATCH_TASK, 0x100, 1000 + k, -1, -1);
+		observe(&tr, WATCH_TASK, 0x200, 7, -1, -1);
+		observe(&tr, WATCH_TASK, 0x300, 8, -1, -1);
+		observe(&tr, WATCH_THREAD, 31, 9, k ? 0.9 : -1, k ? 50 : -1);
+		observe(&tr, WATCH_THREAD, 32, 10, k ? 0 : -1, k ? 1 : -1);
+		watch_end(&tr);
+	}
+	run_summary_init(&s);
+	run_summarize(&s, 4, &snap, &a, facts, &tr);
+	run_summary_sort(&s);
+	c = find(&s, RUN_CAUSE_STUCK_TASK);
+	CHECK(c && !strcmp(c->headline, "stuck task: parked waits on Future "
+			   "0x702, stuck for at least 4.0s"),
+	      "%s", c ? c->headline : "(none)");
+	CHECK(c && (c + 1 == s.causes + s.n ||
+		    c[1].kind != RUN_CAUSE_STUCK_TASK),
+	      "the moving task is no cause");
+	c = find(&s, RUN_CAUSE_LOCK);
+	CHECK(c && !strcmp(c->headline, "thread 32 \"blocked\" is blocked "
+			   "acquiring a lock (stuck for at least 4.0s)"),
+	      "%s", c ? c->headline : "(none)");
+	c = find(&s, RUN_CAUSE_BUSY);
+	CHECK(c && !strcmp(c->headline, "thread 31 \"spin\" is busy, 90% of "
+			   "a CPU at /app/prog.py:10 in take"),
+	      "%s", c ? c->headline : "(none)");
+	CHECK(s.n == 3, "stuck task, lock, busy; got %zu", s.n);
+	run_summary_release(&s);
+	watch_tracker_release(&tr);
+	addrmap_release(&a.task_index);
+}
+
 int main(void)
 {
 	test_lock_deadlock();
@@ -262,5 +413,7 @@ int main(void)
 	test_running_and_gil();
 	test_single_lock_and_wait();
 	test_tasks();
+	test_native_frames();
+	test_sampled();
 	return CHECK_DONE("test_causes");
 }

@@ -1,0 +1,107 @@
+#include "cli/run_seen.h"
+
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
+		   struct run_seen *out)
+{
+	memset(out, 0, sizeof(*out));
+	/* Seen in one sample only: nothing to compare. */
+	if (!t || !it || it->gone || it->last_seen <= it->first_seen)
+		return;
+	out->stuck_for = watch_stuck_for(t, it);
+	out->busy = watch_busy(it);
+	out->at_least = it->last_progress <= it->first_seen;
+	switch (watch_state_of(t, it)) {
+	case WATCH_STUCK:
+		out->state = RUN_SEEN_STUCK;
+		break;
+	case WATCH_BUSY:
+		out->state = RUN_SEEN_BUSY;
+		break;
+	case WATCH_ACTIVE:
+		/* Watched for less than the threshold (a task that
+		 * started late), never seen moving: stuck, at least
+		 * that long. */
+		out->state = out->at_least ? RUN_SEEN_STUCK : RUN_SEEN_MOVING;
+		break;
+	case WATCH_GONE:
+		break;
+	}
+}
+
+void run_seen_task(const struct watch_tracker *t, uint64_t addr,
+		   struct run_seen *out)
+{
+	run_seen_item(t, t ? watch_find(t, WATCH_TASK, addr) : NULL, out);
+}
+
+void run_seen_thread(const struct watch_tracker *t, const struct py_thread *th,
+		     struct run_seen *out)
+{
+	/* The key watch_feed() follows a thread by. */
+	uint64_t id = th->tid > 0 ? (uint64_t)th->tid : th->thread_id;
+
+	run_seen_item(t, t ? watch_find(t, WATCH_THREAD, id) : NULL, out);
+}
+
+int run_seen_add(struct strbuf *sb, const struct run_seen *seen)
+{
+	switch (seen->state) {
+	case RUN_SEEN_STUCK:
+		strbuf_addf(sb, "stuck for %s%.1fs",
+			    seen->at_least ? "at least " : "", seen->stuck_for);
+		return 1;
+	case RUN_SEEN_BUSY:
+		strbuf_addf(sb, "busy, %.0f%% of a CPU", seen->busy * 100);
+		return 1;
+	case RUN_SEEN_UNKNOWN:
+	case RUN_SEEN_MOVING:
+		break;
+	}
+	return 0;
+}
+
+static void add_place(struct strbuf *sb, const char *file,
+		      const char *function, int line)
+{
+	strbuf_addstr(sb, file);
+	if (line >= 0)
+		strbuf_addf(sb, ":%d", line);
+	if (function)
+		strbuf_addf(sb, " in %s", function);
+}
+
+int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
+		      const struct watch_item *it)
+{
+	struct run_seen seen;
+
+	run_seen_item(t, it, &seen);
+	if (seen.state != RUN_SEEN_STUCK && seen.state != RUN_SEEN_BUSY)
+		return 0;
+	if (it->kind == WATCH_TASK)
+		strbuf_addf(sb, "task \"%s\" ", it->name ? it->name : "?");
+	else
+		strbuf_addf(sb, "thread %llu%s%s%s ", (unsigned long long)it->id,
+			    it->name ? " \"" : "", it->name ? it->name : "",
+			    it->name ? "\"" : "");
+	run_seen_add(sb, &seen);
+	if (it->where_file) {
+		strbuf_addstr(sb, " at ");
+		add_place(sb, it->where_file, it->where_function,
+			  it->where_line);
+	}
+	if (it->inner_file) {
+		strbuf_addstr(sb, " (innermost ");
+		add_place(sb, it->inner_file, it->inner_function,
+			  it->inner_line);
+		strbuf_addch(sb, ')');
+	}
+	if (it->waits_on && seen.state == RUN_SEEN_STUCK)
+		strbuf_addf(sb, ", waits on %s", it->waits_on);
+	return 1;
+}

@@ -1,0 +1,53 @@
+/*
+ * What the samples `coroscope run` took before its dump (cli/run_sample.h)
+ * say of one task or thread, read off watch's tracker
+ * (cli/watch_track.h): stuck and for how long, busy, or moving.  Plain
+ * data, apart from the sampling, so that the cause analysis
+ * (cli/run_causes.c) can use it and be tested without a process.
+ */
+#ifndef COROSCOPE_CLI_RUN_SEEN_H
+#define COROSCOPE_CLI_RUN_SEEN_H
+
+#include <stdint.h>
+
+#include "cli/watch_track.h"
+#include "readers/stacks.h"
+
+struct strbuf;
+
+/* What the samples say of one task or thread. */
+enum run_seen_state {
+	RUN_SEEN_UNKNOWN,   /* not sampled (or seen once only) */
+	RUN_SEEN_MOVING,    /* made progress lately: not stuck */
+	RUN_SEEN_STUCK,     /* no progress for stuck_for seconds */
+	RUN_SEEN_BUSY,      /* a thread using a CPU */
+};
+
+struct run_seen {
+	enum run_seen_state state;
+	double stuck_for;   /* seconds without progress */
+	int at_least;       /* never seen moving: stuck at least that long */
+	double busy;        /* threads: share of one CPU, 0..1 */
+};
+
+/* t may be NULL (then RUN_SEEN_UNKNOWN). */
+void run_seen_task(const struct watch_tracker *t, uint64_t addr,
+		   struct run_seen *out);
+void run_seen_thread(const struct watch_tracker *t, const struct py_thread *th,
+		     struct run_seen *out);
+void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
+		   struct run_seen *out);
+
+/* "stuck for at least 4.0s", "stuck for 2.5s" or "busy, 97% of a CPU";
+ * nothing for the other states.  Returns whether it added anything. */
+int run_seen_add(struct strbuf *sb, const struct run_seen *seen);
+
+/*
+ * One line for a stuck or busy item of a tracker: 'task "name" stuck for
+ * at least 4.0s at FILE:LINE in FUNC (innermost FILE:LINE in FUNC),
+ * waits on Event'.  Returns 0 (adding nothing) for the other states.
+ */
+int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
+		      const struct watch_item *it);
+
+#endif

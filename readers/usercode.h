@@ -1,0 +1,31 @@
+/*
+ * Which frames are "the user's own code": the one rule every report uses
+ * to blame a stuck task or thread at the program's line rather than at
+ * the library it waits in (the wait-for graph's blame, watch's "where",
+ * run's causes).
+ *
+ * A file is not the user's when it is not a real file ("<frozen ...>",
+ * "<string>", no name), when it lies in an installed package
+ * (".../site-packages/", ".../dist-packages/"), or in a CPython's
+ * standard library: a directory "lib/pythonX.Y/" (or "lib64/...", or
+ * "pythonX.Yt/" for a free-threaded build), or the directory given as
+ * stdlib when the caller learnt where the target's own library is (see
+ * py_stdlib_dir()).  Pure functions of the name: nothing is read.
+ */
+#ifndef COROSCOPE_READERS_USERCODE_H
+#define COROSCOPE_READERS_USERCODE_H
+
+#include <stddef.h>
+
+/* 1 when file is the user's own code; stdlib may be NULL or "". */
+int py_is_user_file(const char *file, const char *stdlib);
+
+/*
+ * The standard library's directory, from the name of a file of it that
+ * only the standard library has (".../threading.py", ".../asyncio/..."):
+ * its length, the directory copied into out with its trailing '/'; 0
+ * (out untouched) when file is not such a file or out is too small.
+ */
+size_t py_stdlib_dir(const char *file, char *out, size_t len);
+
+#endif
