@@ -15,6 +15,10 @@ it records sys._current_frames() from inside.  For every thread:
   * the same from a gcore core of the process, and from a kernel core
     (os.abort()) with and without --sysroot, checked against gdb on the
     core.
+
+targets/native_ext_target.py blocks in libraries built here: C++
+(names demangled) and C with call-frame information in .debug_frame
+only (unwound through it); both checked against gdb too.
 """
 
 import os
@@ -58,9 +62,12 @@ EXPECT = {
 
 
 def base_name(name):
-    """glibc's aliases of one function: "__GI___libc_read" -> "read"."""
+    """glibc's aliases of one function: "__GI___libc_read" -> "read";
+    a C++ function without its parameters, which gdb leaves out where
+    debug information names the function: "ns::C::f(int)" -> "ns::C::f"."""
     if name is None:
         return None
+    name = re.sub(r"(?<=\w)\(.*\)( const)?$", "", name)
     while True:
         name = name.lstrip("_")
         if name.startswith("GI_"):
@@ -412,3 +419,83 @@ def test_vdso_frames(keeper):
     py = [f for f in frames if f["kind"] != "native"]
     assert py[0]["line"] == marker_line(target_script("vdso_spin.py"),
                                         "spin"), py
+
+
+# ---------------------------------------------------------------------------
+# Libraries built here: C++ names, and CFI in .debug_frame only
+
+EXT_SCRIPT = target_script("native_ext_target.py")
+TARGETS = os.path.dirname(EXT_SCRIPT)
+GXX = shutil.which("g++")
+GCC = shutil.which("gcc")
+
+
+def build(argv):
+    out = subprocess.run(argv, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         timeout=120, universal_newlines=True)
+    assert out.returncode == 0, out.stdout
+
+
+@pytest.fixture(scope="module")
+def ext_target(module_keeper, tmp_path_factory):
+    if GXX is None or GCC is None:
+        pytest.skip("g++ and gcc build the libraries (make deps installs "
+                    "them)")
+    interp = control_interpreter()
+    if interp is None:
+        pytest.skip("no Python interpreter found")
+    d = tmp_path_factory.mktemp("ext")
+    cxx, df = str(d / "libcsnative_cxx.so"), str(d / "libcsnative_df.so")
+    build([GXX, "-shared", "-fPIC", "-g", "-O1", "-o", cxx,
+           os.path.join(TARGETS, "native_cxx.cpp")])
+    # -fno-asynchronous-unwind-tables with -g: the CFI goes to
+    # .debug_frame, none to .eh_frame; -O2 leaves no frame pointer
+    build([GCC, "-shared", "-fPIC", "-g", "-O2", "-fomit-frame-pointer",
+           "-fno-asynchronous-unwind-tables", "-o", df,
+           os.path.join(TARGETS, "native_debug_frame.c")])
+    t = module_keeper.start_target(interp, "native_ext_target.py", cxx, df)
+    t.libs = {"cxx": cxx, "debug_frame": df}
+    yield t
+    t.proc.kill()
+    t.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def ext_views(ext_target):
+    gdbs = gdb_stacks(ext_target.pid, ext_target.workdir)
+    ours = run_coroscope("dump", "--native-all", "--json",
+                         ext_target.pid).json()
+    return gdbs, ours
+
+
+def ext_thread(target, views, role):
+    gdbs, ours = views
+    rec = target.ready["threads"][role]
+    return rec, gdbs[rec["tid"]], thread_by_tid(ours, rec["tid"])
+
+
+def library_frames(thread, lib):
+    return [f for f in thread["frames"]
+            if f["kind"] == "native" and f["library"] == lib]
+
+
+def test_cxx_names_demangled(ext_target, ext_views):
+    rec, gdbs, t = ext_thread(ext_target, ext_views, "cxx")
+    compare_with_gdb(native_names(t), gdbs, "C++ thread %d" % rec["tid"])
+    names = [f["function"] for f in
+             library_frames(t, ext_target.libs["cxx"])]
+    # innermost first: the member functions, then the extern "C" entry
+    assert names == ["csns::Waiter::once()", "csns::Waiter::wait(int)",
+                     "cs_cxx_block"], t["frames"]
+    assert "csns::Waiter::once" in gdbs, gdbs
+    # the Python frame that called it comes after (outside) them
+    frames = t["frames"]
+    last = max(i for i, f in enumerate(frames)
+               if f["kind"] == "native" and f["function"] == "cs_cxx_block")
+    py = [f for f in frames[last:] if f["kind"] != "native"]
+    assert py[0]["function"] == "cxx_caller" and \
+        py[0]["line"] == marker_line(EXT_SCRIPT, "cxx"), frames
+    text = run_coroscope("dump", "--native", ext_target.pid).stdout
+    assert re.search(r"^  \(C\) csns::Waiter::wait\(int\) at \S*"
+                     r"native_cxx\.cpp:\d+$", text, re.M), text
