@@ -28,6 +28,7 @@ struct elf_seg {
 struct elf_sect {
 	const char *name;
 	uint64_t addr, size;
+	size_t index;       /* for elf_getscn() */
 };
 
 struct elf_sym {
@@ -210,6 +211,7 @@ static int read_sections(struct elf_image *img, size_t shnum,
 		img->sects[img->nsects].name = name;
 		img->sects[img->nsects].addr = sh.sh_addr;
 		img->sects[img->nsects].size = sh.sh_size;
+		img->sects[img->nsects].index = elf_ndxscn(scn);
 		img->nsects++;
 	}
 	return 0;
@@ -593,6 +595,30 @@ int elf_image_section(const struct elf_image *img, const char *name,
 			*addr = img->sects[i].addr;
 		if (size)
 			*size = img->sects[i].size;
+		return 0;
+	}
+	return -1;
+}
+
+int elf_image_section_data(const struct elf_image *img, const char *name,
+			   const void **data, size_t *len)
+{
+	Elf_Scn *scn;
+	Elf_Data *d;
+	GElf_Shdr sh;
+	size_t i;
+
+	if (!img || !name)
+		return -1;
+	for (i = 0; i < img->nsects; i++) {
+		if (strcmp(img->sects[i].name, name) != 0)
+			continue;
+		scn = elf_getscn(img->elf, img->sects[i].index);
+		if (!scn || !gelf_getshdr(scn, &sh) ||
+		    !(d = section_data(scn, &sh)))
+			return -1;
+		*data = d->d_buf;
+		*len = d->d_size;
 		return 0;
 	}
 	return -1;

@@ -499,3 +499,37 @@ def test_cxx_names_demangled(ext_target, ext_views):
     text = run_coroscope("dump", "--native", ext_target.pid).stdout
     assert re.search(r"^  \(C\) csns::Waiter::wait\(int\) at \S*"
                      r"native_cxx\.cpp:\d+$", text, re.M), text
+
+
+def test_debug_frame_only_unwinds(ext_target, ext_views):
+    rec, gdbs, t = ext_thread(ext_target, ext_views, "debug_frame")
+    df = ext_target.libs["debug_frame"]
+    sections = subprocess.run(["readelf", "-SW", df], stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+    assert ".debug_frame" in sections and ".eh_frame_hdr" not in sections, \
+        "the library must have its CFI in .debug_frame only:\n" + sections
+    compare_with_gdb(native_names(t), gdbs,
+                     ".debug_frame thread %d" % rec["tid"])
+    names = [f["function"] for f in library_frames(t, df)]
+    assert names == ["df_inner", "df_middle", "cs_df_block"], t["frames"]
+    # out of the library and on to the interpreter and the Python frame
+    py = [f for f in t["frames"] if f["kind"] != "native"]
+    assert [(f["function"], f["line"]) for f in py] == \
+        [(f["function"], f["line"]) for f in rec["frames"]], t["frames"]
+
+
+@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
+def test_ext_from_gcore(ext_target, ext_views, tmp_path):
+    """The same frames from a core: .debug_frame comes from the file."""
+    prefix = str(tmp_path / "gcore")
+    out = subprocess.run([GCORE, "-o", prefix, str(ext_target.pid)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=180,
+                         universal_newlines=True)
+    core = "%s.%d" % (prefix, ext_target.pid)
+    assert out.returncode == 0 and os.path.exists(core), out.stdout
+    doc = run_coroscope("core", "--native-all", "--json", core).json()
+    for role in ("cxx", "debug_frame"):
+        _, _, live = ext_thread(ext_target, ext_views, role)
+        dead = thread_by_tid(doc, live["tid"])
+        assert native_names(dead) == native_names(live), role
