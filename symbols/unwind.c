@@ -218,22 +218,29 @@ static struct unw_table *table_for(struct native_unwinder *u,
 	return t;
 }
 
-/* The .debug_frame of the file at path (on this machine), rewritten. */
-static int df_from_file(struct unw_table *t, const char *host)
+/* Rewrite img's .debug_frame into t->df: 0, or -1 when it has none. */
+static int df_rewrite(struct unw_table *t, const struct elf_image *img)
 {
-	struct elf_image *img;
-	struct cs_err err;
 	const void *sec;
 	size_t len;
-	int ret = -1;
 
-	if (!host || !*host || elf_image_open(&img, host, &err) < 0)
+	if (elf_image_section_data(img, ".debug_frame", &sec, &len) < 0)
 		return -1;
-	if (elf_image_section_data(img, ".debug_frame", &sec, &len) == 0)
-		ret = debug_frame_rewrite(sec, len, t->bias, t->df_at, t->base,
-					  t->end, &t->df);
-	elf_image_free(img);
-	return ret;
+	return debug_frame_rewrite(sec, len, t->bias, t->df_at, t->base,
+				   t->end, &t->df);
+}
+
+/* The target's file at path, opened on this machine, or NULL. */
+static struct elf_image *df_open(struct native_unwinder *u, const char *path)
+{
+	struct elf_image *img = NULL;
+	struct cs_err err;
+	char *host = memsrc_target_path(u->ms, path);
+
+	if (host && *host && elf_image_open(&img, host, &err) < 0)
+		img = NULL;
+	free(host);
+	return img;
 }
 
 /*
@@ -243,35 +250,26 @@ static int df_from_file(struct unw_table *t, const char *host)
  */
 static void df_load(struct native_unwinder *u, struct unw_table *t)
 {
-	struct elf_image *img;
-	struct cs_err err;
+	struct elf_image *img, *dbg;
 	struct strbuf path;
 	const uint8_t *id;
 	size_t idlen = 0, i;
-	char *host;
-	int ret;
 
 	t->df_tried = 1;
-	if (!t->path || !t->have_bias)
+	if (!t->path || !t->have_bias || !(img = df_open(u, t->path)))
 		return;
-	host = memsrc_target_path(u->ms, t->path);
-	ret = df_from_file(t, host);
-	if (ret == 0 || !host || !*host ||
-	    elf_image_open(&img, host, &err) < 0) {
-		free(host);
-		return;
-	}
-	free(host);
 	id = elf_image_build_id(img, &idlen);
-	if (id && idlen >= 2 && idlen <= 64) {
+	if (df_rewrite(t, img) < 0 && id && idlen >= 2 && idlen <= 64) {
 		strbuf_init(&path);
 		strbuf_addf(&path, "/usr/lib/debug/.build-id/%02x/", id[0]);
 		for (i = 1; i < idlen; i++)
 			strbuf_addf(&path, "%02x", id[i]);
 		strbuf_addstr(&path, ".debug");
-		host = memsrc_target_path(u->ms, path.buf);
-		df_from_file(t, host);
-		free(host);
+		dbg = df_open(u, path.buf);
+		if (dbg) {
+			df_rewrite(t, dbg);
+			elf_image_free(dbg);
+		}
 		strbuf_release(&path);
 	}
 	elf_image_free(img);

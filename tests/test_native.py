@@ -454,8 +454,17 @@ def ext_target(module_keeper, tmp_path_factory):
     build([GCC, "-shared", "-fPIC", "-g", "-O2", "-fomit-frame-pointer",
            "-fno-asynchronous-unwind-tables", "-o", df,
            os.path.join(TARGETS, "native_debug_frame.c")])
-    t = module_keeper.start_target(interp, "native_ext_target.py", cxx, df)
-    t.libs = {"cxx": cxx, "debug_frame": df}
+    # the same, its .debug_frame moved to a file found by build id
+    split, dbg = str(d / "libcsnative_split.so"), str(d / "split.debug")
+    build([GCC, "-shared", "-fPIC", "-g", "-O2", "-fomit-frame-pointer",
+           "-fno-asynchronous-unwind-tables", "-Wl,--build-id", "-o", split,
+           os.path.join(TARGETS, "native_debug_frame.c")])
+    build(["objcopy", "--only-keep-debug", split, dbg])
+    build(["objcopy", "--strip-debug", split])
+    t = module_keeper.start_target(interp, "native_ext_target.py", cxx, df,
+                                   split)
+    t.libs = {"cxx": cxx, "debug_frame": df, "split": split}
+    t.split_debug = dbg
     yield t
     t.proc.kill()
     t.proc.wait()
@@ -533,3 +542,80 @@ def test_ext_from_gcore(ext_target, ext_views, tmp_path):
         _, _, live = ext_thread(ext_target, ext_views, role)
         dead = thread_by_tid(doc, live["tid"])
         assert native_names(dead) == native_names(live), role
+
+
+
+def build_id(path):
+    """The NT_GNU_BUILD_ID of an ELF file, as hex."""
+    out = subprocess.run(["readelf", "-n", path], stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    assert m, out
+    return m.group(1)
+
+
+def sysroot_with(root, extra):
+    """A --sysroot: the machine's files (symlinks) plus extra files,
+    {absolute path: file to copy there}."""
+    for top in os.listdir("/"):
+        if top not in ("proc", "sys", "dev"):
+            os.symlink("/" + top, os.path.join(root, top))
+    for path, src in extra.items():
+        # replace each symlinked directory on the way by a real one
+        # holding symlinks to what was in it
+        cur = root
+        for part in path.strip("/").split("/")[:-1]:
+            nxt = os.path.join(cur, part)
+            if os.path.islink(nxt):
+                real = os.readlink(nxt)
+                os.unlink(nxt)
+                os.mkdir(nxt)
+                if os.path.isdir(real):
+                    for name in os.listdir(real):
+                        os.symlink(os.path.join(real, name),
+                                   os.path.join(nxt, name))
+            elif not os.path.exists(nxt):
+                os.mkdir(nxt)
+            cur = nxt
+        shutil.copy(src, os.path.join(root, path.lstrip("/")))
+
+
+@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
+def test_debug_frame_from_build_id_file(ext_target, ext_views, tmp_path):
+    """A library whose .debug_frame is only in its separate debug file:
+    found by build id under the sysroot's /usr/lib/debug/.build-id/."""
+    split = ext_target.libs["split"]
+    sections = subprocess.run(["readelf", "-SW", split],
+                              stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+    assert ".debug_frame" not in sections and \
+        ".eh_frame_hdr" not in sections, sections
+    prefix = str(tmp_path / "gcore")
+    out = subprocess.run([GCORE, "-o", prefix, str(ext_target.pid)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=180,
+                         universal_newlines=True)
+    core = "%s.%d" % (prefix, ext_target.pid)
+    assert out.returncode == 0 and os.path.exists(core), out.stdout
+    bid = build_id(split)
+    root = tmp_path / "sysroot"
+    root.mkdir()
+    debug = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+    rec = ext_target.ready["threads"]["split"]
+
+    def frames(*args):
+        doc = run_coroscope("core", "--native-all", "--json",
+                            *(args + (core,))).json()
+        t = thread_by_tid(doc, rec["tid"])
+        return t, [f["function"] for f in library_frames(t, split)]
+
+    # without the debug file the unwind cannot get out of the library
+    _, names = frames()
+    assert names[:1] == ["df_inner"] and \
+        names != ["df_inner", "df_middle", "cs_df_block"], names
+    sysroot_with(str(root), {debug: ext_target.split_debug})
+    t, names = frames("--sysroot", str(root))
+    assert names == ["df_inner", "df_middle", "cs_df_block"], t["frames"]
+    py = [f for f in t["frames"] if f["kind"] != "native"]
+    assert [(f["function"], f["line"]) for f in py] == \
+        [(f["function"], f["line"]) for f in rec["frames"]], t["frames"]

@@ -1,12 +1,13 @@
 """A target for coroscope's native-frame tests: threads blocked in C code
 built at test time.
 
-Usage: native_ext_target.py READY_FILE CXX_LIB DEBUG_FRAME_LIB
+Usage: native_ext_target.py READY_FILE CXX_LIB DEBUG_FRAME_LIB [SPLIT_LIB]
 
 CXX_LIB is tests/targets/native_cxx.cpp built with g++, DEBUG_FRAME_LIB
 tests/targets/native_debug_frame.c built with call-frame information in
-.debug_frame only.  One thread blocks in each (both end in read() on a
-pipe nobody writes to); once both are parked the main thread records
+.debug_frame only, SPLIT_LIB the same with its .debug_frame moved to a
+separate debug file.  One thread blocks in each (all end in read() on a
+pipe nobody writes to); once all are parked the main thread records
 each thread's kernel TID and Python frames (innermost first) in
 READY_FILE and sleeps.
 
@@ -39,10 +40,18 @@ def df_caller(lib, fd, parked):
     lib.cs_df_block(fd)  # MARK: debug_frame
 
 
+def split_caller(lib, fd, parked):
+    _tids["split"] = (threading.get_ident(), native_tid())
+    parked.set()
+    lib.cs_df_block(fd)  # MARK: split
+
+
 def main():
     ready_path, cxx_path, df_path = sys.argv[1:4]
-    callers = ((cxx_caller, ctypes.CDLL(cxx_path)),
-               (df_caller, ctypes.CDLL(df_path)))
+    callers = [(cxx_caller, ctypes.CDLL(cxx_path)),
+               (df_caller, ctypes.CDLL(df_path))]
+    if len(sys.argv) > 4:
+        callers.append((split_caller, ctypes.CDLL(sys.argv[4])))
     events = []
     for caller, lib in callers:
         rfd, _wfd = os.pipe()
