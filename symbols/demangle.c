@@ -13,8 +13,10 @@ typedef void (*free_fn)(void *p);
 /* Looked up once: 1 found, -1 not available. */
 static int state;
 static cxa_demangle_fn cxa_demangle;
-/* The runtime's own free: in the static executable the loaded library
- * has its own C library, whose heap is not ours. */
+/* The free of the malloc the demangler calls: the process's own (the C
+ * library's, or a sanitizer's that replaces it) where the runtime binds
+ * to it; in the static executable the loaded runtime brings a C library
+ * of its own, whose heap is not ours. */
 static free_fn runtime_free;
 
 static const char *const runtimes[] = {
@@ -35,7 +37,11 @@ static int load(void)
 		if (!h)
 			continue;
 		d = dlsym(h, "__cxa_demangle");
-		f = dlsym(h, "free");
+		/* the global scope first: what the runtime's malloc calls
+		 * resolve to; it is empty in the static executable */
+		f = dlsym(RTLD_DEFAULT, "free");
+		if (!f)
+			f = dlsym(h, "free");
 		if (d && f) {
 			/* a function pointer from dlsym: POSIX's way */
 			memcpy(&cxa_demangle, &d, sizeof(d));
