@@ -284,15 +284,21 @@ def test_without_native_nothing_changes(target):
         assert all(f["kind"] != "native" for f in t["frames"])
 
 
-@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
-def test_gcore_same_native_frames(target, native_all, tmp_path):
+def gcore(pid, tmp_path):
+    """A core of the running process pid, written by gdb's gcore."""
     prefix = str(tmp_path / "gcore")
-    out = subprocess.run([GCORE, "-o", prefix, str(target.pid)],
+    out = subprocess.run([GCORE, "-o", prefix, str(pid)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, timeout=180,
                          universal_newlines=True)
-    core = "%s.%d" % (prefix, target.pid)
+    core = "%s.%d" % (prefix, pid)
     assert out.returncode == 0 and os.path.exists(core), out.stdout
+    return core
+
+
+@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
+def test_gcore_same_native_frames(target, native_all, tmp_path):
+    core = gcore(target.pid, tmp_path)
     doc = run_coroscope("core", "--native-all", "--json", core).json()
     for role in ROLES:
         tid, _ = roles(target)[role]
@@ -484,6 +490,12 @@ def ext_thread(target, views, role):
     return rec, gdbs[rec["tid"]], thread_by_tid(ours, rec["tid"])
 
 
+def section_names(path):
+    """readelf's table of the sections of path."""
+    return subprocess.run(["readelf", "-SW", path], stdout=subprocess.PIPE,
+                          universal_newlines=True).stdout
+
+
 def library_frames(thread, lib):
     return [f for f in thread["frames"]
             if f["kind"] == "native" and f["library"] == lib]
@@ -513,8 +525,7 @@ def test_cxx_names_demangled(ext_target, ext_views):
 def test_debug_frame_only_unwinds(ext_target, ext_views):
     rec, gdbs, t = ext_thread(ext_target, ext_views, "debug_frame")
     df = ext_target.libs["debug_frame"]
-    sections = subprocess.run(["readelf", "-SW", df], stdout=subprocess.PIPE,
-                              universal_newlines=True).stdout
+    sections = section_names(df)
     assert ".debug_frame" in sections and ".eh_frame_hdr" not in sections, \
         "the library must have its CFI in .debug_frame only:\n" + sections
     compare_with_gdb(native_names(t), gdbs,
@@ -530,13 +541,7 @@ def test_debug_frame_only_unwinds(ext_target, ext_views):
 @pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
 def test_ext_from_gcore(ext_target, ext_views, tmp_path):
     """The same frames from a core: .debug_frame comes from the file."""
-    prefix = str(tmp_path / "gcore")
-    out = subprocess.run([GCORE, "-o", prefix, str(ext_target.pid)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=180,
-                         universal_newlines=True)
-    core = "%s.%d" % (prefix, ext_target.pid)
-    assert out.returncode == 0 and os.path.exists(core), out.stdout
+    core = gcore(ext_target.pid, tmp_path)
     doc = run_coroscope("core", "--native-all", "--json", core).json()
     for role in ("cxx", "debug_frame"):
         _, _, live = ext_thread(ext_target, ext_views, role)
@@ -585,18 +590,10 @@ def test_debug_frame_from_build_id_file(ext_target, ext_views, tmp_path):
     """A library whose .debug_frame is only in its separate debug file:
     found by build id under the sysroot's /usr/lib/debug/.build-id/."""
     split = ext_target.libs["split"]
-    sections = subprocess.run(["readelf", "-SW", split],
-                              stdout=subprocess.PIPE,
-                              universal_newlines=True).stdout
+    sections = section_names(split)
     assert ".debug_frame" not in sections and \
         ".eh_frame_hdr" not in sections, sections
-    prefix = str(tmp_path / "gcore")
-    out = subprocess.run([GCORE, "-o", prefix, str(ext_target.pid)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=180,
-                         universal_newlines=True)
-    core = "%s.%d" % (prefix, ext_target.pid)
-    assert out.returncode == 0 and os.path.exists(core), out.stdout
+    core = gcore(ext_target.pid, tmp_path)
     bid = build_id(split)
     root = tmp_path / "sysroot"
     root.mkdir()
