@@ -362,10 +362,11 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		/* images are padded with 8 bytes: a read may end past len */
 		const unsigned char *p = df_bytes(ctx->u, addr);
 
-		if (!p)
-			return -UNW_EINVAL;
-		*val = le_u64(p);
-		return 0;
+		if (p) {
+			*val = le_u64(p);
+			return 0;
+		}
+		/* else the target's own, as the [vsyscall] page */
 	}
 	if (memsrc_read(ctx->u->ms, addr, b, sizeof(b), NULL) < 0)
 		return -UNW_EINVAL;
