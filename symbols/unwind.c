@@ -196,8 +196,7 @@ static void table_load(struct native_unwinder *u, struct unw_table *t)
 	t->ok = 1;
 }
 
-static struct unw_table *table_for(struct native_unwinder *u,
-					 uint64_t ip)
+static struct unw_table *table_for(struct native_unwinder *u, uint64_t ip)
 {
 	int added;
 	long i = native_modules_index(&u->mods, u->ms, ip, &added);
