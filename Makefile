@@ -202,7 +202,7 @@ clean:
 # Debian packages holding those .a files (an elfutils newer than 0.188
 # also needs -lzstd from libzstd-dev).
 STATIC_BIN = build/static/coroscope
-STATIC_DEPLIBS = -lz -llzma -lbz2 -ltinfo
+STATIC_DEPLIBS = -lunwind -lz -llzma -lbz2 -ltinfo
 STATIC_LDLIBS = -Wl,--start-group $(LDLIBS) $(STATIC_DEPLIBS) -Wl,--end-group
 STATIC_PKGS = libc6-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev \
 	libncurses-dev

@@ -28,6 +28,7 @@ struct elf_seg {
 struct elf_sect {
 	const char *name;
 	uint64_t addr, size;
+	size_t index;       /* for elf_getscn() */
 };
 
 struct elf_sym {
@@ -210,6 +211,7 @@ static int read_sections(struct elf_image *img, size_t shnum,
 		img->sects[img->nsects].name = name;
 		img->sects[img->nsects].addr = sh.sh_addr;
 		img->sects[img->nsects].size = sh.sh_size;
+		img->sects[img->nsects].index = elf_ndxscn(scn);
 		img->nsects++;
 	}
 	return 0;
@@ -579,23 +581,47 @@ int elf_image_symbol(const struct elf_image *img, const char *name,
 	return 0;
 }
 
-int elf_image_section(const struct elf_image *img, const char *name,
-		      uint64_t *addr, uint64_t *size)
+static const struct elf_sect *sect_find(const struct elf_image *img,
+					const char *name)
 {
 	size_t i;
 
 	if (!img || !name)
+		return NULL;
+	for (i = 0; i < img->nsects; i++)
+		if (strcmp(img->sects[i].name, name) == 0)
+			return &img->sects[i];
+	return NULL;
+}
+
+int elf_image_section(const struct elf_image *img, const char *name,
+		      uint64_t *addr, uint64_t *size)
+{
+	const struct elf_sect *sect = sect_find(img, name);
+
+	if (!sect)
 		return -1;
-	for (i = 0; i < img->nsects; i++) {
-		if (strcmp(img->sects[i].name, name) != 0)
-			continue;
-		if (addr)
-			*addr = img->sects[i].addr;
-		if (size)
-			*size = img->sects[i].size;
-		return 0;
-	}
-	return -1;
+	if (addr)
+		*addr = sect->addr;
+	if (size)
+		*size = sect->size;
+	return 0;
+}
+
+int elf_image_section_data(const struct elf_image *img, const char *name,
+			   const void **data, size_t *len)
+{
+	const struct elf_sect *sect = sect_find(img, name);
+	Elf_Scn *scn;
+	Elf_Data *d;
+	GElf_Shdr sh;
+
+	if (!sect || !(scn = elf_getscn(img->elf, sect->index)) ||
+	    !gelf_getshdr(scn, &sh) || !(d = section_data(scn, &sh)))
+		return -1;
+	*data = d->d_buf;
+	*len = d->d_size;
+	return 0;
 }
 
 uint64_t elf_image_base_vaddr(const struct elf_image *img)

@@ -33,6 +33,12 @@ int elf_image_symbol(const struct elf_image *img, const char *name,
 int elf_image_section(const struct elf_image *img, const char *name,
 		      uint64_t *addr, uint64_t *size);
 
+/* A section's contents by name: 0 with a pointer into the image (valid
+ * until elf_image_free()) and its length; -1 when absent, empty, without
+ * contents in the file (SHT_NOBITS) or compressed. */
+int elf_image_section_data(const struct elf_image *img, const char *name,
+			   const void **data, size_t *len);
+
 /* p_vaddr - p_offset alignment base: the page-aligned vaddr of the
  * PT_LOAD segment with the lowest file offset.  A module mapped with its
  * file offset 0 at address A has load bias A - elf_image_base_vaddr(). */

@@ -10,7 +10,9 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include "symbols/demangle.h"
 #include "symbols/unwind.h"
+#include "common/addrmap.h"
 #include "common/banned.h"
 
 #define VDSO_MAX ((size_t)1 << 20)
@@ -20,6 +22,9 @@ struct native_symbolizer {
 	Dwfl *dwfl;
 	struct native_modules mods;
 	Dwfl_Module **dmods;     /* by module index; NULL: file not usable */
+	/* a name's address (libdw's strings do not move) -> its demangled
+	 * copy, owned here; NULL when it does not demangle */
+	struct addrmap demangled;
 };
 
 /* libdwfl's default search: the file's directory, its .debug/, and
@@ -50,14 +55,22 @@ int native_symbolizer_new(struct native_symbolizer **out, struct memsrc *ms,
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	}
 	s->ms = ms;
+	addrmap_init(&s->demangled);
 	*out = s;
 	return 0;
 }
 
 void native_symbolizer_free(struct native_symbolizer *s)
 {
+	uint64_t key;
+	void *val;
+	size_t pos = 0;
+
 	if (!s)
 		return;
+	while (addrmap_next(&s->demangled, &pos, &key, &val))
+		free(val);
+	addrmap_release(&s->demangled);
 	dwfl_end(s->dwfl);
 	native_modules_release(&s->mods);
 	free(s->dmods);
@@ -121,11 +134,35 @@ static Dwfl_Module *report(struct native_symbolizer *s,
 	return mod;
 }
 
-static const char *die_name(Dwarf_Die *die)
+/* A C++ name as the reader knows it, or the name as it is. */
+static const char *readable(struct native_symbolizer *s, const char *name)
+{
+	int found;
+	char *d;
+
+	if (!name || strncmp(name, "_Z", 2))
+		return name;
+	d = addrmap_get(&s->demangled, (uint64_t)(uintptr_t)name, &found);
+	if (!found) {
+		d = demangle(name);
+		addrmap_put(&s->demangled, (uint64_t)(uintptr_t)name, d);
+	}
+	return d ? d : name;
+}
+
+static const char *die_name(struct native_symbolizer *s, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
+	const char *name;
 
-	/* through DW_AT_abstract_origin / DW_AT_specification */
+	/* Through DW_AT_abstract_origin / DW_AT_specification.  A C++
+	 * function's DW_AT_name is bare ("wait"); its linkage name says
+	 * which namespace, class and overload. */
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) &&
+	    (name = dwarf_formstring(&attr)) && (name = readable(s, name)) &&
+	    strncmp(name, "_Z", 2))
+		return name;
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
 		return dwarf_formstring(&attr);
 	return NULL;
@@ -152,7 +189,7 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file,
 }
 
 /* DWARF's view: inlined functions and the one containing them. */
-static size_t from_dwarf(Dwfl_Module *mod, uint64_t a, struct native_sym *out,
+static size_t from_dwarf(struct native_symbolizer *s, Dwfl_Module *mod, uint64_t a, struct native_sym *out,
 			 size_t max)
 {
 	Dwarf_Addr bias;
@@ -186,7 +223,7 @@ static size_t from_dwarf(Dwfl_Module *mod, uint64_t a, struct native_sym *out,
 		    tag != DW_TAG_subprogram)
 			continue;
 		out[n] = out[0];
-		out[n].function = die_name(&scopes[i]);
+		out[n].function = die_name(s, &scopes[i]);
 		out[n].file = file;
 		out[n].line = line;
 		out[n].inlined = tag == DW_TAG_inlined_subroutine;
@@ -228,7 +265,7 @@ size_t native_symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
 	out[0].offset = pc - m->base;
 	if (!mod)
 		return 1;
-	n = from_dwarf(mod, a, out, max);
+	n = from_dwarf(s, mod, a, out, max);
 	if (n && out[n - 1].function)
 		return n;
 	/* The symbol tables: only a symbol that covers the pc (a sized one
@@ -238,7 +275,7 @@ size_t native_symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
 	    GELF_ST_TYPE(sym.st_info) != STT_OBJECT) {
 		if (!n)
 			n = 1;
-		out[n - 1].function = name;
+		out[n - 1].function = readable(s, name);
 	}
 	return n ? n : 1;
 }

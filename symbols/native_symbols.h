@@ -7,8 +7,7 @@
  * root (so a core's --sysroot and build-id checks apply), and the vDSO,
  * whose image is copied from the target.  Separate debug files are found
  * by build id under /usr/lib/debug/.build-id/ and by .gnu_debuglink.
- * Names are not demangled (that would pull in the C++ runtime; CPython
- * and its extensions are C).  A pc no symbol covers has no name: the
+ * C++ names are demangled (symbols/demangle.h).  A pc no symbol covers has no name: the
  * caller shows it as library+offset, never as the nearest symbol.
  */
 #ifndef COROSCOPE_SYMBOLS_NATIVE_SYMBOLS_H

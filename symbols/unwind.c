@@ -6,6 +6,8 @@
 
 #include <libunwind.h>
 
+#include "symbols/debug_frame.h"
+#include "symbols/elfimage.h"
 #include "common/le.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -25,13 +27,30 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as,
 #define MAX_PHNUM 128          /* program headers read per module */
 #define MAX_FDES (1u << 24)    /* table entries believed */
 
+/*
+ * Where the rewritten .debug_frame of module i is served to libunwind:
+ * DF_REGION + i * 4 GiB + the low 32 bits of the module's base (see
+ * symbols/debug_frame.h), in the kernel's half of the address space,
+ * where no user mapping can be.
+ */
+#define DF_REGION 0xffffa00000000000ull
+#define DF_SLOT_SHIFT 32
+
 /* What one module's .eh_frame_hdr says, looked up once. */
 struct unw_table {
 	uint64_t base, end;      /* as in struct native_module */
+	const char *path;
 	int ok;                  /* has a usable binary-search table */
 	uint64_t hdr;            /* .eh_frame_hdr, run-time address */
 	uint64_t table;          /* its table of (pc, fde) pairs */
 	uint64_t nfdes;
+	int have_bias;
+	uint64_t bias;           /* run-time - link-time address */
+	/* .debug_frame, read from the file when .eh_frame has no entry
+	 * for a pc (then df_tried); df.data NULL when there is none */
+	int df_tried;
+	uint64_t df_at;
+	struct debug_frame_image df;
 };
 
 struct native_unwinder {
@@ -152,7 +171,11 @@ static void table_load(struct native_unwinder *u, struct unw_table *t)
 			ehf = vaddr;
 		}
 	}
-	if (!have_load || !ehf)
+	if (!have_load)
+		return;
+	t->have_bias = 1;
+	t->bias = bias;
+	if (!ehf)
 		return;
 	t->hdr = ehf + bias;
 	if (t->hdr < t->base || t->hdr >= t->end ||
@@ -173,8 +196,7 @@ static void table_load(struct native_unwinder *u, struct unw_table *t)
 	t->ok = 1;
 }
 
-static const struct unw_table *table_for(struct native_unwinder *u,
-					 uint64_t ip)
+static struct unw_table *table_for(struct native_unwinder *u, uint64_t ip)
 {
 	int added;
 	long i = native_modules_index(&u->mods, u->ms, ip, &added);
@@ -187,30 +209,132 @@ static const struct unw_table *table_for(struct native_unwinder *u,
 		memset(t, 0, sizeof(*t));
 		t->base = u->mods.mods[i].base;
 		t->end = u->mods.mods[i].end;
+		t->path = u->mods.mods[i].path;
+		t->df_at = DF_REGION + ((uint64_t)i << DF_SLOT_SHIFT) +
+			   (t->base & 0xffffffffu);
 		table_load(u, t);
 	}
 	return t;
+}
+
+/* Rewrite img's .debug_frame into t->df: 0, or -1 when it has none. */
+static int df_rewrite(struct unw_table *t, const struct elf_image *img)
+{
+	const void *sec;
+	size_t len;
+
+	if (elf_image_section_data(img, ".debug_frame", &sec, &len) < 0)
+		return -1;
+	return debug_frame_rewrite(sec, len, t->bias, t->df_at, t->base,
+				   t->end, &t->df);
+}
+
+/* The target's file at path, opened on this machine, or NULL. */
+static struct elf_image *df_open(struct native_unwinder *u, const char *path)
+{
+	struct elf_image *img = NULL;
+	struct cs_err err;
+	char *host = memsrc_target_path(u->ms, path);
+
+	if (host && *host && elf_image_open(&img, host, &err) < 0)
+		img = NULL;
+	free(host);
+	return img;
+}
+
+/*
+ * Read the module's .debug_frame, once: from its file, else from the
+ * separate debug file its build id names (both through the source's
+ * root, as for symbols).
+ */
+static void df_load(struct native_unwinder *u, struct unw_table *t)
+{
+	struct elf_image *img, *dbg;
+	struct strbuf path;
+	const uint8_t *id;
+	size_t idlen = 0, i;
+
+	t->df_tried = 1;
+	if (!t->path || !t->have_bias || !(img = df_open(u, t->path)))
+		return;
+	id = elf_image_build_id(img, &idlen);
+	if (df_rewrite(t, img) < 0 && id && idlen >= 2 && idlen <= 64) {
+		strbuf_init(&path);
+		strbuf_addf(&path, "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (i = 1; i < idlen; i++)
+			strbuf_addf(&path, "%02x", id[i]);
+		strbuf_addstr(&path, ".debug");
+		dbg = df_open(u, path.buf);
+		if (dbg) {
+			df_rewrite(t, dbg);
+			elf_image_free(dbg);
+		}
+		strbuf_release(&path);
+	}
+	elf_image_free(img);
+}
+
+static int search(unw_addr_space_t as, unw_word_t ip, uint64_t base,
+		  uint64_t end, uint64_t segbase, uint64_t table,
+		  uint64_t nfdes, unw_proc_info_t *pi, int need_unwind_info,
+		  void *arg)
+{
+	unw_dyn_info_t di;
+
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = base;
+	di.end_ip = end;
+	di.u.rti.segbase = segbase;
+	di.u.rti.table_data = table;
+	/* in words, as libunwind counts it: two 4-byte fields per entry */
+	di.u.rti.table_len = nfdes * 8 / sizeof(unw_word_t);
+	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi,
+						  need_unwind_info, arg);
 }
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
 {
 	struct unw_ctx *ctx = arg;
-	const struct unw_table *t = table_for(ctx->u, ip);
-	unw_dyn_info_t di;
+	struct unw_table *t = table_for(ctx->u, ip);
+	int ret = -UNW_ENOINFO;
 
-	if (!t || !t->ok)
-		return -UNW_ENOINFO;
-	memset(&di, 0, sizeof(di));
-	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-	di.start_ip = t->base;
-	di.end_ip = t->end;
-	di.u.rti.segbase = t->hdr;
-	di.u.rti.table_data = t->table;
-	/* in words, as libunwind counts it: two 4-byte fields per entry */
-	di.u.rti.table_len = t->nfdes * 8 / sizeof(unw_word_t);
-	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi,
-						  need_unwind_info, arg);
+	if (!t)
+		return ret;
+	if (t->ok)
+		ret = search(as, ip, t->base, t->end, t->hdr, t->table,
+			     t->nfdes, pi, need_unwind_info, arg);
+	if (ret != -UNW_ENOINFO)
+		return ret;
+	/* No .eh_frame entry: code built without unwind tables may have
+	 * its CFI in .debug_frame. */
+	if (!t->df_tried)
+		df_load(ctx->u, t);
+	if (!t->df.data)
+		return ret;
+	return search(as, ip, t->base, t->end, t->df_at, t->df_at,
+		      t->df.nfdes, pi, need_unwind_info, arg);
+}
+
+/* The rewritten .debug_frame holding [addr, addr + 8), or NULL. */
+static const unsigned char *df_bytes(struct native_unwinder *u, uint64_t addr)
+{
+	uint64_t slot = (addr - DF_REGION) >> DF_SLOT_SHIFT;
+	size_t k;
+
+	/* an image starts in its slot and may run into the next one */
+	for (k = 0; k < 2 && k <= slot; k++) {
+		const struct unw_table *t;
+
+		if (slot - k >= u->mods.n)
+			continue;
+		t = &u->tables[slot - k];
+		if (t->df.data && addr >= t->df_at &&
+		    addr - t->df_at < t->df.len)
+			return t->df.data + (addr - t->df_at);
+	}
+	return NULL;
 }
 
 /* Table-format unwind info is freed by libunwind itself. */
@@ -231,7 +355,19 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 	struct unw_ctx *ctx = arg;
 	unsigned char b[8];
 
-	if (write || memsrc_read(ctx->u->ms, addr, b, sizeof(b), NULL) < 0)
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= DF_REGION) {
+		/* images are padded with 8 bytes: a read may end past len */
+		const unsigned char *p = df_bytes(ctx->u, addr);
+
+		if (p) {
+			*val = le_u64(p);
+			return 0;
+		}
+		/* else the target's own, as the [vsyscall] page */
+	}
+	if (memsrc_read(ctx->u->ms, addr, b, sizeof(b), NULL) < 0)
 		return -UNW_EINVAL;
 	*val = le_u64(b);
 	return 0;
@@ -326,8 +462,12 @@ int native_unwinder_new(struct native_unwinder **out, struct memsrc *ms,
 
 void native_unwinder_free(struct native_unwinder *u)
 {
+	size_t i;
+
 	if (!u)
 		return;
+	for (i = 0; i < u->mods.n; i++)
+		debug_frame_image_release(&u->tables[i].df);
 	unw_destroy_addr_space(u->as);
 	native_modules_release(&u->mods);
 	free(u->tables);

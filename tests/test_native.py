@@ -15,6 +15,10 @@ it records sys._current_frames() from inside.  For every thread:
   * the same from a gcore core of the process, and from a kernel core
     (os.abort()) with and without --sysroot, checked against gdb on the
     core.
+
+targets/native_ext_target.py blocks in libraries built here: C++
+(names demangled) and C with call-frame information in .debug_frame
+only (unwound through it); both checked against gdb too.
 """
 
 import os
@@ -58,9 +62,12 @@ EXPECT = {
 
 
 def base_name(name):
-    """glibc's aliases of one function: "__GI___libc_read" -> "read"."""
+    """glibc's aliases of one function: "__GI___libc_read" -> "read";
+    a C++ function without its parameters, which gdb leaves out where
+    debug information names the function: "ns::C::f(int)" -> "ns::C::f"."""
     if name is None:
         return None
+    name = re.sub(r"(?<=\w)\(.*\)( const)?$", "", name)
     while True:
         name = name.lstrip("_")
         if name.startswith("GI_"):
@@ -277,15 +284,21 @@ def test_without_native_nothing_changes(target):
         assert all(f["kind"] != "native" for f in t["frames"])
 
 
-@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
-def test_gcore_same_native_frames(target, native_all, tmp_path):
+def gcore(pid, tmp_path):
+    """A core of the running process pid, written by gdb's gcore."""
     prefix = str(tmp_path / "gcore")
-    out = subprocess.run([GCORE, "-o", prefix, str(target.pid)],
+    out = subprocess.run([GCORE, "-o", prefix, str(pid)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, timeout=180,
                          universal_newlines=True)
-    core = "%s.%d" % (prefix, target.pid)
+    core = "%s.%d" % (prefix, pid)
     assert out.returncode == 0 and os.path.exists(core), out.stdout
+    return core
+
+
+@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
+def test_gcore_same_native_frames(target, native_all, tmp_path):
+    core = gcore(target.pid, tmp_path)
     doc = run_coroscope("core", "--native-all", "--json", core).json()
     for role in ROLES:
         tid, _ = roles(target)[role]
@@ -412,3 +425,194 @@ def test_vdso_frames(keeper):
     py = [f for f in frames if f["kind"] != "native"]
     assert py[0]["line"] == marker_line(target_script("vdso_spin.py"),
                                         "spin"), py
+
+
+# ---------------------------------------------------------------------------
+# Libraries built here: C++ names, and CFI in .debug_frame only
+
+EXT_SCRIPT = target_script("native_ext_target.py")
+TARGETS = os.path.dirname(EXT_SCRIPT)
+GXX = shutil.which("g++")
+GCC = shutil.which("gcc")
+
+
+def build(argv):
+    out = subprocess.run(argv, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         timeout=120, universal_newlines=True)
+    assert out.returncode == 0, out.stdout
+
+
+@pytest.fixture(scope="module")
+def ext_target(module_keeper, tmp_path_factory):
+    if GXX is None or GCC is None:
+        pytest.skip("g++ and gcc build the libraries (make deps installs "
+                    "them)")
+    interp = control_interpreter()
+    if interp is None:
+        pytest.skip("no Python interpreter found")
+    d = tmp_path_factory.mktemp("ext")
+    cxx, df = str(d / "libcsnative_cxx.so"), str(d / "libcsnative_df.so")
+    build([GXX, "-shared", "-fPIC", "-g", "-O1", "-o", cxx,
+           os.path.join(TARGETS, "native_cxx.cpp")])
+    # -fno-asynchronous-unwind-tables with -g: the CFI goes to
+    # .debug_frame, none to .eh_frame; -O2 leaves no frame pointer
+    build([GCC, "-shared", "-fPIC", "-g", "-O2", "-fomit-frame-pointer",
+           "-fno-asynchronous-unwind-tables", "-o", df,
+           os.path.join(TARGETS, "native_debug_frame.c")])
+    # the same, its .debug_frame moved to a file found by build id
+    split, dbg = str(d / "libcsnative_split.so"), str(d / "split.debug")
+    build([GCC, "-shared", "-fPIC", "-g", "-O2", "-fomit-frame-pointer",
+           "-fno-asynchronous-unwind-tables", "-Wl,--build-id", "-o", split,
+           os.path.join(TARGETS, "native_debug_frame.c")])
+    build(["objcopy", "--only-keep-debug", split, dbg])
+    build(["objcopy", "--strip-debug", split])
+    t = module_keeper.start_target(interp, "native_ext_target.py", cxx, df,
+                                   split)
+    t.libs = {"cxx": cxx, "debug_frame": df, "split": split}
+    t.split_debug = dbg
+    yield t
+    t.proc.kill()
+    t.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def ext_views(ext_target):
+    gdbs = gdb_stacks(ext_target.pid, ext_target.workdir)
+    ours = run_coroscope("dump", "--native-all", "--json",
+                         ext_target.pid).json()
+    return gdbs, ours
+
+
+def ext_thread(target, views, role):
+    gdbs, ours = views
+    rec = target.ready["threads"][role]
+    return rec, gdbs[rec["tid"]], thread_by_tid(ours, rec["tid"])
+
+
+def section_names(path):
+    """readelf's table of the sections of path."""
+    return subprocess.run(["readelf", "-SW", path], stdout=subprocess.PIPE,
+                          universal_newlines=True).stdout
+
+
+def library_frames(thread, lib):
+    return [f for f in thread["frames"]
+            if f["kind"] == "native" and f["library"] == lib]
+
+
+def test_cxx_names_demangled(ext_target, ext_views):
+    rec, gdbs, t = ext_thread(ext_target, ext_views, "cxx")
+    compare_with_gdb(native_names(t), gdbs, "C++ thread %d" % rec["tid"])
+    names = [f["function"] for f in
+             library_frames(t, ext_target.libs["cxx"])]
+    # innermost first: the member functions, then the extern "C" entry
+    assert names == ["csns::Waiter::once()", "csns::Waiter::wait(int)",
+                     "cs_cxx_block"], t["frames"]
+    assert "csns::Waiter::once" in gdbs, gdbs
+    # the Python frame that called it comes after (outside) them
+    frames = t["frames"]
+    last = max(i for i, f in enumerate(frames)
+               if f["kind"] == "native" and f["function"] == "cs_cxx_block")
+    py = [f for f in frames[last:] if f["kind"] != "native"]
+    assert py[0]["function"] == "cxx_caller" and \
+        py[0]["line"] == marker_line(EXT_SCRIPT, "cxx"), frames
+    text = run_coroscope("dump", "--native", ext_target.pid).stdout
+    assert re.search(r"^  \(C\) csns::Waiter::wait\(int\) at \S*"
+                     r"native_cxx\.cpp:\d+$", text, re.M), text
+
+
+def test_debug_frame_only_unwinds(ext_target, ext_views):
+    rec, gdbs, t = ext_thread(ext_target, ext_views, "debug_frame")
+    df = ext_target.libs["debug_frame"]
+    sections = section_names(df)
+    assert ".debug_frame" in sections and ".eh_frame_hdr" not in sections, \
+        "the library must have its CFI in .debug_frame only:\n" + sections
+    compare_with_gdb(native_names(t), gdbs,
+                     ".debug_frame thread %d" % rec["tid"])
+    names = [f["function"] for f in library_frames(t, df)]
+    assert names == ["df_inner", "df_middle", "cs_df_block"], t["frames"]
+    # out of the library and on to the interpreter and the Python frame
+    py = [f for f in t["frames"] if f["kind"] != "native"]
+    assert [(f["function"], f["line"]) for f in py] == \
+        [(f["function"], f["line"]) for f in rec["frames"]], t["frames"]
+
+
+@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
+def test_ext_from_gcore(ext_target, ext_views, tmp_path):
+    """The same frames from a core: .debug_frame comes from the file."""
+    core = gcore(ext_target.pid, tmp_path)
+    doc = run_coroscope("core", "--native-all", "--json", core).json()
+    for role in ("cxx", "debug_frame"):
+        _, _, live = ext_thread(ext_target, ext_views, role)
+        dead = thread_by_tid(doc, live["tid"])
+        assert native_names(dead) == native_names(live), role
+
+
+
+def build_id(path):
+    """The NT_GNU_BUILD_ID of an ELF file, as hex."""
+    out = subprocess.run(["readelf", "-n", path], stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    assert m, out
+    return m.group(1)
+
+
+def sysroot_with(root, extra):
+    """A --sysroot: the machine's files (symlinks) plus extra files,
+    {absolute path: file to copy there}."""
+    for top in os.listdir("/"):
+        if top not in ("proc", "sys", "dev"):
+            os.symlink("/" + top, os.path.join(root, top))
+    for path, src in extra.items():
+        # replace each symlinked directory on the way by a real one
+        # holding symlinks to what was in it
+        cur = root
+        for part in path.strip("/").split("/")[:-1]:
+            nxt = os.path.join(cur, part)
+            if os.path.islink(nxt):
+                real = os.readlink(nxt)
+                os.unlink(nxt)
+                os.mkdir(nxt)
+                if os.path.isdir(real):
+                    for name in os.listdir(real):
+                        os.symlink(os.path.join(real, name),
+                                   os.path.join(nxt, name))
+            elif not os.path.exists(nxt):
+                os.mkdir(nxt)
+            cur = nxt
+        shutil.copy(src, os.path.join(root, path.lstrip("/")))
+
+
+@pytest.mark.skipif(GCORE is None, reason="gdb's gcore is not installed")
+def test_debug_frame_from_build_id_file(ext_target, ext_views, tmp_path):
+    """A library whose .debug_frame is only in its separate debug file:
+    found by build id under the sysroot's /usr/lib/debug/.build-id/."""
+    split = ext_target.libs["split"]
+    sections = section_names(split)
+    assert ".debug_frame" not in sections and \
+        ".eh_frame_hdr" not in sections, sections
+    core = gcore(ext_target.pid, tmp_path)
+    bid = build_id(split)
+    root = tmp_path / "sysroot"
+    root.mkdir()
+    debug = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+    rec = ext_target.ready["threads"]["split"]
+
+    def frames(*args):
+        doc = run_coroscope("core", "--native-all", "--json",
+                            *(args + (core,))).json()
+        t = thread_by_tid(doc, rec["tid"])
+        return t, [f["function"] for f in library_frames(t, split)]
+
+    # without the debug file the unwind cannot get out of the library
+    _, names = frames()
+    assert names[:1] == ["df_inner"] and \
+        names != ["df_inner", "df_middle", "cs_df_block"], names
+    sysroot_with(str(root), {debug: ext_target.split_debug})
+    t, names = frames("--sysroot", str(root))
+    assert names == ["df_inner", "df_middle", "cs_df_block"], t["frames"]
+    py = [f for f in t["frames"] if f["kind"] != "native"]
+    assert [(f["function"], f["line"]) for f in py] == \
+        [(f["function"], f["line"]) for f in rec["frames"]], t["frames"]
