@@ -106,6 +106,29 @@ static void add_holder(struct strbuf *sb, const struct collection *c,
 	graph_add_blame(sb, c, holder);
 }
 
+/* What a future (gather, concurrent future) waits for: its pending
+ * children, the task or thread that will complete it. */
+static void add_future_waits(struct strbuf *sb, const struct collection *c,
+			     size_t fut)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i, n = 0;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+
+		if (e->kind != WG_WAITS_FOR || e->from != fut)
+			continue;
+		if (n++ >= GRAPH_MAX_HOLDERS)
+			continue;
+		strbuf_addstr(sb, n > 1 ? ", " : " for ");
+		graph_add_label(sb, c, e->to);
+		graph_add_blame(sb, c, e->to);
+	}
+	if (n > GRAPH_MAX_HOLDERS)
+		strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);
+}
+
 void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		    size_t node)
 {
@@ -123,6 +146,10 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		graph_add_label(sb, c, e->to);
 		if (g->nodes[e->to].kind != WG_OBJECT) {
 			graph_add_blame(sb, c, e->to);
+			continue;
+		}
+		if (py_prim_is_future(&g->prims[g->nodes[e->to].index])) {
+			add_future_waits(sb, c, e->to);
 			continue;
 		}
 		n = py_waitgraph_holders(g, e->to, holders, GRAPH_MAX_HOLDERS);
@@ -383,6 +410,8 @@ static void json_node(struct json *j, const struct collection *c, size_t i)
 		json_int_or_null(j, "qsize", p->qsize);
 		json_int_or_null(j, "maxsize", p->maxsize);
 		json_int_or_null(j, "waiters", p->waiters);
+		json_int_or_null(j, "children", p->children);
+		json_int_or_null(j, "done", p->done);
 	}
 	if (n->kind != WG_OBJECT) {
 		json_place(j, "blame", n->blame);

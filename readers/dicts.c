@@ -360,6 +360,17 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 			values = obj + (uint64_t)basicsize;
 		break;
 	}
+	/* A C type with its own dict slot (asyncio's FutureObj.dict) and
+	 * its Python subclasses (gather's _GatheringFuture) keep the dict
+	 * at tp_dictoffset in every version. */
+	if (!dict && !values && L->dict_mode != PY_DICT_OFFSET &&
+	    !(flags & (uint64_t)L->tpflags_managed_dict) &&
+	    dictoffset > 0 && dictoffset < 4096) {
+		ret = memsrc_read_u64(py->ms, obj + (uint64_t)dictoffset,
+				      &dict, err);
+		if (ret < 0)
+			return ret;
+	}
 	if (dict) {
 		ret = dict_walk(py, dict, match_str, &s, err);
 	} else if (values && keys) {

@@ -151,10 +151,17 @@ def test_executor_chain(keeper, interp):
     keeper_node = named(graph, "thread", "keeper")
     assert [e["from"] for e in edges(graph, "holds", to=obj["id"])] == \
         [keeper_node["id"]]
+    # The task waits for the concurrent future its awaitable is chained
+    # to, and that future for the worker thread running its job.
+    cf = [n for n in graph["nodes"] if n.get("type") ==
+          "concurrent.futures.Future"]
+    assert len(cf) == 1, graph["nodes"]
+    assert cf[0]["state"] == "running", cf
+    assert edges(graph, "waits_for", frm=cf[0]["id"], to=worker[0]["id"])
     if ver(interp) >= (3, 8):
         offload = named(graph, "task", "offload")
         assert edges(graph, "waits_for", frm=offload["id"],
-                     to=worker[0]["id"]), graph["edges"]
+                     to=cf[0]["id"]), graph["edges"]
 
 
 def test_run_ranks_the_holder_first(keeper, tmp_path):
@@ -262,3 +269,77 @@ def test_uvicorn_stuck_handler(keeper):
             break
     assert ("at graph_uvicorn_app.py:%d in stuck" % line) in text, text
     assert "waits for: asyncio.Event" in text, text
+
+
+# ---- links across loops, threads and helpers (graph_links_target.py) ----
+
+LINKS = target_script("graph_links_target.py")
+
+
+def links_json(keeper, interp, scenario):
+    target = keeper.start_target(interp, "graph_links_target.py", scenario)
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    return json.loads(res.stdout)["graph"], target
+
+
+def blamed(graph, kind, marker, script=LINKS):
+    line = marker_line(script, marker)
+    return [n for n in graph["nodes"] if n["kind"] == kind and n["blame"]
+            and n["blame"]["line"] == line and
+            n["blame"]["file"].endswith(os.path.basename(script))]
+
+
+def waits_for(graph, node):
+    return [graph["nodes"][e["to"]]
+            for e in edges(graph, "waits_for", frm=node["id"])]
+
+
+def test_run_coroutine_threadsafe(keeper, interp):
+    graph, target = links_json(keeper, interp, "threadsafe")
+    remote = blamed(graph, "task", "remote-work")
+    assert len(remote) == 2, graph["nodes"]
+    caller = named(graph, "thread", "caller")
+    assert caller["blame"]["line"] == marker_line(LINKS, "caller-blocked")
+    # thread -> concurrent future (pending) -> the task in the other
+    # loop, run by another thread, that will complete it
+    edge, cf = waits_for_object(graph, caller)
+    assert (cf["type"], cf["state"]) == ("concurrent.futures.Future",
+                                         "pending"), cf
+    first = waits_for(graph, cf)
+    assert len(first) == 1 and first[0] in remote, first
+    # a task of a third loop awaiting wrap_future() of the other one
+    local = blamed(graph, "task", "local-waiter")
+    assert len(local) == 1, graph["nodes"]
+    edge, cf2 = waits_for_object(graph, local[0])
+    assert cf2["type"] == "concurrent.futures.Future" and cf2 != cf
+    second = waits_for(graph, cf2)
+    assert len(second) == 1 and second[0] in remote and second != first
+    text = run_coroscope("dump", target.pid).stdout
+    assert ("waits for: concurrent.futures.Future 0x%x (pending) for task "
+            % int(cf["address"], 16)) in text, text
+
+
+def test_gather_is_a_node(keeper, interp):
+    graph, target = links_json(keeper, interp, "gather")
+    gatherer = blamed(graph, "task", "gatherer")
+    assert len(gatherer) == 1, graph["nodes"]
+    edge, g = waits_for_object(graph, gatherer[0])
+    assert (g["type"], g["state"], g["children"], g["done"]) == \
+        ("asyncio.gather", "3 children, 1 done", 3, 1), g
+    kids = blamed(graph, "task", "ac-child")
+    assert len(kids) == 2, graph["nodes"]
+    assert sorted(n["id"] for n in waits_for(graph, g)) == \
+        sorted(k["id"] for k in kids)
+    # through the gather, not also straight to the children
+    assert waits_for(graph, gatherer[0]) == [g], graph["edges"]
+
+
+def test_concurrent_future_waiter(keeper, interp):
+    graph, target = links_json(keeper, interp, "cfuture")
+    waiter = named(graph, "thread", "cf-waiter")
+    assert waiter["blame"]["line"] == marker_line(LINKS, "cf-blocked")
+    edge, cf = waits_for_object(graph, waiter)
+    assert (cf["type"], edge["state"]) == ("concurrent.futures.Future",
+                                           "pending"), edge
+    assert waits_for(graph, cf) == []
