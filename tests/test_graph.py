@@ -343,3 +343,33 @@ def test_concurrent_future_waiter(keeper, interp):
     assert (cf["type"], edge["state"]) == ("concurrent.futures.Future",
                                            "pending"), edge
     assert waits_for(graph, cf) == []
+
+
+def test_as_completed_children_are_awaited(keeper, interp):
+    target = keeper.start_target(interp, "graph_links_target.py",
+                                 "as_completed")
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    doc = json.loads(res.stdout)
+    line = marker_line(LINKS, "ac-iterate")
+    iterating = [t for t in doc["tasks"] if any(
+        f["line"] == line and f["file"].endswith("graph_links_target.py")
+        for f in t["stack"])]
+    assert len(iterating) == 1, doc["tasks"]
+    line = marker_line(LINKS, "ac-child")
+    kids = [t for t in doc["tasks"] if any(
+        f["line"] == line and f["file"].endswith("graph_links_target.py")
+        for f in t["stack"])]
+    assert len(kids) == 2, doc["tasks"]
+    # each pending child points to the task iterating as_completed (not
+    # a root), and the graph says that task waits for them
+    for k in kids:
+        assert k["awaited_by"] == [iterating[0]["id"]], k
+    graph = doc["graph"]
+    it = [n for n in graph["nodes"] if n.get("task") == iterating[0]["id"]]
+    targets = set(n.get("task") for n in waits_for(graph, it[0]))
+    assert set(k["id"] for k in kids) <= targets, graph["edges"]
+    text = run_coroscope("dump", target.pid).stdout
+    roots = [l for l in text.splitlines() if l.startswith(("`- (T)",
+                                                           "|- (T)"))]
+    assert len(roots) == 1, text
