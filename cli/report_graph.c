@@ -463,6 +463,23 @@ void report_json_graph(struct json *j, const struct collection *c)
 		json_end_array(j);
 	}
 	json_end_array(j);
+	json_key(j, "drives");
+	json_begin_array(j);
+	for (i = 0; i < g->ndrives; i++) {
+		const struct py_gen *gen = &c->async.gens[g->drives[i].gen];
+		long node = py_waitgraph_node_of(g, WG_TASK, g->drives[i].task);
+
+		json_begin_object(j);
+		json_key(j, "task");
+		json_uint(j, node < 0 ? 0 : (uint64_t)node);
+		json_key(j, "generator");
+		json_addr(j, gen->addr);
+		json_place(j, "at", gen->has_frame ? &gen->frame : NULL);
+		json_key(j, "by");
+		json_string(j, g->drives[i].by);
+		json_end_object(j);
+	}
+	json_end_array(j);
 	json_key(j, "test");
 	json_string(j, g->test);
 	json_end_object(j);

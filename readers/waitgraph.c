@@ -35,6 +35,7 @@ void py_waitgraph_release(struct py_waitgraph *g)
 	free(g->nodes);
 	free(g->edges);
 	free(g->prims);
+	free(g->drives);
 	free(g->test);
 	cycle_list_release(&g->cycles);
 	addrmap_release(&g->index);
@@ -503,6 +504,65 @@ static int waits_through_future(const struct py_waitgraph *g, size_t from,
 	return 0;
 }
 
+#define WG_MAX_DRIVE_HOPS 32
+
+/*
+ * tornado's gen.coroutine runs a plain generator with a Runner and
+ * keeps the Runner alive through a done callback of its result future,
+ * `lambda _: runner`.  A task awaiting that future is driving the
+ * generator; the generator's yielded future (Runner.future) may be the
+ * result future of a nested coroutine's Runner, and so on.
+ */
+static void link_drives(struct build *b, size_t task)
+{
+	struct py_waitgraph *g = b->g;
+	uint64_t fut = b->a->tasks[task].waiter;
+	uint64_t cbs[WG_MAX_CALLBACKS], v[WG_MAX_CALLBACKS];
+	size_t hop, n, i, k, m;
+
+	for (hop = 0; fut && hop < WG_MAX_DRIVE_HOPS; hop++) {
+		uint64_t next = 0;
+
+		n = future_callbacks(b, fut, cbs, WG_MAX_CALLBACKS);
+		for (i = 0; i < n && !next; i++) {
+			m = closure_values(b, cbs[i], "<lambda>", v,
+					   WG_MAX_CALLBACKS);
+			for (k = 0; k < m && !next; k++) {
+				uint64_t gen = pyobj_lookup_or_0(b->py, v[k], "gen");
+				uintptr_t idx;
+
+				if (!gen || pyobj_lookup_or_0(b->py, v[k],
+							      "result_future") != fut)
+					continue;
+				idx = (uintptr_t)addrmap_get(&b->a->gen_index,
+							     gen, NULL);
+				if (!idx)
+					continue;
+				g->drives = xgrow(g->drives, &g->adrives,
+						  g->ndrives + 1,
+						  sizeof(*g->drives));
+				g->drives[g->ndrives].task = task;
+				g->drives[g->ndrives].gen = idx - 1;
+				g->drives[g->ndrives].by = "tornado";
+				g->ndrives++;
+				next = pyobj_lookup_or_0(b->py, v[k], "future");
+			}
+		}
+		fut = next == b->py->types.none ? 0 : next;
+	}
+}
+
+const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
+					     size_t gen)
+{
+	size_t i;
+
+	for (i = 0; i < g->ndrives; i++)
+		if (g->drives[i].gen == gen)
+			return &g->drives[i];
+	return NULL;
+}
+
 /* Links from the futures tasks and threads wait on: gathers, chained
  * futures and concurrent futures (see link_chained_sources()). */
 static void link_futures(struct build *b, size_t base)
@@ -517,10 +577,12 @@ static void link_futures(struct build *b, size_t base)
 		if (!w || py_async_task(b->a, w))
 			continue;
 		if (py_prim_read(b->py, &b->types, w, &p) &&
-		    p.kind == PY_PRIM_GATHER)
+		    p.kind == PY_PRIM_GATHER) {
 			link_gather(b, base + i, w);
-		else
+		} else {
 			link_chained_sources(b, base + i, w);
+			link_drives(b, i);
+		}
 	}
 	/* Concurrent futures found so far (more may be added on the way:
 	 * a chain of them is followed). */
@@ -665,6 +727,15 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		const struct py_task *t = &a->tasks[i];
 		size_t n = 0;
 
+		/* The generators it drives (innermost first) are where it
+		 * really waits. */
+		for (k = g->ndrives; k-- > 0 && n < WG_MAX_FRAMES;) {
+			const struct py_gen *gen = &a->gens[g->drives[k].gen];
+
+			if (g->drives[k].task == i && gen->has_frame &&
+			    gen->frame.code)
+				fr[n++] = &gen->frame;
+		}
 		for (k = 0; k < t->nstack && n < WG_MAX_FRAMES; k++) {
 			const struct py_gen *gen;
 

@@ -373,3 +373,57 @@ def test_as_completed_children_are_awaited(keeper, interp):
     roots = [l for l in text.splitlines() if l.startswith(("`- (T)",
                                                            "|- (T)"))]
     assert len(roots) == 1, text
+
+
+def tornado_path(interp, tmp_path):
+    """A directory to put first on sys.path for tornado, or None when
+    the interpreter has its own.  Debian's python3-tornado (pure Python
+    but for an optional abi3 speedups module, which crashes the
+    free-threaded build) is shared with other interpreters as a tree of
+    links to its .py files."""
+    if subprocess.run([interp.path, "-c", "import tornado"],
+                      stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode == 0:
+        return None
+    src = "/usr/lib/python3/dist-packages/tornado"
+    if not os.path.isdir(src):
+        pytest.skip("Debian's python3-tornado is not installed")
+    if ver(interp) < (3, 7):
+        pytest.skip("tornado 6 needs Python 3.7+")
+    root = tmp_path / "tornado-path"
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        dst = root / "tornado" / os.path.relpath(dirpath, src)
+        dst.mkdir(parents=True, exist_ok=True)
+        for name in filenames:
+            if name.endswith(".py"):
+                os.symlink(os.path.join(dirpath, name), str(dst / name))
+    return str(root)
+
+
+def test_tornado_generators_driven_by_task(keeper, interp, tmp_path):
+    extra = tornado_path(interp, tmp_path)
+    target = keeper.start_target(interp, "graph_links_target.py", "tornado",
+                                 *([extra] if extra else []))
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    doc = json.loads(res.stdout)
+    graph = doc["graph"]
+    driver = blamed(graph, "task", "tornado-gen")
+    assert len(driver) == 1, graph["nodes"]
+    line = marker_line(LINKS, "tornado-driver")
+    task = [t for t in doc["tasks"] if t["id"] == driver[0]["task"]][0]
+    assert task["stack"][0]["line"] == line, task
+    # Both generators, outermost first, driven by that task.
+    drives = graph["drives"]
+    assert [(d["task"], d["at"]["line"], d["by"]) for d in drives] == [
+        (driver[0]["id"], marker_line(LINKS, "tornado-outer"), "tornado"),
+        (driver[0]["id"], marker_line(LINKS, "tornado-gen"), "tornado")], \
+        drives
+    gens = set(d["generator"] for d in drives)
+    text = run_coroscope("dump", target.pid).stdout
+    assert "[tornado] tornado_main.<locals>.legacy  %s:%d" % (
+        LINKS, marker_line(LINKS, "tornado-gen")) in text, text
+    # No longer listed as generators that no task owns.
+    for g in gens:
+        assert g not in text, text

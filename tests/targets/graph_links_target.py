@@ -1,7 +1,7 @@
 """Links of the wait-for graph across loops, threads and helpers
 (tests/test_graph_links.py).
 
-Usage: graph_links_target.py READY SCENARIO
+Usage: graph_links_target.py READY SCENARIO [PATH]
 
 Scenarios:
   threadsafe    a plain thread blocks in run_coroutine_threadsafe(...).result()
@@ -14,7 +14,9 @@ Scenarios:
   cfuture       a thread waits on a concurrent.futures.Future that no
                 one completes
   tornado       a task awaits a tornado gen.coroutine generator that is
-                parked on a tornado-yielded future (needs tornado)
+                parked on a yielded future, through a second one (needs
+                tornado; PATH, if given, is put first on sys.path to
+                find it)
 
 Writes {"pid": ...} to READY once everything waits, then waits forever.
 Runs on CPython 3.6 through 3.14 (tornado where it can be imported).
@@ -29,6 +31,10 @@ import threading
 import time
 
 READY, SCENARIO = sys.argv[1], sys.argv[2]
+if len(sys.argv) > 3:
+    # (a tornado shared with another interpreter: leave its files alone)
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, sys.argv[3])
 
 
 def ready(**extra):
@@ -150,8 +156,13 @@ def tornado_main():
         value = yield fut  # MARK: tornado-gen
         return value
 
+    @gen.coroutine
+    def outer(fut):
+        value = yield legacy(fut)  # MARK: tornado-outer
+        return value
+
     async def driver(fut):
-        await legacy(fut)  # MARK: tornado-driver
+        await outer(fut)  # MARK: tornado-driver
 
     async def run():
         loop = asyncio.get_event_loop()
