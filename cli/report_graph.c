@@ -166,6 +166,69 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 	}
 }
 
+/* "asyncio.Lock (locked)": the type and state, no address. */
+static void add_short_object(struct strbuf *sb, const struct py_prim *p)
+{
+	struct strbuf st;
+
+	if (p->kind == PY_PRIM_GATHER && p->children >= 0) {
+		strbuf_addf(sb, "gather of %lld", (long long)p->children);
+		if (p->done >= 0)
+			strbuf_addf(sb, " (%lld done)", (long long)p->done);
+		return;
+	}
+	strbuf_addstr(sb, p->name);
+	strbuf_init(&st);
+	py_prim_state(p, &st);
+	if (st.len)
+		strbuf_addf(sb, " (%s)", st.buf);
+	strbuf_release(&st);
+}
+
+void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
+			  size_t node)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i, k, n, holders[2];
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		const struct py_prim *p;
+
+		if (e->kind != WG_WAITS_FOR || e->from != node ||
+		    g->nodes[e->to].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[e->to].index];
+		strbuf_addstr(sb, "waits for ");
+		add_short_object(sb, p);
+		if (py_prim_is_future(p)) {
+			/* a concurrent future: who completes it (a gather's
+			 * children are drawn under the task) */
+			for (k = 0; p->kind == PY_PRIM_CFUTURE &&
+				    k < g->nedges; k++)
+				if (g->edges[k].kind == WG_WAITS_FOR &&
+				    g->edges[k].from == e->to) {
+					strbuf_addstr(sb, " of ");
+					graph_add_label(sb, c, g->edges[k].to);
+					break;
+				}
+			return;
+		}
+		n = py_waitgraph_holders(g, e->to, holders, 2);
+		if (n) {
+			strbuf_addstr(sb, " held by ");
+			graph_add_label(sb, c, holders[0]);
+			if (n > 1)
+				strbuf_addf(sb, " and %zu more", n - 1);
+		} else if (py_prim_is_lock(p) && p->locked != 0) {
+			/* (a Condition's waiter waits for notify, not for
+			 * its unlocked lock) */
+			strbuf_addstr(sb, ", holder unknown");
+		}
+		return;
+	}
+}
+
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 		     size_t cycle)
 {

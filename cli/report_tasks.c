@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/escape.h"
+#include "cli/report_graph.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -88,6 +89,8 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 		      int more)
 {
 	const struct py_task *task = &t->a->tasks[e->first];
+	struct strbuf wait;
+	long node;
 
 	node_prefix(t, depth, more);
 	fputs("(T) ", t->out);
@@ -104,13 +107,21 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 	}
 	if (task->framework)
 		fprintf(t->out, " [%s]", task->framework);
-	if (task->waiter && !py_async_task(t->a, task->waiter)) {
+	node = py_waitgraph_node_of(&t->c->graph, WG_TASK, e->first);
+	strbuf_init(&wait);
+	if (node >= 0)
+		graph_add_short_wait(&wait, t->c, (size_t)node);
+	if (wait.len) {
+		/* (graph_add_label escaped the names in it) */
+		fprintf(t->out, ", %s", wait.buf);
+	} else if (task->waiter && !py_async_task(t->a, task->waiter)) {
 		fputs(", awaits ", t->out);
 		esc_text(t->out, task->waiter_type);
 		if (e->count == 1)
 			fprintf(t->out, " 0x%llx",
 				(unsigned long long)task->waiter);
 	}
+	strbuf_release(&wait);
 	fputc('\n', t->out);
 }
 

@@ -76,6 +76,9 @@ def test_async_lock_holder(keeper, interp):
             "'holder' at graph_target.py:%d in holder"
             % (int(lock["address"], 16),
                marker_line(SCRIPT, "holder-parked"))) in text, text
+    # The task tree says it on the waiters' own line.
+    assert ("waiter-1 .. waiter-2 pending, waits for asyncio.Lock (locked, "
+            "2 waiters) held by task 'holder'\n") in text, text
 
 
 def test_thread_deadlocks(keeper, interp):
@@ -318,6 +321,10 @@ def test_run_coroutine_threadsafe(keeper, interp):
     text = run_coroscope("dump", target.pid).stdout
     assert ("waits for: concurrent.futures.Future 0x%x (pending) for task "
             % int(cf["address"], 16)) in text, text
+    # the task line in the tree: one short phrase
+    name = "local-waiter" if ver(interp) >= (3, 8) else "local_waiter"
+    assert (" %s 0x%s pending, waits for concurrent.futures.Future "
+            "(pending) of task '" % (name, local[0]["task"][2:])) in text, text
 
 
 def test_gather_is_a_node(keeper, interp):
@@ -333,6 +340,10 @@ def test_gather_is_a_node(keeper, interp):
         sorted(k["id"] for k in kids)
     # through the gather, not also straight to the children
     assert waits_for(graph, gatherer[0]) == [g], graph["edges"]
+    text = run_coroscope("dump", target.pid).stdout
+    name = "gather" if ver(interp) >= (3, 8) else "gatherer"
+    assert (" %s 0x%s pending, waits for gather of 3 (1 done)\n"
+            % (name, gatherer[0]["task"][2:])) in text, text
 
 
 def test_concurrent_future_waiter(keeper, interp):
