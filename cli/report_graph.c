@@ -473,6 +473,12 @@ static void json_node(struct json *j, const struct collection *c, size_t i)
 		json_int_or_null(j, "qsize", p->qsize);
 		json_int_or_null(j, "maxsize", p->maxsize);
 		json_int_or_null(j, "waiters", p->waiters);
+		json_key(j, "owner");
+		if (p->kind == PY_PRIM_RLOCK && p->locked >= 0)
+			json_uint(j, p->owner);
+		else
+			json_null(j);
+		json_int_or_null(j, "count", p->count);
 		json_int_or_null(j, "children", p->children);
 		json_int_or_null(j, "done", p->done);
 	}

@@ -9,9 +9,6 @@
 #include "readers/objects.h"
 #include "common/banned.h"
 
-/* _thread.RLock: the owner's thread ident follows the lock word in
- * every version (rlock_owner <= 3.13, _PyRecursiveMutex.thread 3.14). */
-#define RLOCK_OWNER_OFFSET 24
 /* Children of a gather whose state is read. */
 #define MAX_GATHER_CHILDREN 4096
 
@@ -183,6 +180,55 @@ static void gather_state(struct pyproc *py, const struct py_prim_types *t,
 	free(items);
 }
 
+/* _thread.lock: bit 0 of its `locked` char (<= 3.12) or PyMutex
+ * (3.13+); -1 when the version's table has no offset. */
+static int c_lock_locked(struct pyproc *py, uint64_t o)
+{
+	uint8_t b;
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (py->layout.lock_locked < 0 ||
+	    memsrc_read(py->ms, o + (uint64_t)py->layout.lock_locked, &b, 1,
+			&err) < 0)
+		return -1;
+	return b & 1;
+}
+
+/* _thread.RLock: its owner's thread ident and count (rlock_owner and
+ * rlock_count <= 3.13, the _PyRecursiveMutex's thread and level 3.14). */
+static void c_rlock_state(struct pyproc *py, struct py_prim *p)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t count;
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (L->rlock_owner < 0 ||
+	    py_field_u64(py, p->addr, L->rlock_owner, &p->owner, &err) <= 0) {
+		p->owner = 0;
+		return;
+	}
+	p->locked = p->owner != 0;
+	if (L->rlock_count >= 0 &&
+	    py_field_u64(py, p->addr, L->rlock_count, &count, &err) > 0 &&
+	    count < (1ull << 40))
+		/* 3.14 counts re-entries only: level 0 is held once */
+		p->count = p->owner ? (int64_t)count + L->rlock_count_base : 0;
+}
+
+/* A threading.Condition's lock (a Lock or an RLock): is it held? */
+static int cond_lock_locked(struct pyproc *py, const struct py_prim_types *t,
+			    uint64_t lock)
+{
+	struct py_prim inner;
+
+	if (!lock || !py_prim_read(py, t, lock, &inner) ||
+	    (inner.kind != PY_PRIM_LOCK && inner.kind != PY_PRIM_RLOCK))
+		return -1;
+	return inner.locked;
+}
+
 static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		       struct py_prim *p)
 {
@@ -193,6 +239,8 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		if (p->is_async) {
 			p->locked = as_bool(py, attr(py, o, "_locked"));
 			p->waiters = length(py, attr(py, o, "_waiters"));
+		} else {
+			p->locked = c_lock_locked(py, o);
 		}
 		break;
 	case PY_PRIM_RLOCK:
@@ -200,15 +248,11 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 			int64_t id = as_int(py, attr(py, o, "_owner"));
 
 			p->owner = id > 0 ? (uint64_t)id : 0;
+			p->count = as_int(py, attr(py, o, "_count"));
+			p->locked = p->owner != 0;
 		} else {
-			struct cs_err err;
-
-			cs_err_init(&err);
-			if (py_field_u64(py, o, RLOCK_OWNER_OFFSET, &p->owner,
-					 &err) <= 0)
-				p->owner = 0;
+			c_rlock_state(py, p);
 		}
-		p->locked = p->owner != 0;
 		break;
 	case PY_PRIM_EVENT:
 		if (p->is_async) {
@@ -225,6 +269,8 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		if (p->is_async)
 			p->locked = as_bool(py, attr(py, attr(py, o, "_lock"),
 						     "_locked"));
+		else
+			p->locked = cond_lock_locked(py, t, attr(py, o, "_lock"));
 		break;
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
@@ -289,7 +335,7 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->locked = out->set = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;
 	out->waiters = -1;
-	out->children = out->done = -1;
+	out->children = out->done = out->count = -1;
 	read_state(py, t, out);
 	return 1;
 }
@@ -324,6 +370,8 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 	}
 	if (p->locked >= 0)
 		strbuf_addstr(out, p->locked ? "locked" : "unlocked");
+	if (p->kind == PY_PRIM_RLOCK && p->locked == 1 && p->count > 0)
+		strbuf_addf(out, ", count %lld", (long long)p->count);
 	if (p->set >= 0)
 		strbuf_addstr(out, p->set ? "set" : "not set");
 	if (p->kind == PY_PRIM_BARRIER && p->value >= 0 && p->parties >= 0) {

@@ -44,6 +44,7 @@ struct py_prim {
 	int64_t qsize, maxsize;   /* queues */
 	int64_t waiters;      /* its own waiter count (getters + putters) */
 	uint64_t owner;       /* RLock: owning thread ident, 0 none */
+	int64_t count;        /* RLock: times its owner entered it */
 	int64_t children, done;   /* gather: its children, those done */
 	const char *fstate;   /* concurrent future: "pending", "running",
 				 "finished", "cancelled"; NULL unknown */

@@ -84,6 +84,9 @@ def test_async_lock_holder(keeper, interp):
 def test_thread_deadlocks(keeper, interp):
     graph, target = dump_json(keeper, interp, "threads")
     line = marker_line(SCRIPT, "crossed-blocked")
+    doc = json.loads(run_coroscope("dump", "--format", "json",
+                                   target.pid).stdout)
+    idents = dict((t["name"], t["thread_id"]) for t in doc["threads"])
     for kind, typename in (("lock", "threading.Lock"),
                            ("rlock", "threading.RLock")):
         a = named(graph, "thread", kind + "-ab")
@@ -100,13 +103,22 @@ def test_thread_deadlocks(keeper, interp):
             assert len(holders) == 1 and holders[0]["from"] in (a["id"], b["id"])
             assert holders[0]["from"] != t["id"]
             assert t["blame"]["line"] == line
+            # the state from the lock's own fields
+            holder = graph["nodes"][holders[0]["from"]]
+            assert obj["locked"] is True, obj
+            if kind == "rlock":
+                assert obj["owner"] == idents[holder["name"]], obj
+                assert (obj["count"], edge["state"]) == \
+                    (3, "locked, count 3"), obj
+            else:
+                assert edge["state"] == "locked", edge
     bare = named(graph, "thread", "bare-waiter")
     edge, obj = waits_for_object(graph, bare)
-    assert obj["type"] == "threading.Lock"
+    assert obj["type"] == "threading.Lock" and obj["locked"] is True
     assert edges(graph, "holds", to=obj["id"]) == []
     text = run_coroscope("dump", target.pid).stdout
-    assert "threading.Lock 0x%x holder unknown" % int(obj["address"], 16) \
-        in text, text
+    assert ("threading.Lock 0x%x (locked) holder unknown"
+            % int(obj["address"], 16)) in text, text
 
 
 PRIMS = [
@@ -124,7 +136,8 @@ PRIMS = [
     ("thread", "t_get", "queue.Queue", "qsize 0, 1 waiter", "t-get"),
     ("thread", "t_put", "queue.Queue", "qsize 1 of maxsize 1, 1 waiter",
      "t-put"),
-    ("thread", "t_cond", "threading.Condition", "1 waiter", "t-cond"),
+    ("thread", "t_cond", "threading.Condition", "unlocked, 1 waiter",
+     "t-cond"),
     ("thread", "t_barrier", "threading.Barrier", "1 of 2 parties, 1 waiter",
      "t-barrier"),
 ]
