@@ -1,10 +1,12 @@
 /*
  * The synchronisation objects a thread or task can wait on -- asyncio's
  * and threading's Lock, RLock, Event, Condition, Semaphore,
- * BoundedSemaphore, Barrier, and the queue families -- recognised by
- * their class (looked up in the target's own modules, so a user class
+ * BoundedSemaphore, Barrier, the queue families, and the futures that
+ * stand for other work (asyncio.gather's, concurrent.futures') --
+ * recognised by their class (looked up in the target's own modules, so a user class
  * that happens to be called Lock is not one) and their state read from
- * their own fields: locked, set, value, qsize/maxsize, waiters.
+ * their own fields: locked, set, value, qsize/maxsize, waiters, an
+ * RLock's owner and count, a gather's children done, a future's state.
  */
 #ifndef COROSCOPE_READERS_PRIMITIVES_H
 #define COROSCOPE_READERS_PRIMITIVES_H

@@ -13,6 +13,7 @@
 #define WG_MAX_FRAMES 256     /* frames of one unit looked at */
 #define WG_MAX_PREFIX 512
 #define WG_MAX_FUTURE_NODES 100000  /* nodes looked at for chains */
+#define WG_MAX_GATHER 4096          /* children of a gather linked */
 
 struct build {
 	struct pyproc *py;
@@ -472,11 +473,11 @@ static void link_gather(struct build *b, size_t from, uint64_t fut)
 	if (pyobj_get_attr(b->py, fut, "_children", &list, &err) != 0 ||
 	    pyseq_items(b->py, list, NULL, 0, &n, &err) < 0 || !n)
 		return;
-	if (n > 4096)
-		n = 4096;
+	if (n > WG_MAX_GATHER)
+		n = WG_MAX_GATHER;
 	items = xcalloc(n, sizeof(*items));
 	if (pyseq_items(b->py, list, items, n, &n, &err) == 0)
-		for (i = 0; i < n && i < 4096; i++)
+		for (i = 0; i < n && i < WG_MAX_GATHER; i++)
 			if ((to = task_node(b, items[i])) >= 0)
 				add_edge(b->g, WG_WAITS_FOR, (size_t)obj,
 					 (size_t)to, NULL);

@@ -4,6 +4,13 @@
  * wait on (struct py_prim); edges say "waits for" (a thread or task to
  * an object or to another task) and "holds" (a thread or task to a
  * lock it entered with `with` / `async with`, or an RLock's owner).
+ * Futures that stand for other work are objects too: a gather waits
+ * for its pending children, a concurrent.futures future for the worker
+ * thread running its job or the task of another loop that will complete
+ * it (run_coroutine_threadsafe); asyncio's chained futures (wrap_future,
+ * run_in_executor, to_thread) lead a task to that concurrent future.
+ * Generators a task runs through another driver (tornado's Runner) are
+ * recorded as drives and count as the task's innermost frames.
  *
  * It is plain data over the snapshot and the tasks it was built from
  * (it keeps indexes into them and borrows their frames), so the cycle
