@@ -106,6 +106,29 @@ static void add_holder(struct strbuf *sb, const struct collection *c,
 	graph_add_blame(sb, c, holder);
 }
 
+/* What a future (gather, concurrent future) waits for: its pending
+ * children, the task or thread that will complete it. */
+static void add_future_waits(struct strbuf *sb, const struct collection *c,
+			     size_t fut)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i, n = 0;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+
+		if (e->kind != WG_WAITS_FOR || e->from != fut)
+			continue;
+		if (n++ >= GRAPH_MAX_HOLDERS)
+			continue;
+		strbuf_addstr(sb, n > 1 ? ", " : " for ");
+		graph_add_label(sb, c, e->to);
+		graph_add_blame(sb, c, e->to);
+	}
+	if (n > GRAPH_MAX_HOLDERS)
+		strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);
+}
+
 void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		    size_t node)
 {
@@ -125,6 +148,10 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 			graph_add_blame(sb, c, e->to);
 			continue;
 		}
+		if (py_prim_is_future(&g->prims[g->nodes[e->to].index])) {
+			add_future_waits(sb, c, e->to);
+			continue;
+		}
 		n = py_waitgraph_holders(g, e->to, holders, GRAPH_MAX_HOLDERS);
 		if (!n && py_prim_is_lock(&g->prims[g->nodes[e->to].index])) {
 			strbuf_addstr(sb, " holder unknown");
@@ -136,6 +163,69 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		}
 		if (n > GRAPH_MAX_HOLDERS)
 			strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);
+	}
+}
+
+/* "asyncio.Lock (locked)": the type and state, no address. */
+static void add_short_object(struct strbuf *sb, const struct py_prim *p)
+{
+	struct strbuf st;
+
+	if (p->kind == PY_PRIM_GATHER && p->children >= 0) {
+		strbuf_addf(sb, "gather of %lld", (long long)p->children);
+		if (p->done >= 0)
+			strbuf_addf(sb, " (%lld done)", (long long)p->done);
+		return;
+	}
+	strbuf_addstr(sb, p->name);
+	strbuf_init(&st);
+	py_prim_state(p, &st);
+	if (st.len)
+		strbuf_addf(sb, " (%s)", st.buf);
+	strbuf_release(&st);
+}
+
+void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
+			  size_t node)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i, k, n, holders[2];
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		const struct py_prim *p;
+
+		if (e->kind != WG_WAITS_FOR || e->from != node ||
+		    g->nodes[e->to].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[e->to].index];
+		strbuf_addstr(sb, "waits for ");
+		add_short_object(sb, p);
+		if (py_prim_is_future(p)) {
+			/* a concurrent future: who completes it (a gather's
+			 * children are drawn under the task) */
+			for (k = 0; p->kind == PY_PRIM_CFUTURE &&
+				    k < g->nedges; k++)
+				if (g->edges[k].kind == WG_WAITS_FOR &&
+				    g->edges[k].from == e->to) {
+					strbuf_addstr(sb, " of ");
+					graph_add_label(sb, c, g->edges[k].to);
+					break;
+				}
+			return;
+		}
+		n = py_waitgraph_holders(g, e->to, holders, 2);
+		if (n) {
+			strbuf_addstr(sb, " held by ");
+			graph_add_label(sb, c, holders[0]);
+			if (n > 1)
+				strbuf_addf(sb, " and %zu more", n - 1);
+		} else if (py_prim_is_lock(p) && p->locked != 0) {
+			/* (a Condition's waiter waits for notify, not for
+			 * its unlocked lock) */
+			strbuf_addstr(sb, ", holder unknown");
+		}
+		return;
 	}
 }
 
@@ -383,6 +473,14 @@ static void json_node(struct json *j, const struct collection *c, size_t i)
 		json_int_or_null(j, "qsize", p->qsize);
 		json_int_or_null(j, "maxsize", p->maxsize);
 		json_int_or_null(j, "waiters", p->waiters);
+		json_key(j, "owner");
+		if (p->kind == PY_PRIM_RLOCK && p->locked >= 0)
+			json_uint(j, p->owner);
+		else
+			json_null(j);
+		json_int_or_null(j, "count", p->count);
+		json_int_or_null(j, "children", p->children);
+		json_int_or_null(j, "done", p->done);
 	}
 	if (n->kind != WG_OBJECT) {
 		json_place(j, "blame", n->blame);
@@ -432,6 +530,23 @@ void report_json_graph(struct json *j, const struct collection *c)
 		for (k = 0; k < g->cycles.len[i]; k++)
 			json_uint(j, g->cycles.cycles[i][k]);
 		json_end_array(j);
+	}
+	json_end_array(j);
+	json_key(j, "drives");
+	json_begin_array(j);
+	for (i = 0; i < g->ndrives; i++) {
+		const struct py_gen *gen = &c->async.gens[g->drives[i].gen];
+		long node = py_waitgraph_node_of(g, WG_TASK, g->drives[i].task);
+
+		json_begin_object(j);
+		json_key(j, "task");
+		json_uint(j, node < 0 ? 0 : (uint64_t)node);
+		json_key(j, "generator");
+		json_addr(j, gen->addr);
+		json_place(j, "at", gen->has_frame ? &gen->frame : NULL);
+		json_key(j, "by");
+		json_string(j, g->drives[i].by);
+		json_end_object(j);
 	}
 	json_end_array(j);
 	json_key(j, "test");

@@ -25,6 +25,12 @@ void graph_add_blame(struct strbuf *sb, const struct collection *c,
  * for nothing the graph knows. */
 void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		    size_t node);
+/* One short phrase for a task's line in the tree: "waits for
+ * asyncio.Lock (locked, 2 waiters) held by task 'holder'", "waits for
+ * gather of 3 (1 done)"; "" when it waits for no object the graph
+ * knows (a task it awaits is drawn under it). */
+void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
+			  size_t node);
 /* The cycle's nodes joined by " -> ". */
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 		     size_t cycle);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/escape.h"
+#include "cli/report_graph.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -88,6 +89,8 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 		      int more)
 {
 	const struct py_task *task = &t->a->tasks[e->first];
+	struct strbuf wait;
+	long node;
 
 	node_prefix(t, depth, more);
 	fputs("(T) ", t->out);
@@ -104,50 +107,74 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 	}
 	if (task->framework)
 		fprintf(t->out, " [%s]", task->framework);
-	if (task->waiter && !py_async_task(t->a, task->waiter)) {
+	node = py_waitgraph_node_of(&t->c->graph, WG_TASK, e->first);
+	strbuf_init(&wait);
+	if (node >= 0)
+		graph_add_short_wait(&wait, t->c, (size_t)node);
+	if (wait.len) {
+		/* (graph_add_label escaped the names in it) */
+		fprintf(t->out, ", %s", wait.buf);
+	} else if (task->waiter && !py_async_task(t->a, task->waiter)) {
 		fputs(", awaits ", t->out);
 		esc_text(t->out, task->waiter_type);
 		if (e->count == 1)
 			fprintf(t->out, " 0x%llx",
 				(unsigned long long)task->waiter);
 	}
+	strbuf_release(&wait);
 	fputc('\n', t->out);
 }
 
+/* One coroutine or generator frame of a task at depth d; `by` names
+ * the driver of a generator the task's own chain does not hold. */
+static void print_gen_frame(struct tree *t, const struct py_gen *g, int d,
+			    const char *by)
+{
+	const char *src;
+	size_t k;
+	int cut;
+
+	node_prefix(t, d, 0);
+	if (by)
+		fprintf(t->out, "[%s] ", by);
+	esc_text(t->out, g->qualname);
+	fputs("  ", t->out);
+	esc_text(t->out, g->frame.code->filename);
+	if (g->frame.line >= 0)
+		fprintf(t->out, ":%d\n", g->frame.line);
+	else
+		fputs(":?\n", t->out);
+	/* Under the frame, as a traceback would: its line, locals. */
+	src = report_source_line(t->c, &g->frame, &cut);
+	if (src) {
+		prefix(t, d, 0);
+		fputs("    ", t->out);
+		esc_text(t->out, src);
+		fputs(cut ? "...\n" : "\n", t->out);
+	}
+	for (k = 0; t->c->opt.locals && k < g->frame.nlocals; k++) {
+		prefix(t, d, 0);
+		report_text_local(t->out, "    ", &g->frame.locals[k]);
+	}
+}
+
 /* The task's coroutine frames, outermost first, each one level deeper
- * than the last: the depth of the innermost. */
+ * than the last, then the generators it drives (tornado's): the depth
+ * of the innermost. */
 static int print_frames(struct tree *t, const struct py_task *task, int d)
 {
-	size_t i, k;
+	const struct py_waitgraph *wg = &t->c->graph;
+	size_t i, self = (size_t)(task - t->a->tasks);
 
-	for (i = task->nstack; i-- > 0;) {
-		const struct py_gen *g = &t->a->gens[task->stack[i]];
-		const char *src;
-		int cut;
-
-		if (!g->has_frame)
-			continue;
-		node_prefix(t, ++d, 0);
-		esc_text(t->out, g->qualname);
-		fputs("  ", t->out);
-		esc_text(t->out, g->frame.code->filename);
-		if (g->frame.line >= 0)
-			fprintf(t->out, ":%d\n", g->frame.line);
-		else
-			fputs(":?\n", t->out);
-		/* Under the frame, as a traceback would: its line, locals. */
-		src = report_source_line(t->c, &g->frame, &cut);
-		if (src) {
-			prefix(t, d, 0);
-			fputs("    ", t->out);
-			esc_text(t->out, src);
-			fputs(cut ? "...\n" : "\n", t->out);
-		}
-		for (k = 0; t->c->opt.locals && k < g->frame.nlocals; k++) {
-			prefix(t, d, 0);
-			report_text_local(t->out, "    ", &g->frame.locals[k]);
-		}
-	}
+	for (i = task->nstack; i-- > 0;)
+		if (t->a->gens[task->stack[i]].has_frame)
+			print_gen_frame(t, &t->a->gens[task->stack[i]], ++d,
+					NULL);
+	for (i = 0; i < wg->ndrives; i++)
+		if (wg->drives[i].task == self &&
+		    t->a->gens[wg->drives[i].gen].has_frame)
+			print_gen_frame(t, &t->a->gens[wg->drives[i].gen], ++d,
+					wg->drives[i].by);
 	return d;
 }
 
@@ -586,8 +613,16 @@ static void print_gen_line(FILE *out, const struct py_async *a,
 		report_text_local(out, "      ", &g->frame.locals[j]);
 }
 
-static void print_orphans(FILE *out, const struct py_async *a, int locals)
+/* Not owned by a task's chain, nor driven by one (tornado). */
+static int orphan(const struct collection *c, size_t i)
 {
+	return !c->async.gens[i].task &&
+	       !py_waitgraph_drive_of(&c->graph, i);
+}
+
+static void print_orphans(FILE *out, const struct collection *c, int locals)
+{
+	const struct py_async *a = &c->async;
 	struct gen_chain *chains = NULL;
 	size_t nchains = 0, alloc = 0, i, j, k, total = 0, ngroups;
 	char *awaited, *taken;
@@ -597,7 +632,7 @@ static void print_orphans(FILE *out, const struct py_async *a, int locals)
 	for (i = 0; i < a->ngens; i++) {
 		const struct py_gen *next;
 
-		if (a->gens[i].task)
+		if (!orphan(c, i))
 			continue;
 		total++;
 		next = orphan_at(a, a->gens[i].awaiting);
@@ -607,7 +642,7 @@ static void print_orphans(FILE *out, const struct py_async *a, int locals)
 	/* Roots first; what is left is only reachable through a cycle. */
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < a->ngens; i++) {
-			if (a->gens[i].task || taken[i] || (!k && awaited[i]))
+			if (!orphan(c, i) || taken[i] || (!k && awaited[i]))
 				continue;
 			chains = xgrow(chains, &alloc, nchains + 1, sizeof(*chains));
 			chain_from(a, &a->gens[i], taken, &chains[nchains++]);
@@ -668,7 +703,7 @@ void report_text_async(FILE *out, const struct collection *c)
 	if (t.a->ncycles)
 		fputc('\n', out);
 	print_cycles(out, t.a);
-	print_orphans(out, t.a, c->opt.locals);
+	print_orphans(out, c, c->opt.locals);
 	for (i = 0; i < t.a->ntasks; i++)
 		free(t.children[i]);
 	free(t.children);

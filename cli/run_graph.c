@@ -224,7 +224,10 @@ static size_t rank_held(const struct collection *c,
 	for (i = 0; i < g->nnodes; i++) {
 		size_t nw, moving = 0;
 
-		if (g->nodes[i].kind != WG_OBJECT || in_lock_cycle(g, i))
+		/* A gather or concurrent future is not a cause: what it
+		 * waits for is. */
+		if (g->nodes[i].kind != WG_OBJECT || in_lock_cycle(g, i) ||
+		    py_prim_is_future(&g->prims[g->nodes[i].index]))
 			continue;
 		nw = py_waitgraph_waiters(g, i, w, g->nnodes);
 		if (!nw)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "readers/fields.h"
+#include "readers/funcs.h"
 #include "readers/gens.h"
 #include "readers/dicts.h"
 #include "readers/objects.h"
@@ -14,6 +15,14 @@
 /* Callbacks looked at per future, and items per closure or partial. */
 #define MAX_CALLBACKS 4096
 #define MAX_CLOSURE 64
+/* Getters read from an as_completed queue. */
+#define MAX_GETTERS 16
+/* collections.deque: blocks of 64 items, linked left to right.  From
+ * ob_size on, every version has leftblock, rightblock and leftindex; a
+ * block is a left link, its 64 items and a right link. */
+#define DEQUE_BLOCKLEN 64
+#define DEQUE_LEFTBLOCK 8      /* after ob_size */
+#define DEQUE_LEFTINDEX 24
 /* Entries read from a 3.14 fut_awaited_by set. */
 #define MAX_AWAITED_BY 256
 
@@ -159,6 +168,51 @@ static void add_via(struct targets *t, uint64_t fut)
 		addr_list_add(&t->via, fut);
 }
 
+/* The first items of the deque at dq, at most max; returns how many. */
+static size_t deque_items(struct pyproc *py, uint64_t dq, uint64_t *out,
+			  size_t max)
+{
+	const int size_off = py->layout.ob_size;
+	uint64_t size, block, index;
+	size_t n = 0, hops;
+
+	if (size_off < 0 ||
+	    py_field_u64(py, dq, size_off, &size, NULL) != 1 ||
+	    py_field_u64(py, dq, size_off + DEQUE_LEFTBLOCK, &block, NULL) != 1 ||
+	    py_field_u64(py, dq, size_off + DEQUE_LEFTINDEX, &index, NULL) != 1 ||
+	    index >= DEQUE_BLOCKLEN)
+		return 0;
+	for (hops = 0; block && n < max && n < size && hops < max; hops++) {
+		for (; index < DEQUE_BLOCKLEN && n < max && n < size; index++)
+			if (py_read_words(py, block + 8 + 8 * index, &out[n], 1,
+					  NULL) < 0)
+				return n;
+			else
+				n++;
+		if (py_read_words(py, block + 8 + 8 * DEQUE_BLOCKLEN, &block, 1,
+				  NULL) < 0)
+			return n;
+		index = 0;
+	}
+	return n;
+}
+
+/* as_completed puts each finished child in a queue that the iterating
+ * task is getting from: the futures of the queue's getters. */
+static void queue_getters(struct targets *t, uint64_t queue)
+{
+	struct pyproc *py = t->aw->types->py;
+	uint64_t getters = pyobj_lookup_or_0(py, queue, "_getters");
+	uint64_t items[MAX_GETTERS];
+	size_t n, i;
+
+	if (!getters)
+		return;
+	n = deque_items(py, getters, items, MAX_GETTERS);
+	for (i = 0; i < n; i++)
+		add_via(t, items[i]);
+}
+
 /* A task's wakeup: the task is the callable's self at offset off. */
 static void wakeup_target(struct targets *t, uint64_t cb, int off)
 {
@@ -174,7 +228,7 @@ static void wakeup_target(struct targets *t, uint64_t cb, int off)
 static void method_targets(struct targets *t, uint64_t cb)
 {
 	struct pyproc *py = t->aw->types->py;
-	uint64_t self, parent;
+	uint64_t self, parent, type;
 	enum aio_class c;
 
 	py_field_u64(py, cb, py->layout.method_self, &self, NULL);
@@ -185,6 +239,13 @@ static void method_targets(struct targets *t, uint64_t cb)
 			addr_list_add(&t->direct, parent);
 	} else if (aio_is_future(c)) {
 		add_via(t, self);
+	} else if (c == AIO_NONE &&
+		   pyobj_read_type(py, self, &type, NULL) == 0 &&
+		   !strcmp(py_short_type_name(py_type_name_cached(py, type)),
+			   "_AsCompletedIterator")) {
+		/* 3.13+: the bound _handle_completion of as_completed's
+		 * iterator, whose _done is the queue. */
+		queue_getters(t, pyobj_lookup_or_0(py, self, "_done"));
 	}
 }
 
@@ -194,6 +255,16 @@ static void closure_targets(struct targets *t, uint64_t cb)
 {
 	struct pyproc *py = t->aw->types->py;
 	uint64_t tuple, items[MAX_CLOSURE], v;
+	const struct py_code *code = py_function_code(py, cb);
+	/* (Before 3.11 the code has no qualname: asyncio.wait's
+	 * _on_completion matches too, and has no queue.) */
+	static const char tasks_py[] = "/asyncio/tasks.py";
+	size_t flen = code && code->filename ? strlen(code->filename) : 0;
+	int as_completed = code && code->name &&
+			   !strcmp(code->name, "_on_completion") &&
+			   flen >= sizeof(tasks_py) - 1 &&
+			   !strcmp(code->filename + flen - (sizeof(tasks_py) - 1),
+				   tasks_py);
 	size_t n = 0, i;
 
 	py_field_u64(py, cb, py->layout.func_closure, &tuple, NULL);
@@ -203,11 +274,17 @@ static void closure_targets(struct targets *t, uint64_t cb)
 	if (n > MAX_CLOSURE)
 		n = MAX_CLOSURE;
 	for (i = 0; i < n; i++)
-		if (py_field_u64(py, items[i], py->layout.cell_ref, &v, NULL) == 1)
+		if (py_field_u64(py, items[i], py->layout.cell_ref, &v, NULL) == 1) {
 			add_via(t, v);
+			/* as_completed's _on_completion (3.6 - 3.12): its
+			 * cell `done` is the queue. */
+			if (as_completed && v)
+				queue_getters(t, v);
+		}
 }
 
 static void callback_targets(struct targets *t, uint64_t cb, int depth);
+
 
 /* wait_for before 3.12: partial(_release_waiter, waiter); 3.6 gather:
  * partial(_done_callback, i), a closure. */

@@ -5,8 +5,9 @@
  * holds, in its callbacks, what runs when it completes.  Decoding those
  * callbacks names the awaiters: a task's bound wakeup method (its C
  * task_wakeup, or 3.6 - 3.9's TaskWakeupMethWrapper), gather's, shield's
- * and asyncio.wait's closures, wait_for's functools.partial, and a
- * TaskGroup's bound _on_task_done (its parent task).  3.14 records the
+ * and asyncio.wait's closures, wait_for's functools.partial, a
+ * TaskGroup's bound _on_task_done (its parent task), and as_completed's
+ * completion callback (the task getting from its queue of done ones).  3.14 records the
  * awaiters itself in fut_awaited_by, a task or a set of tasks.
  *
  * Not an interface outside readers/: readers/tasks.c feeds it every

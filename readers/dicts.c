@@ -285,16 +285,76 @@ int pydict_get_int(struct pyproc *py, uint64_t dict, int64_t key,
 	return s.found ? 0 : 1;
 }
 
+/*
+ * Where obj's attributes are, from its type's fields (tp, tplen bytes of
+ * it read): a dict (*dict) or, 3.11+, inline values (*values) whose keys
+ * are the type's cached keys.  Both 0: none.
+ */
+static int instance_dict(struct pyproc *py, uint64_t obj, const uint8_t *tp,
+			 size_t tplen, uint64_t *dict, uint64_t *values,
+			 struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	/* the managed dict pointer (3.11+), before the object */
+	uint64_t dict_slot = obj - (uint64_t)L->managed_dict_back;
+	uint64_t flags = field_u64(tp, tplen, L->tp_flags), word;
+	int64_t dictoffset = field_i64(tp, tplen, L->tp_dictoffset);
+	int64_t basicsize = field_i64(tp, tplen, L->tp_basicsize);
+	int managed = (flags & (uint64_t)L->tpflags_managed_dict) != 0;
+	int ret = 0;
+
+	*dict = *values = 0;
+	switch (L->dict_mode) {
+	case PY_DICT_OFFSET:
+		if (dictoffset > 0 && dictoffset < 4096)
+			ret = memsrc_read_u64(py->ms, obj + (uint64_t)dictoffset,
+					      dict, err);
+		return ret;
+	case PY_DICT_VALUES_311:
+		if (!managed)
+			break;
+		ret = memsrc_read_u64(py->ms, obj - 32, values, err);
+		if (ret == 0 && !*values)
+			ret = memsrc_read_u64(py->ms, dict_slot, dict, err);
+		break;
+	case PY_DICT_TAGGED_312:
+		if (!managed)
+			break;
+		ret = memsrc_read_u64(py->ms, dict_slot, &word, err);
+		/* The tagged word is the values pointer minus one. */
+		if (ret == 0 && (word & 1))
+			*values = word + 1;
+		else if (ret == 0)
+			*dict = word;
+		break;
+	case PY_DICT_INLINE_313:
+		if (managed)
+			ret = memsrc_read_u64(py->ms, dict_slot, dict, err);
+		if (ret == 0 && !*dict &&
+		    (flags & (uint64_t)L->tpflags_inline_values) &&
+		    basicsize > 0 && basicsize < 65536)
+			*values = obj + (uint64_t)basicsize;
+		break;
+	}
+	if (ret < 0)
+		return ret;
+	/* A C type with its own dict slot (asyncio's FutureObj.dict) and
+	 * its Python subclasses (gather's _GatheringFuture) keep the dict
+	 * at tp_dictoffset in every version. */
+	if (!*dict && !*values && !managed && dictoffset > 0 &&
+	    dictoffset < 4096)
+		ret = memsrc_read_u64(py->ms, obj + (uint64_t)dictoffset, dict,
+				      err);
+	return ret;
+}
+
 int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 		   uint64_t *value, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
 	uint8_t tp[PY_LAYOUT_MAX_STRUCT];
 	struct str_lookup s = { py, name, 0, 0 };
-	uint64_t type, dict = 0, values = 0, word, flags, keys;
-	/* the managed dict pointer (3.11+), before the object */
-	uint64_t dict_slot = obj - (uint64_t)L->managed_dict_back;
-	int64_t dictoffset, basicsize;
+	uint64_t type, dict, values, keys;
 	int ret;
 
 	ret = pyobj_read_type(py, obj, &type, err);
@@ -310,59 +370,16 @@ int pyobj_get_attr(struct pyproc *py, uint64_t obj, const char *name,
 	if (ret < L->tp_dictoffset + 8)
 		return cs_fail(err, CS_ERR_MEMORY, "cannot read type at 0x%llx",
 			       (unsigned long long)type);
-	flags = field_u64(tp, (size_t)ret, L->tp_flags);
-	dictoffset = field_i64(tp, (size_t)ret, L->tp_dictoffset);
-	basicsize = field_i64(tp, (size_t)ret, L->tp_basicsize);
 	keys = field_u64(tp, (size_t)ret, L->ht_cached_keys);
-
-	switch (L->dict_mode) {
-	case PY_DICT_OFFSET:
-		if (dictoffset > 0 && dictoffset < 4096) {
-			ret = memsrc_read_u64(py->ms, obj + (uint64_t)dictoffset,
-					      &dict, err);
-			if (ret < 0)
-				return ret;
-		}
-		break;
-	case PY_DICT_VALUES_311:
-		if (!(flags & (uint64_t)L->tpflags_managed_dict))
-			break;
-		ret = memsrc_read_u64(py->ms, obj - 32, &values, err);
-		if (ret == 0 && !values)
-			ret = memsrc_read_u64(py->ms, dict_slot, &dict, err);
-		if (ret < 0)
-			return ret;
-		break;
-	case PY_DICT_TAGGED_312:
-		if (!(flags & (uint64_t)L->tpflags_managed_dict))
-			break;
-		ret = memsrc_read_u64(py->ms, dict_slot, &word, err);
-		if (ret < 0)
-			return ret;
-		/* The tagged word is the values pointer minus one. */
-		if (word & 1)
-			values = word + 1;
-		else
-			dict = word;
-		break;
-	case PY_DICT_INLINE_313:
-		if (flags & (uint64_t)L->tpflags_managed_dict) {
-			ret = memsrc_read_u64(py->ms, dict_slot, &dict, err);
-			if (ret < 0)
-				return ret;
-		}
-		if (!dict && (flags & (uint64_t)L->tpflags_inline_values) &&
-		    basicsize > 0 && basicsize < 65536)
-			values = obj + (uint64_t)basicsize;
-		break;
-	}
-	if (dict) {
+	ret = instance_dict(py, obj, tp, (size_t)ret, &dict, &values, err);
+	if (ret < 0)
+		return ret;
+	if (dict)
 		ret = dict_walk(py, dict, match_str, &s, err);
-	} else if (values && keys) {
+	else if (values && keys)
 		ret = keys_walk(py, keys, values, match_str, &s, err);
-	} else {
+	else
 		return 1;
-	}
 	if (ret < 0)
 		return ret;
 	*value = s.value;

@@ -318,6 +318,16 @@ struct py_layout {
 	int func_closure;         /* PyFunctionObject.func_closure (tuple) */
 	int partial_fn;           /* functools.partial partialobject.fn */
 	int partial_args;         /* functools.partial partialobject.args */
+	int lock_locked;          /* _thread.lock lockobject.locked (char,
+				     <= 3.12) or .lock (PyMutex, 3.13+):
+				     bit 0 is set while it is held */
+	int rlock_owner;          /* rlockobject.rlock_owner (<= 3.13) or
+				     .lock.thread (_PyRecursiveMutex) */
+	int rlock_count;          /* .rlock_count or .lock.level */
+	int rlock_count_base;     /* added to the stored count: 0 where it
+				     is rlock_count, 1 where it is
+				     _PyRecursiveMutex.level (3.14), which
+				     counts re-entries only */
 
 	/* Behaviour that is not an offset: one place each. */
 	enum py_dict_mode dict_mode;

@@ -1,5 +1,6 @@
 #include "readers/primitives.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "readers/dicts.h"
@@ -8,9 +9,8 @@
 #include "readers/objects.h"
 #include "common/banned.h"
 
-/* _thread.RLock: the owner's thread ident follows the lock word in
- * every version (rlock_owner <= 3.13, _PyRecursiveMutex.thread 3.14). */
-#define RLOCK_OWNER_OFFSET 24
+/* Children of a gather whose state is read. */
+#define MAX_GATHER_CHILDREN 4096
 
 static const struct {
 	const char *mod, *attr, *name;
@@ -35,6 +35,10 @@ static const struct {
 	{ "threading", "Semaphore", "threading.Semaphore", PY_PRIM_SEMAPHORE, 0 },
 	{ "threading", "Barrier", "threading.Barrier", PY_PRIM_BARRIER, 0 },
 	{ "queue", "Queue", "queue.Queue", PY_PRIM_QUEUE, 0 },
+	{ "asyncio.tasks", "_GatheringFuture", "asyncio.gather",
+	  PY_PRIM_GATHER, 1 },
+	{ "concurrent.futures._base", "Future", "concurrent.futures.Future",
+	  PY_PRIM_CFUTURE, 0 },
 };
 
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
@@ -53,6 +57,7 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 		t->is_async[t->n] = known[i].is_async;
 		t->n++;
 	}
+	t->c_future = py_module_attr(py, "_asyncio", "Future");
 }
 
 static uint64_t attr(struct pyproc *py, uint64_t obj, const char *name)
@@ -106,7 +111,126 @@ static int64_t sum(int64_t a, int64_t b)
 	return a < 0 || b < 0 ? -1 : a + b;
 }
 
-static void read_state(struct pyproc *py, struct py_prim *p)
+/* concurrent.futures' _state, in lower case; NULL if unknown. */
+static const char *cf_state(struct pyproc *py, uint64_t obj)
+{
+	static const char *const states[] = {
+		"pending", "running", "cancelled", "finished",
+	};
+	static const char *const upper[] = {
+		"PENDING", "RUNNING", "CANCELLED", "FINISHED",
+	};
+	struct cs_err err;
+	const char *s;
+	size_t i;
+
+	cs_err_init(&err);
+	if (pystr_get(py, attr(py, obj, "_state"), &s, &err) < 0)
+		return NULL;
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (!strcmp(s, upper[i]))
+			return states[i];
+	/* CANCELLED_AND_NOTIFIED */
+	return strncmp(s, "CANCELLED", 9) ? NULL : "cancelled";
+}
+
+int py_future_done(struct pyproc *py, const struct py_prim_types *t,
+		   uint64_t obj)
+{
+	struct cs_err err;
+	uint64_t type;
+	int32_t state;
+	const char *s;
+
+	cs_err_init(&err);
+	if (!obj || pyobj_read_type(py, obj, &type, &err) < 0)
+		return -1;
+	/* The C future keeps its state in fut_state (0 pending). */
+	if (t->c_future && py->layout.fut_state >= 0 &&
+	    (type == t->c_future || pytype_is_subtype(py, type, t->c_future)))
+		return py_field_i32(py, obj, py->layout.fut_state, &state,
+				    &err) > 0 ? state != 0 : -1;
+	s = cf_state(py, obj);
+	if (s)
+		return strcmp(s, "pending") && strcmp(s, "running");
+	return -1;
+}
+
+/* How many of a gather's children are done. */
+static void gather_state(struct pyproc *py, const struct py_prim_types *t,
+			 struct py_prim *p)
+{
+	uint64_t list = attr(py, p->addr, "_children"), *items;
+	struct cs_err err;
+	size_t n = 0, i;
+
+	cs_err_init(&err);
+	if (!list || pyseq_items(py, list, NULL, 0, &n, &err) < 0)
+		return;
+	p->children = (int64_t)n;
+	if (n > MAX_GATHER_CHILDREN)
+		return;     /* the count, not the done ones */
+	items = xcalloc(n ? n : 1, sizeof(*items));
+	if (pyseq_items(py, list, items, n, &n, &err) == 0) {
+		p->done = 0;
+		for (i = 0; i < n && i < MAX_GATHER_CHILDREN; i++)
+			if (py_future_done(py, t, items[i]) == 1)
+				p->done++;
+	}
+	free(items);
+}
+
+/* _thread.lock: bit 0 of its `locked` char (<= 3.12) or PyMutex
+ * (3.13+); -1 when the version's table has no offset. */
+static int c_lock_locked(struct pyproc *py, uint64_t o)
+{
+	uint8_t b;
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (py->layout.lock_locked < 0 ||
+	    memsrc_read(py->ms, o + (uint64_t)py->layout.lock_locked, &b, 1,
+			&err) < 0)
+		return -1;
+	return b & 1;
+}
+
+/* _thread.RLock: its owner's thread ident and count (rlock_owner and
+ * rlock_count <= 3.13, the _PyRecursiveMutex's thread and level 3.14). */
+static void c_rlock_state(struct pyproc *py, struct py_prim *p)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t count;
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (L->rlock_owner < 0 ||
+	    py_field_u64(py, p->addr, L->rlock_owner, &p->owner, &err) <= 0) {
+		p->owner = 0;
+		return;
+	}
+	p->locked = p->owner != 0;
+	if (L->rlock_count >= 0 &&
+	    py_field_u64(py, p->addr, L->rlock_count, &count, &err) > 0 &&
+	    count < (1ull << 40))
+		/* 3.14 counts re-entries only: level 0 is held once */
+		p->count = p->owner ? (int64_t)count + L->rlock_count_base : 0;
+}
+
+/* A threading.Condition's lock (a Lock or an RLock): is it held? */
+static int cond_lock_locked(struct pyproc *py, const struct py_prim_types *t,
+			    uint64_t lock)
+{
+	struct py_prim inner;
+
+	if (!lock || !py_prim_read(py, t, lock, &inner) ||
+	    (inner.kind != PY_PRIM_LOCK && inner.kind != PY_PRIM_RLOCK))
+		return -1;
+	return inner.locked;
+}
+
+static void read_state(struct pyproc *py, const struct py_prim_types *t,
+		       struct py_prim *p)
 {
 	uint64_t o = p->addr, cond;
 
@@ -115,6 +239,8 @@ static void read_state(struct pyproc *py, struct py_prim *p)
 		if (p->is_async) {
 			p->locked = as_bool(py, attr(py, o, "_locked"));
 			p->waiters = length(py, attr(py, o, "_waiters"));
+		} else {
+			p->locked = c_lock_locked(py, o);
 		}
 		break;
 	case PY_PRIM_RLOCK:
@@ -122,15 +248,11 @@ static void read_state(struct pyproc *py, struct py_prim *p)
 			int64_t id = as_int(py, attr(py, o, "_owner"));
 
 			p->owner = id > 0 ? (uint64_t)id : 0;
+			p->count = as_int(py, attr(py, o, "_count"));
+			p->locked = p->owner != 0;
 		} else {
-			struct cs_err err;
-
-			cs_err_init(&err);
-			if (py_field_u64(py, o, RLOCK_OWNER_OFFSET, &p->owner,
-					 &err) <= 0)
-				p->owner = 0;
+			c_rlock_state(py, p);
 		}
-		p->locked = p->owner != 0;
 		break;
 	case PY_PRIM_EVENT:
 		if (p->is_async) {
@@ -147,6 +269,8 @@ static void read_state(struct pyproc *py, struct py_prim *p)
 		if (p->is_async)
 			p->locked = as_bool(py, attr(py, attr(py, o, "_lock"),
 						     "_locked"));
+		else
+			p->locked = cond_lock_locked(py, t, attr(py, o, "_lock"));
 		break;
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
@@ -176,6 +300,14 @@ static void read_state(struct pyproc *py, struct py_prim *p)
 						"_waiters")));
 		}
 		break;
+	case PY_PRIM_GATHER:
+		gather_state(py, t, p);
+		break;
+	case PY_PRIM_CFUTURE:
+		/* (Its _waiters are concurrent.futures.wait()'s only, not
+		 * result()'s: no count that would mislead.) */
+		p->fstate = cf_state(py, o);
+		break;
 	}
 }
 
@@ -203,7 +335,8 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->locked = out->set = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;
 	out->waiters = -1;
-	read_state(py, out);
+	out->children = out->done = out->count = -1;
+	read_state(py, t, out);
 	return 1;
 }
 
@@ -214,6 +347,11 @@ int py_prim_is_lock(const struct py_prim *p)
 	       p->kind == PY_PRIM_BOUNDED_SEMAPHORE;
 }
 
+int py_prim_is_future(const struct py_prim *p)
+{
+	return p->kind == PY_PRIM_GATHER || p->kind == PY_PRIM_CFUTURE;
+}
+
 static void sep(struct strbuf *out)
 {
 	if (out->len)
@@ -222,8 +360,18 @@ static void sep(struct strbuf *out)
 
 void py_prim_state(const struct py_prim *p, struct strbuf *out)
 {
+	if (p->fstate)
+		strbuf_addstr(out, p->fstate);
+	if (p->children >= 0) {
+		strbuf_addf(out, "%lld child%s", (long long)p->children,
+			    p->children == 1 ? "" : "ren");
+		if (p->done >= 0)
+			strbuf_addf(out, ", %lld done", (long long)p->done);
+	}
 	if (p->locked >= 0)
 		strbuf_addstr(out, p->locked ? "locked" : "unlocked");
+	if (p->kind == PY_PRIM_RLOCK && p->locked == 1 && p->count > 0)
+		strbuf_addf(out, ", count %lld", (long long)p->count);
 	if (p->set >= 0)
 		strbuf_addstr(out, p->set ? "set" : "not set");
 	if (p->kind == PY_PRIM_BARRIER && p->value >= 0 && p->parties >= 0) {

@@ -1,10 +1,12 @@
 /*
  * The synchronisation objects a thread or task can wait on -- asyncio's
  * and threading's Lock, RLock, Event, Condition, Semaphore,
- * BoundedSemaphore, Barrier, and the queue families -- recognised by
- * their class (looked up in the target's own modules, so a user class
+ * BoundedSemaphore, Barrier, the queue families, and the futures that
+ * stand for other work (asyncio.gather's, concurrent.futures') --
+ * recognised by their class (looked up in the target's own modules, so a user class
  * that happens to be called Lock is not one) and their state read from
- * their own fields: locked, set, value, qsize/maxsize, waiters.
+ * their own fields: locked, set, value, qsize/maxsize, waiters, an
+ * RLock's owner and count, a gather's children done, a future's state.
  */
 #ifndef COROSCOPE_READERS_PRIMITIVES_H
 #define COROSCOPE_READERS_PRIMITIVES_H
@@ -24,6 +26,10 @@ enum py_prim_kind {
 	PY_PRIM_BOUNDED_SEMAPHORE,
 	PY_PRIM_QUEUE,
 	PY_PRIM_BARRIER,
+	/* Futures that stand for other work: what they wait for are
+	 * edges of the graph, not a holder. */
+	PY_PRIM_GATHER,          /* asyncio.gather's _GatheringFuture */
+	PY_PRIM_CFUTURE,         /* concurrent.futures.Future */
 };
 
 struct py_prim {
@@ -40,6 +46,10 @@ struct py_prim {
 	int64_t qsize, maxsize;   /* queues */
 	int64_t waiters;      /* its own waiter count (getters + putters) */
 	uint64_t owner;       /* RLock: owning thread ident, 0 none */
+	int64_t count;        /* RLock: times its owner entered it */
+	int64_t children, done;   /* gather: its children, those done */
+	const char *fstate;   /* concurrent future: "pending", "running",
+				 "finished", "cancelled"; NULL unknown */
 };
 
 /* The classes, looked up once per snapshot. */
@@ -49,6 +59,7 @@ struct py_prim_types {
 	const char *name[24];
 	int is_async[24];
 	size_t n;
+	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 };
 
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t);
@@ -60,7 +71,16 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 /* Does holding it (with / async with) keep others out? */
 int py_prim_is_lock(const struct py_prim *p);
 
-/* "locked, 2 waiters", "not set", "value 0", "qsize 0 of 3" ... */
+/* A future (gather, concurrent future): it waits for other nodes. */
+int py_prim_is_future(const struct py_prim *p);
+
+/* Is the asyncio or concurrent future at obj done: 1 yes, 0 no, -1
+ * unknown. */
+int py_future_done(struct pyproc *py, const struct py_prim_types *t,
+		   uint64_t obj);
+
+/* "locked, 2 waiters", "not set", "value 0", "qsize 0 of 3",
+ * "3 children, 1 done", "pending" ... */
 void py_prim_state(const struct py_prim *p, struct strbuf *out);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "readers/dicts.h"
 #include "readers/fields.h"
+#include "readers/funcs.h"
 #include "readers/objects.h"
 #include "readers/usercode.h"
 #include "readers/withblocks.h"
@@ -12,6 +13,8 @@
 
 #define WG_MAX_FRAMES 256     /* frames of one unit looked at */
 #define WG_MAX_PREFIX 512
+#define WG_MAX_FUTURE_NODES 100000  /* nodes looked at for chains */
+#define WG_MAX_GATHER 4096          /* children of a gather linked */
 
 struct build {
 	struct pyproc *py;
@@ -34,6 +37,7 @@ void py_waitgraph_release(struct py_waitgraph *g)
 	free(g->nodes);
 	free(g->edges);
 	free(g->prims);
+	free(g->drives);
 	free(g->test);
 	cycle_list_release(&g->cycles);
 	addrmap_release(&g->index);
@@ -52,6 +56,7 @@ static int is_prim_lib(const char *file)
 {
 	return file && (ends_with(file, "/threading.py") ||
 			ends_with(file, "/queue.py") ||
+			ends_with(file, "/concurrent/futures/_base.py") ||
 			ends_with(file, "/asyncio/locks.py") ||
 			ends_with(file, "/asyncio/queues.py"));
 }
@@ -287,49 +292,130 @@ static void scan_unit(struct build *b, size_t node,
 
 #define WG_MAX_CALLBACKS 16
 
-/* A closure cell of one of obj's done callbacks holding `want`? */
-static int callback_refers_to(struct pyproc *py, uint64_t fut, uint64_t want)
+/*
+ * The callables a future calls when done, at most max: a C asyncio
+ * future's fut_callback0 and fut_callbacks, a Python one's _callbacks,
+ * a concurrent future's _done_callbacks; (callback, context) tuples
+ * (3.7+) opened.
+ */
+static size_t future_callbacks(struct build *b, uint64_t fut, uint64_t *out,
+			       size_t max)
 {
+	struct pyproc *py = b->py;
 	const struct py_layout *L = &py->layout;
-	uint64_t cbs = 0, items[WG_MAX_CALLBACKS], cells[WG_MAX_CALLBACKS];
+	uint64_t list = 0, type, first, items[WG_MAX_CALLBACKS];
 	struct cs_err err;
-	size_t n = 0, m, i, k;
+	size_t n = 0, k = 0, i, one;
 
 	cs_err_init(&err);
-	if (pyobj_get_attr(py, fut, "_done_callbacks", &cbs, &err) != 0 ||
-	    pyseq_items(py, cbs, items, WG_MAX_CALLBACKS, &n, &err) < 0)
+	if (pyobj_read_type(py, fut, &type, &err) < 0)
 		return 0;
-	for (i = 0; i < n && i < WG_MAX_CALLBACKS; i++) {
-		uint64_t closure = 0;
+	if (b->types.c_future && L->fut_callbacks >= 0 &&
+	    (type == b->types.c_future ||
+	     pytype_is_subtype(py, type, b->types.c_future))) {
+		if (L->fut_callback0 >= 0 &&
+		    py_field_u64(py, fut, L->fut_callback0, &first, &err) > 0 &&
+		    first && k < max)
+			out[k++] = first;
+		if (py_field_u64(py, fut, L->fut_callbacks, &list, &err) <= 0)
+			list = 0;
+	} else if (pyobj_get_attr(py, fut, "_done_callbacks", &list, &err) != 0 &&
+		   (cs_err_init(&err),
+		    pyobj_get_attr(py, fut, "_callbacks", &list, &err) != 0)) {
+		list = 0;
+	}
+	if (!list || list == py->types.none ||
+	    pyseq_items(py, list, items, WG_MAX_CALLBACKS, &n, &err) < 0)
+		return k;
+	for (i = 0; i < n && i < WG_MAX_CALLBACKS && k < max; i++) {
+		if (pyobj_read_type(py, items[i], &type, &err) == 0 &&
+		    type == py->types.tuple &&
+		    pyseq_items(py, items[i], &first, 1, &one, &err) == 0 &&
+		    one >= 1)
+			out[k++] = first;
+		else
+			out[k++] = items[i];
+	}
+	return k;
+}
 
-		if (py_field_u64(py, items[i], L->func_closure, &closure,
-				 &err) <= 0 || !closure ||
-		    pyseq_items(py, closure, cells, WG_MAX_CALLBACKS, &m,
-				&err) < 0)
-			continue;
-		for (k = 0; k < m && k < WG_MAX_CALLBACKS; k++) {
-			uint64_t v = 0;
+/* The values in the closure cells of cb, a function whose code is
+ * called `name` (any function when NULL); at most max. */
+static size_t closure_values(struct build *b, uint64_t cb, const char *name,
+			     uint64_t *out, size_t max)
+{
+	struct pyproc *py = b->py;
+	const struct py_layout *L = &py->layout;
+	const struct py_code *code = py_function_code(py, cb);
+	uint64_t closure = 0, cells[WG_MAX_CALLBACKS];
+	struct cs_err err;
+	size_t m = 0, k, n = 0;
 
-			if (py_field_u64(py, cells[k], L->cell_ref, &v, &err) > 0 &&
-			    v == want)
-				return 1;
+	if (!code || (name && (!code->name || strcmp(code->name, name))))
+		return 0;
+	cs_err_init(&err);
+	if (L->func_closure < 0 ||
+	    py_field_u64(py, cb, L->func_closure, &closure, &err) <= 0 ||
+	    !closure || closure == py->types.none ||
+	    pyseq_items(py, closure, cells, WG_MAX_CALLBACKS, &m, &err) < 0)
+		return 0;
+	for (k = 0; k < m && k < WG_MAX_CALLBACKS && n < max; k++)
+		if (py_field_u64(py, cells[k], L->cell_ref, &out[n], &err) > 0 &&
+		    out[n])
+			n++;
+	return n;
+}
+
+/* The task node of addr, or -1. */
+static long task_node(struct build *b, uint64_t addr)
+{
+	const struct py_task *t = b->a ? py_async_task(b->a, addr) : NULL;
+
+	return t ? (long)(b->snap->nthreads + (size_t)(t - b->a->tasks)) : -1;
+}
+
+/*
+ * asyncio's _chain_future(source, destination) -- behind
+ * run_coroutine_threadsafe, wrap_future and run_in_executor -- gives
+ * the destination a done callback _call_check_cancel whose closure
+ * holds the source: the task or concurrent future that will complete
+ * it.  Edges from `from` to each such source the graph knows (a task)
+ * or can read (a concurrent future, added as a node).
+ */
+static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
+{
+	uint64_t cbs[WG_MAX_CALLBACKS], v[WG_MAX_CALLBACKS];
+	size_t n = future_callbacks(b, fut, cbs, WG_MAX_CALLBACKS), i, k, m;
+	struct py_prim p;
+	long to;
+
+	for (i = 0; i < n; i++) {
+		m = closure_values(b, cbs[i], "_call_check_cancel", v,
+				   WG_MAX_CALLBACKS);
+		for (k = 0; k < m; k++) {
+			to = task_node(b, v[k]);
+			if (to < 0 && py_prim_read(b->py, &b->types, v[k], &p) &&
+			    p.kind == PY_PRIM_CFUTURE)
+				to = object_node(b, v[k]);
+			if (to >= 0 && (size_t)to != from)
+				add_edge(b->g, WG_WAITS_FOR, from, (size_t)to,
+					 NULL);
 		}
 	}
-	return 0;
 }
 
 /*
  * A worker thread of a ThreadPoolExecutor runs _WorkItem.run, whose
- * `self.future` is the concurrent.futures future; the asyncio future a
- * task awaits (run_in_executor, to_thread, wrap_future) is chained to it
- * by a done callback whose closure holds the asyncio future.  The task
- * then waits for the worker thread.
+ * `self.future` is the concurrent.futures future: that future waits
+ * for the thread.  A task awaiting run_in_executor, to_thread or
+ * wrap_future reaches it through link_chained_sources().
  */
 static void link_executor(struct build *b, size_t thread_node,
 			  const struct py_thread *t)
 {
 	struct cs_err err;
-	size_t k, i;
+	long obj;
+	size_t k;
 
 	for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++) {
 		const struct py_frame *f = &t->frames[k];
@@ -344,16 +430,152 @@ static void link_executor(struct build *b, size_t thread_node,
 		/* 3.14 runs it inside WorkerContext.run, also "run". */
 		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
 			continue;
-		for (i = 0; b->a && i < b->a->ntasks; i++) {
-			uint64_t w = b->a->tasks[i].waiter;
-
-			if (w && callback_refers_to(b->py, fut, w))
-				add_edge(b->g, WG_WAITS_FOR,
-					 b->snap->nthreads + i, thread_node,
-					 NULL);
-		}
+		if ((obj = object_node(b, fut)) >= 0)
+			add_edge(b->g, WG_WAITS_FOR, (size_t)obj, thread_node,
+				 NULL);
 		return;
 	}
+}
+
+/*
+ * A task whose waiter is a gather waits for the gather, and the gather
+ * for each of its children that is a pending task.
+ */
+static void link_gather(struct build *b, size_t from, uint64_t fut)
+{
+	uint64_t list = 0, *items;
+	struct cs_err err;
+	size_t n = 0, i;
+	long obj, to;
+
+	if ((obj = object_node(b, fut)) < 0)
+		return;
+	add_edge(b->g, WG_WAITS_FOR, from, (size_t)obj, NULL);
+	if (b->g->prims[b->g->nodes[obj].index].kind != PY_PRIM_GATHER)
+		return;
+	cs_err_init(&err);
+	if (pyobj_get_attr(b->py, fut, "_children", &list, &err) != 0 ||
+	    pyseq_items(b->py, list, NULL, 0, &n, &err) < 0 || !n)
+		return;
+	if (n > WG_MAX_GATHER)
+		n = WG_MAX_GATHER;
+	items = xcalloc(n, sizeof(*items));
+	if (pyseq_items(b->py, list, items, n, &n, &err) == 0)
+		for (i = 0; i < n && i < WG_MAX_GATHER; i++)
+			if ((to = task_node(b, items[i])) >= 0)
+				add_edge(b->g, WG_WAITS_FOR, (size_t)obj,
+					 (size_t)to, NULL);
+	free(items);
+}
+
+/* Does from wait for to through a future node (a gather)? */
+static int waits_through_future(const struct py_waitgraph *g, size_t from,
+				size_t to)
+{
+	size_t i, k;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+
+		if (e->kind != WG_WAITS_FOR || e->from != from ||
+		    g->nodes[e->to].kind != WG_OBJECT ||
+		    !py_prim_is_future(&g->prims[g->nodes[e->to].index]))
+			continue;
+		for (k = 0; k < g->nedges; k++)
+			if (g->edges[k].kind == WG_WAITS_FOR &&
+			    g->edges[k].from == e->to && g->edges[k].to == to)
+				return 1;
+	}
+	return 0;
+}
+
+#define WG_MAX_DRIVE_HOPS 32
+
+/*
+ * tornado's gen.coroutine runs a plain generator with a Runner and
+ * keeps the Runner alive through a done callback of its result future,
+ * `lambda _: runner`.  A task awaiting that future is driving the
+ * generator; the generator's yielded future (Runner.future) may be the
+ * result future of a nested coroutine's Runner, and so on.
+ */
+static void link_drives(struct build *b, size_t task)
+{
+	struct py_waitgraph *g = b->g;
+	uint64_t fut = b->a->tasks[task].waiter;
+	uint64_t cbs[WG_MAX_CALLBACKS], v[WG_MAX_CALLBACKS];
+	size_t hop, n, i, k, m;
+
+	for (hop = 0; fut && hop < WG_MAX_DRIVE_HOPS; hop++) {
+		uint64_t next = 0;
+
+		n = future_callbacks(b, fut, cbs, WG_MAX_CALLBACKS);
+		for (i = 0; i < n && !next; i++) {
+			m = closure_values(b, cbs[i], "<lambda>", v,
+					   WG_MAX_CALLBACKS);
+			for (k = 0; k < m && !next; k++) {
+				uint64_t gen = pyobj_lookup_or_0(b->py, v[k], "gen");
+				uintptr_t idx;
+
+				if (!gen || pyobj_lookup_or_0(b->py, v[k],
+							      "result_future") != fut)
+					continue;
+				idx = (uintptr_t)addrmap_get(&b->a->gen_index,
+							     gen, NULL);
+				if (!idx)
+					continue;
+				g->drives = xgrow(g->drives, &g->adrives,
+						  g->ndrives + 1,
+						  sizeof(*g->drives));
+				g->drives[g->ndrives].task = task;
+				g->drives[g->ndrives].gen = idx - 1;
+				g->drives[g->ndrives].by = "tornado";
+				g->ndrives++;
+				next = pyobj_lookup_or_0(b->py, v[k], "future");
+			}
+		}
+		fut = next == b->py->types.none ? 0 : next;
+	}
+}
+
+const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
+					     size_t gen)
+{
+	size_t i;
+
+	for (i = 0; i < g->ndrives; i++)
+		if (g->drives[i].gen == gen)
+			return &g->drives[i];
+	return NULL;
+}
+
+/* Links from the futures tasks and threads wait on: gathers, chained
+ * futures and concurrent futures (see link_chained_sources()). */
+static void link_futures(struct build *b, size_t base)
+{
+	struct py_waitgraph *g = b->g;
+	struct py_prim p;
+	size_t i;
+
+	for (i = 0; b->a && i < b->a->ntasks; i++) {
+		uint64_t w = b->a->tasks[i].waiter;
+
+		if (!w || py_async_task(b->a, w))
+			continue;
+		if (py_prim_read(b->py, &b->types, w, &p) &&
+		    p.kind == PY_PRIM_GATHER) {
+			link_gather(b, base + i, w);
+		} else {
+			link_chained_sources(b, base + i, w);
+			link_drives(b, i);
+		}
+	}
+	/* Concurrent futures found so far (more may be added on the way:
+	 * a chain of them is followed). */
+	for (i = 0; i < g->nnodes && i < WG_MAX_FUTURE_NODES; i++)
+		if (g->nodes[i].kind == WG_OBJECT &&
+		    g->prims[g->nodes[i].index].kind == PY_PRIM_CFUTURE)
+			link_chained_sources(b, i,
+					     g->prims[g->nodes[i].index].addr);
 }
 
 /* The pytest node id of the test being run, from `item` in pytest's
@@ -484,10 +706,21 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		find_test(&b, t);
 		link_executor(&b, i, t);
 	}
+	/* Before the awaited-by edges, which a gather then explains. */
+	link_futures(&b, base);
 	for (i = 0; a && i < a->ntasks; i++) {
 		const struct py_task *t = &a->tasks[i];
 		size_t n = 0;
 
+		/* The generators it drives (innermost first) are where it
+		 * really waits. */
+		for (k = g->ndrives; k-- > 0 && n < WG_MAX_FRAMES;) {
+			const struct py_gen *gen = &a->gens[g->drives[k].gen];
+
+			if (g->drives[k].task == i && gen->has_frame &&
+			    gen->frame.code)
+				fr[n++] = &gen->frame;
+		}
 		for (k = 0; k < t->nstack && n < WG_MAX_FRAMES; k++) {
 			const struct py_gen *gen;
 
@@ -503,7 +736,8 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		for (j = 0; j < t->nawaited_by; j++) {
 			const struct py_task *w = py_async_task(a, t->awaited_by[j]);
 
-			if (w)
+			if (w && !waits_through_future(g,
+					base + (size_t)(w - a->tasks), base + i))
 				add_edge(g, WG_WAITS_FOR,
 					 base + (size_t)(w - a->tasks),
 					 base + i, NULL);

@@ -4,6 +4,13 @@
  * wait on (struct py_prim); edges say "waits for" (a thread or task to
  * an object or to another task) and "holds" (a thread or task to a
  * lock it entered with `with` / `async with`, or an RLock's owner).
+ * Futures that stand for other work are objects too: a gather waits
+ * for its pending children, a concurrent.futures future for the worker
+ * thread running its job or the task of another loop that will complete
+ * it (run_coroutine_threadsafe); asyncio's chained futures (wrap_future,
+ * run_in_executor, to_thread) lead a task to that concurrent future.
+ * Generators a task runs through another driver (tornado's Runner) are
+ * recorded as drives and count as the task's innermost frames.
  *
  * It is plain data over the snapshot and the tasks it was built from
  * (it keeps indexes into them and borrows their frames), so the cycle
@@ -45,6 +52,14 @@ struct wg_edge {
 				       block; NULL when not from a frame */
 };
 
+/* A generator run by a driver other than asyncio's Task: a tornado
+ * gen.coroutine's Runner, whose result future the task awaits. */
+struct wg_drive {
+	size_t task;      /* a->tasks index */
+	size_t gen;       /* a->gens index */
+	const char *by;   /* "tornado" */
+};
+
 struct py_waitgraph {
 	struct wg_node *nodes;
 	size_t nnodes, anodes;
@@ -52,6 +67,8 @@ struct py_waitgraph {
 	size_t nedges, aedges;
 	struct py_prim *prims;
 	size_t nprims, aprims;
+	struct wg_drive *drives;    /* per task, outermost first */
+	size_t ndrives, adrives;
 	struct cycle_list cycles;   /* node indexes; objects included */
 	char *test;                 /* the pytest node id being run, or NULL */
 	struct addrmap index;       /* object address -> node index + 1 */
@@ -71,6 +88,10 @@ void py_waitgraph_release(struct py_waitgraph *g);
 /* The node of a thread (snap index) or task (a->tasks index), or -1. */
 long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
 			  size_t index);
+
+/* The drive of generator gen (a->gens index), or NULL. */
+const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
+					     size_t gen);
 
 /* Holders of an object node (their node indexes), at most max. */
 size_t py_waitgraph_holders(const struct py_waitgraph *g, size_t obj,

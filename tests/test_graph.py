@@ -77,11 +77,17 @@ def test_async_lock_holder(keeper, interp):
             "'holder' at graph_target.py:%d in holder"
             % (int(lock["address"], 16),
                marker_line(SCRIPT, "holder-parked"))) in text, text
+    # The task tree says it on the waiters' own line.
+    assert ("waiter-1 .. waiter-2 pending, waits for asyncio.Lock (locked, "
+            "2 waiters) held by task 'holder'\n") in text, text
 
 
 def test_thread_deadlocks(keeper, interp):
     graph, target = dump_json(keeper, interp, "threads")
     line = marker_line(SCRIPT, "crossed-blocked")
+    doc = json.loads(run_coroscope("dump", "--format", "json",
+                                   target.pid).stdout)
+    idents = dict((t["name"], t["thread_id"]) for t in doc["threads"])
     for kind, typename in (("lock", "threading.Lock"),
                            ("rlock", "threading.RLock")):
         a = named(graph, "thread", kind + "-ab")
@@ -98,13 +104,22 @@ def test_thread_deadlocks(keeper, interp):
             assert len(holders) == 1 and holders[0]["from"] in (a["id"], b["id"])
             assert holders[0]["from"] != t["id"]
             assert t["blame"]["line"] == line
+            # the state from the lock's own fields
+            holder = graph["nodes"][holders[0]["from"]]
+            assert obj["locked"] is True, obj
+            if kind == "rlock":
+                assert obj["owner"] == idents[holder["name"]], obj
+                assert (obj["count"], edge["state"]) == \
+                    (3, "locked, count 3"), obj
+            else:
+                assert edge["state"] == "locked", edge
     bare = named(graph, "thread", "bare-waiter")
     edge, obj = waits_for_object(graph, bare)
-    assert obj["type"] == "threading.Lock"
+    assert obj["type"] == "threading.Lock" and obj["locked"] is True
     assert edges(graph, "holds", to=obj["id"]) == []
     text = run_coroscope("dump", target.pid).stdout
-    assert "threading.Lock 0x%x holder unknown" % int(obj["address"], 16) \
-        in text, text
+    assert ("threading.Lock 0x%x (locked) holder unknown"
+            % int(obj["address"], 16)) in text, text
 
 
 PRIMS = [
@@ -122,7 +137,8 @@ PRIMS = [
     ("thread", "t_get", "queue.Queue", "qsize 0, 1 waiter", "t-get"),
     ("thread", "t_put", "queue.Queue", "qsize 1 of maxsize 1, 1 waiter",
      "t-put"),
-    ("thread", "t_cond", "threading.Condition", "1 waiter", "t-cond"),
+    ("thread", "t_cond", "threading.Condition", "unlocked, 1 waiter",
+     "t-cond"),
     ("thread", "t_barrier", "threading.Barrier", "1 of 2 parties, 1 waiter",
      "t-barrier"),
 ]
@@ -152,10 +168,17 @@ def test_executor_chain(keeper, interp):
     keeper_node = named(graph, "thread", "keeper")
     assert [e["from"] for e in edges(graph, "holds", to=obj["id"])] == \
         [keeper_node["id"]]
+    # The task waits for the concurrent future its awaitable is chained
+    # to, and that future for the worker thread running its job.
+    cf = [n for n in graph["nodes"] if n.get("type") ==
+          "concurrent.futures.Future"]
+    assert len(cf) == 1, graph["nodes"]
+    assert cf[0]["state"] == "running", cf
+    assert edges(graph, "waits_for", frm=cf[0]["id"], to=worker[0]["id"])
     if ver(interp) >= (3, 8):
         offload = named(graph, "task", "offload")
         assert edges(graph, "waits_for", frm=offload["id"],
-                     to=worker[0]["id"]), graph["edges"]
+                     to=cf[0]["id"]), graph["edges"]
 
 
 def test_run_ranks_the_holder_first(keeper, tmp_path):
@@ -252,3 +275,169 @@ def test_uvicorn_stuck_handler(keeper):
             break
     assert ("at graph_uvicorn_app.py:%d in stuck" % line) in text, text
     assert "waits for: asyncio.Event" in text, text
+
+
+# ---- links across loops, threads and helpers (graph_links_target.py) ----
+
+LINKS = target_script("graph_links_target.py")
+
+
+def links_json(keeper, interp, scenario):
+    target = keeper.start_target(interp, "graph_links_target.py", scenario)
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    return json.loads(res.stdout)["graph"], target
+
+
+def blamed(graph, kind, marker, script=LINKS):
+    line = marker_line(script, marker)
+    return [n for n in graph["nodes"] if n["kind"] == kind and n["blame"]
+            and n["blame"]["line"] == line and
+            n["blame"]["file"].endswith(os.path.basename(script))]
+
+
+def waits_for(graph, node):
+    return [graph["nodes"][e["to"]]
+            for e in edges(graph, "waits_for", frm=node["id"])]
+
+
+def test_run_coroutine_threadsafe(keeper, interp):
+    graph, target = links_json(keeper, interp, "threadsafe")
+    remote = blamed(graph, "task", "remote-work")
+    assert len(remote) == 2, graph["nodes"]
+    caller = named(graph, "thread", "caller")
+    assert caller["blame"]["line"] == marker_line(LINKS, "caller-blocked")
+    # thread -> concurrent future (pending) -> the task in the other
+    # loop, run by another thread, that will complete it
+    edge, cf = waits_for_object(graph, caller)
+    assert (cf["type"], cf["state"]) == ("concurrent.futures.Future",
+                                         "pending"), cf
+    first = waits_for(graph, cf)
+    assert len(first) == 1 and first[0] in remote, first
+    # a task of a third loop awaiting wrap_future() of the other one
+    local = blamed(graph, "task", "local-waiter")
+    assert len(local) == 1, graph["nodes"]
+    edge, cf2 = waits_for_object(graph, local[0])
+    assert cf2["type"] == "concurrent.futures.Future" and cf2 != cf
+    second = waits_for(graph, cf2)
+    assert len(second) == 1 and second[0] in remote and second != first
+    text = run_coroscope("dump", target.pid).stdout
+    assert ("waits for: concurrent.futures.Future 0x%x (pending) for task "
+            % int(cf["address"], 16)) in text, text
+    # the task line in the tree: one short phrase
+    name = "local-waiter" if ver(interp) >= (3, 8) else "local_waiter"
+    assert (" %s 0x%s pending, waits for concurrent.futures.Future "
+            "(pending) of task '" % (name, local[0]["task"][2:])) in text, text
+
+
+def test_gather_is_a_node(keeper, interp):
+    graph, target = links_json(keeper, interp, "gather")
+    gatherer = blamed(graph, "task", "gatherer")
+    assert len(gatherer) == 1, graph["nodes"]
+    edge, g = waits_for_object(graph, gatherer[0])
+    assert (g["type"], g["state"], g["children"], g["done"]) == \
+        ("asyncio.gather", "3 children, 1 done", 3, 1), g
+    kids = blamed(graph, "task", "ac-child")
+    assert len(kids) == 2, graph["nodes"]
+    assert sorted(n["id"] for n in waits_for(graph, g)) == \
+        sorted(k["id"] for k in kids)
+    # through the gather, not also straight to the children
+    assert waits_for(graph, gatherer[0]) == [g], graph["edges"]
+    text = run_coroscope("dump", target.pid).stdout
+    name = "gather" if ver(interp) >= (3, 8) else "gatherer"
+    assert (" %s 0x%s pending, waits for gather of 3 (1 done)\n"
+            % (name, gatherer[0]["task"][2:])) in text, text
+
+
+def test_concurrent_future_waiter(keeper, interp):
+    graph, target = links_json(keeper, interp, "cfuture")
+    waiter = named(graph, "thread", "cf-waiter")
+    assert waiter["blame"]["line"] == marker_line(LINKS, "cf-blocked")
+    edge, cf = waits_for_object(graph, waiter)
+    assert (cf["type"], edge["state"]) == ("concurrent.futures.Future",
+                                           "pending"), edge
+    assert waits_for(graph, cf) == []
+
+
+def test_as_completed_children_are_awaited(keeper, interp):
+    target = keeper.start_target(interp, "graph_links_target.py",
+                                 "as_completed")
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    doc = json.loads(res.stdout)
+    line = marker_line(LINKS, "ac-iterate")
+    iterating = [t for t in doc["tasks"] if any(
+        f["line"] == line and f["file"].endswith("graph_links_target.py")
+        for f in t["stack"])]
+    assert len(iterating) == 1, doc["tasks"]
+    line = marker_line(LINKS, "ac-child")
+    kids = [t for t in doc["tasks"] if any(
+        f["line"] == line and f["file"].endswith("graph_links_target.py")
+        for f in t["stack"])]
+    assert len(kids) == 2, doc["tasks"]
+    # each pending child points to the task iterating as_completed (not
+    # a root), and the graph says that task waits for them
+    for k in kids:
+        assert k["awaited_by"] == [iterating[0]["id"]], k
+    graph = doc["graph"]
+    it = [n for n in graph["nodes"] if n.get("task") == iterating[0]["id"]]
+    targets = set(n.get("task") for n in waits_for(graph, it[0]))
+    assert set(k["id"] for k in kids) <= targets, graph["edges"]
+    text = run_coroscope("dump", target.pid).stdout
+    roots = [l for l in text.splitlines() if l.startswith(("`- (T)",
+                                                           "|- (T)"))]
+    assert len(roots) == 1, text
+
+
+def tornado_path(interp, tmp_path):
+    """A directory to put first on sys.path for tornado, or None when
+    the interpreter has its own.  Debian's python3-tornado (pure Python
+    but for an optional abi3 speedups module, which crashes the
+    free-threaded build) is shared with other interpreters as a tree of
+    links to its .py files."""
+    if subprocess.run([interp.path, "-c", "import tornado"],
+                      stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode == 0:
+        return None
+    src = "/usr/lib/python3/dist-packages/tornado"
+    if not os.path.isdir(src):
+        pytest.skip("Debian's python3-tornado is not installed")
+    if ver(interp) < (3, 7):
+        pytest.skip("tornado 6 needs Python 3.7+")
+    root = tmp_path / "tornado-path"
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        dst = root / "tornado" / os.path.relpath(dirpath, src)
+        dst.mkdir(parents=True, exist_ok=True)
+        for name in filenames:
+            if name.endswith(".py"):
+                os.symlink(os.path.join(dirpath, name), str(dst / name))
+    return str(root)
+
+
+def test_tornado_generators_driven_by_task(keeper, interp, tmp_path):
+    extra = tornado_path(interp, tmp_path)
+    target = keeper.start_target(interp, "graph_links_target.py", "tornado",
+                                 *([extra] if extra else []))
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    doc = json.loads(res.stdout)
+    graph = doc["graph"]
+    driver = blamed(graph, "task", "tornado-gen")
+    assert len(driver) == 1, graph["nodes"]
+    line = marker_line(LINKS, "tornado-driver")
+    task = [t for t in doc["tasks"] if t["id"] == driver[0]["task"]][0]
+    assert task["stack"][0]["line"] == line, task
+    # Both generators, outermost first, driven by that task.
+    drives = graph["drives"]
+    assert [(d["task"], d["at"]["line"], d["by"]) for d in drives] == [
+        (driver[0]["id"], marker_line(LINKS, "tornado-outer"), "tornado"),
+        (driver[0]["id"], marker_line(LINKS, "tornado-gen"), "tornado")], \
+        drives
+    gens = set(d["generator"] for d in drives)
+    text = run_coroscope("dump", target.pid).stdout
+    assert "[tornado] tornado_main.<locals>.legacy  %s:%d" % (
+        LINKS, marker_line(LINKS, "tornado-gen")) in text, text
+    # No longer listed as generators that no task owns.
+    for g in gens:
+        assert g not in text, text

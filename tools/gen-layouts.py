@@ -629,6 +629,12 @@ RULES = {
     "func_closure": Off(("PyFunctionObject",), "func_closure"),
     "partial_fn": Off(("partialobject",), "fn"),
     "partial_args": Off(("partialobject",), "args"),
+    "lock_locked": Off(("lockobject",), "locked", "lock"),
+    "rlock_owner": Off(("rlockobject",), "rlock_owner", "lock.thread"),
+    "rlock_count": Off(("rlockobject",), "rlock_count", "lock.level"),
+    # Python/lock.c: _PyRecursiveMutex_Lock leaves level at 0 when it
+    # takes the mutex and adds 1 per re-entry (3.14+).
+    "rlock_count_base": Fact(lambda minor: 1 if minor >= 14 else 0),
 
     "dict_mode": Fact(FACTS["dict_mode"]),
     # Free-threaded builds keep no GC lists (Python/gc_free_threading.c).

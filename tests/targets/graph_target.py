@@ -6,8 +6,8 @@ Scenarios:
   alock       a task holds an asyncio.Lock (async with) while parked on a
               future; two tasks wait for the lock
   threads     two threads deadlocked on two threading.Locks (with), two
-              more on two RLocks, and a thread waiting for a lock taken
-              with a bare acquire()
+              more on two RLocks (each entered 3 times), and a thread
+              waiting for a lock taken with a bare acquire()
   prims       a task waiting on each asyncio primitive and a thread on
               each threading one
   to_thread   a task awaiting run_in_executor(f) where f blocks on a lock
@@ -70,8 +70,10 @@ async def alock_main():
 
 # ---- threads --------------------------------------------------------------
 
-def crossed(first, second, barrier):
+def crossed(first, second, barrier, depth):
     with first:
+        for _ in range(depth - 1):
+            first.acquire()     # an RLock: entered `depth` times
         barrier.wait()
         with second:  # MARK: crossed-blocked
             pass
@@ -90,12 +92,15 @@ def bare_waiter(lock):
 
 def start_threads():
     threads = []
-    for kind, name in ((threading.Lock, "lock"), (threading.RLock, "rlock")):
+    for kind, name, depth in ((threading.Lock, "lock", 1),
+                              (threading.RLock, "rlock", 3)):
         a, b = kind(), kind()
         barrier = threading.Barrier(2)
-        threads.append(threading.Thread(target=crossed, args=(a, b, barrier),
+        threads.append(threading.Thread(target=crossed,
+                                        args=(a, b, barrier, depth),
                                         name=name + "-ab", daemon=True))
-        threads.append(threading.Thread(target=crossed, args=(b, a, barrier),
+        threads.append(threading.Thread(target=crossed,
+                                        args=(b, a, barrier, depth),
                                         name=name + "-ba", daemon=True))
     bare = threading.Lock()
     started = threading.Event()
