@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -244,8 +245,7 @@ static long live_read_raw(struct memsrc *ms, uint64_t addr, void *buf,
 /* ---- opening ---- */
 
 /* One line of /proc/PID/maps; pseudo names like [heap] and [stack] get
- * no path: they are no files to open.  0, -1 (no mapping), -2 (no
- * memory). */
+ * no path: they are no files to open.  0, or -1 (no mapping). */
 static int parse_maps_line(char *line, struct cs_mapping *m)
 {
 	struct procfs_map pm;
@@ -258,10 +258,9 @@ static int parse_maps_line(char *line, struct cs_mapping *m)
 	m->offset = pm.offset;
 	memcpy(m->perms, pm.perms, sizeof(m->perms));
 	m->deleted = pm.deleted;
-	if (!pm.path)
-		return 0;
-	m->path = strdup(pm.path);
-	return m->path ? 0 : -2;
+	if (pm.path)
+		m->path = xstrdup(pm.path);
+	return 0;
 }
 
 int live_read_maps(struct memsrc *ms, struct cs_err *err)
@@ -286,32 +285,14 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err)
 			       path, strerror(errno));
 	}
 	while (getline(&line, &cap, f) > 0) {
-		int r;
-
 		if (n == MAX_MAPS) {
 			ret = cs_fail(err, CS_ERR_INTERNAL,
 				      "more than %u mappings in '%s'",
 				      MAX_MAPS, path);
 			break;
 		}
-		if (n == alloc) {
-			size_t na = alloc ? alloc * 2 : 256;
-			struct cs_mapping *t = realloc(maps, na * sizeof(*t));
-
-			if (!t) {
-				ret = cs_fail(err, CS_ERR_INTERNAL,
-					      "out of memory");
-				break;
-			}
-			maps = t;
-			alloc = na;
-		}
-		r = parse_maps_line(line, &maps[n]);
-		if (r == -2) {
-			ret = cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-			break;
-		}
-		if (r == 0)
+		maps = xgrow(maps, &alloc, n + 1, sizeof(*maps));
+		if (parse_maps_line(line, &maps[n]) == 0)
 			n++;
 	}
 	/* Reading maps of another user's process fails here, not at open. */
@@ -338,17 +319,10 @@ static int read_threads(struct memsrc *ms, struct cs_err *err)
 	int *tids;
 	size_t n, i;
 
-	if (live_list_tasks(ms->pid, &tids, &n) < 0) {
-		if (errno == ENOMEM)
-			return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	if (live_list_tasks(ms->pid, &tids, &n) < 0)
 		return cs_fail(err, CS_ERR_NO_PROCESS, "no such process: %d",
 			       ms->pid);
-	}
-	ms->threads = calloc(n ? n : 1, sizeof(*ms->threads));
-	if (!ms->threads) {
-		free(tids);
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	}
+	ms->threads = xcalloc(n ? n : 1, sizeof(*ms->threads));
 	for (i = 0; i < n; i++) {
 		ms->threads[i].tid = tids[i];
 		ms->threads[i].ns_tid = live_ns_tid_of(ms->backend, tids[i]);
@@ -438,41 +412,23 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	ret = check_pid(&pid, err);
 	if (ret)
 		return ret;
-	ms = calloc(1, sizeof(*ms));
-	lv = calloc(1, sizeof(*lv));
-	if (lv)
-		lv->riov = calloc(IOV_PAGES, sizeof(*lv->riov));
-	if (!ms || !lv || !lv->riov) {
-		if (lv)
-			free(lv->riov);
-		free(lv);
-		free(ms);
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	}
+	ms = xcalloc(1, sizeof(*ms));
+	lv = xcalloc(1, sizeof(*lv));
+	lv->riov = xcalloc(IOV_PAGES, sizeof(*lv->riov));
 	lv->pid = pid;
 	lv->mem_fd = -1;
 	env = getenv(PROC_MEM_ENV);
 	lv->use_mem = env && *env && strcmp(env, "0");
-	ret = memsrc_init(ms, &live_ops, lv, err);
-	if (ret) {
-		free(lv->riov);
-		free(lv);
-		free(ms);
-		return ret;
-	}
+	memsrc_init(ms, &live_ops, lv);
 	ms->pid = pid;
 	ms->ns_pid = own_ns_id(pid, 0, &depth);
 	lv->other_ns = depth > 1;
 	if (!ms->ns_pid || !lv->other_ns)
 		ms->ns_pid = pid;
 	snprintf(buf, sizeof(buf), "/proc/%d/root", pid);
-	ms->root = strdup(buf);
+	ms->root = xstrdup(buf);
 	snprintf(buf, sizeof(buf), "/proc/%d/exe", pid);
-	ms->exe_path = strdup(buf);
-	if (!ms->root || !ms->exe_path) {
-		ret = cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-		goto fail;
-	}
+	ms->exe_path = xstrdup(buf);
 	ret = live_read_maps(ms, err);
 	/*
 	 * The mapping list may be readable where the files behind it are not

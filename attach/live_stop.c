@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -281,15 +282,7 @@ static int seize_thread(struct live *lv, int tid, struct cs_err *err)
 	struct live_thread *th;
 	char st;
 
-	if (lv->nth == lv->ath) {
-		size_t na = lv->ath ? lv->ath * 2 : 16;
-		struct live_thread *t = realloc(lv->th, na * sizeof(*t));
-
-		if (!t)
-			return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-		lv->th = t;
-		lv->ath = na;
-	}
+	lv->th = xgrow(lv->th, &lv->ath, lv->nth + 1, sizeof(*lv->th));
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
 		if (errno == ESRCH)
 			return 0;
@@ -403,9 +396,7 @@ static int stop_round(struct live *lv, double deadline, size_t *added,
 
 	*added = 0;
 	if (live_list_tasks(lv->pid, &tids, &ntids) < 0)
-		return errno == ENOMEM ?
-		       cs_fail(err, CS_ERR_INTERNAL, "out of memory") :
-		       (int)live_exited(err, lv->pid);
+		return (int)live_exited(err, lv->pid);
 	for (i = 0; i < ntids && !ret; i++) {
 		if (find_thread(lv, tids[i]))
 			continue;
@@ -421,7 +412,7 @@ static int stop_round(struct live *lv, double deadline, size_t *added,
 			wait_stop(&lv->th[i], deadline);
 	for (i = 0; i < lv->nth; i++)
 		if (lv->th[i].state == TH_SEIZED)
-			return cs_fail(err, CS_ERR_MEMORY,
+			return cs_fail(err, CS_ERR_NOT_STOPPED,
 				       "thread %d of process %d did not stop "
 				       "within %d ms (uninterruptible sleep?); "
 				       "try --no-block", lv->th[i].tid,
@@ -452,7 +443,7 @@ static int stop_all(struct memsrc *ms, struct live *lv, struct cs_err *err)
 	if (!lv->nth || !live_alive(ms))
 		return (int)live_exited(err, lv->pid);
 	if (round == STOP_ROUNDS)
-		return cs_fail(err, CS_ERR_MEMORY,
+		return cs_fail(err, CS_ERR_NOT_STOPPED,
 			       "process %d keeps creating threads faster than "
 			       "they can be stopped; try --no-block", lv->pid);
 	return 0;
@@ -483,9 +474,7 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 	for (i = 0; i < lv->nth; i++)
 		read_fs_base(&lv->th[i]);
 	drop_gone(lv);
-	threads = calloc(lv->nth ? lv->nth : 1, sizeof(*threads));
-	if (!threads)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	threads = xcalloc(lv->nth ? lv->nth : 1, sizeof(*threads));
 	for (i = 0; i < lv->nth; i++) {
 		threads[i].tid = lv->th[i].tid;
 		threads[i].ns_tid = known_ns_tid(ms, lv, lv->th[i].tid);

@@ -10,6 +10,7 @@
 #include "common/le.h"
 #include "common/procfs.h"
 #include "common/range.h"
+#include "common/strbuf.h"
 #include "common/banned.h"
 
 /*
@@ -60,10 +61,19 @@
  * table, they make most reads a compare and a copy. */
 #define RECENT 256
 
+/*
+ * memsrc_plan_learn() plans to capture each changeable page a pass used
+ * (not the rest of the clusters it read) with its aligned block of
+ * PLAN_BLOCK pages (16 KiB, a pymalloc pool): what the target allocates
+ * between that pass and the stop mostly lands next to what it saw.
+ */
+#define PLAN_BLOCK 4
+
 struct cache_entry {
 	uint64_t key;             /* page address | 1; 0 = empty slot */
-	unsigned char *data;      /* in a slab; valid bytes */
+	unsigned char *data;      /* in a slab; valid bytes (NULL if none) */
 	uint32_t valid;           /* readable bytes from the page's start */
+	uint32_t used;            /* a read used it (not only its cluster) */
 };
 
 struct recent_page {
@@ -90,6 +100,15 @@ struct memsrc_cache {
 
 	uint64_t fill_end;        /* first page after the previous fill */
 	size_t cluster;           /* pages the next sequential miss reads */
+	/* Slab pages handed out at least once, in slab order: those are
+	 * faulted in (slabs are mapped without MAP_POPULATE). */
+	size_t faulted;
+
+	/* The pages memsrc_capture(MEMSRC_CAPTURE_PLAN) copies; sorted and
+	 * unique when plan_sorted.  Kept when the cache is dropped. */
+	uint64_t *plan;
+	size_t nplan, aplan;
+	int plan_sorted;
 };
 
 static size_t slot_of(uint64_t page, size_t cap)
@@ -100,8 +119,8 @@ static size_t slot_of(uint64_t page, size_t cap)
 	return (size_t)(h >> 32) & (cap - 1);
 }
 
-static const struct cache_entry *cache_lookup(const struct memsrc_cache *c,
-					      uint64_t page)
+static struct cache_entry *cache_lookup(const struct memsrc_cache *c,
+					uint64_t page)
 {
 	uint64_t key = page | 1;
 	size_t i = slot_of(page, c->cap);
@@ -143,8 +162,8 @@ static void table_put(struct cache_entry *t, size_t cap,
 	t[i] = *e;
 }
 
-/* Keep the table at most half full; 0, or -1 when out of memory. */
-static int table_reserve(struct memsrc_cache *c, size_t more)
+/* Keep the table at most half full. */
+static void table_reserve(struct memsrc_cache *c, size_t more)
 {
 	size_t cap = c->cap, i;
 	struct cache_entry *t;
@@ -152,63 +171,60 @@ static int table_reserve(struct memsrc_cache *c, size_t more)
 	while ((c->nentries + more) * 2 > cap)
 		cap *= 2;
 	if (cap == c->cap)
-		return 0;
-	t = calloc(cap, sizeof(*t));
-	if (!t)
-		return -1;
+		return;
+	t = xcalloc(cap, sizeof(*t));
 	for (i = 0; i < c->cap; i++)
 		if (c->table[i].key)
 			table_put(t, cap, &c->table[i]);
 	free(c->table);
 	c->table = t;
 	c->cap = cap;
-	return 0;
 }
 
-/* Map one more slab, populated: one system call sets up its pages, where
- * letting the backend's copy fault them in costs a trap per page.  Slabs
- * double in size up to SLAB_MAX_PAGES, but need not be larger than
- * `enough` pages (nor smaller than CLUSTER_MAX).  0, or -1 when out of
- * memory. */
-static int slab_add(struct memsrc_cache *c, size_t enough)
+/* Map one more slab (not populated: its pages are faulted in as they are
+ * first used, or ahead of a stop by cache_reserve()).  Slabs double in
+ * size up to SLAB_MAX_PAGES, but need not be larger than `enough` pages
+ * (nor smaller than CLUSTER_MAX). */
+static void slab_add(struct memsrc_cache *c, size_t enough)
 {
 	struct slab *s;
 	size_t pages;
 	void *mem;
 
-	if (c->nslabs == c->aslabs) {
-		size_t na = c->aslabs ? c->aslabs * 2 : 16;
-		struct slab *t = realloc(c->slabs, na * sizeof(*t));
-
-		if (!t)
-			return -1;
-		c->slabs = t;
-		c->aslabs = na;
-	}
+	c->slabs = xgrow(c->slabs, &c->aslabs, c->nslabs + 1,
+			 sizeof(*c->slabs));
 	pages = c->nslabs ? c->slabs[c->nslabs - 1].pages * 2 : CLUSTER_MAX;
 	if (pages > SLAB_MAX_PAGES)
 		pages = SLAB_MAX_PAGES;
 	if (pages > enough)
 		pages = enough > CLUSTER_MAX ? enough : CLUSTER_MAX;
 	mem = mmap(NULL, pages * PAGE_SIZE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
-		return -1;
+		xdie_out_of_memory();
 	s = &c->slabs[c->nslabs++];
 	s->mem = mem;
 	s->pages = pages;
-	return 0;
+}
+
+/* Pages of the slabs before slabs[k]. */
+static size_t slab_offset(const struct memsrc_cache *c, size_t k)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < k; i++)
+		n += c->slabs[i].pages;
+	return n;
 }
 
 /* Room for n contiguous pages (n <= CLUSTER_MAX), not yet counted as
- * used; NULL when out of memory. */
+ * used. */
 static unsigned char *slab_room(struct memsrc_cache *c, size_t n)
 {
 	if (c->nslabs && c->slabs[c->cur].pages - c->used >= n)
 		return c->slabs[c->cur].mem + c->used * PAGE_SIZE;
 	if (!c->nslabs || c->cur + 1 >= c->nslabs) {
-		if (slab_add(c, SLAB_MAX_PAGES) < 0)
-			return NULL;
+		slab_add(c, SLAB_MAX_PAGES);
 		if (c->nslabs == 1) {
 			c->used = 0;
 			return c->slabs[0].mem;
@@ -220,40 +236,51 @@ static unsigned char *slab_room(struct memsrc_cache *c, size_t n)
 	return c->slabs[c->cur].mem;
 }
 
-/*
- * The target's resident anonymous memory in pages, from /proc/PID/status
- * (RssAnon), or 0 when unknown.  Only a live source has one: one whose
- * root is the process's /proc/PID/root.
- */
-static uint64_t writable_bytes(const struct memsrc *ms);
-
-static size_t target_anon_pages(const struct memsrc *ms)
+/* Count pages handed out [cur, used) as faulted in. */
+static void slab_note_used(struct memsrc_cache *c)
 {
-	long kb;
+	size_t at = slab_offset(c, c->cur) + c->used;
 
-	if (ms->pid <= 0 || !ms->root || strncmp(ms->root, "/proc/", 6) != 0)
-		return 0;
-	if (procfs_status_field(ms->pid, 0, "RssAnon", &kb) < 0 || kb < 0)
-		return 0;
-	return (size_t)((unsigned long)kb / (PAGE_SIZE / 1024));
+	if (at > c->faulted)
+		c->faulted = at;
 }
 
-void memsrc_prepare(struct memsrc *ms, int will_capture)
+/*
+ * Fault in the slab pages the next `pages` cached pages will use, counted
+ * from the start of the slabs (where a cleared cache starts again), and
+ * make the table big enough for them: done before a stop, so that the
+ * capture during it waits for no page faults of coroscope's own.  Only
+ * pages that will be filled are touched.
+ */
+static void cache_reserve(struct memsrc_cache *c, size_t pages)
 {
-	struct memsrc_cache *c = ms->cache;
-	size_t want = target_anon_pages(ms), have = 0, i;
-	uint64_t writable = writable_bytes(ms) / PAGE_SIZE;
+	size_t have = slab_offset(c, c->nslabs), at = 0, i;
 
-	/* memsrc_capture() may copy every writable mapping: have room. */
-	if (will_capture && writable <= CACHE_MAX_PAGES / 2 && writable > want)
-		want = (size_t)writable;
-	if (want > CACHE_MAX_PAGES)
-		want = CACHE_MAX_PAGES;
-	for (i = 0; i < c->nslabs; i++)
-		have += c->slabs[i].pages;
 	/* Bounded: every slab adds at least CLUSTER_MAX pages. */
-	while (have < want && slab_add(c, want - have) == 0)
+	while (have < pages) {
+		slab_add(c, pages - have);
 		have += c->slabs[c->nslabs - 1].pages;
+	}
+	for (i = 0; i < c->nslabs && at < pages; i++) {
+		size_t lo = c->faulted > at ? c->faulted - at : 0;
+		size_t hi = pages - at < c->slabs[i].pages ?
+			    pages - at : c->slabs[i].pages;
+		unsigned char *mem = c->slabs[i].mem;
+
+		if (lo < hi && madvise(mem + lo * PAGE_SIZE,
+				       (hi - lo) * PAGE_SIZE,
+				       MADV_POPULATE_WRITE) < 0) {
+			size_t k;
+
+			/* Before Linux 5.14: touch each page instead. */
+			for (k = lo; k < hi; k++)
+				mem[k * PAGE_SIZE] = 0;
+		}
+		at += c->slabs[i].pages;
+	}
+	if (pages > c->faulted)
+		c->faulted = pages;
+	table_reserve(c, pages);
 }
 
 /*
@@ -286,31 +313,35 @@ static size_t cluster_pages(const struct memsrc *ms, uint64_t page,
 	return n;
 }
 
-/* Bring page (and possibly the pages after it) into the cache. */
-static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
-		      struct cs_err *err)
+/* Cache page as holding valid readable bytes at data. */
+static void cache_put(struct memsrc_cache *c, uint64_t page,
+		      unsigned char *data, uint32_t valid)
+{
+	struct cache_entry e;
+
+	e.key = page | 1;
+	e.data = data;
+	e.valid = valid;
+	e.used = 0;
+	table_put(c->table, c->cap, &e);
+	c->nentries++;
+}
+
+/* Read page and up to want - 1 (<= CLUSTER_MAX) pages after it into the
+ * cache, in one backend read. */
+static int cache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
+			    struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
 	size_t n, full, keep, i;
 	unsigned char *buf;
 	long got;
 
-	if (page == c->fill_end) {
-		if (c->cluster < CLUSTER_MAX)
-			c->cluster *= 2;
-	} else {
-		c->cluster = CLUSTER_MIN;
-	}
-	if (want < c->cluster)
-		want = c->cluster;
-	if (want > CLUSTER_MAX)
-		want = CLUSTER_MAX;
 	if (c->npages + want > CACHE_MAX_PAGES)
 		cache_drop_all(c);
 	n = cluster_pages(ms, page, want);
 	buf = slab_room(c, n);
-	if (!buf || table_reserve(c, n) < 0)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	table_reserve(c, n);
 
 	got = ms->ops->read_raw(ms, page, buf, n * PAGE_SIZE, err);
 	ms->stats.reads++;
@@ -329,20 +360,72 @@ static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
 	 */
 	full = (size_t)got / PAGE_SIZE;
 	keep = full < n ? full + 1 : full;
-	for (i = 0; i < keep; i++) {
-		struct cache_entry e;
-
-		e.key = (page + i * PAGE_SIZE) | 1;
-		e.data = buf + i * PAGE_SIZE;
-		e.valid = i < full ? PAGE_SIZE :
-			  (uint32_t)((size_t)got % PAGE_SIZE);
-		table_put(c->table, c->cap, &e);
-		c->nentries++;
-	}
+	for (i = 0; i < keep; i++)
+		cache_put(c, page + i * PAGE_SIZE, buf + i * PAGE_SIZE,
+			  i < full ? PAGE_SIZE :
+			  (uint32_t)((size_t)got % PAGE_SIZE));
 	c->used += keep;
 	c->npages += keep;
+	slab_note_used(c);
 	c->fill_end = page + n * PAGE_SIZE;
 	return 0;
+}
+
+/* May the bytes of mapping m change while the target runs?  (What the
+ * capture copies; read-only mappings are read when needed.) */
+static int may_change(const struct cs_mapping *m)
+{
+	return m->perms[1] == 'w';
+}
+
+/*
+ * A page missing from the cache of a captured (frozen) source.  The
+ * mappings were read during the stop: a page in none of them, or in one
+ * that may not be read, was unreadable then, whatever the target did
+ * since.  A page that may change should have been captured: it is read
+ * from the target as it is now (one page: what its neighbours hold now
+ * must not pass for captured) and counted in ms->missed, so that the
+ * caller knows its picture is not the stop's and reads again.  1 when
+ * handled here, 0 for a page to read as usual (read-only).
+ */
+static int frozen_miss(struct memsrc *ms, uint64_t page, struct cs_err *err,
+		       int *ret)
+{
+	const struct cs_mapping *m = memsrc_find_mapping(ms, page);
+
+	if (!m || m->perms[0] != 'r') {
+		table_reserve(ms->cache, 1);
+		cache_put(ms->cache, page, NULL, 0);
+		*ret = 0;
+		return 1;
+	}
+	if (!may_change(m))
+		return 0;
+	ms->missed++;
+	*ret = cache_fill_exact(ms, page, 1, err);
+	return 1;
+}
+
+/* Bring page (and possibly the pages after it) into the cache. */
+static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
+		      struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	int ret;
+
+	if (ms->frozen && frozen_miss(ms, page, err, &ret))
+		return ret;
+	if (page == c->fill_end) {
+		if (c->cluster < CLUSTER_MAX)
+			c->cluster *= 2;
+	} else {
+		c->cluster = CLUSTER_MIN;
+	}
+	if (want < c->cluster)
+		want = c->cluster;
+	if (want > CLUSTER_MAX)
+		want = CLUSTER_MAX;
+	return cache_fill_exact(ms, page, want, err);
 }
 
 static struct recent_page *recent_slot(struct memsrc_cache *c, uint64_t page)
@@ -350,13 +433,14 @@ static struct recent_page *recent_slot(struct memsrc_cache *c, uint64_t page)
 	return &c->recent[(page / PAGE_SIZE) & (RECENT - 1)];
 }
 
-/* The cached page, filling it on a miss. */
+/* The cached page, filling it on a miss; marked used (what a capture
+ * plan learns from). */
 static int cache_page(struct memsrc *ms, uint64_t page, size_t want,
 		      const struct recent_page **out, struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
 	struct recent_page *r = recent_slot(c, page);
-	const struct cache_entry *e;
+	struct cache_entry *e;
 	int ret;
 
 	if (r->page != page) {
@@ -371,6 +455,7 @@ static int cache_page(struct memsrc *ms, uint64_t page, size_t want,
 					       "page 0x%" PRIx64
 					       " missing after a fill", page);
 		}
+		e->used = 1;
 		r->page = page;
 		r->data = e->data;
 		r->valid = e->valid;
@@ -462,42 +547,139 @@ void memsrc_cache_clear(struct memsrc *ms)
 {
 	if (ms && ms->cache)
 		cache_drop_all(ms->cache);
-	if (ms)
-		ms->frozen = 0;
+	if (ms) {
+		ms->frozen = MEMSRC_LIVE;
+		ms->missed = 0;
+	}
 }
 
-/* Bytes in the target's writable mappings. */
-static uint64_t writable_bytes(const struct memsrc *ms)
+uint64_t memsrc_writable_bytes(const struct memsrc *ms)
 {
 	uint64_t total = 0;
 	size_t i;
 
 	for (i = 0; i < ms->nmaps; i++)
-		if (ms->maps[i].perms[1] == 'w')
+		if (may_change(&ms->maps[i]))
 			total += ms->maps[i].end - ms->maps[i].start;
 	return total;
 }
 
-int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err)
+static void plan_push(struct memsrc_cache *c, uint64_t page)
+{
+	c->plan = xgrow(c->plan, &c->aplan, c->nplan + 1, sizeof(*c->plan));
+	c->plan[c->nplan++] = page;
+	c->plan_sorted = 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void plan_sort(struct memsrc_cache *c)
+{
+	size_t i, out = 0;
+
+	if (c->plan_sorted)
+		return;
+	if (c->nplan > 1)
+		qsort(c->plan, c->nplan, sizeof(*c->plan), u64_cmp);
+	for (i = 0; i < c->nplan; i++)
+		if (!out || c->plan[out - 1] != c->plan[i])
+			c->plan[out++] = c->plan[i];
+	c->nplan = out;
+	c->plan_sorted = 1;
+}
+
+/* Add the pages of [lo, hi) that lie in a changeable mapping. */
+static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
+{
+	uint64_t page;
+
+	/* Bounded by the range, which callers keep small. */
+	for (page = lo & PAGE_MASK; page < hi && page >= (lo & PAGE_MASK);
+	     page += PAGE_SIZE) {
+		const struct cs_mapping *m = memsrc_find_mapping(ms, page);
+
+		if (m && may_change(m))
+			plan_push(ms->cache, page);
+	}
+}
+
+size_t memsrc_plan_learn(struct memsrc *ms)
 {
 	struct memsrc_cache *c = ms->cache;
-	uint64_t total = writable_bytes(ms);
+	const uint64_t block = PLAN_BLOCK * PAGE_SIZE;
+	size_t i;
+
+	for (i = 0; i < c->cap; i++) {
+		uint64_t page = c->table[i].key & PAGE_MASK;
+		const struct cs_mapping *m;
+
+		if (!c->table[i].key || !c->table[i].used)
+			continue;
+		m = memsrc_find_mapping(ms, page);
+		if (m && may_change(m))
+			plan_range(ms, page - page % block,
+				   page - page % block + block);
+	}
+	plan_sort(c);
+	/* Room for the capture now, so that the stop does not also wait
+	 * for coroscope's own new memory; the stop drops the cached pages,
+	 * not the slabs, so the pages this pass filled are used again. */
+	if (c->nplan <= CACHE_MAX_PAGES / 2)
+		cache_reserve(c, c->nplan);
+	return c->nplan;
+}
+
+void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + len < addr ? UINT64_MAX : addr + len;
+
+	plan_range(ms, addr, end);
+}
+
+/* Copy the planned pages: runs of consecutive pages in reads of up to
+ * CLUSTER_MAX pages. */
+static int capture_plan(struct memsrc *ms, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	size_t i = 0, run;
+	int ret = 0;
+
+	/* Each round moves past a cached page or caches plan[i] (a fill
+	 * always caches its first page, if only as unreadable): bounded.  A
+	 * fill may stop short (at a mapping's end, an unreadable page): the
+	 * rest of its run is filled in later rounds. */
+	while (i < c->nplan && ret == 0) {
+		if (cache_lookup(c, c->plan[i])) {
+			i++;
+			continue;
+		}
+		for (run = 1; i + run < c->nplan && run < CLUSTER_MAX &&
+		     c->plan[i + run] == c->plan[i] + run * PAGE_SIZE; run++)
+			;
+		ret = cache_fill_exact(ms, c->plan[i], run, err);
+	}
+	return ret;
+}
+
+/* Copy every changeable mapping. */
+static int capture_all(struct memsrc *ms, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
 	size_t i;
 	int ret = 0;
 
-	/* Leave half the cache for the read-only pages decoding will want:
-	 * a full cache is dropped, and a dropped capture would be re-read
-	 * from a target that has moved on. */
-	if (!ms->nmaps || total > max_bytes ||
-	    total / PAGE_SIZE > CACHE_MAX_PAGES / 2)
-		return 0;
 	/* Fill the cache directly, in the largest reads a fill makes
 	 * (slabs are sized for them), copying nothing out. */
 	for (i = 0; i < ms->nmaps && ret == 0; i++) {
 		const struct cs_mapping *m = &ms->maps[i];
 		uint64_t page;
 
-		if (m->perms[1] != 'w')
+		if (!may_change(m))
 			continue;
 		/* Each round moves on a page or fills it: bounded.  A page
 		 * that cannot be read is cached as unreadable and skipped. */
@@ -506,17 +688,41 @@ int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err)
 				page += PAGE_SIZE;
 				continue;
 			}
-			ret = cache_fill(ms, page, CLUSTER_MAX, err);
+			ret = cache_fill_exact(ms, page, CLUSTER_MAX, err);
 			if (ret == 0 && !cache_lookup(c, page))
 				ret = cs_fail(err, CS_ERR_INTERNAL,
 					      "page 0x%" PRIx64 " missing after a fill",
 					      page);
 		}
 	}
+	return ret;
+}
+
+int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
+		   size_t max_bytes, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	uint64_t total;
+	int ret;
+
+	if (what == MEMSRC_CAPTURE_PLAN)
+		plan_sort(c);
+	total = what == MEMSRC_CAPTURE_PLAN ? (uint64_t)c->nplan * PAGE_SIZE :
+		memsrc_writable_bytes(ms);
+	/* Leave half the cache for the read-only pages decoding will want:
+	 * a full cache is dropped, and a dropped capture would be re-read
+	 * from a target that has moved on. */
+	if (!ms->nmaps || total > max_bytes ||
+	    total / PAGE_SIZE > CACHE_MAX_PAGES / 2)
+		return 0;
+	ret = what == MEMSRC_CAPTURE_PLAN ? capture_plan(ms, err) :
+	      capture_all(ms, err);
 	c->cluster = CLUSTER_MIN;
 	if (ret < 0)
 		return ret;
-	ms->frozen = 1;
+	ms->frozen = what == MEMSRC_CAPTURE_PLAN ? MEMSRC_FROZEN_PLAN :
+		     MEMSRC_FROZEN_ALL;
+	ms->missed = 0;
 	return 1;
 }
 
@@ -544,33 +750,24 @@ char *memsrc_target_path(const struct memsrc *ms, const char *path)
 	/* "/proc/PID/root" + "/usr/lib/x.so": avoid a doubled slash. */
 	while (rlen && root[rlen - 1] == '/' && path[0] == '/')
 		rlen--;
-	s = malloc(rlen + plen + 1);
-	if (!s)
-		return NULL;
+	s = xmalloc(rlen + plen + 1);
 	memcpy(s, root, rlen);
 	memcpy(s + rlen, path, plen + 1);
 	return s;
 }
 
-int memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
-		void *backend, struct cs_err *err)
+void memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
+		 void *backend)
 {
-	struct memsrc_cache *c = calloc(1, sizeof(*c));
+	struct memsrc_cache *c = xcalloc(1, sizeof(*c));
 
-	if (!c)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	c->cap = 1024;
-	c->table = calloc(c->cap, sizeof(*c->table));
-	if (!c->table) {
-		free(c);
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	}
+	c->table = xcalloc(c->cap, sizeof(*c->table));
 	cache_drop_all(c);
 	ms->ops = ops;
 	ms->backend = backend;
 	ms->cache = c;
 	memset(&ms->stats, 0, sizeof(ms->stats));
-	return 0;
 }
 
 void memsrc_free(struct memsrc *ms)
@@ -591,6 +788,7 @@ void memsrc_free(struct memsrc *ms)
 			munmap(c->slabs[i].mem, c->slabs[i].pages * PAGE_SIZE);
 		free(c->slabs);
 		free(c->table);
+		free(c->plan);
 		free(c);
 	}
 	free(ms);

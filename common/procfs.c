@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "common/banned.h"
 
 /* /proc/PID/stat is one line of 52 fields; the comm in it is at most 16
@@ -207,9 +208,7 @@ char *procfs_cmdline(int pid, size_t max)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	buf = malloc(max + 1);
-	if (!buf)
-		return NULL;
+	buf = xmalloc(max + 1);
 	n = procfs_read(path, buf, max + 1);
 	/* Drop the terminating NUL(s) of the last argument. */
 	while (n > 0 && buf[n - 1] == '\0')
@@ -276,15 +275,7 @@ int procfs_list_ids(const char *dir, size_t max, int first, int **out,
 			continue;
 		if (n == alloc) {
 			size_t na = alloc ? alloc * 2 : 16;
-			int *t = realloc(ids, na * sizeof(*t));
-
-			if (!t) {
-				free(ids);
-				closedir(d);
-				errno = ENOMEM;
-				return -1;
-			}
-			ids = t;
+			ids = xrealloc(ids, na * sizeof(*ids));
 			alloc = na;
 		}
 		ids[n++] = id;

@@ -85,7 +85,7 @@ char *procfs_cmdline(int pid, size_t max);
 /*
  * The numeric names in dir ("/proc/PID/task", "/proc"), at most max,
  * ascending; with first > 0, first is moved to the front when present.
- * 0, or -1 with errno (ENOMEM when out of memory).
+ * 0, or -1 with errno when dir cannot be opened.
  */
 int procfs_list_ids(const char *dir, size_t max, int first, int **out,
 		    size_t *nout);

@@ -89,10 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	cs_err_init(&err);
 	ms = calloc(1, sizeof(*ms));
-	if (!ms || memsrc_init(ms, &image_ops, &im, &err) < 0) {
-		free(ms);
+	if (!ms)
 		return 0;
-	}
+	memsrc_init(ms, &image_ops, &im);
 	memset(&py, 0, sizeof(py));
 	py.ms = ms;
 	py.layout = *layout;

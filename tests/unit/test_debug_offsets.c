@@ -52,8 +52,9 @@ static int apply_block(struct pyproc *py, struct patched *p,
 	struct memsrc *saved = py->ms;
 	int ret;
 
-	if (!ms || memsrc_init(ms, &patched_ops, p, err) < 0)
+	if (!ms)
 		return -1;
+	memsrc_init(ms, &patched_ops, p);
 	py->ms = ms;
 	/* the table pyproc_locate() chose: default or free-threaded */
 	py->layout = *py_layout_for(py->major, py->minor,
