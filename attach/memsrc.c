@@ -641,27 +641,101 @@ void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len)
 	plan_range(ms, addr, end);
 }
 
-/* Copy the planned pages: runs of consecutive pages in reads of up to
- * CLUSTER_MAX pages. */
+/* Pages in the planned run starting at plan[i] (consecutive pages not
+ * yet cached, CLUSTER_MAX at most). */
+static size_t plan_run(const struct memsrc_cache *c, size_t i)
+{
+	size_t run = 1;
+
+	while (i + run < c->nplan && run < CLUSTER_MAX &&
+	       c->plan[i + run] == c->plan[i] + run * PAGE_SIZE &&
+	       !cache_lookup(c, c->plan[i + run]))
+		run++;
+	return run;
+}
+
+/*
+ * Copy up to MEMSRC_RUNS_MAX planned runs from plan[*i] on in one
+ * backend call, and cache every run read whole.  *i moves past them, and
+ * stops at the first run that was not (for capture_plan() to read on its
+ * own).  0 or a status.
+ */
+static int capture_batch(struct memsrc *ms, size_t *i, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct memsrc_run runs[MEMSRC_RUNS_MAX];
+	unsigned char *bufs[MEMSRC_RUNS_MAX];
+	size_t first[MEMSRC_RUNS_MAX];
+	size_t n = 0, k = *i, pages = 0, r, p;
+	long got;
+
+	while (k < c->nplan && n < MEMSRC_RUNS_MAX) {
+		size_t run;
+
+		if (cache_lookup(c, c->plan[k])) {
+			k++;
+			continue;
+		}
+		run = plan_run(c, k);
+		runs[n].addr = c->plan[k];
+		runs[n].len = run * PAGE_SIZE;
+		bufs[n] = slab_room(c, run);
+		first[n++] = k;
+		/* Handed out now, so that the next run gets its own room. */
+		c->used += run;
+		pages += run;
+		k += run;
+	}
+	slab_note_used(c);
+	if (!n) {
+		*i = k;
+		return 0;
+	}
+	table_reserve(c, pages);
+	got = ms->ops->read_runs(ms, runs, bufs, n, err);
+	ms->stats.reads++;
+	if (got < 0)
+		return (int)got;
+	ms->stats.bytes_read += (uint64_t)got;
+	for (r = 0; r < n && (size_t)got >= runs[r].len; r++) {
+		for (p = 0; p < runs[r].len / PAGE_SIZE; p++)
+			cache_put(c, runs[r].addr + p * PAGE_SIZE,
+				  bufs[r] + p * PAGE_SIZE, PAGE_SIZE);
+		c->npages += runs[r].len / PAGE_SIZE;
+		got -= (long)runs[r].len;
+	}
+	*i = r < n ? first[r] : k;
+	return 0;
+}
+
+/* Copy the planned pages: runs of consecutive pages, many runs to a
+ * backend call where the backend can, else one run (up to CLUSTER_MAX
+ * pages) each. */
 static int capture_plan(struct memsrc *ms, struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
-	size_t i = 0, run;
+	int batch = ms->ops->read_runs != NULL;
+	size_t i = 0;
 	int ret = 0;
 
+	/* The batches share the cache's limit with everything else. */
+	if (c->npages + c->nplan > CACHE_MAX_PAGES)
+		batch = 0;
 	/* Each round moves past a cached page or caches plan[i] (a fill
 	 * always caches its first page, if only as unreadable): bounded.  A
 	 * fill may stop short (at a mapping's end, an unreadable page): the
 	 * rest of its run is filled in later rounds. */
 	while (i < c->nplan && ret == 0) {
+		if (batch) {
+			ret = capture_batch(ms, &i, err);
+			if (ret || i >= c->nplan)
+				break;
+		}
 		if (cache_lookup(c, c->plan[i])) {
 			i++;
 			continue;
 		}
-		for (run = 1; i + run < c->nplan && run < CLUSTER_MAX &&
-		     c->plan[i + run] == c->plan[i] + run * PAGE_SIZE; run++)
-			;
-		ret = cache_fill_exact(ms, c->plan[i], run, err);
+		ret = cache_fill_exact(ms, c->plan[i], plan_run(c, i), err);
 	}
 	return ret;
 }

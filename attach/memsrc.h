@@ -56,6 +56,16 @@ struct cs_thread {
 
 struct memsrc;
 
+/* Page-aligned bytes [addr, addr + len) of the target. */
+struct memsrc_run {
+	uint64_t addr;
+	size_t len;
+};
+
+/* Runs one memsrc_ops.read_runs call takes at most (the kernel's
+ * IOV_MAX). */
+#define MEMSRC_RUNS_MAX 1024
+
 struct memsrc_ops {
 	/*
 	 * Read up to len bytes at addr into buf.  Returns the number of bytes
@@ -74,6 +84,18 @@ struct memsrc_ops {
 	 * memory.  Without it, memsrc_target_path() gives root + path.
 	 */
 	char *(*host_path)(const struct memsrc *ms, const char *path);
+	/*
+	 * Optional: read n (<= MEMSRC_RUNS_MAX) runs, run i into bufs[i],
+	 * in one call (a capture copies thousands of scattered pages).
+	 * Returns the bytes read, counted through the runs in order: a
+	 * short count ends in or before the first run that could not be
+	 * read whole, which the caller then reads with read_raw.  0 when
+	 * the backend cannot tell more cheaply than read_raw; a negative
+	 * status when the target is gone.
+	 */
+	long (*read_runs)(struct memsrc *ms, const struct memsrc_run *runs,
+			  unsigned char *const *bufs, size_t n,
+			  struct cs_err *err);
 };
 
 struct memsrc_stats {
