@@ -113,13 +113,16 @@ static void read_heap(struct collection *c, const struct py_stack_options *sopt)
  * readers needed a page the plan missed (the target changed between the
  * first pass and the stop) read that page from the running target
  * (ms->missed): its result is thrown away too and the next round's plan
- * includes the page.  After CAPTURE_ROUNDS such rounds, or a plan too
- * large to copy, the target stays stopped while it is read, as a target
- * too large to capture always was.  So every result kept is what the
- * stop showed, whichever readers ran.
+ * includes the page.  A target that keeps changing what the readers
+ * need (new objects, threads, frames between every two stops) would miss
+ * pages in every round: after CAPTURE_ROUNDS, it is read as before plans
+ * existed, by copying every writable mapping (up to CAPTURE_MAX_BYTES)
+ * or, beyond that, while it stays stopped.  A plan too large to copy is
+ * read stopped at once.  So every result kept is what a stop showed,
+ * whichever readers ran.
  */
 #define CAPTURE_ALL_MAX ((uint64_t)64 << 20)
-#define CAPTURE_ROUNDS 3
+#define CAPTURE_ROUNDS 2
 
 /* Bytes above a stopped thread's stack pointer planned for the native
  * unwinder, which the first pass (without registers) cannot learn; it
@@ -133,26 +136,29 @@ static void read_heap(struct collection *c, const struct py_stack_options *sopt)
  * =plan learns a plan whatever the target's size; =miss also drops what
  * the first pass learnt, so that the first round misses pages and a
  * second is needed; =fallback drops it and allows one round, so that the
- * target is read stopped after it.
+ * target is read as without a plan after it (with
+ * COROSCOPE_TEST_NO_CAPTURE=1 too: stopped).
  */
 enum capture_mode { CAP_AUTO, CAP_NONE, CAP_PLAN, CAP_MISS, CAP_FALLBACK };
 
-static enum capture_mode capture_mode(void)
+static int no_capture(void)
 {
 	const char *s = getenv("COROSCOPE_TEST_NO_CAPTURE");
 
-	if (s && !strcmp(s, "1"))
-		return CAP_NONE;
-	s = getenv("COROSCOPE_TEST_CAPTURE");
-	if (!s)
-		return CAP_AUTO;
-	if (!strcmp(s, "plan"))
+	return s && !strcmp(s, "1");
+}
+
+static enum capture_mode capture_mode(void)
+{
+	const char *s = getenv("COROSCOPE_TEST_CAPTURE");
+
+	if (s && !strcmp(s, "plan"))
 		return CAP_PLAN;
-	if (!strcmp(s, "miss"))
+	if (s && !strcmp(s, "miss"))
 		return CAP_MISS;
-	if (!strcmp(s, "fallback"))
+	if (s && !strcmp(s, "fallback"))
 		return CAP_FALLBACK;
-	return CAP_AUTO;
+	return no_capture() ? CAP_NONE : CAP_AUTO;
 }
 
 /* Everything the readers take from the target, and the warnings they
@@ -260,6 +266,36 @@ static int stop_and_capture(struct collection *c, enum memsrc_capture_what what,
 	return ret;
 }
 
+/*
+ * Read the target stopped, copying every writable mapping first when
+ * allowed and small enough (then it runs on while the copy is decoded).
+ * A copy that still misses pages (only a cache that overflowed can) is
+ * thrown away and the target read stopped.
+ */
+static int read_captured_all(struct collection *c,
+			     const struct collect_options *opt,
+			     const struct py_stack_options *sopt, int allowed,
+			     struct cs_err *err)
+{
+	size_t n = c->warnings.n, counts[CS_WARN_NORIGINS];
+	int ret;
+
+	memcpy(counts, c->warnings.count, sizeof(counts));
+	if (allowed) {
+		ret = stop_and_capture(c, MEMSRC_CAPTURE_ALL, err);
+		if (ret < 0)
+			return ret;
+		ret = read_target(c, opt, sopt, err);
+		if (!c->ms->missed)
+			return ret;
+		drop_reading(c, n, counts);
+		cs_err_init(err);
+	}
+	/* The stop clears the cache: nothing comes from a capture. */
+	ret = live_stop(c->ms, err);
+	return ret ? ret : read_target(c, opt, sopt, err);
+}
+
 /* The stopped target's picture, the target resumed as early as it can. */
 static int read_stopped(struct collection *c, const struct collect_options *opt,
 			const struct py_stack_options *sopt, struct cs_err *err)
@@ -268,31 +304,16 @@ static int read_stopped(struct collection *c, const struct collect_options *opt,
 	size_t n, counts[CS_WARN_NORIGINS];
 	int round, rounds = mode == CAP_FALLBACK ? 1 : CAPTURE_ROUNDS, ret;
 
-	if (mode == CAP_NONE) {
-		ret = live_stop(c->ms, err);
-		return ret ? ret : read_target(c, opt, sopt, err);
-	}
+	if (mode == CAP_NONE)
+		return read_captured_all(c, opt, sopt, 0, err);
 	if (mode == CAP_AUTO &&
-	    memsrc_writable_bytes(c->ms) <= CAPTURE_ALL_MAX) {
-		ret = stop_and_capture(c, MEMSRC_CAPTURE_ALL, err);
-		if (ret < 0)
-			return ret;
-		ret = read_target(c, opt, sopt, err);
-		/* Only a cache that overflowed misses pages here. */
-		if (!c->ms->missed)
-			return ret;
-		n = c->warnings.n;
-		memcpy(counts, c->warnings.count, sizeof(counts));
-		drop_reading(c, n, counts);
-		cs_err_init(err);
-		rounds = 0;
-	} else {
-		read_and_drop(c, opt, sopt);
-		if (mode == CAP_MISS || mode == CAP_FALLBACK)
-			memsrc_cache_clear(c->ms);
-		memsrc_plan_learn(c->ms);
-	}
-	/* Bounded: CAPTURE_ROUNDS at most, then the stopped read. */
+	    memsrc_writable_bytes(c->ms) <= CAPTURE_ALL_MAX)
+		return read_captured_all(c, opt, sopt, 1, err);
+	read_and_drop(c, opt, sopt);
+	if (mode == CAP_MISS || mode == CAP_FALLBACK)
+		memsrc_cache_clear(c->ms);
+	memsrc_plan_learn(c->ms);
+	/* Bounded: CAPTURE_ROUNDS at most, then as without a plan. */
 	for (round = 0; round < rounds; round++) {
 		n = c->warnings.n;
 		memcpy(counts, c->warnings.count, sizeof(counts));
@@ -306,10 +327,8 @@ static int read_stopped(struct collection *c, const struct collect_options *opt,
 		cs_err_init(err);
 		memsrc_plan_learn(c->ms);
 	}
-	/* The target keeps changing what the readers need: read it stopped
-	 * (the stop clears the cache, so nothing comes from a capture). */
-	ret = live_stop(c->ms, err);
-	return ret ? ret : read_target(c, opt, sopt, err);
+	/* The target keeps changing what the readers need. */
+	return read_captured_all(c, opt, sopt, !no_capture(), err);
 }
 
 static int collect(struct collection *c, const struct collect_options *opt,
