@@ -42,8 +42,9 @@ struct live {
 	int other_ns;          /* in another PID namespace: tids differ there */
 
 	int stopped;
-	struct timespec since;   /* when the current stop completed */
+	struct timespec since;   /* when every thread was stopped */
 	double paused_ms;        /* earlier stops */
+	double stop_ms;          /* stopping the threads, every stop */
 };
 
 /*

@@ -353,6 +353,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	if (c->is_live) {
 		live_resume(c->ms);
 		c->pause_ms = live_paused_ms(c->ms);
+		c->stop_ms = live_stop_ms(c->ms);
 	}
 	c->wall_ms = cs_now_ms() - start;
 	return ret;

@@ -73,6 +73,7 @@ struct collection {
 	struct cs_warnings warnings;
 	struct py_waitgraph graph; /* who waits for and holds what */
 	double pause_ms, wall_ms;
+	double stop_ms;            /* stopping the threads (live_stop_ms) */
 	struct collect_options opt;
 };
 
