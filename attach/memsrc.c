@@ -634,6 +634,14 @@ size_t memsrc_plan_learn(struct memsrc *ms)
 	return c->nplan;
 }
 
+void memsrc_reserve_all(struct memsrc *ms)
+{
+	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE;
+
+	if (pages <= CACHE_MAX_PAGES / 2)
+		cache_reserve(ms->cache, (size_t)pages);
+}
+
 void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + len < addr ? UINT64_MAX : addr + len;

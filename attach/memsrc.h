@@ -203,6 +203,11 @@ void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len);
  * copies). */
 uint64_t memsrc_writable_bytes(const struct memsrc *ms);
 
+/* Before a stop that MEMSRC_CAPTURE_ALL will follow: set up (fault in)
+ * the cache's memory for that many bytes, as memsrc_plan_learn() does
+ * for a plan. */
+void memsrc_reserve_all(struct memsrc *ms);
+
 /* Forget cached pages (the target ran since they were read); the source
  * is no longer frozen. */
 void memsrc_cache_clear(struct memsrc *ms);

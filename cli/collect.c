@@ -101,8 +101,10 @@ static void read_heap(struct collection *c, const struct py_stack_options *sopt)
 /*
  * Reading a stopped target, and letting it run again as soon as possible.
  *
- * A small target (writable mappings up to CAPTURE_ALL_MAX) is stopped,
- * all its writable memory copied, and resumed; the copy is decoded.
+ * A small target (writable mappings up to CAPTURE_ALL_MAX, or up to
+ * CAPTURE_DENSE_MAX when at least half of it is resident: its heap is
+ * mostly Python's, which the readers walk anyway) is stopped, all its
+ * writable memory copied, and resumed; the copy is decoded.
  *
  * A large one (a production heap of caches and buffers, thousands of
  * thread stacks) would make that copy long and coroscope as big as the
@@ -122,6 +124,7 @@ static void read_heap(struct collection *c, const struct py_stack_options *sopt)
  * whichever readers ran.
  */
 #define CAPTURE_ALL_MAX ((uint64_t)64 << 20)
+#define CAPTURE_DENSE_MAX ((uint64_t)256 << 20)
 #define CAPTURE_ROUNDS 2
 
 /* Bytes above a stopped thread's stack pointer planned for the native
@@ -282,6 +285,8 @@ static int read_captured_all(struct collection *c,
 
 	memcpy(counts, c->warnings.count, sizeof(counts));
 	if (allowed) {
+		/* Only costs time while the target still runs. */
+		memsrc_reserve_all(c->ms);
 		ret = stop_and_capture(c, MEMSRC_CAPTURE_ALL, err);
 		if (ret < 0)
 			return ret;
@@ -296,6 +301,20 @@ static int read_captured_all(struct collection *c,
 	return ret ? ret : read_target(c, opt, sopt, err);
 }
 
+/* Is copying every writable mapping cheaper than a first pass to learn
+ * what to copy? */
+static int copy_it_all(const struct collection *c)
+{
+	uint64_t writable = memsrc_writable_bytes(c->ms);
+	long anon_kb;
+
+	if (writable <= CAPTURE_ALL_MAX)
+		return 1;
+	return writable <= CAPTURE_DENSE_MAX &&
+	       procfs_status_field(c->pid, 0, "RssAnon", &anon_kb) == 0 &&
+	       anon_kb > 0 && (uint64_t)anon_kb * 1024 * 2 >= writable;
+}
+
 /* The stopped target's picture, the target resumed as early as it can. */
 static int read_stopped(struct collection *c, const struct collect_options *opt,
 			const struct py_stack_options *sopt, struct cs_err *err)
@@ -306,8 +325,7 @@ static int read_stopped(struct collection *c, const struct collect_options *opt,
 
 	if (mode == CAP_NONE)
 		return read_captured_all(c, opt, sopt, 0, err);
-	if (mode == CAP_AUTO &&
-	    memsrc_writable_bytes(c->ms) <= CAPTURE_ALL_MAX)
+	if (mode == CAP_AUTO && copy_it_all(c))
 		return read_captured_all(c, opt, sopt, 1, err);
 	read_and_drop(c, opt, sopt);
 	if (mode == CAP_MISS || mode == CAP_FALLBACK)
