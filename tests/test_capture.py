@@ -17,12 +17,11 @@ tasks and locks (the wait-for graph), and, where Debian's python3.11 has
 them, gevent's greenlets and trio's tasks.
 """
 
-import subprocess
-
 import pytest
 
-from conftest import (interpreter, run_coroscope, task_states, wait_until)
-from test_sched import hub_parked
+from conftest import interpreter, run_coroscope, task_states, wait_until
+from test_core import first_difference
+from test_sched import has_modules, hub_parked
 
 DEBIAN = interpreter("3.11-debian")
 
@@ -36,15 +35,6 @@ MODES = [
 ]
 
 
-def debian_has(*names):
-    if DEBIAN is None:
-        return False
-    code = "import " + ", ".join(names)
-    return subprocess.run([DEBIAN.path, "-c", code],
-                          stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode == 0
-
-
 def read_every_way(pid, *args):
     """The default document and, by mode name, each other path's."""
     base = run_coroscope("dump", "--json", *(args + (pid,)))
@@ -55,29 +45,6 @@ def read_every_way(pid, *args):
         assert res.returncode == 0, (name, res)
         docs[name] = res.json()
     return base.json(), docs
-
-
-def first_difference(a, b, path="$"):
-    """Where two JSON values first differ, or None."""
-    if type(a) is not type(b):
-        return "%s: %r != %r" % (path, a, b)
-    if isinstance(a, dict):
-        for key in sorted(set(a) | set(b)):
-            if key not in a or key not in b:
-                return "%s.%s only on one side" % (path, key)
-            d = first_difference(a[key], b[key], "%s.%s" % (path, key))
-            if d:
-                return d
-        return None
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return "%s: %d items != %d" % (path, len(a), len(b))
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = first_difference(x, y, "%s[%d]" % (path, i))
-            if d:
-                return d
-        return None
-    return None if a == b else "%s: %r != %r" % (path, a, b)
 
 
 def assert_same(base, docs):
@@ -136,7 +103,7 @@ def debian_target(keeper):
 
 
 def test_gevent_greenlets(debian_target):
-    if not debian_has("greenlet", "gevent"):
+    if not has_modules("greenlet", "gevent"):
         pytest.skip("needs /usr/bin/python3.11 with python3-greenlet and "
                     "python3-gevent")
     t = debian_target("gevent_target.py")
@@ -146,7 +113,7 @@ def test_gevent_greenlets(debian_target):
 
 
 def test_trio_tasks(debian_target):
-    if not debian_has("trio", "anyio"):
+    if not has_modules("trio", "anyio"):
         pytest.skip("needs /usr/bin/python3.11 with python3-trio and "
                     "python3-anyio")
     t = debian_target("trio_target.py", "trio")
