@@ -1,4 +1,5 @@
 #include "attach/memsrc.h"
+#include "attach/memsrc_cache.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -13,104 +14,6 @@
 #include "common/strbuf.h"
 #include "common/banned.h"
 
-/*
- * The page cache.  Pages are 4 KiB whatever the target's page size: the
- * size only decides the granularity of caching and of "unreadable".
- *
- * Each entry records how many bytes from the start of its page are
- * readable: PAGE_SIZE for a normal page, 0 for an unreadable page (the
- * negative cache, so that a reader probing a bad pointer costs one system
- * call, not one per probe), and anything between for a page the backend
- * could only read in part (a truncated core).
- *
- * A dump reads tens or hundreds of megabytes of heap (the GC walk visits
- * every object), so the cache is built for that volume: the backend reads
- * straight into large slabs of pages (no copy, no allocation per page),
- * pages are found through an open-addressed table, and a small array of
- * recently used pages is checked before it, since most reads are small
- * and land near one read shortly before.
- */
-#define PAGE_SIZE 4096u
-#define PAGE_MASK (~(uint64_t)(PAGE_SIZE - 1))
-
-/*
- * A miss reads at least CLUSTER_MIN pages starting at the missing page:
- * neighbouring objects are usually read next.  A miss on the page right
- * after the previous fill is a sequential scan (the GC walk over a pool
- * of objects): each such miss doubles the cluster, up to CLUSTER_MAX, so
- * a large heap costs few system calls.  A large read asks for the pages
- * it needs, up to CLUSTER_MAX per backend call.
- */
-#define CLUSTER_MIN 8
-#define CLUSTER_MAX 128
-
-/* Slabs grow from CLUSTER_MAX pages to SLAB_MAX_PAGES (8 MiB). */
-#define SLAB_MAX_PAGES 2048
-
-/*
- * At most this many pages (1 GiB of page data).  A dump rarely comes
- * close; when it does, the whole cache is dropped and refilled, which
- * costs system calls but never correctness.
- */
-#define CACHE_MAX_PAGES (1024u * 1024 * 1024 / PAGE_SIZE)
-
-/* Marks "no page": page addresses have their low bits 0. */
-#define NO_PAGE 1u
-
-/* Pages found recently, direct-mapped by page number: checked before the
- * table, they make most reads a compare and a copy. */
-#define RECENT 256
-
-/*
- * memsrc_plan_learn() plans to capture each changeable page a pass used
- * (not the rest of the clusters it read) with its aligned block of
- * PLAN_BLOCK pages (16 KiB, a pymalloc pool): what the target allocates
- * between that pass and the stop mostly lands next to what it saw.
- */
-#define PLAN_BLOCK 4
-
-struct cache_entry {
-	uint64_t key;             /* page address | 1; 0 = empty slot */
-	unsigned char *data;      /* in a slab; valid bytes (NULL if none) */
-	uint32_t valid;           /* readable bytes from the page's start */
-	uint32_t used;            /* a read used it (not only its cluster) */
-};
-
-struct recent_page {
-	uint64_t page;            /* or NO_PAGE */
-	const unsigned char *data;
-	uint32_t valid;           /* 0 for an empty slot */
-};
-
-struct slab {
-	unsigned char *mem;
-	size_t pages;
-};
-
-struct memsrc_cache {
-	struct cache_entry *table;
-	size_t cap;               /* a power of two */
-	size_t nentries;
-	struct slab *slabs;
-	size_t nslabs, aslabs;
-	size_t cur, used;         /* pages used in slabs[cur] */
-	size_t npages;            /* slab pages holding data */
-
-	struct recent_page recent[RECENT];
-
-	uint64_t fill_end;        /* first page after the previous fill */
-	size_t cluster;           /* pages the next sequential miss reads */
-	/* Slab pages handed out at least once, in slab order: those are
-	 * faulted in (slabs are mapped without MAP_POPULATE). */
-	size_t faulted;
-
-	/* The pages memsrc_capture(MEMSRC_CAPTURE_PLAN) copies; sorted and
-	 * unique when plan_sorted.  Kept when the cache is dropped. */
-	uint64_t *plan;
-	size_t nplan, aplan;
-	int plan_sorted;
-};
-
 static size_t slot_of(uint64_t page, size_t cap)
 {
 	/* Fibonacci hashing of the page number spreads sequential pages. */
@@ -119,7 +22,7 @@ static size_t slot_of(uint64_t page, size_t cap)
 	return (size_t)(h >> 32) & (cap - 1);
 }
 
-static struct cache_entry *cache_lookup(const struct memsrc_cache *c,
+struct cache_entry *mcache_lookup(const struct memsrc_cache *c,
 					uint64_t page)
 {
 	uint64_t key = page | 1;
@@ -163,7 +66,7 @@ static void table_put(struct cache_entry *t, size_t cap,
 }
 
 /* Keep the table at most half full. */
-static void table_reserve(struct memsrc_cache *c, size_t more)
+void mcache_table_reserve(struct memsrc_cache *c, size_t more)
 {
 	size_t cap = c->cap, i;
 	struct cache_entry *t;
@@ -182,7 +85,7 @@ static void table_reserve(struct memsrc_cache *c, size_t more)
 }
 
 /* Map one more slab (not populated: its pages are faulted in as they are
- * first used, or ahead of a stop by cache_reserve()).  Slabs double in
+ * first used, or ahead of a stop by mcache_reserve()).  Slabs double in
  * size up to SLAB_MAX_PAGES, but need not be larger than `enough` pages
  * (nor smaller than CLUSTER_MAX). */
 static void slab_add(struct memsrc_cache *c, size_t enough)
@@ -219,7 +122,7 @@ static size_t slab_offset(const struct memsrc_cache *c, size_t k)
 
 /* Room for n contiguous pages (n <= CLUSTER_MAX), not yet counted as
  * used. */
-static unsigned char *slab_room(struct memsrc_cache *c, size_t n)
+unsigned char *mcache_slab_room(struct memsrc_cache *c, size_t n)
 {
 	if (c->nslabs && c->slabs[c->cur].pages - c->used >= n)
 		return c->slabs[c->cur].mem + c->used * PAGE_SIZE;
@@ -237,7 +140,7 @@ static unsigned char *slab_room(struct memsrc_cache *c, size_t n)
 }
 
 /* Count pages handed out [cur, used) as faulted in. */
-static void slab_note_used(struct memsrc_cache *c)
+void mcache_slab_note_used(struct memsrc_cache *c)
 {
 	size_t at = slab_offset(c, c->cur) + c->used;
 
@@ -252,7 +155,7 @@ static void slab_note_used(struct memsrc_cache *c)
  * capture during it waits for no page faults of coroscope's own.  Only
  * pages that will be filled are touched.
  */
-static void cache_reserve(struct memsrc_cache *c, size_t pages)
+void mcache_reserve(struct memsrc_cache *c, size_t pages)
 {
 	size_t have = slab_offset(c, c->nslabs), at = 0, i;
 
@@ -280,7 +183,7 @@ static void cache_reserve(struct memsrc_cache *c, size_t pages)
 	}
 	if (pages > c->faulted)
 		c->faulted = pages;
-	table_reserve(c, pages);
+	mcache_table_reserve(c, pages);
 }
 
 /*
@@ -308,13 +211,13 @@ static size_t cluster_pages(const struct memsrc *ms, uint64_t page,
 	/* Stop before the top of the address space wraps around. */
 	if (want > (UINT64_MAX - page) / PAGE_SIZE + 1)
 		want = (size_t)((UINT64_MAX - page) / PAGE_SIZE + 1);
-	while (n < want && !cache_lookup(ms->cache, page + n * PAGE_SIZE))
+	while (n < want && !mcache_lookup(ms->cache, page + n * PAGE_SIZE))
 		n++;
 	return n;
 }
 
 /* Cache page as holding valid readable bytes at data. */
-static void cache_put(struct memsrc_cache *c, uint64_t page,
+void mcache_put(struct memsrc_cache *c, uint64_t page,
 		      unsigned char *data, uint32_t valid)
 {
 	struct cache_entry e;
@@ -329,7 +232,7 @@ static void cache_put(struct memsrc_cache *c, uint64_t page,
 
 /* Read page and up to want - 1 (<= CLUSTER_MAX) pages after it into the
  * cache, in one backend read. */
-static int cache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
+int mcache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
 			    struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
@@ -340,8 +243,8 @@ static int cache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
 	if (c->npages + want > CACHE_MAX_PAGES)
 		cache_drop_all(c);
 	n = cluster_pages(ms, page, want);
-	buf = slab_room(c, n);
-	table_reserve(c, n);
+	buf = mcache_slab_room(c, n);
+	mcache_table_reserve(c, n);
 
 	got = ms->ops->read_raw(ms, page, buf, n * PAGE_SIZE, err);
 	ms->stats.reads++;
@@ -361,19 +264,19 @@ static int cache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
 	full = (size_t)got / PAGE_SIZE;
 	keep = full < n ? full + 1 : full;
 	for (i = 0; i < keep; i++)
-		cache_put(c, page + i * PAGE_SIZE, buf + i * PAGE_SIZE,
+		mcache_put(c, page + i * PAGE_SIZE, buf + i * PAGE_SIZE,
 			  i < full ? PAGE_SIZE :
 			  (uint32_t)((size_t)got % PAGE_SIZE));
 	c->used += keep;
 	c->npages += keep;
-	slab_note_used(c);
+	mcache_slab_note_used(c);
 	c->fill_end = page + n * PAGE_SIZE;
 	return 0;
 }
 
 /* May the bytes of mapping m change while the target runs?  (What the
  * capture copies; read-only mappings are read when needed.) */
-static int may_change(const struct cs_mapping *m)
+int mcache_may_change(const struct cs_mapping *m)
 {
 	return m->perms[1] == 'w';
 }
@@ -394,15 +297,15 @@ static int frozen_miss(struct memsrc *ms, uint64_t page, struct cs_err *err,
 	const struct cs_mapping *m = memsrc_find_mapping(ms, page);
 
 	if (!m || m->perms[0] != 'r') {
-		table_reserve(ms->cache, 1);
-		cache_put(ms->cache, page, NULL, 0);
+		mcache_table_reserve(ms->cache, 1);
+		mcache_put(ms->cache, page, NULL, 0);
 		*ret = 0;
 		return 1;
 	}
-	if (!may_change(m))
+	if (!mcache_may_change(m))
 		return 0;
 	ms->missed++;
-	*ret = cache_fill_exact(ms, page, 1, err);
+	*ret = mcache_fill_exact(ms, page, 1, err);
 	return 1;
 }
 
@@ -425,7 +328,7 @@ static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
 		want = c->cluster;
 	if (want > CLUSTER_MAX)
 		want = CLUSTER_MAX;
-	return cache_fill_exact(ms, page, want, err);
+	return mcache_fill_exact(ms, page, want, err);
 }
 
 static struct recent_page *recent_slot(struct memsrc_cache *c, uint64_t page)
@@ -444,12 +347,12 @@ static int cache_page(struct memsrc *ms, uint64_t page, size_t want,
 	int ret;
 
 	if (r->page != page) {
-		e = cache_lookup(c, page);
+		e = mcache_lookup(c, page);
 		if (!e) {
 			ret = cache_fill(ms, page, want, err);
 			if (ret)
 				return ret;
-			e = cache_lookup(c, page);
+			e = mcache_lookup(c, page);
 			if (!e)
 				return cs_fail(err, CS_ERR_INTERNAL,
 					       "page 0x%" PRIx64
@@ -551,261 +454,6 @@ void memsrc_cache_clear(struct memsrc *ms)
 		ms->frozen = MEMSRC_LIVE;
 		ms->missed = 0;
 	}
-}
-
-uint64_t memsrc_writable_bytes(const struct memsrc *ms)
-{
-	uint64_t total = 0;
-	size_t i;
-
-	for (i = 0; i < ms->nmaps; i++)
-		if (may_change(&ms->maps[i]))
-			total += ms->maps[i].end - ms->maps[i].start;
-	return total;
-}
-
-static void plan_push(struct memsrc_cache *c, uint64_t page)
-{
-	c->plan = xgrow(c->plan, &c->aplan, c->nplan + 1, sizeof(*c->plan));
-	c->plan[c->nplan++] = page;
-	c->plan_sorted = 0;
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void plan_sort(struct memsrc_cache *c)
-{
-	size_t i, out = 0;
-
-	if (c->plan_sorted)
-		return;
-	if (c->nplan > 1)
-		qsort(c->plan, c->nplan, sizeof(*c->plan), u64_cmp);
-	for (i = 0; i < c->nplan; i++)
-		if (!out || c->plan[out - 1] != c->plan[i])
-			c->plan[out++] = c->plan[i];
-	c->nplan = out;
-	c->plan_sorted = 1;
-}
-
-/* Add the pages of [lo, hi) that lie in a changeable mapping. */
-static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
-{
-	uint64_t page;
-
-	/* Bounded by the range, which callers keep small. */
-	for (page = lo & PAGE_MASK; page < hi && page >= (lo & PAGE_MASK);
-	     page += PAGE_SIZE) {
-		const struct cs_mapping *m = memsrc_find_mapping(ms, page);
-
-		if (m && may_change(m))
-			plan_push(ms->cache, page);
-	}
-}
-
-size_t memsrc_plan_learn(struct memsrc *ms)
-{
-	struct memsrc_cache *c = ms->cache;
-	const uint64_t block = PLAN_BLOCK * PAGE_SIZE;
-	size_t i;
-
-	for (i = 0; i < c->cap; i++) {
-		uint64_t page = c->table[i].key & PAGE_MASK;
-		const struct cs_mapping *m;
-
-		if (!c->table[i].key || !c->table[i].used)
-			continue;
-		m = memsrc_find_mapping(ms, page);
-		if (m && may_change(m))
-			plan_range(ms, page - page % block,
-				   page - page % block + block);
-	}
-	plan_sort(c);
-	/* Room for the capture now, so that the stop does not also wait
-	 * for coroscope's own new memory; the stop drops the cached pages,
-	 * not the slabs, so the pages this pass filled are used again. */
-	if (c->nplan <= CACHE_MAX_PAGES / 2)
-		cache_reserve(c, c->nplan);
-	return c->nplan;
-}
-
-void memsrc_reserve_all(struct memsrc *ms)
-{
-	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE;
-
-	if (pages <= CACHE_MAX_PAGES / 2)
-		cache_reserve(ms->cache, (size_t)pages);
-}
-
-void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len)
-{
-	uint64_t end = addr + len < addr ? UINT64_MAX : addr + len;
-
-	plan_range(ms, addr, end);
-}
-
-/* Pages in the planned run starting at plan[i] (consecutive pages not
- * yet cached, CLUSTER_MAX at most). */
-static size_t plan_run(const struct memsrc_cache *c, size_t i)
-{
-	size_t run = 1;
-
-	while (i + run < c->nplan && run < CLUSTER_MAX &&
-	       c->plan[i + run] == c->plan[i] + run * PAGE_SIZE &&
-	       !cache_lookup(c, c->plan[i + run]))
-		run++;
-	return run;
-}
-
-/*
- * Copy up to MEMSRC_RUNS_MAX planned runs from plan[*i] on in one
- * backend call, and cache every run read whole.  *i moves past them, and
- * stops at the first run that was not (for capture_plan() to read on its
- * own).  0 or a status.
- */
-static int capture_batch(struct memsrc *ms, size_t *i, struct cs_err *err)
-{
-	struct memsrc_cache *c = ms->cache;
-	struct memsrc_run runs[MEMSRC_RUNS_MAX];
-	unsigned char *bufs[MEMSRC_RUNS_MAX];
-	size_t first[MEMSRC_RUNS_MAX];
-	size_t n = 0, k = *i, pages = 0, r, p;
-	long got;
-
-	while (k < c->nplan && n < MEMSRC_RUNS_MAX) {
-		size_t run;
-
-		if (cache_lookup(c, c->plan[k])) {
-			k++;
-			continue;
-		}
-		run = plan_run(c, k);
-		runs[n].addr = c->plan[k];
-		runs[n].len = run * PAGE_SIZE;
-		bufs[n] = slab_room(c, run);
-		first[n++] = k;
-		/* Handed out now, so that the next run gets its own room. */
-		c->used += run;
-		pages += run;
-		k += run;
-	}
-	slab_note_used(c);
-	if (!n) {
-		*i = k;
-		return 0;
-	}
-	table_reserve(c, pages);
-	got = ms->ops->read_runs(ms, runs, bufs, n, err);
-	ms->stats.reads++;
-	if (got < 0)
-		return (int)got;
-	ms->stats.bytes_read += (uint64_t)got;
-	for (r = 0; r < n && (size_t)got >= runs[r].len; r++) {
-		for (p = 0; p < runs[r].len / PAGE_SIZE; p++)
-			cache_put(c, runs[r].addr + p * PAGE_SIZE,
-				  bufs[r] + p * PAGE_SIZE, PAGE_SIZE);
-		c->npages += runs[r].len / PAGE_SIZE;
-		got -= (long)runs[r].len;
-	}
-	*i = r < n ? first[r] : k;
-	return 0;
-}
-
-/* Copy the planned pages: runs of consecutive pages, many runs to a
- * backend call where the backend can, else one run (up to CLUSTER_MAX
- * pages) each. */
-static int capture_plan(struct memsrc *ms, struct cs_err *err)
-{
-	struct memsrc_cache *c = ms->cache;
-	int batch = ms->ops->read_runs != NULL;
-	size_t i = 0;
-	int ret = 0;
-
-	/* The batches share the cache's limit with everything else. */
-	if (c->npages + c->nplan > CACHE_MAX_PAGES)
-		batch = 0;
-	/* Each round moves past a cached page or caches plan[i] (a fill
-	 * always caches its first page, if only as unreadable): bounded.  A
-	 * fill may stop short (at a mapping's end, an unreadable page): the
-	 * rest of its run is filled in later rounds. */
-	while (i < c->nplan && ret == 0) {
-		if (batch) {
-			ret = capture_batch(ms, &i, err);
-			if (ret || i >= c->nplan)
-				break;
-		}
-		if (cache_lookup(c, c->plan[i])) {
-			i++;
-			continue;
-		}
-		ret = cache_fill_exact(ms, c->plan[i], plan_run(c, i), err);
-	}
-	return ret;
-}
-
-/* Copy every changeable mapping. */
-static int capture_all(struct memsrc *ms, struct cs_err *err)
-{
-	struct memsrc_cache *c = ms->cache;
-	size_t i;
-	int ret = 0;
-
-	/* Fill the cache directly, in the largest reads a fill makes
-	 * (slabs are sized for them), copying nothing out. */
-	for (i = 0; i < ms->nmaps && ret == 0; i++) {
-		const struct cs_mapping *m = &ms->maps[i];
-		uint64_t page;
-
-		if (!may_change(m))
-			continue;
-		/* Each round moves on a page or fills it: bounded.  A page
-		 * that cannot be read is cached as unreadable and skipped. */
-		for (page = m->start & PAGE_MASK; page < m->end && ret == 0;) {
-			if (cache_lookup(c, page)) {
-				page += PAGE_SIZE;
-				continue;
-			}
-			ret = cache_fill_exact(ms, page, CLUSTER_MAX, err);
-			if (ret == 0 && !cache_lookup(c, page))
-				ret = cs_fail(err, CS_ERR_INTERNAL,
-					      "page 0x%" PRIx64 " missing after a fill",
-					      page);
-		}
-	}
-	return ret;
-}
-
-int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
-		   size_t max_bytes, struct cs_err *err)
-{
-	struct memsrc_cache *c = ms->cache;
-	uint64_t total;
-	int ret;
-
-	if (what == MEMSRC_CAPTURE_PLAN)
-		plan_sort(c);
-	total = what == MEMSRC_CAPTURE_PLAN ? (uint64_t)c->nplan * PAGE_SIZE :
-		memsrc_writable_bytes(ms);
-	/* Leave half the cache for the read-only pages decoding will want:
-	 * a full cache is dropped, and a dropped capture would be re-read
-	 * from a target that has moved on. */
-	if (!ms->nmaps || total > max_bytes ||
-	    total / PAGE_SIZE > CACHE_MAX_PAGES / 2)
-		return 0;
-	ret = what == MEMSRC_CAPTURE_PLAN ? capture_plan(ms, err) :
-	      capture_all(ms, err);
-	c->cluster = CLUSTER_MIN;
-	if (ret < 0)
-		return ret;
-	ms->frozen = what == MEMSRC_CAPTURE_PLAN ? MEMSRC_FROZEN_PLAN :
-		     MEMSRC_FROZEN_ALL;
-	ms->missed = 0;
-	return 1;
 }
 
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,
