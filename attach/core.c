@@ -224,13 +224,7 @@ int core_open(struct memsrc **out, const char *path,
 	co->path = xstrdup(path);
 	co->info.path = co->path;
 	co->warnings = opt->warnings;
-	ret = memsrc_init(ms, &core_ops, co, err);
-	if (ret) {
-		free(co->path);
-		free(co);
-		free(ms);
-		return ret;
-	}
+	memsrc_init(ms, &core_ops, co);
 	/* From here memsrc_free() releases everything. */
 	memset(&ns, 0, sizeof(ns));
 	ms->root = xstrdup(opt->sysroot ? opt->sysroot : "");

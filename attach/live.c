@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -209,6 +210,32 @@ static long mem_read(struct memsrc *ms, struct live *lv, uint64_t addr,
 		       lv->pid, addr, strerror(errno));
 }
 
+static long live_read_runs(struct memsrc *ms, const struct memsrc_run *runs,
+			   unsigned char *const *bufs, size_t n,
+			   struct cs_err *err)
+{
+	struct live *lv = ms->backend;
+	size_t i;
+	ssize_t r;
+
+	if (lv->use_mem || n > IOV_PAGES)
+		return 0;
+	for (i = 0; i < n; i++) {
+		lv->liov[i].iov_base = bufs[i];
+		lv->liov[i].iov_len = runs[i].len;
+		lv->riov[i].iov_base = (void *)(uintptr_t)runs[i].addr;
+		lv->riov[i].iov_len = runs[i].len;
+	}
+	do
+		r = process_vm_readv(lv->pid, lv->liov, n, lv->riov, n, 0);
+	while (r < 0 && errno == EINTR);
+	if (r >= 0)
+		return r;
+	/* EFAULT (the first run is unreadable) and refusals are read_raw's
+	 * to sort out, run by run. */
+	return errno == ESRCH ? live_exited(err, lv->pid) : 0;
+}
+
 static long live_read_raw(struct memsrc *ms, uint64_t addr, void *buf,
 			  size_t len, struct cs_err *err)
 {
@@ -244,8 +271,7 @@ static long live_read_raw(struct memsrc *ms, uint64_t addr, void *buf,
 /* ---- opening ---- */
 
 /* One line of /proc/PID/maps; pseudo names like [heap] and [stack] get
- * no path: they are no files to open.  0, -1 (no mapping), -2 (no
- * memory). */
+ * no path: they are no files to open.  0, or -1 (no mapping). */
 static int parse_maps_line(char *line, struct cs_mapping *m)
 {
 	struct procfs_map pm;
@@ -258,10 +284,9 @@ static int parse_maps_line(char *line, struct cs_mapping *m)
 	m->offset = pm.offset;
 	memcpy(m->perms, pm.perms, sizeof(m->perms));
 	m->deleted = pm.deleted;
-	if (!pm.path)
-		return 0;
-	m->path = strdup(pm.path);
-	return m->path ? 0 : -2;
+	if (pm.path)
+		m->path = xstrdup(pm.path);
+	return 0;
 }
 
 int live_read_maps(struct memsrc *ms, struct cs_err *err)
@@ -286,32 +311,14 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err)
 			       path, strerror(errno));
 	}
 	while (getline(&line, &cap, f) > 0) {
-		int r;
-
 		if (n == MAX_MAPS) {
 			ret = cs_fail(err, CS_ERR_INTERNAL,
 				      "more than %u mappings in '%s'",
 				      MAX_MAPS, path);
 			break;
 		}
-		if (n == alloc) {
-			size_t na = alloc ? alloc * 2 : 256;
-			struct cs_mapping *t = realloc(maps, na * sizeof(*t));
-
-			if (!t) {
-				ret = cs_fail(err, CS_ERR_INTERNAL,
-					      "out of memory");
-				break;
-			}
-			maps = t;
-			alloc = na;
-		}
-		r = parse_maps_line(line, &maps[n]);
-		if (r == -2) {
-			ret = cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-			break;
-		}
-		if (r == 0)
+		maps = xgrow(maps, &alloc, n + 1, sizeof(*maps));
+		if (parse_maps_line(line, &maps[n]) == 0)
 			n++;
 	}
 	/* Reading maps of another user's process fails here, not at open. */
@@ -338,17 +345,10 @@ static int read_threads(struct memsrc *ms, struct cs_err *err)
 	int *tids;
 	size_t n, i;
 
-	if (live_list_tasks(ms->pid, &tids, &n) < 0) {
-		if (errno == ENOMEM)
-			return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	if (live_list_tasks(ms->pid, &tids, &n) < 0)
 		return cs_fail(err, CS_ERR_NO_PROCESS, "no such process: %d",
 			       ms->pid);
-	}
-	ms->threads = calloc(n ? n : 1, sizeof(*ms->threads));
-	if (!ms->threads) {
-		free(tids);
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	}
+	ms->threads = xcalloc(n ? n : 1, sizeof(*ms->threads));
 	for (i = 0; i < n; i++) {
 		ms->threads[i].tid = tids[i];
 		ms->threads[i].ns_tid = live_ns_tid_of(ms->backend, tids[i]);
@@ -368,6 +368,7 @@ static void live_close(struct memsrc *ms)
 	if (lv->mem_fd >= 0)
 		close(lv->mem_fd);
 	free(lv->riov);
+	free(lv->liov);
 	free(lv->th);
 	free(lv);
 	ms->backend = NULL;
@@ -375,6 +376,7 @@ static void live_close(struct memsrc *ms)
 
 static const struct memsrc_ops live_ops = {
 	.read_raw = live_read_raw,
+	.read_runs = live_read_runs,
 	.close = live_close,
 };
 
@@ -438,41 +440,24 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	ret = check_pid(&pid, err);
 	if (ret)
 		return ret;
-	ms = calloc(1, sizeof(*ms));
-	lv = calloc(1, sizeof(*lv));
-	if (lv)
-		lv->riov = calloc(IOV_PAGES, sizeof(*lv->riov));
-	if (!ms || !lv || !lv->riov) {
-		if (lv)
-			free(lv->riov);
-		free(lv);
-		free(ms);
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	}
+	ms = xcalloc(1, sizeof(*ms));
+	lv = xcalloc(1, sizeof(*lv));
+	lv->riov = xcalloc(IOV_PAGES, sizeof(*lv->riov));
+	lv->liov = xcalloc(IOV_PAGES, sizeof(*lv->liov));
 	lv->pid = pid;
 	lv->mem_fd = -1;
 	env = getenv(PROC_MEM_ENV);
 	lv->use_mem = env && *env && strcmp(env, "0");
-	ret = memsrc_init(ms, &live_ops, lv, err);
-	if (ret) {
-		free(lv->riov);
-		free(lv);
-		free(ms);
-		return ret;
-	}
+	memsrc_init(ms, &live_ops, lv);
 	ms->pid = pid;
 	ms->ns_pid = own_ns_id(pid, 0, &depth);
 	lv->other_ns = depth > 1;
 	if (!ms->ns_pid || !lv->other_ns)
 		ms->ns_pid = pid;
 	snprintf(buf, sizeof(buf), "/proc/%d/root", pid);
-	ms->root = strdup(buf);
+	ms->root = xstrdup(buf);
 	snprintf(buf, sizeof(buf), "/proc/%d/exe", pid);
-	ms->exe_path = strdup(buf);
-	if (!ms->root || !ms->exe_path) {
-		ret = cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-		goto fail;
-	}
+	ms->exe_path = xstrdup(buf);
 	ret = live_read_maps(ms, err);
 	/*
 	 * The mapping list may be readable where the files behind it are not

@@ -35,8 +35,14 @@ int live_stop(struct memsrc *ms, struct cs_err *err);
 
 void live_resume(struct memsrc *ms);
 
-/* Milliseconds the target has been held stopped so far (all stops). */
+/* Milliseconds the target has been held stopped so far (all stops),
+ * from the moment its last thread stopped to its resumption. */
 double live_paused_ms(const struct memsrc *ms);
+
+/* Milliseconds spent stopping it (all stops): from the first thread
+ * seized to the last one stopped.  Its first threads are stopped that
+ * much longer than live_paused_ms() says. */
+double live_stop_ms(const struct memsrc *ms);
 
 /* Is the process still there?  (Used to tell "exited" from bad memory.) */
 int live_alive(const struct memsrc *ms);

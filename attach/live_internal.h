@@ -34,6 +34,7 @@ struct live {
 	int mem_fd;            /* /proc/PID/mem, -1 until needed */
 	int use_mem;           /* process_vm_readv refused: use mem_fd */
 	struct iovec *riov;    /* IOV_PAGES remote iovecs */
+	struct iovec *liov;    /* IOV_PAGES local ones (read_runs) */
 
 	struct live_thread *th;  /* seized threads */
 	size_t nth, ath;
@@ -41,8 +42,9 @@ struct live {
 	int other_ns;          /* in another PID namespace: tids differ there */
 
 	int stopped;
-	struct timespec since;   /* when the current stop completed */
+	struct timespec since;   /* when every thread was stopped */
 	double paused_ms;        /* earlier stops */
+	double stop_ms;          /* stopping the threads, every stop */
 };
 
 /*

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -207,30 +208,28 @@ int live_reaped_status(int pid, int *status)
  * must not keep coroscope, and the threads already stopped, waiting.
  * On timeout the thread stays TH_SEIZED.
  */
-static void wait_stop(struct live_thread *th, double deadline)
+/* Collect th's stop if it was reported: 1 when th is settled (stopped
+ * or gone), 0 when nothing was reported yet. */
+static int poll_stop(struct live_thread *th)
 {
-	const struct timespec pause = { 0, 500 * 1000 };
-	int st;
+	int st, rounds;
 
-	for (;;) {
+	/* Bounded: EINTR and reports other than a stop or an exit retry. */
+	for (rounds = 0; rounds < 16; rounds++) {
 		pid_t r = waitpid(th->tid, &st, __WALL | WNOHANG);
 
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			th->state = TH_GONE;  /* ECHILD: not our tracee now */
-			return;
+			return 1;
 		}
-		if (r == 0) {
-			if (cs_now_ms() >= deadline)
-				return;
-			nanosleep(&pause, NULL);
-			continue;
-		}
+		if (r == 0)
+			return 0;
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			note_exit(r, st);
 			th->state = TH_GONE;
-			return;
+			return 1;
 		}
 		if (!WIFSTOPPED(st))
 			continue;
@@ -240,8 +239,17 @@ static void wait_stop(struct live_thread *th, double deadline)
 		}
 		/* Any other event cannot happen with options 0. */
 		th->state = TH_STOPPED;
-		return;
+		return 1;
 	}
+	return 0;
+}
+
+static void wait_stop(struct live_thread *th, double deadline)
+{
+	const struct timespec pause = { 0, 500 * 1000 };
+
+	while (!poll_stop(th) && cs_now_ms() < deadline)
+		nanosleep(&pause, NULL);
 }
 
 /* Detach one thread (waiting for its stop first if need be). */
@@ -281,15 +289,7 @@ static int seize_thread(struct live *lv, int tid, struct cs_err *err)
 	struct live_thread *th;
 	char st;
 
-	if (lv->nth == lv->ath) {
-		size_t na = lv->ath ? lv->ath * 2 : 16;
-		struct live_thread *t = realloc(lv->th, na * sizeof(*t));
-
-		if (!t)
-			return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-		lv->th = t;
-		lv->ath = na;
-	}
+	lv->th = xgrow(lv->th, &lv->ath, lv->nth + 1, sizeof(*lv->th));
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
 		if (errno == ESRCH)
 			return 0;
@@ -391,6 +391,43 @@ static int refresh_maps(struct memsrc *ms, struct cs_err *err)
 }
 
 /*
+ * Wait for every seized thread's stop, in the order the stops come: each
+ * pass over the threads collects every stop reported so far (and reads
+ * that thread's registers while the others are still stopping), and
+ * only a pass that found none sleeps.  On timeout the late threads stay
+ * TH_SEIZED.
+ */
+static void wait_all(struct live *lv, double deadline)
+{
+	const struct timespec pause = { 0, 200 * 1000 };
+	size_t i, left;
+
+	/* Bounded by the deadline: every pass that settles nothing sleeps. */
+	for (;;) {
+		size_t settled = 0;
+
+		left = 0;
+		for (i = 0; i < lv->nth; i++) {
+			struct live_thread *th = &lv->th[i];
+
+			if (th->state != TH_SEIZED)
+				continue;
+			if (poll_stop(th)) {
+				settled++;
+				if (th->state == TH_STOPPED)
+					read_fs_base(th);
+			} else {
+				left++;
+			}
+		}
+		if (!left || (!settled && cs_now_ms() >= deadline))
+			return;
+		if (!settled)
+			nanosleep(&pause, NULL);
+	}
+}
+
+/*
  * One round of stopping: seize every listed thread not yet seized, wait
  * for all to stop.  *added says how many were new.  0 or a status.
  */
@@ -403,9 +440,7 @@ static int stop_round(struct live *lv, double deadline, size_t *added,
 
 	*added = 0;
 	if (live_list_tasks(lv->pid, &tids, &ntids) < 0)
-		return errno == ENOMEM ?
-		       cs_fail(err, CS_ERR_INTERNAL, "out of memory") :
-		       (int)live_exited(err, lv->pid);
+		return (int)live_exited(err, lv->pid);
 	for (i = 0; i < ntids && !ret; i++) {
 		if (find_thread(lv, tids[i]))
 			continue;
@@ -416,12 +451,10 @@ static int stop_round(struct live *lv, double deadline, size_t *added,
 	free(tids);
 	if (ret)
 		return ret;
+	wait_all(lv, deadline);
 	for (i = 0; i < lv->nth; i++)
 		if (lv->th[i].state == TH_SEIZED)
-			wait_stop(&lv->th[i], deadline);
-	for (i = 0; i < lv->nth; i++)
-		if (lv->th[i].state == TH_SEIZED)
-			return cs_fail(err, CS_ERR_MEMORY,
+			return cs_fail(err, CS_ERR_NOT_STOPPED,
 				       "thread %d of process %d did not stop "
 				       "within %d ms (uninterruptible sleep?); "
 				       "try --no-block", lv->th[i].tid,
@@ -452,7 +485,7 @@ static int stop_all(struct memsrc *ms, struct live *lv, struct cs_err *err)
 	if (!lv->nth || !live_alive(ms))
 		return (int)live_exited(err, lv->pid);
 	if (round == STOP_ROUNDS)
-		return cs_fail(err, CS_ERR_MEMORY,
+		return cs_fail(err, CS_ERR_NOT_STOPPED,
 			       "process %d keeps creating threads faster than "
 			       "they can be stopped; try --no-block", lv->pid);
 	return 0;
@@ -480,12 +513,12 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 	struct cs_thread *threads;
 	size_t i;
 
+	/* Read when each stop came in (wait_all); this is for the rest. */
 	for (i = 0; i < lv->nth; i++)
-		read_fs_base(&lv->th[i]);
+		if (!lv->th[i].has_fs_base)
+			read_fs_base(&lv->th[i]);
 	drop_gone(lv);
-	threads = calloc(lv->nth ? lv->nth : 1, sizeof(*threads));
-	if (!threads)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	threads = xcalloc(lv->nth ? lv->nth : 1, sizeof(*threads));
 	for (i = 0; i < lv->nth; i++) {
 		threads[i].tid = lv->th[i].tid;
 		threads[i].ns_tid = known_ns_tid(ms, lv, lv->th[i].tid);
@@ -503,6 +536,7 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 int live_stop(struct memsrc *ms, struct cs_err *err)
 {
 	struct live *lv = ms->backend;
+	double start;
 	int ret;
 
 	if (lv->stopped)
@@ -511,7 +545,12 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "cannot stop process %d: it is coroscope itself",
 			       lv->pid);
+	start = cs_now_ms();
 	ret = stop_all(ms, lv, err);
+	lv->stop_ms += cs_now_ms() - start;
+	/* The pause counts from here: what follows is done to a stopped
+	 * target. */
+	clock_gettime(CLOCK_MONOTONIC, &lv->since);
 	/* The mappings as they are now that nothing runs: what was mapped
 	 * or unmapped since live_open() must be read (and captured) too. */
 	if (!ret)
@@ -524,7 +563,6 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 	}
 	memsrc_cache_clear(ms);
 	lv->stopped = 1;
-	clock_gettime(CLOCK_MONOTONIC, &lv->since);
 	hold_for_tests();
 	return 0;
 }
@@ -562,6 +600,13 @@ double live_paused_ms(const struct memsrc *ms)
 		total += ms_between(&lv->since, &now);
 	}
 	return total;
+}
+
+double live_stop_ms(const struct memsrc *ms)
+{
+	const struct live *lv = ms->backend;
+
+	return lv->stop_ms;
 }
 
 int live_alive(const struct memsrc *ms)

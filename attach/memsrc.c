@@ -1,4 +1,5 @@
 #include "attach/memsrc.h"
+#include "attach/memsrc_cache.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -10,87 +11,8 @@
 #include "common/le.h"
 #include "common/procfs.h"
 #include "common/range.h"
+#include "common/strbuf.h"
 #include "common/banned.h"
-
-/*
- * The page cache.  Pages are 4 KiB whatever the target's page size: the
- * size only decides the granularity of caching and of "unreadable".
- *
- * Each entry records how many bytes from the start of its page are
- * readable: PAGE_SIZE for a normal page, 0 for an unreadable page (the
- * negative cache, so that a reader probing a bad pointer costs one system
- * call, not one per probe), and anything between for a page the backend
- * could only read in part (a truncated core).
- *
- * A dump reads tens or hundreds of megabytes of heap (the GC walk visits
- * every object), so the cache is built for that volume: the backend reads
- * straight into large slabs of pages (no copy, no allocation per page),
- * pages are found through an open-addressed table, and a small array of
- * recently used pages is checked before it, since most reads are small
- * and land near one read shortly before.
- */
-#define PAGE_SIZE 4096u
-#define PAGE_MASK (~(uint64_t)(PAGE_SIZE - 1))
-
-/*
- * A miss reads at least CLUSTER_MIN pages starting at the missing page:
- * neighbouring objects are usually read next.  A miss on the page right
- * after the previous fill is a sequential scan (the GC walk over a pool
- * of objects): each such miss doubles the cluster, up to CLUSTER_MAX, so
- * a large heap costs few system calls.  A large read asks for the pages
- * it needs, up to CLUSTER_MAX per backend call.
- */
-#define CLUSTER_MIN 8
-#define CLUSTER_MAX 128
-
-/* Slabs grow from CLUSTER_MAX pages to SLAB_MAX_PAGES (8 MiB). */
-#define SLAB_MAX_PAGES 2048
-
-/*
- * At most this many pages (1 GiB of page data).  A dump rarely comes
- * close; when it does, the whole cache is dropped and refilled, which
- * costs system calls but never correctness.
- */
-#define CACHE_MAX_PAGES (1024u * 1024 * 1024 / PAGE_SIZE)
-
-/* Marks "no page": page addresses have their low bits 0. */
-#define NO_PAGE 1u
-
-/* Pages found recently, direct-mapped by page number: checked before the
- * table, they make most reads a compare and a copy. */
-#define RECENT 256
-
-struct cache_entry {
-	uint64_t key;             /* page address | 1; 0 = empty slot */
-	unsigned char *data;      /* in a slab; valid bytes */
-	uint32_t valid;           /* readable bytes from the page's start */
-};
-
-struct recent_page {
-	uint64_t page;            /* or NO_PAGE */
-	const unsigned char *data;
-	uint32_t valid;           /* 0 for an empty slot */
-};
-
-struct slab {
-	unsigned char *mem;
-	size_t pages;
-};
-
-struct memsrc_cache {
-	struct cache_entry *table;
-	size_t cap;               /* a power of two */
-	size_t nentries;
-	struct slab *slabs;
-	size_t nslabs, aslabs;
-	size_t cur, used;         /* pages used in slabs[cur] */
-	size_t npages;            /* slab pages holding data */
-
-	struct recent_page recent[RECENT];
-
-	uint64_t fill_end;        /* first page after the previous fill */
-	size_t cluster;           /* pages the next sequential miss reads */
-};
 
 static size_t slot_of(uint64_t page, size_t cap)
 {
@@ -100,8 +22,8 @@ static size_t slot_of(uint64_t page, size_t cap)
 	return (size_t)(h >> 32) & (cap - 1);
 }
 
-static const struct cache_entry *cache_lookup(const struct memsrc_cache *c,
-					      uint64_t page)
+struct cache_entry *mcache_lookup(const struct memsrc_cache *c,
+					uint64_t page)
 {
 	uint64_t key = page | 1;
 	size_t i = slot_of(page, c->cap);
@@ -143,8 +65,8 @@ static void table_put(struct cache_entry *t, size_t cap,
 	t[i] = *e;
 }
 
-/* Keep the table at most half full; 0, or -1 when out of memory. */
-static int table_reserve(struct memsrc_cache *c, size_t more)
+/* Keep the table at most half full. */
+void mcache_table_reserve(struct memsrc_cache *c, size_t more)
 {
 	size_t cap = c->cap, i;
 	struct cache_entry *t;
@@ -152,63 +74,60 @@ static int table_reserve(struct memsrc_cache *c, size_t more)
 	while ((c->nentries + more) * 2 > cap)
 		cap *= 2;
 	if (cap == c->cap)
-		return 0;
-	t = calloc(cap, sizeof(*t));
-	if (!t)
-		return -1;
+		return;
+	t = xcalloc(cap, sizeof(*t));
 	for (i = 0; i < c->cap; i++)
 		if (c->table[i].key)
 			table_put(t, cap, &c->table[i]);
 	free(c->table);
 	c->table = t;
 	c->cap = cap;
-	return 0;
 }
 
-/* Map one more slab, populated: one system call sets up its pages, where
- * letting the backend's copy fault them in costs a trap per page.  Slabs
- * double in size up to SLAB_MAX_PAGES, but need not be larger than
- * `enough` pages (nor smaller than CLUSTER_MAX).  0, or -1 when out of
- * memory. */
-static int slab_add(struct memsrc_cache *c, size_t enough)
+/* Map one more slab (not populated: its pages are faulted in as they are
+ * first used, or ahead of a stop by mcache_reserve()).  Slabs double in
+ * size up to SLAB_MAX_PAGES, but need not be larger than `enough` pages
+ * (nor smaller than CLUSTER_MAX). */
+static void slab_add(struct memsrc_cache *c, size_t enough)
 {
 	struct slab *s;
 	size_t pages;
 	void *mem;
 
-	if (c->nslabs == c->aslabs) {
-		size_t na = c->aslabs ? c->aslabs * 2 : 16;
-		struct slab *t = realloc(c->slabs, na * sizeof(*t));
-
-		if (!t)
-			return -1;
-		c->slabs = t;
-		c->aslabs = na;
-	}
+	c->slabs = xgrow(c->slabs, &c->aslabs, c->nslabs + 1,
+			 sizeof(*c->slabs));
 	pages = c->nslabs ? c->slabs[c->nslabs - 1].pages * 2 : CLUSTER_MAX;
 	if (pages > SLAB_MAX_PAGES)
 		pages = SLAB_MAX_PAGES;
 	if (pages > enough)
 		pages = enough > CLUSTER_MAX ? enough : CLUSTER_MAX;
 	mem = mmap(NULL, pages * PAGE_SIZE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
-		return -1;
+		xdie_out_of_memory();
 	s = &c->slabs[c->nslabs++];
 	s->mem = mem;
 	s->pages = pages;
-	return 0;
+}
+
+/* Pages of the slabs before slabs[k]. */
+static size_t slab_offset(const struct memsrc_cache *c, size_t k)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < k; i++)
+		n += c->slabs[i].pages;
+	return n;
 }
 
 /* Room for n contiguous pages (n <= CLUSTER_MAX), not yet counted as
- * used; NULL when out of memory. */
-static unsigned char *slab_room(struct memsrc_cache *c, size_t n)
+ * used. */
+unsigned char *mcache_slab_room(struct memsrc_cache *c, size_t n)
 {
 	if (c->nslabs && c->slabs[c->cur].pages - c->used >= n)
 		return c->slabs[c->cur].mem + c->used * PAGE_SIZE;
 	if (!c->nslabs || c->cur + 1 >= c->nslabs) {
-		if (slab_add(c, SLAB_MAX_PAGES) < 0)
-			return NULL;
+		slab_add(c, SLAB_MAX_PAGES);
 		if (c->nslabs == 1) {
 			c->used = 0;
 			return c->slabs[0].mem;
@@ -220,40 +139,51 @@ static unsigned char *slab_room(struct memsrc_cache *c, size_t n)
 	return c->slabs[c->cur].mem;
 }
 
-/*
- * The target's resident anonymous memory in pages, from /proc/PID/status
- * (RssAnon), or 0 when unknown.  Only a live source has one: one whose
- * root is the process's /proc/PID/root.
- */
-static uint64_t writable_bytes(const struct memsrc *ms);
-
-static size_t target_anon_pages(const struct memsrc *ms)
+/* Count pages handed out [cur, used) as faulted in. */
+void mcache_slab_note_used(struct memsrc_cache *c)
 {
-	long kb;
+	size_t at = slab_offset(c, c->cur) + c->used;
 
-	if (ms->pid <= 0 || !ms->root || strncmp(ms->root, "/proc/", 6) != 0)
-		return 0;
-	if (procfs_status_field(ms->pid, 0, "RssAnon", &kb) < 0 || kb < 0)
-		return 0;
-	return (size_t)((unsigned long)kb / (PAGE_SIZE / 1024));
+	if (at > c->faulted)
+		c->faulted = at;
 }
 
-void memsrc_prepare(struct memsrc *ms, int will_capture)
+/*
+ * Fault in the slab pages the next `pages` cached pages will use, counted
+ * from the start of the slabs (where a cleared cache starts again), and
+ * make the table big enough for them: done before a stop, so that the
+ * capture during it waits for no page faults of coroscope's own.  Only
+ * pages that will be filled are touched.
+ */
+void mcache_reserve(struct memsrc_cache *c, size_t pages)
 {
-	struct memsrc_cache *c = ms->cache;
-	size_t want = target_anon_pages(ms), have = 0, i;
-	uint64_t writable = writable_bytes(ms) / PAGE_SIZE;
+	size_t have = slab_offset(c, c->nslabs), at = 0, i;
 
-	/* memsrc_capture() may copy every writable mapping: have room. */
-	if (will_capture && writable <= CACHE_MAX_PAGES / 2 && writable > want)
-		want = (size_t)writable;
-	if (want > CACHE_MAX_PAGES)
-		want = CACHE_MAX_PAGES;
-	for (i = 0; i < c->nslabs; i++)
-		have += c->slabs[i].pages;
 	/* Bounded: every slab adds at least CLUSTER_MAX pages. */
-	while (have < want && slab_add(c, want - have) == 0)
+	while (have < pages) {
+		slab_add(c, pages - have);
 		have += c->slabs[c->nslabs - 1].pages;
+	}
+	for (i = 0; i < c->nslabs && at < pages; i++) {
+		size_t lo = c->faulted > at ? c->faulted - at : 0;
+		size_t hi = pages - at < c->slabs[i].pages ?
+			    pages - at : c->slabs[i].pages;
+		unsigned char *mem = c->slabs[i].mem;
+
+		if (lo < hi && madvise(mem + lo * PAGE_SIZE,
+				       (hi - lo) * PAGE_SIZE,
+				       MADV_POPULATE_WRITE) < 0) {
+			size_t k;
+
+			/* Before Linux 5.14: touch each page instead. */
+			for (k = lo; k < hi; k++)
+				mem[k * PAGE_SIZE] = 0;
+		}
+		at += c->slabs[i].pages;
+	}
+	if (pages > c->faulted)
+		c->faulted = pages;
+	mcache_table_reserve(c, pages);
 }
 
 /*
@@ -281,36 +211,40 @@ static size_t cluster_pages(const struct memsrc *ms, uint64_t page,
 	/* Stop before the top of the address space wraps around. */
 	if (want > (UINT64_MAX - page) / PAGE_SIZE + 1)
 		want = (size_t)((UINT64_MAX - page) / PAGE_SIZE + 1);
-	while (n < want && !cache_lookup(ms->cache, page + n * PAGE_SIZE))
+	while (n < want && !mcache_lookup(ms->cache, page + n * PAGE_SIZE))
 		n++;
 	return n;
 }
 
-/* Bring page (and possibly the pages after it) into the cache. */
-static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
-		      struct cs_err *err)
+/* Cache page as holding valid readable bytes at data. */
+void mcache_put(struct memsrc_cache *c, uint64_t page,
+		      unsigned char *data, uint32_t valid)
+{
+	struct cache_entry e;
+
+	e.key = page | 1;
+	e.data = data;
+	e.valid = valid;
+	e.used = 0;
+	table_put(c->table, c->cap, &e);
+	c->nentries++;
+}
+
+/* Read page and up to want - 1 (<= CLUSTER_MAX) pages after it into the
+ * cache, in one backend read. */
+int mcache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
+			    struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
 	size_t n, full, keep, i;
 	unsigned char *buf;
 	long got;
 
-	if (page == c->fill_end) {
-		if (c->cluster < CLUSTER_MAX)
-			c->cluster *= 2;
-	} else {
-		c->cluster = CLUSTER_MIN;
-	}
-	if (want < c->cluster)
-		want = c->cluster;
-	if (want > CLUSTER_MAX)
-		want = CLUSTER_MAX;
 	if (c->npages + want > CACHE_MAX_PAGES)
 		cache_drop_all(c);
 	n = cluster_pages(ms, page, want);
-	buf = slab_room(c, n);
-	if (!buf || table_reserve(c, n) < 0)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
+	buf = mcache_slab_room(c, n);
+	mcache_table_reserve(c, n);
 
 	got = ms->ops->read_raw(ms, page, buf, n * PAGE_SIZE, err);
 	ms->stats.reads++;
@@ -329,20 +263,72 @@ static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
 	 */
 	full = (size_t)got / PAGE_SIZE;
 	keep = full < n ? full + 1 : full;
-	for (i = 0; i < keep; i++) {
-		struct cache_entry e;
-
-		e.key = (page + i * PAGE_SIZE) | 1;
-		e.data = buf + i * PAGE_SIZE;
-		e.valid = i < full ? PAGE_SIZE :
-			  (uint32_t)((size_t)got % PAGE_SIZE);
-		table_put(c->table, c->cap, &e);
-		c->nentries++;
-	}
+	for (i = 0; i < keep; i++)
+		mcache_put(c, page + i * PAGE_SIZE, buf + i * PAGE_SIZE,
+			  i < full ? PAGE_SIZE :
+			  (uint32_t)((size_t)got % PAGE_SIZE));
 	c->used += keep;
 	c->npages += keep;
+	mcache_slab_note_used(c);
 	c->fill_end = page + n * PAGE_SIZE;
 	return 0;
+}
+
+/* May the bytes of mapping m change while the target runs?  (What the
+ * capture copies; read-only mappings are read when needed.) */
+int mcache_may_change(const struct cs_mapping *m)
+{
+	return m->perms[1] == 'w';
+}
+
+/*
+ * A page missing from the cache of a captured (frozen) source.  The
+ * mappings were read during the stop: a page in none of them, or in one
+ * that may not be read, was unreadable then, whatever the target did
+ * since.  A page that may change should have been captured: it is read
+ * from the target as it is now (one page: what its neighbours hold now
+ * must not pass for captured) and counted in ms->missed, so that the
+ * caller knows its picture is not the stop's and reads again.  1 when
+ * handled here, 0 for a page to read as usual (read-only).
+ */
+static int frozen_miss(struct memsrc *ms, uint64_t page, struct cs_err *err,
+		       int *ret)
+{
+	const struct cs_mapping *m = memsrc_find_mapping(ms, page);
+
+	if (!m || m->perms[0] != 'r') {
+		mcache_table_reserve(ms->cache, 1);
+		mcache_put(ms->cache, page, NULL, 0);
+		*ret = 0;
+		return 1;
+	}
+	if (!mcache_may_change(m))
+		return 0;
+	ms->missed++;
+	*ret = mcache_fill_exact(ms, page, 1, err);
+	return 1;
+}
+
+/* Bring page (and possibly the pages after it) into the cache. */
+static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
+		      struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	int ret;
+
+	if (ms->frozen && frozen_miss(ms, page, err, &ret))
+		return ret;
+	if (page == c->fill_end) {
+		if (c->cluster < CLUSTER_MAX)
+			c->cluster *= 2;
+	} else {
+		c->cluster = CLUSTER_MIN;
+	}
+	if (want < c->cluster)
+		want = c->cluster;
+	if (want > CLUSTER_MAX)
+		want = CLUSTER_MAX;
+	return mcache_fill_exact(ms, page, want, err);
 }
 
 static struct recent_page *recent_slot(struct memsrc_cache *c, uint64_t page)
@@ -350,27 +336,29 @@ static struct recent_page *recent_slot(struct memsrc_cache *c, uint64_t page)
 	return &c->recent[(page / PAGE_SIZE) & (RECENT - 1)];
 }
 
-/* The cached page, filling it on a miss. */
+/* The cached page, filling it on a miss; marked used (what a capture
+ * plan learns from). */
 static int cache_page(struct memsrc *ms, uint64_t page, size_t want,
 		      const struct recent_page **out, struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
 	struct recent_page *r = recent_slot(c, page);
-	const struct cache_entry *e;
+	struct cache_entry *e;
 	int ret;
 
 	if (r->page != page) {
-		e = cache_lookup(c, page);
+		e = mcache_lookup(c, page);
 		if (!e) {
 			ret = cache_fill(ms, page, want, err);
 			if (ret)
 				return ret;
-			e = cache_lookup(c, page);
+			e = mcache_lookup(c, page);
 			if (!e)
 				return cs_fail(err, CS_ERR_INTERNAL,
 					       "page 0x%" PRIx64
 					       " missing after a fill", page);
 		}
+		e->used = 1;
 		r->page = page;
 		r->data = e->data;
 		r->valid = e->valid;
@@ -462,62 +450,10 @@ void memsrc_cache_clear(struct memsrc *ms)
 {
 	if (ms && ms->cache)
 		cache_drop_all(ms->cache);
-	if (ms)
-		ms->frozen = 0;
-}
-
-/* Bytes in the target's writable mappings. */
-static uint64_t writable_bytes(const struct memsrc *ms)
-{
-	uint64_t total = 0;
-	size_t i;
-
-	for (i = 0; i < ms->nmaps; i++)
-		if (ms->maps[i].perms[1] == 'w')
-			total += ms->maps[i].end - ms->maps[i].start;
-	return total;
-}
-
-int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err)
-{
-	struct memsrc_cache *c = ms->cache;
-	uint64_t total = writable_bytes(ms);
-	size_t i;
-	int ret = 0;
-
-	/* Leave half the cache for the read-only pages decoding will want:
-	 * a full cache is dropped, and a dropped capture would be re-read
-	 * from a target that has moved on. */
-	if (!ms->nmaps || total > max_bytes ||
-	    total / PAGE_SIZE > CACHE_MAX_PAGES / 2)
-		return 0;
-	/* Fill the cache directly, in the largest reads a fill makes
-	 * (slabs are sized for them), copying nothing out. */
-	for (i = 0; i < ms->nmaps && ret == 0; i++) {
-		const struct cs_mapping *m = &ms->maps[i];
-		uint64_t page;
-
-		if (m->perms[1] != 'w')
-			continue;
-		/* Each round moves on a page or fills it: bounded.  A page
-		 * that cannot be read is cached as unreadable and skipped. */
-		for (page = m->start & PAGE_MASK; page < m->end && ret == 0;) {
-			if (cache_lookup(c, page)) {
-				page += PAGE_SIZE;
-				continue;
-			}
-			ret = cache_fill(ms, page, CLUSTER_MAX, err);
-			if (ret == 0 && !cache_lookup(c, page))
-				ret = cs_fail(err, CS_ERR_INTERNAL,
-					      "page 0x%" PRIx64 " missing after a fill",
-					      page);
-		}
+	if (ms) {
+		ms->frozen = MEMSRC_LIVE;
+		ms->missed = 0;
 	}
-	c->cluster = CLUSTER_MIN;
-	if (ret < 0)
-		return ret;
-	ms->frozen = 1;
-	return 1;
 }
 
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,
@@ -544,33 +480,24 @@ char *memsrc_target_path(const struct memsrc *ms, const char *path)
 	/* "/proc/PID/root" + "/usr/lib/x.so": avoid a doubled slash. */
 	while (rlen && root[rlen - 1] == '/' && path[0] == '/')
 		rlen--;
-	s = malloc(rlen + plen + 1);
-	if (!s)
-		return NULL;
+	s = xmalloc(rlen + plen + 1);
 	memcpy(s, root, rlen);
 	memcpy(s + rlen, path, plen + 1);
 	return s;
 }
 
-int memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
-		void *backend, struct cs_err *err)
+void memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
+		 void *backend)
 {
-	struct memsrc_cache *c = calloc(1, sizeof(*c));
+	struct memsrc_cache *c = xcalloc(1, sizeof(*c));
 
-	if (!c)
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	c->cap = 1024;
-	c->table = calloc(c->cap, sizeof(*c->table));
-	if (!c->table) {
-		free(c);
-		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
-	}
+	c->table = xcalloc(c->cap, sizeof(*c->table));
 	cache_drop_all(c);
 	ms->ops = ops;
 	ms->backend = backend;
 	ms->cache = c;
 	memset(&ms->stats, 0, sizeof(ms->stats));
-	return 0;
 }
 
 void memsrc_free(struct memsrc *ms)
@@ -591,6 +518,7 @@ void memsrc_free(struct memsrc *ms)
 			munmap(c->slabs[i].mem, c->slabs[i].pages * PAGE_SIZE);
 		free(c->slabs);
 		free(c->table);
+		free(c->plan);
 		free(c);
 	}
 	free(ms);

@@ -12,6 +12,16 @@
  * cluster of pages, so a dump costs few system calls.  The cache is
  * valid as long as the target does not run; a live source clears it when
  * it stops the target.
+ *
+ * A capture lets a stopped target run on before it is decoded: during
+ * the stop, memsrc_capture() copies into the cache either every writable
+ * mapping or only the pages of a plan, learnt from what an earlier pass
+ * of the readers used (memsrc_plan_learn()).  The source is then
+ * `frozen`: the readers see the stop's picture, served from the cache.
+ * After a planned capture a read may need a writable page that was not
+ * copied; it is read from the running target and counted in `missed`,
+ * and the caller, which alone knows what the read was for, reads again
+ * (see cli/collect.c).
  */
 #ifndef COROSCOPE_ATTACH_MEMSRC_H
 #define COROSCOPE_ATTACH_MEMSRC_H
@@ -46,6 +56,16 @@ struct cs_thread {
 
 struct memsrc;
 
+/* Page-aligned bytes [addr, addr + len) of the target. */
+struct memsrc_run {
+	uint64_t addr;
+	size_t len;
+};
+
+/* Runs one memsrc_ops.read_runs call takes at most (the kernel's
+ * IOV_MAX). */
+#define MEMSRC_RUNS_MAX 1024
+
 struct memsrc_ops {
 	/*
 	 * Read up to len bytes at addr into buf.  Returns the number of bytes
@@ -64,6 +84,18 @@ struct memsrc_ops {
 	 * memory.  Without it, memsrc_target_path() gives root + path.
 	 */
 	char *(*host_path)(const struct memsrc *ms, const char *path);
+	/*
+	 * Optional: read n (<= MEMSRC_RUNS_MAX) runs, run i into bufs[i],
+	 * in one call (a capture copies thousands of scattered pages).
+	 * Returns the bytes read, counted through the runs in order: a
+	 * short count ends in or before the first run that could not be
+	 * read whole, which the caller then reads with read_raw.  0 when
+	 * the backend cannot tell more cheaply than read_raw; a negative
+	 * status when the target is gone.
+	 */
+	long (*read_runs)(struct memsrc *ms, const struct memsrc_run *runs,
+			  unsigned char *const *bufs, size_t n,
+			  struct cs_err *err);
 };
 
 struct memsrc_stats {
@@ -72,6 +104,13 @@ struct memsrc_stats {
 };
 
 struct memsrc_cache;
+
+enum memsrc_frozen {
+	MEMSRC_LIVE,          /* reads go to the backend (target stopped,
+				 or racy) */
+	MEMSRC_FROZEN_ALL,    /* every writable mapping was captured */
+	MEMSRC_FROZEN_PLAN,   /* the planned pages were captured */
+};
 
 struct memsrc {
 	const struct memsrc_ops *ops;
@@ -98,12 +137,20 @@ struct memsrc {
 	struct memsrc_stats stats;
 	struct memsrc_cache *cache;
 	/*
-	 * Set by memsrc_capture(): every writable mapping is in the cache,
-	 * so the cache stays a consistent picture of the stopped target
-	 * after it runs on (only read-only pages, which cannot change, are
-	 * still read from it).
+	 * Set by memsrc_capture(): what may change is in the cache, so the
+	 * cache stays a consistent picture of the stopped target after it
+	 * runs on.  Read-only pages, which cannot change, are still read
+	 * from it; a page in no mapping of the stop, or in one that cannot
+	 * be read, reads as unreadable, as it did during the stop.
 	 */
-	int frozen;
+	enum memsrc_frozen frozen;
+	/*
+	 * Writable pages read while frozen that the capture did not hold
+	 * (after a planned capture, or a cache that overflowed): read from
+	 * the target as it runs, so what was decoded from them may not be
+	 * what the stop showed.  Reset by each capture and clear.
+	 */
+	uint64_t missed;
 };
 
 /*
@@ -125,27 +172,45 @@ int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
 long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
 			 size_t len, struct cs_err *err);
 
-/*
- * Copy every writable mapping of the (stopped) target into the cache, so
- * that the target can be resumed before the copy is decoded.  Returns 1
- * when done (ms->frozen set), 0 when skipped because the writable
- * mappings add up to more than max_bytes (or than the cache holds), or a
- * negative status when the target cannot be read.
- */
-int memsrc_capture(struct memsrc *ms, size_t max_bytes, struct cs_err *err);
+enum memsrc_capture_what {
+	MEMSRC_CAPTURE_ALL,   /* every writable mapping */
+	MEMSRC_CAPTURE_PLAN,  /* the planned pages */
+};
 
-/* Forget cached pages (the target ran since they were read). */
+/*
+ * Copy what the (stopped) target can change into the cache, so that the
+ * target can be resumed before the copy is decoded.  Returns 1 when done
+ * (ms->frozen set), 0 when skipped because that adds up to more than
+ * max_bytes (or than the cache holds), or a negative status when the
+ * target cannot be read.
+ */
+int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
+		   size_t max_bytes, struct cs_err *err);
+
+/*
+ * Plan a capture (the plan survives clearing the cache; each call adds
+ * to it).  memsrc_plan_learn(): every page in a writable mapping that a
+ * read used since the cache was last cleared, each with its aligned
+ * 16 KiB block; it also sets up the cache's memory for the plan, so that
+ * the capture during a stop waits for no page faults of coroscope's
+ * own.  Returns the planned pages.  memsrc_plan_add(): the writable
+ * pages of a range (a stopped thread's stack top).
+ */
+size_t memsrc_plan_learn(struct memsrc *ms);
+void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len);
+
+/* Bytes in the target's writable mappings (what MEMSRC_CAPTURE_ALL
+ * copies). */
+uint64_t memsrc_writable_bytes(const struct memsrc *ms);
+
+/* Before a stop that MEMSRC_CAPTURE_ALL will follow: set up (fault in)
+ * the cache's memory for that many bytes, as memsrc_plan_learn() does
+ * for a plan. */
+void memsrc_reserve_all(struct memsrc *ms);
+
+/* Forget cached pages (the target ran since they were read); the source
+ * is no longer frozen. */
 void memsrc_cache_clear(struct memsrc *ms);
-
-/*
- * Before stopping a live target: set up the cache's memory for about as
- * much as the target has resident (a dump reads most of its heap), or as
- * its writable mappings when `will_capture` (memsrc_capture() will copy
- * them), so that the stop does not also wait for coroscope's own new
- * memory.  Only costs time.  The caller says whether it is worth it: for
- * a core or a --no-block read nothing waits, so it is not.
- */
-void memsrc_prepare(struct memsrc *ms, int will_capture);
 
 /* The mapping containing addr, or NULL. */
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,
@@ -159,8 +224,8 @@ char *memsrc_target_path(const struct memsrc *ms, const char *path);
  * For backends: set up the generic part (cache) and tear it all down.
  * ms must be zero-filled (calloc) before memsrc_init().
  */
-int memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
-		void *backend, struct cs_err *err);
+void memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
+		 void *backend);
 /* Close the backend, free maps, threads, root, exe_path, cache and ms
  * itself (a backend's close must not free root or exe_path). */
 void memsrc_free(struct memsrc *ms);

@@ -13,7 +13,8 @@
 #include "readers/trio.h"
 #include "common/banned.h"
 
-/* Writable memory copied whole during the stop, at most. */
+/* Memory copied during a stop, at most: a target needing more stays
+ * stopped while it is read. */
 #define CAPTURE_MAX_BYTES ((size_t)512 << 20)
 
 /* Give the library's message the context only the command knows. */
@@ -115,50 +116,125 @@ static void collect_heap(struct collection *c,
 	py_greenlet_scan_release(&gscan);
 }
 
-static int collect(struct collection *c, const struct collect_options *opt,
-		   double start, struct cs_err *err)
+/* The heap's units and the wait-for graph over them and the threads. */
+static void read_heap(struct collection *c, const struct py_stack_options *sopt)
 {
-	struct py_stack_options sopt;
+	struct cs_err err;
+
+	collect_heap(c, sopt);
+	cs_err_init(&err);
+	if (py_waitgraph_build(&c->py, &c->snap, &c->async, &c->graph,
+			       &err) < 0)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"what waits for what not shown: %.400s", err.msg);
+}
+
+/*
+ * Reading a stopped target, and letting it run again as soon as possible.
+ *
+ * A small target (writable mappings up to CAPTURE_ALL_MAX, or up to
+ * CAPTURE_DENSE_MAX when at least half of it is resident: its heap is
+ * mostly Python's, which the readers walk anyway) is stopped, all its
+ * writable memory copied, and resumed; the copy is decoded.
+ *
+ * A large one (a production heap of caches and buffers, thousands of
+ * thread stacks) would make that copy long and coroscope as big as the
+ * target, so the readers first run once over the running target, racily,
+ * and what they read is thrown away: it only tells memsrc_plan_learn()
+ * which pages the readers use.  Then each round stops the target, copies
+ * the planned pages, resumes it, and decodes the copy.  A round whose
+ * readers needed a page the plan missed (the target changed between the
+ * first pass and the stop) read that page from the running target
+ * (ms->missed): its result is thrown away too and the next round's plan
+ * includes the page.  A target that keeps changing what the readers
+ * need (new objects, threads, frames between every two stops) would miss
+ * pages in every round: after CAPTURE_ROUNDS, it is read as before plans
+ * existed, by copying every writable mapping (up to CAPTURE_MAX_BYTES)
+ * or, beyond that, while it stays stopped.  A plan too large to copy is
+ * read stopped at once.  So every result kept is what a stop showed,
+ * whichever readers ran.
+ */
+#define CAPTURE_ALL_MAX ((uint64_t)64 << 20)
+#define CAPTURE_DENSE_MAX ((uint64_t)256 << 20)
+#define CAPTURE_ROUNDS 2
+
+/* Bytes above a stopped thread's stack pointer planned for the native
+ * unwinder, which the first pass (without registers) cannot learn; it
+ * reads below it only within the 128-byte red zone. */
+#define STACK_PLAN_BYTES (64u << 10)
+#define RED_ZONE 128u
+
+/*
+ * Test aids (the man page's ENVIRONMENT): COROSCOPE_TEST_NO_CAPTURE=1
+ * reads every target stopped, without a capture.  COROSCOPE_TEST_CAPTURE
+ * =plan learns a plan whatever the target's size; =miss also drops what
+ * the first pass learnt, so that the first round misses pages and a
+ * second is needed; =fallback drops it and allows one round, so that the
+ * target is read as without a plan after it (with
+ * COROSCOPE_TEST_NO_CAPTURE=1 too: stopped).
+ */
+enum capture_mode { CAP_AUTO, CAP_NONE, CAP_PLAN, CAP_MISS, CAP_FALLBACK };
+
+static int no_capture(void)
+{
+	const char *s = getenv("COROSCOPE_TEST_NO_CAPTURE");
+
+	return s && !strcmp(s, "1");
+}
+
+static enum capture_mode capture_mode(void)
+{
+	const char *s = getenv("COROSCOPE_TEST_CAPTURE");
+
+	if (s && !strcmp(s, "plan"))
+		return CAP_PLAN;
+	if (s && !strcmp(s, "miss"))
+		return CAP_MISS;
+	if (s && !strcmp(s, "fallback"))
+		return CAP_FALLBACK;
+	return no_capture() ? CAP_NONE : CAP_AUTO;
+}
+
+/* Everything the readers take from the target, and the warnings they
+ * added: what a pass whose result is thrown away must give back. */
+static void drop_reading(struct collection *c, size_t nwarnings,
+			 const size_t *counts)
+{
+	size_t i;
+
+	native_stacks_release(&c->native);
+	py_waitgraph_release(&c->graph);
+	py_async_release(&c->async);
+	py_greenlets_release(&c->greenlets);
+	py_snapshot_release(&c->snap);
+	memset(&c->native, 0, sizeof(c->native));
+	memset(&c->graph, 0, sizeof(c->graph));
+	memset(&c->async, 0, sizeof(c->async));
+	memset(&c->greenlets, 0, sizeof(c->greenlets));
+	memset(&c->snap, 0, sizeof(c->snap));
+	free(c->ns_tids);
+	c->ns_tids = NULL;
+	for (i = nwarnings; i < c->warnings.n; i++)
+		free(c->warnings.v[i].text);
+	c->warnings.n = nwarnings;
+	memcpy(c->warnings.count, counts, sizeof(c->warnings.count));
+	/* What was decoded came from memory that may have changed. */
+	pyproc_forget_objects(&c->py);
+}
+
+/* Run every reader over the source as it now is. */
+static int read_target(struct collection *c, const struct collect_options *opt,
+		       const struct py_stack_options *sopt, struct cs_err *err)
+{
 	int ret;
 
-	c->opt = *opt;
-	if (!opt->no_source)
-		c->sources = source_cache_new(c->ms, c->is_live ? c->pid : 0);
-	ret = pyproc_locate(&c->py, c->ms, err);
-	c->located = 1;
-	/* Room for the reads, while the time it takes is not the target's
-	 * (only a target about to be stopped waits for it). */
-	if (ret == 0 && c->is_live && !opt->no_block)
-		memsrc_prepare(c->ms, 1);
-	if (ret == 0 && c->is_live && !opt->no_block) {
-		live_install_signal_guard();
-		ret = live_stop(c->ms, err);
-		/* Copy what the target can change and let it run on at once;
-		 * a target too large to copy stays stopped while we read. */
-		if (ret == 0) {
-			/* test aid: exercise the stay-stopped path */
-			const char *nocap = getenv("COROSCOPE_TEST_NO_CAPTURE");
-			size_t max = nocap && *nocap == '1' ? 0 : CAPTURE_MAX_BYTES;
-
-			ret = memsrc_capture(c->ms, max, err);
-			if (ret == 1) {
-				live_resume(c->ms);
-				ret = 0;
-			}
-		}
-	}
-	if (ret == 0) {
-		memset(&sopt, 0, sizeof(sopt));
-		sopt.locals = opt->locals;
-		sopt.max_frames = opt->max_frames;
-		c->py.repr_max_items = (size_t)opt->max_items;
-		ret = py_snapshot_take(&c->py, &sopt, &c->snap, err);
-		if (ret == 0)
-			map_thread_ids(c);
-	}
+	ret = py_snapshot_take(&c->py, sopt, &c->snap, err);
+	if (ret)
+		return ret;
+	map_thread_ids(c);
 	/* From the registers and stacks copied at the stop: the target may
 	 * already run on. */
-	if (ret == 0 && opt->native) {
+	if (opt->native) {
 		struct cs_err nerr;
 
 		/* Like the tasks: native stacks that cannot be unwound cost
@@ -168,20 +244,167 @@ static int collect(struct collection *c, const struct collect_options *opt,
 			cs_warn(&c->warnings, CS_WARN_COLLECTION,
 				"native frames not shown: %.400s", nerr.msg);
 	}
-	if (ret == 0) {
-		struct cs_err aerr;
+	read_heap(c, sopt);
+	return 0;
+}
 
-		collect_heap(c, &sopt);
-		cs_err_init(&aerr);
-		if (py_waitgraph_build(&c->py, &c->snap, &c->async, &c->graph,
-				       &aerr) < 0)
-			cs_warn(&c->warnings, CS_WARN_COLLECTION,
-				"what waits for what not shown: %.400s",
-				aerr.msg);
+/* A pass whose result is thrown away: its errors do not matter either. */
+static void read_and_drop(struct collection *c,
+			  const struct collect_options *opt,
+			  const struct py_stack_options *sopt)
+{
+	size_t n = c->warnings.n, counts[CS_WARN_NORIGINS];
+	struct cs_err lerr;
+
+	memcpy(counts, c->warnings.count, sizeof(counts));
+	cs_err_init(&lerr);
+	read_target(c, opt, sopt, &lerr);
+	drop_reading(c, n, counts);
+}
+
+/* The native unwinder's pages: the top of each stopped thread's stack. */
+static void plan_stacks(struct collection *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ms->nthreads; i++) {
+		const struct cs_thread *t = &c->ms->threads[i];
+		uint64_t sp = t->regs.r[CS_REG_RSP];
+
+		if (t->has_regs && sp > RED_ZONE)
+			memsrc_plan_add(c->ms, sp - RED_ZONE,
+					STACK_PLAN_BYTES + RED_ZONE);
 	}
+}
+
+/*
+ * Stop, copy what the plan (or, with `what` MEMSRC_CAPTURE_ALL, every
+ * writable mapping) holds and resume the target.  1 when it runs again
+ * on a frozen source, 0 when the copy would be too large: then it stays
+ * stopped (collect() resumes it once everything is read).
+ */
+static int stop_and_capture(struct collection *c, enum memsrc_capture_what what,
+			    struct cs_err *err)
+{
+	int ret;
+
+	live_install_signal_guard();
+	ret = live_stop(c->ms, err);
+	if (ret)
+		return ret;
+	if (what == MEMSRC_CAPTURE_PLAN && c->opt.native)
+		plan_stacks(c);
+	ret = memsrc_capture(c->ms, what, CAPTURE_MAX_BYTES, err);
+	if (ret == 1)
+		live_resume(c->ms);
+	return ret;
+}
+
+/*
+ * Read the target stopped, copying every writable mapping first when
+ * allowed and small enough (then it runs on while the copy is decoded).
+ * A copy that still misses pages (only a cache that overflowed can) is
+ * thrown away and the target read stopped.
+ */
+static int read_captured_all(struct collection *c,
+			     const struct collect_options *opt,
+			     const struct py_stack_options *sopt, int allowed,
+			     struct cs_err *err)
+{
+	size_t n = c->warnings.n, counts[CS_WARN_NORIGINS];
+	int ret;
+
+	memcpy(counts, c->warnings.count, sizeof(counts));
+	if (allowed) {
+		/* Only costs time while the target still runs. */
+		memsrc_reserve_all(c->ms);
+		ret = stop_and_capture(c, MEMSRC_CAPTURE_ALL, err);
+		if (ret < 0)
+			return ret;
+		ret = read_target(c, opt, sopt, err);
+		if (!c->ms->missed)
+			return ret;
+		drop_reading(c, n, counts);
+		cs_err_init(err);
+	}
+	/* The stop clears the cache: nothing comes from a capture. */
+	ret = live_stop(c->ms, err);
+	return ret ? ret : read_target(c, opt, sopt, err);
+}
+
+/* Is copying every writable mapping cheaper than a first pass to learn
+ * what to copy? */
+static int copy_it_all(const struct collection *c)
+{
+	uint64_t writable = memsrc_writable_bytes(c->ms);
+	long anon_kb;
+
+	if (writable <= CAPTURE_ALL_MAX)
+		return 1;
+	return writable <= CAPTURE_DENSE_MAX &&
+	       procfs_status_field(c->pid, 0, "RssAnon", &anon_kb) == 0 &&
+	       anon_kb > 0 && (uint64_t)anon_kb * 1024 * 2 >= writable;
+}
+
+/* The stopped target's picture, the target resumed as early as it can. */
+static int read_stopped(struct collection *c, const struct collect_options *opt,
+			const struct py_stack_options *sopt, struct cs_err *err)
+{
+	enum capture_mode mode = capture_mode();
+	size_t n, counts[CS_WARN_NORIGINS];
+	int round, rounds = mode == CAP_FALLBACK ? 1 : CAPTURE_ROUNDS, ret;
+
+	if (mode == CAP_NONE)
+		return read_captured_all(c, opt, sopt, 0, err);
+	if (mode == CAP_AUTO && copy_it_all(c))
+		return read_captured_all(c, opt, sopt, 1, err);
+	read_and_drop(c, opt, sopt);
+	if (mode == CAP_MISS || mode == CAP_FALLBACK)
+		memsrc_cache_clear(c->ms);
+	memsrc_plan_learn(c->ms);
+	/* Bounded: CAPTURE_ROUNDS at most, then as without a plan. */
+	for (round = 0; round < rounds; round++) {
+		n = c->warnings.n;
+		memcpy(counts, c->warnings.count, sizeof(counts));
+		ret = stop_and_capture(c, MEMSRC_CAPTURE_PLAN, err);
+		if (ret <= 0)  /* an error, or stopped: read it so */
+			return ret < 0 ? ret : read_target(c, opt, sopt, err);
+		ret = read_target(c, opt, sopt, err);
+		if (!c->ms->missed)
+			return ret;
+		drop_reading(c, n, counts);
+		cs_err_init(err);
+		memsrc_plan_learn(c->ms);
+	}
+	/* The target keeps changing what the readers need. */
+	return read_captured_all(c, opt, sopt, !no_capture(), err);
+}
+
+static int collect(struct collection *c, const struct collect_options *opt,
+		   double start, struct cs_err *err)
+{
+	struct py_stack_options sopt;
+	int ret;
+
+	c->opt = *opt;
+	if (!opt->no_source)
+		c->sources = source_cache_new(c->ms, c->is_live ? c->pid : 0);
+	memset(&sopt, 0, sizeof(sopt));
+	sopt.locals = opt->locals;
+	sopt.max_frames = opt->max_frames;
+	ret = pyproc_locate(&c->py, c->ms, err);
+	c->located = 1;
+	if (ret == 0)
+		c->py.repr_max_items = (size_t)opt->max_items;
+	if (ret == 0 && c->is_live && !opt->no_block)
+		ret = read_stopped(c, opt, &sopt, err);
+	else if (ret == 0)
+		ret = read_target(c, opt, &sopt, err);
+	/* Whatever happened, the target runs again (a no-op when it does). */
 	if (c->is_live) {
 		live_resume(c->ms);
 		c->pause_ms = live_paused_ms(c->ms);
+		c->stop_ms = live_stop_ms(c->ms);
 	}
 	c->wall_ms = cs_now_ms() - start;
 	return ret;

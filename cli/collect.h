@@ -78,6 +78,7 @@ struct collection {
 	 * under its frames; NULL with --no-source.  Owned. */
 	struct source_cache *sources;
 	double pause_ms, wall_ms;
+	double stop_ms;            /* stopping the threads (live_stop_ms) */
 	struct collect_options opt;
 };
 

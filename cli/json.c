@@ -1,6 +1,7 @@
 #include "cli/json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,9 +131,46 @@ static const unsigned char plain[256] = {
 	/* 0x80 - 0xff: 0 */
 };
 
+/*
+ * Are all 8 bytes of w plain (see plain[])?  Word-at-a-time tests for a
+ * byte below 0x20, above 0x7e, or equal to '"' or '\\' (each test is
+ * exact about whether there is one, which is all this asks).
+ */
+static int word_plain(uint64_t w)
+{
+	const uint64_t ones = UINT64_C(0x0101010101010101);
+	const uint64_t high = UINT64_C(0x8080808080808080);
+	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+	uint64_t bad = ((w - ones * 0x20) & ~w) |           /* < 0x20 */
+		       ((w + ones * (127 - 0x7e)) | w) |      /* > 0x7e */
+		       ((quote - ones) & ~quote) |
+		       ((bslash - ones) & ~bslash);
+
+	return (bad & high) == 0;
+}
+
+/* The plain bytes from p on, up to end (a string's NUL): a word at a
+ * time while 8 bytes are left, then bytewise. */
+static const unsigned char *plain_run(const unsigned char *p,
+				      const unsigned char *end)
+{
+	uint64_t w;
+
+	while (end - p >= 8) {
+		memcpy(&w, p, sizeof(w));
+		if (!word_plain(w))
+			break;
+		p += 8;
+	}
+	while (p < end && plain[*p])
+		p++;
+	return p;
+}
+
 static void escape(struct json *j, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *end = p + strlen(s);
 
 	while (*p) {
 		unsigned char c = *p;
@@ -142,8 +180,7 @@ static void escape(struct json *j, const char *s)
 		if (plain[c]) {
 			const unsigned char *run = p;
 
-			while (plain[*p])
-				p++;
+			p = plain_run(p, end);
 			put_n(j, (const char *)run, (size_t)(p - run));
 			continue;
 		}

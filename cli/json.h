@@ -13,7 +13,7 @@
 
 /* Output is buffered here and reaches out when the top-level value is
  * closed (or the buffer fills): write nothing else to out meanwhile. */
-#define JSON_BUF 16384
+#define JSON_BUF 65536
 
 struct json {
 	FILE *out;

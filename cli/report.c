@@ -451,6 +451,8 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_uint(j, c->ms->stats.reads);
 	json_key(j, "bytes_read");
 	json_uint(j, c->ms->stats.bytes_read);
+	json_key(j, "stop_ms");
+	json_double(j, c->stop_ms);
 	json_end_object(j);
 }
 

@@ -123,12 +123,16 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
+void xdie_out_of_memory(void)
+{
+	fputs("coroscope: out of memory\n", stderr);
+	exit(CS_ERR_INTERNAL);
+}
+
 static void *check(void *p)
 {
-	if (!p) {
-		fputs("coroscope: out of memory\n", stderr);
-		exit(CS_ERR_INTERNAL);
-	}
+	if (!p)
+		xdie_out_of_memory();
 	return p;
 }
 

@@ -33,6 +33,9 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 
 /* Allocation helpers that abort on failure. */
+/* Print "coroscope: out of memory" and exit 1: for allocations made
+ * otherwise than with malloc (an mmap). */
+_Noreturn void xdie_out_of_memory(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

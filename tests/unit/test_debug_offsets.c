@@ -42,7 +42,7 @@ static long patched_read(struct memsrc *ms, uint64_t addr, void *buf,
 	return (long)len;
 }
 
-static const struct memsrc_ops patched_ops = { patched_read, NULL, NULL };
+static const struct memsrc_ops patched_ops = { patched_read, NULL, NULL, NULL };
 
 /* Apply the (edited) block to a fresh copy of the table. */
 static int apply_block(struct pyproc *py, struct patched *p,
@@ -52,8 +52,9 @@ static int apply_block(struct pyproc *py, struct patched *p,
 	struct memsrc *saved = py->ms;
 	int ret;
 
-	if (!ms || memsrc_init(ms, &patched_ops, p, err) < 0)
+	if (!ms)
 		return -1;
+	memsrc_init(ms, &patched_ops, p);
 	py->ms = ms;
 	/* the table pyproc_locate() chose: default or free-threaded */
 	py->layout = *py_layout_for(py->major, py->minor,

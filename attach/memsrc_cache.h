@@ -1,0 +1,134 @@
+/*
+ * The page cache behind struct memsrc, shared by attach/memsrc.c (reads
+ * through the cache) and attach/memsrc_capture.c (copies a stopped
+ * target into it).  Not for use outside attach/memsrc*.c.
+ */
+#ifndef COROSCOPE_ATTACH_MEMSRC_CACHE_H
+#define COROSCOPE_ATTACH_MEMSRC_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attach/memsrc.h"
+
+/*
+ * The page cache.  Pages are 4 KiB whatever the target's page size: the
+ * size only decides the granularity of caching and of "unreadable".
+ *
+ * Each entry records how many bytes from the start of its page are
+ * readable: PAGE_SIZE for a normal page, 0 for an unreadable page (the
+ * negative cache, so that a reader probing a bad pointer costs one system
+ * call, not one per probe), and anything between for a page the backend
+ * could only read in part (a truncated core).
+ *
+ * A dump reads tens or hundreds of megabytes of heap (the GC walk visits
+ * every object), so the cache is built for that volume: the backend reads
+ * straight into large slabs of pages (no copy, no allocation per page),
+ * pages are found through an open-addressed table, and a small array of
+ * recently used pages is checked before it, since most reads are small
+ * and land near one read shortly before.
+ */
+#define PAGE_SIZE 4096u
+#define PAGE_MASK (~(uint64_t)(PAGE_SIZE - 1))
+
+/*
+ * A miss reads at least CLUSTER_MIN pages starting at the missing page:
+ * neighbouring objects are usually read next.  A miss on the page right
+ * after the previous fill is a sequential scan (the GC walk over a pool
+ * of objects): each such miss doubles the cluster, up to CLUSTER_MAX, so
+ * a large heap costs few system calls.  A large read asks for the pages
+ * it needs, up to CLUSTER_MAX per backend call.
+ */
+#define CLUSTER_MIN 8
+#define CLUSTER_MAX 128
+
+/* Slabs grow from CLUSTER_MAX pages to SLAB_MAX_PAGES (8 MiB). */
+#define SLAB_MAX_PAGES 2048
+
+/*
+ * At most this many pages (1 GiB of page data).  A dump rarely comes
+ * close; when it does, the whole cache is dropped and refilled, which
+ * costs system calls but never correctness.
+ */
+#define CACHE_MAX_PAGES (1024u * 1024 * 1024 / PAGE_SIZE)
+
+/* Marks "no page": page addresses have their low bits 0. */
+#define NO_PAGE 1u
+
+/* Pages found recently, direct-mapped by page number: checked before the
+ * table, they make most reads a compare and a copy. */
+#define RECENT 256
+
+/*
+ * memsrc_plan_learn() plans to capture each changeable page a pass used
+ * (not the rest of the clusters it read) with its aligned block of
+ * PLAN_BLOCK pages (16 KiB, a pymalloc pool): what the target allocates
+ * between that pass and the stop mostly lands next to what it saw.
+ */
+#define PLAN_BLOCK 4
+
+struct cache_entry {
+	uint64_t key;             /* page address | 1; 0 = empty slot */
+	unsigned char *data;      /* in a slab; valid bytes (NULL if none) */
+	uint32_t valid;           /* readable bytes from the page's start */
+	uint32_t used;            /* a read used it (not only its cluster) */
+};
+
+struct recent_page {
+	uint64_t page;            /* or NO_PAGE */
+	const unsigned char *data;
+	uint32_t valid;           /* 0 for an empty slot */
+};
+
+struct slab {
+	unsigned char *mem;
+	size_t pages;
+};
+
+struct memsrc_cache {
+	struct cache_entry *table;
+	size_t cap;               /* a power of two */
+	size_t nentries;
+	struct slab *slabs;
+	size_t nslabs, aslabs;
+	size_t cur, used;         /* pages used in slabs[cur] */
+	size_t npages;            /* slab pages holding data */
+
+	struct recent_page recent[RECENT];
+
+	uint64_t fill_end;        /* first page after the previous fill */
+	size_t cluster;           /* pages the next sequential miss reads */
+	/* Slab pages handed out at least once, in slab order: those are
+	 * faulted in (slabs are mapped without MAP_POPULATE). */
+	size_t faulted;
+
+	/* The pages memsrc_capture(MEMSRC_CAPTURE_PLAN) copies; sorted and
+	 * unique when plan_sorted.  Kept when the cache is dropped. */
+	uint64_t *plan;
+	size_t nplan, aplan;
+	int plan_sorted;
+};
+
+/* The entry of a cached page, or NULL. */
+struct cache_entry *mcache_lookup(const struct memsrc_cache *c, uint64_t page);
+/* Keep the table at most half full with `more` entries added. */
+void mcache_table_reserve(struct memsrc_cache *c, size_t more);
+/* Room for n contiguous pages (n <= CLUSTER_MAX), not yet counted as
+ * used; the caller adds what it uses to c->used, then calls
+ * mcache_slab_note_used(). */
+unsigned char *mcache_slab_room(struct memsrc_cache *c, size_t n);
+void mcache_slab_note_used(struct memsrc_cache *c);
+/* Set up and fault in the slab pages, and table room, for `pages` pages
+ * filled from an empty cache. */
+void mcache_reserve(struct memsrc_cache *c, size_t pages);
+/* Cache page as holding valid readable bytes at data. */
+void mcache_put(struct memsrc_cache *c, uint64_t page, unsigned char *data,
+		uint32_t valid);
+/* Read page and up to want - 1 (<= CLUSTER_MAX) pages after it, in one
+ * backend read.  0 or a status. */
+int mcache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
+		      struct cs_err *err);
+/* May the bytes of mapping m change while the target runs? */
+int mcache_may_change(const struct cs_mapping *m);
+
+#endif

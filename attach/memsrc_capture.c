@@ -1,0 +1,268 @@
+/*
+ * Capturing a stopped target into the page cache: every writable
+ * mapping, or the pages of a plan learnt from what a pass of the readers
+ * used (see attach/memsrc.h).
+ */
+#include "attach/memsrc.h"
+#include "attach/memsrc_cache.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+uint64_t memsrc_writable_bytes(const struct memsrc *ms)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < ms->nmaps; i++)
+		if (mcache_may_change(&ms->maps[i]))
+			total += ms->maps[i].end - ms->maps[i].start;
+	return total;
+}
+
+static void plan_push(struct memsrc_cache *c, uint64_t page)
+{
+	c->plan = xgrow(c->plan, &c->aplan, c->nplan + 1, sizeof(*c->plan));
+	c->plan[c->nplan++] = page;
+	c->plan_sorted = 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void plan_sort(struct memsrc_cache *c)
+{
+	size_t i, out = 0;
+
+	if (c->plan_sorted)
+		return;
+	if (c->nplan > 1)
+		qsort(c->plan, c->nplan, sizeof(*c->plan), u64_cmp);
+	for (i = 0; i < c->nplan; i++)
+		if (!out || c->plan[out - 1] != c->plan[i])
+			c->plan[out++] = c->plan[i];
+	c->nplan = out;
+	c->plan_sorted = 1;
+}
+
+/* Add the pages of [lo, hi) that lie in a changeable mapping. */
+static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
+{
+	uint64_t page;
+
+	/* Bounded by the range, which callers keep small. */
+	for (page = lo & PAGE_MASK; page < hi && page >= (lo & PAGE_MASK);
+	     page += PAGE_SIZE) {
+		const struct cs_mapping *m = memsrc_find_mapping(ms, page);
+
+		if (m && mcache_may_change(m))
+			plan_push(ms->cache, page);
+	}
+}
+
+size_t memsrc_plan_learn(struct memsrc *ms)
+{
+	struct memsrc_cache *c = ms->cache;
+	const uint64_t block = PLAN_BLOCK * PAGE_SIZE;
+	size_t i;
+
+	for (i = 0; i < c->cap; i++) {
+		uint64_t page = c->table[i].key & PAGE_MASK;
+		const struct cs_mapping *m;
+
+		if (!c->table[i].key || !c->table[i].used)
+			continue;
+		m = memsrc_find_mapping(ms, page);
+		if (m && mcache_may_change(m))
+			plan_range(ms, page - page % block,
+				   page - page % block + block);
+	}
+	plan_sort(c);
+	/* Room for the capture now, so that the stop does not also wait
+	 * for coroscope's own new memory; the stop drops the cached pages,
+	 * not the slabs, so the pages this pass filled are used again. */
+	if (c->nplan <= CACHE_MAX_PAGES / 2)
+		mcache_reserve(c, c->nplan);
+	return c->nplan;
+}
+
+void memsrc_reserve_all(struct memsrc *ms)
+{
+	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE;
+
+	if (pages <= CACHE_MAX_PAGES / 2)
+		mcache_reserve(ms->cache, (size_t)pages);
+}
+
+void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + len < addr ? UINT64_MAX : addr + len;
+
+	plan_range(ms, addr, end);
+}
+
+/* Pages in the planned run starting at plan[i] (consecutive pages not
+ * yet cached, CLUSTER_MAX at most). */
+static size_t plan_run(const struct memsrc_cache *c, size_t i)
+{
+	size_t run = 1;
+
+	while (i + run < c->nplan && run < CLUSTER_MAX &&
+	       c->plan[i + run] == c->plan[i] + run * PAGE_SIZE &&
+	       !mcache_lookup(c, c->plan[i + run]))
+		run++;
+	return run;
+}
+
+/*
+ * Copy up to MEMSRC_RUNS_MAX planned runs from plan[*i] on in one
+ * backend call, and cache every run read whole.  *i moves past them, and
+ * stops at the first run that was not (for capture_plan() to read on its
+ * own).  0 or a status.
+ */
+static int capture_batch(struct memsrc *ms, size_t *i, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct memsrc_run runs[MEMSRC_RUNS_MAX];
+	unsigned char *bufs[MEMSRC_RUNS_MAX];
+	size_t first[MEMSRC_RUNS_MAX];
+	size_t n = 0, k = *i, pages = 0, r, p;
+	long got;
+
+	while (k < c->nplan && n < MEMSRC_RUNS_MAX) {
+		size_t run;
+
+		if (mcache_lookup(c, c->plan[k])) {
+			k++;
+			continue;
+		}
+		run = plan_run(c, k);
+		runs[n].addr = c->plan[k];
+		runs[n].len = run * PAGE_SIZE;
+		bufs[n] = mcache_slab_room(c, run);
+		first[n++] = k;
+		/* Handed out now, so that the next run gets its own room. */
+		c->used += run;
+		pages += run;
+		k += run;
+	}
+	mcache_slab_note_used(c);
+	if (!n) {
+		*i = k;
+		return 0;
+	}
+	mcache_table_reserve(c, pages);
+	got = ms->ops->read_runs(ms, runs, bufs, n, err);
+	ms->stats.reads++;
+	if (got < 0)
+		return (int)got;
+	ms->stats.bytes_read += (uint64_t)got;
+	for (r = 0; r < n && (size_t)got >= runs[r].len; r++) {
+		for (p = 0; p < runs[r].len / PAGE_SIZE; p++)
+			mcache_put(c, runs[r].addr + p * PAGE_SIZE,
+				  bufs[r] + p * PAGE_SIZE, PAGE_SIZE);
+		c->npages += runs[r].len / PAGE_SIZE;
+		got -= (long)runs[r].len;
+	}
+	*i = r < n ? first[r] : k;
+	return 0;
+}
+
+/* Copy the planned pages: runs of consecutive pages, many runs to a
+ * backend call where the backend can, else one run (up to CLUSTER_MAX
+ * pages) each. */
+static int capture_plan(struct memsrc *ms, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	int batch = ms->ops->read_runs != NULL;
+	size_t i = 0;
+	int ret = 0;
+
+	/* The batches share the cache's limit with everything else. */
+	if (c->npages + c->nplan > CACHE_MAX_PAGES)
+		batch = 0;
+	/* Each round moves past a cached page or caches plan[i] (a fill
+	 * always caches its first page, if only as unreadable): bounded.  A
+	 * fill may stop short (at a mapping's end, an unreadable page): the
+	 * rest of its run is filled in later rounds. */
+	while (i < c->nplan && ret == 0) {
+		if (batch) {
+			ret = capture_batch(ms, &i, err);
+			if (ret || i >= c->nplan)
+				break;
+		}
+		if (mcache_lookup(c, c->plan[i])) {
+			i++;
+			continue;
+		}
+		ret = mcache_fill_exact(ms, c->plan[i], plan_run(c, i), err);
+	}
+	return ret;
+}
+
+/* Copy every changeable mapping. */
+static int capture_all(struct memsrc *ms, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	size_t i;
+	int ret = 0;
+
+	/* Fill the cache directly, in the largest reads a fill makes
+	 * (slabs are sized for them), copying nothing out. */
+	for (i = 0; i < ms->nmaps && ret == 0; i++) {
+		const struct cs_mapping *m = &ms->maps[i];
+		uint64_t page;
+
+		if (!mcache_may_change(m))
+			continue;
+		/* Each round moves on a page or fills it: bounded.  A page
+		 * that cannot be read is cached as unreadable and skipped. */
+		for (page = m->start & PAGE_MASK; page < m->end && ret == 0;) {
+			if (mcache_lookup(c, page)) {
+				page += PAGE_SIZE;
+				continue;
+			}
+			ret = mcache_fill_exact(ms, page, CLUSTER_MAX, err);
+			if (ret == 0 && !mcache_lookup(c, page))
+				ret = cs_fail(err, CS_ERR_INTERNAL,
+					      "page 0x%" PRIx64 " missing after a fill",
+					      page);
+		}
+	}
+	return ret;
+}
+
+int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
+		   size_t max_bytes, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	uint64_t total;
+	int ret;
+
+	if (what == MEMSRC_CAPTURE_PLAN)
+		plan_sort(c);
+	total = what == MEMSRC_CAPTURE_PLAN ? (uint64_t)c->nplan * PAGE_SIZE :
+		memsrc_writable_bytes(ms);
+	/* Leave half the cache for the read-only pages decoding will want:
+	 * a full cache is dropped, and a dropped capture would be re-read
+	 * from a target that has moved on. */
+	if (!ms->nmaps || total > max_bytes ||
+	    total / PAGE_SIZE > CACHE_MAX_PAGES / 2)
+		return 0;
+	ret = what == MEMSRC_CAPTURE_PLAN ? capture_plan(ms, err) :
+	      capture_all(ms, err);
+	c->cluster = CLUSTER_MIN;
+	if (ret < 0)
+		return ret;
+	ms->frozen = what == MEMSRC_CAPTURE_PLAN ? MEMSRC_FROZEN_PLAN :
+		     MEMSRC_FROZEN_ALL;
+	ms->missed = 0;
+	return 1;
+}
