@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 
@@ -41,6 +42,28 @@ TIME_SCALE = 3.0 if SANITIZED else 1.0
 
 READY_TIMEOUT = 20.0
 COROSCOPE_TIMEOUT = 30.0
+
+
+def _default_signal_dispositions():
+    """Undo an inherited SIG_IGN for the signals the tests send.
+
+    A CI job started in the background, without job control, runs the
+    suite with SIGINT (and maybe SIGQUIT, SIGHUP) ignored; exec keeps an
+    ignored signal ignored, so every coroscope and target the tests start
+    would ignore it too, and coroscope rightly leaves an ignored signal
+    ignored (nohup).  The tests that check what a signal does need the
+    default: set it here, in every pytest process (xdist workers import
+    this too), so the children inherit it.  A Python handler is reset to
+    SIG_DFL by exec.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
+
+
+_default_signal_dispositions()
 
 SANITIZER_SIGNS = ("AddressSanitizer", "LeakSanitizer",
                    "UndefinedBehaviorSanitizer", "runtime error:",
