@@ -260,6 +260,9 @@ def pytest_generate_tests(metafunc):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: slow or timing-sensitive; the sanitizer run skips it")
+    config.addinivalue_line(
+        "markers", "packaging: tests `make static` / `make wheel` artifacts, "
+        "not $COROSCOPE; the sanitizer run skips it")
 
 
 @pytest.hookimpl(hookwrapper=True)

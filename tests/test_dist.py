@@ -29,6 +29,11 @@ from conftest import (REPO_DIR, COROSCOPE, TIME_SCALE, interpreter,
                       marker_line, target_script, wait_until,
                       assert_no_sanitizer_report)
 
+# These test the static binary and the wheel `make` builds, not the
+# $COROSCOPE under test: the sanitizer pass would rebuild and test the
+# same artifacts again.
+pytestmark = pytest.mark.packaging
+
 MAKE_TIMEOUT = 300
 TOOL_TIMEOUT = 60 * TIME_SCALE
 NS_SCRIPT = target_script("ns_target.py")

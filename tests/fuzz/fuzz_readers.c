@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const int minors[] = { 6, 7, 8, 9, 10, 11, 12, 13, 14 };
 	const struct py_layout *layout;
-	struct py_stack_options opt = { 1 };
+	struct py_stack_options opt = { .locals = 1 };
 	struct image im = { data, size };
 	struct py_snapshot snap;
 	struct py_async async;

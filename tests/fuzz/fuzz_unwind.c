@@ -79,7 +79,7 @@ static char *input_host_path(const struct memsrc *ms, const char *path)
 }
 
 static const struct memsrc_ops input_ops = {
-	input_read, NULL, input_host_path,
+	input_read, NULL, input_host_path, NULL,
 };
 
 static void map(struct cs_mapping *m, uint64_t start, size_t len,
@@ -159,11 +159,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 
 	cs_err_init(&err);
-	ms = calloc(1, sizeof(*ms));
-	if (!ms || memsrc_init(ms, &input_ops, &in, &err) < 0) {
-		free(ms);
-		return 0;
-	}
+	ms = xcalloc(1, sizeof(*ms));
+	memsrc_init(ms, &input_ops, &in);
 	ms->maps = xcalloc(2, sizeof(*ms->maps));
 	map(&ms->maps[0], MOD, in.modlen, "r-xp", "/fuzz/lib.so");
 	ms->nmaps = 1;
