@@ -213,20 +213,10 @@ static void json_seen_item(struct json *j, const struct watch_tracker *t,
 			   const struct watch_item *it)
 {
 	struct run_seen seen;
-	char id[32];
 
 	run_seen_item(t, it, &seen);
 	json_begin_object(j);
-	if (it->kind == WATCH_TASK) {
-		snprintf(id, sizeof(id), "0x%llx", (unsigned long long)it->id);
-		json_key(j, "address");
-		json_string(j, id);
-	} else {
-		json_key(j, "tid");
-		json_uint(j, it->id);
-	}
-	json_key(j, "name");
-	json_string(j, it->name);
+	watch_json_identity(j, it);
 	json_key(j, "state");
 	json_string(j, seen_state_name(seen.state));
 	json_key(j, "stuck_for");

@@ -251,12 +251,10 @@ void watch_json_place(struct json *j, const char *key, const char *file,
 	json_place(j, key, file, line, function);
 }
 
-static void json_item(struct json *j, const struct watch_tracker *t,
-		      const struct watch_item *it)
+void watch_json_identity(struct json *j, const struct watch_item *it)
 {
 	char addr[32];
 
-	json_begin_object(j);
 	if (it->kind != WATCH_THREAD) {
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, it->id);
 		json_key(j, "address");
@@ -267,6 +265,13 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 	}
 	json_key(j, "name");
 	json_string(j, it->name);
+}
+
+static void json_item(struct json *j, const struct watch_tracker *t,
+		      const struct watch_item *it)
+{
+	json_begin_object(j);
+	watch_json_identity(j, it);
 	if (it->kind == WATCH_TASK) {
 		json_key(j, "framework");
 		json_string(j, it->label ? it->label : "asyncio");

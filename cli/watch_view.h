@@ -31,9 +31,12 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			const struct watch_info *info);
 void watch_summary_json(FILE *out, const struct watch_tracker *t,
 			const struct watch_info *info);
+struct json;
+/* An item's identity members: "address" (a thread: "tid") and "name";
+ * for `coroscope run`'s samples too. */
+void watch_json_identity(struct json *j, const struct watch_item *it);
 /* `key: {file, line, function}` as the summary writes a place (null
  * when file is NULL); for `coroscope run`'s samples too. */
-struct json;
 void watch_json_place(struct json *j, const char *key, const char *file,
 		      int line, const char *function);
 
