@@ -23,6 +23,7 @@ struct build {
 	struct py_waitgraph *g;
 	struct py_prim_types types;
 	char stdlib[WG_MAX_PREFIX];   /* ".../lib/python3.X/", or "" */
+	struct addrmap fut_links;     /* future -> struct fut_links * */
 };
 
 void py_waitgraph_init(struct py_waitgraph *g)
@@ -375,6 +376,54 @@ static long task_node(struct build *b, uint64_t addr)
 }
 
 /*
+ * What a future's done callbacks say, decoded once per future: thousands
+ * of tasks may wait on one future (a shutdown event, a shared result),
+ * each adding its own callback, and decoding them again for every task
+ * would make the graph quadratic in the tasks.  At most WG_MAX_CALLBACKS
+ * of each kind.
+ */
+struct fut_links {
+	size_t nsources, nrunners;
+	/* From _call_check_cancel's closure: what completes the future. */
+	uint64_t sources[WG_MAX_CALLBACKS];
+	/* From a `lambda _: runner` closure: tornado's Runner. */
+	uint64_t runners[WG_MAX_CALLBACKS];
+};
+
+static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
+{
+	struct fut_links *l = addrmap_get(&b->fut_links, fut, NULL);
+	uint64_t cbs[WG_MAX_CALLBACKS];
+	size_t n, i;
+
+	if (l)
+		return l;
+	l = xcalloc(1, sizeof(*l));
+	n = future_callbacks(b, fut, cbs, WG_MAX_CALLBACKS);
+	for (i = 0; i < n; i++) {
+		l->nsources += closure_values(b, cbs[i], "_call_check_cancel",
+					      l->sources + l->nsources,
+					      WG_MAX_CALLBACKS - l->nsources);
+		l->nrunners += closure_values(b, cbs[i], "<lambda>",
+					      l->runners + l->nrunners,
+					      WG_MAX_CALLBACKS - l->nrunners);
+	}
+	addrmap_put(&b->fut_links, fut, l);
+	return l;
+}
+
+static void fut_links_release(struct build *b)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (addrmap_next(&b->fut_links, &pos, &key, &val))
+		free(val);
+	addrmap_release(&b->fut_links);
+}
+
+/*
  * asyncio's _chain_future(source, destination) -- behind
  * run_coroutine_threadsafe, wrap_future and run_in_executor -- gives
  * the destination a done callback _call_check_cancel whose closure
@@ -384,23 +433,20 @@ static long task_node(struct build *b, uint64_t addr)
  */
 static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
 {
-	uint64_t cbs[WG_MAX_CALLBACKS], v[WG_MAX_CALLBACKS];
-	size_t n = future_callbacks(b, fut, cbs, WG_MAX_CALLBACKS), i, k, m;
+	const struct fut_links *l = fut_links_of(b, fut);
 	struct py_prim p;
+	size_t k;
 	long to;
 
-	for (i = 0; i < n; i++) {
-		m = closure_values(b, cbs[i], "_call_check_cancel", v,
-				   WG_MAX_CALLBACKS);
-		for (k = 0; k < m; k++) {
-			to = task_node(b, v[k]);
-			if (to < 0 && py_prim_read(b->py, &b->types, v[k], &p) &&
-			    p.kind == PY_PRIM_CFUTURE)
-				to = object_node(b, v[k]);
-			if (to >= 0 && (size_t)to != from)
-				add_edge(b->g, WG_WAITS_FOR, from, (size_t)to,
-					 NULL);
-		}
+	for (k = 0; k < l->nsources; k++) {
+		uint64_t v = l->sources[k];
+
+		to = task_node(b, v);
+		if (to < 0 && py_prim_read(b->py, &b->types, v, &p) &&
+		    p.kind == PY_PRIM_CFUTURE)
+			to = object_node(b, v);
+		if (to >= 0 && (size_t)to != from)
+			add_edge(b->g, WG_WAITS_FOR, from, (size_t)to, NULL);
 	}
 }
 
@@ -502,36 +548,30 @@ static void link_drives(struct build *b, size_t task)
 {
 	struct py_waitgraph *g = b->g;
 	uint64_t fut = b->a->tasks[task].waiter;
-	uint64_t cbs[WG_MAX_CALLBACKS], v[WG_MAX_CALLBACKS];
-	size_t hop, n, i, k, m;
+	size_t hop, k;
 
 	for (hop = 0; fut && hop < WG_MAX_DRIVE_HOPS; hop++) {
+		const struct fut_links *l = fut_links_of(b, fut);
 		uint64_t next = 0;
 
-		n = future_callbacks(b, fut, cbs, WG_MAX_CALLBACKS);
-		for (i = 0; i < n && !next; i++) {
-			m = closure_values(b, cbs[i], "<lambda>", v,
-					   WG_MAX_CALLBACKS);
-			for (k = 0; k < m && !next; k++) {
-				uint64_t gen = pyobj_lookup_or_0(b->py, v[k], "gen");
-				uintptr_t idx;
+		for (k = 0; k < l->nrunners && !next; k++) {
+			uint64_t runner = l->runners[k];
+			uint64_t gen = pyobj_lookup_or_0(b->py, runner, "gen");
+			uintptr_t idx;
 
-				if (!gen || pyobj_lookup_or_0(b->py, v[k],
-							      "result_future") != fut)
-					continue;
-				idx = (uintptr_t)addrmap_get(&b->a->gen_index,
-							     gen, NULL);
-				if (!idx)
-					continue;
-				g->drives = xgrow(g->drives, &g->adrives,
-						  g->ndrives + 1,
-						  sizeof(*g->drives));
-				g->drives[g->ndrives].task = task;
-				g->drives[g->ndrives].gen = idx - 1;
-				g->drives[g->ndrives].by = "tornado";
-				g->ndrives++;
-				next = pyobj_lookup_or_0(b->py, v[k], "future");
-			}
+			if (!gen || pyobj_lookup_or_0(b->py, runner,
+						      "result_future") != fut)
+				continue;
+			idx = (uintptr_t)addrmap_get(&b->a->gen_index, gen, NULL);
+			if (!idx)
+				continue;
+			g->drives = xgrow(g->drives, &g->adrives, g->ndrives + 1,
+					  sizeof(*g->drives));
+			g->drives[g->ndrives].task = task;
+			g->drives[g->ndrives].gen = idx - 1;
+			g->drives[g->ndrives].by = "tornado";
+			g->ndrives++;
+			next = pyobj_lookup_or_0(b->py, runner, "future");
 		}
 		fut = next == b->py->types.none ? 0 : next;
 	}
@@ -690,6 +730,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	b.a = a;
 	b.g = g;
 	py_prim_types_load(py, &b.types);
+	addrmap_init(&b.fut_links);
 	find_stdlib(&b);
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	for (i = 0; i < snap->nthreads; i++)
@@ -744,6 +785,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		}
 	}
 	free(fr);
+	fut_links_release(&b);
 	link_rlock_owners(&b);
 	find_cycles(g);
 	(void)err;

@@ -1,0 +1,169 @@
+/*
+ * The JSON writer's escaping (cli/json.c), which scans strings 16 bytes
+ * at a time and copies keys as it scans them: every byte value at every
+ * position of a block and of the tail, in values and in keys, must come
+ * out as the byte-by-byte rules say, and nothing around it may change.
+ */
+#include "cli/json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/check.h"
+
+static struct json j;
+
+/* What the writer makes of the string s, as value (key 0) or key. */
+static char *written(const char *s, int key)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		abort();
+	json_init(&j, f, 0);
+	json_begin_object(&j);
+	if (key) {
+		json_key(&j, s);
+		json_int(&j, 1);
+	} else {
+		json_key(&j, "k");
+		json_string(&j, s);
+	}
+	json_end_object(&j);
+	fclose(f);
+	return buf;
+}
+
+/* The document the writer must give for a string written as escaped. */
+static char *expected(const char *escaped, int key)
+{
+	size_t n = strlen(escaped) + 16;
+	char *out = malloc(n);
+
+	if (!out)
+		abort();
+	if (key)
+		snprintf(out, n, "{\"%s\":1}\n", escaped);
+	else
+		snprintf(out, n, "{\"k\":\"%s\"}\n", escaped);
+	return out;
+}
+
+/* The byte-by-byte rule for one byte standing alone (a byte >= 0x80
+ * alone is never valid UTF-8). */
+static void one_byte(unsigned char b, char *out, size_t n)
+{
+	if (b == '"' || b == '\\')
+		snprintf(out, n, "\\%c", b);
+	else if (b < 0x20 || b == 0x7f)
+		snprintf(out, n, "\\u%04x", b);
+	else if (b >= 0x80)
+		snprintf(out, n, "\\ufffd");
+	else
+		snprintf(out, n, "%c", b);
+}
+
+/* s = pre plain bytes, then mid, then post plain bytes; escaped = the
+ * same with mid_escaped in its place. */
+static void check_at_position(const char *mid, const char *mid_escaped,
+			      size_t pre, size_t post)
+{
+	char s[256], e[256];
+	size_t i, k;
+	int key;
+
+	for (i = 0; i < pre; i++)
+		s[i] = e[i] = (char)('a' + i % 26);
+	snprintf(s + pre, sizeof(s) - pre, "%s", mid);
+	snprintf(e + pre, sizeof(e) - pre, "%s", mid_escaped);
+	k = strlen(s);
+	for (i = 0; i < post; i++)
+		s[k + i] = (char)('A' + i % 26);
+	s[k + post] = 0;
+	k = strlen(e);
+	for (i = 0; i < post; i++)
+		e[k + i] = (char)('A' + i % 26);
+	e[k + post] = 0;
+	for (key = 0; key <= 1; key++) {
+		char *got = written(s, key), *want = expected(e, key);
+
+		CHECK(strcmp(got, want) == 0,
+		      "%s of %zu+%zu bytes around %s: got %s want %s",
+		      key ? "key" : "value", pre, post, mid_escaped, got, want);
+		free(got);
+		free(want);
+	}
+}
+
+static void every_byte_everywhere(void)
+{
+	unsigned b;
+	size_t pre, post;
+
+	for (b = 1; b < 256; b++) {
+		char mid[2] = { (char)b, 0 }, esc[8];
+
+		one_byte((unsigned char)b, esc, sizeof(esc));
+		/* Across the first two 16-byte blocks and the tails after
+		 * them. */
+		for (pre = 0; pre <= 34; pre++)
+			for (post = 0; post <= 17; post += 1 + (pre % 3))
+				check_at_position(mid, esc, pre, post);
+	}
+}
+
+static void utf8_sequences(void)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "\xc3\xa9", "\xc3\xa9" },                 /* e acute */
+		{ "\xe2\x82\xac", "\xe2\x82\xac" },         /* euro */
+		{ "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80" }, /* emoji */
+		{ "\xc2\x85", "\\u0085" },                  /* C1: NEL */
+		{ "\xc2\x9f", "\\u009f" },
+		{ "\xc2\xa0", "\xc2\xa0" },                 /* not C1 */
+		{ "\xe0\x80\x80", "\\ufffd\\ufffd\\ufffd" }, /* overlong */
+		{ "\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd" }, /* surrogate */
+		{ "\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd" },
+		{ "\xc3", "\\ufffd" },                      /* cut short */
+	};
+	size_t i, pre;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (pre = 0; pre <= 20; pre++)
+			check_at_position(cases[i].in, cases[i].out, pre, pre % 5);
+}
+
+/* Longer than the writer's buffer: written straight through. */
+static void long_string(void)
+{
+	size_t n = 3 * JSON_BUF + 7, i;
+	char *s = malloc(n + 1), *got, *want;
+
+	if (!s)
+		abort();
+	for (i = 0; i < n; i++)
+		s[i] = (char)('a' + i % 26);
+	s[n] = 0;
+	got = written(s, 0);
+	want = expected(s, 0);
+	CHECK(strcmp(got, want) == 0, "a string of %zu bytes", n);
+	free(got);
+	free(want);
+	s[JSON_BUF + 3] = '"';
+	got = written(s, 1);
+	CHECK(strstr(got, "\\\"") != NULL && strlen(got) == n + 8,
+	      "a key of %zu bytes with a quote: %zu bytes out", n,
+	      strlen(got));
+	free(got);
+	free(s);
+}
+
+int main(void)
+{
+	every_byte_everywhere();
+	utf8_sequences();
+	long_string();
+	return CHECK_DONE("test_json");
+}
