@@ -15,8 +15,9 @@ Environment: COROSCOPE (binary under test, default ./coroscope of this
 checkout),
 COROSCOPE_SANITIZED=1 (sanitizer build: longer timeouts),
 COROSCOPE_TEST_PYTHONS=3.6,3.12,... (run the per-interpreter tests on these
-ids only; tests that ask for one version by name still run; the summary
-names the ones left out).  Works with pytest-xdist (`-n 2`): the summary
+ids only; tests that ask for one version by name still run, but those
+that take a list of their own skip the ones left out (`left_out()`); the
+summary names the ones left out).  Works with pytest-xdist (`-n 2`): the summary
 is gathered from the reports, not from worker state.
 """
 
@@ -202,6 +203,12 @@ def _parametrized_interpreters():
 
 
 PARAM_INTERPRETERS, LEFT_OUT_INTERPRETERS = _parametrized_interpreters()
+
+
+def left_out(ident):
+    """Whether COROSCOPE_TEST_PYTHONS leaves this interpreter out (for
+    tests that name their own interpreters)."""
+    return ident in LEFT_OUT_INTERPRETERS
 
 
 def interpreter(ident):
