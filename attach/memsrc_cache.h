@@ -44,6 +44,9 @@
 
 /* Slabs grow from CLUSTER_MAX pages to SLAB_MAX_PAGES (8 MiB). */
 #define SLAB_MAX_PAGES 2048
+/* Slabs this large or larger are advised onto huge pages (one x86-64
+ * huge page). */
+#define SLAB_HUGE_BYTES (2u << 20)
 
 /*
  * At most this many pages (1 GiB of page data).  A dump rarely comes
