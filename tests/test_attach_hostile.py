@@ -87,9 +87,11 @@ def start_in_pid_namespace(keeper, interp, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root for a new PID namespace")
     ready = str(tmp_path / "ready.json")
+    # --kill-child: the keeper kills unshare; the target, pid 1 of the
+    # namespace, must die with it rather than outlive the test run.
     unshare = keeper.spawn(["unshare", "--pid", "--fork", "--mount-proc",
-                            interp.path, target_script("threads_target.py"),
-                            ready])
+                            "--kill-child", interp.path,
+                            target_script("threads_target.py"), ready])
     assert wait_until(lambda: os.path.exists(ready) or
                       unshare.poll() is not None, 30 * TIME_SCALE), \
         "target in a PID namespace not ready"

@@ -284,14 +284,30 @@ def test_without_native_nothing_changes(target):
         assert all(f["kind"] != "native" for f in t["frames"])
 
 
+_MADE_CORES = []
+
+
+@pytest.fixture(autouse=True)
+def remove_cores():
+    """gcore's cores take 0.2 to 1.4 GB each, and pytest keeps the
+    temporary directories of the last three runs: a few runs of the suite
+    filled the disk.  Each test's cores go when it ends."""
+    yield
+    while _MADE_CORES:
+        path = _MADE_CORES.pop()
+        if os.path.exists(path):
+            os.unlink(path)
+
+
 def gcore(pid, tmp_path):
     """A core of the running process pid, written by gdb's gcore."""
     prefix = str(tmp_path / "gcore")
+    core = "%s.%d" % (prefix, pid)
+    _MADE_CORES.append(core)
     out = subprocess.run([GCORE, "-o", prefix, str(pid)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, timeout=180,
                          universal_newlines=True)
-    core = "%s.%d" % (prefix, pid)
     assert out.returncode == 0 and os.path.exists(core), out.stdout
     return core
 
