@@ -93,16 +93,19 @@ static void add_holder(struct strbuf *sb, const struct collection *c,
 		       size_t obj, size_t holder)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t i;
+	size_t i, k, n;
+	const size_t *out = py_waitgraph_out(g, holder, &n);
 
 	graph_add_label(sb, c, holder);
-	for (i = 0; i < g->nedges; i++)
-		if (g->edges[i].kind == WG_HOLDS && g->edges[i].from == holder &&
-		    g->edges[i].to == obj && g->edges[i].at) {
+	for (k = 0; k < n; k++) {
+		i = out[k];
+		if (g->edges[i].kind == WG_HOLDS && g->edges[i].to == obj &&
+		    g->edges[i].at) {
 			strbuf_addstr(sb, " at ");
 			graph_add_place(sb, g->edges[i].at);
 			return;
 		}
+	}
 	graph_add_blame(sb, c, holder);
 }
 
@@ -112,12 +115,13 @@ static void add_future_waits(struct strbuf *sb, const struct collection *c,
 			     size_t fut)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t i, n = 0;
+	size_t k, m, n = 0;
+	const size_t *out = py_waitgraph_out(g, fut, &m);
 
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
+	for (k = 0; k < m; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
 
-		if (e->kind != WG_WAITS_FOR || e->from != fut)
+		if (e->kind != WG_WAITS_FOR)
 			continue;
 		if (n++ >= GRAPH_MAX_HOLDERS)
 			continue;
@@ -133,13 +137,14 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		    size_t node)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t i, h, n, holders[GRAPH_MAX_HOLDERS];
+	size_t k, m, h, n, holders[GRAPH_MAX_HOLDERS];
+	const size_t *out = py_waitgraph_out(g, node, &m);
 	int first = 1;
 
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
+	for (k = 0; k < m; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
 
-		if (e->kind != WG_WAITS_FOR || e->from != node)
+		if (e->kind != WG_WAITS_FOR)
 			continue;
 		strbuf_addstr(sb, first ? "waits for: " : "; and for: ");
 		first = 0;
@@ -189,13 +194,14 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 			  size_t node)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t i, k, n, holders[2];
+	size_t i, k, m, mf, n, holders[2];
+	const size_t *out = py_waitgraph_out(g, node, &m), *fout;
 
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
+	for (i = 0; i < m; i++) {
+		const struct wg_edge *e = &g->edges[out[i]];
 		const struct py_prim *p;
 
-		if (e->kind != WG_WAITS_FOR || e->from != node ||
+		if (e->kind != WG_WAITS_FOR ||
 		    g->nodes[e->to].kind != WG_OBJECT)
 			continue;
 		p = &g->prims[g->nodes[e->to].index];
@@ -204,12 +210,12 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 		if (py_prim_is_future(p)) {
 			/* a concurrent future: who completes it (a gather's
 			 * children are drawn under the task) */
-			for (k = 0; p->kind == PY_PRIM_CFUTURE &&
-				    k < g->nedges; k++)
-				if (g->edges[k].kind == WG_WAITS_FOR &&
-				    g->edges[k].from == e->to) {
+			fout = py_waitgraph_out(g, e->to, &mf);
+			for (k = 0; p->kind == PY_PRIM_CFUTURE && k < mf; k++)
+				if (g->edges[fout[k]].kind == WG_WAITS_FOR) {
 					strbuf_addstr(sb, " of ");
-					graph_add_label(sb, c, g->edges[k].to);
+					graph_add_label(sb, c,
+							g->edges[fout[k]].to);
 					break;
 				}
 			return;

@@ -260,21 +260,23 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 			  size_t node, size_t *holders)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t nh, h, k;
+	size_t nh, h, k, m;
+	const size_t *out;
 
 	nh = py_waitgraph_holders(g, node, holders, 4);
 	for (h = 0; h < nh && h < 4; h++) {
 		strbuf_addstr(sb, h ? ", " : " held by ");
 		graph_add_label(sb, c, holders[h]);
 		/* The line that entered the block, else its blame. */
-		for (k = 0; k < g->nedges; k++)
-			if (g->edges[k].kind == WG_HOLDS &&
-			    g->edges[k].from == holders[h] &&
-			    g->edges[k].to == node && g->edges[k].at)
+		out = py_waitgraph_out(g, holders[h], &m);
+		for (k = 0; k < m; k++)
+			if (g->edges[out[k]].kind == WG_HOLDS &&
+			    g->edges[out[k]].to == node &&
+			    g->edges[out[k]].at)
 				break;
-		if (k < g->nedges) {
+		if (k < m) {
 			strbuf_addstr(sb, " at ");
-			graph_add_place(sb, g->edges[k].at);
+			graph_add_place(sb, g->edges[out[k]].at);
 		} else {
 			graph_add_blame(sb, c, holders[h]);
 		}

@@ -1,4 +1,5 @@
 #include "readers/waitgraph.h"
+#include "readers/waitgraph_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,26 +25,12 @@ struct build {
 	struct py_prim_types types;
 	char stdlib[WG_MAX_PREFIX];   /* ".../lib/python3.X/", or "" */
 	struct addrmap fut_links;     /* future -> struct fut_links * */
+	struct addrmap edge_set;      /* edge_key() of every edge */
+	/* node + 1 -> the future node + 1 it waits for, or VIA_MANY */
+	struct addrmap via_future;
 };
 
-void py_waitgraph_init(struct py_waitgraph *g)
-{
-	memset(g, 0, sizeof(*g));
-	cycle_list_init(&g->cycles);
-	addrmap_init(&g->index);
-}
-
-void py_waitgraph_release(struct py_waitgraph *g)
-{
-	free(g->nodes);
-	free(g->edges);
-	free(g->prims);
-	free(g->drives);
-	free(g->test);
-	cycle_list_release(&g->cycles);
-	addrmap_release(&g->index);
-	py_waitgraph_init(g);
-}
+#define VIA_MANY ((void *)UINTPTR_MAX)
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -122,15 +109,58 @@ static size_t add_node(struct py_waitgraph *g, enum wg_kind kind,
 	return g->nnodes++;
 }
 
-static void add_edge(struct py_waitgraph *g, enum wg_edge_kind kind,
-		     size_t from, size_t to, const struct py_frame *at)
+/*
+ * An edge as one non-zero map key, or 0 for node indexes too large to
+ * pack (2^30 nodes and more: then the edges are searched one by one).
+ * Thousands of tasks gathered by one parent add an edge each, and each
+ * is looked up when added and again by waits_through_future(): a scan of
+ * every edge each time made the graph quadratic in the tasks (1.1 s for
+ * 32,000 gathered tasks, minutes for 200,000).
+ */
+static uint64_t edge_key(enum wg_edge_kind kind, size_t from, size_t to)
 {
-	size_t i;
+	const uint64_t lim = (uint64_t)1 << 30;
 
+	if ((uint64_t)from >= lim || (uint64_t)to >= lim)
+		return 0;
+	return 1 + (((uint64_t)kind << 60) | ((uint64_t)from << 30) |
+		    (uint64_t)to);
+}
+
+static int has_edge(const struct build *b, enum wg_edge_kind kind,
+		    size_t from, size_t to)
+{
+	const struct py_waitgraph *g = b->g;
+	uint64_t key = edge_key(kind, from, to);
+	size_t i;
+	int found = 0;
+
+	if (key) {
+		addrmap_get(&b->edge_set, key, &found);
+		return found;
+	}
 	for (i = 0; i < g->nedges; i++)
 		if (g->edges[i].kind == kind && g->edges[i].from == from &&
 		    g->edges[i].to == to)
-			return;
+			return 1;
+	return 0;
+}
+
+static int is_future_node(const struct py_waitgraph *g, size_t node)
+{
+	return g->nodes[node].kind == WG_OBJECT &&
+	       py_prim_is_future(&g->prims[g->nodes[node].index]);
+}
+
+static void add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
+		     size_t to, const struct py_frame *at)
+{
+	struct py_waitgraph *g = b->g;
+	uint64_t key = edge_key(kind, from, to);
+
+	if (key ? !addrmap_add(&b->edge_set, key) :
+		  has_edge(b, kind, from, to))
+		return;
 	g->edges = xgrow(g->edges, &g->aedges, g->nedges + 1,
 			 sizeof(*g->edges));
 	g->edges[g->nedges].kind = kind;
@@ -138,6 +168,14 @@ static void add_edge(struct py_waitgraph *g, enum wg_edge_kind kind,
 	g->edges[g->nedges].to = to;
 	g->edges[g->nedges].at = at;
 	g->nedges++;
+	if (kind == WG_WAITS_FOR && is_future_node(g, to)) {
+		int found;
+		void *v = addrmap_get(&b->via_future, from + 1, &found);
+
+		addrmap_put(&b->via_future, from + 1,
+			    found && v != (void *)(uintptr_t)(to + 1) ?
+			    VIA_MANY : (void *)(uintptr_t)(to + 1));
+	}
 }
 
 /* The node of primitive obj (added on first sight), or -1 if obj is
@@ -159,44 +197,6 @@ static long object_node(struct build *b, uint64_t obj)
 	v = add_node(g, WG_OBJECT, g->nprims++);
 	addrmap_put(&g->index, obj, (void *)(v + 1));
 	return (long)v;
-}
-
-long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
-			  size_t index)
-{
-	size_t i;
-
-	for (i = 0; i < g->nnodes; i++)
-		if (g->nodes[i].kind == kind && g->nodes[i].index == index)
-			return (long)i;
-	return -1;
-}
-
-/* The sources of `kind` edges into node, at most max kept. */
-static size_t edges_into(const struct py_waitgraph *g, enum wg_edge_kind kind,
-			 size_t node, size_t *out, size_t max)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < g->nedges; i++)
-		if (g->edges[i].kind == kind && g->edges[i].to == node) {
-			if (n < max)
-				out[n] = g->edges[i].from;
-			n++;
-		}
-	return n;
-}
-
-size_t py_waitgraph_holders(const struct py_waitgraph *g, size_t obj,
-			    size_t *out, size_t max)
-{
-	return edges_into(g, WG_HOLDS, obj, out, max);
-}
-
-size_t py_waitgraph_waiters(const struct py_waitgraph *g, size_t node,
-			    size_t *out, size_t max)
-{
-	return edges_into(g, WG_WAITS_FOR, node, out, max);
 }
 
 /*
@@ -277,11 +277,11 @@ static void scan_unit(struct build *b, size_t node,
 				continue;
 			obj = object_node(b, wb.held[h]);
 			if (obj >= 0 && py_prim_is_lock(&g->prims[g->nodes[obj].index]))
-				add_edge(g, WG_HOLDS, node, (size_t)obj, f[k]);
+				add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
 		}
 	}
 	if (waited && (obj = object_node(b, waited)) >= 0)
-		add_edge(g, WG_WAITS_FOR, node, (size_t)obj, NULL);
+		add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
 	nd = &g->nodes[node];
 	nd->inner = n ? f[0] : NULL;
 	for (k = 0; k < n && !nd->blame; k++)
@@ -446,7 +446,7 @@ static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
 		    p.kind == PY_PRIM_CFUTURE)
 			to = object_node(b, v);
 		if (to >= 0 && (size_t)to != from)
-			add_edge(b->g, WG_WAITS_FOR, from, (size_t)to, NULL);
+			add_edge(b, WG_WAITS_FOR, from, (size_t)to, NULL);
 	}
 }
 
@@ -477,7 +477,7 @@ static void link_executor(struct build *b, size_t thread_node,
 		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
 			continue;
 		if ((obj = object_node(b, fut)) >= 0)
-			add_edge(b->g, WG_WAITS_FOR, (size_t)obj, thread_node,
+			add_edge(b, WG_WAITS_FOR, (size_t)obj, thread_node,
 				 NULL);
 		return;
 	}
@@ -496,7 +496,7 @@ static void link_gather(struct build *b, size_t from, uint64_t fut)
 
 	if ((obj = object_node(b, fut)) < 0)
 		return;
-	add_edge(b->g, WG_WAITS_FOR, from, (size_t)obj, NULL);
+	add_edge(b, WG_WAITS_FOR, from, (size_t)obj, NULL);
 	if (b->g->prims[b->g->nodes[obj].index].kind != PY_PRIM_GATHER)
 		return;
 	cs_err_init(&err);
@@ -509,28 +509,31 @@ static void link_gather(struct build *b, size_t from, uint64_t fut)
 	if (pyseq_items(b->py, list, items, n, &n, &err) == 0)
 		for (i = 0; i < n && i < WG_MAX_GATHER; i++)
 			if ((to = task_node(b, items[i])) >= 0)
-				add_edge(b->g, WG_WAITS_FOR, (size_t)obj,
+				add_edge(b, WG_WAITS_FOR, (size_t)obj,
 					 (size_t)to, NULL);
 	free(items);
 }
 
 /* Does from wait for to through a future node (a gather)? */
-static int waits_through_future(const struct py_waitgraph *g, size_t from,
+static int waits_through_future(const struct build *b, size_t from,
 				size_t to)
 {
-	size_t i, k;
+	const struct py_waitgraph *g = b->g;
+	void *v = addrmap_get(&b->via_future, from + 1, NULL);
+	size_t i;
 
+	if (!v)
+		return 0;
+	if (v != VIA_MANY)
+		return has_edge(b, WG_WAITS_FOR, (size_t)(uintptr_t)v - 1, to);
+	/* Waiting for several futures at once: rare, searched. */
 	for (i = 0; i < g->nedges; i++) {
 		const struct wg_edge *e = &g->edges[i];
 
-		if (e->kind != WG_WAITS_FOR || e->from != from ||
-		    g->nodes[e->to].kind != WG_OBJECT ||
-		    !py_prim_is_future(&g->prims[g->nodes[e->to].index]))
-			continue;
-		for (k = 0; k < g->nedges; k++)
-			if (g->edges[k].kind == WG_WAITS_FOR &&
-			    g->edges[k].from == e->to && g->edges[k].to == to)
-				return 1;
+		if (e->kind == WG_WAITS_FOR && e->from == from &&
+		    is_future_node(g, e->to) &&
+		    has_edge(b, WG_WAITS_FOR, e->to, to))
+			return 1;
 	}
 	return 0;
 }
@@ -575,17 +578,6 @@ static void link_drives(struct build *b, size_t task)
 		}
 		fut = next == b->py->types.none ? 0 : next;
 	}
-}
-
-const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
-					     size_t gen)
-{
-	size_t i;
-
-	for (i = 0; i < g->ndrives; i++)
-		if (g->drives[i].gen == gen)
-			return &g->drives[i];
-	return NULL;
 }
 
 /* Links from the futures tasks and threads wait on: gathers, chained
@@ -678,42 +670,9 @@ static void link_rlock_owners(struct build *b)
 				continue;
 			node = py_waitgraph_node_of(g, WG_THREAD, t);
 			if (node >= 0)
-				add_edge(g, WG_HOLDS, (size_t)node, i, NULL);
+				add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
 		}
 	}
-}
-
-/* Cycles over waits-for edges and holds edges reversed (a lock waits
- * for its holder). */
-static void find_cycles(struct py_waitgraph *g)
-{
-	size_t *first = xcalloc(g->nnodes + 1, sizeof(*first));
-	size_t *to = xcalloc(g->nedges + 1, sizeof(*to));
-	size_t *fill = xcalloc(g->nnodes + 1, sizeof(*fill));
-	struct cycle_graph cg;
-	size_t i;
-
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
-
-		first[(e->kind == WG_WAITS_FOR ? e->from : e->to) + 1]++;
-	}
-	for (i = 0; i < g->nnodes; i++)
-		first[i + 1] += first[i];
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
-		size_t u = e->kind == WG_WAITS_FOR ? e->from : e->to;
-		size_t v = e->kind == WG_WAITS_FOR ? e->to : e->from;
-
-		to[first[u] + fill[u]++] = v;
-	}
-	cg.n = g->nnodes;
-	cg.first = first;
-	cg.to = to;
-	cycles_find(&cg, &g->cycles);
-	free(first);
-	free(to);
-	free(fill);
 }
 
 int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
@@ -731,6 +690,8 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	b.g = g;
 	py_prim_types_load(py, &b.types);
 	addrmap_init(&b.fut_links);
+	addrmap_init(&b.edge_set);
+	addrmap_init(&b.via_future);
 	find_stdlib(&b);
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	for (i = 0; i < snap->nthreads; i++)
@@ -777,9 +738,9 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		for (j = 0; j < t->nawaited_by; j++) {
 			const struct py_task *w = py_async_task(a, t->awaited_by[j]);
 
-			if (w && !waits_through_future(g,
+			if (w && !waits_through_future(&b,
 					base + (size_t)(w - a->tasks), base + i))
-				add_edge(g, WG_WAITS_FOR,
+				add_edge(&b, WG_WAITS_FOR,
 					 base + (size_t)(w - a->tasks),
 					 base + i, NULL);
 		}
@@ -787,7 +748,9 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	free(fr);
 	fut_links_release(&b);
 	link_rlock_owners(&b);
-	find_cycles(g);
+	addrmap_release(&b.edge_set);
+	addrmap_release(&b.via_future);
+	wg_finish(g);
 	(void)err;
 	return 0;
 }

@@ -72,6 +72,12 @@ struct py_waitgraph {
 	struct cycle_list cycles;   /* node indexes; objects included */
 	char *test;                 /* the pytest node id being run, or NULL */
 	struct addrmap index;       /* object address -> node index + 1 */
+	/* Edge indexes by node, each node's in the order the edges were
+	 * added (py_waitgraph_out(), py_waitgraph_in()): a report asks
+	 * every node for its edges, and a scan of all edges each time is
+	 * quadratic in the tasks of one big gather. */
+	size_t *out_start, *out_edges;  /* out_start[nnodes + 1] */
+	size_t *in_start, *in_edges;
 };
 
 /*
@@ -92,6 +98,13 @@ long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
 /* The drive of generator gen (a->gens index), or NULL. */
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
 					     size_t gen);
+
+/* The edges leaving (entering) node: *n indexes into g->edges, in the
+ * order the edges were added. */
+const size_t *py_waitgraph_out(const struct py_waitgraph *g, size_t node,
+			       size_t *n);
+const size_t *py_waitgraph_in(const struct py_waitgraph *g, size_t node,
+			      size_t *n);
 
 /* Holders of an object node (their node indexes), at most max. */
 size_t py_waitgraph_holders(const struct py_waitgraph *g, size_t obj,
