@@ -376,13 +376,14 @@ static long task_node(struct build *b, uint64_t addr)
 }
 
 /*
- * What a future's done callbacks say, decoded once per future: thousands
- * of tasks may wait on one future (a shutdown event, a shared result),
- * each adding its own callback, and decoding them again for every task
- * would make the graph quadratic in the tasks.  At most WG_MAX_CALLBACKS
- * of each kind.
+ * What a future is and what its done callbacks say, read once per
+ * future: thousands of tasks may wait on one future (a shutdown event,
+ * a shared result, a gather), each adding its own callback, and reading
+ * them again for every task would make the graph quadratic in the
+ * tasks.  At most WG_MAX_CALLBACKS of each kind.
  */
 struct fut_links {
+	int gather;    /* an asyncio gather (its children are linked instead) */
 	size_t nsources, nrunners;
 	/* From _call_check_cancel's closure: what completes the future. */
 	uint64_t sources[WG_MAX_CALLBACKS];
@@ -394,11 +395,18 @@ static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
 {
 	struct fut_links *l = addrmap_get(&b->fut_links, fut, NULL);
 	uint64_t cbs[WG_MAX_CALLBACKS];
+	struct py_prim p;
 	size_t n, i;
 
 	if (l)
 		return l;
 	l = xcalloc(1, sizeof(*l));
+	addrmap_put(&b->fut_links, fut, l);
+	if (py_prim_read(b->py, &b->types, fut, &p) &&
+	    p.kind == PY_PRIM_GATHER) {
+		l->gather = 1;
+		return l;
+	}
 	n = future_callbacks(b, fut, cbs, WG_MAX_CALLBACKS);
 	for (i = 0; i < n; i++) {
 		l->nsources += closure_values(b, cbs[i], "_call_check_cancel",
@@ -408,7 +416,6 @@ static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
 					      l->runners + l->nrunners,
 					      WG_MAX_CALLBACKS - l->nrunners);
 	}
-	addrmap_put(&b->fut_links, fut, l);
 	return l;
 }
 
@@ -585,7 +592,6 @@ static void link_drives(struct build *b, size_t task)
 static void link_futures(struct build *b, size_t base)
 {
 	struct py_waitgraph *g = b->g;
-	struct py_prim p;
 	size_t i;
 
 	for (i = 0; b->a && i < b->a->ntasks; i++) {
@@ -593,8 +599,9 @@ static void link_futures(struct build *b, size_t base)
 
 		if (!w || py_async_task(b->a, w))
 			continue;
-		if (py_prim_read(b->py, &b->types, w, &p) &&
-		    p.kind == PY_PRIM_GATHER) {
+		/* Many tasks may wait on one future: what it is, is read
+		 * once (fut_links_of()). */
+		if (fut_links_of(b, w)->gather) {
 			link_gather(b, base + i, w);
 		} else {
 			link_chained_sources(b, base + i, w);

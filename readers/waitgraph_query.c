@@ -34,7 +34,6 @@ void py_waitgraph_release(struct py_waitgraph *g)
 	py_waitgraph_init(g);
 }
 
-
 long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
 			  size_t index)
 {
@@ -46,28 +45,47 @@ long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
 	return -1;
 }
 
-/* The sources of `kind` edges into node, at most max kept. */
-/* Index the edges by one end (`from` when by_from, else `to`): a
- * counting sort, stable, so each node's edges keep their order. */
-static void index_edges(const struct py_waitgraph *g, int by_from,
-			size_t **start_out, size_t **edges_out)
+/* How an edge is grouped: under one end, by its index, or, for the
+ * cycle search, under the node that waits and by the node it waits for
+ * (a waits-for edge as it is, a holds edge reversed: a lock waits for
+ * its holder). */
+enum edge_group { BY_FROM, BY_TO, BY_WAITER };
+
+/*
+ * Group the edges by one node of each (a counting sort, stable: each
+ * node's keep the order they were added in): edges of node u are
+ * vals[start[u] .. start[u + 1]), each val an edge index, or with
+ * BY_WAITER the node waited for.
+ */
+static void group_edges(const struct py_waitgraph *g, enum edge_group by,
+			size_t **start_out, size_t **vals_out)
 {
 	size_t *start = xcalloc(g->nnodes + 1, sizeof(*start));
 	size_t *fill = xcalloc(g->nnodes + 1, sizeof(*fill));
-	size_t *idx = xcalloc(g->nedges + 1, sizeof(*idx));
-	size_t i, u;
+	size_t *vals = xcalloc(g->nedges + 1, sizeof(*vals));
+	size_t i, u, v;
 
-	for (i = 0; i < g->nedges; i++)
-		start[(by_from ? g->edges[i].from : g->edges[i].to) + 1]++;
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		int fwd = by == BY_FROM ||
+			  (by == BY_WAITER && e->kind == WG_WAITS_FOR);
+
+		start[(fwd ? e->from : e->to) + 1]++;
+	}
 	for (i = 0; i < g->nnodes; i++)
 		start[i + 1] += start[i];
 	for (i = 0; i < g->nedges; i++) {
-		u = by_from ? g->edges[i].from : g->edges[i].to;
-		idx[start[u] + fill[u]++] = i;
+		const struct wg_edge *e = &g->edges[i];
+		int fwd = by == BY_FROM ||
+			  (by == BY_WAITER && e->kind == WG_WAITS_FOR);
+
+		u = fwd ? e->from : e->to;
+		v = by != BY_WAITER ? i : fwd ? e->to : e->from;
+		vals[start[u] + fill[u]++] = v;
 	}
 	free(fill);
 	*start_out = start;
-	*edges_out = idx;
+	*vals_out = vals;
 }
 
 static const size_t *edges_at(const size_t *start, const size_t *idx,
@@ -121,7 +139,6 @@ size_t py_waitgraph_waiters(const struct py_waitgraph *g, size_t node,
 	return edges_into(g, WG_WAITS_FOR, node, out, max);
 }
 
-
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
 					     size_t gen)
 {
@@ -133,43 +150,25 @@ const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
 	return NULL;
 }
 
-
 /* Cycles over waits-for edges and holds edges reversed (a lock waits
  * for its holder). */
 static void find_cycles(struct py_waitgraph *g)
 {
-	size_t *first = xcalloc(g->nnodes + 1, sizeof(*first));
-	size_t *to = xcalloc(g->nedges + 1, sizeof(*to));
-	size_t *fill = xcalloc(g->nnodes + 1, sizeof(*fill));
 	struct cycle_graph cg;
-	size_t i;
+	size_t *first, *to;
 
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
-
-		first[(e->kind == WG_WAITS_FOR ? e->from : e->to) + 1]++;
-	}
-	for (i = 0; i < g->nnodes; i++)
-		first[i + 1] += first[i];
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
-		size_t u = e->kind == WG_WAITS_FOR ? e->from : e->to;
-		size_t v = e->kind == WG_WAITS_FOR ? e->to : e->from;
-
-		to[first[u] + fill[u]++] = v;
-	}
+	group_edges(g, BY_WAITER, &first, &to);
 	cg.n = g->nnodes;
 	cg.first = first;
 	cg.to = to;
 	cycles_find(&cg, &g->cycles);
 	free(first);
 	free(to);
-	free(fill);
 }
 
 void wg_finish(struct py_waitgraph *g)
 {
-	index_edges(g, 1, &g->out_start, &g->out_edges);
-	index_edges(g, 0, &g->in_start, &g->in_edges);
+	group_edges(g, BY_FROM, &g->out_start, &g->out_edges);
+	group_edges(g, BY_TO, &g->in_start, &g->in_edges);
 	find_cycles(g);
 }
