@@ -103,13 +103,9 @@ def test_no_source_removes_them(target, text):
     assert all(l in text.splitlines() for l in kept)
 
 
-SECRET = '''import time
-
-
-def park(ready, stop):
+SECRET = '''def park(ready, stop):
     ready.set()
-    while not stop.is_set():
-        time.sleep(0.2)  # MARK: secret-park
+    stop.wait()  # MARK: secret-park
 '''
 
 
