@@ -36,6 +36,18 @@ struct py_line_memo {
 
 #define PY_LINE_MEMO 256       /* a power of two */
 
+/* One remembered exception-table walk (readers/withblocks.c): the
+ * depths of the with handlers covering an offset, innermost first. */
+#define PY_WITH_MEMO_DEPTHS 6
+struct py_with_memo {
+	uint64_t code;         /* code object address, 0 = empty */
+	long offset;
+	uint8_t n;             /* depths[] used */
+	uint32_t depths[PY_WITH_MEMO_DEPTHS];
+};
+
+#define PY_WITH_MEMO 256       /* a power of two */
+
 struct pyproc {
 	struct memsrc *ms;                 /* borrowed */
 	struct module_list mods;
@@ -59,6 +71,8 @@ struct pyproc {
 	/* Lines by (code, offset), direct-mapped: ten thousand coroutines
 	 * suspended at the same await need one line table walk, not 10^4. */
 	struct py_line_memo line_memo[PY_LINE_MEMO];
+	/* Likewise the with handlers by (code, offset) (3.11+). */
+	struct py_with_memo with_memo[PY_WITH_MEMO];
 };
 
 /*

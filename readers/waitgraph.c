@@ -28,6 +28,7 @@ struct build {
 	struct addrmap edge_set;      /* edge_key() of every edge */
 	/* node + 1 -> the future node + 1 it waits for, or VIA_MANY */
 	struct addrmap via_future;
+	struct addrmap code_class;    /* code address -> CODE_* bits */
 };
 
 #define VIA_MANY ((void *)UINTPTR_MAX)
@@ -231,6 +232,34 @@ static int idle_frame(const struct py_frame *f)
 	return 0;
 }
 
+/* What the graph asks of a frame's code, judged once per code object
+ * (its file and names never change): ten thousand tasks suspended in
+ * the same coroutines cost one look at their strings, not 10^4. */
+enum {
+	CODE_JUDGED = 1,     /* so that no entry is 0 (NULL: not seen) */
+	CODE_PRIM_LIB = 2,   /* is_prim_lib() */
+	CODE_USER = 4,       /* is_user_file() */
+	CODE_IDLE = 8,       /* idle_frame() */
+};
+
+static unsigned code_class(struct build *b, const struct py_frame *f)
+{
+	uintptr_t v = (uintptr_t)addrmap_get(&b->code_class, f->code->addr,
+					     NULL);
+
+	if (!v) {
+		v = CODE_JUDGED;
+		if (is_prim_lib(f->code->filename))
+			v |= CODE_PRIM_LIB;
+		if (is_user_file(b, f->code->filename))
+			v |= CODE_USER;
+		if (idle_frame(f))
+			v |= CODE_IDLE;
+		addrmap_put(&b->code_class, f->code->addr, (void *)v);
+	}
+	return (unsigned)v;
+}
+
 /* Everything the graph learns from one thread or task's frames. */
 static void scan_unit(struct build *b, size_t node,
 		      const struct py_frame *const *f, size_t n, int thread)
@@ -246,7 +275,7 @@ static void scan_unit(struct build *b, size_t node,
 	/* The outermost primitive of the library frames at the top of the
 	 * stack: a Queue.get that waits in Condition.wait waits for the
 	 * Queue. */
-	for (k = 0; k < n && is_prim_lib(f[k]->code->filename); k++) {
+	for (k = 0; k < n && (code_class(b, f[k]) & CODE_PRIM_LIB); k++) {
 		uint64_t self = frame_local(b->py, f[k], "self");
 		struct py_prim p;
 
@@ -285,10 +314,10 @@ static void scan_unit(struct build *b, size_t node,
 	nd = &g->nodes[node];
 	nd->inner = n ? f[0] : NULL;
 	for (k = 0; k < n && !nd->blame; k++)
-		if (is_user_file(b, f[k]->code->filename))
+		if (code_class(b, f[k]) & CODE_USER)
 			nd->blame = f[k];
 	for (k = 0; k < n && !nd->idle; k++)
-		nd->idle = idle_frame(f[k]);
+		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
 }
 
 #define WG_MAX_CALLBACKS 16
@@ -699,6 +728,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	addrmap_init(&b.fut_links);
 	addrmap_init(&b.edge_set);
 	addrmap_init(&b.via_future);
+	addrmap_init(&b.code_class);
 	find_stdlib(&b);
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	for (i = 0; i < snap->nthreads; i++)
@@ -757,6 +787,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	link_rlock_owners(&b);
 	addrmap_release(&b.edge_set);
 	addrmap_release(&b.via_future);
+	addrmap_release(&b.code_class);
 	wg_finish(g);
 	(void)err;
 	return 0;

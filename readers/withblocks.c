@@ -83,7 +83,12 @@ static int frame_read(struct pyproc *py, uint64_t frame,
 	size_t size;
 	int ret;
 
-	memset(wf, 0, sizeof(*wf));
+	/* Not blocks[]: iblock says how much of it is read. */
+	wf->code = NULL;
+	wf->stack = 0;
+	wf->depth = -1;
+	wf->offset = 0;
+	wf->iblock = 0;
 	size = (size_t)(L->f_back >= 0 ? L->f_localsplus : L->if_localsplus);
 	if (size > sizeof(buf))
 		CS_BUG("frame of %zu bytes", size);
@@ -256,14 +261,19 @@ static int is_with_handler(struct pyproc *py, const struct with_frame *wf,
 	return op[0] == L->op_push_exc_info && op[2] == L->op_with_except_start;
 }
 
-static void table_held(struct pyproc *py, const struct with_frame *wf,
-		       struct py_with_blocks *out, long *top)
+/* The depths of the with handlers covering the frame's instruction,
+ * innermost first, at most PY_MAX_HOPS: each handler entry covering it,
+ * followed through its target.  Frame-independent (the table and the
+ * handlers' first instructions never change), so the caller memoizes. */
+static size_t with_handler_depths(struct pyproc *py,
+				  const struct with_frame *wf,
+				  uint32_t depths[PY_MAX_HOPS])
 {
 	static uint8_t table[PY_MAX_EXC_TABLE];
 	struct exc_entry e;
 	struct cs_err err;
 	uint64_t obj;
-	size_t n = 0;
+	size_t n = 0, found = 0;
 	uint32_t at;
 	int hop;
 
@@ -271,31 +281,62 @@ static void table_held(struct pyproc *py, const struct with_frame *wf,
 	if (py_field_u64(py, wf->code->addr, py->layout.co_exceptiontable,
 			 &obj, &err) <= 0 || !obj ||
 	    pybytes_read(py, obj, table, sizeof(table), &n, &err) < 0 ||
-	    n > sizeof(table) || wf->offset < 0)
-		return;
+	    n > sizeof(table))
+		return 0;
 	at = (uint32_t)(wf->offset / 2);
 	for (hop = 0; hop < PY_MAX_HOPS && exc_find(table, n, at, &e); hop++) {
-		long d = (long)e.depth;
-		uint64_t mgr = 0, raw;
+		if (e.depth >= 1 && is_with_handler(py, wf, e.target))
+			depths[found++] = e.depth;
+		if (e.target == at)
+			break;     /* a handler covering itself: stop */
+		at = e.target;
+	}
+	return found;
+}
 
-		if (d >= 1 && (wf->depth < 0 || d <= wf->depth) &&
-		    is_with_handler(py, wf, e.target)) {
-			mgr = slot_manager(py, wf, d - 1);
-			/* 3.14 keeps [exit, self] per with: self is the
-			 * manager. */
-			if (!mgr && py->layout.op_load_special >= 0 &&
-			    py_read_words(py, wf->stack + 8 * (uint64_t)(d - 1),
-					  &raw, 1, &err) == 0)
-				mgr = raw & ~(uint64_t)py->layout.stackref_tag_mask;
+static void table_held(struct pyproc *py, const struct with_frame *wf,
+		       struct py_with_blocks *out, long *top)
+{
+	uint64_t h = (wf->code->addr ^ (uint64_t)wf->offset *
+		      0x9e3779b97f4a7c15u) * 0x9e3779b97f4a7c15u;
+	struct py_with_memo *m = &py->with_memo[(h >> 40) & (PY_WITH_MEMO - 1)];
+	uint32_t spill[PY_MAX_HOPS];
+	const uint32_t *depths = m->depths;
+	struct cs_err err;
+	size_t i, n;
+
+	if (wf->offset < 0)
+		return;
+	if (m->code == wf->code->addr && m->offset == wf->offset) {
+		n = m->n;
+	} else {
+		n = with_handler_depths(py, wf, spill);
+		depths = spill;
+		if (n <= PY_WITH_MEMO_DEPTHS) {
+			m->code = wf->code->addr;
+			m->offset = wf->offset;
+			m->n = (uint8_t)n;
+			memcpy(m->depths, spill, n * sizeof(spill[0]));
 		}
+	}
+	cs_err_init(&err);
+	for (i = 0; i < n; i++) {
+		long d = (long)depths[i];
+		uint64_t mgr, raw;
+
+		if (wf->depth >= 0 && d > wf->depth)
+			continue;
+		mgr = slot_manager(py, wf, d - 1);
+		/* 3.14 keeps [exit, self] per with: self is the manager. */
+		if (!mgr && py->layout.op_load_special >= 0 &&
+		    py_read_words(py, wf->stack + 8 * (uint64_t)(d - 1),
+				  &raw, 1, &err) == 0)
+			mgr = raw & ~(uint64_t)py->layout.stackref_tag_mask;
 		if (mgr) {
 			add_held(out, mgr);
 			if (d > *top)
 				*top = d;
 		}
-		if (e.target == at)
-			break;     /* a handler covering itself: stop */
-		at = e.target;
 	}
 }
 
@@ -324,7 +365,8 @@ int py_with_blocks_read(struct pyproc *py, uint64_t frame, int innermost,
 	long top = 0, i, limit;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
+	/* The counts say what is filled: the arrays need no clearing. */
+	out->nheld = out->nentering = 0;
 	ret = frame_read(py, frame, &wf, err);
 	if (ret < 0)
 		return ret;
