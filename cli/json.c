@@ -58,16 +58,52 @@ static inline void put_n(struct json *j, const char *s, size_t n)
 		*o++ = *s++;
 }
 
+/* A newline and two spaces a level: as many as the deepest nesting. */
+static const char spaces[] = "\n                                "
+			     "                                ";
+_Static_assert(sizeof(spaces) >= 2 * JSON_MAX_DEPTH + 1,
+	       "one run of spaces for the deepest nesting");
+
 static void indent(struct json *j)
 {
-	static const char spaces[] = "\n                                "
-				     "                                ";
-
-	_Static_assert(sizeof(spaces) >= 2 * JSON_MAX_DEPTH + 1,
-		       "one run of spaces for the deepest nesting");
 	/* depth < JSON_MAX_DEPTH: checked when nesting */
 	if (j->pretty)
 		put_n(j, spaces, 2 * (size_t)j->depth + 1);
+}
+
+/*
+ * The fast path of the writer: make room for n bytes at once, then
+ * write through a pointer with no test per piece.  PREFIX_MAX is the
+ * most a value's prefix takes (a comma and the deepest indent).
+ */
+#define PREFIX_MAX (1 + sizeof(spaces))
+
+static inline char *reserve(struct json *j, size_t n)
+{
+	if (n > sizeof(j->buf) - j->len)
+		flush(j);
+	return j->buf + j->len;
+}
+
+/* value_prefix() into reserved room (PREFIX_MAX bytes at o).  The
+ * indent is copied whole, a constant size the compiler turns into a few
+ * vector moves, and the part that belongs is kept. */
+static inline char *prefix_at(struct json *j, char *o)
+{
+	int *need = &j->need_comma[j->depth];
+
+	if (*need == 2) {
+		*need = 1;  /* after a key */
+		return o;
+	}
+	if (*need)
+		*o++ = ',';
+	if (j->depth && j->pretty) {
+		memcpy(o, spaces, sizeof(spaces) - 1);
+		o += 2 * (size_t)j->depth + 1;
+	}
+	*need = 1;
+	return o;
 }
 
 /* Before any value: a comma if needed (keys already wrote theirs). */
@@ -147,6 +183,39 @@ static int block_plain(const unsigned char *p)
 	v = (bytes16)((v < 0x20) | (v > 0x7e) | (v == '"') | (v == '\\'));
 	memcpy(half, &v, sizeof(half));
 	return (half[0] | half[1]) == 0;
+}
+
+typedef unsigned char bytes8 __attribute__((vector_size(8)));
+
+static int word_plain(const unsigned char *p)
+{
+	bytes8 v;
+	uint64_t w;
+
+	memcpy(&v, p, sizeof(v));
+	v = (bytes8)((v < 0x20) | (v > 0x7e) | (v == '"') | (v == '\\'));
+	memcpy(&w, &v, sizeof(w));
+	return w == 0;
+}
+
+/* Are all n bytes at p plain?  Whole blocks, then one block ending at
+ * p + n that overlaps the last one tested: never a byte past the end. */
+static int all_plain(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	if (n >= 16) {
+		for (i = 0; i + 16 <= n; i += 16)
+			if (!block_plain(p + i))
+				return 0;
+		return i == n || block_plain(p + n - 16);
+	}
+	if (n >= 8)
+		return word_plain(p) && word_plain(p + n - 8);
+	for (i = 0; i < n; i++)
+		if (!plain[p[i]])
+			return 0;
+	return 1;
 }
 
 /* The plain bytes from p on, up to end (a string's NUL): 16 bytes at a
@@ -230,26 +299,47 @@ void json_escape(FILE *f, const char *s)
 	flush(&j);
 }
 
-void json_key(struct json *j, const char *key)
+void json_key_lit(struct json *j, const char *quoted, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)key;
-	size_t k = 0, room;
+	/* n counts the space after the colon, which only pretty has. */
+	char *o = reserve(j, PREFIX_MAX + JSON_MAX_KEY + 4);
+
+	if (!j->pretty)
+		n--;
+	_Static_assert(sizeof(JSON_KEY_PAD) - 1 >= JSON_MAX_KEY,
+		       "a key literal is padded to the block copied");
+	o = prefix_at(j, o);
+	memcpy(o, quoted, JSON_MAX_KEY + 4);
+	j->len = (size_t)(o + n - j->buf);
+	j->need_comma[j->depth] = 2;
+}
+
+/* A string that fits the buffer and needs no escaping, quoted: the
+ * common case, in one copy. */
+static int plain_string(struct json *j, const char *s, size_t n)
+{
 	char *o;
 
-	value_prefix(j);
-	put(j, '"');
-	/* Keys are short and nearly always coroscope's own plain names (a
-	 * local variable's is the target's): copied as they are scanned,
-	 * escaped from the first byte that needs it.  Locals, since a store
-	 * through o could change j->len as far as the compiler knows. */
-	room = sizeof(j->buf) - j->len;
-	o = j->buf + j->len;
-	while (k < room && plain[p[k]])
-		o[k] = (char)p[k], k++;
-	j->len += k;
-	if (p[k])
-		escape(j, (const char *)p + k);
-	put_n(j, "\": ", j->pretty ? 3 : 2);
+	if (n > sizeof(j->buf) / 4 || !all_plain((const unsigned char *)s, n))
+		return 0;
+	o = prefix_at(j, reserve(j, PREFIX_MAX + n + 2));
+	*o++ = '"';
+	memcpy(o, s, n);
+	o += n;
+	*o++ = '"';
+	j->len = (size_t)(o - j->buf);
+	return 1;
+}
+
+void json_key_str(struct json *j, const char *key)
+{
+	if (!plain_string(j, key, strlen(key))) {
+		value_prefix(j);
+		put(j, '"');
+		escape(j, key);
+		put(j, '"');
+	}
+	put_n(j, j->pretty ? ": " : ":", j->pretty ? 2 : 1);
 	j->need_comma[j->depth] = 2;
 }
 
@@ -259,10 +349,32 @@ void json_string(struct json *j, const char *s)
 		json_null(j);
 		return;
 	}
+	if (plain_string(j, s, strlen(s)))
+		return;
 	value_prefix(j);
 	put(j, '"');
 	escape(j, s);
 	put(j, '"');
+}
+
+void json_hex(struct json *j, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *o = prefix_at(j, reserve(j, PREFIX_MAX + 24)), d[48] = { 0 };
+	size_t n, i;
+
+	/* "0x%llx" by hand: a dump writes an id for every task and frame.
+	 * All sixteen digits into d[16..31], no branch per digit; the n
+	 * that count are the last n, copied as a block of 16 bytes. */
+	for (i = 0; i < 16; i++)
+		d[16 + i] = digits[(v >> (60 - 4 * i)) & 15];
+	n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
+	o[0] = '"';
+	o[1] = '0';
+	o[2] = 'x';
+	memcpy(o + 3, d + 32 - n, 16);
+	o[3 + n] = '"';
+	j->len = (size_t)(o + 4 + n - j->buf);
 }
 
 /* Decimal digits of v, without printf's parsing of a format. */

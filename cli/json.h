@@ -29,13 +29,34 @@ void json_begin_object(struct json *j);
 void json_end_object(struct json *j);
 void json_begin_array(struct json *j);
 void json_end_array(struct json *j);
-void json_key(struct json *j, const char *key);
+/*
+ * json_key(j, "name"): a key spelled in coroscope's source.  Only a
+ * string literal compiles (the "" pasted around it), so it is written
+ * as it is, without a scan: a literal holds no byte that needs escaping
+ * (tests/unit/test_json.c checks every key the sources write).  Any
+ * other key -- a target's variable name, a key chosen at run time --
+ * goes through json_key_str(), which escapes it.
+ */
+#define json_key(j, lit)                                                    \
+	json_key_lit((j), "\"" lit "\": " JSON_KEY_PAD,                      \
+		     sizeof(lit) - 1 + 4 +                                  \
+		     0 * sizeof(char[sizeof(lit) <= JSON_MAX_KEY ? 1 : -1]))
+/* The quoted key is copied as a block of JSON_MAX_KEY + 4 bytes, one
+ * move of a constant size: the padding keeps that inside the literal. */
+#define JSON_KEY_PAD "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0" \
+		     "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0" \
+		     "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+#define JSON_MAX_KEY 48
+void json_key_lit(struct json *j, const char *quoted, size_t n);
+void json_key_str(struct json *j, const char *key);
 void json_string(struct json *j, const char *s);   /* NULL -> null */
 void json_int(struct json *j, long long v);
 void json_uint(struct json *j, unsigned long long v);
 void json_double(struct json *j, double v);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);
+/* v as the string "0x..." (lower-case hex digits, "0x0" for 0). */
+void json_hex(struct json *j, uint64_t v);
 /* Write s as a JSON string body (no quotes) to f. */
 void json_escape(FILE *f, const char *s);
 

@@ -169,23 +169,13 @@ void report_text_local(FILE *out, const char *indent,
 	fputc('\n', out);
 }
 
-static void json_hex(struct json *j, uint64_t v)
+/* An object's address, null when there is none. */
+static void json_id(struct json *j, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char buf[20];
-	size_t i = sizeof(buf);
-
-	if (!v) {
+	if (v)
+		json_hex(j, v);
+	else
 		json_null(j);
-		return;
-	}
-	/* "0x%llx" by hand: a dump writes an id for every task and frame. */
-	buf[--i] = '\0';
-	for (; v; v >>= 4)
-		buf[--i] = digits[v & 15];
-	buf[--i] = 'x';
-	buf[--i] = '0';
-	json_string(j, buf + i);
 }
 
 /* "locals": {name: repr}, empty for a frame we do not have. */
@@ -196,7 +186,7 @@ static void json_locals(struct json *j, const struct py_frame *f)
 	json_key(j, "locals");
 	json_begin_object(j);
 	for (i = 0; f && i < f->nlocals; i++) {
-		json_key(j, f->locals[i].name);
+		json_key_str(j, f->locals[i].name);
 		json_string(j, f->locals[i].repr);
 	}
 	json_end_object(j);
@@ -208,7 +198,7 @@ static void json_frame_id(struct json *j, const struct py_frame *f,
 	json_begin_object(j);
 	if (id) {
 		json_key(j, "id");
-		json_hex(j, id);
+		json_id(j, id);
 	}
 	json_key(j, "function");
 	json_string(j, f->code->name);
@@ -248,7 +238,7 @@ void report_json_frame(struct json *j, const struct py_frame *f, int locals)
 
 void report_json_hex(struct json *j, uint64_t v)
 {
-	json_hex(j, v);
+	json_id(j, v);
 }
 
 static void json_interp(struct json *j, int64_t id)
@@ -267,7 +257,7 @@ static void json_task(struct json *j, const struct py_async *a,
 
 	json_begin_object(j);
 	json_key(j, "id");
-	json_hex(j, t->addr);
+	json_id(j, t->addr);
 	json_key(j, "name");
 	json_string(j, t->name);
 	json_key(j, "state");
@@ -279,9 +269,9 @@ static void json_task(struct json *j, const struct py_async *a,
 		json_null(j);
 	json_interp(j, t->interp_id);
 	json_key(j, "loop");
-	json_hex(j, t->loop);
+	json_id(j, t->loop);
 	json_key(j, "coro");
-	json_hex(j, t->coro);
+	json_id(j, t->coro);
 	json_key(j, "stack");
 	json_begin_array(j);
 	for (i = 0; i < t->nstack; i++) {
@@ -295,7 +285,7 @@ static void json_task(struct json *j, const struct py_async *a,
 	if (t->waiter) {
 	json_begin_object(j);
 		json_key(j, "id");
-		json_hex(j, t->waiter);
+		json_id(j, t->waiter);
 		json_key(j, "type");
 		json_string(j, t->waiter_type ? t->waiter_type : "?");
 		json_end_object(j);
@@ -305,12 +295,12 @@ static void json_task(struct json *j, const struct py_async *a,
 	json_key(j, "awaited_by");
 	json_begin_array(j);
 	for (i = 0; i < t->nawaited_by; i++)
-		json_hex(j, t->awaited_by[i]);
+		json_id(j, t->awaited_by[i]);
 	json_end_array(j);
 	json_key(j, "framework");
 	json_string(j, t->framework ? t->framework : "asyncio");
 	json_key(j, "nursery");
-	json_hex(j, t->nursery);
+	json_id(j, t->nursery);
 	json_end_object(j);
 }
 
@@ -318,7 +308,7 @@ static void json_gen(struct json *j, const struct py_gen *g, int locals)
 {
 	json_begin_object(j);
 	json_key(j, "id");
-	json_hex(j, g->addr);
+	json_id(j, g->addr);
 	json_key(j, "kind");
 	json_string(j, py_code_kind_name(g->kind));
 	json_key(j, "state");
@@ -333,9 +323,9 @@ static void json_gen(struct json *j, const struct py_gen *g, int locals)
 	else
 		json_null(j);
 	json_key(j, "awaiting");
-	json_hex(j, g->awaiting);
+	json_id(j, g->awaiting);
 	json_key(j, "task");
-	json_hex(j, g->task);
+	json_id(j, g->task);
 	json_interp(j, g->interp_id);
 	if (locals) {
 		json_locals(j, g->has_frame ? &g->frame : NULL);
@@ -362,7 +352,7 @@ static void json_async(struct json *j, const struct py_async *a, int locals)
 	for (i = 0; i < a->ncycles; i++) {
 		json_begin_array(j);
 		for (k = 0; k < a->cycle_len[i]; k++)
-			json_hex(j, a->cycles[i][k]);
+			json_id(j, a->cycles[i][k]);
 		json_end_array(j);
 	}
 	json_end_array(j);

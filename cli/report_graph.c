@@ -389,18 +389,10 @@ void report_text_graph(FILE *out, const struct collection *c)
 	strbuf_release(&sb);
 }
 
-static void json_addr(struct json *j, uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
-	json_string(j, buf);
-}
-
 static void json_place(struct json *j, const char *key,
 		       const struct py_frame *f)
 {
-	json_key(j, key);
+	json_key_str(j, key);
 	if (!f || !f->code) {
 		json_null(j);
 		return;
@@ -417,7 +409,7 @@ static void json_place(struct json *j, const char *key,
 
 static void json_int_or_null(struct json *j, const char *key, int64_t v)
 {
-	json_key(j, key);
+	json_key_str(j, key);
 	if (v < 0)
 		json_null(j);
 	else
@@ -432,8 +424,8 @@ static void json_prim(struct json *j, const struct py_prim *p,
 
 	json_key(j, "type");
 	json_string(j, p->name);
-	json_key(j, addr_key);
-	json_addr(j, p->addr);
+	json_key_str(j, addr_key);
+	json_hex(j, p->addr);
 	strbuf_init(&st);
 	py_prim_state(p, &st);
 	json_key(j, "state");
@@ -458,7 +450,7 @@ static void json_node(struct json *j, const struct collection *c, size_t i)
 		json_string(j, c->snap.threads[n->index].name);
 	} else if (n->kind == WG_TASK) {
 		json_key(j, "task");
-		json_addr(j, c->async.tasks[n->index].addr);
+		json_hex(j, c->async.tasks[n->index].addr);
 		json_key(j, "name");
 		json_string(j, c->async.tasks[n->index].name);
 	} else {
@@ -548,7 +540,7 @@ void report_json_graph(struct json *j, const struct collection *c)
 		json_key(j, "task");
 		json_uint(j, node < 0 ? 0 : (uint64_t)node);
 		json_key(j, "generator");
-		json_addr(j, gen->addr);
+		json_hex(j, gen->addr);
 		json_place(j, "at", gen->has_frame ? &gen->frame : NULL);
 		json_key(j, "by");
 		json_string(j, g->drives[i].by);

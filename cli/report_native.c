@@ -120,14 +120,6 @@ void report_native_text_others(FILE *out, const struct collection *c)
 	}
 }
 
-static void json_hex(struct json *j, uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	json_string(j, buf);
-}
-
 static void json_native(struct json *j, const struct native_frame *f)
 {
 	json_begin_object(j);

@@ -256,7 +256,7 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 	order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
 	watch_sorted(t, order);
 	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
-		json_key(j, kind == WATCH_TASK ? "tasks" : "threads");
+		json_key_str(j, kind == WATCH_TASK ? "tasks" : "threads");
 		json_begin_array(j);
 		for (k = 0; k < t->nitems; k++) {
 			const struct watch_item *it = &t->items[order[k]];

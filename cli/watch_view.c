@@ -227,7 +227,7 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 static void json_place(struct json *j, const char *key, const char *file,
 		       int line, const char *function)
 {
-	json_key(j, key);
+	json_key_str(j, key);
 	if (!file) {
 		json_null(j);
 		return;
@@ -348,7 +348,7 @@ void watch_summary_json(FILE *out, const struct watch_tracker *t,
 	json_key(&j, "target_exited");
 	json_bool(&j, info->target_exited);
 	for (kind = 0; kind < WATCH_NKINDS; kind++) {
-		json_key(&j, kind_plural[kind]);
+		json_key_str(&j, kind_plural[kind]);
 		json_begin_array(&j);
 		for (i = 0; i < t->nitems; i++)
 			if ((int)t->items[order[i]].kind == kind)

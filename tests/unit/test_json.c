@@ -3,6 +3,9 @@
  * at a time and copies keys as it scans them: every byte value at every
  * position of a block and of the tail, in values and in keys, must come
  * out as the byte-by-byte rules say, and nothing around it may change.
+ * Keys written from literals (json_key, copied as a block) and addresses
+ * (json_hex) must come out as the general path and printf would write
+ * them, at every depth and across the buffer's flushes.
  */
 #include "cli/json.h"
 
@@ -13,19 +16,30 @@
 
 static struct json j;
 
+/* A stream writing into *buf, the writer started on it. */
+static FILE *start(char **buf, size_t *len, int pretty)
+{
+	FILE *f;
+
+	*buf = NULL;
+	*len = 0;
+	f = open_memstream(buf, len);
+	if (!f)
+		abort();
+	json_init(&j, f, pretty);
+	return f;
+}
+
 /* What the writer makes of the string s, as value (key 0) or key. */
 static char *written(const char *s, int key)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf;
+	size_t len;
+	FILE *f = start(&buf, &len, 0);
 
-	if (!f)
-		abort();
-	json_init(&j, f, 0);
 	json_begin_object(&j);
 	if (key) {
-		json_key(&j, s);
+		json_key_str(&j, s);
 		json_int(&j, 1);
 	} else {
 		json_key(&j, "k");
@@ -160,8 +174,130 @@ static void long_string(void)
 	free(s);
 }
 
+/* A document of every depth, with keys and hex values, written twice:
+ * literal keys or json_key_str(), and each value by json_hex() or as
+ * the string printf makes of it. */
+static char *nested(int pretty, int literal)
+{
+	char *buf, hex[24];
+	size_t len;
+	FILE *f = start(&buf, &len, pretty);
+	uint64_t v = 0x9e3779b97f4a7c15u;
+	int d, rep;
+
+	json_begin_array(&j);
+	/* Enough to fill the buffer several times over. */
+	for (rep = 0; rep < 300; rep++) {
+		for (d = 1; d <= (JSON_MAX_DEPTH - 2) / 2; d++) {
+			json_begin_object(&j);
+			if (literal)
+				json_key(&j, "id");
+			else
+				json_key_str(&j, "id");
+			v = v * 6364136223846793005u + 1442695040888963407u;
+			/* every digit count from 1 to 16 */
+			v >>= (unsigned)(d + rep) % 64;
+			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)v);
+			if (literal)
+				json_hex(&j, v);
+			else
+				json_string(&j, hex);
+			if (literal)
+				json_key(&j, "a_rather_longer_key_name_of_forty_bytes");
+			else
+				json_key_str(&j, "a_rather_longer_key_name_of_forty_bytes");
+			json_begin_array(&j);
+		}
+		for (d = (JSON_MAX_DEPTH - 2) / 2; d >= 1; d--) {
+			json_end_array(&j);
+			json_end_object(&j);
+		}
+	}
+	json_end_array(&j);
+	fclose(f);
+	return buf;
+}
+
+static void literal_keys_and_hex(void)
+{
+	int pretty;
+
+	for (pretty = 0; pretty <= 1; pretty++) {
+		char *fast = nested(pretty, 1), *slow = nested(pretty, 0);
+
+		CHECK(strcmp(fast, slow) == 0,
+		      "%s: literal keys and json_hex differ from the general "
+		      "path (%zu and %zu bytes)", pretty ? "pretty" : "compact",
+		      strlen(fast), strlen(slow));
+		free(fast);
+		free(slow);
+	}
+}
+
+static void hex_values(void)
+{
+	uint64_t v;
+	int bit, pretty;
+
+	for (pretty = 0; pretty <= 1; pretty++)
+		for (bit = -1; bit < 64; bit++) {
+			char *buf, want[64];
+			size_t len;
+			FILE *f = start(&buf, &len, pretty);
+
+			v = bit < 0 ? 0 : (uint64_t)1 << bit;
+			json_begin_array(&j);
+			json_hex(&j, v);
+			json_hex(&j, v ? v | (v - 1) : 0);
+			json_end_array(&j);
+			fclose(f);
+			snprintf(want, sizeof(want),
+				 pretty ? "[\n  \"0x%llx\",\n  \"0x%llx\"\n]\n"
+					: "[\"0x%llx\",\"0x%llx\"]\n",
+				 (unsigned long long)v,
+				 (unsigned long long)(v ? v | (v - 1) : 0));
+			CHECK(strcmp(buf, want) == 0, "hex %llx: got %s",
+			      (unsigned long long)v, buf);
+			free(buf);
+		}
+}
+
+/* The indentation and commas, against a document written out by hand. */
+static void pretty_layout(void)
+{
+	static const char want[] =
+		"{\n  \"a\": {\n    \"b\": [\n      1,\n      \"0x2a\"\n    ],"
+		"\n    \"c\": {}\n  },\n  \"d\": []\n}\n";
+	char *buf;
+	size_t len;
+	FILE *f = start(&buf, &len, 1);
+
+	json_begin_object(&j);
+	json_key(&j, "a");
+	json_begin_object(&j);
+	json_key_str(&j, "b");
+	json_begin_array(&j);
+	json_int(&j, 1);
+	json_hex(&j, 42);
+	json_end_array(&j);
+	json_key(&j, "c");
+	json_begin_object(&j);
+	json_end_object(&j);
+	json_end_object(&j);
+	json_key(&j, "d");
+	json_begin_array(&j);
+	json_end_array(&j);
+	json_end_object(&j);
+	fclose(f);
+	CHECK(strcmp(buf, want) == 0, "pretty layout: got %s", buf);
+	free(buf);
+}
+
 int main(void)
 {
+	pretty_layout();
+	literal_keys_and_hex();
+	hex_values();
 	every_byte_everywhere();
 	utf8_sequences();
 	long_string();
