@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/escape.h"
 #include "cli/version.h"
+#include "common/hugeheap.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -190,6 +191,7 @@ int main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 	size_t i;
 
+	hugeheap_init();
 	if (!cmd)
 		return cli_usage_error("missing command");
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/hugeheap.h"
 #include "common/banned.h"
 
 static char empty_string[1];
@@ -136,19 +137,31 @@ static void *check(void *p)
 	return p;
 }
 
+/* Every block through here: the heap's new part, or a large block
+ * mapped apart, advised onto huge pages (common/hugeheap.h). */
+static void *advise_huge(void *p, size_t n)
+{
+	hugeheap_grew();
+	hugeheap_advise_block(p, n);
+	return p;
+}
+
 void *xmalloc(size_t n)
 {
-	return check(malloc(n ? n : 1));
+	return advise_huge(check(malloc(n ? n : 1)), n);
 }
 
 void *xcalloc(size_t n, size_t size)
 {
-	return check(calloc(n ? n : 1, size ? size : 1));
+	void *p = check(calloc(n ? n : 1, size ? size : 1));
+
+	/* n * size did not overflow: calloc checked. */
+	return advise_huge(p, n * size);
 }
 
 void *xrealloc(void *p, size_t n)
 {
-	return check(realloc(p, n ? n : 1));
+	return advise_huge(check(realloc(p, n ? n : 1)), n);
 }
 
 char *xstrdup(const char *s)

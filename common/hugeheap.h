@@ -1,0 +1,30 @@
+/*
+ * coroscope's own heap on huge pages.
+ *
+ * A dump of ten thousand tasks allocates some 20 MB of its own (the
+ * generators, frames, hash maps and graph over them), each 4 KiB page
+ * faulted in on first touch.  A page fault is not cheap anywhere and in
+ * a virtual machine can cost 15 us (measured on the firecracker VM of
+ * bench/README.md): 4,400 of them were 40 % of such a dump's time.  With
+ * transparent huge pages set to "madvise", advised memory faults in
+ * 2 MiB at a time instead.
+ *
+ * hugeheap_init() makes malloc take blocks up to 32 MiB from its heap,
+ * grow it in large steps and not give it back; hugeheap_grew(), called
+ * after each allocation of the x*alloc helpers, advises whatever part
+ * of the heap is new.  Larger blocks (mmap'd by malloc) are advised by
+ * the helpers themselves.  Everything here is advice: where huge pages
+ * are off, or malloc is another (a sanitizer's), nothing changes.
+ */
+#ifndef COROSCOPE_COMMON_HUGEHEAP_H
+#define COROSCOPE_COMMON_HUGEHEAP_H
+
+#include <stddef.h>
+
+void hugeheap_init(void);
+void hugeheap_grew(void);
+/* Advise the 2 MiB-aligned inside of the block [p, p + n) when it is
+ * large (a block malloc mapped apart from its heap). */
+void hugeheap_advise_block(void *p, size_t n);
+
+#endif
