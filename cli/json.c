@@ -357,22 +357,41 @@ void json_string(struct json *j, const char *s)
 	put(j, '"');
 }
 
+/* The eight hex digits of x, most significant first, as the bytes of a
+ * little-endian word: each nibble spread into a byte of its own, then
+ * '0' added, and 'a' - '0' - 10 more where the nibble is above 9. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "hex8() builds its digits in a little-endian word");
+
+static inline uint64_t hex8(uint32_t x)
+{
+	uint64_t w = x, above9;
+
+	w = ((w & 0xffff0000u) << 16) | (w & 0x0000ffffu);
+	w = ((w & 0x0000ff000000ff00u) << 8) | (w & 0x000000ff000000ffu);
+	w = ((w & 0x00f000f000f000f0u) << 4) | (w & 0x000f000f000f000fu);
+	/* Now byte k holds nibble k counted from the least significant. */
+	above9 = ((w + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
+	w += 0x3030303030303030u + above9 * ('a' - '0' - 10);
+	return __builtin_bswap64(w);
+}
+
 void json_hex(struct json *j, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char *o = prefix_at(j, reserve(j, PREFIX_MAX + 24)), d[48] = { 0 };
-	size_t n, i;
+	char *o = prefix_at(j, reserve(j, PREFIX_MAX + 24));
+	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
+	/* The sixteen digits in memory order: the first byte is the lowest
+	 * in the little-endian number, so dropping the 16 - n leading
+	 * zeros is a shift right. */
+	unsigned __int128 digits = hex8((uint32_t)(v >> 32)) |
+				   (unsigned __int128)hex8((uint32_t)v) << 64;
 
-	/* "0x%llx" by hand: a dump writes an id for every task and frame.
-	 * All sixteen digits into d[16..31], no branch per digit; the n
-	 * that count are the last n, copied as a block of 16 bytes. */
-	for (i = 0; i < 16; i++)
-		d[16 + i] = digits[(v >> (60 - 4 * i)) & 15];
-	n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
+	/* "0x%llx" by hand: a dump writes an id for every task and frame. */
+	digits >>= 8 * (16 - n);
 	o[0] = '"';
 	o[1] = '0';
 	o[2] = 'x';
-	memcpy(o + 3, d + 32 - n, 16);
+	memcpy(o + 3, &digits, 16);
 	o[3 + n] = '"';
 	j->len = (size_t)(o + 4 + n - j->buf);
 }
