@@ -42,7 +42,9 @@
 #define CLUSTER_MIN 8
 #define CLUSTER_MAX 128
 
-/* Slabs grow from CLUSTER_MAX pages to SLAB_MAX_PAGES (8 MiB). */
+/* Slabs grow from one huge page (SLAB_HUGE_BYTES) to SLAB_MAX_PAGES
+ * (8 MiB); a slab only as large as a smaller need is CLUSTER_MAX pages
+ * at least. */
 #define SLAB_MAX_PAGES 2048
 /* Slabs this large or larger are advised onto huge pages (one x86-64
  * huge page). */
