@@ -78,6 +78,8 @@ struct py_waitgraph {
 	 * quadratic in the tasks of one big gather. */
 	size_t *out_start, *out_edges;  /* out_start[nnodes + 1] */
 	size_t *in_start, *in_edges;
+	/* a->gens index + 1 -> its first drive's index + 1 (wg_finish) */
+	struct addrmap drive_index;
 };
 
 /*

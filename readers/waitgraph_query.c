@@ -16,6 +16,7 @@ void py_waitgraph_init(struct py_waitgraph *g)
 	memset(g, 0, sizeof(*g));
 	cycle_list_init(&g->cycles);
 	addrmap_init(&g->index);
+	addrmap_init(&g->drive_index);
 }
 
 void py_waitgraph_release(struct py_waitgraph *g)
@@ -31,6 +32,7 @@ void py_waitgraph_release(struct py_waitgraph *g)
 	free(g->in_edges);
 	cycle_list_release(&g->cycles);
 	addrmap_release(&g->index);
+	addrmap_release(&g->drive_index);
 	py_waitgraph_init(g);
 }
 
@@ -142,12 +144,10 @@ size_t py_waitgraph_waiters(const struct py_waitgraph *g, size_t node,
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
 					     size_t gen)
 {
-	size_t i;
+	uintptr_t k = (uintptr_t)addrmap_get(&g->drive_index,
+					     (uint64_t)gen + 1, NULL);
 
-	for (i = 0; i < g->ndrives; i++)
-		if (g->drives[i].gen == gen)
-			return &g->drives[i];
-	return NULL;
+	return k ? &g->drives[k - 1] : NULL;
 }
 
 /* Cycles over waits-for edges and holds edges reversed (a lock waits
@@ -168,6 +168,17 @@ static void find_cycles(struct py_waitgraph *g)
 
 void wg_finish(struct py_waitgraph *g)
 {
+	size_t i;
+
+	/* Asked once per generator by the report: a scan of every drive
+	 * each time is quadratic in a tornado app's coroutines. */
+	addrmap_reserve(&g->drive_index, g->ndrives);
+	for (i = 0; i < g->ndrives; i++)
+		if (!addrmap_get(&g->drive_index, (uint64_t)g->drives[i].gen + 1,
+				 NULL))
+			addrmap_put(&g->drive_index,
+				    (uint64_t)g->drives[i].gen + 1,
+				    (void *)(uintptr_t)(i + 1));
 	group_edges(g, BY_FROM, &g->out_start, &g->out_edges);
 	group_edges(g, BY_TO, &g->in_start, &g->in_edges);
 	find_cycles(g);

@@ -423,18 +423,21 @@ def test_tornado_generators_driven_by_task(keeper, interp, tmp_path):
     assert res.returncode == 0, res
     doc = json.loads(res.stdout)
     graph = doc["graph"]
-    driver = blamed(graph, "task", "tornado-gen")
-    assert len(driver) == 1, graph["nodes"]
+    drivers = blamed(graph, "task", "tornado-gen")
+    assert len(drivers) == 2, graph["nodes"]
     line = marker_line(LINKS, "tornado-driver")
-    task = [t for t in doc["tasks"] if t["id"] == driver[0]["task"]][0]
-    assert task["stack"][0]["line"] == line, task
-    # Both generators, outermost first, driven by that task.
     drives = graph["drives"]
-    assert [(d["task"], d["at"]["line"], d["by"]) for d in drives] == [
-        (driver[0]["id"], marker_line(LINKS, "tornado-outer"), "tornado"),
-        (driver[0]["id"], marker_line(LINKS, "tornado-gen"), "tornado")], \
-        drives
-    gens = set(d["generator"] for d in drives)
+    gens = set()
+    for driver in drivers:
+        task = [t for t in doc["tasks"] if t["id"] == driver["task"]][0]
+        assert task["stack"][0]["line"] == line, task
+        # Its two generators, outermost first, driven by that task.
+        own = [d for d in drives if d["task"] == driver["id"]]
+        assert [(d["at"]["line"], d["by"]) for d in own] == [
+            (marker_line(LINKS, "tornado-outer"), "tornado"),
+            (marker_line(LINKS, "tornado-gen"), "tornado")], drives
+        gens.update(d["generator"] for d in own)
+    assert len(drives) == 4 and len(gens) == 4, drives
     text = run_coroscope("dump", target.pid).stdout
     assert "[tornado] tornado_main.<locals>.legacy  %s:%d" % (
         LINKS, marker_line(LINKS, "tornado-gen")) in text, text

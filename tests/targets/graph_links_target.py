@@ -13,8 +13,8 @@ Scenarios:
   gather        a task awaits a gather of three children, one done
   cfuture       a thread waits on a concurrent.futures.Future that no
                 one completes
-  tornado       a task awaits a tornado gen.coroutine generator that is
-                parked on a yielded future, through a second one (needs
+  tornado       two tasks each await a tornado gen.coroutine generator that
+                is parked on a yielded future, through a second one (needs
                 tornado; PATH, if given, is put first on sys.path to
                 find it)
 
@@ -168,6 +168,9 @@ def tornado_main():
         loop = asyncio.get_event_loop()
         fut = loop.create_future()
         task = spawn(loop, driver(fut), "tornado-driver")
+        # A second task driving its own pair: each task's drives are
+        # its own.
+        spawn(loop, driver(loop.create_future()), "tornado-driver-2")
         await asyncio.sleep(0.3)
         ready()
         await task
