@@ -711,31 +711,6 @@ static void link_rlock_owners(struct build *b)
 	}
 }
 
-/* The drives of each task: dlist[dstart[t] .. dstart[t + 1]) index
- * g->drives, in the order they were added (outermost first).  One
- * counting pass: scanning every drive for every task is quadratic in a
- * tornado app's coroutines. */
-static void drives_by_task(const struct py_waitgraph *g, size_t ntasks,
-			   size_t **dstart, size_t **dlist)
-{
-	size_t *start = xcalloc(ntasks + 2, sizeof(*start));
-	size_t *list = xmalloc((g->ndrives ? g->ndrives : 1) * sizeof(*list));
-	size_t k;
-
-	for (k = 0; k < g->ndrives; k++)
-		if (g->drives[k].task < ntasks)
-			start[g->drives[k].task + 2]++;
-	for (k = 2; k < ntasks + 2; k++)
-		start[k] += start[k - 1];
-	/* start[t + 1] is now where task t's drives go; filling moves it
-	 * to where task t + 1's begin. */
-	for (k = 0; k < g->ndrives; k++)
-		if (g->drives[k].task < ntasks)
-			list[start[g->drives[k].task + 1]++] = k;
-	*dstart = start;
-	*dlist = list;
-}
-
 int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		       const struct py_async *a, struct py_waitgraph *g,
 		       struct cs_err *err)
@@ -772,7 +747,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	}
 	/* Before the awaited-by edges, which a gather then explains. */
 	link_futures(&b, base);
-	drives_by_task(g, a ? a->ntasks : 0, &dstart, &dlist);
+	wg_drives_by_task(g, a ? a->ntasks : 0, &dstart, &dlist);
 	for (i = 0; a && i < a->ntasks; i++) {
 		const struct py_task *t = &a->tasks[i];
 		size_t n = 0;

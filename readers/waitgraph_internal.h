@@ -12,4 +12,10 @@
  * find the cycles. */
 void wg_finish(struct py_waitgraph *g);
 
+/* The drives of each of ntasks tasks: (*dlist)[(*dstart)[t] ..
+ * (*dstart)[t + 1]) index g->drives, in the order they were added
+ * (outermost first).  Both arrays are the caller's to free. */
+void wg_drives_by_task(const struct py_waitgraph *g, size_t ntasks,
+		       size_t **dstart, size_t **dlist);
+
 #endif

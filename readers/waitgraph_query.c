@@ -166,6 +166,31 @@ static void find_cycles(struct py_waitgraph *g)
 	free(to);
 }
 
+/* The drives of each task: dlist[dstart[t] .. dstart[t + 1]) index
+ * g->drives, in the order they were added (outermost first).  One
+ * counting pass: scanning every drive for every task is quadratic in a
+ * tornado app's coroutines. */
+void wg_drives_by_task(const struct py_waitgraph *g, size_t ntasks,
+		       size_t **dstart, size_t **dlist)
+{
+	size_t *start = xcalloc(ntasks + 2, sizeof(*start));
+	size_t *list = xmalloc((g->ndrives ? g->ndrives : 1) * sizeof(*list));
+	size_t k;
+
+	for (k = 0; k < g->ndrives; k++)
+		if (g->drives[k].task < ntasks)
+			start[g->drives[k].task + 2]++;
+	for (k = 2; k < ntasks + 2; k++)
+		start[k] += start[k - 1];
+	/* start[t + 1] is now where task t's drives go; filling moves it
+	 * to where task t + 1's begin. */
+	for (k = 0; k < g->ndrives; k++)
+		if (g->drives[k].task < ntasks)
+			list[start[g->drives[k].task + 1]++] = k;
+	*dstart = start;
+	*dlist = list;
+}
+
 void wg_finish(struct py_waitgraph *g)
 {
 	size_t i;
