@@ -109,15 +109,7 @@ static inline char *prefix_at(struct json *j, char *o)
 /* Before any value: a comma if needed (keys already wrote theirs). */
 static void value_prefix(struct json *j)
 {
-	if (j->need_comma[j->depth] == 2) {
-		j->need_comma[j->depth] = 1;  /* after a key */
-		return;
-	}
-	if (j->need_comma[j->depth])
-		put(j, ',');
-	if (j->depth)
-		indent(j);
-	j->need_comma[j->depth] = 1;
+	j->len = (size_t)(prefix_at(j, reserve(j, PREFIX_MAX)) - j->buf);
 }
 
 static void begin(struct json *j, char c)
@@ -333,12 +325,7 @@ static int plain_string(struct json *j, const char *s, size_t n)
 
 void json_key_str(struct json *j, const char *key)
 {
-	if (!plain_string(j, key, strlen(key))) {
-		value_prefix(j);
-		put(j, '"');
-		escape(j, key);
-		put(j, '"');
-	}
+	json_string(j, key);
 	put_n(j, j->pretty ? ": " : ":", j->pretty ? 2 : 1);
 	j->need_comma[j->depth] = 2;
 }

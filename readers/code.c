@@ -256,9 +256,9 @@ long py_code_offset(struct pyproc *py, const struct py_code *code,
 
 int py_code_line(struct pyproc *py, const struct py_code *code, long offset)
 {
-	uint64_t h = (code->addr ^ (uint64_t)offset * 0x9e3779b97f4a7c15u) *
-		     0x9e3779b97f4a7c15u;
-	struct py_line_memo *m = &py->line_memo[(h >> 40) & (PY_LINE_MEMO - 1)];
+	struct py_line_memo *m =
+		&py->line_memo[py_code_memo_slot(code->addr, offset,
+						 PY_LINE_MEMO)];
 
 	if (m->code != code->addr || m->offset != offset) {
 		m->code = code->addr;

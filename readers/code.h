@@ -68,4 +68,15 @@ int py_code_line(struct pyproc *py, const struct py_code *code, long offset);
 
 void code_cache_clear(struct pyproc *py);
 
+/* The slot of (code, offset) in a direct-mapped memo of `size` entries
+ * (a power of two): the line memo and the with-handler memo. */
+static inline size_t py_code_memo_slot(uint64_t code, long offset,
+				       size_t size)
+{
+	uint64_t h = (code ^ (uint64_t)offset * 0x9e3779b97f4a7c15u) *
+		     0x9e3779b97f4a7c15u;
+
+	return (size_t)(h >> 40) & (size - 1);
+}
+
 #endif

@@ -297,9 +297,9 @@ static size_t with_handler_depths(struct pyproc *py,
 static void table_held(struct pyproc *py, const struct with_frame *wf,
 		       struct py_with_blocks *out, long *top)
 {
-	uint64_t h = (wf->code->addr ^ (uint64_t)wf->offset *
-		      0x9e3779b97f4a7c15u) * 0x9e3779b97f4a7c15u;
-	struct py_with_memo *m = &py->with_memo[(h >> 40) & (PY_WITH_MEMO - 1)];
+	struct py_with_memo *m =
+		&py->with_memo[py_code_memo_slot(wf->code->addr, wf->offset,
+						 PY_WITH_MEMO)];
 	uint32_t spill[PY_MAX_HOPS];
 	const uint32_t *depths = m->depths;
 	struct cs_err err;
