@@ -10,15 +10,17 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
+#include "symbols/elfsyms.h"
 #include "common/banned.h"
 
 /*
- * Everything a lookup needs is indexed once at open time: the program
- * headers are copied, symbol names are hashed, section names are
- * resolved.  Names point into libelf's data for the file, which stays
- * mapped until elf_image_free(); the file descriptor itself is closed at
- * the end of elf_image_open() so that a target with hundreds of
- * libraries does not cost us hundreds of descriptors.
+ * What a lookup needs is prepared at open time: the program headers are
+ * copied, section names are resolved, and the symbols are made ready to
+ * be found (symbols/elfsyms.c; they are indexed only when needed).
+ * Names point into libelf's data for the file, which stays mapped until
+ * elf_image_free(); the file descriptor itself is closed at the end of
+ * elf_image_open() so that a target with hundreds of libraries does not
+ * cost us hundreds of descriptors.
  */
 
 struct elf_seg {
@@ -29,13 +31,6 @@ struct elf_sect {
 	const char *name;
 	uint64_t addr, size;
 	size_t index;       /* for elf_getscn() */
-};
-
-struct elf_sym {
-	const char *name;
-	uint64_t value, size;
-	uint32_t hash;
-	unsigned rank;      /* lower wins when a name is defined twice */
 };
 
 struct elf_image {
@@ -54,37 +49,17 @@ struct elf_image {
 	struct elf_sect *sects;
 	size_t nsects;
 
-	struct elf_sym *syms;
-	size_t nsyms;
-	uint32_t *slots;           /* open addressing: index + 1, 0 = empty */
-	size_t nslots;             /* a power of two, > 2 * nsyms */
+	struct elf_syms *syms;
 
 	uint8_t *build_id;
 	size_t build_id_len;
 };
 
-/*
- * Limits against absurd files: no real ELF file comes near them, and they
- * keep the allocations below proportional to something sane even when
- * libelf has checked that every table fits in the file.
- */
-#define MAX_SYMBOLS (1u << 24)
+/* A limit against absurd files: no real build id comes near it. */
 #define MAX_BUILD_ID 64
 
 /* 4 KiB pages: p_vaddr and p_offset agree modulo the page size. */
 #define PAGE_MASK_4K (~(uint64_t)0xfff)
-
-/* FNV-1a: cheap, and good enough for symbol names. */
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
 
 static int bad_file(struct elf_image *img, struct cs_err *err,
 		    const char *what)
@@ -144,46 +119,6 @@ static int read_segments(struct elf_image *img, struct cs_err *err)
 	return 0;
 }
 
-/* Section data, or NULL for sections without file contents. */
-static Elf_Data *section_data(Elf_Scn *scn, const GElf_Shdr *sh)
-{
-	Elf_Data *d;
-
-	if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_COMPRESSED))
-		return NULL;
-	d = elf_getdata(scn, NULL);
-	if (!d || !d->d_buf || d->d_size == 0)
-		return NULL;
-	return d;
-}
-
-/* A NUL-terminated string at off in a string table, or NULL. */
-static const char *strtab_at(const Elf_Data *strtab, uint64_t off)
-{
-	const char *base;
-
-	if (!strtab || off >= strtab->d_size)
-		return NULL;
-	base = (const char *)strtab->d_buf;
-	if (!memchr(base + off, '\0', strtab->d_size - off))
-		return NULL;
-	return base + off;
-}
-
-/* The data of string table number idx, or NULL if it is not one. */
-static Elf_Data *string_table(Elf *elf, size_t shnum, size_t idx)
-{
-	Elf_Scn *scn;
-	GElf_Shdr sh;
-
-	if (idx == SHN_UNDEF || idx >= shnum)
-		return NULL;
-	scn = elf_getscn(elf, idx);
-	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB)
-		return NULL;
-	return section_data(scn, &sh);
-}
-
 static int read_sections(struct elf_image *img, size_t shnum,
 			 struct cs_err *err)
 {
@@ -196,7 +131,7 @@ static int read_sections(struct elf_image *img, size_t shnum,
 		return 0;
 	/* A file without section names still has usable symbols. */
 	if (elf_getshdrstrndx(img->elf, &shstrndx) == 0)
-		names = string_table(img->elf, shnum, shstrndx);
+		names = elfsyms_string_table(img->elf, shnum, shstrndx);
 
 	img->sects = xcalloc(shnum, sizeof(*img->sects));
 	for (i = 0; i < shnum && (scn = elf_nextscn(img->elf, scn)); i++) {
@@ -205,7 +140,7 @@ static int read_sections(struct elf_image *img, size_t shnum,
 
 		if (!gelf_getshdr(scn, &sh))
 			return elf_fail(img, err, "cannot read section header");
-		name = strtab_at(names, sh.sh_name);
+		name = elfsyms_strtab_at(names, sh.sh_name);
 		if (!name || !*name)
 			continue;
 		img->sects[img->nsects].name = name;
@@ -213,153 +148,6 @@ static int read_sections(struct elf_image *img, size_t shnum,
 		img->sects[img->nsects].size = sh.sh_size;
 		img->sects[img->nsects].index = elf_ndxscn(scn);
 		img->nsects++;
-	}
-	return 0;
-}
-
-static struct elf_sym *sym_slot_find(const struct elf_image *img,
-				     const char *name, uint32_t hash)
-{
-	size_t mask = img->nslots - 1;
-	size_t i = hash & mask;
-	size_t probes;
-
-	/* nslots > nsyms, so there is always an empty slot to stop at. */
-	for (probes = 0; probes < img->nslots; probes++) {
-		uint32_t idx = img->slots[i];
-		struct elf_sym *s;
-
-		if (idx == 0)
-			return NULL;
-		s = &img->syms[idx - 1];
-		if (s->hash == hash && strcmp(s->name, name) == 0)
-			return s;
-		i = (i + 1) & mask;
-	}
-	return NULL;
-}
-
-static void sym_insert(struct elf_image *img, const struct elf_sym *sym)
-{
-	size_t mask = img->nslots - 1;
-	size_t i = sym->hash & mask;
-	size_t probes;
-
-	for (probes = 0; probes < img->nslots; probes++) {
-		uint32_t idx = img->slots[i];
-		struct elf_sym *s;
-
-		if (idx == 0) {
-			img->syms[img->nsyms] = *sym;
-			img->slots[i] = (uint32_t)(++img->nsyms);
-			return;
-		}
-		s = &img->syms[idx - 1];
-		if (s->hash == sym->hash && strcmp(s->name, sym->name) == 0) {
-			if (sym->rank < s->rank)
-				*s = *sym;
-			return;
-		}
-		i = (i + 1) & mask;
-	}
-}
-
-/*
- * Rank of a definition when a name is defined more than once: .dynsym
- * before .symtab (as the header promises), but a global or weak
- * definition anywhere before a local one -- static functions of the same
- * name in different source files are ambiguous, an exported one is not.
- */
-static unsigned sym_rank(int in_dynsym, unsigned bind)
-{
-	return (bind == STB_LOCAL ? 2u : 0u) + (in_dynsym ? 0u : 1u);
-}
-
-static void index_symtab(struct elf_image *img, size_t shnum, Elf_Scn *scn,
-			 const GElf_Shdr *sh, size_t cap)
-{
-	Elf_Data *data = section_data(scn, sh);
-	Elf_Data *strtab;
-	size_t count, i;
-
-	if (!data || sh->sh_entsize != sizeof(Elf64_Sym))
-		return;
-	strtab = string_table(img->elf, shnum, sh->sh_link);
-	if (!strtab)
-		return;
-	count = data->d_size / sizeof(Elf64_Sym);
-	if (count > INT32_MAX)
-		count = INT32_MAX;   /* gelf_getsym() takes an int */
-	/* Entry 0 is the reserved null symbol. */
-	for (i = 1; i < count && img->nsyms < cap; i++) {
-		GElf_Sym s;
-		struct elf_sym e;
-		unsigned type;
-
-		if (!gelf_getsym(data, (int)i, &s))
-			break;
-		if (s.st_shndx == SHN_UNDEF)
-			continue;
-		type = GELF_ST_TYPE(s.st_info);
-		if (type == STT_SECTION || type == STT_FILE)
-			continue;
-		e.name = strtab_at(strtab, s.st_name);
-		if (!e.name || !*e.name)
-			continue;
-		e.value = s.st_value;
-		e.size = s.st_size;
-		e.hash = name_hash(e.name);
-		e.rank = sym_rank(sh->sh_type == SHT_DYNSYM,
-				  GELF_ST_BIND(s.st_info));
-		sym_insert(img, &e);
-	}
-}
-
-static int read_symbols(struct elf_image *img, size_t shnum,
-			struct cs_err *err)
-{
-	Elf_Scn *scn = NULL;
-	size_t total = 0, i;
-
-	/* Count first so one allocation holds every candidate. */
-	for (i = 0; i < shnum && (scn = elf_nextscn(img->elf, scn)); i++) {
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
-			continue;
-		if (sh.sh_entsize == 0 || sh.sh_offset > img->file_size ||
-		    sh.sh_size > img->file_size - sh.sh_offset)
-			continue;
-		if (sh.sh_size / sh.sh_entsize > MAX_SYMBOLS - total) {
-			total = MAX_SYMBOLS;
-			break;
-		}
-		total += sh.sh_size / sh.sh_entsize;
-	}
-	if (total == 0)
-		return 0;
-
-	img->nslots = 16;
-	while (img->nslots <= 2 * total)
-		img->nslots *= 2;
-	img->syms = xcalloc(total, sizeof(*img->syms));
-	img->slots = xcalloc(img->nslots, sizeof(*img->slots));
-
-	/* .dynsym first so that equal ranks keep its definition. */
-	for (int pass = 0; pass < 2; pass++) {
-		Elf64_Word want = pass == 0 ? SHT_DYNSYM : SHT_SYMTAB;
-
-		scn = NULL;
-		for (i = 0; i < shnum && (scn = elf_nextscn(img->elf, scn));
-		     i++) {
-			GElf_Shdr sh;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want)
-				continue;
-			index_symtab(img, shnum, scn, &sh, total);
-		}
 	}
 	return 0;
 }
@@ -425,7 +213,7 @@ static void read_build_id(struct elf_image *img, size_t shnum)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		d = section_data(scn, &sh);
+		d = elfsyms_section_data(scn, &sh);
 		if (d && scan_notes(img, d) != 0)
 			return;
 	}
@@ -486,7 +274,7 @@ int elf_image_open(struct elf_image **out, const char *path,
 {
 	struct elf_image *img;
 	struct stat st;
-	size_t shnum;
+	size_t shnum = 0;
 	int fd, ret;
 
 	*out = NULL;
@@ -523,10 +311,10 @@ int elf_image_open(struct elf_image **out, const char *path,
 		ret = elf_fail(img, err, "cannot count sections");
 	if (ret == 0)
 		ret = read_sections(img, shnum, err);
-	if (ret == 0)
-		ret = read_symbols(img, shnum, err);
-	if (ret == 0)
+	if (ret == 0) {
+		img->syms = elf_syms_new(img->elf, shnum, img->file_size);
 		read_build_id(img, shnum);
+	}
 	if (ret == 0) {
 		/* Brings the whole file in if it could not be mapped, so that
 		 * the descriptor is no longer needed. */
@@ -535,8 +323,13 @@ int elf_image_open(struct elf_image **out, const char *path,
 		if (!img->raw)
 			ret = elf_fail(img, err, "cannot read contents");
 	}
-	if (ret == 0 && img->nloads == 0 && img->nsyms == 0)
-		ret = bad_file(img, err, "no loadable segments or symbols");
+	/* Only a file without segments (a separate debug file) needs its
+	 * symbols counted now. */
+	if (ret == 0 && img->nloads == 0) {
+		if (elf_syms_count(img->syms) == 0)
+			ret = bad_file(img, err,
+				       "no loadable segments or symbols");
+	}
 	elf_cntl(img->elf, ELF_C_FDDONE);
 	close(fd);
 	if (ret < 0)
@@ -558,27 +351,15 @@ void elf_image_free(struct elf_image *img)
 	free(img->path);
 	free(img->loads);
 	free(img->sects);
-	free(img->syms);
-	free(img->slots);
+	elf_syms_free(img->syms);
 	free(img->build_id);
 	free(img);
 }
 
-int elf_image_symbol(const struct elf_image *img, const char *name,
+int elf_image_symbol(struct elf_image *img, const char *name,
 		     uint64_t *value, uint64_t *size)
 {
-	const struct elf_sym *s;
-
-	if (!img || !name || img->nslots == 0)
-		return -1;
-	s = sym_slot_find(img, name, name_hash(name));
-	if (!s)
-		return -1;
-	if (value)
-		*value = s->value;
-	if (size)
-		*size = s->size;
-	return 0;
+	return img ? elf_syms_find(img->syms, name, value, size) : -1;
 }
 
 static const struct elf_sect *sect_find(const struct elf_image *img,
@@ -617,7 +398,7 @@ int elf_image_section_data(const struct elf_image *img, const char *name,
 	GElf_Shdr sh;
 
 	if (!sect || !(scn = elf_getscn(img->elf, sect->index)) ||
-	    !gelf_getshdr(scn, &sh) || !(d = section_data(scn, &sh)))
+	    !gelf_getshdr(scn, &sh) || !(d = elfsyms_section_data(scn, &sh)))
 		return -1;
 	*data = d->d_buf;
 	*len = d->d_size;

@@ -25,8 +25,9 @@ void elf_image_free(struct elf_image *img);
 
 /* Look a symbol up by exact name in .dynsym, then .symtab (either may be
  * absent: stripped files keep only .dynsym).  0 and value/size set when
- * found (defined symbols only), -1 when not. */
-int elf_image_symbol(const struct elf_image *img, const char *name,
+ * found (defined symbols only), -1 when not.  Not const: the first name
+ * that .gnu.hash cannot answer indexes every symbol of the file. */
+int elf_image_symbol(struct elf_image *img, const char *name,
 		     uint64_t *value, uint64_t *size);
 
 /* A section by name: 0 with its address and size, -1 when absent. */

@@ -7,7 +7,8 @@
  * Build and run (from the top of the tree):
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. \
  *       -fsanitize=fuzzer,address,undefined \
- *       tests/fuzz/fuzz_elfimage.c symbols/elfimage.c common/error.c \
+ *       tests/fuzz/fuzz_elfimage.c symbols/elfimage.c symbols/elfsyms.c \
+ *       common/error.c common/strbuf.c common/hugeheap.c \
  *       -lelf -o build/fuzz_elfimage
  *   mkdir -p build/fuzz-corpus
  *   build/fuzz_elfimage -max_total_time=60 -max_len=65536 \

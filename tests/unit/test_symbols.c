@@ -497,6 +497,95 @@ static void test_libpython(void)
 	elf_image_free(img);
 }
 
+/*
+ * Every exported name of a real file, found by elf_image_symbol() (which
+ * answers these from .gnu.hash), against this test's own reading of
+ * .dynsym with <elf.h>: the first defined global or weak entry of each
+ * name.  Returns how many names were compared.
+ */
+static size_t check_dynsym(const char *path)
+{
+	struct elf_image *img;
+	struct cs_err err;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	unsigned char *file;
+	struct stat st;
+	size_t i, j, n = 0;
+	FILE *f;
+
+	if (!exists(path) || stat(path, &st) != 0)
+		return 0;
+	file = malloc((size_t)st.st_size);
+	f = fopen(path, "rb");
+	CHECK(file && f && fread(file, 1, (size_t)st.st_size, f) ==
+	      (size_t)st.st_size, "cannot read %s", path);
+	if (f)
+		fclose(f);
+	cs_err_init(&err);
+	CHECK(elf_image_open(&img, path, &err) == 0, "%s", err.msg);
+	eh = (const Elf64_Ehdr *)file;
+	sh = (const Elf64_Shdr *)(file + eh->e_shoff);
+	for (i = 0; img && i < eh->e_shnum; i++) {
+		const Elf64_Sym *sym;
+		const char *names;
+		size_t count;
+
+		if (sh[i].sh_type != SHT_DYNSYM)
+			continue;
+		sym = (const Elf64_Sym *)(file + sh[i].sh_offset);
+		names = (const char *)file + sh[sh[i].sh_link].sh_offset;
+		count = sh[i].sh_size / sizeof(*sym);
+		for (j = 1; j < count; j++) {
+			const char *name = names + sym[j].st_name;
+			uint64_t value = 0, size = 0;
+			size_t k;
+
+			if (sym[j].st_shndx == SHN_UNDEF ||
+			    ELF64_ST_BIND(sym[j].st_info) == STB_LOCAL ||
+			    !*name)
+				continue;
+			/* Only the first definition of a name counts. */
+			for (k = 1; k < j; k++)
+				if (sym[k].st_shndx != SHN_UNDEF &&
+				    ELF64_ST_BIND(sym[k].st_info) != STB_LOCAL &&
+				    strcmp(names + sym[k].st_name, name) == 0)
+					break;
+			if (k < j)
+				continue;
+			CHECK(elf_image_symbol(img, name, &value, &size) == 0 &&
+			      value == sym[j].st_value &&
+			      size == sym[j].st_size,
+			      "%s: %s is 0x%" PRIx64 "+%" PRIu64 ", not 0x%"
+			      PRIx64 "+%" PRIu64, path, name, value, size,
+			      (uint64_t)sym[j].st_value,
+			      (uint64_t)sym[j].st_size);
+			n++;
+		}
+	}
+	elf_image_free(img);
+	free(file);
+	return n;
+}
+
+static void test_dynsym(void)
+{
+	static const char *const paths[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6", LIBPYTHON311, DEBIAN311,
+		"/opt/python3.14/lib/libpython3.14.so.1.0",
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		n = check_dynsym(paths[i]);
+		if (!exists(paths[i]))
+			printf("skip: %s is absent\n", paths[i]);
+		else
+			CHECK(n > 1000, "%s: only %zu exported names", paths[i],
+			      n);
+	}
+}
+
 static void test_debian_python(void)
 {
 	struct elf_image *img;
@@ -630,6 +719,7 @@ int main(void)
 	test_bad_files();
 	test_true();
 	test_libpython();
+	test_dynsym();
 	test_debian_python();
 	test_child(DEBIAN311, NULL);
 	test_child(PYENV311, "libpython3.");
