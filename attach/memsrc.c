@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/hugeheap.h"
 #include "common/le.h"
 #include "common/procfs.h"
 #include "common/range.h"
@@ -87,35 +88,30 @@ void mcache_table_reserve(struct memsrc_cache *c, size_t more)
 /* Map one more slab (not populated: its pages are faulted in as they are
  * first used, or ahead of a stop by mcache_reserve()).  Slabs double in
  * size from one huge page up to SLAB_MAX_PAGES, but need not be larger
- * than `enough` pages (nor smaller than CLUSTER_MAX).  The first slab
- * is a whole huge page, not CLUSTER_MAX 4 KiB pages: a small target's
- * capture (5.7 MB) was spread over 384 small pages before the first
- * huge one, each a page fault (15 us in a VM), and took 20 ms. */
+ * than `enough` pages rounded up to whole huge pages.  Every slab is
+ * whole huge pages, aligned: the readers visit a slab's pages in the
+ * order of the target's pointers (the GC list above all), and with
+ * 4 KiB pages nearly every object costs a TLB miss as well as a cache
+ * miss; and each 4 KiB page is a fault of its own (15 us in a VM): a
+ * small target's last half-megabyte slab cost more faults than all the
+ * huge pages before it.  (Only advice where the kernel ignores it.) */
 static void slab_add(struct memsrc_cache *c, size_t enough)
 {
+	const size_t huge = SLAB_HUGE_BYTES / PAGE_SIZE;
 	struct slab *s;
 	size_t pages;
 	void *mem;
 
 	c->slabs = xgrow(c->slabs, &c->aslabs, c->nslabs + 1,
 			 sizeof(*c->slabs));
-	pages = c->nslabs ? c->slabs[c->nslabs - 1].pages * 2 :
-			     SLAB_HUGE_BYTES / PAGE_SIZE;
+	pages = c->nslabs ? c->slabs[c->nslabs - 1].pages * 2 : huge;
 	if (pages > SLAB_MAX_PAGES)
 		pages = SLAB_MAX_PAGES;
 	if (pages > enough)
-		pages = enough > CLUSTER_MAX ? enough : CLUSTER_MAX;
-	mem = mmap(NULL, pages * PAGE_SIZE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
+		pages = (enough + huge - 1) / huge * huge;
+	mem = hugeheap_map(pages * PAGE_SIZE);
+	if (!mem)
 		xdie_out_of_memory();
-	/* The readers visit a slab's pages in the order of the target's
-	 * pointers (the GC list above all): with 4 KiB pages nearly every
-	 * object costs a TLB miss as well as a cache miss.  Huge pages where
-	 * the kernel gives them on request (transparent huge pages set to
-	 * "madvise"); only advice, ignored where unsupported. */
-	if (pages * PAGE_SIZE >= SLAB_HUGE_BYTES)
-		(void)madvise(mem, pages * PAGE_SIZE, MADV_HUGEPAGE);
 	s = &c->slabs[c->nslabs++];
 	s->mem = mem;
 	s->pages = pages;

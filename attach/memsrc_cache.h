@@ -43,11 +43,9 @@
 #define CLUSTER_MAX 128
 
 /* Slabs grow from one huge page (SLAB_HUGE_BYTES) to SLAB_MAX_PAGES
- * (8 MiB); a slab only as large as a smaller need is CLUSTER_MAX pages
- * at least. */
+ * (8 MiB); every slab is whole huge pages (see slab_add()). */
 #define SLAB_MAX_PAGES 2048
-/* Slabs this large or larger are advised onto huge pages (one x86-64
- * huge page). */
+/* One x86-64 huge page. */
 #define SLAB_HUGE_BYTES (2u << 20)
 
 /*

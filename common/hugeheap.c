@@ -17,9 +17,14 @@
 #define TRIM_THRESHOLD (256 << 20)
 /* Blocks this large mapped apart are advised on their own. */
 #define BLOCK_ADVICE ((size_t)8 << 20)
+/* Linux 6.1; older kernels refuse it (EINVAL), which costs nothing. */
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
 
 static uintptr_t advised_end;  /* the heap is advised up to here */
 static int enabled;
+static int collapsed;  /* the heap's first huge page */
 
 static uintptr_t up(uintptr_t a) { return (a + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1); }
 static uintptr_t down(uintptr_t a) { return a & ~(HUGE_PAGE - 1); }
@@ -33,8 +38,15 @@ void hugeheap_init(void)
 	(void)mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 	(void)mallopt(M_TOP_PAD, TOP_PAD);
 	(void)mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD);
-	/* The heap's first huge page boundary: below it, what the loader
-	 * and libc placed there already. */
+	/* Start malloc's heap on a huge page boundary: the part of a huge
+	 * page below the break (up to 2 MiB) can only have small pages,
+	 * and malloc would fill it first, 4 KiB and one fault at a time
+	 * (some 90 faults of a small dump).  Nothing ever touches the gap.
+	 * Should malloc have begun already, it takes the moved break for
+	 * another program's, and carries on past it. */
+	if ((uintptr_t)brk != up((uintptr_t)brk) &&
+	    sbrk((intptr_t)(up((uintptr_t)brk) - (uintptr_t)brk)) != (void *)-1)
+		brk = sbrk(0);
 	advised_end = up((uintptr_t)brk);
 	enabled = 1;
 }
@@ -53,7 +65,44 @@ void hugeheap_grew(void)
 	if (end <= advised_end)
 		return;
 	(void)madvise((void *)advised_end, end - advised_end, MADV_HUGEPAGE);
+	/* malloc wrote its first chunk's header at the start of the heap
+	 * before this advice: that page came in small, and with it the
+	 * rest of its huge page would too, one fault per 4 KiB (475 faults
+	 * of a 10k-task dump).  Make it one huge page now. */
+	if (!collapsed) {
+		(void)madvise((void *)advised_end, HUGE_PAGE, MADV_COLLAPSE);
+		collapsed = 1;
+	}
 	advised_end = end;
+}
+
+size_t hugeheap_size(size_t bytes)
+{
+	return (size_t)up(bytes);
+}
+
+void *hugeheap_map(size_t bytes)
+{
+	uintptr_t start, end;
+	unsigned char *mem;
+
+	if (bytes > SIZE_MAX / 2)
+		return NULL;
+	bytes = hugeheap_size(bytes);
+	/* A huge page's worth more, to cut an aligned block out of. */
+	mem = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return NULL;
+	start = up((uintptr_t)mem);
+	end = start + bytes;
+	if (start > (uintptr_t)mem)
+		(void)munmap(mem, start - (uintptr_t)mem);
+	if ((uintptr_t)mem + bytes + HUGE_PAGE > end)
+		(void)munmap((void *)end,
+			     (uintptr_t)mem + bytes + HUGE_PAGE - end);
+	(void)madvise((void *)start, bytes, MADV_HUGEPAGE);
+	return (void *)start;
 }
 
 void hugeheap_advise_block(void *p, size_t n)

@@ -23,6 +23,11 @@
 
 void hugeheap_init(void);
 void hugeheap_grew(void);
+/* A new zeroed mapping of bytes rounded up to whole huge pages, aligned
+ * to one and advised onto them: free it with munmap() of the rounded
+ * size (hugeheap_size()).  NULL when the system has no memory left. */
+void *hugeheap_map(size_t bytes);
+size_t hugeheap_size(size_t bytes);
 /* Advise the 2 MiB-aligned inside of the block [p, p + n) when it is
  * large (a block malloc mapped apart from its heap). */
 void hugeheap_advise_block(void *p, size_t n);

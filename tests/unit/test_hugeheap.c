@@ -1,0 +1,142 @@
+/*
+ * Unit tests for common/hugeheap.c, against the kernel's own account of
+ * this process's memory (/proc/self/smaps): the heap's first huge page
+ * and the mappings of hugeheap_map() are advised (VmFlags "hg"), aligned,
+ * and where transparent huge pages are on, backed by huge pages.
+ */
+#include "common/hugeheap.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/strbuf.h"
+#include "tests/unit/check.h"
+#include "common/banned.h"
+
+#define HUGE ((uintptr_t)2 << 20)
+
+#ifdef __SANITIZE_ADDRESS__
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+struct vma {
+	int found, advised;
+	long huge_kb;
+};
+
+/* The smaps entry of the mapping holding addr. */
+static struct vma vma_of(const void *addr)
+{
+	struct vma v = { 0, 0, 0 };
+	char line[512];
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return v;
+	while (fgets(line, sizeof(line), f)) {
+		uintptr_t lo, hi;
+
+		/* A mapping's first line; its fields follow. */
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2) {
+			if (in)
+				break;
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+			v.found |= in;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (strncmp(line, "AnonHugePages:", 14) == 0)
+			v.huge_kb = strtol(line + 14, NULL, 10);
+		if (strncmp(line, "VmFlags:", 8) == 0)
+			v.advised = strstr(line, " hg") != NULL;
+	}
+	fclose(f);
+	return v;
+}
+
+/* Transparent huge pages given on advice ("always" or "madvise")? */
+static int thp_on(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	return strstr(buf, "[always]") || strstr(buf, "[madvise]");
+}
+
+static void test_heap(int thp)
+{
+	/* The first allocation grows malloc's heap: malloc writes into its
+	 * first page before hugeheap_grew() can advise it. */
+	unsigned char *small = xmalloc(64);
+	struct vma v;
+
+	small[0] = 1;
+	v = vma_of(small);
+	CHECK(v.found && v.advised, "the heap holding %p is not advised",
+	      (void *)small);
+	/* Nothing else of the heap is touched yet: a huge page here is the
+	 * first one, where the first allocations live. */
+	if (thp)
+		CHECK(v.huge_kb >= 2048,
+		      "the heap has %ld kB on huge pages", v.huge_kb);
+	free(small);
+}
+
+static void test_map(int thp)
+{
+	static const size_t sizes[] = { 1, 4096, HUGE, HUGE + 1, 5 << 20 };
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = hugeheap_size(sizes[i]);
+		unsigned char *p = hugeheap_map(sizes[i]);
+		struct vma v;
+
+		CHECK(n >= sizes[i] && n % HUGE == 0 && n - sizes[i] < HUGE,
+		      "size %zu for %zu", n, sizes[i]);
+		CHECK(p && (uintptr_t)p % HUGE == 0, "%p for %zu", (void *)p,
+		      sizes[i]);
+		if (!p)
+			continue;
+		CHECK(p[0] == 0 && p[n - 1] == 0, "not zeroed");
+		memset(p, 7, n);
+		v = vma_of(p);
+		CHECK(v.found && v.advised, "mapping %p not advised", (void *)p);
+		if (thp)
+			CHECK(v.huge_kb == (long)(n >> 10),
+			      "%ld of %zu kB on huge pages", v.huge_kb, n >> 10);
+		CHECK(munmap(p, n) == 0, "munmap");
+	}
+	CHECK(hugeheap_map(SIZE_MAX) == NULL, "SIZE_MAX mapped");
+}
+
+int main(void)
+{
+	int thp;
+
+	hugeheap_init();
+	thp = thp_on();
+	if (!thp)
+		printf("skip: huge page backing (transparent huge pages are "
+		       "off here); alignment and advice still checked\n");
+	if (SANITIZED)
+		printf("skip: the heap (AddressSanitizer's malloc has its "
+		       "own)\n");
+	else
+		test_heap(thp);
+	test_map(thp);
+	return CHECK_DONE("test_hugeheap");
+}
