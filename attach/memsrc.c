@@ -507,12 +507,18 @@ void memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
 	memset(&ms->stats, 0, sizeof(ms->stats));
 }
 
+void memsrc_close(struct memsrc *ms)
+{
+	/* Each backend's close is safe to repeat. */
+	if (ms && ms->ops && ms->ops->close)
+		ms->ops->close(ms);
+}
+
 void memsrc_free(struct memsrc *ms)
 {
 	if (!ms)
 		return;
-	if (ms->ops && ms->ops->close)
-		ms->ops->close(ms);
+	memsrc_close(ms);
 	cs_mappings_free(ms->maps, ms->nmaps);
 	free(ms->threads);
 	free(ms->root);

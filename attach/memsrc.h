@@ -229,6 +229,9 @@ void memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
 /* Close the backend, free maps, threads, root, exe_path, cache and ms
  * itself (a backend's close must not free root or exe_path). */
 void memsrc_free(struct memsrc *ms);
+/* Only close the backend (a live target resumed and detached, its files
+ * closed); nothing more can be read.  memsrc_free() still frees ms. */
+void memsrc_close(struct memsrc *ms);
 
 /* Helpers for backends filling maps and threads. */
 void cs_mappings_sort(struct cs_mapping *maps, size_t n);

@@ -216,7 +216,7 @@ int cmd_core(int argc, char **argv)
 		explain(&err, in);
 	else
 		print_report(&o, &c, in);
-	collection_release(&c);
+	collection_leave(&c);
 	if (fflush(stdout) != 0 && ret == 0)
 		ret = cs_fail(&err, CS_ERR_INTERNAL, "cannot write output: %s",
 			      strerror(errno));

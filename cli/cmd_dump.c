@@ -87,7 +87,7 @@ int cmd_dump(int argc, char **argv)
 		else
 			report_text(stdout, &c);
 	}
-	collection_release(&c);
+	collection_leave(&c);
 	if (fflush(stdout) != 0 && ret == 0)
 		ret = cs_fail(&err, CS_ERR_INTERNAL, "cannot write output: %s",
 			      strerror(errno));

@@ -500,6 +500,22 @@ void collection_init(struct collection *c)
 	cs_warnings_init(&c->warnings);
 }
 
+/*
+ * Freeing a 10k-task collection's hundred thousand blocks one by one
+ * took 2 ms before an exit that gives the whole heap back at once (as
+ * compilers do: clang's -disable-free).  Under AddressSanitizer,
+ * everything is freed, so that its leak check still sees every
+ * allocation come back.
+ */
+void collection_leave(struct collection *c)
+{
+#ifdef __SANITIZE_ADDRESS__
+	collection_release(c);
+#else
+	memsrc_close(c->ms);
+#endif
+}
+
 void collection_release(struct collection *c)
 {
 	source_cache_free(c->sources);

@@ -104,5 +104,9 @@ int collect_source(struct collection *c, struct memsrc *ms,
 void collection_init(struct collection *c);
 /* Free everything, warnings too; c is empty again. */
 void collection_release(struct collection *c);
+/* For a command about to exit: let the target go (see memsrc_close())
+ * and leave the memory to exit (collection_release() in sanitizer
+ * builds). */
+void collection_leave(struct collection *c);
 
 #endif
