@@ -69,7 +69,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
 	$(BUILD)/cli/watch_track.o
 $(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
-$(BUILD)/tests/test_json: $(BUILD)/cli/json.o
+$(BUILD)/tests/test_json: $(BUILD)/cli/json.o $(BUILD)/cli/json_writer.o
 $(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
 
 -include $(shell find build -name '*.d' 2>/dev/null)

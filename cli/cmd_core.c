@@ -171,6 +171,7 @@ static void print_report(const struct core_cli_options *o,
 	switch (o->v.format) {
 	case REPORT_JSON:
 		json_init(&j, stdout, 1);
+		json_background(&j);
 		json_begin_object(&j);
 		report_json_members(&j, c);
 		json_core(&j, in, &c->warnings);
@@ -217,7 +218,9 @@ int cmd_core(int argc, char **argv)
 	else
 		print_report(&o, &c, in);
 	collection_leave(&c);
-	if (fflush(stdout) != 0 && ret == 0)
+	/* A large write that failed leaves only the error indicator: what
+	 * stdio still buffers may flush fine. */
+	if (((ferror(stdout) != 0) | (fflush(stdout) != 0)) && ret == 0)
 		ret = cs_fail(&err, CS_ERR_INTERNAL, "cannot write output: %s",
 			      strerror(errno));
 	return ret < 0 ? cli_report_error(&err) : 0;

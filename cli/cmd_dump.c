@@ -88,7 +88,9 @@ int cmd_dump(int argc, char **argv)
 			report_text(stdout, &c);
 	}
 	collection_leave(&c);
-	if (fflush(stdout) != 0 && ret == 0)
+	/* A large write that failed leaves only the error indicator: what
+	 * stdio still buffers may flush fine. */
+	if (((ferror(stdout) != 0) | (fflush(stdout) != 0)) && ret == 0)
 		ret = cs_fail(&err, CS_ERR_INTERNAL, "cannot write output: %s",
 			      strerror(errno));
 	return ret < 0 ? cli_report_error(&err) : 0;

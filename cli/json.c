@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/json_writer.h"
 #include "common/error.h"
 #include "common/banned.h"
 
@@ -17,21 +18,61 @@
 
 void json_init(struct json *j, FILE *out, int pretty)
 {
-	memset(j, 0, sizeof(*j));
 	j->out = out;
+	j->depth = 0;
+	memset(j->need_comma, 0, sizeof(j->need_comma));
 	j->pretty = pretty;
+	j->len = 0;
+	j->buf = j->own;
+	j->cap = JSON_BUF;
+	j->background = 0;
+	j->writer = NULL;
+}
+
+void json_background(struct json *j)
+{
+	j->background = 1;
 }
 
 static void flush(struct json *j)
 {
-	if (j->len)
-		fwrite(j->buf, 1, j->len, j->out);
+	if (!j->len)
+		return;
+	if (j->writer) {
+		j->buf = json_writer_swap(j->writer, j->buf, j->len);
+		j->len = 0;
+		return;
+	}
+	fwrite(j->buf, 1, j->len, j->out);
+	j->len = 0;
+	/* Only a document that outgrew one buffer is worth a thread; where
+	 * none starts, it is written here, as before. */
+	if (j->background) {
+		j->background = 0;
+		j->writer = json_writer_start(j->out, JSON_WRITER_BLOCK,
+					      &j->buf);
+		if (j->writer)
+			j->cap = JSON_WRITER_BLOCK;
+	}
+}
+
+/* The top-level value is closed: everything reaches out now. */
+static void flush_all(struct json *j)
+{
+	if (!j->writer) {
+		flush(j);
+		return;
+	}
+	(void)json_writer_stop(j->writer, j->buf, j->len);  /* ferror(out) */
+	j->writer = NULL;
+	j->buf = j->own;
+	j->cap = JSON_BUF;
 	j->len = 0;
 }
 
 static inline void put(struct json *j, int c)
 {
-	if (j->len == sizeof(j->buf))
+	if (j->len == j->cap)
 		flush(j);
 	j->buf[j->len++] = (char)c;
 }
@@ -40,11 +81,16 @@ static inline void put_n(struct json *j, const char *s, size_t n)
 {
 	char *o;
 
-	if (n > sizeof(j->buf) - j->len) {
+	if (n > j->cap - j->len) {
 		flush(j);
-		if (n > sizeof(j->buf)) {
-			fwrite(s, 1, n, j->out);
-			return;
+		/* Bounded by n / cap rounds; through the buffers, so a writer
+		 * thread keeps the order. */
+		while (n > j->cap) {
+			memcpy(j->buf, s, j->cap);
+			j->len = j->cap;
+			flush(j);
+			s += j->cap;
+			n -= j->cap;
 		}
 	}
 	o = j->buf + j->len;
@@ -80,7 +126,7 @@ static void indent(struct json *j)
 
 static inline char *reserve(struct json *j, size_t n)
 {
-	if (n > sizeof(j->buf) - j->len)
+	if (n > j->cap - j->len)
 		flush(j);
 	return j->buf + j->len;
 }
@@ -133,7 +179,7 @@ static void finish(struct json *j, char c)
 	put(j, c);
 	if (j->depth == 0) {
 		put(j, '\n');
-		flush(j);
+		flush_all(j);
 	}
 }
 
@@ -312,7 +358,7 @@ static int plain_string(struct json *j, const char *s, size_t n)
 {
 	char *o;
 
-	if (n > sizeof(j->buf) / 4 || !all_plain((const unsigned char *)s, n))
+	if (n > JSON_BUF / 4 || !all_plain((const unsigned char *)s, n))
 		return 0;
 	o = prefix_at(j, reserve(j, PREFIX_MAX + n + 2));
 	*o++ = '"';

@@ -14,6 +14,11 @@
 /* Output is buffered here and reaches out when the top-level value is
  * closed (or the buffer fills): write nothing else to out meanwhile. */
 #define JSON_BUF 65536
+/* A writer thread's blocks (see json_background()): each hand-over can
+ * wake a thread, which costs tens of microseconds in a VM. */
+#define JSON_WRITER_BLOCK ((size_t)((size_t)1 << 20))
+
+struct json_writer;
 
 struct json {
 	FILE *out;
@@ -21,10 +26,19 @@ struct json {
 	int need_comma[JSON_MAX_DEPTH];
 	int pretty;
 	size_t len;              /* bytes waiting in buf */
-	char buf[JSON_BUF];
+	char *buf;               /* own, or a block of the writer's */
+	size_t cap;              /* its size */
+	int background;          /* start a writer at the first full buf */
+	struct json_writer *writer;  /* cli/json_writer.h, or NULL */
+	char own[JSON_BUF];
 };
 
 void json_init(struct json *j, FILE *out, int pretty);
+/* A document that may be large: once it fills its first buffer, a
+ * thread writes it while the rest is made (cli/json_writer.h); closing
+ * the top-level value waits for the last byte.  A write error sets
+ * ferror(out), as a direct write would. */
+void json_background(struct json *j);
 void json_begin_object(struct json *j);
 void json_end_object(struct json *j);
 void json_begin_array(struct json *j);

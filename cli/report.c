@@ -458,5 +458,6 @@ void report_json(FILE *out, const struct collection *c)
 	struct json j;
 
 	json_init(&j, out, 1);
+	json_background(&j);
 	report_json_value(&j, c);
 }

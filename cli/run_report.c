@@ -312,6 +312,7 @@ void run_report_json(const char *path, const struct run_dump *d)
 		return;
 	}
 	json_init(&j, f, 1);
+	json_background(&j);
 	json_begin_object(&j);
 	json_key(&j, "schema");
 	json_int(&j, 1);
@@ -332,7 +333,8 @@ void run_report_json(const char *path, const struct run_dump *d)
 		json_process(&j, &d->procs[i], d);
 	json_end_array(&j);
 	json_end_object(&j);
-	if (fclose(f) != 0)
+	/* A write that failed earlier leaves only the error indicator. */
+	if ((ferror(f) != 0) | (fclose(f) != 0))
 		fprintf(stderr, "coroscope: cannot write report '%s': %s\n",
 			path, strerror(errno));
 }

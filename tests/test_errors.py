@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
-                      assert_one_error_line, control_interpreter,
+                      assert_one_error_line, control_interpreter, coroscope_env,
                       process_state, pyenv_python27, run_coroscope,
                       target_script, task_tracers, wait_until)
 
@@ -143,6 +143,28 @@ def test_no_such_process_json():
     res = run_coroscope("dump", "--json", pid)
     assert_one_error_line(res, 3, "no such process")
     assert res.stdout == "", res
+
+
+@pytest.mark.parametrize("count", [2, 3000])
+def test_output_cannot_be_written(control_interp, keeper, count):
+    """Output to a full device: exit 1 and one line, whether the JSON is
+    written in line (a few kilobytes: more than stdio holds, so the
+    write fails before the final flush) or by a writer thread (megabytes,
+    written while the rest is made); never exit 0 with the output lost."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("/dev/full is absent")
+    target = keeper.start_target(control_interp, "many_tasks_target.py",
+                                 str(count))
+    with open("/dev/full", "w") as full:
+        res = subprocess.run([COROSCOPE, "dump", "--json", str(target.pid)],
+                             stdin=subprocess.DEVNULL, stdout=full,
+                             stderr=subprocess.PIPE, universal_newlines=True,
+                             env=coroscope_env(None), timeout=120 * TIME_SCALE)
+    assert_one_error_line(res, 1, "cannot write output",
+                          "No space left on device")
+    assert_no_sanitizer_report(res.stderr)
+    assert process_state(target.pid) not in ("t", "T"), \
+        "the target was left stopped"
 
 
 def test_not_a_python_process(keeper):

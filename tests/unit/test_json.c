@@ -293,9 +293,69 @@ static void pretty_layout(void)
 	free(buf);
 }
 
+/* A document of every kind of value, large enough to pass through many
+ * of a writer thread's blocks, with a string longer than one block. */
+static void big_document(int background, FILE *f)
+{
+	static char huge[3 << 20];
+	size_t i;
+
+	memset(huge, 'x', sizeof(huge) - 1);
+	json_init(&j, f, 1);
+	if (background)
+		json_background(&j);
+	json_begin_object(&j);
+	json_key(&j, "items");
+	json_begin_array(&j);
+	for (i = 0; i < 200000; i++) {
+		json_begin_object(&j);
+		json_key(&j, "i");
+		json_uint(&j, i);
+		json_key(&j, "addr");
+		json_hex(&j, i * 0x1000 + 0x7f0000000000ull);
+		json_key_str(&j, i % 7 ? "name" : "n\"q");
+		json_string(&j, i % 3 ? "plain text here" : "tab\there");
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_key(&j, "huge");
+	json_string(&j, huge);
+	json_end_object(&j);
+}
+
+/* Written by a writer thread, the document is the one written in line;
+ * a failed write shows in the stream's error indicator. */
+static void background_writer(void)
+{
+	char *a, *b;
+	size_t la, lb;
+	FILE *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb);
+	FILE *full;
+
+	if (!fa || !fb)
+		abort();
+	big_document(0, fa);
+	big_document(1, fb);
+	fclose(fa);
+	fclose(fb);
+	CHECK(la > 4 * JSON_WRITER_BLOCK && la == lb && memcmp(a, b, la) == 0,
+	      "background document: %zu bytes, in line %zu", lb, la);
+	free(a);
+	free(b);
+	full = fopen("/dev/full", "w");
+	if (!full) {
+		printf("skip: /dev/full is absent\n");
+		return;
+	}
+	big_document(1, full);
+	CHECK(ferror(full), "a failed write left no error");
+	fclose(full);
+}
+
 int main(void)
 {
 	pretty_layout();
+	background_writer();
 	literal_keys_and_hex();
 	hex_values();
 	every_byte_everywhere();
