@@ -15,6 +15,9 @@
 #define TOP_PAD (16 << 20)
 /* ...and is trimmed only when this much is free at its top. */
 #define TRIM_THRESHOLD (256 << 20)
+/* Blocks this large from the heap are cleared or copied by the x*alloc
+ * helpers after the heap's new part is advised (hugeheap_heap_block()). */
+#define HEAP_BLOCK_MIN ((size_t)1 << 20)
 /* Blocks this large mapped apart are advised on their own. */
 #define BLOCK_ADVICE ((size_t)8 << 20)
 /* Linux 6.1; older kernels refuse it (EINVAL), which costs nothing. */
@@ -24,7 +27,6 @@
 
 static uintptr_t advised_end;  /* the heap is advised up to here */
 static int enabled;
-static int collapsed;  /* the heap's first huge page */
 
 static uintptr_t up(uintptr_t a) { return (a + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1); }
 static uintptr_t down(uintptr_t a) { return a & ~(HUGE_PAGE - 1); }
@@ -65,15 +67,20 @@ void hugeheap_grew(void)
 	if (end <= advised_end)
 		return;
 	(void)madvise((void *)advised_end, end - advised_end, MADV_HUGEPAGE);
-	/* malloc wrote its first chunk's header at the start of the heap
-	 * before this advice: that page came in small, and with it the
-	 * rest of its huge page would too, one fault per 4 KiB (475 faults
-	 * of a 10k-task dump).  Make it one huge page now. */
-	if (!collapsed) {
-		(void)madvise((void *)advised_end, HUGE_PAGE, MADV_COLLAPSE);
-		collapsed = 1;
-	}
+	/* The first huge page of the new part was touched before this
+	 * advice: malloc's first chunk header at the start of the heap, or
+	 * later the blocks in the part below the break's last boundary,
+	 * which the previous call left unadvised.  Those pages came in
+	 * small, and with them the rest of their huge page would too, one
+	 * fault per 4 KiB (475 faults of a 10k-task dump).  Make it one
+	 * huge page now. */
+	(void)madvise((void *)advised_end, HUGE_PAGE, MADV_COLLAPSE);
 	advised_end = end;
+}
+
+int hugeheap_heap_block(size_t n)
+{
+	return enabled && n >= HEAP_BLOCK_MIN && n < MMAP_THRESHOLD;
 }
 
 size_t hugeheap_size(size_t bytes)

@@ -23,6 +23,11 @@
 
 void hugeheap_init(void);
 void hugeheap_grew(void);
+/* Would a block of n bytes come from the heap and be large?  Then calloc
+ * and realloc should not fill it themselves: they would touch the
+ * heap's new part before hugeheap_grew() advised it, and it would stay
+ * on small pages.  The helpers malloc, advise, then clear or copy. */
+int hugeheap_heap_block(size_t n);
 /* A new zeroed mapping of bytes rounded up to whole huge pages, aligned
  * to one and advised onto them: free it with munmap() of the rounded
  * size (hugeheap_size()).  NULL when the system has no memory left. */

@@ -1,5 +1,7 @@
 #include "common/strbuf.h"
 
+#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,14 +155,25 @@ void *xmalloc(size_t n)
 
 void *xcalloc(size_t n, size_t size)
 {
-	void *p = check(calloc(n ? n : 1, size ? size : 1));
+	void *p;
 
+	if (size && n <= SIZE_MAX / size && hugeheap_heap_block(n * size))
+		return memset(xmalloc(n * size), 0, n * size);
+	p = check(calloc(n ? n : 1, size ? size : 1));
 	/* n * size did not overflow: calloc checked. */
 	return advise_huge(p, n * size);
 }
 
 void *xrealloc(void *p, size_t n)
 {
+	size_t old;
+	void *q;
+
+	if (p && hugeheap_heap_block(n) && (old = malloc_usable_size(p)) < n) {
+		q = memcpy(xmalloc(n), p, old);
+		free(p);
+		return q;
+	}
 	return advise_huge(check(realloc(p, n ? n : 1)), n);
 }
 

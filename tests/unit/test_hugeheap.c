@@ -95,6 +95,34 @@ static void test_heap(int thp)
 	free(small);
 }
 
+/* Large blocks from the heap: calloc's and realloc's work done after the
+ * advice (see hugeheap_heap_block()), with the same results. */
+static void test_large_blocks(int thp)
+{
+	const size_t n = (size_t)24 << 20;  /* more than the heap has spare */
+	unsigned char *small = xmalloc(100), *big, *grown;
+	struct vma before, after;
+	size_t i, nonzero = 0;
+
+	memset(small, 0xab, 100);
+	before = vma_of(small);
+	big = xcalloc(n / 8, 8);
+	for (i = 0; i < n; i++)
+		nonzero += big[i] != 0;
+	CHECK(nonzero == 0, "%zu bytes of xcalloc() not zero", nonzero);
+	after = vma_of(big);
+	if (thp && after.found && before.found)
+		CHECK(after.huge_kb >= before.huge_kb + 20480,
+		      "xcalloc(24 MiB): %ld kB on huge pages, %ld before",
+		      after.huge_kb, before.huge_kb);
+	grown = xrealloc(small, (size_t)3 << 20);
+	for (i = 0, nonzero = 0; i < 100; i++)
+		nonzero += grown[i] != 0xab;
+	CHECK(nonzero == 0, "xrealloc() lost %zu of 100 bytes", nonzero);
+	free(grown);
+	free(big);
+}
+
 static void test_map(int thp)
 {
 	static const size_t sizes[] = { 1, 4096, HUGE, HUGE + 1, 5 << 20 };
@@ -137,6 +165,7 @@ int main(void)
 		       "own)\n");
 	else
 		test_heap(thp);
+	test_large_blocks(thp && !SANITIZED);
 	test_map(thp);
 	return CHECK_DONE("test_hugeheap");
 }
