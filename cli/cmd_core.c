@@ -194,7 +194,7 @@ int cmd_core(int argc, char **argv)
 	const struct core_info *in;
 	struct memsrc *ms;
 	struct cs_err err;
-	int ret;
+	int ret, werr;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret)
@@ -217,11 +217,9 @@ int cmd_core(int argc, char **argv)
 		explain(&err, in);
 	else
 		print_report(&o, &c, in);
+	werr = errno;  /* a failed write's, if one failed */
 	collection_leave(&c);
-	/* A large write that failed leaves only the error indicator: what
-	 * stdio still buffers may flush fine. */
-	if (((ferror(stdout) != 0) | (fflush(stdout) != 0)) && ret == 0)
-		ret = cs_fail(&err, CS_ERR_INTERNAL, "cannot write output: %s",
-			      strerror(errno));
+	if (ret == 0)
+		ret = cli_output_written(stdout, werr, &err);
 	return ret < 0 ? cli_report_error(&err) : 0;
 }

@@ -72,7 +72,7 @@ int cmd_dump(int argc, char **argv)
 	struct dump_options o;
 	struct collection c;
 	struct cs_err err;
-	int ret;
+	int ret, werr;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret)
@@ -87,11 +87,9 @@ int cmd_dump(int argc, char **argv)
 		else
 			report_text(stdout, &c);
 	}
+	werr = errno;  /* a failed write's, if one failed */
 	collection_leave(&c);
-	/* A large write that failed leaves only the error indicator: what
-	 * stdio still buffers may flush fine. */
-	if (((ferror(stdout) != 0) | (fflush(stdout) != 0)) && ret == 0)
-		ret = cs_fail(&err, CS_ERR_INTERNAL, "cannot write output: %s",
-			      strerror(errno));
+	if (ret == 0)
+		ret = cli_output_written(stdout, werr, &err);
 	return ret < 0 ? cli_report_error(&err) : 0;
 }

@@ -21,6 +21,10 @@ int cmd_watch(int argc, char **argv);
 int cli_exit_status(int code);
 /* Print "coroscope: <msg>" on stderr and return its exit status. */
 int cli_report_error(const struct cs_err *err);
+/* After a report to out: 0, or CS_ERR_INTERNAL and "cannot write
+ * output" in err when a write failed.  write_errno is errno as the
+ * report left it, taken before anything else could change it. */
+int cli_output_written(FILE *out, int write_errno, struct cs_err *err);
 /* Print a usage error and return CS_ERR_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

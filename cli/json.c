@@ -59,6 +59,8 @@ static void flush(struct json *j)
 /* The top-level value is closed: everything reaches out now. */
 static void flush_all(struct json *j)
 {
+	/* A document that ends within its first buffer needs no thread. */
+	j->background = 0;
 	if (!j->writer) {
 		flush(j);
 		return;
@@ -86,11 +88,14 @@ static inline void put_n(struct json *j, const char *s, size_t n)
 		/* Bounded by n / cap rounds; through the buffers, so a writer
 		 * thread keeps the order. */
 		while (n > j->cap) {
-			memcpy(j->buf, s, j->cap);
-			j->len = j->cap;
+			size_t k = j->cap;  /* flush() may start a writer,
+					       whose blocks are larger */
+
+			memcpy(j->buf, s, k);
+			j->len = k;
 			flush(j);
-			s += j->cap;
-			n -= j->cap;
+			s += k;
+			n -= k;
 		}
 	}
 	o = j->buf + j->len;

@@ -87,10 +87,14 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->changed, NULL);
 	/* The signals coroscope handles (the detach guard's) stay with the
-	 * main thread; SIGPIPE belongs to the write that raised it. */
+	 * main thread.  SIGPIPE belongs to the write that raised it, as it
+	 * would have in the main thread: unblocked only where the caller
+	 * had it so (`run` blocks it, to be told EPIPE instead). */
+	pthread_sigmask(SIG_SETMASK, NULL, &old);
 	sigfillset(&all);
-	sigdelset(&all, SIGPIPE);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (!sigismember(&old, SIGPIPE))
+		sigdelset(&all, SIGPIPE);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
 	ret = pthread_create(&w->thread, NULL, write_blocks, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret != 0) {

@@ -8,6 +8,7 @@
 #include "cli/version.h"
 #include "common/hugeheap.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -172,6 +173,21 @@ int cli_report_error(const struct cs_err *err)
 	esc_text(stderr, err->msg[0] ? err->msg : "unknown error");
 	fputc('\n', stderr);
 	return cli_exit_status(err->code);
+}
+
+int cli_output_written(FILE *out, int write_errno, struct cs_err *err)
+{
+	/* A large write that failed leaves only the error indicator (what
+	 * stdio still buffers may flush fine); a failed flush says why. */
+	int failed = ferror(out) != 0;
+
+	if (fflush(out) != 0)
+		return cs_fail(err, CS_ERR_INTERNAL, "cannot write output: %s",
+			       strerror(errno));
+	if (failed)
+		return cs_fail(err, CS_ERR_INTERNAL, "cannot write output: %s",
+			       strerror(write_errno ? write_errno : EIO));
+	return 0;
 }
 
 int cli_usage_error(const char *fmt, ...)

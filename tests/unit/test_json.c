@@ -323,8 +323,25 @@ static void big_document(int background, FILE *f)
 	json_end_object(&j);
 }
 
+/* This process's threads, from the kernel. */
+static int threads(void)
+{
+	char line[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* Written by a writer thread, the document is the one written in line;
- * a failed write shows in the stream's error indicator. */
+ * a failed write shows in the stream's error indicator.  A document
+ * that fits its first buffer starts no thread, and none outlives its
+ * document. */
 static void background_writer(void)
 {
 	char *a, *b;
@@ -334,8 +351,20 @@ static void background_writer(void)
 
 	if (!fa || !fb)
 		abort();
+	json_init(&j, fa, 1);
+	json_background(&j);
+	json_begin_array(&j);
+	json_string(&j, "small");
+	json_end_array(&j);
+	CHECK(threads() == 1, "%d threads after a small document", threads());
+	fclose(fa);
+	free(a);
+	fa = open_memstream(&a, &la);
+	if (!fa)
+		abort();
 	big_document(0, fa);
 	big_document(1, fb);
+	CHECK(threads() == 1, "%d threads after a large document", threads());
 	fclose(fa);
 	fclose(fb);
 	CHECK(la > 4 * JSON_WRITER_BLOCK && la == lb && memcmp(a, b, la) == 0,
