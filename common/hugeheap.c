@@ -18,8 +18,6 @@
 /* Blocks this large from the heap are cleared or copied by the x*alloc
  * helpers after the heap's new part is advised (hugeheap_heap_block()). */
 #define HEAP_BLOCK_MIN ((size_t)1 << 20)
-/* Blocks this large mapped apart are advised on their own. */
-#define BLOCK_ADVICE ((size_t)8 << 20)
 /* Linux 6.1; older kernels refuse it (EINVAL), which costs nothing. */
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
@@ -116,6 +114,9 @@ void hugeheap_advise_block(void *p, size_t n)
 {
 	uintptr_t start = up((uintptr_t)p), end = down((uintptr_t)p + n);
 
-	if (n >= BLOCK_ADVICE && end > start)
+	/* Only a block malloc mapped apart: one from the heap lies in what
+	 * hugeheap_grew() advised (advising it again split and merged the
+	 * heap's mapping for nothing, for every block of 8 to 32 MiB). */
+	if (n >= MMAP_THRESHOLD && end > start)
 		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
