@@ -178,6 +178,12 @@ static int print_frames(struct tree *t, const struct py_task *task, int d)
 	return d;
 }
 
+/* Equal strings; most are one string from the readers' caches. */
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || !strcmp(a, b);
+}
+
 /* Alike tasks: the same frames (file, function, line, outermost to
  * innermost), the same state and the same kind of wait. */
 static int same_kind(const struct py_async *a, const struct py_task *x,
@@ -187,11 +193,11 @@ static int same_kind(const struct py_async *a, const struct py_task *x,
 
 	if (x->nstack != y->nstack || x->running != y->running ||
 	    !x->framework != !y->framework ||
-	    (x->framework && strcmp(x->framework, y->framework)) ||
+	    (x->framework && !str_eq(x->framework, y->framework)) ||
 	    !x->waiter != !y->waiter ||
 	    !py_async_task(a, x->waiter) != !py_async_task(a, y->waiter) ||
 	    !x->waiter_type != !y->waiter_type ||
-	    (x->waiter_type && strcmp(x->waiter_type, y->waiter_type)))
+	    (x->waiter_type && !str_eq(x->waiter_type, y->waiter_type)))
 		return 0;
 	for (i = 0; i < x->nstack; i++) {
 		const struct py_gen *g = &a->gens[x->stack[i]];
@@ -202,8 +208,8 @@ static int same_kind(const struct py_async *a, const struct py_task *x,
 		if (!g->has_frame)
 			continue;
 		if (g->frame.line != h->frame.line ||
-		    strcmp(g->frame.code->filename, h->frame.code->filename) ||
-		    strcmp(g->qualname, h->qualname))
+		    !str_eq(g->frame.code->filename, h->frame.code->filename) ||
+		    !str_eq(g->qualname, h->qualname))
 			return 0;
 	}
 	return 1;

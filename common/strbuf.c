@@ -153,6 +153,13 @@ void *xmalloc(size_t n)
 	return advise_huge(check(malloc(n ? n : 1)), n);
 }
 
+void *xmallocarray(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		CS_BUG("allocation size overflow");
+	return xmalloc(n * size);
+}
+
 void *xcalloc(size_t n, size_t size)
 {
 	void *p;

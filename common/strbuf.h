@@ -38,6 +38,8 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 _Noreturn void xdie_out_of_memory(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
+/* n * size bytes, not cleared; overflow is a bug. */
+void *xmallocarray(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);

@@ -182,6 +182,7 @@ static int decode_frame(struct pyproc *py, uint64_t frame,
 	f->addr = frame;
 	f->code = code;
 	f->line = py_code_line(py, code, rf->offset);
+	f->offset = rf->offset;
 	f->entry = rf->is_entry == 1;
 	if (opt && opt->locals)
 		read_locals(py, code, rf->localsplus, f);

@@ -593,7 +593,9 @@ static void read_generators(struct builder *b)
 	size_t i;
 
 	addrmap_reserve(&out->gen_index, b->ngen);
-	out->gens = xcalloc(b->ngen ? b->ngen : 1, sizeof(*out->gens));
+	/* Not cleared: py_gen_read() fills each entry counted in ngens
+	 * (clearing 60 MB of them took ~6 ms at 100k tasks). */
+	out->gens = xmallocarray(b->ngen ? b->ngen : 1, sizeof(*out->gens));
 	b->gens_alloc = b->ngen ? b->ngen : 1;
 	for (i = 0; i < b->ngen; i++) {
 		if (i + PREFETCH_AHEAD < b->ngen)

@@ -293,7 +293,7 @@ static void scan_unit(struct build *b, size_t node,
 		struct cs_err err;
 
 		cs_err_init(&err);
-		if (py_with_blocks_read(b->py, f[k]->addr, thread && k == 0, &wb,
+		if (py_with_blocks_read(b->py, f[k], thread && k == 0, &wb,
 					&err) < 0)
 			continue;
 		for (h = 0; !waited && k == 0 && h < wb.nentering; h++)

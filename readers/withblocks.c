@@ -294,31 +294,42 @@ static size_t with_handler_depths(struct pyproc *py,
 	return found;
 }
 
-static void table_held(struct pyproc *py, const struct with_frame *wf,
-		       struct py_with_blocks *out, long *top)
+/* The stack depths of the with blocks open at wf's instruction
+ * (*depths: the memo's, or spill), memoised per code and offset. */
+static size_t with_depths(struct pyproc *py, const struct with_frame *wf,
+			  const uint32_t **depths, uint32_t spill[PY_MAX_HOPS])
 {
 	struct py_with_memo *m =
 		&py->with_memo[py_code_memo_slot(wf->code->addr, wf->offset,
 						 PY_WITH_MEMO)];
+	size_t n;
+
+	if (m->code == wf->code->addr && m->offset == wf->offset) {
+		*depths = m->depths;
+		return m->n;
+	}
+	n = with_handler_depths(py, wf, spill);
+	*depths = spill;
+	if (n <= PY_WITH_MEMO_DEPTHS) {
+		m->code = wf->code->addr;
+		m->offset = wf->offset;
+		m->n = (uint8_t)n;
+		memcpy(m->depths, spill, n * sizeof(spill[0]));
+	}
+	return n;
+}
+
+static void table_held(struct pyproc *py, const struct with_frame *wf,
+		       struct py_with_blocks *out, long *top)
+{
 	uint32_t spill[PY_MAX_HOPS];
-	const uint32_t *depths = m->depths;
+	const uint32_t *depths;
 	struct cs_err err;
 	size_t i, n;
 
 	if (wf->offset < 0)
 		return;
-	if (m->code == wf->code->addr && m->offset == wf->offset) {
-		n = m->n;
-	} else {
-		n = with_handler_depths(py, wf, spill);
-		depths = spill;
-		if (n <= PY_WITH_MEMO_DEPTHS) {
-			m->code = wf->code->addr;
-			m->offset = wf->offset;
-			m->n = (uint8_t)n;
-			memcpy(m->depths, spill, n * sizeof(spill[0]));
-		}
-	}
+	n = with_depths(py, wf, &depths, spill);
 	cs_err_init(&err);
 	for (i = 0; i < n; i++) {
 		long d = (long)depths[i];
@@ -358,8 +369,26 @@ static int at_enter(struct pyproc *py, const struct with_frame *wf)
 	return L->op_load_special >= 0 && op[0] == L->op_load_special;
 }
 
-int py_with_blocks_read(struct pyproc *py, uint64_t frame, int innermost,
-			struct py_with_blocks *out, struct cs_err *err)
+/* Does the exception table say there is no with block open at the
+ * instruction the frame was decoded at?  Then there is nothing to read:
+ * most frames, and the frame need not be read again for it. */
+static int table_says_none(struct pyproc *py, const struct py_frame *f)
+{
+	struct with_frame wf;
+	uint32_t spill[PY_MAX_HOPS];
+	const uint32_t *depths;
+
+	if (py->layout.f_blockstack >= 0 || py->layout.co_exceptiontable < 0 ||
+	    !f->code || f->offset < 0)
+		return 0;
+	wf.code = f->code;
+	wf.offset = f->offset;
+	return with_depths(py, &wf, &depths, spill) == 0;
+}
+
+int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
+			int innermost, struct py_with_blocks *out,
+			struct cs_err *err)
 {
 	struct with_frame wf;
 	long top = 0, i, limit;
@@ -367,7 +396,9 @@ int py_with_blocks_read(struct pyproc *py, uint64_t frame, int innermost,
 
 	/* The counts say what is filled: the arrays need no clearing. */
 	out->nheld = out->nentering = 0;
-	ret = frame_read(py, frame, &wf, err);
+	if (!innermost && table_says_none(py, f))
+		return 0;
+	ret = frame_read(py, f->addr, &wf, err);
 	if (ret < 0)
 		return ret;
 	if (!wf.stack)

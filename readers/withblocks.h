@@ -38,12 +38,14 @@ struct py_with_blocks {
 };
 
 /*
- * Read the open with blocks of the frame at `frame` (a PyFrameObject up
- * to 3.10, an _PyInterpreterFrame after).  `innermost`: the frame is the
- * one executing (its stack depth is not recorded; only an entering
- * manager is looked for there).  0 or a negative status.
+ * Read the open with blocks of the decoded frame f (at f->addr: a
+ * PyFrameObject up to 3.10, an _PyInterpreterFrame after).  `innermost`:
+ * the frame is the one executing (its stack depth is not recorded; only
+ * an entering manager is looked for there).  0 or a negative status.
  */
-int py_with_blocks_read(struct pyproc *py, uint64_t frame, int innermost,
-			struct py_with_blocks *out, struct cs_err *err);
+struct py_frame;
+int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
+			int innermost, struct py_with_blocks *out,
+			struct cs_err *err);
 
 #endif
