@@ -230,6 +230,11 @@ int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 	return 0;
 }
 
+const struct py_code *py_code_cached(const struct pyproc *py, uint64_t addr)
+{
+	return addrmap_get(&py->codes, addr, NULL);
+}
+
 long py_code_offset(struct pyproc *py, const struct py_code *code,
 		    uint64_t ip)
 {

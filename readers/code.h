@@ -50,6 +50,10 @@ struct py_code {
 /* The decoded code object at addr.  *out stays owned by the cache. */
 int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 		struct cs_err *err);
+/* The code object at addr when the cache has it already, else NULL: no
+ * read.  What the cache holds was checked to be a code object when it
+ * was decoded, and the caches live for one reading of the target. */
+const struct py_code *py_code_cached(const struct pyproc *py, uint64_t addr);
 
 /* Per-thread bytecode copies looked at: one per thread that ran it. */
 #define PY_TLBC_MAX 4096

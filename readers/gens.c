@@ -276,7 +276,12 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 		gen->state = PY_GEN_RUNNING;
 	if (w.code && py_code_get(py, w.code, &gen->code, err) < 0)
 		return -CS_ERR_MEMORY;
-	if (gen->state != PY_GEN_CLOSED && w.frame)
+	if (gen->state != PY_GEN_CLOSED && w.frame && L->gen_iframe >= 0)
+		gen->has_frame = py_frame_decode(py, w.frame,
+						 buf + L->gen_iframe,
+						 size - (size_t)L->gen_iframe,
+						 opt, &gen->frame, NULL) == 1;
+	else if (gen->state != PY_GEN_CLOSED && w.frame)
 		gen->has_frame = py_frame_read(py, w.frame, opt, &gen->frame,
 					       NULL) == 1;
 	gen->awaiting_raw = gen_delegate(py, gen, w.frame, w.frame_state, w.ip);

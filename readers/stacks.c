@@ -40,6 +40,23 @@ struct raw_frame {
 	int is_entry;        /* .is_entry (3.11), -1 when the version has none */
 };
 
+/* 3.11+: the _PyInterpreterFrame at addr from its first size bytes. */
+static void raw_iframe_parse(const struct py_layout *L, uint64_t addr,
+			     const uint8_t *buf, size_t size,
+			     struct raw_frame *rf)
+{
+	rf->code = field_u64(buf, size, L->if_code) &
+		   ~(uint64_t)L->stackref_tag_mask;
+	rf->next = field_u64(buf, size, L->if_previous);
+	rf->localsplus = addr + (uint64_t)L->if_localsplus;
+	rf->owner = field_i8(buf, size, L->if_owner);
+	rf->is_entry = L->if_is_entry >= 0 ?
+		       field_i8(buf, size, L->if_is_entry) != 0 : -1;
+	/* The offset needs the code object: the caller fills it in. */
+	rf->offset = (long)field_u64(buf, size, L->if_prev_instr >= 0 ?
+				     L->if_prev_instr : L->if_instr_ptr);
+}
+
 static int raw_frame_read(struct pyproc *py, uint64_t addr,
 			  struct raw_frame *rf, struct cs_err *err)
 {
@@ -73,16 +90,7 @@ static int raw_frame_read(struct pyproc *py, uint64_t addr,
 	ret = memsrc_read(py->ms, addr, buf, size, err);
 	if (ret < 0)
 		return ret;
-	rf->code = field_u64(buf, size, L->if_code) &
-		   ~(uint64_t)L->stackref_tag_mask;
-	rf->next = field_u64(buf, size, L->if_previous);
-	rf->localsplus = addr + (uint64_t)L->if_localsplus;
-	rf->owner = field_i8(buf, size, L->if_owner);
-	rf->is_entry = L->if_is_entry >= 0 ?
-		       field_i8(buf, size, L->if_is_entry) != 0 : -1;
-	/* The offset needs the code object: the caller fills it in. */
-	rf->offset = (long)field_u64(buf, size, L->if_prev_instr >= 0 ?
-				     L->if_prev_instr : L->if_instr_ptr);
+	raw_iframe_parse(L, addr, buf, size, rf);
 	return 0;
 }
 
@@ -142,35 +150,32 @@ void py_frames_free(struct py_frame *frames, size_t n)
 	free(frames);
 }
 
-/*
- * Decode the frame at `frame` into f: 1 when it is one to show, 0 when it
- * is not (a shim, or a frame running something other than code), or a
- * negative status.  rf->next is set in every case but an error.
- */
-static int decode_frame(struct pyproc *py, uint64_t frame,
-			const struct py_stack_options *opt,
-			struct raw_frame *rf, struct py_frame *f,
-			struct cs_err *err)
+/* decode_frame() once the frame's own fields are in rf. */
+static int decode_raw(struct pyproc *py, uint64_t frame,
+		      const struct py_stack_options *opt,
+		      struct raw_frame *rf, struct py_frame *f,
+		      struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
 	const struct py_code *code;
 	uint64_t type;
 	int ret;
 
-	ret = raw_frame_read(py, frame, rf, err);
-	if (ret < 0)
-		return ret;
 	if (frame_is_shim(L, rf->owner))
 		return 0;
-	/* 3.13+ frames may execute something other than code. */
-	ret = pyobj_read_type(py, rf->code, &type, err);
-	if (ret < 0)
-		return ret;
-	if (type != py->types.code)
-		return 0;
-	ret = py_code_get(py, rf->code, &code, err);
-	if (ret < 0)
-		return ret;
+	/* 3.13+ frames may execute something other than code: known code
+	 * (most frames) was checked when it was cached. */
+	code = py_code_cached(py, rf->code);
+	if (!code) {
+		ret = pyobj_read_type(py, rf->code, &type, err);
+		if (ret < 0)
+			return ret;
+		if (type != py->types.code)
+			return 0;
+		ret = py_code_get(py, rf->code, &code, err);
+		if (ret < 0)
+			return ret;
+	}
 	if (rf->owner >= 0) {
 		rf->offset = py_code_offset(py, code, (uint64_t)rf->offset);
 		/* Not yet past its prologue: CPython hides it too. */
@@ -189,6 +194,21 @@ static int decode_frame(struct pyproc *py, uint64_t frame,
 	return 1;
 }
 
+/*
+ * Decode the frame at `frame` into f: 1 when it is one to show, 0 when it
+ * is not (a shim, or a frame running something other than code), or a
+ * negative status.  rf->next is set in every case but an error.
+ */
+static int decode_frame(struct pyproc *py, uint64_t frame,
+			const struct py_stack_options *opt,
+			struct raw_frame *rf, struct py_frame *f,
+			struct cs_err *err)
+{
+	int ret = raw_frame_read(py, frame, rf, err);
+
+	return ret < 0 ? ret : decode_raw(py, frame, opt, rf, f, err);
+}
+
 int py_frame_read(struct pyproc *py, uint64_t frame,
 		  const struct py_stack_options *opt, struct py_frame *out,
 		  struct cs_err *err)
@@ -196,6 +216,19 @@ int py_frame_read(struct pyproc *py, uint64_t frame,
 	struct raw_frame rf;
 
 	return decode_frame(py, frame, opt, &rf, out, err);
+}
+
+int py_frame_decode(struct pyproc *py, uint64_t frame, const uint8_t *bytes,
+		    size_t n, const struct py_stack_options *opt,
+		    struct py_frame *out, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	struct raw_frame rf;
+
+	if (L->f_back >= 0 || n < (size_t)L->if_localsplus)
+		return decode_frame(py, frame, opt, &rf, out, err);
+	raw_iframe_parse(L, frame, bytes, (size_t)L->if_localsplus, &rf);
+	return decode_raw(py, frame, opt, &rf, out, err);
 }
 
 /*

@@ -103,6 +103,12 @@ int py_frame_read(struct pyproc *py, uint64_t frame,
 		  const struct py_stack_options *opt, struct py_frame *out,
 		  struct cs_err *err);
 
+/* py_frame_read() of a frame whose first n bytes the caller holds
+ * already (a generator's, read with it): the same, one read fewer. */
+int py_frame_decode(struct pyproc *py, uint64_t frame, const uint8_t *bytes,
+		    size_t n, const struct py_stack_options *opt,
+		    struct py_frame *out, struct cs_err *err);
+
 /* The code kind names used in output: "function", "generator", ... */
 const char *py_code_kind_name(enum py_code_kind kind);
 
