@@ -21,6 +21,7 @@ int pyobj_read_type(struct pyproc *py, uint64_t obj, uint64_t *type,
 {
 	int ret;
 
+	*type = 0;   /* on every path: callers may test it after a failure */
 	if (!obj)
 		return cs_fail(err, CS_ERR_MEMORY, "null object pointer");
 	ret = py_field_u64(py, obj, py->layout.ob_type, type, err);

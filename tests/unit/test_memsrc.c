@@ -303,7 +303,7 @@ static void test_open(struct memsrc *ms, int pid, uint64_t addr,
 static void test_cache(struct memsrc *ms, uint64_t addr)
 {
 	struct cs_err err;
-	uint64_t v, reads;
+	uint64_t v = 0, reads;
 	uint32_t w;
 	int i, bad = 0;
 
