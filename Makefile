@@ -58,7 +58,7 @@ TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
 	python3-pytest-asyncio libc6-dbg python3-uvicorn python3-starlette \
 	python3-httpx python3-pytest-xdist
 
-.PHONY: all unit check check-unit check-functional check-sanitize \
+.PHONY: FORCE all unit check check-unit check-functional check-sanitize \
 	check-soak soak fuzz demo bench deps deps-build install clean
 
 all: $(BIN)
@@ -66,7 +66,16 @@ all: $(BIN)
 $(BIN): $(CLI_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(BIN_LDLIBS)
 
-$(BUILD)/%.o: %.c
+# The flags a build directory was made with: when they change (LTO=,
+# CFLAGS=), its objects are rebuilt rather than mixed.
+FLAGS_STAMP = $(BUILD)/flags
+FLAGS_NOW = $(CC) $(ALL_CFLAGS) : $(LDFLAGS)
+
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -52,7 +52,10 @@ int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 		struct cs_err *err);
 /* The code object at addr when the cache has it already, else NULL: no
  * read.  What the cache holds was checked to be a code object when it
- * was decoded, and the caches live for one reading of the target. */
+ * was decoded, and the caches are forgotten between readings: within a
+ * reading of a stopped or copied target it is still one.  A racy read of
+ * the running target (--no-block, watch's locals after the resume) may
+ * find the address reused, as it may find anything else changed. */
 const struct py_code *py_code_cached(const struct pyproc *py, uint64_t addr);
 
 /* Per-thread bytecode copies looked at: one per thread that ran it. */

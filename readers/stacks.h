@@ -32,14 +32,14 @@ struct py_frame {
 	uint64_t addr;               /* frame (PyFrameObject or iframe) */
 	const struct py_code *code;  /* borrowed from the code cache */
 	int line;                    /* -1 when unknown */
-	/* The byte offset of its instruction in the bytecode, the one
-	 * `line` comes from (up to 3.10 f_lasti in bytes). */
-	long offset;
 	/* The outermost frame its C eval loop call runs (always before
 	 * 3.11, where each Python frame has its own): native merging
 	 * (readers/native_merge.h) gives the next frames to the next
 	 * _PyEval_EvalFrameDefault out. */
 	int entry;
+	/* The byte offset of its instruction in the bytecode, the one
+	 * `line` comes from (up to 3.10 f_lasti in bytes). */
+	long offset;
 	struct py_local *locals;     /* only when asked for */
 	size_t nlocals;
 };
