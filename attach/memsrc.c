@@ -532,6 +532,7 @@ void memsrc_free(struct memsrc *ms)
 		free(c->slabs);
 		free(c->table);
 		free(c->plan);
+		free(c->plan_used);
 		free(c);
 	}
 	free(ms);

@@ -198,6 +198,11 @@ int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
  */
 size_t memsrc_plan_learn(struct memsrc *ms);
 void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len);
+/* Once the threads are stopped: in each mapping holding a thread's stack
+ * pointer, plan only the pages a read used, not their blocks (the block
+ * is for a heap's neighbouring allocations; a stack's next pages hold
+ * nothing a read wanted).  Returns the pages dropped from the plan. */
+size_t memsrc_plan_trim_stacks(struct memsrc *ms);
 
 /* Bytes in the target's writable mappings (what MEMSRC_CAPTURE_ALL
  * copies). */

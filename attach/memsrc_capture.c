@@ -7,8 +7,11 @@
 #include "attach/memsrc_cache.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "common/range.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -37,18 +40,24 @@ static int u64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void plan_sort(struct memsrc_cache *c)
+/* Sort v[0..*n) and drop repeats. */
+static void pages_sort(uint64_t *v, size_t *n)
 {
 	size_t i, out = 0;
 
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), u64_cmp);
+	for (i = 0; i < *n; i++)
+		if (!out || v[out - 1] != v[i])
+			v[out++] = v[i];
+	*n = out;
+}
+
+static void plan_sort(struct memsrc_cache *c)
+{
 	if (c->plan_sorted)
 		return;
-	if (c->nplan > 1)
-		qsort(c->plan, c->nplan, sizeof(*c->plan), u64_cmp);
-	for (i = 0; i < c->nplan; i++)
-		if (!out || c->plan[out - 1] != c->plan[i])
-			c->plan[out++] = c->plan[i];
-	c->nplan = out;
+	pages_sort(c->plan, &c->nplan);
 	c->plan_sorted = 1;
 }
 
@@ -80,9 +89,13 @@ size_t memsrc_plan_learn(struct memsrc *ms)
 		if (!c->table[i].key || !c->table[i].used)
 			continue;
 		m = memsrc_find_mapping(ms, page);
-		if (m && mcache_may_change(m))
-			plan_range(ms, page - page % block,
-				   page - page % block + block);
+		if (!m || !mcache_may_change(m))
+			continue;
+		plan_range(ms, page - page % block, page - page % block + block);
+		c->plan_used = xgrow(c->plan_used, &c->aplan_used,
+				     c->nplan_used + 1, sizeof(*c->plan_used));
+		c->plan_used[c->nplan_used++] = page;
+		c->used_sorted = 0;
 	}
 	plan_sort(c);
 	/* Room for the capture now, so that the stop does not also wait
@@ -91,6 +104,55 @@ size_t memsrc_plan_learn(struct memsrc *ms)
 	if (c->nplan <= CACHE_MAX_PAGES / 2)
 		mcache_reserve(c, c->nplan);
 	return c->nplan;
+}
+
+struct span {
+	uint64_t start, end;
+};
+
+size_t memsrc_plan_trim_stacks(struct memsrc *ms)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct range_array ra;
+	struct span *stacks;
+	size_t i, n = 0, out = 0, before = c->nplan;
+
+	if (!c->nplan || !ms->nthreads)
+		return 0;
+	/* The stack mappings, sorted by start, once each. */
+	stacks = xmallocarray(ms->nthreads, sizeof(*stacks));
+	for (i = 0; i < ms->nthreads; i++) {
+		const struct cs_mapping *m;
+
+		if (!ms->threads[i].has_regs)
+			continue;
+		m = memsrc_find_mapping(ms, ms->threads[i].regs.r[CS_REG_RSP]);
+		/* Not a heap a thread runs on a stack carved out of (its
+		 * other pages are a heap's, which the block is for). */
+		if (m && !(m->path && !strcmp(m->path, "[heap]")))
+			stacks[n++] = (struct span){ m->start, m->end };
+	}
+	if (n > 1)
+		qsort(stacks, n, sizeof(*stacks), u64_cmp);
+	for (i = 0; i < n; i++)
+		if (!out || stacks[out - 1].start != stacks[i].start)
+			stacks[out++] = stacks[i];
+	ra = (struct range_array){ stacks, out, sizeof(*stacks),
+				   offsetof(struct span, start),
+				   offsetof(struct span, end) };
+	plan_sort(c);
+	if (!c->used_sorted) {
+		pages_sort(c->plan_used, &c->nplan_used);
+		c->used_sorted = 1;
+	}
+	for (i = 0, out = 0; i < c->nplan; i++)
+		if (!range_find(&ra, c->plan[i]) ||
+		    bsearch(&c->plan[i], c->plan_used, c->nplan_used,
+			    sizeof(*c->plan_used), u64_cmp))
+			c->plan[out++] = c->plan[i];
+	c->nplan = out;
+	free(stacks);
+	return before - out;
 }
 
 void memsrc_reserve_all(struct memsrc *ms)

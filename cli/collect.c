@@ -292,6 +292,8 @@ static int stop_and_capture(struct collection *c, enum memsrc_capture_what what,
 	ret = live_stop(c->ms, err);
 	if (ret)
 		return ret;
+	if (what == MEMSRC_CAPTURE_PLAN)
+		(void)memsrc_plan_trim_stacks(c->ms);
 	if (what == MEMSRC_CAPTURE_PLAN && c->opt.native)
 		plan_stacks(c);
 	ret = memsrc_capture(c->ms, what, CAPTURE_MAX_BYTES, err);

@@ -10,6 +10,7 @@
  * signal is lost while it stops and resumes it in a loop.
  */
 #include "attach/live.h"
+#include "attach/memsrc_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -558,6 +559,99 @@ static char *make_file(const char *name_template, int do_unlink, void **map)
 	return path;
 }
 
+static int planned(const struct memsrc_cache *c, uint64_t page)
+{
+	size_t i;
+
+	for (i = 0; i < c->nplan; i++)
+		if (c->plan[i] == page)
+			return 1;
+	return 0;
+}
+
+/* The pages of page's 16 KiB block, but page itself, in its mapping,
+ * that the plan has. */
+static int block_planned(const struct memsrc *ms, uint64_t page)
+{
+	uint64_t start = page & ~(uint64_t)(4 * PAGE - 1), p;
+	const struct cs_mapping *m = memsrc_find_mapping(ms, page);
+	int n = 0;
+
+	for (p = start; p < start + 4 * PAGE; p += PAGE)
+		n += p != page && memsrc_find_mapping(ms, p) == m &&
+		     planned(ms->cache, p);
+	return n;
+}
+
+/* Planned pages outside the mappings holding sp[0..n). */
+static size_t planned_elsewhere(const struct memsrc *ms, const uint64_t *sp,
+				size_t n)
+{
+	size_t i, k, count = 0;
+
+	for (i = 0; i < ms->cache->nplan; i++) {
+		const struct cs_mapping *m =
+			memsrc_find_mapping(ms, ms->cache->plan[i]);
+		int stack = 0;
+
+		for (k = 0; k < n; k++)
+			stack |= m == memsrc_find_mapping(ms, sp[k]);
+		count += !stack;
+	}
+	return count;
+}
+
+/* A plan learnt from reads of each stopped thread's stack at its stack
+ * pointer and of the pattern buffer: memsrc_plan_trim_stacks() keeps the
+ * pages read and everything planned outside the stacks (the buffer's
+ * block), and drops the rest of each stack page's block. */
+static void test_plan_trim(struct memsrc *ms, uint64_t addr)
+{
+	struct memsrc_cache *c = ms->cache;
+	uint64_t sp[NTHREADS], v;
+	struct cs_err err;
+	size_t i, n, dropped;
+	int ret, before = 0, after = 0, kept = 1;
+	size_t others;
+
+	cs_err_init(&err);
+	ret = live_stop(ms, &err);
+	CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
+	if (ret)
+		return;
+	n = ms->nthreads < NTHREADS ? ms->nthreads : NTHREADS;
+	for (i = 0; i < n; i++) {
+		sp[i] = ms->threads[i].regs.r[CS_REG_RSP];
+		CHECK(ms->threads[i].has_regs &&
+		      memsrc_read_u64(ms, sp[i], &v, &err) == 0,
+		      "read at thread %zu's stack pointer: %s", i, err.msg);
+	}
+	CHECK(memsrc_read_u64(ms, addr, &v, &err) == 0, "read the buffer");
+	CHECK(memsrc_plan_learn(ms) > 0, "a plan was learnt");
+	for (i = 0; i < n; i++)
+		before += block_planned(ms, sp[i] & ~(uint64_t)(PAGE - 1));
+	others = planned_elsewhere(ms, sp, n);
+	dropped = memsrc_plan_trim_stacks(ms);
+	for (i = 0; i < n; i++) {
+		uint64_t page = sp[i] & ~(uint64_t)(PAGE - 1);
+
+		kept &= planned(c, page);
+		after += block_planned(ms, page);
+	}
+	CHECK(before >= (int)n, "the stack pages' blocks were planned: %d",
+	      before);
+	CHECK(kept, "every stack page read stays planned");
+	CHECK(after == 0 && dropped >= (size_t)before,
+	      "the rest of their blocks is dropped: %d left, %zu dropped",
+	      after, dropped);
+	CHECK(others > 0 && planned(c, addr) &&
+	      planned_elsewhere(ms, sp, n) == others,
+	      "the plan outside the stacks is kept: %zu of %zu pages",
+	      planned_elsewhere(ms, sp, n), others);
+	live_resume(ms);
+	c->nplan = c->nplan_used = 0;
+}
+
 int main(void)
 {
 	struct memsrc *ms = NULL;
@@ -602,6 +696,7 @@ int main(void)
 	check_pattern(ms, addr, "running");
 	test_cache(ms, addr);
 	test_stop(ms, pid, addr);
+	test_plan_trim(ms, addr);
 	test_proc_mem(pid, addr);
 	test_signals(ms, pid);
 	test_tracer_dies(ms, pid, SIGTERM);
