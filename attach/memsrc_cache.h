@@ -110,11 +110,10 @@ struct memsrc_cache {
 	uint64_t *plan;
 	size_t nplan, aplan;
 	int plan_sorted;
-	/* The pages reads used among them (memsrc_plan_learn()), before
-	 * their blocks were added; sorted and unique when used_sorted. */
+	/* The pages reads used among them, before their blocks were added:
+	 * sorted and unique (memsrc_plan_learn() keeps them so). */
 	uint64_t *plan_used;
 	size_t nplan_used, aplan_used;
-	int used_sorted;
 };
 
 /* The entry of a cached page, or NULL. */

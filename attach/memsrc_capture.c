@@ -7,11 +7,9 @@
 #include "attach/memsrc_cache.h"
 
 #include <inttypes.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/range.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -95,9 +93,10 @@ size_t memsrc_plan_learn(struct memsrc *ms)
 		c->plan_used = xgrow(c->plan_used, &c->aplan_used,
 				     c->nplan_used + 1, sizeof(*c->plan_used));
 		c->plan_used[c->nplan_used++] = page;
-		c->used_sorted = 0;
 	}
 	plan_sort(c);
+	/* Here, not in memsrc_plan_trim_stacks(), which runs in the pause. */
+	pages_sort(c->plan_used, &c->nplan_used);
 	/* Room for the capture now, so that the stop does not also wait
 	 * for coroscope's own new memory; the stop drops the cached pages,
 	 * not the slabs, so the pages this pass filled are used again. */
@@ -113,9 +112,8 @@ struct span {
 size_t memsrc_plan_trim_stacks(struct memsrc *ms)
 {
 	struct memsrc_cache *c = ms->cache;
-	struct range_array ra;
 	struct span *stacks;
-	size_t i, n = 0, out = 0, before = c->nplan;
+	size_t i, n = 0, s = 0, u = 0, out = 0, before = c->nplan;
 
 	if (!c->nplan || !ms->nthreads)
 		return 0;
@@ -133,23 +131,26 @@ size_t memsrc_plan_trim_stacks(struct memsrc *ms)
 			stacks[n++] = (struct span){ m->start, m->end };
 	}
 	if (n > 1)
-		qsort(stacks, n, sizeof(*stacks), u64_cmp);
+		qsort(stacks, n, sizeof(*stacks), u64_cmp);  /* by start */
 	for (i = 0; i < n; i++)
 		if (!out || stacks[out - 1].start != stacks[i].start)
 			stacks[out++] = stacks[i];
-	ra = (struct range_array){ stacks, out, sizeof(*stacks),
-				   offsetof(struct span, start),
-				   offsetof(struct span, end) };
+	n = out;
+	/* One pass over the three sorted lists: a planned page stays
+	 * unless it lies in a stack and no read used it. */
 	plan_sort(c);
-	if (!c->used_sorted) {
-		pages_sort(c->plan_used, &c->nplan_used);
-		c->used_sorted = 1;
+	for (i = 0, out = 0; i < c->nplan; i++) {
+		uint64_t page = c->plan[i];
+
+		while (s < n && stacks[s].end <= page)
+			s++;
+		while (u < c->nplan_used && c->plan_used[u] < page)
+			u++;
+		if (s < n && page >= stacks[s].start &&
+		    (u == c->nplan_used || c->plan_used[u] != page))
+			continue;
+		c->plan[out++] = page;
 	}
-	for (i = 0, out = 0; i < c->nplan; i++)
-		if (!range_find(&ra, c->plan[i]) ||
-		    bsearch(&c->plan[i], c->plan_used, c->nplan_used,
-			    sizeof(*c->plan_used), u64_cmp))
-			c->plan[out++] = c->plan[i];
 	c->nplan = out;
 	free(stacks);
 	return before - out;

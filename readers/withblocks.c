@@ -74,20 +74,20 @@ static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 	return self != 0;
 }
 
+/* The rest of wf (its code and offset set from the decoded frame):
+ * where the frame's value stack is, how deep, and before 3.11 its block
+ * stack. */
 static int frame_read(struct pyproc *py, uint64_t frame,
 		      struct with_frame *wf, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
 	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
-	uint64_t code, instr;
 	size_t size;
 	int ret;
 
 	/* Not blocks[]: iblock says how much of it is read. */
-	wf->code = NULL;
 	wf->stack = 0;
 	wf->depth = -1;
-	wf->offset = 0;
 	wf->iblock = 0;
 	size = (size_t)(L->f_back >= 0 ? L->f_localsplus : L->if_localsplus);
 	if (size > sizeof(buf))
@@ -98,15 +98,7 @@ static int frame_read(struct pyproc *py, uint64_t frame,
 	if (L->f_back >= 0) {
 		uint64_t top;
 
-		code = field_u64(buf, size, L->f_code);
-		ret = py_code_get(py, code, &wf->code, err);
-		if (ret < 0)
-			return ret;
 		wf->stack = field_u64(buf, size, L->f_valuestack);
-		wf->offset = field_i32(buf, size, L->f_lasti);
-		if (L->linetable == PY_LINETABLE_310)
-			wf->offset *= 2;
-		wf->depth = -1;
 		if (L->f_stackdepth >= 0) {
 			wf->depth = field_i32(buf, size, L->f_stackdepth);
 		} else if ((top = field_u64(buf, size, L->f_stacktop)) &&
@@ -122,18 +114,8 @@ static int frame_read(struct pyproc *py, uint64_t frame,
 			return -1;
 		return 0;
 	}
-	code = field_u64(buf, size, L->if_code) & ~(uint64_t)L->stackref_tag_mask;
-	ret = py_code_get(py, code, &wf->code, err);
-	if (ret < 0)
-		return ret;
 	wf->stack = frame + (uint64_t)L->if_localsplus +
 		    8 * (uint64_t)wf->code->nlocalsplus;
-	instr = field_u64(buf, size, L->if_prev_instr >= 0 ?
-			  L->if_prev_instr : L->if_instr_ptr);
-	/* Through the thread's own copy of the bytecode on a free-threaded
-	 * build: the same offsets, another buffer. */
-	wf->offset = py_code_offset(py, wf->code, instr);
-	wf->depth = -1;
 	if (L->if_stacktop >= 0) {
 		int32_t top = field_i32(buf, size, L->if_stacktop);
 
@@ -369,34 +351,30 @@ static int at_enter(struct pyproc *py, const struct with_frame *wf)
 	return L->op_load_special >= 0 && op[0] == L->op_load_special;
 }
 
-/* Does the exception table say there is no with block open at the
- * instruction the frame was decoded at?  Then there is nothing to read:
- * most frames, and the frame need not be read again for it. */
-static int table_says_none(struct pyproc *py, const struct py_frame *f)
-{
-	struct with_frame wf;
-	uint32_t spill[PY_MAX_HOPS];
-	const uint32_t *depths;
-
-	if (py->layout.f_blockstack >= 0 || py->layout.co_exceptiontable < 0 ||
-	    !f->code || f->offset < 0)
-		return 0;
-	wf.code = f->code;
-	wf.offset = f->offset;
-	return with_depths(py, &wf, &depths, spill) == 0;
-}
-
 int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
 			int innermost, struct py_with_blocks *out,
 			struct cs_err *err)
 {
 	struct with_frame wf;
+	uint32_t spill[PY_MAX_HOPS];
+	const uint32_t *depths;
 	long top = 0, i, limit;
 	int ret;
 
 	/* The counts say what is filled: the arrays need no clearing. */
 	out->nheld = out->nentering = 0;
-	if (!innermost && table_says_none(py, f))
+	/* The decoded frame's code and offset: the ones its line came from
+	 * (up to 3.10, f_lasti in bytes, as the block stack wants it). */
+	wf.code = f->code;
+	wf.offset = f->offset;
+	if (!wf.code)
+		return 0;
+	/* Away from the top, a frame whose exception table has no with
+	 * handler at its instruction has no block open (most frames): its
+	 * value stack need not be read. */
+	if (!innermost && py->layout.f_blockstack < 0 &&
+	    py->layout.co_exceptiontable >= 0 && wf.offset >= 0 &&
+	    with_depths(py, &wf, &depths, spill) == 0)
 		return 0;
 	ret = frame_read(py, f->addr, &wf, err);
 	if (ret < 0)
