@@ -68,6 +68,15 @@ static void *write_blocks(void *arg)
 	return NULL;
 }
 
+/* Everything json_writer_start() set up, once its thread is gone. */
+static void writer_free(struct json_writer *w)
+{
+	pthread_cond_destroy(&w->changed);
+	pthread_mutex_destroy(&w->lock);
+	munmap(w->mem, w->mem_size);
+	free(w);
+}
+
 struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 {
 	struct json_writer *w = xcalloc(1, sizeof(*w));
@@ -98,10 +107,7 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 	ret = pthread_create(&w->thread, NULL, write_blocks, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret != 0) {
-		pthread_cond_destroy(&w->changed);
-		pthread_mutex_destroy(&w->lock);
-		munmap(w->mem, w->mem_size);
-		free(w);
+		writer_free(w);
 		return NULL;
 	}
 	*first = w->blocks[0];
@@ -146,10 +152,7 @@ int json_writer_stop(struct json_writer *w, char *last, size_t len)
 	pthread_join(w->thread, NULL);
 	failed = w->failed;
 	err = w->err;
-	pthread_cond_destroy(&w->changed);
-	pthread_mutex_destroy(&w->lock);
-	munmap(w->mem, w->mem_size);
-	free(w);
+	writer_free(w);
 	if (failed) {
 		errno = err;
 		return -1;
