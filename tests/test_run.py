@@ -25,6 +25,12 @@ from conftest import (COROSCOPE, SANITIZED, TIME_SCALE,
 
 TIMEOUT = "2"            # the wrapped command's --timeout
 TIMEOUT_TEXT = "2s"
+# The await cycle's --timeout.  Its child must be parked for half the
+# sampling window (the last half of the timeout) to be called blocked on
+# its lock; on a loaded machine the two interpreters' starts took so long
+# with 2 s that the child was still seen moving.
+CYCLE_TIMEOUT = "4"
+CYCLE_TIMEOUT_TEXT = "4s"
 SLACK = 40.0             # how long coroscope run itself may take
 PYTEST_PYTHON = "/usr/bin/python3"
 
@@ -222,7 +228,8 @@ def cycle(interp, tmp_path_factory):
     r.script = target_script("run_await_cycle.py")
     r.child_script = target_script("run_child.py")
     r.command = [interp.path, r.script, r.pids_file]
-    r.res = coroscope_run(["--timeout", TIMEOUT, "--report", r.report_file,
+    r.res = coroscope_run(["--timeout", CYCLE_TIMEOUT,
+                           "--report", r.report_file,
                            "--"] + r.command)
     r.pids = read_json(r.pids_file, "pids file") if os.path.exists(
         str(r.pids_file)) else None
@@ -235,7 +242,7 @@ def test_cycle_times_out_with_124(cycle):
     assert res.returncode == 124, res
     assert cycle.pids, "the target never got stuck: %r" % res
     assert ("coroscope: command timed out after %s; dumping 2 processes "
-            "(2 Python)" % TIMEOUT_TEXT) in res.stderr, res
+            "(2 Python)" % CYCLE_TIMEOUT_TEXT) in res.stderr, res
 
 
 def test_cycle_leaves_nothing_running(cycle):
