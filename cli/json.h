@@ -19,6 +19,7 @@
 #define JSON_WRITER_BLOCK ((size_t)((size_t)1 << 20))
 
 struct json_writer;
+struct json_part;
 
 struct json {
 	FILE *out;
@@ -30,6 +31,7 @@ struct json {
 	size_t cap;              /* its size */
 	int background;          /* start a writer at the first full buf */
 	struct json_writer *writer;  /* cli/json_writer.h, or NULL */
+	struct json_part *part;  /* this writes a part (see below), or NULL */
 	char own[JSON_BUF];
 };
 
@@ -73,5 +75,22 @@ void json_null(struct json *j);
 void json_hex(struct json *j, uint64_t v);
 /* Write s as a JSON string body (no quotes) to f. */
 void json_escape(FILE *f, const char *s);
+
+/*
+ * A part of the document made by another thread while this one writes
+ * what comes before it: json_part_start(j, fn, arg) runs fn(part, arg)
+ * on a thread, writing into memory as the members (or elements) that
+ * follow others at j's current level; json_part_join(j, p) waits for it
+ * and appends its bytes.  Between the two, the caller writes whole
+ * members at that level only, so that at the join j is where the part
+ * assumed: at the same level, after at least one member.  fn may only
+ * read what no thread changes meanwhile.  Without a thread (none could
+ * start), fn runs at the join, into j.  The output is the same bytes
+ * either way.
+ */
+typedef void json_part_fn(struct json *j, const void *arg);
+struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
+				  const void *arg);
+void json_part_join(struct json *j, struct json_part *p);
 
 #endif

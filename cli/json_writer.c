@@ -11,21 +11,31 @@
 #include "common/strbuf.h"
 #include "common/banned.h"
 
-/* Blocks in all: the producer's, and up to NBLOCKS - 1 queued, the
- * oldest of which is being written. */
+/* Blocks of the writer's own: the producer's, and up to NBLOCKS - 1
+ * queued, the oldest of which is being written. */
 #define NBLOCKS 4
+/* Queued blocks at most, own and handed over (json_writer_hand()). */
+#define QUEUE_MAX 64
+
+struct queued {
+	const char *p;
+	size_t len;
+	size_t unmap;             /* a handed-over block's mapping, else 0 */
+	char *own;                /* an own block, back to `spare` once written */
+};
 
 struct json_writer {
 	FILE *out;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t changed;   /* a block queued or written, or the end */
-	char *mem;                /* the blocks, one after another */
-	size_t mem_size;
-	char *blocks[NBLOCKS];
-	size_t len[NBLOCKS];
-	/* blocks[head], ... (queued of them, in order, modulo NBLOCKS) wait
-	 * to be written; the producer fills the one after them. */
+	char *mem;                /* the own blocks, one after another */
+	size_t mem_size, block;
+	char *spare[NBLOCKS];     /* own blocks neither queued nor filled */
+	size_t nspare;
+	/* q[head], ... (queued of them, in order, modulo QUEUE_MAX) wait to
+	 * be written. */
+	struct queued q[QUEUE_MAX];
 	size_t head, queued;
 	int done;                 /* nothing more will be queued */
 	int failed, err;          /* a write failed, with this errno */
@@ -39,19 +49,17 @@ static void *write_blocks(void *arg)
 	/* Each round writes one queued block; it ends once the producer
 	 * said it is done and the queue is empty. */
 	for (;;) {
-		const char *b;
-		size_t n;
+		struct queued b;
 		int skip;
 
 		while (!w->queued && !w->done)
 			pthread_cond_wait(&w->changed, &w->lock);
 		if (!w->queued)
 			break;
-		b = w->blocks[w->head];
-		n = w->len[w->head];
+		b = w->q[w->head];
 		skip = w->failed;
 		pthread_mutex_unlock(&w->lock);
-		if (!skip && n && fwrite(b, 1, n, w->out) != n) {
+		if (!skip && b.len && fwrite(b.p, 1, b.len, w->out) != b.len) {
 			int e = errno;
 
 			pthread_mutex_lock(&w->lock);
@@ -60,7 +68,11 @@ static void *write_blocks(void *arg)
 		} else {
 			pthread_mutex_lock(&w->lock);
 		}
-		w->head = (w->head + 1) % NBLOCKS;
+		if (b.unmap)
+			munmap((void *)b.p, b.unmap);
+		if (b.own)
+			w->spare[w->nspare++] = b.own;
+		w->head = (w->head + 1) % QUEUE_MAX;
 		w->queued--;
 		pthread_cond_broadcast(&w->changed);
 	}
@@ -91,8 +103,10 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 	w->mem = hugeheap_map(NBLOCKS * block);
 	if (!w->mem)
 		xdie_out_of_memory();
-	for (i = 0; i < NBLOCKS; i++)
-		w->blocks[i] = w->mem + i * block;
+	w->block = block;
+	/* The first block goes to the producer now. */
+	for (i = 1; i < NBLOCKS; i++)
+		w->spare[w->nspare++] = w->mem + i * block;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->changed, NULL);
 	/* The signals coroscope handles (the detach guard's) stay with the
@@ -110,42 +124,65 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 		writer_free(w);
 		return NULL;
 	}
-	*first = w->blocks[0];
+	*first = w->mem;
 	return w;
 }
 
-/* Queue the producer's block (the one after the queue); lock held. */
-static void queue(struct json_writer *w, char *full, size_t len)
+/* Queue a block, waiting for room in the queue; lock held. */
+static void queue(struct json_writer *w, const char *p, size_t len,
+		  size_t unmap, char *own)
 {
-	size_t slot = (w->head + w->queued) % NBLOCKS;
+	struct queued *b;
 
-	if (full != w->blocks[slot])
-		CS_BUG("json_writer_swap() of a block it did not give out");
-	w->len[slot] = len;
+	while (w->queued == QUEUE_MAX)
+		pthread_cond_wait(&w->changed, &w->lock);
+	b = &w->q[(w->head + w->queued) % QUEUE_MAX];
+	b->p = p;
+	b->len = len;
+	b->unmap = unmap;
+	b->own = own;
 	w->queued++;
 	pthread_cond_broadcast(&w->changed);
+}
+
+static void check_own(const struct json_writer *w, const char *full)
+{
+	if (full < w->mem || full >= w->mem + NBLOCKS * w->block ||
+	    (size_t)(full - w->mem) % w->block)
+		CS_BUG("json_writer_swap() of a block it did not give out");
 }
 
 char *json_writer_swap(struct json_writer *w, char *full, size_t len)
 {
 	char *next;
 
+	check_own(w, full);
 	pthread_mutex_lock(&w->lock);
-	queue(w, full, len);
-	while (w->queued == NBLOCKS)
+	queue(w, full, len, 0, full);
+	while (!w->nspare)
 		pthread_cond_wait(&w->changed, &w->lock);
-	next = w->blocks[(w->head + w->queued) % NBLOCKS];
+	next = w->spare[--w->nspare];
 	pthread_mutex_unlock(&w->lock);
 	return next;
+}
+
+void json_writer_hand(struct json_writer *w, char *mem, size_t len,
+		      size_t map_size)
+{
+	pthread_mutex_lock(&w->lock);
+	queue(w, mem, len, map_size, NULL);
+	pthread_mutex_unlock(&w->lock);
 }
 
 int json_writer_stop(struct json_writer *w, char *last, size_t len)
 {
 	int failed, err;
 
+	if (last)
+		check_own(w, last);
 	pthread_mutex_lock(&w->lock);
 	if (last && len)
-		queue(w, last, len);
+		queue(w, last, len, 0, last);
 	w->done = 1;
 	pthread_cond_broadcast(&w->changed);
 	pthread_mutex_unlock(&w->lock);

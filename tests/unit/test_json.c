@@ -381,8 +381,104 @@ static void background_writer(void)
 	fclose(full);
 }
 
+/* Items i from *arg on (a count of them: big enough to fill chunks),
+ * nested one level, as members of the enclosing object. */
+struct items {
+	size_t from, n;
+};
+
+static void items(struct json *w, const void *arg)
+{
+	const struct items *it = arg;
+	size_t i;
+
+	json_key(w, "items");
+	json_begin_array(w);
+	for (i = it->from; i < it->from + it->n; i++) {
+		json_begin_object(w);
+		json_key(w, "i");
+		json_uint(w, i);
+		json_key_str(w, i % 5 ? "addr" : "a\tb");
+		json_hex(w, i * 0x40 + 0x7f0000000000ull);
+		json_end_object(w);
+	}
+	json_end_array(w);
+}
+
+/* The document, with its "items" made in a part (or in line). */
+static void doc_with_items(FILE *f, int pretty, int background, int part,
+			   size_t n)
+{
+	struct items it = { 7, n };
+	struct json_part *p = NULL;
+	size_t i;
+
+	json_init(&j, f, pretty);
+	if (background)
+		json_background(&j);
+	json_begin_object(&j);
+	json_key(&j, "first");
+	json_string(&j, "before the part starts");
+	if (part)
+		p = json_part_start(&j, items, &it);
+	json_key(&j, "between");
+	json_begin_array(&j);
+	json_string(&j, "written while the part is made");
+	/* As many again: a writer thread, where there is one, runs before
+	 * the join when the part is large. */
+	for (i = 0; i < n; i++)
+		json_uint(&j, i);
+	json_end_array(&j);
+	if (part)
+		json_part_join(&j, p);
+	else
+		items(&j, &it);
+	json_key(&j, "last");
+	json_null(&j);
+	json_end_object(&j);
+}
+
+/* A part made on another thread comes out as the same bytes as in line:
+ * small and large (over several of its chunks and of a writer thread's
+ * blocks), pretty and compact, with and without a writer thread; and
+ * no thread outlives it. */
+static void parts(void)
+{
+	static const size_t sizes[] = { 0, 3, 150000 };
+	size_t s;
+	int pretty, background;
+
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (pretty = 0; pretty < 2; pretty++)
+			for (background = 0; background < 2; background++) {
+				char *a, *b;
+				size_t la, lb;
+				FILE *fa = open_memstream(&a, &la);
+				FILE *fb = open_memstream(&b, &lb);
+
+				if (!fa || !fb)
+					abort();
+				doc_with_items(fa, pretty, background, 0,
+					       sizes[s]);
+				doc_with_items(fb, pretty, background, 1,
+					       sizes[s]);
+				fclose(fa);
+				fclose(fb);
+				CHECK(la == lb && memcmp(a, b, la) == 0,
+				      "part of %zu items (pretty %d, "
+				      "background %d): %zu bytes, in line %zu",
+				      sizes[s], pretty, background, lb, la);
+				CHECK(sizes[s] < 150000 || la > (4u << 20),
+				      "the large part is %zu bytes", la);
+				free(a);
+				free(b);
+			}
+	CHECK(threads() == 1, "%d threads after the parts", threads());
+}
+
 int main(void)
 {
+	parts();
 	pretty_layout();
 	background_writer();
 	literal_keys_and_hex();
