@@ -236,6 +236,22 @@ static long live_read_runs(struct memsrc *ms, const struct memsrc_run *runs,
 	return errno == ESRCH ? live_exited(err, lv->pid) : 0;
 }
 
+static long live_read_parallel(struct memsrc *ms, uint64_t addr, void *buf,
+			       size_t len)
+{
+	const struct live *lv = ms->backend;
+	struct iovec liov = { buf, len };
+	struct iovec riov = { (void *)(uintptr_t)addr, len };
+	ssize_t r;
+
+	if (lv->use_mem)
+		return -1;
+	do
+		r = process_vm_readv(lv->pid, &liov, 1, &riov, 1, 0);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -1 : (long)r;
+}
+
 static long live_read_raw(struct memsrc *ms, uint64_t addr, void *buf,
 			  size_t len, struct cs_err *err)
 {
@@ -377,6 +393,7 @@ static void live_close(struct memsrc *ms)
 static const struct memsrc_ops live_ops = {
 	.read_raw = live_read_raw,
 	.read_runs = live_read_runs,
+	.read_parallel = live_read_parallel,
 	.close = live_close,
 };
 

@@ -96,6 +96,14 @@ struct memsrc_ops {
 	long (*read_runs)(struct memsrc *ms, const struct memsrc_run *runs,
 			  unsigned char *const *bufs, size_t n,
 			  struct cs_err *err);
+	/*
+	 * Optional: read_raw for several threads at once (a capture splits
+	 * its copy between two): it reports no error and changes nothing of
+	 * the backend's.  The bytes read from the start, or -1; whatever
+	 * came short is read again with read_raw.
+	 */
+	long (*read_parallel)(struct memsrc *ms, uint64_t addr, void *buf,
+			      size_t len);
 };
 
 struct memsrc_stats {

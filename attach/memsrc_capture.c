@@ -7,6 +7,8 @@
 #include "attach/memsrc_cache.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -270,6 +272,139 @@ static int capture_plan(struct memsrc *ms, struct cs_err *err)
 	return ret;
 }
 
+/*
+ * Copying every changeable mapping on two threads at once.  The copy is
+ * the kernel's, page by page (pin the target's page, copy it into
+ * coroscope's, fault that in if it is new): one thread copied a 10k-task
+ * target's 30 MB in ~7.5 ms of its stop, and the second core was idle.
+ *
+ * The reads are laid out first (each its room in the slabs, in order),
+ * each thread makes half of them with the backend's read_parallel, and
+ * the pages read whole are cached in order; capture_all() then reads
+ * whatever came short as before, one read at a time.
+ */
+#define PARALLEL_MIN_PAGES 1024   /* 4 MiB: less is not worth a thread */
+
+struct copy_job {
+	uint64_t page;
+	size_t n;
+	unsigned char *buf;
+	long got;
+};
+
+struct copy_half {
+	struct memsrc *ms;
+	struct copy_job *jobs;
+	size_t n;
+};
+
+static void *copy_jobs(void *arg)
+{
+	struct copy_half *h = arg;
+	size_t i;
+
+	for (i = 0; i < h->n; i++)
+		h->jobs[i].got = h->ms->ops->read_parallel(
+			h->ms, h->jobs[i].page, h->jobs[i].buf,
+			h->jobs[i].n * PAGE_SIZE);
+	return NULL;
+}
+
+/* The reads of every changeable page not cached yet, CLUSTER_MAX pages
+ * at most each, within a mapping: *n of them, *pages in all. */
+static struct copy_job *lay_out_jobs(struct memsrc *ms, size_t *n,
+				     size_t *pages)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct copy_job *jobs = NULL;
+	size_t alloc = 0, i;
+
+	*n = *pages = 0;
+	for (i = 0; i < ms->nmaps; i++) {
+		const struct cs_mapping *m = &ms->maps[i];
+		uint64_t page;
+
+		if (!mcache_may_change(m))
+			continue;
+		/* Each round moves page on by at least one: bounded. */
+		for (page = m->start & PAGE_MASK; page < m->end;) {
+			size_t run = 0;
+
+			while (run < CLUSTER_MAX &&
+			       page + run * PAGE_SIZE < m->end &&
+			       !mcache_lookup(c, page + run * PAGE_SIZE))
+				run++;
+			if (!run) {
+				page += PAGE_SIZE;
+				continue;
+			}
+			jobs = xgrow(jobs, &alloc, *n + 1, sizeof(*jobs));
+			jobs[*n].page = page;
+			jobs[*n].n = run;
+			(*n)++;
+			*pages += run;
+			page += run * PAGE_SIZE;
+		}
+	}
+	return jobs;
+}
+
+static void copy_in_parallel(struct memsrc *ms)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct copy_half halves[2];
+	struct copy_job *jobs;
+	size_t n, pages, i, p, half = 0, acc = 0;
+	sigset_t all, old;
+	pthread_t helper;
+	int threaded;
+
+	if (!ms->ops->read_parallel)
+		return;
+	jobs = lay_out_jobs(ms, &n, &pages);
+	if (pages < PARALLEL_MIN_PAGES || pages > CACHE_MAX_PAGES / 2) {
+		free(jobs);
+		return;
+	}
+	/* Room for every read, handed out now, in order. */
+	for (i = 0; i < n; i++) {
+		jobs[i].buf = mcache_slab_room(c, jobs[i].n);
+		c->used += jobs[i].n;
+		jobs[i].got = -1;
+		if (acc < pages / 2)
+			half = i + 1;
+		acc += jobs[i].n;
+	}
+	mcache_slab_note_used(c);
+	mcache_table_reserve(c, pages);
+	halves[0] = (struct copy_half){ ms, jobs, half };
+	halves[1] = (struct copy_half){ ms, jobs + half, n - half };
+	/* The helper takes no signal: coroscope's detach guard is the main
+	 * thread's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	threaded = pthread_create(&helper, NULL, copy_jobs, &halves[1]) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	copy_jobs(&halves[0]);
+	if (threaded)
+		pthread_join(helper, NULL);
+	else
+		copy_jobs(&halves[1]);
+	for (i = 0; i < n; i++) {
+		ms->stats.reads++;
+		if (jobs[i].got > 0)
+			ms->stats.bytes_read += (uint64_t)jobs[i].got;
+		/* A read that came short is made again by capture_all(). */
+		if (jobs[i].got != (long)(jobs[i].n * PAGE_SIZE))
+			continue;
+		for (p = 0; p < jobs[i].n; p++)
+			mcache_put(c, jobs[i].page + p * PAGE_SIZE,
+				   jobs[i].buf + p * PAGE_SIZE, PAGE_SIZE);
+		c->npages += jobs[i].n;
+	}
+	free(jobs);
+}
+
 /* Copy every changeable mapping. */
 static int capture_all(struct memsrc *ms, struct cs_err *err)
 {
@@ -277,6 +412,7 @@ static int capture_all(struct memsrc *ms, struct cs_err *err)
 	size_t i;
 	int ret = 0;
 
+	copy_in_parallel(ms);
 	/* Fill the cache directly, in the largest reads a fill makes
 	 * (slabs are sized for them), copying nothing out. */
 	for (i = 0; i < ms->nmaps && ret == 0; i++) {

@@ -79,7 +79,7 @@ static char *input_host_path(const struct memsrc *ms, const char *path)
 }
 
 static const struct memsrc_ops input_ops = {
-	input_read, NULL, input_host_path, NULL,
+	input_read, NULL, input_host_path, NULL, NULL,
 };
 
 static void map(struct cs_mapping *m, uint64_t start, size_t len,

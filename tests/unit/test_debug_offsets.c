@@ -42,7 +42,8 @@ static long patched_read(struct memsrc *ms, uint64_t addr, void *buf,
 	return (long)len;
 }
 
-static const struct memsrc_ops patched_ops = { patched_read, NULL, NULL, NULL };
+static const struct memsrc_ops patched_ops = { patched_read, NULL, NULL, NULL,
+						NULL };
 
 /* Apply the (edited) block to a fresh copy of the table. */
 static int apply_block(struct pyproc *py, struct patched *p,

@@ -652,6 +652,63 @@ static void test_plan_trim(struct memsrc *ms, uint64_t addr)
 	c->nplan = c->nplan_used = 0;
 }
 
+/*
+ * A capture of every writable mapping (the thread stacks make it more
+ * than enough pages to be copied on two threads): every page of them is
+ * cached, the pattern and the hole read as before, and the counters in
+ * the shared mapping read as they were at the stop while the child's
+ * threads move them on.
+ */
+#define CAPTURE_LIMIT ((size_t)1 << 30)
+
+static void test_capture_all(struct memsrc *ms, uint64_t addr)
+{
+	struct cs_err err;
+	long at_stop[NTHREADS];
+	uint64_t page, v, total = 0;
+	size_t i, missing = 0, differ = 0;
+	int ret;
+
+	if (memsrc_writable_bytes(ms) > CAPTURE_LIMIT) {
+		printf("skip: capture: %llu writable bytes (a sanitizer's "
+		       "shadow memory) are more than a capture copies\n",
+		       (unsigned long long)memsrc_writable_bytes(ms));
+		return;
+	}
+	cs_err_init(&err);
+	ret = live_stop(ms, &err);
+	CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
+	if (ret)
+		return;
+	snapshot(at_stop);
+	ret = memsrc_capture(ms, MEMSRC_CAPTURE_ALL, CAPTURE_LIMIT, &err);
+	live_resume(ms);
+	CHECK(ret == 1 && ms->frozen == MEMSRC_FROZEN_ALL,
+	      "capture of every writable mapping: %d %s", ret, err.msg);
+	for (i = 0; i < ms->nmaps; i++) {
+		if (!mcache_may_change(&ms->maps[i]))
+			continue;
+		for (page = ms->maps[i].start; page < ms->maps[i].end;
+		     page += PAGE, total++)
+			missing += !mcache_lookup(ms->cache, page);
+	}
+	CHECK(total > 2048 && missing == 0,
+	      "%zu of %llu writable pages not captured", missing,
+	      (unsigned long long)total);
+	CHECK(all_running(), "the child runs on after the capture");
+	for (i = 0; i < NTHREADS; i++) {
+		ret = memsrc_read_u64(ms, (uint64_t)(uintptr_t)&sh->counter[i],
+				      &v, &err);
+		differ += ret != 0 || (long)v != at_stop[i];
+	}
+	CHECK(differ == 0, "%zu counters read otherwise than at the stop",
+	      differ);
+	check_pattern(ms, addr, "captured");
+	check_hole(ms, addr, "captured");
+	CHECK(!ms->missed, "a captured read went to the target");
+	memsrc_cache_clear(ms);
+}
+
 int main(void)
 {
 	struct memsrc *ms = NULL;
@@ -697,6 +754,7 @@ int main(void)
 	test_cache(ms, addr);
 	test_stop(ms, pid, addr);
 	test_plan_trim(ms, addr);
+	test_capture_all(ms, addr);
 	test_proc_mem(pid, addr);
 	test_signals(ms, pid);
 	test_tracer_dies(ms, pid, SIGTERM);
