@@ -511,10 +511,17 @@ void json_null(struct json *j)
  * about the same size and made from data nothing changes any more, so
  * a second core makes the one while the first makes the other.
  *
- * The part's bytes go into chunks on huge pages (small pages would
- * fault one by one as they fill), appended to the document at the join.
+ * Until the join the part's bytes wait in chunks on huge pages (small
+ * pages would fault one by one as they fill), at most PART_AHEAD of
+ * them: a 100k-task dump's generators are 130 MB, which coroscope would
+ * hold at once (and pay for as fresh memory).  A part that gets that
+ * far ahead waits for the join.  From the join on, with a writer thread,
+ * the chunks are queued on it as they fill (the joining thread waits
+ * for the part to end before it writes on); without one, they are kept
+ * and copied once the part ends.
  */
 #define PART_CHUNK ((size_t)2 << 20)
+#define PART_AHEAD ((size_t)32 << 20)
 
 struct part_chunk {
 	char *mem;
@@ -528,7 +535,13 @@ struct json_part {
 	int depth;                /* where it goes in the document */
 	int threaded;
 	pthread_t thread;
-	struct part_chunk *chunks;  /* the full ones, in order */
+	pthread_mutex_t lock;
+	pthread_cond_t joined;
+	/* Set at the join: the writer thread the chunks go to from then
+	 * on, or, without one, keep them all. */
+	int released;
+	struct json_writer *to;
+	struct part_chunk *chunks;  /* full ones waiting, in order */
 	size_t nchunks, achunks;
 };
 
@@ -541,17 +554,31 @@ static void part_map_chunk(struct json *j)
 	j->len = 0;
 }
 
-/* flush() of a part: keep the full chunk, go on in a new one. */
+static void part_hand(struct json_writer *w, const struct part_chunk *c)
+{
+	json_writer_hand(w, c->mem, c->len, hugeheap_size(PART_CHUNK));
+}
+
+/* flush() of a part: keep the full chunk (or, once released to a writer
+ * thread, queue it there), go on in a new one. */
 static void part_next_chunk(struct json *j)
 {
 	struct json_part *p = j->part;
+	struct part_chunk c = { j->buf, j->len };
 
 	if (!j->len)
 		return;
-	p->chunks = xgrow(p->chunks, &p->achunks, p->nchunks + 1,
-			  sizeof(*p->chunks));
-	p->chunks[p->nchunks].mem = j->buf;
-	p->chunks[p->nchunks++].len = j->len;
+	pthread_mutex_lock(&p->lock);
+	while (!p->released && p->nchunks * PART_CHUNK >= PART_AHEAD)
+		pthread_cond_wait(&p->joined, &p->lock);
+	if (p->to) {
+		part_hand(p->to, &c);
+	} else {
+		p->chunks = xgrow(p->chunks, &p->achunks, p->nchunks + 1,
+				  sizeof(*p->chunks));
+		p->chunks[p->nchunks++] = c;
+	}
+	pthread_mutex_unlock(&p->lock);
 	part_map_chunk(j);
 }
 
@@ -579,6 +606,8 @@ struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 	p->j.need_comma[j->depth] = 1;
 	p->j.part = p;
 	part_map_chunk(&p->j);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->joined, NULL);
 	/* coroscope's signals (the detach guard's) stay with the main
 	 * thread; the part writes nothing to any stream. */
 	sigfillset(&all);
@@ -590,34 +619,43 @@ struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 
 void json_part_join(struct json *j, struct json_part *p)
 {
+	struct part_chunk last;
 	size_t i;
 
 	if (j->depth != p->depth || j->need_comma[j->depth] != 1)
 		CS_BUG("a json part joined at depth %d (made for %d, after "
 		       "a member)", j->depth, p->depth);
-	if (p->threaded) {
+	if (!p->threaded) {
+		p->fn(j, p->arg);
+	} else {
+		/* What j made so far goes first (a writer thread may start
+		 * here, a large document's first block being full). */
+		flush(j);
+		pthread_mutex_lock(&p->lock);
+		if (j->writer) {
+			for (i = 0; i < p->nchunks; i++)
+				part_hand(j->writer, &p->chunks[i]);
+			p->nchunks = 0;
+			p->to = j->writer;
+		}
+		p->released = 1;
+		pthread_cond_broadcast(&p->joined);
+		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
 		if (p->j.depth != p->depth)
 			CS_BUG("a json part left open");
-		part_next_chunk(&p->j);
-		/* With a writer thread (which a copy may start), the chunks
-		 * themselves are queued after what j made so far: nothing
-		 * is copied. */
+		/* Kept chunks (no writer thread): copied through j. */
 		for (i = 0; i < p->nchunks; i++) {
-			if (j->writer) {
-				flush(j);
-				json_writer_hand(j->writer, p->chunks[i].mem,
-						 p->chunks[i].len,
-						 hugeheap_size(PART_CHUNK));
-				continue;
-			}
 			put_n(j, p->chunks[i].mem, p->chunks[i].len);
 			munmap(p->chunks[i].mem, hugeheap_size(PART_CHUNK));
 		}
-	} else {
-		p->fn(j, p->arg);
+		last.mem = p->j.buf;
+		last.len = p->j.len;
+		put_n(j, last.mem, last.len);
 	}
 	munmap(p->j.buf, hugeheap_size(PART_CHUNK));
+	pthread_cond_destroy(&p->joined);
+	pthread_mutex_destroy(&p->lock);
 	free(p->chunks);
 	free(p);
 }
