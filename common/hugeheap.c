@@ -1,6 +1,7 @@
 #include "common/hugeheap.h"
 
 #include <malloc.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -23,7 +24,9 @@
 #define MADV_COLLAPSE 25
 #endif
 
-static uintptr_t advised_end;  /* the heap is advised up to here */
+/* The heap is advised up to here.  Atomic: the helper threads (the JSON
+ * writer's and parts, cli/json.c) allocate too, if rarely. */
+static _Atomic uintptr_t advised_end;
 static int enabled;
 
 static uintptr_t up(uintptr_t a) { return (a + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1); }
@@ -47,14 +50,14 @@ void hugeheap_init(void)
 	if ((uintptr_t)brk != up((uintptr_t)brk) &&
 	    sbrk((intptr_t)(up((uintptr_t)brk) - (uintptr_t)brk)) != (void *)-1)
 		brk = sbrk(0);
-	advised_end = up((uintptr_t)brk);
+	atomic_store(&advised_end, up((uintptr_t)brk));
 	enabled = 1;
 }
 
 void hugeheap_grew(void)
 {
 	void *brk;
-	uintptr_t end;
+	uintptr_t end, from;
 
 	if (!enabled)
 		return;
@@ -62,9 +65,12 @@ void hugeheap_grew(void)
 	if (brk == (void *)-1)
 		return;
 	end = down((uintptr_t)brk);
-	if (end <= advised_end)
+	from = atomic_load_explicit(&advised_end, memory_order_relaxed);
+	/* Whoever moves advised_end advises what it passed over. */
+	if (end <= from ||
+	    !atomic_compare_exchange_strong(&advised_end, &from, end))
 		return;
-	(void)madvise((void *)advised_end, end - advised_end, MADV_HUGEPAGE);
+	(void)madvise((void *)from, end - from, MADV_HUGEPAGE);
 	/* The first huge page of the new part was touched before this
 	 * advice: malloc's first chunk header at the start of the heap, or
 	 * later the blocks in the part below the break's last boundary,
@@ -72,8 +78,7 @@ void hugeheap_grew(void)
 	 * small, and with them the rest of their huge page would too, one
 	 * fault per 4 KiB (475 faults of a 10k-task dump).  Make it one
 	 * huge page now. */
-	(void)madvise((void *)advised_end, HUGE_PAGE, MADV_COLLAPSE);
-	advised_end = end;
+	(void)madvise((void *)from, HUGE_PAGE, MADV_COLLAPSE);
 }
 
 int hugeheap_heap_block(size_t n)
