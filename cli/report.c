@@ -419,8 +419,19 @@ static void json_thread(struct json *j, const struct collection *c,
 	json_end_object(j);
 }
 
+static void graph_part(struct json *j, const void *arg)
+{
+	report_json_graph(j, arg);
+}
+
+/* Nodes enough for the graph to be made on a thread of its own, while
+ * the tasks and generators are (one per task, and per lock, event or
+ * queue waited on). */
+#define GRAPH_PART_MIN 2048
+
 void report_json_members(struct json *j, const struct collection *c)
 {
+	struct json_part *graph = NULL;
 	size_t i;
 
 	json_key(j, "schema");
@@ -450,9 +461,14 @@ void report_json_members(struct json *j, const struct collection *c)
 	if (c->opt.native)
 		report_native_json_others(j, c);
 	json_end_array(j);
+	if (c->graph.nnodes >= GRAPH_PART_MIN)
+		graph = json_part_start(j, graph_part, c);
 	json_async(j, &c->async, c->opt.locals);
 	report_json_greenlets(j, c);
-	report_json_graph(j, c);
+	if (graph)
+		json_part_join(j, graph);
+	else
+		report_json_graph(j, c);
 	json_key(j, "warnings");
 	report_json_warnings(j, &c->warnings, CS_WARN_COLLECTION);
 	json_key(j, "stats");

@@ -409,8 +409,8 @@ static void items(struct json *w, const void *arg)
 static void doc_with_items(FILE *f, int pretty, int background, int part,
 			   size_t n)
 {
-	struct items it = { 7, n };
-	struct json_part *p = NULL;
+	struct items it = { 7, n }, more = { 1, n / 2 };
+	struct json_part *p = NULL, *q = NULL;
 	size_t i;
 
 	json_init(&j, f, pretty);
@@ -419,8 +419,11 @@ static void doc_with_items(FILE *f, int pretty, int background, int part,
 	json_begin_object(&j);
 	json_key(&j, "first");
 	json_string(&j, "before the part starts");
-	if (part)
+	/* Two parts at once, the second joined after more of j's own. */
+	if (part) {
 		p = json_part_start(&j, items, &it);
+		q = json_part_start(&j, items, &more);
+	}
 	json_key(&j, "between");
 	json_begin_array(&j);
 	json_string(&j, "written while the part is made");
@@ -433,6 +436,12 @@ static void doc_with_items(FILE *f, int pretty, int background, int part,
 		json_part_join(&j, p);
 	else
 		items(&j, &it);
+	json_key(&j, "after the first part");
+	json_null(&j);
+	if (part)
+		json_part_join(&j, q);
+	else
+		items(&j, &more);
 	json_key(&j, "last");
 	json_null(&j);
 	json_end_object(&j);
