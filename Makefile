@@ -31,7 +31,12 @@ LTO ?= -flto=auto
 
 ifneq ($(SANITIZE),)
 LTO =
+# ThreadSanitizer cannot share objects with the others.
+ifeq ($(SANITIZE),thread)
+BUILD = build/tsan
+else
 BUILD = build/san
+endif
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 BIN = $(BUILD)/coroscope
@@ -58,7 +63,7 @@ TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
 	python3-pytest-asyncio libc6-dbg python3-uvicorn python3-starlette \
 	python3-httpx python3-pytest-xdist python3-tornado
 
-.PHONY: FORCE all unit check check-unit check-functional check-sanitize \
+.PHONY: FORCE all unit check check-unit check-functional check-sanitize check-tsan \
 	check-soak soak fuzz demo bench deps deps-build install clean
 
 all: $(BIN)
@@ -114,13 +119,14 @@ check: deps
 	$(MAKE) check-functional
 	$(MAKE) -j$(CHECK_JOBS) SANITIZE=address,undefined build/san/coroscope unit
 	$(MAKE) check-sanitize
+	$(MAKE) check-tsan
 	$(MAKE) check-soak
 	@if command -v $(FUZZ_CC) >/dev/null; then \
 		$(MAKE) -j$(CHECK_JOBS) $(FUZZ_BINS) || exit 1; \
 		$(MAKE) fuzz FUZZ_TIME=10 || exit 1; fuzz=fuzz; \
 	else echo "fuzz: skipped, $(FUZZ_CC) is not installed"; \
 		fuzz="fuzz skipped"; fi; \
-	echo "check: passed (unit, functional, sanitizer, soak, $$fuzz)"
+	echo "check: passed (unit, functional, sanitizers, soak, $$fuzz)"
 
 # The unit tests, and the size limits of style.md (tools/check-size).
 check-unit: $(BIN) unit
@@ -160,6 +166,21 @@ check-sanitize:
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		/usr/bin/python3 -m pytest -q --durations=15 $(PYTEST_PAR) \
 		-m 'not slow and not packaging' tests
+
+# ThreadSanitizer over what runs on several threads: the capture's copy
+# (every test dumps a captured target), the generators read on two
+# threads (10,000 tasks; 5,000 generators), the JSON document's parts
+# and its writer (the same, with --json).  Any report fails the test
+# (conftest.py's SANITIZER_SIGNS).
+TSAN_TESTS = tests/test_heaps.py tests/test_capture.py \
+	tests/test_tasks.py::test_many_tasks_all_listed \
+	tests/test_tasks.py::test_many_tasks_generators
+check-tsan:
+	$(MAKE) -j$(CHECK_JOBS) SANITIZE=thread build/tsan/coroscope
+	COROSCOPE=$(abspath build/tsan/coroscope) COROSCOPE_SANITIZED=1 \
+		COROSCOPE_TEST_PYTHONS=$(SAN_PYTHONS) \
+		/usr/bin/python3 -m pytest -q $(PYTEST_PAR) \
+		-m 'not slow and not packaging' $(TSAN_TESTS)
 
 # Repeated dumps, blocked and --no-block, of a target that never stands
 # still, on every CPython found (tools/soak; ends "soak: N passed, N

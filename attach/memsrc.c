@@ -38,20 +38,24 @@ struct cache_entry *mcache_lookup(const struct memsrc_cache *c,
 	return NULL;
 }
 
+/* Which of the cache's recent sets this thread uses (memsrc_thread()). */
+static _Thread_local unsigned recent_set;
+
 /* Forget every page; the slabs are kept for the next pages. */
 static void cache_drop_all(struct memsrc_cache *c)
 {
-	size_t i;
+	size_t i, k;
 
 	memset(c->table, 0, c->cap * sizeof(*c->table));
 	c->nentries = 0;
 	c->cur = 0;
 	c->used = 0;
 	c->npages = 0;
-	for (i = 0; i < RECENT; i++) {
-		c->recent[i].page = NO_PAGE;
-		c->recent[i].valid = 0;
-	}
+	for (k = 0; k < MEMSRC_THREADS; k++)
+		for (i = 0; i < RECENT; i++) {
+			c->recent[k][i].page = NO_PAGE;
+			c->recent[k][i].valid = 0;
+		}
 	c->fill_end = NO_PAGE;
 	c->cluster = CLUSTER_MIN;
 }
@@ -247,8 +251,14 @@ int mcache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
 	unsigned char *buf;
 	long got;
 
-	if (c->npages + want > CACHE_MAX_PAGES)
+	if (c->npages + want > CACHE_MAX_PAGES) {
+		if (c->shared) {
+			ms->missed++;
+			return cs_fail(err, CS_ERR_MEMORY, "the page cache is "
+				       "full at 0x%" PRIx64, page);
+		}
 		cache_drop_all(c);
+	}
 	n = cluster_pages(ms, page, want);
 	buf = mcache_slab_room(c, n);
 	mcache_table_reserve(c, n);
@@ -340,7 +350,44 @@ static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
 
 static struct recent_page *recent_slot(struct memsrc_cache *c, uint64_t page)
 {
-	return &c->recent[(page / PAGE_SIZE) & (RECENT - 1)];
+	return &c->recent[recent_set][(page / PAGE_SIZE) & (RECENT - 1)];
+}
+
+void memsrc_thread(unsigned k)
+{
+	if (k >= MEMSRC_THREADS)
+		CS_BUG("memsrc_thread(%u) of %d", k, MEMSRC_THREADS);
+	recent_set = k;
+}
+
+void memsrc_share(struct memsrc *ms, int on)
+{
+	ms->cache->shared = on;
+}
+
+/* cache_page() of a page not in the thread's recent set. */
+static int cache_page_slow(struct memsrc *ms, uint64_t page, size_t want,
+			   struct recent_page *r, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct cache_entry *e = mcache_lookup(c, page);
+	int ret;
+
+	if (!e) {
+		ret = cache_fill(ms, page, want, err);
+		if (ret)
+			return ret;
+		e = mcache_lookup(c, page);
+		if (!e)
+			return cs_fail(err, CS_ERR_INTERNAL,
+				       "page 0x%" PRIx64 " missing after a fill",
+				       page);
+	}
+	e->used = 1;
+	r->page = page;
+	r->data = e->data;
+	r->valid = e->valid;
+	return 0;
 }
 
 /* The cached page, filling it on a miss; marked used (what a capture
@@ -350,28 +397,19 @@ static int cache_page(struct memsrc *ms, uint64_t page, size_t want,
 {
 	struct memsrc_cache *c = ms->cache;
 	struct recent_page *r = recent_slot(c, page);
-	struct cache_entry *e;
-	int ret;
+	int ret = 0;
 
 	if (r->page != page) {
-		e = mcache_lookup(c, page);
-		if (!e) {
-			ret = cache_fill(ms, page, want, err);
-			if (ret)
-				return ret;
-			e = mcache_lookup(c, page);
-			if (!e)
-				return cs_fail(err, CS_ERR_INTERNAL,
-					       "page 0x%" PRIx64
-					       " missing after a fill", page);
-		}
-		e->used = 1;
-		r->page = page;
-		r->data = e->data;
-		r->valid = e->valid;
+		int shared = c->shared;
+
+		if (shared)
+			pthread_mutex_lock(&c->lock);
+		ret = cache_page_slow(ms, page, want, r, err);
+		if (shared)
+			pthread_mutex_unlock(&c->lock);
 	}
 	*out = r;
-	return 0;
+	return ret;
 }
 
 long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
@@ -500,6 +538,7 @@ void memsrc_init(struct memsrc *ms, const struct memsrc_ops *ops,
 
 	c->cap = 1024;
 	c->table = xcalloc(c->cap, sizeof(*c->table));
+	pthread_mutex_init(&c->lock, NULL);
 	cache_drop_all(c);
 	ms->ops = ops;
 	ms->backend = backend;
@@ -533,6 +572,7 @@ void memsrc_free(struct memsrc *ms)
 		free(c->table);
 		free(c->plan);
 		free(c->plan_used);
+		pthread_mutex_destroy(&c->lock);
 		free(c);
 	}
 	free(ms);

@@ -7,6 +7,7 @@
 #define COROSCOPE_ATTACH_MEMSRC_CACHE_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "attach/memsrc.h"
@@ -59,7 +60,8 @@
 #define NO_PAGE 1u
 
 /* Pages found recently, direct-mapped by page number: checked before the
- * table, they make most reads a compare and a copy. */
+ * table, they make most reads a compare and a copy.  One set for each
+ * thread that may read at once (memsrc_share()). */
 #define RECENT 256
 
 /*
@@ -97,7 +99,11 @@ struct memsrc_cache {
 	size_t cur, used;         /* pages used in slabs[cur] */
 	size_t npages;            /* slab pages holding data */
 
-	struct recent_page recent[RECENT];
+	struct recent_page recent[MEMSRC_THREADS][RECENT];
+	/* While shared (memsrc_share()), what is not in a thread's recent
+	 * set is looked up and filled under this lock. */
+	int shared;
+	pthread_mutex_t lock;
 
 	uint64_t fill_end;        /* first page after the previous fill */
 	size_t cluster;           /* pages the next sequential miss reads */

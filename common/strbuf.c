@@ -41,6 +41,17 @@ void strbuf_reset(struct strbuf *sb)
 		sb->buf[0] = '\0';
 }
 
+void strbuf_truncate(struct strbuf *sb, size_t len)
+{
+	if (len > sb->len)
+		CS_BUG("strbuf_truncate to %zu of %zu bytes", len, sb->len);
+	sb->len = len;
+	/* An empty strbuf's buffer is one shared byte: never written, so
+	 * that threads may each have their own (readers/gens_many.c). */
+	if (sb->alloc)
+		sb->buf[len] = '\0';
+}
+
 static void strbuf_grow(struct strbuf *sb, size_t extra)
 {
 	size_t need = sb->len + extra + 1;

@@ -21,6 +21,8 @@ void strbuf_init(struct strbuf *sb);
 void strbuf_release(struct strbuf *sb);
 char *strbuf_detach(struct strbuf *sb);
 void strbuf_reset(struct strbuf *sb);
+/* Keep the first len bytes (len <= sb->len). */
+void strbuf_truncate(struct strbuf *sb, size_t len);
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);

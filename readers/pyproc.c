@@ -353,6 +353,28 @@ void pyproc_forget_objects(struct pyproc *py)
 	code_cache_clear(py);
 }
 
+struct pyproc *pyproc_clone(const struct pyproc *py)
+{
+	struct pyproc *clone = xmalloc(sizeof(*clone));
+
+	*clone = *py;
+	addrmap_init(&clone->codes);
+	addrmap_init(&clone->strs);
+	addrmap_init(&clone->typenames);
+	memset(clone->line_memo, 0, sizeof(clone->line_memo));
+	memset(clone->with_memo, 0, sizeof(clone->with_memo));
+	return clone;
+}
+
+void pyproc_clone_free(struct pyproc *clone)
+{
+	if (!clone)
+		return;
+	/* The modules and the executable's name are the original's. */
+	pyproc_forget_objects(clone);
+	free(clone);
+}
+
 void pyproc_release(struct pyproc *py)
 {
 	pyproc_forget_objects(py);

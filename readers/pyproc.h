@@ -89,4 +89,14 @@ int pyproc_interp_head(struct pyproc *py, uint64_t *head, struct cs_err *err);
 /* Drop cached objects (the target ran since they were read). */
 void pyproc_forget_objects(struct pyproc *py);
 
+/*
+ * A second reader of the same target for another thread: what
+ * pyproc_locate() found, shared (the memsrc too: see memsrc_share()),
+ * with caches of its own, empty.  What it reads borrows from its caches
+ * (code objects, strings), so it lives as long as that; free it with
+ * pyproc_clone_free(), which frees only its caches.
+ */
+struct pyproc *pyproc_clone(const struct pyproc *py);
+void pyproc_clone_free(struct pyproc *clone);
+
 #endif

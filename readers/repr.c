@@ -76,8 +76,7 @@ static void repr_type(struct pyproc *py, uint64_t obj, struct strbuf *out)
 
 	strbuf_addstr(out, "<class '");
 	if (type_qualname(py, obj, out) < 0) {
-		out->len = mark;
-		out->buf[mark] = '\0';
+		strbuf_truncate(out, mark);
 		generic(py, obj, py->types.type, out);
 		return;
 	}
@@ -395,8 +394,7 @@ static void named_or_generic(struct pyproc *py, uint64_t obj, uint64_t type,
 	else if (tn && !strcmp(tn, "method"))
 		ret = repr_method(py, obj, depth, out);
 	if (ret < 0) {
-		out->len = mark;
-		out->buf[mark] = '\0';
+		strbuf_truncate(out, mark);
 		generic(py, obj, type, out);
 	}
 }
@@ -428,8 +426,7 @@ static void repr_at(struct pyproc *py, uint64_t obj, int depth,
 		size_t mark = out->len;
 
 		if (pyint_format(py, obj, out, NULL) < 0) {
-			out->len = mark;
-			out->buf[mark] = '\0';
+			strbuf_truncate(out, mark);
 			unreadable(obj, out);
 		}
 	} else if (type == t->float_) {

@@ -9,6 +9,7 @@
 #include "readers/cycles.h"
 #include "readers/fields.h"
 #include "readers/gc.h"
+#include "readers/gens_many.h"
 #include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/strbuf.h"
@@ -585,32 +586,49 @@ static void builder_release(struct builder *b)
 	free(b->next);
 }
 
+static void found_gen_at(const void *ctx, size_t i, uint64_t *addr,
+			 enum py_code_kind *kind)
+{
+	const struct found *f = &((const struct builder *)ctx)->gens[i];
+
+	*addr = f->addr;
+	*kind = (enum py_code_kind)f->what;
+}
+
 /* Every generator the walk found, read; the unreadable ones (freed or
  * half-built while we looked) are skipped. */
 static void read_generators(struct builder *b)
 {
 	struct py_async *out = b->out;
-	size_t i;
+	size_t n = b->ngen ? b->ngen : 1, i;
+	unsigned char *ok;
 
 	addrmap_reserve(&out->gen_index, b->ngen);
-	/* Not cleared: py_gen_read() fills each entry counted in ngens
-	 * (clearing 60 MB of them took ~6 ms at 100k tasks). */
-	out->gens = xmallocarray(b->ngen ? b->ngen : 1, sizeof(*out->gens));
-	b->gens_alloc = b->ngen ? b->ngen : 1;
+	/* Not cleared: py_gen_read() fills each entry (clearing 60 MB of
+	 * them took ~6 ms at 100k tasks). */
+	out->gens = xmallocarray(n, sizeof(*out->gens));
+	b->gens_alloc = n;
+	ok = xmalloc(n);
+	py_gens_read_many(b->py, b->ngen, found_gen_at, b, b->opt, out->gens,
+			  ok, &out->helper);
+	/* Those read, moved down over the others, in the walk's order. */
 	for (i = 0; i < b->ngen; i++) {
+		struct py_gen *g = &out->gens[out->ngens];
+
 		if (i + PREFETCH_AHEAD < b->ngen)
 			addrmap_prefetch(&out->gen_index,
 					 b->gens[i + PREFETCH_AHEAD].addr);
-		if (py_gen_read(b->py, b->gens[i].addr,
-				(enum py_code_kind)b->gens[i].what, b->opt,
-				&out->gens[out->ngens], NULL) < 0)
+		if (!ok[i])
 			continue;
-		set_interp(b->gens[i].interp_id, &out->gens[out->ngens].interp_id,
-			   &out->gens[out->ngens].interp_main);
+		if (out->ngens != i)
+			*g = out->gens[i];
+		set_interp(b->gens[i].interp_id, &g->interp_id,
+			   &g->interp_main);
 		addrmap_put(&out->gen_index, b->gens[i].addr,
 			    (void *)(uintptr_t)(out->ngens + 1));
 		out->ngens++;
 	}
+	free(ok);
 }
 
 /* One pending task into out->tasks (its fields already in *f). */
@@ -758,5 +776,7 @@ void py_async_release(struct py_async *a)
 	free(a->cycle_len);
 	addrmap_release(&a->gen_index);
 	addrmap_release(&a->task_index);
+	/* After the generators: they borrow from it. */
+	pyproc_clone_free(a->helper);
 	memset(a, 0, sizeof(*a));
 }

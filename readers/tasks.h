@@ -54,6 +54,8 @@ struct py_async {
 	size_t ncycles;
 	struct addrmap gen_index; /* gen address -> index + 1 */
 	struct addrmap task_index;/* task address -> index + 1 */
+	/* The reader of part of gens, or NULL (readers/gens_many.h). */
+	struct pyproc *helper;
 };
 
 /*

@@ -3,7 +3,8 @@
 Usage: many_gens_target.py READY_FILE [COUNT [thread]]
 
 COUNT (default 1000000) generators of one function are started and left
-suspended at the same yield; once they all are, the main thread writes
+suspended at the same yield, each holding its number and one object of
+a plain class (locals that --locals shows, one a generic repr); once they all are, the main thread writes
 to READY_FILE (atomically) how many it holds, then parks.  With "thread"
 a short-lived thread makes them and exits first: in a free-threaded
 build its heap pages then belong to no live thread (mimalloc's abandoned
@@ -19,7 +20,14 @@ import threading
 import time
 
 
-def held(i):
+class Kept(object):
+    pass
+
+
+KEPT = Kept()
+
+
+def held(i, kept):
     yield i  # MARK: held-yield
 
 
@@ -29,7 +37,7 @@ def main():
     gens = []
 
     def make():
-        gens.extend(held(i) for i in range(count))
+        gens.extend(held(i, KEPT) for i in range(count))
         for g in gens:
             next(g)
 

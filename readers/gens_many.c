@@ -1,0 +1,131 @@
+#include "readers/gens_many.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "attach/memsrc.h"
+#include "readers/code.h"
+#include "readers/pyproc.h"
+#include "common/banned.h"
+
+/*
+ * Below this many, a thread (~0.1 ms to start) and a second set of
+ * caches cost more than half the reading saves.
+ */
+#define MANY_MIN 4096
+/* Generators a thread takes at a time.  The walk's order is the heap's:
+ * its first half, the oldest objects, spans twice the pages of the
+ * second, so halves fixed in advance left one thread waiting. */
+#define BLOCK 256
+
+struct reader {
+	struct pyproc *py;
+	unsigned memsrc_slot;
+	unsigned char mark;       /* what ok[i] is set to */
+	struct shared *sh;
+};
+
+struct shared {
+	size_t n;
+	_Atomic size_t next;      /* the first generator no thread took */
+	py_gen_at_fn *at;
+	const void *ctx;
+	const struct py_stack_options *opt;
+	struct py_gen *gens;
+	unsigned char *ok;
+};
+
+static void *read_blocks(void *arg)
+{
+	const struct reader *r = arg;
+	struct shared *sh = r->sh;
+
+	memsrc_thread(r->memsrc_slot);
+	/* Each round takes BLOCK more: bounded by n / BLOCK + 1. */
+	for (;;) {
+		size_t from = atomic_fetch_add(&sh->next, BLOCK), i;
+
+		if (from >= sh->n)
+			break;
+		for (i = from; i < sh->n && i < from + BLOCK; i++) {
+			uint64_t addr;
+			enum py_code_kind kind;
+
+			sh->at(sh->ctx, i, &addr, &kind);
+			if (py_gen_read(r->py, addr, kind, sh->opt,
+					&sh->gens[i], NULL) == 0) {
+				sh->ok[i] = r->mark;
+			} else {
+				sh->ok[i] = 0;
+				py_gen_release(&sh->gens[i]);
+			}
+		}
+	}
+	return NULL;
+}
+
+/* The original's code object for one the clone read (the same address;
+ * read by py now if it has not met it): frames are told apart, and
+ * alike tasks grouped, by their code objects. */
+static void adopt_code(struct pyproc *py, const struct py_code **code)
+{
+	const struct py_code *mine;
+
+	if (*code && py_code_get(py, (*code)->addr, &mine, NULL) == 0)
+		*code = mine;
+}
+
+void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
+		       const void *ctx, const struct py_stack_options *opt,
+		       struct py_gen *gens, unsigned char *ok,
+		       struct pyproc **helper)
+{
+	struct shared sh = { n, 0, at, ctx, opt, gens, ok };
+	struct reader main_reader = { py, 0, 1, &sh }, second;
+	sigset_t all, old;
+	pthread_t thread;
+	size_t i;
+
+	*helper = NULL;
+	/*
+	 * Only a captured source: every page the readers need of what may
+	 * change is in the cache, so the two threads mostly share pages
+	 * found there, and a full cache (never dropped while shared) is
+	 * read again by the caller, stopped, as after any page the capture
+	 * missed.
+	 */
+	if (n < MANY_MIN || py->ms->frozen == MEMSRC_LIVE) {
+		read_blocks(&main_reader);
+		return;
+	}
+	second.py = pyproc_clone(py);
+	second.memsrc_slot = 1;
+	second.mark = 2;
+	second.sh = &sh;
+	memsrc_share(py->ms, 1);
+	/* The thread takes no signal: coroscope's detach guard is the main
+	 * thread's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&thread, NULL, read_blocks, &second) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		memsrc_share(py->ms, 0);
+		pyproc_clone_free(second.py);
+		read_blocks(&main_reader);
+		return;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	read_blocks(&main_reader);
+	pthread_join(thread, NULL);
+	memsrc_share(py->ms, 0);
+	for (i = 0; i < n; i++) {
+		if (ok[i] != second.mark)
+			continue;
+		adopt_code(py, &gens[i].code);
+		if (gens[i].has_frame)
+			adopt_code(py, &gens[i].frame.code);
+	}
+	*helper = second.py;
+}
