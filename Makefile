@@ -170,11 +170,13 @@ check-sanitize:
 # ThreadSanitizer over what runs on several threads: the capture's copy
 # (every test dumps a captured target), the generators read on two
 # threads (10,000 tasks; 5,000 generators), the JSON document's parts
-# and its writer (the same, with --json).  Any report fails the test
+# and its writer (the same, with --json; with COROSCOPE_TEST_CPUS=4 in
+# test_many_tasks_same_on_any_cpus).  Any report fails the test
 # (conftest.py's SANITIZER_SIGNS).
 TSAN_TESTS = tests/test_heaps.py tests/test_capture.py \
 	tests/test_tasks.py::test_many_tasks_all_listed \
-	tests/test_tasks.py::test_many_tasks_generators
+	tests/test_tasks.py::test_many_tasks_generators \
+	tests/test_tasks.py::test_many_tasks_same_on_any_cpus
 check-tsan:
 	$(MAKE) -j$(CHECK_JOBS) SANITIZE=thread build/tsan/coroscope
 	COROSCOPE=$(abspath build/tsan/coroscope) COROSCOPE_SANITIZED=1 \

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 uint64_t memsrc_writable_bytes(const struct memsrc *ms)
@@ -278,10 +279,11 @@ static int capture_plan(struct memsrc *ms, struct cs_err *err)
  * coroscope's, fault that in if it is new): one thread copied a 10k-task
  * target's 30 MB in ~7.5 ms of its stop, and the second core was idle.
  *
- * The reads are laid out first (each its room in the slabs, in order),
- * each thread makes half of them with the backend's read_parallel, and
- * the pages read whole are cached in order; capture_all() then reads
- * whatever came short as before, one read at a time.
+ * With two CPUs to run on, the reads are laid out first (each its room
+ * in the slabs, in order), each thread makes half of them with the
+ * backend's read_parallel, and the pages read whole are cached in order;
+ * capture_all() then reads whatever came short as before, one read at a
+ * time.
  */
 #define PARALLEL_MIN_PAGES 1024   /* 4 MiB: less is not worth a thread */
 
@@ -359,7 +361,7 @@ static void copy_in_parallel(struct memsrc *ms)
 	pthread_t helper;
 	int threaded;
 
-	if (!ms->ops->read_parallel)
+	if (!ms->ops->read_parallel || cs_cpus() < 2)
 		return;
 	jobs = lay_out_jobs(ms, &n, &pages);
 	if (pages < PARALLEL_MIN_PAGES || pages > CACHE_MAX_PAGES / 2) {

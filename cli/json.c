@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/hugeheap.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /*
@@ -588,6 +589,11 @@ static void *part_run(void *arg)
 
 	p->fn(&p->j, p->arg);
 	return NULL;
+}
+
+int json_parts_worth_it(void)
+{
+	return cs_cpus() >= 3;
 }
 
 struct json_part *json_part_start(const struct json *j, json_part_fn *fn,

@@ -360,7 +360,7 @@ static void json_async(struct json *j, const struct py_async *a, int locals)
 	struct json_part *part = NULL;
 	size_t i, k;
 
-	if (a->ngens >= GENS_PART_MIN)
+	if (a->ngens >= GENS_PART_MIN && json_parts_worth_it())
 		part = json_part_start(j, json_generators, &gp);
 	json_key(j, "tasks");
 	json_begin_array(j);
@@ -461,7 +461,7 @@ void report_json_members(struct json *j, const struct collection *c)
 	if (c->opt.native)
 		report_native_json_others(j, c);
 	json_end_array(j);
-	if (c->graph.nnodes >= GRAPH_PART_MIN)
+	if (c->graph.nnodes >= GRAPH_PART_MIN && json_parts_worth_it())
 		graph = json_part_start(j, graph_part, c);
 	json_async(j, &c->async, c->opt.locals);
 	report_json_greenlets(j, c);

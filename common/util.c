@@ -1,5 +1,8 @@
 #include "common/util.h"
 
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -18,4 +21,31 @@ const char *cs_base_name(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	return slash ? slash + 1 : path;
+}
+
+int cs_cpus(void)
+{
+	static _Atomic int cpus;  /* 0: not counted yet */
+	int n = atomic_load(&cpus);
+	const char *env;
+	char *end;
+	long v;
+	cpu_set_t set;
+
+	if (n)
+		return n;
+	/* Test aid (the man page's ENVIRONMENT): a count to act on, so
+	 * that tests take every path on any machine. */
+	env = getenv("COROSCOPE_TEST_CPUS");
+	if (env && *env) {
+		v = strtol(env, &end, 10);
+		n = *end == '\0' && v >= 1 && v <= 1024 ? (int)v : 0;
+	}
+	if (!n)
+		n = sched_getaffinity(0, sizeof(set), &set) == 0 ?
+		    CPU_COUNT(&set) : 1;
+	if (n < 1)
+		n = 1;
+	atomic_store(&cpus, n);
+	return n;
 }

@@ -1,6 +1,6 @@
 /*
- * Small helpers every layer uses: a monotonic clock in milliseconds and
- * the last component of a path.
+ * Small helpers every layer uses: a monotonic clock in milliseconds, the
+ * last component of a path, the CPUs to run on.
  */
 #ifndef COROSCOPE_COMMON_UTIL_H
 #define COROSCOPE_COMMON_UTIL_H
@@ -10,5 +10,10 @@ double cs_now_ms(void);
 
 /* The part of path after its last '/', or path itself. */
 const char *cs_base_name(const char *path);
+
+/* CPUs this process may run on (its affinity mask, or the test aid
+ * COROSCOPE_TEST_CPUS; counted once): what decides whether work is
+ * worth a second thread. */
+int cs_cpus(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include "attach/memsrc.h"
 #include "readers/code.h"
 #include "readers/pyproc.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /*
@@ -96,7 +97,7 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 	 * read again by the caller, stopped, as after any page the capture
 	 * missed.
 	 */
-	if (n < MANY_MIN || py->ms->frozen == MEMSRC_LIVE) {
+	if (n < MANY_MIN || py->ms->frozen == MEMSRC_LIVE || cs_cpus() < 2) {
 		read_blocks(&main_reader);
 		return;
 	}

@@ -18,7 +18,8 @@ typedef void py_gen_at_fn(const void *ctx, size_t i, uint64_t *addr,
 /*
  * py_gen_read() of the n generators at(ctx, 0 .. n - 1) into gens[i],
  * ok[i] nonzero when it was read (else gens[i] is cleared).  On a
- * captured source with enough of them, another thread reads some (block
+ * captured source with enough of them and two CPUs to run on, another
+ * thread reads some (block
  * by block, as each thread is free) with a pyproc_clone(), returned in
  * *helper: gens borrow from it (qualnames, local names), so free it
  * (pyproc_clone_free()) after them; NULL when there is none.  Their code

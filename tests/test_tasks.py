@@ -1103,6 +1103,23 @@ def test_many_tasks_generators(many):
         list(owned.values()).count(1) == 1, collections.Counter(owned.values())
 
 
+def test_many_tasks_same_on_any_cpus(many):
+    """One CPU (everything on one thread), two (the capture's copy and
+    the generators on two threads), four (the JSON document's parts on
+    threads of their own too): the same document."""
+    target, res = many
+    docs = {}
+    for cpus in ("1", "2", "4"):
+        r = run_coroscope("dump", "--json", target.pid, timeout=60,
+                          env={"COROSCOPE_TEST_CPUS": cpus})
+        assert r.returncode == 0, r
+        docs[cpus] = r.json()
+        docs[cpus].pop("stats")
+    assert len(docs["1"]["generators"]) > 50000, len(docs["1"]["generators"])
+    assert docs["2"] == docs["1"]
+    assert docs["4"] == docs["1"]
+
+
 # ---------------------------------------------------------------------------
 # uvloop (Debian's python3.11 with python3-uvloop): the same checks
 
