@@ -356,6 +356,7 @@ static void copy_in_parallel(struct memsrc *ms)
 	struct memsrc_cache *c = ms->cache;
 	struct copy_half halves[2];
 	struct copy_job *jobs;
+	unsigned char probe[PAGE_SIZE];
 	size_t n, pages, i, p, half = 0, acc = 0;
 	sigset_t all, old;
 	pthread_t helper;
@@ -364,7 +365,11 @@ static void copy_in_parallel(struct memsrc *ms)
 	if (!ms->ops->read_parallel || cs_cpus() < 2)
 		return;
 	jobs = lay_out_jobs(ms, &n, &pages);
-	if (pages < PARALLEL_MIN_PAGES || pages > CACHE_MAX_PAGES / 2) {
+	/* A backend that cannot read this way now (live: reading through
+	 * /proc/PID/mem) would leave every page to be read again, into
+	 * slab room past what was reserved: one page tells. */
+	if (pages < PARALLEL_MIN_PAGES || pages > CACHE_MAX_PAGES / 2 ||
+	    ms->ops->read_parallel(ms, jobs[0].page, probe, sizeof(probe)) < 0) {
 		free(jobs);
 		return;
 	}
@@ -394,11 +399,11 @@ static void copy_in_parallel(struct memsrc *ms)
 		copy_jobs(&halves[1]);
 	for (i = 0; i < n; i++) {
 		ms->stats.reads++;
-		if (jobs[i].got > 0)
-			ms->stats.bytes_read += (uint64_t)jobs[i].got;
-		/* A read that came short is made again by capture_all(). */
+		/* A read that came short is made again by capture_all(),
+		 * which counts its bytes then. */
 		if (jobs[i].got != (long)(jobs[i].n * PAGE_SIZE))
 			continue;
+		ms->stats.bytes_read += (uint64_t)jobs[i].got;
 		for (p = 0; p < jobs[i].n; p++)
 			mcache_put(c, jobs[i].page + p * PAGE_SIZE,
 				   jobs[i].buf + p * PAGE_SIZE, PAGE_SIZE);

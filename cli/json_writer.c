@@ -14,8 +14,12 @@
 /* Blocks of the writer's own: the producer's, and up to NBLOCKS - 1
  * queued, the oldest of which is being written. */
 #define NBLOCKS 4
-/* Queued blocks at most, own and handed over (json_writer_hand()). */
+/* Queued blocks at most, own and handed over (json_writer_hand()); and
+ * bytes of handed-over blocks queued at most (one block may exceed it):
+ * a part that makes its blocks faster than a file or a pipe takes them
+ * waits rather than mapping more. */
 #define QUEUE_MAX 64
+#define HANDED_MAX ((size_t)32 << 20)
 
 struct queued {
 	const char *p;
@@ -37,6 +41,7 @@ struct json_writer {
 	 * be written. */
 	struct queued q[QUEUE_MAX];
 	size_t head, queued;
+	size_t handed;            /* bytes of handed-over blocks queued */
 	int done;                 /* nothing more will be queued */
 	int failed, err;          /* a write failed, with this errno */
 };
@@ -68,8 +73,10 @@ static void *write_blocks(void *arg)
 		} else {
 			pthread_mutex_lock(&w->lock);
 		}
-		if (b.unmap)
+		if (b.unmap) {
 			munmap((void *)b.p, b.unmap);
+			w->handed -= b.unmap;
+		}
 		if (b.own)
 			w->spare[w->nspare++] = b.own;
 		w->head = (w->head + 1) % QUEUE_MAX;
@@ -134,8 +141,10 @@ static void queue(struct json_writer *w, const char *p, size_t len,
 {
 	struct queued *b;
 
-	while (w->queued == QUEUE_MAX)
+	while (w->queued == QUEUE_MAX ||
+	       (unmap && w->handed && w->handed + unmap > HANDED_MAX))
 		pthread_cond_wait(&w->changed, &w->lock);
+	w->handed += unmap;
 	b = &w->q[(w->head + w->queued) % QUEUE_MAX];
 	b->p = p;
 	b->len = len;
