@@ -8,7 +8,6 @@
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -358,7 +357,6 @@ static void copy_in_parallel(struct memsrc *ms)
 	struct copy_job *jobs;
 	unsigned char probe[PAGE_SIZE];
 	size_t n, pages, i, p, half = 0, acc = 0;
-	sigset_t all, old;
 	pthread_t helper;
 	int threaded;
 
@@ -386,12 +384,7 @@ static void copy_in_parallel(struct memsrc *ms)
 	mcache_table_reserve(c, pages);
 	halves[0] = (struct copy_half){ ms, jobs, half };
 	halves[1] = (struct copy_half){ ms, jobs + half, n - half };
-	/* The helper takes no signal: coroscope's detach guard is the main
-	 * thread's. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	threaded = pthread_create(&helper, NULL, copy_jobs, &halves[1]) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	threaded = cs_thread_start(&helper, copy_jobs, &halves[1], 0) == 0;
 	copy_jobs(&halves[0]);
 	if (threaded)
 		pthread_join(helper, NULL);

@@ -2,7 +2,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,7 +599,6 @@ struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 				  const void *arg)
 {
 	struct json_part *p = xcalloc(1, sizeof(*p));
-	sigset_t all, old;
 
 	p->fn = fn;
 	p->arg = arg;
@@ -614,12 +612,8 @@ struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 	part_map_chunk(&p->j);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->joined, NULL);
-	/* coroscope's signals (the detach guard's) stay with the main
-	 * thread; the part writes nothing to any stream. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	p->threaded = pthread_create(&p->thread, NULL, part_run, p) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* It writes nothing to any stream. */
+	p->threaded = cs_thread_start(&p->thread, part_run, p, 0) == 0;
 	return p;
 }
 

@@ -2,13 +2,13 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
 #include "common/error.h"
 #include "common/hugeheap.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* Blocks of the writer's own: the producer's, and up to NBLOCKS - 1
@@ -99,9 +99,7 @@ static void writer_free(struct json_writer *w)
 struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 {
 	struct json_writer *w = xcalloc(1, sizeof(*w));
-	sigset_t all, old;
 	size_t i;
-	int ret;
 
 	w->out = out;
 	/* On huge pages: small ones would fault one by one as the blocks
@@ -116,18 +114,9 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 		w->spare[w->nspare++] = w->mem + i * block;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->changed, NULL);
-	/* The signals coroscope handles (the detach guard's) stay with the
-	 * main thread.  SIGPIPE belongs to the write that raised it, as it
-	 * would have in the main thread: unblocked only where the caller
-	 * had it so (`run` blocks it, to be told EPIPE instead). */
-	pthread_sigmask(SIG_SETMASK, NULL, &old);
-	sigfillset(&all);
-	if (!sigismember(&old, SIGPIPE))
-		sigdelset(&all, SIGPIPE);
-	pthread_sigmask(SIG_SETMASK, &all, NULL);
-	ret = pthread_create(&w->thread, NULL, write_blocks, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret != 0) {
+	/* SIGPIPE as the caller has it, as a write in the main thread would
+	 * have (`run` blocks it, to be told EPIPE instead). */
+	if (cs_thread_start(&w->thread, write_blocks, w, 1) != 0) {
 		writer_free(w);
 		return NULL;
 	}

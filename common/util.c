@@ -1,6 +1,7 @@
 #include "common/util.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,4 +49,20 @@ int cs_cpus(void)
 		n = 1;
 	atomic_store(&cpus, n);
 	return n;
+}
+
+int cs_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
+		    int keep_sigpipe)
+{
+	sigset_t all, old;
+	int ret;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &old);
+	sigfillset(&all);
+	if (keep_sigpipe && !sigismember(&old, SIGPIPE))
+		sigdelset(&all, SIGPIPE);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	ret = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }

@@ -5,6 +5,8 @@
 #ifndef COROSCOPE_COMMON_UTIL_H
 #define COROSCOPE_COMMON_UTIL_H
 
+#include <pthread.h>
+
 /* CLOCK_MONOTONIC in milliseconds: for durations, never for dates. */
 double cs_now_ms(void);
 
@@ -15,5 +17,15 @@ const char *cs_base_name(const char *path);
  * COROSCOPE_TEST_CPUS; counted once): what decides whether work is
  * worth a second thread. */
 int cs_cpus(void);
+
+/*
+ * Start fn(arg) on a thread of its own that takes no signal: those
+ * coroscope handles (the detach guard's) stay with the main thread.
+ * With keep_sigpipe, SIGPIPE stays as the caller has it, for a thread
+ * that writes (it belongs to the write that raised it).  0, or the
+ * error pthread_create() gave.
+ */
+int cs_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
+		    int keep_sigpipe);
 
 #endif

@@ -1,7 +1,6 @@
 #include "readers/gens_many.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -69,7 +68,7 @@ static void *read_blocks(void *arg)
 
 /* The original's code object for one the clone read (the same address;
  * read by py now if it has not met it): frames are told apart, and
- * alike tasks grouped, by their code objects. */
+ * alike generators grouped, by their code objects. */
 static void adopt_code(struct pyproc *py, const struct py_code **code)
 {
 	const struct py_code *mine;
@@ -85,7 +84,6 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 {
 	struct shared sh = { n, 0, at, ctx, opt, gens, ok };
 	struct reader main_reader = { py, 0, 1, &sh }, second;
-	sigset_t all, old;
 	pthread_t thread;
 	size_t i;
 
@@ -106,18 +104,12 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 	second.mark = 2;
 	second.sh = &sh;
 	memsrc_share(py->ms, 1);
-	/* The thread takes no signal: coroscope's detach guard is the main
-	 * thread's. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&thread, NULL, read_blocks, &second) != 0) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (cs_thread_start(&thread, read_blocks, &second, 0) != 0) {
 		memsrc_share(py->ms, 0);
 		pyproc_clone_free(second.py);
 		read_blocks(&main_reader);
 		return;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	read_blocks(&main_reader);
 	pthread_join(thread, NULL);
 	memsrc_share(py->ms, 0);

@@ -405,6 +405,15 @@ static void items(struct json *w, const void *arg)
 	json_end_array(w);
 }
 
+/* The items of part p joined here, or, without a part, made here. */
+static void items_here(struct json_part *p, const struct items *it)
+{
+	if (p)
+		json_part_join(&j, p);
+	else
+		items(&j, it);
+}
+
 /* The document, with its "items" made in a part (or in line). */
 static void doc_with_items(FILE *f, int pretty, int background, int part,
 			   size_t n)
@@ -432,16 +441,10 @@ static void doc_with_items(FILE *f, int pretty, int background, int part,
 	for (i = 0; i < n; i++)
 		json_uint(&j, i);
 	json_end_array(&j);
-	if (part)
-		json_part_join(&j, p);
-	else
-		items(&j, &it);
+	items_here(p, &it);
 	json_key(&j, "after the first part");
 	json_null(&j);
-	if (part)
-		json_part_join(&j, q);
-	else
-		items(&j, &more);
+	items_here(q, &more);
 	json_key(&j, "last");
 	json_null(&j);
 	json_end_object(&j);
