@@ -236,18 +236,25 @@ static long live_read_runs(struct memsrc *ms, const struct memsrc_run *runs,
 	return errno == ESRCH ? live_exited(err, lv->pid) : 0;
 }
 
-static long live_read_parallel(struct memsrc *ms, uint64_t addr, void *buf,
-			       size_t len)
+static long live_read_parallel(struct memsrc *ms, const struct memsrc_run *runs,
+			       unsigned char *const *bufs, size_t n)
 {
 	const struct live *lv = ms->backend;
-	struct iovec liov = { buf, len };
-	struct iovec riov = { (void *)(uintptr_t)addr, len };
+	/* The caller's own, not lv's: another thread reads at once. */
+	struct iovec liov[MEMSRC_RUNS_MAX], riov[MEMSRC_RUNS_MAX];
+	size_t i;
 	ssize_t r;
 
-	if (lv->use_mem)
+	if (lv->use_mem || n > MEMSRC_RUNS_MAX)
 		return -1;
+	for (i = 0; i < n; i++) {
+		liov[i].iov_base = bufs[i];
+		liov[i].iov_len = runs[i].len;
+		riov[i].iov_base = (void *)(uintptr_t)runs[i].addr;
+		riov[i].iov_len = runs[i].len;
+	}
 	do
-		r = process_vm_readv(lv->pid, &liov, 1, &riov, 1, 0);
+		r = process_vm_readv(lv->pid, liov, n, riov, n, 0);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -1 : (long)r;
 }
@@ -286,6 +293,8 @@ static long live_read_raw(struct memsrc *ms, uint64_t addr, void *buf,
 
 /* ---- opening ---- */
 
+#define MAPS_BUF (64u << 10)  /* stdio buffer for /proc/PID/maps */
+
 /* One line of /proc/PID/maps; pseudo names like [heap] and [stack] get
  * no path: they are no files to open.  0, or -1 (no mapping). */
 static int parse_maps_line(char *line, struct cs_mapping *m)
@@ -314,6 +323,7 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err)
 	struct cs_mapping *maps = NULL;
 	size_t n = 0;
 	int ret = 0;
+	char *buf;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", ms->pid);
 	f = fopen(path, "re");
@@ -326,6 +336,9 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err)
 		return cs_fail(err, CS_ERR_INTERNAL, "cannot open '%s': %s",
 			       path, strerror(errno));
 	}
+	/* Fewer, larger reads of a file of thousands of lines. */
+	buf = xmalloc(MAPS_BUF);
+	setvbuf(f, buf, _IOFBF, MAPS_BUF);
 	while (getline(&line, &cap, f) > 0) {
 		if (n == MAX_MAPS) {
 			ret = cs_fail(err, CS_ERR_INTERNAL,
@@ -346,6 +359,7 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err)
 	}
 	free(line);
 	fclose(f);
+	free(buf);
 	if (ret) {
 		cs_mappings_free(maps, n);
 		return ret;

@@ -24,6 +24,7 @@ struct live_thread {
 	int tid;
 	enum thread_state state;
 	int sig;               /* signal to deliver on detach, or 0 */
+	int guard_slot;        /* in the signal guard's array, or -1 */
 	uint64_t fs_base;
 	int has_fs_base;
 	struct cs_regs regs;   /* valid when has_fs_base */

@@ -50,37 +50,38 @@ static volatile sig_atomic_t guard_sig[GUARD_MAX];
 static volatile sig_atomic_t guard_len;
 static int guard_installed;
 
-static void guard_add(int tid)
+/* A slot for tid, or -1 when none is free.  The stop appends, and the
+ * resume empties the array from its end, so the search for a hole left
+ * by a vanished thread only runs once the end has reached GUARD_MAX:
+ * each call is O(1) for thousands of threads. */
+static int guard_add(int tid)
 {
-	sig_atomic_t i;
+	sig_atomic_t i = guard_len;
 
-	for (i = 0; i < guard_len; i++)
-		if (guard_tid[i] == 0)
-			break;
 	if (i >= GUARD_MAX)
-		return;
+		for (i = 0; i < GUARD_MAX; i++)
+			if (guard_tid[i] == 0)
+				break;
+	if (i >= GUARD_MAX)
+		return -1;
 	guard_sig[i] = 0;
 	guard_tid[i] = tid;
 	if (i == guard_len)
 		guard_len = i + 1;
+	return (int)i;
 }
 
-static void guard_set_sig(int tid, int sig)
+static void guard_set_sig(int slot, int tid, int sig)
 {
-	sig_atomic_t i;
-
-	for (i = 0; i < guard_len; i++)
-		if (guard_tid[i] == tid)
-			guard_sig[i] = sig;
+	if (slot >= 0 && guard_tid[slot] == tid)
+		guard_sig[slot] = sig;
 }
 
-static void guard_remove(int tid)
+static void guard_remove(int slot, int tid)
 {
-	sig_atomic_t i;
-
-	for (i = 0; i < guard_len; i++)
-		if (guard_tid[i] == tid)
-			guard_tid[i] = 0;
+	if (slot >= 0 && guard_tid[slot] == tid)
+		guard_tid[slot] = 0;
+	/* Bounded by GUARD_MAX. */
 	while (guard_len > 0 && guard_tid[guard_len - 1] == 0)
 		guard_len--;
 }
@@ -151,14 +152,25 @@ static double ms_between(const struct timespec *a, const struct timespec *b)
 	       (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
 
-static struct live_thread *find_thread(struct live *lv, int tid)
+static int int_cmp(const void *a, const void *b)
 {
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The tids seized so far, sorted: a round's lookups in O(log n), not a
+ * scan of thousands of threads for each of thousands. */
+static int *seized_sorted(const struct live *lv)
+{
+	int *v = xcalloc(lv->nth ? lv->nth : 1, sizeof(*v));
 	size_t i;
 
 	for (i = 0; i < lv->nth; i++)
-		if (lv->th[i].tid == tid)
-			return &lv->th[i];
-	return NULL;
+		v[i] = lv->th[i].tid;
+	if (lv->nth > 1)
+		qsort(v, lv->nth, sizeof(*v), int_cmp);
+	return v;
 }
 
 /*
@@ -235,7 +247,7 @@ static int poll_stop(struct live_thread *th)
 			continue;
 		if ((st >> 16) == 0) {
 			th->sig = WSTOPSIG(st);
-			guard_set_sig(th->tid, th->sig);
+			guard_set_sig(th->guard_slot, th->tid, th->sig);
 		}
 		/* Any other event cannot happen with options 0. */
 		th->state = TH_STOPPED;
@@ -266,7 +278,7 @@ static void detach_thread(struct live_thread *th)
 		/* Killed while stopped: reap its exit report if it is ours. */
 		if (waitpid(th->tid, &st, __WALL | WNOHANG) > 0)
 			note_exit(th->tid, st);
-	guard_remove(th->tid);
+	guard_remove(th->guard_slot, th->tid);
 	th->state = TH_GONE;
 }
 
@@ -276,7 +288,7 @@ static void drop_gone(struct live *lv)
 
 	for (i = 0; i < lv->nth; i++) {
 		if (lv->th[i].state == TH_GONE)
-			guard_remove(lv->th[i].tid);
+			guard_remove(lv->th[i].guard_slot, lv->th[i].tid);
 		else
 			lv->th[j++] = lv->th[i];
 	}
@@ -305,10 +317,10 @@ static int seize_thread(struct live *lv, int tid, struct cs_err *err)
 			       "cannot attach to thread %d of process %d: %s",
 			       tid, lv->pid, strerror(errno));
 	}
-	guard_add(tid);
 	th = &lv->th[lv->nth++];
 	memset(th, 0, sizeof(*th));
 	th->tid = tid;
+	th->guard_slot = guard_add(tid);
 	th->state = TH_SEIZED;
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
 		int st2;
@@ -434,21 +446,25 @@ static void wait_all(struct live *lv, double deadline)
 static int stop_round(struct live *lv, double deadline, size_t *added,
 		      struct cs_err *err)
 {
-	int *tids;
-	size_t ntids, i, n;
+	int *tids, *seized;
+	size_t ntids, nseized, i, n;
 	int ret = 0;
 
 	*added = 0;
 	if (live_list_tasks(lv->pid, &tids, &ntids) < 0)
 		return (int)live_exited(err, lv->pid);
+	seized = seized_sorted(lv);
+	nseized = lv->nth;
 	for (i = 0; i < ntids && !ret; i++) {
-		if (find_thread(lv, tids[i]))
+		if (bsearch(&tids[i], seized, nseized, sizeof(*seized),
+			    int_cmp))
 			continue;
 		n = lv->nth;
 		ret = seize_thread(lv, tids[i], err);
 		*added += lv->nth - n;
 	}
 	free(tids);
+	free(seized);
 	if (ret)
 		return ret;
 	wait_all(lv, deadline);

@@ -589,7 +589,13 @@ static int mapping_cmp(const void *a, const void *b)
 
 void cs_mappings_sort(struct cs_mapping *maps, size_t n)
 {
-	if (n > 1)
+	size_t i;
+
+	/* /proc/PID/maps comes sorted: check before sorting thousands. */
+	for (i = 1; i < n; i++)
+		if (mapping_cmp(&maps[i - 1], &maps[i]) > 0)
+			break;
+	if (i < n)
 		qsort(maps, n, sizeof(*maps), mapping_cmp);
 }
 

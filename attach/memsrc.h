@@ -97,13 +97,14 @@ struct memsrc_ops {
 			  unsigned char *const *bufs, size_t n,
 			  struct cs_err *err);
 	/*
-	 * Optional: read_raw for several threads at once (a capture splits
-	 * its copy between two): it reports no error and changes nothing of
-	 * the backend's.  The bytes read from the start, or -1; whatever
-	 * came short is read again with read_raw.
+	 * Optional: read_runs for several threads at once (a capture
+	 * splits its copy between two): it reports no error and changes
+	 * nothing of the backend's.  The bytes read, counted through the
+	 * runs in order as read_runs counts them, or -1; whatever came
+	 * short is read again with read_raw.
 	 */
-	long (*read_parallel)(struct memsrc *ms, uint64_t addr, void *buf,
-			      size_t len);
+	long (*read_parallel)(struct memsrc *ms, const struct memsrc_run *runs,
+			      unsigned char *const *bufs, size_t n);
 };
 
 struct memsrc_stats {

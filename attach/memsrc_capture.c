@@ -240,49 +240,18 @@ static int capture_batch(struct memsrc *ms, size_t *i, struct cs_err *err)
 	return 0;
 }
 
-/* Copy the planned pages: runs of consecutive pages, many runs to a
- * backend call where the backend can, else one run (up to CLUSTER_MAX
- * pages) each. */
-static int capture_plan(struct memsrc *ms, struct cs_err *err)
-{
-	struct memsrc_cache *c = ms->cache;
-	int batch = ms->ops->read_runs != NULL;
-	size_t i = 0;
-	int ret = 0;
-
-	/* The batches share the cache's limit with everything else. */
-	if (c->npages + c->nplan > CACHE_MAX_PAGES)
-		batch = 0;
-	/* Each round moves past a cached page or caches plan[i] (a fill
-	 * always caches its first page, if only as unreadable): bounded.  A
-	 * fill may stop short (at a mapping's end, an unreadable page): the
-	 * rest of its run is filled in later rounds. */
-	while (i < c->nplan && ret == 0) {
-		if (batch) {
-			ret = capture_batch(ms, &i, err);
-			if (ret || i >= c->nplan)
-				break;
-		}
-		if (mcache_lookup(c, c->plan[i])) {
-			i++;
-			continue;
-		}
-		ret = mcache_fill_exact(ms, c->plan[i], plan_run(c, i), err);
-	}
-	return ret;
-}
-
 /*
- * Copying every changeable mapping on two threads at once.  The copy is
- * the kernel's, page by page (pin the target's page, copy it into
- * coroscope's, fault that in if it is new): one thread copied a 10k-task
- * target's 30 MB in ~7.5 ms of its stop, and the second core was idle.
+ * Copying on two threads at once.  The copy is the kernel's, page by page
+ * (pin the target's page, copy it into coroscope's, fault that in if it
+ * is new): one thread copied a 10k-task target's 30 MB in ~7.5 ms of its
+ * stop, and the second core was idle.
  *
- * With two CPUs to run on, the reads are laid out first (each its room
- * in the slabs, in order), each thread makes half of them with the
- * backend's read_parallel, and the pages read whole are cached in order;
- * capture_all() then reads whatever came short as before, one read at a
- * time.
+ * With two CPUs to run on, the reads are laid out first (every
+ * changeable mapping's, or the plan's runs), each with its room in the
+ * slabs, in order; each thread makes half of them with the backend's
+ * read_parallel, many runs to a call; the pages read whole are cached in
+ * order; capture_all() or capture_plan() then reads whatever came short
+ * as before, one read at a time.
  */
 #define PARALLEL_MIN_PAGES 1024   /* 4 MiB: less is not worth a thread */
 
@@ -297,24 +266,55 @@ struct copy_half {
 	struct memsrc *ms;
 	struct copy_job *jobs;
 	size_t n;
+	size_t calls;
 };
 
+/* Make h's reads, MEMSRC_RUNS_MAX to a call.  A job not read whole keeps
+ * got -1; the call's next job starts the next call. */
 static void *copy_jobs(void *arg)
 {
 	struct copy_half *h = arg;
-	size_t i;
+	struct memsrc_run runs[MEMSRC_RUNS_MAX];
+	unsigned char *bufs[MEMSRC_RUNS_MAX];
+	size_t i = 0;
 
-	for (i = 0; i < h->n; i++)
-		h->jobs[i].got = h->ms->ops->read_parallel(
-			h->ms, h->jobs[i].page, h->jobs[i].buf,
-			h->jobs[i].n * PAGE_SIZE);
+	/* Each call settles at least its first job: bounded by h->n. */
+	while (i < h->n) {
+		size_t k, b = 0;
+		long got;
+
+		for (k = i; k < h->n && b < MEMSRC_RUNS_MAX; k++, b++) {
+			runs[b].addr = h->jobs[k].page;
+			runs[b].len = h->jobs[k].n * PAGE_SIZE;
+			bufs[b] = h->jobs[k].buf;
+		}
+		got = h->ms->ops->read_parallel(h->ms, runs, bufs, b);
+		h->calls++;
+		if (got < 0)
+			return NULL;
+		for (k = 0; k < b && (uint64_t)got >= runs[k].len; k++) {
+			h->jobs[i + k].got = (long)runs[k].len;
+			got -= (long)runs[k].len;
+		}
+		i += k < b ? k + 1 : b;
+	}
 	return NULL;
+}
+
+static void push_job(struct copy_job **jobs, size_t *alloc, size_t *n,
+		     size_t *pages, uint64_t page, size_t run)
+{
+	*jobs = xgrow(*jobs, alloc, *n + 1, sizeof(**jobs));
+	(*jobs)[*n].page = page;
+	(*jobs)[*n].n = run;
+	(*n)++;
+	*pages += run;
 }
 
 /* The reads of every changeable page not cached yet, CLUSTER_MAX pages
  * at most each, within a mapping: *n of them, *pages in all. */
-static struct copy_job *lay_out_jobs(struct memsrc *ms, size_t *n,
-				     size_t *pages)
+static struct copy_job *lay_out_all(struct memsrc *ms, size_t *n,
+				    size_t *pages)
 {
 	struct memsrc_cache *c = ms->cache;
 	struct copy_job *jobs = NULL;
@@ -339,35 +339,63 @@ static struct copy_job *lay_out_jobs(struct memsrc *ms, size_t *n,
 				page += PAGE_SIZE;
 				continue;
 			}
-			jobs = xgrow(jobs, &alloc, *n + 1, sizeof(*jobs));
-			jobs[*n].page = page;
-			jobs[*n].n = run;
-			(*n)++;
-			*pages += run;
+			push_job(&jobs, &alloc, n, pages, page, run);
 			page += run * PAGE_SIZE;
 		}
 	}
 	return jobs;
 }
 
-static void copy_in_parallel(struct memsrc *ms)
+/* The reads of the planned pages not cached yet: its runs. */
+static struct copy_job *lay_out_plan(struct memsrc *ms, size_t *n,
+				     size_t *pages)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct copy_job *jobs = NULL;
+	size_t alloc = 0, i = 0, run;
+
+	*n = *pages = 0;
+	/* Each round moves i on by at least one: bounded by the plan. */
+	while (i < c->nplan) {
+		if (mcache_lookup(c, c->plan[i])) {
+			i++;
+			continue;
+		}
+		run = plan_run(c, i);
+		push_job(&jobs, &alloc, n, pages, c->plan[i], run);
+		i += run;
+	}
+	return jobs;
+}
+
+/* Copy what lay_out (lay_out_all or lay_out_plan) lays out on two
+ * threads, when there are two CPUs and enough of it. */
+static void copy_in_parallel(struct memsrc *ms,
+			     struct copy_job *(*lay_out)(struct memsrc *,
+							 size_t *, size_t *))
 {
 	struct memsrc_cache *c = ms->cache;
 	struct copy_half halves[2];
 	struct copy_job *jobs;
 	unsigned char probe[PAGE_SIZE];
+	unsigned char *probe_buf = probe;
+	struct memsrc_run probe_run;
 	size_t n, pages, i, p, half = 0, acc = 0;
 	pthread_t helper;
 	int threaded;
 
 	if (!ms->ops->read_parallel || cs_cpus() < 2)
 		return;
-	jobs = lay_out_jobs(ms, &n, &pages);
+	jobs = lay_out(ms, &n, &pages);
 	/* A backend that cannot read this way now (live: reading through
 	 * /proc/PID/mem) would leave every page to be read again, into
 	 * slab room past what was reserved: one page tells. */
+	if (pages >= PARALLEL_MIN_PAGES) {
+		probe_run.addr = jobs[0].page;
+		probe_run.len = PAGE_SIZE;
+	}
 	if (pages < PARALLEL_MIN_PAGES || pages > CACHE_MAX_PAGES / 2 ||
-	    ms->ops->read_parallel(ms, jobs[0].page, probe, sizeof(probe)) < 0) {
+	    ms->ops->read_parallel(ms, &probe_run, &probe_buf, 1) < 0) {
 		free(jobs);
 		return;
 	}
@@ -382,17 +410,17 @@ static void copy_in_parallel(struct memsrc *ms)
 	}
 	mcache_slab_note_used(c);
 	mcache_table_reserve(c, pages);
-	halves[0] = (struct copy_half){ ms, jobs, half };
-	halves[1] = (struct copy_half){ ms, jobs + half, n - half };
+	halves[0] = (struct copy_half){ ms, jobs, half, 0 };
+	halves[1] = (struct copy_half){ ms, jobs + half, n - half, 0 };
 	threaded = cs_thread_start(&helper, copy_jobs, &halves[1], 0) == 0;
 	copy_jobs(&halves[0]);
 	if (threaded)
 		pthread_join(helper, NULL);
 	else
 		copy_jobs(&halves[1]);
+	ms->stats.reads += halves[0].calls + halves[1].calls;
 	for (i = 0; i < n; i++) {
-		ms->stats.reads++;
-		/* A read that came short is made again by capture_all(),
+		/* A read that came short is made again by the caller,
 		 * which counts its bytes then. */
 		if (jobs[i].got != (long)(jobs[i].n * PAGE_SIZE))
 			continue;
@@ -405,6 +433,39 @@ static void copy_in_parallel(struct memsrc *ms)
 	free(jobs);
 }
 
+/* Copy the planned pages: runs of consecutive pages, many runs to a
+ * backend call where the backend can, else one run (up to CLUSTER_MAX
+ * pages) each. */
+static int capture_plan(struct memsrc *ms, struct cs_err *err)
+{
+	struct memsrc_cache *c = ms->cache;
+	int batch = ms->ops->read_runs != NULL;
+	size_t i = 0;
+	int ret = 0;
+
+	/* The batches share the cache's limit with everything else. */
+	if (c->npages + c->nplan > CACHE_MAX_PAGES)
+		batch = 0;
+	copy_in_parallel(ms, lay_out_plan);
+	/* Each round moves past a cached page or caches plan[i] (a fill
+	 * always caches its first page, if only as unreadable): bounded.  A
+	 * fill may stop short (at a mapping's end, an unreadable page): the
+	 * rest of its run is filled in later rounds. */
+	while (i < c->nplan && ret == 0) {
+		if (batch) {
+			ret = capture_batch(ms, &i, err);
+			if (ret || i >= c->nplan)
+				break;
+		}
+		if (mcache_lookup(c, c->plan[i])) {
+			i++;
+			continue;
+		}
+		ret = mcache_fill_exact(ms, c->plan[i], plan_run(c, i), err);
+	}
+	return ret;
+}
+
 /* Copy every changeable mapping. */
 static int capture_all(struct memsrc *ms, struct cs_err *err)
 {
@@ -412,7 +473,7 @@ static int capture_all(struct memsrc *ms, struct cs_err *err)
 	size_t i;
 	int ret = 0;
 
-	copy_in_parallel(ms);
+	copy_in_parallel(ms, lay_out_all);
 	/* Fill the cache directly, in the largest reads a fill makes
 	 * (slabs are sized for them), copying nothing out. */
 	for (i = 0; i < ms->nmaps && ret == 0; i++) {

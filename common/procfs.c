@@ -291,25 +291,61 @@ int procfs_list_ids(const char *dir, size_t max, int first, int **out,
  * The path is the rest of the line and may contain spaces; the kernel
  * appends " (deleted)" to the path of a deleted file.
  */
+/* A hex number of 1 to 16 digits at *p, then the separator sep. */
+static int maps_hex(const char **p, char sep, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	const char *s = *p;
+	int n;
+
+	for (n = 0; n < 16 && isxdigit((unsigned char)s[n]); n++) {
+		int c = (unsigned char)s[n];
+
+		v = v << 4 | (unsigned)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+	}
+	if (n == 0 || s[n] != sep)
+		return -1;
+	*out = v;
+	*p = s + n + 1;
+	return 0;
+}
+
+/* A field of non-blanks at *p; *p moves past it. */
+static int maps_word(const char **p)
+{
+	size_t n = strcspn(*p, " \t\n");
+
+	if (n == 0)
+		return -1;
+	*p += n;
+	return 0;
+}
+
 int procfs_maps_line(char *line, struct procfs_map *m)
 {
 	static const char deleted[] = " (deleted)";
 	const size_t dlen = sizeof(deleted) - 1;
 	unsigned long long start, end, offset;
-	char perms[5];
-	int pos = 0;
+	const char *p = line;
 	char *path;
 	size_t len;
 
-	if (sscanf(line, "%llx-%llx %4s %llx %*s %*s%n", &start, &end, perms,
-		   &offset, &pos) != 4 || pos == 0 || end < start)
+	/* By hand, not sscanf(): thousands of threads mean thousands of
+	 * lines, parsed while the target is stopped. */
+	if (maps_hex(&p, '-', &start) < 0 || maps_hex(&p, ' ', &end) < 0 ||
+	    end < start || strcspn(p, " \t\n") != 4 || p[4] != ' ')
 		return -1;
 	memset(m, 0, sizeof(*m));
+	memcpy(m->perms, p, 4);
+	p += 5;
+	/* The device, a blank, the inode: the path follows any blanks. */
+	if (maps_hex(&p, ' ', &offset) < 0 || maps_word(&p) < 0 ||
+	    *p++ != ' ' || maps_word(&p) < 0)
+		return -1;
 	m->start = start;
 	m->end = end;
 	m->offset = offset;
-	memcpy(m->perms, perms, sizeof(m->perms));
-	path = line + pos;
+	path = line + (p - line);
 	while (*path == ' ' || *path == '\t')
 		path++;
 	len = strcspn(path, "\n");

@@ -22,6 +22,7 @@ import pytest
 
 from conftest import (assert_one_error_line, interpreter, marker_line,
                       run_coroscope, target_script)
+from test_core import first_difference
 
 SCRIPT = target_script("asyncio_target.py")
 MANY_SCRIPT = target_script("many_tasks_target.py")
@@ -1106,18 +1107,26 @@ def test_many_tasks_generators(many):
 def test_many_tasks_same_on_any_cpus(many):
     """One CPU (everything on one thread), two (the capture's copy and
     the generators on two threads), four (the JSON document's parts on
-    threads of their own too): the same document."""
+    threads of their own too): the same document.  So too when only the
+    pages a first pass used are copied (the plan, tens of MB here: its
+    runs copied on one thread, then on two)."""
     target, res = many
     docs = {}
-    for cpus in ("1", "2", "4"):
-        r = run_coroscope("dump", "--json", target.pid, timeout=60,
-                          env={"COROSCOPE_TEST_CPUS": cpus})
+    for name, env in (("1", {}), ("2", {}), ("4", {}),
+                      ("plan-1", {"COROSCOPE_TEST_CAPTURE": "plan"}),
+                      ("plan-2", {"COROSCOPE_TEST_CAPTURE": "plan"})):
+        env["COROSCOPE_TEST_CPUS"] = name[-1]
+        r = run_coroscope("dump", "--json", target.pid, timeout=60, env=env)
         assert r.returncode == 0, r
-        docs[cpus] = r.json()
-        docs[cpus].pop("stats")
+        docs[name] = r.json()
+        stats = docs[name].pop("stats")
+        if name.startswith("plan"):
+            # The plan's copy: large enough for two threads.
+            assert stats["bytes_read"] > 10 << 20, stats
     assert len(docs["1"]["generators"]) > 50000, len(docs["1"]["generators"])
-    assert docs["2"] == docs["1"]
-    assert docs["4"] == docs["1"]
+    for name in ("2", "4", "plan-1", "plan-2"):
+        assert docs[name] == docs["1"], \
+            "%s: %s" % (name, first_difference(docs["1"], docs[name]))
 
 
 # ---------------------------------------------------------------------------

@@ -86,7 +86,20 @@ static void maps_lines(void)
 	char l3[] = "3000-4000 r--p 00002000 08:01 7 /tmp/x (deleted)\n";
 	char l4[] = "5000-6000 rw-p 00000000 00:00 0   [heap]\n";
 	char bad[] = "zzz\n";
+	char l5[] = "1000-2000 rw-p 00000000 00:00 0\n";
+	char l6[] = "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
+	char *bads[] = {
+		"1000-2000 rw-p 00000000 00:00\n",   /* no inode */
+		"1000 2000 rw-p 00000000 00:00 0\n",  /* no dash */
+		"2000-1000 rw-p 00000000 00:00 0\n",  /* backwards */
+		"1000-2000 rw-pq 00000000 00:00 0\n", /* five perms */
+		"1000-2000 rw-p 0000g000 00:00 0\n",  /* bad offset */
+		"10000000000000000-2 rw-p 0 00:00 0\n", /* 17 digits */
+		"-2000 rw-p 00000000 00:00 0\n",
+		"",
+	};
 	struct procfs_map m;
+	size_t i;
 
 	CHECK(procfs_maps_line(l1, &m) == 0 && m.start == 0x7f00 &&
 	      m.end == 0x7f80 && m.offset == 0x1000 &&
@@ -98,6 +111,17 @@ static void maps_lines(void)
 	      !strcmp(m.path, "/tmp/x"), "deleted");
 	CHECK(procfs_maps_line(l4, &m) == 0 && !m.path, "pseudo name");
 	CHECK(procfs_maps_line(bad, &m) < 0, "garbage");
+	CHECK(procfs_maps_line(l5, &m) == 0 && m.start == 0x1000 &&
+	      m.end == 0x2000 && !m.path, "no blank after the inode");
+	CHECK(procfs_maps_line(l6, &m) == 0 &&
+	      m.start == 0xffffffffff600000ull && !strcmp(m.perms, "--xp") &&
+	      !m.path, "16 digits, pseudo name");
+	for (i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		char buf[128];
+
+		snprintf(buf, sizeof(buf), "%s", bads[i]);
+		CHECK(procfs_maps_line(buf, &m) < 0, "malformed line refused");
+	}
 }
 
 int main(void)
