@@ -240,23 +240,30 @@ static long live_read_parallel(struct memsrc *ms, const struct memsrc_run *runs,
 			       unsigned char *const *bufs, size_t n)
 {
 	const struct live *lv = ms->backend;
-	/* The caller's own, not lv's: another thread reads at once. */
-	struct iovec liov[MEMSRC_RUNS_MAX], riov[MEMSRC_RUNS_MAX];
+	/* The caller's own, not lv's: another thread reads at once.  On
+	 * the heap: a helper thread's stack may be small. */
+	struct iovec *iov;
 	size_t i;
 	ssize_t r;
 
 	if (lv->use_mem || n > MEMSRC_RUNS_MAX)
 		return -1;
+	iov = xmallocarray(2 * (n ? n : 1), sizeof(*iov));
 	for (i = 0; i < n; i++) {
-		liov[i].iov_base = bufs[i];
-		liov[i].iov_len = runs[i].len;
-		riov[i].iov_base = (void *)(uintptr_t)runs[i].addr;
-		riov[i].iov_len = runs[i].len;
+		iov[i].iov_base = bufs[i];
+		iov[i].iov_len = runs[i].len;
+		iov[n + i].iov_base = (void *)(uintptr_t)runs[i].addr;
+		iov[n + i].iov_len = runs[i].len;
 	}
 	do
-		r = process_vm_readv(lv->pid, liov, n, riov, n, 0);
+		r = process_vm_readv(lv->pid, iov, n, iov + n, n, 0);
 	while (r < 0 && errno == EINTR);
-	return r < 0 ? -1 : (long)r;
+	free(iov);
+	if (r >= 0)
+		return (long)r;
+	/* The first run unreadable (gone since it was planned, a device's
+	 * mapping): the caller goes on after it. */
+	return errno == EFAULT ? 0 : -1;
 }
 
 static long live_read_raw(struct memsrc *ms, uint64_t addr, void *buf,

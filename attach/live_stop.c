@@ -50,10 +50,11 @@ static volatile sig_atomic_t guard_sig[GUARD_MAX];
 static volatile sig_atomic_t guard_len;
 static int guard_installed;
 
-/* A slot for tid, or -1 when none is free.  The stop appends, and the
- * resume empties the array from its end, so the search for a hole left
- * by a vanished thread only runs once the end has reached GUARD_MAX:
- * each call is O(1) for thousands of threads. */
+/* A slot for tid, or -1 when none is free.  The stop appends; the
+ * resume clears every slot, and the array's length drops once its last
+ * slot is clear.  So the search for a hole left by a vanished thread
+ * only runs once the length has reached GUARD_MAX: each call is O(1)
+ * for thousands of threads. */
 static int guard_add(int tid)
 {
 	sig_atomic_t i = guard_len;

@@ -100,8 +100,9 @@ struct memsrc_ops {
 	 * Optional: read_runs for several threads at once (a capture
 	 * splits its copy between two): it reports no error and changes
 	 * nothing of the backend's.  The bytes read, counted through the
-	 * runs in order as read_runs counts them, or -1; whatever came
-	 * short is read again with read_raw.
+	 * runs in order as read_runs counts them (0 when the first run
+	 * cannot be read), or -1 when the backend cannot read this way
+	 * now; whatever came short is read again with read_raw.
 	 */
 	long (*read_parallel)(struct memsrc *ms, const struct memsrc_run *runs,
 			      unsigned char *const *bufs, size_t n);

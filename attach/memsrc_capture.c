@@ -274,8 +274,9 @@ struct copy_half {
 static void *copy_jobs(void *arg)
 {
 	struct copy_half *h = arg;
-	struct memsrc_run runs[MEMSRC_RUNS_MAX];
-	unsigned char *bufs[MEMSRC_RUNS_MAX];
+	/* On the heap: a helper thread's stack may be small. */
+	struct memsrc_run *runs = xmallocarray(MEMSRC_RUNS_MAX, sizeof(*runs));
+	unsigned char **bufs = xmallocarray(MEMSRC_RUNS_MAX, sizeof(*bufs));
 	size_t i = 0;
 
 	/* Each call settles at least its first job: bounded by h->n. */
@@ -291,13 +292,15 @@ static void *copy_jobs(void *arg)
 		got = h->ms->ops->read_parallel(h->ms, runs, bufs, b);
 		h->calls++;
 		if (got < 0)
-			return NULL;
+			break;
 		for (k = 0; k < b && (uint64_t)got >= runs[k].len; k++) {
 			h->jobs[i + k].got = (long)runs[k].len;
 			got -= (long)runs[k].len;
 		}
 		i += k < b ? k + 1 : b;
 	}
+	free(runs);
+	free(bufs);
 	return NULL;
 }
 
@@ -357,7 +360,10 @@ static struct copy_job *lay_out_plan(struct memsrc *ms, size_t *n,
 	*n = *pages = 0;
 	/* Each round moves i on by at least one: bounded by the plan. */
 	while (i < c->nplan) {
-		if (mcache_lookup(c, c->plan[i])) {
+		/* Cached, or unmapped since the plan was learnt (left to
+		 * capture_plan(), which caches it as unreadable). */
+		if (mcache_lookup(c, c->plan[i]) ||
+		    !memsrc_find_mapping(ms, c->plan[i])) {
 			i++;
 			continue;
 		}
@@ -387,15 +393,16 @@ static void copy_in_parallel(struct memsrc *ms,
 	if (!ms->ops->read_parallel || cs_cpus() < 2)
 		return;
 	jobs = lay_out(ms, &n, &pages);
+	if (pages < PARALLEL_MIN_PAGES || pages > CACHE_MAX_PAGES / 2) {
+		free(jobs);
+		return;
+	}
 	/* A backend that cannot read this way now (live: reading through
 	 * /proc/PID/mem) would leave every page to be read again, into
 	 * slab room past what was reserved: one page tells. */
-	if (pages >= PARALLEL_MIN_PAGES) {
-		probe_run.addr = jobs[0].page;
-		probe_run.len = PAGE_SIZE;
-	}
-	if (pages < PARALLEL_MIN_PAGES || pages > CACHE_MAX_PAGES / 2 ||
-	    ms->ops->read_parallel(ms, &probe_run, &probe_buf, 1) < 0) {
+	probe_run.addr = jobs[0].page;
+	probe_run.len = PAGE_SIZE;
+	if (ms->ops->read_parallel(ms, &probe_run, &probe_buf, 1) < 0) {
 		free(jobs);
 		return;
 	}

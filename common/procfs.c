@@ -286,11 +286,6 @@ int procfs_list_ids(const char *dir, size_t max, int first, int **out,
 	return 0;
 }
 
-/*
- * start-end perms offset major:minor inode   path
- * The path is the rest of the line and may contain spaces; the kernel
- * appends " (deleted)" to the path of a deleted file.
- */
 /* A hex number of 1 to 16 digits at *p, then the separator sep. */
 static int maps_hex(const char **p, char sep, unsigned long long *out)
 {
@@ -321,6 +316,11 @@ static int maps_word(const char **p)
 	return 0;
 }
 
+/*
+ * start-end perms offset major:minor inode   path
+ * The path is the rest of the line and may contain spaces; the kernel
+ * appends " (deleted)" to the path of a deleted file.
+ */
 int procfs_maps_line(char *line, struct procfs_map *m)
 {
 	static const char deleted[] = " (deleted)";

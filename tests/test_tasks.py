@@ -1109,12 +1109,18 @@ def test_many_tasks_same_on_any_cpus(many):
     the generators on two threads), four (the JSON document's parts on
     threads of their own too): the same document.  So too when only the
     pages a first pass used are copied (the plan, tens of MB here: its
-    runs copied on one thread, then on two)."""
+    runs copied on one thread, then on two), and when nothing is copied
+    (the target read stopped).  The target has a writable mapping
+    nobody can read, which every copy steps over."""
     target, res = many
+    with open("/proc/%d/maps" % target.pid) as f:
+        assert any(" rw-s " in line and "(deleted)" in line
+                   for line in f), "no unreadable shared mapping"
     docs = {}
     for name, env in (("1", {}), ("2", {}), ("4", {}),
                       ("plan-1", {"COROSCOPE_TEST_CAPTURE": "plan"}),
-                      ("plan-2", {"COROSCOPE_TEST_CAPTURE": "plan"})):
+                      ("plan-2", {"COROSCOPE_TEST_CAPTURE": "plan"}),
+                      ("stopped-1", {"COROSCOPE_TEST_NO_CAPTURE": "1"})):
         env["COROSCOPE_TEST_CPUS"] = name[-1]
         r = run_coroscope("dump", "--json", target.pid, timeout=60, env=env)
         assert r.returncode == 0, r
@@ -1124,7 +1130,7 @@ def test_many_tasks_same_on_any_cpus(many):
             # The plan's copy: large enough for two threads.
             assert stats["bytes_read"] > 10 << 20, stats
     assert len(docs["1"]["generators"]) > 50000, len(docs["1"]["generators"])
-    for name in ("2", "4", "plan-1", "plan-2"):
+    for name in ("2", "4", "plan-1", "plan-2", "stopped-1"):
         assert docs[name] == docs["1"], \
             "%s: %s" % (name, first_difference(docs["1"], docs[name]))
 

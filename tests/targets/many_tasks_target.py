@@ -23,6 +23,7 @@ import time
 HAS_NAMES = sys.version_info[:2] >= (3, 8)
 SHARED = []         # the one future every task ends up awaiting
 TASKS = []          # the recorder task
+UNREADABLE = []     # see unreadable_mapping()
 
 
 async def level5(i):
@@ -57,6 +58,24 @@ def task_coro(task):
     if hasattr(task, "get_coro"):
         return task.get_coro()
     return task._coro
+
+
+def unreadable_mapping(near):
+    """A writable mapping nobody can read: a shared mapping of a file
+    truncated under it (a read past the file's end faults), as some
+    device mappings are.  coroscope copies every writable mapping of a
+    stopped target (on two threads, many reads to a call): it must step
+    over this one and still copy the rest."""
+    import mmap
+    import tempfile
+    fd, path = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(near)))
+    try:
+        os.ftruncate(fd, 1 << 20)
+        UNREADABLE.append(mmap.mmap(fd, 1 << 20))
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)
+        os.unlink(path)
 
 
 def write_ready(path, data):
@@ -111,6 +130,7 @@ async def recorder(loop, ready_path, count):
 def main():
     ready_path = sys.argv[1]
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
+    unreadable_mapping(ready_path)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     coro = recorder(loop, ready_path, count)

@@ -88,7 +88,7 @@ static void maps_lines(void)
 	char bad[] = "zzz\n";
 	char l5[] = "1000-2000 rw-p 00000000 00:00 0\n";
 	char l6[] = "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
-	char *bads[] = {
+	const char *bads[] = {
 		"1000-2000 rw-p 00000000 00:00\n",   /* no inode */
 		"1000 2000 rw-p 00000000 00:00 0\n",  /* no dash */
 		"2000-1000 rw-p 00000000 00:00 0\n",  /* backwards */
