@@ -99,17 +99,6 @@ static uint64_t frame_local(struct pyproc *py, const struct py_frame *f,
 	return 0;
 }
 
-static size_t add_node(struct py_waitgraph *g, enum wg_kind kind,
-		       size_t index)
-{
-	g->nodes = xgrow(g->nodes, &g->anodes, g->nnodes + 1,
-			 sizeof(*g->nodes));
-	memset(&g->nodes[g->nnodes], 0, sizeof(g->nodes[0]));
-	g->nodes[g->nnodes].kind = kind;
-	g->nodes[g->nnodes].index = index;
-	return g->nnodes++;
-}
-
 /*
  * An edge as one non-zero map key, or 0 for node indexes too large to
  * pack (2^30 nodes and more: then the edges are searched one by one).
@@ -195,7 +184,7 @@ static long object_node(struct build *b, uint64_t obj)
 	g->prims = xgrow(g->prims, &g->aprims, g->nprims + 1,
 			 sizeof(*g->prims));
 	g->prims[g->nprims] = p;
-	v = add_node(g, WG_OBJECT, g->nprims++);
+	v = py_waitgraph_add_node(g, WG_OBJECT, g->nprims++);
 	addrmap_put(&g->index, obj, (void *)(v + 1));
 	return (long)v;
 }
@@ -732,10 +721,10 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	find_stdlib(&b);
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	for (i = 0; i < snap->nthreads; i++)
-		add_node(g, WG_THREAD, i);
+		py_waitgraph_add_node(g, WG_THREAD, i);
 	base = g->nnodes;
 	for (i = 0; a && i < a->ntasks; i++)
-		add_node(g, WG_TASK, i);
+		py_waitgraph_add_node(g, WG_TASK, i);
 	for (i = 0; i < snap->nthreads; i++) {
 		const struct py_thread *t = &snap->threads[i];
 

@@ -80,6 +80,9 @@ struct py_waitgraph {
 	size_t *in_start, *in_edges;
 	/* a->gens index + 1 -> its first drive's index + 1 (wg_finish) */
 	struct addrmap drive_index;
+	/* (kind, index) -> the first such node's index + 1: reports ask
+	 * for the node of each task. */
+	struct addrmap kind_index;
 };
 
 /*
@@ -93,9 +96,14 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 void py_waitgraph_init(struct py_waitgraph *g);
 void py_waitgraph_release(struct py_waitgraph *g);
 
-/* The node of a thread (snap index) or task (a->tasks index), or -1. */
+/* The node of a thread (snap index), task (a->tasks index) or object
+ * (g->prims index), or -1. */
 long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
 			  size_t index);
+/* A new node (its frames unknown, not idle), indexed for
+ * py_waitgraph_node_of(): its index in g->nodes. */
+size_t py_waitgraph_add_node(struct py_waitgraph *g, enum wg_kind kind,
+			     size_t index);
 
 /* The drive of generator gen (a->gens index), or NULL. */
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,

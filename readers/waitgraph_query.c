@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "common/banned.h"
 
 void py_waitgraph_init(struct py_waitgraph *g)
@@ -17,6 +18,7 @@ void py_waitgraph_init(struct py_waitgraph *g)
 	cycle_list_init(&g->cycles);
 	addrmap_init(&g->index);
 	addrmap_init(&g->drive_index);
+	addrmap_init(&g->kind_index);
 }
 
 void py_waitgraph_release(struct py_waitgraph *g)
@@ -33,18 +35,42 @@ void py_waitgraph_release(struct py_waitgraph *g)
 	cycle_list_release(&g->cycles);
 	addrmap_release(&g->index);
 	addrmap_release(&g->drive_index);
+	addrmap_release(&g->kind_index);
 	py_waitgraph_init(g);
+}
+
+/* A node's kind and index as one non-zero map key: the kind above any
+ * index a process can have. */
+static uint64_t node_key(enum wg_kind kind, size_t index)
+{
+	const uint64_t index_mask = (1ull << 56) - 1;
+
+	return ((uint64_t)kind + 1) << 56 | ((uint64_t)index & index_mask);
+}
+
+size_t py_waitgraph_add_node(struct py_waitgraph *g, enum wg_kind kind,
+			     size_t index)
+{
+	uint64_t key = node_key(kind, index);
+
+	g->nodes = xgrow(g->nodes, &g->anodes, g->nnodes + 1,
+			 sizeof(*g->nodes));
+	memset(&g->nodes[g->nnodes], 0, sizeof(g->nodes[0]));
+	g->nodes[g->nnodes].kind = kind;
+	g->nodes[g->nnodes].index = index;
+	if (!addrmap_get(&g->kind_index, key, NULL))
+		addrmap_put(&g->kind_index, key,
+			    (void *)(uintptr_t)(g->nnodes + 1));
+	return g->nnodes++;
 }
 
 long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
 			  size_t index)
 {
-	size_t i;
+	uintptr_t k = (uintptr_t)addrmap_get(&g->kind_index,
+					     node_key(kind, index), NULL);
 
-	for (i = 0; i < g->nnodes; i++)
-		if (g->nodes[i].kind == kind && g->nodes[i].index == index)
-			return (long)i;
-	return -1;
+	return k ? (long)(k - 1) : -1;
 }
 
 /* How an edge is grouped: under one end, by its index, or, for the
