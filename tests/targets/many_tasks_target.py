@@ -73,6 +73,10 @@ def unreadable_mapping(near):
         os.ftruncate(fd, 1 << 20)
         UNREADABLE.append(mmap.mmap(fd, 1 << 20))
         os.ftruncate(fd, 0)
+    except (OSError, ValueError):
+        # A filesystem without shared writable mappings: the tests that
+        # look for this one say so; the others need not fail with it.
+        pass
     finally:
         os.close(fd)
         os.unlink(path)
