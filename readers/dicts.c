@@ -219,29 +219,6 @@ static int match_str(uint64_t key, uint64_t value, void *data)
 	return 0;
 }
 
-struct int_lookup {
-	struct pyproc *py;
-	int64_t key;
-	uint64_t value;
-	int found;
-};
-
-static int match_int(uint64_t key, uint64_t value, void *data)
-{
-	struct int_lookup *s = data;
-	uint64_t type;
-	int64_t k;
-
-	if (pyobj_read_type(s->py, key, &type, NULL) == 0 &&
-	    type == s->py->types.int_ &&
-	    pyint_read_i64(s->py, key, &k, NULL) == 0 && k == s->key) {
-		s->value = value;
-		s->found = 1;
-		return 1;
-	}
-	return 0;
-}
-
 static int dict_walk(struct pyproc *py, uint64_t dict, entry_visitor visit,
 		     void *data, struct cs_err *err)
 {
@@ -273,16 +250,35 @@ int pydict_get_str(struct pyproc *py, uint64_t dict, const char *key,
 	return s.found ? 0 : 1;
 }
 
-int pydict_get_int(struct pyproc *py, uint64_t dict, int64_t key,
-		   uint64_t *value, struct cs_err *err)
-{
-	struct int_lookup s = { py, key, 0, 0 };
-	int ret = dict_walk(py, dict, match_int, &s, err);
+struct int_index {
+	struct pyproc *py;
+	struct addrmap *out;
+};
 
-	if (ret < 0)
-		return ret;
-	*value = s.value;
-	return s.found ? 0 : 1;
+static int index_int(uint64_t key, uint64_t value, void *data)
+{
+	struct int_index *s = data;
+	uint64_t type;
+	int64_t k;
+	int found;
+
+	if (pyobj_read_type(s->py, key, &type, NULL) == 0 &&
+	    type == s->py->types.int_ &&
+	    pyint_read_i64(s->py, key, &k, NULL) == 0 && k > 0) {
+		(void)addrmap_get(s->out, (uint64_t)k, &found);
+		if (!found)
+			addrmap_put(s->out, (uint64_t)k,
+				    (void *)(uintptr_t)value);
+	}
+	return 0;
+}
+
+int pydict_int_index(struct pyproc *py, uint64_t dict, struct addrmap *out,
+		     struct cs_err *err)
+{
+	struct int_index s = { py, out };
+
+	return dict_walk(py, dict, index_int, &s, err);
 }
 
 /*

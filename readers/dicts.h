@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/addrmap.h"
 #include "readers/pyproc.h"
 
 /* One live entry of a dict or set, in iteration order. */
@@ -33,9 +34,14 @@ int pyset_entries(struct pyproc *py, uint64_t set, struct pydict_entry *out,
 /* dict[key] for a str key: 0 found, 1 absent, <0 error. */
 int pydict_get_str(struct pyproc *py, uint64_t dict, const char *key,
 		   uint64_t *value, struct cs_err *err);
-/* dict[key] for an int key. */
-int pydict_get_int(struct pyproc *py, uint64_t dict, int64_t key,
-		   uint64_t *value, struct cs_err *err);
+/*
+ * Every entry of dict keyed by an int from 1 to INT64_MAX, into out
+ * (key -> value): one walk, where a lookup of each of n keys would
+ * walk the dict n times (threading._active of thousands of threads).
+ * 0 or a negative status (out keeps what was found before it).
+ */
+int pydict_int_index(struct pyproc *py, uint64_t dict, struct addrmap *out,
+		     struct cs_err *err);
 
 /*
  * An instance attribute stored in the object's __dict__ (or managed

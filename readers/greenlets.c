@@ -569,7 +569,8 @@ static void threads_by_tls(struct py_greenlet_scan *b, struct py_greenlets *out,
  * the OS thread's) or the greenlet a patched Thread runs as.  stacks.c
  * looked the thread up by its pthread ident and found nothing; from
  * here a main greenlet gets its thread (when nothing else placed it),
- * that thread its name, and a patched Thread's greenlet its name.
+ * that thread its name, and a patched Thread's greenlet its name.  The
+ * dict is walked once: a busy server has thousands of greenlets.
  */
 static void patched_threading(struct py_greenlet_scan *b,
 			      struct py_greenlets *out,
@@ -577,8 +578,12 @@ static void patched_threading(struct py_greenlet_scan *b,
 {
 	struct pyproc *py = b->py;
 	uint64_t active = py_module_attr(py, "threading", "_active");
+	struct addrmap ids;
 	size_t i;
 
+	addrmap_init(&ids);
+	if (active)
+		(void)pydict_int_index(py, active, &ids, NULL);
 	for (i = 0; active && i < out->n; i++) {
 		struct py_greenlet *g = &out->v[i];
 		uint64_t thread, v;
@@ -589,9 +594,8 @@ static void patched_threading(struct py_greenlet_scan *b,
 		int tid = 0;
 
 		cs_err_init(&err);
-		if (g->state == PY_GREENLET_DEAD || g->addr > (uint64_t)INT64_MAX ||
-		    pydict_get_int(py, active, (int64_t)g->addr, &thread,
-				   &err) != 0)
+		thread = (uintptr_t)addrmap_get(&ids, g->addr, NULL);
+		if (g->state == PY_GREENLET_DEAD || !thread)
 			continue;
 		if (pyobj_get_attr(py, thread, "_name", &v, &err) != 0 ||
 		    pystr_get(py, v, &name, &err) != 0)
@@ -612,6 +616,7 @@ static void patched_threading(struct py_greenlet_scan *b,
 		if (t >= 0 && !snap->threads[t].name && name)
 			snap->threads[t].name = xstrdup(name);
 	}
+	addrmap_release(&ids);
 }
 
 /* Thread of each greenlet: by main greenlet. */

@@ -495,14 +495,18 @@ static uint64_t threading_active(struct pyproc *py, uint64_t interp)
 	return active;
 }
 
-static char *thread_name(struct pyproc *py, uint64_t active,
+/* The name of the threading.Thread that _active (by ident, as
+ * pydict_int_index() gave it) has for thread_id, or NULL. */
+static char *thread_name(struct pyproc *py, const struct addrmap *active,
 			 uint64_t thread_id)
 {
 	uint64_t thread, name;
 	const char *s;
 
-	if (!active || thread_id > (uint64_t)INT64_MAX ||
-	    pydict_get_int(py, active, (int64_t)thread_id, &thread, NULL) != 0 ||
+	if (!thread_id || thread_id > (uint64_t)INT64_MAX)
+		return NULL;
+	thread = (uintptr_t)addrmap_get(active, thread_id, NULL);
+	if (!thread ||
 	    pyobj_get_attr(py, thread, "_name", &name, NULL) != 0 ||
 	    pystr_get(py, name, &s, NULL) != 0)
 		return NULL;
@@ -529,7 +533,7 @@ static uint64_t first_frame(struct pyproc *py, uint64_t tstate,
 struct interp_walk {
 	uint64_t addr;
 	int64_t id;
-	uint64_t active;          /* threading._active, or 0 */
+	struct addrmap active;    /* threading._active: ident -> Thread */
 	uint64_t holder;          /* the GIL holder, when holder_known */
 	int holder_known;
 	struct tid_finder *tf;
@@ -558,7 +562,7 @@ static int read_thread(struct pyproc *py, const struct interp_walk *iw,
 	if (!t->tid)
 		t->tid = native > 0 ? native :
 			 tid_of_pthread(py, iw->tf, t->thread_id);
-	t->name = thread_name(py, iw->active, t->thread_id);
+	t->name = thread_name(py, &iw->active, t->thread_id);
 	t->holds_gil = iw->holder_known ? iw->holder == tstate : -1;
 	frame = first_frame(py, tstate, NULL);
 	if (walk_chain(py, frame, 1, iw->opt, t, NULL) < 0)
@@ -572,7 +576,7 @@ static int read_interp(struct pyproc *py, struct interp_walk *iw,
 		       size_t *alloc, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint64_t tstate, id;
+	uint64_t tstate, id, active;
 	int nthreads, ret;
 
 	ret = py_field_u64(py, iw->addr, L->is_tstate_head, &tstate, err);
@@ -581,7 +585,10 @@ static int read_interp(struct pyproc *py, struct interp_walk *iw,
 	if (ret < 0)
 		return ret;
 	iw->id = (int64_t)id;     /* 3.6 has no ids: one interpreter, 0 */
-	iw->active = threading_active(py, iw->addr);
+	active = threading_active(py, iw->addr);
+	/* Best effort: a dict that cannot be walked names no thread. */
+	if (active)
+		(void)pydict_int_index(py, active, &iw->active, NULL);
 	iw->holder_known = gil_holder(py, iw->addr, &iw->holder) == 0;
 	for (nthreads = 0; tstate && nthreads < PY_MAX_THREADS; nthreads++) {
 		if (!addrmap_add(seen, tstate))
@@ -624,10 +631,12 @@ int py_snapshot_take(struct pyproc *py, const struct py_stack_options *opt,
 		if (!addrmap_add(&seen, interp))
 			break;
 		memset(&iw, 0, sizeof(iw));
+		addrmap_init(&iw.active);
 		iw.addr = interp;
 		iw.tf = &tf;
 		iw.opt = opt;
 		ret = read_interp(py, &iw, &seen, snap, &alloc, err);
+		addrmap_release(&iw.active);
 		if (ret < 0)
 			break;
 		snap->ninterps++;
