@@ -7,6 +7,7 @@
 
 #include "attach/live.h"
 #include "cli/source.h"
+#include "common/addrmap.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -41,35 +42,55 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
  * that is one of the target's tids as we see them is kept (it came from
  * a thread's registers); one that is only a namespace tid is mapped.
  */
+/* ms->threads' index + 1 by tid (by_ns: by namespace tid), the first
+ * of each: thousands of threads each looked up by a scan of all the
+ * others made the stop's every collection quadratic. */
+static void index_threads(const struct memsrc *ms, int by_ns,
+			  struct addrmap *out)
+{
+	size_t k;
+
+	addrmap_init(out);
+	addrmap_reserve(out, ms->nthreads);
+	for (k = 0; k < ms->nthreads; k++) {
+		int tid = by_ns ? ms->threads[k].ns_tid : ms->threads[k].tid;
+
+		if (tid > 0 && !addrmap_get(out, (uint64_t)tid, NULL))
+			addrmap_put(out, (uint64_t)tid,
+				    (void *)(uintptr_t)(k + 1));
+	}
+}
+
 static void map_thread_ids(struct collection *c)
 {
 	const struct memsrc *ms = c->ms;
-	size_t i, k;
+	struct addrmap by_tid, by_ns;
+	size_t i;
 
 	if (!c->snap.nthreads)
 		return;
 	c->ns_tids = xcalloc(c->snap.nthreads, sizeof(*c->ns_tids));
+	index_threads(ms, 0, &by_tid);
+	index_threads(ms, 1, &by_ns);
 	for (i = 0; i < c->snap.nthreads; i++) {
 		struct py_thread *t = &c->snap.threads[i];
-		int host = 0;
+		size_t k;
 
-		for (k = 0; k < ms->nthreads && t->tid > 0; k++)
-			if (ms->threads[k].tid == t->tid)
-				host = 1;
-		for (k = 0; k < ms->nthreads && t->tid > 0; k++) {
-			const struct cs_thread *th = &ms->threads[k];
-
-			if (host && th->tid == t->tid) {
-				c->ns_tids[i] = th->ns_tid;
-				break;
-			}
-			if (!host && th->ns_tid == t->tid) {
-				c->ns_tids[i] = th->ns_tid;
-				t->tid = th->tid;
-				break;
-			}
+		if (t->tid <= 0)
+			continue;
+		k = (uintptr_t)addrmap_get(&by_tid, (uint64_t)t->tid, NULL);
+		if (k) {
+			c->ns_tids[i] = ms->threads[k - 1].ns_tid;
+			continue;
+		}
+		k = (uintptr_t)addrmap_get(&by_ns, (uint64_t)t->tid, NULL);
+		if (k) {
+			c->ns_tids[i] = ms->threads[k - 1].ns_tid;
+			t->tid = ms->threads[k - 1].tid;
 		}
 	}
+	addrmap_release(&by_tid);
+	addrmap_release(&by_ns);
 }
 
 /*

@@ -340,6 +340,36 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	return 1;
 }
 
+int py_prim_read_memo(struct pyproc *py, const struct py_prim_types *t,
+		      struct py_prim_memo *m, uint64_t obj,
+		      struct py_prim *out)
+{
+	int found;
+	uintptr_t v = (uintptr_t)addrmap_get(&m->seen, obj, &found);
+
+	if (found) {
+		if (v)
+			*out = m->read[v - 1];
+		return v != 0;
+	}
+	if (!py_prim_read(py, t, obj, out)) {
+		if (obj)
+			addrmap_put(&m->seen, obj, NULL);
+		return 0;
+	}
+	m->read = xgrow(m->read, &m->alloc, m->n + 1, sizeof(*m->read));
+	m->read[m->n++] = *out;
+	addrmap_put(&m->seen, obj, (void *)(uintptr_t)m->n);
+	return 1;
+}
+
+void py_prim_memo_release(struct py_prim_memo *m)
+{
+	addrmap_release(&m->seen);
+	free(m->read);
+	memset(m, 0, sizeof(*m));
+}
+
 int py_prim_is_lock(const struct py_prim *p)
 {
 	return p->kind == PY_PRIM_LOCK || p->kind == PY_PRIM_RLOCK ||

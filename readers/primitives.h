@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "readers/pyproc.h"
 
@@ -67,6 +68,22 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t);
 /* Read obj as a primitive: 1 when it is one (out filled), 0 when not. */
 int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 		 uint64_t obj, struct py_prim *out);
+
+/*
+ * py_prim_read() of each object once, for one picture of a stopped
+ * target: thousands of threads waiting on one Event read it once.  All
+ * zero is an empty memo; py_prim_memo_release() frees it.
+ */
+struct py_prim_memo {
+	struct addrmap seen;     /* address -> index + 1 in read; 0: none */
+	struct py_prim *read;
+	size_t n, alloc;
+};
+
+int py_prim_read_memo(struct pyproc *py, const struct py_prim_types *t,
+		      struct py_prim_memo *m, uint64_t obj,
+		      struct py_prim *out);
+void py_prim_memo_release(struct py_prim_memo *m);
 
 /* Does holding it (with / async with) keep others out? */
 int py_prim_is_lock(const struct py_prim *p);

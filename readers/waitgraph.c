@@ -29,6 +29,7 @@ struct build {
 	/* node + 1 -> the future node + 1 it waits for, or VIA_MANY */
 	struct addrmap via_future;
 	struct addrmap code_class;    /* code address -> CODE_* bits */
+	struct py_prim_memo prims;    /* zeroed: empty */
 };
 
 #define VIA_MANY ((void *)UINTPTR_MAX)
@@ -170,6 +171,11 @@ static void add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
 
 /* The node of primitive obj (added on first sight), or -1 if obj is
  * not one. */
+static int prim_read(struct build *b, uint64_t obj, struct py_prim *p)
+{
+	return py_prim_read_memo(b->py, &b->types, &b->prims, obj, p);
+}
+
 static long object_node(struct build *b, uint64_t obj)
 {
 	struct py_waitgraph *g = b->g;
@@ -179,7 +185,7 @@ static long object_node(struct build *b, uint64_t obj)
 
 	if (found)
 		return (long)v - 1;
-	if (!py_prim_read(b->py, &b->types, obj, &p))
+	if (!prim_read(b, obj, &p))
 		return -1;
 	g->prims = xgrow(g->prims, &g->aprims, g->nprims + 1,
 			 sizeof(*g->prims));
@@ -268,7 +274,7 @@ static void scan_unit(struct build *b, size_t node,
 		uint64_t self = frame_local(b->py, f[k], "self");
 		struct py_prim p;
 
-		if (!self || !py_prim_read(b->py, &b->types, self, &p))
+		if (!self || !prim_read(b, self, &p))
 			continue;
 		waited = self;
 		/* Condition.wait gives the lock up until it is notified: the
@@ -420,7 +426,7 @@ static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
 		return l;
 	l = xcalloc(1, sizeof(*l));
 	addrmap_put(&b->fut_links, fut, l);
-	if (py_prim_read(b->py, &b->types, fut, &p) &&
+	if (prim_read(b, fut, &p) &&
 	    p.kind == PY_PRIM_GATHER) {
 		l->gather = 1;
 		return l;
@@ -467,7 +473,7 @@ static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
 		uint64_t v = l->sources[k];
 
 		to = task_node(b, v);
-		if (to < 0 && py_prim_read(b->py, &b->types, v, &p) &&
+		if (to < 0 && prim_read(b, v, &p) &&
 		    p.kind == PY_PRIM_CFUTURE)
 			to = object_node(b, v);
 		if (to >= 0 && (size_t)to != from)
@@ -780,6 +786,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	addrmap_release(&b.edge_set);
 	addrmap_release(&b.via_future);
 	addrmap_release(&b.code_class);
+	py_prim_memo_release(&b.prims);
 	wg_finish(g);
 	(void)err;
 	return 0;
