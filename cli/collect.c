@@ -35,13 +35,6 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
 	}
 }
 
-/*
- * Thread ids as coroscope sees them.  CPython records the tid its
- * thread got from gettid(), which in another PID namespace is that
- * namespace's (1, 2, ...); the source's thread list has both.  An id
- * that is one of the target's tids as we see them is kept (it came from
- * a thread's registers); one that is only a namespace tid is mapped.
- */
 /* ms->threads' index + 1 by tid (by_ns: by namespace tid), the first
  * of each: thousands of threads each looked up by a scan of all the
  * others made the stop's every collection quadratic. */
@@ -61,6 +54,13 @@ static void index_threads(const struct memsrc *ms, int by_ns,
 	}
 }
 
+/*
+ * Thread ids as coroscope sees them.  CPython records the tid its
+ * thread got from gettid(), which in another PID namespace is that
+ * namespace's (1, 2, ...); the source's thread list has both.  An id
+ * that is one of the target's tids as we see them is kept (it came from
+ * a thread's registers); one that is only a namespace tid is mapped.
+ */
 static void map_thread_ids(struct collection *c)
 {
 	const struct memsrc *ms = c->ms;

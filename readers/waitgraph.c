@@ -169,13 +169,14 @@ static void add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
 	}
 }
 
-/* The node of primitive obj (added on first sight), or -1 if obj is
- * not one. */
+/* py_prim_read(), of each object once per graph. */
 static int prim_read(struct build *b, uint64_t obj, struct py_prim *p)
 {
 	return py_prim_read_memo(b->py, &b->types, &b->prims, obj, p);
 }
 
+/* The node of primitive obj (added on first sight), or -1 if obj is
+ * not one. */
 static long object_node(struct build *b, uint64_t obj)
 {
 	struct py_waitgraph *g = b->g;
