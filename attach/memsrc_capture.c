@@ -76,11 +76,36 @@ static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
 	}
 }
 
+/*
+ * The blocks of the used pages, sorted, then their pages in order: one
+ * entry per used page goes through the sort, not PLAN_BLOCK, and the
+ * pages come out sorted and unique (thousands of threads each used a
+ * page or two: 40,000 entries sorted, most of them repeats).
+ */
+static void plan_blocks(struct memsrc *ms, uint64_t *bases, size_t nbases)
+{
+	const struct cs_mapping *m = NULL;
+	size_t i, p;
+
+	pages_sort(bases, &nbases);
+	for (i = 0; i < nbases; i++) {
+		for (p = 0; p < PLAN_BLOCK; p++) {
+			uint64_t page = bases[i] + p * PAGE_SIZE;
+
+			if (!m || page < m->start || page >= m->end)
+				m = memsrc_find_mapping(ms, page);
+			if (m && mcache_may_change(m))
+				plan_push(ms->cache, page);
+		}
+	}
+}
+
 size_t memsrc_plan_learn(struct memsrc *ms)
 {
 	struct memsrc_cache *c = ms->cache;
 	const uint64_t block = PLAN_BLOCK * PAGE_SIZE;
-	size_t i;
+	size_t i, nbases = 0, before = c->nplan;
+	uint64_t *bases = xmallocarray(c->cap ? c->cap : 1, sizeof(*bases));
 
 	for (i = 0; i < c->cap; i++) {
 		uint64_t page = c->table[i].key & PAGE_MASK;
@@ -91,12 +116,18 @@ size_t memsrc_plan_learn(struct memsrc *ms)
 		m = memsrc_find_mapping(ms, page);
 		if (!m || !mcache_may_change(m))
 			continue;
-		plan_range(ms, page - page % block, page - page % block + block);
+		bases[nbases++] = page - page % block;
 		c->plan_used = xgrow(c->plan_used, &c->aplan_used,
 				     c->nplan_used + 1, sizeof(*c->plan_used));
 		c->plan_used[c->nplan_used++] = page;
 	}
-	plan_sort(c);
+	plan_blocks(ms, bases, nbases);
+	free(bases);
+	/* A plan learnt before (a round that missed pages) is merged in. */
+	if (before)
+		plan_sort(c);
+	else
+		c->plan_sorted = 1;
 	/* Here, not in memsrc_plan_trim_stacks(), which runs in the pause. */
 	pages_sort(c->plan_used, &c->nplan_used);
 	/* Room for the capture now, so that the stop does not also wait
