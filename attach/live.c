@@ -211,33 +211,7 @@ static long mem_read(struct memsrc *ms, struct live *lv, uint64_t addr,
 }
 
 static long live_read_runs(struct memsrc *ms, const struct memsrc_run *runs,
-			   unsigned char *const *bufs, size_t n,
-			   struct cs_err *err)
-{
-	struct live *lv = ms->backend;
-	size_t i;
-	ssize_t r;
-
-	if (lv->use_mem || n > IOV_PAGES)
-		return 0;
-	for (i = 0; i < n; i++) {
-		lv->liov[i].iov_base = bufs[i];
-		lv->liov[i].iov_len = runs[i].len;
-		lv->riov[i].iov_base = (void *)(uintptr_t)runs[i].addr;
-		lv->riov[i].iov_len = runs[i].len;
-	}
-	do
-		r = process_vm_readv(lv->pid, lv->liov, n, lv->riov, n, 0);
-	while (r < 0 && errno == EINTR);
-	if (r >= 0)
-		return r;
-	/* EFAULT (the first run is unreadable) and refusals are read_raw's
-	 * to sort out, run by run. */
-	return errno == ESRCH ? live_exited(err, lv->pid) : 0;
-}
-
-static long live_read_parallel(struct memsrc *ms, const struct memsrc_run *runs,
-			       unsigned char *const *bufs, size_t n)
+			   unsigned char *const *bufs, size_t n)
 {
 	const struct live *lv = ms->backend;
 	/* The caller's own, not lv's: another thread reads at once.  On
@@ -405,7 +379,6 @@ static void live_close(struct memsrc *ms)
 	if (lv->mem_fd >= 0)
 		close(lv->mem_fd);
 	free(lv->riov);
-	free(lv->liov);
 	free(lv->th);
 	free(lv);
 	ms->backend = NULL;
@@ -414,7 +387,6 @@ static void live_close(struct memsrc *ms)
 static const struct memsrc_ops live_ops = {
 	.read_raw = live_read_raw,
 	.read_runs = live_read_runs,
-	.read_parallel = live_read_parallel,
 	.close = live_close,
 };
 
@@ -481,7 +453,6 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	ms = xcalloc(1, sizeof(*ms));
 	lv = xcalloc(1, sizeof(*lv));
 	lv->riov = xcalloc(IOV_PAGES, sizeof(*lv->riov));
-	lv->liov = xcalloc(IOV_PAGES, sizeof(*lv->liov));
 	lv->pid = pid;
 	lv->mem_fd = -1;
 	env = getenv(PROC_MEM_ENV);

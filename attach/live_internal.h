@@ -35,7 +35,6 @@ struct live {
 	int mem_fd;            /* /proc/PID/mem, -1 until needed */
 	int use_mem;           /* process_vm_readv refused: use mem_fd */
 	struct iovec *riov;    /* IOV_PAGES remote iovecs */
-	struct iovec *liov;    /* IOV_PAGES local ones (read_runs) */
 
 	struct live_thread *th;  /* seized threads */
 	size_t nth, ath;

@@ -86,26 +86,16 @@ struct memsrc_ops {
 	char *(*host_path)(const struct memsrc *ms, const char *path);
 	/*
 	 * Optional: read n (<= MEMSRC_RUNS_MAX) runs, run i into bufs[i],
-	 * in one call (a capture copies thousands of scattered pages).
-	 * Returns the bytes read, counted through the runs in order: a
-	 * short count ends in or before the first run that could not be
-	 * read whole, which the caller then reads with read_raw.  0 when
-	 * the backend cannot tell more cheaply than read_raw; a negative
-	 * status when the target is gone.
+	 * in one call (a capture copies thousands of scattered pages).  It
+	 * may run on several threads at once (a capture splits its copy
+	 * between two): it reports no error and changes nothing of the
+	 * backend's.  Returns the bytes read, counted through the runs in
+	 * order (0 when the first run cannot be read), or -1 when the
+	 * backend cannot read this way now; whatever came short is read
+	 * again with read_raw.
 	 */
 	long (*read_runs)(struct memsrc *ms, const struct memsrc_run *runs,
-			  unsigned char *const *bufs, size_t n,
-			  struct cs_err *err);
-	/*
-	 * Optional: read_runs for several threads at once (a capture
-	 * splits its copy between two): it reports no error and changes
-	 * nothing of the backend's.  The bytes read, counted through the
-	 * runs in order as read_runs counts them (0 when the first run
-	 * cannot be read), or -1 when the backend cannot read this way
-	 * now; whatever came short is read again with read_raw.
-	 */
-	long (*read_parallel)(struct memsrc *ms, const struct memsrc_run *runs,
-			      unsigned char *const *bufs, size_t n);
+			  unsigned char *const *bufs, size_t n);
 };
 
 struct memsrc_stats {

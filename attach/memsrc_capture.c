@@ -218,71 +218,15 @@ static size_t plan_run(const struct memsrc_cache *c, size_t i)
 }
 
 /*
- * Copy up to MEMSRC_RUNS_MAX planned runs from plan[*i] on in one
- * backend call, and cache every run read whole.  *i moves past them, and
- * stops at the first run that was not (for capture_plan() to read on its
- * own).  0 or a status.
- */
-static int capture_batch(struct memsrc *ms, size_t *i, struct cs_err *err)
-{
-	struct memsrc_cache *c = ms->cache;
-	struct memsrc_run runs[MEMSRC_RUNS_MAX];
-	unsigned char *bufs[MEMSRC_RUNS_MAX];
-	size_t first[MEMSRC_RUNS_MAX];
-	size_t n = 0, k = *i, pages = 0, r, p;
-	long got;
-
-	while (k < c->nplan && n < MEMSRC_RUNS_MAX) {
-		size_t run;
-
-		if (mcache_lookup(c, c->plan[k])) {
-			k++;
-			continue;
-		}
-		run = plan_run(c, k);
-		runs[n].addr = c->plan[k];
-		runs[n].len = run * PAGE_SIZE;
-		bufs[n] = mcache_slab_room(c, run);
-		first[n++] = k;
-		/* Handed out now, so that the next run gets its own room. */
-		c->used += run;
-		pages += run;
-		k += run;
-	}
-	mcache_slab_note_used(c);
-	if (!n) {
-		*i = k;
-		return 0;
-	}
-	mcache_table_reserve(c, pages);
-	got = ms->ops->read_runs(ms, runs, bufs, n, err);
-	ms->stats.reads++;
-	if (got < 0)
-		return (int)got;
-	ms->stats.bytes_read += (uint64_t)got;
-	for (r = 0; r < n && (size_t)got >= runs[r].len; r++) {
-		for (p = 0; p < runs[r].len / PAGE_SIZE; p++)
-			mcache_put(c, runs[r].addr + p * PAGE_SIZE,
-				  bufs[r] + p * PAGE_SIZE, PAGE_SIZE);
-		c->npages += runs[r].len / PAGE_SIZE;
-		got -= (long)runs[r].len;
-	}
-	*i = r < n ? first[r] : k;
-	return 0;
-}
-
-/*
- * Copying on two threads at once.  The copy is the kernel's, page by page
- * (pin the target's page, copy it into coroscope's, fault that in if it
- * is new): one thread copied a 10k-task target's 30 MB in ~7.5 ms of its
- * stop, and the second core was idle.
- *
- * With two CPUs to run on, the reads are laid out first (every
- * changeable mapping's, or the plan's runs), each with its room in the
- * slabs, in order; each thread makes half of them with the backend's
- * read_parallel, many runs to a call; the pages read whole are cached in
- * order; capture_all() or capture_plan() then reads whatever came short
- * as before, one read at a time.
+ * The copy: the reads are laid out first (every changeable mapping's, or
+ * the plan's runs), each with its room in the slabs, in order, then made
+ * with the backend's read_runs, many runs to a call, and the pages read
+ * whole are cached in order; capture_all() or capture_plan() then reads
+ * whatever came short one read at a time.  The kernel copies page by
+ * page (pin the target's page, copy it into coroscope's, fault that in
+ * if it is new): one thread copied a 10k-task target's 30 MB in ~7.5 ms
+ * of its stop while the second core was idle, so with two CPUs and
+ * enough to copy, each of two threads makes half of the reads.
  */
 #define PARALLEL_MIN_PAGES 1024   /* 4 MiB: less is not worth a thread */
 
@@ -320,7 +264,7 @@ static void *copy_jobs(void *arg)
 			runs[b].len = h->jobs[k].n * PAGE_SIZE;
 			bufs[b] = h->jobs[k].buf;
 		}
-		got = h->ms->ops->read_parallel(h->ms, runs, bufs, b);
+		got = h->ms->ops->read_runs(h->ms, runs, bufs, b);
 		h->calls++;
 		if (got < 0)
 			break;
@@ -405,11 +349,11 @@ static struct copy_job *lay_out_plan(struct memsrc *ms, size_t *n,
 	return jobs;
 }
 
-/* Copy what lay_out (lay_out_all or lay_out_plan) lays out on two
- * threads, when there are two CPUs and enough of it. */
-static void copy_in_parallel(struct memsrc *ms,
-			     struct copy_job *(*lay_out)(struct memsrc *,
-							 size_t *, size_t *))
+/* Copy what lay_out (lay_out_all or lay_out_plan) lays out, on two
+ * threads when there are two CPUs and enough of it. */
+static void copy_batched(struct memsrc *ms,
+			 struct copy_job *(*lay_out)(struct memsrc *,
+						     size_t *, size_t *))
 {
 	struct memsrc_cache *c = ms->cache;
 	struct copy_half halves[2];
@@ -417,14 +361,15 @@ static void copy_in_parallel(struct memsrc *ms,
 	unsigned char probe[PAGE_SIZE];
 	unsigned char *probe_buf = probe;
 	struct memsrc_run probe_run;
-	size_t n, pages, i, p, half = 0, acc = 0;
+	size_t n, pages, i, p, half, acc = 0;
 	pthread_t helper;
-	int threaded;
+	int threaded = 0, two;
 
-	if (!ms->ops->read_parallel || cs_cpus() < 2)
+	if (!ms->ops->read_runs)
 		return;
 	jobs = lay_out(ms, &n, &pages);
-	if (pages < PARALLEL_MIN_PAGES || pages > CACHE_MAX_PAGES / 2) {
+	/* The copy shares the cache's limit with everything else. */
+	if (!n || c->npages + pages > CACHE_MAX_PAGES / 2) {
 		free(jobs);
 		return;
 	}
@@ -433,16 +378,18 @@ static void copy_in_parallel(struct memsrc *ms,
 	 * slab room past what was reserved: one page tells. */
 	probe_run.addr = jobs[0].page;
 	probe_run.len = PAGE_SIZE;
-	if (ms->ops->read_parallel(ms, &probe_run, &probe_buf, 1) < 0) {
+	if (ms->ops->read_runs(ms, &probe_run, &probe_buf, 1) < 0) {
 		free(jobs);
 		return;
 	}
+	two = pages >= PARALLEL_MIN_PAGES && cs_cpus() >= 2;
+	half = two ? 0 : n;
 	/* Room for every read, handed out now, in order. */
 	for (i = 0; i < n; i++) {
 		jobs[i].buf = mcache_slab_room(c, jobs[i].n);
 		c->used += jobs[i].n;
 		jobs[i].got = -1;
-		if (acc < pages / 2)
+		if (two && acc < pages / 2)
 			half = i + 1;
 		acc += jobs[i].n;
 	}
@@ -450,7 +397,9 @@ static void copy_in_parallel(struct memsrc *ms,
 	mcache_table_reserve(c, pages);
 	halves[0] = (struct copy_half){ ms, jobs, half, 0 };
 	halves[1] = (struct copy_half){ ms, jobs + half, n - half, 0 };
-	threaded = cs_thread_start(&helper, copy_jobs, &halves[1], 0) == 0;
+	if (two)
+		threaded = cs_thread_start(&helper, copy_jobs, &halves[1],
+					   0) == 0;
 	copy_jobs(&halves[0]);
 	if (threaded)
 		pthread_join(helper, NULL);
@@ -477,24 +426,15 @@ static void copy_in_parallel(struct memsrc *ms,
 static int capture_plan(struct memsrc *ms, struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
-	int batch = ms->ops->read_runs != NULL;
 	size_t i = 0;
 	int ret = 0;
 
-	/* The batches share the cache's limit with everything else. */
-	if (c->npages + c->nplan > CACHE_MAX_PAGES)
-		batch = 0;
-	copy_in_parallel(ms, lay_out_plan);
+	copy_batched(ms, lay_out_plan);
 	/* Each round moves past a cached page or caches plan[i] (a fill
 	 * always caches its first page, if only as unreadable): bounded.  A
 	 * fill may stop short (at a mapping's end, an unreadable page): the
 	 * rest of its run is filled in later rounds. */
 	while (i < c->nplan && ret == 0) {
-		if (batch) {
-			ret = capture_batch(ms, &i, err);
-			if (ret || i >= c->nplan)
-				break;
-		}
 		if (mcache_lookup(c, c->plan[i])) {
 			i++;
 			continue;
@@ -511,7 +451,7 @@ static int capture_all(struct memsrc *ms, struct cs_err *err)
 	size_t i;
 	int ret = 0;
 
-	copy_in_parallel(ms, lay_out_all);
+	copy_batched(ms, lay_out_all);
 	/* Fill the cache directly, in the largest reads a fill makes
 	 * (slabs are sized for them), copying nothing out. */
 	for (i = 0; i < ms->nmaps && ret == 0; i++) {

@@ -47,8 +47,7 @@ static long image_read(struct memsrc *ms, uint64_t addr, void *buf,
 	return (long)n;
 }
 
-static const struct memsrc_ops image_ops = { image_read, NULL, NULL, NULL,
-					      NULL };
+static const struct memsrc_ops image_ops = { .read_raw = image_read };
 
 /* An address inside the image picked by 4 input bytes. */
 static uint64_t pick(const uint8_t *data, size_t size, size_t at)

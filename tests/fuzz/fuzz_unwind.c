@@ -79,7 +79,8 @@ static char *input_host_path(const struct memsrc *ms, const char *path)
 }
 
 static const struct memsrc_ops input_ops = {
-	input_read, NULL, input_host_path, NULL, NULL,
+	.read_raw = input_read,
+	.host_path = input_host_path,
 };
 
 static void map(struct cs_mapping *m, uint64_t start, size_t len,

@@ -42,8 +42,7 @@ static long patched_read(struct memsrc *ms, uint64_t addr, void *buf,
 	return (long)len;
 }
 
-static const struct memsrc_ops patched_ops = { patched_read, NULL, NULL, NULL,
-						NULL };
+static const struct memsrc_ops patched_ops = { .read_raw = patched_read };
 
 /* Apply the (edited) block to a fresh copy of the table. */
 static int apply_block(struct pyproc *py, struct patched *p,
