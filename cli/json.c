@@ -34,6 +34,7 @@ void json_init(struct json *j, FILE *out, int pretty)
 	j->background = 0;
 	j->writer = NULL;
 	j->part = NULL;
+	j->flushes = 0;
 }
 
 static void part_next_chunk(struct json *j);
@@ -45,6 +46,7 @@ void json_background(struct json *j)
 
 static void flush(struct json *j)
 {
+	j->flushes++;
 	if (j->part) {
 		part_next_chunk(j);
 		return;
@@ -346,6 +348,12 @@ static void escape(struct json *j, const char *s)
 	}
 }
 
+void json_raw(struct json *j, const char *s, size_t n, int need)
+{
+	put_n(j, s, n);
+	j->need_comma[j->depth] = need;
+}
+
 void json_escape(FILE *f, const char *s)
 {
 	struct json j;
@@ -431,18 +439,16 @@ void json_hex(struct json *j, uint64_t v)
 {
 	char *o = prefix_at(j, reserve(j, PREFIX_MAX + 24));
 	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
-	/* The sixteen digits in memory order: the first byte is the lowest
-	 * in the little-endian number, so dropping the 16 - n leading
-	 * zeros is a shift right. */
-	unsigned __int128 digits = hex8((uint32_t)(v >> 32)) |
-				   (unsigned __int128)hex8((uint32_t)v) << 64;
+	/* The sixteen digits in order, then room for the fixed-size copy
+	 * of the last n of them to read past them. */
+	uint64_t digits[4] = { hex8((uint32_t)(v >> 32)), hex8((uint32_t)v),
+			       0, 0 };
 
 	/* "0x%llx" by hand: a dump writes an id for every task and frame. */
-	digits >>= 8 * (16 - n);
 	o[0] = '"';
 	o[1] = '0';
 	o[2] = 'x';
-	memcpy(o + 3, &digits, 16);
+	memcpy(o + 3, (const char *)digits + 16 - n, 16);
 	o[3 + n] = '"';
 	j->len = (size_t)(o + 4 + n - j->buf);
 }

@@ -32,6 +32,7 @@ struct json {
 	int background;          /* start a writer at the first full buf */
 	struct json_writer *writer;  /* cli/json_writer.h, or NULL */
 	struct json_part *part;  /* this writes a part (see below), or NULL */
+	unsigned long flushes;   /* times buf was handed on (cli/json_memo.c) */
 	char own[JSON_BUF];
 };
 
@@ -73,6 +74,10 @@ void json_bool(struct json *j, int v);
 void json_null(struct json *j);
 /* v as the string "0x..." (lower-case hex digits, "0x0" for 0). */
 void json_hex(struct json *j, uint64_t v);
+/* n bytes of JSON made by this writer earlier at the same place (see
+ * cli/json_memo.h), copied as they are; need is what need_comma at this
+ * depth was after them. */
+void json_raw(struct json *j, const char *s, size_t n, int need);
 /* Write s as a JSON string body (no quotes) to f. */
 void json_escape(FILE *f, const char *s);
 

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/escape.h"
 #include "cli/json.h"
+#include "cli/json_memo.h"
 #include "cli/report_native.h"
 #include "cli/source.h"
 #include "common/banned.h"
@@ -192,27 +193,59 @@ static void json_locals(struct json *j, const struct py_frame *f)
 	json_end_object(j);
 }
 
-static void json_frame_id(struct json *j, const struct py_frame *f,
-			  int locals, uint64_t id)
+/* What a memo's key (cli/json_memo.h) starts with: which run it is. */
+enum memo_run { MEMO_FRAME_CODE = 1, MEMO_FRAME_KIND, MEMO_GEN_HEAD };
+
+/* A frame's members that come from its code object, up to the key of
+ * its line: the same for every frame of one code object. */
+static void frame_code(struct json *j, const void *arg)
 {
+	const struct py_code *code = arg;
+
+	json_key(j, "function");
+	json_string(j, code->name);
+	json_key(j, "qualname");
+	json_string(j, code->qualname);
+	json_key(j, "file");
+	json_string(j, code->filename);
+	json_key(j, "line");
+}
+
+static void frame_kind(struct json *j, const void *arg)
+{
+	const struct py_code *code = arg;
+
+	json_key(j, "kind");
+	json_string(j, py_code_kind_name(code->kind));
+}
+
+/* One frame, with its generator's address when id is not 0; memo may be
+ * NULL (a few frames are not worth one). */
+static void json_frame_id(struct json *j, const struct py_frame *f,
+			  int locals, uint64_t id, struct json_memo *memo)
+{
+	uint64_t key[JSON_MEMO_KEY] = { MEMO_FRAME_CODE,
+					(uintptr_t)f->code, 0 };
+
 	json_begin_object(j);
 	if (id) {
 		json_key(j, "id");
 		json_id(j, id);
 	}
-	json_key(j, "function");
-	json_string(j, f->code->name);
-	json_key(j, "qualname");
-	json_string(j, f->code->qualname);
-	json_key(j, "file");
-	json_string(j, f->code->filename);
-	json_key(j, "line");
+	if (memo)
+		json_memo_write(j, memo, key, frame_code, f->code);
+	else
+		frame_code(j, f->code);
 	if (f->line >= 0)
 		json_int(j, f->line);
 	else
 		json_null(j);
-	json_key(j, "kind");
-	json_string(j, py_code_kind_name(f->code->kind));
+	key[0] = MEMO_FRAME_KIND;
+	key[1] = (uint64_t)f->code->kind;
+	if (memo)
+		json_memo_write(j, memo, key, frame_kind, f->code);
+	else
+		frame_kind(j, f->code);
 	if (locals) {
 		json_locals(j, f);
 	}
@@ -221,7 +254,7 @@ static void json_frame_id(struct json *j, const struct py_frame *f,
 
 static void json_frame(struct json *j, const struct py_frame *f, int locals)
 {
-	json_frame_id(j, f, locals, 0);
+	json_frame_id(j, f, locals, 0, NULL);
 }
 
 /* For report_sched.c: one frame and one address, written as here. */
@@ -251,7 +284,8 @@ static void json_interp(struct json *j, int64_t id)
 }
 
 static void json_task(struct json *j, const struct py_async *a,
-		      const struct py_task *t, int locals)
+		      const struct py_task *t, int locals,
+		      struct json_memo *memo)
 {
 	size_t i;
 
@@ -278,7 +312,7 @@ static void json_task(struct json *j, const struct py_async *a,
 		const struct py_gen *g = &a->gens[t->stack[i]];
 
 		if (g->has_frame)
-			json_frame_id(j, &g->frame, locals, g->addr);
+			json_frame_id(j, &g->frame, locals, g->addr, memo);
 	}
 	json_end_array(j);
 	json_key(j, "awaiting");
@@ -304,11 +338,12 @@ static void json_task(struct json *j, const struct py_async *a,
 	json_end_object(j);
 }
 
-static void json_gen(struct json *j, const struct py_gen *g, int locals)
+/* A generator's members from its kind to the key of its line: the same
+ * for every generator of one kind, state, qualname and file. */
+static void gen_head(struct json *j, const void *arg)
 {
-	json_begin_object(j);
-	json_key(j, "id");
-	json_id(j, g->addr);
+	const struct py_gen *g = arg;
+
 	json_key(j, "kind");
 	json_string(j, py_code_kind_name(g->kind));
 	json_key(j, "state");
@@ -318,6 +353,24 @@ static void json_gen(struct json *j, const struct py_gen *g, int locals)
 	json_key(j, "file");
 	json_string(j, g->code ? g->code->filename : NULL);
 	json_key(j, "line");
+}
+
+static void json_gen(struct json *j, const struct py_gen *g, int locals,
+		     struct json_memo *memo)
+{
+	/* The strings are the readers' cached ones: one address, one
+	 * text (readers/objects.h, readers/code.h). */
+	uint64_t key[JSON_MEMO_KEY] = {
+		MEMO_GEN_HEAD | (uint64_t)g->kind << 8 |
+			(uint64_t)g->state << 16,
+		(uintptr_t)g->qualname,
+		(uintptr_t)(g->code ? g->code->filename : NULL),
+	};
+
+	json_begin_object(j);
+	json_key(j, "id");
+	json_id(j, g->addr);
+	json_memo_write(j, memo, key, gen_head, g);
 	if (g->has_frame && g->frame.line >= 0)
 		json_int(j, g->frame.line);
 	else
@@ -341,13 +394,16 @@ struct gens_part {
 static void json_generators(struct json *j, const void *arg)
 {
 	const struct gens_part *gp = arg;
+	struct json_memo memo;
 	size_t i;
 
+	json_memo_init(&memo);
 	json_key(j, "generators");
 	json_begin_array(j);
 	for (i = 0; i < gp->a->ngens; i++)
-		json_gen(j, &gp->a->gens[i], gp->locals);
+		json_gen(j, &gp->a->gens[i], gp->locals, &memo);
 	json_end_array(j);
+	json_memo_release(&memo);
 }
 
 /* Generators enough for their array to be made on another thread while
@@ -358,15 +414,18 @@ static void json_async(struct json *j, const struct py_async *a, int locals)
 {
 	struct gens_part gp = { a, locals };
 	struct json_part *part = NULL;
+	struct json_memo memo;
 	size_t i, k;
 
 	if (a->ngens >= GENS_PART_MIN && json_parts_worth_it())
 		part = json_part_start(j, json_generators, &gp);
+	json_memo_init(&memo);
 	json_key(j, "tasks");
 	json_begin_array(j);
 	for (i = 0; i < a->ntasks; i++)
-		json_task(j, a, &a->tasks[i], locals);
+		json_task(j, a, &a->tasks[i], locals, &memo);
 	json_end_array(j);
+	json_memo_release(&memo);
 	if (part)
 		json_part_join(j, part);
 	else

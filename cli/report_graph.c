@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/escape.h"
+#include "cli/json_memo.h"
 #include "common/banned.h"
 
 #define GRAPH_MAX_HOLDERS 8   /* holders named per object in one line */
@@ -389,21 +390,44 @@ void report_text_graph(FILE *out, const struct collection *c)
 	strbuf_release(&sb);
 }
 
-static void json_place(struct json *j, const char *key,
-		       const struct py_frame *f)
+/* What a memo's key (cli/json_memo.h) starts with: which run it is. */
+enum memo_run { MEMO_PLACE_FILE = 1, MEMO_PLACE_FUNCTION };
+
+/* A place's members from its code object: its file up to the key of its
+ * line, and its function. */
+static void place_file(struct json *j, const void *arg)
 {
+	const struct py_code *code = arg;
+
+	json_key(j, "file");
+	json_string(j, code->filename);
+	json_key(j, "line");
+}
+
+static void place_function(struct json *j, const void *arg)
+{
+	const struct py_code *code = arg;
+
+	json_key(j, "function");
+	json_string(j, code->qualname);
+}
+
+static void json_place(struct json *j, const char *key,
+		       const struct py_frame *f, struct json_memo *memo)
+{
+	uint64_t mkey[JSON_MEMO_KEY] = { MEMO_PLACE_FILE, 0, 0 };
+
 	json_key_str(j, key);
 	if (!f || !f->code) {
 		json_null(j);
 		return;
 	}
+	mkey[1] = (uintptr_t)f->code;
 	json_begin_object(j);
-	json_key(j, "file");
-	json_string(j, f->code->filename);
-	json_key(j, "line");
+	json_memo_write(j, memo, mkey, place_file, f->code);
 	json_int(j, f->line);
-	json_key(j, "function");
-	json_string(j, f->code->qualname);
+	mkey[0] = MEMO_PLACE_FUNCTION;
+	json_memo_write(j, memo, mkey, place_function, f->code);
 	json_end_object(j);
 }
 
@@ -433,7 +457,8 @@ static void json_prim(struct json *j, const struct py_prim *p,
 	strbuf_release(&st);
 }
 
-static void json_node(struct json *j, const struct collection *c, size_t i)
+static void json_node(struct json *j, const struct collection *c, size_t i,
+		      struct json_memo *memo)
 {
 	const struct wg_node *n = &c->graph.nodes[i];
 	static const char *const kinds[] = { "thread", "task", "object" };
@@ -481,8 +506,8 @@ static void json_node(struct json *j, const struct collection *c, size_t i)
 		json_int_or_null(j, "done", p->done);
 	}
 	if (n->kind != WG_OBJECT) {
-		json_place(j, "blame", n->blame);
-		json_place(j, "innermost", n->inner);
+		json_place(j, "blame", n->blame, memo);
+		json_place(j, "innermost", n->inner, memo);
 		json_key(j, "idle");
 		json_bool(j, n->idle);
 	}
@@ -492,14 +517,16 @@ static void json_node(struct json *j, const struct collection *c, size_t i)
 void report_json_graph(struct json *j, const struct collection *c)
 {
 	const struct py_waitgraph *g = &c->graph;
+	struct json_memo memo;
 	size_t i, k;
 
+	json_memo_init(&memo);
 	json_key(j, "graph");
 	json_begin_object(j);
 	json_key(j, "nodes");
 	json_begin_array(j);
 	for (i = 0; i < g->nnodes; i++)
-		json_node(j, c, i);
+		json_node(j, c, i, &memo);
 	json_end_array(j);
 	json_key(j, "edges");
 	json_begin_array(j);
@@ -517,7 +544,7 @@ void report_json_graph(struct json *j, const struct collection *c)
 			json_prim(j, &g->prims[g->nodes[e->to].index], "object");
 		}
 		if (e->kind == WG_HOLDS)
-			json_place(j, "at", e->at);
+			json_place(j, "at", e->at, &memo);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -541,7 +568,8 @@ void report_json_graph(struct json *j, const struct collection *c)
 		json_uint(j, node < 0 ? 0 : (uint64_t)node);
 		json_key(j, "generator");
 		json_hex(j, gen->addr);
-		json_place(j, "at", gen->has_frame ? &gen->frame : NULL);
+		json_place(j, "at", gen->has_frame ? &gen->frame : NULL,
+			   &memo);
 		json_key(j, "by");
 		json_string(j, g->drives[i].by);
 		json_end_object(j);
@@ -550,4 +578,5 @@ void report_json_graph(struct json *j, const struct collection *c)
 	json_key(j, "test");
 	json_string(j, g->test);
 	json_end_object(j);
+	json_memo_release(&memo);
 }

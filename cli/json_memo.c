@@ -1,0 +1,136 @@
+#include "cli/json_memo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Bounds on what a memo keeps: runs, their bytes, one run's bytes. */
+#define JSON_MEMO_MAX_RUNS 65536
+#define JSON_MEMO_MAX_BYTES ((size_t)16 << 20)
+#define JSON_MEMO_MAX_RUN 4096
+#define JSON_MEMO_FIRST_CAP 256
+
+struct json_memo_entry {
+	uint64_t key[JSON_MEMO_KEY];
+	uint32_t place;     /* 0: an empty slot (see place_of()) */
+	uint32_t need;      /* need_comma after the run */
+	size_t off, len;    /* its bytes in m->bytes */
+};
+
+void json_memo_init(struct json_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void json_memo_release(struct json_memo *m)
+{
+	free(m->slots);
+	free(m->bytes);
+	json_memo_init(m);
+}
+
+/* Where j writes next, as far as a run's bytes depend on it: the depth
+ * (the indent), whether a comma or a key came before, pretty or not.
+ * Never 0. */
+static uint32_t place_of(const struct json *j)
+{
+	return (uint32_t)j->depth << 8 |
+	       (uint32_t)(j->need_comma[j->depth] & 3) << 2 |
+	       (uint32_t)(j->pretty != 0) << 1 | 1u;
+}
+
+static size_t hash_of(const uint64_t key[JSON_MEMO_KEY], uint32_t place)
+{
+	uint64_t h = place * 0x9e3779b97f4a7c15ull;
+	int i;
+
+	for (i = 0; i < JSON_MEMO_KEY; i++) {
+		h ^= key[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return (size_t)h;
+}
+
+static struct json_memo_entry *slot_of(const struct json_memo *m,
+				       const uint64_t key[JSON_MEMO_KEY],
+				       uint32_t place)
+{
+	size_t i = hash_of(key, place) & (m->cap - 1), probes;
+
+	/* At most half full: an empty slot ends every probe sequence. */
+	for (probes = 0; probes < m->cap; probes++) {
+		struct json_memo_entry *e = &m->slots[i];
+
+		if (!e->place || (e->place == place &&
+				  !memcmp(e->key, key, sizeof(e->key))))
+			return e;
+		i = (i + 1) & (m->cap - 1);
+	}
+	return NULL;
+}
+
+static void grow(struct json_memo *m)
+{
+	struct json_memo_entry *old = m->slots;
+	size_t i, ocap = m->cap;
+
+	m->cap = ocap ? 2 * ocap : JSON_MEMO_FIRST_CAP;
+	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	for (i = 0; i < ocap; i++)
+		if (old[i].place)
+			*slot_of(m, old[i].key, old[i].place) = old[i];
+	free(old);
+}
+
+/* Keep the len bytes at s under key and place (when there is room). */
+static void keep(struct json_memo *m, const uint64_t key[JSON_MEMO_KEY],
+		 uint32_t place, const char *s, size_t len, int need)
+{
+	struct json_memo_entry *e;
+
+	if (!len || len > JSON_MEMO_MAX_RUN || m->n >= JSON_MEMO_MAX_RUNS ||
+	    m->nbytes + len > JSON_MEMO_MAX_BYTES)
+		return;
+	if (2 * (m->n + 1) > m->cap)
+		grow(m);
+	e = slot_of(m, key, place);
+	if (!e || e->place)
+		return;
+	m->bytes = xgrow(m->bytes, &m->abytes, m->nbytes + len, 1);
+	memcpy(m->bytes + m->nbytes, s, len);
+	memcpy(e->key, key, sizeof(e->key));
+	e->place = place;
+	e->need = (uint32_t)need;
+	e->off = m->nbytes;
+	e->len = len;
+	m->nbytes += len;
+	m->n++;
+}
+
+void json_memo_write(struct json *j, struct json_memo *m,
+		     const uint64_t key[JSON_MEMO_KEY], json_memo_fn *fn,
+		     const void *arg)
+{
+	uint32_t place = place_of(j);
+	const struct json_memo_entry *e = m->cap ? slot_of(m, key, place) : NULL;
+	unsigned long flushes = j->flushes;
+	size_t from = j->len;
+	int depth = j->depth;
+
+	if (e && e->place) {
+		json_raw(j, m->bytes + e->off, e->len, (int)e->need);
+		return;
+	}
+	fn(j, arg);
+	if (j->depth != depth)
+		CS_BUG("a json memo run left depth %d for %d", depth,
+		       j->depth);
+	/* Kept only when all of it is still in the buffer. */
+	if (j->flushes == flushes && j->len >= from)
+		keep(m, key, place, j->buf + from, j->len - from,
+		     j->need_comma[depth]);
+}
