@@ -96,6 +96,7 @@ $(BUILD)/tests/test_json: $(BUILD)/cli/json.o $(BUILD)/cli/json_writer.o
 $(BUILD)/tests/test_json_memo: $(BUILD)/cli/json_memo.o $(BUILD)/cli/json.o \
 	$(BUILD)/cli/json_writer.o
 $(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
+$(BUILD)/tests/test_gc_walk: tests/support/image_memsrc.c
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -169,7 +170,9 @@ check-sanitize:
 		/usr/bin/python3 -m pytest -q --durations=15 $(PYTEST_PAR) \
 		-m 'not slow and not packaging' tests
 
-# ThreadSanitizer over what runs on several threads: the capture's copy
+# ThreadSanitizer over what runs on several threads: the GC walk from
+# both ends of a long list (tests/unit/test_gc_walk.c, and the 10,000
+# tasks below), the capture's copy
 # (every test dumps a captured target), the generators read on two
 # threads (10,000 tasks; 5,000 generators), the JSON document's parts
 # and its writer (the same, with --json; with COROSCOPE_TEST_CPUS=4 in
@@ -180,7 +183,9 @@ TSAN_TESTS = tests/test_heaps.py tests/test_capture.py \
 	tests/test_tasks.py::test_many_tasks_generators \
 	tests/test_tasks.py::test_many_tasks_same_on_any_cpus
 check-tsan:
-	$(MAKE) -j$(CHECK_JOBS) SANITIZE=thread build/tsan/coroscope
+	$(MAKE) -j$(CHECK_JOBS) SANITIZE=thread build/tsan/coroscope \
+		build/tsan/tests/test_gc_walk
+	COROSCOPE_SANITIZED=1 build/tsan/tests/test_gc_walk
 	COROSCOPE=$(abspath build/tsan/coroscope) COROSCOPE_SANITIZED=1 \
 		COROSCOPE_TEST_PYTHONS=$(SAN_PYTHONS) \
 		/usr/bin/python3 -m pytest -q $(PYTEST_PAR) \
@@ -221,6 +226,8 @@ FUZZ_LIB_OBJS = $(LIB_SRCS:%.c=build/fuzz/obj/%.o)
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+build/fuzz/fuzz_readers: tests/support/image_memsrc.c
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)

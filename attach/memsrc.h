@@ -160,6 +160,14 @@ struct memsrc {
 int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
 		struct cs_err *err);
 
+/*
+ * The fast path of memsrc_read() for the hottest loops (the GC walk): the
+ * len bytes at addr, where this thread read their page shortly before,
+ * without a copy; NULL otherwise (then memsrc_read() them).  Valid until
+ * this thread's next read.
+ */
+const void *memsrc_peek(struct memsrc *ms, uint64_t addr, size_t len);
+
 /* Read a pointer-sized (8 byte, little-endian) word. */
 int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
 		    struct cs_err *err);

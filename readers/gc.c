@@ -6,13 +6,12 @@
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "readers/fields.h"
+#include "readers/gc_tail.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* A generation count this large means we are reading garbage. */
 #define MAX_GENERATIONS 3
-/* Low bits of _gc_next/_gc_prev carry flags from 3.8 on (two on prev);
- * objects are 16-byte aligned, so masking three bits loses nothing. */
-#define GC_PTR_MASK (~(uint64_t)7)
 
 struct walk {
 	struct pyproc *py;
@@ -20,17 +19,88 @@ struct walk {
 	void *data;
 	uint64_t interp;          /* whose lists are walked, 0 unknown */
 	uint64_t visited;
+	uint64_t max;             /* objects there can be (walk_max()) */
 	uint64_t base;            /* mimalloc debug header bytes, 0 or 16 */
 	int stop;
 };
+
+/*
+ * The most objects a walk can meet: they do not overlap, each takes 16
+ * bytes or more, and all are in memory that can be written (their
+ * headers are).  (A list cannot loop without passing its head: the
+ * check of prev pointers stops it where it comes back.)
+ */
+static uint64_t walk_max(const struct pyproc *py)
+{
+	uint64_t n = memsrc_writable_bytes(py->ms) / 16;
+
+	return n && n < PY_GC_MAX_OBJECTS ? n : PY_GC_MAX_OBJECTS;
+}
+
+static int too_many(const struct walk *w, struct cs_err *err)
+{
+	return cs_fail(err, CS_ERR_MEMORY,
+		       "more than %llu GC objects: a corrupt list?",
+		       (unsigned long long)w->max);
+}
+
+/*
+ * Objects of one list walked before a second thread walks it from its
+ * tail (readers/gc_tail.h): a thread costs ~0.1 ms to start.  Only a
+ * captured source: the two threads then mostly share pages found in the
+ * cache, and a read of the running target is no faster twice.
+ */
+#define TAIL_MIN 8192
+
+static struct gc_tail *start_tail(struct walk *w, uint64_t head)
+{
+	struct pyproc *py = w->py;
+	struct gc_tail *t;
+	uint64_t tail;
+
+	if (py->ms->frozen == MEMSRC_LIVE || cs_cpus() < 2 ||
+	    py_field_u64(py, head, py->layout.gc_head_prev, &tail, NULL) < 0)
+		return NULL;
+	memsrc_share(py->ms, 1);
+	t = gc_tail_start(py->ms, &py->layout, head, tail & GC_PTR_MASK,
+			  (size_t)(w->max - w->visited));
+	if (!t)
+		memsrc_share(py->ms, 0);
+	return t;
+}
+
+/* The tail walker's objects from met on, visited after the forward
+ * walk's, in the list's order. */
+static int finish_tail(struct walk *w, struct gc_tail *t, uint64_t met,
+		       struct cs_err *err)
+{
+	size_t hsize = (size_t)w->py->layout.gc_head_size, n, i;
+	struct gc_rec *recs;
+	int ret = 0;
+
+	gc_tail_finish(t, met, &recs, &n);
+	memsrc_share(w->py->ms, 0);
+	for (i = 0; i < n && !w->stop; i++) {
+		if (++w->visited > w->max) {
+			ret = too_many(w, err);
+			break;
+		}
+		if (w->visit(recs[i].node + hsize, recs[i].type, w->interp,
+			     w->data))
+			w->stop = 1;
+	}
+	free(recs);
+	return ret;
+}
 
 /* Walk one circular list from its head. */
 static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 {
 	const struct py_layout *L = &w->py->layout;
-	size_t hsize = (size_t)L->gc_head_size;
+	size_t hsize = (size_t)L->gc_head_size, count = 0;
 	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
-	uint64_t node, prev;
+	struct gc_tail *tail = NULL;
+	uint64_t node, prev, met = 0;
 	int ret;
 
 	if (hsize + 16 > sizeof(buf))
@@ -40,33 +110,57 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 		return ret;
 	node &= GC_PTR_MASK;
 	prev = head;
+	ret = 0;
 	while (node && node != head && !w->stop) {
 		uint64_t obj = node + hsize;
+		const void *p;
 
-		if (++w->visited > PY_GC_MAX_OBJECTS)
-			return cs_fail(err, CS_ERR_MEMORY,
-				       "more than %u GC objects: a corrupt list?",
-				       PY_GC_MAX_OBJECTS);
-		/* The GC header and the object's refcount and type in one read. */
-		ret = memsrc_read(w->py->ms, node, buf, hsize + 16, err);
-		if (ret < 0)
-			return ret;
+		if (++w->visited > w->max) {
+			ret = too_many(w, err);
+			break;
+		}
+		/* The GC header and the object's refcount and type in one
+		 * read, without a copy when its page was read just before. */
+		p = memsrc_peek(w->py->ms, node, hsize + 16);
+		if (p)
+			memcpy(buf, p, hsize + 16);
+		else if ((ret = memsrc_read(w->py->ms, node, buf, hsize + 16,
+					    err)) < 0)
+			break;
 		/* Each node must point back at the one we came from: this
 		 * catches a list being changed under us and any loop that does
 		 * not pass through the head. */
 		if ((field_u64(buf, sizeof(buf), L->gc_head_prev) & GC_PTR_MASK) !=
-		    prev)
-			return cs_fail(err, CS_ERR_MEMORY,
-				       "GC list changed or corrupt at 0x%llx",
-				       (unsigned long long)node);
+		    prev) {
+			ret = cs_fail(err, CS_ERR_MEMORY,
+				      "GC list changed or corrupt at 0x%llx",
+				      (unsigned long long)node);
+			break;
+		}
+		if (tail && gc_tail_met(tail, node, prev)) {
+			met = node;
+			w->visited--;  /* the tail walker's to visit */
+			break;
+		}
 		prev = node;
 		if (w->visit(obj, field_u64(buf, sizeof(buf),
 					    (int)hsize + L->ob_type), w->interp,
 			     w->data))
 			w->stop = 1;
 		node = field_u64(buf, sizeof(buf), L->gc_head_next) & GC_PTR_MASK;
+		if (++count == TAIL_MIN)
+			tail = start_tail(w, head);
 	}
-	return 0;
+	if (tail) {
+		/* After an error or a stop, nothing of the tail is wanted. */
+		if (ret < 0 || w->stop)
+			met = 0;
+		int tret = finish_tail(w, tail, met, err);
+
+		if (ret == 0)
+			ret = tret;
+	}
+	return ret;
 }
 
 /* Address of struct _gc_runtime_state for one interpreter, or 0. */
@@ -271,10 +365,10 @@ static int mi_visit_blocks(struct mi_walk *m, const struct mi_span *s,
 			return ret;
 		if (!(field_u8(ob, hdr, L->ob_gc_bits) & OB_GC_TRACKED))
 			continue;
-		if (++w->visited > PY_GC_MAX_OBJECTS)
+		if (++w->visited > w->max)
 			return cs_fail(err, CS_ERR_MEMORY,
-				       "more than %u GC objects: a corrupt heap?",
-				       PY_GC_MAX_OBJECTS);
+				       "more than %llu GC objects: a corrupt heap?",
+				       (unsigned long long)w->max);
 		if (w->visit(obj, field_u64(ob, hdr, L->ob_type), w->interp,
 			     w->data))
 			w->stop = 1;
@@ -448,7 +542,7 @@ static int mi_walk_interp(struct walk *w, uint64_t interp, struct cs_err *err)
 {
 	const struct py_layout *L = &w->py->layout;
 	struct mi_walk *m = xcalloc(1, sizeof(*m));
-	uint64_t ts, pool, seg;
+	uint64_t ts, pool, seg = 0;
 	struct addrmap seen;
 	int32_t dbg = 0, init;
 	unsigned n = 0;
@@ -505,7 +599,7 @@ int py_gc_walk(struct pyproc *py, py_gc_visitor visit, void *data,
 	       struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	struct walk w = { py, visit, data, 0, 0, 0, 0 };
+	struct walk w = { py, visit, data, 0, 0, walk_max(py), 0, 0 };
 	uint64_t interp, state, gen0;
 	struct addrmap seen;
 	int n, ret;

@@ -22,32 +22,11 @@
 #include "readers/stacks.h"
 #include "readers/tasks.h"
 #include "readers/trio.h"
+#include "tests/support/image_memsrc.h"
 
-#define BASE 0x10000000ull
+#define BASE IMAGE_BASE
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct image {
-	const uint8_t *data;
-	size_t size;
-};
-
-static long image_read(struct memsrc *ms, uint64_t addr, void *buf,
-		       size_t len, struct cs_err *err)
-{
-	struct image *im = ms->backend;
-	size_t off, n;
-
-	(void)err;
-	if (addr < BASE || addr - BASE >= im->size)
-		return 0;
-	off = (size_t)(addr - BASE);
-	n = im->size - off < len ? im->size - off : len;
-	memcpy(buf, im->data + off, n);
-	return (long)n;
-}
-
-static const struct memsrc_ops image_ops = { .read_raw = image_read };
 
 /* An address inside the image picked by 4 input bytes. */
 static uint64_t pick(const uint8_t *data, size_t size, size_t at)
