@@ -362,6 +362,9 @@ void memsrc_thread(unsigned k)
 
 void memsrc_share(struct memsrc *ms, int on)
 {
+	/* One shared section at a time: both would use thread slot 1. */
+	if (on && ms->cache->shared)
+		CS_BUG("a memsrc shared inside a shared section");
 	ms->cache->shared = on;
 }
 

@@ -81,6 +81,7 @@ static void flush_all(struct json *j)
 		return;
 	}
 	(void)json_writer_stop(j->writer, j->buf, j->len);  /* ferror(out) */
+	j->flushes++;
 	j->writer = NULL;
 	j->buf = j->own;
 	j->cap = JSON_BUF;

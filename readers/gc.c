@@ -148,7 +148,9 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 			     w->data))
 			w->stop = 1;
 		node = field_u64(buf, sizeof(buf), L->gc_head_next) & GC_PTR_MASK;
-		if (++count == TAIL_MIN)
+		/* Worth it only with more of the list to come. */
+		if (++count == TAIL_MIN && node != head && !w->stop &&
+		    w->visited < w->max)
 			tail = start_tail(w, head);
 	}
 	if (tail) {

@@ -272,12 +272,25 @@ int main(void)
 			 * the tail walker would take over. */
 			same_walk(&h, "stopped early", 9000);
 			same_walk(&h, "stopped late", sizes[i] - 10);
+			/* Bounds the two walkers reach together (69,888 and
+			 * 93,184 objects): the limit falls at the same object
+			 * whoever visits it. */
+			same_walk_in(&h, "bounded, met", 0, 273 * 4096);
+			same_walk_in(&h, "bounded, late", 0, 364 * 4096);
 			/* A node whose prev pointer is wrong, three quarters
-			 * along the list (in the tail walker's part), then
-			 * one whose next pointer is. */
+			 * along the list (in the tail walker's part): to a
+			 * node the forward walk passed long before, then to
+			 * one half way, ahead of it, where the tail walker
+			 * would go on from if it did not check the node's
+			 * next pointer there.  Then one whose next pointer
+			 * is wrong. */
 			put64(&h, h.nodes[sizes[i] * 3 / 4] +
 				     (uint64_t)h.L->gc_head_prev, h.nodes[7]);
-			same_walk(&h, "bad prev", 0);
+			same_walk(&h, "bad prev, behind", 0);
+			put64(&h, h.nodes[sizes[i] * 3 / 4] +
+				     (uint64_t)h.L->gc_head_prev,
+			      h.nodes[sizes[i] / 2]);
+			same_walk(&h, "bad prev, ahead", 0);
 			heap_free(&h);
 			heap_make(&h, sizes[i]);
 			put64(&h, h.nodes[sizes[i] * 2 / 3] +

@@ -2,8 +2,9 @@
  * Memos of the JSON writer (cli/json_memo.c): a document made with runs
  * copied from a memo must be byte for byte the one made by writing every
  * run, pretty and compact, into a stream and through a writer thread, at
- * every depth and after a key, a member or nothing; runs cut by a flush,
- * runs too long to keep and more keys than a memo keeps included.  And
+ * every depth and after a key, a member or nothing; runs cut by a flush
+ * (some about a buffer long), runs too long to keep and more keys than a
+ * memo keeps included.  And
  * the memo must actually copy: the runs are made far fewer times than
  * written.
  */
@@ -148,6 +149,14 @@ int main(void)
 			same(pretty, bg, 3000, 100, 900);
 			/* Runs longer than a memo keeps. */
 			same(pretty, bg, 200, 5, 5000);
+			/* Runs about a buffer long (64 KiB): a flush in the
+			 * middle leaves the buffer holding fewer bytes of it
+			 * than a memo keeps, past where it began; they must
+			 * not be taken for the run.  Objects 0 and 12 make
+			 * the same run in the same place. */
+			same(pretty, bg, 13, 1, 65536 - 40);
+			same(pretty, bg, 13, 1, 65536);
+			same(pretty, bg, 13, 1, 65536 + 100);
 		}
 		/* More keys than a memo keeps (65,536 runs). */
 		same(pretty, 0, 80000, 80000, 0);
