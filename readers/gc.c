@@ -154,10 +154,10 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 			tail = start_tail(w, head);
 	}
 	if (tail) {
-		/* After an error or a stop, nothing of the tail is wanted. */
-		if (ret < 0 || w->stop)
-			met = 0;
-		int tret = finish_tail(w, tail, met, err);
+		/* After an error or a stop, nothing of the tail is wanted
+		 * (and finish_tail() then visits nothing: 0). */
+		int tret = finish_tail(w, tail, ret < 0 || w->stop ? 0 : met,
+				       err);
 
 		if (ret == 0)
 			ret = tret;
