@@ -449,18 +449,29 @@ long memsrc_read_partial(struct memsrc *ms, uint64_t addr, void *buf,
 	return (long)done;
 }
 
-int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
-		struct cs_err *err)
+const void *memsrc_peek(struct memsrc *ms, uint64_t addr, size_t len)
 {
 	const struct recent_page *r = recent_slot(ms->cache, addr & PAGE_MASK);
 	uint64_t off = addr - r->page;
+
+	/* In this thread's recent pages?  A page is only ever dropped by a
+	 * read (a full cache), which this thread makes. */
+	if (off < r->valid && len <= r->valid - off)
+		return r->data + off;
+	return NULL;
+}
+
+int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
+		struct cs_err *err)
+{
+	const void *p = memsrc_peek(ms, addr, len);
 	long got;
 
 	/* Most reads fall in a page read shortly before.  (len 0 may come
 	 * with a NULL buf: nothing to copy, nothing that can fail.) */
-	if (off < r->valid && len <= r->valid - off) {
+	if (p) {
 		if (len)
-			memcpy(buf, r->data + off, len);
+			memcpy(buf, p, len);
 		return 0;
 	}
 	got = memsrc_read_partial(ms, addr, buf, len, err);
@@ -474,29 +485,16 @@ int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
 	return 0;
 }
 
-const void *memsrc_peek(struct memsrc *ms, uint64_t addr, size_t len)
-{
-	const struct recent_page *r = recent_slot(ms->cache, addr & PAGE_MASK);
-	uint64_t off = addr - r->page;
-
-	/* The test of memsrc_read()'s fast path: a page is only ever
-	 * dropped by a read (a full cache), which this thread makes. */
-	if (off < r->valid && len <= r->valid - off)
-		return r->data + off;
-	return NULL;
-}
-
 int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
 		    struct cs_err *err)
 {
-	const struct recent_page *r = recent_slot(ms->cache, addr & PAGE_MASK);
-	uint64_t off = addr - r->page;
+	const unsigned char *p = memsrc_peek(ms, addr, 8);
 	unsigned char b[8];
 	int ret;
 
 	/* The commonest read of all (pointers, types): kept short. */
-	if (off < r->valid && r->valid - off >= sizeof(b)) {
-		*out = le_u64(r->data + off);
+	if (p) {
+		*out = le_u64(p);
 		return 0;
 	}
 	ret = memsrc_read(ms, addr, b, sizeof(b), err);

@@ -103,8 +103,6 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 	uint64_t node, prev, met = 0;
 	int ret;
 
-	if (hsize + 16 > sizeof(buf))
-		CS_BUG("PyGC_Head of %zu bytes", hsize);
 	ret = py_field_u64(w->py, head, L->gc_head_next, &node, err);
 	if (ret < 0)
 		return ret;
@@ -113,19 +111,9 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 	ret = 0;
 	while (node && node != head && !w->stop) {
 		uint64_t obj = node + hsize;
-		const void *p;
 
-		if (++w->visited > w->max) {
-			ret = too_many(w, err);
-			break;
-		}
-		/* The GC header and the object's refcount and type in one
-		 * read, without a copy when its page was read just before. */
-		p = memsrc_peek(w->py->ms, node, hsize + 16);
-		if (p)
-			memcpy(buf, p, hsize + 16);
-		else if ((ret = memsrc_read(w->py->ms, node, buf, hsize + 16,
-					    err)) < 0)
+		ret = gc_read_node(w->py->ms, L, node, buf, err);
+		if (ret < 0)
 			break;
 		/* Each node must point back at the one we came from: this
 		 * catches a list being changed under us and any loop that does
@@ -138,8 +126,11 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 			break;
 		}
 		if (tail && gc_tail_met(tail, node, prev)) {
-			met = node;
-			w->visited--;  /* the tail walker's to visit */
+			met = node;  /* it and the rest: the tail walker's */
+			break;
+		}
+		if (++w->visited > w->max) {
+			ret = too_many(w, err);
 			break;
 		}
 		prev = node;

@@ -76,6 +76,23 @@ struct gc_tail {
 	int settled;              /* it saw `done` and searched recs */
 };
 
+int gc_read_node(struct memsrc *ms, const struct py_layout *L, uint64_t node,
+		 uint8_t *buf, struct cs_err *err)
+{
+	size_t n = (size_t)L->gc_head_size + 16;
+	const void *p = memsrc_peek(ms, node, n);
+
+	if (n > PY_LAYOUT_MAX_STRUCT)
+		CS_BUG("PyGC_Head of %d bytes", L->gc_head_size);
+	if (!p)
+		return memsrc_read(ms, node, buf, n, err);
+	/* Two fixed-size copies, not a call: n is 32 or 48 (3.6, 3.7). */
+	memcpy(buf, p, 32);
+	if (n > 32)
+		memcpy(buf + 32, (const uint8_t *)p + 32, n - 32);
+	return 0;
+}
+
 /*
  * Walk back from the tail, recording, until the node the forward walk
  * published (visited: not recorded), the head, a node that fails the
@@ -94,8 +111,6 @@ static void *tail_run(void *arg)
 	cs_err_init(&err);
 	/* Bounded by t->max records. */
 	while (node && node != t->head && t->n < t->max) {
-		const void *p;
-
 		if (t->n % TAIL_PUBLISH == 0) {
 			if (atomic_load_explicit(&t->stop,
 						 memory_order_relaxed))
@@ -106,10 +121,7 @@ static void *tail_run(void *arg)
 		}
 		if (ring_has(&t->seen, node))
 			break;
-		p = memsrc_peek(t->ms, node, hsize + 16);
-		if (p)
-			memcpy(buf, p, hsize + 16);
-		else if (memsrc_read(t->ms, node, buf, hsize + 16, &err) < 0)
+		if (gc_read_node(t->ms, L, node, buf, &err) < 0)
 			break;
 		if ((field_u64(buf, sizeof(buf), L->gc_head_next) &
 		     GC_PTR_MASK) != from)
@@ -138,8 +150,6 @@ struct gc_tail *gc_tail_start(struct memsrc *ms, const struct py_layout *L,
 
 	if (!t)
 		xdie_out_of_memory();
-	if ((size_t)L->gc_head_size + 16 > PY_LAYOUT_MAX_STRUCT)
-		CS_BUG("PyGC_Head of %d bytes", L->gc_head_size);
 	memset(t, 0, sizeof(*t));
 	t->ms = ms;
 	t->L = L;

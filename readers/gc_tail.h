@@ -41,6 +41,15 @@
 
 struct gc_tail;
 
+/*
+ * The PyGC_Head at node, then the object's refcount and type: the
+ * L->gc_head_size + 16 bytes both walkers read of each object, into buf
+ * (PY_LAYOUT_MAX_STRUCT bytes), copied without a call when its page was
+ * read just before.  0 or a negative status.
+ */
+int gc_read_node(struct memsrc *ms, const struct py_layout *L, uint64_t node,
+		 uint8_t *buf, struct cs_err *err);
+
 /* One object the tail walker found: its PyGC_Head and its type. */
 struct gc_rec {
 	uint64_t node, type;
