@@ -154,11 +154,17 @@ def describe_value(value):
     return info
 
 
-def snapshot(skip_ident):
-    """sys._current_frames() as JSON-able data, innermost frame first."""
+def snapshot(skip_idents):
+    """sys._current_frames() as JSON-able data, innermost frame first.
+
+    The threads in skip_idents are left out: this one, and the spinner,
+    whose frames change as they are read (and reading a running thread's
+    frame crashes a free-threaded 3.14 now and then, in frame_lineno_get:
+    a CPython bug, seen with gdb here).
+    """
     result = {}
     for ident, frame in sys._current_frames().items():
-        if ident == skip_ident:
+        if ident in skip_idents:
             continue
         frames = []
         while frame is not None:
@@ -219,9 +225,12 @@ def main():
     time.sleep(0.2)
 
     main_ident = threading.get_ident()
-    threads = snapshot(main_ident)
-    threads[str(main_ident)] = {"name": threading.current_thread().name,
-                                "tid": _tids[main_ident], "frames": None}
+    running = [t for t in threading.enumerate()
+               if t.ident == main_ident or t.name == "spinner"]
+    threads = snapshot(set(t.ident for t in running))
+    for t in running:
+        threads[str(t.ident)] = {"name": t.name, "tid": _tids.get(t.ident),
+                                 "frames": None}
     write_ready(ready_path, {
         "pid": os.getpid(),
         "version": platform.python_version(),
