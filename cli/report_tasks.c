@@ -703,6 +703,8 @@ void report_text_async(FILE *out, const struct collection *c)
 	t.a = &c->async;
 	t.glyph = utf8_terminal(out) ? box_glyphs : ascii_glyphs;
 	addrmap_init(&t.shown);
+	/* Every task is shown once (a group's members too): grown once. */
+	addrmap_reserve(&t.shown, t.a->ntasks);
 	build_children(&t);
 	if (t.a->ntasks)
 		print_loops(&t);

@@ -154,6 +154,9 @@ static void add_listed_tasks(struct builder *b)
 	if (L->ts_asyncio_tasks_head < 0 || L->task_node < 0)
 		return;
 	addrmap_init(&seen);
+	/* The walk's tasks, then as many listed (a list usually holds the
+	 * same ones) and each interpreter. */
+	addrmap_reserve(&seen, b->ntask + b->snap->nthreads);
 	for (i = 0; i < b->ntask; i++)
 		addrmap_add(&seen, b->tasks[i].addr);
 	for (i = 0; i < b->snap->nthreads; i++) {
