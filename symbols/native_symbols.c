@@ -11,6 +11,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "symbols/demangle.h"
+#include "symbols/dwarf_scopes.h"
 #include "symbols/unwind.h"
 #include "common/addrmap.h"
 #include "common/banned.h"
@@ -189,34 +190,26 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file,
 }
 
 /* DWARF's view: inlined functions and the one containing them. */
-static size_t from_dwarf(struct native_symbolizer *s, Dwfl_Module *mod, uint64_t a, struct native_sym *out,
-			 size_t max)
+static size_t from_dwarf(struct native_symbolizer *s, Dwfl_Module *mod,
+			 uint64_t a, struct native_sym *out, size_t max)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die scopes[DWARF_SCOPES_MAX];
 	Dwfl_Line *l;
 	const char *file = NULL;
-	int line = 0, ns, i;
-	size_t n = 0;
+	int line = 0;
+	size_t n = 0, i;
 
 	if (!cu)
 		return 0;
 	l = dwfl_module_getsrc(mod, a);
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-	ns = dwarf_getscopes(cu, a - bias, &scopes);
-	/* dwarf_getscopes() continues an inlined instance with its abstract
-	 * definition's scopes; the concrete chain (each inlined call inside
-	 * its caller) comes from the innermost DIE's own parents. */
-	if (ns > 0) {
-		Dwarf_Die inner = scopes[0];
-
-		free(scopes);
-		scopes = NULL;
-		ns = dwarf_getscopes_die(&inner, &scopes);
-	}
-	for (i = 0; i < ns && n < max; i++) {
+	/* The concrete chain, each inlined call inside its caller: from
+	 * the innermost, up to the function they are all inlined into. */
+	for (i = dwarf_pc_scopes(cu, a - bias, scopes, DWARF_SCOPES_MAX);
+	     i-- > 0 && n < max;) {
 		int tag = dwarf_tag(&scopes[i]);
 
 		if (tag != DW_TAG_inlined_subroutine &&
@@ -232,7 +225,6 @@ static size_t from_dwarf(struct native_symbolizer *s, Dwfl_Module *mod, uint64_t
 			break;
 		call_site(cu, &scopes[i], &file, &line);
 	}
-	free(scopes);
 	/* a pc in a CU but in no function's ranges: lines only */
 	if (!n && file && max) {
 		out[0].file = file;
