@@ -14,7 +14,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
 # The libraries of both links, the dynamic one and `make static`: add a
 # library here and the static link takes it too.
-LDLIBS = -lelf -ldw -lncurses -lunwind-x86_64
+LDLIBS = -lelf -ldw -ldeflate -lncurses -lunwind-x86_64
 # ./coroscope takes them from their static archives (with what those
 # need: see STATIC_DEPLIBS), all but libunwind, whose Debian archive is
 # not position-independent, and libc.  Loading eight shared libraries
@@ -56,8 +56,8 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (`make deps` installs them).
 # libc6-dbg: libc's names for tests/test_native.py, which compares with gdb.
-BUILD_PKGS = gcc make libelf-dev libdw-dev libunwind-dev libncurses-dev \
-	zlib1g-dev liblzma-dev libbz2-dev
+BUILD_PKGS = gcc make libelf-dev libdw-dev libdeflate-dev libunwind-dev \
+	libncurses-dev zlib1g-dev liblzma-dev libbz2-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
 	g++ python3-gevent python3-greenlet python3-trio python3-anyio \
 	python3-pytest-asyncio libc6-dbg python3-uvicorn python3-starlette \
@@ -276,8 +276,8 @@ clean:
 STATIC_BIN = build/static/coroscope
 STATIC_DEPLIBS = -lunwind -lz -llzma -lbz2 -ltinfo
 STATIC_LDLIBS = -Wl,--start-group $(LDLIBS) $(STATIC_DEPLIBS) -Wl,--end-group
-STATIC_PKGS = libc6-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev \
-	libncurses-dev
+STATIC_PKGS = libc6-dev libelf-dev libdw-dev libdeflate-dev zlib1g-dev \
+	liblzma-dev libbz2-dev libncurses-dev
 
 .PHONY: static deps-static
 

@@ -1,6 +1,7 @@
 #include "symbols/native_symbols.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -10,6 +11,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include "symbols/debug_inflate.h"
 #include "symbols/demangle.h"
 #include "symbols/dwarf_scopes.h"
 #include "symbols/unwind.h"
@@ -32,9 +34,58 @@ struct native_symbolizer {
  * /usr/lib/debug (by build id under .build-id/, then by debuglink). */
 static char *debuginfo_path;
 
+/* Where separate debug files are found by build id. */
+#define BUILD_ID_DIR "/usr/lib/debug/.build-id"
+#define BUILD_ID_MAX 64
+
+/* Marks, in a module's libdwfl user data, that its own debug file was
+ * given: a second call is for the DWZ file its DWARF refers to, which
+ * libdwfl's search finds and checks. */
+static char served;
+
+/*
+ * The module's separate debug file by build id, decompressed by us
+ * (symbols/debug_inflate.h) rather than by libdw; else libdwfl's own
+ * search.  libdwfl's build id search cannot be used and then
+ * decompressed: it opens the file to check it and keeps that handle.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &id, &vaddr);
+
+	if (*userdata != &served && len >= 2 && len <= BUILD_ID_MAX) {
+		char path[sizeof(BUILD_ID_DIR) + 2 * BUILD_ID_MAX + 16];
+		size_t n = (size_t)snprintf(path, sizeof(path),
+					    BUILD_ID_DIR "/%02x/", id[0]);
+		int i, fd;
+
+		for (i = 1; i < len; i++)
+			n += (size_t)snprintf(path + n, sizeof(path) - n,
+					      "%02x", id[i]);
+		snprintf(path + n, sizeof(path) - n, ".debug");
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			fd = debug_inflate(fd, id, (size_t)len);
+		if (fd >= 0) {
+			*debuginfo_file_name = strdup(path);
+			*userdata = &served;
+			return fd;
+		}
+	}
+	*userdata = &served;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					    file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };

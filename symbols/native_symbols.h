@@ -6,7 +6,8 @@
  * Modules are the target's mapped ELF files, opened through the source's
  * root (so a core's --sysroot and build-id checks apply), and the vDSO,
  * whose image is copied from the target.  Separate debug files are found
- * by build id under /usr/lib/debug/.build-id/ and by .gnu_debuglink.
+ * by build id under /usr/lib/debug/.build-id/ (their compressed DWARF
+ * decompressed by symbols/debug_inflate.h) and by .gnu_debuglink.
  * C++ names are demangled (symbols/demangle.h).  A pc no symbol covers has no name: the
  * caller shows it as library+offset, never as the nearest symbol.
  */
