@@ -59,7 +59,7 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BUILD_PKGS = gcc make libelf-dev libdw-dev libdeflate-dev libunwind-dev \
 	libncurses-dev zlib1g-dev liblzma-dev libbz2-dev
 TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
-	g++ python3-gevent python3-greenlet python3-trio python3-anyio \
+	g++ dwz python3-gevent python3-greenlet python3-trio python3-anyio \
 	python3-pytest-asyncio libc6-dbg python3-uvicorn python3-starlette \
 	python3-httpx python3-pytest-xdist python3-tornado
 
@@ -97,6 +97,8 @@ $(BUILD)/tests/test_json_memo: $(BUILD)/cli/json_memo.o $(BUILD)/cli/json.o \
 	$(BUILD)/cli/json_writer.o
 $(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
 $(BUILD)/tests/test_gc_walk: tests/support/image_memsrc.c
+$(BUILD)/tests/test_symbols: tests/support/proc_memsrc.c
+$(BUILD)/tests/test_debug_inflate: tests/support/proc_memsrc.c
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 

@@ -76,6 +76,7 @@ static int read_header(struct image *im)
 	if (memcmp(im->eh.e_ident, ELFMAG, SELFMAG) ||
 	    im->eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    im->eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    im->eh.e_ident[EI_VERSION] != EV_CURRENT ||
 	    im->eh.e_shentsize != sizeof(Elf64_Shdr) || !im->eh.e_shoff)
 		return -1;
 	im->shnum = im->eh.e_shnum;
@@ -227,14 +228,19 @@ static int plan(struct image *im, uint64_t *out_size)
 		z->align = ch.ch_addralign ? ch.ch_addralign : 1;
 		if (z->drop)
 			continue;
-		z->out_off = align_up(end, z->align);
+		/* A page of its own: populated on its own (fill()). */
+		z->out_off = align_up(end, PAGE);
 		z->out_size = ch.ch_size;
 		end = z->out_off + z->out_size;
 		total += ch.ch_size;
 	}
-	/* The headers are copied and patched: no stream may hold them. */
+	/* The headers are copied (and the section headers patched): no
+	 * stream may hold them. */
 	if (meets_stream(im, 0, sizeof(im->eh)) ||
-	    meets_stream(im, im->eh.e_shoff, im->shnum * sizeof(Elf64_Shdr)))
+	    meets_stream(im, im->eh.e_shoff, im->shnum * sizeof(Elf64_Shdr)) ||
+	    (im->eh.e_phoff &&
+	     meets_stream(im, im->eh.e_phoff,
+			  (uint64_t)im->eh.e_phnum * im->eh.e_phentsize)))
 		return -1;
 	*out_size = end;
 	return (int)im->nz;
@@ -266,6 +272,11 @@ static void copy_around_streams(const struct image *im, unsigned char *out)
 	}
 }
 
+/* Pages a stream of in_size bytes gets faulted in ahead, at most: real
+ * DWARF decompresses to 3-10 times its size, and a stream that claims
+ * more is written page by page (as libdeflate proves it). */
+#define POPULATE_RATIO 32
+
 /* Decompress every planned section and point its header at it: 0, or
  * -1 when a stream is not what its header says. */
 static int fill(const struct image *im, unsigned char *out)
@@ -290,6 +301,12 @@ static int fill(const struct image *im, unsigned char *out)
 			memcpy(out + at, &sh, sizeof(sh));
 			continue;
 		}
+		/* Its pages in one call, not one fault each: memfd pages are
+		 * small, and 2,500 faults (libc's DWARF) took 40 ms. */
+		(void)madvise(out + z->out_off,
+			      (size_t)(z->out_size < z->in_size * POPULATE_RATIO ?
+				       z->out_size : z->in_size * POPULATE_RATIO),
+			      MADV_POPULATE_WRITE);
 		if (libdeflate_zlib_decompress(d, im->in + z->in_off,
 					       (size_t)z->in_size,
 					       out + z->out_off,
@@ -339,9 +356,6 @@ int debug_inflate(int fd, const unsigned char *id, size_t id_len)
 		   mfd, 0);
 	if (out == MAP_FAILED)
 		goto done;
-	/* Its pages in one call, not one fault each (memfd pages are
-	 * small; a fault costs ~15 us in a VM: 2,500 of them were 40 ms). */
-	(void)madvise(out, (size_t)out_size, MADV_POPULATE_WRITE);
 	copy_around_streams(im, out);
 	if (fill(im, out) == 0)
 		ret = mfd;

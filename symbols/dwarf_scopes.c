@@ -10,9 +10,13 @@
 #endif
 
 /* DIEs one search looks at, at most: a real unit's top level holds a
- * few thousand; a file made to loop (a unit importing itself) stops
- * here. */
+ * few thousand. */
 #define MAX_DIES (1u << 22)
+/* Nesting of the DIEs a search goes down through, at most. */
+#define MAX_DEPTH 256
+/* Imported units on the way down, at most (a loop of imports is cut
+ * where it comes back). */
+#define MAX_IMPORTS 16
 
 struct search {
 	Dwarf_Addr pc;
@@ -20,6 +24,8 @@ struct search {
 	Dwarf_Die *chain;
 	size_t max, n;
 	size_t dies;              /* looked at so far */
+	Dwarf_Off imports[MAX_IMPORTS];
+	size_t nimports;
 };
 
 /* Scopes that can hold the pc: they have code ranges. */
@@ -56,17 +62,59 @@ static int may_hold_code(const struct search *s, int tag)
 	return 0;
 }
 
+/* A function or inlined call on the chain: when it is full, the
+ * outermost makes room (the innermost are the ones a stack shows). */
+static void add(struct search *s, const Dwarf_Die *die)
+{
+	size_t i;
+
+	if (!s->max)
+		return;
+	if (s->n == s->max) {
+		for (i = 1; i < s->n; i++)
+			s->chain[i - 1] = s->chain[i];
+		s->n--;
+	}
+	s->chain[s->n++] = *die;
+}
+
+static int descend(struct search *s, Dwarf_Die *parent, unsigned depth);
+
+/* The partial unit an imported_unit DIE names, looked into unless it is
+ * already on the way down (libdw follows only partial units too). */
+static int descend_import(struct search *s, Dwarf_Die *die, unsigned depth)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die unit;
+	Dwarf_Off off;
+	size_t i;
+	int ret;
+
+	if (!dwarf_attr(die, DW_AT_import, &attr) ||
+	    !dwarf_formref_die(&attr, &unit) ||
+	    dwarf_tag(&unit) != DW_TAG_partial_unit ||
+	    s->nimports == MAX_IMPORTS)
+		return 0;
+	off = dwarf_dieoffset(&unit);
+	for (i = 0; i < s->nimports; i++)
+		if (s->imports[i] == off)
+			return 0;
+	s->imports[s->nimports++] = off;
+	ret = descend(s, &unit, depth + 1);
+	s->nimports--;
+	return ret;
+}
+
 /*
  * Look for the pc among parent's children, and inside the one found
- * (each code scope containing it is added to the chain).  1 when a code
- * scope containing it was found.  `depth` bounds the nesting of the
- * DIEs looked into without being scopes (namespaces, imported units).
+ * (each function or inlined call holding it is added to the chain).  1
+ * when a code scope holding it was found.
  */
 static int descend(struct search *s, Dwarf_Die *parent, unsigned depth)
 {
 	Dwarf_Die die;
 
-	if (depth > DWARF_SCOPES_MAX || dwarf_child(parent, &die) != 0)
+	if (depth > MAX_DEPTH || dwarf_child(parent, &die) != 0)
 		return 0;
 	/* Bounded by MAX_DIES over the whole search. */
 	do {
@@ -78,29 +126,23 @@ static int descend(struct search *s, Dwarf_Die *parent, unsigned depth)
 			if (dwarf_haspc(&die, s->pc) != 1)
 				continue;
 			/* Scopes do not overlap: this is the one. */
-			if (s->n < s->max)
-				s->chain[s->n++] = die;
-			if (s->n < s->max)
-				descend(s, &die, depth + 1);
+			if (tag == DW_TAG_subprogram ||
+			    tag == DW_TAG_inlined_subroutine)
+				add(s, &die);
+			descend(s, &die, depth + 1);
 			return 1;
 		}
 		if (may_hold_code(s, tag) && descend(s, &die, depth + 1))
 			return 1;
-		if (tag == DW_TAG_imported_unit) {
-			Dwarf_Attribute attr;
-			Dwarf_Die unit;
-
-			if (dwarf_attr(&die, DW_AT_import, &attr) &&
-			    dwarf_formref_die(&attr, &unit) &&
-			    descend(s, &unit, depth + 1))
-				return 1;
-		}
+		if (tag == DW_TAG_imported_unit &&
+		    descend_import(s, &die, depth))
+			return 1;
 	} while (dwarf_siblingof(&die, &die) == 0);
 	return 0;
 }
 
-size_t dwarf_pc_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain,
-		       size_t max)
+size_t scope_chain_at(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain,
+		      size_t max)
 {
 	struct search s;
 	int lang = dwarf_srclang(cu);
@@ -113,6 +155,7 @@ size_t dwarf_pc_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain,
 	s.max = max;
 	s.n = 0;
 	s.dies = 0;
+	s.nimports = 0;
 	descend(&s, cu, 0);
 	return s.n;
 }

@@ -38,27 +38,31 @@ static char *debuginfo_path;
 #define BUILD_ID_DIR "/usr/lib/debug/.build-id"
 #define BUILD_ID_MAX 64
 
-/* Marks, in a module's libdwfl user data, that its own debug file was
- * given: a second call is for the DWZ file its DWARF refers to, which
- * libdwfl's search finds and checks. */
-static char served;
-
 /*
  * The module's separate debug file by build id, decompressed by us
  * (symbols/debug_inflate.h) rather than by libdw; else libdwfl's own
  * search.  libdwfl's build id search cannot be used and then
  * decompressed: it opens the file to check it and keeps that handle.
+ *
+ * libdwfl also calls this for the DWZ file a module's DWARF refers to,
+ * with no CRC and that file's name as the debug link: that one it
+ * finds, and checks against the build id the DWARF names, itself.
+ *
+ * libdw takes the directory of the file it reads for where to find
+ * split DWARF (.dwo) named by relative paths; a memfd has none, so
+ * split DWARF next to a compressed separate debug file is not found.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
+	int alt = debuglink_crc == 0 && debuglink_file != NULL;
 	const unsigned char *id;
 	GElf_Addr vaddr;
-	int len = dwfl_module_build_id(mod, &id, &vaddr);
+	int len = alt ? 0 : dwfl_module_build_id(mod, &id, &vaddr);
 
-	if (*userdata != &served && len >= 2 && len <= BUILD_ID_MAX) {
+	if (len >= 2 && len <= BUILD_ID_MAX) {
 		char path[sizeof(BUILD_ID_DIR) + 2 * BUILD_ID_MAX + 16];
 		size_t n = (size_t)snprintf(path, sizeof(path),
 					    BUILD_ID_DIR "/%02x/", id[0]);
@@ -73,11 +77,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			fd = debug_inflate(fd, id, (size_t)len);
 		if (fd >= 0) {
 			*debuginfo_file_name = strdup(path);
-			*userdata = &served;
 			return fd;
 		}
 	}
-	*userdata = &served;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
 					    file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);
@@ -246,7 +248,7 @@ static size_t from_dwarf(struct native_symbolizer *s, Dwfl_Module *mod,
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
-	Dwarf_Die scopes[DWARF_SCOPES_MAX];
+	Dwarf_Die scopes[SCOPE_CHAIN_MAX];
 	Dwfl_Line *l;
 	const char *file = NULL;
 	int line = 0;
@@ -259,7 +261,7 @@ static size_t from_dwarf(struct native_symbolizer *s, Dwfl_Module *mod,
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 	/* The concrete chain, each inlined call inside its caller: from
 	 * the innermost, up to the function they are all inlined into. */
-	for (i = dwarf_pc_scopes(cu, a - bias, scopes, DWARF_SCOPES_MAX);
+	for (i = scope_chain_at(cu, a - bias, scopes, SCOPE_CHAIN_MAX);
 	     i-- > 0 && n < max;) {
 		int tag = dwarf_tag(&scopes[i]);
 

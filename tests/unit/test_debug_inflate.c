@@ -9,9 +9,12 @@
  * compressed with objcopy, whose damaged copies (cut short, section
  * sizes and offsets changed, every header byte flipped) must come back
  * as a file libelf reads, or as the original, or as -1: never a crash.
+ * Last, that the symbolizer (symbols/native_symbols.c's find_debuginfo)
+ * has libdw read the decompressed copy of libc's debug file.
  */
 #include "symbols/debug_inflate.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -24,6 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "symbols/native_symbols.h"
+#include "tests/support/proc_memsrc.h"
 #include "tests/unit/check.h"
 #include "common/banned.h"
 
@@ -174,22 +179,68 @@ static int libc_debug_path(char *path, size_t size)
 	return access(path, R_OK) == 0;
 }
 
-/* What debug_inflate() gave back, if anything, read section by section
- * (ASan watches), then closed. */
-static void read_all(int fd)
+/* Open descriptors of this process. */
+static int open_fds(void)
 {
-	Elf *e;
-	Elf_Scn *s = NULL;
-	size_t k = 0;
+	char path[64];
+	int fd, n = 0;
 
-	if (fd < 0)
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+/* Can libelf give section i of e (decompressing it when it is
+ * compressed)? */
+static int section_readable(Elf *e, size_t i)
+{
+	Elf_Scn *s = elf_getscn(e, i);
+	GElf_Shdr sh;
+
+	if (!s || !gelf_getshdr(s, &sh))
+		return 0;
+	if (sh.sh_type == SHT_NOBITS || !sh.sh_size)
+		return 1;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(s, 0, 0) < 0)
+		return 0;
+	return elf_getdata(s, NULL) != NULL;
+}
+
+/*
+ * What debug_inflate(given, ...) gave back for the file orig[0..n): -1,
+ * `given` itself, or a new file libelf opens, each section of which it
+ * can give where it could give the original's; closed.
+ */
+static void check_result(int given, int r, const char *what,
+			 const unsigned char *orig, size_t n)
+{
+	int ofd;
+	Elf *e, *o;
+	size_t i, ns = 0, bad = 0;
+
+	if (r < 0 || r == given) {
+		if (r >= 0)
+			close(r);
 		return;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	/* Bounded by the file's sections (and a ceiling). */
-	while (e && (s = elf_nextscn(e, s)) && k++ < 100000)
-		(void)elf_getdata(s, NULL);
+	}
+	ofd = open_copy(orig, n);
+	o = ofd >= 0 ? elf_begin(ofd, ELF_C_READ, NULL) : NULL;
+	e = elf_begin(r, ELF_C_READ, NULL);
+	CHECK(!o || elf_kind(o) != ELF_K_ELF ||
+	      (e && elf_kind(e) == ELF_K_ELF), "%s: made a file libelf "
+	      "cannot open: %s", what, elf_errmsg(-1));
+	if (o && e && elf_getshdrnum(o, &ns) == 0)
+		/* Bounded by the original's sections. */
+		for (i = 1; i < ns && i < 100000; i++)
+			bad += section_readable(o, i) && !section_readable(e, i);
+	CHECK(!bad, "%s: %zu sections unreadable that were not", what, bad);
 	elf_end(e);
-	close(fd);
+	elf_end(o);
+	if (ofd >= 0)
+		close(ofd);
+	close(r);
 }
 
 /* Damaged copies of bytes: whatever comes back, libelf can read it, and
@@ -200,6 +251,7 @@ static void check_damaged(const unsigned char *bytes, size_t n,
 	unsigned char *copy = malloc(n);
 	Elf64_Ehdr eh;
 	size_t i, cuts[] = { 0, 4, 16, 63, 64, 65, 200, 1000 }, tried = 0;
+	int fds;
 
 	if (!copy || n < sizeof(eh)) {
 		CHECK(0, "no copy to damage");
@@ -207,15 +259,18 @@ static void check_damaged(const unsigned char *bytes, size_t n,
 		return;
 	}
 	memcpy(&eh, bytes, sizeof(eh));
+	fds = open_fds();
 	/* cut short */
 	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]) + 8; i++) {
 		size_t len = i < sizeof(cuts) / sizeof(cuts[0]) ? cuts[i] :
 			     n - n / (i - 6);
-		int fd = open_copy(bytes, len < n ? len : n);
+		size_t cut = len < n ? len : n;
+		int fd = open_copy(bytes, cut);
 
 		if (fd < 0)
 			continue;
-		read_all(debug_inflate(fd, id, idn));
+		check_result(fd, debug_inflate(fd, id, idn), "a cut copy",
+			     bytes, cut);
 		tried++;
 	}
 	/* every byte of the ELF header and of each section header flipped */
@@ -223,6 +278,7 @@ static void check_damaged(const unsigned char *bytes, size_t n,
 	     i++) {
 		size_t at = i < sizeof(eh) ? i :
 			    (size_t)eh.e_shoff + (i - sizeof(eh));
+		char what[64];
 		int fd;
 
 		if (at >= n)
@@ -232,11 +288,85 @@ static void check_damaged(const unsigned char *bytes, size_t n,
 		fd = open_copy(copy, n);
 		if (fd < 0)
 			continue;
-		read_all(debug_inflate(fd, id, idn));
+		snprintf(what, sizeof(what), "a copy damaged at byte %zu", at);
+		check_result(fd, debug_inflate(fd, id, idn), what, copy, n);
 		tried++;
 	}
 	CHECK(tried > 100, "only %zu damaged copies tried", tried);
+	CHECK(open_fds() == fds, "descriptors leaked: %d, then %d", fds,
+	      open_fds());
 	printf("damaged copies: %zu tried\n", tried);
+	free(copy);
+}
+
+/* The header of the first zlib-compressed section of an ELF file's
+ * bytes (known good: the test's own): its offset in bytes, or 0. */
+static size_t first_compressed(const unsigned char *bytes, size_t n)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	size_t i;
+
+	memcpy(&eh, bytes, sizeof(eh));
+	for (i = 1; i < eh.e_shnum; i++) {
+		size_t at = (size_t)eh.e_shoff + i * sizeof(sh);
+
+		if (at + sizeof(sh) > n)
+			return 0;
+		memcpy(&sh, bytes + at, sizeof(sh));
+		if (sh.sh_flags & SHF_COMPRESSED)
+			return at;
+	}
+	return 0;
+}
+
+/* One damage, on purpose: the result must be the given descriptor
+ * (the right file, left to libdw to decompress), none leaked. */
+static void check_left_to_libdw(const char *what, const unsigned char *bytes,
+				size_t n, const unsigned char *id, size_t idn)
+{
+	int fds = open_fds(), fd = open_copy(bytes, n), r;
+
+	if (fd < 0) {
+		CHECK(0, "%s: no copy", what);
+		return;
+	}
+	r = debug_inflate(fd, id, idn);
+	CHECK(r == fd, "%s: gave %d for %d", what, r, fd);
+	if (r >= 0)
+		close(r);
+	CHECK(open_fds() == fds, "%s: a descriptor leaked", what);
+}
+
+static void check_targeted(const unsigned char *bytes, size_t n,
+			   const unsigned char *id, size_t idn)
+{
+	unsigned char *copy = malloc(n);
+	size_t at = first_compressed(bytes, n);
+	Elf64_Shdr sh;
+	Elf64_Chdr ch;
+
+	CHECK(copy && at, "no compressed section to damage");
+	if (!copy || !at) {
+		free(copy);
+		return;
+	}
+	memcpy(&sh, bytes + at, sizeof(sh));
+	/* claims more than deflate can give */
+	memcpy(copy, bytes, n);
+	memcpy(&ch, copy + sh.sh_offset, sizeof(ch));
+	ch.ch_size = (sh.sh_size + 1) * 2000;
+	memcpy(copy + sh.sh_offset, &ch, sizeof(ch));
+	check_left_to_libdw("a section claiming 2000 to 1", copy, n, id, idn);
+	/* claims a little more than the stream gives */
+	memcpy(copy, bytes, n);
+	ch.ch_size = ((const Elf64_Chdr *)(const void *)(bytes + sh.sh_offset))->ch_size + 1;
+	memcpy(copy + sh.sh_offset, &ch, sizeof(ch));
+	check_left_to_libdw("a section one byte short", copy, n, id, idn);
+	/* a damaged stream */
+	memcpy(copy, bytes, n);
+	copy[sh.sh_offset + sizeof(ch) + (sh.sh_size - sizeof(ch)) / 2] ^= 0x55;
+	check_left_to_libdw("a damaged stream", copy, n, id, idn);
 	free(copy);
 }
 
@@ -270,8 +400,21 @@ static void check_small(void)
 	CHECK(f && fputs(small_source, f) >= 0 && fclose(f) == 0,
 	      "cannot write %s", src);
 	snprintf(cmd, sizeof(cmd), "gcc -g3 -O2 -shared -fPIC "
-		 "-Wl,--build-id -o %s %s && objcopy "
-		 "--compress-debug-sections=zlib %s", lib, src, lib);
+		 "-Wl,--build-id -o %s %s", lib, src);
+	CHECK(system(cmd) == 0, "%s failed", cmd);
+	/* nothing compressed yet: left as it is */
+	fd = open(lib, O_RDONLY);
+	n = fd >= 0 ? build_id_of(fd, id, sizeof(id)) : 0;
+	if (fd >= 0) {
+		int r = debug_inflate(fd, id, n);
+
+		CHECK(r == fd, "a file with nothing compressed: gave %d for %d",
+		      r, fd);
+		if (r >= 0)
+			close(r);
+	}
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib %s",
+		 lib);
 	CHECK(system(cmd) == 0, "%s failed", cmd);
 	check_real("small library (gcc -g3, objcopy)", lib);
 	fd = open(lib, O_RDONLY);
@@ -280,6 +423,7 @@ static void check_small(void)
 		bytes = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
 			     fd, 0);
 		if (bytes != MAP_FAILED) {
+			check_targeted(bytes, (size_t)st.st_size, id, n);
 			check_damaged(bytes, (size_t)st.st_size, id, n);
 			munmap(bytes, (size_t)st.st_size);
 		}
@@ -304,6 +448,61 @@ static void check_not_elf(void)
 	      "ten bytes taken for a debug file");
 }
 
+/* Is a memfd of debug_inflate()'s mapped into this process? */
+static int inflated_file_mapped(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		found |= strstr(line, "coroscope-debuginfo") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The symbolizer names a libc function of this process from libc's
+ * separate debug file, and the file libdw reads is the decompressed
+ * copy (its memfd is mapped), not libc6-dbg's own. */
+static void check_symbolizer(void)
+{
+	void *fn = dlsym(RTLD_DEFAULT, "getpid");
+	struct native_sym out[NATIVE_MAX_INLINED];
+	struct native_symbolizer *s = NULL;
+	struct memsrc ms;
+	struct cs_err err;
+	size_t n;
+
+	cs_err_init(&err);
+	if (!fn || proc_memsrc_init(&ms, getpid()) != 0) {
+		CHECK(0, "no getpid or no mappings of this process");
+		return;
+	}
+	CHECK(!inflated_file_mapped(), "a decompressed file mapped already");
+	if (native_symbolizer_new(&s, &ms, &err) == 0) {
+		n = native_symbolize(s, (uint64_t)(uintptr_t)fn, 1, out,
+				     NATIVE_MAX_INLINED);
+		CHECK(n >= 1 && out[n - 1].function &&
+		      strstr(out[n - 1].function, "getpid") &&
+		      out[n - 1].file, "getpid: named %s, file %s",
+		      n ? out[n - 1].function : "nothing",
+		      n && out[n - 1].file ? out[n - 1].file : "none");
+		CHECK(inflated_file_mapped(), "libdw reads libc6-dbg's own "
+		      "file, not the decompressed copy");
+		printf("the symbolizer: getpid is %s (%s:%d)\n",
+		       n ? out[n - 1].function : "?",
+		       n && out[n - 1].file ? out[n - 1].file : "?",
+		       n ? out[n - 1].line : 0);
+		native_symbolizer_free(s);
+	} else {
+		CHECK(0, "no symbolizer: %s", err.msg);
+	}
+	CHECK(!inflated_file_mapped(), "the decompressed file outlives the "
+	      "symbolizer");
+	proc_memsrc_release(&ms);
+}
+
 int main(void)
 {
 	char path[256];
@@ -311,9 +510,10 @@ int main(void)
 	elf_version(EV_CURRENT);
 	check_not_elf();
 	check_small();
-	if (libc_debug_path(path, sizeof(path)))
+	if (libc_debug_path(path, sizeof(path))) {
 		check_real("libc's debug file", path);
-	else
+		check_symbolizer();
+	} else
 		printf("libc's debug file: not installed (libc6-dbg): not "
 		       "checked\n");
 	return CHECK_DONE("test_debug_inflate");

@@ -1,7 +1,7 @@
 /*
  * Unit tests for symbols/dwarf_scopes.c, against libdw itself: for pcs
- * spread over every compile unit of real modules, the code scopes that
- * dwarf_pc_scopes() finds must be the ones libdw's two walks find
+ * spread over every compile unit of real modules, the functions and inlined calls that
+ * scope_chain_at() finds must be the ones libdw's two walks find
  * (dwarf_getscopes() for the innermost, dwarf_getscopes_die() for the
  * concrete chain around it), in the same order.  Where libdw's walk
  * finds nothing (GCC's LTO units, this program's among them, stop it),
@@ -13,7 +13,8 @@
  * libpython3.12 (C, inlined functions in large units) when present, and
  * a C++ library built here with g++ and with clang++ (functions inlined
  * into a member function and into a function of a namespace) where
- * they are installed.
+ * they are installed, and one whose shared DIEs dwz moved into imported
+ * partial units, where dwz is.
  */
 #include "symbols/dwarf_scopes.h"
 
@@ -41,15 +42,14 @@ static const Dwfl_Callbacks offline = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* What a chain holds: functions and inlined calls. */
 static int code_scope(int tag)
 {
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-	       tag == DW_TAG_lexical_block || tag == DW_TAG_entry_point ||
-	       tag == DW_TAG_try_block || tag == DW_TAG_catch_block ||
-	       tag == DW_TAG_with_stmt;
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
 }
 
-/* libdw's answer, innermost first, code scopes only: how many. */
+/* libdw's answer, innermost first, functions and inlined calls only:
+ * how many. */
 static size_t libdw_chain(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Off *out,
 			  size_t max)
 {
@@ -150,19 +150,30 @@ static int function_at(Dwarf_Die *cu, Dwarf_Addr pc)
 /* Compare the two at pc; 1 when the pc is in some function. */
 static int compare_at(struct module_check *m, Dwarf_Die *cu, Dwarf_Addr pc)
 {
-	Dwarf_Off want[DWARF_SCOPES_MAX];
-	Dwarf_Die got[DWARF_SCOPES_MAX];
+	Dwarf_Off want[SCOPE_CHAIN_MAX];
+	Dwarf_Die got[SCOPE_CHAIN_MAX];
 	size_t nw, ng, i;
 	int same;
 
-	ng = dwarf_pc_scopes(cu, pc, got, DWARF_SCOPES_MAX);
+	ng = scope_chain_at(cu, pc, got, SCOPE_CHAIN_MAX);
 	for (i = 0; i < ng; i++)
 		CHECK(dwarf_haspc(&got[i], pc) == 1 &&
 		      code_scope(dwarf_tag(&got[i])),
 		      "%s: pc 0x%llx: scope 0x%llx does not hold it", m->what,
 		      (unsigned long long)pc,
 		      (unsigned long long)dwarf_dieoffset(&got[i]));
-	nw = libdw_chain(cu, pc, want, DWARF_SCOPES_MAX);
+	/* A chain with less room keeps its innermost. */
+	if (ng >= 2) {
+		Dwarf_Die cut[SCOPE_CHAIN_MAX];
+		size_t nc = scope_chain_at(cu, pc, cut, ng - 1);
+
+		CHECK(nc == ng - 1 && dwarf_dieoffset(&cut[0]) ==
+		      dwarf_dieoffset(&got[1]) && dwarf_dieoffset(&cut[nc - 1]) ==
+		      dwarf_dieoffset(&got[ng - 1]),
+		      "%s: pc 0x%llx: a chain cut to %zu does not keep the "
+		      "innermost", m->what, (unsigned long long)pc, ng - 1);
+	}
+	nw = libdw_chain(cu, pc, want, SCOPE_CHAIN_MAX);
 	if (!nw && !ng) {
 		CHECK(!function_at(cu, pc), "%s: pc 0x%llx: a function of "
 		      "unit 0x%llx holds it, and no scope was found", m->what,
@@ -297,14 +308,14 @@ static void check_module(const char *what, const char *path)
 			Dwarf_Line *l = dwarf_onesrcline(lines, n * at /
 							 (per < n ? per : n));
 			Dwarf_Addr a;
-			Dwarf_Die chain[DWARF_SCOPES_MAX];
+			Dwarf_Die chain[SCOPE_CHAIN_MAX];
 			size_t c, i;
 
 			if (!l || dwarf_lineaddr(l, &a) != 0)
 				continue;
 			pcs++;
 			inside += (size_t)compare_at(m, cu, a);
-			c = dwarf_pc_scopes(cu, a, chain, DWARF_SCOPES_MAX);
+			c = scope_chain_at(cu, a, chain, SCOPE_CHAIN_MAX);
 			for (i = 0; i < c; i++)
 				inlined += dwarf_tag(&chain[i]) ==
 					   DW_TAG_inlined_subroutine;
@@ -342,7 +353,7 @@ static int first_function(Dwfl *dwfl, Dwarf_Die **cu, Dwarf_Addr *lo)
 static void check_bounds(const char *self)
 {
 	Dwfl *dwfl = dwfl_begin(&offline);
-	Dwarf_Die *cu, chain[DWARF_SCOPES_MAX];
+	Dwarf_Die *cu, chain[SCOPE_CHAIN_MAX];
 	Dwarf_Addr lo;
 
 	if (!dwfl || !dwfl_report_offline(dwfl, "self", self, -1)) {
@@ -356,15 +367,15 @@ static void check_bounds(const char *self)
 		dwfl_end(dwfl);
 		return;
 	}
-	CHECK(dwarf_pc_scopes(cu, lo, chain, DWARF_SCOPES_MAX) >= 1,
+	CHECK(scope_chain_at(cu, lo, chain, SCOPE_CHAIN_MAX) >= 1,
 	      "a function's entry is in it");
-	CHECK(dwarf_pc_scopes(cu, lo, chain, 1) == 1,
+	CHECK(scope_chain_at(cu, lo, chain, 1) == 1,
 	      "a chain of room 1 holds the function");
 	CHECK(dwarf_tag(&chain[0]) == DW_TAG_subprogram,
 	      "the outermost scope is the function");
-	CHECK(dwarf_pc_scopes(cu, lo, chain, 0) == 0,
+	CHECK(scope_chain_at(cu, lo, chain, 0) == 0,
 	      "a chain of room 0 holds nothing");
-	CHECK(dwarf_pc_scopes(cu, 0, chain, DWARF_SCOPES_MAX) == 0,
+	CHECK(scope_chain_at(cu, 0, chain, SCOPE_CHAIN_MAX) == 0,
 	      "pc 0 is in no function");
 	dwfl_end(dwfl);
 }
@@ -425,6 +436,54 @@ static void check_cxx(const char *compiler)
 	rmdir(dir);
 }
 
+/* Two units sharing a header, their common DIEs moved by dwz into
+ * partial units that each unit imports. */
+static const char dwz_header[] =
+	"struct Point { int x, y; int sum() const { return x + y; } };\n"
+	"static inline __attribute__((always_inline)) int\n"
+	"twice(const Point &p) { return 2 * p.sum(); }\n";
+
+static void check_dwz(void)
+{
+	char dir[] = "/tmp/cs-dwarf-scopes-XXXXXX", path[96], cmd[512];
+	static const char *const units[] = {
+		"int a_fn(int n) { Point p{n, n}; return twice(p); }\n",
+		"int b_fn(int n) { Point p{n, 1}; return twice(p) + 1; }\n",
+	};
+	size_t i;
+	FILE *f;
+
+	if (system("dwz --version > /dev/null 2>&1") != 0 ||
+	    system("g++ --version > /dev/null 2>&1") != 0) {
+		printf("dwz: dwz or g++ not found: imported units not checked\n");
+		return;
+	}
+	if (!mkdtemp(dir)) {
+		CHECK(0, "cannot make a directory for the dwz library");
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%c.cpp", dir, (char)('a' + i));
+		f = fopen(path, "w");
+		CHECK(f && fputs("#include \"h.h\"\n", f) >= 0 &&
+		      fputs(units[i], f) >= 0 && fclose(f) == 0,
+		      "cannot write %s", path);
+	}
+	snprintf(path, sizeof(path), "%s/h.h", dir);
+	f = fopen(path, "w");
+	CHECK(f && fputs(dwz_header, f) >= 0 && fclose(f) == 0,
+	      "cannot write %s", path);
+	snprintf(cmd, sizeof(cmd), "cd %s && g++ -g -O2 -shared -fPIC -o "
+		 "libdwz.so a.cpp b.cpp && dwz libdwz.so && readelf "
+		 "--debug-dump=info libdwz.so | grep -q DW_TAG_imported_unit",
+		 dir);
+	CHECK(system(cmd) == 0, "%s failed", cmd);
+	snprintf(path, sizeof(path), "%s/libdwz.so", dir);
+	check_module("C++ after dwz (imported units)", path);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "%s failed", cmd);
+}
+
 int main(void)
 {
 	char self[4096];
@@ -446,5 +505,6 @@ int main(void)
 		       LIBPYTHON312);
 	check_cxx("g++");
 	check_cxx("clang++");
+	check_dwz();
 	return CHECK_DONE("test_dwarf_scopes");
 }

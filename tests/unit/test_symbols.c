@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support/proc_memsrc.h"
 #include "tests/unit/check.h"
 #include "common/banned.h"
 
@@ -47,76 +48,6 @@ static int exists(const char *path)
 	return access(path, R_OK) == 0;
 }
 
-
-static void fake_release(struct memsrc *ms)
-{
-	size_t i;
-
-	for (i = 0; i < ms->nmaps; i++)
-		free(ms->maps[i].path);
-	free(ms->maps);
-	free(ms->root);
-	free(ms->exe_path);
-	memset(ms, 0, sizeof(*ms));
-}
-
-/* Fill ms->maps from /proc/PID/maps; 0 or -1. */
-static int fake_init(struct memsrc *ms, int pid)
-{
-	char name[64], line[4096];
-	FILE *f;
-	size_t cap = 0;
-
-	memset(ms, 0, sizeof(*ms));
-	ms->pid = pid;
-	snprintf(name, sizeof(name), "/proc/%d/root", pid);
-	ms->root = strdup(name);
-	snprintf(name, sizeof(name), "/proc/%d/exe", pid);
-	ms->exe_path = strdup(name);
-	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
-	f = fopen(name, "r");
-	if (!f || !ms->root || !ms->exe_path) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		struct cs_mapping *m;
-		uint64_t start, end, off;
-		char perms[5];
-		int pos = 0;
-		char *path;
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64
-			   " %*s %*s %n", &start, &end, perms, &off, &pos) < 4
-		    || pos == 0)
-			continue;
-		if (ms->nmaps == cap) {
-			cap = cap ? 2 * cap : 64;
-			m = realloc(ms->maps, cap * sizeof(*m));
-			if (!m)
-				break;
-			ms->maps = m;
-		}
-		m = &ms->maps[ms->nmaps++];
-		memset(m, 0, sizeof(*m));
-		m->start = start;
-		m->end = end;
-		m->offset = off;
-		memcpy(m->perms, perms, sizeof(perms));
-		path = line + pos;
-		path[strcspn(path, "\n")] = '\0';
-		/* As the live backend does: the flag, not the suffix. */
-		if (strlen(path) > 10 &&
-		    !strcmp(path + strlen(path) - 10, " (deleted)")) {
-			path[strlen(path) - 10] = '\0';
-			m->deleted = 1;
-		}
-		m->path = *path ? strdup(path) : NULL;
-	}
-	fclose(f);
-	return 0;
-}
 
 static const struct module *module_at(const struct module_list *list,
 				      uint64_t addr)
@@ -185,7 +116,7 @@ static void test_self(void)
 	size_t i;
 
 	cs_err_init(&err);
-	if (fake_init(&ms, getpid()) != 0) {
+	if (proc_memsrc_init(&ms, getpid()) != 0) {
 		CHECK(0, "cannot read /proc/self/maps");
 		return;
 	}
@@ -275,7 +206,7 @@ static void test_self(void)
 
 	module_list_release(&list);
 	CHECK(list.n == 0 && list.mods == NULL, "release left %zu", list.n);
-	fake_release(&ms);
+	proc_memsrc_release(&ms);
 }
 
 /* Without a usable /proc/PID/exe link the main module is still found:
@@ -295,7 +226,7 @@ static void test_main_guess(void)
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = '\0';
 	for (round = 0; round < 2; round++) {
-		if (fake_init(&ms, getpid()) != 0) {
+		if (proc_memsrc_init(&ms, getpid()) != 0) {
 			CHECK(0, "cannot read /proc/self/maps");
 			return;
 		}
@@ -312,7 +243,7 @@ static void test_main_guess(void)
 		      "round %d: marker in %s at 0x%" PRIx64, round,
 		      mod ? mod->path : "(none)", addr);
 		module_list_release(&list);
-		fake_release(&ms);
+		proc_memsrc_release(&ms);
 	}
 }
 
@@ -357,7 +288,7 @@ static void test_deleted(void)
 		return;
 	fn = dlsym(handle, "zlibVersion");
 	snprintf(want, sizeof(want), "%s", tmp);
-	if (fake_init(&ms, getpid()) == 0) {
+	if (proc_memsrc_init(&ms, getpid()) == 0) {
 		cs_err_init(&err);
 		CHECK(module_list_load(&list, &ms, &err) == 0, "%s", err.msg);
 		for (i = 0; i < list.n; i++)
@@ -369,7 +300,7 @@ static void test_deleted(void)
 			      && addr == (uint64_t)(uintptr_t)fn,
 			      "zlibVersion at 0x%" PRIx64 ", really %p", addr, fn);
 		module_list_release(&list);
-		fake_release(&ms);
+		proc_memsrc_release(&ms);
 	}
 	dlclose(handle);
 }
@@ -678,7 +609,7 @@ static void test_child(const char *python, const char *libprefix)
 	if (pid <= 0)
 		return;
 	cs_err_init(&err);
-	if (fake_init(&ms, pid) != 0) {
+	if (proc_memsrc_init(&ms, pid) != 0) {
 		CHECK(0, "cannot read maps of %d", pid);
 		reap(pid, fd);
 		return;
@@ -706,7 +637,7 @@ static void test_child(const char *python, const char *libprefix)
 		      mod ? mod->path : "(none)", mod ? mod->bias : 0);
 	}
 	module_list_release(&list);
-	fake_release(&ms);
+	proc_memsrc_release(&ms);
 	reap(pid, fd);
 }
 
