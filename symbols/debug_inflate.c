@@ -187,8 +187,10 @@ static int meets_stream(const struct image *im, uint64_t off, uint64_t len)
 
 /*
  * The zlib-compressed sections and where their data will go: after the
- * original bytes, each at its alignment.  How many, or -1 when the file
- * says something impossible (the caller then leaves it to libdw).
+ * original bytes, each from a page of its own (which meets every
+ * alignment a section may ask for, PAGE at most).  Location lists and
+ * macros are marked to be dropped.  How many, or -1 when the file says
+ * something impossible (the caller then leaves it to libdw).
  */
 static int plan(struct image *im, uint64_t *out_size)
 {
