@@ -439,6 +439,21 @@ int elf_image_read_vaddr(const struct elf_image *img, uint64_t vaddr,
 	return -1;
 }
 
+char *elf_build_id_debug_path(const uint8_t *id, size_t len)
+{
+	struct strbuf path;
+	size_t i;
+
+	if (!id || len < 2 || len > 64)
+		return NULL;
+	strbuf_init(&path);
+	strbuf_addf(&path, "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (i = 1; i < len; i++)
+		strbuf_addf(&path, "%02x", id[i]);
+	strbuf_addstr(&path, ".debug");
+	return strbuf_detach(&path);
+}
+
 const uint8_t *elf_image_build_id(const struct elf_image *img, size_t *len)
 {
 	if (len)

@@ -55,6 +55,11 @@ int elf_image_read_vaddr(const struct elf_image *img, uint64_t vaddr,
  * NULL/0. */
 const uint8_t *elf_image_build_id(const struct elf_image *img, size_t *len);
 
+/* Where a file's separate debug file is found by its build id:
+ * /usr/lib/debug/.build-id/xx/rest.debug (malloc'd), or NULL for an id
+ * shorter than 2 or longer than 64 bytes. */
+char *elf_build_id_debug_path(const uint8_t *id, size_t len);
+
 /* ET_EXEC, ET_DYN, ET_CORE ... (e_type) */
 int elf_image_type(const struct elf_image *img);
 

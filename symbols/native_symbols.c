@@ -1,7 +1,6 @@
 #include "symbols/native_symbols.h"
 
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +13,7 @@
 #include "symbols/debug_inflate.h"
 #include "symbols/demangle.h"
 #include "symbols/dwarf_scopes.h"
+#include "symbols/elfimage.h"
 #include "symbols/unwind.h"
 #include "common/addrmap.h"
 #include "common/banned.h"
@@ -33,10 +33,6 @@ struct native_symbolizer {
 /* libdwfl's default search: the file's directory, its .debug/, and
  * /usr/lib/debug (by build id under .build-id/, then by debuglink). */
 static char *debuginfo_path;
-
-/* Where separate debug files are found by build id. */
-#define BUILD_ID_DIR "/usr/lib/debug/.build-id"
-#define BUILD_ID_MAX 64
 
 /*
  * The module's separate debug file by build id, decompressed by us
@@ -58,28 +54,19 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	int alt = debuglink_crc == 0 && debuglink_file != NULL;
-	const unsigned char *id;
+	const unsigned char *id = NULL;
 	GElf_Addr vaddr;
 	int len = alt ? 0 : dwfl_module_build_id(mod, &id, &vaddr);
+	char *path = len > 0 ? elf_build_id_debug_path(id, (size_t)len) : NULL;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 
-	if (len >= 2 && len <= BUILD_ID_MAX) {
-		char path[sizeof(BUILD_ID_DIR) + 2 * BUILD_ID_MAX + 16];
-		size_t n = (size_t)snprintf(path, sizeof(path),
-					    BUILD_ID_DIR "/%02x/", id[0]);
-		int i, fd;
-
-		for (i = 1; i < len; i++)
-			n += (size_t)snprintf(path + n, sizeof(path) - n,
-					      "%02x", id[i]);
-		snprintf(path + n, sizeof(path) - n, ".debug");
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			fd = debug_inflate(fd, id, (size_t)len);
-		if (fd >= 0) {
-			*debuginfo_file_name = strdup(path);
-			return fd;
-		}
+	if (fd >= 0)
+		fd = debug_inflate(fd, id, (size_t)len);
+	if (fd >= 0) {
+		*debuginfo_file_name = path;   /* libdwfl frees it */
+		return fd;
 	}
+	free(path);
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
 					    file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);

@@ -250,26 +250,22 @@ static struct elf_image *df_open(struct native_unwinder *u, const char *path)
 static void df_load(struct native_unwinder *u, struct unw_table *t)
 {
 	struct elf_image *img, *dbg;
-	struct strbuf path;
 	const uint8_t *id;
-	size_t idlen = 0, i;
+	size_t idlen = 0;
+	char *path;
 
 	t->df_tried = 1;
 	if (!t->path || !t->have_bias || !(img = df_open(u, t->path)))
 		return;
 	id = elf_image_build_id(img, &idlen);
-	if (df_rewrite(t, img) < 0 && id && idlen >= 2 && idlen <= 64) {
-		strbuf_init(&path);
-		strbuf_addf(&path, "/usr/lib/debug/.build-id/%02x/", id[0]);
-		for (i = 1; i < idlen; i++)
-			strbuf_addf(&path, "%02x", id[i]);
-		strbuf_addstr(&path, ".debug");
-		dbg = df_open(u, path.buf);
+	if (df_rewrite(t, img) < 0 &&
+	    (path = elf_build_id_debug_path(id, idlen))) {
+		dbg = df_open(u, path);
 		if (dbg) {
 			df_rewrite(t, dbg);
 			elf_image_free(dbg);
 		}
-		strbuf_release(&path);
+		free(path);
 	}
 	elf_image_free(img);
 }

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "symbols/elfimage.h"
 #include "symbols/native_symbols.h"
 #include "tests/support/proc_memsrc.h"
 #include "tests/unit/check.h"
@@ -163,19 +164,20 @@ static int libc_debug_path(char *path, size_t size)
 {
 	unsigned char id[64];
 	int fd = open(LIBC, O_RDONLY);
-	size_t n, i, len;
+	size_t n;
+	char *p;
 
 	if (fd < 0)
 		return 0;
 	n = build_id_of(fd, id, sizeof(id));
 	close(fd);
-	if (n < 2)
+	p = elf_build_id_debug_path(id, n);
+	if (!p || strlen(p) >= size) {
+		free(p);
 		return 0;
-	len = (size_t)snprintf(path, size, "/usr/lib/debug/.build-id/%02x/",
-			       id[0]);
-	for (i = 1; i < n && len < size; i++)
-		len += (size_t)snprintf(path + len, size - len, "%02x", id[i]);
-	snprintf(path + len, size - len, ".debug");
+	}
+	memcpy(path, p, strlen(p) + 1);
+	free(p);
 	return access(path, R_OK) == 0;
 }
 
