@@ -42,22 +42,23 @@ static uint32_t place_of(const struct json *j)
 	       (uint32_t)(j->pretty != 0) << 1 | 1u;
 }
 
+/* One multiplication a word, summed, and the well-mixed high half
+ * folded onto the low bits the table is indexed by: the words are
+ * addresses and small numbers, whose own low bits vary little.  (Every
+ * run of a dump looks its key up here.) */
 static size_t hash_of(const uint64_t key[JSON_MEMO_KEY], uint32_t place)
 {
-	uint64_t h = place * 0x9e3779b97f4a7c15ull;
-	int i;
+	_Static_assert(JSON_MEMO_KEY == 3, "hash_of() mixes three words");
+	uint64_t h = (key[0] ^ (uint64_t)place << 32) * 0x9e3779b97f4a7c15ull +
+		     key[1] * 0xff51afd7ed558ccdull +
+		     key[2] * 0xc4ceb9fe1a85ec53ull;
 
-	for (i = 0; i < JSON_MEMO_KEY; i++) {
-		h ^= key[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return (size_t)h;
+	return (size_t)(h ^ h >> 32);
 }
 
-static struct json_memo_entry *slot_of(const struct json_memo *m,
-				       const uint64_t key[JSON_MEMO_KEY],
-				       uint32_t place)
+static inline struct json_memo_entry *slot_of(const struct json_memo *m,
+					      const uint64_t key[JSON_MEMO_KEY],
+					      uint32_t place)
 {
 	size_t i = hash_of(key, place) & (m->cap - 1), probes;
 
@@ -65,8 +66,8 @@ static struct json_memo_entry *slot_of(const struct json_memo *m,
 	for (probes = 0; probes < m->cap; probes++) {
 		struct json_memo_entry *e = &m->slots[i];
 
-		if (!e->place || (e->place == place &&
-				  !memcmp(e->key, key, sizeof(e->key))))
+		if (!e->place || (e->place == place && e->key[0] == key[0] &&
+				  e->key[1] == key[1] && e->key[2] == key[2]))
 			return e;
 		i = (i + 1) & (m->cap - 1);
 	}
@@ -111,20 +112,18 @@ static void keep(struct json_memo *m, const uint64_t key[JSON_MEMO_KEY],
 	m->n++;
 }
 
-void json_memo_write(struct json *j, struct json_memo *m,
-		     const uint64_t key[JSON_MEMO_KEY], json_memo_fn *fn,
-		     const void *arg)
+/* A run not kept yet: fn writes it, and it is kept if it can be.  Cold
+ * (once per key, against a dump's hundred thousand copies), which keeps
+ * the copy's path free of saved registers. */
+__attribute__((cold, noinline))
+static void make_run(struct json *j, struct json_memo *m,
+		     const uint64_t key[JSON_MEMO_KEY], uint32_t place,
+		     json_memo_fn *fn, const void *arg)
 {
-	uint32_t place = place_of(j);
-	const struct json_memo_entry *e = m->cap ? slot_of(m, key, place) : NULL;
 	unsigned long flushes = j->flushes;
 	size_t from = j->len;
 	int depth = j->depth;
 
-	if (e && e->place) {
-		json_raw(j, m->bytes + e->off, e->len, (int)e->need);
-		return;
-	}
 	fn(j, arg);
 	if (j->depth != depth)
 		CS_BUG("a json memo run left depth %d for %d", depth,
@@ -133,4 +132,18 @@ void json_memo_write(struct json *j, struct json_memo *m,
 	if (j->flushes == flushes && j->len >= from)
 		keep(m, key, place, j->buf + from, j->len - from,
 		     j->need_comma[depth]);
+}
+
+void json_memo_write(struct json *j, struct json_memo *m,
+		     const uint64_t key[JSON_MEMO_KEY], json_memo_fn *fn,
+		     const void *arg)
+{
+	uint32_t place = place_of(j);
+	const struct json_memo_entry *e = m->cap ? slot_of(m, key, place) : NULL;
+
+	if (e && e->place) {
+		json_raw(j, m->bytes + e->off, e->len, (int)e->need);
+		return;
+	}
+	make_run(j, m, key, place, fn, arg);
 }
