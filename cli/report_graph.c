@@ -412,12 +412,13 @@ static void place_function(struct json *j, const void *arg)
 	json_string(j, code->qualname);
 }
 
-static void json_place(struct json *j, const char *key,
-		       const struct py_frame *f, struct json_memo *memo)
+/* The value of a place's key (which the caller writes, as a literal:
+ * there is one for every node and edge). */
+static void json_place(struct json *j, const struct py_frame *f,
+		       struct json_memo *memo)
 {
 	uint64_t mkey[JSON_MEMO_KEY] = { MEMO_PLACE_FILE, 0, 0 };
 
-	json_key_str(j, key);
 	if (!f || !f->code) {
 		json_null(j);
 		return;
@@ -506,8 +507,10 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_int_or_null(j, "done", p->done);
 	}
 	if (n->kind != WG_OBJECT) {
-		json_place(j, "blame", n->blame, memo);
-		json_place(j, "innermost", n->inner, memo);
+		json_key(j, "blame");
+		json_place(j, n->blame, memo);
+		json_key(j, "innermost");
+		json_place(j, n->inner, memo);
 		json_key(j, "idle");
 		json_bool(j, n->idle);
 	}
@@ -543,8 +546,10 @@ void report_json_graph(struct json *j, const struct collection *c)
 		if (g->nodes[e->to].kind == WG_OBJECT) {
 			json_prim(j, &g->prims[g->nodes[e->to].index], "object");
 		}
-		if (e->kind == WG_HOLDS)
-			json_place(j, "at", e->at, &memo);
+		if (e->kind == WG_HOLDS) {
+			json_key(j, "at");
+			json_place(j, e->at, &memo);
+		}
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -568,8 +573,8 @@ void report_json_graph(struct json *j, const struct collection *c)
 		json_uint(j, node < 0 ? 0 : (uint64_t)node);
 		json_key(j, "generator");
 		json_hex(j, gen->addr);
-		json_place(j, "at", gen->has_frame ? &gen->frame : NULL,
-			   &memo);
+		json_key(j, "at");
+		json_place(j, gen->has_frame ? &gen->frame : NULL, &memo);
 		json_key(j, "by");
 		json_string(j, g->drives[i].by);
 		json_end_object(j);
