@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cli/json_digits.h"
 #include "cli/json_writer.h"
 #include "common/error.h"
 #include "common/hugeheap.h"
@@ -28,6 +29,7 @@ void json_init(struct json *j, FILE *out, int pretty)
 	j->depth = 0;
 	memset(j->need_comma, 0, sizeof(j->need_comma));
 	j->pretty = pretty;
+	j->indent = 0;
 	j->len = 0;
 	j->buf = j->own;
 	j->cap = JSON_BUF;
@@ -44,7 +46,9 @@ void json_background(struct json *j)
 	j->background = 1;
 }
 
-static void flush(struct json *j)
+/* Cold: once a buffer, against millions of values, whose functions then
+ * keep nothing in saved registers on their way past it. */
+__attribute__((cold)) static void flush(struct json *j)
 {
 	j->flushes++;
 	if (j->part) {
@@ -71,8 +75,9 @@ static void flush(struct json *j)
 	}
 }
 
-/* The top-level value is closed: everything reaches out now. */
-static void flush_all(struct json *j)
+/* The top-level value is closed: everything reaches out now.  (Cold
+ * and apart, like flush().) */
+__attribute__((cold, noinline)) static void flush_all(struct json *j)
 {
 	/* A document that ends within its first buffer needs no thread. */
 	j->background = 0;
@@ -95,34 +100,38 @@ static inline void put(struct json *j, int c)
 	j->buf[j->len++] = (char)c;
 }
 
+/* put_n() of more than the room left: in pieces through the buffers
+ * (bounded by n / cap rounds), so that a writer thread keeps the
+ * order.  Apart and cold, like flush(). */
+__attribute__((cold, noinline))
+static void put_long(struct json *j, const char *s, size_t n)
+{
+	flush(j);
+	while (n > j->cap) {
+		size_t k = j->cap;  /* flush() may start a writer, whose
+				       blocks are larger */
+
+		memcpy(j->buf, s, k);
+		j->len = k;
+		flush(j);
+		s += k;
+		n -= k;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+}
+
 static inline void put_n(struct json *j, const char *s, size_t n)
 {
 	char *o;
 
 	if (n > j->cap - j->len) {
-		flush(j);
-		/* Bounded by n / cap rounds; through the buffers, so a writer
-		 * thread keeps the order. */
-		while (n > j->cap) {
-			size_t k = j->cap;  /* flush() may start a writer,
-					       whose blocks are larger */
-
-			memcpy(j->buf, s, k);
-			j->len = k;
-			flush(j);
-			s += k;
-			n -= k;
-		}
+		put_long(j, s, n);
+		return;
 	}
 	o = j->buf + j->len;
 	j->len += n;
-	/* Most pieces are a few bytes: not worth a call to memcpy. */
-	if (n > 8) {
-		memcpy(o, s, n);
-		return;
-	}
-	while (n--)
-		*o++ = *s++;
+	memcpy(o, s, n);
 }
 
 /* A newline and two spaces a level: as many as the deepest nesting. */
@@ -131,11 +140,32 @@ static const char spaces[] = "\n                                "
 _Static_assert(sizeof(spaces) >= 2 * JSON_MAX_DEPTH + 1,
 	       "one run of spaces for the deepest nesting");
 
-static void indent(struct json *j)
+/* The newline and spaces a line at depth starts with (pretty), or
+ * nothing (compact). */
+static inline size_t line_start(const struct json *j, int depth)
 {
-	/* depth < JSON_MAX_DEPTH: checked when nesting */
-	if (j->pretty)
-		put_n(j, spaces, 2 * (size_t)j->depth + 1);
+	return j->pretty ? 2 * (size_t)depth + 1 : 0;
+}
+
+/* Every change of depth comes here, to keep indent with it: none at
+ * the top level, where the document starts. */
+static inline void set_depth(struct json *j, int depth)
+{
+	j->depth = depth;
+	j->indent = depth ? line_start(j, depth) : 0;
+}
+
+/* The newline and spaces of an indent n bytes long at o, into reserved
+ * room: a constant size the compiler turns into moves, one of 16 bytes
+ * down to depth 7 (where nearly every value is), and the part that
+ * belongs is kept. */
+static inline char *indent_at(char *o, size_t n)
+{
+	if (n <= 16)
+		memcpy(o, spaces, 16);
+	else
+		memcpy(o, spaces, sizeof(spaces) - 1);
+	return o + n;
 }
 
 /*
@@ -152,9 +182,7 @@ static inline char *reserve(struct json *j, size_t n)
 	return j->buf + j->len;
 }
 
-/* value_prefix() into reserved room (PREFIX_MAX bytes at o).  The
- * indent is copied whole, a constant size the compiler turns into a few
- * vector moves, and the part that belongs is kept. */
+/* value_prefix() into reserved room (PREFIX_MAX bytes at o). */
 static inline char *prefix_at(struct json *j, char *o)
 {
 	int *need = &j->need_comma[j->depth];
@@ -163,14 +191,12 @@ static inline char *prefix_at(struct json *j, char *o)
 		*need = 1;  /* after a key */
 		return o;
 	}
-	if (*need)
-		*o++ = ',';
-	if (j->depth && j->pretty) {
-		memcpy(o, spaces, sizeof(spaces) - 1);
-		o += 2 * (size_t)j->depth + 1;
-	}
+	/* The comma is written either way and kept when it is due (need
+	 * is 0 or 1 here): one branch fewer on every value. */
+	*o = ',';
+	o += *need;
 	*need = 1;
-	return o;
+	return indent_at(o, j->indent);
 }
 
 /* Before any value: a comma if needed (keys already wrote theirs). */
@@ -181,27 +207,41 @@ static void value_prefix(struct json *j)
 
 static void begin(struct json *j, char c)
 {
-	value_prefix(j);
-	put(j, c);
-	if (++j->depth >= JSON_MAX_DEPTH)
+	char *o = prefix_at(j, reserve(j, PREFIX_MAX + 1));
+
+	*o++ = c;
+	j->len = (size_t)(o - j->buf);
+	if (j->depth + 1 >= JSON_MAX_DEPTH)
 		CS_BUG("json nesting too deep");
+	j->depth++;
+	j->indent = line_start(j, j->depth);
 	j->need_comma[j->depth] = 0;
 }
 
 static void finish(struct json *j, char c)
 {
 	int had = j->need_comma[j->depth];
+	size_t line;
+	char *o;
 
 	if (j->depth <= 0)
 		CS_BUG("json close without open");
 	j->depth--;
+	/* After members the closer has a line of its own, indented as its
+	 * opener's (at the top level, the newline alone). */
+	line = line_start(j, j->depth);
+	j->indent = j->depth ? line : 0;
+	o = reserve(j, PREFIX_MAX + 2);
 	if (had)
-		indent(j);
-	put(j, c);
+		o = indent_at(o, line);
+	*o++ = c;
 	if (j->depth == 0) {
-		put(j, '\n');
+		*o++ = '\n';
+		j->len = (size_t)(o - j->buf);
 		flush_all(j);
+		return;
 	}
+	j->len = (size_t)(o - j->buf);
 }
 
 void json_begin_object(struct json *j) { begin(j, '{'); }
@@ -351,8 +391,9 @@ static void escape(struct json *j, const char *s)
 
 void json_raw(struct json *j, const char *s, size_t n, int need)
 {
-	put_n(j, s, n);
+	/* need first: the copy is then the last thing done. */
 	j->need_comma[j->depth] = need;
+	put_n(j, s, n);
 }
 
 void json_escape(FILE *f, const char *s)
@@ -366,15 +407,19 @@ void json_escape(FILE *f, const char *s)
 
 void json_key_lit(struct json *j, const char *quoted, size_t n)
 {
-	/* n counts the space after the colon, which only pretty has. */
 	char *o = reserve(j, PREFIX_MAX + JSON_MAX_KEY + 4);
 
-	if (!j->pretty)
-		n--;
+	/* n counts the space after the colon, which only pretty has. */
+	n -= !j->pretty;
 	_Static_assert(sizeof(JSON_KEY_PAD) - 1 >= JSON_MAX_KEY,
 		       "a key literal is padded to the block copied");
 	o = prefix_at(j, o);
-	memcpy(o, quoted, JSON_MAX_KEY + 4);
+	/* Most keys fit one move of 16 bytes (every literal has that many,
+	 * its padding included). */
+	if (n <= 16)
+		memcpy(o, quoted, 16);
+	else
+		memcpy(o, quoted, JSON_MAX_KEY + 4);
 	j->len = (size_t)(o + n - j->buf);
 	j->need_comma[j->depth] = 2;
 }
@@ -398,8 +443,13 @@ static int plain_string(struct json *j, const char *s, size_t n)
 
 void json_key_str(struct json *j, const char *key)
 {
+	char *o;
+
 	json_string(j, key);
-	put_n(j, j->pretty ? ": " : ":", j->pretty ? 2 : 1);
+	o = reserve(j, 2);
+	o[0] = ':';
+	o[1] = ' ';
+	j->len += j->pretty ? 2 : 1;
 	j->need_comma[j->depth] = 2;
 }
 
@@ -417,71 +467,30 @@ void json_string(struct json *j, const char *s)
 	put(j, '"');
 }
 
-/* The eight hex digits of x, most significant first, as the bytes of a
- * little-endian word: each nibble spread into a byte of its own, then
- * '0' added, and 'a' - '0' - 10 more where the nibble is above 9. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-	       "hex8() builds its digits in a little-endian word");
-
-static inline uint64_t hex8(uint32_t x)
-{
-	uint64_t w = x, above9;
-
-	w = ((w & 0xffff0000u) << 16) | (w & 0x0000ffffu);
-	w = ((w & 0x0000ff000000ff00u) << 8) | (w & 0x000000ff000000ffu);
-	w = ((w & 0x00f000f000f000f0u) << 4) | (w & 0x000f000f000f000fu);
-	/* Now byte k holds nibble k counted from the least significant. */
-	above9 = ((w + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
-	w += 0x3030303030303030u + above9 * ('a' - '0' - 10);
-	return __builtin_bswap64(w);
-}
-
 void json_hex(struct json *j, uint64_t v)
 {
-	char *o = prefix_at(j, reserve(j, PREFIX_MAX + 24));
-	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
-	/* The sixteen digits in order, then room for the fixed-size copy
-	 * of the last n of them to read past them. */
-	uint64_t digits[4] = { hex8((uint32_t)(v >> 32)), hex8((uint32_t)v),
-			       0, 0 };
+	char *o = prefix_at(j, reserve(j, PREFIX_MAX + JSON_HEX_ROOM));
 
-	/* "0x%llx" by hand: a dump writes an id for every task and frame. */
-	o[0] = '"';
-	o[1] = '0';
-	o[2] = 'x';
-	memcpy(o + 3, (const char *)digits + 16 - n, 16);
-	o[3 + n] = '"';
-	j->len = (size_t)(o + 4 + n - j->buf);
-}
-
-/* Decimal digits of v, without printf's parsing of a format. */
-static void put_uint(struct json *j, unsigned long long v)
-{
-	char buf[24];
-	size_t i = sizeof(buf);
-
-	do {
-		buf[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put_n(j, buf + i, sizeof(buf) - i);
+	j->len = (size_t)(json_digits_hex(o, v) - j->buf);
 }
 
 void json_int(struct json *j, long long v)
 {
-	value_prefix(j);
+	char *o = prefix_at(j, reserve(j, PREFIX_MAX + 1 + JSON_UINT_ROOM));
+	unsigned long long u = (unsigned long long)v;
+
 	if (v < 0) {
-		put(j, '-');
-		put_uint(j, 0 - (unsigned long long)v);
-	} else {
-		put_uint(j, (unsigned long long)v);
+		*o++ = '-';
+		u = 0 - u;
 	}
+	j->len = (size_t)(json_digits_uint(o, u) - j->buf);
 }
 
 void json_uint(struct json *j, unsigned long long v)
 {
-	value_prefix(j);
-	put_uint(j, v);
+	char *o = prefix_at(j, reserve(j, PREFIX_MAX + JSON_UINT_ROOM));
+
+	j->len = (size_t)(json_digits_uint(o, v) - j->buf);
 }
 
 void json_double(struct json *j, double v)
@@ -497,19 +506,26 @@ void json_double(struct json *j, double v)
 		put_n(j, "null", 4);
 }
 
+/* A value spelled in the source: its prefix and it in one reserve. */
+static inline void put_word(struct json *j, const char *w, size_t n)
+{
+	char *o = prefix_at(j, reserve(j, PREFIX_MAX + n));
+
+	memcpy(o, w, n);
+	j->len = (size_t)(o + n - j->buf);
+}
+
 void json_bool(struct json *j, int v)
 {
-	value_prefix(j);
 	if (v)
-		put_n(j, "true", 4);
+		put_word(j, "true", 4);
 	else
-		put_n(j, "false", 5);
+		put_word(j, "false", 5);
 }
 
 void json_null(struct json *j)
 {
-	value_prefix(j);
-	put_n(j, "null", 4);
+	put_word(j, "null", 4);
 }
 
 /*
@@ -613,7 +629,7 @@ struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 	if (j->depth <= 0)
 		CS_BUG("a json part outside any object or array");
 	json_init(&p->j, NULL, j->pretty);
-	p->j.depth = j->depth;
+	set_depth(&p->j, j->depth);
 	p->j.need_comma[j->depth] = 1;
 	p->j.part = p;
 	part_map_chunk(&p->j);

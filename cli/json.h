@@ -26,6 +26,10 @@ struct json {
 	int depth;
 	int need_comma[JSON_MAX_DEPTH];
 	int pretty;
+	/* What a value at this depth starts on a line with: the newline and
+	 * its spaces (pretty, below the top level), or nothing.  Kept with
+	 * depth, since every value and key writes it. */
+	size_t indent;
 	size_t len;              /* bytes waiting in buf */
 	char *buf;               /* own, or a block of the writer's */
 	size_t cap;              /* its size */

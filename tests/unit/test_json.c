@@ -9,6 +9,7 @@
  */
 #include "cli/json.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -490,10 +491,133 @@ static void parts(void)
 	CHECK(threads() == 1, "%d threads after the parts", threads());
 }
 
+/* Integers as printf writes them: every power of ten and its
+ * neighbours (where the count of digits changes), every power of two
+ * and its neighbours (where the bit length does), the ends of both
+ * types, signed and unsigned. */
+static void check_decimal(long long v, int as_unsigned)
+{
+	int pretty;
+
+	for (pretty = 0; pretty <= 1; pretty++) {
+		char *buf, want[96];
+		size_t len;
+		FILE *f = start(&buf, &len, pretty);
+
+		json_begin_array(&j);
+		if (as_unsigned)
+			json_uint(&j, (unsigned long long)v);
+		else
+			json_int(&j, v);
+		json_int(&j, 7);
+		json_end_array(&j);
+		fclose(f);
+		if (as_unsigned)
+			snprintf(want, sizeof(want),
+				 pretty ? "[\n  %llu,\n  7\n]\n" : "[%llu,7]\n",
+				 (unsigned long long)v);
+		else
+			snprintf(want, sizeof(want),
+				 pretty ? "[\n  %lld,\n  7\n]\n" : "[%lld,7]\n",
+				 v);
+		CHECK(strcmp(buf, want) == 0, "%s %lld: got %s",
+		      as_unsigned ? "uint" : "int", v, buf);
+		free(buf);
+	}
+}
+
+static void decimal_values(void)
+{
+	unsigned long long p = 1;
+	int i, d;
+
+	for (i = 0; i < 20; i++, p *= 10)
+		for (d = -1; d <= 1; d++) {
+			check_decimal((long long)(p + (unsigned long long)d), 1);
+			check_decimal((long long)(p + (unsigned long long)d), 0);
+			check_decimal(-(long long)(p + (unsigned long long)d) *
+					      (i < 19), 0);
+		}
+	for (i = 0; i < 64; i++)
+		for (d = -1; d <= 1; d++) {
+			unsigned long long v = (1ull << i) + (unsigned long long)d;
+
+			check_decimal((long long)v, 1);
+			check_decimal((long long)v, 0);
+		}
+	check_decimal(0, 0);
+	check_decimal(0, 1);
+	check_decimal(-1, 1);          /* UINT64_MAX */
+	check_decimal(INT64_MAX, 0);
+	check_decimal(INT64_MIN, 0);
+	check_decimal(INT64_MIN + 1, 0);
+	check_decimal(-99, 0);
+	check_decimal(-100, 0);
+}
+
+/* Object level (0 the outermost) nested in its writer, and the same
+ * written out by hand at w: a null, an array of two booleans and the
+ * next level (the indent is copied as one block whose size depends on
+ * the depth). */
+static char *nest(int level, int last, int pretty, char *w)
+{
+	int in = 2 * (level + 1), k;
+
+	json_begin_object(&j);
+	json_key(&j, "k");
+	json_null(&j);
+	json_key(&j, "a_key_of_twenty_bytes");
+	json_begin_array(&j);
+	for (k = 0; k < 2; k++)
+		json_bool(&j, k);
+	json_end_array(&j);
+	if (pretty)
+		w += sprintf(w, "{\n%*s\"k\": null,\n%*s\"a_key_of_twenty_bytes\""
+			     ": [\n%*sfalse,\n%*strue\n%*s]", in, "", in, "",
+			     in + 2, "", in + 2, "", in, "");
+	else
+		w += sprintf(w, "{\"k\":null,\"a_key_of_twenty_bytes\":"
+			     "[false,true]");
+	if (level < last) {
+		json_key(&j, "n");
+		w += pretty ? sprintf(w, ",\n%*s\"n\": ", in, "")
+			    : sprintf(w, ",\"n\":");
+		w = nest(level + 1, last, pretty, w);
+	}
+	json_end_object(&j);
+	w += pretty ? sprintf(w, "\n%*s}", in - 2, "") : sprintf(w, "}");
+	return w;
+}
+
+static void every_depth(void)
+{
+	int pretty;
+
+	for (pretty = 0; pretty <= 1; pretty++) {
+		char *buf, *want;
+		size_t len;
+		FILE *f = start(&buf, &len, pretty);
+
+		want = malloc(1 << 16);
+		if (!want)
+			abort();
+		/* The deepest the writer allows: the last level's array at
+		 * JSON_MAX_DEPTH - 1. */
+		memcpy(nest(0, JSON_MAX_DEPTH - 3, pretty, want), "\n", 2);
+		fclose(f);
+		CHECK(strcmp(buf, want) == 0, "%s at every depth: got %s",
+		      pretty ? "pretty" : "compact", buf);
+		free(buf);
+		free(want);
+	}
+}
+
 int main(void)
 {
 	parts();
 	pretty_layout();
+	every_depth();
+	decimal_values();
 	background_writer();
 	literal_keys_and_hex();
 	hex_values();
