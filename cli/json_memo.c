@@ -81,6 +81,7 @@ static void grow(struct json_memo *m)
 
 	m->cap = ocap ? 2 * ocap : JSON_MEMO_FIRST_CAP;
 	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	memset(m->recent, 0, sizeof(m->recent));
 	for (i = 0; i < ocap; i++)
 		if (old[i].place)
 			*slot_of(m, old[i].key, old[i].place) = old[i];
@@ -134,14 +135,39 @@ static void make_run(struct json *j, struct json_memo *m,
 		     j->need_comma[depth]);
 }
 
+/* The run kept under key and place, or NULL.  The one found last for
+ * the same kind of run (the key's first word) is tried before the
+ * table: a task's frames are mostly of one function, and a dump's
+ * generators of a few.  Whatever slot it names, it is taken only when
+ * its key and place are these (an empty slot's place, 0, is no place). */
+static const struct json_memo_entry *find(struct json_memo *m,
+					  const uint64_t key[JSON_MEMO_KEY],
+					  uint32_t place)
+{
+	size_t *recent = &m->recent[key[0] % JSON_MEMO_RECENT];
+	struct json_memo_entry *e;
+
+	if (*recent) {
+		e = &m->slots[*recent - 1];
+		if (e->place == place && e->key[0] == key[0] &&
+		    e->key[1] == key[1] && e->key[2] == key[2])
+			return e;
+	}
+	e = m->cap ? slot_of(m, key, place) : NULL;
+	if (!e || !e->place)
+		return NULL;
+	*recent = (size_t)(e - m->slots) + 1;
+	return e;
+}
+
 void json_memo_write(struct json *j, struct json_memo *m,
 		     const uint64_t key[JSON_MEMO_KEY], json_memo_fn *fn,
 		     const void *arg)
 {
 	uint32_t place = place_of(j);
-	const struct json_memo_entry *e = m->cap ? slot_of(m, key, place) : NULL;
+	const struct json_memo_entry *e = find(m, key, place);
 
-	if (e && e->place) {
+	if (e) {
 		json_raw(j, m->bytes + e->off, e->len, (int)e->need);
 		return;
 	}

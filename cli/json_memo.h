@@ -25,9 +25,14 @@
 
 struct json_memo_entry;
 
+#define JSON_MEMO_RECENT 4
+
 struct json_memo {
 	struct json_memo_entry *slots;  /* open addressing; cap a power of 2 */
 	size_t cap, n;
+	/* The slot (+ 1; 0 for none) last found for a key whose first word
+	 * is i modulo JSON_MEMO_RECENT: the one looked at first. */
+	size_t recent[JSON_MEMO_RECENT];
 	char *bytes;                    /* every run's bytes, end to end */
 	size_t nbytes, abytes;
 };

@@ -46,7 +46,10 @@ static void run_fn(struct json *jj, const void *arg)
 /* One run: through the memo, or written. */
 static void one(struct json_memo *m, const struct run *r)
 {
-	uint64_t key[JSON_MEMO_KEY] = { 7, r->id, r->pad };
+	/* First words that share a memo's "recent" slot, in turn, as
+	 * well as whole keys that do. */
+	uint64_t key[JSON_MEMO_KEY] = { 3 + JSON_MEMO_RECENT * (r->id % 3),
+					r->id, r->pad };
 
 	if (m)
 		json_memo_write(&j, m, key, run_fn, r);
