@@ -175,6 +175,11 @@ static inline char *indent_at(char *o, size_t n)
  */
 #define PREFIX_MAX (1 + sizeof(spaces))
 
+static inline int room(const struct json *j, size_t n)
+{
+	return n <= j->cap - j->len;
+}
+
 static inline char *reserve(struct json *j, size_t n)
 {
 	if (n > j->cap - j->len)
@@ -413,15 +418,37 @@ void json_escape(FILE *f, const char *s)
 	flush(&j);
 }
 
+/*
+ * The functions called for nearly every byte of a dump (json_key_lit,
+ * json_hex, json_int) start with a test for room that a full buffer
+ * fails: then they flush in a function apart and are called again
+ * (once: a flushed buffer has room), so that their common path ends
+ * in no call and keeps nothing in saved registers.
+ */
+#define KEY_ROOM (PREFIX_MAX + JSON_MAX_KEY + 4)
+#define HEX_ROOM (PREFIX_MAX + JSON_HEX_ROOM)
+#define INT_ROOM (PREFIX_MAX + 1 + JSON_UINT_ROOM)
+
+__attribute__((cold, noinline))
+static void key_after_flush(struct json *j, const char *quoted, size_t n)
+{
+	flush(j);
+	json_key_lit(j, quoted, n);
+}
+
 void json_key_lit(struct json *j, const char *quoted, size_t n)
 {
-	char *o = reserve(j, PREFIX_MAX + JSON_MAX_KEY + 4);
+	char *o;
 
+	if (!room(j, KEY_ROOM)) {
+		key_after_flush(j, quoted, n);
+		return;
+	}
 	/* n counts the space after the colon, which only pretty has. */
 	n -= !j->pretty;
 	_Static_assert(sizeof(JSON_KEY_PAD) - 1 >= JSON_MAX_KEY,
 		       "a key literal is padded to the block copied");
-	o = prefix_at(j, o);
+	o = prefix_at(j, j->buf + j->len);
 	/* Most keys fit one move of 16 bytes (every literal has that many,
 	 * its padding included). */
 	if (n <= 16)
@@ -515,18 +542,42 @@ void json_string(struct json *j, const char *s)
 	put(j, '"');
 }
 
+__attribute__((cold, noinline))
+static void hex_after_flush(struct json *j, uint64_t v)
+{
+	flush(j);
+	json_hex(j, v);
+}
+
 void json_hex(struct json *j, uint64_t v)
 {
-	char *o = prefix_at(j, reserve(j, PREFIX_MAX + JSON_HEX_ROOM));
+	char *o;
 
+	if (!room(j, HEX_ROOM)) {
+		hex_after_flush(j, v);
+		return;
+	}
+	o = prefix_at(j, j->buf + j->len);
 	j->len = (size_t)(json_digits_hex(o, v) - j->buf);
+}
+
+__attribute__((cold, noinline))
+static void int_after_flush(struct json *j, long long v)
+{
+	flush(j);
+	json_int(j, v);
 }
 
 void json_int(struct json *j, long long v)
 {
-	char *o = prefix_at(j, reserve(j, PREFIX_MAX + 1 + JSON_UINT_ROOM));
 	unsigned long long u = (unsigned long long)v;
+	char *o;
 
+	if (!room(j, INT_ROOM)) {
+		int_after_flush(j, v);
+		return;
+	}
+	o = prefix_at(j, j->buf + j->len);
 	if (v < 0) {
 		*o++ = '-';
 		u = 0 - u;

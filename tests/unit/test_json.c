@@ -612,10 +612,67 @@ static void every_depth(void)
 	}
 }
 
+/* Keys, addresses and integers wherever the buffer fills: strings of
+ * every length up to 60 before them move where each of some eighty
+ * flushes falls; the document must be what printf makes. */
+static void values_across_flushes(void)
+{
+	size_t n = 30000, cap = n * 256, i, k = 0;
+	char *buf, *want = malloc(cap), fill[64];
+	size_t len;
+	FILE *f = start(&buf, &len, 0);
+
+	if (!want)
+		abort();
+	json_begin_array(&j);
+	k += (size_t)snprintf(want + k, cap - k, "[");
+	for (i = 0; i < n; i++) {
+		uint64_t v = (i * 0x9e3779b97f4a7c15u) >> (i % 64);
+		size_t m = i % 61;
+
+		memset(fill, 'a' + (int)(i % 26), m);
+		fill[m] = 0;
+		json_begin_object(&j);
+		json_key(&j, "s");
+		json_string(&j, fill);
+		json_key(&j, "h");
+		json_hex(&j, v);
+		json_key(&j, "i");
+		json_int(&j, -(long long)(v >> 1));
+		json_key(&j, "u");
+		json_uint(&j, v);
+		json_end_object(&j);
+		/* and as elements, after no key (and after a string, whose
+		 * test for room asks less) */
+		json_string(&j, fill);
+		json_int(&j, (long long)i - 7);
+		json_string(&j, fill);
+		json_hex(&j, v);
+		k += (size_t)snprintf(want + k, cap - k,
+				      "%s{\"s\":\"%s\",\"h\":\"0x%llx\",\"i\":%lld,"
+				      "\"u\":%llu},\"%s\",%lld,\"%s\",\"0x%llx\"",
+				      i ? "," : "", fill,
+				      (unsigned long long)v,
+				      -(long long)(v >> 1),
+				      (unsigned long long)v, fill, (long long)i - 7,
+				      fill, (unsigned long long)v);
+	}
+	json_end_array(&j);
+	snprintf(want + k, cap - k, "]\n");
+	fclose(f);
+	CHECK(strcmp(buf, want) == 0, "values across flushes: %zu and %zu "
+	      "bytes", strlen(buf), strlen(want));
+	CHECK(strlen(buf) > 40 * (size_t)JSON_BUF, "%zu bytes: too few flushes",
+	      strlen(buf));
+	free(buf);
+	free(want);
+}
+
 int main(void)
 {
 	parts();
 	pretty_layout();
+	values_across_flushes();
 	every_depth();
 	decimal_values();
 	background_writer();
