@@ -58,8 +58,15 @@ const char *py_type_name_cached(struct pyproc *py, uint64_t type)
 	return name;
 }
 
-/* The value on top of a suspended frame's stack, or 0. */
-static uint64_t stack_top(struct pyproc *py, uint64_t frame)
+/*
+ * The value on top of a suspended frame's stack, or 0.  hdr holds the
+ * frame's fixed part as py_gen_read() copied it (size bytes, up to its
+ * localsplus): the stack's depth or pointer is taken from there, which
+ * saves a read of the target per generator; only the slot itself, past
+ * the copy, is read.  field_*() yield 0 outside the copy.
+ */
+static uint64_t stack_top(struct pyproc *py, uint64_t frame,
+			  const uint8_t *hdr, size_t size)
 {
 	const struct py_layout *L = &py->layout;
 	uint64_t top = 0, base;
@@ -67,27 +74,28 @@ static uint64_t stack_top(struct pyproc *py, uint64_t frame)
 
 	if (L->f_stacktop >= 0) {
 		/* 3.6 - 3.9: f_stacktop points past the top, NULL while running */
-		if (py_field_u64(py, frame, L->f_stacktop, &base, NULL) < 0 || !base)
+		base = field_u64(hdr, size, L->f_stacktop);
+		if (!base)
 			return 0;
 		memsrc_read_u64(py->ms, base - 8, &top, NULL);
 	} else if (L->f_stackdepth >= 0) {
 		/* 3.10: f_valuestack[f_stackdepth - 1] */
-		if (py_field_u64(py, frame, L->f_valuestack, &base, NULL) < 0 ||
-		    py_field_i32(py, frame, L->f_stackdepth, &depth, NULL) < 0 ||
-		    depth <= 0 || depth > MAX_STACK_DEPTH)
+		base = field_u64(hdr, size, L->f_valuestack);
+		depth = field_i32(hdr, size, L->f_stackdepth);
+		if (L->f_valuestack < 0 || depth <= 0 || depth > MAX_STACK_DEPTH)
 			return 0;
 		memsrc_read_u64(py->ms, base + (uint64_t)(depth - 1) * 8, &top, NULL);
 	} else if (L->if_stacktop >= 0) {
 		/* 3.11 - 3.13: localsplus[stacktop - 1] */
-		if (py_field_i32(py, frame, L->if_stacktop, &depth, NULL) < 0 ||
-		    depth <= 0 || depth > MAX_STACK_DEPTH)
+		depth = field_i32(hdr, size, L->if_stacktop);
+		if (depth <= 0 || depth > MAX_STACK_DEPTH)
 			return 0;
 		py_field_u64(py, frame + (uint64_t)(depth - 1) * 8,
 			     L->if_localsplus, &top, NULL);
 	} else if (L->if_stackpointer >= 0) {
 		/* 3.14: stackpointer[-1], a tagged stack reference */
-		if (py_field_u64(py, frame, L->if_stackpointer, &base, NULL) < 0 ||
-		    !base)
+		base = field_u64(hdr, size, L->if_stackpointer);
+		if (!base)
 			return 0;
 		memsrc_read_u64(py->ms, base - 8, &top, NULL);
 	}
@@ -101,6 +109,16 @@ static int is_resume(const struct py_layout *L, int op)
 			   op == L->op_resume_check);
 }
 
+/* Where a generator is, decoded from its object (and frame). */
+struct gen_where {
+	uint64_t frame;
+	uint64_t code;
+	int frame_state;
+	long ip;              /* f_lasti, or the instruction pointer; -1 */
+	const uint8_t *hdr;   /* the frame's fixed part, copied: hdr_size */
+	size_t hdr_size;      /* bytes (0 without a frame) */
+};
+
 /*
  * What a suspended generator delegates to.  CPython answers this three
  * ways over the versions we read; this is the one place that knows:
@@ -110,27 +128,28 @@ static int is_resume(const struct py_layout *L, int op)
  * The delegate is then the top of the frame's value stack.
  */
 static uint64_t gen_delegate(struct pyproc *py, const struct py_gen *gen,
-			     uint64_t frame, int frame_state, long lasti_or_ip)
+			     const struct gen_where *w)
 {
 	const struct py_layout *L = &py->layout;
 	struct cs_err err;
 	uint8_t insn[2];
 	uint64_t at;
+	long lasti_or_ip = w->ip;
 
 	cs_err_init(&err);
 	if (gen->state == PY_GEN_CLOSED || gen->state == PY_GEN_CREATED ||
 	    !gen->code)
 		return 0;
 	if (L->gs_suspended_yield_from != PY_GEN_STATE_NONE)
-		return frame_state == L->gs_suspended_yield_from ?
-		       stack_top(py, frame) : 0;
+		return w->frame_state == L->gs_suspended_yield_from ?
+		       stack_top(py, w->frame, w->hdr, w->hdr_size) : 0;
 	if (L->op_resume >= 0) {
 		/* lasti_or_ip is prev_instr: the next instruction follows it */
 		at = (uint64_t)lasti_or_ip + 2;
 		if (memsrc_read(py->ms, at, insn, 2, &err) < 0 ||
 		    !is_resume(L, insn[0]) || insn[1] < 2)
 			return 0;
-		return stack_top(py, frame);
+		return stack_top(py, w->frame, w->hdr, w->hdr_size);
 	}
 	if (lasti_or_ip < 0 || L->op_yield_from < 0)
 		return 0;
@@ -140,7 +159,7 @@ static uint64_t gen_delegate(struct pyproc *py, const struct py_gen *gen,
 	if (memsrc_read(py->ms, at, insn, 1, &err) < 0 ||
 	    insn[0] != (uint8_t)L->op_yield_from)
 		return 0;
-	return stack_top(py, frame);
+	return stack_top(py, w->frame, w->hdr, w->hdr_size);
 }
 
 /* Remove the wrappers between a coroutine and what it really awaits. */
@@ -167,20 +186,15 @@ static uint64_t unwrap(struct pyproc *py, uint64_t obj)
 	return inner ? inner : obj;
 }
 
-/* Where a generator is, decoded from its object (and frame). */
-struct gen_where {
-	uint64_t frame;
-	uint64_t code;
-	int frame_state;
-	long ip;              /* f_lasti, or the instruction pointer; -1 */
-};
-
 /* 3.11+: the frame lives inside the generator, with its state. */
 static void where_311(const struct py_layout *L, uint64_t addr,
 		      const uint8_t *buf, size_t size, struct py_gen *gen,
 		      struct gen_where *w)
 {
 	w->frame = addr + (uint64_t)L->gen_iframe;
+	/* py_gen_read() copied the generator up to the frame's localsplus. */
+	w->hdr = buf + L->gen_iframe;
+	w->hdr_size = size - (size_t)L->gen_iframe;
 	w->frame_state = field_i8(buf, size, L->gen_frame_state);
 	w->code = L->gen_code >= 0 ? field_u64(buf, size, L->gen_code) :
 		  field_u64(buf, size, L->gen_iframe + L->if_code) &
@@ -198,13 +212,13 @@ static void where_311(const struct py_layout *L, uint64_t addr,
 		gen->state = PY_GEN_SUSPENDED;
 }
 
-/* Before 3.11: a separate frame object, NULL once finished. */
+/* Before 3.11: a separate frame object, NULL once finished, copied
+ * into fbuf (PY_LAYOUT_MAX_STRUCT bytes, the caller's: w->hdr). */
 static int where_before_311(struct pyproc *py, const uint8_t *buf,
-			    size_t size, struct py_gen *gen,
+			    size_t size, uint8_t *fbuf, struct py_gen *gen,
 			    struct gen_where *w, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t fbuf[PY_LAYOUT_MAX_STRUCT];
 	int running, ret;
 
 	w->frame = field_u64(buf, size, L->gen_frame);
@@ -213,16 +227,18 @@ static int where_before_311(struct pyproc *py, const uint8_t *buf,
 		gen->state = PY_GEN_CLOSED;
 		return 0;
 	}
-	if ((size_t)L->f_localsplus > sizeof(fbuf))
+	if ((size_t)L->f_localsplus > PY_LAYOUT_MAX_STRUCT)
 		CS_BUG("frame object of %d bytes", L->f_localsplus);
 	ret = memsrc_read(py->ms, w->frame, fbuf, (size_t)L->f_localsplus, err);
 	if (ret < 0)
 		return ret;
-	w->ip = field_i32(fbuf, sizeof(fbuf), L->f_lasti);
+	w->hdr = fbuf;
+	w->hdr_size = (size_t)L->f_localsplus;
+	w->ip = field_i32(fbuf, w->hdr_size, L->f_lasti);
 	if (L->gen_running >= 0) {
 		running = field_u8(buf, size, L->gen_running);
 	} else {
-		w->frame_state = field_i8(fbuf, sizeof(fbuf), L->f_state);
+		w->frame_state = field_i8(fbuf, w->hdr_size, L->f_state);
 		running = w->frame_state == L->gs_executing;
 	}
 	if (running)
@@ -241,9 +257,9 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 		struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT], fbuf[PY_LAYOUT_MAX_STRUCT];
 	size_t size = (size_t)L->gen_size;
-	struct gen_where w = { 0, 0, 0, -1 };
+	struct gen_where w = { 0, 0, 0, -1, NULL, 0 };
 	int ret;
 
 	memset(gen, 0, sizeof(*gen));
@@ -265,7 +281,8 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 		return ret;
 	if (L->gen_iframe >= 0)
 		where_311(L, addr, buf, size, gen, &w);
-	else if ((ret = where_before_311(py, buf, size, gen, &w, err)) < 0)
+	else if ((ret = where_before_311(py, buf, size, fbuf, gen, &w,
+					 err)) < 0)
 		return ret;
 	/* An async generator between asend() and its result counts as
 	 * running for inspect (ag_running is ag_running_async, 3.8+), even
@@ -284,7 +301,7 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 	else if (gen->state != PY_GEN_CLOSED && w.frame)
 		gen->has_frame = py_frame_read(py, w.frame, opt, &gen->frame,
 					       NULL) == 1;
-	gen->awaiting_raw = gen_delegate(py, gen, w.frame, w.frame_state, w.ip);
+	gen->awaiting_raw = gen_delegate(py, gen, &w);
 	gen->awaiting = unwrap(py, gen->awaiting_raw);
 	return 0;
 }
