@@ -31,6 +31,7 @@ void code_cache_clear(struct pyproc *py)
 	while (addrmap_next(&py->codes, &pos, &key, &val))
 		code_free(val);
 	addrmap_release(&py->codes);
+	py->last_code = NULL;
 	/* The addresses may hold other code objects once the target ran. */
 	memset(py->line_memo, 0, sizeof(py->line_memo));
 	memset(py->with_memo, 0, sizeof(py->with_memo));
@@ -210,11 +211,16 @@ static int decode(struct pyproc *py, uint64_t addr, struct py_code *code,
 int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 		struct cs_err *err)
 {
-	struct py_code *code = addrmap_get(&py->codes, addr, NULL);
+	struct py_code *code;
 	int ret;
 
+	if (py->last_code && py->last_code->addr == addr && addr) {
+		*out = py->last_code;
+		return 0;
+	}
+	code = addrmap_get(&py->codes, addr, NULL);
 	if (code) {
-		*out = code;
+		*out = py->last_code = code;
 		return 0;
 	}
 	if (!addr)
@@ -226,12 +232,15 @@ int py_code_get(struct pyproc *py, uint64_t addr, const struct py_code **out,
 		return ret;
 	}
 	addrmap_put(&py->codes, addr, code);
-	*out = code;
+	*out = py->last_code = code;
 	return 0;
 }
 
 const struct py_code *py_code_cached(const struct pyproc *py, uint64_t addr)
 {
+	/* (Not remembered here: py is const to callers that only look.) */
+	if (py->last_code && py->last_code->addr == addr && addr)
+		return py->last_code;
 	return addrmap_get(&py->codes, addr, NULL);
 }
 

@@ -359,6 +359,7 @@ struct pyproc *pyproc_clone(const struct pyproc *py)
 
 	*clone = *py;
 	addrmap_init(&clone->codes);
+	clone->last_code = NULL;
 	addrmap_init(&clone->strs);
 	addrmap_init(&clone->typenames);
 	memset(clone->line_memo, 0, sizeof(clone->line_memo));

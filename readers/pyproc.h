@@ -66,6 +66,10 @@ struct pyproc {
 	size_t repr_max_items;
 
 	struct addrmap codes;  /* struct py_code * by address (readers/code.c) */
+	/* The code object found last (NULL: none), asked for again before
+	 * any other: a generator's code by py_gen_read() and then by its
+	 * frame's decoding, and coroutines in a row that run the same. */
+	const struct py_code *last_code;
 	struct addrmap strs;   /* UTF-8 char * by str address (objects.c) */
 	struct addrmap typenames; /* tp_name char * by type address */
 	/* Lines by (code, offset), direct-mapped: ten thousand coroutines
