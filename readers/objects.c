@@ -151,10 +151,17 @@ int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	size_t n, len, i;
 	struct strbuf sb;
 	int found, ret;
-	char *cached = addrmap_get(&py->strs, obj, &found);
+	char *cached;
 
+	if (obj && obj == py->last_str) {
+		*out = py->last_str_text;
+		return 0;
+	}
+	cached = addrmap_get(&py->strs, obj, &found);
 	if (found) {
 		*out = cached;
+		py->last_str = obj;
+		py->last_str_text = cached;
 		return 0;
 	}
 	cps = xmalloc(NAME_MAX_CHARS * sizeof(*cps));
@@ -172,6 +179,8 @@ int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	cached = strbuf_detach(&sb);
 	addrmap_put(&py->strs, obj, cached);
 	*out = cached;
+	py->last_str = obj;
+	py->last_str_text = cached;
 	return 0;
 }
 

@@ -346,6 +346,8 @@ void pyproc_forget_objects(struct pyproc *py)
 	while (addrmap_next(&py->strs, &pos, &key, &val))
 		free(val);
 	addrmap_release(&py->strs);
+	py->last_str = 0;
+	py->last_str_text = NULL;
 	pos = 0;
 	while (addrmap_next(&py->typenames, &pos, &key, &val))
 		free(val);
@@ -361,6 +363,8 @@ struct pyproc *pyproc_clone(const struct pyproc *py)
 	addrmap_init(&clone->codes);
 	clone->last_code = NULL;
 	addrmap_init(&clone->strs);
+	clone->last_str = 0;
+	clone->last_str_text = NULL;
 	addrmap_init(&clone->typenames);
 	memset(clone->line_memo, 0, sizeof(clone->line_memo));
 	memset(clone->with_memo, 0, sizeof(clone->with_memo));

@@ -71,6 +71,10 @@ struct pyproc {
 	 * frame's decoding, and coroutines in a row that run the same. */
 	const struct py_code *last_code;
 	struct addrmap strs;   /* UTF-8 char * by str address (objects.c) */
+	/* The str found last and its text (last_str 0: none): the
+	 * generators read in a row mostly share their qualname. */
+	uint64_t last_str;
+	const char *last_str_text;
 	struct addrmap typenames; /* tp_name char * by type address */
 	/* Lines by (code, offset), direct-mapped: ten thousand coroutines
 	 * suspended at the same await need one line table walk, not 10^4. */
