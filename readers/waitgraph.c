@@ -29,6 +29,10 @@ struct build {
 	/* node + 1 -> the future node + 1 it waits for, or VIA_MANY */
 	struct addrmap via_future;
 	struct addrmap code_class;    /* code address -> CODE_* bits */
+	/* The last code_class() answer: a unit's frames are asked about up
+	 * to three times each, and the tasks' run the same code in a row. */
+	uint64_t last_code;
+	unsigned last_class;
 	struct py_prim_memo prims;    /* zeroed: empty */
 };
 
@@ -240,9 +244,11 @@ enum {
 
 static unsigned code_class(struct build *b, const struct py_frame *f)
 {
-	uintptr_t v = (uintptr_t)addrmap_get(&b->code_class, f->code->addr,
-					     NULL);
+	uintptr_t v;
 
+	if (f->code->addr == b->last_code && b->last_code)
+		return b->last_class;
+	v = (uintptr_t)addrmap_get(&b->code_class, f->code->addr, NULL);
 	if (!v) {
 		v = CODE_JUDGED;
 		if (is_prim_lib(f->code->filename))
@@ -253,6 +259,8 @@ static unsigned code_class(struct build *b, const struct py_frame *f)
 			v |= CODE_IDLE;
 		addrmap_put(&b->code_class, f->code->addr, (void *)v);
 	}
+	b->last_code = f->code->addr;
+	b->last_class = (unsigned)v;
 	return (unsigned)v;
 }
 
