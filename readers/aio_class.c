@@ -109,20 +109,22 @@ int aio_is_c_future_type(struct aio_types *t, uint64_t type)
 
 enum aio_class aio_classify(struct aio_types *t, uint64_t type)
 {
+	/* Fibonacci hashing: type objects share their low bits. */
+	struct aio_recent *r = &t->recent[(type * 0x9E3779B97F4A7C15ull) >>
+					  (64 - AIO_RECENT_BITS)];
 	uintptr_t c;
 
-	if (type && type == t->last_type)
-		return t->last_class;
+	if (type && type == r->type)
+		return r->c;
 	c = (uintptr_t)addrmap_get(&t->classes, type, NULL);
-	if (c) {
-		t->last_type = type;
-		t->last_class = (enum aio_class)c;
-		return (enum aio_class)c;
+	if (!c) {
+		if (!type)
+			return AIO_NONE;
+		c = (uintptr_t)classify_new(t, type);
+		addrmap_put(&t->classes, type, (void *)c);
 	}
-	if (!type)
-		return AIO_NONE;
-	c = (uintptr_t)classify_new(t, type);
-	addrmap_put(&t->classes, type, (void *)c);
+	r->type = type;
+	r->c = (enum aio_class)c;
 	return (enum aio_class)c;
 }
 

@@ -28,6 +28,10 @@ enum aio_class {
 /* Interpreters whose asyncio classes are looked at. */
 #define AIO_MAX_INTERPS 64
 
+/* Entries of struct aio_types' memo. */
+#define AIO_RECENT_BITS 4
+#define AIO_RECENT (1 << AIO_RECENT_BITS)
+
 /* The classes of one interpreter, by enum aio_class (0 where absent). */
 struct aio_type_set {
 	uint64_t base[AIO_TASKGROUP + 1];
@@ -38,10 +42,14 @@ struct aio_types {
 	struct aio_type_set sets[AIO_MAX_INTERPS];
 	size_t nsets;             /* interpreters with asyncio loaded */
 	struct addrmap classes;   /* type -> enum aio_class */
-	/* The type classified last and its class: objects of one type
-	 * often follow each other in the GC lists. */
-	uint64_t last_type;
-	enum aio_class last_class;
+	/* Types classified lately and their classes, direct-mapped (type
+	 * 0: empty; memset() empties it): the GC lists interleave a few
+	 * types (a task, its future, their dicts, bound methods), which a
+	 * single remembered type kept missing. */
+	struct aio_recent {
+		uint64_t type;
+		enum aio_class c;
+	} recent[AIO_RECENT];
 };
 
 /* Look the types up in the target (none found: everything is AIO_NONE). */
