@@ -2,10 +2,43 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "common/error.h"
+#include "common/hugeheap.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
+
+/*
+ * Tables of this many bytes or more (131,072 slots: the generators of a
+ * 10k-task dump) are mapped apart (hugeheap_map()), whole huge pages
+ * that come zeroed: calloc() would clear them again, a pass over memory
+ * the kernel has just cleared.  Smaller ones come from the heap.  The
+ * capacity alone tells which a table is.
+ */
+#define MAPPED_MIN ((size_t)2 << 20)
+
+static struct addrmap_slot *slots_new(size_t cap)
+{
+	struct addrmap_slot *s;
+
+	if (cap > SIZE_MAX / sizeof(*s) || cap * sizeof(*s) < MAPPED_MIN)
+		return xcalloc(cap, sizeof(*s));
+	s = hugeheap_map(cap * sizeof(*s));
+	if (!s)
+		xdie_out_of_memory();
+	return s;
+}
+
+static void slots_free(struct addrmap_slot *s, size_t cap)
+{
+	if (!s)
+		return;
+	if (cap * sizeof(*s) < MAPPED_MIN)
+		free(s);
+	else
+		(void)munmap(s, hugeheap_size(cap * sizeof(*s)));
+}
 
 void addrmap_init(struct addrmap *m)
 {
@@ -16,7 +49,7 @@ void addrmap_init(struct addrmap *m)
 
 void addrmap_release(struct addrmap *m)
 {
-	free(m->slots);
+	slots_free(m->slots, m->cap);
 	addrmap_init(m);
 }
 
@@ -61,12 +94,12 @@ static void rehash(struct addrmap *m, size_t cap)
 	struct addrmap old = *m;
 	size_t i;
 
-	m->slots = xcalloc(cap, sizeof(*m->slots));
+	m->slots = slots_new(cap);
 	m->cap = cap;
 	for (i = 0; i < old.cap; i++)
 		if (old.slots[i].key)
 			m->slots[find(m, old.slots[i].key)] = old.slots[i];
-	free(old.slots);
+	slots_free(old.slots, old.cap);
 }
 
 void addrmap_put(struct addrmap *m, uint64_t key, void *val)
