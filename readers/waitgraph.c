@@ -735,11 +735,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	addrmap_init(&b.code_class);
 	find_stdlib(&b);
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
-	for (i = 0; i < snap->nthreads; i++)
-		py_waitgraph_add_node(g, WG_THREAD, i);
-	base = g->nnodes;
-	for (i = 0; a && i < a->ntasks; i++)
-		py_waitgraph_add_node(g, WG_TASK, i);
+	base = py_waitgraph_add_units(g, snap->nthreads, a ? a->ntasks : 0);
 	for (i = 0; i < snap->nthreads; i++) {
 		const struct py_thread *t = &snap->threads[i];
 

@@ -104,6 +104,11 @@ long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
  * py_waitgraph_node_of(): its index in g->nodes. */
 size_t py_waitgraph_add_node(struct py_waitgraph *g, enum wg_kind kind,
 			     size_t index);
+/* A node for each of nthreads threads (snap indexes), then for each of
+ * ntasks tasks (a->tasks indexes), in room made for them all at once:
+ * the index of the first task's node. */
+size_t py_waitgraph_add_units(struct py_waitgraph *g, size_t nthreads,
+			      size_t ntasks);
 
 /* The drive of generator gen (a->gens index), or NULL. */
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,

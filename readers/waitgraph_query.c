@@ -6,6 +6,7 @@
 #include "readers/waitgraph.h"
 #include "readers/waitgraph_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,30 @@ size_t py_waitgraph_add_node(struct py_waitgraph *g, enum wg_kind kind,
 		addrmap_put(&g->kind_index, key,
 			    (void *)(uintptr_t)(g->nnodes + 1));
 	return g->nnodes++;
+}
+
+size_t py_waitgraph_add_units(struct py_waitgraph *g, size_t nthreads,
+			      size_t ntasks)
+{
+	size_t i, base;
+
+	/* Counts known beforehand: without the room, the array would grow
+	 * by doubling and the index rehash on the way (nine times to the
+	 * 16,384 slots of 10k tasks).  Beyond any memory: grow as they go. */
+	if (nthreads < SIZE_MAX / 4 && ntasks < SIZE_MAX / 4 - nthreads &&
+	    g->nnodes < SIZE_MAX / 4) {
+		g->nodes = xgrow(g->nodes, &g->anodes,
+				 g->nnodes + nthreads + ntasks,
+				 sizeof(*g->nodes));
+		addrmap_reserve(&g->kind_index,
+				g->kind_index.len + nthreads + ntasks);
+	}
+	for (i = 0; i < nthreads; i++)
+		py_waitgraph_add_node(g, WG_THREAD, i);
+	base = g->nnodes;
+	for (i = 0; i < ntasks; i++)
+		py_waitgraph_add_node(g, WG_TASK, i);
+	return base;
 }
 
 long py_waitgraph_node_of(const struct py_waitgraph *g, enum wg_kind kind,
