@@ -162,27 +162,40 @@ static uint64_t gen_delegate(struct pyproc *py, const struct py_gen *gen,
 	return stack_top(py, w->frame, w->hdr, w->hdr_size);
 }
 
+/* Where a wrapper of this type keeps what it wraps: an offset, or -1
+ * when the type wraps nothing (or the version lacks the member). */
+static int wrapped_at(struct pyproc *py, uint64_t type)
+{
+	const struct py_layout *L = &py->layout;
+	const char *name = py_type_name_cached(py, type);
+	size_t n = strlen(name);
+
+	if (!strcmp(name, "async_generator_asend") ||
+	    !strcmp(name, "async_generator_athrow"))
+		return L->asend_gen;
+	/* what coro.__await__() returns, as custom awaitables do */
+	if (!strcmp(name, "coroutine_wrapper"))
+		return L->corowrapper_coro;
+	if (n >= 10 && !strcmp(name + n - 10, "FutureIter"))
+		return L->futureiter_future;
+	return -1;
+}
+
 /* Remove the wrappers between a coroutine and what it really awaits. */
 static uint64_t unwrap(struct pyproc *py, uint64_t obj)
 {
-	const struct py_layout *L = &py->layout;
 	uint64_t type, inner = 0;
-	const char *name;
-	size_t n;
 
 	if (!obj || pyobj_read_type(py, obj, &type, NULL) < 0 ||
 	    py_gen_kind_of_type(py, type) >= 0)
 		return obj;
-	name = py_type_name_cached(py, type);
-	n = strlen(name);
-	if (!strcmp(name, "async_generator_asend") ||
-	    !strcmp(name, "async_generator_athrow"))
-		py_field_u64(py, obj, L->asend_gen, &inner, NULL);
-	else if (!strcmp(name, "coroutine_wrapper"))
-		/* what coro.__await__() returns, as custom awaitables do */
-		py_field_u64(py, obj, L->corowrapper_coro, &inner, NULL);
-	else if (n >= 10 && !strcmp(name + n - 10, "FutureIter"))
-		py_field_u64(py, obj, L->futureiter_future, &inner, NULL);
+	/* Coroutines mostly await one type (a Future's iterator): its
+	 * answer is kept, not found by name again for each of them. */
+	if (type != py->unwrap_type || !type) {
+		py->unwrap_type = type;
+		py->unwrap_at = wrapped_at(py, type);
+	}
+	py_field_u64(py, obj, py->unwrap_at, &inner, NULL);
 	return inner ? inner : obj;
 }
 

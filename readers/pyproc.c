@@ -352,6 +352,7 @@ void pyproc_forget_objects(struct pyproc *py)
 	while (addrmap_next(&py->typenames, &pos, &key, &val))
 		free(val);
 	addrmap_release(&py->typenames);
+	py->unwrap_type = 0;
 	code_cache_clear(py);
 }
 
@@ -366,6 +367,7 @@ struct pyproc *pyproc_clone(const struct pyproc *py)
 	clone->last_str = 0;
 	clone->last_str_text = NULL;
 	addrmap_init(&clone->typenames);
+	clone->unwrap_type = 0;
 	memset(clone->line_memo, 0, sizeof(clone->line_memo));
 	memset(clone->with_memo, 0, sizeof(clone->with_memo));
 	return clone;

@@ -76,6 +76,10 @@ struct pyproc {
 	uint64_t last_str;
 	const char *last_str_text;
 	struct addrmap typenames; /* tp_name char * by type address */
+	/* The type a generator awaited last that is not a generator, and
+	 * where it keeps what it wraps (readers/gens.c; 0: none yet). */
+	uint64_t unwrap_type;
+	int unwrap_at;
 	/* Lines by (code, offset), direct-mapped: ten thousand coroutines
 	 * suspended at the same await need one line table walk, not 10^4. */
 	struct py_line_memo line_memo[PY_LINE_MEMO];
