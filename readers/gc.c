@@ -98,7 +98,7 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 {
 	const struct py_layout *L = &w->py->layout;
 	size_t hsize = (size_t)L->gc_head_size, count = 0;
-	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
+	struct gc_node nd;
 	struct gc_tail *tail = NULL;
 	uint64_t node, prev, met = 0;
 	int ret;
@@ -112,14 +112,13 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 	while (node && node != head && !w->stop) {
 		uint64_t obj = node + hsize;
 
-		ret = gc_read_node(w->py->ms, L, node, buf, err);
+		ret = gc_read_node(w->py->ms, L, node, &nd, err);
 		if (ret < 0)
 			break;
 		/* Each node must point back at the one we came from: this
 		 * catches a list being changed under us and any loop that does
 		 * not pass through the head. */
-		if ((field_u64(buf, sizeof(buf), L->gc_head_prev) & GC_PTR_MASK) !=
-		    prev) {
+		if ((nd.prev & GC_PTR_MASK) != prev) {
 			ret = cs_fail(err, CS_ERR_MEMORY,
 				      "GC list changed or corrupt at 0x%llx",
 				      (unsigned long long)node);
@@ -134,11 +133,9 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 			break;
 		}
 		prev = node;
-		if (w->visit(obj, field_u64(buf, sizeof(buf),
-					    (int)hsize + L->ob_type), w->interp,
-			     w->data))
+		if (w->visit(obj, nd.type, w->interp, w->data))
 			w->stop = 1;
-		node = field_u64(buf, sizeof(buf), L->gc_head_next) & GC_PTR_MASK;
+		node = nd.next & GC_PTR_MASK;
 		/* Worth it only with more of the list to come. */
 		if (++count == TAIL_MIN && node != head && !w->stop &&
 		    w->visited < w->max)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/le.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/fields.h"
@@ -77,19 +78,38 @@ struct gc_tail {
 };
 
 int gc_read_node(struct memsrc *ms, const struct py_layout *L, uint64_t node,
-		 uint8_t *buf, struct cs_err *err)
+		 struct gc_node *out, struct cs_err *err)
 {
 	size_t n = (size_t)L->gc_head_size + 16;
-	const void *p = memsrc_peek(ms, node, n);
+	/* The three offsets, negative ones made huge: one test tells that
+	 * all three words lie in the n bytes. */
+	size_t next = (size_t)(unsigned)L->gc_head_next,
+	       prev = (size_t)(unsigned)L->gc_head_prev,
+	       type = (size_t)(unsigned)(L->gc_head_size + L->ob_type);
+	const uint8_t *p = memsrc_peek(ms, node, n);
+	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
+	int ret;
 
-	if (n > PY_LAYOUT_MAX_STRUCT)
+	if (n > sizeof(buf))
 		CS_BUG("PyGC_Head of %d bytes", L->gc_head_size);
-	if (!p)
-		return memsrc_read(ms, node, buf, n, err);
-	/* Two fixed-size copies, not a call: n is 32 or 48 (3.6, 3.7). */
-	memcpy(buf, p, 32);
-	if (n > 32)
-		memcpy(buf + 32, (const uint8_t *)p + 32, n - 32);
+	/* Most nodes lie in a page read just before: decoded where they
+	 * are, with no copy. */
+	if (!p) {
+		ret = memsrc_read(ms, node, buf, n, err);
+		if (ret < 0)
+			return ret;
+		p = buf;
+	}
+	if ((next | prev | type) <= n - 8) {
+		out->next = le_u64(p + next);
+		out->prev = le_u64(p + prev);
+		out->type = le_u64(p + type);
+	} else {
+		/* A table without one of them: field_u64() reads it as 0. */
+		out->next = field_u64(p, n, L->gc_head_next);
+		out->prev = field_u64(p, n, L->gc_head_prev);
+		out->type = field_u64(p, n, L->gc_head_size + L->ob_type);
+	}
 	return 0;
 }
 
@@ -102,9 +122,8 @@ static void *tail_run(void *arg)
 {
 	struct gc_tail *t = arg;
 	const struct py_layout *L = t->L;
-	size_t hsize = (size_t)L->gc_head_size;
 	uint64_t node = t->tail, from = t->head;
-	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
+	struct gc_node nd;
 	struct cs_err err;
 
 	memsrc_thread(1);
@@ -121,20 +140,18 @@ static void *tail_run(void *arg)
 		}
 		if (ring_has(&t->seen, node))
 			break;
-		if (gc_read_node(t->ms, L, node, buf, &err) < 0)
+		if (gc_read_node(t->ms, L, node, &nd, &err) < 0)
 			break;
-		if ((field_u64(buf, sizeof(buf), L->gc_head_next) &
-		     GC_PTR_MASK) != from)
+		if ((nd.next & GC_PTR_MASK) != from)
 			break;
 		t->recs = xgrow(t->recs, &t->alloc, t->n + 1, sizeof(*t->recs));
 		t->recs[t->n].node = node;
-		t->recs[t->n].type = field_u64(buf, sizeof(buf),
-					       (int)hsize + L->ob_type);
+		t->recs[t->n].type = nd.type;
 		if (++t->n % TAIL_PUBLISH == 0)
 			atomic_store_explicit(&t->front, node,
 					      memory_order_relaxed);
 		from = node;
-		node = field_u64(buf, sizeof(buf), L->gc_head_prev) & GC_PTR_MASK;
+		node = nd.prev & GC_PTR_MASK;
 	}
 	if (t->n)
 		atomic_store_explicit(&t->front, t->recs[t->n - 1].node,

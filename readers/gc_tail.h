@@ -41,14 +41,20 @@
 
 struct gc_tail;
 
+/* What both walkers use of a node: its links (flag bits still in) and
+ * its object's type. */
+struct gc_node {
+	uint64_t next, prev, type;
+};
+
 /*
- * The PyGC_Head at node, then the object's refcount and type: the
- * L->gc_head_size + 16 bytes both walkers read of each object, into buf
- * (PY_LAYOUT_MAX_STRUCT bytes), copied without a call when its page was
- * read just before.  0 or a negative status.
+ * The PyGC_Head at node, then the object's refcount and type (the
+ * L->gc_head_size + 16 bytes both walkers read of each object), decoded
+ * into *out: in place when its page was read just before, else through
+ * a copy.  0 or a negative status.
  */
 int gc_read_node(struct memsrc *ms, const struct py_layout *L, uint64_t node,
-		 uint8_t *buf, struct cs_err *err);
+		 struct gc_node *out, struct cs_err *err);
 
 /* One object the tail walker found: its PyGC_Head and its type. */
 struct gc_rec {
