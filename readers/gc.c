@@ -666,6 +666,11 @@ int py_gc_walk_each(struct pyproc *py, const struct py_gc_visit *v, size_t n,
 		CS_BUG("%zu GC visitors", n);
 	if (!n)
 		return 0;
+	/* One visitor (most walks: no greenlets, no trio) needs no
+	 * bookkeeping: it is called straight, a call less per object, and
+	 * its non-zero stops the walk just as visit_each() would. */
+	if (n == 1)
+		return py_gc_walk(py, v[0].fn, v[0].data, err);
 	memset(&e, 0, sizeof(e));
 	e.v = v;
 	e.n = e.left = n;
