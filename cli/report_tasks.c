@@ -14,6 +14,7 @@
 
 #include "cli/escape.h"
 #include "cli/report_graph.h"
+#include "cli/task_kind.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -43,6 +44,7 @@ struct tree {
 	const char *const *glyph;
 	/* Per level: more siblings follow the node printed last there. */
 	unsigned char more[TREE_MAX_INDENT + 1];
+	struct task_kind_memo kinds;   /* zeroed: empty */
 };
 
 static int utf8_terminal(FILE *out)
@@ -178,69 +180,6 @@ static int print_frames(struct tree *t, const struct py_task *task, int d)
 	return d;
 }
 
-/* Equal strings; most are one string from the readers' caches. */
-static int str_eq(const char *a, const char *b)
-{
-	return a == b || !strcmp(a, b);
-}
-
-/* Alike tasks: the same frames (file, function, line, outermost to
- * innermost), the same state and the same kind of wait. */
-static int same_kind(const struct py_async *a, const struct py_task *x,
-		     const struct py_task *y)
-{
-	size_t i;
-
-	if (x->nstack != y->nstack || x->running != y->running ||
-	    !x->framework != !y->framework ||
-	    (x->framework && !str_eq(x->framework, y->framework)) ||
-	    !x->waiter != !y->waiter ||
-	    !py_async_task(a, x->waiter) != !py_async_task(a, y->waiter) ||
-	    !x->waiter_type != !y->waiter_type ||
-	    (x->waiter_type && !str_eq(x->waiter_type, y->waiter_type)))
-		return 0;
-	for (i = 0; i < x->nstack; i++) {
-		const struct py_gen *g = &a->gens[x->stack[i]];
-		const struct py_gen *h = &a->gens[y->stack[i]];
-
-		if (g->has_frame != h->has_frame)
-			return 0;
-		if (!g->has_frame)
-			continue;
-		if (g->frame.line != h->frame.line ||
-		    !str_eq(g->frame.code->filename, h->frame.code->filename) ||
-		    !str_eq(g->qualname, h->qualname))
-			return 0;
-	}
-	return 1;
-}
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return (h ^ 0xff) * 0x100000001b3ull;
-}
-
-/* A hash of what same_kind() compares; never 0 (an addrmap key). */
-static uint64_t kind_hash(const struct py_async *a, const struct py_task *x)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	h = hash_str(h, x->waiter_type);
-	h = (h ^ (uint64_t)x->running) * 0x100000001b3ull;
-	for (i = 0; i < x->nstack; i++) {
-		const struct py_gen *g = &a->gens[x->stack[i]];
-
-		if (!g->has_frame)
-			continue;
-		h = hash_str(h, g->qualname);
-		h = (h ^ (uint64_t)(unsigned)g->frame.line) * 0x100000001b3ull;
-	}
-	return h | 1;
-}
-
 /*
  * The entries of the sibling tasks idx[0..n): in order of first
  * appearance, alike leaf tasks (awaiting no other task, not yet shown)
@@ -264,10 +203,11 @@ static struct entry *plan(struct tree *t, const size_t *idx, size_t n,
 		t->group_next[idx[i]] = (size_t)-1;
 		addrmap_get(&t->shown, task->addr, &found);
 		if (!t->c->opt.expand_all && !t->nchildren[idx[i]] && !found) {
-			key = kind_hash(t->a, task);
+			key = task_kind_hash(&t->kinds, t->a, task);
 			k = (uintptr_t)addrmap_get(&kinds, key, NULL);
-			if (k && same_kind(t->a, &t->a->tasks[e[k - 1].first],
-					   task)) {
+			if (k && task_same_kind(t->a,
+						&t->a->tasks[e[k - 1].first],
+						task)) {
 				t->group_next[e[k - 1].last] = idx[i];
 				e[k - 1].last = idx[i];
 				e[k - 1].count++;
