@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "cli/json_digits.h"
+#include "cli/json_plain.h"
 #include "cli/json_writer.h"
 #include "common/error.h"
 #include "common/hugeheap.h"
@@ -254,94 +255,6 @@ void json_end_object(struct json *j) { finish(j, '}'); }
 void json_begin_array(struct json *j) { begin(j, '['); }
 void json_end_array(struct json *j) { finish(j, ']'); }
 
-/*
- * Characters written as they are: printable ASCII but '"' and '\\'.  A
- * table, since the scan over every byte of a large document is the
- * writer's inner loop.  (NUL is not plain: it ends the scan.)
- */
-static const unsigned char plain[256] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x00 */
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x10 */
-	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x20 */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x30 */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x40 */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,  /* 0x50 */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x60 */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,  /* 0x70: not DEL */
-	/* 0x80 - 0xff: 0 */
-};
-
-/*
- * Are all 16 bytes at p plain?  The same test on a vector of 16 bytes
- * (SSE2 on x86-64, NEON on arm64: GCC and clang both lower it): the
- * test for a byte below 0x20, above 0x7e, or equal to '"' or '\\'.
- */
-typedef unsigned char bytes16 __attribute__((vector_size(16)));
-
-static int block_plain(const unsigned char *p)
-{
-	bytes16 v;
-	uint64_t half[2];
-
-	memcpy(&v, p, sizeof(v));
-	v = (bytes16)((v < 0x20) | (v > 0x7e) | (v == '"') | (v == '\\'));
-	memcpy(half, &v, sizeof(half));
-	return (half[0] | half[1]) == 0;
-}
-
-typedef unsigned char bytes8 __attribute__((vector_size(8)));
-
-/* Are the 8 bytes of w plain? */
-static int u64_plain(uint64_t w)
-{
-	bytes8 v;
-
-	memcpy(&v, &w, sizeof(v));
-	v = (bytes8)((v < 0x20) | (v > 0x7e) | (v == '"') | (v == '\\'));
-	memcpy(&w, &v, sizeof(w));
-	return w == 0;
-}
-
-static int word_plain(const unsigned char *p)
-{
-	uint64_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return u64_plain(w);
-}
-
-/* Are all n bytes at p plain?  Whole blocks, then one block ending at
- * p + n that overlaps the last one tested: never a byte past the end. */
-static int all_plain(const unsigned char *p, size_t n)
-{
-	size_t i;
-
-	if (n >= 16) {
-		for (i = 0; i + 16 <= n; i += 16)
-			if (!block_plain(p + i))
-				return 0;
-		return i == n || block_plain(p + n - 16);
-	}
-	if (n >= 8)
-		return word_plain(p) && word_plain(p + n - 8);
-	for (i = 0; i < n; i++)
-		if (!plain[p[i]])
-			return 0;
-	return 1;
-}
-
-/* The plain bytes from p on, up to end (a string's NUL): 16 bytes at a
- * time while 16 are left, then bytewise. */
-static const unsigned char *plain_run(const unsigned char *p,
-				      const unsigned char *end)
-{
-	while (end - p >= 16 && block_plain(p))
-		p += 16;
-	while (p < end && plain[*p])
-		p++;
-	return p;
-}
-
 static void escape(struct json *j, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -352,10 +265,10 @@ static void escape(struct json *j, const char *s)
 		char u[8];
 		int n = 0, k;
 
-		if (plain[c]) {
+		if (json_plain_byte[c]) {
 			const unsigned char *run = p;
 
-			p = plain_run(p, end);
+			p = json_plain_run(p, end);
 			put_n(j, (const char *)run, (size_t)(p - run));
 			continue;
 		}
@@ -474,12 +387,12 @@ static int short_plain_string(struct json *j, const char *s, size_t n)
 	if (n >= 8) {
 		memcpy(&head, s, 8);
 		memcpy(&tail, s + n - 8, 8);
-		if (!u64_plain(head) || !u64_plain(tail))
+		if (!json_u64_plain(head) || !json_u64_plain(tail))
 			return 0;
 	} else {
 		memcpy(&head4, s, 4);
 		memcpy(&tail4, s + n - 4, 4);
-		if (!u64_plain(head4 | (uint64_t)tail4 << 32))
+		if (!json_u64_plain(head4 | (uint64_t)tail4 << 32))
 			return 0;
 	}
 	o = prefix_at(j, reserve(j, PREFIX_MAX + 16 + 2));
@@ -505,7 +418,7 @@ static int plain_string(struct json *j, const char *s, size_t n)
 
 	if (n >= 4 && n <= 16)
 		return short_plain_string(j, s, n);
-	if (n > JSON_BUF / 4 || !all_plain((const unsigned char *)s, n))
+	if (n > JSON_BUF / 4 || !json_all_plain((const unsigned char *)s, n))
 		return 0;
 	o = prefix_at(j, reserve(j, PREFIX_MAX + n + 2));
 	*o++ = '"';

@@ -1,0 +1,41 @@
+/*
+ * Which bytes the JSON writer copies as they are (printable ASCII but
+ * '"' and '\\'), tested a byte, a word or a block at a time: the scan
+ * over every string from the target is the writer's inner loop.
+ */
+#ifndef COROSCOPE_CLI_JSON_PLAIN_H
+#define COROSCOPE_CLI_JSON_PLAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* 1 for a plain byte, 0 for the rest (NUL is not plain: it ends a
+ * scan). */
+extern const unsigned char json_plain_byte[256];
+
+typedef unsigned char json_bytes8 __attribute__((vector_size(8)));
+
+/*
+ * Are the 8 bytes of w plain?  The test for a byte below 0x20, above
+ * 0x7e, or equal to '"' or '\\', on all 8 at once (GCC and clang lower
+ * it to SSE2 or NEON).  Here, inline, for the writer's short strings.
+ */
+static inline int json_u64_plain(uint64_t w)
+{
+	json_bytes8 v;
+
+	memcpy(&v, &w, sizeof(v));
+	v = (json_bytes8)((v < 0x20) | (v > 0x7e) | (v == '"') |
+			  (v == '\\'));
+	memcpy(&w, &v, sizeof(w));
+	return w == 0;
+}
+
+/* Are all n bytes at p plain?  (Never reads past p + n.) */
+int json_all_plain(const unsigned char *p, size_t n);
+/* The plain bytes from p on, up to end (a string's NUL). */
+const unsigned char *json_plain_run(const unsigned char *p,
+				    const unsigned char *end);
+
+#endif
