@@ -1,20 +1,16 @@
 #include "cli/json.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "cli/json_digits.h"
+#include "cli/json_part.h"
 #include "cli/json_plain.h"
 #include "cli/json_writer.h"
 #include "common/error.h"
-#include "common/hugeheap.h"
-#include "common/strbuf.h"
-#include "common/util.h"
 #include "common/banned.h"
 
 /*
@@ -40,8 +36,6 @@ void json_init(struct json *j, FILE *out, int pretty)
 	j->flushes = 0;
 }
 
-static void part_next_chunk(struct json *j);
-
 void json_background(struct json *j)
 {
 	j->background = 1;
@@ -49,11 +43,11 @@ void json_background(struct json *j)
 
 /* Cold: once a buffer, against millions of values, whose functions then
  * keep nothing in saved registers on their way past it. */
-__attribute__((cold)) static void flush(struct json *j)
+__attribute__((cold)) void json_flush(struct json *j)
 {
 	j->flushes++;
 	if (j->part) {
-		part_next_chunk(j);
+		json_part_next_chunk(j);
 		return;
 	}
 	if (!j->len)
@@ -77,13 +71,13 @@ __attribute__((cold)) static void flush(struct json *j)
 }
 
 /* The top-level value is closed: everything reaches out now.  (Cold
- * and apart, like flush().) */
+ * and apart, like json_flush().) */
 __attribute__((cold, noinline)) static void flush_all(struct json *j)
 {
 	/* A document that ends within its first buffer needs no thread. */
 	j->background = 0;
 	if (!j->writer) {
-		flush(j);
+		json_flush(j);
 		return;
 	}
 	(void)json_writer_stop(j->writer, j->buf, j->len);  /* ferror(out) */
@@ -97,24 +91,24 @@ __attribute__((cold, noinline)) static void flush_all(struct json *j)
 static inline void put(struct json *j, int c)
 {
 	if (j->len == j->cap)
-		flush(j);
+		json_flush(j);
 	j->buf[j->len++] = (char)c;
 }
 
 /* put_n() of more than the room left: in pieces through the buffers
  * (bounded by n / cap rounds), so that a writer thread keeps the
- * order.  Apart and cold, like flush(). */
+ * order.  Apart and cold, like json_flush(). */
 __attribute__((cold, noinline))
 static void put_long(struct json *j, const char *s, size_t n)
 {
-	flush(j);
+	json_flush(j);
 	while (n > j->cap) {
-		size_t k = j->cap;  /* flush() may start a writer, whose
-				       blocks are larger */
+		size_t k = j->cap;  /* json_flush() may start a writer,
+				       whose blocks are larger */
 
 		memcpy(j->buf, s, k);
 		j->len = k;
-		flush(j);
+		json_flush(j);
 		s += k;
 		n -= k;
 	}
@@ -148,14 +142,6 @@ static inline size_t line_start(const struct json *j, int depth)
 	return j->pretty ? 2 * (size_t)depth + 1 : 0;
 }
 
-/* Every change of depth comes here, to keep indent with it: none at
- * the top level, where the document starts. */
-static inline void set_depth(struct json *j, int depth)
-{
-	j->depth = depth;
-	j->indent = depth ? line_start(j, depth) : 0;
-}
-
 /* The newline and spaces of an indent n bytes long at o, into reserved
  * room: a constant size the compiler turns into moves, one of 16 bytes
  * down to depth 7 (where nearly every value is), and the part that
@@ -184,7 +170,7 @@ static inline int room(const struct json *j, size_t n)
 static inline char *reserve(struct json *j, size_t n)
 {
 	if (n > j->cap - j->len)
-		flush(j);
+		json_flush(j);
 	return j->buf + j->len;
 }
 
@@ -328,7 +314,7 @@ void json_escape(FILE *f, const char *s)
 
 	json_init(&j, f, 0);
 	escape(&j, s);
-	flush(&j);
+	json_flush(&j);
 }
 
 /*
@@ -345,68 +331,86 @@ void json_escape(FILE *f, const char *s)
 __attribute__((cold, noinline))
 static void key_after_flush(struct json *j, const char *quoted, size_t n)
 {
-	flush(j);
+	json_flush(j);
 	json_key_lit(j, quoted, n);
 }
 
-void json_key_lit(struct json *j, const char *quoted, size_t n)
+/* The prefix and a literal key (see json_key()) into room reserved for
+ * KEY_ROOM bytes; its value goes at the pointer returned. */
+static inline char *key_at(struct json *j, const char *quoted, size_t n)
 {
-	char *o;
+	char *o = prefix_at(j, j->buf + j->len);
 
-	if (!room(j, KEY_ROOM)) {
-		key_after_flush(j, quoted, n);
-		return;
-	}
-	/* n counts the space after the colon, which only pretty has. */
-	n -= !j->pretty;
 	_Static_assert(sizeof(JSON_KEY_PAD) - 1 >= JSON_MAX_KEY,
 		       "a key literal is padded to the block copied");
-	o = prefix_at(j, j->buf + j->len);
+	/* n counts the space after the colon, which only pretty has. */
+	n -= !j->pretty;
 	/* Most keys fit one move of 16 bytes (every literal has that many,
 	 * its padding included). */
 	if (n <= 16)
 		memcpy(o, quoted, 16);
 	else
 		memcpy(o, quoted, JSON_MAX_KEY + 4);
-	j->len = (size_t)(o + n - j->buf);
+	return o + n;
+}
+
+void json_key_lit(struct json *j, const char *quoted, size_t n)
+{
+	if (!room(j, KEY_ROOM)) {
+		key_after_flush(j, quoted, n);
+		return;
+	}
+	j->len = (size_t)(key_at(j, quoted, n) - j->buf);
 	j->need_comma[j->depth] = 2;
 }
 
-/* plain_string() of 4 to 16 bytes, most of a dump's (states, kinds,
- * names): two words that overlap when n is not their double, tested
- * together and stored as they were loaded, instead of a scan and a call
- * to memcpy. */
-static int short_plain_string(struct json *j, const char *s, size_t n)
+/*
+ * Strings of 4 to 16 bytes, most of a dump's (states, kinds, names):
+ * tested and copied as two words that overlap when n is not their
+ * double, instead of a scan and a call to memcpy.  short_plain() tests,
+ * short_put() writes it quoted at o (18 bytes of room at most).
+ */
+static inline int short_plain(const char *s, size_t n)
 {
-	/* Set, for the compilers that cannot tell n >= 8 is tested twice
-	 * alike (the sanitizers' builds). */
-	uint64_t head = 0, tail = 0;
-	uint32_t head4 = 0, tail4 = 0;
-	char *o;
+	unsigned char b[16];
 
+	/* Both words tested as one block (the short one's twice). */
 	if (n >= 8) {
-		memcpy(&head, s, 8);
-		memcpy(&tail, s + n - 8, 8);
-		if (!json_u64_plain(head) || !json_u64_plain(tail))
-			return 0;
+		memcpy(b, s, 8);
+		memcpy(b + 8, s + n - 8, 8);
 	} else {
-		memcpy(&head4, s, 4);
-		memcpy(&tail4, s + n - 4, 4);
-		if (!json_u64_plain(head4 | (uint64_t)tail4 << 32))
-			return 0;
+		memcpy(b, s, 4);
+		memcpy(b + 4, s + n - 4, 4);
+		memcpy(b + 8, b, 8);
 	}
-	o = prefix_at(j, reserve(j, PREFIX_MAX + 16 + 2));
+	return json_block_plain(b);
+}
+
+#define SHORT_ROOM (16 + 2)
+
+static inline char *short_put(char *o, const char *s, size_t n)
+{
 	*o++ = '"';
 	if (n >= 8) {
-		memcpy(o, &head, 8);
-		memcpy(o + n - 8, &tail, 8);
+		memcpy(o, s, 8);
+		memcpy(o + n - 8, s + n - 8, 8);
 	} else {
-		memcpy(o, &head4, 4);
-		memcpy(o + n - 4, &tail4, 4);
+		memcpy(o, s, 4);
+		memcpy(o + n - 4, s + n - 4, 4);
 	}
 	o += n;
 	*o++ = '"';
-	j->len = (size_t)(o - j->buf);
+	return o;
+}
+
+static int short_plain_string(struct json *j, const char *s, size_t n)
+{
+	char *o;
+
+	if (!short_plain(s, n))
+		return 0;
+	o = prefix_at(j, reserve(j, PREFIX_MAX + SHORT_ROOM));
+	j->len = (size_t)(short_put(o, s, n) - j->buf);
 	return 1;
 }
 
@@ -458,7 +462,7 @@ void json_string(struct json *j, const char *s)
 __attribute__((cold, noinline))
 static void hex_after_flush(struct json *j, uint64_t v)
 {
-	flush(j);
+	json_flush(j);
 	json_hex(j, v);
 }
 
@@ -477,7 +481,7 @@ void json_hex(struct json *j, uint64_t v)
 __attribute__((cold, noinline))
 static void int_after_flush(struct json *j, long long v)
 {
-	flush(j);
+	json_flush(j);
 	json_int(j, v);
 }
 
@@ -496,6 +500,94 @@ void json_int(struct json *j, long long v)
 		u = 0 - u;
 	}
 	j->len = (size_t)(json_digits_uint(o, u) - j->buf);
+}
+
+/*
+ * A literal key and its value in one call (json_key_int() and the
+ * others in json.h): the same bytes as json_key() and the value's own
+ * call, with one test for room and no state kept between the two.
+ */
+#define KEY_INT_ROOM (KEY_ROOM + 1 + JSON_UINT_ROOM)
+#define KEY_ADDR_ROOM (KEY_ROOM + JSON_HEX_ROOM)
+#define KEY_SHORT_ROOM (KEY_ROOM + SHORT_ROOM)
+
+__attribute__((cold, noinline))
+static void key_int_after_flush(struct json *j, const char *quoted,
+				size_t n, long long v)
+{
+	json_flush(j);
+	json_key_lit_int(j, quoted, n, v);
+}
+
+void json_key_lit_int(struct json *j, const char *quoted, size_t n,
+		      long long v)
+{
+	unsigned long long u = (unsigned long long)v;
+	char *o;
+
+	if (!room(j, KEY_INT_ROOM)) {
+		key_int_after_flush(j, quoted, n, v);
+		return;
+	}
+	o = key_at(j, quoted, n);
+	if (v < 0) {
+		*o++ = '-';
+		u = 0 - u;
+	}
+	j->len = (size_t)(json_digits_uint(o, u) - j->buf);
+}
+
+__attribute__((cold, noinline))
+static void key_addr_after_flush(struct json *j, const char *quoted,
+				 size_t n, uint64_t v)
+{
+	json_flush(j);
+	json_key_lit_addr(j, quoted, n, v);
+}
+
+void json_key_lit_addr(struct json *j, const char *quoted, size_t n,
+		       uint64_t v)
+{
+	char *o;
+
+	_Static_assert(JSON_HEX_ROOM >= 4, "null fits where hex does");
+	if (!room(j, KEY_ADDR_ROOM)) {
+		key_addr_after_flush(j, quoted, n, v);
+		return;
+	}
+	o = key_at(j, quoted, n);
+	if (v) {
+		o = json_digits_hex(o, v);
+	} else {
+		memcpy(o, "null", 4);
+		o += 4;
+	}
+	j->len = (size_t)(o - j->buf);
+}
+
+/* json_key_lit_string() of anything but a short plain string (NULL,
+ * long, to be escaped) or where there is no room: as json_key() and
+ * json_string() do.  Apart, to keep the common path free of saved
+ * registers. */
+__attribute__((cold, noinline))
+static void key_string_apart(struct json *j, const char *quoted, size_t n,
+			     const char *s)
+{
+	json_key_lit(j, quoted, n);
+	json_string(j, s);
+}
+
+void json_key_lit_string(struct json *j, const char *quoted, size_t n,
+			 const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+
+	if (len < 4 || len > 16 || !room(j, KEY_SHORT_ROOM) ||
+	    !short_plain(s, len)) {
+		key_string_apart(j, quoted, n, s);
+		return;
+	}
+	j->len = (size_t)(short_put(key_at(j, quoted, n), s, len) - j->buf);
 }
 
 void json_uint(struct json *j, unsigned long long v)
@@ -538,159 +630,4 @@ void json_bool(struct json *j, int v)
 void json_null(struct json *j)
 {
 	put_word(j, "null", 4);
-}
-
-/*
- * Parts made by another thread.  A 10k-task dump is 34 MB of JSON, half
- * of its time spent making it; its "tasks" and "generators" arrays are
- * about the same size and made from data nothing changes any more, so
- * a second core makes the one while the first makes the other.
- *
- * Until the join the part's bytes wait in chunks on huge pages (small
- * pages would fault one by one as they fill), at most PART_AHEAD of
- * them: a 100k-task dump's generators are 130 MB, which coroscope would
- * hold at once (and pay for as fresh memory).  A part that gets that
- * far ahead waits for the join.  From the join on, with a writer thread,
- * the chunks are queued on it as they fill (the joining thread waits
- * for the part to end before it writes on); without one, they are kept
- * and copied once the part ends.
- */
-#define PART_CHUNK ((size_t)2 << 20)
-#define PART_AHEAD ((size_t)32 << 20)
-
-struct part_chunk {
-	char *mem;
-	size_t len;
-};
-
-struct json_part {
-	struct json j;            /* the part's writer: j.part points back */
-	json_part_fn *fn;
-	const void *arg;
-	int depth;                /* where it goes in the document */
-	int threaded;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t joined;
-	/* Set at the join: the writer thread the chunks go to from then
-	 * on, or, without one, keep them all. */
-	int released;
-	struct json_writer *to;
-	struct part_chunk *chunks;  /* full ones waiting, in order */
-	size_t nchunks, achunks;
-};
-
-static void part_map_chunk(struct json *j)
-{
-	j->buf = hugeheap_map(PART_CHUNK);
-	if (!j->buf)
-		xdie_out_of_memory();
-	j->cap = PART_CHUNK;
-	j->len = 0;
-}
-
-static void part_hand(struct json_writer *w, const struct part_chunk *c)
-{
-	json_writer_hand(w, c->mem, c->len, hugeheap_size(PART_CHUNK));
-}
-
-/* flush() of a part: keep the full chunk (or, once released to a writer
- * thread, queue it there), go on in a new one. */
-static void part_next_chunk(struct json *j)
-{
-	struct json_part *p = j->part;
-	struct part_chunk c = { j->buf, j->len };
-
-	if (!j->len)
-		return;
-	pthread_mutex_lock(&p->lock);
-	while (!p->released && p->nchunks * PART_CHUNK >= PART_AHEAD)
-		pthread_cond_wait(&p->joined, &p->lock);
-	if (p->to) {
-		part_hand(p->to, &c);
-	} else {
-		p->chunks = xgrow(p->chunks, &p->achunks, p->nchunks + 1,
-				  sizeof(*p->chunks));
-		p->chunks[p->nchunks++] = c;
-	}
-	pthread_mutex_unlock(&p->lock);
-	part_map_chunk(j);
-}
-
-static void *part_run(void *arg)
-{
-	struct json_part *p = arg;
-
-	p->fn(&p->j, p->arg);
-	return NULL;
-}
-
-int json_parts_worth_it(void)
-{
-	return cs_cpus() >= 3;
-}
-
-struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
-				  const void *arg)
-{
-	struct json_part *p = xcalloc(1, sizeof(*p));
-
-	p->fn = fn;
-	p->arg = arg;
-	p->depth = j->depth;
-	if (j->depth <= 0)
-		CS_BUG("a json part outside any object or array");
-	json_init(&p->j, NULL, j->pretty);
-	set_depth(&p->j, j->depth);
-	p->j.need_comma[j->depth] = 1;
-	p->j.part = p;
-	part_map_chunk(&p->j);
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->joined, NULL);
-	/* It writes nothing to any stream. */
-	p->threaded = cs_thread_start(&p->thread, part_run, p, 0) == 0;
-	return p;
-}
-
-void json_part_join(struct json *j, struct json_part *p)
-{
-	struct part_chunk last;
-	size_t i;
-
-	if (j->depth != p->depth || j->need_comma[j->depth] != 1)
-		CS_BUG("a json part joined at depth %d (made for %d, after "
-		       "a member)", j->depth, p->depth);
-	if (!p->threaded) {
-		p->fn(j, p->arg);
-	} else {
-		/* What j made so far goes first (a writer thread may start
-		 * here, a large document's first block being full). */
-		flush(j);
-		pthread_mutex_lock(&p->lock);
-		if (j->writer) {
-			for (i = 0; i < p->nchunks; i++)
-				part_hand(j->writer, &p->chunks[i]);
-			p->nchunks = 0;
-			p->to = j->writer;
-		}
-		p->released = 1;
-		pthread_cond_broadcast(&p->joined);
-		pthread_mutex_unlock(&p->lock);
-		pthread_join(p->thread, NULL);
-		if (p->j.depth != p->depth)
-			CS_BUG("a json part left open");
-		/* Kept chunks (no writer thread): copied through j. */
-		for (i = 0; i < p->nchunks; i++) {
-			put_n(j, p->chunks[i].mem, p->chunks[i].len);
-			munmap(p->chunks[i].mem, hugeheap_size(PART_CHUNK));
-		}
-		last.mem = p->j.buf;
-		last.len = p->j.len;
-		put_n(j, last.mem, last.len);
-	}
-	munmap(p->j.buf, hugeheap_size(PART_CHUNK));
-	pthread_cond_destroy(&p->joined);
-	pthread_mutex_destroy(&p->lock);
-	free(p->chunks);
-	free(p);
 }

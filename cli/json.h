@@ -58,10 +58,13 @@ void json_end_array(struct json *j);
  * other key -- a target's variable name, a key chosen at run time --
  * goes through json_key_str(), which escapes it.
  */
-#define json_key(j, lit)                                                    \
-	json_key_lit((j), "\"" lit "\": " JSON_KEY_PAD,                      \
-		     sizeof(lit) - 1 + 4 +                                  \
-		     0 * sizeof(char[sizeof(lit) <= JSON_MAX_KEY ? 1 : -1]))
+#define json_key(j, lit) json_key_lit((j), JSON_KEY_ARGS(lit))
+/* The quoted literal and its length (its space included), as the two
+ * arguments of json_key_lit() and the others. */
+#define JSON_KEY_ARGS(lit)                                                  \
+	"\"" lit "\": " JSON_KEY_PAD,                                        \
+	sizeof(lit) - 1 + 4 +                                               \
+	0 * sizeof(char[sizeof(lit) <= JSON_MAX_KEY ? 1 : -1])
 /* The quoted key is copied as a block of JSON_MAX_KEY + 4 bytes, one
  * move of a constant size: the padding keeps that inside the literal. */
 #define JSON_KEY_PAD "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0" \
@@ -69,6 +72,25 @@ void json_end_array(struct json *j);
 		     "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
 #define JSON_MAX_KEY 48
 void json_key_lit(struct json *j, const char *quoted, size_t n);
+/*
+ * A key spelled in the source (as json_key()) and its value, in one
+ * call: what nearly every member of a dump is, and the same bytes as
+ * json_key() and then the value's own call.
+ *   json_key_int(j, "line", v)       json_int()
+ *   json_key_addr(j, "id", v)        json_hex(), or null for 0 (no object)
+ *   json_key_string(j, "name", s)    json_string() (NULL -> null)
+ */
+#define json_key_int(j, lit, v) json_key_lit_int((j), JSON_KEY_ARGS(lit), (v))
+#define json_key_addr(j, lit, v)                                            \
+	json_key_lit_addr((j), JSON_KEY_ARGS(lit), (v))
+#define json_key_string(j, lit, s)                                          \
+	json_key_lit_string((j), JSON_KEY_ARGS(lit), (s))
+void json_key_lit_int(struct json *j, const char *quoted, size_t n,
+		      long long v);
+void json_key_lit_addr(struct json *j, const char *quoted, size_t n,
+		       uint64_t v);
+void json_key_lit_string(struct json *j, const char *quoted, size_t n,
+			 const char *s);
 void json_key_str(struct json *j, const char *key);
 void json_string(struct json *j, const char *s);   /* NULL -> null */
 void json_int(struct json *j, long long v);

@@ -22,24 +22,6 @@ const unsigned char json_plain_byte[256] = {
 	/* 0x80 - 0xff: 0 */
 };
 
-/*
- * Are all 16 bytes at p plain?  The same test on a vector of 16 bytes
- * (SSE2 on x86-64, NEON on arm64: GCC and clang both lower it): the
- * test for a byte below 0x20, above 0x7e, or equal to '"' or '\\'.
- */
-typedef unsigned char bytes16 __attribute__((vector_size(16)));
-
-static int block_plain(const unsigned char *p)
-{
-	bytes16 v;
-	uint64_t half[2];
-
-	memcpy(&v, p, sizeof(v));
-	v = (bytes16)((v < 0x20) | (v > 0x7e) | (v == '"') | (v == '\\'));
-	memcpy(half, &v, sizeof(half));
-	return (half[0] | half[1]) == 0;
-}
-
 static int word_plain(const unsigned char *p)
 {
 	uint64_t w;
@@ -56,9 +38,9 @@ int json_all_plain(const unsigned char *p, size_t n)
 
 	if (n >= 16) {
 		for (i = 0; i + 16 <= n; i += 16)
-			if (!block_plain(p + i))
+			if (!json_block_plain(p + i))
 				return 0;
-		return i == n || block_plain(p + n - 16);
+		return i == n || json_block_plain(p + n - 16);
 	}
 	if (n >= 8)
 		return word_plain(p) && word_plain(p + n - 8);
@@ -73,7 +55,7 @@ int json_all_plain(const unsigned char *p, size_t n)
 const unsigned char *json_plain_run(const unsigned char *p,
 				    const unsigned char *end)
 {
-	while (end - p >= 16 && block_plain(p))
+	while (end - p >= 16 && json_block_plain(p))
 		p += 16;
 	while (p < end && json_plain_byte[*p])
 		p++;

@@ -32,6 +32,21 @@ static inline int json_u64_plain(uint64_t w)
 	return w == 0;
 }
 
+typedef unsigned char json_bytes16 __attribute__((vector_size(16)));
+
+/* Are all 16 bytes at p plain?  The same test on 16 bytes. */
+static inline int json_block_plain(const unsigned char *p)
+{
+	json_bytes16 v;
+	uint64_t half[2];
+
+	memcpy(&v, p, sizeof(v));
+	v = (json_bytes16)((v < 0x20) | (v > 0x7e) | (v == '"') |
+			   (v == '\\'));
+	memcpy(half, &v, sizeof(half));
+	return (half[0] | half[1]) == 0;
+}
+
 /* Are all n bytes at p plain?  (Never reads past p + n.) */
 int json_all_plain(const unsigned char *p, size_t n);
 /* The plain bytes from p on, up to end (a string's NUL). */

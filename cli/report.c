@@ -202,12 +202,9 @@ static void frame_code(struct json *j, const void *arg)
 {
 	const struct py_code *code = arg;
 
-	json_key(j, "function");
-	json_string(j, code->name);
-	json_key(j, "qualname");
-	json_string(j, code->qualname);
-	json_key(j, "file");
-	json_string(j, code->filename);
+	json_key_string(j, "function", code->name);
+	json_key_string(j, "qualname", code->qualname);
+	json_key_string(j, "file", code->filename);
 	json_key(j, "line");
 }
 
@@ -215,8 +212,7 @@ static void frame_kind(struct json *j, const void *arg)
 {
 	const struct py_code *code = arg;
 
-	json_key(j, "kind");
-	json_string(j, py_code_kind_name(code->kind));
+	json_key_string(j, "kind", py_code_kind_name(code->kind));
 }
 
 /* One frame, with its generator's address when id is not 0; memo may be
@@ -228,10 +224,8 @@ static void json_frame_id(struct json *j, const struct py_frame *f,
 					(uintptr_t)f->code, 0 };
 
 	json_begin_object(j);
-	if (id) {
-		json_key(j, "id");
-		json_id(j, id);
-	}
+	if (id)
+		json_key_addr(j, "id", id);
 	if (memo)
 		json_memo_write(j, memo, key, frame_code, f->code);
 	else
@@ -276,11 +270,12 @@ void report_json_hex(struct json *j, uint64_t v)
 
 static void json_interp(struct json *j, int64_t id)
 {
-	json_key(j, "interpreter");
-	if (id >= 0)
-		json_int(j, id);
-	else
+	if (id >= 0) {
+		json_key_int(j, "interpreter", id);
+	} else {
+		json_key(j, "interpreter");
 		json_null(j);
+	}
 }
 
 static void json_task(struct json *j, const struct py_async *a,
@@ -290,22 +285,17 @@ static void json_task(struct json *j, const struct py_async *a,
 	size_t i;
 
 	json_begin_object(j);
-	json_key(j, "id");
-	json_id(j, t->addr);
-	json_key(j, "name");
-	json_string(j, t->name);
-	json_key(j, "state");
-	json_string(j, t->running ? "running" : "pending");
+	json_key_addr(j, "id", t->addr);
+	json_key_string(j, "name", t->name);
+	json_key_string(j, "state", t->running ? "running" : "pending");
 	json_key(j, "thread");
 	if (t->tid)
 		json_int(j, t->tid);
 	else
 		json_null(j);
 	json_interp(j, t->interp_id);
-	json_key(j, "loop");
-	json_id(j, t->loop);
-	json_key(j, "coro");
-	json_id(j, t->coro);
+	json_key_addr(j, "loop", t->loop);
+	json_key_addr(j, "coro", t->coro);
 	json_key(j, "stack");
 	json_begin_array(j);
 	for (i = 0; i < t->nstack; i++) {
@@ -318,10 +308,9 @@ static void json_task(struct json *j, const struct py_async *a,
 	json_key(j, "awaiting");
 	if (t->waiter) {
 	json_begin_object(j);
-		json_key(j, "id");
-		json_id(j, t->waiter);
-		json_key(j, "type");
-		json_string(j, t->waiter_type ? t->waiter_type : "?");
+		json_key_addr(j, "id", t->waiter);
+		json_key_string(j, "type",
+				t->waiter_type ? t->waiter_type : "?");
 		json_end_object(j);
 	} else {
 		json_null(j);
@@ -331,10 +320,9 @@ static void json_task(struct json *j, const struct py_async *a,
 	for (i = 0; i < t->nawaited_by; i++)
 		json_id(j, t->awaited_by[i]);
 	json_end_array(j);
-	json_key(j, "framework");
-	json_string(j, t->framework ? t->framework : "asyncio");
-	json_key(j, "nursery");
-	json_id(j, t->nursery);
+	json_key_string(j, "framework",
+			t->framework ? t->framework : "asyncio");
+	json_key_addr(j, "nursery", t->nursery);
 	json_end_object(j);
 }
 
@@ -344,14 +332,10 @@ static void gen_head(struct json *j, const void *arg)
 {
 	const struct py_gen *g = arg;
 
-	json_key(j, "kind");
-	json_string(j, py_code_kind_name(g->kind));
-	json_key(j, "state");
-	json_string(j, py_gen_state_name(g->state));
-	json_key(j, "qualname");
-	json_string(j, g->qualname);
-	json_key(j, "file");
-	json_string(j, g->code ? g->code->filename : NULL);
+	json_key_string(j, "kind", py_code_kind_name(g->kind));
+	json_key_string(j, "state", py_gen_state_name(g->state));
+	json_key_string(j, "qualname", g->qualname);
+	json_key_string(j, "file", g->code ? g->code->filename : NULL);
 	json_key(j, "line");
 }
 
@@ -368,17 +352,14 @@ static void json_gen(struct json *j, const struct py_gen *g, int locals,
 	};
 
 	json_begin_object(j);
-	json_key(j, "id");
-	json_id(j, g->addr);
+	json_key_addr(j, "id", g->addr);
 	json_memo_write(j, memo, key, gen_head, g);
 	if (g->has_frame && g->frame.line >= 0)
 		json_int(j, g->frame.line);
 	else
 		json_null(j);
-	json_key(j, "awaiting");
-	json_id(j, g->awaiting);
-	json_key(j, "task");
-	json_id(j, g->task);
+	json_key_addr(j, "awaiting", g->awaiting);
+	json_key_addr(j, "task", g->task);
 	json_interp(j, g->interp_id);
 	if (locals) {
 		json_locals(j, g->has_frame ? &g->frame : NULL);
@@ -447,14 +428,11 @@ static void json_thread(struct json *j, const struct collection *c,
 	size_t i;
 
 	json_begin_object(j);
-	json_key(j, "tid");
-	json_int(j, t->tid);
-	json_key(j, "ns_tid");
-	json_int(j, ns_tid);
+	json_key_int(j, "tid", t->tid);
+	json_key_int(j, "ns_tid", ns_tid);
 	json_key(j, "thread_id");
 	json_uint(j, t->thread_id);
-	json_key(j, "name");
-	json_string(j, t->name);
+	json_key_string(j, "name", t->name);
 	json_interp(j, t->interp_id);
 	json_key(j, "holds_gil");
 	if (t->holds_gil < 0)
@@ -493,24 +471,17 @@ void report_json_members(struct json *j, const struct collection *c)
 	struct json_part *graph = NULL;
 	size_t i;
 
-	json_key(j, "schema");
-	json_int(j, 1);
-	json_key(j, "pid");
-	json_int(j, c->pid);
-	json_key(j, "ns_pid");
-	json_int(j, c->ns_pid ? c->ns_pid : c->pid);
+	json_key_int(j, "schema", 1);
+	json_key_int(j, "pid", c->pid);
+	json_key_int(j, "ns_pid", c->ns_pid ? c->ns_pid : c->pid);
 	if (c->asked_pid && c->asked_pid != c->pid) {
-		json_key(j, "asked_pid");
-		json_int(j, c->asked_pid);
+		json_key_int(j, "asked_pid", c->asked_pid);
 	}
-	json_key(j, "command");
-	json_string(j, c->command);
+	json_key_string(j, "command", c->command);
 	json_key(j, "python");
 	json_begin_object(j);
-	json_key(j, "version");
-	json_string(j, c->py.version);
-	json_key(j, "executable");
-	json_string(j, c->py.executable);
+	json_key_string(j, "version", c->py.version);
+	json_key_string(j, "executable", c->py.executable);
 	json_end_object(j);
 	json_key(j, "threads");
 	json_begin_array(j);

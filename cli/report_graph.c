@@ -399,8 +399,7 @@ static void place_file(struct json *j, const void *arg)
 {
 	const struct py_code *code = arg;
 
-	json_key(j, "file");
-	json_string(j, code->filename);
+	json_key_string(j, "file", code->filename);
 	json_key(j, "line");
 }
 
@@ -408,8 +407,7 @@ static void place_function(struct json *j, const void *arg)
 {
 	const struct py_code *code = arg;
 
-	json_key(j, "function");
-	json_string(j, code->qualname);
+	json_key_string(j, "function", code->qualname);
 }
 
 /* The value of a place's key (which the caller writes, as a literal:
@@ -447,14 +445,12 @@ static void json_prim(struct json *j, const struct py_prim *p,
 {
 	struct strbuf st;
 
-	json_key(j, "type");
-	json_string(j, p->name);
+	json_key_string(j, "type", p->name);
 	json_key_str(j, addr_key);
 	json_hex(j, p->addr);
 	strbuf_init(&st);
 	py_prim_state(p, &st);
-	json_key(j, "state");
-	json_string(j, st.buf);
+	json_key_string(j, "state", st.buf);
 	strbuf_release(&st);
 }
 
@@ -467,18 +463,14 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 	json_begin_object(j);
 	json_key(j, "id");
 	json_uint(j, i);
-	json_key(j, "kind");
-	json_string(j, kinds[n->kind]);
+	json_key_string(j, "kind", kinds[n->kind]);
 	if (n->kind == WG_THREAD) {
-		json_key(j, "tid");
-		json_int(j, c->snap.threads[n->index].tid);
-		json_key(j, "name");
-		json_string(j, c->snap.threads[n->index].name);
+		json_key_int(j, "tid", c->snap.threads[n->index].tid);
+		json_key_string(j, "name", c->snap.threads[n->index].name);
 	} else if (n->kind == WG_TASK) {
 		json_key(j, "task");
 		json_hex(j, c->async.tasks[n->index].addr);
-		json_key(j, "name");
-		json_string(j, c->async.tasks[n->index].name);
+		json_key_string(j, "name", c->async.tasks[n->index].name);
 	} else {
 		const struct py_prim *p = &c->graph.prims[n->index];
 
@@ -537,8 +529,8 @@ void report_json_graph(struct json *j, const struct collection *c)
 		const struct wg_edge *e = &g->edges[i];
 
 		json_begin_object(j);
-		json_key(j, "kind");
-		json_string(j, e->kind == WG_HOLDS ? "holds" : "waits_for");
+		json_key_string(j, "kind",
+				e->kind == WG_HOLDS ? "holds" : "waits_for");
 		json_key(j, "from");
 		json_uint(j, e->from);
 		json_key(j, "to");
@@ -575,13 +567,11 @@ void report_json_graph(struct json *j, const struct collection *c)
 		json_hex(j, gen->addr);
 		json_key(j, "at");
 		json_place(j, gen->has_frame ? &gen->frame : NULL, &memo);
-		json_key(j, "by");
-		json_string(j, g->drives[i].by);
+		json_key_string(j, "by", g->drives[i].by);
 		json_end_object(j);
 	}
 	json_end_array(j);
-	json_key(j, "test");
-	json_string(j, g->test);
+	json_key_string(j, "test", g->test);
 	json_end_object(j);
 	json_memo_release(&memo);
 }

@@ -9,7 +9,8 @@ import subprocess
 
 from conftest import REPO_DIR
 
-KEY_CALL = re.compile(r'\bjson_key\(\s*[^,]+,\s*("(?:[^"\\]|\\.)*")\s*\)')
+KEY_CALL = re.compile(r'\bjson_key(?:_int|_addr|_string)?\(\s*[^,]+,'
+                      r'\s*("(?:[^"\\]|\\.)*")\s*[,)]')
 
 
 def sources():

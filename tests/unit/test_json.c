@@ -5,7 +5,8 @@
  * out as the byte-by-byte rules say, and nothing around it may change.
  * Keys written from literals (json_key, copied as a block) and addresses
  * (json_hex) must come out as the general path and printf would write
- * them, at every depth and across the buffer's flushes.
+ * them, at every depth and across the buffer's flushes; a key and its
+ * value in one call (json_key_int() and the others) as the two calls.
  */
 #include "cli/json.h"
 
@@ -668,11 +669,81 @@ static void values_across_flushes(void)
 	free(want);
 }
 
+/* Members written by json_key_int(), json_key_addr() and
+ * json_key_string() (combined), or by json_key() and the value's own
+ * call: strings of every length to 40 (plain, to be escaped, NULL),
+ * integers of both signs, addresses and 0, at two depths and across
+ * the buffer's flushes. */
+static char *members(int pretty, int combined)
+{
+	char *buf, str[48];
+	size_t len, i;
+	FILE *f = start(&buf, &len, pretty);
+
+	json_begin_array(&j);
+	for (i = 0; i < 20000; i++) {
+		uint64_t v = (i * 0x9e3779b97f4a7c15u) >> (i % 64);
+		size_t m = i % 41;
+		long long x = (long long)(v >> 1) * (i % 2 ? -1 : 1);
+		uint64_t a = i % 7 ? v : 0;  /* an address, or none */
+		const char *s = i % 97 == 3 ? NULL : str;
+
+		memset(str, 'a' + (int)(i % 26), m);
+		str[m] = 0;
+		if (m && i % 5 == 1)
+			str[i % m] = "\"\\\n\x7f\x01"[i % 5];
+		json_begin_object(&j);
+		if (i % 3 == 0) {
+			json_key(&j, "deeper");
+			json_begin_object(&j);
+		}
+		if (combined) {
+			json_key_string(&j, "s", s);
+			json_key_int(&j, "i", x);
+			json_key_addr(&j, "a_key_longer_than_sixteen", a);
+		} else {
+			json_key(&j, "s");
+			json_string(&j, s);
+			json_key(&j, "i");
+			json_int(&j, x);
+			json_key(&j, "a_key_longer_than_sixteen");
+			if (a)
+				json_hex(&j, a);
+			else
+				json_null(&j);
+		}
+		if (i % 3 == 0)
+			json_end_object(&j);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	fclose(f);
+	return buf;
+}
+
+static void key_and_value_calls(void)
+{
+	int pretty;
+
+	for (pretty = 0; pretty <= 1; pretty++) {
+		char *one = members(pretty, 1), *two = members(pretty, 0);
+
+		CHECK(strcmp(one, two) == 0, "%s: a key and its value in one "
+		      "call differ from two calls (%zu and %zu bytes)",
+		      pretty ? "pretty" : "compact", strlen(one), strlen(two));
+		CHECK(strlen(one) > 8 * (size_t)JSON_BUF, "%zu bytes: too few "
+		      "flushes", strlen(one));
+		free(one);
+		free(two);
+	}
+}
+
 int main(void)
 {
 	parts();
 	pretty_layout();
 	values_across_flushes();
+	key_and_value_calls();
 	every_depth();
 	decimal_values();
 	background_writer();

@@ -1,0 +1,170 @@
+#include "cli/json_part.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cli/json_writer.h"
+#include "common/error.h"
+#include "common/hugeheap.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+/*
+ * Parts made by another thread.  A 10k-task dump is 34 MB of JSON, half
+ * of its time spent making it; its "tasks" and "generators" arrays are
+ * about the same size and made from data nothing changes any more, so
+ * a second core makes the one while the first makes the other.
+ *
+ * Until the join the part's bytes wait in chunks on huge pages (small
+ * pages would fault one by one as they fill), at most PART_AHEAD of
+ * them: a 100k-task dump's generators are 130 MB, which coroscope would
+ * hold at once (and pay for as fresh memory).  A part that gets that
+ * far ahead waits for the join.  From the join on, with a writer thread,
+ * the chunks are queued on it as they fill (the joining thread waits
+ * for the part to end before it writes on); without one, they are kept
+ * and copied once the part ends.
+ */
+#define PART_CHUNK ((size_t)2 << 20)
+#define PART_AHEAD ((size_t)32 << 20)
+
+struct part_chunk {
+	char *mem;
+	size_t len;
+};
+
+struct json_part {
+	struct json j;            /* the part's writer: j.part points back */
+	json_part_fn *fn;
+	const void *arg;
+	int depth;                /* where it goes in the document */
+	int threaded;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t joined;
+	/* Set at the join: the writer thread the chunks go to from then
+	 * on, or, without one, keep them all. */
+	int released;
+	struct json_writer *to;
+	struct part_chunk *chunks;  /* full ones waiting, in order */
+	size_t nchunks, achunks;
+};
+
+static void part_map_chunk(struct json *j)
+{
+	j->buf = hugeheap_map(PART_CHUNK);
+	if (!j->buf)
+		xdie_out_of_memory();
+	j->cap = PART_CHUNK;
+	j->len = 0;
+}
+
+static void part_hand(struct json_writer *w, const struct part_chunk *c)
+{
+	json_writer_hand(w, c->mem, c->len, hugeheap_size(PART_CHUNK));
+}
+
+/* json_flush() of a part: keep the full chunk (or, once released to a
+ * writer thread, queue it there), go on in a new one. */
+void json_part_next_chunk(struct json *j)
+{
+	struct json_part *p = j->part;
+	struct part_chunk c = { j->buf, j->len };
+
+	if (!j->len)
+		return;
+	pthread_mutex_lock(&p->lock);
+	while (!p->released && p->nchunks * PART_CHUNK >= PART_AHEAD)
+		pthread_cond_wait(&p->joined, &p->lock);
+	if (p->to) {
+		part_hand(p->to, &c);
+	} else {
+		p->chunks = xgrow(p->chunks, &p->achunks, p->nchunks + 1,
+				  sizeof(*p->chunks));
+		p->chunks[p->nchunks++] = c;
+	}
+	pthread_mutex_unlock(&p->lock);
+	part_map_chunk(j);
+}
+
+static void *part_run(void *arg)
+{
+	struct json_part *p = arg;
+
+	p->fn(&p->j, p->arg);
+	return NULL;
+}
+
+int json_parts_worth_it(void)
+{
+	return cs_cpus() >= 3;
+}
+
+struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
+				  const void *arg)
+{
+	struct json_part *p = xcalloc(1, sizeof(*p));
+
+	p->fn = fn;
+	p->arg = arg;
+	p->depth = j->depth;
+	if (j->depth <= 0)
+		CS_BUG("a json part outside any object or array");
+	json_init(&p->j, NULL, j->pretty);
+	/* where j is: the same depth and indent */
+	p->j.depth = j->depth;
+	p->j.indent = j->indent;
+	p->j.need_comma[j->depth] = 1;
+	p->j.part = p;
+	part_map_chunk(&p->j);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->joined, NULL);
+	/* It writes nothing to any stream. */
+	p->threaded = cs_thread_start(&p->thread, part_run, p, 0) == 0;
+	return p;
+}
+
+void json_part_join(struct json *j, struct json_part *p)
+{
+	struct part_chunk last;
+	size_t i;
+
+	if (j->depth != p->depth || j->need_comma[j->depth] != 1)
+		CS_BUG("a json part joined at depth %d (made for %d, after "
+		       "a member)", j->depth, p->depth);
+	if (!p->threaded) {
+		p->fn(j, p->arg);
+	} else {
+		/* What j made so far goes first (a writer thread may start
+		 * here, a large document's first block being full). */
+		json_flush(j);
+		pthread_mutex_lock(&p->lock);
+		if (j->writer) {
+			for (i = 0; i < p->nchunks; i++)
+				part_hand(j->writer, &p->chunks[i]);
+			p->nchunks = 0;
+			p->to = j->writer;
+		}
+		p->released = 1;
+		pthread_cond_broadcast(&p->joined);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->thread, NULL);
+		if (p->j.depth != p->depth)
+			CS_BUG("a json part left open");
+		/* Kept chunks (no writer thread): copied through j. */
+		for (i = 0; i < p->nchunks; i++) {
+			json_raw(j, p->chunks[i].mem, p->chunks[i].len, 1);
+			munmap(p->chunks[i].mem, hugeheap_size(PART_CHUNK));
+		}
+		last.mem = p->j.buf;
+		last.len = p->j.len;
+		json_raw(j, last.mem, last.len, 1);
+	}
+	munmap(p->j.buf, hugeheap_size(PART_CHUNK));
+	pthread_cond_destroy(&p->joined);
+	pthread_mutex_destroy(&p->lock);
+	free(p->chunks);
+	free(p);
+}
