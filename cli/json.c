@@ -308,6 +308,80 @@ void json_raw(struct json *j, const char *s, size_t n, int need)
 	put_n(j, s, n);
 }
 
+/* A hole's value at o, in room for JSON_HOLE_ROOM bytes. */
+#define JSON_HOLE_ROOM (1 + JSON_UINT_ROOM)
+_Static_assert(JSON_HEX_ROOM <= JSON_HOLE_ROOM, "a hole's room fits hex");
+
+static inline char *hole_at(char *o, const struct json_hole *h)
+{
+	if (h->kind == JSON_HOLE_ADDR ? !h->addr : h->num < 0) {
+		memcpy(o, "null", 4);
+		return o + 4;
+	}
+	if (h->kind == JSON_HOLE_ADDR)
+		return json_digits_hex(o, h->addr);
+	return json_digits_uint(o, (unsigned long long)h->num);
+}
+
+void json_hole(struct json *j, const struct json_hole *h)
+{
+	char *o = prefix_at(j, reserve(j, PREFIX_MAX + JSON_HOLE_ROOM));
+
+	j->len = (size_t)(hole_at(o, h) - j->buf);
+}
+
+/* json_raw_holes() without room for all of it: run by run, each
+ * through the buffers.  Cold, like json_flush(). */
+__attribute__((cold, noinline))
+static void raw_holes_apart(struct json *j, const char *s,
+			    const uint16_t *len, const struct json_hole *h,
+			    size_t n, int need)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_raw(j, s, len[i], 2);  /* a key came last */
+		s += len[i];
+		json_hole(j, &h[i]);
+	}
+	json_raw(j, s, len[n], need);
+}
+
+/* n bytes from s to o, in room for JSON_RAW_BLOCK more: most runs
+ * between holes are a key or two, copied as one block of a constant
+ * size (the compiler's moves) instead of a call. */
+static inline char *copy_run(char *o, const char *s, size_t n)
+{
+	if (n <= JSON_RAW_BLOCK)
+		memcpy(o, s, JSON_RAW_BLOCK);
+	else
+		memcpy(o, s, n);
+	return o + n;
+}
+
+void json_raw_holes(struct json *j, const char *s, size_t total,
+		    const uint16_t *len, const struct json_hole *h, size_t n,
+		    int need)
+{
+	size_t i;
+	char *o;
+
+	if (!room(j, total + n * JSON_HOLE_ROOM + JSON_RAW_BLOCK)) {
+		raw_holes_apart(j, s, len, h, n, need);
+		return;
+	}
+	/* One test for room, then bytes and values end to end. */
+	o = j->buf + j->len;
+	for (i = 0; i < n; i++) {
+		o = copy_run(o, s, len[i]);
+		s += len[i];
+		o = hole_at(o, &h[i]);
+	}
+	o = copy_run(o, s, len[n]);
+	j->len = (size_t)(o - j->buf);
+	j->need_comma[j->depth] = need;
+}
+
 void json_escape(FILE *f, const char *s)
 {
 	struct json j;

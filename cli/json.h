@@ -104,6 +104,32 @@ void json_hex(struct json *j, uint64_t v);
  * cli/json_memo.h), copied as they are; need is what need_comma at this
  * depth was after them. */
 void json_raw(struct json *j, const char *s, size_t n, int need);
+/*
+ * A value that differs from one copy of a kept run to the next (see
+ * json_memo_write_holes()): an address or a number, each of which may
+ * be missing.
+ */
+enum json_hole_kind {
+	JSON_HOLE_ADDR,  /* addr as json_hex(), null for 0 (no object) */
+	JSON_HOLE_NUM,   /* num as json_int(), null below 0 (no line) */
+};
+struct json_hole {
+	enum json_hole_kind kind;
+	uint64_t addr;
+	long long num;
+};
+/* h as a value (after a key: holes follow keys). */
+void json_hole(struct json *j, const struct json_hole *h);
+/* n + 1 runs of bytes made by this writer earlier at the same place,
+ * end to end at s, len[i] bytes each (total in all), with h[i] written
+ * after the i-th (each run but the last ends with a key); need as in
+ * json_raw().  A
+ * short run is copied as a block of JSON_RAW_BLOCK bytes: as many past
+ * the end of s must be readable (what cli/json_memo.c keeps has that). */
+#define JSON_RAW_BLOCK 32
+void json_raw_holes(struct json *j, const char *s, size_t total,
+		    const uint16_t *len, const struct json_hole *h, size_t n,
+		    int need);
 /* Write s as a JSON string body (no quotes) to f. */
 void json_escape(FILE *f, const char *s);
 

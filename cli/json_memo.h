@@ -26,12 +26,14 @@
 struct json_memo_entry;
 
 #define JSON_MEMO_RECENT 4
+/* The most holes a run may have (json_memo_write_holes()). */
+#define JSON_MEMO_HOLES 6
 
 struct json_memo {
 	struct json_memo_entry *slots;  /* open addressing; cap a power of 2 */
 	size_t cap, n;
-	/* The slot (+ 1; 0 for none) last found for a key whose first word
-	 * is i modulo JSON_MEMO_RECENT: the one looked at first. */
+	/* The slot (+ 1; 0 for none) last found for a kind of run and
+	 * place (cli/json_memo.c, recent_of()): the one looked at first. */
 	size_t recent[JSON_MEMO_RECENT];
 	char *bytes;                    /* every run's bytes, end to end */
 	size_t nbytes, abytes;
@@ -51,5 +53,20 @@ typedef void json_memo_fn(struct json *j, const void *arg);
 void json_memo_write(struct json *j, struct json_memo *m,
 		     const uint64_t key[JSON_MEMO_KEY], json_memo_fn *fn,
 		     const void *arg);
+
+typedef void json_memo_piece_fn(struct json *j, const void *arg, size_t i);
+/*
+ * json_memo_write() of a run with holes: values that differ every time
+ * (an address, a line) between bytes that do not.  fn(j, arg, i) writes
+ * the run's i-th piece, for i from 0 to n (at most JSON_MEMO_HOLES); the
+ * hole h[i] follows piece i, which ends with its key.  A run may open
+ * and close objects and arrays, as long as it ends at the depth it
+ * began at.  The key must name everything the pieces depend on (not the
+ * holes' values, which are written anew each time); one key, one n.
+ */
+void json_memo_write_holes(struct json *j, struct json_memo *m,
+			   const uint64_t key[JSON_MEMO_KEY],
+			   json_memo_piece_fn *fn, const void *arg,
+			   const struct json_hole *h, size_t n);
 
 #endif

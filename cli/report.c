@@ -194,7 +194,10 @@ static void json_locals(struct json *j, const struct py_frame *f)
 }
 
 /* What a memo's key (cli/json_memo.h) starts with: which run it is. */
-enum memo_run { MEMO_FRAME_CODE = 1, MEMO_FRAME_KIND, MEMO_GEN_HEAD };
+enum memo_run {
+	MEMO_FRAME_CODE = 1, MEMO_FRAME_KIND, MEMO_FRAME, MEMO_GEN_HEAD,
+	MEMO_GEN
+};
 
 /* A frame's members that come from its code object, up to the key of
  * its line: the same for every frame of one code object. */
@@ -215,14 +218,48 @@ static void frame_kind(struct json *j, const void *arg)
 	json_key_string(j, "kind", py_code_kind_name(code->kind));
 }
 
+/* A frame of a task's stack, in the pieces around its holes (its
+ * generator's address, its line): the same for every frame of one code
+ * object. */
+enum { FRAME_ID, FRAME_LINE, FRAME_HOLES };
+
+static void frame_piece(struct json *j, const void *arg, size_t i)
+{
+	const struct py_code *code = arg;
+
+	switch (i) {
+	case FRAME_ID:
+		json_begin_object(j);
+		json_key(j, "id");
+		break;
+	case FRAME_LINE:
+		frame_code(j, code);
+		break;
+	default:  /* the last */
+		frame_kind(j, code);
+		json_end_object(j);
+		break;
+	}
+}
+
 /* One frame, with its generator's address when id is not 0; memo may be
  * NULL (a few frames are not worth one). */
 static void json_frame_id(struct json *j, const struct py_frame *f,
 			  int locals, uint64_t id, struct json_memo *memo)
 {
-	uint64_t key[JSON_MEMO_KEY] = { MEMO_FRAME_CODE,
-					(uintptr_t)f->code, 0 };
+	uint64_t key[JSON_MEMO_KEY] = { MEMO_FRAME, (uintptr_t)f->code, 0 };
+	const struct json_hole h[FRAME_HOLES] = {
+		{ JSON_HOLE_ADDR, id, 0 },
+		{ JSON_HOLE_NUM, 0, f->line },
+	};
 
+	/* A task's frame: all of it kept but the holes. */
+	if (id && memo && !locals) {
+		json_memo_write_holes(j, memo, key, frame_piece, f->code, h,
+				      FRAME_HOLES);
+		return;
+	}
+	key[0] = MEMO_FRAME_CODE;
 	json_begin_object(j);
 	if (id)
 		json_key_addr(j, "id", id);
@@ -230,10 +267,7 @@ static void json_frame_id(struct json *j, const struct py_frame *f,
 		json_memo_write(j, memo, key, frame_code, f->code);
 	else
 		frame_code(j, f->code);
-	if (f->line >= 0)
-		json_int(j, f->line);
-	else
-		json_null(j);
+	json_hole(j, &h[FRAME_LINE]);
 	key[0] = MEMO_FRAME_KIND;
 	key[1] = (uint64_t)f->code->kind;
 	if (memo)
@@ -339,31 +373,72 @@ static void gen_head(struct json *j, const void *arg)
 	json_key(j, "line");
 }
 
+/* A generator, in the pieces around its holes: its address, its line,
+ * what it awaits, its task, its interpreter. */
+enum { GEN_ID, GEN_LINE, GEN_AWAITING, GEN_TASK, GEN_INTERP, GEN_HOLES };
+
+static void gen_piece(struct json *j, const void *arg, size_t i)
+{
+	switch (i) {
+	case GEN_ID:
+		json_begin_object(j);
+		json_key(j, "id");
+		break;
+	case GEN_LINE:
+		gen_head(j, arg);
+		break;
+	case GEN_AWAITING:
+		json_key(j, "awaiting");
+		break;
+	case GEN_TASK:
+		json_key(j, "task");
+		break;
+	case GEN_INTERP:
+		json_key(j, "interpreter");
+		break;
+	default:  /* the last */
+		json_end_object(j);
+		break;
+	}
+}
+
 static void json_gen(struct json *j, const struct py_gen *g, int locals,
 		     struct json_memo *memo)
 {
 	/* The strings are the readers' cached ones: one address, one
 	 * text (readers/objects.h, readers/code.h). */
+	uint64_t kind_state = (uint64_t)g->kind << 8 |
+			      (uint64_t)g->state << 16;
 	uint64_t key[JSON_MEMO_KEY] = {
-		MEMO_GEN_HEAD | (uint64_t)g->kind << 8 |
-			(uint64_t)g->state << 16,
+		MEMO_GEN | kind_state,
 		(uintptr_t)g->qualname,
 		(uintptr_t)(g->code ? g->code->filename : NULL),
 	};
+	const struct json_hole h[GEN_HOLES] = {
+		{ JSON_HOLE_ADDR, g->addr, 0 },
+		{ JSON_HOLE_NUM, 0, g->has_frame ? g->frame.line : -1 },
+		{ JSON_HOLE_ADDR, g->awaiting, 0 },
+		{ JSON_HOLE_ADDR, g->task, 0 },
+		{ JSON_HOLE_NUM, 0, g->interp_id },
+	};
+	size_t i;
 
-	json_begin_object(j);
-	json_key_addr(j, "id", g->addr);
-	json_memo_write(j, memo, key, gen_head, g);
-	if (g->has_frame && g->frame.line >= 0)
-		json_int(j, g->frame.line);
-	else
-		json_null(j);
-	json_key_addr(j, "awaiting", g->awaiting);
-	json_key_addr(j, "task", g->task);
-	json_interp(j, g->interp_id);
-	if (locals) {
-		json_locals(j, g->has_frame ? &g->frame : NULL);
+	if (!locals) {
+		json_memo_write_holes(j, memo, key, gen_piece, g, h,
+				      GEN_HOLES);
+		return;
 	}
+	/* Its locals come before the closing brace: the same pieces, of
+	 * which only the head is kept. */
+	key[0] = MEMO_GEN_HEAD | kind_state;
+	for (i = 0; i < GEN_HOLES; i++) {
+		if (i == GEN_LINE)
+			json_memo_write(j, memo, key, gen_head, g);
+		else
+			gen_piece(j, g, i);
+		json_hole(j, &h[i]);
+	}
+	json_locals(j, g->has_frame ? &g->frame : NULL);
 	json_end_object(j);
 }
 
