@@ -314,13 +314,20 @@ _Static_assert(JSON_HEX_ROOM <= JSON_HOLE_ROOM, "a hole's room fits hex");
 
 static inline char *hole_at(char *o, const struct json_hole *h)
 {
-	if (h->kind == JSON_HOLE_ADDR ? !h->addr : h->num < 0) {
+	unsigned long long u = (unsigned long long)h->num;
+
+	if (h->kind == JSON_HOLE_ADDR ? !h->addr :
+	    h->kind == JSON_HOLE_NUM && h->num < 0) {
 		memcpy(o, "null", 4);
 		return o + 4;
 	}
 	if (h->kind == JSON_HOLE_ADDR)
 		return json_digits_hex(o, h->addr);
-	return json_digits_uint(o, (unsigned long long)h->num);
+	if (h->num < 0) {
+		*o++ = '-';
+		u = 0 - u;
+	}
+	return json_digits_uint(o, u);
 }
 
 void json_hole(struct json *j, const struct json_hole *h)

@@ -112,6 +112,7 @@ void json_raw(struct json *j, const char *s, size_t n, int need);
 enum json_hole_kind {
 	JSON_HOLE_ADDR,  /* addr as json_hex(), null for 0 (no object) */
 	JSON_HOLE_NUM,   /* num as json_int(), null below 0 (no line) */
+	JSON_HOLE_INT,   /* num as json_int() */
 };
 struct json_hole {
 	enum json_hole_kind kind;

@@ -391,23 +391,22 @@ void report_text_graph(FILE *out, const struct collection *c)
 }
 
 /* What a memo's key (cli/json_memo.h) starts with: which run it is. */
-enum memo_run { MEMO_PLACE_FILE = 1, MEMO_PLACE_FUNCTION };
+enum memo_run { MEMO_PLACE = 1 };
 
-/* A place's members from its code object: its file up to the key of its
- * line, and its function. */
-static void place_file(struct json *j, const void *arg)
+/* A place, in the pieces around its line: its file, its function, from
+ * its code object. */
+static void place_piece(struct json *j, const void *arg, size_t i)
 {
 	const struct py_code *code = arg;
 
-	json_key_string(j, "file", code->filename);
-	json_key(j, "line");
-}
-
-static void place_function(struct json *j, const void *arg)
-{
-	const struct py_code *code = arg;
-
-	json_key_string(j, "function", code->qualname);
+	if (i == 0) {
+		json_begin_object(j);
+		json_key_string(j, "file", code->filename);
+		json_key(j, "line");
+	} else {
+		json_key_string(j, "function", code->qualname);
+		json_end_object(j);
+	}
 }
 
 /* The value of a place's key (which the caller writes, as a literal:
@@ -415,19 +414,16 @@ static void place_function(struct json *j, const void *arg)
 static void json_place(struct json *j, const struct py_frame *f,
 		       struct json_memo *memo)
 {
-	uint64_t mkey[JSON_MEMO_KEY] = { MEMO_PLACE_FILE, 0, 0 };
+	uint64_t mkey[JSON_MEMO_KEY] = { MEMO_PLACE, 0, 0 };
+	struct json_hole line = { JSON_HOLE_INT, 0, 0 };
 
 	if (!f || !f->code) {
 		json_null(j);
 		return;
 	}
 	mkey[1] = (uintptr_t)f->code;
-	json_begin_object(j);
-	json_memo_write(j, memo, mkey, place_file, f->code);
-	json_int(j, f->line);
-	mkey[0] = MEMO_PLACE_FUNCTION;
-	json_memo_write(j, memo, mkey, place_function, f->code);
-	json_end_object(j);
+	line.num = f->line;
+	json_memo_write_holes(j, memo, mkey, place_piece, f->code, &line, 1);
 }
 
 static void json_int_or_null(struct json *j, const char *key, int64_t v)

@@ -88,7 +88,7 @@ static void one_holes(struct json_memo *m, const struct run *r, size_t i)
 	const struct json_hole h[3] = {
 		{ JSON_HOLE_ADDR, i % 5 ? i * 0x10001 : 0, 0 },
 		{ JSON_HOLE_NUM, 0, (long long)(i % 7) - 2 },
-		{ JSON_HOLE_NUM, 0, (long long)i * 977 },
+		{ JSON_HOLE_INT, 0, ((long long)i - 500) * 977 },
 	};
 
 	if (m) {
