@@ -25,7 +25,7 @@
 
 struct json_memo_entry;
 
-#define JSON_MEMO_RECENT 4
+#define JSON_MEMO_RECENT 8
 /* The most holes a run may have (json_memo_write_holes()). */
 #define JSON_MEMO_HOLES 6
 

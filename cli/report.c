@@ -196,7 +196,7 @@ static void json_locals(struct json *j, const struct py_frame *f)
 /* What a memo's key (cli/json_memo.h) starts with: which run it is. */
 enum memo_run {
 	MEMO_FRAME_CODE = 1, MEMO_FRAME_KIND, MEMO_FRAME, MEMO_GEN_HEAD,
-	MEMO_GEN
+	MEMO_GEN, MEMO_TASK_STATE, MEMO_TASK_AWAITING, MEMO_TASK_END
 };
 
 /* A frame's members that come from its code object, up to the key of
@@ -312,25 +312,84 @@ static void json_interp(struct json *j, int64_t id)
 	}
 }
 
+/* A task's members from its state to the key of its stack, in the
+ * pieces around its holes (thread, interpreter, loop, coroutine): the
+ * same for every task of one state. */
+enum { TASK_THREAD, TASK_INTERP, TASK_LOOP, TASK_CORO, TASK_HOLES };
+
+static void task_state_piece(struct json *j, const void *arg, size_t i)
+{
+	const struct py_task *t = arg;
+
+	switch (i) {
+	case TASK_THREAD:
+		json_key_string(j, "state", t->running ? "running" : "pending");
+		json_key(j, "thread");
+		break;
+	case TASK_INTERP:
+		json_key(j, "interpreter");
+		break;
+	case TASK_LOOP:
+		json_key(j, "loop");
+		break;
+	case TASK_CORO:
+		json_key(j, "coro");
+		break;
+	default:  /* the last */
+		json_key(j, "stack");
+		break;
+	}
+}
+
+/* The object a task awaits, around its address: the same for every
+ * waiter of one type (a cached name: one address, one text). */
+static void task_awaiting_piece(struct json *j, const void *arg, size_t i)
+{
+	const struct py_task *t = arg;
+
+	if (i == 0) {
+		json_begin_object(j);
+		json_key(j, "id");
+	} else {
+		json_key_string(j, "type",
+				t->waiter_type ? t->waiter_type : "?");
+		json_end_object(j);
+	}
+}
+
+/* A task's last members up to its nursery (the hole): the same for
+ * every task of one framework.  (A run does not close what it did not
+ * open: the task's brace is written apart.) */
+static void task_end_piece(struct json *j, const void *arg, size_t i)
+{
+	const struct py_task *t = arg;
+
+	if (i == 0) {
+		json_key_string(j, "framework",
+				t->framework ? t->framework : "asyncio");
+		json_key(j, "nursery");
+	}
+}
+
 static void json_task(struct json *j, const struct py_async *a,
 		      const struct py_task *t, int locals,
 		      struct json_memo *memo)
 {
+	uint64_t key[JSON_MEMO_KEY] = { MEMO_TASK_STATE,
+					(uint64_t)t->running, 0 };
+	struct json_hole h[TASK_HOLES] = {
+		{ JSON_HOLE_NUM, 0, t->tid ? t->tid : -1 },
+		{ JSON_HOLE_NUM, 0, t->interp_id },
+		{ JSON_HOLE_ADDR, t->loop, 0 },
+		{ JSON_HOLE_ADDR, t->coro, 0 },
+	};
 	size_t i;
 
 	json_begin_object(j);
 	json_key_addr(j, "id", t->addr);
 	json_key_string(j, "name", t->name);
-	json_key_string(j, "state", t->running ? "running" : "pending");
-	json_key(j, "thread");
-	if (t->tid)
-		json_int(j, t->tid);
-	else
-		json_null(j);
-	json_interp(j, t->interp_id);
-	json_key_addr(j, "loop", t->loop);
-	json_key_addr(j, "coro", t->coro);
-	json_key(j, "stack");
+	json_memo_write_holes(j, memo, key, task_state_piece, t, h,
+			      TASK_HOLES);
 	json_begin_array(j);
 	for (i = 0; i < t->nstack; i++) {
 		const struct py_gen *g = &a->gens[t->stack[i]];
@@ -341,11 +400,11 @@ static void json_task(struct json *j, const struct py_async *a,
 	json_end_array(j);
 	json_key(j, "awaiting");
 	if (t->waiter) {
-	json_begin_object(j);
-		json_key_addr(j, "id", t->waiter);
-		json_key_string(j, "type",
-				t->waiter_type ? t->waiter_type : "?");
-		json_end_object(j);
+		key[0] = MEMO_TASK_AWAITING;
+		key[1] = (uintptr_t)t->waiter_type;
+		h[0] = (struct json_hole){ JSON_HOLE_ADDR, t->waiter, 0 };
+		json_memo_write_holes(j, memo, key, task_awaiting_piece, t,
+				      h, 1);
 	} else {
 		json_null(j);
 	}
@@ -354,9 +413,10 @@ static void json_task(struct json *j, const struct py_async *a,
 	for (i = 0; i < t->nawaited_by; i++)
 		json_id(j, t->awaited_by[i]);
 	json_end_array(j);
-	json_key_string(j, "framework",
-			t->framework ? t->framework : "asyncio");
-	json_key_addr(j, "nursery", t->nursery);
+	key[0] = MEMO_TASK_END;
+	key[1] = (uintptr_t)t->framework;
+	h[0] = (struct json_hole){ JSON_HOLE_ADDR, t->nursery, 0 };
+	json_memo_write_holes(j, memo, key, task_end_piece, t, h, 1);
 	json_end_object(j);
 }
 
