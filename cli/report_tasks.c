@@ -192,6 +192,8 @@ static struct entry *plan(struct tree *t, const size_t *idx, size_t n,
 	struct entry *e = xmalloc((n ? n : 1) * sizeof(*e));
 	struct addrmap kinds;
 	size_t i, ne = 0;
+	uintptr_t before = 0;  /* the entry (+ 1) of the task before, when
+				  it went through kinds; else 0 */
 
 	addrmap_init(&kinds);
 	for (i = 0; i < n; i++) {
@@ -203,14 +205,26 @@ static struct entry *plan(struct tree *t, const size_t *idx, size_t n,
 		t->group_next[idx[i]] = (size_t)-1;
 		addrmap_get(&t->shown, task->addr, &found);
 		if (!t->c->opt.expand_all && !t->nchildren[idx[i]] && !found) {
-			key = task_kind_hash(&t->kinds, t->a, task);
-			k = (uintptr_t)addrmap_get(&kinds, key, NULL);
-			if (k && task_same_kind(t->a,
-						&t->a->tasks[e[k - 1].first],
-						task)) {
+			/* Alike tasks mostly come in a row: one like the
+			 * task before has its hash, and goes where it
+			 * went, without hashing or a lookup. */
+			int like_before = before &&
+				task_same_kind(t->a, &t->a->tasks[idx[i - 1]],
+					       task);
+
+			k = before;
+			if (!like_before) {
+				key = task_kind_hash(&t->kinds, t->a, task);
+				k = (uintptr_t)addrmap_get(&kinds, key, NULL);
+			}
+			if (k && (like_before ||
+				  task_same_kind(t->a,
+						 &t->a->tasks[e[k - 1].first],
+						 task))) {
 				t->group_next[e[k - 1].last] = idx[i];
 				e[k - 1].last = idx[i];
 				e[k - 1].count++;
+				before = k;
 				continue;
 			}
 			if (k)
@@ -218,6 +232,7 @@ static struct entry *plan(struct tree *t, const size_t *idx, size_t n,
 		}
 		e[ne] = (struct entry){ idx[i], idx[i], 1 };
 		ne++;
+		before = key ? ne : 0;
 		if (key)
 			addrmap_put(&kinds, key, (void *)(uintptr_t)ne);
 	}
