@@ -45,6 +45,8 @@ struct builder {
 	struct task_fields *fields; /* of out->tasks, in their order */
 	long *next;               /* gens awaited (see index_awaiting()) */
 	size_t nnext;
+	size_t *chain;            /* build_stack()'s, kept for the next task */
+	size_t chain_alloc;
 	struct addrmap loop_tids; /* loop -> tid + 1 */
 	struct addrmap frame_gens;/* generator frame -> gen index + 1, built
 				     on first need (running chains) */
@@ -258,7 +260,7 @@ static void read_py_task(struct builder *b, uint64_t addr,
 }
 
 /* "Task-N" without printf: one per task adds up. */
-static char *numbered_task_name(int64_t n)
+static char *numbered_task_name(struct arena *pool, int64_t n)
 {
 	char buf[32];
 	size_t i = sizeof(buf);
@@ -273,28 +275,29 @@ static char *numbered_task_name(int64_t n)
 		buf[--i] = '-';
 	i -= 5;
 	memcpy(buf + i, "Task-", 5);
-	return xstrdup(buf + i);
+	return memcpy(arena_alloc(pool, sizeof(buf) - i), buf + i,
+		      sizeof(buf) - i);
 }
 
 /* The task's name; without one, its coroutine's (generator coro_gen). */
 static char *task_name(struct builder *b, uint64_t name, long coro_gen)
 {
-	const struct py_async *a = b->out;
+	struct py_async *a = b->out;
 	const char *s;
 	uint64_t type;
 	int64_t n;
 
 	if (name && pyobj_read_type(b->py, name, &type, NULL) == 0) {
 		if (type == b->py->types.str && pystr_get(b->py, name, &s, NULL) == 0)
-			return xstrdup(s);
+			return arena_strdup(&a->pool, s);
 		/* 3.12+ names tasks lazily: a counter that reads "Task-N". */
 		if (type == b->py->types.int_ &&
 		    pyint_read_i64(b->py, name, &n, NULL) == 0)
-			return numbered_task_name(n);
+			return numbered_task_name(&a->pool, n);
 	}
 	if (coro_gen >= 0 && a->gens[coro_gen].qualname)
-		return xstrdup(a->gens[coro_gen].qualname);
-	return xstrdup("Task");
+		return arena_strdup(&a->pool, a->gens[coro_gen].qualname);
+	return arena_strdup(&a->pool, "Task");
 }
 
 /*
@@ -461,7 +464,7 @@ static void extend_running(struct builder *b, struct py_task *t,
 static void build_stack(struct builder *b, struct py_task *t, long first)
 {
 	struct py_async *a = b->out;
-	size_t *chain = NULL, n = 0, alloc = 0, i;
+	size_t n = 0, i;
 	struct addrmap seen;
 	long idx = first, seen_first[CHAIN_SCAN];
 
@@ -480,8 +483,9 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 			if (!addrmap_add(&seen, (uint64_t)idx + 1))
 				break;
 		}
-		chain = xgrow(chain, &alloc, n + 1, sizeof(*chain));
-		chain[n++] = (size_t)idx;
+		b->chain = xgrow(b->chain, &b->chain_alloc, n + 1,
+				 sizeof(*b->chain));
+		b->chain[n++] = (size_t)idx;
 		if (!a->gens[idx].task)
 			a->gens[idx].task = t->addr;
 		idx = next_gen(b, (size_t)idx);
@@ -489,16 +493,15 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 	addrmap_release(&seen);
 	/* A running coroutine reports no delegate: what it awaits is on
 	 * its thread's stack, frame by frame, inside its own frame. */
-	if (n && a->gens[chain[n - 1]].state == PY_GEN_RUNNING)
-		extend_running(b, t, &chain, &n, &alloc);
-	if (n && a->gens[chain[0]].state == PY_GEN_RUNNING)
+	if (n && a->gens[b->chain[n - 1]].state == PY_GEN_RUNNING)
+		extend_running(b, t, &b->chain, &n, &b->chain_alloc);
+	if (n && a->gens[b->chain[0]].state == PY_GEN_RUNNING)
 		t->running = 1;
 	/* innermost first */
-	t->stack = xmalloc((n ? n : 1) * sizeof(*t->stack));
+	t->stack = arena_allocarray(&a->pool, n, sizeof(*t->stack));
 	for (i = 0; i < n; i++)
-		t->stack[i] = chain[n - 1 - i];
+		t->stack[i] = b->chain[n - 1 - i];
 	t->nstack = n;
-	free(chain);
 }
 
 /*
@@ -567,6 +570,7 @@ static void builder_init(struct builder *b, struct pyproc *py,
 	memset(b, 0, sizeof(*b));
 	addrmap_init(&out->gen_index);
 	addrmap_init(&out->task_index);
+	arena_init(&out->pool);
 	addrmap_init(&b->loop_tids);
 	addrmap_init(&b->frame_gens);
 	b->py = py;
@@ -587,6 +591,7 @@ static void builder_release(struct builder *b)
 	free(b->tasks);
 	free(b->fields);
 	free(b->next);
+	free(b->chain);
 }
 
 static void found_gen_at(const void *ctx, size_t i, uint64_t *addr,
@@ -767,11 +772,9 @@ void py_async_release(struct py_async *a)
 	for (i = 0; i < a->ngens; i++)
 		py_gen_release(&a->gens[i]);
 	free(a->gens);
-	for (i = 0; i < a->ntasks; i++) {
-		free(a->tasks[i].name);
-		free(a->tasks[i].stack);
+	for (i = 0; i < a->ntasks; i++)
 		free(a->tasks[i].awaited_by);
-	}
+	arena_release(&a->pool);
 	free(a->tasks);
 	for (i = 0; i < a->ncycles; i++)
 		free(a->cycles[i]);

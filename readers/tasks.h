@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/addrmap.h"
+#include "common/arena.h"
 #include "readers/gc.h"
 #include "readers/gens.h"
 #include "readers/pyproc.h"
@@ -29,12 +30,13 @@ struct py_task {
 	uint64_t addr;
 	uint64_t loop;
 	uint64_t coro;
-	char *name;
+	char *name;               /* in py_async.pool */
 	int running;              /* its coroutine is executing now */
 	int tid;                  /* thread running its loop, 0 unknown */
 	uint64_t waiter;          /* _fut_waiter, 0 when none */
 	const char *waiter_type;  /* type name of the waiter */
-	size_t *stack;            /* indexes into py_async.gens, innermost first */
+	size_t *stack;            /* indexes into py_async.gens, innermost
+				     first; in py_async.pool */
 	size_t nstack;
 	uint64_t *awaited_by;     /* tasks blocked on this one */
 	size_t nawaited_by;
@@ -54,6 +56,7 @@ struct py_async {
 	size_t ncycles;
 	struct addrmap gen_index; /* gen address -> index + 1 */
 	struct addrmap task_index;/* task address -> index + 1 */
+	struct arena pool;        /* the tasks' names and stacks */
 	/* The reader of part of gens, or NULL (readers/gens_many.h). */
 	struct pyproc *helper;
 };

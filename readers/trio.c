@@ -92,42 +92,41 @@ static int trio_tid(struct pyproc *py, const struct py_snapshot *snap)
 	return tid;
 }
 
-/* The chain from the task's coroutine, innermost first, owned by it. */
+/* The chain from the task's coroutine, innermost first, in a->pool. */
 static void build_chain(struct py_async *a, struct py_task *t, long first)
 {
-	size_t n = 0, alloc = 0, i;
+	size_t *chain = NULL, n = 0, alloc = 0, i;
 	long idx = first;
 
 	while (idx >= 0 && n < PY_MAX_CHAIN) {
-		t->stack = xgrow(t->stack, &alloc, n + 1, sizeof(*t->stack));
-		t->stack[n++] = (size_t)idx;
+		chain = xgrow(chain, &alloc, n + 1, sizeof(*chain));
+		chain[n++] = (size_t)idx;
 		a->gens[idx].task = t->addr;
 		idx = gen_index(a, a->gens[idx].awaiting);
 		for (i = 0; idx >= 0 && i < n; i++)
-			if (t->stack[i] == (size_t)idx)
+			if (chain[i] == (size_t)idx)
 				idx = -1;   /* a cycle: stop */
 	}
 	/* collected outermost first */
-	for (i = 0; i < n / 2; i++) {
-		size_t tmp = t->stack[i];
-
-		t->stack[i] = t->stack[n - 1 - i];
-		t->stack[n - 1 - i] = tmp;
-	}
+	t->stack = arena_allocarray(&a->pool, n, sizeof(*t->stack));
+	for (i = 0; i < n; i++)
+		t->stack[i] = chain[n - 1 - i];
 	t->nstack = n;
+	free(chain);
 }
 
+/* In a->pool, as asyncio's tasks' names. */
 static char *task_name(struct pyproc *py, uint64_t name, long coro,
-		       const struct py_async *a)
+		       struct py_async *a)
 {
 	const char *s;
 	struct cs_err err;
 
 	cs_err_init(&err);
 	if (name && pystr_get(py, name, &s, &err) == 0)
-		return xstrdup(s);
-	return xstrdup(coro >= 0 && a->gens[coro].qualname ?
-		       a->gens[coro].qualname : "?");
+		return arena_strdup(&a->pool, s);
+	return arena_strdup(&a->pool, coro >= 0 && a->gens[coro].qualname ?
+			    a->gens[coro].qualname : "?");
 }
 
 int py_trio_prepare(struct pyproc *py, struct py_trio_scan *b,
