@@ -119,6 +119,29 @@ struct gen_where {
 	size_t hdr_size;      /* bytes (0 without a frame) */
 };
 
+/* len (1 or 2) bytes of bytecode at at, remembered by address: what a
+ * stopped target holds there does not change until the caches are
+ * cleared (code_cache_clear()). */
+static int read_insn(struct pyproc *py, uint64_t at, size_t len,
+		     uint8_t insn[2])
+{
+	struct py_insn_memo *m =
+		&py->insn_memo[py_code_memo_slot(at, (long)len, PY_INSN_MEMO)];
+
+	if (!at || m->at != at || m->len != len) {
+		insn[1] = 0;
+		if (memsrc_read(py->ms, at, insn, len, NULL) < 0)
+			return -1;
+		m->at = at;
+		m->len = (uint8_t)len;
+		m->insn[0] = insn[0];
+		m->insn[1] = insn[1];
+	}
+	insn[0] = m->insn[0];
+	insn[1] = m->insn[1];
+	return 0;
+}
+
 /*
  * What a suspended generator delegates to.  CPython answers this three
  * ways over the versions we read; this is the one place that knows:
@@ -131,12 +154,10 @@ static uint64_t gen_delegate(struct pyproc *py, const struct py_gen *gen,
 			     const struct gen_where *w)
 {
 	const struct py_layout *L = &py->layout;
-	struct cs_err err;
 	uint8_t insn[2];
 	uint64_t at;
 	long lasti_or_ip = w->ip;
 
-	cs_err_init(&err);
 	if (gen->state == PY_GEN_CLOSED || gen->state == PY_GEN_CREATED ||
 	    !gen->code)
 		return 0;
@@ -146,7 +167,7 @@ static uint64_t gen_delegate(struct pyproc *py, const struct py_gen *gen,
 	if (L->op_resume >= 0) {
 		/* lasti_or_ip is prev_instr: the next instruction follows it */
 		at = (uint64_t)lasti_or_ip + 2;
-		if (memsrc_read(py->ms, at, insn, 2, &err) < 0 ||
+		if (read_insn(py, at, 2, insn) < 0 ||
 		    !is_resume(L, insn[0]) || insn[1] < 2)
 			return 0;
 		return stack_top(py, w->frame, w->hdr, w->hdr_size);
@@ -156,7 +177,7 @@ static uint64_t gen_delegate(struct pyproc *py, const struct py_gen *gen,
 	/* f_lasti is in bytes before 3.10 and in code units from 3.10 */
 	at = gen->code->bytecode + (uint64_t)lasti_or_ip *
 	     (L->linetable == PY_LINETABLE_310 ? 2 : 1) + 2;
-	if (memsrc_read(py->ms, at, insn, 1, &err) < 0 ||
+	if (read_insn(py, at, 1, insn) < 0 ||
 	    insn[0] != (uint8_t)L->op_yield_from)
 		return 0;
 	return stack_top(py, w->frame, w->hdr, w->hdr_size);

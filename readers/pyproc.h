@@ -48,6 +48,16 @@ struct py_with_memo {
 
 #define PY_WITH_MEMO 256       /* a power of two */
 
+/* One remembered read of the instruction after a suspended generator's
+ * (readers/gens.c). */
+struct py_insn_memo {
+	uint64_t at;           /* its address, 0 = empty */
+	uint8_t len;           /* bytes read: 1 or 2 */
+	uint8_t insn[2];
+};
+
+#define PY_INSN_MEMO 64        /* a power of two */
+
 struct pyproc {
 	struct memsrc *ms;                 /* borrowed */
 	struct module_list mods;
@@ -85,6 +95,9 @@ struct pyproc {
 	struct py_line_memo line_memo[PY_LINE_MEMO];
 	/* Likewise the with handlers by (code, offset) (3.11+). */
 	struct py_with_memo with_memo[PY_WITH_MEMO];
+	/* The instruction bytes gen_delegate() read by address: coroutines
+	 * by the thousand suspended at the same await read the same two. */
+	struct py_insn_memo insn_memo[PY_INSN_MEMO];
 };
 
 /*
