@@ -648,6 +648,7 @@ static void add_task(struct builder *b, const struct found *found,
 	struct py_task *t = &out->tasks[out->ntasks];
 	uint64_t wt;
 
+	memset(t, 0, sizeof(*t));
 	t->addr = addr;
 	t->loop = f->loop;
 	t->coro = f->coro;
@@ -674,17 +675,22 @@ static void read_tasks(struct builder *b)
 	struct task_fields *fields;
 	size_t i;
 
-	fields = b->fields = xcalloc(b->ntask ? b->ntask : 1, sizeof(*fields));
-	out->tasks = xcalloc(b->ntask ? b->ntask : 1, sizeof(*out->tasks));
+	/* Not cleared: each entry is where it is used (clearing both for
+	 * every task the walk found was ~1.4 % of a 10k-task dump). */
+	fields = b->fields = xmallocarray(b->ntask ? b->ntask : 1,
+					  sizeof(*fields));
+	out->tasks = xmallocarray(b->ntask ? b->ntask : 1, sizeof(*out->tasks));
 	addrmap_reserve(&out->task_index, b->ntask);
 	/* Their fields first, so that the lookups of their coroutines can be
 	 * prefetched below (fields[] is then compacted to the pending ones,
 	 * in the order of out->tasks). */
 	for (i = 0; i < b->ntask; i++) {
-		if (b->tasks[i].what != AIO_C_TASK)
+		/* (read_c_task() sets every field add_task() reads) */
+		if (b->tasks[i].what != AIO_C_TASK) {
+			memset(&fields[i], 0, sizeof(fields[i]));
 			read_py_task(b, b->tasks[i].addr, &fields[i]);
-		else if (read_c_task(b, b->tasks[i].addr, &fields[i], NULL) < 0)
-			fields[i].pending = 0;
+		} else if (read_c_task(b, b->tasks[i].addr, &fields[i], NULL) < 0)
+			memset(&fields[i], 0, sizeof(fields[i]));
 	}
 	for (i = 0; i < b->ntask; i++) {
 		if (i + PREFETCH_AHEAD < b->ntask)
