@@ -213,30 +213,27 @@ int pybytes_read(struct pyproc *py, uint64_t obj, void *buf, size_t max,
 }
 
 /* An int's sign (-1, 0, 1) and digit count, from either header form. */
-static int int_header(struct pyproc *py, uint64_t obj, int *sign,
-		      uint64_t *ndigits, struct cs_err *err)
+/* The size word of an int: lv_tag (3.12+) or ob_size. */
+static int int_size_at(const struct py_layout *L)
 {
-	const struct py_layout *L = &py->layout;
-	uint64_t word;
-	int ret;
+	return L->long_tag >= 0 ? L->long_tag : L->ob_size;
+}
 
+/* An int's sign and digit count from its size word. */
+static int int_header_decode(const struct py_layout *L, uint64_t obj,
+			     uint64_t word, int *sign, uint64_t *ndigits,
+			     struct cs_err *err)
+{
 	if (L->long_tag >= 0) {
 		/* 3.12+: lv_tag = ndigits << 3 | sign bits (0 +, 1 zero, 2 -) */
-		ret = py_field_u64(py, obj, L->long_tag, &word, err);
-		if (ret < 0)
-			return ret;
 		*ndigits = word >> 3;
 		*sign = (word & 3) == 0 ? 1 : (word & 3) == 1 ? 0 : -1;
 		if ((word & 3) == 3)
 			return cs_fail(err, CS_ERR_MEMORY, "int at 0x%llx is malformed",
 				       (unsigned long long)obj);
 	} else {
-		int64_t size;
+		int64_t size = (int64_t)word;
 
-		ret = py_field_u64(py, obj, L->ob_size, &word, err);
-		if (ret < 0)
-			return ret;
-		size = (int64_t)word;
 		*sign = size < 0 ? -1 : size > 0;
 		/* negate in unsigned: INT64_MIN from garbage must not trap */
 		*ndigits = size < 0 ? 0 - (uint64_t)size : (uint64_t)size;
@@ -244,6 +241,18 @@ static int int_header(struct pyproc *py, uint64_t obj, int *sign,
 	if (*sign == 0)
 		*ndigits = 0;
 	return 0;
+}
+
+static int int_header(struct pyproc *py, uint64_t obj, int *sign,
+		      uint64_t *ndigits, struct cs_err *err)
+{
+	uint64_t word;
+	int ret;
+
+	ret = py_field_u64(py, obj, int_size_at(&py->layout), &word, err);
+	if (ret < 0)
+		return ret;
+	return int_header_decode(&py->layout, obj, word, sign, ndigits, err);
 }
 
 /* An int's n 30- (or 15-) bit digits, least significant first. */
@@ -261,6 +270,31 @@ static int read_digits(struct pyproc *py, uint64_t obj, uint32_t *d,
 	return ret;
 }
 
+/*
+ * An int of at most one digit (a task's number), from one read of its
+ * size word and first digit: 1 done, 0 not (a longer int, or a read that
+ * failed, which pyint_read_i64() then makes field by field).
+ */
+static int int_read_small(struct pyproc *py, uint64_t obj, int64_t *out)
+{
+	const struct py_layout *L = &py->layout;
+	uint8_t buf[64];
+	size_t at = (size_t)int_size_at(L), end = (size_t)L->long_digits + 4;
+	uint64_t ndigits, mag;
+	int sign;
+
+	if (int_size_at(L) < 0 || L->long_digits < 0 || at + 8 > end ||
+	    end > sizeof(buf) || L->long_digit_bits > 31 ||
+	    memsrc_read(py->ms, obj, buf, end, NULL) < 0 ||
+	    int_header_decode(L, obj, le_u64(buf + at), &sign, &ndigits,
+			      NULL) < 0 || ndigits > 1)
+		return 0;
+	mag = ndigits ? le_u32(buf + end - 4) &
+			((1u << L->long_digit_bits) - 1) : 0;
+	*out = sign < 0 ? -(int64_t)mag : (int64_t)mag;
+	return 1;
+}
+
 int pyint_read_i64(struct pyproc *py, uint64_t obj, int64_t *out,
 		   struct cs_err *err)
 {
@@ -269,6 +303,8 @@ int pyint_read_i64(struct pyproc *py, uint64_t obj, int64_t *out,
 	int sign, ret, bits = py->layout.long_digit_bits;
 	uint64_t i;
 
+	if (int_read_small(py, obj, out))
+		return 0;
 	ret = int_header(py, obj, &sign, &ndigits, err);
 	if (ret < 0)
 		return ret;
