@@ -24,6 +24,13 @@ const char *cs_base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+int cs_ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
 int cs_cpus(void)
 {
 	static _Atomic int cpus;  /* 0: not counted yet */

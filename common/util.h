@@ -13,6 +13,9 @@ double cs_now_ms(void);
 /* The part of path after its last '/', or path itself. */
 const char *cs_base_name(const char *path);
 
+/* Whether s ends with suffix. */
+int cs_ends_with(const char *s, const char *suffix);
+
 /* CPUs this process may run on (its affinity mask, or the test aid
  * COROSCOPE_TEST_CPUS; counted once): what decides whether work is
  * worth a second thread. */

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "common/util.h"
 #include "common/banned.h"
 
 /* At p: "pythonX.Y/" or "pythonX.Yt/" (digits, at least one each). */
@@ -52,13 +53,6 @@ int py_is_user_file(const char *file, const char *stdlib)
 	return !in_versioned_lib(file);
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 size_t py_stdlib_dir(const char *file, char *out, size_t len)
 {
 	const char *p;
@@ -66,7 +60,7 @@ size_t py_stdlib_dir(const char *file, char *out, size_t len)
 
 	if (!file || file[0] != '/')
 		return 0;
-	if (ends_with(file, "/threading.py"))
+	if (cs_ends_with(file, "/threading.py"))
 		n = strlen(file) - strlen("threading.py");
 	else if ((p = strstr(file, "/asyncio/")) != NULL)
 		n = (size_t)(p - file) + 1;

@@ -10,6 +10,7 @@
 #include "readers/objects.h"
 #include "readers/usercode.h"
 #include "readers/withblocks.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 #define WG_MAX_FRAMES 256     /* frames of one unit looked at */
@@ -38,21 +39,14 @@ struct build {
 
 #define VIA_MANY ((void *)UINTPTR_MAX)
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 /* Files whose frames hold the primitive waited on in `self`. */
 static int is_prim_lib(const char *file)
 {
-	return file && (ends_with(file, "/threading.py") ||
-			ends_with(file, "/queue.py") ||
-			ends_with(file, "/concurrent/futures/_base.py") ||
-			ends_with(file, "/asyncio/locks.py") ||
-			ends_with(file, "/asyncio/queues.py"));
+	return file && (cs_ends_with(file, "/threading.py") ||
+			cs_ends_with(file, "/queue.py") ||
+			cs_ends_with(file, "/concurrent/futures/_base.py") ||
+			cs_ends_with(file, "/asyncio/locks.py") ||
+			cs_ends_with(file, "/asyncio/queues.py"));
 }
 
 /* The standard library's directory, from the path of threading.py or
@@ -222,8 +216,8 @@ static int idle_frame(const struct py_frame *f)
 		if (f->code->name && !strcmp(f->code->name, names[i]) &&
 		    file && (strstr(file, "/asyncio/") ||
 			     strstr(file, "/uvicorn/") ||
-			     ends_with(file, "/socket.py") ||
-			     ends_with(file, "/socketserver.py")))
+			     cs_ends_with(file, "/socket.py") ||
+			     cs_ends_with(file, "/socketserver.py")))
 			return 1;
 	for (i = 0; q && file && strstr(file, "/uvicorn/") &&
 		    i < sizeof(uvicorn_quals) / sizeof(uvicorn_quals[0]); i++)
@@ -509,7 +503,7 @@ static void link_executor(struct build *b, size_t thread_node,
 
 		if (!f->code->name || strcmp(f->code->name, "run") ||
 		    !f->code->filename ||
-		    !ends_with(f->code->filename, "/concurrent/futures/thread.py"))
+		    !cs_ends_with(f->code->filename, "/concurrent/futures/thread.py"))
 			continue;
 		item = frame_local(b->py, f, "self");
 		cs_err_init(&err);
