@@ -26,6 +26,10 @@ struct build {
 	struct py_prim_types types;
 	char stdlib[WG_MAX_PREFIX];   /* ".../lib/python3.X/", or "" */
 	struct addrmap fut_links;     /* future -> struct fut_links * */
+	/* fut_links_of()'s last answer (0: none): a task's waiter is asked
+	 * for up to three times in a row, and many tasks may share one. */
+	uint64_t last_fut;
+	struct fut_links *last_links;
 	struct addrmap edge_set;      /* edge_key() of every edge */
 	/* node + 1 -> the future node + 1 it waits for, or VIA_MANY */
 	struct addrmap via_future;
@@ -420,14 +424,17 @@ struct fut_links {
 
 static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
 {
-	struct fut_links *l = addrmap_get(&b->fut_links, fut, NULL);
+	struct fut_links *l = fut && fut == b->last_fut ? b->last_links :
+			      addrmap_get(&b->fut_links, fut, NULL);
 	uint64_t cbs[WG_MAX_CALLBACKS];
 	struct py_prim p;
 	size_t n, i;
 
+	b->last_fut = fut;
+	b->last_links = l;
 	if (l)
 		return l;
-	l = xcalloc(1, sizeof(*l));
+	l = b->last_links = xcalloc(1, sizeof(*l));
 	addrmap_put(&b->fut_links, fut, l);
 	if (prim_read(b, fut, &p) &&
 	    p.kind == PY_PRIM_GATHER) {
