@@ -153,6 +153,32 @@ static void test_dead_end(void)
 	cycle_list_release(&l);
 }
 
+static void test_edgeless_nodes(void)
+{
+	/* Nodes 0, 2, 4 and 6 have no edge (2 and 6 are reached from a
+	 * cycle, 0 and 4 from nothing); the cycles 1 -> 3 -> 1 and
+	 * 5 -> 5 are still found, in the order of their first nodes. */
+	static const size_t e[] = { 1, 3, 3, 1, 3, 2, 5, 5, 5, 6 };
+	struct cycle_list l;
+
+	find(7, e, 5, &l);
+	CHECK(l.n == 2, "edgeless nodes: %zu cycles, want 2", l.n);
+	if (l.n == 2) {
+		CHECK(l.len[0] == 2 && l.cycles[0][0] == 1 &&
+		      is_cycle(e, 5, l.cycles[0], l.len[0]),
+		      "edgeless nodes: first cycle of %zu from %zu", l.len[0],
+		      l.cycles[0][0]);
+		CHECK(l.len[1] == 1 && l.cycles[1][0] == 5,
+		      "edgeless nodes: second cycle of %zu from %zu",
+		      l.len[1], l.cycles[1][0]);
+	}
+	cycle_list_release(&l);
+	/* nodes and no edge at all */
+	find(1000, NULL, 0, &l);
+	CHECK(l.n == 0, "1000 nodes, no edge: %zu cycles", l.n);
+	cycle_list_release(&l);
+}
+
 /* A chain of n nodes, closed into one cycle when `closed`: deep enough
  * that a recursive search would overflow the stack. */
 static void test_long_chain(size_t n, int closed)
@@ -207,6 +233,7 @@ int main(void)
 	test_two_cycle();
 	test_two_disjoint();
 	test_dead_end();
+	test_edgeless_nodes();
 	test_long_chain(100000, 0);
 	test_long_chain(100000, 1);
 	test_many_self_loops(100000);
