@@ -354,7 +354,8 @@ static void recorded_awaiters(struct awaiters *aw, uint64_t awaited_by,
 }
 
 uint64_t *awaiters_of(struct awaiters *aw, uint64_t task, uint64_t waiter,
-		      const struct task_links *l, size_t *n)
+		      const struct task_links *l, struct arena *pool,
+		      size_t *n)
 {
 	struct targets t;
 	struct addr_list cbs = { 0 };
@@ -371,7 +372,7 @@ uint64_t *awaiters_of(struct awaiters *aw, uint64_t task, uint64_t waiter,
 		callback_targets(&t, cbs.v[j], 0);
 	for (j = 0; j < t.via.n; j++)
 		add_waiters_of(aw, t.via.v[j], &t.direct);
-	out = xmalloc((t.direct.n ? t.direct.n : 1) * sizeof(*out));
+	out = arena_allocarray(pool, t.direct.n, sizeof(*out));
 	*n = 0;
 	for (j = 0; j < t.direct.n; j++)
 		if (t.direct.v[j] != task || waiter == task)

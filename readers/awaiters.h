@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "common/addrmap.h"
+#include "common/arena.h"
 #include "readers/aio_class.h"
 
 /* What a task's own fields say about who waits for it. */
@@ -46,11 +47,12 @@ void awaiters_note_waiter(struct awaiters *aw, uint64_t future,
 
 /*
  * The tasks blocked on task (its own fields in l, its own _fut_waiter in
- * waiter), each once, as a new array of *n addresses (never NULL).  A
- * task is not its own awaiter through its own callbacks, only when it
+ * waiter), each once, as an array of *n addresses in pool (never NULL).
+ * A task is not its own awaiter through its own callbacks, only when it
  * really awaits itself.
  */
 uint64_t *awaiters_of(struct awaiters *aw, uint64_t task, uint64_t waiter,
-		      const struct task_links *l, size_t *n);
+		      const struct task_links *l, struct arena *pool,
+		      size_t *n);
 
 #endif

@@ -721,7 +721,7 @@ static void link_awaiters(struct builder *b)
 
 		t->awaited_by = awaiters_of(&b->awaiters, t->addr, t->waiter,
 					    &b->fields[i].links,
-					    &t->nawaited_by);
+					    &b->out->pool, &t->nawaited_by);
 	}
 }
 
@@ -778,8 +778,6 @@ void py_async_release(struct py_async *a)
 	for (i = 0; i < a->ngens; i++)
 		py_gen_release(&a->gens[i]);
 	free(a->gens);
-	for (i = 0; i < a->ntasks; i++)
-		free(a->tasks[i].awaited_by);
 	arena_release(&a->pool);
 	free(a->tasks);
 	for (i = 0; i < a->ncycles; i++)

@@ -38,7 +38,8 @@ struct py_task {
 	size_t *stack;            /* indexes into py_async.gens, innermost
 				     first; in py_async.pool */
 	size_t nstack;
-	uint64_t *awaited_by;     /* tasks blocked on this one */
+	uint64_t *awaited_by;     /* tasks blocked on this one; in
+				     py_async.pool */
 	size_t nawaited_by;
 	const char *framework;    /* NULL for asyncio, "trio" (readers/trio.c) */
 	uint64_t nursery;         /* trio: the nursery it runs in, or 0 */
@@ -56,7 +57,7 @@ struct py_async {
 	size_t ncycles;
 	struct addrmap gen_index; /* gen address -> index + 1 */
 	struct addrmap task_index;/* task address -> index + 1 */
-	struct arena pool;        /* the tasks' names and stacks */
+	struct arena pool;        /* the tasks' names, stacks, awaiters */
 	/* The reader of part of gens, or NULL (readers/gens_many.h). */
 	struct pyproc *helper;
 };

@@ -228,7 +228,7 @@ int py_trio_finish(struct py_trio_scan *b, const struct py_snapshot *snap,
 		struct cs_err terr;
 		uint64_t parent;
 
-		t->awaited_by = xmalloc(sizeof(*t->awaited_by));
+		t->awaited_by = arena_alloc(&a->pool, sizeof(*t->awaited_by));
 		cs_err_init(&terr);
 		if (t->nursery &&
 		    pyobj_get_attr(py, t->nursery, "_parent_task", &parent,
