@@ -6,43 +6,6 @@
 #include "readers/pyproc.h"
 #include "common/banned.h"
 
-static int in_bounds(size_t size, int off, size_t width)
-{
-	return off >= 0 && (size_t)off <= size && size - (size_t)off >= width;
-}
-
-uint64_t field_u64(const void *buf, size_t size, int off)
-{
-	return in_bounds(size, off, 8) ?
-	       le_u64((const unsigned char *)buf + off) : 0;
-}
-
-int64_t field_i64(const void *buf, size_t size, int off)
-{
-	return (int64_t)field_u64(buf, size, off);
-}
-
-uint32_t field_u32(const void *buf, size_t size, int off)
-{
-	return in_bounds(size, off, 4) ?
-	       le_u32((const unsigned char *)buf + off) : 0;
-}
-
-int32_t field_i32(const void *buf, size_t size, int off)
-{
-	return (int32_t)field_u32(buf, size, off);
-}
-
-uint8_t field_u8(const void *buf, size_t size, int off)
-{
-	return in_bounds(size, off, 1) ? ((const uint8_t *)buf)[off] : 0;
-}
-
-int8_t field_i8(const void *buf, size_t size, int off)
-{
-	return (int8_t)field_u8(buf, size, off);
-}
-
 int py_field_u64(struct pyproc *py, uint64_t obj, int off, uint64_t *out,
 		 struct cs_err *err)
 {
