@@ -10,7 +10,7 @@
 _Static_assert(JSON_HEX_ROOM >= 3 + 16 + 1, "a quote, 0x, 16 digits, a quote");
 _Static_assert(JSON_UINT_ROOM >= 20, "the digits of 2^64 - 1");
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && defined(__x86_64__)
 /* The sixteen hex digits of v, most significant first: its bytes in
  * that order, each split into its two nibbles (the high one first),
  * then '0' added, and 'a' - '0' - 10 more where the nibble is above 9.

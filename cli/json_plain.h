@@ -19,7 +19,8 @@ typedef unsigned char json_bytes8 __attribute__((vector_size(8)));
 /*
  * Are the 8 bytes of w plain?  The test for a byte below 0x20, above
  * 0x7e, or equal to '"' or '\\', on all 8 at once (GCC and clang lower
- * it to SSE2 or NEON).  Here, inline, for the writer's short strings.
+ * it to SSE2 or NEON).  (Inline: json_plain.c's word test is built on
+ * it.)
  */
 static inline int json_u64_plain(uint64_t w)
 {

@@ -378,7 +378,9 @@ static void json_task(struct json *j, const struct py_async *a,
 	uint64_t key[JSON_MEMO_KEY] = { MEMO_TASK_STATE,
 					(uint64_t)t->running, 0 };
 	struct json_hole h[TASK_HOLES] = {
-		{ JSON_HOLE_NUM, 0, t->tid ? t->tid : -1 },
+		/* null for no thread; any other tid as it is */
+		{ t->tid ? JSON_HOLE_INT : JSON_HOLE_NUM, 0,
+		  t->tid ? t->tid : -1 },
 		{ JSON_HOLE_NUM, 0, t->interp_id },
 		{ JSON_HOLE_ADDR, t->loop, 0 },
 		{ JSON_HOLE_ADDR, t->coro, 0 },

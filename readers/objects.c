@@ -212,7 +212,6 @@ int pybytes_read(struct pyproc *py, uint64_t obj, void *buf, size_t max,
 			   max, err);
 }
 
-/* An int's sign (-1, 0, 1) and digit count, from either header form. */
 /* The size word of an int: lv_tag (3.12+) or ob_size. */
 static int int_size_at(const struct py_layout *L)
 {

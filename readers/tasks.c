@@ -685,11 +685,10 @@ static void read_tasks(struct builder *b)
 	 * prefetched below (fields[] is then compacted to the pending ones,
 	 * in the order of out->tasks). */
 	for (i = 0; i < b->ntask; i++) {
-		/* (read_c_task() sets every field add_task() reads) */
-		if (b->tasks[i].what != AIO_C_TASK) {
-			memset(&fields[i], 0, sizeof(fields[i]));
+		memset(&fields[i], 0, sizeof(fields[i]));
+		if (b->tasks[i].what != AIO_C_TASK)
 			read_py_task(b, b->tasks[i].addr, &fields[i]);
-		} else if (read_c_task(b, b->tasks[i].addr, &fields[i], NULL) < 0)
+		else if (read_c_task(b, b->tasks[i].addr, &fields[i], NULL) < 0)
 			memset(&fields[i], 0, sizeof(fields[i]));
 	}
 	for (i = 0; i < b->ntask; i++) {
