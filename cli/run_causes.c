@@ -110,13 +110,6 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 
 /* ---- threads ---- */
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t ls = strlen(s), lx = strlen(suffix);
-
-	return ls >= lx && !strcmp(s + ls - lx, suffix);
-}
-
 /* Modules whose frames are the machinery of waiting, not its reason:
  * a report names the call into them and the caller's line. */
 static int is_sync_module(const char *filename)
@@ -124,8 +117,8 @@ static int is_sync_module(const char *filename)
 	const char *base = cs_base_name(filename);
 
 	return !strcmp(base, "threading.py") || !strcmp(base, "queue.py") ||
-		ends_with(filename, "/concurrent/futures/_base.py") ||
-		ends_with(filename, "/multiprocessing/synchronize.py");
+		cs_ends_with(filename, "/concurrent/futures/_base.py") ||
+		cs_ends_with(filename, "/multiprocessing/synchronize.py");
 }
 
 /* `with lock:` or `lock.acquire()`: a frame whose own line blocks on a

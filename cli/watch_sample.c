@@ -258,13 +258,6 @@ static uint64_t locals_hash(struct collection *c, uint64_t h, uint64_t frame)
 	return h;
 }
 
-static int ends_with(const char *s, const char *tail)
-{
-	size_t n = strlen(s), m = strlen(tail);
-
-	return n >= m && !strcmp(s + n - m, tail);
-}
-
 /* Not "the user's code" (readers/usercode.h). */
 static int is_library(const struct sample *s, const char *file)
 {
@@ -376,7 +369,7 @@ static int short_sleep_woke(const struct watch_tracker *t,
 	if (!it || it->gone || !inner->has_frame || !inner->code ||
 	    !inner->code->qualname || !inner->code->filename ||
 	    strcmp(inner->code->qualname, "sleep") ||
-	    !ends_with(inner->code->filename, "asyncio/tasks.py") ||
+	    !cs_ends_with(inner->code->filename, "asyncio/tasks.py") ||
 	    !thread_ran(s, task->tid))
 		return 0;
 	if (frame_with_locals(s->c, inner->frame.addr, &f)) {

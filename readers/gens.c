@@ -6,6 +6,7 @@
 #include "readers/fields.h"
 #include "readers/objects.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* Largest value stack index we believe. */
@@ -189,7 +190,6 @@ static int wrapped_at(struct pyproc *py, uint64_t type)
 {
 	const struct py_layout *L = &py->layout;
 	const char *name = py_type_name_cached(py, type);
-	size_t n = strlen(name);
 
 	if (!strcmp(name, "async_generator_asend") ||
 	    !strcmp(name, "async_generator_athrow"))
@@ -197,7 +197,7 @@ static int wrapped_at(struct pyproc *py, uint64_t type)
 	/* what coro.__await__() returns, as custom awaitables do */
 	if (!strcmp(name, "coroutine_wrapper"))
 		return L->corowrapper_coro;
-	if (n >= 10 && !strcmp(name + n - 10, "FutureIter"))
+	if (cs_ends_with(name, "FutureIter"))
 		return L->futureiter_future;
 	return -1;
 }
