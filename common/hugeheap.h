@@ -9,8 +9,9 @@
  * transparent huge pages set to "madvise", advised memory faults in
  * 2 MiB at a time instead.
  *
- * hugeheap_init() makes malloc take blocks up to 32 MiB from its heap,
- * grow it in large steps and not give it back; hugeheap_grew(), called
+ * hugeheap_init() makes malloc take blocks up to 32 MiB from its heap
+ * (for every thread: one arena), grow it in large steps and not give it
+ * back; hugeheap_grew(), called
  * after each allocation of the x*alloc helpers, advises whatever part
  * of the heap is new.  Larger blocks (mmap'd by malloc) are advised by
  * the helpers themselves.  Everything here is advice: where huge pages
