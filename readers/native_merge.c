@@ -142,6 +142,62 @@ static int name_in(const char *name, const char *const *list)
 	return 0;
 }
 
+/*
+ * Waiting for the GIL where the interpreter has no symbols for its own
+ * static functions (Debian's stripped python3: take_gil has no name).
+ * The GIL is the interpreter's one user of raw pthread mutexes and
+ * condition variables (its locks are semaphores, and PyMutex has an
+ * exported name), so: the thread waits in one of those, called by
+ * unnamed frames of the interpreter only (take_gil, and what LTO folded
+ * into it) up to the eval loop, or up to one of the exported ways into
+ * the GIL.  The interpreter is the eval loop's module; a stack without
+ * an eval loop within BLOCKED_SCAN frames tells nothing.
+ */
+static int unnamed_gil_wait(const struct native_thread *nt)
+{
+	static const char *const raw[] = {
+		"pthread_mutex_lock", "pthread_mutex_cond_lock",
+		"pthread_cond_wait", "pthread_cond_timedwait",
+		"pthread_cond_timedwait64", "pthread_cond_clockwait",
+		"pthread_cond_clockwait64", NULL,
+	};
+	static const char *const entries[] = {
+		"PyEval_RestoreThread", "PyEval_AcquireThread",
+		"PyEval_AcquireLock", "PyGILState_Ensure", NULL,
+	};
+	const char *wait_lib = nt->frames[0].sym.library, *interp = NULL;
+	size_t i, k, unnamed = 0, n = nt->nframes;
+	int waits = 0;
+
+	if (n > BLOCKED_SCAN)
+		n = BLOCKED_SCAN;
+	for (k = 0; k < n && !native_is_eval_frame(&nt->frames[k]); k++)
+		;
+	if (k < n)
+		interp = nt->frames[k].sym.library;
+	if (!wait_lib || !interp || !strcmp(wait_lib, interp))
+		return 0;
+	/* The wait's own frames (the C library's), innermost first. */
+	for (i = 0; i < k && nt->frames[i].sym.library &&
+	     !strcmp(nt->frames[i].sym.library, wait_lib); i++)
+		if (nt->frames[i].sym.function &&
+		    name_in(base_name(nt->frames[i].sym.function), raw))
+			waits = 1;
+	if (!waits)
+		return 0;
+	/* Then only the interpreter's unnamed frames. */
+	for (; i < k; i++) {
+		const struct native_frame *f = &nt->frames[i];
+
+		if (!f->sym.library || strcmp(f->sym.library, interp))
+			return 0;
+		if (f->sym.function)
+			return unnamed && name_in(f->sym.function, entries);
+		unnamed++;
+	}
+	return unnamed > 0;
+}
+
 const char *native_blocked_in(const struct native_thread *nt)
 {
 	static const char *const lock[] = {
@@ -205,5 +261,7 @@ const char *native_blocked_in(const struct native_thread *nt)
 		if (kind > (int)best)
 			best = kind;
 	}
+	if ((best == LOCK || best == FUTEX) && unnamed_gil_wait(nt))
+		best = GIL;
 	return words[best];
 }

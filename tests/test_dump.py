@@ -264,6 +264,34 @@ def test_dump_holds_gil_spinner(interp, keeper):
             assert t["holds_gil"] is False, t
 
 
+def test_dump_native_names_the_gil_wait(interp, keeper):
+    """Two threads spin in pure Python: the one without the GIL waits
+    for it, and its line makes no call, so a wait under its eval loop
+    can only be the GIL's.  --native must say "gil", also where the
+    interpreter has no names for its own static functions (Debian's
+    stripped python3: take_gil is "??"), and never "lock"."""
+    if interp.free_threaded:
+        pytest.skip("a free-threaded build runs with its GIL disabled: "
+                    "the spinners never wait for it")
+    spin = keeper.start_target(interp, "threads_target.py", "--contend",
+                               parked_main=True)
+    seen = []
+    # Bounded: each dump catches one spinner away from the GIL almost
+    # always (they trade it every 5 ms); 40 dumps to see it at least once.
+    for _ in range(40):
+        doc = run_coroscope("dump", "--native", "--json", spin.pid).json()
+        for t in doc["threads"]:
+            if not t["name"].startswith("spinner") or t["holds_gil"]:
+                continue
+            py = [f for f in t["frames"] if f["kind"] != "native"]
+            assert py[0]["line"] == marker_line(SCRIPT, "spin"), t
+            seen.append(t["blocked_in"])
+        if "gil" in seen:
+            break
+    assert "lock" not in seen, seen
+    assert "gil" in seen, seen
+
+
 # ---------------------------------------------------------------------------
 # --locals
 

@@ -1,6 +1,6 @@
 """A target for coroscope's functional tests: threads parked in known places.
 
-Usage: threads_target.py READY_FILE [--spin]
+Usage: threads_target.py READY_FILE [--spin | --contend]
 
 Every thread parks in a distinct chain of nested functions, each parking
 line is tagged with a "# MARK: name" comment so tests find line numbers by
@@ -10,7 +10,9 @@ coroscope must reproduce from outside -- and writes it to READY_FILE as JSON
 (atomically: a temporary file then rename), then parks itself.
 
 With --spin one more thread spins in pure Python, so it holds the GIL
-(its stack moves, so tests only use it for the holds_gil check).
+(its stack moves, so tests only use it for the holds_gil check).  With
+--contend two threads spin ("spinner" and "spinner-2"): whichever does
+not hold the GIL is waiting for it (or about to).
 
 Must run unchanged on CPython 3.6 through 3.14: no walrus, no match, no
 f-string "=" specifier, no positional-only parameters.
@@ -196,7 +198,8 @@ def write_ready(path, data):
 
 def main():
     ready_path = sys.argv[1]
-    want_spin = "--spin" in sys.argv[2:]
+    want_spin = "--spin" in sys.argv[2:] or "--contend" in sys.argv[2:]
+    want_second = "--contend" in sys.argv[2:]
     register_thread()
     held = threading.Lock()
     held.acquire()                      # never released: locker blocks
@@ -210,6 +213,8 @@ def main():
     ]
     if want_spin:
         starts.append(("spinner", lambda p: spin(p)))
+    if want_second:
+        starts.append(("spinner-2", lambda p: spin(p)))
     parked = []
     for name, body in starts:
         ev = threading.Event()
@@ -226,7 +231,7 @@ def main():
 
     main_ident = threading.get_ident()
     running = [t for t in threading.enumerate()
-               if t.ident == main_ident or t.name == "spinner"]
+               if t.ident == main_ident or t.name.startswith("spinner")]
     threads = snapshot(set(t.ident for t in running))
     for t in running:
         threads[str(t.ident)] = {"name": t.name, "tid": _tids.get(t.ident),

@@ -170,10 +170,91 @@ static void test_blocked_in(void)
 	CHECK(native_blocked_in(&t) == NULL, "no frames");
 }
 
+/* The GIL waited for where the interpreter has no names for its own
+ * static functions (Debian's stripped python3: take_gil is "??"). */
+static void test_blocked_in_stripped(void)
+{
+	const char *ext = "/usr/lib/python3/dist-packages/x.so";
+	struct native_frame cond[] = {
+		nf("__futex_abstimed_wait_common", LIBC, 1, 0),
+		nf("___pthread_cond_timedwait64", LIBC, 2, 0),
+		nf(NULL, INTERP, 3, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 4, 0),
+	};
+	struct native_frame mutex[] = {
+		nf("__lll_lock_wait", LIBC, 1, 0),
+		nf("___pthread_mutex_lock", LIBC, 2, 0),
+		nf(NULL, INTERP, 3, 0),
+		nf(NULL, INTERP, 4, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 5, 0),
+	};
+	struct native_frame restore[] = {
+		nf("__futex_abstimed_wait_common", LIBC, 1, 0),
+		nf("___pthread_cond_timedwait64", LIBC, 2, 0),
+		nf(NULL, INTERP, 3, 0),
+		nf("PyEval_RestoreThread", INTERP, 4, 0),
+		nf(NULL, INTERP, 5, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 6, 0),
+	};
+	struct native_frame named[] = {   /* a named caller: a lock */
+		nf("__lll_lock_wait", LIBC, 1, 0),
+		nf("___pthread_mutex_lock", LIBC, 2, 0),
+		nf("PyThread_acquire_lock_timed", INTERP, 3, 0),
+		nf(NULL, INTERP, 4, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 5, 0),
+	};
+	struct native_frame extension[] = {  /* not the interpreter's */
+		nf("__futex_abstimed_wait_common", LIBC, 1, 0),
+		nf("___pthread_cond_wait", LIBC, 2, 0),
+		nf(NULL, ext, 3, 0),
+		nf(NULL, INTERP, 4, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 5, 0),
+	};
+	struct native_frame no_eval[] = {    /* no eval loop: can't tell */
+		nf("__futex_abstimed_wait_common", LIBC, 1, 0),
+		nf("___pthread_cond_wait", LIBC, 2, 0),
+		nf(NULL, INTERP, 3, 0),
+		nf("start_thread", LIBC, 4, 0),
+	};
+	struct native_frame sem[] = {        /* a Python lock: semaphores */
+		nf("__futex_abstimed_wait_common", LIBC, 1, 0),
+		nf("__new_sem_wait_slow64", LIBC, 2, 0),
+		nf("sem_clockwait", LIBC, 3, 0),
+		nf(NULL, INTERP, 4, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 5, 0),
+	};
+	struct native_frame direct[] = {     /* nothing between */
+		nf("__futex_abstimed_wait_common", LIBC, 1, 0),
+		nf("___pthread_cond_wait", LIBC, 2, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 3, 0),
+	};
+#define CASE(f, want) { f, sizeof(f) / sizeof(f[0]), want, #f }
+	const struct {
+		struct native_frame *frames;
+		size_t n;
+		const char *want, *label;
+	} cases[] = {
+		CASE(cond, "gil"), CASE(mutex, "gil"), CASE(restore, "gil"),
+		CASE(named, "lock"), CASE(extension, "futex"),
+		CASE(no_eval, "futex"), CASE(sem, "lock"), CASE(direct, "futex"),
+	};
+#undef CASE
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct native_thread t = { 1, cases[i].frames, cases[i].n, 1 };
+		const char *got = native_blocked_in(&t);
+
+		CHECK(got && !strcmp(got, cases[i].want), "%s: %s, not %s",
+		      cases[i].label, got ? got : "NULL", cases[i].want);
+	}
+}
+
 int main(void)
 {
 	test_merge_311();
 	test_merge_old_and_short();
 	test_blocked_in();
+	test_blocked_in_stripped();
 	return CHECK_DONE("test_native_merge");
 }
