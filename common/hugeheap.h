@@ -11,9 +11,8 @@
  *
  * hugeheap_init() makes malloc take blocks up to 32 MiB from its heap
  * (for every thread: one arena), grow it in large steps and not give it
- * back; hugeheap_grew(), called
- * after each allocation of the x*alloc helpers, advises whatever part
- * of the heap is new.  Larger blocks (mmap'd by malloc) are advised by
+ * back; hugeheap_grew(), called after each allocation of the x*alloc
+ * helpers, advises whatever part of the heap is new.  Larger blocks (mmap'd by malloc) are advised by
  * the helpers themselves.  Everything here is advice: where huge pages
  * are off, or malloc is another (a sanitizer's), nothing changes.
  */

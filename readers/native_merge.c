@@ -149,9 +149,10 @@ static int name_in(const char *name, const char *const *list)
  * condition variables (its locks are semaphores, and PyMutex has an
  * exported name), so: the thread waits in one of those, called by
  * unnamed frames of the interpreter only (take_gil, and what LTO folded
- * into it) up to the eval loop, or up to one of the exported ways into
- * the GIL.  The interpreter is the eval loop's module; a stack without
- * an eval loop within BLOCKED_SCAN frames tells nothing.
+ * into it) up to the eval loop, or by none or such up to one of the
+ * exported ways into the GIL.  The interpreter is the eval loop's
+ * module; a stack without an eval loop within BLOCKED_SCAN frames tells
+ * nothing.
  */
 static int unnamed_gil_wait(const struct native_thread *nt)
 {
@@ -191,8 +192,9 @@ static int unnamed_gil_wait(const struct native_thread *nt)
 
 		if (!f->sym.library || strcmp(f->sym.library, interp))
 			return 0;
+		/* An exported way in, with take_gil folded into it or not. */
 		if (f->sym.function)
-			return unnamed && name_in(f->sym.function, entries);
+			return name_in(f->sym.function, entries);
 		unnamed++;
 	}
 	return unnamed > 0;

@@ -196,6 +196,13 @@ static void test_blocked_in_stripped(void)
 		nf(NULL, INTERP, 5, 0),
 		nf("_PyEval_EvalFrameDefault", INTERP, 6, 0),
 	};
+	struct native_frame folded[] = {  /* take_gil inlined into it */
+		nf("__futex_abstimed_wait_common", LIBC, 1, 0),
+		nf("___pthread_cond_timedwait64", LIBC, 2, 0),
+		nf("PyEval_RestoreThread", INTERP, 3, 0),
+		nf(NULL, INTERP, 4, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 5, 0),
+	};
 	struct native_frame named[] = {   /* a named caller: a lock */
 		nf("__lll_lock_wait", LIBC, 1, 0),
 		nf("___pthread_mutex_lock", LIBC, 2, 0),
@@ -235,6 +242,7 @@ static void test_blocked_in_stripped(void)
 		const char *want, *label;
 	} cases[] = {
 		CASE(cond, "gil"), CASE(mutex, "gil"), CASE(restore, "gil"),
+		CASE(folded, "gil"),
 		CASE(named, "lock"), CASE(extension, "futex"),
 		CASE(no_eval, "futex"), CASE(sem, "lock"), CASE(direct, "futex"),
 	};
