@@ -150,7 +150,7 @@ static int name_in(const char *name, const char *const *list)
  * exported name), so: the thread waits in one of those, called by
  * unnamed frames of the interpreter only (take_gil, and what LTO folded
  * into it) up to the eval loop, or by none or such up to one of the
- * exported ways into the GIL.  The interpreter is the eval loop's
+ * exported functions that take or drop it.  The interpreter is the eval loop's
  * module; a stack without an eval loop within BLOCKED_SCAN frames tells
  * nothing.
  */
@@ -162,13 +162,17 @@ static int unnamed_gil_wait(const struct native_thread *nt)
 		"pthread_cond_timedwait64", "pthread_cond_clockwait",
 		"pthread_cond_clockwait64", NULL,
 	};
+	/* Exported functions whose raw pthread waits, take_gil or
+	 * drop_gil folded in or called, are the GIL's (3.13+ reach
+	 * take_gil from the eval loop through the first two). */
 	static const char *const entries[] = {
+		"_Py_HandlePending", "_PyThreadState_Attach",
 		"PyEval_RestoreThread", "PyEval_AcquireThread",
-		"PyEval_AcquireLock", "PyGILState_Ensure", NULL,
+		"PyEval_AcquireLock", "PyGILState_Ensure", "PyEval_SaveThread",
+		"PyEval_ReleaseThread", "_Py_read", "_Py_write", NULL,
 	};
 	const char *wait_lib = nt->frames[0].sym.library, *interp = NULL;
 	size_t i, k, unnamed = 0, n = nt->nframes;
-	int waits = 0;
 
 	if (n > BLOCKED_SCAN)
 		n = BLOCKED_SCAN;
@@ -178,13 +182,14 @@ static int unnamed_gil_wait(const struct native_thread *nt)
 		interp = nt->frames[k].sym.library;
 	if (!wait_lib || !interp || !strcmp(wait_lib, interp))
 		return 0;
-	/* The wait's own frames (the C library's), innermost first. */
+	/* The wait's own frames (the C library's), innermost first; the
+	 * outermost, the one the interpreter called, must be the raw wait
+	 * (not, say, dlsym() waiting for the loader's lock). */
 	for (i = 0; i < k && nt->frames[i].sym.library &&
 	     !strcmp(nt->frames[i].sym.library, wait_lib); i++)
-		if (nt->frames[i].sym.function &&
-		    name_in(base_name(nt->frames[i].sym.function), raw))
-			waits = 1;
-	if (!waits)
+		;
+	if (i == 0 || !nt->frames[i - 1].sym.function ||
+	    !name_in(base_name(nt->frames[i - 1].sym.function), raw))
 		return 0;
 	/* Then only the interpreter's unnamed frames. */
 	for (; i < k; i++) {

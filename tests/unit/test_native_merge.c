@@ -203,6 +203,21 @@ static void test_blocked_in_stripped(void)
 		nf(NULL, INTERP, 4, 0),
 		nf("_PyEval_EvalFrameDefault", INTERP, 5, 0),
 	};
+	struct native_frame pending[] = { /* 3.13+: the eval breaker */
+		nf("__futex_abstimed_wait_common", LIBC, 1, 0),
+		nf("___pthread_cond_timedwait64", LIBC, 2, 0),
+		nf(NULL, INTERP, 3, 0),
+		nf("_PyThreadState_Attach", INTERP, 4, 0),
+		nf("_Py_HandlePending", INTERP, 5, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 6, 0),
+	};
+	struct native_frame loader[] = {  /* the loader's lock, in dlsym */
+		nf("__lll_lock_wait", LIBC, 1, 0),
+		nf("___pthread_mutex_lock", LIBC, 2, 0),
+		nf("___dlsym", LIBC, 3, 0),
+		nf(NULL, INTERP, 4, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 5, 0),
+	};
 	struct native_frame named[] = {   /* a named caller: a lock */
 		nf("__lll_lock_wait", LIBC, 1, 0),
 		nf("___pthread_mutex_lock", LIBC, 2, 0),
@@ -242,7 +257,7 @@ static void test_blocked_in_stripped(void)
 		const char *want, *label;
 	} cases[] = {
 		CASE(cond, "gil"), CASE(mutex, "gil"), CASE(restore, "gil"),
-		CASE(folded, "gil"),
+		CASE(folded, "gil"), CASE(pending, "gil"), CASE(loader, "lock"),
 		CASE(named, "lock"), CASE(extension, "futex"),
 		CASE(no_eval, "futex"), CASE(sem, "lock"), CASE(direct, "futex"),
 	};
