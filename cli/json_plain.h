@@ -14,25 +14,6 @@
  * scan). */
 extern const unsigned char json_plain_byte[256];
 
-typedef unsigned char json_bytes8 __attribute__((vector_size(8)));
-
-/*
- * Are the 8 bytes of w plain?  The test for a byte below 0x20, above
- * 0x7e, or equal to '"' or '\\', on all 8 at once (GCC and clang lower
- * it to SSE2 or NEON).  (Inline: json_plain.c's word test is built on
- * it.)
- */
-static inline int json_u64_plain(uint64_t w)
-{
-	json_bytes8 v;
-
-	memcpy(&v, &w, sizeof(v));
-	v = (json_bytes8)((v < 0x20) | (v > 0x7e) | (v == '"') |
-			  (v == '\\'));
-	memcpy(&w, &v, sizeof(w));
-	return w == 0;
-}
-
 typedef unsigned char json_bytes16 __attribute__((vector_size(16)));
 
 /* Are all 16 bytes at p plain?  The same test on 16 bytes. */

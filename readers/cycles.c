@@ -168,7 +168,7 @@ static void search_from(struct tarjan *t, size_t root, struct cycle_list *out)
 void cycles_find(const struct cycle_graph *g, struct cycle_list *out)
 {
 	struct tarjan t;
-	size_t i, n = g->n ? g->n : 1;
+	size_t i, n = g->n;
 
 	/* No edge, no cycle: most programs' tasks await none of each
 	 * other (and the arrays below were 1 % of a 10k-task dump). */

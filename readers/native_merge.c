@@ -1,5 +1,6 @@
 #include "readers/native_merge.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,11 +151,11 @@ static int name_in(const char *name, const char *const *list)
  * exported name), so: the thread waits in one of those, called by
  * unnamed frames of the interpreter only (take_gil, and what LTO folded
  * into it) up to the eval loop, or by none or such up to one of the
- * exported functions that take or drop it.  The interpreter is the eval loop's
- * module; a stack without an eval loop within BLOCKED_SCAN frames tells
- * nothing.
+ * exported functions that take or drop it.  The interpreter is the
+ * eval loop's module: frames[eval], the first eval loop frame
+ * native_blocked_in() met (it tells nothing without one).
  */
-static int unnamed_gil_wait(const struct native_thread *nt)
+static int unnamed_gil_wait(const struct native_thread *nt, size_t eval)
 {
 	static const char *const raw[] = {
 		"pthread_mutex_lock", "pthread_mutex_cond_lock",
@@ -171,28 +172,23 @@ static int unnamed_gil_wait(const struct native_thread *nt)
 		"PyEval_AcquireLock", "PyGILState_Ensure", "PyEval_SaveThread",
 		"PyEval_ReleaseThread", "_Py_read", "_Py_write", NULL,
 	};
-	const char *wait_lib = nt->frames[0].sym.library, *interp = NULL;
-	size_t i, k, unnamed = 0, n = nt->nframes;
+	const char *wait_lib = nt->frames[0].sym.library,
+		   *interp = nt->frames[eval].sym.library;
+	size_t i, unnamed = 0;
 
-	if (n > BLOCKED_SCAN)
-		n = BLOCKED_SCAN;
-	for (k = 0; k < n && !native_is_eval_frame(&nt->frames[k]); k++)
-		;
-	if (k < n)
-		interp = nt->frames[k].sym.library;
 	if (!wait_lib || !interp || !strcmp(wait_lib, interp))
 		return 0;
 	/* The wait's own frames (the C library's), innermost first; the
 	 * outermost, the one the interpreter called, must be the raw wait
 	 * (not, say, dlsym() waiting for the loader's lock). */
-	for (i = 0; i < k && nt->frames[i].sym.library &&
+	for (i = 0; i < eval && nt->frames[i].sym.library &&
 	     !strcmp(nt->frames[i].sym.library, wait_lib); i++)
 		;
 	if (i == 0 || !nt->frames[i - 1].sym.function ||
 	    !name_in(base_name(nt->frames[i - 1].sym.function), raw))
 		return 0;
 	/* Then only the interpreter's unnamed frames. */
-	for (; i < k; i++) {
+	for (; i < eval; i++) {
 		const struct native_frame *f = &nt->frames[i];
 
 		if (!f->sym.library || strcmp(f->sym.library, interp))
@@ -239,7 +235,7 @@ const char *native_blocked_in(const struct native_thread *nt)
 	static const char *const words[] = {
 		"running", "futex", "io", "wait", "sleep", "lock", "gil",
 	};
-	size_t i;
+	size_t i, eval = SIZE_MAX;  /* the eval loop's frame, if met */
 
 	if (!nt || !nt->nframes)
 		return NULL;
@@ -248,8 +244,10 @@ const char *native_blocked_in(const struct native_thread *nt)
 		const char *name;
 		int kind = NONE;
 
-		if (native_is_eval_frame(f))
+		if (native_is_eval_frame(f)) {
+			eval = i;
 			break;
+		}
 		if (!f->sym.function)
 			continue;
 		name = base_name(f->sym.function);
@@ -268,7 +266,8 @@ const char *native_blocked_in(const struct native_thread *nt)
 		if (kind > (int)best)
 			best = kind;
 	}
-	if ((best == LOCK || best == FUTEX) && unnamed_gil_wait(nt))
+	if ((best == LOCK || best == FUTEX) && eval != SIZE_MAX &&
+	    unnamed_gil_wait(nt, eval))
 		best = GIL;
 	return words[best];
 }
