@@ -23,15 +23,29 @@ static size_t slot_of(uint64_t page, size_t cap)
 	return (size_t)(h >> 32) & (cap - 1);
 }
 
+/*
+ * Keys are loaded with acquire and stored with release (plain moves on
+ * x86-64): while the cache is shared, a thread looks pages up without
+ * the lock another may be filling under, and a key it sees comes with
+ * the entry's data and valid written before it.  Nothing is removed or
+ * rehashed while shared, so a slot, once keyed, stays what it is.
+ */
+static uint64_t key_load(const struct cache_entry *e)
+{
+	return __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+}
+
 struct cache_entry *mcache_lookup(const struct memsrc_cache *c,
 					uint64_t page)
 {
-	uint64_t key = page | 1;
+	uint64_t key = page | 1, k;
 	size_t i = slot_of(page, c->cap);
 
-	/* The table is never more than half full: an empty slot ends it. */
-	while (c->table[i].key) {
-		if (c->table[i].key == key)
+	/* The table is never more than half full: an empty slot ends it.
+	 * (Bounded all the same, by its size.) */
+	for (size_t n = 0; n < c->cap && (k = key_load(&c->table[i])) != 0;
+	     n++) {
+		if (k == key)
 			return &c->table[i];
 		i = (i + 1) & (c->cap - 1);
 	}
@@ -67,11 +81,16 @@ static void table_put(struct cache_entry *t, size_t cap,
 
 	while (t[i].key && t[i].key != e->key)
 		i = (i + 1) & (cap - 1);
-	t[i] = *e;
+	t[i].data = e->data;
+	t[i].valid = e->valid;
+	__atomic_store_n(&t[i].used, e->used, __ATOMIC_RELAXED);
+	__atomic_store_n(&t[i].key, e->key, __ATOMIC_RELEASE);
 }
 
-/* Keep the table at most half full. */
-void mcache_table_reserve(struct memsrc_cache *c, size_t more)
+/* Keep the table at most half full: 0, or -1 when that would take a
+ * bigger table while the cache is shared (lookups without the lock may
+ * be reading this one). */
+int mcache_table_reserve(struct memsrc_cache *c, size_t more)
 {
 	size_t cap = c->cap, i;
 	struct cache_entry *t;
@@ -79,7 +98,9 @@ void mcache_table_reserve(struct memsrc_cache *c, size_t more)
 	while ((c->nentries + more) * 2 > cap)
 		cap *= 2;
 	if (cap == c->cap)
-		return;
+		return 0;
+	if (c->shared)
+		return -1;
 	t = xcalloc(cap, sizeof(*t));
 	for (i = 0; i < c->cap; i++)
 		if (c->table[i].key)
@@ -87,6 +108,7 @@ void mcache_table_reserve(struct memsrc_cache *c, size_t more)
 	free(c->table);
 	c->table = t;
 	c->cap = cap;
+	return 0;
 }
 
 /* Map one more slab (not populated: its pages are faulted in as they are
@@ -194,7 +216,7 @@ void mcache_reserve(struct memsrc_cache *c, size_t pages)
 	}
 	if (pages > c->faulted)
 		c->faulted = pages;
-	mcache_table_reserve(c, pages);
+	(void)mcache_table_reserve(c, pages + SHARED_ROOM);
 }
 
 /*
@@ -241,6 +263,16 @@ void mcache_put(struct memsrc_cache *c, uint64_t page,
 	c->nentries++;
 }
 
+/* A page that would not fit while the cache is shared: neither the cache
+ * nor its table may be dropped or grown then.  The read counts as
+ * missed, for the caller to make again, stopped (see memsrc_share()). */
+static int shared_full(struct memsrc *ms, uint64_t page, struct cs_err *err)
+{
+	ms->missed++;
+	return cs_fail(err, CS_ERR_MEMORY,
+		       "the page cache is full at 0x%" PRIx64, page);
+}
+
 /* Read page and up to want - 1 (<= CLUSTER_MAX) pages after it into the
  * cache, in one backend read. */
 int mcache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
@@ -252,16 +284,14 @@ int mcache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
 	long got;
 
 	if (c->npages + want > CACHE_MAX_PAGES) {
-		if (c->shared) {
-			ms->missed++;
-			return cs_fail(err, CS_ERR_MEMORY, "the page cache is "
-				       "full at 0x%" PRIx64, page);
-		}
+		if (c->shared)
+			return shared_full(ms, page, err);
 		cache_drop_all(c);
 	}
 	n = cluster_pages(ms, page, want);
+	if (mcache_table_reserve(c, n) < 0)
+		return shared_full(ms, page, err);
 	buf = mcache_slab_room(c, n);
-	mcache_table_reserve(c, n);
 
 	got = ms->ops->read_raw(ms, page, buf, n * PAGE_SIZE, err);
 	ms->stats.reads++;
@@ -314,7 +344,10 @@ static int frozen_miss(struct memsrc *ms, uint64_t page, struct cs_err *err,
 	const struct cs_mapping *m = memsrc_find_mapping(ms, page);
 
 	if (!m || m->perms[0] != 'r') {
-		mcache_table_reserve(ms->cache, 1);
+		if (mcache_table_reserve(ms->cache, 1) < 0) {
+			*ret = shared_full(ms, page, err);
+			return 1;
+		}
 		mcache_put(ms->cache, page, NULL, 0);
 		*ret = 0;
 		return 1;
@@ -365,7 +398,23 @@ void memsrc_share(struct memsrc *ms, int on)
 	/* One shared section at a time: both would use thread slot 1. */
 	if (on && ms->cache->shared)
 		CS_BUG("a memsrc shared inside a shared section");
+	/* The table cannot grow while shared: room for a few fills (pages
+	 * the capture missed, read-only ones) made now. */
+	if (on)
+		(void)mcache_table_reserve(ms->cache, SHARED_ROOM);
 	ms->cache->shared = on;
+}
+
+/* Make the cached page e this thread's recent one in slot r, and mark it
+ * used (once: while shared, another thread may be reading the entry). */
+static void recent_note(struct recent_page *r, struct cache_entry *e,
+			uint64_t page)
+{
+	if (!__atomic_load_n(&e->used, __ATOMIC_RELAXED))
+		__atomic_store_n(&e->used, 1, __ATOMIC_RELAXED);
+	r->page = page;
+	r->data = e->data;
+	r->valid = e->valid;
 }
 
 /* cache_page() of a page not in the thread's recent set. */
@@ -386,10 +435,7 @@ static int cache_page_slow(struct memsrc *ms, uint64_t page, size_t want,
 				       "page 0x%" PRIx64 " missing after a fill",
 				       page);
 	}
-	e->used = 1;
-	r->page = page;
-	r->data = e->data;
-	r->valid = e->valid;
+	recent_note(r, e, page);
 	return 0;
 }
 
@@ -403,13 +449,24 @@ static int cache_page(struct memsrc *ms, uint64_t page, size_t want,
 	int ret = 0;
 
 	if (r->page != page) {
-		int shared = c->shared;
+		struct cache_entry *e;
 
-		if (shared)
+		if (!c->shared) {
+			*out = r;
+			return cache_page_slow(ms, page, want, r, err);
+		}
+		/* A page already cached is found without the lock: the two
+		 * threads of a shared section look up thousands of pages,
+		 * and waiting for each other on the lock put them to sleep
+		 * (a futex wait, tens of microseconds in a VM). */
+		e = mcache_lookup(c, page);
+		if (e) {
+			recent_note(r, e, page);
+		} else {
 			pthread_mutex_lock(&c->lock);
-		ret = cache_page_slow(ms, page, want, r, err);
-		if (shared)
+			ret = cache_page_slow(ms, page, want, r, err);
 			pthread_mutex_unlock(&c->lock);
+		}
 	}
 	*out = r;
 	return ret;

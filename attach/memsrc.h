@@ -229,12 +229,12 @@ void memsrc_cache_clear(struct memsrc *ms);
  * Reading on several threads at once.  Between memsrc_share(ms, 1) and
  * memsrc_share(ms, 0) up to MEMSRC_THREADS threads may read ms, each
  * having called memsrc_thread(k) with its own k (the thread that shares
- * is 0, the default).  A read served by the thread's recent pages takes
- * no lock; any other (a lookup, a fill from the backend, a page the
- * capture missed) is made under the cache's lock.  A full cache is not
- * dropped meanwhile (a page another thread just found would go with
- * it): the read counts as missed (ms->missed), for the caller to read
- * again, stopped.
+ * is 0, the default).  A read of a page already cached takes no lock;
+ * a fill from the backend (a page the capture missed, a read-only one)
+ * is made under the cache's lock.  A full cache is not dropped, nor its
+ * table grown, meanwhile (a page another thread just found would go
+ * with it): the read counts as missed (ms->missed), for the caller to
+ * read again, stopped.
  */
 #define MEMSRC_THREADS 2
 void memsrc_share(struct memsrc *ms, int on);

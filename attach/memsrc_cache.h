@@ -64,6 +64,11 @@
  * thread that may read at once (memsrc_share()). */
 #define RECENT 256
 
+/* Table room for this many more pages is made before a cache is shared
+ * (and before a capture): the table cannot grow while shared, since
+ * other threads look pages up in it without the lock. */
+#define SHARED_ROOM (2 * CLUSTER_MAX)
+
 /*
  * memsrc_plan_learn() plans to capture each changeable page a pass used
  * (not the rest of the clusters it read) with its aligned block of
@@ -124,8 +129,9 @@ struct memsrc_cache {
 
 /* The entry of a cached page, or NULL. */
 struct cache_entry *mcache_lookup(const struct memsrc_cache *c, uint64_t page);
-/* Keep the table at most half full with `more` entries added. */
-void mcache_table_reserve(struct memsrc_cache *c, size_t more);
+/* Keep the table at most half full with `more` entries added: 0, or -1
+ * when that needs a bigger table while the cache is shared. */
+int mcache_table_reserve(struct memsrc_cache *c, size_t more);
 /* Room for n contiguous pages (n <= CLUSTER_MAX), not yet counted as
  * used; the caller adds what it uses to c->used, then calls
  * mcache_slab_note_used(). */

@@ -394,7 +394,7 @@ static void copy_batched(struct memsrc *ms,
 		acc += jobs[i].n;
 	}
 	mcache_slab_note_used(c);
-	mcache_table_reserve(c, pages);
+	(void)mcache_table_reserve(c, pages + SHARED_ROOM);
 	halves[0] = (struct copy_half){ ms, jobs, half, 0 };
 	halves[1] = (struct copy_half){ ms, jobs + half, n - half, 0 };
 	if (two)

@@ -661,6 +661,109 @@ static void test_plan_trim(struct memsrc *ms, uint64_t addr)
  */
 #define CAPTURE_LIMIT ((size_t)1 << 30)
 
+/* A sum over the first word of every captured page and the pattern,
+ * read on one of the shared section's threads. */
+struct share_reader {
+	struct memsrc *ms;
+	uint64_t addr;
+	unsigned slot;
+	uint64_t sum;
+	size_t failed;
+};
+
+static void *share_read(void *arg)
+{
+	struct share_reader *r = arg;
+	struct memsrc *ms = r->ms;
+	uint32_t *pat = malloc(NPAGES * PAGE);
+	struct cs_err err;
+	uint64_t page, v;
+	size_t i;
+
+	memsrc_thread(r->slot);
+	cs_err_init(&err);
+	r->sum = 0;
+	r->failed = 0;
+	for (i = 0; i < ms->nmaps; i++) {
+		if (!mcache_may_change(&ms->maps[i]))
+			continue;
+		for (page = ms->maps[i].start; page < ms->maps[i].end;
+		     page += PAGE) {
+			if (memsrc_read_u64(ms, page, &v, &err) != 0)
+				r->failed++;
+			else
+				r->sum = r->sum * 31 + v;
+		}
+	}
+	if (!pat || memsrc_read(ms, r->addr, pat, NPAGES * PAGE, &err) != 0)
+		r->failed++;
+	else
+		for (i = 0; i < NPAGES * PAGE / 4; i++)
+			r->failed += pat[i] != pattern(i);
+	free(pat);
+	memsrc_thread(0);
+	return NULL;
+}
+
+/*
+ * A captured cache shared by two threads: both find every page without
+ * the lock and read what one thread alone reads; the table does not
+ * grow while shared, and a fill that would need it to fails as missed.
+ */
+static void test_shared(struct memsrc *ms, uint64_t addr)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct share_reader alone = { ms, addr, 0, 0, 0 };
+	struct share_reader two[2] = { { ms, addr, 0, 0, 0 },
+				       { ms, addr, 1, 0, 0 } };
+	uint64_t code = (uint64_t)(uintptr_t)&share_read, v;
+	size_t cap, room, nentries;
+	struct cs_err err;
+	pthread_t t;
+	int ret;
+
+	share_read(&alone);
+	CHECK(alone.failed == 0, "%zu reads of the capture failed",
+	      alone.failed);
+	memsrc_share(ms, 1);
+	cap = c->cap;
+	room = cap / 2 - c->nentries;
+	CHECK(room >= SHARED_ROOM, "room for %zu pages when shared, not %d",
+	      room, SHARED_ROOM);
+	CHECK(mcache_table_reserve(c, room + 1) == -1 && c->cap == cap,
+	      "the table grew while shared: %zu -> %zu", cap, c->cap);
+	CHECK(mcache_table_reserve(c, room) == 0 && c->cap == cap,
+	      "room within the table refused while shared");
+	ret = pthread_create(&t, NULL, share_read, &two[1]);
+	CHECK(ret == 0, "pthread_create: %d", ret);
+	share_read(&two[0]);
+	if (ret == 0)
+		pthread_join(t, NULL);
+	CHECK(two[0].failed == 0 && two[1].failed == 0,
+	      "shared reads failed: %zu and %zu", two[0].failed,
+	      two[1].failed);
+	CHECK(two[0].sum == alone.sum && two[1].sum == alone.sum,
+	      "shared reads differ from one thread's");
+	CHECK(!ms->missed, "a shared read of the capture went to the target");
+	/* A page not captured (this program's code, the child's too), with
+	 * the table full as far as a shared cache may fill it. */
+	nentries = c->nentries;
+	c->nentries = cap / 2;
+	cs_err_init(&err);
+	ret = memsrc_read_u64(ms, code, &v, &err);
+	CHECK(ret == -CS_ERR_MEMORY && ms->missed == 1 && c->cap == cap &&
+	      strstr(err.msg, "full") != NULL,
+	      "a fill with no room while shared: %d, %llu missed, %s", ret,
+	      (unsigned long long)ms->missed, err.msg);
+	c->nentries = nentries;
+	ms->missed = 0;
+	memsrc_share(ms, 0);
+	CHECK(mcache_table_reserve(c, room + 1) == 0 && c->cap == 2 * cap,
+	      "the table does not grow once no longer shared");
+	CHECK(memsrc_read_u64(ms, code, &v, &err) == 0 && !ms->missed,
+	      "a read-only page read after the shared section: %s", err.msg);
+}
+
 static void test_capture_all(struct memsrc *ms, uint64_t addr)
 {
 	struct cs_err err;
@@ -706,6 +809,7 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 	check_pattern(ms, addr, "captured");
 	check_hole(ms, addr, "captured");
 	CHECK(!ms->missed, "a captured read went to the target");
+	test_shared(ms, addr);
 	memsrc_cache_clear(ms);
 }
 
