@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,9 +227,18 @@ static size_t plan_run(const struct memsrc_cache *c, size_t i)
  * page (pin the target's page, copy it into coroscope's, fault that in
  * if it is new): one thread copied a 10k-task target's 30 MB in ~7.5 ms
  * of its stop while the second core was idle, so with two CPUs and
- * enough to copy, each of two threads makes half of the reads.
+ * enough to copy, a second thread copies too.
+ *
+ * The reads go in chunks of about CHUNK_PAGES: the stopping thread takes
+ * them from the front, the helper from the back, until they meet.  A
+ * helper that starts late (its vCPU must be woken: 0.1-8 ms here) or is
+ * held up leaves its share to the other, which then waits at the join
+ * for one chunk at most; halves fixed in advance made it wait for the
+ * helper's whole half (up to 8 ms of a 5 ms copy).  From the two ends,
+ * the threads do not copy neighbouring pages at the same time.
  */
 #define PARALLEL_MIN_PAGES 1024   /* 4 MiB: less is not worth a thread */
+#define CHUNK_PAGES 256           /* 1 MiB, ~0.15 ms of copying */
 
 struct copy_job {
 	uint64_t page;
@@ -237,46 +247,100 @@ struct copy_job {
 	long got;
 };
 
-struct copy_half {
+/* The chunks, shared by the two threads. */
+struct copy_chunks {
 	struct memsrc *ms;
 	struct copy_job *jobs;
-	size_t n;
+	size_t *first;            /* chunk k: jobs first[k] .. first[k + 1] */
+	size_t nchunks;
+	_Atomic unsigned char *taken;
+};
+
+/* One thread's side. */
+struct copy_side {
+	struct copy_chunks *cc;
+	int from_back;
 	size_t calls;
 };
 
-/* Make h's reads, MEMSRC_RUNS_MAX to a call.  A job not read whole keeps
- * got -1; the call's next job starts the next call. */
-static void *copy_jobs(void *arg)
+/* Make the reads of jobs[0..n), MEMSRC_RUNS_MAX to a call, with the
+ * caller's runs and bufs (MEMSRC_RUNS_MAX each).  A job not read whole
+ * keeps got -1; the call's next job starts the next call.  The calls
+ * made. */
+static size_t copy_jobs(struct memsrc *ms, struct copy_job *jobs, size_t n,
+			struct memsrc_run *runs, unsigned char **bufs)
 {
-	struct copy_half *h = arg;
-	/* On the heap: a helper thread's stack may be small. */
-	struct memsrc_run *runs = xmallocarray(MEMSRC_RUNS_MAX, sizeof(*runs));
-	unsigned char **bufs = xmallocarray(MEMSRC_RUNS_MAX, sizeof(*bufs));
-	size_t i = 0;
+	size_t i = 0, calls = 0;
 
-	/* Each call settles at least its first job: bounded by h->n. */
-	while (i < h->n) {
+	/* Each call settles at least its first job: bounded by n. */
+	while (i < n) {
 		size_t k, b = 0;
 		long got;
 
-		for (k = i; k < h->n && b < MEMSRC_RUNS_MAX; k++, b++) {
-			runs[b].addr = h->jobs[k].page;
-			runs[b].len = h->jobs[k].n * PAGE_SIZE;
-			bufs[b] = h->jobs[k].buf;
+		for (k = i; k < n && b < MEMSRC_RUNS_MAX; k++, b++) {
+			runs[b].addr = jobs[k].page;
+			runs[b].len = jobs[k].n * PAGE_SIZE;
+			bufs[b] = jobs[k].buf;
 		}
-		got = h->ms->ops->read_runs(h->ms, runs, bufs, b);
-		h->calls++;
+		got = ms->ops->read_runs(ms, runs, bufs, b);
+		calls++;
 		if (got < 0)
 			break;
 		for (k = 0; k < b && (uint64_t)got >= runs[k].len; k++) {
-			h->jobs[i + k].got = (long)runs[k].len;
+			jobs[i + k].got = (long)runs[k].len;
 			got -= (long)runs[k].len;
 		}
 		i += k < b ? k + 1 : b;
 	}
+	return calls;
+}
+
+/* Take chunks from one end until one is found taken: the other side,
+ * which takes them from the other end, has taken the rest. */
+static void *copy_side(void *arg)
+{
+	struct copy_side *side = arg;
+	struct copy_chunks *cc = side->cc;
+	/* On the heap: a helper thread's stack may be small. */
+	struct memsrc_run *runs = xmallocarray(MEMSRC_RUNS_MAX, sizeof(*runs));
+	unsigned char **bufs = xmallocarray(MEMSRC_RUNS_MAX, sizeof(*bufs));
+	size_t i;
+
+	/* Bounded by the chunks. */
+	for (i = 0; i < cc->nchunks; i++) {
+		size_t k = side->from_back ? cc->nchunks - 1 - i : i;
+
+		if (atomic_exchange_explicit(&cc->taken[k], 1,
+					     memory_order_relaxed))
+			break;
+		side->calls += copy_jobs(cc->ms, cc->jobs + cc->first[k],
+					 cc->first[k + 1] - cc->first[k],
+					 runs, bufs);
+	}
 	free(runs);
 	free(bufs);
 	return NULL;
+}
+
+/* Group jobs[0..n) into chunks of CHUNK_PAGES or more pages (and at most
+ * MEMSRC_RUNS_MAX jobs): *nchunks of them, first[] of nchunks + 1. */
+static size_t *chunk_jobs(const struct copy_job *jobs, size_t n,
+			  size_t *nchunks)
+{
+	size_t *first = xmallocarray(n + 1, sizeof(*first));
+	size_t i, k = 0, pages = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i == 0 || pages >= CHUNK_PAGES ||
+		    i - first[k - 1] >= MEMSRC_RUNS_MAX) {
+			first[k++] = i;
+			pages = 0;
+		}
+		pages += jobs[i].n;
+	}
+	first[k] = n;
+	*nchunks = k;
+	return first;
 }
 
 static void push_job(struct copy_job **jobs, size_t *alloc, size_t *n,
@@ -356,12 +420,13 @@ static void copy_batched(struct memsrc *ms,
 						     size_t *, size_t *))
 {
 	struct memsrc_cache *c = ms->cache;
-	struct copy_half halves[2];
+	struct copy_chunks cc;
+	struct copy_side sides[2];
 	struct copy_job *jobs;
 	unsigned char probe[PAGE_SIZE];
 	unsigned char *probe_buf = probe;
 	struct memsrc_run probe_run;
-	size_t n, pages, i, p, half, acc = 0;
+	size_t n, pages, i, p;
 	pthread_t helper;
 	int threaded = 0, two;
 
@@ -383,29 +448,29 @@ static void copy_batched(struct memsrc *ms,
 		return;
 	}
 	two = pages >= PARALLEL_MIN_PAGES && cs_cpus() >= 2;
-	half = two ? 0 : n;
 	/* Room for every read, handed out now, in order. */
 	for (i = 0; i < n; i++) {
 		jobs[i].buf = mcache_slab_room(c, jobs[i].n);
 		c->used += jobs[i].n;
 		jobs[i].got = -1;
-		if (two && acc < pages / 2)
-			half = i + 1;
-		acc += jobs[i].n;
 	}
 	mcache_slab_note_used(c);
 	(void)mcache_table_reserve(c, pages + SHARED_ROOM);
-	halves[0] = (struct copy_half){ ms, jobs, half, 0 };
-	halves[1] = (struct copy_half){ ms, jobs + half, n - half, 0 };
+	cc.ms = ms;
+	cc.jobs = jobs;
+	cc.first = chunk_jobs(jobs, n, &cc.nchunks);
+	cc.taken = xcalloc(cc.nchunks, sizeof(*cc.taken));
+	sides[0] = (struct copy_side){ &cc, 0, 0 };
+	sides[1] = (struct copy_side){ &cc, 1, 0 };
 	if (two)
-		threaded = cs_thread_start(&helper, copy_jobs, &halves[1],
+		threaded = cs_thread_start(&helper, copy_side, &sides[1],
 					   0) == 0;
-	copy_jobs(&halves[0]);
+	copy_side(&sides[0]);
 	if (threaded)
 		pthread_join(helper, NULL);
-	else
-		copy_jobs(&halves[1]);
-	ms->stats.reads += halves[0].calls + halves[1].calls;
+	ms->stats.reads += sides[0].calls + sides[1].calls;
+	free(cc.first);
+	free((void *)cc.taken);
 	for (i = 0; i < n; i++) {
 		/* A read that came short is made again by the caller,
 		 * which counts its bytes then. */
