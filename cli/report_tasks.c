@@ -37,7 +37,7 @@ struct tree {
 	FILE *out;
 	const struct collection *c;
 	const struct py_async *a;
-	struct addrmap shown;        /* tasks already printed */
+	unsigned char *shown;        /* per task: already printed */
 	size_t **children;           /* per task: indexes of tasks it awaits */
 	size_t *nchildren;
 	size_t *group_next;          /* per task: next of its entry, or -1 */
@@ -200,11 +200,10 @@ static struct entry *plan(struct tree *t, const size_t *idx, size_t n,
 		const struct py_task *task = &t->a->tasks[idx[i]];
 		uint64_t key = 0;
 		uintptr_t k;
-		int found;
 
 		t->group_next[idx[i]] = (size_t)-1;
-		addrmap_get(&t->shown, task->addr, &found);
-		if (!t->c->opt.expand_all && !t->nchildren[idx[i]] && !found) {
+		if (!t->c->opt.expand_all && !t->nchildren[idx[i]] &&
+		    !t->shown[idx[i]]) {
 			/* Alike tasks mostly come in a row: one like the
 			 * task before has its hash, and goes where it
 			 * went, without hashing or a lookup. */
@@ -260,7 +259,7 @@ static int print_entry(struct tree *t, const struct entry *e, int depth,
 	const struct py_task *task = &t->a->tasks[e->first];
 	size_t m;
 
-	if (e->count == 1 && !addrmap_add(&t->shown, task->addr)) {
+	if (e->count == 1 && t->shown[e->first]) {
 		node_prefix(t, depth, more);
 		fputs("(T) ", t->out);
 		esc_text(t->out, task->name);
@@ -268,9 +267,10 @@ static int print_entry(struct tree *t, const struct entry *e, int depth,
 			(unsigned long long)task->addr);
 		return 0;
 	}
+	t->shown[e->first] = 1;
 	for (m = e->first; e->count > 1 && m != (size_t)-1;
 	     m = t->group_next[m])
-		addrmap_add(&t->shown, t->a->tasks[m].addr);
+		t->shown[m] = 1;
 	task_line(t, e, depth, more);
 	step->child_depth = print_frames(t, task, depth) + 1;
 	if (!t->nchildren[e->first])
@@ -399,19 +399,13 @@ static void print_loops(struct tree *t)
 		print_entries(t, roots, n, 1);
 		free(roots);
 		/* what is left is only reachable through a cycle */
-		for (n = 0, j = 0; j < a->ntasks; j++) {
-			int found;
-
-			addrmap_get(&t->shown, a->tasks[j].addr, &found);
-			if (a->tasks[j].loop == loop && !found)
+		for (n = 0, j = 0; j < a->ntasks; j++)
+			if (a->tasks[j].loop == loop && !t->shown[j])
 				idx[n++] = j;
-		}
 		for (j = 0; j < n; j++) {
 			struct entry one = { idx[j], idx[j], 1 };
-			int found;
 
-			addrmap_get(&t->shown, a->tasks[idx[j]].addr, &found);
-			if (!found)
+			if (!t->shown[idx[j]])
 				print_entries(t, &one, 1, 1);
 		}
 	}
@@ -657,9 +651,9 @@ void report_text_async(FILE *out, const struct collection *c)
 	t.c = c;
 	t.a = &c->async;
 	t.glyph = utf8_terminal(out) ? box_glyphs : ascii_glyphs;
-	addrmap_init(&t.shown);
-	/* Every task is shown once (a group's members too): grown once. */
-	addrmap_reserve(&t.shown, t.a->ntasks);
+	/* Tasks are told apart by index (one per address, the readers'
+	 * task_index), not looked up by address. */
+	t.shown = xcalloc(t.a->ntasks ? t.a->ntasks : 1, sizeof(*t.shown));
 	build_children(&t);
 	if (t.a->ntasks)
 		print_loops(&t);
@@ -672,7 +666,7 @@ void report_text_async(FILE *out, const struct collection *c)
 	free(t.children);
 	free(t.nchildren);
 	free(t.group_next);
-	addrmap_release(&t.shown);
+	free(t.shown);
 }
 
 static void dot_escape(FILE *out, const char *s)
