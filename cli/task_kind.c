@@ -23,6 +23,11 @@ int task_same_kind(const struct py_async *a, const struct py_task *x,
 	    !x->waiter_type != !y->waiter_type ||
 	    (x->waiter_type && !str_eq(x->waiter_type, y->waiter_type)))
 		return 0;
+	/* Found alike while the stacks were built (the same code objects):
+	 * no generator need be read again (5 per task, from all over a
+	 * 6 MB array at 10k tasks). */
+	if (x->frames_like && x->frames_like == y->frames_like)
+		return 1;
 	for (i = 0; i < x->nstack; i++) {
 		const struct py_gen *g = &a->gens[x->stack[i]];
 		const struct py_gen *h = &a->gens[y->stack[i]];

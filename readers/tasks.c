@@ -10,6 +10,7 @@
 #include "readers/fields.h"
 #include "readers/gc.h"
 #include "readers/gens_many.h"
+#include "readers/task_alike.h"
 #include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/strbuf.h"
@@ -704,11 +705,15 @@ static void read_tasks(struct builder *b)
 
 static void build_stacks(struct builder *b)
 {
+	struct py_async *a = b->out;
 	size_t i;
 
 	index_awaiting(b);
-	for (i = 0; i < b->out->ntasks; i++)
-		build_stack(b, &b->out->tasks[i], b->fields[i].coro_gen);
+	for (i = 0; i < a->ntasks; i++) {
+		build_stack(b, &a->tasks[i], b->fields[i].coro_gen);
+		py_task_note_frames_like(a, &a->tasks[i],
+					 i ? &a->tasks[i - 1] : NULL);
+	}
 }
 
 static void link_awaiters(struct builder *b)

@@ -38,6 +38,12 @@ struct py_task {
 	size_t *stack;            /* indexes into py_async.gens, innermost
 				     first; in py_async.pool */
 	size_t nstack;
+	/* 1 + the index of a task whose stack has the same frames as this
+	 * one's (the same code objects, names and lines), found while the
+	 * stacks were built (alike tasks mostly come in a row); 0 when none
+	 * was looked for.  Tasks with the same nonzero value have the same
+	 * frames; others may have them too. */
+	size_t frames_like;
 	uint64_t *awaited_by;     /* tasks blocked on this one; in
 				     py_async.pool */
 	size_t nawaited_by;

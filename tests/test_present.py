@@ -169,6 +169,36 @@ def test_identical_tasks_one_group(text, doc, interp):
     assert not [t for t in tasks if ("%#x" % int(t["id"], 16)) in text]
 
 
+def test_neighbours_that_differ_group_apart(interp, keeper):
+    """Alike tasks are grouped by what their frames show (file, function,
+    line), whether or not they are next to each other in the heap, and
+    whether or not their code objects are one (targets/alike_target.py):
+    the report's shortcut for neighbours with the same code objects must
+    neither merge neighbours at two lines nor split twins."""
+    count = 20
+    script = target_script("alike_target.py")
+    t = keeper.start_target(interp, "alike_target.py", str(count))
+    res = run_coroscope("dump", t.pid)
+    assert res.returncode == 0, res
+    lines = res.stdout.splitlines()
+    groups = {}
+    for i, l in enumerate(lines):
+        m = re.search(r"\(T\) (\d+) tasks like this: ", l)
+        if m:
+            frame = re.search(r"`- (\S+)  (\S+):(\d+)$", lines[i + 1])
+            assert frame, lines[i:i + 2]
+            key = (frame.group(1).split(".")[-1],
+                   os.path.basename(frame.group(2)), int(frame.group(3)))
+            assert key not in groups, res.stdout
+            groups[key] = int(m.group(1))
+    name = os.path.basename(script)
+    assert groups == {
+        ("parked_at", name, marker_line(script, "alike-a")): count,
+        ("parked_at", name, marker_line(script, "alike-b")): count,
+        ("twin", "<twin>", 3): 2 * count,
+    }, res.stdout
+
+
 def test_all_expands_groups(target, doc):
     res = run_coroscope("dump", "--all", target.pid)
     assert res.returncode == 0, res
