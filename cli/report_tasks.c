@@ -582,6 +582,8 @@ static void print_orphans(FILE *out, const struct collection *c, int locals)
 	size_t nchains = 0, alloc = 0, i, j, k, total = 0, ngroups;
 	char *awaited, *taken, *orphans;
 
+	if (a->ngens_owned >= a->ngens)
+		return;   /* every one has its task */
 	/* One pass over the generators (6.4 MB of them at 50k), which
 	 * mostly finds none: the rest goes by these bytes. */
 	orphans = xcalloc(a->ngens ? a->ngens : 1, 1);
