@@ -98,6 +98,7 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 {
 	const struct py_layout *L = &w->py->layout;
 	size_t hsize = (size_t)L->gc_head_size, count = 0;
+	struct gc_node_at at;
 	struct gc_node nd;
 	struct gc_tail *tail = NULL;
 	uint64_t node, prev, met = 0;
@@ -106,13 +107,14 @@ static int walk_list(struct walk *w, uint64_t head, struct cs_err *err)
 	ret = py_field_u64(w->py, head, L->gc_head_next, &node, err);
 	if (ret < 0)
 		return ret;
+	gc_node_at_init(&at, L);
 	node &= GC_PTR_MASK;
 	prev = head;
 	ret = 0;
 	while (node && node != head && !w->stop) {
 		uint64_t obj = node + hsize;
 
-		ret = gc_read_node(w->py->ms, L, node, &nd, err);
+		ret = gc_read_node_fast(w->py->ms, L, &at, node, &nd, err);
 		if (ret < 0)
 			break;
 		/* Each node must point back at the one we came from: this

@@ -77,6 +77,18 @@ struct gc_tail {
 	int settled;              /* it saw `done` and searched recs */
 };
 
+void gc_node_at_init(struct gc_node_at *at, const struct py_layout *L)
+{
+	at->n = (size_t)L->gc_head_size + 16;
+	/* Negative offsets made huge: one test tells that all three words
+	 * lie in the n bytes. */
+	at->next = (size_t)(unsigned)L->gc_head_next;
+	at->prev = (size_t)(unsigned)L->gc_head_prev;
+	at->type = (size_t)(unsigned)(L->gc_head_size + L->ob_type);
+	at->fast = (at->next | at->prev | at->type) <= at->n - 8 &&
+		   at->n <= PY_LAYOUT_MAX_STRUCT;
+}
+
 int gc_read_node(struct memsrc *ms, const struct py_layout *L, uint64_t node,
 		 struct gc_node *out, struct cs_err *err)
 {
@@ -123,11 +135,13 @@ static void *tail_run(void *arg)
 	struct gc_tail *t = arg;
 	const struct py_layout *L = t->L;
 	uint64_t node = t->tail, from = t->head;
+	struct gc_node_at at;
 	struct gc_node nd;
 	struct cs_err err;
 
 	memsrc_thread(1);
 	cs_err_init(&err);
+	gc_node_at_init(&at, L);
 	/* Bounded by t->max records. */
 	while (node && node != t->head && t->n < t->max) {
 		if (t->n % TAIL_PUBLISH == 0) {
@@ -140,7 +154,7 @@ static void *tail_run(void *arg)
 		}
 		if (ring_has(&t->seen, node))
 			break;
-		if (gc_read_node(t->ms, L, node, &nd, &err) < 0)
+		if (gc_read_node_fast(t->ms, L, &at, node, &nd, &err) < 0)
 			break;
 		if ((nd.next & GC_PTR_MASK) != from)
 			break;
