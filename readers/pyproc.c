@@ -145,10 +145,11 @@ static void format_hex_version(uint64_t hex, char *out, size_t len,
 static int find_version(struct pyproc *py, struct cs_err *err)
 {
 	const struct module *mod = py->pymod;
+	struct elf_image *img = module_image(mod);
 	uint64_t vaddr, size, hex = 0;
 
-	if (mod->img && elf_image_symbol(mod->img, "Py_Version", &vaddr, &size) == 0 &&
-	    elf_image_read_vaddr(mod->img, vaddr, &hex, sizeof(hex)) == 0 && hex) {
+	if (img && elf_image_symbol(img, "Py_Version", &vaddr, &size) == 0 &&
+	    elf_image_read_vaddr(img, vaddr, &hex, sizeof(hex)) == 0 && hex) {
 		format_hex_version(hex, py->version, sizeof(py->version),
 				   &py->major, &py->minor, &py->micro);
 		return 1;
@@ -163,8 +164,8 @@ static int find_version(struct pyproc *py, struct cs_err *err)
 		if (exe)
 			version_from_name(exe->path, &py->major, &py->minor);
 	}
-	if (mod->img && version_from_rodata(mod->img, py->major, py->minor,
-					    py->version, sizeof(py->version)) == 0 &&
+	if (img && version_from_rodata(img, py->major, py->minor,
+				       py->version, sizeof(py->version)) == 0 &&
 	    parse_version(py->version, &py->major, &py->minor, &py->micro) == 0)
 		return 1;
 	if (py->major) {
@@ -180,7 +181,7 @@ static uint64_t sym(const struct pyproc *py, const char *name)
 {
 	uint64_t addr, size;
 
-	if (!py->pymod->img || module_symbol(py->pymod, name, &addr, &size) < 0)
+	if (module_symbol(py->pymod, name, &addr, &size) < 0)
 		return 0;
 	return addr;
 }

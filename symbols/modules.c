@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@
  *     module that is ET_EXEC or has an .interp section (the section of
  *     PT_INTERP; PIE executables are loaded below their libraries by the
  *     kernel), or failing that the lowest-addressed ELF module.
- *  3. Each ELF file is opened through the source's root; the main
+ *  3. Each ELF file is opened, when first asked for, through the
+ *     source's root; the main
  *     executable through exe_path, which works even when its file was
  *     deleted or lives in another mount namespace.  Other deleted files
  *     of a live process are opened through /proc/PID/map_files.
@@ -45,6 +47,19 @@ struct group {
 	int exec, perms_known;
 	int deleted;               /* the backend saw "(deleted)" */
 };
+
+/* What opening a module's file takes, kept from the load. */
+struct module_file {
+	struct memsrc *ms;
+	struct group g;            /* g.path: the module's own copy */
+	int use_exe;
+	int tried;                 /* under open_lock */
+	struct elf_image *img;
+	uint64_t bias;
+};
+
+/* Modules are asked about from the readers' threads too. */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* qsort context is not portable: sort pointers to mappings instead. */
 static int cmp_map_by_path(const void *a, const void *b)
@@ -181,6 +196,27 @@ static uint64_t compute_bias(const struct group *g,
 	return anchor - elf_image_base_vaddr(img);
 }
 
+struct elf_image *module_image(const struct module *mod)
+{
+	struct module_file *f = mod->file;
+
+	if (!f)
+		return NULL;
+	pthread_mutex_lock(&open_lock);
+	if (!f->tried) {
+		f->tried = 1;
+		open_image(f->ms, &f->g, f->use_exe, &f->img);
+		f->bias = compute_bias(&f->g, f->img);
+	}
+	pthread_mutex_unlock(&open_lock);
+	return f->img;
+}
+
+uint64_t module_bias(const struct module *mod)
+{
+	return module_image(mod) ? mod->file->bias : 0;
+}
+
 /* The group that exe_path links to, or -1. */
 static long main_by_link(const struct memsrc *ms, const struct group *groups,
 			 size_t n)
@@ -219,8 +255,8 @@ static void guess_main(struct module_list *list, struct memsrc *ms)
 
 	if (ms->exe_path && elf_image_open(&exe, ms->exe_path, NULL) == 0) {
 		for (i = 0; i < list->n && !found; i++)
-			if (list->mods[i].img &&
-			    same_build_id(list->mods[i].img, exe))
+			if (module_image(&list->mods[i]) &&
+			    same_build_id(module_image(&list->mods[i]), exe))
 				found = &list->mods[i];
 		if (found) {
 			elf_image_free(exe);
@@ -228,7 +264,7 @@ static void guess_main(struct module_list *list, struct memsrc *ms)
 		}
 	}
 	for (i = 0; i < list->n && !found; i++) {
-		const struct elf_image *img = list->mods[i].img;
+		const struct elf_image *img = module_image(&list->mods[i]);
 
 		if (img && (elf_image_type(img) == ET_EXEC ||
 			    elf_image_section(img, ".interp", NULL, NULL) == 0))
@@ -236,13 +272,14 @@ static void guess_main(struct module_list *list, struct memsrc *ms)
 	}
 	/* A static PIE has neither: it is then the only ELF module. */
 	for (i = 0; i < list->n && !found; i++)
-		if (list->mods[i].img)
+		if (module_image(&list->mods[i]))
 			found = &list->mods[i];
 	if (found && exe) {
 		/* The caller named the executable: trust it over the file
 		 * found under the mapping's name. */
-		elf_image_free(found->img);
-		found->img = exe;
+		elf_image_free(found->file->img);
+		found->file->img = exe;
+		found->file->bias = compute_bias(&found->file->g, exe);
 		exe = NULL;
 	}
 	elf_image_free(exe);
@@ -272,13 +309,22 @@ int module_list_load(struct module_list *list, struct memsrc *ms,
 		const struct group *g = &groups[i];
 
 		mod->path = xstrdup(g->path);
-		open_image(ms, g, (long)i == main_idx, &mod->img);
 		mod->start = g->start;
 		mod->end = g->end;
-		mod->bias = compute_bias(g, mod->img);
 		mod->is_main = (long)i == main_idx;
+		mod->file = xcalloc(1, sizeof(*mod->file));
+		mod->file->ms = ms;
+		mod->file->g = *g;
+		mod->file->g.path = mod->path;
+		mod->file->use_exe = mod->is_main;
 	}
 	list->n = ng;
+	/* A backend that finds the files itself (a core's: --sysroot,
+	 * --lib-search-path, build ids) warns of each one it cannot find
+	 * as it is asked: asked now for all, its warnings name every
+	 * missing library, whatever the readers go on to need. */
+	for (i = 0; ms->ops && ms->ops->host_path && i < ng; i++)
+		(void)module_image(&list->mods[i]);
 	if (main_idx < 0)
 		guess_main(list, ms);
 	free(groups);
@@ -291,7 +337,9 @@ void module_list_release(struct module_list *list)
 
 	for (i = 0; i < list->n; i++) {
 		free(list->mods[i].path);
-		elf_image_free(list->mods[i].img);
+		if (list->mods[i].file)
+			elf_image_free(list->mods[i].file->img);
+		free(list->mods[i].file);
 	}
 	free(list->mods);
 	list->mods = NULL;
@@ -301,12 +349,13 @@ void module_list_release(struct module_list *list)
 int module_symbol(const struct module *mod, const char *name,
 		  uint64_t *addr, uint64_t *size)
 {
+	struct elf_image *img = module_image(mod);
 	uint64_t value, sz;
 
-	if (!mod->img || elf_image_symbol(mod->img, name, &value, &sz) != 0)
+	if (!img || elf_image_symbol(img, name, &value, &sz) != 0)
 		return -1;
 	if (addr)
-		*addr = value + mod->bias;
+		*addr = value + mod->file->bias;
 	if (size)
 		*size = sz;
 	return 0;
@@ -315,12 +364,13 @@ int module_symbol(const struct module *mod, const char *name,
 int module_section(const struct module *mod, const char *name,
 		   uint64_t *addr, uint64_t *size)
 {
+	const struct elf_image *img = module_image(mod);
 	uint64_t a, sz;
 
-	if (!mod->img || elf_image_section(mod->img, name, &a, &sz) != 0)
+	if (!img || elf_image_section(img, name, &a, &sz) != 0)
 		return -1;
 	if (addr)
-		*addr = a + mod->bias;
+		*addr = a + mod->file->bias;
 	if (size)
 		*size = sz;
 	return 0;
@@ -330,15 +380,20 @@ const struct module *module_list_find_symbol(const struct module_list *list,
 					     const char *name, uint64_t *addr)
 {
 	size_t i;
+	int pass;
 
-	for (i = 0; i < list->n; i++)
-		if (list->mods[i].is_main &&
-		    module_symbol(&list->mods[i], name, addr, NULL) == 0)
-			return &list->mods[i];
-	for (i = 0; i < list->n; i++)
-		if (!list->mods[i].is_main &&
-		    module_symbol(&list->mods[i], name, addr, NULL) == 0)
-			return &list->mods[i];
+	/* Pass 0: the main executable; 1: a libpython; 2: the others. */
+	for (pass = 0; pass < 3; pass++)
+		for (i = 0; i < list->n; i++) {
+			const struct module *m = &list->mods[i];
+			int lib = !m->is_main &&
+				  !strncmp(cs_base_name(m->path), "libpython", 9);
+			int here = pass == 0 ? m->is_main :
+				   pass == 1 ? lib : !m->is_main && !lib;
+
+			if (here && module_symbol(m, name, addr, NULL) == 0)
+				return m;
+		}
 	return NULL;
 }
 

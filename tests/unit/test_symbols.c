@@ -92,11 +92,11 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	mod = module_at(ctx->list,
 			info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-	if (!mod || !mod->img)
+	if (!mod || !module_image(mod))
 		return 0;   /* the vdso has no file */
-	CHECK(mod->bias == info->dlpi_addr,
+	CHECK(module_bias(mod) == info->dlpi_addr,
 	      "bias of %s is 0x%" PRIx64 ", loader says 0x%" PRIx64,
-	      mod->path, mod->bias, (uint64_t)info->dlpi_addr);
+	      mod->path, module_bias(mod), (uint64_t)info->dlpi_addr);
 	ctx->compared++;
 	return 0;
 }
@@ -139,7 +139,7 @@ static void test_self(void)
 	/* A libc function, as the dynamic linker resolved it in libc itself
 	 * (dlsym(RTLD_DEFAULT) could give a sanitizer's interceptor). */
 	libc = module_list_find_prefix(&list, "libc.so.");
-	CHECK(libc && libc->img, "libc not found or not opened");
+	CHECK(libc && module_image(libc), "libc not found or not opened");
 	handle = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	real_printf = handle ? dlsym(handle, "printf") : NULL;
 	CHECK(real_printf != NULL, "dlsym(printf): %s", dlerror());
@@ -175,27 +175,27 @@ static void test_self(void)
 
 	/* The file image at a symbol's link-time address is what the
 	 * process has there. */
-	if (main_mod && main_mod->img) {
+	if (main_mod && module_image(main_mod)) {
 		uint64_t v;
 		char magic[4];
 
-		CHECK(elf_image_symbol(main_mod->img, "test_symbols_text", &v,
+		CHECK(elf_image_symbol(module_image(main_mod), "test_symbols_text", &v,
 				       &size) == 0 && size == sizeof(text),
 		      "text symbol size %" PRIu64, size);
 		memset(text, 0, sizeof(text));
-		CHECK(elf_image_read_vaddr(main_mod->img, v, text,
+		CHECK(elf_image_read_vaddr(module_image(main_mod), v, text,
 					   sizeof(text)) == 0 &&
 		      memcmp(text, test_symbols_text, sizeof(text)) == 0,
 		      "read_vaddr gave '%.*s'", (int)sizeof(text), text);
-		CHECK(elf_image_read_vaddr(main_mod->img,
-					   elf_image_base_vaddr(main_mod->img),
+		CHECK(elf_image_read_vaddr(module_image(main_mod),
+					   elf_image_base_vaddr(module_image(main_mod)),
 					   magic, 4) == 0 &&
 		      memcmp(magic, ELFMAG, 4) == 0,
 		      "no ELF header at the base address");
-		CHECK(elf_image_read_vaddr(main_mod->img, UINT64_MAX - 2,
+		CHECK(elf_image_read_vaddr(module_image(main_mod), UINT64_MAX - 2,
 					   magic, 4) == -1,
 		      "read past the address space");
-		CHECK(elf_image_read_vaddr(main_mod->img, v, magic,
+		CHECK(elf_image_read_vaddr(module_image(main_mod), v, magic,
 					   SIZE_MAX) == -1, "huge read");
 	}
 
@@ -294,7 +294,7 @@ static void test_deleted(void)
 		for (i = 0; i < list.n; i++)
 			if (strcmp(list.mods[i].path, want) == 0)
 				mod = &list.mods[i];
-		CHECK(mod && mod->img, "no module for '%s'", want);
+		CHECK(mod && module_image(mod), "no module for '%s'", want);
 		if (mod)
 			CHECK(module_symbol(mod, "zlibVersion", &addr, NULL) == 0
 			      && addr == (uint64_t)(uintptr_t)fn,
@@ -632,9 +632,9 @@ static void test_child(const char *python, const char *libprefix)
 	} else {
 		/* Statically linked, non-PIE: found in the main module, which
 		 * is never relocated. */
-		CHECK(mod && mod->is_main && mod->bias == 0,
+		CHECK(mod && mod->is_main && module_bias(mod) == 0,
 		      "_PyRuntime in %s, bias 0x%" PRIx64,
-		      mod ? mod->path : "(none)", mod ? mod->bias : 0);
+		      mod ? mod->path : "(none)", mod ? module_bias(mod) : 0);
 	}
 	module_list_release(&list);
 	proc_memsrc_release(&ms);
