@@ -289,6 +289,18 @@ int mcache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
 		cache_drop_all(c);
 	}
 	n = cluster_pages(ms, page, want);
+	/* Shared, the table cannot grow: a cluster takes what room is left
+	 * (a read-only cluster wants up to CLUSTER_MAX pages, and the room
+	 * made for sharing is SHARED_ROOM), and only a full table fails. */
+	if (c->shared) {
+		size_t room = c->cap / 2 > c->nentries ?
+			      c->cap / 2 - c->nentries : 0;
+
+		if (!room)
+			return shared_full(ms, page, err);
+		if (n > room)
+			n = room;
+	}
 	if (mcache_table_reserve(c, n) < 0)
 		return shared_full(ms, page, err);
 	buf = mcache_slab_room(c, n);

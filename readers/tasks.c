@@ -453,7 +453,7 @@ static void extend_running(struct builder *b, struct py_task *t,
 				break;  /* a plain call: the await chain ends */
 			*chain = xgrow(*chain, alloc, *n + 1, sizeof(**chain));
 			(*chain)[(*n)++] = gi - 1;
-			if (!a->gens[gi - 1].task) {
+			if (!a->gens[gi - 1].task && t->addr) {
 				a->gens[gi - 1].task = t->addr;
 				a->ngens_owned++;
 			}
@@ -489,7 +489,7 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 		b->chain = xgrow(b->chain, &b->chain_alloc, n + 1,
 				 sizeof(*b->chain));
 		b->chain[n++] = (size_t)idx;
-		if (!a->gens[idx].task) {
+		if (!a->gens[idx].task && t->addr) {
 			a->gens[idx].task = t->addr;
 			a->ngens_owned++;
 		}

@@ -56,8 +56,9 @@ struct py_task {
 struct py_async {
 	struct py_gen *gens;
 	size_t ngens;
-	/* Generators whose task is set, each counted once as it is set: a
-	 * report need not look for the others when it equals ngens. */
+	/* Generators whose task is set, each counted once as it goes from
+	 * 0 to a task's (nonzero) address: a report need not look for the
+	 * others when it equals ngens. */
 	size_t ngens_owned;
 	struct py_task *tasks;
 	size_t ntasks;
