@@ -301,8 +301,8 @@ int mcache_fill_exact(struct memsrc *ms, uint64_t page, size_t want,
 		if (n > room)
 			n = room;
 	}
-	if (mcache_table_reserve(c, n) < 0)
-		return shared_full(ms, page, err);
+	/* Cannot fail: shared, n fits the table as it is. */
+	(void)mcache_table_reserve(c, n);
 	buf = mcache_slab_room(c, n);
 
 	got = ms->ops->read_raw(ms, page, buf, n * PAGE_SIZE, err);

@@ -80,8 +80,6 @@ struct gc_tail {
 void gc_node_at_init(struct gc_node_at *at, const struct py_layout *L)
 {
 	at->n = (size_t)L->gc_head_size + 16;
-	/* Negative offsets made huge: one test tells that all three words
-	 * lie in the n bytes. */
 	at->next = (size_t)(unsigned)L->gc_head_next;
 	at->prev = (size_t)(unsigned)L->gc_head_prev;
 	at->type = (size_t)(unsigned)(L->gc_head_size + L->ob_type);
@@ -89,38 +87,31 @@ void gc_node_at_init(struct gc_node_at *at, const struct py_layout *L)
 		   at->n <= PY_LAYOUT_MAX_STRUCT;
 }
 
-int gc_read_node(struct memsrc *ms, const struct py_layout *L, uint64_t node,
+int gc_read_node(struct memsrc *ms, const struct py_layout *L,
+		 const struct gc_node_at *at, uint64_t node,
 		 struct gc_node *out, struct cs_err *err)
 {
-	size_t n = (size_t)L->gc_head_size + 16;
-	/* The three offsets, negative ones made huge: one test tells that
-	 * all three words lie in the n bytes. */
-	size_t next = (size_t)(unsigned)L->gc_head_next,
-	       prev = (size_t)(unsigned)L->gc_head_prev,
-	       type = (size_t)(unsigned)(L->gc_head_size + L->ob_type);
-	const uint8_t *p = memsrc_peek(ms, node, n);
+	const uint8_t *p = memsrc_peek(ms, node, at->n);
 	uint8_t buf[PY_LAYOUT_MAX_STRUCT];
 	int ret;
 
-	if (n > sizeof(buf))
+	if (at->n > sizeof(buf))
 		CS_BUG("PyGC_Head of %d bytes", L->gc_head_size);
-	/* Most nodes lie in a page read just before: decoded where they
-	 * are, with no copy. */
 	if (!p) {
-		ret = memsrc_read(ms, node, buf, n, err);
+		ret = memsrc_read(ms, node, buf, at->n, err);
 		if (ret < 0)
 			return ret;
 		p = buf;
 	}
-	if ((next | prev | type) <= n - 8) {
-		out->next = le_u64(p + next);
-		out->prev = le_u64(p + prev);
-		out->type = le_u64(p + type);
+	if (at->fast) {
+		out->next = le_u64(p + at->next);
+		out->prev = le_u64(p + at->prev);
+		out->type = le_u64(p + at->type);
 	} else {
 		/* A table without one of them: field_u64() reads it as 0. */
-		out->next = field_u64(p, n, L->gc_head_next);
-		out->prev = field_u64(p, n, L->gc_head_prev);
-		out->type = field_u64(p, n, L->gc_head_size + L->ob_type);
+		out->next = field_u64(p, at->n, L->gc_head_next);
+		out->prev = field_u64(p, at->n, L->gc_head_prev);
+		out->type = field_u64(p, at->n, L->gc_head_size + L->ob_type);
 	}
 	return 0;
 }

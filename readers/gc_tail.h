@@ -49,19 +49,11 @@ struct gc_node {
 };
 
 /*
- * The PyGC_Head at node, then the object's refcount and type (the
- * L->gc_head_size + 16 bytes both walkers read of each object), decoded
- * into *out: in place when its page was read just before, else through
- * a copy.  0 or a negative status.
- */
-int gc_read_node(struct memsrc *ms, const struct py_layout *L, uint64_t node,
-		 struct gc_node *out, struct cs_err *err);
-
-/*
  * Where a node's three words lie, worked out once per walk: a walk reads
- * a hundred thousand nodes, and gc_read_node() spent half of its ~60
- * instructions a node on the offsets and on a copy buffer it rarely
- * needs.  fast: all three lie in the n bytes read.
+ * a hundred thousand nodes, and working the offsets out for each, with
+ * a copy buffer it rarely needs, was half of the ~60 instructions a
+ * node took.  fast: all three lie in the n bytes read (negative offsets
+ * made huge fail that one test).
  */
 struct gc_node_at {
 	size_t n, next, prev, type;
@@ -69,6 +61,16 @@ struct gc_node_at {
 };
 
 void gc_node_at_init(struct gc_node_at *at, const struct py_layout *L);
+
+/*
+ * The PyGC_Head at node, then the object's refcount and type (the
+ * L->gc_head_size + 16 bytes both walkers read of each object), decoded
+ * into *out through a copy when its page was not read just before.  0
+ * or a negative status.  Walkers call gc_read_node_fast().
+ */
+int gc_read_node(struct memsrc *ms, const struct py_layout *L,
+		 const struct gc_node_at *at, uint64_t node,
+		 struct gc_node *out, struct cs_err *err);
 
 /* gc_read_node(), decoding in place a node whose page was read just
  * before (most nodes), without a call. */
@@ -81,7 +83,7 @@ static inline int gc_read_node_fast(struct memsrc *ms,
 	const uint8_t *p = at->fast ? memsrc_peek(ms, node, at->n) : NULL;
 
 	if (!p)
-		return gc_read_node(ms, L, node, out, err);
+		return gc_read_node(ms, L, at, node, out, err);
 	out->next = le_u64(p + at->next);
 	out->prev = le_u64(p + at->prev);
 	out->type = le_u64(p + at->type);

@@ -453,10 +453,8 @@ static void extend_running(struct builder *b, struct py_task *t,
 				break;  /* a plain call: the await chain ends */
 			*chain = xgrow(*chain, alloc, *n + 1, sizeof(**chain));
 			(*chain)[(*n)++] = gi - 1;
-			if (!a->gens[gi - 1].task && t->addr) {
-				a->gens[gi - 1].task = t->addr;
-				a->ngens_owned++;
-			}
+			if (!a->gens[gi - 1].task)
+				py_async_set_owner(a, gi - 1, t->addr);
 		}
 		return;
 	}
@@ -489,10 +487,8 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 		b->chain = xgrow(b->chain, &b->chain_alloc, n + 1,
 				 sizeof(*b->chain));
 		b->chain[n++] = (size_t)idx;
-		if (!a->gens[idx].task && t->addr) {
-			a->gens[idx].task = t->addr;
-			a->ngens_owned++;
-		}
+		if (!a->gens[idx].task)
+			py_async_set_owner(a, (size_t)idx, t->addr);
 		idx = next_gen(b, (size_t)idx);
 	}
 	addrmap_release(&seen);

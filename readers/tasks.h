@@ -56,9 +56,9 @@ struct py_task {
 struct py_async {
 	struct py_gen *gens;
 	size_t ngens;
-	/* Generators whose task is set, each counted once as it goes from
-	 * 0 to a task's (nonzero) address: a report need not look for the
-	 * others when it equals ngens. */
+	/* Generators whose task is set (py_async_set_owner() counts
+	 * them): a report need not look for the others when it equals
+	 * ngens. */
 	size_t ngens_owned;
 	struct py_task *tasks;
 	size_t ntasks;
@@ -71,6 +71,17 @@ struct py_async {
 	/* The reader of part of gens, or NULL (readers/gens_many.h). */
 	struct pyproc *helper;
 };
+
+/* Give generator gen the task at address task (nonzero) as its owner,
+ * counting it in ngens_owned when it had none. */
+static inline void py_async_set_owner(struct py_async *a, size_t gen,
+				      uint64_t task)
+{
+	if (!task)
+		return;
+	a->ngens_owned += !a->gens[gen].task;
+	a->gens[gen].task = task;
+}
 
 /*
  * Walk the heap and build the tasks and generators.  snap gives the

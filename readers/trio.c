@@ -101,9 +101,7 @@ static void build_chain(struct py_async *a, struct py_task *t, long first)
 	while (idx >= 0 && n < PY_MAX_CHAIN) {
 		chain = xgrow(chain, &alloc, n + 1, sizeof(*chain));
 		chain[n++] = (size_t)idx;
-		if (!a->gens[idx].task && t->addr)
-			a->ngens_owned++;
-		a->gens[idx].task = t->addr;
+		py_async_set_owner(a, (size_t)idx, t->addr);
 		idx = gen_index(a, a->gens[idx].awaiting);
 		for (i = 0; idx >= 0 && i < n; i++)
 			if (chain[i] == (size_t)idx)
