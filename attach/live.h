@@ -6,9 +6,10 @@
  *                     memory is readable now, racily (the --no-block mode
  *                     and symbol discovery use this).
  *   live_stop()    -- PTRACE_SEIZE + PTRACE_INTERRUPT every thread and
- *                     wait until all are stopped; refresh the thread list
- *                     (with each thread's fs_base) and clear the cache.
- *   live_resume()  -- detach every thread; idempotent.
+ *                     wait until all are stopped, from a thread of its
+ *                     own that holds them; refresh the thread list (with
+ *                     each thread's registers) and clear the cache.
+ *   live_resume()  -- detach every thread (that thread exits); idempotent.
  *   memsrc_free()  -- resumes if needed, then frees.
  *
  * Seize, never PTRACE_ATTACH: if coroscope dies (even by SIGKILL) the
@@ -16,7 +17,8 @@
  * SIGSTOP of PTRACE_ATTACH could leave the target stopped.
  *
  * live_install_signal_guard() makes SIGINT, SIGTERM, SIGHUP and SIGQUIT
- * detach every stopped thread before coroscope dies of the signal.
+ * give every stopped thread the signal it held back before coroscope
+ * dies of the signal (its death detaches them all).
  */
 #ifndef COROSCOPE_ATTACH_LIVE_H
 #define COROSCOPE_ATTACH_LIVE_H

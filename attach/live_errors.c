@@ -36,12 +36,26 @@ static int tracer_is_coroscope(int tracer)
 	       !strcmp(comm, "coroscope");
 }
 
+/* TracerPid names the tracing thread; its process is the thread group's
+ * (coroscope traces from a thread of its own). */
+static long tracer_process(long tracer)
+{
+	char status[PROCFS_STATUS_MAX];
+	long tgid;
+
+	if (procfs_status_read((int)tracer, 0, status, sizeof(status)) >= 0 &&
+	    procfs_status_long(status, "Tgid", &tgid) == 0 && tgid > 0)
+		return tgid;
+	return tracer;
+}
+
 /* The process already has a tracer (ptrace allows one). */
 static int fail_traced(struct cs_err *err, int pid, const char *what,
 		       long tracer)
 {
 	char comm[PROCFS_COMM_MAX];
 
+	tracer = tracer_process(tracer);
 	if (tracer == getpid())
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "permission denied: cannot %s process %d: "

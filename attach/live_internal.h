@@ -1,8 +1,8 @@
 /*
  * What the parts of the live backend share (attach/live.c opens, reads
- * and closes; live_stop.c stops and resumes the threads and guards
- * against signals; live_errors.c explains refusals).  Not for use outside
- * attach/live*.c.
+ * and closes; live_stop.c stops and resumes the threads from a tracer
+ * thread; live_guard.c guards against signals; live_errors.c explains
+ * refusals).  Not for use outside attach/live*.c.
  */
 #ifndef COROSCOPE_ATTACH_LIVE_INTERNAL_H
 #define COROSCOPE_ATTACH_LIVE_INTERNAL_H
@@ -41,11 +41,23 @@ struct live {
 
 	int other_ns;          /* in another PID namespace: tids differ there */
 
+	struct tracer *tracer;   /* the thread holding them, while stopped */
 	int stopped;
 	struct timespec since;   /* when every thread was stopped */
 	double paused_ms;        /* earlier stops */
 	double stop_ms;          /* stopping the threads, every stop */
 };
+
+/* The signal guard (live_guard.c): the seized threads and the signals
+ * they hold, kept by the tracer thread, whose tid is set while it holds
+ * them.  live_guard_add() returns a slot, or -1 when none is free. */
+int live_guard_add(int tid);
+void live_guard_set_sig(int slot, int tid, int sig);
+void live_guard_remove(int slot, int tid);
+void live_guard_set_tracer(int tid);
+
+/* Let every target still held go (at exit; live_stop.c). */
+void live_release_all_held(void);
 
 /*
  * The thread ids in /proc/PID/task, the main thread first and the others

@@ -384,13 +384,24 @@ def task_ids(pid):
         return []
 
 
+def tracer_process(tracer):
+    """The process of a TracerPid, which names the tracing thread
+    (coroscope traces from a thread of its own); 0 stays 0."""
+    if tracer <= 0:
+        return tracer
+    st = proc_status(tracer)
+    if st is None:
+        return tracer
+    return int(st.get("Tgid", tracer))
+
+
 def task_tracers(pid):
-    """{tid: TracerPid} for every thread of pid."""
+    """{tid: the process tracing it, or 0} for every thread of pid."""
     tracers = {}
     for tid in task_ids(pid):
         st = proc_status(pid, tid)
         if st is not None:
-            tracers[tid] = int(st.get("TracerPid", "0"))
+            tracers[tid] = tracer_process(int(st.get("TracerPid", "0")))
     return tracers
 
 

@@ -23,8 +23,8 @@ import time
 import pytest
 
 from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
-                      coroscope_env, interpreter, marker_line, run_coroscope,
-                      target_script)
+                      coroscope_env, interpreter, marker_line, proc_status,
+                      run_coroscope, target_script, tracer_process)
 
 # Task names and code.replace() need 3.8+.
 HOSTILE_IDS = ("3.8", "3.12", "3.13", "3.14")
@@ -181,10 +181,9 @@ def test_status_kept_when_killed_during_dump(py):
         deadline = time.monotonic() + 20 * TIME_SCALE
         held = False
         while time.monotonic() < deadline and not held:
-            with open("/proc/%d/status" % child) as f:
-                status = f.read()
-            held = ("TracerPid:\t%d\n" % proc.pid in status and
-                    "(tracing stop)" in status)
+            status = proc_status(child) or {}
+            held = (tracer_process(int(status.get("TracerPid", "0"))) ==
+                    proc.pid and "(tracing stop)" in status.get("State", ""))
             if not held:
                 time.sleep(0.005)
         assert held, "the dump never stopped the command"

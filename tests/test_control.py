@@ -60,16 +60,25 @@ def assert_untraced(target, timeout=5.0):
         "target thread still stopped: %r" % states
 
 
-def start_progress(keeper, interp):
-    return keeper.start_target(interp, "progress_target.py",
-                               "{workdir}/counter.txt")
+def start_progress(keeper, interp, idle_threads=0):
+    args = ["{workdir}/counter.txt"]
+    if idle_threads:
+        args.append(str(idle_threads))
+    return keeper.start_target(interp, "progress_target.py", *args)
 
 
-def hold_attached(keeper, target, hold_ms, *extra):
+# How coroscope holds the target: from its own main thread (a target of a
+# few threads), or from a thread of its own that lets the target go by
+# exiting (many threads; COROSCOPE_TEST_TRACER=thread forces it).
+TRACERS = {"inline": {}, "thread": {"COROSCOPE_TEST_TRACER": "thread"}}
+
+
+def hold_attached(keeper, target, hold_ms, *extra, env=None):
     """Start coroscope with a hold; return it once it stops the target."""
+    tool_env = {HOLD_ENV: str(hold_ms)}
+    tool_env.update(env or {})
     tool = keeper.spawn_coroscope(["dump", "--json"] + list(extra) +
-                                  [str(target.pid)],
-                                  env={HOLD_ENV: str(hold_ms)})
+                                  [str(target.pid)], env=tool_env)
 
     def attached():
         if tool.poll() is not None:
@@ -108,6 +117,19 @@ def test_target_progresses_after_dump(interp, keeper):
     assert_progress(target)
 
 
+def test_many_threads_let_go(interp, keeper):
+    """100 more threads: coroscope holds them from a thread of its own,
+    which lets them all go by exiting."""
+    target = start_progress(keeper, interp, idle_threads=100)
+    res = run_coroscope("dump", "--json", target.pid)
+    doc = res.json()
+    names = sorted(t["name"] for t in doc["threads"])
+    assert names == sorted(["MainThread", "worker"] +
+                           ["idle-%d" % i for i in range(100)]), names
+    assert_untraced(target)
+    assert_progress(target)
+
+
 def test_dump_stops_target_while_reading(control_interp, keeper):
     """During the hold every thread is stopped: the counters freeze."""
     target = start_progress(keeper, control_interp)
@@ -121,9 +143,10 @@ def test_dump_stops_target_while_reading(control_interp, keeper):
     assert_progress(target)
 
 
-def test_sigkill_while_attached(control_interp, keeper):
+@pytest.mark.parametrize("tracer", sorted(TRACERS))
+def test_sigkill_while_attached(control_interp, keeper, tracer):
     target = start_progress(keeper, control_interp)
-    tool = hold_attached(keeper, target, 5000)
+    tool = hold_attached(keeper, target, 5000, env=TRACERS[tracer])
     before = read_counters(target)
     tool.kill()
     tool.communicate(timeout=10)
@@ -132,11 +155,12 @@ def test_sigkill_while_attached(control_interp, keeper):
     assert_progress(target, before)
 
 
+@pytest.mark.parametrize("tracer", sorted(TRACERS))
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT],
                          ids=["SIGTERM", "SIGINT"])
-def test_signal_while_attached(control_interp, keeper, signum):
+def test_signal_while_attached(control_interp, keeper, signum, tracer):
     target = start_progress(keeper, control_interp)
-    tool = hold_attached(keeper, target, 5000)
+    tool = hold_attached(keeper, target, 5000, env=TRACERS[tracer])
     before = read_counters(target)
     sent = time.monotonic()
     tool.send_signal(signum)

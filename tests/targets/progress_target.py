@@ -1,11 +1,14 @@
 """A target that keeps making progress, for coroscope's control tests.
 
-Usage: progress_target.py READY_FILE COUNTER_FILE
+Usage: progress_target.py READY_FILE COUNTER_FILE [IDLE_THREADS]
 
 The main thread and one worker thread each increment a counter every
 20 ms; the main thread rewrites COUNTER_FILE ("MAIN WORKER") atomically
 every 50 ms.  A test that sees both numbers keep growing knows every
 thread of the target is running: not left stopped, not still traced.
+IDLE_THREADS more threads (named idle-N) wait on an event that is never
+set: enough of them make coroscope hold the target from a thread of its
+own.
 
 Must run unchanged on CPython 3.6 through 3.14.
 """
@@ -38,6 +41,11 @@ def main():
     worker = threading.Thread(target=work, name="worker")
     worker.daemon = True
     worker.start()
+    never = threading.Event()
+    for i in range(int(sys.argv[3]) if len(sys.argv) > 3 else 0):
+        idle = threading.Thread(target=never.wait, name="idle-%d" % i)
+        idle.daemon = True
+        idle.start()
     last_write = 0.0
     announced = False
     while True:

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,9 @@ struct shared {
 	volatile uint64_t self[NTHREADS];  /* pthread_self() of each */
 	long sigcount;                     /* updated atomically */
 	volatile int ready;
+	/* test_guard_gives_back()'s raiser */
+	long raised, raised_got;           /* updated atomically */
+	volatile int stop_raising;
 };
 
 static struct shared *sh;
@@ -53,7 +57,49 @@ static uint32_t pattern(size_t i)
 	return 0xc0de0000u ^ (uint32_t)(i * 2654435761u);
 }
 
-/* ---- the child ---- */
+/* Hold a target from a thread of its own whatever its size (1), or as
+ * for a target of a few threads (0). */
+static void tracer_thread(int on)
+{
+	if (on)
+		setenv("COROSCOPE_TEST_TRACER", "thread", 1);
+	else
+		unsetenv("COROSCOPE_TEST_TRACER");
+}
+
+/* ---- the children ---- */
+
+static void on_sigrtmin(void (*handler)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGRTMIN, &sa, NULL);
+}
+
+static void on_raised(int sig)
+{
+	(void)sig;
+	__atomic_fetch_add(&sh->raised_got, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Raise SIGRTMIN at itself until told to stop: when seized, it is
+ * mostly caught taking one (a signal-delivery-stop holds it). */
+static void raiser_main(void)
+{
+	long n;
+
+	on_sigrtmin(on_raised);
+	/* Bounded: a minute's worth at most, if the test dies. */
+	for (n = 0; !sh->stop_raising && n < 100000000; n++) {
+		__atomic_fetch_add(&sh->raised, 1, __ATOMIC_SEQ_CST);
+		raise(SIGRTMIN);
+	}
+	_exit(0);
+}
 
 static void on_rt(int sig)
 {
@@ -75,18 +121,13 @@ static void *spin(void *arg)
 
 static void child_main(int wfd)
 {
-	struct sigaction sa;
 	pthread_t t;
 	uint32_t *buf;
 	uint64_t addr;
 	size_t i;
 	long k;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_rt;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGRTMIN, &sa, NULL);
+	on_sigrtmin(on_rt);
 
 	/* Threads first: their stacks must not land in the hole below. */
 	for (k = 1; k < NTHREADS; k++)
@@ -142,7 +183,8 @@ static int none_running(void)
 	return !memcmp(a, b, sizeof(a));
 }
 
-static long tracer_of(int pid)
+/* A field of /proc/PID/status, or -1. */
+static long status_field(int pid, const char *field)
 {
 	char path[64], buf[4096], *p;
 	ssize_t n;
@@ -157,8 +199,26 @@ static long tracer_of(int pid)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	p = strstr(buf, "TracerPid:");
-	return p ? strtol(p + 10, NULL, 10) : -1;
+	p = strstr(buf, field);
+	return p ? strtol(p + strlen(field), NULL, 10) : -1;
+}
+
+/* The thread tracing pid's main thread, 0 for none, -1 when unknown. */
+static long raw_tracer_of(int pid)
+{
+	return status_field(pid, "TracerPid:");
+}
+
+/* The process tracing pid (TracerPid names a thread: coroscope's
+ * tracer is one of its own), 0 for none, -1 when unknown. */
+static long tracer_of(int pid)
+{
+	long tracer = raw_tracer_of(pid), tgid;
+
+	if (tracer <= 0)
+		return tracer;
+	tgid = status_field((int)tracer, "Tgid:");
+	return tgid > 0 ? tgid : tracer;
 }
 
 static int check_pattern(struct memsrc *ms, uint64_t addr, const char *what)
@@ -475,17 +535,15 @@ static void test_signals(struct memsrc *ms, int pid)
 }
 
 /*
- * Another process stops the child and holds it; we must be refused with
- * a message naming it; then it dies of sig and the child must run on.
+ * A process that stops pid and holds it for 20 s, its signal guard on,
+ * returned once it traces pid (or 5 s later).  Exit status 3: it could
+ * not stop pid; 4: the hold ended, no test killed it.
  */
-static void test_tracer_dies(struct memsrc *ms, int pid, int sig)
+static pid_t fork_holder(int pid)
 {
-	struct cs_err err;
-	pid_t tracer;
-	int st, i, ret;
-	char want[64];
+	pid_t tracer = fork();
+	int i;
 
-	tracer = fork();
 	if (tracer == 0) {
 		struct memsrc *tms = NULL;
 		struct cs_err terr;
@@ -495,10 +553,32 @@ static void test_tracer_dies(struct memsrc *ms, int pid, int sig)
 		cs_err_init(&terr);
 		if (live_open(&tms, pid, &terr) || live_stop(tms, &terr))
 			_exit(3);
-		_exit(4);  /* the hold ended: the test failed to kill us */
+		_exit(4);
 	}
 	for (i = 0; i < 500 && tracer_of(pid) != tracer; i++)
 		sleep_ms(10);
+	return tracer;
+}
+
+/* Where test_tracer_dies() sends its signal. */
+enum aim { AIM_PROCESS, AIM_MAIN_THREAD, AIM_TRACER_THREAD };
+
+/*
+ * Another process stops the child and holds it; we must be refused with
+ * a message naming it; then it dies of sig and the child must run on.
+ * Aimed at its main thread, which waits in the hold, the guard there
+ * must hand the signal to the thread that traces, and that one die of
+ * it (if the hand-over failed, the hold would end: exit status 4).
+ */
+static void test_tracer_dies(struct memsrc *ms, int pid, int sig,
+			     enum aim aim)
+{
+	struct cs_err err;
+	pid_t tracer;
+	int st, ret;
+	char want[64];
+
+	tracer = fork_holder(pid);
 	CHECK(tracer_of(pid) == tracer, "tracer %d attached", tracer);
 	sleep_ms(50);  /* let it reach the hold */
 	CHECK(none_running(), "stopped by the tracer");
@@ -510,12 +590,56 @@ static void test_tracer_dies(struct memsrc *ms, int pid, int sig)
 	      "stop of a traced process: %d %s", ret, err.msg);
 	CHECK(all_running() == 0, "our failed stop did not resume it");
 
-	kill(tracer, sig);
+	if (aim == AIM_MAIN_THREAD)
+		syscall(SYS_tgkill, tracer, tracer, sig);
+	else if (aim == AIM_TRACER_THREAD)
+		syscall(SYS_tgkill, tracer, (int)raw_tracer_of(pid), sig);
+	else
+		kill(tracer, sig);
 	waitpid(tracer, &st, 0);
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == sig,
 	      "tracer died of signal %d (status 0x%x)", sig, st);
 	CHECK(all_running(), "running after the tracer died of %d", sig);
 	CHECK(tracer_of(pid) == 0, "no tracer left after signal %d", sig);
+}
+
+/*
+ * A tracer process holds a thread that raises signals in a loop (at the
+ * stop it is mostly taking one: a signal-delivery-stop holds it) and is
+ * killed by SIGTERM aimed at its main thread.  The guard gives the held
+ * signal back before it dies, on the main thread or, when a tracer
+ * thread holds the target, on that one, to which it hands the SIGTERM:
+ * every signal raised must arrive.  (The kernel's own detach, as the
+ * tracer dies, would drop it.)
+ */
+static void test_guard_gives_back(void)
+{
+	int round, lost = 0, st;
+
+	for (round = 0; round < 6; round++) {
+		pid_t raiser, tracer;
+
+		sh->stop_raising = 0;
+		sh->raised = sh->raised_got = 0;
+		raiser = fork();
+		if (raiser == 0)
+			raiser_main();
+		sleep_ms(20);
+		tracer = fork_holder(raiser);
+		sleep_ms(30);  /* into the hold */
+		syscall(SYS_tgkill, tracer, tracer, SIGTERM);
+		waitpid(tracer, &st, 0);
+		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
+		      "raiser's tracer died of SIGTERM (status 0x%x)", st);
+		sh->stop_raising = 1;
+		waitpid(raiser, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "raiser ran on to its end (status 0x%x)", st);
+		if (__atomic_load_n(&sh->raised_got, __ATOMIC_SEQ_CST) !=
+		    __atomic_load_n(&sh->raised, __ATOMIC_SEQ_CST))
+			lost++;
+	}
+	CHECK(!lost, "signals lost in %d of 6 rounds", lost);
 }
 
 static void test_exit(struct memsrc *ms, int pid, uint64_t addr)
@@ -842,6 +966,10 @@ int main(void)
 		return 2;
 
 	test_bad_pids();
+	test_guard_gives_back();
+	tracer_thread(1);
+	test_guard_gives_back();
+	tracer_thread(0);
 
 	spaced = make_file("/tmp/coroscope test map XXXXXX", 0, &m1);
 	deleted = make_file("/tmp/coroscope-deleted-XXXXXX", 1, &m2);
@@ -869,12 +997,24 @@ int main(void)
 	check_pattern(ms, addr, "running");
 	test_cache(ms, addr);
 	test_stop(ms, pid, addr);
+	tracer_thread(1);
+	test_stop(ms, pid, addr);
+	tracer_thread(0);
 	test_plan_trim(ms, addr);
 	test_capture_all(ms, addr);
 	test_proc_mem(pid, addr);
 	test_signals(ms, pid);
-	test_tracer_dies(ms, pid, SIGTERM);
-	test_tracer_dies(ms, pid, SIGKILL);
+	tracer_thread(1);
+	test_signals(ms, pid);
+	tracer_thread(0);
+	test_tracer_dies(ms, pid, SIGTERM, AIM_PROCESS);
+	test_tracer_dies(ms, pid, SIGKILL, AIM_PROCESS);
+	test_tracer_dies(ms, pid, SIGINT, AIM_MAIN_THREAD);
+	tracer_thread(1);
+	test_tracer_dies(ms, pid, SIGTERM, AIM_PROCESS);
+	test_tracer_dies(ms, pid, SIGTERM, AIM_MAIN_THREAD);
+	test_tracer_dies(ms, pid, SIGINT, AIM_TRACER_THREAD);
+	tracer_thread(0);
 	test_exit(ms, pid, addr);
 	memsrc_free(ms);
 
