@@ -41,6 +41,9 @@ static int guard_installed;
 /* The tracer thread's tid while it holds threads, else 0.  Lock-free,
  * so usable in a handler. */
 static atomic_int guard_tracer;
+/* A signal handed to the tracer, which may have exited before taking it
+ * (a signal pending on an exiting thread is dropped). */
+static volatile sig_atomic_t guard_handed;
 
 /* A slot for tid, or -1 when none is free.  The stop appends; the
  * resume clears every slot, and the array's length drops once its last
@@ -108,10 +111,12 @@ static void guard_handler(int sig)
 
 	/* Not the tracer: hand the signal to it (it has the same mask as
 	 * the thread that stopped the target, which took this signal). */
-	if (tracer > 0 && tracer != (int)syscall(SYS_gettid) &&
-	    syscall(SYS_tgkill, getpid(), tracer, sig) == 0) {
-		errno = saved;
-		return;
+	if (tracer > 0 && tracer != (int)syscall(SYS_gettid)) {
+		guard_handed = sig;
+		if (syscall(SYS_tgkill, getpid(), tracer, sig) == 0) {
+			errno = saved;
+			return;
+		}
 	}
 	guard_give_back_signals();
 	sa.sa_handler = SIG_DFL;
@@ -122,6 +127,18 @@ static void guard_handler(int sig)
 	 * handler had never been there. */
 	raise(sig);
 	errno = saved;
+}
+
+void live_guard_tracer_gone(void)
+{
+	int sig = guard_handed;
+
+	/* The tracer exited with the signal handed to it pending: take it
+	 * here (the handler, with no tracer left, ends coroscope). */
+	if (sig) {
+		guard_handed = 0;
+		raise(sig);
+	}
 }
 
 /* exit() while a target is held: let the tracers give it back. */

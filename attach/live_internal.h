@@ -55,6 +55,9 @@ int live_guard_add(int tid);
 void live_guard_set_sig(int slot, int tid, int sig);
 void live_guard_remove(int slot, int tid);
 void live_guard_set_tracer(int tid);
+/* After a tracer thread is gone: a fatal signal handed to it that it
+ * did not take is raised again on the caller's thread. */
+void live_guard_tracer_gone(void);
 
 /* Let every target still held go (at exit; live_stop.c). */
 void live_release_all_held(void);

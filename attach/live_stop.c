@@ -637,6 +637,7 @@ static void tracer_release(struct live *lv)
 			sched_yield();
 		pthread_cond_destroy(&tr->cv);
 		pthread_mutex_destroy(&tr->mu);
+		live_guard_tracer_gone();
 	} else {
 		let_go(lv, 1);
 	}

@@ -10,6 +10,7 @@
  * signal is lost while it stops and resumes it in a loop.
  */
 #include "attach/live.h"
+#include "attach/live_internal.h"
 #include "attach/memsrc_cache.h"
 
 #include <errno.h>
@@ -642,6 +643,50 @@ static void test_guard_gives_back(void)
 	CHECK(!lost, "signals lost in %d of 6 rounds", lost);
 }
 
+/* A tracer thread that takes no SIGTERM, then exits: a SIGTERM handed
+ * to it is dropped with it. */
+static void *deaf_tracer(void *arg)
+{
+	sigset_t term;
+
+	(void)arg;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &term, NULL);
+	live_guard_set_tracer((int)syscall(SYS_gettid));
+	sleep_ms(200);
+	live_guard_set_tracer(0);
+	return NULL;
+}
+
+/*
+ * The guard hands a SIGTERM taken by another thread to the tracer; if the
+ * tracer exits before taking it, live_guard_tracer_gone() must raise it
+ * again: coroscope dies of it rather than running on as if never told.
+ */
+static void test_guard_handed_signal_kept(void)
+{
+	pid_t child = fork();
+	int st;
+
+	if (child == 0) {
+		pthread_t t;
+
+		live_install_signal_guard();
+		if (pthread_create(&t, NULL, deaf_tracer, NULL))
+			_exit(3);
+		sleep_ms(50);
+		raise(SIGTERM);  /* handed to the deaf tracer */
+		pthread_join(t, NULL);
+		live_guard_tracer_gone();
+		_exit(0);
+	}
+	waitpid(child, &st, 0);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
+	      "a SIGTERM handed to a tracer that exited ends coroscope "
+	      "(status 0x%x)", st);
+}
+
 static void test_exit(struct memsrc *ms, int pid, uint64_t addr)
 {
 	struct cs_err err;
@@ -966,6 +1011,7 @@ int main(void)
 		return 2;
 
 	test_bad_pids();
+	test_guard_handed_signal_kept();
 	test_guard_gives_back();
 	tracer_thread(1);
 	test_guard_gives_back();
