@@ -172,6 +172,11 @@ unsigned char *mcache_slab_room(struct memsrc_cache *c, size_t n)
 	return c->slabs[c->cur].mem;
 }
 
+size_t mcache_slab_left(const struct memsrc_cache *c)
+{
+	return c->nslabs ? c->slabs[c->cur].pages - c->used : 0;
+}
+
 /* Count pages handed out [cur, used) as faulted in. */
 void mcache_slab_note_used(struct memsrc_cache *c)
 {

@@ -136,6 +136,9 @@ int mcache_table_reserve(struct memsrc_cache *c, size_t more);
  * used; the caller adds what it uses to c->used, then calls
  * mcache_slab_note_used(). */
 unsigned char *mcache_slab_room(struct memsrc_cache *c, size_t n);
+/* Pages left in the slab mcache_slab_room() hands out from now (0 when
+ * there is none: the next call maps one). */
+size_t mcache_slab_left(const struct memsrc_cache *c);
 void mcache_slab_note_used(struct memsrc_cache *c);
 /* Set up and fault in the slab pages, and table room, for `pages` pages
  * filled from an empty cache. */

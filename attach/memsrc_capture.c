@@ -413,6 +413,43 @@ static struct copy_job *lay_out_plan(struct memsrc *ms, size_t *n,
 	return jobs;
 }
 
+/*
+ * Room for every read, handed out now, in order.  A read that does not
+ * fit in what is left of a slab is split there: moved whole to the next
+ * slab, it would leave that tail unused, and the room handed out would
+ * run past the pages mcache_reserve() faulted in before the stop (new
+ * pages faulted in, even a new slab mapped, during the pause: 237 pages
+ * and a sixth slab for 10k tasks).  So the room ends exactly as many
+ * pages on as the reads have.
+ */
+static struct copy_job *fit_to_slabs(struct memsrc_cache *c,
+				     struct copy_job *jobs, size_t *n)
+{
+	struct copy_job *out = NULL;
+	size_t alloc = 0, nout = 0, pages = 0, i;
+
+	for (i = 0; i < *n; i++) {
+		uint64_t page = jobs[i].page;
+		size_t left = jobs[i].n;
+
+		/* Each round places at least one page: bounded by the job. */
+		while (left) {
+			size_t room = mcache_slab_left(c);
+			size_t take = room && room < left ? room : left;
+
+			push_job(&out, &alloc, &nout, &pages, page, take);
+			out[nout - 1].buf = mcache_slab_room(c, take);
+			out[nout - 1].got = -1;
+			c->used += take;
+			page += take * PAGE_SIZE;
+			left -= take;
+		}
+	}
+	free(jobs);
+	*n = nout;
+	return out;
+}
+
 /* Copy what lay_out (lay_out_all or lay_out_plan) lays out, on two
  * threads when there are two CPUs and enough of it. */
 static void copy_batched(struct memsrc *ms,
@@ -448,12 +485,7 @@ static void copy_batched(struct memsrc *ms,
 		return;
 	}
 	two = pages >= PARALLEL_MIN_PAGES && cs_cpus() >= 2;
-	/* Room for every read, handed out now, in order. */
-	for (i = 0; i < n; i++) {
-		jobs[i].buf = mcache_slab_room(c, jobs[i].n);
-		c->used += jobs[i].n;
-		jobs[i].got = -1;
-	}
+	jobs = fit_to_slabs(c, jobs, &n);
 	mcache_slab_note_used(c);
 	(void)mcache_table_reserve(c, pages + SHARED_ROOM);
 	cc.ms = ms;

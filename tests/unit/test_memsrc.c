@@ -945,6 +945,16 @@ static void test_shared(struct memsrc *ms, uint64_t addr)
 	      "a read-only page read after the shared section: %s", err.msg);
 }
 
+/* Slab pages handed out since the cache was last cleared. */
+static size_t room_end(const struct memsrc_cache *c)
+{
+	size_t k, n = c->used;
+
+	for (k = 0; k < c->cur && k < c->nslabs; k++)
+		n += c->slabs[k].pages;
+	return n;
+}
+
 static void test_capture_all(struct memsrc *ms, uint64_t addr)
 {
 	struct cs_err err;
@@ -979,6 +989,11 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 	CHECK(total > 2048 && missing == 0,
 	      "%zu of %llu writable pages not captured", missing,
 	      (unsigned long long)total);
+	/* The copy's room is all the slab pages from the start, no tail
+	 * left unused: as many as memsrc_reserve_all() faults in. */
+	CHECK(room_end(ms->cache) == total,
+	      "the copy took %zu slab pages for %llu pages",
+	      room_end(ms->cache), (unsigned long long)total);
 	CHECK(all_running(), "the child runs on after the capture");
 	for (i = 0; i < NTHREADS; i++) {
 		ret = memsrc_read_u64(ms, (uint64_t)(uintptr_t)&sh->counter[i],
