@@ -158,6 +158,10 @@ void live_install_signal_guard(void)
 	guard_installed = 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = guard_handler;
+	/* A thread that hands the signal to the tracer returns from the
+	 * handler and runs on until the tracer ends coroscope: no system
+	 * call of its should fail meanwhile with EINTR. */
+	sa.sa_flags = SA_RESTART;
 	sigfillset(&sa.sa_mask);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		/* Leave an ignored signal ignored (nohup, background jobs). */

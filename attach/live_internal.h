@@ -1,8 +1,8 @@
 /*
  * What the parts of the live backend share (attach/live.c opens, reads
- * and closes; live_stop.c stops and resumes the threads from a tracer
- * thread; live_guard.c guards against signals; live_errors.c explains
- * refusals).  Not for use outside attach/live*.c.
+ * and closes; live_stop.c stops and resumes the threads; live_tracer.c
+ * says which thread holds them and lets them go; live_guard.c guards
+ * against signals; live_errors.c explains refusals).  Not for use outside attach/live*.c.
  */
 #ifndef COROSCOPE_ATTACH_LIVE_INTERNAL_H
 #define COROSCOPE_ATTACH_LIVE_INTERNAL_H
@@ -59,7 +59,19 @@ void live_guard_set_tracer(int tid);
  * did not take is raised again on the caller's thread. */
 void live_guard_tracer_gone(void);
 
-/* Let every target still held go (at exit; live_stop.c). */
+/* Holding and letting go, on the holding thread (live_stop.c): stop
+ * every thread of lv's target and read their registers (0 or a status;
+ * either way they must be let go); detach those holding a signal, every
+ * one when `each` (else the holding thread's exit detaches the rest). */
+int live_hold_threads(struct live *lv, struct cs_err *err);
+void live_let_go(struct live *lv, int each);
+
+/* Who holds (live_tracer.c): hold lv's target on a tracer thread or the
+ * caller's (0 or a status; either way live_tracer_release() lets it
+ * go); let it go (idempotent); at exit, let every held target go. */
+int live_tracer_start(struct memsrc *ms, struct live *lv,
+		      struct cs_err *err);
+void live_tracer_release(struct live *lv);
 void live_release_all_held(void);
 
 /*

@@ -1,26 +1,13 @@
 /*
- * Stopping and resuming a live target's threads: the tracer seizes and
- * interrupts every one (PTRACE_SEIZE, PTRACE_INTERRUPT), waits for their
- * stops and holds them.  For a target of many threads the tracer is a
- * thread of coroscope's own: to resume, it detaches those that hold a
- * signal (PTRACE_DETACH gives it back) and exits, and the kernel
- * detaches the others as it exits.
- *
- * Why a thread: only the thread that seized a tracee can detach it, one
- * system call per thread, each waking a thread that then competes for
- * the CPU with the detaching one.  A tracer's exit detaches all its
- * tracees in one pass in the kernel: 6-12 ms instead of 17-23 ms for
- * 2,000 threads here.  That detach drops a signal held at a
- * signal-delivery-stop, hence the explicit detaches for those.  For a
- * target of a few threads, starting and ending that thread costs more
- * than it saves: coroscope's own thread holds them and detaches each.
+ * Stopping and resuming a live target's threads: seize and interrupt
+ * every one (PTRACE_SEIZE, PTRACE_INTERRUPT), wait for their stops, read
+ * their registers, and detach them again; on the thread that holds them,
+ * which live_tracer.c chooses.
  */
 #include "attach/live.h"
 #include "attach/live_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +37,6 @@
 #define STOP_ROUNDS 64         /* listings of /proc/PID/task in live_stop */
 #define STOP_WAIT_MS 1000      /* for every thread to report its stop */
 #define DETACH_WAIT_MS 100     /* for a late stop before detaching */
-#define GONE_WAIT_MS 1000      /* for the tracer thread to be gone */
-#define TRACER_THREAD_MIN 64   /* threads for which one is worth it */
 
 static double ms_between(const struct timespec *a, const struct timespec *b)
 {
@@ -437,11 +422,12 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 }
 
 /*
- * Holding the threads: stop them all and read their registers (what the
+ * Holding the threads, on the thread that will let them go (see
+ * live_tracer.c): stop them all and read their registers (what the
  * caller then reads needs no tracer).  0 or a status; either way they
  * must be let go.
  */
-static int hold_threads(struct live *lv, struct cs_err *err)
+int live_hold_threads(struct live *lv, struct cs_err *err)
 {
 	size_t i;
 	int ret;
@@ -466,7 +452,7 @@ static int hold_threads(struct live *lv, struct cs_err *err)
  * by PTRACE_DETACH, which gives it back; the others too when `each`,
  * else the tracer thread's exit detaches them.
  */
-static void let_go(struct live *lv, int each)
+void live_let_go(struct live *lv, int each)
 {
 	size_t i;
 
@@ -487,181 +473,6 @@ static void let_go(struct live *lv, int each)
 	live_guard_set_tracer(0);
 }
 
-/*
- * The tracer thread, used for a target of TRACER_THREAD_MIN threads or
- * more.  Its life: hold the threads (tr->ret, tr->err say how that
- * went), report TR_HELD, wait for TR_RELEASE, let go, exit.
- */
-enum tracer_phase { TR_STOPPING, TR_HELD, TR_RELEASE };
-
-struct tracer {
-	int threaded;             /* else the caller's thread holds them */
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	enum tracer_phase phase;
-	int tid;                  /* the thread's, for the gone check */
-	int ret;                  /* hold_threads()'s */
-	struct cs_err err;
-	struct live *lv;
-	struct tracer *next;      /* in the list of tracers holding targets */
-};
-
-/* Tracers holding a target, for live_release_all_held() at exit. */
-static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct tracer *held;
-
-static void tracer_set_phase(struct tracer *tr, enum tracer_phase phase)
-{
-	pthread_mutex_lock(&tr->mu);
-	tr->phase = phase;
-	pthread_cond_broadcast(&tr->cv);
-	pthread_mutex_unlock(&tr->mu);
-}
-
-static void tracer_wait_phase(struct tracer *tr, enum tracer_phase phase)
-{
-	pthread_mutex_lock(&tr->mu);
-	/* Bounded by the other side, which always moves on: the tracer's
-	 * stop_all() by its deadline, the caller by live_resume(). */
-	while (tr->phase != phase)
-		pthread_cond_wait(&tr->cv, &tr->mu);
-	pthread_mutex_unlock(&tr->mu);
-}
-
-static void *tracer_main(void *arg)
-{
-	struct tracer *tr = arg;
-
-	tr->tid = (int)syscall(SYS_gettid);
-	tr->ret = hold_threads(tr->lv, &tr->err);
-	tracer_set_phase(tr, TR_HELD);
-	tracer_wait_phase(tr, TR_RELEASE);
-	let_go(tr->lv, 0);
-	return NULL;
-}
-
-static void held_add(struct tracer *tr)
-{
-	pthread_mutex_lock(&held_mu);
-	tr->next = held;
-	held = tr;
-	pthread_mutex_unlock(&held_mu);
-}
-
-static void held_remove(struct tracer *tr)
-{
-	struct tracer **p;
-
-	pthread_mutex_lock(&held_mu);
-	/* Bounded: one entry per memsrc stopped at once. */
-	for (p = &held; *p; p = &(*p)->next)
-		if (*p == tr) {
-			*p = tr->next;
-			break;
-		}
-	pthread_mutex_unlock(&held_mu);
-}
-
-/* A tracer thread for this many threads or more (test aid: always with
- * COROSCOPE_TEST_TRACER=thread).  Starting it and waiting for it costs
- * about half a millisecond more pause; detaching a thread costs ~10 us. */
-static int use_tracer_thread(const struct memsrc *ms)
-{
-	const char *s = getenv("COROSCOPE_TEST_TRACER");
-
-	return ms->nthreads >= TRACER_THREAD_MIN ||
-	       (s && !strcmp(s, "thread"));
-}
-
-/* Start the tracer thread and wait until it holds every thread (or
- * hold them on the caller's thread when none can start).  0 or a
- * status. */
-static int tracer_start_thread(struct tracer *tr, struct cs_err *err)
-{
-	int ret;
-
-	pthread_mutex_init(&tr->mu, NULL);
-	pthread_cond_init(&tr->cv, NULL);
-	tr->phase = TR_STOPPING;
-	cs_err_init(&tr->err);
-	/* Created with the caller's signal mask: a signal the caller takes
-	 * the guard sends on to the tracer, which must take it too. */
-	ret = pthread_create(&tr->thread, NULL, tracer_main, tr);
-	if (ret) {
-		/* No thread to spare: hold them here (detaching each is
-		 * slower, but works). */
-		pthread_cond_destroy(&tr->cv);
-		pthread_mutex_destroy(&tr->mu);
-		return hold_threads(tr->lv, err);
-	}
-	tr->threaded = 1;
-	tracer_wait_phase(tr, TR_HELD);
-	if (tr->ret)
-		*err = tr->err;
-	return tr->ret;
-}
-
-/* Hold every thread of the target, on a thread of its own or not.  0 or
- * a status; either way tracer_release() lets them go. */
-static int tracer_start(struct memsrc *ms, struct live *lv,
-			struct cs_err *err)
-{
-	struct tracer *tr = xcalloc(1, sizeof(*tr));
-
-	tr->lv = lv;
-	lv->tracer = tr;
-	held_add(tr);
-	if (use_tracer_thread(ms))
-		return tracer_start_thread(tr, err);
-	return hold_threads(lv, err);
-}
-
-/* Let the target go.  A tracer thread's exit detaches its tracees; wait
- * until it has: that happens before its tid is freed, and joining may
- * return before. */
-static void tracer_release(struct live *lv)
-{
-	struct tracer *tr = lv->tracer;
-	double deadline;
-
-	if (!tr)
-		return;
-	if (tr->threaded) {
-		tracer_set_phase(tr, TR_RELEASE);
-		pthread_join(tr->thread, NULL);
-		deadline = cs_now_ms() + GONE_WAIT_MS;
-		/* Bounded by the deadline. */
-		while (syscall(SYS_tgkill, getpid(), tr->tid, 0) == 0 &&
-		       cs_now_ms() < deadline)
-			sched_yield();
-		pthread_cond_destroy(&tr->cv);
-		pthread_mutex_destroy(&tr->mu);
-		live_guard_tracer_gone();
-	} else {
-		let_go(lv, 1);
-	}
-	held_remove(tr);
-	free(tr);
-	lv->tracer = NULL;
-}
-
-void live_release_all_held(void)
-{
-	struct tracer *tr;
-	int n;
-
-	/* Bounded: each pass removes the first tracer from the list. */
-	for (n = 0; n < 64; n++) {
-		pthread_mutex_lock(&held_mu);
-		tr = held;
-		pthread_mutex_unlock(&held_mu);
-		if (!tr)
-			return;
-		tracer_release(tr->lv);
-	}
-}
-
 int live_stop(struct memsrc *ms, struct cs_err *err)
 {
 	struct live *lv = ms->backend;
@@ -675,7 +486,7 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 			       "cannot stop process %d: it is coroscope itself",
 			       lv->pid);
 	start = cs_now_ms();
-	ret = tracer_start(ms, lv, err);
+	ret = live_tracer_start(ms, lv, err);
 	lv->stop_ms += cs_now_ms() - start;
 	/* The mappings as they are now that nothing runs: what was mapped
 	 * or unmapped since live_open() must be read (and captured) too. */
@@ -684,7 +495,7 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 	if (!ret)
 		ret = publish_threads(ms, lv, err);
 	if (ret) {
-		tracer_release(lv);
+		live_tracer_release(lv);
 		return ret;
 	}
 	memsrc_cache_clear(ms);
@@ -700,7 +511,7 @@ void live_resume(struct memsrc *ms)
 	if (!ms || !ms->backend)
 		return;
 	lv = ms->backend;
-	tracer_release(lv);
+	live_tracer_release(lv);
 	if (lv->stopped) {
 		struct timespec now;
 

@@ -13,6 +13,7 @@
 #include "attach/live_internal.h"
 #include "attach/memsrc_cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -42,6 +43,8 @@ struct shared {
 	/* test_guard_gives_back()'s raiser */
 	long raised, raised_got;           /* updated atomically */
 	volatile int stop_raising;
+	/* test_guard_handed_signal_kept()'s steps */
+	int deaf_ready, deaf_raised;       /* updated atomically */
 };
 
 static struct shared *sh;
@@ -535,6 +538,18 @@ static void test_signals(struct memsrc *ms, int pid)
 	CHECK(all_running(), "running after the signal loop");
 }
 
+/* The signals the guard takes, back to their default action: a test run
+ * as a background job inherits SIGINT and SIGQUIT ignored, and the guard
+ * leaves an ignored signal ignored. */
+static void default_fatal_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+}
+
 /*
  * A process that stops pid and holds it for 20 s, its signal guard on,
  * returned once it traces pid (or 5 s later).  Exit status 3: it could
@@ -549,6 +564,7 @@ static pid_t fork_holder(int pid)
 		struct memsrc *tms = NULL;
 		struct cs_err terr;
 
+		default_fatal_signals();
 		live_install_signal_guard();
 		setenv("COROSCOPE_TEST_HOLD_MS", "20000", 1);
 		cs_err_init(&terr);
@@ -643,18 +659,23 @@ static void test_guard_gives_back(void)
 	CHECK(!lost, "signals lost in %d of 6 rounds", lost);
 }
 
-/* A tracer thread that takes no SIGTERM, then exits: a SIGTERM handed
- * to it is dropped with it. */
+/* A tracer thread that takes no SIGTERM, then exits once the main
+ * thread has raised one: the SIGTERM handed to it is dropped with it.
+ * The two steps are told through the shared page (bounded waits). */
 static void *deaf_tracer(void *arg)
 {
 	sigset_t term;
+	int i;
 
 	(void)arg;
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &term, NULL);
 	live_guard_set_tracer((int)syscall(SYS_gettid));
-	sleep_ms(200);
+	__atomic_store_n(&sh->deaf_ready, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 1000 && !__atomic_load_n(&sh->deaf_raised,
+						     __ATOMIC_SEQ_CST); i++)
+		sleep_ms(5);
 	live_guard_set_tracer(0);
 	return NULL;
 }
@@ -666,17 +687,26 @@ static void *deaf_tracer(void *arg)
  */
 static void test_guard_handed_signal_kept(void)
 {
-	pid_t child = fork();
+	pid_t child;
 	int st;
 
+	sh->deaf_ready = sh->deaf_raised = 0;
+	child = fork();
 	if (child == 0) {
 		pthread_t t;
+		int i;
 
+		default_fatal_signals();
 		live_install_signal_guard();
 		if (pthread_create(&t, NULL, deaf_tracer, NULL))
 			_exit(3);
-		sleep_ms(50);
+		for (i = 0; i < 1000 && !__atomic_load_n(&sh->deaf_ready,
+							 __ATOMIC_SEQ_CST); i++)
+			sleep_ms(5);
+		if (!sh->deaf_ready)
+			_exit(5);
 		raise(SIGTERM);  /* handed to the deaf tracer */
+		__atomic_store_n(&sh->deaf_raised, 1, __ATOMIC_SEQ_CST);
 		pthread_join(t, NULL);
 		live_guard_tracer_gone();
 		_exit(0);
@@ -685,6 +715,109 @@ static void test_guard_handed_signal_kept(void)
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
 	      "a SIGTERM handed to a tracer that exited ends coroscope "
 	      "(status 0x%x)", st);
+}
+
+#define MANY_THREADS 100
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* How many of pid's threads are traced or in a stop, -1 on error. */
+static int held_threads(int pid)
+{
+	char path[64], buf[4096], *p;
+	struct dirent *e;
+	int held = 0, n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) && n++ < 4096) {
+		int tid = (int)strtol(e->d_name, NULL, 10), fd;
+		ssize_t len;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/status", tid);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		p = strstr(buf, "TracerPid:");
+		if (p && strtol(p + 10, NULL, 10) != 0)
+			held++;
+		else if ((p = strstr(buf, "State:")) && strchr("tT", p[7]))
+			held++;
+	}
+	closedir(d);
+	return held;
+}
+
+/*
+ * A child of MANY_THREADS + 1 threads is held by a tracer thread of
+ * ours (64 threads or more: attach/live_tracer.c), not by this thread;
+ * once live_resume() returns, none of its threads is traced or stopped.
+ */
+static void test_many_threads(void)
+{
+	struct memsrc *ms = NULL;
+	struct cs_err err;
+	int fds[2], ret, i;
+	long raw;
+	pid_t child;
+	char c;
+
+	if (pipe(fds) < 0)
+		return;
+	child = fork();
+	if (child == 0) {
+		pthread_t t;
+
+		close(fds[0]);
+		for (i = 0; i < MANY_THREADS; i++)
+			if (pthread_create(&t, NULL, idle_thread, NULL))
+				_exit(2);
+		if (write(fds[1], "r", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	ret = read(fds[0], &c, 1) == 1 ? 0 : -1;
+	close(fds[0]);
+	CHECK(ret == 0, "the %d-thread child started", MANY_THREADS + 1);
+	cs_err_init(&err);
+	if (!ret)
+		ret = live_open(&ms, child, &err);
+	for (i = 0; !ret && i < 3; i++) {
+		ret = live_stop(ms, &err);
+		CHECK(ret == 0 && ms->nthreads == MANY_THREADS + 1,
+		      "stop %d of the many threads: %d %s, %zu threads", i,
+		      ret, err.msg, ret ? (size_t)0 : ms->nthreads);
+		if (ret)
+			break;
+		raw = raw_tracer_of(child);
+		CHECK(raw > 0 && raw != getpid() && tracer_of(child) == getpid(),
+		      "held by a thread of ours, not the main one: %ld", raw);
+		live_resume(ms);
+		CHECK(held_threads(child) == 0,
+		      "%d threads still traced or stopped after live_resume",
+		      held_threads(child));
+	}
+	memsrc_free(ms);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 }
 
 static void test_exit(struct memsrc *ms, int pid, uint64_t addr)
@@ -1026,6 +1159,7 @@ int main(void)
 		return 2;
 
 	test_bad_pids();
+	test_many_threads();
 	test_guard_handed_signal_kept();
 	test_guard_gives_back();
 	tracer_thread(1);
