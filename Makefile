@@ -184,6 +184,7 @@ check-sanitize:
 # test_many_tasks_same_on_any_cpus).  Any report fails the test
 # (conftest.py's SANITIZER_SIGNS).
 TSAN_TESTS = tests/test_heaps.py tests/test_capture.py \
+	tests/test_control.py::test_many_threads_let_go \
 	tests/test_tasks.py::test_many_tasks_all_listed \
 	tests/test_tasks.py::test_many_tasks_generators \
 	tests/test_tasks.py::test_many_tasks_same_on_any_cpus
