@@ -40,13 +40,10 @@ static int tracer_is_coroscope(int tracer)
  * (coroscope traces from a thread of its own). */
 static long tracer_process(long tracer)
 {
-	char status[PROCFS_STATUS_MAX];
 	long tgid;
 
-	if (procfs_status_read((int)tracer, 0, status, sizeof(status)) >= 0 &&
-	    procfs_status_long(status, "Tgid", &tgid) == 0 && tgid > 0)
-		return tgid;
-	return tracer;
+	return procfs_status_field((int)tracer, 0, "Tgid", &tgid) == 0 &&
+	       tgid > 0 ? tgid : tracer;
 }
 
 /* The process already has a tracer (ptrace allows one). */

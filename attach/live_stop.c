@@ -8,7 +8,6 @@
 #include "attach/live_internal.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>

@@ -17,6 +17,7 @@
 #include "attach/live.h"
 #include "attach/live_internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -68,41 +69,23 @@ static void tracer_set_phase(struct tracer *tr, enum tracer_phase phase)
 	pthread_mutex_unlock(&tr->mu);
 }
 
-/* Wait until tr has reached phase (or gone past it); 0, or -1 once
- * deadline (CLOCK_MONOTONIC ms; 0: none) has passed. */
-static int tracer_wait_phase(struct tracer *tr, enum tracer_phase phase,
-			     double deadline)
+/* Wait until tr has reached phase (or gone past it), or until the
+ * CLOCK_REALTIME time *until when there is one. */
+static void tracer_wait_phase(struct tracer *tr, enum tracer_phase phase,
+			      const struct timespec *until)
 {
-	int ret = 0;
-
 	pthread_mutex_lock(&tr->mu);
 	/* Bounded by the other side, which always moves on: the tracer's
 	 * stop_all() by its deadline, the caller by live_resume(); at
-	 * exit, by the deadline. */
-	while (tr->phase < phase && !ret) {
-		if (!deadline) {
+	 * exit, by *until. */
+	while (tr->phase < phase) {
+		if (!until)
 			pthread_cond_wait(&tr->cv, &tr->mu);
-		} else {
-			struct timespec ts;
-			double left = deadline - cs_now_ms();
-
-			if (left <= 0) {
-				ret = -1;
-				break;
-			}
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += (time_t)(left / 1000);
-			ts.tv_nsec += (long)((left - (double)(long)(left / 1000) *
-					      1000) * 1e6);
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&tr->cv, &tr->mu, &ts);
-		}
+		else if (pthread_cond_timedwait(&tr->cv, &tr->mu, until) ==
+			 ETIMEDOUT)
+			break;
 	}
 	pthread_mutex_unlock(&tr->mu);
-	return ret;
 }
 
 static void *tracer_main(void *arg)
@@ -112,7 +95,7 @@ static void *tracer_main(void *arg)
 	tr->tid = (int)syscall(SYS_gettid);
 	tr->ret = live_hold_threads(tr->lv, &tr->err);
 	tracer_set_phase(tr, TR_HELD);
-	tracer_wait_phase(tr, TR_RELEASE, 0);
+	tracer_wait_phase(tr, TR_RELEASE, NULL);
 	live_let_go(tr->lv, 0);
 	tracer_set_phase(tr, TR_DONE);
 	return NULL;
@@ -178,7 +161,7 @@ static int tracer_start_thread(struct tracer *tr, struct cs_err *err)
 	tr->thread = thread;
 	tr->threaded = 1;
 	pthread_mutex_unlock(&held_mu);
-	tracer_wait_phase(tr, TR_HELD, 0);
+	tracer_wait_phase(tr, TR_HELD, NULL);
 	if (tr->ret)
 		*err = tr->err;
 	return tr->ret;
@@ -254,9 +237,12 @@ void live_tracer_release(struct live *lv)
  */
 void live_release_all_held(void)
 {
+	struct timespec until;
 	struct tracer *tr;
 	int n = 0;
 
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += GONE_WAIT_MS / 1000;
 	pthread_mutex_lock(&held_mu);
 	/* Bounded: one entry per memsrc stopped at once, and 64. */
 	for (tr = held; tr && n < 64; tr = tr->next, n++) {
@@ -264,8 +250,7 @@ void live_release_all_held(void)
 			live_let_go(tr->lv, !tr->threaded);
 		} else if (tr->threaded) {
 			tracer_set_phase(tr, TR_RELEASE);
-			(void)tracer_wait_phase(tr, TR_DONE,
-						cs_now_ms() + GONE_WAIT_MS);
+			tracer_wait_phase(tr, TR_DONE, &until);
 		}
 	}
 	pthread_mutex_unlock(&held_mu);

@@ -187,10 +187,10 @@ static int none_running(void)
 	return !memcmp(a, b, sizeof(a));
 }
 
-/* A field of /proc/PID/status, or -1. */
-static long status_field(int pid, const char *field)
+/* /proc/PID/status (any thread's id will do) into buf, or -1. */
+static int status_read(int pid, char *buf, size_t size)
 {
-	char path[64], buf[4096], *p;
+	char path[64];
 	ssize_t n;
 	int fd;
 
@@ -198,11 +198,21 @@ static long status_field(int pid, const char *field)
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
+	return 0;
+}
+
+/* A field of /proc/PID/status, or -1. */
+static long status_field(int pid, const char *field)
+{
+	char buf[4096], *p;
+
+	if (status_read(pid, buf, sizeof(buf)) < 0)
+		return -1;
 	p = strstr(buf, field);
 	return p ? strtol(p + strlen(field), NULL, 10) : -1;
 }
@@ -740,20 +750,10 @@ static int held_threads(int pid)
 	if (!d)
 		return -1;
 	while ((e = readdir(d)) && n++ < 4096) {
-		int tid = (int)strtol(e->d_name, NULL, 10), fd;
-		ssize_t len;
+		int tid = (int)strtol(e->d_name, NULL, 10);
 
-		if (tid <= 0)
+		if (tid <= 0 || status_read(tid, buf, sizeof(buf)) < 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/status", tid);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
 		p = strstr(buf, "TracerPid:");
 		if (p && strtol(p + 10, NULL, 10) != 0)
 			held++;
