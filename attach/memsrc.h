@@ -201,8 +201,10 @@ int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
  * read used since the cache was last cleared, each with its aligned
  * 16 KiB block; it also sets up the cache's memory for the plan, so that
  * the capture during a stop waits for no page faults of coroscope's
- * own.  Returns the planned pages.  memsrc_plan_add(): the writable
- * pages of a range (a stopped thread's stack top).
+ * own.  Returns the planned pages.  memsrc_plan_add(): the pages of a
+ * range (a stopped thread's stack top) up to the first in no writable
+ * mapping: past a thread's stack lie a guard page and the stack of
+ * another thread, whose unused bottom is no one's to copy.
  */
 size_t memsrc_plan_learn(struct memsrc *ms);
 void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len);

@@ -62,7 +62,8 @@ static void plan_sort(struct memsrc_cache *c)
 	c->plan_sorted = 1;
 }
 
-/* Add the pages of [lo, hi) that lie in a changeable mapping. */
+/* Add the pages of [lo, hi) up to the first that lies in no changeable
+ * mapping. */
 static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
 {
 	uint64_t page;
@@ -72,8 +73,9 @@ static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
 	     page += PAGE_SIZE) {
 		const struct cs_mapping *m = memsrc_find_mapping(ms, page);
 
-		if (m && mcache_may_change(m))
-			plan_push(ms->cache, page);
+		if (!m || !mcache_may_change(m))
+			break;
+		plan_push(ms->cache, page);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include "symbols/elfimage.h"
 #include "symbols/unwind.h"
 #include "common/addrmap.h"
+#include "common/arena.h"
 #include "common/banned.h"
 
 #define VDSO_MAX ((size_t)1 << 20)
@@ -28,6 +29,17 @@ struct native_symbolizer {
 	/* a name's address (libdw's strings do not move) -> its demangled
 	 * copy, owned here; NULL when it does not demangle */
 	struct addrmap demangled;
+	/* pc -> its struct memo, one map for return addresses and one for
+	 * exact pcs: 2,000 threads blocked alike are some 60,000 frames of
+	 * a few dozen pcs, and each lookup walks a unit's DWARF tree. */
+	struct addrmap memo[2];
+	struct arena memo_mem;
+};
+
+struct memo {
+	size_t max;               /* what it was asked for with */
+	size_t n;
+	struct native_sym sym[];
 };
 
 /* libdwfl's default search: the file's directory, its .debug/, and
@@ -97,6 +109,9 @@ int native_symbolizer_new(struct native_symbolizer **out, struct memsrc *ms,
 	}
 	s->ms = ms;
 	addrmap_init(&s->demangled);
+	addrmap_init(&s->memo[0]);
+	addrmap_init(&s->memo[1]);
+	arena_init(&s->memo_mem);
 	*out = s;
 	return 0;
 }
@@ -112,6 +127,9 @@ void native_symbolizer_free(struct native_symbolizer *s)
 	while (addrmap_next(&s->demangled, &pos, &key, &val))
 		free(val);
 	addrmap_release(&s->demangled);
+	addrmap_release(&s->memo[0]);
+	addrmap_release(&s->memo[1]);
+	arena_release(&s->memo_mem);
 	dwfl_end(s->dwfl);
 	native_modules_release(&s->mods);
 	free(s->dmods);
@@ -273,7 +291,7 @@ static size_t from_dwarf(struct native_symbolizer *s, Dwfl_Module *mod,
 	return n;
 }
 
-size_t native_symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
+static size_t symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
 			struct native_sym *out, size_t max)
 {
 	uint64_t a = exact ? pc : pc - 1;
@@ -310,4 +328,28 @@ size_t native_symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
 		out[n - 1].function = readable(s, name);
 	}
 	return n ? n : 1;
+}
+
+size_t native_symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
+			struct native_sym *out, size_t max)
+{
+	struct addrmap *memo = &s->memo[exact != 0];
+	struct memo *m = pc ? addrmap_get(memo, pc, NULL) : NULL;
+	size_t n;
+
+	/* The same pc asked with another max may be cut elsewhere: asked
+	 * afresh (no caller does). */
+	if (m && m->max == max) {
+		memcpy(out, m->sym, m->n * sizeof(*out));
+		return m->n;
+	}
+	n = symbolize(s, pc, exact, out, max);
+	if (pc && !m) {
+		m = arena_alloc(&s->memo_mem, sizeof(*m) + n * sizeof(*out));
+		m->max = max;
+		m->n = n;
+		memcpy(m->sym, out, n * sizeof(*out));
+		addrmap_put(memo, pc, m);
+	}
+	return n;
 }

@@ -464,6 +464,45 @@ static int inflated_file_mapped(void)
 	return found;
 }
 
+static int same_syms(const struct native_sym *a, const struct native_sym *b,
+		     size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].function != b[i].function ||
+		    a[i].library != b[i].library ||
+		    a[i].offset != b[i].offset || a[i].file != b[i].file ||
+		    a[i].line != b[i].line || a[i].inlined != b[i].inlined)
+			return 0;
+	return 1;
+}
+
+/* A pc asked again (2,000 threads ask for the same few dozen) gets the
+ * first answer, as a return address too; asked with another max, the
+ * answer for that max. */
+static void check_memo(struct native_symbolizer *s, uint64_t pc,
+		       const struct native_sym *first, size_t n)
+{
+	struct native_sym again[NATIVE_MAX_INLINED], ret1[NATIVE_MAX_INLINED];
+	struct native_sym ret2[NATIVE_MAX_INLINED], one[1];
+	size_t n2, r1, r2, n1;
+
+	n2 = native_symbolize(s, pc, 1, again, NATIVE_MAX_INLINED);
+	CHECK(n2 == n && same_syms(first, again, n),
+	      "the same pc twice: %zu and %zu entries", n, n2);
+	r1 = native_symbolize(s, pc + 1, 0, ret1, NATIVE_MAX_INLINED);
+	r2 = native_symbolize(s, pc + 1, 0, ret2, NATIVE_MAX_INLINED);
+	CHECK(r1 == n && r2 == n && same_syms(ret1, ret2, n) &&
+	      ret1[n - 1].function == first[n - 1].function &&
+	      ret1[0].offset == first[0].offset + 1,
+	      "its return address twice: %zu and %zu entries", r1, r2);
+	n1 = native_symbolize(s, pc, 1, one, 1);
+	CHECK(n1 == 1 && one[0].function == first[0].function &&
+	      one[0].offset == first[0].offset,
+	      "the same pc with max 1: %zu entries", n1);
+}
+
 /* The symbolizer names a libc function of this process from libc's
  * separate debug file, and the file libdw reads is the decompressed
  * copy (its memfd is mapped), not libc6-dbg's own. */
@@ -492,6 +531,7 @@ static void check_symbolizer(void)
 		      n && out[n - 1].file ? out[n - 1].file : "none");
 		CHECK(inflated_file_mapped(), "libdw reads libc6-dbg's own "
 		      "file, not the decompressed copy");
+		check_memo(s, (uint64_t)(uintptr_t)fn, out, n);
 		printf("the symbolizer: getpid is %s (%s:%d)\n",
 		       n ? out[n - 1].function : "?",
 		       n && out[n - 1].file ? out[n - 1].file : "?",

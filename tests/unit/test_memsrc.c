@@ -954,6 +954,70 @@ static void test_plan_trim(struct memsrc *ms, uint64_t addr)
 	c->nplan = c->nplan_used = 0;
 }
 
+/* The first address at or after addr in no writable mapping. */
+static uint64_t writable_run_end(const struct memsrc *ms, uint64_t addr)
+{
+	const struct cs_mapping *m;
+	int k;
+
+	/* Bounded: a few mappings touch each other at most, in a test. */
+	for (k = 0; k < 64 && (m = memsrc_find_mapping(ms, addr)) &&
+	     m->perms[1] == 'w'; k++)
+		addr = m->end;
+	return addr;
+}
+
+/* Each stopped thread's stack top planned as --native plans it: the
+ * pages from below its stack pointer up to its stack's end, none past
+ * it (the guard page, then the unused bottom of another thread's
+ * stack, for threads 2 and 3 of the child). */
+static void test_plan_stack_top(struct memsrc *ms)
+{
+	const uint64_t len = 64 << 10;
+	struct memsrc_cache *c = ms->cache;
+	struct cs_err err;
+	size_t i, k, n, past = 0, missing = 0, neighbours = 0;
+	int ret;
+
+	cs_err_init(&err);
+	ret = live_stop(ms, &err);
+	CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
+	if (ret)
+		return;
+	n = ms->nthreads;
+	for (i = 0; i < n; i++) {
+		uint64_t sp = ms->threads[i].regs.r[CS_REG_RSP] - 128, end, p;
+
+		if (!ms->threads[i].has_regs)
+			continue;
+		c->nplan = 0;
+		memsrc_plan_add(ms, sp, len);
+		end = writable_run_end(ms, sp);
+		/* Another writable mapping within reach past a gap: what
+		 * the plan must not reach. */
+		for (p = end; p < sp + len; p += PAGE) {
+			const struct cs_mapping *m = memsrc_find_mapping(ms, p);
+
+			if (m && m->perms[1] == 'w') {
+				neighbours++;
+				break;
+			}
+		}
+		for (k = 0; k < c->nplan; k++)
+			past += c->plan[k] >= end;
+		for (p = sp & ~(uint64_t)(PAGE - 1); p < end && p < sp + len;
+		     p += PAGE)
+			missing += !planned(c, p);
+	}
+	CHECK(past == 0 && missing == 0,
+	      "stack tops planned up to their stacks' ends: %zu pages past, "
+	      "%zu missing", past, missing);
+	CHECK(neighbours > 0, "%zu of %zu threads have another writable "
+	      "mapping within 64 KiB past their stack", neighbours, n);
+	live_resume(ms);
+	c->nplan = c->nplan_used = 0;
+}
+
 /*
  * A capture of every writable mapping (the thread stacks make it more
  * than enough pages to be copied on two threads): every page of them is
@@ -1196,6 +1260,7 @@ int main(void)
 	test_stop(ms, pid, addr);
 	tracer_thread(0);
 	test_plan_trim(ms, addr);
+	test_plan_stack_top(ms);
 	test_capture_all(ms, addr);
 	test_proc_mem(pid, addr);
 	test_signals(ms, pid);
