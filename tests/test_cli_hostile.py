@@ -142,7 +142,8 @@ def test_hostile_names_in_run_report(py, tmp_path):
     summary = tmp_path / "summary.md"
     summary.write_text("")
     code, err = run_coroscope_run(
-        ["--timeout", "2", "--kill-after", "1", "--report", report, "--",
+        ["--timeout", "4", "--sample-last", "1", "--kill-after", "1",
+         "--report", report, "--",
          py.path, target_script("hostile_names.py"), tmp_path / "ready"],
         env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert code == 124, err
@@ -236,9 +237,13 @@ def test_deep_chains_in_order_bounded(py, keeper):
 def test_oneline_deadlock_found(py, tmp_path):
     script = target_script("run_deadlock_oneline.py")
     report = tmp_path / "report.json"
+    # The deadlock must form before the sampled last second begins (a
+    # thread seen moving in it is not blocked): three seconds for the
+    # interpreter to start, even on a loaded machine (with --timeout 2
+    # it once formed too late while the suite ran on both CPUs).
     code, err = run_coroscope_run(
-        ["--timeout", "2", "--kill-after", "1", "--report", report, "--",
-         py.path, script, tmp_path / "pids"])
+        ["--timeout", "4", "--sample-last", "1", "--kill-after", "1",
+         "--report", report, "--", py.path, script, tmp_path / "pids"])
     assert code == 124, err
     assert "possible deadlock: 2 threads are blocked acquiring locks" in err, err
     causes = json.loads(report.read_text())["causes"]
