@@ -378,6 +378,8 @@ static void live_close(struct memsrc *ms)
 	live_resume(ms);
 	if (lv->mem_fd >= 0)
 		close(lv->mem_fd);
+	if (lv->pagemap_fd >= 0)
+		close(lv->pagemap_fd);
 	free(lv->riov);
 	free(lv->th);
 	free(lv);
@@ -387,6 +389,7 @@ static void live_close(struct memsrc *ms)
 static const struct memsrc_ops live_ops = {
 	.read_raw = live_read_raw,
 	.read_runs = live_read_runs,
+	.resident = live_resident,
 	.close = live_close,
 };
 
@@ -455,6 +458,7 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	lv->riov = xcalloc(IOV_PAGES, sizeof(*lv->riov));
 	lv->pid = pid;
 	lv->mem_fd = -1;
+	lv->pagemap_fd = -1;
 	env = getenv(PROC_MEM_ENV);
 	lv->use_mem = env && *env && strcmp(env, "0");
 	memsrc_init(ms, &live_ops, lv);

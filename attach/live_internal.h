@@ -2,7 +2,9 @@
  * What the parts of the live backend share (attach/live.c opens, reads
  * and closes; live_stop.c stops and resumes the threads; live_tracer.c
  * says which thread holds them and lets them go; live_guard.c guards
- * against signals; live_errors.c explains refusals).  Not for use outside attach/live*.c.
+ * against signals; live_errors.c explains refusals; live_resident.c
+ * tells pages the target never wrote).  Not for use outside
+ * attach/live*.c.
  */
 #ifndef COROSCOPE_ATTACH_LIVE_INTERNAL_H
 #define COROSCOPE_ATTACH_LIVE_INTERNAL_H
@@ -34,6 +36,8 @@ struct live {
 	int pid;
 	int mem_fd;            /* /proc/PID/mem, -1 until needed */
 	int use_mem;           /* process_vm_readv refused: use mem_fd */
+	int pagemap_fd;        /* /proc/PID/pagemap, -1 until needed, -2
+				  when it cannot be read */
 	struct iovec *riov;    /* IOV_PAGES remote iovecs */
 
 	struct live_thread *th;  /* seized threads */
@@ -47,6 +51,10 @@ struct live {
 	double paused_ms;        /* earlier stops */
 	double stop_ms;          /* stopping the threads, every stop */
 };
+
+/* memsrc_ops.resident of a live target (live_resident.c). */
+int live_resident(struct memsrc *ms, uint64_t page, size_t n,
+		  unsigned char *out);
 
 /* The signal guard (live_guard.c): the seized threads and the signals
  * they hold, kept by the tracer thread, whose tid is set while it holds

@@ -72,6 +72,10 @@ static void cache_drop_all(struct memsrc_cache *c)
 		}
 	c->fill_end = NO_PAGE;
 	c->cluster = CLUSTER_MIN;
+	memset(c->lag, 0, sizeof(c->lag));
+	c->lag_at = 0;
+	c->wasted = 0;
+	c->probe = 0;
 }
 
 static void table_put(struct cache_entry *t, size_t cap,
@@ -376,26 +380,71 @@ static int frozen_miss(struct memsrc *ms, uint64_t page, struct cs_err *err,
 	return 1;
 }
 
+/* Judge the oldest of the last random fills (CLUSTER_WASTED): did a read
+ * use any of its pages but the first? */
+static void judge_oldest(struct memsrc_cache *c)
+{
+	size_t i, n = c->lag[c->lag_at].n;
+	uint64_t page = c->lag[c->lag_at].page;
+	int used = 0, judged = 0;
+
+	/* Bounded: a fill is CLUSTER_MAX pages at most. */
+	for (i = 1; i < n && i < CLUSTER_MAX && !used; i++) {
+		const struct cache_entry *e =
+			mcache_lookup(c, page + i * PAGE_SIZE);
+
+		if (e) {
+			judged = 1;
+			used = __atomic_load_n(&e->used, __ATOMIC_RELAXED) != 0;
+		}
+	}
+	if (used)
+		c->wasted = 0;
+	else if (judged && c->wasted < CLUSTER_WASTED)
+		c->wasted++;
+}
+
+/* Pages a random miss reads at least. */
+static size_t random_cluster(struct memsrc_cache *c)
+{
+	judge_oldest(c);
+	if (c->wasted < CLUSTER_WASTED)
+		return CLUSTER_MIN;
+	if (++c->probe >= CLUSTER_PROBE) {
+		c->probe = 0;
+		return CLUSTER_MIN;
+	}
+	return 1;
+}
+
 /* Bring page (and possibly the pages after it) into the cache. */
 static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
 		      struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
-	int ret;
+	int ret, random = page != c->fill_end;
 
 	if (ms->frozen && frozen_miss(ms, page, err, &ret))
 		return ret;
-	if (page == c->fill_end) {
+	if (!random) {
+		if (c->cluster < CLUSTER_MIN)
+			c->cluster = CLUSTER_MIN;
 		if (c->cluster < CLUSTER_MAX)
 			c->cluster *= 2;
 	} else {
-		c->cluster = CLUSTER_MIN;
+		c->cluster = random_cluster(c);
 	}
 	if (want < c->cluster)
 		want = c->cluster;
 	if (want > CLUSTER_MAX)
 		want = CLUSTER_MAX;
-	return mcache_fill_exact(ms, page, want, err);
+	ret = mcache_fill_exact(ms, page, want, err);
+	if (ret == 0 && random && c->fill_end > page) {
+		c->lag[c->lag_at].page = page;
+		c->lag[c->lag_at].n = (size_t)((c->fill_end - page) / PAGE_SIZE);
+		c->lag_at = (c->lag_at + 1) % CLUSTER_LAG;
+	}
+	return ret;
 }
 
 static struct recent_page *recent_slot(struct memsrc_cache *c, uint64_t page)

@@ -96,7 +96,17 @@ struct memsrc_ops {
 	 */
 	long (*read_runs)(struct memsrc *ms, const struct memsrc_run *runs,
 			  unsigned char *const *bufs, size_t n);
+	/*
+	 * Optional: for n (<= MEMSRC_RESIDENT_MAX) pages from page, whether
+	 * each holds anything the target wrote (in memory or swapped out):
+	 * out[i] 1 or 0, where 0 means it reads as zeros.  0, or -1 when the
+	 * backend cannot tell now (then every page may hold data).
+	 */
+	int (*resident)(struct memsrc *ms, uint64_t page, size_t n,
+			unsigned char *out);
 };
+
+#define MEMSRC_RESIDENT_MAX 512
 
 struct memsrc_stats {
 	uint64_t reads;        /* backend reads (system calls for live) */
@@ -187,10 +197,14 @@ enum memsrc_capture_what {
 
 /*
  * Copy what the (stopped) target can change into the cache, so that the
- * target can be resumed before the copy is decoded.  Returns 1 when done
- * (ms->frozen set), 0 when skipped because that adds up to more than
- * max_bytes (or than the cache holds), or a negative status when the
- * target cannot be read.
+ * target can be resumed before the copy is decoded (when such pages
+ * were half of it or more as its room was set up, a page of a private
+ * anonymous mapping that the backend says was never written is cached
+ * as zeros, not copied: idle threads' stacks are mostly such pages).
+ * Returns
+ * 1 when done (ms->frozen set), 0 when skipped because that adds up to
+ * more than max_bytes (or than the cache holds), or a negative status
+ * when the target cannot be read.
  */
 int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
 		   size_t max_bytes, struct cs_err *err);

@@ -43,6 +43,21 @@
 #define CLUSTER_MIN 8
 #define CLUSTER_MAX 128
 
+/*
+ * Unless a miss's neighbours go unread: 10,000 greenlets each keep their
+ * frames at the start of a 16 KiB data stack chunk of their own, and
+ * clusters read four times the bytes the readers used (and coroscope's
+ * memory grew by as much).  Each random miss (not a sequential scan's)
+ * judges the cluster read CLUSTER_LAG random misses before it: were any
+ * of its pages but the first used since?  After CLUSTER_WASTED such
+ * clusters in a row whose other pages no read used, random misses read
+ * one page, but every CLUSTER_PROBE-th still reads a cluster, whose
+ * judgement may end the run.
+ */
+#define CLUSTER_LAG 8
+#define CLUSTER_WASTED 32
+#define CLUSTER_PROBE 16
+
 /* Slabs grow from one huge page (SLAB_HUGE_BYTES) to SLAB_MAX_PAGES
  * (8 MiB); every slab is whole huge pages (see slab_add()). */
 #define SLAB_MAX_PAGES 2048
@@ -112,9 +127,24 @@ struct memsrc_cache {
 
 	uint64_t fill_end;        /* first page after the previous fill */
 	size_t cluster;           /* pages the next sequential miss reads */
+	/* The last CLUSTER_LAG random fills, oldest at lag_at (pages 0:
+	 * none), and the judgements so far (see CLUSTER_WASTED). */
+	struct {
+		uint64_t page;
+		size_t n;
+	} lag[CLUSTER_LAG];
+	size_t lag_at;
+	unsigned wasted;          /* clusters in a row none of whose other
+				     pages a read used, up to CLUSTER_WASTED */
+	unsigned probe;           /* random misses since the last probe */
 	/* Slab pages handed out at least once, in slab order: those are
 	 * faulted in (slabs are mapped without MAP_POPULATE). */
 	size_t faulted;
+
+	/* Whether the next capture caches the pages the target never
+	 * wrote as zeros rather than copying them (memsrc_capture.c),
+	 * decided when its room is set up. */
+	int skip_unwritten;
 
 	/* The pages memsrc_capture(MEMSRC_CAPTURE_PLAN) copies; sorted and
 	 * unique when plan_sorted.  Kept when the cache is dropped. */

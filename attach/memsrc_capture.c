@@ -80,6 +80,108 @@ static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
 }
 
 /*
+ * Pages the target never wrote.  In a private anonymous mapping (its
+ * heap, stacks, arenas) a page that is neither in memory nor swapped
+ * out reads as zeros: a capture caches it as such instead of copying
+ * it, and space for it is not set up ahead.  A thread's stack is mostly
+ * such pages, and so are 10,000 greenlets' 16 KiB data stack chunks but
+ * for their first page.  Elsewhere (a file's or a shared mapping's
+ * page may hold data this process has not mapped in yet) every page is
+ * copied.  Only the backend can tell (memsrc_ops.resident); during a
+ * stop what it tells stays true until the target runs again.
+ */
+static const unsigned char zero_page[PAGE_SIZE];
+
+static int private_anonymous(const struct cs_mapping *m)
+{
+	return m->perms[3] == 'p' &&
+	       (!m->path || !strcmp(m->path, "[heap]") ||
+		!strcmp(m->path, "[stack]"));
+}
+
+/* What the backend says of a window of pages of one mapping. */
+struct written_window {
+	uint64_t start;           /* first page; n 0: none asked yet */
+	size_t n;
+	int known;                /* the backend could tell */
+	unsigned char bits[MEMSRC_RESIDENT_MAX];
+};
+
+/* Does page (in mapping m) read as zeros because the target never wrote
+ * it? */
+static int unwritten(struct memsrc *ms, const struct cs_mapping *m,
+		     uint64_t page, struct written_window *w)
+{
+	if (!ms->ops->resident || !private_anonymous(m))
+		return 0;
+	if (!w->n || page < w->start || page - w->start >= w->n * PAGE_SIZE) {
+		/* Past the mapping too: 2,000 thread stacks are as many
+		 * mappings. */
+		uint64_t left = (UINT64_MAX - page) / PAGE_SIZE + 1;
+
+		w->start = page;
+		w->n = left < MEMSRC_RESIDENT_MAX ? (size_t)left :
+		       MEMSRC_RESIDENT_MAX;
+		w->known = ms->ops->resident(ms, page, w->n, w->bits) == 0;
+	}
+	return w->known && !w->bits[(page - w->start) / PAGE_SIZE];
+}
+
+/*
+ * Asking during the stop costs too (2,000 thread stacks: 500 calls, 5 ms
+ * of the pause), and each page left out of a run of pages to copy costs
+ * the copy another piece: worth it only when at least half of what would
+ * be copied, and UNWRITTEN_MIN pages or more, were never written when
+ * the room was set up ahead.
+ */
+#define UNWRITTEN_MIN 1024
+
+static void decide_skipping(struct memsrc_cache *c, size_t pages,
+			    size_t written)
+{
+	size_t unwritten_now = pages - written;
+
+	c->skip_unwritten = unwritten_now >= UNWRITTEN_MIN &&
+			    unwritten_now >= pages / 2;
+}
+
+/* Of the n sorted pages, those that may hold data (what a capture will
+ * copy if the target does not write more first). */
+static size_t written_pages(struct memsrc *ms, const uint64_t *pages,
+			    size_t n)
+{
+	struct written_window *w = xcalloc(1, sizeof(*w));
+	const struct cs_mapping *m = NULL;
+	size_t i, count = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!m || pages[i] < m->start || pages[i] >= m->end)
+			m = memsrc_find_mapping(ms, pages[i]);
+		count += !m || !unwritten(ms, m, pages[i], w);
+	}
+	free(w);
+	return count;
+}
+
+/* Cache the unwritten pages of [page, page + n pages) of mapping m as
+ * zeros; the target is stopped. */
+static void cache_unwritten(struct memsrc *ms, const struct cs_mapping *m,
+			    uint64_t page, size_t n, struct written_window *w)
+{
+	struct memsrc_cache *c = ms->cache;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t p = page + i * PAGE_SIZE;
+
+		if (unwritten(ms, m, p, w) && !mcache_lookup(c, p)) {
+			(void)mcache_table_reserve(c, 1);
+			mcache_put(c, p, (unsigned char *)zero_page, PAGE_SIZE);
+		}
+	}
+}
+
+/*
  * The blocks of the used pages, sorted, then their pages in order: one
  * entry per used page goes through the sort, not PLAN_BLOCK, and the
  * pages come out sorted and unique (thousands of threads each used a
@@ -134,10 +236,16 @@ size_t memsrc_plan_learn(struct memsrc *ms)
 	/* Here, not in memsrc_plan_trim_stacks(), which runs in the pause. */
 	pages_sort(c->plan_used, &c->nplan_used);
 	/* Room for the capture now, so that the stop does not also wait
-	 * for coroscope's own new memory; the stop drops the cached pages,
-	 * not the slabs, so the pages this pass filled are used again. */
-	if (c->nplan <= CACHE_MAX_PAGES / 2)
-		mcache_reserve(c, c->nplan);
+	 * for coroscope's own new memory (none for pages the target never
+	 * wrote: they are not copied); the stop drops the cached pages, not
+	 * the slabs, so the pages this pass filled are used again. */
+	if (c->nplan <= CACHE_MAX_PAGES / 2) {
+		size_t written = written_pages(ms, c->plan, c->nplan);
+
+		decide_skipping(c, c->nplan, written);
+		mcache_reserve(c, c->skip_unwritten ? written : c->nplan);
+		(void)mcache_table_reserve(c, c->nplan + SHARED_ROOM);
+	}
 	return c->nplan;
 }
 
@@ -194,10 +302,29 @@ size_t memsrc_plan_trim_stacks(struct memsrc *ms)
 
 void memsrc_reserve_all(struct memsrc *ms)
 {
-	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE;
+	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE, page;
+	struct written_window *w;
+	size_t i, count = 0;
 
-	if (pages <= CACHE_MAX_PAGES / 2)
-		mcache_reserve(ms->cache, (size_t)pages);
+	if (pages > CACHE_MAX_PAGES / 2)
+		return;
+	w = xcalloc(1, sizeof(*w));
+	/* Bounded by pages, which is bounded above. */
+	for (i = 0; i < ms->nmaps; i++) {
+		const struct cs_mapping *m = &ms->maps[i];
+
+		if (!mcache_may_change(m))
+			continue;
+		for (page = m->start & PAGE_MASK; page < m->end;
+		     page += PAGE_SIZE)
+			count += !unwritten(ms, m, page, w);
+	}
+	free(w);
+	decide_skipping(ms->cache, (size_t)pages, count);
+	mcache_reserve(ms->cache, ms->cache->skip_unwritten ? count :
+			(size_t)pages);
+	/* Entries for the unwritten pages too (they take no slab room). */
+	(void)mcache_table_reserve(ms->cache, (size_t)pages + SHARED_ROOM);
 }
 
 void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len)
@@ -525,9 +652,19 @@ static void copy_batched(struct memsrc *ms,
 static int capture_plan(struct memsrc *ms, struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
+	const struct cs_mapping *m = NULL;
+	struct written_window *w = xcalloc(1, sizeof(*w));
 	size_t i = 0;
 	int ret = 0;
 
+	for (i = 0; i < c->nplan && c->skip_unwritten; i++) {
+		if (!m || c->plan[i] < m->start || c->plan[i] >= m->end)
+			m = memsrc_find_mapping(ms, c->plan[i]);
+		if (m)
+			cache_unwritten(ms, m, c->plan[i], 1, w);
+	}
+	free(w);
+	i = 0;
 	copy_batched(ms, lay_out_plan);
 	/* Each round moves past a cached page or caches plan[i] (a fill
 	 * always caches its first page, if only as unreadable): bounded.  A
@@ -547,9 +684,19 @@ static int capture_plan(struct memsrc *ms, struct cs_err *err)
 static int capture_all(struct memsrc *ms, struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
+	struct written_window *w = xcalloc(1, sizeof(*w));
 	size_t i;
 	int ret = 0;
 
+	for (i = 0; i < ms->nmaps && c->skip_unwritten; i++) {
+		const struct cs_mapping *m = &ms->maps[i];
+
+		if (mcache_may_change(m))
+			cache_unwritten(ms, m, m->start & PAGE_MASK,
+					(size_t)((m->end - (m->start & PAGE_MASK) +
+						  PAGE_SIZE - 1) / PAGE_SIZE), w);
+	}
+	free(w);
 	copy_batched(ms, lay_out_all);
 	/* Fill the cache directly, in the largest reads a fill makes
 	 * (slabs are sized for them), copying nothing out. */

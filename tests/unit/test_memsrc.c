@@ -34,6 +34,17 @@
 #define NPAGES 4          /* readable pattern pages, then a hole */
 #define NTHREADS 4        /* main + 3 */
 #define NSIGNALS 300
+/* test_clusters()'s region: SPARSE_BLOCKS blocks of SPARSE_STRIDE pages,
+ * each page's first word its index in the region. */
+#define SPARSE_BLOCKS 200
+#define SPARSE_STRIDE 16
+/* test_plan_unwritten()'s region: HOLEY_PAGES pages, every HOLEY_EVERY-th
+ * written (its first word its index + 1), the others never touched.  Far
+ * enough apart that reading them is no sequential scan: once the
+ * clusters' other pages prove unused, the reads take one page each, and
+ * the pages between stay unwritten (a cluster read maps them in). */
+#define HOLEY_PAGES 16384
+#define HOLEY_EVERY 16
 
 struct shared {
 	volatile long counter[NTHREADS];
@@ -144,6 +155,24 @@ static void child_main(int wfd)
 	for (i = 0; i < NPAGES * PAGE / 4; i++)
 		buf[i] = pattern(i);
 	munmap((char *)buf + NPAGES * PAGE, PAGE);
+	addr = (uint64_t)(uintptr_t)buf;
+	if (write(wfd, &addr, sizeof(addr)) != sizeof(addr))
+		_exit(2);
+	buf = mmap(NULL, (size_t)SPARSE_BLOCKS * SPARSE_STRIDE * PAGE,
+		   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		_exit(2);
+	for (i = 0; i < (size_t)SPARSE_BLOCKS * SPARSE_STRIDE; i++)
+		buf[i * PAGE / 4] = (uint32_t)i;
+	addr = (uint64_t)(uintptr_t)buf;
+	if (write(wfd, &addr, sizeof(addr)) != sizeof(addr))
+		_exit(2);
+	buf = mmap(NULL, (size_t)HOLEY_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		_exit(2);
+	for (i = 0; i < HOLEY_PAGES; i += HOLEY_EVERY)
+		buf[i * PAGE / 4] = (uint32_t)i + 1;
 	addr = (uint64_t)(uintptr_t)buf;
 	if (write(wfd, &addr, sizeof(addr)) != sizeof(addr))
 		_exit(2);
@@ -410,6 +439,55 @@ static void test_cache(struct memsrc *ms, uint64_t addr)
 	      "read_u64 0x%llx", (unsigned long long)v);
 	CHECK(memsrc_read_partial(ms, addr, &w, 0, &err) == 0,
 	      "zero-length read");
+}
+
+/* Read the first word of pages of the sparse region: the first `used`
+ * pages of each block, blocks in order.  How many bytes it cost. */
+static uint64_t read_blocks(struct memsrc *ms, uint64_t sparse, size_t used,
+			    int *bad)
+{
+	uint64_t bytes = ms->stats.bytes_read;
+	struct cs_err err;
+	size_t b, p;
+	uint32_t w;
+
+	memsrc_cache_clear(ms);
+	cs_err_init(&err);
+	for (b = 0; b < SPARSE_BLOCKS; b++)
+		for (p = 0; p < used; p++) {
+			size_t page = b * SPARSE_STRIDE + p;
+
+			if (memsrc_read(ms, sparse + page * PAGE, &w, 4, &err) ||
+			    w != page)
+				(*bad)++;
+		}
+	return ms->stats.bytes_read - bytes;
+}
+
+/* A miss reads a cluster of pages, unless the clusters' other pages go
+ * unread (10,000 greenlets' data stack chunks): then one page, but for a
+ * probe now and then. */
+static void test_clusters(struct memsrc *ms, uint64_t sparse)
+{
+	const uint64_t cluster = CLUSTER_MIN * PAGE;
+	uint64_t sparse_bytes, dense_bytes;
+	int bad = 0;
+
+	sparse_bytes = read_blocks(ms, sparse, 1, &bad);
+	dense_bytes = read_blocks(ms, sparse, CLUSTER_MIN, &bad);
+	CHECK(!bad, "%d of the sparse region's words read wrong", bad);
+	/* The first CLUSTER_LAG + CLUSTER_WASTED misses read clusters, then
+	 * every CLUSTER_PROBE-th, and the others one page. */
+	CHECK(sparse_bytes <= (CLUSTER_LAG + CLUSTER_WASTED) * cluster +
+	      SPARSE_BLOCKS / CLUSTER_PROBE * cluster + SPARSE_BLOCKS * PAGE &&
+	      sparse_bytes >= SPARSE_BLOCKS * PAGE,
+	      "one page used of each %u: %llu bytes read for %u misses",
+	      SPARSE_STRIDE, (unsigned long long)sparse_bytes, SPARSE_BLOCKS);
+	CHECK(dense_bytes == SPARSE_BLOCKS * cluster,
+	      "a cluster's pages all used: %llu bytes read, %llu expected",
+	      (unsigned long long)dense_bytes,
+	      (unsigned long long)(SPARSE_BLOCKS * cluster));
+	memsrc_cache_clear(ms);
 }
 
 static void test_stop(struct memsrc *ms, int pid, uint64_t addr)
@@ -861,6 +939,13 @@ static char *make_file(const char *name_template, int do_unlink, void **map)
 	return path;
 }
 
+static int u64_cmp_test(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static int planned(const struct memsrc_cache *c, uint64_t page)
 {
 	size_t i;
@@ -1152,12 +1237,103 @@ static size_t room_end(const struct memsrc_cache *c)
 	return n;
 }
 
+/*
+ * A plan whose pages were mostly never written (the blocks around the
+ * written pages of the holey region): its capture copies the written
+ * ones only, and caches the others as zeros.
+ */
+static void test_plan_unwritten(struct memsrc *ms, uint64_t holey)
+{
+	struct memsrc_cache *c = ms->cache;
+	struct cs_err err;
+	size_t i, wrong = 0, uncached = 0;
+	uint64_t v;
+	int ret;
+
+	memsrc_cache_clear(ms);
+	c->nplan = c->nplan_used = 0;
+	cs_err_init(&err);
+	for (i = 0; i < HOLEY_PAGES; i += HOLEY_EVERY)
+		wrong += memsrc_read_u64(ms, holey + i * PAGE, &v, &err) != 0 ||
+			 (uint32_t)v != i + 1;
+	CHECK(wrong == 0, "%zu written pages read wrong before", wrong);
+	CHECK(memsrc_plan_learn(ms) >= HOLEY_PAGES / HOLEY_EVERY * PLAN_BLOCK,
+	      "their blocks planned: %zu pages", c->nplan);
+	CHECK(c->skip_unwritten, "never-written pages are most of the plan");
+	ret = live_stop(ms, &err);
+	CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
+	if (ret)
+		return;
+	ret = memsrc_capture(ms, MEMSRC_CAPTURE_PLAN, CAPTURE_LIMIT, &err);
+	live_resume(ms);
+	CHECK(ret == 1, "capture of the plan: %d %s", ret, err.msg);
+	for (i = 0; i < HOLEY_PAGES; i++) {
+		uint64_t page = holey + i * PAGE;
+		int in_plan = bsearch(&page, c->plan, c->nplan,
+				      sizeof(*c->plan), u64_cmp_test) != NULL;
+
+		if (!in_plan)
+			continue;
+		uncached += !mcache_lookup(c, page);
+		wrong += memsrc_read_u64(ms, page, &v, &err) != 0 ||
+			 v != (i % HOLEY_EVERY ? 0 : i + 1);
+	}
+	CHECK(uncached == 0 && wrong == 0 && !ms->missed,
+	      "planned pages: %zu not captured, %zu read wrong, %llu missed",
+	      uncached, wrong, (unsigned long long)ms->missed);
+	/* Copied: the written pages, and what else the reads planned (the
+	 * few pages of the plan outside the region). */
+	CHECK(c->npages < c->nplan / 2 &&
+	      c->npages >= HOLEY_PAGES / HOLEY_EVERY,
+	      "%zu of %zu planned pages copied", c->npages, c->nplan);
+	memsrc_cache_clear(ms);
+	c->nplan = c->nplan_used = 0;
+}
+
+/* The writable private anonymous pages of the stopped target that its
+ * /proc/PID/pagemap says it never wrote (neither in memory nor swapped
+ * out), and whether each of them reads as zeros from the capture. */
+static size_t unwritten_pages(struct memsrc *ms, size_t *not_zero)
+{
+	char path[64];
+	size_t i, n = 0;
+	uint64_t page, e, v;
+	int fd;
+
+	*not_zero = 0;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", ms->pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	for (i = 0; i < ms->nmaps; i++) {
+		const struct cs_mapping *m = &ms->maps[i];
+		struct cs_err err;
+
+		if (m->perms[1] != 'w' || m->perms[3] != 'p' ||
+		    (m->path && strcmp(m->path, "[heap]") &&
+		     strcmp(m->path, "[stack]")))
+			continue;
+		for (page = m->start; page < m->end; page += PAGE) {
+			if (pread(fd, &e, sizeof(e),
+				  (off_t)(page / PAGE * sizeof(e))) !=
+			    sizeof(e) || e >> 62)
+				continue;
+			n++;
+			cs_err_init(&err);
+			*not_zero += memsrc_read_u64(ms, page + PAGE - 8, &v,
+						     &err) != 0 || v != 0;
+		}
+	}
+	close(fd);
+	return n;
+}
+
 static void test_capture_all(struct memsrc *ms, uint64_t addr)
 {
 	struct cs_err err;
 	long at_stop[NTHREADS];
 	uint64_t page, v, total = 0;
-	size_t i, missing = 0, differ = 0;
+	size_t i, missing = 0, differ = 0, unwritten, not_zero;
 	int ret;
 
 	if (memsrc_writable_bytes(ms) > CAPTURE_LIMIT) {
@@ -1167,15 +1343,22 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 		return;
 	}
 	cs_err_init(&err);
+	/* As collect does: room set up ahead, for the pages written. */
+	memsrc_reserve_all(ms);
 	ret = live_stop(ms, &err);
 	CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
 	if (ret)
 		return;
 	snapshot(at_stop);
 	ret = memsrc_capture(ms, MEMSRC_CAPTURE_ALL, CAPTURE_LIMIT, &err);
+	/* Still stopped: the pages it never wrote are the stop's. */
+	unwritten = unwritten_pages(ms, &not_zero);
 	live_resume(ms);
 	CHECK(ret == 1 && ms->frozen == MEMSRC_FROZEN_ALL,
 	      "capture of every writable mapping: %d %s", ret, err.msg);
+	CHECK(unwritten > 0 && not_zero == 0,
+	      "%zu pages never written (its threads' stacks), %zu of them "
+	      "not read as zeros", unwritten, not_zero);
 	for (i = 0; i < ms->nmaps; i++) {
 		if (!mcache_may_change(&ms->maps[i]))
 			continue;
@@ -1187,10 +1370,12 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 	      "%zu of %llu writable pages not captured", missing,
 	      (unsigned long long)total);
 	/* The copy's room is all the slab pages from the start, no tail
-	 * left unused: as many as memsrc_reserve_all() faults in. */
-	CHECK(room_end(ms->cache) == total,
-	      "the copy took %zu slab pages for %llu pages",
-	      room_end(ms->cache), (unsigned long long)total);
+	 * left unused, and none for the pages never written, which are
+	 * cached as zeros, not copied. */
+	CHECK(room_end(ms->cache) == total - unwritten,
+	      "the copy took %zu slab pages for %llu pages, %zu never "
+	      "written", room_end(ms->cache), (unsigned long long)total,
+	      unwritten);
 	CHECK(all_running(), "the child runs on after the capture");
 	for (i = 0; i < NTHREADS; i++) {
 		ret = memsrc_read_u64(ms, (uint64_t)(uintptr_t)&sh->counter[i],
@@ -1212,7 +1397,7 @@ int main(void)
 	struct cs_err err;
 	int fds[2], ret;
 	pid_t pid;
-	uint64_t addr = 0;
+	uint64_t addr = 0, sparse = 0, holey = 0;
 	char *spaced, *deleted;
 	void *m1, *m2;
 
@@ -1240,7 +1425,9 @@ int main(void)
 		child_main(fds[1]);
 	}
 	close(fds[1]);
-	if (read(fds[0], &addr, sizeof(addr)) != sizeof(addr)) {
+	if (read(fds[0], &addr, sizeof(addr)) != sizeof(addr) ||
+	    read(fds[0], &sparse, sizeof(sparse)) != sizeof(sparse) ||
+	    read(fds[0], &holey, sizeof(holey)) != sizeof(holey)) {
 		printf("FAIL: child did not start\n");
 		return 1;
 	}
@@ -1255,12 +1442,14 @@ int main(void)
 	test_open(ms, pid, addr, spaced, deleted);
 	check_pattern(ms, addr, "running");
 	test_cache(ms, addr);
+	test_clusters(ms, sparse);
 	test_stop(ms, pid, addr);
 	tracer_thread(1);
 	test_stop(ms, pid, addr);
 	tracer_thread(0);
 	test_plan_trim(ms, addr);
 	test_plan_stack_top(ms);
+	test_plan_unwritten(ms, holey);
 	test_capture_all(ms, addr);
 	test_proc_mem(pid, addr);
 	test_signals(ms, pid);
