@@ -1,8 +1,11 @@
 #include "symbols/debug_inflate.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <libdeflate.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -327,7 +330,87 @@ static int fill(const struct image *im, unsigned char *out)
 	return ret;
 }
 
-int debug_inflate(int fd, const unsigned char *id, size_t id_len)
+/*
+ * Files decompressed by debug_inflate_kept() before, kept for the life
+ * of the process: `watch
+ * --native` reads its target ten times a second, and each sample
+ * decompressed libc6-dbg's sections again (29 % of a `dump --native`'s
+ * CPU).  An entry is the original file's identity and build id and a
+ * descriptor of the memfd; each use opens the memfd anew (its own file
+ * offset) through /proc/self/fd.  A file replaced since (a package
+ * upgrade) is another inode or mtime: decompressed again.
+ */
+#define CACHE_FILES 8
+#define CACHE_ID_MAX 64
+
+struct inflated {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	unsigned char id[CACHE_ID_MAX];
+	size_t id_len;
+	int mfd;
+};
+
+static struct inflated cache[CACHE_FILES];
+static size_t ncache;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same_file(const struct inflated *e, const struct stat *st,
+		     const unsigned char *id, size_t id_len)
+{
+	return e->dev == st->st_dev && e->ino == st->st_ino &&
+	       e->size == st->st_size &&
+	       e->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       e->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       e->id_len == id_len && !memcmp(e->id, id, id_len);
+}
+
+/* A new descriptor of the memfd kept for this file, or -1. */
+static int cache_find(const struct stat *st, const unsigned char *id,
+		      size_t id_len)
+{
+	char path[64];
+	size_t i;
+	int fd = -1;
+
+	pthread_mutex_lock(&cache_lock);
+	for (i = 0; i < ncache && fd < 0; i++)
+		if (same_file(&cache[i], st, id, id_len)) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d",
+				 cache[i].mfd);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	pthread_mutex_unlock(&cache_lock);
+	return fd;
+}
+
+static void cache_add(const struct stat *st, const unsigned char *id,
+		      size_t id_len, int mfd)
+{
+	struct inflated *e;
+
+	if (id_len > CACHE_ID_MAX)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	if (ncache < CACHE_FILES) {
+		e = &cache[ncache];
+		e->mfd = fcntl(mfd, F_DUPFD_CLOEXEC, 0);
+		if (e->mfd >= 0) {
+			e->dev = st->st_dev;
+			e->ino = st->st_ino;
+			e->size = st->st_size;
+			e->mtime = st->st_mtim;
+			memcpy(e->id, id, id_len);
+			e->id_len = id_len;
+			ncache++;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static int inflate(int fd, const unsigned char *id, size_t id_len, int keep)
 {
 	struct image *im = NULL;
 	unsigned char *out = MAP_FAILED;
@@ -339,6 +422,11 @@ int debug_inflate(int fd, const unsigned char *id, size_t id_len)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size < (off_t)sizeof(Elf64_Ehdr))
 		goto done;
+	mfd = keep ? cache_find(&st, id, id_len) : -1;
+	if (mfd >= 0) {
+		ret = mfd;
+		goto done;
+	}
 	in = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	im = calloc(1, sizeof(*im));
 	if (in == MAP_FAILED || !im)
@@ -359,8 +447,11 @@ int debug_inflate(int fd, const unsigned char *id, size_t id_len)
 	if (out == MAP_FAILED)
 		goto done;
 	copy_around_streams(im, out);
-	if (fill(im, out) == 0)
+	if (fill(im, out) == 0) {
 		ret = mfd;
+		if (keep)
+			cache_add(&st, id, id_len, mfd);
+	}
 done:
 	if (out != MAP_FAILED)
 		munmap(out, (size_t)out_size);
@@ -372,4 +463,14 @@ done:
 	if (ret != fd)
 		close(fd);
 	return ret;
+}
+
+int debug_inflate(int fd, const unsigned char *id, size_t id_len)
+{
+	return inflate(fd, id, id_len, 0);
+}
+
+int debug_inflate_kept(int fd, const unsigned char *id, size_t id_len)
+{
+	return inflate(fd, id, id_len, 1);
 }

@@ -26,4 +26,13 @@
  */
 int debug_inflate(int fd, const unsigned char *id, size_t id_len);
 
+/*
+ * The same for an installed debug file (found under /usr/lib/debug by
+ * its build id), whose decompressed copy is kept until the process exits
+ * (up to 8 files) and given again, as a descriptor of its own, when the
+ * same file (device, inode, size, mtime) is asked for with the same
+ * build id.  Not for files that may be rewritten in place.
+ */
+int debug_inflate_kept(int fd, const unsigned char *id, size_t id_len);
+
 #endif

@@ -73,7 +73,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 
 	if (fd >= 0)
-		fd = debug_inflate(fd, id, (size_t)len);
+		fd = debug_inflate_kept(fd, id, (size_t)len);
 	if (fd >= 0) {
 		*debuginfo_file_name = path;   /* libdwfl frees it */
 		return fd;

@@ -130,6 +130,44 @@ out:
 	elf_end(b);
 }
 
+/* The same file asked for again (`watch --native`, every sample): the
+ * decompressed copy kept, given as a descriptor of its own; another
+ * build id still refused.  ours: debug_inflate()'s copy. */
+static void check_kept(const char *what, int fd, const unsigned char *id,
+		       size_t n, int ours)
+{
+	unsigned char wrong[64];
+	struct stat a, b;
+	int first = debug_inflate_kept(dup(fd), id, n);
+	int again = debug_inflate_kept(dup(fd), id, n);
+
+	CHECK(first >= 0 && first != ours, "%s: refused to be kept", what);
+	if (first >= 0) {
+		int orig = dup(fd);
+
+		compare(what, orig, first);
+		close(orig);
+	}
+	CHECK(again >= 0 && again != first && fstat(first, &a) == 0 &&
+	      fstat(again, &b) == 0 && a.st_ino == b.st_ino &&
+	      a.st_dev == b.st_dev && a.st_size == b.st_size,
+	      "%s: asked again, not the copy kept", what);
+	CHECK(again < 0 || lseek(again, 0, SEEK_CUR) == 0,
+	      "%s: the copy kept given with a shared offset", what);
+	if (again >= 0)
+		close(again);
+	/* debug_inflate() keeps nothing (damaged copies are decompressed
+	 * each on its own). */
+	CHECK(fstat(ours, &b) == 0 && first >= 0 && a.st_ino != b.st_ino,
+	      "%s: debug_inflate() gave the copy kept", what);
+	if (first >= 0)
+		close(first);
+	memcpy(wrong, id, n);
+	wrong[n - 1] ^= 1;
+	CHECK(debug_inflate_kept(dup(fd), wrong, n) == -1,
+	      "%s: once kept, taken for a file of another build id", what);
+}
+
 static void check_real(const char *what, const char *path)
 {
 	unsigned char id[64], wrong[64];
@@ -154,6 +192,7 @@ static void check_real(const char *what, const char *path)
 		orig = open(path, O_RDONLY);
 		compare(what, orig, ours);
 		close(orig);
+		check_kept(what, fd, id, n, ours);
 		close(ours);
 	}
 	close(fd);
