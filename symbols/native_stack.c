@@ -33,6 +33,28 @@ static void thread_take(struct native_thread *nt, const struct cs_thread *t,
 	}
 }
 
+/*
+ * The symbolizer of the last stacks released, kept for the next take
+ * when it fits that target (native_symbolizer_fits()): the next sample
+ * of `watch` or `run`, the pass a capture plan is learnt from and the
+ * one after it.  One at a time, on the thread that takes the stacks.
+ */
+static struct native_symbolizer *parked;
+
+static int symbolizer_for(struct native_symbolizer **s, struct memsrc *ms,
+			  struct cs_err *err)
+{
+	if (parked && native_symbolizer_fits(parked, ms) &&
+	    native_symbolizer_rebind(parked, ms) == 0) {
+		*s = parked;
+		parked = NULL;
+		return 0;
+	}
+	native_symbolizer_free(parked);
+	parked = NULL;
+	return native_symbolizer_new(s, ms, err);
+}
+
 int native_stacks_take(struct native_stacks *ns, struct memsrc *ms,
 		       struct cs_err *err)
 {
@@ -45,7 +67,7 @@ int native_stacks_take(struct native_stacks *ns, struct memsrc *ms,
 	ret = native_unwinder_new(&u, ms, err);
 	if (ret < 0)
 		return ret;
-	ret = native_symbolizer_new(&ns->sym, ms, err);
+	ret = symbolizer_for(&ns->sym, ms, err);
 	if (ret < 0) {
 		native_unwinder_free(u);
 		return ret;
@@ -68,7 +90,10 @@ void native_stacks_release(struct native_stacks *ns)
 	for (i = 0; i < ns->nthreads; i++)
 		free(ns->threads[i].frames);
 	free(ns->threads);
-	native_symbolizer_free(ns->sym);
+	if (ns->sym) {
+		native_symbolizer_free(parked);
+		parked = ns->sym;
+	}
 	memset(ns, 0, sizeof(*ns));
 }
 

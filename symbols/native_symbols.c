@@ -17,6 +17,7 @@
 #include "symbols/unwind.h"
 #include "common/addrmap.h"
 #include "common/arena.h"
+#include "common/strbuf.h"
 #include "common/banned.h"
 
 #define VDSO_MAX ((size_t)1 << 20)
@@ -34,6 +35,13 @@ struct native_symbolizer {
 	 * a few dozen pcs, and each lookup walks a unit's DWARF tree. */
 	struct addrmap memo[2];
 	struct arena memo_mem;
+	/* What its answers hold for (native_symbolizer_fits()): the
+	 * backend, process, root and code mappings it was made for. */
+	const struct memsrc_ops *ops;
+	int pid;
+	char *root;
+	struct cs_mapping *code;
+	size_t ncode;
 };
 
 struct memo {
@@ -91,6 +99,102 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+static int is_code(const struct cs_mapping *m)
+{
+	return m->perms[2] == 'x';
+}
+
+/* The target the symbolizer is made for: its modules and their places
+ * are read from ms's code mappings as pcs come. */
+static void note_target(struct native_symbolizer *s, const struct memsrc *ms)
+{
+	size_t i, k = 0;
+
+	s->ops = ms->ops;
+	s->pid = ms->pid;
+	s->root = ms->root ? xstrdup(ms->root) : NULL;
+	for (i = 0; i < ms->nmaps; i++)
+		s->ncode += is_code(&ms->maps[i]);
+	s->code = xcalloc(s->ncode ? s->ncode : 1, sizeof(*s->code));
+	for (i = 0; i < ms->nmaps && k < s->ncode; i++) {
+		const struct cs_mapping *m = &ms->maps[i];
+
+		if (!is_code(m))
+			continue;
+		s->code[k] = *m;
+		s->code[k].path = m->path ? xstrdup(m->path) : NULL;
+		k++;
+	}
+}
+
+static void forget_target(struct native_symbolizer *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncode; i++)
+		free(s->code[i].path);
+	free(s->code);
+	free(s->root);
+}
+
+static int same_string(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+int native_symbolizer_fits(const struct native_symbolizer *s,
+			   const struct memsrc *ms)
+{
+	size_t i, k = 0;
+
+	if (s->ops != ms->ops || s->pid != ms->pid ||
+	    !same_string(s->root, ms->root))
+		return 0;
+	/* Bounded by the mappings. */
+	for (i = 0; i < ms->nmaps; i++) {
+		const struct cs_mapping *m = &ms->maps[i], *c;
+
+		if (!is_code(m))
+			continue;
+		if (k == s->ncode)
+			return 0;
+		c = &s->code[k++];
+		if (c->start != m->start || c->end != m->end ||
+		    c->offset != m->offset || c->deleted != m->deleted ||
+		    strcmp(c->perms, m->perms) || !same_string(c->path, m->path))
+			return 0;
+	}
+	return k == s->ncode;
+}
+
+int native_symbolizer_rebind(struct native_symbolizer *s, struct memsrc *ms)
+{
+	size_t i;
+
+	/* Its modules' paths point into the old source's mappings, and so
+	 * do the answers kept: paths from ms's, the answers asked again
+	 * (DWARF loaded stays loaded). */
+	for (i = 0; i < s->mods.n; i++) {
+		struct native_module *m = &s->mods.mods[i];
+		const struct cs_mapping *now;
+
+		if (!m->path)
+			continue;
+		now = memsrc_find_mapping(ms, m->base);
+		if (!now || !now->path || now->path[0] != '/')
+			return -1;
+		m->path = now->path;
+	}
+	s->ms = ms;
+	addrmap_release(&s->memo[0]);
+	addrmap_release(&s->memo[1]);
+	arena_release(&s->memo_mem);
+	addrmap_init(&s->memo[0]);
+	addrmap_init(&s->memo[1]);
+	arena_init(&s->memo_mem);
+	return 0;
+}
+
 int native_symbolizer_new(struct native_symbolizer **out, struct memsrc *ms,
 			  struct cs_err *err)
 {
@@ -108,6 +212,7 @@ int native_symbolizer_new(struct native_symbolizer **out, struct memsrc *ms,
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	}
 	s->ms = ms;
+	note_target(s, ms);
 	addrmap_init(&s->demangled);
 	addrmap_init(&s->memo[0]);
 	addrmap_init(&s->memo[1]);
@@ -130,6 +235,7 @@ void native_symbolizer_free(struct native_symbolizer *s)
 	addrmap_release(&s->memo[0]);
 	addrmap_release(&s->memo[1]);
 	arena_release(&s->memo_mem);
+	forget_target(s);
 	dwfl_end(s->dwfl);
 	native_modules_release(&s->mods);
 	free(s->dmods);

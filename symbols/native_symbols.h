@@ -50,4 +50,17 @@ void native_symbolizer_free(struct native_symbolizer *s);
 size_t native_symbolize(struct native_symbolizer *s, uint64_t pc, int exact,
 			struct native_sym *out, size_t max);
 
+/*
+ * Do s's answers hold for ms: the same backend, process and root, and
+ * the same code mappings (place, offset, file, permissions)?  Then
+ * native_symbolizer_rebind() points s at ms (the source s was made for
+ * may be gone), and the DWARF s has loaded is used again (`watch
+ * --native` reads its target ten times a second; each new symbolizer
+ * loaded the same DWARF again): 0, or -1 when a module's file is no
+ * longer mapped at its base (then free s and make another).
+ */
+int native_symbolizer_fits(const struct native_symbolizer *s,
+			   const struct memsrc *ms);
+int native_symbolizer_rebind(struct native_symbolizer *s, struct memsrc *ms);
+
 #endif

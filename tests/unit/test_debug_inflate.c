@@ -503,6 +503,67 @@ static int inflated_file_mapped(void)
 	return found;
 }
 
+/* Pointed at another source of the same target (the next sample), the
+ * symbolizer gives the same answer, its library named from the new
+ * source's mappings: the old one's may be freed. */
+static void check_rebind(struct native_symbolizer *s, struct memsrc *ms,
+			 uint64_t pc, const struct native_sym *first, size_t n)
+{
+	struct native_sym out[NATIVE_MAX_INLINED];
+	struct memsrc next;
+	size_t k, i;
+	int in_next = 0;
+
+	if (proc_memsrc_init(&next, getpid()) != 0) {
+		CHECK(0, "no second source of this process");
+		return;
+	}
+	CHECK(native_symbolizer_fits(s, &next) &&
+	      native_symbolizer_rebind(s, &next) == 0,
+	      "not rebound to the same process read again");
+	k = native_symbolize(s, pc, 1, out, NATIVE_MAX_INLINED);
+	for (i = 0; i < next.nmaps; i++)
+		in_next |= out[0].library == next.maps[i].path;
+	CHECK(k == n && out[n - 1].function == first[n - 1].function &&
+	      out[0].library && in_next &&
+	      !strcmp(out[0].library, first[0].library),
+	      "rebound: %zu entries, library %s from the new source: %d", k,
+	      out[0].library ? out[0].library : "none", in_next);
+	CHECK(native_symbolizer_rebind(s, ms) == 0, "not rebound back");
+	proc_memsrc_release(&next);
+}
+
+/* Which targets a symbolizer's answers hold for: the one it was made
+ * for, not one whose code moved, another process, or other files. */
+static void check_fits(struct native_symbolizer *s, struct memsrc *ms)
+{
+	size_t i, code = ms->nmaps;
+	char *path;
+
+	CHECK(native_symbolizer_fits(s, ms), "not for its own target");
+	for (i = 0; i < ms->nmaps && code == ms->nmaps; i++)
+		if (ms->maps[i].perms[2] == 'x' && ms->maps[i].path)
+			code = i;
+	if (code == ms->nmaps) {
+		CHECK(0, "no code mapping with a file");
+		return;
+	}
+	ms->maps[code].offset += 4096;
+	CHECK(!native_symbolizer_fits(s, ms), "fits code mapped elsewhere");
+	ms->maps[code].offset -= 4096;
+	path = ms->maps[code].path;
+	ms->maps[code].path = "/elsewhere/lib.so";
+	CHECK(!native_symbolizer_fits(s, ms), "fits another file");
+	ms->maps[code].path = path;
+	ms->maps[code].perms[2] = '-';
+	CHECK(!native_symbolizer_fits(s, ms), "fits with a code mapping gone");
+	ms->maps[code].perms[2] = 'x';
+	ms->pid++;
+	CHECK(!native_symbolizer_fits(s, ms), "fits another process");
+	ms->pid--;
+	CHECK(native_symbolizer_fits(s, ms), "not for its target restored");
+}
+
 static int same_syms(const struct native_sym *a, const struct native_sym *b,
 		     size_t n)
 {
@@ -571,6 +632,8 @@ static void check_symbolizer(void)
 		CHECK(inflated_file_mapped(), "libdw reads libc6-dbg's own "
 		      "file, not the decompressed copy");
 		check_memo(s, (uint64_t)(uintptr_t)fn, out, n);
+		check_fits(s, &ms);
+		check_rebind(s, &ms, (uint64_t)(uintptr_t)fn, out, n);
 		printf("the symbolizer: getpid is %s (%s:%d)\n",
 		       n ? out[n - 1].function : "?",
 		       n && out[n - 1].file ? out[n - 1].file : "?",
