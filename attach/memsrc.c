@@ -439,9 +439,14 @@ static int cache_fill(struct memsrc *ms, uint64_t page, size_t want,
 	if (want > CLUSTER_MAX)
 		want = CLUSTER_MAX;
 	ret = mcache_fill_exact(ms, page, want, err);
-	if (ret == 0 && random && c->fill_end > page) {
-		c->lag[c->lag_at].page = page;
-		c->lag[c->lag_at].n = (size_t)((c->fill_end - page) / PAGE_SIZE);
+	if (random) {
+		/* The slot judged above takes this fill (none if it failed:
+		 * the same cluster is not judged twice). */
+		int filled = ret == 0 && c->fill_end > page;
+
+		c->lag[c->lag_at].page = filled ? page : 0;
+		c->lag[c->lag_at].n = filled ?
+			(size_t)((c->fill_end - page) / PAGE_SIZE) : 0;
 		c->lag_at = (c->lag_at + 1) % CLUSTER_LAG;
 	}
 	return ret;

@@ -62,20 +62,25 @@ static void plan_sort(struct memsrc_cache *c)
 	c->plan_sorted = 1;
 }
 
-/* Add the pages of [lo, hi) up to the first that lies in no changeable
- * mapping. */
+/* Add the pages of [lo, hi) that lie in a changeable mapping, up to the
+ * first that does not after one that did (lo may fall in the guard page
+ * below a stack, when its pointer is within the red zone of its end). */
 static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
 {
 	uint64_t page;
+	int planned = 0;
 
 	/* Bounded by the range, which callers keep small. */
 	for (page = lo & PAGE_MASK; page < hi && page >= (lo & PAGE_MASK);
 	     page += PAGE_SIZE) {
 		const struct cs_mapping *m = memsrc_find_mapping(ms, page);
 
-		if (!m || !mcache_may_change(m))
+		if (m && mcache_may_change(m)) {
+			plan_push(ms->cache, page);
+			planned = 1;
+		} else if (planned) {
 			break;
-		plan_push(ms->cache, page);
+		}
 	}
 }
 
@@ -92,9 +97,12 @@ static void plan_range(struct memsrc *ms, uint64_t lo, uint64_t hi)
  */
 static const unsigned char zero_page[PAGE_SIZE];
 
+/* (Readable and writable too: a page that cannot be read is cached as
+ * unreadable, not as zeros.) */
 static int private_anonymous(const struct cs_mapping *m)
 {
-	return m->perms[3] == 'p' &&
+	return m->perms[0] == 'r' && mcache_may_change(m) &&
+	       m->perms[3] == 'p' &&
 	       (!m->path || !strcmp(m->path, "[heap]") ||
 		!strcmp(m->path, "[stack]"));
 }

@@ -1061,7 +1061,7 @@ static void test_plan_stack_top(struct memsrc *ms)
 	const uint64_t len = 64 << 10;
 	struct memsrc_cache *c = ms->cache;
 	struct cs_err err;
-	size_t i, k, n, past = 0, missing = 0, neighbours = 0;
+	size_t i, k, n, past = 0, missing = 0, neighbours = 0, guarded;
 	int ret;
 
 	cs_err_init(&err);
@@ -1099,6 +1099,29 @@ static void test_plan_stack_top(struct memsrc *ms)
 	      "%zu missing", past, missing);
 	CHECK(neighbours > 0, "%zu of %zu threads have another writable "
 	      "mapping within 64 KiB past their stack", neighbours, n);
+	/* A range that starts in the guard page below a stack (a stack
+	 * pointer within the red zone of its end): the stack's pages. */
+	guarded = 0;
+	for (i = 0; i < n; i++) {
+		const struct cs_mapping *m, *below;
+		uint64_t p;
+
+		m = memsrc_find_mapping(ms, ms->threads[i].regs.r[CS_REG_RSP]);
+		if (!ms->threads[i].has_regs || !m || m->start < PAGE)
+			continue;
+		below = memsrc_find_mapping(ms, m->start - PAGE);
+		if (below && below->perms[1] == 'w')
+			continue;
+		guarded++;
+		c->nplan = 0;
+		memsrc_plan_add(ms, m->start - 128, 4 * PAGE + 128);
+		for (p = m->start; p < m->start + 4 * PAGE && p < m->end;
+		     p += PAGE)
+			missing += !planned(c, p);
+	}
+	CHECK(guarded > 0 && missing == 0,
+	      "ranges from a guard page (%zu threads): %zu stack pages "
+	      "missing", guarded, missing);
 	live_resume(ms);
 	c->nplan = c->nplan_used = 0;
 }
