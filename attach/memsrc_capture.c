@@ -153,10 +153,26 @@ static void decide_skipping(struct memsrc_cache *c, size_t pages,
 			    unwritten_now >= pages / 2;
 }
 
+/* One page of mapping m: 1 when it may hold data; else 0, and with
+ * cache_them (the target stopped) it is cached as zeros. */
+static int sort_out(struct memsrc *ms, const struct cs_mapping *m,
+		    uint64_t page, struct written_window *w, int cache_them)
+{
+	struct memsrc_cache *c = ms->cache;
+
+	if (!m || !unwritten(ms, m, page, w))
+		return 1;
+	if (cache_them && !mcache_lookup(c, page)) {
+		(void)mcache_table_reserve(c, 1);
+		mcache_put(c, page, (unsigned char *)zero_page, PAGE_SIZE);
+	}
+	return 0;
+}
+
 /* Of the n sorted pages, those that may hold data (what a capture will
- * copy if the target does not write more first). */
-static size_t written_pages(struct memsrc *ms, const uint64_t *pages,
-			    size_t n)
+ * copy if the target does not write more first); see sort_out(). */
+static size_t sort_out_pages(struct memsrc *ms, const uint64_t *pages,
+			     size_t n, int cache_them)
 {
 	struct written_window *w = xcalloc(1, sizeof(*w));
 	const struct cs_mapping *m = NULL;
@@ -165,28 +181,31 @@ static size_t written_pages(struct memsrc *ms, const uint64_t *pages,
 	for (i = 0; i < n; i++) {
 		if (!m || pages[i] < m->start || pages[i] >= m->end)
 			m = memsrc_find_mapping(ms, pages[i]);
-		count += !m || !unwritten(ms, m, pages[i], w);
+		count += (size_t)sort_out(ms, m, pages[i], w, cache_them);
 	}
 	free(w);
 	return count;
 }
 
-/* Cache the unwritten pages of [page, page + n pages) of mapping m as
- * zeros; the target is stopped. */
-static void cache_unwritten(struct memsrc *ms, const struct cs_mapping *m,
-			    uint64_t page, size_t n, struct written_window *w)
+/* The same for every page of the writable mappings. */
+static size_t sort_out_writable(struct memsrc *ms, int cache_them)
 {
-	struct memsrc_cache *c = ms->cache;
-	size_t i;
+	struct written_window *w = xcalloc(1, sizeof(*w));
+	size_t i, count = 0;
+	uint64_t page;
 
-	for (i = 0; i < n; i++) {
-		uint64_t p = page + i * PAGE_SIZE;
+	/* Bounded by the writable pages, which callers bound. */
+	for (i = 0; i < ms->nmaps; i++) {
+		const struct cs_mapping *m = &ms->maps[i];
 
-		if (unwritten(ms, m, p, w) && !mcache_lookup(c, p)) {
-			(void)mcache_table_reserve(c, 1);
-			mcache_put(c, p, (unsigned char *)zero_page, PAGE_SIZE);
-		}
+		if (!mcache_may_change(m))
+			continue;
+		for (page = m->start & PAGE_MASK; page < m->end;
+		     page += PAGE_SIZE)
+			count += (size_t)sort_out(ms, m, page, w, cache_them);
 	}
+	free(w);
+	return count;
 }
 
 /*
@@ -248,7 +267,7 @@ size_t memsrc_plan_learn(struct memsrc *ms)
 	 * wrote: they are not copied); the stop drops the cached pages, not
 	 * the slabs, so the pages this pass filled are used again. */
 	if (c->nplan <= CACHE_MAX_PAGES / 2) {
-		size_t written = written_pages(ms, c->plan, c->nplan);
+		size_t written = sort_out_pages(ms, c->plan, c->nplan, 0);
 
 		decide_skipping(c, c->nplan, written);
 		mcache_reserve(c, c->skip_unwritten ? written : c->nplan);
@@ -310,24 +329,12 @@ size_t memsrc_plan_trim_stacks(struct memsrc *ms)
 
 void memsrc_reserve_all(struct memsrc *ms)
 {
-	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE, page;
-	struct written_window *w;
-	size_t i, count = 0;
+	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE;
+	size_t count;
 
 	if (pages > CACHE_MAX_PAGES / 2)
 		return;
-	w = xcalloc(1, sizeof(*w));
-	/* Bounded by pages, which is bounded above. */
-	for (i = 0; i < ms->nmaps; i++) {
-		const struct cs_mapping *m = &ms->maps[i];
-
-		if (!mcache_may_change(m))
-			continue;
-		for (page = m->start & PAGE_MASK; page < m->end;
-		     page += PAGE_SIZE)
-			count += !unwritten(ms, m, page, w);
-	}
-	free(w);
+	count = sort_out_writable(ms, 0);
 	decide_skipping(ms->cache, (size_t)pages, count);
 	mcache_reserve(ms->cache, ms->cache->skip_unwritten ? count :
 			(size_t)pages);
@@ -660,19 +667,11 @@ static void copy_batched(struct memsrc *ms,
 static int capture_plan(struct memsrc *ms, struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
-	const struct cs_mapping *m = NULL;
-	struct written_window *w = xcalloc(1, sizeof(*w));
 	size_t i = 0;
 	int ret = 0;
 
-	for (i = 0; i < c->nplan && c->skip_unwritten; i++) {
-		if (!m || c->plan[i] < m->start || c->plan[i] >= m->end)
-			m = memsrc_find_mapping(ms, c->plan[i]);
-		if (m)
-			cache_unwritten(ms, m, c->plan[i], 1, w);
-	}
-	free(w);
-	i = 0;
+	if (c->skip_unwritten)
+		(void)sort_out_pages(ms, c->plan, c->nplan, 1);
 	copy_batched(ms, lay_out_plan);
 	/* Each round moves past a cached page or caches plan[i] (a fill
 	 * always caches its first page, if only as unreadable): bounded.  A
@@ -692,19 +691,11 @@ static int capture_plan(struct memsrc *ms, struct cs_err *err)
 static int capture_all(struct memsrc *ms, struct cs_err *err)
 {
 	struct memsrc_cache *c = ms->cache;
-	struct written_window *w = xcalloc(1, sizeof(*w));
 	size_t i;
 	int ret = 0;
 
-	for (i = 0; i < ms->nmaps && c->skip_unwritten; i++) {
-		const struct cs_mapping *m = &ms->maps[i];
-
-		if (mcache_may_change(m))
-			cache_unwritten(ms, m, m->start & PAGE_MASK,
-					(size_t)((m->end - (m->start & PAGE_MASK) +
-						  PAGE_SIZE - 1) / PAGE_SIZE), w);
-	}
-	free(w);
+	if (c->skip_unwritten)
+		(void)sort_out_writable(ms, 1);
 	copy_batched(ms, lay_out_all);
 	/* Fill the cache directly, in the largest reads a fill makes
 	 * (slabs are sized for them), copying nothing out. */

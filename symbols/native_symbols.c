@@ -99,6 +99,20 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+static void memo_init(struct native_symbolizer *s)
+{
+	addrmap_init(&s->memo[0]);
+	addrmap_init(&s->memo[1]);
+	arena_init(&s->memo_mem);
+}
+
+static void memo_release(struct native_symbolizer *s)
+{
+	addrmap_release(&s->memo[0]);
+	addrmap_release(&s->memo[1]);
+	arena_release(&s->memo_mem);
+}
+
 static int is_code(const struct cs_mapping *m)
 {
 	return m->perms[2] == 'x';
@@ -186,12 +200,8 @@ int native_symbolizer_rebind(struct native_symbolizer *s, struct memsrc *ms)
 		m->path = now->path;
 	}
 	s->ms = ms;
-	addrmap_release(&s->memo[0]);
-	addrmap_release(&s->memo[1]);
-	arena_release(&s->memo_mem);
-	addrmap_init(&s->memo[0]);
-	addrmap_init(&s->memo[1]);
-	arena_init(&s->memo_mem);
+	memo_release(s);
+	memo_init(s);
 	return 0;
 }
 
@@ -214,9 +224,7 @@ int native_symbolizer_new(struct native_symbolizer **out, struct memsrc *ms,
 	s->ms = ms;
 	note_target(s, ms);
 	addrmap_init(&s->demangled);
-	addrmap_init(&s->memo[0]);
-	addrmap_init(&s->memo[1]);
-	arena_init(&s->memo_mem);
+	memo_init(s);
 	*out = s;
 	return 0;
 }
@@ -232,9 +240,7 @@ void native_symbolizer_free(struct native_symbolizer *s)
 	while (addrmap_next(&s->demangled, &pos, &key, &val))
 		free(val);
 	addrmap_release(&s->demangled);
-	addrmap_release(&s->memo[0]);
-	addrmap_release(&s->memo[1]);
-	arena_release(&s->memo_mem);
+	memo_release(s);
 	forget_target(s);
 	dwfl_end(s->dwfl);
 	native_modules_release(&s->mods);
