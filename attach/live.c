@@ -390,6 +390,7 @@ static const struct memsrc_ops live_ops = {
 	.read_raw = live_read_raw,
 	.read_runs = live_read_runs,
 	.resident = live_resident,
+	.written_bytes = live_written_bytes,
 	.close = live_close,
 };
 

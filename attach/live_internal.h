@@ -55,6 +55,8 @@ struct live {
 /* memsrc_ops.resident of a live target (live_resident.c). */
 int live_resident(struct memsrc *ms, uint64_t page, size_t n,
 		  unsigned char *out);
+/* memsrc_ops.written_bytes of a live target (live_resident.c). */
+int64_t live_written_bytes(struct memsrc *ms);
 
 /* The signal guard (live_guard.c): the seized threads and the signals
  * they hold, kept by the tracer thread, whose tid is set while it holds

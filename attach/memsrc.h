@@ -104,6 +104,14 @@ struct memsrc_ops {
 	 */
 	int (*resident)(struct memsrc *ms, uint64_t page, size_t n,
 			unsigned char *out);
+	/*
+	 * Optional: the bytes of private memory the target wrote (in
+	 * memory or swapped out), of all its mappings at once, in one cheap
+	 * call; -1 when the backend cannot tell.  Asking resident() page by
+	 * page costs ~0.3 us a page (2 ms of a 30 MB target's 35 ms dump),
+	 * and is not worth it when this says few pages can be unwritten.
+	 */
+	int64_t (*written_bytes)(struct memsrc *ms);
 };
 
 #define MEMSRC_RESIDENT_MAX 512

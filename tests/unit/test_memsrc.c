@@ -1351,6 +1351,83 @@ static size_t unwritten_pages(struct memsrc *ms, size_t *not_zero)
 	return n;
 }
 
+/* What test_reserve_asks() lets memsrc_reserve_all() see. */
+static int (*real_resident)(struct memsrc *, uint64_t, size_t,
+			    unsigned char *);
+static size_t asked_pages;
+static int64_t told_written;
+
+static int counting_resident(struct memsrc *ms, uint64_t page, size_t n,
+			     unsigned char *out)
+{
+	asked_pages += n;
+	return real_resident(ms, page, n, out);
+}
+
+static int64_t telling_written(struct memsrc *ms)
+{
+	(void)ms;
+	return told_written;
+}
+
+/* Pages asked of resident() by memsrc_reserve_all() when the target is
+ * said to have written `written` bytes. */
+static size_t reserve_asks(struct memsrc *ms, int64_t written)
+{
+	asked_pages = 0;
+	told_written = written;
+	memsrc_reserve_all(ms);
+	return asked_pages;
+}
+
+/*
+ * The child's writable memory is mostly pages it never wrote (the holey
+ * region, its threads' stacks): memsrc_reserve_all() asks which, page by
+ * page, unless the target's written bytes (RssAnon and VmSwap) leave too
+ * few unwritten for the copy to leave out.
+ */
+static void test_reserve_asks(struct memsrc *ms)
+{
+	const struct memsrc_ops *real = ms->ops;
+	struct memsrc_ops ops = *real;
+	uint64_t writable = memsrc_writable_bytes(ms);
+	long anon = status_field(ms->pid, "RssAnon:");
+	long swap = status_field(ms->pid, "VmSwap:");
+	int64_t written = real->written_bytes(ms);
+	size_t asked;
+
+	/* The child writes only to counters and stacks by now. */
+	CHECK(anon > 0 && swap >= 0 &&
+	      llabs(written - (int64_t)(anon + swap) * 1024) <= 256 * 1024,
+	      "written bytes %lld, status says %ld kB + %ld kB",
+	      (long long)written, anon, swap);
+	if (writable > CAPTURE_LIMIT || written < 0 ||
+	    (uint64_t)written * 2 >= writable) {
+		printf("skip: reserve asks: %lld of %llu writable bytes written "
+		       "(a sanitizer's shadow memory is too big to reserve)\n",
+		       (long long)written, (unsigned long long)writable);
+		return;
+	}
+	real_resident = real->resident;
+	ops.resident = counting_resident;
+	ops.written_bytes = telling_written;
+	ms->ops = &ops;
+	asked = reserve_asks(ms, written);
+	CHECK(asked >= writable / PAGE / 2 && ms->cache->skip_unwritten,
+	      "%zu pages asked of %llu writable bytes, %lld written, "
+	      "skipping %d", asked, (unsigned long long)writable,
+	      (long long)written, ms->cache->skip_unwritten);
+	asked = reserve_asks(ms, -1);
+	CHECK(asked >= writable / PAGE / 2 && ms->cache->skip_unwritten,
+	      "%zu pages asked not knowing what was written", asked);
+	asked = reserve_asks(ms, (int64_t)writable / 2 + 4096 * PAGE);
+	CHECK(asked == 0 && !ms->cache->skip_unwritten,
+	      "%zu pages asked though over half the writable bytes are "
+	      "written, skipping %d", asked, ms->cache->skip_unwritten);
+	ms->ops = real;
+	memsrc_cache_clear(ms);
+}
+
 static void test_capture_all(struct memsrc *ms, uint64_t addr)
 {
 	struct cs_err err;
@@ -1473,6 +1550,7 @@ int main(void)
 	test_plan_trim(ms, addr);
 	test_plan_stack_top(ms);
 	test_plan_unwritten(ms, holey);
+	test_reserve_asks(ms);
 	test_capture_all(ms, addr);
 	test_proc_mem(pid, addr);
 	test_signals(ms, pid);
