@@ -286,9 +286,9 @@ static int where_before_311(struct pyproc *py, const uint8_t *buf,
 	return 0;
 }
 
-int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
-		const struct py_stack_options *opt, struct py_gen *gen,
-		struct cs_err *err)
+int py_gen_read_raw(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
+		    const struct py_stack_options *opt, struct py_gen *gen,
+		    struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
 	uint8_t buf[PY_LAYOUT_MAX_STRUCT], fbuf[PY_LAYOUT_MAX_STRUCT];
@@ -336,8 +336,25 @@ int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
 		gen->has_frame = py_frame_read(py, w.frame, opt, &gen->frame,
 					       NULL) == 1;
 	gen->awaiting_raw = gen_delegate(py, gen, &w);
-	gen->awaiting = unwrap(py, gen->awaiting_raw);
+	gen->awaiting = gen->awaiting_raw;
 	return 0;
+}
+
+uint64_t py_gen_unwrap(struct pyproc *py, struct py_gen *gen)
+{
+	gen->awaiting = unwrap(py, gen->awaiting_raw);
+	return gen->awaiting;
+}
+
+int py_gen_read(struct pyproc *py, uint64_t addr, enum py_code_kind kind,
+		const struct py_stack_options *opt, struct py_gen *gen,
+		struct cs_err *err)
+{
+	int ret = py_gen_read_raw(py, addr, kind, opt, gen, err);
+
+	if (ret == 0)
+		(void)py_gen_unwrap(py, gen);
+	return ret;
 }
 
 void py_gen_release(struct py_gen *gen)

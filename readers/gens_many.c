@@ -54,7 +54,7 @@ static void *read_blocks(void *arg)
 			enum py_code_kind kind;
 
 			sh->at(sh->ctx, i, &addr, &kind);
-			if (py_gen_read(r->py, addr, kind, sh->opt,
+			if (py_gen_read_raw(r->py, addr, kind, sh->opt,
 					&sh->gens[i], NULL) == 0) {
 				sh->ok[i] = r->mark;
 			} else {

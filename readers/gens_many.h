@@ -16,7 +16,7 @@ typedef void py_gen_at_fn(const void *ctx, size_t i, uint64_t *addr,
 			  enum py_code_kind *kind);
 
 /*
- * py_gen_read() of the n generators at(ctx, 0 .. n - 1) into gens[i],
+ * py_gen_read_raw() of the n generators at(ctx, 0 .. n - 1) into gens[i],
  * ok[i] nonzero when it was read (else gens[i] is cleared).  On a
  * captured source with enough of them and two CPUs to run on, another
  * thread reads some (block

@@ -368,11 +368,9 @@ static int loop_tid(struct builder *b, uint64_t loop)
 
 /*
  * For every generator, the index of the generator it awaits (-1: none),
- * looked up in one pass over the array before any chain is followed.
- * Following the chains one link after the other makes each lookup wait
- * for the previous one; in this pass the lookups are independent, and
- * the map's slots are prefetched a few generators ahead, so that with a
- * hundred thousand tasks the cache misses overlap.
+ * looked up in one pass before any chain is followed: the lookups are
+ * independent, and the map's slots are prefetched a few generators
+ * ahead, so that with 100,000 tasks the cache misses overlap.
  */
 static void index_awaiting(struct builder *b)
 {
@@ -389,6 +387,11 @@ static void index_awaiting(struct builder *b)
 			addrmap_prefetch(&a->gen_index,
 					 a->gens[i + PREFETCH_AHEAD].awaiting);
 		k = at ? (uintptr_t)addrmap_get(&a->gen_index, at, NULL) : 0;
+		if (!k && at) {   /* not a generator: what it wraps */
+			at = py_gen_unwrap(b->py, &a->gens[i]);
+			k = at ? (uintptr_t)addrmap_get(&a->gen_index, at,
+							NULL) : 0;
+		}
 		b->next[i] = k ? (long)k - 1 : at ? NEXT_UNKNOWN : -1;
 	}
 }
@@ -605,7 +608,8 @@ static void found_gen_at(const void *ctx, size_t i, uint64_t *addr,
 }
 
 /* Every generator the walk found, read; the unreadable ones (freed or
- * half-built while we looked) are skipped. */
+ * half-built while we looked) are skipped.  Delegates are left wrapped:
+ * index_awaiting() unwraps those that are no generator read. */
 static void read_generators(struct builder *b)
 {
 	struct py_async *out = b->out;
@@ -613,7 +617,7 @@ static void read_generators(struct builder *b)
 	unsigned char *ok;
 
 	addrmap_reserve(&out->gen_index, b->ngen);
-	/* Not cleared: py_gen_read() fills each entry (clearing 60 MB of
+	/* Not cleared: py_gen_read_raw() fills each entry (clearing 60 MB of
 	 * them took ~6 ms at 100k tasks). */
 	out->gens = xmallocarray(n, sizeof(*out->gens));
 	b->gens_alloc = n;
