@@ -92,6 +92,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
 	$(BUILD)/cli/watch_track.o
 $(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
+$(BUILD)/tests/test_thread_alike: $(BUILD)/cli/thread_alike.o
 $(BUILD)/tests/test_json: $(BUILD)/cli/json.o $(BUILD)/cli/json_digits.o \
 	$(BUILD)/cli/json_plain.o $(BUILD)/cli/json_part.o \
 	$(BUILD)/cli/json_writer.o

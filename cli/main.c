@@ -93,7 +93,7 @@ void cli_usage(FILE *out)
 	      "  --max-frames N    keep at most N Python frames of a thread: the\n"
 	      "                    innermost and the 8 outermost (default 4096)\n"
 	      "  --no-source       no source lines under frames\n"
-	      "  --all             identical tasks one by one, not grouped\n"
+	      "  --all             identical tasks and threads one by one, not grouped\n"
 	      "  --max-items N     --locals: items of a container shown (1-100, 8)\n"
 	      "\n"
 	      "core options (also those of dump but --no-block and --retries):\n"

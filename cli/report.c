@@ -1,6 +1,7 @@
 #include "cli/report.h"
 #include "cli/report_graph.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -9,6 +10,7 @@
 #include "cli/json_memo.h"
 #include "cli/report_native.h"
 #include "cli/source.h"
+#include "cli/thread_alike.h"
 #include "common/banned.h"
 
 int report_parse_format(const char *name, enum report_format *fmt)
@@ -68,26 +70,21 @@ static void text_frame(FILE *out, const struct collection *c,
 		report_text_local(out, "      ", &f->locals[i]);
 }
 
-static void text_thread(FILE *out, const struct collection *c,
-			const struct py_thread *t, int locals)
+static void text_thread_name(FILE *out, const struct py_thread *t)
 {
-	size_t i;
-
-	fprintf(out, "\nThread %d", t->tid);
 	if (t->name) {
 		fputs(" \"", out);
 		esc_text(out, t->name);
 		fputc('"', out);
 	}
-	if (t->holds_gil == 1)
-		fputs(" (holds the GIL)", out);
-	if (c->opt.native) {
-		report_native_text_blocked(out, c, t->tid);
-		fputc('\n', out);
-		report_native_text_frames(out, c, t);
-		return;
-	}
-	fputc('\n', out);
+}
+
+/* A thread's Python frames, after its header line. */
+static void text_thread_frames(FILE *out, const struct collection *c,
+			       const struct py_thread *t, int locals)
+{
+	size_t i;
+
 	if (!t->nframes && !t->truncated) {
 		fputs("  (no Python frames)\n", out);
 		return;
@@ -102,9 +99,50 @@ static void text_thread(FILE *out, const struct collection *c,
 	}
 }
 
+static void text_thread(FILE *out, const struct collection *c,
+			const struct py_thread *t, int locals)
+{
+	fprintf(out, "\nThread %d", t->tid);
+	text_thread_name(out, t);
+	if (t->holds_gil == 1)
+		fputs(" (holds the GIL)", out);
+	if (c->opt.native) {
+		report_native_text_blocked(out, c, t->tid);
+		fputc('\n', out);
+		report_native_text_frames(out, c, t);
+		return;
+	}
+	fputc('\n', out);
+	text_thread_frames(out, c, t, locals);
+}
+
+/* Alike threads (cli/thread_alike.h) once, from the first: every id, the
+ * first names. */
+static void text_threads_alike(FILE *out, const struct collection *c,
+			       size_t at, const size_t *first, size_t count)
+{
+	const struct py_thread *t = &c->snap.threads[at];
+	size_t i, shown = 0;
+
+	fputs("\nThreads", out);
+	for (i = at; i < c->snap.nthreads && shown < count; i++) {
+		if (first[i] != at)
+			continue;
+		fprintf(out, "%s %d", shown ? "," : "", c->snap.threads[i].tid);
+		if (shown < THREAD_ALIKE_NAMES)
+			text_thread_name(out, &c->snap.threads[i]);
+		shown++;
+	}
+	fprintf(out, " (%zu alike)", count);
+	if (t->holds_gil == 1)
+		fputs(" (holds the GIL)", out);
+	fputc('\n', out);
+	text_thread_frames(out, c, t, 0);
+}
+
 void report_text(FILE *out, const struct collection *c)
 {
-	size_t i;
+	size_t i, *first = NULL, *count = NULL;
 
 	fprintf(out, "Process %d", c->pid);
 	if (c->ns_pid && c->ns_pid != c->pid)
@@ -116,16 +154,32 @@ void report_text(FILE *out, const struct collection *c)
 	fputs(" (", out);
 	esc_text(out, c->py.executable);
 	fputs(")\n", out);
+	/* Each with its locals, or its own C frames, or asked for: alone. */
+	if (!c->opt.locals && !c->opt.native && !c->opt.expand_all &&
+	    c->snap.nthreads >= THREAD_ALIKE_MIN) {
+		first = xmallocarray(c->snap.nthreads, sizeof(*first));
+		count = xmallocarray(c->snap.nthreads, sizeof(*count));
+		thread_alike(&c->snap, first, count);
+	}
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *t = &c->snap.threads[i];
+		int grouped = first && count[first[i]] >= THREAD_ALIKE_MIN;
 
+		/* Shown with the first alike it, of the same interpreter. */
+		if (grouped && first[i] != i)
+			continue;
 		if (c->snap.ninterps > 1 &&
 		    (i == 0 || t->interp != t[-1].interp))
 			fprintf(out, "\nInterpreter %lld%s\n",
 				(long long)t->interp_id,
 				t->interp_main ? " (main)" : "");
-		text_thread(out, c, t, c->opt.locals);
+		if (grouped)
+			text_threads_alike(out, c, i, first, count[i]);
+		else
+			text_thread(out, c, t, c->opt.locals);
 	}
+	free(first);
+	free(count);
 	if (c->opt.native)
 		report_native_text_others(out, c);
 	report_text_greenlets(out, c);

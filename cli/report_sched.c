@@ -34,18 +34,11 @@ static int str_eq(const char *a, const char *b)
 /* Alike: same thread, state, kind and function, the same frames. */
 static int same_greenlet(const struct py_greenlet *a, const struct py_greenlet *b)
 {
-	size_t i;
-
-	if (a->tid != b->tid || a->state != b->state ||
-	    a->is_main != b->is_main || !str_eq(a->type_name, b->type_name) ||
-	    !str_eq(a->function, b->function) || a->nframes != b->nframes ||
-	    a->truncated != b->truncated)
-		return 0;
-	for (i = 0; i < a->nframes; i++)
-		if (a->frames[i].code != b->frames[i].code ||
-		    a->frames[i].line != b->frames[i].line)
-			return 0;
-	return 1;
+	return a->tid == b->tid && a->state == b->state &&
+	       a->is_main == b->is_main && str_eq(a->type_name, b->type_name) &&
+	       str_eq(a->function, b->function) && a->nframes == b->nframes &&
+	       a->truncated == b->truncated &&
+	       py_frames_same_places(a->frames, b->frames, a->nframes);
 }
 
 /* "main greenlet", or its type's short name ("Greenlet", "Hub"). */

@@ -150,6 +150,17 @@ void py_frames_free(struct py_frame *frames, size_t n)
 	free(frames);
 }
 
+int py_frames_same_places(const struct py_frame *a, const struct py_frame *b,
+			  size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].code != b[i].code || a[i].line != b[i].line)
+			return 0;
+	return 1;
+}
+
 /* decode_frame() once the frame's own fields are in rf. */
 static int decode_raw(struct pyproc *py, uint64_t frame,
 		      const struct py_stack_options *opt,

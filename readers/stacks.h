@@ -97,6 +97,12 @@ int py_frames_walk(struct pyproc *py, uint64_t frame, int follow,
 		   struct cs_err *err);
 void py_frames_free(struct py_frame *frames, size_t n);
 
+/* Whether two runs of n frames are at the same places: the same code
+ * objects (one cache per collection: the same address is the same code)
+ * and lines. */
+int py_frames_same_places(const struct py_frame *a, const struct py_frame *b,
+			  size_t n);
+
 /* Decode one frame into *out: 1 when it is a frame to show, 0 when it is
  * not (a shim frame, or one not running code), or a negative status. */
 int py_frame_read(struct pyproc *py, uint64_t frame,

@@ -25,6 +25,8 @@ import sys
 import threading
 import time
 
+from _tids import native_tid
+
 # Values a parked frame holds, for --locals.  Exact types matter: tests
 # decide which repr rule applies from type(value).__name__.
 BIG_INT = 2 ** 100
@@ -32,20 +34,6 @@ LONG_STR_LEN = 300
 
 _local_lock = threading.Lock()
 _tids = {}              # get_ident() -> native TID, filled by each thread
-
-
-def native_tid():
-    """The kernel TID of the calling thread, on every version we run."""
-    if platform.machine() == "x86_64":
-        try:
-            import ctypes
-            return int(ctypes.CDLL(None).syscall(186))  # SYS_gettid
-        except (ImportError, OSError, AttributeError):
-            pass
-    if hasattr(threading, "get_native_id"):
-        return threading.get_native_id()
-    # /proc/thread-self -> "PID/task/TID"
-    return int(os.readlink("/proc/thread-self").rsplit("/", 1)[1])
 
 
 def register_thread():

@@ -1,0 +1,128 @@
+"""The text report shows alike threads once: a thread pool's workers
+parked on one line are one "Threads ..." entry over their one traceback,
+with every thread's id; two alike threads stay apart; --all and --locals
+show each; the JSON output lists every thread.
+
+targets/alike_threads.py parks POOL threads on one line, two on another,
+and its main thread on a third; its ready file gives each thread's TID and
+name, and expected lines come from its "# MARK:" comments.
+"""
+
+import re
+
+import pytest
+
+from conftest import marker_line, run_coroscope, target_script, wait_until
+
+SCRIPT = target_script("alike_threads.py")
+POOL = 12
+GROUP = re.compile(r"^Threads (.*) \((\d+) alike\)$")
+MEMBER = re.compile(r'^(\d+)(?: "((?:[^"\\]|\\.)*)")?$')
+
+
+def parked_at(frames, mark):
+    """Whether the innermost of frames (text lines, outermost first) in
+    the target's own file is at its mark."""
+    own = [f for f in frames if f.startswith('File "%s", ' % SCRIPT)]
+    return bool(own) and own[-1].startswith(
+        'File "%s", line %d, in ' % (SCRIPT, marker_line(SCRIPT, mark)))
+
+
+@pytest.fixture(scope="module")
+def target(interp, module_keeper):
+    t = module_keeper.start_target(interp, "alike_threads.py", str(POOL))
+    tids = dict((name, tid) for name, tid in t.ready["threads"].items())
+    want = dict((tid, "pool-wait" if name.startswith("pool-") else
+                 "pair-wait") for name, tid in tids.items())
+    want[t.ready["main_tid"]] = "main-wait"
+
+    def all_parked():
+        # A thread is parked once its innermost own frame is at its mark
+        # (it announced itself just before reaching it).
+        doc = run_coroscope("dump", "--json", t.pid).json()
+        at = {}
+        for th in doc["threads"]:
+            own = [f for f in th["frames"] if f["file"] == SCRIPT]
+            if own:
+                at[th["tid"]] = own[0]["line"]
+        return all(at.get(tid) == marker_line(SCRIPT, mark)
+                   for tid, mark in want.items())
+
+    assert wait_until(all_parked, 20), "the target's threads never parked"
+    yield t
+    t.proc.kill()
+    t.proc.wait()
+
+
+def blocks(text):
+    """[(header line, [frame lines])] for each thread entry."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith(("Thread ", "Threads ")):
+            out.append((line, []))
+        elif out and line.startswith("  File "):
+            out[-1][1].append(line.strip())
+        elif line and not line.startswith((" ", "Traceback")):
+            if out and out[-1][0] is not None:
+                out.append((None, []))   # past the threads
+    return [b for b in out if b[0] is not None]
+
+
+def test_pool_shown_once(target):
+    res = run_coroscope("dump", target.pid)
+    assert res.returncode == 0, res
+    assert "\x1b" not in res.stdout, res.stdout
+    pool = dict((tid, name) for name, tid in target.ready["threads"].items()
+                if name.startswith("pool-"))
+    groups = [b for b in blocks(res.stdout) if b[0].startswith("Threads ")]
+    assert len(groups) == 1, res.stdout
+    header, frames = groups[0]
+    m = GROUP.match(header)
+    assert m and int(m.group(2)) == POOL, header
+    members = [MEMBER.match(p) for p in m.group(1).split(", ")]
+    assert all(members), header
+    assert sorted(int(x.group(1)) for x in members) == sorted(pool), header
+    named = [x for x in members if x.group(2) is not None]
+    assert len(named) == 5, header
+    for x in named:
+        # The name escaped: "pool-3\n\x1b[31m" as pool-3\n\x1b[31m.
+        assert x.group(2) == pool[int(x.group(1))].replace(
+            "\n", "\\n").replace("\x1b", "\\x1b"), header
+    assert parked_at(frames, "pool-wait"), frames
+    # No pool thread also has an entry of its own.
+    for tid in pool:
+        assert not re.search(r"^Thread %d\b" % tid, res.stdout, re.M), tid
+
+
+def test_pair_and_main_apart(target):
+    res = run_coroscope("dump", target.pid)
+    assert res.returncode == 0, res
+    alone = dict((int(h.split()[1]), f) for h, f in blocks(res.stdout)
+                 if h.startswith("Thread "))
+    for name, tid in target.ready["threads"].items():
+        if name.startswith("pair-"):
+            assert tid in alone, (name, res.stdout)
+            assert parked_at(alone[tid], "pair-wait"), alone[tid]
+    main = target.ready["main_tid"]
+    assert main in alone and parked_at(alone[main], "main-wait"), \
+        res.stdout
+
+
+@pytest.mark.parametrize("option", ["--all", "--locals"])
+def test_each_apart(target, option):
+    res = run_coroscope("dump", option, target.pid)
+    assert res.returncode == 0, res
+    assert not re.search(r"^Threads ", res.stdout, re.M), res.stdout
+    alone = dict((int(h.split()[1]), f) for h, f in blocks(res.stdout))
+    for name, tid in target.ready["threads"].items():
+        if name.startswith("pool-"):
+            assert parked_at(alone.get(tid, []), "pool-wait"), \
+                (name, res.stdout)
+
+
+def test_json_lists_every_thread(target):
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    tids = sorted(t["tid"] for t in doc["threads"])
+    want = sorted(list(target.ready["threads"].values()) +
+                  [target.ready["main_tid"]])
+    assert tids == want, doc["threads"]

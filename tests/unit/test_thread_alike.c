@@ -1,0 +1,121 @@
+/* cli/thread_alike.c: which threads the text report shows once. */
+#include "cli/thread_alike.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/check.h"
+
+#define NFRAMES 3
+#define MANY 3000
+
+/* Two code objects stand for any: only their addresses are compared. */
+static struct py_code code_a, code_b;
+
+static void set_stack(struct py_thread *t, struct py_frame *frames, int line)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->interp = 0x1000;
+	t->frames = frames;
+	t->nframes = NFRAMES;
+	for (i = 0; i < NFRAMES; i++) {
+		memset(&frames[i], 0, sizeof(frames[i]));
+		frames[i].code = &code_a;
+		frames[i].line = line + (int)i;
+	}
+}
+
+/* Thread 0 and each thread that differs from it in one way; then a copy
+ * of thread 0 and a copy of thread 1. */
+static void test_each_difference(void)
+{
+	enum { N = 10 };
+	struct py_frame frames[N][NFRAMES];
+	struct py_thread th[N];
+	struct py_snapshot snap = { th, N, 1 };
+	size_t first[N], count[N], i;
+
+	for (i = 0; i < N; i++)
+		set_stack(&th[i], frames[i], 10);
+	frames[1][2].line = 99;        /* another line */
+	frames[2][0].code = &code_b;   /* another code object */
+	th[3].interp = 0x2000;         /* another interpreter */
+	th[4].truncated = 1;           /* older frames unread */
+	th[5].omitted = 7;             /* frames left out */
+	th[5].omitted_at = 1;
+	th[6].holds_gil = 1;           /* holds the GIL */
+	th[7].nframes = NFRAMES - 1;   /* a frame fewer */
+	/* th[8]: alike 0; th[9]: alike 1 */
+	frames[9][2].line = 99;
+	th[0].tid = 100;
+	th[8].tid = 108;               /* ids and names do not matter */
+	th[8].name = "other";
+	thread_alike(&snap, first, count);
+	for (i = 0; i < 8; i++)
+		CHECK(first[i] == i, "thread %zu alike thread %zu", i, first[i]);
+	CHECK(first[8] == 0 && first[9] == 1, "copies: first %zu and %zu",
+	      first[8], first[9]);
+	CHECK(count[0] == 2 && count[1] == 2, "counts %zu and %zu", count[0],
+	      count[1]);
+	for (i = 2; i < 8; i++)
+		CHECK(count[i] == 1, "thread %zu counted %zu", i, count[i]);
+}
+
+/* Thousands of threads in a few groups, interleaved: each finds its
+ * group, and the counts add up. */
+static void test_many(void)
+{
+	struct py_frame (*frames)[NFRAMES] = calloc(MANY, sizeof(*frames));
+	struct py_thread *th = calloc(MANY, sizeof(*th));
+	size_t *first = calloc(MANY, sizeof(*first));
+	size_t *count = calloc(MANY, sizeof(*count));
+	struct py_snapshot snap = { th, MANY, 1 };
+	size_t i, wrong = 0, total = 0;
+
+	if (!frames || !th || !first || !count)
+		return;
+	for (i = 0; i < MANY; i++)
+		set_stack(&th[i], frames[i], (int)(i % 7) * 100);
+	thread_alike(&snap, first, count);
+	for (i = 0; i < MANY; i++) {
+		wrong += first[i] != i % 7;
+		if (first[i] == i)
+			total += count[i];
+	}
+	CHECK(wrong == 0 && total == MANY, "%zu threads in the wrong group, "
+	      "%zu counted of %d", wrong, total, MANY);
+	CHECK(count[0] == (MANY + 6) / 7, "group 0: %zu", count[0]);
+	free(frames);
+	free(th);
+	free(first);
+	free(count);
+}
+
+/* No threads, one thread, no frames at all. */
+static void test_edges(void)
+{
+	struct py_thread th[3];
+	struct py_snapshot snap = { th, 0, 0 };
+	size_t first[3] = { 9, 9, 9 }, count[3] = { 9, 9, 9 };
+
+	thread_alike(&snap, first, count);
+	CHECK(first[0] == 9, "nothing written for no threads");
+	memset(th, 0, sizeof(th));
+	snap.nthreads = 3;
+	th[2].truncated = 1;
+	thread_alike(&snap, first, count);
+	CHECK(first[0] == 0 && first[1] == 0 && first[2] == 2 &&
+	      count[0] == 2 && count[2] == 1,
+	      "frameless threads: first %zu %zu %zu, count %zu %zu",
+	      first[0], first[1], first[2], count[0], count[2]);
+}
+
+int main(void)
+{
+	test_each_difference();
+	test_many();
+	test_edges();
+	return CHECK_DONE("test_thread_alike");
+}
