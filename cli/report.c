@@ -99,11 +99,11 @@ static void text_thread_frames(FILE *out, const struct collection *c,
 	}
 }
 
-static void text_thread(FILE *out, const struct collection *c,
-			const struct py_thread *t, int locals)
+/* After a thread's id and name (or alike threads'): its marks, then its
+ * frames. */
+static void text_thread_rest(FILE *out, const struct collection *c,
+			     const struct py_thread *t, int locals)
 {
-	fprintf(out, "\nThread %d", t->tid);
-	text_thread_name(out, t);
 	if (t->holds_gil == 1)
 		fputs(" (holds the GIL)", out);
 	if (c->opt.native) {
@@ -114,6 +114,14 @@ static void text_thread(FILE *out, const struct collection *c,
 	}
 	fputc('\n', out);
 	text_thread_frames(out, c, t, locals);
+}
+
+static void text_thread(FILE *out, const struct collection *c,
+			const struct py_thread *t, int locals)
+{
+	fprintf(out, "\nThread %d", t->tid);
+	text_thread_name(out, t);
+	text_thread_rest(out, c, t, locals);
 }
 
 /* Alike threads (cli/thread_alike.h) once, from the first: every id, the
@@ -134,10 +142,7 @@ static void text_threads_alike(FILE *out, const struct collection *c,
 		shown++;
 	}
 	fprintf(out, " (%zu alike)", count);
-	if (t->holds_gil == 1)
-		fputs(" (holds the GIL)", out);
-	fputc('\n', out);
-	text_thread_frames(out, c, t, 0);
+	text_thread_rest(out, c, t, 0);
 }
 
 void report_text(FILE *out, const struct collection *c)
@@ -154,12 +159,18 @@ void report_text(FILE *out, const struct collection *c)
 	fputs(" (", out);
 	esc_text(out, c->py.executable);
 	fputs(")\n", out);
-	/* Each with its locals, or its own C frames, or asked for: alone. */
-	if (!c->opt.locals && !c->opt.native && !c->opt.expand_all &&
+	/* Each with its locals, or asked for: alone. */
+	if (!c->opt.locals && !c->opt.expand_all &&
 	    c->snap.nthreads >= THREAD_ALIKE_MIN) {
 		first = xmallocarray(c->snap.nthreads, sizeof(*first));
 		count = xmallocarray(c->snap.nthreads, sizeof(*count));
-		thread_alike(&c->snap, first, count);
+		struct thread_alike_native nat = {
+			&c->native, c->py.pymod ? c->py.pymod->path : NULL,
+			c->opt.native == 2
+		};
+
+		thread_alike(&c->snap, c->opt.native ? &nat : NULL, first,
+			     count);
 	}
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *t = &c->snap.threads[i];

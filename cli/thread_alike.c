@@ -2,9 +2,20 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/strbuf.h"
+#include "common/util.h"
+#include "readers/native_merge.h"
 #include "common/banned.h"
+
+/* One thread as the report shows it. */
+struct shown {
+	const struct py_thread *t;
+	const struct native_thread *nt;   /* NULL: none, or not asked */
+	struct merged_frame *merged;      /* with native stacks */
+	size_t nmerged;
+};
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -12,7 +23,23 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdull;
 }
 
-static uint64_t stack_hash(const struct py_thread *t)
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return mix(h, 0);
+	for (i = 0; s[i]; i++)
+		h = mix(h, (unsigned char)s[i]);
+	return mix(h, i + 1);
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static uint64_t thread_hash(const struct py_thread *t)
 {
 	uint64_t h = mix(mix(mix(t->interp, t->nframes), t->omitted),
 			 ((uint64_t)t->omitted_at << 8) |
@@ -26,7 +53,7 @@ static uint64_t stack_hash(const struct py_thread *t)
 	return h;
 }
 
-static int same_stack(const struct py_thread *a, const struct py_thread *b)
+static int same_thread(const struct py_thread *a, const struct py_thread *b)
 {
 	return a->interp == b->interp && a->nframes == b->nframes &&
 	       a->omitted == b->omitted && a->omitted_at == b->omitted_at &&
@@ -34,15 +61,102 @@ static int same_stack(const struct py_thread *a, const struct py_thread *b)
 	       py_frames_same_places(a->frames, b->frames, a->nframes);
 }
 
+/* What the report prints of a C frame (cli/report_native.c). */
+static uint64_t native_frame_hash(uint64_t h, const struct native_frame *f)
+{
+	const struct native_sym *s = &f->sym;
+
+	h = mix_str(h, s->function);
+	if (s->file)
+		h = mix((uint64_t)(int64_t)s->line, mix_str(h, s->file));
+	else if (s->library)
+		h = mix(s->offset, mix_str(h, cs_base_name(s->library)));
+	else
+		h = mix(h, f->pc);
+	return mix(h, ((uint64_t)(unsigned)s->inlined << 1) |
+		      (uint64_t)(unsigned)f->signal);
+}
+
+static int same_native_frame(const struct native_frame *a,
+			     const struct native_frame *b)
+{
+	const struct native_sym *x = &a->sym, *y = &b->sym;
+
+	if (!str_eq(x->function, y->function) || x->inlined != y->inlined ||
+	    a->signal != b->signal || !x->file != !y->file ||
+	    !x->library != !y->library)
+		return 0;
+	if (x->file)
+		return str_eq(x->file, y->file) && x->line == y->line;
+	if (x->library)
+		return x->offset == y->offset &&
+		       str_eq(cs_base_name(x->library), cs_base_name(y->library));
+	return a->pc == b->pc;
+}
+
+/* The marks the report prints from the C stack: what the thread is
+ * blocked in, whether it was read at all, whether it has frames. */
+static uint64_t native_marks(const struct native_thread *nt)
+{
+	return !nt ? 1 : ((uint64_t)(unsigned)nt->has_regs << 1) |
+			 ((uint64_t)(nt->nframes != 0) << 2);
+}
+
+static uint64_t shown_hash(const struct shown *s, int native)
+{
+	uint64_t h = thread_hash(s->t);
+	size_t i;
+
+	if (!native)
+		return h;
+	h = mix_str(mix(h, native_marks(s->nt)), native_blocked_in(s->nt));
+	for (i = 0; i < s->nmerged; i++) {
+		const struct merged_frame *m = &s->merged[i];
+
+		if (m->py)
+			h = mix(h, 2);  /* the Python frames hashed above */
+		else
+			h = native_frame_hash(h, m->native);
+	}
+	return h;
+}
+
+static int same_shown(const struct shown *a, const struct shown *b,
+		      int native)
+{
+	size_t i;
+
+	if (!same_thread(a->t, b->t))
+		return 0;
+	if (!native)
+		return 1;
+	if (native_marks(a->nt) != native_marks(b->nt) ||
+	    !str_eq(native_blocked_in(a->nt), native_blocked_in(b->nt)) ||
+	    a->nmerged != b->nmerged)
+		return 0;
+	for (i = 0; i < a->nmerged; i++) {
+		const struct merged_frame *x = &a->merged[i], *y = &b->merged[i];
+
+		if (!x->py != !y->py)
+			return 0;
+		/* Python frames: compared by same_thread(), in order. */
+		if (!x->py && !same_native_frame(x->native, y->native))
+			return 0;
+	}
+	return 1;
+}
+
 struct slot {
 	uint64_t hash;
 	size_t first;      /* the group's first thread, + 1 (0: empty) */
 };
 
-void thread_alike(const struct py_snapshot *snap, size_t *first,
+void thread_alike(const struct py_snapshot *snap,
+		  const struct thread_alike_native *native, size_t *first,
 		  size_t *count)
 {
 	size_t n = snap->nthreads, cap = 16, mask, i, probes;
+	struct shown *shown = xcalloc(n ? n : 1, sizeof(*shown));
 	struct slot *table;
 
 	while (cap < 2 * n)
@@ -50,28 +164,41 @@ void thread_alike(const struct py_snapshot *snap, size_t *first,
 	mask = cap - 1;
 	table = xcalloc(cap, sizeof(*table));
 	for (i = 0; i < n; i++) {
-		const struct py_thread *t = &snap->threads[i];
-		uint64_t h = stack_hash(t);
-		size_t at = (size_t)h & mask;
+		struct shown *s = &shown[i];
+		uint64_t h;
+		size_t at;
 
+		s->t = &snap->threads[i];
+		if (native) {
+			s->nt = s->t->tid > 0 ?
+				native_stacks_find(native->stacks, s->t->tid) :
+				NULL;
+			native_merge(s->t, s->nt, native->interp, native->all,
+				     &s->merged, &s->nmerged);
+		}
+		h = shown_hash(s, native != NULL);
+		at = (size_t)h & mask;
 		first[i] = i;
 		count[i] = 1;
 		/* Bounded: the table is never more than half full. */
 		for (probes = 0; probes < cap; probes++, at = (at + 1) & mask) {
-			struct slot *s = &table[at];
+			struct slot *e = &table[at];
 
-			if (!s->first) {
-				s->hash = h;
-				s->first = i + 1;
+			if (!e->first) {
+				e->hash = h;
+				e->first = i + 1;
 				break;
 			}
-			if (s->hash == h &&
-			    same_stack(&snap->threads[s->first - 1], t)) {
-				first[i] = s->first - 1;
+			if (e->hash == h &&
+			    same_shown(&shown[e->first - 1], s, native != NULL)) {
+				first[i] = e->first - 1;
 				count[first[i]]++;
 				break;
 			}
 		}
 	}
+	for (i = 0; i < n; i++)
+		free(shown[i].merged);
+	free(shown);
 	free(table);
 }

@@ -126,3 +126,27 @@ def test_json_lists_every_thread(target):
     want = sorted(list(target.ready["threads"].values()) +
                   [target.ready["main_tid"]])
     assert tids == want, doc["threads"]
+
+
+def test_native_alike_grouped(target):
+    """With --native, alike threads are those whose C frames are the same
+    too: the pool, each in the same futex wait under the same frames,
+    becomes one entry once every thread has got there."""
+    pool = sorted(tid for name, tid in target.ready["threads"].items()
+                  if name.startswith("pool-"))
+    seen = {}
+
+    def pool_grouped():
+        res = run_coroscope("dump", "--native", target.pid)
+        assert res.returncode == 0, res
+        seen["out"] = res.stdout
+        for header, frames in blocks(res.stdout):
+            m = GROUP.match(header.split(" [blocked in: ")[0])
+            if m and sorted(int(MEMBER.match(p).group(1))
+                            for p in m.group(1).split(", ")) == pool:
+                seen["frames"] = frames
+                return True
+        return False
+
+    assert wait_until(pool_grouped, 10), seen.get("out")
+    assert parked_at(seen["frames"], "pool-wait"), seen["frames"]

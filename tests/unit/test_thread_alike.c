@@ -52,7 +52,7 @@ static void test_each_difference(void)
 	th[0].tid = 100;
 	th[8].tid = 108;               /* ids and names do not matter */
 	th[8].name = "other";
-	thread_alike(&snap, first, count);
+	thread_alike(&snap, NULL, first, count);
 	for (i = 0; i < 8; i++)
 		CHECK(first[i] == i, "thread %zu alike thread %zu", i, first[i]);
 	CHECK(first[8] == 0 && first[9] == 1, "copies: first %zu and %zu",
@@ -78,7 +78,7 @@ static void test_many(void)
 		return;
 	for (i = 0; i < MANY; i++)
 		set_stack(&th[i], frames[i], (int)(i % 7) * 100);
-	thread_alike(&snap, first, count);
+	thread_alike(&snap, NULL, first, count);
 	for (i = 0; i < MANY; i++) {
 		wrong += first[i] != i % 7;
 		if (first[i] == i)
@@ -100,16 +100,84 @@ static void test_edges(void)
 	struct py_snapshot snap = { th, 0, 0 };
 	size_t first[3] = { 9, 9, 9 }, count[3] = { 9, 9, 9 };
 
-	thread_alike(&snap, first, count);
+	thread_alike(&snap, NULL, first, count);
 	CHECK(first[0] == 9, "nothing written for no threads");
 	memset(th, 0, sizeof(th));
 	snap.nthreads = 3;
 	th[2].truncated = 1;
-	thread_alike(&snap, first, count);
+	thread_alike(&snap, NULL, first, count);
 	CHECK(first[0] == 0 && first[1] == 0 && first[2] == 2 &&
 	      count[0] == 2 && count[2] == 1,
 	      "frameless threads: first %zu %zu %zu, count %zu %zu",
 	      first[0], first[1], first[2], count[0], count[2]);
+}
+
+/* A C frame named as the symbolizer names it. */
+static void set_native(struct native_frame *f, uint64_t pc,
+		       const char *function, const char *file, int line)
+{
+	memset(f, 0, sizeof(*f));
+	f->pc = pc;
+	f->sym.function = function;
+	f->sym.file = file;
+	f->sym.line = line;
+	f->sym.library = "/usr/lib/libpython3.14.so";
+	f->sym.offset = pc - 0x1000;
+}
+
+/*
+ * With native stacks, threads are alike when their C frames show the
+ * same: a futex wait under the eval loop, which the report hides (its
+ * pc differs as each thread's bytecode called from its own place) unless
+ * every C frame is shown, when its line shows.
+ */
+static void test_native(void)
+{
+	enum { N = 5, NF = 3 };
+	struct py_frame frames[N][NFRAMES];
+	struct native_frame nframes[N][NF];
+	struct native_thread nts[N];
+	struct py_thread th[N];
+	struct py_snapshot snap = { th, N, 1 };
+	struct native_stacks stacks = { nts, N, NULL };
+	struct thread_alike_native nat = { &stacks, NULL, 0 };
+	size_t first[N], count[N], i;
+
+	for (i = 0; i < N; i++) {
+		set_stack(&th[i], frames[i], 10);
+		th[i].nframes = 1;
+		frames[i][0].entry = 1;
+		th[i].tid = (int)(100 + i);
+		memset(&nts[i], 0, sizeof(nts[i]));
+		nts[i].tid = th[i].tid;
+		nts[i].frames = nframes[i];
+		nts[i].nframes = NF;
+		nts[i].has_regs = 1;
+		set_native(&nframes[i][0], 0x5000, "futex_wait", "futex.c", 10);
+		set_native(&nframes[i][1], 0x7000 + i * 0x10,
+			   "_PyEval_EvalFrameDefault", "ceval.c", 100);
+		set_native(&nframes[i][2], 0x9000, "start_thread", "thread.c",
+			   40);
+	}
+	nframes[2][1].sym.line = 200;          /* shows with --native-all */
+	nframes[3][0].sym.function = "sleep";  /* another wait */
+	nts[4].tid = 999;                      /* no C stack for thread 4 */
+	thread_alike(&snap, &nat, first, count);
+	CHECK(first[1] == 0 && first[2] == 0 && count[0] == 3,
+	      "eval loop pcs hidden: first %zu %zu, count %zu", first[1],
+	      first[2], count[0]);
+	CHECK(first[3] == 3 && first[4] == 4,
+	      "another C frame, no C stack: first %zu %zu", first[3],
+	      first[4]);
+	nat.all = 1;
+	thread_alike(&snap, &nat, first, count);
+	CHECK(first[1] == 0 && first[2] == 2 && count[0] == 2,
+	      "every C frame shown: first %zu %zu, count %zu", first[1],
+	      first[2], count[0]);
+	nframes[1][1].sym.file = NULL;        /* named by offset: its pc */
+	nframes[0][1].sym.file = NULL;
+	thread_alike(&snap, &nat, first, count);
+	CHECK(first[1] == 1, "offsets shown differ: first %zu", first[1]);
 }
 
 int main(void)
@@ -117,5 +185,6 @@ int main(void)
 	test_each_difference();
 	test_many();
 	test_edges();
+	test_native();
 	return CHECK_DONE("test_thread_alike");
 }
