@@ -162,13 +162,13 @@ void report_text(FILE *out, const struct collection *c)
 	/* Each with its locals, or asked for: alone. */
 	if (!c->opt.locals && !c->opt.expand_all &&
 	    c->snap.nthreads >= THREAD_ALIKE_MIN) {
-		first = xmallocarray(c->snap.nthreads, sizeof(*first));
-		count = xmallocarray(c->snap.nthreads, sizeof(*count));
 		struct thread_alike_native nat = {
 			&c->native, c->py.pymod ? c->py.pymod->path : NULL,
 			c->opt.native == 2
 		};
 
+		first = xmallocarray(c->snap.nthreads, sizeof(*first));
+		count = xmallocarray(c->snap.nthreads, sizeof(*count));
 		thread_alike(&c->snap, c->opt.native ? &nat : NULL, first,
 			     count);
 	}
