@@ -127,15 +127,14 @@ static void text_thread(FILE *out, const struct collection *c,
 /* Alike threads (cli/thread_alike.h) once, from the first: every id, the
  * first names. */
 static void text_threads_alike(FILE *out, const struct collection *c,
-			       size_t at, const size_t *first, size_t count)
+			       size_t at, const size_t *next, size_t count)
 {
 	const struct py_thread *t = &c->snap.threads[at];
 	size_t i, shown = 0;
 
 	fputs("\nThreads", out);
-	for (i = at; i < c->snap.nthreads && shown < count; i++) {
-		if (first[i] != at)
-			continue;
+	/* Bounded by count: the group's members, linked in order. */
+	for (i = at; i != THREAD_ALIKE_END && shown < count; i = next[i]) {
 		fprintf(out, "%s %d", shown ? "," : "", c->snap.threads[i].tid);
 		if (shown < THREAD_ALIKE_NAMES)
 			text_thread_name(out, &c->snap.threads[i]);
@@ -147,7 +146,7 @@ static void text_threads_alike(FILE *out, const struct collection *c,
 
 void report_text(FILE *out, const struct collection *c)
 {
-	size_t i, *first = NULL, *count = NULL;
+	size_t i, *first = NULL, *next = NULL, *count = NULL;
 
 	fprintf(out, "Process %d", c->pid);
 	if (c->ns_pid && c->ns_pid != c->pid)
@@ -168,9 +167,10 @@ void report_text(FILE *out, const struct collection *c)
 		};
 
 		first = xmallocarray(c->snap.nthreads, sizeof(*first));
+		next = xmallocarray(c->snap.nthreads, sizeof(*next));
 		count = xmallocarray(c->snap.nthreads, sizeof(*count));
 		thread_alike(&c->snap, c->opt.native ? &nat : NULL, first,
-			     count);
+			     next, count);
 	}
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *t = &c->snap.threads[i];
@@ -185,11 +185,12 @@ void report_text(FILE *out, const struct collection *c)
 				(long long)t->interp_id,
 				t->interp_main ? " (main)" : "");
 		if (grouped)
-			text_threads_alike(out, c, i, first, count[i]);
+			text_threads_alike(out, c, i, next, count[i]);
 		else
 			text_thread(out, c, t, c->opt.locals);
 	}
 	free(first);
+	free(next);
 	free(count);
 	if (c->opt.native)
 		report_native_text_others(out, c);

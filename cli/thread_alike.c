@@ -153,10 +153,11 @@ struct slot {
 
 void thread_alike(const struct py_snapshot *snap,
 		  const struct thread_alike_native *native, size_t *first,
-		  size_t *count)
+		  size_t *next, size_t *count)
 {
 	size_t n = snap->nthreads, cap = 16, mask, i, probes;
 	struct shown *shown = xcalloc(n ? n : 1, sizeof(*shown));
+	size_t *last = xmallocarray(n ? n : 1, sizeof(*last));
 	struct slot *table;
 
 	while (cap < 2 * n)
@@ -179,20 +180,30 @@ void thread_alike(const struct py_snapshot *snap,
 		h = shown_hash(s, native != NULL);
 		at = (size_t)h & mask;
 		first[i] = i;
+		next[i] = THREAD_ALIKE_END;
+		last[i] = i;
 		count[i] = 1;
 		/* Bounded: the table is never more than half full. */
-		for (probes = 0; probes < cap; probes++, at = (at + 1) & mask) {
+		for (probes = 0; s->t->tid > 0 && probes < cap;
+		     probes++, at = (at + 1) & mask) {
 			struct slot *e = &table[at];
+			size_t f;
 
 			if (!e->first) {
 				e->hash = h;
 				e->first = i + 1;
 				break;
 			}
-			if (e->hash == h &&
-			    same_shown(&shown[e->first - 1], s, native != NULL)) {
-				first[i] = e->first - 1;
-				count[first[i]]++;
+			f = e->first - 1;
+			if (e->hash == h && same_shown(&shown[f], s,
+						       native != NULL)) {
+				first[i] = f;
+				next[last[f]] = i;
+				last[f] = i;
+				count[f]++;
+				/* Only a group's first is compared again. */
+				free(s->merged);
+				s->merged = NULL;
 				break;
 			}
 		}
@@ -200,5 +211,6 @@ void thread_alike(const struct py_snapshot *snap,
 	for (i = 0; i < n; i++)
 		free(shown[i].merged);
 	free(shown);
+	free(last);
 	free(table);
 }

@@ -28,14 +28,20 @@ struct thread_alike_native {
 	int all;              /* every C frame shown (--native-all) */
 };
 
+/* next[i] of the last thread of a group. */
+#define THREAD_ALIKE_END ((size_t)-1)
+
 /*
  * For each of snap's threads, first[i]: the index of the first thread
- * alike it (i when no thread before it is); and for each such first k,
- * count[k]: how many threads are alike it, itself included.  Both arrays
- * have snap->nthreads entries.  native: NULL without native stacks.
+ * alike it (i when no thread before it is); next[i]: the next thread
+ * alike it, or THREAD_ALIKE_END; and for each such first k, count[k]:
+ * how many threads are alike it, itself included.  The arrays have
+ * snap->nthreads entries.  native: NULL without native stacks.  A thread
+ * whose kernel id is unknown is alike no other: its entry is all that
+ * tells it apart.
  */
 void thread_alike(const struct py_snapshot *snap,
 		  const struct thread_alike_native *native, size_t *first,
-		  size_t *count);
+		  size_t *next, size_t *count);
 
 #endif

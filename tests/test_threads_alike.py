@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from conftest import marker_line, run_coroscope, target_script, wait_until
+from conftest import (TIME_SCALE, marker_line, run_coroscope, target_script,
+                      wait_until)
 
 SCRIPT = target_script("alike_threads.py")
 POOL = 12
@@ -38,17 +39,24 @@ def target(interp, module_keeper):
 
     def all_parked():
         # A thread is parked once its innermost own frame is at its mark
-        # (it announced itself just before reaching it).
+        # (it announced itself just before reaching it) and the pool's
+        # threads all show the same frames, none holding the GIL (one may
+        # still be on its way down threading.py).
         doc = run_coroscope("dump", "--json", t.pid).json()
-        at = {}
+        at, stacks = {}, set()
         for th in doc["threads"]:
             own = [f for f in th["frames"] if f["file"] == SCRIPT]
             if own:
                 at[th["tid"]] = own[0]["line"]
-        return all(at.get(tid) == marker_line(SCRIPT, mark)
-                   for tid, mark in want.items())
+            if want.get(th["tid"]) == "pool-wait":
+                stacks.add((th["holds_gil"] is True, tuple(
+                    (f["file"], f["line"]) for f in th["frames"])))
+        return len(stacks) == 1 and not list(stacks)[0][0] and all(
+            at.get(tid) == marker_line(SCRIPT, mark)
+            for tid, mark in want.items())
 
-    assert wait_until(all_parked, 20), "the target's threads never parked"
+    assert wait_until(all_parked, 20 * TIME_SCALE), \
+        "the target's threads never parked"
     yield t
     t.proc.kill()
     t.proc.wait()
@@ -148,5 +156,5 @@ def test_native_alike_grouped(target):
                 return True
         return False
 
-    assert wait_until(pool_grouped, 10), seen.get("out")
+    assert wait_until(pool_grouped, 10 * TIME_SCALE), seen.get("out")
     assert parked_at(seen["frames"], "pool-wait"), seen["frames"]

@@ -12,11 +12,15 @@
 /* Two code objects stand for any: only their addresses are compared. */
 static struct py_code code_a, code_b;
 
+/* Kernel ids for the threads set up: each its own, as in a process. */
+static int next_tid = 100;
+
 static void set_stack(struct py_thread *t, struct py_frame *frames, int line)
 {
 	size_t i;
 
 	memset(t, 0, sizeof(*t));
+	t->tid = next_tid++;
 	t->interp = 0x1000;
 	t->frames = frames;
 	t->nframes = NFRAMES;
@@ -35,7 +39,7 @@ static void test_each_difference(void)
 	struct py_frame frames[N][NFRAMES];
 	struct py_thread th[N];
 	struct py_snapshot snap = { th, N, 1 };
-	size_t first[N], count[N], i;
+	size_t first[N], next[N], count[N], i;
 
 	for (i = 0; i < N; i++)
 		set_stack(&th[i], frames[i], 10);
@@ -49,16 +53,22 @@ static void test_each_difference(void)
 	th[7].nframes = NFRAMES - 1;   /* a frame fewer */
 	/* th[8]: alike 0; th[9]: alike 1 */
 	frames[9][2].line = 99;
-	th[0].tid = 100;
-	th[8].tid = 108;               /* ids and names do not matter */
-	th[8].name = "other";
-	thread_alike(&snap, NULL, first, count);
+	th[8].name = "other";          /* names do not matter */
+	thread_alike(&snap, NULL, first, next, count);
 	for (i = 0; i < 8; i++)
 		CHECK(first[i] == i, "thread %zu alike thread %zu", i, first[i]);
 	CHECK(first[8] == 0 && first[9] == 1, "copies: first %zu and %zu",
 	      first[8], first[9]);
 	CHECK(count[0] == 2 && count[1] == 2, "counts %zu and %zu", count[0],
 	      count[1]);
+	CHECK(next[0] == 8 && next[8] == THREAD_ALIKE_END && next[1] == 9 &&
+	      next[2] == THREAD_ALIKE_END, "links: %zu %zu %zu %zu", next[0],
+	      next[8], next[1], next[2]);
+	/* A thread whose kernel id is unknown stays apart. */
+	th[8].tid = 0;
+	thread_alike(&snap, NULL, first, next, count);
+	CHECK(first[8] == 8 && count[0] == 1 && next[0] == THREAD_ALIKE_END,
+	      "unknown tid: first %zu, count %zu", first[8], count[0]);
 	for (i = 2; i < 8; i++)
 		CHECK(count[i] == 1, "thread %zu counted %zu", i, count[i]);
 }
@@ -71,19 +81,27 @@ static void test_many(void)
 	struct py_thread *th = calloc(MANY, sizeof(*th));
 	size_t *first = calloc(MANY, sizeof(*first));
 	size_t *count = calloc(MANY, sizeof(*count));
+	size_t *next = calloc(MANY, sizeof(*next));
 	struct py_snapshot snap = { th, MANY, 1 };
-	size_t i, wrong = 0, total = 0;
+	size_t i, k, wrong = 0, total = 0, linked = 0;
 
-	if (!frames || !th || !first || !count)
+	if (!frames || !th || !first || !count || !next)
 		return;
 	for (i = 0; i < MANY; i++)
 		set_stack(&th[i], frames[i], (int)(i % 7) * 100);
-	thread_alike(&snap, NULL, first, count);
+	thread_alike(&snap, NULL, first, next, count);
 	for (i = 0; i < MANY; i++) {
 		wrong += first[i] != i % 7;
 		if (first[i] == i)
 			total += count[i];
 	}
+	/* Each group's links: its members in order, bounded by MANY. */
+	for (i = 0; i < 7; i++)
+		for (k = i; k != THREAD_ALIKE_END && linked <= MANY; k = next[k])
+			linked += first[k] == i &&
+				  (next[k] == THREAD_ALIKE_END || next[k] == k + 7);
+	CHECK(linked == MANY, "%zu of %d threads linked in order", linked,
+	      MANY);
 	CHECK(wrong == 0 && total == MANY, "%zu threads in the wrong group, "
 	      "%zu counted of %d", wrong, total, MANY);
 	CHECK(count[0] == (MANY + 6) / 7, "group 0: %zu", count[0]);
@@ -91,6 +109,7 @@ static void test_many(void)
 	free(th);
 	free(first);
 	free(count);
+	free(next);
 }
 
 /* No threads, one thread, no frames at all. */
@@ -98,14 +117,17 @@ static void test_edges(void)
 {
 	struct py_thread th[3];
 	struct py_snapshot snap = { th, 0, 0 };
-	size_t first[3] = { 9, 9, 9 }, count[3] = { 9, 9, 9 };
+	size_t first[3] = { 9, 9, 9 }, next[3], count[3] = { 9, 9, 9 };
 
-	thread_alike(&snap, NULL, first, count);
+	thread_alike(&snap, NULL, first, next, count);
 	CHECK(first[0] == 9, "nothing written for no threads");
 	memset(th, 0, sizeof(th));
 	snap.nthreads = 3;
+	th[0].tid = 1;
+	th[1].tid = 2;
+	th[2].tid = 3;
 	th[2].truncated = 1;
-	thread_alike(&snap, NULL, first, count);
+	thread_alike(&snap, NULL, first, next, count);
 	CHECK(first[0] == 0 && first[1] == 0 && first[2] == 2 &&
 	      count[0] == 2 && count[2] == 1,
 	      "frameless threads: first %zu %zu %zu, count %zu %zu",
@@ -141,13 +163,12 @@ static void test_native(void)
 	struct py_snapshot snap = { th, N, 1 };
 	struct native_stacks stacks = { nts, N, NULL };
 	struct thread_alike_native nat = { &stacks, NULL, 0 };
-	size_t first[N], count[N], i;
+	size_t first[N], next[N], count[N], i;
 
 	for (i = 0; i < N; i++) {
 		set_stack(&th[i], frames[i], 10);
 		th[i].nframes = 1;
 		frames[i][0].entry = 1;
-		th[i].tid = (int)(100 + i);
 		memset(&nts[i], 0, sizeof(nts[i]));
 		nts[i].tid = th[i].tid;
 		nts[i].frames = nframes[i];
@@ -162,7 +183,7 @@ static void test_native(void)
 	nframes[2][1].sym.line = 200;          /* shows with --native-all */
 	nframes[3][0].sym.function = "sleep";  /* another wait */
 	nts[4].tid = 999;                      /* no C stack for thread 4 */
-	thread_alike(&snap, &nat, first, count);
+	thread_alike(&snap, &nat, first, next, count);
 	CHECK(first[1] == 0 && first[2] == 0 && count[0] == 3,
 	      "eval loop pcs hidden: first %zu %zu, count %zu", first[1],
 	      first[2], count[0]);
@@ -170,13 +191,13 @@ static void test_native(void)
 	      "another C frame, no C stack: first %zu %zu", first[3],
 	      first[4]);
 	nat.all = 1;
-	thread_alike(&snap, &nat, first, count);
+	thread_alike(&snap, &nat, first, next, count);
 	CHECK(first[1] == 0 && first[2] == 2 && count[0] == 2,
 	      "every C frame shown: first %zu %zu, count %zu", first[1],
 	      first[2], count[0]);
 	nframes[1][1].sym.file = NULL;        /* named by offset: its pc */
 	nframes[0][1].sym.file = NULL;
-	thread_alike(&snap, &nat, first, count);
+	thread_alike(&snap, &nat, first, next, count);
 	CHECK(first[1] == 1, "offsets shown differ: first %zu", first[1]);
 }
 
