@@ -162,8 +162,7 @@ void report_text(FILE *out, const struct collection *c)
 	if (!c->opt.locals && !c->opt.expand_all &&
 	    c->snap.nthreads >= THREAD_ALIKE_MIN) {
 		struct thread_alike_native nat = {
-			&c->native, c->py.pymod ? c->py.pymod->path : NULL,
-			c->opt.native == 2
+			&c->native, report_native_interp(c), c->opt.native == 2
 		};
 
 		first = xmallocarray(c->snap.nthreads, sizeof(*first));

@@ -10,7 +10,7 @@
 #include "readers/native_merge.h"
 #include "common/banned.h"
 
-static const char *interp_path(const struct collection *c)
+const char *report_native_interp(const struct collection *c)
 {
 	return c->py.pymod ? c->py.pymod->path : NULL;
 }
@@ -61,7 +61,7 @@ static void text_merged(FILE *out, const struct collection *c,
 	struct merged_frame *m;
 	size_t n, i;
 
-	native_merge(pt, nt, interp_path(c), c->opt.native == 2, &m, &n);
+	native_merge(pt, nt, report_native_interp(c), c->opt.native == 2, &m, &n);
 	for (i = n; i-- > 0;) {
 		if (m[i].py)
 			report_text_frame(out, c, m[i].py, c->opt.locals);
@@ -167,7 +167,7 @@ static void json_merged(struct json *j, const struct collection *c,
 	json_string(j, native_blocked_in(nt));
 	json_key(j, "frames");
 	json_begin_array(j);
-	native_merge(pt, nt, interp_path(c), c->opt.native == 2, &m, &n);
+	native_merge(pt, nt, report_native_interp(c), c->opt.native == 2, &m, &n);
 	for (i = 0; i < n; i++) {
 		if (m[i].py)
 			report_json_frame(j, m[i].py, c->opt.locals);

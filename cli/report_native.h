@@ -11,6 +11,9 @@
 #include "cli/collect.h"
 #include "cli/json.h"
 
+/* The module holding the interpreter, as native_merge() takes it. */
+const char *report_native_interp(const struct collection *c);
+
 /* " [blocked in: sleep]" for a thread's text header, or nothing. */
 void report_native_text_blocked(FILE *out, const struct collection *c,
 				int tid);

@@ -11,6 +11,7 @@
 
 #include "cli/escape.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* Names listed for a group of alike greenlets before "...". */
@@ -26,18 +27,14 @@ static const struct py_thread *thread_of(const struct collection *c, int tid)
 	return NULL;
 }
 
-static int str_eq(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 /* Alike: same thread, state, kind and function, the same frames. */
 static int same_greenlet(const struct py_greenlet *a, const struct py_greenlet *b)
 {
 	return a->tid == b->tid && a->state == b->state &&
-	       a->is_main == b->is_main && str_eq(a->type_name, b->type_name) &&
-	       str_eq(a->function, b->function) && a->nframes == b->nframes &&
-	       a->truncated == b->truncated &&
+	       a->is_main == b->is_main &&
+	       cs_str_eq(a->type_name, b->type_name) &&
+	       cs_str_eq(a->function, b->function) &&
+	       a->nframes == b->nframes && a->truncated == b->truncated &&
 	       py_frames_same_places(a->frames, b->frames, a->nframes);
 }
 

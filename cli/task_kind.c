@@ -1,14 +1,8 @@
 #include "cli/task_kind.h"
 
-#include <string.h>
 
+#include "common/util.h"
 #include "common/banned.h"
-
-/* Equal strings; most are one string from the readers' caches. */
-static int str_eq(const char *a, const char *b)
-{
-	return a == b || !strcmp(a, b);
-}
 
 int task_same_kind(const struct py_async *a, const struct py_task *x,
 		   const struct py_task *y)
@@ -16,12 +10,10 @@ int task_same_kind(const struct py_async *a, const struct py_task *x,
 	size_t i;
 
 	if (x->nstack != y->nstack || x->running != y->running ||
-	    !x->framework != !y->framework ||
-	    (x->framework && !str_eq(x->framework, y->framework)) ||
+	    !cs_str_eq(x->framework, y->framework) ||
 	    !x->waiter != !y->waiter ||
 	    !py_async_task(a, x->waiter) != !py_async_task(a, y->waiter) ||
-	    !x->waiter_type != !y->waiter_type ||
-	    (x->waiter_type && !str_eq(x->waiter_type, y->waiter_type)))
+	    !cs_str_eq(x->waiter_type, y->waiter_type))
 		return 0;
 	/* Found alike while the stacks were built (the same code objects):
 	 * no generator need be read again (5 per task, from all over a
@@ -37,8 +29,8 @@ int task_same_kind(const struct py_async *a, const struct py_task *x,
 		if (!g->has_frame)
 			continue;
 		if (g->frame.line != h->frame.line ||
-		    !str_eq(g->frame.code->filename, h->frame.code->filename) ||
-		    !str_eq(g->qualname, h->qualname))
+		    !cs_str_eq(g->frame.code->filename, h->frame.code->filename) ||
+		    !cs_str_eq(g->qualname, h->qualname))
 			return 0;
 	}
 	return 1;

@@ -2,8 +2,8 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "common/hash.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/native_merge.h"
@@ -17,39 +17,19 @@ struct shown {
 	size_t nmerged;
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdull;
-}
-
-static uint64_t mix_str(uint64_t h, const char *s)
-{
-	size_t i;
-
-	if (!s)
-		return mix(h, 0);
-	for (i = 0; s[i]; i++)
-		h = mix(h, (unsigned char)s[i]);
-	return mix(h, i + 1);
-}
-
-static int str_eq(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 static uint64_t thread_hash(const struct py_thread *t)
 {
-	uint64_t h = mix(mix(mix(t->interp, t->nframes), t->omitted),
-			 ((uint64_t)t->omitted_at << 8) |
-			 ((uint64_t)(unsigned)t->truncated << 2) |
-			 (uint64_t)(unsigned)(t->holds_gil + 1));
+	uint64_t h = cs_fnv_u64(CS_FNV_START, t->interp);
 	size_t i;
 
+	h = cs_fnv_u64(cs_fnv_u64(h, t->nframes), t->omitted);
+	h = cs_fnv_u64(h, ((uint64_t)t->omitted_at << 8) |
+			  ((uint64_t)(unsigned)t->truncated << 2) |
+			  (uint64_t)(unsigned)(t->holds_gil + 1));
 	for (i = 0; i < t->nframes; i++)
-		h = mix(mix(h, (uint64_t)(uintptr_t)t->frames[i].code),
-			(uint64_t)(int64_t)t->frames[i].line);
+		h = cs_fnv_u64(cs_fnv_u64(h, (uint64_t)(uintptr_t)
+					     t->frames[i].code),
+			       (uint64_t)(int64_t)t->frames[i].line);
 	return h;
 }
 
@@ -66,15 +46,16 @@ static uint64_t native_frame_hash(uint64_t h, const struct native_frame *f)
 {
 	const struct native_sym *s = &f->sym;
 
-	h = mix_str(h, s->function);
+	h = cs_fnv_str(h, s->function);
 	if (s->file)
-		h = mix((uint64_t)(int64_t)s->line, mix_str(h, s->file));
+		h = cs_fnv_u64(cs_fnv_str(h, s->file), (uint64_t)(int64_t)s->line);
 	else if (s->library)
-		h = mix(s->offset, mix_str(h, cs_base_name(s->library)));
+		h = cs_fnv_u64(cs_fnv_str(h, cs_base_name(s->library)),
+			       s->offset);
 	else
-		h = mix(h, f->pc);
-	return mix(h, ((uint64_t)(unsigned)s->inlined << 1) |
-		      (uint64_t)(unsigned)f->signal);
+		h = cs_fnv_u64(h, f->pc);
+	return cs_fnv_u64(h, ((uint64_t)(unsigned)s->inlined << 1) |
+			     (uint64_t)(unsigned)f->signal);
 }
 
 static int same_native_frame(const struct native_frame *a,
@@ -82,15 +63,15 @@ static int same_native_frame(const struct native_frame *a,
 {
 	const struct native_sym *x = &a->sym, *y = &b->sym;
 
-	if (!str_eq(x->function, y->function) || x->inlined != y->inlined ||
+	if (!cs_str_eq(x->function, y->function) || x->inlined != y->inlined ||
 	    a->signal != b->signal || !x->file != !y->file ||
 	    !x->library != !y->library)
 		return 0;
 	if (x->file)
-		return str_eq(x->file, y->file) && x->line == y->line;
+		return cs_str_eq(x->file, y->file) && x->line == y->line;
 	if (x->library)
 		return x->offset == y->offset &&
-		       str_eq(cs_base_name(x->library), cs_base_name(y->library));
+		       cs_str_eq(cs_base_name(x->library), cs_base_name(y->library));
 	return a->pc == b->pc;
 }
 
@@ -109,12 +90,13 @@ static uint64_t shown_hash(const struct shown *s, int native)
 
 	if (!native)
 		return h;
-	h = mix_str(mix(h, native_marks(s->nt)), native_blocked_in(s->nt));
+	h = cs_fnv_str(cs_fnv_u64(h, native_marks(s->nt)),
+		       native_blocked_in(s->nt));
 	for (i = 0; i < s->nmerged; i++) {
 		const struct merged_frame *m = &s->merged[i];
 
 		if (m->py)
-			h = mix(h, 2);  /* the Python frames hashed above */
+			h = cs_fnv_u64(h, 2);  /* hashed above */
 		else
 			h = native_frame_hash(h, m->native);
 	}
@@ -131,7 +113,7 @@ static int same_shown(const struct shown *a, const struct shown *b,
 	if (!native)
 		return 1;
 	if (native_marks(a->nt) != native_marks(b->nt) ||
-	    !str_eq(native_blocked_in(a->nt), native_blocked_in(b->nt)) ||
+	    !cs_str_eq(native_blocked_in(a->nt), native_blocked_in(b->nt)) ||
 	    a->nmerged != b->nmerged)
 		return 0;
 	for (i = 0; i < a->nmerged; i++) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/hash.h"
 #include "common/le.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -176,30 +177,6 @@ static int thread_ran(const struct sample *s, int tid)
 	return 0;
 }
 
-static uint64_t fnv_add(uint64_t h, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++, v >>= 8) {
-		h ^= v & 0xff;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-#define FNV_START 0xcbf29ce484222325ULL
-
-static uint64_t fnv_str(uint64_t h, const char *str)
-{
-	const unsigned char *p = (const unsigned char *)(str ? str : "");
-
-	for (; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3ULL;
-	}
-	return fnv_add(h, 0x100);    /* the end: "ab","c" is not "a","bc" */
-}
-
 /* Generators (and greenlets) whose locals are read per sample, at most:
  * beyond, their values are left out of every fingerprint. */
 #define WATCH_LOCALS_MAX_OBJECTS 1000
@@ -251,8 +228,8 @@ static uint64_t locals_hash(struct collection *c, uint64_t h, uint64_t frame)
 	if (!frame_with_locals(c, frame, &f))
 		return h;
 	for (i = 0; i < f.nlocals; i++) {
-		h = fnv_str(h, f.locals[i].name);
-		h = fnv_str(h, f.locals[i].repr);
+		h = cs_fnv_str(h, f.locals[i].name);
+		h = cs_fnv_str(h, f.locals[i].repr);
 	}
 	frame_locals_free(&f);
 	return h;
@@ -319,14 +296,14 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 	/* the kernel id when known, which is also the /proc key */
 	o.id = th->tid > 0 ? (uint64_t)th->tid : th->thread_id;
 	o.name = th->name;
-	o.fingerprint = FNV_START;
+	o.fingerprint = CS_FNV_START;
 	for (i = 0; i < th->nframes; i++) {
 		const struct py_frame *f = &th->frames[i];
 
-		o.fingerprint = fnv_add(o.fingerprint, f->addr);
-		o.fingerprint = fnv_add(o.fingerprint,
+		o.fingerprint = cs_fnv_u64(o.fingerprint, f->addr);
+		o.fingerprint = cs_fnv_u64(o.fingerprint,
 					f->code ? f->code->addr : 0);
-		o.fingerprint = fnv_add(o.fingerprint, (uint64_t)f->line);
+		o.fingerprint = cs_fnv_u64(o.fingerprint, (uint64_t)f->line);
 		if (user == th->nframes && f->code &&
 		    !is_library(s, f->code->filename))
 			user = i;
@@ -416,21 +393,21 @@ static void task_waits_on(struct strbuf *sb, const struct py_async *a,
 static uint64_t task_fingerprint(const struct py_async *a,
 				 const struct py_task *task)
 {
-	uint64_t fp = fnv_add(FNV_START, task->waiter);
+	uint64_t fp = cs_fnv_u64(CS_FNV_START, task->waiter);
 	size_t i;
 
-	fp = fnv_add(fp, (uint64_t)task->running);
+	fp = cs_fnv_u64(fp, (uint64_t)task->running);
 	for (i = 0; i < task->nstack; i++) {
 		const struct py_gen *g;
 
 		if (task->stack[i] >= a->ngens)
 			continue;
 		g = &a->gens[task->stack[i]];
-		fp = fnv_add(fp, g->addr);
+		fp = cs_fnv_u64(fp, g->addr);
 		if (!g->has_frame)
 			continue;
-		fp = fnv_add(fp, g->frame.addr);
-		fp = fnv_add(fp, (uint64_t)g->frame.line);
+		fp = cs_fnv_u64(fp, g->frame.addr);
+		fp = cs_fnv_u64(fp, (uint64_t)g->frame.line);
 	}
 	return fp;
 }
@@ -525,14 +502,14 @@ static void observe_generator(struct watch_tracker *t, const struct sample *s,
 	o.name = g->qualname ? g->qualname :
 		 g->code ? g->code->qualname : NULL;
 	o.label = py_code_kind_name(g->kind);
-	o.fingerprint = fnv_add(FNV_START, (uint64_t)g->state);
-	o.fingerprint = fnv_add(o.fingerprint, g->awaiting);
+	o.fingerprint = cs_fnv_u64(CS_FNV_START, (uint64_t)g->state);
+	o.fingerprint = cs_fnv_u64(o.fingerprint, g->awaiting);
 	o.cpu_s = o.wait_s = -1;
 	o.runs = -1;
 	o.where.line = o.inner.line = -1;
 	if (g->has_frame) {
-		o.fingerprint = fnv_add(o.fingerprint, g->frame.addr);
-		o.fingerprint = fnv_add(o.fingerprint, (uint64_t)g->frame.line);
+		o.fingerprint = cs_fnv_u64(o.fingerprint, g->frame.addr);
+		o.fingerprint = cs_fnv_u64(o.fingerprint, (uint64_t)g->frame.line);
 		if (with_locals)
 			o.fingerprint = locals_hash(s->c, o.fingerprint,
 						    g->frame.addr);
@@ -561,14 +538,14 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	o.cpu_s = o.wait_s = -1;
 	o.runs = -1;
 	o.where.line = o.inner.line = -1;
-	o.fingerprint = fnv_add(FNV_START, (uint64_t)g->state);
+	o.fingerprint = cs_fnv_u64(CS_FNV_START, (uint64_t)g->state);
 	for (i = 0; i < g->nframes; i++) {
 		const struct py_frame *f = &g->frames[i];
 
-		o.fingerprint = fnv_add(o.fingerprint, f->addr);
-		o.fingerprint = fnv_add(o.fingerprint,
+		o.fingerprint = cs_fnv_u64(o.fingerprint, f->addr);
+		o.fingerprint = cs_fnv_u64(o.fingerprint,
 					f->code ? f->code->addr : 0);
-		o.fingerprint = fnv_add(o.fingerprint, (uint64_t)f->line);
+		o.fingerprint = cs_fnv_u64(o.fingerprint, (uint64_t)f->line);
 		if (with_locals && i < WATCH_LOCALS_MAX_FRAMES)
 			o.fingerprint = locals_hash(s->c, o.fingerprint,
 						    f->addr);

@@ -31,6 +31,11 @@ int cs_ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+int cs_str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
 int cs_cpus(void)
 {
 	static _Atomic int cpus;  /* 0: not counted yet */

@@ -1,6 +1,6 @@
 /*
  * Small helpers every layer uses: a monotonic clock in milliseconds, the
- * last component of a path, the CPUs to run on.
+ * last component of a path, string equality, the CPUs to run on.
  */
 #ifndef COROSCOPE_COMMON_UTIL_H
 #define COROSCOPE_COMMON_UTIL_H
@@ -15,6 +15,9 @@ const char *cs_base_name(const char *path);
 
 /* Whether s ends with suffix. */
 int cs_ends_with(const char *s, const char *suffix);
+
+/* Whether a and b are the same text (NULL equals only NULL). */
+int cs_str_eq(const char *a, const char *b);
 
 /* CPUs this process may run on (its affinity mask, or the test aid
  * COROSCOPE_TEST_CPUS; counted once): what decides whether work is

@@ -55,7 +55,7 @@ static void *read_blocks(void *arg)
 
 			sh->at(sh->ctx, i, &addr, &kind);
 			if (py_gen_read_raw(r->py, addr, kind, sh->opt,
-					&sh->gens[i], NULL) == 0) {
+					    &sh->gens[i], NULL) == 0) {
 				sh->ok[i] = r->mark;
 			} else {
 				sh->ok[i] = 0;

@@ -18,6 +18,7 @@
 #include "common/addrmap.h"
 #include "common/arena.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 #define VDSO_MAX ((size_t)1 << 20)
@@ -151,18 +152,13 @@ static void forget_target(struct native_symbolizer *s)
 	free(s->root);
 }
 
-static int same_string(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 int native_symbolizer_fits(const struct native_symbolizer *s,
 			   const struct memsrc *ms)
 {
 	size_t i, k = 0;
 
 	if (s->ops != ms->ops || s->pid != ms->pid ||
-	    !same_string(s->root, ms->root))
+	    !cs_str_eq(s->root, ms->root))
 		return 0;
 	/* Bounded by the mappings. */
 	for (i = 0; i < ms->nmaps; i++) {
@@ -175,7 +171,7 @@ int native_symbolizer_fits(const struct native_symbolizer *s,
 		c = &s->code[k++];
 		if (c->start != m->start || c->end != m->end ||
 		    c->offset != m->offset || c->deleted != m->deleted ||
-		    strcmp(c->perms, m->perms) || !same_string(c->path, m->path))
+		    strcmp(c->perms, m->perms) || !cs_str_eq(c->path, m->path))
 			return 0;
 	}
 	return k == s->ncode;
