@@ -642,6 +642,34 @@ void memsrc_cache_clear(struct memsrc *ms)
 	}
 }
 
+void memsrc_cache_give_up(struct memsrc *ms)
+{
+	const size_t huge = SLAB_HUGE_BYTES / PAGE_SIZE;
+	struct memsrc_cache *c = ms ? ms->cache : NULL;
+	size_t i, at = 0;
+
+	if (!c)
+		return;
+	cache_drop_all(c);
+	for (i = 0; i < c->nslabs; i++) {
+		const struct slab *s = &c->slabs[i];
+		size_t keep = c->faulted > at ? c->faulted - at : 0;
+
+		/* Whole huge pages (every slab is): the faulted ones, and
+		 * the last one faulted into. */
+		keep = (keep + huge - 1) / huge * huge;
+		if (keep > s->pages)
+			keep = s->pages;
+		hugeheap_keep(s->mem, keep * PAGE_SIZE);
+		if (keep < s->pages)
+			munmap(s->mem + keep * PAGE_SIZE,
+			       (s->pages - keep) * PAGE_SIZE);
+		at += s->pages;
+	}
+	c->nslabs = 0;
+	c->faulted = 0;
+}
+
 const struct cs_mapping *memsrc_find_mapping(const struct memsrc *ms,
 					     uint64_t addr)
 {

@@ -248,6 +248,11 @@ void memsrc_reserve_all(struct memsrc *ms);
 /* Forget cached pages (the target ran since they were read); the source
  * is no longer frozen. */
 void memsrc_cache_clear(struct memsrc *ms);
+/* Forget cached pages and hand the cache's memory, what of it is faulted
+ * in, to hugeheap_keep(): for when nothing more is read from ms (a later
+ * read would map new memory), so that the report's buffers reuse it
+ * rather than fault in as much again. */
+void memsrc_cache_give_up(struct memsrc *ms);
 
 /*
  * Reading on several threads at once.  Between memsrc_share(ms, 1) and

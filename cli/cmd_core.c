@@ -213,10 +213,12 @@ int cmd_core(int argc, char **argv)
 	if (in->command)
 		c.command = xstrdup(in->command);
 	print_warnings(&c, in, ret < 0);
-	if (ret < 0)
+	if (ret < 0) {
 		explain(&err, in);
-	else
+	} else {
+		collection_done_reading(&c);
 		print_report(&o, &c, in);
+	}
 	werr = errno;  /* a failed write's, if one failed */
 	collection_leave(&c);
 	if (ret == 0)

@@ -80,6 +80,7 @@ int cmd_dump(int argc, char **argv)
 	cs_err_init(&err);
 	ret = collect_live(&c, o.pid, &o.v.collect, &err);
 	if (ret == 0) {
+		collection_done_reading(&c);
 		if (o.v.format == REPORT_JSON)
 			report_json(stdout, &c);
 		else if (o.v.format == REPORT_DOT)

@@ -530,6 +530,15 @@ void collection_init(struct collection *c)
  * everything is freed, so that its leak check still sees every
  * allocation come back.
  */
+void collection_done_reading(struct collection *c)
+{
+	if (!c->ms)
+		return;
+	if (c->is_live)
+		memsrc_close(c->ms);
+	memsrc_cache_give_up(c->ms);
+}
+
 void collection_leave(struct collection *c)
 {
 #ifdef __SANITIZE_ADDRESS__

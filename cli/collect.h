@@ -104,6 +104,10 @@ int collect_source(struct collection *c, struct memsrc *ms,
 void collection_init(struct collection *c);
 /* Free everything, warnings too; c is empty again. */
 void collection_release(struct collection *c);
+/* Nothing more will be read (only reported): let a live target go (see
+ * memsrc_close()) and give the page cache's memory to the report's
+ * buffers (memsrc_cache_give_up()). */
+void collection_done_reading(struct collection *c);
 /* For a command about to exit: let the target go (see memsrc_close())
  * and leave the memory to exit (collection_release() in sanitizer
  * builds). */

@@ -148,13 +148,16 @@ void json_escape(FILE *f, const char *s);
  */
 typedef void json_part_fn(struct json *j, const void *arg);
 /*
- * Whether parts are worth a thread here: with fewer than three CPUs to
- * run on, the one besides the maker is the writer thread's whenever the
- * document goes to a file or a pipe (the kernel's copy into the page
- * cache), and a part only competes with it.  (Measured on two cores, a
- * 10k-task document into a file: 70 ms without parts, 76 with.)
+ * Whether a part is worth a thread here, with `at_once` parts made at
+ * the same time.  With three CPUs or more, always.  With two, the one
+ * besides the maker is the writer thread's whenever the document goes to
+ * a file or a pipe (the kernel's copy into the page cache), and a part
+ * competes with it; and a part's chunks wait for the join, each a
+ * freshly faulted 2 MiB, unless memory already paid for is kept
+ * (common/hugeheap.h).  So only one part at a time, and only while
+ * enough is kept for most of its chunks.
  */
-int json_parts_worth_it(void);
+int json_parts_worth_it(int at_once);
 struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 				  const void *arg);
 void json_part_join(struct json *j, struct json_part *p);

@@ -1,9 +1,9 @@
 #include "cli/json_part.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "cli/json_writer.h"
 #include "common/error.h"
@@ -19,16 +19,21 @@
  * a second core makes the one while the first makes the other.
  *
  * Until the join the part's bytes wait in chunks on huge pages (small
- * pages would fault one by one as they fill), at most PART_AHEAD of
- * them: a 100k-task dump's generators are 130 MB, which coroscope would
- * hold at once (and pay for as fresh memory).  A part that gets that
- * far ahead waits for the join.  From the join on, with a writer thread,
+ * pages would fault one by one as they fill), cut from kept memory
+ * (hugeheap_take(): the page cache's, given up before the report) where
+ * there is some, and given back to it once written; at most PART_AHEAD
+ * of them: a 100k-task dump's generators are 130 MB, which coroscope
+ * would hold at once (and pay for as fresh memory).  A part that gets
+ * that far ahead waits for the join.  From the join on, with a writer thread,
  * the chunks are queued on it as they fill (the joining thread waits
  * for the part to end before it writes on); without one, they are kept
  * and copied once the part ends.
  */
 #define PART_CHUNK ((size_t)2 << 20)
 #define PART_AHEAD ((size_t)32 << 20)
+/* Kept memory (hugeheap_kept()) enough for a part on two CPUs: a
+ * 10k-task dump's generators take 6 chunks. */
+#define PART_KEPT_MIN (4 * PART_CHUNK)
 
 struct part_chunk {
 	char *mem;
@@ -54,7 +59,7 @@ struct json_part {
 
 static void part_map_chunk(struct json *j)
 {
-	j->buf = hugeheap_map(PART_CHUNK);
+	j->buf = hugeheap_take(PART_CHUNK);
 	if (!j->buf)
 		xdie_out_of_memory();
 	j->cap = PART_CHUNK;
@@ -97,9 +102,12 @@ static void *part_run(void *arg)
 	return NULL;
 }
 
-int json_parts_worth_it(void)
+int json_parts_worth_it(int at_once)
 {
-	return cs_cpus() >= 3;
+	if (cs_cpus() >= 3)
+		return 1;
+	return cs_cpus() == 2 && at_once == 1 &&
+	       hugeheap_kept() >= PART_KEPT_MIN;
 }
 
 struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
@@ -156,13 +164,13 @@ void json_part_join(struct json *j, struct json_part *p)
 		/* Kept chunks (no writer thread): copied through j. */
 		for (i = 0; i < p->nchunks; i++) {
 			json_raw(j, p->chunks[i].mem, p->chunks[i].len, 1);
-			munmap(p->chunks[i].mem, hugeheap_size(PART_CHUNK));
+			hugeheap_keep(p->chunks[i].mem, PART_CHUNK);
 		}
 		last.mem = p->j.buf;
 		last.len = p->j.len;
 		json_raw(j, last.mem, last.len, 1);
 	}
-	munmap(p->j.buf, hugeheap_size(PART_CHUNK));
+	hugeheap_keep(p->j.buf, PART_CHUNK);
 	pthread_cond_destroy(&p->joined);
 	pthread_mutex_destroy(&p->lock);
 	free(p->chunks);

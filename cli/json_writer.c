@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "common/error.h"
 #include "common/hugeheap.h"
@@ -24,7 +23,7 @@
 struct queued {
 	const char *p;
 	size_t len;
-	size_t unmap;             /* a handed-over block's mapping, else 0 */
+	size_t keep;              /* a handed-over block's mapping, else 0 */
 	char *own;                /* an own block, back to `spare` once written */
 };
 
@@ -73,9 +72,9 @@ static void *write_blocks(void *arg)
 		} else {
 			pthread_mutex_lock(&w->lock);
 		}
-		if (b.unmap) {
-			munmap((void *)b.p, b.unmap);
-			w->handed -= b.unmap;
+		if (b.keep) {
+			hugeheap_keep((void *)b.p, b.keep);
+			w->handed -= b.keep;
 		}
 		if (b.own)
 			w->spare[w->nspare++] = b.own;
@@ -92,7 +91,7 @@ static void writer_free(struct json_writer *w)
 {
 	pthread_cond_destroy(&w->changed);
 	pthread_mutex_destroy(&w->lock);
-	munmap(w->mem, w->mem_size);
+	hugeheap_keep(w->mem, w->mem_size);
 	free(w);
 }
 
@@ -103,9 +102,10 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 
 	w->out = out;
 	/* On huge pages: small ones would fault one by one as the blocks
-	 * are first filled (~15 us each in a VM). */
+	 * are first filled (~15 us each in a VM); and kept ones where
+	 * there are (see common/hugeheap.h). */
 	w->mem_size = hugeheap_size(NBLOCKS * block);
-	w->mem = hugeheap_map(NBLOCKS * block);
+	w->mem = hugeheap_take(NBLOCKS * block);
 	if (!w->mem)
 		xdie_out_of_memory();
 	w->block = block;
@@ -126,18 +126,18 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 
 /* Queue a block, waiting for room in the queue; lock held. */
 static void queue(struct json_writer *w, const char *p, size_t len,
-		  size_t unmap, char *own)
+		  size_t keep, char *own)
 {
 	struct queued *b;
 
 	while (w->queued == QUEUE_MAX ||
-	       (unmap && w->handed && w->handed + unmap > HANDED_MAX))
+	       (keep && w->handed && w->handed + keep > HANDED_MAX))
 		pthread_cond_wait(&w->changed, &w->lock);
-	w->handed += unmap;
+	w->handed += keep;
 	b = &w->q[(w->head + w->queued) % QUEUE_MAX];
 	b->p = p;
 	b->len = len;
-	b->unmap = unmap;
+	b->keep = keep;
 	b->own = own;
 	w->queued++;
 	pthread_cond_broadcast(&w->changed);

@@ -26,10 +26,10 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first);
  * write failed, blocks are dropped unwritten (the stream's error
  * indicator tells; see json_writer_stop()). */
 char *json_writer_swap(struct json_writer *w, char *full, size_t len);
-/* Queue len bytes at mem, a mapping of map_size bytes made by the
- * caller (a block made elsewhere: no copy), for writing after what is
- * queued; the writer unmaps it once written.  May wait for room in the
- * queue. */
+/* Queue len bytes at mem, map_size bytes from hugeheap_take() (a block
+ * made elsewhere: no copy), for writing after what is queued; once
+ * written, the writer gives it to hugeheap_keep().  May wait for room in
+ * the queue. */
 void json_writer_hand(struct json_writer *w, char *mem, size_t len,
 		      size_t map_size);
 /* Write what is queued plus len bytes of last (or none with NULL), end

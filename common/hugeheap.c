@@ -1,8 +1,10 @@
 #include "common/hugeheap.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -130,4 +132,69 @@ void hugeheap_advise_block(void *p, size_t n)
 	 * heap's mapping for nothing, for every block of 8 to 32 MiB). */
 	if (n >= MMAP_THRESHOLD && end > start)
 		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
+
+/* Kept ranges, in the order kept: taken from the front of the first
+ * that fits (a slab's first pages are the ones faulted in).  The JSON
+ * writer's and a part's threads keep and take too. */
+static struct kept_range {
+	uintptr_t start, end;
+} kept[HUGEHEAP_KEPT_MAX];
+static size_t nkept;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void hugeheap_keep(void *mem, size_t bytes)
+{
+	uintptr_t start = (uintptr_t)mem;
+
+	if (!mem || !bytes)
+		return;
+	bytes = hugeheap_size(bytes);
+	pthread_mutex_lock(&kept_lock);
+	if (nkept < HUGEHEAP_KEPT_MAX && start == up(start)) {
+		kept[nkept].start = start;
+		kept[nkept].end = start + bytes;
+		nkept++;
+		mem = NULL;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	if (mem)
+		(void)munmap(mem, bytes);
+}
+
+void *hugeheap_take(size_t bytes)
+{
+	void *p = NULL;
+	size_t i;
+
+	if (bytes > SIZE_MAX / 2)
+		return NULL;
+	bytes = hugeheap_size(bytes);
+	pthread_mutex_lock(&kept_lock);
+	for (i = 0; i < nkept; i++) {
+		struct kept_range *r = &kept[i];
+
+		if (r->end - r->start < bytes)
+			continue;
+		p = (void *)r->start;
+		r->start += bytes;
+		if (r->start == r->end) {
+			memmove(r, r + 1, (nkept - i - 1) * sizeof(*r));
+			nkept--;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	return p ? p : hugeheap_map(bytes);
+}
+
+size_t hugeheap_kept(void)
+{
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&kept_lock);
+	for (i = 0; i < nkept; i++)
+		n += kept[i].end - kept[i].start;
+	pthread_mutex_unlock(&kept_lock);
+	return n;
 }

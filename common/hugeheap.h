@@ -37,4 +37,26 @@ size_t hugeheap_size(size_t bytes);
  * large (a block malloc mapped apart from its heap). */
 void hugeheap_advise_block(void *p, size_t n);
 
+/*
+ * Memory already paid for.  A page the process touches for the first
+ * time is cleared by the kernel, and in a virtual machine that gave its
+ * free pages back to the host, also supplied again by the host: 0.1 to
+ * 3 ms per MiB measured (bench/README.md), a third of a 10k-task JSON
+ * dump.  Memory done with but still faulted in (the page cache's slabs
+ * once nothing more is read, an output block once written) is kept
+ * here, and a buffer whose contents do not matter is cut from it.
+ */
+/* Keep [mem, mem + bytes), whole huge pages from hugeheap_map() or
+ * hugeheap_take(), for hugeheap_take(); unmapped when there is no room
+ * to note it (HUGEHEAP_KEPT_MAX ranges). */
+#define HUGEHEAP_KEPT_MAX 64
+void hugeheap_keep(void *mem, size_t bytes);
+/* hugeheap_size(bytes) bytes of kept memory, whose contents are left
+ * over from its earlier use, or else a new mapping (hugeheap_map()).
+ * Free it with hugeheap_keep() or munmap() of that size.  NULL when the
+ * system has no memory left. */
+void *hugeheap_take(size_t bytes);
+/* Bytes kept now. */
+size_t hugeheap_kept(void);
+
 #endif

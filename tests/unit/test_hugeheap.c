@@ -151,6 +151,72 @@ static void test_map(int thp)
 	CHECK(hugeheap_map(SIZE_MAX) == NULL, "SIZE_MAX mapped");
 }
 
+/* Is [p, p + n) mapped?  (msync() fails with ENOMEM where it is not.) */
+static int mapped(const void *p, size_t n)
+{
+	return msync((void *)p, n, MS_ASYNC) == 0;
+}
+
+/* Kept memory comes back as it was left, cut from the front of the
+ * first range that fits; what cannot be noted is unmapped, and once all
+ * is taken, a take maps new zeroed memory. */
+static void test_keep(void)
+{
+	unsigned char *a = hugeheap_map(3 * HUGE), *b = hugeheap_map(HUGE);
+	unsigned char *p, *q, *r, *fresh;
+	unsigned char *extra[HUGEHEAP_KEPT_MAX + 1];
+	size_t i, lost = 0;
+
+	CHECK(hugeheap_kept() == 0, "%zu kept at the start", hugeheap_kept());
+	CHECK(a && b, "hugeheap_map()");
+	if (!a || !b)
+		return;
+	memset(a, 0xa1, 3 * HUGE);
+	memset(b, 0xb2, HUGE);
+	hugeheap_keep(a, 3 * HUGE);
+	hugeheap_keep(b, HUGE);
+	hugeheap_keep(NULL, HUGE);
+	CHECK(hugeheap_kept() == 4 * HUGE, "%zu kept", hugeheap_kept());
+	/* 2 MiB + 1 is two huge pages: a's first two. */
+	p = hugeheap_take(HUGE + 1);
+	CHECK(p == a, "%p taken, %p kept first", (void *)p, (void *)a);
+	CHECK(p && p[0] == 0xa1 && p[2 * HUGE - 1] == 0xa1,
+	      "kept bytes not left as they were");
+	/* Two more do not fit a's last: they come from nowhere kept. */
+	q = hugeheap_take(2 * HUGE);
+	CHECK(q && q != a + 2 * HUGE && q != b && q[0] == 0 &&
+	      q[2 * HUGE - 1] == 0, "2 huge pages: %p, not new", (void *)q);
+	r = hugeheap_take(1);
+	CHECK(r == a + 2 * HUGE, "%p, not a's last huge page", (void *)r);
+	CHECK(hugeheap_take(HUGE) == b, "b not taken");
+	CHECK(hugeheap_kept() == 0, "%zu still kept", hugeheap_kept());
+	fresh = hugeheap_take(HUGE);
+	CHECK(fresh && fresh[0] == 0 && fresh[HUGE - 1] == 0,
+	      "nothing kept: not a new zeroed mapping");
+	hugeheap_keep(fresh, HUGE);
+	CHECK(hugeheap_kept() == HUGE, "%zu kept", hugeheap_kept());
+	/* Past HUGEHEAP_KEPT_MAX ranges, what is kept is unmapped. */
+	for (i = 0; i < HUGEHEAP_KEPT_MAX; i++) {
+		extra[i] = hugeheap_map(HUGE);
+		hugeheap_keep(extra[i], HUGE);
+	}
+	CHECK(hugeheap_kept() == HUGEHEAP_KEPT_MAX * HUGE, "%zu kept",
+	      hugeheap_kept());
+	CHECK(!mapped(extra[HUGEHEAP_KEPT_MAX - 1], HUGE),
+	      "a range past the limit still mapped");
+	for (i = 0; i < HUGEHEAP_KEPT_MAX - 1; i++)
+		lost += !mapped(extra[i], HUGE);
+	CHECK(lost == 0, "%zu kept ranges unmapped", lost);
+	/* Bounded: every take empties one range of one huge page. */
+	for (i = 0; i < HUGEHEAP_KEPT_MAX && hugeheap_kept(); i++)
+		CHECK(munmap(hugeheap_take(HUGE), HUGE) == 0, "munmap");
+	CHECK(hugeheap_kept() == 0, "%zu left kept", hugeheap_kept());
+	munmap(p, 2 * HUGE);
+	munmap(q, 2 * HUGE);
+	munmap(r, HUGE);
+	munmap(b, HUGE);
+}
+
 int main(void)
 {
 	int thp;
@@ -167,5 +233,6 @@ int main(void)
 		test_heap(thp);
 	test_large_blocks(thp && !SANITIZED);
 	test_map(thp);
+	test_keep();
 	return CHECK_DONE("test_hugeheap");
 }

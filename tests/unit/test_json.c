@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "common/hugeheap.h"
 #include "tests/unit/check.h"
 
 static struct json j;
@@ -457,6 +459,64 @@ static void doc_with_items(FILE *f, int pretty, int background, int part,
  * blocks; the largest, pretty, more than a part holds before its join),
  * pretty and compact, with and without a writer thread; and no thread
  * outlives it. */
+#define JUNK_BYTES ((size_t)8 << 20)
+
+/* Empty hugeheap's kept memory.  Bounded: each take empties at least a
+ * huge page of it. */
+static void drain_kept(void)
+{
+	size_t n = hugeheap_kept(), i;
+
+	for (i = 0; i < n / (2u << 20) && hugeheap_kept(); i++)
+		munmap(hugeheap_take(2u << 20), 2u << 20);
+}
+
+/* Kept memory full of bytes of no document's, for the parts' chunks and
+ * the writer's blocks to be cut from. */
+static void keep_junk(void)
+{
+	char *m = hugeheap_map(JUNK_BYTES);
+
+	if (!m)
+		abort();
+	memset(m, '#', JUNK_BYTES);
+	hugeheap_keep(m, JUNK_BYTES);
+}
+
+/* A part's chunks come from kept memory; with two CPUs a part is worth
+ * it only when enough is kept, and only one at a time (main() says two
+ * CPUs). */
+static void parts_kept(void)
+{
+	struct json_part *p;
+	struct items it = { 1, 3 };
+	char *buf;
+	size_t len;
+	FILE *f;
+
+	drain_kept();
+	CHECK(!json_parts_worth_it(1) && !json_parts_worth_it(2),
+	      "a part on two CPUs with nothing kept");
+	keep_junk();
+	CHECK(json_parts_worth_it(1) && !json_parts_worth_it(2),
+	      "with %zu kept: one part, not two", hugeheap_kept());
+	f = start(&buf, &len, 0);
+	json_begin_object(&j);
+	json_key(&j, "first");
+	json_null(&j);
+	p = json_part_start(&j, items, &it);
+	CHECK(hugeheap_kept() == JUNK_BYTES - (2u << 20),
+	      "the part's first chunk not cut from kept memory (%zu kept)",
+	      hugeheap_kept());
+	json_part_join(&j, p);
+	json_end_object(&j);
+	fclose(f);
+	CHECK(strstr(buf, "#") == NULL && hugeheap_kept() == JUNK_BYTES,
+	      "%s (%zu kept after)", buf, hugeheap_kept());
+	free(buf);
+	drain_kept();
+}
+
 static void parts(void)
 {
 	static const size_t sizes[] = { 0, 3, 150000, 800000 };
@@ -475,6 +535,9 @@ static void parts(void)
 					abort();
 				doc_with_items(fa, pretty, background, 0,
 					       sizes[s]);
+				/* Whatever the parts' memory held before
+				 * stays out of the document. */
+				keep_junk();
 				doc_with_items(fb, pretty, background, 1,
 					       sizes[s]);
 				fclose(fa);
@@ -740,6 +803,9 @@ static void key_and_value_calls(void)
 
 int main(void)
 {
+	/* Before anything counts them (cs_cpus() keeps its count). */
+	setenv("COROSCOPE_TEST_CPUS", "2", 1);
+	parts_kept();
 	parts();
 	pretty_layout();
 	values_across_flushes();

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hugeheap.h"
 #include "tests/unit/check.h"
 #include "common/banned.h"
 
@@ -1491,6 +1492,52 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 	memsrc_cache_clear(ms);
 }
 
+/* Given up, the cache's memory, the faulted part of it in whole huge
+ * pages, is kept for others (and still mapped); reads go on into new
+ * slabs. */
+static void test_give_up(struct memsrc *ms, uint64_t addr)
+{
+	const size_t huge = SLAB_HUGE_BYTES;
+	struct memsrc_cache *c = ms->cache;
+	unsigned char *first, *p;
+	size_t faulted, expect, all = 0, i, taken = 0;
+
+	memsrc_cache_clear(ms);
+	check_pattern(ms, addr, "before giving up");
+	CHECK(c->nslabs > 0 && c->faulted > 0, "%zu slabs, %zu faulted",
+	      c->nslabs, c->faulted);
+	if (!c->nslabs)
+		return;
+	CHECK(hugeheap_kept() == 0, "%zu kept before", hugeheap_kept());
+	for (i = 0; i < c->nslabs; i++)
+		all += c->slabs[i].pages * PAGE;
+	first = c->slabs[0].mem;
+	faulted = c->faulted * PAGE;
+	expect = (faulted + huge - 1) / huge * huge;
+	memsrc_cache_give_up(ms);
+	CHECK(c->nslabs == 0 && c->faulted == 0 && c->nentries == 0,
+	      "the cache still holds %zu slabs, %zu pages", c->nslabs,
+	      c->nentries);
+	CHECK(hugeheap_kept() == expect && expect <= all,
+	      "%zu kept for %zu faulted bytes of %zu", hugeheap_kept(),
+	      faulted, all);
+	check_pattern(ms, addr, "after giving up");
+	CHECK(c->nslabs > 0 && c->slabs[0].mem != first,
+	      "new reads went to a given-up slab");
+	/* Bounded: each take empties a huge page of what is kept. */
+	while (hugeheap_kept() && taken < expect) {
+		p = hugeheap_take(huge);
+		CHECK(taken || p == first, "%p taken first, not the first slab "
+		      "%p", (void *)p, (void *)first);
+		memset(p, 0x5a, huge);
+		munmap(p, huge);
+		taken += huge;
+	}
+	CHECK(taken == expect && hugeheap_kept() == 0,
+	      "%zu taken of %zu kept", taken, expect);
+	memsrc_cache_clear(ms);
+}
+
 int main(void)
 {
 	struct memsrc *ms = NULL;
@@ -1552,6 +1599,7 @@ int main(void)
 	test_plan_unwritten(ms, holey);
 	test_reserve_asks(ms);
 	test_capture_all(ms, addr);
+	test_give_up(ms, addr);
 	test_proc_mem(pid, addr);
 	test_signals(ms, pid);
 	tracer_thread(1);
