@@ -5,6 +5,7 @@
 
 #include "cli/escape.h"
 #include "cli/json_memo.h"
+#include "cli/thread_alike.h"
 #include "common/banned.h"
 
 #define GRAPH_MAX_HOLDERS 8   /* holders named per object in one line */
@@ -249,8 +250,12 @@ void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 	}
 }
 
-/* One task or thread of the Waits section; tasks that wait in the same
- * place for the same object share a row (unless --all). */
+/*
+ * One task or thread of the Waits section.  Tasks that wait in the same
+ * place for the same object share a row, and so do threads, THREAD_ALIKE_MIN
+ * or more of them (two stay apart, as in the Threads section); never
+ * with --all, nor threads with --locals or of no known kernel id.
+ */
 struct wait_row {
 	char *key;      /* blame and wait: what makes rows alike */
 	char *who;      /* label and blame of the first */
@@ -258,6 +263,7 @@ struct wait_row {
 	size_t first;   /* node index of the first, for the order */
 	size_t count;
 	size_t last;    /* node index of the last alike */
+	size_t *nodes;  /* a thread row's `count` nodes, in order */
 };
 
 static int row_by_key(const void *a, const void *b)
@@ -275,14 +281,56 @@ static int row_by_first(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-/* The rows, alike tasks merged; returns how many. */
+/* What makes node i's row alike another's, into key. */
+static void row_key(struct strbuf *key, const struct collection *c,
+		    size_t i, const char *what)
+{
+	const struct wg_node *n = &c->graph.nodes[i];
+
+	if (c->opt.expand_all ||
+	    (n->kind == WG_THREAD && (c->opt.locals ||
+				      c->snap.threads[n->index].tid <= 0)))
+		strbuf_addf(key, "%zu", i);
+	else if (n->kind == WG_THREAD)
+		strbuf_addstr(key, "thread");
+	graph_add_blame(key, c, i);
+	strbuf_addf(key, "\n%s", what);
+}
+
+static void row_free(struct wait_row *r)
+{
+	free(r->key);
+	free(r->who);
+	free(r->what);
+	free(r->nodes);
+}
+
+/* rows[from, to), one key's, merged into *into (from's row). */
+static void row_merge(struct wait_row *into, struct wait_row *rows,
+		      size_t from, size_t to, int thread)
+{
+	size_t k;
+
+	*into = rows[from];
+	into->count = to - from;
+	into->last = rows[to - 1].last;
+	if (thread) {
+		into->nodes = xcalloc(to - from, sizeof(*into->nodes));
+		for (k = from; k < to; k++)
+			into->nodes[k - from] = rows[k].first;
+	}
+	for (k = from + 1; k < to; k++)
+		row_free(&rows[k]);
+}
+
+/* The rows, alike tasks and threads merged; returns how many. */
 static size_t wait_rows(const struct collection *c, struct wait_row **out)
 {
 	const struct py_waitgraph *g = &c->graph;
 	struct wait_row *rows = xcalloc(g->nnodes ? g->nnodes : 1,
 					sizeof(*rows));
 	struct strbuf what, key, who;
-	size_t i, n = 0, m = 0;
+	size_t i, e, k, n = 0, m = 0;
 
 	for (i = 0; i < g->nnodes; i++) {
 		if (g->nodes[i].kind == WG_OBJECT)
@@ -294,11 +342,7 @@ static size_t wait_rows(const struct collection *c, struct wait_row **out)
 			continue;
 		}
 		strbuf_init(&key);
-		/* Threads and, with --all, tasks are never merged. */
-		if (g->nodes[i].kind != WG_TASK || c->opt.expand_all)
-			strbuf_addf(&key, "%zu", i);
-		graph_add_blame(&key, c, i);
-		strbuf_addf(&key, "\n%s", what.buf);
+		row_key(&key, c, i, what.buf);
 		strbuf_init(&who);
 		graph_add_label(&who, c, i);
 		graph_add_blame(&who, c, i);
@@ -307,23 +351,54 @@ static size_t wait_rows(const struct collection *c, struct wait_row **out)
 		rows[n].what = strbuf_detach(&what);
 		rows[n].first = rows[n].last = i;
 		rows[n].count = 1;
+		rows[n].nodes = NULL;
 		n++;
 	}
 	qsort(rows, n, sizeof(*rows), row_by_key);
-	for (i = 0; i < n; i++) {
-		if (m && !strcmp(rows[m - 1].key, rows[i].key)) {
-			rows[m - 1].count++;
-			rows[m - 1].last = rows[i].last;
-			free(rows[i].key);
-			free(rows[i].who);
-			free(rows[i].what);
+	/* Each round takes one key's rows, [i, e). */
+	for (i = 0; i < n; i = e) {
+		int thread = g->nodes[rows[i].first].kind == WG_THREAD;
+
+		for (e = i + 1; e < n && !strcmp(rows[e].key, rows[i].key);
+		     e++)
+			;
+		if (thread && e - i < THREAD_ALIKE_MIN) {
+			for (k = i; k < e; k++)
+				rows[m++] = rows[k];
 			continue;
 		}
-		rows[m++] = rows[i];
+		row_merge(&rows[m++], rows, i, e, thread);
 	}
 	qsort(rows, m, sizeof(*rows), row_by_first);
 	*out = rows;
 	return m;
+}
+
+/* "N threads at PLACE: TID (NAME), ..., TID": every kernel id, so that
+ * one from top -H is found, and the first few names. */
+static void thread_row(FILE *out, const struct collection *c,
+		       const struct wait_row *r)
+{
+	struct strbuf sb;
+	size_t k;
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%zu threads", r->count);
+	graph_add_blame(&sb, c, r->first);
+	strbuf_addstr(&sb, ":");
+	for (k = 0; k < r->count; k++) {
+		const struct py_thread *t =
+			&c->snap.threads[c->graph.nodes[r->nodes[k]].index];
+
+		strbuf_addf(&sb, "%s %d", k ? "," : "", t->tid);
+		if (t->name && k < THREAD_ALIKE_NAMES) {
+			strbuf_addstr(&sb, " (");
+			esc_add(&sb, t->name, ESC_TEXT, 0);
+			strbuf_addstr(&sb, ")");
+		}
+	}
+	fprintf(out, "  %s\n    %s\n", sb.buf, r->what);
+	strbuf_release(&sb);
 }
 
 static void text_waits(FILE *out, const struct collection *c)
@@ -335,7 +410,9 @@ static void text_waits(FILE *out, const struct collection *c)
 	for (i = 0; i < n; i++) {
 		if (!i)
 			fputs("\nWaits:\n", out);
-		if (rows[i].count > 1) {
+		if (rows[i].nodes) {
+			thread_row(out, c, &rows[i]);
+		} else if (rows[i].count > 1) {
 			strbuf_init(&last);
 			graph_add_label(&last, c, rows[i].last);
 			fprintf(out, "  %zu tasks like %s .. %s\n    %s\n",
@@ -346,9 +423,7 @@ static void text_waits(FILE *out, const struct collection *c)
 			fprintf(out, "  %s\n    %s\n", rows[i].who,
 				rows[i].what);
 		}
-		free(rows[i].key);
-		free(rows[i].who);
-		free(rows[i].what);
+		row_free(&rows[i]);
 	}
 	free(rows);
 }

@@ -1,7 +1,8 @@
 """The text report shows alike threads once: a thread pool's workers
 parked on one line are one "Threads ..." entry over their one traceback,
-with every thread's id; two alike threads stay apart; --all and --locals
-show each; the JSON output lists every thread.
+with every thread's id, and one row of the "Waits:" section; two alike
+threads stay apart; --all and --locals show each; the JSON output lists
+every thread.
 
 targets/alike_threads.py parks POOL threads on one line, two on another,
 and its main thread on a third; its ready file gives each thread's TID and
@@ -126,6 +127,60 @@ def test_each_apart(target, option):
         if name.startswith("pool-"):
             assert parked_at(alone.get(tid, []), "pool-wait"), \
                 (name, res.stdout)
+
+
+WAIT_GROUP = re.compile(r"^  (\d+) threads at (\S+):(\d+) in (\S+)"
+                        r"(?: \(innermost [^)]*\))?: (.*)$")
+WAIT_ONE = re.compile(r"^  thread (\d+) ")
+WAIT_MEMBER = re.compile(r"^(\d+)(?: \(((?:[^()\\]|\\.)*)\))?$")
+
+
+def wait_rows(text):
+    """[(row line, its "waits for" line)] of the Waits section."""
+    lines = text.split("\nWaits:\n", 1)[1].split("\n\n", 1)[0]
+    lines = lines.splitlines()
+    return [(lines[i], lines[i + 1]) for i in range(0, len(lines) - 1, 2)]
+
+
+@pytest.mark.parametrize("option", [None, "--all", "--locals"])
+def test_waits_shown_once(target, option):
+    """The pool's threads, waiting in one place for one Event, are one
+    row of the Waits section naming every thread (with --all or
+    --locals, a row each); the pair and the main thread, a row each."""
+    res = run_coroscope("dump", *([option] if option else []), target.pid)
+    assert res.returncode == 0, res
+    assert "\x1b" not in res.stdout, res.stdout
+    rows = wait_rows(res.stdout)
+    pool = dict((tid, name) for name, tid in target.ready["threads"].items()
+                if name.startswith("pool-"))
+    alone = dict((int(WAIT_ONE.match(r).group(1)), (r, w))
+                 for r, w in rows if WAIT_ONE.match(r))
+    groups = [(WAIT_GROUP.match(r), w) for r, w in rows
+              if WAIT_GROUP.match(r)]
+    for r, w in rows:
+        assert WAIT_ONE.match(r) or WAIT_GROUP.match(r), r
+        assert w.startswith("    waits for: threading.Event 0x"), w
+    apart = [t for n, t in target.ready["threads"].items()
+             if n.startswith("pair-")] + [target.ready["main_tid"]]
+    assert all(t in alone for t in apart), res.stdout
+    if option:
+        assert not groups and all(t in alone for t in pool), res.stdout
+        return
+    assert len(groups) == 1, res.stdout
+    m = groups[0][0]
+    assert int(m.group(1)) == POOL, m.group(0)
+    assert (m.group(2), int(m.group(3)), m.group(4)) == (
+        "alike_threads.py", marker_line(SCRIPT, "pool-wait"),
+        "pool_worker"), m.group(0)
+    members = [WAIT_MEMBER.match(x) for x in m.group(5).split(", ")]
+    assert all(members), m.group(0)
+    assert sorted(int(x.group(1)) for x in members) == sorted(pool)
+    named = [x for x in members if x.group(2) is not None]
+    assert len(named) == 5, m.group(0)
+    for x in named:
+        assert x.group(2) == pool[int(x.group(1))].replace(
+            "\n", "\\n").replace("\x1b", "\\x1b"), m.group(0)
+    assert not any(t in alone for t in pool), res.stdout
 
 
 def test_json_lists_every_thread(target):
