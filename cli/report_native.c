@@ -6,6 +6,7 @@
 
 #include "cli/escape.h"
 #include "cli/report.h"
+#include "cli/thread_alike.h"
 #include "common/util.h"
 #include "readers/native_merge.h"
 #include "common/banned.h"
@@ -89,35 +90,94 @@ void report_native_text_frames(FILE *out, const struct collection *c,
 	text_merged(out, c, t, nt);
 }
 
-static int has_py_thread(const struct collection *c, int tid)
+static int int_cmp(const void *a, const void *b)
 {
-	size_t i;
+	int x = *(const int *)a, y = *(const int *)b;
 
-	for (i = 0; i < c->snap.nthreads; i++)
-		if (c->snap.threads[i].tid == tid)
-			return 1;
-	return 0;
+	return (x > y) - (x < y);
+}
+
+/* has_py[i]: whether native thread i has a Python thread state (an entry
+ * of its own above).  Sorted ids and a binary search: 2,000 threads
+ * looked up one by one were 4 million comparisons.  Caller frees. */
+static unsigned char *native_has_py(const struct collection *c)
+{
+	size_t n = c->snap.nthreads, i;
+	int *tids = xmallocarray(n ? n : 1, sizeof(*tids));
+	unsigned char *has = xcalloc(c->native.nthreads ? c->native.nthreads : 1,
+				     1);
+
+	for (i = 0; i < n; i++)
+		tids[i] = c->snap.threads[i].tid;
+	qsort(tids, n, sizeof(*tids), int_cmp);
+	for (i = 0; i < c->native.nthreads; i++)
+		has[i] = n && bsearch(&c->native.threads[i].tid, tids, n,
+				      sizeof(*tids), int_cmp) != NULL;
+	free(tids);
+	return has;
+}
+
+/* "Thread N (no Python thread state)", or for a group, "Threads N, M,
+ * ... (no Python thread state, K alike)"; then its C stack. */
+static void text_other(FILE *out, const struct collection *c, size_t at,
+		       const size_t *next, size_t count)
+{
+	const struct native_thread *nt = &c->native.threads[at];
+	size_t i, shown = 0;
+
+	if (count < THREAD_ALIKE_MIN) {
+		fprintf(out, "\nThread %d (no Python thread state)", nt->tid);
+	} else {
+		fputs("\nThreads", out);
+		/* Bounded by count: the group's members, linked in order. */
+		for (i = at; i != THREAD_ALIKE_END && shown < count;
+		     i = next[i])
+			fprintf(out, "%s %d", shown++ ? "," : "",
+				c->native.threads[i].tid);
+		fprintf(out, " (no Python thread state, %zu alike)", count);
+	}
+	report_native_text_blocked(out, c, nt->tid);
+	fputc('\n', out);
+	if (!nt->nframes) {
+		fputs("  (no native frames)\n", out);
+		return;
+	}
+	fputs("Native stack (most recent call last):\n", out);
+	text_merged(out, c, NULL, nt);
 }
 
 void report_native_text_others(FILE *out, const struct collection *c)
 {
-	size_t i;
+	size_t n = c->native.nthreads, i, *first, *next, *count;
+	unsigned char *has_py = native_has_py(c);
+	struct thread_alike_native nat = {
+		&c->native, report_native_interp(c), c->opt.native == 2
+	};
 
-	for (i = 0; i < c->native.nthreads; i++) {
-		const struct native_thread *nt = &c->native.threads[i];
-
-		if (has_py_thread(c, nt->tid))
-			continue;
-		fprintf(out, "\nThread %d (no Python thread state)", nt->tid);
-		report_native_text_blocked(out, c, nt->tid);
-		fputc('\n', out);
-		if (!nt->nframes) {
-			fputs("  (no native frames)\n", out);
-			continue;
+	first = xmallocarray(n ? n : 1, sizeof(*first));
+	next = xmallocarray(n ? n : 1, sizeof(*next));
+	count = xmallocarray(n ? n : 1, sizeof(*count));
+	/* With --all, each on its own. */
+	if (c->opt.expand_all) {
+		for (i = 0; i < n; i++) {
+			first[i] = i;
+			next[i] = THREAD_ALIKE_END;
+			count[i] = 1;
 		}
-		fputs("Native stack (most recent call last):\n", out);
-		text_merged(out, c, NULL, nt);
+	} else {
+		thread_alike_native_only(&nat, has_py, first, next, count);
 	}
+	for (i = 0; i < n; i++) {
+		int grouped = count[first[i]] >= THREAD_ALIKE_MIN;
+
+		if (has_py[i] || (grouped && first[i] != i))
+			continue;
+		text_other(out, c, i, next, grouped ? count[i] : 1);
+	}
+	free(first);
+	free(next);
+	free(count);
+	free(has_py);
 }
 
 static void json_native(struct json *j, const struct native_frame *f)
@@ -186,12 +246,13 @@ void report_native_json_frames(struct json *j, const struct collection *c,
 
 void report_native_json_others(struct json *j, const struct collection *c)
 {
+	unsigned char *has_py = native_has_py(c);
 	size_t i;
 
 	for (i = 0; i < c->native.nthreads; i++) {
 		const struct native_thread *nt = &c->native.threads[i];
 
-		if (has_py_thread(c, nt->tid))
+		if (has_py[i])
 			continue;
 		json_begin_object(j);
 		json_key(j, "tid");
@@ -207,4 +268,5 @@ void report_native_json_others(struct json *j, const struct collection *c)
 		json_merged(j, c, NULL, nt);
 		json_end_object(j);
 	}
+	free(has_py);
 }

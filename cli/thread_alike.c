@@ -11,7 +11,7 @@
 
 /* One thread as the report shows it. */
 struct shown {
-	const struct py_thread *t;
+	const struct py_thread *t;        /* NULL: no Python thread state */
 	const struct native_thread *nt;   /* NULL: none, or not asked */
 	struct merged_frame *merged;      /* with native stacks */
 	size_t nmerged;
@@ -85,7 +85,7 @@ static uint64_t native_marks(const struct native_thread *nt)
 
 static uint64_t shown_hash(const struct shown *s, int native)
 {
-	uint64_t h = thread_hash(s->t);
+	uint64_t h = s->t ? thread_hash(s->t) : CS_FNV_START;
 	size_t i;
 
 	if (!native)
@@ -108,7 +108,7 @@ static int same_shown(const struct shown *a, const struct shown *b,
 {
 	size_t i;
 
-	if (!same_thread(a->t, b->t))
+	if (!a->t != !b->t || (a->t && !same_thread(a->t, b->t)))
 		return 0;
 	if (!native)
 		return 1;
@@ -133,12 +133,15 @@ struct slot {
 	size_t first;      /* the group's first thread, + 1 (0: empty) */
 };
 
-void thread_alike(const struct py_snapshot *snap,
-		  const struct thread_alike_native *native, size_t *first,
-		  size_t *next, size_t *count)
+/*
+ * Group shown[0, n) (their merged stacks made; freed here), into first,
+ * next and count as thread_alike() says.  A thread whose kernel id (tids)
+ * is unknown is alike no other.
+ */
+static void group(struct shown *shown, const int *tids, size_t n, int native,
+		  size_t *first, size_t *next, size_t *count)
 {
-	size_t n = snap->nthreads, cap = 16, mask, i, probes;
-	struct shown *shown = xcalloc(n ? n : 1, sizeof(*shown));
+	size_t cap = 16, mask, i, probes;
 	size_t *last = xmallocarray(n ? n : 1, sizeof(*last));
 	struct slot *table;
 
@@ -148,25 +151,15 @@ void thread_alike(const struct py_snapshot *snap,
 	table = xcalloc(cap, sizeof(*table));
 	for (i = 0; i < n; i++) {
 		struct shown *s = &shown[i];
-		uint64_t h;
-		size_t at;
+		uint64_t h = shown_hash(s, native);
+		size_t at = (size_t)h & mask;
 
-		s->t = &snap->threads[i];
-		if (native) {
-			s->nt = s->t->tid > 0 ?
-				native_stacks_find(native->stacks, s->t->tid) :
-				NULL;
-			native_merge(s->t, s->nt, native->interp, native->all,
-				     &s->merged, &s->nmerged);
-		}
-		h = shown_hash(s, native != NULL);
-		at = (size_t)h & mask;
 		first[i] = i;
 		next[i] = THREAD_ALIKE_END;
 		last[i] = i;
 		count[i] = 1;
 		/* Bounded: the table is never more than half full. */
-		for (probes = 0; s->t->tid > 0 && probes < cap;
+		for (probes = 0; tids[i] > 0 && probes < cap;
 		     probes++, at = (at + 1) & mask) {
 			struct slot *e = &table[at];
 			size_t f;
@@ -177,8 +170,7 @@ void thread_alike(const struct py_snapshot *snap,
 				break;
 			}
 			f = e->first - 1;
-			if (e->hash == h && same_shown(&shown[f], s,
-						       native != NULL)) {
+			if (e->hash == h && same_shown(&shown[f], s, native)) {
 				first[i] = f;
 				next[last[f]] = i;
 				last[f] = i;
@@ -192,7 +184,55 @@ void thread_alike(const struct py_snapshot *snap,
 	}
 	for (i = 0; i < n; i++)
 		free(shown[i].merged);
-	free(shown);
 	free(last);
 	free(table);
+}
+
+void thread_alike(const struct py_snapshot *snap,
+		  const struct thread_alike_native *native, size_t *first,
+		  size_t *next, size_t *count)
+{
+	size_t n = snap->nthreads, i;
+	struct shown *shown = xcalloc(n ? n : 1, sizeof(*shown));
+	int *tids = xmallocarray(n ? n : 1, sizeof(*tids));
+
+	for (i = 0; i < n; i++) {
+		struct shown *s = &shown[i];
+
+		s->t = &snap->threads[i];
+		tids[i] = s->t->tid;
+		if (native) {
+			s->nt = s->t->tid > 0 ?
+				native_stacks_find(native->stacks, s->t->tid) :
+				NULL;
+			native_merge(s->t, s->nt, native->interp, native->all,
+				     &s->merged, &s->nmerged);
+		}
+	}
+	group(shown, tids, n, native != NULL, first, next, count);
+	free(shown);
+	free(tids);
+}
+
+void thread_alike_native_only(const struct thread_alike_native *native,
+			      const unsigned char *has_py, size_t *first,
+			      size_t *next, size_t *count)
+{
+	size_t n = native->stacks->nthreads, i;
+	struct shown *shown = xcalloc(n ? n : 1, sizeof(*shown));
+	int *tids = xmallocarray(n ? n : 1, sizeof(*tids));
+
+	for (i = 0; i < n; i++) {
+		struct shown *s = &shown[i];
+
+		s->nt = &native->stacks->threads[i];
+		/* Those the Python threads' entries show: apart. */
+		tids[i] = has_py[i] ? 0 : s->nt->tid;
+		if (!has_py[i])
+			native_merge(NULL, s->nt, native->interp, native->all,
+				     &s->merged, &s->nmerged);
+	}
+	group(shown, tids, n, 1, first, next, count);
+	free(shown);
+	free(tids);
 }

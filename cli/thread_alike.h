@@ -43,5 +43,13 @@ struct thread_alike_native {
 void thread_alike(const struct py_snapshot *snap,
 		  const struct thread_alike_native *native, size_t *first,
 		  size_t *next, size_t *count);
+/*
+ * The same over the native stacks' threads, for those with no Python
+ * thread state (has_py[i] 0; the others are alike none): alike when
+ * their C frames, as the report shows them, and marks are the same.
+ */
+void thread_alike_native_only(const struct thread_alike_native *native,
+			      const unsigned char *has_py, size_t *first,
+			      size_t *next, size_t *count);
 
 #endif

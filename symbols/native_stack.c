@@ -55,6 +55,30 @@ static int symbolizer_for(struct native_symbolizer **s, struct memsrc *ms,
 	return native_symbolizer_new(s, ms, err);
 }
 
+static int by_tid_cmp(const void *a, const void *b)
+{
+	const struct native_tid_index *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+/* The index native_stacks_find() searches: the first of a tid (should a
+ * source name one twice) is the one a scan would find. */
+static void index_tids(struct native_stacks *ns)
+{
+	size_t i;
+
+	ns->by_tid = xcalloc(ns->nthreads ? ns->nthreads : 1,
+			     sizeof(*ns->by_tid));
+	for (i = 0; i < ns->nthreads; i++) {
+		ns->by_tid[i].tid = ns->threads[i].tid;
+		ns->by_tid[i].at = i;
+	}
+	qsort(ns->by_tid, ns->nthreads, sizeof(*ns->by_tid), by_tid_cmp);
+}
+
 int native_stacks_take(struct native_stacks *ns, struct memsrc *ms,
 		       struct cs_err *err)
 {
@@ -80,6 +104,7 @@ int native_stacks_take(struct native_stacks *ns, struct memsrc *ms,
 		thread_take(&ns->threads[i], &ms->threads[i], u, ns->sym, pcs);
 	free(pcs);
 	native_unwinder_free(u);
+	index_tids(ns);
 	return 0;
 }
 
@@ -90,6 +115,7 @@ void native_stacks_release(struct native_stacks *ns)
 	for (i = 0; i < ns->nthreads; i++)
 		free(ns->threads[i].frames);
 	free(ns->threads);
+	free(ns->by_tid);
 	if (ns->sym) {
 		native_symbolizer_free(parked);
 		parked = ns->sym;
@@ -100,10 +126,23 @@ void native_stacks_release(struct native_stacks *ns)
 const struct native_thread *native_stacks_find(const struct native_stacks *ns,
 					       int tid)
 {
-	size_t i;
+	size_t lo = 0, hi = ns->nthreads, i;
 
-	for (i = 0; i < ns->nthreads; i++)
-		if (ns->threads[i].tid == tid)
-			return &ns->threads[i];
-	return NULL;
+	if (!ns->by_tid) {
+		for (i = 0; i < ns->nthreads; i++)
+			if (ns->threads[i].tid == tid)
+				return &ns->threads[i];
+		return NULL;
+	}
+	/* The first entry of tid or above, in [lo, hi). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ns->by_tid[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ns->nthreads && ns->by_tid[lo].tid == tid ?
+	       &ns->threads[ns->by_tid[lo].at] : NULL;
 }

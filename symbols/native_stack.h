@@ -27,9 +27,17 @@ struct native_thread {
 	int has_regs;                  /* 0: not stopped (--no-block) */
 };
 
+struct native_tid_index {
+	int tid;
+	size_t at;                     /* in native_stacks.threads */
+};
+
 struct native_stacks {
 	struct native_thread *threads; /* in the source's thread order */
 	size_t nthreads;
+	/* threads' kernel ids, sorted, for native_stacks_find() (NULL:
+	 * none made, a scan then) */
+	struct native_tid_index *by_tid;
 	struct native_symbolizer *sym; /* owns the frames' strings */
 };
 
@@ -41,7 +49,8 @@ int native_stacks_take(struct native_stacks *ns, struct memsrc *ms,
 		       struct cs_err *err);
 void native_stacks_release(struct native_stacks *ns);
 
-/* The thread with kernel id tid, or NULL. */
+/* The thread with kernel id tid, or NULL.  O(log n) once taken: the
+ * report looks up each of 2,000 threads. */
 const struct native_thread *native_stacks_find(const struct native_stacks *ns,
 					       int tid);
 

@@ -2,7 +2,8 @@
 parked on one line are one "Threads ..." entry over their one traceback,
 with every thread's id, and one row of the "Waits:" section; two alike
 threads stay apart; --all and --locals show each; the JSON output lists
-every thread.
+every thread.  With --native, threads that never ran Python and wait
+alike are one entry too.
 
 targets/alike_threads.py parks POOL threads on one line, two on another,
 and its main thread on a third; its ready file gives each thread's TID and
@@ -213,3 +214,36 @@ def test_native_alike_grouped(target):
 
     assert wait_until(pool_grouped, 10 * TIME_SCALE), seen.get("out")
     assert parked_at(seen["frames"], "pool-wait"), seen["frames"]
+
+
+C_GROUP = re.compile(r"^Threads ([\d, ]+) \(no Python thread state, "
+                     r"(\d+) alike\) \[blocked in: wait\]$", re.M)
+C_ONE = re.compile(r"^Thread (\d+) \(no Python thread state\)", re.M)
+
+
+@pytest.mark.parametrize("option", [None, "--all"])
+def test_native_c_threads_grouped(target, option):
+    """The C threads (pthread_create() on pause(), no Python thread
+    state) are one entry with every id, over the one C stack they share,
+    ending in pause(); with --all, an entry each.  The JSON lists each."""
+    cthreads = sorted(target.ready["cthreads"])
+    res = run_coroscope("dump", "--native",
+                        *([option] if option else []), target.pid)
+    assert res.returncode == 0, res
+    groups = C_GROUP.findall(res.stdout)
+    alone = sorted(int(t) for t in C_ONE.findall(res.stdout))
+    if option:
+        assert not groups and alone == cthreads, res.stdout
+        return
+    assert len(groups) == 1 and not alone, res.stdout
+    tids, count = groups[0]
+    assert sorted(int(t) for t in tids.split(", ")) == cthreads, tids
+    assert int(count) == len(cthreads), count
+    stack = res.stdout.split(C_GROUP.search(res.stdout).group(0), 1)[1]
+    stack = stack.lstrip("\n").split("\n\n", 1)[0].splitlines()
+    assert stack[0] == "Native stack (most recent call last):", stack
+    assert "pause" in stack[-1], stack
+    doc = run_coroscope("dump", "--native", "--json", target.pid).json()
+    listed = sorted(t["tid"] for t in doc["threads"]
+                    if t["thread_id"] is None)
+    assert listed == cthreads, listed

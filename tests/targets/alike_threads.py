@@ -5,21 +5,26 @@ Usage: alike_threads.py READY_FILE POOL
 POOL threads ("pool-N", each name carrying a newline and an escape
 sequence, as hostile names do) park on one line of pool_worker; two
 threads ("pair-N") park on one line of pair_worker; the main thread parks
-in main.  Parking lines carry "# MARK: name" comments.  READY_FILE gets
-the pid and each thread's kernel TID and name (JSON, written atomically).
+in main.  CPOOL more threads that never run Python (pthread_create() on
+libc's pause(), through ctypes) wait in pause().  Parking lines carry
+"# MARK: name" comments.  READY_FILE gets the pid, each Python thread's
+kernel TID and name, and the C threads' TIDs (JSON, written atomically).
 
 Must run unchanged on CPython 3.6 through 3.14.
 """
 
+import ctypes
 import json
 import os
 import sys
 import threading
+import time
 
 from _tids import native_tid
 
 _lock = threading.Lock()
 _tids = {}              # name -> native TID
+CPOOL = 4
 
 
 def register(parked):
@@ -38,6 +43,28 @@ def pair_worker(parked, never):
     never.wait()  # MARK: pair-wait
 
 
+def start_c_threads(count):
+    """count threads running libc's pause() from their start: no Python
+    thread state, no Python frame.  Their TIDs: the process's threads
+    that were not there before."""
+    before = set(int(t) for t in os.listdir("/proc/self/task"))
+    libc = ctypes.CDLL(None)
+    pause = ctypes.cast(libc.pause, ctypes.c_void_p)
+    libc.pthread_create.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_void_p, ctypes.c_void_p]
+    for _ in range(count):
+        handle = ctypes.c_ulong()
+        if libc.pthread_create(ctypes.byref(handle), None, pause, None):
+            raise OSError("pthread_create failed")
+    # Bounded: a few seconds for the kernel to list them.
+    for _ in range(500):
+        new = set(int(t) for t in os.listdir("/proc/self/task")) - before
+        if len(new) == count:
+            return sorted(new)
+        time.sleep(0.01)
+    raise OSError("C threads not seen: %r" % sorted(new))
+
+
 def main(ready, pool):
     never = threading.Event()
     parked = threading.Semaphore(0)
@@ -51,9 +78,10 @@ def main(ready, pool):
         t.start()
     for _ in threads:
         parked.acquire()
+    cthreads = start_c_threads(CPOOL)
     with _lock:
         info = {"pid": os.getpid(), "main_tid": native_tid(),
-                "threads": dict(_tids)}
+                "threads": dict(_tids), "cthreads": cthreads}
     tmp = ready + ".tmp"
     with open(tmp, "w") as f:
         json.dump(info, f)

@@ -161,7 +161,7 @@ static void test_native(void)
 	struct native_thread nts[N];
 	struct py_thread th[N];
 	struct py_snapshot snap = { th, N, 1 };
-	struct native_stacks stacks = { nts, N, NULL };
+	struct native_stacks stacks = { nts, N, NULL, NULL };
 	struct thread_alike_native nat = { &stacks, NULL, 0 };
 	size_t first[N], next[N], count[N], i;
 
@@ -201,11 +201,50 @@ static void test_native(void)
 	CHECK(first[1] == 1, "offsets shown differ: first %zu", first[1]);
 }
 
+/*
+ * Threads with no Python thread state, by their C stacks alone: alike
+ * when those show the same, with the same marks; one that has a Python
+ * thread state (shown with it) or no known kernel id stays apart.
+ */
+static void test_native_only(void)
+{
+	enum { N = 7, NF = 2 };
+	struct native_frame nframes[N][NF];
+	struct native_thread nts[N];
+	struct native_stacks stacks = { nts, N, NULL, NULL };
+	struct thread_alike_native nat = { &stacks, NULL, 0 };
+	unsigned char has_py[N] = { 0, 0, 0, 0, 1, 0, 0 };
+	size_t first[N], next[N], count[N], i;
+
+	for (i = 0; i < N; i++) {
+		memset(&nts[i], 0, sizeof(nts[i]));
+		nts[i].tid = 200 + (int)i;
+		nts[i].frames = nframes[i];
+		nts[i].nframes = NF;
+		nts[i].has_regs = 1;
+		set_native(&nframes[i][0], 0x5000, "pause", "pause.c", 29);
+		set_native(&nframes[i][1], 0x9000, "start_thread", "thread.c",
+			   40);
+	}
+	nframes[3][0].sym.function = "nanosleep";  /* another wait */
+	nts[5].tid = 0;                             /* unknown id */
+	nts[6].has_regs = 0;                        /* not stopped */
+	thread_alike_native_only(&nat, has_py, first, next, count);
+	CHECK(first[1] == 0 && first[2] == 0 && count[0] == 3 &&
+	      next[0] == 1 && next[1] == 2 && next[2] == THREAD_ALIKE_END,
+	      "pause() threads: first %zu %zu, count %zu, next %zu %zu %zu",
+	      first[1], first[2], count[0], next[0], next[1], next[2]);
+	for (i = 3; i < N; i++)
+		CHECK(first[i] == i && count[i] == 1,
+		      "thread %zu grouped with %zu", i, first[i]);
+}
+
 int main(void)
 {
 	test_each_difference();
 	test_many();
 	test_edges();
 	test_native();
+	test_native_only();
 	return CHECK_DONE("test_thread_alike");
 }
