@@ -523,13 +523,6 @@ void collection_init(struct collection *c)
 	cs_warnings_init(&c->warnings);
 }
 
-/*
- * Freeing a 10k-task collection's hundred thousand blocks one by one
- * took 2 ms before an exit that gives the whole heap back at once (as
- * compilers do: clang's -disable-free).  Under AddressSanitizer,
- * everything is freed, so that its leak check still sees every
- * allocation come back.
- */
 void collection_done_reading(struct collection *c)
 {
 	if (!c->ms)
@@ -539,6 +532,13 @@ void collection_done_reading(struct collection *c)
 	memsrc_cache_give_up(c->ms);
 }
 
+/*
+ * Freeing a 10k-task collection's hundred thousand blocks one by one
+ * took 2 ms before an exit that gives the whole heap back at once (as
+ * compilers do: clang's -disable-free).  Under AddressSanitizer,
+ * everything is freed, so that its leak check still sees every
+ * allocation come back.
+ */
 void collection_leave(struct collection *c)
 {
 #ifdef __SANITIZE_ADDRESS__

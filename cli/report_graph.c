@@ -253,8 +253,9 @@ void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 /*
  * One task or thread of the Waits section.  Tasks that wait in the same
  * place for the same object share a row, and so do threads, THREAD_ALIKE_MIN
- * or more of them (two stay apart, as in the Threads section); never
- * with --all, nor threads with --locals or of no known kernel id.
+ * or more of them of one interpreter (two stay apart, as in the Threads
+ * section); never with --all, nor threads with --locals or of no known
+ * kernel id.
  */
 struct wait_row {
 	char *key;      /* blame and wait: what makes rows alike */
@@ -291,8 +292,9 @@ static void row_key(struct strbuf *key, const struct collection *c,
 	    (n->kind == WG_THREAD && (c->opt.locals ||
 				      c->snap.threads[n->index].tid <= 0)))
 		strbuf_addf(key, "%zu", i);
-	else if (n->kind == WG_THREAD)
-		strbuf_addstr(key, "thread");
+	else if (n->kind == WG_THREAD)  /* of one interpreter, as above */
+		strbuf_addf(key, "thread %llx", (unsigned long long)
+			    c->snap.threads[n->index].interp);
 	graph_add_blame(key, c, i);
 	strbuf_addf(key, "\n%s", what);
 }

@@ -104,8 +104,8 @@ static unsigned char *native_has_py(const struct collection *c)
 {
 	size_t n = c->snap.nthreads, i;
 	int *tids = xmallocarray(n ? n : 1, sizeof(*tids));
-	unsigned char *has = xcalloc(c->native.nthreads ? c->native.nthreads : 1,
-				     1);
+	size_t nn = c->native.nthreads;
+	unsigned char *has = xcalloc(nn ? nn : 1, 1);
 
 	for (i = 0; i < n; i++)
 		tids[i] = c->snap.threads[i].tid;
@@ -123,6 +123,7 @@ static void text_other(FILE *out, const struct collection *c, size_t at,
 		       const size_t *next, size_t count)
 {
 	const struct native_thread *nt = &c->native.threads[at];
+	const char *b;
 	size_t i, shown = 0;
 
 	if (count < THREAD_ALIKE_MIN) {
@@ -136,7 +137,10 @@ static void text_other(FILE *out, const struct collection *c, size_t at,
 				c->native.threads[i].tid);
 		fprintf(out, " (no Python thread state, %zu alike)", count);
 	}
-	report_native_text_blocked(out, c, nt->tid);
+	/* This thread's, not the first of its tid's (a tid may be 0). */
+	b = native_blocked_in(nt);
+	if (b)
+		fprintf(out, " [blocked in: %s]", b);
 	fputc('\n', out);
 	if (!nt->nframes) {
 		fputs("  (no native frames)\n", out);

@@ -169,7 +169,8 @@ void *hugeheap_take(size_t bytes)
 
 	if (bytes > SIZE_MAX / 2)
 		return NULL;
-	bytes = hugeheap_size(bytes);
+	/* At least a huge page: no range is handed out while kept. */
+	bytes = hugeheap_size(bytes ? bytes : 1);
 	pthread_mutex_lock(&kept_lock);
 	for (i = 0; i < nkept; i++) {
 		struct kept_range *r = &kept[i];

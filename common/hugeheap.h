@@ -47,12 +47,14 @@ void hugeheap_advise_block(void *p, size_t n);
  * here, and a buffer whose contents do not matter is cut from it.
  */
 /* Keep [mem, mem + bytes), whole huge pages from hugeheap_map() or
- * hugeheap_take(), for hugeheap_take(); unmapped when there is no room
- * to note it (HUGEHEAP_KEPT_MAX ranges). */
+ * hugeheap_take(), for hugeheap_take(); unmapped instead when there is
+ * no room to note it (HUGEHEAP_KEPT_MAX ranges), or when mem is not on a
+ * huge page boundary (not such memory). */
 #define HUGEHEAP_KEPT_MAX 64
 void hugeheap_keep(void *mem, size_t bytes);
-/* hugeheap_size(bytes) bytes of kept memory, whose contents are left
- * over from its earlier use, or else a new mapping (hugeheap_map()).
+/* hugeheap_size(bytes) bytes (a huge page for 0) of kept memory, whose
+ * contents are left over from its earlier use, or else a new mapping
+ * (hugeheap_map()).
  * Free it with hugeheap_keep() or munmap() of that size.  NULL when the
  * system has no memory left. */
 void *hugeheap_take(size_t bytes);

@@ -64,12 +64,11 @@ static int by_tid_cmp(const void *a, const void *b)
 	return (x->at > y->at) - (x->at < y->at);
 }
 
-/* The index native_stacks_find() searches: the first of a tid (should a
- * source name one twice) is the one a scan would find. */
-static void index_tids(struct native_stacks *ns)
+void native_stacks_index(struct native_stacks *ns)
 {
 	size_t i;
 
+	free(ns->by_tid);
 	ns->by_tid = xcalloc(ns->nthreads ? ns->nthreads : 1,
 			     sizeof(*ns->by_tid));
 	for (i = 0; i < ns->nthreads; i++) {
@@ -104,7 +103,7 @@ int native_stacks_take(struct native_stacks *ns, struct memsrc *ms,
 		thread_take(&ns->threads[i], &ms->threads[i], u, ns->sym, pcs);
 	free(pcs);
 	native_unwinder_free(u);
-	index_tids(ns);
+	native_stacks_index(ns);
 	return 0;
 }
 

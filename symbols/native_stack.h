@@ -49,8 +49,12 @@ int native_stacks_take(struct native_stacks *ns, struct memsrc *ms,
 		       struct cs_err *err);
 void native_stacks_release(struct native_stacks *ns);
 
-/* The thread with kernel id tid, or NULL.  O(log n) once taken: the
- * report looks up each of 2,000 threads. */
+/* Index ns's threads by kernel id for native_stacks_find() (anew, should
+ * one be made): native_stacks_take() does; stacks made otherwise may. */
+void native_stacks_index(struct native_stacks *ns);
+/* The thread with kernel id tid, or NULL: the first in the source's
+ * order, should it name a tid twice.  O(log n) once indexed: the report
+ * looks up each of 2,000 threads. */
 const struct native_thread *native_stacks_find(const struct native_stacks *ns,
 					       int tid);
 

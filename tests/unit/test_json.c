@@ -551,6 +551,7 @@ static void parts(void)
 				      "the large part is %zu bytes", la);
 				free(a);
 				free(b);
+				drain_kept();
 			}
 	CHECK(threads() == 1, "%d threads after the parts", threads());
 }

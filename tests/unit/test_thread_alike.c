@@ -1,6 +1,7 @@
 /* cli/thread_alike.c: which threads the text report shows once. */
 #include "cli/thread_alike.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,6 +240,41 @@ static void test_native_only(void)
 		      "thread %zu grouped with %zu", i, first[i]);
 }
 
+/* The index by kernel id finds what a scan finds: the first of a tid
+ * named twice, none for a tid not there, none in no threads. */
+static void test_find_by_tid(void)
+{
+	enum { N = 6 };
+	static const int tids[N] = { 50, 7, 300, 7, 0, 120 };
+	struct native_thread nts[N];
+	struct native_stacks stacks = { nts, N, NULL, NULL };
+	struct native_stacks none = { nts, 0, NULL, NULL };
+	const struct native_thread *want[401];
+	size_t i, differ = 0;
+	int tid;
+
+	memset(nts, 0, sizeof(nts));
+	for (i = 0; i < N; i++)
+		nts[i].tid = tids[i];
+	for (tid = -1; tid < 400; tid++)
+		want[tid + 1] = native_stacks_find(&stacks, tid);
+	CHECK(want[7 + 1] == &nts[1] && want[0 + 1] == &nts[4] &&
+	      want[8 + 1] == NULL, "the scan");
+	native_stacks_index(&stacks);
+	for (tid = -1; tid < 400; tid++)
+		differ += native_stacks_find(&stacks, tid) != want[tid + 1];
+	CHECK(differ == 0, "%zu tids found otherwise than by a scan", differ);
+	CHECK(native_stacks_find(&stacks, 7) == &nts[1] &&
+	      native_stacks_find(&stacks, 300) == &nts[2] &&
+	      native_stacks_find(&stacks, INT_MAX) == NULL,
+	      "indexed lookups");
+	native_stacks_index(&none);
+	CHECK(native_stacks_find(&none, 0) == NULL &&
+	      native_stacks_find(&none, 7) == NULL, "no threads");
+	free(stacks.by_tid);
+	free(none.by_tid);
+}
+
 int main(void)
 {
 	test_each_difference();
@@ -246,5 +282,6 @@ int main(void)
 	test_edges();
 	test_native();
 	test_native_only();
+	test_find_by_tid();
 	return CHECK_DONE("test_thread_alike");
 }
