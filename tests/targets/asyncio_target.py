@@ -37,6 +37,8 @@ import threading
 import time
 import types
 
+from _tids import native_tid
+
 PY = sys.version_info[:2]
 HAS_NAMES = PY >= (3, 8)
 HAS_TASKGROUP = hasattr(asyncio, "TaskGroup")
@@ -58,19 +60,6 @@ AWAITS = []         # (waiter role, awaited role): the scenario's truth
 SCENARIO = {}       # task role -> scenario name
 _tids = {}          # threading.get_ident() -> native TID
 _lock = threading.Lock()
-
-
-def native_tid():
-    """The kernel TID of the calling thread, on every version we run."""
-    if hasattr(threading, "get_native_id"):
-        return threading.get_native_id()
-    if platform.machine() == "x86_64":
-        try:
-            import ctypes
-            return int(ctypes.CDLL(None).syscall(186))  # SYS_gettid
-        except (ImportError, OSError, AttributeError):
-            pass
-    return int(os.readlink("/proc/thread-self").rsplit("/", 1)[1])
 
 
 def register_thread():

@@ -24,6 +24,7 @@ if len(sys.argv) > 2:
 
 import greenlet  # noqa: E402
 
+from _tids import native_tid  # noqa: E402
 from gr_frames import frames_of  # noqa: E402
 
 N_ALIKE = 3
@@ -64,12 +65,6 @@ def thread_body(box, started):
     box.update(greenlet=g, frames=frames_of(g), tid=native_tid())
     started.set()
     time.sleep(3600)
-
-
-def native_tid():
-    if hasattr(threading, "get_native_id"):
-        return threading.get_native_id()
-    return int(os.readlink("/proc/thread-self").rsplit("/", 1)[1])
 
 
 def main(ready):

@@ -21,11 +21,9 @@ import sys
 import threading
 import time
 
+from _tids import native_tid
+
 _tids = {}
-
-
-def native_tid():
-    return int(ctypes.CDLL(None).syscall(186))  # SYS_gettid, x86-64
 
 
 def cxx_caller(lib, fd, parked):

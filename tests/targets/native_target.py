@@ -26,12 +26,10 @@ import sys
 import threading
 import time
 
+from _tids import native_tid
+
 _tids = {}
 _lock = threading.Lock()
-
-
-def native_tid():
-    return int(ctypes.CDLL(None).syscall(186))  # SYS_gettid, x86-64
 
 
 def register(role):
