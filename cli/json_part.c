@@ -1,7 +1,6 @@
 #include "cli/json_part.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

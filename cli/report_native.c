@@ -90,30 +90,22 @@ void report_native_text_frames(FILE *out, const struct collection *c,
 	text_merged(out, c, t, nt);
 }
 
-static int int_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* has_py[i]: whether native thread i has a Python thread state (an entry
- * of its own above).  Sorted ids and a binary search: 2,000 threads
- * looked up one by one were 4 million comparisons.  Caller frees. */
+ * of its own above): each Python thread looked up in the stacks' index
+ * by tid (a scan per native thread was 4 million comparisons for 2,000
+ * threads).  Caller frees. */
 static unsigned char *native_has_py(const struct collection *c)
 {
-	size_t n = c->snap.nthreads, i;
-	int *tids = xmallocarray(n ? n : 1, sizeof(*tids));
-	size_t nn = c->native.nthreads;
-	unsigned char *has = xcalloc(nn ? nn : 1, 1);
+	size_t n = c->native.nthreads, i;
+	unsigned char *has = xcalloc(n ? n : 1, 1);
 
-	for (i = 0; i < n; i++)
-		tids[i] = c->snap.threads[i].tid;
-	qsort(tids, n, sizeof(*tids), int_cmp);
-	for (i = 0; i < c->native.nthreads; i++)
-		has[i] = n && bsearch(&c->native.threads[i].tid, tids, n,
-				      sizeof(*tids), int_cmp) != NULL;
-	free(tids);
+	for (i = 0; i < c->snap.nthreads; i++) {
+		const struct native_thread *nt =
+			native_of(c, c->snap.threads[i].tid);
+
+		if (nt)
+			has[nt - c->native.threads] = 1;
+	}
 	return has;
 }
 
@@ -161,18 +153,12 @@ void report_native_text_others(FILE *out, const struct collection *c)
 	first = xmallocarray(n ? n : 1, sizeof(*first));
 	next = xmallocarray(n ? n : 1, sizeof(*next));
 	count = xmallocarray(n ? n : 1, sizeof(*count));
-	/* With --all, each on its own. */
-	if (c->opt.expand_all) {
-		for (i = 0; i < n; i++) {
-			first[i] = i;
-			next[i] = THREAD_ALIKE_END;
-			count[i] = 1;
-		}
-	} else {
+	/* With --all, each on its own (nothing grouped, nothing read). */
+	if (!c->opt.expand_all)
 		thread_alike_native_only(&nat, has_py, first, next, count);
-	}
 	for (i = 0; i < n; i++) {
-		int grouped = count[first[i]] >= THREAD_ALIKE_MIN;
+		int grouped = !c->opt.expand_all &&
+			      count[first[i]] >= THREAD_ALIKE_MIN;
 
 		if (has_py[i] || (grouped && first[i] != i))
 			continue;
