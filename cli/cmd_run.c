@@ -75,7 +75,7 @@ static long long sample_window(const struct run_options *o)
 
 /* ---- options ---- */
 
-enum { OPT_NO_SOURCE = CLI_OPT_OWN_FIRST, OPT_SAMPLE_LAST };
+enum { OPT_NO_SOURCE = CLI_OPT_OWN_FIRST, OPT_SAMPLE_LAST, OPT_ALL };
 
 static int parse_options(int argc, char **argv, struct run_options *o)
 {
@@ -87,6 +87,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
 		{ "sample-last", required_argument, NULL, OPT_SAMPLE_LAST },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret;
@@ -123,6 +124,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			break;
 		case OPT_NO_SOURCE:
 			o->no_source = 1;
+			break;
+		case OPT_ALL:
+			o->all = 1;
 			break;
 		case OPT_SAMPLE_LAST:
 			ret = cli_parse_duration("run", "--sample-last", optarg,
@@ -207,6 +211,7 @@ static void dump_one(struct run_proc *p, const struct run_options *o,
 	memset(&copt, 0, sizeof(copt));
 	copt.native = !o->no_native;
 	copt.no_source = o->no_source;
+	copt.expand_all = o->all;
 	/* while sampling, the dump is the last sample */
 	sp = run_sampler_begin(smp, &p->e);
 	if (collect_live(&p->c, p->e.pid, &copt, &p->err) == 0) {
@@ -233,6 +238,8 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 			continue;
 		t = run_sampler_tracker(smp, c->pid);
 		facts = run_probe_threads(c);
+		/* --all, as the dump has it */
+		sum->apart = c->opt.expand_all;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_sched(sum, c->pid, &c->async, &c->greenlets);
 		run_summarize_graph(sum, c, t);
@@ -278,6 +285,7 @@ static void dump_tree(struct run_state *st, int timed_out,
 	}
 	d = (struct run_dump){ .why = why.buf, .timed_out = timed_out,
 			       .argv = st->o->argv, .procs = procs,
+			       .all = st->o->all,
 			       .n = tree.n, .npy = npy, .sum = &sum,
 			       .sampler = run_sampler_started(smp) ? smp : NULL };
 	run_report_text(stderr, &d);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_alike.h"
 #include "cli/run_seen.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
@@ -385,6 +386,85 @@ static void summarize_busy(struct run_summary *s, int pid,
 	strbuf_release(&sb);
 }
 
+/* The subject of a wait cause: one thread's label, or alike ones'. */
+static void add_waiters(struct strbuf *sb, const struct blocked *b,
+			const size_t *w, const size_t *m, size_t n)
+{
+	unsigned long long *ids;
+	const char **names;
+	size_t k;
+
+	if (n == 1) {
+		add_thread_label(sb, b[w[m[0]]].t);
+		strbuf_addstr(sb, " waits in ");
+		return;
+	}
+	ids = xmallocarray(n, sizeof(*ids));
+	names = xmallocarray(n, sizeof(*names));
+	for (k = 0; k < n; k++) {
+		ids[k] = (unsigned long long)b[w[m[k]]].t->tid;
+		names[k] = b[w[m[k]]].t->name;
+	}
+	run_alike_subject(sb, "threads", ids, names, n, RUN_ALIKE_QUOTED);
+	strbuf_addstr(sb, " wait in ");
+	free(ids);
+	free(names);
+}
+
+/*
+ * Threads waiting on a condition, event or queue, a cause each, or one
+ * for alike ones (the same call, seen as long, called from the same
+ * place: a pool's workers) unless --all.  A library's own threads (an
+ * idle executor worker) wait for work by design; a wait is worth
+ * reporting from the program's code.
+ */
+static void summarize_waits(struct run_summary *s, int pid,
+			    const struct blocked *b, size_t n)
+{
+	size_t *w = xmallocarray(n ? n : 1, sizeof(*w));
+	char **keys = xmallocarray(n ? n : 1, sizeof(*keys));
+	size_t i, nw = 0;
+	struct run_alike g;
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	for (i = 0; i < n; i++) {
+		if (b[i].kind != BLOCKED_WAIT || !b[i].api ||
+		    (b[i].where &&
+		     !py_is_user_file(b[i].where->code->filename, NULL)))
+			continue;
+		add_api(&sb, b[i].api);
+		add_seen(&sb, &b[i].seen);
+		strbuf_addch(&sb, '\n');
+		add_where(&sb, &b[i]);
+		keys[nw] = xstrdup(sb.buf);
+		w[nw++] = i;
+		strbuf_reset(&sb);
+	}
+	run_alike_group(&g, keys, nw, s->apart);
+	for (i = 0; i < g.ngroups; i++) {
+		const size_t *m = g.member + g.first[i];
+		const struct blocked *first = &b[w[m[0]]];
+		struct run_cause *cause;
+
+		add_waiters(&sb, b, w, m, g.first[i + 1] - g.first[i]);
+		add_api(&sb, first->api);
+		add_seen(&sb, &first->seen);
+		cause = add_cause(s, RUN_CAUSE_WAIT, pid, &sb);
+		if (first->where) {
+			strbuf_addstr(&sb, "called ");
+			add_where(&sb, first);
+			add_detail(cause, &sb);
+		}
+	}
+	run_alike_release(&g);
+	for (i = 0; i < nw; i++)
+		free(keys[i]);
+	free(keys);
+	free(w);
+	strbuf_release(&sb);
+}
+
 static void summarize_threads(struct run_summary *s, int pid,
 			      const struct py_snapshot *snap,
 			      const struct run_thread_facts *facts,
@@ -434,26 +514,8 @@ static void summarize_threads(struct run_summary *s, int pid,
 		}
 		add_detail(cause, &sb);
 	}
-	for (i = 0; i < n; i++) {
-		/* A library's own threads (an idle executor worker) wait
-		 * for work by design; a wait is worth reporting from the
-		 * program's code. */
-		if (b[i].kind != BLOCKED_WAIT || !b[i].api ||
-		    (b[i].where &&
-		     !py_is_user_file(b[i].where->code->filename, NULL)))
-			continue;
-		add_thread_label(&sb, b[i].t);
-		strbuf_addstr(&sb, " waits in ");
-		add_api(&sb, b[i].api);
-		add_seen(&sb, &b[i].seen);
-		cause = add_cause(s, RUN_CAUSE_WAIT, pid, &sb);
-		if (b[i].where) {
-			strbuf_addstr(&sb, "called ");
-			add_where(&sb, &b[i]);
-			add_detail(cause, &sb);
-		}
-	}
 	strbuf_release(&sb);
+	summarize_waits(s, pid, b, n);
 	summarize_gil(s, pid, snap, b);
 	summarize_busy(s, pid, b, n);
 	free(b);

@@ -47,6 +47,7 @@ struct run_cause {
 struct run_summary {
 	struct run_cause *causes;
 	size_t n, alloc;
+	int apart;        /* --all: alike threads a cause each */
 };
 
 /* What the kernel and the source files say of one thread of a snapshot. */

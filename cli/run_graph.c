@@ -5,6 +5,7 @@
 
 #include "cli/escape.h"
 #include "cli/report_graph.h"
+#include "cli/run_alike.h"
 #include "cli/run_seen.h"
 #include "common/banned.h"
 
@@ -23,14 +24,12 @@ static void node_seen(const struct collection *c,
 		memset(out, 0, sizeof(*out));
 }
 
-static void add_unit_detail(struct run_cause *cause,
-			    const struct collection *c,
-			    const struct watch_tracker *t, size_t node,
-			    struct strbuf *sb)
+/* A thread's or task's detail after its label: where, for how long. */
+static void add_unit_rest(struct strbuf *sb, const struct collection *c,
+			  const struct watch_tracker *t, size_t node)
 {
 	struct run_seen seen;
 
-	graph_add_label(sb, c, node);
 	graph_add_blame(sb, c, node);
 	node_seen(c, t, node, &seen);
 	if (seen.state == RUN_SEEN_STUCK) {
@@ -38,7 +37,85 @@ static void add_unit_detail(struct run_cause *cause,
 		run_seen_add(sb, &seen);
 		strbuf_addch(sb, ')');
 	}
+}
+
+static void add_unit_detail(struct run_cause *cause,
+			    const struct collection *c,
+			    const struct watch_tracker *t, size_t node,
+			    struct strbuf *sb)
+{
+	graph_add_label(sb, c, node);
+	add_unit_rest(sb, c, t, node);
 	run_cause_detail(cause, sb);
+}
+
+/* The label of alike waiters nodes[m[0..n)]: all threads or all tasks. */
+static void add_group_label(struct strbuf *sb, const struct collection *c,
+			    const size_t *nodes, const size_t *m, size_t n)
+{
+	int tasks = c->graph.nodes[nodes[m[0]]].kind == WG_TASK;
+	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
+	const char **names = xmallocarray(n, sizeof(*names));
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct wg_node *nd = &c->graph.nodes[nodes[m[k]]];
+
+		if (tasks) {
+			names[k] = c->async.tasks[nd->index].name;
+		} else {
+			ids[k] = (unsigned long long)
+				 c->snap.threads[nd->index].tid;
+			names[k] = c->snap.threads[nd->index].name;
+		}
+	}
+	run_alike_subject(sb, tasks ? "tasks" : "threads", tasks ? NULL : ids,
+			  names, n, RUN_ALIKE_GRAPH);
+	free(ids);
+	free(names);
+}
+
+/*
+ * A detail line for each of the nw waiters; alike ones (threads, or
+ * tasks, at the same place and stuck as long: a pool's workers, a
+ * server's handlers) share one unless --all.
+ */
+static void add_waiters(struct run_cause *cause, const struct collection *c,
+			const struct watch_tracker *t, const size_t *w,
+			size_t nw, int apart, struct strbuf *sb)
+{
+	char **keys = xmallocarray(nw ? nw : 1, sizeof(*keys));
+	struct run_alike g;
+	size_t k;
+
+	for (k = 0; k < nw; k++) {
+		enum wg_kind kind = c->graph.nodes[w[k]].kind;
+
+		strbuf_addch(sb, kind == WG_TASK ? 'T' :
+				 kind == WG_THREAD ? 't' : 'o');
+		/* an object waiting: its own label keeps it apart */
+		if (kind == WG_OBJECT)
+			graph_add_label(sb, c, w[k]);
+		add_unit_rest(sb, c, t, w[k]);
+		keys[k] = strbuf_detach(sb);
+	}
+	run_alike_group(&g, keys, nw, apart);
+	for (k = 0; k < g.ngroups; k++) {
+		const size_t *m = g.member + g.first[k];
+		size_t n = g.first[k + 1] - g.first[k];
+
+		if (n == 1) {
+			add_unit_detail(cause, c, t, w[m[0]], sb);
+			continue;
+		}
+		add_group_label(sb, c, w, m, n);
+		add_unit_rest(sb, c, t, w[m[0]]);
+		run_cause_detail(cause, sb);
+	}
+	run_alike_release(&g);
+	for (k = 0; k < nw; k++)
+		free(keys[k]);
+	free(keys);
 }
 
 static void add_test(struct run_cause *cause, const struct collection *c,
@@ -292,7 +369,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 {
 	const struct py_waitgraph *g = &c->graph;
 	const struct py_prim *p = &g->prims[g->nodes[r->node].index];
-	size_t nh, nw, h, k, holders[4];
+	size_t nh, nw, h, holders[4];
 	int idle = r->idle == r->waiters;
 	struct run_cause *cause;
 
@@ -314,8 +391,8 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		add_unit_detail(cause, c, t, holders[h], sb);
 	}
 	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
-	for (k = 0; k < nw && k < g->nnodes; k++)
-		add_unit_detail(cause, c, t, w[k], sb);
+	add_waiters(cause, c, t, w, nw < g->nnodes ? nw : g->nnodes,
+		    s->apart, sb);
 	if (!idle)
 		add_test(cause, c, sb);
 }

@@ -6,6 +6,7 @@
 
 #include "cli/escape.h"
 #include "cli/json.h"
+#include "cli/run_alike.h"
 #include "cli/report.h"
 #include "cli/watch_view.h"
 #include "common/strbuf.h"
@@ -20,46 +21,107 @@
 #define TEXT_MAX_SEEN 20
 #define MD_MAX_SEEN 10
 
+/* One line for members m[0..n) of the items (alike when n > 1): the
+ * subject (each one's, or the group's), then what the first was seen
+ * doing, which the others share. */
+static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
+			    const size_t *items, const size_t *m, size_t n)
+{
+	const struct watch_item *first = &t->items[items[m[0]]];
+	unsigned long long *ids;
+	const char **names;
+	size_t k;
+
+	if (n == 1) {
+		(void)run_seen_describe(sb, t, first);
+		return;
+	}
+	ids = xmallocarray(n, sizeof(*ids));
+	names = xmallocarray(n, sizeof(*names));
+	for (k = 0; k < n; k++) {
+		ids[k] = (unsigned long long)t->items[items[m[k]]].id;
+		names[k] = t->items[items[m[k]]].name;
+	}
+	run_alike_subject(sb, first->kind == WATCH_TASK ? "tasks" : "threads",
+			  first->kind == WATCH_TASK ? NULL : ids, names, n,
+			  RUN_ALIKE_QUOTED);
+	strbuf_addch(sb, ' ');
+	(void)run_seen_what(sb, t, first);
+	free(ids);
+	free(names);
+}
+
 /*
- * What the samples saw, per process: each stuck or busy task and
- * thread, longest stuck first, through line() (text or Markdown), at
- * most max a process.  Returns how many processes had something.
+ * One process's stuck or busy tasks and threads, longest stuck first,
+ * alike ones (the same kind, seen doing the same in the same place: a
+ * pool's workers) on one line unless --all, through line(), at most max
+ * lines.  Returns how many there were.
  */
+static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
+		      int pid, size_t max, FILE *out,
+		      void (*line)(FILE *out, int pid, const char *s))
+{
+	size_t *order = xcalloc(t->nitems, sizeof(*order));
+	size_t *items = xcalloc(t->nitems, sizeof(*items));
+	char **keys = xcalloc(t->nitems, sizeof(*keys));
+	size_t k, n = 0, shown = 0;
+	struct run_alike g;
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	watch_sorted(t, order);
+	for (k = 0; k < t->nitems; k++) {
+		const struct watch_item *it = &t->items[order[k]];
+
+		strbuf_addch(&sb, it->kind == WATCH_TASK ? 'T' : 't');
+		if (run_seen_what(&sb, t, it)) {
+			items[n] = order[k];
+			keys[n++] = xstrdup(sb.buf);
+		}
+		strbuf_reset(&sb);
+	}
+	run_alike_group(&g, keys, n, d->all);
+	for (k = 0; k < g.ngroups; k++) {
+		if (shown++ >= max)
+			continue;
+		seen_group_line(&sb, t, items, g.member + g.first[k],
+				g.first[k + 1] - g.first[k]);
+		line(out, pid, sb.buf);
+		strbuf_reset(&sb);
+	}
+	if (shown > max) {
+		strbuf_addf(&sb, "... and %zu more", shown - max);
+		line(out, pid, sb.buf);
+	}
+	run_alike_release(&g);
+	for (k = 0; k < n; k++)
+		free(keys[k]);
+	free(keys);
+	free(items);
+	free(order);
+	strbuf_release(&sb);
+	return shown;
+}
+
+/* What the samples saw, per process (seen_of()).  Returns how many
+ * processes had something. */
 static size_t each_seen(const struct run_dump *d, size_t max, FILE *out,
 			void (*line)(FILE *out, int pid, const char *s))
 {
-	struct strbuf sb;
-	size_t i, k, shown, nproc = 0, *order;
+	size_t i, nproc = 0;
 
 	if (!d->sampler)
 		return 0;
-	strbuf_init(&sb);
 	for (i = 0; i < d->n; i++) {
 		const struct watch_tracker *t;
 
 		if (!d->procs[i].dumped)
 			continue;
 		t = run_sampler_tracker(d->sampler, d->procs[i].e.pid);
-		if (!t || !t->nitems)
-			continue;
-		order = xcalloc(t->nitems, sizeof(*order));
-		watch_sorted(t, order);
-		for (k = 0, shown = 0; k < t->nitems; k++) {
-			if (!run_seen_describe(&sb, t, &t->items[order[k]]))
-				continue;
-			if (shown++ < max)
-				line(out, d->procs[i].e.pid, sb.buf);
-			strbuf_reset(&sb);
-		}
-		if (shown > max) {
-			strbuf_addf(&sb, "... and %zu more", shown - max);
-			line(out, d->procs[i].e.pid, sb.buf);
-			strbuf_reset(&sb);
-		}
-		nproc += shown > 0;
-		free(order);
+		if (t && t->nitems)
+			nproc += seen_of(d, t, d->procs[i].e.pid, max, out,
+					 line) > 0;
 	}
-	strbuf_release(&sb);
 	return nproc;
 }
 

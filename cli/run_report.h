@@ -33,6 +33,7 @@ struct run_dump {
 	const struct run_summary *sum;
 	/* The samples taken before the dump, or NULL (none taken). */
 	const struct run_sampler *sampler;
+	int all;                   /* --all: alike lines not grouped */
 };
 
 /* The report on out (stderr), causes first. */

@@ -75,13 +75,20 @@ static void add_place(struct strbuf *sb, const char *file,
 		strbuf_addf(sb, " in %s", function);
 }
 
+/* Is the item one the report lists (stuck or busy)?  *seen says. */
+static int listed(const struct watch_tracker *t, const struct watch_item *it,
+		  struct run_seen *seen)
+{
+	run_seen_item(t, it, seen);
+	return seen->state == RUN_SEEN_STUCK || seen->state == RUN_SEEN_BUSY;
+}
+
 int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
 		      const struct watch_item *it)
 {
 	struct run_seen seen;
 
-	run_seen_item(t, it, &seen);
-	if (seen.state != RUN_SEEN_STUCK && seen.state != RUN_SEEN_BUSY)
+	if (!listed(t, it, &seen))
 		return 0;
 	if (it->kind == WATCH_TASK)
 		strbuf_addf(sb, "task \"%s\" ", it->name ? it->name : "?");
@@ -89,6 +96,16 @@ int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
 		strbuf_addf(sb, "thread %llu%s%s%s ", (unsigned long long)it->id,
 			    it->name ? " \"" : "", it->name ? it->name : "",
 			    it->name ? "\"" : "");
+	return run_seen_what(sb, t, it);
+}
+
+int run_seen_what(struct strbuf *sb, const struct watch_tracker *t,
+		  const struct watch_item *it)
+{
+	struct run_seen seen;
+
+	if (!listed(t, it, &seen))
+		return 0;
 	run_seen_add(sb, &seen);
 	if (it->where_file) {
 		strbuf_addstr(sb, " at ");

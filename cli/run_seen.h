@@ -46,8 +46,13 @@ int run_seen_add(struct strbuf *sb, const struct run_seen *seen);
  * One line for a stuck or busy item of a tracker: 'task "name" stuck for
  * at least 4.0s at FILE:LINE in FUNC (innermost FILE:LINE in FUNC),
  * waits on Event'.  Returns 0 (adding nothing) for the other states.
+ * It is the item's subject ('task "name"', 'thread 12 "name"') and what
+ * was seen of it (the rest), which run_seen_what() alone adds, for
+ * alike items to share (cli/run_alike.h).
  */
 int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
 		      const struct watch_item *it);
+int run_seen_what(struct strbuf *sb, const struct watch_tracker *t,
+		  const struct watch_item *it);
 
 #endif

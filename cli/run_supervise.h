@@ -24,6 +24,8 @@ struct run_options {
 	const char *report;        /* --report FILE, or NULL */
 	int no_native;             /* --no-native: Python frames only */
 	int no_source;             /* --no-source: none in the text report */
+	int all;                   /* --all: alike tasks and threads one by
+				      one, not grouped */
 	char **argv;               /* the command, NULL-terminated */
 };
 

@@ -9,6 +9,7 @@ so each test can check that nothing of the command is left running.
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -854,3 +855,103 @@ def test_stuck_task_leads_the_causes(py, work):
     assert not any("napper" in c for c in stuck), causes
     line = marker_line(target_script("run_stuck_task.py"), "stuck-leaf")
     assert any("run_stuck_task.py:%d" % line in c for c in causes), causes
+
+
+# ---------------------------------------------------------------------------
+# A thread pool parked in one place: one line in each section of the
+# report, not one per worker (--all: one per worker)
+
+ALIKE_POOL = 12
+
+
+def seen_lines(stderr, pid):
+    """The 'stuck or busy' lines of process pid."""
+    lines = stderr.splitlines()
+    start = [i for i, l in enumerate(lines)
+             if l.startswith("coroscope: sampled over")]
+    assert start, stderr
+    out = []
+    for line in lines[start[0] + 1:]:
+        if not line.startswith("  "):
+            break
+        if line.startswith("  process %d: " % pid):
+            out.append(line[len("  process %d: " % pid):])
+    return out
+
+
+def escaped(name):
+    return name.replace("\n", "\\n").replace("\x1b", "\\x1b")
+
+
+@pytest.mark.parametrize("option", [None, "--all"])
+@pytest.mark.parametrize("py", SAMPLED, ids=[i.id for i in SAMPLED])
+def test_alike_threads_one_line(py, option, work):
+    script = target_script("alike_threads.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4"] + ([option] if option else []) +
+                        ["--", py.path, script, ready, ALIKE_POOL])
+    pids = read_json(ready, "ready file")
+    pid = pids["pid"]
+    assert res.returncode == 124, res
+    assert "\x1b" not in res.stderr, res
+    pool = dict((tid, name) for name, tid in pids["threads"].items()
+                if name.startswith("pool-"))
+    pair = [tid for name, tid in pids["threads"].items()
+            if name.startswith("pair-")]
+    pool_line = marker_line(script, "pool-wait")
+    group = re.compile(r'^threads (.*) and (\d+) more \((\d+) alike\) ')
+    member = re.compile(r'^(\d+)(?: %s)?$' % (
+        r'"((?:[^"\\]|\\.)*)"'))
+
+    def check_group(line, pattern):
+        """line names 5 of the pool (escaped), counts them all."""
+        m = group.match(line)
+        assert m and int(m.group(2)) == ALIKE_POOL - 5 and \
+            int(m.group(3)) == ALIKE_POOL, line
+        named = [pattern.match(x) for x in m.group(1).split(", ")]
+        assert len(named) == 5 and all(named), line
+        for x in named:
+            assert int(x.group(1)) in pool, line
+            assert x.group(2) == escaped(pool[int(x.group(1))]), line
+
+    # the sampled section: one line for the pool, one each for the pair
+    seen = seen_lines(res.stderr, pid)
+    pool_seen = [l for l in seen
+                 if "alike_threads.py:%d in pool_worker" % pool_line in l]
+    for tid in pair:
+        assert len([l for l in seen
+                    if l.startswith("thread %d " % tid)]) == 1, seen
+    causes = likely_causes(res.stderr)
+    # (before 3.11 code objects have no qualified name: "wait")
+    waits = [c for c in causes
+             if re.search(r" waits? in (Event\.)?wait \(threading", c)]
+    held = [c for c in causes if c.startswith("      ") and
+            "in pool_worker" in c and
+            not c.startswith("      called at ")]
+    if option:
+        assert len(pool_seen) == ALIKE_POOL, seen
+        assert sorted(int(l.split()[1]) for l in pool_seen) == \
+            sorted(pool), seen
+        assert not any("alike)" in c for c in causes), causes
+        assert len(held) == ALIKE_POOL, causes
+        return
+    assert len(pool_seen) == 1, seen
+    assert "stuck for" in pool_seen[0], pool_seen
+    check_group(pool_seen[0], member)
+    # the causes: one wait for the pool, called from its line
+    pool_waits = [i for i, c in enumerate(causes)
+                  if "(%d alike) wait in " % ALIKE_POOL in c]
+    assert len(pool_waits) == 1, causes
+    headline = causes[pool_waits[0]]
+    assert headline.startswith("  process %d: " % pid), headline
+    check_group(headline[len("  process %d: " % pid):], member)
+    assert causes[pool_waits[0] + 1] == (
+        "      called at %s:%d in pool_worker: never.wait()  # MARK: "
+        "pool-wait" % (script, pool_line)), causes
+    assert len(waits) == 1 + len(pair) + 1, causes   # and main's
+    # the Event's waiters: the pool on one detail line, as the graph
+    # names threads: 12 (name)
+    assert len(held) == 1, causes
+    check_group(held[0].strip(), re.compile(
+        r'^(\d+)(?: \(((?:[^()\\]|\\.)*)\))?$'))
+    assert "alike_threads.py:%d in pool_worker" % pool_line in held[0], held

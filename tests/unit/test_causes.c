@@ -182,6 +182,65 @@ static void test_single_lock_and_wait(void)
 	run_summary_release(&s);
 }
 
+/* Threads 41-47 in Event.wait: four called from take:7 (a pool), one
+ * from take:9, two more from take:11 (two alike stay apart).  One
+ * cause for the pool, one each for the others; with apart (--all), one
+ * for every thread. */
+static void test_alike_waits(void)
+{
+	static const int line_of[7] = { 7, 7, 7, 7, 9, 11, 11 };
+	static const char *const names[7] = { "p0", "p1", NULL, "p3", "x",
+					       "y0", "y1" };
+	struct py_frame f[7][2];
+	struct py_thread t[7];
+	struct run_thread_facts facts[7];
+	struct py_snapshot snap = { .threads = t, .nthreads = 7 };
+	struct py_async a = { 0 };
+	struct run_summary s;
+	int apart, i;
+
+	for (i = 0; i < 7; i++) {
+		frame(&f[i][0], &event_wait, 600);
+		frame(&f[i][1], &prog_take, line_of[i]);
+		t[i] = thread(41 + i, names[i], 0, f[i], 2);
+		facts[i] = (struct run_thread_facts){ 1, 0, "ev.wait()",
+						      NULL, NULL };
+	}
+	for (apart = 0; apart < 2; apart++) {
+		run_summary_init(&s);
+		s.apart = apart;
+		run_summarize(&s, 7, &snap, &a, facts, NULL);
+		CHECK(s.n == (apart ? 7u : 4u), "%zu causes with apart %d",
+		      s.n, apart);
+		for (i = 0; i < (int)s.n; i++)
+			CHECK(s.causes[i].kind == RUN_CAUSE_WAIT &&
+			      s.causes[i].ndetails == 1, "cause %d: a wait",
+			      i);
+		if (!apart && s.n == 4) {
+			CHECK(!strcmp(s.causes[0].headline,
+				      "threads 41 \"p0\", 42 \"p1\", 43, 44 "
+				      "\"p3\" (4 alike) wait in Event.wait "
+				      "(threading.py)"),
+			      "%s", s.causes[0].headline);
+			CHECK(!strcmp(s.causes[0].details[0], "called at "
+				      "/app/prog.py:7 in take: ev.wait()"),
+			      "%s", s.causes[0].details[0]);
+			CHECK(!strcmp(s.causes[1].headline, "thread 45 \"x\" "
+				      "waits in Event.wait (threading.py)"),
+			      "%s", s.causes[1].headline);
+			CHECK(!strncmp(s.causes[2].headline, "thread 46 ", 10) &&
+			      !strncmp(s.causes[3].headline, "thread 47 ", 10),
+			      "two alike apart: %s / %s",
+			      s.causes[2].headline, s.causes[3].headline);
+		}
+		if (apart && s.n == 7)
+			CHECK(!strcmp(s.causes[2].headline, "thread 43 waits in "
+				      "Event.wait (threading.py)"),
+			      "%s", s.causes[2].headline);
+		run_summary_release(&s);
+	}
+}
+
 static void add_task(struct py_async *a, struct py_task *t)
 {
 	a->tasks[a->ntasks] = *t;
@@ -412,6 +471,7 @@ int main(void)
 	test_lock_whatever_the_layout();
 	test_running_and_gil();
 	test_single_lock_and_wait();
+	test_alike_waits();
 	test_tasks();
 	test_native_frames();
 	test_sampled();

@@ -1,0 +1,127 @@
+#include "cli/run_alike.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/escape.h"
+#include "cli/thread_alike.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+struct keyed {
+	const char *key;
+	size_t i;
+};
+
+/* By key, then by position: a run of equal keys starts with its first
+ * item. */
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* lead[i]: the first item alike item i (i itself when none before it
+ * is, or when its run is too short to group). */
+static void find_leads(size_t *lead, char *const *keys, size_t n, int apart)
+{
+	struct keyed *k;
+	size_t a, b, j;
+
+	for (j = 0; j < n; j++)
+		lead[j] = j;
+	if (apart || n < THREAD_ALIKE_MIN)
+		return;
+	k = xmallocarray(n, sizeof(*k));
+	for (j = 0; j < n; j++) {
+		k[j].key = keys[j];
+		k[j].i = j;
+	}
+	qsort(k, n, sizeof(*k), keyed_cmp);
+	/* Bounded: each turn moves a past one run. */
+	for (a = 0; a < n; a = b) {
+		for (b = a + 1; b < n && !strcmp(k[b].key, k[a].key); b++)
+			;
+		if (b - a >= THREAD_ALIKE_MIN)
+			for (j = a; j < b; j++)
+				lead[k[j].i] = k[a].i;
+	}
+	free(k);
+}
+
+void run_alike_group(struct run_alike *g, char *const *keys, size_t n,
+		     int apart)
+{
+	size_t *lead = xmallocarray(n ? n : 1, sizeof(*lead));
+	size_t *fill = xcalloc(n ? n : 1, sizeof(*fill));
+	size_t i, at = 0;
+
+	memset(g, 0, sizeof(*g));
+	find_leads(lead, keys, n, apart);
+	/* fill[leader]: its group's size, then where its next member goes */
+	for (i = 0; i < n; i++)
+		fill[lead[i]]++;
+	g->first = xmallocarray(n + 1, sizeof(*g->first));
+	for (i = 0; i < n; i++) {
+		if (lead[i] != i)
+			continue;
+		g->first[g->ngroups++] = at;
+		at += fill[i];
+		fill[i] = g->first[g->ngroups - 1];
+	}
+	g->first[g->ngroups] = at;
+	g->member = xmallocarray(n ? n : 1, sizeof(*g->member));
+	for (i = 0; i < n; i++)
+		g->member[fill[lead[i]]++] = i;
+	free(fill);
+	free(lead);
+}
+
+void run_alike_release(struct run_alike *g)
+{
+	free(g->member);
+	free(g->first);
+	memset(g, 0, sizeof(*g));
+}
+
+/* One member's name in the style's quotes ("?" for a task without). */
+static void add_name(struct strbuf *sb, const char *name, int has_id,
+		     enum run_alike_style style)
+{
+	const char *open = style == RUN_ALIKE_QUOTED ? "\"" :
+			   has_id ? "(" : "'";
+	const char *close = style == RUN_ALIKE_QUOTED ? "\"" :
+			    has_id ? ")" : "'";
+
+	if (!name && has_id)
+		return;
+	strbuf_addf(sb, "%s%s", has_id ? " " : "", open);
+	if (style == RUN_ALIKE_GRAPH)
+		esc_add(sb, name ? name : "?", ESC_TEXT, 0);
+	else
+		strbuf_addstr(sb, name ? name : "?");
+	strbuf_addstr(sb, close);
+}
+
+void run_alike_subject(struct strbuf *sb, const char *what,
+		       const unsigned long long *ids,
+		       const char *const *names, size_t n,
+		       enum run_alike_style style)
+{
+	size_t k;
+
+	strbuf_addf(sb, "%s ", what);
+	for (k = 0; k < n && k < THREAD_ALIKE_NAMES; k++) {
+		if (k)
+			strbuf_addstr(sb, ", ");
+		if (ids)
+			strbuf_addf(sb, "%llu", ids[k]);
+		add_name(sb, names[k], ids != NULL, style);
+	}
+	if (n > THREAD_ALIKE_NAMES)
+		strbuf_addf(sb, " and %zu more",
+			    n - (size_t)THREAD_ALIKE_NAMES);
+	strbuf_addf(sb, " (%zu alike)", n);
+}
