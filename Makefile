@@ -90,8 +90,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 
 # Unit tests of cli/ code link the cli objects they test.
 $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
-	$(BUILD)/cli/watch_track.o $(BUILD)/cli/run_alike.o $(BUILD)/cli/escape.o
-$(BUILD)/tests/test_run_alike: $(BUILD)/cli/run_alike.o $(BUILD)/cli/escape.o
+	$(BUILD)/cli/watch_track.o $(BUILD)/cli/alike_lines.o $(BUILD)/cli/escape.o
+$(BUILD)/tests/test_alike_lines: $(BUILD)/cli/alike_lines.o $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_thread_alike: $(BUILD)/cli/thread_alike.o
 $(BUILD)/tests/test_json: $(BUILD)/cli/json.o $(BUILD)/cli/json_digits.o \

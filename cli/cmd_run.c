@@ -223,13 +223,15 @@ static void dump_one(struct run_proc *p, const struct run_options *o,
 	collection_release(&p->c);
 }
 
+/* all: --all, alike threads a cause each. */
 static void summarize(struct run_summary *sum, const struct run_proc *procs,
-		      size_t n, const struct run_sampler *smp)
+		      size_t n, const struct run_sampler *smp, int all)
 {
 	struct run_thread_facts *facts;
 	size_t i;
 
 	run_summary_init(sum);
+	sum->apart = all;
 	for (i = 0; i < n; i++) {
 		const struct collection *c = &procs[i].c;
 		const struct watch_tracker *t;
@@ -238,8 +240,6 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 			continue;
 		t = run_sampler_tracker(smp, c->pid);
 		facts = run_probe_threads(c);
-		/* --all, as the dump has it */
-		sum->apart = c->opt.expand_all;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_sched(sum, c->pid, &c->async, &c->greenlets);
 		run_summarize_graph(sum, c, t);
@@ -274,7 +274,7 @@ static void dump_tree(struct run_state *st, int timed_out,
 	}
 	/* A dump of the command may have taken its exit status. */
 	run_reap(st);
-	summarize(&sum, procs, tree.n, smp);
+	summarize(&sum, procs, tree.n, smp, st->o->all);
 
 	strbuf_init(&why);
 	if (timed_out) {

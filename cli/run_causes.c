@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/run_alike.h"
+#include "cli/alike_lines.h"
 #include "cli/run_seen.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
@@ -386,37 +386,47 @@ static void summarize_busy(struct run_summary *s, int pid,
 	strbuf_release(&sb);
 }
 
-/* The subject of a wait cause: one thread's label, or alike ones'. */
-static void add_waiters(struct strbuf *sb, const struct blocked *b,
-			const size_t *w, const size_t *m, size_t n)
+/* The members of alike waiting threads b[w[m[0..n)]]. */
+static void add_wait_members(struct strbuf *sb, const struct blocked *b,
+			     const size_t *w, const size_t *m, size_t n)
 {
-	unsigned long long *ids;
-	const char **names;
+	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
+	const char **names = xmallocarray(n, sizeof(*names));
 	size_t k;
 
-	if (n == 1) {
-		add_thread_label(sb, b[w[m[0]]].t);
-		strbuf_addstr(sb, " waits in ");
-		return;
-	}
-	ids = xmallocarray(n, sizeof(*ids));
-	names = xmallocarray(n, sizeof(*names));
 	for (k = 0; k < n; k++) {
 		ids[k] = (unsigned long long)b[w[m[k]]].t->tid;
 		names[k] = b[w[m[k]]].t->name;
 	}
-	run_alike_subject(sb, "threads", ids, names, n, RUN_ALIKE_QUOTED);
-	strbuf_addstr(sb, " wait in ");
+	alike_lines_members(sb, ids, names, n, ALIKE_QUOTED);
 	free(ids);
 	free(names);
 }
 
+/* What makes a wait alike another: its call and time stuck, then where
+ * it was called from; the first part's length leads, so that no names
+ * the target chose can make two different pairs one key. */
+static char *wait_key(const struct blocked *b)
+{
+	struct strbuf call, sb;
+
+	strbuf_init(&call);
+	strbuf_init(&sb);
+	add_api(&call, b->api);
+	add_seen(&call, &b->seen);
+	strbuf_addf(&sb, "%zu:%s", call.len, call.buf);
+	add_where(&sb, b);
+	strbuf_release(&call);
+	return strbuf_detach(&sb);
+}
+
 /*
  * Threads waiting on a condition, event or queue, a cause each, or one
- * for alike ones (the same call, seen as long, called from the same
- * place: a pool's workers) unless --all.  A library's own threads (an
- * idle executor worker) wait for work by design; a wait is worth
- * reporting from the program's code.
+ * for three or more alike (the same call, seen as long, called from the
+ * same place: a pool's workers) unless --all: "12 threads wait in
+ * Event.wait (threading.py): 101 "w-0", ... and 7 more".  A library's
+ * own threads (an idle executor worker) wait for work by design; a wait
+ * is worth reporting from the program's code.
  */
 static void summarize_waits(struct run_summary *s, int pid,
 			    const struct blocked *b, size_t n)
@@ -424,32 +434,37 @@ static void summarize_waits(struct run_summary *s, int pid,
 	size_t *w = xmallocarray(n ? n : 1, sizeof(*w));
 	char **keys = xmallocarray(n ? n : 1, sizeof(*keys));
 	size_t i, nw = 0;
-	struct run_alike g;
+	struct alike_lines g;
 	struct strbuf sb;
 
-	strbuf_init(&sb);
 	for (i = 0; i < n; i++) {
 		if (b[i].kind != BLOCKED_WAIT || !b[i].api ||
 		    (b[i].where &&
 		     !py_is_user_file(b[i].where->code->filename, NULL)))
 			continue;
-		add_api(&sb, b[i].api);
-		add_seen(&sb, &b[i].seen);
-		strbuf_addch(&sb, '\n');
-		add_where(&sb, &b[i]);
-		keys[nw] = xstrdup(sb.buf);
+		keys[nw] = wait_key(&b[i]);
 		w[nw++] = i;
-		strbuf_reset(&sb);
 	}
-	run_alike_group(&g, keys, nw, s->apart);
+	alike_lines_group(&g, keys, nw, s->apart);
+	strbuf_init(&sb);
 	for (i = 0; i < g.ngroups; i++) {
 		const size_t *m = g.member + g.first[i];
+		size_t size = g.first[i + 1] - g.first[i];
 		const struct blocked *first = &b[w[m[0]]];
 		struct run_cause *cause;
 
-		add_waiters(&sb, b, w, m, g.first[i + 1] - g.first[i]);
+		if (size == 1) {
+			add_thread_label(&sb, first->t);
+			strbuf_addstr(&sb, " waits in ");
+		} else {
+			strbuf_addf(&sb, "%zu threads wait in ", size);
+		}
 		add_api(&sb, first->api);
 		add_seen(&sb, &first->seen);
+		if (size > 1) {
+			strbuf_addstr(&sb, ": ");
+			add_wait_members(&sb, b, w, m, size);
+		}
 		cause = add_cause(s, RUN_CAUSE_WAIT, pid, &sb);
 		if (first->where) {
 			strbuf_addstr(&sb, "called ");
@@ -457,7 +472,7 @@ static void summarize_waits(struct run_summary *s, int pid,
 			add_detail(cause, &sb);
 		}
 	}
-	run_alike_release(&g);
+	alike_lines_release(&g);
 	for (i = 0; i < nw; i++)
 		free(keys[i]);
 	free(keys);

@@ -5,7 +5,7 @@
 
 #include "cli/escape.h"
 #include "cli/report_graph.h"
-#include "cli/run_alike.h"
+#include "cli/alike_lines.h"
 #include "cli/run_seen.h"
 #include "common/banned.h"
 
@@ -49,9 +49,10 @@ static void add_unit_detail(struct run_cause *cause,
 	run_cause_detail(cause, sb);
 }
 
-/* The label of alike waiters nodes[m[0..n)]: all threads or all tasks. */
-static void add_group_label(struct strbuf *sb, const struct collection *c,
-			    const size_t *nodes, const size_t *m, size_t n)
+/* The members of alike waiters nodes[m[0..n)]: all threads or all
+ * tasks (an object's key keeps it apart). */
+static void add_group_members(struct strbuf *sb, const struct collection *c,
+			      const size_t *nodes, const size_t *m, size_t n)
 {
 	int tasks = c->graph.nodes[nodes[m[0]]].kind == WG_TASK;
 	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
@@ -61,6 +62,8 @@ static void add_group_label(struct strbuf *sb, const struct collection *c,
 	for (k = 0; k < n; k++) {
 		const struct wg_node *nd = &c->graph.nodes[nodes[m[k]]];
 
+		if (nd->kind == WG_OBJECT)
+			CS_BUG("an object among alike waiters");
 		if (tasks) {
 			names[k] = c->async.tasks[nd->index].name;
 		} else {
@@ -69,37 +72,62 @@ static void add_group_label(struct strbuf *sb, const struct collection *c,
 			names[k] = c->snap.threads[nd->index].name;
 		}
 	}
-	run_alike_subject(sb, tasks ? "tasks" : "threads", tasks ? NULL : ids,
-			  names, n, RUN_ALIKE_GRAPH);
+	alike_lines_members(sb, tasks ? NULL : ids, names, n, ALIKE_GRAPH);
 	free(ids);
 	free(names);
 }
 
+/* A frame's file (whole: the line shows its base name), line and
+ * function, each after its length, for a key. */
+static void key_frame(struct strbuf *sb, const struct py_frame *f)
+{
+	const char *file = f && f->code ? f->code->filename : NULL;
+	const char *func = f && f->code ? f->code->qualname : NULL;
+
+	strbuf_addf(sb, "%zu:%s%zu:%s%d;", file ? strlen(file) : 0,
+		    file ? file : "", func ? strlen(func) : 0,
+		    func ? func : "", f ? f->line : -2);
+}
+
+/* What makes waiter node alike another: its kind and its frames, as the
+ * dump compares tasks (the same text: two code objects compiled from
+ * one source are alike), then its line but for the label.  An object
+ * waiting is alike none. */
+static char *waiter_key(const struct collection *c,
+			const struct watch_tracker *t, size_t node)
+{
+	const struct wg_node *nd = &c->graph.nodes[node];
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	if (nd->kind == WG_OBJECT) {
+		strbuf_addf(&sb, "o%zu", node);
+		return strbuf_detach(&sb);
+	}
+	strbuf_addch(&sb, nd->kind == WG_TASK ? 'T' : 't');
+	key_frame(&sb, nd->blame);
+	key_frame(&sb, nd->inner);
+	add_unit_rest(&sb, c, t, node);
+	return strbuf_detach(&sb);
+}
+
 /*
- * A detail line for each of the nw waiters; alike ones (threads, or
- * tasks, at the same place and stuck as long: a pool's workers, a
- * server's handlers) share one unless --all.
+ * A detail line for each of the nw waiters; three or more alike
+ * (threads, or tasks, at the same place and stuck as long: a pool's
+ * workers, a server's handlers) share one unless --all: "12 threads at
+ * app.py:9 in work (stuck for 3.0s): 101 (w-0), ... and 7 more".
  */
 static void add_waiters(struct run_cause *cause, const struct collection *c,
 			const struct watch_tracker *t, const size_t *w,
 			size_t nw, int apart, struct strbuf *sb)
 {
 	char **keys = xmallocarray(nw ? nw : 1, sizeof(*keys));
-	struct run_alike g;
+	struct alike_lines g;
 	size_t k;
 
-	for (k = 0; k < nw; k++) {
-		enum wg_kind kind = c->graph.nodes[w[k]].kind;
-
-		strbuf_addch(sb, kind == WG_TASK ? 'T' :
-				 kind == WG_THREAD ? 't' : 'o');
-		/* an object waiting: its own label keeps it apart */
-		if (kind == WG_OBJECT)
-			graph_add_label(sb, c, w[k]);
-		add_unit_rest(sb, c, t, w[k]);
-		keys[k] = strbuf_detach(sb);
-	}
-	run_alike_group(&g, keys, nw, apart);
+	for (k = 0; k < nw; k++)
+		keys[k] = waiter_key(c, t, w[k]);
+	alike_lines_group(&g, keys, nw, apart);
 	for (k = 0; k < g.ngroups; k++) {
 		const size_t *m = g.member + g.first[k];
 		size_t n = g.first[k + 1] - g.first[k];
@@ -108,11 +136,15 @@ static void add_waiters(struct run_cause *cause, const struct collection *c,
 			add_unit_detail(cause, c, t, w[m[0]], sb);
 			continue;
 		}
-		add_group_label(sb, c, w, m, n);
+		strbuf_addf(sb, "%zu %s", n,
+			    c->graph.nodes[w[m[0]]].kind == WG_TASK ?
+			    "tasks" : "threads");
 		add_unit_rest(sb, c, t, w[m[0]]);
+		strbuf_addstr(sb, ": ");
+		add_group_members(sb, c, w, m, n);
 		run_cause_detail(cause, sb);
 	}
-	run_alike_release(&g);
+	alike_lines_release(&g);
 	for (k = 0; k < nw; k++)
 		free(keys[k]);
 	free(keys);

@@ -6,7 +6,7 @@
 
 #include "cli/escape.h"
 #include "cli/json.h"
-#include "cli/run_alike.h"
+#include "cli/alike_lines.h"
 #include "cli/report.h"
 #include "cli/watch_view.h"
 #include "common/strbuf.h"
@@ -22,12 +22,13 @@
 #define MD_MAX_SEEN 10
 
 /* One line for members m[0..n) of the items (alike when n > 1): the
- * subject (each one's, or the group's), then what the first was seen
- * doing, which the others share. */
+ * one's subject, or how many, then what the first was seen doing, which
+ * the others share; then a group's members. */
 static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 			    const size_t *items, const size_t *m, size_t n)
 {
 	const struct watch_item *first = &t->items[items[m[0]]];
+	int tasks = first->kind == WATCH_TASK;
 	unsigned long long *ids;
 	const char **names;
 	size_t k;
@@ -36,26 +37,26 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 		(void)run_seen_describe(sb, t, first);
 		return;
 	}
+	strbuf_addf(sb, "%zu %s ", n, tasks ? "tasks" : "threads");
+	(void)run_seen_what(sb, t, first);
+	strbuf_addstr(sb, ": ");
 	ids = xmallocarray(n, sizeof(*ids));
 	names = xmallocarray(n, sizeof(*names));
 	for (k = 0; k < n; k++) {
 		ids[k] = (unsigned long long)t->items[items[m[k]]].id;
 		names[k] = t->items[items[m[k]]].name;
 	}
-	run_alike_subject(sb, first->kind == WATCH_TASK ? "tasks" : "threads",
-			  first->kind == WATCH_TASK ? NULL : ids, names, n,
-			  RUN_ALIKE_QUOTED);
-	strbuf_addch(sb, ' ');
-	(void)run_seen_what(sb, t, first);
+	alike_lines_members(sb, tasks ? NULL : ids, names, n, ALIKE_QUOTED);
 	free(ids);
 	free(names);
 }
 
 /*
  * One process's stuck or busy tasks and threads, longest stuck first,
- * alike ones (the same kind, seen doing the same in the same place: a
- * pool's workers) on one line unless --all, through line(), at most max
- * lines.  Returns how many there were.
+ * three or more alike (the same kind, seen doing the same in the same
+ * place: a pool's workers) on one line unless --all, through line(), at
+ * most max lines, then how many tasks and threads were left out.
+ * Returns how many lines there were.
  */
 static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		      int pid, size_t max, FILE *out,
@@ -64,8 +65,8 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 	size_t *order = xcalloc(t->nitems, sizeof(*order));
 	size_t *items = xcalloc(t->nitems, sizeof(*items));
 	char **keys = xcalloc(t->nitems, sizeof(*keys));
-	size_t k, n = 0, shown = 0;
-	struct run_alike g;
+	size_t k, nkeys = 0, left = 0, lines;
+	struct alike_lines g;
 	struct strbuf sb;
 
 	strbuf_init(&sb);
@@ -75,32 +76,35 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 
 		strbuf_addch(&sb, it->kind == WATCH_TASK ? 'T' : 't');
 		if (run_seen_what(&sb, t, it)) {
-			items[n] = order[k];
-			keys[n++] = xstrdup(sb.buf);
+			items[nkeys] = order[k];
+			keys[nkeys++] = xstrdup(sb.buf);
 		}
 		strbuf_reset(&sb);
 	}
-	run_alike_group(&g, keys, n, d->all);
+	alike_lines_group(&g, keys, nkeys, d->all);
 	for (k = 0; k < g.ngroups; k++) {
-		if (shown++ >= max)
+		if (k >= max) {
+			left += g.first[k + 1] - g.first[k];
 			continue;
+		}
 		seen_group_line(&sb, t, items, g.member + g.first[k],
 				g.first[k + 1] - g.first[k]);
 		line(out, pid, sb.buf);
 		strbuf_reset(&sb);
 	}
-	if (shown > max) {
-		strbuf_addf(&sb, "... and %zu more", shown - max);
+	if (left) {
+		strbuf_addf(&sb, "... and %zu more", left);
 		line(out, pid, sb.buf);
 	}
-	run_alike_release(&g);
-	for (k = 0; k < n; k++)
+	lines = g.ngroups;
+	alike_lines_release(&g);
+	for (k = 0; k < nkeys; k++)
 		free(keys[k]);
 	free(keys);
 	free(items);
 	free(order);
 	strbuf_release(&sb);
-	return shown;
+	return lines;
 }
 
 /* What the samples saw, per process (seen_of()).  Returns how many

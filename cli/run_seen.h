@@ -48,7 +48,7 @@ int run_seen_add(struct strbuf *sb, const struct run_seen *seen);
  * waits on Event'.  Returns 0 (adding nothing) for the other states.
  * It is the item's subject ('task "name"', 'thread 12 "name"') and what
  * was seen of it (the rest), which run_seen_what() alone adds, for
- * alike items to share (cli/run_alike.h).
+ * alike items to share (cli/alike_lines.h).
  */
 int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
 		      const struct watch_item *it);

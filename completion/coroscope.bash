@@ -28,7 +28,7 @@ _coroscope()
 		--max-frames --no-source --all --max-items --sysroot
 		--lib-search-path'
 	local run_opts='-t --timeout -r --report -k --kill-after --no-native
-		--no-source --sample-last --'
+		--no-source --sample-last --all --'
 	local watch_opts='-i --interval -f --for -s --stuck -j --json
 		-n --no-block --native'
 

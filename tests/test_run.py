@@ -899,20 +899,21 @@ def test_alike_threads_one_line(py, option, work):
     pair = [tid for name, tid in pids["threads"].items()
             if name.startswith("pair-")]
     pool_line = marker_line(script, "pool-wait")
-    group = re.compile(r'^threads (.*) and (\d+) more \((\d+) alike\) ')
-    member = re.compile(r'^(\d+)(?: %s)?$' % (
-        r'"((?:[^"\\]|\\.)*)"'))
+    group = re.compile(r"^(\d+) threads (.*): (.*) and (\d+) more$")
+    quoted = re.compile(r'^(\d+)(?: "((?:[^"\\]|\\.)*)")?$')
 
-    def check_group(line, pattern):
-        """line names 5 of the pool (escaped), counts them all."""
+    def check_group(line, member):
+        """line counts the whole pool, names 5 of it (escaped) last;
+        returns what it says of them."""
         m = group.match(line)
-        assert m and int(m.group(2)) == ALIKE_POOL - 5 and \
-            int(m.group(3)) == ALIKE_POOL, line
-        named = [pattern.match(x) for x in m.group(1).split(", ")]
+        assert m and int(m.group(1)) == ALIKE_POOL and \
+            int(m.group(4)) == ALIKE_POOL - 5, line
+        named = [member.match(x) for x in m.group(3).split(", ")]
         assert len(named) == 5 and all(named), line
         for x in named:
             assert int(x.group(1)) in pool, line
             assert x.group(2) == escaped(pool[int(x.group(1))]), line
+        return m.group(2)
 
     # the sampled section: one line for the pool, one each for the pair
     seen = seen_lines(res.stderr, pid)
@@ -932,19 +933,19 @@ def test_alike_threads_one_line(py, option, work):
         assert len(pool_seen) == ALIKE_POOL, seen
         assert sorted(int(l.split()[1]) for l in pool_seen) == \
             sorted(pool), seen
-        assert not any("alike)" in c for c in causes), causes
+        assert not any(re.search(r"\b\d+ threads ", c) for c in causes), \
+            causes
         assert len(held) == ALIKE_POOL, causes
         return
     assert len(pool_seen) == 1, seen
-    assert "stuck for" in pool_seen[0], pool_seen
-    check_group(pool_seen[0], member)
+    what = check_group(pool_seen[0], quoted)
+    assert what.startswith("stuck for "), pool_seen
     # the causes: one wait for the pool, called from its line
     pool_waits = [i for i, c in enumerate(causes)
-                  if "(%d alike) wait in " % ALIKE_POOL in c]
+                  if c.startswith("  process %d: %d threads wait in "
+                                  % (pid, ALIKE_POOL))]
     assert len(pool_waits) == 1, causes
-    headline = causes[pool_waits[0]]
-    assert headline.startswith("  process %d: " % pid), headline
-    check_group(headline[len("  process %d: " % pid):], member)
+    check_group(causes[pool_waits[0]][len("  process %d: " % pid):], quoted)
     assert causes[pool_waits[0] + 1] == (
         "      called at %s:%d in pool_worker: never.wait()  # MARK: "
         "pool-wait" % (script, pool_line)), causes
@@ -952,6 +953,45 @@ def test_alike_threads_one_line(py, option, work):
     # the Event's waiters: the pool on one detail line, as the graph
     # names threads: 12 (name)
     assert len(held) == 1, causes
-    check_group(held[0].strip(), re.compile(
+    what = check_group(held[0].strip(), re.compile(
         r'^(\d+)(?: \(((?:[^()\\]|\\.)*)\))?$'))
-    assert "alike_threads.py:%d in pool_worker" % pool_line in held[0], held
+    assert what.startswith("at alike_threads.py:%d in pool_worker"
+                           % pool_line), held
+
+
+@pytest.mark.parametrize("py", SAMPLED, ids=[i.id for i in SAMPLED])
+def test_alike_tasks_one_line(py, work):
+    """alike_target.py parks 4 tasks at each of two lines of one
+    coroutine and 8 in two code objects compiled from one text, all on
+    one asyncio.Event: three lines in the samples and three among the
+    Event's waiters, as the dump groups them."""
+    script = target_script("alike_target.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4", "--", py.path, script, ready,
+                         "4"])
+    pid = read_json(ready, "ready file")["pid"]
+    assert res.returncode == 124, res
+    seen = seen_lines(res.stderr, pid)
+    causes = likely_causes(res.stderr)
+    at = dict((mark, "alike_target.py:%d in parked_at"
+               % marker_line(script, mark)) for mark in ("alike-a",
+                                                         "alike-b"))
+    task = r'"Task-\d+"'
+    for mark, place in at.items():
+        lines = [l for l in seen if place in l]
+        assert len(lines) == 1, (mark, seen)
+        assert re.match(r"^4 tasks stuck for .*: %s(, %s){3}$"
+                        % (task, task), lines[0]), lines
+        held = [c for c in causes if c.startswith("      4 tasks at ") and
+                place in c]
+        assert len(held) == 1, (mark, causes)
+        assert re.search(r": 'Task-\d+'(, 'Task-\d+'){3}$", held[0]), held
+    twins = [l for l in seen if l.startswith("8 tasks stuck for ")]
+    assert len(twins) == 1, seen
+    assert re.search(r": %s(, %s){4} and 3 more$" % (task, task),
+                     twins[0]), twins
+    assert len([c for c in causes
+                if c.startswith("      8 tasks at ")]) == 1, causes
+    # none of the 16 has a line of its own
+    assert not [l for l in seen if l.startswith("task ") and
+                "parked_at" in l], seen

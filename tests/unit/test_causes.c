@@ -218,9 +218,9 @@ static void test_alike_waits(void)
 			      i);
 		if (!apart && s.n == 4) {
 			CHECK(!strcmp(s.causes[0].headline,
-				      "threads 41 \"p0\", 42 \"p1\", 43, 44 "
-				      "\"p3\" (4 alike) wait in Event.wait "
-				      "(threading.py)"),
+				      "4 threads wait in Event.wait "
+				      "(threading.py): 41 \"p0\", 42 \"p1\", "
+				      "43, 44 \"p3\""),
 			      "%s", s.causes[0].headline);
 			CHECK(!strcmp(s.causes[0].details[0], "called at "
 				      "/app/prog.py:7 in take: ev.wait()"),

@@ -1,10 +1,9 @@
-#include "cli/run_alike.h"
+#include "cli/alike_lines.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/escape.h"
-#include "cli/thread_alike.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -32,7 +31,7 @@ static void find_leads(size_t *lead, char *const *keys, size_t n, int apart)
 
 	for (j = 0; j < n; j++)
 		lead[j] = j;
-	if (apart || n < THREAD_ALIKE_MIN)
+	if (apart || n < ALIKE_LINES_MIN)
 		return;
 	k = xmallocarray(n, sizeof(*k));
 	for (j = 0; j < n; j++) {
@@ -44,15 +43,15 @@ static void find_leads(size_t *lead, char *const *keys, size_t n, int apart)
 	for (a = 0; a < n; a = b) {
 		for (b = a + 1; b < n && !strcmp(k[b].key, k[a].key); b++)
 			;
-		if (b - a >= THREAD_ALIKE_MIN)
+		if (b - a >= ALIKE_LINES_MIN)
 			for (j = a; j < b; j++)
 				lead[k[j].i] = k[a].i;
 	}
 	free(k);
 }
 
-void run_alike_group(struct run_alike *g, char *const *keys, size_t n,
-		     int apart)
+void alike_lines_group(struct alike_lines *g, char *const *keys, size_t n,
+		       int apart)
 {
 	size_t *lead = xmallocarray(n ? n : 1, sizeof(*lead));
 	size_t *fill = xcalloc(n ? n : 1, sizeof(*fill));
@@ -79,7 +78,7 @@ void run_alike_group(struct run_alike *g, char *const *keys, size_t n,
 	free(lead);
 }
 
-void run_alike_release(struct run_alike *g)
+void alike_lines_release(struct alike_lines *g)
 {
 	free(g->member);
 	free(g->first);
@@ -88,40 +87,35 @@ void run_alike_release(struct run_alike *g)
 
 /* One member's name in the style's quotes ("?" for a task without). */
 static void add_name(struct strbuf *sb, const char *name, int has_id,
-		     enum run_alike_style style)
+		     enum alike_style style)
 {
-	const char *open = style == RUN_ALIKE_QUOTED ? "\"" :
-			   has_id ? "(" : "'";
-	const char *close = style == RUN_ALIKE_QUOTED ? "\"" :
-			    has_id ? ")" : "'";
+	const char *open = style == ALIKE_QUOTED ? "\"" : has_id ? "(" : "'";
+	const char *close = style == ALIKE_QUOTED ? "\"" : has_id ? ")" : "'";
 
 	if (!name && has_id)
 		return;
 	strbuf_addf(sb, "%s%s", has_id ? " " : "", open);
-	if (style == RUN_ALIKE_GRAPH)
+	if (style == ALIKE_GRAPH)
 		esc_add(sb, name ? name : "?", ESC_TEXT, 0);
 	else
 		strbuf_addstr(sb, name ? name : "?");
 	strbuf_addstr(sb, close);
 }
 
-void run_alike_subject(struct strbuf *sb, const char *what,
-		       const unsigned long long *ids,
-		       const char *const *names, size_t n,
-		       enum run_alike_style style)
+void alike_lines_members(struct strbuf *sb, const unsigned long long *ids,
+			 const char *const *names, size_t n,
+			 enum alike_style style)
 {
 	size_t k;
 
-	strbuf_addf(sb, "%s ", what);
-	for (k = 0; k < n && k < THREAD_ALIKE_NAMES; k++) {
+	for (k = 0; k < n && k < ALIKE_LINES_NAMED; k++) {
 		if (k)
 			strbuf_addstr(sb, ", ");
 		if (ids)
 			strbuf_addf(sb, "%llu", ids[k]);
 		add_name(sb, names[k], ids != NULL, style);
 	}
-	if (n > THREAD_ALIKE_NAMES)
+	if (n > ALIKE_LINES_NAMED)
 		strbuf_addf(sb, " and %zu more",
-			    n - (size_t)THREAD_ALIKE_NAMES);
-	strbuf_addf(sb, " (%zu alike)", n);
+			    n - (size_t)ALIKE_LINES_NAMED);
 }
