@@ -89,13 +89,14 @@ void alike_lines_release(struct alike_lines *g)
 static void add_name(struct strbuf *sb, const char *name, int has_id,
 		     enum alike_style style)
 {
-	const char *open = style == ALIKE_QUOTED ? "\"" : has_id ? "(" : "'";
-	const char *close = style == ALIKE_QUOTED ? "\"" : has_id ? ")" : "'";
+	int paren = style == ALIKE_GRAPH && has_id;
+	const char *open = style == ALIKE_QUOTED ? "\"" : paren ? "(" : "'";
+	const char *close = style == ALIKE_QUOTED ? "\"" : paren ? ")" : "'";
 
 	if (!name && has_id)
 		return;
 	strbuf_addf(sb, "%s%s", has_id ? " " : "", open);
-	if (style == ALIKE_GRAPH)
+	if (style != ALIKE_QUOTED)
 		esc_add(sb, name ? name : "?", ESC_TEXT, 0);
 	else
 		strbuf_addstr(sb, name ? name : "?");

@@ -39,9 +39,10 @@ void alike_lines_release(struct alike_lines *g);
 /*
  * How a section names threads and tasks: 12 "name" and "name", the
  * names as they are (escaped on output: run's causes and samples); 12
- * (name) and 'name', escaped here (the wait-for graph's labels).
+ * (name) and 'name', escaped here (the wait-for graph's labels); 12
+ * 'name' and 'name', escaped here (watch's lines).
  */
-enum alike_style { ALIKE_QUOTED, ALIKE_GRAPH };
+enum alike_style { ALIKE_QUOTED, ALIKE_GRAPH, ALIKE_WATCH };
 
 /* The members of a group of n, to end its line: '12 "a", 13, 14 "c",
  * 15, 16 and 7 more'; ids[k], names[k] (NULL: none) for each in order;

@@ -37,6 +37,7 @@
 struct watch_options {
 	long long interval_ms, for_ms, stuck_ms;   /* for_ms 0: no end */
 	int json;
+	int all;                   /* --all: alike lines not grouped */
 	struct collect_options collect;
 	int pid;
 };
@@ -44,6 +45,8 @@ struct watch_options {
 /* A sample that takes longer than this is still followed by one. */
 #define WATCH_MIN_INTERVAL_MS 10
 #define WATCH_PROBE_MAX_MS 50.0
+
+enum { OPT_ALL = CLI_OPT_OWN_FIRST };
 
 static int parse_options(int argc, char **argv, struct watch_options *o)
 {
@@ -54,6 +57,7 @@ static int parse_options(int argc, char **argv, struct watch_options *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-block", no_argument, NULL, 'n' },
 		{ "native", no_argument, NULL, 'N' },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -91,6 +95,9 @@ static int parse_options(int argc, char **argv, struct watch_options *o)
 		case 'N':
 			/* what a stuck thread is blocked in, in C */
 			o->collect.native = 1;
+			break;
+		case OPT_ALL:
+			o->all = 1;
 			break;
 		case 'h':
 			cli_usage(stdout);
@@ -165,21 +172,29 @@ static int target_gone(const struct cs_err *err, int pid)
 	return kill(pid, 0) < 0 && errno == ESRCH;
 }
 
-static void print_events(const struct watch_tracker *t, struct watch_view *view,
-			 FILE *out)
-{
-	char line[1024];
-	size_t i;
+struct event_out {
+	struct watch_view *view;
+	FILE *out;
+};
 
-	for (i = 0; i < t->nevents; i++) {
-		watch_format_event(line, sizeof(line), t, &t->events[i]);
-		if (view) {
-			watch_view_event(view, line);
-		} else {
-			fprintf(out, "%s\n", line);
-			fflush(out);
-		}
+static void put_event(const char *line, void *arg)
+{
+	struct event_out *e = arg;
+
+	if (e->view) {
+		watch_view_event(e->view, line);
+	} else {
+		fprintf(e->out, "%s\n", line);
+		fflush(e->out);
 	}
+}
+
+static void print_events(const struct watch_tracker *t, struct watch_view *view,
+			 FILE *out, int all)
+{
+	struct event_out e = { view, out };
+
+	watch_format_events(t, all, put_event, &e);
 }
 
 /* One watch, from its first sample to its summary. */
@@ -210,6 +225,7 @@ static void session_init(struct watch_session *w, const struct watch_options *o)
 	w->info.pid = o->pid;
 	w->info.interval_s = (double)o->interval_ms / 1000;
 	w->info.stuck_s = (double)o->stuck_ms / 1000;
+	w->info.apart = o->all;
 	watch_tracker_init(&w->t, w->info.stuck_s);
 	/* a tenth of the interval, at most 50 ms, watching for wake-ups */
 	w->probe_ms = (double)o->interval_ms / 10;
@@ -242,7 +258,7 @@ static void session_feed(struct watch_session *w, struct collection *c)
 		   w->now, w->probe_ms);
 	if (w->want_view && !w->view)
 		w->view = watch_view_open();
-	print_events(&w->t, w->view, w->o->json ? stderr : stdout);
+	print_events(&w->t, w->view, w->o->json ? stderr : stdout, w->o->all);
 }
 
 /* One sample.  Only a failing first sample fails the watch (w->status):

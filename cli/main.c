@@ -53,6 +53,33 @@ static void list_commands(FILE *out)
 	}
 }
 
+/* The end of cli_usage(), apart: functions here stay under 80 lines. */
+static void usage_watch_and_general(FILE *out)
+{
+	fputs("watch options (D: a DURATION as for run, 0.5s, 2m):\n"
+	      "  -i, --interval D  sample every D (default 1s)\n"
+	      "  -f, --for D       stop after D (default: until interrupted, or\n"
+	      "                    until the target exits); then the summary\n"
+	      "  -s, --stuck D     report what made no progress for D (default 10s)\n"
+	      "  -j, --json        the summary as one JSON document\n"
+	      "  -n, --no-block    never stop the target (racy samples)\n"
+	      "  --native          also read C frames: say what a stuck thread is\n"
+	      "                    blocked in (lock, sleep, io ...) and where\n"
+	      "  --all             alike tasks and threads not grouped\n"
+	      "\n"
+	      "general options:\n"
+	      "  -h, --help        show this help and exit\n"
+	      "  -V, --version     show the version and exit\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 internal error, 2 usage, 3 no such process,\n"
+	      "4 permission denied, 5 not a Python process, 6 unsupported Python\n"
+	      "version, 7 the process exited while being read, 8 unreadable or\n"
+	      "inconsistent target memory, 9 bad or truncated core file, 10 the\n"
+	      "core's executable not found.  run exits with COMMAND's status\n"
+	      "(128+N when signal N ended it), or 124 when it timed out.\n"
+	      "See coroscope(1).\n", out);
+}
+
 void cli_usage(FILE *out)
 {
 	fputs("usage: coroscope dump [--json] [--locals] [--no-block [--retries N]]\n"
@@ -68,7 +95,7 @@ void cli_usage(FILE *out)
 	      "                      [--max-frames N] [--no-source] [--all]\n"
 	      "                      [--max-items N] COREFILE [EXECUTABLE]\n"
 	      "       coroscope watch [--interval D] [--for D] [--stuck D] [--json]\n"
-	      "                       [--no-block] [--native] PID\n"
+	      "                       [--no-block] [--native] [--all] PID\n"
 	      "       coroscope --help | --version\n"
 	      "\n"
 	      "Show every thread's Python stack, every asyncio task with its await\n"
@@ -113,28 +140,8 @@ void cli_usage(FILE *out)
 	      "                             (default: half the timeout, at most\n"
 	      "                             10s; 0: only the dump)\n"
 	      "  --all                      alike tasks and threads not grouped\n"
-	      "\n"
-	      "watch options (D: a DURATION as for run, 0.5s, 2m):\n"
-	      "  -i, --interval D  sample every D (default 1s)\n"
-	      "  -f, --for D       stop after D (default: until interrupted, or\n"
-	      "                    until the target exits); then the summary\n"
-	      "  -s, --stuck D     report what made no progress for D (default 10s)\n"
-	      "  -j, --json        the summary as one JSON document\n"
-	      "  -n, --no-block    never stop the target (racy samples)\n"
-	      "  --native          also read C frames: say what a stuck thread is\n"
-	      "                    blocked in (lock, sleep, io ...) and where\n"
-	      "\n"
-	      "general options:\n"
-	      "  -h, --help        show this help and exit\n"
-	      "  -V, --version     show the version and exit\n"
-	      "\n"
-	      "Exit status: 0 ok, 1 internal error, 2 usage, 3 no such process,\n"
-	      "4 permission denied, 5 not a Python process, 6 unsupported Python\n"
-	      "version, 7 the process exited while being read, 8 unreadable or\n"
-	      "inconsistent target memory, 9 bad or truncated core file, 10 the\n"
-	      "core's executable not found.  run exits with COMMAND's status\n"
-	      "(128+N when signal N ended it), or 124 when it timed out.\n"
-	      "See coroscope(1).\n", out);
+	      "\n", out);
+	usage_watch_and_general(out);
 }
 
 /* Every error code and the exit status it gives (man/coroscope.1, EXIT

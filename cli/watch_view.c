@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/alike_lines.h"
 #include "cli/json.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -103,42 +104,178 @@ static void blocked(struct strbuf *sb, const struct watch_tracker *t,
 	}
 }
 
-void watch_format_event(char *buf, size_t len, const struct watch_tracker *t,
-			const struct watch_event *ev)
+/* The event's word ("stuck ", "moved ", "gone  "). */
+static const char *event_word(enum watch_event_kind kind)
+{
+	return kind == WATCH_EV_STUCK ? "stuck " :
+	       kind == WATCH_EV_MOVED ? "moved " : "gone  ";
+}
+
+/* What an event says after its subject: " for 2.0s at app.py:31 in
+ * wait, waits on Future". */
+static void event_rest(struct strbuf *sb, const struct watch_tracker *t,
+		       const struct watch_event *ev)
 {
 	const struct watch_item *it = &t->items[ev->item];
-	struct strbuf sb;
+
+	switch (ev->kind) {
+	case WATCH_EV_STUCK:
+		strbuf_addf(sb, " for %.1fs at ", ev->stuck_for);
+		where(sb, it);
+		blocked(sb, t, it);
+		if (it->waits_on)
+			{ strbuf_addstr(sb, ", waits on "); esc_add(sb, it->waits_on, ESC_TEXT, 0); }
+		break;
+	case WATCH_EV_MOVED:
+		strbuf_addf(sb, " after %.1fs stuck, now at ", ev->stuck_for);
+		where(sb, it);
+		break;
+	case WATCH_EV_GONE:
+		strbuf_addf(sb, " after %.1fs stuck", ev->stuck_for);
+		break;
+	}
+}
+
+static void clock_now(struct strbuf *sb)
+{
 	char clock[16];
 	time_t now = time(NULL);
 	struct tm tm;
 
-	strbuf_init(&sb);
 	if (localtime_r(&now, &tm) &&
 	    strftime(clock, sizeof(clock), "%H:%M:%S", &tm) > 0)
-		strbuf_addf(&sb, "%s ", clock);
-	switch (ev->kind) {
-	case WATCH_EV_STUCK:
-		strbuf_addstr(&sb, "stuck ");
-		describe(&sb, it);
-		strbuf_addf(&sb, " for %.1fs at ", ev->stuck_for);
-		where(&sb, it);
-		blocked(&sb, t, it);
-		if (it->waits_on)
-			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
-		break;
-	case WATCH_EV_MOVED:
-		strbuf_addstr(&sb, "moved ");
-		describe(&sb, it);
-		strbuf_addf(&sb, " after %.1fs stuck, now at ", ev->stuck_for);
-		where(&sb, it);
-		break;
-	case WATCH_EV_GONE:
-		strbuf_addstr(&sb, "gone  ");
-		describe(&sb, it);
-		strbuf_addf(&sb, " after %.1fs stuck", ev->stuck_for);
-		break;
+		strbuf_addf(sb, "%s ", clock);
+}
+
+/* Tasks and threads group; a generator or greenlet (named by its
+ * address) keeps a line of its own. */
+static int groups(const struct watch_item *it)
+{
+	return it->kind == WATCH_TASK || it->kind == WATCH_THREAD;
+}
+
+/* What makes item i's line alike another's: its kind and label (an
+ * asyncio task is not a trio task), then the rest of its line; it is
+ * alike none when it cannot group. */
+static char *alike_key(const struct watch_item *it, size_t i,
+		       const char *rest)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	if (!groups(it))
+		strbuf_addf(&sb, "#%zu", i);
+	else
+		strbuf_addf(&sb, "%d %zu:%s%s", (int)it->kind,
+			    it->label ? strlen(it->label) : 0,
+			    it->label ? it->label : "", rest);
+	return strbuf_detach(&sb);
+}
+
+/* The subject of alike items items[m[0..n)], n > 1: "12 threads",
+ * "4 trio tasks". */
+static void group_subject(struct strbuf *sb, const struct watch_item *items,
+			  const size_t *idx, const size_t *m, size_t n)
+{
+	const struct watch_item *first = &items[idx[m[0]]];
+
+	strbuf_addf(sb, "%zu ", n);
+	if (first->kind == WATCH_TASK && first->label) {
+		esc_add(sb, first->label, ESC_TEXT, 0);
+		strbuf_addch(sb, ' ');
 	}
-	snprintf(buf, len, "%s", sb.buf);
+	strbuf_addstr(sb, kind_plural[first->kind]);
+}
+
+/* ": 101 'w-0', 102 'w-1' ... and 7 more" */
+static void group_members(struct strbuf *sb, const struct watch_item *items,
+			  const size_t *idx, const size_t *m, size_t n)
+{
+	int threads = items[idx[m[0]]].kind == WATCH_THREAD;
+	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
+	const char **names = xmallocarray(n, sizeof(*names));
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		ids[k] = (unsigned long long)items[idx[m[k]]].id;
+		names[k] = items[idx[m[k]]].name;
+	}
+	strbuf_addstr(sb, ": ");
+	alike_lines_members(sb, threads ? ids : NULL, names, n, ALIKE_WATCH);
+	free(ids);
+	free(names);
+}
+
+/* What an item's line says after its subject (event_rest() or
+ * summary_rest()). */
+typedef void line_rest_fn(struct strbuf *sb, const struct watch_tracker *t,
+			  const void *arg);
+
+/* The line of items idx[m[0..n)] from its subject on: the one's (or
+ * how many), what they share (rest(arg)), then a group's members. */
+static void alike_line(struct strbuf *sb, const struct watch_tracker *t,
+		       const size_t *idx, const size_t *m, size_t n,
+		       line_rest_fn *rest, const void *arg)
+{
+	if (n == 1)
+		describe(sb, &t->items[idx[m[0]]]);
+	else
+		group_subject(sb, t->items, idx, m, n);
+	rest(sb, t, arg);
+	if (n > 1)
+		group_members(sb, t->items, idx, m, n);
+}
+
+static void event_rest_of(struct strbuf *sb, const struct watch_tracker *t,
+			  const void *ev)
+{
+	event_rest(sb, t, ev);
+}
+
+static char *event_key(const struct watch_tracker *t, size_t i)
+{
+	struct strbuf sb;
+	char *key;
+
+	strbuf_init(&sb);
+	strbuf_addstr(&sb, event_word(t->events[i].kind));
+	event_rest(&sb, t, &t->events[i]);
+	key = alike_key(&t->items[t->events[i].item], i, sb.buf);
+	strbuf_release(&sb);
+	return key;
+}
+
+void watch_format_events(const struct watch_tracker *t, int apart,
+			 void (*emit)(const char *line, void *arg), void *arg)
+{
+	size_t n = t->nevents, i;
+	size_t *idx = xmallocarray(n ? n : 1, sizeof(*idx));
+	char **keys = xmallocarray(n ? n : 1, sizeof(*keys));
+	struct alike_lines g;
+	struct strbuf sb;
+
+	for (i = 0; i < n; i++) {
+		idx[i] = t->events[i].item;
+		keys[i] = event_key(t, i);
+	}
+	alike_lines_group(&g, keys, n, apart);
+	strbuf_init(&sb);
+	for (i = 0; i < g.ngroups; i++) {
+		const size_t *m = g.member + g.first[i];
+		const struct watch_event *ev = &t->events[m[0]];
+
+		clock_now(&sb);
+		strbuf_addstr(&sb, event_word(ev->kind));
+		alike_line(&sb, t, idx, m, g.first[i + 1] - g.first[i],
+			   event_rest_of, ev);
+		emit(sb.buf, arg);
+		strbuf_reset(&sb);
+	}
+	alike_lines_release(&g);
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	free(idx);
 	strbuf_release(&sb);
 }
 
@@ -176,13 +313,77 @@ static size_t kind_count(const struct watch_tracker *t, enum watch_kind kind)
 	return n;
 }
 
+/* What the summary says of an item after its subject. */
+static void summary_rest(struct strbuf *sb, const struct watch_tracker *t,
+			 const void *arg)
+{
+	const struct watch_item *it = arg;
+
+	strbuf_addstr(sb, " at ");
+	where(sb, it);
+	blocked(sb, t, it);
+	if (it->waits_on && !it->gone)
+		{ strbuf_addstr(sb, ", waits on "); esc_add(sb, it->waits_on, ESC_TEXT, 0); }
+}
+
+static char *summary_key(const struct watch_tracker *t, size_t item,
+			 size_t i)
+{
+	struct strbuf sb;
+	char *key;
+
+	strbuf_init(&sb);
+	state_word(&sb, t, &t->items[item]);
+	strbuf_addch(&sb, '|');
+	summary_rest(&sb, t, &t->items[item]);
+	key = alike_key(&t->items[item], i, sb.buf);
+	strbuf_release(&sb);
+	return key;
+}
+
+/* The summary's lines for the items of one kind (idx[0..n), in order):
+ * "  stuck 4.0s   thread 12 'w' at app.py:9 in work", three or more alike
+ * (in the same state as long, at the same place) on one line unless
+ * apart. */
+static void summary_kind(FILE *out, const struct watch_tracker *t,
+			 const size_t *idx, size_t n, int apart)
+{
+	char **keys = xmallocarray(n ? n : 1, sizeof(*keys));
+	struct alike_lines g;
+	struct strbuf sb;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		keys[i] = summary_key(t, idx[i], i);
+	alike_lines_group(&g, keys, n, apart);
+	strbuf_init(&sb);
+	for (i = 0; i < g.ngroups; i++) {
+		const size_t *m = g.member + g.first[i];
+		const struct watch_item *it = &t->items[idx[m[0]]];
+
+		state_word(&sb, t, it);
+		fprintf(out, "  %-12s ", sb.buf);
+		strbuf_reset(&sb);
+		alike_line(&sb, t, idx, m, g.first[i + 1] - g.first[i],
+			   summary_rest, it);
+		fprintf(out, "%s\n", sb.buf);
+		strbuf_reset(&sb);
+	}
+	alike_lines_release(&g);
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	strbuf_release(&sb);
+}
+
 void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			const struct watch_info *info)
 {
 	struct strbuf sb;
 	size_t *order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
+	size_t *idx = xcalloc(t->nitems ? t->nitems : 1, sizeof(*idx));
 	int kind;
-	size_t i;
+	size_t i, n;
 
 	strbuf_init(&sb);
 	summary_heading(&sb, t, info);
@@ -202,25 +403,13 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 		    !kind_count(t, (enum watch_kind)kind))
 			continue;
 		fprintf(out, "%s:\n", kind_plural[kind]);
-		for (i = 0; i < t->nitems; i++) {
-			const struct watch_item *it = &t->items[order[i]];
-
-			if ((int)it->kind != kind)
-				continue;
-			strbuf_reset(&sb);
-			state_word(&sb, t, it);
-			fprintf(out, "  %-12s ", sb.buf);
-			strbuf_reset(&sb);
-			describe(&sb, it);
-			strbuf_addstr(&sb, " at ");
-			where(&sb, it);
-			blocked(&sb, t, it);
-			if (it->waits_on && !it->gone)
-				{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
-			fprintf(out, "%s\n", sb.buf);
-		}
+		for (i = 0, n = 0; i < t->nitems; i++)
+			if ((int)t->items[order[i]].kind == kind)
+				idx[n++] = order[i];
+		summary_kind(out, t, idx, n, info->apart);
 	}
 	strbuf_release(&sb);
+	free(idx);
 	free(order);
 }
 

@@ -20,12 +20,18 @@ struct watch_info {
 	int target_exited;         /* the target went away during the watch */
 	size_t samples_failed;     /* samples that could not be read */
 	const char *last_error;    /* why the last failed one failed, or NULL */
+	int apart;                 /* --all: alike tasks and threads not
+				      grouped */
 };
 
-/* "12:03:04 stuck  task 'Task-2' (0x7f..) for 2.0s at app.py:31 in
- * wait, waits on Future in Event.wait" into buf. */
-void watch_format_event(char *buf, size_t len, const struct watch_tracker *t,
-			const struct watch_event *ev);
+/* Every event of the last sample, a line each through emit() ("12:03:04
+ * stuck task 'Task-2' (0x7f..) for 2.0s at app.py:31 in wait, waits on
+ * Future in Event.wait"), three or
+ * more alike (the same event of alike tasks or threads at the same
+ * place: a pool's workers) as one unless apart (--all): "12:03:04 stuck
+ * 12 threads for 2.0s at app.py:9 in work: 101 'w-0', ... and 7 more". */
+void watch_format_events(const struct watch_tracker *t, int apart,
+			 void (*emit)(const char *line, void *arg), void *arg);
 
 void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			const struct watch_info *info);

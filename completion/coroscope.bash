@@ -30,7 +30,7 @@ _coroscope()
 	local run_opts='-t --timeout -r --report -k --kill-after --no-native
 		--no-source --sample-last --all --'
 	local watch_opts='-i --interval -f --for -s --stuck -j --json
-		-n --no-block --native'
+		-n --no-block --native --all'
 
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}

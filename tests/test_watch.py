@@ -17,6 +17,7 @@ thread's line says it is blocked in a lock.
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -186,6 +187,71 @@ def test_plain_lines_say_what_is_stuck(keeper):
     assert "tasks:" in lines[summary:] and "threads:" in lines[summary:]
     assert any(l.strip().startswith("busy ") and "'spinning'" in l
                for l in lines[summary:]), result
+    assert_target_unharmed(target)
+
+
+ALIKE_POOL = 12
+
+
+@pytest.mark.parametrize("option", [None, "--all"])
+@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
+def test_alike_threads_one_line(keeper, ident, option):
+    """alike_threads.py's pool of 12 threads parked on one line: one
+    "stuck" event and one summary line for all of them, counted and the
+    first five named (escaped); the pair and the main thread a line each;
+    with --all, a line each."""
+    interp = watch_interp(ident)
+    script = target_script("alike_threads.py")
+    target = keeper.start_target(interp, "alike_threads.py",
+                                 str(ALIKE_POOL))
+    pool_line = marker_line(script, "pool-wait")
+
+    def pool_parked():
+        # each worker announces itself just before its parking line: all
+        # must be there before the first sample, or they are stuck from
+        # different samples on
+        doc = run_coroscope("dump", "--json", target.pid).json()
+        at = [[f["line"] for f in th["frames"] if f["file"] == script]
+              for th in doc["threads"]
+              if th["name"] and th["name"].startswith("pool-")]
+        return len(at) == ALIKE_POOL and all(
+            own and own[0] == pool_line for own in at)
+
+    assert wait_until(pool_parked, 20 * TIME_SCALE), "the pool never parked"
+    result = run_coroscope("watch", *(([option] if option else []) +
+                                      WATCH_ARGS + [target.pid]))
+    assert result.returncode == 0, result
+    assert "\x1b" not in result.stdout, result
+    pool = dict((tid, name) for name, tid in target.ready["threads"].items()
+                if name.startswith("pool-"))
+    lines = result.stdout.splitlines()
+    summary = lines.index(next(l for l in lines
+                               if l.startswith("watch summary:")))
+    place = "alike_threads.py:%d in pool_worker" % pool_line
+    events = [l for l in lines[:summary] if " stuck " in l and place in l]
+    rows = [l for l in lines[summary:] if place in l]
+    for tid in (t for n, t in target.ready["threads"].items()
+                if n.startswith("pair-")):
+        assert len([l for l in lines[summary:]
+                    if "thread %d '" % tid in l]) == 1, result
+    if option:
+        assert len(events) == ALIKE_POOL and len(rows) == ALIKE_POOL, \
+            result
+        assert sorted(int(l.split(" thread ")[1].split()[0])
+                      for l in rows) == sorted(pool), rows
+        return
+    assert len(events) == 1 and len(rows) == 1, result
+    member = re.compile(r"^(\d+) '((?:[^'\\]|\\.)*)'$")
+    for line, lead in ((events[0], r"\d\d:\d\d:\d\d stuck 12 threads for "),
+                       (rows[0], r"  stuck \d+\.\ds +12 threads at ")):
+        assert re.match(lead, line), line
+        named, more = line.rsplit(": ", 1)[1].rsplit(" and ", 1)
+        assert more == "%d more" % (ALIKE_POOL - 5), line
+        got = [member.match(x) for x in named.split(", ")]
+        assert len(got) == 5 and all(got), line
+        for m in got:
+            assert m.group(2) == pool[int(m.group(1))].replace(
+                "\n", "\\n").replace("\x1b", "\\x1b"), line
     assert_target_unharmed(target)
 
 
