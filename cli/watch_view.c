@@ -149,26 +149,42 @@ static void clock_now(struct strbuf *sb)
 
 /* Tasks and threads group; a generator or greenlet (named by its
  * address) keeps a line of its own. */
-static int groups(const struct watch_item *it)
+static int can_group(const struct watch_item *it)
 {
 	return it->kind == WATCH_TASK || it->kind == WATCH_THREAD;
 }
 
+/* A string of a key, after its length: no name the target chose can
+ * make two different keys one. */
+static void key_str(struct strbuf *sb, const char *s)
+{
+	strbuf_addf(sb, "%zu:%s", s ? strlen(s) : 0, s ? s : "");
+}
+
 /* What makes item i's line alike another's: its kind and label (an
- * asyncio task is not a trio task), then the rest of its line; it is
- * alike none when it cannot group. */
+ * asyncio task is not a trio task), where it is (whole file names: a
+ * line shows base names; and where a "gone" line shows no place at
+ * all), then the rest of its line.  It is alike none when it cannot
+ * group. */
 static char *alike_key(const struct watch_item *it, size_t i,
 		       const char *rest)
 {
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	if (!groups(it))
+	if (!can_group(it)) {
 		strbuf_addf(&sb, "#%zu", i);
-	else
-		strbuf_addf(&sb, "%d %zu:%s%s", (int)it->kind,
-			    it->label ? strlen(it->label) : 0,
-			    it->label ? it->label : "", rest);
+		return strbuf_detach(&sb);
+	}
+	strbuf_addf(&sb, "%d ", (int)it->kind);
+	key_str(&sb, it->label);
+	key_str(&sb, it->where_file);
+	key_str(&sb, it->where_function);
+	strbuf_addf(&sb, "%d ", it->where_line);
+	key_str(&sb, it->inner_file);
+	key_str(&sb, it->inner_function);
+	strbuf_addf(&sb, "%d ", it->inner_line);
+	strbuf_addstr(&sb, rest);
 	return strbuf_detach(&sb);
 }
 

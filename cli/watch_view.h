@@ -24,12 +24,14 @@ struct watch_info {
 				      grouped */
 };
 
-/* Every event of the last sample, a line each through emit() ("12:03:04
+/*
+ * Every event of the last sample, a line each through emit() ("12:03:04
  * stuck task 'Task-2' (0x7f..) for 2.0s at app.py:31 in wait, waits on
- * Future in Event.wait"), three or
- * more alike (the same event of alike tasks or threads at the same
- * place: a pool's workers) as one unless apart (--all): "12:03:04 stuck
- * 12 threads for 2.0s at app.py:9 in work: 101 'w-0', ... and 7 more". */
+ * Future in Event.wait"), three or more alike (the same event of alike
+ * tasks or threads at the same place: a pool's workers) as one unless
+ * apart (--all): "12:03:04 stuck 12 threads for 2.0s at app.py:9 in
+ * work: 101 'w-0', ... and 7 more".
+ */
 void watch_format_events(const struct watch_tracker *t, int apart,
 			 void (*emit)(const char *line, void *arg), void *arg);
 

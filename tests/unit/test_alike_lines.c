@@ -83,6 +83,10 @@ static void test_members(void)
 	/* The graph's labels escape what the target named. */
 	expect_members(ids, names, 3, ALIKE_GRAPH,
 		       "11 (a), 12, 13 (c\\n\\x1b[31m)");
+	/* watch's lines: single quotes, escaped. */
+	expect_members(ids, names, 3, ALIKE_WATCH,
+		       "11 'a', 12, 13 'c\\n\\x1b[31m'");
+	expect_members(NULL, names, 2, ALIKE_WATCH, "'a', '?'");
 	/* The first five are named, the rest counted. */
 	expect_members(ids, names, 7, ALIKE_QUOTED,
 		       "11 \"a\", 12, 13 \"c\n\x1b[31m\", 14 \"d\", "
