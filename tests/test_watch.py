@@ -193,8 +193,13 @@ def test_plain_lines_say_what_is_stuck(keeper):
 ALIKE_POOL = 12
 
 
-@pytest.mark.parametrize("option", [None, "--all"])
-@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
+# --all on one interpreter: it changes only how lines are grouped.
+ALIKE_WATCHES = ([(i, None) for i in WATCH_INTERPRETERS] +
+                 [(WATCH_INTERPRETERS[0], "--all")])
+
+
+@pytest.mark.parametrize("ident,option", ALIKE_WATCHES,
+                         ids=["%s-%s" % w for w in ALIKE_WATCHES])
 def test_alike_threads_one_line(keeper, ident, option):
     """alike_threads.py's pool of 12 threads parked on one line: one
     "stuck" event and one summary line for all of them, counted and the
