@@ -50,7 +50,7 @@ static void find_leads(size_t *lead, char *const *keys, size_t n, int apart)
 	free(k);
 }
 
-void alike_lines_group(struct alike_lines *g, char *const *keys, size_t n,
+void alike_lines_group(struct alike_lines *g, char **keys, size_t n,
 		       int apart)
 {
 	size_t *lead = xmallocarray(n ? n : 1, sizeof(*lead));
@@ -58,6 +58,8 @@ void alike_lines_group(struct alike_lines *g, char *const *keys, size_t n,
 	size_t i, at = 0;
 
 	memset(g, 0, sizeof(*g));
+	g->keys = keys;
+	g->nkeys = n;
 	find_leads(lead, keys, n, apart);
 	/* fill[leader]: its group's size, then where its next member goes */
 	for (i = 0; i < n; i++)
@@ -80,9 +82,19 @@ void alike_lines_group(struct alike_lines *g, char *const *keys, size_t n,
 
 void alike_lines_release(struct alike_lines *g)
 {
+	size_t i;
+
+	for (i = 0; i < g->nkeys; i++)
+		free(g->keys[i]);
+	free(g->keys);
 	free(g->member);
 	free(g->first);
 	memset(g, 0, sizeof(*g));
+}
+
+void alike_lines_key_str(struct strbuf *sb, const char *s)
+{
+	strbuf_addf(sb, "%zu:%s", s ? strlen(s) : 0, s ? s : "");
 }
 
 /* One member's name in the style's quotes ("?" for a task without). */

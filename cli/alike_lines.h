@@ -28,13 +28,19 @@ struct alike_lines {
 	size_t *member;
 	size_t *first;            /* ngroups + 1 entries */
 	size_t ngroups;
+	char **keys;              /* owned: freed by alike_lines_release() */
+	size_t nkeys;
 };
 
 /* Group the n items by key (keys[i] for item i, none NULL); with apart
- * (--all) every item is a group of its own. */
-void alike_lines_group(struct alike_lines *g, char *const *keys, size_t n,
+ * (--all) every item is a group of its own.  Takes keys: the array and
+ * each key, malloc'd, are freed with the groups. */
+void alike_lines_group(struct alike_lines *g, char **keys, size_t n,
 		       int apart);
 void alike_lines_release(struct alike_lines *g);
+/* Add s (NULL: none) to a key after its length, so that no string the
+ * target chose can make two different keys one. */
+void alike_lines_key_str(struct strbuf *sb, const char *s);
 
 /*
  * How a section names threads and tasks: 12 "name" and "name", the

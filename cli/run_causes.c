@@ -404,8 +404,7 @@ static void add_wait_members(struct strbuf *sb, const struct blocked *b,
 }
 
 /* What makes a wait alike another: its call and time stuck, then where
- * it was called from; the first part's length leads, so that no names
- * the target chose can make two different pairs one key. */
+ * it was called from. */
 static char *wait_key(const struct blocked *b)
 {
 	struct strbuf call, sb;
@@ -414,7 +413,7 @@ static char *wait_key(const struct blocked *b)
 	strbuf_init(&sb);
 	add_api(&call, b->api);
 	add_seen(&call, &b->seen);
-	strbuf_addf(&sb, "%zu:%s", call.len, call.buf);
+	alike_lines_key_str(&sb, call.buf);
 	add_where(&sb, b);
 	strbuf_release(&call);
 	return strbuf_detach(&sb);
@@ -473,9 +472,6 @@ static void summarize_waits(struct run_summary *s, int pid,
 		}
 	}
 	alike_lines_release(&g);
-	for (i = 0; i < nw; i++)
-		free(keys[i]);
-	free(keys);
 	free(w);
 	strbuf_release(&sb);
 }

@@ -81,12 +81,9 @@ static void add_group_members(struct strbuf *sb, const struct collection *c,
  * function, each after its length, for a key. */
 static void key_frame(struct strbuf *sb, const struct py_frame *f)
 {
-	const char *file = f && f->code ? f->code->filename : NULL;
-	const char *func = f && f->code ? f->code->qualname : NULL;
-
-	strbuf_addf(sb, "%zu:%s%zu:%s%d;", file ? strlen(file) : 0,
-		    file ? file : "", func ? strlen(func) : 0,
-		    func ? func : "", f ? f->line : -2);
+	alike_lines_key_str(sb, f && f->code ? f->code->filename : NULL);
+	alike_lines_key_str(sb, f && f->code ? f->code->qualname : NULL);
+	strbuf_addf(sb, "%d;", f ? f->line : -2);
 }
 
 /* What makes waiter node alike another: its kind and its frames, as the
@@ -145,9 +142,6 @@ static void add_waiters(struct run_cause *cause, const struct collection *c,
 		run_cause_detail(cause, sb);
 	}
 	alike_lines_release(&g);
-	for (k = 0; k < nw; k++)
-		free(keys[k]);
-	free(keys);
 }
 
 static void add_test(struct run_cause *cause, const struct collection *c,

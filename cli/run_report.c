@@ -74,7 +74,12 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 	for (k = 0; k < t->nitems; k++) {
 		const struct watch_item *it = &t->items[order[k]];
 
-		strbuf_addch(&sb, it->kind == WATCH_TASK ? 'T' : 't');
+		/* Tasks and threads group; a generator or greenlet, named
+		 * by its address, keeps a line of its own (as in watch). */
+		if (it->kind == WATCH_TASK || it->kind == WATCH_THREAD)
+			strbuf_addch(&sb, it->kind == WATCH_TASK ? 'T' : 't');
+		else
+			strbuf_addf(&sb, "#%zu", k);
 		if (run_seen_what(&sb, t, it)) {
 			items[nkeys] = order[k];
 			keys[nkeys++] = xstrdup(sb.buf);
@@ -98,9 +103,6 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 	}
 	lines = g.ngroups;
 	alike_lines_release(&g);
-	for (k = 0; k < nkeys; k++)
-		free(keys[k]);
-	free(keys);
 	free(items);
 	free(order);
 	strbuf_release(&sb);

@@ -83,6 +83,32 @@ static int listed(const struct watch_tracker *t, const struct watch_item *it,
 	return seen->state == RUN_SEEN_STUCK || seen->state == RUN_SEEN_BUSY;
 }
 
+/* 'task "name"', 'thread 12 "name"', 'coroutine "f" (0x7f..)',
+ * 'greenlet "name" (0x7f..)': a generator or greenlet by its address. */
+static void add_subject(struct strbuf *sb, const struct watch_item *it)
+{
+	const char *name = it->name;
+
+	switch (it->kind) {
+	case WATCH_TASK:
+		strbuf_addf(sb, "task \"%s\"", name ? name : "?");
+		return;
+	case WATCH_THREAD:
+		strbuf_addf(sb, "thread %llu", (unsigned long long)it->id);
+		break;
+	case WATCH_GENERATOR:
+		strbuf_addf(sb, "%s", it->label ? it->label : "generator");
+		break;
+	default:
+		strbuf_addstr(sb, "greenlet");
+		break;
+	}
+	if (name)
+		strbuf_addf(sb, " \"%s\"", name);
+	if (it->kind != WATCH_THREAD)
+		strbuf_addf(sb, " (0x%llx)", (unsigned long long)it->id);
+}
+
 int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
 		      const struct watch_item *it)
 {
@@ -90,12 +116,8 @@ int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
 
 	if (!listed(t, it, &seen))
 		return 0;
-	if (it->kind == WATCH_TASK)
-		strbuf_addf(sb, "task \"%s\" ", it->name ? it->name : "?");
-	else
-		strbuf_addf(sb, "thread %llu%s%s%s ", (unsigned long long)it->id,
-			    it->name ? " \"" : "", it->name ? it->name : "",
-			    it->name ? "\"" : "");
+	add_subject(sb, it);
+	strbuf_addch(sb, ' ');
 	return run_seen_what(sb, t, it);
 }
 

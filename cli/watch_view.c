@@ -154,13 +154,6 @@ static int can_group(const struct watch_item *it)
 	return it->kind == WATCH_TASK || it->kind == WATCH_THREAD;
 }
 
-/* A string of a key, after its length: no name the target chose can
- * make two different keys one. */
-static void key_str(struct strbuf *sb, const char *s)
-{
-	strbuf_addf(sb, "%zu:%s", s ? strlen(s) : 0, s ? s : "");
-}
-
 /* What makes item i's line alike another's: its kind and label (an
  * asyncio task is not a trio task), where it is (whole file names: a
  * line shows base names; and where a "gone" line shows no place at
@@ -177,12 +170,12 @@ static char *alike_key(const struct watch_item *it, size_t i,
 		return strbuf_detach(&sb);
 	}
 	strbuf_addf(&sb, "%d ", (int)it->kind);
-	key_str(&sb, it->label);
-	key_str(&sb, it->where_file);
-	key_str(&sb, it->where_function);
+	alike_lines_key_str(&sb, it->label);
+	alike_lines_key_str(&sb, it->where_file);
+	alike_lines_key_str(&sb, it->where_function);
 	strbuf_addf(&sb, "%d ", it->where_line);
-	key_str(&sb, it->inner_file);
-	key_str(&sb, it->inner_function);
+	alike_lines_key_str(&sb, it->inner_file);
+	alike_lines_key_str(&sb, it->inner_function);
 	strbuf_addf(&sb, "%d ", it->inner_line);
 	strbuf_addstr(&sb, rest);
 	return strbuf_detach(&sb);
@@ -288,9 +281,6 @@ void watch_format_events(const struct watch_tracker *t, int apart,
 		strbuf_reset(&sb);
 	}
 	alike_lines_release(&g);
-	for (i = 0; i < n; i++)
-		free(keys[i]);
-	free(keys);
 	free(idx);
 	strbuf_release(&sb);
 }
@@ -386,9 +376,6 @@ static void summary_kind(FILE *out, const struct watch_tracker *t,
 		strbuf_reset(&sb);
 	}
 	alike_lines_release(&g);
-	for (i = 0; i < n; i++)
-		free(keys[i]);
-	free(keys);
 	strbuf_release(&sb);
 }
 

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_seen.h"
 #include "cli/watch_track.h"
+#include "common/strbuf.h"
 #include "common/addrmap.h"
 #include "tests/unit/check.h"
 
@@ -465,6 +467,65 @@ static void test_sampled(void)
 	addrmap_release(&a.task_index);
 }
 
+/* The sampled section's line of each kind: a generator or greenlet is
+ * named by its kind and address, not taken for a thread. */
+static void test_seen_subjects(void)
+{
+	static const struct {
+		enum watch_kind kind;
+		uint64_t id;
+		const char *name, *label, *want;
+	} cases[] = {
+		{ WATCH_TASK, 0x100, "t", NULL, "task \"t\" stuck for" },
+		{ WATCH_THREAD, 42, "w", NULL, "thread 42 \"w\" stuck for" },
+		{ WATCH_THREAD, 43, NULL, NULL, "thread 43 stuck for" },
+		{ WATCH_GENERATOR, 0x7f00, "request_context", "generator",
+		  "generator \"request_context\" (0x7f00) stuck for" },
+		{ WATCH_GENERATOR, 0x7f40, "f", "coroutine",
+		  "coroutine \"f\" (0x7f40) stuck for" },
+		{ WATCH_GREENLET, 0x7f80, "g-1", "Greenlet",
+		  "greenlet \"g-1\" (0x7f80) stuck for" },
+		{ WATCH_GREENLET, 0x7fc0, NULL, NULL,
+		  "greenlet (0x7fc0) stuck for" },
+	};
+	struct watch_tracker tr;
+	struct strbuf sb;
+	size_t i;
+	int k;
+
+	watch_tracker_init(&tr, 2);
+	for (k = 0; k < 5; k++) {
+		watch_begin(&tr, k);
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct watch_obs o;
+
+			memset(&o, 0, sizeof(o));
+			o.kind = cases[i].kind;
+			o.id = cases[i].id;
+			o.name = cases[i].name;
+			o.label = cases[i].label;
+			o.fingerprint = 7;
+			o.cpu_s = o.wait_s = -1;
+			o.runs = -1;
+			o.where.line = o.inner.line = -1;
+			watch_observe(&tr, &o);
+		}
+		watch_end(&tr);
+	}
+	strbuf_init(&sb);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct watch_item *it = watch_find(&tr, cases[i].kind,
+							 cases[i].id);
+
+		strbuf_reset(&sb);
+		CHECK(it && run_seen_describe(&sb, &tr, it) &&
+		      !strncmp(sb.buf, cases[i].want, strlen(cases[i].want)),
+		      "[%s], want [%s...]", sb.buf, cases[i].want);
+	}
+	strbuf_release(&sb);
+	watch_tracker_release(&tr);
+}
+
 int main(void)
 {
 	test_lock_deadlock();
@@ -475,5 +536,6 @@ int main(void)
 	test_tasks();
 	test_native_frames();
 	test_sampled();
+	test_seen_subjects();
 	return CHECK_DONE("test_causes");
 }
