@@ -251,7 +251,10 @@ const char *native_blocked_in(const struct native_thread *nt)
 		if (!f->sym.function)
 			continue;
 		name = base_name(f->sym.function);
-		if (!strcmp(name, "take_gil"))
+		/* drop_gil takes the GIL's mutex too, and waits there for
+		 * another thread to take the GIL when it forces a switch:
+		 * a spinner caught in it waits on the GIL, not a lock. */
+		if (!strcmp(name, "take_gil") || !strcmp(name, "drop_gil"))
 			kind = GIL;
 		else if (name_in(name, lock) || name_in(f->sym.function, lock))
 			kind = LOCK;

@@ -147,6 +147,12 @@ static void test_blocked_in(void)
 		nf("_PyEval_EvalFrameDefault", INTERP, 3, 0),
 		nf("take_gil", INTERP, 4, 0),  /* beyond the eval loop */
 	};
+	struct native_frame dropping[] = {  /* its mutex, in drop_gil */
+		nf("__lll_lock_wait", LIBC, 1, 0),
+		nf("___pthread_mutex_lock", LIBC, 2, 0),
+		nf("drop_gil", INTERP, 3, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 4, 0),
+	};
 	struct native_frame spin[] = {
 		nf("_PyEval_EvalFrameDefault", INTERP, 1, 0),
 	};
@@ -160,6 +166,10 @@ static void test_blocked_in(void)
 	t.frames = sleep_select;
 	t.nframes = 4;
 	CHECK(!strcmp(native_blocked_in(&t), "sleep"), "select in time.sleep");
+	t.frames = dropping;
+	t.nframes = 4;
+	CHECK(!strcmp(native_blocked_in(&t), "gil"), "the GIL's mutex: %s",
+	      native_blocked_in(&t));
 	t.frames = spin;
 	t.nframes = 1;
 	CHECK(!strcmp(native_blocked_in(&t), "running"), "running");
