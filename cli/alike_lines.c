@@ -108,7 +108,7 @@ static void add_name(struct strbuf *sb, const char *name, int has_id,
 	if (!name && has_id)
 		return;
 	strbuf_addf(sb, "%s%s", has_id ? " " : "", open);
-	if (style != ALIKE_QUOTED)
+	if (style == ALIKE_WATCH)
 		esc_add(sb, name ? name : "?", ESC_TEXT, 0);
 	else
 		strbuf_addstr(sb, name ? name : "?");

@@ -45,8 +45,8 @@ void alike_lines_key_str(struct strbuf *sb, const char *s);
 /*
  * How a section names threads and tasks: 12 "name" and "name", the
  * names as they are (escaped on output: run's causes and samples); 12
- * (name) and 'name', escaped here (the wait-for graph's labels); 12
- * 'name' and 'name', escaped here (watch's lines).
+ * (name) and 'name', likewise (run's causes from the wait-for graph);
+ * 12 'name' and 'name', escaped here (watch's lines).
  */
 enum alike_style { ALIKE_QUOTED, ALIKE_GRAPH, ALIKE_WATCH };
 

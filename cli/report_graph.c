@@ -17,21 +17,31 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path ? path : "?";
 }
 
-void graph_add_place(struct strbuf *sb, const struct py_frame *f)
+/* A name from the target: escaped, or kept for the writer to escape. */
+static void add_name(struct strbuf *sb, const char *s, enum graph_names names)
+{
+	if (names == GRAPH_RAW)
+		strbuf_addstr(sb, s ? s : "?");
+	else
+		esc_add(sb, s, ESC_TEXT, 0);
+}
+
+void graph_add_place(struct strbuf *sb, const struct py_frame *f,
+		     enum graph_names names)
 {
 	if (!f || !f->code) {
 		strbuf_addstr(sb, "?");
 		return;
 	}
-	esc_add(sb, base_name(f->code->filename), ESC_TEXT, 0);
+	add_name(sb, base_name(f->code->filename), names);
 	if (f->line >= 0)
 		strbuf_addf(sb, ":%d", f->line);
 	strbuf_addstr(sb, " in ");
-	esc_add(sb, f->code->qualname ? f->code->qualname : "?", ESC_TEXT, 0);
+	add_name(sb, f->code->qualname, names);
 }
 
 void graph_add_label(struct strbuf *sb, const struct collection *c,
-		     size_t node)
+		     size_t node, enum graph_names names)
 {
 	const struct wg_node *n = &c->graph.nodes[node];
 
@@ -42,7 +52,7 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 		strbuf_addf(sb, "thread %d", t->tid);
 		if (t->name) {
 			strbuf_addstr(sb, " (");
-			esc_add(sb, t->name, ESC_TEXT, 0);
+			add_name(sb, t->name, names);
 			strbuf_addstr(sb, ")");
 		}
 		break;
@@ -51,7 +61,7 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 		const struct py_task *t = &c->async.tasks[n->index];
 
 		strbuf_addstr(sb, "task '");
-		esc_add(sb, t->name ? t->name : "?", ESC_TEXT, 0);
+		add_name(sb, t->name, names);
 		strbuf_addstr(sb, "'");
 		break;
 	}
@@ -72,7 +82,7 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 }
 
 void graph_add_blame(struct strbuf *sb, const struct collection *c,
-		     size_t node)
+		     size_t node, enum graph_names names)
 {
 	const struct wg_node *n = &c->graph.nodes[node];
 
@@ -80,11 +90,11 @@ void graph_add_blame(struct strbuf *sb, const struct collection *c,
 		return;
 	if (n->blame) {
 		strbuf_addstr(sb, " at ");
-		graph_add_place(sb, n->blame);
+		graph_add_place(sb, n->blame, names);
 	}
 	if (n->inner && n->inner != n->blame) {
 		strbuf_addstr(sb, n->blame ? " (innermost " : " at ");
-		graph_add_place(sb, n->inner);
+		graph_add_place(sb, n->inner, names);
 		if (n->blame)
 			strbuf_addstr(sb, ")");
 	}
@@ -92,29 +102,29 @@ void graph_add_blame(struct strbuf *sb, const struct collection *c,
 
 /* The frame that entered the holding block, else the holder's blame. */
 static void add_holder(struct strbuf *sb, const struct collection *c,
-		       size_t obj, size_t holder)
+		       size_t obj, size_t holder, enum graph_names names)
 {
 	const struct py_waitgraph *g = &c->graph;
 	size_t i, k, n;
 	const size_t *out = py_waitgraph_out(g, holder, &n);
 
-	graph_add_label(sb, c, holder);
+	graph_add_label(sb, c, holder, names);
 	for (k = 0; k < n; k++) {
 		i = out[k];
 		if (g->edges[i].kind == WG_HOLDS && g->edges[i].to == obj &&
 		    g->edges[i].at) {
 			strbuf_addstr(sb, " at ");
-			graph_add_place(sb, g->edges[i].at);
+			graph_add_place(sb, g->edges[i].at, names);
 			return;
 		}
 	}
-	graph_add_blame(sb, c, holder);
+	graph_add_blame(sb, c, holder, names);
 }
 
 /* What a future (gather, concurrent future) waits for: its pending
  * children, the task or thread that will complete it. */
 static void add_future_waits(struct strbuf *sb, const struct collection *c,
-			     size_t fut)
+			     size_t fut, enum graph_names names)
 {
 	const struct py_waitgraph *g = &c->graph;
 	size_t k, m, n = 0;
@@ -128,15 +138,15 @@ static void add_future_waits(struct strbuf *sb, const struct collection *c,
 		if (n++ >= GRAPH_MAX_HOLDERS)
 			continue;
 		strbuf_addstr(sb, n > 1 ? ", " : " for ");
-		graph_add_label(sb, c, e->to);
-		graph_add_blame(sb, c, e->to);
+		graph_add_label(sb, c, e->to, names);
+		graph_add_blame(sb, c, e->to, names);
 	}
 	if (n > GRAPH_MAX_HOLDERS)
 		strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);
 }
 
 void graph_add_wait(struct strbuf *sb, const struct collection *c,
-		    size_t node)
+		    size_t node, enum graph_names names)
 {
 	const struct py_waitgraph *g = &c->graph;
 	size_t k, m, h, n, holders[GRAPH_MAX_HOLDERS];
@@ -150,13 +160,13 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 			continue;
 		strbuf_addstr(sb, first ? "waits for: " : "; and for: ");
 		first = 0;
-		graph_add_label(sb, c, e->to);
+		graph_add_label(sb, c, e->to, names);
 		if (g->nodes[e->to].kind != WG_OBJECT) {
-			graph_add_blame(sb, c, e->to);
+			graph_add_blame(sb, c, e->to, names);
 			continue;
 		}
 		if (py_prim_is_future(&g->prims[g->nodes[e->to].index])) {
-			add_future_waits(sb, c, e->to);
+			add_future_waits(sb, c, e->to, names);
 			continue;
 		}
 		n = py_waitgraph_holders(g, e->to, holders, GRAPH_MAX_HOLDERS);
@@ -166,7 +176,7 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		}
 		for (h = 0; h < n && h < GRAPH_MAX_HOLDERS; h++) {
 			strbuf_addstr(sb, h ? ", " : " held by ");
-			add_holder(sb, c, e->to, holders[h]);
+			add_holder(sb, c, e->to, holders[h], names);
 		}
 		if (n > GRAPH_MAX_HOLDERS)
 			strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);
@@ -217,7 +227,7 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 				if (g->edges[fout[k]].kind == WG_WAITS_FOR) {
 					strbuf_addstr(sb, " of ");
 					graph_add_label(sb, c,
-							g->edges[fout[k]].to);
+							g->edges[fout[k]].to, GRAPH_ESCAPED);
 					break;
 				}
 			return;
@@ -225,7 +235,7 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 		n = py_waitgraph_holders(g, e->to, holders, 2);
 		if (n) {
 			strbuf_addstr(sb, " held by ");
-			graph_add_label(sb, c, holders[0]);
+			graph_add_label(sb, c, holders[0], GRAPH_ESCAPED);
 			if (n > 1)
 				strbuf_addf(sb, " and %zu more", n - 1);
 		} else if (py_prim_is_lock(p) && p->locked != 0) {
@@ -238,7 +248,7 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 }
 
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,
-		     size_t cycle)
+		     size_t cycle, enum graph_names names)
 {
 	const struct cycle_list *cl = &c->graph.cycles;
 	size_t k;
@@ -246,7 +256,8 @@ void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 	for (k = 0; k <= cl->len[cycle]; k++) {
 		if (k)
 			strbuf_addstr(sb, " -> ");
-		graph_add_label(sb, c, cl->cycles[cycle][k % cl->len[cycle]]);
+		graph_add_label(sb, c, cl->cycles[cycle][k % cl->len[cycle]],
+				names);
 	}
 }
 
@@ -295,7 +306,7 @@ static void row_key(struct strbuf *key, const struct collection *c,
 	else if (n->kind == WG_THREAD)  /* of one interpreter, as above */
 		strbuf_addf(key, "thread %llx", (unsigned long long)
 			    c->snap.threads[n->index].interp);
-	graph_add_blame(key, c, i);
+	graph_add_blame(key, c, i, GRAPH_ESCAPED);
 	strbuf_addf(key, "\n%s", what);
 }
 
@@ -338,7 +349,7 @@ static size_t wait_rows(const struct collection *c, struct wait_row **out)
 		if (g->nodes[i].kind == WG_OBJECT)
 			continue;
 		strbuf_init(&what);
-		graph_add_wait(&what, c, i);
+		graph_add_wait(&what, c, i, GRAPH_ESCAPED);
 		if (!what.len) {
 			strbuf_release(&what);
 			continue;
@@ -346,8 +357,8 @@ static size_t wait_rows(const struct collection *c, struct wait_row **out)
 		strbuf_init(&key);
 		row_key(&key, c, i, what.buf);
 		strbuf_init(&who);
-		graph_add_label(&who, c, i);
-		graph_add_blame(&who, c, i);
+		graph_add_label(&who, c, i, GRAPH_ESCAPED);
+		graph_add_blame(&who, c, i, GRAPH_ESCAPED);
 		rows[n].key = strbuf_detach(&key);
 		rows[n].who = strbuf_detach(&who);
 		rows[n].what = strbuf_detach(&what);
@@ -386,7 +397,7 @@ static void thread_row(FILE *out, const struct collection *c,
 
 	strbuf_init(&sb);
 	strbuf_addf(&sb, "%zu threads", r->count);
-	graph_add_blame(&sb, c, r->first);
+	graph_add_blame(&sb, c, r->first, GRAPH_ESCAPED);
 	strbuf_addstr(&sb, ":");
 	for (k = 0; k < r->count; k++) {
 		const struct py_thread *t =
@@ -416,7 +427,7 @@ static void text_waits(FILE *out, const struct collection *c)
 			thread_row(out, c, &rows[i]);
 		} else if (rows[i].count > 1) {
 			strbuf_init(&last);
-			graph_add_label(&last, c, rows[i].last);
+			graph_add_label(&last, c, rows[i].last, GRAPH_ESCAPED);
 			fprintf(out, "  %zu tasks like %s .. %s\n    %s\n",
 				rows[i].count, rows[i].who, last.buf,
 				rows[i].what);
@@ -448,9 +459,9 @@ void report_text_graph(FILE *out, const struct collection *c)
 		if (!any++)
 			fputs("\nHolders:\n", out);
 		strbuf_reset(&sb);
-		add_holder(&sb, c, e->to, e->from);
+		add_holder(&sb, c, e->to, e->from, GRAPH_ESCAPED);
 		strbuf_addstr(&sb, " holds ");
-		graph_add_label(&sb, c, e->to);
+		graph_add_label(&sb, c, e->to, GRAPH_ESCAPED);
 		nw = py_waitgraph_waiters(g, e->to, NULL, 0);
 		strbuf_addf(&sb, ": %zu waiting", nw);
 		fprintf(out, "  %s\n", sb.buf);
@@ -459,7 +470,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 		if (!i)
 			fputs("\nWait cycles:\n", out);
 		strbuf_reset(&sb);
-		graph_add_cycle(&sb, c, i);
+		graph_add_cycle(&sb, c, i, GRAPH_ESCAPED);
 		fprintf(out, "  %s\n", sb.buf);
 	}
 	if (g->test)

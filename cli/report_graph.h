@@ -11,20 +11,26 @@
 #include "cli/json.h"
 #include "common/strbuf.h"
 
+/* How the phrases below add names read from the target: escaped for the
+ * text they go into, or as they are, for `run`'s causes, which every
+ * writer (text, JSON, Markdown) escapes its own way. */
+enum graph_names { GRAPH_ESCAPED, GRAPH_RAW };
+
 /* "thread 1234 (worker)", "task 'holder'", "asyncio.Lock 0x7f.. (locked,
  * 2 waiters)". */
 void graph_add_label(struct strbuf *sb, const struct collection *c,
-		     size_t node);
+		     size_t node, enum graph_names names);
 /* "app.py:42 in hold" of a frame; "?" when NULL. */
-void graph_add_place(struct strbuf *sb, const struct py_frame *f);
+void graph_add_place(struct strbuf *sb, const struct py_frame *f,
+		     enum graph_names names);
 /* " at USERFILE:LINE in FUNC (innermost FILE:LINE in FUNC)" of a thread
  * or task node. */
 void graph_add_blame(struct strbuf *sb, const struct collection *c,
-		     size_t node);
+		     size_t node, enum graph_names names);
 /* "waits for: X held by Y at ..." of a waiting node, or "" when it waits
  * for nothing the graph knows. */
 void graph_add_wait(struct strbuf *sb, const struct collection *c,
-		    size_t node);
+		    size_t node, enum graph_names names);
 /* One short phrase for a task's line in the tree: "waits for
  * asyncio.Lock (locked, 2 waiters) held by task 'holder'", "waits for
  * gather of 3 (1 done)"; "" when it waits for no object the graph
@@ -33,7 +39,7 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 			  size_t node);
 /* The cycle's nodes joined by " -> ". */
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,
-		     size_t cycle);
+		     size_t cycle, enum graph_names names);
 
 void report_text_graph(FILE *out, const struct collection *c);
 /* The "graph" member of the dump's JSON object. */

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/escape.h"
 #include "cli/report_graph.h"
 #include "cli/alike_lines.h"
 #include "cli/run_seen.h"
@@ -30,7 +29,7 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 {
 	struct run_seen seen;
 
-	graph_add_blame(sb, c, node);
+	graph_add_blame(sb, c, node, GRAPH_RAW);
 	node_seen(c, t, node, &seen);
 	if (seen.state == RUN_SEEN_STUCK) {
 		strbuf_addstr(sb, " (");
@@ -44,7 +43,7 @@ static void add_unit_detail(struct run_cause *cause,
 			    const struct watch_tracker *t, size_t node,
 			    struct strbuf *sb)
 {
-	graph_add_label(sb, c, node);
+	graph_add_label(sb, c, node, GRAPH_RAW);
 	add_unit_rest(sb, c, t, node);
 	run_cause_detail(cause, sb);
 }
@@ -150,7 +149,7 @@ static void add_test(struct run_cause *cause, const struct collection *c,
 	if (!c->graph.test)
 		return;
 	strbuf_addstr(sb, "test being run: ");
-	esc_add(sb, c->graph.test, ESC_TEXT, 0);
+	strbuf_addstr(sb, c->graph.test);
 	run_cause_detail(cause, sb);
 }
 
@@ -177,17 +176,17 @@ static void cycles(struct run_summary *s, const struct collection *c,
 		if (!has_object(g, i))
 			continue;
 		strbuf_addstr(sb, "lock cycle: ");
-		graph_add_cycle(sb, c, i);
+		graph_add_cycle(sb, c, i, GRAPH_RAW);
 		cause = run_cause_add(s, RUN_CAUSE_LOCK_CYCLE, c->pid, sb);
 		for (k = 0; k < g->cycles.len[i]; k++) {
 			size_t node = g->cycles.cycles[i][k];
 
 			if (g->nodes[node].kind == WG_OBJECT)
 				continue;
-			graph_add_label(sb, c, node);
-			graph_add_blame(sb, c, node);
+			graph_add_label(sb, c, node, GRAPH_RAW);
+			graph_add_blame(sb, c, node, GRAPH_RAW);
 			strbuf_addstr(sb, " ");
-			graph_add_wait(sb, c, node);
+			graph_add_wait(sb, c, node, GRAPH_RAW);
 			run_cause_detail(cause, sb);
 		}
 		add_test(cause, c, sb);
@@ -369,7 +368,7 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 	nh = py_waitgraph_holders(g, node, holders, 4);
 	for (h = 0; h < nh && h < 4; h++) {
 		strbuf_addstr(sb, h ? ", " : " held by ");
-		graph_add_label(sb, c, holders[h]);
+		graph_add_label(sb, c, holders[h], GRAPH_RAW);
 		/* The line that entered the block, else its blame. */
 		out = py_waitgraph_out(g, holders[h], &m);
 		for (k = 0; k < m; k++)
@@ -379,9 +378,9 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 				break;
 		if (k < m) {
 			strbuf_addstr(sb, " at ");
-			graph_add_place(sb, g->edges[out[k]].at);
+			graph_add_place(sb, g->edges[out[k]].at, GRAPH_RAW);
 		} else {
-			graph_add_blame(sb, c, holders[h]);
+			graph_add_blame(sb, c, holders[h], GRAPH_RAW);
 		}
 	}
 	if (nh > 4)
@@ -402,7 +401,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	if (idle)
 		strbuf_addstr(sb, "idle: ");
 	strbuf_addf(sb, "%zu waiting on ", r->waiters);
-	graph_add_label(sb, c, r->node);
+	graph_add_label(sb, c, r->node, GRAPH_RAW);
 	nh = add_holders(sb, c, r->node, holders);
 	if (!nh && py_prim_is_lock(p))
 		strbuf_addstr(sb, ", holder unknown");

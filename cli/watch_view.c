@@ -556,7 +556,7 @@ void watch_summary_json(FILE *out, const struct watch_tracker *t,
 
 struct watch_view {
 	SCREEN *screen;
-	char log[VIEW_LOG][256];
+	char *log[VIEW_LOG];     /* whole lines: the screen cuts them */
 	size_t nlog;             /* lines ever logged */
 };
 
@@ -580,7 +580,12 @@ struct watch_view *watch_view_open(void)
 
 void watch_view_event(struct watch_view *v, const char *line)
 {
-	snprintf(v->log[v->nlog % VIEW_LOG], sizeof(v->log[0]), "%s", line);
+	char **slot = &v->log[v->nlog % VIEW_LOG];
+
+	/* Kept whole: a fixed-size copy cut grouped lines in the middle of
+	 * a UTF-8 character or of an escape ("\x1b" shown as "\x1"). */
+	free(*slot);
+	*slot = xstrdup(line);
 	v->nlog++;
 }
 
@@ -660,10 +665,14 @@ int watch_view_keys(struct watch_view *v, const struct watch_tracker *t,
 
 void watch_view_close(struct watch_view *v)
 {
+	size_t i;
+
 	if (!v)
 		return;
 	curs_set(1);
 	endwin();
 	delscreen(v->screen);
+	for (i = 0; i < VIEW_LOG; i++)
+		free(v->log[i]);
 	free(v);
 }

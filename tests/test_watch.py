@@ -309,12 +309,14 @@ def test_usage_errors():
         assert result.stderr.startswith("coroscope: "), result
 
 
-def live_view(keeper, target, seconds):
-    """Run watch on a pseudo-terminal for `seconds`, quit with q; return
-    (all it wrote, decoded; the terminal's local modes before and after)."""
+def live_view(keeper, target, seconds, columns=120):
+    """Run watch on a pseudo-terminal `columns` wide for `seconds`, quit
+    with q; return (all it wrote, decoded; the terminal's local modes
+    before and after)."""
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
-    env = coroscope_env({"TERM": "xterm", "COLUMNS": "120", "LINES": "30"})
+    env = coroscope_env({"TERM": "xterm", "COLUMNS": str(columns),
+                         "LINES": "30"})
     proc = subprocess.Popen([COROSCOPE, "watch", "--interval", "0.3s",
                              "--stuck", "1s", str(target.pid)],
                             stdin=slave, stdout=slave, stderr=subprocess.PIPE,
@@ -375,6 +377,26 @@ def test_live_view_shows_generators(keeper):
     addr = target.ready["generators"]["abandoned"]
     assert "generator 'abandoned' (%s)" % addr in view, view[-2000:]
     assert "generator 'counting'" in view, view[-2000:]
+    assert after == before, "terminal local modes not restored"
+    assert_target_unharmed(target)
+
+
+def test_live_view_keeps_long_events_whole(keeper):
+    """A grouped event line longer than 256 bytes reaches a wide enough
+    screen whole: the view kept 256 bytes of each logged line, cut in
+    the middle of a name, and its group's "and 7 more" never showed."""
+    interp = control_interpreter()
+    # (names 40 bytes longer: the line is over 256 bytes whatever the TIDs)
+    target = keeper.start_target(interp, "alike_threads.py", str(ALIKE_POOL),
+                                 "0123456789" * 4)
+    text, before, after = live_view(keeper, target, 3.0, columns=600)
+    view = text[:text.rindex("watch summary:")]
+    event = re.search(r"\d\d:\d\d:\d\d stuck %d threads for .*?and %d "
+                      r"more" % (ALIKE_POOL, ALIKE_POOL - 5), view)
+    assert event, view[-3000:]
+    # (drawn in one piece on a blank row: no cursor motion inside)
+    assert "\x1b[" not in event.group(0).replace("\\x1b[", ""), event
+    assert len(event.group(0).encode()) > 256, event.group(0)
     assert after == before, "terminal local modes not restored"
     assert_target_unharmed(target)
 

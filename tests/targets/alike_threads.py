@@ -1,9 +1,9 @@
 """A target for the text report's grouping of alike threads.
 
-Usage: alike_threads.py READY_FILE POOL
+Usage: alike_threads.py READY_FILE POOL [TAG]
 
-POOL threads ("pool-N", each name carrying a newline and an escape
-sequence, as hostile names do) park on one line of pool_worker; two
+POOL threads ("pool-N" and TAG, each name carrying a newline and an
+escape sequence, as hostile names do) park on one line of pool_worker; two
 threads ("pair-N") park on one line of pair_worker; the main thread parks
 in main.  CPOOL more threads that never run Python (pthread_create() on
 libc's pause(), through ctypes) wait in pause().  Parking lines carry
@@ -65,11 +65,11 @@ def start_c_threads(count):
     raise OSError("C threads not seen: %r" % sorted(new))
 
 
-def main(ready, pool):
+def main(ready, pool, tag=""):
     never = threading.Event()
     parked = threading.Semaphore(0)
     threads = [threading.Thread(target=pool_worker, args=(parked, never),
-                                name="pool-%d\n\x1b[31m" % i)
+                                name="pool-%d%s\n\x1b[31m" % (i, tag))
                for i in range(pool)]
     threads += [threading.Thread(target=pair_worker, args=(parked, never),
                                  name="pair-%d" % i) for i in range(2)]
@@ -90,4 +90,4 @@ def main(ready, pool):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), *sys.argv[3:4])

@@ -86,9 +86,10 @@ static void test_members(void)
 
 	expect_members(ids, names, 3, ALIKE_QUOTED,
 		       "11 \"a\", 12, 13 \"c\n\x1b[31m\"");
-	/* The graph's labels escape what the target named. */
+	/* run's causes from the graph: names as they are, in parentheses
+	 * (every writer of the causes escapes them). */
 	expect_members(ids, names, 3, ALIKE_GRAPH,
-		       "11 (a), 12, 13 (c\\n\\x1b[31m)");
+		       "11 (a), 12, 13 (c\n\x1b[31m)");
 	/* watch's lines: single quotes, escaped. */
 	expect_members(ids, names, 3, ALIKE_WATCH,
 		       "11 'a', 12, 13 'c\\n\\x1b[31m'");
