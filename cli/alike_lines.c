@@ -125,8 +125,10 @@ void alike_lines_members(struct strbuf *sb, const unsigned long long *ids,
 		if (k)
 			strbuf_addstr(sb, ", ");
 		if (ids)
-			strbuf_addf(sb, "%llu", ids[k]);
-		add_name(sb, names[k], ids != NULL, style);
+			strbuf_addf(sb, style == ALIKE_ADDRESS ? "0x%llx" :
+				    "%llu", ids[k]);
+		if (names)
+			add_name(sb, names[k], ids != NULL, style);
 	}
 	if (n > ALIKE_LINES_NAMED)
 		strbuf_addf(sb, " and %zu more",

@@ -46,13 +46,15 @@ void alike_lines_key_str(struct strbuf *sb, const char *s);
  * How a section names threads and tasks: 12 "name" and "name", the
  * names as they are (escaped on output: run's causes and samples); 12
  * (name) and 'name', likewise (run's causes from the wait-for graph);
- * 12 'name' and 'name', escaped here (watch's lines).
+ * 12 'name' and 'name', escaped here (watch's lines); and generators
+ * and greenlets, which share a name, by address: 0x7f12 (ids only).
  */
-enum alike_style { ALIKE_QUOTED, ALIKE_GRAPH, ALIKE_WATCH };
+enum alike_style { ALIKE_QUOTED, ALIKE_GRAPH, ALIKE_WATCH, ALIKE_ADDRESS };
 
 /* The members of a group of n, to end its line: '12 "a", 13, 14 "c",
  * 15, 16 and 7 more'; ids[k], names[k] (NULL: none) for each in order;
- * tasks have no ids (ids NULL) and a task without a name is "?". */
+ * tasks have no ids (ids NULL) and a task without a name is "?";
+ * ALIKE_ADDRESS takes ids and no names (NULL). */
 void alike_lines_members(struct strbuf *sb, const unsigned long long *ids,
 			 const char *const *names, size_t n,
 			 enum alike_style style);

@@ -21,6 +21,27 @@
 #define TEXT_MAX_SEEN 20
 #define MD_MAX_SEEN 10
 
+static int by_address(const struct watch_item *it)
+{
+	return it->kind == WATCH_GENERATOR || it->kind == WATCH_GREENLET;
+}
+
+/* "12 threads", "3 tasks", '6 generators "request_context"', '4
+ * greenlets "serve"': what a group of n is. */
+static void add_group_subject(struct strbuf *sb, const struct watch_item *it,
+			      size_t n)
+{
+	if (!by_address(it)) {
+		strbuf_addf(sb, "%zu %s", n,
+			    it->kind == WATCH_TASK ? "tasks" : "threads");
+		return;
+	}
+	strbuf_addf(sb, "%zu %ss", n, it->kind == WATCH_GREENLET ?
+		    "greenlet" : it->label ? it->label : "generator");
+	if (it->name)
+		strbuf_addf(sb, " \"%s\"", it->name);
+}
+
 /* One line for members m[0..n) of the items (alike when n > 1): the
  * one's subject, or how many, then what the first was seen doing, which
  * the others share; then a group's members. */
@@ -28,7 +49,7 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 			    const size_t *items, const size_t *m, size_t n)
 {
 	const struct watch_item *first = &t->items[items[m[0]]];
-	int tasks = first->kind == WATCH_TASK;
+	int tasks = first->kind == WATCH_TASK, addr = by_address(first);
 	unsigned long long *ids;
 	const char **names;
 	size_t k;
@@ -37,7 +58,8 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 		(void)run_seen_describe(sb, t, first);
 		return;
 	}
-	strbuf_addf(sb, "%zu %s ", n, tasks ? "tasks" : "threads");
+	add_group_subject(sb, first, n);
+	strbuf_addch(sb, ' ');
 	(void)run_seen_what(sb, t, first);
 	strbuf_addstr(sb, ": ");
 	ids = xmallocarray(n, sizeof(*ids));
@@ -46,7 +68,8 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 		ids[k] = (unsigned long long)t->items[items[m[k]]].id;
 		names[k] = t->items[items[m[k]]].name;
 	}
-	alike_lines_members(sb, tasks ? NULL : ids, names, n, ALIKE_QUOTED);
+	alike_lines_members(sb, tasks ? NULL : ids, addr ? NULL : names, n,
+			    addr ? ALIKE_ADDRESS : ALIKE_QUOTED);
 	free(ids);
 	free(names);
 }
@@ -74,12 +97,15 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 	for (k = 0; k < t->nitems; k++) {
 		const struct watch_item *it = &t->items[order[k]];
 
-		/* Tasks and threads group; a generator or greenlet, named
-		 * by its address, keeps a line of its own (as in watch). */
-		if (it->kind == WATCH_TASK || it->kind == WATCH_THREAD)
-			strbuf_addch(&sb, it->kind == WATCH_TASK ? 'T' : 't');
-		else
-			strbuf_addf(&sb, "#%zu", k);
+		/* Generators and greenlets group too, with their kind and
+		 * name in the key: a library's context managers, suspended
+		 * in each stuck thread, took a line each and pushed the
+		 * rest past the cap.  (watch keeps a line each: no cap.) */
+		strbuf_addf(&sb, "%d:", (int)it->kind);
+		if (by_address(it)) {
+			alike_lines_key_str(&sb, it->label);
+			alike_lines_key_str(&sb, it->name);
+		}
 		if (run_seen_what(&sb, t, it)) {
 			items[nkeys] = order[k];
 			keys[nkeys++] = xstrdup(sb.buf);

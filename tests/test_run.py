@@ -984,6 +984,51 @@ def check_report_names(report, pids):
                        in text for n in names), causes
 
 
+@pytest.mark.parametrize("py,option", ALIKE_RUNS,
+                         ids=["%s-%s" % (p.id, o) for p, o in ALIKE_RUNS])
+def test_alike_generators_one_line(py, option, work):
+    """alike_cms.py's threads, each in a `with held():` block: the 6
+    suspended context-manager generators share one line of the samples,
+    by address (--all: a line each, 17 lines in all, under the cap of
+    20); the two of kept() a line each."""
+    script = target_script("alike_cms.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4"] + ([option] if option else []) +
+                        ["--", py.path, script, ready, "6"])
+    info = read_json(ready, "ready file")
+    assert res.returncode == 124, res
+    seen = seen_lines(res.stderr, info["pid"])
+    gens = info["generators"]
+    place = {}
+    for name in ("held", "kept"):
+        place[name] = "alike_cms.py:%d in %s" % (
+            marker_line(script, name + "-yield"), name)
+        assert len(gens[name]) == (6 if name == "held" else 2), gens
+
+    def one_each(name):
+        """The lines of name's generators, one each: their addresses."""
+        one = re.compile(r'^generator "%s" \((0x[0-9a-f]+)\) stuck for '
+                         r'at least [0-9.]+s at \S*%s$'
+                         % (name, re.escape(place[name])))
+        lines = [l for l in seen if place[name] in l]
+        return sorted(one.match(l).group(1) if one.match(l) else l
+                      for l in lines)
+
+    # two alike stay apart
+    assert one_each("kept") == sorted(gens["kept"]), seen
+    if option:
+        assert one_each("held") == sorted(gens["held"]), seen
+        return
+    held = [l for l in seen if place["held"] in l]
+    assert len(held) == 1, seen
+    m = re.match(r'^6 generators "held" stuck for at least [0-9.]+s at '
+                 r'\S*%s: (.*) and 1 more$' % re.escape(place["held"]),
+                 held[0])
+    assert m, held
+    named = m.group(1).split(", ")
+    assert len(named) == 5 and set(named) <= set(gens["held"]), held
+
+
 @pytest.mark.parametrize("py", SAMPLED, ids=[i.id for i in SAMPLED])
 def test_alike_tasks_one_line(py, work):
     """alike_target.py parks 4 tasks at each of two lines of one

@@ -1,0 +1,60 @@
+"""A target for `run`'s grouping of alike generators in its samples.
+
+Usage: alike_cms.py READY_FILE POOL
+
+POOL threads each enter `with held():` (a contextlib context manager: a
+generator suspended at its yield for as long as the block lasts) and
+park on one Event inside it, as a library's client calls do; two more
+enter `with kept():` and park the same way.  Parking lines carry
+"# MARK: name" comments.  READY_FILE gets the pid and the addresses of
+both kinds of generator (JSON, written atomically).
+
+Must run unchanged on CPython 3.6 through 3.14.
+"""
+
+import contextlib
+import json
+import os
+import sys
+import threading
+
+_lock = threading.Lock()
+_gens = {"held": [], "kept": []}
+
+
+@contextlib.contextmanager
+def held():
+    yield  # MARK: held-yield
+
+
+@contextlib.contextmanager
+def kept():
+    yield  # MARK: kept-yield
+
+
+def worker(make, parked, never):
+    cm = make()
+    with cm:
+        with _lock:
+            _gens[make.__name__].append("0x%x" % id(cm.gen))
+        parked.release()
+        never.wait()  # MARK: cm-wait
+
+
+def main(ready, pool):
+    never = threading.Event()
+    parked = threading.Semaphore(0)
+    makers = [held] * pool + [kept] * 2
+    for make in makers:
+        threading.Thread(target=worker, args=(make, parked, never),
+                         daemon=True).start()
+    for _ in makers:
+        parked.acquire()
+    with _lock, open(ready + ".tmp", "w") as f:
+        json.dump({"pid": os.getpid(), "generators": _gens}, f)
+    os.rename(ready + ".tmp", ready)
+    never.wait()  # MARK: main-wait
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
