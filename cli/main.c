@@ -65,7 +65,7 @@ static void usage_watch_and_general(FILE *out)
 	      "  -n, --no-block    never stop the target (racy samples)\n"
 	      "  --native          also read C frames: say what a stuck thread is\n"
 	      "                    blocked in (lock, sleep, io ...) and where\n"
-	      "  --all             alike tasks and threads not grouped\n"
+	      "  --all             alike tasks, threads, generators not grouped\n"
 	      "\n"
 	      "general options:\n"
 	      "  -h, --help        show this help and exit\n"
@@ -139,7 +139,8 @@ void cli_usage(FILE *out)
 	      "                             the timeout, to tell stuck from busy\n"
 	      "                             (default: half the timeout, at most\n"
 	      "                             10s; 0: only the dump)\n"
-	      "  --all                      alike tasks and threads not grouped\n"
+	      "  --all                      alike tasks, threads, generators not\n"
+	      "                             grouped\n"
 	      "\n", out);
 	usage_watch_and_general(out);
 }

@@ -98,9 +98,9 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		const struct watch_item *it = &t->items[order[k]];
 
 		/* Generators and greenlets group too, with their kind and
-		 * name in the key: a library's context managers, suspended
-		 * in each stuck thread, took a line each and pushed the
-		 * rest past the cap.  (watch keeps a line each: no cap.) */
+		 * name in the key (as in watch): a library's context
+		 * managers, suspended in each stuck thread, took a line
+		 * each and pushed the rest past the cap. */
 		strbuf_addf(&sb, "%d:", (int)it->kind);
 		if (by_address(it)) {
 			alike_lines_key_str(&sb, it->label);

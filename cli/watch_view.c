@@ -147,30 +147,28 @@ static void clock_now(struct strbuf *sb)
 		strbuf_addf(sb, "%s ", clock);
 }
 
-/* Tasks and threads group; a generator or greenlet (named by its
- * address) keeps a line of its own. */
-static int can_group(const struct watch_item *it)
+/* Generators and greenlets are named by their address: a group of them
+ * shares a name too ("6 generators 'request_context'") and lists
+ * addresses. */
+static int by_address(const struct watch_item *it)
 {
-	return it->kind == WATCH_TASK || it->kind == WATCH_THREAD;
+	return it->kind == WATCH_GENERATOR || it->kind == WATCH_GREENLET;
 }
 
-/* What makes item i's line alike another's: its kind and label (an
- * asyncio task is not a trio task), where it is (whole file names: a
- * line shows base names; and where a "gone" line shows no place at
- * all), then the rest of its line.  It is alike none when it cannot
- * group. */
-static char *alike_key(const struct watch_item *it, size_t i,
-		       const char *rest)
+/* What makes an item's line alike another's: its kind and label (an
+ * asyncio task is not a trio task, a coroutine not a generator), a
+ * generator's or greenlet's name, where it is (whole file names: a line
+ * shows base names; and where a "gone" line shows no place at all),
+ * then the rest of its line. */
+static char *alike_key(const struct watch_item *it, const char *rest)
 {
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	if (!can_group(it)) {
-		strbuf_addf(&sb, "#%zu", i);
-		return strbuf_detach(&sb);
-	}
 	strbuf_addf(&sb, "%d ", (int)it->kind);
 	alike_lines_key_str(&sb, it->label);
+	if (by_address(it))
+		alike_lines_key_str(&sb, it->name);
 	alike_lines_key_str(&sb, it->where_file);
 	alike_lines_key_str(&sb, it->where_function);
 	strbuf_addf(&sb, "%d ", it->where_line);
@@ -182,7 +180,7 @@ static char *alike_key(const struct watch_item *it, size_t i,
 }
 
 /* The subject of alike items items[m[0..n)], n > 1: "12 threads",
- * "4 trio tasks". */
+ * "4 trio tasks", "6 coroutines 'f'", "3 greenlets 'serve'". */
 static void group_subject(struct strbuf *sb, const struct watch_item *items,
 			  const size_t *idx, const size_t *m, size_t n)
 {
@@ -193,14 +191,25 @@ static void group_subject(struct strbuf *sb, const struct watch_item *items,
 		esc_add(sb, first->label, ESC_TEXT, 0);
 		strbuf_addch(sb, ' ');
 	}
-	strbuf_addstr(sb, kind_plural[first->kind]);
+	if (first->kind == WATCH_GENERATOR && first->label) {
+		esc_add(sb, first->label, ESC_TEXT, 0);
+		strbuf_addch(sb, 's');
+	} else {
+		strbuf_addstr(sb, kind_plural[first->kind]);
+	}
+	if (by_address(first) && first->name) {
+		strbuf_addstr(sb, " '");
+		esc_add(sb, first->name, ESC_TEXT, 0);
+		strbuf_addch(sb, '\'');
+	}
 }
 
-/* ": 101 'w-0', 102 'w-1' ... and 7 more" */
+/* ": 101 'w-0', 102 'w-1' ... and 7 more"; ": 0x7f12, 0x7f34 ..." */
 static void group_members(struct strbuf *sb, const struct watch_item *items,
 			  const size_t *idx, const size_t *m, size_t n)
 {
-	int threads = items[idx[m[0]]].kind == WATCH_THREAD;
+	const struct watch_item *first = &items[idx[m[0]]];
+	int threads = first->kind == WATCH_THREAD, addr = by_address(first);
 	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
 	const char **names = xmallocarray(n, sizeof(*names));
 	size_t k;
@@ -210,7 +219,9 @@ static void group_members(struct strbuf *sb, const struct watch_item *items,
 		names[k] = items[idx[m[k]]].name;
 	}
 	strbuf_addstr(sb, ": ");
-	alike_lines_members(sb, threads ? ids : NULL, names, n, ALIKE_WATCH);
+	alike_lines_members(sb, threads || addr ? ids : NULL,
+			    addr ? NULL : names, n,
+			    addr ? ALIKE_ADDRESS : ALIKE_WATCH);
 	free(ids);
 	free(names);
 }
@@ -249,7 +260,7 @@ static char *event_key(const struct watch_tracker *t, size_t i)
 	strbuf_init(&sb);
 	strbuf_addstr(&sb, event_word(t->events[i].kind));
 	event_rest(&sb, t, &t->events[i]);
-	key = alike_key(&t->items[t->events[i].item], i, sb.buf);
+	key = alike_key(&t->items[t->events[i].item], sb.buf);
 	strbuf_release(&sb);
 	return key;
 }
@@ -332,8 +343,7 @@ static void summary_rest(struct strbuf *sb, const struct watch_tracker *t,
 		{ strbuf_addstr(sb, ", waits on "); esc_add(sb, it->waits_on, ESC_TEXT, 0); }
 }
 
-static char *summary_key(const struct watch_tracker *t, size_t item,
-			 size_t i)
+static char *summary_key(const struct watch_tracker *t, size_t item)
 {
 	struct strbuf sb;
 	char *key;
@@ -342,7 +352,7 @@ static char *summary_key(const struct watch_tracker *t, size_t item,
 	state_word(&sb, t, &t->items[item]);
 	strbuf_addch(&sb, '|');
 	summary_rest(&sb, t, &t->items[item]);
-	key = alike_key(&t->items[item], i, sb.buf);
+	key = alike_key(&t->items[item], sb.buf);
 	strbuf_release(&sb);
 	return key;
 }
@@ -360,7 +370,7 @@ static void summary_kind(FILE *out, const struct watch_tracker *t,
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		keys[i] = summary_key(t, idx[i], i);
+		keys[i] = summary_key(t, idx[i]);
 	alike_lines_group(&g, keys, n, apart);
 	strbuf_init(&sb);
 	for (i = 0; i < g.ngroups; i++) {

@@ -260,6 +260,39 @@ def test_alike_threads_one_line(keeper, ident, option):
     assert_target_unharmed(target)
 
 
+def test_alike_generators_one_line(keeper):
+    """alike_cms.py's 6 context-manager generators suspended alike, one
+    in each parked thread: one "stuck" event and one summary line, by
+    address; the 2 of kept() a line each."""
+    interp = control_interpreter()
+    script = target_script("alike_cms.py")
+    target = keeper.start_target(interp, "alike_cms.py", "6")
+    result = run_coroscope("watch", *(WATCH_ARGS + [target.pid]))
+    assert result.returncode == 0, result
+    gens = target.ready["generators"]
+    lines = result.stdout.splitlines()
+    summary = lines.index(next(l for l in lines
+                               if l.startswith("watch summary:")))
+    place = "alike_cms.py:%d in held" % marker_line(script, "held-yield")
+    events = [l for l in lines[:summary] if " stuck " in l and place in l]
+    rows = [l for l in lines[summary:] if place in l]
+    assert len(events) == 1 and len(rows) == 1, result
+    for line, lead in ((events[0], r"\d\d:\d\d:\d\d stuck 6 generators "
+                                   r"'held' for [0-9.]+s at "),
+                       (rows[0], r"  stuck \d+\.\ds +6 generators 'held' "
+                                 r"at ")):
+        assert re.match(lead + re.escape(place) + ": ", line), line
+        named, more = line.rsplit(": ", 1)[1].rsplit(" and ", 1)
+        assert more == "1 more", line
+        named = named.split(", ")
+        assert len(named) == 5 and set(named) <= set(gens["held"]), line
+    kept = "alike_cms.py:%d in kept" % marker_line(script, "kept-yield")
+    assert sorted(re.search(r"generator 'kept' \((0x[0-9a-f]+)\)", l).group(1)
+                  for l in lines[summary:] if kept in l) == \
+        sorted(gens["kept"]), result
+    assert_target_unharmed(target)
+
+
 @pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
 def test_target_exiting_ends_with_summary(keeper, ident):
     interp = watch_interp(ident)

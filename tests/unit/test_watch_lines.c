@@ -1,9 +1,10 @@
 /*
  * watch's plain-text lines (cli/watch_view.c) over a tracker fed by
  * hand: which events and summary lines share a line (three or more
- * alike tasks or threads of one kind and label, at one place), which
- * keep their own (generators, two alike, other places, other files),
- * and that --all keeps every one apart.
+ * alike tasks, threads or generators of one kind and label, at one
+ * place; generators of one name, by address), which keep their own
+ * (two alike, other places, other files), and that --all keeps every
+ * one apart.
  */
 #include "cli/watch_view.h"
 
@@ -153,8 +154,13 @@ static void test_grouped(void)
 			    "'w-0\\n\\x1b[31m', ") == 1 &&
 	      count(ev.buf, "stuck 4 trio tasks for 2.0s at app.py:9") == 1,
 	      "asyncio and trio tasks apart:\n%s", ev.buf);
-	CHECK(count(ev.buf, "stuck coroutine 'g'") == 3,
-	      "generators never group");
+	CHECK(count(ev.buf, "stuck 3 coroutines 'g' for 2.0s at app.py:9 in "
+			    "work: 0x300") == 1 &&
+	      !strstr(ev.buf, "stuck coroutine 'g'"),
+	      "generators by address:\n%s", ev.buf);
+	CHECK(count(sum, "  stuck 3.0s   3 coroutines 'g' at app.py:9 in "
+			 "work: 0x300") == 1, "the summary's generators:\n%s",
+	      sum);
 	CHECK(count(ev.buf, "stuck 3 tasks for 2.0s at app.py:11 in work: "
 			    "'?', '?', '?'\n") == 1, "unnamed tasks");
 	CHECK(count(ev.buf, "stuck thread 40") == 3, "other lines apart");
@@ -186,7 +192,8 @@ static void test_apart(void)
 	      !strstr(sum, " threads at") && !strstr(sum, " tasks at"),
 	      "--all: nothing grouped:\n%s%s", ev.buf, sum);
 	CHECK(count(ev.buf, "stuck thread 10") == 7 &&
-	      count(ev.buf, "gone  thread 10") == 3,
+	      count(ev.buf, "gone  thread 10") == 3 &&
+	      count(ev.buf, "stuck coroutine 'g' (0x300") == 3,
 	      "--all: a line each:\n%s", ev.buf);
 	free(sum);
 	strbuf_release(&ev);
