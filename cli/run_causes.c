@@ -5,6 +5,7 @@
 
 #include "cli/alike_lines.h"
 #include "cli/run_seen.h"
+#include "cli/run_stuck.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -542,8 +543,18 @@ static void add_task_name(struct strbuf *sb, const struct py_async *a,
 
 /* "task NAME at FILE:LINE in FUNC": where its innermost coroutine is
  * suspended (task->stack is innermost first). */
-static void add_task_place(struct strbuf *sb, const struct py_async *a,
-			   const struct py_task *task)
+void run_tasks_awaiting(const struct py_async *a, struct addrmap *out)
+{
+	size_t i, k;
+
+	addrmap_init(out);
+	for (i = 0; i < a->ntasks; i++)
+		for (k = 0; k < a->tasks[i].nawaited_by; k++)
+			addrmap_add(out, a->tasks[i].awaited_by[k]);
+}
+
+void run_add_task_place(struct strbuf *sb, const struct py_async *a,
+			const struct py_task *task)
 {
 	size_t k;
 
@@ -566,145 +577,8 @@ static void add_task_place(struct strbuf *sb, const struct py_async *a,
  * The tasks view's causes, ahead of the threads' in the ranking (enum
  * run_cause_kind).  RUN_CAUSE_AWAIT_CYCLE: one per cycle of tasks
  * awaiting each other, named as dump names them, with a line per task
- * saying where it is suspended.
- *
- * RUN_CAUSE_STUCK_TASK: the tasks at the bottom of the waits, parked on
- * a plain future rather than on another task.  When the process was
- * sampled before the dump, the tasks seen making progress are left out
- * and the longest stuck rank first; a dump alone has no clock, so then
- * the task that holds up the most others is the one to look at first.
- * asyncio.sleep() is left out: its timer will complete it.
+ * saying where it is suspended.  RUN_CAUSE_STUCK_TASK: cli/run_stuck.c.
  */
-#define MAX_STUCK_TASKS 3
-
-/* Tasks waiting on t, directly or through others (bounded walk). */
-static size_t blocked_behind(const struct py_async *a, const struct py_task *t)
-{
-	struct addrmap seen;
-	const struct py_task **work;
-	size_t n = 0, nwork = 0, alloc = 0, k;
-
-	addrmap_init(&seen);
-	addrmap_add(&seen, t->addr);
-	work = xmalloc(sizeof(*work));
-	alloc = 1;
-	work[nwork++] = t;
-	while (nwork) {
-		const struct py_task *cur = work[--nwork];
-
-		for (k = 0; k < cur->nawaited_by; k++) {
-			const struct py_task *w = py_async_task(a, cur->awaited_by[k]);
-
-			if (!w || !addrmap_add(&seen, w->addr))
-				continue;
-			n++;
-			work = xgrow(work, &alloc, nwork + 1, sizeof(*work));
-			work[nwork++] = w;
-		}
-	}
-	free(work);
-	addrmap_release(&seen);
-	return n;
-}
-
-static int in_asyncio_sleep(const struct py_async *a, const struct py_task *t)
-{
-	const struct py_gen *g;
-
-	if (!t->nstack || t->stack[0] >= a->ngens)
-		return 0;
-	g = &a->gens[t->stack[0]];
-	return g->code && !strcmp(g->code->name, "sleep") &&
-	       strstr(g->code->filename, "asyncio");
-}
-
-/* Does candidate (seen a, na behind) rank before (b, nb)?  The longest
- * stuck first when sampled, then the one holding up the most tasks. */
-static int ranks_before(const struct run_seen *a, size_t na,
-			const struct run_seen *b, size_t nb)
-{
-	if (a->state == RUN_SEEN_STUCK && b->state == RUN_SEEN_STUCK &&
-	    a->stuck_for != b->stuck_for)
-		return a->stuck_for > b->stuck_for;
-	return na > nb;
-}
-
-static void summarize_stuck_tasks(struct run_summary *s, int pid,
-				  const struct py_async *a,
-				  const struct watch_tracker *tr)
-{
-	const struct py_task *best[MAX_STUCK_TASKS];
-	struct run_seen seen[MAX_STUCK_TASKS], cur;
-	size_t behind[MAX_STUCK_TASKS], nbest = 0, ncand = 0, i, k;
-	struct addrmap waits_on_tasks;
-	struct strbuf sb;
-
-	/* A task some other task is blocked under (gather, TaskGroup...)
-	 * is not at the bottom of the waits. */
-	addrmap_init(&waits_on_tasks);
-	for (i = 0; i < a->ntasks; i++)
-		for (k = 0; k < a->tasks[i].nawaited_by; k++)
-			addrmap_add(&waits_on_tasks, a->tasks[i].awaited_by[k]);
-	for (i = 0; i < a->ntasks; i++) {
-		const struct py_task *t = &a->tasks[i];
-		int found;
-		size_t n;
-
-		addrmap_get(&waits_on_tasks, t->addr, &found);
-		if (!t->waiter || py_async_task(a, t->waiter) || t->running ||
-		    found || in_asyncio_sleep(a, t))
-			continue;
-		/* seen making progress over the samples: not stuck */
-		run_seen_task(tr, t->addr, &cur);
-		if (cur.state == RUN_SEEN_MOVING)
-			continue;
-		ncand++;
-		n = blocked_behind(a, t);
-		/* insertion into the short ranked list */
-		for (k = nbest; k > 0 &&
-		     ranks_before(&cur, n, &seen[k - 1], behind[k - 1]); k--) {
-			if (k < MAX_STUCK_TASKS) {
-				best[k] = best[k - 1];
-				behind[k] = behind[k - 1];
-				seen[k] = seen[k - 1];
-			}
-		}
-		if (k < MAX_STUCK_TASKS) {
-			best[k] = t;
-			behind[k] = n;
-			seen[k] = cur;
-			if (nbest < MAX_STUCK_TASKS)
-				nbest++;
-		}
-	}
-	addrmap_release(&waits_on_tasks);
-	strbuf_init(&sb);
-	for (i = 0; i < nbest; i++) {
-		struct run_cause *cause;
-
-		strbuf_addf(&sb, "stuck task: %s waits on %s 0x%llx", best[i]->name,
-			    best[i]->waiter_type ? best[i]->waiter_type : "a future",
-			    (unsigned long long)best[i]->waiter);
-		if (seen[i].state == RUN_SEEN_STUCK) {
-			strbuf_addstr(&sb, ", ");
-			run_seen_add(&sb, &seen[i]);
-		}
-		if (behind[i])
-			strbuf_addf(&sb, ", blocking %zu other task%s", behind[i],
-				    behind[i] == 1 ? "" : "s");
-		cause = add_cause(s, RUN_CAUSE_STUCK_TASK, pid, &sb);
-		cause->subject = best[i]->addr;
-		add_task_place(&sb, a, best[i]);
-		add_detail(cause, &sb);
-		if (i + 1 == nbest && ncand > nbest) {
-			strbuf_addf(&sb, "and %zu more stuck task%s", ncand - nbest,
-				    ncand - nbest == 1 ? "" : "s");
-			add_detail(cause, &sb);
-		}
-	}
-	strbuf_release(&sb);
-}
-
 static void summarize_tasks(struct run_summary *s, int pid,
 			    const struct py_async *a)
 {
@@ -731,7 +605,7 @@ static void summarize_tasks(struct run_summary *s, int pid,
 
 			if (!task)
 				continue;
-			add_task_place(&sb, a, task);
+			run_add_task_place(&sb, a, task);
 			add_detail(cause, &sb);
 		}
 	}
@@ -744,7 +618,7 @@ void run_summarize(struct run_summary *s, int pid,
 		   const struct watch_tracker *t)
 {
 	summarize_tasks(s, pid, a);
-	summarize_stuck_tasks(s, pid, a, t);
+	run_summarize_stuck_tasks(s, pid, a, t);
 	summarize_threads(s, pid, snap, facts, t);
 }
 

@@ -102,6 +102,14 @@ void run_cause_detail(struct run_cause *cause, struct strbuf *line);
 void run_cause_drop(struct run_summary *s, size_t i);
 /* "FILE:LINE in QUALNAME" */
 void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
+/* Into out (initialized here): the addresses of the tasks that await
+ * another task (a gather's, a TaskGroup's, a nursery's parent). */
+struct addrmap;
+void run_tasks_awaiting(const struct py_async *a, struct addrmap *out);
+/* "task NAME at FILE:LINE in QUALNAME": where its innermost coroutine
+ * with a frame is suspended. */
+void run_add_task_place(struct strbuf *sb, const struct py_async *a,
+			const struct py_task *task);
 
 /* Most likely first; causes of the same kind keep their order. */
 void run_summary_sort(struct run_summary *s);

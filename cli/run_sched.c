@@ -76,10 +76,7 @@ static void summarize_trio(struct run_summary *s, int pid,
 	struct addrmap parents;
 	struct strbuf sb;
 
-	addrmap_init(&parents);
-	for (i = 0; i < a->ntasks; i++)
-		for (k = 0; k < a->tasks[i].nawaited_by; k++)
-			addrmap_add(&parents, a->tasks[i].awaited_by[k]);
+	run_tasks_awaiting(a, &parents);
 	for (i = 0; i < a->ntasks; i++) {
 		const struct py_task *t = &a->tasks[i];
 		int found;

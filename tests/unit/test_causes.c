@@ -318,6 +318,90 @@ static void test_tasks(void)
 }
 
 
+/* Count the causes of a kind. */
+static size_t count_kind(const struct run_summary *s, enum run_cause_kind kind)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n; i++)
+		n += s->causes[i].kind == kind;
+	return n;
+}
+
+/* Alike stuck tasks (a pool's, parked on a Future each at one line) are
+ * one cause; two at another line stay apart; --all, a cause each. */
+static void test_alike_stuck_tasks(void)
+{
+	static char names[8][4] = { "w-0", "w-1", "w-2", "w-3", "w-4", "w-5",
+				    "p-0", "p-1" };
+	struct py_async a = { 0 };
+	struct py_task tasks[8], t;
+	struct py_gen gens[2];
+	size_t stacks[2] = { 0, 1 }, i;
+	struct py_snapshot snap = { .threads = NULL };
+	struct run_summary s;
+	const struct run_cause *c;
+	int apart;
+
+	memset(gens, 0, sizeof(gens));
+	for (i = 0; i < 2; i++) {
+		gens[i].code = &coro_code;
+		gens[i].has_frame = 1;
+		frame(&gens[i].frame, &coro_code, i ? 40 : 33);
+	}
+	a.gens = gens;
+	a.ngens = 2;
+	a.tasks = tasks;
+	for (apart = 0; apart <= 1; apart++) {
+		a.ntasks = 0;
+		addrmap_init(&a.task_index);
+		for (i = 0; i < 8; i++) {
+			memset(&t, 0, sizeof(t));
+			t.addr = 0x100 * (i + 1), t.name = names[i];
+			t.waiter = 0x7000 + i, t.waiter_type = "Future";
+			t.stack = &stacks[i >= 6], t.nstack = 1;
+			add_task(&a, &t);
+		}
+		run_summary_init(&s);
+		s.apart = apart;
+		run_summarize(&s, 3, &snap, &a, NULL, NULL);
+		if (apart) {
+			CHECK(count_kind(&s, RUN_CAUSE_STUCK_TASK) == 3,
+			      "--all: three causes, got %zu",
+			      count_kind(&s, RUN_CAUSE_STUCK_TASK));
+			c = find(&s, RUN_CAUSE_STUCK_TASK);
+			CHECK(c && !strcmp(c->headline, "stuck task: w-0 waits "
+					   "on Future 0x7000"), "%s",
+			      c ? c->headline : "(none)");
+		} else {
+			CHECK(count_kind(&s, RUN_CAUSE_STUCK_TASK) == 3,
+			      "the group and the pair, got %zu",
+			      count_kind(&s, RUN_CAUSE_STUCK_TASK));
+			c = find(&s, RUN_CAUSE_STUCK_TASK);
+			CHECK(c && !strcmp(c->headline, "6 stuck tasks wait on "
+					   "Future: \"w-0\", \"w-1\", \"w-2\", "
+					   "\"w-3\", \"w-4\" and 1 more"), "%s",
+			      c ? c->headline : "(none)");
+			CHECK(c && c->ndetails == 1 && !strcmp(c->details[0],
+				"tasks at /app/tasks.py:33 in work"), "%s",
+			      c && c->ndetails ? c->details[0] : "(none)");
+			CHECK(c && c->subject == 0x100, "the first's address");
+			c = &s.causes[s.n - 1];
+			CHECK(!strcmp(c->headline, "stuck task: p-1 waits on "
+				      "Future 0x7007"), "%s", c->headline);
+		}
+		/* the last shown says what it left out: 5 tasks with --all,
+		 * none grouped */
+		c = &s.causes[s.n - 1];
+		CHECK(apart ? c->ndetails == 2 &&
+			      !strcmp(c->details[1], "and 5 more stuck tasks") :
+			      c->ndetails == 1,
+		      "left out: %zu details", c->ndetails);
+		run_summary_release(&s);
+		addrmap_release(&a.task_index);
+	}
+}
+
 /* Issue 9: native frames say what a thread waits in; they replace the
  * futex and source-line guess. */
 static void test_native_frames(void)
@@ -534,6 +618,7 @@ int main(void)
 	test_single_lock_and_wait();
 	test_alike_waits();
 	test_tasks();
+	test_alike_stuck_tasks();
 	test_native_frames();
 	test_sampled();
 	test_seen_subjects();

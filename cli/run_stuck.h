@@ -1,0 +1,27 @@
+/*
+ * `coroscope run`'s "stuck task" causes (RUN_CAUSE_STUCK_TASK): the tasks
+ * at the bottom of the waits, parked on a plain future rather than on
+ * another task, alike ones as one cause.
+ */
+#ifndef COROSCOPE_CLI_RUN_STUCK_H
+#define COROSCOPE_CLI_RUN_STUCK_H
+
+#include "cli/run_causes.h"
+
+struct watch_tracker;
+
+/*
+ * When the process was sampled before the dump (t not NULL), the tasks
+ * seen making progress are left out and the longest stuck rank first; a
+ * dump alone has no clock, so then the task that holds up the most
+ * others is the one to look at first.  asyncio.sleep() is left out: its
+ * timer will complete it.  Three or more alike (waiting on the same type
+ * of future at the same place, stuck as long, blocking as many: a pool
+ * of workers' tasks) are one cause unless s->apart.  The first three
+ * causes are added, the last saying how many tasks it left out.
+ */
+void run_summarize_stuck_tasks(struct run_summary *s, int pid,
+			       const struct py_async *a,
+			       const struct watch_tracker *t);
+
+#endif
