@@ -473,8 +473,12 @@ void report_text_graph(FILE *out, const struct collection *c)
 		graph_add_cycle(&sb, c, i, GRAPH_ESCAPED);
 		fprintf(out, "  %s\n", sb.buf);
 	}
-	if (g->test)
-		fprintf(out, "\nTest being run: %s\n", g->test);
+	if (g->test) {
+		/* (the node id names the test's file: the target's to choose) */
+		fputs("\nTest being run: ", out);
+		esc_text(out, g->test);
+		fputc('\n', out);
+	}
 	strbuf_release(&sb);
 }
 

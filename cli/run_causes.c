@@ -541,8 +541,6 @@ static void add_task_name(struct strbuf *sb, const struct py_async *a,
 	strbuf_addstr(sb, task && task->name ? task->name : "?");
 }
 
-/* "task NAME at FILE:LINE in FUNC": where its innermost coroutine is
- * suspended (task->stack is innermost first). */
 void run_tasks_awaiting(const struct py_async *a, struct addrmap *out)
 {
 	size_t i, k;
@@ -556,9 +554,17 @@ void run_tasks_awaiting(const struct py_async *a, struct addrmap *out)
 void run_add_task_place(struct strbuf *sb, const struct py_async *a,
 			const struct py_task *task)
 {
+	strbuf_addf(sb, "task %s", task->name ? task->name : "?");
+	run_add_task_where(sb, a, task);
+}
+
+/* Its innermost coroutine with a frame (task->stack is innermost
+ * first). */
+void run_add_task_where(struct strbuf *sb, const struct py_async *a,
+			const struct py_task *task)
+{
 	size_t k;
 
-	strbuf_addf(sb, "task %s", task->name ? task->name : "?");
 	for (k = 0; k < task->nstack; k++) {
 		const struct py_gen *g;
 

@@ -53,17 +53,6 @@ static int in_asyncio_sleep(const struct py_async *a, const struct py_task *t)
 	       strstr(g->code->filename, "asyncio");
 }
 
-/* Does candidate (seen a, na behind) rank before (b, nb)?  The longest
- * stuck first when sampled, then the one holding up the most tasks. */
-static int ranks_before(const struct run_seen *a, size_t na,
-			const struct run_seen *b, size_t nb)
-{
-	if (a->state == RUN_SEEN_STUCK && b->state == RUN_SEEN_STUCK &&
-	    a->stuck_for != b->stuck_for)
-		return a->stuck_for > b->stuck_for;
-	return na > nb;
-}
-
 /* A task at the bottom of the waits, and where it ranks. */
 struct stuck {
 	const struct py_task *t;
@@ -72,14 +61,21 @@ struct stuck {
 	size_t order;             /* its index: ties keep the tasks' order */
 };
 
+/* The ranking, a total order (qsort needs one): tasks seen stuck first,
+ * the longest stuck first; then the one holding up the most tasks (all
+ * of them when nothing was sampled); then the tasks' own order. */
 static int by_rank(const void *pa, const void *pb)
 {
 	const struct stuck *a = pa, *b = pb;
+	int sa = a->seen.state == RUN_SEEN_STUCK;
+	int sb = b->seen.state == RUN_SEEN_STUCK;
 
-	if (ranks_before(&a->seen, a->behind, &b->seen, b->behind))
-		return -1;
-	if (ranks_before(&b->seen, b->behind, &a->seen, a->behind))
-		return 1;
+	if (sa != sb)
+		return sa ? -1 : 1;
+	if (sa && a->seen.stuck_for != b->seen.stuck_for)
+		return a->seen.stuck_for > b->seen.stuck_for ? -1 : 1;
+	if (a->behind != b->behind)
+		return a->behind > b->behind ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
@@ -133,18 +129,16 @@ static void add_state(struct strbuf *sb, const struct stuck *c,
 }
 
 /* What makes a stuck task alike another: the type of what it waits
- * on, where (run_add_task_place() without the name), its state. */
+ * on, where, its state. */
 static char *stuck_key(const struct py_async *a, const struct stuck *c)
 {
 	struct strbuf sb, place;
-	const char *at;
 
 	strbuf_init(&sb);
 	strbuf_init(&place);
 	alike_lines_key_str(&sb, c->t->waiter_type);
-	run_add_task_place(&place, a, c->t);
-	at = strstr(place.buf, " at ");
-	alike_lines_key_str(&sb, at ? at : "");
+	run_add_task_where(&place, a, c->t);
+	alike_lines_key_str(&sb, place.buf);
 	strbuf_reset(&place);
 	add_state(&place, c, "");
 	alike_lines_key_str(&sb, place.buf);
@@ -167,7 +161,7 @@ static struct run_cause *stuck_cause(struct run_summary *s, int pid,
 
 	if (n == 1) {
 		strbuf_addf(sb, "stuck task: %s waits on %s 0x%llx",
-			    first->t->name, type,
+			    first->t->name ? first->t->name : "?", type,
 			    (unsigned long long)first->t->waiter);
 		add_state(sb, first, "");
 	} else {
@@ -184,15 +178,11 @@ static struct run_cause *stuck_cause(struct run_summary *s, int pid,
 	/* (the graph drops it when it explains the first: alike tasks wait
 	 * alike) */
 	cause->subject = first->t->addr;
-	run_add_task_place(sb, a, first->t);
-	if (n > 1) {
-		/* "task NAME at ..." -> "tasks at ...": the place they share */
-		const char *at = strstr(sb->buf, " at ");
-		char *place = xstrdup(at ? at : "");
-
-		strbuf_reset(sb);
-		strbuf_addf(sb, "tasks%s", place);
-		free(place);
+	if (n == 1) {
+		run_add_task_place(sb, a, first->t);
+	} else {
+		strbuf_addstr(sb, "tasks");   /* where they all are */
+		run_add_task_where(sb, a, first->t);
 	}
 	run_cause_detail(cause, sb);
 	return cause;

@@ -314,8 +314,12 @@ static void summary_heading(struct strbuf *sb, const struct watch_tracker *t,
 			    const struct watch_info *info)
 {
 	strbuf_addf(sb, "pid %d", info->pid);
-	if (info->command)
-		strbuf_addf(sb, " (%.60s)", info->command);
+	if (info->command) {
+		/* its first 60 bytes, escaped: a process sets its own argv */
+		strbuf_addstr(sb, " (");
+		esc_add(sb, info->command, ESC_TEXT, 60);
+		strbuf_addch(sb, ')');
+	}
 	strbuf_addf(sb, ": %zu samples every %gs over %.1fs, stuck after %gs",
 		    t->samples, info->interval_s, info->elapsed_s,
 		    info->stuck_s);

@@ -10,6 +10,10 @@
 - 16.11: a lock deadlock is found whatever the source layout.
 - 16.12: an unwritable --report file or GITHUB_STEP_SUMMARY is refused
   before the command starts.
+- The target's command line (argv is its own) and the pytest node id it
+  runs (whose directory names it chose) are escaped too: until
+  2026-12-02 watch's summary heading and the dump's "Test being run"
+  line printed them raw.
 """
 
 import json
@@ -22,9 +26,10 @@ import time
 
 import pytest
 
-from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
-                      coroscope_env, interpreter, marker_line, proc_status,
-                      run_coroscope, target_script, tracer_process)
+from conftest import (COROSCOPE, DEBIAN, TIME_SCALE,
+                      assert_no_sanitizer_report, coroscope_env, debian_with,
+                      interpreter, marker_line, proc_status, run_coroscope,
+                      target_script, tracer_process)
 
 # Task names and code.replace() need 3.8+.
 HOSTILE_IDS = ("3.8", "3.12", "3.13", "3.14")
@@ -123,6 +128,62 @@ def test_hostile_names_in_watch(py, keeper):
     # The parked thread and task are reported stuck, by their escaped name.
     assert "'evil\\nThread 1 \"forged\"\\nTraceback" in res.stdout, res
 
+
+# A directory name that tries to forge (no "/": it is a path's part).
+EVIL_DIR = "e\x1b]0;pwned\x07\x1b[2J\r\nThread 1 \"forged\"\n"
+
+
+def test_command_line_cut_between_characters(keeper):
+    """watch's summary heading shows the first 60 bytes of the target's
+    command line (argv is the target's own): started through a symlink
+    in a directory of 2-byte characters, byte 60 falls inside one.  It
+    is shown escaped (\\xc3), not as a lone byte that is no UTF-8; the
+    controls in EVIL_DIR never reach it raw either."""
+    debian_with("json")
+    import shutil
+    import tempfile
+    # "/tmp/" and 27 "é" are 59 bytes: the 60th is the first of the 28th
+    evil = tempfile.mkdtemp(prefix="\u00e9" * 30 + EVIL_DIR, dir="/tmp")
+    try:
+        link = os.path.join(evil, "py")
+        os.symlink(DEBIAN, link)
+        target = keeper.start_target(link, "watch_target.py")
+        proc = subprocess.run([COROSCOPE, "watch", "--for", "1s",
+                               "--interval", "0.3s", "--stuck", "0.5s",
+                               str(target.pid)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=coroscope_env(),
+                              timeout=60 * TIME_SCALE)
+    finally:
+        shutil.rmtree(evil, ignore_errors=True)
+    assert proc.returncode == 0, proc
+    out = proc.stdout.decode("utf-8")   # strict: no lone byte
+    assert_no_raw_controls(out, "watch")
+    assert "pid %d (/tmp/%s\\xc3): " % (target.pid, "\u00e9" * 27) in out, \
+        out
+
+
+def test_hostile_test_node_in_dump(tmp_path):
+    """A pytest run of a test in a directory named to send control
+    sequences, hung: the dump's "Test being run" line and the cause's
+    escape the node id."""
+    debian_with("pytest", "pytest_asyncio")
+    # (pytest finds no file whose path holds a newline or a "[")
+    evil_dir = "e\x1b]0;pwned\x07\x1bc\x7f\x9b"
+    suite = target_script("graph_pytest_suite.py")
+    (tmp_path / evil_dir).mkdir()
+    with open(suite) as src, \
+            open(str(tmp_path / evil_dir / "test_evil.py"), "w") as dst:
+        dst.write(src.read())
+    # (the node id is relative to the rootdir: it starts with EVIL_DIR)
+    rc, err = run_coroscope_run(
+        ["--timeout", "4", "--", DEBIAN, "-m", "pytest", "-q", "-p",
+         "no:cacheprovider", "--rootdir", tmp_path,
+         "%s/%s/test_evil.py::test_hangs" % (tmp_path, evil_dir)])
+    assert rc == 124, err[-3000:]
+    assert_no_raw_controls(err, "run")
+    escaped = "e\\x1b]0;pwned\\x07\\x1bc\\x7f\\xc2\\x9b/test_evil.py"
+    assert "\nTest being run: " + escaped in err, err[-3000:]
+    assert "test being run: " + escaped in err, err[-3000:]
 
 def run_coroscope_run(args, env=None, timeout=RUN_SLACK):
     env = coroscope_env(env)

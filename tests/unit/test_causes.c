@@ -332,8 +332,9 @@ static size_t count_kind(const struct run_summary *s, enum run_cause_kind kind)
  * one cause; two at another line stay apart; --all, a cause each. */
 static void test_alike_stuck_tasks(void)
 {
-	static char names[8][4] = { "w-0", "w-1", "w-2", "w-3", "w-4", "w-5",
-				    "p-0", "p-1" };
+	/* (" at " in a name: the place is not found in the line) */
+	static char names[8][8] = { "w at 0", "w at 1", "w at 2", "w at 3",
+				    "w at 4", "w at 5", "p-0", "p-1" };
 	struct py_async a = { 0 };
 	struct py_task tasks[8], t;
 	struct py_gen gens[2];
@@ -370,8 +371,8 @@ static void test_alike_stuck_tasks(void)
 			      "--all: three causes, got %zu",
 			      count_kind(&s, RUN_CAUSE_STUCK_TASK));
 			c = find(&s, RUN_CAUSE_STUCK_TASK);
-			CHECK(c && !strcmp(c->headline, "stuck task: w-0 waits "
-					   "on Future 0x7000"), "%s",
+			CHECK(c && !strcmp(c->headline, "stuck task: w at 0 "
+					   "waits on Future 0x7000"), "%s",
 			      c ? c->headline : "(none)");
 		} else {
 			CHECK(count_kind(&s, RUN_CAUSE_STUCK_TASK) == 3,
@@ -379,8 +380,9 @@ static void test_alike_stuck_tasks(void)
 			      count_kind(&s, RUN_CAUSE_STUCK_TASK));
 			c = find(&s, RUN_CAUSE_STUCK_TASK);
 			CHECK(c && !strcmp(c->headline, "6 stuck tasks wait on "
-					   "Future: \"w-0\", \"w-1\", \"w-2\", "
-					   "\"w-3\", \"w-4\" and 1 more"), "%s",
+					   "Future: \"w at 0\", \"w at 1\", "
+					   "\"w at 2\", \"w at 3\", \"w at 4\" "
+					   "and 1 more"), "%s",
 			      c ? c->headline : "(none)");
 			CHECK(c && c->ndetails == 1 && !strcmp(c->details[0],
 				"tasks at /app/tasks.py:33 in work"), "%s",
