@@ -18,6 +18,8 @@ import os
 import sys
 import threading
 
+from _parked import wait_parked
+
 _lock = threading.Lock()
 _gens = {"held": [], "kept": []}
 
@@ -45,11 +47,13 @@ def main(ready, pool):
     never = threading.Event()
     parked = threading.Semaphore(0)
     makers = [held] * pool + [kept] * 2
-    for make in makers:
-        threading.Thread(target=worker, args=(make, parked, never),
-                         daemon=True).start()
-    for _ in makers:
+    threads = [threading.Thread(target=worker, args=(make, parked, never),
+                                daemon=True) for make in makers]
+    for t in threads:
+        t.start()
+    for _ in threads:
         parked.acquire()
+    wait_parked(threads)     # all in never.wait(), or run sees them move
     with _lock, open(ready + ".tmp", "w") as f:
         json.dump({"pid": os.getpid(), "generators": _gens}, f)
     os.rename(ready + ".tmp", ready)

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+from _parked import wait_parked
 from _tids import native_tid
 
 _lock = threading.Lock()
@@ -78,6 +79,7 @@ def main(ready, pool, tag=""):
         t.start()
     for _ in threads:
         parked.acquire()
+    wait_parked(threads)     # all in never.wait(), or run sees them move
     cthreads = start_c_threads(CPOOL)
     with _lock:
         info = {"pid": os.getpid(), "main_tid": native_tid(),
