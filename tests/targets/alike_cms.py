@@ -19,9 +19,11 @@ import sys
 import threading
 
 from _parked import wait_parked
+from _tids import native_tid
 
 _lock = threading.Lock()
 _gens = {"held": [], "kept": []}
+_tids = {}              # thread -> native TID
 
 
 @contextlib.contextmanager
@@ -39,6 +41,7 @@ def worker(make, parked, never):
     with cm:
         with _lock:
             _gens[make.__name__].append("0x%x" % id(cm.gen))
+            _tids[threading.current_thread()] = native_tid()
         parked.release()
         never.wait()  # MARK: cm-wait
 
@@ -53,7 +56,9 @@ def main(ready, pool):
         t.start()
     for _ in threads:
         parked.acquire()
-    wait_parked(threads)     # all in never.wait(), or run sees them move
+    with _lock:
+        tids = [_tids[t] for t in threads]
+    wait_parked(threads, tids)   # all in never.wait(), or run sees them move
     with _lock, open(ready + ".tmp", "w") as f:
         json.dump({"pid": os.getpid(), "generators": _gens}, f)
     os.rename(ready + ".tmp", ready)

@@ -79,7 +79,9 @@ def main(ready, pool, tag=""):
         t.start()
     for _ in threads:
         parked.acquire()
-    wait_parked(threads)     # all in never.wait(), or run sees them move
+    with _lock:
+        tids = [_tids[t.name] for t in threads]
+    wait_parked(threads, tids)   # all in never.wait(), or run sees them move
     cthreads = start_c_threads(CPOOL)
     with _lock:
         info = {"pid": os.getpid(), "main_tid": native_tid(),
