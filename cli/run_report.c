@@ -21,17 +21,12 @@
 #define TEXT_MAX_SEEN 20
 #define MD_MAX_SEEN 10
 
-static int by_address(const struct watch_item *it)
-{
-	return it->kind == WATCH_GENERATOR || it->kind == WATCH_GREENLET;
-}
-
 /* "12 threads", "3 tasks", '6 generators "request_context"', '4
  * greenlets "serve"': what a group of n is. */
 static void add_group_subject(struct strbuf *sb, const struct watch_item *it,
 			      size_t n)
 {
-	if (!by_address(it)) {
+	if (!watch_by_address(it)) {
 		strbuf_addf(sb, "%zu %s", n,
 			    it->kind == WATCH_TASK ? "tasks" : "threads");
 		return;
@@ -49,7 +44,7 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 			    const size_t *items, const size_t *m, size_t n)
 {
 	const struct watch_item *first = &t->items[items[m[0]]];
-	int tasks = first->kind == WATCH_TASK, addr = by_address(first);
+	int tasks = first->kind == WATCH_TASK, addr = watch_by_address(first);
 	unsigned long long *ids;
 	const char **names;
 	size_t k;
@@ -102,7 +97,7 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		 * managers, suspended in each stuck thread, took a line
 		 * each and pushed the rest past the cap. */
 		strbuf_addf(&sb, "%d:", (int)it->kind);
-		if (by_address(it)) {
+		if (watch_by_address(it)) {
 			alike_lines_key_str(&sb, it->label);
 			alike_lines_key_str(&sb, it->name);
 		}

@@ -84,6 +84,11 @@ void watch_begin(struct watch_tracker *t, double now_s)
 		t->items[i].seen = 0;
 }
 
+int watch_by_address(const struct watch_item *it)
+{
+	return it->kind == WATCH_GENERATOR || it->kind == WATCH_GREENLET;
+}
+
 int watch_thread_ran(double cpu_s, long runs)
 {
 	if (runs > WATCH_NOISE_RUNS)

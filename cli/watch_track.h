@@ -151,6 +151,9 @@ void watch_end(struct watch_tracker *t);
 
 /* Did the kernel run this thread in the window (beyond noise)? */
 int watch_thread_ran(double cpu_s, long runs);
+/* A generator or greenlet: named by its address in lines, and a group
+ * of them by their shared name and the members' addresses. */
+int watch_by_address(const struct watch_item *it);
 
 double watch_stuck_for(const struct watch_tracker *t,
 		       const struct watch_item *it);

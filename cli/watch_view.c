@@ -147,14 +147,6 @@ static void clock_now(struct strbuf *sb)
 		strbuf_addf(sb, "%s ", clock);
 }
 
-/* Generators and greenlets are named by their address: a group of them
- * shares a name too ("6 generators 'request_context'") and lists
- * addresses. */
-static int by_address(const struct watch_item *it)
-{
-	return it->kind == WATCH_GENERATOR || it->kind == WATCH_GREENLET;
-}
-
 /* What makes an item's line alike another's: its kind and label (an
  * asyncio task is not a trio task, a coroutine not a generator), a
  * generator's or greenlet's name, where it is (whole file names: a line
@@ -167,7 +159,7 @@ static char *alike_key(const struct watch_item *it, const char *rest)
 	strbuf_init(&sb);
 	strbuf_addf(&sb, "%d ", (int)it->kind);
 	alike_lines_key_str(&sb, it->label);
-	if (by_address(it))
+	if (watch_by_address(it))
 		alike_lines_key_str(&sb, it->name);
 	alike_lines_key_str(&sb, it->where_file);
 	alike_lines_key_str(&sb, it->where_function);
@@ -197,7 +189,7 @@ static void group_subject(struct strbuf *sb, const struct watch_item *items,
 	} else {
 		strbuf_addstr(sb, kind_plural[first->kind]);
 	}
-	if (by_address(first) && first->name) {
+	if (watch_by_address(first) && first->name) {
 		strbuf_addstr(sb, " '");
 		esc_add(sb, first->name, ESC_TEXT, 0);
 		strbuf_addch(sb, '\'');
@@ -209,7 +201,7 @@ static void group_members(struct strbuf *sb, const struct watch_item *items,
 			  const size_t *idx, const size_t *m, size_t n)
 {
 	const struct watch_item *first = &items[idx[m[0]]];
-	int threads = first->kind == WATCH_THREAD, addr = by_address(first);
+	int threads = first->kind == WATCH_THREAD, addr = watch_by_address(first);
 	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
 	const char **names = xmallocarray(n, sizeof(*names));
 	size_t k;
