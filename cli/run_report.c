@@ -21,17 +21,22 @@
 #define TEXT_MAX_SEEN 20
 #define MD_MAX_SEEN 10
 
-/* "12 threads", "3 tasks", '6 generators "request_context"', '4
- * greenlets "serve"': what a group of n is. */
+/* "12 threads", "3 tasks", "4 trio tasks", '6 generators
+ * "request_context"', '4 greenlets "serve"', "3 Hub greenlets": what a
+ * group of n is. */
 static void add_group_subject(struct strbuf *sb, const struct watch_item *it,
 			      size_t n)
 {
+	const char *kind = watch_kind_label(it);
+
+	strbuf_addf(sb, "%zu ", n);
+	if (kind)
+		strbuf_addf(sb, "%s ", kind);
 	if (!watch_by_address(it)) {
-		strbuf_addf(sb, "%zu %s", n,
-			    it->kind == WATCH_TASK ? "tasks" : "threads");
+		strbuf_addstr(sb, it->kind == WATCH_TASK ? "tasks" : "threads");
 		return;
 	}
-	strbuf_addf(sb, "%zu %ss", n, it->kind == WATCH_GREENLET ?
+	strbuf_addf(sb, "%ss", it->kind == WATCH_GREENLET ?
 		    "greenlet" : it->label ? it->label : "generator");
 	if (it->name)
 		strbuf_addf(sb, " \"%s\"", it->name);
@@ -95,12 +100,13 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		/* Generators and greenlets group too, with their kind and
 		 * name in the key (as in watch): a library's context
 		 * managers, suspended in each stuck thread, took a line
-		 * each and pushed the rest past the cap. */
+		 * each and pushed the rest past the cap.  The label keeps
+		 * asyncio and trio tasks, and greenlets of two types, apart
+		 * (as in watch). */
 		strbuf_addf(&sb, "%d:", (int)it->kind);
-		if (watch_by_address(it)) {
-			alike_lines_key_str(&sb, it->label);
+		alike_lines_key_str(&sb, it->label);
+		if (watch_by_address(it))
 			alike_lines_key_str(&sb, it->name);
-		}
 		if (run_seen_what(&sb, t, it)) {
 			items[nkeys] = order[k];
 			keys[nkeys++] = xstrdup(sb.buf);

@@ -83,12 +83,15 @@ static int listed(const struct watch_tracker *t, const struct watch_item *it,
 	return seen->state == RUN_SEEN_STUCK || seen->state == RUN_SEEN_BUSY;
 }
 
-/* 'task "name"', 'thread 12 "name"', 'coroutine "f" (0x7f..)',
- * 'greenlet "name" (0x7f..)': a generator or greenlet by its address. */
+/* 'task "name"', 'trio task "name"', 'thread 12 "name"', 'coroutine "f"
+ * (0x7f..)', 'greenlet "name" (0x7f..)', 'Hub greenlet (0x7f..)': a
+ * generator or greenlet by its address. */
 static void add_subject(struct strbuf *sb, const struct watch_item *it)
 {
-	const char *name = it->name;
+	const char *name = it->name, *kind = watch_kind_label(it);
 
+	if (kind)
+		strbuf_addf(sb, "%s ", kind);
 	switch (it->kind) {
 	case WATCH_TASK:
 		strbuf_addf(sb, "task \"%s\"", name ? name : "?");

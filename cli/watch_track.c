@@ -89,6 +89,16 @@ int watch_by_address(const struct watch_item *it)
 	return it->kind == WATCH_GENERATOR || it->kind == WATCH_GREENLET;
 }
 
+const char *watch_kind_label(const struct watch_item *it)
+{
+	if (it->kind == WATCH_TASK)
+		return it->label;
+	if (it->kind == WATCH_GREENLET && !it->name && it->label &&
+	    strcmp(it->label, "greenlet"))
+		return it->label;
+	return NULL;
+}
+
 int watch_thread_ran(double cpu_s, long runs)
 {
 	if (runs > WATCH_NOISE_RUNS)

@@ -154,6 +154,11 @@ int watch_thread_ran(double cpu_s, long runs);
 /* A generator or greenlet: named by its address in lines, and a group
  * of them by their shared name and the members' addresses. */
 int watch_by_address(const struct watch_item *it);
+/* What a line calls the item's kind before "task", "tasks", "greenlet"
+ * or "greenlets": a task's framework ("trio"; NULL for asyncio), an
+ * unnamed greenlet's type ("Hub"; NULL for a plain greenlet or a named
+ * one, whose name says more); NULL for anything else. */
+const char *watch_kind_label(const struct watch_item *it);
 
 double watch_stuck_for(const struct watch_tracker *t,
 		       const struct watch_item *it);

@@ -29,10 +29,13 @@ static const char *const kind_plural[WATCH_NKINDS] = {
 static void describe(struct strbuf *sb, const struct watch_item *it)
 {
 	if (it->kind != WATCH_THREAD) {
-		if (it->kind == WATCH_TASK && it->label) {
-			esc_add(sb, it->label, ESC_TEXT, 0);
-			strbuf_addstr(sb, " task '");
-		} else if (it->kind == WATCH_TASK) {
+		const char *kind = watch_kind_label(it);
+
+		if (kind) {
+			esc_add(sb, kind, ESC_TEXT, 0);
+			strbuf_addch(sb, ' ');
+		}
+		if (it->kind == WATCH_TASK) {
 			strbuf_addstr(sb, "task '");
 		} else if (it->kind == WATCH_GENERATOR) {
 			esc_add(sb, it->label ? it->label : "generator",
@@ -40,10 +43,6 @@ static void describe(struct strbuf *sb, const struct watch_item *it)
 			strbuf_addstr(sb, " '");
 		} else if (!it->name) {
 			/* unnamed: a thread's main greenlet, gevent's Hub */
-			if (it->label) {
-				esc_add(sb, it->label, ESC_TEXT, 0);
-				strbuf_addch(sb, ' ');
-			}
 			strbuf_addf(sb, "greenlet (0x%" PRIx64 ")", it->id);
 			return;
 		} else {
@@ -172,15 +171,17 @@ static char *alike_key(const struct watch_item *it, const char *rest)
 }
 
 /* The subject of alike items items[m[0..n)], n > 1: "12 threads",
- * "4 trio tasks", "6 coroutines 'f'", "3 greenlets 'serve'". */
+ * "4 trio tasks", "6 coroutines 'f'", "3 greenlets 'serve'", "3 Hub
+ * greenlets". */
 static void group_subject(struct strbuf *sb, const struct watch_item *items,
 			  const size_t *idx, const size_t *m, size_t n)
 {
 	const struct watch_item *first = &items[idx[m[0]]];
+	const char *kind = watch_kind_label(first);
 
 	strbuf_addf(sb, "%zu ", n);
-	if (first->kind == WATCH_TASK && first->label) {
-		esc_add(sb, first->label, ESC_TEXT, 0);
+	if (kind) {
+		esc_add(sb, kind, ESC_TEXT, 0);
 		strbuf_addch(sb, ' ');
 	}
 	if (first->kind == WATCH_GENERATOR && first->label) {

@@ -219,6 +219,21 @@ def interpreter(ident):
     return None
 
 
+def interpreters_importing(idents, module):
+    """Those of the interpreters idents that COROSCOPE_TEST_PYTHONS leaves
+    in and that can import module (a framework from Debian's packages or
+    installed under pyenv)."""
+    found = []
+    for ident in idents:
+        interp = None if left_out(ident) else interpreter(ident)
+        if interp is not None and subprocess.run(
+                [interp.path, "-c", "import " + module],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL).returncode == 0:
+            found.append(interp)
+    return found
+
+
 def control_interpreter():
     """One interpreter for tests where the Python version does not matter."""
     for ident in ("3.12", "3.11", "3.13", "3.10", "3.9", "3.8", "3.7",

@@ -21,8 +21,8 @@ import pytest
 
 from conftest import (COROSCOPE, SANITIZED, TIME_SCALE,
                       assert_no_sanitizer_report, control_interpreter,
-                      coroscope_env, interpreter, marker_line, proc_status,
-                      target_script, wait_until)
+                      coroscope_env, interpreter, interpreters_importing,
+                      marker_line, proc_status, target_script, wait_until)
 
 TIMEOUT = "2"            # the wrapped command's --timeout
 TIMEOUT_TEXT = "2s"
@@ -1027,6 +1027,39 @@ def test_alike_generators_one_line(py, option, work):
     assert m, held
     named = m.group(1).split(", ")
     assert len(named) == 5 and set(named) <= set(gens["held"]), held
+
+
+# Where trio is installed: Debian's package, pyenv's 3.11.
+WITH_TRIO = interpreters_importing(("3.11-debian", "3.11"), "trio")
+
+
+@pytest.mark.skipif(not WITH_TRIO, reason="no interpreter here has trio "
+                    "(3.11-debian, 3.11), or COROSCOPE_TEST_PYTHONS left "
+                    "them out")
+@pytest.mark.parametrize("py", WITH_TRIO, ids=[i.id for i in WITH_TRIO])
+def test_alike_tasks_of_two_frameworks_apart(py, work):
+    """alike_mixed.py parks 3 asyncio and 3 trio tasks at one line: two
+    lines in the samples, "3 tasks" and "3 trio tasks" (as watch says),
+    not one of 6."""
+    script = target_script("alike_mixed.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4", "--", py.path, script, ready,
+                         "3"])
+    info = read_json(ready, "ready file")
+    assert res.returncode == 124, res
+    seen = seen_lines(res.stderr, info["pid"])
+    place = "alike_mixed.py:%d in parked_at" % marker_line(script,
+                                                           "mixed-await")
+    lines = sorted(l for l in seen if place in l)
+    assert len(lines) == 2, seen
+    for line, kind, names in zip(lines, ("", "trio "),
+                                 (info["asyncio"], info["trio"])):
+        m = re.match(r'^3 %stasks stuck for at least [0-9.]+s at \S*%s\b.*'
+                     r': ("[^"]*"(, "[^"]*")*)$' % (kind, re.escape(place)),
+                     line)
+        assert m, (kind, lines)
+        assert sorted(m.group(1).split(", ")) == sorted(
+            '"%s"' % n for n in names), (kind, lines)
 
 
 @pytest.mark.parametrize("py", SAMPLED, ids=[i.id for i in SAMPLED])

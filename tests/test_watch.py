@@ -28,8 +28,9 @@ import pytest
 
 from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
                       coroscope_env, control_interpreter, interpreter,
-                      left_out, marker_line, process_state, run_coroscope,
-                      target_script, task_tracers, wait_until)
+                      interpreters_importing, left_out, marker_line,
+                      process_state, run_coroscope, target_script,
+                      task_tracers, wait_until)
 
 SCRIPT = target_script("watch_target.py")
 # The interpreters the issue names; absent ones are skipped, saying so.
@@ -547,15 +548,7 @@ SCHED_INTERPRETERS = ("3.11-debian", "3.11")
 
 
 def interpreters_with(module):
-    found = []
-    for ident in SCHED_INTERPRETERS:
-        interp = None if left_out(ident) else interpreter(ident)
-        if interp is not None and subprocess.run(
-                [interp.path, "-c", "import " + module],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL).returncode == 0:
-            found.append(interp)
-    return found
+    return interpreters_importing(SCHED_INTERPRETERS, module)
 
 
 @pytest.mark.parametrize("framework,listed", [("trio", "tasks"),

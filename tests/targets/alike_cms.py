@@ -13,12 +13,12 @@ Must run unchanged on CPython 3.6 through 3.14.
 """
 
 import contextlib
-import json
 import os
 import sys
 import threading
 
 from _parked import wait_parked
+from _ready import write_ready
 from _tids import native_tid
 
 _lock = threading.Lock()
@@ -59,9 +59,8 @@ def main(ready, pool):
     with _lock:
         tids = [_tids[t] for t in threads]
     wait_parked(threads, tids)   # all in never.wait(), or run sees them move
-    with _lock, open(ready + ".tmp", "w") as f:
-        json.dump({"pid": os.getpid(), "generators": _gens}, f)
-    os.rename(ready + ".tmp", ready)
+    with _lock:
+        write_ready(ready, {"pid": os.getpid(), "generators": _gens})
     never.wait()  # MARK: main-wait
 
 

@@ -14,13 +14,13 @@ Must run unchanged on CPython 3.6 through 3.14.
 """
 
 import ctypes
-import json
 import os
 import sys
 import threading
 import time
 
 from _parked import wait_parked
+from _ready import write_ready
 from _tids import native_tid
 
 _lock = threading.Lock()
@@ -86,10 +86,7 @@ def main(ready, pool, tag=""):
     with _lock:
         info = {"pid": os.getpid(), "main_tid": native_tid(),
                 "threads": dict(_tids), "cthreads": cthreads}
-    tmp = ready + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(info, f)
-    os.rename(tmp, ready)
+    write_ready(ready, info)
     never.wait()  # MARK: main-wait
 
 

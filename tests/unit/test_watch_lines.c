@@ -70,8 +70,9 @@ static size_t scenario(struct watch_obs *o)
 	for (i = 0; i < MAX_OBS; i++)
 		snprintf(names[i], sizeof(names[i]), "w-%zu\n\x1b[31m", i);
 	/* 7 threads alike; 2 alike (apart); 4 asyncio and 4 trio tasks at
-	 * one place; 3 generators; 3 unnamed tasks; 3 threads "x" at three
-	 * lines; 3 threads at one line of two files of one base name */
+	 * one place; 3 generators; 3 unnamed tasks; 3 unnamed greenlets;
+	 * 3 threads "x" at three lines; 3 threads at one line of two files
+	 * of one base name */
 	for (i = 0; i < 7; i++)
 		o[n++] = obs(WATCH_THREAD, 100 + i, names[i], NULL,
 			     "/x/app.py", 9);
@@ -93,6 +94,10 @@ static size_t scenario(struct watch_obs *o)
 	for (i = 0; i < 3; i++)
 		o[n++] = obs(WATCH_THREAD, 400 + i, "x", NULL, "/x/app.py",
 			     50 + (int)i);
+	/* unnamed greenlets (gevent's hubs) of a hostile type name */
+	for (i = 0; i < 3; i++)
+		o[n++] = obs(WATCH_GREENLET, 0x5000 + i, NULL, "Hub\x1b[1m",
+			     "/x/app.py", 12);
 	o[n++] = obs(WATCH_THREAD, 500, "y", NULL, "/a/lib.py", 7);
 	o[n++] = obs(WATCH_THREAD, 501, "y", NULL, "/b/lib.py", 7);
 	o[n++] = obs(WATCH_THREAD, 502, "y", NULL, "/b/lib.py", 7);
@@ -163,6 +168,9 @@ static void test_grouped(void)
 	      sum);
 	CHECK(count(ev.buf, "stuck 3 tasks for 2.0s at app.py:11 in work: "
 			    "'?', '?', '?'\n") == 1, "unnamed tasks");
+	CHECK(count(ev.buf, "stuck 3 Hub\\x1b[1m greenlets for 2.0s at "
+			    "app.py:12 in work: 0x5000, 0x5001, 0x5002\n") == 1,
+	      "unnamed greenlets by their type:\n%s", ev.buf);
 	CHECK(count(ev.buf, "stuck thread 40") == 3, "other lines apart");
 	/* lib.py:7 in two directories: 500 apart, 501 and 502 too few */
 	CHECK(count(ev.buf, "stuck thread 50") == 3, "other files apart");
@@ -193,7 +201,8 @@ static void test_apart(void)
 	      "--all: nothing grouped:\n%s%s", ev.buf, sum);
 	CHECK(count(ev.buf, "stuck thread 10") == 7 &&
 	      count(ev.buf, "gone  thread 10") == 3 &&
-	      count(ev.buf, "stuck coroutine 'g' (0x300") == 3,
+	      count(ev.buf, "stuck coroutine 'g' (0x300") == 3 &&
+	      count(ev.buf, "stuck Hub\\x1b[1m greenlet (0x500") == 3,
 	      "--all: a line each:\n%s", ev.buf);
 	free(sum);
 	strbuf_release(&ev);
