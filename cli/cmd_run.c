@@ -49,6 +49,7 @@
 #include "cli/run_report.h"
 #include "cli/run_sample.h"
 #include "cli/run_supervise.h"
+#include "common/addrmap.h"
 #include "common/duration.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -235,12 +236,17 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 	for (i = 0; i < n; i++) {
 		const struct collection *c = &procs[i].c;
 		const struct watch_tracker *t;
+		struct addrmap explained;
 
 		if (!procs[i].dumped)
 			continue;
 		t = run_sampler_tracker(smp, c->pid);
 		facts = run_probe_threads(c);
+		run_graph_explained(c, &explained);
+		sum->explained = &explained;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
+		sum->explained = NULL;
+		addrmap_release(&explained);
 		run_summarize_sched(sum, c->pid, &c->async, &c->greenlets);
 		run_summarize_graph(sum, c, t);
 		run_probe_release(facts, c->snap.nthreads);

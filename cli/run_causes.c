@@ -37,16 +37,6 @@ void run_summary_release(struct run_summary *s)
 	run_summary_init(s);
 }
 
-void run_cause_drop(struct run_summary *s, size_t i)
-{
-	if (i >= s->n)
-		return;
-	cause_release(&s->causes[i]);
-	memmove(&s->causes[i], &s->causes[i + 1],
-		(s->n - i - 1) * sizeof(*s->causes));
-	s->n--;
-}
-
 static struct run_cause *add_cause(struct run_summary *s,
 				   enum run_cause_kind kind, int pid,
 				   struct strbuf *headline)

@@ -41,13 +41,17 @@ struct run_cause {
 	char *headline;   /* one line, e.g. "await cycle: ping -> pong -> ping" */
 	char **details;   /* further lines (one per thread or task involved) */
 	size_t ndetails;
-	uint64_t subject; /* stuck_task: the task's address, else 0 */
 };
 
 struct run_summary {
 	struct run_cause *causes;
 	size_t n, alloc;
 	int apart;        /* --all: alike threads a cause each */
+	/* Tasks whose wait the wait-for graph explains (a lock's, an
+	 * event's, a server's idle state: run_graph_explained()), or NULL:
+	 * they get no "stuck task" cause, which would say less.  Set by the
+	 * caller for the process being summarized. */
+	const struct addrmap *explained;
 };
 
 /* What the kernel and the source files say of one thread of a snapshot. */
@@ -98,8 +102,6 @@ void run_summarize_sched(struct run_summary *s, int pid,
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);
-/* Remove causes[i] (one the wait-for graph explains better). */
-void run_cause_drop(struct run_summary *s, size_t i);
 /* "FILE:LINE in QUALNAME" */
 void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
 /* Into out (initialized here): the addresses of the tasks that await

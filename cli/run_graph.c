@@ -6,6 +6,7 @@
 #include "cli/report_graph.h"
 #include "cli/alike_lines.h"
 #include "cli/run_seen.h"
+#include "common/addrmap.h"
 #include "common/banned.h"
 
 /* What the samples saw of a thread or task node. */
@@ -438,36 +439,26 @@ static void held(struct run_summary *s, const struct collection *c,
 	free(r);
 }
 
-/* Does the task at addr wait for a primitive the graph knows, or wait
- * in a server's idle state?  Then its "stuck task" cause (a task parked
- * on a bare future) says less than the graph's and is dropped. */
-static int explained(const struct collection *c, uint64_t addr)
+void run_graph_explained(const struct collection *c, struct addrmap *out)
 {
 	const struct py_waitgraph *g = &c->graph;
 	size_t i;
 
+	addrmap_init(out);
 	for (i = 0; i < g->nedges; i++) {
 		const struct wg_node *n = &g->nodes[g->edges[i].from];
 
 		if (g->edges[i].kind == WG_WAITS_FOR && n->kind == WG_TASK &&
-		    c->async.tasks[n->index].addr == addr &&
+		    n->index < c->async.ntasks &&
 		    (n->idle || g->nodes[g->edges[i].to].kind == WG_OBJECT))
-			return 1;
+			addrmap_add(out, c->async.tasks[n->index].addr);
 	}
-	return 0;
 }
 
 void run_summarize_graph(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t)
 {
 	struct strbuf sb;
-	size_t i;
-
-	for (i = s->n; i-- > 0;)
-		if (s->causes[i].kind == RUN_CAUSE_STUCK_TASK &&
-		    s->causes[i].pid == c->pid && s->causes[i].subject &&
-		    explained(c, s->causes[i].subject))
-			run_cause_drop(s, i);
 
 	strbuf_init(&sb);
 	cycles(s, c, &sb);

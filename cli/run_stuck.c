@@ -79,10 +79,13 @@ static int by_rank(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* The tasks at the bottom of the waits, not seen moving, in rank order;
- * how many into *n. */
+/* The tasks at the bottom of the waits, not seen moving, whose wait the
+ * graph does not explain (before the ranking and the cap: those it
+ * explains would take a place and then be dropped), in rank order; how
+ * many into *n. */
 static struct stuck *candidates(const struct py_async *a,
-				const struct watch_tracker *tr, size_t *n)
+				const struct watch_tracker *tr,
+				const struct addrmap *explained, size_t *n)
 {
 	struct stuck *c = xmallocarray(a->ntasks ? a->ntasks : 1, sizeof(*c));
 	struct addrmap waits_on_tasks;
@@ -98,6 +101,8 @@ static struct stuck *candidates(const struct py_async *a,
 		int found;
 
 		addrmap_get(&waits_on_tasks, t->addr, &found);
+		if (!found && explained)
+			addrmap_get(explained, t->addr, &found);
 		if (!t->waiter || py_async_task(a, t->waiter) || t->running ||
 		    found || in_asyncio_sleep(a, t))
 			continue;
@@ -175,9 +180,6 @@ static struct run_cause *stuck_cause(struct run_summary *s, int pid,
 		free(names);
 	}
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);
-	/* (the graph drops it when it explains the first: alike tasks wait
-	 * alike) */
-	cause->subject = first->t->addr;
 	if (n == 1) {
 		run_add_task_place(sb, a, first->t);
 	} else {
@@ -193,7 +195,7 @@ void run_summarize_stuck_tasks(struct run_summary *s, int pid,
 			       const struct watch_tracker *tr)
 {
 	size_t n, i, left = 0;
-	struct stuck *c = candidates(a, tr, &n);
+	struct stuck *c = candidates(a, tr, s->explained, &n);
 	char **keys = xmallocarray(n ? n : 1, sizeof(*keys));
 	struct run_cause *last = NULL;
 	struct alike_lines g;

@@ -17,7 +17,8 @@ struct watch_tracker;
  * others is the one to look at first.  asyncio.sleep() is left out: its
  * timer will complete it.  Three or more alike (waiting on the same type
  * of future at the same place, stuck as long, blocking as many: a pool
- * of workers' tasks) are one cause unless s->apart.  The first three
+ * of workers' tasks) are one cause unless s->apart.  Tasks in
+ * s->explained are left out before any of that.  The first three
  * causes are added, the last saying how many tasks it left out.
  */
 void run_summarize_stuck_tasks(struct run_summary *s, int pid,

@@ -857,6 +857,29 @@ def test_stuck_task_leads_the_causes(py, work):
     assert any("run_stuck_task.py:%d" % line in c for c in causes), causes
 
 
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_stuck_task_after_those_the_graph_explains(py, work):
+    """Three tasks waiting on asyncio.Events rank before the leaf (each
+    holds up more tasks): the graph explains them, so they take none of
+    the three "stuck task" places, and the leaf still has its cause."""
+    ready = str(work / "ready")
+    script = target_script("run_stuck_task.py")
+    res = coroscope_run(["--timeout", "2", "--", py.path, script, ready,
+                         "3"])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    stuck = [c for c in causes if "stuck task:" in c]
+    assert len(stuck) == 1, causes
+    assert "stuck_leaf waits on Future" in stuck[0], causes
+    assert not any("more stuck task" in c for c in causes), causes
+    events = [c for c in causes if "waiting on asyncio.Event" in c]
+    assert len(events) == 3, causes
+    line = marker_line(script, "on-event")
+    assert all(any("run_stuck_task.py:%d" % line in d for d in
+                   causes[causes.index(e):causes.index(e) + 3])
+               for e in events), causes
+
+
 # ---------------------------------------------------------------------------
 # A thread pool parked in one place: one line in each section of the
 # report, not one per worker (--all: one per worker)

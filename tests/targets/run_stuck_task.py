@@ -1,6 +1,12 @@
 """A `coroscope run` target: a task parked on a future nothing will set,
 with a parent task awaiting it, and a sleeper that will wake on its own.
 
+Usage: run_stuck_task.py READY_FILE [EVENTS]
+
+With EVENTS, as many more tasks each wait on an asyncio.Event of their
+own, the k-th awaited by k + 2 parents: each holds up more tasks than the
+leaf, so they rank before it, but the wait-for graph explains them.
+
 Runs on 3.6+; writes READY_FILE once everything is parked.
 """
 import asyncio
@@ -16,15 +22,23 @@ async def stuck_parent(child):
     await child  # MARK: stuck-parent
 
 
+async def on_event(event):
+    await event.wait()  # MARK: on-event
+
+
 async def napper():
     await asyncio.sleep(3600)
 
 
-async def main(ready):
+async def main(ready, events):
     loop = asyncio.get_event_loop()
     never = loop.create_future()
     leaf = asyncio.ensure_future(stuck_leaf(never))
     parent = asyncio.ensure_future(stuck_parent(leaf))
+    for k in range(events):
+        waiter = asyncio.ensure_future(on_event(asyncio.Event()))
+        for _ in range(k + 3):
+            asyncio.ensure_future(stuck_parent(waiter))
     nap = asyncio.ensure_future(napper())
     for task, name in ((leaf, "stuck_leaf"), (parent, "stuck_parent"),
                        (nap, "napper")):
@@ -37,4 +51,5 @@ async def main(ready):
     await parent
 
 
-asyncio.get_event_loop().run_until_complete(main(sys.argv[1]))
+asyncio.get_event_loop().run_until_complete(
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0))
