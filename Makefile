@@ -14,7 +14,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
 # The libraries of both links, the dynamic one and `make static`: add a
 # library here and the static link takes it too.
-LDLIBS = -lelf -ldw -ldeflate -lncurses -lunwind-x86_64
+LDLIBS = -lelf -ldw -ldeflate -lncursesw -lunwind-x86_64
 # ./coroscope takes them from their static archives (with what those
 # need: see STATIC_DEPLIBS), all but libunwind, whose Debian archive is
 # not position-independent, and libc.  Loading eight shared libraries
@@ -102,7 +102,9 @@ $(BUILD)/tests/test_json_memo: $(BUILD)/cli/json_memo.o $(BUILD)/cli/json.o \
 	$(BUILD)/cli/json_digits.o $(BUILD)/cli/json_plain.o \
 	$(BUILD)/cli/json_part.o $(BUILD)/cli/json_writer.o
 $(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
+$(BUILD)/tests/test_term_cut: $(BUILD)/cli/term_cut.o
 $(BUILD)/tests/test_watch_lines: $(BUILD)/cli/watch_view.o \
+	$(BUILD)/cli/term_cut.o \
 	$(BUILD)/cli/watch_track.o $(BUILD)/cli/alike_lines.o \
 	$(BUILD)/cli/escape.o $(BUILD)/cli/json.o $(BUILD)/cli/json_digits.o \
 	$(BUILD)/cli/json_plain.o $(BUILD)/cli/json_part.o \
@@ -248,6 +250,8 @@ build/fuzz/obj/%.o: %.c
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
 
 build/fuzz/fuzz_readers: tests/support/image_memsrc.c
+# (cli/ code: the objects it tests)
+build/fuzz/fuzz_term_cut: build/fuzz/obj/cli/escape.o build/fuzz/obj/cli/term_cut.o
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -6,8 +6,6 @@
  */
 #include "cli/report.h"
 
-#include <langinfo.h>
-#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +13,7 @@
 #include "cli/escape.h"
 #include "cli/report_graph.h"
 #include "cli/task_kind.h"
+#include "cli/term_cut.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -49,12 +48,7 @@ struct tree {
 
 static int utf8_terminal(FILE *out)
 {
-	const char *cs;
-
-	if (!isatty(fileno(out)) || !setlocale(LC_CTYPE, ""))
-		return 0;
-	cs = nl_langinfo(CODESET);
-	return cs && !strcmp(cs, "UTF-8");
+	return isatty(fileno(out)) && term_locale_utf8();
 }
 
 /*

@@ -8,6 +8,7 @@
 
 #include "cli/alike_lines.h"
 #include "cli/json.h"
+#include "cli/term_cut.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "cli/escape.h"
@@ -563,6 +564,7 @@ void watch_summary_json(FILE *out, const struct watch_tracker *t,
 
 struct watch_view {
 	SCREEN *screen;
+	int utf8;                /* the locale's: term_cut() */
 	char *log[VIEW_LOG];     /* whole lines: the screen cuts them */
 	size_t nlog;             /* lines ever logged */
 };
@@ -571,6 +573,8 @@ struct watch_view *watch_view_open(void)
 {
 	struct watch_view *v = xcalloc(1, sizeof(*v));
 
+	/* Before curses starts: it writes characters as the locale says. */
+	v->utf8 = term_locale_utf8();
 	v->screen = newterm(NULL, stdout, stdin);
 	if (!v->screen) {
 		free(v);
@@ -597,15 +601,21 @@ void watch_view_event(struct watch_view *v, const char *line)
 }
 
 /* One line at y, cut at the screen's width (no wrapping). */
-static void put_line(int y, const char *s, int bold)
+static void put_line(const struct watch_view *v, int y, const char *s,
+		     int bold)
 {
+	struct strbuf cut;
+
 	if (y < 0 || y >= LINES)
 		return;
+	strbuf_init(&cut);
+	(void)term_cut(&cut, s, COLS > 0 ? (size_t)COLS : 0, v->utf8);
 	if (bold)
 		attron(A_BOLD);
-	mvaddnstr(y, 0, s, COLS > 0 ? COLS : 0);
+	mvaddstr(y, 0, cut.buf);
 	if (bold)
 		attroff(A_BOLD);
+	strbuf_release(&cut);
 }
 
 void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
@@ -622,8 +632,8 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 	summary_heading(&sb, t, info);
 	strbuf_addstr(&sb, info->target_exited ? "  [target exited]" :
 		      "  (q quits)");
-	put_line(y++, sb.buf, 1);
-	put_line(y++, "STATE        WHAT                                WHERE / WAITS ON", 1);
+	put_line(v, y++, sb.buf, 1);
+	put_line(v, y++, "STATE        WHAT                                WHERE / WAITS ON", 1);
 	watch_sorted(t, order);
 	for (i = 0; i < t->nitems && y < rows_end; i++) {
 		const struct watch_item *it = &t->items[order[i]];
@@ -636,18 +646,19 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 		strbuf_addf(&sb, "%-12s ", st.buf);
 		strbuf_reset(&st);
 		describe(&st, it);
-		strbuf_addf(&sb, "%-35s ", st.buf);
+		term_pad(&sb, st.buf, 35, v->utf8);
+		strbuf_addch(&sb, ' ');
 		where(&sb, it);
 		blocked(&sb, t, it);
 		if (it->waits_on)
 			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
-		put_line(y++, sb.buf, watch_state_of(t, it) == WATCH_STUCK);
+		put_line(v, y++, sb.buf, watch_state_of(t, it) == WATCH_STUCK);
 	}
 	if (nlog) {
 		y = LINES - (int)nlog - 1;
-		put_line(y++, "events:", 1);
+		put_line(v, y++, "events:", 1);
 		for (i = v->nlog - nlog; i < v->nlog; i++)
-			put_line(y++, v->log[i % VIEW_LOG], 0);
+			put_line(v, y++, v->log[i % VIEW_LOG], 0);
 	}
 	refresh();
 	strbuf_release(&sb);

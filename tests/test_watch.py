@@ -343,14 +343,16 @@ def test_usage_errors():
         assert result.stderr.startswith("coroscope: "), result
 
 
-def live_view(keeper, target, seconds, columns=120):
-    """Run watch on a pseudo-terminal `columns` wide for `seconds`, quit
-    with q; return (all it wrote, decoded; the terminal's local modes
-    before and after)."""
+def live_view(keeper, target, seconds, columns=120, lang=None):
+    """Run watch on a pseudo-terminal `columns` wide for `seconds` (in
+    the locale lang: LC_ALL), quit with q; return (all it wrote,
+    decoded; the terminal's local modes before and after)."""
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
-    env = coroscope_env({"TERM": "xterm", "COLUMNS": str(columns),
-                         "LINES": "30"})
+    extra = {"TERM": "xterm", "COLUMNS": str(columns), "LINES": "30"}
+    if lang:
+        extra["LC_ALL"] = lang
+    env = coroscope_env(extra)
     proc = subprocess.Popen([COROSCOPE, "watch", "--interval", "0.3s",
                              "--stuck", "1s", str(target.pid)],
                             stdin=slave, stdout=slave, stderr=subprocess.PIPE,
@@ -431,6 +433,36 @@ def test_live_view_keeps_long_events_whole(keeper):
     # (drawn in one piece on a blank row: no cursor motion inside)
     assert "\x1b[" not in event.group(0).replace("\\x1b[", ""), event
     assert len(event.group(0).encode()) > 256, event.group(0)
+    assert after == before, "terminal local modes not restored"
+    assert_target_unharmed(target)
+
+
+# (a CJK character's UTF-8 holds bytes 0x80-0x9f, which curses, when not
+# told the locale, drew as "~B")
+WIDE_TAG = "-\u30bf\u30b9\u30af-\u00fc"
+
+
+@pytest.mark.parametrize("lang", ["C.UTF-8", "C"])
+def test_live_view_draws_names_as_the_locale_can(keeper, lang):
+    """Thread names with CJK characters: in a UTF-8 locale the view
+    shows them as they are (their widths: tests/unit/test_term_cut.c); in
+    the C locale as escapes of their bytes; never as curses' pieces of
+    bytes."""
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "alike_threads.py", str(ALIKE_POOL),
+                                 WIDE_TAG)
+    text, before, after = live_view(keeper, target, 3.0, columns=600,
+                                    lang=lang)
+    view = text[:text.rindex("watch summary:")]
+    if lang == "C":
+        # every byte outside ASCII as \xNN, and nothing else outside it
+        shown = "".join("\\x%02x" % b if b > 0x7f else chr(b)
+                        for b in WIDE_TAG.encode())
+        assert "pool-0" + shown in view, view[-3000:]
+        assert not re.search("[^\x00-\x7f]", view), view[-3000:]
+    else:
+        assert "pool-0" + WIDE_TAG in view, view[-3000:]
+    assert "~B" not in view, view[-3000:]
     assert after == before, "terminal local modes not restored"
     assert_target_unharmed(target)
 
