@@ -448,9 +448,13 @@ void run_graph_explained(const struct collection *c, struct addrmap *out)
 	for (i = 0; i < g->nedges; i++) {
 		const struct wg_node *n = &g->nodes[g->edges[i].from];
 
+		const struct wg_node *to = &g->nodes[g->edges[i].to];
+
+		/* (not a gather or concurrent future: held() names none) */
 		if (g->edges[i].kind == WG_WAITS_FOR && n->kind == WG_TASK &&
 		    n->index < c->async.ntasks &&
-		    (n->idle || g->nodes[g->edges[i].to].kind == WG_OBJECT))
+		    (n->idle || (to->kind == WG_OBJECT &&
+				 !py_prim_is_future(&g->prims[to->index]))))
 			addrmap_add(out, c->async.tasks[n->index].addr);
 	}
 }

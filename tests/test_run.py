@@ -880,6 +880,24 @@ def test_stuck_task_after_those_the_graph_explains(py, work):
                for e in events), causes
 
 
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_stuck_task_on_a_gather(py, work):
+    """A task awaiting asyncio.gather() of a future nothing sets: the
+    graph records the wait but names no cause for a gather, so the task
+    keeps its "stuck task" cause."""
+    ready = str(work / "ready")
+    script = target_script("run_stuck_task.py")
+    res = coroscope_run(["--timeout", "2", "--", py.path, script, ready,
+                         "0", "gather"])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    stuck = [c for c in causes if "stuck task:" in c]
+    assert len(stuck) == 1, causes
+    assert "stuck_leaf waits on _GatheringFuture" in stuck[0], causes
+    line = marker_line(script, "stuck-gather")
+    assert any("run_stuck_task.py:%d" % line in c for c in causes), causes
+
+
 # ---------------------------------------------------------------------------
 # A thread pool parked in one place: one line in each section of the
 # report, not one per worker (--all: one per worker)

@@ -1,11 +1,13 @@
 """A `coroscope run` target: a task parked on a future nothing will set,
 with a parent task awaiting it, and a sleeper that will wake on its own.
 
-Usage: run_stuck_task.py READY_FILE [EVENTS]
+Usage: run_stuck_task.py READY_FILE [EVENTS [gather]]
 
 With EVENTS, as many more tasks each wait on an asyncio.Event of their
 own, the k-th awaited by k + 2 parents: each holds up more tasks than the
 leaf, so they rank before it, but the wait-for graph explains them.
+With gather, the leaf awaits asyncio.gather() of its future instead: a
+wait the graph records but does not explain.
 
 Runs on 3.6+; writes READY_FILE once everything is parked.
 """
@@ -14,8 +16,11 @@ import os
 import sys
 
 
-async def stuck_leaf(never):
-    await never  # MARK: stuck-leaf
+async def stuck_leaf(never, gather):
+    if gather:
+        await asyncio.gather(never)  # MARK: stuck-gather
+    else:
+        await never  # MARK: stuck-leaf
 
 
 async def stuck_parent(child):
@@ -30,10 +35,10 @@ async def napper():
     await asyncio.sleep(3600)
 
 
-async def main(ready, events):
+async def main(ready, events, gather):
     loop = asyncio.get_event_loop()
     never = loop.create_future()
-    leaf = asyncio.ensure_future(stuck_leaf(never))
+    leaf = asyncio.ensure_future(stuck_leaf(never, gather))
     parent = asyncio.ensure_future(stuck_parent(leaf))
     for k in range(events):
         waiter = asyncio.ensure_future(on_event(asyncio.Event()))
@@ -52,4 +57,5 @@ async def main(ready, events):
 
 
 asyncio.get_event_loop().run_until_complete(
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0))
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0,
+         sys.argv[3:4] == ["gather"]))
