@@ -1,9 +1,9 @@
 #include "cli/term_cut.h"
 
 #include <langinfo.h>
-#include <stdio.h>
 #include <locale.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <wchar.h>
 

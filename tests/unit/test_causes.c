@@ -588,6 +588,13 @@ static void test_seen_subjects(void)
 		  "greenlet \"g-1\" (0x7f80) stuck for" },
 		{ WATCH_GREENLET, 0x7fc0, NULL, NULL,
 		  "greenlet (0x7fc0) stuck for" },
+		/* a framework's tasks and an unnamed greenlet's type say
+		 * so; a plain greenlet's type and a named one's do not */
+		{ WATCH_TASK, 0x140, "n", "trio", "trio task \"n\" stuck for" },
+		{ WATCH_GREENLET, 0x8000, NULL, "Hub",
+		  "Hub greenlet (0x8000) stuck for" },
+		{ WATCH_GREENLET, 0x8040, NULL, "greenlet",
+		  "greenlet (0x8040) stuck for" },
 	};
 	struct watch_tracker tr;
 	struct strbuf sb;
