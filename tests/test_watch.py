@@ -31,6 +31,7 @@ from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
                       interpreters_importing, left_out, marker_line,
                       process_state, run_coroscope, target_script,
                       task_tracers, wait_until)
+from vt_screen import Screen
 
 SCRIPT = target_script("watch_target.py")
 # The interpreters the issue names; absent ones are skipped, saying so.
@@ -343,10 +344,12 @@ def test_usage_errors():
         assert result.stderr.startswith("coroscope: "), result
 
 
-def live_view(keeper, target, seconds, columns=120, lang=None):
+def live_view(keeper, target, seconds, columns=120, lang=None,
+              drawn=b"stuck after 1s"):
     """Run watch on a pseudo-terminal `columns` wide for `seconds` (in
-    the locale lang: LC_ALL), quit with q; return (all it wrote,
-    decoded; the terminal's local modes before and after)."""
+    the locale lang: LC_ALL), want `drawn` in what it drew, quit with q;
+    return (all it wrote, decoded; the terminal's local modes before and
+    after)."""
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
     extra = {"TERM": "xterm", "COLUMNS": str(columns), "LINES": "30"}
@@ -373,7 +376,7 @@ def live_view(keeper, target, seconds, columns=120, lang=None):
         return data
 
     output += read_some(seconds * TIME_SCALE)
-    assert b"stuck after 1s" in output, output[-2000:]
+    assert drawn in output, output[-2000:]
     os.write(master, b"q")
     deadline = time.monotonic() + 20 * TIME_SCALE
     while proc.poll() is None and time.monotonic() < deadline:
@@ -463,6 +466,34 @@ def test_live_view_draws_names_as_the_locale_can(keeper, lang):
     else:
         assert "pool-0" + WIDE_TAG in view, view[-3000:]
     assert "~B" not in view, view[-3000:]
+    assert after == before, "terminal local modes not restored"
+    assert_target_unharmed(target)
+
+
+def test_live_view_cuts_rows_at_the_screen_width(keeper):
+    """On a screen 60 columns wide, rows of CJK names (two columns a
+    character) end at its edge: no row wider, the pool's rows, longer
+    than that, cut at 59 or 60 columns (not at 60 bytes, some 56
+    columns), no character cut in two.  The screen as the terminal
+    shows it is replayed by tests/vt_screen.py."""
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "alike_threads.py", str(ALIKE_POOL),
+                                 WIDE_TAG)
+    # (the heading's end, "stuck after 1s", is past the edge: a row
+    # drawn stuck says the view has been drawing samples)
+    text, before, after = live_view(keeper, target, 3.0, columns=60,
+                                    lang="C.UTF-8", drawn=b"stuck 1.")
+    screen = Screen(60, 30)
+    screen.feed(text[:text.rindex("\x1b[?1049l")])
+    rows = [screen.row(y) for y in range(screen.rows)]
+    pool = [y for y in range(screen.rows)
+            if "pool-" in rows[y] and " thread " in rows[y]]
+    assert len(pool) == ALIKE_POOL, "\n".join(rows)
+    for y in pool:
+        assert 59 <= screen.row_width(y) <= 60, (y, rows[y])
+        assert WIDE_TAG in rows[y], rows[y]
+    assert all(screen.row_width(y) <= 60 for y in range(screen.rows))
+    assert "\ufffd" not in text and "~B" not in text, "\n".join(rows)
     assert after == before, "terminal local modes not restored"
     assert_target_unharmed(target)
 
