@@ -8,10 +8,7 @@
 /* Punctuation Markdown would take for markup. */
 #define MD_SPECIAL "\\`*_[]<>|#"
 
-/* The length of a valid UTF-8 sequence at s (n bytes left) and its code
- * point, or 0: overlong forms, surrogates and values past U+10FFFF are
- * not valid. */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	size_t len, i;
 	uint32_t v, min;
@@ -119,7 +116,7 @@ void esc_add(struct strbuf *sb, const char *str, enum esc_mode mode,
 		} else if (b < 0x80) {
 			add_ascii(sb, b, mode);
 			i++;
-		} else if (!(len = utf8_decode(s + i, n - i, &cp))) {
+		} else if (!(len = esc_utf8_decode(s + i, n - i, &cp))) {
 			add_hex(sb, b, mode);  /* not UTF-8: the byte itself */
 			i++;
 		} else if (cp <= 0x9f) {

@@ -14,6 +14,7 @@
 #ifndef COROSCOPE_CLI_ESCAPE_H
 #define COROSCOPE_CLI_ESCAPE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/strbuf.h"
@@ -24,6 +25,11 @@ enum esc_mode {
 	ESC_MD,    /* and Markdown punctuation backslashed (for text) */
 	ESC_CODE,  /* and '`' made '\'': inside a Markdown code span */
 };
+
+/* The length of a valid UTF-8 sequence at s (n bytes left) and its code
+ * point, or 0: overlong forms, surrogates and values past U+10FFFF are
+ * not valid.  (The escaper's own test, shared with cli/term_cut.c.) */
+size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
 /* Append s (NULL: "?") escaped, at most max bytes of it (0: all); an
  * escape is never cut. */

@@ -447,7 +447,6 @@ void run_graph_explained(const struct collection *c, struct addrmap *out)
 	addrmap_init(out);
 	for (i = 0; i < g->nedges; i++) {
 		const struct wg_node *n = &g->nodes[g->edges[i].from];
-
 		const struct wg_node *to = &g->nodes[g->edges[i].to];
 
 		/* (not a gather or concurrent future: held() names none) */
