@@ -247,7 +247,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		sum->explained = NULL;
 		addrmap_release(&explained);
-		run_summarize_sched(sum, c->pid, &c->async, &c->greenlets);
+		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_summarize_graph(sum, c, t);
 		run_probe_release(facts, c->snap.nthreads);
 	}

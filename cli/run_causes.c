@@ -59,7 +59,7 @@ static void add_detail(struct run_cause *cause, struct strbuf *line)
 	cause->details[cause->ndetails++] = strbuf_detach(line);
 }
 
-/* For run_sched.c, whose causes are built the same way. */
+/* For run_greenlets.c and run_stuck.c, whose causes are built the same way. */
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline)
 {

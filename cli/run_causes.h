@@ -93,12 +93,12 @@ void run_summarize(struct run_summary *s, int pid,
 		   const struct run_thread_facts *facts,
 		   const struct watch_tracker *t);
 
-/* Greenlets and trio tasks (cli/run_sched.c), through the three below. */
+/* Greenlets (cli/run_greenlets.c), through the three below; trio's
+ * tasks are among the stuck tasks of run_summarize(). */
 struct strbuf;
 struct py_greenlets;
-void run_summarize_sched(struct run_summary *s, int pid,
-			 const struct py_async *a,
-			 const struct py_greenlets *greenlets);
+void run_summarize_greenlets(struct run_summary *s, int pid,
+			     const struct py_greenlets *greenlets);
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);

@@ -42,15 +42,81 @@ static size_t blocked_behind(const struct py_async *a, const struct py_task *t)
 	return n;
 }
 
+/* Tasks waiting on t through their nurseries (a trio task has one
+ * parent), added to seen; how many were new.  Bounded: a cycle of
+ * parents stops at a task seen, and there are a->ntasks in all. */
+static size_t nursery_behind(const struct py_async *a, const struct py_task *t,
+			     struct addrmap *seen)
+{
+	size_t n = 0, steps = 0;
+
+	while (t && t->nawaited_by && steps++ < a->ntasks) {
+		t = py_async_task(a, t->awaited_by[0]);
+		if (!t || !addrmap_add(seen, t->addr))
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* A task's k-th coroutine (innermost first), or NULL. */
+static const struct py_gen *chain_gen(const struct py_async *a,
+				      const struct py_task *t, size_t k)
+{
+	return k < t->nstack && t->stack[k] < a->ngens ?
+	       &a->gens[t->stack[k]] : NULL;
+}
+
 static int in_asyncio_sleep(const struct py_async *a, const struct py_task *t)
 {
-	const struct py_gen *g;
+	const struct py_gen *g = chain_gen(a, t, 0);
 
-	if (!t->nstack || t->stack[0] >= a->ngens)
-		return 0;
-	g = &a->gens[t->stack[0]];
-	return g->code && !strcmp(g->code->name, "sleep") &&
+	return g && g->code && !strcmp(g->code->name, "sleep") &&
 	       strstr(g->code->filename, "asyncio");
+}
+
+static int in_trio(const struct py_gen *g)
+{
+	return strstr(g->code->filename, "/trio/") ||
+	       strstr(g->code->filename, "/anyio/");
+}
+
+/* Is any coroutine of the chain waiting on a clock (trio.sleep*)?  Its
+ * deadline will wake it. */
+static int trio_timed(const struct py_async *a, const struct py_task *t)
+{
+	size_t k;
+
+	for (k = 0; k < t->nstack; k++) {
+		const struct py_gen *g = chain_gen(a, t, k);
+
+		if (g && g->code && !strcmp(g->code->name, "sleep_until") &&
+		    strstr(g->code->filename, "/trio/"))
+			return 1;
+	}
+	return 0;
+}
+
+/* The program's own innermost coroutine of a trio task (outside trio
+ * and anyio), or NULL; into *in the outermost of trio's inside it, what
+ * the task is parked in. */
+static const struct py_gen *trio_own(const struct py_async *a,
+				     const struct py_task *t,
+				     const struct py_gen **in)
+{
+	size_t k;
+
+	*in = NULL;
+	for (k = 0; k < t->nstack; k++) {
+		const struct py_gen *g = chain_gen(a, t, k);
+
+		if (!g || !g->has_frame || !g->code)
+			continue;
+		if (!in_trio(g))
+			return g;
+		*in = g;
+	}
+	return NULL;
 }
 
 /* A task at the bottom of the waits, and where it ranks. */
@@ -79,11 +145,31 @@ static int by_rank(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/*
+ * The two frameworks' stuck tasks, told apart by what is at the bottom
+ * of the waits and how a cause reads.  asyncio: a task parked on a plain
+ * future (not another task, not asyncio.sleep()); tasks waiting on it
+ * through gathers and TaskGroups are blocked behind it.  trio: a task
+ * with no child in a nursery, not on a clock; its nursery's task and
+ * theirs up to the root are behind it.
+ */
+struct stuck_kind {
+	int (*at_bottom)(const struct py_async *a, const struct py_task *t);
+	size_t (*behind)(const struct py_async *a, const struct py_task *t);
+	char *(*key)(const struct py_async *a, const struct stuck *c);
+	struct run_cause *(*cause)(struct run_summary *s, int pid,
+				   const struct py_async *a,
+				   const struct stuck *c, const size_t *m,
+				   size_t n, struct strbuf *sb);
+	const char *what;         /* "stuck task", "stuck trio task" */
+};
+
 /* The tasks at the bottom of the waits, not seen moving, whose wait the
  * graph does not explain (before the ranking and the cap: those it
  * explains would take a place and then be dropped), in rank order; how
  * many into *n. */
-static struct stuck *candidates(const struct py_async *a,
+static struct stuck *candidates(const struct stuck_kind *kind,
+				const struct py_async *a,
 				const struct watch_tracker *tr,
 				const struct addrmap *explained, size_t *n)
 {
@@ -91,8 +177,8 @@ static struct stuck *candidates(const struct py_async *a,
 	struct addrmap waits_on_tasks;
 	size_t i;
 
-	/* A task some other task is blocked under (gather, TaskGroup...)
-	 * is not at the bottom of the waits. */
+	/* A task some other task is blocked under (gather, TaskGroup,
+	 * nursery...) is not at the bottom of the waits. */
 	run_tasks_awaiting(a, &waits_on_tasks);
 	*n = 0;
 	for (i = 0; i < a->ntasks; i++) {
@@ -103,15 +189,14 @@ static struct stuck *candidates(const struct py_async *a,
 		addrmap_get(&waits_on_tasks, t->addr, &found);
 		if (!found && explained)
 			addrmap_get(explained, t->addr, &found);
-		if (!t->waiter || py_async_task(a, t->waiter) || t->running ||
-		    found || in_asyncio_sleep(a, t))
+		if (found || t->running || !kind->at_bottom(a, t))
 			continue;
 		/* seen making progress over the samples: not stuck */
 		run_seen_task(tr, t->addr, &cur->seen);
 		if (cur->seen.state == RUN_SEEN_MOVING)
 			continue;
 		cur->t = t;
-		cur->behind = blocked_behind(a, t);
+		cur->behind = kind->behind(a, t);
 		cur->order = i;
 		(*n)++;
 	}
@@ -120,22 +205,34 @@ static struct stuck *candidates(const struct py_async *a,
 	return c;
 }
 
-/* ", stuck for at least 3.1s, blocking 2 other tasks" */
-static void add_state(struct strbuf *sb, const struct stuck *c,
-		      const char *each)
+/* ", stuck for at least 3.1s" */
+static void add_seen(struct strbuf *sb, const struct stuck *c)
 {
 	if (c->seen.state == RUN_SEEN_STUCK) {
 		strbuf_addstr(sb, ", ");
 		run_seen_add(sb, &c->seen);
 	}
-	if (c->behind)
-		strbuf_addf(sb, ", blocking %zu other task%s%s", c->behind,
-			    c->behind == 1 ? "" : "s", each);
+}
+
+/* ", blocking 2 other tasks" and each */
+static void add_behind(struct strbuf *sb, size_t behind, const char *each)
+{
+	if (behind)
+		strbuf_addf(sb, ", blocking %zu other task%s%s", behind,
+			    behind == 1 ? "" : "s", each);
+}
+
+/* asyncio */
+
+static int asyncio_at_bottom(const struct py_async *a, const struct py_task *t)
+{
+	return !t->framework && t->waiter && !py_async_task(a, t->waiter) &&
+	       !in_asyncio_sleep(a, t);
 }
 
 /* What makes a stuck task alike another: the type of what it waits
  * on, where, its state. */
-static char *stuck_key(const struct py_async *a, const struct stuck *c)
+static char *asyncio_key(const struct py_async *a, const struct stuck *c)
 {
 	struct strbuf sb, place;
 
@@ -145,64 +242,176 @@ static char *stuck_key(const struct py_async *a, const struct stuck *c)
 	run_add_task_where(&place, a, c->t);
 	alike_lines_key_str(&sb, place.buf);
 	strbuf_reset(&place);
-	add_state(&place, c, "");
+	add_seen(&place, c);
+	add_behind(&place, c->behind, "");
 	alike_lines_key_str(&sb, place.buf);
 	strbuf_release(&place);
 	return strbuf_detach(&sb);
 }
 
+/* The members' names, quoted, to end a group's headline. */
+static void add_members(struct strbuf *sb, const struct stuck *c,
+			const size_t *m, size_t n)
+{
+	const char **names = xmallocarray(n, sizeof(*names));
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		names[k] = c[m[k]].t->name;
+	strbuf_addstr(sb, ": ");
+	alike_lines_members(sb, NULL, names, n, ALIKE_QUOTED);
+	free(names);
+}
+
+/* The detail line: where the task, or the group, is parked. */
+static void add_place(struct run_cause *cause, const struct py_async *a,
+		      const struct py_task *t, size_t n, struct strbuf *sb)
+{
+	if (n == 1) {
+		run_add_task_place(sb, a, t);
+	} else {
+		strbuf_addstr(sb, "tasks");   /* where they all are */
+		run_add_task_where(sb, a, t);
+	}
+	run_cause_detail(cause, sb);
+}
+
 /* One cause for members m[0..n) of the ranked candidates c. */
-static struct run_cause *stuck_cause(struct run_summary *s, int pid,
-				     const struct py_async *a,
-				     const struct stuck *c, const size_t *m,
-				     size_t n, struct strbuf *sb)
+static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
+				       const struct py_async *a,
+				       const struct stuck *c, const size_t *m,
+				       size_t n, struct strbuf *sb)
 {
 	const struct stuck *first = &c[m[0]];
 	const char *type = first->t->waiter_type ? first->t->waiter_type :
 			   "a future";
 	struct run_cause *cause;
-	const char **names;
-	size_t k;
 
 	if (n == 1) {
 		strbuf_addf(sb, "stuck task: %s waits on %s 0x%llx",
 			    first->t->name ? first->t->name : "?", type,
 			    (unsigned long long)first->t->waiter);
-		add_state(sb, first, "");
+		add_seen(sb, first);
+		add_behind(sb, first->behind, "");
 	} else {
 		strbuf_addf(sb, "%zu stuck tasks wait on %s", n, type);
-		add_state(sb, first, " each");
-		strbuf_addstr(sb, ": ");
-		names = xmallocarray(n, sizeof(*names));
-		for (k = 0; k < n; k++)
-			names[k] = c[m[k]].t->name;
-		alike_lines_members(sb, NULL, names, n, ALIKE_QUOTED);
-		free(names);
+		add_seen(sb, first);
+		add_behind(sb, first->behind, " each");
+		add_members(sb, c, m, n);
 	}
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);
-	if (n == 1) {
-		run_add_task_place(sb, a, first->t);
-	} else {
-		strbuf_addstr(sb, "tasks");   /* where they all are */
-		run_add_task_where(sb, a, first->t);
-	}
-	run_cause_detail(cause, sb);
+	add_place(cause, a, first->t, n, sb);
 	return cause;
 }
 
-void run_summarize_stuck_tasks(struct run_summary *s, int pid,
-			       const struct py_async *a,
-			       const struct watch_tracker *tr)
+/* trio (and anyio on trio) */
+
+static int trio_at_bottom(const struct py_async *a, const struct py_task *t)
+{
+	/* trio's own tasks are named "<init>", "<TrioToken...>" */
+	return t->framework && !(t->name && t->name[0] == '<') &&
+	       !trio_timed(a, t);
+}
+
+static size_t trio_behind(const struct py_async *a, const struct py_task *t)
+{
+	struct addrmap seen;
+	size_t n;
+
+	addrmap_init(&seen);
+	addrmap_add(&seen, t->addr);
+	n = nursery_behind(a, t, &seen);
+	addrmap_release(&seen);
+	return n;
+}
+
+/* Alike: parked in the same trio call, at the same place of the
+ * program's own, stuck as long.  Not what they block: siblings of one
+ * nursery block the same tasks, and the cause counts those once. */
+static char *trio_key(const struct py_async *a, const struct stuck *c)
+{
+	const struct py_gen *in, *own = trio_own(a, c->t, &in);
+	struct strbuf sb, part;
+
+	strbuf_init(&sb);
+	strbuf_init(&part);
+	alike_lines_key_str(&sb, in ? in->qualname : NULL);
+	if (own)
+		run_add_frame_place(&part, &own->frame);
+	alike_lines_key_str(&sb, part.buf);
+	strbuf_reset(&part);
+	add_seen(&part, c);
+	alike_lines_key_str(&sb, part.buf);
+	strbuf_release(&part);
+	return strbuf_detach(&sb);
+}
+
+static struct run_cause *trio_cause(struct run_summary *s, int pid,
+				    const struct py_async *a,
+				    const struct stuck *c, const size_t *m,
+				    size_t n, struct strbuf *sb)
+{
+	const struct stuck *first = &c[m[0]];
+	const struct py_gen *in, *own = trio_own(a, first->t, &in);
+	struct run_cause *cause;
+	struct addrmap seen;
+	size_t behind = 0, k;
+
+	addrmap_init(&seen);
+	for (k = 0; k < n; k++)
+		addrmap_add(&seen, c[m[k]].t->addr);
+	for (k = 0; k < n; k++)
+		behind += nursery_behind(a, c[m[k]].t, &seen);
+	addrmap_release(&seen);
+	if (n == 1)
+		strbuf_addf(sb, "stuck trio task: %s",
+			    first->t->name ? first->t->name : "?");
+	else
+		strbuf_addf(sb, "%zu stuck trio tasks", n);
+	if (in)
+		strbuf_addf(sb, " parked in %s", in->qualname);
+	add_seen(sb, first);
+	add_behind(sb, behind, "");
+	if (n > 1)
+		add_members(sb, c, m, n);
+	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);
+	if (own) {
+		if (n == 1)
+			strbuf_addf(sb, "task %s at ",
+				    first->t->name ? first->t->name : "?");
+		else
+			strbuf_addstr(sb, "tasks at ");
+		run_add_frame_place(sb, &own->frame);
+		run_cause_detail(cause, sb);
+	}
+	return cause;
+}
+
+static const struct stuck_kind asyncio_kind = {
+	asyncio_at_bottom, blocked_behind, asyncio_key, asyncio_cause,
+	"stuck task",
+};
+
+static const struct stuck_kind trio_kind = {
+	trio_at_bottom, trio_behind, trio_key, trio_cause, "stuck trio task",
+};
+
+/* One framework's causes: ranked, alike ones grouped, the first three
+ * groups added, the last saying how many tasks it left out. */
+static void summarize_kind(struct run_summary *s, int pid,
+			   const struct py_async *a,
+			   const struct watch_tracker *tr,
+			   const struct stuck_kind *kind)
 {
 	size_t n, i, left = 0;
-	struct stuck *c = candidates(a, tr, s->explained, &n);
+	struct stuck *c = candidates(kind, a, tr, s->explained, &n);
 	char **keys = xmallocarray(n ? n : 1, sizeof(*keys));
 	struct run_cause *last = NULL;
 	struct alike_lines g;
 	struct strbuf sb;
 
 	for (i = 0; i < n; i++)
-		keys[i] = stuck_key(a, &c[i]);
+		keys[i] = kind->key(a, &c[i]);
 	alike_lines_group(&g, keys, n, s->apart);
 	strbuf_init(&sb);
 	for (i = 0; i < g.ngroups; i++) {
@@ -212,15 +421,23 @@ void run_summarize_stuck_tasks(struct run_summary *s, int pid,
 			left += size;
 			continue;
 		}
-		last = stuck_cause(s, pid, a, c, g.member + g.first[i], size,
+		last = kind->cause(s, pid, a, c, g.member + g.first[i], size,
 				   &sb);
 	}
 	if (last && left) {
-		strbuf_addf(&sb, "and %zu more stuck task%s", left,
+		strbuf_addf(&sb, "and %zu more %s%s", left, kind->what,
 			    left == 1 ? "" : "s");
 		run_cause_detail(last, &sb);
 	}
 	strbuf_release(&sb);
 	alike_lines_release(&g);
 	free(c);
+}
+
+void run_summarize_stuck_tasks(struct run_summary *s, int pid,
+			       const struct py_async *a,
+			       const struct watch_tracker *tr)
+{
+	summarize_kind(s, pid, a, tr, &asyncio_kind);
+	summarize_kind(s, pid, a, tr, &trio_kind);
 }

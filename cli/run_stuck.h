@@ -1,7 +1,8 @@
 /*
  * `coroscope run`'s "stuck task" causes (RUN_CAUSE_STUCK_TASK): the tasks
- * at the bottom of the waits, parked on a plain future rather than on
- * another task, alike ones as one cause.
+ * at the bottom of the waits, alike ones as one cause.  asyncio's are
+ * parked on a plain future rather than on another task; trio's (and
+ * anyio's on trio) have no task in a nursery of theirs and no deadline.
  */
 #ifndef COROSCOPE_CLI_RUN_STUCK_H
 #define COROSCOPE_CLI_RUN_STUCK_H
@@ -15,11 +16,14 @@ struct watch_tracker;
  * seen making progress are left out and the longest stuck rank first; a
  * dump alone has no clock, so then the task that holds up the most
  * others is the one to look at first.  asyncio.sleep() is left out: its
- * timer will complete it.  Three or more alike (waiting on the same type
- * of future at the same place, stuck as long, blocking as many: a pool
- * of workers' tasks) are one cause unless s->apart.  Tasks in
- * s->explained are left out before any of that.  The first three
- * causes are added, the last saying how many tasks it left out.
+ * timer will complete it, as trio.sleep() and its kin.  Three or more
+ * alike are one cause unless s->apart: asyncio tasks waiting on the same
+ * type of future at the same place, stuck as long, blocking as many (a
+ * pool of workers' tasks); trio tasks parked in the same call of trio's
+ * at the same place, stuck as long (siblings of one nursery, blocking
+ * the same tasks, counted once).  Tasks in s->explained are left out
+ * before any of that.  Each framework's first three causes are added,
+ * the last saying how many tasks it left out.
  */
 void run_summarize_stuck_tasks(struct run_summary *s, int pid,
 			       const struct py_async *a,

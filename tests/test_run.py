@@ -1079,13 +1079,15 @@ WITH_TRIO = interpreters_importing(("3.11-debian", "3.11"), "trio")
                     "them out")
 @pytest.mark.parametrize("py", WITH_TRIO, ids=[i.id for i in WITH_TRIO])
 def test_alike_tasks_of_two_frameworks_apart(py, work):
-    """alike_mixed.py parks 3 asyncio and 3 trio tasks at one line: two
-    lines in the samples, "3 tasks" and "3 trio tasks" (as watch says),
-    not one of 6."""
+    """alike_mixed.py parks 4 asyncio and 4 trio tasks at one line: two
+    lines in the samples, "4 tasks" and "4 trio tasks" (as watch says),
+    not one of 8; and two likely causes, one a framework, each naming its
+    four (trio's were three causes of one task each, the fourth unsaid).
+    """
     script = target_script("alike_mixed.py")
     ready = work / "ready.json"
     res = coroscope_run(["--timeout", "4", "--", py.path, script, ready,
-                         "3"])
+                         "4"])
     info = read_json(ready, "ready file")
     assert res.returncode == 124, res
     seen = seen_lines(res.stderr, info["pid"])
@@ -1095,12 +1097,30 @@ def test_alike_tasks_of_two_frameworks_apart(py, work):
     assert len(lines) == 2, seen
     for line, kind, names in zip(lines, ("", "trio "),
                                  (info["asyncio"], info["trio"])):
-        m = re.match(r'^3 %stasks stuck for at least [0-9.]+s at \S*%s\b.*'
+        m = re.match(r'^4 %stasks stuck for at least [0-9.]+s at \S*%s\b.*'
                      r': ("[^"]*"(, "[^"]*")*)$' % (kind, re.escape(place)),
                      line)
         assert m, (kind, lines)
         assert sorted(m.group(1).split(", ")) == sorted(
             '"%s"' % n for n in names), (kind, lines)
+    causes = likely_causes(res.stderr)
+    stuck = [c for c in causes if "stuck" in c and " task" in c]
+    assert len(stuck) == 2, causes
+    prefix = "  process %d: " % info["pid"]
+    for head, names in (
+            (r"4 stuck tasks wait on Future, stuck for at least [0-9.]+s, "
+             r"blocking 1 other task each", info["asyncio"]),
+            # the four block their nursery's task and trio's root task
+            (r"4 stuck trio tasks parked in sleep_forever, stuck for at "
+             r"least [0-9.]+s, blocking 2 other tasks", info["trio"])):
+        lines = [c for c in stuck if re.match(re.escape(prefix) + head, c)]
+        assert len(lines) == 1, (head, causes)
+        got = lines[0].split(": ", 2)[2]
+        assert sorted(got.split(", ")) == sorted('"%s"' % n for n in names), \
+            (names, causes)
+        where = causes[causes.index(lines[0]) + 1]
+        assert where.strip().startswith("tasks at ") and \
+            where.endswith(place), causes
 
 
 @pytest.mark.parametrize("py", SAMPLED, ids=[i.id for i in SAMPLED])

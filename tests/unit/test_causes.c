@@ -421,6 +421,104 @@ static void test_alike_stuck_tasks(void)
 
 /* Issue 9: native frames say what a thread waits in; they replace the
  * futex and source-line guess. */
+/* trio tasks at the bottom of the nursery tree: alike ones (parked in one
+ * call of trio's at one place) one cause, counting the tasks they block
+ * once; one on a deadline none; --all, a cause each and what is left. */
+static void test_trio_stuck_tasks(void)
+{
+	static const struct py_code trap = {
+		.name = "_async_yield", .qualname = "_async_yield",
+		.filename = "/usr/lib/python3/dist-packages/trio/_core/_traps.py",
+	}, wait = {
+		.name = "wait", .qualname = "Event.wait",
+		.filename = "/usr/lib/python3/dist-packages/trio/_sync.py",
+	}, sleep_until = {
+		.name = "sleep_until", .qualname = "sleep_until",
+		.filename = "/usr/lib/python3/dist-packages/trio/_timeouts.py",
+	};
+	static char names[6][8] = { "w-0", "w-1", "w-2", "w-3", "other",
+				    "napper" };
+	const struct py_code *codes[5] = { &trap, &wait, &coro_code,
+					   &coro_code, &sleep_until };
+	/* innermost first: the workers at line 33, other at 40 */
+	size_t stacks[4][3] = { { 0, 1, 2 }, { 0, 1, 3 }, { 4, 2 } };
+	uint64_t by_root[1] = { 0x10 }, by_main[1] = { 0x20 };
+	struct py_snapshot snap = { .threads = NULL };
+	struct py_async a = { 0 };
+	struct py_task tasks[8], t;
+	struct py_gen gens[5];
+	struct run_summary s;
+	const struct run_cause *c;
+	size_t i;
+	int apart;
+
+	memset(gens, 0, sizeof(gens));
+	for (i = 0; i < 5; i++) {
+		gens[i].code = codes[i];
+		gens[i].qualname = codes[i]->qualname;
+		gens[i].has_frame = 1;
+		frame(&gens[i].frame, codes[i], i == 3 ? 40 : 33);
+	}
+	a.gens = gens;
+	a.ngens = 5;
+	a.tasks = tasks;
+	for (apart = 0; apart <= 1; apart++) {
+		a.ntasks = 0;
+		addrmap_init(&a.task_index);
+		memset(&t, 0, sizeof(t));
+		t.framework = "trio";
+		t.addr = 0x10, t.name = "<init>";
+		add_task(&a, &t);
+		t.addr = 0x20, t.name = "main", t.awaited_by = by_root;
+		t.nawaited_by = 1;
+		add_task(&a, &t);
+		t.awaited_by = by_main;
+		for (i = 0; i < 6; i++) {
+			t.addr = 0x100 * (i + 1), t.name = names[i];
+			t.stack = stacks[i < 4 ? 0 : i - 3];
+			t.nstack = i == 5 ? 2 : 3;
+			add_task(&a, &t);
+		}
+		run_summary_init(&s);
+		s.apart = apart;
+		run_summarize(&s, 3, &snap, &a, NULL, NULL);
+		c = find(&s, RUN_CAUSE_STUCK_TASK);
+		if (!apart) {
+			CHECK(count_kind(&s, RUN_CAUSE_STUCK_TASK) == 2 && c &&
+			      !strcmp(c->headline, "4 stuck trio tasks parked "
+				      "in Event.wait, blocking 2 other tasks: "
+				      "\"w-0\", \"w-1\", \"w-2\", \"w-3\""),
+			      "the group and other: %s",
+			      c ? c->headline : "(none)");
+			CHECK(c && c->ndetails == 1 && !strcmp(c->details[0],
+				"tasks at /app/tasks.py:33 in work"), "%s",
+			      c && c->ndetails ? c->details[0] : "(none)");
+			c = &s.causes[s.n - 1];
+			CHECK(!strcmp(c->headline, "stuck trio task: other "
+				      "parked in Event.wait, blocking 2 other "
+				      "tasks"), "%s", c->headline);
+			CHECK(c->ndetails == 1 && !strcmp(c->details[0],
+				"task other at /app/tasks.py:40 in work"), "%s",
+			      c->ndetails ? c->details[0] : "(none)");
+		} else {
+			CHECK(count_kind(&s, RUN_CAUSE_STUCK_TASK) == 3 && c &&
+			      !strcmp(c->headline, "stuck trio task: w-0 parked "
+				      "in Event.wait, blocking 2 other tasks"),
+			      "--all: %s", c ? c->headline : "(none)");
+			c = &s.causes[s.n - 1];
+			CHECK(c->ndetails == 2 && !strcmp(c->details[1],
+				"and 2 more stuck trio tasks"), "left out: %s",
+			      c->ndetails > 1 ? c->details[1] : "(none)");
+		}
+		for (i = 0; i < s.n; i++)
+			CHECK(!strstr(s.causes[i].headline, "napper") &&
+			      !strstr(s.causes[i].headline, "main"),
+			      "%s", s.causes[i].headline);
+		run_summary_release(&s);
+		addrmap_release(&a.task_index);
+	}
+}
+
 static void test_native_frames(void)
 {
 	struct py_async a = { 0 };
@@ -643,6 +741,7 @@ int main(void)
 	test_alike_waits();
 	test_tasks();
 	test_alike_stuck_tasks();
+	test_trio_stuck_tasks();
 	test_native_frames();
 	test_sampled();
 	test_seen_subjects();

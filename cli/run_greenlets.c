@@ -1,0 +1,94 @@
+/*
+ * The likely causes `coroscope run` reads off greenlets: those parked
+ * outside gevent.sleep(), alike ones counted together.  (trio's stuck
+ * tasks are cli/run_stuck.c's, with asyncio's.)
+ */
+#include "cli/run_causes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "readers/greenlets.h"
+#include "common/banned.h"
+
+#define MAX_GREENLET_CAUSES 5
+#define GROUP_NAMES 5
+
+/* A greenlet worth naming: parked, not a hub, not in gevent.sleep(). */
+static int greenlet_parked(const struct py_greenlet *g)
+{
+	const struct py_code *top;
+
+	if (g->state != PY_GREENLET_SUSPENDED || g->is_main || !g->nframes ||
+	    (g->type_name && !strcmp(g->type_name, "Hub")))
+		return 0;
+	top = g->frames[0].code;
+	return !(!strcmp(top->name, "sleep") &&
+		 strstr(top->filename, "gevent/hub.py"));
+}
+
+/* One cause for gs->v[first] and the greenlets parked where it is. */
+static void add_greenlet_group(struct run_summary *s, int pid,
+			       const struct py_greenlets *gs, size_t first,
+			       char *done)
+{
+	const struct py_greenlet *g = &gs->v[first];
+	size_t j, count = 0, named = 0;
+	struct run_cause *cause;
+	struct strbuf sb, names;
+
+	strbuf_init(&sb);
+	strbuf_init(&names);
+	/* alike: parked at the same line of the same code */
+	for (j = first; j < gs->n; j++) {
+		const struct py_greenlet *h = &gs->v[j];
+
+		if (done[j] || !greenlet_parked(h) ||
+		    h->frames[0].code != g->frames[0].code ||
+		    h->frames[0].line != g->frames[0].line)
+			continue;
+		done[j] = 1;
+		count++;
+		if (h->name && named++ < GROUP_NAMES)
+			strbuf_addf(&names, "%s%s", named > 1 ? ", " : "",
+				    h->name);
+	}
+	if (count == 1)
+		strbuf_addstr(&sb, "greenlet");
+	else
+		strbuf_addf(&sb, "%zu greenlets", count);
+	if (names.len)
+		strbuf_addf(&sb, " %s%s", names.buf,
+			    named > GROUP_NAMES ? ", ..." : "");
+	strbuf_addstr(&sb, " parked at ");
+	run_add_frame_place(&sb, &g->frames[0]);
+	cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
+	if (g->function) {
+		strbuf_addf(&sb, "spawned to run %s()", g->function);
+		run_cause_detail(cause, &sb);
+	}
+	strbuf_release(&names);
+	strbuf_release(&sb);
+}
+
+void run_summarize_greenlets(struct run_summary *s, int pid,
+			     const struct py_greenlets *gs)
+{
+	char *done = xcalloc(gs->n ? gs->n : 1, 1);
+	size_t i, ncauses = 0;
+	int pass;
+
+	/* What was spawned to run a function (gevent) before greenlets that
+	 * were only switched away from. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < gs->n && ncauses < MAX_GREENLET_CAUSES; i++) {
+			if (done[i] || !greenlet_parked(&gs->v[i]) ||
+			    (!pass && !gs->v[i].function))
+				continue;
+			add_greenlet_group(s, pid, gs, i, done);
+			ncauses++;
+		}
+	}
+	free(done);
+}
