@@ -15,30 +15,58 @@
 static const struct {
 	const char *mod, *attr, *name;
 	enum py_prim_kind kind;
-	int is_async;
+	enum py_prim_family family;
 } known[] = {
-	{ "asyncio.locks", "Lock", "asyncio.Lock", PY_PRIM_LOCK, 1 },
-	{ "asyncio.locks", "Event", "asyncio.Event", PY_PRIM_EVENT, 1 },
-	{ "asyncio.locks", "Condition", "asyncio.Condition", PY_PRIM_CONDITION, 1 },
+	{ "asyncio.locks", "Lock", "asyncio.Lock", PY_PRIM_LOCK, PY_PRIM_ASYNCIO },
+	{ "asyncio.locks", "Event", "asyncio.Event", PY_PRIM_EVENT,
+	  PY_PRIM_ASYNCIO },
+	{ "asyncio.locks", "Condition", "asyncio.Condition", PY_PRIM_CONDITION,
+	  PY_PRIM_ASYNCIO },
 	{ "asyncio.locks", "BoundedSemaphore", "asyncio.BoundedSemaphore",
-	  PY_PRIM_BOUNDED_SEMAPHORE, 1 },
-	{ "asyncio.locks", "Semaphore", "asyncio.Semaphore", PY_PRIM_SEMAPHORE, 1 },
-	{ "asyncio.locks", "Barrier", "asyncio.Barrier", PY_PRIM_BARRIER, 1 },
-	{ "asyncio.queues", "Queue", "asyncio.Queue", PY_PRIM_QUEUE, 1 },
-	{ "_thread", "LockType", "threading.Lock", PY_PRIM_LOCK, 0 },
-	{ "_thread", "RLock", "threading.RLock", PY_PRIM_RLOCK, 0 },
-	{ "threading", "_RLock", "threading.RLock", PY_PRIM_RLOCK, 0 },
-	{ "threading", "Event", "threading.Event", PY_PRIM_EVENT, 0 },
-	{ "threading", "Condition", "threading.Condition", PY_PRIM_CONDITION, 0 },
+	  PY_PRIM_BOUNDED_SEMAPHORE, PY_PRIM_ASYNCIO },
+	{ "asyncio.locks", "Semaphore", "asyncio.Semaphore", PY_PRIM_SEMAPHORE,
+	  PY_PRIM_ASYNCIO },
+	{ "asyncio.locks", "Barrier", "asyncio.Barrier", PY_PRIM_BARRIER,
+	  PY_PRIM_ASYNCIO },
+	{ "asyncio.queues", "Queue", "asyncio.Queue", PY_PRIM_QUEUE,
+	  PY_PRIM_ASYNCIO },
+	{ "_thread", "LockType", "threading.Lock", PY_PRIM_LOCK,
+	  PY_PRIM_THREADING },
+	{ "_thread", "RLock", "threading.RLock", PY_PRIM_RLOCK,
+	  PY_PRIM_THREADING },
+	{ "threading", "_RLock", "threading.RLock", PY_PRIM_RLOCK,
+	  PY_PRIM_THREADING },
+	{ "threading", "Event", "threading.Event", PY_PRIM_EVENT,
+	  PY_PRIM_THREADING },
+	{ "threading", "Condition", "threading.Condition", PY_PRIM_CONDITION,
+	  PY_PRIM_THREADING },
 	{ "threading", "BoundedSemaphore", "threading.BoundedSemaphore",
-	  PY_PRIM_BOUNDED_SEMAPHORE, 0 },
-	{ "threading", "Semaphore", "threading.Semaphore", PY_PRIM_SEMAPHORE, 0 },
-	{ "threading", "Barrier", "threading.Barrier", PY_PRIM_BARRIER, 0 },
-	{ "queue", "Queue", "queue.Queue", PY_PRIM_QUEUE, 0 },
+	  PY_PRIM_BOUNDED_SEMAPHORE, PY_PRIM_THREADING },
+	{ "threading", "Semaphore", "threading.Semaphore", PY_PRIM_SEMAPHORE,
+	  PY_PRIM_THREADING },
+	{ "threading", "Barrier", "threading.Barrier", PY_PRIM_BARRIER,
+	  PY_PRIM_THREADING },
+	{ "queue", "Queue", "queue.Queue", PY_PRIM_QUEUE, PY_PRIM_THREADING },
 	{ "asyncio.tasks", "_GatheringFuture", "asyncio.gather",
-	  PY_PRIM_GATHER, 1 },
+	  PY_PRIM_GATHER, PY_PRIM_ASYNCIO },
 	{ "concurrent.futures._base", "Future", "concurrent.futures.Future",
-	  PY_PRIM_CFUTURE, 0 },
+	  PY_PRIM_CFUTURE, PY_PRIM_THREADING },
+	/* trio's (StrictFIFOLock before Lock: not a subclass of it, but
+	 * both of _LockImpl) */
+	{ "trio._sync", "Lock", "trio.Lock", PY_PRIM_LOCK, PY_PRIM_TRIO },
+	{ "trio._sync", "StrictFIFOLock", "trio.StrictFIFOLock", PY_PRIM_LOCK,
+	  PY_PRIM_TRIO },
+	{ "trio._sync", "Event", "trio.Event", PY_PRIM_EVENT, PY_PRIM_TRIO },
+	{ "trio._sync", "Condition", "trio.Condition", PY_PRIM_CONDITION,
+	  PY_PRIM_TRIO },
+	{ "trio._sync", "Semaphore", "trio.Semaphore", PY_PRIM_SEMAPHORE,
+	  PY_PRIM_TRIO },
+	{ "trio._sync", "CapacityLimiter", "trio.CapacityLimiter",
+	  PY_PRIM_SEMAPHORE, PY_PRIM_TRIO },
+	{ "trio._channel", "MemoryReceiveChannel", "trio.MemoryReceiveChannel",
+	  PY_PRIM_QUEUE, PY_PRIM_TRIO },
+	{ "trio._channel", "MemorySendChannel", "trio.MemorySendChannel",
+	  PY_PRIM_QUEUE, PY_PRIM_TRIO },
 };
 
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
@@ -54,19 +82,28 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 		t->type[t->n] = type;
 		t->kind[t->n] = known[i].kind;
 		t->name[t->n] = known[i].name;
-		t->is_async[t->n] = known[i].is_async;
+		t->family[t->n] = known[i].family;
 		t->n++;
 	}
 	t->c_future = py_module_attr(py, "_asyncio", "Future");
 }
 
+/* An instance attribute, from its __dict__ or its slot (trio's attrs
+ * classes have slots); 0 where absent, unset or unreadable. */
 static uint64_t attr(struct pyproc *py, uint64_t obj, const char *name)
 {
 	struct cs_err err;
 	uint64_t v = 0;
+	int off;
 
 	cs_err_init(&err);
-	if (!obj || pyobj_get_attr(py, obj, name, &v, &err) != 0)
+	if (!obj)
+		return 0;
+	if (pyobj_get_attr(py, obj, name, &v, &err) == 0)
+		return v;
+	cs_err_init(&err);
+	if (pyobj_slot_offset(py, obj, name, &off, &err) < 0 ||
+	    py_field_u64(py, obj, off, &v, &err) <= 0)
 		return 0;
 	return v;
 }
@@ -91,16 +128,26 @@ static int64_t as_int(struct pyproc *py, uint64_t v)
 	return n;
 }
 
-/* len() of a deque or list (both keep it in ob_size); None is empty. */
+/* len() of a deque or list (both keep it in ob_size), a set or a dict
+ * (an OrderedDict: trio's ParkingLot); None is empty. */
 static int64_t length(struct pyproc *py, uint64_t v)
 {
+	const struct py_layout *L = &py->layout;
 	struct cs_err err;
-	uint64_t n;
+	uint64_t n, type;
+	int off = L->ob_size;
 
 	if (v && v == py->types.none)
 		return 0;
 	cs_err_init(&err);
-	if (!v || py_field_u64(py, v, py->layout.ob_size, &n, &err) <= 0 ||
+	if (!v || pyobj_read_type(py, v, &type, &err) < 0)
+		return -1;
+	if (type == py->types.set || type == py->types.frozenset)
+		off = L->set_used;
+	else if (type == py->types.dict ||
+		 pytype_is_subtype(py, type, py->types.dict))
+		off = L->dict_used;
+	if (off < 0 || py_field_u64(py, v, off, &n, &err) <= 0 ||
 	    n > (1ull << 40))
 		return -1;
 	return (int64_t)n;
@@ -229,14 +276,83 @@ static int cond_lock_locked(struct pyproc *py, const struct py_prim_types *t,
 	return inner.locked;
 }
 
+/*
+ * trio's: a Lock's owner is a task (None: unlocked), its waiters parked
+ * in its ParkingLot (an OrderedDict of tasks, `_parked`), as are a
+ * Semaphore's, a CapacityLimiter's and a Condition's (whose lock is a
+ * trio.Lock); an Event keeps its waiting tasks in a set.  A memory
+ * channel's both ends share a state: its buffer (a deque), its bound
+ * (an int, or math.inf: unknown here) and the tasks waiting to send
+ * and to receive.
+ */
+static int64_t parked(struct pyproc *py, uint64_t o)
+{
+	return length(py, attr(py, attr(py, o, "_lot"), "_parked"));
+}
+
+static int trio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
+{
+	uint64_t owner = attr(py, lock, "_owner");
+
+	*task = owner && owner != py->types.none ? owner : 0;
+	return owner ? *task != 0 : -1;
+}
+
+static void read_trio_state(struct pyproc *py, struct py_prim *p)
+{
+	uint64_t o = p->addr, state, total;
+
+
+	switch (p->kind) {
+	case PY_PRIM_LOCK:
+		p->locked = trio_owner(py, o, &p->owner_task);
+		p->waiters = parked(py, o);
+		break;
+	case PY_PRIM_CONDITION: {
+		uint64_t ignored;
+
+		p->locked = trio_owner(py, attr(py, o, "_lock"), &ignored);
+		p->waiters = parked(py, o);
+		break;
+	}
+	case PY_PRIM_EVENT:
+		p->set = as_bool(py, attr(py, o, "_flag"));
+		p->waiters = length(py, attr(py, o, "_tasks"));
+		break;
+	case PY_PRIM_SEMAPHORE:
+		total = attr(py, o, "_total_tokens");
+		if (total) {   /* a CapacityLimiter: the tokens left */
+			int64_t tokens = as_int(py, total);
+			int64_t used = length(py, attr(py, o, "_borrowers"));
+
+			p->value = tokens < 0 || used < 0 ? -1 :
+				   tokens > used ? tokens - used : 0;
+		} else {
+			p->value = as_int(py, attr(py, o, "_value"));
+		}
+		p->waiters = parked(py, o);
+		break;
+	case PY_PRIM_QUEUE:
+		state = attr(py, o, "_state");
+		p->qsize = length(py, attr(py, state, "data"));
+		p->maxsize = as_int(py, attr(py, state, "max_buffer_size"));
+		p->waiters = sum(length(py, attr(py, state, "send_tasks")),
+				 length(py, attr(py, state, "receive_tasks")));
+		break;
+	default:
+		break;
+	}
+}
+
 static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		       struct py_prim *p)
 {
 	uint64_t o = p->addr, cond;
+	int aio = p->family == PY_PRIM_ASYNCIO;
 
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
-		if (p->is_async) {
+		if (aio) {
 			p->locked = as_bool(py, attr(py, o, "_locked"));
 			p->waiters = length(py, attr(py, o, "_waiters"));
 		} else {
@@ -255,7 +371,7 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		}
 		break;
 	case PY_PRIM_EVENT:
-		if (p->is_async) {
+		if (aio) {
 			p->set = as_bool(py, attr(py, o, "_value"));
 			p->waiters = length(py, attr(py, o, "_waiters"));
 		} else {
@@ -266,7 +382,7 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		break;
 	case PY_PRIM_CONDITION:
 		p->waiters = length(py, attr(py, o, "_waiters"));
-		if (p->is_async)
+		if (aio)
 			p->locked = as_bool(py, attr(py, attr(py, o, "_lock"),
 						     "_locked"));
 		else
@@ -275,7 +391,7 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 		p->value = as_int(py, attr(py, o, "_value"));
-		p->waiters = length(py, p->is_async ? attr(py, o, "_waiters") :
+		p->waiters = length(py, aio ? attr(py, o, "_waiters") :
 				    attr(py, attr(py, o, "_cond"), "_waiters"));
 		break;
 	case PY_PRIM_BARRIER:
@@ -285,7 +401,7 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		p->waiters = length(py, attr(py, cond, "_waiters"));
 		break;
 	case PY_PRIM_QUEUE:
-		if (p->is_async) {
+		if (aio) {
 			p->qsize = length(py, attr(py, o, "_queue"));
 			p->maxsize = as_int(py, attr(py, o, "_maxsize"));
 			p->waiters = sum(length(py, attr(py, o, "_getters")),
@@ -331,12 +447,15 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->type = type;
 	out->kind = t->kind[i];
 	out->name = t->name[i];
-	out->is_async = t->is_async[i];
+	out->family = t->family[i];
 	out->locked = out->set = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;
 	out->waiters = -1;
 	out->children = out->done = out->count = -1;
-	read_state(py, t, out);
+	if (out->family == PY_PRIM_TRIO)
+		read_trio_state(py, out);
+	else
+		read_state(py, t, out);
 	return 1;
 }
 

@@ -1,12 +1,15 @@
 /*
  * The synchronisation objects a thread or task can wait on -- asyncio's
  * and threading's Lock, RLock, Event, Condition, Semaphore,
- * BoundedSemaphore, Barrier, the queue families, and the futures that
- * stand for other work (asyncio.gather's, concurrent.futures') --
- * recognised by their class (looked up in the target's own modules, so a user class
- * that happens to be called Lock is not one) and their state read from
- * their own fields: locked, set, value, qsize/maxsize, waiters, an
- * RLock's owner and count, a gather's children done, a future's state.
+ * BoundedSemaphore, Barrier, the queue families; trio's Lock,
+ * StrictFIFOLock, Event, Condition, Semaphore, CapacityLimiter and
+ * memory channels; and the futures that stand for other work
+ * (asyncio.gather's, concurrent.futures') -- recognised by their class
+ * (looked up in the target's own modules, so a user class that happens
+ * to be called Lock is not one) and their state read from their own
+ * fields: locked, set, value, qsize/maxsize, waiters, an RLock's owner
+ * and count, a trio.Lock's owning task, a gather's children done, a
+ * future's state.
  */
 #ifndef COROSCOPE_READERS_PRIMITIVES_H
 #define COROSCOPE_READERS_PRIMITIVES_H
@@ -33,12 +36,16 @@ enum py_prim_kind {
 	PY_PRIM_CFUTURE,         /* concurrent.futures.Future */
 };
 
+/* Whose class it is: the threading and queue modules (and
+ * concurrent.futures), asyncio, trio. */
+enum py_prim_family { PY_PRIM_THREADING, PY_PRIM_ASYNCIO, PY_PRIM_TRIO };
+
 struct py_prim {
 	uint64_t addr;
 	uint64_t type;
 	enum py_prim_kind kind;
 	const char *name;     /* "asyncio.Lock", "threading.RLock", ... */
-	int is_async;         /* asyncio's, not threading's */
+	enum py_prim_family family;
 	/* State: -1 where unknown or not applicable. */
 	int locked;           /* Lock, RLock, Condition (its lock) */
 	int set;              /* Event */
@@ -47,6 +54,7 @@ struct py_prim {
 	int64_t qsize, maxsize;   /* queues */
 	int64_t waiters;      /* its own waiter count (getters + putters) */
 	uint64_t owner;       /* RLock: owning thread ident, 0 none */
+	uint64_t owner_task;  /* trio.Lock: the task holding it, 0 none */
 	int64_t count;        /* RLock: times its owner entered it */
 	int64_t children, done;   /* gather: its children, those done */
 	const char *fstate;   /* concurrent future: "pending", "running",
@@ -55,10 +63,10 @@ struct py_prim {
 
 /* The classes, looked up once per snapshot. */
 struct py_prim_types {
-	uint64_t type[24];
-	enum py_prim_kind kind[24];
-	const char *name[24];
-	int is_async[24];
+	uint64_t type[32];
+	enum py_prim_kind kind[32];
+	const char *name[32];
+	enum py_prim_family family[32];
 	size_t n;
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 };

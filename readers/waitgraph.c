@@ -43,16 +43,6 @@ struct build {
 
 #define VIA_MANY ((void *)UINTPTR_MAX)
 
-/* Files whose frames hold the primitive waited on in `self`. */
-static int is_prim_lib(const char *file)
-{
-	return file && (cs_ends_with(file, "/threading.py") ||
-			cs_ends_with(file, "/queue.py") ||
-			cs_ends_with(file, "/concurrent/futures/_base.py") ||
-			cs_ends_with(file, "/asyncio/locks.py") ||
-			cs_ends_with(file, "/asyncio/queues.py"));
-}
-
 /* The standard library's directory, from the path of threading.py or
  * asyncio/ in any frame: the target's own, wherever it is installed. */
 static void find_stdlib(struct build *b)
@@ -198,46 +188,14 @@ static long object_node(struct build *b, uint64_t obj)
 	return (long)v;
 }
 
-/*
- * Waits that are a server's normal rest: a listener's accept, uvicorn's
- * main loop and lifespan queue, a keep-alive connection's read.
- */
-static int idle_frame(const struct py_frame *f)
-{
-	static const char *const names[] = {
-		"serve_forever", "_accept_connection", "sock_accept",
-		"accept", "main_loop", "on_tick", "startup", "lifespan",
-		"wait_closed",
-	};
-	static const char *const uvicorn_quals[] = {
-		"LifespanOn.receive", "LifespanOn.main", "Server.serve",
-		"Server._serve", "Server.main_loop",
-	};
-	const char *file = f->code->filename, *q = f->code->qualname;
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (f->code->name && !strcmp(f->code->name, names[i]) &&
-		    file && (strstr(file, "/asyncio/") ||
-			     strstr(file, "/uvicorn/") ||
-			     cs_ends_with(file, "/socket.py") ||
-			     cs_ends_with(file, "/socketserver.py")))
-			return 1;
-	for (i = 0; q && file && strstr(file, "/uvicorn/") &&
-		    i < sizeof(uvicorn_quals) / sizeof(uvicorn_quals[0]); i++)
-		if (!strcmp(q, uvicorn_quals[i]))
-			return 1;
-	return 0;
-}
-
 /* What the graph asks of a frame's code, judged once per code object
  * (its file and names never change): ten thousand tasks suspended in
  * the same coroutines cost one look at their strings, not 10^4. */
 enum {
 	CODE_JUDGED = 1,     /* so that no entry is 0 (NULL: not seen) */
-	CODE_PRIM_LIB = 2,   /* is_prim_lib() */
+	CODE_PRIM_LIB = 2,   /* wg_is_prim_lib() */
 	CODE_USER = 4,       /* is_user_file() */
-	CODE_IDLE = 8,       /* idle_frame() */
+	CODE_IDLE = 8,       /* wg_idle_frame() */
 };
 
 static unsigned code_class(struct build *b, const struct py_frame *f)
@@ -249,11 +207,11 @@ static unsigned code_class(struct build *b, const struct py_frame *f)
 	v = (uintptr_t)addrmap_get(&b->code_class, f->code->addr, NULL);
 	if (!v) {
 		v = CODE_JUDGED;
-		if (is_prim_lib(f->code->filename))
+		if (wg_is_prim_lib(f->code->filename))
 			v |= CODE_PRIM_LIB;
 		if (is_user_file(b, f->code->filename))
 			v |= CODE_USER;
-		if (idle_frame(f))
+		if (wg_idle_frame(f))
 			v |= CODE_IDLE;
 		addrmap_put(&b->code_class, f->code->addr, (void *)v);
 	}
@@ -691,22 +649,29 @@ static void find_test(struct build *b, const struct py_thread *t)
 	}
 }
 
-static void link_rlock_owners(struct build *b)
+/* Holders a lock names itself: an RLock's owning thread, a trio.Lock's
+ * owning task (which may hold it with no `with`: lock.acquire()). */
+static void link_owners(struct build *b)
 {
 	struct py_waitgraph *g = b->g;
 	size_t i, t, nn = g->nnodes;
 
 	for (i = 0; i < nn; i++) {
 		const struct py_prim *p;
+		long node;
 
 		if (g->nodes[i].kind != WG_OBJECT)
 			continue;
 		p = &g->prims[g->nodes[i].index];
+		if (p->owner_task) {
+			node = task_node(b, p->owner_task);
+			if (node >= 0)
+				add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
+			continue;
+		}
 		if (p->kind != PY_PRIM_RLOCK || !p->owner)
 			continue;
 		for (t = 0; t < b->snap->nthreads; t++) {
-			long node;
-
 			if (b->snap->threads[t].thread_id != p->owner)
 				continue;
 			node = py_waitgraph_node_of(g, WG_THREAD, t);
@@ -788,7 +753,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	free(dstart);
 	free(dlist);
 	fut_links_release(&b);
-	link_rlock_owners(&b);
+	link_owners(&b);
 	addrmap_release(&b.edge_set);
 	addrmap_release(&b.via_future);
 	addrmap_release(&b.code_class);

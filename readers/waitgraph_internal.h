@@ -1,7 +1,8 @@
 /*
- * Between the two halves of the wait-for graph: readers/waitgraph.c
- * builds it, readers/waitgraph_query.c keeps it (storage, indexes,
- * cycles) and answers the queries of readers/waitgraph.h.
+ * Between the parts of the wait-for graph: readers/waitgraph.c builds
+ * it, with what readers/waitgraph_frames.c says of a frame's code;
+ * readers/waitgraph_query.c keeps it (storage, indexes, cycles) and
+ * answers the queries of readers/waitgraph.h.
  */
 #ifndef COROSCOPE_READERS_WAITGRAPH_INTERNAL_H
 #define COROSCOPE_READERS_WAITGRAPH_INTERNAL_H
@@ -17,5 +18,13 @@ void wg_finish(struct py_waitgraph *g);
  * (outermost first).  Both arrays are the caller's to free. */
 void wg_drives_by_task(const struct py_waitgraph *g, size_t ntasks,
 		       size_t **dstart, size_t **dlist);
+
+/* Is file one whose frames hold the primitive waited on in `self`
+ * (threading.py, asyncio/locks.py, trio/_sync.py...)? */
+int wg_is_prim_lib(const char *file);
+
+/* Is f a server's normal rest: a listener's accept, uvicorn's main
+ * loop, a keep-alive connection's read? */
+int wg_idle_frame(const struct py_frame *f);
 
 #endif

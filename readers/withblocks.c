@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "readers/code.h"
+#include "readers/dicts.h"
 #include "readers/fields.h"
 #include "readers/funcs.h"
 #include "readers/gens.h"
@@ -14,6 +15,7 @@
 #define PY_MAX_EXC_TABLE 65536    /* bytes of exception table read */
 #define PY_MAX_STACK 4096         /* value-stack slots looked at */
 #define PY_MAX_HOPS 64            /* handler entries followed outwards */
+#define PY_MAX_WRAPPED 4          /* decorators looked through */
 
 /* The frame's fields that say where its value stack is. */
 struct with_frame {
@@ -24,6 +26,34 @@ struct with_frame {
 	int iblock;         /* <= 3.10 */
 	uint8_t blocks[PY_MAX_BLOCKS * 12];
 };
+
+static int is_exit_name(const char *name)
+{
+	return name && (!strcmp(name, "__exit__") || !strcmp(name, "__aexit__"));
+}
+
+/* The name of function fn's code, or of the function a decorator wraps
+ * when that is an exit: trio's __aexit__ runs under a decorator
+ * (enable_ki_protection) whose code is its own, and functools.wraps
+ * keeps the function it wraps in __wrapped__. */
+static const char *exit_name(struct pyproc *py, uint64_t fn)
+{
+	const struct py_code *code = py_function_code(py, fn);
+	int hops;
+
+	for (hops = 0; code && !is_exit_name(code->name) &&
+		       hops < PY_MAX_WRAPPED; hops++) {
+		struct cs_err err;
+		uint64_t inner;
+
+		cs_err_init(&err);
+		if (pyobj_get_attr(py, fn, "__wrapped__", &inner, &err) != 0)
+			break;
+		fn = inner;
+		code = py_function_code(py, fn);
+	}
+	return code ? code->name : NULL;
+}
 
 static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 {
@@ -42,13 +72,10 @@ static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 	/* PyMethodObject: im_func just before im_self; PyCFunctionObject:
 	 * m_ml just before m_self (both layouts are stable since 3.0). */
 	if (!strcmp(tn, "method") && L->method_self >= 8) {
-		const struct py_code *code;
-
 		if (py_field_u64(py, exit, L->method_self - 8, &fn, &err) < 0 ||
 		    py_field_u64(py, exit, L->method_self, &self, &err) < 0)
 			return 0;
-		code = py_function_code(py, fn);
-		name = code ? code->name : NULL;
+		name = exit_name(py, fn);
 	} else if (!strcmp(tn, "builtin_function_or_method") &&
 		   L->cfunction_self >= 8) {
 		uint64_t ml, sname;
@@ -63,12 +90,12 @@ static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 					&err) <= 0)
 			return 0;
 		name = buf;
-		if (strcmp(name, "__exit__") && strcmp(name, "__aexit__"))
+		if (!is_exit_name(name))
 			return 0;
 		*mgr = self;
 		return self != 0;
 	}
-	if (!name || (strcmp(name, "__exit__") && strcmp(name, "__aexit__")))
+	if (!is_exit_name(name))
 		return 0;
 	*mgr = self;
 	return self != 0;

@@ -3,7 +3,8 @@
 targets/graph_target.py parks threads and tasks in known waits (an
 asyncio.Lock held across an await with two tasks behind it, threads
 deadlocked on Locks and on RLocks, a lock taken with a bare acquire(),
-each asyncio and threading primitive, an executor job blocked on a lock).
+each asyncio and threading primitive, an executor job blocked on a lock);
+targets/trio_graph.py parks trio tasks on each of trio's primitives.
 `coroscope dump --format json` must name the primitive, its state, its
 holder at the line that entered the `with` block, and the cycles; the
 text dump and `coroscope run` must say the same.  Lines come from the
@@ -13,11 +14,11 @@ target's "# MARK:" comments.
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-from conftest import (DEBIAN, debian_with, marker_line, run_coroscope,
+from conftest import (DEBIAN, debian_with, interpreters_importing,
+                      marker_line, run_coroscope,
                       target_script)
 
 SCRIPT = target_script("graph_target.py")
@@ -444,3 +445,107 @@ def test_tornado_generators_driven_by_task(keeper, interp, tmp_path):
     # No longer listed as generators that no task owns.
     for g in gens:
         assert g not in text, text
+
+
+# ---------------------------------------------------------------------------
+# trio's primitives: what each task waits on, who holds it
+
+TRIO_SCRIPT = target_script("trio_graph.py")
+# Where trio is installed: Debian's package, pyenv's 3.11.
+WITH_TRIO = interpreters_importing(("3.11-debian", "3.11"), "trio")
+needs_trio_interp = pytest.mark.skipif(
+    not WITH_TRIO, reason="no interpreter here has trio (3.11-debian, "
+    "3.11), or COROSCOPE_TEST_PYTHONS left them out")
+
+TRIO_WAITS = [
+    # (task, type, what the ready file says of it, marker)
+    ("lock-waiter-1", "trio.Lock", "lock", "trio-lock-waiter"),
+    ("lock-waiter-2", "trio.Lock", "lock", "trio-lock-waiter"),
+    ("fifo-waiter", "trio.StrictFIFOLock", "fifo", "trio-fifo-waiter"),
+    ("holder", "trio.Event", "event", "trio-holder-parked"),
+    ("limit-waiter", "trio.CapacityLimiter", "limiter", "trio-limit-waiter"),
+    ("sem-waiter", "trio.Semaphore", "sem", "trio-sem-waiter"),
+    ("cond-waiter", "trio.Condition", "cond", "trio-cond-waiter"),
+    ("receiver", "trio.MemoryReceiveChannel", "receiver", "trio-receiver"),
+    ("looper", "trio.MemoryReceiveChannel", "looper", "trio-looper"),
+    ("sender", "trio.MemorySendChannel", "sender", "trio-sender"),
+]
+
+
+def trio_state(key, said):
+    """The state coroscope must give, from what trio said of itself."""
+    def waiters(n):
+        return "%d waiter%s" % (n, "" if n == 1 else "s")
+    if key in ("lock", "fifo", "cond"):
+        return "%s, %s" % ("locked" if said["locked"] else "unlocked",
+                           waiters(said["waiting"]))
+    if key == "event":
+        return "%s, %s" % ("set" if said["set"] else "not set",
+                           waiters(said["waiting"]))
+    if key in ("limiter", "sem"):
+        return "value %d, %s" % (said.get("left", said.get("value")),
+                                 waiters(said["waiting"]))
+    return "qsize %d, %s" % (said["used"], waiters(said["waiting"]))
+
+
+@needs_trio_interp
+@pytest.mark.parametrize("py", WITH_TRIO, ids=[i.id for i in WITH_TRIO])
+def test_trio_primitives(keeper, py):
+    """Each trio task waits on the primitive it is parked on, in the
+    state trio's own statistics() gave; the holders of the Lock (async
+    with), the CapacityLimiter (async with) and the StrictFIFOLock (a
+    bare acquire(): only the lock's owner says so) hold them; the text
+    dump says the same."""
+    target = keeper.start_target(py, "trio_graph.py")
+    said = target.ready
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    graph = json.loads(res.stdout)["graph"]
+    for name, typename, key, marker in TRIO_WAITS:
+        node = named(graph, "task", name)
+        edge, obj = waits_for_object(graph, node)
+        assert (obj["type"], edge["state"]) == \
+            (typename, trio_state(key, said[key])), (name, edge)
+        assert node["blame"]["line"] == marker_line(TRIO_SCRIPT, marker), node
+    for holder, typename, at in (
+            ("holder", "trio.Lock", marker_line(TRIO_SCRIPT,
+                                                "trio-holder-parked")),
+            ("limit-holder", "trio.CapacityLimiter",
+             marker_line(TRIO_SCRIPT, "trio-limit-parked")),
+            ("bare-holder", "trio.StrictFIFOLock", None)):
+        held = edges(graph, "holds", frm=named(graph, "task", holder)["id"])
+        assert [(graph["nodes"][e["to"]]["type"],
+                 e["at"] and e["at"]["line"]) for e in held] == \
+            [(typename, at)], (holder, held)
+    assert said["lock"]["owner"] == "holder"
+    assert said["fifo"]["owner"] == "bare-holder"
+    # A Condition's waiter has given its lock up: no cycle.
+    assert graph["cycles"] == [], graph["cycles"]
+    text = run_coroscope("dump", target.pid).stdout
+    lock = [n for n in graph["nodes"] if n.get("type") == "trio.Lock"][0]
+    assert ("waits for: trio.Lock 0x%x (%s) held by task 'holder' at "
+            "trio_graph.py:%d in holder"
+            % (int(lock["address"], 16), trio_state("lock", said["lock"]),
+               marker_line(TRIO_SCRIPT, "trio-holder-parked"))) in text, text
+    assert "lock-waiter-1 .. lock-waiter-2 pending [trio], waits for " \
+        "trio.Lock (%s) held by task 'holder'\n" \
+        % trio_state("lock", said["lock"]) in text, text
+
+
+@needs_trio_interp
+def test_run_names_the_trio_lock_holder(tmp_path):
+    """run's likely causes: the waiters on the trio.Lock as one cause
+    naming its holder, and none of them a "stuck trio task" too."""
+    py = WITH_TRIO[0]
+    causes = coroscope_run([py.path, TRIO_SCRIPT, str(tmp_path / "ready")],
+                           tmp_path)
+    line = marker_line(TRIO_SCRIPT, "trio-holder-parked")
+    lock = [c for c in causes if "waiting on trio.Lock" in c]
+    assert len(lock) == 1, causes
+    assert "2 waiting on trio.Lock" in lock[0] and \
+        ("held by task 'holder' at trio_graph.py:%d in holder" % line) \
+        in lock[0], causes
+    assert any("waiting on trio.StrictFIFOLock" in c and
+               "held by task 'bare-holder'" in c for c in causes), causes
+    assert not [c for c in causes if "stuck trio task" in c and
+                ("waiter" in c or "receiver" in c)], causes

@@ -3,8 +3,10 @@
  * memory image mapped at a fixed address, read as a CPython of the
  * version the first byte picks.  Interpreter and thread lists, frames,
  * code objects, line tables, strings, ints, containers, dicts,
- * generators, the GC lists, the task machinery, greenlets and trio tasks
- * all parse it; none may crash, hang or leak whatever the bytes say.
+ * generators, the GC lists, the task machinery, greenlets and trio tasks,
+ * the wait-for graph with the primitives of every kind and family and
+ * the frames' open `with` blocks all parse it; none may crash, hang or
+ * leak whatever the bytes say.
  *
  * Build: see the Makefile's fuzz target (clang -fsanitize=fuzzer,...).
  */
@@ -17,11 +19,14 @@
 #include "readers/gens.h"
 #include "readers/greenlets.h"
 #include "readers/objects.h"
+#include "readers/primitives.h"
 #include "readers/pyproc.h"
 #include "readers/repr.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
 #include "readers/trio.h"
+#include "readers/waitgraph.h"
+#include "readers/withblocks.h"
 #include "tests/support/image_memsrc.h"
 
 #define BASE IMAGE_BASE
@@ -37,6 +42,43 @@ static uint64_t pick(const uint8_t *data, size_t size, size_t at)
 		return BASE;
 	memcpy(&v, data + at, 4);
 	return BASE + (v % size & ~(uint64_t)7);
+}
+
+/* The graph over what the image gave; then a primitive of each kind and
+ * family (its classes in the image: the input decides what is one) and
+ * the open `with` blocks of the threads' frames. */
+static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
+		       const struct py_async *a, const uint8_t *data,
+		       size_t size)
+{
+	struct py_waitgraph g;
+	struct py_prim_types t;
+	struct py_with_blocks wb;
+	struct py_prim p;
+	struct cs_err err;
+	size_t i, k;
+
+	cs_err_init(&err);
+	memset(&g, 0, sizeof(g));
+	if (py_waitgraph_build(py, snap, a, &g, &err) == 0)
+		py_waitgraph_release(&g);
+	memset(&t, 0, sizeof(t));
+	for (i = 0; i < sizeof(t.type) / sizeof(t.type[0]); i++) {
+		t.type[i] = BASE + 0x200 + 0x10 * (uint64_t)i;
+		t.kind[i] = (enum py_prim_kind)(i % (PY_PRIM_CFUTURE + 1));
+		t.family[i] = (enum py_prim_family)(i % 3);
+		t.name[i] = "fuzzed";
+	}
+	t.n = i;
+	t.c_future = BASE + 0x180;
+	for (i = 0; i < 4; i++)
+		py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p);
+	for (i = 0; i < snap->nthreads && i < 4; i++)
+		for (k = 0; k < snap->threads[i].nframes && k < 8; k++) {
+			cs_err_init(&err);
+			py_with_blocks_read(py, &snap->threads[i].frames[k],
+					    k == 0, &wb, &err);
+		}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -103,6 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (py_async_take(&py, &snap, &opt, &async, &err) == 0) {
 			cs_err_init(&err);
 			py_trio_take(&py, &snap, &async, &err);
+			fuzz_graph(&py, &snap, &async, data, size);
 			py_async_release(&async);
 		}
 		cs_err_init(&err);
