@@ -67,6 +67,18 @@ static const struct {
 	  PY_PRIM_QUEUE, PY_PRIM_TRIO },
 	{ "trio._channel", "MemorySendChannel", "trio.MemorySendChannel",
 	  PY_PRIM_QUEUE, PY_PRIM_TRIO },
+	/* anyio's own (its Event is its backend's, and so is its
+	 * CapacityLimiter on trio: trio's) */
+	{ "anyio._core._synchronization", "Lock", "anyio.Lock", PY_PRIM_LOCK,
+	  PY_PRIM_ANYIO },
+	{ "anyio._core._synchronization", "Condition", "anyio.Condition",
+	  PY_PRIM_CONDITION, PY_PRIM_ANYIO },
+	{ "anyio._core._synchronization", "Semaphore", "anyio.Semaphore",
+	  PY_PRIM_SEMAPHORE, PY_PRIM_ANYIO },
+	{ "anyio._backends._asyncio", "CapacityLimiter", "anyio.CapacityLimiter",
+	  PY_PRIM_SEMAPHORE, PY_PRIM_ANYIO },
+	{ "anyio._backends._trio", "CapacityLimiter", "anyio.CapacityLimiter",
+	  PY_PRIM_SEMAPHORE, PY_PRIM_ANYIO },
 };
 
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
@@ -285,6 +297,16 @@ static int cond_lock_locked(struct pyproc *py, const struct py_prim_types *t,
  * (an int, or math.inf: unknown here) and the tasks waiting to send
  * and to receive.
  */
+/* A capacity limiter's tokens left: its total (an int; math.inf is
+ * unknown here) less its borrowers; -1 unknown. */
+static int64_t tokens_left(struct pyproc *py, uint64_t limiter)
+{
+	int64_t tokens = as_int(py, attr(py, limiter, "_total_tokens"));
+	int64_t used = length(py, attr(py, limiter, "_borrowers"));
+
+	return tokens < 0 || used < 0 ? -1 : tokens > used ? tokens - used : 0;
+}
+
 static int64_t parked(struct pyproc *py, uint64_t o)
 {
 	return length(py, attr(py, attr(py, o, "_lot"), "_parked"));
@@ -300,7 +322,7 @@ static int trio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
 
 static void read_trio_state(struct pyproc *py, struct py_prim *p)
 {
-	uint64_t o = p->addr, state, total;
+	uint64_t o = p->addr, state;
 
 
 	switch (p->kind) {
@@ -320,16 +342,8 @@ static void read_trio_state(struct pyproc *py, struct py_prim *p)
 		p->waiters = length(py, attr(py, o, "_tasks"));
 		break;
 	case PY_PRIM_SEMAPHORE:
-		total = attr(py, o, "_total_tokens");
-		if (total) {   /* a CapacityLimiter: the tokens left */
-			int64_t tokens = as_int(py, total);
-			int64_t used = length(py, attr(py, o, "_borrowers"));
-
-			p->value = tokens < 0 || used < 0 ? -1 :
-				   tokens > used ? tokens - used : 0;
-		} else {
-			p->value = as_int(py, attr(py, o, "_value"));
-		}
+		p->value = attr(py, o, "_total_tokens") ? tokens_left(py, o) :
+			   as_int(py, attr(py, o, "_value"));
 		p->waiters = parked(py, o);
 		break;
 	case PY_PRIM_QUEUE:
@@ -338,6 +352,65 @@ static void read_trio_state(struct pyproc *py, struct py_prim *p)
 		p->maxsize = as_int(py, attr(py, state, "max_buffer_size"));
 		p->waiters = sum(length(py, attr(py, state, "send_tasks")),
 				 length(py, attr(py, state, "receive_tasks")));
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * anyio's: a Lock's owner is a TaskInfo in `_owner_task` (absent when
+ * unlocked: the class's None shows through) whose `id` is id() of the
+ * task, its address; Lock, Semaphore and Condition keep their waiters
+ * in a deque; the asyncio backend's CapacityLimiter its borrowers in a
+ * set and its waiters in an OrderedDict; the trio backend's wraps a
+ * trio.CapacityLimiter (`__original`, mangled), which knows both.
+ */
+static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
+{
+	struct cs_err err;
+	uint64_t info = 0;
+	int64_t id;
+	int ret;
+
+	*task = 0;
+	cs_err_init(&err);
+	if (!lock)
+		return -1;
+	ret = pyobj_get_attr(py, lock, "_owner_task", &info, &err);
+	if (ret == 1 || (ret == 0 && info == py->types.none))
+		return 0;
+	id = ret == 0 ? as_int(py, attr(py, info, "id")) : -1;
+	if (id <= 0)
+		return -1;
+	*task = (uint64_t)id;
+	return 1;
+}
+
+static void read_anyio_state(struct pyproc *py, struct py_prim *p)
+{
+	uint64_t o = p->addr, ignored, inner;
+
+	switch (p->kind) {
+	case PY_PRIM_LOCK:
+		p->locked = anyio_owner(py, o, &p->owner_task);
+		p->waiters = length(py, attr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_CONDITION:
+		p->locked = anyio_owner(py, attr(py, o, "_lock"), &ignored);
+		p->waiters = length(py, attr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_SEMAPHORE:
+		if ((inner = attr(py, o, "_CapacityLimiter__original"))) {
+			p->value = tokens_left(py, inner);
+			p->waiters = parked(py, inner);
+		} else if (attr(py, o, "_total_tokens")) {
+			p->value = tokens_left(py, o);
+			p->waiters = length(py, attr(py, o, "_wait_queue"));
+		} else {
+			p->value = as_int(py, attr(py, o, "_value"));
+			p->waiters = length(py, attr(py, o, "_waiters"));
+		}
 		break;
 	default:
 		break;
@@ -454,6 +527,8 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->children = out->done = out->count = -1;
 	if (out->family == PY_PRIM_TRIO)
 		read_trio_state(py, out);
+	else if (out->family == PY_PRIM_ANYIO)
+		read_anyio_state(py, out);
 	else
 		read_state(py, t, out);
 	return 1;

@@ -3,12 +3,13 @@
  * and threading's Lock, RLock, Event, Condition, Semaphore,
  * BoundedSemaphore, Barrier, the queue families; trio's Lock,
  * StrictFIFOLock, Event, Condition, Semaphore, CapacityLimiter and
- * memory channels; and the futures that stand for other work
+ * memory channels; anyio's Lock, Condition, Semaphore and (on asyncio)
+ * CapacityLimiter; and the futures that stand for other work
  * (asyncio.gather's, concurrent.futures') -- recognised by their class
  * (looked up in the target's own modules, so a user class that happens
  * to be called Lock is not one) and their state read from their own
  * fields: locked, set, value, qsize/maxsize, waiters, an RLock's owner
- * and count, a trio.Lock's owning task, a gather's children done, a
+ * and count, a trio or anyio Lock's owning task, a gather's children done, a
  * future's state.
  */
 #ifndef COROSCOPE_READERS_PRIMITIVES_H
@@ -37,8 +38,10 @@ enum py_prim_kind {
 };
 
 /* Whose class it is: the threading and queue modules (and
- * concurrent.futures), asyncio, trio. */
-enum py_prim_family { PY_PRIM_THREADING, PY_PRIM_ASYNCIO, PY_PRIM_TRIO };
+ * concurrent.futures), asyncio, trio, anyio. */
+enum py_prim_family {
+	PY_PRIM_THREADING, PY_PRIM_ASYNCIO, PY_PRIM_TRIO, PY_PRIM_ANYIO,
+};
 
 struct py_prim {
 	uint64_t addr;
@@ -54,7 +57,8 @@ struct py_prim {
 	int64_t qsize, maxsize;   /* queues */
 	int64_t waiters;      /* its own waiter count (getters + putters) */
 	uint64_t owner;       /* RLock: owning thread ident, 0 none */
-	uint64_t owner_task;  /* trio.Lock: the task holding it, 0 none */
+	uint64_t owner_task;  /* trio's and anyio's Lock: the task holding
+				 it, 0 none */
 	int64_t count;        /* RLock: times its owner entered it */
 	int64_t children, done;   /* gather: its children, those done */
 	const char *fstate;   /* concurrent future: "pending", "running",

@@ -13,14 +13,16 @@
 
 /* Files whose frames hold the primitive waited on in `self`; trio's
  * traps and parking lot are the frames under them, with no primitive
- * of their own. */
+ * of their own, and anyio's backends the Event its primitives wait on
+ * (the outermost primitive is the one waited on). */
 int wg_is_prim_lib(const char *file)
 {
 	static const char *const ends[] = {
 		"/threading.py", "/queue.py", "/concurrent/futures/_base.py",
 		"/asyncio/locks.py", "/asyncio/queues.py", "/trio/_sync.py",
 		"/trio/_channel.py", "/trio/_abc.py", "/trio/_core/_traps.py",
-		"/trio/_core/_parking_lot.py",
+		"/trio/_core/_parking_lot.py", "/anyio/_core/_synchronization.py",
+		"/anyio/_backends/_asyncio.py", "/anyio/_backends/_trio.py",
 	};
 	size_t i;
 

@@ -4,7 +4,8 @@ targets/graph_target.py parks threads and tasks in known waits (an
 asyncio.Lock held across an await with two tasks behind it, threads
 deadlocked on Locks and on RLocks, a lock taken with a bare acquire(),
 each asyncio and threading primitive, an executor job blocked on a lock);
-targets/trio_graph.py parks trio tasks on each of trio's primitives.
+targets/trio_graph.py parks trio tasks on each of trio's primitives, and
+targets/anyio_graph.py tasks on anyio's on both its backends.
 `coroscope dump --format json` must name the primitive, its state, its
 holder at the line that entered the `with` block, and the cycles; the
 text dump and `coroscope run` must say the same.  Lines come from the
@@ -476,7 +477,7 @@ def trio_state(key, said):
     """The state coroscope must give, from what trio said of itself."""
     def waiters(n):
         return "%d waiter%s" % (n, "" if n == 1 else "s")
-    if key in ("lock", "fifo", "cond"):
+    if key in ("lock", "fifo", "bare", "cond"):
         return "%s, %s" % ("locked" if said["locked"] else "unlocked",
                            waiters(said["waiting"]))
     if key == "event":
@@ -488,6 +489,36 @@ def trio_state(key, said):
     return "qsize %d, %s" % (said["used"], waiters(said["waiting"]))
 
 
+def graph_of_target(keeper, py, script_name, *args):
+    """Start the target; its ready file and its graph (JSON)."""
+    target = keeper.start_target(py, script_name, *args)
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    return target, json.loads(res.stdout)["graph"]
+
+
+def check_waits(graph, waits, said, script):
+    """Each (task, type, key, marker) of waits: the task waits on one
+    object of that type, in the state said[key] gives, blamed on the
+    marker's line."""
+    for name, typename, key, marker in waits:
+        node = named(graph, "task", name)
+        edge, obj = waits_for_object(graph, node)
+        assert (obj["type"], edge["state"]) == \
+            (typename, trio_state(key, said[key])), (name, edge)
+        assert node["blame"]["line"] == marker_line(script, marker), node
+
+
+def check_holds(graph, holds):
+    """Each (task, type, line) of holds: the task holds that one object,
+    entered at that line (None: not from a frame, the lock's owner)."""
+    for holder, typename, at in holds:
+        held = edges(graph, "holds", frm=named(graph, "task", holder)["id"])
+        assert [(graph["nodes"][e["to"]]["type"],
+                 e["at"] and e["at"]["line"]) for e in held] == \
+            [(typename, at)], (holder, held)
+
+
 @needs_trio_interp
 @pytest.mark.parametrize("py", WITH_TRIO, ids=[i.id for i in WITH_TRIO])
 def test_trio_primitives(keeper, py):
@@ -496,27 +527,15 @@ def test_trio_primitives(keeper, py):
     with), the CapacityLimiter (async with) and the StrictFIFOLock (a
     bare acquire(): only the lock's owner says so) hold them; the text
     dump says the same."""
-    target = keeper.start_target(py, "trio_graph.py")
+    target, graph = graph_of_target(keeper, py, "trio_graph.py")
     said = target.ready
-    res = run_coroscope("dump", "--format", "json", target.pid)
-    assert res.returncode == 0, res
-    graph = json.loads(res.stdout)["graph"]
-    for name, typename, key, marker in TRIO_WAITS:
-        node = named(graph, "task", name)
-        edge, obj = waits_for_object(graph, node)
-        assert (obj["type"], edge["state"]) == \
-            (typename, trio_state(key, said[key])), (name, edge)
-        assert node["blame"]["line"] == marker_line(TRIO_SCRIPT, marker), node
-    for holder, typename, at in (
-            ("holder", "trio.Lock", marker_line(TRIO_SCRIPT,
-                                                "trio-holder-parked")),
-            ("limit-holder", "trio.CapacityLimiter",
-             marker_line(TRIO_SCRIPT, "trio-limit-parked")),
-            ("bare-holder", "trio.StrictFIFOLock", None)):
-        held = edges(graph, "holds", frm=named(graph, "task", holder)["id"])
-        assert [(graph["nodes"][e["to"]]["type"],
-                 e["at"] and e["at"]["line"]) for e in held] == \
-            [(typename, at)], (holder, held)
+    check_waits(graph, TRIO_WAITS, said, TRIO_SCRIPT)
+    check_holds(graph, [
+        ("holder", "trio.Lock", marker_line(TRIO_SCRIPT,
+                                            "trio-holder-parked")),
+        ("limit-holder", "trio.CapacityLimiter",
+         marker_line(TRIO_SCRIPT, "trio-limit-parked")),
+        ("bare-holder", "trio.StrictFIFOLock", None)])
     assert said["lock"]["owner"] == "holder"
     assert said["fifo"]["owner"] == "bare-holder"
     # A Condition's waiter has given its lock up: no cycle.
@@ -549,3 +568,53 @@ def test_run_names_the_trio_lock_holder(tmp_path):
                "held by task 'bare-holder'" in c for c in causes), causes
     assert not [c for c in causes if "stuck trio task" in c and
                 ("waiter" in c or "receiver" in c)], causes
+
+
+# ---------------------------------------------------------------------------
+# anyio's own primitives, on its asyncio and its trio backend
+
+ANYIO_SCRIPT = target_script("anyio_graph.py")
+WITH_ANYIO = interpreters_importing(("3.11-debian", "3.11"), "anyio, trio")
+
+ANYIO_WAITS = [
+    # (task, type, what the ready file says of it, marker)
+    ("lock-waiter", "anyio.Lock", "lock", "anyio-lock-waiter"),
+    ("bare-waiter", "anyio.Lock", "bare", "anyio-bare-waiter"),
+    ("sem-waiter", "anyio.Semaphore", "sem", "anyio-sem-waiter"),
+    ("cond-waiter", "anyio.Condition", "cond", "anyio-cond-waiter"),
+    ("offload-2", "anyio.CapacityLimiter", "limiter", "anyio-offload"),
+]
+
+
+@pytest.mark.skipif(not WITH_ANYIO, reason="no interpreter here has anyio "
+                    "and trio (3.11-debian, 3.11), or COROSCOPE_TEST_PYTHONS "
+                    "left them out")
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_anyio_primitives(keeper, backend):
+    """Each task waits on anyio's primitive, not on the backend's Event
+    anyio waits on inside it, in the state anyio's statistics() gave; a
+    Lock's holders (async with, and a bare acquire(): its owner says so)
+    and, on asyncio, the task whose to_thread call holds the limiter's
+    token.  (trio's to_thread borrows the token on behalf of an object
+    of its own: that holder stays unknown.)"""
+    target, graph = graph_of_target(keeper, WITH_ANYIO[0], "anyio_graph.py",
+                                    backend)
+    said = target.ready
+    check_waits(graph, ANYIO_WAITS, said, ANYIO_SCRIPT)
+    edge, obj = waits_for_object(graph, named(graph, "task", "holder"))
+    assert obj["type"] == backend + ".Event", obj
+    check_holds(graph, [
+        ("holder", "anyio.Lock",
+         marker_line(ANYIO_SCRIPT, "anyio-holder-parked")),
+        ("bare-holder", "anyio.Lock", None)])
+    assert (said["lock"]["owner"], said["bare"]["owner"]) == \
+        ("holder", "bare-holder")
+    limiter = [n for n in graph["nodes"]
+               if n.get("type") == "anyio.CapacityLimiter"][0]
+    held = edges(graph, "holds", to=limiter["id"])
+    if backend == "asyncio":
+        assert [graph["nodes"][e["from"]].get("name") for e in held] == \
+            ["offload-1"], held
+    else:
+        assert held == [], held
+    assert graph["cycles"] == [], graph["cycles"]
