@@ -279,6 +279,53 @@ def test_uvicorn_stuck_handler(keeper):
     assert "waits for: asyncio.Event" in text, text
 
 
+def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
+    """starlette runs a plain handler in anyio's worker threads, one
+    token of anyio's thread limiter each (cut to two by the app): with
+    both handlers parked, the third request's task waits for the
+    anyio.CapacityLimiter, held by the two requests' tasks, and the two
+    threads wait on the handler's threading.Event."""
+    debian_with("uvicorn", "starlette", "anyio")
+    import threading
+    import urllib.request
+    app = target_script("graph_uvicorn_app.py")
+    target = keeper.start_target(DEBIAN, "graph_uvicorn_app.py")
+    url = "http://127.0.0.1:%d/sync" % target.ready["port"]
+
+    def ask():
+        try:
+            urllib.request.urlopen(url, timeout=30)
+        except Exception:
+            pass
+    for _ in range(3):
+        threading.Thread(target=ask, daemon=True).start()
+    graph = None
+    for _ in range(100):
+        graph = json.loads(run_coroscope("dump", "--format", "json",
+                                         target.pid).stdout)["graph"]
+        limiters = [n for n in graph["nodes"]
+                    if n.get("type") == "anyio.CapacityLimiter"]
+        if limiters and limiters[0]["waiters"] == 1 and \
+                len(edges(graph, "holds", to=limiters[0]["id"])) == 2:
+            break
+    else:
+        pytest.fail("the third request never waited: %r" % graph)
+    waiting = edges(graph, "waits_for", to=limiters[0]["id"])
+    assert len(waiting) == 1 and waiting[0]["state"] == \
+        "value 0, 1 waiter", waiting
+    holders = [graph["nodes"][e["from"]]
+               for e in edges(graph, "holds", to=limiters[0]["id"])]
+    assert all(h["kind"] == "task" for h in holders), holders
+    assert graph["nodes"][waiting[0]["from"]] not in holders
+    line = marker_line(app, "handler-sync")
+    threads = [n for n in graph["nodes"] if n["kind"] == "thread" and
+               n["blame"] and n["blame"]["line"] == line]
+    assert len(threads) == 2, graph["nodes"]
+    for t in threads:
+        edge, obj = waits_for_object(graph, t)
+        assert (obj["type"], edge["state"]) == \
+            ("threading.Event", "not set, 2 waiters"), edge
+
 # ---- links across loops, threads and helpers (graph_links_target.py) ----
 
 LINKS = target_script("graph_links_target.py")

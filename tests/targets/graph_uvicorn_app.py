@@ -3,8 +3,10 @@
 Usage: graph_uvicorn_app.py READY
 
 Writes {"pid": ..., "port": ...} to READY once serving.  GET /stuck
-waits for an Event nobody sets; nothing else happens unless a client
-asks.
+waits for an Event nobody sets; GET /sync, a plain function starlette
+runs in anyio's worker threads, waits for a threading.Event nobody sets,
+so that with the threads' limiter cut to two tokens the third request
+waits for a token; nothing else happens unless a client asks.
 """
 
 import asyncio
@@ -12,7 +14,9 @@ import json
 import os
 import socket
 import sys
+import threading
 
+import anyio.to_thread
 import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
@@ -23,6 +27,7 @@ sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 sock.bind(("127.0.0.1", 0))
 never = None
+gate = threading.Event()
 
 
 async def stuck(request):
@@ -30,15 +35,22 @@ async def stuck(request):
     return PlainTextResponse("unreachable")
 
 
+def sync(request):
+    gate.wait()  # MARK: handler-sync
+    return PlainTextResponse("unreachable")
+
+
 async def startup():
     global never
     never = asyncio.Event()
+    anyio.to_thread.current_default_thread_limiter().total_tokens = 2
     with open(READY + ".tmp", "w") as f:
         json.dump({"pid": os.getpid(), "port": sock.getsockname()[1]}, f)
     os.rename(READY + ".tmp", READY)
 
 
-app = Starlette(routes=[Route("/stuck", stuck)], on_startup=[startup])
+app = Starlette(routes=[Route("/stuck", stuck), Route("/sync", sync)],
+                on_startup=[startup])
 
 if __name__ == "__main__":
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning",
