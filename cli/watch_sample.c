@@ -412,11 +412,34 @@ static uint64_t task_fingerprint(const struct py_async *a,
 	return fp;
 }
 
+/* The coroutine of a task's chain named as its innermost: the first
+ * past trio's traps (the call above them says more), or the innermost
+ * when all are. */
+static const struct py_gen *task_inner(const struct py_async *a,
+				       const struct py_task *task)
+{
+	const struct py_gen *first = NULL;
+	size_t i;
+
+	for (i = 0; i < task->nstack; i++) {
+		const struct py_gen *g;
+
+		if (task->stack[i] >= a->ngens)
+			continue;
+		g = &a->gens[task->stack[i]];
+		if (!first)
+			first = g;
+		if (!g->code || !py_is_scheduler_trap(g->code->filename))
+			return g;
+	}
+	return first;
+}
+
 static void observe_task(struct watch_tracker *t, const struct sample *s,
 			 const struct py_task *task, int woke)
 {
 	const struct py_async *a = &s->c->async;
-	const struct py_gen *inner = NULL, *user = NULL;
+	const struct py_gen *inner = task_inner(a, task), *user = NULL;
 	struct watch_obs o;
 	struct strbuf waits;
 	size_t i;
@@ -442,8 +465,6 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 		if (task->stack[i] >= a->ngens)
 			continue;
 		g = &a->gens[task->stack[i]];
-		if (!inner)
-			inner = g;
 		if (g->has_frame && !user && g->code &&
 		    !is_library(s, g->code->filename))
 			user = g;

@@ -74,3 +74,9 @@ size_t py_stdlib_dir(const char *file, char *out, size_t len)
 	out[n] = '\0';
 	return n;
 }
+
+int py_is_scheduler_trap(const char *file)
+{
+	return file && (cs_ends_with(file, "/trio/_core/_traps.py") ||
+			cs_ends_with(file, "/trio/_core/_parking_lot.py"));
+}

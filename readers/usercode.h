@@ -28,4 +28,14 @@ int py_is_user_file(const char *file, const char *stdlib);
  */
 size_t py_stdlib_dir(const char *file, char *out, size_t len);
 
+/*
+ * 1 when file is a scheduler's machinery under the call a task waits in,
+ * no use as its "innermost" frame: trio parks every task in the same
+ * _async_yield of trio/_core/_traps.py, most through the same
+ * ParkingLot.park, where an asyncio task's innermost frame is the call
+ * it waits in (Event.wait).  The reports name the first frame above
+ * these instead (trio's Event.wait, Lock.acquire, sleep_forever).
+ */
+int py_is_scheduler_trap(const char *file);
+
 #endif

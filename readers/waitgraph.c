@@ -272,7 +272,11 @@ static void scan_unit(struct build *b, size_t node,
 	if (waited && (obj = object_node(b, waited)) >= 0)
 		add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
 	nd = &g->nodes[node];
-	nd->inner = n ? f[0] : NULL;
+	/* trio's traps: the call above them says more */
+	for (k = 0; k + 1 < n && py_is_scheduler_trap(f[k]->code->filename);
+	     k++)
+		;
+	nd->inner = n ? f[k] : NULL;
 	for (k = 0; k < n && !nd->blame; k++)
 		if (code_class(b, f[k]) & CODE_USER)
 			nd->blame = f[k];

@@ -255,20 +255,27 @@ def test_uvicorn_idle_is_not_stuck(tmp_path):
     assert all(": idle: " in h for h in heads), causes
 
 
-def test_uvicorn_stuck_handler(keeper):
-    debian_with("uvicorn", "starlette")
+def ask_app(target, path, times):
+    """GET path of graph_uvicorn_app.py, times at once, from threads that
+    end with the test (the requests never get an answer)."""
     import threading
     import urllib.request
-    app = target_script("graph_uvicorn_app.py")
-    target = keeper.start_target(DEBIAN, "graph_uvicorn_app.py")
-    url = "http://127.0.0.1:%d/stuck" % target.ready["port"]
+    url = "http://127.0.0.1:%d%s" % (target.ready["port"], path)
 
     def ask():
         try:
             urllib.request.urlopen(url, timeout=30)
         except Exception:
             pass
-    threading.Thread(target=ask, daemon=True).start()
+    for _ in range(times):
+        threading.Thread(target=ask, daemon=True).start()
+
+
+def test_uvicorn_stuck_handler(keeper):
+    debian_with("uvicorn", "starlette")
+    app = target_script("graph_uvicorn_app.py")
+    target = keeper.start_target(DEBIAN, "graph_uvicorn_app.py")
+    ask_app(target, "/stuck", 1)
     line = marker_line(app, "handler-stuck")
     text = ""
     for _ in range(100):
@@ -286,19 +293,9 @@ def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
     anyio.CapacityLimiter, held by the two requests' tasks, and the two
     threads wait on the handler's threading.Event."""
     debian_with("uvicorn", "starlette", "anyio")
-    import threading
-    import urllib.request
     app = target_script("graph_uvicorn_app.py")
     target = keeper.start_target(DEBIAN, "graph_uvicorn_app.py")
-    url = "http://127.0.0.1:%d/sync" % target.ready["port"]
-
-    def ask():
-        try:
-            urllib.request.urlopen(url, timeout=30)
-        except Exception:
-            pass
-    for _ in range(3):
-        threading.Thread(target=ask, daemon=True).start()
+    ask_app(target, "/sync", 3)
     graph = None
     for _ in range(100):
         graph = json.loads(run_coroscope("dump", "--format", "json",
@@ -585,6 +582,15 @@ def test_trio_primitives(keeper, py):
         ("bare-holder", "trio.StrictFIFOLock", None)])
     assert said["lock"]["owner"] == "holder"
     assert said["fifo"]["owner"] == "bare-holder"
+    # Named by the call each waits in, not by trio's trap under it.
+    for name, function in (("holder", "Event.wait"),
+                           ("lock-waiter-1", "acquire"),
+                           ("sem-waiter", "Semaphore.acquire"),
+                           ("receiver", "MemoryReceiveChannel.receive")):
+        inner = named(graph, "task", name)["innermost"]
+        assert inner["file"].endswith("/trio/_sync.py") or \
+            inner["file"].endswith("/trio/_channel.py"), (name, inner)
+        assert inner["function"].endswith(function), (name, inner)
     # A Condition's waiter has given its lock up: no cycle.
     assert graph["cycles"] == [], graph["cycles"]
     text = run_coroscope("dump", target.pid).stdout

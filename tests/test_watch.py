@@ -641,6 +641,10 @@ def test_sched_parked_stuck_napper_not(keeper, framework, listed):
             SCHED_SCRIPT, framework + "-nap"), (interp, napper)
         if framework == "trio":
             assert parked["framework"] == "trio", parked
+            # named by the call it waits in, not trio's trap under it
+            assert parked["innermost"]["function"] == "Event.wait" and \
+                parked["innermost"]["file"].endswith("/trio/_sync.py"), \
+                parked
         else:
             assert parked["type"] == "Greenlet", parked
         # The line output names them the same way (on one interpreter:
