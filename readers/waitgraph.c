@@ -34,6 +34,9 @@ struct build {
 	/* node + 1 -> the future node + 1 it waits for, or VIA_MANY */
 	struct addrmap via_future;
 	struct addrmap code_class;    /* code address -> CODE_* bits */
+	/* asyncio futures an anyio worker thread will complete (the job
+	 * it runs) -> its thread node + 1 */
+	struct addrmap worker_futures;
 	/* The last code_class() answer: a unit's frames are asked about up
 	 * to three times each, and the tasks' run the same code in a row. */
 	uint64_t last_code;
@@ -457,7 +460,10 @@ static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
  * A worker thread of a ThreadPoolExecutor runs _WorkItem.run, whose
  * `self.future` is the concurrent.futures future: that future waits
  * for the thread.  A task awaiting run_in_executor, to_thread or
- * wrap_future reaches it through link_chained_sources().
+ * wrap_future reaches it through link_chained_sources().  An anyio
+ * worker thread (to_thread.run_sync on asyncio) runs WorkerThread.run,
+ * whose `future` is the asyncio future the task awaits: noted for
+ * link_futures(), which has the tasks.
  */
 static void link_executor(struct build *b, size_t thread_node,
 			  const struct py_thread *t)
@@ -471,8 +477,18 @@ static void link_executor(struct build *b, size_t thread_node,
 		uint64_t item, fut = 0;
 
 		if (!f->code->name || strcmp(f->code->name, "run") ||
-		    !f->code->filename ||
-		    !cs_ends_with(f->code->filename, "/concurrent/futures/thread.py"))
+		    !f->code->filename)
+			continue;
+		if (cs_ends_with(f->code->filename,
+				 "/anyio/_backends/_asyncio.py")) {
+			fut = frame_local(b->py, f, "future");
+			if (fut)
+				addrmap_put(&b->worker_futures, fut,
+					    (void *)(uintptr_t)(thread_node + 1));
+			return;
+		}
+		if (!cs_ends_with(f->code->filename,
+				  "/concurrent/futures/thread.py"))
 			continue;
 		item = frame_local(b->py, f, "self");
 		cs_err_init(&err);
@@ -592,9 +608,15 @@ static void link_futures(struct build *b, size_t base)
 
 	for (i = 0; b->a && i < b->a->ntasks; i++) {
 		uint64_t w = b->a->tasks[i].waiter;
+		uintptr_t worker;
 
 		if (!w || py_async_task(b->a, w))
 			continue;
+		worker = (uintptr_t)addrmap_get(&b->worker_futures, w, NULL);
+		if (worker) {
+			add_edge(b, WG_WAITS_FOR, base + i, worker - 1, NULL);
+			continue;
+		}
 		/* Many tasks may wait on one future: what it is, is read
 		 * once (fut_links_of()). */
 		if (fut_links_of(b, w)->gather) {
@@ -703,6 +725,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	addrmap_init(&b.edge_set);
 	addrmap_init(&b.via_future);
 	addrmap_init(&b.code_class);
+	addrmap_init(&b.worker_futures);
 	find_stdlib(&b);
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	base = py_waitgraph_add_units(g, snap->nthreads, a ? a->ntasks : 0);
@@ -761,6 +784,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	addrmap_release(&b.edge_set);
 	addrmap_release(&b.via_future);
 	addrmap_release(&b.code_class);
+	addrmap_release(&b.worker_futures);
 	py_prim_memo_release(&b.prims);
 	wg_finish(g);
 	(void)err;

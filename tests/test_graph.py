@@ -290,8 +290,9 @@ def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
     """starlette runs a plain handler in anyio's worker threads, one
     token of anyio's thread limiter each (cut to two by the app): with
     both handlers parked, the third request's task waits for the
-    anyio.CapacityLimiter, held by the two requests' tasks, and the two
-    threads wait on the handler's threading.Event."""
+    anyio.CapacityLimiter, held by the two requests' tasks, each waiting
+    for the worker thread that runs its handler, and the two threads
+    wait on the handler's threading.Event."""
     debian_with("uvicorn", "starlette", "anyio")
     app = target_script("graph_uvicorn_app.py")
     target = keeper.start_target(DEBIAN, "graph_uvicorn_app.py")
@@ -322,6 +323,10 @@ def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
         edge, obj = waits_for_object(graph, t)
         assert (obj["type"], edge["state"]) == \
             ("threading.Event", "not set, 2 waiters"), edge
+    # each holder waits for the worker thread running its handler
+    ran = sorted(e["to"] for h in holders
+                 for e in edges(graph, "waits_for", frm=h["id"]))
+    assert ran == sorted(t["id"] for t in threads), (holders, threads)
 
 # ---- links across loops, threads and helpers (graph_links_target.py) ----
 
