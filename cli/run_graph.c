@@ -439,6 +439,26 @@ static void held(struct run_summary *s, const struct collection *c,
 	free(r);
 }
 
+/* Does node wait for an object held() names (a lock, an event, a
+ * queue...: not a gather or a concurrent future, which it names none
+ * for)? */
+static int waits_on_named(const struct py_waitgraph *g, size_t node)
+{
+	const size_t *out;
+	size_t n, k;
+
+	out = py_waitgraph_out(g, node, &n);
+	for (k = 0; k < n; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
+		const struct wg_node *to = &g->nodes[e->to];
+
+		if (e->kind == WG_WAITS_FOR && to->kind == WG_OBJECT &&
+		    !py_prim_is_future(&g->prims[to->index]))
+			return 1;
+	}
+	return 0;
+}
+
 void run_graph_explained(const struct collection *c, struct addrmap *out)
 {
 	const struct py_waitgraph *g = &c->graph;
@@ -446,14 +466,19 @@ void run_graph_explained(const struct collection *c, struct addrmap *out)
 
 	addrmap_init(out);
 	for (i = 0; i < g->nedges; i++) {
-		const struct wg_node *n = &g->nodes[g->edges[i].from];
-		const struct wg_node *to = &g->nodes[g->edges[i].to];
+		const struct wg_edge *e = &g->edges[i];
+		const struct wg_node *n = &g->nodes[e->from];
+		const struct wg_node *to = &g->nodes[e->to];
 
-		/* (not a gather or concurrent future: held() names none) */
-		if (g->edges[i].kind == WG_WAITS_FOR && n->kind == WG_TASK &&
+		/* A task waiting on such an object, or for a thread that
+		 * does (an executor's, anyio's worker), is among that
+		 * object's cause. */
+		if (e->kind == WG_WAITS_FOR && n->kind == WG_TASK &&
 		    n->index < c->async.ntasks &&
-		    (n->idle || (to->kind == WG_OBJECT &&
-				 !py_prim_is_future(&g->prims[to->index]))))
+		    (n->idle ||
+		     (to->kind == WG_OBJECT &&
+		      !py_prim_is_future(&g->prims[to->index])) ||
+		     (to->kind == WG_THREAD && waits_on_named(g, e->to))))
 			addrmap_add(out, c->async.tasks[n->index].addr);
 	}
 }

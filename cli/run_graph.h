@@ -21,9 +21,11 @@ void run_summarize_graph(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t);
 /* Into out (initialized here): the addresses of c's tasks that wait for
  * a primitive the graph knows (a lock, event, queue..., not a gather or
- * concurrent future, which is no cause of its own), or wait in a
- * server's idle state: the graph's causes say more of them than a
- * "stuck task" cause would (struct run_summary's explained). */
+ * concurrent future, which is no cause of its own), or for a thread
+ * that waits on one (an executor's or anyio's worker running the
+ * task's job), or wait in a server's idle state: the graph's causes
+ * say more of them than a "stuck task" cause would (struct
+ * run_summary's explained). */
 void run_graph_explained(const struct collection *c, struct addrmap *out);
 
 #endif

@@ -258,9 +258,13 @@ def test_uvicorn_idle_is_not_stuck(tmp_path):
 def ask_app(target, path, times):
     """GET path of graph_uvicorn_app.py, times at once, from threads that
     end with the test (the requests never get an answer)."""
+    ask_port(target.ready["port"], path, times)
+
+
+def ask_port(port, path, times):
     import threading
     import urllib.request
-    url = "http://127.0.0.1:%d%s" % (target.ready["port"], path)
+    url = "http://127.0.0.1:%d%s" % (port, path)
 
     def ask():
         try:
@@ -327,6 +331,33 @@ def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
     ran = sorted(e["to"] for h in holders
                  for e in edges(graph, "waits_for", frm=h["id"]))
     assert ran == sorted(t["id"] for t in threads), (holders, threads)
+
+def test_run_blames_the_handlers_not_the_requests(tmp_path):
+    """`coroscope run` on the app with two plain handlers parked and a
+    third request queued: the threading.Event the handlers' threads wait
+    on leads, then the anyio.CapacityLimiter and its holders; the
+    requests' tasks waiting for those threads are no "stuck task" of
+    their own."""
+    debian_with("uvicorn", "starlette", "anyio")
+    import threading
+    import time
+    app = target_script("graph_uvicorn_app.py")
+    ready = tmp_path / "ready.json"
+
+    def ask_when_ready():
+        for _ in range(400):
+            if ready.exists():
+                ask_port(json.loads(ready.read_text())["port"], "/sync", 3)
+                return
+            time.sleep(0.025)
+    threading.Thread(target=ask_when_ready, daemon=True).start()
+    causes = coroscope_run([DEBIAN, app, str(ready)], tmp_path, timeout="5")
+    heads = [c for c in causes if c.startswith("  process ")]
+    assert heads and "2 waiting on threading.Event" in heads[0] and \
+        "(not set, 2 waiters)" in heads[0], causes
+    assert [h for h in heads if "1 waiting on anyio.CapacityLimiter" in h
+            and "(value 0, 1 waiter) held by task " in h], causes
+    assert not [h for h in heads if "stuck task" in h], causes
 
 # ---- links across loops, threads and helpers (graph_links_target.py) ----
 
