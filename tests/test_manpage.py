@@ -123,3 +123,51 @@ def test_every_error_code_maps_to_a_documented_status():
         if mm:
             assert table[mm.group(1)] == mm.group(2), mm.group(0)
     assert table["CS_ERR_NOT_STOPPED"] == "8"
+
+
+def macro_args(rest):
+    """The arguments of a roff macro line: blank-separated, a quoted one
+    with its blanks kept ("" inside quotes is one quote)."""
+    out, i = [], 0
+    while i < len(rest):
+        if rest[i] == " ":
+            i += 1
+        elif rest[i] == '"':
+            j, buf = i + 1, ""
+            while j < len(rest) and not (rest[j] == '"' and
+                                         rest[j + 1:j + 2] != '"'):
+                buf += rest[j]
+                j += 2 if rest[j] == '"' else 1
+            out.append(buf)
+            i = j + 1
+        else:
+            j = rest.find(" ", i)
+            j = len(rest) if j < 0 else j
+            out.append(rest[i:j])
+            i = j
+    return out
+
+
+def test_alternating_font_lines_join_no_words():
+    """.BR, .RB and their kin set their arguments side by side with no
+    blank between them: a line such as '.BR gevent.sleep , and threads'
+    rendered "gevent.sleep,andthreads" (two such were mended in
+    2ec41db).  Two neighbouring arguments that are both words are such a
+    line."""
+    word_end = re.compile(r"(^|[^A-Za-z0-9])[A-Za-z]{2,}$")
+    word_start = re.compile(r"^[A-Za-z]{2,}($|[^A-Za-z0-9])")
+    joined = []
+    for n, line in enumerate(manpage_source().splitlines(), 1):
+        m = re.match(r"^\.(BR|RB|BI|IB|IR|RI)\s+(.*)$", line)
+        if not m:
+            continue
+        # (special characters, \(lq and the like, are no letters)
+        args = [re.sub(r"\\(\(..|\[[^\]]*\])", "'", plain(a))
+                for a in macro_args(m.group(2))]
+        if any(word_end.search(left) and word_start.search(right)
+               for left, right in zip(args, args[1:])):
+            joined.append("%d: %s" % (n, line))
+    assert not joined, "\n".join(joined)
+    # ...and the check sees such a line
+    args = [plain(a) for a in macro_args('gevent.sleep , and "threads of"')]
+    assert word_end.search(args[2]) and word_start.search(args[3])
