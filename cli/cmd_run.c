@@ -244,8 +244,10 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		facts = run_probe_threads(c);
 		run_graph_explained(c, &explained);
 		sum->explained = &explained;
+		sum->graph = &c->graph;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		sum->explained = NULL;
+		sum->graph = NULL;
 		addrmap_release(&explained);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_summarize_graph(sum, c, t);

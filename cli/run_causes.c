@@ -613,8 +613,10 @@ void run_summarize(struct run_summary *s, int pid,
 		   const struct run_thread_facts *facts,
 		   const struct watch_tracker *t)
 {
+	struct run_snap rs = { snap, facts };
+
 	summarize_tasks(s, pid, a);
-	run_summarize_stuck_tasks(s, pid, a, t);
+	run_summarize_stuck_tasks(s, pid, &rs, a, t);
 	summarize_threads(s, pid, snap, facts, t);
 }
 

@@ -52,6 +52,10 @@ struct run_summary {
 	 * they get no "stuck task" cause, which would say less.  Set by the
 	 * caller for the process being summarized. */
 	const struct addrmap *explained;
+	/* The process's wait-for graph, or NULL: a stuck task's cause
+	 * names the worker thread its wait leads to (an executor's job).
+	 * Set by the caller with explained. */
+	const struct py_waitgraph *graph;
 };
 
 /* What the kernel and the source files say of one thread of a snapshot. */

@@ -469,16 +469,18 @@ void run_graph_explained(const struct collection *c, struct addrmap *out)
 		const struct wg_edge *e = &g->edges[i];
 		const struct wg_node *n = &g->nodes[e->from];
 		const struct wg_node *to = &g->nodes[e->to];
+		long worker;
 
-		/* A task waiting on such an object, or for a thread that
-		 * does (an executor's, anyio's worker), is among that
-		 * object's cause. */
+		/* A task waiting on such an object, or for a worker thread
+		 * that does (an executor's job, anyio's to_thread), is
+		 * among that object's cause. */
 		if (e->kind == WG_WAITS_FOR && n->kind == WG_TASK &&
 		    n->index < c->async.ntasks &&
 		    (n->idle ||
 		     (to->kind == WG_OBJECT &&
 		      !py_prim_is_future(&g->prims[to->index])) ||
-		     (to->kind == WG_THREAD && waits_on_named(g, e->to))))
+		     ((worker = py_waitgraph_worker(g, e->from)) >= 0 &&
+		      waits_on_named(g, (size_t)worker))))
 			addrmap_add(out, c->async.tasks[n->index].addr);
 	}
 }

@@ -8,6 +8,7 @@
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/waitgraph.h"
 #include "common/banned.h"
 
 #define MAX_STUCK_CAUSES 3
@@ -158,6 +159,7 @@ struct stuck_kind {
 	size_t (*behind)(const struct py_async *a, const struct py_task *t);
 	char *(*key)(const struct py_async *a, const struct stuck *c);
 	struct run_cause *(*cause)(struct run_summary *s, int pid,
+				   const struct run_snap *rs,
 				   const struct py_async *a,
 				   const struct stuck *c, const size_t *m,
 				   size_t n, struct strbuf *sb);
@@ -276,8 +278,45 @@ static void add_place(struct run_cause *cause, const struct py_async *a,
 	run_cause_detail(cause, sb);
 }
 
+/* "its job runs in thread 12 "pool-0" at app.py:9 in fetch, in C:
+ * clock_nanosleep()": the worker thread the task's wait leads to,
+ * through the graph, where it is (its own code's innermost frame, else
+ * its innermost) and the C call it is blocked in, when known. */
+static void add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+		       const struct run_snap *rs, const struct py_async *a,
+		       const struct py_task *t, struct strbuf *sb)
+{
+	const struct py_snapshot *snap = rs->snap;
+	const struct py_thread *th;
+	const struct py_frame *f;
+	long node, worker;
+
+	if (!g || !snap)
+		return;
+	node = py_waitgraph_node_of(g, WG_TASK, (size_t)(t - a->tasks));
+	worker = node < 0 ? -1 : py_waitgraph_worker(g, (size_t)node);
+	if (worker < 0 || g->nodes[worker].index >= snap->nthreads)
+		return;
+	th = &snap->threads[g->nodes[worker].index];
+	strbuf_addf(sb, "its job runs in thread %d", th->tid);
+	if (th->name)
+		strbuf_addf(sb, " \"%s\"", th->name);
+	f = run_causes_own_frame(th);
+	if (!f && th->nframes)
+		f = &th->frames[0];
+	if (f) {
+		strbuf_addstr(sb, " at ");
+		run_add_frame_place(sb, f);
+	}
+	if (rs->facts && rs->facts[g->nodes[worker].index].native_call)
+		strbuf_addf(sb, ", in C: %s()",
+			    rs->facts[g->nodes[worker].index].native_call);
+	run_cause_detail(cause, sb);
+}
+
 /* One cause for members m[0..n) of the ranked candidates c. */
 static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
+				       const struct run_snap *rs,
 				       const struct py_async *a,
 				       const struct stuck *c, const size_t *m,
 				       size_t n, struct strbuf *sb)
@@ -301,6 +340,8 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 	}
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);
 	add_place(cause, a, first->t, n, sb);
+	if (n == 1)
+		add_worker(cause, s->graph, rs, a, first->t, sb);
 	return cause;
 }
 
@@ -347,6 +388,7 @@ static char *trio_key(const struct py_async *a, const struct stuck *c)
 }
 
 static struct run_cause *trio_cause(struct run_summary *s, int pid,
+				    const struct run_snap *rs,
 				    const struct py_async *a,
 				    const struct stuck *c, const size_t *m,
 				    size_t n, struct strbuf *sb)
@@ -399,6 +441,7 @@ static const struct stuck_kind trio_kind = {
 /* One framework's causes: ranked, alike ones grouped, the first three
  * groups added, the last saying how many tasks it left out. */
 static void summarize_kind(struct run_summary *s, int pid,
+			   const struct run_snap *rs,
 			   const struct py_async *a,
 			   const struct watch_tracker *tr,
 			   const struct stuck_kind *kind)
@@ -421,8 +464,8 @@ static void summarize_kind(struct run_summary *s, int pid,
 			left += size;
 			continue;
 		}
-		last = kind->cause(s, pid, a, c, g.member + g.first[i], size,
-				   &sb);
+		last = kind->cause(s, pid, rs, a, c, g.member + g.first[i],
+				   size, &sb);
 	}
 	if (last && left) {
 		strbuf_addf(&sb, "and %zu more %s%s", left, kind->what,
@@ -435,9 +478,10 @@ static void summarize_kind(struct run_summary *s, int pid,
 }
 
 void run_summarize_stuck_tasks(struct run_summary *s, int pid,
+			       const struct run_snap *rs,
 			       const struct py_async *a,
 			       const struct watch_tracker *tr)
 {
-	summarize_kind(s, pid, a, tr, &asyncio_kind);
-	summarize_kind(s, pid, a, tr, &trio_kind);
+	summarize_kind(s, pid, rs, a, tr, &asyncio_kind);
+	summarize_kind(s, pid, rs, a, tr, &trio_kind);
 }

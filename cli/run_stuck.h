@@ -11,6 +11,13 @@
 
 struct watch_tracker;
 
+/* The threads of the process, and what the kernel said of each (facts
+ * may be NULL: none known). */
+struct run_snap {
+	const struct py_snapshot *snap;
+	const struct run_thread_facts *facts;
+};
+
 /*
  * When the process was sampled before the dump (t not NULL), the tasks
  * seen making progress are left out and the longest stuck rank first; a
@@ -23,9 +30,13 @@ struct watch_tracker;
  * at the same place, stuck as long (siblings of one nursery, blocking
  * the same tasks, counted once).  Tasks in s->explained are left out
  * before any of that.  Each framework's first three causes are added,
- * the last saying how many tasks it left out.
+ * the last saying how many tasks it left out.  With s->graph, a single
+ * asyncio task's cause names the worker thread its wait leads to (the
+ * job it waits for: run_in_executor, to_thread) and where that thread
+ * is; rs holds the threads.
  */
 void run_summarize_stuck_tasks(struct run_summary *s, int pid,
+			       const struct run_snap *rs,
 			       const struct py_async *a,
 			       const struct watch_tracker *t);
 

@@ -110,6 +110,11 @@ size_t py_waitgraph_add_node(struct py_waitgraph *g, enum wg_kind kind,
 size_t py_waitgraph_add_units(struct py_waitgraph *g, size_t nthreads,
 			      size_t ntasks);
 
+/* The worker thread node `node` waits for, directly (anyio's
+ * to_thread) or through the concurrent futures it waits on (an
+ * executor's job: run_in_executor, to_thread, wrap_future), or -1. */
+long py_waitgraph_worker(const struct py_waitgraph *g, size_t node);
+
 /* The drive of generator gen (a->gens index), or NULL. */
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
 					     size_t gen);

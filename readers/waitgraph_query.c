@@ -192,6 +192,37 @@ size_t py_waitgraph_waiters(const struct py_waitgraph *g, size_t node,
 	return edges_into(g, WG_WAITS_FOR, node, out, max);
 }
 
+#define WG_MAX_WORKER_HOPS 8   /* futures followed to a worker thread */
+
+long py_waitgraph_worker(const struct py_waitgraph *g, size_t node)
+{
+	size_t hops;
+
+	for (hops = 0; hops < WG_MAX_WORKER_HOPS; hops++) {
+		const size_t *out;
+		size_t n, k;
+		long next = -1;
+
+		out = py_waitgraph_out(g, node, &n);
+		for (k = 0; k < n; k++) {
+			const struct wg_edge *e = &g->edges[out[k]];
+			const struct wg_node *to = &g->nodes[e->to];
+
+			if (e->kind != WG_WAITS_FOR)
+				continue;
+			if (to->kind == WG_THREAD)
+				return (long)e->to;
+			if (next < 0 && to->kind == WG_OBJECT &&
+			    g->prims[to->index].kind == PY_PRIM_CFUTURE)
+				next = (long)e->to;
+		}
+		if (next < 0)
+			return -1;
+		node = (size_t)next;
+	}
+	return -1;
+}
+
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
 					     size_t gen)
 {
