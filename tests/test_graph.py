@@ -332,6 +332,45 @@ def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
                  for e in edges(graph, "waits_for", frm=h["id"]))
     assert ran == sorted(t["id"] for t in threads), (holders, threads)
 
+def test_aiohttp_handlers_behind_a_lock(keeper):
+    """An aiohttp app: one request's handler holds an asyncio.Lock while
+    it waits for an Event; two more requests' handlers wait for the
+    Lock, held by the first request's task at the handler's line."""
+    debian_with("aiohttp")
+    app = target_script("graph_aiohttp_app.py")
+    target = keeper.start_target(DEBIAN, "graph_aiohttp_app.py")
+    hold, take = (marker_line(app, m) for m in ("aiohttp-hold",
+                                                 "aiohttp-take"))
+
+    def graph_when(ready):
+        for _ in range(100):
+            graph = json.loads(run_coroscope("dump", "--format", "json",
+                                             target.pid).stdout)["graph"]
+            if ready(graph):
+                return graph
+        pytest.fail("never: %r" % graph)
+
+    def lock_of(graph):
+        locks = [n for n in graph["nodes"]
+                 if n.get("type") == "asyncio.Lock"]
+        return locks[0] if locks else None
+    ask_app(target, "/hold", 1)
+    graph_when(lambda g: lock_of(g) and lock_of(g)["locked"])
+    ask_app(target, "/take", 2)
+    graph = graph_when(lambda g: lock_of(g)["waiters"] == 2)
+    lock = lock_of(graph)
+    waiting = [graph["nodes"][e["from"]]
+               for e in edges(graph, "waits_for", to=lock["id"])]
+    assert sorted(w["blame"]["line"] for w in waiting) == [take, take], \
+        waiting
+    held = edges(graph, "holds", to=lock["id"])
+    assert len(held) == 1 and held[0]["at"]["line"] == hold, held
+    holder = graph["nodes"][held[0]["from"]]
+    assert holder["kind"] == "task" and holder["blame"]["line"] == hold
+    edge, obj = waits_for_object(graph, holder)
+    assert (obj["type"], edge["state"]) == \
+        ("asyncio.Event", "not set, 1 waiter"), edge
+
 def test_run_blames_the_handlers_not_the_requests(tmp_path):
     """`coroscope run` on the app with two plain handlers parked and a
     third request queued: the threading.Event the handlers' threads wait
