@@ -79,6 +79,15 @@ static const struct {
 	  PY_PRIM_SEMAPHORE, PY_PRIM_ANYIO },
 	{ "anyio._backends._trio", "CapacityLimiter", "anyio.CapacityLimiter",
 	  PY_PRIM_SEMAPHORE, PY_PRIM_ANYIO },
+	/* tornado's (BoundedSemaphore before Semaphore: a subclass) */
+	{ "tornado.locks", "Lock", "tornado.locks.Lock", PY_PRIM_LOCK,
+	  PY_PRIM_TORNADO },
+	{ "tornado.locks", "Event", "tornado.locks.Event", PY_PRIM_EVENT,
+	  PY_PRIM_TORNADO },
+	{ "tornado.locks", "BoundedSemaphore", "tornado.locks.BoundedSemaphore",
+	  PY_PRIM_BOUNDED_SEMAPHORE, PY_PRIM_TORNADO },
+	{ "tornado.locks", "Semaphore", "tornado.locks.Semaphore",
+	  PY_PRIM_SEMAPHORE, PY_PRIM_TORNADO },
 };
 
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
@@ -417,6 +426,38 @@ static void read_anyio_state(struct pyproc *py, struct py_prim *p)
 	}
 }
 
+/*
+ * tornado's: a Lock is a BoundedSemaphore of one (`_block`); a
+ * Semaphore's value and its waiters' futures (a deque, which may keep a
+ * timed-out one until the next release); an Event's flag and its
+ * waiters' futures (a set).
+ */
+static void read_tornado_state(struct pyproc *py, struct py_prim *p)
+{
+	uint64_t o = p->addr, block;
+
+	switch (p->kind) {
+	case PY_PRIM_LOCK:
+		block = attr(py, o, "_block");
+		p->value = as_int(py, attr(py, block, "_value"));
+		p->locked = p->value < 0 ? -1 : p->value == 0;
+		p->value = -1;
+		p->waiters = length(py, attr(py, block, "_waiters"));
+		break;
+	case PY_PRIM_EVENT:
+		p->set = as_bool(py, attr(py, o, "_value"));
+		p->waiters = length(py, attr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_SEMAPHORE:
+	case PY_PRIM_BOUNDED_SEMAPHORE:
+		p->value = as_int(py, attr(py, o, "_value"));
+		p->waiters = length(py, attr(py, o, "_waiters"));
+		break;
+	default:
+		break;
+	}
+}
+
 static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		       struct py_prim *p)
 {
@@ -529,6 +570,8 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 		read_trio_state(py, out);
 	else if (out->family == PY_PRIM_ANYIO)
 		read_anyio_state(py, out);
+	else if (out->family == PY_PRIM_TORNADO)
+		read_tornado_state(py, out);
 	else
 		read_state(py, t, out);
 	return 1;

@@ -4,7 +4,8 @@
  * BoundedSemaphore, Barrier, the queue families; trio's Lock,
  * StrictFIFOLock, Event, Condition, Semaphore, CapacityLimiter and
  * memory channels; anyio's Lock, Condition, Semaphore and (on asyncio)
- * CapacityLimiter; and the futures that stand for other work
+ * CapacityLimiter; tornado's Lock, Event, Semaphore and
+ * BoundedSemaphore; and the futures that stand for other work
  * (asyncio.gather's, concurrent.futures') -- recognised by their class
  * (looked up in the target's own modules, so a user class that happens
  * to be called Lock is not one) and their state read from their own
@@ -38,9 +39,10 @@ enum py_prim_kind {
 };
 
 /* Whose class it is: the threading and queue modules (and
- * concurrent.futures), asyncio, trio, anyio. */
+ * concurrent.futures), asyncio, trio, anyio, tornado. */
 enum py_prim_family {
 	PY_PRIM_THREADING, PY_PRIM_ASYNCIO, PY_PRIM_TRIO, PY_PRIM_ANYIO,
+	PY_PRIM_TORNADO,
 };
 
 struct py_prim {
@@ -67,10 +69,10 @@ struct py_prim {
 
 /* The classes, looked up once per snapshot. */
 struct py_prim_types {
-	uint64_t type[32];
-	enum py_prim_kind kind[32];
-	const char *name[32];
-	enum py_prim_family family[32];
+	uint64_t type[40];
+	enum py_prim_kind kind[40];
+	const char *name[40];
+	enum py_prim_family family[40];
 	size_t n;
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 };

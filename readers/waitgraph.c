@@ -66,35 +66,6 @@ static int is_user_file(const struct build *b, const char *f)
 	return py_is_user_file(f, b->stdlib);
 }
 
-/* The raw value of a frame's local `name`, cells opened; 0 if none. */
-static uint64_t frame_local(struct pyproc *py, const struct py_frame *f,
-			    const char *name)
-{
-	const struct py_layout *L = &py->layout;
-	const struct py_code *code = f->code;
-	uint64_t base, v = 0, type;
-	struct cs_err err;
-	size_t i;
-
-	base = f->addr + (uint64_t)(L->f_back >= 0 ? L->f_localsplus :
-				    L->if_localsplus);
-	cs_err_init(&err);
-	for (i = 0; code && i < code->nlocalsplus; i++) {
-		if (!code->localnames[i] || strcmp(code->localnames[i], name))
-			continue;
-		if (py_read_words(py, base + 8 * i, &v, 1, &err) < 0)
-			return 0;
-		v &= ~(uint64_t)L->stackref_tag_mask;
-		if (v && code->localkinds[i] == PY_LOCAL_CELL &&
-		    pyobj_read_type(py, v, &type, &err) == 0 &&
-		    type == py->types.cell &&
-		    py_field_u64(py, v, L->cell_ref, &v, &err) < 0)
-			return 0;
-		return v;
-	}
-	return 0;
-}
-
 /*
  * An edge as one non-zero map key, or 0 for node indexes too large to
  * pack (2^30 nodes and more: then the edges are searched one by one).
@@ -239,7 +210,7 @@ static void scan_unit(struct build *b, size_t node,
 	 * stack: a Queue.get that waits in Condition.wait waits for the
 	 * Queue. */
 	for (k = 0; k < n && (code_class(b, f[k]) & CODE_PRIM_LIB); k++) {
-		uint64_t self = frame_local(b->py, f[k], "self");
+		uint64_t self = wg_frame_local(b->py, f[k], "self");
 		struct py_prim p;
 
 		if (!self || !prim_read(b, self, &p))
@@ -481,7 +452,7 @@ static void link_executor(struct build *b, size_t thread_node,
 			continue;
 		if (cs_ends_with(f->code->filename,
 				 "/anyio/_backends/_asyncio.py")) {
-			fut = frame_local(b->py, f, "future");
+			fut = wg_frame_local(b->py, f, "future");
 			if (fut)
 				addrmap_put(&b->worker_futures, fut,
 					    (void *)(uintptr_t)(thread_node + 1));
@@ -490,7 +461,7 @@ static void link_executor(struct build *b, size_t thread_node,
 		if (!cs_ends_with(f->code->filename,
 				  "/concurrent/futures/thread.py"))
 			continue;
-		item = frame_local(b->py, f, "self");
+		item = wg_frame_local(b->py, f, "self");
 		cs_err_init(&err);
 		/* 3.14 runs it inside WorkerContext.run, also "run". */
 		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
@@ -599,6 +570,28 @@ static void link_drives(struct build *b, size_t task)
 	}
 }
 
+/*
+ * tornado's Event.wait() is no coroutine: it returns a future, and the
+ * task awaits that from its own frame.  The future's done callback,
+ * `lambda fut: self._waiters.remove(fut)`, keeps the Event in its
+ * closure: a task awaiting the future waits on that Event.
+ */
+static void link_callback_event(struct build *b, size_t from, uint64_t fut)
+{
+	const struct fut_links *l = fut_links_of(b, fut);
+	struct py_prim p;
+	long obj;
+	size_t k;
+
+	for (k = 0; k < l->nrunners; k++)
+		if (prim_read(b, l->runners[k], &p) &&
+		    p.family == PY_PRIM_TORNADO && p.kind == PY_PRIM_EVENT &&
+		    (obj = object_node(b, l->runners[k])) >= 0) {
+			add_edge(b, WG_WAITS_FOR, from, (size_t)obj, NULL);
+			return;
+		}
+}
+
 /* Links from the futures tasks and threads wait on: gathers, chained
  * futures and concurrent futures (see link_chained_sources()). */
 static void link_futures(struct build *b, size_t base)
@@ -624,6 +617,7 @@ static void link_futures(struct build *b, size_t base)
 		} else {
 			link_chained_sources(b, base + i, w);
 			link_drives(b, i);
+			link_callback_event(b, base + i, w);
 		}
 	}
 	/* Concurrent futures found so far (more may be added on the way:
@@ -635,45 +629,6 @@ static void link_futures(struct build *b, size_t base)
 					     g->prims[g->nodes[i].index].addr);
 }
 
-/* The pytest node id of the test being run, from `item` in pytest's
- * runtest frames. */
-static void find_test(struct build *b, const struct py_thread *t)
-{
-	static const char *const runners[] = {
-		"pytest_runtest_call", "pytest_runtest_setup",
-		"pytest_runtest_teardown", "runtestprotocol",
-		"pytest_runtest_protocol", "call_and_report",
-	};
-	struct cs_err err;
-	size_t k, i;
-	int off;
-
-	for (k = 0; k < t->nframes && !b->g->test; k++) {
-		const char *name = t->frames[k].code->name, *s;
-		uint64_t item, id;
-
-		for (i = 0; name && i < sizeof(runners) / sizeof(runners[0]); i++)
-			if (!strcmp(name, runners[i]))
-				break;
-		if (!name || i == sizeof(runners) / sizeof(runners[0]))
-			continue;
-		item = frame_local(b->py, &t->frames[k], "item");
-		cs_err_init(&err);
-		if (!item)
-			continue;
-		/* pytest's Node keeps _nodeid in a slot (7.x), or older
-		 * versions in the instance dict. */
-		if (pyobj_slot_offset(b->py, item, "_nodeid", &off, &err) == 0) {
-			if (py_field_u64(b->py, item, off, &id, &err) <= 0)
-				continue;
-		} else if (cs_err_init(&err),
-			   pyobj_get_attr(b->py, item, "_nodeid", &id, &err) != 0) {
-			continue;
-		}
-		if (pystr_get(b->py, id, &s, &err) == 0)
-			b->g->test = xstrdup(s);
-	}
-}
 
 /* Holders a lock names itself: an RLock's owning thread, a trio.Lock's
  * owning task (which may hold it with no `with`: lock.acquire()). */
@@ -735,7 +690,8 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++)
 			fr[k] = &t->frames[k];
 		scan_unit(&b, i, fr, k, 1);
-		find_test(&b, t);
+		if (!g->test)
+			g->test = wg_pytest_node(py, t);
 		link_executor(&b, i, t);
 	}
 	/* Before the awaited-by edges, which a gather then explains. */

@@ -1,14 +1,18 @@
 /*
- * What the wait-for graph reads off a frame's code alone (its file and
- * names): whether the frame is a primitive's library, where `self` is
- * what the thread or task waits on, and whether it is a server's idle
- * wait.  readers/waitgraph.c asks once per code object.
+ * What the wait-for graph reads off frames: from a frame's code alone
+ * (its file and names), whether the frame is a primitive's library,
+ * where `self` is what the thread or task waits on, and whether it is a
+ * server's idle wait (readers/waitgraph.c asks once per code object);
+ * a frame's locals; and the pytest test a thread runs.
  */
 #include "readers/waitgraph_internal.h"
 
 #include <string.h>
 
 #include "common/util.h"
+#include "readers/dicts.h"
+#include "readers/fields.h"
+#include "readers/objects.h"
 #include "common/banned.h"
 
 /* Files whose frames hold the primitive waited on in `self`; trio's
@@ -23,6 +27,7 @@ int wg_is_prim_lib(const char *file)
 		"/trio/_channel.py", "/trio/_abc.py", "/trio/_core/_traps.py",
 		"/trio/_core/_parking_lot.py", "/anyio/_core/_synchronization.py",
 		"/anyio/_backends/_asyncio.py", "/anyio/_backends/_trio.py",
+		"/tornado/locks.py",
 	};
 	size_t i;
 
@@ -62,4 +67,72 @@ int wg_idle_frame(const struct py_frame *f)
 		if (!strcmp(q, uvicorn_quals[i]))
 			return 1;
 	return 0;
+}
+
+/* The raw value of a frame's local `name`, cells opened; 0 if none. */
+uint64_t wg_frame_local(struct pyproc *py, const struct py_frame *f,
+			const char *name)
+{
+	const struct py_layout *L = &py->layout;
+	const struct py_code *code = f->code;
+	uint64_t base, v = 0, type;
+	struct cs_err err;
+	size_t i;
+
+	base = f->addr + (uint64_t)(L->f_back >= 0 ? L->f_localsplus :
+				    L->if_localsplus);
+	cs_err_init(&err);
+	for (i = 0; code && i < code->nlocalsplus; i++) {
+		if (!code->localnames[i] || strcmp(code->localnames[i], name))
+			continue;
+		if (py_read_words(py, base + 8 * i, &v, 1, &err) < 0)
+			return 0;
+		v &= ~(uint64_t)L->stackref_tag_mask;
+		if (v && code->localkinds[i] == PY_LOCAL_CELL &&
+		    pyobj_read_type(py, v, &type, &err) == 0 &&
+		    type == py->types.cell &&
+		    py_field_u64(py, v, L->cell_ref, &v, &err) < 0)
+			return 0;
+		return v;
+	}
+	return 0;
+}
+
+char *wg_pytest_node(struct pyproc *py, const struct py_thread *t)
+{
+	static const char *const runners[] = {
+		"pytest_runtest_call", "pytest_runtest_setup",
+		"pytest_runtest_teardown", "runtestprotocol",
+		"pytest_runtest_protocol", "call_and_report",
+	};
+	struct cs_err err;
+	size_t k, i;
+	int off;
+
+	for (k = 0; k < t->nframes; k++) {
+		const char *name = t->frames[k].code->name, *s;
+		uint64_t item, id;
+
+		for (i = 0; name && i < sizeof(runners) / sizeof(runners[0]); i++)
+			if (!strcmp(name, runners[i]))
+				break;
+		if (!name || i == sizeof(runners) / sizeof(runners[0]))
+			continue;
+		item = wg_frame_local(py, &t->frames[k], "item");
+		cs_err_init(&err);
+		if (!item)
+			continue;
+		/* pytest's Node keeps _nodeid in a slot (7.x), or older
+		 * versions in the instance dict. */
+		if (pyobj_slot_offset(py, item, "_nodeid", &off, &err) == 0) {
+			if (py_field_u64(py, item, off, &id, &err) <= 0)
+				continue;
+		} else if (cs_err_init(&err),
+			   pyobj_get_attr(py, item, "_nodeid", &id, &err) != 0) {
+			continue;
+		}
+		if (pystr_get(py, id, &s, &err) == 0)
+			return xstrdup(s);
+	}
+	return NULL;
 }

@@ -27,4 +27,12 @@ int wg_is_prim_lib(const char *file);
  * loop, a keep-alive connection's read? */
 int wg_idle_frame(const struct py_frame *f);
 
+/* The raw value of frame f's local `name`, cells opened; 0 if none. */
+uint64_t wg_frame_local(struct pyproc *py, const struct py_frame *f,
+			const char *name);
+
+/* The pytest node id of the test thread t runs (from `item` in pytest's
+ * runtest frames), malloc'd, or NULL. */
+char *wg_pytest_node(struct pyproc *py, const struct py_thread *t);
+
 #endif

@@ -5,7 +5,8 @@ asyncio.Lock held across an await with two tasks behind it, threads
 deadlocked on Locks and on RLocks, a lock taken with a bare acquire(),
 each asyncio and threading primitive, an executor job blocked on a lock);
 targets/trio_graph.py parks trio tasks on each of trio's primitives, and
-targets/anyio_graph.py tasks on anyio's on both its backends.
+targets/anyio_graph.py tasks on anyio's on both its backends, and
+targets/tornado_locks.py on tornado's.
 `coroscope dump --format json` must name the primitive, its state, its
 holder at the line that entered the `with` block, and the cycles; the
 text dump and `coroscope run` must say the same.  Lines come from the
@@ -745,4 +746,32 @@ def test_anyio_primitives(keeper, backend):
             ["offload-1"], held
     else:
         assert held == [], held
+    assert graph["cycles"] == [], graph["cycles"]
+
+
+# ---------------------------------------------------------------------------
+# tornado's locks
+
+TORNADO_SCRIPT = target_script("tornado_locks.py")
+
+
+def test_tornado_locks(keeper):
+    """Tasks wait on tornado's Lock and Semaphore (from their __aenter__
+    frames) and on its Event (no frame of tornado's: through the future
+    Event.wait() returned, whose done callback keeps the Event), in the
+    state tornado keeps; the Lock's holder holds it at its line."""
+    debian_with("tornado")
+    target, graph = graph_of_target(keeper, DEBIAN, "tornado_locks.py")
+    said = target.ready
+    check_waits(graph, [
+        ("lock-waiter-1", "tornado.locks.Lock", "lock",
+         "tornado-lock-waiter"),
+        ("lock-waiter-2", "tornado.locks.Lock", "lock",
+         "tornado-lock-waiter"),
+        ("holder", "tornado.locks.Event", "event", "tornado-holder-parked"),
+        ("sem-waiter", "tornado.locks.Semaphore", "sem",
+         "tornado-sem-waiter")], said, TORNADO_SCRIPT)
+    check_holds(graph, [
+        ("holder", "tornado.locks.Lock",
+         marker_line(TORNADO_SCRIPT, "tornado-holder-parked"))])
     assert graph["cycles"] == [], graph["cycles"]

@@ -1,0 +1,62 @@
+"""A target for the wait-for graph on tornado's locks.
+
+Usage: tornado_locks.py READY_FILE
+
+On tornado's IOLoop (asyncio underneath): "holder" holds a
+tornado.locks.Lock (`async with`) while it awaits a tornado.locks.Event
+nobody sets (Event.wait() returns a future: no frame of tornado's is in
+the wait), with "lock-waiter-1" and "lock-waiter-2" behind it;
+"sem-waiter" waits on a tornado.locks.Semaphore at 0 (`async with`).
+The waits carry "# MARK:" comments.  Once all are parked, READY_FILE
+gets the pid and what the primitives hold (JSON, written atomically).
+
+Needs tornado (Debian's python3-tornado on /usr/bin/python3.11).
+"""
+
+import asyncio
+import os
+import sys
+
+from tornado import ioloop, locks
+
+from _ready import write_ready
+
+
+async def holder(lock, never):
+    async with lock:
+        await never.wait()  # MARK: tornado-holder-parked
+
+
+async def lock_waiter(lock):
+    async with lock:  # MARK: tornado-lock-waiter
+        pass
+
+
+async def sem_waiter(sem):
+    async with sem:  # MARK: tornado-sem-waiter
+        pass
+
+
+async def main(ready):
+    lock, never, sem = locks.Lock(), locks.Event(), locks.Semaphore(0)
+    tasks = [asyncio.ensure_future(holder(lock, never))]
+    await asyncio.sleep(0.05)   # the holder holds first
+    tasks += [asyncio.ensure_future(lock_waiter(lock)) for _ in range(2)]
+    tasks.append(asyncio.ensure_future(sem_waiter(sem)))
+    for task, name in zip(tasks, ("holder", "lock-waiter-1",
+                                  "lock-waiter-2", "sem-waiter")):
+        task.set_name(name)
+    await asyncio.sleep(0.2)
+    # What tornado keeps (its reprs say the same).
+    write_ready(ready, {
+        "pid": os.getpid(),
+        "lock": {"locked": lock._block._value == 0,
+                 "waiting": len(lock._block._waiters)},
+        "event": {"set": never.is_set(), "waiting": len(never._waiters)},
+        "sem": {"value": sem._value, "waiting": len(sem._waiters)},
+    })
+    await asyncio.gather(*tasks)
+
+
+if __name__ == "__main__":
+    ioloop.IOLoop.current().run_sync(lambda: main(sys.argv[1]))
