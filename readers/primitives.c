@@ -107,6 +107,7 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 		t->n++;
 	}
 	t->c_future = py_module_attr(py, "_asyncio", "Future");
+	t->deque = py_module_attr(py, "collections", "deque");
 }
 
 /* An instance attribute, from its __dict__ or its slot (trio's attrs
@@ -149,24 +150,31 @@ static int64_t as_int(struct pyproc *py, uint64_t v)
 	return n;
 }
 
-/* len() of a deque or list (both keep it in ob_size), a set or a dict
- * (an OrderedDict: trio's ParkingLot); None is empty. */
-static int64_t length(struct pyproc *py, uint64_t v)
+/* len() of a list, tuple or deque (in ob_size), a set or a dict (an
+ * OrderedDict: trio's ParkingLot); None is empty; anything else -1 (a
+ * str's length is no count of waiters). */
+static int64_t length(struct pyproc *py, const struct py_prim_types *t,
+		      uint64_t v)
 {
 	const struct py_layout *L = &py->layout;
+	const struct py_types *T = &py->types;
 	struct cs_err err;
 	uint64_t n, type;
-	int off = L->ob_size;
+	int off = -1;
 
-	if (v && v == py->types.none)
+	if (v && v == T->none)
 		return 0;
 	cs_err_init(&err);
 	if (!v || pyobj_read_type(py, v, &type, &err) < 0)
 		return -1;
-	if (type == py->types.set || type == py->types.frozenset)
+	if (type == T->list || type == T->tuple ||
+	    (t->deque && (type == t->deque ||
+			  pytype_is_subtype(py, type, t->deque))))
+		off = L->ob_size;
+	else if (type == T->set || type == T->frozenset ||
+		 pytype_is_subtype(py, type, T->set))
 		off = L->set_used;
-	else if (type == py->types.dict ||
-		 pytype_is_subtype(py, type, py->types.dict))
+	else if (type == T->dict || pytype_is_subtype(py, type, T->dict))
 		off = L->dict_used;
 	if (off < 0 || py_field_u64(py, v, off, &n, &err) <= 0 ||
 	    n > (1ull << 40))
@@ -308,17 +316,19 @@ static int cond_lock_locked(struct pyproc *py, const struct py_prim_types *t,
  */
 /* A capacity limiter's tokens left: its total (an int; math.inf is
  * unknown here) less its borrowers; -1 unknown. */
-static int64_t tokens_left(struct pyproc *py, uint64_t limiter)
+static int64_t tokens_left(struct pyproc *py, const struct py_prim_types *t,
+			   uint64_t limiter)
 {
 	int64_t tokens = as_int(py, attr(py, limiter, "_total_tokens"));
-	int64_t used = length(py, attr(py, limiter, "_borrowers"));
+	int64_t used = length(py, t, attr(py, limiter, "_borrowers"));
 
 	return tokens < 0 || used < 0 ? -1 : tokens > used ? tokens - used : 0;
 }
 
-static int64_t parked(struct pyproc *py, uint64_t o)
+static int64_t parked(struct pyproc *py, const struct py_prim_types *t,
+		      uint64_t o)
 {
-	return length(py, attr(py, attr(py, o, "_lot"), "_parked"));
+	return length(py, t, attr(py, attr(py, o, "_lot"), "_parked"));
 }
 
 static int trio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
@@ -329,7 +339,9 @@ static int trio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
 	return owner ? *task != 0 : -1;
 }
 
-static void read_trio_state(struct pyproc *py, struct py_prim *p)
+static void read_trio_state(struct pyproc *py,
+			    const struct py_prim_types *t,
+			    struct py_prim *p)
 {
 	uint64_t o = p->addr, state;
 
@@ -337,30 +349,30 @@ static void read_trio_state(struct pyproc *py, struct py_prim *p)
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
 		p->locked = trio_owner(py, o, &p->owner_task);
-		p->waiters = parked(py, o);
+		p->waiters = parked(py, t, o);
 		break;
 	case PY_PRIM_CONDITION: {
 		uint64_t ignored;
 
 		p->locked = trio_owner(py, attr(py, o, "_lock"), &ignored);
-		p->waiters = parked(py, o);
+		p->waiters = parked(py, t, o);
 		break;
 	}
 	case PY_PRIM_EVENT:
 		p->set = as_bool(py, attr(py, o, "_flag"));
-		p->waiters = length(py, attr(py, o, "_tasks"));
+		p->waiters = length(py, t, attr(py, o, "_tasks"));
 		break;
 	case PY_PRIM_SEMAPHORE:
-		p->value = attr(py, o, "_total_tokens") ? tokens_left(py, o) :
+		p->value = attr(py, o, "_total_tokens") ? tokens_left(py, t, o) :
 			   as_int(py, attr(py, o, "_value"));
-		p->waiters = parked(py, o);
+		p->waiters = parked(py, t, o);
 		break;
 	case PY_PRIM_QUEUE:
 		state = attr(py, o, "_state");
-		p->qsize = length(py, attr(py, state, "data"));
+		p->qsize = length(py, t, attr(py, state, "data"));
 		p->maxsize = as_int(py, attr(py, state, "max_buffer_size"));
-		p->waiters = sum(length(py, attr(py, state, "send_tasks")),
-				 length(py, attr(py, state, "receive_tasks")));
+		p->waiters = sum(length(py, t, attr(py, state, "send_tasks")),
+				 length(py, t, attr(py, state, "receive_tasks")));
 		break;
 	default:
 		break;
@@ -396,29 +408,31 @@ static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
 	return 1;
 }
 
-static void read_anyio_state(struct pyproc *py, struct py_prim *p)
+static void read_anyio_state(struct pyproc *py,
+			     const struct py_prim_types *t,
+			     struct py_prim *p)
 {
 	uint64_t o = p->addr, ignored, inner;
 
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
 		p->locked = anyio_owner(py, o, &p->owner_task);
-		p->waiters = length(py, attr(py, o, "_waiters"));
+		p->waiters = length(py, t, attr(py, o, "_waiters"));
 		break;
 	case PY_PRIM_CONDITION:
 		p->locked = anyio_owner(py, attr(py, o, "_lock"), &ignored);
-		p->waiters = length(py, attr(py, o, "_waiters"));
+		p->waiters = length(py, t, attr(py, o, "_waiters"));
 		break;
 	case PY_PRIM_SEMAPHORE:
 		if ((inner = attr(py, o, "_CapacityLimiter__original"))) {
-			p->value = tokens_left(py, inner);
-			p->waiters = parked(py, inner);
+			p->value = tokens_left(py, t, inner);
+			p->waiters = parked(py, t, inner);
 		} else if (attr(py, o, "_total_tokens")) {
-			p->value = tokens_left(py, o);
-			p->waiters = length(py, attr(py, o, "_wait_queue"));
+			p->value = tokens_left(py, t, o);
+			p->waiters = length(py, t, attr(py, o, "_wait_queue"));
 		} else {
 			p->value = as_int(py, attr(py, o, "_value"));
-			p->waiters = length(py, attr(py, o, "_waiters"));
+			p->waiters = length(py, t, attr(py, o, "_waiters"));
 		}
 		break;
 	default:
@@ -432,7 +446,9 @@ static void read_anyio_state(struct pyproc *py, struct py_prim *p)
  * timed-out one until the next release); an Event's flag and its
  * waiters' futures (a set).
  */
-static void read_tornado_state(struct pyproc *py, struct py_prim *p)
+static void read_tornado_state(struct pyproc *py,
+			       const struct py_prim_types *t,
+			       struct py_prim *p)
 {
 	uint64_t o = p->addr, block;
 
@@ -442,16 +458,16 @@ static void read_tornado_state(struct pyproc *py, struct py_prim *p)
 		p->value = as_int(py, attr(py, block, "_value"));
 		p->locked = p->value < 0 ? -1 : p->value == 0;
 		p->value = -1;
-		p->waiters = length(py, attr(py, block, "_waiters"));
+		p->waiters = length(py, t, attr(py, block, "_waiters"));
 		break;
 	case PY_PRIM_EVENT:
 		p->set = as_bool(py, attr(py, o, "_value"));
-		p->waiters = length(py, attr(py, o, "_waiters"));
+		p->waiters = length(py, t, attr(py, o, "_waiters"));
 		break;
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 		p->value = as_int(py, attr(py, o, "_value"));
-		p->waiters = length(py, attr(py, o, "_waiters"));
+		p->waiters = length(py, t, attr(py, o, "_waiters"));
 		break;
 	default:
 		break;
@@ -468,7 +484,7 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 	case PY_PRIM_LOCK:
 		if (aio) {
 			p->locked = as_bool(py, attr(py, o, "_locked"));
-			p->waiters = length(py, attr(py, o, "_waiters"));
+			p->waiters = length(py, t, attr(py, o, "_waiters"));
 		} else {
 			p->locked = c_lock_locked(py, o);
 		}
@@ -487,15 +503,15 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 	case PY_PRIM_EVENT:
 		if (aio) {
 			p->set = as_bool(py, attr(py, o, "_value"));
-			p->waiters = length(py, attr(py, o, "_waiters"));
+			p->waiters = length(py, t, attr(py, o, "_waiters"));
 		} else {
 			p->set = as_bool(py, attr(py, o, "_flag"));
-			p->waiters = length(py, attr(py, attr(py, o, "_cond"),
+			p->waiters = length(py, t, attr(py, attr(py, o, "_cond"),
 						     "_waiters"));
 		}
 		break;
 	case PY_PRIM_CONDITION:
-		p->waiters = length(py, attr(py, o, "_waiters"));
+		p->waiters = length(py, t, attr(py, o, "_waiters"));
 		if (aio)
 			p->locked = as_bool(py, attr(py, attr(py, o, "_lock"),
 						     "_locked"));
@@ -505,28 +521,28 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 		p->value = as_int(py, attr(py, o, "_value"));
-		p->waiters = length(py, aio ? attr(py, o, "_waiters") :
+		p->waiters = length(py, t, aio ? attr(py, o, "_waiters") :
 				    attr(py, attr(py, o, "_cond"), "_waiters"));
 		break;
 	case PY_PRIM_BARRIER:
 		p->parties = as_int(py, attr(py, o, "_parties"));
 		p->value = as_int(py, attr(py, o, "_count"));
 		cond = attr(py, o, "_cond");
-		p->waiters = length(py, attr(py, cond, "_waiters"));
+		p->waiters = length(py, t, attr(py, cond, "_waiters"));
 		break;
 	case PY_PRIM_QUEUE:
 		if (aio) {
-			p->qsize = length(py, attr(py, o, "_queue"));
+			p->qsize = length(py, t, attr(py, o, "_queue"));
 			p->maxsize = as_int(py, attr(py, o, "_maxsize"));
-			p->waiters = sum(length(py, attr(py, o, "_getters")),
-					 length(py, attr(py, o, "_putters")));
+			p->waiters = sum(length(py, t, attr(py, o, "_getters")),
+					 length(py, t, attr(py, o, "_putters")));
 		} else {
-			p->qsize = length(py, attr(py, o, "queue"));
+			p->qsize = length(py, t, attr(py, o, "queue"));
 			p->maxsize = as_int(py, attr(py, o, "maxsize"));
 			p->waiters = sum(
-				length(py, attr(py, attr(py, o, "not_empty"),
+				length(py, t, attr(py, attr(py, o, "not_empty"),
 						"_waiters")),
-				length(py, attr(py, attr(py, o, "not_full"),
+				length(py, t, attr(py, attr(py, o, "not_full"),
 						"_waiters")));
 		}
 		break;
@@ -567,11 +583,11 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->waiters = -1;
 	out->children = out->done = out->count = -1;
 	if (out->family == PY_PRIM_TRIO)
-		read_trio_state(py, out);
+		read_trio_state(py, t, out);
 	else if (out->family == PY_PRIM_ANYIO)
-		read_anyio_state(py, out);
+		read_anyio_state(py, t, out);
 	else if (out->family == PY_PRIM_TORNADO)
-		read_tornado_state(py, out);
+		read_tornado_state(py, t, out);
 	else
 		read_state(py, t, out);
 	return 1;

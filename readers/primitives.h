@@ -75,6 +75,7 @@ struct py_prim_types {
 	enum py_prim_family family[40];
 	size_t n;
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
+	uint64_t deque;       /* collections.deque, whose length is counted */
 };
 
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t);

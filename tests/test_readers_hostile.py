@@ -9,6 +9,9 @@ a hostile or merely unusual target can hold.
   slow: the sanitizer suite runs it).
 - subinterp_target.py: threads, tasks and generators of several
   interpreters, each reported with its interpreter.
+- hostile_prims.py: trio's, anyio's and tornado's locks and events
+  faked with fields no library holds; the wait-for graph says what
+  those fields can say, and no more.
 """
 
 import os
@@ -247,3 +250,46 @@ def test_single_interpreter_text_has_no_heading(extremes):
     assert out.returncode == 0, out
     assert not [l for l in out.stdout.splitlines()
                 if l.startswith("Interpreter ")]
+
+
+# ---------------------------------------------------------------------------
+# hostile_prims: primitives that lie about themselves
+
+def test_lying_primitives_say_no_more_than_they_can(keeper, interp):
+    """A trio.Lock owned by an int (locked, but by no task), an Event
+    whose flag is a str (set: unknown) and whose waiters are a
+    frozenset, an anyio.Lock owned by something whose id no int64 holds
+    and whose waiters are a str (both unknown), a tornado Lock whose
+    _block is itself and whose __aexit__ wraps itself (no hang): each is
+    named, its state what its fields can say."""
+    target = keeper.start_target(interp, "hostile_prims.py")
+    res = run_coroscope("dump", "--format", "json", target.pid)
+    assert res.returncode == 0, res
+    graph = res.json()["graph"]
+    objects = dict((n["type"], n) for n in graph["nodes"]
+                   if n["kind"] == "object")
+    state = dict((t, (objects[t]["locked"], objects[t]["set"],
+                      objects[t]["waiters"]))
+                 for t in ("trio.Lock", "trio.Event", "anyio.Lock",
+                           "tornado.locks.Lock"))
+    assert state == {"trio.Lock": (True, None, 3),
+                     "trio.Event": (None, None, 2),
+                     "anyio.Lock": (None, None, None),
+                     "tornado.locks.Lock": (None, None, None)}, state
+    # The int owning the trio.Lock holds nothing.  The task inside
+    # `async with` the tornado lock: up to 3.13 an exit is known by its
+    # name, and this one's, followed through __wrapped__, never comes to
+    # one; 3.14 keeps the manager itself beside its exit, in a block the
+    # code's exception table calls a with block.
+    holds = [(graph["nodes"][e["from"]]["kind"], e["type"],
+              e["at"]["line"]) for e in graph["edges"]
+             if e["kind"] == "holds"]
+    want = [("task", "tornado.locks.Lock",
+             marker_line(target_script("hostile_prims.py"),
+                         "looped-parked"))]
+    major, minor = (int(x) for x in interp.version.split(".")[:2])
+    assert holds == (want if (major, minor) >= (3, 14) else []), holds
+    text = run_coroscope("dump", target.pid)
+    assert text.returncode == 0, text
+    assert "anyio.Lock 0x%s holder unknown" % objects["anyio.Lock"][
+        "address"][2:] in text.stdout, text.stdout

@@ -1,0 +1,119 @@
+"""A target whose synchronisation objects lie (issue 16: everything a
+target holds is hostile).
+
+Usage: hostile_prims.py READY_FILE
+
+Fake "trio._sync", "anyio._core._synchronization" and "tornado.locks"
+modules in sys.modules define classes named as the real ones, whose
+fields are what no library would put there: a trio.Lock owned by an int
+with a list for its parking lot, a trio.Event whose flag is a str and
+whose tasks are a frozenset, an anyio.Lock owned by something whose id
+is 2**70, a tornado.locks.Lock whose `_block` is itself and whose
+__aexit__ says, as functools.wraps would, that it wraps itself.  Tasks
+wait in coroutines compiled as if from those libraries' files (so that
+`self` is taken for what they wait on), and one holds that tornado lock
+in `async with`.  Writes {"pid": ...} to READY_FILE once all are
+parked.
+"""
+
+import asyncio
+import os
+import sys
+import types
+
+from _ready import write_ready
+
+
+def fake_module(name, **classes):
+    mod = types.ModuleType(name)
+    mod.__dict__.update(classes)
+    sys.modules[name] = mod
+    return mod
+
+
+class Parked(object):
+    pass
+
+
+class TrioLock(object):
+    def __init__(self):
+        self._owner = 12345
+        self._lot = Parked()
+        self._lot._parked = [1, 2, 3]
+
+
+class TrioEvent(object):
+    def __init__(self):
+        self._flag = "yes"
+        self._tasks = frozenset([1, 2])
+
+
+class AnyioLock(object):
+    def __init__(self):
+        owner = Parked()
+        owner.id = 2 ** 70
+        self._owner_task = owner
+        self._waiters = "not a deque"
+
+
+def wraps_itself(fn):
+    async def wrapper(*args):
+        return await fn(*args)
+    wrapper.__name__ = fn.__name__
+    wrapper.__wrapped__ = wrapper     # a loop for whoever follows it
+    return wrapper
+
+
+class TornadoLock(object):
+    def __init__(self):
+        self._block = self
+
+    async def __aenter__(self):
+        return self
+
+    @wraps_itself
+    async def __aexit__(self, *exc):
+        return False
+
+
+for name, mod, cls in (("Lock", "trio._sync", TrioLock),
+                       ("Event", "trio._sync", TrioEvent),
+                       ("Lock", "anyio._core._synchronization", AnyioLock),
+                       ("Lock", "tornado.locks", TornadoLock)):
+    cls.__name__ = cls.__qualname__ = name
+    cls.__module__ = mod
+    fake_module(mod, **dict(sys.modules[mod].__dict__ if mod in sys.modules
+                            else {}, **{name: cls}))
+
+# A coroutine "wait" of each library's file: its `self` is the object.
+SOURCE = "async def wait(self, never):\n    await never\n"
+
+
+def waiter_from(path):
+    ns = {}
+    exec(compile(SOURCE, path, "exec"), ns)
+    return ns["wait"]
+
+
+async def holds_looped(lock, never):
+    async with lock:
+        await never  # MARK: looped-parked
+
+
+async def main(ready):
+    never = asyncio.get_event_loop().create_future()
+    objs = [(TrioLock(), "/x/trio/_sync.py"),
+            (TrioEvent(), "/x/trio/_sync.py"),
+            (AnyioLock(), "/x/anyio/_core/_synchronization.py"),
+            (TornadoLock(), "/x/tornado/locks.py")]
+    tasks = [asyncio.ensure_future(waiter_from(path)(obj, never))
+             for obj, path in objs]
+    tasks.append(asyncio.ensure_future(holds_looped(objs[3][0], never)))
+    await asyncio.sleep(0.1)
+    write_ready(ready, {"pid": os.getpid()})
+    await asyncio.gather(*tasks)
+
+
+if __name__ == "__main__":
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(main(sys.argv[1]))
