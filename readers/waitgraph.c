@@ -46,26 +46,6 @@ struct build {
 
 #define VIA_MANY ((void *)UINTPTR_MAX)
 
-/* The standard library's directory, from the path of threading.py or
- * asyncio/ in any frame: the target's own, wherever it is installed. */
-static void find_stdlib(struct build *b)
-{
-	size_t i, k;
-
-	for (i = 0; i < b->snap->nthreads && !b->stdlib[0]; i++) {
-		const struct py_thread *t = &b->snap->threads[i];
-
-		for (k = 0; k < t->nframes && !b->stdlib[0]; k++)
-			py_stdlib_dir(t->frames[k].code->filename, b->stdlib,
-				      sizeof(b->stdlib));
-	}
-}
-
-static int is_user_file(const struct build *b, const char *f)
-{
-	return py_is_user_file(f, b->stdlib);
-}
-
 /*
  * An edge as one non-zero map key, or 0 for node indexes too large to
  * pack (2^30 nodes and more: then the edges are searched one by one).
@@ -168,7 +148,7 @@ static long object_node(struct build *b, uint64_t obj)
 enum {
 	CODE_JUDGED = 1,     /* so that no entry is 0 (NULL: not seen) */
 	CODE_PRIM_LIB = 2,   /* wg_is_prim_lib() */
-	CODE_USER = 4,       /* is_user_file() */
+	CODE_USER = 4,       /* py_is_user_file() */
 	CODE_IDLE = 8,       /* wg_idle_frame() */
 };
 
@@ -183,7 +163,7 @@ static unsigned code_class(struct build *b, const struct py_frame *f)
 		v = CODE_JUDGED;
 		if (wg_is_prim_lib(f->code->filename))
 			v |= CODE_PRIM_LIB;
-		if (is_user_file(b, f->code->filename))
+		if (py_is_user_file(f->code->filename, b->stdlib))
 			v |= CODE_USER;
 		if (wg_idle_frame(f))
 			v |= CODE_IDLE;
@@ -427,14 +407,31 @@ static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
 	}
 }
 
+/* The job a worker thread runs, as a frame of its holds it: anyio's
+ * WorkerThread.run (asyncio) its `future`, the asyncio future the task
+ * awaits; trio's WorkerThread._handle_job its `fn`, the function
+ * to_thread_run_sync() made (its local contextvars_aware_worker_fn).
+ * 0 when f is neither. */
+static uint64_t worker_job(struct build *b, const struct py_frame *f)
+{
+	const char *name = f->code->name, *file = f->code->filename;
+
+	if (!strcmp(name, "run") &&
+	    cs_ends_with(file, "/anyio/_backends/_asyncio.py"))
+		return wg_frame_local(b->py, f, "future");
+	if (!strcmp(name, "_handle_job") &&
+	    cs_ends_with(file, "/trio/_core/_thread_cache.py"))
+		return wg_frame_local(b->py, f, "fn");
+	return 0;
+}
+
 /*
  * A worker thread of a ThreadPoolExecutor runs _WorkItem.run, whose
  * `self.future` is the concurrent.futures future: that future waits
  * for the thread.  A task awaiting run_in_executor, to_thread or
- * wrap_future reaches it through link_chained_sources().  An anyio
- * worker thread (to_thread.run_sync on asyncio) runs WorkerThread.run,
- * whose `future` is the asyncio future the task awaits: noted for
- * link_futures(), which has the tasks.
+ * wrap_future reaches it through link_chained_sources().  anyio's and
+ * trio's worker threads have their job noted (worker_job()) for the
+ * tasks, linked later.
  */
 static void link_executor(struct build *b, size_t thread_node,
 			  const struct py_thread *t)
@@ -447,18 +444,15 @@ static void link_executor(struct build *b, size_t thread_node,
 		const struct py_frame *f = &t->frames[k];
 		uint64_t item, fut = 0;
 
-		if (!f->code->name || strcmp(f->code->name, "run") ||
-		    !f->code->filename)
+		if (!f->code->name || !f->code->filename)
 			continue;
-		if (cs_ends_with(f->code->filename,
-				 "/anyio/_backends/_asyncio.py")) {
-			fut = wg_frame_local(b->py, f, "future");
-			if (fut)
-				addrmap_put(&b->worker_futures, fut,
-					    (void *)(uintptr_t)(thread_node + 1));
+		if ((fut = worker_job(b, f))) {
+			addrmap_put(&b->worker_futures, fut,
+				    (void *)(uintptr_t)(thread_node + 1));
 			return;
 		}
-		if (!cs_ends_with(f->code->filename,
+		if (strcmp(f->code->name, "run") ||
+		    !cs_ends_with(f->code->filename,
 				  "/concurrent/futures/thread.py"))
 			continue;
 		item = wg_frame_local(b->py, f, "self");
@@ -592,6 +586,39 @@ static void link_callback_event(struct build *b, size_t from, uint64_t fut)
 		}
 }
 
+/*
+ * A trio task in to_thread_run_sync() waits for the worker thread whose
+ * job is its contextvars_aware_worker_fn; once a thread runs it, the
+ * task holds a token of its `limiter` (borrowed on behalf of a
+ * placeholder of its own, which no `with` shows).
+ */
+static void link_trio_thread(struct build *b, size_t node,
+			     const struct py_frame *const *f, size_t n)
+{
+	uintptr_t worker;
+	uint64_t job;
+	size_t k;
+	long obj;
+
+	for (k = 0; k < n; k++) {
+		const struct py_code *code = f[k]->code;
+
+		if (!code->name || strcmp(code->name, "to_thread_run_sync") ||
+		    !cs_ends_with(code->filename, "/trio/_threads.py"))
+			continue;
+		job = wg_frame_local(b->py, f[k], "contextvars_aware_worker_fn");
+		worker = job ? (uintptr_t)addrmap_get(&b->worker_futures, job,
+						      NULL) : 0;
+		if (!worker)
+			return;
+		add_edge(b, WG_WAITS_FOR, node, worker - 1, NULL);
+		obj = object_node(b, wg_frame_local(b->py, f[k], "limiter"));
+		if (obj >= 0)
+			add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
+		return;
+	}
+}
+
 /* Links from the futures tasks and threads wait on: gathers, chained
  * futures and concurrent futures (see link_chained_sources()). */
 static void link_futures(struct build *b, size_t base)
@@ -662,6 +689,15 @@ static void link_owners(struct build *b)
 	}
 }
 
+/* A suspended task's frames: what scan_unit() finds, and trio's
+ * to_thread worker. */
+static void scan_task(struct build *b, size_t node,
+		      const struct py_frame **fr, size_t n)
+{
+	scan_unit(b, node, fr, n, 0);
+	link_trio_thread(b, node, fr, n);
+}
+
 int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		       const struct py_async *a, struct py_waitgraph *g,
 		       struct cs_err *err)
@@ -681,7 +717,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	addrmap_init(&b.via_future);
 	addrmap_init(&b.code_class);
 	addrmap_init(&b.worker_futures);
-	find_stdlib(&b);
+	wg_find_stdlib(snap, b.stdlib, sizeof(b.stdlib));
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	base = py_waitgraph_add_units(g, snap->nthreads, a ? a->ntasks : 0);
 	for (i = 0; i < snap->nthreads; i++) {
@@ -721,7 +757,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		}
 		/* A running task's frames are its thread's: they were seen. */
 		if (!t->running)
-			scan_unit(&b, base + i, fr, n, 0);
+			scan_task(&b, base + i, fr, n);
 		for (j = 0; j < t->nawaited_by; j++) {
 			const struct py_task *w = py_async_task(a, t->awaited_by[j]);
 

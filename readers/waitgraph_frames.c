@@ -3,7 +3,8 @@
  * (its file and names), whether the frame is a primitive's library,
  * where `self` is what the thread or task waits on, and whether it is a
  * server's idle wait (readers/waitgraph.c asks once per code object);
- * a frame's locals; and the pytest test a thread runs.
+ * a frame's locals; the pytest test a thread runs; and where the
+ * target's standard library is.
  */
 #include "readers/waitgraph_internal.h"
 
@@ -13,6 +14,7 @@
 #include "readers/dicts.h"
 #include "readers/fields.h"
 #include "readers/objects.h"
+#include "readers/usercode.h"
 #include "common/banned.h"
 
 /* Files whose frames hold the primitive waited on in `self`; trio's
@@ -135,4 +137,16 @@ char *wg_pytest_node(struct pyproc *py, const struct py_thread *t)
 			return xstrdup(s);
 	}
 	return NULL;
+}
+
+void wg_find_stdlib(const struct py_snapshot *snap, char *out, size_t len)
+{
+	size_t i, k;
+
+	for (i = 0; i < snap->nthreads && !out[0]; i++) {
+		const struct py_thread *t = &snap->threads[i];
+
+		for (k = 0; k < t->nframes && !out[0]; k++)
+			py_stdlib_dir(t->frames[k].code->filename, out, len);
+	}
 }

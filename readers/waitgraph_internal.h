@@ -35,4 +35,9 @@ uint64_t wg_frame_local(struct pyproc *py, const struct py_frame *f,
  * runtest frames), malloc'd, or NULL. */
 char *wg_pytest_node(struct pyproc *py, const struct py_thread *t);
 
+/* The standard library's directory, from the path of threading.py or
+ * asyncio/ in any frame of snap: the target's own, wherever it is
+ * installed; into out (len bytes, "" kept when none is found). */
+void wg_find_stdlib(const struct py_snapshot *snap, char *out, size_t len);
+
 #endif

@@ -723,9 +723,10 @@ def test_anyio_primitives(keeper, backend):
     """Each task waits on anyio's primitive, not on the backend's Event
     anyio waits on inside it, in the state anyio's statistics() gave; a
     Lock's holders (async with, and a bare acquire(): its owner says so)
-    and, on asyncio, the task whose to_thread call holds the limiter's
-    token.  (trio's to_thread borrows the token on behalf of an object
-    of its own: that holder stays unknown.)"""
+    and the task whose to_thread call holds the limiter's token (on
+    asyncio an `async with` in anyio's frame; on trio borrowed on behalf
+    of a placeholder, known from the worker thread running the task's
+    function), waiting for that thread."""
     target, graph = graph_of_target(keeper, WITH_ANYIO[0], "anyio_graph.py",
                                     backend)
     said = target.ready
@@ -741,11 +742,17 @@ def test_anyio_primitives(keeper, backend):
     limiter = [n for n in graph["nodes"]
                if n.get("type") == "anyio.CapacityLimiter"][0]
     held = edges(graph, "holds", to=limiter["id"])
-    if backend == "asyncio":
-        assert [graph["nodes"][e["from"]].get("name") for e in held] == \
-            ["offload-1"], held
-    else:
-        assert held == [], held
+    assert [graph["nodes"][e["from"]].get("name") for e in held] == \
+        ["offload-1"], held
+    # ...and waits for the worker thread running its function, which
+    # waits on the threading.Event
+    offload = named(graph, "task", "offload-1")
+    worker = [graph["nodes"][e["to"]]
+              for e in edges(graph, "waits_for", frm=offload["id"])]
+    assert [w["kind"] for w in worker] == ["thread"], worker
+    edge, obj = waits_for_object(graph, worker[0])
+    assert (obj["type"], edge["state"]) == \
+        ("threading.Event", "not set, 1 waiter"), edge
     assert graph["cycles"] == [], graph["cycles"]
 
 
