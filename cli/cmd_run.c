@@ -242,7 +242,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 			continue;
 		t = run_sampler_tracker(smp, c->pid);
 		facts = run_probe_threads(c);
-		run_graph_explained(c, &explained);
+		run_graph_explained(c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);

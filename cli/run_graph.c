@@ -439,50 +439,42 @@ static void held(struct run_summary *s, const struct collection *c,
 	free(r);
 }
 
-/* Does node wait for an object held() names (a lock, an event, a
- * queue...: not a gather or a concurrent future, which it names none
- * for)? */
-static int waits_on_named(const struct py_waitgraph *g, size_t node)
+/* A node's task, into out, when it is one. */
+static void add_task_of(const struct collection *c, size_t node,
+			struct addrmap *out)
 {
-	const size_t *out;
-	size_t n, k;
+	const struct wg_node *n = &c->graph.nodes[node];
 
-	out = py_waitgraph_out(g, node, &n);
-	for (k = 0; k < n; k++) {
-		const struct wg_edge *e = &g->edges[out[k]];
-		const struct wg_node *to = &g->nodes[e->to];
-
-		if (e->kind == WG_WAITS_FOR && to->kind == WG_OBJECT &&
-		    !py_prim_is_future(&g->prims[to->index]))
-			return 1;
-	}
-	return 0;
+	if (n->kind == WG_TASK && n->index < c->async.ntasks)
+		addrmap_add(out, c->async.tasks[n->index].addr);
 }
 
-void run_graph_explained(const struct collection *c, struct addrmap *out)
+void run_graph_explained(const struct collection *c,
+			 const struct watch_tracker *t, struct addrmap *out)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t i;
+	struct ranked *r = xcalloc(g->nnodes + 1, sizeof(*r));
+	size_t *w = xcalloc(g->nnodes + 1, sizeof(*w));
+	size_t i, k, n, nw, holders[4];
 
 	addrmap_init(out);
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
-		const struct wg_node *n = &g->nodes[e->from];
-		const struct wg_node *to = &g->nodes[e->to];
-		long worker;
-
-		/* A task waiting on such an object, or for a worker thread
-		 * that does (an executor's job, anyio's to_thread), is
-		 * among that object's cause. */
-		if (e->kind == WG_WAITS_FOR && n->kind == WG_TASK &&
-		    n->index < c->async.ntasks &&
-		    (n->idle ||
-		     (to->kind == WG_OBJECT &&
-		      !py_prim_is_future(&g->prims[to->index])) ||
-		     ((worker = py_waitgraph_worker(g, e->from)) >= 0 &&
-		      waits_on_named(g, (size_t)worker))))
-			addrmap_add(out, c->async.tasks[n->index].addr);
+	/* Every waiter and the holders named of each object held() makes a
+	 * cause of, as it ranks them... */
+	n = rank_held(c, t, r, w);
+	for (i = 0; i < n; i++) {
+		nw = py_waitgraph_waiters(g, r[i].node, w, g->nnodes);
+		for (k = 0; k < nw && k < g->nnodes; k++)
+			add_task_of(c, w[k], out);
+		nw = py_waitgraph_holders(g, r[i].node, holders, 4);
+		for (k = 0; k < nw && k < 4; k++)
+			add_task_of(c, holders[k], out);
 	}
+	/* ...and the tasks of the lock cycles cycles() names. */
+	for (i = 0; i < g->cycles.n; i++)
+		for (k = 0; has_object(g, i) && k < g->cycles.len[i]; k++)
+			add_task_of(c, g->cycles.cycles[i][k], out);
+	free(w);
+	free(r);
 }
 
 void run_summarize_graph(struct run_summary *s, const struct collection *c,

@@ -19,13 +19,14 @@ struct addrmap;
 
 void run_summarize_graph(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t);
-/* Into out (initialized here): the addresses of c's tasks that wait for
- * a primitive the graph knows (a lock, event, queue..., not a gather or
- * concurrent future, which is no cause of its own), or for a thread
- * that waits on one (an executor's or anyio's worker running the
- * task's job), or wait in a server's idle state: the graph's causes
- * say more of them than a "stuck task" cause would (struct
- * run_summary's explained). */
-void run_graph_explained(const struct collection *c, struct addrmap *out);
+/* Into out (initialized here): the addresses of c's tasks that
+ * run_summarize_graph() will name, t the same samples (NULL: none): the
+ * waiters and the holders it names of each object it makes a cause of
+ * (a lock, event, queue..., a server's idle state; not a gather or
+ * concurrent future, which is no cause of its own), and the tasks of
+ * lock cycles.  Its causes say more of them than a "stuck task" cause
+ * would (struct run_summary's explained). */
+void run_graph_explained(const struct collection *c,
+			 const struct watch_tracker *t, struct addrmap *out);
 
 #endif

@@ -110,6 +110,23 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 	t->deque = py_module_attr(py, "collections", "deque");
 }
 
+/* Which of t's classes obj is an instance of: its index, or -1. */
+static long prim_class(struct pyproc *py, const struct py_prim_types *t,
+		       uint64_t obj, uint64_t *type)
+{
+	struct cs_err err;
+	size_t i;
+
+	cs_err_init(&err);
+	if (!obj || pyobj_read_type(py, obj, type, &err) < 0)
+		return -1;
+	for (i = 0; i < t->n; i++)
+		if (*type == t->type[i] ||
+		    pytype_is_subtype(py, *type, t->type[i]))
+			return (long)i;
+	return -1;
+}
+
 /* An instance attribute, from its __dict__ or its slot (trio's attrs
  * classes have slots); 0 where absent, unset or unreadable. */
 static uint64_t attr(struct pyproc *py, uint64_t obj, const char *name)
@@ -293,27 +310,23 @@ static void c_rlock_state(struct pyproc *py, struct py_prim *p)
 		p->count = p->owner ? (int64_t)count + L->rlock_count_base : 0;
 }
 
-/* A threading.Condition's lock (a Lock or an RLock): is it held? */
+/* A threading.Condition's lock (a Lock or an RLock): is it held?  Read
+ * only when it is one: a Condition whose _lock is a Condition (itself,
+ * in a hostile target) would recurse without end. */
 static int cond_lock_locked(struct pyproc *py, const struct py_prim_types *t,
 			    uint64_t lock)
 {
 	struct py_prim inner;
+	uint64_t type;
+	long i = prim_class(py, t, lock, &type);
 
-	if (!lock || !py_prim_read(py, t, lock, &inner) ||
-	    (inner.kind != PY_PRIM_LOCK && inner.kind != PY_PRIM_RLOCK))
+	if (i < 0 ||
+	    (t->kind[i] != PY_PRIM_LOCK && t->kind[i] != PY_PRIM_RLOCK) ||
+	    !py_prim_read(py, t, lock, &inner))
 		return -1;
 	return inner.locked;
 }
 
-/*
- * trio's: a Lock's owner is a task (None: unlocked), its waiters parked
- * in its ParkingLot (an OrderedDict of tasks, `_parked`), as are a
- * Semaphore's, a CapacityLimiter's and a Condition's (whose lock is a
- * trio.Lock); an Event keeps its waiting tasks in a set.  A memory
- * channel's both ends share a state: its buffer (a deque), its bound
- * (an int, or math.inf: unknown here) and the tasks waiting to send
- * and to receive.
- */
 /* A capacity limiter's tokens left: its total (an int; math.inf is
  * unknown here) less its borrowers; -1 unknown. */
 static int64_t tokens_left(struct pyproc *py, const struct py_prim_types *t,
@@ -325,6 +338,15 @@ static int64_t tokens_left(struct pyproc *py, const struct py_prim_types *t,
 	return tokens < 0 || used < 0 ? -1 : tokens > used ? tokens - used : 0;
 }
 
+/*
+ * trio's: a Lock's owner is a task (None: unlocked), its waiters parked
+ * in its ParkingLot (an OrderedDict of tasks, `_parked`), as are a
+ * Semaphore's, a CapacityLimiter's and a Condition's (whose lock is a
+ * trio.Lock); an Event keeps its waiting tasks in a set.  A memory
+ * channel's both ends share a state: its buffer (a deque), its bound
+ * (an int, or math.inf: unknown here) and the tasks waiting to send
+ * and to receive.
+ */
 static int64_t parked(struct pyproc *py, const struct py_prim_types *t,
 		      uint64_t o)
 {
@@ -344,7 +366,6 @@ static void read_trio_state(struct pyproc *py,
 			    struct py_prim *p)
 {
 	uint64_t o = p->addr, state;
-
 
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
@@ -380,31 +401,37 @@ static void read_trio_state(struct pyproc *py,
 }
 
 /*
- * anyio's: a Lock's owner is a TaskInfo in `_owner_task` (absent when
+ * anyio's: a Lock's owner is a TaskInfo in `_owner_task` (deleted when
  * unlocked: the class's None shows through) whose `id` is id() of the
  * task, its address; Lock, Semaphore and Condition keep their waiters
  * in a deque; the asyncio backend's CapacityLimiter its borrowers in a
  * set and its waiters in an OrderedDict; the trio backend's wraps a
  * trio.CapacityLimiter (`__original`, mangled), which knows both.
  */
-static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
+static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task,
+		       uint64_t *coro)
 {
 	struct cs_err err;
 	uint64_t info = 0;
 	int64_t id;
-	int ret;
 
-	*task = 0;
+	*task = *coro = 0;
 	cs_err_init(&err);
-	if (!lock)
+	/* the instance's, or the class's None */
+	if (!lock || pyobj_lookup(py, lock, "_owner_task", &info, &err) != 0 ||
+	    !info)
 		return -1;
-	ret = pyobj_get_attr(py, lock, "_owner_task", &info, &err);
-	if (ret == 1 || (ret == 0 && info == py->types.none))
+	if (info == py->types.none)
 		return 0;
-	id = ret == 0 ? as_int(py, attr(py, info, "id")) : -1;
-	if (id <= 0)
-		return -1;
-	*task = (uint64_t)id;
+	id = as_int(py, attr(py, info, "id"));
+	if (id > 0) {
+		*task = (uint64_t)id;
+		/* TaskInfo keeps the coroutine, not the task: a task gone
+		 * since may have left its address to another */
+		*coro = attr(py, info, "coro");
+	} else {
+		*task = info;   /* (later anyio keeps the task itself) */
+	}
 	return 1;
 }
 
@@ -412,15 +439,16 @@ static void read_anyio_state(struct pyproc *py,
 			     const struct py_prim_types *t,
 			     struct py_prim *p)
 {
-	uint64_t o = p->addr, ignored, inner;
+	uint64_t o = p->addr, ignored, ignored2, inner;
 
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
-		p->locked = anyio_owner(py, o, &p->owner_task);
+		p->locked = anyio_owner(py, o, &p->owner_task, &p->owner_coro);
 		p->waiters = length(py, t, attr(py, o, "_waiters"));
 		break;
 	case PY_PRIM_CONDITION:
-		p->locked = anyio_owner(py, attr(py, o, "_lock"), &ignored);
+		p->locked = anyio_owner(py, attr(py, o, "_lock"), &ignored,
+					&ignored2);
 		p->waiters = length(py, t, attr(py, o, "_waiters"));
 		break;
 	case PY_PRIM_SEMAPHORE:
@@ -560,17 +588,10 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 		 uint64_t obj, struct py_prim *out)
 {
-	struct cs_err err;
 	uint64_t type;
-	size_t i;
+	long i = prim_class(py, t, obj, &type);
 
-	cs_err_init(&err);
-	if (!obj || pyobj_read_type(py, obj, &type, &err) < 0)
-		return 0;
-	for (i = 0; i < t->n; i++)
-		if (type == t->type[i] || pytype_is_subtype(py, type, t->type[i]))
-			break;
-	if (i == t->n)
+	if (i < 0)
 		return 0;
 	memset(out, 0, sizeof(*out));
 	out->addr = obj;

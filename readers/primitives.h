@@ -61,6 +61,7 @@ struct py_prim {
 	uint64_t owner;       /* RLock: owning thread ident, 0 none */
 	uint64_t owner_task;  /* trio's and anyio's Lock: the task holding
 				 it, 0 none */
+	uint64_t owner_coro;  /* anyio's: that task's coroutine, 0 unknown */
 	int64_t count;        /* RLock: times its owner entered it */
 	int64_t children, done;   /* gather: its children, those done */
 	const char *fstate;   /* concurrent future: "pending", "running",

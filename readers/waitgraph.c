@@ -20,6 +20,7 @@
 
 struct build {
 	struct pyproc *py;
+	size_t task_base;             /* the first task's node */
 	const struct py_snapshot *snap;
 	const struct py_async *a;
 	struct py_waitgraph *g;
@@ -179,6 +180,8 @@ static void scan_unit(struct build *b, size_t node,
 		      const struct py_frame *const *f, size_t n, int thread)
 {
 	struct py_waitgraph *g = b->g;
+	const struct py_task *unit_task = thread || !b->a ? NULL :
+		&b->a->tasks[node - b->task_base];
 	struct wg_node *nd;
 	uint64_t waited = 0, released[PY_MAX_WITH];
 	size_t k, h, r, nreleased = 0;
@@ -223,95 +226,24 @@ static void scan_unit(struct build *b, size_t node,
 				add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
 		}
 	}
-	if (waited && (obj = object_node(b, waited)) >= 0)
+	/* A trio or anyio lock handed to a task names it its owner before
+	 * the task runs again and leaves acquire(): it holds the lock
+	 * (link_owners()), and waits for it no more. */
+	if (waited && (obj = object_node(b, waited)) >= 0 &&
+	    !(unit_task && g->prims[g->nodes[obj].index].owner_task ==
+			   unit_task->addr))
 		add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
 	nd = &g->nodes[node];
-	/* trio's traps: the call above them says more */
-	for (k = 0; k + 1 < n && py_is_scheduler_trap(f[k]->code->filename);
-	     k++)
+	/* Past trio's traps, the call above them says more; if all are
+	 * traps, the innermost (as watch's task_inner()). */
+	for (k = 0; k < n && py_is_scheduler_trap(f[k]->code->filename); k++)
 		;
-	nd->inner = n ? f[k] : NULL;
+	nd->inner = n ? f[k < n ? k : 0] : NULL;
 	for (k = 0; k < n && !nd->blame; k++)
 		if (code_class(b, f[k]) & CODE_USER)
 			nd->blame = f[k];
 	for (k = 0; k < n && !nd->idle; k++)
 		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
-}
-
-#define WG_MAX_CALLBACKS 16
-
-/*
- * The callables a future calls when done, at most max: a C asyncio
- * future's fut_callback0 and fut_callbacks, a Python one's _callbacks,
- * a concurrent future's _done_callbacks; (callback, context) tuples
- * (3.7+) opened.
- */
-static size_t future_callbacks(struct build *b, uint64_t fut, uint64_t *out,
-			       size_t max)
-{
-	struct pyproc *py = b->py;
-	const struct py_layout *L = &py->layout;
-	uint64_t list = 0, type, first, items[WG_MAX_CALLBACKS];
-	struct cs_err err;
-	size_t n = 0, k = 0, i, one;
-
-	cs_err_init(&err);
-	if (pyobj_read_type(py, fut, &type, &err) < 0)
-		return 0;
-	if (b->types.c_future && L->fut_callbacks >= 0 &&
-	    (type == b->types.c_future ||
-	     pytype_is_subtype(py, type, b->types.c_future))) {
-		if (L->fut_callback0 >= 0 &&
-		    py_field_u64(py, fut, L->fut_callback0, &first, &err) > 0 &&
-		    first && k < max)
-			out[k++] = first;
-		if (py_field_u64(py, fut, L->fut_callbacks, &list, &err) <= 0)
-			list = 0;
-	} else if (pyobj_get_attr(py, fut, "_done_callbacks", &list, &err) != 0 &&
-		   (cs_err_init(&err),
-		    pyobj_get_attr(py, fut, "_callbacks", &list, &err) != 0)) {
-		list = 0;
-	}
-	if (!list || list == py->types.none ||
-	    pyseq_items(py, list, items, WG_MAX_CALLBACKS, &n, &err) < 0)
-		return k;
-	for (i = 0; i < n && i < WG_MAX_CALLBACKS && k < max; i++) {
-		if (pyobj_read_type(py, items[i], &type, &err) == 0 &&
-		    type == py->types.tuple &&
-		    pyseq_items(py, items[i], &first, 1, &one, &err) == 0 &&
-		    one >= 1)
-			out[k++] = first;
-		else
-			out[k++] = items[i];
-	}
-	return k;
-}
-
-/* The values in the closure cells of cb, a function whose code is
- * called `name` (any function when NULL); at most max. */
-static size_t closure_values(struct build *b, uint64_t cb, const char *name,
-			     uint64_t *out, size_t max)
-{
-	struct pyproc *py = b->py;
-	const struct py_layout *L = &py->layout;
-	const struct py_code *code = py_function_code(py, cb);
-	uint64_t closure = 0, cells[WG_MAX_CALLBACKS];
-	struct cs_err err;
-	size_t m = 0, k, n = 0;
-
-	if (!code || (name && (!code->name || strcmp(code->name, name))))
-		return 0;
-	cs_err_init(&err);
-	if (L->func_closure < 0 ||
-	    py_field_u64(py, cb, L->func_closure, &closure, &err) <= 0 ||
-	    !closure || closure == py->types.none ||
-	    pyseq_items(py, closure, cells, WG_MAX_CALLBACKS, &m, &err) < 0)
-		return 0;
-	for (k = 0; k < m && k < WG_MAX_CALLBACKS && n < max; k++)
-		if (py_field_u64(py, cells[k], L->cell_ref, &out[n], &err) > 0 &&
-		    out[n])
-			n++;
-	return n;
 }
 
 /* The task node of addr, or -1. */
@@ -331,11 +263,14 @@ static long task_node(struct build *b, uint64_t addr)
  */
 struct fut_links {
 	int gather;    /* an asyncio gather (its children are linked instead) */
-	size_t nsources, nrunners;
+	size_t nsources, nrunners, nevents;
 	/* From _call_check_cancel's closure: what completes the future. */
 	uint64_t sources[WG_MAX_CALLBACKS];
 	/* From a `lambda _: runner` closure: tornado's Runner. */
 	uint64_t runners[WG_MAX_CALLBACKS];
+	/* From a lambda of tornado/locks.py: Event.wait()'s
+	 * `lambda fut: self._waiters.remove(fut)`, self the Event. */
+	uint64_t events[WG_MAX_CALLBACKS];
 };
 
 static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
@@ -357,14 +292,20 @@ static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
 		l->gather = 1;
 		return l;
 	}
-	n = future_callbacks(b, fut, cbs, WG_MAX_CALLBACKS);
+	n = wg_future_callbacks(b->py, b->types.c_future, fut, cbs,
+				WG_MAX_CALLBACKS);
 	for (i = 0; i < n; i++) {
-		l->nsources += closure_values(b, cbs[i], "_call_check_cancel",
+		l->nsources += wg_closure_values(b->py, cbs[i], "_call_check_cancel",
 					      l->sources + l->nsources,
 					      WG_MAX_CALLBACKS - l->nsources);
-		l->nrunners += closure_values(b, cbs[i], "<lambda>",
+		l->nrunners += wg_closure_values(b->py, cbs[i], "<lambda>",
 					      l->runners + l->nrunners,
 					      WG_MAX_CALLBACKS - l->nrunners);
+		if (wg_tornado_locks_code(b->py, cbs[i]))
+			l->nevents += wg_closure_values(b->py, cbs[i], "<lambda>",
+						     l->events + l->nevents,
+						     WG_MAX_CALLBACKS -
+						     l->nevents);
 	}
 	return l;
 }
@@ -567,8 +508,9 @@ static void link_drives(struct build *b, size_t task)
 /*
  * tornado's Event.wait() is no coroutine: it returns a future, and the
  * task awaits that from its own frame.  The future's done callback,
- * `lambda fut: self._waiters.remove(fut)`, keeps the Event in its
- * closure: a task awaiting the future waits on that Event.
+ * `lambda fut: self._waiters.remove(fut)` of tornado/locks.py, keeps
+ * the Event in its closure: a task awaiting the future waits on that
+ * Event (a lambda of anyone else's that keeps an Event says nothing).
  */
 static void link_callback_event(struct build *b, size_t from, uint64_t fut)
 {
@@ -577,10 +519,10 @@ static void link_callback_event(struct build *b, size_t from, uint64_t fut)
 	long obj;
 	size_t k;
 
-	for (k = 0; k < l->nrunners; k++)
-		if (prim_read(b, l->runners[k], &p) &&
+	for (k = 0; k < l->nevents; k++)
+		if (prim_read(b, l->events[k], &p) &&
 		    p.family == PY_PRIM_TORNADO && p.kind == PY_PRIM_EVENT &&
-		    (obj = object_node(b, l->runners[k])) >= 0) {
+		    (obj = object_node(b, l->events[k])) >= 0) {
 			add_edge(b, WG_WAITS_FOR, from, (size_t)obj, NULL);
 			return;
 		}
@@ -656,7 +598,6 @@ static void link_futures(struct build *b, size_t base)
 					     g->prims[g->nodes[i].index].addr);
 }
 
-
 /* Holders a lock names itself: an RLock's owning thread, a trio.Lock's
  * owning task (which may hold it with no `with`: lock.acquire()). */
 static void link_owners(struct build *b)
@@ -672,8 +613,12 @@ static void link_owners(struct build *b)
 			continue;
 		p = &g->prims[g->nodes[i].index];
 		if (p->owner_task) {
+			const struct py_task *owner = b->a ?
+				py_async_task(b->a, p->owner_task) : NULL;
+
 			node = task_node(b, p->owner_task);
-			if (node >= 0)
+			if (node >= 0 && (!p->owner_coro ||
+					  owner->coro == p->owner_coro))
 				add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
 			continue;
 		}
@@ -720,6 +665,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	wg_find_stdlib(snap, b.stdlib, sizeof(b.stdlib));
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	base = py_waitgraph_add_units(g, snap->nthreads, a ? a->ntasks : 0);
+	b.task_base = base;
 	for (i = 0; i < snap->nthreads; i++) {
 		const struct py_thread *t = &snap->threads[i];
 

@@ -1,6 +1,7 @@
 /*
  * Between the parts of the wait-for graph: readers/waitgraph.c builds
- * it, with what readers/waitgraph_frames.c says of a frame's code;
+ * it, with what readers/waitgraph_frames.c says of frames and
+ * readers/waitgraph_futures.c of futures' done callbacks;
  * readers/waitgraph_query.c keeps it (storage, indexes, cycles) and
  * answers the queries of readers/waitgraph.h.
  */
@@ -39,5 +40,23 @@ char *wg_pytest_node(struct pyproc *py, const struct py_thread *t);
  * asyncio/ in any frame of snap: the target's own, wherever it is
  * installed; into out (len bytes, "" kept when none is found). */
 void wg_find_stdlib(const struct py_snapshot *snap, char *out, size_t len);
+
+/* Done callbacks of a future and closures looked at, at most. */
+#define WG_MAX_CALLBACKS 16
+
+/* The callables future fut calls when done, at most max: a C asyncio
+ * future's (c_future its type, 0 unknown) fut_callback0 and
+ * fut_callbacks, a Python one's _callbacks, a concurrent future's
+ * _done_callbacks; (callback, context) tuples (3.7+) opened. */
+size_t wg_future_callbacks(struct pyproc *py, uint64_t c_future, uint64_t fut,
+			   uint64_t *out, size_t max);
+
+/* The values in the closure cells of cb, a function whose code is
+ * called `name` (any function when NULL); at most max. */
+size_t wg_closure_values(struct pyproc *py, uint64_t cb, const char *name,
+			 uint64_t *out, size_t max);
+
+/* Is cb a function of tornado/locks.py? */
+int wg_tornado_locks_code(struct pyproc *py, uint64_t cb);
 
 #endif

@@ -681,6 +681,26 @@ def test_trio_primitives(keeper, py):
 
 
 @needs_trio_interp
+def test_trio_lock_handed_over_is_no_cycle(keeper):
+    """A trio.Lock released to a task that has not run since names that
+    task its owner while the task still sits in acquire(): it holds the
+    lock and waits for it no more -- not a task waiting on a lock it
+    holds, which made a lock cycle of one task (a deadlock that is not
+    there)."""
+    target, graph = graph_of_target(keeper, WITH_TRIO[0],
+                                    "trio_handover.py")
+    said = target.ready
+    assert (said["owner"], said["locked"], said["waiting"]) == \
+        ("taker", True, 0), said
+    taker = named(graph, "task", "taker")
+    lock = [n for n in graph["nodes"] if n.get("type") == "trio.Lock"][0]
+    assert [e["from"] for e in edges(graph, "holds", to=lock["id"])] == \
+        [taker["id"]], graph["edges"]
+    assert edges(graph, "waits_for", frm=taker["id"], to=lock["id"]) == \
+        [], graph["edges"]
+    assert graph["cycles"] == [], graph["cycles"]
+
+@needs_trio_interp
 def test_run_names_the_trio_lock_holder(tmp_path):
     """run's likely causes: the waiters on the trio.Lock as one cause
     naming its holder, and none of them a "stuck trio task" too."""
@@ -765,8 +785,10 @@ TORNADO_SCRIPT = target_script("tornado_locks.py")
 def test_tornado_locks(keeper):
     """Tasks wait on tornado's Lock and Semaphore (from their __aenter__
     frames) and on its Event (no frame of tornado's: through the future
-    Event.wait() returned, whose done callback keeps the Event), in the
-    state tornado keeps; the Lock's holder holds it at its line."""
+    Event.wait() returned, whose done callback, a lambda of tornado's,
+    keeps the Event), in the state tornado keeps; the Lock's holder
+    holds it at its line; a task whose future's callback is a lambda of
+    its own that keeps the Event waits on nothing."""
     debian_with("tornado")
     target, graph = graph_of_target(keeper, DEBIAN, "tornado_locks.py")
     said = target.ready
@@ -781,4 +803,7 @@ def test_tornado_locks(keeper):
     check_holds(graph, [
         ("holder", "tornado.locks.Lock",
          marker_line(TORNADO_SCRIPT, "tornado-holder-parked"))])
+    # a lambda of the program's that keeps the Event says nothing
+    other = named(graph, "task", "not-on-event")
+    assert edges(graph, "waits_for", frm=other["id"]) == [], graph["edges"]
     assert graph["cycles"] == [], graph["cycles"]

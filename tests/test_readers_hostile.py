@@ -259,9 +259,11 @@ def test_lying_primitives_say_no_more_than_they_can(keeper, interp):
     """A trio.Lock owned by an int (locked, but by no task), an Event
     whose flag is a str (set: unknown) and whose waiters are a
     frozenset, an anyio.Lock owned by something whose id no int64 holds
-    and whose waiters are a str (both unknown), a tornado Lock whose
-    _block is itself and whose __aexit__ wraps itself (no hang): each is
-    named, its state what its fields can say."""
+    (locked, as anyio's locked() says, by no task) and whose waiters are
+    a str (unknown), a tornado Lock whose
+    _block is itself and whose __aexit__ wraps itself (no hang), a
+    threading.Condition whose lock is itself (no endless recursion):
+    each is named, its state what its fields can say."""
     target = keeper.start_target(interp, "hostile_prims.py")
     res = run_coroscope("dump", "--format", "json", target.pid)
     assert res.returncode == 0, res
@@ -274,8 +276,10 @@ def test_lying_primitives_say_no_more_than_they_can(keeper, interp):
                            "tornado.locks.Lock"))
     assert state == {"trio.Lock": (True, None, 3),
                      "trio.Event": (None, None, 2),
-                     "anyio.Lock": (None, None, None),
+                     "anyio.Lock": (True, None, None),
                      "tornado.locks.Lock": (None, None, None)}, state
+    cond = objects["threading.Condition"]
+    assert (cond["locked"], cond["waiters"]) == (None, 0), cond
     # The int owning the trio.Lock holds nothing.  The task inside
     # `async with` the tornado lock: up to 3.13 an exit is known by its
     # name, and this one's, followed through __wrapped__, never comes to
@@ -291,5 +295,5 @@ def test_lying_primitives_say_no_more_than_they_can(keeper, interp):
     assert holds == (want if (major, minor) >= (3, 14) else []), holds
     text = run_coroscope("dump", target.pid)
     assert text.returncode == 0, text
-    assert "anyio.Lock 0x%s holder unknown" % objects["anyio.Lock"][
-        "address"][2:] in text.stdout, text.stdout
+    assert "anyio.Lock 0x%s (locked) holder unknown" % objects[
+        "anyio.Lock"]["address"][2:] in text.stdout, text.stdout

@@ -900,10 +900,10 @@ def test_stuck_task_on_a_gather(py, work):
 
 @pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
 def test_stuck_task_names_its_jobs_thread(py, work):
-    """A task awaiting run_in_executor() of a job that sleeps: its cause
-    names the worker thread running the job and the job's line; a task
-    whose job is blocked on a lock is no stuck task but among the lock's
-    cause, the job's thread waiting on it."""
+    """A task awaiting run_in_executor() of a job that never returns: its
+    cause names the worker thread running the job and the job's line --
+    one that sleeps, and one blocked on a lock, whose cause names the
+    thread and not the task waiting for it."""
     ready = work / "ready"
     script = target_script("run_executor.py")
     res = coroscope_run(["--timeout", "3", "--", py.path, script,
@@ -911,22 +911,24 @@ def test_stuck_task_names_its_jobs_thread(py, work):
     assert res.returncode == 124, res
     info = read_json(ready, "ready file")
     causes = likely_causes(res.stderr)
-    stuck = [i for i, c in enumerate(causes) if "stuck task:" in c]
-    assert len(stuck) == 1, causes
-    assert re.search(r"stuck task: (offload|Task-\d+) waits on ",
-                     causes[stuck[0]]), causes
-    details = causes[stuck[0] + 1:stuck[0] + 3]
-    assert "run_executor.py:%d in offload" % marker_line(
-        script, "await-sleep") in details[0], causes
-    assert re.match(r'^ +its job runs in thread %d "[^"]*" at \S*'
-                    r'run_executor.py:%d in sleeper(, in C: \S+\(\))?$'
-                    % (info["tids"]["sleeper"],
-                       marker_line(script, "job-sleep")), details[1]), causes
+    for task, await_marker, job, job_marker in (
+            ("offload", "await-sleep", "sleeper", "job-sleep"),
+            ("locked-offload", "await-lock", "locker", "job-lock")):
+        at = marker_line(script, await_marker)
+        stuck = [i for i, c in enumerate(causes)
+                 if "stuck task:" in c and i + 2 < len(causes) and
+                 "run_executor.py:%d in " % at in causes[i + 1]]
+        assert len(stuck) == 1, (task, causes)
+        assert re.match(r'^ +its job runs in thread %d "[^"]*" at \S*'
+                        r'run_executor.py:%d in %s(, in C: \S+\(\))?$'
+                        % (info["tids"][job], marker_line(script, job_marker),
+                           job), causes[stuck[0] + 2]), causes
     lock = [i for i, c in enumerate(causes)
             if "waiting on threading.Lock" in c]
     assert len(lock) == 1, causes
-    assert "thread %d" % info["tids"]["locker"] in causes[lock[0] + 1], \
-        causes
+    assert re.match(r"^ +thread %d \(" % info["tids"]["locker"],
+                    causes[lock[0] + 1]), causes
+
 
 # ---------------------------------------------------------------------------
 # A thread pool parked in one place: one line in each section of the

@@ -9,7 +9,8 @@ fields are what no library would put there: a trio.Lock owned by an int
 with a list for its parking lot, a trio.Event whose flag is a str and
 whose tasks are a frozenset, an anyio.Lock owned by something whose id
 is 2**70, a tornado.locks.Lock whose `_block` is itself and whose
-__aexit__ says, as functools.wraps would, that it wraps itself.  Tasks
+__aexit__ says, as functools.wraps would, that it wraps itself, and a
+real threading.Condition whose _lock is itself.  Tasks
 wait in coroutines compiled as if from those libraries' files (so that
 `self` is taken for what they wait on), and one holds that tornado lock
 in `async with`.  Writes {"pid": ...} to READY_FILE once all are
@@ -19,6 +20,7 @@ parked.
 import asyncio
 import os
 import sys
+import threading
 import types
 
 from _ready import write_ready
@@ -95,6 +97,12 @@ def waiter_from(path):
     return ns["wait"]
 
 
+def looped_condition():
+    cond = threading.Condition()
+    cond._lock = cond
+    return cond
+
+
 async def holds_looped(lock, never):
     async with lock:
         await never  # MARK: looped-parked
@@ -105,7 +113,8 @@ async def main(ready):
     objs = [(TrioLock(), "/x/trio/_sync.py"),
             (TrioEvent(), "/x/trio/_sync.py"),
             (AnyioLock(), "/x/anyio/_core/_synchronization.py"),
-            (TornadoLock(), "/x/tornado/locks.py")]
+            (TornadoLock(), "/x/tornado/locks.py"),
+            (looped_condition(), "/x/threading.py")]
     tasks = [asyncio.ensure_future(waiter_from(path)(obj, never))
              for obj, path in objs]
     tasks.append(asyncio.ensure_future(holds_looped(objs[3][0], never)))

@@ -6,7 +6,9 @@ On tornado's IOLoop (asyncio underneath): "holder" holds a
 tornado.locks.Lock (`async with`) while it awaits a tornado.locks.Event
 nobody sets (Event.wait() returns a future: no frame of tornado's is in
 the wait), with "lock-waiter-1" and "lock-waiter-2" behind it;
-"sem-waiter" waits on a tornado.locks.Semaphore at 0 (`async with`).
+"sem-waiter" waits on a tornado.locks.Semaphore at 0 (`async with`);
+"not-on-event" awaits a future of its own whose done callback, a lambda
+of this file, would set that Event: it waits on no Event.
 The waits carry "# MARK:" comments.  Once all are parked, READY_FILE
 gets the pid and what the primitives hold (JSON, written atomically).
 
@@ -37,14 +39,22 @@ async def sem_waiter(sem):
         pass
 
 
+async def not_on_event(never):
+    fut = asyncio.get_event_loop().create_future()
+    fut.add_done_callback(lambda _: never.set())
+    await fut  # MARK: tornado-not-on-event
+
+
 async def main(ready):
     lock, never, sem = locks.Lock(), locks.Event(), locks.Semaphore(0)
     tasks = [asyncio.ensure_future(holder(lock, never))]
     await asyncio.sleep(0.05)   # the holder holds first
     tasks += [asyncio.ensure_future(lock_waiter(lock)) for _ in range(2)]
     tasks.append(asyncio.ensure_future(sem_waiter(sem)))
+    tasks.append(asyncio.ensure_future(not_on_event(never)))
     for task, name in zip(tasks, ("holder", "lock-waiter-1",
-                                  "lock-waiter-2", "sem-waiter")):
+                                  "lock-waiter-2", "sem-waiter",
+                                  "not-on-event")):
         task.set_name(name)
     await asyncio.sleep(0.2)
     # What tornado keeps (its reprs say the same).

@@ -419,8 +419,6 @@ static void test_alike_stuck_tasks(void)
 	addrmap_release(&explained);
 }
 
-/* Issue 9: native frames say what a thread waits in; they replace the
- * futex and source-line guess. */
 /* trio tasks at the bottom of the nursery tree: alike ones (parked in one
  * call of trio's at one place) one cause, counting the tasks they block
  * once; one on a deadline none; --all, a cause each and what is left. */
@@ -519,6 +517,8 @@ static void test_trio_stuck_tasks(void)
 	}
 }
 
+/* Issue 9: native frames say what a thread waits in; they replace the
+ * futex and source-line guess. */
 static void test_native_frames(void)
 {
 	struct py_async a = { 0 };
