@@ -352,7 +352,8 @@ static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
  * WorkerThread.run (asyncio) its `future`, the asyncio future the task
  * awaits; trio's WorkerThread._handle_job its `fn`, the function
  * to_thread_run_sync() made (its local contextvars_aware_worker_fn).
- * 0 when f is neither. */
+ * 0 when f is neither.  (An idle anyio worker keeps its last job's
+ * future, done: no task waits on that one.) */
 static uint64_t worker_job(struct build *b, const struct py_frame *f)
 {
 	const char *name = f->code->name, *file = f->code->filename;

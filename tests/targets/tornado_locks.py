@@ -45,6 +45,18 @@ async def not_on_event(never):
     await fut  # MARK: tornado-not-on-event
 
 
+def said(text):
+    """A Lock's or Semaphore's repr, "<... [locked,waiters:2]>" or
+    "[unlocked,value:1]", as the test's states: locked, value, waiting."""
+    state = text.rsplit("[", 1)[1].split("]", 1)[0].split(",")
+    out = {"locked": state[0] == "locked", "waiting": 0,
+           "value": 0 if state[0] == "locked" else None}
+    for item in state[1:]:
+        key, value = item.split(":")
+        out["waiting" if key == "waiters" else key] = int(value)
+    return out
+
+
 async def main(ready):
     lock, never, sem = locks.Lock(), locks.Event(), locks.Semaphore(0)
     tasks = [asyncio.ensure_future(holder(lock, never))]
@@ -57,13 +69,13 @@ async def main(ready):
                                   "not-on-event")):
         task.set_name(name)
     await asyncio.sleep(0.2)
-    # What tornado keeps (its reprs say the same).
+    # What tornado says: its reprs ("[locked,waiters:2]"), and for the
+    # Event, which has no count in its repr, is_set() and its waiters.
     write_ready(ready, {
         "pid": os.getpid(),
-        "lock": {"locked": lock._block._value == 0,
-                 "waiting": len(lock._block._waiters)},
+        "lock": said(repr(lock)),
         "event": {"set": never.is_set(), "waiting": len(never._waiters)},
-        "sem": {"value": sem._value, "waiting": len(sem._waiters)},
+        "sem": said(repr(sem)),
     })
     await asyncio.gather(*tasks)
 
