@@ -549,3 +549,23 @@ int live_alive(const struct memsrc *ms)
 {
 	return live_pid_alive(ms->pid);
 }
+
+/* How long, and in what steps, a process whose main thread has exited
+ * is given to finish: SIGKILL takes its threads down one at a time. */
+#define SETTLE_STEPS 20
+#define SETTLE_STEP_NS 5000000L
+
+int live_alive_settled(const struct memsrc *ms)
+{
+	struct timespec step = { 0, SETTLE_STEP_NS };
+	int k;
+
+	for (k = 0; k < SETTLE_STEPS; k++) {
+		if (!live_pid_alive(ms->pid))
+			return 0;
+		if (!procfs_state_dead(procfs_state(ms->pid, 0)))
+			return 1;
+		nanosleep(&step, NULL);
+	}
+	return live_pid_alive(ms->pid);
+}

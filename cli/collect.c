@@ -25,7 +25,7 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
 
 	/* A process that went away mid-read fails in any way at all (its
 	 * files and memory vanish): say what happened, not what failed. */
-	if (ms && err->code != CS_ERR_EXITED && !live_alive(ms)) {
+	if (ms && err->code != CS_ERR_EXITED && !live_alive_settled(ms)) {
 		cs_refail(err, CS_ERR_EXITED,
 			  "process %d exited while being read", pid);
 	} else if (err->code == CS_ERR_NOT_PYTHON && ms) {
