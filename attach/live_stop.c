@@ -561,9 +561,13 @@ int live_alive_settled(const struct memsrc *ms)
 	int k;
 
 	for (k = 0; k < SETTLE_STEPS; k++) {
+		char st;
+
 		if (!live_pid_alive(ms->pid))
 			return 0;
-		if (!procfs_state_dead(procfs_state(ms->pid, 0)))
+		/* (0: gone since, or unreadable: asked again) */
+		st = procfs_state(ms->pid, 0);
+		if (st && !procfs_state_dead(st))
 			return 1;
 		nanosleep(&step, NULL);
 	}

@@ -10,6 +10,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/usercode.h"
+#include "readers/waitgraph.h"
 #include "common/banned.h"
 
 void run_summary_init(struct run_summary *s)
@@ -634,3 +635,36 @@ void run_summary_sort(struct run_summary *s)
 	}
 }
 
+/* "its job runs in thread 12 "pool-0" at app.py:9 in fetch, in C:
+ * clock_nanosleep()": the worker thread node's wait leads to, through
+ * the graph, where it is (its own code's innermost frame, else its
+ * innermost) and the C call it is blocked in, when known. */
+void run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+		    const struct py_snapshot *snap,
+		    const struct run_thread_facts *facts, long node,
+		    struct strbuf *sb)
+{
+	const struct py_thread *th;
+	const struct py_frame *f;
+	long worker;
+	size_t i;
+
+	worker = node < 0 ? -1 : py_waitgraph_worker(g, (size_t)node);
+	if (worker < 0 || g->nodes[worker].index >= snap->nthreads)
+		return;
+	i = g->nodes[worker].index;
+	th = &snap->threads[i];
+	strbuf_addf(sb, "its job runs in thread %d", th->tid);
+	if (th->name)
+		strbuf_addf(sb, " \"%s\"", th->name);
+	f = run_causes_own_frame(th);
+	if (!f && th->nframes)
+		f = &th->frames[0];
+	if (f) {
+		strbuf_addstr(sb, " at ");
+		run_add_frame_place(sb, f);
+	}
+	if (facts && facts[i].native_call)
+		strbuf_addf(sb, ", in C: %s()", facts[i].native_call);
+	run_cause_detail(cause, sb);
+}

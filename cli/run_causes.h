@@ -120,6 +120,16 @@ void run_add_task_place(struct strbuf *sb, const struct py_async *a,
 void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 			const struct py_task *task);
 
+/* A detail line naming the worker thread the wait of graph node `node`
+ * (a task's; -1: none) leads to, where it is and (facts: NULL when not
+ * known) the C call it is blocked in: "its job runs in thread 12 ...".
+ * Nothing when the wait leads to no thread. */
+struct py_waitgraph;
+void run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+		    const struct py_snapshot *snap,
+		    const struct run_thread_facts *facts, long node,
+		    struct strbuf *sb);
+
 /* Most likely first; causes of the same kind keep their order. */
 void run_summary_sort(struct run_summary *s);
 

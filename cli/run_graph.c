@@ -346,8 +346,11 @@ static size_t rank_held(const struct collection *c,
 			if (sn.state == RUN_SEEN_STUCK && sn.stuck_for > r[n].stuck)
 				r[n].stuck = sn.stuck_for;
 		}
-		if (moving == nw)
+		if (moving == nw) {
+			/* (the next object's entry starts afresh) */
+			memset(&r[n], 0, sizeof(r[n]));
 			continue;
+		}
 		r[n].behind = chains ? blocked_behind(g, &bl, i, seen, work) : nw;
 		n++;
 	}
@@ -415,6 +418,8 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	for (h = 0; h < nh && h < 4; h++) {
 		strbuf_addstr(sb, "holder ");
 		add_unit_detail(cause, c, t, holders[h], sb);
+		/* (a holder is no stuck task of its own: its job here) */
+		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h], sb);
 	}
 	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
 	add_waiters(cause, c, t, w, nw < g->nnodes ? nw : g->nnodes,

@@ -278,42 +278,6 @@ static void add_place(struct run_cause *cause, const struct py_async *a,
 	run_cause_detail(cause, sb);
 }
 
-/* "its job runs in thread 12 "pool-0" at app.py:9 in fetch, in C:
- * clock_nanosleep()": the worker thread the task's wait leads to,
- * through the graph, where it is (its own code's innermost frame, else
- * its innermost) and the C call it is blocked in, when known. */
-static void add_worker(struct run_cause *cause, const struct py_waitgraph *g,
-		       const struct run_snap *rs, const struct py_async *a,
-		       const struct py_task *t, struct strbuf *sb)
-{
-	const struct py_snapshot *snap = rs->snap;
-	const struct py_thread *th;
-	const struct py_frame *f;
-	long node, worker;
-
-	if (!g || !snap)
-		return;
-	node = py_waitgraph_node_of(g, WG_TASK, (size_t)(t - a->tasks));
-	worker = node < 0 ? -1 : py_waitgraph_worker(g, (size_t)node);
-	if (worker < 0 || g->nodes[worker].index >= snap->nthreads)
-		return;
-	th = &snap->threads[g->nodes[worker].index];
-	strbuf_addf(sb, "its job runs in thread %d", th->tid);
-	if (th->name)
-		strbuf_addf(sb, " \"%s\"", th->name);
-	f = run_causes_own_frame(th);
-	if (!f && th->nframes)
-		f = &th->frames[0];
-	if (f) {
-		strbuf_addstr(sb, " at ");
-		run_add_frame_place(sb, f);
-	}
-	if (rs->facts && rs->facts[g->nodes[worker].index].native_call)
-		strbuf_addf(sb, ", in C: %s()",
-			    rs->facts[g->nodes[worker].index].native_call);
-	run_cause_detail(cause, sb);
-}
-
 /* One cause for members m[0..n) of the ranked candidates c. */
 static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 				       const struct run_snap *rs,
@@ -340,8 +304,11 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 	}
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);
 	add_place(cause, a, first->t, n, sb);
-	if (n == 1)
-		add_worker(cause, s->graph, rs, a, first->t, sb);
+	if (n == 1 && s->graph)
+		run_add_worker(cause, s->graph, rs->snap, rs->facts,
+			       py_waitgraph_node_of(s->graph, WG_TASK,
+						    (size_t)(first->t - a->tasks)),
+			       sb);
 	return cause;
 }
 

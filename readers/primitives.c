@@ -417,10 +417,15 @@ static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task,
 
 	*task = *coro = 0;
 	cs_err_init(&err);
-	/* the instance's, or the class's None */
-	if (!lock || pyobj_lookup(py, lock, "_owner_task", &info, &err) != 0 ||
-	    !info)
+	/* the instance's (its dict or a slot), or else the class's None;
+	 * anything else of the class's (an unset slot's descriptor) is no
+	 * owner */
+	if (!lock)
 		return -1;
+	info = attr(py, lock, "_owner_task");
+	if (!info)
+		return pyobj_lookup(py, lock, "_owner_task", &info, &err) == 0 &&
+		       info == py->types.none ? 0 : -1;
 	if (info == py->types.none)
 		return 0;
 	id = as_int(py, attr(py, info, "id"));

@@ -15,6 +15,7 @@ target's "# MARK:" comments.
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -395,8 +396,17 @@ def test_run_blames_the_handlers_not_the_requests(tmp_path):
     heads = [c for c in causes if c.startswith("  process ")]
     assert heads and "2 waiting on threading.Event" in heads[0] and \
         "(not set, 2 waiters)" in heads[0], causes
-    assert [h for h in heads if "1 waiting on anyio.CapacityLimiter" in h
-            and "(value 0, 1 waiter) held by task " in h], causes
+    limiter = [i for i, h in enumerate(causes)
+               if "1 waiting on anyio.CapacityLimiter" in h and
+               "(value 0, 1 waiter) held by task " in h]
+    assert len(limiter) == 1, causes
+    # each holder's line is followed by where its handler runs
+    line = marker_line(app, "handler-sync")
+    details = causes[limiter[0] + 1:limiter[0] + 6]
+    jobs = [d for d in details if re.match(
+        r'^ +its job runs in thread \d+ "AnyIO worker thread" at '
+        r'\S*graph_uvicorn_app.py:%d in sync$' % line, d)]
+    assert len(jobs) == 2, causes
     assert not [h for h in heads if "stuck task" in h], causes
 
 # ---- links across loops, threads and helpers (graph_links_target.py) ----

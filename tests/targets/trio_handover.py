@@ -27,8 +27,12 @@ async def taker(lock):
 
 async def giver(lock, ready):
     await lock.acquire()
-    await trio.sleep(0.1)          # "taker" queues on it meanwhile
-    lock.release()                 # ...and owns it now
+    # Bounded: "taker" queues on it at its first turn.
+    for _ in range(1000):
+        if lock.statistics().tasks_waiting:
+            break
+        await trio.sleep(0.01)
+    lock.release()                 # "taker" owns it now
     stats = lock.statistics()
     write_ready(ready, {"pid": os.getpid(), "owner": stats.owner.name,
                         "locked": stats.locked,
