@@ -242,7 +242,11 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 			continue;
 		t = run_sampler_tracker(smp, c->pid);
 		facts = run_probe_threads(c);
-		run_graph_explained(c, t, &explained);
+		/* The graph's causes first: the tasks they name are no
+		 * stuck tasks besides (the order of causes of different
+		 * kinds is the sort's). */
+		addrmap_init(&explained);
+		run_summarize_graph(sum, c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
@@ -250,7 +254,6 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		sum->graph = NULL;
 		addrmap_release(&explained);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
-		run_summarize_graph(sum, c, t);
 		run_probe_release(facts, c->snap.nthreads);
 	}
 	run_summary_sort(sum);

@@ -557,12 +557,9 @@ void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 	size_t k;
 
 	for (k = 0; k < task->nstack; k++) {
-		const struct py_gen *g;
+		const struct py_gen *g = py_task_gen(a, task, k);
 
-		if (task->stack[k] >= a->ngens)
-			continue;
-		g = &a->gens[task->stack[k]];
-		if (!g->has_frame || !g->frame.code)
+		if (!g || !g->has_frame || !g->frame.code)
 			continue;
 		strbuf_addstr(sb, " at ");
 		add_frame_place(sb, &g->frame);

@@ -47,10 +47,11 @@ struct run_summary {
 	struct run_cause *causes;
 	size_t n, alloc;
 	int apart;        /* --all: alike threads a cause each */
-	/* Tasks whose wait the wait-for graph explains (a lock's, an
-	 * event's, a server's idle state: run_graph_explained()), or NULL:
-	 * they get no "stuck task" cause, which would say less.  Set by the
-	 * caller for the process being summarized. */
+	/* Tasks the wait-for graph's causes name (a lock's waiters and
+	 * holders, an event's, a server's idle state: the named set of
+	 * run_summarize_graph()), or NULL: they get no "stuck task" cause,
+	 * which would say less.  Set by the caller for the process being
+	 * summarized. */
 	const struct addrmap *explained;
 	/* The process's wait-for graph, or NULL: a stuck task's cause
 	 * names the worker thread its wait leads to (an executor's job).

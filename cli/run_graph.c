@@ -164,8 +164,19 @@ static int has_object(const struct py_waitgraph *g, size_t cycle)
 	return 0;
 }
 
+/* A node's task, into out (NULL: none), when it is one: the tasks the
+ * graph's causes name (run_summarize_graph()). */
+static void add_task_of(const struct collection *c, size_t node,
+			struct addrmap *out)
+{
+	const struct wg_node *n = &c->graph.nodes[node];
+
+	if (out && n->kind == WG_TASK && n->index < c->async.ntasks)
+		addrmap_add(out, c->async.tasks[n->index].addr);
+}
+
 static void cycles(struct run_summary *s, const struct collection *c,
-		   struct strbuf *sb)
+		   struct addrmap *named, struct strbuf *sb)
 {
 	const struct py_waitgraph *g = &c->graph;
 	size_t i, k;
@@ -184,6 +195,7 @@ static void cycles(struct run_summary *s, const struct collection *c,
 
 			if (g->nodes[node].kind == WG_OBJECT)
 				continue;
+			add_task_of(c, node, named);
 			graph_add_label(sb, c, node, GRAPH_RAW);
 			graph_add_blame(sb, c, node, GRAPH_RAW);
 			strbuf_addstr(sb, " ");
@@ -394,11 +406,11 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 
 static void held_cause(struct run_summary *s, const struct collection *c,
 		       const struct watch_tracker *t, const struct ranked *r,
-		       size_t *w, struct strbuf *sb)
+		       size_t *w, struct addrmap *named, struct strbuf *sb)
 {
 	const struct py_waitgraph *g = &c->graph;
 	const struct py_prim *p = &g->prims[g->nodes[r->node].index];
-	size_t nh, nw, h, holders[4];
+	size_t nh, nw, h, k, holders[4];
 	int idle = r->idle == r->waiters;
 	struct run_cause *cause;
 
@@ -416,20 +428,24 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	/* Holders first (where they are stuck themselves), then every
 	 * waiter: no cap. */
 	for (h = 0; h < nh && h < 4; h++) {
+		add_task_of(c, holders[h], named);
 		strbuf_addstr(sb, "holder ");
 		add_unit_detail(cause, c, t, holders[h], sb);
 		/* (a holder is no stuck task of its own: its job here) */
 		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h], sb);
 	}
 	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
-	add_waiters(cause, c, t, w, nw < g->nnodes ? nw : g->nnodes,
-		    s->apart, sb);
+	nw = nw < g->nnodes ? nw : g->nnodes;
+	for (k = 0; k < nw; k++)
+		add_task_of(c, w[k], named);
+	add_waiters(cause, c, t, w, nw, s->apart, sb);
 	if (!idle)
 		add_test(cause, c, sb);
 }
 
 static void held(struct run_summary *s, const struct collection *c,
-		 const struct watch_tracker *t, struct strbuf *sb)
+		 const struct watch_tracker *t, struct addrmap *named,
+		 struct strbuf *sb)
 {
 	const struct py_waitgraph *g = &c->graph;
 	struct ranked *r = xcalloc(g->nnodes + 1, sizeof(*r));
@@ -439,56 +455,18 @@ static void held(struct run_summary *s, const struct collection *c,
 	n = rank_held(c, t, r, w);
 	qsort(r, n, sizeof(*r), by_blocked);
 	for (i = 0; i < n; i++)
-		held_cause(s, c, t, &r[i], w, sb);
-	free(w);
-	free(r);
-}
-
-/* A node's task, into out, when it is one. */
-static void add_task_of(const struct collection *c, size_t node,
-			struct addrmap *out)
-{
-	const struct wg_node *n = &c->graph.nodes[node];
-
-	if (n->kind == WG_TASK && n->index < c->async.ntasks)
-		addrmap_add(out, c->async.tasks[n->index].addr);
-}
-
-void run_graph_explained(const struct collection *c,
-			 const struct watch_tracker *t, struct addrmap *out)
-{
-	const struct py_waitgraph *g = &c->graph;
-	struct ranked *r = xcalloc(g->nnodes + 1, sizeof(*r));
-	size_t *w = xcalloc(g->nnodes + 1, sizeof(*w));
-	size_t i, k, n, nw, holders[4];
-
-	addrmap_init(out);
-	/* Every waiter and the holders named of each object held() makes a
-	 * cause of, as it ranks them... */
-	n = rank_held(c, t, r, w);
-	for (i = 0; i < n; i++) {
-		nw = py_waitgraph_waiters(g, r[i].node, w, g->nnodes);
-		for (k = 0; k < nw && k < g->nnodes; k++)
-			add_task_of(c, w[k], out);
-		nw = py_waitgraph_holders(g, r[i].node, holders, 4);
-		for (k = 0; k < nw && k < 4; k++)
-			add_task_of(c, holders[k], out);
-	}
-	/* ...and the tasks of the lock cycles cycles() names. */
-	for (i = 0; i < g->cycles.n; i++)
-		for (k = 0; has_object(g, i) && k < g->cycles.len[i]; k++)
-			add_task_of(c, g->cycles.cycles[i][k], out);
+		held_cause(s, c, t, &r[i], w, named, sb);
 	free(w);
 	free(r);
 }
 
 void run_summarize_graph(struct run_summary *s, const struct collection *c,
-			 const struct watch_tracker *t)
+			 const struct watch_tracker *t, struct addrmap *named)
 {
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	cycles(s, c, &sb);
-	held(s, c, t, &sb);
+	cycles(s, c, named, &sb);
+	held(s, c, t, named, &sb);
 	strbuf_release(&sb);
 }

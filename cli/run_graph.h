@@ -17,16 +17,12 @@
 struct watch_tracker;
 struct addrmap;
 
+/* The graph's causes: lock cycles, and each object waited on with its
+ * holders and waiters.  Into named (NULL: not wanted) the addresses of
+ * the tasks they name, as waiter, holder or cycle member: their causes
+ * say more of them than a "stuck task" cause would (struct
+ * run_summary's explained). */
 void run_summarize_graph(struct run_summary *s, const struct collection *c,
-			 const struct watch_tracker *t);
-/* Into out (initialized here): the addresses of c's tasks that
- * run_summarize_graph() will name, t the same samples (NULL: none): the
- * waiters and the holders it names of each object it makes a cause of
- * (a lock, event, queue..., a server's idle state; not a gather or
- * concurrent future, which is no cause of its own), and the tasks of
- * lock cycles.  Its causes say more of them than a "stuck task" cause
- * would (struct run_summary's explained). */
-void run_graph_explained(const struct collection *c,
-			 const struct watch_tracker *t, struct addrmap *out);
+			 const struct watch_tracker *t, struct addrmap *named);
 
 #endif

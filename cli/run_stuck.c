@@ -60,17 +60,9 @@ static size_t nursery_behind(const struct py_async *a, const struct py_task *t,
 	return n;
 }
 
-/* A task's k-th coroutine (innermost first), or NULL. */
-static const struct py_gen *chain_gen(const struct py_async *a,
-				      const struct py_task *t, size_t k)
-{
-	return k < t->nstack && t->stack[k] < a->ngens ?
-	       &a->gens[t->stack[k]] : NULL;
-}
-
 static int in_asyncio_sleep(const struct py_async *a, const struct py_task *t)
 {
-	const struct py_gen *g = chain_gen(a, t, 0);
+	const struct py_gen *g = py_task_gen(a, t, 0);
 
 	return g && g->code && !strcmp(g->code->name, "sleep") &&
 	       strstr(g->code->filename, "asyncio");
@@ -89,7 +81,7 @@ static int trio_timed(const struct py_async *a, const struct py_task *t)
 	size_t k;
 
 	for (k = 0; k < t->nstack; k++) {
-		const struct py_gen *g = chain_gen(a, t, k);
+		const struct py_gen *g = py_task_gen(a, t, k);
 
 		if (g && g->code && !strcmp(g->code->name, "sleep_until") &&
 		    strstr(g->code->filename, "/trio/"))
@@ -109,7 +101,7 @@ static const struct py_gen *trio_own(const struct py_async *a,
 
 	*in = NULL;
 	for (k = 0; k < t->nstack; k++) {
-		const struct py_gen *g = chain_gen(a, t, k);
+		const struct py_gen *g = py_task_gen(a, t, k);
 
 		if (!g || !g->has_frame || !g->code)
 			continue;

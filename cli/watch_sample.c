@@ -422,11 +422,10 @@ static const struct py_gen *task_inner(const struct py_async *a,
 	size_t i;
 
 	for (i = 0; i < task->nstack; i++) {
-		const struct py_gen *g;
+		const struct py_gen *g = py_task_gen(a, task, i);
 
-		if (task->stack[i] >= a->ngens)
+		if (!g)
 			continue;
-		g = &a->gens[task->stack[i]];
 		if (!first)
 			first = g;
 		if (!g->code || !py_is_scheduler_trap(g->code->filename))

@@ -92,13 +92,26 @@ static const struct {
 
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 {
+	const char *mod = NULL;
+	uint64_t interp = 0, dict = 0;
 	size_t i;
 
 	memset(t, 0, sizeof(*t));
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		uint64_t type = py_module_attr(py, known[i].mod, known[i].attr);
+	if (pyproc_interp_head(py, &interp, NULL) < 0)
+		interp = 0;
+	for (i = 0; interp && i < sizeof(known) / sizeof(known[0]); i++) {
+		uint64_t type;
 
-		if (!type || t->n >= sizeof(t->type) / sizeof(t->type[0]))
+		/* the classes of one module come in a row: its dict is
+		 * looked up in sys.modules once */
+		if (!mod || strcmp(mod, known[i].mod)) {
+			mod = known[i].mod;
+			if (pymodule_dict(py, interp, mod, &dict, NULL) != 0)
+				dict = 0;
+		}
+		if (!dict || pydict_get_str(py, dict, known[i].attr, &type,
+					    NULL) != 0 || !type ||
+		    t->n >= sizeof(t->type) / sizeof(t->type[0]))
 			continue;
 		t->type[t->n] = type;
 		t->kind[t->n] = known[i].kind;

@@ -72,6 +72,16 @@ struct py_async {
 	struct pyproc *helper;
 };
 
+/* Coroutine k of task t's await chain (innermost first), or NULL when
+ * k is past its end or the chain names no generator read. */
+static inline const struct py_gen *py_task_gen(const struct py_async *a,
+					       const struct py_task *t,
+					       size_t k)
+{
+	return k < t->nstack && t->stack[k] < a->ngens ?
+	       &a->gens[t->stack[k]] : NULL;
+}
+
 /* Give generator gen the task at address task (nonzero) as its owner,
  * counting it in ngens_owned when it had none. */
 static inline void py_async_set_owner(struct py_async *a, size_t gen,
