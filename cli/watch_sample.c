@@ -1,11 +1,8 @@
 #include "cli/watch_sample.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "common/hash.h"
@@ -16,117 +13,6 @@
 #include "readers/usercode.h"
 #include "common/banned.h"
 
-/* ---- what the kernel accounts to each thread ----
- *
- * Kept to one small reader on purpose: a shared /proc parser can replace
- * it without touching the rest. */
-
-static int read_small_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t got;
-
-	if (fd < 0)
-		return -1;
-	got = read(fd, buf, len - 1);
-	close(fd);
-	if (got < 0)
-		return -1;
-	buf[got] = '\0';
-	return 0;
-}
-
-/*
- * schedstat ("ns-on-cpu ns-waiting times-run") is exact; stat's utime
- * and stime (fields 14 and 15, after the parenthesised name, which may
- * hold anything) come in clock ticks and cannot see a thread that wakes
- * for microseconds at a time.  stat is the fallback for kernels without
- * schedstat.
- */
-static int thread_cpu_read(int pid, int tid, struct watch_thread_cpu *out)
-{
-	char path[64], buf[1024];
-	unsigned long long ns, wait, runs, ut, st;
-	const char *p;
-	long ticks;
-	int i;
-
-	out->tid = tid;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
-	if (read_small_file(path, buf, sizeof(buf)) == 0 &&
-	    sscanf(buf, "%llu %llu %llu", &ns, &wait, &runs) == 3) {
-		out->cpu_s = (double)ns / 1e9;
-		out->wait_s = (double)wait / 1e9;
-		out->runs = (long long)runs;
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	if (read_small_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	/* skip the state and the ten fields after it, up to utime */
-	for (i = 0, p++; i < 11 && p; i++)
-		p = strchr(p + 1, ' ');
-	ticks = sysconf(_SC_CLK_TCK);
-	if (!p || ticks <= 0 || sscanf(p, "%llu %llu", &ut, &st) != 2)
-		return -1;
-	out->cpu_s = (double)(ut + st) / (double)ticks;
-	out->wait_s = -1;
-	out->runs = -1;
-	return 0;
-}
-
-static int by_tid(const void *a, const void *b)
-{
-	int x = ((const struct watch_thread_cpu *)a)->tid;
-	int y = ((const struct watch_thread_cpu *)b)->tid;
-
-	return (x > y) - (x < y);
-}
-
-static const struct watch_thread_cpu *cpu_find(const struct watch_cpu *t, int tid)
-{
-	struct watch_thread_cpu key;
-
-	key.tid = tid;
-	return t->n ? bsearch(&key, t->v, t->n, sizeof(*t->v), by_tid) : NULL;
-}
-
-void watch_cpu_read(struct watch_cpu *t, int pid)
-{
-	char path[64];
-	DIR *dir;
-	struct dirent *de;
-
-	t->n = 0;
-	t->at_ms = cs_now_ms();
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((de = readdir(dir)) != NULL && t->n < PY_MAX_THREADS) {
-		int tid;
-		struct watch_thread_cpu tc;
-
-		if (cli_parse_pid(de->d_name, &tid) < 0 ||
-		    thread_cpu_read(pid, tid, &tc) < 0)
-			continue;
-		t->v = xgrow(t->v, &t->alloc, t->n + 1, sizeof(*t->v));
-		t->v[t->n++] = tc;
-	}
-	closedir(dir);
-	if (t->n)
-		qsort(t->v, t->n, sizeof(*t->v), by_tid);
-}
-
-void watch_cpu_release(struct watch_cpu *t)
-{
-	free(t->v);
-	memset(t, 0, sizeof(*t));
-}
-
 /* ---- one sample, reduced to observations ---- */
 
 struct sample {
@@ -135,43 +21,26 @@ struct sample {
 	const struct watch_cpu *now;     /* read just before this one */
 };
 
-/* The window of thread tid: CPU time and runs between the two reads,
- * which leaves out our own stop. */
-static void thread_window(const struct sample *s, int tid, double *cpu_s,
-			  double *wait_s, long *runs, double *window_s)
+/* The window of thread tid, which leaves out our own stop. */
+static void thread_window(const struct sample *s, int tid,
+			  struct watch_window *w)
 {
-	const struct watch_thread_cpu *a = cpu_find(s->before, tid);
-	const struct watch_thread_cpu *b = cpu_find(s->now, tid);
-
-	*cpu_s = -1;
-	*wait_s = -1;
-	*runs = -1;
-	*window_s = 0;
-	if (!a || !b)
-		return;
-	*window_s = (s->now->at_ms - s->before->at_ms) / 1000;
-	*cpu_s = b->cpu_s >= a->cpu_s ? b->cpu_s - a->cpu_s : 0;
-	if (a->wait_s >= 0 && b->wait_s >= a->wait_s)
-		*wait_s = b->wait_s - a->wait_s;
-	if (a->runs >= 0 && b->runs >= a->runs)
-		*runs = (long)(b->runs - a->runs);
+	watch_cpu_window(s->before, s->now, tid, w);
 }
 
 /* Did thread tid (any thread when 0) run between the samples? */
 static int thread_ran(const struct sample *s, int tid)
 {
-	double cpu, wait, window;
-	long runs;
+	struct watch_window w;
 	size_t i;
 
 	if (tid > 0) {
-		thread_window(s, tid, &cpu, &wait, &runs, &window);
-		return watch_thread_ran(cpu, runs);
+		thread_window(s, tid, &w);
+		return watch_thread_ran(w.cpu_s, w.sleeps);
 	}
 	for (i = 0; i < s->now->n; i++) {
-		thread_window(s, s->now->v[i].tid, &cpu, &wait, &runs,
-			      &window);
-		if (watch_thread_ran(cpu, runs))
+		thread_window(s, s->now->v[i].tid, &w);
+		if (watch_thread_ran(w.cpu_s, w.sleeps))
 			return 1;
 	}
 	return 0;
@@ -289,6 +158,7 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 			   const struct py_thread *th)
 {
 	struct watch_obs o;
+	struct watch_window w;
 	size_t i, user = th->nframes;
 
 	memset(&o, 0, sizeof(o));
@@ -316,7 +186,11 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 		if (user != 0)
 			frame_place(&th->frames[0], &o.inner);
 	}
-	thread_window(s, th->tid, &o.cpu_s, &o.wait_s, &o.runs, &o.window_s);
+	thread_window(s, th->tid, &w);
+	o.cpu_s = w.cpu_s;
+	o.wait_s = w.wait_s;
+	o.sleeps = w.sleeps;
+	o.window_s = w.window_s;
 	if (s->c->opt.native && th->tid > 0) {
 		const struct native_thread *nt =
 			native_stacks_find(&s->c->native, th->tid);
@@ -469,7 +343,7 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 			user = g;
 	}
 	o.cpu_s = o.wait_s = -1;
-	o.runs = -1;
+	o.sleeps = -1;
 	o.where.line = o.inner.line = -1;
 	if (!user)
 		user = inner;
@@ -525,7 +399,7 @@ static void observe_generator(struct watch_tracker *t, const struct sample *s,
 	o.fingerprint = cs_fnv_u64(CS_FNV_START, (uint64_t)g->state);
 	o.fingerprint = cs_fnv_u64(o.fingerprint, g->awaiting);
 	o.cpu_s = o.wait_s = -1;
-	o.runs = -1;
+	o.sleeps = -1;
 	o.where.line = o.inner.line = -1;
 	if (g->has_frame) {
 		o.fingerprint = cs_fnv_u64(o.fingerprint, g->frame.addr);
@@ -556,7 +430,7 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	o.name = g->name ? g->name : g->function;
 	o.label = g->type_name;
 	o.cpu_s = o.wait_s = -1;
-	o.runs = -1;
+	o.sleeps = -1;
 	o.where.line = o.inner.line = -1;
 	o.fingerprint = cs_fnv_u64(CS_FNV_START, (uint64_t)g->state);
 	for (i = 0; i < g->nframes; i++) {

@@ -16,24 +16,8 @@
 #define COROSCOPE_CLI_WATCH_SAMPLE_H
 
 #include "cli/collect.h"
+#include "cli/watch_cpu.h"
 #include "cli/watch_track.h"
-
-struct watch_thread_cpu {
-	int tid;
-	double cpu_s;        /* user + system time */
-	double wait_s;       /* runnable, waiting for a CPU; -1 unknown */
-	long long runs;      /* times put on a CPU, -1 when unknown */
-};
-
-struct watch_cpu {
-	struct watch_thread_cpu *v;
-	size_t n, alloc;
-	double at_ms;        /* cs_now_ms() when read */
-};
-
-/* Every thread of pid, sorted by tid; an empty table when pid is gone. */
-void watch_cpu_read(struct watch_cpu *t, int pid);
-void watch_cpu_release(struct watch_cpu *t);
 
 /*
  * watch_begin(), an observation per thread and task of c, watch_end().

@@ -7,14 +7,13 @@
 #include "common/banned.h"
 
 /*
- * A thread blocked for good is still put on a CPU once after each of our
- * stops (it leaves the ptrace stop and blocks again), and that may fall
- * into the next window; anything more is the thread's own doing.  A
- * thread sleeping in short steps runs at every step but uses so little
- * CPU that the tick-based utime/stime may not grow for seconds: the run
- * count sees it.
+ * The sleeps and CPU time observed are the thread's own: the window
+ * leaves out what our stop and resume cost it (cli/watch_cpu.c).  A
+ * thread sleeping in short steps sleeps at every step but uses so little
+ * CPU that the tick-based utime/stime may not grow for seconds: the
+ * count of sleeps sees it; a thread busy in C never sleeps: its CPU
+ * time does.
  */
-#define WATCH_NOISE_RUNS 1
 #define WATCH_NOISE_CPU_S 0.002
 
 void watch_tracker_init(struct watch_tracker *t, double stuck_s)
@@ -99,9 +98,9 @@ const char *watch_kind_label(const struct watch_item *it)
 	return NULL;
 }
 
-int watch_thread_ran(double cpu_s, long runs)
+int watch_thread_ran(double cpu_s, long sleeps)
 {
-	if (runs > WATCH_NOISE_RUNS)
+	if (sleeps > 0)
 		return 1;
 	return cpu_s >= WATCH_NOISE_CPU_S;
 }
@@ -166,7 +165,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	} else {
 		moved = o->fingerprint != it->fingerprint || o->woke ||
 			str_differs(o->name, it->name);
-		if (o->kind == WATCH_THREAD && watch_thread_ran(o->cpu_s, o->runs))
+		if (o->kind == WATCH_THREAD && watch_thread_ran(o->cpu_s, o->sleeps))
 			moved = 1;
 	}
 	if (str_differs(o->name, it->name)) {

@@ -78,7 +78,8 @@ struct watch_obs {
 	 * when unknown. */
 	double cpu_s;
 	double wait_s;             /* runnable but waiting for a CPU */
-	long runs;                 /* times the thread was put on a CPU */
+	long sleeps;               /* times it went to sleep of its own
+				      doing (struct watch_window) */
 	double window_s;
 	struct watch_place where;  /* the first frame of the user's code */
 	struct watch_place inner;  /* the innermost frame (file NULL: same) */
@@ -150,7 +151,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o);
 void watch_end(struct watch_tracker *t);
 
 /* Did the kernel run this thread in the window (beyond noise)? */
-int watch_thread_ran(double cpu_s, long runs);
+int watch_thread_ran(double cpu_s, long sleeps);
 /* A generator or greenlet: named by its address in lines, and a group
  * of them by their shared name and the members' addresses. */
 int watch_by_address(const struct watch_item *it);

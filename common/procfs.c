@@ -179,9 +179,24 @@ int procfs_stat(int pid, int tid, struct procfs_stat *st)
 	p = strrchr(buf, ')');
 	memset(st, 0, sizeof(*st));
 	if (!p || p[1] != ' ' ||
-	    sscanf(p + 2, "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+	    sscanf(p + 2, "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
 		   "%*d %*d %*d %*d %*d %*d %llu", &st->state, &st->ppid,
-		   &st->pgid, &st->starttime) != 4) {
+		   &st->pgid, &st->utime, &st->stime, &st->starttime) != 6) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int procfs_schedstat(int pid, int tid, struct procfs_schedstat *st)
+{
+	char path[64], buf[128];
+
+	task_path(path, sizeof(path), pid, tid, "schedstat");
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	if (sscanf(buf, "%llu %llu %llu", &st->cpu_ns, &st->wait_ns,
+		   &st->runs) != 3) {
 		errno = EINVAL;
 		return -1;
 	}

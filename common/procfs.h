@@ -62,12 +62,23 @@ int procfs_comm(int pid, char *buf, size_t len);
 struct procfs_stat {
 	char state;                    /* 'R', 'S', 'D', 'Z', 't'... */
 	int ppid, pgid;
+	unsigned long long utime, stime;  /* CPU time, in clock ticks */
 	unsigned long long starttime;  /* clock ticks after boot: tells a
 					* reused pid apart */
 };
 
 /* Parse /proc/PID/stat (tid 0) or /proc/PID/task/TID/stat: 0 or -1. */
 int procfs_stat(int pid, int tid, struct procfs_stat *st);
+
+/* /proc/PID/task/TID/schedstat (tid 0: the process's): exact figures,
+ * in kernels built with schedstats. */
+struct procfs_schedstat {
+	unsigned long long cpu_ns;     /* on a CPU */
+	unsigned long long wait_ns;    /* runnable, waiting for a CPU */
+	unsigned long long runs;       /* times put on a CPU */
+};
+
+int procfs_schedstat(int pid, int tid, struct procfs_schedstat *st);
 
 /* The state letter alone, or 0 with errno set. */
 char procfs_state(int pid, int tid);

@@ -579,7 +579,7 @@ static void test_native_frames(void)
 }
 
 static void observe(struct watch_tracker *tr, enum watch_kind kind,
-		    uint64_t id, uint64_t fingerprint, double cpu_s, long runs)
+		    uint64_t id, uint64_t fingerprint, double cpu_s, long sleeps)
 {
 	struct watch_obs o;
 
@@ -589,7 +589,7 @@ static void observe(struct watch_tracker *tr, enum watch_kind kind,
 	o.fingerprint = fingerprint;
 	o.cpu_s = cpu_s;
 	o.wait_s = -1;
-	o.runs = runs;
+	o.sleeps = sleeps;
 	o.window_s = cpu_s >= 0 ? 1 : 0;
 	o.where.line = o.inner.line = -1;
 	watch_observe(tr, &o);
@@ -639,7 +639,7 @@ static void test_sampled(void)
 		observe(&tr, WATCH_TASK, 0x200, 7, -1, -1);
 		observe(&tr, WATCH_TASK, 0x300, 8, -1, -1);
 		observe(&tr, WATCH_THREAD, 31, 9, k ? 0.9 : -1, k ? 50 : -1);
-		observe(&tr, WATCH_THREAD, 32, 10, k ? 0 : -1, k ? 1 : -1);
+		observe(&tr, WATCH_THREAD, 32, 10, k ? 0 : -1, k ? 0 : -1);
 		watch_end(&tr);
 	}
 	run_summary_init(&s);
@@ -712,7 +712,7 @@ static void test_seen_subjects(void)
 			o.label = cases[i].label;
 			o.fingerprint = 7;
 			o.cpu_s = o.wait_s = -1;
-			o.runs = -1;
+			o.sleeps = -1;
 			o.where.line = o.inner.line = -1;
 			watch_observe(&tr, &o);
 		}

@@ -63,6 +63,18 @@ static void own_files(void)
 	CHECK(procfs_stat(getpid(), 0, &st) == 0 && st.state == 'R' &&
 	      st.ppid == getppid() && st.starttime > 0, "own stat");
 	CHECK(procfs_state(getpid(), 0) == 'R', "own state");
+	{
+		struct procfs_schedstat ss;
+		volatile unsigned long spin;
+
+		for (spin = 0; spin < 50000000ul; spin++)
+			;
+		CHECK(procfs_stat(getpid(), getpid(), &st) == 0 &&
+		      st.utime + st.stime > 0, "own CPU ticks %llu+%llu",
+		      st.utime, st.stime);
+		CHECK(procfs_schedstat(getpid(), getpid(), &ss) == 0 &&
+		      ss.cpu_ns > 0 && ss.runs > 0, "own schedstat");
+	}
 	CHECK(procfs_comm(getpid(), comm, sizeof(comm)) == 0 &&
 	      !strncmp(comm, "test_procfs", 11), "own comm '%s'", comm);
 	cmd = procfs_cmdline(getpid(), 4096);

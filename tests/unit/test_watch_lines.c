@@ -31,7 +31,7 @@ static struct watch_obs obs(enum watch_kind kind, uint64_t id, const char *name,
 	o.fingerprint = 1;
 	o.cpu_s = -1;
 	o.wait_s = -1;
-	o.runs = -1;
+	o.sleeps = -1;
 	o.where.file = file;
 	o.where.function = "work";
 	o.where.line = line;
