@@ -74,6 +74,30 @@ int live_list_tasks(int pid, int **out, size_t *nout)
 	return procfs_list_ids(path, MAX_THREADS, pid, out, nout);
 }
 
+/*
+ * The task of pid to reach its memory and files through: pid itself,
+ * unless its main thread is a zombie (it called pthread_exit() while
+ * other threads run on), then the first live thread.
+ */
+static int mm_task(int pid)
+{
+	char st = procfs_state(pid, 0);
+	int *tids, id = pid;
+	size_t n, i;
+
+	if (!st || !procfs_state_dead(st) || live_list_tasks(pid, &tids, &n) < 0)
+		return pid;
+	for (i = 0; i < n; i++) {
+		st = procfs_state(pid, tids[i]);
+		if (tids[i] != pid && st && !procfs_state_dead(st)) {
+			id = tids[i];
+			break;
+		}
+	}
+	free(tids);
+	return id;
+}
+
 int live_pid_alive(int pid)
 {
 	char st = procfs_state(pid, 0);
@@ -131,7 +155,7 @@ static ssize_t vm_read_paged(struct live *lv, uint64_t addr, void *buf,
 		}
 		liov.iov_base = (char *)buf + done;
 		liov.iov_len = chunk;
-		r = process_vm_readv(lv->pid, &liov, 1, lv->riov, k, 0);
+		r = process_vm_readv(lv->mm_id, &liov, 1, lv->riov, k, 0);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -159,7 +183,7 @@ static ssize_t vm_read(struct live *lv, uint64_t addr, void *buf, size_t len)
 	ssize_t r;
 
 	do
-		r = process_vm_readv(lv->pid, &liov, 1, &riov, 1, 0);
+		r = process_vm_readv(lv->mm_id, &liov, 1, &riov, 1, 0);
 	while (r < 0 && errno == EINTR);
 	if (r == (ssize_t)len)
 		return r;
@@ -176,7 +200,7 @@ static long mem_read(struct memsrc *ms, struct live *lv, uint64_t addr,
 	if (lv->mem_fd < 0) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "/proc/%d/mem", lv->pid);
+		snprintf(path, sizeof(path), "/proc/%d/mem", lv->mm_id);
 		lv->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (lv->mem_fd < 0) {
 			if (errno == EACCES || errno == EPERM)
@@ -230,7 +254,7 @@ static long live_read_runs(struct memsrc *ms, const struct memsrc_run *runs,
 		iov[n + i].iov_len = runs[i].len;
 	}
 	do
-		r = process_vm_readv(lv->pid, iov, n, iov + n, n, 0);
+		r = process_vm_readv(lv->mm_id, iov, n, iov + n, n, 0);
 	while (r < 0 && errno == EINTR);
 	free(iov);
 	if (r >= 0)
@@ -306,7 +330,7 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err)
 	int ret = 0;
 	char *buf;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", ms->pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", ms->proc_id);
 	f = fopen(path, "re");
 	if (!f) {
 		if (errno == EACCES || errno == EPERM)
@@ -353,6 +377,7 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err)
 
 static int read_threads(struct memsrc *ms, struct cs_err *err)
 {
+	const struct live *lv = ms->backend;
 	int *tids;
 	size_t n, i;
 
@@ -360,9 +385,12 @@ static int read_threads(struct memsrc *ms, struct cs_err *err)
 		return cs_fail(err, CS_ERR_NO_PROCESS, "no such process: %d",
 			       ms->pid);
 	ms->threads = xcalloc(n ? n : 1, sizeof(*ms->threads));
+	/* Only the main thread is kept as a zombie once it exits (the
+	 * others are reaped at once): then mm_id is another thread. */
 	for (i = 0; i < n; i++) {
 		ms->threads[i].tid = tids[i];
 		ms->threads[i].ns_tid = live_ns_tid_of(ms->backend, tids[i]);
+		ms->threads[i].exited = tids[i] == ms->pid && lv->mm_id != ms->pid;
 	}
 	ms->nthreads = n;
 	free(tids);
@@ -468,9 +496,11 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	lv->other_ns = depth > 1;
 	if (!ms->ns_pid || !lv->other_ns)
 		ms->ns_pid = pid;
-	snprintf(buf, sizeof(buf), "/proc/%d/root", pid);
+	lv->mm_id = mm_task(pid);
+	ms->proc_id = lv->mm_id;
+	snprintf(buf, sizeof(buf), "/proc/%d/root", lv->mm_id);
 	ms->root = xstrdup(buf);
-	snprintf(buf, sizeof(buf), "/proc/%d/exe", pid);
+	snprintf(buf, sizeof(buf), "/proc/%d/exe", lv->mm_id);
 	ms->exe_path = xstrdup(buf);
 	ret = live_read_maps(ms, err);
 	/*

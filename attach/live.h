@@ -48,6 +48,8 @@ double live_stop_ms(const struct memsrc *ms);
 
 /* Is the process still there?  (Used to tell "exited" from bad memory.) */
 int live_alive(const struct memsrc *ms);
+/* The same by pid: its main thread, or any other thread, not a zombie. */
+int live_pid_alive(int pid);
 /* The same, but a process whose main thread has exited while others
  * have not yet is given up to 0.1 s to finish (a SIGKILL's threads die
  * one at a time, and its memory is gone before the last): still there

@@ -145,3 +145,23 @@ long live_exited(struct cs_err *err, int pid)
 {
 	return cs_fail(err, CS_ERR_EXITED, "process %d exited", pid);
 }
+
+/*
+ * Why a thread may not have stopped in time, from its state as the
+ * wait ends: asleep in the kernel where no signal reaches it (a hung
+ * NFS read, a vfork parent), or runnable but given no CPU (an
+ * overloaded host, or a thread of the lowest priority).
+ */
+const char *live_stop_hint(char state)
+{
+	switch (state) {
+	case 'D':
+		return "in uninterruptible sleep";
+	case 'R':
+		return "runnable but given no CPU: an overloaded host?";
+	case 0:
+		return "its state is unknown";
+	default:
+		return "not stopped when asked";
+	}
+}

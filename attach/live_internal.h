@@ -34,6 +34,10 @@ struct live_thread {
 
 struct live {
 	int pid;
+	/* The task whose /proc entries and process_vm_readv() reach the
+	 * address space: pid, or a live thread once the main thread has
+	 * called pthread_exit() (a zombie has no memory, maps or files). */
+	int mm_id;
 	int mem_fd;            /* /proc/PID/mem, -1 until needed */
 	int use_mem;           /* process_vm_readv refused: use mem_fd */
 	int pagemap_fd;        /* /proc/PID/pagemap, -1 until needed, -2
@@ -93,8 +97,6 @@ int live_list_tasks(int pid, int **out, size_t *nout);
 /* A thread's tid in the target's own PID namespace (0 when unknown). */
 int live_ns_tid_of(const struct live *lv, int tid);
 
-/* Is the process alive: its main thread, or any thread, not a zombie. */
-int live_pid_alive(int pid);
 
 /* Read /proc/PID/maps into ms->maps (sorted).  0 or a status. */
 int live_read_maps(struct memsrc *ms, struct cs_err *err);
@@ -105,6 +107,10 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err);
  * what: "attach to", "read", ...  Returns CS_ERR_PERMISSION.
  */
 int live_fail_denied(struct cs_err *err, int pid, const char *what);
+
+/* Why a thread in state (a /proc state letter, 0: unknown) may not have
+ * stopped when asked: a phrase for the error's parentheses. */
+const char *live_stop_hint(char state);
 
 /* CS_ERR_EXITED: "process N exited". */
 long live_exited(struct cs_err *err, int pid);

@@ -44,7 +44,7 @@ int live_resident(struct memsrc *ms, uint64_t page, size_t n,
 	if (lv->pagemap_fd == -1) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "/proc/%d/pagemap", lv->pid);
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", lv->mm_id);
 		lv->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (lv->pagemap_fd < 0) {
 			lv->pagemap_fd = -2;
@@ -75,7 +75,7 @@ int64_t live_written_bytes(struct memsrc *ms)
 	char status[PROCFS_STATUS_MAX];
 	long anon_kb, swap_kb;
 
-	if (!lv || procfs_status_read(lv->pid, 0, status, sizeof(status)) < 0 ||
+	if (!lv || procfs_status_read(lv->mm_id, 0, status, sizeof(status)) < 0 ||
 	    procfs_status_long(status, "RssAnon", &anon_kb) < 0 ||
 	    procfs_status_long(status, "VmSwap", &swap_kb) < 0 ||
 	    anon_kb < 0 || swap_kb < 0 ||

@@ -348,9 +348,10 @@ static int stop_round(struct live *lv, double deadline, size_t *added,
 		if (lv->th[i].state == TH_SEIZED)
 			return cs_fail(err, CS_ERR_NOT_STOPPED,
 				       "thread %d of process %d did not stop "
-				       "within %d ms (uninterruptible sleep?); "
-				       "try --no-block", lv->th[i].tid,
-				       lv->pid, STOP_WAIT_MS);
+				       "within %d ms (%s); try --no-block",
+				       lv->th[i].tid, lv->pid, STOP_WAIT_MS,
+				       live_stop_hint(procfs_state(
+					       lv->pid, lv->th[i].tid)));
 	drop_gone(lv);
 	return 0;
 }
@@ -398,14 +399,18 @@ static int known_ns_tid(const struct memsrc *ms, const struct live *lv,
 	return live_ns_tid_of(lv, tid);
 }
 
-/* The stopped threads, with their fs_base, as ms->threads. */
+/* The stopped threads, with their fs_base, as ms->threads, and an exited
+ * main thread as it was listed (no thread to stop). */
 static int publish_threads(struct memsrc *ms, struct live *lv,
 			   struct cs_err *err)
 {
 	struct cs_thread *threads;
-	size_t i;
+	size_t i, n = lv->nth;
 
-	threads = xcalloc(lv->nth ? lv->nth : 1, sizeof(*threads));
+	threads = xcalloc(lv->nth + 1, sizeof(*threads));
+	for (i = 0; i < ms->nthreads && n == lv->nth; i++)
+		if (ms->threads[i].exited)
+			threads[n++] = ms->threads[i];
 	for (i = 0; i < lv->nth; i++) {
 		threads[i].tid = lv->th[i].tid;
 		threads[i].ns_tid = known_ns_tid(ms, lv, lv->th[i].tid);
@@ -416,7 +421,7 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 	}
 	free(ms->threads);
 	ms->threads = threads;
-	ms->nthreads = lv->nth;
+	ms->nthreads = n;
 	return 0;
 }
 

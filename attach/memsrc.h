@@ -52,6 +52,8 @@ struct cs_thread {
 	int has_fs_base;        /* fs_base known (thread stopped, or core) */
 	int has_regs;           /* regs known (thread stopped, or core) */
 	struct cs_regs regs;    /* general registers at the stop */
+	int exited;             /* a zombie kept until the process ends: a
+				   main thread that called pthread_exit() */
 };
 
 struct memsrc;
@@ -138,6 +140,10 @@ struct memsrc {
 	int ns_pid;                 /* the pid in the target's own PID
 				       namespace; equal to pid when that
 				       is coroscope's (and for cores) */
+	int proc_id;                /* live: the /proc/N that reaches its
+				       memory and files (pid, or a live
+				       thread's when the main thread has
+				       exited); 0 for cores */
 	struct cs_mapping *maps;    /* sorted by start */
 	size_t nmaps;
 	struct cs_thread *threads;

@@ -217,6 +217,9 @@ static void dump_one(struct run_proc *p, const struct run_options *o,
 	sp = run_sampler_begin(smp, &p->e);
 	if (collect_live(&p->c, p->e.pid, &copt, &p->err) == 0) {
 		p->dumped = 1;
+		/* read through a live thread when the main one has exited */
+		if (!p->command && p->c.command)
+			p->command = xstrdup(p->c.command);
 		run_sampler_end(smp, sp, &p->c);
 		return;
 	}

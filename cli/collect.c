@@ -55,6 +55,39 @@ static void index_threads(const struct memsrc *ms, int by_ns,
 }
 
 /*
+ * The main thread exited (pthread_exit()) while the process runs on: the
+ * kernel keeps it as a zombie, which has no registers to tell its
+ * pthread_t by, and before 3.11 CPython does not record the tid.  Every
+ * live thread was stopped and matched by its registers, so a Python
+ * thread with no tid is one whose thread has exited; when there is one
+ * such thread and the exited main thread is the kernel's only one, they
+ * are the same.
+ */
+static void match_exited_main(struct collection *c)
+{
+	const struct memsrc *ms = c->ms;
+	struct py_thread *lone = NULL;
+	size_t i, exited = 0, untold = 0;
+
+	for (i = 0; i < ms->nthreads; i++) {
+		if (ms->threads[i].exited)
+			exited++;
+		else if (!ms->threads[i].has_fs_base)
+			return;   /* not every live thread is known */
+	}
+	for (i = 0; i < c->snap.nthreads; i++)
+		if (c->snap.threads[i].tid <= 0) {
+			lone = &c->snap.threads[i];
+			untold++;
+		}
+	if (exited != 1 || untold != 1)
+		return;
+	for (i = 0; i < ms->nthreads; i++)
+		if (ms->threads[i].exited)
+			lone->tid = ms->threads[i].tid;
+}
+
+/*
  * Thread ids as coroscope sees them.  CPython records the tid its
  * thread got from gettid(), which in another PID namespace is that
  * namespace's (1, 2, ...); the source's thread list has both.  An id
@@ -69,6 +102,7 @@ static void map_thread_ids(struct collection *c)
 
 	if (!c->snap.nthreads)
 		return;
+	match_exited_main(c);
 	c->ns_tids = xcalloc(c->snap.nthreads, sizeof(*c->ns_tids));
 	index_threads(ms, 0, &by_tid);
 	index_threads(ms, 1, &by_ns);
@@ -79,14 +113,15 @@ static void map_thread_ids(struct collection *c)
 		if (t->tid <= 0)
 			continue;
 		k = (uintptr_t)addrmap_get(&by_tid, (uint64_t)t->tid, NULL);
-		if (k) {
-			c->ns_tids[i] = ms->threads[k - 1].ns_tid;
-			continue;
+		if (!k) {
+			k = (uintptr_t)addrmap_get(&by_ns, (uint64_t)t->tid,
+						   NULL);
+			if (k)
+				t->tid = ms->threads[k - 1].tid;
 		}
-		k = (uintptr_t)addrmap_get(&by_ns, (uint64_t)t->tid, NULL);
 		if (k) {
 			c->ns_tids[i] = ms->threads[k - 1].ns_tid;
-			t->tid = ms->threads[k - 1].tid;
+			t->exited = ms->threads[k - 1].exited;
 		}
 	}
 	addrmap_release(&by_tid);
@@ -451,7 +486,7 @@ static int collect_live_once(struct collection *c, int pid,
 	/* The thread group: live_open() takes a thread id to mean it. */
 	c->pid = c->ms->pid;
 	c->ns_pid = c->ms->ns_pid;
-	c->command = live_cmdline(c->pid);
+	c->command = live_cmdline(c->ms->proc_id);
 	ret = collect(c, opt, start, err);
 	if (ret < 0)
 		explain_live(err, c->ms, c->pid);

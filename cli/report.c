@@ -106,6 +106,8 @@ static void text_thread_rest(FILE *out, const struct collection *c,
 {
 	if (t->holds_gil == 1)
 		fputs(" (holds the GIL)", out);
+	if (t->exited)
+		fputs(" (exited; as the interpreter still lists it)", out);
 	if (c->opt.native) {
 		report_native_text_blocked(out, c, t->tid);
 		fputc('\n', out);
@@ -672,6 +674,8 @@ static void json_thread(struct json *j, const struct collection *c,
 		json_bool(j, t->holds_gil);
 	json_key(j, "truncated");
 	json_bool(j, t->truncated);
+	json_key(j, "exited");
+	json_bool(j, t->exited);
 	json_key(j, "frames_omitted");
 	json_uint(j, t->omitted);
 	if (c->opt.native) {

@@ -84,7 +84,10 @@ void report_native_text_frames(FILE *out, const struct collection *c,
 	fputs("Traceback (most recent call last):\n", out);
 	if (t->truncated)
 		fputs("  ... (older frames could not be read)\n", out);
-	if (!nt || !nt->has_regs)
+	if (t->exited)
+		fputs("  (native frames not read: the thread has exited)\n",
+		      out);
+	else if (!nt || !nt->has_regs)
 		fputs("  (native frames not read: the thread was not stopped)\n",
 		      out);
 	text_merged(out, c, t, nt);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/live.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -20,6 +21,10 @@ static int read_stat(int pid, struct proc_entry *e)
 	memset(e, 0, sizeof(*e));
 	e->pid = pid;
 	e->state = st.state;
+	/* A zombie main thread, other threads running on (it called
+	 * pthread_exit()): the process is alive. */
+	if (procfs_state_dead(st.state) && live_pid_alive(pid))
+		e->state = 'S';
 	e->ppid = st.ppid;
 	e->pgid = st.pgid;
 	e->start = st.starttime;

@@ -161,6 +161,10 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 	struct watch_window w;
 	size_t i, user = th->nframes;
 
+	/* A main thread that called pthread_exit(): not stuck, gone, if
+	 * the interpreter still lists it */
+	if (th->exited)
+		return;
 	memset(&o, 0, sizeof(o));
 	o.kind = WATCH_THREAD;
 	/* the kernel id when known, which is also the /proc key */

@@ -63,6 +63,10 @@ struct py_thread {
 	size_t omitted_at;
 	int truncated;           /* the walk stopped at an unreadable frame
 				    (or a loop): older frames are missing */
+	/* Set by the caller, who knows the kernel's threads: this one has
+	 * exited (a main thread that called pthread_exit()), and the
+	 * interpreter still lists it as it was. */
+	int exited;
 };
 
 struct py_snapshot {

@@ -146,7 +146,7 @@ static size_t make_groups(const struct memsrc *ms, struct group **out)
 /* Is a live process's /proc/PID/map_files usable for this source? */
 static int has_map_files(const struct memsrc *ms)
 {
-	if (ms->pid <= 0)
+	if (ms->proc_id <= 0)
 		return 0;
 	return (ms->root && strncmp(ms->root, "/proc/", 6) == 0) ||
 	       (ms->exe_path && strncmp(ms->exe_path, "/proc/", 6) == 0);
@@ -171,7 +171,7 @@ static void open_image(struct memsrc *ms, const struct group *g,
 		if (!has_map_files(ms))
 			return;
 		snprintf(buf, sizeof(buf),
-			 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, ms->pid,
+			 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, ms->proc_id,
 			 g->low_start, g->first_end);
 		elf_image_open(img, buf, NULL);
 		return;

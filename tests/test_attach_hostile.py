@@ -22,8 +22,9 @@ import tempfile
 import pytest
 
 from conftest import (COROSCOPE, INTERPRETERS, TIME_SCALE,
-                      assert_one_error_line, control_interpreter, proc_status,
-                      run_coroscope, target_script, task_ids, wait_until)
+                      assert_one_error_line, control_interpreter, marker_line,
+                      proc_status, run_coroscope, target_script, task_ids,
+                      wait_until)
 
 # The control_interp fixture and the wait for a background coroscope's
 # attach are test_errors.py's.
@@ -267,3 +268,84 @@ def test_no_block_read_of_a_changing_target(control_interp, keeper):
             "the target changed while being read (--no-block" in o[1][0])]
     assert not bad, bad
     assert sum(1 for o in outcomes if o[0] == 0) >= 50, outcomes
+
+
+def wait_main_zombie(target):
+    def main_gone():
+        try:
+            with open("/proc/%d/task/%d/stat" % (target.pid, target.pid)) as f:
+                return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return False
+    assert wait_until(main_gone, 10 * TIME_SCALE), "main thread still runs"
+
+
+def test_main_thread_exited_process(interp, keeper):
+    """A process whose main thread called pthread_exit() has no memory,
+    maps or files under its own /proc entry (it is a zombie); coroscope
+    reads it through a live thread: the worker where it waits, and the
+    main thread where it called pthread_exit(), marked as exited."""
+    probe = subprocess.run([interp.path, "-c", "import ctypes"],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+    if probe.returncode:
+        pytest.skip("this interpreter has no ctypes to call "
+                    "pthread_exit() with: %s" % probe.stderr.strip())
+    target = keeper.start_target(interp, "main_exits.py")
+    wait_main_zombie(target)
+    script = target_script("main_exits.py")
+    waits = "main_exits.py\", line %d" % marker_line(script, "worker-waits")
+    exits = "main_exits.py\", line %d" % marker_line(script, "main-exits")
+    worker = target.ready["worker_tid"]
+
+    res = run_coroscope("dump", target.pid)
+    assert res.returncode == 0, res
+    out = res.stdout
+    # its command line, read through the live thread
+    assert out.splitlines()[0].endswith(
+        "main_exits.py " + os.path.join(target.workdir, "ready.json")), out
+    head = "Thread %d \"MainThread\" (exited; as the interpreter still " \
+        "lists it)" % target.pid
+    assert head in out and exits in out.split(head, 1)[1], out
+    survivor = "Thread %d \"survivor\"" % worker
+    assert survivor in out and waits in out.split(survivor, 1)[1], out
+
+    res = run_coroscope("dump", "--json", target.pid)
+    assert res.returncode == 0, res
+    threads = {t["tid"]: t for t in json.loads(res.stdout)["threads"]}
+    assert threads[target.pid]["exited"] is True, threads
+    assert threads[worker]["exited"] is False, threads
+
+    res = run_coroscope("dump", "--native", target.pid)
+    assert res.returncode == 0, res
+    main = res.stdout.split(head, 1)[1]
+    assert main.index("(native frames not read: the thread has exited)") \
+        < main.index(exits), res.stdout
+
+
+def test_run_reads_a_process_whose_main_thread_exited(keeper, tmp_path):
+    """`run` on such a process (its /proc/PID/stat says zombie): it is
+    sampled and dumped, the worker's wait is a cause, and the exited main
+    thread is not called stuck.  On a CPython before 3.11, where the
+    main thread's tid is inferred."""
+    old = [i for i in INTERPRETERS
+           if version_tuple(i) < (3, 11) and "debian" not in i.id]
+    if not old:
+        pytest.skip("no CPython before 3.11 installed")
+    script = target_script("main_exits.py")
+    res = subprocess.run(
+        [COROSCOPE, "run", "--timeout", "3", "--kill-after", "1", "--",
+         old[0].path, script, str(tmp_path / "ready.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        universal_newlines=True, timeout=60 * TIME_SCALE)
+    err = res.stderr
+    assert res.returncode == 124, err
+    assert "dumping 1 process (1 Python)" in err, err
+    pid = json.loads((tmp_path / "ready.json").read_text())["pid"]
+    waits = "main_exits.py:%d" % marker_line(script, "worker-waits")
+    causes = err.split("coroscope: sampled over", 1)[0]
+    assert waits in causes, err
+    assert "Thread %d \"MainThread\" (exited; " % pid in err, err
+    stuck = [l for l in err.splitlines() if " stuck for " in l and
+             "thread %d " % pid in l]
+    assert not stuck, err

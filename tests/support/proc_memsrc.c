@@ -34,6 +34,7 @@ int proc_memsrc_init(struct memsrc *ms, int pid)
 
 	memset(ms, 0, sizeof(*ms));
 	ms->pid = pid;
+	ms->proc_id = pid;
 	snprintf(name, sizeof(name), "/proc/%d/root", pid);
 	ms->root = strdup(name);
 	snprintf(name, sizeof(name), "/proc/%d/exe", pid);
