@@ -470,11 +470,25 @@ static int check_pid(int *pid, struct cs_err *err)
 	return 0;
 }
 
+void live_reach_through(struct memsrc *ms, int id)
+{
+	struct live *lv = ms->backend;
+	char buf[64];
+
+	lv->mm_id = id;
+	ms->proc_id = id;
+	snprintf(buf, sizeof(buf), "/proc/%d/root", id);
+	free(ms->root);
+	ms->root = xstrdup(buf);
+	snprintf(buf, sizeof(buf), "/proc/%d/exe", id);
+	free(ms->exe_path);
+	ms->exe_path = xstrdup(buf);
+}
+
 int live_open(struct memsrc **out, int pid, struct cs_err *err)
 {
 	struct memsrc *ms;
 	struct live *lv;
-	char buf[64];
 	const char *env;
 	int ret, depth = 0;
 
@@ -496,12 +510,7 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	lv->other_ns = depth > 1;
 	if (!ms->ns_pid || !lv->other_ns)
 		ms->ns_pid = pid;
-	lv->mm_id = mm_task(pid);
-	ms->proc_id = lv->mm_id;
-	snprintf(buf, sizeof(buf), "/proc/%d/root", lv->mm_id);
-	ms->root = xstrdup(buf);
-	snprintf(buf, sizeof(buf), "/proc/%d/exe", lv->mm_id);
-	ms->exe_path = xstrdup(buf);
+	live_reach_through(ms, mm_task(pid));
 	ret = live_read_maps(ms, err);
 	/*
 	 * The mapping list may be readable where the files behind it are not

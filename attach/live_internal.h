@@ -108,6 +108,10 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err);
  */
 int live_fail_denied(struct cs_err *err, int pid, const char *what);
 
+/* Reach ms's memory and files through task id (lv->mm_id, ms->proc_id,
+ * root, exe_path). */
+void live_reach_through(struct memsrc *ms, int id);
+
 /* Why a thread in state (a /proc state letter, 0: unknown) may not have
  * stopped when asked: a phrase for the error's parentheses. */
 const char *live_stop_hint(char state);

@@ -422,6 +422,10 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 	free(ms->threads);
 	ms->threads = threads;
 	ms->nthreads = n;
+	/* The main thread has exited: the live thread chosen at open may
+	 * have exited since; one held now cannot. */
+	if (lv->mm_id != lv->pid && lv->nth && lv->th[0].tid != lv->mm_id)
+		live_reach_through(ms, lv->th[0].tid);
 	return 0;
 }
 

@@ -57,34 +57,42 @@ static void index_threads(const struct memsrc *ms, int by_ns,
 /*
  * The main thread exited (pthread_exit()) while the process runs on: the
  * kernel keeps it as a zombie, which has no registers to tell its
- * pthread_t by, and before 3.11 CPython does not record the tid.  Every
- * live thread was stopped and matched by its registers, so a Python
- * thread with no tid is one whose thread has exited; when there is one
- * such thread and the exited main thread is the kernel's only one, they
- * are the same.
+ * pthread_t by, and before 3.11 CPython does not record the tid (from
+ * 3.11 it does, and nothing is guessed).  Every live thread was stopped
+ * and matched by its registers, so a started Python thread (one with a
+ * pthread_t) with no tid is one whose thread has exited; when there is
+ * one such thread, the exited main thread is the kernel's only one and
+ * no Python thread has its tid yet, they are the same.
  */
 static void match_exited_main(struct collection *c)
 {
 	const struct memsrc *ms = c->ms;
 	struct py_thread *lone = NULL;
 	size_t i, exited = 0, untold = 0;
+	int tid = 0;
 
+	if (c->py.layout.ts_native_thread_id >= 0)
+		return;
 	for (i = 0; i < ms->nthreads; i++) {
-		if (ms->threads[i].exited)
+		if (ms->threads[i].exited) {
 			exited++;
-		else if (!ms->threads[i].has_fs_base)
+			tid = ms->threads[i].tid;
+		} else if (!ms->threads[i].has_fs_base) {
 			return;   /* not every live thread is known */
+		}
 	}
-	for (i = 0; i < c->snap.nthreads; i++)
-		if (c->snap.threads[i].tid <= 0) {
+	for (i = 0; i < c->snap.nthreads; i++) {
+		const struct py_thread *t = &c->snap.threads[i];
+
+		if (t->tid == tid)
+			return;
+		if (t->tid <= 0 && t->thread_id) {
 			lone = &c->snap.threads[i];
 			untold++;
 		}
-	if (exited != 1 || untold != 1)
-		return;
-	for (i = 0; i < ms->nthreads; i++)
-		if (ms->threads[i].exited)
-			lone->tid = ms->threads[i].tid;
+	}
+	if (exited == 1 && untold == 1 && tid > 0)
+		lone->tid = tid;
 }
 
 /*
@@ -400,7 +408,7 @@ static int copy_it_all(const struct collection *c)
 	if (writable <= CAPTURE_ALL_MAX)
 		return 1;
 	return writable <= CAPTURE_DENSE_MAX &&
-	       procfs_status_field(c->pid, 0, "RssAnon", &anon_kb) == 0 &&
+	       procfs_status_field(c->ms->proc_id, 0, "RssAnon", &anon_kb) == 0 &&
 	       anon_kb > 0 && (uint64_t)anon_kb * 1024 * 2 >= writable;
 }
 

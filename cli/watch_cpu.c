@@ -117,22 +117,28 @@ static int asleep(char state)
 
 /*
  * A thread blocked for good still goes back to sleep once after each of
- * our stops: our resume wakes it, it restarts its wait and sleeps again.
- * That falls into the window when the thread had not yet gone back to
- * sleep as `before` was read (on a busy host it may wait long for a
- * CPU).  Whatever it used of a CPU meanwhile and waited for one is ours
- * too: it is left out, unless the thread is running as the window ends
- * or used a quarter of it (a host that takes the CPU from a guest for a
- * while may charge that to the thread; CI once saw a thread blocked on a
- * lock for good "moving").
+ * our stops: our resume wakes it, it restarts its wait and sleeps again,
+ * in the window when it had not yet done so as `before` was read (on a
+ * busy host it may wait long for a CPU).  Whether it had cannot be told
+ * for sure (a thread sets its state to sleeping before it gives up the
+ * CPU, and may be preempted in between), so that one sleep is always
+ * ours: a single wake of its own in the window goes unseen.  Whatever
+ * it used of a CPU meanwhile and waited for one is ours too: it is left
+ * out, unless the thread is running as the window ends or used a
+ * quarter of it (a host that takes the CPU from a guest for a while may
+ * charge that to the thread; CI once saw a thread blocked on a lock for
+ * good "moving").  Without a stop (--no-block) there is nothing of ours.
  */
 static void own_share(const struct watch_thread_cpu *a,
-		      const struct watch_thread_cpu *b, struct watch_window *w)
+		      const struct watch_thread_cpu *b, int after_stop,
+		      struct watch_window *w)
 {
-	long noise = asleep(a->state) ? 0 : 1;
 	long sleeps = (long)(b->sleeps - a->sleeps);
 
-	w->sleeps = sleeps > noise ? sleeps - noise : 0;
+	w->sleeps = sleeps;
+	if (!after_stop)
+		return;
+	w->sleeps = sleeps > 1 ? sleeps - 1 : 0;
 	if (!w->sleeps && asleep(b->state) && w->cpu_s < w->window_s / 4) {
 		w->cpu_s = 0;
 		w->wait_s = w->wait_s < 0 ? -1 : 0;
@@ -140,7 +146,7 @@ static void own_share(const struct watch_thread_cpu *a,
 }
 
 void watch_cpu_window(const struct watch_cpu *before,
-		      const struct watch_cpu *now, int tid,
+		      const struct watch_cpu *now, int tid, int after_stop,
 		      struct watch_window *w)
 {
 	const struct watch_thread_cpu *a = watch_cpu_find(before, tid);
@@ -157,11 +163,12 @@ void watch_cpu_window(const struct watch_cpu *before,
 	if (a->wait_s >= 0 && b->wait_s >= a->wait_s)
 		w->wait_s = b->wait_s - a->wait_s;
 	if (a->sleeps >= 0 && b->sleeps >= a->sleeps) {
-		own_share(a, b, w);
+		own_share(a, b, after_stop, w);
 	} else if (a->runs >= 0 && b->runs >= a->runs) {
 		/* put on a CPU once to go back to sleep, preemptions
 		 * counted too: the best there is without status */
 		w->sleeps = (long)(b->runs - a->runs);
-		w->sleeps = w->sleeps > 1 ? w->sleeps - 1 : 0;
+		if (after_stop)
+			w->sleeps = w->sleeps > 1 ? w->sleeps - 1 : 0;
 	}
 }

@@ -41,14 +41,16 @@ struct watch_window {
 	double cpu_s;
 	double wait_s;
 	/* times it went to sleep of its own doing in the window, not
-	 * counting the one after our resume (or, without the kernel's
-	 * sleeps, the times it was put on a CPU beyond that one) */
+	 * counting one for our resume after a stop (or, without the
+	 * kernel's sleeps, the times it was put on a CPU beyond that) */
 	long sleeps;
 	double window_s;
 };
 
+/* after_stop: the window began as the target was resumed from a stop
+ * (not so with --no-block). */
 void watch_cpu_window(const struct watch_cpu *before,
-		      const struct watch_cpu *now, int tid,
+		      const struct watch_cpu *now, int tid, int after_stop,
 		      struct watch_window *w);
 
 #endif

@@ -25,7 +25,7 @@ struct sample {
 static void thread_window(const struct sample *s, int tid,
 			  struct watch_window *w)
 {
-	watch_cpu_window(s->before, s->now, tid, w);
+	watch_cpu_window(s->before, s->now, tid, !s->c->opt.no_block, w);
 }
 
 /* Did thread tid (any thread when 0) run between the samples? */

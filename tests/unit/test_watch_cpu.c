@@ -17,9 +17,10 @@ struct acct {
 	double cpu_s, wait_s;
 };
 
-/* The window of thread 7 from a at 0 ms to b at window_ms. */
-static struct watch_window window(struct acct a, struct acct b,
-				  double window_ms)
+/* The window of thread 7 from a at 0 ms to b at window_ms, after a stop
+ * (stop 1) or with --no-block (0). */
+static struct watch_window window_of(struct acct a, struct acct b,
+				     double window_ms, int stop)
 {
 	struct watch_thread_cpu va = { 7, a.cpu_s, a.wait_s, a.runs, a.sleeps,
 				       a.state };
@@ -29,8 +30,14 @@ static struct watch_window window(struct acct a, struct acct b,
 	struct watch_cpu now = { &vb, 1, 1, 1000 + window_ms };
 	struct watch_window w;
 
-	watch_cpu_window(&before, &now, 7, &w);
+	watch_cpu_window(&before, &now, 7, stop, &w);
 	return w;
+}
+
+static struct watch_window window(struct acct a, struct acct b,
+				  double window_ms)
+{
+	return window_of(a, b, window_ms, 1);
 }
 
 static void noise(void)
@@ -59,12 +66,21 @@ static void own_doing(void)
 {
 	struct watch_window w;
 
+	/* "asleep" as `before` was read may be a thread about to give up
+	 * the CPU, its sleep not yet counted: one sleep is always ours */
 	w = window((struct acct){ 'S', 10, 20, 1.0, 0.5 },
 		   (struct acct){ 'S', 11, 21, 1.0001, 0.5 }, 166);
-	CHECK(w.sleeps == 1 && w.cpu_s > 0, "settled, woken once: its own");
+	CHECK(w.sleeps == 0 && w.cpu_s == 0, "one sleep: ours");
 	w = window((struct acct){ 'R', 10, 20, 1.0, 0.5 },
 		   (struct acct){ 'S', 12, 22, 1.0001, 0.5 }, 166);
-	CHECK(w.sleeps == 1, "resume and a wake of its own: one");
+	CHECK(w.sleeps == 1 && w.cpu_s > 0, "resume and a wake of its own");
+	/* --no-block: no stop, nothing of ours */
+	w = window_of((struct acct){ 'R', 10, 20, 1.0, 0.5 },
+		      (struct acct){ 'S', 11, 21, 1.01, 0.5 }, 166, 0);
+	CHECK(w.sleeps == 1 && w.cpu_s > 0.009, "no stop: its one sleep");
+	w = window_of((struct acct){ 0, -1, 20, 1.0, -1 },
+		      (struct acct){ 0, -1, 21, 1.0, -1 }, 166, 0);
+	CHECK(w.sleeps == 1, "no stop, no status: its one run");
 	w = window((struct acct){ 'R', 10, 20, 1.0, 0.5 },
 		   (struct acct){ 'R', 10, 30, 1.15, 0.51 }, 166);
 	CHECK(w.sleeps == 0 && w.cpu_s > 0.149 && w.cpu_s < 0.151 &&
@@ -74,7 +90,7 @@ static void own_doing(void)
 	CHECK(w.cpu_s > 0.09, "busy, then asleep: its CPU time kept");
 	w = window((struct acct){ 'S', 10, 20, 1.0, 0.5 },
 		   (struct acct){ 'S', 410, 420, 1.001, 0.5 }, 166);
-	CHECK(w.sleeps == 400, "napping in short steps");
+	CHECK(w.sleeps == 399, "napping in short steps");
 }
 
 static void unknown(void)
@@ -94,7 +110,7 @@ static void unknown(void)
 	w = window((struct acct){ 0, -1, -1, 1.0, -1 },
 		   (struct acct){ 0, -1, -1, 1.0, -1 }, 166);
 	CHECK(w.sleeps == -1 && w.cpu_s == 0, "nothing but CPU time");
-	watch_cpu_window(&before, &empty, 5, &w);
+	watch_cpu_window(&before, &empty, 5, 1, &w);
 	CHECK(w.sleeps == -1 && w.cpu_s < 0 && w.window_s == 0,
 	      "gone: nothing known");
 	/* counters that went backwards (a reused tid) */
