@@ -180,8 +180,13 @@ void run_sampler_tick(struct run_sampler *s, const struct proc_list *tree)
 			s->pause_ms = c.pause_ms;
 		/* A shell or make is not looked at again until it execs
 		 * another program. */
-		if (!ok && err.code == CS_ERR_NOT_PYTHON)
+		if (!ok && err.code == CS_ERR_NOT_PYTHON) {
 			exe_of(p->pid, p->skip_exe, sizeof(p->skip_exe));
+			/* an unknown program (its main thread exited)
+			 * is asked about again */
+			if (!strcmp(p->skip_exe, "?"))
+				p->skip_exe[0] = '\0';
+		}
 		end(s, p, ok ? &c : NULL, ok ? probe_ms : 0);
 		collection_release(&c);
 	}
