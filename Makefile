@@ -111,6 +111,7 @@ $(BUILD)/tests/test_watch_lines: $(BUILD)/cli/watch_view.o \
 	$(BUILD)/cli/json_plain.o $(BUILD)/cli/json_part.o \
 	$(BUILD)/cli/json_writer.o
 $(BUILD)/tests/test_gc_walk: tests/support/image_memsrc.c
+$(BUILD)/tests/test_deque_items: tests/support/image_memsrc.c
 $(BUILD)/tests/test_symbols: tests/support/proc_memsrc.c
 $(BUILD)/tests/test_debug_inflate: tests/support/proc_memsrc.c
 

@@ -12,6 +12,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/trio.h"
+#include "readers/waitables.h"
 #include "common/banned.h"
 
 /* Memory copied during a stop, at most: a target needing more stays
@@ -146,7 +147,8 @@ static void collect_heap(struct collection *c,
 {
 	struct py_greenlet_scan gscan;
 	struct py_trio_scan tscan;
-	struct py_gc_visit also[2];
+	struct py_waitables_scan wscan;
+	struct py_gc_visit also[3];
 	struct cs_err err;
 	size_t nalso = 0;
 	int gl, walked;
@@ -158,6 +160,7 @@ static void collect_heap(struct collection *c,
 			"greenlets not shown: %.400s", err.msg);
 	nalso += gl > 0;
 	nalso += (size_t)py_trio_prepare(&c->py, &tscan, &also[nalso]);
+	nalso += (size_t)py_waitables_prepare(&c->py, &wscan, &also[nalso]);
 	cs_err_init(&err);
 	walked = py_async_take_with(&c->py, &c->snap, sopt, also, nalso,
 				    &c->async, &err) == 0;
@@ -166,8 +169,10 @@ static void collect_heap(struct collection *c,
 			"tasks and generators%s%s not shown: %.400s",
 			gl > 0 ? ", greenlets" : "",
 			tscan.task_type ? ", trio tasks" : "", err.msg);
-	else if (cs_err_init(&err),
-		 py_trio_finish(&tscan, &c->snap, &c->async, &err) < 0)
+	if (walked)
+		py_waitables_finish(&wscan, &c->async);
+	if (walked && (cs_err_init(&err),
+		       py_trio_finish(&tscan, &c->snap, &c->async, &err) < 0))
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"trio tasks not shown: %.400s", err.msg);
 	cs_err_init(&err);
@@ -177,6 +182,7 @@ static void collect_heap(struct collection *c,
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"greenlets not shown: %.400s", err.msg);
 	py_trio_scan_release(&tscan);
+	py_waitables_scan_release(&wscan);
 	py_greenlet_scan_release(&gscan);
 }
 

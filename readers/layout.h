@@ -281,6 +281,13 @@ struct py_layout {
 	/* PyCellObject */
 	int cell_ref;             /* .ob_ref */
 
+	/* collections.deque: dequeobject, its items in a chain of blocks
+	 * of BLOCKLEN = (block_rightlink - block_data) / 8 pointers */
+	int deque_leftblock;      /* dequeobject.leftblock */
+	int deque_leftindex;      /* .leftindex: the first item's slot */
+	int block_data;           /* block.data */
+	int block_rightlink;      /* .rightlink */
+
 	/* PyGenObject / PyCoroObject / PyAsyncGenObject share these */
 	int gen_size;
 	int gen_frame;            /* .gi_frame (<=3.10) */

@@ -183,6 +183,10 @@ static const struct py_layout layout_3_6 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 64,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -432,6 +436,10 @@ static const struct py_layout layout_3_7 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -681,6 +689,10 @@ static const struct py_layout layout_3_8 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -930,6 +942,10 @@ static const struct py_layout layout_3_9 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -1179,6 +1195,10 @@ static const struct py_layout layout_3_10 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 88,
 	.gen_frame = 16,
 	.gen_running = -1,
@@ -1428,6 +1448,10 @@ static const struct py_layout layout_3_11 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 88,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -1677,6 +1701,10 @@ static const struct py_layout layout_3_12 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 80,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -1926,6 +1954,10 @@ static const struct py_layout layout_3_13 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 80,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -2004,8 +2036,8 @@ static const struct py_layout layout_3_13 = {
 
 /*
  * CPython 3.14.7
- * libpython3.14.so.1.0 build-id d93aa91a9a0643146ad3ccbab5e297f7ca761461
- * _asyncio.cpython-314-x86_64-linux-gnu.so build-id a163cd196183adc65c8dc77ffe6ba0f6c04d2560
+ * libpython3.14.so.1.0 build-id d52b07b0bf8f5653e49ee6e9363f19bc47c4652a
+ * _asyncio.cpython-314-x86_64-linux-gnu.so build-id dbb5d467b139b7ed7f39ee64e6d80e6351cd9867
  */
 static const struct py_layout layout_3_14 = {
 	.major = 3,
@@ -2175,6 +2207,10 @@ static const struct py_layout layout_3_14 = {
 	.set_table = 40,
 	.set_entry_size = 16,
 	.cell_ref = 16,
+	.deque_leftblock = 24,
+	.deque_leftindex = 40,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 160,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -2253,8 +2289,8 @@ static const struct py_layout layout_3_14 = {
 
 /*
  * CPython 3.14.7 (free-threaded)
- * libpython3.14t.so.1.0 build-id 4d706786ade0556e6944f8a110dfc8d554fd5593
- * _asyncio.cpython-314t-x86_64-linux-gnu.so build-id 870172ba66167257f13d6b8ad94a21e1fded1a31
+ * libpython3.14t.so.1.0 build-id a39ac661530c006e1f1dcfde9c7e3a4496391dc8
+ * _asyncio.cpython-314t-x86_64-linux-gnu.so build-id 2f2fa696c06fb2394269b6fed3eb0d5e90a1e266
  */
 static const struct py_layout layout_3_14t = {
 	.major = 3,
@@ -2424,6 +2460,10 @@ static const struct py_layout layout_3_14t = {
 	.set_table = 56,
 	.set_entry_size = 16,
 	.cell_ref = 32,
+	.deque_leftblock = 40,
+	.deque_leftindex = 56,
+	.block_data = 8,
+	.block_rightlink = 520,
 	.gen_size = 176,
 	.gen_frame = -1,
 	.gen_running = -1,

@@ -450,28 +450,39 @@ void pyfloat_repr(double v, struct strbuf *out)
 	}
 }
 
+/* A sequence's ob_size, checked, into *size; *max cut to it. */
+static int var_size(struct pyproc *py, uint64_t obj, const char *what,
+		    size_t *max, size_t *size, struct cs_err *err)
+{
+	uint64_t word;
+	int ret;
+
+	ret = py_field_u64(py, obj, py->layout.ob_size, &word, err);
+	if (ret < 0)
+		return ret;
+	if ((int64_t)word < 0 || word > PY_MAX_CONTAINER)
+		return cs_fail(err, CS_ERR_MEMORY,
+			       "%s at 0x%llx has a bad size %lld", what,
+			       (unsigned long long)obj, (long long)word);
+	*size = (size_t)word;
+	if (*size < *max)
+		*max = *size;
+	return 0;
+}
+
 int pyseq_items(struct pyproc *py, uint64_t obj, uint64_t *items,
 		size_t max, size_t *size, struct cs_err *err)
 {
 	const struct py_layout *L = &py->layout;
-	uint64_t type, base, word;
-	int64_t n;
+	uint64_t type, base;
 	int ret;
 
 	ret = pyobj_read_type(py, obj, &type, err);
 	if (ret < 0)
 		return ret;
-	ret = py_field_u64(py, obj, L->ob_size, &word, err);
+	ret = var_size(py, obj, "sequence", &max, size, err);
 	if (ret < 0)
 		return ret;
-	n = (int64_t)word;
-	if (n < 0 || n > (int64_t)PY_MAX_CONTAINER)
-		return cs_fail(err, CS_ERR_MEMORY,
-			       "sequence at 0x%llx has a bad size %lld",
-			       (unsigned long long)obj, (long long)n);
-	*size = (size_t)n;
-	if ((size_t)n < max)
-		max = (size_t)n;
 	if (type == py->types.tuple || pytype_is_subtype(py, type, py->types.tuple)) {
 		base = obj + (uint64_t)L->tuple_items;
 	} else if (type == py->types.list ||
@@ -489,4 +500,47 @@ int pyseq_items(struct pyproc *py, uint64_t obj, uint64_t *items,
 			       (unsigned long long)obj);
 	}
 	return max ? py_read_words(py, base, items, max, err) : 0;
+}
+
+int pydeque_items(struct pyproc *py, uint64_t obj, uint64_t *items,
+		  size_t max, size_t *size, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t block, at;
+	int64_t blocklen = (L->block_rightlink - L->block_data) / 8;
+	size_t got = 0;
+	int ret;
+
+	if (L->deque_leftblock < 0 || L->block_data < 0 || blocklen <= 0)
+		return cs_fail(err, CS_ERR_MEMORY, "no deque layout");
+	ret = var_size(py, obj, "deque", &max, size, err);
+	if (ret < 0 || !max)
+		return ret;
+	if ((ret = py_field_u64(py, obj, L->deque_leftblock, &block, err)) < 0 ||
+	    (ret = py_field_u64(py, obj, L->deque_leftindex, &at, err)) < 0)
+		return ret;
+	/* Each pass reads the rest of one block: at most max / blocklen
+	 * + 1 blocks for max items. */
+	while (got < max) {
+		size_t take = (size_t)blocklen - (size_t)at;
+
+		if (!block || at >= (uint64_t)blocklen)
+			return cs_fail(err, CS_ERR_MEMORY,
+				       "deque at 0x%llx: its blocks end "
+				       "after %zu of %zu items",
+				       (unsigned long long)obj, got, max);
+		if (take > max - got)
+			take = max - got;
+		ret = py_read_words(py, block + (uint64_t)L->block_data +
+				    8 * at, items + got, take, err);
+		if (ret < 0)
+			return ret;
+		got += take;
+		if (got < max &&
+		    (ret = py_field_u64(py, block, L->block_rightlink, &block,
+					err)) < 0)
+			return ret;
+		at = 0;
+	}
+	return 0;
 }

@@ -77,4 +77,13 @@ void pyfloat_repr(double v, struct strbuf *out);
 int pyseq_items(struct pyproc *py, uint64_t obj, uint64_t *items,
 		size_t max, size_t *size, struct cs_err *err);
 
+/*
+ * The same for a collections.deque (the caller knows obj is one): its
+ * items are in a chain of blocks, followed for min(size, max) items and
+ * no further; a chain that ends early or an index out of its block is
+ * an error.
+ */
+int pydeque_items(struct pyproc *py, uint64_t obj, uint64_t *items,
+		  size_t max, size_t *size, struct cs_err *err);
+
 #endif

@@ -88,6 +88,10 @@ static const struct {
 	  PY_PRIM_BOUNDED_SEMAPHORE, PY_PRIM_TORNADO },
 	{ "tornado.locks", "Semaphore", "tornado.locks.Semaphore",
 	  PY_PRIM_SEMAPHORE, PY_PRIM_TORNADO },
+	{ "tornado.locks", "Condition", "tornado.locks.Condition",
+	  PY_PRIM_CONDITION, PY_PRIM_TORNADO },
+	{ "tornado.queues", "Queue", "tornado.queues.Queue", PY_PRIM_QUEUE,
+	  PY_PRIM_TORNADO },
 };
 
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
@@ -490,7 +494,9 @@ static void read_anyio_state(struct pyproc *py,
  * tornado's: a Lock is a BoundedSemaphore of one (`_block`); a
  * Semaphore's value and its waiters' futures (a deque, which may keep a
  * timed-out one until the next release); an Event's flag and its
- * waiters' futures (a set).
+ * waiters' futures (a set); a Condition's waiters' futures (a deque); a
+ * Queue's items (a deque, or a list for PriorityQueue and LifoQueue),
+ * its getters' futures and its putters' (item, future) pairs (deques).
  */
 static void read_tornado_state(struct pyproc *py,
 			       const struct py_prim_types *t,
@@ -514,6 +520,15 @@ static void read_tornado_state(struct pyproc *py,
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 		p->value = as_int(py, attr(py, o, "_value"));
 		p->waiters = length(py, t, attr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_CONDITION:
+		p->waiters = length(py, t, attr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_QUEUE:
+		p->qsize = length(py, t, attr(py, o, "_queue"));
+		p->maxsize = as_int(py, attr(py, o, "_maxsize"));
+		p->waiters = sum(length(py, t, attr(py, o, "_getters")),
+				 length(py, t, attr(py, o, "_putters")));
 		break;
 	default:
 		break;
@@ -714,5 +729,57 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 		sep(out);
 		strbuf_addf(out, "%lld waiter%s", (long long)p->waiters,
 			    p->waiters == 1 ? "" : "s");
+	}
+}
+
+/* Up to max items of v when it is a collections.deque; how many. */
+static size_t deque_items(struct pyproc *py, const struct py_prim_types *t,
+			  uint64_t v, uint64_t *out, size_t max)
+{
+	struct cs_err err;
+	uint64_t type;
+	size_t size;
+
+	cs_err_init(&err);
+	if (!v || !t->deque || pyobj_read_type(py, v, &type, &err) < 0 ||
+	    (type != t->deque && !pytype_is_subtype(py, type, t->deque)) ||
+	    pydeque_items(py, v, out, max, &size, &err) < 0)
+		return 0;
+	return size < max ? size : max;
+}
+
+size_t py_prim_waiter_futures(struct pyproc *py,
+			      const struct py_prim_types *t,
+			      const struct py_prim *p, uint64_t *out,
+			      size_t max)
+{
+	uint64_t o = p->addr, pair[2];
+	size_t n = 0, k, m, size;
+	struct cs_err err;
+
+	if (p->family != PY_PRIM_TORNADO)
+		return 0;
+	switch (p->kind) {
+	case PY_PRIM_LOCK:
+		return deque_items(py, t, attr(py, attr(py, o, "_block"),
+						"_waiters"), out, max);
+	case PY_PRIM_SEMAPHORE:
+	case PY_PRIM_BOUNDED_SEMAPHORE:
+	case PY_PRIM_CONDITION:
+		return deque_items(py, t, attr(py, o, "_waiters"), out, max);
+	case PY_PRIM_QUEUE:
+		n = deque_items(py, t, attr(py, o, "_getters"), out, max);
+		m = deque_items(py, t, attr(py, o, "_putters"), out + n,
+				max - n);
+		/* a putter is an (item, future) pair: its future */
+		for (k = n; k < n + m; k++) {
+			cs_err_init(&err);
+			out[k] = pyseq_items(py, out[k], pair, 2, &size,
+					     &err) == 0 && size == 2 ?
+				 pair[1] : 0;
+		}
+		return n + m;
+	default:
+		return 0;
 	}
 }

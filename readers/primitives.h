@@ -4,8 +4,8 @@
  * BoundedSemaphore, Barrier, the queue families; trio's Lock,
  * StrictFIFOLock, Event, Condition, Semaphore, CapacityLimiter and
  * memory channels; anyio's Lock, Condition, Semaphore and (on asyncio)
- * CapacityLimiter; tornado's Lock, Event, Semaphore and
- * BoundedSemaphore; and the futures that stand for other work
+ * CapacityLimiter; tornado's Lock, Event, Semaphore, BoundedSemaphore,
+ * Condition and Queue; and the futures that stand for other work
  * (asyncio.gather's, concurrent.futures') -- recognised by their class
  * (looked up in the target's own modules, so a user class that happens
  * to be called Lock is not one) and their state read from their own
@@ -70,10 +70,10 @@ struct py_prim {
 
 /* The classes, looked up once per snapshot. */
 struct py_prim_types {
-	uint64_t type[40];
-	enum py_prim_kind kind[40];
-	const char *name[40];
-	enum py_prim_family family[40];
+	uint64_t type[48];
+	enum py_prim_kind kind[48];
+	const char *name[48];
+	enum py_prim_family family[48];
 	size_t n;
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 	uint64_t deque;       /* collections.deque, whose length is counted */
@@ -100,6 +100,17 @@ int py_prim_read_memo(struct pyproc *py, const struct py_prim_types *t,
 		      struct py_prim_memo *m, uint64_t obj,
 		      struct py_prim *out);
 void py_prim_memo_release(struct py_prim_memo *m);
+
+/*
+ * The futures its waiters await, where it keeps them (tornado's Lock,
+ * Semaphore, Condition and Queue, whose acquire(), wait(), get() and
+ * put() return a future and no frame shows the wait): up to max of them
+ * into out (0 for a putter's that cannot be read); how many.
+ */
+size_t py_prim_waiter_futures(struct pyproc *py,
+			      const struct py_prim_types *t,
+			      const struct py_prim *p, uint64_t *out,
+			      size_t max);
 
 /* Does holding it (with / async with) keep others out? */
 int py_prim_is_lock(const struct py_prim *p);

@@ -6,7 +6,7 @@
 
 #include "readers/aio_class.h"
 #include "readers/awaiters.h"
-#include "readers/cycles.h"
+#include "readers/task_cycles.h"
 #include "readers/fields.h"
 #include "readers/gc.h"
 #include "readers/gens_many.h"
@@ -508,63 +508,6 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 	t->nstack = n;
 }
 
-/*
- * Await cycles: task A awaits task B when A is in B's awaited_by.  The
- * graph goes to readers/cycles.c as task indexes, each task's out-edges
- * in the order of the tasks they lead to.
- */
-static void find_cycles(struct py_async *a)
-{
-	size_t *first, *to, *fill, i, j, nedges = 0;
-	struct cycle_graph g;
-	struct cycle_list l;
-
-	if (!a->ntasks)
-		return;
-	first = xcalloc(a->ntasks + 1, sizeof(*first));
-	fill = xcalloc(a->ntasks, sizeof(*fill));
-	for (i = 0; i < a->ntasks; i++)
-		for (j = 0; j < a->tasks[i].nawaited_by; j++) {
-			const struct py_task *w = py_async_task(a,
-						a->tasks[i].awaited_by[j]);
-
-			if (w) {
-				first[w - a->tasks + 1]++;
-				nedges++;
-			}
-		}
-	for (i = 0; i < a->ntasks; i++)
-		first[i + 1] += first[i];
-	to = xmalloc((nedges ? nedges : 1) * sizeof(*to));
-	for (i = 0; i < a->ntasks; i++)
-		for (j = 0; j < a->tasks[i].nawaited_by; j++) {
-			const struct py_task *w = py_async_task(a,
-						a->tasks[i].awaited_by[j]);
-			size_t k = w ? (size_t)(w - a->tasks) : 0;
-
-			if (w)
-				to[first[k] + fill[k]++] = i;
-		}
-	g.n = a->ntasks;
-	g.first = first;
-	g.to = to;
-	cycle_list_init(&l);
-	cycles_find(&g, &l);
-	a->cycles = xcalloc(l.n ? l.n : 1, sizeof(*a->cycles));
-	a->cycle_len = xcalloc(l.n ? l.n : 1, sizeof(*a->cycle_len));
-	for (i = 0; i < l.n; i++) {
-		a->cycles[i] = xmalloc((l.len[i] ? l.len[i] : 1) * sizeof(uint64_t));
-		for (j = 0; j < l.len[i]; j++)
-			a->cycles[i][j] = a->tasks[l.cycles[i][j]].addr;
-		a->cycle_len[i] = l.len[i];
-	}
-	a->ncycles = l.n;
-	cycle_list_release(&l);
-	free(first);
-	free(fill);
-	free(to);
-}
-
 static void builder_init(struct builder *b, struct pyproc *py,
 			 const struct py_snapshot *snap,
 			 const struct py_stack_options *opt,
@@ -766,7 +709,7 @@ int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
 		read_tasks(&b);
 		build_stacks(&b);     /* each task's await chain */
 		link_awaiters(&b);    /* who awaits whom */
-		find_cycles(out);
+		py_async_find_cycles(out);
 	}
 	builder_release(&b);
 	return ret;
@@ -794,6 +737,7 @@ void py_async_release(struct py_async *a)
 	free(a->cycle_len);
 	addrmap_release(&a->gen_index);
 	addrmap_release(&a->task_index);
+	free(a->waitables);
 	/* After the generators: they borrow from it. */
 	pyproc_clone_free(a->helper);
 	memset(a, 0, sizeof(*a));

@@ -70,6 +70,10 @@ struct py_async {
 	struct arena pool;        /* the tasks' names, stacks, awaiters */
 	/* The reader of part of gens, or NULL (readers/gens_many.h). */
 	struct pyproc *helper;
+	/* Objects whose waiters only their futures tell (tornado's locks
+	 * and queues: readers/waitables.h), from the same heap walk. */
+	uint64_t *waitables;
+	size_t nwaitables;
 };
 
 /* Coroutine k of task t's await chain (innermost first), or NULL when

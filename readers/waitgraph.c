@@ -38,6 +38,8 @@ struct build {
 	/* asyncio futures an anyio worker thread will complete (the job
 	 * it runs) -> its thread node + 1 */
 	struct addrmap worker_futures;
+	/* future -> the tornado lock or queue keeping it (wg_deque_waits) */
+	struct addrmap deque_waits;
 	/* The last code_class() answer: a unit's frames are asked about up
 	 * to three times each, and the tasks' run the same code in a row. */
 	uint64_t last_code;
@@ -569,15 +571,26 @@ static void link_futures(struct build *b, size_t base)
 	struct py_waitgraph *g = b->g;
 	size_t i;
 
+	if (b->a && b->a->nwaitables)
+		wg_deque_waits(b->py, &b->types, &b->prims, b->a,
+			       &b->deque_waits);
 	for (i = 0; b->a && i < b->a->ntasks; i++) {
 		uint64_t w = b->a->tasks[i].waiter;
-		uintptr_t worker;
+		uintptr_t worker, kept;
+		long obj;
 
 		if (!w || py_async_task(b->a, w))
 			continue;
 		worker = (uintptr_t)addrmap_get(&b->worker_futures, w, NULL);
 		if (worker) {
 			add_edge(b, WG_WAITS_FOR, base + i, worker - 1, NULL);
+			continue;
+		}
+		/* a future of tornado's, from acquire(), wait(), get() or
+		 * put(): the object keeping it is what the task waits on */
+		kept = (uintptr_t)addrmap_get(&b->deque_waits, w, NULL);
+		if (kept && (obj = object_node(b, kept)) >= 0) {
+			add_edge(b, WG_WAITS_FOR, base + i, (size_t)obj, NULL);
 			continue;
 		}
 		/* Many tasks may wait on one future: what it is, is read
@@ -644,6 +657,36 @@ static void scan_task(struct build *b, size_t node,
 	link_trio_thread(b, node, fr, n);
 }
 
+static void build_init(struct build *b, struct pyproc *py,
+		       const struct py_snapshot *snap, const struct py_async *a,
+		       struct py_waitgraph *g)
+{
+	memset(b, 0, sizeof(*b));
+	b->py = py;
+	b->snap = snap;
+	b->a = a;
+	b->g = g;
+	py_prim_types_load(py, &b->types);
+	addrmap_init(&b->fut_links);
+	addrmap_init(&b->edge_set);
+	addrmap_init(&b->via_future);
+	addrmap_init(&b->code_class);
+	addrmap_init(&b->worker_futures);
+	addrmap_init(&b->deque_waits);
+	wg_find_stdlib(snap, b->stdlib, sizeof(b->stdlib));
+}
+
+/* What build_init() made, but the graph (fut_links has its own). */
+static void build_release(struct build *b)
+{
+	addrmap_release(&b->edge_set);
+	addrmap_release(&b->via_future);
+	addrmap_release(&b->code_class);
+	addrmap_release(&b->worker_futures);
+	addrmap_release(&b->deque_waits);
+	py_prim_memo_release(&b->prims);
+}
+
 int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		       const struct py_async *a, struct py_waitgraph *g,
 		       struct cs_err *err)
@@ -652,18 +695,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	const struct py_frame **fr;
 	size_t i, j, k, base, *dstart, *dlist;
 
-	memset(&b, 0, sizeof(b));
-	b.py = py;
-	b.snap = snap;
-	b.a = a;
-	b.g = g;
-	py_prim_types_load(py, &b.types);
-	addrmap_init(&b.fut_links);
-	addrmap_init(&b.edge_set);
-	addrmap_init(&b.via_future);
-	addrmap_init(&b.code_class);
-	addrmap_init(&b.worker_futures);
-	wg_find_stdlib(snap, b.stdlib, sizeof(b.stdlib));
+	build_init(&b, py, snap, a, g);
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	base = py_waitgraph_add_units(g, snap->nthreads, a ? a->ntasks : 0);
 	b.task_base = base;
@@ -720,11 +752,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	free(dlist);
 	fut_links_release(&b);
 	link_owners(&b);
-	addrmap_release(&b.edge_set);
-	addrmap_release(&b.via_future);
-	addrmap_release(&b.code_class);
-	addrmap_release(&b.worker_futures);
-	py_prim_memo_release(&b.prims);
+	build_release(&b);
 	wg_finish(g);
 	(void)err;
 	return 0;

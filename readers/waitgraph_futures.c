@@ -5,6 +5,7 @@
  */
 #include "readers/waitgraph_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -85,4 +86,32 @@ int wg_tornado_locks_code(struct pyproc *py, uint64_t cb)
 
 	return code && code->filename &&
 	       cs_ends_with(code->filename, "/tornado/locks.py");
+}
+
+void wg_deque_waits(struct pyproc *py, const struct py_prim_types *t,
+		    struct py_prim_memo *memo, const struct py_async *a,
+		    struct addrmap *out)
+{
+	uint64_t *futs = xcalloc(WG_MAX_DEQUE_FUTURES, sizeof(*futs));
+	size_t i, k, n;
+	int locks;
+
+	/* Locks first: their futures are also in their inner semaphore's
+	 * deque, and a future already placed stays. */
+	for (locks = 1; locks >= 0; locks--) {
+		for (i = 0; i < a->nwaitables; i++) {
+			struct py_prim p;
+
+			if (!py_prim_read_memo(py, t, memo, a->waitables[i], &p) ||
+			    (p.kind == PY_PRIM_LOCK) != locks)
+				continue;
+			n = py_prim_waiter_futures(py, t, &p, futs,
+						   WG_MAX_DEQUE_FUTURES);
+			for (k = 0; k < n; k++)
+				if (futs[k] && !addrmap_get(out, futs[k], NULL))
+					addrmap_put(out, futs[k],
+						    (void *)(uintptr_t)p.addr);
+		}
+	}
+	free(futs);
 }

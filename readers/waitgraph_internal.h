@@ -59,4 +59,17 @@ size_t wg_closure_values(struct pyproc *py, uint64_t cb, const char *name,
 /* Is cb a function of tornado/locks.py? */
 int wg_tornado_locks_code(struct pyproc *py, uint64_t cb);
 
+/* Futures of one object's waiters looked at, at most. */
+#define WG_MAX_DEQUE_FUTURES 4096
+
+/*
+ * future -> the object (its address) in whose deque of waiters it is,
+ * for a's waitables (readers/waitables.h) into out: a task awaiting
+ * that future waits on that object.  A Lock's own futures (its _block's)
+ * are its, not its inner semaphore's.
+ */
+void wg_deque_waits(struct pyproc *py, const struct py_prim_types *t,
+		    struct py_prim_memo *memo, const struct py_async *a,
+		    struct addrmap *out);
+
 #endif

@@ -817,3 +817,49 @@ def test_tornado_locks(keeper):
     other = named(graph, "task", "not-on-event")
     assert edges(graph, "waits_for", frm=other["id"]) == [], graph["edges"]
     assert graph["cycles"] == [], graph["cycles"]
+
+
+def test_tornado_waits_only_futures_show(keeper):
+    """tornado's Queue.get() and put(), Condition.wait() and a bare
+    Semaphore.acquire() return a future, and no frame of tornado's shows
+    the wait: the object keeping the future in its deque of waiters is
+    what the task waits on, wherever the program keeps it (a global, an
+    attribute, a local), in the state tornado's reprs give, blamed on
+    the line of the await."""
+    debian_with("tornado")
+    target, graph = graph_of_target(keeper, DEBIAN, "tornado_locks.py")
+    said = target.ready
+
+    def queue(key):
+        s = said[key]
+        size = "qsize %d" % s["used"]
+        if s["maxsize"]:
+            size += " of maxsize %d" % s["maxsize"]
+        return "%s, %d waiter%s" % (size, s["waiting"],
+                                    "" if s["waiting"] == 1 else "s")
+
+    expect = [
+        ("queue-getter", "tornado.queues.Queue", queue("queue"),
+         "tornado-queue-getter"),
+        ("queue-putter", "tornado.queues.Queue", queue("full"),
+         "tornado-queue-putter"),
+        ("prio-getter", "tornado.queues.Queue", queue("prio"),
+         "tornado-prio-getter"),
+        ("cond-waiter", "tornado.locks.Condition",
+         "%d waiter" % said["cond"]["waiting"], "tornado-cond-waiter"),
+        ("bare-sem", "tornado.locks.Semaphore",
+         trio_state("sem", said["sem2"]), "tornado-bare-sem")]
+    objects = set()
+    for name, typename, state, marker in expect:
+        node = named(graph, "task", name)
+        edge, obj = waits_for_object(graph, node)
+        assert (obj["type"], edge["state"]) == (typename, state), \
+            (name, edge, obj)
+        assert node["blame"]["line"] == \
+            marker_line(TORNADO_SCRIPT, marker), node
+        objects.add(obj["id"])
+    assert len(objects) == len(expect), "one object each: %r" % objects
+    # the Lock's waiters stay on the Lock, not on its inner semaphore
+    for name in ("lock-waiter-1", "lock-waiter-2"):
+        edge, obj = waits_for_object(graph, named(graph, "task", name))
+        assert obj["type"] == "tornado.locks.Lock", (name, obj)

@@ -332,6 +332,8 @@ MIPAGE = ("mi_page_t", "struct mi_page_s")
 MISEG = ("mi_segment_t", "struct mi_segment_s")
 MIPOOL = ("mi_abandoned_pool_t", "struct mi_abandoned_pool_s")
 FUTURE = ("FutureObj",)
+DEQUE = ("dequeobject",)
+DEQUE_BLOCK = ("block", "struct BLOCK")
 TASK = ("TaskObj",)
 
 
@@ -591,6 +593,11 @@ RULES = {
     "set_entry_size": Size(("setentry",)),
 
     "cell_ref": Off(("PyCellObject",), "ob_ref"),
+
+    "deque_leftblock": Off(DEQUE, "leftblock"),
+    "deque_leftindex": Off(DEQUE, "leftindex"),
+    "block_data": Off(DEQUE_BLOCK, "data"),
+    "block_rightlink": Off(DEQUE_BLOCK, "rightlink"),
 
     "gen_size": Size(GEN),
     "gen_frame": Off(GEN, "gi_frame"),

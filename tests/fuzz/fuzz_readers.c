@@ -56,6 +56,7 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	struct py_with_blocks wb;
 	struct py_prim p;
 	struct cs_err err;
+	uint64_t futs[300];
 	size_t i, k;
 
 	cs_err_init(&err);
@@ -71,8 +72,15 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	}
 	t.n = i;
 	t.c_future = BASE + 0x180;
+	t.deque = BASE + 0x1c0;
 	for (i = 0; i < 4; i++)
-		py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p);
+		if (py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p))
+			py_prim_waiter_futures(py, &t, &p, futs,
+					       sizeof(futs) / sizeof(futs[0]));
+	/* a deque anywhere: its chain of blocks followed */
+	cs_err_init(&err);
+	pydeque_items(py, pick(data, size, 29), futs,
+		      sizeof(futs) / sizeof(futs[0]), &k, &err);
 	for (i = 0; i < snap->nthreads && i < 4; i++)
 		for (k = 0; k < snap->threads[i].nframes && k < 8; k++) {
 			cs_err_init(&err);
@@ -145,6 +153,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (py_async_take(&py, &snap, &opt, &async, &err) == 0) {
 			cs_err_init(&err);
 			py_trio_take(&py, &snap, &async, &err);
+			/* objects whose deques of futures the graph reads
+			 * (the heap walk's waitables) */
+			async.waitables = xcalloc(2, sizeof(uint64_t));
+			async.waitables[0] = pick(data, size, 33);
+			async.waitables[1] = pick(data, size, 37);
+			async.nwaitables = 2;
 			fuzz_graph(&py, &snap, &async, data, size);
 			py_async_release(&async);
 		}

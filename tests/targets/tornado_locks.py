@@ -9,6 +9,12 @@ the wait), with "lock-waiter-1" and "lock-waiter-2" behind it;
 "sem-waiter" waits on a tornado.locks.Semaphore at 0 (`async with`);
 "not-on-event" awaits a future of its own whose done callback, a lambda
 of this file, would set that Event: it waits on no Event.
+Waits that only a future shows (acquire(), wait(), get() and put()
+return one; no frame of tornado's is in the wait): "queue-getter" on
+an empty tornado.queues.Queue kept in a global, "queue-putter" on a
+full one (maxsize 1), "prio-getter" on an empty PriorityQueue kept in
+an attribute, "cond-waiter" on a Condition, "bare-sem" in a bare
+`await sem.acquire()`.
 The waits carry "# MARK:" comments.  Once all are parked, READY_FILE
 gets the pid and what the primitives hold (JSON, written atomically).
 
@@ -19,7 +25,7 @@ import asyncio
 import os
 import sys
 
-from tornado import ioloop, locks
+from tornado import ioloop, locks, queues
 
 from _ready import write_ready
 
@@ -37,6 +43,46 @@ async def lock_waiter(lock):
 async def sem_waiter(sem):
     async with sem:  # MARK: tornado-sem-waiter
         pass
+
+
+QUEUE = None       # set in main(): a global, found by no frame
+
+
+class Keeper(object):
+    pass
+
+
+KEEPER = Keeper()
+
+
+async def queue_getter():
+    await QUEUE.get()  # MARK: tornado-queue-getter
+
+
+async def queue_putter(full):
+    await full.put("b")  # MARK: tornado-queue-putter
+
+
+async def prio_getter():
+    await KEEPER.prio.get()  # MARK: tornado-prio-getter
+
+
+async def cond_waiter(cond):
+    await cond.wait()  # MARK: tornado-cond-waiter
+
+
+async def bare_sem(sem):
+    await sem.acquire()  # MARK: tornado-bare-sem
+
+
+def queue_said(q):
+    """A Queue's repr, "<Queue at 0x.. maxsize=1 queue=... putters[1]>",
+    and qsize(): the test's states."""
+    text, waiting = repr(q), 0
+    for key in ("getters[", "putters["):
+        if key in text:
+            waiting += int(text.split(key, 1)[1].split("]", 1)[0])
+    return {"used": q.qsize(), "maxsize": q.maxsize, "waiting": waiting}
 
 
 async def not_on_event(never):
@@ -58,15 +104,25 @@ def said(text):
 
 
 async def main(ready):
+    global QUEUE
     lock, never, sem = locks.Lock(), locks.Event(), locks.Semaphore(0)
+    QUEUE, full = queues.Queue(), queues.Queue(maxsize=1)
+    full.put_nowait("a")
+    KEEPER.prio = queues.PriorityQueue()
+    cond, sem2 = locks.Condition(), locks.Semaphore(0)
     tasks = [asyncio.ensure_future(holder(lock, never))]
     await asyncio.sleep(0.05)   # the holder holds first
     tasks += [asyncio.ensure_future(lock_waiter(lock)) for _ in range(2)]
     tasks.append(asyncio.ensure_future(sem_waiter(sem)))
     tasks.append(asyncio.ensure_future(not_on_event(never)))
+    tasks += [asyncio.ensure_future(c) for c in (
+        queue_getter(), queue_putter(full), prio_getter(), cond_waiter(cond),
+        bare_sem(sem2))]
     for task, name in zip(tasks, ("holder", "lock-waiter-1",
                                   "lock-waiter-2", "sem-waiter",
-                                  "not-on-event")):
+                                  "not-on-event", "queue-getter",
+                                  "queue-putter", "prio-getter",
+                                  "cond-waiter", "bare-sem")):
         task.set_name(name)
     await asyncio.sleep(0.2)
     # What tornado says: its reprs ("[locked,waiters:2]"), and for the
@@ -76,6 +132,13 @@ async def main(ready):
         "lock": said(repr(lock)),
         "event": {"set": never.is_set(), "waiting": len(never._waiters)},
         "sem": said(repr(sem)),
+        "queue": queue_said(QUEUE),
+        "full": queue_said(full),
+        "prio": queue_said(KEEPER.prio),
+        # "<Condition waiters[1]>"
+        "cond": {"waiting": int(repr(cond).split("waiters[", 1)[1]
+                                .split("]", 1)[0])},
+        "sem2": said(repr(sem2)),
     })
     await asyncio.gather(*tasks)
 

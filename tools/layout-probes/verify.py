@@ -151,6 +151,22 @@ for i in range(8):
         found.add(k)
 check("set entries", len(found), 3)
 
+# collections.deque: items over three blocks, the first not at slot 0
+import collections
+dq = collections.deque(range(1000, 1200))
+for _ in range(5):
+    dq.popleft()
+blk = ptr(id(dq) + L["deque_leftblock"])
+at = rd(ctypes.c_ssize_t, id(dq) + L["deque_leftindex"])
+blocklen = (L["block_rightlink"] - L["block_data"]) // ctypes.sizeof(P)
+items = []
+while blk and len(items) < len(dq):
+    items.append(obj_at(blk + L["block_data"] + at * ctypes.sizeof(P)))
+    at += 1
+    if at == blocklen:
+        blk, at = ptr(blk + L["block_rightlink"]), 0
+check("deque items", items, list(dq))
+
 def outer(arg):
     cellvar = 1
     plain = 0

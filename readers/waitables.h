@@ -1,0 +1,45 @@
+/*
+ * Objects whose waiters are known only by the futures they keep:
+ * tornado's Lock, Semaphore, BoundedSemaphore, Condition and Queue
+ * (and its PriorityQueue and LifoQueue), whose acquire(), wait(), get()
+ * and put() are no coroutines but return a future the caller awaits.
+ * No frame of tornado's shows such a wait; the object's deque of
+ * futures does (py_prim_waiter_futures()).  Found by the heap walk,
+ * wherever the program keeps them (a global, an attribute, a local).
+ *
+ * Around a shared heap walk:
+ *	if (py_waitables_prepare(py, &scan, &visit[n])) n++;
+ *	py_gc_walk_each(py, visit, n, &err);
+ *	py_waitables_finish(&scan, &async);   moves them to async.waitables
+ *	py_waitables_scan_release(&scan);
+ */
+#ifndef COROSCOPE_READERS_WAITABLES_H
+#define COROSCOPE_READERS_WAITABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "readers/gc.h"
+#include "readers/pyproc.h"
+#include "readers/tasks.h"
+
+/* Objects kept at most: beyond, the rest are not looked at. */
+#define PY_MAX_WAITABLES 100000
+
+#define PY_WAITABLE_TYPES 7
+
+struct py_waitables_scan {
+	uint64_t types[PY_WAITABLE_TYPES];  /* exact classes looked for */
+	size_t ntypes;
+	uint64_t *addrs;
+	size_t n, alloc;
+};
+
+/* 1 with *visit set when tornado's locks or queues are loaded, else 0. */
+int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
+			 struct py_gc_visit *visit);
+/* After the walk: what it found becomes a->waitables (a owns it). */
+void py_waitables_finish(struct py_waitables_scan *s, struct py_async *a);
+void py_waitables_scan_release(struct py_waitables_scan *s);
+
+#endif
