@@ -171,6 +171,10 @@ static void collect_heap(struct collection *c,
 			tscan.task_type ? ", trio tasks" : "", err.msg);
 	if (walked)
 		py_waitables_finish(&wscan, &c->async);
+	if (walked && c->async.waitables_cut)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"tornado's locks and queues past the first %u not "
+			"looked at for their waiters", PY_MAX_WAITABLES);
 	if (walked && (cs_err_init(&err),
 		       py_trio_finish(&tscan, &c->snap, &c->async, &err) < 0))
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,

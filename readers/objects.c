@@ -511,7 +511,8 @@ int pydeque_items(struct pyproc *py, uint64_t obj, uint64_t *items,
 	size_t got = 0;
 	int ret;
 
-	if (L->deque_leftblock < 0 || L->block_data < 0 || blocklen <= 0)
+	if (L->deque_leftblock < 0 || L->deque_leftindex < 0 ||
+	    L->block_data < 0 || blocklen <= 0)
 		return cs_fail(err, CS_ERR_MEMORY, "no deque layout");
 	ret = var_size(py, obj, "deque", &max, size, err);
 	if (ret < 0 || !max)

@@ -53,6 +53,12 @@ struct py_task {
 	int interp_main;          /* 1 main, 0 not, -1 unknown */
 };
 
+/* An object of readers/waitables.h and its kind (enum py_prim_kind). */
+struct py_waitable {
+	uint64_t addr;
+	int kind;
+};
+
 struct py_async {
 	struct py_gen *gens;
 	size_t ngens;
@@ -71,9 +77,11 @@ struct py_async {
 	/* The reader of part of gens, or NULL (readers/gens_many.h). */
 	struct pyproc *helper;
 	/* Objects whose waiters only their futures tell (tornado's locks
-	 * and queues: readers/waitables.h), from the same heap walk. */
-	uint64_t *waitables;
+	 * and queues: readers/waitables.h), from the same heap walk;
+	 * waitables_cut: there were more than it keeps. */
+	struct py_waitable *waitables;
 	size_t nwaitables;
+	int waitables_cut;
 };
 
 /* Coroutine k of task t's await chain (innermost first), or NULL when

@@ -5,6 +5,7 @@
 
 #include "common/strbuf.h"
 #include "readers/funcs.h"
+#include "readers/primitives.h"
 #include "common/banned.h"
 
 static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
@@ -19,24 +20,31 @@ static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 		;
 	if (i == s->ntypes)
 		return 0;
-	if (s->n >= PY_MAX_WAITABLES)
+	if (s->n >= PY_MAX_WAITABLES) {
+		s->cut = 1;
 		return 1;
-	s->addrs = xgrow(s->addrs, &s->alloc, s->n + 1, sizeof(*s->addrs));
-	s->addrs[s->n++] = obj;
+	}
+	s->found = xgrow(s->found, &s->alloc, s->n + 1, sizeof(*s->found));
+	s->found[s->n].addr = obj;
+	s->found[s->n++].kind = s->kinds[i];
 	return 0;
 }
 
 int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
 			 struct py_gc_visit *v)
 {
-	static const char *const classes[][2] = {
-		{ "tornado.locks", "Lock" },
-		{ "tornado.locks", "Semaphore" },
-		{ "tornado.locks", "BoundedSemaphore" },
-		{ "tornado.locks", "Condition" },
-		{ "tornado.queues", "Queue" },
-		{ "tornado.queues", "PriorityQueue" },
-		{ "tornado.queues", "LifoQueue" },
+	static const struct {
+		const char *mod, *name;
+		int kind;
+	} classes[] = {
+		{ "tornado.locks", "Lock", PY_PRIM_LOCK },
+		{ "tornado.locks", "Semaphore", PY_PRIM_SEMAPHORE },
+		{ "tornado.locks", "BoundedSemaphore",
+		  PY_PRIM_BOUNDED_SEMAPHORE },
+		{ "tornado.locks", "Condition", PY_PRIM_CONDITION },
+		{ "tornado.queues", "Queue", PY_PRIM_QUEUE },
+		{ "tornado.queues", "PriorityQueue", PY_PRIM_QUEUE },
+		{ "tornado.queues", "LifoQueue", PY_PRIM_QUEUE },
 	};
 	size_t i;
 
@@ -44,13 +52,15 @@ int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
 		       PY_WAITABLE_TYPES, "one slot per class");
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < PY_WAITABLE_TYPES; i++) {
-		uint64_t type = py_module_attr(py, classes[i][0],
-					       classes[i][1]);
+		uint64_t type = py_module_attr(py, classes[i].mod,
+					       classes[i].name);
 
-		if (type)
-			s->types[s->ntypes++] = type;
-		else if (i == 0)
+		if (type) {
+			s->types[s->ntypes] = type;
+			s->kinds[s->ntypes++] = classes[i].kind;
+		} else if (i == 0) {
 			return 0;   /* no tornado.locks: nothing to look for */
+		}
 	}
 	v->fn = visit;
 	v->data = s;
@@ -60,14 +70,15 @@ int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
 void py_waitables_finish(struct py_waitables_scan *s, struct py_async *a)
 {
 	free(a->waitables);
-	a->waitables = s->addrs;
+	a->waitables = s->found;
 	a->nwaitables = s->n;
-	s->addrs = NULL;
+	a->waitables_cut = s->cut;
+	s->found = NULL;
 	s->n = s->alloc = 0;
 }
 
 void py_waitables_scan_release(struct py_waitables_scan *s)
 {
-	free(s->addrs);
+	free(s->found);
 	memset(s, 0, sizeof(*s));
 }

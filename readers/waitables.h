@@ -23,16 +23,19 @@
 #include "readers/pyproc.h"
 #include "readers/tasks.h"
 
-/* Objects kept at most: beyond, the rest are not looked at. */
-#define PY_MAX_WAITABLES 100000
+/* Objects kept at most (16 bytes each): beyond, the rest are not looked
+ * at, and a->waitables_cut says so. */
+#define PY_MAX_WAITABLES 1000000
 
 #define PY_WAITABLE_TYPES 7
 
 struct py_waitables_scan {
 	uint64_t types[PY_WAITABLE_TYPES];  /* exact classes looked for */
+	int kinds[PY_WAITABLE_TYPES];       /* enum py_prim_kind of each */
 	size_t ntypes;
-	uint64_t *addrs;
+	struct py_waitable *found;
 	size_t n, alloc;
+	int cut;
 };
 
 /* 1 with *visit set when tornado's locks or queues are loaded, else 0. */

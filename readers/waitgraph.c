@@ -38,8 +38,6 @@ struct build {
 	/* asyncio futures an anyio worker thread will complete (the job
 	 * it runs) -> its thread node + 1 */
 	struct addrmap worker_futures;
-	/* future -> the tornado lock or queue keeping it (wg_deque_waits) */
-	struct addrmap deque_waits;
 	/* The last code_class() answer: a unit's frames are asked about up
 	 * to three times each, and the tasks' run the same code in a row. */
 	uint64_t last_code;
@@ -566,31 +564,62 @@ static void link_trio_thread(struct build *b, size_t node,
 
 /* Links from the futures tasks and threads wait on: gathers, chained
  * futures and concurrent futures (see link_chained_sources()). */
+/*
+ * Last, for the tasks nothing else linked: a future of tornado's, from
+ * acquire(), wait(), get() or put(), is kept in the deque of waiters of
+ * the object the task waits on (wg_deque_waits(), which reads tornado's
+ * objects only for these futures).
+ */
+static void link_deque_waiters(struct build *b, size_t base)
+{
+	struct py_waitgraph *g = b->g;
+	unsigned char *linked;
+	struct addrmap wanted, kept;
+	size_t i, n = 0;
+	long obj;
+
+	if (!b->a || !b->a->nwaitables)
+		return;
+	linked = xcalloc(g->nnodes + 1, 1);
+	for (i = 0; i < g->nedges; i++)
+		if (g->edges[i].kind == WG_WAITS_FOR && g->edges[i].from < g->nnodes)
+			linked[g->edges[i].from] = 1;
+	addrmap_init(&wanted);
+	addrmap_init(&kept);
+	for (i = 0; i < b->a->ntasks; i++) {
+		uint64_t w = b->a->tasks[i].waiter;
+
+		if (w && !linked[base + i] && !py_async_task(b->a, w))
+			n += addrmap_add(&wanted, w);
+	}
+	wg_deque_waits(b->py, &b->types, b->a, &wanted, n, &kept);
+	for (i = 0; n && i < b->a->ntasks; i++) {
+		uint64_t w = b->a->tasks[i].waiter;
+		uintptr_t at = w && !linked[base + i] ?
+			(uintptr_t)addrmap_get(&kept, w, NULL) : 0;
+
+		if (at && (obj = object_node(b, at)) >= 0)
+			add_edge(b, WG_WAITS_FOR, base + i, (size_t)obj, NULL);
+	}
+	addrmap_release(&kept);
+	addrmap_release(&wanted);
+	free(linked);
+}
+
 static void link_futures(struct build *b, size_t base)
 {
 	struct py_waitgraph *g = b->g;
 	size_t i;
 
-	if (b->a && b->a->nwaitables)
-		wg_deque_waits(b->py, &b->types, &b->prims, b->a,
-			       &b->deque_waits);
 	for (i = 0; b->a && i < b->a->ntasks; i++) {
 		uint64_t w = b->a->tasks[i].waiter;
-		uintptr_t worker, kept;
-		long obj;
+		uintptr_t worker;
 
 		if (!w || py_async_task(b->a, w))
 			continue;
 		worker = (uintptr_t)addrmap_get(&b->worker_futures, w, NULL);
 		if (worker) {
 			add_edge(b, WG_WAITS_FOR, base + i, worker - 1, NULL);
-			continue;
-		}
-		/* a future of tornado's, from acquire(), wait(), get() or
-		 * put(): the object keeping it is what the task waits on */
-		kept = (uintptr_t)addrmap_get(&b->deque_waits, w, NULL);
-		if (kept && (obj = object_node(b, kept)) >= 0) {
-			add_edge(b, WG_WAITS_FOR, base + i, (size_t)obj, NULL);
 			continue;
 		}
 		/* Many tasks may wait on one future: what it is, is read
@@ -672,7 +701,6 @@ static void build_init(struct build *b, struct pyproc *py,
 	addrmap_init(&b->via_future);
 	addrmap_init(&b->code_class);
 	addrmap_init(&b->worker_futures);
-	addrmap_init(&b->deque_waits);
 	wg_find_stdlib(snap, b->stdlib, sizeof(b->stdlib));
 }
 
@@ -683,7 +711,6 @@ static void build_release(struct build *b)
 	addrmap_release(&b->via_future);
 	addrmap_release(&b->code_class);
 	addrmap_release(&b->worker_futures);
-	addrmap_release(&b->deque_waits);
 	py_prim_memo_release(&b->prims);
 }
 
@@ -750,6 +777,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	free(fr);
 	free(dstart);
 	free(dlist);
+	link_deque_waiters(&b, base);
 	fut_links_release(&b);
 	link_owners(&b);
 	build_release(&b);

@@ -88,30 +88,105 @@ int wg_tornado_locks_code(struct pyproc *py, uint64_t cb)
 	       cs_ends_with(code->filename, "/tornado/locks.py");
 }
 
-void wg_deque_waits(struct pyproc *py, const struct py_prim_types *t,
-		    struct py_prim_memo *memo, const struct py_async *a,
-		    struct addrmap *out)
+static int has(const struct addrmap *m, uint64_t key)
 {
-	uint64_t *futs = xcalloc(WG_MAX_DEQUE_FUTURES, sizeof(*futs));
-	size_t i, k, n;
-	int locks;
+	int found;
 
-	/* Locks first: their futures are also in their inner semaphore's
-	 * deque, and a future already placed stays. */
-	for (locks = 1; locks >= 0; locks--) {
-		for (i = 0; i < a->nwaitables; i++) {
-			struct py_prim p;
+	addrmap_get(m, key, &found);
+	return found;
+}
 
-			if (!py_prim_read_memo(py, t, memo, a->waitables[i], &p) ||
-			    (p.kind == PY_PRIM_LOCK) != locks)
-				continue;
-			n = py_prim_waiter_futures(py, t, &p, futs,
-						   WG_MAX_DEQUE_FUTURES);
-			for (k = 0; k < n; k++)
-				if (futs[k] && !addrmap_get(out, futs[k], NULL))
-					addrmap_put(out, futs[k],
-						    (void *)(uintptr_t)p.addr);
-		}
+/* Lock._block -> the Lock, for all of a's tornado Locks (once). */
+static void index_lock_blocks(struct pyproc *py, const struct py_async *a,
+			      struct addrmap *out)
+{
+	size_t i;
+
+	for (i = 0; i < a->nwaitables; i++) {
+		uint64_t block;
+
+		if (a->waitables[i].kind != PY_PRIM_LOCK)
+			continue;
+		block = pyobj_lookup_or_0(py, a->waitables[i].addr, "_block");
+		if (block && !has(out, block))
+			addrmap_put(out, block,
+				    (void *)(uintptr_t)a->waitables[i].addr);
 	}
-	free(futs);
+}
+
+struct placing {
+	struct pyproc *py;
+	const struct py_prim_types *t;
+	const struct py_async *a;
+	const struct addrmap *wanted;
+	struct addrmap *out;
+	uint64_t *futs;
+	struct addrmap lock_of;   /* a Lock's _block -> the Lock */
+	int locks_indexed;
+	size_t placed;
+};
+
+/* Object w's futures that are wanted into out: -> w, or -> the Lock
+ * whose inner semaphore w is. */
+static void place_futures(struct placing *pl, const struct py_waitable *w)
+{
+	struct py_prim p;
+	uint64_t owner = w->addr;
+	size_t k, n;
+
+	/* what the deques need of it, no state read */
+	memset(&p, 0, sizeof(p));
+	p.addr = w->addr;
+	p.kind = (enum py_prim_kind)w->kind;
+	p.family = PY_PRIM_TORNADO;
+	n = py_prim_waiter_futures(pl->py, pl->t, &p, pl->futs,
+				   WG_MAX_DEQUE_FUTURES);
+	for (k = 0; k < n; k++) {
+		uint64_t f = pl->futs[k];
+
+		if (!f || !has(pl->wanted, f) || has(pl->out, f))
+			continue;
+		if (w->kind == PY_PRIM_BOUNDED_SEMAPHORE && owner == w->addr) {
+			if (!pl->locks_indexed++)
+				index_lock_blocks(pl->py, pl->a, &pl->lock_of);
+			if (has(&pl->lock_of, w->addr))
+				owner = (uintptr_t)addrmap_get(&pl->lock_of,
+							       w->addr, NULL);
+		}
+		addrmap_put(pl->out, f, (void *)(uintptr_t)owner);
+		pl->placed++;
+	}
+}
+
+void wg_deque_waits(struct pyproc *py, const struct py_prim_types *t,
+		    const struct py_async *a, const struct addrmap *wanted,
+		    size_t nwanted, struct addrmap *out)
+{
+	/* The rarer kinds first, so that a wait is found before the many
+	 * Locks a server may keep are looked at; a Lock's waiters are in
+	 * its inner BoundedSemaphore, found with the others of that kind
+	 * and then given to their Lock. */
+	static const int order[] = {
+		PY_PRIM_QUEUE, PY_PRIM_CONDITION, PY_PRIM_SEMAPHORE,
+		PY_PRIM_BOUNDED_SEMAPHORE,
+	};
+	struct placing pl;
+	size_t i, k;
+
+	if (!nwanted || !a->nwaitables)
+		return;
+	memset(&pl, 0, sizeof(pl));
+	pl.py = py;
+	pl.t = t;
+	pl.a = a;
+	pl.wanted = wanted;
+	pl.out = out;
+	pl.futs = xcalloc(WG_MAX_DEQUE_FUTURES, sizeof(*pl.futs));
+	addrmap_init(&pl.lock_of);
+	for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+		for (i = 0; i < a->nwaitables && pl.placed < nwanted; i++)
+			if (a->waitables[i].kind == order[k])
+				place_futures(&pl, &a->waitables[i]);
+	addrmap_release(&pl.lock_of);
+	free(pl.futs);
 }

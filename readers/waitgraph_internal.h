@@ -64,12 +64,13 @@ int wg_tornado_locks_code(struct pyproc *py, uint64_t cb);
 
 /*
  * future -> the object (its address) in whose deque of waiters it is,
- * for a's waitables (readers/waitables.h) into out: a task awaiting
- * that future waits on that object.  A Lock's own futures (its _block's)
- * are its, not its inner semaphore's.
+ * for the nwanted futures in wanted (what tasks await) and a's
+ * waitables (readers/waitables.h), into out: a task awaiting that
+ * future waits on that object.  A Lock's own futures (its _block's) are
+ * its, not its inner semaphore's.  Stops once all are placed.
  */
 void wg_deque_waits(struct pyproc *py, const struct py_prim_types *t,
-		    struct py_prim_memo *memo, const struct py_async *a,
-		    struct addrmap *out);
+		    const struct py_async *a, const struct addrmap *wanted,
+		    size_t nwanted, struct addrmap *out);
 
 #endif

@@ -155,9 +155,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			py_trio_take(&py, &snap, &async, &err);
 			/* objects whose deques of futures the graph reads
 			 * (the heap walk's waitables) */
-			async.waitables = xcalloc(2, sizeof(uint64_t));
-			async.waitables[0] = pick(data, size, 33);
-			async.waitables[1] = pick(data, size, 37);
+			async.waitables = xcalloc(2, sizeof(*async.waitables));
+			async.waitables[0].addr = pick(data, size, 33);
+			async.waitables[0].kind = data[41] % (PY_PRIM_CFUTURE + 1);
+			async.waitables[1].addr = pick(data, size, 37);
+			async.waitables[1].kind = PY_PRIM_LOCK;
 			async.nwaitables = 2;
 			fuzz_graph(&py, &snap, &async, data, size);
 			py_async_release(&async);
