@@ -679,6 +679,9 @@ void py_prim_memo_release(struct py_prim_memo *m)
 
 int py_prim_is_lock(const struct py_prim *p)
 {
+	/* tornado's Condition has no lock of its own to hold */
+	if (p->kind == PY_PRIM_CONDITION && p->family == PY_PRIM_TORNADO)
+		return 0;
 	return p->kind == PY_PRIM_LOCK || p->kind == PY_PRIM_RLOCK ||
 	       p->kind == PY_PRIM_CONDITION || p->kind == PY_PRIM_SEMAPHORE ||
 	       p->kind == PY_PRIM_BOUNDED_SEMAPHORE;

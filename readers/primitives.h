@@ -112,7 +112,8 @@ size_t py_prim_waiter_futures(struct pyproc *py,
 			      const struct py_prim *p, uint64_t *out,
 			      size_t max);
 
-/* Does holding it (with / async with) keep others out? */
+/* Does holding it (with / async with) keep others out?  (Not tornado's
+ * Condition, which has no lock.) */
 int py_prim_is_lock(const struct py_prim *p);
 
 /* A future (gather, concurrent future): it waits for other nodes. */

@@ -863,3 +863,12 @@ def test_tornado_waits_only_futures_show(keeper):
     for name in ("lock-waiter-1", "lock-waiter-2"):
         edge, obj = waits_for_object(graph, named(graph, "task", name))
         assert obj["type"] == "tornado.locks.Lock", (name, obj)
+    # the text says the same; a tornado Condition has no lock to hold
+    res = run_coroscope("dump", target.pid)
+    assert res.returncode == 0, res
+    conds = [l for l in res.stdout.splitlines()
+             if "waits for: tornado.locks.Condition" in l]
+    assert conds and all("holder" not in l for l in conds), res.stdout
+    assert any("waits for: tornado.queues.Queue" in l and
+               "(qsize 1 of maxsize 1, 1 waiter)" in l
+               for l in res.stdout.splitlines()), res.stdout
