@@ -333,8 +333,10 @@ def test_run_reads_a_process_whose_main_thread_exited(keeper, tmp_path):
     if not old:
         pytest.skip("no CPython before 3.11 installed")
     script = target_script("main_exits.py")
+    # four seconds, as test_oneline_deadlock_found: the main thread must
+    # have exited before the dump, even on a loaded machine
     res = subprocess.run(
-        [COROSCOPE, "run", "--timeout", "3", "--kill-after", "1", "--",
+        [COROSCOPE, "run", "--timeout", "4", "--kill-after", "1", "--",
          old[0].path, script, str(tmp_path / "ready.json")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         universal_newlines=True, timeout=60 * TIME_SCALE)
