@@ -77,22 +77,27 @@ int live_list_tasks(int pid, int **out, size_t *nout)
 /*
  * The task of pid to reach its memory and files through: pid itself,
  * unless its main thread is a zombie (it called pthread_exit() while
- * other threads run on), then the first live thread.
+ * other threads run on), then the first live thread; 0 when none lives.
  */
-static int mm_task(int pid)
+static int live_task(int pid)
 {
 	char st = procfs_state(pid, 0);
-	int *tids, id = pid;
+	int *tids, id = 0;
 	size_t n, i;
 
-	if (!st || !procfs_state_dead(st) || live_list_tasks(pid, &tids, &n) < 0)
+	if (!st)
+		return errno == ENOENT || errno == ESRCH ? 0 :
+		       (kill(pid, 0) == 0 || errno == EPERM) ? pid : 0;
+	if (!procfs_state_dead(st))
 		return pid;
-	for (i = 0; i < n; i++) {
+	if (live_list_tasks(pid, &tids, &n) < 0)
+		return 0;
+	for (i = 0; i < n && !id; i++) {
+		if (tids[i] == pid)
+			continue;
 		st = procfs_state(pid, tids[i]);
-		if (tids[i] != pid && st && !procfs_state_dead(st)) {
+		if (st && !procfs_state_dead(st))
 			id = tids[i];
-			break;
-		}
 	}
 	free(tids);
 	return id;
@@ -100,28 +105,7 @@ static int mm_task(int pid)
 
 int live_pid_alive(int pid)
 {
-	char st = procfs_state(pid, 0);
-	int *tids;
-	size_t n, i;
-	int alive = 0;
-
-	if (!st)
-		return errno == ENOENT || errno == ESRCH ? 0 :
-		       (kill(pid, 0) == 0 || errno == EPERM);
-	if (!procfs_state_dead(st))
-		return 1;
-	/* A zombie main thread, but other threads may still run (the main
-	 * thread called pthread_exit()). */
-	if (live_list_tasks(pid, &tids, &n) < 0)
-		return 0;
-	for (i = 0; i < n && !alive; i++) {
-		if (tids[i] == pid)
-			continue;
-		st = procfs_state(pid, tids[i]);
-		alive = st && !procfs_state_dead(st);
-	}
-	free(tids);
-	return alive;
+	return live_task(pid) != 0;
 }
 
 /* ---- memory reads ---- */
@@ -439,9 +423,10 @@ static int shares_parent_vm(int pid, long *ppid)
 
 /*
  * The pid names a thread group; a thread id (which /proc also answers
- * to) is taken to mean its process.
+ * to) is taken to mean its process.  *via: the task to reach it through
+ * (live_task()).
  */
-static int check_pid(int *pid, struct cs_err *err)
+static int check_pid(int *pid, int *via, struct cs_err *err)
 {
 	char path[64];
 	struct stat sb;
@@ -457,7 +442,8 @@ static int check_pid(int *pid, struct cs_err *err)
 	if (procfs_status_field(*pid, 0, "Tgid", &tgid) == 0 && tgid > 0 &&
 	    tgid <= INT_MAX)
 		*pid = (int)tgid;
-	if (!live_pid_alive(*pid))
+	*via = live_task(*pid);
+	if (!*via)
 		return cs_fail(err, CS_ERR_NO_PROCESS,
 			       "no such process: %d (it is a zombie)", *pid);
 	if (shares_parent_vm(*pid, &ppid))
@@ -490,10 +476,10 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	struct memsrc *ms;
 	struct live *lv;
 	const char *env;
-	int ret, depth = 0;
+	int ret, via = 0, depth = 0;
 
 	*out = NULL;
-	ret = check_pid(&pid, err);
+	ret = check_pid(&pid, &via, err);
 	if (ret)
 		return ret;
 	ms = xcalloc(1, sizeof(*ms));
@@ -510,7 +496,7 @@ int live_open(struct memsrc **out, int pid, struct cs_err *err)
 	lv->other_ns = depth > 1;
 	if (!ms->ns_pid || !lv->other_ns)
 		ms->ns_pid = pid;
-	live_reach_through(ms, mm_task(pid));
+	live_reach_through(ms, via);
 	ret = live_read_maps(ms, err);
 	/*
 	 * The mapping list may be readable where the files behind it are not

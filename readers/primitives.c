@@ -763,9 +763,6 @@ size_t py_prim_waiter_futures(struct pyproc *py,
 	if (p->family != PY_PRIM_TORNADO)
 		return 0;
 	switch (p->kind) {
-	case PY_PRIM_LOCK:
-		return deque_items(py, t, attr(py, attr(py, o, "_block"),
-						"_waiters"), out, max);
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 	case PY_PRIM_CONDITION:

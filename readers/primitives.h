@@ -102,10 +102,11 @@ int py_prim_read_memo(struct pyproc *py, const struct py_prim_types *t,
 void py_prim_memo_release(struct py_prim_memo *m);
 
 /*
- * The futures its waiters await, where it keeps them (tornado's Lock,
- * Semaphore, Condition and Queue, whose acquire(), wait(), get() and
- * put() return a future and no frame shows the wait): up to max of them
- * into out (0 for a putter's that cannot be read); how many.
+ * The futures its waiters await, where it keeps them (tornado's
+ * Semaphore, BoundedSemaphore, Condition and Queue, whose acquire(),
+ * wait(), get() and put() return a future and no frame shows the wait;
+ * a Lock's are its inner BoundedSemaphore's): up to max of them into
+ * out (0 for a putter's that cannot be read); how many.
  */
 size_t py_prim_waiter_futures(struct pyproc *py,
 			      const struct py_prim_types *t,

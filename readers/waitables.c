@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "readers/funcs.h"
+#include "readers/dicts.h"
 #include "readers/primitives.h"
 #include "common/banned.h"
 
@@ -46,20 +46,28 @@ int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
 		{ "tornado.queues", "PriorityQueue", PY_PRIM_QUEUE },
 		{ "tornado.queues", "LifoQueue", PY_PRIM_QUEUE },
 	};
+	const char *mod = NULL;
+	uint64_t interp = 0, dict = 0, type;
 	size_t i;
 
 	_Static_assert(sizeof(classes) / sizeof(classes[0]) ==
 		       PY_WAITABLE_TYPES, "one slot per class");
 	memset(s, 0, sizeof(*s));
+	if (pyproc_interp_head(py, &interp, NULL) < 0 || !interp)
+		return 0;
 	for (i = 0; i < PY_WAITABLE_TYPES; i++) {
-		uint64_t type = py_module_attr(py, classes[i].mod,
-					       classes[i].name);
-
-		if (type) {
+		/* a module's dict looked up once for its classes */
+		if (!mod || strcmp(mod, classes[i].mod)) {
+			mod = classes[i].mod;
+			if (pymodule_dict(py, interp, mod, &dict, NULL) != 0)
+				dict = 0;
+			if (!dict && i == 0)
+				return 0;  /* no tornado.locks: nothing to do */
+		}
+		if (dict && pydict_get_str(py, dict, classes[i].name, &type,
+					   NULL) == 0 && type) {
 			s->types[s->ntypes] = type;
 			s->kinds[s->ntypes++] = classes[i].kind;
-		} else if (i == 0) {
-			return 0;   /* no tornado.locks: nothing to look for */
 		}
 	}
 	v->fn = visit;
