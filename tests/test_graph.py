@@ -303,6 +303,12 @@ def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
     app = target_script("graph_uvicorn_app.py")
     target = keeper.start_target(DEBIAN, "graph_uvicorn_app.py")
     ask_app(target, "/sync", 3)
+    line = marker_line(app, "handler-sync")
+
+    def parked(graph):
+        return [n for n in graph["nodes"] if n["kind"] == "thread" and
+                n["blame"] and n["blame"]["line"] == line]
+
     graph = None
     for _ in range(100):
         graph = json.loads(run_coroscope("dump", "--format", "json",
@@ -311,12 +317,16 @@ def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
                     if n.get("type") == "anyio.CapacityLimiter"]
         held = edges(graph, "holds", to=limiters[0]["id"]) \
             if limiters else []
-        # settled: the third request waits, and neither holder is
-        # running on the loop's thread as it was stopped (then the
-        # thread, whose frames they are, holds it for that instant)
+        # settled: the third request waits, neither holder is running
+        # on the loop's thread as it was stopped (then the thread, whose
+        # frames they are, holds it for that instant), and both worker
+        # threads wait in the handler (a token is taken before its
+        # thread starts the handler)
         if limiters and limiters[0]["waiters"] == 1 and len(held) == 2 \
                 and all(graph["nodes"][e["from"]]["kind"] == "task"
-                        for e in held):
+                        for e in held) and len(parked(graph)) == 2 \
+                and any(n.get("type") == "threading.Event" and
+                        n["waiters"] == 2 for n in graph["nodes"]):
             break
     else:
         pytest.fail("the third request never waited: %r" % graph)
@@ -327,9 +337,7 @@ def test_uvicorn_sync_handlers_use_up_the_thread_limiter(keeper):
                for e in edges(graph, "holds", to=limiters[0]["id"])]
     assert all(h["kind"] == "task" for h in holders), holders
     assert graph["nodes"][waiting[0]["from"]] not in holders
-    line = marker_line(app, "handler-sync")
-    threads = [n for n in graph["nodes"] if n["kind"] == "thread" and
-               n["blame"] and n["blame"]["line"] == line]
+    threads = parked(graph)
     assert len(threads) == 2, graph["nodes"]
     for t in threads:
         edge, obj = waits_for_object(graph, t)
