@@ -170,7 +170,7 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 			continue;
 		}
 		n = py_waitgraph_holders(g, e->to, holders, GRAPH_MAX_HOLDERS);
-		if (!n && py_prim_is_lock(&g->prims[g->nodes[e->to].index])) {
+		if (!n && py_prim_may_be_held(&g->prims[g->nodes[e->to].index])) {
 			strbuf_addstr(sb, " holder unknown");
 			continue;
 		}
@@ -220,10 +220,11 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 		strbuf_addstr(sb, "waits for ");
 		add_short_object(sb, p);
 		if (py_prim_is_future(p)) {
-			/* a concurrent future: who completes it (a gather's
-			 * children are drawn under the task) */
+			/* a concurrent future: who completes it; a Thread:
+			 * the thread it runs as (a gather's children are
+			 * drawn under the task) */
 			fout = py_waitgraph_out(g, e->to, &mf);
-			for (k = 0; p->kind == PY_PRIM_CFUTURE && k < mf; k++)
+			for (k = 0; p->kind != PY_PRIM_GATHER && k < mf; k++)
 				if (g->edges[fout[k]].kind == WG_WAITS_FOR) {
 					strbuf_addstr(sb, " of ");
 					graph_add_label(sb, c,
@@ -238,9 +239,7 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 			graph_add_label(sb, c, holders[0], GRAPH_ESCAPED);
 			if (n > 1)
 				strbuf_addf(sb, " and %zu more", n - 1);
-		} else if (py_prim_is_lock(p) && p->locked != 0) {
-			/* (a Condition's waiter waits for notify, not for
-			 * its unlocked lock) */
+		} else if (py_prim_may_be_held(p)) {
 			strbuf_addstr(sb, ", holder unknown");
 		}
 		return;
@@ -585,6 +584,7 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_int_or_null(j, "count", p->count);
 		json_int_or_null(j, "children", p->children);
 		json_int_or_null(j, "done", p->done);
+		json_int_or_null(j, "pid", p->pid);
 	}
 	if (n->kind != WG_OBJECT) {
 		json_key(j, "blame");

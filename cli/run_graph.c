@@ -419,7 +419,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	strbuf_addf(sb, "%zu waiting on ", r->waiters);
 	graph_add_label(sb, c, r->node, GRAPH_RAW);
 	nh = add_holders(sb, c, r->node, holders);
-	if (!nh && py_prim_is_lock(p))
+	if (!nh && py_prim_may_be_held(p))
 		strbuf_addstr(sb, ", holder unknown");
 	if (r->behind > r->waiters)
 		strbuf_addf(sb, "; %zu blocked behind it in all", r->behind);

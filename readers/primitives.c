@@ -1,4 +1,5 @@
 #include "readers/primitives.h"
+#include "readers/primitives_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,12 @@ static const struct {
 	  PY_PRIM_THREADING },
 	{ "threading", "Barrier", "threading.Barrier", PY_PRIM_BARRIER,
 	  PY_PRIM_THREADING },
+	{ "threading", "Thread", "threading.Thread", PY_PRIM_THREAD,
+	  PY_PRIM_THREADING },
+	{ "subprocess", "Popen", "subprocess.Popen", PY_PRIM_PROCESS,
+	  PY_PRIM_THREADING },
+	{ "multiprocessing.process", "BaseProcess", "multiprocessing.Process",
+	  PY_PRIM_PROCESS, PY_PRIM_THREADING },
 	{ "queue", "Queue", "queue.Queue", PY_PRIM_QUEUE, PY_PRIM_THREADING },
 	{ "asyncio.tasks", "_GatheringFuture", "asyncio.gather",
 	  PY_PRIM_GATHER, PY_PRIM_ASYNCIO },
@@ -146,7 +153,7 @@ static long prim_class(struct pyproc *py, const struct py_prim_types *t,
 
 /* An instance attribute, from its __dict__ or its slot (trio's attrs
  * classes have slots); 0 where absent, unset or unreadable. */
-static uint64_t attr(struct pyproc *py, uint64_t obj, const char *name)
+uint64_t pattr(struct pyproc *py, uint64_t obj, const char *name)
 {
 	struct cs_err err;
 	uint64_t v = 0;
@@ -164,7 +171,7 @@ static uint64_t attr(struct pyproc *py, uint64_t obj, const char *name)
 	return v;
 }
 
-static int as_bool(struct pyproc *py, uint64_t v)
+int pbool(struct pyproc *py, uint64_t v)
 {
 	if (v && v == py->types.true_)
 		return 1;
@@ -173,7 +180,7 @@ static int as_bool(struct pyproc *py, uint64_t v)
 	return -1;
 }
 
-static int64_t as_int(struct pyproc *py, uint64_t v)
+int64_t pint(struct pyproc *py, uint64_t v)
 {
 	struct cs_err err;
 	int64_t n;
@@ -187,8 +194,7 @@ static int64_t as_int(struct pyproc *py, uint64_t v)
 /* len() of a list, tuple or deque (in ob_size), a set or a dict (an
  * OrderedDict: trio's ParkingLot); None is empty; anything else -1 (a
  * str's length is no count of waiters). */
-static int64_t length(struct pyproc *py, const struct py_prim_types *t,
-		      uint64_t v)
+int64_t plen(struct pyproc *py, const struct py_prim_types *t, uint64_t v)
 {
 	const struct py_layout *L = &py->layout;
 	const struct py_types *T = &py->types;
@@ -216,7 +222,7 @@ static int64_t length(struct pyproc *py, const struct py_prim_types *t,
 	return (int64_t)n;
 }
 
-static int64_t sum(int64_t a, int64_t b)
+int64_t psum(int64_t a, int64_t b)
 {
 	return a < 0 || b < 0 ? -1 : a + b;
 }
@@ -235,7 +241,7 @@ static const char *cf_state(struct pyproc *py, uint64_t obj)
 	size_t i;
 
 	cs_err_init(&err);
-	if (pystr_get(py, attr(py, obj, "_state"), &s, &err) < 0)
+	if (pystr_get(py, pattr(py, obj, "_state"), &s, &err) < 0)
 		return NULL;
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		if (!strcmp(s, upper[i]))
@@ -270,7 +276,7 @@ int py_future_done(struct pyproc *py, const struct py_prim_types *t,
 static void gather_state(struct pyproc *py, const struct py_prim_types *t,
 			 struct py_prim *p)
 {
-	uint64_t list = attr(py, p->addr, "_children"), *items;
+	uint64_t list = pattr(py, p->addr, "_children"), *items;
 	struct cs_err err;
 	size_t n = 0, i;
 
@@ -344,195 +350,29 @@ static int cond_lock_locked(struct pyproc *py, const struct py_prim_types *t,
 	return inner.locked;
 }
 
-/* A capacity limiter's tokens left: its total (an int; math.inf is
- * unknown here) less its borrowers; -1 unknown. */
-static int64_t tokens_left(struct pyproc *py, const struct py_prim_types *t,
-			   uint64_t limiter)
+/* asyncio's Queue keeps its items and its getters' and putters'
+ * futures in deques; queue's its items in `queue` and its waiters on
+ * two Conditions. */
+static void read_queue(struct pyproc *py, const struct py_prim_types *t,
+		       struct py_prim *p, int aio)
 {
-	int64_t tokens = as_int(py, attr(py, limiter, "_total_tokens"));
-	int64_t used = length(py, t, attr(py, limiter, "_borrowers"));
+	uint64_t o = p->addr;
 
-	return tokens < 0 || used < 0 ? -1 : tokens > used ? tokens - used : 0;
-}
-
-/*
- * trio's: a Lock's owner is a task (None: unlocked), its waiters parked
- * in its ParkingLot (an OrderedDict of tasks, `_parked`), as are a
- * Semaphore's, a CapacityLimiter's and a Condition's (whose lock is a
- * trio.Lock); an Event keeps its waiting tasks in a set.  A memory
- * channel's both ends share a state: its buffer (a deque), its bound
- * (an int, or math.inf: unknown here) and the tasks waiting to send
- * and to receive.
- */
-static int64_t parked(struct pyproc *py, const struct py_prim_types *t,
-		      uint64_t o)
-{
-	return length(py, t, attr(py, attr(py, o, "_lot"), "_parked"));
-}
-
-static int trio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
-{
-	uint64_t owner = attr(py, lock, "_owner");
-
-	*task = owner && owner != py->types.none ? owner : 0;
-	return owner ? *task != 0 : -1;
-}
-
-static void read_trio_state(struct pyproc *py,
-			    const struct py_prim_types *t,
-			    struct py_prim *p)
-{
-	uint64_t o = p->addr, state;
-
-	switch (p->kind) {
-	case PY_PRIM_LOCK:
-		p->locked = trio_owner(py, o, &p->owner_task);
-		p->waiters = parked(py, t, o);
-		break;
-	case PY_PRIM_CONDITION: {
-		uint64_t ignored;
-
-		p->locked = trio_owner(py, attr(py, o, "_lock"), &ignored);
-		p->waiters = parked(py, t, o);
-		break;
+	if (aio) {
+		p->qsize = plen(py, t, pattr(py, o, "_queue"));
+		p->maxsize = pint(py, pattr(py, o, "_maxsize"));
+		p->waiters = psum(
+			plen(py, t, pattr(py, o, "_getters")),
+			plen(py, t, pattr(py, o, "_putters")));
+		return;
 	}
-	case PY_PRIM_EVENT:
-		p->set = as_bool(py, attr(py, o, "_flag"));
-		p->waiters = length(py, t, attr(py, o, "_tasks"));
-		break;
-	case PY_PRIM_SEMAPHORE:
-		p->value = attr(py, o, "_total_tokens") ? tokens_left(py, t, o) :
-			   as_int(py, attr(py, o, "_value"));
-		p->waiters = parked(py, t, o);
-		break;
-	case PY_PRIM_QUEUE:
-		state = attr(py, o, "_state");
-		p->qsize = length(py, t, attr(py, state, "data"));
-		p->maxsize = as_int(py, attr(py, state, "max_buffer_size"));
-		p->waiters = sum(length(py, t, attr(py, state, "send_tasks")),
-				 length(py, t, attr(py, state, "receive_tasks")));
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * anyio's: a Lock's owner is a TaskInfo in `_owner_task` (deleted when
- * unlocked: the class's None shows through) whose `id` is id() of the
- * task, its address; Lock, Semaphore and Condition keep their waiters
- * in a deque; the asyncio backend's CapacityLimiter its borrowers in a
- * set and its waiters in an OrderedDict; the trio backend's wraps a
- * trio.CapacityLimiter (`__original`, mangled), which knows both.
- */
-static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task,
-		       uint64_t *coro)
-{
-	struct cs_err err;
-	uint64_t info = 0;
-	int64_t id;
-
-	*task = *coro = 0;
-	cs_err_init(&err);
-	/* the instance's (its dict or a slot), or else the class's None;
-	 * anything else of the class's (an unset slot's descriptor) is no
-	 * owner */
-	if (!lock)
-		return -1;
-	info = attr(py, lock, "_owner_task");
-	if (!info)
-		return pyobj_lookup(py, lock, "_owner_task", &info, &err) == 0 &&
-		       info == py->types.none ? 0 : -1;
-	if (info == py->types.none)
-		return 0;
-	id = as_int(py, attr(py, info, "id"));
-	if (id > 0) {
-		*task = (uint64_t)id;
-		/* TaskInfo keeps the coroutine, not the task: a task gone
-		 * since may have left its address to another */
-		*coro = attr(py, info, "coro");
-	} else {
-		*task = info;   /* (later anyio keeps the task itself) */
-	}
-	return 1;
-}
-
-static void read_anyio_state(struct pyproc *py,
-			     const struct py_prim_types *t,
-			     struct py_prim *p)
-{
-	uint64_t o = p->addr, ignored, ignored2, inner;
-
-	switch (p->kind) {
-	case PY_PRIM_LOCK:
-		p->locked = anyio_owner(py, o, &p->owner_task, &p->owner_coro);
-		p->waiters = length(py, t, attr(py, o, "_waiters"));
-		break;
-	case PY_PRIM_CONDITION:
-		p->locked = anyio_owner(py, attr(py, o, "_lock"), &ignored,
-					&ignored2);
-		p->waiters = length(py, t, attr(py, o, "_waiters"));
-		break;
-	case PY_PRIM_SEMAPHORE:
-		if ((inner = attr(py, o, "_CapacityLimiter__original"))) {
-			p->value = tokens_left(py, t, inner);
-			p->waiters = parked(py, t, inner);
-		} else if (attr(py, o, "_total_tokens")) {
-			p->value = tokens_left(py, t, o);
-			p->waiters = length(py, t, attr(py, o, "_wait_queue"));
-		} else {
-			p->value = as_int(py, attr(py, o, "_value"));
-			p->waiters = length(py, t, attr(py, o, "_waiters"));
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * tornado's: a Lock is a BoundedSemaphore of one (`_block`); a
- * Semaphore's value and its waiters' futures (a deque, which may keep a
- * timed-out one until the next release); an Event's flag and its
- * waiters' futures (a set); a Condition's waiters' futures (a deque); a
- * Queue's items (a deque, or a list for PriorityQueue and LifoQueue),
- * its getters' futures and its putters' (item, future) pairs (deques).
- */
-static void read_tornado_state(struct pyproc *py,
-			       const struct py_prim_types *t,
-			       struct py_prim *p)
-{
-	uint64_t o = p->addr, block;
-
-	switch (p->kind) {
-	case PY_PRIM_LOCK:
-		block = attr(py, o, "_block");
-		p->value = as_int(py, attr(py, block, "_value"));
-		p->locked = p->value < 0 ? -1 : p->value == 0;
-		p->value = -1;
-		p->waiters = length(py, t, attr(py, block, "_waiters"));
-		break;
-	case PY_PRIM_EVENT:
-		p->set = as_bool(py, attr(py, o, "_value"));
-		p->waiters = length(py, t, attr(py, o, "_waiters"));
-		break;
-	case PY_PRIM_SEMAPHORE:
-	case PY_PRIM_BOUNDED_SEMAPHORE:
-		p->value = as_int(py, attr(py, o, "_value"));
-		p->waiters = length(py, t, attr(py, o, "_waiters"));
-		break;
-	case PY_PRIM_CONDITION:
-		p->waiters = length(py, t, attr(py, o, "_waiters"));
-		break;
-	case PY_PRIM_QUEUE:
-		p->qsize = length(py, t, attr(py, o, "_queue"));
-		p->maxsize = as_int(py, attr(py, o, "_maxsize"));
-		p->waiters = sum(length(py, t, attr(py, o, "_getters")),
-				 length(py, t, attr(py, o, "_putters")));
-		break;
-	default:
-		break;
-	}
+	p->qsize = plen(py, t, pattr(py, o, "queue"));
+	p->maxsize = pint(py, pattr(py, o, "maxsize"));
+	p->waiters = psum(
+		plen(py, t, pattr(py, pattr(py, o, "not_empty"),
+					     "_waiters")),
+		plen(py, t, pattr(py, pattr(py, o, "not_full"),
+					     "_waiters")));
 }
 
 static void read_state(struct pyproc *py, const struct py_prim_types *t,
@@ -544,18 +384,18 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
 		if (aio) {
-			p->locked = as_bool(py, attr(py, o, "_locked"));
-			p->waiters = length(py, t, attr(py, o, "_waiters"));
+			p->locked = pbool(py, pattr(py, o, "_locked"));
+			p->waiters = plen(py, t, pattr(py, o, "_waiters"));
 		} else {
 			p->locked = c_lock_locked(py, o);
 		}
 		break;
 	case PY_PRIM_RLOCK:
-		if (attr(py, o, "_owner")) {   /* the Python _RLock */
-			int64_t id = as_int(py, attr(py, o, "_owner"));
+		if (pattr(py, o, "_owner")) {   /* the Python _RLock */
+			int64_t id = pint(py, pattr(py, o, "_owner"));
 
 			p->owner = id > 0 ? (uint64_t)id : 0;
-			p->count = as_int(py, attr(py, o, "_count"));
+			p->count = pint(py, pattr(py, o, "_count"));
 			p->locked = p->owner != 0;
 		} else {
 			c_rlock_state(py, p);
@@ -563,49 +403,36 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		break;
 	case PY_PRIM_EVENT:
 		if (aio) {
-			p->set = as_bool(py, attr(py, o, "_value"));
-			p->waiters = length(py, t, attr(py, o, "_waiters"));
+			p->set = pbool(py, pattr(py, o, "_value"));
+			p->waiters = plen(py, t, pattr(py, o, "_waiters"));
 		} else {
-			p->set = as_bool(py, attr(py, o, "_flag"));
-			p->waiters = length(py, t, attr(py, attr(py, o, "_cond"),
+			p->set = pbool(py, pattr(py, o, "_flag"));
+			p->waiters = plen(py, t, pattr(py, pattr(py, o, "_cond"),
 						     "_waiters"));
 		}
 		break;
 	case PY_PRIM_CONDITION:
-		p->waiters = length(py, t, attr(py, o, "_waiters"));
+		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
 		if (aio)
-			p->locked = as_bool(py, attr(py, attr(py, o, "_lock"),
+			p->locked = pbool(py, pattr(py, pattr(py, o, "_lock"),
 						     "_locked"));
 		else
-			p->locked = cond_lock_locked(py, t, attr(py, o, "_lock"));
+			p->locked = cond_lock_locked(py, t, pattr(py, o, "_lock"));
 		break;
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
-		p->value = as_int(py, attr(py, o, "_value"));
-		p->waiters = length(py, t, aio ? attr(py, o, "_waiters") :
-				    attr(py, attr(py, o, "_cond"), "_waiters"));
+		p->value = pint(py, pattr(py, o, "_value"));
+		p->waiters = plen(py, t, aio ? pattr(py, o, "_waiters") :
+				    pattr(py, pattr(py, o, "_cond"), "_waiters"));
 		break;
 	case PY_PRIM_BARRIER:
-		p->parties = as_int(py, attr(py, o, "_parties"));
-		p->value = as_int(py, attr(py, o, "_count"));
-		cond = attr(py, o, "_cond");
-		p->waiters = length(py, t, attr(py, cond, "_waiters"));
+		p->parties = pint(py, pattr(py, o, "_parties"));
+		p->value = pint(py, pattr(py, o, "_count"));
+		cond = pattr(py, o, "_cond");
+		p->waiters = plen(py, t, pattr(py, cond, "_waiters"));
 		break;
 	case PY_PRIM_QUEUE:
-		if (aio) {
-			p->qsize = length(py, t, attr(py, o, "_queue"));
-			p->maxsize = as_int(py, attr(py, o, "_maxsize"));
-			p->waiters = sum(length(py, t, attr(py, o, "_getters")),
-					 length(py, t, attr(py, o, "_putters")));
-		} else {
-			p->qsize = length(py, t, attr(py, o, "queue"));
-			p->maxsize = as_int(py, attr(py, o, "maxsize"));
-			p->waiters = sum(
-				length(py, t, attr(py, attr(py, o, "not_empty"),
-						"_waiters")),
-				length(py, t, attr(py, attr(py, o, "not_full"),
-						"_waiters")));
-		}
+		read_queue(py, t, p, aio);
 		break;
 	case PY_PRIM_GATHER:
 		gather_state(py, t, p);
@@ -615,6 +442,21 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		 * result()'s: no count that would mislead.) */
 		p->fstate = cf_state(py, o);
 		break;
+	case PY_PRIM_THREAD: {
+		/* get_ident()'s value: a pthread_t, an address */
+		int64_t id = pint(py, pattr(py, o, "_ident"));
+
+		p->ident = id > 0 ? (uint64_t)id : 0;
+		p->daemon = pbool(py, pattr(py, o, "_daemonic"));
+		break;
+	}
+	case PY_PRIM_PROCESS: {
+		/* a multiprocessing.Process's pid is its _popen's */
+		uint64_t popen = pattr(py, o, "_popen");
+
+		p->pid = pint(py, pattr(py, popen ? popen : o, "pid"));
+		break;
+	}
 	}
 }
 
@@ -632,16 +474,16 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->kind = t->kind[i];
 	out->name = t->name[i];
 	out->family = t->family[i];
-	out->locked = out->set = -1;
+	out->locked = out->set = out->daemon = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;
-	out->waiters = -1;
+	out->waiters = out->pid = -1;
 	out->children = out->done = out->count = -1;
 	if (out->family == PY_PRIM_TRIO)
-		read_trio_state(py, t, out);
+		prim_read_trio_state(py, t, out);
 	else if (out->family == PY_PRIM_ANYIO)
-		read_anyio_state(py, t, out);
+		prim_read_anyio_state(py, t, out);
 	else if (out->family == PY_PRIM_TORNADO)
-		read_tornado_state(py, t, out);
+		prim_read_tornado_state(py, t, out);
 	else
 		read_state(py, t, out);
 	return 1;
@@ -687,9 +529,15 @@ int py_prim_is_lock(const struct py_prim *p)
 	       p->kind == PY_PRIM_BOUNDED_SEMAPHORE;
 }
 
+int py_prim_may_be_held(const struct py_prim *p)
+{
+	return py_prim_is_lock(p) && p->locked != 0;
+}
+
 int py_prim_is_future(const struct py_prim *p)
 {
-	return p->kind == PY_PRIM_GATHER || p->kind == PY_PRIM_CFUTURE;
+	return p->kind == PY_PRIM_GATHER || p->kind == PY_PRIM_CFUTURE ||
+	       p->kind == PY_PRIM_THREAD;
 }
 
 static void sep(struct strbuf *out)
@@ -727,6 +575,10 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 		strbuf_addf(out, "qsize %lld", (long long)p->qsize);
 		if (p->maxsize > 0)
 			strbuf_addf(out, " of maxsize %lld", (long long)p->maxsize);
+	}
+	if (p->pid > 0) {
+		sep(out);
+		strbuf_addf(out, "pid %lld", (long long)p->pid);
 	}
 	if (p->waiters >= 0) {
 		sep(out);
@@ -766,10 +618,10 @@ size_t py_prim_waiter_futures(struct pyproc *py,
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 	case PY_PRIM_CONDITION:
-		return deque_items(py, t, attr(py, o, "_waiters"), out, max);
+		return deque_items(py, t, pattr(py, o, "_waiters"), out, max);
 	case PY_PRIM_QUEUE:
-		n = deque_items(py, t, attr(py, o, "_getters"), out, max);
-		m = deque_items(py, t, attr(py, o, "_putters"), out + n,
+		n = deque_items(py, t, pattr(py, o, "_getters"), out, max);
+		m = deque_items(py, t, pattr(py, o, "_putters"), out + n,
 				max - n);
 		/* a putter is an (item, future) pair: its future */
 		for (k = n; k < n + m; k++) {

@@ -6,12 +6,14 @@
  * memory channels; anyio's Lock, Condition, Semaphore and (on asyncio)
  * CapacityLimiter; tornado's Lock, Event, Semaphore, BoundedSemaphore,
  * Condition and Queue; and the futures that stand for other work
- * (asyncio.gather's, concurrent.futures') -- recognised by their class
+ * (asyncio.gather's, concurrent.futures'), threading's Thread (for a
+ * join()) and the child processes of subprocess and multiprocessing --
+ * recognised by their class
  * (looked up in the target's own modules, so a user class that happens
  * to be called Lock is not one) and their state read from their own
  * fields: locked, set, value, qsize/maxsize, waiters, an RLock's owner
  * and count, a trio or anyio Lock's owning task, a gather's children done, a
- * future's state.
+ * future's state, a Thread's ident, a child's pid.
  */
 #ifndef COROSCOPE_READERS_PRIMITIVES_H
 #define COROSCOPE_READERS_PRIMITIVES_H
@@ -36,10 +38,16 @@ enum py_prim_kind {
 	 * edges of the graph, not a holder. */
 	PY_PRIM_GATHER,          /* asyncio.gather's _GatheringFuture */
 	PY_PRIM_CFUTURE,         /* concurrent.futures.Future */
+	PY_PRIM_THREAD,          /* threading.Thread, being joined */
+	/* A child process waited for: subprocess.Popen,
+	 * multiprocessing.Process.  (The last kind: fuzz_readers.c
+	 * reads every kind up to it.) */
+	PY_PRIM_PROCESS,
 };
 
 /* Whose class it is: the threading and queue modules (and
- * concurrent.futures), asyncio, trio, anyio, tornado. */
+ * concurrent.futures, subprocess, multiprocessing), asyncio, trio, anyio,
+ * tornado. */
 enum py_prim_family {
 	PY_PRIM_THREADING, PY_PRIM_ASYNCIO, PY_PRIM_TRIO, PY_PRIM_ANYIO,
 	PY_PRIM_TORNADO,
@@ -64,6 +72,10 @@ struct py_prim {
 	uint64_t owner_coro;  /* anyio's: that task's coroutine, 0 unknown */
 	int64_t count;        /* RLock: times its owner entered it */
 	int64_t children, done;   /* gather: its children, those done */
+	uint64_t ident;       /* Thread: its thread's ident (_ident), 0 not
+				 started or unknown */
+	int daemon;           /* Thread: its daemon flag */
+	int64_t pid;          /* Popen, Process: the child's pid */
 	const char *fstate;   /* concurrent future: "pending", "running",
 				 "finished", "cancelled"; NULL unknown */
 };
@@ -117,7 +129,13 @@ size_t py_prim_waiter_futures(struct pyproc *py,
  * Condition, which has no lock.) */
 int py_prim_is_lock(const struct py_prim *p);
 
-/* A future (gather, concurrent future): it waits for other nodes. */
+/* Is it a lock someone may hold now (locked, or its state unknown)?
+ * A Condition's waiter waits for notify, not for its unlocked lock: no
+ * "holder unknown" then. */
+int py_prim_may_be_held(const struct py_prim *p);
+
+/* A future (gather, concurrent future) or a Thread being joined: it
+ * waits for other nodes. */
 int py_prim_is_future(const struct py_prim *p);
 
 /* Is the asyncio or concurrent future at obj done: 1 yes, 0 no, -1

@@ -13,37 +13,8 @@
 #include "common/util.h"
 #include "common/banned.h"
 
-#define WG_MAX_FRAMES 256     /* frames of one unit looked at */
-#define WG_MAX_PREFIX 512
 #define WG_MAX_FUTURE_NODES 100000  /* nodes looked at for chains */
 #define WG_MAX_GATHER 4096          /* children of a gather linked */
-
-struct build {
-	struct pyproc *py;
-	size_t task_base;             /* the first task's node */
-	const struct py_snapshot *snap;
-	const struct py_async *a;
-	struct py_waitgraph *g;
-	struct py_prim_types types;
-	char stdlib[WG_MAX_PREFIX];   /* ".../lib/python3.X/", or "" */
-	struct addrmap fut_links;     /* future -> struct fut_links * */
-	/* fut_links_of()'s last answer (0: none): a task's waiter is asked
-	 * for up to three times in a row, and many tasks may share one. */
-	uint64_t last_fut;
-	struct fut_links *last_links;
-	struct addrmap edge_set;      /* edge_key() of every edge */
-	/* node + 1 -> the future node + 1 it waits for, or VIA_MANY */
-	struct addrmap via_future;
-	struct addrmap code_class;    /* code address -> CODE_* bits */
-	/* asyncio futures an anyio worker thread will complete (the job
-	 * it runs) -> its thread node + 1 */
-	struct addrmap worker_futures;
-	/* The last code_class() answer: a unit's frames are asked about up
-	 * to three times each, and the tasks' run the same code in a row. */
-	uint64_t last_code;
-	unsigned last_class;
-	struct py_prim_memo prims;    /* zeroed: empty */
-};
 
 #define VIA_MANY ((void *)UINTPTR_MAX)
 
@@ -90,8 +61,8 @@ static int is_future_node(const struct py_waitgraph *g, size_t node)
 	       py_prim_is_future(&g->prims[g->nodes[node].index]);
 }
 
-static void add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
-		     size_t to, const struct py_frame *at)
+void wg_add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
+		 size_t to, const struct py_frame *at)
 {
 	struct py_waitgraph *g = b->g;
 	uint64_t key = edge_key(kind, from, to);
@@ -124,7 +95,7 @@ static int prim_read(struct build *b, uint64_t obj, struct py_prim *p)
 
 /* The node of primitive obj (added on first sight), or -1 if obj is
  * not one. */
-static long object_node(struct build *b, uint64_t obj)
+long wg_object_node(struct build *b, uint64_t obj)
 {
 	struct py_waitgraph *g = b->g;
 	struct py_prim p;
@@ -193,10 +164,17 @@ static void scan_unit(struct build *b, size_t node,
 	 * stack: a Queue.get that waits in Condition.wait waits for the
 	 * Queue. */
 	for (k = 0; k < n && (code_class(b, f[k]) & CODE_PRIM_LIB); k++) {
-		uint64_t self = wg_frame_local(b->py, f[k], "self");
+		uint64_t self;
 		struct py_prim p;
 
-		if (!self || !prim_read(b, self, &p))
+		if (thread && wg_futures_wait(b, node, f[k])) {
+			waited = 0;
+			break;
+		}
+		self = wg_frame_local(b->py, f[k], "self");
+
+		if (!self || !prim_read(b, self, &p) ||
+		    (p.kind == PY_PRIM_THREAD && !wg_joins(f[k])))
 			continue;
 		waited = self;
 		/* Condition.wait gives the lock up until it is notified: the
@@ -214,25 +192,25 @@ static void scan_unit(struct build *b, size_t node,
 					&err) < 0)
 			continue;
 		for (h = 0; !waited && k == 0 && h < wb.nentering; h++)
-			if (object_node(b, wb.entering[h]) >= 0)
+			if (wg_object_node(b, wb.entering[h]) >= 0)
 				waited = wb.entering[h];
 		for (h = 0; h < wb.nheld; h++) {
 			for (r = 0; r < nreleased && released[r] != wb.held[h]; r++)
 				;
 			if (r < nreleased)
 				continue;
-			obj = object_node(b, wb.held[h]);
+			obj = wg_object_node(b, wb.held[h]);
 			if (obj >= 0 && py_prim_is_lock(&g->prims[g->nodes[obj].index]))
-				add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
+				wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
 		}
 	}
 	/* A trio or anyio lock handed to a task names it its owner before
 	 * the task runs again and leaves acquire(): it holds the lock
 	 * (link_owners()), and waits for it no more. */
-	if (waited && (obj = object_node(b, waited)) >= 0 &&
+	if (waited && (obj = wg_object_node(b, waited)) >= 0 &&
 	    !(unit_task && g->prims[g->nodes[obj].index].owner_task ==
 			   unit_task->addr))
-		add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
+		wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
 	nd = &g->nodes[node];
 	/* Past trio's traps, the call above them says more; if all are
 	 * traps, the innermost (as watch's task_inner()). */
@@ -342,70 +320,9 @@ static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
 		to = task_node(b, v);
 		if (to < 0 && prim_read(b, v, &p) &&
 		    p.kind == PY_PRIM_CFUTURE)
-			to = object_node(b, v);
+			to = wg_object_node(b, v);
 		if (to >= 0 && (size_t)to != from)
-			add_edge(b, WG_WAITS_FOR, from, (size_t)to, NULL);
-	}
-}
-
-/* The job a worker thread runs, as a frame of its holds it: anyio's
- * WorkerThread.run (asyncio) its `future`, the asyncio future the task
- * awaits; trio's WorkerThread._handle_job its `fn`, the function
- * to_thread_run_sync() made (its local contextvars_aware_worker_fn).
- * 0 when f is neither.  (An idle anyio worker keeps its last job's
- * future, done: no task waits on that one.) */
-static uint64_t worker_job(struct build *b, const struct py_frame *f)
-{
-	const char *name = f->code->name, *file = f->code->filename;
-
-	if (!strcmp(name, "run") &&
-	    cs_ends_with(file, "/anyio/_backends/_asyncio.py"))
-		return wg_frame_local(b->py, f, "future");
-	if (!strcmp(name, "_handle_job") &&
-	    cs_ends_with(file, "/trio/_core/_thread_cache.py"))
-		return wg_frame_local(b->py, f, "fn");
-	return 0;
-}
-
-/*
- * A worker thread of a ThreadPoolExecutor runs _WorkItem.run, whose
- * `self.future` is the concurrent.futures future: that future waits
- * for the thread.  A task awaiting run_in_executor, to_thread or
- * wrap_future reaches it through link_chained_sources().  anyio's and
- * trio's worker threads have their job noted (worker_job()) for the
- * tasks, linked later.
- */
-static void link_executor(struct build *b, size_t thread_node,
-			  const struct py_thread *t)
-{
-	struct cs_err err;
-	long obj;
-	size_t k;
-
-	for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++) {
-		const struct py_frame *f = &t->frames[k];
-		uint64_t item, fut = 0;
-
-		if (!f->code->name || !f->code->filename)
-			continue;
-		if ((fut = worker_job(b, f))) {
-			addrmap_put(&b->worker_futures, fut,
-				    (void *)(uintptr_t)(thread_node + 1));
-			return;
-		}
-		if (strcmp(f->code->name, "run") ||
-		    !cs_ends_with(f->code->filename,
-				  "/concurrent/futures/thread.py"))
-			continue;
-		item = wg_frame_local(b->py, f, "self");
-		cs_err_init(&err);
-		/* 3.14 runs it inside WorkerContext.run, also "run". */
-		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
-			continue;
-		if ((obj = object_node(b, fut)) >= 0)
-			add_edge(b, WG_WAITS_FOR, (size_t)obj, thread_node,
-				 NULL);
-		return;
+			wg_add_edge(b, WG_WAITS_FOR, from, (size_t)to, NULL);
 	}
 }
 
@@ -420,9 +337,9 @@ static void link_gather(struct build *b, size_t from, uint64_t fut)
 	size_t n = 0, i;
 	long obj, to;
 
-	if ((obj = object_node(b, fut)) < 0)
+	if ((obj = wg_object_node(b, fut)) < 0)
 		return;
-	add_edge(b, WG_WAITS_FOR, from, (size_t)obj, NULL);
+	wg_add_edge(b, WG_WAITS_FOR, from, (size_t)obj, NULL);
 	if (b->g->prims[b->g->nodes[obj].index].kind != PY_PRIM_GATHER)
 		return;
 	cs_err_init(&err);
@@ -435,7 +352,7 @@ static void link_gather(struct build *b, size_t from, uint64_t fut)
 	if (pyseq_items(b->py, list, items, n, &n, &err) == 0)
 		for (i = 0; i < n && i < WG_MAX_GATHER; i++)
 			if ((to = task_node(b, items[i])) >= 0)
-				add_edge(b, WG_WAITS_FOR, (size_t)obj,
+				wg_add_edge(b, WG_WAITS_FOR, (size_t)obj,
 					 (size_t)to, NULL);
 	free(items);
 }
@@ -523,8 +440,8 @@ static void link_callback_event(struct build *b, size_t from, uint64_t fut)
 	for (k = 0; k < l->nevents; k++)
 		if (prim_read(b, l->events[k], &p) &&
 		    p.family == PY_PRIM_TORNADO && p.kind == PY_PRIM_EVENT &&
-		    (obj = object_node(b, l->events[k])) >= 0) {
-			add_edge(b, WG_WAITS_FOR, from, (size_t)obj, NULL);
+		    (obj = wg_object_node(b, l->events[k])) >= 0) {
+			wg_add_edge(b, WG_WAITS_FOR, from, (size_t)obj, NULL);
 			return;
 		}
 }
@@ -554,10 +471,10 @@ static void link_trio_thread(struct build *b, size_t node,
 						      NULL) : 0;
 		if (!worker)
 			return;
-		add_edge(b, WG_WAITS_FOR, node, worker - 1, NULL);
-		obj = object_node(b, wg_frame_local(b->py, f[k], "limiter"));
+		wg_add_edge(b, WG_WAITS_FOR, node, worker - 1, NULL);
+		obj = wg_object_node(b, wg_frame_local(b->py, f[k], "limiter"));
 		if (obj >= 0)
-			add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
+			wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
 		return;
 	}
 }
@@ -598,8 +515,8 @@ static void link_deque_waiters(struct build *b, size_t base)
 		uintptr_t at = w && !linked[base + i] ?
 			(uintptr_t)addrmap_get(&kept, w, NULL) : 0;
 
-		if (at && (obj = object_node(b, at)) >= 0)
-			add_edge(b, WG_WAITS_FOR, base + i, (size_t)obj, NULL);
+		if (at && (obj = wg_object_node(b, at)) >= 0)
+			wg_add_edge(b, WG_WAITS_FOR, base + i, (size_t)obj, NULL);
 	}
 	addrmap_release(&kept);
 	addrmap_release(&wanted);
@@ -619,7 +536,7 @@ static void link_futures(struct build *b, size_t base)
 			continue;
 		worker = (uintptr_t)addrmap_get(&b->worker_futures, w, NULL);
 		if (worker) {
-			add_edge(b, WG_WAITS_FOR, base + i, worker - 1, NULL);
+			wg_add_edge(b, WG_WAITS_FOR, base + i, worker - 1, NULL);
 			continue;
 		}
 		/* Many tasks may wait on one future: what it is, is read
@@ -662,7 +579,7 @@ static void link_owners(struct build *b)
 			node = task_node(b, p->owner_task);
 			if (node >= 0 && (!p->owner_coro ||
 					  owner->coro == p->owner_coro))
-				add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
+				wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
 			continue;
 		}
 		if (p->kind != PY_PRIM_RLOCK || !p->owner)
@@ -672,7 +589,7 @@ static void link_owners(struct build *b)
 				continue;
 			node = py_waitgraph_node_of(g, WG_THREAD, t);
 			if (node >= 0)
-				add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
+				wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
 		}
 	}
 }
@@ -734,7 +651,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		scan_unit(&b, i, fr, k, 1);
 		if (!g->test)
 			g->test = wg_pytest_node(py, t);
-		link_executor(&b, i, t);
+		wg_link_thread(&b, i, t);
 	}
 	/* Before the awaited-by edges, which a gather then explains. */
 	link_futures(&b, base);
@@ -769,7 +686,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 
 			if (w && !waits_through_future(&b,
 					base + (size_t)(w - a->tasks), base + i))
-				add_edge(&b, WG_WAITS_FOR,
+				wg_add_edge(&b, WG_WAITS_FOR,
 					 base + (size_t)(w - a->tasks),
 					 base + i, NULL);
 		}
@@ -780,6 +697,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	link_deque_waiters(&b, base);
 	fut_links_release(&b);
 	link_owners(&b);
+	wg_link_joined(&b);
 	build_release(&b);
 	wg_finish(g);
 	(void)err;

@@ -1,7 +1,9 @@
 /*
  * Between the parts of the wait-for graph: readers/waitgraph.c builds
- * it, with what readers/waitgraph_frames.c says of frames and
- * readers/waitgraph_futures.c of futures' done callbacks;
+ * it, with what readers/waitgraph_frames.c says of frames,
+ * readers/waitgraph_futures.c of futures' done callbacks and
+ * readers/waitgraph_threads.c of threads' waits for other threads (an
+ * executor's job, a join, the interpreter's exit);
  * readers/waitgraph_query.c keeps it (storage, indexes, cycles) and
  * answers the queries of readers/waitgraph.h.
  */
@@ -9,6 +11,63 @@
 #define COROSCOPE_READERS_WAITGRAPH_INTERNAL_H
 
 #include "readers/waitgraph.h"
+
+#define WG_MAX_FRAMES 256     /* frames of one unit looked at */
+#define WG_MAX_PREFIX 512
+
+struct fut_links;
+
+/* One build of the graph: what it reads with and what it has seen. */
+struct build {
+	struct pyproc *py;
+	size_t task_base;             /* the first task's node */
+	const struct py_snapshot *snap;
+	const struct py_async *a;
+	struct py_waitgraph *g;
+	struct py_prim_types types;
+	char stdlib[WG_MAX_PREFIX];   /* ".../lib/python3.X/", or "" */
+	struct addrmap fut_links;     /* future -> struct fut_links * */
+	/* fut_links_of()'s last answer (0: none): a task's waiter is asked
+	 * for up to three times in a row, and many tasks may share one. */
+	uint64_t last_fut;
+	struct fut_links *last_links;
+	struct addrmap edge_set;      /* edge_key() of every edge */
+	/* node + 1 -> the future node + 1 it waits for, or VIA_MANY */
+	struct addrmap via_future;
+	struct addrmap code_class;    /* code address -> CODE_* bits */
+	/* asyncio futures an anyio worker thread will complete (the job
+	 * it runs) -> its thread node + 1 */
+	struct addrmap worker_futures;
+	/* The last code_class() answer: a unit's frames are asked about up
+	 * to three times each, and the tasks' run the same code in a row. */
+	uint64_t last_code;
+	unsigned last_class;
+	struct py_prim_memo prims;    /* zeroed: empty */
+};
+
+/* An edge, unless there is one of that kind between the two already
+ * (`at`: where a hold was entered, or NULL). */
+void wg_add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
+		 size_t to, const struct py_frame *at);
+/* The node of primitive obj (added on first sight), or -1 if obj is
+ * not one. */
+long wg_object_node(struct build *b, uint64_t obj);
+
+/* Does frame f of threading.py wait for its Thread (`self`) to end?
+ * (Every thread runs in Thread methods: _bootstrap, run.) */
+int wg_joins(const struct py_frame *f);
+/* The waits thread t (its node) shows as a worker or at exit: the
+ * executor job it runs waits for it; in threading's _shutdown it waits
+ * for every non-daemon thread left. */
+void wg_link_thread(struct build *b, size_t thread_node,
+		    const struct py_thread *t);
+/* Is f concurrent.futures' wait() or as_completed()?  Then the unit
+ * (node) waits for each of the futures it waits on that is not done,
+ * not for the Event of the waiter it installed in them. */
+int wg_futures_wait(struct build *b, size_t node, const struct py_frame *f);
+/* Once the units are scanned: each Thread being joined waits for the
+ * thread it runs as. */
+void wg_link_joined(struct build *b);
 
 /* Once every node and edge is in: index the edges by their ends and
  * find the cycles. */

@@ -1,0 +1,35 @@
+/*
+ * Between readers/primitives.c (the classes, the standard library's
+ * primitives, the futures) and readers/primitives_libs.c (trio's,
+ * anyio's and tornado's): how a primitive's fields are read.
+ */
+#ifndef COROSCOPE_READERS_PRIMITIVES_INTERNAL_H
+#define COROSCOPE_READERS_PRIMITIVES_INTERNAL_H
+
+#include <stdint.h>
+
+#include "readers/primitives.h"
+
+/* An instance attribute, from its __dict__ or its slot (trio's attrs
+ * classes have slots); 0 where absent, unset or unreadable. */
+uint64_t pattr(struct pyproc *py, uint64_t obj, const char *name);
+/* True 1, False 0, anything else -1. */
+int pbool(struct pyproc *py, uint64_t v);
+/* An int's value, -1 where it is none or unreadable. */
+int64_t pint(struct pyproc *py, uint64_t v);
+/* len() of a list, tuple or deque, a set or a dict; None is empty;
+ * anything else -1. */
+int64_t plen(struct pyproc *py, const struct py_prim_types *t, uint64_t v);
+/* a + b, -1 when either is unknown */
+int64_t psum(int64_t a, int64_t b);
+
+/* The state of a primitive of trio's, anyio's or tornado's (p's kind,
+ * family and address set, the state all unknown). */
+void prim_read_trio_state(struct pyproc *py, const struct py_prim_types *t,
+			  struct py_prim *p);
+void prim_read_anyio_state(struct pyproc *py, const struct py_prim_types *t,
+			   struct py_prim *p);
+void prim_read_tornado_state(struct pyproc *py,
+			     const struct py_prim_types *t, struct py_prim *p);
+
+#endif

@@ -1,0 +1,197 @@
+#include "readers/primitives.h"
+#include "readers/primitives_internal.h"
+
+#include "readers/dicts.h"
+#include "common/banned.h"
+
+/* A capacity limiter's tokens left: its total (an int; math.inf is
+ * unknown here) less its borrowers; -1 unknown. */
+static int64_t tokens_left(struct pyproc *py, const struct py_prim_types *t,
+			   uint64_t limiter)
+{
+	int64_t tokens = pint(py, pattr(py, limiter, "_total_tokens"));
+	int64_t used = plen(py, t, pattr(py, limiter, "_borrowers"));
+
+	return tokens < 0 || used < 0 ? -1 : tokens > used ? tokens - used : 0;
+}
+
+/*
+ * trio's: a Lock's owner is a task (None: unlocked), its waiters parked
+ * in its ParkingLot (an OrderedDict of tasks, `_parked`), as are a
+ * Semaphore's, a CapacityLimiter's and a Condition's (whose lock is a
+ * trio.Lock); an Event keeps its waiting tasks in a set.  A memory
+ * channel's both ends share a state: its buffer (a deque), its bound
+ * (an int, or math.inf: unknown here) and the tasks waiting to send
+ * and to receive.
+ */
+static int64_t parked(struct pyproc *py, const struct py_prim_types *t,
+		      uint64_t o)
+{
+	return plen(py, t, pattr(py, pattr(py, o, "_lot"), "_parked"));
+}
+
+static int trio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
+{
+	uint64_t owner = pattr(py, lock, "_owner");
+
+	*task = owner && owner != py->types.none ? owner : 0;
+	return owner ? *task != 0 : -1;
+}
+
+void prim_read_trio_state(struct pyproc *py,
+			    const struct py_prim_types *t,
+			    struct py_prim *p)
+{
+	uint64_t o = p->addr, state;
+
+	switch (p->kind) {
+	case PY_PRIM_LOCK:
+		p->locked = trio_owner(py, o, &p->owner_task);
+		p->waiters = parked(py, t, o);
+		break;
+	case PY_PRIM_CONDITION: {
+		uint64_t ignored;
+
+		p->locked = trio_owner(py, pattr(py, o, "_lock"), &ignored);
+		p->waiters = parked(py, t, o);
+		break;
+	}
+	case PY_PRIM_EVENT:
+		p->set = pbool(py, pattr(py, o, "_flag"));
+		p->waiters = plen(py, t, pattr(py, o, "_tasks"));
+		break;
+	case PY_PRIM_SEMAPHORE:
+		p->value = pattr(py, o, "_total_tokens") ? tokens_left(py, t, o) :
+			   pint(py, pattr(py, o, "_value"));
+		p->waiters = parked(py, t, o);
+		break;
+	case PY_PRIM_QUEUE:
+		state = pattr(py, o, "_state");
+		p->qsize = plen(py, t, pattr(py, state, "data"));
+		p->maxsize = pint(py, pattr(py, state, "max_buffer_size"));
+		p->waiters = psum(plen(py, t, pattr(py, state, "send_tasks")),
+				 plen(py, t, pattr(py, state, "receive_tasks")));
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * anyio's: a Lock's owner is a TaskInfo in `_owner_task` (deleted when
+ * unlocked: the class's None shows through) whose `id` is id() of the
+ * task, its address; Lock, Semaphore and Condition keep their waiters
+ * in a deque; the asyncio backend's CapacityLimiter its borrowers in a
+ * set and its waiters in an OrderedDict; the trio backend's wraps a
+ * trio.CapacityLimiter (`__original`, mangled), which knows both.
+ */
+static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task,
+		       uint64_t *coro)
+{
+	struct cs_err err;
+	uint64_t info = 0;
+	int64_t id;
+
+	*task = *coro = 0;
+	cs_err_init(&err);
+	/* the instance's (its dict or a slot), or else the class's None;
+	 * anything else of the class's (an unset slot's descriptor) is no
+	 * owner */
+	if (!lock)
+		return -1;
+	info = pattr(py, lock, "_owner_task");
+	if (!info)
+		return pyobj_lookup(py, lock, "_owner_task", &info, &err) == 0 &&
+		       info == py->types.none ? 0 : -1;
+	if (info == py->types.none)
+		return 0;
+	id = pint(py, pattr(py, info, "id"));
+	if (id > 0) {
+		*task = (uint64_t)id;
+		/* TaskInfo keeps the coroutine, not the task: a task gone
+		 * since may have left its address to another */
+		*coro = pattr(py, info, "coro");
+	} else {
+		*task = info;   /* (later anyio keeps the task itself) */
+	}
+	return 1;
+}
+
+void prim_read_anyio_state(struct pyproc *py,
+			     const struct py_prim_types *t,
+			     struct py_prim *p)
+{
+	uint64_t o = p->addr, ignored, ignored2, inner;
+
+	switch (p->kind) {
+	case PY_PRIM_LOCK:
+		p->locked = anyio_owner(py, o, &p->owner_task, &p->owner_coro);
+		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_CONDITION:
+		p->locked = anyio_owner(py, pattr(py, o, "_lock"), &ignored,
+					&ignored2);
+		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_SEMAPHORE:
+		if ((inner = pattr(py, o, "_CapacityLimiter__original"))) {
+			p->value = tokens_left(py, t, inner);
+			p->waiters = parked(py, t, inner);
+		} else if (pattr(py, o, "_total_tokens")) {
+			p->value = tokens_left(py, t, o);
+			p->waiters = plen(py, t, pattr(py, o, "_wait_queue"));
+		} else {
+			p->value = pint(py, pattr(py, o, "_value"));
+			p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * tornado's: a Lock is a BoundedSemaphore of one (`_block`); a
+ * Semaphore's value and its waiters' futures (a deque, which may keep a
+ * timed-out one until the next release); an Event's flag and its
+ * waiters' futures (a set); a Condition's waiters' futures (a deque); a
+ * Queue's items (a deque, or a list for PriorityQueue and LifoQueue),
+ * its getters' futures and its putters' (item, future) pairs (deques).
+ */
+void prim_read_tornado_state(struct pyproc *py,
+			       const struct py_prim_types *t,
+			       struct py_prim *p)
+{
+	uint64_t o = p->addr, block;
+
+	switch (p->kind) {
+	case PY_PRIM_LOCK:
+		block = pattr(py, o, "_block");
+		p->value = pint(py, pattr(py, block, "_value"));
+		p->locked = p->value < 0 ? -1 : p->value == 0;
+		p->value = -1;
+		p->waiters = plen(py, t, pattr(py, block, "_waiters"));
+		break;
+	case PY_PRIM_EVENT:
+		p->set = pbool(py, pattr(py, o, "_value"));
+		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_SEMAPHORE:
+	case PY_PRIM_BOUNDED_SEMAPHORE:
+		p->value = pint(py, pattr(py, o, "_value"));
+		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_CONDITION:
+		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		break;
+	case PY_PRIM_QUEUE:
+		p->qsize = plen(py, t, pattr(py, o, "_queue"));
+		p->maxsize = pint(py, pattr(py, o, "_maxsize"));
+		p->waiters = psum(plen(py, t, pattr(py, o, "_getters")),
+				 plen(py, t, pattr(py, o, "_putters")));
+		break;
+	default:
+		break;
+	}
+}
+

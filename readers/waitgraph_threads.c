@@ -1,0 +1,236 @@
+#include "readers/waitgraph.h"
+#include "readers/waitgraph_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers/dicts.h"
+#include "readers/objects.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+/* threading._active entries looked at for an exit's waits. */
+#define WG_MAX_EXIT_THREADS 65536
+/* Futures of one concurrent.futures.wait() or as_completed() linked. */
+#define WG_MAX_WAITED_FUTURES 4096
+
+/* The job a worker thread runs, as a frame of its holds it: anyio's
+ * WorkerThread.run (asyncio) its `future`, the asyncio future the task
+ * awaits; trio's WorkerThread._handle_job its `fn`, the function
+ * to_thread_run_sync() made (its local contextvars_aware_worker_fn).
+ * 0 when f is neither.  (An idle anyio worker keeps its last job's
+ * future, done: no task waits on that one.) */
+static uint64_t worker_job(struct build *b, const struct py_frame *f)
+{
+	const char *name = f->code->name, *file = f->code->filename;
+
+	if (!strcmp(name, "run") &&
+	    cs_ends_with(file, "/anyio/_backends/_asyncio.py"))
+		return wg_frame_local(b->py, f, "future");
+	if (!strcmp(name, "_handle_job") &&
+	    cs_ends_with(file, "/trio/_core/_thread_cache.py"))
+		return wg_frame_local(b->py, f, "fn");
+	return 0;
+}
+
+/*
+ * A worker thread of a ThreadPoolExecutor runs _WorkItem.run, whose
+ * `self.future` is the concurrent.futures future: that future waits
+ * for the thread.  A task awaiting run_in_executor, to_thread or
+ * wrap_future reaches it through link_chained_sources().  anyio's and
+ * trio's worker threads have their job noted (worker_job()) for the
+ * tasks, linked later.
+ */
+static void link_executor(struct build *b, size_t thread_node,
+			  const struct py_thread *t)
+{
+	struct cs_err err;
+	long obj;
+	size_t k;
+
+	for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++) {
+		const struct py_frame *f = &t->frames[k];
+		uint64_t item, fut = 0;
+
+		if (!f->code->name || !f->code->filename)
+			continue;
+		if ((fut = worker_job(b, f))) {
+			addrmap_put(&b->worker_futures, fut,
+				    (void *)(uintptr_t)(thread_node + 1));
+			return;
+		}
+		if (strcmp(f->code->name, "run") ||
+		    !cs_ends_with(f->code->filename,
+				  "/concurrent/futures/thread.py"))
+			continue;
+		item = wg_frame_local(b->py, f, "self");
+		cs_err_init(&err);
+		/* 3.14 runs it inside WorkerContext.run, also "run". */
+		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
+			continue;
+		if ((obj = wg_object_node(b, fut)) >= 0)
+			wg_add_edge(b, WG_WAITS_FOR, (size_t)obj, thread_node,
+				    NULL);
+		return;
+	}
+}
+
+/* Is t in threading's _shutdown, where the interpreter waits at exit
+ * for the threads that are not daemons (joining them up to 3.8, on
+ * their state locks up to 3.12, in C since 3.13)? */
+static int at_exit(const struct py_thread *t)
+{
+	size_t k;
+
+	for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++) {
+		const struct py_code *c = t->frames[k].code;
+
+		if (c->name && c->filename && !strcmp(c->name, "_shutdown") &&
+		    cs_ends_with(c->filename, "/threading.py"))
+			return 1;
+	}
+	return 0;
+}
+
+/* At exit, t waits for the Thread of every other thread in its
+ * interpreter's threading._active that is no daemon. */
+static void link_exit(struct build *b, size_t thread_node,
+		      const struct py_thread *t)
+{
+	struct pydict_entry *e;
+	uint64_t mdict, active;
+	size_t used = 0, n, i;
+
+	if (!at_exit(t) ||
+	    pymodule_dict(b->py, t->interp, "threading", &mdict, NULL) != 0 ||
+	    pydict_get_str(b->py, mdict, "_active", &active, NULL) != 0 ||
+	    pydict_entries(b->py, active, NULL, 0, &used, NULL) < 0 || !used)
+		return;
+	n = used < WG_MAX_EXIT_THREADS ? used : WG_MAX_EXIT_THREADS;
+	e = xcalloc(n, sizeof(*e));
+	/* (read live, with --no-block, the dict may have grown since) */
+	if (pydict_entries(b->py, active, e, n, &used, NULL) < 0)
+		used = 0;
+	for (i = 0; i < used && i < n; i++) {
+		long obj = wg_object_node(b, e[i].value);
+		const struct py_prim *p;
+
+		if (obj < 0)
+			continue;
+		p = &b->g->prims[b->g->nodes[obj].index];
+		if (p->kind == PY_PRIM_THREAD && p->daemon == 0 &&
+		    p->ident && p->ident != t->thread_id)
+			wg_add_edge(b, WG_WAITS_FOR, thread_node, (size_t)obj,
+				    NULL);
+	}
+	free(e);
+}
+
+/* The items of a set, frozenset, list or tuple, at most max; how many. */
+static size_t collection_items(struct pyproc *py, uint64_t v, uint64_t *out,
+			       size_t max)
+{
+	struct pydict_entry *e;
+	struct cs_err err;
+	size_t n = 0, i;
+	uint64_t type;
+
+	cs_err_init(&err);
+	if (!v || pyobj_read_type(py, v, &type, &err) < 0)
+		return 0;
+	if (type == py->types.list || type == py->types.tuple)
+		return pyseq_items(py, v, out, max, &n, &err) < 0 ? 0 :
+		       n < max ? n : max;
+	if (type != py->types.set && type != py->types.frozenset)
+		return 0;
+	e = xcalloc(max, sizeof(*e));
+	if (pyset_entries(py, v, e, max, &n, &err) < 0)
+		n = 0;
+	for (i = 0; i < n && i < max; i++)
+		out[i] = e[i].key;
+	free(e);
+	return i;
+}
+
+int wg_futures_wait(struct build *b, size_t node, const struct py_frame *f)
+{
+	const char *name = f->code->name;
+	uint64_t fs = 0, *items;
+	size_t n, i;
+
+	if (!name || !f->code->filename ||
+	    (strcmp(name, "wait") && strcmp(name, "as_completed")) ||
+	    !cs_ends_with(f->code->filename, "/concurrent/futures/_base.py"))
+		return 0;
+	/* as_completed() keeps those not yet yielded in `pending`; wait()
+	 * has them all in `fs` (a set once it has begun) */
+	if (!strcmp(name, "as_completed"))
+		fs = wg_frame_local(b->py, f, "pending");
+	if (!fs)
+		fs = wg_frame_local(b->py, f, "fs");
+	items = xcalloc(WG_MAX_WAITED_FUTURES, sizeof(*items));
+	n = collection_items(b->py, fs, items, WG_MAX_WAITED_FUTURES);
+	for (i = 0; i < n; i++) {
+		long obj = wg_object_node(b, items[i]);
+		const struct py_prim *p;
+
+		if (obj < 0)
+			continue;
+		p = &b->g->prims[b->g->nodes[obj].index];
+		if (p->kind == PY_PRIM_CFUTURE && p->fstate &&
+		    (!strcmp(p->fstate, "pending") ||
+		     !strcmp(p->fstate, "running")))
+			wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
+	}
+	free(items);
+	return 1;
+}
+
+void wg_link_thread(struct build *b, size_t thread_node,
+		    const struct py_thread *t)
+{
+	link_executor(b, thread_node, t);
+	link_exit(b, thread_node, t);
+}
+
+int wg_joins(const struct py_frame *f)
+{
+	const char *name = f->code->name;
+
+	return name && (!strcmp(name, "join") ||
+			!strcmp(name, "_wait_for_tstate_lock"));
+}
+
+void wg_link_joined(struct build *b)
+{
+	struct py_waitgraph *g = b->g;
+	struct addrmap by_ident;      /* thread_id -> snap index + 1 */
+	size_t i, t, nn = g->nnodes;
+	int indexed = 0;
+
+	addrmap_init(&by_ident);
+	for (i = 0; i < nn; i++) {
+		const struct py_prim *p;
+		uintptr_t v;
+		long node;
+
+		if (g->nodes[i].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[i].index];
+		if (p->kind != PY_PRIM_THREAD || !p->ident)
+			continue;
+		/* its ident is get_ident()'s: thread_id; the first thread
+		 * state with it (a thread may have one per interpreter) */
+		for (t = b->snap->nthreads; !indexed && t-- > 0;)
+			if (b->snap->threads[t].thread_id)
+				addrmap_put(&by_ident,
+					    b->snap->threads[t].thread_id,
+					    (void *)(uintptr_t)(t + 1));
+		indexed = 1;
+		v = (uintptr_t)addrmap_get(&by_ident, p->ident, NULL);
+		node = v ? py_waitgraph_node_of(g, WG_THREAD, v - 1) : -1;
+		if (node >= 0)
+			wg_add_edge(b, WG_WAITS_FOR, i, (size_t)node, NULL);
+	}
+	addrmap_release(&by_ident);
+}

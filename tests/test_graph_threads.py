@@ -1,0 +1,199 @@
+"""Threads waiting for other threads and processes to end, and for
+futures, in the wait-for graph.
+
+targets/thread_waits.py parks the main thread in a join of a thread
+that waits for a lock the main thread holds (a deadlock no lock cycle
+shows without the join), a thread joining one that waits on an Event,
+and, in its other scenario, the interpreter at exit waiting for the
+threads that are not daemons.  The graph must lead each joining thread
+through the threading.Thread to the thread it runs as, find the
+deadlock's cycle, and say so in the text dump and in `coroscope run`;
+threads waiting for child processes (subprocess, multiprocessing) and
+in concurrent.futures.wait() and as_completed() wait for those.
+Lines come from the target's "# MARK:" comments.
+"""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import marker_line, run_coroscope, target_script
+
+SCRIPT = target_script("thread_waits.py")
+
+
+def dump(keeper, interp, scenario):
+    target = keeper.start_target(interp, "thread_waits.py", scenario)
+    res = run_coroscope("dump", "--json", target.pid)
+    assert res.returncode == 0, res
+    return json.loads(res.stdout)["graph"], target
+
+
+def thread_node(graph, name):
+    found = [n for n in graph["nodes"]
+             if n["kind"] == "thread" and n["name"] == name]
+    assert len(found) == 1, (name, graph["nodes"])
+    return found[0]
+
+
+def waits_for(graph, node):
+    """The nodes node has a waits_for edge to."""
+    return [graph["nodes"][e["to"]] for e in graph["edges"]
+            if e["kind"] == "waits_for" and e["from"] == node["id"]]
+
+
+def joined_thread(graph, node):
+    """node waits for one threading.Thread: the thread node it leads to."""
+    objs = waits_for(graph, node)
+    assert len(objs) == 1, (node, graph["edges"])
+    obj = objs[0]
+    assert obj["kind"] == "object" and obj["type"] == "threading.Thread", obj
+    runs = waits_for(graph, obj)
+    assert len(runs) == 1 and runs[0]["kind"] == "thread", \
+        (obj, graph["edges"])
+    return obj, runs[0]
+
+
+def test_join_deadlock(keeper, interp):
+    graph, target = dump(keeper, interp, "join")
+    main = thread_node(graph, "MainThread")
+    worker = thread_node(graph, "worker")
+    # The main thread joins the worker (a subclass of Thread) ...
+    obj, runs = joined_thread(graph, main)
+    assert runs["id"] == worker["id"]
+    assert main["blame"]["line"] == marker_line(SCRIPT, "main-joins"), main
+    # ... which waits for the lock the main thread holds: one cycle.
+    lock = waits_for(graph, worker)
+    assert [n["type"] for n in lock] == ["threading.Lock"], lock
+    cyc = [c for c in graph["cycles"] if main["id"] in c]
+    assert len(cyc) == 1, graph["cycles"]
+    assert set(cyc[0]) == {main["id"], obj["id"], worker["id"],
+                           lock[0]["id"]}, cyc
+    # A join with no deadlock: the joiner leads to the sleeper, which
+    # waits on an Event.
+    joiner = thread_node(graph, "joiner")
+    _, sleeper = joined_thread(graph, joiner)
+    assert sleeper["name"] == "sleeper"
+    assert joiner["blame"]["line"] == marker_line(SCRIPT, "joiner-joins")
+    assert [n["type"] for n in waits_for(graph, sleeper)] == \
+        ["threading.Event"]
+    assert not [c for c in graph["cycles"] if joiner["id"] in c]
+
+    text = run_coroscope("dump", target.pid).stdout
+    worker_line = marker_line(SCRIPT, "worker-blocked")
+    assert ("waits for: threading.Thread 0x%x for thread %d (worker) at "
+            "thread_waits.py:%d in " % (int(obj["address"], 16),
+                                        worker["tid"], worker_line)) in text, \
+        text
+    cycle_text = ("thread %d (MainThread) -> threading.Thread 0x%x -> "
+                  "thread %d (worker)" % (main["tid"], int(obj["address"], 16),
+                                          worker["tid"]))
+    assert cycle_text in text, text
+
+
+def test_exit_waits_for_threads_not_daemons(keeper, interp):
+    graph, target = dump(keeper, interp, "exit")
+    main = thread_node(graph, "MainThread")
+    assert main["innermost"]["file"].endswith("threading.py"), main
+    waited = {}
+    for obj in waits_for(graph, main):
+        assert obj["type"] == "threading.Thread", obj
+        runs = waits_for(graph, obj)
+        assert len(runs) == 1, (obj, graph["edges"])
+        waited[runs[0]["name"]] = runs[0]
+    # Not the daemon, not itself.
+    assert sorted(waited) == ["forgotten", "forgotten-2"], waited
+    assert waited["forgotten"]["blame"]["line"] == \
+        marker_line(SCRIPT, "forgotten-waits")
+    assert waited["forgotten-2"]["blame"]["line"] == \
+        marker_line(SCRIPT, "forgotten-2-waits")
+    text = run_coroscope("dump", target.pid).stdout
+    # A Condition's waiter waits for notify: its lock is free, and has no
+    # holder to be unknown.
+    assert "(unlocked, 1 waiter)\n" in text, text
+    assert "holder unknown" not in text, text
+
+
+def test_futures_wait_and_as_completed(keeper, interp):
+    """A thread in concurrent.futures.wait() or as_completed() waits for
+    the futures not done (each for its worker thread), not for the
+    private Event they would set."""
+    graph, target = dump(keeper, interp, "futures")
+    done = target.ready["done"]
+    inner = {}
+    for name, marker in (("waiter", "waiter-waits"),
+                         ("completer", "completer-waits")):
+        node = thread_node(graph, name)
+        assert node["blame"]["line"] == marker_line(SCRIPT, marker), node
+        futs = waits_for(graph, node)
+        assert [f["type"] for f in futs] == \
+            ["concurrent.futures.Future"], (name, futs)
+        assert futs[0]["address"] != done and futs[0]["state"] == "running"
+        workers = waits_for(graph, futs[0])
+        assert len(workers) == 1 and workers[0]["kind"] == "thread", workers
+        inner[name] = [n["type"] for n in waits_for(graph, workers[0])]
+    # each job's worker thread, and what it waits on
+    assert inner == {"waiter": ["threading.Event"],
+                     "completer": ["threading.Lock"]}, inner
+
+
+def test_waits_for_child_processes(keeper, interp):
+    """A thread in Popen.wait() or communicate(), or in
+    multiprocessing.Process.join(), waits for that object, with the pid
+    the interpreter gave the child."""
+    graph, target = dump(keeper, interp, "children")
+    pids = target.ready["children"]
+    for name, typename, marker in (
+            ("runner", "subprocess.Popen", "runner-waits"),
+            ("capturer", "subprocess.Popen", "capturer-waits"),
+            ("MainThread", "multiprocessing.Process", "main-joins-child")):
+        node = thread_node(graph, name)
+        assert node["blame"]["line"] == marker_line(SCRIPT, marker), node
+        objs = waits_for(graph, node)
+        assert len(objs) == 1, (name, objs)
+        assert (objs[0]["type"], objs[0]["pid"], objs[0]["state"]) == \
+            (typename, pids[name], "pid %d" % pids[name]), objs[0]
+
+
+def run_causes(tmp_path, scenario):
+    """`coroscope run` of a scenario under Debian's python3.11, until it
+    times out: its likely causes (the lines after their heading) and
+    what the target said when ready."""
+    py = "/usr/bin/python3.11"
+    if not os.path.exists(py):
+        pytest.skip("Debian's python3.11 is not installed")
+    ready = tmp_path / "ready.json"
+    res = subprocess.run([os.environ.get("COROSCOPE", "coroscope"), "run",
+                          "--timeout", "2", "--", py, SCRIPT, str(ready),
+                          scenario],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=60)
+    assert res.returncode == 124, res.stderr
+    lines = res.stderr.splitlines()
+    first = lines.index("coroscope: likely cause, most likely first:") + 1
+    return lines[first:], json.loads(ready.read_text())
+
+
+def test_run_finds_the_join_deadlock(tmp_path):
+    causes, _ = run_causes(tmp_path, "join")
+    assert "lock cycle: " in causes[0], causes[0]
+    for part in ("(MainThread) -> threading.Thread 0x", "(worker) -> "
+                 "threading.Lock 0x"):
+        assert part in causes[0], causes[0]
+    rest = "\n".join(causes[1:3])
+    assert ("(MainThread) at thread_waits.py:%d in join_scenario"
+            % marker_line(SCRIPT, "main-joins")) in rest, rest
+    assert ("(worker) at thread_waits.py:%d in Worker.run"
+            % marker_line(SCRIPT, "worker-blocked")) in rest, rest
+
+
+def test_run_names_the_children_waited_for(tmp_path):
+    lines, ready = run_causes(tmp_path, "children")
+    pids = ready["children"]
+    causes = "\n".join(lines[:12])
+    for name, typename in (("runner", "subprocess.Popen"),
+                           ("MainThread", "multiprocessing.Process")):
+        assert ("1 waiting on %s 0x" % typename) in causes, causes
+        assert ("(pid %d)" % pids[name]) in causes, causes
