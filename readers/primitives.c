@@ -31,6 +31,8 @@ static const struct {
 	  PY_PRIM_ASYNCIO },
 	{ "asyncio.queues", "Queue", "asyncio.Queue", PY_PRIM_QUEUE,
 	  PY_PRIM_ASYNCIO },
+	{ "asyncio.subprocess", "Process", "asyncio.subprocess.Process",
+	  PY_PRIM_PROCESS, PY_PRIM_ASYNCIO },
 	{ "_thread", "LockType", "threading.Lock", PY_PRIM_LOCK,
 	  PY_PRIM_THREADING },
 	{ "_thread", "RLock", "threading.RLock", PY_PRIM_RLOCK,
@@ -153,7 +155,7 @@ static long prim_class(struct pyproc *py, const struct py_prim_types *t,
 
 /* An instance attribute, from its __dict__ or its slot (trio's attrs
  * classes have slots); 0 where absent, unset or unreadable. */
-uint64_t pattr(struct pyproc *py, uint64_t obj, const char *name)
+uint64_t prim_attr(struct pyproc *py, uint64_t obj, const char *name)
 {
 	struct cs_err err;
 	uint64_t v = 0;
@@ -171,7 +173,13 @@ uint64_t pattr(struct pyproc *py, uint64_t obj, const char *name)
 	return v;
 }
 
-int pbool(struct pyproc *py, uint64_t v)
+uint64_t prim_attr2(struct pyproc *py, uint64_t obj, const char *a,
+		    const char *b)
+{
+	return prim_attr(py, prim_attr(py, obj, a), b);
+}
+
+int prim_bool(struct pyproc *py, uint64_t v)
 {
 	if (v && v == py->types.true_)
 		return 1;
@@ -180,7 +188,7 @@ int pbool(struct pyproc *py, uint64_t v)
 	return -1;
 }
 
-int64_t pint(struct pyproc *py, uint64_t v)
+int64_t prim_int(struct pyproc *py, uint64_t v)
 {
 	struct cs_err err;
 	int64_t n;
@@ -194,7 +202,7 @@ int64_t pint(struct pyproc *py, uint64_t v)
 /* len() of a list, tuple or deque (in ob_size), a set or a dict (an
  * OrderedDict: trio's ParkingLot); None is empty; anything else -1 (a
  * str's length is no count of waiters). */
-int64_t plen(struct pyproc *py, const struct py_prim_types *t, uint64_t v)
+int64_t prim_len(struct pyproc *py, const struct py_prim_types *t, uint64_t v)
 {
 	const struct py_layout *L = &py->layout;
 	const struct py_types *T = &py->types;
@@ -222,7 +230,18 @@ int64_t plen(struct pyproc *py, const struct py_prim_types *t, uint64_t v)
 	return (int64_t)n;
 }
 
-int64_t psum(int64_t a, int64_t b)
+int64_t prim_len_attr(struct pyproc *py, const struct py_prim_types *t,
+		      uint64_t obj, const char *name)
+{
+	return prim_len(py, t, prim_attr(py, obj, name));
+}
+
+int64_t prim_int_attr(struct pyproc *py, uint64_t obj, const char *name)
+{
+	return prim_int(py, prim_attr(py, obj, name));
+}
+
+int64_t prim_sum(int64_t a, int64_t b)
 {
 	return a < 0 || b < 0 ? -1 : a + b;
 }
@@ -241,7 +260,7 @@ static const char *cf_state(struct pyproc *py, uint64_t obj)
 	size_t i;
 
 	cs_err_init(&err);
-	if (pystr_get(py, pattr(py, obj, "_state"), &s, &err) < 0)
+	if (pystr_get(py, prim_attr(py, obj, "_state"), &s, &err) < 0)
 		return NULL;
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		if (!strcmp(s, upper[i]))
@@ -276,7 +295,7 @@ int py_future_done(struct pyproc *py, const struct py_prim_types *t,
 static void gather_state(struct pyproc *py, const struct py_prim_types *t,
 			 struct py_prim *p)
 {
-	uint64_t list = pattr(py, p->addr, "_children"), *items;
+	uint64_t list = prim_attr(py, p->addr, "_children"), *items;
 	struct cs_err err;
 	size_t n = 0, i;
 
@@ -359,20 +378,37 @@ static void read_queue(struct pyproc *py, const struct py_prim_types *t,
 	uint64_t o = p->addr;
 
 	if (aio) {
-		p->qsize = plen(py, t, pattr(py, o, "_queue"));
-		p->maxsize = pint(py, pattr(py, o, "_maxsize"));
-		p->waiters = psum(
-			plen(py, t, pattr(py, o, "_getters")),
-			plen(py, t, pattr(py, o, "_putters")));
+		p->qsize = prim_len_attr(py, t, o, "_queue");
+		p->maxsize = prim_int_attr(py, o, "_maxsize");
+		p->waiters = prim_sum(
+			prim_len_attr(py, t, o, "_getters"),
+			prim_len_attr(py, t, o, "_putters"));
 		return;
 	}
-	p->qsize = plen(py, t, pattr(py, o, "queue"));
-	p->maxsize = pint(py, pattr(py, o, "maxsize"));
-	p->waiters = psum(
-		plen(py, t, pattr(py, pattr(py, o, "not_empty"),
-					     "_waiters")),
-		plen(py, t, pattr(py, pattr(py, o, "not_full"),
-					     "_waiters")));
+	p->qsize = prim_len_attr(py, t, o, "queue");
+	p->maxsize = prim_int_attr(py, o, "maxsize");
+	p->waiters = prim_sum(
+		prim_len(py, t, prim_attr2(py, o, "not_empty", "_waiters")),
+		prim_len(py, t, prim_attr2(py, o, "not_full", "_waiters")));
+}
+
+/* A child's pid and whether it was reaped: subprocess.Popen's own
+ * `pid` and `returncode` (None until reaped), a multiprocessing.Process's
+ * _popen's, an asyncio Process's `pid` and its transport's _returncode. */
+static void child_state(struct pyproc *py, struct py_prim *p)
+{
+	uint64_t o = p->addr, popen = prim_attr(py, o, "_popen");
+	uint64_t transport = prim_attr(py, o, "_transport");
+	uint64_t rc = transport ? prim_attr(py, transport, "_returncode") :
+		      prim_attr(py, popen ? popen : o, "returncode");
+	struct cs_err err;
+
+	p->pid = prim_int_attr(py, popen ? popen : o, "pid");
+	cs_err_init(&err);
+	if (rc && rc == py->types.none)
+		p->exited = 0;
+	else if (rc && pyint_read_i64(py, rc, &p->returncode, &err) == 0)
+		p->exited = 1;
 }
 
 static void read_state(struct pyproc *py, const struct py_prim_types *t,
@@ -384,18 +420,18 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
 		if (aio) {
-			p->locked = pbool(py, pattr(py, o, "_locked"));
-			p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+			p->locked = prim_bool(py, prim_attr(py, o, "_locked"));
+			p->waiters = prim_len_attr(py, t, o, "_waiters");
 		} else {
 			p->locked = c_lock_locked(py, o);
 		}
 		break;
 	case PY_PRIM_RLOCK:
-		if (pattr(py, o, "_owner")) {   /* the Python _RLock */
-			int64_t id = pint(py, pattr(py, o, "_owner"));
+		if (prim_attr(py, o, "_owner")) {   /* the Python _RLock */
+			int64_t id = prim_int_attr(py, o, "_owner");
 
 			p->owner = id > 0 ? (uint64_t)id : 0;
-			p->count = pint(py, pattr(py, o, "_count"));
+			p->count = prim_int_attr(py, o, "_count");
 			p->locked = p->owner != 0;
 		} else {
 			c_rlock_state(py, p);
@@ -403,33 +439,35 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		break;
 	case PY_PRIM_EVENT:
 		if (aio) {
-			p->set = pbool(py, pattr(py, o, "_value"));
-			p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+			p->set = prim_bool(py, prim_attr(py, o, "_value"));
+			p->waiters = prim_len_attr(py, t, o, "_waiters");
 		} else {
-			p->set = pbool(py, pattr(py, o, "_flag"));
-			p->waiters = plen(py, t, pattr(py, pattr(py, o, "_cond"),
-						     "_waiters"));
+			p->set = prim_bool(py, prim_attr(py, o, "_flag"));
+			p->waiters = prim_len(py, t, prim_attr2(py, o, "_cond",
+								"_waiters"));
 		}
 		break;
 	case PY_PRIM_CONDITION:
-		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		p->waiters = prim_len_attr(py, t, o, "_waiters");
 		if (aio)
-			p->locked = pbool(py, pattr(py, pattr(py, o, "_lock"),
-						     "_locked"));
+			p->locked = prim_bool(py, prim_attr2(py, o, "_lock",
+							      "_locked"));
 		else
-			p->locked = cond_lock_locked(py, t, pattr(py, o, "_lock"));
+			p->locked = cond_lock_locked(py, t,
+						     prim_attr(py, o, "_lock"));
 		break;
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
-		p->value = pint(py, pattr(py, o, "_value"));
-		p->waiters = plen(py, t, aio ? pattr(py, o, "_waiters") :
-				    pattr(py, pattr(py, o, "_cond"), "_waiters"));
+		p->value = prim_int_attr(py, o, "_value");
+		p->waiters = aio ? prim_len_attr(py, t, o, "_waiters") :
+			     prim_len(py, t, prim_attr2(py, o, "_cond",
+							"_waiters"));
 		break;
 	case PY_PRIM_BARRIER:
-		p->parties = pint(py, pattr(py, o, "_parties"));
-		p->value = pint(py, pattr(py, o, "_count"));
-		cond = pattr(py, o, "_cond");
-		p->waiters = plen(py, t, pattr(py, cond, "_waiters"));
+		p->parties = prim_int_attr(py, o, "_parties");
+		p->value = prim_int_attr(py, o, "_count");
+		cond = prim_attr(py, o, "_cond");
+		p->waiters = prim_len_attr(py, t, cond, "_waiters");
 		break;
 	case PY_PRIM_QUEUE:
 		read_queue(py, t, p, aio);
@@ -444,19 +482,15 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		break;
 	case PY_PRIM_THREAD: {
 		/* get_ident()'s value: a pthread_t, an address */
-		int64_t id = pint(py, pattr(py, o, "_ident"));
+		int64_t id = prim_int_attr(py, o, "_ident");
 
 		p->ident = id > 0 ? (uint64_t)id : 0;
-		p->daemon = pbool(py, pattr(py, o, "_daemonic"));
+		p->daemon = prim_bool(py, prim_attr(py, o, "_daemonic"));
 		break;
 	}
-	case PY_PRIM_PROCESS: {
-		/* a multiprocessing.Process's pid is its _popen's */
-		uint64_t popen = pattr(py, o, "_popen");
-
-		p->pid = pint(py, pattr(py, popen ? popen : o, "pid"));
+	case PY_PRIM_PROCESS:
+		child_state(py, p);
 		break;
-	}
 	}
 }
 
@@ -474,7 +508,7 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->kind = t->kind[i];
 	out->name = t->name[i];
 	out->family = t->family[i];
-	out->locked = out->set = out->daemon = -1;
+	out->locked = out->set = out->daemon = out->exited = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;
 	out->waiters = out->pid = -1;
 	out->children = out->done = out->count = -1;
@@ -579,6 +613,9 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 	if (p->pid > 0) {
 		sep(out);
 		strbuf_addf(out, "pid %lld", (long long)p->pid);
+		if (p->exited == 1)
+			strbuf_addf(out, ", exited (returncode %lld)",
+				    (long long)p->returncode);
 	}
 	if (p->waiters >= 0) {
 		sep(out);
@@ -618,10 +655,10 @@ size_t py_prim_waiter_futures(struct pyproc *py,
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 	case PY_PRIM_CONDITION:
-		return deque_items(py, t, pattr(py, o, "_waiters"), out, max);
+		return deque_items(py, t, prim_attr(py, o, "_waiters"), out, max);
 	case PY_PRIM_QUEUE:
-		n = deque_items(py, t, pattr(py, o, "_getters"), out, max);
-		m = deque_items(py, t, pattr(py, o, "_putters"), out + n,
+		n = deque_items(py, t, prim_attr(py, o, "_getters"), out, max);
+		m = deque_items(py, t, prim_attr(py, o, "_putters"), out + n,
 				max - n);
 		/* a putter is an (item, future) pair: its future */
 		for (k = n; k < n + m; k++) {

@@ -40,7 +40,7 @@ enum py_prim_kind {
 	PY_PRIM_CFUTURE,         /* concurrent.futures.Future */
 	PY_PRIM_THREAD,          /* threading.Thread, being joined */
 	/* A child process waited for: subprocess.Popen,
-	 * multiprocessing.Process.  (The last kind: fuzz_readers.c
+	 * multiprocessing.Process, asyncio.subprocess.Process.  (The last kind: fuzz_readers.c
 	 * reads every kind up to it.) */
 	PY_PRIM_PROCESS,
 };
@@ -76,6 +76,9 @@ struct py_prim {
 				 started or unknown */
 	int daemon;           /* Thread: its daemon flag */
 	int64_t pid;          /* Popen, Process: the child's pid */
+	int exited;           /* ... 1 reaped (its pid may be another's
+				 now), 0 not, -1 unknown */
+	int64_t returncode;   /* ... once exited */
 	const char *fstate;   /* concurrent future: "pending", "running",
 				 "finished", "cancelled"; NULL unknown */
 };

@@ -12,16 +12,23 @@
 
 /* An instance attribute, from its __dict__ or its slot (trio's attrs
  * classes have slots); 0 where absent, unset or unreadable. */
-uint64_t pattr(struct pyproc *py, uint64_t obj, const char *name);
+uint64_t prim_attr(struct pyproc *py, uint64_t obj, const char *name);
+/* obj.a.b, as prim_attr() */
+uint64_t prim_attr2(struct pyproc *py, uint64_t obj, const char *a,
+		    const char *b);
 /* True 1, False 0, anything else -1. */
-int pbool(struct pyproc *py, uint64_t v);
+int prim_bool(struct pyproc *py, uint64_t v);
 /* An int's value, -1 where it is none or unreadable. */
-int64_t pint(struct pyproc *py, uint64_t v);
+int64_t prim_int(struct pyproc *py, uint64_t v);
 /* len() of a list, tuple or deque, a set or a dict; None is empty;
  * anything else -1. */
-int64_t plen(struct pyproc *py, const struct py_prim_types *t, uint64_t v);
+int64_t prim_len(struct pyproc *py, const struct py_prim_types *t, uint64_t v);
+/* prim_len() and prim_int() of obj's attribute `name` */
+int64_t prim_len_attr(struct pyproc *py, const struct py_prim_types *t,
+		      uint64_t obj, const char *name);
+int64_t prim_int_attr(struct pyproc *py, uint64_t obj, const char *name);
 /* a + b, -1 when either is unknown */
-int64_t psum(int64_t a, int64_t b);
+int64_t prim_sum(int64_t a, int64_t b);
 
 /* The state of a primitive of trio's, anyio's or tornado's (p's kind,
  * family and address set, the state all unknown). */

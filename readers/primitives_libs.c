@@ -9,8 +9,8 @@
 static int64_t tokens_left(struct pyproc *py, const struct py_prim_types *t,
 			   uint64_t limiter)
 {
-	int64_t tokens = pint(py, pattr(py, limiter, "_total_tokens"));
-	int64_t used = plen(py, t, pattr(py, limiter, "_borrowers"));
+	int64_t tokens = prim_int_attr(py, limiter, "_total_tokens");
+	int64_t used = prim_len_attr(py, t, limiter, "_borrowers");
 
 	return tokens < 0 || used < 0 ? -1 : tokens > used ? tokens - used : 0;
 }
@@ -27,20 +27,19 @@ static int64_t tokens_left(struct pyproc *py, const struct py_prim_types *t,
 static int64_t parked(struct pyproc *py, const struct py_prim_types *t,
 		      uint64_t o)
 {
-	return plen(py, t, pattr(py, pattr(py, o, "_lot"), "_parked"));
+	return prim_len(py, t, prim_attr2(py, o, "_lot", "_parked"));
 }
 
 static int trio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
 {
-	uint64_t owner = pattr(py, lock, "_owner");
+	uint64_t owner = prim_attr(py, lock, "_owner");
 
 	*task = owner && owner != py->types.none ? owner : 0;
 	return owner ? *task != 0 : -1;
 }
 
-void prim_read_trio_state(struct pyproc *py,
-			    const struct py_prim_types *t,
-			    struct py_prim *p)
+void prim_read_trio_state(struct pyproc *py, const struct py_prim_types *t,
+			  struct py_prim *p)
 {
 	uint64_t o = p->addr, state;
 
@@ -52,25 +51,26 @@ void prim_read_trio_state(struct pyproc *py,
 	case PY_PRIM_CONDITION: {
 		uint64_t ignored;
 
-		p->locked = trio_owner(py, pattr(py, o, "_lock"), &ignored);
+		p->locked = trio_owner(py, prim_attr(py, o, "_lock"), &ignored);
 		p->waiters = parked(py, t, o);
 		break;
 	}
 	case PY_PRIM_EVENT:
-		p->set = pbool(py, pattr(py, o, "_flag"));
-		p->waiters = plen(py, t, pattr(py, o, "_tasks"));
+		p->set = prim_bool(py, prim_attr(py, o, "_flag"));
+		p->waiters = prim_len_attr(py, t, o, "_tasks");
 		break;
 	case PY_PRIM_SEMAPHORE:
-		p->value = pattr(py, o, "_total_tokens") ? tokens_left(py, t, o) :
-			   pint(py, pattr(py, o, "_value"));
+		p->value = prim_attr(py, o, "_total_tokens") ? tokens_left(py, t, o) :
+			   prim_int_attr(py, o, "_value");
 		p->waiters = parked(py, t, o);
 		break;
 	case PY_PRIM_QUEUE:
-		state = pattr(py, o, "_state");
-		p->qsize = plen(py, t, pattr(py, state, "data"));
-		p->maxsize = pint(py, pattr(py, state, "max_buffer_size"));
-		p->waiters = psum(plen(py, t, pattr(py, state, "send_tasks")),
-				 plen(py, t, pattr(py, state, "receive_tasks")));
+		state = prim_attr(py, o, "_state");
+		p->qsize = prim_len_attr(py, t, state, "data");
+		p->maxsize = prim_int_attr(py, state, "max_buffer_size");
+		p->waiters = prim_sum(prim_len_attr(py, t, state, "send_tasks"),
+				      prim_len_attr(py, t, state,
+						    "receive_tasks"));
 		break;
 	default:
 		break;
@@ -99,50 +99,49 @@ static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task,
 	 * owner */
 	if (!lock)
 		return -1;
-	info = pattr(py, lock, "_owner_task");
+	info = prim_attr(py, lock, "_owner_task");
 	if (!info)
 		return pyobj_lookup(py, lock, "_owner_task", &info, &err) == 0 &&
 		       info == py->types.none ? 0 : -1;
 	if (info == py->types.none)
 		return 0;
-	id = pint(py, pattr(py, info, "id"));
+	id = prim_int_attr(py, info, "id");
 	if (id > 0) {
 		*task = (uint64_t)id;
 		/* TaskInfo keeps the coroutine, not the task: a task gone
 		 * since may have left its address to another */
-		*coro = pattr(py, info, "coro");
+		*coro = prim_attr(py, info, "coro");
 	} else {
 		*task = info;   /* (later anyio keeps the task itself) */
 	}
 	return 1;
 }
 
-void prim_read_anyio_state(struct pyproc *py,
-			     const struct py_prim_types *t,
-			     struct py_prim *p)
+void prim_read_anyio_state(struct pyproc *py, const struct py_prim_types *t,
+			   struct py_prim *p)
 {
 	uint64_t o = p->addr, ignored, ignored2, inner;
 
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
 		p->locked = anyio_owner(py, o, &p->owner_task, &p->owner_coro);
-		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		p->waiters = prim_len_attr(py, t, o, "_waiters");
 		break;
 	case PY_PRIM_CONDITION:
-		p->locked = anyio_owner(py, pattr(py, o, "_lock"), &ignored,
+		p->locked = anyio_owner(py, prim_attr(py, o, "_lock"), &ignored,
 					&ignored2);
-		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		p->waiters = prim_len_attr(py, t, o, "_waiters");
 		break;
 	case PY_PRIM_SEMAPHORE:
-		if ((inner = pattr(py, o, "_CapacityLimiter__original"))) {
+		if ((inner = prim_attr(py, o, "_CapacityLimiter__original"))) {
 			p->value = tokens_left(py, t, inner);
 			p->waiters = parked(py, t, inner);
-		} else if (pattr(py, o, "_total_tokens")) {
+		} else if (prim_attr(py, o, "_total_tokens")) {
 			p->value = tokens_left(py, t, o);
-			p->waiters = plen(py, t, pattr(py, o, "_wait_queue"));
+			p->waiters = prim_len_attr(py, t, o, "_wait_queue");
 		} else {
-			p->value = pint(py, pattr(py, o, "_value"));
-			p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+			p->value = prim_int_attr(py, o, "_value");
+			p->waiters = prim_len_attr(py, t, o, "_waiters");
 		}
 		break;
 	default:
@@ -159,39 +158,37 @@ void prim_read_anyio_state(struct pyproc *py,
  * its getters' futures and its putters' (item, future) pairs (deques).
  */
 void prim_read_tornado_state(struct pyproc *py,
-			       const struct py_prim_types *t,
-			       struct py_prim *p)
+			     const struct py_prim_types *t, struct py_prim *p)
 {
 	uint64_t o = p->addr, block;
 
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
-		block = pattr(py, o, "_block");
-		p->value = pint(py, pattr(py, block, "_value"));
+		block = prim_attr(py, o, "_block");
+		p->value = prim_int_attr(py, block, "_value");
 		p->locked = p->value < 0 ? -1 : p->value == 0;
 		p->value = -1;
-		p->waiters = plen(py, t, pattr(py, block, "_waiters"));
+		p->waiters = prim_len_attr(py, t, block, "_waiters");
 		break;
 	case PY_PRIM_EVENT:
-		p->set = pbool(py, pattr(py, o, "_value"));
-		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		p->set = prim_bool(py, prim_attr(py, o, "_value"));
+		p->waiters = prim_len_attr(py, t, o, "_waiters");
 		break;
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
-		p->value = pint(py, pattr(py, o, "_value"));
-		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		p->value = prim_int_attr(py, o, "_value");
+		p->waiters = prim_len_attr(py, t, o, "_waiters");
 		break;
 	case PY_PRIM_CONDITION:
-		p->waiters = plen(py, t, pattr(py, o, "_waiters"));
+		p->waiters = prim_len_attr(py, t, o, "_waiters");
 		break;
 	case PY_PRIM_QUEUE:
-		p->qsize = plen(py, t, pattr(py, o, "_queue"));
-		p->maxsize = pint(py, pattr(py, o, "_maxsize"));
-		p->waiters = psum(plen(py, t, pattr(py, o, "_getters")),
-				 plen(py, t, pattr(py, o, "_putters")));
+		p->qsize = prim_len_attr(py, t, o, "_queue");
+		p->maxsize = prim_int_attr(py, o, "_maxsize");
+		p->waiters = prim_sum(prim_len_attr(py, t, o, "_getters"),
+				      prim_len_attr(py, t, o, "_putters"));
 		break;
 	default:
 		break;
 	}
 }
-

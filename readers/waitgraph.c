@@ -87,8 +87,7 @@ void wg_add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
 	}
 }
 
-/* py_prim_read(), of each object once per graph. */
-static int prim_read(struct build *b, uint64_t obj, struct py_prim *p)
+int wg_prim_read(struct build *b, uint64_t obj, struct py_prim *p)
 {
 	return py_prim_read_memo(b->py, &b->types, &b->prims, obj, p);
 }
@@ -104,7 +103,7 @@ long wg_object_node(struct build *b, uint64_t obj)
 
 	if (found)
 		return (long)v - 1;
-	if (!prim_read(b, obj, &p))
+	if (!wg_prim_read(b, obj, &p))
 		return -1;
 	g->prims = xgrow(g->prims, &g->aprims, g->nprims + 1,
 			 sizeof(*g->prims));
@@ -172,9 +171,8 @@ static void scan_unit(struct build *b, size_t node,
 			break;
 		}
 		self = wg_frame_local(b->py, f[k], "self");
-
-		if (!self || !prim_read(b, self, &p) ||
-		    (p.kind == PY_PRIM_THREAD && !wg_joins(f[k])))
+		if (!self || !wg_prim_read(b, self, &p) ||
+		    !wg_frame_waits_on(b, &p, f[k]))
 			continue;
 		waited = self;
 		/* Condition.wait gives the lock up until it is notified: the
@@ -185,6 +183,7 @@ static void scan_unit(struct build *b, size_t node,
 	}
 	for (k = 0; k < n; k++) {
 		struct py_with_blocks wb;
+		struct py_prim hp;
 		struct cs_err err;
 
 		cs_err_init(&err);
@@ -199,8 +198,11 @@ static void scan_unit(struct build *b, size_t node,
 				;
 			if (r < nreleased)
 				continue;
-			obj = wg_object_node(b, wb.held[h]);
-			if (obj >= 0 && py_prim_is_lock(&g->prims[g->nodes[obj].index]))
+			/* (a node only for a lock: a Popen or an executor
+			 * in a `with` is no hold) */
+			if (wg_prim_read(b, wb.held[h], &hp) &&
+			    py_prim_is_lock(&hp) &&
+			    (obj = wg_object_node(b, wb.held[h])) >= 0)
 				wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
 		}
 	}
@@ -265,7 +267,7 @@ static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
 		return l;
 	l = b->last_links = xcalloc(1, sizeof(*l));
 	addrmap_put(&b->fut_links, fut, l);
-	if (prim_read(b, fut, &p) &&
+	if (wg_prim_read(b, fut, &p) &&
 	    p.kind == PY_PRIM_GATHER) {
 		l->gather = 1;
 		return l;
@@ -318,7 +320,7 @@ static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
 		uint64_t v = l->sources[k];
 
 		to = task_node(b, v);
-		if (to < 0 && prim_read(b, v, &p) &&
+		if (to < 0 && wg_prim_read(b, v, &p) &&
 		    p.kind == PY_PRIM_CFUTURE)
 			to = wg_object_node(b, v);
 		if (to >= 0 && (size_t)to != from)
@@ -353,7 +355,7 @@ static void link_gather(struct build *b, size_t from, uint64_t fut)
 		for (i = 0; i < n && i < WG_MAX_GATHER; i++)
 			if ((to = task_node(b, items[i])) >= 0)
 				wg_add_edge(b, WG_WAITS_FOR, (size_t)obj,
-					 (size_t)to, NULL);
+					    (size_t)to, NULL);
 	free(items);
 }
 
@@ -438,7 +440,7 @@ static void link_callback_event(struct build *b, size_t from, uint64_t fut)
 	size_t k;
 
 	for (k = 0; k < l->nevents; k++)
-		if (prim_read(b, l->events[k], &p) &&
+		if (wg_prim_read(b, l->events[k], &p) &&
 		    p.family == PY_PRIM_TORNADO && p.kind == PY_PRIM_EVENT &&
 		    (obj = wg_object_node(b, l->events[k])) >= 0) {
 			wg_add_edge(b, WG_WAITS_FOR, from, (size_t)obj, NULL);
@@ -687,8 +689,8 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 			if (w && !waits_through_future(&b,
 					base + (size_t)(w - a->tasks), base + i))
 				wg_add_edge(&b, WG_WAITS_FOR,
-					 base + (size_t)(w - a->tasks),
-					 base + i, NULL);
+					    base + (size_t)(w - a->tasks),
+					    base + i, NULL);
 		}
 	}
 	free(fr);

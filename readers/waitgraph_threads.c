@@ -112,14 +112,15 @@ static void link_exit(struct build *b, size_t thread_node,
 	if (pydict_entries(b->py, active, e, n, &used, NULL) < 0)
 		used = 0;
 	for (i = 0; i < used && i < n; i++) {
-		long obj = wg_object_node(b, e[i].value);
-		const struct py_prim *p;
+		struct py_prim p;
+		long obj;
 
-		if (obj < 0)
+		/* (entries past those the table holds stay 0) */
+		if (!e[i].value || !wg_prim_read(b, e[i].value, &p) ||
+		    p.kind != PY_PRIM_THREAD || p.daemon != 0 || !p.ident ||
+		    p.ident == t->thread_id)
 			continue;
-		p = &b->g->prims[b->g->nodes[obj].index];
-		if (p->kind == PY_PRIM_THREAD && p->daemon == 0 &&
-		    p->ident && p->ident != t->thread_id)
+		if ((obj = wg_object_node(b, e[i].value)) >= 0)
 			wg_add_edge(b, WG_WAITS_FOR, thread_node, (size_t)obj,
 				    NULL);
 	}
@@ -152,38 +153,59 @@ static size_t collection_items(struct pyproc *py, uint64_t v, uint64_t *out,
 	return i;
 }
 
+/* Is the concurrent future at addr pending or running (p filled)? */
+static int future_pending(struct build *b, uint64_t addr, struct py_prim *p)
+{
+	return addr && wg_prim_read(b, addr, p) &&
+	       p->kind == PY_PRIM_CFUTURE && p->fstate &&
+	       (!strcmp(p->fstate, "pending") || !strcmp(p->fstate, "running"));
+}
+
+/* Does wait() in frame f return only once all are done? */
+static int waits_for_all(struct build *b, const struct py_frame *f)
+{
+	uint64_t v = wg_frame_local(b->py, f, "return_when");
+	struct cs_err err;
+	const char *s;
+
+	cs_err_init(&err);
+	return v && pystr_get(b->py, v, &s, &err) == 0 &&
+	       !strcmp(s, "ALL_COMPLETED");
+}
+
 int wg_futures_wait(struct build *b, size_t node, const struct py_frame *f)
 {
 	const char *name = f->code->name;
-	uint64_t fs = 0, *items;
-	size_t n, i;
+	uint64_t *items;
+	struct py_prim p;
+	size_t n, i, npending = 0;
+	int all;
 
 	if (!name || !f->code->filename ||
 	    (strcmp(name, "wait") && strcmp(name, "as_completed")) ||
 	    !cs_ends_with(f->code->filename, "/concurrent/futures/_base.py"))
 		return 0;
-	/* as_completed() keeps those not yet yielded in `pending`; wait()
-	 * has them all in `fs` (a set once it has begun) */
-	if (!strcmp(name, "as_completed"))
-		fs = wg_frame_local(b->py, f, "pending");
-	if (!fs)
-		fs = wg_frame_local(b->py, f, "fs");
+	/* The futures not done when it began waiting, a set in 3.6-3.14:
+	 * wait()'s `not_done`, as_completed()'s `pending` (`fs` is the
+	 * caller's argument before 3.9: a dict, a generator...). */
 	items = xcalloc(WG_MAX_WAITED_FUTURES, sizeof(*items));
-	n = collection_items(b->py, fs, items, WG_MAX_WAITED_FUTURES);
-	for (i = 0; i < n; i++) {
-		long obj = wg_object_node(b, items[i]);
-		const struct py_prim *p;
+	all = !strcmp(name, "wait") && waits_for_all(b, f);
+	n = collection_items(b->py, wg_frame_local(b->py, f,
+			     !strcmp(name, "wait") ? "not_done" : "pending"),
+			     items, WG_MAX_WAITED_FUTURES);
+	for (i = 0; i < n; i++)
+		if (future_pending(b, items[i], &p))
+			items[npending++] = items[i];
+	if (npending && (all || npending == 1))
+		for (i = 0; i < npending; i++) {
+			long obj = wg_object_node(b, items[i]);
 
-		if (obj < 0)
-			continue;
-		p = &b->g->prims[b->g->nodes[obj].index];
-		if (p->kind == PY_PRIM_CFUTURE && p->fstate &&
-		    (!strcmp(p->fstate, "pending") ||
-		     !strcmp(p->fstate, "running")))
-			wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
-	}
+			if (obj >= 0)
+				wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj,
+					    NULL);
+		}
 	free(items);
-	return 1;
+	return npending && (all || npending == 1);
 }
 
 void wg_link_thread(struct build *b, size_t thread_node,
@@ -193,12 +215,39 @@ void wg_link_thread(struct build *b, size_t thread_node,
 	link_exit(b, thread_node, t);
 }
 
-int wg_joins(const struct py_frame *f)
+/* Is the frame's local `name` True? */
+static int local_true(struct build *b, const struct py_frame *f,
+		      const char *name)
 {
-	const char *name = f->code->name;
+	uint64_t v = wg_frame_local(b->py, f, name);
 
-	return name && (!strcmp(name, "join") ||
-			!strcmp(name, "_wait_for_tstate_lock"));
+	return v && v == b->py->types.true_;
+}
+
+int wg_frame_waits_on(struct build *b, const struct py_prim *p,
+		      const struct py_frame *f)
+{
+	static const char *const child_waits[] = {
+		"wait", "_wait", "communicate", "_communicate", "__exit__",
+		"join",
+	};
+	const char *name = f->code->name;
+	size_t i;
+
+	if (!name)
+		return 0;
+	if (p->kind == PY_PRIM_THREAD)
+		/* is_alive() asks _wait_for_tstate_lock(False) (to 3.12) */
+		return cs_ends_with(f->code->filename, "/threading.py") &&
+		       (!strcmp(name, "join") ||
+			(!strcmp(name, "_wait_for_tstate_lock") &&
+			 local_true(b, f, "block")));
+	if (p->kind != PY_PRIM_PROCESS)
+		return 1;
+	for (i = 0; i < sizeof(child_waits) / sizeof(child_waits[0]); i++)
+		if (!strcmp(name, child_waits[i]))
+			return 1;
+	return 0;
 }
 
 void wg_link_joined(struct build *b)

@@ -19,7 +19,8 @@ import subprocess
 
 import pytest
 
-from conftest import marker_line, run_coroscope, target_script
+from conftest import (COROSCOPE, TIME_SCALE, marker_line, run_coroscope,
+                      target_script)
 
 SCRIPT = target_script("thread_waits.py")
 
@@ -137,6 +138,20 @@ def test_futures_wait_and_as_completed(keeper, interp):
     # each job's worker thread, and what it waits on
     assert inner == {"waiter": ["threading.Event"],
                      "completer": ["threading.Lock"]}, inner
+    # A wait for the first of two jobs is no wait for each (the graph
+    # has no "any of": two edges would make a cycle of a thread that
+    # holds what one job waits for): no future edge.
+    assert not [n for n in waits_for(graph, thread_node(graph, "first"))
+                if n.get("type") == "concurrent.futures.Future"], graph
+    # wait() of a dict (the argument as given, before 3.9): the future
+    # not done, read from the set wait() made
+    by_dict = thread_node(graph, "by-dict")
+    assert by_dict["blame"]["line"] == marker_line(SCRIPT, "dict-waits")
+    futs = waits_for(graph, by_dict)
+    assert [(f["type"], f["state"]) for f in futs] == \
+        [("concurrent.futures.Future", "running")], futs
+    assert [n["type"] for n in waits_for(graph, waits_for(graph, futs[0])[0])] \
+        == ["threading.Event"]
 
 
 def test_waits_for_child_processes(keeper, interp):
@@ -145,16 +160,36 @@ def test_waits_for_child_processes(keeper, interp):
     the interpreter gave the child."""
     graph, target = dump(keeper, interp, "children")
     pids = target.ready["children"]
-    for name, typename, marker in (
-            ("runner", "subprocess.Popen", "runner-waits"),
-            ("capturer", "subprocess.Popen", "capturer-waits"),
-            ("MainThread", "multiprocessing.Process", "main-joins-child")):
+    for name, typename, marker, state in (
+            ("runner", "subprocess.Popen", "runner-waits", ""),
+            ("capturer", "subprocess.Popen", "capturer-waits", ""),
+            ("reaped", "subprocess.Popen", "reaped-waits",
+             ", exited (returncode 0)"),
+            ("MainThread", "multiprocessing.Process", "main-joins-child",
+             "")):
         node = thread_node(graph, name)
         assert node["blame"]["line"] == marker_line(SCRIPT, marker), node
         objs = waits_for(graph, node)
         assert len(objs) == 1, (name, objs)
         assert (objs[0]["type"], objs[0]["pid"], objs[0]["state"]) == \
-            (typename, pids[name], "pid %d" % pids[name]), objs[0]
+            (typename, pids[name], "pid %d%s" % (pids[name], state)), objs[0]
+
+
+def test_tasks_wait_for_asyncio_child_processes(keeper, interp):
+    """A task in asyncio's Process.wait() or communicate() waits for
+    that Process, with its child's pid."""
+    graph, target = dump(keeper, interp, "achildren")
+    pids = target.ready["children"]
+    for name in ("aio-waiter", "aio-capturer"):
+        line = marker_line(SCRIPT, name + "-waits")
+        tasks = [n for n in graph["nodes"] if n["kind"] == "task" and
+                 n["blame"] and n["blame"]["line"] == line]
+        assert len(tasks) == 1, (name, graph["nodes"])
+        procs = [n for n in waits_for(graph, tasks[0])
+                 if n.get("type") == "asyncio.subprocess.Process"]
+        assert len(procs) == 1, (name, waits_for(graph, tasks[0]))
+        assert (procs[0]["pid"], procs[0]["state"]) == \
+            (pids[name], "pid %d" % pids[name]), procs[0]
 
 
 def run_causes(tmp_path, scenario):
@@ -165,11 +200,11 @@ def run_causes(tmp_path, scenario):
     if not os.path.exists(py):
         pytest.skip("Debian's python3.11 is not installed")
     ready = tmp_path / "ready.json"
-    res = subprocess.run([os.environ.get("COROSCOPE", "coroscope"), "run",
-                          "--timeout", "2", "--", py, SCRIPT, str(ready),
+    res = subprocess.run([COROSCOPE, "run", "--timeout",
+                          str(2 * TIME_SCALE), "--", py, SCRIPT, str(ready),
                           scenario],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         universal_newlines=True, timeout=60)
+                         universal_newlines=True, timeout=60 * TIME_SCALE)
     assert res.returncode == 124, res.stderr
     lines = res.stderr.splitlines()
     first = lines.index("coroscope: likely cause, most likely first:") + 1

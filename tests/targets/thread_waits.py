@@ -10,17 +10,23 @@ Scenarios:
          "forgotten" (waiting on an Event) and "forgotten-2" (on a
          Condition), not for "daemon" (asleep)
   children  "runner" in subprocess.Popen.wait(), "capturer" in
-         communicate() with a pipe, the main thread in
+         communicate() with a pipe, "reaped" in communicate() of a child
+         reaped whose own child keeps the pipe open, the main thread in
          multiprocessing.Process.join(): each child lives until its
          parent is gone
+  achildren  task "aio-waiter" in asyncio's Process.wait(), task
+         "aio-capturer" in its communicate() with a pipe
   futures  "waiter" in concurrent.futures.wait() of a job blocked on an
          Event and a job done; "completer" iterating as_completed() over
-         a job blocked on a Lock and the job done
+         a job blocked on a Lock and the job done; "first" waiting for
+         the first of the two blocked jobs; "by-dict" in wait() of a
+         dict of the Event's job and the job done
 
 Writes {"pid": ...} to READY once everything waits, then waits forever.
 Runs on CPython 3.6 through 3.14.
 """
 
+import asyncio
 import concurrent.futures
 import multiprocessing
 import os
@@ -29,10 +35,45 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# (CPython drops __main__'s __file__ once the script's code has run: the
+# exit scenario reads it after that)
+THIS_FILE = __file__
+sys.path.insert(0, os.path.dirname(os.path.abspath(THIS_FILE)))
 from _ready import write_ready  # noqa: E402
 
 READY, SCENARIO = (sys.argv + ["", ""])[1:3]
+
+
+def marker(name):
+    """The line of "# MARK: name" in this file."""
+    with open(THIS_FILE) as f:
+        for number, text in enumerate(f, 1):
+            if text.rstrip().endswith("# MARK: " + name):
+                return number
+    raise LookupError(name)
+
+
+def settle(marks):
+    """Until each thread named in marks ({name: marker}) has a frame of
+    this file at that marker's line (it waits there: the wait itself is
+    in C or in threading.py), then a moment more: on a loaded host a
+    fixed sleep may not be enough for a thread to get there."""
+    lines = dict((name, marker(m)) for name, m in marks.items())
+    while True:
+        idents = dict((t.name, t.ident) for t in threading.enumerate())
+        frames = sys._current_frames()
+        left = []
+        for name, line in lines.items():
+            f = frames.get(idents.get(name))
+            while f is not None and not (f.f_lineno == line and
+                                         f.f_code.co_filename == THIS_FILE):
+                f = f.f_back
+            if f is None:
+                left.append(name)
+        if not left:
+            break
+        time.sleep(0.01)
+    time.sleep(0.1)
 
 
 class Worker(threading.Thread):
@@ -66,7 +107,8 @@ def join_scenario():
 
 
 def announce_later():
-    time.sleep(0.3)
+    settle({"MainThread": "main-joins", "worker": "worker-blocked",
+            "joiner": "joiner-joins"})
     write_ready(READY, {"pid": os.getpid()})
     threading.Event().wait()
 
@@ -84,7 +126,7 @@ def exit_scenario():
         # threading stops the main Thread first.
         while threading.main_thread().is_alive():
             time.sleep(0.01)
-        time.sleep(0.2)
+        settle({"forgotten-2": "forgotten-2-waits"})
         write_ready(READY, {"pid": os.getpid()})
         never.wait()  # MARK: forgotten-waits
 
@@ -116,9 +158,19 @@ def futures_scenario():
         for _ in concurrent.futures.as_completed([done, on_lock]):  # MARK: completer-waits
             pass
 
-    threading.Thread(target=waiter, name="waiter").start()
-    threading.Thread(target=completer, name="completer").start()
-    time.sleep(0.3)
+    def first():
+        concurrent.futures.wait(  # MARK: first-waits
+            [on_event, on_lock],
+            return_when=concurrent.futures.FIRST_COMPLETED)
+
+    def by_dict():
+        concurrent.futures.wait({on_event: "e", done: "d"})  # MARK: dict-waits
+
+    for target, name in ((waiter, "waiter"), (completer, "completer"),
+                         (first, "first"), (by_dict, "by-dict")):
+        threading.Thread(target=target, name=name).start()
+    settle({"waiter": "waiter-waits", "completer": "completer-waits",
+            "by-dict": "dict-waits"})
     write_ready(READY, {"pid": os.getpid(), "done": "0x%x" % id(done)})
     never.wait()
 
@@ -130,17 +182,23 @@ ORPHAN_EXITS = ("import os, time\n"
                 "    time.sleep(0.1)\n")
 
 
+# A process that ends once the target is gone or a zombie (%d: its
+# pid), whoever its parent is.
+WATCH_TARGET = ("import time\n"
+                "while True:\n"
+                "    try:\n"
+                "        stat = open('/proc/%d/stat').read()\n"
+                "    except OSError:\n"
+                "        break\n"
+                "    if stat.rsplit(')', 1)[1].split()[0] == 'Z':\n"
+                "        break\n"
+                "    time.sleep(0.1)\n")
+
+
 def mp_child(target):
-    """Until the target is gone or a zombie (forkserver, 3.14's default,
-    is this child's parent: it would wait for the child to end)."""
-    while True:
-        try:
-            with open("/proc/%d/stat" % target) as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return
-        except OSError:
-            return
-        time.sleep(0.1)
+    """(forkserver, 3.14's default, is this child's parent: it would wait
+    for the child to end)"""
+    exec(WATCH_TARGET % target)
 
 
 def children_scenario():
@@ -157,23 +215,76 @@ def children_scenario():
         pids["capturer"] = proc.pid
         proc.communicate()  # MARK: capturer-waits
 
+    def reaped():
+        # the child exits at once; its child keeps the pipe open
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "import subprocess, sys; "
+             "subprocess.Popen([sys.executable, '-c', sys.argv[1]])",
+             WATCH_TARGET % os.getpid()], stdout=subprocess.PIPE)
+        pids["reaped"] = proc.pid
+        proc.wait()
+        proc.communicate()  # MARK: reaped-waits
+
     def announce():
-        time.sleep(0.5)
+        # every child started (a fork can take long on a loaded host),
+        # then the moment from there to the wait
+        settle({"runner": "runner-waits", "capturer": "capturer-waits",
+                "reaped": "reaped-waits", "MainThread": "main-joins-child"})
         write_ready(READY, {"pid": os.getpid(), "children": pids})
         threading.Event().wait()
 
-    threading.Thread(target=runner, name="runner", daemon=True).start()
-    threading.Thread(target=capturer, name="capturer", daemon=True).start()
+    # The fork first: forked while a thread spawns, it would keep that
+    # Popen's pipe from its exec'ing child open, and the Popen would
+    # wait for it forever.
     child = multiprocessing.Process(target=mp_child, args=(os.getpid(),),
                                     name="mp-child")
     child.start()
     pids["MainThread"] = child.pid
+    threading.Thread(target=runner, name="runner", daemon=True).start()
+    threading.Thread(target=capturer, name="capturer", daemon=True).start()
+    threading.Thread(target=reaped, name="reaped", daemon=True).start()
     threading.Thread(target=announce, name="announcer", daemon=True).start()
     child.join()  # MARK: main-joins-child
 
 
+def achildren_scenario():
+    pids = {}
+
+    async def aio_waiter():
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", ORPHAN_EXITS)
+        pids["aio-waiter"] = proc.pid
+        await proc.wait()  # MARK: aio-waiter-waits
+
+    async def aio_capturer():
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", ORPHAN_EXITS, stdout=subprocess.PIPE)
+        pids["aio-capturer"] = proc.pid
+        await proc.communicate()  # MARK: aio-capturer-waits
+
+    async def main():
+        tasks = [loop.create_task(aio_waiter()),
+                 loop.create_task(aio_capturer())]
+        if hasattr(tasks[0], "set_name"):
+            tasks[0].set_name("aio-waiter")
+            tasks[1].set_name("aio-capturer")
+        while len(pids) < 2:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)
+        write_ready(READY, {"pid": os.getpid(), "children": pids})
+        await asyncio.gather(*tasks)
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    if sys.version_info < (3, 8):
+        # (the child watcher of 3.6 and 3.7 needs the loop attached)
+        asyncio.get_child_watcher().attach_loop(loop)
+    loop.run_until_complete(main())
+
+
 SCENARIOS = {"join": join_scenario, "exit": exit_scenario,
-             "children": children_scenario, "futures": futures_scenario}
+             "children": children_scenario, "futures": futures_scenario,
+             "achildren": achildren_scenario}
 
 # (multiprocessing's forkserver and spawn import this file again, as
 # __mp_main__, in the child)
