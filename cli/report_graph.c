@@ -575,6 +575,7 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_int_or_null(j, "value", p->value);
 		json_int_or_null(j, "qsize", p->qsize);
 		json_int_or_null(j, "maxsize", p->maxsize);
+		json_int_or_null(j, "unfinished", p->unfinished);
 		json_int_or_null(j, "waiters", p->waiters);
 		json_key(j, "owner");
 		if (p->kind == PY_PRIM_RLOCK && p->locked >= 0)

@@ -134,6 +134,17 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 	}
 	t->c_future = py_module_attr(py, "_asyncio", "Future");
 	t->deque = py_module_attr(py, "collections", "deque");
+	t->verdicts = xcalloc(1, sizeof(*t->verdicts));
+	addrmap_init(t->verdicts);
+}
+
+void py_prim_types_release(struct py_prim_types *t)
+{
+	if (t->verdicts) {
+		addrmap_release(t->verdicts);
+		free(t->verdicts);
+	}
+	t->verdicts = NULL;
 }
 
 /* Which of t's classes obj is an instance of: its index, or -1. */
@@ -141,16 +152,23 @@ static long prim_class(struct pyproc *py, const struct py_prim_types *t,
 		       uint64_t obj, uint64_t *type)
 {
 	struct cs_err err;
+	uintptr_t v;
 	size_t i;
 
 	cs_err_init(&err);
 	if (!obj || pyobj_read_type(py, obj, type, &err) < 0)
 		return -1;
+	v = t->verdicts ? (uintptr_t)addrmap_get(t->verdicts, *type, NULL) : 0;
+	if (v)
+		return (long)v - 2;
 	for (i = 0; i < t->n; i++)
 		if (*type == t->type[i] ||
 		    pytype_is_subtype(py, *type, t->type[i]))
-			return (long)i;
-	return -1;
+			break;
+	if (t->verdicts)
+		addrmap_put(t->verdicts, *type,
+			    (void *)(uintptr_t)(i < t->n ? i + 2 : 1));
+	return i < t->n ? (long)i : -1;
 }
 
 /* An instance attribute, from its __dict__ or its slot (trio's attrs
@@ -378,6 +396,7 @@ static void read_queue(struct pyproc *py, const struct py_prim_types *t,
 	uint64_t o = p->addr;
 
 	if (aio) {
+		p->unfinished = prim_int_attr(py, o, "_unfinished_tasks");
 		p->qsize = prim_len_attr(py, t, o, "_queue");
 		p->maxsize = prim_int_attr(py, o, "_maxsize");
 		p->waiters = prim_sum(
@@ -385,6 +404,7 @@ static void read_queue(struct pyproc *py, const struct py_prim_types *t,
 			prim_len_attr(py, t, o, "_putters"));
 		return;
 	}
+	p->unfinished = prim_int_attr(py, o, "unfinished_tasks");
 	p->qsize = prim_len_attr(py, t, o, "queue");
 	p->maxsize = prim_int_attr(py, o, "maxsize");
 	p->waiters = prim_sum(
@@ -510,7 +530,7 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->family = t->family[i];
 	out->locked = out->set = out->daemon = out->exited = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;
-	out->waiters = out->pid = -1;
+	out->waiters = out->pid = out->unfinished = -1;
 	out->children = out->done = out->count = -1;
 	if (out->family == PY_PRIM_TRIO)
 		prim_read_trio_state(py, t, out);
@@ -609,6 +629,11 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 		strbuf_addf(out, "qsize %lld", (long long)p->qsize);
 		if (p->maxsize > 0)
 			strbuf_addf(out, " of maxsize %lld", (long long)p->maxsize);
+		/* said only where it tells more than qsize: items taken
+		 * and not marked done, which a join() waits for */
+		if (p->unfinished >= 0 && p->unfinished != p->qsize)
+			strbuf_addf(out, ", %lld unfinished",
+				    (long long)p->unfinished);
 	}
 	if (p->pid > 0) {
 		sep(out);

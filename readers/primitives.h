@@ -65,6 +65,8 @@ struct py_prim {
 	int64_t value;        /* Semaphore; Barrier: parties waiting */
 	int64_t parties;      /* Barrier */
 	int64_t qsize, maxsize;   /* queues */
+	int64_t unfinished;   /* queues: items put and not yet task_done()
+				 (what join() waits for) */
 	int64_t waiters;      /* its own waiter count (getters + putters) */
 	uint64_t owner;       /* RLock: owning thread ident, 0 none */
 	uint64_t owner_task;  /* trio's and anyio's Lock: the task holding
@@ -92,9 +94,17 @@ struct py_prim_types {
 	size_t n;
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 	uint64_t deque;       /* collections.deque, whose length is counted */
+	/* Each type's class, judged once (its MRO against each of the
+	 * classes: a graph of 10,000 tasks awaiting futures of their own
+	 * asks for 10,000 objects of one type): type -> index + 2, 1 for
+	 * none.  NULL: judged every time. */
+	struct addrmap *verdicts;
 };
 
+/* The classes of the target's modules; py_prim_types_release() frees
+ * what it allocated. */
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t);
+void py_prim_types_release(struct py_prim_types *t);
 
 /* Read obj as a primitive: 1 when it is one (out filled), 0 when not. */
 int py_prim_read(struct pyproc *py, const struct py_prim_types *t,

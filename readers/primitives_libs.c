@@ -183,6 +183,7 @@ void prim_read_tornado_state(struct pyproc *py,
 		p->waiters = prim_len_attr(py, t, o, "_waiters");
 		break;
 	case PY_PRIM_QUEUE:
+		p->unfinished = prim_int_attr(py, o, "_unfinished_tasks");
 		p->qsize = prim_len_attr(py, t, o, "_queue");
 		p->maxsize = prim_int_attr(py, o, "_maxsize");
 		p->waiters = prim_sum(prim_len_attr(py, t, o, "_getters"),

@@ -631,6 +631,7 @@ static void build_release(struct build *b)
 	addrmap_release(&b->code_class);
 	addrmap_release(&b->worker_futures);
 	py_prim_memo_release(&b->prims);
+	py_prim_types_release(&b->types);
 }
 
 int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,

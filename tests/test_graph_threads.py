@@ -192,6 +192,24 @@ def test_tasks_wait_for_asyncio_child_processes(keeper, interp):
             (pids[name], "pid %d" % pids[name]), procs[0]
 
 
+def test_queue_join_waits_for_unfinished_items(keeper, interp):
+    """A Queue.join() waits for the items not marked task_done(): the
+    state says how many where that is more than the queue holds."""
+    graph, target = dump(keeper, interp, "queues")
+    for name, kind, typename, state in (
+            ("q-joiner", "thread", "queue.Queue",
+             "qsize 1, 2 unfinished, 0 waiters"),
+            ("aq-joiner", "task", "asyncio.Queue",
+             "qsize 0, 1 unfinished, 0 waiters")):
+        line = marker_line(SCRIPT, name + "-waits")
+        units = [n for n in graph["nodes"] if n["kind"] == kind and
+                 n["blame"] and n["blame"]["line"] == line]
+        assert len(units) == 1, (name, graph["nodes"])
+        objs = waits_for(graph, units[0])
+        assert [(o["type"], o["state"], o["unfinished"]) for o in objs] == \
+            [(typename, state, int(state.split(", ")[1].split()[0]))], objs
+
+
 def run_causes(tmp_path, scenario):
     """`coroscope run` of a scenario under Debian's python3.11, until it
     times out: its likely causes (the lines after their heading) and

@@ -16,6 +16,9 @@ Scenarios:
          parent is gone
   achildren  task "aio-waiter" in asyncio's Process.wait(), task
          "aio-capturer" in its communicate() with a pipe
+  queues  "q-joiner" in queue.Queue.join() (two items put, one taken,
+         none marked done), task "aq-joiner" in asyncio.Queue.join()
+         (one put and taken, not marked done)
   futures  "waiter" in concurrent.futures.wait() of a job blocked on an
          Event and a job done; "completer" iterating as_completed() over
          a job blocked on a Lock and the job done; "first" waiting for
@@ -282,9 +285,38 @@ def achildren_scenario():
     loop.run_until_complete(main())
 
 
+def queues_scenario():
+    import queue
+    q = queue.Queue()
+    q.put(1)
+    q.put(2)
+    q.get()
+
+    def q_joiner():
+        q.join()  # MARK: q-joiner-waits
+
+    async def aq_joiner(aq):
+        await aq.join()  # MARK: aq-joiner-waits
+
+    async def main():
+        aq = asyncio.Queue()
+        aq.put_nowait(1)
+        aq.get_nowait()
+        task = loop.create_task(aq_joiner(aq))
+        await asyncio.sleep(0.1)
+        settle({"q-joiner": "q-joiner-waits"})
+        write_ready(READY, {"pid": os.getpid()})
+        await task
+
+    threading.Thread(target=q_joiner, name="q-joiner").start()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(main())
+
+
 SCENARIOS = {"join": join_scenario, "exit": exit_scenario,
              "children": children_scenario, "futures": futures_scenario,
-             "achildren": achildren_scenario}
+             "achildren": achildren_scenario, "queues": queues_scenario}
 
 # (multiprocessing's forkserver and spawn import this file again, as
 # __mp_main__, in the child)
