@@ -249,12 +249,14 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		 * stuck tasks besides (the order of causes of different
 		 * kinds is the sort's). */
 		addrmap_init(&explained);
+		sum->facts = facts;
 		run_summarize_graph(sum, c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		sum->explained = NULL;
 		sum->graph = NULL;
+		sum->facts = NULL;
 		addrmap_release(&explained);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_probe_release(facts, c->snap.nthreads);

@@ -121,14 +121,34 @@ static void add_holder(struct strbuf *sb, const struct collection *c,
 	graph_add_blame(sb, c, holder, names);
 }
 
-/* What a future (gather, concurrent future) waits for: its pending
- * children, the task or thread that will complete it. */
+/* The thread node a Thread object node waits for (the thread it runs
+ * as), else the node itself. */
+static size_t thread_of(const struct py_waitgraph *g, size_t node)
+{
+	size_t k, m;
+	const size_t *out;
+
+	if (g->nodes[node].kind != WG_OBJECT ||
+	    g->prims[g->nodes[node].index].kind != PY_PRIM_THREAD)
+		return node;
+	out = py_waitgraph_out(g, node, &m);
+	for (k = 0; k < m; k++)
+		if (g->edges[out[k]].kind == WG_WAITS_FOR &&
+		    g->nodes[g->edges[out[k]].to].kind == WG_THREAD)
+			return g->edges[out[k]].to;
+	return node;
+}
+
+/* What a future (gather, concurrent future, a pool's result) waits
+ * for: its pending children, the task or thread that will complete it,
+ * a pool's workers (a ThreadPool's by their threads). */
 static void add_future_waits(struct strbuf *sb, const struct collection *c,
 			     size_t fut, enum graph_names names)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t k, m, n = 0;
+	size_t k, m, n = 0, to;
 	const size_t *out = py_waitgraph_out(g, fut, &m);
+	int pool = g->prims[g->nodes[fut].index].kind == PY_PRIM_POOL_RESULT;
 
 	for (k = 0; k < m; k++) {
 		const struct wg_edge *e = &g->edges[out[k]];
@@ -138,8 +158,9 @@ static void add_future_waits(struct strbuf *sb, const struct collection *c,
 		if (n++ >= GRAPH_MAX_HOLDERS)
 			continue;
 		strbuf_addstr(sb, n > 1 ? ", " : " for ");
-		graph_add_label(sb, c, e->to, names);
-		graph_add_blame(sb, c, e->to, names);
+		to = pool ? thread_of(g, e->to) : e->to;
+		graph_add_label(sb, c, to, names);
+		graph_add_blame(sb, c, to, names);
 	}
 	if (n > GRAPH_MAX_HOLDERS)
 		strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);

@@ -180,6 +180,20 @@ static int is_word(const char *s, const char *word)
 	return s && !strcmp(s, word);
 }
 
+/* Does any frame of t run the program's own code?  (A pool's task and
+ * result threads, which the library starts, wait for work in C queues
+ * by design; a user's thread blocked in a library's lock is the user's
+ * below.) */
+static int runs_own_code(const struct py_thread *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++)
+		if (py_is_user_file(t->frames[i].code->filename, NULL))
+			return 1;
+	return 0;
+}
+
 static void classify(const struct py_thread *t,
 		     const struct run_thread_facts *f,
 		     const struct watch_tracker *tr, struct blocked *b)
@@ -224,6 +238,8 @@ static void classify(const struct py_thread *t,
 	 * one line).  A lock taken with a timeout wakes too: for it, the
 	 * line is the remaining clue.
 	 */
+	if (!runs_own_code(t))
+		return;
 	if (is_word(f->blocked_in, "lock"))
 		b->kind = BLOCKED_LOCK;
 	else if ((!f->blocked_in || is_word(f->blocked_in, "futex")) &&
@@ -411,6 +427,16 @@ static char *wait_key(const struct blocked *b)
 	return strbuf_detach(&sb);
 }
 
+/* Does a cause of the wait-for graph's name thread t? */
+static int explained(const struct run_summary *s, const struct py_thread *t)
+{
+	int found = 0;
+
+	if (s->explained && t->tstate)
+		addrmap_get(s->explained, t->tstate, &found);
+	return found;
+}
+
 /*
  * Threads waiting on a condition, event or queue, a cause each, or one
  * for three or more alike (the same call, seen as long, called from the
@@ -432,6 +458,9 @@ static void summarize_waits(struct run_summary *s, int pid,
 		if (b[i].kind != BLOCKED_WAIT || !b[i].api ||
 		    (b[i].where &&
 		     !py_is_user_file(b[i].where->code->filename, NULL)))
+			continue;
+		/* named by a cause of the graph's, with its line's source */
+		if (explained(s, b[i].t))
 			continue;
 		keys[nw] = wait_key(&b[i]);
 		w[nw++] = i;

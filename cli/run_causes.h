@@ -47,12 +47,17 @@ struct run_summary {
 	struct run_cause *causes;
 	size_t n, alloc;
 	int apart;        /* --all: alike threads a cause each */
-	/* Tasks the wait-for graph's causes name (a lock's waiters and
-	 * holders, an event's, a server's idle state: the named set of
-	 * run_summarize_graph()), or NULL: they get no "stuck task" cause,
-	 * which would say less.  Set by the caller for the process being
-	 * summarized. */
+	/* Tasks (by address) and threads (by thread state) the wait-for
+	 * graph's causes name (a lock's waiters and holders, an event's, a
+	 * server's idle state: the named set of run_summarize_graph()), or
+	 * NULL: they get no "stuck task" cause, and a thread no "waits in
+	 * Event.wait" cause, which would say less.  Set by the caller for
+	 * the process being summarized. */
 	const struct addrmap *explained;
+	/* What the kernel and the source files say of its threads (per
+	 * thread of its snapshot), or NULL: the graph's causes show a
+	 * thread's own line with its source.  Set with explained. */
+	const struct run_thread_facts *facts;
 	/* The process's wait-for graph, or NULL: a stuck task's cause
 	 * names the worker thread its wait leads to (an executor's job).
 	 * Set by the caller with explained. */

@@ -24,10 +24,28 @@ static void node_seen(const struct collection *c,
 		memset(out, 0, sizeof(*out));
 }
 
-/* A thread's or task's detail after its label: where, for how long. */
-static void add_unit_rest(struct strbuf *sb, const struct collection *c,
-			  const struct watch_tracker *t, size_t node)
+/* The source line of a thread node's own frame, when it is the frame
+ * the graph blames (facts: per thread of the snapshot, or NULL). */
+static const char *unit_source(const struct collection *c,
+			       const struct run_thread_facts *facts,
+			       size_t node)
 {
+	const struct wg_node *n = &c->graph.nodes[node];
+
+	if (!facts || n->kind != WG_THREAD || !n->blame ||
+	    n->index >= c->snap.nthreads ||
+	    run_causes_own_frame(&c->snap.threads[n->index]) != n->blame)
+		return NULL;
+	return facts[n->index].source;
+}
+
+/* A thread's or task's detail after its label: where, for how long,
+ * and a thread's own line's source. */
+static void add_unit_rest(struct strbuf *sb, const struct collection *c,
+			  const struct watch_tracker *t, size_t node,
+			  const struct run_thread_facts *facts)
+{
+	const char *source = unit_source(c, facts, node);
 	struct run_seen seen;
 
 	graph_add_blame(sb, c, node, GRAPH_RAW);
@@ -37,15 +55,38 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 		run_seen_add(sb, &seen);
 		strbuf_addch(sb, ')');
 	}
+	if (source)
+		strbuf_addf(sb, ": %s", source);
+}
+
+/* " waited on by thread N (name) at app.py:9 in f, ..." of an object
+ * that waits itself (a pool's result waits for its workers): who is
+ * behind it, at most four. */
+static void add_object_waiters(struct strbuf *sb, const struct collection *c,
+			       size_t obj)
+{
+	size_t w[5], n, k;
+
+	n = py_waitgraph_waiters(&c->graph, obj, w, 5);
+	for (k = 0; k < n && k < 4; k++) {
+		strbuf_addstr(sb, k ? ", " : " waited on by ");
+		graph_add_label(sb, c, w[k], GRAPH_RAW);
+		graph_add_blame(sb, c, w[k], GRAPH_RAW);
+	}
+	if (n > 4)
+		strbuf_addstr(sb, " and more");
 }
 
 static void add_unit_detail(struct run_cause *cause,
 			    const struct collection *c,
 			    const struct watch_tracker *t, size_t node,
+			    const struct run_thread_facts *facts,
 			    struct strbuf *sb)
 {
 	graph_add_label(sb, c, node, GRAPH_RAW);
-	add_unit_rest(sb, c, t, node);
+	add_unit_rest(sb, c, t, node, facts);
+	if (c->graph.nodes[node].kind == WG_OBJECT)
+		add_object_waiters(sb, c, node);
 	run_cause_detail(cause, sb);
 }
 
@@ -91,7 +132,8 @@ static void key_frame(struct strbuf *sb, const struct py_frame *f)
  * one source are alike), then its line but for the label.  An object
  * waiting is alike none. */
 static char *waiter_key(const struct collection *c,
-			const struct watch_tracker *t, size_t node)
+			const struct watch_tracker *t, size_t node,
+			const struct run_thread_facts *facts)
 {
 	const struct wg_node *nd = &c->graph.nodes[node];
 	struct strbuf sb;
@@ -104,7 +146,7 @@ static char *waiter_key(const struct collection *c,
 	strbuf_addch(&sb, nd->kind == WG_TASK ? 'T' : 't');
 	key_frame(&sb, nd->blame);
 	key_frame(&sb, nd->inner);
-	add_unit_rest(&sb, c, t, node);
+	add_unit_rest(&sb, c, t, node, facts);
 	return strbuf_detach(&sb);
 }
 
@@ -116,27 +158,28 @@ static char *waiter_key(const struct collection *c,
  */
 static void add_waiters(struct run_cause *cause, const struct collection *c,
 			const struct watch_tracker *t, const size_t *w,
-			size_t nw, int apart, struct strbuf *sb)
+			size_t nw, const struct run_summary *s,
+			struct strbuf *sb)
 {
 	char **keys = xmallocarray(nw ? nw : 1, sizeof(*keys));
 	struct alike_lines g;
 	size_t k;
 
 	for (k = 0; k < nw; k++)
-		keys[k] = waiter_key(c, t, w[k]);
-	alike_lines_group(&g, keys, nw, apart);
+		keys[k] = waiter_key(c, t, w[k], s->facts);
+	alike_lines_group(&g, keys, nw, s->apart);
 	for (k = 0; k < g.ngroups; k++) {
 		const size_t *m = g.member + g.first[k];
 		size_t n = g.first[k + 1] - g.first[k];
 
 		if (n == 1) {
-			add_unit_detail(cause, c, t, w[m[0]], sb);
+			add_unit_detail(cause, c, t, w[m[0]], s->facts, sb);
 			continue;
 		}
 		strbuf_addf(sb, "%zu %s", n,
 			    c->graph.nodes[w[m[0]]].kind == WG_TASK ?
 			    "tasks" : "threads");
-		add_unit_rest(sb, c, t, w[m[0]]);
+		add_unit_rest(sb, c, t, w[m[0]], s->facts);
 		strbuf_addstr(sb, ": ");
 		add_group_members(sb, c, w, m, n);
 		run_cause_detail(cause, sb);
@@ -164,8 +207,9 @@ static int has_object(const struct py_waitgraph *g, size_t cycle)
 	return 0;
 }
 
-/* A node's task, into out (NULL: none), when it is one: the tasks the
- * graph's causes name (run_summarize_graph()). */
+/* A node's task or thread, into out (NULL: none), when it is one: the
+ * tasks (by address) and threads (by thread state) the graph's causes
+ * name (run_summarize_graph()). */
 static void add_task_of(const struct collection *c, size_t node,
 			struct addrmap *out)
 {
@@ -173,6 +217,9 @@ static void add_task_of(const struct collection *c, size_t node,
 
 	if (out && n->kind == WG_TASK && n->index < c->async.ntasks)
 		addrmap_add(out, c->async.tasks[n->index].addr);
+	if (out && n->kind == WG_THREAD && n->index < c->snap.nthreads &&
+	    c->snap.threads[n->index].tstate)
+		addrmap_add(out, c->snap.threads[n->index].tstate);
 }
 
 static void cycles(struct run_summary *s, const struct collection *c,
@@ -430,7 +477,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	for (h = 0; h < nh && h < 4; h++) {
 		add_task_of(c, holders[h], named);
 		strbuf_addstr(sb, "holder ");
-		add_unit_detail(cause, c, t, holders[h], sb);
+		add_unit_detail(cause, c, t, holders[h], s->facts, sb);
 		/* (a holder is no stuck task of its own: its job here) */
 		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h], sb);
 	}
@@ -438,7 +485,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	nw = nw < g->nnodes ? nw : g->nnodes;
 	for (k = 0; k < nw; k++)
 		add_task_of(c, w[k], named);
-	add_waiters(cause, c, t, w, nw, s->apart, sb);
+	add_waiters(cause, c, t, w, nw, s, sb);
 	if (!idle)
 		add_test(cause, c, sb);
 }

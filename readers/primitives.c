@@ -55,6 +55,15 @@ static const struct {
 	  PY_PRIM_THREADING },
 	{ "multiprocessing.process", "BaseProcess", "multiprocessing.Process",
 	  PY_PRIM_PROCESS, PY_PRIM_THREADING },
+	/* (MapResult before ApplyResult: a subclass) */
+	{ "multiprocessing.pool", "MapResult", "multiprocessing.pool.MapResult",
+	  PY_PRIM_POOL_RESULT, PY_PRIM_THREADING },
+	{ "multiprocessing.pool", "ApplyResult",
+	  "multiprocessing.pool.ApplyResult", PY_PRIM_POOL_RESULT,
+	  PY_PRIM_THREADING },
+	{ "multiprocessing.pool", "IMapIterator",
+	  "multiprocessing.pool.IMapIterator", PY_PRIM_POOL_RESULT,
+	  PY_PRIM_THREADING },
 	{ "queue", "Queue", "queue.Queue", PY_PRIM_QUEUE, PY_PRIM_THREADING },
 	{ "asyncio.tasks", "_GatheringFuture", "asyncio.gather",
 	  PY_PRIM_GATHER, PY_PRIM_ASYNCIO },
@@ -156,7 +165,7 @@ static long prim_class(struct pyproc *py, const struct py_prim_types *t,
 	size_t i;
 
 	cs_err_init(&err);
-	if (!obj || pyobj_read_type(py, obj, type, &err) < 0)
+	if (!obj || pyobj_read_type(py, obj, type, &err) < 0 || !*type)
 		return -1;
 	v = t->verdicts ? (uintptr_t)addrmap_get(t->verdicts, *type, NULL) : 0;
 	if (v)
@@ -431,6 +440,22 @@ static void child_state(struct pyproc *py, struct py_prim *p)
 		p->exited = 1;
 }
 
+/* An RLock's owner and count: the Python _RLock's attributes, or the C
+ * one's fields. */
+static void rlock_state(struct pyproc *py, struct py_prim *p)
+{
+	int64_t id;
+
+	if (!prim_attr(py, p->addr, "_owner")) {
+		c_rlock_state(py, p);
+		return;
+	}
+	id = prim_int_attr(py, p->addr, "_owner");
+	p->owner = id > 0 ? (uint64_t)id : 0;
+	p->count = prim_int_attr(py, p->addr, "_count");
+	p->locked = p->owner != 0;
+}
+
 static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		       struct py_prim *p)
 {
@@ -447,15 +472,7 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		}
 		break;
 	case PY_PRIM_RLOCK:
-		if (prim_attr(py, o, "_owner")) {   /* the Python _RLock */
-			int64_t id = prim_int_attr(py, o, "_owner");
-
-			p->owner = id > 0 ? (uint64_t)id : 0;
-			p->count = prim_int_attr(py, o, "_count");
-			p->locked = p->owner != 0;
-		} else {
-			c_rlock_state(py, p);
-		}
+		rlock_state(py, p);
 		break;
 	case PY_PRIM_EVENT:
 		if (aio) {
@@ -511,6 +528,9 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 	case PY_PRIM_PROCESS:
 		child_state(py, p);
 		break;
+	case PY_PRIM_POOL_RESULT:
+		p->left = prim_int_attr(py, o, "_number_left");
+		break;
 	}
 }
 
@@ -530,7 +550,7 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->family = t->family[i];
 	out->locked = out->set = out->daemon = out->exited = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;
-	out->waiters = out->pid = out->unfinished = -1;
+	out->waiters = out->pid = out->unfinished = out->left = -1;
 	out->children = out->done = out->count = -1;
 	if (out->family == PY_PRIM_TRIO)
 		prim_read_trio_state(py, t, out);
@@ -591,7 +611,7 @@ int py_prim_may_be_held(const struct py_prim *p)
 int py_prim_is_future(const struct py_prim *p)
 {
 	return p->kind == PY_PRIM_GATHER || p->kind == PY_PRIM_CFUTURE ||
-	       p->kind == PY_PRIM_THREAD;
+	       p->kind == PY_PRIM_THREAD || p->kind == PY_PRIM_POOL_RESULT;
 }
 
 static void sep(struct strbuf *out)
@@ -634,6 +654,10 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 		if (p->unfinished >= 0 && p->unfinished != p->qsize)
 			strbuf_addf(out, ", %lld unfinished",
 				    (long long)p->unfinished);
+	}
+	if (p->left >= 0) {
+		sep(out);
+		strbuf_addf(out, "%lld left", (long long)p->left);
 	}
 	if (p->pid > 0) {
 		sep(out);

@@ -39,6 +39,9 @@ enum py_prim_kind {
 	PY_PRIM_GATHER,          /* asyncio.gather's _GatheringFuture */
 	PY_PRIM_CFUTURE,         /* concurrent.futures.Future */
 	PY_PRIM_THREAD,          /* threading.Thread, being joined */
+	/* multiprocessing.pool's ApplyResult, MapResult, IMapIterator:
+	 * they wait for the pool's workers */
+	PY_PRIM_POOL_RESULT,
 	/* A child process waited for: subprocess.Popen,
 	 * multiprocessing.Process, asyncio.subprocess.Process.  (The last kind: fuzz_readers.c
 	 * reads every kind up to it.) */
@@ -81,6 +84,7 @@ struct py_prim {
 	int exited;           /* ... 1 reaped (its pid may be another's
 				 now), 0 not, -1 unknown */
 	int64_t returncode;   /* ... once exited */
+	int64_t left;         /* MapResult: chunks not yet done */
 	const char *fstate;   /* concurrent future: "pending", "running",
 				 "finished", "cancelled"; NULL unknown */
 };
@@ -147,8 +151,8 @@ int py_prim_is_lock(const struct py_prim *p);
  * "holder unknown" then. */
 int py_prim_may_be_held(const struct py_prim *p);
 
-/* A future (gather, concurrent future) or a Thread being joined: it
- * waits for other nodes. */
+/* A future (gather, concurrent future, a pool's result) or a Thread
+ * being joined: it waits for other nodes. */
 int py_prim_is_future(const struct py_prim *p);
 
 /* Is the asyncio or concurrent future at obj done: 1 yes, 0 no, -1

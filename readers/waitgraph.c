@@ -700,6 +700,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	link_deque_waiters(&b, base);
 	fut_links_release(&b);
 	link_owners(&b);
+	wg_link_pool_results(&b);
 	wg_link_joined(&b);
 	build_release(&b);
 	wg_finish(g);

@@ -32,7 +32,8 @@ int wg_is_prim_lib(const char *file)
 		"/tornado/locks.py", "/subprocess.py", "/selectors.py",
 		"/multiprocessing/process.py", "/multiprocessing/popen_fork.py",
 		"/multiprocessing/popen_forkserver.py",
-		"/multiprocessing/connection.py", "/asyncio/subprocess.py",
+		"/multiprocessing/connection.py", "/multiprocessing/pool.py",
+		"/asyncio/subprocess.py",
 		"/asyncio/base_subprocess.py",
 	};
 	size_t i;

@@ -74,6 +74,10 @@ void wg_link_thread(struct build *b, size_t thread_node,
  * Event of the waiter it installed in them (1).  A wait for the first
  * of several is no wait for each: the graph has no "any of" (0). */
 int wg_futures_wait(struct build *b, size_t node, const struct py_frame *f);
+/* Once the units are scanned: each result of a multiprocessing pool
+ * waited on waits for the pool's workers (then for the threads of a
+ * ThreadPool's, through wg_link_joined()). */
+void wg_link_pool_results(struct build *b);
 /* Once the units are scanned: each Thread being joined waits for the
  * thread it runs as. */
 void wg_link_joined(struct build *b);

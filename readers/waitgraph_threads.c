@@ -11,6 +11,8 @@
 
 /* threading._active entries looked at for an exit's waits. */
 #define WG_MAX_EXIT_THREADS 65536
+/* Workers of one multiprocessing pool linked. */
+#define WG_MAX_POOL_WORKERS 4096
 /* Futures of one concurrent.futures.wait() or as_completed() linked. */
 #define WG_MAX_WAITED_FUTURES 4096
 
@@ -242,12 +244,53 @@ int wg_frame_waits_on(struct build *b, const struct py_prim *p,
 		       (!strcmp(name, "join") ||
 			(!strcmp(name, "_wait_for_tstate_lock") &&
 			 local_true(b, f, "block")));
+	if (p->kind == PY_PRIM_POOL_RESULT)
+		/* (not _set(), which the pool's result thread calls) */
+		return !strcmp(name, "get") || !strcmp(name, "wait") ||
+		       !strcmp(name, "next") || !strcmp(name, "__next__");
 	if (p->kind != PY_PRIM_PROCESS)
 		return 1;
 	for (i = 0; i < sizeof(child_waits) / sizeof(child_waits[0]); i++)
 		if (!strcmp(name, child_waits[i]))
 			return 1;
 	return 0;
+}
+
+void wg_link_pool_results(struct build *b)
+{
+	struct py_waitgraph *g = b->g;
+	size_t i, k, n, nn = g->nnodes;
+	uint64_t *workers;
+
+	workers = xcalloc(WG_MAX_POOL_WORKERS, sizeof(*workers));
+	for (i = 0; i < nn; i++) {
+		uint64_t pool;
+
+		if (g->nodes[i].kind != WG_OBJECT ||
+		    g->prims[g->nodes[i].index].kind != PY_PRIM_POOL_RESULT)
+			continue;
+		/* its pool (3.8+; None once done), whose _pool lists the
+		 * workers: Processes, or a ThreadPool's DummyProcesses
+		 * (Threads) */
+		pool = pyobj_lookup_or_0(b->py, g->prims[g->nodes[i].index].addr,
+					 "_pool");
+		n = collection_items(b->py, pool ? pyobj_lookup_or_0(
+					     b->py, pool, "_pool") : 0,
+				     workers, WG_MAX_POOL_WORKERS);
+		for (k = 0; k < n; k++) {
+			struct py_prim w;
+			long obj;
+
+			if (!wg_prim_read(b, workers[k], &w) ||
+			    (w.kind != PY_PRIM_PROCESS &&
+			     w.kind != PY_PRIM_THREAD))
+				continue;
+			if ((obj = wg_object_node(b, workers[k])) >= 0)
+				wg_add_edge(b, WG_WAITS_FOR, i, (size_t)obj,
+					    NULL);
+		}
+	}
+	free(workers);
 }
 
 void wg_link_joined(struct build *b)

@@ -210,6 +210,39 @@ def test_queue_join_waits_for_unfinished_items(keeper, interp):
             [(typename, state, int(state.split(", ")[1].split()[0]))], objs
 
 
+def test_pool_results_wait_for_the_workers(keeper, interp):
+    """A thread in a multiprocessing Pool's map() or apply_async().get()
+    waits for the result, which waits for the pool's worker processes
+    (their pids as the pool has them); a ThreadPool's result for its
+    worker threads.  Before 3.8 a result keeps no reference to its pool:
+    the result alone."""
+    graph, target = dump(keeper, interp, "pool")
+    linked = tuple(int(x) for x in interp.version.split(".")[:2]) >= (3, 8)
+    for name, typename, left in (
+            ("mapper", "multiprocessing.pool.MapResult", "2 left"),
+            ("applier", "multiprocessing.pool.ApplyResult", ""),
+            ("thread-mapper", "multiprocessing.pool.MapResult", "2 left")):
+        node = thread_node(graph, name)
+        assert node["blame"]["line"] == marker_line(SCRIPT, name + "-waits")
+        results = waits_for(graph, node)
+        assert [(r["type"], r["state"]) for r in results] == \
+            [(typename, left)], (name, results)
+        workers = waits_for(graph, results[0])
+        if not linked:
+            assert workers == [], workers
+        elif name == "thread-mapper":
+            threads = [waits_for(graph, w) for w in workers]
+            assert [w["type"] for w in workers] == ["threading.Thread"] * 2
+            assert sorted(t[0]["name"] for t in threads) == \
+                sorted(n["name"] for n in graph["nodes"]
+                       if n["kind"] == "thread" and n["innermost"] and
+                       n["blame"] and "<lambda>" in n["blame"]["function"])
+        else:
+            assert sorted((w["type"], w["pid"]) for w in workers) == \
+                sorted(("multiprocessing.Process", pid)
+                       for pid in target.ready["workers"]), workers
+
+
 def run_causes(tmp_path, scenario):
     """`coroscope run` of a scenario under Debian's python3.11, until it
     times out: its likely causes (the lines after their heading) and
@@ -250,3 +283,20 @@ def test_run_names_the_children_waited_for(tmp_path):
                            ("MainThread", "multiprocessing.Process")):
         assert ("1 waiting on %s 0x" % typename) in causes, causes
         assert ("(pid %d)" % pids[name]) in causes, causes
+
+
+def test_run_follows_pool_results_to_the_workers(tmp_path):
+    """`run` names each worker process a pool's results wait for, with
+    the threads behind the results; the pool's own handler threads,
+    idle in C queues by design, make no "possible deadlock"."""
+    lines, ready = run_causes(tmp_path, "pool")
+    causes = "\n".join(lines[:20])
+    for pid in ready["workers"]:
+        assert ("2 waiting on multiprocessing.Process 0x" in causes and
+                "(pid %d)" % pid in causes), causes
+    for name in ("mapper", "applier"):
+        assert ("waited on by thread" in causes and
+                "(%s) at thread_waits.py:%d in " %
+                (name, marker_line(SCRIPT, name + "-waits"))) in causes, causes
+    assert "possible deadlock" not in causes, causes
+    assert "is blocked acquiring a lock" not in causes, causes

@@ -443,8 +443,12 @@ def test_hanging_pytest(work):
         assert ('File "%s", line %d, in test_blocks_forever'
                 % (test_file, line)) in res.stderr, res
         causes = "\n".join(likely_causes(res.stderr))
-        assert "waits in Event.wait (threading.py)" in causes, res
-        assert "test_hang.py:%d in test_blocks_forever" % line in causes, res
+        # One cause, the graph's, with the test's line and its source
+        # (a second, "waits in Event.wait (threading.py)", said it again)
+        assert "1 waiting on threading.Event 0x" in causes, res
+        assert ("test_hang.py:%d in test_blocks_forever" % line) in causes, res
+        assert ": threading.Event().wait()  # MARK: test-hangs" in causes, res
+        assert "waits in Event.wait" not in causes, res
         assert_nothing_left(pids)
     finally:
         kill_leftovers(pids)
@@ -1020,36 +1024,30 @@ def test_alike_threads_one_line(py, option, work):
     assert len(pool_seen) == 1, seen
     what = check_group(pool_seen[0], quoted)
     assert what.startswith("stuck for "), pool_seen
-    # the causes: one wait for the pool, called from its line
-    pool_waits = [i for i, c in enumerate(causes)
-                  if c.startswith("  process %d: %d threads wait in "
-                                  % (pid, ALIKE_POOL))]
-    assert len(pool_waits) == 1, causes
-    check_group(causes[pool_waits[0]][len("  process %d: " % pid):], quoted)
-    assert causes[pool_waits[0] + 1] == (
-        "      called at %s:%d in pool_worker: never.wait()  # MARK: "
-        "pool-wait" % (script, pool_line)), causes
-    assert len(waits) == 1 + len(pair) + 1, causes   # and main's
-    # the Event's waiters: the pool on one detail line, as the graph
-    # names threads: 12 (name)
+    # the causes: the Event's, naming every waiter once (no "waits in
+    # Event.wait" cause of their own besides), the pool on one detail
+    # line with its line's source, as the graph names threads: 12 (name)
+    assert not waits, causes
     assert len(held) == 1, causes
     what = check_group(held[0].strip(), re.compile(
         r'^(\d+)(?: \(((?:[^()\\]|\\.)*)\))?$'))
     assert what.startswith("at alike_threads.py:%d in pool_worker"
                            % pool_line), held
+    assert what.endswith(": never.wait()  # MARK: pool-wait"), held
 
 
 def check_report_names(report, pids):
     """The JSON report holds the pool's names as the target set them, in
-    the Event's cause (made from the wait-for graph) as in the wait
-    causes: JSON escapes them, once.  (Until 2026-12-02 the graph's
+    the Event's cause (made from the wait-for graph): JSON escapes them,
+    once.  (Until 2026-12-02 the graph's
     causes held them escaped for text as well: "pool-0\\n".)"""
     names = [n for n in pids["threads"] if n.startswith("pool-")]
     assert all("\n" in n and "\x1b" in n for n in names), names
     held = [c for c in report["causes"] if c["kind"] == "held"]
+    # (the threads the Event's cause names have no wait cause besides)
     waits = [c for c in report["causes"] if c["kind"] == "wait"]
-    assert held and waits, report["causes"]
-    for causes in (held, waits):
+    assert held and not waits, report["causes"]
+    for causes in (held,):
         text = "\n".join(c["summary"] + "\n" + "\n".join(c["details"])
                          for c in causes)
         assert any(n in text for n in names), causes

@@ -16,6 +16,9 @@ Scenarios:
          parent is gone
   achildren  task "aio-waiter" in asyncio's Process.wait(), task
          "aio-capturer" in its communicate() with a pipe
+  pool   "mapper" in a process Pool's map(), "applier" in its
+         apply_async().get(), "thread-mapper" in a ThreadPool's map(); the
+         jobs never end (a process's until the target is gone)
   queues  "q-joiner" in queue.Queue.join() (two items put, one taken,
          none marked done), task "aq-joiner" in asyncio.Queue.join()
          (one put and taken, not marked done)
@@ -285,6 +288,38 @@ def achildren_scenario():
     loop.run_until_complete(main())
 
 
+def pool_block(target):
+    exec(WATCH_TARGET % target)
+
+
+def pool_scenario():
+    import multiprocessing.pool
+    me = os.getpid()
+    # the processes first (a fork while threads run), then the threads
+    pool = multiprocessing.Pool(2)
+    workers = [p.pid for p in pool._pool]
+    never = threading.Event()
+    tpool = multiprocessing.pool.ThreadPool(2)
+
+    def mapper():
+        pool.map(pool_block, [me, me])  # MARK: mapper-waits
+
+    def applier():
+        pool.apply_async(pool_block, (me,)).get()  # MARK: applier-waits
+
+    def thread_mapper():
+        tpool.map(lambda _: never.wait(), [1, 2])  # MARK: thread-mapper-waits
+
+    for target, name in ((mapper, "mapper"), (applier, "applier"),
+                         (thread_mapper, "thread-mapper")):
+        threading.Thread(target=target, name=name, daemon=True).start()
+    settle({"mapper": "mapper-waits", "applier": "applier-waits",
+            "thread-mapper": "thread-mapper-waits"})
+    write_ready(READY, {"pid": me, "workers": workers,
+                        "thread_workers": [t.ident for t in tpool._pool]})
+    never.wait()
+
+
 def queues_scenario():
     import queue
     q = queue.Queue()
@@ -316,7 +351,8 @@ def queues_scenario():
 
 SCENARIOS = {"join": join_scenario, "exit": exit_scenario,
              "children": children_scenario, "futures": futures_scenario,
-             "achildren": achildren_scenario, "queues": queues_scenario}
+             "achildren": achildren_scenario, "queues": queues_scenario,
+             "pool": pool_scenario}
 
 # (multiprocessing's forkserver and spawn import this file again, as
 # __mp_main__, in the child)
