@@ -36,7 +36,7 @@ static uint64_t edge_key(enum wg_edge_kind kind, size_t from, size_t to)
 		    (uint64_t)to);
 }
 
-static int has_edge(const struct build *b, enum wg_edge_kind kind,
+static int has_edge(const struct wg_build *b, enum wg_edge_kind kind,
 		    size_t from, size_t to)
 {
 	const struct py_waitgraph *g = b->g;
@@ -61,7 +61,7 @@ static int is_future_node(const struct py_waitgraph *g, size_t node)
 	       py_prim_is_future(&g->prims[g->nodes[node].index]);
 }
 
-void wg_add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
+void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 		 size_t to, const struct py_frame *at)
 {
 	struct py_waitgraph *g = b->g;
@@ -87,14 +87,14 @@ void wg_add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
 	}
 }
 
-int wg_prim_read(struct build *b, uint64_t obj, struct py_prim *p)
+int wg_prim_read(struct wg_build *b, uint64_t obj, struct py_prim *p)
 {
 	return py_prim_read_memo(b->py, &b->types, &b->prims, obj, p);
 }
 
 /* The node of primitive obj (added on first sight), or -1 if obj is
  * not one. */
-long wg_object_node(struct build *b, uint64_t obj)
+long wg_object_node(struct wg_build *b, uint64_t obj)
 {
 	struct py_waitgraph *g = b->g;
 	struct py_prim p;
@@ -123,7 +123,7 @@ enum {
 	CODE_IDLE = 8,       /* wg_idle_frame() */
 };
 
-static unsigned code_class(struct build *b, const struct py_frame *f)
+static unsigned code_class(struct wg_build *b, const struct py_frame *f)
 {
 	uintptr_t v;
 
@@ -146,7 +146,7 @@ static unsigned code_class(struct build *b, const struct py_frame *f)
 }
 
 /* Everything the graph learns from one thread or task's frames. */
-static void scan_unit(struct build *b, size_t node,
+static void scan_unit(struct wg_build *b, size_t node,
 		      const struct py_frame *const *f, size_t n, int thread)
 {
 	struct py_waitgraph *g = b->g;
@@ -227,7 +227,7 @@ static void scan_unit(struct build *b, size_t node,
 }
 
 /* The task node of addr, or -1. */
-static long task_node(struct build *b, uint64_t addr)
+static long task_node(struct wg_build *b, uint64_t addr)
 {
 	const struct py_task *t = b->a ? py_async_task(b->a, addr) : NULL;
 
@@ -253,7 +253,7 @@ struct fut_links {
 	uint64_t events[WG_MAX_CALLBACKS];
 };
 
-static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
+static const struct fut_links *fut_links_of(struct wg_build *b, uint64_t fut)
 {
 	struct fut_links *l = fut && fut == b->last_fut ? b->last_links :
 			      addrmap_get(&b->fut_links, fut, NULL);
@@ -290,7 +290,7 @@ static const struct fut_links *fut_links_of(struct build *b, uint64_t fut)
 	return l;
 }
 
-static void fut_links_release(struct build *b)
+static void fut_links_release(struct wg_build *b)
 {
 	size_t pos = 0;
 	uint64_t key;
@@ -309,7 +309,7 @@ static void fut_links_release(struct build *b)
  * it.  Edges from `from` to each such source the graph knows (a task)
  * or can read (a concurrent future, added as a node).
  */
-static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
+static void link_chained_sources(struct wg_build *b, size_t from, uint64_t fut)
 {
 	const struct fut_links *l = fut_links_of(b, fut);
 	struct py_prim p;
@@ -332,7 +332,7 @@ static void link_chained_sources(struct build *b, size_t from, uint64_t fut)
  * A task whose waiter is a gather waits for the gather, and the gather
  * for each of its children that is a pending task.
  */
-static void link_gather(struct build *b, size_t from, uint64_t fut)
+static void link_gather(struct wg_build *b, size_t from, uint64_t fut)
 {
 	uint64_t list = 0, *items;
 	struct cs_err err;
@@ -360,7 +360,7 @@ static void link_gather(struct build *b, size_t from, uint64_t fut)
 }
 
 /* Does from wait for to through a future node (a gather)? */
-static int waits_through_future(const struct build *b, size_t from,
+static int waits_through_future(const struct wg_build *b, size_t from,
 				size_t to)
 {
 	const struct py_waitgraph *g = b->g;
@@ -392,7 +392,7 @@ static int waits_through_future(const struct build *b, size_t from,
  * generator; the generator's yielded future (Runner.future) may be the
  * result future of a nested coroutine's Runner, and so on.
  */
-static void link_drives(struct build *b, size_t task)
+static void link_drives(struct wg_build *b, size_t task)
 {
 	struct py_waitgraph *g = b->g;
 	uint64_t fut = b->a->tasks[task].waiter;
@@ -432,7 +432,7 @@ static void link_drives(struct build *b, size_t task)
  * the Event in its closure: a task awaiting the future waits on that
  * Event (a lambda of anyone else's that keeps an Event says nothing).
  */
-static void link_callback_event(struct build *b, size_t from, uint64_t fut)
+static void link_callback_event(struct wg_build *b, size_t from, uint64_t fut)
 {
 	const struct fut_links *l = fut_links_of(b, fut);
 	struct py_prim p;
@@ -454,7 +454,7 @@ static void link_callback_event(struct build *b, size_t from, uint64_t fut)
  * task holds a token of its `limiter` (borrowed on behalf of a
  * placeholder of its own, which no `with` shows).
  */
-static void link_trio_thread(struct build *b, size_t node,
+static void link_trio_thread(struct wg_build *b, size_t node,
 			     const struct py_frame *const *f, size_t n)
 {
 	uintptr_t worker;
@@ -489,7 +489,7 @@ static void link_trio_thread(struct build *b, size_t node,
  * the object the task waits on (wg_deque_waits(), which reads tornado's
  * objects only for these futures).
  */
-static void link_deque_waiters(struct build *b, size_t base)
+static void link_deque_waiters(struct wg_build *b, size_t base)
 {
 	struct py_waitgraph *g = b->g;
 	unsigned char *linked;
@@ -525,7 +525,7 @@ static void link_deque_waiters(struct build *b, size_t base)
 	free(linked);
 }
 
-static void link_futures(struct build *b, size_t base)
+static void link_futures(struct wg_build *b, size_t base)
 {
 	struct py_waitgraph *g = b->g;
 	size_t i;
@@ -562,7 +562,7 @@ static void link_futures(struct build *b, size_t base)
 
 /* Holders a lock names itself: an RLock's owning thread, a trio.Lock's
  * owning task (which may hold it with no `with`: lock.acquire()). */
-static void link_owners(struct build *b)
+static void link_owners(struct wg_build *b)
 {
 	struct py_waitgraph *g = b->g;
 	size_t i, t, nn = g->nnodes;
@@ -598,14 +598,14 @@ static void link_owners(struct build *b)
 
 /* A suspended task's frames: what scan_unit() finds, and trio's
  * to_thread worker. */
-static void scan_task(struct build *b, size_t node,
+static void scan_task(struct wg_build *b, size_t node,
 		      const struct py_frame **fr, size_t n)
 {
 	scan_unit(b, node, fr, n, 0);
 	link_trio_thread(b, node, fr, n);
 }
 
-static void build_init(struct build *b, struct pyproc *py,
+static void build_init(struct wg_build *b, struct pyproc *py,
 		       const struct py_snapshot *snap, const struct py_async *a,
 		       struct py_waitgraph *g)
 {
@@ -624,7 +624,7 @@ static void build_init(struct build *b, struct pyproc *py,
 }
 
 /* What build_init() made, but the graph (fut_links has its own). */
-static void build_release(struct build *b)
+static void build_release(struct wg_build *b)
 {
 	addrmap_release(&b->edge_set);
 	addrmap_release(&b->via_future);
@@ -638,7 +638,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		       const struct py_async *a, struct py_waitgraph *g,
 		       struct cs_err *err)
 {
-	struct build b;
+	struct wg_build b;
 	const struct py_frame **fr;
 	size_t i, j, k, base, *dstart, *dlist;
 

@@ -18,7 +18,7 @@
 struct fut_links;
 
 /* One build of the graph: what it reads with and what it has seen. */
-struct build {
+struct wg_build {
 	struct pyproc *py;
 	size_t task_base;             /* the first task's node */
 	const struct py_snapshot *snap;
@@ -47,40 +47,40 @@ struct build {
 
 /* An edge, unless there is one of that kind between the two already
  * (`at`: where a hold was entered, or NULL). */
-void wg_add_edge(struct build *b, enum wg_edge_kind kind, size_t from,
+void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 		 size_t to, const struct py_frame *at);
 /* The node of primitive obj (added on first sight), or -1 if obj is
  * not one. */
-long wg_object_node(struct build *b, uint64_t obj);
+long wg_object_node(struct wg_build *b, uint64_t obj);
 /* py_prim_read() of obj, each object read once per graph: 1 when it
  * is a primitive (p filled). */
-int wg_prim_read(struct build *b, uint64_t obj, struct py_prim *p);
+int wg_prim_read(struct wg_build *b, uint64_t obj, struct py_prim *p);
 
 /* Does frame f, a method of primitive p (its `self`), wait on p?  A
  * Thread is waited for in join() only (every thread runs in Thread
  * methods: _bootstrap, run), a child process only in the methods that
  * wait for it (not in start(), nor, in the child, run()); any other
  * primitive in any of its library's frames. */
-int wg_frame_waits_on(struct build *b, const struct py_prim *p,
+int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 		      const struct py_frame *f);
 /* The waits thread t (its node) shows as a worker or at exit: the
  * executor job it runs waits for it; in threading's _shutdown it waits
  * for every non-daemon thread left. */
-void wg_link_thread(struct build *b, size_t thread_node,
+void wg_link_thread(struct wg_build *b, size_t thread_node,
 		    const struct py_thread *t);
 /* Is f concurrent.futures' wait() or as_completed() waiting for all
  * of its futures not yet done (return_when ALL_COMPLETED), or for the
  * one left?  Then the unit (node) waits for each of them, not for the
  * Event of the waiter it installed in them (1).  A wait for the first
  * of several is no wait for each: the graph has no "any of" (0). */
-int wg_futures_wait(struct build *b, size_t node, const struct py_frame *f);
+int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f);
 /* Once the units are scanned: each result of a multiprocessing pool
  * waited on waits for the pool's workers (then for the threads of a
  * ThreadPool's, through wg_link_joined()). */
-void wg_link_pool_results(struct build *b);
+void wg_link_pool_results(struct wg_build *b);
 /* Once the units are scanned: each Thread being joined waits for the
  * thread it runs as. */
-void wg_link_joined(struct build *b);
+void wg_link_joined(struct wg_build *b);
 
 /* Once every node and edge is in: index the edges by their ends and
  * find the cycles. */

@@ -22,7 +22,7 @@
  * to_thread_run_sync() made (its local contextvars_aware_worker_fn).
  * 0 when f is neither.  (An idle anyio worker keeps its last job's
  * future, done: no task waits on that one.) */
-static uint64_t worker_job(struct build *b, const struct py_frame *f)
+static uint64_t worker_job(struct wg_build *b, const struct py_frame *f)
 {
 	const char *name = f->code->name, *file = f->code->filename;
 
@@ -43,7 +43,7 @@ static uint64_t worker_job(struct build *b, const struct py_frame *f)
  * trio's worker threads have their job noted (worker_job()) for the
  * tasks, linked later.
  */
-static void link_executor(struct build *b, size_t thread_node,
+static void link_executor(struct wg_build *b, size_t thread_node,
 			  const struct py_thread *t)
 {
 	struct cs_err err;
@@ -96,7 +96,7 @@ static int at_exit(const struct py_thread *t)
 
 /* At exit, t waits for the Thread of every other thread in its
  * interpreter's threading._active that is no daemon. */
-static void link_exit(struct build *b, size_t thread_node,
+static void link_exit(struct wg_build *b, size_t thread_node,
 		      const struct py_thread *t)
 {
 	struct pydict_entry *e;
@@ -156,7 +156,7 @@ static size_t collection_items(struct pyproc *py, uint64_t v, uint64_t *out,
 }
 
 /* Is the concurrent future at addr pending or running (p filled)? */
-static int future_pending(struct build *b, uint64_t addr, struct py_prim *p)
+static int future_pending(struct wg_build *b, uint64_t addr, struct py_prim *p)
 {
 	return addr && wg_prim_read(b, addr, p) &&
 	       p->kind == PY_PRIM_CFUTURE && p->fstate &&
@@ -164,7 +164,7 @@ static int future_pending(struct build *b, uint64_t addr, struct py_prim *p)
 }
 
 /* Does wait() in frame f return only once all are done? */
-static int waits_for_all(struct build *b, const struct py_frame *f)
+static int waits_for_all(struct wg_build *b, const struct py_frame *f)
 {
 	uint64_t v = wg_frame_local(b->py, f, "return_when");
 	struct cs_err err;
@@ -175,7 +175,7 @@ static int waits_for_all(struct build *b, const struct py_frame *f)
 	       !strcmp(s, "ALL_COMPLETED");
 }
 
-int wg_futures_wait(struct build *b, size_t node, const struct py_frame *f)
+int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f)
 {
 	const char *name = f->code->name;
 	uint64_t *items;
@@ -210,7 +210,7 @@ int wg_futures_wait(struct build *b, size_t node, const struct py_frame *f)
 	return npending && (all || npending == 1);
 }
 
-void wg_link_thread(struct build *b, size_t thread_node,
+void wg_link_thread(struct wg_build *b, size_t thread_node,
 		    const struct py_thread *t)
 {
 	link_executor(b, thread_node, t);
@@ -218,7 +218,7 @@ void wg_link_thread(struct build *b, size_t thread_node,
 }
 
 /* Is the frame's local `name` True? */
-static int local_true(struct build *b, const struct py_frame *f,
+static int local_true(struct wg_build *b, const struct py_frame *f,
 		      const char *name)
 {
 	uint64_t v = wg_frame_local(b->py, f, name);
@@ -226,7 +226,7 @@ static int local_true(struct build *b, const struct py_frame *f,
 	return v && v == b->py->types.true_;
 }
 
-int wg_frame_waits_on(struct build *b, const struct py_prim *p,
+int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 		      const struct py_frame *f)
 {
 	static const char *const child_waits[] = {
@@ -256,7 +256,7 @@ int wg_frame_waits_on(struct build *b, const struct py_prim *p,
 	return 0;
 }
 
-void wg_link_pool_results(struct build *b)
+void wg_link_pool_results(struct wg_build *b)
 {
 	struct py_waitgraph *g = b->g;
 	size_t i, k, n, nn = g->nnodes;
@@ -293,7 +293,7 @@ void wg_link_pool_results(struct build *b)
 	free(workers);
 }
 
-void wg_link_joined(struct build *b)
+void wg_link_joined(struct wg_build *b)
 {
 	struct py_waitgraph *g = b->g;
 	struct addrmap by_ident;      /* thread_id -> snap index + 1 */

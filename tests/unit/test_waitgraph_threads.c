@@ -15,7 +15,7 @@
 
 static int waits(enum py_prim_kind kind, const char *name, const char *file)
 {
-	struct build b;
+	struct wg_build b;
 	struct py_prim p;
 	struct py_code code;
 	struct py_frame f;
