@@ -111,7 +111,8 @@ static int is_sync_module(const char *filename)
 
 	return !strcmp(base, "threading.py") || !strcmp(base, "queue.py") ||
 		cs_ends_with(filename, "/concurrent/futures/_base.py") ||
-		cs_ends_with(filename, "/multiprocessing/synchronize.py");
+		cs_ends_with(filename, "/multiprocessing/synchronize.py") ||
+		cs_ends_with(filename, "/multiprocessing/pool.py");
 }
 
 /* `with lock:` or `lock.acquire()`: a frame whose own line blocks on a
@@ -180,16 +181,27 @@ static int is_word(const char *s, const char *word)
 	return s && !strcmp(s, word);
 }
 
-/* Does any frame of t run the program's own code?  (A pool's task and
- * result threads, which the library starts, wait for work in C queues
- * by design; a user's thread blocked in a library's lock is the user's
- * below.) */
-static int runs_own_code(const struct py_thread *t)
+/* Is t a library's thread idle by design, waiting for work in a C
+ * queue (which blocks on a lock): a pool's task, result or worker
+ * loop, an executor's worker? */
+static int idle_library_thread(const struct py_thread *t)
 {
+	static const char *const pool[] = {
+		"_handle_tasks", "_handle_results", "worker",
+	};
+	const struct py_code *c;
 	size_t i;
 
-	for (i = 0; i < t->nframes; i++)
-		if (py_is_user_file(t->frames[i].code->filename, NULL))
+	if (!t->nframes)
+		return 0;
+	c = t->frames[0].code;
+	if (!c->name || !c->filename)
+		return 0;
+	if (cs_ends_with(c->filename, "/concurrent/futures/thread.py"))
+		return !strcmp(c->name, "_worker");
+	for (i = 0; i < sizeof(pool) / sizeof(pool[0]); i++)
+		if (!strcmp(c->name, pool[i]) &&
+		    cs_ends_with(c->filename, "/multiprocessing/pool.py"))
 			return 1;
 	return 0;
 }
@@ -238,7 +250,7 @@ static void classify(const struct py_thread *t,
 	 * one line).  A lock taken with a timeout wakes too: for it, the
 	 * line is the remaining clue.
 	 */
-	if (!runs_own_code(t))
+	if (idle_library_thread(t))
 		return;
 	if (is_word(f->blocked_in, "lock"))
 		b->kind = BLOCKED_LOCK;

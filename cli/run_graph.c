@@ -208,18 +208,35 @@ static int has_object(const struct py_waitgraph *g, size_t cycle)
 }
 
 /* A node's task or thread, into out (NULL: none), when it is one: the
- * tasks (by address) and threads (by thread state) the graph's causes
- * name (run_summarize_graph()). */
+ * tasks (by address) and threads (by thread state, unless only tasks)
+ * the graph's causes name (run_summarize_graph()); for an object that
+ * waits itself (a pool's result), the units waiting on it. */
+static void add_named(const struct collection *c, size_t node,
+		      struct addrmap *out, int only_tasks)
+{
+	const struct wg_node *n = &c->graph.nodes[node];
+	size_t w[4], nw, k;
+
+	if (!out)
+		return;
+	if (n->kind == WG_TASK && n->index < c->async.ntasks)
+		addrmap_add(out, c->async.tasks[n->index].addr);
+	if (!only_tasks && n->kind == WG_THREAD &&
+	    n->index < c->snap.nthreads && c->snap.threads[n->index].tstate)
+		addrmap_add(out, c->snap.threads[n->index].tstate);
+	if (n->kind != WG_OBJECT)
+		return;
+	/* (as many as add_object_waiters() names) */
+	nw = py_waitgraph_waiters(&c->graph, node, w, 4);
+	for (k = 0; k < nw && k < 4; k++)
+		if (c->graph.nodes[w[k]].kind != WG_OBJECT)
+			add_named(c, w[k], out, only_tasks);
+}
+
 static void add_task_of(const struct collection *c, size_t node,
 			struct addrmap *out)
 {
-	const struct wg_node *n = &c->graph.nodes[node];
-
-	if (out && n->kind == WG_TASK && n->index < c->async.ntasks)
-		addrmap_add(out, c->async.tasks[n->index].addr);
-	if (out && n->kind == WG_THREAD && n->index < c->snap.nthreads &&
-	    c->snap.threads[n->index].tstate)
-		addrmap_add(out, c->snap.threads[n->index].tstate);
+	add_named(c, node, out, 0);
 }
 
 static void cycles(struct run_summary *s, const struct collection *c,
@@ -483,8 +500,11 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	}
 	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
 	nw = nw < g->nnodes ? nw : g->nnodes;
+	/* An idle cause (a server's rest, ranked last) names its threads
+	 * without taking their own causes away: a handler stuck in a
+	 * wait below serve_forever is idle by the graph's rule. */
 	for (k = 0; k < nw; k++)
-		add_task_of(c, w[k], named);
+		add_named(c, w[k], named, idle);
 	add_waiters(cause, c, t, w, nw, s, sb);
 	if (!idle)
 		add_test(cause, c, sb);

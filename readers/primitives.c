@@ -112,6 +112,10 @@ static const struct {
 	  PY_PRIM_TORNADO },
 };
 
+_Static_assert(sizeof(known) / sizeof(known[0]) <=
+	       sizeof(((struct py_prim_types *)0)->type) / sizeof(uint64_t),
+	       "room for every known class");
+
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 {
 	const char *mod = NULL;
@@ -268,6 +272,11 @@ int64_t prim_int_attr(struct pyproc *py, uint64_t obj, const char *name)
 	return prim_int(py, prim_attr(py, obj, name));
 }
 
+int64_t prim_plus_joiners(int64_t waiters, int64_t joiners)
+{
+	return waiters < 0 || joiners <= 0 ? waiters : waiters + joiners;
+}
+
 int64_t prim_sum(int64_t a, int64_t b)
 {
 	return a < 0 || b < 0 ? -1 : a + b;
@@ -411,6 +420,8 @@ static void read_queue(struct pyproc *py, const struct py_prim_types *t,
 		p->waiters = prim_sum(
 			prim_len_attr(py, t, o, "_getters"),
 			prim_len_attr(py, t, o, "_putters"));
+		p->waiters = prim_plus_joiners(p->waiters, prim_len(
+			py, t, prim_attr2(py, o, "_finished", "_waiters")));
 		return;
 	}
 	p->unfinished = prim_int_attr(py, o, "unfinished_tasks");
@@ -419,6 +430,8 @@ static void read_queue(struct pyproc *py, const struct py_prim_types *t,
 	p->waiters = prim_sum(
 		prim_len(py, t, prim_attr2(py, o, "not_empty", "_waiters")),
 		prim_len(py, t, prim_attr2(py, o, "not_full", "_waiters")));
+	p->waiters = prim_plus_joiners(p->waiters, prim_len(
+		py, t, prim_attr2(py, o, "all_tasks_done", "_waiters")));
 }
 
 /* A child's pid and whether it was reaped: subprocess.Popen's own

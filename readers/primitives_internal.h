@@ -27,6 +27,9 @@ int64_t prim_len(struct pyproc *py, const struct py_prim_types *t, uint64_t v);
 int64_t prim_len_attr(struct pyproc *py, const struct py_prim_types *t,
 		      uint64_t obj, const char *name);
 int64_t prim_int_attr(struct pyproc *py, uint64_t obj, const char *name);
+/* A queue's getters and putters (waiters) and the threads or tasks in
+ * its join() (joiners, -1 unknown: as none). */
+int64_t prim_plus_joiners(int64_t waiters, int64_t joiners);
 /* a + b, -1 when either is unknown */
 int64_t prim_sum(int64_t a, int64_t b);
 

@@ -188,6 +188,8 @@ void prim_read_tornado_state(struct pyproc *py,
 		p->maxsize = prim_int_attr(py, o, "_maxsize");
 		p->waiters = prim_sum(prim_len_attr(py, t, o, "_getters"),
 				      prim_len_attr(py, t, o, "_putters"));
+		p->waiters = prim_plus_joiners(p->waiters, prim_len(
+			py, t, prim_attr2(py, o, "_finished", "_waiters")));
 		break;
 	default:
 		break;

@@ -11,8 +11,10 @@
 
 /* threading._active entries looked at for an exit's waits. */
 #define WG_MAX_EXIT_THREADS 65536
-/* Workers of one multiprocessing pool linked. */
+/* Workers of one multiprocessing pool linked; threads waiting on one of
+ * its results told apart from them. */
 #define WG_MAX_POOL_WORKERS 4096
+#define WG_MAX_POOL_WAITERS 64
 /* Futures of one concurrent.futures.wait() or as_completed() linked. */
 #define WG_MAX_WAITED_FUTURES 4096
 
@@ -256,6 +258,35 @@ int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 	return 0;
 }
 
+/* The idents of the threads waiting on node obj (edges from their
+ * nodes), at most max: the edges are not indexed yet, so one scan of
+ * them per result. */
+static size_t waiting_idents(const struct wg_build *b, size_t obj,
+			     uint64_t *out, size_t max)
+{
+	const struct py_waitgraph *g = b->g;
+	size_t e, n = 0;
+
+	for (e = 0; e < g->nedges && n < max; e++) {
+		const struct wg_node *from = &g->nodes[g->edges[e].from];
+
+		if (g->edges[e].kind == WG_WAITS_FOR && g->edges[e].to == obj &&
+		    from->kind == WG_THREAD && from->index < b->snap->nthreads)
+			out[n++] = b->snap->threads[from->index].thread_id;
+	}
+	return n;
+}
+
+static int has_ident(const uint64_t *ids, size_t n, uint64_t ident)
+{
+	size_t i;
+
+	for (i = 0; ident && i < n; i++)
+		if (ids[i] == ident)
+			return 1;
+	return 0;
+}
+
 void wg_link_pool_results(struct wg_build *b)
 {
 	struct py_waitgraph *g = b->g;
@@ -264,11 +295,13 @@ void wg_link_pool_results(struct wg_build *b)
 
 	workers = xcalloc(WG_MAX_POOL_WORKERS, sizeof(*workers));
 	for (i = 0; i < nn; i++) {
-		uint64_t pool;
+		uint64_t pool, waiting[WG_MAX_POOL_WAITERS];
+		size_t nwaiting;
 
 		if (g->nodes[i].kind != WG_OBJECT ||
 		    g->prims[g->nodes[i].index].kind != PY_PRIM_POOL_RESULT)
 			continue;
+		nwaiting = waiting_idents(b, i, waiting, WG_MAX_POOL_WAITERS);
 		/* its pool (3.8+; None once done), whose _pool lists the
 		 * workers: Processes, or a ThreadPool's DummyProcesses
 		 * (Threads) */
@@ -281,9 +314,14 @@ void wg_link_pool_results(struct wg_build *b)
 			struct py_prim w;
 			long obj;
 
+			/* A worker waiting on a result of its own pool
+			 * waits for another worker, not for itself: "any
+			 * worker will do" is no wait for each. */
 			if (!wg_prim_read(b, workers[k], &w) ||
 			    (w.kind != PY_PRIM_PROCESS &&
-			     w.kind != PY_PRIM_THREAD))
+			     w.kind != PY_PRIM_THREAD) ||
+			    (w.kind == PY_PRIM_THREAD &&
+			     has_ident(waiting, nwaiting, w.ident)))
 				continue;
 			if ((obj = wg_object_node(b, workers[k])) >= 0)
 				wg_add_edge(b, WG_WAITS_FOR, i, (size_t)obj,

@@ -19,8 +19,8 @@ import subprocess
 
 import pytest
 
-from conftest import (COROSCOPE, TIME_SCALE, marker_line, run_coroscope,
-                      target_script)
+from conftest import (COROSCOPE, TIME_SCALE, interpreter, left_out,
+                      marker_line, run_coroscope, target_script)
 
 SCRIPT = target_script("thread_waits.py")
 
@@ -198,9 +198,9 @@ def test_queue_join_waits_for_unfinished_items(keeper, interp):
     graph, target = dump(keeper, interp, "queues")
     for name, kind, typename, state in (
             ("q-joiner", "thread", "queue.Queue",
-             "qsize 1, 2 unfinished, 0 waiters"),
+             "qsize 1, 2 unfinished, 1 waiter"),
             ("aq-joiner", "task", "asyncio.Queue",
-             "qsize 0, 1 unfinished, 0 waiters")):
+             "qsize 0, 1 unfinished, 1 waiter")):
         line = marker_line(SCRIPT, name + "-waits")
         units = [n for n in graph["nodes"] if n["kind"] == kind and
                  n["blame"] and n["blame"]["line"] == line]
@@ -235,21 +235,20 @@ def test_pool_results_wait_for_the_workers(keeper, interp):
             assert [w["type"] for w in workers] == ["threading.Thread"] * 2
             assert sorted(t[0]["name"] for t in threads) == \
                 sorted(n["name"] for n in graph["nodes"]
-                       if n["kind"] == "thread" and n["innermost"] and
-                       n["blame"] and "<lambda>" in n["blame"]["function"])
+                       if n["kind"] == "thread" and n["blame"] and
+                       n["blame"]["function"].endswith("thread_job"))
         else:
             assert sorted((w["type"], w["pid"]) for w in workers) == \
                 sorted(("multiprocessing.Process", pid)
                        for pid in target.ready["workers"]), workers
 
 
-def run_causes(tmp_path, scenario):
-    """`coroscope run` of a scenario under Debian's python3.11, until it
-    times out: its likely causes (the lines after their heading) and
+def run_causes(tmp_path, scenario, py="/usr/bin/python3.11"):
+    """`coroscope run` of a scenario under py (Debian's python3.11), until
+    it times out: its likely causes (the lines after their heading) and
     what the target said when ready."""
-    py = "/usr/bin/python3.11"
     if not os.path.exists(py):
-        pytest.skip("Debian's python3.11 is not installed")
+        pytest.skip("%s is not installed" % py)
     ready = tmp_path / "ready.json"
     res = subprocess.run([COROSCOPE, "run", "--timeout",
                           str(2 * TIME_SCALE), "--", py, SCRIPT, str(ready),
@@ -300,3 +299,18 @@ def test_run_follows_pool_results_to_the_workers(tmp_path):
                 (name, marker_line(SCRIPT, name + "-waits"))) in causes, causes
     assert "possible deadlock" not in causes, causes
     assert "is blocked acquiring a lock" not in causes, causes
+
+
+def test_run_names_a_pool_wait_before_38(tmp_path):
+    """Before 3.8 a pool's result keeps no link to its pool: the graph
+    stops at the result, and the thread's own cause names the wait and
+    the line it was called from."""
+    py = interpreter("3.7")
+    if py is None or left_out("3.7"):
+        pytest.skip("pyenv's 3.7 is not installed or left out")
+    lines, _ = run_causes(tmp_path, "pool", py.path)
+    causes = "\n".join(lines[:30])
+    for name in ("mapper", "applier"):
+        assert ("thread_waits.py:%d in %s: " %
+                (marker_line(SCRIPT, name + "-waits"), name)) in causes, causes
+    assert "waits in get (pool.py)" in causes, causes

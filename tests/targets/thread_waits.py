@@ -307,12 +307,22 @@ def pool_scenario():
     def applier():
         pool.apply_async(pool_block, (me,)).get()  # MARK: applier-waits
 
+    arrived = threading.Semaphore(0)
+
+    def thread_job(_):
+        arrived.release()
+        never.wait()
+
     def thread_mapper():
-        tpool.map(lambda _: never.wait(), [1, 2])  # MARK: thread-mapper-waits
+        tpool.map(thread_job, [1, 2])  # MARK: thread-mapper-waits
 
     for target, name in ((mapper, "mapper"), (applier, "applier"),
                          (thread_mapper, "thread-mapper")):
         threading.Thread(target=target, name=name, daemon=True).start()
+    # both ThreadPool workers in their job (a worker's thread is only
+    # linked while it runs the job)
+    arrived.acquire()
+    arrived.acquire()
     settle({"mapper": "mapper-waits", "applier": "applier-waits",
             "thread-mapper": "thread-mapper-waits"})
     write_ready(READY, {"pid": me, "workers": workers,
