@@ -468,9 +468,12 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 	return nh;
 }
 
+/* sib[0..nsib): more objects the same units wait on the same way (a
+ * pool's worker processes), named in the same cause. */
 static void held_cause(struct run_summary *s, const struct collection *c,
 		       const struct watch_tracker *t, const struct ranked *r,
-		       size_t *w, struct addrmap *named, struct strbuf *sb)
+		       const size_t *sib, size_t nsib, size_t *w,
+		       struct addrmap *named, struct strbuf *sb)
 {
 	const struct py_waitgraph *g = &c->graph;
 	const struct py_prim *p = &g->prims[g->nodes[r->node].index];
@@ -482,6 +485,12 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		strbuf_addstr(sb, "idle: ");
 	strbuf_addf(sb, "%zu waiting on ", r->waiters);
 	graph_add_label(sb, c, r->node, GRAPH_RAW);
+	for (k = 0; k < nsib && k < 7; k++) {
+		strbuf_addstr(sb, ", ");
+		graph_add_label(sb, c, sib[k], GRAPH_RAW);
+	}
+	if (nsib > 7)
+		strbuf_addf(sb, " and %zu more", nsib - 7);
 	nh = add_holders(sb, c, r->node, holders);
 	if (!nh && py_prim_may_be_held(p))
 		strbuf_addstr(sb, ", holder unknown");
@@ -510,6 +519,39 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		add_test(cause, c, sb);
 }
 
+/* Worker processes compared for a pool's cause, and waiters each. */
+#define MAX_SIBLINGS 1024
+#define SIBLING_WAITERS 16
+
+/*
+ * The child processes ranked after r[i] that the same units wait on
+ * (a pool's workers, which its results all wait for), into sib, marked
+ * merged: one cause for a pool, not one per worker.  Only a process
+ * with few waiters is compared, and only so many.
+ */
+static size_t siblings(const struct py_waitgraph *g, const struct ranked *r,
+		       size_t n, size_t i, unsigned char *merged, size_t *sib)
+{
+	size_t a[SIBLING_WAITERS], b[SIBLING_WAITERS], na, nb, j, nsib = 0;
+
+	if (g->prims[g->nodes[r[i].node].index].kind != PY_PRIM_PROCESS)
+		return 0;
+	na = py_waitgraph_waiters(g, r[i].node, a, SIBLING_WAITERS);
+	if (!na || na > SIBLING_WAITERS)
+		return 0;
+	for (j = i + 1; j < n && j - i <= MAX_SIBLINGS; j++) {
+		if (merged[j] || g->prims[g->nodes[r[j].node].index].kind !=
+				 PY_PRIM_PROCESS)
+			continue;
+		nb = py_waitgraph_waiters(g, r[j].node, b, SIBLING_WAITERS);
+		if (nb != na || memcmp(a, b, na * sizeof(a[0])))
+			continue;
+		merged[j] = 1;
+		sib[nsib++] = r[j].node;
+	}
+	return nsib;
+}
+
 static void held(struct run_summary *s, const struct collection *c,
 		 const struct watch_tracker *t, struct addrmap *named,
 		 struct strbuf *sb)
@@ -517,12 +559,21 @@ static void held(struct run_summary *s, const struct collection *c,
 	const struct py_waitgraph *g = &c->graph;
 	struct ranked *r = xcalloc(g->nnodes + 1, sizeof(*r));
 	size_t *w = xcalloc(g->nnodes + 1, sizeof(*w));
-	size_t i, n;
+	size_t i, n, nsib, *sib;
+	unsigned char *merged;
 
 	n = rank_held(c, t, r, w);
 	qsort(r, n, sizeof(*r), by_blocked);
-	for (i = 0; i < n; i++)
-		held_cause(s, c, t, &r[i], w, named, sb);
+	sib = xcalloc(n + 1, sizeof(*sib));
+	merged = xcalloc(n + 1, 1);
+	for (i = 0; i < n; i++) {
+		if (merged[i])
+			continue;
+		nsib = siblings(g, r, n, i, merged, sib);
+		held_cause(s, c, t, &r[i], sib, nsib, w, named, sb);
+	}
+	free(merged);
+	free(sib);
 	free(w);
 	free(r);
 }
