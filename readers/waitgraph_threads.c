@@ -9,7 +9,9 @@
 #include "common/util.h"
 #include "common/banned.h"
 
-/* threading._active entries looked at for an exit's waits. */
+/* threading._active entries looked at for an exit's waits: so many read
+ * at first, at most so many in all. */
+#define WG_FEW_EXIT_THREADS 64
 #define WG_MAX_EXIT_THREADS 65536
 /* Workers of one multiprocessing pool linked; threads waiting on one of
  * its results told apart from them. */
@@ -103,18 +105,25 @@ static void link_exit(struct wg_build *b, size_t thread_node,
 {
 	struct pydict_entry *e;
 	uint64_t mdict, active;
-	size_t used = 0, n, i;
+	size_t used = 0, n = WG_FEW_EXIT_THREADS, i;
 
 	if (!at_exit(t) ||
 	    pymodule_dict(b->py, t->interp, "threading", &mdict, NULL) != 0 ||
-	    pydict_get_str(b->py, mdict, "_active", &active, NULL) != 0 ||
-	    pydict_entries(b->py, active, NULL, 0, &used, NULL) < 0 || !used)
+	    pydict_get_str(b->py, mdict, "_active", &active, NULL) != 0)
 		return;
-	n = used < WG_MAX_EXIT_THREADS ? used : WG_MAX_EXIT_THREADS;
+	/* One read of the dict for a few threads; a second, sized by the
+	 * first's count, for more. */
 	e = xcalloc(n, sizeof(*e));
-	/* (read live, with --no-block, the dict may have grown since) */
 	if (pydict_entries(b->py, active, e, n, &used, NULL) < 0)
 		used = 0;
+	if (used > n) {
+		n = used < WG_MAX_EXIT_THREADS ? used : WG_MAX_EXIT_THREADS;
+		free(e);
+		e = xcalloc(n, sizeof(*e));
+		/* (read live, with --no-block, it may have changed since) */
+		if (pydict_entries(b->py, active, e, n, &used, NULL) < 0)
+			used = 0;
+	}
 	for (i = 0; i < used && i < n; i++) {
 		struct py_prim p;
 		long obj;
@@ -242,7 +251,8 @@ int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 		return 0;
 	if (p->kind == PY_PRIM_THREAD)
 		/* is_alive() asks _wait_for_tstate_lock(False) (to 3.12) */
-		return cs_ends_with(f->code->filename, "/threading.py") &&
+		return f->code->filename &&
+		       cs_ends_with(f->code->filename, "/threading.py") &&
 		       (!strcmp(name, "join") ||
 			(!strcmp(name, "_wait_for_tstate_lock") &&
 			 local_true(b, f, "block")));
