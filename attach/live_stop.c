@@ -493,6 +493,8 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "cannot stop process %d: it is coroscope itself",
 			       lv->pid);
+	/* The copy's memory faulted in before the pause, not during it. */
+	memsrc_reserve_wait(ms);
 	start = cs_now_ms();
 	ret = live_tracer_start(ms, lv, err);
 	lv->stop_ms += cs_now_ms() - start;

@@ -157,6 +157,17 @@ static size_t slab_offset(const struct memsrc_cache *c, size_t k)
 	return n;
 }
 
+void mcache_slabs_cover(struct memsrc_cache *c, size_t pages)
+{
+	size_t have = slab_offset(c, c->nslabs);
+
+	/* Bounded: every slab adds at least CLUSTER_MAX pages. */
+	while (have < pages) {
+		slab_add(c, pages - have);
+		have += c->slabs[c->nslabs - 1].pages;
+	}
+}
+
 /* Room for n contiguous pages (n <= CLUSTER_MAX), not yet counted as
  * used. */
 unsigned char *mcache_slab_room(struct memsrc_cache *c, size_t n)
@@ -176,6 +187,26 @@ unsigned char *mcache_slab_room(struct memsrc_cache *c, size_t n)
 	return c->slabs[c->cur].mem;
 }
 
+void mcache_slab_skip_to(struct memsrc_cache *c, size_t page)
+{
+	size_t at = 0, k;
+
+	if (!c->nslabs || slab_offset(c, c->cur) + c->used >= page)
+		return;
+	/* The slab holding slab page `page`: bounded by the slabs. */
+	for (k = 0; k < c->nslabs; k++) {
+		if (page < at + c->slabs[k].pages) {
+			c->cur = k;
+			c->used = page - at;
+			return;
+		}
+		at += c->slabs[k].pages;
+	}
+	/* Past the last: the next fill maps a new slab. */
+	c->cur = c->nslabs - 1;
+	c->used = c->slabs[c->cur].pages;
+}
+
 size_t mcache_slab_left(const struct memsrc_cache *c)
 {
 	return c->nslabs ? c->slabs[c->cur].pages - c->used : 0;
@@ -188,44 +219,6 @@ void mcache_slab_note_used(struct memsrc_cache *c)
 
 	if (at > c->faulted)
 		c->faulted = at;
-}
-
-/*
- * Fault in the slab pages the next `pages` cached pages will use, counted
- * from the start of the slabs (where a cleared cache starts again), and
- * make the table big enough for them: done before a stop, so that the
- * capture during it waits for no page faults of coroscope's own.  Only
- * pages that will be filled are touched.
- */
-void mcache_reserve(struct memsrc_cache *c, size_t pages)
-{
-	size_t have = slab_offset(c, c->nslabs), at = 0, i;
-
-	/* Bounded: every slab adds at least CLUSTER_MAX pages. */
-	while (have < pages) {
-		slab_add(c, pages - have);
-		have += c->slabs[c->nslabs - 1].pages;
-	}
-	for (i = 0; i < c->nslabs && at < pages; i++) {
-		size_t lo = c->faulted > at ? c->faulted - at : 0;
-		size_t hi = pages - at < c->slabs[i].pages ?
-			    pages - at : c->slabs[i].pages;
-		unsigned char *mem = c->slabs[i].mem;
-
-		if (lo < hi && madvise(mem + lo * PAGE_SIZE,
-				       (hi - lo) * PAGE_SIZE,
-				       MADV_POPULATE_WRITE) < 0) {
-			size_t k;
-
-			/* Before Linux 5.14: touch each page instead. */
-			for (k = lo; k < hi; k++)
-				mem[k * PAGE_SIZE] = 0;
-		}
-		at += c->slabs[i].pages;
-	}
-	if (pages > c->faulted)
-		c->faulted = pages;
-	(void)mcache_table_reserve(c, pages + SHARED_ROOM);
 }
 
 /*
@@ -589,6 +582,37 @@ const void *memsrc_peek(struct memsrc *ms, uint64_t addr, size_t len)
 	return NULL;
 }
 
+void memsrc_prefetch(struct memsrc *ms, uint64_t addr, size_t len)
+{
+	uint64_t page = addr & PAGE_MASK, off = addr - page, at;
+	const struct recent_page *r = recent_slot(ms->cache, page);
+	const unsigned char *data = NULL;
+	const struct cache_entry *e;
+	uint32_t valid = 0;
+
+	if (r->page == page) {
+		data = r->data;
+		valid = r->valid;
+	} else if ((e = mcache_lookup(ms->cache, page)) != NULL) {
+		/* Read without the lock, as a shared cache allows. */
+		data = e->data;
+		valid = e->valid;
+	}
+	if (!data || off >= valid)
+		return;
+	if (len > 256)
+		len = 256;
+	if (len > valid - off)
+		len = valid - off;
+	/* Each line the bytes touch: bounded by len / 64 + 1.  (GCC 12
+	 * deletes a loop that only prefetches; an empty volatile asm is an
+	 * effect it counts.) */
+	for (at = off & ~(uint64_t)63; at < off + len; at += 64) {
+		__builtin_prefetch(data + at);
+		__asm__ volatile("");
+	}
+}
+
 int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
 		struct cs_err *err)
 {
@@ -650,6 +674,7 @@ void memsrc_cache_give_up(struct memsrc *ms)
 
 	if (!c)
 		return;
+	mcache_reserve_wait(c);
 	cache_drop_all(c);
 	for (i = 0; i < c->nslabs; i++) {
 		const struct slab *s = &c->slabs[i];
@@ -735,6 +760,7 @@ void memsrc_free(struct memsrc *ms)
 		struct memsrc_cache *c = ms->cache;
 		size_t i;
 
+		mcache_reserve_wait(c);
 		for (i = 0; i < c->nslabs; i++)
 			munmap(c->slabs[i].mem, c->slabs[i].pages * PAGE_SIZE);
 		free(c->slabs);

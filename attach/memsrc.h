@@ -192,6 +192,16 @@ int memsrc_read(struct memsrc *ms, uint64_t addr, void *buf, size_t len,
  */
 const void *memsrc_peek(struct memsrc *ms, uint64_t addr, size_t len);
 
+/*
+ * Ask the CPU for the cache lines of up to len bytes (at most 256) at
+ * addr ahead of a read of them, where their page is in the cache: most
+ * of a large dump's reads wait on memory, and a loop over objects known
+ * in advance (tasks, generators) can ask for the next ones' while it
+ * reads one.  Reads nothing and fails never: a page not cached is left
+ * to the read.
+ */
+void memsrc_prefetch(struct memsrc *ms, uint64_t addr, size_t len);
+
 /* Read a pointer-sized (8 byte, little-endian) word. */
 int memsrc_read_u64(struct memsrc *ms, uint64_t addr, uint64_t *out,
 		    struct cs_err *err);
@@ -248,8 +258,12 @@ uint64_t memsrc_writable_bytes(const struct memsrc *ms);
 
 /* Before a stop that MEMSRC_CAPTURE_ALL will follow: set up (fault in)
  * the cache's memory for that many bytes, as memsrc_plan_learn() does
- * for a plan. */
+ * for a plan; where there are two CPUs, on a thread of its own that runs
+ * on while the caller reads (attach/memsrc_reserve.c). */
 void memsrc_reserve_all(struct memsrc *ms);
+/* Wait for memsrc_reserve_all()'s thread: a stop does, first (its
+ * faults would be the target's pause). */
+void memsrc_reserve_wait(struct memsrc *ms);
 
 /* Forget cached pages (the target ran since they were read); the source
  * is no longer frozen. */

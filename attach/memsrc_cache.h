@@ -140,6 +140,8 @@ struct memsrc_cache {
 	/* Slab pages handed out at least once, in slab order: those are
 	 * faulted in (slabs are mapped without MAP_POPULATE). */
 	size_t faulted;
+	/* mcache_reserve_start()'s thread, while it runs. */
+	struct cache_filler *filler;
 
 	/* Whether the next capture caches the pages the target never
 	 * wrote as zeros rather than copying them (memsrc_capture.c),
@@ -170,9 +172,21 @@ unsigned char *mcache_slab_room(struct memsrc_cache *c, size_t n);
  * there is none: the next call maps one). */
 size_t mcache_slab_left(const struct memsrc_cache *c);
 void mcache_slab_note_used(struct memsrc_cache *c);
+/* Fill from slab page `page` on (counted from the start of the slabs)
+ * if the fills have not gone past it. */
+void mcache_slab_skip_to(struct memsrc_cache *c, size_t page);
+/* Map slabs enough to hold `pages` pages from the start of the slabs
+ * (not faulted in). */
+void mcache_slabs_cover(struct memsrc_cache *c, size_t pages);
 /* Set up and fault in the slab pages, and table room, for `pages` pages
- * filled from an empty cache. */
+ * filled from an empty cache (attach/memsrc_reserve.c). */
 void mcache_reserve(struct memsrc_cache *c, size_t pages);
+/* The same, the pages faulted in on a thread of its own where there are
+ * two CPUs, while the caller goes on (it may use the cache meanwhile). */
+void mcache_reserve_start(struct memsrc_cache *c, size_t pages);
+/* Wait for mcache_reserve_start()'s thread, if one runs: before a
+ * capture, and before the slabs are unmapped or given up. */
+void mcache_reserve_wait(struct memsrc_cache *c);
 /* Cache page as holding valid readable bytes at data. */
 void mcache_put(struct memsrc_cache *c, uint64_t page, unsigned char *data,
 		uint32_t valid);

@@ -357,10 +357,15 @@ void memsrc_reserve_all(struct memsrc *ms)
 	count = may_skip_writable(ms, (size_t)pages) ?
 		sort_out_writable(ms, 0) : (size_t)pages;
 	decide_skipping(ms->cache, (size_t)pages, count);
-	mcache_reserve(ms->cache, ms->cache->skip_unwritten ? count :
-			(size_t)pages);
+	mcache_reserve_start(ms->cache, ms->cache->skip_unwritten ? count :
+			     (size_t)pages);
 	/* Entries for the unwritten pages too (they take no slab room). */
 	(void)mcache_table_reserve(ms->cache, (size_t)pages + SHARED_ROOM);
+}
+
+void memsrc_reserve_wait(struct memsrc *ms)
+{
+	mcache_reserve_wait(ms->cache);
 }
 
 void memsrc_plan_add(struct memsrc *ms, uint64_t addr, uint64_t len)
@@ -750,6 +755,8 @@ int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
 	uint64_t total;
 	int ret;
 
+	/* (Done by the stop already, where there is one.) */
+	mcache_reserve_wait(c);
 	if (what == MEMSRC_CAPTURE_PLAN)
 		plan_sort(c);
 	total = what == MEMSRC_CAPTURE_PLAN ? (uint64_t)c->nplan * PAGE_SIZE :

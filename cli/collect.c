@@ -376,6 +376,11 @@ static int stop_and_capture(struct collection *c, enum memsrc_capture_what what,
 	return ret;
 }
 
+/* How read_captured_all() reads: stopped, without a copy; or through a
+ * copy of every writable mapping, for which it reserves the memory, or
+ * for which collect() did already. */
+enum copy_all { COPY_NONE, COPY_RESERVE, COPY_RESERVED };
+
 /*
  * Read the target stopped, copying every writable mapping first when
  * allowed and small enough (then it runs on while the copy is decoded).
@@ -384,16 +389,17 @@ static int stop_and_capture(struct collection *c, enum memsrc_capture_what what,
  */
 static int read_captured_all(struct collection *c,
 			     const struct collect_options *opt,
-			     const struct py_stack_options *sopt, int allowed,
-			     struct cs_err *err)
+			     const struct py_stack_options *sopt,
+			     enum copy_all copy, struct cs_err *err)
 {
 	size_t n = c->warnings.n, counts[CS_WARN_NORIGINS];
 	int ret;
 
 	memcpy(counts, c->warnings.count, sizeof(counts));
-	if (allowed) {
+	if (copy != COPY_NONE) {
 		/* Only costs time while the target still runs. */
-		memsrc_reserve_all(c->ms);
+		if (copy == COPY_RESERVE)
+			memsrc_reserve_all(c->ms);
 		ret = stop_and_capture(c, MEMSRC_CAPTURE_ALL, err);
 		if (ret < 0)
 			return ret;
@@ -422,18 +428,26 @@ static int copy_it_all(const struct collection *c)
 	       anon_kb > 0 && (uint64_t)anon_kb * 1024 * 2 >= writable;
 }
 
-/* The stopped target's picture, the target resumed as early as it can. */
+/* Will read_stopped() copy every writable mapping? */
+static int will_copy_all(const struct collection *c)
+{
+	return capture_mode() == CAP_AUTO && copy_it_all(c);
+}
+
+/* The stopped target's picture, the target resumed as early as it can
+ * (copy: COPY_NONE unless will_copy_all()). */
 static int read_stopped(struct collection *c, const struct collect_options *opt,
-			const struct py_stack_options *sopt, struct cs_err *err)
+			const struct py_stack_options *sopt, enum copy_all copy,
+			struct cs_err *err)
 {
 	enum capture_mode mode = capture_mode();
 	size_t n, counts[CS_WARN_NORIGINS];
 	int round, rounds = mode == CAP_FALLBACK ? 1 : CAPTURE_ROUNDS, ret;
 
 	if (mode == CAP_NONE)
-		return read_captured_all(c, opt, sopt, 0, err);
-	if (mode == CAP_AUTO && copy_it_all(c))
-		return read_captured_all(c, opt, sopt, 1, err);
+		return read_captured_all(c, opt, sopt, COPY_NONE, err);
+	if (copy != COPY_NONE)
+		return read_captured_all(c, opt, sopt, copy, err);
 	read_and_drop(c, opt, sopt);
 	if (mode == CAP_MISS || mode == CAP_FALLBACK)
 		memsrc_cache_clear(c->ms);
@@ -453,13 +467,15 @@ static int read_stopped(struct collection *c, const struct collect_options *opt,
 		memsrc_plan_learn(c->ms);
 	}
 	/* The target keeps changing what the readers need. */
-	return read_captured_all(c, opt, sopt, !no_capture(), err);
+	return read_captured_all(c, opt, sopt,
+				 no_capture() ? COPY_NONE : COPY_RESERVE, err);
 }
 
 static int collect(struct collection *c, const struct collect_options *opt,
 		   double start, struct cs_err *err)
 {
 	struct py_stack_options sopt;
+	enum copy_all copy = COPY_NONE;
 	int ret;
 
 	c->opt = *opt;
@@ -468,12 +484,22 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	memset(&sopt, 0, sizeof(sopt));
 	sopt.locals = opt->locals;
 	sopt.max_frames = opt->max_frames;
+	/* The copy's memory is faulted in on a thread of its own while the
+	 * interpreter is looked for (attach/memsrc_reserve.c), if it looks
+	 * like one: not for nothing when it is not. */
+	if (c->is_live && !opt->no_block && will_copy_all(c)) {
+		copy = COPY_RESERVE;
+		if (pyproc_likely(c->ms)) {
+			memsrc_reserve_all(c->ms);
+			copy = COPY_RESERVED;
+		}
+	}
 	ret = pyproc_locate(&c->py, c->ms, err);
 	c->located = 1;
 	if (ret == 0)
 		c->py.repr_max_items = (size_t)opt->max_items;
 	if (ret == 0 && c->is_live && !opt->no_block)
-		ret = read_stopped(c, opt, &sopt, err);
+		ret = read_stopped(c, opt, &sopt, copy, err);
 	else if (ret == 0)
 		ret = read_target(c, opt, &sopt, err);
 	/* Whatever happened, the target runs again (a no-op when it does). */

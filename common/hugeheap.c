@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "common/banned.h"
 
 #define HUGE_PAGE ((uintptr_t)2 << 20)
+#define PAGE ((uintptr_t)4096)
 /* glibc's largest mmap threshold on 64-bit: blocks below it come from
  * the heap. */
 #define MMAP_THRESHOLD (32 << 20)
@@ -30,6 +32,9 @@
  * writer's and parts, cli/json.c) allocate too, if rarely. */
 static _Atomic uintptr_t advised_end;
 static int enabled;
+/* The first huge page of the heap, which nothing touched before its
+ * advice (hugeheap_init()). */
+static uintptr_t fresh;
 
 static uintptr_t up(uintptr_t a) { return (a + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1); }
 static uintptr_t down(uintptr_t a) { return a & ~(HUGE_PAGE - 1); }
@@ -37,6 +42,8 @@ static uintptr_t down(uintptr_t a) { return a & ~(HUGE_PAGE - 1); }
 void hugeheap_init(void)
 {
 	void *brk = sbrk(0);
+	void *volatile block;
+	uintptr_t first;
 
 	if (brk == (void *)-1)
 		return;
@@ -49,17 +56,29 @@ void hugeheap_init(void)
 	 * helpers allocate rarely (their small blocks come from their
 	 * own caches), so sharing the heap's lock costs nothing. */
 	(void)mallopt(M_ARENA_MAX, 1);
-	/* Start malloc's heap on a huge page boundary: the part of a huge
-	 * page below the break (up to 2 MiB) can only have small pages,
-	 * and malloc would fill it first, 4 KiB and one fault at a time
-	 * (some 90 faults of a small dump).  Nothing ever touches the gap.
-	 * Should malloc have begun already, it takes the moved break for
-	 * another program's, and carries on past it. */
-	if ((uintptr_t)brk != up((uintptr_t)brk) &&
-	    sbrk((intptr_t)(up((uintptr_t)brk) - (uintptr_t)brk)) != (void *)-1)
+	/* Start malloc's heap one page below a huge page boundary.  The
+	 * part of a huge page below the break (up to 2 MiB) can only have
+	 * small pages, and malloc would fill it first, 4 KiB and one fault
+	 * at a time (some 90 faults of a small dump); nothing ever touches
+	 * the gap.  The one page left is for malloc's first writes, its
+	 * first chunk and the header of the rest, made here before the
+	 * heap above the boundary is advised: had they gone above it, the
+	 * huge page there would have come in small, page by page (475
+	 * faults of a 10k-task dump), and making it one huge page after
+	 * the fact (MADV_COLLAPSE) takes 0.2-2 ms here.  Should malloc have
+	 * begun already, it takes the moved break for another program's,
+	 * and carries on past it. */
+	first = up((uintptr_t)brk + PAGE) - PAGE;
+	if ((uintptr_t)brk != first &&
+	    sbrk((intptr_t)(first - (uintptr_t)brk)) != (void *)-1)
 		brk = sbrk(0);
-	atomic_store(&advised_end, up((uintptr_t)brk));
+	fresh = up((uintptr_t)brk);
+	atomic_store(&advised_end, fresh);
 	enabled = 1;
+	/* (Through a volatile: the compiler drops a malloc freed unused.) */
+	block = malloc(1);
+	free(block);
+	hugeheap_grew();
 }
 
 void hugeheap_grew(void)
@@ -79,14 +98,13 @@ void hugeheap_grew(void)
 	    !atomic_compare_exchange_strong(&advised_end, &from, end))
 		return;
 	(void)madvise((void *)from, end - from, MADV_HUGEPAGE);
-	/* The first huge page of the new part was touched before this
-	 * advice: malloc's first chunk header at the start of the heap, or
-	 * later the blocks in the part below the break's last boundary,
+	/* The first huge page of a later new part was touched before this
+	 * advice: the blocks in the part below the break's last boundary,
 	 * which the previous call left unadvised.  Those pages came in
 	 * small, and with them the rest of their huge page would too, one
-	 * fault per 4 KiB (475 faults of a 10k-task dump).  Make it one
-	 * huge page now. */
-	(void)madvise((void *)from, HUGE_PAGE, MADV_COLLAPSE);
+	 * fault per 4 KiB.  Make it one huge page now. */
+	if (from != fresh)
+		(void)madvise((void *)from, HUGE_PAGE, MADV_COLLAPSE);
 }
 
 int hugeheap_heap_block(size_t n)

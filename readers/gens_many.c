@@ -19,6 +19,11 @@
  * its first half, the oldest objects, spans twice the pages of the
  * second, so halves fixed in advance left one thread waiting. */
 #define BLOCK 256
+/* Generators whose memory is asked for ahead of their reading, and how
+ * much of each: the object with its frame's head (3.11+'s frame is
+ * part of it). */
+#define AHEAD 8
+#define GEN_BYTES 256
 
 struct reader {
 	struct pyproc *py;
@@ -53,6 +58,12 @@ static void *read_blocks(void *arg)
 			uint64_t addr;
 			enum py_code_kind kind;
 
+			/* Each generator a cache miss or more (the object
+			 * and its frame): ask for later ones' meanwhile. */
+			if (i + AHEAD < sh->n && i + AHEAD < from + BLOCK) {
+				sh->at(sh->ctx, i + AHEAD, &addr, &kind);
+				memsrc_prefetch(r->py->ms, addr, GEN_BYTES);
+			}
 			sh->at(sh->ctx, i, &addr, &kind);
 			if (py_gen_read_raw(r->py, addr, kind, sh->opt,
 					    &sh->gens[i], NULL) == 0) {

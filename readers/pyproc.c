@@ -273,6 +273,23 @@ static void version_from_sys(struct pyproc *py)
  * (tests/test_attach_hostile.py), and a build whose link-time inlining
  * took the symbol away turned that test into a skip. */
 __attribute__((noinline))
+int pyproc_likely(const struct memsrc *ms)
+{
+	size_t i;
+
+	for (i = 0; i < ms->nmaps; i++) {
+		const char *path = ms->maps[i].path, *base;
+
+		if (!path)
+			continue;
+		base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		if (!strncmp(base, "python", 6) || !strncmp(base, "libpython", 9))
+			return 1;
+	}
+	return 0;
+}
+
 int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 {
 	const struct py_layout *table;

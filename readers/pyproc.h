@@ -106,6 +106,13 @@ struct pyproc {
  * block that does not validate).
  */
 int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err);
+/*
+ * Does ms map a file named as an interpreter is (python3.12,
+ * libpython3.12.so.1.0)?  A guess from the names alone, for work worth
+ * starting before pyproc_locate() confirms it (an interpreter built into
+ * a program of another name is not guessed).
+ */
+int pyproc_likely(const struct memsrc *ms);
 void pyproc_release(struct pyproc *py);
 
 /* The first interpreter state (the head of the interpreter list). */

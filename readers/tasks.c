@@ -633,6 +633,11 @@ static void read_tasks(struct builder *b)
 	 * prefetched below (fields[] is then compacted to the pending ones,
 	 * in the order of out->tasks). */
 	for (i = 0; i < b->ntask; i++) {
+		/* Each task a cache miss or two: ask for later ones now. */
+		if (i + PREFETCH_AHEAD < b->ntask)
+			memsrc_prefetch(b->py->ms,
+					b->tasks[i + PREFETCH_AHEAD].addr,
+					(size_t)b->py->layout.task_size);
 		memset(&fields[i], 0, sizeof(fields[i]));
 		if (b->tasks[i].what != AIO_C_TASK)
 			read_py_task(b, b->tasks[i].addr, &fields[i]);
@@ -640,9 +645,13 @@ static void read_tasks(struct builder *b)
 			memset(&fields[i], 0, sizeof(fields[i]));
 	}
 	for (i = 0; i < b->ntask; i++) {
-		if (i + PREFETCH_AHEAD < b->ntask)
+		if (i + PREFETCH_AHEAD < b->ntask) {
 			addrmap_prefetch(&out->gen_index,
 					 fields[i + PREFETCH_AHEAD].coro);
+			/* Its name, a str or (3.12+) an int. */
+			memsrc_prefetch(b->py->ms,
+					fields[i + PREFETCH_AHEAD].name, 32);
+		}
 		if (!fields[i].pending)
 			continue;
 		fields[out->ntasks] = fields[i];   /* out->ntasks <= i */

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/hugeheap.h"
+#include "common/util.h"
 #include "tests/unit/check.h"
 #include "common/banned.h"
 
@@ -1450,6 +1451,7 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 	CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
 	if (ret)
 		return;
+
 	snapshot(at_stop);
 	ret = memsrc_capture(ms, MEMSRC_CAPTURE_ALL, CAPTURE_LIMIT, &err);
 	/* Still stopped: the pages it never wrote are the stop's. */
@@ -1490,6 +1492,87 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 	CHECK(!ms->missed, "a captured read went to the target");
 	test_shared(ms, addr);
 	memsrc_cache_clear(ms);
+}
+
+/*
+ * The reserve's thread faults the copy's memory in while the main thread
+ * reads on, into the same slabs (collect looks for the interpreter
+ * meanwhile): what the reads put there stays.  A cache of its own, its
+ * pattern pages filled first and then counted as not faulted in, so
+ * that the thread surely goes over them; each cached page's first byte
+ * (0 in the pattern) marked, the byte a page's touch writes.
+ */
+static void test_reserve_keeps(int pid, uint64_t addr)
+{
+	struct memsrc *ms = NULL;
+	struct memsrc_cache *c;
+	struct cache_entry *e;
+	struct cs_err err;
+	size_t pages, i, marked = 0, kept = 0;
+	int ret;
+
+	cs_err_init(&err);
+	ret = live_open(&ms, pid, &err);
+	CHECK(ret == 0, "live_open: %d %s", ret, err.msg);
+	if (ret)
+		return;
+	c = ms->cache;
+	if (check_pattern(ms, addr, "before the reserve")) {
+		pages = room_end(c);
+		CHECK(pages >= NPAGES, "%zu slab pages used", pages);
+		for (i = 0; i < NPAGES; i++)
+			if ((e = mcache_lookup(c, addr + i * PAGE)) && e->data) {
+				e->data[0] = 0x5a;
+				marked++;
+			}
+		c->faulted = 0;
+		mcache_reserve_start(c, pages + 1024);
+		CHECK(cs_cpus() < 2 || c->filler,
+		      "no thread faults the reserve in on %d CPUs", cs_cpus());
+		/* Reads meanwhile fill pages past the thread's. */
+		CHECK(!c->filler || room_end(c) >= pages + 1024,
+		      "fills go on at slab page %zu, in the reserve's %zu",
+		      room_end(c), pages + 1024);
+		mcache_reserve_wait(c);
+		CHECK(!c->filler && c->faulted >= pages + 1024,
+		      "the reserve is not done: %zu pages faulted", c->faulted);
+		for (i = 0; i < NPAGES; i++)
+			if ((e = mcache_lookup(c, addr + i * PAGE)) && e->data)
+				kept += e->data[0] == 0x5a;
+		CHECK(marked == NPAGES && kept == marked,
+		      "%zu of %zu cached pages kept their bytes through the "
+		      "reserve's thread", kept, marked);
+	}
+	memsrc_free(ms);
+}
+
+/* A stop waits for the reserve's thread: its faults are not to be the
+ * target's pause.  (A cache of its own: one that has faulted its pages
+ * in before starts no thread.) */
+static void test_stop_waits(int pid)
+{
+	struct memsrc *ms = NULL;
+	struct cs_err err;
+	int ret;
+
+	cs_err_init(&err);
+	ret = live_open(&ms, pid, &err);
+	CHECK(ret == 0, "live_open: %d %s", ret, err.msg);
+	if (ret)
+		return;
+	memsrc_reserve_all(ms);
+	if (!ms->cache->filler) {
+		printf("skip: stop waits for the reserve: no thread started "
+		       "(%d CPUs, %llu writable bytes)\n", cs_cpus(),
+		       (unsigned long long)memsrc_writable_bytes(ms));
+	} else {
+		ret = live_stop(ms, &err);
+		CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
+		CHECK(!ms->cache->filler,
+		      "stopped while the reserve's thread ran");
+		live_resume(ms);
+	}
+	memsrc_free(ms);
 }
 
 /* Given up, the cache's memory, the faulted part of it in whole huge
@@ -1599,6 +1682,8 @@ int main(void)
 	test_plan_unwritten(ms, holey);
 	test_reserve_asks(ms);
 	test_capture_all(ms, addr);
+	test_reserve_keeps(pid, addr);
+	test_stop_waits(pid);
 	test_give_up(ms, addr);
 	test_proc_mem(pid, addr);
 	test_signals(ms, pid);

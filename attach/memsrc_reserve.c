@@ -1,0 +1,157 @@
+/*
+ * The cache's memory faulted in ahead of a stop, so that the capture
+ * during it waits for no page faults of coroscope's own: clearing 30 MB
+ * of fresh pages takes 2.5-4 ms here, and much more where the host hands
+ * the memory back only when it is touched (bench/README.md, "Fresh
+ * memory").
+ *
+ * mcache_reserve_start() does it on a thread of its own: a 10k-task
+ * dump reserves before finding the interpreter (its symbols, its
+ * runtime), about a millisecond of the main thread's work that the
+ * faults no longer wait behind.  The main thread's reads meanwhile fill
+ * slab pages past the reserved ones (the stop starts the cache over from
+ * its first page), and nothing may unmap the slabs while it runs: every
+ * path to that waits first (mcache_reserve_wait()).
+ */
+#include "attach/memsrc_cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+struct fill_range {
+	unsigned char *mem;
+	size_t pages;
+};
+
+struct cache_filler {
+	pthread_t thread;
+	struct fill_range *ranges;  /* its own copy: slabs[] may be
+				       reallocated meanwhile */
+	size_t n;
+};
+
+static void populate(const struct fill_range *r)
+{
+	size_t k;
+
+	if (madvise(r->mem, r->pages * PAGE_SIZE, MADV_POPULATE_WRITE) == 0)
+		return;
+	/* Before Linux 5.14: touch each page instead (pages no fill has
+	 * used yet: nothing else runs). */
+	for (k = 0; k < r->pages; k++)
+		r->mem[k * PAGE_SIZE] = 0;
+}
+
+/*
+ * Slabs for `pages` pages counted from the start of the slabs (where a
+ * cleared cache starts again), and the parts of them not yet faulted
+ * in: one range per slab at most, into *out (the caller frees it).
+ */
+static size_t reserve_ranges(struct memsrc_cache *c, size_t pages,
+			     struct fill_range **out)
+{
+	size_t at = 0, i, n = 0;
+
+	mcache_slabs_cover(c, pages);
+	*out = xmallocarray(c->nslabs ? c->nslabs : 1, sizeof(**out));
+	for (i = 0; i < c->nslabs && at < pages; i++) {
+		size_t lo = c->faulted > at ? c->faulted - at : 0;
+		size_t hi = pages - at < c->slabs[i].pages ?
+			    pages - at : c->slabs[i].pages;
+
+		if (lo < hi) {
+			(*out)[n].mem = c->slabs[i].mem + lo * PAGE_SIZE;
+			(*out)[n].pages = hi - lo;
+			n++;
+		}
+		at += c->slabs[i].pages;
+	}
+	return n;
+}
+
+static void reserved(struct memsrc_cache *c, size_t pages)
+{
+	if (pages > c->faulted)
+		c->faulted = pages;
+	(void)mcache_table_reserve(c, pages + SHARED_ROOM);
+}
+
+void mcache_reserve(struct memsrc_cache *c, size_t pages)
+{
+	struct fill_range *ranges;
+	size_t n, i;
+
+	mcache_reserve_wait(c);
+	n = reserve_ranges(c, pages, &ranges);
+	for (i = 0; i < n; i++)
+		populate(&ranges[i]);
+	free(ranges);
+	reserved(c, pages);
+}
+
+/*
+ * Not MADV_POPULATE_WRITE: it holds the process's mmap lock for its
+ * whole range, and every mmap() the main thread makes meanwhile (the
+ * interpreter's ELF files, its own blocks) waited for it: finding the
+ * interpreter took 3.7 ms instead of 1.  A write fault takes only its
+ * mapping's lock.  Each page gets an atomic add of 0: a write that keeps
+ * the page's bytes whatever they are.
+ */
+static void *fill_run(void *arg)
+{
+	const struct cache_filler *f = arg;
+	size_t i, k;
+
+	/* Bounded by the pages reserved. */
+	for (i = 0; i < f->n; i++)
+		for (k = 0; k < f->ranges[i].pages; k++)
+			__atomic_fetch_add(f->ranges[i].mem + k * PAGE_SIZE,
+					   0, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+void mcache_reserve_start(struct memsrc_cache *c, size_t pages)
+{
+	struct cache_filler *f;
+	struct fill_range *ranges;
+	size_t n, i;
+
+	mcache_reserve_wait(c);
+	n = reserve_ranges(c, pages, &ranges);
+	if (n && cs_cpus() >= 2) {
+		f = xcalloc(1, sizeof(*f));
+		f->ranges = ranges;
+		f->n = n;
+		if (cs_thread_start(&f->thread, fill_run, f, 0) == 0) {
+			c->filler = f;
+			/* The main thread's fills meanwhile go past the
+			 * reserve: none writes where the thread does.  (The
+			 * stop's clear starts the cache over at its start.) */
+			mcache_slab_skip_to(c, pages);
+			reserved(c, pages);
+			return;
+		}
+		free(f);
+	}
+	for (i = 0; i < n; i++)
+		populate(&ranges[i]);
+	free(ranges);
+	reserved(c, pages);
+}
+
+void mcache_reserve_wait(struct memsrc_cache *c)
+{
+	struct cache_filler *f = c ? c->filler : NULL;
+
+	if (!f)
+		return;
+	pthread_join(f->thread, NULL);
+	free(f->ranges);
+	free(f);
+	c->filler = NULL;
+}
