@@ -91,7 +91,8 @@ static void adopt_code(struct pyproc *py, const struct py_code **code)
 void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 		       const void *ctx, const struct py_stack_options *opt,
 		       struct py_gen *gens, unsigned char *ok,
-		       struct pyproc **helper)
+		       struct pyproc **helper, py_gens_first_fn *first,
+		       void *fctx)
 {
 	struct shared sh = { n, 0, at, ctx, opt, gens, ok };
 	struct reader main_reader = { py, 0, 1, &sh }, second;
@@ -107,6 +108,8 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 	 * missed.
 	 */
 	if (n < MANY_MIN || py->ms->frozen == MEMSRC_LIVE || cs_cpus() < 2) {
+		if (first)
+			first(fctx);
 		read_blocks(&main_reader);
 		return;
 	}
@@ -118,9 +121,13 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 	if (cs_thread_start(&thread, read_blocks, &second, 0) != 0) {
 		memsrc_share(py->ms, 0);
 		pyproc_clone_free(second.py);
+		if (first)
+			first(fctx);
 		read_blocks(&main_reader);
 		return;
 	}
+	if (first)
+		first(fctx);
 	read_blocks(&main_reader);
 	pthread_join(thread, NULL);
 	memsrc_share(py->ms, 0);

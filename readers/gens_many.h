@@ -15,6 +15,9 @@
 typedef void py_gen_at_fn(const void *ctx, size_t i, uint64_t *addr,
 			  enum py_code_kind *kind);
 
+/* Other reading the calling thread does first (see below). */
+typedef void py_gens_first_fn(void *ctx);
+
 /*
  * py_gen_read_raw() of the n generators at(ctx, 0 .. n - 1) into gens[i],
  * ok[i] nonzero when it was read (else gens[i] is cleared).  On a
@@ -23,11 +26,16 @@ typedef void py_gen_at_fn(const void *ctx, size_t i, uint64_t *addr,
  * by block, as each thread is free) with a pyproc_clone(), returned in
  * *helper: gens borrow from it (qualnames, local names), so free it
  * (pyproc_clone_free()) after them; NULL when there is none.  Their code
- * objects are py's either way, as if py had read them all.
+ * objects are py's either way, as if py had read them all.  first(fctx),
+ * when given, runs on the calling thread before it takes generators:
+ * reading of py's own that needs no generator (the tasks' fields), done
+ * while the other thread has the generators to itself, and as a shared
+ * source's reader (memsrc_share()).
  */
 void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 		       const void *ctx, const struct py_stack_options *opt,
 		       struct py_gen *gens, unsigned char *ok,
-		       struct pyproc **helper);
+		       struct pyproc **helper, py_gens_first_fn *first,
+		       void *fctx);
 
 #endif

@@ -550,6 +550,38 @@ static void found_gen_at(const void *ctx, size_t i, uint64_t *addr,
 	*kind = (enum py_code_kind)f->what;
 }
 
+/*
+ * The fields of every task the walk found, into b->fields: first, so
+ * that the lookups of their coroutines can be prefetched (read_tasks();
+ * fields[] is then compacted to the pending ones, in the order of
+ * out->tasks); and while the generators are read, by the thread that
+ * reads them alone or before it joins the other (py_gens_read_many()):
+ * they need none of them.
+ */
+static void read_task_fields(void *ctx)
+{
+	struct builder *b = ctx;
+	struct task_fields *fields;
+	size_t i;
+
+	/* Not cleared: each entry is where it is used (clearing both for
+	 * every task the walk found was ~1.4 % of a 10k-task dump). */
+	fields = b->fields = xmallocarray(b->ntask ? b->ntask : 1,
+					  sizeof(*fields));
+	for (i = 0; i < b->ntask; i++) {
+		/* Each task a cache miss or two: ask for later ones now. */
+		if (i + PREFETCH_AHEAD < b->ntask)
+			memsrc_prefetch(b->py->ms,
+					b->tasks[i + PREFETCH_AHEAD].addr,
+					(size_t)b->py->layout.task_size);
+		memset(&fields[i], 0, sizeof(fields[i]));
+		if (b->tasks[i].what != AIO_C_TASK)
+			read_py_task(b, b->tasks[i].addr, &fields[i]);
+		else if (read_c_task(b, b->tasks[i].addr, &fields[i], NULL) < 0)
+			memset(&fields[i], 0, sizeof(fields[i]));
+	}
+}
+
 /* Every generator the walk found, read; the unreadable ones (freed or
  * half-built while we looked) are skipped.  Delegates are left wrapped:
  * index_awaiting() unwraps those that are no generator read. */
@@ -566,7 +598,7 @@ static void read_generators(struct builder *b)
 	b->gens_alloc = n;
 	ok = xmalloc(n);
 	py_gens_read_many(b->py, b->ngen, found_gen_at, b, b->opt, out->gens,
-			  ok, &out->helper);
+			  ok, &out->helper, read_task_fields, b);
 	/* Those read, moved down over the others, in the walk's order. */
 	for (i = 0; i < b->ngen; i++) {
 		struct py_gen *g = &out->gens[out->ngens];
@@ -616,34 +648,15 @@ static void add_task(struct builder *b, const struct found *found,
 	out->ntasks++;
 }
 
-/* The pending ones of the tasks the walk found. */
+/* The pending ones of the tasks the walk found (their fields read). */
 static void read_tasks(struct builder *b)
 {
 	struct py_async *out = b->out;
-	struct task_fields *fields;
+	struct task_fields *fields = b->fields;
 	size_t i;
 
-	/* Not cleared: each entry is where it is used (clearing both for
-	 * every task the walk found was ~1.4 % of a 10k-task dump). */
-	fields = b->fields = xmallocarray(b->ntask ? b->ntask : 1,
-					  sizeof(*fields));
 	out->tasks = xmallocarray(b->ntask ? b->ntask : 1, sizeof(*out->tasks));
 	addrmap_reserve(&out->task_index, b->ntask);
-	/* Their fields first, so that the lookups of their coroutines can be
-	 * prefetched below (fields[] is then compacted to the pending ones,
-	 * in the order of out->tasks). */
-	for (i = 0; i < b->ntask; i++) {
-		/* Each task a cache miss or two: ask for later ones now. */
-		if (i + PREFETCH_AHEAD < b->ntask)
-			memsrc_prefetch(b->py->ms,
-					b->tasks[i + PREFETCH_AHEAD].addr,
-					(size_t)b->py->layout.task_size);
-		memset(&fields[i], 0, sizeof(fields[i]));
-		if (b->tasks[i].what != AIO_C_TASK)
-			read_py_task(b, b->tasks[i].addr, &fields[i]);
-		else if (read_c_task(b, b->tasks[i].addr, &fields[i], NULL) < 0)
-			memset(&fields[i], 0, sizeof(fields[i]));
-	}
 	for (i = 0; i < b->ntask; i++) {
 		if (i + PREFETCH_AHEAD < b->ntask) {
 			addrmap_prefetch(&out->gen_index,
