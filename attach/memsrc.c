@@ -59,6 +59,9 @@ static void cache_drop_all(struct memsrc_cache *c)
 {
 	size_t i, k;
 
+	/* Fills start over at the slabs' start: where the reserve's thread
+	 * may still be (every caller but the first is past its join). */
+	mcache_reserve_wait(c);
 	memset(c->table, 0, c->cap * sizeof(*c->table));
 	c->nentries = 0;
 	c->cur = 0;
@@ -729,7 +732,7 @@ void memsrc_free(struct memsrc *ms)
 		struct memsrc_cache *c = ms->cache;
 		size_t i;
 
-		mcache_reserve_wait(c);
+		mcache_reserve_cancel(c);
 		for (i = 0; i < c->nslabs; i++)
 			munmap(c->slabs[i].mem, c->slabs[i].pages * PAGE_SIZE);
 		free(c->slabs);

@@ -258,9 +258,10 @@ uint64_t memsrc_writable_bytes(const struct memsrc *ms);
 
 /* Before a stop that MEMSRC_CAPTURE_ALL will follow: set up (fault in)
  * the cache's memory for that many bytes, as memsrc_plan_learn() does
- * for a plan; where there are two CPUs, on a thread of its own that runs
- * on while the caller reads (attach/memsrc_reserve.c). */
-void memsrc_reserve_all(struct memsrc *ms);
+ * for a plan.  With `ahead` (reading goes on before the stop), where
+ * there are two CPUs, on a thread of its own that runs on while the
+ * caller reads (attach/memsrc_reserve.c). */
+void memsrc_reserve_all(struct memsrc *ms, int ahead);
 /* Wait for memsrc_reserve_all()'s thread: a stop does, first (its
  * faults would be the target's pause). */
 void memsrc_reserve_wait(struct memsrc *ms);

@@ -187,6 +187,8 @@ void mcache_reserve_start(struct memsrc_cache *c, size_t pages);
 /* Wait for mcache_reserve_start()'s thread, if one runs: before a
  * capture, and before the slabs are unmapped or given up. */
 void mcache_reserve_wait(struct memsrc_cache *c);
+/* The same, for slabs about to be unmapped: the thread stops early. */
+void mcache_reserve_cancel(struct memsrc_cache *c);
 /* Cache page as holding valid readable bytes at data. */
 void mcache_put(struct memsrc_cache *c, uint64_t page, unsigned char *data,
 		uint32_t valid);

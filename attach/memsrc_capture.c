@@ -347,7 +347,7 @@ size_t memsrc_plan_trim_stacks(struct memsrc *ms)
 	return before - out;
 }
 
-void memsrc_reserve_all(struct memsrc *ms)
+void memsrc_reserve_all(struct memsrc *ms, int ahead)
 {
 	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE;
 	size_t count;
@@ -357,8 +357,12 @@ void memsrc_reserve_all(struct memsrc *ms)
 	count = may_skip_writable(ms, (size_t)pages) ?
 		sort_out_writable(ms, 0) : (size_t)pages;
 	decide_skipping(ms->cache, (size_t)pages, count);
-	mcache_reserve_start(ms->cache, ms->cache->skip_unwritten ? count :
-			     (size_t)pages);
+	if (ahead)
+		mcache_reserve_start(ms->cache, ms->cache->skip_unwritten ?
+				     count : (size_t)pages);
+	else
+		mcache_reserve(ms->cache, ms->cache->skip_unwritten ? count :
+			       (size_t)pages);
 	/* Entries for the unwritten pages too (they take no slab room). */
 	(void)mcache_table_reserve(ms->cache, (size_t)pages + SHARED_ROOM);
 }

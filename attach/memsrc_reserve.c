@@ -16,6 +16,7 @@
 #include "attach/memsrc_cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -30,6 +31,7 @@ struct fill_range {
 
 struct cache_filler {
 	pthread_t thread;
+	_Atomic int quit;           /* the pages are not wanted any more */
 	struct fill_range *ranges;  /* its own copy: slabs[] may be
 				       reallocated meanwhile */
 	size_t n;
@@ -104,14 +106,18 @@ void mcache_reserve(struct memsrc_cache *c, size_t pages)
  */
 static void *fill_run(void *arg)
 {
-	const struct cache_filler *f = arg;
+	struct cache_filler *f = arg;
 	size_t i, k;
 
 	/* Bounded by the pages reserved. */
 	for (i = 0; i < f->n; i++)
-		for (k = 0; k < f->ranges[i].pages; k++)
+		for (k = 0; k < f->ranges[i].pages; k++) {
+			if (!(k % 512) && atomic_load_explicit(
+					&f->quit, memory_order_relaxed))
+				return NULL;
 			__atomic_fetch_add(f->ranges[i].mem + k * PAGE_SIZE,
 					   0, __ATOMIC_RELAXED);
+		}
 	return NULL;
 }
 
@@ -142,6 +148,13 @@ void mcache_reserve_start(struct memsrc_cache *c, size_t pages)
 		populate(&ranges[i]);
 	free(ranges);
 	reserved(c, pages);
+}
+
+void mcache_reserve_cancel(struct memsrc_cache *c)
+{
+	if (c && c->filler)
+		atomic_store(&c->filler->quit, 1);
+	mcache_reserve_wait(c);
 }
 
 void mcache_reserve_wait(struct memsrc_cache *c)

@@ -399,7 +399,7 @@ static int read_captured_all(struct collection *c,
 	if (copy != COPY_NONE) {
 		/* Only costs time while the target still runs. */
 		if (copy == COPY_RESERVE)
-			memsrc_reserve_all(c->ms);
+			memsrc_reserve_all(c->ms, 0);
 		ret = stop_and_capture(c, MEMSRC_CAPTURE_ALL, err);
 		if (ret < 0)
 			return ret;
@@ -490,7 +490,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	if (c->is_live && !opt->no_block && will_copy_all(c)) {
 		copy = COPY_RESERVE;
 		if (pyproc_likely(c->ms)) {
-			memsrc_reserve_all(c->ms);
+			memsrc_reserve_all(c->ms, 1);
 			copy = COPY_RESERVED;
 		}
 	}

@@ -79,6 +79,11 @@ void hugeheap_init(void)
 	block = malloc(1);
 	free(block);
 	hugeheap_grew();
+	/* Not advised here (malloc began before, and its heap is below; or
+	 * the heap did not grow): whatever first grows past the boundary
+	 * may touch that huge page before its advice, as later parts. */
+	if (atomic_load(&advised_end) <= fresh)
+		fresh = 0;
 }
 
 void hugeheap_grew(void)

@@ -268,11 +268,6 @@ static void version_from_sys(struct pyproc *py)
 	py->micro = micro;
 }
 
-/* Never inlined (called once): the tests stop coroscope here with gdb,
- * to kill the target between its attach and its first read
- * (tests/test_attach_hostile.py), and a build whose link-time inlining
- * took the symbol away turned that test into a skip. */
-__attribute__((noinline))
 int pyproc_likely(const struct memsrc *ms)
 {
 	size_t i;
@@ -290,6 +285,11 @@ int pyproc_likely(const struct memsrc *ms)
 	return 0;
 }
 
+/* Never inlined (called once): the tests stop coroscope here with gdb,
+ * to kill the target between its attach and its first read
+ * (tests/test_attach_hostile.py), and a build whose link-time inlining
+ * took the symbol away turned that test into a skip. */
+__attribute__((noinline))
 int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 {
 	const struct py_layout *table;

@@ -1378,7 +1378,7 @@ static size_t reserve_asks(struct memsrc *ms, int64_t written)
 {
 	asked_pages = 0;
 	told_written = written;
-	memsrc_reserve_all(ms);
+	memsrc_reserve_all(ms, 0);
 	return asked_pages;
 }
 
@@ -1446,7 +1446,7 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 	}
 	cs_err_init(&err);
 	/* As collect does: room set up ahead, for the pages written. */
-	memsrc_reserve_all(ms);
+	memsrc_reserve_all(ms, 1);
 	ret = live_stop(ms, &err);
 	CHECK(ret == 0, "live_stop: %d %s", ret, err.msg);
 	if (ret)
@@ -1496,11 +1496,13 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 
 /*
  * The reserve's thread faults the copy's memory in while the main thread
- * reads on, into the same slabs (collect looks for the interpreter
- * meanwhile): what the reads put there stays.  A cache of its own, its
- * pattern pages filled first and then counted as not faulted in, so
- * that the thread surely goes over them; each cached page's first byte
- * (0 in the pattern) marked, the byte a page's touch writes.
+ * reads on (collect looks for the interpreter meanwhile): the main
+ * thread's fills go on past the reserved pages, and the thread's touches
+ * keep a page's bytes.  A cache of its own, its pattern pages filled
+ * first and then counted as not faulted in, so that the thread surely
+ * goes over them; each cached page's first byte (0 in the pattern)
+ * marked, the byte a page's touch writes.  (That fills and touches never
+ * meet is ThreadSanitizer's to see, in check-tsan's dumps.)
  */
 static void test_reserve_keeps(int pid, uint64_t addr)
 {
@@ -1529,7 +1531,7 @@ static void test_reserve_keeps(int pid, uint64_t addr)
 		mcache_reserve_start(c, pages + 1024);
 		CHECK(cs_cpus() < 2 || c->filler,
 		      "no thread faults the reserve in on %d CPUs", cs_cpus());
-		/* Reads meanwhile fill pages past the thread's. */
+		/* Fills from now on go past the thread's pages. */
 		CHECK(!c->filler || room_end(c) >= pages + 1024,
 		      "fills go on at slab page %zu, in the reserve's %zu",
 		      room_end(c), pages + 1024);
@@ -1548,7 +1550,9 @@ static void test_reserve_keeps(int pid, uint64_t addr)
 
 /* A stop waits for the reserve's thread: its faults are not to be the
  * target's pause.  (A cache of its own: one that has faulted its pages
- * in before starts no thread.) */
+ * in before starts no thread.  That the wait comes before the target
+ * is stopped, not only before live_stop() returns, is read in the
+ * code: live_stop() waits first.) */
 static void test_stop_waits(int pid)
 {
 	struct memsrc *ms = NULL;
@@ -1560,7 +1564,7 @@ static void test_stop_waits(int pid)
 	CHECK(ret == 0, "live_open: %d %s", ret, err.msg);
 	if (ret)
 		return;
-	memsrc_reserve_all(ms);
+	memsrc_reserve_all(ms, 1);
 	if (!ms->cache->filler) {
 		printf("skip: stop waits for the reserve: no thread started "
 		       "(%d CPUs, %llu writable bytes)\n", cs_cpus(),
