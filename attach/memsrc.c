@@ -676,8 +676,7 @@ void memsrc_cache_give_up(struct memsrc *ms)
 
 	if (!c)
 		return;
-	mcache_reserve_wait(c);
-	cache_drop_all(c);
+	cache_drop_all(c);  /* (which waits for the reserve's thread) */
 	for (i = 0; i < c->nslabs; i++) {
 		const struct slab *s = &c->slabs[i];
 		size_t keep = c->faulted > at ? c->faulted - at : 0;

@@ -184,8 +184,10 @@ void mcache_reserve(struct memsrc_cache *c, size_t pages);
 /* The same, the pages faulted in on a thread of its own where there are
  * two CPUs, while the caller goes on (it may use the cache meanwhile). */
 void mcache_reserve_start(struct memsrc_cache *c, size_t pages);
-/* Wait for mcache_reserve_start()'s thread, if one runs: before a
- * capture, and before the slabs are unmapped or given up. */
+/* Wait for mcache_reserve_start()'s thread, if one runs: before a stop
+ * (memsrc_reserve_wait()), a drop of the cached pages (fills start over
+ * where the thread may be), and before the slabs are unmapped or given
+ * up. */
 void mcache_reserve_wait(struct memsrc_cache *c);
 /* The same, for slabs about to be unmapped: the thread stops early. */
 void mcache_reserve_cancel(struct memsrc_cache *c);

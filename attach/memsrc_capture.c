@@ -350,19 +350,18 @@ size_t memsrc_plan_trim_stacks(struct memsrc *ms)
 void memsrc_reserve_all(struct memsrc *ms, int ahead)
 {
 	uint64_t pages = memsrc_writable_bytes(ms) / PAGE_SIZE;
-	size_t count;
+	size_t count, want;
 
 	if (pages > CACHE_MAX_PAGES / 2)
 		return;
 	count = may_skip_writable(ms, (size_t)pages) ?
 		sort_out_writable(ms, 0) : (size_t)pages;
 	decide_skipping(ms->cache, (size_t)pages, count);
+	want = ms->cache->skip_unwritten ? count : (size_t)pages;
 	if (ahead)
-		mcache_reserve_start(ms->cache, ms->cache->skip_unwritten ?
-				     count : (size_t)pages);
+		mcache_reserve_start(ms->cache, want);
 	else
-		mcache_reserve(ms->cache, ms->cache->skip_unwritten ? count :
-			       (size_t)pages);
+		mcache_reserve(ms->cache, want);
 	/* Entries for the unwritten pages too (they take no slab room). */
 	(void)mcache_table_reserve(ms->cache, (size_t)pages + SHARED_ROOM);
 }
@@ -759,8 +758,6 @@ int memsrc_capture(struct memsrc *ms, enum memsrc_capture_what what,
 	uint64_t total;
 	int ret;
 
-	/* (Done by the stop already, where there is one.) */
-	mcache_reserve_wait(c);
 	if (what == MEMSRC_CAPTURE_PLAN)
 		plan_sort(c);
 	total = what == MEMSRC_CAPTURE_PLAN ? (uint64_t)c->nplan * PAGE_SIZE :

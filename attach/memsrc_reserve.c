@@ -83,19 +83,6 @@ static void reserved(struct memsrc_cache *c, size_t pages)
 	(void)mcache_table_reserve(c, pages + SHARED_ROOM);
 }
 
-void mcache_reserve(struct memsrc_cache *c, size_t pages)
-{
-	struct fill_range *ranges;
-	size_t n, i;
-
-	mcache_reserve_wait(c);
-	n = reserve_ranges(c, pages, &ranges);
-	for (i = 0; i < n; i++)
-		populate(&ranges[i]);
-	free(ranges);
-	reserved(c, pages);
-}
-
 /*
  * Not MADV_POPULATE_WRITE: it holds the process's mmap lock for its
  * whole range, and every mmap() the main thread makes meanwhile (the
@@ -121,7 +108,9 @@ static void *fill_run(void *arg)
 	return NULL;
 }
 
-void mcache_reserve_start(struct memsrc_cache *c, size_t pages)
+/* mcache_reserve() and mcache_reserve_start(): on a thread of its own
+ * with `ahead`, where it can. */
+static void reserve(struct memsrc_cache *c, size_t pages, int ahead)
 {
 	struct cache_filler *f;
 	struct fill_range *ranges;
@@ -129,7 +118,7 @@ void mcache_reserve_start(struct memsrc_cache *c, size_t pages)
 
 	mcache_reserve_wait(c);
 	n = reserve_ranges(c, pages, &ranges);
-	if (n && cs_cpus() >= 2) {
+	if (ahead && n && cs_cpus() >= 2) {
 		f = xcalloc(1, sizeof(*f));
 		f->ranges = ranges;
 		f->n = n;
@@ -148,6 +137,16 @@ void mcache_reserve_start(struct memsrc_cache *c, size_t pages)
 		populate(&ranges[i]);
 	free(ranges);
 	reserved(c, pages);
+}
+
+void mcache_reserve(struct memsrc_cache *c, size_t pages)
+{
+	reserve(c, pages, 0);
+}
+
+void mcache_reserve_start(struct memsrc_cache *c, size_t pages)
+{
+	reserve(c, pages, 1);
 }
 
 void mcache_reserve_cancel(struct memsrc_cache *c)

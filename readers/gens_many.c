@@ -98,6 +98,7 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 	struct reader main_reader = { py, 0, 1, &sh }, second;
 	pthread_t thread;
 	size_t i;
+	int threaded = 0;
 
 	*helper = NULL;
 	/*
@@ -107,28 +108,23 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 	 * read again by the caller, stopped, as after any page the capture
 	 * missed.
 	 */
-	if (n < MANY_MIN || py->ms->frozen == MEMSRC_LIVE || cs_cpus() < 2) {
-		if (first)
-			first(fctx);
-		read_blocks(&main_reader);
-		return;
-	}
-	second.py = pyproc_clone(py);
-	second.memsrc_slot = 1;
-	second.mark = 2;
-	second.sh = &sh;
-	memsrc_share(py->ms, 1);
-	if (cs_thread_start(&thread, read_blocks, &second, 0) != 0) {
-		memsrc_share(py->ms, 0);
-		pyproc_clone_free(second.py);
-		if (first)
-			first(fctx);
-		read_blocks(&main_reader);
-		return;
+	if (n >= MANY_MIN && py->ms->frozen != MEMSRC_LIVE && cs_cpus() >= 2) {
+		second.py = pyproc_clone(py);
+		second.memsrc_slot = 1;
+		second.mark = 2;
+		second.sh = &sh;
+		memsrc_share(py->ms, 1);
+		threaded = cs_thread_start(&thread, read_blocks, &second, 0) == 0;
+		if (!threaded) {
+			memsrc_share(py->ms, 0);
+			pyproc_clone_free(second.py);
+		}
 	}
 	if (first)
 		first(fctx);
 	read_blocks(&main_reader);
+	if (!threaded)
+		return;
 	pthread_join(thread, NULL);
 	memsrc_share(py->ms, 0);
 	for (i = 0; i < n; i++) {

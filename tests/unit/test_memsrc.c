@@ -1494,6 +1494,19 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
 	memsrc_cache_clear(ms);
 }
 
+/* A source on the child with a cache of its own, or NULL (failed). */
+static struct memsrc *open_own(int pid)
+{
+	struct memsrc *ms = NULL;
+	struct cs_err err;
+	int ret;
+
+	cs_err_init(&err);
+	ret = live_open(&ms, pid, &err);
+	CHECK(ret == 0, "live_open: %d %s", ret, err.msg);
+	return ret ? NULL : ms;
+}
+
 /*
  * The reserve's thread faults the copy's memory in while the main thread
  * reads on (collect looks for the interpreter meanwhile): the main
@@ -1506,17 +1519,12 @@ static void test_capture_all(struct memsrc *ms, uint64_t addr)
  */
 static void test_reserve_keeps(int pid, uint64_t addr)
 {
-	struct memsrc *ms = NULL;
+	struct memsrc *ms = open_own(pid);
 	struct memsrc_cache *c;
 	struct cache_entry *e;
-	struct cs_err err;
 	size_t pages, i, marked = 0, kept = 0;
-	int ret;
 
-	cs_err_init(&err);
-	ret = live_open(&ms, pid, &err);
-	CHECK(ret == 0, "live_open: %d %s", ret, err.msg);
-	if (ret)
+	if (!ms)
 		return;
 	c = ms->cache;
 	if (check_pattern(ms, addr, "before the reserve")) {
@@ -1555,15 +1563,13 @@ static void test_reserve_keeps(int pid, uint64_t addr)
  * code: live_stop() waits first.) */
 static void test_stop_waits(int pid)
 {
-	struct memsrc *ms = NULL;
+	struct memsrc *ms = open_own(pid);
 	struct cs_err err;
 	int ret;
 
-	cs_err_init(&err);
-	ret = live_open(&ms, pid, &err);
-	CHECK(ret == 0, "live_open: %d %s", ret, err.msg);
-	if (ret)
+	if (!ms)
 		return;
+	cs_err_init(&err);
 	memsrc_reserve_all(ms, 1);
 	if (!ms->cache->filler) {
 		printf("skip: stop waits for the reserve: no thread started "
