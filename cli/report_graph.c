@@ -69,8 +69,8 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 		const struct py_prim *p = &c->graph.prims[n->index];
 		struct strbuf st;
 
-		strbuf_addf(sb, "%s 0x%llx", p->name,
-			    (unsigned long long)p->addr);
+		add_name(sb, p->cls ? p->cls : p->name, names);
+		strbuf_addf(sb, " 0x%llx", (unsigned long long)p->addr);
 		strbuf_init(&st);
 		py_prim_state(p, &st);
 		if (st.len)
@@ -204,7 +204,8 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 	}
 }
 
-/* "asyncio.Lock (locked)": the type and state, no address. */
+/* "asyncio.Lock (locked)": the type (its own class) and state, no
+ * address. */
 static void add_short_object(struct strbuf *sb, const struct py_prim *p)
 {
 	struct strbuf st;
@@ -215,7 +216,9 @@ static void add_short_object(struct strbuf *sb, const struct py_prim *p)
 			strbuf_addf(sb, " (%lld done)", (long long)p->done);
 		return;
 	}
-	strbuf_addstr(sb, p->name);
+	/* Its own class where it has one (a PriorityQueue, a user's
+	 * Thread): a target's name. */
+	add_name(sb, p->cls ? p->cls : p->name, GRAPH_ESCAPED);
 	strbuf_init(&st);
 	py_prim_state(p, &st);
 	if (st.len)
@@ -223,47 +226,69 @@ static void add_short_object(struct strbuf *sb, const struct py_prim *p)
 	strbuf_release(&st);
 }
 
+/* The waits-for edge graph_add_short_wait() describes, or -1. */
+static long short_wait_edge(const struct py_waitgraph *g, size_t node)
+{
+	size_t i, m;
+	const size_t *out = py_waitgraph_out(g, node, &m);
+
+	for (i = 0; i < m; i++) {
+		const struct wg_edge *e = &g->edges[out[i]];
+
+		if (e->kind == WG_WAITS_FOR &&
+		    g->nodes[e->to].kind == WG_OBJECT)
+			return (long)out[i];
+	}
+	return -1;
+}
+
+const struct py_prim *graph_short_wait_object(const struct collection *c,
+					      size_t node)
+{
+	const struct py_waitgraph *g = &c->graph;
+	long e = short_wait_edge(g, node);
+
+	return e < 0 ? NULL : &g->prims[g->nodes[g->edges[e].to].index];
+}
+
 void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 			  size_t node)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t i, k, m, mf, n, holders[2];
-	const size_t *out = py_waitgraph_out(g, node, &m), *fout;
+	size_t k, mf, n, holders[2];
+	long e = short_wait_edge(g, node);
+	const struct py_prim *p;
+	const size_t *fout;
+	size_t to;
 
-	for (i = 0; i < m; i++) {
-		const struct wg_edge *e = &g->edges[out[i]];
-		const struct py_prim *p;
-
-		if (e->kind != WG_WAITS_FOR ||
-		    g->nodes[e->to].kind != WG_OBJECT)
-			continue;
-		p = &g->prims[g->nodes[e->to].index];
-		strbuf_addstr(sb, "waits for ");
-		add_short_object(sb, p);
-		if (py_prim_is_future(p)) {
-			/* a concurrent future: who completes it; a Thread:
-			 * the thread it runs as (a gather's children are
-			 * drawn under the task) */
-			fout = py_waitgraph_out(g, e->to, &mf);
-			for (k = 0; p->kind != PY_PRIM_GATHER && k < mf; k++)
-				if (g->edges[fout[k]].kind == WG_WAITS_FOR) {
-					strbuf_addstr(sb, " of ");
-					graph_add_label(sb, c,
-							g->edges[fout[k]].to, GRAPH_ESCAPED);
-					break;
-				}
-			return;
-		}
-		n = py_waitgraph_holders(g, e->to, holders, 2);
-		if (n) {
-			strbuf_addstr(sb, " held by ");
-			graph_add_label(sb, c, holders[0], GRAPH_ESCAPED);
-			if (n > 1)
-				strbuf_addf(sb, " and %zu more", n - 1);
-		} else if (py_prim_may_be_held(p)) {
-			strbuf_addstr(sb, ", holder unknown");
-		}
+	if (e < 0)
 		return;
+	to = g->edges[e].to;
+	p = &g->prims[g->nodes[to].index];
+	strbuf_addstr(sb, "waits for ");
+	add_short_object(sb, p);
+	if (py_prim_is_future(p)) {
+		/* a concurrent future: who completes it; a Thread: the
+		 * thread it runs as (a gather's children are drawn under
+		 * the task) */
+		fout = py_waitgraph_out(g, to, &mf);
+		for (k = 0; p->kind != PY_PRIM_GATHER && k < mf; k++)
+			if (g->edges[fout[k]].kind == WG_WAITS_FOR) {
+				strbuf_addstr(sb, " of ");
+				graph_add_label(sb, c, g->edges[fout[k]].to,
+						GRAPH_ESCAPED);
+				break;
+			}
+		return;
+	}
+	n = py_waitgraph_holders(g, to, holders, 2);
+	if (n) {
+		strbuf_addstr(sb, " held by ");
+		graph_add_label(sb, c, holders[0], GRAPH_ESCAPED);
+		if (n > 1)
+			strbuf_addf(sb, " and %zu more", n - 1);
+	} else if (py_prim_may_be_held(p)) {
+		strbuf_addstr(sb, ", holder unknown");
 	}
 }
 
@@ -554,6 +579,8 @@ static void json_prim(struct json *j, const struct py_prim *p,
 	struct strbuf st;
 
 	json_key_string(j, "type", p->name);
+	if (p->cls)
+		json_key_string(j, "class", p->cls);
 	json_key_str(j, addr_key);
 	json_hex(j, p->addr);
 	strbuf_init(&st);

@@ -35,6 +35,9 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
  * asyncio.Lock (locked, 2 waiters) held by task 'holder'", "waits for
  * gather of 3 (1 done)"; "" when it waits for no object the graph
  * knows (a task it awaits is drawn under it). */
+/* The object graph_add_short_wait() names for node, or NULL. */
+const struct py_prim *graph_short_wait_object(const struct collection *c,
+					      size_t node);
 void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 			  size_t node);
 /* The cycle's nodes joined by " -> ". */

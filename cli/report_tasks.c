@@ -81,6 +81,30 @@ static void node_prefix(struct tree *t, int depth, int more)
 	prefix(t, depth, 1);
 }
 
+/*
+ * Do the tasks of group e (whose first is at node) wait for objects of
+ * one class?  Alike frames can wait on a PriorityQueue and a LifoQueue:
+ * then the group's line speaks for its first task only.
+ */
+static int group_waits_alike(const struct tree *t, const struct entry *e,
+			     long node)
+{
+	const struct py_prim *p = graph_short_wait_object(t->c, (size_t)node);
+	const struct py_prim *q;
+	size_t m;
+	long n;
+
+	/* Bounded by the group's tasks (group_next ends at -1). */
+	for (m = t->group_next[e->first]; m != (size_t)-1;
+	     m = t->group_next[m]) {
+		n = py_waitgraph_node_of(&t->c->graph, WG_TASK, m);
+		q = n >= 0 ? graph_short_wait_object(t->c, (size_t)n) : NULL;
+		if (!q || q->name != p->name || q->cls != p->cls)
+			return 0;
+	}
+	return 1;
+}
+
 static void task_line(struct tree *t, const struct entry *e, int depth,
 		      int more)
 {
@@ -109,7 +133,9 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 		graph_add_short_wait(&wait, t->c, (size_t)node);
 	if (wait.len) {
 		/* (graph_add_label escaped the names in it) */
-		fprintf(t->out, ", %s", wait.buf);
+		fprintf(t->out, ", %s%s",
+			e->count > 1 && !group_waits_alike(t, e, node) ?
+			"the first " : "", wait.buf);
 	} else if (task->waiter && !py_async_task(t->a, task->waiter)) {
 		fputs(", awaits ", t->out);
 		esc_text(t->out, task->waiter_type);

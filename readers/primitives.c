@@ -142,6 +142,7 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 		t->type[t->n] = type;
 		t->kind[t->n] = known[i].kind;
 		t->name[t->n] = known[i].name;
+		t->mod[t->n] = known[i].mod;
 		t->family[t->n] = known[i].family;
 		t->n++;
 	}
@@ -560,6 +561,7 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->type = type;
 	out->kind = t->kind[i];
 	out->name = t->name[i];
+	out->cls = prim_own_class(py, t, (size_t)i, type);
 	out->family = t->family[i];
 	out->locked = out->set = out->daemon = out->exited = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;

@@ -61,6 +61,10 @@ struct py_prim {
 	uint64_t type;
 	enum py_prim_kind kind;
 	const char *name;     /* "asyncio.Lock", "threading.RLock", ... */
+	/* Its own class where that is a subclass of name's, as
+	 * "module.Name" ("asyncio.PriorityQueue", "__main__.Worker"; for
+	 * the pyproc's life; a target's text: escape it); else NULL. */
+	const char *cls;
 	enum py_prim_family family;
 	/* State: -1 where unknown or not applicable. */
 	int locked;           /* Lock, RLock, Condition (its lock) */
@@ -94,6 +98,7 @@ struct py_prim_types {
 	uint64_t type[48];
 	enum py_prim_kind kind[48];
 	const char *name[48];
+	const char *mod[48];  /* the module the class is looked up in */
 	enum py_prim_family family[48];
 	size_t n;
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */

@@ -30,6 +30,15 @@ int64_t prim_int_attr(struct pyproc *py, uint64_t obj, const char *name);
 /* A queue's getters and putters (waiters) and the threads or tasks in
  * its join() (joiners, -1 unknown: as none). */
 int64_t prim_plus_joiners(int64_t waiters, int64_t joiners);
+/*
+ * The object's own class where its type is a subclass of row i's class
+ * of t (a PriorityQueue, a user's Thread): "module.Name" from its
+ * __module__ and __name__, NULL for row i's class itself, a class the
+ * row's name already names, or one whose names cannot be read.  Cached
+ * by type for py's life (readers/prim_class.c).
+ */
+const char *prim_own_class(struct pyproc *py, const struct py_prim_types *t,
+			   size_t i, uint64_t type);
 /* a + b, -1 when either is unknown */
 int64_t prim_sum(int64_t a, int64_t b);
 

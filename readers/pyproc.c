@@ -301,6 +301,7 @@ int pyproc_locate(struct pyproc *py, struct memsrc *ms, struct cs_err *err)
 	addrmap_init(&py->codes);
 	addrmap_init(&py->strs);
 	addrmap_init(&py->typenames);
+	addrmap_init(&py->classnames);
 	ret = module_list_load(&py->mods, ms, err);
 	if (ret < 0)
 		return ret;
@@ -375,6 +376,10 @@ void pyproc_forget_objects(struct pyproc *py)
 	while (addrmap_next(&py->typenames, &pos, &key, &val))
 		free(val);
 	addrmap_release(&py->typenames);
+	pos = 0;
+	while (addrmap_next(&py->classnames, &pos, &key, &val))
+		free(val);
+	addrmap_release(&py->classnames);
 	py->unwrap_type = 0;
 	code_cache_clear(py);
 }
@@ -390,6 +395,7 @@ struct pyproc *pyproc_clone(const struct pyproc *py)
 	clone->last_str = 0;
 	clone->last_str_text = NULL;
 	addrmap_init(&clone->typenames);
+	addrmap_init(&clone->classnames);
 	clone->unwrap_type = 0;
 	memset(clone->line_memo, 0, sizeof(clone->line_memo));
 	memset(clone->with_memo, 0, sizeof(clone->with_memo));

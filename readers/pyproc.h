@@ -86,6 +86,9 @@ struct pyproc {
 	uint64_t last_str;
 	const char *last_str_text;
 	struct addrmap typenames; /* tp_name char * by type address */
+	/* A primitive's subclass as "module.Name" by type address
+	 * (readers/primitives.c), "" for none. */
+	struct addrmap classnames;
 	/* The type a generator awaited last that is not a generator, and
 	 * where it keeps what it wraps (readers/gens.c; 0: none yet). */
 	uint64_t unwrap_type;

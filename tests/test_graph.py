@@ -159,8 +159,36 @@ def test_primitives(keeper, interp):
         edge, obj = waits_for_object(graph, node)
         assert (obj["type"], edge["state"]) == (typename, state), (name, edge)
         assert node["blame"]["line"] == marker_line(SCRIPT, marker), node
+        assert "class" not in obj, obj
     # A Condition's waiter has given the lock up: no self-cycle.
     assert graph["cycles"] == [], graph["cycles"]
+    # Subclasses: the family's type, and the class as the interpreter
+    # names it, in JSON and in the text.
+    text = run_coroscope("dump", target.pid).stdout
+    for name, cls in sorted(target.ready["classes"].items()):
+        node = named(graph, "task" if name.startswith("a-") else "thread",
+                     name)
+        edge, obj = waits_for_object(graph, node)
+        family = PRIM_FAMILY[name]
+        assert (obj["type"], obj["class"]) == (family, cls), (name, obj)
+        assert node["blame"]["line"] == \
+            marker_line(SCRIPT, "t-event" if name == "t_own" else
+                        "a-get" if name.startswith("a-") else "t-get"), node
+        assert ("waits for: %s 0x%x (" % (cls, int(obj["address"], 16))
+                in text), (name, text)
+    # Alike tasks waiting on queues of four classes: their group's line
+    # speaks for its first (the versions order them differently).
+    group = [re.search(r"tasks like this: (\S+) \.\. .* the first waits "
+                       r"for (\S+) \(", l) for l in text.splitlines()
+             if "tasks like this: a-" in l]
+    assert len(group) == 1 and group[0], text
+    first, cls = group[0].groups()
+    assert cls == target.ready["classes"].get(first, "asyncio.Queue"), text
+
+
+PRIM_FAMILY = {"a-prio": "asyncio.Queue", "a-lifo": "asyncio.Queue",
+               "a-own": "asyncio.Queue", "t_prio": "queue.Queue",
+               "t_lifo": "queue.Queue", "t_own": "threading.Event"}
 
 
 def test_executor_chain(keeper, interp):
@@ -871,6 +899,9 @@ def test_tornado_waits_only_futures_show(keeper):
             (name, edge, obj)
         assert node["blame"]["line"] == \
             marker_line(TORNADO_SCRIPT, marker), node
+        # a PriorityQueue: named as tornado names it, of the Queue family
+        assert obj.get("class") == \
+            (said["prio_class"] if name == "prio-getter" else None), obj
         objects.add(obj["id"])
     assert len(objects) == len(expect), "one object each: %r" % objects
     # the Lock's waiters stay on the Lock, not on its inner semaphore

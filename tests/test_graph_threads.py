@@ -23,6 +23,8 @@ from conftest import (COROSCOPE, TIME_SCALE, interpreter, left_out,
                       marker_line, run_coroscope, target_script)
 
 SCRIPT = target_script("thread_waits.py")
+# The joined worker's class: the script's own (it runs as __main__).
+WORKER_CLASS = "__main__.Worker"
 
 
 def dump(keeper, interp, scenario):
@@ -64,6 +66,7 @@ def test_join_deadlock(keeper, interp):
     # The main thread joins the worker (a subclass of Thread) ...
     obj, runs = joined_thread(graph, main)
     assert runs["id"] == worker["id"]
+    assert obj["class"] == WORKER_CLASS, obj
     assert main["blame"]["line"] == marker_line(SCRIPT, "main-joins"), main
     # ... which waits for the lock the main thread holds: one cycle.
     lock = waits_for(graph, worker)
@@ -84,13 +87,13 @@ def test_join_deadlock(keeper, interp):
 
     text = run_coroscope("dump", target.pid).stdout
     worker_line = marker_line(SCRIPT, "worker-blocked")
-    assert ("waits for: threading.Thread 0x%x for thread %d (worker) at "
-            "thread_waits.py:%d in " % (int(obj["address"], 16),
+    assert ("waits for: %s 0x%x for thread %d (worker) at "
+            "thread_waits.py:%d in " % (WORKER_CLASS, int(obj["address"], 16),
                                         worker["tid"], worker_line)) in text, \
         text
-    cycle_text = ("thread %d (MainThread) -> threading.Thread 0x%x -> "
-                  "thread %d (worker)" % (main["tid"], int(obj["address"], 16),
-                                          worker["tid"]))
+    cycle_text = ("thread %d (MainThread) -> %s 0x%x -> thread %d (worker)"
+                  % (main["tid"], WORKER_CLASS, int(obj["address"], 16),
+                     worker["tid"]))
     assert cycle_text in text, text
 
 
@@ -238,8 +241,11 @@ def test_pool_results_wait_for_the_workers(keeper, interp):
                        if n["kind"] == "thread" and n["blame"] and
                        n["blame"]["function"].endswith("thread_job"))
         else:
-            assert sorted((w["type"], w["pid"]) for w in workers) == \
-                sorted(("multiprocessing.Process", pid)
+            # the family, and the class the interpreter gives them
+            assert sorted((w["type"], w.get("class"), w["pid"])
+                          for w in workers) == \
+                sorted(("multiprocessing.Process",
+                        target.ready["worker_class"], pid)
                        for pid in target.ready["workers"]), workers
 
 
@@ -264,7 +270,7 @@ def run_causes(tmp_path, scenario, py="/usr/bin/python3.11"):
 def test_run_finds_the_join_deadlock(tmp_path):
     causes, _ = run_causes(tmp_path, "join")
     assert "lock cycle: " in causes[0], causes[0]
-    for part in ("(MainThread) -> threading.Thread 0x", "(worker) -> "
+    for part in ("(MainThread) -> %s 0x" % WORKER_CLASS, "(worker) -> "
                  "threading.Lock 0x"):
         assert part in causes[0], causes[0]
     rest = "\n".join(causes[1:3])
@@ -293,7 +299,7 @@ def test_run_follows_pool_results_to_the_workers(tmp_path):
     causes = "\n".join(lines[:20])
     # one cause for the pool's two workers, which both results wait for
     pool = [c for c in lines[:20]
-            if "2 waiting on multiprocessing.Process 0x" in c]
+            if "2 waiting on %s 0x" % ready["worker_class"] in c]
     assert len(pool) == 1, causes
     for pid in ready["workers"]:
         assert "(pid %d)" % pid in pool[0], causes

@@ -297,3 +297,18 @@ def test_lying_primitives_say_no_more_than_they_can(keeper, interp):
     assert text.returncode == 0, text
     assert "anyio.Lock 0x%s (locked) holder unknown" % objects[
         "anyio.Lock"]["address"][2:] in text.stdout, text.stdout
+    # asyncio.Event's subclasses: the hostile names cut to 200 bytes each
+    # (between characters)
+    # and escaped in the text; a __module__ that is no str gives none.
+    events = sorted((n.get("class") or "") for n in graph["nodes"]
+                    if n.get("type") == "asyncio.Event")
+    module = ("mod\x07\u202e" + "\u00e9" * 3000).encode()
+    cut = 200
+    while module[cut] & 0xc0 == 0x80:  # between characters
+        cut -= 1
+    evil = module[:cut].decode() + ".Evil\x1b[2J\nEvent"
+    assert events == ["", evil], events
+    waits = [l for l in text.stdout.splitlines() if "waits for: " in l and
+             "Evil" in l]
+    assert len(waits) == 1 and "\x1b" not in text.stdout and \
+        "\x07" not in text.stdout, waits

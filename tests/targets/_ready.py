@@ -1,5 +1,6 @@
 """Shared by test targets: the ready file, written so that a test polling
-for it never reads half of it (on every CPython from 3.6 on)."""
+for it never reads half of it (on every CPython from 3.6 on); and the
+name of an object's class as the interpreter gives it."""
 
 import json
 import os
@@ -11,3 +12,13 @@ def write_ready(path, doc):
     with open(tmp, "w") as f:
         json.dump(doc, f)
     os.rename(tmp, path)
+
+
+def class_name(obj, public):
+    """obj's class as the interpreter names it (__module__, __name__), by
+    the name of the module public where that module exports it under its
+    own name (asyncio.queues.PriorityQueue is asyncio.PriorityQueue)."""
+    cls = type(obj)
+    if getattr(public, cls.__name__, None) is cls:
+        return "%s.%s" % (public.__name__, cls.__name__)
+    return "%s.%s" % (cls.__module__, cls.__name__)

@@ -9,12 +9,15 @@ Scenarios:
               more on two RLocks (each entered 3 times), and a thread
               waiting for a lock taken with a bare acquire()
   prims       a task waiting on each asyncio primitive and a thread on
-              each threading one
+              each threading one; and on subclasses: asyncio's and
+              queue's PriorityQueue and LifoQueue, a Queue and an Event
+              of the script's own
   to_thread   a task awaiting run_in_executor(f) where f blocks on a lock
               held by another thread
 
-Writes {"pid": ..., "names": {...}} to READY once everything waits, then
-waits forever.  Runs on CPython 3.6 through 3.14.
+Writes {"pid": ..., "names": {...}} to READY once everything waits (for
+prims also "classes": each subclass's waiter's name -> what the
+interpreter calls the class), then waits forever.  Runs on CPython 3.6 through 3.14.
 """
 
 import asyncio
@@ -24,6 +27,8 @@ import queue
 import sys
 import threading
 import time
+
+from _ready import class_name
 
 READY, SCENARIO = sys.argv[1], sys.argv[2]
 ready_info = {}
@@ -168,8 +173,28 @@ def t_barrier(barrier):
     barrier.wait()  # MARK: t-barrier
 
 
+class OwnQueue(asyncio.Queue):
+    pass
+
+
+class OwnEvent(threading.Event):
+    pass
+
+
 async def prims_main():
     loop = asyncio.get_event_loop()
+    subs = [(asyncio.PriorityQueue(), "a-prio"),
+            (asyncio.LifoQueue(), "a-lifo"), (OwnQueue(), "a-own")]
+    ready_info["classes"] = dict((name, class_name(q, asyncio))
+                                 for q, name in subs)
+    subtasks = [spawn(loop, wait_get(q), name) for q, name in subs]
+    for fn, arg, name in ((t_get, queue.PriorityQueue(), "t_prio"),
+                          (t_get, queue.LifoQueue(), "t_lifo"),
+                          (t_event, OwnEvent(), "t_own")):
+        ready_info["classes"][name] = class_name(
+            arg, queue if fn is t_get else threading)
+        threading.Thread(target=fn, args=(arg,), name=name,
+                         daemon=True).start()
     full = asyncio.Queue(maxsize=1)
     full.put_nowait(1)
     tasks = [
@@ -193,7 +218,7 @@ async def prims_main():
                          daemon=True).start()
     await asyncio.sleep(0.3)
     ready()
-    await asyncio.gather(*tasks)
+    await asyncio.gather(*(tasks + subtasks))
 
 
 # ---- to_thread ------------------------------------------------------------

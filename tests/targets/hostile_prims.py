@@ -9,8 +9,10 @@ fields are what no library would put there: a trio.Lock owned by an int
 with a list for its parking lot, a trio.Event whose flag is a str and
 whose tasks are a frozenset, an anyio.Lock owned by something whose id
 is 2**70, a tornado.locks.Lock whose `_block` is itself and whose
-__aexit__ says, as functools.wraps would, that it wraps itself, and a
-real threading.Condition whose _lock is itself.  Tasks
+__aexit__ says, as functools.wraps would, that it wraps itself, a real
+threading.Condition whose _lock is itself, and two subclasses of
+asyncio.Event, one named with control characters in a module of 3,007
+characters (two bytes each, most), one whose __module__ is an int.  Tasks
 wait in coroutines compiled as if from those libraries' files (so that
 `self` is taken for what they wait on), and one holds that tornado lock
 in `async with`.  Writes {"pid": ...} to READY_FILE once all are
@@ -97,6 +99,17 @@ def waiter_from(path):
     return ns["wait"]
 
 
+# Names a class may have: control characters, any length, not a str.
+EVIL_NAME = "Evil\x1b[2J\nEvent"
+EVIL_MODULE = "mod\x07\u202e" + "\u00e9" * 3000
+EvilEvent = type(EVIL_NAME, (asyncio.Event,), {"__module__": EVIL_MODULE})
+IntModuleEvent = type("IntModuleEvent", (asyncio.Event,), {"__module__": 42})
+
+
+async def wait_event(ev):
+    await ev.wait()
+
+
 def looped_condition():
     cond = threading.Condition()
     cond._lock = cond
@@ -118,6 +131,8 @@ async def main(ready):
     tasks = [asyncio.ensure_future(waiter_from(path)(obj, never))
              for obj, path in objs]
     tasks.append(asyncio.ensure_future(holds_looped(objs[3][0], never)))
+    tasks += [asyncio.ensure_future(wait_event(cls()))
+              for cls in (EvilEvent, IntModuleEvent)]
     await asyncio.sleep(0.1)
     write_ready(ready, {"pid": os.getpid()})
     await asyncio.gather(*tasks)

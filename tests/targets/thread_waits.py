@@ -45,7 +45,7 @@ import time
 # exit scenario reads it after that)
 THIS_FILE = __file__
 sys.path.insert(0, os.path.dirname(os.path.abspath(THIS_FILE)))
-from _ready import write_ready  # noqa: E402
+from _ready import class_name, write_ready  # noqa: E402
 
 READY, SCENARIO = (sys.argv + ["", ""])[1:3]
 
@@ -326,6 +326,8 @@ def pool_scenario():
     settle({"mapper": "mapper-waits", "applier": "applier-waits",
             "thread-mapper": "thread-mapper-waits"})
     write_ready(READY, {"pid": me, "workers": workers,
+                        "worker_class": class_name(pool._pool[0],
+                                                   multiprocessing),
                         "thread_workers": [t.ident for t in tpool._pool]})
     never.wait()
 

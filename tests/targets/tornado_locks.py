@@ -27,7 +27,7 @@ import sys
 
 from tornado import ioloop, locks, queues
 
-from _ready import write_ready
+from _ready import class_name, write_ready
 
 
 async def holder(lock, never):
@@ -135,6 +135,7 @@ async def main(ready):
         "queue": queue_said(QUEUE),
         "full": queue_said(full),
         "prio": queue_said(KEEPER.prio),
+        "prio_class": class_name(KEEPER.prio, queues),
         # "<Condition waiters[1]>"
         "cond": {"waiting": int(repr(cond).split("waiters[", 1)[1]
                                 .split("]", 1)[0])},
