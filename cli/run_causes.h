@@ -80,6 +80,12 @@ struct run_thread_facts {
 	 * "wait", "futex"), and the C function it is blocked in. */
 	const char *blocked_in;
 	const char *native_call;
+	/* The line of the frame the wait-for graph blames, where that is
+	 * not run_causes_own_frame() and the graph has the thread wait
+	 * for something: the program's own call past a library other than
+	 * threading's (subprocess's communicate(), multiprocessing's
+	 * join()); else NULL. */
+	char *blame_source;
 };
 
 void run_summary_init(struct run_summary *s);

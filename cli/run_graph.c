@@ -24,8 +24,8 @@ static void node_seen(const struct collection *c,
 		memset(out, 0, sizeof(*out));
 }
 
-/* The source line of a thread node's own frame, when it is the frame
- * the graph blames (facts: per thread of the snapshot, or NULL). */
+/* The source line of the frame the graph blames a thread node on
+ * (facts: per thread of the snapshot, or NULL). */
 static const char *unit_source(const struct collection *c,
 			       const struct run_thread_facts *facts,
 			       size_t node)
@@ -33,10 +33,11 @@ static const char *unit_source(const struct collection *c,
 	const struct wg_node *n = &c->graph.nodes[node];
 
 	if (!facts || n->kind != WG_THREAD || !n->blame ||
-	    n->index >= c->snap.nthreads ||
-	    run_causes_own_frame(&c->snap.threads[n->index]) != n->blame)
+	    n->index >= c->snap.nthreads)
 		return NULL;
-	return facts[n->index].source;
+	if (run_causes_own_frame(&c->snap.threads[n->index]) == n->blame)
+		return facts[n->index].source;
+	return facts[n->index].blame_source;
 }
 
 /* A thread's or task's detail after its label: where, for how long,

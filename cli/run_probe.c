@@ -195,6 +195,26 @@ static const char *native_call(const struct native_thread *nt,
 	return named;
 }
 
+/* The frame the wait-for graph blames thread i of the snapshot on (the
+ * program's own line, past the libraries it waits in) where the graph
+ * has the thread wait for something (a cause names it), else NULL. */
+static const struct py_frame *blamed_waiting(const struct collection *c,
+					     size_t i)
+{
+	const struct py_waitgraph *g = &c->graph;
+	long node = py_waitgraph_node_of(g, WG_THREAD, i);
+	const size_t *out;
+	size_t k, m;
+
+	if (node < 0)
+		return NULL;
+	out = py_waitgraph_out(g, (size_t)node, &m);
+	for (k = 0; k < m; k++)
+		if (g->edges[out[k]].kind == WG_WAITS_FOR)
+			return g->nodes[node].blame;
+	return NULL;
+}
+
 struct run_thread_facts *run_probe_threads(const struct collection *c)
 {
 	const struct py_snapshot *snap = &c->snap;
@@ -209,7 +229,7 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 	for (i = 0; i < snap->nthreads; i++) {
 		const struct py_thread *t = &snap->threads[i];
 		const struct native_thread *nt;
-		const struct py_frame *own;
+		const struct py_frame *own, *blamed;
 		const char *b;
 
 		nt = t->tid > 0 ? native_stacks_find(&c->native, t->tid) : NULL;
@@ -236,6 +256,10 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		if (facts[i].futex != 0 && own)
 			facts[i].source = source_line(pid, own->code->filename,
 						      own->line);
+		blamed = blamed_waiting(c, i);
+		if (blamed && blamed != own)
+			facts[i].blame_source = source_line(
+				pid, blamed->code->filename, blamed->line);
 	}
 	find_quiet(pid, snap, facts);
 	return facts;
@@ -245,7 +269,9 @@ void run_probe_release(struct run_thread_facts *facts, size_t n)
 {
 	size_t i;
 
-	for (i = 0; facts && i < n; i++)
+	for (i = 0; facts && i < n; i++) {
 		free(facts[i].source);
+		free(facts[i].blame_source);
+	}
 	free(facts);
 }

@@ -288,6 +288,19 @@ def test_run_names_the_children_waited_for(tmp_path):
                            ("MainThread", "multiprocessing.Process")):
         assert ("1 waiting on %s 0x" % typename) in causes, causes
         assert ("(pid %d)" % pids[name]) in causes, causes
+    # each waiting thread at its own line, with that line's source
+    # (past subprocess.py and multiprocessing's popen_fork.py alike)
+    for name, marker in (("runner", "runner-waits"),
+                         ("capturer", "capturer-waits"),
+                         ("reaped", "reaped-waits"),
+                         ("MainThread", "main-joins-child")):
+        line = marker_line(SCRIPT, marker)
+        with open(SCRIPT) as f:
+            source = f.read().splitlines()[line - 1].strip()
+        said = [l for l in lines[:12]
+                if "(%s) at thread_waits.py:%d in " % (name, line) in l]
+        assert len(said) == 1 and said[0].endswith("): " + source), \
+            (name, causes)
 
 
 def test_run_follows_pool_results_to_the_workers(tmp_path):

@@ -70,8 +70,8 @@ static void test_lock_deadlock(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 0, "with lock_b:" , NULL, NULL }, { 1, 0, "lock_a.acquire()" , NULL, NULL },
-		{ 0, 0, NULL , NULL, NULL },
+		{ 1, 0, "with lock_b:" , NULL, NULL, NULL }, { 1, 0, "lock_a.acquire()" , NULL, NULL, NULL },
+		{ 0, 0, NULL , NULL, NULL, NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -107,8 +107,8 @@ static void test_lock_whatever_the_layout(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 1, "with lock_b: pass" , NULL, NULL }, { 1, 1, NULL , NULL, NULL },
-		{ 1, 0, "x = compute()" , NULL, NULL },
+		{ 1, 1, "with lock_b: pass" , NULL, NULL, NULL }, { 1, 1, NULL , NULL, NULL, NULL },
+		{ 1, 0, "x = compute()" , NULL, NULL, NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -136,8 +136,8 @@ static void test_running_and_gil(void)
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
 	/* not in futex; holding the GIL: neither is blocked */
-	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL },
-					     { 1, 1, "with b:" , NULL, NULL } };
+	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL, NULL },
+					     { 1, 1, "with b:" , NULL, NULL, NULL } };
 	struct run_summary s;
 
 	frame(&frames[0], &prog_take, 10);
@@ -154,8 +154,8 @@ static void test_single_lock_and_wait(void)
 	struct py_async a = { 0 };
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
-	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL },
-					     { 1, 0, "ev.wait()" , NULL, NULL } };
+	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL, NULL },
+					     { 1, 0, "ev.wait()" , NULL, NULL, NULL } };
 	struct run_summary s;
 	const struct run_cause *c;
 
@@ -206,7 +206,7 @@ static void test_alike_waits(void)
 		frame(&f[i][1], &prog_take, line_of[i]);
 		t[i] = thread(41 + i, names[i], 0, f[i], 2);
 		facts[i] = (struct run_thread_facts){ 1, 0, "ev.wait()",
-						      NULL, NULL };
+						      NULL, NULL, NULL };
 	}
 	for (apart = 0; apart < 2; apart++) {
 		run_summary_init(&s);
@@ -526,12 +526,12 @@ static void test_native_frames(void)
 	struct py_snapshot snap = { .threads = t, .nthreads = 4 };
 	struct run_thread_facts facts[4] = {
 		/* a lock in C, its line no clue, never asked to the kernel */
-		{ 1, -1, "x = get()", "lock", "sem_clockwait" },
+		{ 1, -1, "x = get()", "lock", "sem_clockwait", NULL },
 		/* reading a pipe: the line's acquire( is no lock */
-		{ 0, -1, "data = acquire(fd)", "io", "read" },
+		{ 0, -1, "data = acquire(fd)", "io", "read", NULL },
 		/* waiting for the GIL, whose holder sleeps in C */
-		{ 1, -1, NULL, "gil", "take_gil" },
-		{ 0, 0, NULL, "sleep", "clock_nanosleep" },
+		{ 1, -1, NULL, "gil", "take_gil", NULL },
+		{ 0, 0, NULL, "sleep", "clock_nanosleep", NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -604,8 +604,8 @@ static void test_sampled(void)
 	struct py_thread th[2];
 	struct py_snapshot snap = { .threads = th, .nthreads = 2 };
 	struct run_thread_facts facts[2] = {
-		{ 1, 1, "with lock:", NULL, NULL },
-		{ 1, 1, "with lock:", NULL, NULL },
+		{ 1, 1, "with lock:", NULL, NULL, NULL },
+		{ 1, 1, "with lock:", NULL, NULL, NULL },
 	};
 	uint64_t by_a[1] = { 0x300 };
 	struct watch_tracker tr;
