@@ -179,7 +179,10 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 
 		if (e->kind != WG_WAITS_FOR)
 			continue;
-		strbuf_addstr(sb, first ? "waits for: " : "; and for: ");
+		/* (a waiter's "first of" edges come together: one wait) */
+		strbuf_addstr(sb, first ? (e->any ? "waits for the first of: " :
+					   "waits for: ") :
+			      e->any ? "; or: " : "; and for: ");
 		first = 0;
 		graph_add_label(sb, c, e->to, names);
 		if (g->nodes[e->to].kind != WG_OBJECT) {
@@ -672,6 +675,10 @@ void report_json_graph(struct json *j, const struct collection *c)
 		json_uint(j, e->from);
 		json_key(j, "to");
 		json_uint(j, e->to);
+		if (e->any) {
+			json_key(j, "any");
+			json_bool(j, 1);
+		}
 		if (g->nodes[e->to].kind == WG_OBJECT) {
 			json_prim(j, &g->prims[g->nodes[e->to].index], "object");
 		}

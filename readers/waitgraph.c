@@ -76,6 +76,7 @@ void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 	g->edges[g->nedges].from = from;
 	g->edges[g->nedges].to = to;
 	g->edges[g->nedges].at = at;
+	g->edges[g->nedges].any = 0;
 	g->nedges++;
 	if (kind == WG_WAITS_FOR && is_future_node(g, to)) {
 		int found;
@@ -85,6 +86,15 @@ void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 			    found && v != (void *)(uintptr_t)(to + 1) ?
 			    VIA_MANY : (void *)(uintptr_t)(to + 1));
 	}
+}
+
+void wg_add_any_edge(struct wg_build *b, size_t from, size_t to)
+{
+	size_t n = b->g->nedges;
+
+	wg_add_edge(b, WG_WAITS_FOR, from, to, NULL);
+	if (b->g->nedges > n)
+		b->g->edges[n].any = 1;
 }
 
 int wg_prim_read(struct wg_build *b, uint64_t obj, struct py_prim *p)
@@ -224,6 +234,47 @@ static void scan_unit(struct wg_build *b, size_t node,
 			nd->blame = f[k];
 	for (k = 0; k < n && !nd->idle; k++)
 		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
+}
+
+/* Is frame f's local `name` the str `want`? */
+static int local_is(struct wg_build *b, const struct py_frame *f,
+		    const char *name, const char *want)
+{
+	uint64_t v = wg_frame_local(b->py, f, name);
+	const char *s;
+
+	return v && pystr_get(b->py, v, &s, NULL) == 0 && !strcmp(s, want);
+}
+
+/*
+ * Does task t go on after the first of the tasks it awaits ends: in
+ * asyncio.wait() with return_when FIRST_COMPLETED (its _wait), or in
+ * as_completed() (its _wait_for_one, 3.6 - 3.14)?
+ */
+static int waits_for_first(struct wg_build *b, const struct py_task *t)
+{
+	const struct py_async *a = b->a;
+	size_t k;
+
+	if (t == b->first_of)
+		return b->first_of_says;
+	b->first_of = t;
+	b->first_of_says = 0;
+	for (k = 0; k < t->nstack && k < WG_MAX_FRAMES; k++) {
+		const struct py_gen *gen = t->stack[k] < a->ngens ?
+					   &a->gens[t->stack[k]] : NULL;
+		const struct py_code *code = gen && gen->has_frame ?
+					     gen->frame.code : NULL;
+
+		if (!code || !code->name || !code->filename ||
+		    !cs_ends_with(code->filename, "/asyncio/tasks.py"))
+			continue;
+		if (!strcmp(code->name, "_wait_for_one") ||
+		    (!strcmp(code->name, "_wait") &&
+		     local_is(b, &gen->frame, "return_when", "FIRST_COMPLETED")))
+			b->first_of_says = 1;
+	}
+	return b->first_of_says;
 }
 
 /* The task node of addr, or -1. */
@@ -686,12 +737,15 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 			scan_task(&b, base + i, fr, n);
 		for (j = 0; j < t->nawaited_by; j++) {
 			const struct py_task *w = py_async_task(a, t->awaited_by[j]);
+			size_t from = base + (size_t)(w ? w - a->tasks : 0);
 
-			if (w && !waits_through_future(&b,
-					base + (size_t)(w - a->tasks), base + i))
-				wg_add_edge(&b, WG_WAITS_FOR,
-					    base + (size_t)(w - a->tasks),
-					    base + i, NULL);
+			if (!w || waits_through_future(&b, from, base + i))
+				continue;
+			if (waits_for_first(&b, w))
+				wg_add_any_edge(&b, from, base + i);
+			else
+				wg_add_edge(&b, WG_WAITS_FOR, from, base + i,
+					    NULL);
 		}
 	}
 	free(fr);

@@ -50,6 +50,11 @@ struct wg_edge {
 	size_t from, to;  /* node indexes */
 	const struct py_frame *at;  /* holds: the frame that entered the
 				       block; NULL when not from a frame */
+	/* waits-for: one of two or more its waiter goes on after the first
+	 * of (asyncio.wait() or concurrent.futures.wait() with
+	 * FIRST_COMPLETED, as_completed()): no part of any cycle, since
+	 * the others may end it */
+	int any;
 };
 
 /* A generator run by a driver other than asyncio's Task: a tornado

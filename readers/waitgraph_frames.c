@@ -95,7 +95,11 @@ uint64_t wg_frame_local(struct pyproc *py, const struct py_frame *f,
 		if (py_read_words(py, base + 8 * i, &v, 1, &err) < 0)
 			return 0;
 		v &= ~(uint64_t)L->stackref_tag_mask;
-		if (v && code->localkinds[i] == PY_LOCAL_CELL &&
+		/* Before 3.11 an argument a closure keeps is a cell of its
+		 * own, after the locals; its local slot is cleared. */
+		if (!v)
+			continue;
+		if (code->localkinds[i] == PY_LOCAL_CELL &&
 		    pyobj_read_type(py, v, &type, &err) == 0 &&
 		    type == py->types.cell &&
 		    py_field_u64(py, v, L->cell_ref, &v, &err) < 0)

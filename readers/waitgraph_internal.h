@@ -42,6 +42,10 @@ struct wg_build {
 	 * to three times each, and the tasks' run the same code in a row. */
 	uint64_t last_code;
 	unsigned last_class;
+	/* waits_for_first()'s last task and answer (NULL: none): a task
+	 * awaiting 100,000 in asyncio.wait() is asked about for each. */
+	const struct py_task *first_of;
+	int first_of_says;
 	struct py_prim_memo prims;    /* zeroed: empty */
 };
 
@@ -49,6 +53,9 @@ struct wg_build {
  * (`at`: where a hold was entered, or NULL). */
 void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 		 size_t to, const struct py_frame *at);
+/* A waits-for edge from `from` to one of the things it waits for the
+ * first of (wg_edge.any; kept only where `from` has two or more). */
+void wg_add_any_edge(struct wg_build *b, size_t from, size_t to);
 /* The node of primitive obj (added on first sight), or -1 if obj is
  * not one. */
 long wg_object_node(struct wg_build *b, uint64_t obj);
@@ -68,11 +75,11 @@ int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
  * for every non-daemon thread left. */
 void wg_link_thread(struct wg_build *b, size_t thread_node,
 		    const struct py_thread *t);
-/* Is f concurrent.futures' wait() or as_completed() waiting for all
- * of its futures not yet done (return_when ALL_COMPLETED), or for the
- * one left?  Then the unit (node) waits for each of them, not for the
- * Event of the waiter it installed in them (1).  A wait for the first
- * of several is no wait for each: the graph has no "any of" (0). */
+/* Is f concurrent.futures' wait() or as_completed() waiting for futures
+ * not yet done?  Then the unit (node) waits for them, not for the Event
+ * of the waiter it installed in them (1): for each (return_when
+ * ALL_COMPLETED or FIRST_EXCEPTION), or for the first of them
+ * (FIRST_COMPLETED, as_completed(): wg_edge.any). */
 int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f);
 /* Once the units are scanned: each result of a multiprocessing pool
  * waited on waits for the pool's workers (then for the threads of a

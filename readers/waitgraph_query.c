@@ -123,6 +123,8 @@ static void group_edges(const struct py_waitgraph *g, enum edge_group by,
 		int fwd = by == BY_FROM ||
 			  (by == BY_WAITER && e->kind == WG_WAITS_FOR);
 
+		if (by == BY_WAITER && e->any)
+			continue;
 		start[(fwd ? e->from : e->to) + 1]++;
 	}
 	for (i = 0; i < g->nnodes; i++)
@@ -132,6 +134,8 @@ static void group_edges(const struct py_waitgraph *g, enum edge_group by,
 		int fwd = by == BY_FROM ||
 			  (by == BY_WAITER && e->kind == WG_WAITS_FOR);
 
+		if (by == BY_WAITER && e->any)
+			continue;  /* the waiter's other choices may end it */
 		u = fwd ? e->from : e->to;
 		v = by != BY_WAITER ? i : fwd ? e->to : e->from;
 		vals[start[u] + fill[u]++] = v;
@@ -273,10 +277,25 @@ void wg_drives_by_task(const struct py_waitgraph *g, size_t ntasks,
 	*dlist = list;
 }
 
+/* A waiter with one "first of" edge left (the others were done, or not
+ * in the graph) waits for that one as for any. */
+static void settle_any(struct py_waitgraph *g)
+{
+	size_t *n = xcalloc(g->nnodes + 1, sizeof(*n)), i;
+
+	for (i = 0; i < g->nedges; i++)
+		n[g->edges[i].from] += g->edges[i].any != 0;
+	for (i = 0; i < g->nedges; i++)
+		if (n[g->edges[i].from] < 2)
+			g->edges[i].any = 0;
+	free(n);
+}
+
 void wg_finish(struct py_waitgraph *g)
 {
 	size_t i;
 
+	settle_any(g);
 	/* Asked once per generator by the report: a scan of every drive
 	 * each time is quadratic in a tornado app's coroutines. */
 	addrmap_reserve(&g->drive_index, g->ndrives);

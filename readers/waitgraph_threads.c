@@ -174,7 +174,8 @@ static int future_pending(struct wg_build *b, uint64_t addr, struct py_prim *p)
 	       (!strcmp(p->fstate, "pending") || !strcmp(p->fstate, "running"));
 }
 
-/* Does wait() in frame f return only once all are done? */
+/* Does wait() in frame f wait for all (ALL_COMPLETED, and
+ * FIRST_EXCEPTION until one fails), not for the first done? */
 static int waits_for_all(struct wg_build *b, const struct py_frame *f)
 {
 	uint64_t v = wg_frame_local(b->py, f, "return_when");
@@ -183,7 +184,7 @@ static int waits_for_all(struct wg_build *b, const struct py_frame *f)
 
 	cs_err_init(&err);
 	return v && pystr_get(b->py, v, &s, &err) == 0 &&
-	       !strcmp(s, "ALL_COMPLETED");
+	       (!strcmp(s, "ALL_COMPLETED") || !strcmp(s, "FIRST_EXCEPTION"));
 }
 
 int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f)
@@ -209,16 +210,20 @@ int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f)
 	for (i = 0; i < n; i++)
 		if (future_pending(b, items[i], &p))
 			items[npending++] = items[i];
-	if (npending && (all || npending == 1))
-		for (i = 0; i < npending; i++) {
-			long obj = wg_object_node(b, items[i]);
+	/* (FIRST_COMPLETED and as_completed() go on after the first: a
+	 * wait for whichever) */
+	for (i = 0; i < npending; i++) {
+		long obj = wg_object_node(b, items[i]);
 
-			if (obj >= 0)
-				wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj,
-					    NULL);
-		}
+		if (obj < 0)
+			continue;
+		if (all)
+			wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
+		else
+			wg_add_any_edge(b, node, (size_t)obj);
+	}
 	free(items);
-	return npending && (all || npending == 1);
+	return npending > 0;
 }
 
 void wg_link_thread(struct wg_build *b, size_t thread_node,

@@ -191,6 +191,38 @@ PRIM_FAMILY = {"a-prio": "asyncio.Queue", "a-lifo": "asyncio.Queue",
                "t_lifo": "queue.Queue", "t_own": "threading.Event"}
 
 
+def test_wait_for_the_first_of(keeper, interp):
+    """asyncio.wait(FIRST_COMPLETED) waits for the first of its tasks:
+    "any" edges, no part of a cycle (a task holding the lock one child
+    waits for is no deadlock while the other child may end its wait);
+    with ALL_COMPLETED the same is a deadlock, one cycle."""
+    if ver(interp) < (3, 8):
+        pytest.skip("task names (set_name) need Python 3.8+")
+    graph, target = dump_json(keeper, interp, "first_of")
+    cycles = [set(c) for c in graph["cycles"]]
+    for mode, anyof in (("first", True), ("all", False)):
+        holder = named(graph, "task", mode + "-holder")
+        assert holder["blame"]["line"] == \
+            marker_line(SCRIPT, "holder-waits"), holder
+        out = edges(graph, "waits_for", frm=holder["id"])
+        kids = dict((graph["nodes"][e["to"]]["name"], e.get("any", False))
+                    for e in out)
+        assert kids == {mode + "-take": anyof, mode + "-event": anyof}, out
+        take = named(graph, "task", mode + "-take")
+        mine = [c for c in cycles if holder["id"] in c]
+        if anyof:
+            assert mine == [], graph["cycles"]
+        else:
+            assert len(mine) == 1 and take["id"] in mine[0], graph["cycles"]
+    text = run_coroscope("dump", target.pid).stdout
+    assert ("waits for the first of: task 'first-take' at graph_target.py:"
+            "%d in take" % marker_line(SCRIPT, "take-waits")) in text or \
+        ("waits for the first of: task 'first-event' " in text and
+         "; or: task 'first-take' at graph_target.py:%d in take" %
+         marker_line(SCRIPT, "take-waits") in text), text
+    assert "; and for: task 'all-" in text, text
+
+
 def test_executor_chain(keeper, interp):
     graph, target = dump_json(keeper, interp, "to_thread")
     worker = [n for n in graph["nodes"] if n["kind"] == "thread" and
@@ -550,13 +582,15 @@ def test_as_completed_children_are_awaited(keeper, interp):
         for f in t["stack"])]
     assert len(kids) == 2, doc["tasks"]
     # each pending child points to the task iterating as_completed (not
-    # a root), and the graph says that task waits for them
+    # a root), and the graph says that task waits for the first of them
     for k in kids:
         assert k["awaited_by"] == [iterating[0]["id"]], k
     graph = doc["graph"]
     it = [n for n in graph["nodes"] if n.get("task") == iterating[0]["id"]]
-    targets = set(n.get("task") for n in waits_for(graph, it[0]))
-    assert set(k["id"] for k in kids) <= targets, graph["edges"]
+    targets = dict((graph["nodes"][e["to"]].get("task"), e.get("any"))
+                   for e in edges(graph, "waits_for", frm=it[0]["id"]))
+    assert dict((k["id"], targets.get(k["id"])) for k in kids) == \
+        dict((k["id"], True) for k in kids), graph["edges"]
     text = run_coroscope("dump", target.pid).stdout
     roots = [l for l in text.splitlines() if l.startswith(("`- (T)",
                                                            "|- (T)"))]

@@ -141,11 +141,18 @@ def test_futures_wait_and_as_completed(keeper, interp):
     # each job's worker thread, and what it waits on
     assert inner == {"waiter": ["threading.Event"],
                      "completer": ["threading.Lock"]}, inner
-    # A wait for the first of two jobs is no wait for each (the graph
-    # has no "any of": two edges would make a cycle of a thread that
-    # holds what one job waits for): no future edge.
-    assert not [n for n in waits_for(graph, thread_node(graph, "first"))
-                if n.get("type") == "concurrent.futures.Future"], graph
+    # A wait for the first of two jobs: an "any" edge to each (each for
+    # its worker), in no cycle.
+    first = thread_node(graph, "first")
+    assert first["blame"]["line"] == marker_line(SCRIPT, "first-waits")
+    out = [e for e in graph["edges"]
+           if e["kind"] == "waits_for" and e["from"] == first["id"]]
+    assert sorted((graph["nodes"][e["to"]]["type"],
+                   graph["nodes"][e["to"]]["state"], e.get("any"))
+                  for e in out) == \
+        [("concurrent.futures.Future", "running", True)] * 2, out
+    assert not [c for c in graph["cycles"] if first["id"] in c], \
+        graph["cycles"]
     # wait() of a dict (the argument as given, before 3.9): the future
     # not done, read from the set wait() made
     by_dict = thread_node(graph, "by-dict")

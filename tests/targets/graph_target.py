@@ -14,6 +14,11 @@ Scenarios:
               of the script's own
   to_thread   a task awaiting run_in_executor(f) where f blocks on a lock
               held by another thread
+  first_of    two tasks each holding an asyncio.Lock while in
+              asyncio.wait() of two children, one child waiting for that
+              lock, the other on an Event: "first-holder" with
+              FIRST_COMPLETED (no deadlock: the Event may end its wait),
+              "all-holder" with ALL_COMPLETED (a deadlock)
 
 Writes {"pid": ..., "names": {...}} to READY once everything waits (for
 prims also "classes": each subclass's waiter's name -> what the
@@ -221,6 +226,34 @@ async def prims_main():
     await asyncio.gather(*(tasks + subtasks))
 
 
+# ---- first_of -------------------------------------------------------------
+
+async def take(lock):
+    async with lock:  # MARK: take-waits
+        pass
+
+
+async def holds_and_waits(loop, name, return_when):
+    lock = asyncio.Lock()
+    async with lock:
+        kids = [spawn(loop, take(lock), name + "-take"),
+                spawn(loop, wait_event(asyncio.Event()), name + "-event")]
+        await asyncio.wait(kids, return_when=return_when)  # MARK: holder-waits
+
+
+async def first_of_main():
+    loop = asyncio.get_event_loop()
+    tasks = [spawn(loop, holds_and_waits(loop, "first",
+                                         asyncio.FIRST_COMPLETED),
+                   "first-holder"),
+             spawn(loop, holds_and_waits(loop, "all",
+                                         asyncio.ALL_COMPLETED),
+                   "all-holder")]
+    await asyncio.sleep(0.3)
+    ready()
+    await asyncio.gather(*tasks)
+
+
 # ---- to_thread ------------------------------------------------------------
 
 def blocked_work(lock):
@@ -258,6 +291,8 @@ def main():
         time.sleep(3600)
     elif SCENARIO == "prims":
         loop.run_until_complete(prims_main())
+    elif SCENARIO == "first_of":
+        loop.run_until_complete(first_of_main())
     elif SCENARIO == "to_thread":
         lock = threading.Lock()
         started = threading.Event()

@@ -165,9 +165,8 @@ def futures_scenario():
             pass
 
     def first():
-        concurrent.futures.wait(  # MARK: first-waits
-            [on_event, on_lock],
-            return_when=concurrent.futures.FIRST_COMPLETED)
+        fs, how = [on_event, on_lock], concurrent.futures.FIRST_COMPLETED
+        concurrent.futures.wait(fs, return_when=how)  # MARK: first-waits
 
     def by_dict():
         concurrent.futures.wait({on_event: "e", done: "d"})  # MARK: dict-waits
@@ -176,7 +175,7 @@ def futures_scenario():
                          (first, "first"), (by_dict, "by-dict")):
         threading.Thread(target=target, name=name).start()
     settle({"waiter": "waiter-waits", "completer": "completer-waits",
-            "by-dict": "dict-waits"})
+            "first": "first-waits", "by-dict": "dict-waits"})
     write_ready(READY, {"pid": os.getpid(), "done": "0x%x" % id(done)})
     never.wait()
 
