@@ -71,10 +71,26 @@ int pytype_name(struct pyproc *py, uint64_t type, struct strbuf *out,
 
 int pytype_is_subtype(struct pyproc *py, uint64_t type, uint64_t base)
 {
+	uint64_t mro = 0, items[MAX_TYPE_DEPTH];
 	struct cs_err ignored;
+	size_t n = 0, i;
 	int depth;
 
 	cs_err_init(&ignored);
+	if (type == base)
+		return 1;
+	/* Its MRO, every base in it: tp_base is only the one whose layout
+	 * it extends, the first of `class Q(Mixin, asyncio.Queue)`.  (A
+	 * class still being made has none: its tp_base chain, then.) */
+	if (type && py_field_u64(py, type, py->layout.tp_mro, &mro,
+				 &ignored) > 0 && mro &&
+	    pyseq_items(py, mro, items, MAX_TYPE_DEPTH, &n, &ignored) == 0 &&
+	    n) {
+		for (i = 0; i < n && i < MAX_TYPE_DEPTH; i++)
+			if (items[i] == base)
+				return 1;
+		return 0;
+	}
 	for (depth = 0; type && depth < MAX_TYPE_DEPTH; depth++) {
 		if (type == base)
 			return 1;

@@ -30,7 +30,8 @@ int pyobj_read_type(struct pyproc *py, uint64_t obj, uint64_t *type,
 int pytype_name(struct pyproc *py, uint64_t type, struct strbuf *out,
 		struct cs_err *err);
 
-/* Is `type` the type `base` or a subclass of it (walks tp_base, bounded)? */
+/* Is `type` the type `base` or a subclass of it (in its MRO, the first
+ * 64 entries; or, without one, its tp_base chain, bounded)? */
 int pytype_is_subtype(struct pyproc *py, uint64_t type, uint64_t base);
 
 /*

@@ -172,11 +172,11 @@ def test_primitives(keeper, interp):
         family = PRIM_FAMILY[name]
         assert (obj["type"], obj["class"]) == (family, cls), (name, obj)
         assert node["blame"]["line"] == \
-            marker_line(SCRIPT, "t-event" if name == "t_own" else
+            marker_line(SCRIPT, "t-event" if name in ("t_own", "t_mixed") else
                         "a-get" if name.startswith("a-") else "t-get"), node
         assert ("waits for: %s 0x%x (" % (cls, int(obj["address"], 16))
                 in text), (name, text)
-    # Alike tasks waiting on queues of four classes: their group's line
+    # Alike tasks waiting on queues of five classes: their group's line
     # speaks for its first (the versions order them differently).
     group = [re.search(r"tasks like this: (\S+) \.\. .* the first waits "
                        r"for (\S+) \(", l) for l in text.splitlines()
@@ -187,8 +187,9 @@ def test_primitives(keeper, interp):
 
 
 PRIM_FAMILY = {"a-prio": "asyncio.Queue", "a-lifo": "asyncio.Queue",
-               "a-own": "asyncio.Queue", "t_prio": "queue.Queue",
-               "t_lifo": "queue.Queue", "t_own": "threading.Event"}
+               "a-own": "asyncio.Queue", "a-mixed": "asyncio.Queue",
+               "t_prio": "queue.Queue", "t_lifo": "queue.Queue",
+               "t_own": "threading.Event", "t_mixed": "threading.Event"}
 
 
 def test_wait_for_the_first_of(keeper, interp):

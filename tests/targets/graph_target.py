@@ -11,7 +11,7 @@ Scenarios:
   prims       a task waiting on each asyncio primitive and a thread on
               each threading one; and on subclasses: asyncio's and
               queue's PriorityQueue and LifoQueue, a Queue and an Event
-              of the script's own
+              of the script's own, each also after a mixin
   to_thread   a task awaiting run_in_executor(f) where f blocks on a lock
               held by another thread
   first_of    two tasks each holding an asyncio.Lock while in
@@ -186,16 +186,31 @@ class OwnEvent(threading.Event):
     pass
 
 
+class Mixin(object):
+    """What a class may list before the library's: then that class is
+    in its MRO but not its __base__."""
+
+
+class MixedQueue(Mixin, asyncio.Queue):
+    pass
+
+
+class MixedEvent(Mixin, threading.Event):
+    pass
+
+
 async def prims_main():
     loop = asyncio.get_event_loop()
     subs = [(asyncio.PriorityQueue(), "a-prio"),
-            (asyncio.LifoQueue(), "a-lifo"), (OwnQueue(), "a-own")]
+            (asyncio.LifoQueue(), "a-lifo"), (OwnQueue(), "a-own"),
+            (MixedQueue(), "a-mixed")]
     ready_info["classes"] = dict((name, class_name(q, asyncio))
                                  for q, name in subs)
     subtasks = [spawn(loop, wait_get(q), name) for q, name in subs]
     for fn, arg, name in ((t_get, queue.PriorityQueue(), "t_prio"),
                           (t_get, queue.LifoQueue(), "t_lifo"),
-                          (t_event, OwnEvent(), "t_own")):
+                          (t_event, OwnEvent(), "t_own"),
+                          (t_event, MixedEvent(), "t_mixed")):
         ready_info["classes"][name] = class_name(
             arg, queue if fn is t_get else threading)
         threading.Thread(target=fn, args=(arg,), name=name,
