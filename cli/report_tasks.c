@@ -82,9 +82,9 @@ static void node_prefix(struct tree *t, int depth, int more)
 }
 
 /*
- * Do the tasks of group e (whose first is at node) wait for objects of
- * one class?  Alike frames can wait on a PriorityQueue and a LifoQueue:
- * then the group's line speaks for its first task only.
+ * Do the tasks of group e (whose first is at node) wait for one object?
+ * Alike frames can wait on two queues, of two classes, or two locks held
+ * by two tasks: then the group's line speaks for its first task only.
  */
 static int group_waits_alike(const struct tree *t, const struct entry *e,
 			     long node)
@@ -99,7 +99,7 @@ static int group_waits_alike(const struct tree *t, const struct entry *e,
 	     m = t->group_next[m]) {
 		n = py_waitgraph_node_of(&t->c->graph, WG_TASK, m);
 		q = n >= 0 ? graph_short_wait_object(t->c, (size_t)n) : NULL;
-		if (!q || q->name != p->name || q->cls != p->cls)
+		if (!q || q->addr != p->addr)
 			return 0;
 	}
 	return 1;

@@ -180,10 +180,15 @@ def test_primitives(keeper, interp):
     # speaks for its first (the versions order them differently).
     group = [re.search(r"tasks like this: (\S+) \.\. .* the first waits "
                        r"for (\S+) \(", l) for l in text.splitlines()
-             if "tasks like this: a-" in l]
+             if "tasks like this: a-" in l and "like this: a-q" not in l]
     assert len(group) == 1 and group[0], text
     first, cls = group[0].groups()
     assert cls == target.ready["classes"].get(first, "asyncio.Queue"), text
+    # and two on two queues of one class (in either order): the first too
+    assert [l for l in text.splitlines()
+            if re.search(r"2 tasks like this: a-q[12] \.\. a-q[12] pending, "
+                         r"the first waits for asyncio\.Queue \(qsize 0, "
+                         r"1 waiter\)", l)], text
 
 
 PRIM_FAMILY = {"a-prio": "asyncio.Queue", "a-lifo": "asyncio.Queue",

@@ -163,6 +163,9 @@ def test_identical_tasks_one_group(text, doc, interp):
     assert len(groups) == 1, text
     assert "(T) %d tasks like this: %s .. %s pending" % (
         COUNT, tasks[0]["name"], tasks[-1]["name"]) in groups[0], groups
+    # all on one Event: the group's wait is each one's
+    assert ", waits for asyncio.Event (not set, %d waiters)" % COUNT \
+        in groups[0], groups
     # 300 parked requests take a handful of lines, not thousands.
     section = text[text.index("\nTasks of loop"):]
     assert len(section.splitlines()) < 20, section

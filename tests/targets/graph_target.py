@@ -140,6 +140,10 @@ async def wait_get(q):
     await q.get()  # MARK: a-get
 
 
+async def wait_own_queue(q):
+    await q.get()  # MARK: a-own-queue
+
+
 async def wait_put(q):
     await q.put(2)  # MARK: a-put
 
@@ -207,6 +211,9 @@ async def prims_main():
     ready_info["classes"] = dict((name, class_name(q, asyncio))
                                  for q, name in subs)
     subtasks = [spawn(loop, wait_get(q), name) for q, name in subs]
+    # alike tasks on two queues of one class
+    subtasks += [spawn(loop, wait_own_queue(asyncio.Queue()), name)
+                 for name in ("a-q1", "a-q2")]
     for fn, arg, name in ((t_get, queue.PriorityQueue(), "t_prio"),
                           (t_get, queue.LifoQueue(), "t_lifo"),
                           (t_event, OwnEvent(), "t_own"),
