@@ -8,7 +8,9 @@
 #include "cli/json.h"
 #include "cli/alike_lines.h"
 #include "cli/report.h"
+#include "cli/run_idle.h"
 #include "cli/watch_view.h"
+#include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -74,25 +76,109 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 	free(names);
 }
 
+/* Distinct kinds of thread idle by design named on the line about them:
+ * cli/run_idle.c has fewer. */
+#define IDLE_KINDS 8
+
+/* A process's threads idle by design (cli/run_idle.h), which its list
+ * of what is stuck leaves to one line of their own. */
+struct idle_threads {
+	const struct collection *c;
+	struct addrmap by_tid;    /* kernel tid -> thread index + 1 */
+	size_t n;                 /* left out */
+	const char *kinds[IDLE_KINDS];
+	size_t count[IDLE_KINDS], nkinds;
+};
+
+static void idle_threads_init(struct idle_threads *w,
+			      const struct collection *c)
+{
+	size_t i;
+
+	memset(w, 0, sizeof(*w));
+	w->c = c;
+	addrmap_init(&w->by_tid);
+	for (i = 0; i < c->snap.nthreads; i++)
+		if (c->snap.threads[i].tid > 0)
+			addrmap_put(&w->by_tid,
+				    (uint64_t)c->snap.threads[i].tid,
+				    (void *)(uintptr_t)(i + 1));
+}
+
+/* What item it is, if a thread idle by design (cli/run_idle.h); NULL
+ * otherwise. */
+static const char *idle_reason(const struct idle_threads *w,
+			       const struct watch_item *it)
+{
+	uintptr_t i;
+
+	if (it->kind != WATCH_THREAD)
+		return NULL;
+	i = (uintptr_t)addrmap_get(&w->by_tid, it->id, NULL);
+	return i ? run_idle_by_design(&w->c->snap.threads[i - 1]) : NULL;
+}
+
+/* Is item it a thread idle by design?  Counted if so. */
+static int idle_thread(struct idle_threads *w, const struct watch_item *it)
+{
+	const char *what = idle_reason(w, it);
+	size_t k;
+
+	if (!what)
+		return 0;
+	w->n++;
+	for (k = 0; k < w->nkinds && w->kinds[k] != what; k++)
+		;
+	if (k == w->nkinds && k < IDLE_KINDS)
+		w->kinds[w->nkinds++] = what;
+	if (k < IDLE_KINDS)
+		w->count[k]++;
+	return 1;
+}
+
+/* "3 threads idle by design, not listed: a multiprocessing pool's
+ * handler thread (3)"; 0 when there are none. */
+static int idle_threads_line(const struct idle_threads *w, struct strbuf *sb)
+{
+	size_t k;
+
+	if (!w->n)
+		return 0;
+	strbuf_addf(sb, "%zu thread%s idle by design, not listed: ", w->n,
+		    w->n == 1 ? "" : "s");
+	for (k = 0; k < w->nkinds; k++)
+		strbuf_addf(sb, "%s%s (%zu)", k ? ", " : "", w->kinds[k],
+			    w->count[k]);
+	return 1;
+}
+
+static void idle_threads_release(struct idle_threads *w)
+{
+	addrmap_release(&w->by_tid);
+}
+
 /*
  * One process's stuck or busy tasks and threads, longest stuck first,
  * three or more alike (the same kind, seen doing the same in the same
  * place: a pool's workers) on one line unless --all, through line(), at
- * most max lines, then how many tasks and threads were left out.
+ * most max lines, then how many tasks and threads were left out, and
+ * the threads of c that wait for work by design on a line of their own.
  * Returns how many lines there were.
  */
 static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
-		      int pid, size_t max, FILE *out,
-		      void (*line)(FILE *out, int pid, const char *s))
+		      const struct collection *c, int pid, size_t max,
+		      FILE *out, void (*line)(FILE *out, int pid, const char *s))
 {
 	size_t *order = xcalloc(t->nitems, sizeof(*order));
 	size_t *items = xcalloc(t->nitems, sizeof(*items));
 	char **keys = xcalloc(t->nitems, sizeof(*keys));
 	size_t k, nkeys = 0, left = 0, lines;
+	struct idle_threads idle;
 	struct alike_lines g;
 	struct strbuf sb;
 
 	strbuf_init(&sb);
+	idle_threads_init(&idle, c);
 	watch_sorted(t, order);
 	for (k = 0; k < t->nitems; k++) {
 		const struct watch_item *it = &t->items[order[k]];
@@ -107,7 +193,7 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		alike_lines_key_str(&sb, it->label);
 		if (watch_by_address(it))
 			alike_lines_key_str(&sb, it->name);
-		if (run_seen_what(&sb, t, it)) {
+		if (run_seen_what(&sb, t, it) && !idle_thread(&idle, it)) {
 			items[nkeys] = order[k];
 			keys[nkeys++] = xstrdup(sb.buf);
 		}
@@ -127,8 +213,14 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 	if (left) {
 		strbuf_addf(&sb, "... and %zu more", left);
 		line(out, pid, sb.buf);
+		strbuf_reset(&sb);
 	}
 	lines = g.ngroups;
+	if (idle_threads_line(&idle, &sb)) {
+		line(out, pid, sb.buf);
+		lines++;
+	}
+	idle_threads_release(&idle);
 	alike_lines_release(&g);
 	free(items);
 	free(order);
@@ -152,8 +244,8 @@ static size_t each_seen(const struct run_dump *d, size_t max, FILE *out,
 			continue;
 		t = run_sampler_tracker(d->sampler, d->procs[i].e.pid);
 		if (t && t->nitems)
-			nproc += seen_of(d, t, d->procs[i].e.pid, max, out,
-					 line) > 0;
+			nproc += seen_of(d, t, &d->procs[i].c,
+					 d->procs[i].e.pid, max, out, line) > 0;
 	}
 	return nproc;
 }
@@ -305,7 +397,7 @@ static const char *seen_state_name(enum run_seen_state s)
 
 /* One task or thread the samples followed. */
 static void json_seen_item(struct json *j, const struct watch_tracker *t,
-			   const struct watch_item *it)
+			   const struct watch_item *it, const char *idle)
 {
 	struct run_seen seen;
 
@@ -321,6 +413,8 @@ static void json_seen_item(struct json *j, const struct watch_tracker *t,
 	if (it->kind == WATCH_THREAD) {
 		json_key(j, "busy");
 		json_double(j, watch_busy(it));
+		json_key(j, "idle");
+		json_string(j, idle);
 	}
 	json_key(j, "watched_s");
 	json_double(j, it->last_seen - it->first_seen);
@@ -335,8 +429,10 @@ static void json_seen_item(struct json *j, const struct watch_tracker *t,
 
 /* "sampling": what the samples before the dump saw of the process. */
 static void json_sampling(struct json *j, const struct run_sampler *smp,
-			  const struct watch_tracker *t)
+			  const struct watch_tracker *t,
+			  const struct collection *c)
 {
+	struct idle_threads idle;
 	int kind;
 	size_t k, *order;
 
@@ -348,6 +444,7 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 	json_double(j, smp->interval_ms / 1000);
 	json_key(j, "samples");
 	json_uint(j, t->samples);
+	idle_threads_init(&idle, c);
 	order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
 	watch_sorted(t, order);
 	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
@@ -357,10 +454,12 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 			const struct watch_item *it = &t->items[order[k]];
 
 			if (it->kind == (enum watch_kind)kind && !it->gone)
-				json_seen_item(j, t, it);
+				json_seen_item(j, t, it,
+					       idle_reason(&idle, it));
 		}
 		json_end_array(j);
 	}
+	idle_threads_release(&idle);
 	free(order);
 	json_end_object(j);
 }
@@ -377,7 +476,7 @@ static void json_process(struct json *j, const struct run_proc *p,
 		json_int(j, p->e.ppid);
 		t = d->sampler ? run_sampler_tracker(d->sampler, p->e.pid) : NULL;
 		if (t)
-			json_sampling(j, d->sampler, t);
+			json_sampling(j, d->sampler, t, &p->c);
 	} else {
 		json_key(j, "pid");
 		json_int(j, p->e.pid);

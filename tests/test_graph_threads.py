@@ -15,6 +15,7 @@ Lines come from the target's "# MARK:" comments.
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -274,6 +275,19 @@ def run_causes(tmp_path, scenario, py="/usr/bin/python3.11"):
     return lines[first:], json.loads(ready.read_text())
 
 
+def seen_lines(lines):
+    """The lines of `run`'s "stuck or busy" samples section."""
+    start = [i for i, l in enumerate(lines)
+             if l.startswith("coroscope: sampled over")]
+    assert len(start) == 1, lines
+    out = []
+    for l in lines[start[0] + 1:]:
+        if not l.startswith("  "):
+            break
+        out.append(l)
+    return out
+
+
 def test_run_finds_the_join_deadlock(tmp_path):
     causes, _ = run_causes(tmp_path, "join")
     assert "lock cycle: " in causes[0], causes[0]
@@ -329,6 +343,49 @@ def test_run_follows_pool_results_to_the_workers(tmp_path):
                 (name, marker_line(SCRIPT, name + "-waits"))) in causes, causes
     assert "possible deadlock" not in causes, causes
     assert "is blocked acquiring a lock" not in causes, causes
+    # the two pools' handler threads (three each) wait for work by
+    # design: one line for them, none each
+    seen = seen_lines(lines)
+    idle = [re.search(r"^  process %d: (\d+) threads idle by design, not "
+                      r"listed: a multiprocessing pool's handler thread "
+                      r"\((\d+)\)$" % ready["pid"], l) for l in seen]
+    idle = [m for m in idle if m]
+    assert len(idle) == 1 and idle[0].group(1) == idle[0].group(2) and \
+        int(idle[0].group(1)) >= 6, seen
+    assert not [l for l in seen if "_handle_" in l], seen
+
+
+def test_run_leaves_out_the_fork_server_and_resource_tracker(tmp_path):
+    """3.14 starts a Pool's workers from a fork server, beside a resource
+    tracker: processes that wait for work by design, which `run`'s
+    samples name in one line each instead of listing them as stuck, and
+    its --report marks "idle"."""
+    py = "/opt/python3.14/bin/python3.14"
+    if not os.path.exists(py):
+        pytest.skip("%s is not built here" % py)
+    ready, report = tmp_path / "ready.json", tmp_path / "report.json"
+    res = subprocess.run([COROSCOPE, "run", "--timeout",
+                          str(2 * TIME_SCALE), "--report", str(report), "--",
+                          py, SCRIPT, str(ready), "pool"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=60 * TIME_SCALE)
+    assert res.returncode == 124, res.stderr
+    seen = seen_lines(res.stderr.splitlines())
+    whats = ("multiprocessing's resource tracker",
+             "multiprocessing's fork server")
+    for what in whats:
+        assert [l for l in seen if re.search(
+            r"^  process \d+: 1 thread idle by design, not listed: %s "
+            r"\(1\)$" % re.escape(what), l)], (what, seen)
+    assert not [l for l in seen if "resource_tracker.py" in l or
+                "forkserver.py" in l], seen
+    idle = {}
+    for p in json.loads(report.read_text())["processes"]:
+        for t in p.get("sampling", {}).get("threads", []):
+            if t["idle"]:
+                idle[t["idle"]] = idle.get(t["idle"], 0) + 1
+    assert [idle.get(w) for w in whats] == [1, 1], idle
+    assert idle.get("a multiprocessing pool's handler thread", 0) >= 6, idle
 
 
 def test_run_names_a_pool_wait_before_38(tmp_path):

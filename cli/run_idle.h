@@ -1,0 +1,22 @@
+/*
+ * Threads that wait for work by design -- a multiprocessing pool's
+ * workers and handler threads, an executor's idle workers,
+ * multiprocessing's resource tracker and fork server -- which `run`'s
+ * samples see make no progress like any stuck thread, and which would
+ * otherwise fill its short list of what is stuck (cli/run_report.c).
+ */
+#ifndef COROSCOPE_CLI_RUN_IDLE_H
+#define COROSCOPE_CLI_RUN_IDLE_H
+
+#include "readers/stacks.h"
+
+/*
+ * What t is, when one of its frames is such a loop and every frame
+ * inside it is a library's (none the program's own, readers/usercode.h):
+ * "a multiprocessing pool's handler thread", ...; else NULL.  A worker
+ * running the program's job has the job's frames inside the loop: not
+ * idle.
+ */
+const char *run_idle_by_design(const struct py_thread *t);
+
+#endif
