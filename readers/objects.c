@@ -69,24 +69,51 @@ int pytype_name(struct pyproc *py, uint64_t type, struct strbuf *out,
 	return read_cstring(py, name, 200, out, err);
 }
 
+/*
+ * The first entries of type's MRO into items (at most MAX_TYPE_DEPTH):
+ * how many, 0 when it has none that is exactly a tuple.  Read here, not
+ * through pyseq_items(), which asks pytype_is_subtype() what its object
+ * is: a type whose tp_mro is an instance of itself would recurse.
+ */
+static size_t mro_items(struct pyproc *py, uint64_t type, uint64_t *items)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t mro = 0, mro_type = 0, n = 0;
+	struct cs_err ignored;
+
+	cs_err_init(&ignored);
+	if (py_field_u64(py, type, L->tp_mro, &mro, &ignored) <= 0 || !mro ||
+	    pyobj_read_type(py, mro, &mro_type, &ignored) < 0 ||
+	    mro_type != py->types.tuple ||
+	    py_field_u64(py, mro, L->ob_size, &n, &ignored) <= 0 ||
+	    (int64_t)n <= 0)
+		return 0;
+	if (n > MAX_TYPE_DEPTH)
+		n = MAX_TYPE_DEPTH;
+	if (py_read_words(py, mro + (uint64_t)L->tuple_items, items, (size_t)n,
+			  &ignored) < 0)
+		return 0;
+	return (size_t)n;
+}
+
 int pytype_is_subtype(struct pyproc *py, uint64_t type, uint64_t base)
 {
-	uint64_t mro = 0, items[MAX_TYPE_DEPTH];
+	uint64_t items[MAX_TYPE_DEPTH];
 	struct cs_err ignored;
-	size_t n = 0, i;
+	size_t n, i;
 	int depth;
 
 	cs_err_init(&ignored);
+	if (!type || !base)
+		return 0;
 	if (type == base)
 		return 1;
 	/* Its MRO, every base in it: tp_base is only the one whose layout
 	 * it extends, the first of `class Q(Mixin, asyncio.Queue)`.  (A
 	 * class still being made has none: its tp_base chain, then.) */
-	if (type && py_field_u64(py, type, py->layout.tp_mro, &mro,
-				 &ignored) > 0 && mro &&
-	    pyseq_items(py, mro, items, MAX_TYPE_DEPTH, &n, &ignored) == 0 &&
-	    n) {
-		for (i = 0; i < n && i < MAX_TYPE_DEPTH; i++)
+	n = mro_items(py, type, items);
+	if (n) {
+		for (i = 0; i < n; i++)
 			if (items[i] == base)
 				return 1;
 		return 0;

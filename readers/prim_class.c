@@ -19,19 +19,25 @@
  * target's names can be of any length. */
 #define CLASS_PART_MAX 200
 
-/* How much of s a class name keeps: CLASS_PART_MAX bytes at most, cut
- * between characters. */
+/* How much of s a class name keeps: CLASS_PART_MAX bytes at most, and
+ * no last character cut short (here, or where the name was read:
+ * pytype_name() keeps 200 bytes of a tp_name as they come). */
 static int part(const char *s)
 {
-	size_t n = strlen(s);
+	size_t n = strlen(s), lead, need;
+	unsigned char c;
 
-	if (n <= CLASS_PART_MAX)
+	if (n > CLASS_PART_MAX)
+		n = CLASS_PART_MAX;
+	/* The last character's lead byte: at most three back. */
+	for (lead = n; lead > 0 && n - lead < 4; lead--)
+		if (((unsigned char)s[lead - 1] & 0xc0) != 0x80)
+			break;
+	if (lead == 0)
 		return (int)n;
-	n = CLASS_PART_MAX;
-	/* Bounded: back over continuation bytes, at most three. */
-	while (n > CLASS_PART_MAX - 3 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return (int)n;
+	c = (unsigned char)s[lead - 1];
+	need = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+	return (int)(lead - 1 + need <= n ? n : lead - 1);
 }
 
 /* Is type what the module `mod` (len bytes of a name) exports as

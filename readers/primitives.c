@@ -142,7 +142,6 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 		t->type[t->n] = type;
 		t->kind[t->n] = known[i].kind;
 		t->name[t->n] = known[i].name;
-		t->mod[t->n] = known[i].mod;
 		t->family[t->n] = known[i].family;
 		t->n++;
 	}

@@ -98,7 +98,6 @@ struct py_prim_types {
 	uint64_t type[48];
 	enum py_prim_kind kind[48];
 	const char *name[48];
-	const char *mod[48];  /* the module the class is looked up in */
 	enum py_prim_family family[48];
 	size_t n;
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */

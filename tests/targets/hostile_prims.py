@@ -12,7 +12,10 @@ is 2**70, a tornado.locks.Lock whose `_block` is itself and whose
 __aexit__ says, as functools.wraps would, that it wraps itself, a real
 threading.Condition whose _lock is itself, and two subclasses of
 asyncio.Event, one named with control characters in a module of 3,007
-characters (two bytes each, most), one whose __module__ is an int.  Tasks
+characters (two bytes each, most), one whose __module__ is an int, one
+named with 300 two-byte characters, and
+an int subclass whose tp_mro points at an instance of itself, kept as
+the `self` of a coroutine from trio's file.  Tasks
 wait in coroutines compiled as if from those libraries' files (so that
 `self` is taken for what they wait on), and one holds that tornado lock
 in `async with`.  Writes {"pid": ...} to READY_FILE once all are
@@ -104,10 +107,34 @@ EVIL_NAME = "Evil\x1b[2J\nEvent"
 EVIL_MODULE = "mod\x07\u202e" + "\u00e9" * 3000
 EvilEvent = type(EVIL_NAME, (asyncio.Event,), {"__module__": EVIL_MODULE})
 IntModuleEvent = type("IntModuleEvent", (asyncio.Event,), {"__module__": 42})
+LongNameEvent = type("Q" + "\u00e9" * 300, (asyncio.Event,), {"__module__": "m"})
 
 
 async def wait_event(ev):
     await ev.wait()
+
+
+class Poisoned(int):
+    """Its type's tp_mro made to point at an instance of itself (by
+    poison_mro()): a reader that asked what that "tuple" is would ask
+    about Poisoned's MRO again, and again."""
+
+
+POISONED = Poisoned(5)
+
+
+def poison_mro():
+    """Point Poisoned's tp_mro slot (the word of the type object that
+    holds its __mro__ tuple) at POISONED; True once done.  Nothing looks
+    an attribute up on Poisoned or POISONED afterwards."""
+    import ctypes
+    mro = id(Poisoned.__mro__)
+    for i in range(2, 64):
+        slot = ctypes.c_void_p.from_address(id(Poisoned) + 8 * i)
+        if slot.value == mro:
+            slot.value = id(POISONED)
+            return True
+    return False
 
 
 def looped_condition():
@@ -127,14 +154,15 @@ async def main(ready):
             (TrioEvent(), "/x/trio/_sync.py"),
             (AnyioLock(), "/x/anyio/_core/_synchronization.py"),
             (TornadoLock(), "/x/tornado/locks.py"),
-            (looped_condition(), "/x/threading.py")]
+            (looped_condition(), "/x/threading.py"),
+            (POISONED, "/x/trio/_sync.py")]
     tasks = [asyncio.ensure_future(waiter_from(path)(obj, never))
              for obj, path in objs]
     tasks.append(asyncio.ensure_future(holds_looped(objs[3][0], never)))
     tasks += [asyncio.ensure_future(wait_event(cls()))
-              for cls in (EvilEvent, IntModuleEvent)]
+              for cls in (EvilEvent, IntModuleEvent, LongNameEvent)]
     await asyncio.sleep(0.1)
-    write_ready(ready, {"pid": os.getpid()})
+    write_ready(ready, {"pid": os.getpid(), "poisoned": poison_mro()})
     await asyncio.gather(*tasks)
 
 
