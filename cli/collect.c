@@ -201,6 +201,8 @@ static void read_heap(struct collection *c, const struct py_stack_options *sopt)
 			       &err) < 0)
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"what waits for what not shown: %.400s", err.msg);
+	else  /* an await cycle some other choice may end is none */
+		py_waitgraph_keep_await_cycles(&c->graph, &c->async);
 }
 
 /*

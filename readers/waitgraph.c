@@ -236,47 +236,6 @@ static void scan_unit(struct wg_build *b, size_t node,
 		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
 }
 
-/* Is frame f's local `name` the str `want`? */
-static int local_is(struct wg_build *b, const struct py_frame *f,
-		    const char *name, const char *want)
-{
-	uint64_t v = wg_frame_local(b->py, f, name);
-	const char *s;
-
-	return v && pystr_get(b->py, v, &s, NULL) == 0 && !strcmp(s, want);
-}
-
-/*
- * Does task t go on after the first of the tasks it awaits ends: in
- * asyncio.wait() with return_when FIRST_COMPLETED (its _wait), or in
- * as_completed() (its _wait_for_one, 3.6 - 3.14)?
- */
-static int waits_for_first(struct wg_build *b, const struct py_task *t)
-{
-	const struct py_async *a = b->a;
-	size_t k;
-
-	if (t == b->first_of)
-		return b->first_of_says;
-	b->first_of = t;
-	b->first_of_says = 0;
-	for (k = 0; k < t->nstack && k < WG_MAX_FRAMES; k++) {
-		const struct py_gen *gen = t->stack[k] < a->ngens ?
-					   &a->gens[t->stack[k]] : NULL;
-		const struct py_code *code = gen && gen->has_frame ?
-					     gen->frame.code : NULL;
-
-		if (!code || !code->name || !code->filename ||
-		    !cs_ends_with(code->filename, "/asyncio/tasks.py"))
-			continue;
-		if (!strcmp(code->name, "_wait_for_one") ||
-		    (!strcmp(code->name, "_wait") &&
-		     local_is(b, &gen->frame, "return_when", "FIRST_COMPLETED")))
-			b->first_of_says = 1;
-	}
-	return b->first_of_says;
-}
-
 /* The task node of addr, or -1. */
 static long task_node(struct wg_build *b, uint64_t addr)
 {
@@ -669,6 +628,7 @@ static void build_init(struct wg_build *b, struct pyproc *py,
 	addrmap_init(&b->fut_links);
 	addrmap_init(&b->edge_set);
 	addrmap_init(&b->via_future);
+	addrmap_init(&b->first_of_set);
 	addrmap_init(&b->code_class);
 	addrmap_init(&b->worker_futures);
 	wg_find_stdlib(snap, b->stdlib, sizeof(b->stdlib));
@@ -679,6 +639,7 @@ static void build_release(struct wg_build *b)
 {
 	addrmap_release(&b->edge_set);
 	addrmap_release(&b->via_future);
+	addrmap_release(&b->first_of_set);
 	addrmap_release(&b->code_class);
 	addrmap_release(&b->worker_futures);
 	py_prim_memo_release(&b->prims);
@@ -741,7 +702,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 
 			if (!w || waits_through_future(&b, from, base + i))
 				continue;
-			if (waits_for_first(&b, w))
+			if (wg_first_of(&b, w, t->addr))
 				wg_add_any_edge(&b, from, base + i);
 			else
 				wg_add_edge(&b, WG_WAITS_FOR, from, base + i,

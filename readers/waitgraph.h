@@ -88,7 +88,19 @@ struct py_waitgraph {
 	/* (kind, index) -> the first such node's index + 1: reports ask
 	 * for the node of each task. */
 	struct addrmap kind_index;
+	/* Per node, or NULL: 1 where each of its "first of" waits (the
+	 * edges with any) leads back to it through plain waits and holds,
+	 * so that none can end it: those edges then count in cycles. */
+	unsigned char *any_blocked;
 };
+
+/*
+ * Drop from a (the tasks the graph was built from) the await cycles
+ * that pass through a "first of" wait some other choice may end
+ * (readers/waitgraph_any.c): a cycle the graph does not have.
+ */
+void py_waitgraph_keep_await_cycles(const struct py_waitgraph *g,
+				    struct py_async *a);
 
 /*
  * Build the graph.  The target must be stopped (or the result is as racy

@@ -43,9 +43,12 @@ struct wg_build {
 	uint64_t last_code;
 	unsigned last_class;
 	/* waits_for_first()'s last task and answer (NULL: none): a task
-	 * awaiting 100,000 in asyncio.wait() is asked about for each. */
+	 * awaiting 100,000 in asyncio.wait() is asked about for each.
+	 * first_of_set: the futures it waits for the first of, where known
+	 * (first_of_says FIRST_OF_SET). */
 	const struct py_task *first_of;
 	int first_of_says;
+	struct addrmap first_of_set;
 	struct py_prim_memo prims;    /* zeroed: empty */
 };
 
@@ -53,6 +56,21 @@ struct wg_build {
  * (`at`: where a hold was entered, or NULL). */
 void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 		 size_t to, const struct py_frame *at);
+/*
+ * readers/waitgraph_any.c: a waiter left with one "first of" edge waits
+ * for it plainly (wg_settle_any()); g->any_blocked, from the grouped
+ * edges (wg_any_blocked()); does edge e count in the cycle search?
+ */
+void wg_settle_any(struct py_waitgraph *g);
+void wg_any_blocked(struct py_waitgraph *g);
+int wg_any_counts(const struct py_waitgraph *g, const struct wg_edge *e);
+/* Is the task at addr, which task t awaits, one of several t waits for
+ * the first of (readers/waitgraph_first.c)? */
+int wg_first_of(struct wg_build *b, const struct py_task *t, uint64_t addr);
+/* The items of a set, frozenset, list or tuple v, at most max, into
+ * out: how many. */
+size_t wg_collection_items(struct pyproc *py, uint64_t v, uint64_t *out,
+			   size_t max);
 /* A waits-for edge from `from` to one of the things it waits for the
  * first of (wg_edge.any; kept only where `from` has two or more). */
 void wg_add_any_edge(struct wg_build *b, size_t from, size_t to);

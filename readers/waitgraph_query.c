@@ -33,6 +33,7 @@ void py_waitgraph_release(struct py_waitgraph *g)
 	free(g->out_edges);
 	free(g->in_start);
 	free(g->in_edges);
+	free(g->any_blocked);
 	cycle_list_release(&g->cycles);
 	addrmap_release(&g->index);
 	addrmap_release(&g->drive_index);
@@ -123,7 +124,7 @@ static void group_edges(const struct py_waitgraph *g, enum edge_group by,
 		int fwd = by == BY_FROM ||
 			  (by == BY_WAITER && e->kind == WG_WAITS_FOR);
 
-		if (by == BY_WAITER && e->any)
+		if (by == BY_WAITER && !wg_any_counts(g, e))
 			continue;
 		start[(fwd ? e->from : e->to) + 1]++;
 	}
@@ -134,7 +135,7 @@ static void group_edges(const struct py_waitgraph *g, enum edge_group by,
 		int fwd = by == BY_FROM ||
 			  (by == BY_WAITER && e->kind == WG_WAITS_FOR);
 
-		if (by == BY_WAITER && e->any)
+		if (by == BY_WAITER && !wg_any_counts(g, e))
 			continue;  /* the waiter's other choices may end it */
 		u = fwd ? e->from : e->to;
 		v = by != BY_WAITER ? i : fwd ? e->to : e->from;
@@ -277,25 +278,11 @@ void wg_drives_by_task(const struct py_waitgraph *g, size_t ntasks,
 	*dlist = list;
 }
 
-/* A waiter with one "first of" edge left (the others were done, or not
- * in the graph) waits for that one as for any. */
-static void settle_any(struct py_waitgraph *g)
-{
-	size_t *n = xcalloc(g->nnodes + 1, sizeof(*n)), i;
-
-	for (i = 0; i < g->nedges; i++)
-		n[g->edges[i].from] += g->edges[i].any != 0;
-	for (i = 0; i < g->nedges; i++)
-		if (n[g->edges[i].from] < 2)
-			g->edges[i].any = 0;
-	free(n);
-}
-
 void wg_finish(struct py_waitgraph *g)
 {
 	size_t i;
 
-	settle_any(g);
+	wg_settle_any(g);
 	/* Asked once per generator by the report: a scan of every drive
 	 * each time is quadratic in a tornado app's coroutines. */
 	addrmap_reserve(&g->drive_index, g->ndrives);
@@ -307,5 +294,6 @@ void wg_finish(struct py_waitgraph *g)
 				    (void *)(uintptr_t)(i + 1));
 	group_edges(g, BY_FROM, &g->out_start, &g->out_edges);
 	group_edges(g, BY_TO, &g->in_start, &g->in_edges);
+	wg_any_blocked(g);
 	find_cycles(g);
 }

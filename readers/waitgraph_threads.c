@@ -141,8 +141,8 @@ static void link_exit(struct wg_build *b, size_t thread_node,
 }
 
 /* The items of a set, frozenset, list or tuple, at most max; how many. */
-static size_t collection_items(struct pyproc *py, uint64_t v, uint64_t *out,
-			       size_t max)
+size_t wg_collection_items(struct pyproc *py, uint64_t v, uint64_t *out,
+			   size_t max)
 {
 	struct pydict_entry *e;
 	struct cs_err err;
@@ -204,7 +204,7 @@ int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f)
 	 * caller's argument before 3.9: a dict, a generator...). */
 	items = xcalloc(WG_MAX_WAITED_FUTURES, sizeof(*items));
 	all = !strcmp(name, "wait") && waits_for_all(b, f);
-	n = collection_items(b->py, wg_frame_local(b->py, f,
+	n = wg_collection_items(b->py, wg_frame_local(b->py, f,
 			     !strcmp(name, "wait") ? "not_done" : "pending"),
 			     items, WG_MAX_WAITED_FUTURES);
 	for (i = 0; i < n; i++)
@@ -322,7 +322,7 @@ void wg_link_pool_results(struct wg_build *b)
 		 * (Threads) */
 		pool = pyobj_lookup_or_0(b->py, g->prims[g->nodes[i].index].addr,
 					 "_pool");
-		n = collection_items(b->py, pool ? pyobj_lookup_or_0(
+		n = wg_collection_items(b->py, pool ? pyobj_lookup_or_0(
 					     b->py, pool, "_pool") : 0,
 				     workers, WG_MAX_POOL_WORKERS);
 		for (k = 0; k < n; k++) {

@@ -143,17 +143,21 @@ def test_futures_wait_and_as_completed(keeper, interp):
     assert inner == {"waiter": ["threading.Event"],
                      "completer": ["threading.Lock"]}, inner
     # A wait for the first of two jobs: an "any" edge to each (each for
-    # its worker), in no cycle.
-    first = thread_node(graph, "first")
-    assert first["blame"]["line"] == marker_line(SCRIPT, "first-waits")
-    out = [e for e in graph["edges"]
-           if e["kind"] == "waits_for" and e["from"] == first["id"]]
-    assert sorted((graph["nodes"][e["to"]]["type"],
-                   graph["nodes"][e["to"]]["state"], e.get("any"))
-                  for e in out) == \
-        [("concurrent.futures.Future", "running", True)] * 2, out
-    assert not [c for c in graph["cycles"] if first["id"] in c], \
-        graph["cycles"]
+    # its worker).  One job waits for a lock the waiting thread holds,
+    # the other on an Event: no deadlock, no cycle; both on that lock:
+    # a deadlock, a cycle.
+    for name, marker, deadlock in (("first", "first-waits", False),
+                                   ("first-both", "both-waits", True)):
+        first = thread_node(graph, name)
+        assert first["blame"]["line"] == marker_line(SCRIPT, marker)
+        out = [e for e in graph["edges"]
+               if e["kind"] == "waits_for" and e["from"] == first["id"]]
+        assert sorted((graph["nodes"][e["to"]]["type"],
+                       graph["nodes"][e["to"]]["state"], e.get("any"))
+                      for e in out) == \
+            [("concurrent.futures.Future", "running", True)] * 2, out
+        assert len([c for c in graph["cycles"] if first["id"] in c]) == \
+            int(deadlock), (name, graph["cycles"])
     # wait() of a dict (the argument as given, before 3.9): the future
     # not done, read from the set wait() made
     by_dict = thread_node(graph, "by-dict")

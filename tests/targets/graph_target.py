@@ -14,11 +14,17 @@ Scenarios:
               of the script's own, each also after a mixin
   to_thread   a task awaiting run_in_executor(f) where f blocks on a lock
               held by another thread
-  first_of    two tasks each holding an asyncio.Lock while in
-              asyncio.wait() of two children, one child waiting for that
-              lock, the other on an Event: "first-holder" with
-              FIRST_COMPLETED (no deadlock: the Event may end its wait),
-              "all-holder" with ALL_COMPLETED (a deadlock)
+  first_of    tasks each holding an asyncio.Lock while in asyncio.wait()
+              of two children, one child waiting for that lock, the
+              other on an Event: "first-holder" with FIRST_COMPLETED (no
+              deadlock: the Event may end its wait), "all-holder" with
+              ALL_COMPLETED (a deadlock); "both-holder" FIRST_COMPLETED
+              with both children waiting for its lock (a deadlock);
+              "cyc-w" in FIRST_COMPLETED of a child awaiting it and one
+              on an Event (no await cycle), "cyc2-w" of two awaiting it
+              (an await cycle); on 3.11+ "tg-holder" with a TaskGroup's
+              child beside the FIRST_COMPLETED wait of one task on its
+              lock (a deadlock)
 
 Writes {"pid": ..., "names": {...}} to READY once everything waits (for
 prims also "classes": each subclass's waiter's name -> what the
@@ -255,12 +261,39 @@ async def take(lock):
         pass
 
 
-async def holds_and_waits(loop, name, return_when):
+async def holds_and_waits(loop, name, return_when, both=False):
     lock = asyncio.Lock()
     async with lock:
         kids = [spawn(loop, take(lock), name + "-take"),
-                spawn(loop, wait_event(asyncio.Event()), name + "-event")]
+                spawn(loop, take(lock) if both else
+                      wait_event(asyncio.Event()), name + "-other")]
         await asyncio.wait(kids, return_when=return_when)  # MARK: holder-waits
+
+
+async def sleeps():
+    await asyncio.sleep(3600)
+
+
+async def group_and_waits(loop):
+    """A TaskGroup's child beside asyncio.wait(FIRST_COMPLETED) of one
+    task that waits for the lock held here: the child is no choice."""
+    lock = asyncio.Lock()
+    async with lock:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(sleeps(), name="tg-sleeper")
+            kid = spawn(loop, take(lock), "tg-take")
+            await asyncio.wait([kid], return_when=asyncio.FIRST_COMPLETED)  # MARK: tg-waits
+
+
+async def awaits(box):
+    await box["w"]  # MARK: awaits-waiter
+
+
+async def awaited_first(loop, box, name, both):
+    kids = [spawn(loop, awaits(box), name + "-a"),
+            spawn(loop, awaits(box) if both else
+                  wait_event(asyncio.Event()), name + "-b")]
+    await asyncio.wait(kids, return_when=asyncio.FIRST_COMPLETED)
 
 
 async def first_of_main():
@@ -270,7 +303,17 @@ async def first_of_main():
                    "first-holder"),
              spawn(loop, holds_and_waits(loop, "all",
                                          asyncio.ALL_COMPLETED),
-                   "all-holder")]
+                   "all-holder"),
+             spawn(loop, holds_and_waits(loop, "both",
+                                         asyncio.FIRST_COMPLETED, True),
+                   "both-holder")]
+    for name, both in (("cyc", False), ("cyc2", True)):
+        box = {}
+        box["w"] = spawn(loop, awaited_first(loop, box, name, both),
+                         name + "-w")
+        tasks.append(box["w"])
+    if hasattr(asyncio, "TaskGroup"):
+        tasks.append(spawn(loop, group_and_waits(loop), "tg-holder"))
     await asyncio.sleep(0.3)
     ready()
     await asyncio.gather(*tasks)

@@ -142,11 +142,17 @@ def exit_scenario():
     threading.Thread(target=forgotten, name="forgotten").start()
 
 
+def on_held_lock(lock):
+    with lock:  # MARK: job-takes
+        pass
+
+
 def futures_scenario():
     never = threading.Event()
     held = threading.Lock()
     held.acquire()
-    pool = concurrent.futures.ThreadPoolExecutor(2)
+    pool = concurrent.futures.ThreadPoolExecutor(5)
+    mine, mine2 = threading.Lock(), threading.Lock()
     done = pool.submit(int, 1)
     done.result()
     on_event = pool.submit(never.wait)
@@ -165,17 +171,29 @@ def futures_scenario():
             pass
 
     def first():
-        fs, how = [on_event, on_lock], concurrent.futures.FIRST_COMPLETED
-        concurrent.futures.wait(fs, return_when=how)  # MARK: first-waits
+        # the first of a job on the Event and one on the lock it holds
+        with mine:
+            fs = [on_event, pool.submit(on_held_lock, mine)]
+            how = concurrent.futures.FIRST_COMPLETED
+            concurrent.futures.wait(fs, return_when=how)  # MARK: first-waits
+
+    def first_both():
+        # the first of two jobs on the lock it holds: a deadlock
+        with mine2:
+            fs = [pool.submit(on_held_lock, mine2) for _ in range(2)]
+            how = concurrent.futures.FIRST_COMPLETED
+            concurrent.futures.wait(fs, return_when=how)  # MARK: both-waits
 
     def by_dict():
         concurrent.futures.wait({on_event: "e", done: "d"})  # MARK: dict-waits
 
     for target, name in ((waiter, "waiter"), (completer, "completer"),
-                         (first, "first"), (by_dict, "by-dict")):
+                         (first, "first"), (first_both, "first-both"),
+                         (by_dict, "by-dict")):
         threading.Thread(target=target, name=name).start()
     settle({"waiter": "waiter-waits", "completer": "completer-waits",
-            "first": "first-waits", "by-dict": "dict-waits"})
+            "first": "first-waits", "first-both": "both-waits",
+            "by-dict": "dict-waits"})
     write_ready(READY, {"pid": os.getpid(), "done": "0x%x" % id(done)})
     never.wait()
 
