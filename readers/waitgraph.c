@@ -1,6 +1,7 @@
 #include "readers/waitgraph.h"
 #include "readers/waitgraph_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,13 +89,23 @@ void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 	}
 }
 
-void wg_add_any_edge(struct wg_build *b, size_t from, size_t to)
+/* wg_edge.any of an edge whose choices wg_settle_any() counts */
+#define ANY_UNCOUNTED UINT_MAX  /* (waitgraph_any.c counts them) */
+
+void wg_add_any_edge(struct wg_build *b, size_t from, size_t to,
+		     size_t choices)
 {
 	size_t n = b->g->nedges;
 
+	if (choices == 1) {
+		wg_add_edge(b, WG_WAITS_FOR, from, to, NULL);
+		return;
+	}
 	wg_add_edge(b, WG_WAITS_FOR, from, to, NULL);
 	if (b->g->nedges > n)
-		b->g->edges[n].any = 1;
+		b->g->edges[n].any = !choices ? ANY_UNCOUNTED :
+				     choices < UINT_MAX ? (unsigned)choices :
+				     UINT_MAX - 1;
 }
 
 int wg_prim_read(struct wg_build *b, uint64_t obj, struct py_prim *p)
@@ -699,11 +710,13 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 		for (j = 0; j < t->nawaited_by; j++) {
 			const struct py_task *w = py_async_task(a, t->awaited_by[j]);
 			size_t from = base + (size_t)(w ? w - a->tasks : 0);
+			size_t choices;
 
 			if (!w || waits_through_future(&b, from, base + i))
 				continue;
-			if (wg_first_of(&b, w, t->addr))
-				wg_add_any_edge(&b, from, base + i);
+			if ((choices = wg_first_of(&b, w, t->addr)) != 0)
+				wg_add_any_edge(&b, from, base + i,
+						choices - 1);
 			else
 				wg_add_edge(&b, WG_WAITS_FOR, from, base + i,
 					    NULL);

@@ -50,11 +50,12 @@ struct wg_edge {
 	size_t from, to;  /* node indexes */
 	const struct py_frame *at;  /* holds: the frame that entered the
 				       block; NULL when not from a frame */
-	/* waits-for: one of two or more its waiter goes on after the first
-	 * of (asyncio.wait() or concurrent.futures.wait() with
-	 * FIRST_COMPLETED, as_completed()): no part of any cycle, since
-	 * the others may end it */
-	int any;
+	/* waits-for: 0, or one of `any` (two or more) choices its waiter
+	 * goes on after the first of (asyncio.wait() or
+	 * concurrent.futures.wait() with FIRST_COMPLETED, as_completed()),
+	 * some maybe without a node; part of a cycle only where each has
+	 * an edge that leads back to the waiter (any_blocked) */
+	unsigned any;
 };
 
 /* A generator run by a driver other than asyncio's Task: a tornado

@@ -8,6 +8,7 @@
  */
 #include "readers/waitgraph_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,10 +25,16 @@ void wg_settle_any(struct py_waitgraph *g)
 	size_t *n = xcalloc(g->nnodes + 1, sizeof(*n)), i;
 
 	for (i = 0; i < g->nedges; i++)
-		n[g->edges[i].from] += g->edges[i].any != 0;
-	for (i = 0; i < g->nedges; i++)
-		if (n[g->edges[i].from] < 2)
-			g->edges[i].any = 0;
+		n[g->edges[i].from] += g->edges[i].any == UINT_MAX;
+	for (i = 0; i < g->nedges; i++) {
+		struct wg_edge *e = &g->edges[i];
+
+		if (e->any == UINT_MAX)  /* added uncounted: its waiter's */
+			e->any = n[e->from] < UINT_MAX ? (unsigned)n[e->from] :
+				 UINT_MAX - 1;
+		if (e->any < 2)
+			e->any = 0;
+	}
 	free(n);
 }
 
@@ -69,20 +76,27 @@ static void mark_waiting_for(const struct py_waitgraph *g, size_t w,
 	}
 }
 
-/* Does each "first of" wait of w lead back to it (marked)? */
+/* Does each choice of w's "first of" wait have an edge that leads back
+ * to it (marked)?  A choice without a node may end the wait. */
 static int all_lead_back(const struct py_waitgraph *g, size_t w,
 			 const unsigned *mark, unsigned stamp)
 {
-	size_t k, m;
+	size_t k, m, edges = 0;
+	unsigned choices = 0;
 	const size_t *e = py_waitgraph_out(g, w, &m);
 
 	for (k = 0; k < m; k++) {
 		const struct wg_edge *x = &g->edges[e[k]];
 
-		if (x->any && mark[x->to] != stamp)
+		if (!x->any)
+			continue;
+		if (mark[x->to] != stamp)
 			return 0;
+		edges++;
+		if (x->any > choices)
+			choices = x->any;
 	}
-	return 1;
+	return edges >= choices;
 }
 
 void wg_any_blocked(struct py_waitgraph *g)

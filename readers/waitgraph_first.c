@@ -97,7 +97,8 @@ static int waits_for_first(struct wg_build *b, const struct py_task *t)
 	return b->first_of_says;
 }
 
-int wg_first_of(struct wg_build *b, const struct py_task *t, uint64_t addr)
+size_t wg_first_of(struct wg_build *b, const struct py_task *t,
+		   uint64_t addr)
 {
 	int found;
 
@@ -106,7 +107,7 @@ int wg_first_of(struct wg_build *b, const struct py_task *t, uint64_t addr)
 		return 1;
 	case FIRST_OF_SET:
 		addrmap_get(&b->first_of_set, addr, &found);
-		return found;
+		return found ? b->first_of_set.len + 1 : 0;
 	default:
 		return 0;
 	}

@@ -57,23 +57,28 @@ struct wg_build {
 void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 		 size_t to, const struct py_frame *at);
 /*
- * readers/waitgraph_any.c: a waiter left with one "first of" edge waits
- * for it plainly (wg_settle_any()); g->any_blocked, from the grouped
- * edges (wg_any_blocked()); does edge e count in the cycle search?
+ * readers/waitgraph_any.c: the choices of "first of" edges added with
+ * none counted, and a waiter with one choice left waiting plainly
+ * (wg_settle_any()); g->any_blocked, from the grouped edges
+ * (wg_any_blocked()); does edge e count in the cycle search?
  */
 void wg_settle_any(struct py_waitgraph *g);
 void wg_any_blocked(struct py_waitgraph *g);
 int wg_any_counts(const struct py_waitgraph *g, const struct wg_edge *e);
 /* Is the task at addr, which task t awaits, one of several t waits for
- * the first of (readers/waitgraph_first.c)? */
-int wg_first_of(struct wg_build *b, const struct py_task *t, uint64_t addr);
+ * the first of (readers/waitgraph_first.c)?  0 not, else the choices
+ * t has + 1 (1: as many as it awaits). */
+size_t wg_first_of(struct wg_build *b, const struct py_task *t,
+		   uint64_t addr);
 /* The items of a set, frozenset, list or tuple v, at most max, into
  * out: how many. */
 size_t wg_collection_items(struct pyproc *py, uint64_t v, uint64_t *out,
 			   size_t max);
-/* A waits-for edge from `from` to one of the things it waits for the
- * first of (wg_edge.any; kept only where `from` has two or more). */
-void wg_add_any_edge(struct wg_build *b, size_t from, size_t to);
+/* A waits-for edge from `from` to one of `choices` things it waits for
+ * the first of (wg_edge.any); choices 0: as many as such edges it gets
+ * (wg_settle_any()).  A waiter with one choice waits for it plainly. */
+void wg_add_any_edge(struct wg_build *b, size_t from, size_t to,
+		     size_t choices);
 /* The node of primitive obj (added on first sight), or -1 if obj is
  * not one. */
 long wg_object_node(struct wg_build *b, uint64_t obj);

@@ -220,7 +220,7 @@ int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f)
 		if (all)
 			wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
 		else
-			wg_add_any_edge(b, node, (size_t)obj);
+			wg_add_any_edge(b, node, (size_t)obj, npending);
 	}
 	free(items);
 	return npending > 0;

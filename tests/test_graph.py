@@ -202,7 +202,8 @@ def test_wait_for_the_first_of(keeper, interp):
     "any" edges.  A task holding the lock one child waits for is no
     deadlock while the other child may end its wait; with ALL_COMPLETED,
     or when both children wait for that lock, it is one, a cycle.  A
-    TaskGroup's child beside such a wait is no choice: a plain edge.
+    TaskGroup's child beside such a wait is no choice: a plain edge; a
+    plain future among the choices may end it: no cycle.
     An await cycle through such a wait is one only when the other child
     awaits the waiter too."""
     if ver(interp) < (3, 8):
@@ -224,6 +225,13 @@ def test_wait_for_the_first_of(keeper, interp):
         mine = [c for c in cycles if holder["id"] in c]
         assert len(mine) == int(deadlock), (mode, graph["cycles"])
         assert not deadlock or mine[0] & kid_ids, graph["cycles"]
+    # one choice a task, the other a plain future (no node): still a
+    # choice that may end the wait, so no cycle
+    holder = named(graph, "task", "fut-holder")
+    out = edges(graph, "waits_for", frm=holder["id"])
+    assert [(graph["nodes"][e["to"]].get("name"), e.get("any"))
+            for e in out] == [("fut-take", True)], out
+    assert not [c for c in cycles if holder["id"] in c], graph["cycles"]
     if ver(interp) >= (3, 11):
         holder = named(graph, "task", "tg-holder")
         out = edges(graph, "waits_for", frm=holder["id"])

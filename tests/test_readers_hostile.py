@@ -314,4 +314,5 @@ def test_lying_primitives_say_no_more_than_they_can(keeper, interp):
     waits = [l for l in text.stdout.splitlines() if "waits for: " in l and
              "Evil" in l]
     assert len(waits) == 1 and "\x1b" not in text.stdout and \
-        "\x07" not in text.stdout, waits
+        "\x07" not in text.stdout and "\u202e" not in text.stdout and \
+        "[2J\nEvent" not in text.stdout, waits

@@ -22,7 +22,9 @@ Scenarios:
               with both children waiting for its lock (a deadlock);
               "cyc-w" in FIRST_COMPLETED of a child awaiting it and one
               on an Event (no await cycle), "cyc2-w" of two awaiting it
-              (an await cycle); on 3.11+ "tg-holder" with a TaskGroup's
+              (an await cycle); "fut-holder" FIRST_COMPLETED of a child
+              on its lock and of a plain future (no deadlock); on 3.11+
+              "tg-holder" with a TaskGroup's
               child beside the FIRST_COMPLETED wait of one task on its
               lock (a deadlock)
 
@@ -270,6 +272,16 @@ async def holds_and_waits(loop, name, return_when, both=False):
         await asyncio.wait(kids, return_when=return_when)  # MARK: holder-waits
 
 
+async def holds_and_waits_future(loop):
+    """FIRST_COMPLETED of a task on the lock held here and of a plain
+    future (no task, no node): the future may end the wait."""
+    lock = asyncio.Lock()
+    async with lock:
+        kid = spawn(loop, take(lock), "fut-take")
+        await asyncio.wait([kid, loop.create_future()],
+                           return_when=asyncio.FIRST_COMPLETED)
+
+
 async def sleeps():
     await asyncio.sleep(3600)
 
@@ -307,6 +319,7 @@ async def first_of_main():
              spawn(loop, holds_and_waits(loop, "both",
                                          asyncio.FIRST_COMPLETED, True),
                    "both-holder")]
+    tasks.append(spawn(loop, holds_and_waits_future(loop), "fut-holder"))
     for name, both in (("cyc", False), ("cyc2", True)):
         box = {}
         box["w"] = spawn(loop, awaited_first(loop, box, name, both),
