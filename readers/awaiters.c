@@ -275,7 +275,12 @@ static void closure_targets(struct targets *t, uint64_t cb)
 		n = MAX_CLOSURE;
 	for (i = 0; i < n; i++)
 		if (py_field_u64(py, items[i], py->layout.cell_ref, &v, NULL) == 1) {
-			add_via(t, v);
+			/* A task in the closure is no future the waiter
+			 * awaits: 3.14's wait() and shield() keep the
+			 * current task there (for its awaited_by), whose
+			 * own awaiters await it, not the child. */
+			if (!aio_is_task(aio_classify_obj(t->aw->types, v)))
+				add_via(t, v);
 			/* as_completed's _on_completion (3.6 - 3.12): its
 			 * cell `done` is the queue. */
 			if (as_completed && v)
