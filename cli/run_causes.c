@@ -1,4 +1,5 @@
 #include "cli/run_causes.h"
+#include "cli/run_idle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -181,31 +182,6 @@ static int is_word(const char *s, const char *word)
 	return s && !strcmp(s, word);
 }
 
-/* Is t a library's thread idle by design, waiting for work in a C
- * queue (which blocks on a lock): a pool's task, result or worker
- * loop, an executor's worker? */
-static int idle_library_thread(const struct py_thread *t)
-{
-	static const char *const pool[] = {
-		"_handle_tasks", "_handle_results", "worker",
-	};
-	const struct py_code *c;
-	size_t i;
-
-	if (!t->nframes)
-		return 0;
-	c = t->frames[0].code;
-	if (!c->name || !c->filename)
-		return 0;
-	if (cs_ends_with(c->filename, "/concurrent/futures/thread.py"))
-		return !strcmp(c->name, "_worker");
-	for (i = 0; i < sizeof(pool) / sizeof(pool[0]); i++)
-		if (!strcmp(c->name, pool[i]) &&
-		    cs_ends_with(c->filename, "/multiprocessing/pool.py"))
-			return 1;
-	return 0;
-}
-
 static void classify(const struct py_thread *t,
 		     const struct run_thread_facts *f,
 		     const struct watch_tracker *tr, struct blocked *b)
@@ -250,7 +226,7 @@ static void classify(const struct py_thread *t,
 	 * one line).  A lock taken with a timeout wakes too: for it, the
 	 * line is the remaining clue.
 	 */
-	if (idle_library_thread(t))
+	if (run_idle_by_design(t))
 		return;
 	if (is_word(f->blocked_in, "lock"))
 		b->kind = BLOCKED_LOCK;

@@ -97,12 +97,8 @@ void wg_add_any_edge(struct wg_build *b, size_t from, size_t to,
 {
 	size_t n = b->g->nedges;
 
-	if (choices == 1) {
-		wg_add_edge(b, WG_WAITS_FOR, from, to, NULL);
-		return;
-	}
 	wg_add_edge(b, WG_WAITS_FOR, from, to, NULL);
-	if (b->g->nedges > n)
+	if (b->g->nedges > n && choices != 1)  /* (one choice: a plain wait) */
 		b->g->edges[n].any = !choices ? ANY_UNCOUNTED :
 				     choices < UINT_MAX ? (unsigned)choices :
 				     UINT_MAX - 1;

@@ -15,16 +15,6 @@
 #include "readers/objects.h"
 #include "common/banned.h"
 
-/* Is frame f's local `name` the str `want`? */
-static int local_is(struct wg_build *b, const struct py_frame *f,
-		    const char *name, const char *want)
-{
-	uint64_t v = wg_frame_local(b->py, f, name);
-	const char *s;
-
-	return v && pystr_get(b->py, v, &s, NULL) == 0 && !strcmp(s, want);
-}
-
 /* waits_for_first()'s answers. */
 enum { FIRST_OF_NONE, FIRST_OF_ALL, FIRST_OF_SET };
 
@@ -47,14 +37,16 @@ static int first_of_items(struct wg_build *b, uint64_t v)
 /* What asyncio's frame f (tasks.py) waits for the first of. */
 static int first_of_frame(struct wg_build *b, const struct py_frame *f)
 {
-	const char *name = f->code->name;
+	const char *name = f->code->name, *how;
 	uint64_t self;
 
 	/* asyncio.wait(FIRST_COMPLETED): the futures of its `fs` */
-	if (!strcmp(name, "_wait"))
-		return local_is(b, f, "return_when", "FIRST_COMPLETED") ?
+	if (!strcmp(name, "_wait")) {
+		how = wg_frame_local_str(b->py, f, "return_when");
+		return how && !strcmp(how, "FIRST_COMPLETED") ?
 		       first_of_items(b, wg_frame_local(b->py, f, "fs")) :
 		       FIRST_OF_NONE;
+	}
 	if (strcmp(name, "_wait_for_one"))
 		return FIRST_OF_NONE;
 	/* as_completed(): 3.13's iterator keeps those not done in _todo;

@@ -133,6 +133,10 @@ int wg_idle_frame(const struct py_frame *f);
 /* The raw value of frame f's local `name`, cells opened; 0 if none. */
 uint64_t wg_frame_local(struct pyproc *py, const struct py_frame *f,
 			const char *name);
+/* The text of frame f's local `name` when it is a str, else NULL
+ * (cached by the pyproc). */
+const char *wg_frame_local_str(struct pyproc *py, const struct py_frame *f,
+			       const char *name);
 
 /* The pytest node id of the test thread t runs (from `item` in pytest's
  * runtest frames), malloc'd, or NULL. */

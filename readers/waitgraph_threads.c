@@ -178,13 +178,10 @@ static int future_pending(struct wg_build *b, uint64_t addr, struct py_prim *p)
  * FIRST_EXCEPTION until one fails), not for the first done? */
 static int waits_for_all(struct wg_build *b, const struct py_frame *f)
 {
-	uint64_t v = wg_frame_local(b->py, f, "return_when");
-	struct cs_err err;
-	const char *s;
+	const char *s = wg_frame_local_str(b->py, f, "return_when");
 
-	cs_err_init(&err);
-	return v && pystr_get(b->py, v, &s, &err) == 0 &&
-	       (!strcmp(s, "ALL_COMPLETED") || !strcmp(s, "FIRST_EXCEPTION"));
+	return s && (!strcmp(s, "ALL_COMPLETED") ||
+		     !strcmp(s, "FIRST_EXCEPTION"));
 }
 
 int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f)
