@@ -142,9 +142,19 @@ def exit_scenario():
     threading.Thread(target=forgotten, name="forgotten").start()
 
 
-def on_held_lock(lock):
+def on_held_lock(lock, started):
+    started.release()
     with lock:  # MARK: job-takes
         pass
+
+
+def running_jobs(pool, lock, n):
+    """n jobs on lock, each running (in its worker) once this returns."""
+    started = threading.Semaphore(0)
+    fs = [pool.submit(on_held_lock, lock, started) for _ in range(n)]
+    for _ in range(n):
+        started.acquire()
+    return fs
 
 
 def futures_scenario():
@@ -173,14 +183,14 @@ def futures_scenario():
     def first():
         # the first of a job on the Event and one on the lock it holds
         with mine:
-            fs = [on_event, pool.submit(on_held_lock, mine)]
+            fs = [on_event] + running_jobs(pool, mine, 1)
             how = concurrent.futures.FIRST_COMPLETED
             concurrent.futures.wait(fs, return_when=how)  # MARK: first-waits
 
     def first_both():
         # the first of two jobs on the lock it holds: a deadlock
         with mine2:
-            fs = [pool.submit(on_held_lock, mine2) for _ in range(2)]
+            fs = running_jobs(pool, mine2, 2)
             how = concurrent.futures.FIRST_COMPLETED
             concurrent.futures.wait(fs, return_when=how)  # MARK: both-waits
 
