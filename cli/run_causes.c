@@ -1,5 +1,5 @@
 #include "cli/run_causes.h"
-#include "cli/run_idle.h"
+#include "cli/thread_idle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -226,7 +226,7 @@ static void classify(const struct py_thread *t,
 	 * one line).  A lock taken with a timeout wakes too: for it, the
 	 * line is the remaining clue.
 	 */
-	if (run_idle_by_design(t))
+	if (thread_idle_by_design(t))
 		return;
 	if (is_word(f->blocked_in, "lock"))
 		b->kind = BLOCKED_LOCK;

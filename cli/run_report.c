@@ -8,7 +8,7 @@
 #include "cli/json.h"
 #include "cli/alike_lines.h"
 #include "cli/report.h"
-#include "cli/run_idle.h"
+#include "cli/thread_idle.h"
 #include "cli/watch_view.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
@@ -77,10 +77,10 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 }
 
 /* Distinct kinds of thread idle by design named on the line about them:
- * cli/run_idle.c has fewer. */
+ * cli/thread_idle.c has fewer. */
 #define IDLE_KINDS 8
 
-/* A process's threads idle by design (cli/run_idle.h), which its list
+/* A process's threads idle by design (cli/thread_idle.h), which its list
  * of what is stuck leaves to one line of their own. */
 struct idle_threads {
 	const struct collection *c;
@@ -105,7 +105,7 @@ static void idle_threads_init(struct idle_threads *w,
 				    (void *)(uintptr_t)(i + 1));
 }
 
-/* What item it is, if a thread idle by design (cli/run_idle.h); NULL
+/* What item it is, if a thread idle by design (cli/thread_idle.h); NULL
  * otherwise. */
 static const char *idle_reason(const struct idle_threads *w,
 			       const struct watch_item *it)
@@ -115,7 +115,7 @@ static const char *idle_reason(const struct idle_threads *w,
 	if (it->kind != WATCH_THREAD)
 		return NULL;
 	i = (uintptr_t)addrmap_get(&w->by_tid, it->id, NULL);
-	return i ? run_idle_by_design(&w->c->snap.threads[i - 1]) : NULL;
+	return i ? thread_idle_by_design(&w->c->snap.threads[i - 1]) : NULL;
 }
 
 /* Is item it a thread idle by design?  Counted if so. */

@@ -15,7 +15,9 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->stuck_for = watch_stuck_for(t, it);
 	out->busy = watch_busy(it);
 	out->at_least = it->last_progress <= it->first_seen;
-	switch (watch_state_of(t, it)) {
+	/* (An idle thread is stuck or not here: the caller says what it
+	 * is apart, cli/thread_idle.h.) */
+	switch (watch_progress_of(t, it)) {
 	case WATCH_STUCK:
 		out->state = RUN_SEEN_STUCK;
 		break;
@@ -29,6 +31,7 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 		out->state = out->at_least ? RUN_SEEN_STUCK : RUN_SEEN_MOVING;
 		break;
 	case WATCH_GONE:
+	case WATCH_IDLE:
 		break;
 	}
 }

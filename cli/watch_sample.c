@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/thread_idle.h"
 #include "common/hash.h"
 #include "common/le.h"
 #include "common/strbuf.h"
@@ -202,6 +203,7 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 		o.blocked_in = native_blocked_in(nt);
 		o.native_function = native_innermost(nt);
 	}
+	o.idle = thread_idle_by_design(th);
 	watch_observe(t, &o);
 }
 

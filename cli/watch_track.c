@@ -47,6 +47,7 @@ static void item_release(struct watch_item *it)
 	free(it->label);
 	free(it->blocked_in);
 	free(it->native_function);
+	free(it->idle);
 }
 
 /* *dst becomes a copy of src (NULL stays NULL), unless equal already. */
@@ -191,6 +192,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	str_set(&it->label, o->label);
 	str_set(&it->blocked_in, o->blocked_in);
 	str_set(&it->native_function, o->native_function);
+	str_set(&it->idle, o->idle);
 	if (moved) {
 		if (it->reported)
 			add_event(t, WATCH_EV_MOVED, (size_t)(it - t->items),
@@ -219,7 +221,8 @@ void watch_end(struct watch_tracker *t)
 			continue;
 		}
 		stuck = t->now - it->last_progress;
-		if (!it->reported && stuck >= t->stuck_s) {
+		/* Idle: waiting for work is what it is for. */
+		if (!it->reported && stuck >= t->stuck_s && !it->idle) {
 			it->reported = 1;
 			add_event(t, WATCH_EV_STUCK, i, stuck);
 		}
@@ -258,6 +261,14 @@ double watch_demand(const struct watch_item *it)
 enum watch_state watch_state_of(const struct watch_tracker *t,
 				const struct watch_item *it)
 {
+	if (!it->gone && it->idle)
+		return WATCH_IDLE;
+	return watch_progress_of(t, it);
+}
+
+enum watch_state watch_progress_of(const struct watch_tracker *t,
+				   const struct watch_item *it)
+{
 	if (it->gone)
 		return WATCH_GONE;
 	if (watch_stuck_for(t, it) >= t->stuck_s)
@@ -277,6 +288,8 @@ const char *watch_state_name(enum watch_state s)
 		return "busy";
 	case WATCH_GONE:
 		return "gone";
+	case WATCH_IDLE:
+		return "idle";
 	case WATCH_ACTIVE:
 		break;
 	}
@@ -307,6 +320,8 @@ static int by_stuck(const void *pa, const void *pb)
 
 	if (a->gone != b->gone)
 		return a->gone - b->gone;
+	if (!a->idle != !b->idle)
+		return a->idle ? 1 : -1;
 	if (sa != sb)
 		return sa < sb ? 1 : -1;
 	if (ba != bb)

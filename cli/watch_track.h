@@ -49,6 +49,8 @@ enum watch_state {
 	WATCH_STUCK,    /* no progress for at least the threshold */
 	WATCH_BUSY,     /* a thread using at least WATCH_BUSY_SHARE of a CPU */
 	WATCH_GONE,     /* finished, or no longer seen */
+	WATCH_IDLE,     /* a thread waiting for work by design (obs.idle):
+			   never called stuck */
 };
 
 /* A thread that used this share of one CPU over the watch is "busy":
@@ -93,6 +95,10 @@ struct watch_obs {
 	 * when not read. */
 	const char *blocked_in;
 	const char *native_function;
+	/* Threads: what it is when, at this sample, it waits for work by
+	 * design ("an executor's worker thread", cli/thread_idle.h); NULL
+	 * when not. */
+	const char *idle;
 };
 
 struct watch_item {
@@ -114,6 +120,7 @@ struct watch_item {
 	int seen;                      /* observed in the current sample */
 	char *label;                   /* as in watch_obs */
 	char *blocked_in, *native_function;
+	char *idle;                    /* as in watch_obs, at the last sample */
 };
 
 enum watch_event_kind {
@@ -168,8 +175,14 @@ double watch_busy(const struct watch_item *it);
 /* Share of the watch spent on a CPU or waiting for one, 0..1, or -1
  * when the kernel does not say. */
 double watch_demand(const struct watch_item *it);
+/* Its state: idle when the last sample saw it wait for work by design
+ * (watch_obs.idle), else watch_progress_of(). */
 enum watch_state watch_state_of(const struct watch_tracker *t,
 				const struct watch_item *it);
+/* Stuck, busy, active or gone by its progress alone, idle or not (`run`
+ * says of an idle thread what it is apart from its state). */
+enum watch_state watch_progress_of(const struct watch_tracker *t,
+				   const struct watch_item *it);
 const char *watch_state_name(enum watch_state s);
 
 /* The item for (kind, id), or NULL. */
@@ -177,7 +190,8 @@ const struct watch_item *watch_find(const struct watch_tracker *t,
 				    enum watch_kind kind, uint64_t id);
 
 /* Item indexes into order (room for t->nitems), longest stuck first,
- * then busiest, gone last.  Returns t->nitems. */
+ * then busiest, idle threads next to last, gone last.  Returns
+ * t->nitems. */
 size_t watch_sorted(const struct watch_tracker *t, size_t *order);
 
 #endif

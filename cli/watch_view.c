@@ -339,6 +339,11 @@ static void summary_rest(struct strbuf *sb, const struct watch_tracker *t,
 	blocked(sb, t, it);
 	if (it->waits_on && !it->gone)
 		{ strbuf_addstr(sb, ", waits on "); esc_add(sb, it->waits_on, ESC_TEXT, 0); }
+	/* what the idle thread is: ", an executor's worker thread" */
+	if (it->idle && !it->gone) {
+		strbuf_addstr(sb, ", ");
+		esc_add(sb, it->idle, ESC_TEXT, 0);
+	}
 }
 
 static char *summary_key(const struct watch_tracker *t, size_t item)
@@ -498,6 +503,8 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 		json_string(j, it->blocked_in);
 		json_key(j, "native_function");
 		json_string(j, it->native_function);
+		json_key(j, "idle");
+		json_string(j, it->gone ? NULL : it->idle);
 	}
 	json_place(j, "where", it->where_file, it->where_line,
 		   it->where_function);
@@ -652,6 +659,8 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 		blocked(&sb, t, it);
 		if (it->waits_on)
 			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
+		if (it->idle)
+			{ strbuf_addstr(&sb, ", "); esc_add(&sb, it->idle, ESC_TEXT, 0); }
 		put_line(v, y++, sb.buf, watch_state_of(t, it) == WATCH_STUCK);
 	}
 	if (nlog) {

@@ -3,9 +3,10 @@
 targets/watch_target.py runs, on an asyncio loop, a task parked on an Event
 that is never set, a task looping on asyncio.sleep(0.05), a consumer of a
 queue that another task feeds; and three threads: one blocked on a lock,
-one sleeping in 50 ms steps, one spinning in pure Python.  Only the parked
-task and the blocked thread may be reported stuck; the spinning thread is
-busy.  The target must come out of every watch running and untraced.
+one sleeping in 50 ms steps, one spinning in pure Python; and an
+executor's worker waiting for work.  Only the parked task and the blocked
+thread may be reported stuck; the spinning thread is busy, the worker
+idle.  The target must come out of every watch running and untraced.
 
 targets/watch_gens_target.py has generators no task owns: one abandoned
 after its first yield and a coroutine never awaited (stuck), and one a
@@ -85,11 +86,15 @@ def test_json_summary_document(watched):
     # the first at 0 s and the last at 4 s, at least (one sample takes
     # seconds on a crowded machine with the sanitizer build)
     assert doc["samples"] >= 2, doc
+    for item in doc["tasks"]:
+        assert item["state"] in ("stuck", "active", "gone"), item
     for item in doc["tasks"] + doc["threads"]:
-        assert item["state"] in ("stuck", "busy", "active", "gone"), item
+        assert item["state"] in ("stuck", "busy", "active", "gone",
+                                 "idle"), item
         assert item["stuck_for"] >= 0, item
     for item in doc["threads"]:
         assert 0 <= item["busy"] <= 1, item
+        assert (item["idle"] is None) == (item["state"] != "idle"), item
     for item in doc["tasks"]:
         assert item["framework"] == "asyncio", item
     # the tasks' coroutines are theirs: no generator here is its own
@@ -147,6 +152,19 @@ def test_spinning_thread_is_busy(watched):
     assert spinning["where"]["line"] == marker_line(SCRIPT, "spin")
 
 
+def test_waiting_worker_is_idle(watched):
+    """An executor's worker back in its loop makes no progress for the
+    whole watch, like the blocked thread, but is idle, not stuck."""
+    target, result = watched
+    pooled = by_name(result.json()["threads"])["pooled_0"]
+    assert pooled["tid"] == target.ready["tids"]["pooled"], pooled
+    assert pooled["state"] == "idle", pooled
+    assert pooled["idle"] == "an executor's worker thread", pooled
+    assert pooled["stuck_for"] >= 3.0, pooled
+    assert pooled["where"]["function"] == "_worker", pooled
+    assert pooled["where"]["file"].endswith("concurrent/futures/thread.py")
+
+
 def runs_of(pid, tid):
     """Times the kernel has put thread tid on a CPU (schedstat)."""
     with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
@@ -181,7 +199,7 @@ def test_plain_lines_say_what_is_stuck(keeper):
     assert any("thread %d 'locked'" % target.ready["tids"]["locked"] in l
                and lock in l for l in stuck), result
     for name in ("'napper'", "'consumer'", "'feeder'", "'napping'",
-                 "'spinning'"):
+                 "'spinning'", "'pooled_0'"):
         wrong = [l for l in stuck if name in l]
         assert not wrong, (wrong, result)
     summary = lines.index(next(l for l in lines
@@ -189,6 +207,10 @@ def test_plain_lines_say_what_is_stuck(keeper):
     assert "tasks:" in lines[summary:] and "threads:" in lines[summary:]
     assert any(l.strip().startswith("busy ") and "'spinning'" in l
                for l in lines[summary:]), result
+    idle = [l for l in lines[summary:] if "'pooled_0'" in l]
+    assert len(idle) == 1 and idle[0].split()[0] == "idle", result
+    assert idle[0].endswith(" in _worker, an executor's worker thread"), \
+        idle
     assert_target_unharmed(target)
 
 

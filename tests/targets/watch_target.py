@@ -11,6 +11,8 @@ and three more threads:
   locked    blocked on a lock that is never released     (stuck)
   napping   time.sleep(0.05) in a loop                   (not stuck)
   spinning  a pure-Python busy loop                      (busy)
+and an executor's worker thread, "pooled_0", back in the executor's loop
+after its one job (idle: waiting for work is what it is for).
 
 Once everything runs it writes READY_FILE (JSON: pid, the threads' kernel
 ids by name) atomically.  With --exit-after it exits that many seconds
@@ -20,6 +22,7 @@ Runs on CPython 3.7 through 3.14.
 """
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import sys
@@ -128,6 +131,9 @@ if __name__ == "__main__":
     start(locked, lock)
     start(napping)
     start(spinning)
+    pool = concurrent.futures.ThreadPoolExecutor(
+        1, thread_name_prefix="pooled")
+    pool.submit(register, "pooled").result()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.run_until_complete(main(ready, exit_after))

@@ -1,7 +1,8 @@
 /*
  * The watch tracker on plain observations: what counts as progress for
  * a task and for a thread, when "stuck" and "moved again" events come,
- * what happens to objects that go away, and the display order.
+ * what happens to objects that go away, the display order, and threads
+ * idle by design (never stuck).
  */
 #include "cli/watch_track.h"
 
@@ -267,6 +268,67 @@ static void test_other_kinds(void)
 	watch_tracker_release(&t);
 }
 
+/* A thread waiting for work by design: idle however long it waits, no
+ * "stuck" event, listed after the stuck and the active ones; by its
+ * progress alone (what `run` asks) stuck.  Once it runs the program's
+ * job it is the job's thread again. */
+static void test_idle_thread(void)
+{
+	struct watch_tracker t;
+	struct watch_obs pool = thread(21, 5, 0, 0), blocked = thread(22, 6, 0, 0);
+	struct watch_obs napping = thread(23, 7, 0, 1);
+	const struct watch_item *it;
+	size_t order[3];
+	int s;
+
+	pool.idle = "an executor's worker thread";
+	watch_tracker_init(&t, 1.0);
+	for (s = 0; s <= 4; s++) {
+		watch_begin(&t, s * 0.5);
+		watch_observe(&t, &pool);
+		watch_observe(&t, &blocked);
+		watch_observe(&t, &napping);
+		watch_end(&t);
+		if (s == 2)
+			CHECK(t.nevents == 1 && t.events[0].kind == WATCH_EV_STUCK &&
+			      t.items[t.events[0].item].id == 22,
+			      "only the blocked thread's stuck event (%zu)",
+			      t.nevents);
+		else
+			CHECK(t.nevents == 0, "no event at %d (%zu)", s, t.nevents);
+	}
+	it = watch_find(&t, WATCH_THREAD, 21);
+	CHECK(it && watch_state_of(&t, it) == WATCH_IDLE, "idle");
+	CHECK(it && watch_progress_of(&t, it) == WATCH_STUCK,
+	      "stuck by its progress");
+	CHECK(it && watch_stuck_for(&t, it) == 2.0, "no progress for 2 s");
+	CHECK(!strcmp(watch_state_name(WATCH_IDLE), "idle"), "its name");
+	CHECK(watch_sorted(&t, order) == 3, "all sorted");
+	CHECK(t.items[order[0]].id == 22 && t.items[order[1]].id == 23 &&
+	      t.items[order[2]].id == 21, "stuck, active, then idle");
+
+	/* it takes a job that blocks: its frames change, it is no longer
+	 * idle, and stuck after the threshold like any thread */
+	pool.idle = NULL;
+	pool.fingerprint = 50;
+	for (s = 5; s <= 8; s++) {
+		watch_begin(&t, s * 0.5);
+		watch_observe(&t, &pool);
+		watch_observe(&t, &blocked);
+		watch_observe(&t, &napping);
+		watch_end(&t);
+		/* it moved at 2.5 s: stuck from 3.5 */
+		if (s == 7)
+			CHECK(t.nevents == 1 &&
+			      t.items[t.events[0].item].id == 21,
+			      "its stuck event (%zu)", t.nevents);
+	}
+	it = watch_find(&t, WATCH_THREAD, 21);
+	CHECK(it && watch_state_of(&t, it) == WATCH_STUCK && !it->idle,
+	      "the job's thread is stuck");
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
 	test_other_kinds();
@@ -274,5 +336,6 @@ int main(void)
 	test_task_progress();
 	test_gone_after_stuck();
 	test_threads();
+	test_idle_thread();
 	return CHECK_DONE("test_watch_track");
 }

@@ -1,12 +1,13 @@
 /*
  * Threads that wait for work by design -- a multiprocessing pool's
  * workers and handler threads, an executor's idle workers,
- * multiprocessing's resource tracker and fork server -- which `run`'s
- * samples see make no progress like any stuck thread, and which would
- * otherwise fill its short list of what is stuck (cli/run_report.c).
+ * multiprocessing's resource tracker and fork server -- which samples
+ * see make no progress like any stuck thread: `watch` calls them idle,
+ * not stuck (cli/watch_sample.c), and `run` counts them apart, or they
+ * would fill its short list of what is stuck (cli/run_report.c).
  */
-#ifndef COROSCOPE_CLI_RUN_IDLE_H
-#define COROSCOPE_CLI_RUN_IDLE_H
+#ifndef COROSCOPE_CLI_THREAD_IDLE_H
+#define COROSCOPE_CLI_THREAD_IDLE_H
 
 #include "readers/stacks.h"
 
@@ -17,6 +18,6 @@
  * running the program's job has the job's frames inside the loop: not
  * idle.
  */
-const char *run_idle_by_design(const struct py_thread *t);
+const char *thread_idle_by_design(const struct py_thread *t);
 
 #endif

@@ -1,4 +1,4 @@
-#include "cli/run_idle.h"
+#include "cli/thread_idle.h"
 
 #include <string.h>
 
@@ -39,7 +39,7 @@ static const char *loop_of(const struct py_code *code)
 	return NULL;
 }
 
-const char *run_idle_by_design(const struct py_thread *t)
+const char *thread_idle_by_design(const struct py_thread *t)
 {
 	const char *what;
 	size_t i;
