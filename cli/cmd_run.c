@@ -254,11 +254,11 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		sum->explained = &explained;
 		sum->graph = &c->graph;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
+		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->facts = NULL;
 		addrmap_release(&explained);
-		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_probe_release(facts, c->snap.nthreads);
 	}
 	run_summary_sort(sum);

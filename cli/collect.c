@@ -173,8 +173,9 @@ static void collect_heap(struct collection *c,
 		py_waitables_finish(&wscan, &c->async);
 	if (walked && c->async.waitables_cut)
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
-			"tornado's locks and queues past the first %u not "
-			"looked at for their waiters", PY_MAX_WAITABLES);
+			"tornado's and gevent's locks and queues past the "
+			"first %u not looked at for their waiters",
+			PY_MAX_WAITABLES);
 	if (walked && (cs_err_init(&err),
 		       py_trio_finish(&tscan, &c->snap, &c->async, &err) < 0))
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
@@ -197,8 +198,8 @@ static void read_heap(struct collection *c, const struct py_stack_options *sopt)
 
 	collect_heap(c, sopt);
 	cs_err_init(&err);
-	if (py_waitgraph_build(&c->py, &c->snap, &c->async, &c->graph,
-			       &err) < 0)
+	if (py_waitgraph_build(&c->py, &c->snap, &c->async, &c->greenlets,
+			       &c->graph, &err) < 0)
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"what waits for what not shown: %.400s", err.msg);
 	else  /* an await cycle some other choice may end is none */

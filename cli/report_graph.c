@@ -65,6 +65,21 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 		strbuf_addstr(sb, "'");
 		break;
 	}
+	case WG_GREENLET: {
+		const struct py_greenlet *gr = &c->greenlets.v[n->index];
+
+		/* gevent's name, else the function it was spawned to run
+		 * (as watch names it), else its address */
+		if (gr->name || gr->function) {
+			strbuf_addstr(sb, "greenlet '");
+			add_name(sb, gr->name ? gr->name : gr->function, names);
+			strbuf_addstr(sb, "'");
+		} else {
+			strbuf_addf(sb, "greenlet 0x%llx",
+				    (unsigned long long)gr->addr);
+		}
+		break;
+	}
 	case WG_OBJECT: {
 		const struct py_prim *p = &c->graph.prims[n->index];
 		struct strbuf st;
@@ -354,6 +369,8 @@ static void row_key(struct strbuf *key, const struct collection *c,
 	else if (n->kind == WG_THREAD)  /* of one interpreter, as above */
 		strbuf_addf(key, "thread %llx", (unsigned long long)
 			    c->snap.threads[n->index].interp);
+	else if (n->kind == WG_GREENLET)
+		strbuf_addstr(key, "greenlet");
 	graph_add_blame(key, c, i, GRAPH_ESCAPED);
 	strbuf_addf(key, "\n%s", what);
 }
@@ -462,6 +479,13 @@ static void thread_row(FILE *out, const struct collection *c,
 	strbuf_release(&sb);
 }
 
+/* What alike rows of node's kind are: "tasks", "greenlets". */
+static const char *g_kind_plural(const struct collection *c, size_t node)
+{
+	return c->graph.nodes[node].kind == WG_GREENLET ? "greenlets" :
+	       "tasks";
+}
+
 static void text_waits(FILE *out, const struct collection *c)
 {
 	struct wait_row *rows;
@@ -476,9 +500,10 @@ static void text_waits(FILE *out, const struct collection *c)
 		} else if (rows[i].count > 1) {
 			strbuf_init(&last);
 			graph_add_label(&last, c, rows[i].last, GRAPH_ESCAPED);
-			fprintf(out, "  %zu tasks like %s .. %s\n    %s\n",
-				rows[i].count, rows[i].who, last.buf,
-				rows[i].what);
+			fprintf(out, "  %zu %s like %s .. %s\n    %s\n",
+				rows[i].count,
+				g_kind_plural(c, rows[i].first), rows[i].who,
+				last.buf, rows[i].what);
 			strbuf_release(&last);
 		} else {
 			fprintf(out, "  %s\n    %s\n", rows[i].who,
@@ -596,7 +621,8 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		      struct json_memo *memo)
 {
 	const struct wg_node *n = &c->graph.nodes[i];
-	static const char *const kinds[] = { "thread", "task", "object" };
+	static const char *const kinds[] = { "thread", "task", "object",
+					     "greenlet" };
 
 	json_begin_object(j);
 	json_key(j, "id");
@@ -609,6 +635,12 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_key(j, "task");
 		json_hex(j, c->async.tasks[n->index].addr);
 		json_key_string(j, "name", c->async.tasks[n->index].name);
+	} else if (n->kind == WG_GREENLET) {
+		json_key(j, "greenlet");
+		json_hex(j, c->greenlets.v[n->index].addr);
+		json_key_string(j, "name", c->greenlets.v[n->index].name);
+		json_key_string(j, "function",
+				c->greenlets.v[n->index].function);
 	} else {
 		const struct py_prim *p = &c->graph.prims[n->index];
 
@@ -629,7 +661,10 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_int_or_null(j, "unfinished", p->unfinished);
 		json_int_or_null(j, "waiters", p->waiters);
 		json_key(j, "owner");
-		if (p->kind == PY_PRIM_RLOCK && p->locked >= 0)
+		/* (a thread's ident; gevent's owner is a greenlet, which
+		 * its holds edge names) */
+		if (p->kind == PY_PRIM_RLOCK && p->locked >= 0 &&
+		    p->family != PY_PRIM_GEVENT)
 			json_uint(j, p->owner);
 		else
 			json_null(j);

@@ -20,6 +20,10 @@ static void node_seen(const struct collection *c,
 		run_seen_task(t, c->async.tasks[n->index].addr, out);
 	else if (n->kind == WG_THREAD)
 		run_seen_thread(t, &c->snap.threads[n->index], out);
+	else if (n->kind == WG_GREENLET)
+		run_seen_item(t, t ? watch_find(t, WATCH_GREENLET,
+						c->greenlets.v[n->index].addr) :
+				 NULL, out);
 	else
 		memset(out, 0, sizeof(*out));
 }
@@ -96,7 +100,8 @@ static void add_unit_detail(struct run_cause *cause,
 static void add_group_members(struct strbuf *sb, const struct collection *c,
 			      const size_t *nodes, const size_t *m, size_t n)
 {
-	int tasks = c->graph.nodes[nodes[m[0]]].kind == WG_TASK;
+	enum wg_kind kind = c->graph.nodes[nodes[m[0]]].kind;
+	int tasks = kind != WG_THREAD;  /* named, no kernel id */
 	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
 	const char **names = xmallocarray(n, sizeof(*names));
 	size_t k;
@@ -106,7 +111,11 @@ static void add_group_members(struct strbuf *sb, const struct collection *c,
 
 		if (nd->kind == WG_OBJECT)
 			CS_BUG("an object among alike waiters");
-		if (tasks) {
+		if (kind == WG_GREENLET) {
+			names[k] = c->greenlets.v[nd->index].name ?
+				   c->greenlets.v[nd->index].name :
+				   c->greenlets.v[nd->index].function;
+		} else if (tasks) {
 			names[k] = c->async.tasks[nd->index].name;
 		} else {
 			ids[k] = (unsigned long long)
@@ -144,7 +153,8 @@ static char *waiter_key(const struct collection *c,
 		strbuf_addf(&sb, "o%zu", node);
 		return strbuf_detach(&sb);
 	}
-	strbuf_addch(&sb, nd->kind == WG_TASK ? 'T' : 't');
+	strbuf_addch(&sb, nd->kind == WG_TASK ? 'T' :
+			  nd->kind == WG_GREENLET ? 'G' : 't');
 	key_frame(&sb, nd->blame);
 	key_frame(&sb, nd->inner);
 	add_unit_rest(&sb, c, t, node, facts);
@@ -179,7 +189,9 @@ static void add_waiters(struct run_cause *cause, const struct collection *c,
 		}
 		strbuf_addf(sb, "%zu %s", n,
 			    c->graph.nodes[w[m[0]]].kind == WG_TASK ?
-			    "tasks" : "threads");
+			    "tasks" :
+			    c->graph.nodes[w[m[0]]].kind == WG_GREENLET ?
+			    "greenlets" : "threads");
 		add_unit_rest(sb, c, t, w[m[0]], s->facts);
 		strbuf_addstr(sb, ": ");
 		add_group_members(sb, c, w, m, n);
@@ -222,6 +234,9 @@ static void add_named(const struct collection *c, size_t node,
 		return;
 	if (n->kind == WG_TASK && n->index < c->async.ntasks)
 		addrmap_add(out, c->async.tasks[n->index].addr);
+	if (!only_tasks && n->kind == WG_GREENLET &&
+	    n->index < c->greenlets.n)
+		addrmap_add(out, c->greenlets.v[n->index].addr);
 	if (!only_tasks && n->kind == WG_THREAD &&
 	    n->index < c->snap.nthreads && c->snap.threads[n->index].tstate)
 		addrmap_add(out, c->snap.threads[n->index].tstate);

@@ -1,6 +1,8 @@
 /*
  * The likely causes `coroscope run` reads off greenlets: those parked
- * outside gevent.sleep(), alike ones counted together.  (trio's stuck
+ * outside gevent.sleep() whose wait the graph does not explain (a
+ * gevent primitive's waiters and holders are its causes), alike ones
+ * counted together.  (trio's stuck
  * tasks are cli/run_stuck.c's, with asyncio's.)
  */
 #include "cli/run_causes.h"
@@ -15,13 +17,21 @@
 #define MAX_GREENLET_CAUSES 5
 #define GROUP_NAMES 5
 
-/* A greenlet worth naming: parked, not a hub, not in gevent.sleep(). */
-static int greenlet_parked(const struct py_greenlet *g)
+/* A greenlet worth naming: parked, not a hub, not in gevent.sleep(),
+ * not one the wait-for graph's causes name already (what it waits on
+ * and who holds that, s->explained). */
+static int greenlet_parked(const struct run_summary *s,
+			   const struct py_greenlet *g)
 {
 	const struct py_code *top;
+	int found = 0;
 
 	if (g->state != PY_GREENLET_SUSPENDED || g->is_main || !g->nframes ||
 	    (g->type_name && !strcmp(g->type_name, "Hub")))
+		return 0;
+	if (s->explained)
+		addrmap_get(s->explained, g->addr, &found);
+	if (found)
 		return 0;
 	top = g->frames[0].code;
 	return !(!strcmp(top->name, "sleep") &&
@@ -44,7 +54,7 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 	for (j = first; j < gs->n; j++) {
 		const struct py_greenlet *h = &gs->v[j];
 
-		if (done[j] || !greenlet_parked(h) ||
+		if (done[j] || !greenlet_parked(s, h) ||
 		    h->frames[0].code != g->frames[0].code ||
 		    h->frames[0].line != g->frames[0].line)
 			continue;
@@ -83,7 +93,7 @@ void run_summarize_greenlets(struct run_summary *s, int pid,
 	 * were only switched away from. */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < gs->n && ncauses < MAX_GREENLET_CAUSES; i++) {
-			if (done[i] || !greenlet_parked(&gs->v[i]) ||
+			if (done[i] || !greenlet_parked(s, &gs->v[i]) ||
 			    (!pass && !gs->v[i].function))
 				continue;
 			add_greenlet_group(s, pid, gs, i, done);

@@ -69,10 +69,22 @@ static void class_name(struct pyproc *py, const struct py_prim_types *t,
 {
 	const char *name = py_type_name_cached(py, type), *mod = NULL;
 	const char *dot = strrchr(t->name[i], '.');
+	const char *own = strrchr(name, '.');
 	uint64_t dict = 0, v = 0;
 
 	if (!*name || !strcmp(name, "?") || !dot)
 		return;
+	/* A class of C or Cython (gevent's JoinableQueue) is named
+	 * "module.Name" in its tp_name. */
+	if (own) {
+		if (exported_as(py, t->name[i], (size_t)(dot - t->name[i]),
+				own + 1, type))
+			strbuf_addf(sb, "%.*s%.*s", (int)(dot - t->name[i] + 1),
+				    t->name[i], part(own + 1), own + 1);
+		else
+			strbuf_addf(sb, "%.*s", part(name), name);
+		return;
+	}
 	if (exported_as(py, t->name[i], (size_t)(dot - t->name[i]), name,
 			type)) {
 		strbuf_addf(sb, "%.*s%.*s", (int)(dot - t->name[i] + 1),

@@ -110,6 +110,20 @@ static const struct {
 	  PY_PRIM_CONDITION, PY_PRIM_TORNADO },
 	{ "tornado.queues", "Queue", "tornado.queues.Queue", PY_PRIM_QUEUE,
 	  PY_PRIM_TORNADO },
+	/* gevent's (BoundedSemaphore before Semaphore: a subclass; the
+	 * Queue's subclasses named by their own class) */
+	{ "gevent.lock", "BoundedSemaphore", "gevent.lock.BoundedSemaphore",
+	  PY_PRIM_BOUNDED_SEMAPHORE, PY_PRIM_GEVENT },
+	{ "gevent.lock", "Semaphore", "gevent.lock.Semaphore",
+	  PY_PRIM_SEMAPHORE, PY_PRIM_GEVENT },
+	{ "gevent.lock", "RLock", "gevent.lock.RLock", PY_PRIM_RLOCK,
+	  PY_PRIM_GEVENT },
+	{ "gevent.event", "Event", "gevent.event.Event", PY_PRIM_EVENT,
+	  PY_PRIM_GEVENT },
+	{ "gevent.event", "AsyncResult", "gevent.event.AsyncResult",
+	  PY_PRIM_EVENT, PY_PRIM_GEVENT },
+	{ "gevent.queue", "Queue", "gevent.queue.Queue", PY_PRIM_QUEUE,
+	  PY_PRIM_GEVENT },
 };
 
 _Static_assert(sizeof(known) / sizeof(known[0]) <=
@@ -147,6 +161,7 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 	}
 	t->c_future = py_module_attr(py, "_asyncio", "Future");
 	t->deque = py_module_attr(py, "collections", "deque");
+	t->gevent = prim_gevent_layout(py);
 	t->verdicts = xcalloc(1, sizeof(*t->verdicts));
 	addrmap_init(t->verdicts);
 }
@@ -572,6 +587,8 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 		prim_read_anyio_state(py, t, out);
 	else if (out->family == PY_PRIM_TORNADO)
 		prim_read_tornado_state(py, t, out);
+	else if (out->family == PY_PRIM_GEVENT)
+		prim_read_gevent_state(py, t, out);
 	else
 		read_state(py, t, out);
 	return 1;
@@ -687,9 +704,8 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 	}
 }
 
-/* Up to max items of v when it is a collections.deque; how many. */
-static size_t deque_items(struct pyproc *py, const struct py_prim_types *t,
-			  uint64_t v, uint64_t *out, size_t max)
+size_t prim_deque_items(struct pyproc *py, const struct py_prim_types *t,
+			uint64_t v, uint64_t *out, size_t max)
 {
 	struct cs_err err;
 	uint64_t type;
@@ -718,11 +734,13 @@ size_t py_prim_waiter_futures(struct pyproc *py,
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 	case PY_PRIM_CONDITION:
-		return deque_items(py, t, prim_attr(py, o, "_waiters"), out, max);
+		return prim_deque_items(py, t, prim_attr(py, o, "_waiters"),
+					out, max);
 	case PY_PRIM_QUEUE:
-		n = deque_items(py, t, prim_attr(py, o, "_getters"), out, max);
-		m = deque_items(py, t, prim_attr(py, o, "_putters"), out + n,
-				max - n);
+		n = prim_deque_items(py, t, prim_attr(py, o, "_getters"), out,
+				     max);
+		m = prim_deque_items(py, t, prim_attr(py, o, "_putters"),
+				     out + n, max - n);
 		/* a putter is an (item, future) pair: its future */
 		for (k = n; k < n + m; k++) {
 			cs_err_init(&err);

@@ -5,7 +5,8 @@
  * StrictFIFOLock, Event, Condition, Semaphore, CapacityLimiter and
  * memory channels; anyio's Lock, Condition, Semaphore and (on asyncio)
  * CapacityLimiter; tornado's Lock, Event, Semaphore, BoundedSemaphore,
- * Condition and Queue; and the futures that stand for other work
+ * Condition and Queue; gevent's Semaphore, BoundedSemaphore, RLock,
+ * Event, AsyncResult and Queue family; and the futures that stand for other work
  * (asyncio.gather's, concurrent.futures'), threading's Thread (for a
  * join()) and the child processes of subprocess and multiprocessing --
  * recognised by their class
@@ -50,10 +51,10 @@ enum py_prim_kind {
 
 /* Whose class it is: the threading and queue modules (and
  * concurrent.futures, subprocess, multiprocessing), asyncio, trio, anyio,
- * tornado. */
+ * tornado, gevent. */
 enum py_prim_family {
 	PY_PRIM_THREADING, PY_PRIM_ASYNCIO, PY_PRIM_TRIO, PY_PRIM_ANYIO,
-	PY_PRIM_TORNADO,
+	PY_PRIM_TORNADO, PY_PRIM_GEVENT,
 };
 
 struct py_prim {
@@ -79,6 +80,8 @@ struct py_prim {
 	uint64_t owner_task;  /* trio's and anyio's Lock: the task holding
 				 it, 0 none */
 	uint64_t owner_coro;  /* anyio's: that task's coroutine, 0 unknown */
+	uint64_t owner_greenlet;  /* gevent's RLock: the greenlet holding
+				     it, 0 none */
 	int64_t count;        /* RLock: times its owner entered it */
 	int64_t children, done;   /* gather: its children, those done */
 	uint64_t ident;       /* Thread: its thread's ident (_ident), 0 not
@@ -95,11 +98,15 @@ struct py_prim {
 
 /* The classes, looked up once per snapshot. */
 struct py_prim_types {
-	uint64_t type[48];
-	enum py_prim_kind kind[48];
-	const char *name[48];
-	enum py_prim_family family[48];
+	uint64_t type[64];
+	enum py_prim_kind kind[64];
+	const char *name[64];
+	enum py_prim_family family[64];
 	size_t n;
+	/* gevent's Cython objects, laid out per release
+	 * (readers/primitives_gevent.c); NULL when gevent is not loaded or
+	 * its release is not one verified. */
+	const struct gevent_layout *gevent;
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 	uint64_t deque;       /* collections.deque, whose length is counted */
 	/* Each type's class, judged once (its MRO against each of the
@@ -145,6 +152,22 @@ size_t py_prim_waiter_futures(struct pyproc *py,
 			      const struct py_prim_types *t,
 			      const struct py_prim *p, uint64_t *out,
 			      size_t max);
+
+/*
+ * The greenlets waiting on a primitive of gevent's: those whose switch
+ * it keeps to call back (Event, AsyncResult, Semaphore, an RLock's inner
+ * Semaphore) or whose Waiter it keeps (a Queue's getters and putters).
+ * Up to max addresses (greenlets or not: the caller keeps those it
+ * knows) into out; how many.  0 where gevent's layout is not known.
+ */
+size_t py_prim_waiter_greenlets(struct pyproc *py,
+				const struct py_prim_types *t,
+				const struct py_prim *p, uint64_t *out,
+				size_t max);
+
+/* Row i of gevent's layouts (readers/primitives_gevent.c), NULL past
+ * the last: for the fuzz harness, which has no gevent to ask. */
+const struct gevent_layout *py_prim_gevent_row(size_t i);
 
 /* Does holding it (with / async with) keep others out?  (Not tornado's
  * Condition, which has no lock.) */

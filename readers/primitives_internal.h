@@ -1,7 +1,8 @@
 /*
  * Between readers/primitives.c (the classes, the standard library's
  * primitives, the futures) and readers/primitives_libs.c (trio's,
- * anyio's and tornado's): how a primitive's fields are read.
+ * anyio's and tornado's) and readers/primitives_gevent.c: how a
+ * primitive's fields are read.
  */
 #ifndef COROSCOPE_READERS_PRIMITIVES_INTERNAL_H
 #define COROSCOPE_READERS_PRIMITIVES_INTERNAL_H
@@ -50,5 +51,12 @@ void prim_read_anyio_state(struct pyproc *py, const struct py_prim_types *t,
 			   struct py_prim *p);
 void prim_read_tornado_state(struct pyproc *py,
 			     const struct py_prim_types *t, struct py_prim *p);
+void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
+			    struct py_prim *p);
+/* gevent's layout for the release the target runs, or NULL. */
+const struct gevent_layout *prim_gevent_layout(struct pyproc *py);
+/* Up to max items of v when it is a collections.deque; how many. */
+size_t prim_deque_items(struct pyproc *py, const struct py_prim_types *t,
+			uint64_t v, uint64_t *out, size_t max);
 
 #endif

@@ -45,6 +45,16 @@ int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
 		{ "tornado.queues", "Queue", PY_PRIM_QUEUE },
 		{ "tornado.queues", "PriorityQueue", PY_PRIM_QUEUE },
 		{ "tornado.queues", "LifoQueue", PY_PRIM_QUEUE },
+		{ "gevent.lock", "Semaphore", PY_PRIM_SEMAPHORE },
+		{ "gevent.lock", "BoundedSemaphore",
+		  PY_PRIM_BOUNDED_SEMAPHORE },
+		{ "gevent.lock", "RLock", PY_PRIM_RLOCK },
+		{ "gevent.event", "Event", PY_PRIM_EVENT },
+		{ "gevent.event", "AsyncResult", PY_PRIM_EVENT },
+		{ "gevent.queue", "Queue", PY_PRIM_QUEUE },
+		{ "gevent.queue", "JoinableQueue", PY_PRIM_QUEUE },
+		{ "gevent.queue", "PriorityQueue", PY_PRIM_QUEUE },
+		{ "gevent.queue", "LifoQueue", PY_PRIM_QUEUE },
 	};
 	const char *mod = NULL;
 	uint64_t interp = 0, dict = 0, type;
@@ -61,8 +71,6 @@ int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
 			mod = classes[i].mod;
 			if (pymodule_dict(py, interp, mod, &dict, NULL) != 0)
 				dict = 0;
-			if (!dict && i == 0)
-				return 0;  /* no tornado.locks: nothing to do */
 		}
 		if (dict && pydict_get_str(py, dict, classes[i].name, &type,
 					   NULL) == 0 && type) {
@@ -70,6 +78,8 @@ int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
 			s->kinds[s->ntypes++] = classes[i].kind;
 		}
 	}
+	if (!s->ntypes)
+		return 0;  /* neither tornado nor gevent: nothing to do */
 	v->fn = visit;
 	v->data = s;
 	return 1;

@@ -4,8 +4,12 @@
  * (and its PriorityQueue and LifoQueue), whose acquire(), wait(), get()
  * and put() are no coroutines but return a future the caller awaits.
  * No frame of tornado's shows such a wait; the object's deque of
- * futures does (py_prim_waiter_futures()).  Found by the heap walk,
- * wherever the program keeps them (a global, an attribute, a local).
+ * futures does (py_prim_waiter_futures()).  And gevent's Semaphore,
+ * BoundedSemaphore, RLock, Event, AsyncResult and Queue family, whose
+ * waits no frame shows either (Cython calls): the object keeps its
+ * waiting greenlets (py_prim_waiter_greenlets()).  Found by the heap
+ * walk, wherever the program keeps them (a global, an attribute, a
+ * local).
  *
  * Around a shared heap walk:
  *	if (py_waitables_prepare(py, &scan, &visit[n])) n++;
@@ -27,7 +31,7 @@
  * at, and a->waitables_cut says so. */
 #define PY_MAX_WAITABLES 1000000
 
-#define PY_WAITABLE_TYPES 7
+#define PY_WAITABLE_TYPES 16
 
 struct py_waitables_scan {
 	uint64_t types[PY_WAITABLE_TYPES];  /* exact classes looked for */

@@ -163,12 +163,12 @@ static unsigned code_class(struct wg_build *b, const struct py_frame *f)
 }
 
 /* Everything the graph learns from one thread or task's frames. */
-static void scan_unit(struct wg_build *b, size_t node,
-		      const struct py_frame *const *f, size_t n, int thread)
+void wg_scan_unit(struct wg_build *b, size_t node,
+		  const struct py_frame *const *f, size_t n, unsigned how,
+		  const struct py_task *unit_task)
 {
 	struct py_waitgraph *g = b->g;
-	const struct py_task *unit_task = thread || !b->a ? NULL :
-		&b->a->tasks[node - b->task_base];
+	int thread = (how & WG_SCAN_THREAD) != 0;
 	struct wg_node *nd;
 	uint64_t waited = 0, released[PY_MAX_WITH];
 	size_t k, h, r, nreleased = 0;
@@ -204,7 +204,8 @@ static void scan_unit(struct wg_build *b, size_t node,
 		struct cs_err err;
 
 		cs_err_init(&err);
-		if (py_with_blocks_read(b->py, f[k], thread && k == 0, &wb,
+		if (py_with_blocks_read(b->py, f[k],
+					(how & WG_SCAN_MIDCALL) && k == 0, &wb,
 					&err) < 0)
 			continue;
 		for (h = 0; !waited && k == 0 && h < wb.nentering; h++)
@@ -613,12 +614,13 @@ static void link_owners(struct wg_build *b)
 	}
 }
 
-/* A suspended task's frames: what scan_unit() finds, and trio's
+/* A suspended task's frames: what wg_scan_unit() finds, and trio's
  * to_thread worker. */
 static void scan_task(struct wg_build *b, size_t node,
 		      const struct py_frame **fr, size_t n)
 {
-	scan_unit(b, node, fr, n, 0);
+	wg_scan_unit(b, node, fr, n, 0,
+		     b->a ? &b->a->tasks[node - b->task_base] : NULL);
 	link_trio_thread(b, node, fr, n);
 }
 
@@ -654,7 +656,8 @@ static void build_release(struct wg_build *b)
 }
 
 int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
-		       const struct py_async *a, struct py_waitgraph *g,
+		       const struct py_async *a,
+		       const struct py_greenlets *gl, struct py_waitgraph *g,
 		       struct cs_err *err)
 {
 	struct wg_build b;
@@ -662,6 +665,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	size_t i, j, k, base, *dstart, *dlist;
 
 	build_init(&b, py, snap, a, g);
+	b.gl = gl;
 	fr = xcalloc(WG_MAX_FRAMES, sizeof(*fr));
 	base = py_waitgraph_add_units(g, snap->nthreads, a ? a->ntasks : 0);
 	b.task_base = base;
@@ -670,7 +674,8 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 
 		for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++)
 			fr[k] = &t->frames[k];
-		scan_unit(&b, i, fr, k, 1);
+		wg_scan_unit(&b, i, fr, k, WG_SCAN_THREAD | WG_SCAN_MIDCALL,
+			     NULL);
 		if (!g->test)
 			g->test = wg_pytest_node(py, t);
 		wg_link_thread(&b, i, t);
@@ -724,6 +729,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	link_deque_waiters(&b, base);
 	fut_links_release(&b);
 	link_owners(&b);
+	wg_link_greenlets(&b);
 	wg_link_pool_results(&b);
 	wg_link_joined(&b);
 	build_release(&b);

@@ -1,9 +1,10 @@
 /*
  * The wait-for graph: one model of why a process is stuck.  Nodes are
- * threads, tasks (asyncio and trio: struct py_task) and the objects they
- * wait on (struct py_prim); edges say "waits for" (a thread or task to
- * an object or to another task) and "holds" (a thread or task to a
- * lock it entered with `with` / `async with`, or an RLock's owner).
+ * threads, tasks (asyncio and trio: struct py_task), parked greenlets
+ * and the objects they wait on (struct py_prim); edges say "waits for"
+ * (a thread, task or greenlet to an object or to another task) and
+ * "holds" (a unit to a lock it entered with `with` / `async with`, or
+ * an RLock's owner).
  * Futures that stand for other work are objects too: a gather waits
  * for its pending children, a concurrent.futures future for the worker
  * thread running its job or the task of another loop that will complete
@@ -26,15 +27,17 @@
 
 #include "common/addrmap.h"
 #include "readers/cycles.h"
+#include "readers/greenlets.h"
 #include "readers/primitives.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
 
-enum wg_kind { WG_THREAD, WG_TASK, WG_OBJECT };
+enum wg_kind { WG_THREAD, WG_TASK, WG_OBJECT, WG_GREENLET };
 
 struct wg_node {
 	enum wg_kind kind;
-	size_t index;     /* into snap->threads, a->tasks or g->prims */
+	size_t index;     /* into snap->threads, a->tasks, g->prims or the
+			     greenlets' v */
 	/* Threads and tasks: the innermost frame of the user's own code
 	 * (not the standard library or site-packages), and the innermost
 	 * frame of all; NULL when unknown.  Borrowed from the snapshot. */
@@ -109,7 +112,8 @@ void py_waitgraph_keep_await_cycles(const struct py_waitgraph *g,
  * out; only running out of memory is an error.
  */
 int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
-		       const struct py_async *a, struct py_waitgraph *g,
+		       const struct py_async *a,
+		       const struct py_greenlets *gl, struct py_waitgraph *g,
 		       struct cs_err *err);
 void py_waitgraph_init(struct py_waitgraph *g);
 void py_waitgraph_release(struct py_waitgraph *g);

@@ -50,7 +50,32 @@ struct wg_build {
 	int first_of_says;
 	struct addrmap first_of_set;
 	struct py_prim_memo prims;    /* zeroed: empty */
+	const struct py_greenlets *gl;  /* or NULL */
 };
+
+/* How wg_scan_unit() reads a unit's frames. */
+enum {
+	/* a thread: its concurrent.futures waits (wg_futures_wait()) */
+	WG_SCAN_THREAD = 1,
+	/* the innermost frame is inside a call (a thread's, a greenlet's
+	 * switched away in a C or Cython call): its stack depth is not
+	 * recorded, only a `with` being entered is looked for there */
+	WG_SCAN_MIDCALL = 2,
+};
+
+/*
+ * What a unit's frames (innermost first) say: the primitive the library
+ * frames on top wait on, the locks its `with` blocks hold, where it is
+ * blamed.  task: the unit's task, when it is one (a trio or anyio lock
+ * it was handed is no wait), else NULL.
+ */
+void wg_scan_unit(struct wg_build *b, size_t node,
+		  const struct py_frame *const *f, size_t n, unsigned how,
+		  const struct py_task *task);
+/* readers/waitgraph_greenlets.c: a node for each parked greenlet, what
+ * its frames hold, and what gevent's primitives say it waits on and
+ * who owns them. */
+void wg_link_greenlets(struct wg_build *b);
 
 /* An edge, unless there is one of that kind between the two already
  * (`at`: where a hold was entered, or NULL). */

@@ -55,12 +55,31 @@ static const char *exit_name(struct pyproc *py, uint64_t fn)
 	return code ? code->name : NULL;
 }
 
+/* The C name of a builtin method, or of a Cython function (its struct
+ * starts with a PyCFunctionObject), into buf (up to 15 bytes); 0 or a
+ * negative status. */
+static int cfunction_name(struct pyproc *py, uint64_t fn, char *buf,
+			  size_t size, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t ml, sname;
+
+	memset(buf, 0, size);
+	if (L->cfunction_self < 8 ||
+	    py_field_u64(py, fn, L->cfunction_self - 8, &ml, err) < 0 ||
+	    !ml || py_field_u64(py, ml, 0, &sname, err) < 0 || !sname ||
+	    memsrc_read_partial(py->ms, sname, buf, size - 1, err) <= 0)
+		return -1;
+	return 0;
+}
+
 static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 {
 	const struct py_layout *L = &py->layout;
 	struct cs_err err;
 	uint64_t type, fn = 0, self = 0;
 	const char *tn, *name = NULL;
+	char buf[16];
 
 	*mgr = 0;
 	cs_err_init(&err);
@@ -76,24 +95,18 @@ static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 		    py_field_u64(py, exit, L->method_self, &self, &err) < 0)
 			return 0;
 		name = exit_name(py, fn);
-	} else if (!strcmp(tn, "builtin_function_or_method") &&
-		   L->cfunction_self >= 8) {
-		uint64_t ml, sname;
-		char buf[16];
-
-		if (py_field_u64(py, exit, L->cfunction_self - 8, &ml, &err) < 0 ||
-		    py_field_u64(py, exit, L->cfunction_self, &self, &err) < 0 ||
-		    !ml || py_field_u64(py, ml, 0, &sname, &err) < 0 || !sname)
-			return 0;
-		memset(buf, 0, sizeof(buf));
-		if (memsrc_read_partial(py->ms, sname, buf, sizeof(buf) - 1,
-					&err) <= 0)
+		/* a Cython class's __exit__ (gevent's Semaphore): a
+		 * cyfunction bound as a method */
+		if (!name && pyobj_read_type(py, fn, &type, &err) == 0 &&
+		    (tn = py_type_name_cached(py, type)) != NULL &&
+		    !strcmp(tn, "cython_function_or_method") &&
+		    cfunction_name(py, fn, buf, sizeof(buf), &err) == 0)
+			name = buf;
+	} else if (!strcmp(tn, "builtin_function_or_method")) {
+		if (cfunction_name(py, exit, buf, sizeof(buf), &err) < 0 ||
+		    py_field_u64(py, exit, L->cfunction_self, &self, &err) < 0)
 			return 0;
 		name = buf;
-		if (!is_exit_name(name))
-			return 0;
-		*mgr = self;
-		return self != 0;
 	}
 	if (!is_exit_name(name))
 		return 0;

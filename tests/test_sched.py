@@ -407,14 +407,30 @@ def work(tmp_path):
 
 @needs_gevent
 def test_run_names_parked_greenlets(work):
+    """Each greenlet parked on a gevent primitive has the wait-for graph's
+    cause (the object, its state, the greenlet at its line), not a
+    "parked" one of its own; a raw greenlet switched away from, which
+    waits on nothing the graph knows, is named where it parked."""
     causes, res = run_causes(work, "gevent_target.py")
     script = target_script("gevent_target.py")
     text = "\n".join(causes)
-    for name, mark in (("waiter", "event-wait"), ("locker", "semaphore"),
-                       ("getter", "queue-get")):
-        want = "greenlet %s parked at %s:%d" % (name, script,
-                                                marker_line(script, mark))
-        assert want in text, res.stderr
+    for name, mark, what in (
+            ("waiter", "event-wait",
+             "1 waiting on gevent.event.Event 0x%x (not set, 1 waiter)"),
+            ("locker", "semaphore",
+             "1 waiting on gevent.lock.Semaphore 0x%x (value 0, 1 waiter)"
+             ", holder unknown"),
+            ("getter", "queue-get",
+             "1 waiting on gevent.queue.Queue 0x%x (qsize 0, 1 waiter)")):
+        head = [i for i, c in enumerate(causes)
+                if re.sub(r"0x[0-9a-f]+", "0x%x", c).endswith(what)]
+        assert len(head) == 1, (what, res.stderr)
+        assert causes[head[0] + 1].strip().startswith(
+            "greenlet '%s' at gevent_target.py:%d in " %
+            (name, marker_line(script, mark))), res.stderr
+        assert "greenlet %s parked" % name not in text, res.stderr
+    assert "greenlet parked at %s:%d in raw_inner" % (
+        script, marker_line(script, "raw-switch")) in text, res.stderr
     # gevent.sleep() will end on its own: not a cause
     assert "sleeper" not in text, res.stderr
 

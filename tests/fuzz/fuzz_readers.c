@@ -59,24 +59,40 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	uint64_t futs[300];
 	size_t i, k;
 
+	struct py_greenlet gr;
+	struct py_greenlets gl = { &gr, 1, "" };
+
+	/* one parked greenlet, at an address the input picks, suspended in
+	 * the first thread's frames */
+	memset(&gr, 0, sizeof(gr));
+	gr.addr = pick(data, size, 45);
+	gr.state = PY_GREENLET_SUSPENDED;
+	if (snap->nthreads) {
+		gr.frames = snap->threads[0].frames;
+		gr.nframes = snap->threads[0].nframes;
+	}
 	cs_err_init(&err);
 	memset(&g, 0, sizeof(g));
-	if (py_waitgraph_build(py, snap, a, &g, &err) == 0)
+	if (py_waitgraph_build(py, snap, a, &gl, &g, &err) == 0)
 		py_waitgraph_release(&g);
 	memset(&t, 0, sizeof(t));
 	for (i = 0; i < sizeof(t.type) / sizeof(t.type[0]); i++) {
 		t.type[i] = BASE + 0x200 + 0x10 * (uint64_t)i;
 		t.kind[i] = (enum py_prim_kind)(i % (PY_PRIM_PROCESS + 1));
-		t.family[i] = (enum py_prim_family)(i % (PY_PRIM_TORNADO + 1));
+		t.family[i] = (enum py_prim_family)(i % (PY_PRIM_GEVENT + 1));
 		t.name[i] = "fuzzed";
 	}
 	t.n = i;
 	t.c_future = BASE + 0x180;
 	t.deque = BASE + 0x1c0;
+	t.gevent = py_prim_gevent_row(0);
 	for (i = 0; i < 4; i++)
-		if (py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p))
+		if (py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p)) {
 			py_prim_waiter_futures(py, &t, &p, futs,
 					       sizeof(futs) / sizeof(futs[0]));
+			py_prim_waiter_greenlets(py, &t, &p, futs,
+						 sizeof(futs) / sizeof(futs[0]));
+		}
 	/* a deque anywhere: its chain of blocks followed */
 	cs_err_init(&err);
 	pydeque_items(py, pick(data, size, 29), futs,
@@ -155,12 +171,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			py_trio_take(&py, &snap, &async, &err);
 			/* objects whose deques of futures the graph reads
 			 * (the heap walk's waitables) */
-			async.waitables = xcalloc(2, sizeof(*async.waitables));
+			async.waitables = xcalloc(3, sizeof(*async.waitables));
 			async.waitables[0].addr = pick(data, size, 33);
 			async.waitables[0].kind = data[41] % (PY_PRIM_CFUTURE + 1);
 			async.waitables[1].addr = pick(data, size, 37);
 			async.waitables[1].kind = PY_PRIM_LOCK;
-			async.nwaitables = 2;
+			async.waitables[2].addr = pick(data, size, 49);
+			async.waitables[2].kind = PY_PRIM_RLOCK;
+			async.nwaitables = 3;
 			fuzz_graph(&py, &snap, &async, data, size);
 			py_async_release(&async);
 		}

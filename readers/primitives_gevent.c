@@ -1,0 +1,230 @@
+/*
+ * gevent's primitives.  Its Semaphore, BoundedSemaphore, Event,
+ * AsyncResult and Queue are Cython classes: their state is in C fields
+ * (no __dict__, no slots), behind CPython's object header and the
+ * vtable pointer of a class with C methods.  No header names those
+ * offsets, so they come from one row per gevent release, read off a real
+ * build, and whatever is read through them is checked for its type
+ * before it counts (a list, a deque, a greenlet the caller knows).
+ * gevent's RLock is a Python class with slots: its owner and count are
+ * read by name, its waiters off its inner Semaphore.
+ *
+ * A greenlet waiting on Event.wait(), AsyncResult.get() or
+ * Semaphore.acquire() leaves its switch (a builtin method whose self is
+ * the greenlet) in the object's list of callbacks (_links); one waiting
+ * on Queue.get() or put() leaves a Waiter (whose greenlet field is it)
+ * in the queue's getters or putters.  No Python frame shows either wait:
+ * the Cython call leaves none.
+ */
+#include "readers/primitives.h"
+#include "readers/primitives_internal.h"
+
+#include <string.h>
+
+#include "readers/fields.h"
+#include "readers/funcs.h"
+#include "readers/gens.h"
+#include "readers/objects.h"
+#include "common/banned.h"
+
+struct gevent_layout {
+	const char *release;   /* a prefix of gevent.__version__ */
+	int links;             /* AbstractLinkable._links: list */
+	int flag;              /* Event._flag: C int */
+	int counter;           /* Semaphore.counter: C int */
+	int items;             /* Queue.queue: deque */
+	int getters, putters;  /* Queue: deques of Waiters */
+	int maxsize;           /* Queue._maxsize: Py_ssize_t, < 0 unbounded */
+	int waiter_greenlet;   /* Waiter.greenlet */
+};
+
+/* Verified on Debian's gevent 22.10.2 (Cython 0.29) under Python 3.11:
+ * each object's words against what the interpreter says of it
+ * (gc.get_referents(), the attributes Cython exposes). */
+static const struct gevent_layout layouts[] = {
+	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32 },
+};
+
+/* Waiters read per object at most (a list of callbacks, a deque). */
+#define GEVENT_MAX_LINKS 4096
+
+const struct gevent_layout *py_prim_gevent_row(size_t i)
+{
+	return i < sizeof(layouts) / sizeof(layouts[0]) ? &layouts[i] : NULL;
+}
+
+const struct gevent_layout *prim_gevent_layout(struct pyproc *py)
+{
+	struct cs_err err;
+	const char *vs;
+	uint64_t ver;
+	size_t i;
+
+	/* The rows assume the GIL build's 16-byte object header. */
+	if (py->layout.free_threaded || py->layout.ob_type != 8)
+		return NULL;
+	ver = py_module_attr(py, "gevent", "__version__");
+	cs_err_init(&err);
+	if (!ver || pystr_get(py, ver, &vs, &err) < 0)
+		return NULL;
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (!strncmp(vs, layouts[i].release, strlen(layouts[i].release)))
+			return &layouts[i];
+	return NULL;
+}
+
+/* The object at obj + off when it is exactly of type `type` (a list);
+ * else 0. */
+static uint64_t field_of_type(struct pyproc *py, uint64_t obj, int off,
+			      uint64_t type)
+{
+	struct cs_err err;
+	uint64_t v = 0, t = 0;
+
+	cs_err_init(&err);
+	if (!type || py_field_u64(py, obj, off, &v, &err) <= 0 || !v ||
+	    pyobj_read_type(py, v, &t, &err) < 0 || t != type)
+		return 0;
+	return v;
+}
+
+/* Up to max items of the list of callbacks of an AbstractLinkable. */
+static size_t links(struct pyproc *py, const struct gevent_layout *G,
+		    uint64_t obj, uint64_t *out, size_t max, int64_t *count)
+{
+	uint64_t list = field_of_type(py, obj, G->links, py->types.list);
+	struct cs_err err;
+	size_t size = 0;
+
+	cs_err_init(&err);
+	*count = -1;
+	if (!list || pyseq_items(py, list, out, max, &size, &err) < 0)
+		return 0;
+	*count = (int64_t)size;
+	return size < max ? size : max;
+}
+
+static int64_t c_int(struct pyproc *py, uint64_t obj, int off)
+{
+	struct cs_err err;
+	int32_t v;
+
+	cs_err_init(&err);
+	return py_field_i32(py, obj, off, &v, &err) > 0 ? v : -1;
+}
+
+/* A Queue's deque at off: its length, or -1. */
+static int64_t deque_len(struct pyproc *py, const struct py_prim_types *t,
+			 uint64_t obj, int off)
+{
+	return prim_len(py, t, field_of_type(py, obj, off, t->deque));
+}
+
+static void read_rlock(struct pyproc *py, const struct py_prim_types *t,
+		       struct py_prim *p)
+{
+	uint64_t owner = prim_attr(py, p->addr, "_owner");
+	uint64_t block = prim_attr(py, p->addr, "_block");
+	uint64_t ignored;
+
+	p->owner_greenlet = owner && owner != py->types.none ? owner : 0;
+	p->locked = owner ? p->owner_greenlet != 0 : -1;
+	p->count = prim_int_attr(py, p->addr, "_count");
+	if (t->gevent && block)
+		(void)links(py, t->gevent, block, &ignored, 0, &p->waiters);
+}
+
+void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
+			    struct py_prim *p)
+{
+	const struct gevent_layout *G = t->gevent;
+	uint64_t ignored;
+	int64_t sz;
+
+	if (p->kind == PY_PRIM_RLOCK) {
+		read_rlock(py, t, p);
+		return;
+	}
+	if (!G)
+		return;
+	switch (p->kind) {
+	case PY_PRIM_SEMAPHORE:
+	case PY_PRIM_BOUNDED_SEMAPHORE:
+		p->value = c_int(py, p->addr, G->counter);
+		(void)links(py, G, p->addr, &ignored, 0, &p->waiters);
+		break;
+	case PY_PRIM_EVENT:
+		/* (an AsyncResult's value is no flag: its state unknown) */
+		if (p->name && !strcmp(p->name, "gevent.event.Event")) {
+			sz = c_int(py, p->addr, G->flag);
+			p->set = sz < 0 ? -1 : sz != 0;
+		}
+		(void)links(py, G, p->addr, &ignored, 0, &p->waiters);
+		break;
+	case PY_PRIM_QUEUE:
+		p->qsize = deque_len(py, t, p->addr, G->items);
+		p->waiters = prim_sum(deque_len(py, t, p->addr, G->getters),
+				      deque_len(py, t, p->addr, G->putters));
+		if (py_field_u64(py, p->addr, G->maxsize, &ignored, NULL) > 0)
+			p->maxsize = (int64_t)ignored > 0 ? (int64_t)ignored : 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The self of a builtin method (a greenlet's bound switch), else 0. */
+static uint64_t method_self(struct pyproc *py, uint64_t m)
+{
+	uint64_t type, self;
+
+	if (py->layout.cfunction_self < 0 ||
+	    pyobj_read_type(py, m, &type, NULL) < 0 ||
+	    strcmp(py_type_name_cached(py, type), "builtin_function_or_method") ||
+	    py_field_u64(py, m, py->layout.cfunction_self, &self, NULL) <= 0)
+		return 0;
+	return self;
+}
+
+/* The greenlet of each Waiter in a Queue's deque at off, after n. */
+static size_t queue_waiters(struct pyproc *py, const struct py_prim_types *t,
+			    uint64_t obj, int off, uint64_t *out, size_t max)
+{
+	size_t n, k;
+
+	n = prim_deque_items(py, t, field_of_type(py, obj, off, t->deque),
+			     out, max);
+	for (k = 0; k < n; k++)
+		if (py_field_u64(py, out[k], t->gevent->waiter_greenlet,
+				 &out[k], NULL) <= 0)
+			out[k] = 0;
+	return n;
+}
+
+size_t py_prim_waiter_greenlets(struct pyproc *py,
+				const struct py_prim_types *t,
+				const struct py_prim *p, uint64_t *out,
+				size_t max)
+{
+	const struct gevent_layout *G = t->gevent;
+	uint64_t obj = p->addr;
+	size_t n, k;
+	int64_t count;
+
+	if (p->family != PY_PRIM_GEVENT || !G || !max)
+		return 0;
+	if (max > GEVENT_MAX_LINKS)
+		max = GEVENT_MAX_LINKS;
+	if (p->kind == PY_PRIM_QUEUE) {
+		n = queue_waiters(py, t, obj, G->getters, out, max);
+		return n + queue_waiters(py, t, obj, G->putters, out + n,
+					 max - n);
+	}
+	if (p->kind == PY_PRIM_RLOCK)
+		obj = prim_attr(py, obj, "_block");
+	n = obj ? links(py, G, obj, out, max, &count) : 0;
+	/* each a greenlet's bound switch: its self */
+	for (k = 0; k < n; k++)
+		out[k] = method_self(py, out[k]);
+	return n;
+}

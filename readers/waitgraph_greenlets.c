@@ -1,0 +1,124 @@
+/*
+ * Greenlets in the wait-for graph.  A parked greenlet (suspended, not a
+ * thread's main greenlet, not gevent's hub) is a unit like a task: its
+ * frames say which locks its `with` blocks hold.  What it waits on no
+ * frame says when that is one of gevent's primitives (a Cython call
+ * leaves none): the primitive keeps its waiting greenlets itself
+ * (py_prim_waiter_greenlets()), and gevent's RLock names its owner.
+ * The primitives are those the heap walk found (a->waitables).
+ */
+#include "readers/waitgraph_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "readers/primitives_internal.h"
+#include "common/banned.h"
+
+/* Waiting greenlets read per primitive, and in all: a heap of a
+ * million primitives, each with a long list, is read for the first
+ * million waiters. */
+#define WG_MAX_GREENLET_WAITERS 4096
+#define WG_MAX_GREENLET_WAITS (1u << 20)
+
+static int parked(const struct py_greenlet *gr)
+{
+	return gr->state == PY_GREENLET_SUSPENDED && !gr->is_main &&
+	       !(gr->type_name && !strcmp(gr->type_name, "Hub"));
+}
+
+/* A node per parked greenlet, its frames scanned; addr -> node + 1. */
+static void add_greenlets(struct wg_build *b, struct addrmap *nodes)
+{
+	const struct py_frame *fr[WG_MAX_FRAMES];
+	size_t i, k, node;
+
+	for (i = 0; i < b->gl->n; i++) {
+		const struct py_greenlet *gr = &b->gl->v[i];
+
+		if (!parked(gr))
+			continue;
+		node = py_waitgraph_add_node(b->g, WG_GREENLET, i);
+		addrmap_put(nodes, gr->addr, (void *)(uintptr_t)(node + 1));
+		for (k = 0; k < gr->nframes && k < WG_MAX_FRAMES; k++)
+			fr[k] = &gr->frames[k];
+		/* switched away inside a call, as a thread's innermost */
+		wg_scan_unit(b, node, fr, k, WG_SCAN_MIDCALL, NULL);
+	}
+}
+
+/* The inner Semaphores of gevent's RLocks among the waitables: their
+ * waiters wait for the RLock, which says so itself. */
+static void inner_blocks(struct wg_build *b, struct addrmap *out)
+{
+	struct py_prim p;
+	uint64_t block;
+	size_t i;
+
+	for (i = 0; i < b->a->nwaitables; i++)
+		if (b->a->waitables[i].kind == PY_PRIM_RLOCK &&
+		    wg_prim_read(b, b->a->waitables[i].addr, &p) &&
+		    p.family == PY_PRIM_GEVENT &&
+		    (block = prim_attr(b->py, p.addr, "_block")) != 0)
+			addrmap_add(out, block);
+}
+
+/* One primitive: edges from the greenlets waiting on it, and from the
+ * greenlet owning it (an RLock). */
+static size_t link_prim(struct wg_build *b, const struct py_prim *p,
+			const struct addrmap *nodes, uint64_t *waiters)
+{
+	size_t n, k;
+	uintptr_t from;
+	long obj = -1;
+
+	n = py_prim_waiter_greenlets(b->py, &b->types, p, waiters,
+				     WG_MAX_GREENLET_WAITERS);
+	for (k = 0; k < n; k++) {
+		from = waiters[k] ?
+		       (uintptr_t)addrmap_get(nodes, waiters[k], NULL) : 0;
+		if (from && (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
+			wg_add_edge(b, WG_WAITS_FOR, from - 1, (size_t)obj, NULL);
+	}
+	from = p->owner_greenlet ?
+	       (uintptr_t)addrmap_get(nodes, p->owner_greenlet, NULL) : 0;
+	if (from && (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
+		wg_add_edge(b, WG_HOLDS, from - 1, (size_t)obj, NULL);
+	return n;
+}
+
+void wg_link_greenlets(struct wg_build *b)
+{
+	struct addrmap nodes, blocks;
+	uint64_t *waiters;
+	struct py_prim p;
+	size_t i, read = 0;
+	int found;
+
+	if (!b->gl || !b->gl->n)
+		return;
+	addrmap_init(&nodes);
+	add_greenlets(b, &nodes);
+	if (!b->a || !b->a->nwaitables || !nodes.len) {
+		addrmap_release(&nodes);
+		return;
+	}
+	addrmap_init(&blocks);
+	inner_blocks(b, &blocks);
+	waiters = xmallocarray(WG_MAX_GREENLET_WAITERS, sizeof(*waiters));
+	/* Bounded by the waitables kept (PY_MAX_WAITABLES) and the
+	 * waiters read. */
+	for (i = 0; i < b->a->nwaitables && read < WG_MAX_GREENLET_WAITS;
+	     i++) {
+		uint64_t addr = b->a->waitables[i].addr;
+
+		addrmap_get(&blocks, addr, &found);
+		if (!found && wg_prim_read(b, addr, &p) &&
+		    p.family == PY_PRIM_GEVENT)
+			read += link_prim(b, &p, &nodes, waiters);
+	}
+	free(waiters);
+	addrmap_release(&blocks);
+	addrmap_release(&nodes);
+}

@@ -1,0 +1,115 @@
+"""A target for the wait-for graph over gevent's greenlets and primitives.
+
+Usage: gevent_waits.py READY_FILE
+
+Greenlets, each named by gevent's name:
+  holder        holds an RLock and a Semaphore (`with`), then waits on
+                an Event nothing sets, from a function of its own
+  lock-waiter   waits for the RLock (`with`)
+  sem-waiter    waits for the Semaphore (`with`)
+  getter        waits in Queue.get() on an empty queue
+  putter        waits in put() on a full Queue(1)
+  joinable      waits in get() on an empty JoinableQueue
+  result        waits in AsyncResult.get()
+  one, two      each holds one of two RLocks and waits for the other's
+  napper        in gevent.sleep(3600): its timer keeps the hub from
+                LoopExit, and nothing wakes before it
+Once all are parked it writes READY_FILE (JSON: pid, the greenlets' and
+objects' addresses by name) atomically.  Lines tests look for carry
+"# MARK: name".
+
+Needs gevent (Debian's python3-gevent on /usr/bin/python3.11).
+"""
+
+import json
+import os
+import sys
+
+import gevent
+import gevent.event
+import gevent.lock
+import gevent.queue
+
+
+def park(ev):
+    ev.wait()  # MARK: holder-park
+
+
+def holder(rlock, sem, ev):
+    with rlock:  # MARK: holder-rlock
+        with sem:  # MARK: holder-sem
+            park(ev)  # MARK: holder-call
+
+
+def lock_waiter(rlock):
+    with rlock:  # MARK: lock-wait
+        pass
+
+
+def sem_waiter(sem):
+    with sem:  # MARK: sem-wait
+        pass
+
+
+def getter(q):
+    q.get()  # MARK: get
+
+
+def putter(q):
+    q.put(2)  # MARK: put
+
+
+def result(ar):
+    ar.get()  # MARK: result
+
+
+def crossed(first, second):
+    with first:  # MARK: crossed-first
+        gevent.sleep(0.05)
+        with second:  # MARK: crossed-second
+            pass
+
+
+def napper():
+    gevent.sleep(3600)
+
+
+def main(ready):
+    rlock, sem = gevent.lock.RLock(), gevent.lock.Semaphore(1)
+    ev, ar = gevent.event.Event(), gevent.event.AsyncResult()
+    empty, full = gevent.queue.Queue(), gevent.queue.Queue(1)
+    full.put(1)
+    joinq = gevent.queue.JoinableQueue()
+    a, b = gevent.lock.RLock(), gevent.lock.RLock()
+    spawned = [
+        ("napper", gevent.spawn(napper)),
+        ("holder", gevent.spawn(holder, rlock, sem, ev)),
+    ]
+    gevent.sleep(0.05)  # the holder holds both before the others ask
+    spawned += [
+        ("lock-waiter", gevent.spawn(lock_waiter, rlock)),
+        ("sem-waiter", gevent.spawn(sem_waiter, sem)),
+        ("getter", gevent.spawn(getter, empty)),
+        ("putter", gevent.spawn(putter, full)),
+        ("joinable", gevent.spawn(getter, joinq)),
+        ("result", gevent.spawn(result, ar)),
+        ("one", gevent.spawn(crossed, a, b)),
+        ("two", gevent.spawn(crossed, b, a)),
+    ]
+    for name, g in spawned:
+        g.name = name
+    gevent.sleep(0.3)
+    record = {"pid": os.getpid(),
+              "greenlets": {name: id(g) for name, g in spawned},
+              "objects": {"rlock": id(rlock), "sem": id(sem), "ev": id(ev),
+                          "ar": id(ar), "empty": id(empty),
+                          "full": id(full), "joinq": id(joinq),
+                          "a": id(a), "b": id(b)}}
+    with open(ready + ".tmp", "w") as f:
+        json.dump(record, f)
+    os.rename(ready + ".tmp", ready)
+    gevent.joinall([g for _, g in spawned])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,153 @@
+"""The wait-for graph over gevent's greenlets and primitives.
+
+targets/gevent_waits.py parks named greenlets on gevent's RLock,
+Semaphore, Event, AsyncResult, Queue (empty and full) and JoinableQueue,
+one holding the RLock and the Semaphore, and two in a lock cycle; it
+records the greenlets' and objects' addresses (id()) as the process knows
+them.  What waits for what comes from the objects themselves (their lists
+of waiting greenlets, an RLock's owner) and the holders' `with` blocks:
+no frame shows a wait inside gevent's Cython code.  gevent is a Debian
+package for /usr/bin/python3.11 only, so these tests run there.
+"""
+
+import re
+
+import pytest
+
+from conftest import marker_line, run_coroscope, target_script
+from test_sched import (DEBIAN, core_dump, hub_parked, needs_gcore,
+                        needs_gevent)
+
+SCRIPT = target_script("gevent_waits.py")
+
+pytestmark = needs_gevent
+
+
+@pytest.fixture(scope="module")
+def waits(module_keeper):
+    target = module_keeper.start_target(DEBIAN, "gevent_waits.py")
+    hub_parked(target.pid)
+    return target
+
+
+class Graph:
+    """A dump's graph, by the target's own names for its greenlets and
+    objects."""
+
+    def __init__(self, doc, ready):
+        self.graph = doc["graph"]
+        self.nodes = dict((n["id"], n) for n in self.graph["nodes"])
+        greenlets = dict((v, k) for k, v in ready["greenlets"].items())
+        objects = dict((v, k) for k, v in ready["objects"].items())
+        self.name = {}
+        for n in self.graph["nodes"]:
+            if n["kind"] == "greenlet":
+                self.name[n["id"]] = greenlets.get(int(n["greenlet"], 16))
+            elif n["kind"] == "object":
+                self.name[n["id"]] = objects.get(int(n["address"], 16))
+
+    def node(self, name):
+        found = [i for i, v in self.name.items() if v == name]
+        assert len(found) == 1, (name, self.graph["nodes"])
+        return self.nodes[found[0]]
+
+    def edges(self, kind):
+        return set((self.name[e["from"]], self.name[e["to"]])
+                   for e in self.graph["edges"] if e["kind"] == kind)
+
+
+def test_what_each_greenlet_waits_for(waits):
+    doc = run_coroscope("dump", "--json", waits.pid).json()
+    g = Graph(doc, waits.ready)
+    assert g.edges("waits_for") == {
+        ("holder", "ev"), ("lock-waiter", "rlock"), ("sem-waiter", "sem"),
+        ("getter", "empty"), ("putter", "full"), ("joinable", "joinq"),
+        ("result", "ar"), ("one", "b"), ("two", "a")}, g.graph["edges"]
+    # the RLock's owner, the Semaphore's `with` one frame out, each of
+    # the crossed pair's first RLock
+    assert g.edges("holds") == {
+        ("holder", "rlock"), ("holder", "sem"), ("one", "a"),
+        ("two", "b")}, g.graph["edges"]
+    # each greenlet by gevent's name, blamed on its own line
+    for name, mark in (("lock-waiter", "lock-wait"), ("sem-waiter", "sem-wait"),
+                       ("getter", "get"), ("putter", "put"),
+                       ("result", "result"), ("holder", "holder-park")):
+        n = g.node(name)
+        assert n["name"] == name, n
+        assert n["blame"]["line"] == marker_line(SCRIPT, mark), n
+    # what the objects are, and their state off their C fields
+    want = {"rlock": ("gevent.lock.RLock", "locked, count 1, 1 waiter"),
+            "sem": ("gevent.lock.Semaphore", "value 0, 1 waiter"),
+            "ev": ("gevent.event.Event", "not set, 1 waiter"),
+            "ar": ("gevent.event.AsyncResult", "1 waiter"),
+            "empty": ("gevent.queue.Queue", "qsize 0, 1 waiter"),
+            "full": ("gevent.queue.Queue", "qsize 1 of maxsize 1, 1 waiter"),
+            "joinq": ("gevent.queue.Queue", "qsize 0, 1 waiter")}
+    for name, (typ, state) in want.items():
+        edge = next(e for e in g.graph["edges"]
+                    if g.name[e["to"]] == name and e["kind"] == "waits_for")
+        assert (edge["type"], edge["state"]) == (typ, state), edge
+    assert g.node("joinq")["class"] == "gevent.queue.JoinableQueue"
+    assert g.node("sem")["value"] == 0 and g.node("ev")["set"] is False
+    assert g.node("rlock")["owner"] is None  # a greenlet: the holds edge
+    # the lock cycle, and nothing else
+    cycles = [sorted(g.name[i] for i in c) for c in g.graph["cycles"]]
+    assert cycles == [["a", "b", "one", "two"]], g.graph["cycles"]
+
+
+def test_text_names_the_holders(waits):
+    res = run_coroscope("dump", waits.pid)
+    assert res.returncode == 0, res
+    text = res.stdout
+    holder = "greenlet 'holder' at gevent_waits.py:%d in holder" % \
+        marker_line(SCRIPT, "holder-call")
+    assert re.search(r"greenlet 'sem-waiter' at gevent_waits\.py:%d in "
+                     r"sem_waiter\n    waits for: gevent\.lock\.Semaphore "
+                     r"0x[0-9a-f]+ \(value 0, 1 waiter\) held by %s\n"
+                     % (marker_line(SCRIPT, "sem-wait"), re.escape(holder)),
+                     text), text
+    assert re.search(r"waits for: gevent\.lock\.RLock 0x[0-9a-f]+ \(locked, "
+                     r"count 1, 1 waiter\) held by %s\n" % re.escape(holder),
+                     text), text
+    assert re.search(r"\nWait cycles:\n  greenlet '(one|two)' -> "
+                     r"gevent\.lock\.RLock", text), text
+
+
+def test_run_causes_from_the_graph(waits, tmp_path):
+    """`run`'s causes name the lock cycle first, and each wait with its
+    holder; a greenlet the graph explains gets no "parked" cause."""
+    from test_run import coroscope_run, likely_causes, sweep
+    ready = str(tmp_path / "ready")
+    try:
+        res = coroscope_run(["--timeout", "3", "--", DEBIAN.path, SCRIPT,
+                             ready])
+    finally:
+        sweep(str(tmp_path))
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    heads = [c for c in causes if c.startswith("  process ")]
+    assert "lock cycle: greenlet 'one' -> gevent.lock.RLock" in heads[0] or \
+        "lock cycle: greenlet 'two' -> gevent.lock.RLock" in heads[0], causes
+    rlock = [c for c in heads if "1 waiting on gevent.lock.RLock" in c]
+    assert len(rlock) == 1, causes
+    assert rlock[0].endswith(
+        "held by greenlet 'holder' at gevent_waits.py:%d in holder"
+        % marker_line(SCRIPT, "holder-call")), causes
+    details = causes[causes.index(rlock[0]) + 1:causes.index(rlock[0]) + 3]
+    assert any("greenlet 'lock-waiter' at gevent_waits.py:%d in lock_waiter"
+               % marker_line(SCRIPT, "lock-wait") in d for d in details), \
+        causes
+    for what in ("gevent.lock.Semaphore", "gevent.queue.Queue",
+                 "gevent.queue.JoinableQueue", "gevent.event.AsyncResult",
+                 "gevent.event.Event"):
+        assert any("waiting on %s 0x" % what in c for c in heads), \
+            (what, causes)
+    assert not any("parked at" in c for c in causes), causes
+
+
+@needs_gcore
+def test_the_same_graph_from_a_core(waits, tmp_path):
+    live, doc = core_dump(waits.pid, tmp_path)
+    g = Graph(doc, waits.ready)
+    assert ("lock-waiter", "rlock") in g.edges("waits_for"), doc["graph"]
+    assert ("holder", "sem") in g.edges("holds"), doc["graph"]
