@@ -148,8 +148,16 @@ def on_held_lock(lock, started):
         pass
 
 
-def running_jobs(pool, lock, n):
-    """n jobs on lock, each running (in its worker) once this returns."""
+KEPT = []
+
+
+def running_jobs(lock, n):
+    """n jobs on lock, each running (in its worker) once this returns.
+    An executor of their own, of n workers: a shared one may have its
+    workers all busy while it counts one idle (seen on 3.14t: a job
+    queued with no worker left to run it, and the target hung)."""
+    pool = concurrent.futures.ThreadPoolExecutor(n)
+    KEPT.append(pool)
     started = threading.Semaphore(0)
     fs = [pool.submit(on_held_lock, lock, started) for _ in range(n)]
     for _ in range(n):
@@ -183,14 +191,14 @@ def futures_scenario():
     def first():
         # the first of a job on the Event and one on the lock it holds
         with mine:
-            fs = [on_event] + running_jobs(pool, mine, 1)
+            fs = [on_event] + running_jobs(mine, 1)
             how = concurrent.futures.FIRST_COMPLETED
             concurrent.futures.wait(fs, return_when=how)  # MARK: first-waits
 
     def first_both():
         # the first of two jobs on the lock it holds: a deadlock
         with mine2:
-            fs = running_jobs(pool, mine2, 2)
+            fs = running_jobs(mine2, 2)
             how = concurrent.futures.FIRST_COMPLETED
             concurrent.futures.wait(fs, return_when=how)  # MARK: both-waits
 
