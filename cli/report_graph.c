@@ -70,7 +70,9 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 
 		/* gevent's name, else the function it was spawned to run
 		 * (as watch names it), else its address */
-		if (gr->name || gr->function) {
+		if (gr->is_main) {
+			strbuf_addf(sb, "main greenlet of thread %d", gr->tid);
+		} else if (gr->name || gr->function) {
 			strbuf_addstr(sb, "greenlet '");
 			add_name(sb, gr->name ? gr->name : gr->function, names);
 			strbuf_addstr(sb, "'");
@@ -641,6 +643,8 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_key_string(j, "name", c->greenlets.v[n->index].name);
 		json_key_string(j, "function",
 				c->greenlets.v[n->index].function);
+		json_key(j, "main");
+		json_bool(j, c->greenlets.v[n->index].is_main);
 	} else {
 		const struct py_prim *p = &c->graph.prims[n->index];
 

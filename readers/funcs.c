@@ -4,6 +4,7 @@
 
 #include "common/le.h"
 #include "readers/dicts.h"
+#include "readers/fields.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
 #include "common/banned.h"
@@ -55,4 +56,19 @@ uint64_t py_module_attr(struct pyproc *py, const char *mod, const char *name)
 	    pydict_get_str(py, dict, name, &v, NULL) != 0)
 		return 0;
 	return v;
+}
+
+int py_cfunction_name(struct pyproc *py, uint64_t fn, char *buf, size_t size,
+		      struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t ml, sname;
+
+	memset(buf, 0, size);
+	if (size < 2 || L->cfunction_self < 8 ||
+	    py_field_u64(py, fn, L->cfunction_self - 8, &ml, err) < 0 ||
+	    !ml || py_field_u64(py, ml, 0, &sname, err) < 0 || !sname ||
+	    memsrc_read_partial(py->ms, sname, buf, size - 1, err) <= 0)
+		return -1;
+	return 0;
 }

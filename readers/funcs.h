@@ -1,11 +1,12 @@
 /*
  * Small lookups the scheduler readers (greenlets.c, trio.c) share and
- * the version table has no entry for: a module's attribute, and the code
- * object a function runs.
+ * the version table has no entry for: a module's attribute, the code
+ * object a function runs, a C function's name.
  */
 #ifndef COROSCOPE_READERS_FUNCS_H
 #define COROSCOPE_READERS_FUNCS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "readers/code.h"
@@ -19,5 +20,12 @@ uint64_t py_module_attr(struct pyproc *py, const char *mod, const char *name);
  * differs between versions), and that code's qualname. */
 const struct py_code *py_function_code(struct pyproc *py, uint64_t func);
 const char *py_function_qualname(struct pyproc *py, uint64_t func);
+
+/* The C name (ml_name) of a builtin function or method, or of a Cython
+ * function (whose struct starts with a PyCFunctionObject), into buf
+ * (size - 1 bytes at most, NUL-terminated): 0, or a negative status. */
+struct cs_err;
+int py_cfunction_name(struct pyproc *py, uint64_t fn, char *buf, size_t size,
+		      struct cs_err *err);
 
 #endif

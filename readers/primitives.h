@@ -107,6 +107,8 @@ struct py_prim_types {
 	 * (readers/primitives_gevent.c); NULL when gevent is not loaded or
 	 * its release is not one verified. */
 	const struct gevent_layout *gevent;
+	uint64_t gevent_waiter;  /* gevent's Waiter class, whose greenlet
+				    a Queue's getters and putters name */
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 	uint64_t deque;       /* collections.deque, whose length is counted */
 	/* Each type's class, judged once (its MRO against each of the

@@ -19,12 +19,14 @@
 #include "readers/primitives.h"
 #include "readers/primitives_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "readers/fields.h"
 #include "readers/funcs.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 struct gevent_layout {
@@ -47,6 +49,9 @@ static const struct gevent_layout layouts[] = {
 
 /* Waiters read per object at most (a list of callbacks, a deque). */
 #define GEVENT_MAX_LINKS 4096
+/* Py_TPFLAGS_HEAPTYPE: a class made at run time (gevent in pure
+ * Python, GEVENT_PURE_PYTHON), whose objects the rows do not fit. */
+#define HEAPTYPE_FLAG (1ul << 9)
 
 const struct gevent_layout *py_prim_gevent_row(size_t i)
 {
@@ -57,14 +62,20 @@ const struct gevent_layout *prim_gevent_layout(struct pyproc *py)
 {
 	struct cs_err err;
 	const char *vs;
-	uint64_t ver;
+	uint64_t ver, sem, flags = 0;
 	size_t i;
 
-	/* The rows assume the GIL build's 16-byte object header. */
-	if (py->layout.free_threaded || py->layout.ob_type != 8)
+	/* The rows assume the GIL build's 16-byte object header... */
+	if (py->layout.free_threaded || py->layout.ob_type != 8 ||
+	    py->layout.tp_flags < 0)
+		return NULL;
+	/* ...and gevent's compiled classes, no Python ones */
+	sem = py_module_attr(py, "gevent.lock", "Semaphore");
+	cs_err_init(&err);
+	if (!sem || py_field_u64(py, sem, py->layout.tp_flags, &flags,
+				 &err) <= 0 || (flags & HEAPTYPE_FLAG))
 		return NULL;
 	ver = py_module_attr(py, "gevent", "__version__");
-	cs_err_init(&err);
 	if (!ver || pystr_get(py, ver, &vs, &err) < 0)
 		return NULL;
 	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
@@ -88,20 +99,55 @@ static uint64_t field_of_type(struct pyproc *py, uint64_t obj, int off,
 	return v;
 }
 
-/* Up to max items of the list of callbacks of an AbstractLinkable. */
-static size_t links(struct pyproc *py, const struct gevent_layout *G,
-		    uint64_t obj, uint64_t *out, size_t max, int64_t *count)
+/* The greenlet whose bound switch m is (a builtin method named
+ * "switch"), else 0: a callback rawlink() added is no waiter. */
+static uint64_t switch_self(struct pyproc *py, uint64_t m)
+{
+	uint64_t type, self;
+	char name[8];
+
+	if (py->layout.cfunction_self < 0 ||
+	    pyobj_read_type(py, m, &type, NULL) < 0 ||
+	    strcmp(py_type_name_cached(py, type), "builtin_function_or_method") ||
+	    py_cfunction_name(py, m, name, sizeof(name), NULL) < 0 ||
+	    strcmp(name, "switch") ||
+	    py_field_u64(py, m, py->layout.cfunction_self, &self, NULL) <= 0)
+		return 0;
+	return self;
+}
+
+/* The greenlets whose switch an AbstractLinkable keeps in its list of
+ * callbacks (_links), up to max into out (max 0: only counted); how
+ * many went to out, and into *count how many there are in all (-1
+ * unknown: unreadable, or more than GEVENT_MAX_LINKS). */
+static size_t link_waiters(struct pyproc *py, const struct gevent_layout *G,
+			   uint64_t obj, uint64_t *out, size_t max,
+			   int64_t *count)
 {
 	uint64_t list = field_of_type(py, obj, G->links, py->types.list);
-	struct cs_err err;
-	size_t size = 0;
+	uint64_t *items = NULL;
+	size_t size = 0, k, n = 0;
+	int64_t all = 0;
 
-	cs_err_init(&err);
 	*count = -1;
-	if (!list || pyseq_items(py, list, out, max, &size, &err) < 0)
+	if (!list)
 		return 0;
-	*count = (int64_t)size;
-	return size < max ? size : max;
+	items = xmallocarray(GEVENT_MAX_LINKS, sizeof(*items));
+	if (pyseq_items(py, list, items, GEVENT_MAX_LINKS, &size, NULL) == 0 &&
+	    size <= GEVENT_MAX_LINKS) {
+		for (k = 0; k < size; k++) {
+			uint64_t g = switch_self(py, items[k]);
+
+			if (!g)
+				continue;
+			all++;
+			if (n < max)
+				out[n++] = g;
+		}
+		*count = all;
+	}
+	free(items);
+	return n;
 }
 
 static int64_t c_int(struct pyproc *py, uint64_t obj, int off)
@@ -120,26 +166,41 @@ static int64_t deque_len(struct pyproc *py, const struct py_prim_types *t,
 	return prim_len(py, t, field_of_type(py, obj, off, t->deque));
 }
 
+/* An RLock's inner Semaphore, when it is one of gevent's; else 0. */
+static uint64_t rlock_block(struct pyproc *py, const struct py_prim_types *t,
+			    uint64_t rlock)
+{
+	uint64_t block = prim_attr(py, rlock, "_block"), type = 0;
+	size_t i;
+
+	if (!block || pyobj_read_type(py, block, &type, NULL) < 0)
+		return 0;
+	for (i = 0; i < t->n; i++)
+		if (t->family[i] == PY_PRIM_GEVENT &&
+		    t->kind[i] == PY_PRIM_SEMAPHORE && t->type[i] == type)
+			return block;
+	return 0;
+}
+
 static void read_rlock(struct pyproc *py, const struct py_prim_types *t,
 		       struct py_prim *p)
 {
 	uint64_t owner = prim_attr(py, p->addr, "_owner");
-	uint64_t block = prim_attr(py, p->addr, "_block");
-	uint64_t ignored;
+	uint64_t block = rlock_block(py, t, p->addr);
 
 	p->owner_greenlet = owner && owner != py->types.none ? owner : 0;
 	p->locked = owner ? p->owner_greenlet != 0 : -1;
 	p->count = prim_int_attr(py, p->addr, "_count");
 	if (t->gevent && block)
-		(void)links(py, t->gevent, block, &ignored, 0, &p->waiters);
+		(void)link_waiters(py, t->gevent, block, NULL, 0, &p->waiters);
 }
 
 void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 			    struct py_prim *p)
 {
 	const struct gevent_layout *G = t->gevent;
-	uint64_t ignored;
-	int64_t sz;
+	uint64_t maxsize;
+	int64_t v;
 
 	if (p->kind == PY_PRIM_RLOCK) {
 		read_rlock(py, t, p);
@@ -151,51 +212,44 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 		p->value = c_int(py, p->addr, G->counter);
-		(void)links(py, G, p->addr, &ignored, 0, &p->waiters);
+		(void)link_waiters(py, G, p->addr, NULL, 0, &p->waiters);
 		break;
 	case PY_PRIM_EVENT:
 		/* (an AsyncResult's value is no flag: its state unknown) */
 		if (p->name && !strcmp(p->name, "gevent.event.Event")) {
-			sz = c_int(py, p->addr, G->flag);
-			p->set = sz < 0 ? -1 : sz != 0;
+			v = c_int(py, p->addr, G->flag);
+			p->set = v == 0 || v == 1 ? (int)v : -1;
 		}
-		(void)links(py, G, p->addr, &ignored, 0, &p->waiters);
+		(void)link_waiters(py, G, p->addr, NULL, 0, &p->waiters);
 		break;
 	case PY_PRIM_QUEUE:
 		p->qsize = deque_len(py, t, p->addr, G->items);
 		p->waiters = prim_sum(deque_len(py, t, p->addr, G->getters),
 				      deque_len(py, t, p->addr, G->putters));
-		if (py_field_u64(py, p->addr, G->maxsize, &ignored, NULL) > 0)
-			p->maxsize = (int64_t)ignored > 0 ? (int64_t)ignored : 0;
+		if (py_field_u64(py, p->addr, G->maxsize, &maxsize, NULL) > 0)
+			p->maxsize = (int64_t)maxsize > 0 ? (int64_t)maxsize : 0;
 		break;
 	default:
 		break;
 	}
 }
 
-/* The self of a builtin method (a greenlet's bound switch), else 0. */
-static uint64_t method_self(struct pyproc *py, uint64_t m)
-{
-	uint64_t type, self;
-
-	if (py->layout.cfunction_self < 0 ||
-	    pyobj_read_type(py, m, &type, NULL) < 0 ||
-	    strcmp(py_type_name_cached(py, type), "builtin_function_or_method") ||
-	    py_field_u64(py, m, py->layout.cfunction_self, &self, NULL) <= 0)
-		return 0;
-	return self;
-}
-
-/* The greenlet of each Waiter in a Queue's deque at off, after n. */
+/* The greenlet of each Waiter in a Queue's deque at off (0 for an item
+ * of another type). */
 static size_t queue_waiters(struct pyproc *py, const struct py_prim_types *t,
 			    uint64_t obj, int off, uint64_t *out, size_t max)
 {
+	uint64_t type;
 	size_t n, k;
 
 	n = prim_deque_items(py, t, field_of_type(py, obj, off, t->deque),
 			     out, max);
 	for (k = 0; k < n; k++)
-		if (py_field_u64(py, out[k], t->gevent->waiter_greenlet,
+		if (!t->gevent_waiter ||
+		    pyobj_read_type(py, out[k], &type, NULL) < 0 ||
+		    (type != t->gevent_waiter &&
+		     !pytype_is_subtype(py, type, t->gevent_waiter)) ||
+		    py_field_u64(py, out[k], t->gevent->waiter_greenlet,
 				 &out[k], NULL) <= 0)
 			out[k] = 0;
 	return n;
@@ -208,7 +262,7 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
 {
 	const struct gevent_layout *G = t->gevent;
 	uint64_t obj = p->addr;
-	size_t n, k;
+	size_t n;
 	int64_t count;
 
 	if (p->family != PY_PRIM_GEVENT || !G || !max)
@@ -221,10 +275,6 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
 					 max - n);
 	}
 	if (p->kind == PY_PRIM_RLOCK)
-		obj = prim_attr(py, obj, "_block");
-	n = obj ? links(py, G, obj, out, max, &count) : 0;
-	/* each a greenlet's bound switch: its self */
-	for (k = 0; k < n; k++)
-		out[k] = method_self(py, out[k]);
-	return n;
+		obj = rlock_block(py, t, obj);
+	return obj ? link_waiters(py, G, obj, out, max, &count) : 0;
 }

@@ -728,6 +728,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	free(dlist);
 	link_deque_waiters(&b, base);
 	fut_links_release(&b);
+	wg_add_greenlets(&b);
 	link_owners(&b);
 	wg_link_greenlets(&b);
 	wg_link_pool_results(&b);

@@ -22,30 +22,42 @@
 #define WG_MAX_GREENLET_WAITERS 4096
 #define WG_MAX_GREENLET_WAITS (1u << 20)
 
+/* Suspended (a thread's main greenlet too: gevent's, parked in joinall()
+ * or a get() while the hub runs), not the hub. */
 static int parked(const struct py_greenlet *gr)
 {
-	return gr->state == PY_GREENLET_SUSPENDED && !gr->is_main &&
+	return gr->state == PY_GREENLET_SUSPENDED &&
 	       !(gr->type_name && !strcmp(gr->type_name, "Hub"));
 }
 
-/* A node per parked greenlet, its frames scanned; addr -> node + 1. */
-static void add_greenlets(struct wg_build *b, struct addrmap *nodes)
+void wg_add_greenlets(struct wg_build *b)
 {
 	const struct py_frame *fr[WG_MAX_FRAMES];
 	size_t i, k, node;
 
-	for (i = 0; i < b->gl->n; i++) {
+	for (i = 0; b->gl && i < b->gl->n; i++) {
 		const struct py_greenlet *gr = &b->gl->v[i];
 
 		if (!parked(gr))
 			continue;
 		node = py_waitgraph_add_node(b->g, WG_GREENLET, i);
-		addrmap_put(nodes, gr->addr, (void *)(uintptr_t)(node + 1));
 		for (k = 0; k < gr->nframes && k < WG_MAX_FRAMES; k++)
 			fr[k] = &gr->frames[k];
 		/* switched away inside a call, as a thread's innermost */
 		wg_scan_unit(b, node, fr, k, WG_SCAN_MIDCALL, NULL);
 	}
+}
+
+/* The greenlet nodes by address: addr -> node + 1. */
+static void greenlet_nodes(const struct wg_build *b, struct addrmap *out)
+{
+	const struct py_waitgraph *g = b->g;
+	size_t i;
+
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].kind == WG_GREENLET)
+			addrmap_put(out, b->gl->v[g->nodes[i].index].addr,
+				    (void *)(uintptr_t)(i + 1));
 }
 
 /* The inner Semaphores of gevent's RLocks among the waitables: their
@@ -99,7 +111,7 @@ void wg_link_greenlets(struct wg_build *b)
 	if (!b->gl || !b->gl->n)
 		return;
 	addrmap_init(&nodes);
-	add_greenlets(b, &nodes);
+	greenlet_nodes(b, &nodes);
 	if (!b->a || !b->a->nwaitables || !nodes.len) {
 		addrmap_release(&nodes);
 		return;

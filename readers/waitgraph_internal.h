@@ -72,9 +72,11 @@ enum {
 void wg_scan_unit(struct wg_build *b, size_t node,
 		  const struct py_frame *const *f, size_t n, unsigned how,
 		  const struct py_task *task);
-/* readers/waitgraph_greenlets.c: a node for each parked greenlet, what
- * its frames hold, and what gevent's primitives say it waits on and
- * who owns them. */
+/* readers/waitgraph_greenlets.c: a node for each parked greenlet and
+ * what its frames hold (before the owners are linked: a lock first seen
+ * there is then linked to its owner too); then what gevent's primitives
+ * say the greenlets wait on and who owns them. */
+void wg_add_greenlets(struct wg_build *b);
 void wg_link_greenlets(struct wg_build *b);
 
 /* An edge, unless there is one of that kind between the two already

@@ -8,6 +8,7 @@
 #include "readers/funcs.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
+#include "readers/tasks.h"
 #include "common/banned.h"
 
 #define SETUP_FINALLY_BLOCK 122   /* b_type of with and try blocks, 3.6-3.10 */
@@ -55,24 +56,6 @@ static const char *exit_name(struct pyproc *py, uint64_t fn)
 	return code ? code->name : NULL;
 }
 
-/* The C name of a builtin method, or of a Cython function (its struct
- * starts with a PyCFunctionObject), into buf (up to 15 bytes); 0 or a
- * negative status. */
-static int cfunction_name(struct pyproc *py, uint64_t fn, char *buf,
-			  size_t size, struct cs_err *err)
-{
-	const struct py_layout *L = &py->layout;
-	uint64_t ml, sname;
-
-	memset(buf, 0, size);
-	if (L->cfunction_self < 8 ||
-	    py_field_u64(py, fn, L->cfunction_self - 8, &ml, err) < 0 ||
-	    !ml || py_field_u64(py, ml, 0, &sname, err) < 0 || !sname ||
-	    memsrc_read_partial(py->ms, sname, buf, size - 1, err) <= 0)
-		return -1;
-	return 0;
-}
-
 static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 {
 	const struct py_layout *L = &py->layout;
@@ -99,11 +82,12 @@ static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 		 * cyfunction bound as a method */
 		if (!name && pyobj_read_type(py, fn, &type, &err) == 0 &&
 		    (tn = py_type_name_cached(py, type)) != NULL &&
-		    !strcmp(tn, "cython_function_or_method") &&
-		    cfunction_name(py, fn, buf, sizeof(buf), &err) == 0)
+		    !strcmp(py_short_type_name(tn),
+			    "cython_function_or_method") &&
+		    py_cfunction_name(py, fn, buf, sizeof(buf), &err) == 0)
 			name = buf;
 	} else if (!strcmp(tn, "builtin_function_or_method")) {
-		if (cfunction_name(py, exit, buf, sizeof(buf), &err) < 0 ||
+		if (py_cfunction_name(py, exit, buf, sizeof(buf), &err) < 0 ||
 		    py_field_u64(py, exit, L->cfunction_self, &self, &err) < 0)
 			return 0;
 		name = buf;

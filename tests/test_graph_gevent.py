@@ -90,9 +90,30 @@ def test_what_each_greenlet_waits_for(waits):
     assert g.node("joinq")["class"] == "gevent.queue.JoinableQueue"
     assert g.node("sem")["value"] == 0 and g.node("ev")["set"] is False
     assert g.node("rlock")["owner"] is None  # a greenlet: the holds edge
+    # the main greenlet, in joinall() while the hub runs, is a unit too
+    main = [n for n in g.graph["nodes"]
+            if n["kind"] == "greenlet" and n["main"]]
+    assert len(main) == 1 and main[0]["blame"]["function"] == "main", main
     # the lock cycle, and nothing else
     cycles = [sorted(g.name[i] for i in c) for c in g.graph["cycles"]]
     assert cycles == [["a", "b", "one", "two"]], g.graph["cycles"]
+
+
+def test_pure_python_gevent_is_not_read_as_compiled(module_keeper):
+    """With gevent's Python classes (PURE_PYTHON=1) the compiled objects'
+    offsets do not apply: no state or waiters read through them, only
+    what Python's own structures say (the RLock's owner by its slots,
+    the `with` blocks)."""
+    target = module_keeper.start_target(DEBIAN, "gevent_waits.py", "pure")
+    hub_parked(target.pid)
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    g = Graph(doc, target.ready)
+    assert g.edges("waits_for") == set(), doc["graph"]["edges"]
+    assert ("holder", "rlock") in g.edges("holds"), doc["graph"]["edges"]
+    assert ("holder", "sem") in g.edges("holds"), doc["graph"]["edges"]
+    sem = g.node("sem")
+    assert sem["value"] is None and sem["waiters"] is None, sem
+    assert g.node("rlock")["waiters"] is None, g.node("rlock")
 
 
 def test_text_names_the_holders(waits):

@@ -86,6 +86,7 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	t.c_future = BASE + 0x180;
 	t.deque = BASE + 0x1c0;
 	t.gevent = py_prim_gevent_row(0);
+	t.gevent_waiter = BASE + 0x1e0;
 	for (i = 0; i < 4; i++)
 		if (py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p)) {
 			py_prim_waiter_futures(py, &t, &p, futs,

@@ -1,10 +1,14 @@
 """A target for the wait-for graph over gevent's greenlets and primitives.
 
-Usage: gevent_waits.py READY_FILE
+Usage: gevent_waits.py READY_FILE [pure]
+
+With pure, gevent runs as Python code (PURE_PYTHON=1): its classes are
+Python classes, not the compiled ones whose fields coroscope knows.
 
 Greenlets, each named by gevent's name:
   holder        holds an RLock and a Semaphore (`with`), then waits on
-                an Event nothing sets, from a function of its own
+                an Event nothing sets (with a callback linked besides),
+                from a function of its own
   lock-waiter   waits for the RLock (`with`)
   sem-waiter    waits for the Semaphore (`with`)
   getter        waits in Queue.get() on an empty queue
@@ -25,10 +29,13 @@ import json
 import os
 import sys
 
-import gevent
-import gevent.event
-import gevent.lock
-import gevent.queue
+if sys.argv[2:3] == ["pure"]:
+    os.environ["PURE_PYTHON"] = "1"
+
+import gevent  # noqa: E402
+import gevent.event  # noqa: E402
+import gevent.lock  # noqa: E402
+import gevent.queue  # noqa: E402
 
 
 def park(ev):
@@ -77,6 +84,8 @@ def napper():
 def main(ready):
     rlock, sem = gevent.lock.RLock(), gevent.lock.Semaphore(1)
     ev, ar = gevent.event.Event(), gevent.event.AsyncResult()
+    # a callback on the Event, no greenlet's switch: no waiter
+    ev.rawlink(len)
     empty, full = gevent.queue.Queue(), gevent.queue.Queue(1)
     full.put(1)
     joinq = gevent.queue.JoinableQueue()
