@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/report_graph.h"
 #include "cli/thread_idle.h"
 #include "common/hash.h"
 #include "common/le.h"
@@ -423,6 +424,20 @@ static void observe_generator(struct watch_tracker *t, const struct sample *s,
 	strbuf_release(&waits);
 }
 
+/* What the wait-for graph says a greenlet waits on: a primitive's
+ * class ("gevent.event.Event"), else NULL.  (It lives as long as the
+ * sample's collection; the tracker copies it.) */
+static const char *greenlet_waits_on(const struct collection *c,
+				     const struct py_greenlet *g)
+{
+	long node = py_waitgraph_node_of(&c->graph, WG_GREENLET,
+					 (size_t)(g - c->greenlets.v));
+	const struct py_prim *p = node >= 0 ?
+		graph_short_wait_object(c, (size_t)node) : NULL;
+
+	return p ? (p->cls ? p->cls : p->name) : NULL;
+}
+
 /* Followed like a generator: state, frames, and their locals' values. */
 static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 			     const struct py_greenlet *g, int with_locals)
@@ -462,6 +477,7 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	}
 	/* running now: its frames are its thread's */
 	o.woke = g->state == PY_GREENLET_RUNNING;
+	o.waits_on = greenlet_waits_on(s->c, g);
 	watch_observe(t, &o);
 }
 

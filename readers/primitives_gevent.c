@@ -58,23 +58,40 @@ const struct gevent_layout *py_prim_gevent_row(size_t i)
 	return i < sizeof(layouts) / sizeof(layouts[0]) ? &layouts[i] : NULL;
 }
 
-const struct gevent_layout *prim_gevent_layout(struct pyproc *py)
+/* The first of t's classes of gevent's that is compiled in gevent's
+ * own build (not its RLock, a Python class anywhere): 0 when there is
+ * none, or when that one is a Python class (gevent in pure Python). */
+static uint64_t compiled_class(struct pyproc *py,
+			       const struct py_prim_types *t)
+{
+	uint64_t flags = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->family[i] != PY_PRIM_GEVENT || t->kind[i] == PY_PRIM_RLOCK)
+			continue;
+		if (py_field_u64(py, t->type[i], py->layout.tp_flags, &flags,
+				 NULL) <= 0 || (flags & HEAPTYPE_FLAG))
+			return 0;
+		return t->type[i];
+	}
+	return 0;
+}
+
+const struct gevent_layout *prim_gevent_layout(struct pyproc *py,
+					       const struct py_prim_types *t)
 {
 	struct cs_err err;
 	const char *vs;
-	uint64_t ver, sem, flags = 0;
+	uint64_t ver;
 	size_t i;
 
-	/* The rows assume the GIL build's 16-byte object header... */
+	/* The rows assume the GIL build's 16-byte object header, and
+	 * gevent's compiled classes, no Python ones. */
 	if (py->layout.free_threaded || py->layout.ob_type != 8 ||
-	    py->layout.tp_flags < 0)
+	    py->layout.tp_flags < 0 || !compiled_class(py, t))
 		return NULL;
-	/* ...and gevent's compiled classes, no Python ones */
-	sem = py_module_attr(py, "gevent.lock", "Semaphore");
 	cs_err_init(&err);
-	if (!sem || py_field_u64(py, sem, py->layout.tp_flags, &flags,
-				 &err) <= 0 || (flags & HEAPTYPE_FLAG))
-		return NULL;
 	ver = py_module_attr(py, "gevent", "__version__");
 	if (!ver || pystr_get(py, ver, &vs, &err) < 0)
 		return NULL;

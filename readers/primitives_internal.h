@@ -53,8 +53,10 @@ void prim_read_tornado_state(struct pyproc *py,
 			     const struct py_prim_types *t, struct py_prim *p);
 void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 			    struct py_prim *p);
-/* gevent's layout for the release the target runs, or NULL. */
-const struct gevent_layout *prim_gevent_layout(struct pyproc *py);
+/* gevent's layout for the release the target runs (t's classes
+ * loaded), or NULL. */
+const struct gevent_layout *prim_gevent_layout(struct pyproc *py,
+					       const struct py_prim_types *t);
 /* Up to max items of v when it is a collections.deque; how many. */
 size_t prim_deque_items(struct pyproc *py, const struct py_prim_types *t,
 			uint64_t v, uint64_t *out, size_t max);

@@ -669,6 +669,10 @@ def test_sched_parked_stuck_napper_not(keeper, framework, listed):
                 parked
         else:
             assert parked["type"] == "Greenlet", parked
+            # what the wait-for graph says it waits on (gevent's Event
+            # keeps its switch), and nothing for the napper
+            assert parked["waits_on"] == "gevent.event.Event", parked
+            assert napper["waits_on"] is None, napper
         # The line output names them the same way (on one interpreter:
         # it is the same watch, only written as lines).
         if interp is not found[0]:
