@@ -12,15 +12,42 @@
 
 #include "common/strbuf.h"
 #include "readers/greenlets.h"
+#include "readers/waitgraph.h"
 #include "common/banned.h"
 
 #define MAX_GREENLET_CAUSES 5
 #define GROUP_NAMES 5
 
+/* Does g wait for another greenlet to end (join(), joinall()), as the
+ * wait-for graph says?  Then it is not at the bottom of the waits, as a
+ * task awaiting a task is not (cli/run_stuck.c). */
+static int waits_for_greenlet(const struct run_summary *s,
+			      const struct py_greenlets *gs,
+			      const struct py_greenlet *g)
+{
+	const struct py_waitgraph *wg = s->graph;
+	const size_t *out;
+	size_t k, m;
+	long node;
+
+	if (!wg)
+		return 0;
+	node = py_waitgraph_node_of(wg, WG_GREENLET, (size_t)(g - gs->v));
+	if (node < 0)
+		return 0;
+	out = py_waitgraph_out(wg, (size_t)node, &m);
+	for (k = 0; k < m; k++)
+		if (wg->edges[out[k]].kind == WG_WAITS_FOR &&
+		    wg->nodes[wg->edges[out[k]].to].kind == WG_GREENLET)
+			return 1;
+	return 0;
+}
+
 /* A greenlet worth naming: parked, not a hub, not in gevent.sleep(),
  * not one the wait-for graph's causes name already (what it waits on
  * and who holds that, s->explained). */
 static int greenlet_parked(const struct run_summary *s,
+			   const struct py_greenlets *gs,
 			   const struct py_greenlet *g)
 {
 	const struct py_code *top;
@@ -31,7 +58,7 @@ static int greenlet_parked(const struct run_summary *s,
 		return 0;
 	if (s->explained)
 		addrmap_get(s->explained, g->addr, &found);
-	if (found)
+	if (found || waits_for_greenlet(s, gs, g))
 		return 0;
 	top = g->frames[0].code;
 	return !(!strcmp(top->name, "sleep") &&
@@ -54,7 +81,7 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 	for (j = first; j < gs->n; j++) {
 		const struct py_greenlet *h = &gs->v[j];
 
-		if (done[j] || !greenlet_parked(s, h) ||
+		if (done[j] || !greenlet_parked(s, gs, h) ||
 		    h->frames[0].code != g->frames[0].code ||
 		    h->frames[0].line != g->frames[0].line)
 			continue;
@@ -93,7 +120,7 @@ void run_summarize_greenlets(struct run_summary *s, int pid,
 	 * were only switched away from. */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < gs->n && ncauses < MAX_GREENLET_CAUSES; i++) {
-			if (done[i] || !greenlet_parked(s, &gs->v[i]) ||
+			if (done[i] || !greenlet_parked(s, gs, &gs->v[i]) ||
 			    (!pass && !gs->v[i].function))
 				continue;
 			add_greenlet_group(s, pid, gs, i, done);

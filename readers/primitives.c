@@ -164,6 +164,8 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 	t->gevent = prim_gevent_layout(py, t);
 	t->gevent_waiter = py_module_attr(py, "gevent._gevent_c_waiter",
 					  "Waiter");
+	t->gevent_greenlet = py_module_attr(py, "gevent._gevent_cgreenlet",
+					    "Greenlet");
 	t->verdicts = xcalloc(1, sizeof(*t->verdicts));
 	addrmap_init(t->verdicts);
 }

@@ -109,6 +109,7 @@ struct py_prim_types {
 	const struct gevent_layout *gevent;
 	uint64_t gevent_waiter;  /* gevent's Waiter class, whose greenlet
 				    a Queue's getters and putters name */
+	uint64_t gevent_greenlet;  /* gevent's Greenlet class */
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 	uint64_t deque;       /* collections.deque, whose length is counted */
 	/* Each type's class, judged once (its MRO against each of the
@@ -166,6 +167,15 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
 				const struct py_prim_types *t,
 				const struct py_prim *p, uint64_t *out,
 				size_t max);
+
+/*
+ * The greenlets waiting for gevent's Greenlet at `greenlet` to end (in
+ * its join(), or joinall(), gevent.wait() or iwait() of it: its list of
+ * callbacks keeps their switch or their Waiter's), up to max into out;
+ * how many.  0 where gevent's layout is not known or it is no Greenlet.
+ */
+size_t py_gevent_joiners(struct pyproc *py, const struct py_prim_types *t,
+			 uint64_t greenlet, uint64_t *out, size_t max);
 
 /* Row i of gevent's layouts (readers/primitives_gevent.c), NULL past
  * the last: for the fuzz harness, which has no gevent to ask. */

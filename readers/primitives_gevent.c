@@ -26,6 +26,7 @@
 #include "readers/funcs.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
+#include "readers/tasks.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -38,13 +39,16 @@ struct gevent_layout {
 	int getters, putters;  /* Queue: deques of Waiters */
 	int maxsize;           /* Queue._maxsize: Py_ssize_t, < 0 unbounded */
 	int waiter_greenlet;   /* Waiter.greenlet */
+	int greenlet_links;    /* Greenlet._links: list (join()'s waiters) */
 };
 
 /* Verified on Debian's gevent 22.10.2 (Cython 0.29) under Python 3.11:
  * each object's words against what the interpreter says of it
- * (gc.get_referents(), the attributes Cython exposes). */
+ * (gc.get_referents(), the attributes Cython exposes); the Greenlet's
+ * _links as shared/reference/greenlet-trio-with.md gives it, checked
+ * the same way. */
 static const struct gevent_layout layouts[] = {
-	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32 },
+	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32, 96 },
 };
 
 /* Waiters read per object at most (a list of callbacks, a deque). */
@@ -116,32 +120,76 @@ static uint64_t field_of_type(struct pyproc *py, uint64_t obj, int off,
 	return v;
 }
 
-/* The greenlet whose bound switch m is (a builtin method named
- * "switch"), else 0: a callback rawlink() added is no waiter. */
+/* The object whose bound switch m is, else 0: a builtin method named
+ * "switch" (a greenlet's), or a method whose function is a Cython
+ * function named "switch" (a MultipleWaiter's, which joinall() and
+ * iwait() link).  A callback rawlink() added is no waiter. */
 static uint64_t switch_self(struct pyproc *py, uint64_t m)
 {
-	uint64_t type, self;
+	const struct py_layout *L = &py->layout;
+	uint64_t type, fn = m, self;
+	const char *tn;
 	char name[8];
+	int off;
 
-	if (py->layout.cfunction_self < 0 ||
-	    pyobj_read_type(py, m, &type, NULL) < 0 ||
-	    strcmp(py_type_name_cached(py, type), "builtin_function_or_method") ||
-	    py_cfunction_name(py, m, name, sizeof(name), NULL) < 0 ||
+	if (pyobj_read_type(py, m, &type, NULL) < 0)
+		return 0;
+	tn = py_type_name_cached(py, type);
+	if (!strcmp(tn, "builtin_function_or_method")) {
+		off = L->cfunction_self;
+	} else if (!strcmp(tn, "method") && L->method_self >= 8) {
+		off = L->method_self;
+		if (py_field_u64(py, m, off - 8, &fn, NULL) <= 0 ||
+		    pyobj_read_type(py, fn, &type, NULL) < 0 ||
+		    strcmp(py_short_type_name(py_type_name_cached(py, type)),
+			   "cython_function_or_method"))
+			return 0;
+	} else {
+		return 0;
+	}
+	if (off < 0 || py_cfunction_name(py, fn, name, sizeof(name), NULL) < 0 ||
 	    strcmp(name, "switch") ||
-	    py_field_u64(py, m, py->layout.cfunction_self, &self, NULL) <= 0)
+	    py_field_u64(py, m, off, &self, NULL) <= 0)
 		return 0;
 	return self;
 }
 
-/* The greenlets whose switch an AbstractLinkable keeps in its list of
- * callbacks (_links), up to max into out (max 0: only counted); how
- * many went to out, and into *count how many there are in all (-1
- * unknown: unreadable, or more than GEVENT_MAX_LINKS). */
-static size_t link_waiters(struct pyproc *py, const struct gevent_layout *G,
-			   uint64_t obj, uint64_t *out, size_t max,
+static int is_waiter(struct pyproc *py, const struct py_prim_types *t,
+		     uint64_t obj)
+{
+	uint64_t type;
+
+	return t->gevent_waiter && pyobj_read_type(py, obj, &type, NULL) == 0 &&
+	       (type == t->gevent_waiter ||
+		pytype_is_subtype(py, type, t->gevent_waiter));
+}
+
+/* The greenlet a link waits in: the self of a greenlet's bound switch,
+ * or the greenlet of a Waiter whose switch it is (gevent.wait(),
+ * iwait() and joinall() wait through one); else 0. */
+static uint64_t link_greenlet(struct pyproc *py,
+			      const struct py_prim_types *t, uint64_t link)
+{
+	uint64_t self = switch_self(py, link), g = 0;
+
+	if (!self || !is_waiter(py, t, self))
+		return self;
+	if (py_field_u64(py, self, t->gevent->waiter_greenlet, &g, NULL) <= 0 ||
+	    g == py->types.none)
+		return 0;
+	return g;
+}
+
+/* The greenlets waiting in the list of callbacks at obj + off (an
+ * AbstractLinkable's or a Greenlet's _links), up to max into out (max
+ * 0: only counted); how many went to out, and into *count how many
+ * there are in all (-1 unknown: unreadable, or more than
+ * GEVENT_MAX_LINKS). */
+static size_t link_waiters(struct pyproc *py, const struct py_prim_types *t,
+			   uint64_t obj, int off, uint64_t *out, size_t max,
 			   int64_t *count)
 {
-	uint64_t list = field_of_type(py, obj, G->links, py->types.list);
+	uint64_t list = field_of_type(py, obj, off, py->types.list);
 	uint64_t *items = NULL;
 	size_t size = 0, k, n = 0;
 	int64_t all = 0;
@@ -153,7 +201,7 @@ static size_t link_waiters(struct pyproc *py, const struct gevent_layout *G,
 	if (pyseq_items(py, list, items, GEVENT_MAX_LINKS, &size, NULL) == 0 &&
 	    size <= GEVENT_MAX_LINKS) {
 		for (k = 0; k < size; k++) {
-			uint64_t g = switch_self(py, items[k]);
+			uint64_t g = link_greenlet(py, t, items[k]);
 
 			if (!g)
 				continue;
@@ -209,7 +257,8 @@ static void read_rlock(struct pyproc *py, const struct py_prim_types *t,
 	p->locked = owner ? p->owner_greenlet != 0 : -1;
 	p->count = prim_int_attr(py, p->addr, "_count");
 	if (t->gevent && block)
-		(void)link_waiters(py, t->gevent, block, NULL, 0, &p->waiters);
+		(void)link_waiters(py, t, block, t->gevent->links, NULL, 0,
+				   &p->waiters);
 }
 
 void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
@@ -229,7 +278,8 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 		p->value = c_int(py, p->addr, G->counter);
-		(void)link_waiters(py, G, p->addr, NULL, 0, &p->waiters);
+		(void)link_waiters(py, t, p->addr, G->links, NULL, 0,
+				   &p->waiters);
 		break;
 	case PY_PRIM_EVENT:
 		/* (an AsyncResult's value is no flag: its state unknown) */
@@ -237,7 +287,8 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 			v = c_int(py, p->addr, G->flag);
 			p->set = v == 0 || v == 1 ? (int)v : -1;
 		}
-		(void)link_waiters(py, G, p->addr, NULL, 0, &p->waiters);
+		(void)link_waiters(py, t, p->addr, G->links, NULL, 0,
+				   &p->waiters);
 		break;
 	case PY_PRIM_QUEUE:
 		p->qsize = deque_len(py, t, p->addr, G->items);
@@ -293,5 +344,22 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
 	}
 	if (p->kind == PY_PRIM_RLOCK)
 		obj = rlock_block(py, t, obj);
-	return obj ? link_waiters(py, G, obj, out, max, &count) : 0;
+	return obj ? link_waiters(py, t, obj, G->links, out, max, &count) : 0;
+}
+
+size_t py_gevent_joiners(struct pyproc *py, const struct py_prim_types *t,
+			 uint64_t greenlet, uint64_t *out, size_t max)
+{
+	uint64_t type;
+	int64_t count;
+
+	if (!t->gevent || !t->gevent_greenlet || !max ||
+	    pyobj_read_type(py, greenlet, &type, NULL) < 0 ||
+	    (type != t->gevent_greenlet &&
+	     !pytype_is_subtype(py, type, t->gevent_greenlet)))
+		return 0;
+	if (max > GEVENT_MAX_LINKS)
+		max = GEVENT_MAX_LINKS;
+	return link_waiters(py, t, greenlet, t->gevent->greenlet_links, out,
+			    max, &count);
 }

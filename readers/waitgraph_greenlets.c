@@ -100,6 +100,31 @@ static size_t link_prim(struct wg_build *b, const struct py_prim *p,
 	return n;
 }
 
+/* Greenlets waiting for others to end (join(), joinall()): an edge
+ * from each to the greenlet it waits for, within the budget left. */
+static void link_joiners(struct wg_build *b, const struct addrmap *nodes,
+			 uint64_t *waiters, size_t read)
+{
+	const struct py_waitgraph *g = b->g;
+	size_t i, k, n, nn = g->nnodes;
+	uintptr_t from;
+
+	for (i = 0; i < nn && read < WG_MAX_GREENLET_WAITS; i++) {
+		if (g->nodes[i].kind != WG_GREENLET)
+			continue;
+		n = py_gevent_joiners(b->py, &b->types,
+				      b->gl->v[g->nodes[i].index].addr,
+				      waiters, WG_MAX_GREENLET_WAITERS);
+		read += n;
+		for (k = 0; k < n; k++) {
+			from = waiters[k] ? (uintptr_t)addrmap_get(
+				nodes, waiters[k], NULL) : 0;
+			if (from && from - 1 != i)
+				wg_add_edge(b, WG_WAITS_FOR, from - 1, i, NULL);
+		}
+	}
+}
+
 void wg_link_greenlets(struct wg_build *b)
 {
 	struct addrmap nodes, blocks;
@@ -112,17 +137,18 @@ void wg_link_greenlets(struct wg_build *b)
 		return;
 	addrmap_init(&nodes);
 	greenlet_nodes(b, &nodes);
-	if (!b->a || !b->a->nwaitables || !nodes.len) {
+	if (!nodes.len) {
 		addrmap_release(&nodes);
 		return;
 	}
 	addrmap_init(&blocks);
-	inner_blocks(b, &blocks);
+	if (b->a)
+		inner_blocks(b, &blocks);
 	waiters = xmallocarray(WG_MAX_GREENLET_WAITERS, sizeof(*waiters));
 	/* Bounded by the waitables kept (PY_MAX_WAITABLES) and the
 	 * waiters read. */
-	for (i = 0; i < b->a->nwaitables && read < WG_MAX_GREENLET_WAITS;
-	     i++) {
+	for (i = 0; b->a && i < b->a->nwaitables &&
+		    read < WG_MAX_GREENLET_WAITS; i++) {
 		uint64_t addr = b->a->waitables[i].addr;
 
 		addrmap_get(&blocks, addr, &found);
@@ -130,6 +156,7 @@ void wg_link_greenlets(struct wg_build *b)
 		    p.family == PY_PRIM_GEVENT)
 			read += link_prim(b, &p, &nodes, waiters);
 	}
+	link_joiners(b, &nodes, waiters, read);
 	free(waiters);
 	addrmap_release(&blocks);
 	addrmap_release(&nodes);

@@ -59,10 +59,13 @@ class Graph:
 def test_what_each_greenlet_waits_for(waits):
     doc = run_coroscope("dump", "--json", waits.pid).json()
     g = Graph(doc, waits.ready)
+    # (None: the main greenlet, in joinall() of every one it spawned)
     assert g.edges("waits_for") == {
         ("holder", "ev"), ("lock-waiter", "rlock"), ("sem-waiter", "sem"),
         ("getter", "empty"), ("putter", "full"), ("joinable", "joinq"),
-        ("result", "ar"), ("one", "b"), ("two", "a")}, g.graph["edges"]
+        ("result", "ar"), ("one", "b"), ("two", "a"), ("joiner", "one")} | \
+        set((None, name) for name in waits.ready["greenlets"]), \
+        g.graph["edges"]
     # the RLock's owner, the Semaphore's `with` one frame out, each of
     # the crossed pair's first RLock
     assert g.edges("holds") == {
@@ -93,7 +96,8 @@ def test_what_each_greenlet_waits_for(waits):
     # the main greenlet, in joinall() while the hub runs, is a unit too
     main = [n for n in g.graph["nodes"]
             if n["kind"] == "greenlet" and n["main"]]
-    assert len(main) == 1 and main[0]["blame"]["function"] == "main", main
+    assert len(main) == 1 and main[0]["blame"]["line"] == \
+        marker_line(SCRIPT, "joinall"), main
     # the lock cycle, and nothing else
     cycles = [sorted(g.name[i] for i in c) for c in g.graph["cycles"]]
     assert cycles == [["a", "b", "one", "two"]], g.graph["cycles"]
@@ -151,8 +155,10 @@ def test_run_causes_from_the_graph(waits, tmp_path):
         "lock cycle: greenlet 'two' -> gevent.lock.RLock" in heads[0], causes
     rlock = [c for c in heads if "1 waiting on gevent.lock.RLock" in c]
     assert len(rlock) == 1, causes
+    # its waiter, and the main greenlet joining all, behind it
     assert rlock[0].endswith(
-        "held by greenlet 'holder' at gevent_waits.py:%d in holder"
+        "held by greenlet 'holder' at gevent_waits.py:%d in holder; "
+        "2 blocked behind it in all"
         % marker_line(SCRIPT, "holder-call")), causes
     details = causes[causes.index(rlock[0]) + 1:causes.index(rlock[0]) + 3]
     assert any("greenlet 'lock-waiter' at gevent_waits.py:%d in lock_waiter"

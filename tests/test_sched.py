@@ -423,7 +423,7 @@ def test_run_names_parked_greenlets(work):
             ("getter", "queue-get",
              "1 waiting on gevent.queue.Queue 0x%x (qsize 0, 1 waiter)")):
         head = [i for i, c in enumerate(causes)
-                if re.sub(r"0x[0-9a-f]+", "0x%x", c).endswith(what)]
+                if what in re.sub(r"0x[0-9a-f]+", "0x%x", c)]
         assert len(head) == 1, (what, res.stderr)
         assert causes[head[0] + 1].strip().startswith(
             "greenlet '%s' at gevent_target.py:%d in " %

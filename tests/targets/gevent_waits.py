@@ -16,6 +16,8 @@ Greenlets, each named by gevent's name:
   joinable      waits in get() on an empty JoinableQueue
   result        waits in AsyncResult.get()
   one, two      each holds one of two RLocks and waits for the other's
+  joiner        waits in one.join()
+and the main greenlet waits in joinall() of them all.
   napper        in gevent.sleep(3600): its timer keeps the hub from
                 LoopExit, and nothing wakes before it
 Once all are parked it writes READY_FILE (JSON: pid, the greenlets' and
@@ -77,6 +79,10 @@ def crossed(first, second):
             pass
 
 
+def joiner(other):
+    other.join()  # MARK: join
+
+
 def napper():
     gevent.sleep(3600)
 
@@ -105,6 +111,7 @@ def main(ready):
         ("one", gevent.spawn(crossed, a, b)),
         ("two", gevent.spawn(crossed, b, a)),
     ]
+    spawned.append(("joiner", gevent.spawn(joiner, spawned[-2][1])))
     for name, g in spawned:
         g.name = name
     gevent.sleep(0.3)
@@ -117,7 +124,7 @@ def main(ready):
     with open(ready + ".tmp", "w") as f:
         json.dump(record, f)
     os.rename(ready + ".tmp", ready)
-    gevent.joinall([g for _, g in spawned])
+    gevent.joinall([g for _, g in spawned])  # MARK: joinall
 
 
 if __name__ == "__main__":
