@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/unit/check.h"
@@ -47,6 +48,15 @@ static void status_fields(void)
 	CHECK(p && len == 7 && !strncmp(p, "py thon", 7), "Name text");
 }
 
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 1e9;  /* (no clock: stop spinning) */
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static void own_files(void)
 {
 	struct procfs_stat st;
@@ -67,8 +77,13 @@ static void own_files(void)
 		struct procfs_schedstat ss;
 		volatile unsigned long spin;
 
-		for (spin = 0; spin < 50000000ul; spin++)
-			;
+		/* Until this thread has used 50 ms of CPU (five ticks of
+		 * USER_HZ 100): a fixed count of 50M turns took 17 ms on a
+		 * fast host, which the kernel may round to 0 ticks.
+		 * Bounded by 2,000M turns. */
+		for (spin = 0; spin < 2000000000ul; spin++)
+			if (!(spin % 1000000ul) && thread_cpu_ms() >= 50)
+				break;
 		CHECK(procfs_stat(getpid(), getpid(), &st) == 0 &&
 		      st.utime + st.stime > 0, "own CPU ticks %llu+%llu",
 		      st.utime, st.stime);
