@@ -18,6 +18,25 @@ static const struct {
 	enum py_prim_kind kind;
 	enum py_prim_family family;
 } known[] = {
+	/* gevent's first: monkey-patching makes its classes threading's
+	 * (threading.Event is gevent.event.Event, _thread.LockType is
+	 * gevent.thread.LockType), and they are read as gevent's.
+	 * (BoundedSemaphore before Semaphore: a subclass; the Queue's
+	 * subclasses named by their own class.) */
+	{ "gevent.thread", "LockType", "gevent.thread.LockType", PY_PRIM_LOCK,
+	  PY_PRIM_GEVENT },
+	{ "gevent.lock", "BoundedSemaphore", "gevent.lock.BoundedSemaphore",
+	  PY_PRIM_BOUNDED_SEMAPHORE, PY_PRIM_GEVENT },
+	{ "gevent.lock", "Semaphore", "gevent.lock.Semaphore",
+	  PY_PRIM_SEMAPHORE, PY_PRIM_GEVENT },
+	{ "gevent.lock", "RLock", "gevent.lock.RLock", PY_PRIM_RLOCK,
+	  PY_PRIM_GEVENT },
+	{ "gevent.event", "Event", "gevent.event.Event", PY_PRIM_EVENT,
+	  PY_PRIM_GEVENT },
+	{ "gevent.event", "AsyncResult", "gevent.event.AsyncResult",
+	  PY_PRIM_EVENT, PY_PRIM_GEVENT },
+	{ "gevent.queue", "Queue", "gevent.queue.Queue", PY_PRIM_QUEUE,
+	  PY_PRIM_GEVENT },
 	{ "asyncio.locks", "Lock", "asyncio.Lock", PY_PRIM_LOCK, PY_PRIM_ASYNCIO },
 	{ "asyncio.locks", "Event", "asyncio.Event", PY_PRIM_EVENT,
 	  PY_PRIM_ASYNCIO },
@@ -110,20 +129,6 @@ static const struct {
 	  PY_PRIM_CONDITION, PY_PRIM_TORNADO },
 	{ "tornado.queues", "Queue", "tornado.queues.Queue", PY_PRIM_QUEUE,
 	  PY_PRIM_TORNADO },
-	/* gevent's (BoundedSemaphore before Semaphore: a subclass; the
-	 * Queue's subclasses named by their own class) */
-	{ "gevent.lock", "BoundedSemaphore", "gevent.lock.BoundedSemaphore",
-	  PY_PRIM_BOUNDED_SEMAPHORE, PY_PRIM_GEVENT },
-	{ "gevent.lock", "Semaphore", "gevent.lock.Semaphore",
-	  PY_PRIM_SEMAPHORE, PY_PRIM_GEVENT },
-	{ "gevent.lock", "RLock", "gevent.lock.RLock", PY_PRIM_RLOCK,
-	  PY_PRIM_GEVENT },
-	{ "gevent.event", "Event", "gevent.event.Event", PY_PRIM_EVENT,
-	  PY_PRIM_GEVENT },
-	{ "gevent.event", "AsyncResult", "gevent.event.AsyncResult",
-	  PY_PRIM_EVENT, PY_PRIM_GEVENT },
-	{ "gevent.queue", "Queue", "gevent.queue.Queue", PY_PRIM_QUEUE,
-	  PY_PRIM_GEVENT },
 };
 
 _Static_assert(sizeof(known) / sizeof(known[0]) <=

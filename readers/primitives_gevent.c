@@ -1,6 +1,7 @@
 /*
- * gevent's primitives.  Its Semaphore, BoundedSemaphore, Event,
- * AsyncResult and Queue are Cython classes: their state is in C fields
+ * gevent's primitives.  Its Semaphore, BoundedSemaphore (and the
+ * LockType monkey-patching makes threading.Lock), Event, AsyncResult and
+ * Queue are Cython classes (LockType a Python subclass of one): their state is in C fields
  * (no __dict__, no slots), behind CPython's object header and the
  * vtable pointer of a class with C methods.  No header names those
  * offsets, so they come from one row per gevent release, read off a real
@@ -62,23 +63,20 @@ const struct gevent_layout *py_prim_gevent_row(size_t i)
 	return i < sizeof(layouts) / sizeof(layouts[0]) ? &layouts[i] : NULL;
 }
 
-/* The first of t's classes of gevent's that is compiled in gevent's
- * own build (not its RLock, a Python class anywhere): 0 when there is
- * none, or when that one is a Python class (gevent in pure Python). */
+/* One of t's classes of gevent's that is compiled (a static type: its
+ * Semaphore, Event, Queue...; its RLock and LockType are Python classes
+ * in every build), or 0: none is (gevent in pure Python). */
 static uint64_t compiled_class(struct pyproc *py,
 			       const struct py_prim_types *t)
 {
-	uint64_t flags = 0;
+	uint64_t flags;
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
-		if (t->family[i] != PY_PRIM_GEVENT || t->kind[i] == PY_PRIM_RLOCK)
-			continue;
-		if (py_field_u64(py, t->type[i], py->layout.tp_flags, &flags,
-				 NULL) <= 0 || (flags & HEAPTYPE_FLAG))
-			return 0;
-		return t->type[i];
-	}
+	for (i = 0; i < t->n; i++)
+		if (t->family[i] == PY_PRIM_GEVENT &&
+		    py_field_u64(py, t->type[i], py->layout.tp_flags, &flags,
+				 NULL) > 0 && !(flags & HEAPTYPE_FLAG))
+			return t->type[i];
 	return 0;
 }
 
@@ -275,6 +273,12 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 	if (!G)
 		return;
 	switch (p->kind) {
+	case PY_PRIM_LOCK:  /* gevent.thread.LockType: a BoundedSemaphore(1) */
+		v = c_int(py, p->addr, G->counter);
+		p->locked = v < 0 ? -1 : v == 0;
+		(void)link_waiters(py, t, p->addr, G->links, NULL, 0,
+				   &p->waiters);
+		break;
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:
 		p->value = c_int(py, p->addr, G->counter);

@@ -77,9 +77,13 @@ static void inner_blocks(struct wg_build *b, struct addrmap *out)
 }
 
 /* One primitive: edges from the greenlets waiting on it, and from the
- * greenlet owning it (an RLock). */
+ * greenlet owning it (an RLock).  A greenlet whose frames said already
+ * what it waits on (waited[node]: threading's RLock or Queue of a
+ * monkey-patched program, over the gevent lock they wait in) keeps that
+ * wait, the outermost. */
 static size_t link_prim(struct wg_build *b, const struct py_prim *p,
-			const struct addrmap *nodes, uint64_t *waiters)
+			const struct addrmap *nodes,
+			const unsigned char *waited, uint64_t *waiters)
 {
 	size_t n, k;
 	uintptr_t from;
@@ -90,7 +94,8 @@ static size_t link_prim(struct wg_build *b, const struct py_prim *p,
 	for (k = 0; k < n; k++) {
 		from = waiters[k] ?
 		       (uintptr_t)addrmap_get(nodes, waiters[k], NULL) : 0;
-		if (from && (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
+		if (from && !waited[from - 1] &&
+		    (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
 			wg_add_edge(b, WG_WAITS_FOR, from - 1, (size_t)obj, NULL);
 	}
 	from = p->owner_greenlet ?
@@ -98,6 +103,34 @@ static size_t link_prim(struct wg_build *b, const struct py_prim *p,
 	if (from && (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
 		wg_add_edge(b, WG_HOLDS, from - 1, (size_t)obj, NULL);
 	return n;
+}
+
+/*
+ * The holders threading's Python RLock names where gevent's
+ * monkey-patching made its thread idents greenlets' (get_ident() is
+ * id(getcurrent()) then): an owner that is a greenlet node's address.
+ * (A thread's ident is no address of a greenlet object.)
+ */
+static void link_patched_owners(struct wg_build *b,
+				const struct addrmap *nodes)
+{
+	const struct py_waitgraph *g = b->g;
+	size_t i, nn = g->nnodes;
+	uintptr_t from;
+
+	for (i = 0; i < nn; i++) {
+		const struct py_prim *p;
+
+		if (g->nodes[i].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[i].index];
+		if (p->kind != PY_PRIM_RLOCK || p->family != PY_PRIM_THREADING ||
+		    !p->owner)
+			continue;
+		from = (uintptr_t)addrmap_get(nodes, p->owner, NULL);
+		if (from)
+			wg_add_edge(b, WG_HOLDS, from - 1, i, NULL);
+	}
 }
 
 /* Greenlets waiting for others to end (join(), joinall()): an edge
@@ -128,6 +161,7 @@ static void link_joiners(struct wg_build *b, const struct addrmap *nodes,
 void wg_link_greenlets(struct wg_build *b)
 {
 	struct addrmap nodes, blocks;
+	unsigned char *waited;
 	uint64_t *waiters;
 	struct py_prim p;
 	size_t i, read = 0;
@@ -145,6 +179,12 @@ void wg_link_greenlets(struct wg_build *b)
 	if (b->a)
 		inner_blocks(b, &blocks);
 	waiters = xmallocarray(WG_MAX_GREENLET_WAITERS, sizeof(*waiters));
+	/* (nodes of primitives added on the way have no edges yet) */
+	waited = xcalloc(b->g->nnodes + 1, 1);
+	for (i = 0; i < b->g->nedges; i++)
+		if (b->g->edges[i].kind == WG_WAITS_FOR &&
+		    b->g->edges[i].from < b->g->nnodes)
+			waited[b->g->edges[i].from] = 1;
 	/* Bounded by the waitables kept (PY_MAX_WAITABLES) and the
 	 * waiters read. */
 	for (i = 0; b->a && i < b->a->nwaitables &&
@@ -154,9 +194,11 @@ void wg_link_greenlets(struct wg_build *b)
 		addrmap_get(&blocks, addr, &found);
 		if (!found && wg_prim_read(b, addr, &p) &&
 		    p.family == PY_PRIM_GEVENT)
-			read += link_prim(b, &p, &nodes, waiters);
+			read += link_prim(b, &p, &nodes, waited, waiters);
 	}
 	link_joiners(b, &nodes, waiters, read);
+	link_patched_owners(b, &nodes);
+	free(waited);
 	free(waiters);
 	addrmap_release(&blocks);
 	addrmap_release(&nodes);

@@ -178,3 +178,34 @@ def test_the_same_graph_from_a_core(waits, tmp_path):
     g = Graph(doc, waits.ready)
     assert ("lock-waiter", "rlock") in g.edges("waits_for"), doc["graph"]
     assert ("holder", "sem") in g.edges("holds"), doc["graph"]
+
+
+def test_monkey_patched_threads(module_keeper):
+    """Under monkey-patching the threads are greenlets and threading's
+    primitives gevent's (or wait in gevent's locks): each waits for the
+    primitive the program used, once, held by the greenlet that holds
+    it; threading.Lock is gevent's LockType, read as gevent's."""
+    target = module_keeper.start_target(DEBIAN, "gevent_patched_waits.py")
+    hub_parked(target.pid)
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    g = Graph(doc, target.ready)
+    script = target_script("gevent_patched_waits.py")
+    assert g.edges("waits_for") == {
+        ("holder", "ev"), ("waiter", "lock"), ("rwaiter", "rlock"),
+        ("getter", "q")}, doc["graph"]["edges"]
+    # the RLock's owner is a greenlet's id (patched get_ident())
+    assert g.edges("holds") == {("holder", "lock"), ("holder", "rlock")}, \
+        doc["graph"]["edges"]
+    want = {"lock": ("gevent.thread.LockType", "locked, 1 waiter"),
+            "rlock": ("threading.RLock", "locked, count 1"),
+            "ev": ("gevent.event.Event", "not set, 1 waiter"),
+            "q": ("queue.Queue", "qsize 0, 1 waiter")}
+    for name, (typ, state) in want.items():
+        edge = next(e for e in doc["graph"]["edges"]
+                    if g.name[e["to"]] == name and e["kind"] == "waits_for")
+        assert (edge["type"], edge["state"]) == (typ, state), edge
+    for name, mark in (("waiter", "patched-lock"),
+                       ("rwaiter", "patched-rlock"),
+                       ("getter", "patched-get"),
+                       ("holder", "patched-park")):
+        assert g.node(name)["blame"]["line"] == marker_line(script, mark)
