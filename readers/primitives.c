@@ -171,6 +171,8 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 					  "Waiter");
 	t->gevent_greenlet = py_module_attr(py, "gevent._gevent_cgreenlet",
 					    "Greenlet");
+	t->gevent_multiwaiter = py_module_attr(py, "gevent._gevent_c_waiter",
+					       "MultipleWaiter");
 	t->verdicts = xcalloc(1, sizeof(*t->verdicts));
 	addrmap_init(t->verdicts);
 }

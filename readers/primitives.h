@@ -110,6 +110,7 @@ struct py_prim_types {
 	uint64_t gevent_waiter;  /* gevent's Waiter class, whose greenlet
 				    a Queue's getters and putters name */
 	uint64_t gevent_greenlet;  /* gevent's Greenlet class */
+	uint64_t gevent_multiwaiter;  /* its MultipleWaiter class */
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 	uint64_t deque;       /* collections.deque, whose length is counted */
 	/* Each type's class, judged once (its MRO against each of the
@@ -160,13 +161,21 @@ size_t py_prim_waiter_futures(struct pyproc *py,
  * The greenlets waiting on a primitive of gevent's: those whose switch
  * it keeps to call back (Event, AsyncResult, Semaphore, an RLock's inner
  * Semaphore) or whose Waiter it keeps (a Queue's getters and putters).
- * Up to max addresses (greenlets or not: the caller keeps those it
- * knows) into out; how many.  0 where gevent's layout is not known.
+ * Up to max of them (their addresses greenlets' or not: the caller
+ * keeps those it knows) into out; how many.  0 where gevent's layout is
+ * not known.
  */
+struct py_gevent_waiter {
+	uint64_t greenlet;  /* 0 where unknown */
+	/* waits through a MultipleWaiter (gevent.wait(), iwait(),
+	 * joinall()): for all of what it waits on, or for the first of
+	 * them (count=1), which the object does not say */
+	int maybe_first_of;
+};
 size_t py_prim_waiter_greenlets(struct pyproc *py,
 				const struct py_prim_types *t,
-				const struct py_prim *p, uint64_t *out,
-				size_t max);
+				const struct py_prim *p,
+				struct py_gevent_waiter *out, size_t max);
 
 /*
  * The greenlets waiting for gevent's Greenlet at `greenlet` to end (in
@@ -175,7 +184,8 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
  * how many.  0 where gevent's layout is not known or it is no Greenlet.
  */
 size_t py_gevent_joiners(struct pyproc *py, const struct py_prim_types *t,
-			 uint64_t greenlet, uint64_t *out, size_t max);
+			 uint64_t greenlet, struct py_gevent_waiter *out,
+			 size_t max);
 
 /* Row i of gevent's layouts (readers/primitives_gevent.c), NULL past
  * the last: for the fuzz harness, which has no gevent to ask. */

@@ -162,20 +162,27 @@ static int is_waiter(struct pyproc *py, const struct py_prim_types *t,
 		pytype_is_subtype(py, type, t->gevent_waiter));
 }
 
-/* The greenlet a link waits in: the self of a greenlet's bound switch,
- * or the greenlet of a Waiter whose switch it is (gevent.wait(),
- * iwait() and joinall() wait through one); else 0. */
+/* The greenlet a link waits in, into *w: the self of a greenlet's bound
+ * switch, or the greenlet of a Waiter whose switch it is (gevent.wait(),
+ * iwait() and joinall() wait through a MultipleWaiter); 0 if none. */
 static uint64_t link_greenlet(struct pyproc *py,
-			      const struct py_prim_types *t, uint64_t link)
+			      const struct py_prim_types *t, uint64_t link,
+			      struct py_gevent_waiter *w)
 {
-	uint64_t self = switch_self(py, link), g = 0;
+	uint64_t self = switch_self(py, link), g = 0, type;
 
+	w->greenlet = 0;
+	w->maybe_first_of = 0;
 	if (!self || !is_waiter(py, t, self))
-		return self;
+		return w->greenlet = self;
 	if (py_field_u64(py, self, t->gevent->waiter_greenlet, &g, NULL) <= 0 ||
 	    g == py->types.none)
 		return 0;
-	return g;
+	w->maybe_first_of = t->gevent_multiwaiter &&
+		pyobj_read_type(py, self, &type, NULL) == 0 &&
+		(type == t->gevent_multiwaiter ||
+		 pytype_is_subtype(py, type, t->gevent_multiwaiter));
+	return w->greenlet = g;
 }
 
 /* The greenlets waiting in the list of callbacks at obj + off (an
@@ -184,8 +191,8 @@ static uint64_t link_greenlet(struct pyproc *py,
  * there are in all (-1 unknown: unreadable, or more than
  * GEVENT_MAX_LINKS). */
 static size_t link_waiters(struct pyproc *py, const struct py_prim_types *t,
-			   uint64_t obj, int off, uint64_t *out, size_t max,
-			   int64_t *count)
+			   uint64_t obj, int off, struct py_gevent_waiter *out,
+			   size_t max, int64_t *count)
 {
 	uint64_t list = field_of_type(py, obj, off, py->types.list);
 	uint64_t *items = NULL;
@@ -199,13 +206,13 @@ static size_t link_waiters(struct pyproc *py, const struct py_prim_types *t,
 	if (pyseq_items(py, list, items, GEVENT_MAX_LINKS, &size, NULL) == 0 &&
 	    size <= GEVENT_MAX_LINKS) {
 		for (k = 0; k < size; k++) {
-			uint64_t g = link_greenlet(py, t, items[k]);
+			struct py_gevent_waiter w;
 
-			if (!g)
+			if (!link_greenlet(py, t, items[k], &w))
 				continue;
 			all++;
 			if (n < max)
-				out[n++] = g;
+				out[n++] = w;
 		}
 		*count = all;
 	}
@@ -275,7 +282,7 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 	switch (p->kind) {
 	case PY_PRIM_LOCK:  /* gevent.thread.LockType: a BoundedSemaphore(1) */
 		v = c_int(py, p->addr, G->counter);
-		p->locked = v < 0 ? -1 : v == 0;
+		p->locked = v < 0 || v > 1 ? -1 : v == 0;
 		(void)link_waiters(py, t, p->addr, G->links, NULL, 0,
 				   &p->waiters);
 		break;
@@ -307,30 +314,36 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 }
 
 /* The greenlet of each Waiter in a Queue's deque at off (0 for an item
- * of another type). */
+ * of another type): a get() or put() of its own, no first-of. */
 static size_t queue_waiters(struct pyproc *py, const struct py_prim_types *t,
-			    uint64_t obj, int off, uint64_t *out, size_t max)
+			    uint64_t obj, int off, struct py_gevent_waiter *out,
+			    size_t max)
 {
-	uint64_t type;
+	uint64_t *items;
 	size_t n, k;
 
+	if (!max)
+		return 0;
+	if (max > GEVENT_MAX_LINKS)
+		max = GEVENT_MAX_LINKS;
+	items = xmallocarray(max, sizeof(*items));
 	n = prim_deque_items(py, t, field_of_type(py, obj, off, t->deque),
-			     out, max);
-	for (k = 0; k < n; k++)
-		if (!t->gevent_waiter ||
-		    pyobj_read_type(py, out[k], &type, NULL) < 0 ||
-		    (type != t->gevent_waiter &&
-		     !pytype_is_subtype(py, type, t->gevent_waiter)) ||
-		    py_field_u64(py, out[k], t->gevent->waiter_greenlet,
-				 &out[k], NULL) <= 0)
-			out[k] = 0;
+			     items, max);
+	for (k = 0; k < n; k++) {
+		out[k].maybe_first_of = 0;
+		if (!is_waiter(py, t, items[k]) ||
+		    py_field_u64(py, items[k], t->gevent->waiter_greenlet,
+				 &out[k].greenlet, NULL) <= 0)
+			out[k].greenlet = 0;
+	}
+	free(items);
 	return n;
 }
 
 size_t py_prim_waiter_greenlets(struct pyproc *py,
 				const struct py_prim_types *t,
-				const struct py_prim *p, uint64_t *out,
-				size_t max)
+				const struct py_prim *p,
+				struct py_gevent_waiter *out, size_t max)
 {
 	const struct gevent_layout *G = t->gevent;
 	uint64_t obj = p->addr;
@@ -352,7 +365,8 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
 }
 
 size_t py_gevent_joiners(struct pyproc *py, const struct py_prim_types *t,
-			 uint64_t greenlet, uint64_t *out, size_t max)
+			 uint64_t greenlet, struct py_gevent_waiter *out,
+			 size_t max)
 {
 	uint64_t type;
 	int64_t count;

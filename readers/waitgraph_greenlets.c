@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "readers/funcs.h"
 #include "readers/primitives_internal.h"
 #include "common/banned.h"
 
@@ -76,6 +77,20 @@ static void inner_blocks(struct wg_build *b, struct addrmap *out)
 			addrmap_add(out, block);
 }
 
+/* A waits-for edge; through a MultipleWaiter a "first of" one
+ * (wg_edge.any): gevent.wait(count=1) and iwait() end at the first
+ * done, and the object does not say which it is.  A cycle through such
+ * an edge is then counted only where each choice leads back (a
+ * joinall() of all may so miss a deadlock; it never makes one up). */
+static void add_wait(struct wg_build *b, size_t from, size_t to,
+		     const struct py_gevent_waiter *w)
+{
+	if (w->maybe_first_of)
+		wg_add_any_edge(b, from, to, 0);
+	else
+		wg_add_edge(b, WG_WAITS_FOR, from, to, NULL);
+}
+
 /* One primitive: edges from the greenlets waiting on it, and from the
  * greenlet owning it (an RLock).  A greenlet whose frames said already
  * what it waits on (waited[node]: threading's RLock or Queue of a
@@ -83,7 +98,8 @@ static void inner_blocks(struct wg_build *b, struct addrmap *out)
  * wait, the outermost. */
 static size_t link_prim(struct wg_build *b, const struct py_prim *p,
 			const struct addrmap *nodes,
-			const unsigned char *waited, uint64_t *waiters)
+			const unsigned char *waited,
+			struct py_gevent_waiter *waiters)
 {
 	size_t n, k;
 	uintptr_t from;
@@ -92,17 +108,25 @@ static size_t link_prim(struct wg_build *b, const struct py_prim *p,
 	n = py_prim_waiter_greenlets(b->py, &b->types, p, waiters,
 				     WG_MAX_GREENLET_WAITERS);
 	for (k = 0; k < n; k++) {
-		from = waiters[k] ?
-		       (uintptr_t)addrmap_get(nodes, waiters[k], NULL) : 0;
+		from = waiters[k].greenlet ? (uintptr_t)addrmap_get(
+			nodes, waiters[k].greenlet, NULL) : 0;
 		if (from && !waited[from - 1] &&
 		    (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
-			wg_add_edge(b, WG_WAITS_FOR, from - 1, (size_t)obj, NULL);
+			add_wait(b, from - 1, (size_t)obj, &waiters[k]);
 	}
 	from = p->owner_greenlet ?
 	       (uintptr_t)addrmap_get(nodes, p->owner_greenlet, NULL) : 0;
 	if (from && (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
 		wg_add_edge(b, WG_HOLDS, from - 1, (size_t)obj, NULL);
 	return n;
+}
+
+/* Has gevent monkey-patched threading (its LockType is _thread's)? */
+static int patched(struct wg_build *b)
+{
+	uint64_t mine = py_module_attr(b->py, "gevent.thread", "LockType");
+
+	return mine && mine == py_module_attr(b->py, "_thread", "LockType");
 }
 
 /*
@@ -136,7 +160,8 @@ static void link_patched_owners(struct wg_build *b,
 /* Greenlets waiting for others to end (join(), joinall()): an edge
  * from each to the greenlet it waits for, within the budget left. */
 static void link_joiners(struct wg_build *b, const struct addrmap *nodes,
-			 uint64_t *waiters, size_t read)
+			 const unsigned char *waited,
+			 struct py_gevent_waiter *waiters, size_t read)
 {
 	const struct py_waitgraph *g = b->g;
 	size_t i, k, n, nn = g->nnodes;
@@ -150,10 +175,12 @@ static void link_joiners(struct wg_build *b, const struct addrmap *nodes,
 				      waiters, WG_MAX_GREENLET_WAITERS);
 		read += n;
 		for (k = 0; k < n; k++) {
-			from = waiters[k] ? (uintptr_t)addrmap_get(
-				nodes, waiters[k], NULL) : 0;
-			if (from && from - 1 != i)
-				wg_add_edge(b, WG_WAITS_FOR, from - 1, i, NULL);
+			from = waiters[k].greenlet ? (uintptr_t)addrmap_get(
+				nodes, waiters[k].greenlet, NULL) : 0;
+			/* (a joiner whose frames said what it waits on, a
+			 * patched Thread.join(), keeps that wait) */
+			if (from && from - 1 != i && !waited[from - 1])
+				add_wait(b, from - 1, i, &waiters[k]);
 		}
 	}
 }
@@ -162,7 +189,7 @@ void wg_link_greenlets(struct wg_build *b)
 {
 	struct addrmap nodes, blocks;
 	unsigned char *waited;
-	uint64_t *waiters;
+	struct py_gevent_waiter *waiters;
 	struct py_prim p;
 	size_t i, read = 0;
 	int found;
@@ -196,8 +223,9 @@ void wg_link_greenlets(struct wg_build *b)
 		    p.family == PY_PRIM_GEVENT)
 			read += link_prim(b, &p, &nodes, waited, waiters);
 	}
-	link_joiners(b, &nodes, waiters, read);
-	link_patched_owners(b, &nodes);
+	link_joiners(b, &nodes, waited, waiters, read);
+	if (patched(b))
+		link_patched_owners(b, &nodes);
 	free(waited);
 	free(waiters);
 	addrmap_release(&blocks);

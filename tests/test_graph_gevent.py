@@ -93,6 +93,13 @@ def test_what_each_greenlet_waits_for(waits):
     assert g.node("joinq")["class"] == "gevent.queue.JoinableQueue"
     assert g.node("sem")["value"] == 0 and g.node("ev")["set"] is False
     assert g.node("rlock")["owner"] is None  # a greenlet: the holds edge
+    # joinall() waits through a MultipleWaiter, which does not say if
+    # for all or the first: "first of" edges, no cycle made up; join()
+    # waits for its one greenlet
+    for e in g.graph["edges"]:
+        if e["kind"] == "waits_for" and g.nodes[e["to"]]["kind"] == \
+                "greenlet":
+            assert e.get("any", False) == (g.name[e["from"]] is None), e
     # the main greenlet, in joinall() while the hub runs, is a unit too
     main = [n for n in g.graph["nodes"]
             if n["kind"] == "greenlet" and n["main"]]

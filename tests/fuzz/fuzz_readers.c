@@ -57,6 +57,7 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	struct py_prim p;
 	struct cs_err err;
 	uint64_t futs[300];
+	struct py_gevent_waiter gw[64];
 	size_t i, k;
 
 	struct py_greenlet gr;
@@ -87,12 +88,16 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	t.deque = BASE + 0x1c0;
 	t.gevent = py_prim_gevent_row(0);
 	t.gevent_waiter = BASE + 0x1e0;
+	t.gevent_greenlet = BASE + 0x1f0;
+	t.gevent_multiwaiter = BASE + 0x200;
 	for (i = 0; i < 4; i++)
 		if (py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p)) {
 			py_prim_waiter_futures(py, &t, &p, futs,
 					       sizeof(futs) / sizeof(futs[0]));
-			py_prim_waiter_greenlets(py, &t, &p, futs,
-						 sizeof(futs) / sizeof(futs[0]));
+			py_prim_waiter_greenlets(py, &t, &p, gw,
+						 sizeof(gw) / sizeof(gw[0]));
+			py_gevent_joiners(py, &t, p.addr, gw,
+					  sizeof(gw) / sizeof(gw[0]));
 		}
 	/* a deque anywhere: its chain of blocks followed */
 	cs_err_init(&err);
