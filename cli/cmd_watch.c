@@ -283,6 +283,17 @@ static enum sample_result session_sample(struct watch_session *w)
 		collection_release(&c);
 		return SAMPLE_TARGET_EXITED;
 	}
+	if (ret >= 0 && c.heap_unread) {
+		/* The threads were read but not the heap (a walk that met
+		 * the target's lists mid-change, or a slow read): what it
+		 * holds is not gone, this sample did not see it. */
+		ret = -1;
+		cs_err_init(&err);
+		cs_fail(&err, CS_ERR_MEMORY, "%s",
+			c.heap_unread <= c.warnings.n ?
+			c.warnings.v[c.heap_unread - 1].text :
+			"tasks and generators not read");
+	}
 	if (ret < 0) {
 		/* a racy --no-block read, most likely: the next sample may
 		 * read fine */

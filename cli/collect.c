@@ -142,6 +142,18 @@ static void map_thread_ids(struct collection *c)
  * thread stacks stand on their own: a heap that cannot be walked (a racy
  * --no-block read, a corrupt list) costs only these, with a warning.
  */
+/* Test aid (the man page's ENVIRONMENT): COROSCOPE_TEST_WALK_FAIL=N
+ * makes the Nth collection of this process (1 the first) fail its
+ * heap walk, as one that met the target's lists mid-change would. */
+static int walk_fails_now(void)
+{
+	static long walks;
+	const char *s = getenv("COROSCOPE_TEST_WALK_FAIL");
+
+	walks++;
+	return s && *s && strtol(s, NULL, 10) == walks;
+}
+
 static void collect_heap(struct collection *c,
 			 const struct py_stack_options *sopt)
 {
@@ -162,13 +174,24 @@ static void collect_heap(struct collection *c,
 	nalso += (size_t)py_trio_prepare(&c->py, &tscan, &also[nalso]);
 	nalso += (size_t)py_waitables_prepare(&c->py, &wscan, &also[nalso]);
 	cs_err_init(&err);
+	/* (a capture that lacked a page reads again, its warnings dropped:
+	 * this round's walk is the one that counts) */
+	c->heap_unread = 0;
 	walked = py_async_take_with(&c->py, &c->snap, sopt, also, nalso,
 				    &c->async, &err) == 0;
-	if (!walked)
+	if (walked && walk_fails_now()) {
+		py_async_release(&c->async);
+		cs_fail(&err, CS_ERR_MEMORY, "the heap walk failed as "
+			"COROSCOPE_TEST_WALK_FAIL asked");
+		walked = 0;
+	}
+	if (!walked) {
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"tasks and generators%s%s not shown: %.400s",
 			gl > 0 ? ", greenlets" : "",
 			tscan.task_type ? ", trio tasks" : "", err.msg);
+		c->heap_unread = c->warnings.n;
+	}
 	if (walked)
 		py_waitables_finish(&wscan, &c->async);
 	if (walked && c->async.waitables_cut)
@@ -183,9 +206,10 @@ static void collect_heap(struct collection *c,
 	cs_err_init(&err);
 	if (walked && gl > 0 &&
 	    py_greenlets_finish(&gscan, &c->snap, sopt, &c->greenlets,
-				&err) < 0)
+				&err) < 0) {
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"greenlets not shown: %.400s", err.msg);
+	}
 	py_trio_scan_release(&tscan);
 	py_waitables_scan_release(&wscan);
 	py_greenlet_scan_release(&gscan);
@@ -295,6 +319,7 @@ static void drop_reading(struct collection *c, size_t nwarnings,
 		free(c->warnings.v[i].text);
 	c->warnings.n = nwarnings;
 	memcpy(c->warnings.count, counts, sizeof(c->warnings.count));
+	c->heap_unread = 0;
 	/* What was decoded came from memory that may have changed. */
 	pyproc_forget_objects(&c->py);
 }

@@ -70,6 +70,12 @@ struct collection {
 	struct py_async async;     /* tasks and generators */
 	struct native_stacks native;  /* when opt.native */
 	struct py_greenlets greenlets;
+	/* The heap walk failed: no task, generator or greenlet was read.
+	 * A warning of the collection says why, at
+	 * warnings.v[heap_unread - 1] (where it was kept); 0 when the walk
+	 * read.  `watch` then counts the sample failed rather than call
+	 * them all gone. */
+	size_t heap_unread;
 	/* What could not be shown and why, from every layer (a core's
 	 * missing files; tasks and generators that could not be read). */
 	struct cs_warnings warnings;

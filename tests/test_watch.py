@@ -152,6 +152,27 @@ def test_spinning_thread_is_busy(watched):
     assert spinning["where"]["line"] == marker_line(SCRIPT, "spin")
 
 
+def test_a_sample_whose_heap_walk_failed_is_no_sample(keeper):
+    """A sample that read the threads but not the heap (its walk met the
+    lists mid-change) does not make every task "gone": it counts as a
+    failed sample.  (Once, in the sanitizer run under load, the summary
+    called every task gone at the last sample, as such a sample did.)"""
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    env = coroscope_env({"COROSCOPE_TEST_WALK_FAIL": "4"})
+    res = subprocess.run([COROSCOPE, "watch", "--json"] + WATCH_ARGS +
+                         [str(target.pid)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env,
+                         timeout=120 * TIME_SCALE)
+    assert res.returncode == 0, res
+    doc = json.loads(res.stdout)
+    assert doc["samples_failed"] == 1, doc
+    tasks = by_name(doc["tasks"])
+    assert not [t for t in doc["tasks"] if t["state"] == "gone"], tasks
+    assert tasks["parked"]["state"] == "stuck", tasks["parked"]
+    assert "gone" not in res.stderr.decode(), res.stderr
+
+
 def test_waiting_worker_is_idle(watched):
     """An executor's worker back in its loop makes no progress for the
     whole watch, like the blocked thread, but is idle, not stuck."""
