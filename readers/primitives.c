@@ -138,7 +138,7 @@ _Static_assert(sizeof(known) / sizeof(known[0]) <=
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 {
 	const char *mod = NULL;
-	uint64_t interp = 0, dict = 0;
+	uint64_t interp = 0, dict = 0, lock;
 	size_t i;
 
 	memset(t, 0, sizeof(*t));
@@ -173,6 +173,9 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 					    "Greenlet");
 	t->gevent_multiwaiter = py_module_attr(py, "gevent._gevent_c_waiter",
 					       "MultipleWaiter");
+	lock = py_module_attr(py, "gevent.thread", "LockType");
+	t->gevent_patched = lock &&
+			    lock == py_module_attr(py, "_thread", "LockType");
 	t->verdicts = xcalloc(1, sizeof(*t->verdicts));
 	addrmap_init(t->verdicts);
 }

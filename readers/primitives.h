@@ -82,6 +82,9 @@ struct py_prim {
 	uint64_t owner_coro;  /* anyio's: that task's coroutine, 0 unknown */
 	uint64_t owner_greenlet;  /* gevent's RLock: the greenlet holding
 				     it, 0 none */
+	uint64_t inner;       /* gevent's RLock: its _block, when that is
+				 gevent's Semaphore (whose links are the
+				 RLock's waiters); else 0 */
 	int64_t count;        /* RLock: times its owner entered it */
 	int64_t children, done;   /* gather: its children, those done */
 	uint64_t ident;       /* Thread: its thread's ident (_ident), 0 not
@@ -111,6 +114,8 @@ struct py_prim_types {
 				    a Queue's getters and putters name */
 	uint64_t gevent_greenlet;  /* gevent's Greenlet class */
 	uint64_t gevent_multiwaiter;  /* its MultipleWaiter class */
+	int gevent_patched;   /* gevent has monkey-patched threading
+				 (_thread.LockType is gevent.thread's) */
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 	uint64_t deque;       /* collections.deque, whose length is counted */
 	/* Each type's class, judged once (its MRO against each of the

@@ -261,6 +261,7 @@ static void read_rlock(struct pyproc *py, const struct py_prim_types *t,
 	p->owner_greenlet = owner && owner != py->types.none ? owner : 0;
 	p->locked = owner ? p->owner_greenlet != 0 : -1;
 	p->count = prim_int_attr(py, p->addr, "_count");
+	p->inner = block;
 	if (t->gevent && block)
 		(void)link_waiters(py, t, block, t->gevent->links, NULL, 0,
 				   &p->waiters);
@@ -360,7 +361,7 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
 					 max - n);
 	}
 	if (p->kind == PY_PRIM_RLOCK)
-		obj = rlock_block(py, t, obj);
+		obj = p->inner;
 	return obj ? link_waiters(py, t, obj, G->links, out, max, &count) : 0;
 }
 

@@ -66,15 +66,13 @@ static void greenlet_nodes(const struct wg_build *b, struct addrmap *out)
 static void inner_blocks(struct wg_build *b, struct addrmap *out)
 {
 	struct py_prim p;
-	uint64_t block;
 	size_t i;
 
 	for (i = 0; i < b->a->nwaitables; i++)
 		if (b->a->waitables[i].kind == PY_PRIM_RLOCK &&
 		    wg_prim_read(b, b->a->waitables[i].addr, &p) &&
-		    p.family == PY_PRIM_GEVENT &&
-		    (block = prim_attr(b->py, p.addr, "_block")) != 0)
-			addrmap_add(out, block);
+		    p.family == PY_PRIM_GEVENT && p.inner)
+			addrmap_add(out, p.inner);
 }
 
 /* A waits-for edge; through a MultipleWaiter a "first of" one
@@ -119,14 +117,6 @@ static size_t link_prim(struct wg_build *b, const struct py_prim *p,
 	if (from && (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
 		wg_add_edge(b, WG_HOLDS, from - 1, (size_t)obj, NULL);
 	return n;
-}
-
-/* Has gevent monkey-patched threading (its LockType is _thread's)? */
-static int patched(struct wg_build *b)
-{
-	uint64_t mine = py_module_attr(b->py, "gevent.thread", "LockType");
-
-	return mine && mine == py_module_attr(b->py, "_thread", "LockType");
 }
 
 /*
@@ -224,7 +214,7 @@ void wg_link_greenlets(struct wg_build *b)
 			read += link_prim(b, &p, &nodes, waited, waiters);
 	}
 	link_joiners(b, &nodes, waited, waiters, read);
-	if (patched(b))
+	if (b->types.gevent_patched)
 		link_patched_owners(b, &nodes);
 	free(waited);
 	free(waiters);
