@@ -173,6 +173,8 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 					    "Greenlet");
 	t->gevent_multiwaiter = py_module_attr(py, "gevent._gevent_c_waiter",
 					       "MultipleWaiter");
+	t->gevent_joinable = py_module_attr(py, "gevent.queue",
+					    "JoinableQueue");
 	lock = py_module_attr(py, "gevent.thread", "LockType");
 	t->gevent_patched = lock &&
 			    lock == py_module_attr(py, "_thread", "LockType");

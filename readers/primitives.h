@@ -84,7 +84,8 @@ struct py_prim {
 				     it, 0 none */
 	uint64_t inner;       /* gevent's RLock: its _block, when that is
 				 gevent's Semaphore (whose links are the
-				 RLock's waiters); else 0 */
+				 RLock's waiters); its JoinableQueue: the
+				 Event its join() waits on; else 0 */
 	int64_t count;        /* RLock: times its owner entered it */
 	int64_t children, done;   /* gather: its children, those done */
 	uint64_t ident;       /* Thread: its thread's ident (_ident), 0 not
@@ -114,6 +115,7 @@ struct py_prim_types {
 				    a Queue's getters and putters name */
 	uint64_t gevent_greenlet;  /* gevent's Greenlet class */
 	uint64_t gevent_multiwaiter;  /* its MultipleWaiter class */
+	uint64_t gevent_joinable;     /* its JoinableQueue class */
 	int gevent_patched;   /* gevent has monkey-patched threading
 				 (_thread.LockType is gevent.thread's) */
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */

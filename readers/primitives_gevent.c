@@ -15,7 +15,8 @@
  * the greenlet) in the object's list of callbacks (_links); one waiting
  * on Queue.get() or put() leaves a Waiter (whose greenlet field is it)
  * in the queue's getters or putters.  No Python frame shows either wait:
- * the Cython call leaves none.
+ * the Cython call leaves none.  A JoinableQueue's join() waits on an
+ * Event of its own (_cond), whose waiters count as the queue's.
  */
 #include "readers/primitives.h"
 #include "readers/primitives_internal.h"
@@ -41,6 +42,10 @@ struct gevent_layout {
 	int maxsize;           /* Queue._maxsize: Py_ssize_t, < 0 unbounded */
 	int waiter_greenlet;   /* Waiter.greenlet */
 	int greenlet_links;    /* Greenlet._links: list (join()'s waiters) */
+	int jq_cond;           /* JoinableQueue._cond: the Event join()
+				  waits on */
+	int jq_unfinished;     /* JoinableQueue.unfinished_tasks:
+				  Py_ssize_t */
 };
 
 /* Verified on Debian's gevent 22.10.2 (Cython 0.29) under Python 3.11:
@@ -49,7 +54,7 @@ struct gevent_layout {
  * _links as shared/reference/greenlet-trio-with.md gives it, checked
  * the same way. */
 static const struct gevent_layout layouts[] = {
-	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32, 96 },
+	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32, 96, 80, 88 },
 };
 
 /* Waiters read per object at most (a list of callbacks, a deque). */
@@ -229,6 +234,19 @@ static int64_t c_int(struct pyproc *py, uint64_t obj, int off)
 	return py_field_i32(py, obj, off, &v, &err) > 0 ? v : -1;
 }
 
+/* gevent's class of that kind and name among t's, or 0. */
+static uint64_t gevent_class(const struct py_prim_types *t,
+			     enum py_prim_kind kind, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->family[i] == PY_PRIM_GEVENT && t->kind[i] == kind &&
+		    !strcmp(t->name[i], name))
+			return t->type[i];
+	return 0;
+}
+
 /* A Queue's deque at off: its length, or -1. */
 static int64_t deque_len(struct pyproc *py, const struct py_prim_types *t,
 			 uint64_t obj, int off)
@@ -265,6 +283,32 @@ static void read_rlock(struct pyproc *py, const struct py_prim_types *t,
 	if (t->gevent && block)
 		(void)link_waiters(py, t, block, t->gevent->links, NULL, 0,
 				   &p->waiters);
+}
+
+/* A JoinableQueue's unfinished tasks, and the greenlets in its join()
+ * (its _cond Event's, which is then p->inner) among its waiters. */
+static void read_joinable(struct pyproc *py, const struct py_prim_types *t,
+			  struct py_prim *p)
+{
+	const struct gevent_layout *G = t->gevent;
+	uint64_t type, v;
+	int64_t joiners;
+
+	if (!t->gevent_joinable ||
+	    pyobj_read_type(py, p->addr, &type, NULL) < 0 ||
+	    (type != t->gevent_joinable &&
+	     !pytype_is_subtype(py, type, t->gevent_joinable)))
+		return;
+	if (py_field_u64(py, p->addr, G->jq_unfinished, &v, NULL) > 0 &&
+	    (int64_t)v >= 0)
+		p->unfinished = (int64_t)v;
+	p->inner = field_of_type(py, p->addr, G->jq_cond,
+				 gevent_class(t, PY_PRIM_EVENT,
+					      "gevent.event.Event"));
+	if (!p->inner)
+		return;
+	(void)link_waiters(py, t, p->inner, G->links, NULL, 0, &joiners);
+	p->waiters = prim_plus_joiners(p->waiters, joiners);
 }
 
 void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
@@ -308,6 +352,7 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 				      deque_len(py, t, p->addr, G->putters));
 		if (py_field_u64(py, p->addr, G->maxsize, &maxsize, NULL) > 0)
 			p->maxsize = (int64_t)maxsize > 0 ? (int64_t)maxsize : 0;
+		read_joinable(py, t, p);
 		break;
 	default:
 		break;
@@ -357,8 +402,11 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
 		max = GEVENT_MAX_LINKS;
 	if (p->kind == PY_PRIM_QUEUE) {
 		n = queue_waiters(py, t, obj, G->getters, out, max);
-		return n + queue_waiters(py, t, obj, G->putters, out + n,
-					 max - n);
+		n += queue_waiters(py, t, obj, G->putters, out + n, max - n);
+		if (p->inner && n < max)  /* a JoinableQueue's join()ers */
+			n += link_waiters(py, t, p->inner, G->links, out + n,
+					  max - n, &count);
+		return n;
 	}
 	if (p->kind == PY_PRIM_RLOCK)
 		obj = p->inner;

@@ -61,15 +61,17 @@ static void greenlet_nodes(const struct wg_build *b, struct addrmap *out)
 				    (void *)(uintptr_t)(i + 1));
 }
 
-/* The inner Semaphores of gevent's RLocks among the waitables: their
- * waiters wait for the RLock, which says so itself. */
-static void inner_blocks(struct wg_build *b, struct addrmap *out)
+/* The inner objects of gevent's primitives among the waitables (an
+ * RLock's Semaphore, a JoinableQueue's Event): their waiters wait for
+ * the outer one, which says so itself. */
+static void inner_objects(struct wg_build *b, struct addrmap *out)
 {
 	struct py_prim p;
 	size_t i;
 
 	for (i = 0; i < b->a->nwaitables; i++)
-		if (b->a->waitables[i].kind == PY_PRIM_RLOCK &&
+		if ((b->a->waitables[i].kind == PY_PRIM_RLOCK ||
+		     b->a->waitables[i].kind == PY_PRIM_QUEUE) &&
 		    wg_prim_read(b, b->a->waitables[i].addr, &p) &&
 		    p.family == PY_PRIM_GEVENT && p.inner)
 			addrmap_add(out, p.inner);
@@ -177,7 +179,7 @@ static void link_joiners(struct wg_build *b, const struct addrmap *nodes,
 
 void wg_link_greenlets(struct wg_build *b)
 {
-	struct addrmap nodes, blocks;
+	struct addrmap nodes, inner;
 	unsigned char *waited;
 	struct py_gevent_waiter *waiters;
 	struct py_prim p;
@@ -192,9 +194,9 @@ void wg_link_greenlets(struct wg_build *b)
 		addrmap_release(&nodes);
 		return;
 	}
-	addrmap_init(&blocks);
+	addrmap_init(&inner);
 	if (b->a)
-		inner_blocks(b, &blocks);
+		inner_objects(b, &inner);
 	waiters = xmallocarray(WG_MAX_GREENLET_WAITERS, sizeof(*waiters));
 	/* (nodes of primitives added on the way have no edges yet) */
 	waited = xcalloc(b->g->nnodes + 1, 1);
@@ -208,7 +210,7 @@ void wg_link_greenlets(struct wg_build *b)
 		    read < WG_MAX_GREENLET_WAITS; i++) {
 		uint64_t addr = b->a->waitables[i].addr;
 
-		addrmap_get(&blocks, addr, &found);
+		addrmap_get(&inner, addr, &found);
 		if (!found && wg_prim_read(b, addr, &p) &&
 		    p.family == PY_PRIM_GEVENT)
 			read += link_prim(b, &p, &nodes, waited, waiters);
@@ -218,6 +220,6 @@ void wg_link_greenlets(struct wg_build *b)
 		link_patched_owners(b, &nodes);
 	free(waited);
 	free(waiters);
-	addrmap_release(&blocks);
+	addrmap_release(&inner);
 	addrmap_release(&nodes);
 }

@@ -1,8 +1,8 @@
 """The wait-for graph over gevent's greenlets and primitives.
 
 targets/gevent_waits.py parks named greenlets on gevent's RLock,
-Semaphore, Event, AsyncResult, Queue (empty and full) and JoinableQueue,
-one holding the RLock and the Semaphore, and two in a lock cycle; it
+Semaphore, Event, AsyncResult, Queue (empty and full) and JoinableQueue
+(in get(), and in join() with tasks unfinished), one holding the RLock and the Semaphore, and two in a lock cycle; it
 records the greenlets' and objects' addresses (id()) as the process knows
 them.  What waits for what comes from the objects themselves (their lists
 of waiting greenlets, an RLock's owner) and the holders' `with` blocks:
@@ -63,7 +63,7 @@ def test_what_each_greenlet_waits_for(waits):
     assert g.edges("waits_for") == {
         ("holder", "ev"), ("lock-waiter", "rlock"), ("sem-waiter", "sem"),
         ("getter", "empty"), ("putter", "full"), ("joinable", "joinq"),
-        ("result", "ar"), ("one", "b"), ("two", "a"), ("joiner", "one")} | \
+        ("task-joiner", "tasks"), ("result", "ar"), ("one", "b"), ("two", "a"), ("joiner", "one")} | \
         set((None, name) for name in waits.ready["greenlets"]), \
         g.graph["edges"]
     # the RLock's owner, the Semaphore's `with` one frame out, each of
@@ -85,12 +85,20 @@ def test_what_each_greenlet_waits_for(waits):
             "ar": ("gevent.event.AsyncResult", "1 waiter"),
             "empty": ("gevent.queue.Queue", "qsize 0, 1 waiter"),
             "full": ("gevent.queue.Queue", "qsize 1 of maxsize 1, 1 waiter"),
-            "joinq": ("gevent.queue.Queue", "qsize 0, 1 waiter")}
+            "joinq": ("gevent.queue.Queue", "qsize 0, 1 waiter"),
+            "tasks": ("gevent.queue.Queue",
+                      "qsize 1, 2 unfinished, 1 waiter")}
     for name, (typ, state) in want.items():
         edge = next(e for e in g.graph["edges"]
                     if g.name[e["to"]] == name and e["kind"] == "waits_for")
         assert (edge["type"], edge["state"]) == (typ, state), edge
     assert g.node("joinq")["class"] == "gevent.queue.JoinableQueue"
+    # join() waits on an Event of the queue's own: the queue is what
+    # it waits for, and that Event no node
+    assert g.node("tasks")["unfinished"] == 2, g.node("tasks")
+    assert not any(n.get("type") == "gevent.event.Event" and
+                   g.name[i] != "ev" for i, n in g.nodes.items()), \
+        g.graph["nodes"]
     assert g.node("sem")["value"] == 0 and g.node("ev")["set"] is False
     assert g.node("rlock")["owner"] is None  # a greenlet: the holds edge
     # joinall() waits through a MultipleWaiter, which does not say if

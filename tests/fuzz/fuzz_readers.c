@@ -82,6 +82,12 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 		t.kind[i] = (enum py_prim_kind)(i % (PY_PRIM_PROCESS + 1));
 		t.family[i] = (enum py_prim_family)(i % (PY_PRIM_GEVENT + 1));
 		t.name[i] = "fuzzed";
+		/* a JoinableQueue's _cond is checked against gevent's Event
+		 * by name */
+		if (t.family[i] == PY_PRIM_GEVENT && t.kind[i] == PY_PRIM_EVENT)
+			t.name[i] = "gevent.event.Event";
+		if (t.family[i] == PY_PRIM_GEVENT && t.kind[i] == PY_PRIM_QUEUE)
+			t.gevent_joinable = t.type[i];
 	}
 	t.n = i;
 	t.c_future = BASE + 0x180;

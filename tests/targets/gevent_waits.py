@@ -14,6 +14,8 @@ Greenlets, each named by gevent's name:
   getter        waits in Queue.get() on an empty queue
   putter        waits in put() on a full Queue(1)
   joinable      waits in get() on an empty JoinableQueue
+  task-joiner   waits in join() on a JoinableQueue with an item left
+                and two unfinished
   result        waits in AsyncResult.get()
   one, two      each holds one of two RLocks and waits for the other's
   joiner        waits in one.join()
@@ -68,6 +70,10 @@ def putter(q):
     q.put(2)  # MARK: put
 
 
+def task_joiner(q):
+    q.join()  # MARK: task-join
+
+
 def result(ar):
     ar.get()  # MARK: result
 
@@ -94,7 +100,10 @@ def main(ready):
     ev.rawlink(len)
     empty, full = gevent.queue.Queue(), gevent.queue.Queue(1)
     full.put(1)
-    joinq = gevent.queue.JoinableQueue()
+    joinq, tasks = gevent.queue.JoinableQueue(), gevent.queue.JoinableQueue()
+    tasks.put("a")
+    tasks.put("b")
+    tasks.get()
     a, b = gevent.lock.RLock(), gevent.lock.RLock()
     spawned = [
         ("napper", gevent.spawn(napper)),
@@ -107,6 +116,7 @@ def main(ready):
         ("getter", gevent.spawn(getter, empty)),
         ("putter", gevent.spawn(putter, full)),
         ("joinable", gevent.spawn(getter, joinq)),
+        ("task-joiner", gevent.spawn(task_joiner, tasks)),
         ("result", gevent.spawn(result, ar)),
         ("one", gevent.spawn(crossed, a, b)),
         ("two", gevent.spawn(crossed, b, a)),
@@ -120,6 +130,7 @@ def main(ready):
               "objects": {"rlock": id(rlock), "sem": id(sem), "ev": id(ev),
                           "ar": id(ar), "empty": id(empty),
                           "full": id(full), "joinq": id(joinq),
+                          "tasks": id(tasks),
                           "a": id(a), "b": id(b)}}
     with open(ready + ".tmp", "w") as f:
         json.dump(record, f)
