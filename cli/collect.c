@@ -144,14 +144,38 @@ static void map_thread_ids(struct collection *c)
  */
 /* Test aid (the man page's ENVIRONMENT): COROSCOPE_TEST_WALK_FAIL=N
  * makes the Nth collection of this process (1 the first) fail its
- * heap walk, as one that met the target's lists mid-change would. */
-static int walk_fails_now(void)
+ * heap walk, as one that met the target's lists mid-change would;
+ * =greenlets:N and =trio:N fail only the reading of its greenlets or
+ * trio tasks after a walk that read.  What fails now: "" the walk,
+ * "greenlets", "trio"; NULL nothing. */
+static const char *walk_fails_now(void)
 {
+	static const char *const parts[] = { "greenlets", "trio" };
 	static long walks;
 	const char *s = getenv("COROSCOPE_TEST_WALK_FAIL");
+	size_t i, len;
 
 	walks++;
-	return s && *s && strtol(s, NULL, 10) == walks;
+	if (!s || !*s)
+		return NULL;
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		len = strlen(parts[i]);
+		if (!strncmp(s, parts[i], len) && s[len] == ':')
+			return strtol(s + len + 1, NULL, 10) == walks ?
+			       parts[i] : NULL;
+	}
+	return strtol(s, NULL, 10) == walks ? "" : NULL;
+}
+
+/* Did the test aid ask that part to fail now?  Then err says so. */
+static int part_fails(const char *failing, const char *part,
+		      struct cs_err *err)
+{
+	if (!failing || strcmp(failing, part))
+		return 0;
+	cs_fail(err, CS_ERR_MEMORY, "%s failed as COROSCOPE_TEST_WALK_FAIL "
+		"asked", *part ? part : "the heap walk");
+	return 1;
 }
 
 static void collect_heap(struct collection *c,
@@ -163,10 +187,13 @@ static void collect_heap(struct collection *c,
 	struct py_gc_visit also[3];
 	struct cs_err err;
 	size_t nalso = 0;
+	const char *failing = walk_fails_now();
 	int gl, walked;
 
 	cs_err_init(&err);
+	c->greenlets_unread = c->trio_unread = 0;
 	gl = py_greenlets_prepare(&c->py, &gscan, &also[nalso], &err);
+	c->greenlets_unread = gl < 0;
 	if (gl < 0)
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"greenlets not shown: %.400s", err.msg);
@@ -179,10 +206,8 @@ static void collect_heap(struct collection *c,
 	c->heap_unread = 0;
 	walked = py_async_take_with(&c->py, &c->snap, sopt, also, nalso,
 				    &c->async, &err) == 0;
-	if (walked && walk_fails_now()) {
+	if (walked && part_fails(failing, "", &err)) {
 		py_async_release(&c->async);
-		cs_fail(&err, CS_ERR_MEMORY, "the heap walk failed as "
-			"COROSCOPE_TEST_WALK_FAIL asked");
 		walked = 0;
 	}
 	if (!walked) {
@@ -200,15 +225,20 @@ static void collect_heap(struct collection *c,
 			"first %u not looked at for their waiters",
 			PY_MAX_WAITABLES);
 	if (walked && (cs_err_init(&err),
-		       py_trio_finish(&tscan, &c->snap, &c->async, &err) < 0))
+		       part_fails(failing, "trio", &err) ||
+		       py_trio_finish(&tscan, &c->snap, &c->async, &err) < 0)) {
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"trio tasks not shown: %.400s", err.msg);
+		c->trio_unread = 1;
+	}
 	cs_err_init(&err);
 	if (walked && gl > 0 &&
-	    py_greenlets_finish(&gscan, &c->snap, sopt, &c->greenlets,
-				&err) < 0) {
+	    (part_fails(failing, "greenlets", &err) ||
+	     py_greenlets_finish(&gscan, &c->snap, sopt, &c->greenlets,
+				 &err) < 0)) {
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"greenlets not shown: %.400s", err.msg);
+		c->greenlets_unread = 1;
 	}
 	py_trio_scan_release(&tscan);
 	py_waitables_scan_release(&wscan);
@@ -320,6 +350,7 @@ static void drop_reading(struct collection *c, size_t nwarnings,
 	c->warnings.n = nwarnings;
 	memcpy(c->warnings.count, counts, sizeof(c->warnings.count));
 	c->heap_unread = 0;
+	c->greenlets_unread = c->trio_unread = 0;
 	/* What was decoded came from memory that may have changed. */
 	pyproc_forget_objects(&c->py);
 }

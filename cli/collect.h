@@ -76,6 +76,10 @@ struct collection {
 	 * read.  `watch` then counts the sample failed rather than call
 	 * them all gone. */
 	size_t heap_unread;
+	/* The walk read but greenlets (or trio's tasks) could not be:
+	 * a warning says why.  `watch` keeps those it saw before as they
+	 * were, neither gone nor moved. */
+	int greenlets_unread, trio_unread;
 	/* What could not be shown and why, from every layer (a core's
 	 * missing files; tasks and generators that could not be read). */
 	struct cs_warnings warnings;

@@ -443,8 +443,17 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 			     const struct py_greenlet *g, int with_locals)
 {
 	struct watch_obs o;
-	size_t i, user = g->nframes;
+	const struct py_frame *frames = g->frames;
+	size_t i, nframes = g->nframes, user;
 
+	/* running now: its frames are its thread's (the Hub in its loop) */
+	for (i = 0; g->state == PY_GREENLET_RUNNING && !nframes && g->tid &&
+		    i < s->c->snap.nthreads; i++)
+		if (s->c->snap.threads[i].tid == g->tid) {
+			frames = s->c->snap.threads[i].frames;
+			nframes = s->c->snap.threads[i].nframes;
+		}
+	user = nframes;
 	memset(&o, 0, sizeof(o));
 	o.kind = WATCH_GREENLET;
 	o.id = g->addr;
@@ -454,8 +463,8 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	o.sleeps = -1;
 	o.where.line = o.inner.line = -1;
 	o.fingerprint = cs_fnv_u64(CS_FNV_START, (uint64_t)g->state);
-	for (i = 0; i < g->nframes; i++) {
-		const struct py_frame *f = &g->frames[i];
+	for (i = 0; i < nframes; i++) {
+		const struct py_frame *f = &frames[i];
 
 		o.fingerprint = cs_fnv_u64(o.fingerprint, f->addr);
 		o.fingerprint = cs_fnv_u64(o.fingerprint,
@@ -464,18 +473,17 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 		if (with_locals && i < WATCH_LOCALS_MAX_FRAMES)
 			o.fingerprint = locals_hash(s->c, o.fingerprint,
 						    f->addr);
-		if (user == g->nframes && f->code &&
+		if (user == nframes && f->code &&
 		    !is_library(s, f->code->filename))
 			user = i;
 	}
-	if (g->nframes) {
-		if (user == g->nframes)
+	if (nframes) {
+		if (user == nframes)
 			user = 0;
-		frame_place(&g->frames[user], &o.where);
+		frame_place(&frames[user], &o.where);
 		if (user != 0)
-			frame_place(&g->frames[0], &o.inner);
+			frame_place(&frames[0], &o.inner);
 	}
-	/* running now: its frames are its thread's */
 	o.woke = g->state == PY_GREENLET_RUNNING;
 	o.waits_on = greenlet_waits_on(s->c, g);
 	watch_observe(t, &o);
@@ -611,6 +619,10 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 			observe_greenlet(t, s, &c->greenlets.v[i],
 					 c->greenlets.n <=
 					 WATCH_LOCALS_MAX_OBJECTS);
+	if (c->greenlets_unread)
+		watch_carry(t, WATCH_GREENLET, NULL);
+	if (c->trio_unread)
+		watch_carry(t, WATCH_TASK, "trio");
 	watch_end(t);
 	addrmap_release(&woke);
 }

@@ -81,7 +81,19 @@ void watch_begin(struct watch_tracker *t, double now_s)
 	t->samples++;
 	t->nevents = 0;
 	for (i = 0; i < t->nitems; i++)
-		t->items[i].seen = 0;
+		t->items[i].seen = t->items[i].carried = 0;
+}
+
+void watch_carry(struct watch_tracker *t, enum watch_kind kind,
+		 const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < t->nitems; i++)
+		if (t->items[i].kind == kind && !t->items[i].seen &&
+		    (!label || (t->items[i].label &&
+				!strcmp(t->items[i].label, label))))
+			t->items[i].carried = 1;
 }
 
 int watch_by_address(const struct watch_item *it)
@@ -210,7 +222,7 @@ void watch_end(struct watch_tracker *t)
 		struct watch_item *it = &t->items[i];
 		double stuck;
 
-		if (it->gone)
+		if (it->gone || it->carried)
 			continue;
 		if (!it->seen) {
 			it->gone = 1;

@@ -118,6 +118,8 @@ struct watch_item {
 	int inner_line;
 	char *waits_on;
 	int seen;                      /* observed in the current sample */
+	int carried;                   /* not seen, but its kind was not
+					  read in this sample: not gone */
 	char *label;                   /* as in watch_obs */
 	char *blocked_in, *native_function;
 	char *idle;                    /* as in watch_obs, at the last sample */
@@ -154,7 +156,13 @@ void watch_tracker_release(struct watch_tracker *t);
 /* Start a sample taken at now_s (seconds, any monotonic origin). */
 void watch_begin(struct watch_tracker *t, double now_s);
 void watch_observe(struct watch_tracker *t, const struct watch_obs *o);
-/* Mark what this sample did not see as gone, compute the events. */
+/* This sample did not read the items of this kind (and label, NULL
+ * any): those it did not see keep their state, neither gone nor moved
+ * (greenlets or trio tasks whose reading failed while the rest read). */
+void watch_carry(struct watch_tracker *t, enum watch_kind kind,
+		 const char *label);
+/* Mark what this sample did not see (nor carried) as gone, compute the
+ * events. */
 void watch_end(struct watch_tracker *t);
 
 /* Did the kernel run this thread in the window (beyond noise)? */

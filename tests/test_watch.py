@@ -152,6 +152,18 @@ def test_spinning_thread_is_busy(watched):
     assert spinning["where"]["line"] == marker_line(SCRIPT, "spin")
 
 
+def watch_failing(target, what):
+    """A --json watch of target whose reading fails as
+    COROSCOPE_TEST_WALK_FAIL=what asks: (the process, its summary)."""
+    env = coroscope_env({"COROSCOPE_TEST_WALK_FAIL": what})
+    res = subprocess.run([COROSCOPE, "watch", "--json"] + WATCH_ARGS +
+                         [str(target.pid)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env,
+                         timeout=120 * TIME_SCALE)
+    assert res.returncode == 0, res
+    return res, json.loads(res.stdout)
+
+
 def test_a_sample_whose_heap_walk_failed_is_no_sample(keeper):
     """A sample that read the threads but not the heap (its walk met the
     lists mid-change) does not make every task "gone": it counts as a
@@ -159,13 +171,7 @@ def test_a_sample_whose_heap_walk_failed_is_no_sample(keeper):
     called every task gone at the last sample, as such a sample did.)"""
     interp = control_interpreter()
     target = keeper.start_target(interp, "watch_target.py")
-    env = coroscope_env({"COROSCOPE_TEST_WALK_FAIL": "4"})
-    res = subprocess.run([COROSCOPE, "watch", "--json"] + WATCH_ARGS +
-                         [str(target.pid)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env,
-                         timeout=120 * TIME_SCALE)
-    assert res.returncode == 0, res
-    doc = json.loads(res.stdout)
+    res, doc = watch_failing(target, "4")
     assert doc["samples_failed"] == 1, doc
     tasks = by_name(doc["tasks"])
     assert not [t for t in doc["tasks"] if t["state"] == "gone"], tasks
@@ -699,6 +705,11 @@ def test_sched_parked_stuck_napper_not(keeper, framework, listed):
             # keeps its switch), and nothing for the napper
             assert parked["waits_on"] == "gevent.event.Event", parked
             assert napper["waits_on"] is None, napper
+            # the hub, running its loop: at its thread's frames
+            hub = [g for g in doc[listed] if g["type"] == "Hub"]
+            assert len(hub) == 1 and hub[0]["where"] and \
+                hub[0]["where"]["function"] == "Hub.run" and \
+                hub[0]["where"]["file"].endswith("/gevent/hub.py"), hub
         # The line output names them the same way (on one interpreter:
         # it is the same watch, only written as lines).
         if interp is not found[0]:
@@ -711,6 +722,32 @@ def test_sched_parked_stuck_napper_not(keeper, framework, listed):
         assert any("%s 'parked'" % kind in l for l in stuck), text
         assert not [l for l in stuck if "'napper'" in l], text
         assert_target_unharmed(target)
+
+
+@pytest.mark.parametrize("framework,listed", [("trio", "tasks"),
+                                              ("gevent", "greenlets")])
+def test_sched_unread_in_one_sample_is_not_gone(keeper, framework, listed):
+    """A sample whose heap walk read but whose greenlets (or trio tasks)
+    could not be read did not see them: they are neither gone nor new
+    when the next sample sees them again, so the parked one is stuck
+    for the whole watch.  (Before, it went "gone" at that sample and
+    came back fresh, its stuck time started again.)"""
+    found = interpreters_with(framework)
+    if not found:
+        pytest.skip("no interpreter here has %s (%s), or "
+                    "COROSCOPE_TEST_PYTHONS left them out"
+                    % (framework, ", ".join(SCHED_INTERPRETERS)))
+    target = keeper.start_target(found[0], "watch_sched_target.py",
+                                 framework)
+    res, doc = watch_failing(target, framework.replace(
+        "gevent", "greenlets") + ":4")
+    assert doc["samples_failed"] == 0, doc
+    items = by_name(doc[listed])
+    assert not [i for i in doc[listed] if i["state"] == "gone"], items
+    assert items["parked"]["state"] == "stuck", items["parked"]
+    assert items["parked"]["stuck_for"] >= 3.0, items["parked"]
+    assert "gone" not in res.stderr.decode(), res.stderr
+    assert_target_unharmed(target)
 
 
 # ---- --native: what a stuck thread is blocked in ----

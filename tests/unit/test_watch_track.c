@@ -329,8 +329,47 @@ static void test_idle_thread(void)
 	watch_tracker_release(&t);
 }
 
+/* A sample that could not read trio's tasks carries them: not gone,
+ * their stuck time going on; the asyncio task it did not see is gone. */
+static void test_carried(void)
+{
+	struct watch_tracker t;
+	struct watch_obs trio = task(0x4000, 1), aio = task(0x5000, 2);
+	const struct watch_item *it;
+	size_t stuck = 0;
+	int s;
+
+	trio.label = "trio";
+	watch_tracker_init(&t, 2.0);
+	for (s = 0; s <= 6; s++) {
+		watch_begin(&t, s * 0.5);
+		if (s != 3) {
+			watch_observe(&t, &trio);
+			watch_observe(&t, &aio);
+		} else {
+			watch_carry(&t, WATCH_TASK, "trio");
+		}
+		watch_end(&t);
+		stuck += count_events(&t, WATCH_EV_STUCK);
+		CHECK(count_events(&t, WATCH_EV_GONE) == 0, "no gone event");
+	}
+	it = watch_find(&t, WATCH_TASK, 0x4000);
+	CHECK(it && !it->gone && watch_stuck_for(&t, it) == 3.0,
+	      "carried trio task stuck 3 s (%g)",
+	      it ? watch_stuck_for(&t, it) : -1);
+	CHECK(stuck == 1, "the carried task's stuck event, once, and no "
+	      "other (%zu)", stuck);
+	/* the asyncio task went at sample 3 and came back as a new one */
+	it = watch_find(&t, WATCH_TASK, 0x5000);
+	CHECK(it && watch_stuck_for(&t, it) == 1.0,
+	      "uncarried task fresh after sample 3 (%g)",
+	      it ? watch_stuck_for(&t, it) : -1);
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
+	test_carried();
 	test_other_kinds();
 	test_crowded();
 	test_task_progress();
