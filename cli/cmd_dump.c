@@ -78,6 +78,7 @@ int cmd_dump(int argc, char **argv)
 	if (ret)
 		return ret;
 	cs_err_init(&err);
+	o.v.collect.off_cpu = 1;
 	ret = collect_live(&c, o.pid, &o.v.collect, &err);
 	if (ret == 0) {
 		collection_done_reading(&c);

@@ -590,6 +590,8 @@ static int collect_live_once(struct collection *c, int pid,
 	c->pid = c->ms->pid;
 	c->ns_pid = c->ms->ns_pid;
 	c->command = live_cmdline(c->ms->proc_id);
+	if (opt->off_cpu)  /* before the stop, which makes them run */
+		offcpu_read(c->pid, &c->offcpu);
 	ret = collect(c, opt, start, err);
 	if (ret < 0)
 		explain_live(err, c->ms, c->pid);
@@ -700,6 +702,7 @@ void collection_release(struct collection *c)
 		memsrc_free(c->ms);
 	free(c->command);
 	free(c->ns_tids);
+	offcpu_release(&c->offcpu);
 	cs_warnings_release(&c->warnings);
 	collection_init(c);
 }

@@ -8,6 +8,7 @@
 #define COROSCOPE_CLI_COLLECT_H
 
 #include "attach/memsrc.h"
+#include "attach/offcpu.h"
 #include "common/warnings.h"
 #include "readers/greenlets.h"
 #include "readers/pyproc.h"
@@ -40,6 +41,10 @@ struct collect_options {
 	/* --max-items: items of a container shown in --locals, 0 for
 	 * PY_REPR_MAX_ITEMS, at most COLLECT_MAX_ITEMS_LIMIT. */
 	int max_items;
+	/* Live only: how long each thread has been off its CPU, read
+	 * before the stop (attach/offcpu.h).  `dump` asks; not after
+	 * samples of our own, whose stops made every thread run. */
+	int off_cpu;
 };
 
 /* --max-frames: at least, at most. */
@@ -70,6 +75,7 @@ struct collection {
 	struct py_async async;     /* tasks and generators */
 	struct native_stacks native;  /* when opt.native */
 	struct py_greenlets greenlets;
+	struct offcpu offcpu;      /* with opt.off_cpu; else empty */
 	/* The heap walk failed: no task, generator or greenlet was read.
 	 * A warning of the collection says why, at
 	 * warnings.v[heap_unread - 1] (where it was kept); 0 when the walk

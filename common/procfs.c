@@ -16,6 +16,10 @@
 /* /proc/PID/stat is one line of 52 fields; the comm in it is at most 16
  * bytes, so this holds every field we parse. */
 #define STAT_MAX 1024
+/* A sched file is 2-3 KiB; se.exec_start is on its third line. */
+#define SCHED_MAX 8192
+/* Milliseconds of a CPU clock: 300 years, well within uint64_t ns. */
+#define SCHED_MAX_MS 10000000000000ULL
 
 ssize_t procfs_read(const char *path, char *buf, size_t size)
 {
@@ -178,14 +182,71 @@ int procfs_stat(int pid, int tid, struct procfs_stat *st)
 	 * num_threads itrealvalue starttime. */
 	p = strrchr(buf, ')');
 	memset(st, 0, sizeof(*st));
+	st->processor = -1;
+	/* ... then 16 more fields (vsize to exit_signal) and processor. */
 	if (!p || p[1] != ' ' ||
 	    sscanf(p + 2, "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
-		   "%*d %*d %*d %*d %*d %*d %llu", &st->state, &st->ppid,
-		   &st->pgid, &st->utime, &st->stime, &st->starttime) != 6) {
+		   "%*d %*d %*d %*d %*d %*d %llu %*s %*s %*s %*s %*s %*s %*s "
+		   "%*s %*s %*s %*s %*s %*s %*s %*s %*s %d", &st->state,
+		   &st->ppid, &st->pgid, &st->utime, &st->stime,
+		   &st->starttime, &st->processor) < 6) {
 		errno = EINVAL;
 		return -1;
 	}
+	if (st->processor < 0)
+		st->processor = -1;
 	return 0;
+}
+
+int procfs_sched_exec_start(const char *text, uint64_t *ns)
+{
+	static const char key[] = "\nse.exec_start";
+	const char *p = strstr(text, key);
+	unsigned long long whole = 0;
+	unsigned long frac = 0;
+	int digits = 0;
+
+	if (!p)
+		goto bad;
+	p += sizeof(key) - 1;
+	while (*p == ' ')
+		p++;
+	if (*p++ != ':')
+		goto bad;
+	while (*p == ' ')
+		p++;
+	if (*p < '0' || *p > '9')
+		goto bad;
+	/* milliseconds, '.', six digits of nanoseconds (the kernel's
+	 * SPLIT_NS) */
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (unsigned long long)(*p - '0');
+		if (whole > SCHED_MAX_MS)
+			goto bad;
+	}
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && digits < 6; p++, digits++)
+			frac = frac * 10 + (unsigned long)(*p - '0');
+	for (; digits < 6; digits++)
+		frac *= 10;
+	*ns = whole * 1000000 + frac;
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+int procfs_exec_start(int pid, int tid, uint64_t *ns)
+{
+	char path[64], buf[SCHED_MAX];
+
+	if (pid)
+		task_path(path, sizeof(path), pid, tid, "sched");
+	else
+		snprintf(path, sizeof(path), "/proc/thread-self/sched");
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return procfs_sched_exec_start(buf, ns);
 }
 
 int procfs_schedstat(int pid, int tid, struct procfs_schedstat *st)

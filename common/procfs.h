@@ -65,6 +65,8 @@ struct procfs_stat {
 	unsigned long long utime, stime;  /* CPU time, in clock ticks */
 	unsigned long long starttime;  /* clock ticks after boot: tells a
 					* reused pid apart */
+	int processor;                 /* the CPU it last ran on, -1
+					  unknown */
 };
 
 /* Parse /proc/PID/stat (tid 0) or /proc/PID/task/TID/stat: 0 or -1. */
@@ -79,6 +81,20 @@ struct procfs_schedstat {
 };
 
 int procfs_schedstat(int pid, int tid, struct procfs_schedstat *st);
+
+/*
+ * se.exec_start of /proc/PID/task/TID/sched (kernels with sched debug
+ * files), in nanoseconds of the clock of the CPU the task last ran on
+ * (that CPU's run queue clock, less its interrupt and stolen time):
+ * when a sleeping task last stopped running, or a running one last
+ * started.  The clocks of two CPUs differ (by seconds, after days), so
+ * only a value read on the same CPU compares.  pid 0: the calling
+ * thread's own (/proc/thread-self/sched).  0 or -1 with errno.
+ */
+int procfs_exec_start(int pid, int tid, uint64_t *ns);
+/* The same, parsed from a sched file's text (NUL-terminated; its first
+ * line holds the task's comm, the target's text). */
+int procfs_sched_exec_start(const char *text, uint64_t *ns);
 
 /* The state letter alone, or 0 with errno set. */
 char procfs_state(int pid, int tid);

@@ -628,6 +628,29 @@ def assert_no_sanitizer_report(text, context=""):
         assert sign not in text, "sanitizer report %s:\n%s" % (context, text)
 
 
+# How long each thread had been off its CPU (attach/offcpu.c): a reading
+# of the moment, new in every live dump, null in a core.
+OFF_CPU_MARK = re.compile(
+    r"^(Thread \d+[^\n]*?) \((?:last ran \d+\.\ds ago|running)\)", re.M)
+
+
+def without_moment(doc):
+    """A copy of a dump's document less what differs from one reading to
+    the next: its stats and each thread's off_cpu_s."""
+    doc = dict(doc)
+    doc.pop("stats", None)
+    if "threads" in doc:
+        doc["threads"] = [dict((k, v) for k, v in t.items()
+                               if k != "off_cpu_s") for t in doc["threads"]]
+    return doc
+
+
+def without_off_cpu_marks(text):
+    """A text dump less its threads' "(last ran 1.2s ago)" and
+    "(running)" marks."""
+    return OFF_CPU_MARK.sub(r"\1", text)
+
+
 def run_coroscope(*args, **kw):
     """Run coroscope with args; returns a Result, fails the test on a hang.
 

@@ -28,7 +28,7 @@ import pytest
 
 from conftest import (assert_one_error_line, control_interpreter,
                       marker_line, run_coroscope, target_script,
-                      wait_until)
+                      wait_until, without_moment, without_off_cpu_marks)
 
 GCORE = shutil.which("gcore")
 needs_gcore = pytest.mark.skipif(GCORE is None,
@@ -56,7 +56,12 @@ def take_gcore(pid, directory):
 
 
 def without(doc, *keys):
-    doc = dict(doc)
+    """doc less keys, and less each thread's off_cpu_s: how long it had
+    been off its CPU, a live reading of the moment (null in a core)."""
+    stats = doc.get("stats")
+    doc = without_moment(doc)
+    if stats is not None:
+        doc["stats"] = stats
     for k in keys:
         doc.pop(k, None)
     return doc
@@ -114,6 +119,10 @@ def test_gcore_matches_dump(interp, keeper, tmp_path, script, args):
         os.unlink(core)
     doc = res.json()
     assert not res.stderr, res
+    # how long each thread was off its CPU: read off a live process
+    # only (test_off_cpu.py), null in a core
+    assert all(t["off_cpu_s"] is not None for t in live["threads"]), live
+    assert all(t["off_cpu_s"] is None for t in doc["threads"]), doc
     diff = first_difference(without(live, "stats"),
                             without(doc, "stats", "core"))
     assert diff is None, "dump and core differ at %s" % diff
@@ -129,7 +138,8 @@ def test_gcore_matches_dump(interp, keeper, tmp_path, script, args):
     assert text.returncode == 0 and not text.stderr, text
     assert text.stdout.splitlines()[0] == \
         "Core file: %s (written by gcore)" % core
-    assert strip_core_header(text.stdout) == live_text.stdout
+    assert strip_core_header(text.stdout) == \
+        without_off_cpu_marks(live_text.stdout)
 
 
 # ---------------------------------------------------------------------------

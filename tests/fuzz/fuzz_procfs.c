@@ -1,7 +1,8 @@
 /*
  * libFuzzer harness for the parsers of /proc text (common/procfs.c): a
- * /proc/PID/maps line (the target names the files in it), and a status
- * file's fields (the target names its threads).
+ * /proc/PID/maps line (the target names the files in it), a status
+ * file's fields (the target names its threads), and a sched file's
+ * se.exec_start (after the target's comm).
  *
  * Input: the text; each line is parsed as a maps line, and the whole as
  * a status file.  Seeds: tests/fuzz/corpus/procfs/.
@@ -46,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text;
 	const char *s, *end, *nl, *v;
 	long val, ids[8];
+	uint64_t ns;
 	size_t len;
 
 	if (size > MAX_INPUT)
@@ -69,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)procfs_status_long(text, "Tgid", &val);
 	if (procfs_status_ids(text, "NSpid", ids, 8) > 8)
 		abort();
+	/* a sched file: its first line is the target's comm */
+	(void)procfs_sched_exec_start(text, &ns);
 	free(text);
 	return 0;
 }

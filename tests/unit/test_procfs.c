@@ -151,8 +151,50 @@ static void maps_lines(void)
 	}
 }
 
+/* se.exec_start of a sched file: milliseconds and six digits of
+ * nanoseconds; the first line is the task's comm, which may mimic a
+ * field. */
+static void sched_exec_start(void)
+{
+	static const char text[] =
+		"se.exec_start : 9 (1, #threads: 1)\n"
+		"-------------------------------------------------\n"
+		"se.exec_start                                :"
+		"      78511497.565477\n"
+		"se.vruntime                                  :"
+		"        222086.528878\n";
+	static const char *const bad[] = {
+		"",
+		"x (1, #threads: 1)\nse.exec_start : \n",
+		"x (1, #threads: 1)\nse.exec_start 12.5\n",
+		"x (1, #threads: 1)\nse.exec_start : -1.5\n",
+		"x (1, #threads: 1)\nse.exec_start : 99999999999999999999.0\n",
+	};
+	uint64_t ns = 0;
+	struct procfs_stat st;
+	size_t i;
+
+	CHECK(procfs_sched_exec_start(text, &ns) == 0 &&
+	      ns == 78511497565477ull, "exec_start %llu",
+	      (unsigned long long)ns);
+	CHECK(procfs_sched_exec_start(
+		      "x (1, #threads: 1)\nse.exec_start : 12.5\n", &ns) == 0 &&
+	      ns == 12500000ull, "short fraction: %llu",
+	      (unsigned long long)ns);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(procfs_sched_exec_start(bad[i], &ns) < 0,
+		      "malformed sched text %zu refused", i);
+	/* this thread's own, and its CPU in stat */
+	CHECK(procfs_exec_start(0, 0, &ns) == 0 && ns > 0 &&
+	      procfs_exec_start(getpid(), getpid(), &ns) == 0,
+	      "own exec_start");
+	CHECK(procfs_stat(getpid(), 0, &st) == 0 && st.processor >= 0,
+	      "own CPU %d", st.processor);
+}
+
 int main(void)
 {
+	sched_exec_start();
 	status_fields();
 	own_files();
 	maps_lines();
