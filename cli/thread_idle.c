@@ -6,43 +6,78 @@
 #include "readers/usercode.h"
 #include "common/banned.h"
 
+/* Where a loop waits for work: in a call into one of these files (a
+ * queue's get), or with C_WAIT also in C straight from the loop's own
+ * frame (queue.SimpleQueue.get).  Anything else inside a loop that runs
+ * jobs is a job, which may be stuck: an executor's worker in
+ * time.sleep() that a job called is not idle.  ANY: a loop that runs no
+ * job (a handler thread), idle wherever it is. */
+#define C_WAIT 1
+#define ANY 2
+static const char *const mp_queues[] = {
+	"/multiprocessing/queues.py", "/multiprocessing/connection.py", NULL
+};
+static const char *const std_queue[] = { "/queue.py", NULL };
+static const char *const gevent_queue[] = { "/gevent/_threading.py", NULL };
+
 static const struct {
 	const char *file, *function, *what;
+	const char *const *waits_in;
+	int how;
 } loops[] = {
 	{ "/multiprocessing/pool.py", "worker",
-	  "a multiprocessing pool's worker" },
+	  "a multiprocessing pool's worker", mp_queues, 0 },
 	{ "/multiprocessing/pool.py", "_handle_workers",
-	  "a multiprocessing pool's handler thread" },
+	  "a multiprocessing pool's handler thread", NULL, ANY },
 	{ "/multiprocessing/pool.py", "_handle_tasks",
-	  "a multiprocessing pool's handler thread" },
+	  "a multiprocessing pool's handler thread", NULL, ANY },
 	{ "/multiprocessing/pool.py", "_handle_results",
-	  "a multiprocessing pool's handler thread" },
+	  "a multiprocessing pool's handler thread", NULL, ANY },
 	{ "/concurrent/futures/thread.py", "_worker",
-	  "an executor's worker thread" },
+	  "an executor's worker thread", std_queue, C_WAIT },
 	{ "/concurrent/futures/process.py", "_process_worker",
-	  "a process pool's worker" },
+	  "a process pool's worker", mp_queues, 0 },
 	{ "/multiprocessing/resource_tracker.py", "main",
-	  "multiprocessing's resource tracker" },
+	  "multiprocessing's resource tracker", NULL, ANY },
 	{ "/multiprocessing/forkserver.py", "main",
-	  "multiprocessing's fork server" },
+	  "multiprocessing's fork server", NULL, ANY },
+	{ "/gevent/threadpool.py", "run",
+	  "a gevent threadpool's worker thread", gevent_queue, 0 },
 };
 
-/* The loop code is, or NULL. */
-static const char *loop_of(const struct py_code *code)
+/* The entry of the loop code is, or -1. */
+static long loop_of(const struct py_code *code)
 {
 	size_t k;
 
 	for (k = 0; k < sizeof(loops) / sizeof(loops[0]); k++)
 		if (!strcmp(code->name, loops[k].function) &&
 		    cs_ends_with(code->filename, loops[k].file))
-			return loops[k].what;
-	return NULL;
+			return (long)k;
+	return -1;
+}
+
+/* Does loop k, at frame i of t, wait for work (not run a job)? */
+static int waits_for_work(size_t k, const struct py_thread *t, size_t i)
+{
+	const struct py_code *callee;
+	size_t f;
+
+	if (loops[k].how == ANY)
+		return 1;
+	if (i == 0)
+		return loops[k].how == C_WAIT;
+	callee = t->frames[i - 1].code;
+	for (f = 0; loops[k].waits_in[f]; f++)
+		if (cs_ends_with(callee->filename, loops[k].waits_in[f]))
+			return 1;
+	return 0;
 }
 
 const char *thread_idle_by_design(const struct py_thread *t)
 {
-	const char *what;
 	size_t i;
+	long k;
 
 	/* From the innermost frame out, bounded by the thread's frames:
 	 * the loop's callers may be the program's (a forked worker keeps
@@ -53,8 +88,9 @@ const char *thread_idle_by_design(const struct py_thread *t)
 		if (!code || !code->filename || !code->name ||
 		    py_is_user_file(code->filename, NULL))
 			return NULL;
-		if ((what = loop_of(code)) != NULL)
-			return what;
+		if ((k = loop_of(code)) >= 0)
+			return waits_for_work((size_t)k, t, i) ?
+			       loops[k].what : NULL;
 	}
 	return NULL;
 }

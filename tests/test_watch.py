@@ -192,6 +192,36 @@ def test_waiting_worker_is_idle(watched):
     assert pooled["where"]["file"].endswith("concurrent/futures/thread.py")
 
 
+IDLE_ARGS = ["--for", "2.5s", "--interval", "0.5s", "--stuck", "1s"]
+
+
+@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
+def test_worker_in_a_job_of_c_is_not_idle(keeper, ident):
+    """Of a pool's two workers, the one waiting for work is idle; the one
+    whose job is time.sleep() itself (no frame of the program's inside
+    the worker's loop, only the pool's code calling into C) is stuck,
+    not idle.  gevent's ThreadPool likewise, where gevent is."""
+    interp = watch_interp(ident)
+    pools = ["executor"]
+    args = []
+    if ident == "3.11-debian" and interpreters_with("gevent"):
+        pools.append("gevent")
+        args = ["gevent"]
+    target = keeper.start_target(interp, "idle_workers.py", *args)
+    result = run_coroscope("watch", "--json",
+                           *(IDLE_ARGS + [target.pid]))
+    assert result.returncode == 0, result
+    threads = dict((t["tid"], t) for t in result.json()["threads"])
+    what = {"executor": "an executor's worker thread",
+            "gevent": "a gevent threadpool's worker thread"}
+    for pool in pools:
+        two = [threads[tid] for tid in target.ready[pool]]
+        states = sorted((t["state"], t["idle"]) for t in two)
+        assert states == [("idle", what[pool]), ("stuck", None)], \
+            (pool, two)
+    assert_target_unharmed(target)
+
+
 def runs_of(pid, tid):
     """Times the kernel has put thread tid on a CPU (schedstat)."""
     with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
