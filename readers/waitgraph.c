@@ -217,9 +217,11 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 			if (r < nreleased)
 				continue;
 			/* (a node only for a lock: a Popen or an executor
-			 * in a `with` is no hold) */
+			 * in a `with` is no hold; nor is a lock its state
+			 * says is free: released inside the `with`, as a
+			 * library's own Condition does while it waits) */
 			if (wg_prim_read(b, wb.held[h], &hp) &&
-			    py_prim_is_lock(&hp) &&
+			    py_prim_is_lock(&hp) && hp.locked != 0 &&
 			    (obj = wg_object_node(b, wb.held[h])) >= 0)
 				wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
 		}

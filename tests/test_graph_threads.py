@@ -225,6 +225,21 @@ def test_queue_join_waits_for_unfinished_items(keeper, interp):
             [(typename, state, int(state.split(", ")[1].split()[0]))], objs
 
 
+def test_a_lock_released_inside_its_with_is_not_held(keeper, interp):
+    """A thread that released its lock inside the `with` (as a Condition
+    of a library's own does while it waits: gevent's threadpool) holds
+    nothing: no holds edge to a lock its state says is unlocked.  The
+    thread inside a plain `with` still holds its lock."""
+    graph, target = dump(keeper, interp, "released")
+    holds = dict((graph["nodes"][e["from"]].get("name"),
+                  graph["nodes"][e["to"]]) for e in graph["edges"]
+                 if e["kind"] == "holds")
+    assert "releaser" not in holds, holds
+    assert int(holds["holder"]["address"], 16) == target.ready["held"], \
+        holds
+    assert holds["holder"]["state"] == "locked", holds
+
+
 def test_pool_results_wait_for_the_workers(keeper, interp):
     """A thread in a multiprocessing Pool's map() or apply_async().get()
     waits for the result, which waits for the pool's worker processes

@@ -27,6 +27,9 @@ Scenarios:
          a job blocked on a Lock and the job done; "first" waiting for
          the first of the two blocked jobs; "by-dict" in wait() of a
          dict of the Event's job and the job done
+  released  "holder" waits on an Event inside `with held:`; "releaser"
+         inside `with given_up:` has released given_up and waits on the
+         Event: it holds nothing
 
 Writes {"pid": ...} to READY once everything waits, then waits forever.
 Runs on CPython 3.6 through 3.14.
@@ -396,10 +399,33 @@ def queues_scenario():
     loop.run_until_complete(main())
 
 
+def released_scenario():
+    held, given_up = threading.Lock(), threading.Lock()
+    never = threading.Event()
+
+    def holder():
+        with held:  # MARK: held-with
+            never.wait()  # MARK: holder-waits
+
+    def releaser():
+        # gives the lock up inside its `with` (as a Condition of its own
+        # would): it holds nothing while it waits
+        with given_up:
+            given_up.release()
+            never.wait()  # MARK: releaser-waits
+
+    for fn in (holder, releaser):
+        threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
+    settle({"holder": "holder-waits", "releaser": "releaser-waits"})
+    write_ready(READY, {"pid": os.getpid(), "held": id(held),
+                        "given_up": id(given_up)})
+    never.wait()
+
+
 SCENARIOS = {"join": join_scenario, "exit": exit_scenario,
              "children": children_scenario, "futures": futures_scenario,
              "achildren": achildren_scenario, "queues": queues_scenario,
-             "pool": pool_scenario}
+             "pool": pool_scenario, "released": released_scenario}
 
 # (multiprocessing's forkserver and spawn import this file again, as
 # __mp_main__, in the child)
