@@ -247,10 +247,28 @@ static uint64_t gevent_class(const struct py_prim_types *t,
 	return 0;
 }
 
-/* A Queue's deque at off: its length, or -1. */
+/* A Queue's items at off, a deque (a list for PriorityQueue's heap and
+ * LifoQueue's stack): how many, or -1. */
+static int64_t items_len(struct pyproc *py, const struct py_prim_types *t,
+			 uint64_t obj, int off)
+{
+	uint64_t v = 0;
+
+	if (py_field_u64(py, obj, off, &v, NULL) <= 0 || !v)
+		return -1;
+	return prim_len(py, t, v);
+}
+
+/* A Queue's deque at off: its length, 0 for None (an UnboundQueue's
+ * putters, never used), or -1. */
 static int64_t deque_len(struct pyproc *py, const struct py_prim_types *t,
 			 uint64_t obj, int off)
 {
+	uint64_t v = 0;
+
+	if (py_field_u64(py, obj, off, &v, NULL) > 0 && v &&
+	    v == py->types.none)
+		return 0;
 	return prim_len(py, t, field_of_type(py, obj, off, t->deque));
 }
 
@@ -347,7 +365,7 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 				   &p->waiters);
 		break;
 	case PY_PRIM_QUEUE:
-		p->qsize = deque_len(py, t, p->addr, G->items);
+		p->qsize = items_len(py, t, p->addr, G->items);
 		p->waiters = prim_sum(deque_len(py, t, p->addr, G->getters),
 				      deque_len(py, t, p->addr, G->putters));
 		if (py_field_u64(py, p->addr, G->maxsize, &maxsize, NULL) > 0)

@@ -1,8 +1,9 @@
 """The wait-for graph over gevent's greenlets and primitives.
 
 targets/gevent_waits.py parks named greenlets on gevent's RLock,
-Semaphore, Event, AsyncResult, Queue (empty and full) and JoinableQueue
-(in get(), and in join() with tasks unfinished), one holding the RLock and the Semaphore, and two in a lock cycle; it
+Semaphore, Event, AsyncResult, Queue (empty and full), JoinableQueue
+(in get(), and in join() with tasks unfinished), a full PriorityQueue
+and an UnboundQueue, one holding the RLock and the Semaphore, and two in a lock cycle; it
 records the greenlets' and objects' addresses (id()) as the process knows
 them.  What waits for what comes from the objects themselves (their lists
 of waiting greenlets, an RLock's owner) and the holders' `with` blocks:
@@ -63,7 +64,8 @@ def test_what_each_greenlet_waits_for(waits):
     assert g.edges("waits_for") == {
         ("holder", "ev"), ("lock-waiter", "rlock"), ("sem-waiter", "sem"),
         ("getter", "empty"), ("putter", "full"), ("joinable", "joinq"),
-        ("task-joiner", "tasks"), ("result", "ar"), ("one", "b"), ("two", "a"), ("joiner", "one")} | \
+        ("task-joiner", "tasks"), ("pq-putter", "pq"), ("unbound", "uq"),
+        ("result", "ar"), ("one", "b"), ("two", "a"), ("joiner", "one")} | \
         set((None, name) for name in waits.ready["greenlets"]), \
         g.graph["edges"]
     # the RLock's owner, the Semaphore's `with` one frame out, each of
@@ -87,12 +89,17 @@ def test_what_each_greenlet_waits_for(waits):
             "full": ("gevent.queue.Queue", "qsize 1 of maxsize 1, 1 waiter"),
             "joinq": ("gevent.queue.Queue", "qsize 0, 1 waiter"),
             "tasks": ("gevent.queue.Queue",
-                      "qsize 1, 2 unfinished, 1 waiter")}
+                      "qsize 1, 2 unfinished, 1 waiter"),
+            # a list, not a deque, holds a PriorityQueue's items
+            "pq": ("gevent.queue.Queue", "qsize 1 of maxsize 1, 1 waiter"),
+            "uq": ("gevent.queue.Queue", "qsize 0, 1 waiter")}
     for name, (typ, state) in want.items():
         edge = next(e for e in g.graph["edges"]
                     if g.name[e["to"]] == name and e["kind"] == "waits_for")
         assert (edge["type"], edge["state"]) == (typ, state), edge
     assert g.node("joinq")["class"] == "gevent.queue.JoinableQueue"
+    assert g.node("pq")["class"] == "gevent.queue.PriorityQueue"
+    assert g.node("uq")["class"] == "gevent.queue.UnboundQueue"
     # join() waits on an Event of the queue's own: the queue is what
     # it waits for, and that Event no node
     assert g.node("tasks")["unfinished"] == 2, g.node("tasks")

@@ -16,6 +16,9 @@ Greenlets, each named by gevent's name:
   joinable      waits in get() on an empty JoinableQueue
   task-joiner   waits in join() on a JoinableQueue with an item left
                 and two unfinished
+  pq-putter     waits in put() on a full PriorityQueue(1) (its items a
+                list, a heap)
+  unbound       waits in get() on an empty UnboundQueue
   result        waits in AsyncResult.get()
   one, two      each holds one of two RLocks and waits for the other's
   joiner        waits in one.join()
@@ -101,6 +104,8 @@ def main(ready):
     empty, full = gevent.queue.Queue(), gevent.queue.Queue(1)
     full.put(1)
     joinq, tasks = gevent.queue.JoinableQueue(), gevent.queue.JoinableQueue()
+    pq, uq = gevent.queue.PriorityQueue(1), gevent.queue.UnboundQueue()
+    pq.put((1, "a"))
     tasks.put("a")
     tasks.put("b")
     tasks.get()
@@ -117,6 +122,8 @@ def main(ready):
         ("putter", gevent.spawn(putter, full)),
         ("joinable", gevent.spawn(getter, joinq)),
         ("task-joiner", gevent.spawn(task_joiner, tasks)),
+        ("pq-putter", gevent.spawn(pq.put, (2, "b"))),
+        ("unbound", gevent.spawn(getter, uq)),
         ("result", gevent.spawn(result, ar)),
         ("one", gevent.spawn(crossed, a, b)),
         ("two", gevent.spawn(crossed, b, a)),
@@ -130,7 +137,7 @@ def main(ready):
               "objects": {"rlock": id(rlock), "sem": id(sem), "ev": id(ev),
                           "ar": id(ar), "empty": id(empty),
                           "full": id(full), "joinq": id(joinq),
-                          "tasks": id(tasks),
+                          "tasks": id(tasks), "pq": id(pq), "uq": id(uq),
                           "a": id(a), "b": id(b)}}
     with open(ready + ".tmp", "w") as f:
         json.dump(record, f)
