@@ -122,17 +122,20 @@ static size_t link_prim(struct wg_build *b, const struct py_prim *p,
 }
 
 /*
- * The holders threading's Python RLock names where gevent's
- * monkey-patching made its thread idents greenlets' (get_ident() is
- * id(getcurrent()) then): an owner that is a greenlet node's address.
- * (A thread's ident is no address of a greenlet object.)
+ * Where gevent's monkey-patching made thread idents greenlets'
+ * (get_ident() is id(getcurrent()) then), an ident that is a greenlet
+ * node's address is that greenlet: threading's Python RLock is held by
+ * the greenlet its owner names, and a threading.Thread being joined
+ * waits for the greenlet its _ident names (wg_link_joined() finds no
+ * thread for it).  (A thread's ident is no address of a greenlet
+ * object.)
  */
-static void link_patched_owners(struct wg_build *b,
+static void link_patched_idents(struct wg_build *b,
 				const struct addrmap *nodes)
 {
 	const struct py_waitgraph *g = b->g;
 	size_t i, nn = g->nnodes;
-	uintptr_t from;
+	uintptr_t unit;
 
 	for (i = 0; i < nn; i++) {
 		const struct py_prim *p;
@@ -140,12 +143,13 @@ static void link_patched_owners(struct wg_build *b,
 		if (g->nodes[i].kind != WG_OBJECT)
 			continue;
 		p = &g->prims[g->nodes[i].index];
-		if (p->kind != PY_PRIM_RLOCK || p->family != PY_PRIM_THREADING ||
-		    !p->owner)
-			continue;
-		from = (uintptr_t)addrmap_get(nodes, p->owner, NULL);
-		if (from)
-			wg_add_edge(b, WG_HOLDS, from - 1, i, NULL);
+		if (p->kind == PY_PRIM_RLOCK && p->family == PY_PRIM_THREADING &&
+		    p->owner &&
+		    (unit = (uintptr_t)addrmap_get(nodes, p->owner, NULL)))
+			wg_add_edge(b, WG_HOLDS, unit - 1, i, NULL);
+		else if (p->kind == PY_PRIM_THREAD && p->ident &&
+			 (unit = (uintptr_t)addrmap_get(nodes, p->ident, NULL)))
+			wg_add_edge(b, WG_WAITS_FOR, i, unit - 1, NULL);
 	}
 }
 
@@ -217,7 +221,7 @@ void wg_link_greenlets(struct wg_build *b)
 	}
 	link_joiners(b, &nodes, waited, waiters, read);
 	if (b->types.gevent_patched)
-		link_patched_owners(b, &nodes);
+		link_patched_idents(b, &nodes);
 	free(waited);
 	free(waiters);
 	addrmap_release(&inner);

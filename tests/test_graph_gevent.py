@@ -212,12 +212,19 @@ def test_monkey_patched_threads(module_keeper):
     doc = run_coroscope("dump", "--json", target.pid).json()
     g = Graph(doc, target.ready)
     script = target_script("gevent_patched_waits.py")
+    # a Thread's ident is its greenlet's id too: parent joins child's
+    # Thread, whose greenlet waits for the Lock parent holds
     assert g.edges("waits_for") == {
         ("holder", "ev"), ("waiter", "lock"), ("rwaiter", "rlock"),
-        ("getter", "q")}, doc["graph"]["edges"]
-    # the RLock's owner is a greenlet's id (patched get_ident())
-    assert g.edges("holds") == {("holder", "lock"), ("holder", "rlock")}, \
+        ("getter", "q"), ("parent", "childthread"),
+        ("childthread", "child"), ("child", "plock")}, \
         doc["graph"]["edges"]
+    # the RLock's owner is a greenlet's id (patched get_ident())
+    assert g.edges("holds") == {("holder", "lock"), ("holder", "rlock"),
+                                ("parent", "plock")}, doc["graph"]["edges"]
+    cycles = [sorted(g.name[i] for i in c) for c in doc["graph"]["cycles"]]
+    assert cycles == [["child", "childthread", "parent", "plock"]], \
+        doc["graph"]["cycles"]
     want = {"lock": ("gevent.thread.LockType", "locked, 1 waiter"),
             "rlock": ("threading.RLock", "locked, count 1"),
             "ev": ("gevent.event.Event", "not set, 1 waiter"),

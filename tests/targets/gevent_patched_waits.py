@@ -11,6 +11,8 @@ Threads, by name:
   waiter     waits for the Lock (`with`)
   rwaiter    waits for the RLock (`with`)
   getter     waits in get() on an empty queue.Queue
+  parent     holds a Lock (`with`) and joins "child", which waits for
+             that Lock: a deadlock through a patched Thread.join()
 Once all are parked it writes READY_FILE (JSON: pid, each thread's
 greenlet and the objects by address) atomically.  Lines tests look for
 carry "# MARK: name".
@@ -65,18 +67,37 @@ def getter(q):
     q.get()  # MARK: patched-get
 
 
+def child(plock):
+    mine("child")
+    with plock:  # MARK: patched-child
+        pass
+
+
+def parent(plock, started):
+    mine("parent")
+    with plock:
+        t = threading.Thread(target=child, args=(plock,), name="child",
+                             daemon=True)
+        started.append(t)
+        t.start()
+        t.join()  # MARK: patched-join
+
+
 def main(ready):
     lock, rlock = threading.Lock(), threading.RLock()
     ev, q = threading.Event(), queue.Queue()
+    plock, started = threading.Lock(), []
     for target, args in ((holder, (lock, rlock, ev)), (waiter, (lock,)),
-                         (rwaiter, (rlock,)), (getter, (q,))):
+                         (rwaiter, (rlock,)), (getter, (q,)),
+                         (parent, (plock, started))):
         threading.Thread(target=target, args=args, name=target.__name__,
                          daemon=True).start()
         time.sleep(0.05)  # the holder holds both before the others ask
     time.sleep(0.2)
     record = {"pid": os.getpid(), "greenlets": GREENLETS,
               "objects": {"lock": id(lock), "rlock": id(rlock),
-                          "ev": id(ev), "q": id(q)}}
+                          "ev": id(ev), "q": id(q), "plock": id(plock),
+                          "childthread": id(started[0])}}
     with open(ready + ".tmp", "w") as f:
         json.dump(record, f)
     os.rename(ready + ".tmp", ready)
