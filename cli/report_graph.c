@@ -80,6 +80,12 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 			strbuf_addf(sb, "greenlet 0x%llx",
 				    (unsigned long long)gr->addr);
 		}
+		/* (a dead one owning a lock, one not started that others
+		 * join) */
+		if (gr->state == PY_GREENLET_DEAD)
+			strbuf_addstr(sb, " (dead)");
+		else if (gr->state == PY_GREENLET_NOT_STARTED)
+			strbuf_addstr(sb, " (not started)");
 		break;
 	}
 	case WG_OBJECT: {
@@ -645,6 +651,8 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 				c->greenlets.v[n->index].function);
 		json_key(j, "main");
 		json_bool(j, c->greenlets.v[n->index].is_main);
+		json_key_string(j, "state", py_greenlet_state_name(
+					c->greenlets.v[n->index].state));
 	} else {
 		const struct py_prim *p = &c->graph.prims[n->index];
 

@@ -18,9 +18,11 @@
 #define MAX_GREENLET_CAUSES 5
 #define GROUP_NAMES 5
 
-/* Does g wait for another greenlet to end (join(), joinall()), as the
- * wait-for graph says?  Then it is not at the bottom of the waits, as a
- * task awaiting a task is not (cli/run_stuck.c). */
+/* Does g wait for another, parked, greenlet to end (join(),
+ * joinall()), as the wait-for graph says?  Then it is not at the bottom
+ * of the waits, as a task awaiting a task is not (cli/run_stuck.c).  One
+ * waiting for a greenlet not started is: its cause says so
+ * (not_started_awaited()). */
 static int waits_for_greenlet(const struct run_summary *s,
 			      const struct py_greenlets *gs,
 			      const struct py_greenlet *g)
@@ -38,9 +40,51 @@ static int waits_for_greenlet(const struct run_summary *s,
 	out = py_waitgraph_out(wg, (size_t)node, &m);
 	for (k = 0; k < m; k++)
 		if (wg->edges[out[k]].kind == WG_WAITS_FOR &&
-		    wg->nodes[wg->edges[out[k]].to].kind == WG_GREENLET)
+		    wg->nodes[wg->edges[out[k]].to].kind == WG_GREENLET &&
+		    gs->v[wg->nodes[wg->edges[out[k]].to].index].state ==
+		    PY_GREENLET_SUSPENDED)
 			return 1;
 	return 0;
+}
+
+/* The greenlet not started yet that g waits for (join(), get()), or
+ * NULL. */
+static const struct py_greenlet *not_started_awaited(
+	const struct run_summary *s, const struct py_greenlets *gs,
+	const struct py_greenlet *g)
+{
+	const struct py_waitgraph *wg = s->graph;
+	const struct py_greenlet *to;
+	const size_t *out;
+	size_t k, m;
+	long node;
+
+	node = wg ? py_waitgraph_node_of(wg, WG_GREENLET,
+					 (size_t)(g - gs->v)) : -1;
+	if (node < 0)
+		return NULL;
+	out = py_waitgraph_out(wg, (size_t)node, &m);
+	for (k = 0; k < m; k++) {
+		if (wg->edges[out[k]].kind != WG_WAITS_FOR ||
+		    wg->nodes[wg->edges[out[k]].to].kind != WG_GREENLET)
+			continue;
+		to = &gs->v[wg->nodes[wg->edges[out[k]].to].index];
+		if (to->state == PY_GREENLET_NOT_STARTED)
+			return to;
+	}
+	return NULL;
+}
+
+/* A member of a group: gevent's name, else the function it runs, else
+ * its address. */
+static void add_member(struct strbuf *sb, const struct py_greenlet *h)
+{
+	if (h->name)
+		strbuf_addf(sb, "'%s'", h->name);
+	else if (h->function)
+		strbuf_addf(sb, "%s()", h->function);
+	else
+		strbuf_addf(sb, "0x%llx", (unsigned long long)h->addr);
 }
 
 /* A greenlet worth naming: parked, not a hub, not in gevent.sleep(),
@@ -70,7 +114,7 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 			       const struct py_greenlets *gs, size_t first,
 			       char *done)
 {
-	const struct py_greenlet *g = &gs->v[first];
+	const struct py_greenlet *g = &gs->v[first], *h;
 	size_t j, count = 0, named = 0;
 	struct run_cause *cause;
 	struct strbuf sb, names;
@@ -79,7 +123,7 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 	strbuf_init(&names);
 	/* alike: parked at the same line of the same code */
 	for (j = first; j < gs->n; j++) {
-		const struct py_greenlet *h = &gs->v[j];
+		h = &gs->v[j];
 
 		if (done[j] || !greenlet_parked(s, gs, h) ||
 		    h->frames[0].code != g->frames[0].code ||
@@ -87,20 +131,31 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 			continue;
 		done[j] = 1;
 		count++;
-		if (h->name && named++ < GROUP_NAMES)
-			strbuf_addf(&names, "%s%s", named > 1 ? ", " : "",
-				    h->name);
+		if (h->name && named++ < GROUP_NAMES) {
+			strbuf_addstr(&names, named > 1 ? ", " : "");
+			add_member(&names, h);
+		}
 	}
 	if (count == 1)
 		strbuf_addstr(&sb, "greenlet");
 	else
 		strbuf_addf(&sb, "%zu greenlets", count);
+	/* the named ones, and how many are not: two greenlets of which
+	 * one is named are not "2 greenlets 'alpha'" */
 	if (names.len)
 		strbuf_addf(&sb, " %s%s", names.buf,
 			    named > GROUP_NAMES ? ", ..." : "");
+	if (names.len && named < count)
+		strbuf_addf(&sb, " and %zu without a name", count - named);
 	strbuf_addstr(&sb, " parked at ");
 	run_add_frame_place(&sb, &g->frames[0]);
 	cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
+	if ((h = not_started_awaited(s, gs, g)) != NULL) {
+		strbuf_addstr(&sb, "waits for greenlet ");
+		add_member(&sb, h);
+		strbuf_addstr(&sb, ", not started");
+		run_cause_detail(cause, &sb);
+	}
 	if (g->function) {
 		strbuf_addf(&sb, "spawned to run %s()", g->function);
 		run_cause_detail(cause, &sb);

@@ -24,10 +24,12 @@
 #define WG_MAX_GREENLET_WAITS (1u << 20)
 
 /* Suspended (a thread's main greenlet too: gevent's, parked in joinall()
- * or a get() while the hub runs), not the hub. */
+ * or a get() while the hub runs), or not started yet (one may join it),
+ * not the hub. */
 static int parked(const struct py_greenlet *gr)
 {
-	return gr->state == PY_GREENLET_SUSPENDED &&
+	return (gr->state == PY_GREENLET_SUSPENDED ||
+		gr->state == PY_GREENLET_NOT_STARTED) &&
 	       !(gr->type_name && !strcmp(gr->type_name, "Hub"));
 }
 
@@ -96,8 +98,26 @@ static void add_wait(struct wg_build *b, size_t from, size_t to,
  * what it waits on (waited[node]: threading's RLock or Queue of a
  * monkey-patched program, over the gevent lock they wait in) keeps that
  * wait, the outermost. */
+/*
+ * The node of the greenlet at addr that owns a lock: a parked one's, or
+ * one made now for a greenlet of another state, a dead one above all
+ * (a greenlet that ended holding an RLock: what its waiters wait for).
+ * all: every greenlet's address -> index + 1.  0, or node + 1.
+ */
+static uintptr_t owner_node(struct wg_build *b, struct addrmap *nodes,
+			    const struct addrmap *all, uint64_t addr)
+{
+	uintptr_t v = (uintptr_t)addrmap_get(nodes, addr, NULL), k;
+
+	if (v || !(k = (uintptr_t)addrmap_get(all, addr, NULL)))
+		return v;
+	v = py_waitgraph_add_node(b->g, WG_GREENLET, k - 1) + 1;
+	addrmap_put(nodes, addr, (void *)v);
+	return v;
+}
+
 static size_t link_prim(struct wg_build *b, const struct py_prim *p,
-			const struct addrmap *nodes,
+			struct addrmap *nodes, const struct addrmap *all,
 			const unsigned char *waited,
 			struct py_gevent_waiter *waiters)
 {
@@ -115,7 +135,7 @@ static size_t link_prim(struct wg_build *b, const struct py_prim *p,
 			add_wait(b, from - 1, (size_t)obj, &waiters[k]);
 	}
 	from = p->owner_greenlet ?
-	       (uintptr_t)addrmap_get(nodes, p->owner_greenlet, NULL) : 0;
+	       owner_node(b, nodes, all, p->owner_greenlet) : 0;
 	if (from && (obj >= 0 || (obj = wg_object_node(b, p->addr)) >= 0))
 		wg_add_edge(b, WG_HOLDS, from - 1, (size_t)obj, NULL);
 	return n;
@@ -183,7 +203,7 @@ static void link_joiners(struct wg_build *b, const struct addrmap *nodes,
 
 void wg_link_greenlets(struct wg_build *b)
 {
-	struct addrmap nodes, inner;
+	struct addrmap nodes, inner, all;
 	unsigned char *waited;
 	struct py_gevent_waiter *waiters;
 	struct py_prim p;
@@ -201,9 +221,13 @@ void wg_link_greenlets(struct wg_build *b)
 	addrmap_init(&inner);
 	if (b->a)
 		inner_objects(b, &inner);
+	addrmap_init(&all);
+	for (i = 0; i < b->gl->n; i++)
+		addrmap_put(&all, b->gl->v[i].addr, (void *)(uintptr_t)(i + 1));
 	waiters = xmallocarray(WG_MAX_GREENLET_WAITERS, sizeof(*waiters));
-	/* (nodes of primitives added on the way have no edges yet) */
-	waited = xcalloc(b->g->nnodes + 1, 1);
+	/* (nodes of primitives added on the way have no edges yet; a
+	 * greenlet's may be added too, owner_node(): room for each) */
+	waited = xcalloc(b->g->nnodes + b->gl->n + 1, 1);
 	for (i = 0; i < b->g->nedges; i++)
 		if (b->g->edges[i].kind == WG_WAITS_FOR &&
 		    b->g->edges[i].from < b->g->nnodes)
@@ -217,7 +241,8 @@ void wg_link_greenlets(struct wg_build *b)
 		addrmap_get(&inner, addr, &found);
 		if (!found && wg_prim_read(b, addr, &p) &&
 		    p.family == PY_PRIM_GEVENT)
-			read += link_prim(b, &p, &nodes, waited, waiters);
+			read += link_prim(b, &p, &nodes, &all, waited,
+					  waiters);
 	}
 	link_joiners(b, &nodes, waited, waiters, read);
 	if (b->types.gevent_patched)
@@ -225,5 +250,6 @@ void wg_link_greenlets(struct wg_build *b)
 	free(waited);
 	free(waiters);
 	addrmap_release(&inner);
+	addrmap_release(&all);
 	addrmap_release(&nodes);
 }

@@ -65,14 +65,20 @@ def test_what_each_greenlet_waits_for(waits):
         ("holder", "ev"), ("lock-waiter", "rlock"), ("sem-waiter", "sem"),
         ("getter", "empty"), ("putter", "full"), ("joinable", "joinq"),
         ("task-joiner", "tasks"), ("pq-putter", "pq"), ("unbound", "uq"),
-        ("result", "ar"), ("one", "b"), ("two", "a"), ("joiner", "one")} | \
-        set((None, name) for name in waits.ready["greenlets"]), \
+        ("result", "ar"), ("one", "b"), ("two", "a"), ("joiner", "one"),
+        ("lwaiter", "leaked"), ("j-later", "later")} | \
+        set((None, name) for name in waits.ready["joined"]), \
         g.graph["edges"]
     # the RLock's owner, the Semaphore's `with` one frame out, each of
     # the crossed pair's first RLock
     assert g.edges("holds") == {
         ("holder", "rlock"), ("holder", "sem"), ("one", "a"),
-        ("two", "b")}, g.graph["edges"]
+        ("two", "b"), ("leaker", "leaked")}, g.graph["edges"]
+    # a greenlet that ended holding a lock, and one not started that
+    # another joins, are units too, in their states
+    assert g.node("leaker")["state"] == "dead", g.node("leaker")
+    assert g.node("later")["state"] == "not_started", g.node("later")
+    assert g.node("holder")["state"] == "suspended", g.node("holder")
     # each greenlet by gevent's name, blamed on its own line
     for name, mark in (("lock-waiter", "lock-wait"), ("sem-waiter", "sem-wait"),
                        ("getter", "get"), ("putter", "put"),
@@ -175,7 +181,8 @@ def test_run_causes_from_the_graph(waits, tmp_path):
     heads = [c for c in causes if c.startswith("  process ")]
     assert "lock cycle: greenlet 'one' -> gevent.lock.RLock" in heads[0] or \
         "lock cycle: greenlet 'two' -> gevent.lock.RLock" in heads[0], causes
-    rlock = [c for c in heads if "1 waiting on gevent.lock.RLock" in c]
+    rlock = [c for c in heads if "1 waiting on gevent.lock.RLock" in c and
+             "held by greenlet 'holder'" in c]
     assert len(rlock) == 1, causes
     # its waiter, and the main greenlet joining all, behind it
     assert rlock[0].endswith(
@@ -191,7 +198,17 @@ def test_run_causes_from_the_graph(waits, tmp_path):
                  "gevent.event.Event"):
         assert any("waiting on %s 0x" % what in c for c in heads), \
             (what, causes)
-    assert not any("parked at" in c for c in causes), causes
+    # the one greenlet at the bottom of a wait: joining one not started
+    parked = [c for c in causes if "parked at" in c]
+    assert len(parked) == 1 and "greenlet 'j-later' parked at %s:%d " \
+        "in joiner" % (SCRIPT, marker_line(SCRIPT, "join")) in \
+        parked[0], causes
+    detail = causes[causes.index(parked[0]) + 1]
+    assert detail.strip() == "waits for greenlet 'later', not started", \
+        causes
+    dead = [c for c in heads if "1 waiting on gevent.lock.RLock" in c and
+            "held by greenlet 'leaker' (dead)" in c]
+    assert len(dead) == 1, causes
 
 
 @needs_gcore

@@ -22,7 +22,11 @@ Greenlets, each named by gevent's name:
   result        waits in AsyncResult.get()
   one, two      each holds one of two RLocks and waits for the other's
   joiner        waits in one.join()
-and the main greenlet waits in joinall() of them all.
+and the main greenlet waits in joinall() of them all.  Besides:
+  leaker        ended holding an RLock (acquired twice, never released)
+  lwaiter       waits for that RLock
+  later         spawned to start in an hour: not started
+  j-later       waits in later.join()
   napper        in gevent.sleep(3600): its timer keeps the hub from
                 LoopExit, and nothing wakes before it
 Once all are parked it writes READY_FILE (JSON: pid, the greenlets' and
@@ -92,6 +96,15 @@ def joiner(other):
     other.join()  # MARK: join
 
 
+def leaker(rlock):
+    rlock.acquire()
+    rlock.acquire()
+
+
+def lwaiter(rlock):
+    rlock.acquire()  # MARK: lwaiter
+
+
 def napper():
     gevent.sleep(3600)
 
@@ -129,16 +142,23 @@ def main(ready):
         ("two", gevent.spawn(crossed, b, a)),
     ]
     spawned.append(("joiner", gevent.spawn(joiner, spawned[-2][1])))
-    for name, g in spawned:
+    leaked = gevent.lock.RLock()
+    later = gevent.spawn_later(3600, napper)
+    more = [("leaker", gevent.spawn(leaker, leaked)), ("later", later)]
+    gevent.sleep(0.05)  # the leaker has ended
+    more += [("lwaiter", gevent.spawn(lwaiter, leaked)),
+             ("j-later", gevent.spawn(joiner, later))]
+    for name, g in spawned + more:
         g.name = name
     gevent.sleep(0.3)
     record = {"pid": os.getpid(),
-              "greenlets": {name: id(g) for name, g in spawned},
+              "greenlets": {name: id(g) for name, g in spawned + more},
+              "joined": [name for name, _ in spawned],
               "objects": {"rlock": id(rlock), "sem": id(sem), "ev": id(ev),
                           "ar": id(ar), "empty": id(empty),
                           "full": id(full), "joinq": id(joinq),
                           "tasks": id(tasks), "pq": id(pq), "uq": id(uq),
-                          "a": id(a), "b": id(b)}}
+                          "a": id(a), "b": id(b), "leaked": id(leaked)}}
     with open(ready + ".tmp", "w") as f:
         json.dump(record, f)
     os.rename(ready + ".tmp", ready)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/run_seen.h"
+#include "readers/greenlets.h"
 #include "cli/watch_track.h"
 #include "common/strbuf.h"
 #include "common/addrmap.h"
@@ -732,8 +733,48 @@ static void test_seen_subjects(void)
 	watch_tracker_release(&tr);
 }
 
+/* run_summarize_greenlets() of gs: one cause, with headline want. */
+static void check_group(const struct py_greenlets *gs, const char *want)
+{
+	struct run_summary s;
+
+	run_summary_init(&s);
+	run_summarize_greenlets(&s, 3, gs);
+	CHECK(s.n == 1 && !strcmp(s.causes[0].headline, want),
+	      "group headline '%s', want '%s'",
+	      s.n ? s.causes[0].headline : "", want);
+	run_summary_release(&s);
+}
+
+/* Greenlets parked alike: every named one by name, and how many have
+ * none (not "2 greenlets 'alpha'" for 'alpha' and another). */
+static void test_greenlet_group_names(void)
+{
+	struct py_greenlet gv[3];
+	struct py_greenlets gs = { gv, 3, "" };
+	size_t i;
+
+	memset(gv, 0, sizeof(gv));
+	for (i = 0; i < 3; i++) {
+		gv[i].addr = 0x1000 + 0x100 * i;
+		gv[i].state = PY_GREENLET_SUSPENDED;
+		gv[i].function = (char *)"reader";
+		gv[i].frames = &frames[0];
+		gv[i].nframes = 1;
+	}
+	frame(&frames[0], &prog_take, 12);
+	gv[0].name = (char *)"alpha";
+	check_group(&gs, "3 greenlets 'alpha' and 2 without a name "
+		    "parked at /app/prog.py:12 in take");
+	gv[1].name = (char *)"beta";
+	gv[2].name = (char *)"gamma";
+	check_group(&gs, "3 greenlets 'alpha', 'beta', 'gamma' "
+		    "parked at /app/prog.py:12 in take");
+}
+
 int main(void)
 {
+	test_greenlet_group_names();
 	test_lock_deadlock();
 	test_lock_whatever_the_layout();
 	test_running_and_gil();
