@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -105,8 +106,9 @@ const char *watch_kind_label(const struct watch_item *it)
 {
 	if (it->kind == WATCH_TASK)
 		return it->label;
+	/* (gevent's "Greenlet" says no more than "greenlet") */
 	if (it->kind == WATCH_GREENLET && !it->name && it->label &&
-	    strcmp(it->label, "greenlet"))
+	    strcasecmp(it->label, "greenlet"))
 		return it->label;
 	return NULL;
 }

@@ -37,6 +37,8 @@ static const struct {
 	  PY_PRIM_EVENT, PY_PRIM_GEVENT },
 	{ "gevent.queue", "Queue", "gevent.queue.Queue", PY_PRIM_QUEUE,
 	  PY_PRIM_GEVENT },
+	{ "gevent.queue", "Channel", "gevent.queue.Channel", PY_PRIM_QUEUE,
+	  PY_PRIM_GEVENT },
 	{ "asyncio.locks", "Lock", "asyncio.Lock", PY_PRIM_LOCK, PY_PRIM_ASYNCIO },
 	{ "asyncio.locks", "Event", "asyncio.Event", PY_PRIM_EVENT,
 	  PY_PRIM_ASYNCIO },
@@ -175,6 +177,7 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 					       "MultipleWaiter");
 	t->gevent_joinable = py_module_attr(py, "gevent.queue",
 					    "JoinableQueue");
+	t->gevent_channel = py_module_attr(py, "gevent.queue", "Channel");
 	lock = py_module_attr(py, "gevent.thread", "LockType");
 	t->gevent_patched = lock &&
 			    lock == py_module_attr(py, "_thread", "LockType");

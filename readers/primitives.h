@@ -116,6 +116,7 @@ struct py_prim_types {
 	uint64_t gevent_greenlet;  /* gevent's Greenlet class */
 	uint64_t gevent_multiwaiter;  /* its MultipleWaiter class */
 	uint64_t gevent_joinable;     /* its JoinableQueue class */
+	uint64_t gevent_channel;      /* its Channel class */
 	int gevent_patched;   /* gevent has monkey-patched threading
 				 (_thread.LockType is gevent.thread's) */
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */

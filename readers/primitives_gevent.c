@@ -46,6 +46,8 @@ struct gevent_layout {
 				  waits on */
 	int jq_unfinished;     /* JoinableQueue.unfinished_tasks:
 				  Py_ssize_t */
+	int ch_getters;        /* Channel.getters: deque of Waiters */
+	int ch_putters;        /* Channel.putters: deque of (item, Waiter) */
 };
 
 /* Verified on Debian's gevent 22.10.2 (Cython 0.29) under Python 3.11:
@@ -54,7 +56,7 @@ struct gevent_layout {
  * _links as shared/reference/greenlet-trio-with.md gives it, checked
  * the same way. */
 static const struct gevent_layout layouts[] = {
-	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32, 96, 80, 88 },
+	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32, 96, 80, 88, 32, 40 },
 };
 
 /* Waiters read per object at most (a list of callbacks, a deque). */
@@ -303,6 +305,15 @@ static void read_rlock(struct pyproc *py, const struct py_prim_types *t,
 				   &p->waiters);
 }
 
+/* Is p gevent's Channel (no Queue: its own fields, no items kept)? */
+static int is_channel(struct pyproc *py, const struct py_prim_types *t,
+		      const struct py_prim *p)
+{
+	return t->gevent_channel && (p->type == t->gevent_channel ||
+				     pytype_is_subtype(py, p->type,
+						       t->gevent_channel));
+}
+
 /* A JoinableQueue's unfinished tasks, and the greenlets in its join()
  * (its _cond Event's, which is then p->inner) among its waiters. */
 static void read_joinable(struct pyproc *py, const struct py_prim_types *t,
@@ -365,6 +376,12 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 				   &p->waiters);
 		break;
 	case PY_PRIM_QUEUE:
+		if (is_channel(py, t, p)) {  /* its offers wait as putters */
+			p->waiters = prim_sum(
+				deque_len(py, t, p->addr, G->ch_getters),
+				deque_len(py, t, p->addr, G->ch_putters));
+			break;
+		}
 		p->qsize = items_len(py, t, p->addr, G->items);
 		p->waiters = prim_sum(deque_len(py, t, p->addr, G->getters),
 				      deque_len(py, t, p->addr, G->putters));
@@ -378,13 +395,14 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 }
 
 /* The greenlet of each Waiter in a Queue's deque at off (0 for an item
- * of another type): a get() or put() of its own, no first-of. */
+ * of another type): a get() or put() of its own, no first-of.  With
+ * pairs, each item is a tuple (item, Waiter): a Channel's putters. */
 static size_t queue_waiters(struct pyproc *py, const struct py_prim_types *t,
-			    uint64_t obj, int off, struct py_gevent_waiter *out,
-			    size_t max)
+			    uint64_t obj, int off, int pairs,
+			    struct py_gevent_waiter *out, size_t max)
 {
-	uint64_t *items;
-	size_t n, k;
+	uint64_t *items, pair[2];
+	size_t n, k, size;
 
 	if (!max)
 		return 0;
@@ -395,7 +413,11 @@ static size_t queue_waiters(struct pyproc *py, const struct py_prim_types *t,
 			     items, max);
 	for (k = 0; k < n; k++) {
 		out[k].maybe_first_of = 0;
-		if (!is_waiter(py, t, items[k]) ||
+		if (pairs)
+			items[k] = pyseq_items(py, items[k], pair, 2, &size,
+					       NULL) == 0 && size == 2 ?
+				   pair[1] : 0;
+		if (!items[k] || !is_waiter(py, t, items[k]) ||
 		    py_field_u64(py, items[k], t->gevent->waiter_greenlet,
 				 &out[k].greenlet, NULL) <= 0)
 			out[k].greenlet = 0;
@@ -418,9 +440,15 @@ size_t py_prim_waiter_greenlets(struct pyproc *py,
 		return 0;
 	if (max > GEVENT_MAX_LINKS)
 		max = GEVENT_MAX_LINKS;
+	if (p->kind == PY_PRIM_QUEUE && is_channel(py, t, p)) {
+		n = queue_waiters(py, t, obj, G->ch_getters, 0, out, max);
+		return n + queue_waiters(py, t, obj, G->ch_putters, 1,
+					 out + n, max - n);
+	}
 	if (p->kind == PY_PRIM_QUEUE) {
-		n = queue_waiters(py, t, obj, G->getters, out, max);
-		n += queue_waiters(py, t, obj, G->putters, out + n, max - n);
+		n = queue_waiters(py, t, obj, G->getters, 0, out, max);
+		n += queue_waiters(py, t, obj, G->putters, 0, out + n,
+				   max - n);
 		if (p->inner && n < max)  /* a JoinableQueue's join()ers */
 			n += link_waiters(py, t, p->inner, G->links, out + n,
 					  max - n, &count);

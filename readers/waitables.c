@@ -57,6 +57,7 @@ int py_waitables_prepare(struct pyproc *py, struct py_waitables_scan *s,
 		{ "gevent.queue", "PriorityQueue", PY_PRIM_QUEUE },
 		{ "gevent.queue", "LifoQueue", PY_PRIM_QUEUE },
 		{ "gevent.queue", "UnboundQueue", PY_PRIM_QUEUE },
+		{ "gevent.queue", "Channel", PY_PRIM_QUEUE },
 	};
 	const char *mod = NULL;
 	uint64_t interp = 0, dict = 0, type;

@@ -31,7 +31,7 @@
  * at, and a->waitables_cut says so. */
 #define PY_MAX_WAITABLES 1000000
 
-#define PY_WAITABLE_TYPES 18
+#define PY_WAITABLE_TYPES 19
 
 struct py_waitables_scan {
 	uint64_t types[PY_WAITABLE_TYPES];  /* exact classes looked for */

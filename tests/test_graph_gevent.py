@@ -3,7 +3,7 @@
 targets/gevent_waits.py parks named greenlets on gevent's RLock,
 Semaphore, Event, AsyncResult, Queue (empty and full), JoinableQueue
 (in get(), and in join() with tasks unfinished), a full PriorityQueue
-and an UnboundQueue, one holding the RLock and the Semaphore, and two in a lock cycle; it
+an UnboundQueue and two Channels, one holding the RLock and the Semaphore, and two in a lock cycle; it
 records the greenlets' and objects' addresses (id()) as the process knows
 them.  What waits for what comes from the objects themselves (their lists
 of waiting greenlets, an RLock's owner) and the holders' `with` blocks:
@@ -66,7 +66,8 @@ def test_what_each_greenlet_waits_for(waits):
         ("getter", "empty"), ("putter", "full"), ("joinable", "joinq"),
         ("task-joiner", "tasks"), ("pq-putter", "pq"), ("unbound", "uq"),
         ("result", "ar"), ("one", "b"), ("two", "a"), ("joiner", "one"),
-        ("lwaiter", "leaked"), ("j-later", "later")} | \
+        ("lwaiter", "leaked"), ("j-later", "later"),
+        ("ch-getter", "ch1"), ("ch-putter", "ch2")} | \
         set((None, name) for name in waits.ready["joined"]), \
         g.graph["edges"]
     # the RLock's owner, the Semaphore's `with` one frame out, each of
@@ -98,7 +99,10 @@ def test_what_each_greenlet_waits_for(waits):
                       "qsize 1, 2 unfinished, 1 waiter"),
             # a list, not a deque, holds a PriorityQueue's items
             "pq": ("gevent.queue.Queue", "qsize 1 of maxsize 1, 1 waiter"),
-            "uq": ("gevent.queue.Queue", "qsize 0, 1 waiter")}
+            "uq": ("gevent.queue.Queue", "qsize 0, 1 waiter"),
+            # a Channel keeps no items: its waiters alone
+            "ch1": ("gevent.queue.Channel", "1 waiter"),
+            "ch2": ("gevent.queue.Channel", "1 waiter")}
     for name, (typ, state) in want.items():
         edge = next(e for e in g.graph["edges"]
                     if g.name[e["to"]] == name and e["kind"] == "waits_for")

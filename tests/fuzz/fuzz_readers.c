@@ -96,6 +96,8 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	t.gevent_waiter = BASE + 0x1e0;
 	t.gevent_greenlet = BASE + 0x1f0;
 	t.gevent_multiwaiter = BASE + 0x200;
+	/* a Channel only as a subclass the fuzzed MRO names */
+	t.gevent_channel = BASE + 0x210;
 	for (i = 0; i < 4; i++)
 		if (py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p)) {
 			py_prim_waiter_futures(py, &t, &p, futs,

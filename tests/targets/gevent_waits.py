@@ -19,6 +19,8 @@ Greenlets, each named by gevent's name:
   pq-putter     waits in put() on a full PriorityQueue(1) (its items a
                 list, a heap)
   unbound       waits in get() on an empty UnboundQueue
+  ch-getter     waits in get() on a Channel
+  ch-putter     waits in put() on another Channel (its offer a tuple)
   result        waits in AsyncResult.get()
   one, two      each holds one of two RLocks and waits for the other's
   joiner        waits in one.join()
@@ -119,6 +121,7 @@ def main(ready):
     joinq, tasks = gevent.queue.JoinableQueue(), gevent.queue.JoinableQueue()
     pq, uq = gevent.queue.PriorityQueue(1), gevent.queue.UnboundQueue()
     pq.put((1, "a"))
+    ch1, ch2 = gevent.queue.Channel(), gevent.queue.Channel()
     tasks.put("a")
     tasks.put("b")
     tasks.get()
@@ -137,6 +140,8 @@ def main(ready):
         ("task-joiner", gevent.spawn(task_joiner, tasks)),
         ("pq-putter", gevent.spawn(pq.put, (2, "b"))),
         ("unbound", gevent.spawn(getter, uq)),
+        ("ch-getter", gevent.spawn(getter, ch1)),
+        ("ch-putter", gevent.spawn(putter, ch2)),
         ("result", gevent.spawn(result, ar)),
         ("one", gevent.spawn(crossed, a, b)),
         ("two", gevent.spawn(crossed, b, a)),
@@ -158,6 +163,7 @@ def main(ready):
                           "ar": id(ar), "empty": id(empty),
                           "full": id(full), "joinq": id(joinq),
                           "tasks": id(tasks), "pq": id(pq), "uq": id(uq),
+                          "ch1": id(ch1), "ch2": id(ch2),
                           "a": id(a), "b": id(b), "leaked": id(leaked)}}
     with open(ready + ".tmp", "w") as f:
         json.dump(record, f)

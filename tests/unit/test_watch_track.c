@@ -367,8 +367,26 @@ static void test_carried(void)
 	watch_tracker_release(&t);
 }
 
+/* What a line calls an unnamed greenlet's kind: its class, unless that
+ * is only "greenlet" again (gevent's Greenlet). */
+static void test_kind_label(void)
+{
+	struct watch_item it;
+
+	memset(&it, 0, sizeof(it));
+	it.kind = WATCH_GREENLET;
+	it.label = (char *)"Hub";
+	CHECK(watch_kind_label(&it) && !strcmp(watch_kind_label(&it), "Hub"),
+	      "Hub greenlet");
+	it.label = (char *)"Greenlet";
+	CHECK(!watch_kind_label(&it), "no \"Greenlet greenlet\"");
+	it.label = (char *)"greenlet";
+	CHECK(!watch_kind_label(&it), "no \"greenlet greenlet\"");
+}
+
 int main(void)
 {
+	test_kind_label();
 	test_carried();
 	test_other_kinds();
 	test_crowded();
