@@ -265,6 +265,7 @@ static void session_feed(struct watch_session *w, struct collection *c)
  * there is nothing to watch. */
 static enum sample_result session_sample(struct watch_session *w)
 {
+	struct collect_options opt = w->o->collect;
 	struct collection c;
 	struct cs_err err;
 	int ret;
@@ -272,7 +273,10 @@ static enum sample_result session_sample(struct watch_session *w)
 	cs_err_init(&err);
 	watch_cpu_read(w->now, w->o->pid);
 	w->sampled_at = w->now->at_ms;
-	ret = collect_live(&c, w->o->pid, &w->o->collect, &err);
+	/* before our first stop, how long each thread had slept: time
+	 * without progress already (later stops make them run) */
+	opt.off_cpu = !w->seen_one;
+	ret = collect_live(&c, w->o->pid, &opt, &err);
 	if (ret < 0 && !w->seen_one) {
 		collection_release(&c);
 		w->status = cli_report_error(&err);

@@ -42,8 +42,9 @@ struct collect_options {
 	 * PY_REPR_MAX_ITEMS, at most COLLECT_MAX_ITEMS_LIMIT. */
 	int max_items;
 	/* Live only: how long each thread has been off its CPU, read
-	 * before the stop (attach/offcpu.h).  `dump` asks; not after
-	 * samples of our own, whose stops made every thread run. */
+	 * before the stop (attach/offcpu.h).  `dump` asks, and the first
+	 * sample of `watch` and of `run`; not later ones, nor `run`'s
+	 * dump, after stops of our own that made every thread run. */
 	int off_cpu;
 };
 

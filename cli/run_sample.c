@@ -175,6 +175,9 @@ void run_sampler_tick(struct run_sampler *s, const struct proc_list *tree)
 		if (!p)
 			continue;
 		cs_err_init(&err);
+		/* its first sample: how long each thread had slept before
+		 * any stop of ours (cli/watch_track.h, off_cpu_s) */
+		opt.off_cpu = !p->t.samples;
 		ok = collect_live(&c, p->pid, &opt, &err) == 0;
 		if (c.pause_ms > s->pause_ms)
 			s->pause_ms = c.pause_ms;

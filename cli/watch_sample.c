@@ -169,6 +169,7 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 		return;
 	memset(&o, 0, sizeof(o));
 	o.kind = WATCH_THREAD;
+	o.off_cpu_s = offcpu_of(&s->c->offcpu, th->tid);
 	/* the kernel id when known, which is also the /proc key */
 	o.id = th->tid > 0 ? (uint64_t)th->tid : th->thread_id;
 	o.name = th->name;

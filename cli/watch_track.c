@@ -171,7 +171,10 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		return;     /* the same id twice in one sample: keep the first */
 	if (fresh) {
 		it->first_seen = t->now;
-		it->last_progress = t->now;
+		/* (a thread asleep since before the watch has been
+		 * without progress that long) */
+		it->last_progress = t->now -
+				    (o->off_cpu_s > 0 ? o->off_cpu_s : 0);
 		it->gone = 0;
 		it->reported = 0;
 		it->cpu_s = it->window_s = 0;

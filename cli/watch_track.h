@@ -99,6 +99,10 @@ struct watch_obs {
 	 * design ("an executor's worker thread", cli/thread_idle.h); NULL
 	 * when not. */
 	const char *idle;
+	/* Threads, at the first sample (read before any stop of ours,
+	 * attach/offcpu.h): how long it had been off its CPU, which counts
+	 * as time without progress already; < 0 unknown. */
+	double off_cpu_s;
 };
 
 struct watch_item {

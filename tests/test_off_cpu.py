@@ -1,5 +1,6 @@
 """How long each thread has been off its CPU, as `dump` says it (read
-before the stop: attach/offcpu.c).
+before the stop: attach/offcpu.c), and as `watch` and `run` count it
+into a thread's time without progress at their first sample.
 
 targets/offcpu_target.py notes time.monotonic() just before its thread
 'blocked' takes a lock forever, and when that thread last ran at the
@@ -14,18 +15,24 @@ import time
 
 import pytest
 
-from conftest import run_coroscope
+from conftest import control_interpreter, run_coroscope, target_script
 
 BLOCKED_FOR = 1.5        # seconds the thread is blocked before the dump
 SHORT_SHARE = 0.9        # the most stolen and interrupt time may take
 
 
-@pytest.fixture(scope="module")
-def target(interp, module_keeper):
-    t = module_keeper.start_target(interp, "offcpu_target.py")
+def settled_target(keeper, interp):
+    """offcpu_target.py, its thread blocked BLOCKED_FOR s or more and
+    never stopped by us."""
+    t = keeper.start_target(interp, "offcpu_target.py")
     while time.monotonic() - t.ready["settled_at"] < BLOCKED_FOR:
         time.sleep(0.05)
     return t
+
+
+@pytest.fixture
+def target(interp, keeper):
+    return settled_target(keeper, interp)
 
 
 def test_off_cpu_as_json_and_text(target):
@@ -51,3 +58,41 @@ def test_off_cpu_as_json_and_text(target):
     assert m and float(m.group(1)) < after - blocked_at, text
     assert re.search(r"^Thread %d \"spinner\" \(running\)"
                      % tids["spinner"], text, re.M), text
+
+
+def test_watch_counts_the_time_before_it(target):
+    """At watch's first sample (before any stop of its own) the blocked
+    thread had been off its CPU for a while: stuck since then, so stuck
+    after a 1 s watch whose threshold is 2 s, for more than the watch."""
+    tids, settled_at = target.ready["tids"], target.ready["settled_at"]
+    before = time.monotonic()
+    res = run_coroscope("watch", "--json", "--for", "1s", "--interval",
+                        "0.5s", "--stuck", "2s", target.pid)
+    assert res.returncode == 0, res
+    threads = dict((t["tid"], t) for t in res.json()["threads"])
+    blocked = threads[tids["blocked"]]
+    assert blocked["state"] == "stuck", blocked
+    assert blocked["stuck_for"] >= \
+        (before - settled_at) * SHORT_SHARE - 0.05 + 1.0, \
+        (blocked, before - settled_at)
+
+
+def test_run_counts_the_time_before_its_samples(tmp_path):
+    """`run`'s samples cover the end of the timeout only; the blocked
+    thread's cause counts from before them: it was off its CPU from the
+    start of the command (settled well within the 4 s timeout)."""
+    from test_run import coroscope_run, likely_causes, sweep
+    ready = str(tmp_path / "ready")
+    try:
+        res = coroscope_run(["--timeout", "4", "--",
+                             control_interpreter().path,
+                             target_script("offcpu_target.py"), ready])
+    finally:
+        sweep(str(tmp_path))
+    assert res.returncode == 124, res
+    causes = [c for c in likely_causes(res.stderr)
+              if '"blocked"' in c and "stuck for at least" in c]
+    assert len(causes) == 1, res.stderr
+    m = re.search(r"stuck for at least (\d+\.\d)s", causes[0])
+    # the command ran 4 s; the thread blocked within its first second
+    assert m and float(m.group(1)) >= 2.5, causes

@@ -384,8 +384,36 @@ static void test_kind_label(void)
 	CHECK(!watch_kind_label(&it), "no \"greenlet greenlet\"");
 }
 
+/* A thread first seen after 5 s off its CPU has been without progress
+ * that long: stuck at the first sample; one running (off_cpu_s < 0)
+ * counts from now. */
+static void test_off_cpu_first(void)
+{
+	struct watch_tracker t;
+	struct watch_obs slept = thread(700, 1, 0, 0);
+	struct watch_obs ran = thread(701, 2, 0, 0);
+	const struct watch_item *it;
+
+	slept.off_cpu_s = 5.0;
+	ran.off_cpu_s = -2.0;
+	watch_tracker_init(&t, 2.0);
+	watch_begin(&t, 10.0);
+	watch_observe(&t, &slept);
+	watch_observe(&t, &ran);
+	watch_end(&t);
+	it = watch_find(&t, WATCH_THREAD, 700);
+	CHECK(it && watch_stuck_for(&t, it) == 5.0 &&
+	      count_events(&t, WATCH_EV_STUCK) == 1 &&
+	      t.events[0].item == (size_t)(it - t.items),
+	      "stuck 5 s at the first sample");
+	it = watch_find(&t, WATCH_THREAD, 701);
+	CHECK(it && watch_stuck_for(&t, it) == 0, "running: from now");
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
+	test_off_cpu_first();
 	test_kind_label();
 	test_carried();
 	test_other_kinds();
