@@ -1,6 +1,7 @@
 #include "cli/watch_track.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -172,9 +173,11 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	if (fresh) {
 		it->first_seen = t->now;
 		/* (a thread asleep since before the watch has been
-		 * without progress that long) */
+		 * without progress that long: in whole seconds, down,
+		 * so that threads parked alike within a second stay
+		 * alike, one line, and "at least" stays true) */
 		it->last_progress = t->now -
-				    (o->off_cpu_s > 0 ? o->off_cpu_s : 0);
+				    (o->off_cpu_s >= 1 ? floor(o->off_cpu_s) : 0);
 		it->gone = 0;
 		it->reported = 0;
 		it->cpu_s = it->window_s = 0;

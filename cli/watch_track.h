@@ -101,7 +101,8 @@ struct watch_obs {
 	const char *idle;
 	/* Threads, at the first sample (read before any stop of ours,
 	 * attach/offcpu.h): how long it had been off its CPU, which counts
-	 * as time without progress already; < 0 unknown. */
+	 * as time without progress already, in whole seconds; < 0
+	 * unknown. */
 	double off_cpu_s;
 };
 

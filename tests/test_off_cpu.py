@@ -21,11 +21,11 @@ BLOCKED_FOR = 1.5        # seconds the thread is blocked before the dump
 SHORT_SHARE = 0.9        # the most stolen and interrupt time may take
 
 
-def settled_target(keeper, interp):
-    """offcpu_target.py, its thread blocked BLOCKED_FOR s or more and
+def settled_target(keeper, interp, blocked_for=BLOCKED_FOR):
+    """offcpu_target.py, its thread blocked blocked_for s or more and
     never stopped by us."""
     t = keeper.start_target(interp, "offcpu_target.py")
-    while time.monotonic() - t.ready["settled_at"] < BLOCKED_FOR:
+    while time.monotonic() - t.ready["settled_at"] < blocked_for:
         time.sleep(0.05)
     return t
 
@@ -60,10 +60,12 @@ def test_off_cpu_as_json_and_text(target):
                      % tids["spinner"], text, re.M), text
 
 
-def test_watch_counts_the_time_before_it(target):
+def test_watch_counts_the_time_before_it(keeper, interp):
     """At watch's first sample (before any stop of its own) the blocked
-    thread had been off its CPU for a while: stuck since then, so stuck
-    after a 1 s watch whose threshold is 2 s, for more than the watch."""
+    thread had been off its CPU for a while: stuck since then (in whole
+    seconds), so stuck after a 1 s watch whose threshold is 2 s, for
+    more than the watch."""
+    target = settled_target(keeper, interp, 2.5)
     tids, settled_at = target.ready["tids"], target.ready["settled_at"]
     before = time.monotonic()
     res = run_coroscope("watch", "--json", "--for", "1s", "--interval",
@@ -73,18 +75,18 @@ def test_watch_counts_the_time_before_it(target):
     blocked = threads[tids["blocked"]]
     assert blocked["state"] == "stuck", blocked
     assert blocked["stuck_for"] >= \
-        (before - settled_at) * SHORT_SHARE - 0.05 + 1.0, \
+        int((before - settled_at) * SHORT_SHARE - 0.05) + 0.95, \
         (blocked, before - settled_at)
 
 
 def test_run_counts_the_time_before_its_samples(tmp_path):
     """`run`'s samples cover the end of the timeout only; the blocked
     thread's cause counts from before them: it was off its CPU from the
-    start of the command (settled well within the 4 s timeout)."""
+    start of the command (settled well within the 6 s timeout)."""
     from test_run import coroscope_run, likely_causes, sweep
     ready = str(tmp_path / "ready")
     try:
-        res = coroscope_run(["--timeout", "4", "--",
+        res = coroscope_run(["--timeout", "6", "--",
                              control_interpreter().path,
                              target_script("offcpu_target.py"), ready])
     finally:
@@ -94,5 +96,6 @@ def test_run_counts_the_time_before_its_samples(tmp_path):
               if '"blocked"' in c and "stuck for at least" in c]
     assert len(causes) == 1, res.stderr
     m = re.search(r"stuck for at least (\d+\.\d)s", causes[0])
-    # the command ran 4 s; the thread blocked within its first second
-    assert m and float(m.group(1)) >= 2.5, causes
+    # the command ran 6 s; the thread blocked within its first second
+    # or two; the samples cover the last 2 s (counted alone: 2.0 s)
+    assert m and float(m.group(1)) >= 3.5, causes

@@ -394,7 +394,7 @@ static void test_off_cpu_first(void)
 	struct watch_obs ran = thread(701, 2, 0, 0);
 	const struct watch_item *it;
 
-	slept.off_cpu_s = 5.0;
+	slept.off_cpu_s = 5.7;  /* counted as 5: whole seconds */
 	ran.off_cpu_s = -2.0;
 	watch_tracker_init(&t, 2.0);
 	watch_begin(&t, 10.0);
