@@ -46,6 +46,10 @@ struct gevent_layout {
 				  waits on */
 	int jq_unfinished;     /* JoinableQueue.unfinished_tasks:
 				  Py_ssize_t */
+	int ar_value;          /* AsyncResult._value: gevent's _NONE
+				  object until set */
+	int ar_exc_info;       /* AsyncResult._exc_info: a tuple, empty
+				  until set_exception() */
 	int ch_getters;        /* Channel.getters: deque of Waiters */
 	int ch_putters;        /* Channel.putters: deque of (item, Waiter) */
 };
@@ -56,7 +60,8 @@ struct gevent_layout {
  * _links as shared/reference/greenlet-trio-with.md gives it, checked
  * the same way. */
 static const struct gevent_layout layouts[] = {
-	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32, 96, 80, 88, 32, 40 },
+	{ "22.10.", 48, 64, 64, 40, 48, 56, 72, 32, 96, 80, 88, 64, 72, 32,
+	  40 },
 };
 
 /* Waiters read per object at most (a list of callbacks, a deque). */
@@ -305,6 +310,27 @@ static void read_rlock(struct pyproc *py, const struct py_prim_types *t,
 				   &p->waiters);
 }
 
+/* Is an AsyncResult ready (ready(): a value or an exception set)?
+ * 1, 0, or -1 unknown.  Unset, its value is gevent's _NONE, an object
+ * of a class of that name, and its exc_info the empty tuple. */
+static int result_ready(struct pyproc *py, const struct py_prim_types *t,
+			uint64_t obj)
+{
+	const struct gevent_layout *G = t->gevent;
+	uint64_t value = 0, exc = 0, type;
+	int64_t n;
+
+	if (py_field_u64(py, obj, G->ar_value, &value, NULL) <= 0 || !value ||
+	    py_field_u64(py, obj, G->ar_exc_info, &exc, NULL) <= 0 || !exc ||
+	    pyobj_read_type(py, value, &type, NULL) < 0)
+		return -1;
+	if (strcmp(py_short_type_name(py_type_name_cached(py, type)),
+		   "_NONE"))
+		return 1;
+	n = prim_len(py, t, exc);
+	return n < 0 ? -1 : n > 0;
+}
+
 /* Is p gevent's Channel (no Queue: its own fields, no items kept)? */
 static int is_channel(struct pyproc *py, const struct py_prim_types *t,
 		      const struct py_prim *p)
@@ -367,10 +393,11 @@ void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 				   &p->waiters);
 		break;
 	case PY_PRIM_EVENT:
-		/* (an AsyncResult's value is no flag: its state unknown) */
 		if (p->name && !strcmp(p->name, "gevent.event.Event")) {
 			v = c_int(py, p->addr, G->flag);
 			p->set = v == 0 || v == 1 ? (int)v : -1;
+		} else {
+			p->set = result_ready(py, t, p->addr);
 		}
 		(void)link_waiters(py, t, p->addr, G->links, NULL, 0,
 				   &p->waiters);

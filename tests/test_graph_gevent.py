@@ -91,7 +91,7 @@ def test_what_each_greenlet_waits_for(waits):
     want = {"rlock": ("gevent.lock.RLock", "locked, count 1, 1 waiter"),
             "sem": ("gevent.lock.Semaphore", "value 0, 1 waiter"),
             "ev": ("gevent.event.Event", "not set, 1 waiter"),
-            "ar": ("gevent.event.AsyncResult", "1 waiter"),
+            "ar": ("gevent.event.AsyncResult", "not set, 1 waiter"),
             "empty": ("gevent.queue.Queue", "qsize 0, 1 waiter"),
             "full": ("gevent.queue.Queue", "qsize 1 of maxsize 1, 1 waiter"),
             "joinq": ("gevent.queue.Queue", "qsize 0, 1 waiter"),
@@ -133,6 +133,20 @@ def test_what_each_greenlet_waits_for(waits):
     # the lock cycle, and nothing else
     cycles = [sorted(g.name[i] for i in c) for c in g.graph["cycles"]]
     assert cycles == [["a", "b", "one", "two"]], g.graph["cycles"]
+
+
+def test_async_result_ready(module_keeper):
+    """An AsyncResult with a value or an exception is set (ready()), one
+    without is not (test_what_each_greenlet_waits_for): read off its
+    _value, gevent's _NONE until set, and its _exc_info."""
+    target = module_keeper.start_target(DEBIAN, "gevent_results.py")
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    objs = dict((int(n["address"], 16), n) for n in doc["graph"]["nodes"]
+                if n["kind"] == "object")
+    for name in ("value", "error"):
+        node = objs[target.ready["objects"][name]]
+        assert (node["type"], node["set"], node["state"]) == \
+            ("gevent.event.AsyncResult", True, "set, 1 waiter"), node
 
 
 def test_pure_python_gevent_is_not_read_as_compiled(module_keeper):
