@@ -18,40 +18,12 @@
 #define MAX_GREENLET_CAUSES 5
 #define GROUP_NAMES 5
 
-/* Does g wait for another, parked, greenlet to end (join(),
- * joinall()), as the wait-for graph says?  Then it is not at the bottom
- * of the waits, as a task awaiting a task is not (cli/run_stuck.c).  One
- * waiting for a greenlet not started is: its cause says so
- * (not_started_awaited()). */
-static int waits_for_greenlet(const struct run_summary *s,
-			      const struct py_greenlets *gs,
-			      const struct py_greenlet *g)
-{
-	const struct py_waitgraph *wg = s->graph;
-	const size_t *out;
-	size_t k, m;
-	long node;
-
-	if (!wg)
-		return 0;
-	node = py_waitgraph_node_of(wg, WG_GREENLET, (size_t)(g - gs->v));
-	if (node < 0)
-		return 0;
-	out = py_waitgraph_out(wg, (size_t)node, &m);
-	for (k = 0; k < m; k++)
-		if (wg->edges[out[k]].kind == WG_WAITS_FOR &&
-		    wg->nodes[wg->edges[out[k]].to].kind == WG_GREENLET &&
-		    gs->v[wg->nodes[wg->edges[out[k]].to].index].state ==
-		    PY_GREENLET_SUSPENDED)
-			return 1;
-	return 0;
-}
-
-/* The greenlet not started yet that g waits for (join(), get()), or
- * NULL. */
-static const struct py_greenlet *not_started_awaited(
-	const struct run_summary *s, const struct py_greenlets *gs,
-	const struct py_greenlet *g)
+/* The first greenlet in state `state` that g waits for to end (join(),
+ * joinall(), get()), as the wait-for graph says; NULL if none. */
+static const struct py_greenlet *awaited(const struct run_summary *s,
+					 const struct py_greenlets *gs,
+					 const struct py_greenlet *g,
+					 enum py_greenlet_state state)
 {
 	const struct py_waitgraph *wg = s->graph;
 	const struct py_greenlet *to;
@@ -69,10 +41,21 @@ static const struct py_greenlet *not_started_awaited(
 		    wg->nodes[wg->edges[out[k]].to].kind != WG_GREENLET)
 			continue;
 		to = &gs->v[wg->nodes[wg->edges[out[k]].to].index];
-		if (to->state == PY_GREENLET_NOT_STARTED)
+		if (to->state == state)
 			return to;
 	}
 	return NULL;
+}
+
+/* Does g wait for another, parked, greenlet?  Then it is not at the
+ * bottom of the waits, as a task awaiting a task is not
+ * (cli/run_stuck.c).  One waiting for a greenlet not started is: its
+ * cause says so. */
+static int waits_for_greenlet(const struct run_summary *s,
+			      const struct py_greenlets *gs,
+			      const struct py_greenlet *g)
+{
+	return awaited(s, gs, g, PY_GREENLET_SUSPENDED) != NULL;
 }
 
 /* A member of a group: gevent's name, else the function it runs, else
@@ -150,7 +133,7 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 	strbuf_addstr(&sb, " parked at ");
 	run_add_frame_place(&sb, &g->frames[0]);
 	cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
-	if ((h = not_started_awaited(s, gs, g)) != NULL) {
+	if ((h = awaited(s, gs, g, PY_GREENLET_NOT_STARTED)) != NULL) {
 		strbuf_addstr(&sb, "waits for greenlet ");
 		add_member(&sb, h);
 		strbuf_addstr(&sb, ", not started");

@@ -271,12 +271,14 @@ static int64_t items_len(struct pyproc *py, const struct py_prim_types *t,
 static int64_t deque_len(struct pyproc *py, const struct py_prim_types *t,
 			 uint64_t obj, int off)
 {
-	uint64_t v = 0;
+	uint64_t v = 0, type = 0;
 
-	if (py_field_u64(py, obj, off, &v, NULL) > 0 && v &&
-	    v == py->types.none)
+	if (py_field_u64(py, obj, off, &v, NULL) <= 0 || !v)
+		return -1;
+	if (v == py->types.none)
 		return 0;
-	return prim_len(py, t, field_of_type(py, obj, off, t->deque));
+	return t->deque && pyobj_read_type(py, v, &type, NULL) == 0 &&
+	       type == t->deque ? prim_len(py, t, v) : -1;
 }
 
 /* An RLock's inner Semaphore, when it is one of gevent's; else 0. */

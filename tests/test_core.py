@@ -56,12 +56,10 @@ def take_gcore(pid, directory):
 
 
 def without(doc, *keys):
-    """doc less keys, and less each thread's off_cpu_s: how long it had
-    been off its CPU, a live reading of the moment (null in a core)."""
-    stats = doc.get("stats")
+    """doc less keys, its stats and each thread's off_cpu_s (how long it
+    had been off its CPU: a live reading of the moment, null in a
+    core)."""
     doc = without_moment(doc)
-    if stats is not None:
-        doc["stats"] = stats
     for k in keys:
         doc.pop(k, None)
     return doc
