@@ -51,7 +51,8 @@ static void greenlet_head(FILE *out, const struct py_greenlet *g,
 	fputs("  ", out);
 	if (count > 1)
 		fprintf(out, "%zu x ", count);
-	fprintf(out, "%s ", py_greenlet_state_name(g->state));
+	fprintf(out, "%s ", g->state == PY_GREENLET_NOT_STARTED ?
+		"not started" : py_greenlet_state_name(g->state));
 	esc_text(out, greenlet_kind(g));
 	if (g->function) {
 		fputs(" running ", out);
@@ -96,6 +97,13 @@ static void print_group(FILE *out, const struct collection *c,
 	}
 }
 
+/* The heading a greenlet is listed under: its thread's id; -1 for one
+ * not started and so on no thread yet; 0 when its thread is unknown. */
+static int bucket(const struct py_greenlet *g)
+{
+	return g->tid ? g->tid : g->state == PY_GREENLET_NOT_STARTED ? -1 : 0;
+}
+
 void report_text_greenlets(FILE *out, const struct collection *c)
 {
 	const struct py_greenlets *gs = &c->greenlets;
@@ -114,14 +122,15 @@ void report_text_greenlets(FILE *out, const struct collection *c)
 	 * each greenlet with the alike ones after it. */
 	for (i = 0; i < gs->n; i++) {
 		const struct py_thread *t = thread_of(c, gs->v[i].tid);
-		int tid = gs->v[i].tid;
+		int tid = bucket(&gs->v[i]);
 
 		if (done[i])
 			continue;
-		if (tid)
+		if (tid > 0)
 			fprintf(out, "Thread %d", tid);
 		else
-			fputs("Thread unknown", out);
+			fputs(tid ? "Not started, on no thread yet" :
+			      "Thread unknown", out);
 		if (t && t->name) {
 			fputs(" \"", out);
 			esc_text(out, t->name);
@@ -129,10 +138,10 @@ void report_text_greenlets(FILE *out, const struct collection *c)
 		}
 		fputs(":\n", out);
 		for (j = i; j < gs->n; j++) {
-			if (done[j] || gs->v[j].tid != tid)
+			if (done[j] || bucket(&gs->v[j]) != tid)
 				continue;
 			for (n = 0, k = j; k < gs->n; k++) {
-				if (done[k] || gs->v[k].tid != tid)
+				if (done[k] || bucket(&gs->v[k]) != tid)
 					continue;
 				/* with --locals each stands alone */
 				if (k != j && (c->opt.locals ||

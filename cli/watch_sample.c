@@ -21,6 +21,7 @@ struct sample {
 	struct collection *c;
 	const struct watch_cpu *before;  /* read just after the last sample */
 	const struct watch_cpu *now;     /* read just before this one */
+	double quiet_s;                  /* python_quiet_s() */
 };
 
 /* The window of thread tid, which leaves out our own stop. */
@@ -316,6 +317,32 @@ static const struct py_gen *task_inner(const struct py_async *a,
 	return first;
 }
 
+/*
+ * How long no Python code of the process has run: the least of its
+ * threads' times off their CPUs, 0 when one runs or was not read.  A
+ * task, generator or greenlet moves only when a thread runs it, so none
+ * has moved for that long: a first sample starts its time without
+ * progress there, as a thread's (watch_track.c).
+ */
+static double python_quiet_s(const struct collection *c)
+{
+	double least = -1, v;
+	size_t i;
+
+	for (i = 0; i < c->snap.nthreads; i++) {
+		const struct py_thread *th = &c->snap.threads[i];
+
+		if (th->exited)
+			continue;
+		v = th->tid > 0 ? offcpu_of(&c->offcpu, th->tid) : OFFCPU_UNKNOWN;
+		if (v < 0)
+			return 0;
+		if (least < 0 || v < least)
+			least = v;
+	}
+	return least > 0 ? least : 0;
+}
+
 static void observe_task(struct watch_tracker *t, const struct sample *s,
 			 const struct py_task *task, int woke)
 {
@@ -329,6 +356,7 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 	o.kind = WATCH_TASK;
 	o.id = task->addr;
 	o.name = task->name;
+	o.off_cpu_s = s->quiet_s;
 	o.fingerprint = task_fingerprint(a, task);
 	/* A trio task has no future to watch: a task looping on
 	 * trio.sleep() parks in new coroutines at the old addresses, but
@@ -401,6 +429,7 @@ static void observe_generator(struct watch_tracker *t, const struct sample *s,
 	memset(&o, 0, sizeof(o));
 	o.kind = WATCH_GENERATOR;
 	o.id = g->addr;
+	o.off_cpu_s = s->quiet_s;
 	o.name = g->qualname ? g->qualname :
 		 g->code ? g->code->qualname : NULL;
 	o.label = py_code_kind_name(g->kind);
@@ -458,6 +487,10 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	memset(&o, 0, sizeof(o));
 	o.kind = WATCH_GREENLET;
 	o.id = g->addr;
+	/* it runs only on its thread */
+	o.off_cpu_s = g->tid > 0 ? offcpu_of(&s->c->offcpu, g->tid) : -1;
+	if (o.off_cpu_s < 0)
+		o.off_cpu_s = s->quiet_s;
 	o.name = g->name ? g->name : g->function;
 	o.label = g->type_name;
 	o.cpu_s = o.wait_s = -1;
@@ -486,6 +519,7 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 			frame_place(&frames[0], &o.inner);
 	}
 	o.woke = g->state == PY_GREENLET_RUNNING;
+	o.not_started = g->state == PY_GREENLET_NOT_STARTED;
 	o.waits_on = greenlet_waits_on(s->c, g);
 	watch_observe(t, &o);
 }
@@ -595,6 +629,7 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 	sm.c = c;
 	sm.before = before;
 	sm.now = now;
+	sm.quiet_s = python_quiet_s(c);
 	addrmap_init(&woke);
 	probe_wakeups(t, s, probe_ms, &woke);
 	watch_begin(t, now_s);

@@ -213,6 +213,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	str_set(&it->blocked_in, o->blocked_in);
 	str_set(&it->native_function, o->native_function);
 	str_set(&it->idle, o->idle);
+	it->not_started = o->not_started;
 	if (moved) {
 		if (it->reported)
 			add_event(t, WATCH_EV_MOVED, (size_t)(it - t->items),

@@ -99,11 +99,13 @@ struct watch_obs {
 	 * design ("an executor's worker thread", cli/thread_idle.h); NULL
 	 * when not. */
 	const char *idle;
-	/* Threads, at the first sample (read before any stop of ours,
-	 * attach/offcpu.h): how long it had been off its CPU, which counts
-	 * as time without progress already, in whole seconds; < 0
-	 * unknown. */
+	/* At the first sample (read before any stop of ours,
+	 * attach/offcpu.h): how long a thread had been off its CPU, or for
+	 * anything else how long the threads that could run it had all
+	 * been; it counts as time without progress already, in whole
+	 * seconds; < 0 unknown. */
 	double off_cpu_s;
+	int not_started;           /* a greenlet that has not run yet */
 };
 
 struct watch_item {
@@ -128,6 +130,7 @@ struct watch_item {
 	char *label;                   /* as in watch_obs */
 	char *blocked_in, *native_function;
 	char *idle;                    /* as in watch_obs, at the last sample */
+	int not_started;               /* as in watch_obs */
 };
 
 enum watch_event_kind {

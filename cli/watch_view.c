@@ -81,6 +81,8 @@ static void place(struct strbuf *sb, const char *file, int line,
 static void where(struct strbuf *sb, const struct watch_item *it)
 {
 	place(sb, it->where_file, it->where_line, it->where_function);
+	if (it->not_started && !it->where_file)
+		strbuf_addstr(sb, " (not started)");
 	if (it->inner_file) {
 		strbuf_addstr(sb, " (innermost ");
 		place(sb, it->inner_file, it->inner_line, it->inner_function);

@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from conftest import control_interpreter, run_coroscope, target_script
+from conftest import (control_interpreter, interpreter, interpreters_importing,
+                      left_out, run_coroscope, target_script, task_ids)
 
 BLOCKED_FOR = 1.5        # seconds the thread is blocked before the dump
 SHORT_SHARE = 0.9        # the most stolen and interrupt time may take
@@ -99,3 +100,83 @@ def test_run_counts_the_time_before_its_samples(tmp_path):
     # the command ran 6 s; the thread blocked within its first second
     # or two; the samples cover the last 2 s (counted alone: 2.0 s)
     assert m and float(m.group(1)) >= 3.5, causes
+
+
+def quiet_for(pid, seconds, timeout=60.0):
+    """Wait until no thread of pid has run for seconds (the kernel's
+    counts of their runs, /proc/PID/task/*/schedstat, unchanged that
+    long); return the monotonic time the last change was seen."""
+    def runs():
+        counts = {}
+        for tid in task_ids(pid):
+            try:
+                with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+                    counts[tid] = int(f.read().split()[2])
+            except OSError:
+                pass
+        return counts
+    last, since = runs(), time.monotonic()
+    deadline = since + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = runs()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= seconds:
+            return since
+    pytest.fail("pid %d never stayed off its CPUs for %g s" % (pid, seconds))
+
+
+@pytest.mark.parametrize("ident", ("3.8", "3.13", "3.14"))
+def test_watch_counts_the_quiet_before_it_for_tasks(keeper, ident):
+    """No task moves while no thread runs: at watch's first sample the
+    tasks of a process whose threads had all slept 2.5 s are stuck
+    since then, like its threads, so stuck after a 1 s watch whose
+    threshold is 2 s.  (Before, only threads were: the tasks of a
+    service hung for minutes were "active" for the watch's first 2 s.)"""
+    interp = interpreter(ident)
+    if interp is None or left_out(ident):
+        pytest.skip("interpreter %s is not installed here, or "
+                    "COROSCOPE_TEST_PYTHONS left it out" % ident)
+    target = keeper.start_target(interp, "run_stuck_task.py")
+    since = quiet_for(target.pid, 2.5)
+    before = time.monotonic()
+    res = run_coroscope("watch", "--json", "--for", "1s", "--interval",
+                        "0.5s", "--stuck", "2s", target.pid)
+    assert res.returncode == 0, res
+    doc = res.json()
+    tasks = [t for t in doc["tasks"] if t["name"] in
+             ("stuck_leaf", "stuck_parent", "napper")]
+    assert len(tasks) == 3, doc["tasks"]
+    for task in tasks:
+        assert task["state"] == "stuck", task
+        assert task["stuck_for"] >= \
+            int((before - since) * SHORT_SHARE) + 0.95, (task, before - since)
+
+
+def test_watch_counts_the_quiet_before_it_for_greenlets(keeper):
+    """The same for gevent's greenlets, whose thread had slept (the
+    hub in epoll_wait, every greenlet parked): stuck from the first
+    sample; the one not started says so where a place would be."""
+    found = interpreters_importing(("3.11-debian",), "gevent")
+    if not found:
+        pytest.skip("Debian's python3.11 with python3-gevent is not here, "
+                    "or COROSCOPE_TEST_PYTHONS left it out")
+    target = keeper.start_target(found[0], "gevent_waits.py")
+    since = quiet_for(target.pid, 2.5)
+    before = time.monotonic()
+    res = run_coroscope("watch", "--json", "--for", "1s", "--interval",
+                        "0.5s", "--stuck", "2s", target.pid)
+    assert res.returncode == 0, res
+    greenlets = dict((g["name"], g) for g in res.json()["greenlets"]
+                     if g["name"])
+    for name in ("holder", "lock-waiter", "getter", "one", "two", "later"):
+        g = greenlets[name]
+        assert g["state"] == "stuck", g
+        assert g["stuck_for"] >= \
+            int((before - since) * SHORT_SHARE) + 0.95, (g, before - since)
+    assert greenlets["later"]["where"] is None, greenlets["later"]
+    text = run_coroscope("watch", "--for", "1s", "--interval", "0.5s",
+                         "--stuck", "60s", target.pid).stdout
+    assert re.search(r"greenlet 'later' \(0x[0-9a-f]+\) at \? "
+                     r"\(not started\)$", text, re.M), text

@@ -56,6 +56,9 @@ async def main(ready, events, gather):
     await parent
 
 
-asyncio.get_event_loop().run_until_complete(
+# (3.14's get_event_loop() makes none outside a running loop)
+loop = asyncio.new_event_loop()
+asyncio.set_event_loop(loop)
+loop.run_until_complete(
     main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0,
          sys.argv[3:4] == ["gather"]))
