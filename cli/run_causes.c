@@ -88,6 +88,8 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "wait";
 	case RUN_CAUSE_LOCK_CYCLE:
 		return "lock_cycle";
+	case RUN_CAUSE_LOOP_BLOCKED:
+		return "loop_blocked";
 	case RUN_CAUSE_HELD:
 		return "held";
 	case RUN_CAUSE_IDLE:
@@ -485,8 +487,67 @@ static void summarize_waits(struct run_summary *s, int pid,
 	strbuf_release(&sb);
 }
 
+/*
+ * A thread the samples saw stuck (or busy) in a task's step: the task's
+ * coroutine is running on it and has not gone back to its event loop,
+ * so none of the loop's other tasks can run, whatever they wait on (a
+ * time.sleep() or a blocking read inside `async def`, the commonest
+ * asyncio hang).  A cause each, naming the task, where the thread is,
+ * and how many tasks of the loop it holds up.
+ */
+static void summarize_blocked_loops(struct run_summary *s, int pid,
+				    const struct py_async *a,
+				    const struct blocked *b, size_t n)
+{
+	struct run_cause *cause;
+	struct strbuf sb;
+	size_t i, k, others;
+
+	strbuf_init(&sb);
+	for (i = 0; i < n; i++) {
+		const struct py_thread *t = b[i].t;
+		const struct py_task *task = NULL;
+		const struct py_frame *f;
+
+		if ((b[i].seen.state != RUN_SEEN_STUCK &&
+		     b[i].seen.state != RUN_SEEN_BUSY) || t->tid <= 0 ||
+		    !t->nframes)
+			continue;
+		for (k = 0; k < a->ntasks && !task; k++)
+			if (a->tasks[k].running && a->tasks[k].tid == t->tid)
+				task = &a->tasks[k];
+		if (!task)
+			continue;
+		for (k = 0, others = 0; k < a->ntasks; k++)
+			others += &a->tasks[k] != task &&
+				  a->tasks[k].loop == task->loop;
+		strbuf_addstr(&sb, "event loop blocked: ");
+		add_thread_label(&sb, t);
+		strbuf_addf(&sb, " runs task '%s' and has not gone back to "
+			    "its loop", task->name ? task->name : "?");
+		add_seen(&sb, &b[i].seen);
+		if (others)
+			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
+				    "run", others, others == 1 ? "" : "s");
+		cause = add_cause(s, RUN_CAUSE_LOOP_BLOCKED, pid, &sb);
+		f = run_causes_own_frame(t);
+		if (!f)
+			f = &t->frames[0];
+		strbuf_addstr(&sb, "at ");
+		add_frame_place(&sb, f);
+		if (b[i].f->source && f == run_causes_own_frame(t))
+			strbuf_addf(&sb, ": %s", b[i].f->source);
+		if (b[i].seen.state == RUN_SEEN_BUSY)
+			strbuf_addstr(&sb, ", busy");
+		add_native_call(&sb, &b[i]);
+		add_detail(cause, &sb);
+	}
+	strbuf_release(&sb);
+}
+
 static void summarize_threads(struct run_summary *s, int pid,
 			      const struct py_snapshot *snap,
+			      const struct py_async *a,
 			      const struct run_thread_facts *facts,
 			      const struct watch_tracker *tr)
 {
@@ -535,6 +596,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 		add_detail(cause, &sb);
 	}
 	strbuf_release(&sb);
+	summarize_blocked_loops(s, pid, a, b, n);
 	summarize_waits(s, pid, b, n);
 	summarize_gil(s, pid, snap, b);
 	summarize_busy(s, pid, b, n);
@@ -632,7 +694,7 @@ void run_summarize(struct run_summary *s, int pid,
 
 	summarize_tasks(s, pid, a);
 	run_summarize_stuck_tasks(s, pid, &rs, a, t);
-	summarize_threads(s, pid, snap, facts, t);
+	summarize_threads(s, pid, snap, a, facts, t);
 }
 
 void run_summary_sort(struct run_summary *s)

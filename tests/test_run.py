@@ -22,7 +22,8 @@ import pytest
 from conftest import (COROSCOPE, SANITIZED, TIME_SCALE,
                       assert_no_sanitizer_report, control_interpreter,
                       coroscope_env, interpreter, interpreters_importing,
-                      marker_line, proc_status, target_script, wait_until)
+                      left_out, marker_line, proc_status, target_script,
+                      wait_until)
 
 TIMEOUT = "2"            # the wrapped command's --timeout
 TIMEOUT_TEXT = "2s"
@@ -1196,3 +1197,57 @@ def test_alike_tasks_one_line(py, work):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+# An event loop blocked inside a task's step (where a running task and
+# its thread are read differs: 3.6, 3.11, 3.13's, 3.14t's)
+BLOCKED_IDS = ("3.6", "3.11-debian", "3.13", "3.14t")
+
+
+@pytest.mark.parametrize("ident", BLOCKED_IDS)
+def test_blocked_loop_leads_the_causes(ident, work):
+    """time.sleep() inside a coroutine: its thread never goes back to
+    the loop, so the loop's other tasks (a queue's consumer among them)
+    are parked through no fault of theirs.  The first cause names the
+    thread, the task and its line; before, the consumer's queue was the
+    only cause."""
+    py = interpreter(ident)
+    if py is None or left_out(ident):
+        pytest.skip("interpreter %s is not installed here, or "
+                    "COROSCOPE_TEST_PYTHONS left it out" % ident)
+    ready = str(work / "ready")
+    script = target_script("run_blocked_loop.py")
+    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--report",
+                         str(work / "report.json"), "--", py.path, script,
+                         ready])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    assert causes and "event loop blocked: thread " in causes[0], \
+        res.stderr[:4000]
+    assert "runs task 'blocker' and has not gone back to its loop " \
+        "(stuck for at least" in causes[0], causes
+    assert "4 other tasks of the loop cannot run" in causes[0], causes
+    line = marker_line(script, "blocked-sleep")
+    assert "run_blocked_loop.py:%d in blocker: time.sleep(3600)" % line \
+        in causes[1], causes
+    with open(str(work / "report.json")) as f:
+        report = json.load(f)
+    assert [c["kind"] for c in report["causes"]][:1] == ["loop_blocked"], \
+        report["causes"]
+
+
+def test_blocked_loop_in_a_read(work):
+    """The same for a blocking recv() in a coroutine (no futex: a
+    thread in a read), with the C call it waits in."""
+    py = control_interpreter()
+    ready = str(work / "ready")
+    script = target_script("run_blocked_loop.py")
+    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--", py.path, script,
+                         ready, "recv"])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    assert causes and "event loop blocked: thread " in causes[0], \
+        res.stderr[:4000]
+    line = marker_line(script, "blocked-recv")
+    assert "run_blocked_loop.py:%d in blocker: a.recv(10)" % line \
+        in causes[1] and "in C: " in causes[1], causes
