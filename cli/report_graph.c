@@ -218,7 +218,8 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		}
 		n = py_waitgraph_holders(g, e->to, holders, GRAPH_MAX_HOLDERS);
 		if (!n && py_prim_may_be_held(&g->prims[g->nodes[e->to].index])) {
-			strbuf_addstr(sb, " holder unknown");
+			graph_add_no_holder(sb, &g->prims[g->nodes[e->to].index],
+					    " ", names);
 			continue;
 		}
 		for (h = 0; h < n && h < GRAPH_MAX_HOLDERS; h++) {
@@ -314,8 +315,21 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 		if (n > 1)
 			strbuf_addf(sb, " and %zu more", n - 1);
 	} else if (py_prim_may_be_held(p)) {
-		strbuf_addstr(sb, ", holder unknown");
+		graph_add_no_holder(sb, p, ", ", GRAPH_ESCAPED);
 	}
+}
+
+void graph_add_no_holder(struct strbuf *sb, const struct py_prim *p,
+			 const char *sep, enum graph_names names)
+{
+	strbuf_addstr(sb, sep);
+	if (!p->owner_task) {
+		strbuf_addstr(sb, "holder unknown");
+		return;
+	}
+	strbuf_addstr(sb, "held by task '");
+	add_name(sb, p->owner_name, names);
+	strbuf_addf(sb, "' 0x%llx (ended)", (unsigned long long)p->owner_task);
 }
 
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,
@@ -680,6 +694,15 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 			json_uint(j, p->owner);
 		else
 			json_null(j);
+		/* (trio's and anyio's Lock: a task, which may have ended
+		 * and be no node) */
+		json_key(j, "owner_task");
+		if (p->owner_task)
+			json_hex(j, p->owner_task);
+		else
+			json_null(j);
+		json_key(j, "owner_name");
+		json_string(j, p->owner_name);
 		json_int_or_null(j, "count", p->count);
 		json_int_or_null(j, "children", p->children);
 		json_int_or_null(j, "done", p->done);

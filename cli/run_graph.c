@@ -509,7 +509,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		strbuf_addf(sb, " and %zu more", nsib - 7);
 	nh = add_holders(sb, c, r->node, holders);
 	if (!nh && py_prim_may_be_held(p))
-		strbuf_addstr(sb, ", holder unknown");
+		graph_add_no_holder(sb, p, ", ", GRAPH_RAW);
 	if (r->behind > r->waiters)
 		strbuf_addf(sb, "; %zu blocked behind it in all", r->behind);
 	cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_HELD,

@@ -80,6 +80,9 @@ struct py_prim {
 	uint64_t owner_task;  /* trio's and anyio's Lock: the task holding
 				 it, 0 none */
 	uint64_t owner_coro;  /* anyio's: that task's coroutine, 0 unknown */
+	const char *owner_name;   /* trio's Lock: its owner task's name (the
+				     pyproc's string cache), NULL unknown:
+				     a task that has ended is no node */
 	uint64_t owner_greenlet;  /* gevent's RLock: the greenlet holding
 				     it, 0 none */
 	uint64_t inner;       /* gevent's RLock: its _block, when that is

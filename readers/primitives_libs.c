@@ -2,6 +2,7 @@
 #include "readers/primitives_internal.h"
 
 #include "readers/dicts.h"
+#include "readers/objects.h"
 #include "common/banned.h"
 
 /* A capacity limiter's tokens left: its total (an int; math.inf is
@@ -44,10 +45,18 @@ void prim_read_trio_state(struct pyproc *py, const struct py_prim_types *t,
 	uint64_t o = p->addr, state;
 
 	switch (p->kind) {
-	case PY_PRIM_LOCK:
+	case PY_PRIM_LOCK: {
+		struct cs_err err;
+
 		p->locked = trio_owner(py, o, &p->owner_task);
 		p->waiters = parked(py, t, o);
+		cs_err_init(&err);
+		if (p->owner_task &&
+		    pystr_get(py, prim_attr(py, p->owner_task, "name"),
+			      &p->owner_name, &err) < 0)
+			p->owner_name = NULL;
 		break;
+	}
 	case PY_PRIM_CONDITION: {
 		uint64_t ignored;
 

@@ -162,6 +162,16 @@ static unsigned code_class(struct wg_build *b, const struct py_frame *f)
 	return (unsigned)v;
 }
 
+/* A lock that names its owner (trio's, anyio's: a task) and names
+ * another than unit_task (NULL: a thread or greenlet): a `with` of this
+ * unit around it holds it no more (released inside the block, as
+ * Condition.wait() does, or by a bare release()). */
+static int owned_by_another(const struct py_prim *p,
+			    const struct py_task *unit_task)
+{
+	return p->owner_task && (!unit_task || p->owner_task != unit_task->addr);
+}
+
 /* Everything the graph learns from one thread or task's frames. */
 void wg_scan_unit(struct wg_build *b, size_t node,
 		  const struct py_frame *const *f, size_t n, unsigned how,
@@ -222,6 +232,7 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 			 * library's own Condition does while it waits) */
 			if (wg_prim_read(b, wb.held[h], &hp) &&
 			    py_prim_is_lock(&hp) && hp.locked != 0 &&
+			    !owned_by_another(&hp, unit_task) &&
 			    (obj = wg_object_node(b, wb.held[h])) >= 0)
 				wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
 		}
@@ -244,6 +255,28 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 			nd->blame = f[k];
 	for (k = 0; k < n && !nd->idle; k++)
 		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
+}
+
+/*
+ * Does trio task w wait in the exit of nursery (its `async with`'s
+ * end, Nursery._nested_child_finished())?  Only there does a parent
+ * wait for the children of its nursery: in the nursery's body it runs
+ * on, or waits on anything else, beside them.
+ */
+static int in_nursery_exit(struct wg_build *b, const struct py_task *w,
+			   uint64_t nursery)
+{
+	size_t k;
+
+	for (k = 0; k < w->nstack; k++) {
+		const struct py_gen *g = py_task_gen(b->a, w, k);
+
+		if (g && g->has_frame && g->frame.code && g->frame.code->name &&
+		    !strcmp(g->frame.code->name, "_nested_child_finished"))
+			return wg_frame_local(b->py, &g->frame, "self") ==
+			       nursery;
+	}
+	return 0;
 }
 
 /* The task node of addr, or -1. */
@@ -715,7 +748,8 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 			size_t from = base + (size_t)(w ? w - a->tasks : 0);
 			size_t choices;
 
-			if (!w || waits_through_future(&b, from, base + i))
+			if (!w || waits_through_future(&b, from, base + i) ||
+			    (t->nursery && !in_nursery_exit(&b, w, t->nursery)))
 				continue;
 			if ((choices = wg_first_of(&b, w, t->addr)) != 0)
 				wg_add_any_edge(&b, from, base + i,

@@ -824,6 +824,53 @@ def test_trio_lock_handed_over_is_no_cycle(keeper):
     assert graph["cycles"] == [], graph["cycles"]
 
 @needs_trio_interp
+@pytest.mark.parametrize("py", WITH_TRIO, ids=[i.id for i in WITH_TRIO])
+def test_trio_nursery_waits_and_lock_owners(keeper, py):
+    """A parent waits for its nursery's children only at the nursery's
+    end: "producer", parked on an Event in its nursery's body while
+    holding the lock its child waits for, is no cycle (before: a
+    deadlock that is not there), while "parent", at the end of its
+    nursery holding its child's lock, is one.  And a lock trio names an
+    owner of is held by that owner only: not also by "consumer", whose
+    `async with` around Condition.wait() gave it up (before: two
+    holders)."""
+    script = target_script("trio_nursery_locks.py")
+    target, graph = graph_of_target(keeper, py, "trio_nursery_locks.py")
+    said = target.ready
+    assert said["owners"] == {"a": "producer", "b": "parent", "c": "other",
+                              "d": "leaker"}
+    ids = dict((name, named(graph, "task", name)["id"]) for name in
+               ("producer", "worker", "parent", "child", "consumer",
+                "other", "third"))
+    lock = dict((key, [n for n in graph["nodes"] if n.get("address") and
+                       int(n["address"], 16) == addr][0]["id"])
+                for key, addr in said["locks"].items())
+    assert edges(graph, "waits_for", frm=ids["producer"],
+                 to=ids["worker"]) == [], graph["edges"]
+    assert edges(graph, "waits_for", frm=ids["parent"],
+                 to=ids["child"]), graph["edges"]
+    cycles = [sorted(c) for c in graph["cycles"]]
+    assert cycles == [sorted([ids["parent"], ids["child"], lock["b"]])], \
+        graph["cycles"]
+    for key, owner in (("a", "producer"), ("b", "parent"), ("c", "other")):
+        assert [e["from"] for e in edges(graph, "holds", to=lock[key])] == \
+            [ids[owner]], (key, graph["edges"])
+    assert edges(graph, "waits_for", frm=ids["third"], to=lock["c"]), \
+        graph["edges"]
+    assert named(graph, "task", "producer")["blame"]["line"] == \
+        marker_line(script, "producer")
+    # A lock whose owner has ended: no node holds it; it names the task.
+    leaked = [n for n in graph["nodes"] if n["id"] == lock["d"]][0]
+    assert edges(graph, "holds", to=lock["d"]) == [], graph["edges"]
+    assert (int(leaked["owner_task"], 16), leaked["owner_name"]) == \
+        (said["leaker"], "leaker"), leaked
+    text = run_coroscope("dump", target.pid).stdout
+    assert ("waits for: trio.Lock 0x%x (locked, 1 waiter) held by task "
+            "'leaker' 0x%x (ended)\n" % (said["locks"]["d"], said["leaker"])) \
+        in text, text
+
+
+@needs_trio_interp
 def test_run_names_the_trio_lock_holder(tmp_path):
     """run's likely causes: the waiters on the trio.Lock as one cause
     naming its holder, and none of them a "stuck trio task" too."""

@@ -607,7 +607,8 @@ def test_raw_greenlets(raw_target):
                     rec.get("tid", raw_target.ready["tid"]), rec
     text = run_coroscope("dump", raw_target.pid).stdout
     assert "3 x suspended greenlet" in text
-    assert "not_started greenlet" in text and "dead greenlet" in text
+    assert "\nNot started, on no thread yet:\n  not started greenlet" in text \
+        and "dead greenlet" in text, text
 
 
 @needs_gevent
