@@ -98,10 +98,11 @@ $(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_thread_alike: $(BUILD)/cli/thread_alike.o
 $(BUILD)/tests/test_json: $(BUILD)/cli/json.o $(BUILD)/cli/json_digits.o \
 	$(BUILD)/cli/json_plain.o $(BUILD)/cli/json_part.o \
-	$(BUILD)/cli/json_writer.o
+	$(BUILD)/cli/json_writer.o $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_json_memo: $(BUILD)/cli/json_memo.o $(BUILD)/cli/json.o \
 	$(BUILD)/cli/json_digits.o $(BUILD)/cli/json_plain.o \
-	$(BUILD)/cli/json_part.o $(BUILD)/cli/json_writer.o
+	$(BUILD)/cli/json_part.o $(BUILD)/cli/json_writer.o \
+	$(BUILD)/cli/escape.o
 $(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
 $(BUILD)/tests/test_watch_cpu: $(BUILD)/cli/watch_cpu.o
 $(BUILD)/tests/test_term_cut: $(BUILD)/cli/term_cut.o $(BUILD)/cli/escape.o

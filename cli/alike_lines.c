@@ -109,9 +109,9 @@ static void add_name(struct strbuf *sb, const char *name, int has_id,
 		return;
 	strbuf_addf(sb, "%s%s", has_id ? " " : "", open);
 	if (style == ALIKE_WATCH)
-		esc_add(sb, name ? name : "?", ESC_TEXT, 0);
+		esc_add(sb, name, ESC_NAME, 0);
 	else
-		strbuf_addstr(sb, name ? name : "?");
+		esc_add_name_raw(sb, name);
 	strbuf_addstr(sb, close);
 }
 

@@ -34,6 +34,20 @@ size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+size_t esc_kept_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	if (n >= 2 && s[0] == 0xC0 && s[1] == 0x80) {
+		*cp = 0;
+		return 2;
+	}
+	if (n >= 3 && s[0] == 0xED && s[1] >= 0xA0 && s[1] <= 0xBF &&
+	    (s[2] & 0xC0) == 0x80) {
+		*cp = 0xD000 | ((uint32_t)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+		return 3;
+	}
+	return 0;
+}
+
 /* Characters that move text around or break lines without being
  * control characters. */
 static int is_format_char(uint32_t cp)
@@ -69,9 +83,16 @@ static void add_control(struct strbuf *sb, unsigned char b, enum esc_mode mode)
 	strbuf_addstr(sb, named);
 }
 
+/* Backslashed in a name: what could end its quotes or fake an escape. */
+static int name_special(unsigned char b)
+{
+	return b == '\\' || b == '\'' || b == '"';
+}
+
 static void add_ascii(struct strbuf *sb, unsigned char b, enum esc_mode mode)
 {
-	if (mode == ESC_DOT && (b == '"' || b == '\\'))
+	if ((mode == ESC_DOT && (b == '"' || b == '\\')) ||
+	    (mode == ESC_NAME && name_special(b)))
 		strbuf_addch(sb, '\\');
 	else if (mode == ESC_MD && strchr(MD_SPECIAL, b))
 		strbuf_addch(sb, '\\');
@@ -91,6 +112,7 @@ static int is_plain(const char *s, size_t n, enum esc_mode mode)
 		if (b < 0x20 || b >= 0x7f)
 			return 0;
 		if ((mode == ESC_DOT && (b == '"' || b == '\\')) ||
+		    (mode == ESC_NAME && name_special(b)) ||
 		    (mode == ESC_MD && strchr(MD_SPECIAL, b)) ||
 		    (mode == ESC_CODE && b == '`'))
 			return 0;
@@ -117,6 +139,16 @@ void esc_add(struct strbuf *sb, const char *str, enum esc_mode mode,
 			add_ascii(sb, b, mode);
 			i++;
 		} else if (!(len = esc_utf8_decode(s + i, n - i, &cp))) {
+			if ((len = esc_kept_char(s + i, n - i, &cp)) != 0) {
+				/* a NUL or lone surrogate of a name */
+				add_backslash(sb, mode);
+				if (cp)
+					strbuf_addf(sb, "u%04x", (unsigned)cp);
+				else
+					strbuf_addstr(sb, "x00");
+				i += len;
+				continue;
+			}
 			add_hex(sb, b, mode);  /* not UTF-8: the byte itself */
 			i++;
 		} else if (cp <= 0x9f) {
@@ -131,6 +163,17 @@ void esc_add(struct strbuf *sb, const char *str, enum esc_mode mode,
 			strbuf_add(sb, (const char *)s + i, len);
 			i += len;
 		}
+	}
+}
+
+void esc_add_name_raw(struct strbuf *sb, const char *s)
+{
+	if (!s)
+		s = "?";
+	for (; *s; s++) {  /* bounded: the string's end */
+		if (name_special((unsigned char)*s))
+			strbuf_addch(sb, '\\');
+		strbuf_addch(sb, *s);
 	}
 }
 

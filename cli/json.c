@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/escape.h"
 #include "cli/json_digits.h"
 #include "cli/json_part.h"
 #include "cli/json_plain.h"
@@ -250,6 +251,7 @@ static void escape(struct json *j, const char *s)
 		unsigned char c = *p;
 		char u[8];
 		int n = 0, k;
+		uint32_t cp;
 
 		if (json_plain_byte[c]) {
 			const unsigned char *run = p;
@@ -291,6 +293,14 @@ static void escape(struct json *j, const char *s)
 		if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
 		    (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F))
 			n = 0;
+		/* a str's NUL or lone surrogate as the readers keep it
+		 * (cli/escape.h): as Python's json writes them */
+		if (!n && (k = (int)esc_kept_char(p, (size_t)(end - p), &cp))) {
+			snprintf(u, sizeof(u), "\\u%04x", (unsigned)cp);
+			put_n(j, u, 6);
+			p += k;
+			continue;
+		}
 		if (!n) {
 			put_n(j, "\\ufffd", 6);
 			p++;

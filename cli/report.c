@@ -56,14 +56,14 @@ static void text_frame(FILE *out, const struct collection *c,
 	size_t i;
 
 	fputs("  File \"", out);
-	esc_text(out, f->code->filename);
+	esc_put(out, f->code->filename, ESC_NAME, 0);
 	fputs("\", line ", out);
 	if (f->line >= 0)
 		fprintf(out, "%d", f->line);
 	else
 		fputs("?", out);
 	fputs(", in ", out);
-	esc_text(out, f->code->qualname);
+	esc_put(out, f->code->qualname, ESC_NAME, 0);
 	fputc('\n', out);
 	text_source(out, c, "    ", f);
 	for (i = 0; locals && i < f->nlocals; i++)
@@ -74,7 +74,7 @@ static void text_thread_name(FILE *out, const struct py_thread *t)
 {
 	if (t->name) {
 		fputs(" \"", out);
-		esc_text(out, t->name);
+		esc_put(out, t->name, ESC_NAME, 0);
 		fputc('"', out);
 	}
 }
@@ -244,7 +244,7 @@ void report_text_local(FILE *out, const char *indent,
 		       const struct py_local *l)
 {
 	fputs(indent, out);
-	esc_text(out, l->name);
+	esc_put(out, l->name, ESC_NAME, 0);
 	fputs(" = ", out);
 	esc_text(out, l->repr);
 	fputc('\n', out);

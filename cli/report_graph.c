@@ -21,9 +21,9 @@ static const char *base_name(const char *path)
 static void add_name(struct strbuf *sb, const char *s, enum graph_names names)
 {
 	if (names == GRAPH_RAW)
-		strbuf_addstr(sb, s ? s : "?");
+		esc_add_name_raw(sb, s);
 	else
-		esc_add(sb, s, ESC_TEXT, 0);
+		esc_add(sb, s, ESC_NAME, 0);
 }
 
 void graph_add_place(struct strbuf *sb, const struct py_frame *f,
@@ -323,7 +323,7 @@ void graph_add_no_holder(struct strbuf *sb, const struct py_prim *p,
 			 const char *sep, enum graph_names names)
 {
 	strbuf_addstr(sb, sep);
-	if (!p->owner_task) {
+	if (!p->owner_task || !p->owner_name) {
 		strbuf_addstr(sb, "holder unknown");
 		return;
 	}
@@ -493,7 +493,7 @@ static void thread_row(FILE *out, const struct collection *c,
 		strbuf_addf(&sb, "%s %d", k ? "," : "", t->tid);
 		if (t->name && k < THREAD_ALIKE_NAMES) {
 			strbuf_addstr(&sb, " (");
-			esc_add(&sb, t->name, ESC_TEXT, 0);
+			esc_add(&sb, t->name, ESC_NAME, 0);
 			strbuf_addstr(&sb, ")");
 		}
 	}
@@ -571,7 +571,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 	if (g->test) {
 		/* (the node id names the test's file: the target's to choose) */
 		fputs("\nTest being run: ", out);
-		esc_text(out, g->test);
+		esc_put(out, g->test, ESC_NAME, 0);
 		fputc('\n', out);
 	}
 	strbuf_release(&sb);
@@ -697,7 +697,8 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		/* (trio's and anyio's Lock: a task, which may have ended
 		 * and be no node) */
 		json_key(j, "owner_task");
-		if (p->owner_task)
+		if (p->owner_task && (p->owner_name ||
+				      py_async_task(&c->async, p->owner_task)))
 			json_hex(j, p->owner_task);
 		else
 			json_null(j);

@@ -41,9 +41,9 @@ const struct py_prim *graph_short_wait_object(const struct collection *c,
 void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 			  size_t node);
 /* sep then "holder unknown", for a lock that may be held and whose
- * holder is no node: or "held by task 'leaker' (ended)", when the lock
- * names an owner no task of the dump is (trio's, when the task that
- * took it has returned). */
+ * holder is no node: or "held by task 'leaker' 0x.. (ended)", when the
+ * lock names as owner a trio Task that no task of the dump is (it took
+ * the lock and returned). */
 void graph_add_no_holder(struct strbuf *sb, const struct py_prim *p,
 			 const char *sep, enum graph_names names);
 /* The cycle's nodes joined by " -> ". */

@@ -25,15 +25,15 @@ static const struct native_thread *native_of(const struct collection *c,
 static void text_native(FILE *out, const struct native_frame *f)
 {
 	fputs("  (C) ", out);
-	esc_text(out, f->sym.function ? f->sym.function : "??");
+	esc_put(out, f->sym.function ? f->sym.function : "??", ESC_NAME, 0);
 	if (f->sym.file) {
 		fputs(" at ", out);
-		esc_text(out, f->sym.file);
+		esc_put(out, f->sym.file, ESC_NAME, 0);
 		if (f->sym.line > 0)
 			fprintf(out, ":%d", f->sym.line);
 	} else if (f->sym.library) {
 		fputs("  ", out);
-		esc_text(out, cs_base_name(f->sym.library));
+		esc_put(out, cs_base_name(f->sym.library), ESC_NAME, 0);
 		fprintf(out, "+0x%" PRIx64, f->sym.offset);
 	} else {
 		fprintf(out, "  0x%" PRIx64, f->pc);

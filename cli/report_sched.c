@@ -53,10 +53,10 @@ static void greenlet_head(FILE *out, const struct py_greenlet *g,
 		fprintf(out, "%zu x ", count);
 	fprintf(out, "%s ", g->state == PY_GREENLET_NOT_STARTED ?
 		"not started" : py_greenlet_state_name(g->state));
-	esc_text(out, greenlet_kind(g));
+	esc_put(out, greenlet_kind(g), ESC_NAME, 0);
 	if (g->function) {
 		fputs(" running ", out);
-		esc_text(out, g->function);
+		esc_put(out, g->function, ESC_NAME, 0);
 		fputs("()", out);
 	}
 	if (count == 1)
@@ -78,7 +78,7 @@ static void print_group(FILE *out, const struct collection *c,
 			break;
 		}
 		fputs(named ? ", \"" : " \"", out);
-		esc_text(out, members[i]->name);
+		esc_put(out, members[i]->name, ESC_NAME, 0);
 		fputc('"', out);
 		named++;
 	}
@@ -133,7 +133,7 @@ void report_text_greenlets(FILE *out, const struct collection *c)
 			      "Thread unknown", out);
 		if (t && t->name) {
 			fputs(" \"", out);
-			esc_text(out, t->name);
+			esc_put(out, t->name, ESC_NAME, 0);
 			fputc('"', out);
 		}
 		fputs(":\n", out);

@@ -116,12 +116,12 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 	fputs("(T) ", t->out);
 	if (e->count > 1) {
 		fprintf(t->out, "%zu tasks like this: ", e->count);
-		esc_text(t->out, task->name);
+		esc_put(t->out, task->name, ESC_NAME, 0);
 		fputs(" .. ", t->out);
-		esc_text(t->out, t->a->tasks[e->last].name);
+		esc_put(t->out, t->a->tasks[e->last].name, ESC_NAME, 0);
 		fprintf(t->out, " %s", task->running ? "running" : "pending");
 	} else {
-		esc_text(t->out, task->name);
+		esc_put(t->out, task->name, ESC_NAME, 0);
 		fprintf(t->out, " 0x%llx %s", (unsigned long long)task->addr,
 			task->running ? "running" : "pending");
 	}
@@ -138,7 +138,7 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 			"the first " : "", wait.buf);
 	} else if (task->waiter && !py_async_task(t->a, task->waiter)) {
 		fputs(", awaits ", t->out);
-		esc_text(t->out, task->waiter_type);
+		esc_put(t->out, task->waiter_type, ESC_NAME, 0);
 		if (e->count == 1)
 			fprintf(t->out, " 0x%llx",
 				(unsigned long long)task->waiter);
@@ -159,9 +159,9 @@ static void print_gen_frame(struct tree *t, const struct py_gen *g, int d,
 	node_prefix(t, d, 0);
 	if (by)
 		fprintf(t->out, "[%s] ", by);
-	esc_text(t->out, g->qualname);
+	esc_put(t->out, g->qualname, ESC_NAME, 0);
 	fputs("  ", t->out);
-	esc_text(t->out, g->frame.code->filename);
+	esc_put(t->out, g->frame.code->filename, ESC_NAME, 0);
 	if (g->frame.line >= 0)
 		fprintf(t->out, ":%d\n", g->frame.line);
 	else
@@ -282,7 +282,7 @@ static int print_entry(struct tree *t, const struct entry *e, int depth,
 	if (e->count == 1 && t->shown[e->first]) {
 		node_prefix(t, depth, more);
 		fputs("(T) ", t->out);
-		esc_text(t->out, task->name);
+		esc_put(t->out, task->name, ESC_NAME, 0);
 		fprintf(t->out, " 0x%llx (shown above)\n",
 			(unsigned long long)task->addr);
 		return 0;
@@ -383,7 +383,7 @@ static void loop_header(struct tree *t, const struct py_task *first,
 		tname = thread_name_of(t->c, first->tid);
 		if (tname) {
 			fputs(" \"", t->out);
-			esc_text(t->out, tname);
+			esc_put(t->out, tname, ESC_NAME, 0);
 			fputc('"', t->out);
 		}
 		fputc(')', t->out);
@@ -444,7 +444,7 @@ static void print_cycles(FILE *out, const struct py_async *a)
 				py_async_task(a, a->cycles[i][k % a->cycle_len[i]]);
 
 			fputs(k ? " -> " : "", out);
-			esc_text(out, task ? task->name : "?");
+			esc_put(out, task ? task->name : "?", ESC_NAME, 0);
 		}
 		fputc('\n', out);
 	}
@@ -553,9 +553,9 @@ static void print_gen_line(FILE *out, const struct py_async *a,
 
 	fprintf(out, "%-9s %-15s ", py_gen_state_name(g->state),
 		py_code_kind_name(g->kind));
-	esc_text(out, g->qualname);
+	esc_put(out, g->qualname, ESC_NAME, 0);
 	fputs("  ", out);
-	esc_text(out, g->code ? g->code->filename : "?");
+	esc_put(out, g->code ? g->code->filename : "?", ESC_NAME, 0);
 	fputc(':', out);
 	if (g->has_frame && g->frame.line >= 0)
 		fprintf(out, "%d", g->frame.line);
@@ -573,12 +573,12 @@ static void print_gen_line(FILE *out, const struct py_async *a,
 
 		if (k && t) {
 			fputs("  awaits ", out);
-			esc_text(out, a->gens[k - 1].qualname);
+			esc_put(out, a->gens[k - 1].qualname, ESC_NAME, 0);
 			fputs(" of task ", out);
-			esc_text(out, t->name);
+			esc_put(out, t->name, ESC_NAME, 0);
 		} else if (t) {
 			fputs("  awaits task ", out);
-			esc_text(out, t->name);
+			esc_put(out, t->name, ESC_NAME, 0);
 		} else if (count == 1)
 			fprintf(out, "  awaits 0x%llx",
 				(unsigned long long)g->awaiting);

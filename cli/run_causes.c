@@ -1,4 +1,5 @@
 #include "cli/run_causes.h"
+#include "cli/escape.h"
 #include "cli/thread_idle.h"
 
 #include <stdlib.h>
@@ -241,18 +242,22 @@ static void classify(const struct py_thread *t,
 static void add_thread_label(struct strbuf *sb, const struct py_thread *t)
 {
 	strbuf_addf(sb, "thread %d", t->tid);
-	if (t->name)
-		strbuf_addf(sb, " \"%s\"", t->name);
+	if (t->name) {
+		strbuf_addstr(sb, " \"");
+		esc_add_name_raw(sb, t->name);
+		strbuf_addch(sb, '"');
+	}
 }
 
 static void add_frame_place(struct strbuf *sb, const struct py_frame *f)
 {
-	strbuf_addf(sb, "%s:", f->code->filename);
+	esc_add_name_raw(sb, f->code->filename);
 	if (f->line >= 0)
-		strbuf_addf(sb, "%d", f->line);
+		strbuf_addf(sb, ":%d", f->line);
 	else
-		strbuf_addch(sb, '?');
-	strbuf_addf(sb, " in %s", f->code->qualname);
+		strbuf_addstr(sb, ":?");
+	strbuf_addstr(sb, " in ");
+	esc_add_name_raw(sb, f->code->qualname);
 }
 
 void run_add_frame_place(struct strbuf *sb, const struct py_frame *f)
@@ -276,8 +281,10 @@ static void add_where(struct strbuf *sb, const struct blocked *b)
 
 static void add_api(struct strbuf *sb, const struct py_frame *api)
 {
-	strbuf_addf(sb, "%s (%s)", api->code->qualname,
-		    cs_base_name(api->code->filename));
+	esc_add_name_raw(sb, api->code->qualname);
+	strbuf_addstr(sb, " (");
+	esc_add_name_raw(sb, cs_base_name(api->code->filename));
+	strbuf_addch(sb, ')');
 }
 
 /* ", in C: sem_clockwait()": the native call it waits in, when read. */
@@ -523,8 +530,9 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 				  a->tasks[k].loop == task->loop;
 		strbuf_addstr(&sb, "event loop blocked: ");
 		add_thread_label(&sb, t);
-		strbuf_addf(&sb, " runs task '%s' and has not gone back to "
-			    "its loop", task->name ? task->name : "?");
+		strbuf_addstr(&sb, " runs task '");
+		esc_add_name_raw(&sb, task->name);
+		strbuf_addstr(&sb, "' and has not gone back to its loop");
 		add_seen(&sb, &b[i].seen);
 		if (others)
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
@@ -608,7 +616,7 @@ static void add_task_name(struct strbuf *sb, const struct py_async *a,
 {
 	const struct py_task *task = py_async_task(a, addr);
 
-	strbuf_addstr(sb, task && task->name ? task->name : "?");
+	esc_add_name_raw(sb, task ? task->name : NULL);
 }
 
 void run_tasks_awaiting(const struct py_async *a, struct addrmap *out)
@@ -624,7 +632,8 @@ void run_tasks_awaiting(const struct py_async *a, struct addrmap *out)
 void run_add_task_place(struct strbuf *sb, const struct py_async *a,
 			const struct py_task *task)
 {
-	strbuf_addf(sb, "task %s", task->name ? task->name : "?");
+	strbuf_addstr(sb, "task ");
+	esc_add_name_raw(sb, task->name);
 	run_add_task_where(sb, a, task);
 }
 
@@ -731,8 +740,11 @@ void run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 	i = g->nodes[worker].index;
 	th = &snap->threads[i];
 	strbuf_addf(sb, "its job runs in thread %d", th->tid);
-	if (th->name)
-		strbuf_addf(sb, " \"%s\"", th->name);
+	if (th->name) {
+		strbuf_addstr(sb, " \"");
+		esc_add_name_raw(sb, th->name);
+		strbuf_addch(sb, '"');
+	}
 	f = run_causes_own_frame(th);
 	if (!f && th->nframes)
 		f = &th->frames[0];

@@ -6,6 +6,7 @@
  * tasks are cli/run_stuck.c's, with asyncio's.)
  */
 #include "cli/run_causes.h"
+#include "cli/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,10 +63,14 @@ static int waits_for_greenlet(const struct run_summary *s,
  * its address. */
 static void add_member(struct strbuf *sb, const struct py_greenlet *h)
 {
-	if (h->name)
-		strbuf_addf(sb, "'%s'", h->name);
-	else if (h->function)
-		strbuf_addf(sb, "%s()", h->function);
+	if (h->name) {
+		strbuf_addch(sb, '\'');
+		esc_add_name_raw(sb, h->name);
+		strbuf_addch(sb, '\'');
+	} else if (h->function) {
+		esc_add_name_raw(sb, h->function);
+		strbuf_addstr(sb, "()");
+	}
 	else
 		strbuf_addf(sb, "0x%llx", (unsigned long long)h->addr);
 }
@@ -140,7 +145,9 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 		run_cause_detail(cause, &sb);
 	}
 	if (g->function) {
-		strbuf_addf(&sb, "spawned to run %s()", g->function);
+		strbuf_addstr(&sb, "spawned to run ");
+		esc_add_name_raw(&sb, g->function);
+		strbuf_addstr(&sb, "()");
 		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&names);

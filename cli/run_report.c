@@ -32,16 +32,22 @@ static void add_group_subject(struct strbuf *sb, const struct watch_item *it,
 	const char *kind = watch_kind_label(it);
 
 	strbuf_addf(sb, "%zu ", n);
-	if (kind)
-		strbuf_addf(sb, "%s ", kind);
+	if (kind) {
+		esc_add_name_raw(sb, kind);
+		strbuf_addch(sb, ' ');
+	}
 	if (!watch_by_address(it)) {
 		strbuf_addstr(sb, it->kind == WATCH_TASK ? "tasks" : "threads");
 		return;
 	}
-	strbuf_addf(sb, "%ss", it->kind == WATCH_GREENLET ?
-		    "greenlet" : it->label ? it->label : "generator");
-	if (it->name)
-		strbuf_addf(sb, " \"%s\"", it->name);
+	esc_add_name_raw(sb, it->kind == WATCH_GREENLET ? "greenlet" :
+			 it->label ? it->label : "generator");
+	strbuf_addch(sb, 's');
+	if (it->name) {
+		strbuf_addstr(sb, " \"");
+		esc_add_name_raw(sb, it->name);
+		strbuf_addch(sb, '"');
+	}
 }
 
 /* One line for members m[0..n) of the items (alike when n > 1): the

@@ -1,4 +1,5 @@
 #include "cli/run_seen.h"
+#include "cli/escape.h"
 
 #include <string.h>
 
@@ -71,11 +72,13 @@ int run_seen_add(struct strbuf *sb, const struct run_seen *seen)
 static void add_place(struct strbuf *sb, const char *file,
 		      const char *function, int line)
 {
-	strbuf_addstr(sb, file);
+	esc_add_name_raw(sb, file);
 	if (line >= 0)
 		strbuf_addf(sb, ":%d", line);
-	if (function)
-		strbuf_addf(sb, " in %s", function);
+	if (function) {
+		strbuf_addstr(sb, " in ");
+		esc_add_name_raw(sb, function);
+	}
 }
 
 /* Is the item one the report lists (stuck or busy)?  *seen says. */
@@ -93,24 +96,31 @@ static void add_subject(struct strbuf *sb, const struct watch_item *it)
 {
 	const char *name = it->name, *kind = watch_kind_label(it);
 
-	if (kind)
-		strbuf_addf(sb, "%s ", kind);
+	if (kind) {
+		esc_add_name_raw(sb, kind);
+		strbuf_addch(sb, ' ');
+	}
 	switch (it->kind) {
 	case WATCH_TASK:
-		strbuf_addf(sb, "task \"%s\"", name ? name : "?");
+		strbuf_addstr(sb, "task \"");
+		esc_add_name_raw(sb, name);
+		strbuf_addch(sb, '"');
 		return;
 	case WATCH_THREAD:
 		strbuf_addf(sb, "thread %llu", (unsigned long long)it->id);
 		break;
 	case WATCH_GENERATOR:
-		strbuf_addf(sb, "%s", it->label ? it->label : "generator");
+		esc_add_name_raw(sb, it->label ? it->label : "generator");
 		break;
 	default:
 		strbuf_addstr(sb, "greenlet");
 		break;
 	}
-	if (name)
-		strbuf_addf(sb, " \"%s\"", name);
+	if (name) {
+		strbuf_addstr(sb, " \"");
+		esc_add_name_raw(sb, name);
+		strbuf_addch(sb, '"');
+	}
 	if (it->kind != WATCH_THREAD)
 		strbuf_addf(sb, " (0x%llx)", (unsigned long long)it->id);
 }

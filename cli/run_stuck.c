@@ -1,4 +1,5 @@
 #include "cli/run_stuck.h"
+#include "cli/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -283,13 +284,16 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 	struct run_cause *cause;
 
 	if (n == 1) {
-		strbuf_addf(sb, "stuck task: %s waits on %s 0x%llx",
-			    first->t->name ? first->t->name : "?", type,
-			    (unsigned long long)first->t->waiter);
+		strbuf_addstr(sb, "stuck task: ");
+		esc_add_name_raw(sb, first->t->name);
+		strbuf_addstr(sb, " waits on ");
+		esc_add_name_raw(sb, type);
+		strbuf_addf(sb, " 0x%llx", (unsigned long long)first->t->waiter);
 		add_seen(sb, first);
 		add_behind(sb, first->behind, "");
 	} else {
-		strbuf_addf(sb, "%zu stuck tasks wait on %s", n, type);
+		strbuf_addf(sb, "%zu stuck tasks wait on ", n);
+		esc_add_name_raw(sb, type);
 		add_seen(sb, first);
 		add_behind(sb, first->behind, " each");
 		add_members(sb, c, m, n);
@@ -364,23 +368,27 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 	for (k = 0; k < n; k++)
 		behind += nursery_behind(a, c[m[k]].t, &seen);
 	addrmap_release(&seen);
-	if (n == 1)
-		strbuf_addf(sb, "stuck trio task: %s",
-			    first->t->name ? first->t->name : "?");
-	else
+	if (n == 1) {
+		strbuf_addstr(sb, "stuck trio task: ");
+		esc_add_name_raw(sb, first->t->name);
+	} else {
 		strbuf_addf(sb, "%zu stuck trio tasks", n);
-	if (in)
-		strbuf_addf(sb, " parked in %s", in->qualname);
+	}
+	if (in) {
+		strbuf_addstr(sb, " parked in ");
+		esc_add_name_raw(sb, in->qualname);
+	}
 	add_seen(sb, first);
 	add_behind(sb, behind, "");
 	if (n > 1)
 		add_members(sb, c, m, n);
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);
 	if (own) {
-		if (n == 1)
-			strbuf_addf(sb, "task %s at ",
-				    first->t->name ? first->t->name : "?");
-		else
+		if (n == 1) {
+			strbuf_addstr(sb, "task ");
+			esc_add_name_raw(sb, first->t->name);
+			strbuf_addstr(sb, " at ");
+		} else
 			strbuf_addstr(sb, "tasks at ");
 		run_add_frame_place(sb, &own->frame);
 		run_cause_detail(cause, sb);

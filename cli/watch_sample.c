@@ -1,4 +1,5 @@
 #include "cli/watch_sample.h"
+#include "cli/escape.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,13 +263,19 @@ static void task_waits_on(struct strbuf *sb, const struct py_async *a,
 	if (!task->waiter)
 		return;
 	other = py_async_task(a, task->waiter);
-	if (other)
-		strbuf_addf(sb, "task '%s'", other->name ? other->name : "?");
-	else
-		strbuf_addstr(sb, task->waiter_type ? task->waiter_type : "object");
-	if (inner && inner_is_library && (inner->qualname || inner->code))
-		strbuf_addf(sb, " in %s", inner->qualname ? inner->qualname :
-			    inner->code->qualname);
+	if (other) {
+		strbuf_addstr(sb, "task '");
+		esc_add_name_raw(sb, other->name);
+		strbuf_addch(sb, '\'');
+	} else {
+		esc_add_name_raw(sb, task->waiter_type ? task->waiter_type :
+				 "object");
+	}
+	if (inner && inner_is_library && (inner->qualname || inner->code)) {
+		strbuf_addstr(sb, " in ");
+		esc_add_name_raw(sb, inner->qualname ? inner->qualname :
+				 inner->code->qualname);
+	}
 }
 
 /* What changes when a task moves: what it awaits, and its chain of
@@ -407,11 +414,15 @@ static void gen_waits_on(struct strbuf *sb, const struct py_async *a,
 		return;
 	k = (uintptr_t)addrmap_get(&a->gen_index, g->awaiting, NULL);
 	task = py_async_task(a, g->awaiting);
-	if (k && k <= a->ngens)
-		strbuf_addf(sb, "%s '%s'", py_code_kind_name(a->gens[k - 1].kind),
-			    a->gens[k - 1].qualname ? a->gens[k - 1].qualname : "?");
-	else if (task)
-		strbuf_addf(sb, "task '%s'", task->name ? task->name : "?");
+	if (k && k <= a->ngens) {
+		strbuf_addf(sb, "%s '", py_code_kind_name(a->gens[k - 1].kind));
+		esc_add_name_raw(sb, a->gens[k - 1].qualname);
+		strbuf_addch(sb, '\'');
+	} else if (task) {
+		strbuf_addstr(sb, "task '");
+		esc_add_name_raw(sb, task->name);
+		strbuf_addch(sb, '\'');
+	}
 }
 
 /*

@@ -33,14 +33,14 @@ static void describe(struct strbuf *sb, const struct watch_item *it)
 		const char *kind = watch_kind_label(it);
 
 		if (kind) {
-			esc_add(sb, kind, ESC_TEXT, 0);
+			esc_add(sb, kind, ESC_NAME, 0);
 			strbuf_addch(sb, ' ');
 		}
 		if (it->kind == WATCH_TASK) {
 			strbuf_addstr(sb, "task '");
 		} else if (it->kind == WATCH_GENERATOR) {
 			esc_add(sb, it->label ? it->label : "generator",
-				ESC_TEXT, 0);
+				ESC_NAME, 0);
 			strbuf_addstr(sb, " '");
 		} else if (!it->name) {
 			/* unnamed: a thread's main greenlet, gevent's Hub */
@@ -49,13 +49,13 @@ static void describe(struct strbuf *sb, const struct watch_item *it)
 		} else {
 			strbuf_addstr(sb, "greenlet '");
 		}
-		esc_add(sb, it->name, ESC_TEXT, 0);
+		esc_add(sb, it->name, ESC_NAME, 0);
 		strbuf_addf(sb, "' (0x%" PRIx64 ")", it->id);
 	} else {
 		strbuf_addf(sb, "thread %" PRIu64, it->id);
 		if (it->name) {
 			strbuf_addstr(sb, " '");
-			esc_add(sb, it->name, ESC_TEXT, 0);
+			esc_add(sb, it->name, ESC_NAME, 0);
 			strbuf_addch(sb, '\'');
 		}
 	}
@@ -69,12 +69,12 @@ static void place(struct strbuf *sb, const char *file, int line,
 		strbuf_addstr(sb, "?");
 		return;
 	}
-	esc_add(sb, cs_base_name(file), ESC_TEXT, 0);
+	esc_add(sb, cs_base_name(file), ESC_NAME, 0);
 	if (line >= 0)
 		strbuf_addf(sb, ":%d", line);
 	if (function) {
 		strbuf_addstr(sb, " in ");
-		esc_add(sb, function, ESC_TEXT, 0);
+		esc_add(sb, function, ESC_NAME, 0);
 	}
 }
 
@@ -98,10 +98,10 @@ static void blocked(struct strbuf *sb, const struct watch_tracker *t,
 	if (!it->blocked_in || watch_state_of(t, it) != WATCH_STUCK)
 		return;
 	strbuf_addstr(sb, ", blocked in ");
-	esc_add(sb, it->blocked_in, ESC_TEXT, 0);
+	esc_add(sb, it->blocked_in, ESC_NAME, 0);
 	if (it->native_function) {
 		strbuf_addstr(sb, " (");
-		esc_add(sb, it->native_function, ESC_TEXT, 0);
+		esc_add(sb, it->native_function, ESC_NAME, 0);
 		strbuf_addch(sb, ')');
 	}
 }
@@ -184,18 +184,18 @@ static void group_subject(struct strbuf *sb, const struct watch_item *items,
 
 	strbuf_addf(sb, "%zu ", n);
 	if (kind) {
-		esc_add(sb, kind, ESC_TEXT, 0);
+		esc_add(sb, kind, ESC_NAME, 0);
 		strbuf_addch(sb, ' ');
 	}
 	if (first->kind == WATCH_GENERATOR && first->label) {
-		esc_add(sb, first->label, ESC_TEXT, 0);
+		esc_add(sb, first->label, ESC_NAME, 0);
 		strbuf_addch(sb, 's');
 	} else {
 		strbuf_addstr(sb, kind_plural[first->kind]);
 	}
 	if (watch_by_address(first) && first->name) {
 		strbuf_addstr(sb, " '");
-		esc_add(sb, first->name, ESC_TEXT, 0);
+		esc_add(sb, first->name, ESC_NAME, 0);
 		strbuf_addch(sb, '\'');
 	}
 }

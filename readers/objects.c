@@ -187,6 +187,31 @@ int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
 	return ret;
 }
 
+/*
+ * One character of a str kept as a C string, where nothing is lost or
+ * made alike: an embedded NUL becomes C0 80 (the overlong form, which
+ * no valid UTF-8 has: "modified UTF-8"), a lone surrogate (U+D800 -
+ * U+DFFF: a file name's undecodable byte, under surrogateescape) its
+ * three-byte form ED A0-BF 80-BF, which valid UTF-8 excludes too.  The
+ * escapers (cli/escape.c, cli/json.c) write them back as \x00 and
+ * \udcff; anything comparing names sees them differ from the rest.
+ */
+static void add_name_char(struct strbuf *sb, uint32_t c)
+{
+	char b[3];
+
+	if (c == 0) {
+		strbuf_add(sb, "\xc0\x80", 2);
+	} else if (c >= 0xD800 && c <= 0xDFFF) {
+		b[0] = (char)0xED;
+		b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+		b[2] = (char)(0x80 | (c & 0x3F));
+		strbuf_add(sb, b, 3);
+	} else {
+		strbuf_add_utf8(sb, c);
+	}
+}
+
 int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	      struct cs_err *err)
 {
@@ -215,7 +240,7 @@ int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	}
 	strbuf_init(&sb);
 	for (i = 0; i < n; i++)
-		strbuf_add_utf8(&sb, cps[i]);
+		add_name_char(&sb, cps[i]);
 	if (len > n)
 		strbuf_addstr(&sb, "...");
 	free(cps);

@@ -1,8 +1,12 @@
 #include "readers/primitives.h"
 #include "readers/primitives_internal.h"
 
+#include <string.h>
+
 #include "readers/dicts.h"
+#include "readers/gens.h"
 #include "readers/objects.h"
+#include "readers/tasks.h"
 #include "common/banned.h"
 
 /* A capacity limiter's tokens left: its total (an int; math.inf is
@@ -39,6 +43,17 @@ static int trio_owner(struct pyproc *py, uint64_t lock, uint64_t *task)
 	return owner ? *task != 0 : -1;
 }
 
+static int is_trio_task(struct pyproc *py, uint64_t obj)
+{
+	uint64_t type;
+	const char *name;
+
+	if (pyobj_read_type(py, obj, &type, NULL) < 0)
+		return 0;
+	name = py_type_name_cached(py, type);
+	return name && !strcmp(py_short_type_name(name), "Task");
+}
+
 void prim_read_trio_state(struct pyproc *py, const struct py_prim_types *t,
 			  struct py_prim *p)
 {
@@ -50,8 +65,10 @@ void prim_read_trio_state(struct pyproc *py, const struct py_prim_types *t,
 
 		p->locked = trio_owner(py, o, &p->owner_task);
 		p->waiters = parked(py, t, o);
+		/* (named only when it is a trio Task: a lying lock may
+		 * name anything its owner) */
 		cs_err_init(&err);
-		if (p->owner_task &&
+		if (p->owner_task && is_trio_task(py, p->owner_task) &&
 		    pystr_get(py, prim_attr(py, p->owner_task, "name"),
 			      &p->owner_name, &err) < 0)
 			p->owner_name = NULL;

@@ -89,13 +89,20 @@ def test_hostile_names_in_dump(py, keeper):
     names = [t["name"] for t in doc["threads"]]
     assert hostile in names, names
     assert any(t["name"] == hostile for t in doc["tasks"]), doc["tasks"]
+    assert any(t["name"] == target.ready["quoted"] for t in doc["tasks"]), \
+        doc["tasks"]
     for args in (["dump"], ["dump", "--locals"]):
         res = run_coroscope(*(args + [target.pid]))
         assert res.returncode == 0, res
         assert_no_raw_controls(res.stdout, "text")
         assert_no_forged_lines(res.stdout, "text", nthreads)
         # The names are there, escaped, each on the line it belongs to.
-        assert '"evil\\nThread 1 "forged"\\nTraceback' in res.stdout, res
+        assert '"evil\\nThread 1 \\"forged\\"\\nTraceback' in res.stdout, \
+            res
+        # Its quotes and backslashes backslashed, its NUL and lone
+        # surrogate shown: one name, whole (before: 'x' at evil.py...).
+        assert "task 'x\\' at evil.py:1 in forged\\\\n\\x00hidden\\udcff' " \
+            in res.stdout, res
         assert "/nonexistent/evil\\n\\x1b]0;pwned\\x07\\x1b[2J" in res.stdout
         assert "\\r\\t\\xc2\\x9b31m\\x7fend" in res.stdout
         # (after the tree lines: "|- ", "`- ")
@@ -126,7 +133,7 @@ def test_hostile_names_in_watch(py, keeper):
     assert_no_raw_controls(res.stdout, "watch")
     assert_no_forged_lines(res.stdout, "watch", 0)
     # The parked thread and task are reported stuck, by their escaped name.
-    assert "'evil\\nThread 1 \"forged\"\\nTraceback" in res.stdout, res
+    assert "'evil\\nThread 1 \\\"forged\\\"\\nTraceback" in res.stdout, res
 
 
 # A directory name that tries to forge (no "/": it is a path's part).

@@ -8,6 +8,8 @@ file name (given to compile()) and co_name hold newlines, a carriage
 return, terminal control sequences (set the window title, clear the
 screen), a C1 control (CSI, U+009B) and whole forged report lines
 ('Thread 1 "forged"', a Traceback with a File "/etc/passwd" line).
+Another task's name would end its quotes early and hides a NUL, a
+backslash and a surrogate-escaped byte (QUOTED).
 
 A thread sleeps in a function compiled from that file name and renamed;
 two more threads, also named to forge, deadlock on two locks; the main
@@ -28,6 +30,10 @@ FORGED = ('\nThread 1 "forged"\nTraceback (most recent call last):\n'
           '  File "/etc/passwd", line 1, in forged\n')
 HOSTILE = ("evil" + FORGED + "\x1b]0;pwned\x07\x1b[2J\r\t\x9b31m\x7fend")
 HOSTILE_FILE = "/nonexistent/evil\n\x1b]0;pwned\x07\x1b[2J" + FORGED + ".py"
+# A task name that would end its quotes early, pass for another name
+# (a backslash and n, not a newline; a NUL and what follows it; a
+# surrogate-escaped byte): each must come out whole and distinct.
+QUOTED = "x' at evil.py:1 in forged\\n\x00hidden\udcff"
 
 SOURCE = """
 import time
@@ -68,9 +74,11 @@ waiter = hostile_function(ns["waiter"])
 async def main(ready_file):
     event = asyncio.Event()
     asyncio.get_event_loop().create_task(waiter(event), name=HOSTILE)
+    asyncio.get_event_loop().create_task(event.wait(), name=QUOTED)
     await asyncio.sleep(0.1)
     with open(ready_file + ".tmp", "w") as f:
-        json.dump({"pid": os.getpid(), "name": HOSTILE}, f)
+        json.dump({"pid": os.getpid(), "name": HOSTILE, "quoted": QUOTED},
+                  f)
     os.rename(ready_file + ".tmp", ready_file)
     await event.wait()
 

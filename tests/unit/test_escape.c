@@ -32,7 +32,13 @@ int main(void)
 	       "\\x7f|\\xc2\\x9b|\\xc2\\x85");
 	/* invalid UTF-8: overlong, surrogate, stray, truncated, > U+10FFFF */
 	expect("\xc0\xaf", ESC_TEXT, 0, "\\xc0\\xaf");
-	expect("\xed\xa0\x80", ESC_TEXT, 0, "\\xed\\xa0\\x80");
+	expect("\xed\x9f\xc0", ESC_TEXT, 0, "\\xed\\x9f\\xc0");
+	/* a str's NUL and lone surrogates, as readers/objects.c keeps them */
+	expect("a\xc0\x80" "b", ESC_TEXT, 0, "a\\x00b");
+	expect("\xed\xa0\x80|\xed\xb3\xbf", ESC_TEXT, 0, "\\ud800|\\udcff");
+	expect("\xc0\x80", ESC_DOT, 0, "\\\\x00");
+	/* names: their quotes and backslashes backslashed, unlike a repr's */
+	expect("a\\nb 'q' \"r\"\n", ESC_NAME, 0, "a\\\\nb \\'q\\' \\\"r\\\"\\n");
 	expect("x\x80y", ESC_TEXT, 0, "x\\x80y");
 	expect("\xe2\x82", ESC_TEXT, 0, "\\xe2\\x82");
 	expect("\xf4\x90\x80\x80", ESC_TEXT, 0, "\\xf4\\x90\\x80\\x80");
