@@ -513,17 +513,12 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 	strbuf_init(&sb);
 	for (i = 0; i < n; i++) {
 		const struct py_thread *t = b[i].t;
-		const struct py_task *task = NULL;
-		const struct py_frame *f;
+		const struct py_task *task;
+		const struct py_frame *own = run_causes_own_frame(t), *f;
 
 		if ((b[i].seen.state != RUN_SEEN_STUCK &&
-		     b[i].seen.state != RUN_SEEN_BUSY) || t->tid <= 0 ||
-		    !t->nframes)
-			continue;
-		for (k = 0; k < a->ntasks && !task; k++)
-			if (a->tasks[k].running && a->tasks[k].tid == t->tid)
-				task = &a->tasks[k];
-		if (!task)
+		     b[i].seen.state != RUN_SEEN_BUSY) || !t->nframes ||
+		    !(task = py_async_running_task(a, t->tid)))
 			continue;
 		for (k = 0, others = 0; k < a->ntasks; k++)
 			others += &a->tasks[k] != task &&
@@ -538,12 +533,10 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
 				    "run", others, others == 1 ? "" : "s");
 		cause = add_cause(s, RUN_CAUSE_LOOP_BLOCKED, pid, &sb);
-		f = run_causes_own_frame(t);
-		if (!f)
-			f = &t->frames[0];
+		f = own ? own : &t->frames[0];
 		strbuf_addstr(&sb, "at ");
 		add_frame_place(&sb, f);
-		if (b[i].f->source && f == run_causes_own_frame(t))
+		if (b[i].f->source && own)
 			strbuf_addf(&sb, ": %s", b[i].f->source);
 		if (b[i].seen.state == RUN_SEEN_BUSY)
 			strbuf_addstr(&sb, ", busy");
@@ -739,12 +732,8 @@ void run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 		return;
 	i = g->nodes[worker].index;
 	th = &snap->threads[i];
-	strbuf_addf(sb, "its job runs in thread %d", th->tid);
-	if (th->name) {
-		strbuf_addstr(sb, " \"");
-		esc_add_name_raw(sb, th->name);
-		strbuf_addch(sb, '"');
-	}
+	strbuf_addstr(sb, "its job runs in ");
+	add_thread_label(sb, th);
 	f = run_causes_own_frame(th);
 	if (!f && th->nframes)
 		f = &th->frames[0];

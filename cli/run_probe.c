@@ -69,17 +69,6 @@ static int in_futex_wait(int pid, int tid, double deadline)
  * 3.6 - 3.8 record a script run as `python x.py`), so the file is the
  * one the target sees, also in another mount namespace.
  */
-/* Does a task's coroutine run on thread tid now? */
-static int runs_a_task(const struct py_async *a, int tid)
-{
-	size_t i;
-
-	for (i = 0; tid > 0 && i < a->ntasks; i++)
-		if (a->tasks[i].running && a->tasks[i].tid == tid)
-			return 1;
-	return 0;
-}
-
 static char *source_line(int pid, const char *filename, int line)
 {
 	struct strbuf path;
@@ -265,7 +254,7 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		}
 		own = run_causes_own_frame(t);
 		/* (and where a task's step runs: a blocked event loop) */
-		if ((facts[i].futex != 0 || runs_a_task(&c->async, t->tid)) &&
+		if ((facts[i].futex != 0 || py_async_running_task(&c->async, t->tid)) &&
 		    own)
 			facts[i].source = source_line(pid, own->code->filename,
 						      own->line);

@@ -744,6 +744,17 @@ const struct py_task *py_async_task(const struct py_async *a, uint64_t addr)
 	return k ? &a->tasks[k - 1] : NULL;
 }
 
+const struct py_task *py_async_running_task(const struct py_async *a,
+					    int tid)
+{
+	size_t i;
+
+	for (i = 0; tid > 0 && i < a->ntasks; i++)
+		if (a->tasks[i].running && a->tasks[i].tid == tid)
+			return &a->tasks[i];
+	return NULL;
+}
+
 void py_async_release(struct py_async *a)
 {
 	size_t i;

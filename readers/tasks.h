@@ -126,5 +126,9 @@ const char *py_short_type_name(const char *tp_name);
 
 /* The task at addr, or NULL. */
 const struct py_task *py_async_task(const struct py_async *a, uint64_t addr);
+/* The task whose coroutine runs on thread tid now (a step of its
+ * loop's), or NULL. */
+const struct py_task *py_async_running_task(const struct py_async *a,
+					    int tid);
 
 #endif
