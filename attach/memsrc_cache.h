@@ -187,8 +187,9 @@ void mcache_reserve_start(struct memsrc_cache *c, size_t pages);
 /* Wait for mcache_reserve_start()'s thread, if one runs: before a stop
  * (memsrc_reserve_wait()), a drop of the cached pages (fills start over
  * where the thread may be), and before the slabs are unmapped or given
- * up. */
-void mcache_reserve_wait(struct memsrc_cache *c);
+ * up.  The caller faults in pages the thread has not got to meanwhile;
+ * the number of huge-page-sized units it did. */
+size_t mcache_reserve_wait(struct memsrc_cache *c);
 /* The same, for slabs about to be unmapped: the thread stops early. */
 void mcache_reserve_cancel(struct memsrc_cache *c);
 /* Cache page as holding valid readable bytes at data. */
