@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli/escape.h"
-#include "cli/json_memo.h"
 #include "cli/thread_alike.h"
 #include "common/banned.h"
 
@@ -332,17 +331,53 @@ void graph_add_no_holder(struct strbuf *sb, const struct py_prim *p,
 	strbuf_addf(sb, "' 0x%llx (ended)", (unsigned long long)p->owner_task);
 }
 
+/* Longer cycles name their tasks with addresses without comparing. */
+#define CYCLE_LABELS_COMPARED 64
+
+/* Do two nodes of the cycle have the same label ("task 'await_task'"
+ * twice: before 3.8 a task's name is its coroutine's)? */
+static int cycle_labels_clash(const struct collection *c, size_t cycle)
+{
+	const struct cycle_list *cl = &c->graph.cycles;
+	size_t len = cl->len[cycle], k, m;
+	struct strbuf lk, lm;
+	int clash = 0;
+
+	if (len > CYCLE_LABELS_COMPARED)
+		return 1;
+	strbuf_init(&lk);
+	strbuf_init(&lm);
+	for (k = 0; k < len && !clash; k++) {
+		strbuf_reset(&lk);
+		graph_add_label(&lk, c, cl->cycles[cycle][k], GRAPH_RAW);
+		for (m = k + 1; m < len && !clash; m++) {
+			strbuf_reset(&lm);
+			graph_add_label(&lm, c, cl->cycles[cycle][m], GRAPH_RAW);
+			clash = !strcmp(lk.buf, lm.buf);
+		}
+	}
+	strbuf_release(&lk);
+	strbuf_release(&lm);
+	return clash;
+}
+
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 		     size_t cycle, enum graph_names names)
 {
 	const struct cycle_list *cl = &c->graph.cycles;
+	int addr = cycle_labels_clash(c, cycle);
 	size_t k;
 
 	for (k = 0; k <= cl->len[cycle]; k++) {
+		size_t node = cl->cycles[cycle][k % cl->len[cycle]];
+		const struct wg_node *n = &c->graph.nodes[node];
+
 		if (k)
 			strbuf_addstr(sb, " -> ");
-		graph_add_label(sb, c, cl->cycles[cycle][k % cl->len[cycle]],
-				names);
+		graph_add_label(sb, c, node, names);
+		if (addr && n->kind == WG_TASK)
+			strbuf_addf(sb, " 0x%llx", (unsigned long long)
+				    c->async.tasks[n->index].addr);
 	}
 }
 
@@ -575,218 +610,4 @@ void report_text_graph(FILE *out, const struct collection *c)
 		fputc('\n', out);
 	}
 	strbuf_release(&sb);
-}
-
-/* What a memo's key (cli/json_memo.h) starts with: which run it is. */
-enum memo_run { MEMO_PLACE = 1 };
-
-/* A place, in the pieces around its line: its file, its function, from
- * its code object. */
-static void place_piece(struct json *j, const void *arg, size_t i)
-{
-	const struct py_code *code = arg;
-
-	if (i == 0) {
-		json_begin_object(j);
-		json_key_string(j, "file", code->filename);
-		json_key(j, "line");
-	} else {
-		json_key_string(j, "function", code->qualname);
-		json_end_object(j);
-	}
-}
-
-/* The value of a place's key (which the caller writes, as a literal:
- * there is one for every node and edge). */
-static void json_place(struct json *j, const struct py_frame *f,
-		       struct json_memo *memo)
-{
-	uint64_t mkey[JSON_MEMO_KEY] = { MEMO_PLACE, 0, 0 };
-	struct json_hole line = { JSON_HOLE_INT, 0, 0 };
-
-	if (!f || !f->code) {
-		json_null(j);
-		return;
-	}
-	mkey[1] = (uintptr_t)f->code;
-	line.num = f->line;
-	json_memo_write_holes(j, memo, mkey, place_piece, f->code, &line, 1);
-}
-
-static void json_int_or_null(struct json *j, const char *key, int64_t v)
-{
-	json_key_str(j, key);
-	if (v < 0)
-		json_null(j);
-	else
-		json_int(j, v);
-}
-
-/* An object's type, address (under addr_key) and state. */
-static void json_prim(struct json *j, const struct py_prim *p,
-		      const char *addr_key)
-{
-	struct strbuf st;
-
-	json_key_string(j, "type", p->name);
-	if (p->cls)
-		json_key_string(j, "class", p->cls);
-	json_key_str(j, addr_key);
-	json_hex(j, p->addr);
-	strbuf_init(&st);
-	py_prim_state(p, &st);
-	json_key_string(j, "state", st.buf);
-	strbuf_release(&st);
-}
-
-static void json_node(struct json *j, const struct collection *c, size_t i,
-		      struct json_memo *memo)
-{
-	const struct wg_node *n = &c->graph.nodes[i];
-	static const char *const kinds[] = { "thread", "task", "object",
-					     "greenlet" };
-
-	json_begin_object(j);
-	json_key(j, "id");
-	json_uint(j, i);
-	json_key_string(j, "kind", kinds[n->kind]);
-	if (n->kind == WG_THREAD) {
-		json_key_int(j, "tid", c->snap.threads[n->index].tid);
-		json_key_string(j, "name", c->snap.threads[n->index].name);
-	} else if (n->kind == WG_TASK) {
-		json_key(j, "task");
-		json_hex(j, c->async.tasks[n->index].addr);
-		json_key_string(j, "name", c->async.tasks[n->index].name);
-	} else if (n->kind == WG_GREENLET) {
-		json_key(j, "greenlet");
-		json_hex(j, c->greenlets.v[n->index].addr);
-		json_key_string(j, "name", c->greenlets.v[n->index].name);
-		json_key_string(j, "function",
-				c->greenlets.v[n->index].function);
-		json_key(j, "main");
-		json_bool(j, c->greenlets.v[n->index].is_main);
-		json_key_string(j, "state", py_greenlet_state_name(
-					c->greenlets.v[n->index].state));
-	} else {
-		const struct py_prim *p = &c->graph.prims[n->index];
-
-		json_prim(j, p, "address");
-		json_key(j, "locked");
-		if (p->locked < 0)
-			json_null(j);
-		else
-			json_bool(j, p->locked);
-		json_key(j, "set");
-		if (p->set < 0)
-			json_null(j);
-		else
-			json_bool(j, p->set);
-		json_int_or_null(j, "value", p->value);
-		json_int_or_null(j, "qsize", p->qsize);
-		json_int_or_null(j, "maxsize", p->maxsize);
-		json_int_or_null(j, "unfinished", p->unfinished);
-		json_int_or_null(j, "waiters", p->waiters);
-		json_key(j, "owner");
-		/* (a thread's ident; gevent's owner is a greenlet, which
-		 * its holds edge names) */
-		if (p->kind == PY_PRIM_RLOCK && p->locked >= 0 &&
-		    p->family != PY_PRIM_GEVENT)
-			json_uint(j, p->owner);
-		else
-			json_null(j);
-		/* (trio's and anyio's Lock: a task, which may have ended
-		 * and be no node) */
-		json_key(j, "owner_task");
-		if (p->owner_task && (p->owner_name ||
-				      py_async_task(&c->async, p->owner_task)))
-			json_hex(j, p->owner_task);
-		else
-			json_null(j);
-		json_key(j, "owner_name");
-		json_string(j, p->owner_name);
-		json_int_or_null(j, "count", p->count);
-		json_int_or_null(j, "children", p->children);
-		json_int_or_null(j, "done", p->done);
-		json_int_or_null(j, "pid", p->pid);
-	}
-	if (n->kind != WG_OBJECT) {
-		json_key(j, "blame");
-		json_place(j, n->blame, memo);
-		json_key(j, "innermost");
-		json_place(j, n->inner, memo);
-		json_key(j, "idle");
-		json_bool(j, n->idle);
-	}
-	json_end_object(j);
-}
-
-void report_json_graph(struct json *j, const struct collection *c)
-{
-	const struct py_waitgraph *g = &c->graph;
-	struct json_memo memo;
-	size_t i, k;
-
-	json_memo_init(&memo);
-	json_key(j, "graph");
-	json_begin_object(j);
-	json_key(j, "nodes");
-	json_begin_array(j);
-	for (i = 0; i < g->nnodes; i++)
-		json_node(j, c, i, &memo);
-	json_end_array(j);
-	json_key(j, "edges");
-	json_begin_array(j);
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
-
-		json_begin_object(j);
-		json_key_string(j, "kind",
-				e->kind == WG_HOLDS ? "holds" : "waits_for");
-		json_key(j, "from");
-		json_uint(j, e->from);
-		json_key(j, "to");
-		json_uint(j, e->to);
-		if (e->any) {
-			json_key(j, "any");
-			json_bool(j, 1);
-		}
-		if (g->nodes[e->to].kind == WG_OBJECT) {
-			json_prim(j, &g->prims[g->nodes[e->to].index], "object");
-		}
-		if (e->kind == WG_HOLDS) {
-			json_key(j, "at");
-			json_place(j, e->at, &memo);
-		}
-		json_end_object(j);
-	}
-	json_end_array(j);
-	json_key(j, "cycles");
-	json_begin_array(j);
-	for (i = 0; i < g->cycles.n; i++) {
-		json_begin_array(j);
-		for (k = 0; k < g->cycles.len[i]; k++)
-			json_uint(j, g->cycles.cycles[i][k]);
-		json_end_array(j);
-	}
-	json_end_array(j);
-	json_key(j, "drives");
-	json_begin_array(j);
-	for (i = 0; i < g->ndrives; i++) {
-		const struct py_gen *gen = &c->async.gens[g->drives[i].gen];
-		long node = py_waitgraph_node_of(g, WG_TASK, g->drives[i].task);
-
-		json_begin_object(j);
-		json_key(j, "task");
-		json_uint(j, node < 0 ? 0 : (uint64_t)node);
-		json_key(j, "generator");
-		json_hex(j, gen->addr);
-		json_key(j, "at");
-		json_place(j, gen->has_frame ? &gen->frame : NULL, &memo);
-		json_key_string(j, "by", g->drives[i].by);
-		json_end_object(j);
-	}
-	json_end_array(j);
-	json_key_string(j, "test", g->test);
-	json_end_object(j);
-	json_memo_release(&memo);
 }

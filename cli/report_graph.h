@@ -46,7 +46,8 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
  * the lock and returned). */
 void graph_add_no_holder(struct strbuf *sb, const struct py_prim *p,
 			 const char *sep, enum graph_names names);
-/* The cycle's nodes joined by " -> ". */
+/* The cycle's nodes joined by " -> " (tasks with their addresses too
+ * when two nodes have the same label). */
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 		     size_t cycle, enum graph_names names);
 

@@ -604,12 +604,15 @@ static void summarize_threads(struct run_summary *s, int pid,
 	free(b);
 }
 
+/* Its name, and with addr its address too. */
 static void add_task_name(struct strbuf *sb, const struct py_async *a,
-			  uint64_t addr)
+			  uint64_t at, int addr)
 {
-	const struct py_task *task = py_async_task(a, addr);
+	const struct py_task *task = py_async_task(a, at);
 
 	esc_add_name_raw(sb, task ? task->name : NULL);
+	if (addr)
+		strbuf_addf(sb, " 0x%llx", (unsigned long long)at);
 }
 
 void run_tasks_awaiting(const struct py_async *a, struct addrmap *out)
@@ -630,21 +633,38 @@ void run_add_task_place(struct strbuf *sb, const struct py_async *a,
 	run_add_task_where(sb, a, task);
 }
 
-/* Its innermost coroutine with a frame (task->stack is innermost
- * first). */
+/*
+ * Where it is parked: its own code's innermost coroutine with a frame
+ * (task->stack is innermost first), the line the user changes, then
+ * the library's innermost when that is another: " at app.py:4 in handle
+ * (innermost .../asyncio/streams.py:522 in StreamReader._wait_for_data)",
+ * as the sampled lines say it.  Only the innermost when none is the
+ * program's own.
+ */
 void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 			const struct py_task *task)
 {
+	const struct py_gen *inner = NULL, *own = NULL;
 	size_t k;
 
-	for (k = 0; k < task->nstack; k++) {
+	for (k = 0; k < task->nstack && !own; k++) {
 		const struct py_gen *g = py_task_gen(a, task, k);
 
 		if (!g || !g->has_frame || !g->frame.code)
 			continue;
-		strbuf_addstr(sb, " at ");
-		add_frame_place(sb, &g->frame);
+		if (!inner)
+			inner = g;
+		if (py_is_user_file(g->frame.code->filename, NULL))
+			own = g;
+	}
+	if (!inner)
 		return;
+	strbuf_addstr(sb, " at ");
+	add_frame_place(sb, &(own ? own : inner)->frame);
+	if (own && own != inner) {
+		strbuf_addstr(sb, " (innermost ");
+		add_frame_place(sb, &inner->frame);
+		strbuf_addch(sb, ')');
 	}
 }
 
@@ -664,6 +684,7 @@ static void summarize_tasks(struct run_summary *s, int pid,
 	strbuf_init(&sb);
 	for (i = 0; i < a->ncycles; i++) {
 		size_t len = a->cycle_len[i];
+		int addr = py_async_cycle_names_clash(a, i);
 
 		if (!len)
 			continue;
@@ -671,7 +692,7 @@ static void summarize_tasks(struct run_summary *s, int pid,
 		for (k = 0; k <= len; k++) {
 			if (k)
 				strbuf_addstr(&sb, " -> ");
-			add_task_name(&sb, a, a->cycles[i][k % len]);
+			add_task_name(&sb, a, a->cycles[i][k % len], addr);
 		}
 		cause = add_cause(s, RUN_CAUSE_AWAIT_CYCLE, pid, &sb);
 		for (k = 0; k < len; k++) {
@@ -680,7 +701,9 @@ static void summarize_tasks(struct run_summary *s, int pid,
 
 			if (!task)
 				continue;
-			run_add_task_place(&sb, a, task);
+			strbuf_addstr(&sb, "task ");
+			add_task_name(&sb, a, task->addr, addr);
+			run_add_task_where(&sb, a, task);
 			add_detail(cause, &sb);
 		}
 	}

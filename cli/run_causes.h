@@ -126,9 +126,11 @@ void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
  * another task (a gather's, a TaskGroup's, a nursery's parent). */
 struct addrmap;
 void run_tasks_awaiting(const struct py_async *a, struct addrmap *out);
-/* "task NAME at FILE:LINE in QUALNAME": where its innermost coroutine
- * with a frame is suspended; run_add_task_where() adds only " at ..."
- * (nothing when no coroutine of it has a frame). */
+/* "task NAME at FILE:LINE in QUALNAME": where its own code's innermost
+ * coroutine with a frame is suspended, followed by " (innermost FILE:
+ * LINE in QUALNAME)" when a library's coroutine is further in;
+ * run_add_task_where() adds only " at ..." (nothing when no coroutine
+ * of it has a frame). */
 void run_add_task_place(struct strbuf *sb, const struct py_async *a,
 			const struct py_task *task);
 void run_add_task_where(struct strbuf *sb, const struct py_async *a,

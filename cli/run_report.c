@@ -82,21 +82,23 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 	free(names);
 }
 
-/* Distinct kinds of thread idle by design named on the line about them:
- * cli/thread_idle.c has fewer. */
+/* Distinct kinds of idle by design named on the line about them:
+ * cli/thread_idle.c and cli/sched_idle.c have fewer. */
 #define IDLE_KINDS 8
 
-/* A process's threads idle by design (cli/thread_idle.h), which its list
- * of what is stuck leaves to one line of their own. */
-struct idle_threads {
+/* A process's threads idle by design (cli/thread_idle.h) and its
+ * schedulers' own tasks and generators (cli/sched_idle.h), which its
+ * list of what is stuck leaves to one line of their own. */
+struct idle_items {
 	const struct collection *c;
 	struct addrmap by_tid;    /* kernel tid -> thread index + 1 */
 	size_t n;                 /* left out */
+	size_t nthreads;          /* of them threads */
 	const char *kinds[IDLE_KINDS];
 	size_t count[IDLE_KINDS], nkinds;
 };
 
-static void idle_threads_init(struct idle_threads *w,
+static void idle_items_init(struct idle_items *w,
 			      const struct collection *c)
 {
 	size_t i;
@@ -111,21 +113,22 @@ static void idle_threads_init(struct idle_threads *w,
 				    (void *)(uintptr_t)(i + 1));
 }
 
-/* What item it is, if a thread idle by design (cli/thread_idle.h); NULL
- * otherwise. */
-static const char *idle_reason(const struct idle_threads *w,
+/* What item it is, if idle by design: a thread as the dump found it
+ * (cli/thread_idle.h), a task or generator as the last sample did
+ * (cli/sched_idle.h); NULL otherwise. */
+static const char *idle_reason(const struct idle_items *w,
 			       const struct watch_item *it)
 {
 	uintptr_t i;
 
 	if (it->kind != WATCH_THREAD)
-		return NULL;
+		return it->gone ? NULL : it->idle;
 	i = (uintptr_t)addrmap_get(&w->by_tid, it->id, NULL);
 	return i ? thread_idle_by_design(&w->c->snap.threads[i - 1]) : NULL;
 }
 
 /* Is item it a thread idle by design?  Counted if so. */
-static int idle_thread(struct idle_threads *w, const struct watch_item *it)
+static int idle_item(struct idle_items *w, const struct watch_item *it)
 {
 	const char *what = idle_reason(w, it);
 	size_t k;
@@ -133,7 +136,8 @@ static int idle_thread(struct idle_threads *w, const struct watch_item *it)
 	if (!what)
 		return 0;
 	w->n++;
-	for (k = 0; k < w->nkinds && w->kinds[k] != what; k++)
+	w->nthreads += it->kind == WATCH_THREAD;
+	for (k = 0; k < w->nkinds && strcmp(w->kinds[k], what); k++)
 		;
 	if (k == w->nkinds && k < IDLE_KINDS)
 		w->kinds[w->nkinds++] = what;
@@ -143,22 +147,27 @@ static int idle_thread(struct idle_threads *w, const struct watch_item *it)
 }
 
 /* "3 threads idle by design, not listed: a multiprocessing pool's
- * handler thread (3)"; 0 when there are none. */
-static int idle_threads_line(const struct idle_threads *w, struct strbuf *sb)
+ * handler thread (3)"; "3 idle by design, not listed: trio's system task
+ * (2), trio's run loop (1)" when not all are threads; 0 when there are
+ * none. */
+static int idle_items_line(const struct idle_items *w, struct strbuf *sb)
 {
 	size_t k;
 
 	if (!w->n)
 		return 0;
-	strbuf_addf(sb, "%zu thread%s idle by design, not listed: ", w->n,
-		    w->n == 1 ? "" : "s");
+	if (w->nthreads == w->n)
+		strbuf_addf(sb, "%zu thread%s idle by design, not listed: ",
+			    w->n, w->n == 1 ? "" : "s");
+	else
+		strbuf_addf(sb, "%zu idle by design, not listed: ", w->n);
 	for (k = 0; k < w->nkinds; k++)
 		strbuf_addf(sb, "%s%s (%zu)", k ? ", " : "", w->kinds[k],
 			    w->count[k]);
 	return 1;
 }
 
-static void idle_threads_release(struct idle_threads *w)
+static void idle_items_release(struct idle_items *w)
 {
 	addrmap_release(&w->by_tid);
 }
@@ -179,12 +188,12 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 	size_t *items = xcalloc(t->nitems, sizeof(*items));
 	char **keys = xcalloc(t->nitems, sizeof(*keys));
 	size_t k, nkeys = 0, left = 0, lines;
-	struct idle_threads idle;
+	struct idle_items idle;
 	struct alike_lines g;
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	idle_threads_init(&idle, c);
+	idle_items_init(&idle, c);
 	watch_sorted(t, order);
 	for (k = 0; k < t->nitems; k++) {
 		const struct watch_item *it = &t->items[order[k]];
@@ -199,7 +208,7 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		alike_lines_key_str(&sb, it->label);
 		if (watch_by_address(it))
 			alike_lines_key_str(&sb, it->name);
-		if (run_seen_what(&sb, t, it) && !idle_thread(&idle, it)) {
+		if (run_seen_what(&sb, t, it) && !idle_item(&idle, it)) {
 			items[nkeys] = order[k];
 			keys[nkeys++] = xstrdup(sb.buf);
 		}
@@ -222,11 +231,11 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		strbuf_reset(&sb);
 	}
 	lines = g.ngroups;
-	if (idle_threads_line(&idle, &sb)) {
+	if (idle_items_line(&idle, &sb)) {
 		line(out, pid, sb.buf);
 		lines++;
 	}
-	idle_threads_release(&idle);
+	idle_items_release(&idle);
 	alike_lines_release(&g);
 	free(items);
 	free(order);
@@ -419,9 +428,9 @@ static void json_seen_item(struct json *j, const struct watch_tracker *t,
 	if (it->kind == WATCH_THREAD) {
 		json_key(j, "busy");
 		json_double(j, watch_busy(it));
-		json_key(j, "idle");
-		json_string(j, idle);
 	}
+	json_key(j, "idle");
+	json_string(j, idle);
 	json_key(j, "watched_s");
 	json_double(j, it->last_seen - it->first_seen);
 	watch_json_place(j, "where", it->where_file, it->where_line,
@@ -438,7 +447,7 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 			  const struct watch_tracker *t,
 			  const struct collection *c)
 {
-	struct idle_threads idle;
+	struct idle_items idle;
 	int kind;
 	size_t k, *order;
 
@@ -450,7 +459,7 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 	json_double(j, smp->interval_ms / 1000);
 	json_key(j, "samples");
 	json_uint(j, t->samples);
-	idle_threads_init(&idle, c);
+	idle_items_init(&idle, c);
 	order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
 	watch_sorted(t, order);
 	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
@@ -465,7 +474,7 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 		}
 		json_end_array(j);
 	}
-	idle_threads_release(&idle);
+	idle_items_release(&idle);
 	free(order);
 	json_end_object(j);
 }

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/report_graph.h"
+#include "cli/sched_idle.h"
 #include "cli/thread_idle.h"
 #include "common/hash.h"
 #include "common/le.h"
@@ -214,24 +215,75 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 /*
  * A task parked in asyncio.sleep(d) awaits a new future after every d
  * seconds, and the allocator often hands the new future the old one's
- * address, so its fingerprint may not change.  When d is shorter than
- * the time since the previous sample and the loop's thread ran, it has
- * woken up in between.
+ * address, so its fingerprint may not change.  So does a heartbeat's
+ * asyncio.wait_for(event.wait(), d), which returns within d whether
+ * the event was set or not (before 3.12 it awaits a new future of its
+ * own too).  When d is shorter than the time since it was last seen
+ * moving, it has woken up in between if its loop's thread ran since the
+ * previous sample, or waits in the loop's selector now: a loop waits
+ * there no longer than until its next timer, so a timer older than that
+ * has fired.  (The samples cannot tell a single wake in a window from
+ * the one their stop causes, cli/watch_cpu.c; run samples every ~0.2 s,
+ * and a quarter-second heartbeat was called stuck.)
  */
+static const struct {
+	const char *function, *local;
+} timed_waits[] = {
+	{ "sleep", "delay" },
+	{ "wait_for", "timeout" },
+};
+
+/* The local of inner's that bounds its wait, or NULL. */
+static const char *timed_wait_local(const struct py_gen *inner)
+{
+	size_t i;
+
+	if (!inner->has_frame || !inner->code || !inner->code->qualname ||
+	    !inner->code->filename ||
+	    !cs_ends_with(inner->code->filename, "asyncio/tasks.py"))
+		return NULL;
+	for (i = 0; i < sizeof(timed_waits) / sizeof(timed_waits[0]); i++)
+		if (!strcmp(inner->code->qualname, timed_waits[i].function))
+			return timed_waits[i].local;
+	return NULL;
+}
+
+/* Is thread tid in asyncio's wait for events (a selector's select()
+ * called from the loop's _run_once())? */
+static int waits_in_selector(const struct sample *s, int tid)
+{
+	const struct py_thread *th = NULL;
+	const struct py_code *code;
+	size_t i;
+
+	for (i = 0; tid > 0 && i < s->c->snap.nthreads; i++)
+		if (s->c->snap.threads[i].tid == tid)
+			th = &s->c->snap.threads[i];
+	if (!th || th->nframes < 2)
+		return 0;
+	code = th->frames[0].code;
+	if (!code || !code->filename || !code->name ||
+	    !cs_ends_with(code->filename, "/selectors.py") ||
+	    strcmp(code->name, "select"))
+		return 0;
+	code = th->frames[1].code;
+	return code && code->filename && code->name &&
+	       cs_ends_with(code->filename, "asyncio/base_events.py") &&
+	       !strcmp(code->name, "_run_once");
+}
+
 static int short_sleep_woke(const struct watch_tracker *t,
 			    const struct sample *s, const struct py_task *task,
 			    const struct py_gen *inner)
 {
 	const struct watch_item *it = watch_find(t, WATCH_TASK, task->addr);
+	const char *local = timed_wait_local(inner);
 	struct py_frame f;
 	double delay = -1;
 	size_t i;
 
-	if (!it || it->gone || !inner->has_frame || !inner->code ||
-	    !inner->code->qualname || !inner->code->filename ||
-	    strcmp(inner->code->qualname, "sleep") ||
-	    !cs_ends_with(inner->code->filename, "asyncio/tasks.py") ||
-	    !thread_ran(s, task->tid))
+	if (!it || it->gone || !local ||
+	    !(thread_ran(s, task->tid) || waits_in_selector(s, task->tid)))
 		return 0;
 	if (frame_with_locals(s->c, inner->frame.addr, &f)) {
 		for (i = 0; i < f.nlocals; i++) {
@@ -239,7 +291,7 @@ static int short_sleep_woke(const struct watch_tracker *t,
 			double d;
 
 			if (!f.locals[i].name || !f.locals[i].repr ||
-			    strcmp(f.locals[i].name, "delay"))
+			    strcmp(f.locals[i].name, local))
 				continue;
 			d = strtod(f.locals[i].repr, &end);
 			if (end != f.locals[i].repr && *end == '\0' && d >= 0)
@@ -247,7 +299,7 @@ static int short_sleep_woke(const struct watch_tracker *t,
 		}
 		frame_locals_free(&f);
 	}
-	return delay >= 0 && delay < t->now - it->last_seen;
+	return delay >= 0 && delay < t->now - it->last_progress;
 }
 
 static void task_waits_on(struct strbuf *sb, const struct py_async *a,
@@ -399,6 +451,7 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 	o.waits_on = waits.len ? waits.buf : NULL;
 	o.woke = woke ||
 		 (inner && task->waiter && short_sleep_woke(t, s, task, inner));
+	o.idle = task_idle_by_design(a, task);
 	watch_observe(t, &o);
 	strbuf_release(&waits);
 }
@@ -458,6 +511,7 @@ static void observe_generator(struct watch_tracker *t, const struct sample *s,
 		gen_place(g, &o.where);
 	}
 	o.woke = g->state == PY_GEN_RUNNING;
+	o.idle = gen_idle_by_design(g);
 	strbuf_init(&waits);
 	gen_waits_on(&waits, a, g);
 	o.waits_on = waits.len ? waits.buf : NULL;

@@ -95,9 +95,10 @@ struct watch_obs {
 	 * when not read. */
 	const char *blocked_in;
 	const char *native_function;
-	/* Threads: what it is when, at this sample, it waits for work by
-	 * design ("an executor's worker thread", cli/thread_idle.h); NULL
-	 * when not. */
+	/* What it is when, at this sample, it waits by design: a thread
+	 * for work ("an executor's worker thread", cli/thread_idle.h), a
+	 * scheduler's own task or generator ("trio's system task",
+	 * cli/sched_idle.h); NULL when not. */
 	const char *idle;
 	/* At the first sample (read before any stop of ours,
 	 * attach/offcpu.h): how long a thread had been off its CPU, or for

@@ -130,5 +130,10 @@ const struct py_task *py_async_task(const struct py_async *a, uint64_t addr);
  * loop's), or NULL. */
 const struct py_task *py_async_running_task(const struct py_async *a,
 					    int tid);
+/* Do two tasks of await cycle i share a name (or have none)?  Then a
+ * report names them with their addresses too: before 3.8 a task's name
+ * is its coroutine's, and "await_task -> await_task" said nothing.
+ * (Long cycles are taken to.) */
+int py_async_cycle_names_clash(const struct py_async *a, size_t i);
 
 #endif

@@ -219,6 +219,16 @@ def interpreter(ident):
     return None
 
 
+def interpreter_or_skip(ident):
+    """The interpreter with this id, or a skip saying why there is none
+    (for tests that name their own interpreters)."""
+    interp = None if left_out(ident) else interpreter(ident)
+    if interp is None:
+        pytest.skip("interpreter %s is not installed here, or "
+                    "COROSCOPE_TEST_PYTHONS left it out" % ident)
+    return interp
+
+
 def interpreters_importing(idents, module):
     """Those of the interpreters idents that COROSCOPE_TEST_PYTHONS leaves
     in and that can import module (a framework from Debian's packages or

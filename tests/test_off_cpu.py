@@ -15,8 +15,9 @@ import time
 
 import pytest
 
-from conftest import (control_interpreter, interpreter, interpreters_importing,
-                      left_out, run_coroscope, target_script, task_ids)
+from conftest import (control_interpreter, interpreter_or_skip,
+                      interpreters_importing, run_coroscope, target_script,
+                      task_ids)
 
 BLOCKED_FOR = 1.5        # seconds the thread is blocked before the dump
 SHORT_SHARE = 0.9        # the most stolen and interrupt time may take
@@ -134,10 +135,7 @@ def test_watch_counts_the_quiet_before_it_for_tasks(keeper, ident):
     since then, like its threads, so stuck after a 1 s watch whose
     threshold is 2 s.  (Before, only threads were: the tasks of a
     service hung for minutes were "active" for the watch's first 2 s.)"""
-    interp = interpreter(ident)
-    if interp is None or left_out(ident):
-        pytest.skip("interpreter %s is not installed here, or "
-                    "COROSCOPE_TEST_PYTHONS left it out" % ident)
+    interp = interpreter_or_skip(ident)
     target = keeper.start_target(interp, "run_stuck_task.py")
     since = quiet_for(target.pid, 2.5)
     before = time.monotonic()

@@ -21,9 +21,9 @@ import pytest
 
 from conftest import (COROSCOPE, SANITIZED, TIME_SCALE,
                       assert_no_sanitizer_report, control_interpreter,
-                      coroscope_env, interpreter, interpreters_importing,
-                      left_out, marker_line, proc_status, target_script,
-                      wait_until)
+                      coroscope_env, interpreter, interpreter_or_skip,
+                      interpreters_importing, marker_line, proc_status,
+                      target_script, wait_until)
 
 TIMEOUT = "2"            # the wrapped command's --timeout
 TIMEOUT_TEXT = "2s"
@@ -294,6 +294,40 @@ def test_cycle_tasks_named(cycle):
     report = read_json(cycle.report_file, "--report file")
     assert report["causes"][0]["kind"] == "await_cycle"
     assert report["causes"][0]["pid"] == pids["pid"]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12"))
+def test_cycle_of_twins_named_apart(ident, work):
+    """Two tasks with one name awaiting each other (3.6: both named after
+    their coroutine): the cycle names each with its address, in run's
+    cause and its details, the dump's await cycle and its wait-for
+    graph.  Before, "await cycle: twin -> twin -> twin".  The tasks tree
+    draws the main task, a root that is not last, with "|-"."""
+    py = interpreter_or_skip(ident)
+    script = target_script("twin_cycle.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "3", "--", py.path, script, ready])
+    assert res.returncode == 124, res
+    info = read_json(ready, "ready file")
+    a, b = ("0x%x" % i for i in info["twins"])
+    causes = likely_causes(res.stderr)
+    line = marker_line(script, "twin-awaits")
+    assert causes[0] in (
+        "  process %d: await cycle: twin %s -> twin %s -> twin %s"
+        % (info["pid"], x, y, x) for x, y in ((a, b), (b, a))), causes
+    for addr in (a, b):
+        want = "task twin %s at %s:%d in twin" % (addr, script, line)
+        assert any(c.strip() == want for c in causes[1:3]), (want, causes)
+    out = res.stdout + res.stderr
+    assert any(l in ("await cycle: twin %s -> twin %s -> twin %s"
+                     % (x, y, x)) for l in out.splitlines()
+               for x, y in ((a, b), (b, a))), out
+    assert any(l.strip() == "task 'twin' %s -> task 'twin' %s -> "
+               "task 'twin' %s" % (x, y, x) for l in out.splitlines()
+               for x, y in ((a, b), (b, a))), out
+    roots = [l for l in out.splitlines() if re.match(r"^[|`]- \(T\) ", l)]
+    assert len(roots) == 2 and roots[0].startswith("|- (T) ") and \
+        roots[1].startswith("`- (T) twin "), roots
 
 
 # ---------------------------------------------------------------------------
@@ -750,6 +784,36 @@ def test_task_on_event_is_stuck_the_whole_window(sampled):
     assert "**Stuck or busy**" in md and "parked" in md, md
 
 
+@pytest.mark.parametrize("ident,how", (("3.6", "wait_for"),
+                                       ("3.11-debian", "wait_for"),
+                                       ("3.14", "wait_for"),
+                                       ("3.12", "sleep")))
+def test_heartbeat_is_not_stuck(ident, how, work):
+    """A task beating every 0.3 s on a bounded wait, its loop's thread
+    otherwise idle: each sampling window sees at most one wake, which
+    the samples cannot tell from their own, and the task the same at
+    every sample.  It is not stuck: its wait's bound has passed while
+    the thread waits in its selector.  The task parked on an Event in
+    the same loop is."""
+    py = interpreter_or_skip(ident)
+    ready = work / "ready.json"
+    report = work / "report.json"
+    script = target_script("run_heartbeat.py")
+    res = coroscope_run(["--timeout", "4", "--sample-last", "2s",
+                         "--report", report, "--", py.path, script,
+                         ready, how])
+    assert res.returncode == 124, res
+    proc = process_of(read_json(report, "--report file"),
+                      read_json(ready, "ready file")["pid"])
+    tasks = {t["name"]: t for t in proc["sampling"]["tasks"]}
+    assert tasks["parked"]["state"] == "stuck", tasks
+    beat = tasks["heartbeat"]
+    assert beat["state"] != "stuck" and beat["stuck_for"] < 1, beat
+    assert beat["where"]["line"] == marker_line(script, "beat-" +
+                                                how.replace("_", "-")), beat
+    assert 'task "heartbeat"' not in res.stderr, res
+
+
 def test_task_sleeping_in_a_loop_is_not_stuck(sampled):
     napper = sampled_task(sampled, "napper")
     assert napper["state"] != "stuck", napper
@@ -847,21 +911,30 @@ def test_longest_chain_ranks_first(py, work):
 STUCK_TIMEOUT = "3"
 
 
-@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
-def test_stuck_task_leads_the_causes(py, work):
-    ready = str(work / "ready")
-    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--", py.path,
-                         target_script("run_stuck_task.py"), ready])
+def run_stuck_task(py, work, *args):
+    """run_stuck_task.py ARGS under `coroscope run` until its timeout:
+    the script, and the likely causes with the lines of those naming a
+    stuck task."""
+    script = target_script("run_stuck_task.py")
+    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--", py.path, script,
+                         str(work / "ready")] + list(args))
     assert res.returncode == 124, res
     causes = likely_causes(res.stderr)
-    stuck = [c for c in causes if "stuck task:" in c]
-    assert stuck, res.stderr
+    stuck = [i for i, c in enumerate(causes) if "stuck task:" in c]
+    assert stuck, res.stderr[:4000]
+    return script, causes, stuck
+
+
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_stuck_task_leads_the_causes(py, work):
+    script, causes, at = run_stuck_task(py, work)
+    stuck = [causes[i] for i in at]
     # the leaf ranked first, blocking its parent and main() (the task
     # run_until_complete made) behind it; the sleeper not at all
     assert "stuck_leaf waits on Future" in stuck[0], causes
     assert "blocking 2 other tasks" in stuck[0], causes
     assert not any("napper" in c for c in stuck), causes
-    line = marker_line(target_script("run_stuck_task.py"), "stuck-leaf")
+    line = marker_line(script, "stuck-leaf")
     assert any("run_stuck_task.py:%d" % line in c for c in causes), causes
 
 
@@ -870,14 +943,9 @@ def test_stuck_task_after_those_the_graph_explains(py, work):
     """Three tasks waiting on asyncio.Events rank before the leaf (each
     holds up more tasks): the graph explains them, so they take none of
     the three "stuck task" places, and the leaf still has its cause."""
-    ready = str(work / "ready")
-    script = target_script("run_stuck_task.py")
-    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--", py.path, script,
-                         ready, "3"])
-    assert res.returncode == 124, res
-    causes = likely_causes(res.stderr)
-    stuck = [c for c in causes if "stuck task:" in c]
-    assert len(stuck) == 1, (causes, res.stderr[:4000])
+    script, causes, at = run_stuck_task(py, work, "3")
+    stuck = [causes[i] for i in at]
+    assert len(stuck) == 1, causes
     assert "stuck_leaf waits on Future" in stuck[0], causes
     assert not any("more stuck task" in c for c in causes), causes
     events = [c for c in causes if "waiting on asyncio.Event" in c]
@@ -893,17 +961,29 @@ def test_stuck_task_on_a_gather(py, work):
     """A task awaiting asyncio.gather() of a future nothing sets: the
     graph records the wait but names no cause for a gather, so the task
     keeps its "stuck task" cause."""
-    ready = str(work / "ready")
-    script = target_script("run_stuck_task.py")
-    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--", py.path, script,
-                         ready, "0", "gather"])
-    assert res.returncode == 124, res
-    causes = likely_causes(res.stderr)
-    stuck = [c for c in causes if "stuck task:" in c]
-    assert len(stuck) == 1, (causes, res.stderr[:4000])
+    script, causes, at = run_stuck_task(py, work, "0", "gather")
+    stuck = [causes[i] for i in at]
+    assert len(stuck) == 1, causes
     assert "stuck_leaf waits on _GatheringFuture" in stuck[0], causes
     line = marker_line(script, "stuck-gather")
     assert any("run_stuck_task.py:%d" % line in c for c in causes), causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
+def test_stuck_task_at_its_own_line(ident, work):
+    """A task parked in a library's coroutine (asyncio's streams.py,
+    under `await reader.read()`): its cause gives the program's own line
+    first, the library's innermost after it, as the sampled lines do.
+    Before, only the library's line (streams.py:522)."""
+    py = interpreter_or_skip(ident)
+    script, causes, at = run_stuck_task(py, work, "0", "read")
+    stuck = [i for i in at if "stuck_leaf" in causes[i]]
+    assert len(stuck) == 1 and stuck[0] + 1 < len(causes), causes
+    line = marker_line(script, "stuck-read")
+    assert re.match(r"^ +task stuck_leaf at \S*run_stuck_task\.py:%d in "
+                    r"stuck_leaf \(innermost \S*/asyncio/streams\.py:\d+ "
+                    r"in \S*_wait_for_data\)$" % line,
+                    causes[stuck[0] + 1]), causes
 
 
 @pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
@@ -1157,6 +1237,39 @@ def test_alike_tasks_of_two_frameworks_apart(py, work):
             where.endswith(place), causes
 
 
+@pytest.mark.skipif(not WITH_TRIO, reason="no interpreter here has trio "
+                    "(3.11-debian, 3.11), or COROSCOPE_TEST_PYTHONS left "
+                    "them out")
+@pytest.mark.parametrize("py", WITH_TRIO, ids=[i.id for i in WITH_TRIO])
+def test_trio_machinery_idle(py, work):
+    """trio's init task, the task running run_sync_soon() callbacks and
+    the generator of trio's run loop are parked in every trio program:
+    counted on the idle line, not listed as stuck beside the program's
+    tasks (before, three "stuck" lines in every run of a trio program).
+    The report's sampled tasks say what they are; the program's own
+    parked tasks are still stuck."""
+    script = target_script("alike_mixed.py")
+    ready = work / "ready.json"
+    report = work / "report.json"
+    res = coroscope_run(["--timeout", "4", "--report", report, "--",
+                         py.path, script, ready, "4"])
+    info = read_json(ready, "ready file")
+    assert res.returncode == 124, res
+    seen = seen_lines(res.stderr, info["pid"])
+    assert not any("<init>" in l or "run_sync_soon" in l or
+                   "unrolled_run" in l for l in seen), seen
+    assert "3 idle by design, not listed: trio's system task (2), " \
+        "trio's run loop (1)" in seen, seen
+    proc = process_of(read_json(report, "--report file"), info["pid"])
+    tasks = proc["sampling"]["tasks"]
+    system = [t for t in tasks if t["idle"] == "trio's system task"]
+    assert sorted(t["name"] for t in system) == [
+        "<TrioToken.run_sync_soon task>", "<init>"], tasks
+    own = [t for t in tasks if t["name"] in info["trio"]]
+    assert len(own) == 4 and all(t["state"] == "stuck" and
+                                 t["idle"] is None for t in own), own
+
+
 @pytest.mark.parametrize("py", SAMPLED, ids=[i.id for i in SAMPLED])
 def test_alike_tasks_one_line(py, work):
     """alike_target.py parks 4 tasks at each of two lines of one
@@ -1211,10 +1324,7 @@ def test_blocked_loop_leads_the_causes(ident, work):
     are parked through no fault of theirs.  The first cause names the
     thread, the task and its line; before, the consumer's queue was the
     only cause."""
-    py = interpreter(ident)
-    if py is None or left_out(ident):
-        pytest.skip("interpreter %s is not installed here, or "
-                    "COROSCOPE_TEST_PYTHONS left it out" % ident)
+    py = interpreter_or_skip(ident)
     ready = str(work / "ready")
     script = target_script("run_blocked_loop.py")
     res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--report",

@@ -1,24 +1,32 @@
 """A `coroscope run` target: a task parked on a future nothing will set,
 with a parent task awaiting it, and a sleeper that will wake on its own.
 
-Usage: run_stuck_task.py READY_FILE [EVENTS [gather]]
+Usage: run_stuck_task.py READY_FILE [EVENTS [gather|read]]
 
 With EVENTS, as many more tasks each wait on an asyncio.Event of their
 own, the k-th awaited by k + 2 parents: each holds up more tasks than the
 leaf, so they rank before it, but the wait-for graph explains them.
 With gather, the leaf awaits asyncio.gather() of its future instead: a
-wait the graph records but does not explain.
+wait the graph records but does not explain.  With read, it awaits a
+read from a stream whose other end never writes: parked in asyncio's
+streams.py, below its own line.
 
 Runs on 3.6+; writes READY_FILE once everything is parked.
 """
 import asyncio
 import os
+import socket
 import sys
 
 
-async def stuck_leaf(never, gather):
-    if gather:
+async def stuck_leaf(never, how):
+    if how == "gather":
         await asyncio.gather(never)  # MARK: stuck-gather
+    elif how == "read":
+        mine, theirs = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=mine)
+        await reader.read(100)  # MARK: stuck-read
+        theirs.close()
     else:
         await never  # MARK: stuck-leaf
 
@@ -35,10 +43,10 @@ async def napper():
     await asyncio.sleep(3600)
 
 
-async def main(ready, events, gather):
+async def main(ready, events, how):
     loop = asyncio.get_event_loop()
     never = loop.create_future()
-    leaf = asyncio.ensure_future(stuck_leaf(never, gather))
+    leaf = asyncio.ensure_future(stuck_leaf(never, how))
     parent = asyncio.ensure_future(stuck_parent(leaf))
     for k in range(events):
         waiter = asyncio.ensure_future(on_event(asyncio.Event()))
@@ -61,4 +69,4 @@ loop = asyncio.new_event_loop()
 asyncio.set_event_loop(loop)
 loop.run_until_complete(
     main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0,
-         sys.argv[3:4] == ["gather"]))
+         sys.argv[3] if len(sys.argv) > 3 else None))

@@ -1,0 +1,42 @@
+#include "cli/sched_idle.h"
+
+#include <string.h>
+
+#include "common/util.h"
+#include "common/banned.h"
+
+/* The generator's qualname (gi_qualname, also before 3.11, where a
+ * code object has only its co_name), in file? */
+static int gen_is(const struct py_gen *g, const char *file,
+		  const char *qualname)
+{
+	const char *name = g->qualname ? g->qualname :
+			   g->code ? g->code->qualname : NULL;
+
+	return name && g->code && g->code->filename &&
+	       !strcmp(name, qualname) &&
+	       cs_ends_with(g->code->filename, file);
+}
+
+const char *task_idle_by_design(const struct py_async *a,
+				const struct py_task *t)
+{
+	const struct py_gen *outer;
+
+	/* A trio task's own coroutine is the outermost of its chain: a
+	 * program's task that calls into trio's core is not one of these. */
+	if (!t->framework || strcmp(t->framework, "trio") || !t->nstack)
+		return NULL;
+	outer = py_task_gen(a, t, t->nstack - 1);
+	if (outer && (gen_is(outer, "/trio/_core/_run.py", "Runner.init") ||
+		      gen_is(outer, "/trio/_core/_entry_queue.py",
+			     "EntryQueue.task")))
+		return "trio's system task";
+	return NULL;
+}
+
+const char *gen_idle_by_design(const struct py_gen *g)
+{
+	return gen_is(g, "/trio/_core/_run.py", "unrolled_run") ?
+	       "trio's run loop" : NULL;
+}

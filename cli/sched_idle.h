@@ -1,0 +1,22 @@
+/*
+ * A scheduler's own machinery that waits by design, beside the program's
+ * tasks: trio's system tasks (its init task, parked until the main task
+ * ends; the task that runs run_sync_soon() callbacks, parked on its
+ * wakeup socket) and the generator of trio's run loop, suspended while
+ * its thread waits for I/O.  Samples see them make no progress in every
+ * trio program, like a stuck task: `watch` calls them idle, not stuck
+ * (cli/watch_sample.c), and `run` counts them apart with the threads
+ * idle by design (cli/thread_idle.h, cli/run_report.c).
+ */
+#ifndef COROSCOPE_CLI_SCHED_IDLE_H
+#define COROSCOPE_CLI_SCHED_IDLE_H
+
+#include "readers/tasks.h"
+
+/* What task t is ("trio's system task") when it is one; else NULL. */
+const char *task_idle_by_design(const struct py_async *a,
+				const struct py_task *t);
+/* The same for a generator no task owns ("trio's run loop"). */
+const char *gen_idle_by_design(const struct py_gen *g);
+
+#endif
