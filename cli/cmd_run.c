@@ -45,6 +45,7 @@
 #include "cli/escape.h"
 #include "cli/run_causes.h"
 #include "cli/run_graph.h"
+#include "cli/run_pool.h"
 #include "cli/run_probe.h"
 #include "cli/run_report.h"
 #include "cli/run_sample.h"
@@ -239,6 +240,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 	for (i = 0; i < n; i++) {
 		const struct collection *c = &procs[i].c;
 		const struct watch_tracker *t;
+		struct run_pool_job *jobs;
 		struct addrmap explained;
 
 		if (!procs[i].dumped)
@@ -253,11 +255,16 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		run_summarize_graph(sum, c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;
+		sum->njobs = run_pool_jobs(procs, n, c->pid, &jobs);
+		sum->jobs = jobs;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->facts = NULL;
+		free(jobs);
+		sum->jobs = NULL;
+		sum->njobs = 0;
 		addrmap_release(&explained);
 		run_probe_release(facts, c->snap.nthreads);
 	}

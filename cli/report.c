@@ -666,6 +666,8 @@ static void json_async(struct json *j, const struct py_async *a, int locals,
 		json_end_array(j);
 	}
 	json_end_array(j);
+	json_key(j, "tasks_copied_at_fork");
+	json_bool(j, a->copied_at_fork);
 }
 
 /* "off_cpu_s": seconds since it last ran, 0 running or runnable, null

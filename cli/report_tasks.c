@@ -18,6 +18,7 @@
 #include "cli/term_cut.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
+#include "readers/task_cycles.h"
 #include "common/banned.h"
 
 #define TREE_MAX_INDENT 16
@@ -511,6 +512,10 @@ void report_text_async(FILE *out, const struct collection *c)
 	 * task_index), not looked up by address. */
 	t.shown = xcalloc(t.a->ntasks ? t.a->ntasks : 1, sizeof(*t.shown));
 	build_children(&t);
+	if (t.a->copied_at_fork)
+		fputs("\nThis process is a child multiprocessing forked: its "
+		      "tasks are copies of its parent's at the fork, which it "
+		      "never runs.\n", out);
 	if (t.a->ntasks)
 		print_loops(&t);
 	if (t.a->ncycles)

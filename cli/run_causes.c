@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "readers/usercode.h"
 #include "readers/waitgraph.h"
+#include "readers/task_cycles.h"
 #include "common/banned.h"
 
 void run_summary_init(struct run_summary *s)
@@ -717,8 +718,12 @@ void run_summarize(struct run_summary *s, int pid,
 {
 	struct run_snap rs = { snap, facts };
 
-	summarize_tasks(s, pid, a);
-	run_summarize_stuck_tasks(s, pid, &rs, a, t);
+	/* A forked child's tasks are its parent's, where their causes
+	 * are (and would be said twice); its own thread is its own. */
+	if (!a->copied_at_fork) {
+		summarize_tasks(s, pid, a);
+		run_summarize_stuck_tasks(s, pid, &rs, a, t);
+	}
 	summarize_threads(s, pid, snap, a, facts, t);
 }
 
@@ -740,10 +745,10 @@ void run_summary_sort(struct run_summary *s)
  * clock_nanosleep()": the worker thread node's wait leads to, through
  * the graph, where it is (its own code's innermost frame, else its
  * innermost) and the C call it is blocked in, when known. */
-void run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
-		    const struct py_snapshot *snap,
-		    const struct run_thread_facts *facts, long node,
-		    struct strbuf *sb)
+int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+		   const struct py_snapshot *snap,
+		   const struct run_thread_facts *facts, long node,
+		   struct strbuf *sb)
 {
 	const struct py_thread *th;
 	const struct py_frame *f;
@@ -752,7 +757,7 @@ void run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 
 	worker = node < 0 ? -1 : py_waitgraph_worker(g, (size_t)node);
 	if (worker < 0 || g->nodes[worker].index >= snap->nthreads)
-		return;
+		return 0;
 	i = g->nodes[worker].index;
 	th = &snap->threads[i];
 	strbuf_addstr(sb, "its job runs in ");
@@ -767,4 +772,5 @@ void run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 	if (facts && facts[i].native_call)
 		strbuf_addf(sb, ", in C: %s()", facts[i].native_call);
 	run_cause_detail(cause, sb);
+	return 1;
 }

@@ -45,6 +45,7 @@ struct run_cause {
 	size_t ndetails;
 };
 
+struct run_pool_job;
 struct run_summary {
 	struct run_cause *causes;
 	size_t n, alloc;
@@ -64,6 +65,11 @@ struct run_summary {
 	 * names the worker thread its wait leads to (an executor's job).
 	 * Set by the caller with explained. */
 	const struct py_waitgraph *graph;
+	/* The process's children that run a process pool's job (cli/
+	 * run_pool.h): a stuck task's wait that leads to no thread of the
+	 * process names them.  Set by the caller with explained. */
+	const struct run_pool_job *jobs;
+	size_t njobs;
 };
 
 /* What the kernel and the source files say of one thread of a snapshot. */
@@ -139,12 +145,12 @@ void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 /* A detail line naming the worker thread the wait of graph node `node`
  * (a task's; -1: none) leads to, where it is and (facts: NULL when not
  * known) the C call it is blocked in: "its job runs in thread 12 ...".
- * Nothing when the wait leads to no thread. */
+ * Nothing (0) when the wait leads to no thread; 1 when added. */
 struct py_waitgraph;
-void run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
-		    const struct py_snapshot *snap,
-		    const struct run_thread_facts *facts, long node,
-		    struct strbuf *sb);
+int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+		   const struct py_snapshot *snap,
+		   const struct run_thread_facts *facts, long node,
+		   struct strbuf *sb);
 
 /* Most likely first; causes of the same kind keep their order. */
 void run_summary_sort(struct run_summary *s);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/alike_lines.h"
+#include "cli/run_pool.h"
 #include "cli/run_seen.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
@@ -300,11 +301,14 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 	}
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);
 	add_place(cause, a, first->t, n, sb);
-	if (n == 1 && s->graph)
-		run_add_worker(cause, s->graph, rs->snap, rs->facts,
-			       py_waitgraph_node_of(s->graph, WG_TASK,
-						    (size_t)(first->t - a->tasks)),
-			       sb);
+	if (n == 1 && s->graph) {
+		long node = py_waitgraph_node_of(s->graph, WG_TASK,
+						 (size_t)(first->t - a->tasks));
+
+		if (!run_add_worker(cause, s->graph, rs->snap, rs->facts, node,
+				    sb))
+			(void)run_add_pool_job(cause, s, node, sb);
+	}
 	return cause;
 }
 

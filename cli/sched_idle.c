@@ -23,6 +23,8 @@ const char *task_idle_by_design(const struct py_async *a,
 {
 	const struct py_gen *outer;
 
+	if (a->copied_at_fork)
+		return "a copy of the parent's task, made by fork";
 	/* A trio task's own coroutine is the outermost of its chain: a
 	 * program's task that calls into trio's core is not one of these. */
 	if (!t->framework || strcmp(t->framework, "trio") || !t->nstack)

@@ -6,14 +6,17 @@
  * its thread waits for I/O.  Samples see them make no progress in every
  * trio program, like a stuck task: `watch` calls them idle, not stuck
  * (cli/watch_sample.c), and `run` counts them apart with the threads
- * idle by design (cli/thread_idle.h, cli/run_report.c).
+ * idle by design (cli/thread_idle.h, cli/run_report.c).  So are the
+ * tasks of a child multiprocessing forked, copies of its parent's that
+ * never run there (readers/tasks.h, copied_at_fork).
  */
 #ifndef COROSCOPE_CLI_SCHED_IDLE_H
 #define COROSCOPE_CLI_SCHED_IDLE_H
 
 #include "readers/tasks.h"
 
-/* What task t is ("trio's system task") when it is one; else NULL. */
+/* What task t is ("trio's system task", "a copy of the parent's task,
+ * made by fork") when it is one; else NULL. */
 const char *task_idle_by_design(const struct py_async *a,
 				const struct py_task *t);
 /* The same for a generator no task owns ("trio's run loop"). */

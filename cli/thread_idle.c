@@ -19,6 +19,7 @@ static const char *const mp_queues[] = {
 };
 static const char *const std_queue[] = { "/queue.py", NULL };
 static const char *const gevent_queue[] = { "/gevent/_threading.py", NULL };
+static const char *const std_threading[] = { "/threading.py", NULL };
 
 static const struct {
 	const char *file, *function, *what;
@@ -37,6 +38,14 @@ static const struct {
 	  "an executor's worker thread", std_queue, C_WAIT },
 	{ "/concurrent/futures/process.py", "_process_worker",
 	  "a process pool's worker", mp_queues, 0 },
+	/* (a thread of its own from 3.9, a function before) */
+	{ "/concurrent/futures/process.py", "run",
+	  "a process pool's manager thread", NULL, ANY },
+	{ "/concurrent/futures/process.py", "_queue_management_worker",
+	  "a process pool's manager thread", NULL, ANY },
+	/* idle in its Condition's wait, not in a send to a full pipe */
+	{ "/multiprocessing/queues.py", "_feed",
+	  "a multiprocessing queue's feeder thread", std_threading, 0 },
 	{ "/multiprocessing/resource_tracker.py", "main",
 	  "multiprocessing's resource tracker", NULL, ANY },
 	{ "/multiprocessing/forkserver.py", "main",

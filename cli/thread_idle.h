@@ -1,8 +1,9 @@
 /*
  * Threads that wait for work by design -- a multiprocessing pool's
- * workers and handler threads, an executor's idle workers,
- * multiprocessing's resource tracker and fork server, gevent's
- * threadpool's idle workers -- which samples
+ * workers and handler threads, an executor's idle workers, a process
+ * pool's manager thread, a multiprocessing queue's feeder thread with
+ * nothing to send, multiprocessing's resource tracker and fork server,
+ * gevent's threadpool's idle workers -- which samples
  * see make no progress like any stuck thread: `watch` calls them idle,
  * not stuck (cli/watch_sample.c), and `run` counts them apart, or they
  * would fill its short list of what is stuck (cli/run_report.c).

@@ -7,6 +7,7 @@
 #include "readers/dicts.h"
 #include "readers/objects.h"
 #include "readers/repr.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* How far into glibc's struct pthread the kernel tid may sit. */
@@ -671,4 +672,50 @@ void py_snapshot_release(struct py_snapshot *snap)
 	}
 	free(snap->threads);
 	memset(snap, 0, sizeof(*snap));
+}
+
+static int frame_is(const struct py_frame *f, const char *file,
+		    const char *name)
+{
+	return f->code && f->code->filename && f->code->name &&
+	       !strcmp(f->code->name, name) &&
+	       cs_ends_with(f->code->filename, file);
+}
+
+/* 1: thread t is the one the fork copied (its frames go through it),
+ * with no loop running inside it; -1: it runs a loop of this process;
+ * 0: neither. */
+static int fork_side(const struct py_thread *t)
+{
+	size_t i;
+
+	/* Innermost first: a loop inside the fork is the child's. */
+	for (i = 0; i < t->nframes; i++) {
+		if (frame_is(&t->frames[i], "asyncio/base_events.py",
+			     "run_forever"))
+			return -1;
+		if (i + 1 < t->nframes &&
+		    frame_is(&t->frames[i], "multiprocessing/process.py",
+			     "_bootstrap") &&
+		    frame_is(&t->frames[i + 1], "multiprocessing/popen_fork.py",
+			     "_launch"))
+			return 1;
+	}
+	return 0;
+}
+
+int py_snapshot_forked_child(const struct py_snapshot *snap)
+{
+	size_t i;
+	int forked = 0, side;
+
+	/* (threads the child started since have their own frames: one
+	 * running a loop makes the tasks possibly its own) */
+	for (i = 0; i < snap->nthreads; i++) {
+		side = fork_side(&snap->threads[i]);
+		if (side < 0)
+			return 0;
+		forked |= side;
+	}
+	return forked;
 }

@@ -88,6 +88,15 @@ struct py_stack_options {
 int py_snapshot_take(struct pyproc *py, const struct py_stack_options *opt,
 		     struct py_snapshot *snap, struct cs_err *err);
 void py_snapshot_release(struct py_snapshot *snap);
+/*
+ * Is the process a child that multiprocessing forked (the "fork" start
+ * method: a process pool's worker, a Process), running no event loop of
+ * its own?  Its one thread's frames go on from the parent's, through
+ * popen_fork.py's _launch() into process.py's _bootstrap(); a loop of
+ * the child's own would run inside that.  What the parent's tasks were
+ * at the fork is copied, and none will run here.
+ */
+int py_snapshot_forked_child(const struct py_snapshot *snap);
 
 /*
  * Decode the frame chain starting at `frame` (a PyFrameObject before

@@ -1,6 +1,7 @@
 #include "readers/task_cycles.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/strbuf.h"
 #include "readers/cycles.h"
@@ -61,4 +62,27 @@ void py_async_find_cycles(struct py_async *a)
 	free(first);
 	free(fill);
 	free(to);
+}
+
+/* Longer cycles are named with addresses without comparing names. */
+#define CYCLE_NAMES_COMPARED 64
+
+int py_async_cycle_names_clash(const struct py_async *a, size_t i)
+{
+	size_t len = i < a->ncycles ? a->cycle_len[i] : 0, k, m;
+	const struct py_task *tk, *tm;
+
+	if (len > CYCLE_NAMES_COMPARED)
+		return 1;
+	for (k = 0; k < len; k++) {
+		tk = py_async_task(a, a->cycles[i][k]);
+		if (!tk || !tk->name)
+			return 1;
+		for (m = k + 1; m < len; m++) {
+			tm = py_async_task(a, a->cycles[i][m]);
+			if (!tm || !tm->name || !strcmp(tk->name, tm->name))
+				return 1;
+		}
+	}
+	return 0;
 }

@@ -732,6 +732,8 @@ int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
 		build_stacks(&b);     /* each task's await chain */
 		link_awaiters(&b);    /* who awaits whom */
 		py_async_find_cycles(out);
+		out->copied_at_fork = out->ntasks &&
+				      py_snapshot_forked_child(snap);
 	}
 	builder_release(&b);
 	return ret;
@@ -749,33 +751,10 @@ const struct py_task *py_async_running_task(const struct py_async *a,
 {
 	size_t i;
 
-	for (i = 0; tid > 0 && i < a->ntasks; i++)
+	for (i = 0; tid > 0 && !a->copied_at_fork && i < a->ntasks; i++)
 		if (a->tasks[i].running && a->tasks[i].tid == tid)
 			return &a->tasks[i];
 	return NULL;
-}
-
-/* Longer cycles are named with addresses without comparing names. */
-#define CYCLE_NAMES_COMPARED 64
-
-int py_async_cycle_names_clash(const struct py_async *a, size_t i)
-{
-	size_t len = i < a->ncycles ? a->cycle_len[i] : 0, k, m;
-	const struct py_task *tk, *tm;
-
-	if (len > CYCLE_NAMES_COMPARED)
-		return 1;
-	for (k = 0; k < len; k++) {
-		tk = py_async_task(a, a->cycles[i][k]);
-		if (!tk || !tk->name)
-			return 1;
-		for (m = k + 1; m < len; m++) {
-			tm = py_async_task(a, a->cycles[i][m]);
-			if (!tm || !tm->name || !strcmp(tk->name, tm->name))
-				return 1;
-		}
-	}
-	return 0;
 }
 
 void py_async_release(struct py_async *a)

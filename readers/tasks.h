@@ -82,6 +82,13 @@ struct py_async {
 	struct py_waitable *waitables;
 	size_t nwaitables;
 	int waitables_cut;
+	/* 1: the process is a child multiprocessing forked (a process
+	 * pool's worker, a Process of the "fork" method) and runs no event
+	 * loop of its own: every task here is a copy of its parent's,
+	 * which it will never run (the child leaves through os._exit()).
+	 * Its thread's frames outside the fork are the parent's too; a
+	 * task of them "running" is the parent's task that forked. */
+	int copied_at_fork;
 };
 
 /* Coroutine k of task t's await chain (innermost first), or NULL when
@@ -127,13 +134,8 @@ const char *py_short_type_name(const char *tp_name);
 /* The task at addr, or NULL. */
 const struct py_task *py_async_task(const struct py_async *a, uint64_t addr);
 /* The task whose coroutine runs on thread tid now (a step of its
- * loop's), or NULL. */
+ * loop's), or NULL (always, in a child that copied_at_fork). */
 const struct py_task *py_async_running_task(const struct py_async *a,
 					    int tid);
-/* Do two tasks of await cycle i share a name (or have none)?  Then a
- * report names them with their addresses too: before 3.8 a task's name
- * is its coroutine's, and "await_task -> await_task" said nothing.
- * (Long cycles are taken to.) */
-int py_async_cycle_names_clash(const struct py_async *a, size_t i);
 
 #endif

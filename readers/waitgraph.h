@@ -136,6 +136,11 @@ size_t py_waitgraph_add_units(struct py_waitgraph *g, size_t nthreads,
  * to_thread) or through the concurrent futures it waits on (an
  * executor's job: run_in_executor, to_thread, wrap_future), or -1. */
 long py_waitgraph_worker(const struct py_waitgraph *g, size_t node);
+/* The concurrent future node `node` waits on directly, where no worker
+ * thread of the process runs its job (py_waitgraph_worker() finds none:
+ * a process pool's), or -1. */
+long py_waitgraph_cfuture_elsewhere(const struct py_waitgraph *g,
+				    size_t node);
 
 /* The drive of generator gen (a->gens index), or NULL. */
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,

@@ -47,7 +47,9 @@ int wg_is_prim_lib(const char *file)
 
 /*
  * Waits that are a server's normal rest: a listener's accept, uvicorn's
- * main loop and lifespan queue, a keep-alive connection's read.
+ * main loop and lifespan queue, a keep-alive connection's read; and a
+ * multiprocessing queue's feeder thread waiting for something to send
+ * (the Condition it waits on is its own queue's).
  */
 int wg_idle_frame(const struct py_frame *f)
 {
@@ -63,6 +65,9 @@ int wg_idle_frame(const struct py_frame *f)
 	const char *file = f->code->filename, *q = f->code->qualname;
 	size_t i;
 
+	if (f->code->name && !strcmp(f->code->name, "_feed") && file &&
+	    cs_ends_with(file, "/multiprocessing/queues.py"))
+		return 1;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (f->code->name && !strcmp(f->code->name, names[i]) &&
 		    file && (strstr(file, "/asyncio/") ||

@@ -228,6 +228,26 @@ long py_waitgraph_worker(const struct py_waitgraph *g, size_t node)
 	return -1;
 }
 
+long py_waitgraph_cfuture_elsewhere(const struct py_waitgraph *g,
+				    size_t node)
+{
+	const size_t *out;
+	size_t n, k;
+
+	if (py_waitgraph_worker(g, node) >= 0)
+		return -1;
+	out = py_waitgraph_out(g, node, &n);
+	for (k = 0; k < n; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
+		const struct wg_node *to = &g->nodes[e->to];
+
+		if (e->kind == WG_WAITS_FOR && to->kind == WG_OBJECT &&
+		    g->prims[to->index].kind == PY_PRIM_CFUTURE)
+			return (long)e->to;
+	}
+	return -1;
+}
+
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,
 					     size_t gen)
 {

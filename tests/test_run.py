@@ -330,6 +330,61 @@ def test_cycle_of_twins_named_apart(ident, work):
         roots[1].startswith("`- (T) twin "), roots
 
 
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
+def test_forked_worker_copies_no_tasks(ident, work):
+    """A process pool's worker that multiprocessing forked holds copies
+    of its parent's tasks, the one that forked it "running" on its
+    thread.  They are not its causes ("event loop blocked", "stuck
+    task"): they never run there.  The samples count them apart, with
+    the pool's idle manager and feeder threads; the worker's own thread
+    is listed at its job's line; the parent keeps its own causes, and
+    its task awaiting the job names the worker process and the job's
+    line."""
+    py = interpreter_or_skip(ident)
+    script = target_script("run_pool_fork.py")
+    ready = work / "ready.json"
+    report = work / "report.json"
+    res = coroscope_run(["--timeout", "4", "--report", report, "--",
+                         py.path, script, ready])
+    assert res.returncode == 124, res
+    info = read_json(ready, "ready file")
+    pid, worker = info["pid"], info["worker"]
+    causes = likely_causes(res.stderr)
+    heads = [c for c in causes if c.startswith("  process ")]
+    assert not any(c.startswith("  process %d: " % worker) for c in heads), \
+        causes
+    stuck = [i for i, c in enumerate(causes)
+             if c.startswith("  process %d: stuck task: " % pid)]
+    assert len(stuck) == 1, causes
+    # the parent's wait leads to the worker process and the job's line
+    job = "run_pool_fork.py:%d in job" % marker_line(script, "job-sleep")
+    assert re.match(r"^ +its job runs in process %d at \S*%s$"
+                    % (worker, re.escape(job)),
+                    causes[stuck[0] + 2]), causes
+    feeder = [c for c in heads if "threading.Condition" in c]
+    assert all(": idle: " in c for c in feeder), causes
+    seen = seen_lines(res.stderr, worker)
+    assert any(l.startswith('thread %d "MainThread" stuck' % worker) and
+               l.endswith(job) for l in seen), seen
+    assert not any(l.startswith("task ") for l in seen), seen
+    assert any("idle by design, not listed: a copy of the parent's task, "
+                "made by fork (2)" in l for l in seen), seen
+    doc = read_json(report, "--report file")
+    proc = process_of(doc, worker)
+    copies = proc["sampling"]["tasks"]
+    assert len(copies) == 2 and all(
+        t["idle"] == "a copy of the parent's task, made by fork"
+        for t in copies), copies
+    assert proc["tasks_copied_at_fork"] is True and len(proc["tasks"]) == 2
+    assert process_of(doc, pid)["tasks_copied_at_fork"] is False
+    assert "\nThis process is a child multiprocessing forked: its tasks " \
+        "are copies of its parent's at the fork, which it never runs.\n" \
+        in res.stdout + res.stderr, res
+    assert any(l.startswith("2 threads idle by design, not listed: ") and
+               "a process pool's manager thread (1)" in l
+               for l in seen_lines(res.stderr, pid)), res.stderr
+
+
 # ---------------------------------------------------------------------------
 # A thread deadlock on two locks
 

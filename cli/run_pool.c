@@ -1,0 +1,94 @@
+#include "cli/run_pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/thread_idle.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "readers/waitgraph.h"
+#include "common/banned.h"
+
+/* Workers named on one cause's line, at most. */
+#define POOL_JOBS_NAMED 4
+
+/* Thread t is a process pool's worker running a job (its loop is on
+ * its stack, and thread_idle says it is not waiting for the next). */
+static int runs_pool_job(const struct py_thread *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++) {
+		const struct py_code *code = t->frames[i].code;
+
+		if (code && code->name && code->filename &&
+		    !strcmp(code->name, "_process_worker") &&
+		    cs_ends_with(code->filename,
+				 "/concurrent/futures/process.py"))
+			return !thread_idle_by_design(t);
+	}
+	return 0;
+}
+
+size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
+		     struct run_pool_job **out)
+{
+	size_t i, k, njobs = 0, alloc = 0;
+
+	*out = NULL;
+	for (i = 0; i < n; i++) {
+		const struct collection *c = &procs[i].c;
+
+		if (!procs[i].dumped || procs[i].e.ppid != pid)
+			continue;
+		for (k = 0; k < c->snap.nthreads; k++) {
+			if (!runs_pool_job(&c->snap.threads[k]))
+				continue;
+			*out = xgrow(*out, &alloc, njobs + 1, sizeof(**out));
+			(*out)[njobs].pid = c->pid;
+			(*out)[njobs].th = &c->snap.threads[k];
+			njobs++;
+		}
+	}
+	return njobs;
+}
+
+/* "12 at app.py:9 in crunch": its own code's innermost frame, else its
+ * innermost. */
+static void add_job(struct strbuf *sb, const struct run_pool_job *job)
+{
+	const struct py_frame *f = run_causes_own_frame(job->th);
+
+	if (!f && job->th->nframes)
+		f = &job->th->frames[0];
+	strbuf_addf(sb, "%d", job->pid);
+	if (f) {
+		strbuf_addstr(sb, " at ");
+		run_add_frame_place(sb, f);
+	}
+}
+
+int run_add_pool_job(struct run_cause *cause, const struct run_summary *s,
+		     long node, struct strbuf *sb)
+{
+	size_t k;
+
+	if (node < 0 || !s->graph || !s->njobs ||
+	    py_waitgraph_cfuture_elsewhere(s->graph, (size_t)node) < 0)
+		return 0;
+	if (s->njobs == 1) {
+		strbuf_addstr(sb, "its job runs in process ");
+	} else {
+		strbuf_addf(sb, "its job runs in one of %zu pool worker "
+			    "processes: ", s->njobs);
+	}
+	for (k = 0; k < s->njobs && k < POOL_JOBS_NAMED; k++) {
+		if (k)
+			strbuf_addstr(sb, "; ");
+		add_job(sb, &s->jobs[k]);
+	}
+	if (s->njobs > POOL_JOBS_NAMED)
+		strbuf_addf(sb, "; and %zu more", s->njobs - POOL_JOBS_NAMED);
+	run_cause_detail(cause, sb);
+	return 1;
+}

@@ -1,0 +1,38 @@
+/*
+ * A process pool's jobs across the processes `run` dumped: a task that
+ * awaits run_in_executor() on a ProcessPoolExecutor waits on a
+ * concurrent future no thread of its process runs; the job runs in a
+ * child, a pool worker (concurrent/futures/process.py's
+ * _process_worker) that is not waiting for work.  Its stuck-task cause
+ * names that child and the job's line, as it names the worker thread of
+ * a thread pool's job.  Which of several busy workers runs which job
+ * only the parent's pending work items and the workers' locals tell,
+ * which are not read: with more than one, the cause names them all as
+ * "one of".
+ */
+#ifndef COROSCOPE_CLI_RUN_POOL_H
+#define COROSCOPE_CLI_RUN_POOL_H
+
+#include <stddef.h>
+
+#include "cli/run_causes.h"
+#include "cli/run_report.h"
+
+struct run_pool_job {
+	int pid;                      /* the worker process */
+	const struct py_thread *th;   /* its thread running the job */
+};
+
+/* The jobs that the dumped children of process pid among procs[0..n)
+ * run, into *out (the caller frees it; NULL when none); how many. */
+size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
+		     struct run_pool_job **out);
+
+/* "its job runs in process 12 at app.py:9 in crunch" (or "in one of 2
+ * pool worker processes: ...") when graph node `node` (a task's; -1:
+ * none) waits on a concurrent future that no thread of its process
+ * runs and s->jobs has some; 1 when added. */
+int run_add_pool_job(struct run_cause *cause, const struct run_summary *s,
+		     long node, struct strbuf *sb);
+
+#endif
