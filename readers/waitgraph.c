@@ -162,16 +162,6 @@ static unsigned code_class(struct wg_build *b, const struct py_frame *f)
 	return (unsigned)v;
 }
 
-/* A lock that names its owner (trio's, anyio's: a task) and names
- * another than unit_task (NULL: a thread or greenlet): a `with` of this
- * unit around it holds it no more (released inside the block, as
- * Condition.wait() does, or by a bare release()). */
-static int owned_by_another(const struct py_prim *p,
-			    const struct py_task *unit_task)
-{
-	return p->owner_task && (!unit_task || p->owner_task != unit_task->addr);
-}
-
 /* Everything the graph learns from one thread or task's frames. */
 void wg_scan_unit(struct wg_build *b, size_t node,
 		  const struct py_frame *const *f, size_t n, unsigned how,
@@ -181,7 +171,7 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 	int thread = (how & WG_SCAN_THREAD) != 0;
 	struct wg_node *nd;
 	uint64_t waited = 0, released[PY_MAX_WITH];
-	size_t k, h, r, nreleased = 0;
+	size_t k, h, nreleased = 0;
 	long obj;
 
 	if (n > WG_MAX_FRAMES)
@@ -210,7 +200,6 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 	}
 	for (k = 0; k < n; k++) {
 		struct py_with_blocks wb;
-		struct py_prim hp;
 		struct cs_err err;
 
 		cs_err_init(&err);
@@ -221,21 +210,8 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 		for (h = 0; !waited && k == 0 && h < wb.nentering; h++)
 			if (wg_object_node(b, wb.entering[h]) >= 0)
 				waited = wb.entering[h];
-		for (h = 0; h < wb.nheld; h++) {
-			for (r = 0; r < nreleased && released[r] != wb.held[h]; r++)
-				;
-			if (r < nreleased)
-				continue;
-			/* (a node only for a lock: a Popen or an executor
-			 * in a `with` is no hold; nor is a lock its state
-			 * says is free: released inside the `with`, as a
-			 * library's own Condition does while it waits) */
-			if (wg_prim_read(b, wb.held[h], &hp) &&
-			    py_prim_is_lock(&hp) && hp.locked != 0 &&
-			    !owned_by_another(&hp, unit_task) &&
-			    (obj = wg_object_node(b, wb.held[h])) >= 0)
-				wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
-		}
+		wg_add_holds(b, node, f[k], &wb, released, nreleased,
+			     unit_task);
 	}
 	/* A trio or anyio lock handed to a task names it its owner before
 	 * the task runs again and leaves acquire(): it holds the lock

@@ -113,6 +113,16 @@ long wg_object_node(struct wg_build *b, uint64_t obj);
  * is a primitive (p filled). */
 int wg_prim_read(struct wg_build *b, uint64_t obj, struct py_prim *p);
 
+/* The locks that the open `with` blocks wb of frame f hold, as holds
+ * edges from node (readers/waitgraph_holds.c): not those in released
+ * (a Condition given up while it waits), nor a lock that names another
+ * owner than unit_task; through a generator-based context manager, the
+ * blocks its suspended generator holds open. */
+struct py_with_blocks;
+void wg_add_holds(struct wg_build *b, size_t node, const struct py_frame *f,
+		  const struct py_with_blocks *wb, const uint64_t *released,
+		  size_t nreleased, const struct py_task *unit_task);
+
 /* Does frame f, a method of primitive p (its `self`), wait on p?  A
  * Thread is waited for in join() only (every thread runs in Thread
  * methods: _bootstrap, run), a child process only in the methods that

@@ -86,6 +86,38 @@ def test_async_lock_holder(keeper, interp):
             "2 waiters) held by task 'holder'\n") in text, text
 
 
+def test_holders_through_generator_context_managers(keeper, interp):
+    """A lock entered inside a @contextmanager / @asynccontextmanager
+    generator is held by the thread or task whose `with` holds the
+    manager (the generator is suspended at its yield, on no stack), also
+    two managers deep; before, "holder unknown".  The holding place is
+    the generator's yield."""
+    script = target_script("cm_holders.py")
+    target, graph = graph_of_target(keeper, interp, "cm_holders.py")
+    tids = target.ready["tids"]
+    holder = [n for n in graph["nodes"] if n["kind"] == "thread" and
+              n["tid"] == tids["cm-holder"]]
+    assert len(holder) == 1, graph["nodes"]
+    want = [(holder[0], "threading.Lock", "cm-yield")]
+    if ver(interp) >= (3, 7):
+        names = ("acm-holder", "acm-nested") if ver(interp) >= (3, 8) \
+            else ("acm_holder", "acm_nested")
+        want += [(named(graph, "task", n), "asyncio.Lock", "acm-yield")
+                 for n in names]
+    for node, typename, marker in want:
+        held = edges(graph, "holds", frm=node["id"])
+        assert len(held) == 1, (node, held)
+        lock = graph["nodes"][held[0]["to"]]
+        assert lock["type"] == typename and lock["locked"] is True, lock
+        assert lock["waiters"] in (1, None), lock
+        assert held[0]["at"]["line"] == marker_line(script, marker), held
+        # and its waiter waits for it, held by that holder
+        waiters = [e for e in edges(graph, "waits_for", to=lock["id"])]
+        assert len(waiters) == 1, (lock, graph["edges"])
+    text = run_coroscope("dump", target.pid).stdout
+    assert "holder unknown" not in text, text
+
+
 def test_thread_deadlocks(keeper, interp):
     graph, target = dump_json(keeper, interp, "threads")
     line = marker_line(SCRIPT, "crossed-blocked")
