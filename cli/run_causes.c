@@ -250,7 +250,9 @@ static void add_thread_label(struct strbuf *sb, const struct py_thread *t)
 	}
 }
 
-static void add_frame_place(struct strbuf *sb, const struct py_frame *f)
+/* "FILE:LINE in QUALNAME" */
+static void add_place_as(struct strbuf *sb, const struct py_frame *f,
+			 const char *qualname)
 {
 	esc_add_name_raw(sb, f->code->filename);
 	if (f->line >= 0)
@@ -258,7 +260,12 @@ static void add_frame_place(struct strbuf *sb, const struct py_frame *f)
 	else
 		strbuf_addstr(sb, ":?");
 	strbuf_addstr(sb, " in ");
-	esc_add_name_raw(sb, f->code->qualname);
+	esc_add_name_raw(sb, qualname);
+}
+
+static void add_frame_place(struct strbuf *sb, const struct py_frame *f)
+{
+	add_place_as(sb, f, f->code->qualname);
 }
 
 void run_add_frame_place(struct strbuf *sb, const struct py_frame *f)
@@ -634,6 +641,15 @@ void run_add_task_place(struct strbuf *sb, const struct py_async *a,
 	run_add_task_where(sb, a, task);
 }
 
+/* A coroutine's frame as add_frame_place() says it, named by its own
+ * qualname (gi_qualname: before 3.11 a code object has only its name,
+ * "wait" for Event.wait), as the sampled lines name it. */
+static void add_gen_place(struct strbuf *sb, const struct py_gen *g)
+{
+	add_place_as(sb, &g->frame,
+		     g->qualname ? g->qualname : g->frame.code->qualname);
+}
+
 /*
  * Where it is parked: its own code's innermost coroutine with a frame
  * (task->stack is innermost first), the line the user changes, then
@@ -661,10 +677,10 @@ void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 	if (!inner)
 		return;
 	strbuf_addstr(sb, " at ");
-	add_frame_place(sb, &(own ? own : inner)->frame);
+	add_gen_place(sb, own ? own : inner);
 	if (own && own != inner) {
 		strbuf_addstr(sb, " (innermost ");
-		add_frame_place(sb, &inner->frame);
+		add_gen_place(sb, inner);
 		strbuf_addch(sb, ')');
 	}
 }

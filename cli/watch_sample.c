@@ -33,24 +33,6 @@ static void thread_window(const struct sample *s, int tid,
 	watch_cpu_window(s->before, s->now, tid, !s->c->opt.no_block, w);
 }
 
-/* Did thread tid (any thread when 0) run between the samples? */
-static int thread_ran(const struct sample *s, int tid)
-{
-	struct watch_window w;
-	size_t i;
-
-	if (tid > 0) {
-		thread_window(s, tid, &w);
-		return watch_thread_ran(w.cpu_s, w.sleeps);
-	}
-	for (i = 0; i < s->now->n; i++) {
-		thread_window(s, s->now->v[i].tid, &w);
-		if (watch_thread_ran(w.cpu_s, w.sleeps))
-			return 1;
-	}
-	return 0;
-}
-
 /* Generators (and greenlets) whose locals are read per sample, at most:
  * beyond, their values are left out of every fingerprint. */
 #define WATCH_LOCALS_MAX_OBJECTS 1000
@@ -219,12 +201,17 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
  * asyncio.wait_for(event.wait(), d), which returns within d whether
  * the event was set or not (before 3.12 it awaits a new future of its
  * own too).  When d is shorter than the time since it was last seen
- * moving, it has woken up in between if its loop's thread ran since the
- * previous sample, or waits in the loop's selector now: a loop waits
- * there no longer than until its next timer, so a timer older than that
- * has fired.  (The samples cannot tell a single wake in a window from
- * the one their stop causes, cli/watch_cpu.c; run samples every ~0.2 s,
- * and a quarter-second heartbeat was called stuck.)
+ * moving, it has woken up in between if its loop's thread waits in the
+ * loop's selector now: a loop waits there no longer than until its next
+ * timer, and runs the timers due before it waits again, so a timer
+ * older than that has fired.  That the thread ran says nothing: a task
+ * spinning in its step runs it and blocks the loop; nor does a loop
+ * that runs on no thread (stopped) fire its timers.  (The samples cannot
+ * tell a single wake in a window from the one their stop causes,
+ * cli/watch_cpu.c; run samples every ~0.2 s, and a quarter-second
+ * heartbeat was called stuck.)  From 3.12 wait_for() awaits what it
+ * bounds in the same task, so the wait is looked for down the chain.
+ * uvloop's loop runs in C, with no selector's frame: not recognized.
  */
 static const struct {
 	const char *function, *local;
@@ -233,17 +220,17 @@ static const struct {
 	{ "wait_for", "timeout" },
 };
 
-/* The local of inner's that bounds its wait, or NULL. */
-static const char *timed_wait_local(const struct py_gen *inner)
+/* The local of g's that bounds its wait, or NULL. */
+static const char *timed_wait_local(const struct py_gen *g)
 {
 	size_t i;
 
-	if (!inner->has_frame || !inner->code || !inner->code->qualname ||
-	    !inner->code->filename ||
-	    !cs_ends_with(inner->code->filename, "asyncio/tasks.py"))
+	if (!g || !g->has_frame || !g->code || !g->code->name ||
+	    !g->code->filename ||
+	    !cs_ends_with(g->code->filename, "asyncio/tasks.py"))
 		return NULL;
 	for (i = 0; i < sizeof(timed_waits) / sizeof(timed_waits[0]); i++)
-		if (!strcmp(inner->code->qualname, timed_waits[i].function))
+		if (!strcmp(g->code->name, timed_waits[i].function))
 			return timed_waits[i].local;
 	return NULL;
 }
@@ -273,19 +260,23 @@ static int waits_in_selector(const struct sample *s, int tid)
 }
 
 static int short_sleep_woke(const struct watch_tracker *t,
-			    const struct sample *s, const struct py_task *task,
-			    const struct py_gen *inner)
+			    const struct sample *s, const struct py_task *task)
 {
 	const struct watch_item *it = watch_find(t, WATCH_TASK, task->addr);
-	const char *local = timed_wait_local(inner);
+	const struct py_gen *timed = NULL;
+	const char *local = NULL;
 	struct py_frame f;
 	double delay = -1;
 	size_t i;
 
-	if (!it || it->gone || !local ||
-	    !(thread_ran(s, task->tid) || waits_in_selector(s, task->tid)))
+	/* The innermost timed wait of its chain (bounded by the chain). */
+	for (i = 0; i < task->nstack && !local; i++) {
+		timed = py_task_gen(&s->c->async, task, i);
+		local = timed_wait_local(timed);
+	}
+	if (!it || it->gone || !local || !waits_in_selector(s, task->tid))
 		return 0;
-	if (frame_with_locals(s->c, inner->frame.addr, &f)) {
+	if (frame_with_locals(s->c, timed->frame.addr, &f)) {
 		for (i = 0; i < f.nlocals; i++) {
 			char *end;
 			double d;
@@ -450,7 +441,7 @@ static void observe_task(struct watch_tracker *t, const struct sample *s,
 	task_waits_on(&waits, a, task, inner, inner && inner != user);
 	o.waits_on = waits.len ? waits.buf : NULL;
 	o.woke = woke ||
-		 (inner && task->waiter && short_sleep_woke(t, s, task, inner));
+		 (task->waiter && short_sleep_woke(t, s, task));
 	o.idle = task_idle_by_design(a, task);
 	watch_observe(t, &o);
 	strbuf_release(&waits);

@@ -10,6 +10,7 @@
   as such; --no-block reads the target broke are tried again, and a
   failure that remains says so (16.12).
 """
+import errno
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -151,9 +153,18 @@ def test_vfork_child_before_exec_is_refused(control_interp, keeper, tmp_path):
         assert "not called exec" in line, res
         assert res.stdout == "", res
     finally:
-        # Let the child go on to exec /bin/true.
-        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        os.close(fd)
+        # Let the child go on to exec /bin/true.  It shows as a child
+        # before it reaches its open() of the fifo: until it does, a
+        # writer's open fails with ENXIO (seen once in the full suite).
+        deadline = time.time() + 10 * TIME_SCALE
+        while True:
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                break
+            except OSError as e:
+                if e.errno != errno.ENXIO or time.time() > deadline:
+                    raise
+                time.sleep(0.05)
 
 
 # ---------------------------------------------------------------------------

@@ -869,6 +869,31 @@ def test_heartbeat_is_not_stuck(ident, how, work):
     assert 'task "heartbeat"' not in res.stderr, res
 
 
+@pytest.mark.parametrize("ident,how", (("3.11-debian", "spin"),
+                                       ("3.11-debian", "stopped"),
+                                       ("3.13", "spin")))
+def test_heartbeat_that_cannot_wake_is_stuck(ident, how, work):
+    """The same heartbeat where its loop cannot run its timers: a task
+    spinning in its step on the loop's thread (which runs), or its loop
+    stopped while another runs on the thread.  It is stuck (a rule that
+    took the thread's running as the loop's called it moving)."""
+    py = interpreter_or_skip(ident)
+    ready = work / "ready.json"
+    report = work / "report.json"
+    script = target_script("run_heartbeat.py")
+    res = coroscope_run(["--timeout", "4", "--sample-last", "2s",
+                         "--report", report, "--", py.path, script,
+                         ready, how])
+    assert res.returncode == 124, res
+    proc = process_of(read_json(report, "--report file"),
+                      read_json(ready, "ready file")["pid"])
+    tasks = {t["name"]: t for t in proc["sampling"]["tasks"]}
+    beat = tasks["heartbeat"]
+    assert beat["state"] == "stuck" and beat["stuck_for"] >= 1.5, beat
+    assert beat["where"]["line"] == marker_line(script, "beat-wait-for"), \
+        beat
+
+
 def test_task_sleeping_in_a_loop_is_not_stuck(sampled):
     napper = sampled_task(sampled, "napper")
     assert napper["state"] != "stuck", napper

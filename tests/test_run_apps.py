@@ -39,7 +39,9 @@ def test_run_names_the_stuck_handler(tmp_path):
     debian_with("uvicorn", "starlette")
     app = target_script("graph_uvicorn_app.py")
     ready = str(tmp_path / "ready.json")
-    timeout = 6 * TIME_SCALE
+    # (counted from the launch: importing uvicorn and starlette took
+    # most of 6 s once in the full suite, and the request came too late)
+    timeout = 9 * TIME_SCALE
     proc = subprocess.Popen(
         [COROSCOPE, "run", "--timeout", "%gs" % timeout, "--", DEBIAN, app,
          ready], cwd=str(tmp_path), stdin=subprocess.DEVNULL,
