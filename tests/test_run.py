@@ -839,6 +839,22 @@ def test_task_on_event_is_stuck_the_whole_window(sampled):
     assert "**Stuck or busy**" in md and "parked" in md, md
 
 
+def run_heartbeat(ident, how, work):
+    """run_heartbeat.py HOW under `coroscope run`, the last 2 s of 4
+    sampled: the script, the run, and the sampled tasks by name."""
+    py = interpreter_or_skip(ident)
+    ready = work / "ready.json"
+    report = work / "report.json"
+    script = target_script("run_heartbeat.py")
+    res = coroscope_run(["--timeout", "4", "--sample-last", "2s",
+                         "--report", report, "--", py.path, script,
+                         ready, how])
+    assert res.returncode == 124, res
+    proc = process_of(read_json(report, "--report file"),
+                      read_json(ready, "ready file")["pid"])
+    return script, res, {t["name"]: t for t in proc["sampling"]["tasks"]}
+
+
 @pytest.mark.parametrize("ident,how", (("3.6", "wait_for"),
                                        ("3.11-debian", "wait_for"),
                                        ("3.14", "wait_for"),
@@ -850,17 +866,7 @@ def test_heartbeat_is_not_stuck(ident, how, work):
     every sample.  It is not stuck: its wait's bound has passed while
     the thread waits in its selector.  The task parked on an Event in
     the same loop is."""
-    py = interpreter_or_skip(ident)
-    ready = work / "ready.json"
-    report = work / "report.json"
-    script = target_script("run_heartbeat.py")
-    res = coroscope_run(["--timeout", "4", "--sample-last", "2s",
-                         "--report", report, "--", py.path, script,
-                         ready, how])
-    assert res.returncode == 124, res
-    proc = process_of(read_json(report, "--report file"),
-                      read_json(ready, "ready file")["pid"])
-    tasks = {t["name"]: t for t in proc["sampling"]["tasks"]}
+    script, res, tasks = run_heartbeat(ident, how, work)
     assert tasks["parked"]["state"] == "stuck", tasks
     beat = tasks["heartbeat"]
     assert beat["state"] != "stuck" and beat["stuck_for"] < 1, beat
@@ -877,17 +883,7 @@ def test_heartbeat_that_cannot_wake_is_stuck(ident, how, work):
     spinning in its step on the loop's thread (which runs), or its loop
     stopped while another runs on the thread.  It is stuck (a rule that
     took the thread's running as the loop's called it moving)."""
-    py = interpreter_or_skip(ident)
-    ready = work / "ready.json"
-    report = work / "report.json"
-    script = target_script("run_heartbeat.py")
-    res = coroscope_run(["--timeout", "4", "--sample-last", "2s",
-                         "--report", report, "--", py.path, script,
-                         ready, how])
-    assert res.returncode == 124, res
-    proc = process_of(read_json(report, "--report file"),
-                      read_json(ready, "ready file")["pid"])
-    tasks = {t["name"]: t for t in proc["sampling"]["tasks"]}
+    script, res, tasks = run_heartbeat(ident, how, work)
     beat = tasks["heartbeat"]
     assert beat["state"] == "stuck" and beat["stuck_for"] >= 1.5, beat
     assert beat["where"]["line"] == marker_line(script, "beat-wait-for"), \
