@@ -38,22 +38,21 @@ static int in_futex_wait(int pid, int tid, double deadline)
 {
 #if defined(__x86_64__)
 	const struct timespec pause = { 0, 1000000 };
-	char path[64], buf[32];
-	ssize_t n;
+	long nr = -1;
+	int ret;
 
 	if (tid <= 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	for (;;) {
-		n = procfs_read(path, buf, sizeof(buf));
-		if (n <= 0)
+		ret = procfs_thread_syscall(pid, tid, &nr);
+		if (ret < 0)
 			return -1;
-		if (!strncmp(buf, "running", 7) && cs_now_ms() < deadline) {
+		if (ret == 1 && cs_now_ms() < deadline) {
 			nanosleep(&pause, NULL);
 			continue;
 		}
 		/* 202 is futex, 449 futex_waitv. */
-		return !strncmp(buf, "202 ", 4) || !strncmp(buf, "449 ", 4);
+		return ret == 0 && (nr == 202 || nr == 449);
 	}
 #else
 	(void)pid;

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "readers/native_merge.h"
 #include "readers/usercode.h"
+#include "common/procfs.h"
 #include "common/banned.h"
 
 /* ---- one sample, reduced to observations ---- */
@@ -211,7 +212,8 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
  * cli/watch_cpu.c; run samples every ~0.2 s, and a quarter-second
  * heartbeat was called stuck.)  From 3.12 wait_for() awaits what it
  * bounds in the same task, so the wait is looked for down the chain.
- * uvloop's loop runs in C, with no selector's frame: not recognized.
+ * uvloop's loop runs in C, with no selector's frame: its thread in
+ * epoll_wait(2) with no task's step running is its wait (c_loop_waits()).
  */
 static const struct {
 	const char *function, *local;
@@ -259,6 +261,41 @@ static int waits_in_selector(const struct sample *s, int tid)
 	       !strcmp(code->name, "_run_once");
 }
 
+/*
+ * Is thread tid waiting for events in a loop that runs in C (uvloop's:
+ * no frame of asyncio's base_events.py on its stack), with no task's
+ * step running on it, in epoll_wait(2)?  A C loop waits there as long
+ * as its next timer at most, as asyncio's selector does; a callback of
+ * its blocked in C would sit in another call.
+ */
+static int c_loop_waits(const struct sample *s, int tid)
+{
+#if defined(__x86_64__)
+	const struct py_thread *th = NULL;
+	long nr = -1;
+	size_t i;
+
+	for (i = 0; tid > 0 && i < s->c->snap.nthreads; i++)
+		if (s->c->snap.threads[i].tid == tid)
+			th = &s->c->snap.threads[i];
+	if (!th || py_async_running_task(&s->c->async, tid))
+		return 0;
+	for (i = 0; i < th->nframes; i++)
+		if (th->frames[i].code && th->frames[i].code->filename &&
+		    cs_ends_with(th->frames[i].code->filename,
+				 "asyncio/base_events.py"))
+			return 0;
+	if (procfs_thread_syscall(s->c->pid, tid, &nr) != 0)
+		return 0;
+	/* 232 epoll_wait, 281 epoll_pwait, 441 epoll_pwait2 */
+	return nr == 232 || nr == 281 || nr == 441;
+#else
+	(void)s;
+	(void)tid;
+	return 0;
+#endif
+}
+
 static int short_sleep_woke(const struct watch_tracker *t,
 			    const struct sample *s, const struct py_task *task)
 {
@@ -274,7 +311,8 @@ static int short_sleep_woke(const struct watch_tracker *t,
 		timed = py_task_gen(&s->c->async, task, i);
 		local = timed_wait_local(timed);
 	}
-	if (!it || it->gone || !local || !waits_in_selector(s, task->tid))
+	if (!it || it->gone || !local ||
+	    !(waits_in_selector(s, task->tid) || c_loop_waits(s, task->tid)))
 		return 0;
 	if (frame_with_locals(s->c, timed->frame.addr, &f)) {
 		for (i = 0; i < f.nlocals; i++) {

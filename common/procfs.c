@@ -435,3 +435,20 @@ int procfs_maps_line(char *line, struct procfs_map *m)
 	m->path = path;
 	return 0;
 }
+
+int procfs_thread_syscall(int pid, int tid, long *nr)
+{
+	char path[64], buf[32], *end;
+	long v;
+
+	task_path(path, sizeof(path), pid, tid, "syscall");
+	if (procfs_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	if (!strncmp(buf, "running", 7))
+		return 1;
+	v = strtol(buf, &end, 10);
+	if (end == buf || (*end != ' ' && *end != '\n' && *end) || v < -1)
+		return -1;
+	*nr = v;
+	return 0;
+}

@@ -130,4 +130,10 @@ struct procfs_map {
  * 0, or -1 for a line that does not parse. */
 int procfs_maps_line(char *line, struct procfs_map *m);
 
+/* The system call thread tid of pid sits in (/proc/PID/task/TID/
+ * syscall's first field, the architecture's number; -1 blocked outside
+ * one) into *nr: 0; 1 when it runs in user space ("running"); -1 when
+ * the file cannot be read or does not parse. */
+int procfs_thread_syscall(int pid, int tid, long *nr);
+
 #endif

@@ -870,9 +870,28 @@ def test_heartbeat_is_not_stuck(ident, how, work):
     assert tasks["parked"]["state"] == "stuck", tasks
     beat = tasks["heartbeat"]
     assert beat["state"] != "stuck" and beat["stuck_for"] < 1, beat
-    assert beat["where"]["line"] == marker_line(script, "beat-" +
-                                                how.replace("_", "-")), beat
+    assert beat["where"]["line"] == marker_line(
+        script, "beat-" + how.replace("uvloop-", "").replace("_", "-")), beat
     assert 'task "heartbeat"' not in res.stderr, res
+
+
+WITH_UVLOOP = interpreters_importing(("3.11-debian",), "uvloop")
+
+
+@pytest.mark.skipif(not WITH_UVLOOP, reason="uvloop is not installed for "
+                    "Debian's 3.11 here, or COROSCOPE_TEST_PYTHONS left it "
+                    "out")
+@pytest.mark.parametrize("how,stuck", (("uvloop-wait_for", False),
+                                       ("uvloop-spin", True)))
+def test_heartbeat_on_uvloop(how, stuck, work):
+    """On uvloop's loop, which runs in C with no selector's frame, the
+    heartbeat woke when its thread waits in epoll_wait(2) with no task's
+    step running; not when a task spins in its step."""
+    script, res, tasks = run_heartbeat(WITH_UVLOOP[0].id, how, work)
+    beat = tasks["heartbeat"]
+    assert (beat["state"] == "stuck") == stuck, beat
+    assert beat["where"]["line"] == marker_line(script, "beat-wait-for"), \
+        beat
 
 
 @pytest.mark.parametrize("ident,how", (("3.11-debian", "spin"),

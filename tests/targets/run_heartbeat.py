@@ -11,7 +11,8 @@ Two more HOWs where the heartbeat (on wait_for) can never wake, stuck:
 "spin" adds a task "blocker" that spins in its step for good, on the
 loop's thread; "stopped" leaves the heartbeat on a loop that stopped,
 while another loop runs on that thread, its task "napper" looping on
-asyncio.sleep(0.05).
+asyncio.sleep(0.05).  A HOW prefixed "uvloop-" runs the same on uvloop's
+loop (Debian's python3-uvloop), in C: no selector's frame.
 Each beat is one wake of the loop's thread in a sampling window of
 ~0.2 s, which the samples cannot tell from the wake their own stop
 causes, and the allocator often hands the new futures the old ones'
@@ -77,6 +78,10 @@ async def main(ready, how):
     await tasks[1]
 
 
+if sys.argv[2].startswith("uvloop-"):
+    import uvloop
+    uvloop.install()
+    sys.argv[2] = sys.argv[2][len("uvloop-"):]
 # (3.14's get_event_loop() makes none outside a running loop)
 loop = asyncio.new_event_loop()
 asyncio.set_event_loop(loop)

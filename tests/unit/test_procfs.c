@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "tests/unit/check.h"
 #include "common/banned.h"
@@ -192,9 +193,52 @@ static void sched_exec_start(void)
 	      "own CPU %d", st.processor);
 }
 
+/* The system call a thread sits in: this one, reading the file, in
+ * read(2) (0 on x86_64); a child blocked in read(2) on an empty pipe
+ * too, once it got there (asked for up to 2 s); no such process is
+ * unknown. */
+static void thread_syscall(void)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	long nr = -2;
+	int fds[2], tries, ret = -1;
+	pid_t child;
+	char c;
+
+#if defined(__x86_64__)
+	CHECK(procfs_thread_syscall(getpid(), getpid(), &nr) == 0 && nr == 0,
+	      "own thread not in read: %ld", nr);
+#endif
+	CHECK(procfs_thread_syscall(0x7ffffff0, 0x7ffffff0, &nr) == -1,
+	      "no such process read");
+	if (pipe(fds) != 0 || (child = fork()) < 0) {
+		CHECK(0, "pipe or fork: %s", strerror(errno));
+		return;
+	}
+	if (child == 0) {
+		close(fds[1]);
+		_exit(read(fds[0], &c, 1) < 0);
+	}
+	close(fds[0]);
+	for (tries = 0; tries < 200; tries++) {
+		ret = procfs_thread_syscall(child, child, &nr);
+		if (ret == 0 && nr >= 0)
+			break;
+		nanosleep(&pause, NULL);
+	}
+#if defined(__x86_64__)
+	CHECK(ret == 0 && nr == 0, "child blocked in read: %d, %ld", ret, nr);
+#else
+	CHECK(ret == 0 && nr >= 0, "child in a system call: %d, %ld", ret, nr);
+#endif
+	close(fds[1]);
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	sched_exec_start();
+	thread_syscall();
 	status_fields();
 	own_files();
 	maps_lines();
