@@ -7,7 +7,9 @@
  * generator, suspended at its yield, which no unit's stack runs; the
  * unit's own block holds the manager, whose `gen` is that generator:
  * its open blocks are the unit's holds too, followed through managers
- * nested so up to WG_MAX_CM_DEPTH.
+ * nested so up to WG_MAX_CM_DEPTH, and through WG_MAX_CM_GENS generators
+ * in all per frame (a hostile heap could nest PY_MAX_WITH managers at
+ * each level).
  */
 #include "readers/waitgraph_internal.h"
 
@@ -20,6 +22,7 @@
 #include "common/banned.h"
 
 #define WG_MAX_CM_DEPTH 4
+#define WG_MAX_CM_GENS 64
 
 /* A lock that names its owner (trio's, anyio's: a task) and names
  * another than unit_task (NULL: a thread or greenlet): a `with` of this
@@ -58,7 +61,8 @@ static void add_holds_at(struct wg_build *b, size_t node,
 			 const struct py_frame *f,
 			 const struct py_with_blocks *wb,
 			 const uint64_t *released, size_t nreleased,
-			 const struct py_task *unit_task, int depth)
+			 const struct py_task *unit_task, int depth,
+			 size_t *budget)
 {
 	struct py_with_blocks inner;
 	const struct py_gen *g;
@@ -85,14 +89,15 @@ static void add_holds_at(struct wg_build *b, size_t node,
 		}
 		/* A generator suspended inside the manager's block: its
 		 * frame's blocks, its place the holding frame. */
-		if (depth >= WG_MAX_CM_DEPTH ||
+		if (depth >= WG_MAX_CM_DEPTH || !*budget ||
 		    !(g = cm_generator(b, wb->held[h])) || !g->has_frame ||
 		    g->state != PY_GEN_SUSPENDED)
 			continue;
+		(*budget)--;
 		cs_err_init(&err);
 		if (py_with_blocks_read(b->py, &g->frame, 0, &inner, &err) == 0)
 			add_holds_at(b, node, &g->frame, &inner, released,
-				     nreleased, unit_task, depth + 1);
+				     nreleased, unit_task, depth + 1, budget);
 	}
 }
 
@@ -100,5 +105,8 @@ void wg_add_holds(struct wg_build *b, size_t node, const struct py_frame *f,
 		  const struct py_with_blocks *wb, const uint64_t *released,
 		  size_t nreleased, const struct py_task *unit_task)
 {
-	add_holds_at(b, node, f, wb, released, nreleased, unit_task, 0);
+	size_t budget = WG_MAX_CM_GENS;
+
+	add_holds_at(b, node, f, wb, released, nreleased, unit_task, 0,
+		     &budget);
 }
