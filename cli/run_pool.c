@@ -18,15 +18,11 @@ static int runs_pool_job(const struct py_thread *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->nframes; i++) {
-		const struct py_code *code = t->frames[i].code;
-
-		if (code && code->name && code->filename &&
-		    !strcmp(code->name, "_process_worker") &&
-		    cs_ends_with(code->filename,
-				 "/concurrent/futures/process.py"))
+	for (i = 0; i < t->nframes; i++)
+		if (py_code_is(t->frames[i].code,
+			       "/concurrent/futures/process.py",
+			       "_process_worker"))
 			return !thread_idle_by_design(t);
-	}
 	return 0;
 }
 

@@ -25,6 +25,9 @@ struct sample {
 	const struct watch_cpu *before;  /* read just after the last sample */
 	const struct watch_cpu *now;     /* read just before this one */
 	double quiet_s;                  /* python_quiet_s() */
+	/* loop_waits() of the last thread asked (its tasks come one after
+	 * another, and each asks): tid 0 when none yet. */
+	int waits_tid, waits;
 };
 
 /* The window of thread tid, which leaves out our own stop. */
@@ -227,13 +230,22 @@ static const char *timed_wait_local(const struct py_gen *g)
 {
 	size_t i;
 
-	if (!g || !g->has_frame || !g->code || !g->code->name ||
-	    !g->code->filename ||
-	    !cs_ends_with(g->code->filename, "asyncio/tasks.py"))
-		return NULL;
-	for (i = 0; i < sizeof(timed_waits) / sizeof(timed_waits[0]); i++)
-		if (!strcmp(g->code->name, timed_waits[i].function))
+	for (i = 0; g && g->has_frame &&
+		    i < sizeof(timed_waits) / sizeof(timed_waits[0]); i++)
+		if (py_code_is(g->code, "asyncio/tasks.py",
+			       timed_waits[i].function))
 			return timed_waits[i].local;
+	return NULL;
+}
+
+/* The sample's thread of kernel id tid, or NULL. */
+static const struct py_thread *sample_thread(const struct sample *s, int tid)
+{
+	size_t i;
+
+	for (i = 0; tid > 0 && i < s->c->snap.nthreads; i++)
+		if (s->c->snap.threads[i].tid == tid)
+			return &s->c->snap.threads[i];
 	return NULL;
 }
 
@@ -241,24 +253,12 @@ static const char *timed_wait_local(const struct py_gen *g)
  * called from the loop's _run_once())? */
 static int waits_in_selector(const struct sample *s, int tid)
 {
-	const struct py_thread *th = NULL;
-	const struct py_code *code;
-	size_t i;
+	const struct py_thread *th = sample_thread(s, tid);
 
-	for (i = 0; tid > 0 && i < s->c->snap.nthreads; i++)
-		if (s->c->snap.threads[i].tid == tid)
-			th = &s->c->snap.threads[i];
-	if (!th || th->nframes < 2)
-		return 0;
-	code = th->frames[0].code;
-	if (!code || !code->filename || !code->name ||
-	    !cs_ends_with(code->filename, "/selectors.py") ||
-	    strcmp(code->name, "select"))
-		return 0;
-	code = th->frames[1].code;
-	return code && code->filename && code->name &&
-	       cs_ends_with(code->filename, "asyncio/base_events.py") &&
-	       !strcmp(code->name, "_run_once");
+	return th && th->nframes >= 2 &&
+	       py_code_is(th->frames[0].code, "/selectors.py", "select") &&
+	       py_code_is(th->frames[1].code, "asyncio/base_events.py",
+			  "_run_once");
 }
 
 /*
@@ -271,13 +271,10 @@ static int waits_in_selector(const struct sample *s, int tid)
 static int c_loop_waits(const struct sample *s, int tid)
 {
 #if defined(__x86_64__)
-	const struct py_thread *th = NULL;
+	const struct py_thread *th = sample_thread(s, tid);
 	long nr = -1;
 	size_t i;
 
-	for (i = 0; tid > 0 && i < s->c->snap.nthreads; i++)
-		if (s->c->snap.threads[i].tid == tid)
-			th = &s->c->snap.threads[i];
 	if (!th || py_async_running_task(&s->c->async, tid))
 		return 0;
 	for (i = 0; i < th->nframes; i++)
@@ -296,8 +293,21 @@ static int c_loop_waits(const struct sample *s, int tid)
 #endif
 }
 
+/* Does thread tid wait in its loop's wait for events, either way?
+ * Once per thread per sample: the /proc read and the frame scans. */
+static int loop_waits(struct sample *s, int tid)
+{
+	if (tid <= 0)
+		return 0;
+	if (s->waits_tid != tid) {
+		s->waits_tid = tid;
+		s->waits = waits_in_selector(s, tid) || c_loop_waits(s, tid);
+	}
+	return s->waits;
+}
+
 static int short_sleep_woke(const struct watch_tracker *t,
-			    const struct sample *s, const struct py_task *task)
+			    struct sample *s, const struct py_task *task)
 {
 	const struct watch_item *it = watch_find(t, WATCH_TASK, task->addr);
 	const struct py_gen *timed = NULL;
@@ -311,8 +321,7 @@ static int short_sleep_woke(const struct watch_tracker *t,
 		timed = py_task_gen(&s->c->async, task, i);
 		local = timed_wait_local(timed);
 	}
-	if (!it || it->gone || !local ||
-	    !(waits_in_selector(s, task->tid) || c_loop_waits(s, task->tid)))
+	if (!it || it->gone || !local || !loop_waits(s, task->tid))
 		return 0;
 	if (frame_with_locals(s->c, timed->frame.addr, &f)) {
 		for (i = 0; i < f.nlocals; i++) {
@@ -431,7 +440,7 @@ static double python_quiet_s(const struct collection *c)
 	return least > 0 ? least : 0;
 }
 
-static void observe_task(struct watch_tracker *t, const struct sample *s,
+static void observe_task(struct watch_tracker *t, struct sample *s,
 			 const struct py_task *task, int woke)
 {
 	const struct py_async *a = &s->c->async;
@@ -568,15 +577,15 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 {
 	struct watch_obs o;
 	const struct py_frame *frames = g->frames;
+	const struct py_thread *th;
 	size_t i, nframes = g->nframes, user;
 
 	/* running now: its frames are its thread's (the Hub in its loop) */
-	for (i = 0; g->state == PY_GREENLET_RUNNING && !nframes && g->tid &&
-		    i < s->c->snap.nthreads; i++)
-		if (s->c->snap.threads[i].tid == g->tid) {
-			frames = s->c->snap.threads[i].frames;
-			nframes = s->c->snap.threads[i].nframes;
-		}
+	if (g->state == PY_GREENLET_RUNNING && !nframes &&
+	    (th = sample_thread(s, g->tid))) {
+		frames = th->frames;
+		nframes = th->nframes;
+	}
 	user = nframes;
 	memset(&o, 0, sizeof(o));
 	o.kind = WATCH_GREENLET;
@@ -724,6 +733,8 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 	sm.before = before;
 	sm.now = now;
 	sm.quiet_s = python_quiet_s(c);
+	sm.waits_tid = 0;
+	sm.waits = 0;
 	addrmap_init(&woke);
 	probe_wakeups(t, s, probe_ms, &woke);
 	watch_begin(t, now_s);

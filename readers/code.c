@@ -6,6 +6,7 @@
 #include "readers/fields.h"
 #include "readers/linetable.h"
 #include "readers/objects.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* Bounds on what a sane code object holds. */
@@ -284,4 +285,11 @@ int py_code_line(struct pyproc *py, const struct py_code *code, long offset)
 					    code->firstlineno, offset);
 	}
 	return m->line;
+}
+
+int py_code_is(const struct py_code *code, const char *file,
+	       const char *name)
+{
+	return code && code->name && code->filename &&
+	       !strcmp(code->name, name) && cs_ends_with(code->filename, file);
 }

@@ -75,6 +75,11 @@ int py_code_line(struct pyproc *py, const struct py_code *code, long offset);
 
 void code_cache_clear(struct pyproc *py);
 
+/* Is code (NULL: no) the function `name` (co_name) of a file whose name
+ * ends with `file` ("asyncio/base_events.py")? */
+int py_code_is(const struct py_code *code, const char *file,
+	       const char *name);
+
 /* The slot of (code, offset) in a direct-mapped memo of `size` entries
  * (a power of two): the line memo and the with-handler memo. */
 static inline size_t py_code_memo_slot(uint64_t code, long offset,

@@ -674,14 +674,6 @@ void py_snapshot_release(struct py_snapshot *snap)
 	memset(snap, 0, sizeof(*snap));
 }
 
-static int frame_is(const struct py_frame *f, const char *file,
-		    const char *name)
-{
-	return f->code && f->code->filename && f->code->name &&
-	       !strcmp(f->code->name, name) &&
-	       cs_ends_with(f->code->filename, file);
-}
-
 /* 1: thread t is the one the fork copied (its frames go through it),
  * with no loop running inside it; -1: it runs a loop of this process;
  * 0: neither. */
@@ -691,13 +683,13 @@ static int fork_side(const struct py_thread *t)
 
 	/* Innermost first: a loop inside the fork is the child's. */
 	for (i = 0; i < t->nframes; i++) {
-		if (frame_is(&t->frames[i], "asyncio/base_events.py",
+		if (py_code_is(t->frames[i].code, "asyncio/base_events.py",
 			     "run_forever"))
 			return -1;
 		if (i + 1 < t->nframes &&
-		    frame_is(&t->frames[i], "multiprocessing/process.py",
+		    py_code_is(t->frames[i].code, "multiprocessing/process.py",
 			     "_bootstrap") &&
-		    frame_is(&t->frames[i + 1], "multiprocessing/popen_fork.py",
+		    py_code_is(t->frames[i + 1].code, "multiprocessing/popen_fork.py",
 			     "_launch"))
 			return 1;
 	}
