@@ -321,6 +321,7 @@ struct py_layout {
 	int corowrapper_coro;     /* PyCoroWrapper.cw_coroutine */
 	int method_self;          /* PyMethodObject.im_self */
 	int cfunction_self;       /* PyCFunctionObject.m_self */
+	int descr_method;         /* PyMethodDescrObject.d_method */
 	int weakref_object;       /* PyWeakReference.wr_object */
 	int func_closure;         /* PyFunctionObject.func_closure (tuple) */
 	int partial_fn;           /* functools.partial partialobject.fn */

@@ -207,7 +207,12 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 					(how & WG_SCAN_MIDCALL) && k == 0, &wb,
 					&err) < 0)
 			continue;
-		for (h = 0; !waited && k == 0 && h < wb.nentering; h++)
+		/* A library's own acquire() calls (a Condition's waiter,
+		 * the exit's join of a thread) are its primitive's
+		 * business, said above or by waitgraph_threads.c. */
+		for (h = 0; !waited && k == 0 && h < wb.nentering &&
+			    !(wb.entering_by_call &&
+			      (code_class(b, f[k]) & CODE_PRIM_LIB)); h++)
 			if (wg_object_node(b, wb.entering[h]) >= 0)
 				waited = wb.entering[h];
 		wg_add_holds(b, node, f[k], &wb, released, nreleased,

@@ -357,6 +357,73 @@ static void table_held(struct pyproc *py, const struct with_frame *wf,
 	}
 }
 
+static int is_acquire_name(const char *name)
+{
+	return !strcmp(name, "acquire") || !strcmp(name, "acquire_lock") ||
+	       !strcmp(name, "__enter__");
+}
+
+/*
+ * The object whose acquire() the callable in value-stack slot i is, or 0:
+ * an unbound C method (what LOAD_METHOD / LOAD_ATTR push from 3.7 on, as
+ * [method, self]: the object is in slot i + 1) or a bound one (3.6's
+ * LOAD_ATTR; `f = lock.acquire; f()`).  A call's result is stored over
+ * its callable's slot, so an acquire() that returned leaves no such
+ * slot behind.
+ */
+static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
+			      long i, long limit)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t v, type, def, sname, self = 0;
+	struct cs_err err;
+	const char *tn;
+	char name[16];
+
+	cs_err_init(&err);
+	memset(name, 0, sizeof(name));
+	if (py_read_words(py, wf->stack + 8 * (uint64_t)i, &v, 1, &err) < 0)
+		return 0;
+	v &= ~(uint64_t)L->stackref_tag_mask;
+	if (!v || pyobj_read_type(py, v, &type, &err) < 0 ||
+	    !(tn = py_type_name_cached(py, type)))
+		return 0;
+	if (!strcmp(tn, "method_descriptor") && L->descr_method >= 0) {
+		if (i + 1 >= limit ||
+		    py_field_u64(py, v, L->descr_method, &def, &err) < 0 ||
+		    !def || py_field_u64(py, def, 0, &sname, &err) < 0 ||
+		    !sname || memsrc_read_partial(py->ms, sname, name,
+						  sizeof(name) - 1, &err) <= 0 ||
+		    !is_acquire_name(name) ||
+		    py_read_words(py, wf->stack + 8 * (uint64_t)(i + 1), &self,
+				  1, &err) < 0)
+			return 0;
+		return self & ~(uint64_t)L->stackref_tag_mask;
+	}
+	if (!strcmp(tn, "builtin_function_or_method") &&
+	    py_cfunction_name(py, v, name, sizeof(name), &err) == 0 &&
+	    is_acquire_name(name) &&
+	    py_field_u64(py, v, L->cfunction_self, &self, &err) > 0)
+		return self;
+	return 0;
+}
+
+/* The objects the executing frame is calling acquire() of, in slots
+ * from..limit - 1, lowest first (the call itself; any above it are
+ * older values no call has written over yet). */
+static void find_acquiring(struct pyproc *py, const struct with_frame *wf,
+			   long from, long limit, struct py_with_blocks *out)
+{
+	long i;
+
+	for (i = from; i < limit && out->nentering < PY_MAX_WITH; i++) {
+		uint64_t obj = slot_acquires(py, wf, i, limit);
+
+		if (obj)
+			out->entering[out->nentering++] = obj;
+	}
+}
+
 /* Is the current instruction the one that calls __enter__? */
 static int at_enter(struct pyproc *py, const struct with_frame *wf)
 {
@@ -387,6 +454,7 @@ int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
 
 	/* The counts say what is filled: the arrays need no clearing. */
 	out->nheld = out->nentering = 0;
+	out->entering_by_call = 0;
 	/* The decoded frame's code and offset: the ones its line came from
 	 * (up to 3.10, f_lasti in bytes, as the block stack wants it). */
 	wf.code = f->code;
@@ -409,9 +477,8 @@ int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
 		blocks_held(py, &wf, out, &top);
 	else if (py->layout.co_exceptiontable >= 0)
 		table_held(py, &wf, out, &top);
-	if (!innermost || !at_enter(py, &wf))
+	if (!innermost)
 		return 0;
-	/* The exit being entered is the first one above the held blocks. */
 	limit = wf.depth >= 0 ? wf.depth : PY_MAX_STACK;
 	{
 		int32_t ss = 0;
@@ -420,6 +487,12 @@ int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
 				 err) > 0 && ss >= 0 && ss < limit)
 			limit = ss;
 	}
+	if (!at_enter(py, &wf)) {
+		find_acquiring(py, &wf, top, limit, out);
+		out->entering_by_call = 1;
+		return 0;
+	}
+	/* The exit being entered is the first one above the held blocks. */
 	for (i = top; i < limit && out->nentering < PY_MAX_WITH; i++) {
 		struct cs_err e2;
 		uint64_t v, mgr = slot_manager(py, &wf, i);

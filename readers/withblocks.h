@@ -14,7 +14,10 @@
  *
  * A frame stopped at the instruction that calls __enter__ (SETUP_WITH,
  * BEFORE_WITH, 3.14's LOAD_SPECIAL + CALL) has pushed the exit already
- * but is still acquiring: that manager is reported apart.
+ * but is still acquiring: that manager is reported apart.  So is the
+ * object whose acquire() (or __enter__()) an executing frame calls as a
+ * C method, `lock.acquire()` with no `with`: its value stack holds the
+ * method and the object.
  */
 #ifndef COROSCOPE_READERS_WITHBLOCKS_H
 #define COROSCOPE_READERS_WITHBLOCKS_H
@@ -32,9 +35,12 @@ struct py_with_blocks {
 	/* The manager being entered is one of these, the first the caller
 	 * recognises: up to 3.12 the exit pushed before __enter__ is
 	 * called, from 3.13 the manager itself (the exit is pushed only
-	 * after __enter__ returns), nearest the top of the stack first. */
+	 * after __enter__ returns), nearest the top of the stack first;
+	 * or, in any other instruction, the objects whose acquire() it
+	 * calls (the first is the call's). */
 	uint64_t entering[PY_MAX_WITH];
 	size_t nentering;
+	int entering_by_call;  /* they are acquire()'s, not a with's */
 };
 
 /*

@@ -149,6 +149,25 @@ def test_thread_deadlocks(keeper, interp):
                     (3, "locked, count 3"), obj
             else:
                 assert edge["state"] == "locked", edge
+    # Deadlocked in bare acquire() calls: each holds one lock in a
+    # `with` and waits in second.acquire() for the other's.
+    blocked = marker_line(SCRIPT, "acquire-blocked")
+    for kind, typename in (("lock", "threading.Lock"),
+                           ("rlock", "threading.RLock")):
+        a = named(graph, "thread", "acq-%s-ab" % kind)
+        b = named(graph, "thread", "acq-%s-ba" % kind)
+        cyc = [c for c in graph["cycles"] if a["id"] in c and b["id"] in c]
+        assert len(cyc) == 1, graph["cycles"]
+        for t, other in ((a, b), (b, a)):
+            edge, obj = waits_for_object(graph, t)
+            assert obj["type"] == typename and obj["locked"] is True, obj
+            holders = edges(graph, "holds", to=obj["id"])
+            assert [h["from"] for h in holders] == [other["id"]], holders
+            assert t["blame"]["line"] == blocked, t
+    # An acquire() that returned leaves the lock in its stack: no wait.
+    sleeper = named(graph, "thread", "acquired-sleeps")
+    assert sleeper["blame"]["line"] == marker_line(SCRIPT, "acquired-sleeps")
+    assert edges(graph, "waits_for", frm=sleeper["id"]) == [], graph["edges"]
     bare = named(graph, "thread", "bare-waiter")
     edge, obj = waits_for_object(graph, bare)
     assert obj["type"] == "threading.Lock" and obj["locked"] is True

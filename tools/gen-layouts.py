@@ -631,6 +631,7 @@ RULES = {
     "corowrapper_coro": Off(("PyCoroWrapper",), "cw_coroutine"),
     "method_self": Off(("PyMethodObject",), "im_self"),
     "cfunction_self": Off(("PyCFunctionObject",), "m_self"),
+    "descr_method": Off(("PyMethodDescrObject",), "d_method"),
     "weakref_object": Off(("PyWeakReference", "struct _PyWeakReference"),
                           "wr_object"),
     "func_closure": Off(("PyFunctionObject",), "func_closure"),

@@ -7,7 +7,10 @@ Scenarios:
               future; two tasks wait for the lock
   threads     two threads deadlocked on two threading.Locks (with), two
               more on two RLocks (each entered 3 times), and a thread
-              waiting for a lock taken with a bare acquire()
+              waiting for a lock taken with a bare acquire(); two pairs
+              (Lock, RLock) deadlocked each holding one in a `with` and
+              waiting in a bare second.acquire(); and a thread asleep
+              after an acquire() that returned, deeper in its stack
   prims       a task waiting on each asyncio primitive and a thread on
               each threading one; and on subclasses: asyncio's and
               queue's PriorityQueue and LifoQueue, a Queue and an Event
@@ -97,6 +100,22 @@ def crossed(first, second, barrier, depth):
             pass
 
 
+def crossed_acquire(first, second, barrier):
+    with first:
+        barrier.wait()
+        second.acquire()  # MARK: acquire-blocked
+        second.release()
+
+
+def acquired_sleeps(lock):
+    # The lock stays in the value stack above the sleep's slots (the
+    # call's result is stored over its method): an acquire() that
+    # returned waits for nothing.
+    got = [0, 0, 0, lock.acquire(True, 5)]
+    time.sleep(3600)  # MARK: acquired-sleeps
+    return got
+
+
 def bare_holder(lock, started):
     lock.acquire()
     started.set()
@@ -120,6 +139,15 @@ def start_threads():
         threads.append(threading.Thread(target=crossed,
                                         args=(b, a, barrier, depth),
                                         name=name + "-ba", daemon=True))
+        a, b = kind(), kind()
+        barrier = threading.Barrier(2)
+        for pair, first, second in (("-ab", a, b), ("-ba", b, a)):
+            threads.append(threading.Thread(
+                target=crossed_acquire, args=(first, second, barrier),
+                name="acq-" + name + pair, daemon=True))
+    threads.append(threading.Thread(target=acquired_sleeps,
+                                    args=(threading.Lock(),),
+                                    name="acquired-sleeps", daemon=True))
     bare = threading.Lock()
     started = threading.Event()
     threads.append(threading.Thread(target=bare_holder, args=(bare, started),

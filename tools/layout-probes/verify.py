@@ -226,6 +226,10 @@ bound = inst.__init__
 check("method_self", obj_at(id(bound) + L["method_self"]), inst)
 app = lst.append
 check("cfunction_self", ptr(id(app) + L["cfunction_self"]), id(lst))
+# an unbound C method (what LOAD_METHOD pushes): its PyMethodDef's name
+check("descr_method",
+      ctypes.string_at(ptr(ptr(id(list.append) + L["descr_method"]))),
+      b"append")
 r = weakref.ref(inst)
 check("weakref_object", ptr(id(r) + L["weakref_object"]), id(inst))
 def closure_owner():
