@@ -54,7 +54,8 @@ static void add_group_subject(struct strbuf *sb, const struct watch_item *it,
  * one's subject, or how many, then what the first was seen doing, which
  * the others share; then a group's members. */
 static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
-			    const size_t *items, const size_t *m, size_t n)
+			    const size_t *items, const size_t *m, size_t n,
+			    int with_addr)
 {
 	const struct watch_item *first = &t->items[items[m[0]]];
 	int tasks = first->kind == WATCH_TASK, addr = watch_by_address(first);
@@ -63,7 +64,7 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 	size_t k;
 
 	if (n == 1) {
-		(void)run_seen_describe(sb, t, first);
+		(void)run_seen_describe(sb, t, first, with_addr);
 		return;
 	}
 	add_group_subject(sb, first, n);
@@ -172,6 +173,30 @@ static void idle_items_release(struct idle_items *w)
 	addrmap_release(&w->by_tid);
 }
 
+/* The task on line k (one of g's groups) alone, and named as the one of
+ * another of the first max lines is: two lines would read the same
+ * (task names before 3.8 are their coroutines'). */
+static int task_twin(const struct watch_tracker *t, const size_t *items,
+		     const struct alike_lines *g, size_t k, size_t max)
+{
+	const struct watch_item *it = &t->items[items[g->member[g->first[k]]]];
+	const struct watch_item *o;
+	size_t i;
+
+	if (it->kind != WATCH_TASK || g->first[k + 1] - g->first[k] != 1)
+		return 0;
+	/* Bounded: max lines (a constant of 20 at most). */
+	for (i = 0; i < g->ngroups && i < max; i++) {
+		if (i == k || g->first[i + 1] - g->first[i] != 1)
+			continue;
+		o = &t->items[items[g->member[g->first[i]]]];
+		if (o->kind == WATCH_TASK && it->name && o->name &&
+		    !strcmp(it->name, o->name))
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * One process's stuck or busy tasks and threads, longest stuck first,
  * three or more alike (the same kind, seen doing the same in the same
@@ -221,7 +246,8 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 			continue;
 		}
 		seen_group_line(&sb, t, items, g.member + g.first[k],
-				g.first[k + 1] - g.first[k]);
+				g.first[k + 1] - g.first[k],
+				task_twin(t, items, &g, k, max));
 		line(out, pid, sb.buf);
 		strbuf_reset(&sb);
 	}

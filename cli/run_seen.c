@@ -92,7 +92,8 @@ static int listed(const struct watch_tracker *t, const struct watch_item *it,
 /* 'task "name"', 'trio task "name"', 'thread 12 "name"', 'coroutine "f"
  * (0x7f..)', 'greenlet "name" (0x7f..)', 'Hub greenlet (0x7f..)': a
  * generator or greenlet by its address. */
-static void add_subject(struct strbuf *sb, const struct watch_item *it)
+static void add_subject(struct strbuf *sb, const struct watch_item *it,
+			int with_addr)
 {
 	const char *name = it->name, *kind = watch_kind_label(it);
 
@@ -105,6 +106,8 @@ static void add_subject(struct strbuf *sb, const struct watch_item *it)
 		strbuf_addstr(sb, "task \"");
 		esc_add_name_raw(sb, name);
 		strbuf_addch(sb, '"');
+		if (with_addr)
+			strbuf_addf(sb, " (0x%llx)", (unsigned long long)it->id);
 		return;
 	case WATCH_THREAD:
 		strbuf_addf(sb, "thread %llu", (unsigned long long)it->id);
@@ -126,13 +129,13 @@ static void add_subject(struct strbuf *sb, const struct watch_item *it)
 }
 
 int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
-		      const struct watch_item *it)
+		      const struct watch_item *it, int with_addr)
 {
 	struct run_seen seen;
 
 	if (!listed(t, it, &seen))
 		return 0;
-	add_subject(sb, it);
+	add_subject(sb, it, with_addr);
 	strbuf_addch(sb, ' ');
 	return run_seen_what(sb, t, it);
 }

@@ -50,8 +50,10 @@ int run_seen_add(struct strbuf *sb, const struct run_seen *seen);
  * was seen of it (the rest), which run_seen_what() alone adds, for
  * alike items to share (cli/alike_lines.h).
  */
+/* with_addr: a task named with its address too (another listed has its
+ * name). */
 int run_seen_describe(struct strbuf *sb, const struct watch_tracker *t,
-		      const struct watch_item *it);
+		      const struct watch_item *it, int with_addr);
 int run_seen_what(struct strbuf *sb, const struct watch_tracker *t,
 		  const struct watch_item *it);
 

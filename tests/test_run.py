@@ -300,8 +300,8 @@ def test_cycle_tasks_named(cycle):
 def test_cycle_of_twins_named_apart(ident, work):
     """Two tasks with one name awaiting each other (3.6: both named after
     their coroutine): the cycle names each with its address, in run's
-    cause and its details, the dump's await cycle and its wait-for
-    graph.  Before, "await cycle: twin -> twin -> twin".  The tasks tree
+    cause and its details, the samples' list, the dump's await cycle and
+    its wait-for graph.  Before, "await cycle: twin -> twin -> twin".  The tasks tree
     draws the main task, a root that is not last, with "|-"."""
     py = interpreter_or_skip(ident)
     script = target_script("twin_cycle.py")
@@ -328,6 +328,12 @@ def test_cycle_of_twins_named_apart(ident, work):
     roots = [l for l in out.splitlines() if re.match(r"^[|`]- \(T\) ", l)]
     assert len(roots) == 2 and roots[0].startswith("|- (T) ") and \
         roots[1].startswith("`- (T) twin "), roots
+    # The samples' list names each twin with its address too (before, two
+    # identical lines).
+    seen = seen_lines(res.stderr, info["pid"])
+    for addr in (a, b):
+        want = 'task "twin" (%s) stuck for ' % addr
+        assert len([l for l in seen if l.startswith(want)]) == 1, (want, seen)
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))

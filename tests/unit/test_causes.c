@@ -725,10 +725,16 @@ static void test_seen_subjects(void)
 							 cases[i].id);
 
 		strbuf_reset(&sb);
-		CHECK(it && run_seen_describe(&sb, &tr, it) &&
+		CHECK(it && run_seen_describe(&sb, &tr, it, 0) &&
 		      !strncmp(sb.buf, cases[i].want, strlen(cases[i].want)),
 		      "[%s], want [%s...]", sb.buf, cases[i].want);
 	}
+	/* a task whose name another listed task has: with its address */
+	strbuf_reset(&sb);
+	CHECK(run_seen_describe(&sb, &tr, watch_find(&tr, WATCH_TASK, 0x140),
+				1) &&
+	      !strncmp(sb.buf, "trio task \"n\" (0x140) stuck for", 31),
+	      "[%s]", sb.buf);
 	strbuf_release(&sb);
 	watch_tracker_release(&tr);
 }
