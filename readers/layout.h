@@ -344,6 +344,8 @@ struct py_layout {
 	int tpflags_managed_dict; /* Py_TPFLAGS_MANAGED_DICT, 0 if none */
 	int tpflags_inline_values;/* Py_TPFLAGS_INLINE_VALUES, 0 if none */
 	int stackref_tag_mask;    /* low bits to clear from localsplus (3.14) */
+	int call_null_below;      /* every bound callable is called with
+				     NULL in the slot below it (3.11, 3.12) */
 	int owner_generator;      /* FRAME_OWNED_BY_GENERATOR */
 	int owner_cstack;         /* FRAME_OWNED_BY_CSTACK, -1 if none */
 	int owner_interpreter;    /* FRAME_OWNED_BY_INTERPRETER (3.14), -1 */

@@ -162,6 +162,21 @@ static unsigned code_class(struct wg_build *b, const struct py_frame *f)
 	return (unsigned)v;
 }
 
+/* Does thread node `node` wait in frame f's acquire() of obj?  A
+ * library's own acquire() calls (a Condition's waiter, the exit's join
+ * of a thread) are its primitive's business, said by the library frame
+ * rules; a greenlet's waits, by gevent's objects. */
+static int acquiring(struct wg_build *b, size_t node,
+		     const struct py_frame *f, unsigned how, uint64_t obj)
+{
+	struct py_prim p;
+
+	/* (no node for an object it is found not to wait for) */
+	return (how & WG_SCAN_THREAD) && !(code_class(b, f) & CODE_PRIM_LIB) &&
+	       wg_prim_read(b, obj, &p) && wg_thread_acquiring(b, node, &p) &&
+	       wg_object_node(b, obj) >= 0;
+}
+
 /* Everything the graph learns from one thread or task's frames. */
 void wg_scan_unit(struct wg_build *b, size_t node,
 		  const struct py_frame *const *f, size_t n, unsigned how,
@@ -207,13 +222,10 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 					(how & WG_SCAN_MIDCALL) && k == 0, &wb,
 					&err) < 0)
 			continue;
-		/* A library's own acquire() calls (a Condition's waiter,
-		 * the exit's join of a thread) are its primitive's
-		 * business, said above or by waitgraph_threads.c. */
-		for (h = 0; !waited && k == 0 && h < wb.nentering &&
-			    !(wb.entering_by_call &&
-			      (code_class(b, f[k]) & CODE_PRIM_LIB)); h++)
-			if (wg_object_node(b, wb.entering[h]) >= 0)
+		for (h = 0; !waited && k == 0 && h < wb.nentering; h++)
+			if (wb.entering_by_call ?
+			    acquiring(b, node, f[k], how, wb.entering[h]) :
+			    wg_object_node(b, wb.entering[h]) >= 0)
 				waited = wb.entering[h];
 		wg_add_holds(b, node, f[k], &wb, released, nreleased,
 			     unit_task);

@@ -130,6 +130,14 @@ void wg_add_holds(struct wg_build *b, size_t node, const struct py_frame *f,
  * primitive in any of its library's frames. */
 int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 		      const struct py_frame *f);
+/* Is thread node `node` blocked acquiring primitive p, whose acquire()
+ * its innermost frame's value stack holds (py_with_blocks.entering_by
+ * _call)?  Not when p is free or an RLock it owns, nor when its stopped
+ * registers say it is in another system call than futex(2), where such
+ * a stack slot is a leftover (an acquire() that raised, an older call's
+ * memory: before 3.14 the live depth is not known). */
+int wg_thread_acquiring(struct wg_build *b, size_t node,
+			const struct py_prim *p);
 /* The waits thread t (its node) shows as a worker or at exit: the
  * executor job it runs waits for it; in threading's _shutdown it waits
  * for every non-daemon thread left. */

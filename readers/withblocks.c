@@ -368,8 +368,10 @@ static int is_acquire_name(const char *name)
  * an unbound C method (what LOAD_METHOD / LOAD_ATTR push from 3.7 on, as
  * [method, self]: the object is in slot i + 1) or a bound one (3.6's
  * LOAD_ATTR; `f = lock.acquire; f()`).  A call's result is stored over
- * its callable's slot, so an acquire() that returned leaves no such
- * slot behind.
+ * its callable's slot (or the NULL below it), so an acquire() that
+ * returned leaves no such slot behind; one that raised, or an older
+ * frame's in the same memory, may: the caller weighs the thread's
+ * state (readers/waitgraph_threads.c).
  */
 static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
 			      long i, long limit)
@@ -400,6 +402,13 @@ static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
 			return 0;
 		return self & ~(uint64_t)L->stackref_tag_mask;
 	}
+	/* A bound one whose call returned stays in its slot where the
+	 * result went to the NULL below it: only with that NULL is it
+	 * being called. */
+	if (L->call_null_below &&
+	    (i < 1 || py_read_words(py, wf->stack + 8 * (uint64_t)(i - 1),
+				    &def, 1, &err) < 0 || def))
+		return 0;
 	if (!strcmp(tn, "builtin_function_or_method") &&
 	    py_cfunction_name(py, v, name, sizeof(name), &err) == 0 &&
 	    is_acquire_name(name) &&

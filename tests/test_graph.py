@@ -164,10 +164,21 @@ def test_thread_deadlocks(keeper, interp):
             holders = edges(graph, "holds", to=obj["id"])
             assert [h["from"] for h in holders] == [other["id"]], holders
             assert t["blame"]["line"] == blocked, t
-    # An acquire() that returned leaves the lock in its stack: no wait.
-    sleeper = named(graph, "thread", "acquired-sleeps")
-    assert sleeper["blame"]["line"] == marker_line(SCRIPT, "acquired-sleeps")
-    assert edges(graph, "waits_for", frm=sleeper["id"]) == [], graph["edges"]
+    # An acquire() that returned leaves the lock in its stack, and (up to
+    # 3.12) a bound acquire the method itself: they wait for nothing, and
+    # make no cycle with the thread that waits for the sleeper's lock.
+    for name in ("acquired-sleeps", "stale-sleeps", "rlock-sleeps"):
+        sleeper = named(graph, "thread", name)
+        assert sleeper["blame"]["line"] == marker_line(SCRIPT, name), \
+            sleeper
+        assert edges(graph, "waits_for", frm=sleeper["id"]) == [], \
+            (name, graph["edges"])
+        assert not [c for c in graph["cycles"] if sleeper["id"] in c], \
+            (name, graph["cycles"])
+    theirs = named(graph, "thread", "takes-theirs")
+    edge, obj = waits_for_object(graph, theirs)
+    assert [h["from"] for h in edges(graph, "holds", to=obj["id"])] == \
+        [named(graph, "thread", "stale-sleeps")["id"]]
     bare = named(graph, "thread", "bare-waiter")
     edge, obj = waits_for_object(graph, bare)
     assert obj["type"] == "threading.Lock" and obj["locked"] is True

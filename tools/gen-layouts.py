@@ -359,6 +359,12 @@ FACTS = {
     # Include/internal/pycore_stackref.h: Py_TAG_BITS is 3 in 3.14 (default
     # build); localsplus entries are plain PyObject * before 3.14.
     "stackref_tag_mask": lambda minor: 3 if minor >= 14 else 0,
+    # Python/ceval.c: 3.11 and 3.12 call every callable that is no
+    # unbound method with a NULL in the value-stack slot below it
+    # (PUSH_NULL's, LOAD_GLOBAL's, LOAD_ATTR's), over which the call's
+    # result is stored.  Before, only LOAD_METHOD's calls have it
+    # (CALL_FUNCTION's have none); 3.13+ keep it above the callable.
+    "call_null_below": lambda minor: 1 if minor in (11, 12) else 0,
     # Include/internal/pycore_code.h: CO_FAST_HIDDEN 0x10 (3.12+),
     # CO_FAST_LOCAL 0x20, CO_FAST_CELL 0x40, CO_FAST_FREE 0x80 (3.11+);
     # 0 when the version has no such kind.  VERIFY_SCRIPT reads
@@ -651,6 +657,7 @@ RULES = {
     "tpflags_managed_dict": Fact(FACTS["tpflags_managed_dict"]),
     "tpflags_inline_values": Fact(FACTS["tpflags_inline_values"]),
     "stackref_tag_mask": Fact(FACTS["stackref_tag_mask"]),
+    "call_null_below": Fact(FACTS["call_null_below"]),
     "owner_generator": Enum(FRAMEOWNER, "FRAME_OWNED_BY_GENERATOR"),
     "owner_cstack": Enum(FRAMEOWNER, "FRAME_OWNED_BY_CSTACK"),
     "owner_interpreter": Enum(FRAMEOWNER, "FRAME_OWNED_BY_INTERPRETER"),

@@ -10,7 +10,12 @@ Scenarios:
               waiting for a lock taken with a bare acquire(); two pairs
               (Lock, RLock) deadlocked each holding one in a `with` and
               waiting in a bare second.acquire(); and a thread asleep
-              after an acquire() that returned, deeper in its stack
+              after an acquire() that returned, deeper in its stack;
+              one asleep in a `with` after a Condition's acquire() and
+              release(), while another holds the Condition's lock and
+              waits for the first's (a leftover of the call in the
+              sleeper's stack must not make a cycle); one asleep holding
+              a Condition's RLock it took with acquire()
   prims       a task waiting on each asyncio primitive and a thread on
               each threading one; and on subclasses: asyncio's and
               queue's PriorityQueue and LifoQueue, a Queue and an Event
@@ -116,6 +121,31 @@ def acquired_sleeps(lock):
     return got
 
 
+def stale_then_sleeps(mine, cond, barrier):
+    with mine:
+        # cond.acquire is its lock's, bound: up to 3.12 called with a
+        # NULL below it, over which the result goes; it stays above,
+        # here above the slots of the calls that follow.
+        got = [0, 0, cond.acquire()]
+        cond.release()
+        barrier.wait()
+        time.sleep(3600)  # MARK: stale-sleeps
+    return got
+
+
+def takes_theirs(theirs, cond_lock, barrier):
+    barrier.wait()
+    with cond_lock:
+        with theirs:  # MARK: takes-theirs
+            pass
+
+
+def rlock_sleeps():
+    cond = threading.Condition()
+    cond.acquire()
+    time.sleep(3600)  # MARK: rlock-sleeps
+
+
 def bare_holder(lock, started):
     lock.acquire()
     started.set()
@@ -148,6 +178,17 @@ def start_threads():
     threads.append(threading.Thread(target=acquired_sleeps,
                                     args=(threading.Lock(),),
                                     name="acquired-sleeps", daemon=True))
+    mine, cond_lock, barrier = threading.Lock(), threading.Lock(), \
+        threading.Barrier(2)
+    threads.append(threading.Thread(
+        target=stale_then_sleeps,
+        args=(mine, threading.Condition(cond_lock), barrier),
+        name="stale-sleeps", daemon=True))
+    threads.append(threading.Thread(target=takes_theirs,
+                                    args=(mine, cond_lock, barrier),
+                                    name="takes-theirs", daemon=True))
+    threads.append(threading.Thread(target=rlock_sleeps,
+                                    name="rlock-sleeps", daemon=True))
     bare = threading.Lock()
     started = threading.Event()
     threads.append(threading.Thread(target=bare_holder, args=(bare, started),
