@@ -536,9 +536,10 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		if (aio)
 			p->locked = prim_bool(py, prim_attr2(py, o, "_lock",
 							      "_locked"));
-		else
-			p->locked = cond_lock_locked(py, t,
-						     prim_attr(py, o, "_lock"));
+		else {
+			p->inner = prim_attr(py, o, "_lock");
+			p->locked = cond_lock_locked(py, t, p->inner);
+		}
 		break;
 	case PY_PRIM_SEMAPHORE:
 	case PY_PRIM_BOUNDED_SEMAPHORE:

@@ -85,7 +85,8 @@ struct py_prim {
 				     a task that has ended is no node */
 	uint64_t owner_greenlet;  /* gevent's RLock: the greenlet holding
 				     it, 0 none */
-	uint64_t inner;       /* gevent's RLock: its _block, when that is
+	uint64_t inner;       /* threading's Condition: its _lock;
+				 gevent's RLock: its _block, when that is
 				 gevent's Semaphore (whose links are the
 				 RLock's waiters); its JoinableQueue: the
 				 Event its join() waits on; else 0 */

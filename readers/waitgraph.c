@@ -759,6 +759,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	fut_links_release(&b);
 	wg_add_greenlets(&b);
 	link_owners(&b);
+	wg_link_condition_locks(&b);
 	wg_link_greenlets(&b);
 	wg_link_pool_results(&b);
 	wg_link_joined(&b);

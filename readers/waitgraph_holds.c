@@ -110,3 +110,26 @@ void wg_add_holds(struct wg_build *b, size_t node, const struct py_frame *f,
 	add_holds_at(b, node, f, wb, released, nreleased, unit_task, 0,
 		     &budget);
 }
+
+void wg_link_condition_locks(struct wg_build *b)
+{
+	struct py_waitgraph *g = b->g;
+	size_t i, n = g->nedges;
+	uintptr_t lock;
+
+	/* Bounded: the edges there were; those added are to locks. */
+	for (i = 0; i < n; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		const struct wg_node *to = &g->nodes[e->to];
+		const struct py_prim *p;
+
+		if (e->kind != WG_HOLDS || to->kind != WG_OBJECT)
+			continue;
+		p = &g->prims[to->index];
+		if (p->kind != PY_PRIM_CONDITION ||
+		    p->family != PY_PRIM_THREADING || !p->inner ||
+		    !(lock = (uintptr_t)addrmap_get(&g->index, p->inner, NULL)))
+			continue;
+		wg_add_edge(b, WG_HOLDS, e->from, lock - 1, e->at);
+	}
+}

@@ -130,6 +130,10 @@ void wg_add_holds(struct wg_build *b, size_t node, const struct py_frame *f,
  * primitive in any of its library's frames. */
 int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 		      const struct py_frame *f);
+/* A `with cond:` holds the Condition's lock too: a holder of a
+ * threading.Condition holds its _lock where that lock has a node (a
+ * thread waits in a bare cond.acquire(), which is the lock's). */
+void wg_link_condition_locks(struct wg_build *b);
 /* Is thread node `node` blocked acquiring primitive p, whose acquire()
  * its innermost frame's value stack holds (py_with_blocks.entering_by
  * _call)?  Not when p is free or an RLock it owns, nor when its stopped

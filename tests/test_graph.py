@@ -175,6 +175,17 @@ def test_thread_deadlocks(keeper, interp):
             (name, graph["edges"])
         assert not [c for c in graph["cycles"] if sleeper["id"] in c], \
             (name, graph["cycles"])
+    # cond.acquire() waits for the Condition's lock; `with cond:` holds
+    # the Condition, and so its lock too: a cycle.
+    a = named(graph, "thread", "cond-then-lock")
+    b = named(graph, "thread", "lock-then-cond")
+    assert [c for c in graph["cycles"] if a["id"] in c and b["id"] in c], \
+        graph["cycles"]
+    edge, obj = waits_for_object(graph, b)
+    assert obj["type"] == "threading.Lock" and obj["locked"] is True, obj
+    assert [h["from"] for h in edges(graph, "holds", to=obj["id"])] == \
+        [a["id"]], graph["edges"]
+    assert b["blame"]["line"] == marker_line(SCRIPT, "lock-then-cond")
     theirs = named(graph, "thread", "takes-theirs")
     edge, obj = waits_for_object(graph, theirs)
     assert [h["from"] for h in edges(graph, "holds", to=obj["id"])] == \

@@ -15,7 +15,10 @@ Scenarios:
               release(), while another holds the Condition's lock and
               waits for the first's (a leftover of the call in the
               sleeper's stack must not make a cycle); one asleep holding
-              a Condition's RLock it took with acquire()
+              a Condition's RLock it took with acquire(); and a pair
+              deadlocked through a Condition, one in `with cond:`
+              waiting for a lock, the other holding it and waiting in
+              cond.acquire() (which is the Condition's lock's)
   prims       a task waiting on each asyncio primitive and a thread on
               each threading one; and on subclasses: asyncio's and
               queue's PriorityQueue and LifoQueue, a Queue and an Event
@@ -140,6 +143,18 @@ def takes_theirs(theirs, cond_lock, barrier):
             pass
 
 
+def cond_then_lock(cond, lock, barrier):
+    with cond:
+        barrier.wait()
+        lock.acquire()  # MARK: cond-then-lock
+
+
+def lock_then_cond(cond, lock, barrier):
+    with lock:
+        barrier.wait()
+        cond.acquire()  # MARK: lock-then-cond
+
+
 def rlock_sleeps():
     cond = threading.Condition()
     cond.acquire()
@@ -189,6 +204,13 @@ def start_threads():
                                     name="takes-theirs", daemon=True))
     threads.append(threading.Thread(target=rlock_sleeps,
                                     name="rlock-sleeps", daemon=True))
+    cond, lock, barrier = threading.Condition(threading.Lock()), \
+        threading.Lock(), threading.Barrier(2)
+    for fn, name in ((cond_then_lock, "cond-then-lock"),
+                     (lock_then_cond, "lock-then-cond")):
+        threads.append(threading.Thread(target=fn,
+                                        args=(cond, lock, barrier),
+                                        name=name, daemon=True))
     bare = threading.Lock()
     started = threading.Event()
     threads.append(threading.Thread(target=bare_holder, args=(bare, started),
