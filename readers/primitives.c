@@ -62,6 +62,8 @@ static const struct {
 	  PY_PRIM_THREADING },
 	{ "threading", "Event", "threading.Event", PY_PRIM_EVENT,
 	  PY_PRIM_THREADING },
+	{ "_frozen_importlib", "_ModuleLock", "importlib._ModuleLock",
+	  PY_PRIM_IMPORT_LOCK, PY_PRIM_THREADING },
 	{ "threading", "Condition", "threading.Condition", PY_PRIM_CONDITION,
 	  PY_PRIM_THREADING },
 	{ "threading", "BoundedSemaphore", "threading.BoundedSemaphore",
@@ -521,6 +523,9 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 	case PY_PRIM_RLOCK:
 		rlock_state(py, p);
 		break;
+	case PY_PRIM_IMPORT_LOCK:
+		prim_read_import_lock_state(py, t, p);
+		break;
 	case PY_PRIM_EVENT:
 		if (aio) {
 			p->set = prim_bool(py, prim_attr(py, o, "_value"));
@@ -650,7 +655,7 @@ int py_prim_is_lock(const struct py_prim *p)
 	if (p->kind == PY_PRIM_CONDITION && p->family == PY_PRIM_TORNADO)
 		return 0;
 	return p->kind == PY_PRIM_LOCK || p->kind == PY_PRIM_RLOCK ||
-	       p->kind == PY_PRIM_CONDITION || p->kind == PY_PRIM_SEMAPHORE ||
+	       p->kind == PY_PRIM_IMPORT_LOCK || p->kind == PY_PRIM_CONDITION || p->kind == PY_PRIM_SEMAPHORE ||
 	       p->kind == PY_PRIM_BOUNDED_SEMAPHORE;
 }
 

@@ -35,6 +35,9 @@ enum py_prim_kind {
 	PY_PRIM_BOUNDED_SEMAPHORE,
 	PY_PRIM_QUEUE,
 	PY_PRIM_BARRIER,
+	/* importlib's per-module lock, held by the thread importing the
+	 * module: owner is its ident */
+	PY_PRIM_IMPORT_LOCK,
 	/* Futures that stand for other work: what they wait for are
 	 * edges of the graph, not a holder. */
 	PY_PRIM_GATHER,          /* asyncio.gather's _GatheringFuture */
@@ -76,7 +79,8 @@ struct py_prim {
 	int64_t unfinished;   /* queues: items put and not yet task_done()
 				 (what join() waits for) */
 	int64_t waiters;      /* its own waiter count (getters + putters) */
-	uint64_t owner;       /* RLock: owning thread ident, 0 none */
+	uint64_t owner;       /* RLock, import lock: owning thread ident, 0
+				 none */
 	uint64_t owner_task;  /* trio's and anyio's Lock: the task holding
 				 it, 0 none */
 	uint64_t owner_coro;  /* anyio's: that task's coroutine, 0 unknown */

@@ -1,7 +1,7 @@
 /*
  * Between readers/primitives.c (the classes, the standard library's
  * primitives, the futures) and readers/primitives_libs.c (trio's,
- * anyio's and tornado's) and readers/primitives_gevent.c: how a
+ * anyio's, tornado's and importlib's) and readers/primitives_gevent.c: how a
  * primitive's fields are read.
  */
 #ifndef COROSCOPE_READERS_PRIMITIVES_INTERNAL_H
@@ -49,6 +49,11 @@ void prim_read_trio_state(struct pyproc *py, const struct py_prim_types *t,
 			  struct py_prim *p);
 void prim_read_anyio_state(struct pyproc *py, const struct py_prim_types *t,
 			   struct py_prim *p);
+/* importlib's _ModuleLock: the ident of the thread importing (None
+ * when free), how often it entered, and the threads waiting. */
+void prim_read_import_lock_state(struct pyproc *py,
+				 const struct py_prim_types *t,
+				 struct py_prim *p);
 void prim_read_tornado_state(struct pyproc *py,
 			     const struct py_prim_types *t, struct py_prim *p);
 void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,

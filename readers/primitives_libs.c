@@ -221,3 +221,25 @@ void prim_read_tornado_state(struct pyproc *py,
 		break;
 	}
 }
+
+/* An int, or a list's length (importlib's counters became lists of
+ * None in 3.12); -1 for neither. */
+static int64_t int_or_len(struct pyproc *py, const struct py_prim_types *t,
+			  uint64_t v)
+{
+	int64_t n = prim_len(py, t, v);
+
+	return n >= 0 ? n : prim_int(py, v);
+}
+
+void prim_read_import_lock_state(struct pyproc *py,
+				 const struct py_prim_types *t,
+				 struct py_prim *p)
+{
+	int64_t owner = prim_int_attr(py, p->addr, "owner");
+
+	p->owner = owner > 0 ? (uint64_t)owner : 0;
+	p->count = int_or_len(py, t, prim_attr(py, p->addr, "count"));
+	p->locked = p->count < 0 ? -1 : p->count > 0;
+	p->waiters = int_or_len(py, t, prim_attr(py, p->addr, "waiters"));
+}

@@ -39,6 +39,9 @@ int wg_is_prim_lib(const char *file)
 	};
 	size_t i;
 
+	/* (a module lock's; frozen in every version) */
+	if (file && !strcmp(file, "<frozen importlib._bootstrap>"))
+		return 1;
 	for (i = 0; file && i < sizeof(ends) / sizeof(ends[0]); i++)
 		if (cs_ends_with(file, ends[i]))
 			return 1;

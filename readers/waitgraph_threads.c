@@ -282,6 +282,8 @@ int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 		       (!strcmp(name, "join") ||
 			(!strcmp(name, "_wait_for_tstate_lock") &&
 			 local_true(b, f, "block")));
+	if (p->kind == PY_PRIM_IMPORT_LOCK)  /* (not release()) */
+		return !strcmp(name, "acquire");
 	if (p->kind == PY_PRIM_POOL_RESULT)
 		/* (not _set(), which the pool's result thread calls) */
 		return !strcmp(name, "get") || !strcmp(name, "wait") ||

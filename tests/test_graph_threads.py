@@ -307,6 +307,34 @@ def seen_lines(lines):
     return out
 
 
+def test_import_waits_for_the_importer(keeper, interp):
+    """A thread importing a module another thread is importing waits for
+    importlib's lock on it, held by the importer (its _ModuleLock's
+    owner), where the import has got to; before, nothing (or, while
+    bare acquire() calls of importlib counted, "holder unknown")."""
+    graph, target = dump(keeper, interp, "import")
+    importer = thread_node(graph, "importer")
+    second = thread_node(graph, "second")
+    objs = waits_for(graph, second)
+    assert [o["type"] for o in objs] == ["importlib._ModuleLock"], objs
+    assert objs[0]["locked"] is True, objs
+    holds = [e for e in graph["edges"]
+             if e["kind"] == "holds" and e["to"] == objs[0]["id"]]
+    assert [e["from"] for e in holds] == [importer["id"]], graph["edges"]
+    # (the import itself waits on an Event)
+    assert [o["type"] for o in waits_for(graph, importer)] == \
+        ["threading.Event"], graph["edges"]
+    slow = target_script("slow_import.py")
+    assert importer["innermost"]["file"] == slow or \
+        importer["blame"]["line"] == marker_line(slow, "slow-import"), \
+        importer
+    text = run_coroscope("dump", target.pid).stdout
+    assert ("waits for: importlib._ModuleLock 0x%x (locked, 1 waiter) held "
+            "by thread %d (importer) at slow_import.py:%d in <module>"
+            % (int(objs[0]["address"], 16), importer["tid"],
+               marker_line(slow, "slow-import"))) in text, text
+
+
 def test_run_finds_the_join_deadlock(tmp_path):
     causes, _ = run_causes(tmp_path, "join")
     assert "lock cycle: " in causes[0], causes[0]

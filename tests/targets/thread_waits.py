@@ -30,6 +30,8 @@ Scenarios:
   released  "holder" waits on an Event inside `with held:`; "releaser"
          inside `with given_up:` has released given_up and waits on the
          Event: it holds nothing
+  import  "importer" imports slow_import.py, whose import never ends;
+         "second" imports it too and waits for importlib's lock on it
 
 Writes {"pid": ...} to READY once everything waits, then waits forever.
 Runs on CPython 3.6 through 3.14.
@@ -422,10 +424,30 @@ def released_scenario():
     never.wait()
 
 
+def import_slow():
+    import slow_import  # MARK: imports
+    return slow_import
+
+
+def import_scenario():
+    first = threading.Thread(target=import_slow, name="importer",
+                             daemon=True)
+    first.start()
+    while "slow_import" not in sys.modules:
+        time.sleep(0.01)
+    threading.Thread(target=import_slow, name="second", daemon=True).start()
+    settle({"importer": "imports", "second": "imports"})
+    # (the second's frames below that line: in importlib)
+    time.sleep(0.2)
+    write_ready(READY, {"pid": os.getpid()})
+    threading.Event().wait()
+
+
 SCENARIOS = {"join": join_scenario, "exit": exit_scenario,
              "children": children_scenario, "futures": futures_scenario,
              "achildren": achildren_scenario, "queues": queues_scenario,
-             "pool": pool_scenario, "released": released_scenario}
+             "pool": pool_scenario, "released": released_scenario,
+             "import": import_scenario}
 
 # (multiprocessing's forkserver and spawn import this file again, as
 # __mp_main__, in the child)
