@@ -418,16 +418,22 @@ static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
 }
 
 /* The objects the executing frame is calling acquire() of, in slots
- * from..limit - 1, lowest first (the call itself; any above it are
- * older values no call has written over yet). */
+ * from..limit - 1, the call's first: the lowest where the live depth is
+ * not known (any above it are older values no call has written over
+ * yet), else the topmost. */
 static void find_acquiring(struct pyproc *py, const struct with_frame *wf,
 			   long from, long limit, struct py_with_blocks *out)
 {
-	long i;
+	long i, k;
 
-	for (i = from; i < limit && out->nentering < PY_MAX_WITH; i++) {
-		uint64_t obj = slot_acquires(py, wf, i, limit);
+	for (k = from; k < limit && out->nentering < PY_MAX_WITH; k++) {
+		/* Where the live depth is known (3.14), every slot below it
+		 * is live: the call is the topmost, a bound acquire lower
+		 * down only a value (`(lk.acquire, other.acquire())`). */
+		uint64_t obj;
 
+		i = wf->depth >= 0 ? limit - 1 - (k - from) : k;
+		obj = slot_acquires(py, wf, i, limit);
 		if (obj)
 			out->entering[out->nentering++] = obj;
 	}

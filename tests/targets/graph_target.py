@@ -18,7 +18,9 @@ Scenarios:
               a Condition's RLock it took with acquire(); and a pair
               deadlocked through a Condition, one in `with cond:`
               waiting for a lock, the other holding it and waiting in
-              cond.acquire() (which is the Condition's lock's)
+              cond.acquire() (which is the Condition's lock's); and
+              one blocked in other.acquire() while a held RLock's bound
+              acquire is a value lower in its stack
   prims       a task waiting on each asyncio primitive and a thread on
               each threading one; and on subclasses: asyncio's and
               queue's PriorityQueue and LifoQueue, a Queue and an Event
@@ -155,6 +157,11 @@ def lock_then_cond(cond, lock, barrier):
         cond.acquire()  # MARK: lock-then-cond
 
 
+def acquire_beside_value(value, other):
+    pair = (value.acquire, other.acquire())  # MARK: beside-value
+    return pair
+
+
 def rlock_sleeps():
     cond = threading.Condition()
     cond.acquire()
@@ -204,6 +211,12 @@ def start_threads():
                                     name="takes-theirs", daemon=True))
     threads.append(threading.Thread(target=rlock_sleeps,
                                     name="rlock-sleeps", daemon=True))
+    value, other = threading.RLock(), threading.Lock()
+    value.acquire()
+    other.acquire()
+    threads.append(threading.Thread(target=acquire_beside_value,
+                                    args=(value, other),
+                                    name="beside-value", daemon=True))
     cond, lock, barrier = threading.Condition(threading.Lock()), \
         threading.Lock(), threading.Barrier(2)
     for fn, name in ((cond_then_lock, "cond-then-lock"),
