@@ -400,7 +400,15 @@ static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
 		    py_read_words(py, wf->stack + 8 * (uint64_t)(i + 1), &self,
 				  1, &err) < 0)
 			return 0;
-		return self & ~(uint64_t)L->stackref_tag_mask;
+		self &= ~(uint64_t)L->stackref_tag_mask;
+		/* Called as a function, its object the first argument: from
+		 * 3.13 [method, NULL, object] (ExitStack.enter_context()'s
+		 * `_enter(cm)`). */
+		if (!self && i + 2 < limit &&
+		    py_read_words(py, wf->stack + 8 * (uint64_t)(i + 2), &self,
+				  1, &err) == 0)
+			self &= ~(uint64_t)L->stackref_tag_mask;
+		return self;
 	}
 	/* A bound one whose call returned stays in its slot where the
 	 * result went to the NULL below it: only with that NULL is it

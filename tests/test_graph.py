@@ -192,6 +192,12 @@ def test_thread_deadlocks(keeper, interp):
     if ver(interp) >= (3, 14):
         edge, obj = waits_for_object(graph, beside)
         assert obj["type"] == "threading.Lock", obj
+    # ExitStack.enter_context() calls the lock's __enter__ as a function
+    # (from 3.13 with a NULL between it and the lock)
+    entering = named(graph, "thread", "exit-stack")
+    edge, obj = waits_for_object(graph, entering)
+    assert obj["type"] == "threading.Lock" and obj["locked"] is True, obj
+    assert entering["blame"]["line"] == marker_line(SCRIPT, "exit-stack")
     theirs = named(graph, "thread", "takes-theirs")
     edge, obj = waits_for_object(graph, theirs)
     assert [h["from"] for h in edges(graph, "holds", to=obj["id"])] == \

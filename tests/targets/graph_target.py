@@ -20,7 +20,8 @@ Scenarios:
               waiting for a lock, the other holding it and waiting in
               cond.acquire() (which is the Condition's lock's); and
               one blocked in other.acquire() while a held RLock's bound
-              acquire is a value lower in its stack
+              acquire is a value lower in its stack; one entering a held
+              Lock through contextlib.ExitStack.enter_context()
   prims       a task waiting on each asyncio primitive and a thread on
               each threading one; and on subclasses: asyncio's and
               queue's PriorityQueue and LifoQueue, a Queue and an Event
@@ -47,6 +48,7 @@ interpreter calls the class), then waits forever.  Runs on CPython 3.6 through 3
 """
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -162,6 +164,11 @@ def acquire_beside_value(value, other):
     return pair
 
 
+def exit_stack_enters(lock):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(lock)  # MARK: exit-stack
+
+
 def rlock_sleeps():
     cond = threading.Condition()
     cond.acquire()
@@ -217,6 +224,9 @@ def start_threads():
     threads.append(threading.Thread(target=acquire_beside_value,
                                     args=(value, other),
                                     name="beside-value", daemon=True))
+    threads.append(threading.Thread(target=exit_stack_enters,
+                                    args=(other,),
+                                    name="exit-stack", daemon=True))
     cond, lock, barrier = threading.Condition(threading.Lock()), \
         threading.Lock(), threading.Barrier(2)
     for fn, name in ((cond_then_lock, "cond-then-lock"),
