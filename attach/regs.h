@@ -29,6 +29,14 @@ struct cs_regs {
 /* Bytes of a user_regs_struct image (27 little-endian words). */
 #define CS_REGS_IMAGE_SIZE ((size_t)CS_REG_COUNT * 8)
 
+/* Is x86-64 system call nr futex(2) (202) or futex_waitv(2) (449), where
+ * a lock's acquire blocks (orig_rax at a stop inside it, the number in
+ * /proc/PID/task/TID/syscall)? */
+static inline int cs_syscall_is_futex(long nr)
+{
+	return nr == 202 || nr == 449;
+}
+
 /* Decode a user_regs_struct image of CS_REGS_IMAGE_SIZE bytes. */
 void cs_regs_from_image(struct cs_regs *regs, const void *image);
 

@@ -123,9 +123,7 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_key(j, "owner");
 		/* (a thread's ident; gevent's owner is a greenlet, which
 		 * its holds edge names) */
-		if ((p->kind == PY_PRIM_RLOCK ||
-		     p->kind == PY_PRIM_IMPORT_LOCK) && p->locked >= 0 &&
-		    p->family != PY_PRIM_GEVENT)
+		if (py_prim_thread_owned(p) && p->locked >= 0)
 			json_uint(j, p->owner);
 		else
 			json_null(j);

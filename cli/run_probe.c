@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/regs.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -51,8 +52,7 @@ static int in_futex_wait(int pid, int tid, double deadline)
 			nanosleep(&pause, NULL);
 			continue;
 		}
-		/* 202 is futex, 449 futex_waitv. */
-		return ret == 0 && (nr == 202 || nr == 449);
+		return ret == 0 && cs_syscall_is_futex(nr);
 	}
 #else
 	(void)pid;

@@ -655,8 +655,15 @@ int py_prim_is_lock(const struct py_prim *p)
 	if (p->kind == PY_PRIM_CONDITION && p->family == PY_PRIM_TORNADO)
 		return 0;
 	return p->kind == PY_PRIM_LOCK || p->kind == PY_PRIM_RLOCK ||
-	       p->kind == PY_PRIM_IMPORT_LOCK || p->kind == PY_PRIM_CONDITION || p->kind == PY_PRIM_SEMAPHORE ||
+	       p->kind == PY_PRIM_IMPORT_LOCK ||
+	       p->kind == PY_PRIM_CONDITION || p->kind == PY_PRIM_SEMAPHORE ||
 	       p->kind == PY_PRIM_BOUNDED_SEMAPHORE;
+}
+
+int py_prim_thread_owned(const struct py_prim *p)
+{
+	return (p->kind == PY_PRIM_RLOCK || p->kind == PY_PRIM_IMPORT_LOCK) &&
+	       p->family != PY_PRIM_GEVENT;
 }
 
 int py_prim_may_be_held(const struct py_prim *p)

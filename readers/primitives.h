@@ -211,6 +211,11 @@ const struct gevent_layout *py_prim_gevent_row(size_t i);
  * Condition, which has no lock.) */
 int py_prim_is_lock(const struct py_prim *p);
 
+/* Does `owner` name the thread owning it, by ident (threading's RLock,
+ * importlib's module lock; not gevent's RLock, whose owner is a
+ * greenlet)? */
+int py_prim_thread_owned(const struct py_prim *p);
+
 /* Is it a lock someone may hold now (locked, or its state unknown)?
  * A Condition's waiter waits for notify, not for its unlocked lock: no
  * "holder unknown" then. */

@@ -1,8 +1,8 @@
 /*
  * Between readers/primitives.c (the classes, the standard library's
  * primitives, the futures) and readers/primitives_libs.c (trio's,
- * anyio's, tornado's and importlib's) and readers/primitives_gevent.c: how a
- * primitive's fields are read.
+ * anyio's, tornado's and importlib's) and readers/primitives_gevent.c:
+ * how a primitive's fields are read.
  */
 #ifndef COROSCOPE_READERS_PRIMITIVES_INTERNAL_H
 #define COROSCOPE_READERS_PRIMITIVES_INTERNAL_H

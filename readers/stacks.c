@@ -684,13 +684,13 @@ static int fork_side(const struct py_thread *t)
 	/* Innermost first: a loop inside the fork is the child's. */
 	for (i = 0; i < t->nframes; i++) {
 		if (py_code_is(t->frames[i].code, "asyncio/base_events.py",
-			     "run_forever"))
+			       "run_forever"))
 			return -1;
 		if (i + 1 < t->nframes &&
-		    py_code_is(t->frames[i].code, "multiprocessing/process.py",
-			     "_bootstrap") &&
-		    py_code_is(t->frames[i + 1].code, "multiprocessing/popen_fork.py",
-			     "_launch"))
+		    py_code_is(t->frames[i].code,
+			       "multiprocessing/process.py", "_bootstrap") &&
+		    py_code_is(t->frames[i + 1].code,
+			       "multiprocessing/popen_fork.py", "_launch"))
 			return 1;
 	}
 	return 0;

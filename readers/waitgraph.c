@@ -630,8 +630,7 @@ static void link_owners(struct wg_build *b)
 				wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
 			continue;
 		}
-		if ((p->kind != PY_PRIM_RLOCK &&
-		     p->kind != PY_PRIM_IMPORT_LOCK) || !p->owner)
+		if (!py_prim_thread_owned(p) || !p->owner)
 			continue;
 		for (t = 0; t < b->snap->nthreads; t++) {
 			if (b->snap->threads[t].thread_id != p->owner)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/regs.h"
 #include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/util.h"
@@ -239,10 +240,6 @@ static int local_true(struct wg_build *b, const struct py_frame *f,
 	return v && v == b->py->types.true_;
 }
 
-/* x86-64's futex(2), where a lock's acquire() blocks (a semaphore's or
- * a condition variable's wait), in orig_rax at a stop inside it. */
-#define SYSCALL_FUTEX 202
-
 int wg_thread_acquiring(struct wg_build *b, size_t node,
 			const struct py_prim *p)
 {
@@ -253,13 +250,13 @@ int wg_thread_acquiring(struct wg_build *b, size_t node,
 	if (node >= b->snap->nthreads || p->locked == 0)
 		return 0;
 	t = &b->snap->threads[node];
-	if (p->kind == PY_PRIM_RLOCK && p->owner && p->owner == t->thread_id)
+	if (py_prim_thread_owned(p) && p->owner && p->owner == t->thread_id)
 		return 0;
 	/* Bounded by the threads the source lists. */
 	for (i = 0; t->tid > 0 && i < ms->nthreads; i++)
 		if (ms->threads[i].tid == t->tid && ms->threads[i].has_regs)
-			return ms->threads[i].regs.r[CS_REG_ORIG_RAX] ==
-			       SYSCALL_FUTEX;
+			return cs_syscall_is_futex(
+				(long)ms->threads[i].regs.r[CS_REG_ORIG_RAX]);
 	return 1;
 }
 

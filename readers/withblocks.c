@@ -410,6 +410,10 @@ static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
 			self &= ~(uint64_t)L->stackref_tag_mask;
 		return self;
 	}
+	if (strcmp(tn, "builtin_function_or_method") ||
+	    py_cfunction_name(py, v, name, sizeof(name), &err) < 0 ||
+	    !is_acquire_name(name))
+		return 0;
 	/* A bound one whose call returned stays in its slot where the
 	 * result went to the NULL below it: only with that NULL is it
 	 * being called. */
@@ -417,12 +421,8 @@ static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
 	    (i < 1 || py_read_words(py, wf->stack + 8 * (uint64_t)(i - 1),
 				    &def, 1, &err) < 0 || def))
 		return 0;
-	if (!strcmp(tn, "builtin_function_or_method") &&
-	    py_cfunction_name(py, v, name, sizeof(name), &err) == 0 &&
-	    is_acquire_name(name) &&
-	    py_field_u64(py, v, L->cfunction_self, &self, &err) > 0)
-		return self;
-	return 0;
+	return py_field_u64(py, v, L->cfunction_self, &self, &err) > 0 ?
+	       self : 0;
 }
 
 /* The objects the executing frame is calling acquire() of, in slots
@@ -432,16 +432,16 @@ static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
 static void find_acquiring(struct pyproc *py, const struct with_frame *wf,
 			   long from, long limit, struct py_with_blocks *out)
 {
-	long i, k;
+	/* Where the live depth is known (3.14), every slot below it is
+	 * live: the call is the topmost, a bound acquire lower down only a
+	 * value (`(lk.acquire, other.acquire())`). */
+	long step = wf->depth >= 0 ? -1 : 1;
+	long i = step < 0 ? limit - 1 : from;
 
-	for (k = from; k < limit && out->nentering < PY_MAX_WITH; k++) {
-		/* Where the live depth is known (3.14), every slot below it
-		 * is live: the call is the topmost, a bound acquire lower
-		 * down only a value (`(lk.acquire, other.acquire())`). */
-		uint64_t obj;
+	for (; i >= from && i < limit && out->nentering < PY_MAX_WITH;
+	     i += step) {
+		uint64_t obj = slot_acquires(py, wf, i, limit);
 
-		i = wf->depth >= 0 ? limit - 1 - (k - from) : k;
-		obj = slot_acquires(py, wf, i, limit);
 		if (obj)
 			out->entering[out->nentering++] = obj;
 	}
