@@ -72,3 +72,18 @@ int py_cfunction_name(struct pyproc *py, uint64_t fn, char *buf, size_t size,
 		return -1;
 	return 0;
 }
+
+int py_method_descr_name(struct pyproc *py, uint64_t descr, char *buf,
+			 size_t size, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t def, sname;
+
+	memset(buf, 0, size);
+	if (size < 2 || L->descr_method < 0 ||
+	    py_field_u64(py, descr, L->descr_method, &def, err) < 0 ||
+	    !def || py_field_u64(py, def, 0, &sname, err) < 0 || !sname ||
+	    memsrc_read_partial(py->ms, sname, buf, size - 1, err) <= 0)
+		return -1;
+	return 0;
+}

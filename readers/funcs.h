@@ -27,5 +27,9 @@ const char *py_function_qualname(struct pyproc *py, uint64_t func);
 struct cs_err;
 int py_cfunction_name(struct pyproc *py, uint64_t fn, char *buf, size_t size,
 		      struct cs_err *err);
+/* The same for a method_descriptor (a C class's method taken from the
+ * class: `type(lock).__exit__`), from its d_method. */
+int py_method_descr_name(struct pyproc *py, uint64_t descr, char *buf,
+			 size_t size, struct cs_err *err);
 
 #endif

@@ -170,6 +170,9 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 	}
 	t->c_future = py_module_attr(py, "_asyncio", "Future");
 	t->deque = py_module_attr(py, "collections", "deque");
+	t->exit_stack = py_module_attr(py, "contextlib", "_BaseExitStack");
+	if (!t->exit_stack)
+		t->exit_stack = py_module_attr(py, "contextlib", "ExitStack");
 	t->gevent = prim_gevent_layout(py, t);
 	t->gevent_waiter = py_module_attr(py, "gevent._gevent_c_waiter",
 					  "Waiter");

@@ -129,6 +129,9 @@ struct py_prim_types {
 				 (_thread.LockType is gevent.thread's) */
 	uint64_t c_future;    /* _asyncio.Future, whose state is a C field */
 	uint64_t deque;       /* collections.deque, whose length is counted */
+	/* contextlib's _BaseExitStack (3.6: ExitStack): the managers a
+	 * stack entered stay open in its _exit_callbacks */
+	uint64_t exit_stack;
 	/* Each type's class, judged once (its MRO against each of the
 	 * classes: a graph of 10,000 tasks awaiting futures of their own
 	 * asks for 10,000 objects of one type): type -> index + 2, 1 for

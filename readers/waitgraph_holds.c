@@ -9,13 +9,17 @@
  * its open blocks are the unit's holds too, followed through managers
  * nested so up to WG_MAX_CM_DEPTH, and through WG_MAX_CM_GENS generators
  * in all per frame (a hostile heap could nest PY_MAX_WITH managers at
- * each level).
+ * each level).  An ExitStack (or AsyncExitStack) in a `with` holds what
+ * it entered until it closes, kept in its _exit_callbacks: those
+ * managers are the unit's holds too, at the same bounds.
  */
 #include "readers/waitgraph_internal.h"
 
 #include <string.h>
 
 #include "readers/dicts.h"
+#include "readers/funcs.h"
+#include "readers/fields.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
 #include "readers/withblocks.h"
@@ -57,6 +61,80 @@ static const struct py_gen *cm_generator(struct wg_build *b, uint64_t cm)
 	return k && k <= b->a->ngens ? &b->a->gens[k - 1] : NULL;
 }
 
+/* What callback cb of an ExitStack holds open: the manager whose exit
+ * it is (enter_context(), enter_async_context(), push(); 3.6 and 3.7
+ * wrap the exit in a function that keeps the manager in __self__), or
+ * the lock whose release() callback() will call (`lock.acquire();
+ * stack.callback(lock.release)`), kept in the wrapper's __wrapped__;
+ * else 0. */
+static uint64_t stack_callback_holds(struct pyproc *py, uint64_t cb)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t v = 0, fn = 0, type;
+	const struct py_code *code;
+	struct cs_err err;
+	const char *tn;
+	char name[16];
+
+	if (py_exit_manager(py, cb, &v))
+		return v;
+	cs_err_init(&err);
+	if (pyobj_read_type(py, cb, &type, &err) != 0 ||
+	    !(tn = py_type_name_cached(py, type)) || strcmp(tn, "function"))
+		return 0;
+	if (pyobj_get_attr(py, cb, "__self__", &v, &err) == 0 && v)
+		return v;
+	if (pyobj_get_attr(py, cb, "__wrapped__", &v, &err) != 0 || !v ||
+	    pyobj_read_type(py, v, &type, &err) != 0 ||
+	    !(tn = py_type_name_cached(py, type)))
+		return 0;
+	if (!strcmp(tn, "builtin_function_or_method"))
+		return py_cfunction_name(py, v, name, sizeof(name), &err) == 0 &&
+		       !strcmp(name, "release") &&
+		       py_field_u64(py, v, L->cfunction_self, &fn, &err) > 0 ?
+		       fn : 0;
+	/* PyMethodObject: im_func just before im_self */
+	if (strcmp(tn, "method") || L->method_self < 8 ||
+	    py_field_u64(py, v, L->method_self - 8, &fn, &err) < 0 ||
+	    !(code = py_function_code(py, fn)) || !code->name ||
+	    strcmp(code->name, "release") ||
+	    py_field_u64(py, v, L->method_self, &v, &err) < 0)
+		return 0;
+	return v;
+}
+
+/* The managers (and released-by-callback locks) contextlib's ExitStack
+ * or AsyncExitStack `stack` holds open, into out (max at most): how
+ * many. */
+static size_t exit_stack_holds(struct wg_build *b, uint64_t stack,
+			       uint64_t *out, size_t max)
+{
+	const struct py_prim_types *t = &b->types;
+	uint64_t type, dq, items[PY_MAX_WITH], pair[2], m;
+	size_t size, n = 0, i, k;
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (!t->exit_stack || !t->deque ||
+	    pyobj_read_type(b->py, stack, &type, &err) != 0 ||
+	    (type != t->exit_stack &&
+	     !pytype_is_subtype(b->py, type, t->exit_stack)) ||
+	    pyobj_get_attr(b->py, stack, "_exit_callbacks", &dq, &err) != 0 ||
+	    !dq || pyobj_read_type(b->py, dq, &type, &err) != 0 ||
+	    type != t->deque ||
+	    pydeque_items(b->py, dq, items, PY_MAX_WITH, &size, &err) < 0)
+		return 0;
+	for (i = 0; i < size && i < PY_MAX_WITH && n < max; i++) {
+		/* 3.7+: (is_sync, callback); 3.6: the callback */
+		if (pyseq_items(b->py, items[i], pair, 2, &k, &err) == 0 &&
+		    k == 2)
+			items[i] = pair[1];
+		if ((m = stack_callback_holds(b->py, items[i])) != 0)
+			out[n++] = m;
+	}
+	return n;
+}
+
 static void add_holds_at(struct wg_build *b, size_t node,
 			 const struct py_frame *f,
 			 const struct py_with_blocks *wb,
@@ -85,6 +163,18 @@ static void add_holds_at(struct wg_build *b, size_t node,
 			    !owned_by_another(&hp, unit_task) &&
 			    (obj = wg_object_node(b, wb->held[h])) >= 0)
 				wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f);
+			continue;
+		}
+		/* An ExitStack's managers stay entered until it closes:
+		 * held as the frame's own blocks are. */
+		if (depth < WG_MAX_CM_DEPTH && *budget &&
+		    (inner.nheld = exit_stack_holds(b, wb->held[h],
+						    inner.held,
+						    PY_MAX_WITH)) > 0) {
+			(*budget)--;
+			inner.nentering = 0;
+			add_holds_at(b, node, f, &inner, released, nreleased,
+				     unit_task, depth + 1, budget);
 			continue;
 		}
 		/* A generator suspended inside the manager's block: its

@@ -56,7 +56,7 @@ static const char *exit_name(struct pyproc *py, uint64_t fn)
 	return code ? code->name : NULL;
 }
 
-static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
+int py_exit_manager(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 {
 	const struct py_layout *L = &py->layout;
 	struct cs_err err;
@@ -79,12 +79,17 @@ static int manager_of_exit(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 			return 0;
 		name = exit_name(py, fn);
 		/* a Cython class's __exit__ (gevent's Semaphore): a
-		 * cyfunction bound as a method */
+		 * cyfunction bound as a method; a C class's, taken from
+		 * the class and bound (ExitStack's MethodType(type(lock).
+		 * __exit__, lock)) */
 		if (!name && pyobj_read_type(py, fn, &type, &err) == 0 &&
 		    (tn = py_type_name_cached(py, type)) != NULL &&
-		    !strcmp(py_short_type_name(tn),
-			    "cython_function_or_method") &&
-		    py_cfunction_name(py, fn, buf, sizeof(buf), &err) == 0)
+		    ((!strcmp(py_short_type_name(tn),
+			      "cython_function_or_method") &&
+		      py_cfunction_name(py, fn, buf, sizeof(buf), &err) == 0) ||
+		     (!strcmp(tn, "method_descriptor") &&
+		      py_method_descr_name(py, fn, buf, sizeof(buf),
+					   &err) == 0)))
 			name = buf;
 	} else if (!strcmp(tn, "builtin_function_or_method")) {
 		if (py_cfunction_name(py, exit, buf, sizeof(buf), &err) < 0 ||
@@ -177,7 +182,7 @@ static uint64_t slot_manager(struct pyproc *py, const struct with_frame *wf,
 	    py_read_words(py, wf->stack + 8 * (uint64_t)i, &v, 1, &err) < 0)
 		return 0;
 	v &= ~(uint64_t)py->layout.stackref_tag_mask;
-	return manager_of_exit(py, v, &mgr) ? mgr : 0;
+	return py_exit_manager(py, v, &mgr) ? mgr : 0;
 }
 
 static void blocks_held(struct pyproc *py, const struct with_frame *wf,
@@ -377,25 +382,21 @@ static uint64_t slot_acquires(struct pyproc *py, const struct with_frame *wf,
 			      long i, long limit)
 {
 	const struct py_layout *L = &py->layout;
-	uint64_t v, type, def, sname, self = 0;
+	uint64_t v, type, def, self = 0;
 	struct cs_err err;
 	const char *tn;
 	char name[16];
 
 	cs_err_init(&err);
-	memset(name, 0, sizeof(name));
 	if (py_read_words(py, wf->stack + 8 * (uint64_t)i, &v, 1, &err) < 0)
 		return 0;
 	v &= ~(uint64_t)L->stackref_tag_mask;
 	if (!v || pyobj_read_type(py, v, &type, &err) < 0 ||
 	    !(tn = py_type_name_cached(py, type)))
 		return 0;
-	if (!strcmp(tn, "method_descriptor") && L->descr_method >= 0) {
+	if (!strcmp(tn, "method_descriptor")) {
 		if (i + 1 >= limit ||
-		    py_field_u64(py, v, L->descr_method, &def, &err) < 0 ||
-		    !def || py_field_u64(py, def, 0, &sname, &err) < 0 ||
-		    !sname || memsrc_read_partial(py->ms, sname, name,
-						  sizeof(name) - 1, &err) <= 0 ||
+		    py_method_descr_name(py, v, name, sizeof(name), &err) < 0 ||
 		    !is_acquire_name(name) ||
 		    py_read_words(py, wf->stack + 8 * (uint64_t)(i + 1), &self,
 				  1, &err) < 0)

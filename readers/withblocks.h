@@ -54,4 +54,13 @@ int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
 			int innermost, struct py_with_blocks *out,
 			struct cs_err *err);
 
+/*
+ * The context manager whose exit `exit` is: a method or builtin method
+ * named __exit__ or __aexit__ (a Python function, also under
+ * decorators that keep __wrapped__; a Cython function; a C class's
+ * method_descriptor bound with MethodType), bound to it.  1 and *mgr
+ * set, or 0.
+ */
+int py_exit_manager(struct pyproc *py, uint64_t exit, uint64_t *mgr);
+
 #endif

@@ -91,18 +91,29 @@ def test_holders_through_generator_context_managers(keeper, interp):
     generator is held by the thread or task whose `with` holds the
     manager (the generator is suspended at its yield, on no stack), also
     two managers deep; before, "holder unknown".  The holding place is
-    the generator's yield."""
+    the generator's yield.  So is one entered through an ExitStack
+    (enter_context(), enter_async_context(), or acquired with its
+    release() left to callback()), held by the frame whose `with` holds
+    the stack, at the line where that frame is parked."""
     script = target_script("cm_holders.py")
     target, graph = graph_of_target(keeper, interp, "cm_holders.py")
     tids = target.ready["tids"]
-    holder = [n for n in graph["nodes"] if n["kind"] == "thread" and
-              n["tid"] == tids["cm-holder"]]
-    assert len(holder) == 1, graph["nodes"]
-    want = [(holder[0], "threading.Lock", "cm-yield")]
+
+    def thread(name):
+        found = [n for n in graph["nodes"] if n["kind"] == "thread" and
+                 n["tid"] == tids[name]]
+        assert len(found) == 1, (name, graph["nodes"])
+        return found[0]
+
+    want = [(thread("cm-holder"), "threading.Lock", "cm-yield"),
+            (thread("es-holder"), "threading.Lock", "es-parked"),
+            (thread("cb-holder"), "threading.Lock", "cb-parked")]
     if ver(interp) >= (3, 7):
-        names = ("acm-holder", "acm-nested") if ver(interp) >= (3, 8) \
-            else ("acm_holder", "acm_nested")
-        want += [(named(graph, "task", n), "asyncio.Lock", "acm-yield")
+        names = ("acm-holder", "acm-nested", "aes-holder") \
+            if ver(interp) >= (3, 8) \
+            else ("acm_holder", "acm_nested", "aes_holder")
+        want += [(named(graph, "task", n), "asyncio.Lock",
+                  "aes-parked" if n.startswith("aes") else "acm-yield")
                  for n in names]
     for node, typename, marker in want:
         held = edges(graph, "holds", frm=node["id"])

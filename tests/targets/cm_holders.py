@@ -11,6 +11,13 @@ Usage: cm_holders.py READY_FILE
   for alock.  Also held two managers deep: task "acm-nested" holds
   alock2 through nested(), which enters aheld(alock2); "acm-waiter2"
   waits for alock2.
+- thread "es-holder" holds tlock2 through `with ExitStack() as st:
+  st.enter_context(tlock2)`, thread "cb-holder" tlock3 through
+  `tlock3.acquire(); st.callback(tlock3.release)`, each asleep in the
+  stack's block; threads "es-waiter" and "cb-waiter" wait for them.
+- (3.7+) task "aes-holder" holds alock3 through `async with
+  AsyncExitStack() as st: await st.enter_async_context(alock3)`;
+  "aes-waiter" waits for it.
 Writes READY_FILE (JSON: pid, tids by name) once all wait.  Runs on
 CPython 3.6+ (the asyncio part from 3.7).
 """
@@ -51,7 +58,46 @@ def cm_waiter(tlock):
         pass
 
 
+def es_holder(tlock, entered):
+    _tids["es-holder"] = native_id()
+    with contextlib.ExitStack() as st:
+        st.enter_context(tlock)
+        entered.set()
+        time.sleep(3600)  # MARK: es-parked
+
+
+def cb_holder(tlock, entered):
+    _tids["cb-holder"] = native_id()
+    with contextlib.ExitStack() as st:
+        tlock.acquire()
+        st.callback(tlock.release)
+        entered.set()
+        time.sleep(3600)  # MARK: cb-parked
+
+
+def start_stack_threads():
+    """The ExitStack holders, then their waiters."""
+    for holder, name in ((es_holder, "es"), (cb_holder, "cb")):
+        tlock, entered = threading.Lock(), threading.Event()
+        threading.Thread(target=holder, args=(tlock, entered),
+                         name=name + "-holder", daemon=True).start()
+        entered.wait()
+        threading.Thread(target=stack_waiter, args=(tlock, name + "-waiter"),
+                         name=name + "-waiter", daemon=True).start()
+
+
+def stack_waiter(tlock, name):
+    _tids[name] = native_id()
+    with tlock:
+        pass
+
+
 if sys.version_info >= (3, 7):
+    async def aes_holder(lock, event):
+        async with contextlib.AsyncExitStack() as st:
+            await st.enter_async_context(lock)
+            await event.wait()  # MARK: aes-parked
+
     @contextlib.asynccontextmanager
     async def aheld(lock):
         async with lock:
@@ -82,15 +128,19 @@ async def main(ready):
     entered.wait()
     threading.Thread(target=cm_waiter, args=(tlock,), name="cm-waiter",
                      daemon=True).start()
+    start_stack_threads()
     if sys.version_info >= (3, 7):
         alock, alock2, never = asyncio.Lock(), asyncio.Lock(), asyncio.Event()
+        alock3 = asyncio.Lock()
         for coro, name in ((acm_holder(alock, never), "acm-holder"),
-                           (acm_nested(alock2, never), "acm-nested")):
+                           (acm_nested(alock2, never), "acm-nested"),
+                           (aes_holder(alock3, never), "aes-holder")):
             asyncio.ensure_future(coro).set_name(name) \
                 if sys.version_info >= (3, 8) else asyncio.ensure_future(coro)
         await asyncio.sleep(0.1)
         for coro, name in ((acm_waiter(alock), "acm-waiter"),
-                           (acm_waiter(alock2), "acm-waiter2")):
+                           (acm_waiter(alock2), "acm-waiter2"),
+                           (acm_waiter(alock3), "aes-waiter")):
             task = asyncio.ensure_future(coro)
             if hasattr(task, "set_name"):
                 task.set_name(name)
