@@ -84,7 +84,7 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 }
 
 /* Distinct kinds of idle by design named on the line about them:
- * cli/thread_idle.c and cli/sched_idle.c have fewer (13). */
+ * cli/thread_idle.c and cli/sched_idle.c have fewer (14). */
 #define IDLE_KINDS 16
 
 /* A process's threads idle by design (cli/thread_idle.h) and its

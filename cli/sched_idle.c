@@ -37,8 +37,27 @@ const char *task_idle_by_design(const struct py_async *a,
 	return NULL;
 }
 
+/* Where importlib.resources.as_file()'s generators live: 3.9 and 3.10,
+ * 3.11 on, and the importlib_resources backport. */
+static const char *const as_file_files[] = {
+	"/importlib/_common.py", "/importlib/resources/_common.py",
+	"/importlib_resources/_common.py",
+};
+
 const char *gen_idle_by_design(const struct py_gen *g)
 {
-	return gen_is(g, "/trio/_core/_run.py", "unrolled_run") ?
-	       "trio's run loop" : NULL;
+	size_t i;
+
+	if (gen_is(g, "/trio/_core/_run.py", "unrolled_run"))
+		return "trio's run loop";
+	/* certifi (so every program that imports requests) enters
+	 * as_file() at import and keeps the path for good: its generator
+	 * (`_` for a file on disk, `_tempfile` for one in a zip) stays at
+	 * its yield for the life of the process.  A `with as_file()` that
+	 * is stuck is its thread's or task's, which are listed. */
+	for (i = 0; i < sizeof(as_file_files) / sizeof(as_file_files[0]); i++)
+		if (gen_is(g, as_file_files[i], "_") ||
+		    gen_is(g, as_file_files[i], "_tempfile"))
+			return "importlib.resources.as_file() kept open";
+	return NULL;
 }

@@ -8,7 +8,9 @@
  * (cli/watch_sample.c), and `run` counts them apart with the threads
  * idle by design (cli/thread_idle.h, cli/run_report.c).  So are the
  * tasks of a child multiprocessing forked, copies of its parent's that
- * never run there (readers/tasks.h, copied_at_fork).
+ * never run there (readers/tasks.h, copied_at_fork), and the generator
+ * of an importlib.resources.as_file() a module entered at import and
+ * keeps open for good (certifi's, in every program using requests).
  */
 #ifndef COROSCOPE_CLI_SCHED_IDLE_H
 #define COROSCOPE_CLI_SCHED_IDLE_H

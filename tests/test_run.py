@@ -1371,6 +1371,39 @@ def test_trio_machinery_idle(py, work):
                                  t["idle"] is None for t in own), own
 
 
+AS_FILE = [i for i in SAMPLED
+           if tuple(int(x) for x in i.version.split(".")[:2]) >= (3, 9)]
+
+
+@pytest.mark.skipif(not AS_FILE, reason="importlib.resources.as_file() "
+                    "needs 3.9+, and no sampled interpreter here has it")
+@pytest.mark.parametrize("py", AS_FILE, ids=[i.id for i in AS_FILE])
+def test_as_file_kept_open_is_idle(py, work):
+    """A module that enters importlib.resources.as_file() at import and
+    keeps the path (certifi, in every program using requests) leaves its
+    generator at its yield for good: counted on the idle line, not
+    listed as a stuck generator at importlib's _common.py (before, one
+    such line in every run of such a program).  The program's own
+    parked task is still stuck."""
+    script = target_script("as_file_kept.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4", "--", py.path, script, ready])
+    info = read_json(ready, "ready file")
+    assert res.returncode == 124, res
+    seen = seen_lines(res.stderr, info["pid"])
+    assert not any("_common.py" in l for l in seen), seen
+    kept = [re.search(r"importlib\.resources\.as_file\(\) kept open "
+                      r"\((\d+)\)", l) for l in seen]
+    kept = [m for m in kept if m]
+    # the target's two; a site module may enter more (certifi's)
+    assert len(kept) == 1 and int(kept[0].group(1)) >= 2, seen
+    place = "as_file_kept.py:%d in parked" % marker_line(script,
+                                                         "kept-parked")
+    own = [l for l in seen if place in l]
+    assert len(own) == 1 and own[0].startswith(
+        'task "%s" stuck for ' % info["task"]), seen
+
+
 @pytest.mark.parametrize("py", SAMPLED, ids=[i.id for i in SAMPLED])
 def test_alike_tasks_one_line(py, work):
     """alike_target.py parks 4 tasks at each of two lines of one
