@@ -571,6 +571,54 @@ static void text_waits(FILE *out, const struct collection *c)
 	free(rows);
 }
 
+/* The hold, by holder, of the lock inside object node cond when cond is
+ * a threading.Condition (its holder holds its lock too, and the graph
+ * says so where a thread waits for that lock: `cond.acquire()`), or
+ * -1.  Bounded by the holder's edges. */
+static long cond_lock_hold(const struct py_waitgraph *g, size_t holder,
+			   size_t cond)
+{
+	const struct py_prim *p, *q;
+	const size_t *out;
+	size_t n, k;
+
+	if (g->nodes[cond].kind != WG_OBJECT)
+		return -1;
+	p = &g->prims[g->nodes[cond].index];
+	if (p->kind != PY_PRIM_CONDITION || p->family != PY_PRIM_THREADING ||
+	    !p->inner)
+		return -1;
+	out = py_waitgraph_out(g, holder, &n);
+	for (k = 0; k < n; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
+
+		if (e->kind != WG_HOLDS || g->nodes[e->to].kind != WG_OBJECT)
+			continue;
+		q = &g->prims[g->nodes[e->to].index];
+		if (q->addr == p->inner)
+			return (long)out[k];
+	}
+	return -1;
+}
+
+/* Is hold i that of a Condition's lock, whose Condition its holder's
+ * line names already? */
+static int cond_lock_said(const struct py_waitgraph *g, size_t i)
+{
+	const size_t *out;
+	size_t n, k;
+
+	if (g->nodes[g->edges[i].to].kind != WG_OBJECT)
+		return 0;
+	out = py_waitgraph_out(g, g->edges[i].from, &n);
+	for (k = 0; k < n; k++)
+		if (g->edges[out[k]].kind == WG_HOLDS &&
+		    cond_lock_hold(g, g->edges[i].from,
+				   g->edges[out[k]].to) == (long)i)
+			return 1;
+	return 0;
+}
+
 void report_text_graph(FILE *out, const struct collection *c)
 {
 	const struct py_waitgraph *g = &c->graph;
@@ -584,7 +632,9 @@ void report_text_graph(FILE *out, const struct collection *c)
 		const struct wg_edge *e = &g->edges[i];
 		size_t nw;
 
-		if (e->kind != WG_HOLDS)
+		long inner;
+
+		if (e->kind != WG_HOLDS || cond_lock_said(g, i))
 			continue;
 		if (!any++)
 			fputs("\nHolders:\n", out);
@@ -593,6 +643,16 @@ void report_text_graph(FILE *out, const struct collection *c)
 		strbuf_addstr(&sb, " holds ");
 		graph_add_label(&sb, c, e->to, GRAPH_ESCAPED);
 		nw = py_waitgraph_waiters(g, e->to, NULL, 0);
+		/* one line for a Condition and its lock, their waiters
+		 * together */
+		inner = cond_lock_hold(g, e->from, e->to);
+		if (inner >= 0) {
+			strbuf_addstr(&sb, " and its ");
+			graph_add_label(&sb, c, g->edges[inner].to,
+					GRAPH_ESCAPED);
+			nw += py_waitgraph_waiters(g, g->edges[inner].to,
+						   NULL, 0);
+		}
 		strbuf_addf(&sb, ": %zu waiting", nw);
 		fprintf(out, "  %s\n", sb.buf);
 	}

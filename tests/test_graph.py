@@ -220,6 +220,14 @@ def test_thread_deadlocks(keeper, interp):
     text = run_coroscope("dump", target.pid).stdout
     assert ("threading.Lock 0x%x (locked) holder unknown"
             % int(obj["address"], 16)) in text, text
+    # The Condition's holder holds its lock too: one line for both, with
+    # the lock's waiter (before, two lines, "0 waiting" on the first).
+    cond_holds = [l for l in text.splitlines()
+                  if "(cond-then-lock) at " in l and " holds " in l]
+    assert len(cond_holds) == 1, text
+    assert re.search(r" holds threading\.Condition 0x[0-9a-f]+ \(locked, "
+                     r"0 waiters\) and its threading\.Lock 0x[0-9a-f]+ "
+                     r"\(locked\): 1 waiting$", cond_holds[0]), cond_holds
 
 
 PRIMS = [
