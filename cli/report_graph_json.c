@@ -120,6 +120,10 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_int_or_null(j, "maxsize", p->maxsize);
 		json_int_or_null(j, "unfinished", p->unfinished);
 		json_int_or_null(j, "waiters", p->waiters);
+		/* (a Condition's whose lock keeps a count: not every
+		 * object's) */
+		if (p->lock_waiters >= 0)
+			json_int_or_null(j, "lock_waiters", p->lock_waiters);
 		json_key(j, "owner");
 		/* (a thread's ident; gevent's owner is a greenlet, which
 		 * its holds edge names) */

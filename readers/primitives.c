@@ -541,10 +541,12 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		break;
 	case PY_PRIM_CONDITION:
 		p->waiters = prim_len_attr(py, t, o, "_waiters");
-		if (aio)
+		if (aio) {
 			p->locked = prim_bool(py, prim_attr2(py, o, "_lock",
 							      "_locked"));
-		else {
+			p->lock_waiters = prim_len(py, t, prim_attr2(
+						   py, o, "_lock", "_waiters"));
+		} else {
 			p->inner = prim_attr(py, o, "_lock");
 			p->locked = cond_lock_locked(py, t, p->inner);
 		}
@@ -608,6 +610,7 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->locked = out->set = out->daemon = out->exited = -1;
 	out->value = out->parties = out->qsize = out->maxsize = -1;
 	out->waiters = out->pid = out->unfinished = out->left = -1;
+	out->lock_waiters = -1;
 	out->children = out->done = out->count = -1;
 	if (out->family == PY_PRIM_TRIO)
 		prim_read_trio_state(py, t, out);
@@ -736,6 +739,13 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 		sep(out);
 		strbuf_addf(out, "%lld waiter%s", (long long)p->waiters,
 			    p->waiters == 1 ? "" : "s");
+	}
+	/* (a notified waiter is no longer the Condition's but its lock's:
+	 * without this, "0 waiters" beside a task that waits for it) */
+	if (p->lock_waiters > 0) {
+		sep(out);
+		strbuf_addf(out, "%lld waiting for its lock",
+			    (long long)p->lock_waiters);
 	}
 }
 

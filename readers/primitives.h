@@ -79,6 +79,11 @@ struct py_prim {
 	int64_t unfinished;   /* queues: items put and not yet task_done()
 				 (what join() waits for) */
 	int64_t waiters;      /* its own waiter count (getters + putters) */
+	/* A Condition: the waiters of its lock (a notified waiter taking
+	 * the lock back, a task entering `async with cond`), which its own
+	 * count, as the library defines it, leaves out; asyncio's, trio's
+	 * and anyio's (a threading lock keeps no count) */
+	int64_t lock_waiters;
 	uint64_t owner;       /* RLock, import lock: owning thread ident, 0
 				 none */
 	uint64_t owner_task;  /* trio's and anyio's Lock: the task holding

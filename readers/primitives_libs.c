@@ -79,6 +79,7 @@ void prim_read_trio_state(struct pyproc *py, const struct py_prim_types *t,
 
 		p->locked = trio_owner(py, prim_attr(py, o, "_lock"), &ignored);
 		p->waiters = parked(py, t, o);
+		p->lock_waiters = parked(py, t, prim_attr(py, o, "_lock"));
 		break;
 	}
 	case PY_PRIM_EVENT:
@@ -157,6 +158,8 @@ void prim_read_anyio_state(struct pyproc *py, const struct py_prim_types *t,
 		p->locked = anyio_owner(py, prim_attr(py, o, "_lock"), &ignored,
 					&ignored2);
 		p->waiters = prim_len_attr(py, t, o, "_waiters");
+		p->lock_waiters = prim_len_attr(py, t, prim_attr(py, o, "_lock"),
+						"_waiters");
 		break;
 	case PY_PRIM_SEMAPHORE:
 		if ((inner = prim_attr(py, o, "_CapacityLimiter__original"))) {

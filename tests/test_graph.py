@@ -238,6 +238,10 @@ PRIMS = [
     ("task", "a-put", "asyncio.Queue", "qsize 1 of maxsize 1, 1 waiter",
      "a-put"),
     ("task", "a-cond", "asyncio.Condition", "unlocked, 1 waiter", "a-cond"),
+    # notified: no longer the Condition's waiter as asyncio counts them,
+    # but its lock's, which its notifier holds
+    ("task", "a-cond-notified", "asyncio.Condition",
+     "locked, 0 waiters, 1 waiting for its lock", "a-cond-notified"),
     ("task", "a-barrier", "asyncio.Barrier", "1 of 2 parties, 1 waiter",
      "a-barrier"),
     ("thread", "t_event", "threading.Event", "not set, 1 waiter", "t-event"),
@@ -814,6 +818,7 @@ TRIO_WAITS = [
     ("limit-waiter", "trio.CapacityLimiter", "limiter", "trio-limit-waiter"),
     ("sem-waiter", "trio.Semaphore", "sem", "trio-sem-waiter"),
     ("cond-waiter", "trio.Condition", "cond", "trio-cond-waiter"),
+    ("cond-notified", "trio.Condition", "notified", "trio-cond-waiter"),
     ("receiver", "trio.MemoryReceiveChannel", "receiver", "trio-receiver"),
     ("looper", "trio.MemoryReceiveChannel", "looper", "trio-looper"),
     ("sender", "trio.MemorySendChannel", "sender", "trio-sender"),
@@ -824,9 +829,11 @@ def trio_state(key, said):
     """The state coroscope must give, from what trio said of itself."""
     def waiters(n):
         return "%d waiter%s" % (n, "" if n == 1 else "s")
-    if key in ("lock", "fifo", "bare", "cond"):
-        return "%s, %s" % ("locked" if said["locked"] else "unlocked",
-                           waiters(said["waiting"]))
+    if key in ("lock", "fifo", "bare", "cond", "notified"):
+        return "%s, %s%s" % ("locked" if said["locked"] else "unlocked",
+                             waiters(said["waiting"]),
+                             ", %d waiting for its lock" % said["lock_waiting"]
+                             if said.get("lock_waiting") else "")
     if key == "event":
         return "%s, %s" % ("set" if said["set"] else "not set",
                            waiters(said["waiting"]))
@@ -1005,6 +1012,7 @@ ANYIO_WAITS = [
     ("bare-waiter", "anyio.Lock", "bare", "anyio-bare-waiter"),
     ("sem-waiter", "anyio.Semaphore", "sem", "anyio-sem-waiter"),
     ("cond-waiter", "anyio.Condition", "cond", "anyio-cond-waiter"),
+    ("cond-notified", "anyio.Condition", "notified", "anyio-cond-waiter"),
     ("offload-2", "anyio.CapacityLimiter", "limiter", "anyio-offload"),
 ]
 

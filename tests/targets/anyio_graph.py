@@ -7,6 +7,8 @@ holds an anyio.Lock (`async with`) while it waits on an anyio.Event,
 with "lock-waiter" behind it; "bare-holder" took another with a bare
 acquire() and sleeps, with "bare-waiter" behind it; "sem-waiter" waits
 on an anyio.Semaphore at 0; "cond-waiter" in anyio.Condition.wait();
+"cond-notified" notified by "cond-notifier", which holds the Condition,
+so waiting for its lock;
 and two tasks run blocking calls through anyio.to_thread.run_sync() on
 a CapacityLimiter of one token: "offload-1" holds it (its thread waits
 on a threading.Event), "offload-2" waits for it.  The waits carry
@@ -56,6 +58,12 @@ async def cond_waiter(cond):
         await cond.wait()  # MARK: anyio-cond-waiter
 
 
+async def cond_notifier(cond, never):
+    async with cond:
+        cond.notify()
+        await never.wait()
+
+
 async def offload(limiter, blocker):
     run = anyio.to_thread.run_sync
     await run(blocker.wait, limiter=limiter, cancellable=True)  # MARK: anyio-offload
@@ -65,18 +73,20 @@ async def main(ready):
     lock, bare = anyio.Lock(), anyio.Lock()
     never = anyio.Event()
     sem = anyio.Semaphore(0)
-    cond = anyio.Condition()
+    cond, cond2 = anyio.Condition(), anyio.Condition()
     limiter = anyio.CapacityLimiter(1)
     blocker = threading.Event()
     async with anyio.create_task_group() as tg:
         tg.start_soon(holder, lock, never, name="holder")
         tg.start_soon(bare_holder, bare, name="bare-holder")
         tg.start_soon(offload, limiter, blocker, name="offload-1")
+        tg.start_soon(cond_waiter, cond2, name="cond-notified")
         await anyio.sleep(0.05)   # the holders hold first
         tg.start_soon(lock_waiter, lock, name="lock-waiter")
         tg.start_soon(bare_waiter, bare, name="bare-waiter")
         tg.start_soon(sem_waiter, sem, name="sem-waiter")
         tg.start_soon(cond_waiter, cond, name="cond-waiter")
+        tg.start_soon(cond_notifier, cond2, never, name="cond-notifier")
         tg.start_soon(offload, limiter, blocker, name="offload-2")
         await anyio.sleep(0.2)
         write_ready(ready, {
@@ -87,6 +97,10 @@ async def main(ready):
                     "waiting": sem.statistics().tasks_waiting},
             "cond": {"locked": cond.locked(),
                      "waiting": cond.statistics().tasks_waiting},
+            "notified": {"locked": cond2.locked(),
+                         "waiting": cond2.statistics().tasks_waiting,
+                         "lock_waiting": cond2.statistics()
+                         .lock_statistics.tasks_waiting},
             "limiter": {"left": int(limiter.available_tokens),
                         "waiting": limiter.statistics().tasks_waiting},
         })

@@ -25,7 +25,8 @@ Scenarios:
   prims       a task waiting on each asyncio primitive and a thread on
               each threading one; and on subclasses: asyncio's and
               queue's PriorityQueue and LifoQueue, a Queue and an Event
-              of the script's own, each also after a mixin
+              of the script's own, each also after a mixin; a task
+              notified by a Condition's holder, waiting for its lock
   to_thread   a task awaiting run_in_executor(f) where f blocks on a lock
               held by another thread
   first_of    tasks each holding an asyncio.Lock while in asyncio.wait()
@@ -275,6 +276,18 @@ async def wait_cond(cond):
         await cond.wait()  # MARK: a-cond
 
 
+async def wait_notified(cond):
+    async with cond:
+        await cond.wait()  # MARK: a-cond-notified
+
+
+async def notify_and_hold(cond, notified):
+    await notified.wait()
+    async with cond:
+        cond.notify()
+        await asyncio.sleep(3600)  # MARK: a-cond-holder
+
+
 async def wait_barrier(barrier):
     await barrier.wait()  # MARK: a-barrier
 
@@ -353,6 +366,13 @@ async def prims_main():
         spawn(loop, wait_put(full), "a-put"),
         spawn(loop, wait_cond(asyncio.Condition()), "a-cond"),
     ]
+    # notified, and waiting for the lock its notifier holds
+    cond, waiting = asyncio.Condition(), asyncio.Event()
+    tasks.append(spawn(loop, wait_notified(cond), "a-cond-notified"))
+    await asyncio.sleep(0)
+    waiting.set()
+    tasks.append(spawn(loop, notify_and_hold(cond, waiting),
+                       "a-cond-holder"))
     if hasattr(asyncio, "Barrier"):
         tasks.append(spawn(loop, wait_barrier(asyncio.Barrier(2)),
                            "a-barrier"))

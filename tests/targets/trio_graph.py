@@ -9,7 +9,9 @@ on a trio.Event, with "lock-waiter-1" and "lock-waiter-2" behind it;
 `with`: only the lock's owner says who holds it) and sleeps, with
 "fifo-waiter" behind it; "limit-holder" holds a trio.CapacityLimiter of
 one token, with "limit-waiter" behind it; "sem-waiter" waits on a
-trio.Semaphore at 0; "cond-waiter" in trio.Condition.wait(); a
+trio.Semaphore at 0; "cond-waiter" in trio.Condition.wait(), and
+"cond-notified" notified by "cond-notifier", which holds the Condition,
+so waiting for its lock; a
 zero-buffer memory channel with "receiver" in receive() and, on another,
 "looper" in `async for`; "sender" blocked in send() on a third.  The
 waits carry "# MARK:" comments.  Once all are parked, READY_FILE gets
@@ -65,6 +67,12 @@ async def cond_waiter(cond):
         await cond.wait()  # MARK: trio-cond-waiter
 
 
+async def cond_notifier(cond, never):
+    async with cond:
+        cond.notify()
+        await never.wait()
+
+
 async def receiver(channel):
     await channel.receive()  # MARK: trio-receiver
 
@@ -82,7 +90,7 @@ async def main(ready):
     lock, fifo = trio.Lock(), trio.StrictFIFOLock()
     never = trio.Event()
     limiter, sem = trio.CapacityLimiter(1), trio.Semaphore(0)
-    cond = trio.Condition()
+    cond, cond2 = trio.Condition(), trio.Condition()
     recv_send, recv_end = trio.open_memory_channel(0)
     loop_send, loop_end = trio.open_memory_channel(0)
     send_end, send_recv = trio.open_memory_channel(0)
@@ -97,6 +105,10 @@ async def main(ready):
         nursery.start_soon(limit_waiter, limiter, name="limit-waiter")
         nursery.start_soon(sem_waiter, sem, name="sem-waiter")
         nursery.start_soon(cond_waiter, cond, name="cond-waiter")
+        nursery.start_soon(cond_waiter, cond2, name="cond-notified")
+        await trio.sleep(0.05)
+        nursery.start_soon(cond_notifier, cond2, never,
+                           name="cond-notifier")
         nursery.start_soon(receiver, recv_end, name="receiver")
         nursery.start_soon(looper, loop_end, name="looper")
         nursery.start_soon(sender, send_end, name="sender")
@@ -116,6 +128,10 @@ async def main(ready):
                     "waiting": sem.statistics().tasks_waiting},
             "cond": {"locked": cond.locked(),
                      "waiting": cond.statistics().tasks_waiting},
+            "notified": {"locked": cond2.locked(),
+                         "waiting": cond2.statistics().tasks_waiting,
+                         "lock_waiting": cond2.statistics()
+                         .lock_statistics.tasks_waiting},
             "receiver": vars_of(recv_end.statistics()),
             "looper": vars_of(loop_end.statistics()),
             "sender": vars_of(send_end.statistics()),
