@@ -120,6 +120,10 @@ static const struct {
 	  PY_PRIM_SEMAPHORE, PY_PRIM_ANYIO },
 	{ "anyio._backends._trio", "CapacityLimiter", "anyio.CapacityLimiter",
 	  PY_PRIM_SEMAPHORE, PY_PRIM_ANYIO },
+	{ "anyio.streams.memory", "MemoryObjectReceiveStream",
+	  "anyio.MemoryObjectReceiveStream", PY_PRIM_QUEUE, PY_PRIM_ANYIO },
+	{ "anyio.streams.memory", "MemoryObjectSendStream",
+	  "anyio.MemoryObjectSendStream", PY_PRIM_QUEUE, PY_PRIM_ANYIO },
 	/* tornado's (BoundedSemaphore before Semaphore: a subclass) */
 	{ "tornado.locks", "Lock", "tornado.locks.Lock", PY_PRIM_LOCK,
 	  PY_PRIM_TORNADO },

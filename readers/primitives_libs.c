@@ -147,7 +147,7 @@ static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task,
 void prim_read_anyio_state(struct pyproc *py, const struct py_prim_types *t,
 			   struct py_prim *p)
 {
-	uint64_t o = p->addr, ignored, ignored2, inner;
+	uint64_t o = p->addr, ignored, ignored2, inner, state;
 
 	switch (p->kind) {
 	case PY_PRIM_LOCK:
@@ -172,6 +172,16 @@ void prim_read_anyio_state(struct pyproc *py, const struct py_prim_types *t,
 			p->value = prim_int_attr(py, o, "_value");
 			p->waiters = prim_len_attr(py, t, o, "_waiters");
 		}
+		break;
+	case PY_PRIM_QUEUE:
+		/* a memory object stream's shared state (a dataclass; its
+		 * max_buffer_size may be a float, inf: then not said) */
+		state = prim_attr(py, o, "_state");
+		p->qsize = prim_len_attr(py, t, state, "buffer");
+		p->maxsize = prim_int_attr(py, state, "max_buffer_size");
+		p->waiters = prim_sum(
+			prim_len_attr(py, t, state, "waiting_senders"),
+			prim_len_attr(py, t, state, "waiting_receivers"));
 		break;
 	default:
 		break;

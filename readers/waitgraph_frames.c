@@ -28,7 +28,7 @@ int wg_is_prim_lib(const char *file)
 		"/asyncio/locks.py", "/asyncio/queues.py", "/trio/_sync.py",
 		"/trio/_channel.py", "/trio/_abc.py", "/trio/_core/_traps.py",
 		"/trio/_core/_parking_lot.py", "/anyio/_core/_synchronization.py",
-		"/anyio/_backends/_asyncio.py", "/anyio/_backends/_trio.py",
+		"/anyio/streams/memory.py", "/anyio/_backends/_asyncio.py", "/anyio/_backends/_trio.py",
 		"/tornado/locks.py", "/subprocess.py", "/selectors.py",
 		"/multiprocessing/process.py", "/multiprocessing/popen_fork.py",
 		"/multiprocessing/popen_forkserver.py",

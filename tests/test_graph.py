@@ -1014,6 +1014,10 @@ ANYIO_WAITS = [
     ("cond-waiter", "anyio.Condition", "cond", "anyio-cond-waiter"),
     ("cond-notified", "anyio.Condition", "notified", "anyio-cond-waiter"),
     ("offload-2", "anyio.CapacityLimiter", "limiter", "anyio-offload"),
+    ("stream-receiver", "anyio.MemoryObjectReceiveStream", "receiver",
+     "anyio-stream-receiver"),
+    ("stream-sender", "anyio.MemoryObjectSendStream", "sender",
+     "anyio-stream-sender"),
 ]
 
 

@@ -8,7 +8,8 @@ with "lock-waiter" behind it; "bare-holder" took another with a bare
 acquire() and sleeps, with "bare-waiter" behind it; "sem-waiter" waits
 on an anyio.Semaphore at 0; "cond-waiter" in anyio.Condition.wait();
 "cond-notified" notified by "cond-notifier", which holds the Condition,
-so waiting for its lock;
+so waiting for its lock; "stream-receiver" in receive() on a memory
+object stream of no buffer, and "stream-sender" in send() on another;
 and two tasks run blocking calls through anyio.to_thread.run_sync() on
 a CapacityLimiter of one token: "offload-1" holds it (its thread waits
 on a threading.Event), "offload-2" waits for it.  The waits carry
@@ -64,6 +65,14 @@ async def cond_notifier(cond, never):
         await never.wait()
 
 
+async def stream_receiver(stream):
+    await stream.receive()  # MARK: anyio-stream-receiver
+
+
+async def stream_sender(stream):
+    await stream.send("never taken")  # MARK: anyio-stream-sender
+
+
 async def offload(limiter, blocker):
     run = anyio.to_thread.run_sync
     await run(blocker.wait, limiter=limiter, cancellable=True)  # MARK: anyio-offload
@@ -75,6 +84,8 @@ async def main(ready):
     sem = anyio.Semaphore(0)
     cond, cond2 = anyio.Condition(), anyio.Condition()
     limiter = anyio.CapacityLimiter(1)
+    recv_send, recv_end = anyio.create_memory_object_stream(0)
+    send_end, send_recv = anyio.create_memory_object_stream(0)
     blocker = threading.Event()
     async with anyio.create_task_group() as tg:
         tg.start_soon(holder, lock, never, name="holder")
@@ -88,6 +99,8 @@ async def main(ready):
         tg.start_soon(cond_waiter, cond, name="cond-waiter")
         tg.start_soon(cond_notifier, cond2, never, name="cond-notifier")
         tg.start_soon(offload, limiter, blocker, name="offload-2")
+        tg.start_soon(stream_receiver, recv_end, name="stream-receiver")
+        tg.start_soon(stream_sender, send_end, name="stream-sender")
         await anyio.sleep(0.2)
         write_ready(ready, {
             "pid": os.getpid(),
@@ -103,7 +116,17 @@ async def main(ready):
                          .lock_statistics.tasks_waiting},
             "limiter": {"left": int(limiter.available_tokens),
                         "waiting": limiter.statistics().tasks_waiting},
+            "receiver": stream_said(recv_end.statistics()),
+            "sender": stream_said(send_end.statistics()),
         })
+
+
+def stream_said(stats):
+    """A memory object stream's buffer in use and the tasks waiting on
+    it."""
+    return {"used": stats.current_buffer_used,
+            "waiting": stats.tasks_waiting_send +
+            stats.tasks_waiting_receive}
 
 
 def lock_said(lock):
