@@ -1,6 +1,6 @@
 /*
- * Between readers/primitives.c (the classes, the standard library's
- * primitives, the futures) and readers/primitives_libs.c (trio's,
+ * Between readers/primitives.c (the standard library's primitives, the
+ * futures), readers/primitives_types.c (their classes) and readers/primitives_libs.c (trio's,
  * anyio's, tornado's and importlib's) and readers/primitives_gevent.c:
  * how a primitive's fields are read.
  */
