@@ -1359,8 +1359,15 @@ def test_trio_machinery_idle(py, work):
     seen = seen_lines(res.stderr, info["pid"])
     assert not any("<init>" in l or "run_sync_soon" in l or
                    "unrolled_run" in l for l in seen), seen
-    assert "3 idle by design, not listed: trio's system task (2), " \
-        "trio's run loop (1)" in seen, seen
+    # (a site module may keep an as_file() open too: certifi's, on a
+    # machine whose site runs it at startup)
+    idle = [re.match(r"(\d+) idle by design, not listed: trio's system "
+                     r"task \(2\), trio's run loop \(1\)(, importlib\."
+                     r"resources\.as_file\(\) kept open \((\d+)\))?$", l)
+            for l in seen]
+    idle = [m for m in idle if m]
+    assert len(idle) == 1 and int(idle[0].group(1)) == \
+        3 + int(idle[0].group(3) or 0), seen
     proc = process_of(read_json(report, "--report file"), info["pid"])
     tasks = proc["sampling"]["tasks"]
     system = [t for t in tasks if t["idle"] == "trio's system task"]
