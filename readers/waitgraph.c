@@ -494,39 +494,6 @@ static void link_callback_event(struct wg_build *b, size_t from, uint64_t fut)
 		}
 }
 
-/*
- * A trio task in to_thread_run_sync() waits for the worker thread whose
- * job is its contextvars_aware_worker_fn; once a thread runs it, the
- * task holds a token of its `limiter` (borrowed on behalf of a
- * placeholder of its own, which no `with` shows).
- */
-static void link_trio_thread(struct wg_build *b, size_t node,
-			     const struct py_frame *const *f, size_t n)
-{
-	uintptr_t worker;
-	uint64_t job;
-	size_t k;
-	long obj;
-
-	for (k = 0; k < n; k++) {
-		const struct py_code *code = f[k]->code;
-
-		if (!code->name || strcmp(code->name, "to_thread_run_sync") ||
-		    !cs_ends_with(code->filename, "/trio/_threads.py"))
-			continue;
-		job = wg_frame_local(b->py, f[k], "contextvars_aware_worker_fn");
-		worker = job ? (uintptr_t)addrmap_get(&b->worker_futures, job,
-						      NULL) : 0;
-		if (!worker)
-			return;
-		wg_add_edge(b, WG_WAITS_FOR, node, worker - 1, NULL);
-		obj = wg_object_node(b, wg_frame_local(b->py, f[k], "limiter"));
-		if (obj >= 0)
-			wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
-		return;
-	}
-}
-
 /* Links from the futures tasks and threads wait on: gathers, chained
  * futures and concurrent futures (see link_chained_sources()). */
 /*
@@ -642,14 +609,14 @@ static void link_owners(struct wg_build *b)
 	}
 }
 
-/* A suspended task's frames: what wg_scan_unit() finds, and trio's
- * to_thread worker. */
+/* A suspended task's frames: what wg_scan_unit() finds, trio's
+ * to_thread worker, and the thread a from_thread call of it blocks. */
 static void scan_task(struct wg_build *b, size_t node,
 		      const struct py_frame **fr, size_t n)
 {
 	wg_scan_unit(b, node, fr, n, 0,
 		     b->a ? &b->a->tasks[node - b->task_base] : NULL);
-	link_trio_thread(b, node, fr, n);
+	wg_link_trio_threads(b, node, fr, n);
 }
 
 static void build_init(struct wg_build *b, struct pyproc *py,
@@ -668,6 +635,7 @@ static void build_init(struct wg_build *b, struct pyproc *py,
 	addrmap_init(&b->first_of_set);
 	addrmap_init(&b->code_class);
 	addrmap_init(&b->worker_futures);
+	addrmap_init(&b->trio_calls);
 	wg_find_stdlib(snap, b->stdlib, sizeof(b->stdlib));
 }
 
@@ -679,6 +647,7 @@ static void build_release(struct wg_build *b)
 	addrmap_release(&b->first_of_set);
 	addrmap_release(&b->code_class);
 	addrmap_release(&b->worker_futures);
+	addrmap_release(&b->trio_calls);
 	py_prim_memo_release(&b->prims);
 	py_prim_types_release(&b->types);
 }

@@ -38,6 +38,9 @@ struct wg_build {
 	/* asyncio futures an anyio worker thread will complete (the job
 	 * it runs) -> its thread node + 1 */
 	struct addrmap worker_futures;
+	/* the queue a thread in trio.from_thread.run() waits on -> its
+	 * node + 1: the trio task that runs the call will put to it */
+	struct addrmap trio_calls;
 	/* The last code_class() answer: a unit's frames are asked about up
 	 * to three times each, and the tasks' run the same code in a row. */
 	uint64_t last_code;
@@ -227,5 +230,11 @@ int wg_tornado_locks_code(struct pyproc *py, uint64_t cb);
 void wg_deque_waits(struct pyproc *py, const struct py_prim_types *t,
 		    const struct py_async *a, const struct addrmap *wanted,
 		    size_t nwanted, struct addrmap *out);
+
+/* A task's waits across trio's threads (readers/waitgraph_trio.c):
+ * the worker thread of its to_thread_run_sync(), and the thread whose
+ * from_thread.run() call it runs. */
+void wg_link_trio_threads(struct wg_build *b, size_t node,
+			  const struct py_frame *const *f, size_t n);
 
 #endif

@@ -66,6 +66,17 @@ static void link_executor(struct wg_build *b, size_t thread_node,
 				    (void *)(uintptr_t)(thread_node + 1));
 			return;
 		}
+		/* trio.from_thread.run(): the thread waits on `q` for the
+		 * system task trio runs the call in (linked with the
+		 * tasks, link_trio_call()) */
+		if (!strcmp(f->code->name, "_run_fn_as_system_task") &&
+		    cs_ends_with(f->code->filename, "/trio/_threads.py")) {
+			if ((item = wg_frame_local(b->py, f, "q")) != 0)
+				addrmap_put(&b->trio_calls, item,
+					    (void *)(uintptr_t)(thread_node +
+								1));
+			continue;  /* (its worker's job is further out) */
+		}
 		if (strcmp(f->code->name, "run") ||
 		    !cs_ends_with(f->code->filename,
 				  "/concurrent/futures/thread.py"))

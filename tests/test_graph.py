@@ -1000,6 +1000,42 @@ def test_run_names_the_trio_lock_holder(tmp_path):
                 ("waiter" in c or "receiver" in c)], causes
 
 
+@needs_trio_interp
+@pytest.mark.parametrize("py", WITH_TRIO, ids=[i.id for i in WITH_TRIO])
+def test_trio_from_thread_deadlock(keeper, py, tmp_path):
+    """A thread in trio.from_thread.run() waits for the system task
+    running its call; with the task holding the lock that call waits
+    for, and waiting in to_thread.run_sync() for that thread, it is a
+    cycle, and `run` names it first (before, the thread waited for
+    nothing, and a native "blocked acquiring a lock" came second to a
+    plain wait on the lock)."""
+    script = target_script("trio_from_thread.py")
+    target, graph = graph_of_target(keeper, py, "trio_from_thread.py")
+    thread = [n for n in graph["nodes"] if n["kind"] == "thread" and
+              n["tid"] == target.ready["worker_tid"]]
+    assert len(thread) == 1, graph["nodes"]
+    thread = thread[0]
+    assert thread["blame"]["line"] == marker_line(script,
+                                                  "from-thread-call"), thread
+    out = edges(graph, "waits_for", frm=thread["id"])
+    assert len(out) == 1, graph["edges"]
+    call = graph["nodes"][out[0]["to"]]
+    assert call["kind"] == "task" and \
+        call["blame"]["line"] == marker_line(script, "from-thread-waits"), \
+        call
+    edge, lock = waits_for_object(graph, call)
+    assert lock["type"] == "trio.Lock", lock
+    holds = edges(graph, "holds", to=lock["id"])
+    assert len(holds) == 1 and holds[0]["at"]["line"] == \
+        marker_line(script, "from-thread-holder"), holds
+    assert [c for c in graph["cycles"] if thread["id"] in c and
+            call["id"] in c and holds[0]["from"] in c], graph["cycles"]
+    causes = coroscope_run([py.path, script, str(tmp_path / "ready")],
+                           tmp_path)
+    assert causes and causes[0].startswith("  process ") and \
+        ": lock cycle: thread " in causes[0], causes
+
+
 # ---------------------------------------------------------------------------
 # anyio's own primitives, on its asyncio and its trio backend
 
