@@ -149,6 +149,7 @@ struct blocked {
 	const struct run_thread_facts *f;
 	struct run_seen seen;          /* what sampling saw of it */
 	const struct py_frame *api;    /* the call into a sync module, or NULL */
+	const char *c_wait;            /* else a wait in C it is in, or NULL */
 	const struct py_frame *where;  /* the first frame of the program's own */
 	const char *source;            /* where's source line, or NULL */
 };
@@ -234,7 +235,10 @@ static void classify(const struct py_thread *t,
 		return;
 	if (is_word(f->blocked_in, "lock"))
 		b->kind = BLOCKED_LOCK;
-	else if ((!f->blocked_in || is_word(f->blocked_in, "futex")) &&
+	else if (is_word(f->blocked_in, "queue")) {
+		b->kind = BLOCKED_WAIT;
+		b->c_wait = "queue.SimpleQueue.get";
+	} else if ((!f->blocked_in || is_word(f->blocked_in, "futex")) &&
 		 f->futex == 1 &&
 		 (f->quiet == 1 || looks_like_lock(b->source)))
 		b->kind = BLOCKED_LOCK;
@@ -250,29 +254,6 @@ static void add_thread_label(struct strbuf *sb, const struct py_thread *t)
 	}
 }
 
-/* "FILE:LINE in QUALNAME" */
-static void add_place_as(struct strbuf *sb, const struct py_frame *f,
-			 const char *qualname)
-{
-	esc_add_name_raw(sb, f->code->filename);
-	if (f->line >= 0)
-		strbuf_addf(sb, ":%d", f->line);
-	else
-		strbuf_addstr(sb, ":?");
-	strbuf_addstr(sb, " in ");
-	esc_add_name_raw(sb, qualname);
-}
-
-static void add_frame_place(struct strbuf *sb, const struct py_frame *f)
-{
-	add_place_as(sb, f, f->code->qualname);
-}
-
-void run_add_frame_place(struct strbuf *sb, const struct py_frame *f)
-{
-	add_frame_place(sb, f);
-}
-
 /* "at FILE:LINE in FUNC: SOURCE" (or the sync call when there is no
  * frame of the program's own). */
 static void add_where(struct strbuf *sb, const struct blocked *b)
@@ -282,7 +263,7 @@ static void add_where(struct strbuf *sb, const struct blocked *b)
 	if (!f)
 		return;
 	strbuf_addstr(sb, "at ");
-	add_frame_place(sb, f);
+	run_add_frame_place(sb, f);
 	if (b->where && b->source)
 		strbuf_addf(sb, ": %s", b->source);
 }
@@ -293,6 +274,16 @@ static void add_api(struct strbuf *sb, const struct py_frame *api)
 	strbuf_addstr(sb, " (");
 	esc_add_name_raw(sb, cs_base_name(api->code->filename));
 	strbuf_addch(sb, ')');
+}
+
+/* The call a waiting thread is in: "Event.wait (threading.py)", or a
+ * wait in C, "queue.SimpleQueue.get (C)". */
+static void add_wait_call(struct strbuf *sb, const struct blocked *b)
+{
+	if (b->api)
+		add_api(sb, b->api);
+	else if (b->c_wait)
+		strbuf_addf(sb, "%s (C)", b->c_wait);
 }
 
 /* ", in C: sem_clockwait()": the native call it waits in, when read. */
@@ -352,7 +343,7 @@ static void summarize_gil(struct run_summary *s, int pid,
 		}
 		if (holder->nframes) {
 			strbuf_addstr(&sb, " at ");
-			add_frame_place(&sb, holder->nframes > sync_frames(holder) ?
+			run_add_frame_place(&sb, holder->nframes > sync_frames(holder) ?
 					&holder->frames[sync_frames(holder)] :
 					&holder->frames[0]);
 		}
@@ -393,7 +384,7 @@ static void summarize_busy(struct run_summary *s, int pid,
 		strbuf_addstr(&sb, " is ");
 		run_seen_add(&sb, &b[i].seen);
 		strbuf_addstr(&sb, " at ");
-		add_frame_place(&sb, b[i].where ? b[i].where : &t->frames[0]);
+		run_add_frame_place(&sb, b[i].where ? b[i].where : &t->frames[0]);
 		add_cause(s, RUN_CAUSE_BUSY, pid, &sb);
 	}
 	strbuf_release(&sb);
@@ -424,7 +415,7 @@ static char *wait_key(const struct blocked *b)
 
 	strbuf_init(&call);
 	strbuf_init(&sb);
-	add_api(&call, b->api);
+	add_wait_call(&call, b);
 	add_seen(&call, &b->seen);
 	alike_lines_key_str(&sb, call.buf);
 	add_where(&sb, b);
@@ -460,7 +451,7 @@ static void summarize_waits(struct run_summary *s, int pid,
 	struct strbuf sb;
 
 	for (i = 0; i < n; i++) {
-		if (b[i].kind != BLOCKED_WAIT || !b[i].api ||
+		if (b[i].kind != BLOCKED_WAIT || (!b[i].api && !b[i].c_wait) ||
 		    (b[i].where &&
 		     !py_is_user_file(b[i].where->code->filename, NULL)))
 			continue;
@@ -484,7 +475,7 @@ static void summarize_waits(struct run_summary *s, int pid,
 		} else {
 			strbuf_addf(&sb, "%zu threads wait in ", size);
 		}
-		add_api(&sb, first->api);
+		add_wait_call(&sb, first);
 		add_seen(&sb, &first->seen);
 		if (size > 1) {
 			strbuf_addstr(&sb, ": ");
@@ -543,7 +534,7 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		cause = add_cause(s, RUN_CAUSE_LOOP_BLOCKED, pid, &sb);
 		f = own ? own : &t->frames[0];
 		strbuf_addstr(&sb, "at ");
-		add_frame_place(&sb, f);
+		run_add_frame_place(&sb, f);
 		if (b[i].f->source && own)
 			strbuf_addf(&sb, ": %s", b[i].f->source);
 		if (b[i].seen.state == RUN_SEEN_BUSY)
@@ -621,68 +612,6 @@ static void add_task_name(struct strbuf *sb, const struct py_async *a,
 	esc_add_name_raw(sb, task ? task->name : NULL);
 	if (addr)
 		strbuf_addf(sb, " 0x%llx", (unsigned long long)at);
-}
-
-void run_tasks_awaiting(const struct py_async *a, struct addrmap *out)
-{
-	size_t i, k;
-
-	addrmap_init(out);
-	for (i = 0; i < a->ntasks; i++)
-		for (k = 0; k < a->tasks[i].nawaited_by; k++)
-			addrmap_add(out, a->tasks[i].awaited_by[k]);
-}
-
-void run_add_task_place(struct strbuf *sb, const struct py_async *a,
-			const struct py_task *task)
-{
-	strbuf_addstr(sb, "task ");
-	esc_add_name_raw(sb, task->name);
-	run_add_task_where(sb, a, task);
-}
-
-/* A coroutine's frame as add_frame_place() says it, named by its own
- * qualname (gi_qualname: before 3.11 a code object has only its name,
- * "wait" for Event.wait), as the sampled lines name it. */
-static void add_gen_place(struct strbuf *sb, const struct py_gen *g)
-{
-	add_place_as(sb, &g->frame,
-		     g->qualname ? g->qualname : g->frame.code->qualname);
-}
-
-/*
- * Where it is parked: its own code's innermost coroutine with a frame
- * (task->stack is innermost first), the line the user changes, then
- * the library's innermost when that is another: " at app.py:4 in handle
- * (innermost .../asyncio/streams.py:522 in StreamReader._wait_for_data)",
- * as the sampled lines say it.  Only the innermost when none is the
- * program's own.
- */
-void run_add_task_where(struct strbuf *sb, const struct py_async *a,
-			const struct py_task *task)
-{
-	const struct py_gen *inner = NULL, *own = NULL;
-	size_t k;
-
-	for (k = 0; k < task->nstack && !own; k++) {
-		const struct py_gen *g = py_task_gen(a, task, k);
-
-		if (!g || !g->has_frame || !g->frame.code)
-			continue;
-		if (!inner)
-			inner = g;
-		if (py_is_user_file(g->frame.code->filename, NULL))
-			own = g;
-	}
-	if (!inner)
-		return;
-	strbuf_addstr(sb, " at ");
-	add_gen_place(sb, own ? own : inner);
-	if (own && own != inner) {
-		strbuf_addstr(sb, " (innermost ");
-		add_gen_place(sb, inner);
-		strbuf_addch(sb, ')');
-	}
 }
 
 /*

@@ -18,6 +18,7 @@
 
 #include "readers/stacks.h"
 #include "readers/tasks.h"
+#include "cli/run_places.h"
 
 /* In order of likelihood: the summary lists lower values first. */
 enum run_cause_kind {
@@ -126,22 +127,6 @@ void run_summarize_greenlets(struct run_summary *s, int pid,
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);
-/* "FILE:LINE in QUALNAME" */
-void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
-/* Into out (initialized here): the addresses of the tasks that await
- * another task (a gather's, a TaskGroup's, a nursery's parent). */
-struct addrmap;
-void run_tasks_awaiting(const struct py_async *a, struct addrmap *out);
-/* "task NAME at FILE:LINE in QUALNAME": where its own code's innermost
- * coroutine with a frame is suspended, followed by " (innermost FILE:
- * LINE in QUALNAME)" when a library's coroutine is further in;
- * run_add_task_where() adds only " at ..." (nothing when no coroutine
- * of it has a frame). */
-void run_add_task_place(struct strbuf *sb, const struct py_async *a,
-			const struct py_task *task);
-void run_add_task_where(struct strbuf *sb, const struct py_async *a,
-			const struct py_task *task);
-
 /* A detail line naming the worker thread the wait of graph node `node`
  * (a task's; -1: none) leads to, where it is and (facts: NULL when not
  * known) the C call it is blocked in: "its job runs in thread 12 ...".

@@ -245,7 +245,8 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 			continue;
 		if (facts[i].blocked_in) {
 			facts[i].futex = !strcmp(b, "lock") ||
-				!strcmp(b, "gil") || !strcmp(b, "futex");
+				!strcmp(b, "gil") || !strcmp(b, "futex") ||
+				!strcmp(b, "queue");
 			/* a bare futex may still be a lock: does it wake? */
 			facts[i].quiet = strcmp(b, "futex") ? -1 : 0;
 		} else {

@@ -228,12 +228,19 @@ const char *native_blocked_in(const struct native_thread *nt)
 		"pause", "sigsuspend", "sigwait", "sigwaitinfo",
 		"sigtimedwait", "waitpid", "waitid", NULL,
 	};
+	/* queue.SimpleQueue.get(), which waits on a lock (a parking lot
+	 * from 3.13) of its own: a queue's wait, not a lock's (names as
+	 * base_name() leaves them) */
+	static const char *const queue_[] = {
+		"queue_SimpleQueue_get_impl", "queue_SimpleQueue_get", NULL,
+	};
 	/* Found anywhere before the eval loop: the stronger meaning wins
 	 * (time.sleep() sleeps in select() on 3.6 - 3.10: "sleep", not
 	 * "io"; a lock waits in a futex: "lock"). */
-	enum { NONE, FUTEX, IO, WAIT, SLEEP, LOCK, GIL } best = NONE;
+	enum { NONE, FUTEX, IO, WAIT, SLEEP, LOCK, QUEUE, GIL } best = NONE;
 	static const char *const words[] = {
-		"running", "futex", "io", "wait", "sleep", "lock", "gil",
+		"running", "futex", "io", "wait", "sleep", "lock", "queue",
+		"gil",
 	};
 	size_t i, eval = SIZE_MAX;  /* the eval loop's frame, if met */
 
@@ -258,6 +265,8 @@ const char *native_blocked_in(const struct native_thread *nt)
 			kind = GIL;
 		else if (name_in(name, lock) || name_in(f->sym.function, lock))
 			kind = LOCK;
+		else if (name_in(name, queue_))
+			kind = QUEUE;
 		else if (name_in(name, sleep_))
 			kind = SLEEP;
 		else if (name_in(name, wait_))

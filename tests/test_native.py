@@ -632,3 +632,37 @@ def test_debug_frame_from_build_id_file(ext_target, ext_views, tmp_path):
     py = [f for f in t["frames"] if f["kind"] != "native"]
     assert [(f["function"], f["line"]) for f in py] == \
         [(f["function"], f["line"]) for f in rec["frames"]], t["frames"]
+
+
+def test_simplequeue_wait_is_a_queue_wait(keeper, interp, tmp_path):
+    """A thread in queue.SimpleQueue.get() waits on a lock (a parking
+    lot from 3.13) of the queue's own: "[blocked in: queue]", not "lock"
+    (nor "futex" from 3.13), where its C function has a name: on every
+    build here but Debian's stripped one, whose _queue is unnamed inside
+    the executable (there: "lock", as before).  `run` then says "waits
+    in queue.SimpleQueue.get (C)" at the caller's line, not "blocked
+    acquiring a lock"."""
+    if tuple(int(x) for x in interp.version.split(".")[:2]) < (3, 7):
+        pytest.skip("queue.SimpleQueue came in 3.7")
+    script = target_script("queue_waiter.py")
+    target = keeper.start_target(interp, "queue_waiter.py")
+    doc = run_coroscope("dump", "--native", "--json", target.pid).json()
+    t = [t for t in doc["threads"] if t["tid"] == target.ready["tid"]]
+    assert len(t) == 1, doc["threads"]
+    stripped = interp.note == "debian, stripped"
+    assert t[0]["blocked_in"] == ("lock" if stripped else "queue"), t[0]
+    if stripped:
+        return
+    res = subprocess.run([os.environ.get("COROSCOPE", "coroscope"), "run",
+                          "--timeout", "3", "--", interp.path, script,
+                          str(tmp_path / "ready2")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=90)
+    assert res.returncode == 124, res.stderr[-3000:]
+    line = marker_line(script, "simple-get")
+    assert re.search(r'^  process \d+: thread \d+ "getter" waits in '
+                     r'queue\.SimpleQueue\.get \(C\) \(stuck for at least '
+                     r'[0-9.]+s\)\n      called at \S*queue_waiter\.py:%d '
+                     r'in getter: q\.get\(\)' % line, res.stderr, re.M), \
+        res.stderr[-3000:]
+    assert "blocked acquiring a lock" not in res.stderr, res.stderr[-3000:]

@@ -1,0 +1,91 @@
+/*
+ * Where a frame, a task or a coroutine is, as run's causes and its
+ * samples' lines say it: "FILE:LINE in QUALNAME", a task by the program's
+ * own innermost coroutine and the library's innermost beyond it.
+ */
+#include "cli/run_places.h"
+
+#include "cli/escape.h"
+#include "common/strbuf.h"
+#include "readers/tasks.h"
+#include "readers/usercode.h"
+#include "common/banned.h"
+
+void run_add_place_as(struct strbuf *sb, const struct py_frame *f,
+		      const char *qualname)
+{
+	esc_add_name_raw(sb, f->code->filename);
+	if (f->line >= 0)
+		strbuf_addf(sb, ":%d", f->line);
+	else
+		strbuf_addstr(sb, ":?");
+	strbuf_addstr(sb, " in ");
+	esc_add_name_raw(sb, qualname);
+}
+
+void run_add_frame_place(struct strbuf *sb, const struct py_frame *f)
+{
+	run_add_place_as(sb, f, f->code->qualname);
+}
+
+void run_tasks_awaiting(const struct py_async *a, struct addrmap *out)
+{
+	size_t i, k;
+
+	addrmap_init(out);
+	for (i = 0; i < a->ntasks; i++)
+		for (k = 0; k < a->tasks[i].nawaited_by; k++)
+			addrmap_add(out, a->tasks[i].awaited_by[k]);
+}
+
+void run_add_task_place(struct strbuf *sb, const struct py_async *a,
+			const struct py_task *task)
+{
+	strbuf_addstr(sb, "task ");
+	esc_add_name_raw(sb, task->name);
+	run_add_task_where(sb, a, task);
+}
+
+/* A coroutine's frame as run_add_frame_place() says it, named by its own
+ * qualname (gi_qualname: before 3.11 a code object has only its name,
+ * "wait" for Event.wait), as the sampled lines name it. */
+static void add_gen_place(struct strbuf *sb, const struct py_gen *g)
+{
+	run_add_place_as(sb, &g->frame,
+		     g->qualname ? g->qualname : g->frame.code->qualname);
+}
+
+/*
+ * Where it is parked: its own code's innermost coroutine with a frame
+ * (task->stack is innermost first), the line the user changes, then
+ * the library's innermost when that is another: " at app.py:4 in handle
+ * (innermost .../asyncio/streams.py:522 in StreamReader._wait_for_data)",
+ * as the sampled lines say it.  Only the innermost when none is the
+ * program's own.
+ */
+void run_add_task_where(struct strbuf *sb, const struct py_async *a,
+			const struct py_task *task)
+{
+	const struct py_gen *inner = NULL, *own = NULL;
+	size_t k;
+
+	for (k = 0; k < task->nstack && !own; k++) {
+		const struct py_gen *g = py_task_gen(a, task, k);
+
+		if (!g || !g->has_frame || !g->frame.code)
+			continue;
+		if (!inner)
+			inner = g;
+		if (py_is_user_file(g->frame.code->filename, NULL))
+			own = g;
+	}
+	if (!inner)
+		return;
+	strbuf_addstr(sb, " at ");
+	add_gen_place(sb, own ? own : inner);
+	if (own && own != inner) {
+		strbuf_addstr(sb, " (innermost ");
+		add_gen_place(sb, inner);
+		strbuf_addch(sb, ')');
+	}
+}

@@ -1,0 +1,31 @@
+/*
+ * Where a frame, a task or a coroutine is, as `run` says it
+ * (cli/run_places.c).
+ */
+#ifndef COROSCOPE_CLI_RUN_PLACES_H
+#define COROSCOPE_CLI_RUN_PLACES_H
+
+struct strbuf;
+struct py_frame;
+struct py_async;
+struct py_task;
+struct addrmap;
+
+/* "FILE:LINE in QUALNAME", with qualname given or the code's own */
+void run_add_place_as(struct strbuf *sb, const struct py_frame *f,
+		      const char *qualname);
+void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
+/* Into out (initialized here): the addresses of the tasks that await
+ * another task (a gather's, a TaskGroup's, a nursery's parent). */
+void run_tasks_awaiting(const struct py_async *a, struct addrmap *out);
+/* "task NAME at FILE:LINE in QUALNAME": where its own code's innermost
+ * coroutine with a frame is suspended, followed by " (innermost FILE:
+ * LINE in QUALNAME)" when a library's coroutine is further in;
+ * run_add_task_where() adds only " at ..." (nothing when no coroutine
+ * of it has a frame). */
+void run_add_task_place(struct strbuf *sb, const struct py_async *a,
+			const struct py_task *task);
+void run_add_task_where(struct strbuf *sb, const struct py_async *a,
+			const struct py_task *task);
+
+#endif
