@@ -571,34 +571,58 @@ static void text_waits(FILE *out, const struct collection *c)
 	free(rows);
 }
 
-/* The hold, by holder, of the lock inside object node cond when cond is
- * a threading.Condition (its holder holds its lock too, and the graph
- * says so where a thread waits for that lock: `cond.acquire()`), or
- * -1.  Bounded by the holder's edges. */
-static long cond_lock_hold(const struct py_waitgraph *g, size_t holder,
-			   size_t cond)
+/* The lock inside a threading.Condition's object node n, or 0. */
+static uint64_t cond_lock_of(const struct py_waitgraph *g, size_t n)
 {
-	const struct py_prim *p, *q;
+	const struct py_prim *p;
+
+	if (g->nodes[n].kind != WG_OBJECT)
+		return 0;
+	p = &g->prims[g->nodes[n].index];
+	return p->kind == PY_PRIM_CONDITION &&
+	       p->family == PY_PRIM_THREADING ? p->inner : 0;
+}
+
+/* One frame (of one thread's stack, or one generator's), however it
+ * was reached: the frame object's address. */
+static int same_frame(const struct py_frame *a, const struct py_frame *b)
+{
+	return a == b || (a && b && a->addr == b->addr);
+}
+
+/*
+ * The hold of a Condition's lock that hold i (of a threading.Condition)
+ * says on its line, or -1: its holder holds the lock too (the graph
+ * says so where a thread waits for that lock: `cond.acquire()`), from
+ * the same frame or as the lock's owner (not by a `with lock:` of its
+ * own elsewhere), and i is
+ * the first of the holder's holds of a Condition on that lock (two
+ * Conditions may share one).  Bounded by the holder's edges.
+ */
+static long cond_lock_hold(const struct py_waitgraph *g, size_t i)
+{
+	const struct wg_edge *e = &g->edges[i];
+	uint64_t lock = cond_lock_of(g, e->to);
 	const size_t *out;
 	size_t n, k;
+	long found = -1;
 
-	if (g->nodes[cond].kind != WG_OBJECT)
+	if (!lock)
 		return -1;
-	p = &g->prims[g->nodes[cond].index];
-	if (p->kind != PY_PRIM_CONDITION || p->family != PY_PRIM_THREADING ||
-	    !p->inner)
-		return -1;
-	out = py_waitgraph_out(g, holder, &n);
+	out = py_waitgraph_out(g, e->from, &n);
 	for (k = 0; k < n; k++) {
-		const struct wg_edge *e = &g->edges[out[k]];
+		const struct wg_edge *o = &g->edges[out[k]];
 
-		if (e->kind != WG_HOLDS || g->nodes[e->to].kind != WG_OBJECT)
+		if (o->kind != WG_HOLDS || g->nodes[o->to].kind != WG_OBJECT)
 			continue;
-		q = &g->prims[g->nodes[e->to].index];
-		if (q->addr == p->inner)
-			return (long)out[k];
+		/* an earlier Condition on the same lock says it */
+		if (out[k] < i && cond_lock_of(g, o->to) == lock)
+			return -1;
+		if (g->prims[g->nodes[o->to].index].addr == lock &&
+		    (!o->at || same_frame(o->at, e->at)))
+			found = (long)out[k];
 	}
-	return -1;
+	return found;
 }
 
 /* Is hold i that of a Condition's lock, whose Condition its holder's
@@ -612,9 +636,8 @@ static int cond_lock_said(const struct py_waitgraph *g, size_t i)
 		return 0;
 	out = py_waitgraph_out(g, g->edges[i].from, &n);
 	for (k = 0; k < n; k++)
-		if (g->edges[out[k]].kind == WG_HOLDS &&
-		    cond_lock_hold(g, g->edges[i].from,
-				   g->edges[out[k]].to) == (long)i)
+		if (g->edges[out[k]].kind == WG_HOLDS && out[k] != i &&
+		    cond_lock_hold(g, out[k]) == (long)i)
 			return 1;
 	return 0;
 }
@@ -645,7 +668,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 		nw = py_waitgraph_waiters(g, e->to, NULL, 0);
 		/* one line for a Condition and its lock, their waiters
 		 * together */
-		inner = cond_lock_hold(g, e->from, e->to);
+		inner = cond_lock_hold(g, i);
 		if (inner >= 0) {
 			strbuf_addstr(&sb, " and its ");
 			graph_add_label(&sb, c, g->edges[inner].to,

@@ -186,6 +186,7 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 	int thread = (how & WG_SCAN_THREAD) != 0;
 	struct wg_node *nd;
 	uint64_t waited = 0, released[PY_MAX_WITH];
+	struct wg_unit_holds u;
 	size_t k, h, nreleased = 0;
 	long obj;
 
@@ -208,11 +209,23 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 			continue;
 		waited = self;
 		/* Condition.wait gives the lock up until it is notified: the
-		 * `with cond:` around it does not hold it now. */
-		if (p.kind == PY_PRIM_CONDITION && nreleased < PY_MAX_WITH &&
-		    f[k]->code->name && !strcmp(f[k]->code->name, "wait"))
+		 * `with cond:` around it does not hold it now, nor a stack's
+		 * callback of its lock's release (`st.callback(cond.release)`
+		 * is the lock's). */
+		if (p.kind == PY_PRIM_CONDITION && nreleased + 1 < PY_MAX_WITH &&
+		    f[k]->code->name && !strcmp(f[k]->code->name, "wait")) {
 			released[nreleased++] = self;
+			if (p.inner)
+				released[nreleased++] = p.inner;
+		}
 	}
+	memset(&u, 0, sizeof(u));
+	u.released = released;
+	u.task = unit_task;
+	/* (under gevent's monkey-patching an RLock's owner is a
+	 * greenlet's ident, not its thread's) */
+	if (thread && node < b->snap->nthreads && !b->types.gevent_patched)
+		u.ident = b->snap->threads[node].thread_id;
 	for (k = 0; k < n; k++) {
 		struct py_with_blocks wb;
 		struct cs_err err;
@@ -227,8 +240,9 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 			    acquiring(b, node, f[k], how, wb.entering[h]) :
 			    wg_object_node(b, wb.entering[h]) >= 0)
 				waited = wb.entering[h];
-		wg_add_holds(b, node, f[k], &wb, released, nreleased,
-			     unit_task);
+		u.nreleased = nreleased;
+		u.waited = waited;
+		wg_add_holds(b, node, f[k], &wb, &u);
 	}
 	/* A trio or anyio lock handed to a task names it its owner before
 	 * the task runs again and leaves acquire(): it holds the lock

@@ -27,15 +27,22 @@
 
 #define WG_MAX_CM_DEPTH 4
 #define WG_MAX_CM_GENS 64
+/* An ExitStack's callbacks read: the newest PY_MAX_WITH of its first
+ * WG_MAX_STACK_CALLBACKS (a lock is often entered after many files). */
+#define WG_MAX_STACK_CALLBACKS 256
 
-/* A lock that names its owner (trio's, anyio's: a task) and names
- * another than unit_task (NULL: a thread or greenlet): a `with` of this
- * unit around it holds it no more (released inside the block, as
- * Condition.wait() does, or by a bare release()). */
+/* A lock that names its owner (trio's, anyio's: a task; an RLock: a
+ * thread) and names another than the unit's: a `with` of this unit
+ * around it holds it no more (released inside the block, as
+ * Condition.wait() does, or by a bare release(); an ExitStack handed
+ * to another thread with pop_all()). */
 static int owned_by_another(const struct py_prim *p,
-			    const struct py_task *unit_task)
+			    const struct wg_unit_holds *u)
 {
-	return p->owner_task && (!unit_task || p->owner_task != unit_task->addr);
+	if (p->owner_task)
+		return !u->task || p->owner_task != u->task->addr;
+	return u->ident && py_prim_thread_owned(p) && p->locked == 1 &&
+	       p->owner && p->owner != u->ident;
 }
 
 /* The generator that context manager cm runs, when it is contextlib's
@@ -110,7 +117,7 @@ static size_t exit_stack_holds(struct wg_build *b, uint64_t stack,
 			       uint64_t *out, size_t max)
 {
 	const struct py_prim_types *t = &b->types;
-	uint64_t type, dq, items[PY_MAX_WITH], pair[2], m;
+	uint64_t type, dq, items[WG_MAX_STACK_CALLBACKS], pair[2], m;
 	size_t size, n = 0, i, k;
 	struct cs_err err;
 
@@ -122,9 +129,12 @@ static size_t exit_stack_holds(struct wg_build *b, uint64_t stack,
 	    pyobj_get_attr(b->py, stack, "_exit_callbacks", &dq, &err) != 0 ||
 	    !dq || pyobj_read_type(b->py, dq, &type, &err) != 0 ||
 	    type != t->deque ||
-	    pydeque_items(b->py, dq, items, PY_MAX_WITH, &size, &err) < 0)
+	    pydeque_items(b->py, dq, items, WG_MAX_STACK_CALLBACKS, &size,
+			  &err) < 0)
 		return 0;
-	for (i = 0; i < size && i < PY_MAX_WITH && n < max; i++) {
+	if (size > WG_MAX_STACK_CALLBACKS)
+		size = WG_MAX_STACK_CALLBACKS;
+	for (i = size > max ? size - max : 0; i < size && n < max; i++) {
 		/* 3.7+: (is_sync, callback); 3.6: the callback */
 		if (pyseq_items(b->py, items[i], pair, 2, &k, &err) == 0 &&
 		    k == 2)
@@ -135,12 +145,12 @@ static size_t exit_stack_holds(struct wg_build *b, uint64_t stack,
 	return n;
 }
 
+/* via_stack: wb's managers are an ExitStack's (or inside one). */
 static void add_holds_at(struct wg_build *b, size_t node,
 			 const struct py_frame *f,
 			 const struct py_with_blocks *wb,
-			 const uint64_t *released, size_t nreleased,
-			 const struct py_task *unit_task, int depth,
-			 size_t *budget)
+			 const struct wg_unit_holds *u, int depth,
+			 int via_stack, size_t *budget)
 {
 	struct py_with_blocks inner;
 	const struct py_gen *g;
@@ -150,9 +160,12 @@ static void add_holds_at(struct wg_build *b, size_t node,
 	long obj;
 
 	for (h = 0; h < wb->nheld; h++) {
-		for (r = 0; r < nreleased && released[r] != wb->held[h]; r++)
+		for (r = 0; r < u->nreleased && u->released[r] != wb->held[h];
+		     r++)
 			;
-		if (r < nreleased)
+		/* (a stack's callback may be registered before the acquire
+		 * the unit waits in: `st.callback(lk.release); lk.acquire()`) */
+		if (r < u->nreleased || (via_stack && u->waited == wb->held[h]))
 			continue;
 		/* (a node only for a lock: a Popen or an executor in a
 		 * `with` is no hold; nor is a lock its state says is free:
@@ -160,7 +173,7 @@ static void add_holds_at(struct wg_build *b, size_t node,
 		 * does while it waits) */
 		if (wg_prim_read(b, wb->held[h], &hp)) {
 			if (py_prim_is_lock(&hp) && hp.locked != 0 &&
-			    !owned_by_another(&hp, unit_task) &&
+			    !owned_by_another(&hp, u) &&
 			    (obj = wg_object_node(b, wb->held[h])) >= 0)
 				wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f);
 			continue;
@@ -173,8 +186,8 @@ static void add_holds_at(struct wg_build *b, size_t node,
 						    PY_MAX_WITH)) > 0) {
 			(*budget)--;
 			inner.nentering = 0;
-			add_holds_at(b, node, f, &inner, released, nreleased,
-				     unit_task, depth + 1, budget);
+			add_holds_at(b, node, f, &inner, u, depth + 1, 1,
+				     budget);
 			continue;
 		}
 		/* A generator suspended inside the manager's block: its
@@ -186,19 +199,18 @@ static void add_holds_at(struct wg_build *b, size_t node,
 		(*budget)--;
 		cs_err_init(&err);
 		if (py_with_blocks_read(b->py, &g->frame, 0, &inner, &err) == 0)
-			add_holds_at(b, node, &g->frame, &inner, released,
-				     nreleased, unit_task, depth + 1, budget);
+			add_holds_at(b, node, &g->frame, &inner, u, depth + 1,
+				     via_stack, budget);
 	}
 }
 
 void wg_add_holds(struct wg_build *b, size_t node, const struct py_frame *f,
-		  const struct py_with_blocks *wb, const uint64_t *released,
-		  size_t nreleased, const struct py_task *unit_task)
+		  const struct py_with_blocks *wb,
+		  const struct wg_unit_holds *u)
 {
 	size_t budget = WG_MAX_CM_GENS;
 
-	add_holds_at(b, node, f, wb, released, nreleased, unit_task, 0,
-		     &budget);
+	add_holds_at(b, node, f, wb, u, 0, 0, &budget);
 }
 
 void wg_link_condition_locks(struct wg_build *b)

@@ -116,15 +116,28 @@ long wg_object_node(struct wg_build *b, uint64_t obj);
  * is a primitive (p filled). */
 int wg_prim_read(struct wg_build *b, uint64_t obj, struct py_prim *p);
 
+/* What a unit's holds are judged against. */
+struct wg_unit_holds {
+	/* managers its frames gave up (Condition.wait()'s Condition and
+	 * the Condition's lock) */
+	const uint64_t *released;
+	size_t nreleased;
+	const struct py_task *task;  /* a task's, or NULL */
+	uint64_t ident;   /* a thread's ident (an RLock's owner), or 0 */
+	uint64_t waited;  /* what it waits for, or 0 */
+};
+
 /* The locks that the open `with` blocks wb of frame f hold, as holds
- * edges from node (readers/waitgraph_holds.c): not those in released
- * (a Condition given up while it waits), nor a lock that names another
- * owner than unit_task; through a generator-based context manager, the
- * blocks its suspended generator holds open. */
+ * edges from node (readers/waitgraph_holds.c): not those u released,
+ * nor a lock that names another owner than u's task or thread; through
+ * a generator-based context manager, the blocks its suspended
+ * generator holds open; through an ExitStack, what it entered or will
+ * release, but what u waits for (a callback registered before the
+ * acquire is no hold). */
 struct py_with_blocks;
 void wg_add_holds(struct wg_build *b, size_t node, const struct py_frame *f,
-		  const struct py_with_blocks *wb, const uint64_t *released,
-		  size_t nreleased, const struct py_task *unit_task);
+		  const struct py_with_blocks *wb,
+		  const struct wg_unit_holds *u);
 
 /* Does frame f, a method of primitive p (its `self`), wait on p?  A
  * Thread is waited for in join() only (every thread runs in Thread

@@ -125,6 +125,18 @@ def test_holders_through_generator_context_managers(keeper, interp):
         # and its waiter waits for it, held by that holder
         waiters = [e for e in edges(graph, "waits_for", to=lock["id"])]
         assert len(waiters) == 1, (lock, graph["edges"])
+    # A lock whose release a stack's callback was given before its
+    # acquire() blocked: held by the other thread only, no self-wait.
+    for kind, typename in (("lock", "threading.Lock"),
+                           ("rlock", "threading.RLock")):
+        waiter, other = thread("cbfirst-" + kind), thread("other-" + kind)
+        edge, lock = waits_for_object(graph, waiter)
+        assert lock["type"] == typename, lock
+        assert [h["from"] for h in edges(graph, "holds", to=lock["id"])] \
+            == [other["id"]], graph["edges"]
+        assert waiter["blame"]["line"] == marker_line(script, "cb-first")
+        assert not [c for c in graph["cycles"] if waiter["id"] in c], \
+            graph["cycles"]
     text = run_coroscope("dump", target.pid).stdout
     assert "holder unknown" not in text, text
 

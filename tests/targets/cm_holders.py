@@ -15,6 +15,10 @@ Usage: cm_holders.py READY_FILE
   st.enter_context(tlock2)`, thread "cb-holder" tlock3 through
   `tlock3.acquire(); st.callback(tlock3.release)`, each asleep in the
   stack's block; threads "es-waiter" and "cb-waiter" wait for them.
+- threads "cbfirst-lock" and "cbfirst-rlock" register a lock's release
+  with st.callback() and then block in its acquire(), the lock held by
+  "other-lock" / "other-rlock" (`with`): a callback is no hold, so no
+  self-wait.
 - (3.7+) task "aes-holder" holds alock3 through `async with
   AsyncExitStack() as st: await st.enter_async_context(alock3)`;
   "aes-waiter" waits for it.
@@ -86,6 +90,32 @@ def start_stack_threads():
                          name=name + "-waiter", daemon=True).start()
 
 
+def cb_first(lock, name):
+    _tids[name] = native_id()
+    with contextlib.ExitStack() as st:
+        st.callback(lock.release)
+        lock.acquire()  # MARK: cb-first
+
+
+def other_holds(lock, name, entered):
+    _tids[name] = native_id()
+    with lock:
+        entered.set()
+        time.sleep(3600)
+
+
+def start_callback_first():
+    for kind, lock in (("lock", threading.Lock()),
+                       ("rlock", threading.RLock())):
+        entered = threading.Event()
+        threading.Thread(target=other_holds,
+                         args=(lock, "other-" + kind, entered),
+                         name="other-" + kind, daemon=True).start()
+        entered.wait()
+        threading.Thread(target=cb_first, args=(lock, "cbfirst-" + kind),
+                         name="cbfirst-" + kind, daemon=True).start()
+
+
 def stack_waiter(tlock, name):
     _tids[name] = native_id()
     with tlock:
@@ -129,6 +159,7 @@ async def main(ready):
     threading.Thread(target=cm_waiter, args=(tlock,), name="cm-waiter",
                      daemon=True).start()
     start_stack_threads()
+    start_callback_first()
     if sys.version_info >= (3, 7):
         alock, alock2, never = asyncio.Lock(), asyncio.Lock(), asyncio.Event()
         alock3 = asyncio.Lock()
