@@ -44,20 +44,28 @@ static const char *const as_file_files[] = {
 	"/importlib_resources/_common.py",
 };
 
+/* as_file()'s context managers there: for a file on disk, a file in a
+ * zip, a directory in a zip (3.12+), and 3.9's as_file itself. */
+static const char *const as_file_gens[] = {
+	"_", "_tempfile", "_temp_path", "_temp_dir", "as_file",
+};
+
 const char *gen_idle_by_design(const struct py_gen *g)
 {
-	size_t i;
+	size_t i, k;
 
 	if (gen_is(g, "/trio/_core/_run.py", "unrolled_run"))
 		return "trio's run loop";
 	/* certifi (so every program that imports requests) enters
-	 * as_file() at import and keeps the path for good: its generator
-	 * (`_` for a file on disk, `_tempfile` for one in a zip) stays at
-	 * its yield for the life of the process.  A `with as_file()` that
-	 * is stuck is its thread's or task's, which are listed. */
+	 * as_file() at import and keeps the path for good: its generators
+	 * stay at their yields for the life of the process.  A `with
+	 * as_file()` that is stuck is its thread's or task's, which are
+	 * listed. */
 	for (i = 0; i < sizeof(as_file_files) / sizeof(as_file_files[0]); i++)
-		if (gen_is(g, as_file_files[i], "_") ||
-		    gen_is(g, as_file_files[i], "_tempfile"))
-			return "importlib.resources.as_file() kept open";
+		for (k = 0; k < sizeof(as_file_gens) / sizeof(as_file_gens[0]);
+		     k++)
+			if (gen_is(g, as_file_files[i], as_file_gens[k]))
+				return "importlib.resources.as_file() kept "
+				       "open";
 	return NULL;
 }

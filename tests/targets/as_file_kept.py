@@ -1,6 +1,8 @@
 """importlib.resources.as_file() entered at import and kept open for
 good, as certifi does (so every program that imports requests): once for
-a file on disk (its generator `_`), once for one in a zip (`_tempfile`).
+a file on disk (its generator `_`), once for one in a zip (`_tempfile`;
+3.9: inside `as_file`), and from 3.12 once for a directory in a zip
+(`_temp_dir`, `_temp_path`).
 Then a task parks on an Event, so that `run` has something stuck.
 
 Usage: as_file_kept.py READY_FILE      (CPython 3.9+)
@@ -21,6 +23,7 @@ ZIP = os.path.join(os.path.dirname(os.path.abspath(READY)), "kept_res.zip")
 with zipfile.ZipFile(ZIP, "w") as z:
     z.writestr("kept_res/__init__.py", "")
     z.writestr("kept_res/data.txt", "data")
+    z.writestr("kept_res/sub/more.txt", "more")
 sys.path.insert(0, ZIP)
 
 _ON_DISK = importlib.resources.as_file(pathlib.Path(__file__))
@@ -28,6 +31,10 @@ _ON_DISK_PATH = str(_ON_DISK.__enter__())
 _IN_ZIP = importlib.resources.as_file(
     importlib.resources.files("kept_res") / "data.txt")
 _IN_ZIP_PATH = str(_IN_ZIP.__enter__())
+if sys.version_info >= (3, 12):
+    _DIR_IN_ZIP = importlib.resources.as_file(
+        importlib.resources.files("kept_res") / "sub")
+    _DIR_IN_ZIP_PATH = str(_DIR_IN_ZIP.__enter__())
 
 
 async def parked(event):
