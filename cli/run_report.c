@@ -445,6 +445,13 @@ static void json_seen_item(struct json *j, const struct watch_tracker *t,
 	run_seen_item(t, it, &seen);
 	json_begin_object(j);
 	watch_json_identity(j, it);
+	if (it->kind == WATCH_GENERATOR) {
+		json_key(j, "kind");
+		json_string(j, it->label);
+	} else if (it->kind == WATCH_GREENLET) {
+		json_key(j, "type");
+		json_string(j, it->label);
+	}
 	json_key(j, "state");
 	json_string(j, seen_state_name(seen.state));
 	json_key(j, "stuck_for");
@@ -473,6 +480,10 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 			  const struct watch_tracker *t,
 			  const struct collection *c)
 {
+	/* (in enum watch_kind's order) */
+	static const char *const arrays[WATCH_NKINDS] = {
+		"tasks", "threads", "generators", "greenlets",
+	};
 	struct idle_items idle;
 	int kind;
 	size_t k, *order;
@@ -488,8 +499,8 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 	idle_items_init(&idle, c);
 	order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
 	watch_sorted(t, order);
-	for (kind = WATCH_TASK; kind <= WATCH_THREAD; kind++) {
-		json_key_str(j, kind == WATCH_TASK ? "tasks" : "threads");
+	for (kind = 0; kind < WATCH_NKINDS; kind++) {
+		json_key_str(j, arrays[kind]);
 		json_begin_array(j);
 		for (k = 0; k < t->nitems; k++) {
 			const struct watch_item *it = &t->items[order[k]];

@@ -1246,13 +1246,25 @@ def test_alike_generators_one_line(py, option, work):
     """alike_cms.py's threads, each in a `with held():` block: the 6
     suspended context-manager generators share one line of the samples,
     by address (--all: a line each, 17 lines in all, under the cap of
-    20); the two of kept() a line each."""
+    20); the two of kept() a line each.  The --report file's sampling
+    lists each generator too, stuck, by address."""
     script = target_script("alike_cms.py")
     ready = work / "ready.json"
-    res = coroscope_run(["--timeout", "4"] + ([option] if option else []) +
+    report_file = work / "report.json"
+    res = coroscope_run(["--timeout", "4", "--report", report_file] +
+                        ([option] if option else []) +
                         ["--", py.path, script, ready, "6"])
     info = read_json(ready, "ready file")
     assert res.returncode == 124, res
+    sampled = process_of(read_json(report_file, "--report file"),
+                         info["pid"])["sampling"]
+    for name, addrs in info["generators"].items():
+        items = [g for g in sampled["generators"] if g["name"] == name]
+        assert sorted(g["address"] for g in items) == sorted(addrs), \
+            (name, sampled["generators"])
+        assert all(g["kind"] == "generator" and g["state"] == "stuck"
+                   for g in items), items
+    assert sampled["greenlets"] == [], sampled
     seen = seen_lines(res.stderr, info["pid"])
     gens = info["generators"]
     place = {}

@@ -7,6 +7,7 @@ from a gcore core.  greenlet, gevent, trio and anyio are Debian packages
 for /usr/bin/python3.11 only, so these tests run there.
 """
 
+import json
 import os
 import re
 import shutil
@@ -392,8 +393,9 @@ def test_orphans_as_chains(module_keeper):
 def run_causes(work, script, *args):
     from test_run import coroscope_run, likely_causes
     ready = str(work / "ready")
-    res = coroscope_run(["--timeout", "4", "--", DEBIAN.path,
-                         target_script(script), ready] + list(args))
+    res = coroscope_run(["--timeout", "4", "--report", work / "report.json",
+                         "--", DEBIAN.path, target_script(script), ready] +
+                        list(args))
     assert res.returncode == 124, res
     return likely_causes(res.stderr), res
 
@@ -433,6 +435,16 @@ def test_run_names_parked_greenlets(work):
         script, marker_line(script, "raw-switch")) in text, res.stderr
     # gevent.sleep() will end on its own: not a cause
     assert "sleeper" not in text, res.stderr
+    # The --report file's samples list the parked greenlets, stuck.
+    with open(str(work / "report.json")) as f:
+        procs = json.load(f)["processes"]
+    sampled = [g for p in procs if p.get("sampling")
+               for g in p["sampling"]["greenlets"]]
+    for name in ("waiter", "locker", "getter"):
+        mine = [g for g in sampled if g["name"] == name]
+        assert len(mine) == 1 and mine[0]["state"] == "stuck" and \
+            mine[0]["address"].startswith("0x") and mine[0]["type"], \
+            (name, sampled)
 
 
 @needs_trio
