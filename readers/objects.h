@@ -57,7 +57,8 @@ int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
 int pybytes_read(struct pyproc *py, uint64_t obj, void *buf, size_t max,
 		 size_t *length, struct cs_err *err);
 
-/* An int that fits in int64: 0 ok, 1 when it is too big, <0 error. */
+/* An int (or a subclass: bool, IntEnum) that fits in int64: 0 ok, 1 when
+ * it is too big, <0 error (also when obj is no int). */
 int pyint_read_i64(struct pyproc *py, uint64_t obj, int64_t *out,
 		   struct cs_err *err);
 

@@ -78,7 +78,8 @@ int64_t prim_int(struct pyproc *py, uint64_t v)
 	int64_t n;
 
 	cs_err_init(&err);
-	if (!v || pyint_read_i64(py, v, &n, &err) < 0)
+	/* (1: too big for int64, *n not set) */
+	if (!v || pyint_read_i64(py, v, &n, &err) != 0)
 		return -1;
 	return n;
 }

@@ -1066,6 +1066,9 @@ ANYIO_WAITS = [
      "anyio-stream-receiver"),
     ("stream-sender", "anyio.MemoryObjectSendStream", "sender",
      "anyio-stream-sender"),
+    # max_buffer_size math.inf: no maxsize (it was a float's bits)
+    ("inf-receiver", "anyio.MemoryObjectReceiveStream", "unbounded",
+     "anyio-stream-receiver"),
 ]
 
 
@@ -1085,6 +1088,9 @@ def test_anyio_primitives(keeper, backend):
                                     backend)
     said = target.ready
     check_waits(graph, ANYIO_WAITS, said, ANYIO_SCRIPT)
+    for name, size in (("stream-receiver", 0), ("inf-receiver", None)):
+        edge, obj = waits_for_object(graph, named(graph, "task", name))
+        assert obj["maxsize"] == size, obj
     edge, obj = waits_for_object(graph, named(graph, "task", "holder"))
     assert obj["type"] == backend + ".Event", obj
     check_holds(graph, [

@@ -9,7 +9,8 @@ acquire() and sleeps, with "bare-waiter" behind it; "sem-waiter" waits
 on an anyio.Semaphore at 0; "cond-waiter" in anyio.Condition.wait();
 "cond-notified" notified by "cond-notifier", which holds the Condition,
 so waiting for its lock; "stream-receiver" in receive() on a memory
-object stream of no buffer, and "stream-sender" in send() on another;
+object stream of no buffer, "stream-sender" in send() on another, and
+"inf-receiver" in receive() on an unbounded one (math.inf);
 and two tasks run blocking calls through anyio.to_thread.run_sync() on
 a CapacityLimiter of one token: "offload-1" holds it (its thread waits
 on a threading.Event), "offload-2" waits for it.  The waits carry
@@ -21,6 +22,7 @@ Needs anyio (and trio for its trio backend): Debian's python3-anyio and
 python3-trio on /usr/bin/python3.11.
 """
 
+import math
 import os
 import sys
 import threading
@@ -86,6 +88,7 @@ async def main(ready):
     limiter = anyio.CapacityLimiter(1)
     recv_send, recv_end = anyio.create_memory_object_stream(0)
     send_end, send_recv = anyio.create_memory_object_stream(0)
+    inf_send, inf_end = anyio.create_memory_object_stream(math.inf)
     blocker = threading.Event()
     async with anyio.create_task_group() as tg:
         tg.start_soon(holder, lock, never, name="holder")
@@ -101,6 +104,7 @@ async def main(ready):
         tg.start_soon(offload, limiter, blocker, name="offload-2")
         tg.start_soon(stream_receiver, recv_end, name="stream-receiver")
         tg.start_soon(stream_sender, send_end, name="stream-sender")
+        tg.start_soon(stream_receiver, inf_end, name="inf-receiver")
         await anyio.sleep(0.2)
         write_ready(ready, {
             "pid": os.getpid(),
@@ -118,6 +122,7 @@ async def main(ready):
                         "waiting": limiter.statistics().tasks_waiting},
             "receiver": stream_said(recv_end.statistics()),
             "sender": stream_said(send_end.statistics()),
+            "unbounded": stream_said(inf_end.statistics()),
         })
 
 
