@@ -27,8 +27,8 @@
 
 #define WG_MAX_CM_DEPTH 4
 #define WG_MAX_CM_GENS 64
-/* An ExitStack's callbacks read: the newest PY_MAX_WITH of its first
- * WG_MAX_STACK_CALLBACKS (a lock is often entered after many files). */
+/* An ExitStack's callbacks read: its first WG_MAX_STACK_CALLBACKS, of
+ * which PY_MAX_WITH that may hold a lock are kept. */
 #define WG_MAX_STACK_CALLBACKS 256
 
 /* A lock that names its owner (trio's, anyio's: a task; an RLock: a
@@ -72,9 +72,10 @@ static const struct py_gen *cm_generator(struct wg_build *b, uint64_t cm)
  * it is (enter_context(), enter_async_context(), push(); 3.6 and 3.7
  * wrap the exit in a function that keeps the manager in __self__), or
  * the lock whose release() callback() will call (`lock.acquire();
- * stack.callback(lock.release)`), kept in the wrapper's __wrapped__;
- * else 0. */
-static uint64_t stack_callback_holds(struct pyproc *py, uint64_t cb)
+ * stack.callback(lock.release)`), kept in the wrapper's __wrapped__
+ * (*by_release set: a callback proves no acquire); else 0. */
+static uint64_t stack_callback_holds(struct pyproc *py, uint64_t cb,
+				     int *by_release)
 {
 	const struct py_layout *L = &py->layout;
 	uint64_t v = 0, fn = 0, type;
@@ -83,6 +84,7 @@ static uint64_t stack_callback_holds(struct pyproc *py, uint64_t cb)
 	const char *tn;
 	char name[16];
 
+	*by_release = 0;
 	if (py_exit_manager(py, cb, &v))
 		return v;
 	cs_err_init(&err);
@@ -91,6 +93,7 @@ static uint64_t stack_callback_holds(struct pyproc *py, uint64_t cb)
 		return 0;
 	if (pyobj_get_attr(py, cb, "__self__", &v, &err) == 0 && v)
 		return v;
+	*by_release = 1;
 	if (pyobj_get_attr(py, cb, "__wrapped__", &v, &err) != 0 || !v ||
 	    pyobj_read_type(py, v, &type, &err) != 0 ||
 	    !(tn = py_type_name_cached(py, type)))
@@ -110,49 +113,76 @@ static uint64_t stack_callback_holds(struct pyproc *py, uint64_t cb)
 	return v;
 }
 
-/* The managers (and released-by-callback locks) contextlib's ExitStack
- * or AsyncExitStack `stack` holds open, into out (max at most): how
- * many. */
-static size_t exit_stack_holds(struct wg_build *b, uint64_t stack,
-			       uint64_t *out, size_t max)
+/* Is obj contextlib's ExitStack or AsyncExitStack (or a subclass)? */
+static int is_exit_stack(struct wg_build *b, uint64_t obj)
+{
+	const struct py_prim_types *t = &b->types;
+	uint64_t type;
+
+	return t->exit_stack && pyobj_read_type(b->py, obj, &type, NULL) == 0 &&
+	       (type == t->exit_stack ||
+		pytype_is_subtype(b->py, type, t->exit_stack));
+}
+
+/* May a stack's manager m hold a lock: a lock, a generator-based
+ * manager, another stack?  (Files and the like are not kept: a stack
+ * of many keeps its locks among the first PY_MAX_WITH kept.) */
+static int may_hold(struct wg_build *b, uint64_t m)
+{
+	struct py_prim p;
+
+	if (wg_prim_read(b, m, &p))
+		return py_prim_is_lock(&p);
+	return cm_generator(b, m) || is_exit_stack(b, m);
+}
+
+/* What ExitStack or AsyncExitStack `stack` holds open, into entered (the
+ * managers it entered or was pushed) and released (the locks whose
+ * release its callback() will call), PY_MAX_WITH of each at most: 1
+ * when it is a stack, else 0. */
+static int exit_stack_holds(struct wg_build *b, uint64_t stack,
+			    struct py_with_blocks *entered,
+			    struct py_with_blocks *released)
 {
 	const struct py_prim_types *t = &b->types;
 	uint64_t type, dq, items[WG_MAX_STACK_CALLBACKS], pair[2], m;
-	size_t size, n = 0, i, k;
+	struct py_with_blocks *to;
+	size_t size, i, k;
 	struct cs_err err;
+	int by_release;
 
 	cs_err_init(&err);
-	if (!t->exit_stack || !t->deque ||
-	    pyobj_read_type(b->py, stack, &type, &err) != 0 ||
-	    (type != t->exit_stack &&
-	     !pytype_is_subtype(b->py, type, t->exit_stack)) ||
+	entered->nheld = released->nheld = 0;
+	entered->nentering = released->nentering = 0;
+	if (!t->deque || !is_exit_stack(b, stack) ||
 	    pyobj_get_attr(b->py, stack, "_exit_callbacks", &dq, &err) != 0 ||
 	    !dq || pyobj_read_type(b->py, dq, &type, &err) != 0 ||
 	    type != t->deque ||
 	    pydeque_items(b->py, dq, items, WG_MAX_STACK_CALLBACKS, &size,
 			  &err) < 0)
 		return 0;
-	if (size > WG_MAX_STACK_CALLBACKS)
-		size = WG_MAX_STACK_CALLBACKS;
-	for (i = size > max ? size - max : 0; i < size && n < max; i++) {
+	for (i = 0; i < size && i < WG_MAX_STACK_CALLBACKS; i++) {
 		/* 3.7+: (is_sync, callback); 3.6: the callback */
 		if (pyseq_items(b->py, items[i], pair, 2, &k, &err) == 0 &&
 		    k == 2)
 			items[i] = pair[1];
-		if ((m = stack_callback_holds(b->py, items[i])) != 0)
-			out[n++] = m;
+		m = stack_callback_holds(b->py, items[i], &by_release);
+		to = by_release ? released : entered;
+		if (m && to->nheld < PY_MAX_WITH && may_hold(b, m))
+			to->held[to->nheld++] = m;
 	}
-	return n;
+	return 1;
 }
 
-/* via_stack: wb's managers are an ExitStack's (or inside one). */
+/* by_release: wb's are locks whose release a stack's callback() will
+ * call, which proves no acquire. */
 static void add_holds_at(struct wg_build *b, size_t node,
 			 const struct py_frame *f,
 			 const struct py_with_blocks *wb,
 			 const struct wg_unit_holds *u, int depth,
-			 int via_stack, size_t *budget)
+			 int by_release, size_t *budget)
 {
-	struct py_with_blocks inner;
+	struct py_with_blocks inner, cbs;
 	const struct py_gen *g;
 	struct py_prim hp;
 	struct cs_err err;
@@ -165,7 +195,8 @@ static void add_holds_at(struct wg_build *b, size_t node,
 			;
 		/* (a stack's callback may be registered before the acquire
 		 * the unit waits in: `st.callback(lk.release); lk.acquire()`) */
-		if (r < u->nreleased || (via_stack && u->waited == wb->held[h]))
+		if (r < u->nreleased ||
+		    (by_release && u->waited == wb->held[h]))
 			continue;
 		/* (a node only for a lock: a Popen or an executor in a
 		 * `with` is no hold; nor is a lock its state says is free:
@@ -181,12 +212,11 @@ static void add_holds_at(struct wg_build *b, size_t node,
 		/* An ExitStack's managers stay entered until it closes:
 		 * held as the frame's own blocks are. */
 		if (depth < WG_MAX_CM_DEPTH && *budget &&
-		    (inner.nheld = exit_stack_holds(b, wb->held[h],
-						    inner.held,
-						    PY_MAX_WITH)) > 0) {
+		    exit_stack_holds(b, wb->held[h], &inner, &cbs)) {
 			(*budget)--;
-			inner.nentering = 0;
-			add_holds_at(b, node, f, &inner, u, depth + 1, 1,
+			add_holds_at(b, node, f, &inner, u, depth + 1, 0,
+				     budget);
+			add_holds_at(b, node, f, &cbs, u, depth + 1, 1,
 				     budget);
 			continue;
 		}
@@ -200,7 +230,7 @@ static void add_holds_at(struct wg_build *b, size_t node,
 		cs_err_init(&err);
 		if (py_with_blocks_read(b->py, &g->frame, 0, &inner, &err) == 0)
 			add_holds_at(b, node, &g->frame, &inner, u, depth + 1,
-				     via_stack, budget);
+				     0, budget);
 	}
 }
 

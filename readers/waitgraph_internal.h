@@ -131,9 +131,9 @@ struct wg_unit_holds {
  * edges from node (readers/waitgraph_holds.c): not those u released,
  * nor a lock that names another owner than u's task or thread; through
  * a generator-based context manager, the blocks its suspended
- * generator holds open; through an ExitStack, what it entered or will
- * release, but what u waits for (a callback registered before the
- * acquire is no hold). */
+ * generator holds open; through an ExitStack, what it entered, and
+ * what its callback() will release unless u waits for it (a callback
+ * registered before the acquire proves no acquire). */
 struct py_with_blocks;
 void wg_add_holds(struct wg_build *b, size_t node, const struct py_frame *f,
 		  const struct py_with_blocks *wb,

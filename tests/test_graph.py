@@ -137,6 +137,12 @@ def test_holders_through_generator_context_managers(keeper, interp):
         assert waiter["blame"]["line"] == marker_line(script, "cb-first")
         assert not [c for c in graph["cycles"] if waiter["id"] in c], \
             graph["cycles"]
+    # A stack that entered the lock, then acquire(): a true self-wait.
+    me = thread("es-self")
+    edge, lock = waits_for_object(graph, me)
+    assert [h["from"] for h in edges(graph, "holds", to=lock["id"])] == \
+        [me["id"]], graph["edges"]
+    assert [c for c in graph["cycles"] if me["id"] in c], graph["cycles"]
     text = run_coroscope("dump", target.pid).stdout
     assert "holder unknown" not in text, text
 

@@ -18,7 +18,8 @@ Usage: cm_holders.py READY_FILE
 - threads "cbfirst-lock" and "cbfirst-rlock" register a lock's release
   with st.callback() and then block in its acquire(), the lock held by
   "other-lock" / "other-rlock" (`with`): a callback is no hold, so no
-  self-wait.
+  self-wait; thread "es-self" entered a Lock into a stack and blocks in
+  its acquire() again: a self-deadlock, after 40 files entered too.
 - (3.7+) task "aes-holder" holds alock3 through `async with
   AsyncExitStack() as st: await st.enter_async_context(alock3)`;
   "aes-waiter" waits for it.
@@ -28,6 +29,7 @@ CPython 3.6+ (the asyncio part from 3.7).
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import sys
@@ -66,6 +68,9 @@ def es_holder(tlock, entered):
     _tids["es-holder"] = native_id()
     with contextlib.ExitStack() as st:
         st.enter_context(tlock)
+        # more than the 32 managers kept, none a lock, after it
+        for _ in range(40):
+            st.enter_context(io.StringIO())
         entered.set()
         time.sleep(3600)  # MARK: es-parked
 
@@ -102,6 +107,15 @@ def other_holds(lock, name, entered):
     with lock:
         entered.set()
         time.sleep(3600)
+
+
+def es_self():
+    """A true self-deadlock through a stack: it entered the lock."""
+    _tids["es-self"] = native_id()
+    lock = threading.Lock()
+    with contextlib.ExitStack() as st:
+        st.enter_context(lock)
+        lock.acquire()  # MARK: es-self
 
 
 def start_callback_first():
@@ -160,6 +174,7 @@ async def main(ready):
                      daemon=True).start()
     start_stack_threads()
     start_callback_first()
+    threading.Thread(target=es_self, name="es-self", daemon=True).start()
     if sys.version_info >= (3, 7):
         alock, alock2, never = asyncio.Lock(), asyncio.Lock(), asyncio.Event()
         alock3 = asyncio.Lock()
