@@ -591,73 +591,74 @@ static int same_frame(const struct py_frame *a, const struct py_frame *b)
 }
 
 /*
- * The hold of a Condition's lock that hold i (of a threading.Condition)
- * says on its line, or -1: its holder holds the lock too (the graph
- * says so where a thread waits for that lock: `cond.acquire()`), from
- * the same frame or as the lock's owner (not by a `with lock:` of its
- * own elsewhere), and i is
- * the first of the holder's holds of a Condition on that lock (two
- * Conditions may share one).  Bounded by the holder's edges.
+ * The hold of the lock inside Condition node e->to by e's holder, or
+ * -1: the graph adds it where a thread waits for that lock (a bare
+ * `cond.acquire()`), from the same frame or as the lock's owner (not a
+ * `with lock:` of the holder's own elsewhere).  Among the lock's edges
+ * in (its holders and waiters).
  */
-static long cond_lock_hold(const struct py_waitgraph *g, size_t i)
+static long cond_lock_hold(const struct py_waitgraph *g,
+			   const struct wg_edge *e)
 {
-	const struct wg_edge *e = &g->edges[i];
 	uint64_t lock = cond_lock_of(g, e->to);
-	const size_t *out;
+	uintptr_t node = lock ? (uintptr_t)addrmap_get(&g->index, lock, NULL) :
+			 0;
+	const size_t *in;
 	size_t n, k;
-	long found = -1;
 
-	if (!lock)
+	if (!node)
 		return -1;
-	out = py_waitgraph_out(g, e->from, &n);
+	in = py_waitgraph_in(g, node - 1, &n);
 	for (k = 0; k < n; k++) {
-		const struct wg_edge *o = &g->edges[out[k]];
+		const struct wg_edge *o = &g->edges[in[k]];
 
-		if (o->kind != WG_HOLDS || g->nodes[o->to].kind != WG_OBJECT)
-			continue;
-		/* an earlier Condition on the same lock says it */
-		if (out[k] < i && cond_lock_of(g, o->to) == lock)
-			return -1;
-		if (g->prims[g->nodes[o->to].index].addr == lock &&
+		if (o->kind == WG_HOLDS && o->from == e->from &&
 		    (!o->at || same_frame(o->at, e->at)))
-			found = (long)out[k];
+			return (long)in[k];
 	}
-	return found;
+	return -1;
 }
 
-/* Is hold i that of a Condition's lock, whose Condition its holder's
- * line names already? */
-static int cond_lock_said(const struct py_waitgraph *g, size_t i)
+/*
+ * Which holds of a Condition's lock the Holders list says on the line of
+ * the Condition (the first of the holder's Conditions on that lock: two
+ * may share one): merged[i] is the lock's hold said on hold i's line,
+ * or -1; said[j] is set for such a hold j, which has no line of its
+ * own.  Both arrays of g->nedges entries.
+ */
+static void cond_lock_merges(const struct py_waitgraph *g, long *merged,
+			     unsigned char *said)
 {
-	const size_t *out;
-	size_t n, k;
+	size_t i;
+	long j;
 
-	if (g->nodes[g->edges[i].to].kind != WG_OBJECT)
-		return 0;
-	out = py_waitgraph_out(g, g->edges[i].from, &n);
-	for (k = 0; k < n; k++)
-		if (g->edges[out[k]].kind == WG_HOLDS && out[k] != i &&
-		    cond_lock_hold(g, out[k]) == (long)i)
-			return 1;
-	return 0;
+	for (i = 0; i < g->nedges; i++) {
+		merged[i] = -1;
+		if (g->edges[i].kind != WG_HOLDS ||
+		    (j = cond_lock_hold(g, &g->edges[i])) < 0 || said[j])
+			continue;
+		merged[i] = j;
+		said[j] = 1;
+	}
 }
 
 void report_text_graph(FILE *out, const struct collection *c)
 {
 	const struct py_waitgraph *g = &c->graph;
+	long *merged = xcalloc(g->nedges ? g->nedges : 1, sizeof(*merged));
+	unsigned char *said = xcalloc(g->nedges ? g->nedges : 1, 1);
 	struct strbuf sb;
 	size_t i, any = 0;
 
 	strbuf_init(&sb);
 	text_waits(out, c);
-	any = 0;
+	cond_lock_merges(g, merged, said);
 	for (i = 0; i < g->nedges; i++) {
 		const struct wg_edge *e = &g->edges[i];
+		long inner = merged[i];
 		size_t nw;
 
-		long inner;
-
-		if (e->kind != WG_HOLDS || cond_lock_said(g, i))
+		if (e->kind != WG_HOLDS || said[i])
 			continue;
 		if (!any++)
 			fputs("\nHolders:\n", out);
@@ -668,7 +669,6 @@ void report_text_graph(FILE *out, const struct collection *c)
 		nw = py_waitgraph_waiters(g, e->to, NULL, 0);
 		/* one line for a Condition and its lock, their waiters
 		 * together */
-		inner = cond_lock_hold(g, i);
 		if (inner >= 0) {
 			strbuf_addstr(&sb, " and its ");
 			graph_add_label(&sb, c, g->edges[inner].to,
@@ -692,5 +692,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 		esc_put(out, g->test, ESC_NAME, 0);
 		fputc('\n', out);
 	}
+	free(merged);
+	free(said);
 	strbuf_release(&sb);
 }

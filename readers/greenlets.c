@@ -609,7 +609,7 @@ static void patched_threading(struct py_greenlet_scan *b,
 		tid = tid ? tid - 1 : 0;
 		if (!tid && pyobj_get_attr(py, thread, "_native_id", &v,
 					   &err) == 0 &&
-		    pyint_read_i64(py, v, &native, &err) == 0 &&
+		    pyobj_int_i64(py, v, &native, &err) == 0 &&
 		    (tid = snap_tid_of(py, snap, native)))
 			addrmap_put(tids, g->addr, (void *)(uintptr_t)(tid + 1));
 		t = snap_index(snap, tid);

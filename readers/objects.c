@@ -365,24 +365,11 @@ static int int_read_small(struct pyproc *py, uint64_t obj, int64_t *out)
 int pyint_read_i64(struct pyproc *py, uint64_t obj, int64_t *out,
 		   struct cs_err *err)
 {
-	const struct py_types *T = &py->types;
 	uint32_t digits[3];
-	uint64_t ndigits, mag = 0, type;
+	uint64_t ndigits, mag = 0;
 	int sign, ret, bits = py->layout.long_digit_bits;
 	uint64_t i;
 
-	/* An int (a bool, an IntEnum), not what a field may hold instead:
-	 * a float's bits read as an int's are a number of nothing. */
-	if (T->int_) {
-		ret = pyobj_read_type(py, obj, &type, err);
-		if (ret < 0)
-			return ret;
-		if (type != T->int_ && type != T->bool_ &&
-		    !pytype_is_subtype(py, type, T->int_))
-			return cs_fail(err, CS_ERR_MEMORY,
-				       "0x%llx is not an int",
-				       (unsigned long long)obj);
-	}
 	if (int_read_small(py, obj, out))
 		return 0;
 	ret = int_header(py, obj, &sign, &ndigits, err);
@@ -402,6 +389,25 @@ int pyint_read_i64(struct pyproc *py, uint64_t obj, int64_t *out,
 		return 1;
 	*out = sign < 0 ? -(int64_t)mag : (int64_t)mag;
 	return 0;
+}
+
+int pyobj_int_i64(struct pyproc *py, uint64_t obj, int64_t *out,
+		  struct cs_err *err)
+{
+	const struct py_types *T = &py->types;
+	uint64_t type;
+	int ret;
+
+	/* An int (a bool, an IntEnum), not what a field may hold instead:
+	 * a float's bits read as an int's are a number of nothing. */
+	ret = pyobj_read_type(py, obj, &type, err);
+	if (ret < 0)
+		return ret;
+	if (!T->int_ || (type != T->int_ && type != T->bool_ &&
+			 !pytype_is_subtype(py, type, T->int_)))
+		return cs_fail(err, CS_ERR_MEMORY, "0x%llx is not an int",
+			       (unsigned long long)obj);
+	return pyint_read_i64(py, obj, out, err);
 }
 
 int pyint_format(struct pyproc *py, uint64_t obj, struct strbuf *out,

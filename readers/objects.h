@@ -57,10 +57,15 @@ int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
 int pybytes_read(struct pyproc *py, uint64_t obj, void *buf, size_t max,
 		 size_t *length, struct cs_err *err);
 
-/* An int (or a subclass: bool, IntEnum) that fits in int64: 0 ok, 1 when
- * it is too big, <0 error (also when obj is no int). */
+/* An int that fits in int64: 0 ok, 1 when it is too big (*out not
+ * set), <0 error.  obj's type is the caller's to have checked (a task's
+ * name, read for each of thousands of tasks, has been): where it is
+ * not known, pyobj_int_i64(), which checks it is an int (or a subclass:
+ * bool, IntEnum) first. */
 int pyint_read_i64(struct pyproc *py, uint64_t obj, int64_t *out,
 		   struct cs_err *err);
+int pyobj_int_i64(struct pyproc *py, uint64_t obj, int64_t *out,
+		  struct cs_err *err);
 
 /* Any int as decimal text (sign included). */
 int pyint_format(struct pyproc *py, uint64_t obj, struct strbuf *out,

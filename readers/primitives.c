@@ -79,7 +79,7 @@ int64_t prim_int(struct pyproc *py, uint64_t v)
 
 	cs_err_init(&err);
 	/* (1: too big for int64, *n not set) */
-	if (!v || pyint_read_i64(py, v, &n, &err) != 0)
+	if (!v || pyobj_int_i64(py, v, &n, &err) != 0)
 		return -1;
 	return n;
 }
@@ -303,7 +303,7 @@ static void child_state(struct pyproc *py, struct py_prim *p)
 	cs_err_init(&err);
 	if (rc && rc == py->types.none)
 		p->exited = 0;
-	else if (rc && pyint_read_i64(py, rc, &p->returncode, &err) == 0)
+	else if (rc && pyobj_int_i64(py, rc, &p->returncode, &err) == 0)
 		p->exited = 1;
 }
 

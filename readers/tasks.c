@@ -353,7 +353,7 @@ static int loop_tid(struct builder *b, uint64_t loop)
 	if (cached)
 		return (int)cached - 1;
 	id = pyobj_lookup_or_0(b->py, loop, "_thread_id");
-	if (id && pyint_read_i64(b->py, id, &ident, NULL) == 0)
+	if (id && pyobj_int_i64(b->py, id, &ident, NULL) == 0)
 		for (i = 0; i < b->snap->nthreads; i++)
 			if (b->snap->threads[i].thread_id == (uint64_t)ident)
 				tid = b->snap->threads[i].tid;

@@ -18,8 +18,6 @@
 #include <string.h>
 
 #include "readers/dicts.h"
-#include "readers/funcs.h"
-#include "readers/fields.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
 #include "readers/withblocks.h"
@@ -68,6 +66,11 @@ static const struct py_gen *cm_generator(struct wg_build *b, uint64_t cm)
 	return k && k <= b->a->ngens ? &b->a->gens[k - 1] : NULL;
 }
 
+static int is_release_name(const char *name)
+{
+	return name && !strcmp(name, "release");
+}
+
 /* What callback cb of an ExitStack holds open: the manager whose exit
  * it is (enter_context(), enter_async_context(), push(); 3.6 and 3.7
  * wrap the exit in a function that keeps the manager in __self__), or
@@ -77,12 +80,9 @@ static const struct py_gen *cm_generator(struct wg_build *b, uint64_t cm)
 static uint64_t stack_callback_holds(struct pyproc *py, uint64_t cb,
 				     int *by_release)
 {
-	const struct py_layout *L = &py->layout;
-	uint64_t v = 0, fn = 0, type;
-	const struct py_code *code;
+	uint64_t v = 0, type;
 	struct cs_err err;
 	const char *tn;
-	char name[16];
 
 	*by_release = 0;
 	if (py_exit_manager(py, cb, &v))
@@ -95,20 +95,7 @@ static uint64_t stack_callback_holds(struct pyproc *py, uint64_t cb,
 		return v;
 	*by_release = 1;
 	if (pyobj_get_attr(py, cb, "__wrapped__", &v, &err) != 0 || !v ||
-	    pyobj_read_type(py, v, &type, &err) != 0 ||
-	    !(tn = py_type_name_cached(py, type)))
-		return 0;
-	if (!strcmp(tn, "builtin_function_or_method"))
-		return py_cfunction_name(py, v, name, sizeof(name), &err) == 0 &&
-		       !strcmp(name, "release") &&
-		       py_field_u64(py, v, L->cfunction_self, &fn, &err) > 0 ?
-		       fn : 0;
-	/* PyMethodObject: im_func just before im_self */
-	if (strcmp(tn, "method") || L->method_self < 8 ||
-	    py_field_u64(py, v, L->method_self - 8, &fn, &err) < 0 ||
-	    !(code = py_function_code(py, fn)) || !code->name ||
-	    strcmp(code->name, "release") ||
-	    py_field_u64(py, v, L->method_self, &v, &err) < 0)
+	    !py_bound_to(py, v, is_release_name, &v))
 		return 0;
 	return v;
 }

@@ -34,15 +34,16 @@ static int is_exit_name(const char *name)
 }
 
 /* The name of function fn's code, or of the function a decorator wraps
- * when that is an exit: trio's __aexit__ runs under a decorator
+ * when that one's is named(): trio's __aexit__ runs under a decorator
  * (enable_ki_protection) whose code is its own, and functools.wraps
  * keeps the function it wraps in __wrapped__. */
-static const char *exit_name(struct pyproc *py, uint64_t fn)
+static const char *function_name(struct pyproc *py, uint64_t fn,
+				 int (*named)(const char *))
 {
 	const struct py_code *code = py_function_code(py, fn);
 	int hops;
 
-	for (hops = 0; code && !is_exit_name(code->name) &&
+	for (hops = 0; code && !named(code->name) &&
 		       hops < PY_MAX_WRAPPED; hops++) {
 		struct cs_err err;
 		uint64_t inner;
@@ -56,7 +57,8 @@ static const char *exit_name(struct pyproc *py, uint64_t fn)
 	return code ? code->name : NULL;
 }
 
-int py_exit_manager(struct pyproc *py, uint64_t exit, uint64_t *mgr)
+int py_bound_to(struct pyproc *py, uint64_t exit,
+		int (*named)(const char *), uint64_t *mgr)
 {
 	const struct py_layout *L = &py->layout;
 	struct cs_err err;
@@ -77,7 +79,7 @@ int py_exit_manager(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 		if (py_field_u64(py, exit, L->method_self - 8, &fn, &err) < 0 ||
 		    py_field_u64(py, exit, L->method_self, &self, &err) < 0)
 			return 0;
-		name = exit_name(py, fn);
+		name = function_name(py, fn, named);
 		/* a Cython class's __exit__ (gevent's Semaphore): a
 		 * cyfunction bound as a method; a C class's, taken from
 		 * the class and bound (ExitStack's MethodType(type(lock).
@@ -97,10 +99,15 @@ int py_exit_manager(struct pyproc *py, uint64_t exit, uint64_t *mgr)
 			return 0;
 		name = buf;
 	}
-	if (!is_exit_name(name))
+	if (!name || !named(name))
 		return 0;
 	*mgr = self;
 	return self != 0;
+}
+
+int py_exit_manager(struct pyproc *py, uint64_t exit, uint64_t *mgr)
+{
+	return py_bound_to(py, exit, is_exit_name, mgr);
 }
 
 /* The rest of wf (its code and offset set from the decoded frame):

@@ -62,5 +62,9 @@ int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
  * set, or 0.
  */
 int py_exit_manager(struct pyproc *py, uint64_t exit, uint64_t *mgr);
+/* The same for any name named() accepts (a callback's `lock.release`):
+ * the object callable is bound to. */
+int py_bound_to(struct pyproc *py, uint64_t callable,
+		int (*named)(const char *), uint64_t *self);
 
 #endif
