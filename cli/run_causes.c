@@ -434,6 +434,32 @@ static int explained(const struct run_summary *s, const struct py_thread *t)
 }
 
 /*
+ * Does a cause of the graph's name thread i of the snapshot as waiting
+ * for something (a lock it is in a cycle through, a lock whose holder
+ * it names or says is unknown)?  Its lock wait is said there, proven;
+ * a thread the graph names only as a holder may still be blocked on a
+ * lock the graph does not see (one taken in C).
+ */
+static int graph_has_it_wait(const struct run_summary *s,
+			     const struct py_thread *t, size_t i)
+{
+	const size_t *out;
+	size_t n, k;
+	long node;
+
+	if (!s->graph || !explained(s, t))
+		return 0;
+	node = py_waitgraph_node_of(s->graph, WG_THREAD, i);
+	if (node < 0)
+		return 0;
+	out = py_waitgraph_out(s->graph, (size_t)node, &n);
+	for (k = 0; k < n; k++)
+		if (s->graph->edges[out[k]].kind == WG_WAITS_FOR)
+			return 1;
+	return 0;
+}
+
+/*
  * Threads waiting on a condition, event or queue, a cause each, or one
  * for three or more alike (the same call, seen as long, called from the
  * same place: a pool's workers) unless --all: "12 threads wait in
@@ -561,11 +587,16 @@ static void summarize_threads(struct run_summary *s, int pid,
 	b = xcalloc(n, sizeof(*b));
 	for (i = 0; i < n; i++) {
 		classify(&snap->threads[i], &facts[i], tr, &b[i]);
+		/* (said by the graph's cause, with its holder) */
+		if (b[i].kind == BLOCKED_LOCK &&
+		    graph_has_it_wait(s, &snap->threads[i], i))
+			b[i].kind = BLOCKED_NO;
 		nlock += b[i].kind == BLOCKED_LOCK;
 	}
 	strbuf_init(&sb);
-	/* Two threads blocked on locks at once is the classic lock-order
-	 * deadlock; which lock each holds is not known, hence "possible". */
+	/* Two threads blocked on locks the graph does not explain is the
+	 * classic lock-order deadlock's sign; which lock each holds is not
+	 * known, hence "possible". */
 	if (nlock >= 2) {
 		strbuf_addf(&sb, "possible deadlock: %zu threads are blocked "
 			    "acquiring locks", nlock);

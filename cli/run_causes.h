@@ -23,8 +23,10 @@
 /* In order of likelihood: the summary lists lower values first. */
 enum run_cause_kind {
 	RUN_CAUSE_AWAIT_CYCLE,  /* tasks awaiting each other */
-	RUN_CAUSE_DEADLOCK,     /* two or more threads blocked on locks */
-	RUN_CAUSE_LOCK_CYCLE,   /* a wait-for graph cycle through locks */
+	RUN_CAUSE_LOCK_CYCLE,   /* a wait-for graph cycle through locks:
+				   proven, where a deadlock is a guess */
+	RUN_CAUSE_DEADLOCK,     /* two or more threads blocked on locks
+				   the graph does not explain */
 	RUN_CAUSE_LOOP_BLOCKED, /* an event loop's thread stuck in a task's
 				   step: no other task of it can run */
 	RUN_CAUSE_HELD,         /* an object others wait on, and its holder */

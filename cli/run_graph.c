@@ -255,8 +255,13 @@ static void add_task_of(const struct collection *c, size_t node,
 	add_named(c, node, out, 0);
 }
 
+/* A cause per cycle of waits through an object (a lock each holds
+ * that the next waits for), then a line per thread or task of it: where
+ * it is, how long it has been stuck, its line's source.  What each
+ * waits for and who holds that is the headline's chain. */
 static void cycles(struct run_summary *s, const struct collection *c,
-		   struct addrmap *named, struct strbuf *sb)
+		   const struct watch_tracker *t, struct addrmap *named,
+		   struct strbuf *sb)
 {
 	const struct py_waitgraph *g = &c->graph;
 	size_t i, k;
@@ -276,11 +281,7 @@ static void cycles(struct run_summary *s, const struct collection *c,
 			if (g->nodes[node].kind == WG_OBJECT)
 				continue;
 			add_task_of(c, node, named);
-			graph_add_label(sb, c, node, GRAPH_RAW);
-			graph_add_blame(sb, c, node, GRAPH_RAW);
-			strbuf_addstr(sb, " ");
-			graph_add_wait(sb, c, node, GRAPH_RAW);
-			run_cause_detail(cause, sb);
+			add_unit_detail(cause, c, t, node, s->facts, sb);
 		}
 		add_test(cause, c, sb);
 	}
@@ -600,7 +601,7 @@ void run_summarize_graph(struct run_summary *s, const struct collection *c,
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	cycles(s, c, named, &sb);
+	cycles(s, c, t, named, &sb);
 	held(s, c, t, named, &sb);
 	strbuf_release(&sb);
 }

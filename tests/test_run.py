@@ -271,10 +271,12 @@ def test_cycle_child_blocked_frame_named(cycle):
     assert report["processes"][0]["pid"] == pids["pid"]
     # A lock taken twice: the summary says so, with the line.
     causes = likely_causes(res.stderr)
-    text = "\n".join(causes)
-    assert "process %d: thread %d \"MainThread\" is blocked acquiring a lock" \
-        % (pids["child"], pids["child"]) in text, res
-    assert "run_child.py:%d in take_twice" % line in text, res
+    head = [i for i, c in enumerate(causes) if c.startswith(
+        "  process %d: 1 waiting on threading.Lock 0x" % pids["child"])]
+    assert head, res
+    assert causes[head[0] + 1].strip().startswith(
+        "thread %d (MainThread) at run_child.py:%d in take_twice"
+        % (pids["child"], line)), causes
 
 
 def test_cycle_tasks_named(cycle):
@@ -411,16 +413,22 @@ def test_lock_deadlock(py, work):
         a_line = marker_line(script, "a-blocked")
         b_line = marker_line(script, "b-blocked")
         causes = likely_causes(res.stderr)
-        assert causes and causes[0] == (
-            "  process %d: possible deadlock: 2 threads are blocked "
-            "acquiring locks" % pids["pid"]), res
+        # The wait-for graph proves the cycle, holders and all: it leads,
+        # and no guessed "possible deadlock" of the same threads is left.
+        head = "  process %d: lock cycle: thread " % pids["pid"]
+        assert causes and causes[0].startswith(head), res
+        for name in ("worker-a", "worker-b"):
+            assert causes[0].count("(%s) -> threading.Lock 0x" % name) == 1, \
+                causes[0]
+        assert "possible deadlock" not in res.stderr, res
+        assert "blocked acquiring a lock" not in res.stderr, res
         details = [c.strip() for c in causes[1:3]]
         for name, function, line, source in (
                 ("worker-a", "take_a_then_b", a_line, "with lock_b:"),
                 ("worker-b", "take_b_then_a", b_line, "with lock_a:")):
-            assert any(d.startswith("thread ") and ('"%s" at %s:%d in %s: %s'
-                                                    % (name, script, line,
-                                                       function, source)) in d
+            assert any(re.match(r"thread \d+ \(%s\) at run_deadlock\.py:%d "
+                                r"in %s \(stuck for at least [0-9.]+s\): %s"
+                                % (name, line, function, source), d)
                        for d in details), (name, details, res)
 
         report = read_json(report_file, "--report file")
@@ -428,8 +436,9 @@ def test_lock_deadlock(py, work):
         proc = process_of(report, pids["pid"])
         assert has_frame(proc, "run_deadlock.py", a_line, "take_a_then_b")
         assert has_frame(proc, "run_deadlock.py", b_line, "take_b_then_a")
-        assert report["causes"][0]["kind"] == "deadlock"
+        assert report["causes"][0]["kind"] == "lock_cycle"
         assert len(report["causes"][0]["details"]) == 2
+        assert "deadlock" not in [c["kind"] for c in report["causes"]]
         # A hang report comes with native frames: each worker is seen
         # blocked in the lock's C acquire, under its Python frames.
         workers = [t for t in proc["threads"]
@@ -442,7 +451,7 @@ def test_lock_deadlock(py, work):
         md = summary_file.read_text()
         assert md.startswith("earlier step\n"), "summary not appended: %r" % md
         assert "### coroscope: command timed out after %s" % TIMEOUT_TEXT in md
-        assert "possible deadlock: 2 threads are blocked acquiring locks" in md
+        assert ("process %d: lock cycle: thread " % pids["pid"]) in md, md
         assert "`worker-a`" in md and "`worker-b`" in md, md
         assert "`run_deadlock.py:%d`" % a_line in md, md
 
@@ -939,17 +948,24 @@ def test_spinning_thread_is_busy(sampled):
 
 
 def test_lock_wait_named_from_native_frames(sampled):
-    """The thread blocked in a C lock acquire: stuck all along, and the
-    cause names the C function its native frames show, not a guess."""
-    locked = sampled_thread(sampled, "locked")
+    """A thread blocked on a mutex taken in C (through ctypes), which no
+    Python lock stands for: stuck all along, and the cause names the C
+    function its native frames show, not a guess."""
+    locked = sampled_thread(sampled, "c-locked")
     assert locked["state"] == "stuck", locked
     assert locked["stuck_for"] >= SAMPLE_WINDOW - 0.01, locked
-    tid = sampled.pids["tids"]["locked"]
-    cause = [c for c in likely_causes(sampled.res.stderr)
-             if 'thread %d "locked" is blocked acquiring a lock' % tid in c]
-    assert cause, sampled.res
-    assert ", in C: " in cause[0] and "(stuck for at least" in cause[0], cause
-    function = cause[0].split(", in C: ", 1)[1].split("()", 1)[0]
+    tid = sampled.pids["tids"]["c-locked"]
+    causes = likely_causes(sampled.res.stderr)
+    at = [i for i, c in enumerate(causes)
+          if 'thread %d "c-locked" is blocked acquiring a lock' % tid in c]
+    assert at, sampled.res
+    cause = causes[at[0]]
+    assert ", in C: " in cause and "(stuck for at least" in cause, cause
+    assert causes[at[0] + 1].strip() == (
+        "at %s:%d in c_locked: libc.pthread_mutex_lock(mutex)  "
+        "# MARK: c-lock-twice" % (sampled.script, marker_line(
+            sampled.script, "c-lock-twice"))), causes
+    function = cause.split(", in C: ", 1)[1].split("()", 1)[0]
     thread = [t for t in sampled.proc["threads"] if t["tid"] == tid][0]
     assert thread["blocked_in"] == "lock", thread
     native = [f["function"] for f in thread["frames"]
@@ -957,6 +973,29 @@ def test_lock_wait_named_from_native_frames(sampled):
     assert function in native, (function, native)
     kinds = {c["kind"] for c in sampled.report["causes"]}
     assert "lock" in kinds and "busy" in kinds, sampled.report["causes"]
+
+
+def test_python_lock_wait_said_once(sampled):
+    """A thread blocked on a threading.Lock (its own, taken twice): the
+    wait-for graph names the lock, with the thread's line and how long
+    it has been stuck; no second, vaguer "blocked acquiring a lock"
+    cause from its native frames says it again."""
+    tid = sampled.pids["tids"]["locked"]
+    line = marker_line(sampled.script, "lock-twice")
+    causes = likely_causes(sampled.res.stderr)
+    # (nor one "possible deadlock" of it and the C mutex's thread)
+    assert len([c for c in causes if "thread %d " % tid in c]) == 1, causes
+    assert "possible deadlock" not in sampled.res.stderr, causes
+    heads = [i for i, c in enumerate(causes)
+             if re.match(r"  process \d+: 1 waiting on threading\.Lock 0x"
+                         r"[0-9a-f]+ \(locked\), holder unknown$", c)]
+    assert len(heads) == 1, causes
+    assert re.match(r"thread %d \(locked\) at run_sampled\.py:%d in locked "
+                    r"\(stuck for at least [0-9.]+s\): lock\.acquire\(\)"
+                    % (tid, line), causes[heads[0] + 1].strip()), causes
+    held = [c for c in sampled.report["causes"] if c["kind"] == "held" and
+            "threading.Lock" in c["summary"]]
+    assert len(held) == 1, sampled.report["causes"]
 
 
 def test_sample_last_zero_samples_nothing(work):

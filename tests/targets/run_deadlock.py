@@ -4,8 +4,8 @@ before it asks for the second.
 
 Usage: run_deadlock.py PIDS_FILE
 
-Writes {"pid": ..., "tids": {name: native tid}} to PIDS_FILE once both
-workers are about to block, then joins them (forever).
+Writes {"pid": ...} to PIDS_FILE once both workers are about to block,
+then joins them (forever).
 Must run unchanged on CPython 3.6 through 3.14.
 """
 

@@ -8,13 +8,16 @@ The main thread runs an asyncio loop with two tasks:
   napper    loops on asyncio.sleep(0.01), always one line   (not stuck)
 and two more threads:
   spinning  a pure-Python busy loop on one line              (busy)
-  locked    acquires a threading.Lock it already holds       (stuck, in C)
+  locked    acquires a threading.Lock it already holds       (stuck)
+  c-locked  locks a pthread mutex it already holds, through
+            ctypes: a lock no Python object stands for        (stuck, in C)
 
 Once everything runs it writes READY_FILE (JSON: pid, the threads'
 kernel ids by name) atomically.  Runs on CPython 3.7 through 3.14.
 """
 
 import asyncio
+import ctypes
 import json
 import os
 import sys
@@ -44,6 +47,17 @@ def locked(started):
     lock.acquire()  # MARK: lock-twice
 
 
+def c_locked(started):
+    _tids["c-locked"] = native_id()
+    libc = ctypes.CDLL(None)
+    # zeroed: PTHREAD_MUTEX_INITIALIZER, a normal mutex, which a second
+    # lock by its owner waits for forever (glibc's is 40 bytes)
+    mutex = ctypes.create_string_buffer(64)
+    libc.pthread_mutex_lock(mutex)
+    started.set()
+    libc.pthread_mutex_lock(mutex)  # MARK: c-lock-twice
+
+
 async def parked(event):
     await event.wait()  # MARK: event-wait
 
@@ -59,7 +73,8 @@ async def main(ready):
              asyncio.ensure_future(napper())]
     for task, name in zip(tasks, ("parked", "napper")):
         task.set_name(name) if hasattr(task, "set_name") else None
-    for target, name in ((spinning, "spinning"), (locked, "locked")):
+    for target, name in ((spinning, "spinning"), (locked, "locked"),
+                         (c_locked, "c-locked")):
         started = threading.Event()
         threading.Thread(target=target, args=(started,), name=name,
                          daemon=True).start()
