@@ -587,13 +587,40 @@ static void link_futures(struct wg_build *b, size_t base)
 					     g->prims[g->nodes[i].index].addr);
 }
 
+/* The RLocks (by node + 1) an asyncio task holds in a `with`, each with the
+ * kernel id of the thread that runs the task's loop (0: unknown), into
+ * held: an RLock entered by a coroutine names that thread its owner. */
+static void task_held_rlocks(const struct wg_build *b, struct addrmap *held)
+{
+	const struct py_waitgraph *g = b->g;
+	size_t i;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		const struct wg_node *from = &g->nodes[e->from];
+
+		if (e->kind != WG_HOLDS || from->kind != WG_TASK || !b->a ||
+		    from->index >= b->a->ntasks ||
+		    g->nodes[e->to].kind != WG_OBJECT ||
+		    !py_prim_thread_owned(&g->prims[g->nodes[e->to].index]))
+			continue;
+		addrmap_put(held, e->to + 1,  /* (no key 0) */
+			    (void *)(uintptr_t)(b->a->tasks[from->index].tid));
+	}
+}
+
 /* Holders a lock names itself: an RLock's owning thread, a trio.Lock's
- * owning task (which may hold it with no `with`: lock.acquire()). */
+ * owning task (which may hold it with no `with`: lock.acquire()).  An
+ * RLock a task holds names the task's thread: that thread is no holder
+ * of its own, lest the lock read as held by two. */
 static void link_owners(struct wg_build *b)
 {
 	struct py_waitgraph *g = b->g;
 	size_t i, t, nn = g->nnodes;
+	struct addrmap by_task;
 
+	addrmap_init(&by_task);
+	task_held_rlocks(b, &by_task);
 	for (i = 0; i < nn; i++) {
 		const struct py_prim *p;
 		long node;
@@ -614,13 +641,21 @@ static void link_owners(struct wg_build *b)
 		if (!py_prim_thread_owned(p) || !p->owner)
 			continue;
 		for (t = 0; t < b->snap->nthreads; t++) {
+			int found;
+			uintptr_t tid;
+
 			if (b->snap->threads[t].thread_id != p->owner)
+				continue;
+			tid = (uintptr_t)addrmap_get(&by_task, i + 1, &found);
+			if (found && tid && tid == (uintptr_t)
+					b->snap->threads[t].tid)
 				continue;
 			node = py_waitgraph_node_of(g, WG_THREAD, t);
 			if (node >= 0)
 				wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
 		}
 	}
+	addrmap_release(&by_task);
 }
 
 /* A suspended task's frames: what wg_scan_unit() finds, trio's

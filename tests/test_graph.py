@@ -137,6 +137,18 @@ def test_holders_through_generator_context_managers(keeper, interp):
         assert waiter["blame"]["line"] == marker_line(script, "cb-first")
         assert not [c for c in graph["cycles"] if waiter["id"] in c], \
             graph["cycles"]
+    # An RLock a task holds across an await names the loop's thread its
+    # owner: the task is its one holder (before, the thread too).
+    if ver(interp) >= (3, 7):
+        edge, lock = waits_for_object(graph, thread("rlock-waiter"))
+        assert lock["type"] == "threading.RLock", lock
+        holds = edges(graph, "holds", to=lock["id"])
+        assert len(holds) == 1, (lock, graph["edges"])
+        holder = graph["nodes"][holds[0]["from"]]
+        assert holder["kind"] == "task", holder
+        assert holds[0]["at"]["line"] == marker_line(script, "rlock-task")
+        if ver(interp) >= (3, 8):
+            assert holder["name"] == "rlock-task", holder
     # A stack that entered the lock, then acquire(): a true self-wait.
     me = thread("es-self")
     edge, lock = waits_for_object(graph, me)

@@ -23,6 +23,9 @@ Usage: cm_holders.py READY_FILE
 - (3.7+) task "aes-holder" holds alock3 through `async with
   AsyncExitStack() as st: await st.enter_async_context(alock3)`;
   "aes-waiter" waits for it.
+- (3.7+) task "rlock-task" holds a threading.RLock in a plain `with`
+  across an await; thread "rlock-waiter" waits for it.  The RLock names
+  the loop's thread its owner, but the task is its one holder.
 Writes READY_FILE (JSON: pid, tids by name) once all wait.  Runs on
 CPython 3.6+ (the asyncio part from 3.7).
 """
@@ -164,6 +167,10 @@ if sys.version_info >= (3, 7):
         async with lock:
             pass
 
+    async def rlock_task(rlock, event):
+        with rlock:
+            await event.wait()  # MARK: rlock-task
+
 
 async def main(ready):
     tlock, entered = threading.Lock(), threading.Event()
@@ -190,6 +197,13 @@ async def main(ready):
             task = asyncio.ensure_future(coro)
             if hasattr(task, "set_name"):
                 task.set_name(name)
+        rlock = threading.RLock()
+        task = asyncio.ensure_future(rlock_task(rlock, never))
+        if hasattr(task, "set_name"):
+            task.set_name("rlock-task")
+        await asyncio.sleep(0.1)
+        threading.Thread(target=stack_waiter, args=(rlock, "rlock-waiter"),
+                         name="rlock-waiter", daemon=True).start()
     await asyncio.sleep(0.3)
     with open(ready + ".tmp", "w") as f:
         json.dump({"pid": os.getpid(), "tids": _tids}, f)
