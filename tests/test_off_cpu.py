@@ -94,8 +94,10 @@ def test_run_counts_the_time_before_its_samples(tmp_path):
     finally:
         sweep(str(tmp_path))
     assert res.returncode == 124, res
+    # (the wait-for graph's cause names it "(blocked)", on the lock)
     causes = [c for c in likely_causes(res.stderr)
-              if '"blocked"' in c and "stuck for at least" in c]
+              if ('"blocked"' in c or "(blocked)" in c) and
+              "stuck for at least" in c]
     assert len(causes) == 1, res.stderr
     m = re.search(r"stuck for at least (\d+\.\d)s", causes[0])
     # the command ran 6 s; the thread blocked within its first second
