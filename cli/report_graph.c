@@ -168,18 +168,31 @@ static void add_future_waits(struct strbuf *sb, const struct collection *c,
 			     size_t fut, enum graph_names names)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t k, m, n = 0, to;
+	const struct py_prim *p = &g->prims[g->nodes[fut].index];
+	size_t k, m, n = 0, to, nw = 0;
 	const size_t *out = py_waitgraph_out(g, fut, &m);
-	int pool = g->prims[g->nodes[fut].index].kind == PY_PRIM_POOL_RESULT;
+	int pool = p->kind == PY_PRIM_POOL_RESULT;
+	/* a job still in a ThreadPoolExecutor's queue waits for the
+	 * first of the pool's workers to be free (readers/
+	 * waitgraph_pool.c) */
+	int queued = p->kind == PY_PRIM_CFUTURE && p->queued;
 
+	for (k = 0; k < m; k++)
+		nw += g->edges[out[k]].kind == WG_WAITS_FOR;
 	for (k = 0; k < m; k++) {
 		const struct wg_edge *e = &g->edges[out[k]];
+		const char *first = " for ";
 
 		if (e->kind != WG_WAITS_FOR)
 			continue;
 		if (n++ >= GRAPH_MAX_HOLDERS)
 			continue;
-		strbuf_addstr(sb, n > 1 ? ", " : " for ");
+		if (queued && nw == 1)
+			first = " queued for its pool's one worker, ";
+		else if (queued)
+			first = " queued for the first free of its pool's "
+				"workers: ";
+		strbuf_addstr(sb, n > 1 ? ", " : first);
 		to = pool ? thread_of(g, e->to) : e->to;
 		graph_add_label(sb, c, to, names);
 		graph_add_blame(sb, c, to, names);

@@ -255,6 +255,61 @@ static void add_task_of(const struct collection *c, size_t node,
 	add_named(c, node, out, 0);
 }
 
+/* Room for the pool's workers named under a cycle. */
+#define POOL_WORKERS_NAMED 8
+
+static int in_cycle(const struct py_waitgraph *g, size_t cycle, size_t node)
+{
+	size_t k;
+
+	for (k = 0; k < g->cycles.len[cycle]; k++)
+		if (g->cycles.cycles[cycle][k] == node)
+			return 1;
+	return 0;
+}
+
+/* A job queued in a ThreadPoolExecutor, on the cycle, waits for the
+ * first free of the pool's workers: the graph counts that wait in a
+ * cycle only when none of them will be free (readers/waitgraph_any.c),
+ * so each is as stuck as the cycle's own.  With more than one, the
+ * headline says so (the cycle named is one path through them), and
+ * each of the others gets its line: without a cause, the headline's
+ * words, else the lines. */
+static void pool_workers(struct run_cause *cause, const struct run_summary *s,
+			 const struct collection *c,
+			 const struct watch_tracker *t, size_t cycle,
+			 struct addrmap *named, struct strbuf *sb)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t k, j, m, shown = 0;
+
+	for (k = 0; k < g->cycles.len[cycle]; k++) {
+		size_t fut = g->cycles.cycles[cycle][k];
+		const size_t *out = py_waitgraph_out(g, fut, &m);
+
+		if (g->nodes[fut].kind != WG_OBJECT ||
+		    !g->prims[g->nodes[fut].index].queued || m < 2)
+			continue;
+		if (!cause) {
+			strbuf_addf(sb, "; its job is queued for the first "
+				    "free of its pool's %zu workers, all "
+				    "stuck", m);
+			continue;
+		}
+		for (j = 0; j < m; j++) {
+			size_t w = g->edges[out[j]].to;
+
+			if (in_cycle(g, cycle, w))
+				continue;
+			if (shown++ == POOL_WORKERS_NAMED)
+				break;
+			add_task_of(c, w, named);
+			strbuf_addstr(sb, "and its pool's ");
+			add_unit_detail(cause, c, t, w, s->facts, sb);
+		}
+	}
+}
+
 /* A cause per cycle of waits through an object (a lock each holds
  * that the next waits for), then a line per thread or task of it: where
  * it is, how long it has been stuck, its line's source.  What each
@@ -274,6 +329,7 @@ static void cycles(struct run_summary *s, const struct collection *c,
 			continue;
 		strbuf_addstr(sb, "lock cycle: ");
 		graph_add_cycle(sb, c, i, GRAPH_RAW);
+		pool_workers(NULL, s, c, t, i, named, sb);
 		cause = run_cause_add(s, RUN_CAUSE_LOCK_CYCLE, c->pid, sb);
 		for (k = 0; k < g->cycles.len[i]; k++) {
 			size_t node = g->cycles.cycles[i][k];
@@ -283,6 +339,7 @@ static void cycles(struct run_summary *s, const struct collection *c,
 			add_task_of(c, node, named);
 			add_unit_detail(cause, c, t, node, s->facts, sb);
 		}
+		pool_workers(cause, s, c, t, i, named, sb);
 		add_test(cause, c, sb);
 	}
 }

@@ -288,6 +288,18 @@ struct py_layout {
 	int block_data;           /* block.data */
 	int block_rightlink;      /* .rightlink */
 
+	/* queue.SimpleQueue (Modules/_queuemodule.c, an extension module:
+	 * read from its own DWARF), what a ThreadPoolExecutor's jobs wait
+	 * in from 3.9.  Up to 3.12 its items are lst[lst_pos:]; from 3.13
+	 * a ring: num_items items from items[get_idx], wrapping at
+	 * items_cap. */
+	int sq_lst;               /* simplequeueobject.lst (list) */
+	int sq_lst_pos;           /* .lst_pos */
+	int sq_items;             /* .buf.items (PyObject **) */
+	int sq_get_idx;           /* .buf.get_idx */
+	int sq_items_cap;         /* .buf.items_cap */
+	int sq_num_items;         /* .buf.num_items */
+
 	/* PyGenObject / PyCoroObject / PyAsyncGenObject share these */
 	int gen_size;
 	int gen_frame;            /* .gi_frame (<=3.10) */

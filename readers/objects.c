@@ -632,3 +632,82 @@ int pydeque_items(struct pyproc *py, uint64_t obj, uint64_t *items,
 	}
 	return 0;
 }
+
+/* lst[lst_pos:] of a 3.7 - 3.12 SimpleQueue, at most max. */
+static int simplequeue_list(struct pyproc *py, uint64_t obj, uint64_t *items,
+			    size_t max, size_t *size, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t lst, pos, base, type;
+	size_t len, n = max;
+	int ret;
+
+	if ((ret = py_field_u64(py, obj, L->sq_lst, &lst, err)) < 0 ||
+	    (ret = py_field_u64(py, obj, L->sq_lst_pos, &pos, err)) < 0 ||
+	    (ret = pyobj_read_type(py, lst, &type, err)) < 0)
+		return ret;
+	if (type != py->types.list)
+		return cs_fail(err, CS_ERR_MEMORY, "SimpleQueue at 0x%llx "
+			       "keeps no list", (unsigned long long)obj);
+	if ((ret = var_size(py, lst, "SimpleQueue's list", &n, &len,
+			    err)) < 0)
+		return ret;
+	if (pos > len)
+		return cs_fail(err, CS_ERR_MEMORY, "SimpleQueue at 0x%llx: "
+			       "position %llu past its %zu items",
+			       (unsigned long long)obj,
+			       (unsigned long long)pos, len);
+	*size = len - (size_t)pos;
+	n = *size < max ? *size : max;
+	if (!n)
+		return 0;
+	if ((ret = py_field_u64(py, lst, L->list_items, &base, err)) < 0)
+		return ret;
+	return py_read_words(py, base + 8 * pos, items, n, err);
+}
+
+/* num_items from items[get_idx] of a 3.13+ SimpleQueue's ring, at most
+ * max: two reads at most, the second from the ring's start. */
+static int simplequeue_ring(struct pyproc *py, uint64_t obj, uint64_t *items,
+			    size_t max, size_t *size, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t arr, at, cap, num;
+	size_t n, first;
+	int ret;
+
+	if ((ret = py_field_u64(py, obj, L->sq_items, &arr, err)) < 0 ||
+	    (ret = py_field_u64(py, obj, L->sq_get_idx, &at, err)) < 0 ||
+	    (ret = py_field_u64(py, obj, L->sq_items_cap, &cap, err)) < 0 ||
+	    (ret = py_field_u64(py, obj, L->sq_num_items, &num, err)) < 0)
+		return ret;
+	if (cap > PY_MAX_CONTAINER || num > cap || at >= cap ||
+	    (num && !arr))
+		return cs_fail(err, CS_ERR_MEMORY, "SimpleQueue at 0x%llx has "
+			       "a bad ring (%llu of %llu from %llu)",
+			       (unsigned long long)obj,
+			       (unsigned long long)num,
+			       (unsigned long long)cap, (unsigned long long)at);
+	*size = (size_t)num;
+	n = *size < max ? *size : max;
+	first = (size_t)(cap - at) < n ? (size_t)(cap - at) : n;
+	if (first &&
+	    (ret = py_read_words(py, arr + 8 * at, items, first, err)) < 0)
+		return ret;
+	return n > first ? py_read_words(py, arr, items + first, n - first,
+					 err) : 0;
+}
+
+int pysimplequeue_items(struct pyproc *py, uint64_t obj, uint64_t *items,
+			size_t max, size_t *size, struct cs_err *err)
+{
+	const struct py_layout *L = &py->layout;
+
+	*size = 0;
+	if (L->sq_lst >= 0 && L->sq_lst_pos >= 0)
+		return simplequeue_list(py, obj, items, max, size, err);
+	if (L->sq_items >= 0 && L->sq_get_idx >= 0 && L->sq_items_cap >= 0 &&
+	    L->sq_num_items >= 0)
+		return simplequeue_ring(py, obj, items, max, size, err);
+	return cs_fail(err, CS_ERR_MEMORY, "no SimpleQueue layout");
+}

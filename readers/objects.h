@@ -93,4 +93,12 @@ int pyseq_items(struct pyproc *py, uint64_t obj, uint64_t *items,
 int pydeque_items(struct pyproc *py, uint64_t obj, uint64_t *items,
 		  size_t max, size_t *size, struct cs_err *err);
 
+/*
+ * The same for a queue.SimpleQueue (the caller knows obj is one), whose
+ * items wait in a list past a position (3.7 - 3.12) or in a ring of
+ * pointers (3.13+); a position or ring out of bounds is an error.
+ */
+int pysimplequeue_items(struct pyproc *py, uint64_t obj, uint64_t *items,
+			size_t max, size_t *size, struct cs_err *err);
+
 #endif

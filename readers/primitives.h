@@ -111,6 +111,9 @@ struct py_prim {
 	int64_t left;         /* MapResult: chunks not yet done */
 	const char *fstate;   /* concurrent future: "pending", "running",
 				 "finished", "cancelled"; NULL unknown */
+	int queued;           /* ... its job is in a ThreadPoolExecutor's
+				 queue, waiting for the first of the pool's
+				 workers (set by the wait-for graph) */
 };
 
 /* The classes, looked up once per snapshot. */

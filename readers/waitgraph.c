@@ -780,6 +780,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	wg_link_condition_locks(&b);
 	wg_link_greenlets(&b);
 	wg_link_pool_results(&b);
+	wg_link_thread_pools(&b);
 	wg_link_joined(&b);
 	build_release(&b);
 	wg_finish(g);

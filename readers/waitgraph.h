@@ -56,8 +56,8 @@ struct wg_edge {
 	/* waits-for: 0, or one of `any` (two or more) choices its waiter
 	 * goes on after the first of (asyncio.wait() or
 	 * concurrent.futures.wait() with FIRST_COMPLETED, as_completed()),
-	 * some maybe without a node; part of a cycle only where each has
-	 * an edge that leads back to the waiter (any_blocked) */
+	 * some maybe without a node; part of a cycle only where none of
+	 * them can end the wait (any_blocked) */
 	unsigned any;
 };
 
@@ -92,9 +92,10 @@ struct py_waitgraph {
 	/* (kind, index) -> the first such node's index + 1: reports ask
 	 * for the node of each task. */
 	struct addrmap kind_index;
-	/* Per node, or NULL: 1 where each of its "first of" waits (the
-	 * edges with any) leads back to it through plain waits and holds,
-	 * so that none can end it: those edges then count in cycles. */
+	/* Per node, or NULL (no "first of" waits): 1 where the graph
+	 * shows it cannot go on (readers/waitgraph_any.c), so that none of
+	 * its "first of" waits (the edges with any) can end: those edges
+	 * then count in cycles. */
 	unsigned char *any_blocked;
 };
 

@@ -1,8 +1,8 @@
 /*
  * The wait-for graph's "first of" waits (wg_edge.any): a waiter that goes
  * on after the first of several ends is stuck for good only when none of
- * them can end.  Its "any" edges count in the cycle search only when
- * each leads back to it through plain waits and holds; and an await
+ * them can end.  Its "any" edges count in the cycle search only when the
+ * graph shows that none will (wg_any_blocked()); and an await
  * cycle (readers/task_cycles.c, which knows no "any") through such a
  * wait that does not is no cycle.
  */
@@ -15,10 +15,6 @@
 #include "common/strbuf.h"
 #include "readers/tasks.h"
 #include "common/banned.h"
-
-/* Waiters whose "first of" waits are followed back: each costs a walk
- * of the graph. */
-#define ANY_WAITERS_MAX 64
 
 void wg_settle_any(struct py_waitgraph *g)
 {
@@ -39,92 +35,120 @@ void wg_settle_any(struct py_waitgraph *g)
 }
 
 /*
- * Mark (with stamp) the nodes that wait for w through plain edges: u
- * waits for v (a waits-for edge), an object waits for its holder (a
- * holds edge, reversed).  queue: room for every node.
+ * Which nodes may still go on, read off the graph (a reduction: what
+ * nothing blocks goes on, and then what waited only for it).  A node
+ * goes on once
+ * - every plain waits-for edge of its leads to a node that goes on (it
+ *   waits for all of them),
+ * - one of its "first of" edges does, or it has a choice with no node
+ *   (which may end the wait),
+ * - and, when it is an object held, one of its holders goes on (a
+ *   semaphore's second holder may release it as well as the first).
+ * A node with none of these goes on: a wait for an Event nobody is
+ * seen to set is no deadlock.  Each node goes on at most once, and
+ * each edge is looked at from each end at most once: linear.
  */
-static void mark_waiting_for(const struct py_waitgraph *g, size_t w,
-			     unsigned *mark, unsigned stamp, size_t *queue)
-{
-	size_t head = 0, tail = 0, k, m, v;
-	const size_t *e;
+struct reduction {
+	size_t *plain;           /* plain waits-for edges still blocking */
+	unsigned char *any;      /* 1: its "first of" wait still blocks */
+	unsigned char *held;     /* 1: its holders still block it */
+	unsigned char *goes_on;
+	size_t *queue, tail;
+};
 
-	mark[w] = stamp;
-	queue[tail++] = w;
+static void maybe_goes_on(struct reduction *r, size_t v)
+{
+	if (!r->goes_on[v] && !r->plain[v] && !r->any[v] && !r->held[v]) {
+		r->goes_on[v] = 1;
+		r->queue[r->tail++] = v;
+	}
+}
+
+static void reduction_init(const struct py_waitgraph *g, struct reduction *r)
+{
+	size_t i, n = g->nnodes + 1, *edges = xcalloc(n, sizeof(size_t));
+	unsigned *choices = xcalloc(n, sizeof(unsigned));
+
+	r->plain = xcalloc(n, sizeof(*r->plain));
+	r->any = xcalloc(n, 1);
+	r->held = xcalloc(n, 1);
+	r->goes_on = xcalloc(n, 1);
+	r->queue = xcalloc(n, sizeof(*r->queue));
+	r->tail = 0;
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+
+		if (e->kind == WG_HOLDS) {
+			r->held[e->to] = 1;
+		} else if (!e->any) {
+			r->plain[e->from]++;
+		} else {
+			edges[e->from]++;
+			if (e->any > choices[e->from])
+				choices[e->from] = e->any;
+		}
+	}
+	/* (a choice without a node may end the wait: it does not block) */
+	for (i = 0; i < g->nnodes; i++)
+		r->any[i] = edges[i] && edges[i] >= choices[i];
+	free(edges);
+	free(choices);
+}
+
+static void reduction_release(struct reduction *r)
+{
+	free(r->plain);
+	free(r->any);
+	free(r->held);
+	free(r->queue);
+}
+
+void wg_any_blocked(struct py_waitgraph *g)
+{
+	struct reduction r;
+	size_t head = 0, i, k, m, v;
+	int has_any = 0;
+
+	for (i = 0; i < g->nedges && !has_any; i++)
+		has_any = g->edges[i].any != 0;
+	if (!has_any)
+		return;
+	reduction_init(g, &r);
+	for (i = 0; i < g->nnodes; i++)
+		maybe_goes_on(&r, i);
 	/* Bounded: each node is queued once. */
-	while (head < tail) {
-		v = queue[head++];
+	while (head < r.tail) {
+		const size_t *e;
+
+		v = r.queue[head++];
 		e = py_waitgraph_in(g, v, &m);
 		for (k = 0; k < m; k++) {
 			const struct wg_edge *x = &g->edges[e[k]];
 
-			if (x->kind == WG_WAITS_FOR && !x->any &&
-			    mark[x->from] != stamp) {
-				mark[x->from] = stamp;
-				queue[tail++] = x->from;
-			}
+			if (x->kind != WG_WAITS_FOR)
+				continue;
+			if (x->any)
+				r.any[x->from] = 0;
+			else if (r.plain[x->from])
+				r.plain[x->from]--;
+			maybe_goes_on(&r, x->from);
 		}
 		e = py_waitgraph_out(g, v, &m);
 		for (k = 0; k < m; k++) {
 			const struct wg_edge *x = &g->edges[e[k]];
 
-			if (x->kind == WG_HOLDS && mark[x->to] != stamp) {
-				mark[x->to] = stamp;
-				queue[tail++] = x->to;
-			}
+			if (x->kind != WG_HOLDS)
+				continue;
+			r.held[x->to] = 0;
+			maybe_goes_on(&r, x->to);
 		}
 	}
-}
-
-/* Does each choice of w's "first of" wait have an edge that leads back
- * to it (marked)?  A choice without a node may end the wait. */
-static int all_lead_back(const struct py_waitgraph *g, size_t w,
-			 const unsigned *mark, unsigned stamp)
-{
-	size_t k, m, edges = 0;
-	unsigned choices = 0;
-	const size_t *e = py_waitgraph_out(g, w, &m);
-
-	for (k = 0; k < m; k++) {
-		const struct wg_edge *x = &g->edges[e[k]];
-
-		if (!x->any)
-			continue;
-		if (mark[x->to] != stamp)
-			return 0;
-		edges++;
-		if (x->any > choices)
-			choices = x->any;
-	}
-	return edges >= choices;
-}
-
-void wg_any_blocked(struct py_waitgraph *g)
-{
-	unsigned *mark = NULL;
-	unsigned char *seen = NULL;
-	size_t *queue = NULL, i;
-	unsigned stamp = 0;
-
-	for (i = 0; i < g->nedges && stamp < ANY_WAITERS_MAX; i++) {
-		size_t w = g->edges[i].from;
-
-		if (!g->edges[i].any || (seen && seen[w]))
-			continue;
-		if (!seen) {
-			g->any_blocked = xcalloc(g->nnodes + 1, 1);
-			seen = xcalloc(g->nnodes + 1, 1);
-			mark = xcalloc(g->nnodes + 1, sizeof(*mark));
-			queue = xcalloc(g->nnodes + 1, sizeof(*queue));
-		}
-		seen[w] = 1;
-		mark_waiting_for(g, w, mark, ++stamp, queue);
-		g->any_blocked[w] = (unsigned char)all_lead_back(g, w, mark,
-								 stamp);
-	}
-	free(seen);
-	free(mark);
-	free(queue);
+	/* A "first of" waiter that cannot go on: none of its choices will
+	 * end its wait, and its edges count in the cycle search. */
+	g->any_blocked = r.goes_on;
+	for (i = 0; i < g->nnodes; i++)
+		g->any_blocked[i] = !r.goes_on[i];
+	reduction_release(&r);
 }
 
 int wg_any_counts(const struct py_waitgraph *g, const struct wg_edge *e)

@@ -75,6 +75,11 @@ enum {
 void wg_scan_unit(struct wg_build *b, size_t node,
 		  const struct py_frame *const *f, size_t n, unsigned how,
 		  const struct py_task *task);
+/* readers/waitgraph_pool.c: a pending future of a job queued in a
+ * ThreadPoolExecutor, which something waits on, waits for the first of
+ * the pool's worker threads (after the threads are scanned: their
+ * waits made the futures' nodes). */
+void wg_link_thread_pools(struct wg_build *b);
 /* readers/waitgraph_greenlets.c: a node for each parked greenlet and
  * what its frames hold (before the owners are linked: a lock first seen
  * there is then linked to its owner too); then what gevent's primitives

@@ -335,6 +335,88 @@ def test_import_waits_for_the_importer(keeper, interp):
                marker_line(slow, "slow-import"))) in text, text
 
 
+def test_jobs_queued_behind_their_waiters(keeper, interp):
+    """A job that submits another to its own ThreadPoolExecutor and waits
+    for it, no worker free to take it: the queued job's future waits for
+    the first free of the pool's workers (read from the pool's work
+    queue: a queue.Queue up to 3.8, a SimpleQueue's list up to 3.12, its
+    ring from 3.13).  Where all of them wait in turn (one worker; two,
+    each on a job queued behind it) the graph has the deadlock's cycle;
+    a pool with a worker that will be free one day (asleep) has none.
+    Before, a queued job's future waited for nothing."""
+    graph, target = dump(keeper, interp, "starved")
+    queued = target.ready["queued"]
+
+    def future(name):
+        found = [n for n in graph["nodes"]
+                 if n["kind"] == "object" and n["address"] == queued[name]]
+        assert len(found) == 1, (name, graph["nodes"])
+        assert (found[0]["type"], found[0]["state"]) == \
+            ("concurrent.futures.Future", "pending"), found
+        return found[0]
+
+    def ids(nodes):
+        return sorted(n["id"] for n in nodes)
+
+    line = marker_line(SCRIPT, "starved-waits")
+    one, f = thread_node(graph, "one_0"), future("one")
+    assert one["blame"]["line"] == line, one
+    assert ids(waits_for(graph, one)) == [f["id"]], graph["edges"]
+    assert ids(waits_for(graph, f)) == [one["id"]], graph["edges"]
+    assert [c for c in graph["cycles"] if set(c) == {one["id"], f["id"]}], \
+        graph["cycles"]
+    two = [thread_node(graph, "two_0"), thread_node(graph, "two_1")]
+    jobs = [future("two-a"), future("two-b")]
+    for job in jobs:
+        out = [e for e in graph["edges"]
+               if e["kind"] == "waits_for" and e["from"] == job["id"]]
+        assert sorted(e["to"] for e in out) == ids(two), out
+        assert all(e.get("any") for e in out), out
+    cyc = [c for c in graph["cycles"] if set(c) & set(ids(two))]
+    assert len(cyc) == 1 and set(cyc[0]) <= set(ids(two) + ids(jobs)), \
+        graph["cycles"]
+    free, sleeper = thread_node(graph, "free_1"), thread_node(graph, "free_0")
+    job = future("free")
+    assert ids(waits_for(graph, job)) == ids([free, sleeper]), graph["edges"]
+    assert not [c for c in graph["cycles"] if free["id"] in c], \
+        graph["cycles"]
+    text = run_coroscope("dump", target.pid).stdout
+    assert ("waits for: concurrent.futures.Future %s (pending) queued for "
+            "its pool's one worker, thread %d (one_0) at thread_waits.py:%d "
+            "in submits_and_waits" % (queued["one"], one["tid"], line)) \
+        in text, text
+    assert ("waits for: concurrent.futures.Future %s (pending) queued for "
+            "the first free of its pool's workers: thread "
+            % queued["free"]) in text, text
+
+
+def test_run_finds_the_starved_pool(tmp_path):
+    """`run` leads with the pools' deadlocks, the two workers' as one
+    cause naming both; the pool with a sleeping worker is none."""
+    causes, ready = run_causes(tmp_path, "starved")
+    heads = [c for c in causes if c.startswith("  process ")]
+    one = [i for i, c in enumerate(causes) if re.search(
+        r": lock cycle: thread (\d+) \(one_0\) -> concurrent\.futures\."
+        r"Future %s \(pending\) -> thread \1 \(one_0\)$" % ready["queued"]["one"],
+        c)]
+    assert len(one) == 1, causes
+    two = [i for i, c in enumerate(causes) if ": lock cycle: thread " in c
+           and "(two_" in c]
+    assert len(two) == 1, causes
+    assert causes[two[0]].endswith(
+        "; its job is queued for the first free of its pool's 2 workers, "
+        "all stuck"), causes
+    line = marker_line(SCRIPT, "starved-waits")
+    details = causes[two[0] + 1:two[0] + 3]
+    for name in ("two_0", "two_1"):
+        assert len([d for d in details if "(%s) at thread_waits.py:%d in "
+                    "submits_and_waits" % (name, line) in d]) == 1, details
+    assert heads.index(causes[one[0]]) < 2 and \
+        heads.index(causes[two[0]]) < 2, heads
+    assert not any("lock cycle" in c and "free_" in c for c in causes), \
+        causes
+
+
 def test_run_finds_the_join_deadlock(tmp_path):
     causes, _ = run_causes(tmp_path, "join")
     assert "lock cycle: " in causes[0], causes[0]

@@ -111,6 +111,11 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	cs_err_init(&err);
 	pydeque_items(py, pick(data, size, 29), futs,
 		      sizeof(futs) / sizeof(futs[0]), &k, &err);
+	/* a SimpleQueue anywhere: its list and position (3.7 - 3.12) or
+	 * its ring (3.13+) */
+	cs_err_init(&err);
+	pysimplequeue_items(py, pick(data, size, 30), futs,
+			    sizeof(futs) / sizeof(futs[0]), &k, &err);
 	for (i = 0; i < snap->nthreads && i < 4; i++)
 		for (k = 0; k < snap->threads[i].nframes && k < 8; k++) {
 			cs_err_init(&err);

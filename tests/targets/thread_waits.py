@@ -221,6 +221,49 @@ def futures_scenario():
     never.wait()
 
 
+QUEUED = {}
+
+
+def submits_and_waits(pool, name, parked, running):
+    """A job that submits another to its own pool and waits for it, once
+    the pool's other jobs of this kind run too (so that no worker is
+    free to take the job it submits)."""
+    running.wait()
+    QUEUED[name] = inner = pool.submit(int, 1)
+    parked.release()
+    inner.result()  # MARK: starved-waits
+
+
+def starved_scenario():
+    """Jobs waiting for jobs queued behind them in their own pool: in
+    "one" (one worker) the job's own; in "two" both workers wait, each
+    for a job only the other could run, were it free: deadlocks.  In
+    "free" the other worker sleeps: it will be free one day."""
+    parked = threading.Semaphore(0)
+    pools = {}
+    for prefix, n in (("one", 1), ("two", 2), ("free", 2)):
+        pools[prefix] = concurrent.futures.ThreadPoolExecutor(
+            n, thread_name_prefix=prefix)
+    KEPT.extend(pools.values())
+    started = threading.Semaphore(0)
+    pools["free"].submit(lambda: (started.release(), time.sleep(3600)))
+    started.acquire()  # (the sleeper has the first worker)
+    both = threading.Barrier(2)
+    for prefix, name, running in (
+            ("one", "one", threading.Barrier(1)), ("two", "two-a", both),
+            ("two", "two-b", both), ("free", "free", threading.Barrier(1))):
+        pools[prefix].submit(submits_and_waits, pools[prefix], name, parked,
+                             running)
+    for _ in range(4):
+        parked.acquire()
+    settle({"one_0": "starved-waits", "two_0": "starved-waits",
+            "two_1": "starved-waits", "free_1": "starved-waits"})
+    write_ready(READY, {"pid": os.getpid(),
+                        "queued": dict((name, "0x%x" % id(f))
+                                       for name, f in QUEUED.items())})
+    threading.Event().wait()
+
+
 # A child that ends once its parent has: the test kills only the target.
 ORPHAN_EXITS = ("import os, time\n"
                 "parent = os.getppid()\n"
@@ -447,7 +490,7 @@ SCENARIOS = {"join": join_scenario, "exit": exit_scenario,
              "children": children_scenario, "futures": futures_scenario,
              "achildren": achildren_scenario, "queues": queues_scenario,
              "pool": pool_scenario, "released": released_scenario,
-             "import": import_scenario}
+             "import": import_scenario, "starved": starved_scenario}
 
 # (multiprocessing's forkserver and spawn import this file again, as
 # __mp_main__, in the child)

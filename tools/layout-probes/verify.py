@@ -167,6 +167,35 @@ while blk and len(items) < len(dq):
         blk, at = ptr(blk + L["block_rightlink"]), 0
 check("deque items", items, list(dq))
 
+# queue.SimpleQueue (3.7+): its items, some taken, a ring wrapped past
+# its end where it is one (3.13+)
+try:
+    import _queue
+except ImportError:
+    _queue = None
+if _queue is not None:
+    sq = _queue.SimpleQueue()
+    for i in range(6):
+        sq.put("sq-%d" % i)
+    for _ in range(5):
+        sq.get()
+    for i in range(6, 12):
+        sq.put("sq-%d" % i)
+    want = ["sq-%d" % i for i in range(5, 12)]
+    if off("sq_lst") is not None:
+        lst = obj_at(id(sq) + L["sq_lst"])
+        pos = rd(ctypes.c_ssize_t, id(sq) + L["sq_lst_pos"])
+        check("SimpleQueue lst[lst_pos:]", lst[pos:], want)
+    else:
+        arr = ptr(id(sq) + L["sq_items"])
+        at = rd(ctypes.c_ssize_t, id(sq) + L["sq_get_idx"])
+        cap = rd(ctypes.c_ssize_t, id(sq) + L["sq_items_cap"])
+        n = rd(ctypes.c_ssize_t, id(sq) + L["sq_num_items"])
+        check("SimpleQueue ring wraps", at + n > cap, True)
+        check("SimpleQueue ring items",
+              [obj_at(arr + ((at + k) % cap) * ctypes.sizeof(P))
+               for k in range(n)], want)
+
 def outer(arg):
     cellvar = 1
     plain = 0
