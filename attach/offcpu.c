@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/procfs.h"
 #include "common/strbuf.h"
@@ -37,10 +39,40 @@ static void cpu_nows(const int *cpu, size_t n, uint64_t *now_ns)
 	(void)sched_setaffinity(0, sizeof(saved), &saved);
 }
 
+double offcpu_seconds(uint64_t start_ns, uint64_t now_ns, double age_s)
+{
+	double s;
+
+	/* 0: the kernel zeroes exec_start when it moves a task to another
+	 * CPU (migrate_task_rq_fair()), until the task runs there: when it
+	 * last ran is not known.  "Now" missing is as bad. */
+	if (!start_ns || !now_ns)
+		return OFFCPU_UNKNOWN;
+	s = now_ns > start_ns ? (double)(now_ns - start_ns) / 1e9 : 0;
+	/* Off its CPU for longer than it has lived: not its CPU's clock. */
+	if (age_s >= 0 && s > age_s + 1)
+		return OFFCPU_UNKNOWN;
+	return s;
+}
+
+/* Seconds since the task started (stat's starttime, in clock ticks after
+ * boot), or -1 unknown. */
+static double task_age(const struct procfs_stat *st)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 -
+	       (double)st->starttime / (double)hz;
+}
+
 void offcpu_read(int pid, struct offcpu *o)
 {
 	struct procfs_stat st;
 	uint64_t *start, *now;
+	double *age;
 	char dir[48];
 	int *cpu;
 	size_t i;
@@ -56,6 +88,7 @@ void offcpu_read(int pid, struct offcpu *o)
 	start = xcalloc(o->n ? o->n : 1, sizeof(*start));
 	now = xcalloc(o->n ? o->n : 1, sizeof(*now));
 	cpu = xmallocarray(o->n ? o->n : 1, sizeof(*cpu));
+	age = xmallocarray(o->n ? o->n : 1, sizeof(*age));
 	for (i = 0; i < o->n; i++) {
 		o->seconds[i] = OFFCPU_UNKNOWN;
 		cpu[i] = -1;
@@ -66,15 +99,17 @@ void offcpu_read(int pid, struct offcpu *o)
 			o->seconds[i] = OFFCPU_RUNNING;
 			continue;
 		}
+		age[i] = task_age(&st);
 		if (st.processor >= 0 && st.processor < CPU_SETSIZE &&
 		    procfs_exec_start(pid, o->tid[i], &start[i]) == 0)
 			cpu[i] = st.processor;
 	}
 	cpu_nows(cpu, o->n, now);
 	for (i = 0; i < o->n; i++)
-		if (cpu[i] >= 0 && now[i])
-			o->seconds[i] = now[i] > start[i] ?
-					(double)(now[i] - start[i]) / 1e9 : 0;
+		if (cpu[i] >= 0)
+			o->seconds[i] = offcpu_seconds(start[i], now[i],
+						       age[i]);
+	free(age);
 	free(start);
 	free(now);
 	free(cpu);

@@ -15,6 +15,7 @@
 #define COROSCOPE_ATTACH_OFFCPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Threads read at most (the first ones by tid): each costs two /proc
  * reads before the stop. */
@@ -33,6 +34,10 @@ struct offcpu {
  * what cannot be read is OFFCPU_UNKNOWN.  Moves the calling thread
  * over the CPUs the threads last ran on, and back to its own set. */
 void offcpu_read(int pid, struct offcpu *out);
+/* Seconds off its CPU of a task whose exec_start is start_ns, "now" on
+ * that CPU's clock now_ns, which started age_s ago (-1 unknown):
+ * OFFCPU_UNKNOWN where either is 0 or the figure exceeds its age. */
+double offcpu_seconds(uint64_t start_ns, uint64_t now_ns, double age_s);
 /* The figure for tid: OFFCPU_UNKNOWN when not read. */
 double offcpu_of(const struct offcpu *o, int tid);
 void offcpu_release(struct offcpu *o);

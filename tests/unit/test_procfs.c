@@ -2,6 +2,7 @@
  * Unit test of common/procfs.c: the status, stat, cmdline, task list and
  * maps parsers, on this process's own /proc files and on fixed text.
  */
+#include "attach/offcpu.h"
 #include "common/procfs.h"
 
 #include <errno.h>
@@ -193,6 +194,26 @@ static void sched_exec_start(void)
 	      "own CPU %d", st.processor);
 }
 
+/* Off-CPU seconds from exec_start and "now" on its CPU: a zeroed
+ * exec_start (the kernel's mark of a task moved to another CPU and not
+ * run there yet) or a figure longer than the task's life is unknown,
+ * not hours. */
+static void off_cpu_seconds(void)
+{
+	CHECK(offcpu_seconds(5000000000ull, 7500000000ull, 10.0) == 2.5,
+	      "2.5 s off its CPU");
+	CHECK(offcpu_seconds(5000000000ull, 4000000000ull, 10.0) == 0,
+	      "now before exec_start (another CPU's clock): 0");
+	CHECK(offcpu_seconds(0, 51552000000000ull, 9.0) == OFFCPU_UNKNOWN,
+	      "zeroed exec_start: unknown");
+	CHECK(offcpu_seconds(5000000000ull, 0, 9.0) == OFFCPU_UNKNOWN,
+	      "no now: unknown");
+	CHECK(offcpu_seconds(1000000000ull, 61000000000ull, 30.0) ==
+	      OFFCPU_UNKNOWN, "60 s off the CPU of a 30 s old task: unknown");
+	CHECK(offcpu_seconds(1000000000ull, 61000000000ull, -1) == 60.0,
+	      "age unknown: the figure");
+}
+
 /* The system call a thread sits in: this one, reading the file, in
  * read(2) (0 on x86_64); a child blocked in read(2) on an empty pipe
  * too, once it got there (asked for up to 2 s); no such process is
@@ -238,6 +259,7 @@ static void thread_syscall(void)
 int main(void)
 {
 	sched_exec_start();
+	off_cpu_seconds();
 	thread_syscall();
 	status_fields();
 	own_files();
