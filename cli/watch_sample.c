@@ -398,20 +398,28 @@ static uint64_t task_fingerprint(const struct py_async *a,
 static const struct py_gen *task_inner(const struct py_async *a,
 				       const struct py_task *task)
 {
-	const struct py_gen *first = NULL;
+	const struct py_gen *first = NULL, *g, *out;
 	size_t i;
 
 	for (i = 0; i < task->nstack; i++) {
-		const struct py_gen *g = py_task_gen(a, task, i);
-
-		if (!g)
+		if (!(g = py_task_gen(a, task, i)))
 			continue;
 		if (!first)
 			first = g;
 		if (!g->code || !py_is_scheduler_trap(g->code->filename))
-			return g;
+			break;
 	}
-	return first;
+	if (i == task->nstack)
+		return first;
+	/* (trio.sleep() named, not the sleep_forever() it ends in) */
+	for (out = g; i + 1 < task->nstack && out->code &&
+	     py_is_trio_sleep(out->code->filename); i++) {
+		g = py_task_gen(a, task, i + 1);
+		if (!g || !g->code || !py_is_trio_sleep(g->code->filename))
+			break;
+		out = g;
+	}
+	return out;
 }
 
 /*

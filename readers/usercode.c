@@ -80,3 +80,8 @@ int py_is_scheduler_trap(const char *file)
 	return file && (cs_ends_with(file, "/trio/_core/_traps.py") ||
 			cs_ends_with(file, "/trio/_core/_parking_lot.py"));
 }
+
+int py_is_trio_sleep(const char *file)
+{
+	return file && cs_ends_with(file, "/trio/_timeouts.py");
+}

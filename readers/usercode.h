@@ -37,5 +37,13 @@ size_t py_stdlib_dir(const char *file, char *out, size_t len);
  * these instead (trio's Event.wait, Lock.acquire, sleep_forever).
  */
 int py_is_scheduler_trap(const char *file);
+/*
+ * trio's sleeps (trio/_timeouts.py): trio.sleep() calls sleep_until(),
+ * which calls sleep_forever() in a cancel scope with a deadline.  Of a
+ * run of such frames above the traps, the reports name the outermost,
+ * the call the program made: a task in trio.sleep(60) is in sleep, not
+ * in sleep_forever.
+ */
+int py_is_trio_sleep(const char *file);
 
 #endif

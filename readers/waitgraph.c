@@ -256,6 +256,10 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 	 * traps, the innermost (as watch's task_inner()). */
 	for (k = 0; k < n && py_is_scheduler_trap(f[k]->code->filename); k++)
 		;
+	/* (trio.sleep() named, not the sleep_forever() it ends in) */
+	while (k + 1 < n && py_is_trio_sleep(f[k]->code->filename) &&
+	       py_is_trio_sleep(f[k + 1]->code->filename))
+		k++;
 	nd->inner = n ? f[k < n ? k : 0] : NULL;
 	for (k = 0; k < n && !nd->blame; k++)
 		if (code_class(b, f[k]) & CODE_USER)

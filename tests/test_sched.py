@@ -297,6 +297,14 @@ def check_trio(doc, target):
                        ("grandchild-1", "trio-grandchild")):
         lines = [f["line"] for f in names[name]["stack"]]
         assert lines[-1] == marker_line(script, mark)
+    # a task in trio.sleep() is innermost in sleep, the call it made, not
+    # in the sleep_forever() trio.sleep() ends in
+    napper = [n for n in doc["graph"]["nodes"]
+              if n["kind"] == "task" and n["name"] == "napper"]
+    assert len(napper) == 1, doc["graph"]["nodes"]
+    inner = napper[0]["innermost"]
+    assert inner["file"].endswith("/trio/_timeouts.py") and \
+        inner["function"] == "sleep", inner
     # all of trio's coroutines belong to a task: only the scheduler's
     # own generator is left over
     owned = set(t["id"] for t in trio_tasks)
@@ -466,6 +474,14 @@ def test_run_names_the_trio_event_waited_on(work, mode):
     assert not any("stuck trio task" in c and
                    ("event-waiter" in c or "napper" in c or "grandchild" in c)
                    for c in causes), causes
+    # The samples name the napper's innermost call trio.sleep(), not the
+    # sleep_forever() inside it.
+    with open(str(work / "report.json")) as f:
+        procs = json.load(f)["processes"]
+    napper = [t for p in procs if p.get("sampling")
+              for t in p["sampling"]["tasks"] if t["name"] == "napper"]
+    assert len(napper) == 1 and napper[0]["innermost"]["function"] == \
+        "sleep", napper
 
 
 # ---------------------------------------------------------------------------
