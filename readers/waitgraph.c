@@ -252,15 +252,7 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 			   unit_task->addr))
 		wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
 	nd = &g->nodes[node];
-	/* Past trio's traps, the call above them says more; if all are
-	 * traps, the innermost (as watch's task_inner()). */
-	for (k = 0; k < n && py_is_scheduler_trap(f[k]->code->filename); k++)
-		;
-	/* (trio.sleep() named, not the sleep_forever() it ends in) */
-	while (k + 1 < n && py_is_trio_sleep(f[k]->code->filename) &&
-	       py_is_trio_sleep(f[k + 1]->code->filename))
-		k++;
-	nd->inner = n ? f[k < n ? k : 0] : NULL;
+	nd->inner = wg_unit_inner(f, n);
 	for (k = 0; k < n && !nd->blame; k++)
 		if (code_class(b, f[k]) & CODE_USER)
 			nd->blame = f[k];

@@ -177,3 +177,20 @@ void wg_find_stdlib(const struct py_snapshot *snap, char *out, size_t len)
 			py_stdlib_dir(t->frames[k].code->filename, out, len);
 	}
 }
+
+/* The frame a unit is named as innermost in (frames innermost first):
+ * past trio's traps, the call above them says more (trio.sleep(), not
+ * the sleep_forever() it ends in); if all are traps, the innermost (as
+ * watch's task_inner()). */
+const struct py_frame *wg_unit_inner(const struct py_frame *const *f,
+				      size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n && py_is_scheduler_trap(f[k]->code->filename); k++)
+		;
+	while (k + 1 < n && py_is_trio_sleep(f[k]->code->filename) &&
+	       py_is_trio_sleep(f[k + 1]->code->filename))
+		k++;
+	return n ? f[k < n ? k : 0] : NULL;
+}

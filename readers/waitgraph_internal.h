@@ -75,6 +75,11 @@ enum {
 void wg_scan_unit(struct wg_build *b, size_t node,
 		  const struct py_frame *const *f, size_t n, unsigned how,
 		  const struct py_task *task);
+/* readers/waitgraph_frames.c: the frame a unit (frames innermost
+ * first) is named as innermost in: past trio's traps and trio.sleep()'s
+ * inner calls; NULL without frames. */
+const struct py_frame *wg_unit_inner(const struct py_frame *const *f,
+				     size_t n);
 /* readers/waitgraph_pool.c: a pending future of a job queued in a
  * ThreadPoolExecutor, which something waits on, waits for the first of
  * the pool's worker threads (after the threads are scanned: their
