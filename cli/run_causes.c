@@ -433,13 +433,10 @@ static int explained(const struct run_summary *s, const struct py_thread *t)
 	return found;
 }
 
-/*
- * Does a cause of the graph's name thread i of the snapshot as waiting
- * for something (a lock it is in a cycle through, a lock whose holder
- * it names or says is unknown)?  Its lock wait is said there, proven;
- * a thread the graph names only as a holder may still be blocked on a
- * lock the graph does not see (one taken in C).
- */
+/* Does a cause of the graph's name thread i of the snapshot as waiting
+ * for something (a lock of a cycle, one whose holder is named or
+ * unknown)?  One named only as a holder may be blocked on a lock the
+ * graph does not see (one taken in C). */
 static int graph_has_it_wait(const struct run_summary *s,
 			     const struct py_thread *t, size_t i)
 {
@@ -457,6 +454,58 @@ static int graph_has_it_wait(const struct run_summary *s,
 		if (s->graph->edges[out[k]].kind == WG_WAITS_FOR)
 			return 1;
 	return 0;
+}
+
+/* Is a holder of what thread i waits for blocked on a lock the graph
+ * does not see (taken in C)?  graph: the threads it says wait. */
+static int held_by_blind_lock(const struct run_summary *s,
+			      const struct blocked *b, size_t n,
+			      const unsigned char *graph, size_t i)
+{
+	const struct py_waitgraph *g = s->graph;
+	long node = py_waitgraph_node_of(g, WG_THREAD, i);
+	size_t k, m, h, nh, hs[4];
+	const size_t *out;
+
+	if (node < 0)
+		return 0;
+	out = py_waitgraph_out(g, (size_t)node, &m);
+	for (k = 0; k < m; k++) {
+		if (g->edges[out[k]].kind != WG_WAITS_FOR)
+			continue;
+		nh = py_waitgraph_holders(g, g->edges[out[k]].to, hs, 4);
+		for (h = 0; h < nh && h < 4; h++) {
+			const struct wg_node *hn = &g->nodes[hs[h]];
+
+			if (hn->kind == WG_THREAD && hn->index < n &&
+			    b[hn->index].kind == BLOCKED_LOCK &&
+			    !graph[hn->index])
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A thread blocked on a lock that a cause of the graph's names as a
+ * waiter is said there, with its holder: it leaves the native guesses
+ * below ("possible deadlock", "is blocked acquiring a lock").  Unless
+ * that holder is itself blocked on a lock the graph does not see: the
+ * two then are the guess's pattern, a deadlock half in C.
+ */
+static void drop_graph_explained(const struct run_summary *s,
+				 struct blocked *b, size_t n)
+{
+	unsigned char *graph = xcalloc(n ? n : 1, 1);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		graph[i] = b[i].kind == BLOCKED_LOCK &&
+			   graph_has_it_wait(s, b[i].t, i);
+	for (i = 0; i < n; i++)
+		if (graph[i] && !held_by_blind_lock(s, b, n, graph, i))
+			b[i].kind = BLOCKED_NO;
+	free(graph);
 }
 
 /*
@@ -587,12 +636,10 @@ static void summarize_threads(struct run_summary *s, int pid,
 	b = xcalloc(n, sizeof(*b));
 	for (i = 0; i < n; i++) {
 		classify(&snap->threads[i], &facts[i], tr, &b[i]);
-		/* (said by the graph's cause, with its holder) */
-		if (b[i].kind == BLOCKED_LOCK &&
-		    graph_has_it_wait(s, &snap->threads[i], i))
-			b[i].kind = BLOCKED_NO;
-		nlock += b[i].kind == BLOCKED_LOCK;
 	}
+	drop_graph_explained(s, b, n);
+	for (i = 0; i < n; i++)
+		nlock += b[i].kind == BLOCKED_LOCK;
 	strbuf_init(&sb);
 	/* Two threads blocked on locks the graph does not explain is the
 	 * classic lock-order deadlock's sign; which lock each holds is not

@@ -271,17 +271,19 @@ static int in_cycle(const struct py_waitgraph *g, size_t cycle, size_t node)
 /* A job queued in a ThreadPoolExecutor, on the cycle, waits for the
  * first free of the pool's workers: the graph counts that wait in a
  * cycle only when none of them will be free (readers/waitgraph_any.c),
- * so each is as stuck as the cycle's own.  With more than one, the
- * headline says so (the cycle named is one path through them), and
- * each of the others gets its line: without a cause, the headline's
- * words, else the lines. */
+ * so each is as stuck as the cycle's own.  Where a pool has more than
+ * one, the headline says so once (the cycle named is one path through
+ * them), and each worker off that path gets its line, once, at most
+ * POOL_WORKERS_NAMED of them: without a cause, the headline's words,
+ * else the lines. */
 static void pool_workers(struct run_cause *cause, const struct run_summary *s,
 			 const struct collection *c,
 			 const struct watch_tracker *t, size_t cycle,
 			 struct addrmap *named, struct strbuf *sb)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t k, j, m, shown = 0;
+	size_t k, j, m, shown[POOL_WORKERS_NAMED], nshown = 0, q, jobs = 0;
+	size_t first = 0;
 
 	for (k = 0; k < g->cycles.len[cycle]; k++) {
 		size_t fut = g->cycles.cycles[cycle][k];
@@ -290,24 +292,31 @@ static void pool_workers(struct run_cause *cause, const struct run_summary *s,
 		if (g->nodes[fut].kind != WG_OBJECT ||
 		    !g->prims[g->nodes[fut].index].queued || m < 2)
 			continue;
-		if (!cause) {
-			strbuf_addf(sb, "; its job is queued for the first "
-				    "free of its pool's %zu workers, all "
-				    "stuck", m);
-			continue;
-		}
-		for (j = 0; j < m; j++) {
+		if (!jobs++)
+			first = m;
+		for (j = 0; cause && j < m; j++) {
 			size_t w = g->edges[out[j]].to;
 
-			if (in_cycle(g, cycle, w))
+			for (q = 0; q < nshown && shown[q] != w; q++)
+				;
+			if (q < nshown || in_cycle(g, cycle, w))
 				continue;
-			if (shown++ == POOL_WORKERS_NAMED)
-				break;
+			if (nshown == POOL_WORKERS_NAMED)
+				return;
+			shown[nshown++] = w;
 			add_task_of(c, w, named);
 			strbuf_addstr(sb, "and its pool's ");
 			add_unit_detail(cause, c, t, w, s->facts, sb);
 		}
 	}
+	if (cause || !jobs)
+		return;
+	if (jobs == 1)
+		strbuf_addf(sb, "; its job is queued for the first free of its "
+			    "pool's %zu workers, all stuck", first);
+	else
+		strbuf_addf(sb, "; its %zu jobs are each queued for the first "
+			    "free of their pool's workers, all stuck", jobs);
 }
 
 /* A cause per cycle of waits through an object (a lock each holds

@@ -585,16 +585,22 @@ static void link_futures(struct wg_build *b, size_t base)
 
 /* The RLocks (by node + 1) an asyncio task holds in a `with`, each with the
  * kernel id of the thread that runs the task's loop (0: unknown), into
- * held: an RLock entered by a coroutine names that thread its owner. */
-static void task_held_rlocks(const struct wg_build *b, struct addrmap *held)
+ * held: an RLock entered by a coroutine names that thread its owner.
+ * Returns, per node, whether it waits for something (a waits-for edge
+ * from it). */
+static unsigned char *task_held_rlocks(const struct wg_build *b,
+				       struct addrmap *held)
 {
 	const struct py_waitgraph *g = b->g;
+	unsigned char *waits = xcalloc(g->nnodes + 1, 1);
 	size_t i;
 
 	for (i = 0; i < g->nedges; i++) {
 		const struct wg_edge *e = &g->edges[i];
 		const struct wg_node *from = &g->nodes[e->from];
 
+		if (e->kind == WG_WAITS_FOR)
+			waits[e->from] = 1;
 		if (e->kind != WG_HOLDS || from->kind != WG_TASK || !b->a ||
 		    from->index >= b->a->ntasks ||
 		    g->nodes[e->to].kind != WG_OBJECT ||
@@ -603,20 +609,25 @@ static void task_held_rlocks(const struct wg_build *b, struct addrmap *held)
 		addrmap_put(held, e->to + 1,  /* (no key 0) */
 			    (void *)(uintptr_t)(b->a->tasks[from->index].tid));
 	}
+	return waits;
 }
 
 /* Holders a lock names itself: an RLock's owning thread, a trio.Lock's
  * owning task (which may hold it with no `with`: lock.acquire()).  An
  * RLock a task holds names the task's thread: that thread is no holder
- * of its own, lest the lock read as held by two. */
+ * of its own, lest the lock read as held by two, unless it waits for
+ * something itself (blocked in a step of another task, say): then the
+ * task cannot go on either, and the thread's hold keeps the cycle that
+ * runs through it. */
 static void link_owners(struct wg_build *b)
 {
 	struct py_waitgraph *g = b->g;
 	size_t i, t, nn = g->nnodes;
 	struct addrmap by_task;
+	unsigned char *waits;
 
 	addrmap_init(&by_task);
-	task_held_rlocks(b, &by_task);
+	waits = task_held_rlocks(b, &by_task);
 	for (i = 0; i < nn; i++) {
 		const struct py_prim *p;
 		long node;
@@ -642,16 +653,18 @@ static void link_owners(struct wg_build *b)
 
 			if (b->snap->threads[t].thread_id != p->owner)
 				continue;
+			node = py_waitgraph_node_of(g, WG_THREAD, t);
 			tid = (uintptr_t)addrmap_get(&by_task, i + 1, &found);
 			if (found && tid && tid == (uintptr_t)
-					b->snap->threads[t].tid)
+					b->snap->threads[t].tid &&
+			    !(node >= 0 && waits[node]))
 				continue;
-			node = py_waitgraph_node_of(g, WG_THREAD, t);
 			if (node >= 0)
 				wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
 		}
 	}
 	addrmap_release(&by_task);
+	free(waits);
 }
 
 /* A suspended task's frames: what wg_scan_unit() finds, trio's

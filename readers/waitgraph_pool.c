@@ -14,8 +14,14 @@
  *
  * The workers are found by their frames: _worker(executor_reference,
  * [ctx,] work_queue) in concurrent/futures/thread.py, whose local
- * work_queue is the pool's queue, a queue.Queue up to 3.8 (its items in
- * the deque `queue`), a queue.SimpleQueue from 3.9.
+ * work_queue is the pool's queue, a queue.Queue on 3.6 (its items in
+ * the deque `queue`), a queue.SimpleQueue from 3.7.
+ *
+ * Bounds: a pool's workers past WG_MAX_POOL_THREADS are not linked, and
+ * its jobs' waits then count one choice more than their edges, so that
+ * they never make a cycle (one of the workers left out may be free);
+ * past WG_MAX_POOL_EDGES edges in all, the further queued jobs wait for
+ * nothing, as before any was linked (each costs an edge per worker).
  */
 #include "readers/waitgraph.h"
 #include "readers/waitgraph_internal.h"
@@ -34,11 +40,13 @@
 #define WG_MAX_POOLS 64
 #define WG_MAX_POOL_THREADS 4096
 #define WG_MAX_QUEUED_JOBS 4096
+#define WG_MAX_POOL_EDGES 65536
 
 struct pool {
 	uint64_t queue;
-	size_t *workers;  /* thread nodes */
+	size_t *workers;  /* thread nodes, the first WG_MAX_POOL_THREADS */
 	size_t nworkers;
+	size_t all;       /* workers found, linked or not */
 };
 
 /* The work queue of the executor whose worker thread t is, or 0. */
@@ -78,8 +86,10 @@ static size_t find_pools(struct wg_build *b, struct pool *pools)
 			pools[n].queue = q;
 			pools[n].workers = xcalloc(WG_MAX_POOL_THREADS,
 						   sizeof(size_t));
+			pools[n].all = 0;
 			pools[n++].nworkers = 0;
 		}
+		pools[k].all++;
 		if (pools[k].nworkers < WG_MAX_POOL_THREADS)
 			pools[k].workers[pools[k].nworkers++] = (size_t)node;
 	}
@@ -110,9 +120,10 @@ static size_t queued(struct wg_build *b, uint64_t q, uint64_t *out,
 }
 
 /* A pending future of a job in the pool's queue that something waits
- * on waits for the first of the pool's workers. */
+ * on waits for the first of the pool's workers (*budget: the edges
+ * still allowed). */
 static void link_queued(struct wg_build *b, const struct pool *p,
-			uint64_t *items)
+			uint64_t *items, size_t *budget)
 {
 	struct py_waitgraph *g = b->g;
 	size_t n = queued(b, p->queue, items, WG_MAX_QUEUED_JOBS), i, k;
@@ -135,9 +146,16 @@ static void link_queued(struct wg_build *b, const struct pool *p,
 		if (pr->kind != PY_PRIM_CFUTURE || !pr->fstate ||
 		    strcmp(pr->fstate, "pending"))
 			continue;
+		if (*budget < p->nworkers)
+			return;
+		*budget -= p->nworkers;
 		pr->queued = 1;
+		/* (with workers left out, a choice more than its edges:
+		 * p->all + 1, as one alone would wait plainly) */
 		for (k = 0; k < p->nworkers; k++)
-			wg_add_any_edge(b, v - 1, p->workers[k], p->nworkers);
+			wg_add_any_edge(b, v - 1, p->workers[k],
+					p->all > p->nworkers ? p->all + 1 :
+					p->nworkers);
 	}
 }
 
@@ -147,9 +165,11 @@ void wg_link_thread_pools(struct wg_build *b)
 	uint64_t *items;
 	size_t n = find_pools(b, pools), i;
 
+	size_t budget = WG_MAX_POOL_EDGES;
+
 	items = n ? xcalloc(WG_MAX_QUEUED_JOBS, sizeof(*items)) : NULL;
 	for (i = 0; i < n; i++) {
-		link_queued(b, &pools[i], items);
+		link_queued(b, &pools[i], items, &budget);
 		free(pools[i].workers);
 	}
 	free(items);

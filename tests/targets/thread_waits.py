@@ -241,7 +241,8 @@ def starved_scenario():
     "free" the other worker sleeps: it will be free one day."""
     parked = threading.Semaphore(0)
     pools = {}
-    for prefix, n in (("one", 1), ("two", 2), ("free", 2)):
+    for prefix, n in (("one", 1), ("two", 2), ("free", 2), ("xa", 2),
+                      ("xb", 2)):
         pools[prefix] = concurrent.futures.ThreadPoolExecutor(
             n, thread_name_prefix=prefix)
     KEPT.extend(pools.values())
@@ -254,14 +255,88 @@ def starved_scenario():
             ("two", "two-b", both), ("free", "free", threading.Barrier(1))):
         pools[prefix].submit(submits_and_waits, pools[prefix], name, parked,
                              running)
-    for _ in range(4):
+    # "xa" and "xb": each worker's job waits for a job it queued in the
+    # other pool, whose workers all do the same: a deadlock of both
+    four = threading.Barrier(4)
+    for mine, other in (("xa", "xb"), ("xb", "xa")):
+        for k in range(2):
+            pools[mine].submit(submits_and_waits, pools[other],
+                               "%s-%d" % (mine, k), parked, four)
+    for _ in range(8):
         parked.acquire()
-    settle({"one_0": "starved-waits", "two_0": "starved-waits",
-            "two_1": "starved-waits", "free_1": "starved-waits"})
+    settle(dict((name, "starved-waits") for name in (
+        "one_0", "two_0", "two_1", "free_1", "xa_0", "xa_1", "xb_0",
+        "xb_1")))
     write_ready(READY, {"pid": os.getpid(),
                         "queued": dict((name, "0x%x" % id(f))
                                        for name, f in QUEUED.items())})
     threading.Event().wait()
+
+
+def mixed_scenario():
+    """A deadlock half in C: "c-then-py" holds a pthread mutex (through
+    ctypes, which no Python object stands for) and waits for a Lock that
+    "py-then-c" holds, which waits for the mutex."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    mutex = ctypes.create_string_buffer(64)  # zeroed: a plain mutex
+    lock = threading.Lock()
+    both = threading.Barrier(2)
+
+    def py_then_c():
+        with lock:
+            both.wait()
+            libc.pthread_mutex_lock(mutex)  # MARK: mixed-c-waits
+
+    def c_then_py():
+        libc.pthread_mutex_lock(mutex)
+        both.wait()
+        with lock:  # MARK: mixed-py-waits
+            pass
+
+    for target, name in ((py_then_c, "py-then-c"), (c_then_py, "c-then-py")):
+        threading.Thread(target=target, name=name, daemon=True).start()
+    settle({"py-then-c": "mixed-c-waits", "c-then-py": "mixed-py-waits"})
+    write_ready(READY, {"pid": os.getpid()})
+    threading.Event().wait()
+
+
+def announce_rlock_loop():
+    settle({"MainThread": "rloop-blocked", "other": "rloop-other"})
+    write_ready(READY, {"pid": os.getpid()})
+
+
+def rlock_loop_scenario():
+    """A task holds an RLock across an await (its owner the loop's
+    thread); the loop's thread is blocked in another task's step on a
+    Lock that thread "other" holds, which waits for the RLock: a cycle
+    through the loop's thread."""
+    rlock, lock = threading.RLock(), threading.Lock()
+    taken = threading.Event()
+
+    def other():
+        with lock:
+            taken.set()
+            time.sleep(0.3)
+            with rlock:  # MARK: rloop-other
+                pass
+
+    async def holder():
+        with rlock:
+            await asyncio.sleep(3600)
+
+    async def blocker():
+        await asyncio.sleep(0.1)
+        threading.Thread(target=other, name="other", daemon=True).start()
+        taken.wait()
+        threading.Thread(target=announce_rlock_loop, daemon=True).start()
+        with lock:  # MARK: rloop-blocked
+            pass
+
+    async def main():
+        await asyncio.gather(holder(), blocker())
+
+    asyncio.new_event_loop().run_until_complete(main())
 
 
 # A child that ends once its parent has: the test kills only the target.
@@ -490,7 +565,8 @@ SCENARIOS = {"join": join_scenario, "exit": exit_scenario,
              "children": children_scenario, "futures": futures_scenario,
              "achildren": achildren_scenario, "queues": queues_scenario,
              "pool": pool_scenario, "released": released_scenario,
-             "import": import_scenario, "starved": starved_scenario}
+             "import": import_scenario, "starved": starved_scenario,
+             "mixed": mixed_scenario, "rlock-loop": rlock_loop_scenario}
 
 # (multiprocessing's forkserver and spawn import this file again, as
 # __mp_main__, in the child)
