@@ -398,7 +398,7 @@ static uint64_t task_fingerprint(const struct py_async *a,
 static const struct py_gen *task_inner(const struct py_async *a,
 				       const struct py_task *task)
 {
-	const struct py_gen *first = NULL, *g, *out;
+	const struct py_gen *first = NULL, *g = NULL, *next;
 	size_t i;
 
 	for (i = 0; i < task->nstack; i++) {
@@ -409,17 +409,18 @@ static const struct py_gen *task_inner(const struct py_async *a,
 		if (!g->code || !py_is_scheduler_trap(g->code->filename))
 			break;
 	}
-	if (i == task->nstack)
+	if (i == task->nstack || !g)
 		return first;
 	/* (trio.sleep() named, not the sleep_forever() it ends in) */
-	for (out = g; i + 1 < task->nstack && out->code &&
-	     py_is_trio_sleep(out->code->filename); i++) {
-		g = py_task_gen(a, task, i + 1);
-		if (!g || !g->code || !py_is_trio_sleep(g->code->filename))
+	for (; i + 1 < task->nstack && g->code &&
+	     py_is_trio_sleep(g->code->filename); i++) {
+		next = py_task_gen(a, task, i + 1);
+		if (!next || !next->code ||
+		    !py_is_trio_sleep(next->code->filename))
 			break;
-		out = g;
+		g = next;
 	}
-	return out;
+	return g;
 }
 
 /*
