@@ -210,6 +210,23 @@ static void add_test(struct run_cause *cause, const struct collection *c,
 	run_cause_detail(cause, sb);
 }
 
+/* Does the cycle go through a lock (a lock cycle), not only through
+ * futures, threads joined or queues (a wait cycle: an executor's job
+ * waiting for a job queued behind it)? */
+static int has_lock(const struct py_waitgraph *g, size_t cycle)
+{
+	size_t k;
+
+	for (k = 0; k < g->cycles.len[cycle]; k++) {
+		size_t node = g->cycles.cycles[cycle][k];
+
+		if (g->nodes[node].kind == WG_OBJECT &&
+		    py_prim_is_lock(&g->prims[g->nodes[node].index]))
+			return 1;
+	}
+	return 0;
+}
+
 static int has_object(const struct py_waitgraph *g, size_t cycle)
 {
 	size_t k;
@@ -336,7 +353,8 @@ static void cycles(struct run_summary *s, const struct collection *c,
 		/* Tasks awaiting each other are await cycles already. */
 		if (!has_object(g, i))
 			continue;
-		strbuf_addstr(sb, "lock cycle: ");
+		strbuf_addstr(sb, has_lock(g, i) ? "lock cycle: " :
+				  "wait cycle: ");
 		graph_add_cycle(sb, c, i, GRAPH_RAW);
 		pool_workers(NULL, s, c, t, i, named, sb);
 		cause = run_cause_add(s, RUN_CAUSE_LOCK_CYCLE, c->pid, sb);
