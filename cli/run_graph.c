@@ -6,6 +6,7 @@
 #include "cli/report_graph.h"
 #include "cli/alike_lines.h"
 #include "cli/run_seen.h"
+#include "cli/thread_idle.h"
 #include "common/addrmap.h"
 #include "common/banned.h"
 
@@ -371,6 +372,17 @@ static void cycles(struct run_summary *s, const struct collection *c,
 	}
 }
 
+/* A thread node of a loop that waits for work by design (an executor's
+ * or anyio's idle worker in its queue's get()): its wait is an idle
+ * one, as a server's rest is. */
+static int unit_idle_by_design(const struct collection *c, size_t node)
+{
+	const struct wg_node *n = &c->graph.nodes[node];
+
+	return n->kind == WG_THREAD && n->index < c->snap.nthreads &&
+	       thread_idle_by_design(&c->snap.threads[n->index]) != NULL;
+}
+
 struct ranked {
 	size_t node, waiters, idle;
 	size_t behind;     /* threads and tasks blocked by it in all */
@@ -517,7 +529,8 @@ static size_t rank_held(const struct collection *c,
 		for (k = 0; k < nw && k < g->nnodes; k++) {
 			struct run_seen sn;
 
-			r[n].idle += g->nodes[w[k]].idle;
+			r[n].idle += g->nodes[w[k]].idle ||
+				     unit_idle_by_design(c, w[k]);
 			node_seen(c, t, w[k], &sn);
 			moving += sn.state == RUN_SEEN_MOVING;
 			if (sn.state == RUN_SEEN_STUCK && sn.stuck_for > r[n].stuck)

@@ -56,6 +56,14 @@ const char *gen_idle_by_design(const struct py_gen *g)
 
 	if (gen_is(g, "/trio/_core/_run.py", "unrolled_run"))
 		return "trio's run loop";
+	/* anyio's worker thread holds it open for its whole life: a stuck
+	 * job is its thread's, which is listed */
+	if (gen_is(g, "/anyio/_core/_eventloop.py", "claim_worker_thread"))
+		return "anyio's worker thread's claim";
+	/* 3.6's types module keeps the async generator it takes its type
+	 * from (3.7 deletes it): never started, in every program */
+	if (gen_is(g, "/types.py", "_ag") && g->state == PY_GEN_CREATED)
+		return "the types module's own async generator";
 	/* certifi (so every program that imports requests) enters
 	 * as_file() at import and keeps the path for good: its generators
 	 * stay at their yields for the life of the process.  A `with

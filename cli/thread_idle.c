@@ -20,6 +20,7 @@ static const char *const mp_queues[] = {
 static const char *const std_queue[] = { "/queue.py", NULL };
 static const char *const gevent_queue[] = { "/gevent/_threading.py", NULL };
 static const char *const std_threading[] = { "/threading.py", NULL };
+static const char *const in_c_only[] = { NULL };
 
 static const struct {
 	const char *file, *function, *what;
@@ -52,6 +53,13 @@ static const struct {
 	  "multiprocessing's fork server", NULL, ANY },
 	{ "/gevent/threadpool.py", "run",
 	  "a gevent threadpool's worker thread", gevent_queue, 0 },
+	/* to_thread.run_sync()'s workers: anyio's on asyncio (starlette's
+	 * and FastAPI's plain handlers) wait in their queue.Queue's get(),
+	 * trio's in a lock acquired in C, with a timeout */
+	{ "/anyio/_backends/_asyncio.py", "run", "anyio's worker thread",
+	  std_queue, 0 },
+	{ "/trio/_core/_thread_cache.py", "_work", "trio's worker thread",
+	  in_c_only, C_WAIT },
 };
 
 /* The entry of the loop code is, or -1. */

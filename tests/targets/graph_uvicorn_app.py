@@ -6,7 +6,9 @@ Writes {"pid": ..., "port": ...} to READY once serving.  GET /stuck
 waits for an Event nobody sets; GET /sync, a plain function starlette
 runs in anyio's worker threads, waits for a threading.Event nobody sets,
 so that with the threads' limiter cut to two tokens the third request
-waits for a token; nothing else happens unless a client asks.
+waits for a token; GET /quick, a plain function too, answers at once
+(its worker thread then waits for the next job, idle); nothing else
+happens unless a client asks.
 """
 
 import asyncio
@@ -40,6 +42,10 @@ def sync(request):
     return PlainTextResponse("unreachable")
 
 
+def quick(request):
+    return PlainTextResponse("quick")
+
+
 async def startup():
     global never
     never = asyncio.Event()
@@ -49,7 +55,8 @@ async def startup():
     os.rename(READY + ".tmp", READY)
 
 
-app = Starlette(routes=[Route("/stuck", stuck), Route("/sync", sync)],
+app = Starlette(routes=[Route("/stuck", stuck), Route("/sync", sync),
+                        Route("/quick", quick)],
                 on_startup=[startup])
 
 if __name__ == "__main__":
