@@ -55,24 +55,26 @@ double offcpu_seconds(uint64_t start_ns, uint64_t now_ns, double age_s)
 	return s;
 }
 
-/* Seconds since the task started (stat's starttime, in clock ticks after
- * boot), or -1 unknown. */
-static double task_age(const struct procfs_stat *st)
+/* Seconds since boot, and the clock ticks per second of stat's
+ * starttime: a task's age is the one less the other's count; 0 each
+ * when unknown. */
+static void boot_clock(double *since_boot, double *hz)
 {
 	struct timespec ts;
-	long hz = sysconf(_SC_CLK_TCK);
+	long tick = sysconf(_SC_CLK_TCK);
 
-	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
-		return -1;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 -
-	       (double)st->starttime / (double)hz;
+	*since_boot = *hz = 0;
+	if (tick <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return;
+	*since_boot = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	*hz = (double)tick;
 }
 
 void offcpu_read(int pid, struct offcpu *o)
 {
 	struct procfs_stat st;
 	uint64_t *start, *now;
-	double *age;
+	double *age, since_boot, hz;
 	char dir[48];
 	int *cpu;
 	size_t i;
@@ -89,6 +91,7 @@ void offcpu_read(int pid, struct offcpu *o)
 	now = xcalloc(o->n ? o->n : 1, sizeof(*now));
 	cpu = xmallocarray(o->n ? o->n : 1, sizeof(*cpu));
 	age = xmallocarray(o->n ? o->n : 1, sizeof(*age));
+	boot_clock(&since_boot, &hz);
 	for (i = 0; i < o->n; i++) {
 		o->seconds[i] = OFFCPU_UNKNOWN;
 		cpu[i] = -1;
@@ -99,7 +102,7 @@ void offcpu_read(int pid, struct offcpu *o)
 			o->seconds[i] = OFFCPU_RUNNING;
 			continue;
 		}
-		age[i] = task_age(&st);
+		age[i] = hz > 0 ? since_boot - (double)st.starttime / hz : -1;
 		if (st.processor >= 0 && st.processor < CPU_SETSIZE &&
 		    procfs_exec_start(pid, o->tid[i], &start[i]) == 0)
 			cpu[i] = st.processor;

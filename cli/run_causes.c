@@ -634,9 +634,8 @@ static void summarize_threads(struct run_summary *s, int pid,
 	if (!n)
 		return;
 	b = xcalloc(n, sizeof(*b));
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		classify(&snap->threads[i], &facts[i], tr, &b[i]);
-	}
 	drop_graph_explained(s, b, n);
 	for (i = 0; i < n; i++)
 		nlock += b[i].kind == BLOCKED_LOCK;

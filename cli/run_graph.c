@@ -211,18 +211,20 @@ static void add_test(struct run_cause *cause, const struct collection *c,
 	run_cause_detail(cause, sb);
 }
 
-/* Does the cycle go through a lock (a lock cycle), not only through
- * futures, threads joined or queues (a wait cycle: an executor's job
- * waiting for a job queued behind it)? */
-static int has_lock(const struct py_waitgraph *g, size_t cycle)
+/* Does the cycle go through an object (locks: through a lock, a lock
+ * cycle; else through no lock, only futures, threads joined or queues,
+ * a wait cycle: an executor's job waiting for a job queued behind
+ * it)? */
+static int cycle_through(const struct py_waitgraph *g, size_t cycle,
+			 int locks)
 {
 	size_t k;
 
 	for (k = 0; k < g->cycles.len[cycle]; k++) {
-		size_t node = g->cycles.cycles[cycle][k];
+		const struct wg_node *n = &g->nodes[g->cycles.cycles[cycle][k]];
 
-		if (g->nodes[node].kind == WG_OBJECT &&
-		    py_prim_is_lock(&g->prims[g->nodes[node].index]))
+		if (n->kind == WG_OBJECT &&
+		    (!locks || py_prim_is_lock(&g->prims[n->index])))
 			return 1;
 	}
 	return 0;
@@ -230,12 +232,7 @@ static int has_lock(const struct py_waitgraph *g, size_t cycle)
 
 static int has_object(const struct py_waitgraph *g, size_t cycle)
 {
-	size_t k;
-
-	for (k = 0; k < g->cycles.len[cycle]; k++)
-		if (g->nodes[g->cycles.cycles[cycle][k]].kind == WG_OBJECT)
-			return 1;
-	return 0;
+	return cycle_through(g, cycle, 0);
 }
 
 /* A node's task or thread, into out (NULL: none), when it is one: the
@@ -354,7 +351,7 @@ static void cycles(struct run_summary *s, const struct collection *c,
 		/* Tasks awaiting each other are await cycles already. */
 		if (!has_object(g, i))
 			continue;
-		strbuf_addstr(sb, has_lock(g, i) ? "lock cycle: " :
+		strbuf_addstr(sb, cycle_through(g, i, 1) ? "lock cycle: " :
 				  "wait cycle: ");
 		graph_add_cycle(sb, c, i, GRAPH_RAW);
 		pool_workers(NULL, s, c, t, i, named, sb);
