@@ -25,18 +25,24 @@ static void add_name(struct strbuf *sb, const char *s, enum graph_names names)
 		esc_add(sb, s, ESC_NAME, 0);
 }
 
-void graph_add_place(struct strbuf *sb, const struct py_frame *f,
-		     enum graph_names names)
+void graph_add_place_line(struct strbuf *sb, const struct py_frame *f,
+			  int line, enum graph_names names)
 {
 	if (!f || !f->code) {
 		strbuf_addstr(sb, "?");
 		return;
 	}
 	add_name(sb, base_name(f->code->filename), names);
-	if (f->line >= 0)
-		strbuf_addf(sb, ":%d", f->line);
+	if (line >= 0)
+		strbuf_addf(sb, ":%d", line);
 	strbuf_addstr(sb, " in ");
 	add_name(sb, f->code->qualname, names);
+}
+
+void graph_add_place(struct strbuf *sb, const struct py_frame *f,
+		     enum graph_names names)
+{
+	graph_add_place_line(sb, f, f ? f->line : -1, names);
 }
 
 void graph_add_label(struct strbuf *sb, const struct collection *c,
@@ -122,25 +128,70 @@ void graph_add_blame(struct strbuf *sb, const struct collection *c,
 	}
 }
 
+/* The hold edge holder -> obj that says where, or NULL. */
+static const struct wg_edge *hold_edge(const struct py_waitgraph *g,
+				       size_t obj, size_t holder)
+{
+	size_t k, n;
+	const size_t *out = py_waitgraph_out(g, holder, &n);
+
+	for (k = 0; k < n; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
+
+		if (e->kind == WG_HOLDS && e->to == obj && e->at)
+			return e;
+	}
+	return NULL;
+}
+
+void graph_add_holder_at(struct strbuf *sb, const struct collection *c,
+			 size_t obj, size_t holder, enum graph_names names)
+{
+	const struct wg_edge *e = hold_edge(&c->graph, obj, holder);
+
+	if (!e) {
+		graph_add_blame(sb, c, holder, names);
+		return;
+	}
+	strbuf_addstr(sb, " at ");
+	graph_add_place(sb, e->at, names);
+	if (e->took_line > 0 && e->took_line != e->at->line)
+		strbuf_addf(sb, " (taken at line %d)", e->took_line);
+}
+
+const struct py_frame *graph_took_at(const struct collection *c, size_t obj,
+				     size_t holder, int *line)
+{
+	const struct wg_edge *e = hold_edge(&c->graph, obj, holder);
+
+	*line = e ? e->took_line : 0;
+	return *line > 0 ? e->at : NULL;
+}
+
 /* The frame that entered the holding block, else the holder's blame. */
 static void add_holder(struct strbuf *sb, const struct collection *c,
 		       size_t obj, size_t holder, enum graph_names names)
 {
-	const struct py_waitgraph *g = &c->graph;
-	size_t i, k, n;
-	const size_t *out = py_waitgraph_out(g, holder, &n);
+	const struct wg_edge *e = hold_edge(&c->graph, obj, holder);
 
 	graph_add_label(sb, c, holder, names);
-	for (k = 0; k < n; k++) {
-		i = out[k];
-		if (g->edges[i].kind == WG_HOLDS && g->edges[i].to == obj &&
-		    g->edges[i].at) {
-			strbuf_addstr(sb, " at ");
-			graph_add_place(sb, g->edges[i].at, names);
-			return;
-		}
+	if (e) {
+		strbuf_addstr(sb, " at ");
+		graph_add_place(sb, e->at, names);
+	} else {
+		graph_add_blame(sb, c, holder, names);
 	}
-	graph_add_blame(sb, c, holder, names);
+}
+
+/* ", taken at line 40" of holder's hold of obj, where the with that took
+ * it is another line than the one its frame is at. */
+static void add_taken(struct strbuf *sb, const struct collection *c,
+		      size_t obj, size_t holder)
+{
+	const struct wg_edge *e = hold_edge(&c->graph, obj, holder);
+
+	if (e && e->took_line > 0 && e->took_line != e->at->line)
+		strbuf_addf(sb, ", taken at line %d", e->took_line);
 }
 
 /* The thread node a Thread object node waits for (the thread it runs
@@ -236,7 +287,8 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		}
 		for (h = 0; h < n && h < GRAPH_MAX_HOLDERS; h++) {
 			strbuf_addstr(sb, h ? ", " : " held by ");
-			add_holder(sb, c, e->to, holders[h], names);
+			graph_add_label(sb, c, holders[h], names);
+			graph_add_holder_at(sb, c, e->to, holders[h], names);
 		}
 		if (n > GRAPH_MAX_HOLDERS)
 			strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);
@@ -689,6 +741,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 			nw += py_waitgraph_waiters(g, g->edges[inner].to,
 						   NULL, 0);
 		}
+		add_taken(&sb, c, e->to, e->from);
 		strbuf_addf(&sb, ": %zu waiting", nw);
 		fprintf(out, "  %s\n", sb.buf);
 	}

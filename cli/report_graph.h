@@ -23,10 +23,23 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 /* "app.py:42 in hold" of a frame; "?" when NULL. */
 void graph_add_place(struct strbuf *sb, const struct py_frame *f,
 		     enum graph_names names);
+/* The same at another line of f's code (-1: none). */
+void graph_add_place_line(struct strbuf *sb, const struct py_frame *f,
+			  int line, enum graph_names names);
 /* " at USERFILE:LINE in FUNC (innermost FILE:LINE in FUNC)" of a thread
  * or task node. */
 void graph_add_blame(struct strbuf *sb, const struct collection *c,
 		     size_t node, enum graph_names names);
+/* " at app.py:42 in hold (taken at line 40)" of holder's hold of object
+ * node obj: where the frame that entered the with block is, and the
+ * line of the with that took it where that is another; else
+ * graph_add_blame() of holder. */
+void graph_add_holder_at(struct strbuf *sb, const struct collection *c,
+			 size_t obj, size_t holder, enum graph_names names);
+/* The frame whose with statement at *line took holder's hold of obj, or
+ * NULL (*line 0) when that line is not known. */
+const struct py_frame *graph_took_at(const struct collection *c, size_t obj,
+				     size_t holder, int *line);
 /* "waits for: X held by Y at ..." of a waiting node, or "" when it waits
  * for nothing the graph knows. */
 void graph_add_wait(struct strbuf *sb, const struct collection *c,

@@ -193,6 +193,11 @@ void report_json_graph(struct json *j, const struct collection *c)
 		if (e->kind == WG_HOLDS) {
 			json_key(j, "at");
 			json_place(j, e->at, &memo);
+			json_key(j, "taken_line");
+			if (e->took_line > 0)
+				json_uint(j, (uint64_t)e->took_line);
+			else
+				json_null(j);
 		}
 		json_end_object(j);
 	}

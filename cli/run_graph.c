@@ -5,6 +5,7 @@
 
 #include "cli/report_graph.h"
 #include "cli/alike_lines.h"
+#include "cli/run_probe.h"
 #include "cli/run_seen.h"
 #include "cli/thread_idle.h"
 #include "common/addrmap.h"
@@ -334,6 +335,30 @@ static void pool_workers(struct run_cause *cause, const struct run_summary *s,
 			    "free of their pool's workers, all stuck", jobs);
 }
 
+/* "holding threading.Lock 0x.. (locked) since app.py:5 in f: with a:",
+ * a line of the cause after unit's: where unit took obj, the object
+ * before it in a cycle, when that is known. */
+static void add_taken(struct run_cause *cause, const struct collection *c,
+		      size_t obj, size_t unit, struct strbuf *sb)
+{
+	const struct py_frame *at;
+	char *source;
+	int line;
+
+	if (c->graph.nodes[obj].kind != WG_OBJECT ||
+	    !(at = graph_took_at(c, obj, unit, &line)))
+		return;
+	strbuf_addstr(sb, "holding ");
+	graph_add_label(sb, c, obj, GRAPH_RAW);
+	strbuf_addstr(sb, " since ");
+	graph_add_place_line(sb, at, line, GRAPH_RAW);
+	source = run_probe_source(c->pid, at->code->filename, line);
+	if (source)
+		strbuf_addf(sb, ": %s", source);
+	free(source);
+	run_cause_detail(cause, sb);
+}
+
 /* A cause per cycle of waits through an object (a lock each holds
  * that the next waits for), then a line per thread or task of it: where
  * it is, how long it has been stuck, its line's source.  What each
@@ -363,6 +388,9 @@ static void cycles(struct run_summary *s, const struct collection *c,
 				continue;
 			add_task_of(c, node, named);
 			add_unit_detail(cause, c, t, node, s->facts, sb);
+			add_taken(cause, c, g->cycles.cycles[i][
+				  (k + g->cycles.len[i] - 1) % g->cycles.len[i]],
+				  node, sb);
 		}
 		pool_workers(cause, s, c, t, i, named, sb);
 		add_test(cause, c, sb);
@@ -552,27 +580,13 @@ static size_t rank_held(const struct collection *c,
 static size_t add_holders(struct strbuf *sb, const struct collection *c,
 			  size_t node, size_t *holders)
 {
-	const struct py_waitgraph *g = &c->graph;
-	size_t nh, h, k, m;
-	const size_t *out;
+	size_t nh, h;
 
-	nh = py_waitgraph_holders(g, node, holders, 4);
+	nh = py_waitgraph_holders(&c->graph, node, holders, 4);
 	for (h = 0; h < nh && h < 4; h++) {
 		strbuf_addstr(sb, h ? ", " : " held by ");
 		graph_add_label(sb, c, holders[h], GRAPH_RAW);
-		/* The line that entered the block, else its blame. */
-		out = py_waitgraph_out(g, holders[h], &m);
-		for (k = 0; k < m; k++)
-			if (g->edges[out[k]].kind == WG_HOLDS &&
-			    g->edges[out[k]].to == node &&
-			    g->edges[out[k]].at)
-				break;
-		if (k < m) {
-			strbuf_addstr(sb, " at ");
-			graph_add_place(sb, g->edges[out[k]].at, GRAPH_RAW);
-		} else {
-			graph_add_blame(sb, c, holders[h], GRAPH_RAW);
-		}
+		graph_add_holder_at(sb, c, node, holders[h], GRAPH_RAW);
 	}
 	if (nh > 4)
 		strbuf_addf(sb, " and %zu more", nh - 4);

@@ -63,12 +63,11 @@ static int in_futex_wait(int pid, int tid, double deadline)
 }
 
 /*
- * Line `line` of a frame's file, trimmed and cut for display, or NULL.
  * Read through /proc/PID/root (or /proc/PID/cwd for a relative name, as
  * 3.6 - 3.8 record a script run as `python x.py`), so the file is the
  * one the target sees, also in another mount namespace.
  */
-static char *source_line(int pid, const char *filename, int line)
+char *run_probe_source(int pid, const char *filename, int line)
 {
 	struct strbuf path;
 	char buf[4096], *start, *end;
@@ -256,11 +255,11 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		/* (and where a task's step runs: a blocked event loop) */
 		if ((facts[i].futex != 0 || py_async_running_task(&c->async, t->tid)) &&
 		    own)
-			facts[i].source = source_line(pid, own->code->filename,
-						      own->line);
+			facts[i].source = run_probe_source(
+				pid, own->code->filename, own->line);
 		blamed = blamed_waiting(c, i);
 		if (blamed && blamed != own)
-			facts[i].blame_source = source_line(
+			facts[i].blame_source = run_probe_source(
 				pid, blamed->code->filename, blamed->line);
 	}
 	find_quiet(pid, snap, facts);

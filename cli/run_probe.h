@@ -15,5 +15,9 @@
  * run_probe_release()); they borrow from c. */
 struct run_thread_facts *run_probe_threads(const struct collection *c);
 void run_probe_release(struct run_thread_facts *facts, size_t n);
+/* Line `line` of process pid's file `filename` (as a frame names it),
+ * trimmed and cut for display (malloc'd), or NULL.  The text is the
+ * target's: the writers escape it. */
+char *run_probe_source(int pid, const char *filename, int line);
 
 #endif

@@ -36,6 +36,7 @@ void code_cache_clear(struct pyproc *py)
 	/* The addresses may hold other code objects once the target ran. */
 	memset(py->line_memo, 0, sizeof(py->line_memo));
 	memset(py->with_memo, 0, sizeof(py->with_memo));
+	memset(py->setup_memo, 0, sizeof(py->setup_memo));
 	memset(py->insn_memo, 0, sizeof(py->insn_memo));
 }
 

@@ -399,6 +399,7 @@ struct pyproc *pyproc_clone(const struct pyproc *py)
 	clone->unwrap_type = 0;
 	memset(clone->line_memo, 0, sizeof(clone->line_memo));
 	memset(clone->with_memo, 0, sizeof(clone->with_memo));
+	memset(clone->setup_memo, 0, sizeof(clone->setup_memo));
 	memset(clone->insn_memo, 0, sizeof(clone->insn_memo));
 	return clone;
 }

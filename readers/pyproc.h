@@ -37,16 +37,21 @@ struct py_line_memo {
 #define PY_LINE_MEMO 256       /* a power of two */
 
 /* One remembered exception-table walk (readers/withblocks.c): the
- * depths of the with handlers covering an offset, innermost first. */
+ * depths of the with handlers covering an offset, innermost first, and
+ * each handler's first code unit (whose line is the with statement's). */
 #define PY_WITH_MEMO_DEPTHS 6
 struct py_with_memo {
 	uint64_t code;         /* code object address, 0 = empty */
 	long offset;
 	uint8_t n;             /* depths[] used */
 	uint32_t depths[PY_WITH_MEMO_DEPTHS];
+	uint32_t targets[PY_WITH_MEMO_DEPTHS];
 };
 
 #define PY_WITH_MEMO 256       /* a power of two */
+/* Up to 3.10, the line of the with statement whose block's handler is
+ * at an offset (readers/withblocks.c): offset is the block's b_handler. */
+#define PY_SETUP_MEMO 64       /* a power of two */
 
 /* One remembered read of the instruction after a suspended generator's
  * (readers/gens.c). */
@@ -98,6 +103,7 @@ struct pyproc {
 	struct py_line_memo line_memo[PY_LINE_MEMO];
 	/* Likewise the with handlers by (code, offset) (3.11+). */
 	struct py_with_memo with_memo[PY_WITH_MEMO];
+	struct py_line_memo setup_memo[PY_SETUP_MEMO];
 	/* The instruction bytes gen_delegate() read by address: coroutines
 	 * by the thousand suspended at the same await read the same two. */
 	struct py_insn_memo insn_memo[PY_INSN_MEMO];

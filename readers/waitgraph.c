@@ -77,6 +77,7 @@ void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 	g->edges[g->nedges].from = from;
 	g->edges[g->nedges].to = to;
 	g->edges[g->nedges].at = at;
+	g->edges[g->nedges].took_line = 0;
 	g->edges[g->nedges].any = 0;
 	g->nedges++;
 	if (kind == WG_WAITS_FOR && is_future_node(g, to)) {

@@ -53,6 +53,8 @@ struct wg_edge {
 	size_t from, to;  /* node indexes */
 	const struct py_frame *at;  /* holds: the frame that entered the
 				       block; NULL when not from a frame */
+	int took_line;    /* holds: the line of at's with statement that
+			     took it (at's file), 0 unknown */
 	/* waits-for: 0, or one of `any` (two or more) choices its waiter
 	 * goes on after the first of (asyncio.wait() or
 	 * concurrent.futures.wait() with FIRST_COMPLETED, as_completed()),

@@ -155,10 +155,23 @@ static int exit_stack_holds(struct wg_build *b, uint64_t stack,
 			items[i] = pair[1];
 		m = stack_callback_holds(b->py, items[i], &by_release);
 		to = by_release ? released : entered;
-		if (m && to->nheld < PY_MAX_WITH && may_hold(b, m))
+		/* (which line entered it the stack does not keep) */
+		if (m && to->nheld < PY_MAX_WITH && may_hold(b, m)) {
+			to->held_line[to->nheld] = 0;
 			to->held[to->nheld++] = m;
+		}
 	}
 	return 1;
+}
+
+void wg_add_hold(struct wg_build *b, size_t from, size_t to,
+		 const struct py_frame *at, int took_line)
+{
+	size_t n = b->g->nedges;
+
+	wg_add_edge(b, WG_HOLDS, from, to, at);
+	if (b->g->nedges > n)
+		b->g->edges[n].took_line = took_line;
 }
 
 /* by_release: wb's are locks whose release a stack's callback() will
@@ -193,7 +206,8 @@ static void add_holds_at(struct wg_build *b, size_t node,
 			if (py_prim_is_lock(&hp) && hp.locked != 0 &&
 			    !owned_by_another(&hp, u) &&
 			    (obj = wg_object_node(b, wb->held[h])) >= 0)
-				wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f);
+				wg_add_hold(b, node, (size_t)obj, f,
+					    wb->held_line[h]);
 			continue;
 		}
 		/* An ExitStack's managers stay entered until it closes:
@@ -249,6 +263,6 @@ void wg_link_condition_locks(struct wg_build *b)
 		    p->family != PY_PRIM_THREADING || !p->inner ||
 		    !(lock = (uintptr_t)addrmap_get(&g->index, p->inner, NULL)))
 			continue;
-		wg_add_edge(b, WG_HOLDS, e->from, lock - 1, e->at);
+		wg_add_hold(b, e->from, lock - 1, e->at, e->took_line);
 	}
 }

@@ -96,6 +96,10 @@ void wg_link_greenlets(struct wg_build *b);
  * (`at`: where a hold was entered, or NULL). */
 void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 		 size_t to, const struct py_frame *at);
+/* A hold edge from a with block: took_line, the line of the with
+ * statement that took it (0 unknown), is kept with it. */
+void wg_add_hold(struct wg_build *b, size_t from, size_t to,
+		 const struct py_frame *at, int took_line);
 /*
  * readers/waitgraph_any.c: the choices of "first of" edges added with
  * none counted, and a waiter with one choice left waiting plainly

@@ -14,6 +14,7 @@
 #define SETUP_FINALLY_BLOCK 122   /* b_type of with and try blocks, 3.6-3.10 */
 #define PY_MAX_BLOCKS 20          /* CO_MAXBLOCKS */
 #define PY_MAX_EXC_TABLE 65536    /* bytes of exception table read */
+#define PY_MAX_CODE 65536         /* bytes of co_code scanned (<= 3.10) */
 #define PY_MAX_STACK 4096         /* value-stack slots looked at */
 #define PY_MAX_HOPS 64            /* handler entries followed outwards */
 #define PY_MAX_WRAPPED 4          /* decorators looked through */
@@ -166,15 +167,23 @@ static int frame_read(struct pyproc *py, uint64_t frame,
 	return 0;
 }
 
-static void add_held(struct py_with_blocks *out, uint64_t mgr)
+/* (blocks come innermost first from the table, outermost first from a
+ * block stack: a manager entered twice keeps the outer with's line) */
+static void add_held(struct py_with_blocks *out, uint64_t mgr, int line,
+		     int outer_first)
 {
 	size_t i;
 
 	for (i = 0; i < out->nheld; i++)
-		if (out->held[i] == mgr)
+		if (out->held[i] == mgr) {
+			if (!outer_first && line > 0)
+				out->held_line[i] = line;
 			return;
-	if (out->nheld < PY_MAX_WITH)
+		}
+	if (out->nheld < PY_MAX_WITH) {
+		out->held_line[out->nheld] = line > 0 ? line : 0;
 		out->held[out->nheld++] = mgr;
+	}
 }
 
 /* The manager whose exit sits in value-stack slot i, or 0. */
@@ -192,6 +201,59 @@ static uint64_t slot_manager(struct pyproc *py, const struct with_frame *wf,
 	return py_exit_manager(py, v, &mgr) ? mgr : 0;
 }
 
+/*
+ * Up to 3.10: the line of the SETUP_WITH (or SETUP_ASYNC_WITH) whose
+ * jump goes to `handler`, the b_handler of the block it pushed (both in
+ * bytes before 3.10, in code units in 3.10), or 0.  The instructions
+ * before the handler are scanned from the start, PY_MAX_CODE bytes at
+ * most; memoised per code and handler.
+ */
+static int setup_line(struct pyproc *py, const struct py_code *code,
+		      int32_t handler)
+{
+	static uint8_t insns[PY_MAX_CODE];
+	const struct py_layout *L = &py->layout;
+	struct py_line_memo *m =
+		&py->setup_memo[py_code_memo_slot(code->addr, handler,
+						  PY_SETUP_MEMO)];
+	int units = L->linetable == PY_LINETABLE_310;
+	/* The jump is forward: the instructions before the handler. */
+	size_t before = (size_t)handler * (units ? 2 : 1), n = 0, i;
+	uint32_t arg, ext = 0;
+	struct cs_err err;
+	int line = 0;
+
+	if (m->code == code->addr && m->offset == handler)
+		return m->line;
+	cs_err_init(&err);
+	if (handler > 0 && code->bytecode > (uint64_t)L->bytes_sval &&
+	    pybytes_read(py, code->bytecode - (uint64_t)L->bytes_sval, insns,
+			 before < sizeof(insns) ? before : sizeof(insns), &n,
+			 &err) == 0) {
+		if (n > before)
+			n = before;
+		if (n > sizeof(insns))
+			n = sizeof(insns);
+		for (i = 0; i + 1 < n; i += 2) {
+			arg = ext | insns[i + 1];
+			ext = 0;
+			if (insns[i] == L->op_extended_arg) {
+				ext = arg << 8;
+			} else if ((insns[i] == L->op_setup_with ||
+				    insns[i] == L->op_setup_async_with) &&
+				   (units ? i / 2 + 1 : i + 2) + arg ==
+				   (uint64_t)handler) {
+				line = py_code_line(py, code, (long)i);
+				break;
+			}
+		}
+	}
+	m->code = code->addr;
+	m->offset = handler;
+	m->line = line > 0 ? line : 0;
+	return m->line;
+}
+
 static void blocks_held(struct pyproc *py, const struct with_frame *wf,
 			struct py_with_blocks *out, long *top)
 {
@@ -207,7 +269,9 @@ static void blocks_held(struct pyproc *py, const struct with_frame *wf,
 			continue;
 		mgr = slot_manager(py, wf, level - 1);
 		if (mgr) {
-			add_held(out, mgr);
+			add_held(out, mgr,
+				 setup_line(py, wf->code,
+					    field_i32(blk, 12, 4)), 1);
 			if (level > *top)
 				*top = level;
 		}
@@ -285,7 +349,8 @@ static int is_with_handler(struct pyproc *py, const struct with_frame *wf,
  * handlers' first instructions never change), so the caller memoizes. */
 static size_t with_handler_depths(struct pyproc *py,
 				  const struct with_frame *wf,
-				  uint32_t depths[PY_MAX_HOPS])
+				  uint32_t depths[PY_MAX_HOPS],
+				  uint32_t targets[PY_MAX_HOPS])
 {
 	static uint8_t table[PY_MAX_EXC_TABLE];
 	struct exc_entry e;
@@ -303,8 +368,10 @@ static size_t with_handler_depths(struct pyproc *py,
 		return 0;
 	at = (uint32_t)(wf->offset / 2);
 	for (hop = 0; hop < PY_MAX_HOPS && exc_find(table, n, at, &e); hop++) {
-		if (e.depth >= 1 && is_with_handler(py, wf, e.target))
+		if (e.depth >= 1 && is_with_handler(py, wf, e.target)) {
+			targets[found] = e.target;
 			depths[found++] = e.depth;
+		}
 		if (e.target == at)
 			break;     /* a handler covering itself: stop */
 		at = e.target;
@@ -312,10 +379,17 @@ static size_t with_handler_depths(struct pyproc *py,
 	return found;
 }
 
-/* The stack depths of the with blocks open at wf's instruction
- * (*depths: the memo's, or spill), memoised per code and offset. */
+/* The with handlers covering an instruction, innermost first: the
+ * stack depth each keeps its exit at, and its first code unit. */
+struct with_handlers {
+	uint32_t depths[PY_MAX_HOPS], targets[PY_MAX_HOPS];
+};
+
+/* The with handlers open at wf's instruction (*depths and *targets: the
+ * memo's, or spill's), memoised per code and offset. */
 static size_t with_depths(struct pyproc *py, const struct with_frame *wf,
-			  const uint32_t **depths, uint32_t spill[PY_MAX_HOPS])
+			  const uint32_t **depths, const uint32_t **targets,
+			  struct with_handlers *spill)
 {
 	struct py_with_memo *m =
 		&py->with_memo[py_code_memo_slot(wf->code->addr, wf->offset,
@@ -324,15 +398,18 @@ static size_t with_depths(struct pyproc *py, const struct with_frame *wf,
 
 	if (m->code == wf->code->addr && m->offset == wf->offset) {
 		*depths = m->depths;
+		*targets = m->targets;
 		return m->n;
 	}
-	n = with_handler_depths(py, wf, spill);
-	*depths = spill;
+	n = with_handler_depths(py, wf, spill->depths, spill->targets);
+	*depths = spill->depths;
+	*targets = spill->targets;
 	if (n <= PY_WITH_MEMO_DEPTHS) {
 		m->code = wf->code->addr;
 		m->offset = wf->offset;
 		m->n = (uint8_t)n;
-		memcpy(m->depths, spill, n * sizeof(spill[0]));
+		memcpy(m->depths, spill->depths, n * sizeof(m->depths[0]));
+		memcpy(m->targets, spill->targets, n * sizeof(m->targets[0]));
 	}
 	return n;
 }
@@ -340,14 +417,14 @@ static size_t with_depths(struct pyproc *py, const struct with_frame *wf,
 static void table_held(struct pyproc *py, const struct with_frame *wf,
 		       struct py_with_blocks *out, long *top)
 {
-	uint32_t spill[PY_MAX_HOPS];
-	const uint32_t *depths;
+	struct with_handlers spill;
+	const uint32_t *depths, *targets;
 	struct cs_err err;
 	size_t i, n;
 
 	if (wf->offset < 0)
 		return;
-	n = with_depths(py, wf, &depths, spill);
+	n = with_depths(py, wf, &depths, &targets, &spill);
 	cs_err_init(&err);
 	for (i = 0; i < n; i++) {
 		long d = (long)depths[i];
@@ -362,7 +439,10 @@ static void table_held(struct pyproc *py, const struct with_frame *wf,
 				  &raw, 1, &err) == 0)
 			mgr = raw & ~(uint64_t)py->layout.stackref_tag_mask;
 		if (mgr) {
-			add_held(out, mgr);
+			/* (the handler is given the with statement's line) */
+			add_held(out, mgr,
+				 py_code_line(py, wf->code,
+					      2 * (long)targets[i]), 0);
 			if (d > *top)
 				*top = d;
 		}
@@ -478,8 +558,8 @@ int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
 			struct cs_err *err)
 {
 	struct with_frame wf;
-	uint32_t spill[PY_MAX_HOPS];
-	const uint32_t *depths;
+	struct with_handlers spill;
+	const uint32_t *depths, *targets;
 	long top = 0, i, limit;
 	int ret;
 
@@ -497,7 +577,7 @@ int py_with_blocks_read(struct pyproc *py, const struct py_frame *f,
 	 * value stack need not be read. */
 	if (!innermost && py->layout.f_blockstack < 0 &&
 	    py->layout.co_exceptiontable >= 0 && wf.offset >= 0 &&
-	    with_depths(py, &wf, &depths, spill) == 0)
+	    with_depths(py, &wf, &depths, &targets, &spill) == 0)
 		return 0;
 	ret = frame_read(py, f->addr, &wf, err);
 	if (ret < 0)

@@ -31,6 +31,10 @@
 
 struct py_with_blocks {
 	uint64_t held[PY_MAX_WITH];  /* context managers (exit's __self__) */
+	/* The line of the with statement that entered held[i] (its
+	 * handler's first instruction from 3.11, its SETUP_WITH before),
+	 * 0 unknown: where a lock was taken, not where its holder is now. */
+	int held_line[PY_MAX_WITH];
 	size_t nheld;
 	/* The manager being entered is one of these, the first the caller
 	 * recognises: up to 3.12 the exit pushed before __enter__ is

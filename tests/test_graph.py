@@ -67,8 +67,10 @@ def test_async_lock_holder(keeper, interp):
     lock = graph["nodes"][held[0]["to"]]
     assert lock["type"] == "asyncio.Lock" and lock["locked"] is True
     assert lock["waiters"] == 2, lock
-    # The holder is named where it is parked, inside the block.
+    # The holder is named where it is parked, inside the block, and the
+    # `async with` that took the lock.
     assert held[0]["at"]["line"] == marker_line(SCRIPT, "holder-parked")
+    assert held[0]["taken_line"] == marker_line(SCRIPT, "holder-takes")
     for name in ("waiter-1", "waiter-2"):
         w = named(graph, "task", name)
         edge, obj = waits_for_object(graph, w)
@@ -78,9 +80,13 @@ def test_async_lock_holder(keeper, interp):
         assert w["blame"]["file"].endswith("graph_target.py")
     text = run_coroscope("dump", target.pid).stdout
     assert ("waits for: asyncio.Lock 0x%x (locked, 2 waiters) held by task "
-            "'holder' at graph_target.py:%d in holder"
+            "'holder' at graph_target.py:%d in holder (taken at line %d)\n"
             % (int(lock["address"], 16),
-               marker_line(SCRIPT, "holder-parked"))) in text, text
+               marker_line(SCRIPT, "holder-parked"),
+               marker_line(SCRIPT, "holder-takes"))) in text, text
+    assert ("holds asyncio.Lock 0x%x (locked, 2 waiters), taken at line %d: "
+            "2 waiting" % (int(lock["address"], 16),
+                           marker_line(SCRIPT, "holder-takes"))) in text, text
     # The task tree says it on the waiters' own line.
     assert ("waiter-1 .. waiter-2 pending, waits for asyncio.Lock (locked, "
             "2 waiters) held by task 'holder'\n") in text, text
@@ -105,23 +111,28 @@ def test_holders_through_generator_context_managers(keeper, interp):
         assert len(found) == 1, (name, graph["nodes"])
         return found[0]
 
-    want = [(thread("cm-holder"), "threading.Lock", "cm-yield"),
-            (thread("es-holder"), "threading.Lock", "es-parked"),
-            (thread("cb-holder"), "threading.Lock", "cb-parked")]
+    # (the holder, the lock's type, where it is held, where it was taken:
+    # an ExitStack's manager, at no known line)
+    want = [(thread("cm-holder"), "threading.Lock", "cm-yield", "cm-takes"),
+            (thread("es-holder"), "threading.Lock", "es-parked", None),
+            (thread("cb-holder"), "threading.Lock", "cb-parked", None)]
     if ver(interp) >= (3, 7):
         names = ("acm-holder", "acm-nested", "aes-holder") \
             if ver(interp) >= (3, 8) \
             else ("acm_holder", "acm_nested", "aes_holder")
-        want += [(named(graph, "task", n), "asyncio.Lock",
-                  "aes-parked" if n.startswith("aes") else "acm-yield")
+        want += [(named(graph, "task", n), "asyncio.Lock") +
+                 (("aes-parked", None) if n.startswith("aes") else
+                  ("acm-yield", "acm-takes"))
                  for n in names]
-    for node, typename, marker in want:
+    for node, typename, marker, takes in want:
         held = edges(graph, "holds", frm=node["id"])
         assert len(held) == 1, (node, held)
         lock = graph["nodes"][held[0]["to"]]
         assert lock["type"] == typename and lock["locked"] is True, lock
         assert lock["waiters"] in (1, None), lock
         assert held[0]["at"]["line"] == marker_line(script, marker), held
+        assert held[0]["taken_line"] == \
+            (takes and marker_line(script, takes)), held
         # and its waiter waits for it, held by that holder
         waiters = [e for e in edges(graph, "waits_for", to=lock["id"])]
         assert len(waiters) == 1, (lock, graph["edges"])
@@ -147,6 +158,7 @@ def test_holders_through_generator_context_managers(keeper, interp):
         holder = graph["nodes"][holds[0]["from"]]
         assert holder["kind"] == "task", holder
         assert holds[0]["at"]["line"] == marker_line(script, "rlock-task")
+        assert holds[0]["taken_line"] == marker_line(script, "rlock-takes")
         if ver(interp) >= (3, 8):
             assert holder["name"] == "rlock-task", holder
     # A stack that entered the lock, then acquire(): a true self-wait.
@@ -181,6 +193,9 @@ def test_thread_deadlocks(keeper, interp):
             assert len(holders) == 1 and holders[0]["from"] in (a["id"], b["id"])
             assert holders[0]["from"] != t["id"]
             assert t["blame"]["line"] == line
+            # taken at the outer `with` (an RLock entered three times)
+            assert holders[0]["taken_line"] == \
+                marker_line(SCRIPT, "crossed-takes"), holders
             # the state from the lock's own fields
             holder = graph["nodes"][holders[0]["from"]]
             assert obj["locked"] is True, obj
@@ -205,6 +220,8 @@ def test_thread_deadlocks(keeper, interp):
             holders = edges(graph, "holds", to=obj["id"])
             assert [h["from"] for h in holders] == [other["id"]], holders
             assert t["blame"]["line"] == blocked, t
+            assert holders[0]["taken_line"] == \
+                marker_line(SCRIPT, "acquire-takes"), holders
     # An acquire() that returned leaves the lock in its stack, and (up to
     # 3.12) a bound acquire the method itself: they wait for nothing, and
     # make no cycle with the thread that waits for the sleeper's lock.
@@ -257,7 +274,9 @@ def test_thread_deadlocks(keeper, interp):
     assert len(cond_holds) == 1, text
     assert re.search(r" holds threading\.Condition 0x[0-9a-f]+ \(locked, "
                      r"0 waiters\) and its threading\.Lock 0x[0-9a-f]+ "
-                     r"\(locked\): 1 waiting$", cond_holds[0]), cond_holds
+                     r"\(locked\), taken at line %d: 1 waiting$"
+                     % marker_line(SCRIPT, "cond-takes"), cond_holds[0]), \
+        cond_holds
 
 
 PRIMS = [
@@ -894,13 +913,14 @@ def check_waits(graph, waits, said, script):
 
 
 def check_holds(graph, holds):
-    """Each (task, type, line) of holds: the task holds that one object,
-    entered at that line (None: not from a frame, the lock's owner)."""
-    for holder, typename, at in holds:
+    """Each (task, type, line, taken) of holds: the task holds that one
+    object, entered at that line (None: not from a frame, the lock's
+    owner), taken by the `async with` at line `taken` (None: unknown)."""
+    for holder, typename, at, taken in holds:
         held = edges(graph, "holds", frm=named(graph, "task", holder)["id"])
         assert [(graph["nodes"][e["to"]]["type"],
-                 e["at"] and e["at"]["line"]) for e in held] == \
-            [(typename, at)], (holder, held)
+                 e["at"] and e["at"]["line"], e["taken_line"])
+                for e in held] == [(typename, at, taken)], (holder, held)
 
 
 @needs_trio_interp
@@ -915,11 +935,13 @@ def test_trio_primitives(keeper, py):
     said = target.ready
     check_waits(graph, TRIO_WAITS, said, TRIO_SCRIPT)
     check_holds(graph, [
-        ("holder", "trio.Lock", marker_line(TRIO_SCRIPT,
-                                            "trio-holder-parked")),
+        ("holder", "trio.Lock",
+         marker_line(TRIO_SCRIPT, "trio-holder-parked"),
+         marker_line(TRIO_SCRIPT, "trio-holder-enters")),
         ("limit-holder", "trio.CapacityLimiter",
-         marker_line(TRIO_SCRIPT, "trio-limit-parked")),
-        ("bare-holder", "trio.StrictFIFOLock", None)])
+         marker_line(TRIO_SCRIPT, "trio-limit-parked"),
+         marker_line(TRIO_SCRIPT, "trio-limit-enters")),
+        ("bare-holder", "trio.StrictFIFOLock", None, None)])
     assert said["lock"]["owner"] == "holder"
     assert said["fifo"]["owner"] == "bare-holder"
     # Named by the call each waits in, not by trio's trap under it.
@@ -1113,8 +1135,9 @@ def test_anyio_primitives(keeper, backend):
     assert obj["type"] == backend + ".Event", obj
     check_holds(graph, [
         ("holder", "anyio.Lock",
-         marker_line(ANYIO_SCRIPT, "anyio-holder-parked")),
-        ("bare-holder", "anyio.Lock", None)])
+         marker_line(ANYIO_SCRIPT, "anyio-holder-parked"),
+         marker_line(ANYIO_SCRIPT, "anyio-holder-takes")),
+        ("bare-holder", "anyio.Lock", None, None)])
     assert (said["lock"]["owner"], said["bare"]["owner"]) == \
         ("holder", "bare-holder")
     limiter = [n for n in graph["nodes"]
@@ -1160,7 +1183,8 @@ def test_tornado_locks(keeper):
          "tornado-sem-waiter")], said, TORNADO_SCRIPT)
     check_holds(graph, [
         ("holder", "tornado.locks.Lock",
-         marker_line(TORNADO_SCRIPT, "tornado-holder-parked"))])
+         marker_line(TORNADO_SCRIPT, "tornado-holder-parked"),
+         marker_line(TORNADO_SCRIPT, "tornado-holder-takes"))])
     # a lambda of the program's that keeps the Event says nothing
     other = named(graph, "task", "not-on-event")
     assert edges(graph, "waits_for", frm=other["id"]) == [], graph["edges"]

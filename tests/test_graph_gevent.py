@@ -172,13 +172,17 @@ def test_text_names_the_holders(waits):
     text = res.stdout
     holder = "greenlet 'holder' at gevent_waits.py:%d in holder" % \
         marker_line(SCRIPT, "holder-call")
+    # each with the line of the `with` that took it
     assert re.search(r"greenlet 'sem-waiter' at gevent_waits\.py:%d in "
                      r"sem_waiter\n    waits for: gevent\.lock\.Semaphore "
-                     r"0x[0-9a-f]+ \(value 0, 1 waiter\) held by %s\n"
-                     % (marker_line(SCRIPT, "sem-wait"), re.escape(holder)),
+                     r"0x[0-9a-f]+ \(value 0, 1 waiter\) held by %s "
+                     r"\(taken at line %d\)\n"
+                     % (marker_line(SCRIPT, "sem-wait"), re.escape(holder),
+                        marker_line(SCRIPT, "holder-sem")),
                      text), text
     assert re.search(r"waits for: gevent\.lock\.RLock 0x[0-9a-f]+ \(locked, "
-                     r"count 1, 1 waiter\) held by %s\n" % re.escape(holder),
+                     r"count 1, 1 waiter\) held by %s \(taken at line %d\)\n"
+                     % (re.escape(holder), marker_line(SCRIPT, "holder-rlock")),
                      text), text
     assert re.search(r"\nWait cycles:\n  greenlet '(one|two)' -> "
                      r"gevent\.lock\.RLock", text), text
@@ -204,9 +208,10 @@ def test_run_causes_from_the_graph(waits, tmp_path):
     assert len(rlock) == 1, causes
     # its waiter, and the main greenlet joining all, behind it
     assert rlock[0].endswith(
-        "held by greenlet 'holder' at gevent_waits.py:%d in holder; "
-        "2 blocked behind it in all"
-        % marker_line(SCRIPT, "holder-call")), causes
+        "held by greenlet 'holder' at gevent_waits.py:%d in holder "
+        "(taken at line %d); 2 blocked behind it in all"
+        % (marker_line(SCRIPT, "holder-call"),
+           marker_line(SCRIPT, "holder-rlock"))), causes
     details = causes[causes.index(rlock[0]) + 1:causes.index(rlock[0]) + 3]
     assert any("greenlet 'lock-waiter' at gevent_waits.py:%d in lock_waiter"
                % marker_line(SCRIPT, "lock-wait") in d for d in details), \

@@ -423,14 +423,23 @@ def test_lock_deadlock(py, work):
                 causes[0]
         assert "possible deadlock" not in res.stderr, res
         assert "blocked acquiring a lock" not in res.stderr, res
-        details = [c.strip() for c in causes[1:3]]
-        for name, function, line, source in (
-                ("worker-a", "take_a_then_b", a_line, "with lock_b:"),
-                ("worker-b", "take_b_then_a", b_line, "with lock_a:")):
-            assert any(re.match(r"thread \d+ \(%s\) at run_deadlock\.py:%d "
-                                r"in %s \(stuck for at least [0-9.]+s\): %s"
-                                % (name, line, function, source), d)
-                       for d in details), (name, details, res)
+        # Each thread's line, then where it took the lock it holds.
+        details = [c.strip() for c in causes[1:5]]
+        for name, function, line, source, took, took_source in (
+                ("worker-a", "take_a_then_b", a_line, "with lock_b:",
+                 marker_line(script, "a-takes"), "with lock_a:"),
+                ("worker-b", "take_b_then_a", b_line, "with lock_a:",
+                 marker_line(script, "b-takes"), "with lock_b:")):
+            at = [i for i, d in enumerate(details)
+                  if re.match(r"thread \d+ \(%s\) at run_deadlock\.py:%d "
+                              r"in %s \(stuck for at least [0-9.]+s\): %s"
+                              % (name, line, function, source), d)]
+            assert len(at) == 1 and at[0] + 1 < len(details), \
+                (name, details, res)
+            assert re.match(r"holding threading\.Lock 0x[0-9a-f]+ \(locked\) "
+                            r"since run_deadlock\.py:%d in %s: %s"
+                            % (took, function, took_source),
+                            details[at[0] + 1]), (name, details, res)
 
         report = read_json(report_file, "--report file")
         check_report_shape(report, True, command)
@@ -438,7 +447,7 @@ def test_lock_deadlock(py, work):
         assert has_frame(proc, "run_deadlock.py", a_line, "take_a_then_b")
         assert has_frame(proc, "run_deadlock.py", b_line, "take_b_then_a")
         assert report["causes"][0]["kind"] == "lock_cycle"
-        assert len(report["causes"][0]["details"]) == 2
+        assert len(report["causes"][0]["details"]) == 4
         assert "deadlock" not in [c["kind"] for c in report["causes"]]
         # A hang report comes with native frames: each worker is seen
         # blocked in the lock's C acquire, under its Python frames.

@@ -34,7 +34,7 @@ from _ready import write_ready
 
 
 async def holder(lock, never):
-    async with lock:
+    async with lock:  # MARK: anyio-holder-takes
         await never.wait()  # MARK: anyio-holder-parked
 
 

@@ -50,7 +50,7 @@ def native_id():
 
 @contextlib.contextmanager
 def held(lock):
-    with lock:
+    with lock:  # MARK: cm-takes
         yield  # MARK: cm-yield
 
 
@@ -147,7 +147,7 @@ if sys.version_info >= (3, 7):
 
     @contextlib.asynccontextmanager
     async def aheld(lock):
-        async with lock:
+        async with lock:  # MARK: acm-takes
             yield  # MARK: acm-yield
 
     @contextlib.asynccontextmanager
@@ -168,7 +168,7 @@ if sys.version_info >= (3, 7):
             pass
 
     async def rlock_task(rlock, event):
-        with rlock:
+        with rlock:  # MARK: rlock-takes
             await event.wait()  # MARK: rlock-task
 
 

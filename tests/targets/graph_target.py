@@ -80,7 +80,7 @@ def spawn(loop, coro, name):
 # ---- alock ----------------------------------------------------------------
 
 async def holder(lock, fut):
-    async with lock:
+    async with lock:  # MARK: holder-takes
         await fut  # MARK: holder-parked
 
 
@@ -105,7 +105,7 @@ async def alock_main():
 # ---- threads --------------------------------------------------------------
 
 def crossed(first, second, barrier, depth):
-    with first:
+    with first:  # MARK: crossed-takes
         for _ in range(depth - 1):
             first.acquire()     # an RLock: entered `depth` times
         barrier.wait()
@@ -114,7 +114,7 @@ def crossed(first, second, barrier, depth):
 
 
 def crossed_acquire(first, second, barrier):
-    with first:
+    with first:  # MARK: acquire-takes
         barrier.wait()
         second.acquire()  # MARK: acquire-blocked
         second.release()
@@ -149,7 +149,7 @@ def takes_theirs(theirs, cond_lock, barrier):
 
 
 def cond_then_lock(cond, lock, barrier):
-    with cond:
+    with cond:  # MARK: cond-takes
         barrier.wait()
         lock.acquire()  # MARK: cond-then-lock
 

@@ -20,14 +20,14 @@ barrier = threading.Barrier(2)
 
 
 def take_a_then_b():
-    with lock_a:
+    with lock_a:  # MARK: a-takes
         barrier.wait()
         with lock_b:  # MARK: a-blocked
             pass
 
 
 def take_b_then_a():
-    with lock_b:
+    with lock_b:  # MARK: b-takes
         barrier.wait()
         with lock_a:  # MARK: b-blocked
             pass

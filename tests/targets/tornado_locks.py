@@ -31,7 +31,7 @@ from _ready import class_name, write_ready
 
 
 async def holder(lock, never):
-    async with lock:
+    async with lock:  # MARK: tornado-holder-takes
         await never.wait()  # MARK: tornado-holder-parked
 
 
