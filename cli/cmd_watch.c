@@ -69,7 +69,7 @@ static int parse_options(int argc, char **argv, struct watch_options *o)
 	opterr = 0;
 	optind = 1;
 	while (ret == 0 &&
-	       (c = getopt_long(argc, argv, "+i:f:s:jnh", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, "i:f:s:jnh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			ret = cli_parse_duration("watch", "--interval", optarg,

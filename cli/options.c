@@ -80,7 +80,7 @@ static int number_option(const char *name, const char *arg, long min,
 }
 
 /* The shared and the command's long options, as getopt_long takes them;
- * the short ones in shortopts ("+:" first: see the loop). */
+ * the short ones in shortopts (":" first: see the loop). */
 static void merge_options(const struct cli_extra_options *extra,
 			  struct option *longopts, char *shortopts,
 			  size_t shortlen)
@@ -95,7 +95,7 @@ static void merge_options(const struct cli_extra_options *extra,
 		longopts[n++] = extra->longopts[i];
 	}
 	memset(&longopts[n], 0, sizeof(longopts[n]));
-	snprintf(shortopts, shortlen, "+:jlf:h%s",
+	snprintf(shortopts, shortlen, ":jlf:h%s",
 		 extra->shortopts ? extra->shortopts : "");
 }
 
@@ -112,8 +112,9 @@ int cli_parse_view_options(int argc, char **argv,
 	merge_options(extra, longopts, shortopts, sizeof(shortopts));
 	opterr = 0;
 	optind = 1;
-	/* "+": the first operand ends the options; ":" tells a missing
-	 * value from an unknown option. */
+	/* Options may follow the operands too (`dump 1234 --json`, as
+	 * py-spy and gdb users type it; "--" ends them); ":" tells a
+	 * missing value from an unknown option. */
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':

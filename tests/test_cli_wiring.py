@@ -83,3 +83,21 @@ def test_retries_zero_tries_once(control_interp, keeper):
         assert res.returncode in (0, 8), res
         if res.returncode == 8:
             assert "(--no-block; 1 tries)" in res.stderr, res
+
+
+def test_options_after_the_pid(control_interp, keeper):
+    """`dump PID --json`, as py-spy and gdb users type it: options may
+    follow the process id (dump and watch alike); "--" ends them, and an
+    unknown one is still refused with exit status 2."""
+    target = start_threads_target(keeper, control_interp)
+    res = run_coroscope("dump", target.pid, "--json", "--no-source")
+    assert res.returncode == 0, res
+    assert res.json()["pid"] == target.pid
+    res = run_coroscope("watch", target.pid, "--json", "--for", "0.3",
+                        "--interval", "0.1")
+    assert res.returncode == 0, res
+    assert res.stdout.startswith("{"), res
+    res = run_coroscope("dump", "--", target.pid, "--json")
+    assert_one_error_line(res, 2, "unexpected argument '--json'")
+    res = run_coroscope("dump", target.pid, "--bogus")
+    assert_one_error_line(res, 2, "unknown option '--bogus'")
