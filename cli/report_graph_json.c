@@ -73,6 +73,60 @@ static void json_prim(struct json *j, const struct py_prim *p,
 	strbuf_release(&st);
 }
 
+/* An object node's fields: what the primitive's own fields say. */
+static void json_object_fields(struct json *j, const struct collection *c,
+			       const struct py_prim *p)
+{
+	json_prim(j, p, "address");
+	json_key(j, "locked");
+	if (p->locked < 0)
+		json_null(j);
+	else
+		json_bool(j, p->locked);
+	json_key(j, "set");
+	if (p->set < 0)
+		json_null(j);
+	else
+		json_bool(j, p->set);
+	json_int_or_null(j, "value", p->value);
+	json_int_or_null(j, "qsize", p->qsize);
+	json_int_or_null(j, "maxsize", p->maxsize);
+	json_int_or_null(j, "unfinished", p->unfinished);
+	json_int_or_null(j, "waiters", p->waiters);
+	/* (a Condition's whose lock keeps a count: not every
+	 * object's) */
+	if (p->lock_waiters >= 0)
+		json_int_or_null(j, "lock_waiters", p->lock_waiters);
+	/* (aiohttp's connector: its connections) */
+	if (p->in_use >= 0) {
+		json_int_or_null(j, "in_use", p->in_use);
+		json_int_or_null(j, "limit", p->limit);
+		json_int_or_null(j, "limit_per_host",
+				 p->limit_per_host);
+	}
+	json_key(j, "owner");
+	/* (a thread's ident; gevent's owner is a greenlet, which
+	 * its holds edge names) */
+	if (py_prim_thread_owned(p) && p->locked >= 0)
+		json_uint(j, p->owner);
+	else
+		json_null(j);
+	/* (trio's and anyio's Lock: a task, which may have ended
+	 * and be no node) */
+	json_key(j, "owner_task");
+	if (p->owner_task && (p->owner_name ||
+			      py_async_task(&c->async, p->owner_task)))
+		json_hex(j, p->owner_task);
+	else
+		json_null(j);
+	json_key(j, "owner_name");
+	json_string(j, p->owner_name);
+	json_int_or_null(j, "count", p->count);
+	json_int_or_null(j, "children", p->children);
+	json_int_or_null(j, "done", p->done);
+	json_int_or_null(j, "pid", p->pid);
+}
+
 static void json_node(struct json *j, const struct collection *c, size_t i,
 		      struct json_memo *memo)
 {
@@ -102,49 +156,7 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 		json_key_string(j, "state", py_greenlet_state_name(
 					c->greenlets.v[n->index].state));
 	} else {
-		const struct py_prim *p = &c->graph.prims[n->index];
-
-		json_prim(j, p, "address");
-		json_key(j, "locked");
-		if (p->locked < 0)
-			json_null(j);
-		else
-			json_bool(j, p->locked);
-		json_key(j, "set");
-		if (p->set < 0)
-			json_null(j);
-		else
-			json_bool(j, p->set);
-		json_int_or_null(j, "value", p->value);
-		json_int_or_null(j, "qsize", p->qsize);
-		json_int_or_null(j, "maxsize", p->maxsize);
-		json_int_or_null(j, "unfinished", p->unfinished);
-		json_int_or_null(j, "waiters", p->waiters);
-		/* (a Condition's whose lock keeps a count: not every
-		 * object's) */
-		if (p->lock_waiters >= 0)
-			json_int_or_null(j, "lock_waiters", p->lock_waiters);
-		json_key(j, "owner");
-		/* (a thread's ident; gevent's owner is a greenlet, which
-		 * its holds edge names) */
-		if (py_prim_thread_owned(p) && p->locked >= 0)
-			json_uint(j, p->owner);
-		else
-			json_null(j);
-		/* (trio's and anyio's Lock: a task, which may have ended
-		 * and be no node) */
-		json_key(j, "owner_task");
-		if (p->owner_task && (p->owner_name ||
-				      py_async_task(&c->async, p->owner_task)))
-			json_hex(j, p->owner_task);
-		else
-			json_null(j);
-		json_key(j, "owner_name");
-		json_string(j, p->owner_name);
-		json_int_or_null(j, "count", p->count);
-		json_int_or_null(j, "children", p->children);
-		json_int_or_null(j, "done", p->done);
-		json_int_or_null(j, "pid", p->pid);
+		json_object_fields(j, c, &c->graph.prims[n->index]);
 	}
 	if (n->kind != WG_OBJECT) {
 		json_key(j, "blame");

@@ -427,6 +427,7 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->waiters = out->pid = out->unfinished = out->left = -1;
 	out->lock_waiters = -1;
 	out->children = out->done = out->count = -1;
+	out->in_use = out->limit = out->limit_per_host = -1;
 	if (out->family == PY_PRIM_TRIO)
 		prim_read_trio_state(py, t, out);
 	else if (out->family == PY_PRIM_ANYIO)
@@ -435,6 +436,8 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 		prim_read_tornado_state(py, t, out);
 	else if (out->family == PY_PRIM_GEVENT)
 		prim_read_gevent_state(py, t, out);
+	else if (out->family == PY_PRIM_AIOHTTP)
+		prim_read_aiohttp_state(py, t, out);
 	else
 		read_state(py, t, out);
 	return 1;
@@ -520,6 +523,15 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 		strbuf_addf(out, ", count %lld", (long long)p->count);
 	if (p->set >= 0)
 		strbuf_addstr(out, p->set ? "set" : "not set");
+	if (p->in_use >= 0) {
+		sep(out);
+		strbuf_addf(out, "%lld in use", (long long)p->in_use);
+		if (p->limit > 0)
+			strbuf_addf(out, " of limit %lld", (long long)p->limit);
+		if (p->limit_per_host > 0)
+			strbuf_addf(out, ", limit per host %lld",
+				    (long long)p->limit_per_host);
+	}
 	if (p->kind == PY_PRIM_BARRIER && p->value >= 0 && p->parties >= 0) {
 		sep(out);
 		strbuf_addf(out, "%lld of %lld parties", (long long)p->value,

@@ -58,6 +58,9 @@ enum py_prim_kind {
 enum py_prim_family {
 	PY_PRIM_THREADING, PY_PRIM_ASYNCIO, PY_PRIM_TRIO, PY_PRIM_ANYIO,
 	PY_PRIM_TORNADO, PY_PRIM_GEVENT,
+	/* aiohttp's connector: a semaphore of its connections (kind
+	 * PY_PRIM_SEMAPHORE), whose holders are the tasks using one */
+	PY_PRIM_AIOHTTP,
 };
 
 struct py_prim {
@@ -111,6 +114,10 @@ struct py_prim {
 	int64_t left;         /* MapResult: chunks not yet done */
 	const char *fstate;   /* concurrent future: "pending", "running",
 				 "finished", "cancelled"; NULL unknown */
+	/* aiohttp's connector: its connections in use (being made
+	 * included), its limit and its limit per host (0: none); the
+	 * others -1 */
+	int64_t in_use, limit, limit_per_host;
 	int queued;           /* ... its job is in a ThreadPoolExecutor's
 				 queue, waiting for the first of the pool's
 				 workers (set by the wait-for graph) */
@@ -140,6 +147,10 @@ struct py_prim_types {
 	/* contextlib's _BaseExitStack (3.6: ExitStack): the managers a
 	 * stack entered stay open in its _exit_callbacks */
 	uint64_t exit_stack;
+	/* aiohttp's ClientResponse, its request's context manager
+	 * (_BaseRequestContextManager) and its Connection: what holds one
+	 * of a connector's connections (py_aiohttp_connector_of()) */
+	uint64_t aiohttp_response, aiohttp_request_cm, aiohttp_connection;
 	/* Each type's class, judged once (its MRO against each of the
 	 * classes: a graph of 10,000 tasks awaiting futures of their own
 	 * asks for 10,000 objects of one type): type -> index + 2, 1 for
@@ -171,6 +182,15 @@ int py_prim_read_memo(struct pyproc *py, const struct py_prim_types *t,
 		      struct py_prim_memo *m, uint64_t obj,
 		      struct py_prim *out);
 void py_prim_memo_release(struct py_prim_memo *m);
+
+/*
+ * The aiohttp connector one of whose connections obj holds: a
+ * Connection not released, the ClientResponse reading from one, or the
+ * context manager of `async with session.get(...)` around that
+ * response; 0 for anything else.
+ */
+uint64_t py_aiohttp_connector_of(struct pyproc *py,
+				 const struct py_prim_types *t, uint64_t obj);
 
 /*
  * The futures its waiters await, where it keeps them (tornado's

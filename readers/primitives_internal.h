@@ -58,6 +58,8 @@ void prim_read_tornado_state(struct pyproc *py,
 			     const struct py_prim_types *t, struct py_prim *p);
 void prim_read_gevent_state(struct pyproc *py, const struct py_prim_types *t,
 			    struct py_prim *p);
+void prim_read_aiohttp_state(struct pyproc *py, const struct py_prim_types *t,
+			     struct py_prim *p);
 /* gevent's layout for the release the target runs (t's classes
  * loaded), or NULL. */
 const struct gevent_layout *prim_gevent_layout(struct pyproc *py,

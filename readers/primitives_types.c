@@ -139,6 +139,9 @@ static const struct {
 	  PY_PRIM_CONDITION, PY_PRIM_TORNADO },
 	{ "tornado.queues", "Queue", "tornado.queues.Queue", PY_PRIM_QUEUE,
 	  PY_PRIM_TORNADO },
+	/* aiohttp's (its TCPConnector, UnixConnector: their own class) */
+	{ "aiohttp.connector", "BaseConnector", "aiohttp.BaseConnector",
+	  PY_PRIM_SEMAPHORE, PY_PRIM_AIOHTTP },
 };
 
 _Static_assert(sizeof(known) / sizeof(known[0]) <=
@@ -179,6 +182,12 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 	t->exit_stack = py_module_attr(py, "contextlib", "_BaseExitStack");
 	if (!t->exit_stack)
 		t->exit_stack = py_module_attr(py, "contextlib", "ExitStack");
+	t->aiohttp_response = py_module_attr(py, "aiohttp.client_reqrep",
+					     "ClientResponse");
+	t->aiohttp_request_cm = py_module_attr(py, "aiohttp.client",
+					       "_BaseRequestContextManager");
+	t->aiohttp_connection = py_module_attr(py, "aiohttp.connector",
+					       "Connection");
 	t->gevent = prim_gevent_layout(py, t);
 	t->gevent_waiter = py_module_attr(py, "gevent._gevent_c_waiter",
 					  "Waiter");

@@ -676,6 +676,7 @@ static void scan_task(struct wg_build *b, size_t node,
 	wg_scan_unit(b, node, fr, n, 0,
 		     b->a ? &b->a->tasks[node - b->task_base] : NULL);
 	wg_link_trio_threads(b, node, fr, n);
+	wg_link_aiohttp(b, node, fr, n);
 }
 
 static void build_init(struct wg_build *b, struct pyproc *py,

@@ -35,7 +35,7 @@ int wg_is_prim_lib(const char *file)
 		"/multiprocessing/connection.py", "/multiprocessing/pool.py",
 		"/asyncio/subprocess.py",
 		"/asyncio/base_subprocess.py",
-		"/gevent/lock.py", "/gevent/thread.py",
+		"/gevent/lock.py", "/gevent/thread.py", "/aiohttp/connector.py",
 	};
 	size_t i;
 

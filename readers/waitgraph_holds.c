@@ -210,6 +210,11 @@ static void add_holds_at(struct wg_build *b, size_t node,
 					    wb->held_line[h]);
 			continue;
 		}
+		/* `async with session.get(...) as resp:` holds a
+		 * connection of aiohttp's connector */
+		if (wg_aiohttp_hold(b, node, wb->held[h], f,
+				    wb->held_line[h]))
+			continue;
 		/* An ExitStack's managers stay entered until it closes:
 		 * held as the frame's own blocks are. */
 		if (depth < WG_MAX_CM_DEPTH && *budget &&

@@ -263,5 +263,13 @@ void wg_deque_waits(struct pyproc *py, const struct py_prim_types *t,
  * from_thread.run() call it runs. */
 void wg_link_trio_threads(struct wg_build *b, size_t node,
 			  const struct py_frame *const *f, size_t n);
+/* aiohttp's connector (readers/waitgraph_aiohttp.c): the holds of
+ * task node's frames (its request's connection, one being made), and of
+ * a manager its with block holds (`async with session.get(...)`): 1 when
+ * mgr held a connection of a connector something waits for. */
+void wg_link_aiohttp(struct wg_build *b, size_t node,
+		     const struct py_frame *const *f, size_t n);
+int wg_aiohttp_hold(struct wg_build *b, size_t node, uint64_t mgr,
+		    const struct py_frame *at, int took_line);
 
 #endif

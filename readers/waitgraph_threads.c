@@ -292,6 +292,14 @@ int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 			 local_true(b, f, "block")));
 	if (p->kind == PY_PRIM_IMPORT_LOCK)  /* (not release()) */
 		return !strcmp(name, "acquire");
+	/* aiohttp's connector: a request awaiting the future it queued
+	 * for a free connection (in connect(), or from 3.10 in its
+	 * _wait_for_available_connection()), not one making its own */
+	if (p->family == PY_PRIM_AIOHTTP)
+		return (!strcmp(name, "connect") ||
+			!strcmp(name, "_wait_for_available_connection")) &&
+		       wg_frame_local(b->py, f, "fut") &&
+		       !wg_frame_local(b->py, f, "placeholder");
 	if (p->kind == PY_PRIM_POOL_RESULT)
 		/* (not _set(), which the pool's result thread calls) */
 		return !strcmp(name, "get") || !strcmp(name, "wait") ||

@@ -641,6 +641,59 @@ def test_aiohttp_handlers_behind_a_lock(keeper):
     assert (obj["type"], edge["state"]) == \
         ("asyncio.Event", "not set, 1 waiter"), edge
 
+def test_aiohttp_connection_pool_run_out(keeper):
+    """aiohttp's connector with no connection free: the requests queued
+    for one wait for the connector, in the state its own fields give,
+    held by the tasks whose requests use its connections; a task that
+    keeps a response open in `async with` and asks the same session for
+    another connection holds it at that line and waits for it: a
+    cycle."""
+    debian_with("aiohttp")
+    script = target_script("aiohttp_pool.py")
+    target, graph = graph_of_target(keeper, DEBIAN, "aiohttp_pool.py")
+    said = target.ready
+    conns = {}
+    for key, waiter in (("pool", "queued-1"), ("single", "nested")):
+        edge, obj = waits_for_object(graph, named(graph, "task", waiter))
+        assert (obj["type"], obj["class"]) == \
+            ("aiohttp.BaseConnector", "aiohttp.TCPConnector"), obj
+        want = said[key]
+        assert (obj["in_use"], obj["limit"], obj["waiters"]) == \
+            (want["in_use"], want["limit"], want["waiters"]), (obj, want)
+        assert edge["state"] == "%d in use of limit %d, %d waiter%s" % (
+            want["in_use"], want["limit"], want["waiters"],
+            "" if want["waiters"] == 1 else "s"), edge
+        conns[key] = obj
+    fetch = marker_line(script, "pool-fetch")
+    pool = conns["pool"]
+    waiting = [graph["nodes"][e["from"]]
+               for e in edges(graph, "waits_for", to=pool["id"])]
+    assert sorted(w["name"] for w in waiting) == ["queued-1", "queued-2"]
+    assert all(w["blame"]["line"] == fetch for w in waiting), waiting
+    held = edges(graph, "holds", to=pool["id"])
+    holders = sorted(graph["nodes"][e["from"]]["name"] for e in held)
+    assert holders == ["slow-1", "slow-2"], held
+    assert all(graph["nodes"][e["from"]]["blame"]["line"] == fetch
+               for e in held), held
+    # the nested request: it holds the one connection at the outer
+    # `async with`, and waits for another
+    single, nested = conns["single"], named(graph, "task", "nested")
+    held = edges(graph, "holds", to=single["id"])
+    assert [e["from"] for e in held] == [nested["id"]], held
+    assert (held[0]["at"]["line"], held[0]["taken_line"]) == \
+        (marker_line(script, "nested-inner"),
+         marker_line(script, "nested-outer")), held
+    assert [c for c in graph["cycles"]
+            if nested["id"] in c and single["id"] in c], graph["cycles"]
+    text = run_coroscope("dump", target.pid).stdout
+    assert re.search(r"waits for: aiohttp\.TCPConnector 0x[0-9a-f]+ \(2 in "
+                     r"use of limit 2, 2 waiters\) held by task 'slow-[12]' "
+                     r"at aiohttp_pool\.py:%d in fetch" % fetch, text), text
+    assert "task 'nested' -> aiohttp.TCPConnector 0x%x (1 in use of " \
+        "limit 1, 1 waiter) -> task 'nested'" % int(single["address"], 16) \
+        in text, text
+
+
 def test_run_blames_the_handlers_not_the_requests(tmp_path):
     """`coroscope run` on the app with two plain handlers parked and a
     third request queued: the threading.Event the handlers' threads wait

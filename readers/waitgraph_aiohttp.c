@@ -1,0 +1,69 @@
+/*
+ * aiohttp's connector in the wait-for graph: a task whose request found
+ * no connection free waits for the connector (wg_frame_waits_on()); the
+ * tasks using its connections hold it.  A task holds one while its
+ * request runs (ClientSession._request's `conn`), while it makes one
+ * (BaseConnector.connect()'s `placeholder`), and while it reads the
+ * response in `async with session.get(...) as resp:` (the manager its
+ * with block holds: wg_add_holds()).  Holds are added only for a
+ * connector something waits for: a client's hundred requests in flight
+ * with none waiting are no answer to anything.
+ */
+#include "readers/waitgraph_internal.h"
+
+#include <string.h>
+
+#include "common/util.h"
+#include "common/banned.h"
+
+/* A hold of connector `conn` by node, when it is one and has waiters. */
+static int hold_connector(struct wg_build *b, size_t node, uint64_t conn,
+			  const struct py_frame *at, int took_line)
+{
+	struct py_prim p;
+	long obj;
+
+	if (!conn || !wg_prim_read(b, conn, &p) ||
+	    p.family != PY_PRIM_AIOHTTP || p.waiters <= 0 ||
+	    (obj = wg_object_node(b, conn)) < 0)
+		return 0;
+	wg_add_hold(b, node, (size_t)obj, at, took_line);
+	return 1;
+}
+
+int wg_aiohttp_hold(struct wg_build *b, size_t node, uint64_t mgr,
+		    const struct py_frame *at, int took_line)
+{
+	return hold_connector(b, node,
+			      py_aiohttp_connector_of(b->py, &b->types, mgr),
+			      at, took_line);
+}
+
+static int is_frame(const struct py_frame *f, const char *file,
+		    const char *name)
+{
+	return f->code->name && f->code->filename &&
+	       !strcmp(f->code->name, name) &&
+	       cs_ends_with(f->code->filename, file);
+}
+
+void wg_link_aiohttp(struct wg_build *b, size_t node,
+		     const struct py_frame *const *f, size_t n)
+{
+	size_t k;
+
+	if (!b->types.aiohttp_connection)
+		return;
+	/* (held at the program's own line: no frame of aiohttp's) */
+	for (k = 0; k < n; k++) {
+		if (is_frame(f[k], "/aiohttp/client.py", "_request"))
+			(void)wg_aiohttp_hold(b, node,
+					      wg_frame_local(b->py, f[k], "conn"),
+					      NULL, 0);
+		else if (is_frame(f[k], "/aiohttp/connector.py", "connect") &&
+			 wg_frame_local(b->py, f[k], "placeholder"))
+			(void)hold_connector(b, node,
+					     wg_frame_local(b->py, f[k], "self"),
+					     NULL, 0);
+	}
+}
