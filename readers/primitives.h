@@ -151,6 +151,9 @@ struct py_prim_types {
 	 * (_BaseRequestContextManager) and its Connection: what holds one
 	 * of a connector's connections (py_aiohttp_connector_of()) */
 	uint64_t aiohttp_response, aiohttp_request_cm, aiohttp_connection;
+	/* each type judged once against them (every local of a program's
+	 * frames may be asked): type -> 1 + which (0 none of them) */
+	struct addrmap *aiohttp_verdicts;
 	/* Each type's class, judged once (its MRO against each of the
 	 * classes: a graph of 10,000 tasks awaiting futures of their own
 	 * asks for 10,000 objects of one type): type -> index + 2, 1 for

@@ -12,6 +12,7 @@
 #include "readers/primitives.h"
 #include "readers/primitives_internal.h"
 
+#include "common/addrmap.h"
 #include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/banned.h"
@@ -49,32 +50,67 @@ void prim_read_aiohttp_state(struct pyproc *py, const struct py_prim_types *t,
 	p->waiters = waiters(py, t, prim_attr(py, p->addr, "_waiters"));
 }
 
-static int is_a(struct pyproc *py, uint64_t type, uint64_t base)
+enum { AIO_NONE, AIO_CM, AIO_RESPONSE, AIO_CONNECTION };
+
+static int judge(struct pyproc *py, const struct py_prim_types *t,
+		 uint64_t type)
 {
-	return base && (type == base || pytype_is_subtype(py, type, base));
+	static const int order[] = { AIO_CM, AIO_RESPONSE, AIO_CONNECTION };
+	const uint64_t bases[] = { t->aiohttp_request_cm, t->aiohttp_response,
+				   t->aiohttp_connection };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (bases[i] && (type == bases[i] ||
+				 pytype_is_subtype(py, type, bases[i])))
+			return order[i];
+	return AIO_NONE;
+}
+
+/* Which of aiohttp's classes obj is an instance of, judged once per
+ * type; *type set. */
+static int kind_of(struct pyproc *py, const struct py_prim_types *t,
+		   uint64_t obj, uint64_t *type)
+{
+	struct cs_err err;
+	uintptr_t v;
+	int found, k;
+
+	cs_err_init(&err);
+	if (!obj || pyobj_read_type(py, obj, type, &err) < 0)
+		return AIO_NONE;
+	if (!t->aiohttp_verdicts)
+		return judge(py, t, *type);
+	v = (uintptr_t)addrmap_get(t->aiohttp_verdicts, *type, &found);
+	if (found)
+		return (int)v - 1;
+	k = judge(py, t, *type);
+	addrmap_put(t->aiohttp_verdicts, *type, (void *)(uintptr_t)(k + 1));
+	return k;
 }
 
 uint64_t py_aiohttp_connector_of(struct pyproc *py,
 				 const struct py_prim_types *t, uint64_t obj)
 {
-	struct cs_err err;
 	uint64_t type, proto;
+	int k;
 
-	cs_err_init(&err);
-	if (!obj || !t->aiohttp_connection ||
-	    pyobj_read_type(py, obj, &type, &err) < 0)
+	if (!t->aiohttp_connection)
 		return 0;
 	/* the manager, its response, the response's connection: each a
 	 * step down, none back up */
-	if (is_a(py, type, t->aiohttp_request_cm) &&
-	    ((obj = prim_attr(py, obj, "_resp")) == 0 ||
-	     pyobj_read_type(py, obj, &type, &err) < 0))
-		return 0;
-	if (is_a(py, type, t->aiohttp_response) &&
-	    ((obj = prim_attr(py, obj, "_connection")) == 0 ||
-	     pyobj_read_type(py, obj, &type, &err) < 0))
-		return 0;
-	if (!is_a(py, type, t->aiohttp_connection))
+	k = kind_of(py, t, obj, &type);
+	if (k == AIO_CM) {
+		obj = prim_attr(py, obj, "_resp");
+		k = kind_of(py, t, obj, &type);
+		if (k != AIO_RESPONSE)
+			return 0;
+	}
+	if (k == AIO_RESPONSE) {
+		obj = prim_attr(py, obj, "_connection");
+		k = kind_of(py, t, obj, &type);
+	}
+	if (k != AIO_CONNECTION)
 		return 0;
 	proto = prim_attr(py, obj, "_protocol");
 	return proto && proto != py->types.none ?

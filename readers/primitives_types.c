@@ -203,6 +203,10 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 			    lock == py_module_attr(py, "_thread", "LockType");
 	t->verdicts = xcalloc(1, sizeof(*t->verdicts));
 	addrmap_init(t->verdicts);
+	if (t->aiohttp_connection) {
+		t->aiohttp_verdicts = xcalloc(1, sizeof(*t->aiohttp_verdicts));
+		addrmap_init(t->aiohttp_verdicts);
+	}
 }
 
 void py_prim_types_release(struct py_prim_types *t)
@@ -212,4 +216,9 @@ void py_prim_types_release(struct py_prim_types *t)
 		free(t->verdicts);
 	}
 	t->verdicts = NULL;
+	if (t->aiohttp_verdicts) {
+		addrmap_release(t->aiohttp_verdicts);
+		free(t->aiohttp_verdicts);
+	}
+	t->aiohttp_verdicts = NULL;
 }

@@ -645,15 +645,16 @@ def test_aiohttp_connection_pool_run_out(keeper):
     """aiohttp's connector with no connection free: the requests queued
     for one wait for the connector, in the state its own fields give,
     held by the tasks whose requests use its connections; a task that
-    keeps a response open in `async with` and asks the same session for
-    another connection holds it at that line and waits for it: a
-    cycle."""
+    keeps a response open in `async with` (or in a local, never
+    released) and asks the same session for another connection holds it
+    and waits for it: a cycle."""
     debian_with("aiohttp")
     script = target_script("aiohttp_pool.py")
     target, graph = graph_of_target(keeper, DEBIAN, "aiohttp_pool.py")
     said = target.ready
     conns = {}
-    for key, waiter in (("pool", "queued-1"), ("single", "nested")):
+    for key, waiter in (("pool", "queued-1"), ("single", "nested"),
+                        ("leaky", "leaker")):
         edge, obj = waits_for_object(graph, named(graph, "task", waiter))
         assert (obj["type"], obj["class"]) == \
             ("aiohttp.BaseConnector", "aiohttp.TCPConnector"), obj
@@ -685,6 +686,15 @@ def test_aiohttp_connection_pool_run_out(keeper):
          marker_line(script, "nested-outer")), held
     assert [c for c in graph["cycles"]
             if nested["id"] in c and single["id"] in c], graph["cycles"]
+    # a response kept in a local holds its connection, at the line its
+    # frame is at (where it was taken is not known)
+    leaky, leaker = conns["leaky"], named(graph, "task", "leaker")
+    held = edges(graph, "holds", to=leaky["id"])
+    assert [e["from"] for e in held] == [leaker["id"]], held
+    assert (held[0]["at"]["line"], held[0]["taken_line"]) == \
+        (marker_line(script, "leak-inner"), None), held
+    assert [c for c in graph["cycles"]
+            if leaker["id"] in c and leaky["id"] in c], graph["cycles"]
     text = run_coroscope("dump", target.pid).stdout
     assert re.search(r"waits for: aiohttp\.TCPConnector 0x[0-9a-f]+ \(2 in "
                      r"use of limit 2, 2 waiters\) held by task 'slow-[12]' "

@@ -80,7 +80,7 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	for (i = 0; i < sizeof(t.type) / sizeof(t.type[0]); i++) {
 		t.type[i] = BASE + 0x200 + 0x10 * (uint64_t)i;
 		t.kind[i] = (enum py_prim_kind)(i % (PY_PRIM_PROCESS + 1));
-		t.family[i] = (enum py_prim_family)(i % (PY_PRIM_GEVENT + 1));
+		t.family[i] = (enum py_prim_family)(i % (PY_PRIM_AIOHTTP + 1));
 		t.name[i] = "fuzzed";
 		/* a JoinableQueue's _cond is checked against gevent's Event
 		 * by name */
@@ -98,6 +98,11 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	t.gevent_multiwaiter = BASE + 0x200;
 	/* a Channel only as a subclass the fuzzed MRO names */
 	t.gevent_channel = BASE + 0x210;
+	/* aiohttp's: what holds a connection, anywhere */
+	t.aiohttp_request_cm = BASE + 0x220;
+	t.aiohttp_response = BASE + 0x230;
+	t.aiohttp_connection = BASE + 0x240;
+	(void)py_aiohttp_connector_of(py, &t, pick(data, size, 31));
 	for (i = 0; i < 4; i++)
 		if (py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p)) {
 			py_prim_waiter_futures(py, &t, &p, futs,

@@ -9,7 +9,8 @@ Session `pool` (TCPConnector(limit=2)) has two requests in /slow
 ("queued-1", "queued-2").  Session `single` (limit=1) has one task,
 "nested", whose `async with single.get("/head")` keeps the one
 connection while it asks the same session for another: it waits for
-itself.  Once all are parked, READY gets the pid and what each
+itself; and so does "leaker" of session `leaky` (limit=1), which keeps a
+response in a local, never read nor released.  Once all are parked, READY gets the pid and what each
 connector's own fields say.  Needs aiohttp (Debian's python3-aiohttp
 on /usr/bin/python3.11).
 """
@@ -44,6 +45,12 @@ async def nested(session, base):
         return outer.status
 
 
+async def leaker(session, base):
+    kept = await session.get(base + "/head")  # never read nor released
+    await session.get(base + "/slow")  # MARK: leak-inner
+    return kept
+
+
 def spawn(coro, name):
     task = asyncio.ensure_future(coro)
     task.set_name(name)
@@ -72,17 +79,21 @@ async def main(ready):
     base = "http://127.0.0.1:%d" % server.sockets[0].getsockname()[1]
     pool = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=2))
     single = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
+    leaky = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
     tasks = [spawn(fetch(pool, base + "/slow"), "slow-%d" % i)
              for i in (1, 2)]
     await until(lambda: len(pool.connector._acquired) == 2)
     tasks += [spawn(fetch(pool, base + "/slow"), "queued-%d" % i)
               for i in (1, 2)]
     tasks.append(spawn(nested(single, base), "nested"))
+    tasks.append(spawn(leaker(leaky, base), "leaker"))
     await until(lambda: waiting(pool.connector) == 2 and
-                waiting(single.connector) == 1)
+                waiting(single.connector) == 1 and
+                waiting(leaky.connector) == 1)
     await asyncio.sleep(0.1)
     write_ready(ready, {"pid": os.getpid(), "pool": said(pool.connector),
-                        "single": said(single.connector)})
+                        "single": said(single.connector),
+                        "leaky": said(leaky.connector)})
     await asyncio.gather(*tasks)
 
 
