@@ -238,7 +238,10 @@ static void add_future_waits(struct strbuf *sb, const struct collection *c,
 			continue;
 		if (n++ >= GRAPH_MAX_HOLDERS)
 			continue;
-		if (queued && nw == 1)
+		if (p->kind == PY_PRIM_CFUTURE && p->scheduled)
+			first = " whose coroutine is not started: scheduled "
+				"on the loop of ";
+		else if (queued && nw == 1)
 			first = " queued for its pool's one worker, ";
 		else if (queued)
 			first = " queued for the first free of its pool's "

@@ -441,11 +441,12 @@ int pymodule_dict(struct pyproc *py, uint64_t interp, const char *name,
 /*
  * A member descriptor (PyMemberDescrObject) holds its PyMemberDef
  * pointer after PyDescr_COMMON (object header, d_type, d_name,
- * d_qualname): the same place in 3.6 - 3.14.  The PyMemberDef starts
- * with its name and holds the slot offset at 16.  Both are checked: the
- * name read there must be the slot asked for.
+ * d_qualname): 24 bytes past the header in 3.6 - 3.14, whose header
+ * ends after ob_type (16 bytes; a free-threaded build's is longer).
+ * The PyMemberDef starts with its name and holds the slot offset at 16.
+ * Both are checked: the name read there must be the slot asked for.
  */
-#define DESCR_MEMBER 40
+#define DESCR_MEMBER_PAST_HEADER 24
 #define MEMBERDEF_OFFSET 16
 #define MAX_SLOT_NAME 64
 #define MAX_SLOT_OFFSET 4096
@@ -468,7 +469,8 @@ int pyobj_slot_offset(struct pyproc *py, uint64_t obj, const char *name,
 	    strcmp(py_type_name_cached(py, type), "member_descriptor"))
 		return cs_fail(err, CS_ERR_UNSUPPORTED,
 			       "the class has no slot '%s'", name);
-	ret = memsrc_read_u64(py->ms, descr + DESCR_MEMBER, &def, err);
+	ret = memsrc_read_u64(py->ms, descr + (uint64_t)py->layout.ob_type +
+			      8 + DESCR_MEMBER_PAST_HEADER, &def, err);
 	if (ret < 0)
 		return ret;
 	ret = memsrc_read(py->ms, def, md, sizeof(md), err);

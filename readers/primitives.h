@@ -118,6 +118,10 @@ struct py_prim {
 	 * included), its limit and its limit per host (0: none); the
 	 * others -1 */
 	int64_t in_use, limit, limit_per_host;
+	int scheduled;        /* ... run_coroutine_threadsafe()'s, whose
+				 coroutine no task runs yet: its callback
+				 waits in the loop's ready queue (set by
+				 the wait-for graph) */
 	int queued;           /* ... its job is in a ThreadPoolExecutor's
 				 queue, waiting for the first of the pool's
 				 workers (set by the wait-for graph) */

@@ -261,28 +261,6 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
 }
 
-/*
- * Does trio task w wait in the exit of nursery (its `async with`'s
- * end, Nursery._nested_child_finished())?  Only there does a parent
- * wait for the children of its nursery: in the nursery's body it runs
- * on, or waits on anything else, beside them.
- */
-static int in_nursery_exit(struct wg_build *b, const struct py_task *w,
-			   uint64_t nursery)
-{
-	size_t k;
-
-	for (k = 0; k < w->nstack; k++) {
-		const struct py_gen *g = py_task_gen(b->a, w, k);
-
-		if (g && g->has_frame && g->frame.code && g->frame.code->name &&
-		    !strcmp(g->frame.code->name, "_nested_child_finished"))
-			return wg_frame_local(b->py, &g->frame, "self") ==
-			       nursery;
-	}
-	return 0;
-}
-
 /* The task node of addr, or -1. */
 static long task_node(struct wg_build *b, uint64_t addr)
 {
@@ -582,6 +560,8 @@ static void link_futures(struct wg_build *b, size_t base)
 		    g->prims[g->nodes[i].index].kind == PY_PRIM_CFUTURE)
 			link_chained_sources(b, i,
 					     g->prims[g->nodes[i].index].addr);
+	/* those no task is behind yet: their loop's thread */
+	wg_link_threadsafe(b);
 }
 
 /* The RLocks (by node + 1) an asyncio task holds in a `with`, each with the
@@ -771,7 +751,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 			size_t choices;
 
 			if (!w || waits_through_future(&b, from, base + i) ||
-			    (t->nursery && !in_nursery_exit(&b, w, t->nursery)))
+			    (t->nursery && !wg_in_nursery_exit(&b, w, t->nursery)))
 				continue;
 			if ((choices = wg_first_of(&b, w, t->addr)) != 0)
 				wg_add_any_edge(&b, from, base + i,

@@ -263,6 +263,14 @@ void wg_deque_waits(struct pyproc *py, const struct py_prim_types *t,
  * from_thread.run() call it runs. */
 void wg_link_trio_threads(struct wg_build *b, size_t node,
 			  const struct py_frame *const *f, size_t n);
+/* Does trio task w wait in the exit of nursery (its `async with`'s
+ * end), where alone a parent waits for its nursery's children? */
+int wg_in_nursery_exit(struct wg_build *b, const struct py_task *w,
+		       uint64_t nursery);
+/* Pending concurrent futures of run_coroutine_threadsafe() whose
+ * coroutine no task runs yet (readers/waitgraph_threadsafe.c): each
+ * waits for the thread of the loop it is scheduled on. */
+void wg_link_threadsafe(struct wg_build *b);
 /* aiohttp's connector (readers/waitgraph_aiohttp.c): the holds of
  * task node's frames (its request's connection, one being made), and of
  * a manager its with block holds (`async with session.get(...)`): 1 when

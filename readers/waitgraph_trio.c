@@ -80,3 +80,25 @@ void wg_link_trio_threads(struct wg_build *b, size_t node,
 	link_trio_thread(b, node, f, n);
 	link_trio_call(b, node, f, n);
 }
+
+/*
+ * Does trio task w wait in the exit of nursery (its `async with`'s
+ * end, Nursery._nested_child_finished())?  Only there does a parent
+ * wait for the children of its nursery: in the nursery's body it runs
+ * on, or waits on anything else, beside them.
+ */
+int wg_in_nursery_exit(struct wg_build *b, const struct py_task *w,
+		       uint64_t nursery)
+{
+	size_t k;
+
+	for (k = 0; k < w->nstack; k++) {
+		const struct py_gen *g = py_task_gen(b->a, w, k);
+
+		if (g && g->has_frame && g->frame.code && g->frame.code->name &&
+		    !strcmp(g->frame.code->name, "_nested_child_finished"))
+			return wg_frame_local(b->py, &g->frame, "self") ==
+			       nursery;
+	}
+	return 0;
+}

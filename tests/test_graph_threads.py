@@ -583,3 +583,37 @@ def test_run_names_a_pool_wait_before_38(tmp_path):
         assert ("thread_waits.py:%d in %s: " %
                 (marker_line(SCRIPT, name + "-waits"), name)) in causes, causes
     assert "waits in get (pool.py)" in causes, causes
+
+
+def test_threadsafe_future_waits_for_its_loop(keeper, interp):
+    """A concurrent future of run_coroutine_threadsafe() whose coroutine
+    no task runs yet waits for the thread of the loop it is scheduled on
+    (its callback in the loop's ready queue): the loop's own thread
+    blocked in result() waits for itself, a cycle; a thread waiting for
+    a coroutine scheduled on a loop whose thread is stuck in a task's
+    step waits for that thread.  Before, both futures waited for
+    nothing."""
+    script = target_script("threadsafe_waits.py")
+    target = keeper.start_target(interp, "threadsafe_waits.py")
+    res = run_coroscope("dump", "--json", target.pid)
+    assert res.returncode == 0, res
+    graph = json.loads(res.stdout)["graph"]
+    main = thread_node(graph, "MainThread")
+    assert main["blame"]["line"] == marker_line(script, "self-blocked")
+    for waiter, runner in ((main, main),
+                           (thread_node(graph, "caller"),
+                            thread_node(graph, "looper"))):
+        futs = waits_for(graph, waiter)
+        assert [(f["type"], f["state"]) for f in futs] == \
+            [("concurrent.futures.Future", "pending")], futs
+        assert waits_for(graph, futs[0]) == [runner], graph["edges"]
+    assert [c for c in graph["cycles"] if main["id"] in c], graph["cycles"]
+    looper = thread_node(graph, "looper")
+    assert not [c for c in graph["cycles"] if looper["id"] in c], \
+        graph["cycles"]
+    text = run_coroscope("dump", target.pid).stdout
+    assert re.search(r"waits for: concurrent\.futures\.Future 0x[0-9a-f]+ "
+                     r"\(pending\) whose coroutine is not started: "
+                     r"scheduled on the loop of thread \d+ \(looper\) at "
+                     r"threadsafe_waits\.py:%d in sleeps_in_step\n"
+                     % marker_line(script, "looper-sleeps"), text), text

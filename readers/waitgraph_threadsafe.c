@@ -1,0 +1,127 @@
+/*
+ * asyncio.run_coroutine_threadsafe(coro, loop) returns a concurrent
+ * future at once and only asks the loop to wrap coro in a task: its
+ * `callback` (a closure over coro, future and loop) waits in the loop's
+ * ready queue until the loop's thread runs it.  Until then no task is
+ * behind the future, and what will complete it is that thread.  A
+ * thread waiting for such a future while the loop cannot run -- the
+ * loop's own thread, blocked in the wait (fut.result() inside a
+ * coroutine) -- waits for itself.
+ */
+#include "readers/waitgraph_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "readers/dicts.h"
+#include "readers/fields.h"
+#include "readers/funcs.h"
+#include "readers/objects.h"
+#include "common/banned.h"
+
+#define WG_MAX_LOOPS 64       /* event loops whose ready queue is read */
+#define WG_MAX_READY 4096     /* handles of one ready queue looked at */
+
+/* A slot's value (asyncio's Handle has __slots__), 0 none. */
+static uint64_t slot(struct pyproc *py, uint64_t obj, const char *name)
+{
+	struct cs_err err;
+	uint64_t v = 0;
+	int off;
+
+	cs_err_init(&err);
+	if (pyobj_slot_offset(py, obj, name, &off, &err) != 0 ||
+	    py_field_u64(py, obj, off, &v, &err) <= 0)
+		return 0;
+	return v;
+}
+
+/* The thread node running a loop (its tasks' tid), or -1. */
+static long thread_node(const struct wg_build *b, int tid)
+{
+	size_t i;
+
+	for (i = 0; tid > 0 && i < b->snap->nthreads; i++)
+		if (b->snap->threads[i].tid == tid)
+			return (long)i;
+	return -1;
+}
+
+/* Each run_coroutine_threadsafe() callback in loop's ready queue whose
+ * future is one of `pending` (address -> node + 1): that future waits
+ * for thread node `thread`. */
+static void link_ready(struct wg_build *b, uint64_t loop, size_t thread,
+		       const struct addrmap *pending, uint64_t *items)
+{
+	struct cs_err err;
+	uint64_t ready = 0, vals[WG_MAX_CALLBACKS];
+	size_t n = 0, i, k, m;
+	uintptr_t fut;
+	const struct py_code *code;
+
+	cs_err_init(&err);
+	if (pyobj_get_attr(b->py, loop, "_ready", &ready, &err) != 0 ||
+	    !ready ||
+	    pydeque_items(b->py, ready, items, WG_MAX_READY, &n, &err) < 0)
+		return;
+	for (i = 0; i < n && i < WG_MAX_READY; i++) {
+		uint64_t cb = slot(b->py, items[i], "_callback");
+
+		code = cb ? py_function_code(b->py, cb) : NULL;
+		if (!code || !code->filename ||
+		    !cs_ends_with(code->filename, "/asyncio/tasks.py"))
+			continue;
+		m = wg_closure_values(b->py, cb, "callback", vals,
+				      WG_MAX_CALLBACKS);
+		for (k = 0; k < m; k++) {
+			fut = (uintptr_t)addrmap_get(pending, vals[k], NULL);
+			if (!fut)
+				continue;
+			b->g->prims[b->g->nodes[fut - 1].index].scheduled = 1;
+			wg_add_edge(b, WG_WAITS_FOR, fut - 1, thread, NULL);
+		}
+	}
+}
+
+void wg_link_threadsafe(struct wg_build *b)
+{
+	const struct py_waitgraph *g = b->g;
+	uint64_t loops[WG_MAX_LOOPS], *items;
+	int tids[WG_MAX_LOOPS];
+	struct addrmap pending;
+	size_t i, k, nloops = 0;
+	long thread;
+
+	addrmap_init(&pending);
+	/* the pending concurrent futures nothing is known to complete */
+	for (i = 0; i < g->nnodes; i++) {
+		const struct py_prim *p;
+
+		if (g->nodes[i].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[i].index];
+		if (p->kind == PY_PRIM_CFUTURE && p->fstate &&
+		    !strcmp(p->fstate, "pending") && !p->queued)
+			addrmap_put(&pending, p->addr, (void *)(uintptr_t)(i + 1));
+	}
+	for (i = 0; pending.len && b->a && i < b->a->ntasks &&
+		    nloops < WG_MAX_LOOPS; i++) {
+		const struct py_task *t = &b->a->tasks[i];
+
+		for (k = 0; k < nloops && loops[k] != t->loop; k++)
+			;
+		if (k == nloops && t->loop && t->tid > 0) {
+			loops[nloops] = t->loop;
+			tids[nloops++] = t->tid;
+		}
+	}
+	items = nloops ? xcalloc(WG_MAX_READY, sizeof(*items)) : NULL;
+	for (i = 0; i < nloops; i++) {
+		thread = thread_node(b, tids[i]);
+		if (thread >= 0)
+			link_ready(b, loops[i], (size_t)thread, &pending, items);
+	}
+	free(items);
+	addrmap_release(&pending);
+}

@@ -1,0 +1,86 @@
+"""Futures of asyncio.run_coroutine_threadsafe() whose coroutine no task
+runs yet, waited for by a thread.
+
+Usage: threadsafe_waits.py READY
+
+The main thread's loop runs a coroutine that calls
+run_coroutine_threadsafe() on that same loop and blocks in the
+future's result(): the loop cannot start the coroutine while its own
+thread waits for it (MARK: self-blocked).  Thread "looper" runs a second
+loop whose task is stuck in time.sleep(), and thread "caller" waits for
+a coroutine scheduled on that loop (MARK: caller-blocked).  Once both
+wait, READY gets the pid and the threads' native ids.
+Must run unchanged on CPython 3.6 through 3.14.
+"""
+
+import asyncio
+import os
+import sys
+import threading
+import time
+
+from _ready import write_ready
+
+started = {}
+
+
+def native_id():
+    if hasattr(threading, "get_native_id"):
+        return threading.get_native_id()
+    return int(os.readlink("/proc/thread-self").rsplit("/", 1)[1])
+
+
+async def compute():
+    return 42
+
+
+async def sleeps_in_step(ready):
+    started["looper"] = native_id()
+    ready.set()
+    time.sleep(3600)  # MARK: looper-sleeps
+
+
+def looper(loop, ready):
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(sleeps_in_step(ready))
+
+
+def caller(loop, looping, calling):
+    looping.wait()
+    started["caller"] = native_id()
+    fut = asyncio.run_coroutine_threadsafe(compute(), loop)
+    calling.set()
+    fut.result()  # MARK: caller-blocked
+
+
+async def blocks_its_loop(ready):
+    fut = asyncio.run_coroutine_threadsafe(compute(),
+                                           asyncio.get_event_loop())
+    ready.set()
+    return fut.result()  # MARK: self-blocked
+
+
+def announce(path, events):
+    for e in events:
+        e.wait()
+    time.sleep(0.2)
+    write_ready(path, {"pid": os.getpid(), "tids": started})
+
+
+def main(path):
+    other = asyncio.new_event_loop()
+    looping, calling, blocked = (threading.Event() for _ in range(3))
+    threading.Thread(target=looper, args=(other, looping), name="looper",
+                     daemon=True).start()
+    threading.Thread(target=caller, args=(other, looping, calling),
+                     name="caller", daemon=True).start()
+    threading.Thread(target=announce, args=(path, (calling, blocked)),
+                     daemon=True).start()
+    started["main"] = native_id()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(blocks_its_loop(blocked))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
