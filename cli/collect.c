@@ -1,11 +1,13 @@
 #include "cli/collect.h"
 
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "attach/live.h"
+#include "cli/child_pipes.h"
 #include "cli/source.h"
 #include "common/addrmap.h"
 #include "common/procfs.h"
@@ -258,6 +260,11 @@ static void read_heap(struct collection *c, const struct py_stack_options *sopt)
 			"what waits for what not shown: %.400s", err.msg);
 	else  /* an await cycle some other choice may end is none */
 		py_waitgraph_keep_await_cycles(&c->graph, &c->async);
+	/* (a child's pid is the target's namespace's: ours only when
+	 * the two are one) */
+	if (c->is_live && (!c->ns_pid || c->ns_pid == c->pid))
+		c->child_pipes = child_pipes_probe(c->pid, &c->graph,
+						   &c->nchild_pipes);
 }
 
 /*
@@ -335,6 +342,9 @@ static void drop_reading(struct collection *c, size_t nwarnings,
 
 	native_stacks_release(&c->native);
 	py_waitgraph_release(&c->graph);
+	free(c->child_pipes);
+	c->child_pipes = NULL;
+	c->nchild_pipes = 0;
 	py_async_release(&c->async);
 	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);
@@ -693,6 +703,7 @@ void collection_release(struct collection *c)
 	source_cache_free(c->sources);
 	native_stacks_release(&c->native);
 	py_waitgraph_release(&c->graph);
+	free(c->child_pipes);
 	py_async_release(&c->async);
 	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);

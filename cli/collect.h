@@ -91,6 +91,10 @@ struct collection {
 	 * missing files; tasks and generators that could not be read). */
 	struct cs_warnings warnings;
 	struct py_waitgraph graph; /* who waits for and holds what */
+	/* Its children the graph waits for that are blocked writing to a
+	 * pipe it holds the read end of (a live target's; owned). */
+	struct child_pipe *child_pipes;
+	size_t nchild_pipes;
 	/* The target's source files, for the lines a text report shows
 	 * under its frames; NULL with --no-source.  Owned. */
 	struct source_cache *sources;

@@ -1,8 +1,10 @@
 #include "cli/report_graph.h"
 
+
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/child_pipes.h"
 #include "cli/escape.h"
 #include "cli/thread_alike.h"
 #include "common/banned.h"
@@ -43,6 +45,25 @@ void graph_add_place(struct strbuf *sb, const struct py_frame *f,
 		     enum graph_names names)
 {
 	graph_add_place_line(sb, f, f ? f->line : -1, names);
+}
+
+/* "; blocked writing to its stdout, a pipe this process holds the read
+ * end of as fd 3" of a child process the target waits for. */
+static void add_child_pipe(struct strbuf *st, const struct collection *c,
+			   int64_t pid)
+{
+	const struct child_pipe *cp =
+		child_pipe_of(c->child_pipes, c->nchild_pipes, pid);
+
+	if (!cp)
+		return;
+	strbuf_addstr(st, "; blocked writing to its ");
+	if (cp->child_fd == 1 || cp->child_fd == 2)
+		strbuf_addstr(st, cp->child_fd == 1 ? "stdout" : "stderr");
+	else
+		strbuf_addf(st, "fd %d", cp->child_fd);
+	strbuf_addf(st, ", a pipe this process holds the read end of as "
+		    "fd %d", cp->our_fd);
 }
 
 void graph_add_label(struct strbuf *sb, const struct collection *c,
@@ -101,6 +122,8 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 		strbuf_addf(sb, " 0x%llx", (unsigned long long)p->addr);
 		strbuf_init(&st);
 		py_prim_state(p, &st);
+		if (p->kind == PY_PRIM_PROCESS)
+			add_child_pipe(&st, c, p->pid);
 		if (st.len)
 			strbuf_addf(sb, " (%s)", st.buf);
 		strbuf_release(&st);

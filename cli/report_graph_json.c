@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/child_pipes.h"
 #include "cli/json_memo.h"
 #include "common/banned.h"
 
@@ -125,6 +126,22 @@ static void json_object_fields(struct json *j, const struct collection *c,
 	json_int_or_null(j, "children", p->children);
 	json_int_or_null(j, "done", p->done);
 	json_int_or_null(j, "pid", p->pid);
+	/* (a child process: blocked writing to a pipe the target holds the
+	 * read end of) */
+	if (p->kind == PY_PRIM_PROCESS) {
+		const struct child_pipe *cp =
+			child_pipe_of(c->child_pipes, c->nchild_pipes, p->pid);
+
+		json_key(j, "blocked_writing");
+		if (cp) {
+			json_begin_object(j);
+			json_key_int(j, "fd", cp->child_fd);
+			json_key_int(j, "read_end_fd", cp->our_fd);
+			json_end_object(j);
+		} else {
+			json_null(j);
+		}
+	}
 }
 
 static void json_node(struct json *j, const struct collection *c, size_t i,

@@ -438,7 +438,15 @@ int procfs_maps_line(char *line, struct procfs_map *m)
 
 int procfs_thread_syscall(int pid, int tid, long *nr)
 {
-	char path[64], buf[32], *end;
+	unsigned long long arg0;
+
+	return procfs_thread_syscall_arg0(pid, tid, nr, &arg0);
+}
+
+int procfs_thread_syscall_arg0(int pid, int tid, long *nr,
+			       unsigned long long *arg0)
+{
+	char path[64], buf[64], *end, *p;
 	long v;
 
 	task_path(path, sizeof(path), pid, tid, "syscall");
@@ -450,5 +458,33 @@ int procfs_thread_syscall(int pid, int tid, long *nr)
 	if (end == buf || (*end != ' ' && *end != '\n' && *end) || v < -1)
 		return -1;
 	*nr = v;
+	*arg0 = 0;
+	if (*end == ' ') {
+		errno = 0;
+		*arg0 = strtoull(end + 1, &p, 16);
+		if (errno || p == end + 1)
+			*arg0 = 0;
+	}
+	return 0;
+}
+
+int procfs_fd(int pid, int fd, char *buf, size_t len, int *accmode)
+{
+	char path[64], info[256];
+	const char *flags;
+	ssize_t n;
+
+	*accmode = -1;
+	if (len < 2 || fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	n = readlink(path, buf, len - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	if (procfs_read(path, info, sizeof(info)) > 0 &&
+	    (flags = strstr(info, "flags:")) != NULL)
+		*accmode = (int)(strtol(flags + 6, NULL, 8) & 3);
 	return 0;
 }

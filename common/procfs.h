@@ -135,5 +135,15 @@ int procfs_maps_line(char *line, struct procfs_map *m);
  * one) into *nr: 0; 1 when it runs in user space ("running"); -1 when
  * the file cannot be read or does not parse. */
 int procfs_thread_syscall(int pid, int tid, long *nr);
+/* The same, and the call's first argument (a file descriptor for
+ * write(2)) into *arg0 when it sits in one. */
+int procfs_thread_syscall_arg0(int pid, int tid, long *nr,
+			       unsigned long long *arg0);
+
+/* What file descriptor fd of pid is: its /proc/PID/fd link's target
+ * ("pipe:[123]", a path), NUL-terminated and cut to len - 1 bytes, and
+ * its access mode (O_RDONLY, O_WRONLY or O_RDWR, from fdinfo's flags;
+ * -1 unknown).  0, or -1 when it cannot be read. */
+int procfs_fd(int pid, int fd, char *buf, size_t len, int *accmode);
 
 #endif

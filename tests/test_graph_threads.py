@@ -617,3 +617,31 @@ def test_threadsafe_future_waits_for_its_loop(keeper, interp):
                      r"scheduled on the loop of thread \d+ \(looper\) at "
                      r"threadsafe_waits\.py:%d in sleeps_in_step\n"
                      % marker_line(script, "looper-sleeps"), text), text
+
+
+def test_child_blocked_writing_to_our_pipe(keeper, interp):
+    """A thread waiting for a child (Popen.wait()) that is blocked
+    writing to its stdout or stderr, a pipe whose read end this process
+    holds and does not read: the Popen says so, with the child's fd and
+    the waiting process's own fd of the pipe (what the interpreter's
+    Popen says); a child that only sleeps says nothing of the kind."""
+    target = keeper.start_target(interp, "child_pipes.py")
+    said = target.ready
+    res = run_coroscope("dump", "--json", target.pid)
+    assert res.returncode == 0, res
+    graph = json.loads(res.stdout)["graph"]
+    for waiter, key, fd, word in (("out-waiter", "out", 1, "stdout"),
+                                  ("err-waiter", "err", 2, "stderr")):
+        objs = waits_for(graph, thread_node(graph, waiter))
+        assert [(o["type"], o["pid"]) for o in objs] == \
+            [("subprocess.Popen", said[key][0])], objs
+        assert objs[0]["blocked_writing"] == \
+            {"fd": fd, "read_end_fd": said[key][1]}, objs[0]
+    objs = waits_for(graph, thread_node(graph, "sleep-waiter"))
+    assert [(o["pid"], o["blocked_writing"]) for o in objs] == \
+        [(said["sleeper"], None)], objs
+    text = run_coroscope("dump", target.pid).stdout
+    for key, word in (("out", "stdout"), ("err", "stderr")):
+        assert ("(pid %d; blocked writing to its %s, a pipe this process "
+                "holds the read end of as fd %d)\n"
+                % (said[key][0], word, said[key][1])) in text, text

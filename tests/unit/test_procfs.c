@@ -6,6 +6,7 @@
 #include "common/procfs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -221,6 +222,7 @@ static void off_cpu_seconds(void)
 static void thread_syscall(void)
 {
 	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	unsigned long long arg0 = 0;
 	long nr = -2;
 	int fds[2], tries, ret = -1;
 	pid_t child;
@@ -249,11 +251,40 @@ static void thread_syscall(void)
 	}
 #if defined(__x86_64__)
 	CHECK(ret == 0 && nr == 0, "child blocked in read: %d, %ld", ret, nr);
+	/* its first argument: the fd it reads */
+	CHECK(procfs_thread_syscall_arg0(child, child, &nr, &arg0) == 0 &&
+	      nr == 0 && arg0 == (unsigned long long)fds[0],
+	      "child reads fd %d: %llu", fds[0], arg0);
 #else
 	CHECK(ret == 0 && nr >= 0, "child in a system call: %d, %ld", ret, nr);
 #endif
 	close(fds[1]);
 	waitpid(child, NULL, 0);
+}
+
+/* What an fd of this process is: both ends of a pipe name one pipe, the
+ * read end O_RDONLY, the write end O_WRONLY; a closed fd is nothing. */
+static void own_fds(void)
+{
+	char r[64], w[64];
+	int fds[2], rmode = -2, wmode = -2;
+
+	if (pipe(fds) != 0) {
+		CHECK(0, "pipe: %s", strerror(errno));
+		return;
+	}
+	CHECK(procfs_fd(getpid(), fds[0], r, sizeof(r), &rmode) == 0 &&
+	      !strncmp(r, "pipe:[", 6) && rmode == O_RDONLY,
+	      "read end: %s, mode %d", r, rmode);
+	CHECK(procfs_fd(getpid(), fds[1], w, sizeof(w), &wmode) == 0 &&
+	      !strcmp(r, w) && wmode == O_WRONLY,
+	      "write end: %s, mode %d", w, wmode);
+	CHECK(procfs_fd(getpid(), fds[0], r, 4, &rmode) == 0 &&
+	      strlen(r) == 3, "cut to its buffer: '%s'", r);
+	close(fds[0]);
+	close(fds[1]);
+	CHECK(procfs_fd(getpid(), fds[0], r, sizeof(r), &rmode) < 0 &&
+	      rmode == -1, "a closed fd");
 }
 
 int main(void)
@@ -263,6 +294,7 @@ int main(void)
 	thread_syscall();
 	status_fields();
 	own_files();
+	own_fds();
 	maps_lines();
 	return CHECK_DONE("test_procfs");
 }

@@ -1,0 +1,118 @@
+#include "cli/child_pipes.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/procfs.h"
+#include "common/util.h"
+#include "common/banned.h"
+
+#define MAX_CHILDREN 64        /* processes of the graph looked at */
+#define MAX_CHILD_THREADS 64   /* threads of one child asked */
+#define MAX_OUR_FDS 4096       /* the target's fds looked through */
+#define LINK_MAX_LEN 64        /* "pipe:[4026531840]" */
+
+/* Is x86-64 system call nr a write(2) or writev(2), whose first argument
+ * is the fd? */
+static int is_write(long nr)
+{
+	return nr == 1 || nr == 20;
+}
+
+/* The fd, and the pipe it is, that one of child's threads sits blocked
+ * writing to: 0, or -1 when none. */
+static int blocked_write(int child, int *fd, char *pipe, size_t len)
+{
+	unsigned long long arg0;
+	int *tids = NULL, mode;
+	size_t n = 0, i;
+	char dir[64];
+	long nr;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", child);
+	if (procfs_list_ids(dir, MAX_CHILD_THREADS, child, &tids, &n) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		char state = procfs_state(child, tids[i]);
+
+		if ((state != 'S' && state != 'D') ||
+		    procfs_thread_syscall_arg0(child, tids[i], &nr,
+					       &arg0) != 0 ||
+		    !is_write(nr) || arg0 > 65535 ||
+		    procfs_fd(child, (int)arg0, pipe, len, &mode) < 0 ||
+		    strncmp(pipe, "pipe:[", 6))
+			continue;
+		*fd = (int)arg0;
+		free(tids);
+		return 0;
+	}
+	free(tids);
+	return -1;
+}
+
+/* pid's fd on the read end of pipe ("pipe:[ino]"), or -1. */
+static int read_end(int pid, const char *pipe)
+{
+	char dir[64], link[LINK_MAX_LEN];
+	int *fds = NULL, mode, found = -1;
+	size_t n = 0, i;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	if (procfs_list_ids(dir, MAX_OUR_FDS, 0, &fds, &n) < 0)
+		return -1;
+	for (i = 0; i < n && found < 0; i++)
+		if (procfs_fd(pid, fds[i], link, sizeof(link), &mode) == 0 &&
+		    !strcmp(link, pipe) && mode == O_RDONLY)
+			found = fds[i];
+	free(fds);
+	return found;
+}
+
+struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
+				     size_t *n)
+{
+	struct child_pipe *v = NULL;
+	size_t i, alloc = 0, seen = 0;
+
+	*n = 0;
+	for (i = 0; i < g->nnodes && seen < MAX_CHILDREN; i++) {
+		const struct py_prim *p;
+		struct procfs_stat st;
+		char pipe[LINK_MAX_LEN];
+		int fd, ours;
+
+		if (g->nodes[i].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[i].index];
+		if (p->kind != PY_PRIM_PROCESS || p->pid <= 0 ||
+		    p->pid > 0x3fffffff || p->exited == 1)
+			continue;
+		seen++;
+		/* (the pid must be pid's own child: one the target
+		 * reaped may be another process's now) */
+		if (child_pipe_of(v, *n, p->pid) ||
+		    procfs_stat((int)p->pid, 0, &st) < 0 || st.ppid != pid ||
+		    blocked_write((int)p->pid, &fd, pipe, sizeof(pipe)) < 0 ||
+		    (ours = read_end(pid, pipe)) < 0)
+			continue;
+		v = xgrow(v, &alloc, *n + 1, sizeof(*v));
+		v[*n].pid = p->pid;
+		v[*n].child_fd = fd;
+		v[*n].our_fd = ours;
+		(*n)++;
+	}
+	return v;
+}
+
+const struct child_pipe *child_pipe_of(const struct child_pipe *v, size_t n,
+				       int64_t child)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].pid == child)
+			return &v[i];
+	return NULL;
+}

@@ -1,0 +1,65 @@
+"""Threads waiting for children blocked writing to a pipe whose read end
+the waiting process holds and does not read: Popen(stdout=PIPE).wait(),
+the deadlock the subprocess documentation warns of.
+
+Usage: child_pipes.py READY
+
+Thread "out-waiter" waits for a child blocked writing to its stdout,
+"err-waiter" for one blocked writing to its stderr, and "sleep-waiter"
+for a child that only sleeps (no pipe).  Once the two writers sit in
+write(2), READY gets the pid and, per waiter, its child's pid and the
+fd of the pipe's read end this process holds.
+Must run unchanged on CPython 3.6 through 3.14.
+"""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from _ready import write_ready
+
+WRITE = "import os; os.write(%d, b'x' * 1000000)"
+
+
+def in_write(pid):
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] == "1"
+    except (OSError, IndexError):
+        return False
+
+
+def main(path):
+    out = subprocess.Popen([sys.executable, "-c", WRITE % 1],
+                           stdout=subprocess.PIPE)
+    err = subprocess.Popen([sys.executable, "-c", WRITE % 2],
+                           stderr=subprocess.PIPE)
+    # (it ends with this process: the writers by SIGPIPE then)
+    sleeper = subprocess.Popen([sys.executable, "-c",
+                                "import os, time\n"
+                                "parent = os.getppid()\n"
+                                "while os.getppid() == parent:\n"
+                                "    time.sleep(0.2)\n"])
+    for name, p in (("out-waiter", out), ("err-waiter", err),
+                    ("sleep-waiter", sleeper)):
+        threading.Thread(target=p.wait, name=name, daemon=True).start()
+    for _ in range(1000):
+        if in_write(out.pid) and in_write(err.pid):
+            break
+        time.sleep(0.01)
+    time.sleep(0.2)
+    write_ready(path, {"pid": os.getpid(),
+                       "out": [out.pid, out.stdout.fileno()],
+                       "err": [err.pid, err.stderr.fileno()],
+                       "sleeper": sleeper.pid})
+    try:
+        time.sleep(3600)
+    finally:
+        for p in (out, err, sleeper):
+            p.kill()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
