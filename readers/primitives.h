@@ -194,10 +194,20 @@ void py_prim_memo_release(struct py_prim_memo *m);
  * The aiohttp connector one of whose connections obj holds: a
  * Connection not released, the ClientResponse reading from one, or the
  * context manager of `async with session.get(...)` around that
- * response; 0 for anything else.
+ * response; 0 for anything else.  *key: that connection's key.
  */
 uint64_t py_aiohttp_connector_of(struct pyproc *py,
-				 const struct py_prim_types *t, uint64_t obj);
+				 const struct py_prim_types *t, uint64_t obj,
+				 uint64_t *key);
+/*
+ * Does a connection of `key` (that connection's ConnectionKey) keep a
+ * waiter of connector p waiting?  Any connection does once its total
+ * limit is reached; else it is its limit per host that binds, and only
+ * one of the host and port of a key with waiters does.  (Its waiters
+ * of other hosts then wait for no connection of that one.)
+ */
+int py_aiohttp_key_blocks(struct pyproc *py, const struct py_prim_types *t,
+			  const struct py_prim *p, uint64_t key);
 
 /*
  * The futures its waiters await, where it keeps them (tornado's

@@ -12,6 +12,8 @@
 #include "readers/primitives.h"
 #include "readers/primitives_internal.h"
 
+#include <string.h>
+
 #include "common/addrmap.h"
 #include "readers/dicts.h"
 #include "readers/objects.h"
@@ -90,11 +92,13 @@ static int kind_of(struct pyproc *py, const struct py_prim_types *t,
 }
 
 uint64_t py_aiohttp_connector_of(struct pyproc *py,
-				 const struct py_prim_types *t, uint64_t obj)
+				 const struct py_prim_types *t, uint64_t obj,
+				 uint64_t *key)
 {
-	uint64_t type, proto;
+	uint64_t type, proto, conn;
 	int k;
 
+	*key = 0;
 	if (!t->aiohttp_connection)
 		return 0;
 	/* the manager, its response, the response's connection: each a
@@ -113,6 +117,63 @@ uint64_t py_aiohttp_connector_of(struct pyproc *py,
 	if (k != AIO_CONNECTION)
 		return 0;
 	proto = prim_attr(py, obj, "_protocol");
-	return proto && proto != py->types.none ?
-	       prim_attr(py, obj, "_connector") : 0;
+	if (!proto || proto == py->types.none)
+		return 0;
+	conn = prim_attr(py, obj, "_connector");
+	if (conn)
+		*key = prim_attr(py, obj, "_key");
+	return conn;
+}
+
+/* A ConnectionKey's host and port: attributes (3.8's attrs class, with
+ * slots) or a tuple's first two items (a NamedTuple from 3.9).  0, or
+ * -1 when they cannot be read. */
+static int key_host_port(struct pyproc *py, uint64_t key, const char **host,
+			 int64_t *port)
+{
+	uint64_t items[2], type, h = 0, p = 0;
+	struct cs_err err;
+	size_t n = 0;
+
+	cs_err_init(&err);
+	if (!key || pyobj_read_type(py, key, &type, &err) < 0)
+		return -1;
+	if (type == py->types.tuple ||
+	    pytype_is_subtype(py, type, py->types.tuple)) {
+		if (pyseq_items(py, key, items, 2, &n, &err) < 0 || n < 2)
+			return -1;
+		h = items[0];
+		p = items[1];
+	} else {
+		h = prim_attr(py, key, "host");
+		p = prim_attr(py, key, "port");
+	}
+	*port = p && p != py->types.none ? prim_int(py, p) : -1;
+	return h && pystr_get(py, h, host, &err) == 0 ? 0 : -1;
+}
+
+int py_aiohttp_key_blocks(struct pyproc *py, const struct py_prim_types *t,
+			  const struct py_prim *p, uint64_t key)
+{
+	struct pydict_entry e[AIOHTTP_MAX_KEYS];
+	const char *host, *whost;
+	int64_t port, wport;
+	struct cs_err err;
+	size_t used = 0, i;
+
+	/* the total limit reached: any connection frees a waiter */
+	if (p->limit > 0 && p->in_use >= p->limit)
+		return 1;
+	/* else the limit per host: one of a waiter's host and port */
+	cs_err_init(&err);
+	if (key_host_port(py, key, &host, &port) < 0 ||
+	    pydict_entries(py, prim_attr(py, p->addr, "_waiters"), e,
+			   AIOHTTP_MAX_KEYS, &used, &err) < 0)
+		return 0;
+	for (i = 0; i < used && i < AIOHTTP_MAX_KEYS; i++)
+		if (prim_len(py, t, e[i].value) > 0 &&
+		    key_host_port(py, e[i].key, &whost, &wport) == 0 &&
+		    wport == port && !strcmp(whost, host))
+			return 1;
+	return 0;
 }

@@ -18,15 +18,19 @@
 #include "readers/fields.h"
 #include "common/banned.h"
 
-/* A hold of connector `conn` by node, when it is one and has waiters. */
+/* A hold of connector `conn` by node through a connection of `key`,
+ * when it is one, has waiters, and that connection keeps them waiting
+ * (its limit per host, when that is what binds, is the waiters'). */
 static int hold_connector(struct wg_build *b, size_t node, uint64_t conn,
-			  const struct py_frame *at, int took_line)
+			  uint64_t key, const struct py_frame *at,
+			  int took_line)
 {
 	struct py_prim p;
 	long obj;
 
 	if (!conn || !wg_prim_read(b, conn, &p) ||
 	    p.family != PY_PRIM_AIOHTTP || p.waiters <= 0 ||
+	    !py_aiohttp_key_blocks(b->py, &b->types, &p, key) ||
 	    (obj = wg_object_node(b, conn)) < 0)
 		return 0;
 	wg_add_hold(b, node, (size_t)obj, at, took_line);
@@ -36,9 +40,10 @@ static int hold_connector(struct wg_build *b, size_t node, uint64_t conn,
 int wg_aiohttp_hold(struct wg_build *b, size_t node, uint64_t mgr,
 		    const struct py_frame *at, int took_line)
 {
-	return hold_connector(b, node,
-			      py_aiohttp_connector_of(b->py, &b->types, mgr),
-			      at, took_line);
+	uint64_t key, conn = py_aiohttp_connector_of(b->py, &b->types, mgr,
+						     &key);
+
+	return hold_connector(b, node, conn, key, at, took_line);
 }
 
 static int is_frame(const struct py_frame *f, const char *file,
@@ -99,6 +104,7 @@ void wg_link_aiohttp(struct wg_build *b, size_t node,
 			 wg_frame_local(b->py, f[k], "placeholder"))
 			(void)hold_connector(b, node,
 					     wg_frame_local(b->py, f[k], "self"),
+					     wg_frame_local(b->py, f[k], "key"),
 					     NULL, 0);
 	}
 }

@@ -118,8 +118,10 @@ static int may_hold(struct wg_build *b, uint64_t m)
 {
 	struct py_prim p;
 
+	/* (aiohttp's connector: what holds it is a connection, not the
+	 * connector's own `async with`) */
 	if (wg_prim_read(b, m, &p))
-		return py_prim_is_lock(&p);
+		return py_prim_is_lock(&p) && p.family != PY_PRIM_AIOHTTP;
 	return cm_generator(b, m) || is_exit_stack(b, m);
 }
 
@@ -204,6 +206,7 @@ static void add_holds_at(struct wg_build *b, size_t node,
 		 * does while it waits) */
 		if (wg_prim_read(b, wb->held[h], &hp)) {
 			if (py_prim_is_lock(&hp) && hp.locked != 0 &&
+			    hp.family != PY_PRIM_AIOHTTP &&
 			    !owned_by_another(&hp, u) &&
 			    (obj = wg_object_node(b, wb->held[h])) >= 0)
 				wg_add_hold(b, node, (size_t)obj, f,

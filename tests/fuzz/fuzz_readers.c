@@ -102,7 +102,13 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	t.aiohttp_request_cm = BASE + 0x220;
 	t.aiohttp_response = BASE + 0x230;
 	t.aiohttp_connection = BASE + 0x240;
-	(void)py_aiohttp_connector_of(py, &t, pick(data, size, 31));
+	{
+		uint64_t key, conn = py_aiohttp_connector_of(
+			py, &t, pick(data, size, 31), &key);
+
+		if (conn && py_prim_read(py, &t, conn, &p))
+			(void)py_aiohttp_key_blocks(py, &t, &p, key);
+	}
 	for (i = 0; i < 4; i++)
 		if (py_prim_read(py, &t, pick(data, size, 13 + 4 * i), &p)) {
 			py_prim_waiter_futures(py, &t, &p, futs,

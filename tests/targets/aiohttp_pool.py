@@ -10,7 +10,12 @@ Session `pool` (TCPConnector(limit=2)) has two requests in /slow
 "nested", whose `async with single.get("/head")` keeps the one
 connection while it asks the same session for another: it waits for
 itself; and so does "leaker" of session `leaky` (limit=1), which keeps a
-response in a local, never read nor released.  Once all are parked, READY gets the pid and what each
+response in a local, never read nor released.  Session `perhost`
+(limit_per_host=1, no total limit): "host-b" has a request to a second
+server, and "keeper" keeps a response of the first open in `async with`
+while it asks the second: it waits for "host-b" only, not for itself.
+The pool's connector is entered in `async with` by the main task, which
+holds none of its connections.  Once all are parked, READY gets the pid and what each
 connector's own fields say.  Needs aiohttp (Debian's python3-aiohttp
 on /usr/bin/python3.11).
 """
@@ -45,6 +50,12 @@ async def nested(session, base):
         return outer.status
 
 
+async def keeper(session, base_a, base_b):
+    async with session.get(base_a + "/head") as kept:  # MARK: keeper-a
+        await session.get(base_b + "/slow")  # MARK: keeper-b
+        return kept.status
+
+
 async def leaker(session, base):
     kept = await session.get(base + "/head")  # never read nor released
     await session.get(base + "/slow")  # MARK: leak-inner
@@ -75,9 +86,20 @@ async def until(ok):
 
 
 async def main(ready):
+    # (the pool's connector entered in `async with`: that holds no
+    # connection of it)
+    async with aiohttp.TCPConnector(limit=2) as connector:
+        await run(ready, connector)
+
+
+async def run(ready, connector):
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     base = "http://127.0.0.1:%d" % server.sockets[0].getsockname()[1]
-    pool = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=2))
+    other = await asyncio.start_server(serve, "127.0.0.1", 0)
+    base_b = "http://127.0.0.1:%d" % other.sockets[0].getsockname()[1]
+    pool = aiohttp.ClientSession(connector=connector, connector_owner=False)
+    perhost = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0, limit_per_host=1))
     single = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
     leaky = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
     tasks = [spawn(fetch(pool, base + "/slow"), "slow-%d" % i)
@@ -87,13 +109,18 @@ async def main(ready):
               for i in (1, 2)]
     tasks.append(spawn(nested(single, base), "nested"))
     tasks.append(spawn(leaker(leaky, base), "leaker"))
+    tasks.append(spawn(fetch(perhost, base_b + "/slow"), "host-b"))
+    await until(lambda: len(perhost.connector._acquired) == 1)
+    tasks.append(spawn(keeper(perhost, base, base_b), "keeper"))
     await until(lambda: waiting(pool.connector) == 2 and
                 waiting(single.connector) == 1 and
-                waiting(leaky.connector) == 1)
+                waiting(leaky.connector) == 1 and
+                waiting(perhost.connector) == 1)
     await asyncio.sleep(0.1)
     write_ready(ready, {"pid": os.getpid(), "pool": said(pool.connector),
                         "single": said(single.connector),
-                        "leaky": said(leaky.connector)})
+                        "leaky": said(leaky.connector),
+                        "perhost": said(perhost.connector)})
     await asyncio.gather(*tasks)
 
 
