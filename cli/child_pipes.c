@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/procfs.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -120,4 +121,17 @@ const struct child_pipe *child_pipe_of(const struct child_pipe *v, size_t n,
 		if (v[i].pid == child)
 			return &v[i];
 	return NULL;
+}
+
+void child_pipe_say(struct strbuf *st, const struct child_pipe *cp)
+{
+	if (!cp)
+		return;
+	strbuf_addstr(st, "; blocked writing to its ");
+	if (cp->child_fd == 1 || cp->child_fd == 2)
+		strbuf_addstr(st, cp->child_fd == 1 ? "stdout" : "stderr");
+	else
+		strbuf_addf(st, "fd %d", cp->child_fd);
+	strbuf_addf(st, ", a pipe this process holds the read end of as "
+		    "fd %d", cp->our_fd);
 }

@@ -30,4 +30,9 @@ struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 const struct child_pipe *child_pipe_of(const struct child_pipe *v, size_t n,
 				       int64_t child);
 
+/* "; blocked writing to its stdout, a pipe this process holds the read
+ * end of as fd 3" after a child process's state; nothing for NULL. */
+struct strbuf;
+void child_pipe_say(struct strbuf *st, const struct child_pipe *cp);
+
 #endif

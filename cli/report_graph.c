@@ -7,6 +7,7 @@
 #include "cli/child_pipes.h"
 #include "cli/escape.h"
 #include "cli/thread_alike.h"
+#include "readers/usercode.h"
 #include "common/banned.h"
 
 #define GRAPH_MAX_HOLDERS 8   /* holders named per object in one line */
@@ -45,25 +46,6 @@ void graph_add_place(struct strbuf *sb, const struct py_frame *f,
 		     enum graph_names names)
 {
 	graph_add_place_line(sb, f, f ? f->line : -1, names);
-}
-
-/* "; blocked writing to its stdout, a pipe this process holds the read
- * end of as fd 3" of a child process the target waits for. */
-static void add_child_pipe(struct strbuf *st, const struct collection *c,
-			   int64_t pid)
-{
-	const struct child_pipe *cp =
-		child_pipe_of(c->child_pipes, c->nchild_pipes, pid);
-
-	if (!cp)
-		return;
-	strbuf_addstr(st, "; blocked writing to its ");
-	if (cp->child_fd == 1 || cp->child_fd == 2)
-		strbuf_addstr(st, cp->child_fd == 1 ? "stdout" : "stderr");
-	else
-		strbuf_addf(st, "fd %d", cp->child_fd);
-	strbuf_addf(st, ", a pipe this process holds the read end of as "
-		    "fd %d", cp->our_fd);
 }
 
 void graph_add_label(struct strbuf *sb, const struct collection *c,
@@ -123,7 +105,9 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 		strbuf_init(&st);
 		py_prim_state(p, &st);
 		if (p->kind == PY_PRIM_PROCESS)
-			add_child_pipe(&st, c, p->pid);
+			child_pipe_say(&st, child_pipe_of(c->child_pipes,
+							  c->nchild_pipes,
+							  p->pid));
 		if (st.len)
 			strbuf_addf(sb, " (%s)", st.buf);
 		strbuf_release(&st);
@@ -733,6 +717,21 @@ static void cond_lock_merges(const struct py_waitgraph *g, long *merged,
 	}
 }
 
+/* A hold nobody waits for, taken inside a library (subprocess's
+ * Popen.wait() holding its own _waitpid_lock): true, and no answer to
+ * anything; the JSON keeps it. */
+static int library_hold(const struct collection *c, const struct wg_edge *e,
+			long inner)
+{
+	const struct py_waitgraph *g = &c->graph;
+
+	return e->at && e->at->code && e->at->code->filename &&
+	       !py_is_user_file(e->at->code->filename, NULL) &&
+	       py_waitgraph_waiters(g, e->to, NULL, 0) == 0 &&
+	       (inner < 0 ||
+		py_waitgraph_waiters(g, g->edges[inner].to, NULL, 0) == 0);
+}
+
 void report_text_graph(FILE *out, const struct collection *c)
 {
 	const struct py_waitgraph *g = &c->graph;
@@ -749,7 +748,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 		long inner = merged[i];
 		size_t nw;
 
-		if (e->kind != WG_HOLDS || said[i])
+		if (e->kind != WG_HOLDS || said[i] || library_hold(c, e, inner))
 			continue;
 		if (!any++)
 			fputs("\nHolders:\n", out);

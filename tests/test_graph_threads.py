@@ -624,7 +624,9 @@ def test_child_blocked_writing_to_our_pipe(keeper, interp):
     writing to its stdout or stderr, a pipe whose read end this process
     holds and does not read: the Popen says so, with the child's fd and
     the waiting process's own fd of the pipe (what the interpreter's
-    Popen says); a child that only sleeps says nothing of the kind."""
+    Popen says); a child that only sleeps says nothing of the kind.  The
+    lock Popen.wait() holds, which nobody waits for, is in no Holders
+    list."""
     target = keeper.start_target(interp, "child_pipes.py")
     said = target.ready
     res = run_coroscope("dump", "--json", target.pid)
@@ -641,6 +643,14 @@ def test_child_blocked_writing_to_our_pipe(keeper, interp):
     assert [(o["pid"], o["blocked_writing"]) for o in objs] == \
         [(said["sleeper"], None)], objs
     text = run_coroscope("dump", target.pid).stdout
+    # Popen.wait() holds its own _waitpid_lock, which nobody waits for:
+    # the JSON keeps the hold, the text's Holders leaves it out (before,
+    # a line per waiting thread, "... in Popen._wait holds
+    # threading.Lock ...: 0 waiting")
+    waiter = thread_node(graph, "out-waiter")
+    assert [e for e in graph["edges"] if e["kind"] == "holds" and
+            e["from"] == waiter["id"]], graph["edges"]
+    assert "\nHolders:\n" not in text, text
     for key, word in (("out", "stdout"), ("err", "stderr")):
         assert ("(pid %d; blocked writing to its %s, a pipe this process "
                 "holds the read end of as fd %d)\n"
