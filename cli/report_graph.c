@@ -175,30 +175,18 @@ const struct py_frame *graph_took_at(const struct collection *c, size_t obj,
 	return *line > 0 ? e->at : NULL;
 }
 
-/* The frame that entered the holding block, else the holder's blame. */
+/* Hold e's holder where it entered the holding block, else at its
+ * blame. */
 static void add_holder(struct strbuf *sb, const struct collection *c,
-		       size_t obj, size_t holder, enum graph_names names)
+		       const struct wg_edge *e, enum graph_names names)
 {
-	const struct wg_edge *e = hold_edge(&c->graph, obj, holder);
-
-	graph_add_label(sb, c, holder, names);
-	if (e) {
+	graph_add_label(sb, c, e->from, names);
+	if (e->at) {
 		strbuf_addstr(sb, " at ");
 		graph_add_place(sb, e->at, names);
 	} else {
-		graph_add_blame(sb, c, holder, names);
+		graph_add_blame(sb, c, e->from, names);
 	}
-}
-
-/* ", taken at line 40" of holder's hold of obj, where the with that took
- * it is another line than the one its frame is at. */
-static void add_taken(struct strbuf *sb, const struct collection *c,
-		      size_t obj, size_t holder)
-{
-	const struct wg_edge *e = hold_edge(&c->graph, obj, holder);
-
-	if (e && e->took_line > 0 && e->took_line != e->at->line)
-		strbuf_addf(sb, ", taken at line %d", e->took_line);
 }
 
 /* The thread node a Thread object node waits for (the thread it runs
@@ -753,7 +741,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 		if (!any++)
 			fputs("\nHolders:\n", out);
 		strbuf_reset(&sb);
-		add_holder(&sb, c, e->to, e->from, GRAPH_ESCAPED);
+		add_holder(&sb, c, e, GRAPH_ESCAPED);
 		strbuf_addstr(&sb, " holds ");
 		graph_add_label(&sb, c, e->to, GRAPH_ESCAPED);
 		nw = py_waitgraph_waiters(g, e->to, NULL, 0);
@@ -766,7 +754,9 @@ void report_text_graph(FILE *out, const struct collection *c)
 			nw += py_waitgraph_waiters(g, g->edges[inner].to,
 						   NULL, 0);
 		}
-		add_taken(&sb, c, e->to, e->from);
+		/* (said where it is another line than the frame's) */
+		if (e->at && e->took_line > 0 && e->took_line != e->at->line)
+			strbuf_addf(&sb, ", taken at line %d", e->took_line);
 		strbuf_addf(&sb, ": %zu waiting", nw);
 		fprintf(out, "  %s\n", sb.buf);
 	}

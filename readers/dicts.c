@@ -489,3 +489,21 @@ int pyobj_slot_offset(struct pyproc *py, uint64_t obj, const char *name,
 	*off = (int)v;
 	return 0;
 }
+
+uint64_t pyobj_own_or_0(struct pyproc *py, uint64_t obj, const char *name)
+{
+	struct cs_err err;
+	uint64_t v = 0;
+	int off;
+
+	cs_err_init(&err);
+	if (!obj)
+		return 0;
+	if (pyobj_get_attr(py, obj, name, &v, &err) == 0)
+		return v;
+	cs_err_init(&err);
+	if (pyobj_slot_offset(py, obj, name, &off, &err) < 0 ||
+	    py_field_u64(py, obj, off, &v, &err) <= 0)
+		return 0;
+	return v;
+}

@@ -65,6 +65,9 @@ int pyobj_slot_offset(struct pyproc *py, uint64_t obj, const char *name,
 
 /* pyobj_lookup() where absent and unreadable mean the same: 0. */
 uint64_t pyobj_lookup_or_0(struct pyproc *py, uint64_t obj, const char *name);
+/* The instance's own attribute, from its __dict__ or its slot (attrs
+ * classes, asyncio's Handle); 0 where absent, unset or unreadable. */
+uint64_t pyobj_own_or_0(struct pyproc *py, uint64_t obj, const char *name);
 
 /* sys.modules[name]'s __dict__ for the first interpreter that has it:
  * 0 found, 1 absent, <0 error. */

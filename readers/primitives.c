@@ -41,20 +41,7 @@ static long prim_class(struct pyproc *py, const struct py_prim_types *t,
  * classes have slots); 0 where absent, unset or unreadable. */
 uint64_t prim_attr(struct pyproc *py, uint64_t obj, const char *name)
 {
-	struct cs_err err;
-	uint64_t v = 0;
-	int off;
-
-	cs_err_init(&err);
-	if (!obj)
-		return 0;
-	if (pyobj_get_attr(py, obj, name, &v, &err) == 0)
-		return v;
-	cs_err_init(&err);
-	if (pyobj_slot_offset(py, obj, name, &off, &err) < 0 ||
-	    py_field_u64(py, obj, off, &v, &err) <= 0)
-		return 0;
-	return v;
+	return pyobj_own_or_0(py, obj, name);
 }
 
 uint64_t prim_attr2(struct pyproc *py, uint64_t obj, const char *a,

@@ -8,6 +8,7 @@
 #include "readers/primitives.h"
 #include "readers/primitives_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +149,35 @@ _Static_assert(sizeof(known) / sizeof(known[0]) <=
 	       sizeof(((struct py_prim_types *)0)->type) / sizeof(uint64_t),
 	       "room for every known class");
 
+/* The other classes the readers compare objects against, each one
+ * module's attribute (3.6's ExitStack, looked up after, where there is
+ * no _BaseExitStack). */
+static const struct {
+	const char *mod, *attr;
+	size_t field;     /* its uint64_t in struct py_prim_types */
+} others[] = {
+	{ "_asyncio", "Future", offsetof(struct py_prim_types, c_future) },
+	{ "collections", "deque", offsetof(struct py_prim_types, deque) },
+	{ "contextlib", "_BaseExitStack",
+	  offsetof(struct py_prim_types, exit_stack) },
+	{ "aiohttp.client_reqrep", "ClientResponse",
+	  offsetof(struct py_prim_types, aiohttp_response) },
+	{ "aiohttp.client", "_BaseRequestContextManager",
+	  offsetof(struct py_prim_types, aiohttp_request_cm) },
+	{ "aiohttp.connector", "Connection",
+	  offsetof(struct py_prim_types, aiohttp_connection) },
+	{ "gevent._gevent_c_waiter", "Waiter",
+	  offsetof(struct py_prim_types, gevent_waiter) },
+	{ "gevent._gevent_cgreenlet", "Greenlet",
+	  offsetof(struct py_prim_types, gevent_greenlet) },
+	{ "gevent._gevent_c_waiter", "MultipleWaiter",
+	  offsetof(struct py_prim_types, gevent_multiwaiter) },
+	{ "gevent.queue", "JoinableQueue",
+	  offsetof(struct py_prim_types, gevent_joinable) },
+	{ "gevent.queue", "Channel",
+	  offsetof(struct py_prim_types, gevent_channel) },
+};
+
 void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 {
 	const char *mod = NULL;
@@ -177,27 +207,12 @@ void py_prim_types_load(struct pyproc *py, struct py_prim_types *t)
 		t->family[t->n] = known[i].family;
 		t->n++;
 	}
-	t->c_future = py_module_attr(py, "_asyncio", "Future");
-	t->deque = py_module_attr(py, "collections", "deque");
-	t->exit_stack = py_module_attr(py, "contextlib", "_BaseExitStack");
+	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		*(uint64_t *)((char *)t + others[i].field) =
+			py_module_attr(py, others[i].mod, others[i].attr);
 	if (!t->exit_stack)
 		t->exit_stack = py_module_attr(py, "contextlib", "ExitStack");
-	t->aiohttp_response = py_module_attr(py, "aiohttp.client_reqrep",
-					     "ClientResponse");
-	t->aiohttp_request_cm = py_module_attr(py, "aiohttp.client",
-					       "_BaseRequestContextManager");
-	t->aiohttp_connection = py_module_attr(py, "aiohttp.connector",
-					       "Connection");
 	t->gevent = prim_gevent_layout(py, t);
-	t->gevent_waiter = py_module_attr(py, "gevent._gevent_c_waiter",
-					  "Waiter");
-	t->gevent_greenlet = py_module_attr(py, "gevent._gevent_cgreenlet",
-					    "Greenlet");
-	t->gevent_multiwaiter = py_module_attr(py, "gevent._gevent_c_waiter",
-					       "MultipleWaiter");
-	t->gevent_joinable = py_module_attr(py, "gevent.queue",
-					    "JoinableQueue");
-	t->gevent_channel = py_module_attr(py, "gevent.queue", "Channel");
 	lock = py_module_attr(py, "gevent.thread", "LockType");
 	t->gevent_patched = lock &&
 			    lock == py_module_attr(py, "_thread", "LockType");

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "readers/code.h"
 #include "readers/fields.h"
 #include "common/banned.h"
 
@@ -44,14 +45,6 @@ int wg_aiohttp_hold(struct wg_build *b, size_t node, uint64_t mgr,
 						     &key);
 
 	return hold_connector(b, node, conn, key, at, took_line);
-}
-
-static int is_frame(const struct py_frame *f, const char *file,
-		    const char *name)
-{
-	return f->code->name && f->code->filename &&
-	       !strcmp(f->code->name, name) &&
-	       cs_ends_with(f->code->filename, file);
 }
 
 /* Locals of a frame looked at for a response kept in one. */
@@ -96,11 +89,12 @@ void wg_link_aiohttp(struct wg_build *b, size_t node,
 		hold_locals(b, node, f[k]);
 	/* (held at the program's own line: no frame of aiohttp's) */
 	for (k = 0; k < n; k++) {
-		if (is_frame(f[k], "/aiohttp/client.py", "_request"))
+		if (py_code_is(f[k]->code, "/aiohttp/client.py", "_request"))
 			(void)wg_aiohttp_hold(b, node,
 					      wg_frame_local(b->py, f[k], "conn"),
 					      NULL, 0);
-		else if (is_frame(f[k], "/aiohttp/connector.py", "connect") &&
+		else if (py_code_is(f[k]->code, "/aiohttp/connector.py",
+				    "connect") &&
 			 wg_frame_local(b->py, f[k], "placeholder"))
 			(void)hold_connector(b, node,
 					     wg_frame_local(b->py, f[k], "self"),

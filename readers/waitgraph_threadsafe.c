@@ -13,29 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/util.h"
+#include "readers/code.h"
 #include "readers/dicts.h"
-#include "readers/fields.h"
 #include "readers/funcs.h"
 #include "readers/objects.h"
 #include "common/banned.h"
 
 #define WG_MAX_LOOPS 64       /* event loops whose ready queue is read */
 #define WG_MAX_READY 4096     /* handles of one ready queue looked at */
-
-/* A slot's value (asyncio's Handle has __slots__), 0 none. */
-static uint64_t slot(struct pyproc *py, uint64_t obj, const char *name)
-{
-	struct cs_err err;
-	uint64_t v = 0;
-	int off;
-
-	cs_err_init(&err);
-	if (pyobj_slot_offset(py, obj, name, &off, &err) != 0 ||
-	    py_field_u64(py, obj, off, &v, &err) <= 0)
-		return 0;
-	return v;
-}
 
 /* The thread node running a loop (its tasks' tid), or -1. */
 static long thread_node(const struct wg_build *b, int tid)
@@ -66,11 +51,10 @@ static void link_ready(struct wg_build *b, uint64_t loop, size_t thread,
 	    pydeque_items(b->py, ready, items, WG_MAX_READY, &n, &err) < 0)
 		return;
 	for (i = 0; i < n && i < WG_MAX_READY; i++) {
-		uint64_t cb = slot(b->py, items[i], "_callback");
+		uint64_t cb = pyobj_own_or_0(b->py, items[i], "_callback");
 
 		code = cb ? py_function_code(b->py, cb) : NULL;
-		if (!code || !code->filename ||
-		    !cs_ends_with(code->filename, "/asyncio/tasks.py"))
+		if (!py_code_is(code, "/asyncio/tasks.py", "callback"))
 			continue;
 		m = wg_closure_values(b->py, cb, "callback", vals,
 				      WG_MAX_CALLBACKS);
