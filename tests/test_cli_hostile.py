@@ -222,6 +222,9 @@ def test_hostile_names_in_run_report(py, tmp_path):
     # The two hostile threads deadlock on `with second: pass`: the
     # wait-for graph proves it, names escaped.
     assert "lock cycle: thread " in err, err
+    # ...and where each took its first lock, at the hostile file's line
+    # (its name escaped like the rest: checked above over all of err)
+    assert "holding threading.Lock 0x" in err, err
     md = summary.read_text(encoding="utf-8", errors="replace")
     assert_no_raw_controls(md, "step summary")
     for line in md.splitlines():
