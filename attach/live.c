@@ -394,6 +394,7 @@ static void live_close(struct memsrc *ms)
 		close(lv->pagemap_fd);
 	free(lv->riov);
 	free(lv->th);
+	live_left_free(lv);
 	free(lv);
 	ms->backend = NULL;
 }

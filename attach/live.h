@@ -37,6 +37,18 @@ int live_stop(struct memsrc *ms, struct cs_err *err);
 
 void live_resume(struct memsrc *ms);
 
+/*
+ * A thread asleep in a call that sends bytes (write(2), send(2), ...)
+ * is not stopped: interrupted, it would return what it has sent so far,
+ * which CPython's unbuffered text streams drop the rest of
+ * (attach/live_writers.c).  live_left_ran() says whether one such
+ * thread ran while the target was read since the last call (then what
+ * was read may be torn: read again); live_stop_every_thread() makes the
+ * next stops stop those threads too (for a last try).
+ */
+int live_left_ran(struct memsrc *ms);
+void live_stop_every_thread(struct memsrc *ms, int every);
+
 /* Milliseconds the target has been held stopped so far (all stops),
  * from the moment its last thread stopped to its resumption. */
 double live_paused_ms(const struct memsrc *ms);

@@ -32,6 +32,16 @@ struct live_thread {
 	struct cs_regs regs;   /* valid when has_fs_base */
 };
 
+/* A thread left running, asleep in a call that sends bytes
+ * (live_writers.c). */
+struct live_left {
+	int tid;
+	long call;             /* the call's number */
+	int fd;                /* its first argument */
+	uint64_t switches;     /* its context switches when first seen */
+	uint64_t line_hash;    /* of its syscall line: call, args, sp, pc */
+};
+
 struct live {
 	int pid;
 	/* The task whose /proc entries and process_vm_readv() reach the
@@ -49,6 +59,17 @@ struct live {
 
 	int other_ns;          /* in another PID namespace: tids differ there */
 
+	/* Threads left running (live_writers.c): those seen asleep in a
+	 * sending call before the stop (sorted), those left so during
+	 * it; stop_every when the caller wants them stopped too; left_ran
+	 * when one of them ran while the target was held. */
+	int *sending;
+	size_t nsending, asending;
+	struct live_left *left;
+	size_t nleft, aleft;
+	int stop_every;
+	int left_ran;
+
 	struct tracer *tracer;   /* the thread holding them, while stopped */
 	int stopped;
 	struct timespec since;   /* when every thread was stopped */
@@ -61,6 +82,19 @@ int live_resident(struct memsrc *ms, uint64_t page, size_t n,
 		  unsigned char *out);
 /* memsrc_ops.written_bytes of a live target (live_resident.c). */
 int64_t live_written_bytes(struct memsrc *ms);
+
+/* Threads left running (live_writers.c).  Before a stop, outside the
+ * pause: note which threads sleep in a call that sends bytes.  During
+ * it, before seizing tid: 1 when it still does and is left running
+ * (recorded in lv->left), else 0.  After the read, still held: set
+ * lv->left_ran when one of them ran meanwhile.  At close, free it all. */
+void live_left_survey(struct live *lv);
+int live_left_keep(struct live *lv, int tid);
+void live_left_check(struct live *lv);
+void live_left_free(struct live *lv);
+
+/* qsort()/bsearch() order of thread ids (int). */
+int live_tid_cmp(const void *a, const void *b);
 
 /* The signal guard (live_guard.c): the seized threads and the signals
  * they hold, kept by the tracer thread, whose tid is set while it holds

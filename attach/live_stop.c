@@ -43,24 +43,27 @@ static double ms_between(const struct timespec *a, const struct timespec *b)
 	       (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
 
-static int int_cmp(const void *a, const void *b)
+int live_tid_cmp(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 
 	return (x > y) - (x < y);
 }
 
-/* The tids seized so far, sorted: a round's lookups in O(log n), not a
- * scan of thousands of threads for each of thousands. */
-static int *seized_sorted(const struct live *lv)
+/* The tids seized or left running so far, sorted: a round's lookups in
+ * O(log n), not a scan of thousands of threads for each of thousands. */
+static int *seized_sorted(const struct live *lv, size_t *n)
 {
-	int *v = xcalloc(lv->nth ? lv->nth : 1, sizeof(*v));
+	int *v = xcalloc(lv->nth + lv->nleft + 1, sizeof(*v));
 	size_t i;
 
 	for (i = 0; i < lv->nth; i++)
 		v[i] = lv->th[i].tid;
-	if (lv->nth > 1)
-		qsort(v, lv->nth, sizeof(*v), int_cmp);
+	for (i = 0; i < lv->nleft; i++)
+		v[lv->nth + i] = lv->left[i].tid;
+	*n = lv->nth + lv->nleft;
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), live_tid_cmp);
 	return v;
 }
 
@@ -329,11 +332,11 @@ static int stop_round(struct live *lv, double deadline, size_t *added,
 	*added = 0;
 	if (live_list_tasks(lv->pid, &tids, &ntids) < 0)
 		return (int)live_exited(err, lv->pid);
-	seized = seized_sorted(lv);
-	nseized = lv->nth;
+	seized = seized_sorted(lv, &nseized);
 	for (i = 0; i < ntids && !ret; i++) {
 		if (bsearch(&tids[i], seized, nseized, sizeof(*seized),
-			    int_cmp))
+			    live_tid_cmp) ||
+		    live_left_keep(lv, tids[i]))
 			continue;
 		n = lv->nth;
 		ret = seize_thread(lv, tids[i], err);
@@ -375,7 +378,7 @@ static int stop_all(struct live *lv, struct cs_err *err)
 		if (!added)
 			break;
 	}
-	if (!lv->nth || !live_pid_alive(lv->pid))
+	if ((!lv->nth && !lv->nleft) || !live_pid_alive(lv->pid))
 		return (int)live_exited(err, lv->pid);
 	if (round == STOP_ROUNDS)
 		return cs_fail(err, CS_ERR_NOT_STOPPED,
@@ -399,18 +402,28 @@ static int known_ns_tid(const struct memsrc *ms, const struct live *lv,
 	return live_ns_tid_of(lv, tid);
 }
 
-/* The stopped threads, with their fs_base, as ms->threads, and an exited
- * main thread as it was listed (no thread to stop). */
+/* The stopped threads, with their fs_base, as ms->threads, then those
+ * left running, and an exited main thread as it was listed (no thread to
+ * stop). */
 static int publish_threads(struct memsrc *ms, struct live *lv,
 			   struct cs_err *err)
 {
 	struct cs_thread *threads;
-	size_t i, n = lv->nth;
+	size_t i, n = lv->nth + lv->nleft, live_n = n;
 
-	threads = xcalloc(lv->nth + 1, sizeof(*threads));
-	for (i = 0; i < ms->nthreads && n == lv->nth; i++)
+	threads = xcalloc(n + 1, sizeof(*threads));
+	for (i = 0; i < ms->nthreads && n == live_n; i++)
 		if (ms->threads[i].exited)
 			threads[n++] = ms->threads[i];
+	for (i = 0; i < lv->nleft; i++) {
+		struct cs_thread *t = &threads[lv->nth + i];
+
+		t->tid = lv->left[i].tid;
+		t->ns_tid = known_ns_tid(ms, lv, t->tid);
+		t->left_running = 1;
+		t->left_call = lv->left[i].call;
+		t->left_fd = lv->left[i].fd;
+	}
 	for (i = 0; i < lv->nth; i++) {
 		threads[i].tid = lv->th[i].tid;
 		threads[i].ns_tid = known_ns_tid(ms, lv, lv->th[i].tid);
@@ -493,7 +506,10 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "cannot stop process %d: it is coroscope itself",
 			       lv->pid);
-	/* The copy's memory faulted in before the pause, not during it. */
+	/* Which threads to leave running, while the copy's memory is
+	 * faulted in on the other CPU; that done before the pause, not
+	 * during it. */
+	live_left_survey(lv);
 	memsrc_reserve_wait(ms);
 	start = cs_now_ms();
 	ret = live_tracer_start(ms, lv, err);
@@ -521,6 +537,10 @@ void live_resume(struct memsrc *ms)
 	if (!ms || !ms->backend)
 		return;
 	lv = ms->backend;
+	/* Before the others run again: what was read of a thread left
+	 * running is true if it has not run until now. */
+	if (lv->stopped)
+		live_left_check(lv);
 	live_tracer_release(lv);
 	if (lv->stopped) {
 		struct timespec now;

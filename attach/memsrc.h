@@ -54,7 +54,27 @@ struct cs_thread {
 	struct cs_regs regs;    /* general registers at the stop */
 	int exited;             /* a zombie kept until the process ends: a
 				   main thread that called pthread_exit() */
+	/* Live only: not stopped, because a stop would cut short the
+	 * call it sleeps in (attach/live_writers.c): that call's number
+	 * and its first argument, the file descriptor. */
+	int left_running;
+	long left_call;
+	int left_fd;
 };
+
+/* The system call thread t sleeps in, from its registers at the stop or,
+ * left running, from /proc: 1 with *nr set, else 0. */
+static inline int cs_thread_syscall(const struct cs_thread *t, long *nr)
+{
+	if (t->left_running) {
+		*nr = t->left_call;
+		return 1;
+	}
+	if (!t->has_regs)
+		return 0;
+	*nr = (long)t->regs.r[CS_REG_ORIG_RAX];
+	return 1;
+}
 
 struct memsrc;
 

@@ -37,6 +37,29 @@ static inline int cs_syscall_is_futex(long nr)
 	return nr == 202 || nr == 449;
 }
 
+/*
+ * The name of x86-64 system call nr when it sends bytes to a file
+ * descriptor given as its first argument (write(2), writev(2), send(2)
+ * and their kin), else NULL.  Asleep in one of these on a pipe, socket
+ * or terminal, a thread that is interrupted returns what it has written
+ * so far: attach/live_writers.c.
+ */
+static inline const char *cs_syscall_sends(long nr)
+{
+	switch (nr) {
+	case 1: return "write";
+	case 18: return "pwrite64";
+	case 20: return "writev";
+	case 40: return "sendfile";
+	case 44: return "sendto";
+	case 46: return "sendmsg";
+	case 296: return "pwritev";
+	case 307: return "sendmmsg";
+	case 328: return "pwritev2";
+	default: return NULL;
+	}
+}
+
 /* Decode a user_regs_struct image of CS_REGS_IMAGE_SIZE bytes. */
 void cs_regs_from_image(struct cs_regs *regs, const void *image);
 

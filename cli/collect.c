@@ -540,6 +540,16 @@ static int read_stopped(struct collection *c, const struct collect_options *opt,
 				 no_capture() ? COPY_NONE : COPY_RESERVE, err);
 }
 
+static int any_left_running(const struct memsrc *ms)
+{
+	size_t i;
+
+	for (i = 0; i < ms->nthreads; i++)
+		if (ms->threads[i].left_running)
+			return 1;
+	return 0;
+}
+
 static int collect(struct collection *c, const struct collect_options *opt,
 		   double start, struct cs_err *err)
 {
@@ -574,6 +584,8 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	/* Whatever happened, the target runs again (a no-op when it does). */
 	if (c->is_live) {
 		live_resume(c->ms);
+		c->left_ran = live_left_ran(c->ms);
+		c->any_left = any_left_running(c->ms);
 		c->pause_ms = live_paused_ms(c->ms);
 		c->stop_ms = live_stop_ms(c->ms);
 	}
@@ -581,10 +593,12 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	return ret;
 }
 
-/* One collection of a live process. */
+/* One collection of a live process; stopping every thread when
+ * stop_every (attach/live.h), with the off-CPU figures of *carried when
+ * it has some (an earlier try's, read before stops of ours). */
 static int collect_live_once(struct collection *c, int pid,
-			     const struct collect_options *opt,
-			     struct cs_err *err)
+			     const struct collect_options *opt, int stop_every,
+			     struct offcpu *carried, struct cs_err *err)
 {
 	double start = cs_now_ms();
 	int ret;
@@ -600,8 +614,13 @@ static int collect_live_once(struct collection *c, int pid,
 	c->pid = c->ms->pid;
 	c->ns_pid = c->ms->ns_pid;
 	c->command = live_cmdline(c->ms->proc_id);
-	if (opt->off_cpu)  /* before the stop, which makes them run */
+	live_stop_every_thread(c->ms, stop_every);
+	if (carried->tid) {
+		c->offcpu = *carried;
+		memset(carried, 0, sizeof(*carried));
+	} else if (opt->off_cpu) {  /* before the stop, which makes them run */
 		offcpu_read(c->pid, &c->offcpu);
+	}
 	ret = collect(c, opt, start, err);
 	if (ret < 0)
 		explain_live(err, c->ms, c->pid);
@@ -621,20 +640,38 @@ static int changed_under_us(const struct collection *c,
 	       live_alive(c->ms);
 }
 
+/*
+ * Collections tried when a thread left running (attach/live.h) ran while
+ * the target was read, which may have torn what was read: the last
+ * stops every thread.
+ */
+#define LEFT_RAN_TRIES 3
+
 int collect_live(struct collection *c, int pid,
 		 const struct collect_options *opt, struct cs_err *err)
 {
 	int retries = opt->retries ? opt->retries : COLLECT_DEFAULT_RETRIES;
-	int attempt, ret;
+	int attempt, left_tries = 0, ret;
+	struct offcpu carried;
 
 	if (retries < 0 || !opt->no_block)
 		retries = 0;
 	if (retries > COLLECT_MAX_RETRIES)
 		retries = COLLECT_MAX_RETRIES;
-	/* Bounded: one more try per retry, each a whole new collection. */
+	memset(&carried, 0, sizeof(carried));
+	/* Bounded: one more try per retry, or per thread left running that
+	 * ran (LEFT_RAN_TRIES in all), each a whole new collection. */
 	for (attempt = 0; ; attempt++) {
-		ret = collect_live_once(c, pid, opt, err);
+		ret = collect_live_once(c, pid, opt,
+					left_tries == LEFT_RAN_TRIES - 1,
+					&carried, err);
 		c->attempts = attempt + 1;
+		if (ret == 0 && c->left_ran && ++left_tries < LEFT_RAN_TRIES) {
+			carried = c->offcpu;
+			memset(&c->offcpu, 0, sizeof(c->offcpu));
+			collection_release(c);
+			continue;
+		}
 		if (ret == 0 || !changed_under_us(c, opt, err))
 			break;
 		if (attempt == retries) {
@@ -646,6 +683,7 @@ int collect_live(struct collection *c, int pid,
 		collection_release(c);
 		cs_err_init(err);
 	}
+	offcpu_release(&carried);  /* an error before it was taken */
 	if (ret == 0 && c->asked_pid != c->pid)
 		fprintf(stderr, "coroscope: note: %d is a thread of process %d; "
 			"showing the process\n", c->asked_pid, c->pid);

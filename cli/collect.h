@@ -72,7 +72,10 @@ struct collection {
 	 * (snap.threads[i].tid is as coroscope sees it); 0 unknown.  Equal
 	 * to the tid outside namespaces.  NULL when there are no threads. */
 	int *ns_tids;
-	int attempts;              /* collections tried (--no-block retries) */
+	int attempts;              /* collections tried (--no-block retries,
+				      or a thread left running that ran) */
+	int left_ran;              /* one did, in this collection */
+	int any_left;              /* some thread was left running */
 	struct py_async async;     /* tasks and generators */
 	struct native_stacks native;  /* when opt.native */
 	struct py_greenlets greenlets;

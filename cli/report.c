@@ -118,24 +118,12 @@ static void text_thread_rest(FILE *out, const struct collection *c,
 	text_thread_frames(out, c, t, locals);
 }
 
-/* How long it has been off its CPU, where `dump` read it before the
- * stop (attach/offcpu.h). */
-static void text_off_cpu(FILE *out, const struct collection *c, int tid)
-{
-	double s = offcpu_of(&c->offcpu, tid);
-
-	if (s == OFFCPU_RUNNING)
-		fputs(" (running)", out);
-	else if (s >= 0)
-		fprintf(out, " (last ran %.1fs ago)", s);
-}
-
 static void text_thread(FILE *out, const struct collection *c,
 			const struct py_thread *t, int locals)
 {
 	fprintf(out, "\nThread %d", t->tid);
 	text_thread_name(out, t);
-	text_off_cpu(out, c, t->tid);
+	report_text_thread_state(out, c, t->tid);
 	text_thread_rest(out, c, t, locals);
 }
 
@@ -670,22 +658,6 @@ static void json_async(struct json *j, const struct py_async *a, int locals,
 	json_bool(j, a->copied_at_fork);
 }
 
-/* "off_cpu_s": seconds since it last ran, 0 running or runnable, null
- * unknown (a core, `run`, a kernel without sched files, past
- * OFFCPU_MAX_THREADS). */
-static void json_off_cpu(struct json *j, const struct collection *c, int tid)
-{
-	double s = offcpu_of(&c->offcpu, tid);
-
-	json_key(j, "off_cpu_s");
-	if (s == OFFCPU_RUNNING)
-		json_double(j, 0);
-	else if (s >= 0)
-		json_double(j, s);
-	else
-		json_null(j);
-}
-
 static void json_thread(struct json *j, const struct collection *c,
 			const struct py_thread *t, int ns_tid, int locals)
 {
@@ -709,7 +681,7 @@ static void json_thread(struct json *j, const struct collection *c,
 	json_bool(j, t->exited);
 	json_key(j, "frames_omitted");
 	json_uint(j, t->omitted);
-	json_off_cpu(j, c, t->tid);
+	report_json_thread_state(j, c, t->tid);
 	if (c->opt.native) {
 		report_native_json_frames(j, c, t);
 		json_end_object(j);
@@ -776,6 +748,8 @@ void report_json_members(struct json *j, const struct collection *c)
 	json_double(j, c->wall_ms);
 	json_key(j, "reads");
 	json_uint(j, c->ms->stats.reads);
+	json_key(j, "attempts");
+	json_uint(j, (uint64_t)(c->attempts > 0 ? c->attempts : 1));
 	json_key(j, "bytes_read");
 	json_uint(j, c->ms->stats.bytes_read);
 	json_key(j, "stop_ms");

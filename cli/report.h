@@ -42,6 +42,16 @@ void report_dot_greenlets(FILE *out, const struct collection *c);
 /* Greenlets (report_sched.c): text after the threads, JSON "greenlets". */
 void report_text_greenlets(FILE *out, const struct collection *c);
 void report_json_greenlets(struct json *j, const struct collection *c);
+
+/* cli/report_thread_state.c: after a thread's id and name, how long it
+ * has been off its CPU and whether it was left running (attach/live.h);
+ * the same as the "off_cpu_s" and "left_running" members of its JSON
+ * object; the target's record of a thread left running, or NULL. */
+void report_text_thread_state(FILE *out, const struct collection *c, int tid);
+void report_json_thread_state(struct json *j, const struct collection *c,
+			      int tid);
+const struct cs_thread *report_left_running(const struct collection *c,
+					    int tid);
 /* The source line of f, unescaped, when there is one to show (not with
  * --no-source; see cli/source.h); else NULL. */
 const char *report_source_line(const struct collection *c,

@@ -87,6 +87,9 @@ void report_native_text_frames(FILE *out, const struct collection *c,
 	if (t->exited)
 		fputs("  (native frames not read: the thread has exited)\n",
 		      out);
+	else if (report_left_running(c, t->tid))
+		fputs("  (native frames not read: the thread was left "
+		      "running)\n", out);
 	else if (!nt || !nt->has_regs)
 		fputs("  (native frames not read: the thread was not stopped)\n",
 		      out);

@@ -264,10 +264,13 @@ int wg_thread_acquiring(struct wg_build *b, size_t node,
 	if (py_prim_thread_owned(p) && p->owner && p->owner == t->thread_id)
 		return 0;
 	/* Bounded by the threads the source lists. */
-	for (i = 0; t->tid > 0 && i < ms->nthreads; i++)
-		if (ms->threads[i].tid == t->tid && ms->threads[i].has_regs)
-			return cs_syscall_is_futex(
-				(long)ms->threads[i].regs.r[CS_REG_ORIG_RAX]);
+	for (i = 0; t->tid > 0 && i < ms->nthreads; i++) {
+		long nr;
+
+		if (ms->threads[i].tid == t->tid &&
+		    cs_thread_syscall(&ms->threads[i], &nr))
+			return cs_syscall_is_futex(nr);
+	}
 	return 1;
 }
 
