@@ -207,6 +207,25 @@ static size_t thread_of(const struct py_waitgraph *g, size_t node)
 	return node;
 }
 
+/* " whose coroutine f() is not started: scheduled on the loop of ":
+ * run_coroutine_threadsafe()'s future, its coroutine named when the heap
+ * walk read it. */
+static void add_scheduled(struct strbuf *sb, const struct collection *c,
+			  const struct py_prim *p, enum graph_names names)
+{
+	uintptr_t i = p->scheduled_coro ?
+		      (uintptr_t)addrmap_get(&c->async.gen_index,
+					     p->scheduled_coro, NULL) : 0;
+	const char *name = i ? c->async.gens[i - 1].qualname : NULL;
+
+	strbuf_addstr(sb, " whose coroutine ");
+	if (name) {
+		add_name(sb, name, names);
+		strbuf_addstr(sb, "() ");
+	}
+	strbuf_addstr(sb, "is not started: scheduled on the loop of ");
+}
+
 /* What a future (gather, concurrent future, a pool's result) waits
  * for: its pending children, the task or thread that will complete it,
  * a pool's workers (a ThreadPool's by their threads). */
@@ -233,10 +252,10 @@ static void add_future_waits(struct strbuf *sb, const struct collection *c,
 			continue;
 		if (n++ >= GRAPH_MAX_HOLDERS)
 			continue;
-		if (p->kind == PY_PRIM_CFUTURE && p->scheduled)
-			first = " whose coroutine is not started: scheduled "
-				"on the loop of ";
-		else if (queued && nw == 1)
+		if (p->kind == PY_PRIM_CFUTURE && p->scheduled && n == 1) {
+			add_scheduled(sb, c, p, names);
+			first = "";
+		} else if (queued && nw == 1)
 			first = " queued for its pool's one worker, ";
 		else if (queued)
 			first = " queued for the first free of its pool's "

@@ -126,6 +126,15 @@ static void json_object_fields(struct json *j, const struct collection *c,
 	json_int_or_null(j, "children", p->children);
 	json_int_or_null(j, "done", p->done);
 	json_int_or_null(j, "pid", p->pid);
+	/* (run_coroutine_threadsafe()'s future: the coroutine no task
+	 * runs yet) */
+	if (p->kind == PY_PRIM_CFUTURE) {
+		json_key(j, "scheduled_coroutine");
+		if (p->scheduled_coro)
+			json_hex(j, p->scheduled_coro);
+		else
+			json_null(j);
+	}
 	/* (a child process: blocked writing to a pipe the target holds the
 	 * read end of) */
 	if (p->kind == PY_PRIM_PROCESS) {

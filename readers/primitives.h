@@ -122,6 +122,9 @@ struct py_prim {
 				 coroutine no task runs yet: its callback
 				 waits in the loop's ready queue (set by
 				 the wait-for graph) */
+	uint64_t scheduled_coro;  /* ... that coroutine, when the heap walk
+				     read it (a generator of py_async),
+				     else 0 */
 	int queued;           /* ... its job is in a ThreadPoolExecutor's
 				 queue, waiting for the first of the pool's
 				 workers (set by the wait-for graph) */

@@ -33,6 +33,23 @@ static long thread_node(const struct wg_build *b, int tid)
 	return -1;
 }
 
+/* The coroutine among a callback's closure values (coro, future, loop)
+ * that the heap walk read, or 0. */
+static uint64_t closure_coroutine(const struct wg_build *b,
+				  const uint64_t *vals, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		uintptr_t i = (uintptr_t)addrmap_get(&b->a->gen_index,
+						     vals[k], NULL);
+
+		if (i && b->a->gens[i - 1].kind == PY_CODE_COROUTINE)
+			return vals[k];
+	}
+	return 0;
+}
+
 /* Each run_coroutine_threadsafe() callback in loop's ready queue whose
  * future is one of `pending` (address -> node + 1): that future waits
  * for thread node `thread`. */
@@ -59,10 +76,14 @@ static void link_ready(struct wg_build *b, uint64_t loop, size_t thread,
 		m = wg_closure_values(b->py, cb, "callback", vals,
 				      WG_MAX_CALLBACKS);
 		for (k = 0; k < m; k++) {
+			struct py_prim *p;
+
 			fut = (uintptr_t)addrmap_get(pending, vals[k], NULL);
 			if (!fut)
 				continue;
-			b->g->prims[b->g->nodes[fut - 1].index].scheduled = 1;
+			p = &b->g->prims[b->g->nodes[fut - 1].index];
+			p->scheduled = 1;
+			p->scheduled_coro = closure_coroutine(b, vals, m);
 			wg_add_edge(b, WG_WAITS_FOR, fut - 1, thread, NULL);
 		}
 	}

@@ -600,20 +600,27 @@ def test_threadsafe_future_waits_for_its_loop(keeper, interp):
     graph = json.loads(res.stdout)["graph"]
     main = thread_node(graph, "MainThread")
     assert main["blame"]["line"] == marker_line(script, "self-blocked")
-    for waiter, runner in ((main, main),
-                           (thread_node(graph, "caller"),
-                            thread_node(graph, "looper"))):
+    gens = dict((g["id"], g) for g in json.loads(res.stdout)["generators"])
+    for waiter, runner, coro in ((main, main, "compute"),
+                                 (thread_node(graph, "caller"),
+                                  thread_node(graph, "looper"),
+                                  "compute_for_caller")):
         futs = waits_for(graph, waiter)
         assert [(f["type"], f["state"]) for f in futs] == \
             [("concurrent.futures.Future", "pending")], futs
         assert waits_for(graph, futs[0]) == [runner], graph["edges"]
+        # the coroutine it was asked to run, not started
+        g = gens[futs[0]["scheduled_coroutine"]]
+        assert (g["qualname"], g["kind"], g["state"]) == \
+            (coro, "coroutine", "created"), g
     assert [c for c in graph["cycles"] if main["id"] in c], graph["cycles"]
     looper = thread_node(graph, "looper")
     assert not [c for c in graph["cycles"] if looper["id"] in c], \
         graph["cycles"]
     text = run_coroscope("dump", target.pid).stdout
     assert re.search(r"waits for: concurrent\.futures\.Future 0x[0-9a-f]+ "
-                     r"\(pending\) whose coroutine is not started: "
+                     r"\(pending\) whose coroutine compute_for_caller\(\) "
+                     r"is not started: "
                      r"scheduled on the loop of thread \d+ \(looper\) at "
                      r"threadsafe_waits\.py:%d in sleeps_in_step\n"
                      % marker_line(script, "looper-sleeps"), text), text

@@ -34,6 +34,10 @@ async def compute():
     return 42
 
 
+async def compute_for_caller():
+    return 43
+
+
 async def sleeps_in_step(ready):
     started["looper"] = native_id()
     ready.set()
@@ -48,7 +52,7 @@ def looper(loop, ready):
 def caller(loop, looping, calling):
     looping.wait()
     started["caller"] = native_id()
-    fut = asyncio.run_coroutine_threadsafe(compute(), loop)
+    fut = asyncio.run_coroutine_threadsafe(compute_for_caller(), loop)
     calling.set()
     fut.result()  # MARK: caller-blocked
 
