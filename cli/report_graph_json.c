@@ -195,6 +195,62 @@ static void json_node(struct json *j, const struct collection *c, size_t i,
 	json_end_object(j);
 }
 
+/* "drives": the generators a task runs through another framework's
+ * driver (tornado). */
+static void json_drives(struct json *j, const struct collection *c,
+			struct json_memo *memo)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i;
+
+	json_key(j, "drives");
+	json_begin_array(j);
+	for (i = 0; i < g->ndrives; i++) {
+		const struct py_gen *gen = &c->async.gens[g->drives[i].gen];
+		long node = py_waitgraph_node_of(g, WG_TASK, g->drives[i].task);
+
+		json_begin_object(j);
+		json_key(j, "task");
+		json_uint(j, node < 0 ? 0 : (uint64_t)node);
+		json_key(j, "generator");
+		json_hex(j, gen->addr);
+		json_key(j, "at");
+		json_place(j, gen->has_frame ? &gen->frame : NULL, memo);
+		json_key_string(j, "by", g->drives[i].by);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+/* "entered": the context managers' generators a `with` keeps entered. */
+static void json_entered(struct json *j, const struct collection *c,
+			 struct json_memo *memo)
+{
+	const struct py_waitgraph *g = &c->graph;
+	size_t i;
+
+	json_key(j, "entered");
+	json_begin_array(j);
+	for (i = 0; i < g->nentered; i++) {
+		const struct wg_entered *e = &g->entered[i];
+
+		json_begin_object(j);
+		json_key(j, "generator");
+		json_hex(j, c->async.gens[e->gen].addr);
+		json_key(j, "by");
+		json_uint(j, e->node);
+		json_key(j, "at");
+		json_place(j, e->at, memo);
+		json_key(j, "line");
+		if (e->line > 0)
+			json_int(j, e->line);
+		else
+			json_null(j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
 void report_json_graph(struct json *j, const struct collection *c)
 {
 	const struct py_waitgraph *g = &c->graph;
@@ -249,23 +305,8 @@ void report_json_graph(struct json *j, const struct collection *c)
 		json_end_array(j);
 	}
 	json_end_array(j);
-	json_key(j, "drives");
-	json_begin_array(j);
-	for (i = 0; i < g->ndrives; i++) {
-		const struct py_gen *gen = &c->async.gens[g->drives[i].gen];
-		long node = py_waitgraph_node_of(g, WG_TASK, g->drives[i].task);
-
-		json_begin_object(j);
-		json_key(j, "task");
-		json_uint(j, node < 0 ? 0 : (uint64_t)node);
-		json_key(j, "generator");
-		json_hex(j, gen->addr);
-		json_key(j, "at");
-		json_place(j, gen->has_frame ? &gen->frame : NULL, &memo);
-		json_key_string(j, "by", g->drives[i].by);
-		json_end_object(j);
-	}
-	json_end_array(j);
+	json_drives(j, c, &memo);
+	json_entered(j, c, &memo);
 	json_key_string(j, "test", g->test);
 	json_end_object(j);
 	json_memo_release(&memo);

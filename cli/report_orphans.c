@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "cli/escape.h"
+#include "cli/report_graph.h"
 #include "common/addrmap.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/waitgraph.h"
 #include "common/banned.h"
@@ -106,10 +108,33 @@ static void chain_from(const struct py_async *a, const struct py_gen *root,
 	}
 }
 
-static void print_gen_line(FILE *out, const struct py_async *a,
+/* "  held open by a `with` of thread 12 (MainThread) at app.py:14 in
+ * main": a generator-based context manager's generator, which goes on
+ * when that block ends (readers/waitgraph.h). */
+static void print_entered(FILE *out, const struct collection *c,
+			  const struct py_gen *g)
+{
+	const struct wg_entered *e =
+		py_waitgraph_entered_of(&c->graph, (size_t)(g - c->async.gens));
+	struct strbuf sb;
+
+	if (!e)
+		return;
+	strbuf_init(&sb);
+	strbuf_addstr(&sb, "  held open by a `with` of ");
+	graph_add_label(&sb, c, e->node, GRAPH_ESCAPED);
+	strbuf_addstr(&sb, " at ");
+	graph_add_place_line(&sb, e->at, e->line > 0 ? e->line : e->at->line,
+			     GRAPH_ESCAPED);
+	fputs(sb.buf, out);
+	strbuf_release(&sb);
+}
+
+static void print_gen_line(FILE *out, const struct collection *c,
 			   const struct py_gen *g, size_t count, int last,
 			   int locals)
 {
+	const struct py_async *a = &c->async;
 	size_t j;
 
 	fprintf(out, "%-9s %-15s ", py_gen_state_name(g->state),
@@ -122,8 +147,10 @@ static void print_gen_line(FILE *out, const struct py_async *a,
 		fprintf(out, "%d", g->frame.line);
 	else
 		fputc('-', out);
-	if (count == 1)
+	if (count == 1) {
 		fprintf(out, "  0x%llx", (unsigned long long)g->addr);
+		print_entered(out, c, g);
+	}
 	/* The end of a chain: what it waits on, if that is not a line of
 	 * this section (a task's coroutine, a future). */
 	if (last && g->awaiting) {
@@ -224,7 +251,7 @@ void report_text_orphans(FILE *out, const struct collection *c, int locals)
 		for (j = 0; j < ch->n; j++) {
 			if (j)
 				fputs("      -> ", out);
-			print_gen_line(out, a, ch->v[j], ch->count,
+			print_gen_line(out, c, ch->v[j], ch->count,
 				       j + 1 == ch->n, locals);
 		}
 		free(ch->v);

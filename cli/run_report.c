@@ -84,7 +84,8 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 }
 
 /* Distinct kinds of idle by design named on the line about them:
- * cli/thread_idle.c and cli/sched_idle.c have fewer (14). */
+ * cli/thread_idle.c, cli/sched_idle.c and cli/watch_sample.c have fewer
+ * (15). */
 #define IDLE_KINDS 16
 
 /* A process's threads idle by design (cli/thread_idle.h) and its

@@ -559,6 +559,12 @@ static void observe_generator(struct watch_tracker *t, const struct sample *s,
 	}
 	o.woke = g->state == PY_GEN_RUNNING;
 	o.idle = gen_idle_by_design(g);
+	/* (a @contextmanager's generator goes on when the `with` that
+	 * entered it ends: its thread or task is followed) */
+	if (!o.idle && py_waitgraph_entered_of(&s->c->graph,
+					       (size_t)(g - a->gens)))
+		o.idle = "a context manager's generator, held open by a "
+			 "`with`";
 	strbuf_init(&waits);
 	gen_waits_on(&waits, a, g);
 	o.waits_on = waits.len ? waits.buf : NULL;

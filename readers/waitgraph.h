@@ -71,6 +71,17 @@ struct wg_drive {
 	const char *by;   /* "tornado" */
 };
 
+/* A generator-based context manager's generator (contextlib's
+ * @contextmanager, @asynccontextmanager) suspended at its yield while a
+ * `with` of a thread or task keeps it entered: it goes on only when
+ * that block ends. */
+struct wg_entered {
+	size_t gen;                  /* a->gens index */
+	size_t node;                 /* the thread or task */
+	const struct py_frame *at;   /* the frame whose `with` it is */
+	int line;                    /* that with's line, 0 unknown */
+};
+
 struct py_waitgraph {
 	struct wg_node *nodes;
 	size_t nnodes, anodes;
@@ -80,6 +91,9 @@ struct py_waitgraph {
 	size_t nprims, aprims;
 	struct wg_drive *drives;    /* per task, outermost first */
 	size_t ndrives, adrives;
+	struct wg_entered *entered; /* the first `with` of each generator */
+	size_t nentered, aentered;
+	struct addrmap entered_index;  /* a->gens index + 1 -> entered + 1 */
 	struct cycle_list cycles;   /* node indexes; objects included */
 	char *test;                 /* the pytest node id being run, or NULL */
 	struct addrmap index;       /* object address -> node index + 1 */
@@ -144,6 +158,10 @@ long py_waitgraph_worker(const struct py_waitgraph *g, size_t node);
  * a process pool's), or -1. */
 long py_waitgraph_cfuture_elsewhere(const struct py_waitgraph *g,
 				    size_t node);
+
+/* The `with` keeping generator gen (a->gens index) entered, or NULL. */
+const struct wg_entered *py_waitgraph_entered_of(const struct py_waitgraph *g,
+						 size_t gen);
 
 /* The drive of generator gen (a->gens index), or NULL. */
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,

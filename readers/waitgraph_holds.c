@@ -66,6 +66,26 @@ static const struct py_gen *cm_generator(struct wg_build *b, uint64_t cm)
 	return k && k <= b->a->ngens ? &b->a->gens[k - 1] : NULL;
 }
 
+/* Generator gen is kept entered by a `with` of node's frame f (the
+ * first such `with` found counts: one generator is entered once). */
+static void note_entered(struct wg_build *b, size_t gen, size_t node,
+			 const struct py_frame *f, int line)
+{
+	struct py_waitgraph *g = b->g;
+
+	if (addrmap_get(&g->entered_index, (uint64_t)gen + 1, NULL))
+		return;
+	g->entered = xgrow(g->entered, &g->aentered, g->nentered + 1,
+			   sizeof(*g->entered));
+	g->entered[g->nentered].gen = gen;
+	g->entered[g->nentered].node = node;
+	g->entered[g->nentered].at = f;
+	g->entered[g->nentered].line = line;
+	g->nentered++;
+	addrmap_put(&g->entered_index, (uint64_t)gen + 1,
+		    (void *)(uintptr_t)g->nentered);
+}
+
 static int is_release_name(const char *name)
 {
 	return name && !strcmp(name, "release");
@@ -236,6 +256,8 @@ static void add_holds_at(struct wg_build *b, size_t node,
 		    g->state != PY_GEN_SUSPENDED)
 			continue;
 		(*budget)--;
+		note_entered(b, (size_t)(g - b->a->gens), node, f,
+			     wb->held_line[h]);
 		cs_err_init(&err);
 		if (py_with_blocks_read(b->py, &g->frame, 0, &inner, &err) == 0)
 			add_holds_at(b, node, &g->frame, &inner, u, depth + 1,

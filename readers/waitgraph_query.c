@@ -19,6 +19,7 @@ void py_waitgraph_init(struct py_waitgraph *g)
 	cycle_list_init(&g->cycles);
 	addrmap_init(&g->index);
 	addrmap_init(&g->drive_index);
+	addrmap_init(&g->entered_index);
 	addrmap_init(&g->kind_index);
 }
 
@@ -28,6 +29,7 @@ void py_waitgraph_release(struct py_waitgraph *g)
 	free(g->edges);
 	free(g->prims);
 	free(g->drives);
+	free(g->entered);
 	free(g->test);
 	free(g->out_start);
 	free(g->out_edges);
@@ -37,6 +39,7 @@ void py_waitgraph_release(struct py_waitgraph *g)
 	cycle_list_release(&g->cycles);
 	addrmap_release(&g->index);
 	addrmap_release(&g->drive_index);
+	addrmap_release(&g->entered_index);
 	addrmap_release(&g->kind_index);
 	py_waitgraph_init(g);
 }
@@ -246,6 +249,15 @@ long py_waitgraph_cfuture_elsewhere(const struct py_waitgraph *g,
 			return (long)e->to;
 	}
 	return -1;
+}
+
+const struct wg_entered *py_waitgraph_entered_of(const struct py_waitgraph *g,
+						 size_t gen)
+{
+	uintptr_t k = (uintptr_t)addrmap_get(&g->entered_index,
+					     (uint64_t)gen + 1, NULL);
+
+	return k ? &g->entered[k - 1] : NULL;
 }
 
 const struct wg_drive *py_waitgraph_drive_of(const struct py_waitgraph *g,

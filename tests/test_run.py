@@ -1292,7 +1292,7 @@ def check_report_names(report, pids):
 @pytest.mark.parametrize("py,option", ALIKE_RUNS,
                          ids=["%s-%s" % (p.id, o) for p, o in ALIKE_RUNS])
 def test_alike_generators_one_line(py, option, work):
-    """alike_cms.py's threads, each in a `with held():` block: the 6
+    """alike_cms.py's threads, each having entered held() by hand: the 6
     suspended context-manager generators share one line of the samples,
     by address (--all: a line each, 17 lines in all, under the cap of
     20); the two of kept() a line each.  The --report file's sampling

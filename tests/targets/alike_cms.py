@@ -2,10 +2,13 @@
 
 Usage: alike_cms.py READY_FILE POOL
 
-POOL threads each enter `with held():` (a contextlib context manager: a
-generator suspended at its yield for as long as the block lasts) and
-park on one Event inside it, as a library's client calls do; two more
-enter `with kept():` and park the same way.  Parking lines carry
+POOL threads each enter held() (a contextlib context manager: a
+generator suspended at its yield until it is left) by calling its
+__enter__(), as a library that keeps a context open across calls does
+(pytest's yield fixtures), and park on one Event; two more enter kept()
+and park the same way.  No `with` holds them: one would make their
+generators idle by design, followed through the thread instead
+(tests/test_cm_entered.py).  Parking lines carry
 "# MARK: name" comments.  READY_FILE gets the pid and the addresses of
 both kinds of generator (JSON, written atomically).
 
@@ -38,12 +41,15 @@ def kept():
 
 def worker(make, parked, never):
     cm = make()
-    with cm:
+    cm.__enter__()
+    try:
         with _lock:
             _gens[make.__name__].append("0x%x" % id(cm.gen))
             _tids[threading.current_thread()] = native_tid()
         parked.release()
         never.wait()  # MARK: cm-wait
+    finally:
+        cm.__exit__(None, None, None)
 
 
 def main(ready, pool):
