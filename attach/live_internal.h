@@ -39,6 +39,7 @@ struct live_left {
 	long call;             /* the call's number */
 	int fd;                /* its first argument */
 	uint64_t switches;     /* its context switches when first seen */
+	int64_t syscw;         /* its write calls ended, -1 unknown */
 	uint64_t line_hash;    /* of its syscall line: call, args, sp, pc */
 };
 

@@ -439,6 +439,11 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 	 * have exited since; one held now cannot. */
 	if (lv->mm_id != lv->pid && lv->nth && lv->th[0].tid != lv->mm_id)
 		live_reach_through(ms, lv->th[0].tid);
+	else if (lv->mm_id != lv->pid && !lv->nth && lv->nleft &&
+		 lv->left[0].tid != lv->mm_id)
+		/* (one left running may exit meanwhile: still likelier to
+		 * live than the one chosen at open) */
+		live_reach_through(ms, lv->left[0].tid);
 	return 0;
 }
 
@@ -533,6 +538,7 @@ int live_stop(struct memsrc *ms, struct cs_err *err)
 void live_resume(struct memsrc *ms)
 {
 	struct live *lv;
+	size_t held;
 
 	if (!ms || !ms->backend)
 		return;
@@ -541,12 +547,15 @@ void live_resume(struct memsrc *ms)
 	 * running is true if it has not run until now. */
 	if (lv->stopped)
 		live_left_check(lv);
+	held = lv->nth;
 	live_tracer_release(lv);
 	if (lv->stopped) {
 		struct timespec now;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		lv->paused_ms += ms_between(&lv->since, &now);
+		/* (every thread left running: nothing was paused) */
+		if (held)
+			lv->paused_ms += ms_between(&lv->since, &now);
 		lv->stopped = 0;
 		/* What we cached is only true while the target is stopped,
 		 * unless all it can change was captured. */
@@ -560,7 +569,7 @@ double live_paused_ms(const struct memsrc *ms)
 	const struct live *lv = ms->backend;
 	double total = lv->paused_ms;
 
-	if (lv->stopped) {
+	if (lv->stopped && lv->nth) {
 		struct timespec now;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);

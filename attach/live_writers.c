@@ -10,17 +10,23 @@
  * not, and the rest of that print() is lost.  Stopping such a thread
  * would harm the target, so it is not stopped.
  *
- * Reading it anyway is sound while it stays asleep: it runs no Python
- * code (it let the GIL go, or on a free-threaded build detached), and
- * its frames are in memory as they were.  It is read like the others,
- * without registers.  Whether it stayed asleep the whole time the target
- * was read is checked afterwards (live_left_check()): its context
- * switches are counted by the kernel, and a thread that woke since is
- * either on a CPU now, which its syscall file says ("running"), or was
- * switched away again, which counts.  Read before its syscall line at
- * the start and after it at the end, unchanged counts and an unchanged
- * line mean it never ran in between.  When one did run, the caller reads
- * the whole target again (cli/collect.c).
+ * Reading it anyway is sound while it stays in that call: it runs no
+ * Python code (it let the GIL go, or on a free-threaded build detached),
+ * and its frames are in memory as they were.  It is read like the
+ * others, without registers.  Whether it stayed in the call the whole
+ * time the target was read is checked afterwards (live_left_check()):
+ * - write(2) and its kin count every call that ends, however it ends, in
+ *   the thread's syscw (/proc/PID/task/TID/io): read before its syscall
+ *   line at the start and unchanged at the end, the call seen has not
+ *   returned.  A slow reader wakes the writer again and again inside
+ *   that one call (it copies what fits and sleeps again): no return.
+ * - For the send family, which is not counted so, the context switches:
+ *   a thread woken since is either on a CPU now, which its syscall file
+ *   says ("running"), or was switched away again, which counts.  Read
+ *   before its syscall line at the start and after it at the end,
+ *   unchanged counts and an unchanged line mean it never ran.
+ * When one may have run, the caller reads the whole target again
+ * (cli/collect.c).
  *
  * What is left: a thread that enters such a call after it was looked at
  * (live_left_survey(), then live_left_keep() just before its stop) is
@@ -88,8 +94,27 @@ static int read_call(int pid, int tid, struct live_left *l)
 	return 1;
 }
 
+/* The thread's write calls ended (syscw in its io file): 0, or -1 when
+ * it cannot be read (gone, or no I/O accounting in this kernel). */
+static int read_syscw(int pid, int tid, int64_t *out)
+{
+	char path[64], text[512], *at, *end;
+	long long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/io", pid, tid);
+	if (procfs_read(path, text, sizeof(text)) <= 0 ||
+	    !(at = strstr(text, "\nsyscw: ")))
+		return -1;
+	v = strtoll(at + 8, &end, 10);
+	if (end == at + 8 || v < 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 /* Asleep in a sending call, as first seen: the counts, then the call (a
- * switch after the counts were read shows at the check). */
+ * call ended or a switch after the counts were read shows at the
+ * check). */
 static int read_sleep(int pid, int tid, struct live_left *l)
 {
 	uint64_t sw;
@@ -97,7 +122,27 @@ static int read_sleep(int pid, int tid, struct live_left *l)
 	if (read_switches(pid, tid, &sw) < 0)
 		return -1;
 	l->switches = sw;
+	if (read_syscw(pid, tid, &l->syscw) < 0)
+		l->syscw = -1;
 	return read_call(pid, tid, l);
+}
+
+/* Did the thread left as *was stay in the call it was seen in? */
+static int stayed(const struct live *lv, const struct live_left *was)
+{
+	struct live_left now;
+	int64_t syscw;
+
+	if (was->syscw >= 0 && cs_syscall_counts_syscw(was->call))
+		return read_syscw(lv->pid, was->tid, &syscw) == 0 &&
+		       syscw == was->syscw;
+	/* Gone, awake, or asleep again elsewhere or later: it ran.  The
+	 * call, then the counts: asleep now, a run since the first look
+	 * ended in a switch, counted by then. */
+	return read_call(lv->pid, was->tid, &now) == 1 &&
+	       now.line_hash == was->line_hash &&
+	       read_switches(lv->pid, was->tid, &now.switches) == 0 &&
+	       now.switches == was->switches;
 }
 
 void live_left_survey(struct live *lv)
@@ -142,19 +187,9 @@ void live_left_check(struct live *lv)
 {
 	size_t i;
 
-	for (i = 0; i < lv->nleft; i++) {
-		const struct live_left *was = &lv->left[i];
-		struct live_left now;
-
-		/* Gone, awake, or asleep again elsewhere or later: it ran.
-		 * The call, then the counts: asleep now, a run since the
-		 * first look ended in a switch, counted by then. */
-		if (read_call(lv->pid, was->tid, &now) != 1 ||
-		    now.line_hash != was->line_hash ||
-		    read_switches(lv->pid, was->tid, &now.switches) < 0 ||
-		    now.switches != was->switches)
+	for (i = 0; i < lv->nleft; i++)
+		if (!stayed(lv, &lv->left[i]))
 			lv->left_ran = 1;
-	}
 }
 
 void live_left_free(struct live *lv)

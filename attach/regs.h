@@ -60,6 +60,16 @@ static inline const char *cs_syscall_sends(long nr)
 	}
 }
 
+/* Does x86-64 system call nr (one cs_syscall_sends() names) end by
+ * counting itself in the thread's syscw (/proc/PID/task/TID/io), however
+ * it returns: write(2), pwrite64(2), writev(2), pwritev(2), pwritev2(2)
+ * (the kernel's vfs_write() and do_writev() / do_pwritev() end with
+ * inc_syscw()).  The send family and sendfile(2) are not counted so. */
+static inline int cs_syscall_counts_syscw(long nr)
+{
+	return nr == 1 || nr == 18 || nr == 20 || nr == 296 || nr == 328;
+}
+
 /* Decode a user_regs_struct image of CS_REGS_IMAGE_SIZE bytes. */
 void cs_regs_from_image(struct cs_regs *regs, const void *image);
 

@@ -8,6 +8,7 @@
 
 #include "attach/live.h"
 #include "cli/child_pipes.h"
+#include "cli/collect_tids.h"
 #include "cli/source.h"
 #include "common/addrmap.h"
 #include "common/procfs.h"
@@ -36,107 +37,6 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
 		cs_err_prefix(err, "process %d (%s) is not a Python process",
 			      pid, comm);
 	}
-}
-
-/* ms->threads' index + 1 by tid (by_ns: by namespace tid), the first
- * of each: thousands of threads each looked up by a scan of all the
- * others made the stop's every collection quadratic. */
-static void index_threads(const struct memsrc *ms, int by_ns,
-			  struct addrmap *out)
-{
-	size_t k;
-
-	addrmap_init(out);
-	addrmap_reserve(out, ms->nthreads);
-	for (k = 0; k < ms->nthreads; k++) {
-		int tid = by_ns ? ms->threads[k].ns_tid : ms->threads[k].tid;
-
-		if (tid > 0 && !addrmap_get(out, (uint64_t)tid, NULL))
-			addrmap_put(out, (uint64_t)tid,
-				    (void *)(uintptr_t)(k + 1));
-	}
-}
-
-/*
- * The main thread exited (pthread_exit()) while the process runs on: the
- * kernel keeps it as a zombie, which has no registers to tell its
- * pthread_t by, and before 3.11 CPython does not record the tid (from
- * 3.11 it does, and nothing is guessed).  Every live thread was stopped
- * and matched by its registers, so a started Python thread (one with a
- * pthread_t) with no tid is one whose thread has exited; when there is
- * one such thread, the exited main thread is the kernel's only one and
- * no Python thread has its tid yet, they are the same.
- */
-static void match_exited_main(struct collection *c)
-{
-	const struct memsrc *ms = c->ms;
-	struct py_thread *lone = NULL;
-	size_t i, exited = 0, untold = 0;
-	int tid = 0;
-
-	if (c->py.layout.ts_native_thread_id >= 0)
-		return;
-	for (i = 0; i < ms->nthreads; i++) {
-		if (ms->threads[i].exited) {
-			exited++;
-			tid = ms->threads[i].tid;
-		} else if (!ms->threads[i].has_fs_base) {
-			return;   /* not every live thread is known */
-		}
-	}
-	for (i = 0; i < c->snap.nthreads; i++) {
-		const struct py_thread *t = &c->snap.threads[i];
-
-		if (t->tid == tid)
-			return;
-		if (t->tid <= 0 && t->thread_id) {
-			lone = &c->snap.threads[i];
-			untold++;
-		}
-	}
-	if (exited == 1 && untold == 1 && tid > 0)
-		lone->tid = tid;
-}
-
-/*
- * Thread ids as coroscope sees them.  CPython records the tid its
- * thread got from gettid(), which in another PID namespace is that
- * namespace's (1, 2, ...); the source's thread list has both.  An id
- * that is one of the target's tids as we see them is kept (it came from
- * a thread's registers); one that is only a namespace tid is mapped.
- */
-static void map_thread_ids(struct collection *c)
-{
-	const struct memsrc *ms = c->ms;
-	struct addrmap by_tid, by_ns;
-	size_t i;
-
-	if (!c->snap.nthreads)
-		return;
-	match_exited_main(c);
-	c->ns_tids = xcalloc(c->snap.nthreads, sizeof(*c->ns_tids));
-	index_threads(ms, 0, &by_tid);
-	index_threads(ms, 1, &by_ns);
-	for (i = 0; i < c->snap.nthreads; i++) {
-		struct py_thread *t = &c->snap.threads[i];
-		size_t k;
-
-		if (t->tid <= 0)
-			continue;
-		k = (uintptr_t)addrmap_get(&by_tid, (uint64_t)t->tid, NULL);
-		if (!k) {
-			k = (uintptr_t)addrmap_get(&by_ns, (uint64_t)t->tid,
-						   NULL);
-			if (k)
-				t->tid = ms->threads[k - 1].tid;
-		}
-		if (k) {
-			c->ns_tids[i] = ms->threads[k - 1].ns_tid;
-			t->exited = ms->threads[k - 1].exited;
-		}
-	}
-	addrmap_release(&by_tid);
-	addrmap_release(&by_ns);
 }
 
 /*
@@ -374,7 +274,7 @@ static int read_target(struct collection *c, const struct collect_options *opt,
 	ret = py_snapshot_take(&c->py, sopt, &c->snap, err);
 	if (ret)
 		return ret;
-	map_thread_ids(c);
+	collect_map_thread_ids(c);
 	/* From the registers and stacks copied at the stop: the target may
 	 * already run on. */
 	if (opt->native) {
@@ -642,17 +542,39 @@ static int changed_under_us(const struct collection *c,
 
 /*
  * Collections tried when a thread left running (attach/live.h) ran while
- * the target was read, which may have torn what was read: the last
- * stops every thread.
+ * the target was read, which may have torn what was read.  The last
+ * one's picture is kept, with a warning, rather than stop the writer
+ * (which would cut its write short); only when that one failed too is
+ * one more made, stopping every thread.
  */
 #define LEFT_RAN_TRIES 3
+
+/* Figures of the tries before the last, added to the last one's. */
+struct tries_spent {
+	double pause_ms, stop_ms, wall_ms;
+};
+
+/* Try again after a thread left running ran (0: keep this one)?  Then
+ * *stop_every says whether the next try stops every thread. */
+static int again_left_ran(const struct collection *c, int ret,
+			  int left_tries, int *stop_every)
+{
+	if (!c->left_ran || *stop_every || !c->ms || !live_alive(c->ms))
+		return 0;
+	if (left_tries < LEFT_RAN_TRIES)
+		return 1;
+	/* (a torn read that failed: an error is worse than the stop) */
+	*stop_every = ret < 0;
+	return *stop_every;
+}
 
 int collect_live(struct collection *c, int pid,
 		 const struct collect_options *opt, struct cs_err *err)
 {
 	int retries = opt->retries ? opt->retries : COLLECT_DEFAULT_RETRIES;
-	int attempt, left_tries = 0, ret;
+	int attempt, left_tries = 0, stop_every = 0, ret;
 	struct offcpu carried;
+	struct tries_spent spent = { 0, 0, 0 };
 
 	if (retries < 0 || !opt->no_block)
 		retries = 0;
@@ -660,18 +582,27 @@ int collect_live(struct collection *c, int pid,
 		retries = COLLECT_MAX_RETRIES;
 	memset(&carried, 0, sizeof(carried));
 	/* Bounded: one more try per retry, or per thread left running that
-	 * ran (LEFT_RAN_TRIES in all), each a whole new collection. */
+	 * ran (LEFT_RAN_TRIES + 1 in all), each a whole new collection. */
 	for (attempt = 0; ; attempt++) {
-		ret = collect_live_once(c, pid, opt,
-					left_tries == LEFT_RAN_TRIES - 1,
-					&carried, err);
+		ret = collect_live_once(c, pid, opt, stop_every, &carried, err);
 		c->attempts = attempt + 1;
-		if (ret == 0 && c->left_ran && ++left_tries < LEFT_RAN_TRIES) {
+		left_tries += c->left_ran;
+		if (again_left_ran(c, ret, left_tries, &stop_every)) {
+			spent.pause_ms += c->pause_ms;
+			spent.stop_ms += c->stop_ms;
+			spent.wall_ms += c->wall_ms;
 			carried = c->offcpu;
 			memset(&c->offcpu, 0, sizeof(c->offcpu));
 			collection_release(c);
+			cs_err_init(err);
 			continue;
 		}
+		if (ret == 0 && c->left_ran)
+			cs_warn(&c->warnings, CS_WARN_COLLECTION,
+				"a thread left running (asleep in a write a "
+				"stop would cut short) ran while the target "
+				"was read, in %d tries: what it changed may "
+				"read torn", left_tries);
 		if (ret == 0 || !changed_under_us(c, opt, err))
 			break;
 		if (attempt == retries) {
@@ -684,6 +615,9 @@ int collect_live(struct collection *c, int pid,
 		cs_err_init(err);
 	}
 	offcpu_release(&carried);  /* an error before it was taken */
+	c->pause_ms += spent.pause_ms;
+	c->stop_ms += spent.stop_ms;
+	c->wall_ms += spent.wall_ms;
 	if (ret == 0 && c->asked_pid != c->pid)
 		fprintf(stderr, "coroscope: note: %d is a thread of process %d; "
 			"showing the process\n", c->asked_pid, c->pid);

@@ -171,8 +171,11 @@ void report_text(FILE *out, const struct collection *c)
 		first = xmallocarray(c->snap.nthreads, sizeof(*first));
 		next = xmallocarray(c->snap.nthreads, sizeof(*next));
 		count = xmallocarray(c->snap.nthreads, sizeof(*count));
-		thread_alike(&c->snap, c->opt.native ? &nat : NULL, first,
-			     next, count);
+		unsigned char *apart = report_left_apart(c);
+
+		thread_alike(&c->snap, c->opt.native ? &nat : NULL, apart,
+			     first, next, count);
+		free(apart);
 	}
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *t = &c->snap.threads[i];

@@ -7,6 +7,7 @@
 #include "cli/report.h"
 
 #include "attach/regs.h"
+#include "common/strbuf.h"
 #include "common/banned.h"
 
 const struct cs_thread *report_left_running(const struct collection *c,
@@ -20,6 +21,19 @@ const struct cs_thread *report_left_running(const struct collection *c,
 		if (ms->threads[i].tid == tid && ms->threads[i].left_running)
 			return &ms->threads[i];
 	return NULL;
+}
+
+unsigned char *report_left_apart(const struct collection *c)
+{
+	unsigned char *apart;
+	size_t i;
+
+	if (!c->any_left)
+		return NULL;
+	apart = xcalloc(c->snap.nthreads ? c->snap.nthreads : 1, 1);
+	for (i = 0; i < c->snap.nthreads; i++)
+		apart[i] = report_left_running(c, c->snap.threads[i].tid) != NULL;
+	return apart;
 }
 
 /* The call's name: the table knows every number a thread is left in. */

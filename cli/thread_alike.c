@@ -189,8 +189,9 @@ static void group(struct shown *shown, const int *tids, size_t n, int native,
 }
 
 void thread_alike(const struct py_snapshot *snap,
-		  const struct thread_alike_native *native, size_t *first,
-		  size_t *next, size_t *count)
+		  const struct thread_alike_native *native,
+		  const unsigned char *apart, size_t *first, size_t *next,
+		  size_t *count)
 {
 	size_t n = snap->nthreads, i;
 	struct shown *shown = xcalloc(n ? n : 1, sizeof(*shown));
@@ -200,7 +201,7 @@ void thread_alike(const struct py_snapshot *snap,
 		struct shown *s = &shown[i];
 
 		s->t = &snap->threads[i];
-		tids[i] = s->t->tid;
+		tids[i] = apart && apart[i] ? 0 : s->t->tid;
 		if (native) {
 			s->nt = s->t->tid > 0 ?
 				native_stacks_find(native->stacks, s->t->tid) :

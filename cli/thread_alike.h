@@ -38,11 +38,12 @@ struct thread_alike_native {
  * how many threads are alike it, itself included.  The arrays have
  * snap->nthreads entries.  native: NULL without native stacks.  A thread
  * whose kernel id is unknown is alike no other: its entry is all that
- * tells it apart.
+ * tells it apart; so is one whose apart[i] is set (apart may be NULL).
  */
 void thread_alike(const struct py_snapshot *snap,
-		  const struct thread_alike_native *native, size_t *first,
-		  size_t *next, size_t *count);
+		  const struct thread_alike_native *native,
+		  const unsigned char *apart, size_t *first, size_t *next,
+		  size_t *count);
 /*
  * The same over the native stacks' threads, for those with no Python
  * thread state (has_py[i] 0; the others are alike none): alike when

@@ -201,7 +201,8 @@ static int unnamed_gil_wait(const struct native_thread *nt, size_t eval)
 	return unnamed > 0;
 }
 
-const char *native_blocked_in(const struct native_thread *nt)
+/* native_blocked_in() of an unwound thread. */
+static const char *blocked_in_frames(const struct native_thread *nt)
 {
 	static const char *const lock[] = {
 		"PyThread_acquire_lock_timed", "PyThread_acquire_lock",
@@ -282,4 +283,12 @@ const char *native_blocked_in(const struct native_thread *nt)
 	    unnamed_gil_wait(nt, eval))
 		best = GIL;
 	return words[best];
+}
+
+const char *native_blocked_in(const struct native_thread *nt)
+{
+	/* (not unwound: it was left asleep in a write, not stopped) */
+	if (nt && nt->left_running)
+		return "io";
+	return blocked_in_frames(nt);
 }

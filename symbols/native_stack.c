@@ -16,6 +16,7 @@ static void thread_take(struct native_thread *nt, const struct cs_thread *t,
 
 	nt->tid = t->tid;
 	nt->has_regs = t->has_regs;
+	nt->left_running = t->left_running;
 	n = native_unwind(u, t, pcs, NATIVE_MAX_FRAMES);
 	for (i = 0; i < n; i++) {
 		size_t ns = native_symbolize(sym, pcs[i].pc, pcs[i].exact, syms,

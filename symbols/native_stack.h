@@ -25,6 +25,8 @@ struct native_thread {
 	struct native_frame *frames;   /* innermost first */
 	size_t nframes;
 	int has_regs;                  /* 0: not stopped (--no-block) */
+	int left_running;              /* ... left running, asleep in a
+					  write (attach/live.h) */
 };
 
 struct native_tid_index {

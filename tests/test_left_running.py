@@ -15,19 +15,27 @@ import os
 import re
 import time
 
-from conftest import (control_interpreter, marker_line, run_coroscope,
-                      target_script)
+import subprocess
+
+import pytest
+
+from conftest import (TIME_SCALE, control_interpreter, marker_line,
+                      run_coroscope, target_script, wait_until)
+from test_attach_hostile import wait_main_zombie
 
 SCRIPT = target_script("blocked_writers.py")
 DRAIN_TIMEOUT = 20.0
 
 
-def drain(pid, fd, until=None, timeout=DRAIN_TIMEOUT):
-    """Read the pipe the target holds the read end of as fd: until the
-    bytes end with `until`, or for `timeout` seconds.  The bytes."""
+def drain(pid, fd, until=None, timeout=DRAIN_TIMEOUT, through=None):
+    """Read the pipe the target holds the read end of as fd (reached
+    through thread `through`, when its main thread has exited): until
+    the bytes end with `until`, or for `timeout` seconds.  The bytes."""
     got = []
     tail = b""
-    r = os.open("/proc/%d/fd/%d" % (pid, fd), os.O_RDONLY | os.O_NONBLOCK)
+    path = ("/proc/%d/fd/%d" % (pid, fd) if through is None else
+            "/proc/%d/task/%d/fd/%d" % (pid, through, fd))
+    r = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -99,6 +107,10 @@ def test_writers_are_left_running_and_lose_nothing(keeper, interp):
         assert native.returncode == 0, native
         assert native.stdout.count("  (native frames not read: the thread "
                                    "was left running)\n") == 2, native.stdout
+        for tid, wfd, _ in writers.values():
+            assert re.search(r"\nThread %d [^\n]*\(left running: [^\n]*"
+                             r" \[blocked in: io\]\n" % tid,
+                             native.stdout), native.stdout
 
     for name, (tid, wfd, rfd) in writers.items():
         data = drain(target.pid, rfd, until=b"END\n")
@@ -107,36 +119,124 @@ def test_writers_are_left_running_and_lose_nothing(keeper, interp):
             (name, len(data), data[-40:])
 
 
-def test_a_writer_that_ran_is_read_again(keeper):
-    """A writer left running that runs while the target is held (its
-    pipe drained meanwhile) makes coroscope read the whole target again,
-    three collections in all, the last stopping every thread; the last
-    one's picture is what is shown."""
-    interp = control_interpreter()
-    target = keeper.start_target(interp, "blocked_writers.py", "loop")
+def held(pid, tid):
+    """Is thread tid of pid in a ptrace stop (coroscope holds it)?"""
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "t"
+    except (OSError, IndexError):
+        return False
+
+
+def dump_draining(keeper, target, chunk, pause):
+    """`dump --json` of target while coroscope holds it 400 ms a try
+    (COROSCOPE_TEST_HOLD_MS), reading `chunk` bytes of each writer's
+    pipe every `pause` s while the reporter thread is held (only then:
+    a writer woken before a try could be runnable when looked at, and
+    be stopped).  The document, and the bytes read per writer."""
     writers = target.ready["writers"]
     dump = keeper.spawn_coroscope(["dump", "--json", str(target.pid)],
                                   env={"COROSCOPE_TEST_HOLD_MS": "400"})
-    # Drain a little at a time while it holds the target: each read
-    # wakes the writer, which fills the room and sleeps again.
     deadline = time.monotonic() + 60
-    rfds = [os.open("/proc/%d/fd/%d" % (target.pid, w[2]),
-                    os.O_RDONLY | os.O_NONBLOCK) for w in writers.values()]
+    rfds = dict((name, os.open("/proc/%d/fd/%d" % (target.pid, w[2]),
+                               os.O_RDONLY | os.O_NONBLOCK))
+                for name, w in writers.items())
+    got = dict((name, []) for name in writers)
     try:
         while dump.poll() is None and time.monotonic() < deadline:
-            for r in rfds:
-                try:
-                    os.read(r, 4096)
-                except BlockingIOError:
-                    pass
-            time.sleep(0.01)
+            if held(target.pid, target.ready["reporter"]):
+                for name, r in rfds.items():
+                    try:
+                        got[name].append(os.read(r, chunk))
+                    except BlockingIOError:
+                        pass
+            time.sleep(pause)
     finally:
-        for r in rfds:
+        for r in rfds.values():
             os.close(r)
     out, err = dump.communicate(timeout=30)
     assert dump.returncode == 0, err
-    doc = json.loads(out)
+    return json.loads(out), dict((k, b"".join(v)) for k, v in got.items())
+
+
+def test_a_slow_reader_wakes_no_retry_and_loses_nothing(keeper):
+    """A pipe read slowly while coroscope holds the target wakes the
+    writer again and again inside its one write(2) (it copies what fits
+    and sleeps again), which never returns: what was read stands (one
+    collection), and no try stops the writer.  Every byte comes out.
+    (Counting the writer's context switches alone, a first version
+    read three times and stopped the writer the last time: the pipes
+    then came short.)"""
+    target = keeper.start_target(control_interpreter(),
+                                 "blocked_writers.py", "once")
+    said = target.ready
+    doc, early = dump_draining(keeper, target, 4096, 0.02)
+    assert doc["stats"]["attempts"] == 1, doc["stats"]
+    assert all(early.values()), "nothing was read during the holds"
+    for name, (tid, wfd, rfd) in said["writers"].items():
+        assert thread_by_tid(doc, tid)["left_running"] == \
+            {"call": "write", "fd": wfd}
+        data = early[name] + drain(target.pid, rfd, until=b"END\n")
+        assert data == b"x" * said["size"] + b"END\n", \
+            (name, len(data), data[-40:])
+
+
+def test_a_writer_that_ran_is_read_again(keeper):
+    """Writers whose writes end while coroscope holds the target (their
+    pipes drained fast meanwhile) ran, and may have changed what was
+    read: coroscope reads the whole target again, three collections in
+    all, and keeps the last with a warning rather than stop a writer."""
+    target = keeper.start_target(control_interpreter(),
+                                 "blocked_writers.py", "loop")
+    doc, early = dump_draining(keeper, target, 1 << 20, 0.002)
     assert doc["stats"]["attempts"] == 3, doc["stats"]
-    for tid, wfd, _ in writers.values():
+    for tid, wfd, _ in target.ready["writers"].values():
         t = thread_by_tid(doc, tid)
-        assert t["left_running"] is None, t
+        assert t["left_running"] == {"call": "write", "fd": wfd}, t
+    assert [w for w in doc["warnings"]
+            if w.startswith("a thread left running (asleep in a write a "
+                            "stop would cut short) ran while the target "
+                            "was read, in 3 tries")], doc["warnings"]
+
+
+def test_writer_beside_an_exited_main_thread(keeper, interp):
+    """A process whose main thread called pthread_exit() and whose one
+    live thread sleeps in write(2): no thread is stopped, the process is
+    read through the writer, and the main thread is still told apart
+    as exited (before 3.11 by elimination, which a thread without
+    registers first kept from working); every byte comes out."""
+    probe = subprocess.run([interp.path, "-c", "import ctypes"],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    if probe.returncode:
+        pytest.skip("this interpreter has no ctypes to call "
+                    "pthread_exit() with")
+    target = keeper.start_target(interp, "main_exits.py", "write")
+    wait_main_zombie(target)
+    worker = target.ready["worker_tid"]
+    script = target_script("main_exits.py")
+
+    def writing():
+        try:
+            with open("/proc/%d/task/%d/syscall"
+                      % (target.pid, worker)) as f:
+                return f.read().split()[0] == "1"
+        except (OSError, IndexError):
+            return False
+    assert wait_until(writing, 10 * TIME_SCALE), "the worker never wrote"
+    res = run_coroscope("dump", "--json", target.pid)
+    assert res.returncode == 0, res
+    doc = json.loads(res.stdout)
+    threads = dict((t["tid"], t) for t in doc["threads"])
+    assert threads[target.pid]["exited"] is True, threads
+    assert threads[worker]["left_running"] == \
+        {"call": "write", "fd": target.ready["pipe"][1]}, threads
+    assert ("write_all" not in str(threads[worker]["frames"]) and
+            threads[worker]["frames"][0]["line"] ==
+            marker_line(script, "worker-writes")), threads[worker]
+    text = run_coroscope("dump", target.pid).stdout
+    assert ("Thread %d \"MainThread\" (exited; as the interpreter still "
+            "lists it)" % target.pid) in text, text
+    data = drain(target.pid, target.ready["pipe"][0], until=b"END\n",
+                 through=worker)
+    assert data == b"x" * 1000000 + b"END\n", (len(data), data[-40:])

@@ -9,8 +9,8 @@ Thread "writer" and the main thread each write SIZE bytes to a pipe of
 their own whose read end this process keeps open and never reads: "once"
 then writes "END\\n" and sleeps, "loop" writes SIZE bytes again and again.
 Thread "reporter" waits until both sit in write(2) and writes READY: the
-pid, SIZE, and per writer its tid, the fd it writes to and the fd of the
-read end.  Must run unchanged on CPython 3.6 through 3.14.
+pid, its own tid, SIZE, and per writer its tid, the fd it writes to and
+the fd of the read end; then it sleeps (a thread coroscope stops).  Must run unchanged on CPython 3.6 through 3.14.
 """
 
 import io
@@ -64,8 +64,9 @@ def thread_writes(out, loop):
 
 def report(path, pipes):
     tids = dict((name, writer_tid(w)) for name, (r, w) in pipes.items())
+    me = int(os.readlink("/proc/thread-self").rsplit("/", 1)[1])
     write_ready(path, {
-        "pid": os.getpid(), "size": SIZE,
+        "pid": os.getpid(), "size": SIZE, "reporter": me,
         "writers": dict((name, [tids[name], w, r])
                         for name, (r, w) in pipes.items())})
     time.sleep(3600)  # MARK: reporter

@@ -64,7 +64,7 @@ static void test_merge_311(void)
 		nf("start_thread", LIBC, 9, 0),
 	};
 	struct py_frame py[3];
-	struct native_thread nt = { 1, frames, 10, 1 };
+	struct native_thread nt = { 1, frames, 10, 1, 0 };
 	struct py_thread pt;
 	struct merged_frame *m;
 	char buf[512];
@@ -108,7 +108,7 @@ static void test_merge_old_and_short(void)
 		nf("_PyEval_EvalFrameDefault", INTERP, 3, 0),
 	};
 	struct py_frame py[3];
-	struct native_thread nt = { 1, frames, 3, 1 };
+	struct native_thread nt = { 1, frames, 3, 1, 0 };
 	struct py_thread pt;
 	struct merged_frame *m;
 	char buf[256];
@@ -160,7 +160,7 @@ static void test_blocked_in(void)
 		nf("syscall", LIBC, 1, 0),
 		nf("futex_wait", "/x/lib.so", 2, 0),
 	};
-	struct native_thread t = { 1, gil, 5, 1 };
+	struct native_thread t = { 1, gil, 5, 1, 0 };
 
 	CHECK(!strcmp(native_blocked_in(&t), "gil"), "gil");
 	t.frames = sleep_select;
@@ -178,6 +178,9 @@ static void test_blocked_in(void)
 	CHECK(!strcmp(native_blocked_in(&t), "futex"), "futex");
 	t.nframes = 0;
 	CHECK(native_blocked_in(&t) == NULL, "no frames");
+	/* left running in a write, not unwound */
+	t.left_running = 1;
+	CHECK(!strcmp(native_blocked_in(&t), "io"), "left running");
 }
 
 /* The GIL waited for where the interpreter has no names for its own
@@ -275,7 +278,8 @@ static void test_blocked_in_stripped(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct native_thread t = { 1, cases[i].frames, cases[i].n, 1 };
+		struct native_thread t = { 1, cases[i].frames, cases[i].n, 1,
+					     0 };
 		const char *got = native_blocked_in(&t);
 
 		CHECK(got && !strcmp(got, cases[i].want), "%s: %s, not %s",

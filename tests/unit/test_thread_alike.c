@@ -55,7 +55,7 @@ static void test_each_difference(void)
 	/* th[8]: alike 0; th[9]: alike 1 */
 	frames[9][2].line = 99;
 	th[8].name = "other";          /* names do not matter */
-	thread_alike(&snap, NULL, first, next, count);
+	thread_alike(&snap, NULL, NULL, first, next, count);
 	for (i = 0; i < 8; i++)
 		CHECK(first[i] == i, "thread %zu alike thread %zu", i, first[i]);
 	CHECK(first[8] == 0 && first[9] == 1, "copies: first %zu and %zu",
@@ -67,11 +67,22 @@ static void test_each_difference(void)
 	      next[8], next[1], next[2]);
 	/* A thread whose kernel id is unknown stays apart. */
 	th[8].tid = 0;
-	thread_alike(&snap, NULL, first, next, count);
+	thread_alike(&snap, NULL, NULL, first, next, count);
 	CHECK(first[8] == 8 && count[0] == 1 && next[0] == THREAD_ALIKE_END,
 	      "unknown tid: first %zu, count %zu", first[8], count[0]);
 	for (i = 2; i < 8; i++)
 		CHECK(count[i] == 1, "thread %zu counted %zu", i, count[i]);
+	/* So does one set apart (a thread left running, whose mark its
+	 * own entry shows). */
+	{
+		unsigned char apart[N] = { 0 };
+
+		apart[9] = 1;
+		thread_alike(&snap, NULL, apart, first, next, count);
+		CHECK(first[9] == 9 && count[1] == 1 &&
+		      next[1] == THREAD_ALIKE_END,
+		      "apart: first %zu, count %zu", first[9], count[1]);
+	}
 }
 
 /* Thousands of threads in a few groups, interleaved: each finds its
@@ -90,7 +101,7 @@ static void test_many(void)
 		return;
 	for (i = 0; i < MANY; i++)
 		set_stack(&th[i], frames[i], (int)(i % 7) * 100);
-	thread_alike(&snap, NULL, first, next, count);
+	thread_alike(&snap, NULL, NULL, first, next, count);
 	for (i = 0; i < MANY; i++) {
 		wrong += first[i] != i % 7;
 		if (first[i] == i)
@@ -120,7 +131,7 @@ static void test_edges(void)
 	struct py_snapshot snap = { th, 0, 0 };
 	size_t first[3] = { 9, 9, 9 }, next[3], count[3] = { 9, 9, 9 };
 
-	thread_alike(&snap, NULL, first, next, count);
+	thread_alike(&snap, NULL, NULL, first, next, count);
 	CHECK(first[0] == 9, "nothing written for no threads");
 	memset(th, 0, sizeof(th));
 	snap.nthreads = 3;
@@ -128,7 +139,7 @@ static void test_edges(void)
 	th[1].tid = 2;
 	th[2].tid = 3;
 	th[2].truncated = 1;
-	thread_alike(&snap, NULL, first, next, count);
+	thread_alike(&snap, NULL, NULL, first, next, count);
 	CHECK(first[0] == 0 && first[1] == 0 && first[2] == 2 &&
 	      count[0] == 2 && count[2] == 1,
 	      "frameless threads: first %zu %zu %zu, count %zu %zu",
@@ -184,7 +195,7 @@ static void test_native(void)
 	nframes[2][1].sym.line = 200;          /* shows with --native-all */
 	nframes[3][0].sym.function = "sleep";  /* another wait */
 	nts[4].tid = 999;                      /* no C stack for thread 4 */
-	thread_alike(&snap, &nat, first, next, count);
+	thread_alike(&snap, &nat, NULL, first, next, count);
 	CHECK(first[1] == 0 && first[2] == 0 && count[0] == 3,
 	      "eval loop pcs hidden: first %zu %zu, count %zu", first[1],
 	      first[2], count[0]);
@@ -192,13 +203,13 @@ static void test_native(void)
 	      "another C frame, no C stack: first %zu %zu", first[3],
 	      first[4]);
 	nat.all = 1;
-	thread_alike(&snap, &nat, first, next, count);
+	thread_alike(&snap, &nat, NULL, first, next, count);
 	CHECK(first[1] == 0 && first[2] == 2 && count[0] == 2,
 	      "every C frame shown: first %zu %zu, count %zu", first[1],
 	      first[2], count[0]);
 	nframes[1][1].sym.file = NULL;        /* named by offset: its pc */
 	nframes[0][1].sym.file = NULL;
-	thread_alike(&snap, &nat, first, next, count);
+	thread_alike(&snap, &nat, NULL, first, next, count);
 	CHECK(first[1] == 1, "offsets shown differ: first %zu", first[1]);
 }
 
