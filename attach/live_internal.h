@@ -64,7 +64,7 @@ struct live {
 	 * sending call before the stop (sorted), those left so during
 	 * it; stop_every when the caller wants them stopped too; left_ran
 	 * when one of them ran while the target was held. */
-	int *sending;
+	struct live_left *sending;
 	size_t nsending, asending;
 	struct live_left *left;
 	size_t nleft, aleft;

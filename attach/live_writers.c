@@ -28,9 +28,15 @@
  * When one may have run, the caller reads the whole target again
  * (cli/collect.c).
  *
- * What is left: a thread that enters such a call after it was looked at
- * (live_left_survey(), then live_left_keep() just before its stop) is
- * stopped as before.
+ * Which threads: live_left_survey() looks before the stop, outside the
+ * pause; live_left_keep(), just before a thread would be seized, looks
+ * again.  A write call's thread is kept while its syscw is what it was
+ * when the survey saw it in the call, even if a reader has just woken
+ * it inside (its syscall file then says "running"); a send call's only
+ * while asleep in it.
+ *
+ * What is left: a thread that enters such a call after it was looked at,
+ * or that the survey found running, is stopped as before.
  */
 #include "attach/live.h"
 #include "attach/live_internal.h"
@@ -145,9 +151,38 @@ static int stayed(const struct live *lv, const struct live_left *was)
 	       now.switches == was->switches;
 }
 
+static int left_cmp(const void *a, const void *b)
+{
+	const struct live_left *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/*
+ * A thread seen in a sending call.  For the write calls, its syscw read
+ * between two reads of the same syscall line: from then on, an
+ * unchanged syscw means it is still in that call (one that ended after
+ * the syscw was read would have counted), asleep or woken inside it.
+ * 1 with *l set, 0 not in such a call, -1 unreadable.
+ */
+static int survey_one(int pid, int tid, struct live_left *l)
+{
+	struct live_left again;
+	int ret = read_call(pid, tid, l);
+
+	l->syscw = -1;
+	l->switches = 0;
+	if (ret != 1 || !cs_syscall_counts_syscw(l->call))
+		return ret;
+	if (read_syscw(pid, tid, &l->syscw) < 0 ||
+	    read_call(pid, tid, &again) != 1 ||
+	    again.line_hash != l->line_hash)
+		l->syscw = -1;
+	return 1;
+}
+
 void live_left_survey(struct live *lv)
 {
-	struct live_left l;
 	int *tids;
 	size_t n, i;
 
@@ -158,23 +193,34 @@ void live_left_survey(struct live *lv)
 	lv->sending = xgrow(lv->sending, &lv->asending, n ? n : 1,
 			    sizeof(*lv->sending));
 	for (i = 0; i < n && i < SURVEY_MAX; i++)
-		if (read_call(lv->pid, tids[i], &l) == 1)
-			lv->sending[lv->nsending++] = tids[i];
+		if (survey_one(lv->pid, tids[i],
+			       &lv->sending[lv->nsending]) == 1)
+			lv->nsending++;
 	/* Listed ascending after the main thread: sort for bsearch. */
 	if (lv->nsending > 1)
 		qsort(lv->sending, lv->nsending, sizeof(*lv->sending),
-		      live_tid_cmp);
+		      left_cmp);
 	free(tids);
 }
 
 int live_left_keep(struct live *lv, int tid)
 {
-	struct live_left l;
+	struct live_left key, l;
+	const struct live_left *seen;
+	int64_t syscw;
 
+	key.tid = tid;
 	if (!lv->nsending ||
-	    !bsearch(&tid, lv->sending, lv->nsending, sizeof(*lv->sending),
-		     live_tid_cmp) ||
-	    read_sleep(lv->pid, tid, &l) != 1)
+	    !(seen = bsearch(&key, lv->sending, lv->nsending,
+			     sizeof(*lv->sending), left_cmp)))
+		return 0;
+	/* Still in the write call seen, asleep or woken inside it (a
+	 * reader taking bytes wakes it there: it is then runnable, and its
+	 * syscall file says "running"). */
+	if (seen->syscw >= 0 && read_syscw(lv->pid, tid, &syscw) == 0 &&
+	    syscw == seen->syscw)
+		l = *seen;
+	else if (read_sleep(lv->pid, tid, &l) != 1)
 		return 0;
 	lv->left = xgrow(lv->left, &lv->aleft, lv->nleft + 1,
 			 sizeof(*lv->left));
