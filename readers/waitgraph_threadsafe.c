@@ -89,13 +89,50 @@ static void link_ready(struct wg_build *b, uint64_t loop, size_t thread,
 	}
 }
 
+/* Add loop (run by thread tid) to loops[] unless there. */
+static void add_loop(uint64_t *loops, int *tids, size_t *n, uint64_t loop,
+		     int tid)
+{
+	size_t k;
+
+	for (k = 0; k < *n && loops[k] != loop; k++)
+		;
+	if (k == *n && loop && tid > 0 && *n < WG_MAX_LOOPS) {
+		loops[*n] = loop;
+		tids[(*n)++] = tid;
+	}
+}
+
+/* The loops threads run: `self` of a BaseEventLoop.run_forever() frame
+ * on a thread's stack (a loop no task runs on, whose thread is stuck in
+ * a callback, is found only so). */
+static void loops_of_threads(struct wg_build *b, uint64_t *loops, int *tids,
+			     size_t *n)
+{
+	size_t i, k;
+
+	for (i = 0; i < b->snap->nthreads && *n < WG_MAX_LOOPS; i++) {
+		const struct py_thread *t = &b->snap->threads[i];
+
+		for (k = 0; k < t->nframes && k < WG_MAX_FRAMES; k++)
+			if (py_code_is(t->frames[k].code,
+				       "/asyncio/base_events.py",
+				       "run_forever")) {
+				add_loop(loops, tids, n,
+					 wg_frame_local(b->py, &t->frames[k],
+							"self"), t->tid);
+				break;
+			}
+	}
+}
+
 void wg_link_threadsafe(struct wg_build *b)
 {
 	const struct py_waitgraph *g = b->g;
 	uint64_t loops[WG_MAX_LOOPS], *items;
 	int tids[WG_MAX_LOOPS];
 	struct addrmap pending;
-	size_t i, k, nloops = 0;
+	size_t i, nloops = 0;
 	long thread;
 
 	addrmap_init(&pending);
@@ -111,16 +148,11 @@ void wg_link_threadsafe(struct wg_build *b)
 			addrmap_put(&pending, p->addr, (void *)(uintptr_t)(i + 1));
 	}
 	for (i = 0; pending.len && b->a && i < b->a->ntasks &&
-		    nloops < WG_MAX_LOOPS; i++) {
-		const struct py_task *t = &b->a->tasks[i];
-
-		for (k = 0; k < nloops && loops[k] != t->loop; k++)
-			;
-		if (k == nloops && t->loop && t->tid > 0) {
-			loops[nloops] = t->loop;
-			tids[nloops++] = t->tid;
-		}
-	}
+		    nloops < WG_MAX_LOOPS; i++)
+		add_loop(loops, tids, &nloops, b->a->tasks[i].loop,
+			 b->a->tasks[i].tid);
+	if (pending.len && b->a)
+		loops_of_threads(b, loops, tids, &nloops);
 	items = nloops ? xcalloc(WG_MAX_READY, sizeof(*items)) : NULL;
 	for (i = 0; i < nloops; i++) {
 		thread = thread_node(b, tids[i]);

@@ -591,8 +591,9 @@ def test_threadsafe_future_waits_for_its_loop(keeper, interp):
     (its callback in the loop's ready queue): the loop's own thread
     blocked in result() waits for itself, a cycle; a thread waiting for
     a coroutine scheduled on a loop whose thread is stuck in a task's
-    step waits for that thread.  Before, both futures waited for
-    nothing."""
+    step waits for that thread, and so does one waiting for a coroutine
+    scheduled on a loop no task runs on, whose thread is stuck in a
+    callback.  Before, the futures waited for nothing."""
     script = target_script("threadsafe_waits.py")
     target = keeper.start_target(interp, "threadsafe_waits.py")
     res = run_coroscope("dump", "--json", target.pid)
@@ -604,7 +605,13 @@ def test_threadsafe_future_waits_for_its_loop(keeper, interp):
     for waiter, runner, coro in ((main, main, "compute"),
                                  (thread_node(graph, "caller"),
                                   thread_node(graph, "looper"),
-                                  "compute_for_caller")):
+                                  "compute_for_caller"),
+                                 # (a loop no task runs on, stuck in a
+                                 # callback: found by its thread's
+                                 # run_forever(); before, no edge)
+                                 (thread_node(graph, "cb-caller"),
+                                  thread_node(graph, "cb-looper"),
+                                  "compute_for_cb_caller")):
         futs = waits_for(graph, waiter)
         assert [(f["type"], f["state"]) for f in futs] == \
             [("concurrent.futures.Future", "pending")], futs
@@ -624,6 +631,11 @@ def test_threadsafe_future_waits_for_its_loop(keeper, interp):
                      r"scheduled on the loop of thread \d+ \(looper\) at "
                      r"threadsafe_waits\.py:%d in sleeps_in_step\n"
                      % marker_line(script, "looper-sleeps"), text), text
+    assert re.search(r"\(pending\) whose coroutine compute_for_cb_caller\(\) "
+                     r"is not started: scheduled on the loop of thread \d+ "
+                     r"\(cb-looper\) at threadsafe_waits\.py:%d in "
+                     r"sleeping_callback\n" % marker_line(script, "cb-sleeps"),
+                     text), text
 
 
 def test_child_blocked_writing_to_our_pipe(keeper, interp):

@@ -8,7 +8,10 @@ run_coroutine_threadsafe() on that same loop and blocks in the
 future's result(): the loop cannot start the coroutine while its own
 thread waits for it (MARK: self-blocked).  Thread "looper" runs a second
 loop whose task is stuck in time.sleep(), and thread "caller" waits for
-a coroutine scheduled on that loop (MARK: caller-blocked).  Once both
+a coroutine scheduled on that loop (MARK: caller-blocked).  Thread
+"cb-looper" runs a third loop, with no task at all, stuck in a callback
+that sleeps (MARK: cb-sleeps); thread "cb-caller" waits for a coroutine
+scheduled on it (MARK: cb-caller-blocked).  Once both
 wait, READY gets the pid and the threads' native ids.
 Must run unchanged on CPython 3.6 through 3.14.
 """
@@ -64,6 +67,30 @@ async def blocks_its_loop(ready):
     return fut.result()  # MARK: self-blocked
 
 
+def sleeping_callback(ready):
+    started["cb-looper"] = native_id()
+    ready.set()
+    time.sleep(3600)  # MARK: cb-sleeps
+
+
+def cb_looper(loop, ready):
+    asyncio.set_event_loop(loop)
+    loop.call_soon(sleeping_callback, ready)
+    loop.run_forever()
+
+
+async def compute_for_cb_caller():
+    return 44
+
+
+def cb_caller(loop, looping, calling):
+    looping.wait()
+    started["cb-caller"] = native_id()
+    fut = asyncio.run_coroutine_threadsafe(compute_for_cb_caller(), loop)
+    calling.set()
+    fut.result()  # MARK: cb-caller-blocked
+
+
 def announce(path, events):
     for e in events:
         e.wait()
@@ -78,7 +105,15 @@ def main(path):
                      daemon=True).start()
     threading.Thread(target=caller, args=(other, looping, calling),
                      name="caller", daemon=True).start()
-    threading.Thread(target=announce, args=(path, (calling, blocked)),
+    cb_loop = asyncio.new_event_loop()
+    cb_looping, cb_calling = threading.Event(), threading.Event()
+    threading.Thread(target=cb_looper, args=(cb_loop, cb_looping),
+                     name="cb-looper", daemon=True).start()
+    threading.Thread(target=cb_caller,
+                     args=(cb_loop, cb_looping, cb_calling),
+                     name="cb-caller", daemon=True).start()
+    threading.Thread(target=announce,
+                     args=(path, (calling, blocked, cb_calling)),
                      daemon=True).start()
     started["main"] = native_id()
     loop = asyncio.new_event_loop()
