@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/memsrc.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -134,4 +135,65 @@ void child_pipe_say(struct strbuf *st, const struct child_pipe *cp)
 		strbuf_addf(st, "fd %d", cp->child_fd);
 	strbuf_addf(st, ", a pipe this process holds the read end of as "
 		    "fd %d", cp->our_fd);
+}
+
+/* What a thread left running writes to, and who holds a pipe's read
+ * end (the target, then its parent). */
+static void left_probe_one(int pid, const struct cs_thread *t,
+			   struct left_pipe *lp)
+{
+	char link[LINK_MAX_LEN];
+	struct procfs_stat st;
+	int mode;
+
+	memset(lp, 0, sizeof(*lp));
+	lp->tid = t->tid;
+	if (procfs_fd(pid, t->left_fd, link, sizeof(link), &mode) < 0)
+		return;
+	if (!strncmp(link, "socket:[", 8))
+		lp->file = LEFT_FILE_SOCKET;
+	if (strncmp(link, "pipe:[", 6))
+		return;
+	lp->file = LEFT_FILE_PIPE;
+	if ((lp->reader_fd = read_end(pid, link)) >= 0) {
+		lp->reader_pid = pid;
+		return;
+	}
+	if (procfs_stat(pid, 0, &st) == 0 && st.ppid > 1 &&
+	    (lp->reader_fd = read_end(st.ppid, link)) >= 0) {
+		lp->reader_pid = st.ppid;
+		lp->reader_is_parent = 1;
+		if (procfs_comm(st.ppid, lp->reader_comm,
+				sizeof(lp->reader_comm)) < 0)
+			lp->reader_comm[0] = '\0';
+	}
+}
+
+struct left_pipe *left_pipes_probe(int pid, const struct memsrc *ms,
+				   size_t *n)
+{
+	struct left_pipe *v = NULL;
+	size_t i, alloc = 0;
+
+	*n = 0;
+	/* Bounded: the source's threads (live_writers.c left 256 at
+	 * most). */
+	for (i = 0; i < ms->nthreads; i++) {
+		if (!ms->threads[i].left_running)
+			continue;
+		v = xgrow(v, &alloc, *n + 1, sizeof(*v));
+		left_probe_one(pid, &ms->threads[i], &v[(*n)++]);
+	}
+	return v;
+}
+
+const struct left_pipe *left_pipe_of(const struct left_pipe *v, size_t n,
+				     int tid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].tid == tid)
+			return &v[i];
+	return NULL;
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/procfs.h"
 #include "readers/waitgraph.h"
 
 struct child_pipe {
@@ -34,5 +35,32 @@ const struct child_pipe *child_pipe_of(const struct child_pipe *v, size_t n,
  * end of as fd 3" after a child process's state; nothing for NULL. */
 struct strbuf;
 void child_pipe_say(struct strbuf *st, const struct child_pipe *cp);
+
+/*
+ * The other side: what a thread of the target left running, asleep in a
+ * write (attach/live.h), writes to, and for a pipe, whether the target
+ * itself or its parent holds the read end (the two that deadlock with
+ * it: a pipe it means to read later, a Popen(stdout=PIPE) parent that
+ * waits for it first).  Read from /proc after the resume.
+ */
+enum left_file { LEFT_FILE_OTHER, LEFT_FILE_PIPE, LEFT_FILE_SOCKET };
+
+struct left_pipe {
+	int tid;              /* the thread left running */
+	enum left_file file;
+	int reader_pid;       /* the target or its parent; 0 neither */
+	int reader_fd;        /* that process's fd on the read end */
+	int reader_is_parent;
+	char reader_comm[PROCFS_COMM_MAX];  /* the parent's name */
+};
+
+struct memsrc;
+/* For each thread of ms left running: a malloc'd array (free it), how
+ * many in *n.  pid: the target's, in our namespace. */
+struct left_pipe *left_pipes_probe(int pid, const struct memsrc *ms,
+				   size_t *n);
+/* The entry of thread tid in v[0..n), or NULL. */
+const struct left_pipe *left_pipe_of(const struct left_pipe *v, size_t n,
+				     int tid);
 
 #endif

@@ -245,6 +245,9 @@ static void drop_reading(struct collection *c, size_t nwarnings,
 	free(c->child_pipes);
 	c->child_pipes = NULL;
 	c->nchild_pipes = 0;
+	free(c->left_pipes);
+	c->left_pipes = NULL;
+	c->nleft_pipes = 0;
 	py_async_release(&c->async);
 	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);
@@ -486,6 +489,9 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		live_resume(c->ms);
 		c->left_ran = live_left_ran(c->ms);
 		c->any_left = any_left_running(c->ms);
+		if (c->any_left)
+			c->left_pipes = left_pipes_probe(c->pid, c->ms,
+							 &c->nleft_pipes);
 		c->pause_ms = live_paused_ms(c->ms);
 		c->stop_ms = live_stop_ms(c->ms);
 	}
@@ -676,6 +682,7 @@ void collection_release(struct collection *c)
 	native_stacks_release(&c->native);
 	py_waitgraph_release(&c->graph);
 	free(c->child_pipes);
+	free(c->left_pipes);
 	py_async_release(&c->async);
 	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);

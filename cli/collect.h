@@ -98,6 +98,10 @@ struct collection {
 	 * pipe it holds the read end of (a live target's; owned). */
 	struct child_pipe *child_pipes;
 	size_t nchild_pipes;
+	/* What its threads left running write to (a live target's, read
+	 * after the resume; owned). */
+	struct left_pipe *left_pipes;
+	size_t nleft_pipes;
 	/* The target's source files, for the lines a text report shows
 	 * under its frames; NULL with --no-source.  Owned. */
 	struct source_cache *sources;

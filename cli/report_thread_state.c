@@ -7,6 +7,8 @@
 #include "cli/report.h"
 
 #include "attach/regs.h"
+#include "cli/child_pipes.h"
+#include "cli/escape.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -44,6 +46,28 @@ static const char *call_name(const struct cs_thread *t)
 	return name ? name : "?";
 }
 
+/* ", a pipe its parent 12 (python3) holds the read end of as fd 5" */
+static void text_left_file(FILE *out, const struct left_pipe *lp)
+{
+	if (!lp || lp->file == LEFT_FILE_OTHER)
+		return;
+	if (lp->file == LEFT_FILE_SOCKET) {
+		fputs(", a socket", out);
+		return;
+	}
+	fputs(", a pipe", out);
+	if (!lp->reader_pid)
+		return;
+	if (lp->reader_is_parent) {
+		fprintf(out, " its parent %d (", lp->reader_pid);
+		esc_put(out, lp->reader_comm, ESC_NAME, 0);
+		fputc(')', out);
+	} else {
+		fputs(" this process", out);
+	}
+	fprintf(out, " holds the read end of as fd %d", lp->reader_fd);
+}
+
 void report_text_thread_state(FILE *out, const struct collection *c, int tid)
 {
 	double s = offcpu_of(&c->offcpu, tid);
@@ -53,9 +77,12 @@ void report_text_thread_state(FILE *out, const struct collection *c, int tid)
 		fputs(" (running)", out);
 	else if (s >= 0)
 		fprintf(out, " (last ran %.1fs ago)", s);
-	if (t)
-		fprintf(out, " (left running: a stop would cut short its "
-			"%s(2) to fd %d)", call_name(t), t->left_fd);
+	if (!t)
+		return;
+	fprintf(out, " (left running: a stop would cut short its %s(2) to "
+		"fd %d", call_name(t), t->left_fd);
+	text_left_file(out, left_pipe_of(c->left_pipes, c->nleft_pipes, tid));
+	fputc(')', out);
 }
 
 /* "off_cpu_s": seconds since it last ran, 0 running or runnable, null
@@ -67,6 +94,7 @@ void report_json_thread_state(struct json *j, const struct collection *c,
 {
 	double s = offcpu_of(&c->offcpu, tid);
 	const struct cs_thread *t = report_left_running(c, tid);
+	const struct left_pipe *lp;
 
 	json_key(j, "off_cpu_s");
 	if (s == OFFCPU_RUNNING)
@@ -80,8 +108,22 @@ void report_json_thread_state(struct json *j, const struct collection *c,
 		json_null(j);
 		return;
 	}
+	lp = left_pipe_of(c->left_pipes, c->nleft_pipes, tid);
 	json_begin_object(j);
 	json_key_string(j, "call", call_name(t));
 	json_key_int(j, "fd", t->left_fd);
+	json_key_string(j, "file", !lp || lp->file == LEFT_FILE_OTHER ? NULL :
+			lp->file == LEFT_FILE_PIPE ? "pipe" : "socket");
+	json_key(j, "read_end");
+	if (lp && lp->reader_pid) {
+		json_begin_object(j);
+		json_key_int(j, "pid", lp->reader_pid);
+		json_key_int(j, "fd", lp->reader_fd);
+		json_key(j, "parent");
+		json_bool(j, lp->reader_is_parent);
+		json_end_object(j);
+	} else {
+		json_null(j);
+	}
 	json_end_object(j);
 }

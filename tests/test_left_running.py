@@ -59,6 +59,12 @@ def thread_by_tid(doc, tid):
     return hits[0]
 
 
+def call_fd(thread):
+    """The call and fd of a thread left running, else None."""
+    left = thread["left_running"]
+    return left and (left["call"], left["fd"])
+
+
 def frame_lines(thread):
     return [(fr["function"], fr["line"]) for fr in thread["frames"]
             if fr["file"].endswith("blocked_writers.py")]
@@ -81,8 +87,9 @@ def test_writers_are_left_running_and_lose_nothing(keeper, interp):
         tid, wfd, _ = writers[name]
         shown = "MainThread" if name == "main" else name
         head = re.search(r'\nThread %d "%s"[^\n]* \(left running: a stop '
-                         r'would cut short its write\(2\) to fd %d\)\n'
-                         % (tid, shown, wfd), text.stdout)
+                         r'would cut short its write\(2\) to fd %d, a pipe '
+                         r'this process holds the read end of as fd %d\)\n'
+                         % (tid, shown, wfd, writers[name][2]), text.stdout)
         assert head, text.stdout
         block = text.stdout[head.end():].split("\n\n")[0]
         assert ('blocked_writers.py", line %d, in write_all\n'
@@ -95,9 +102,11 @@ def test_writers_are_left_running_and_lose_nothing(keeper, interp):
     assert res.returncode == 0, res
     doc = json.loads(res.stdout)
     assert doc["stats"]["attempts"] == 1, doc["stats"]
-    for name, (tid, wfd, _) in writers.items():
+    for name, (tid, wfd, rfd) in writers.items():
         t = thread_by_tid(doc, tid)
-        assert t["left_running"] == {"call": "write", "fd": wfd}, t
+        assert t["left_running"] == {
+            "call": "write", "fd": wfd, "file": "pipe",
+            "read_end": {"pid": target.pid, "fd": rfd, "parent": False}}, t
         assert frame_lines(t)[0] == ("write_all", write), t["frames"]
     reporter = [t for t in doc["threads"] if t["name"] == "reporter"]
     assert [t["left_running"] for t in reporter] == [None], doc["threads"]
@@ -131,9 +140,9 @@ def held(pid, tid):
 def dump_draining(keeper, target, chunk, pause):
     """`dump --json` of target while coroscope holds it 400 ms a try
     (COROSCOPE_TEST_HOLD_MS), reading `chunk` bytes of each writer's
-    pipe every `pause` s while the reporter thread is held (only then:
-    a writer woken before a try could be runnable when looked at, and
-    be stopped).  The document, and the bytes read per writer."""
+    pipe every `pause` s during the first 200 ms each time the reporter
+    thread is held (only then: a writer woken before a try could be
+    runnable when looked at, and be stopped).  The document, and the bytes read per writer."""
     writers = target.ready["writers"]
     dump = keeper.spawn_coroscope(["dump", "--json", str(target.pid)],
                                   env={"COROSCOPE_TEST_HOLD_MS": "400"})
@@ -142,9 +151,15 @@ def dump_draining(keeper, target, chunk, pause):
                                os.O_RDONLY | os.O_NONBLOCK))
                 for name, w in writers.items())
     got = dict((name, []) for name in writers)
+    since = None
     try:
         while dump.poll() is None and time.monotonic() < deadline:
-            if held(target.pid, target.ready["reporter"]):
+            now_held = held(target.pid, target.ready["reporter"])
+            since = (since or time.monotonic()) if now_held else None
+            # (the first half of each hold only: the writers then fill
+            # their pipes and sleep in a write again before the next
+            # try looks at them)
+            if now_held and time.monotonic() - since < 0.2:
                 for name, r in rfds.items():
                     try:
                         got[name].append(os.read(r, chunk))
@@ -174,8 +189,7 @@ def test_a_slow_reader_wakes_no_retry_and_loses_nothing(keeper):
     assert doc["stats"]["attempts"] == 1, doc["stats"]
     assert all(early.values()), "nothing was read during the holds"
     for name, (tid, wfd, rfd) in said["writers"].items():
-        assert thread_by_tid(doc, tid)["left_running"] == \
-            {"call": "write", "fd": wfd}
+        assert call_fd(thread_by_tid(doc, tid)) == ("write", wfd)
         data = early[name] + drain(target.pid, rfd, until=b"END\n")
         assert data == b"x" * said["size"] + b"END\n", \
             (name, len(data), data[-40:])
@@ -192,7 +206,7 @@ def test_a_writer_that_ran_is_read_again(keeper):
     assert doc["stats"]["attempts"] == 3, doc["stats"]
     for tid, wfd, _ in target.ready["writers"].values():
         t = thread_by_tid(doc, tid)
-        assert t["left_running"] == {"call": "write", "fd": wfd}, t
+        assert call_fd(t) == ("write", wfd), t
     assert [w for w in doc["warnings"]
             if w.startswith("a thread left running (asleep in a write a "
                             "stop would cut short) ran while the target "
@@ -229,8 +243,8 @@ def test_writer_beside_an_exited_main_thread(keeper, interp):
     doc = json.loads(res.stdout)
     threads = dict((t["tid"], t) for t in doc["threads"])
     assert threads[target.pid]["exited"] is True, threads
-    assert threads[worker]["left_running"] == \
-        {"call": "write", "fd": target.ready["pipe"][1]}, threads
+    assert call_fd(threads[worker]) == ("write", target.ready["pipe"][1]), \
+        threads
     assert ("write_all" not in str(threads[worker]["frames"]) and
             threads[worker]["frames"][0]["line"] ==
             marker_line(script, "worker-writes")), threads[worker]
@@ -240,3 +254,73 @@ def test_writer_beside_an_exited_main_thread(keeper, interp):
     data = drain(target.pid, target.ready["pipe"][0], until=b"END\n",
                  through=worker)
     assert data == b"x" * 1000000 + b"END\n", (len(data), data[-40:])
+
+
+def test_print_under_python_u_to_a_parent_that_waits(interp):
+    """python -u printing 1,000,000 characters to a pipe its parent (this
+    test, as Popen(stdout=PIPE) before a wait()) does not read yet: the
+    thread is left running, and the report says the parent holds the
+    read end, and as which fd; then the parent reads every byte."""
+    child = subprocess.Popen(
+        [interp.path, "-u", "-c",
+         "print('x' * 1000000)\nprint('END')\n"],
+        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        def writing():
+            try:
+                with open("/proc/%d/syscall" % child.pid) as f:
+                    return f.read().split()[0] in ("1", "20")
+            except (OSError, IndexError):
+                return False
+        assert wait_until(writing, 10 * TIME_SCALE), "it never wrote"
+        res = run_coroscope("dump", child.pid)
+        assert res.returncode == 0, res
+        with open("/proc/self/comm") as f:
+            me = f.read().strip()
+        assert re.search(r"\nThread %d [^\n]*\(left running: a stop would "
+                         r"cut short its write\(2\) to fd 1, a pipe its "
+                         r"parent %d \(%s\) holds the read end of as fd "
+                         r"%d\)\n" % (child.pid, os.getpid(), re.escape(me),
+                                      child.stdout.fileno()),
+                         res.stdout), res.stdout
+        out = child.communicate(timeout=30 * TIME_SCALE)[0]
+        assert out == b"x" * 1000000 + b"\nEND\n", (len(out), out[-40:])
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_hostile_parent_name(keeper):
+    """The parent's name comes from the kernel, which the parent sets:
+    one with an escape sequence and a quote is shown escaped, never
+    raw."""
+    py = control_interpreter()
+    parent = keeper.spawn(
+        [py.path, "-c",
+         "import subprocess, sys, time\n"
+         "with open('/proc/self/comm', 'w') as f:\n"
+         "    f.write('p\\x1b[31m\"q')\n"
+         "c = subprocess.Popen([sys.executable, '-u', '-c',\n"
+         "                      'print(\"x\" * 1000000)'],\n"
+         "                     stdout=subprocess.PIPE)\n"
+         "print(c.pid, c.stdout.fileno(), flush=True)\n"
+         "time.sleep(3600)\n"],
+        stdout=subprocess.PIPE)
+    child, fd = (int(x) for x in parent.stdout.readline().split())
+
+    def writing():
+        try:
+            with open("/proc/%d/syscall" % child) as f:
+                return f.read().split()[0] in ("1", "20")
+        except (OSError, IndexError):
+            return False
+    assert wait_until(writing, 10 * TIME_SCALE), "it never wrote"
+    res = run_coroscope("dump", child)
+    assert res.returncode == 0, res
+    assert "\x1b" not in res.stdout, res.stdout
+    # (the kernel replaced the escape byte by "?"; the quote is
+    # backslashed as in every name)
+    assert ("a pipe its parent %d (p?[31m\\\"q) holds the read end of as "
+            "fd %d)" % (parent.pid, fd)) in res.stdout, res.stdout
+    os.kill(child, 9)
