@@ -50,6 +50,7 @@
 #include "cli/run_report.h"
 #include "cli/run_sample.h"
 #include "cli/run_supervise.h"
+#include "cli/run_writes.h"
 #include "common/addrmap.h"
 #include "common/duration.h"
 #include "common/strbuf.h"
@@ -259,6 +260,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		sum->jobs = jobs;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
+		run_summarize_writes(sum, c);
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->facts = NULL;

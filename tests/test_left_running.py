@@ -22,6 +22,8 @@ import pytest
 from conftest import (TIME_SCALE, control_interpreter, marker_line,
                       run_coroscope, target_script, wait_until)
 from test_attach_hostile import wait_main_zombie
+from test_run import (coroscope_run, likely_causes, read_json,  # noqa: F401
+                      work)
 
 SCRIPT = target_script("blocked_writers.py")
 DRAIN_TIMEOUT = 20.0
@@ -324,3 +326,27 @@ def test_hostile_parent_name(keeper):
     assert ("a pipe its parent %d (p?[31m\\\"q) holds the read end of as "
             "fd %d)" % (parent.pid, fd)) in res.stdout, res.stdout
     os.kill(child, 9)
+
+
+def test_run_names_the_unread_pipe(work):
+    """`run` over the subprocess deadlock: the child, blocked printing to
+    a pipe its parent holds and does not read, is a cause of its own
+    ("write"), at its own line, naming the parent and its fd (the
+    parent's side, waiting on the Popen, was one already)."""
+    py = control_interpreter()
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "3", "--report", work / "r.json",
+                         "--", py.path, target_script("popen_unread.py"),
+                         ready])
+    info = read_json(ready, "ready file")
+    assert res.returncode == 124, res
+    want = ("  process %d: thread %d blocked writing to its stdout at "
+            "<string>:1 in <module>: a pipe its parent %d (%s) holds the "
+            "read end of (fd %d) and does not read"
+            % (info["child"], info["child"], info["pid"],
+               os.path.basename(py.path)[:15], info["fd"]))
+    causes = likely_causes(res.stderr)
+    assert want in causes, causes
+    report = read_json(work / "r.json", "--report file")
+    assert [c["kind"] for c in report["causes"]
+            if c["pid"] == info["child"]] == ["write"], report["causes"]

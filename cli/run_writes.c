@@ -1,0 +1,78 @@
+/*
+ * `coroscope run`'s causes for threads blocked writing to a pipe whose
+ * read end their own process or its parent holds (RUN_CAUSE_WRITE):
+ * the thread was left running by the stop (attach/live.h), asleep in
+ * its write, and cli/child_pipes.c found who holds the read end.  The
+ * two deadlock with it: a Popen(stdout=PIPE) parent that waits for its
+ * child before it reads, a process that means to read its own pipe
+ * once the write is done.
+ */
+#include "cli/run_writes.h"
+
+#include "cli/child_pipes.h"
+#include "cli/escape.h"
+#include "cli/report.h"
+#include "cli/run_places.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* "its stdout", "its stderr", "fd 7" */
+static void add_fd(struct strbuf *sb, int fd)
+{
+	if (fd == 1 || fd == 2)
+		strbuf_addstr(sb, fd == 1 ? "its stdout" : "its stderr");
+	else
+		strbuf_addf(sb, "fd %d", fd);
+}
+
+static void write_cause(struct run_summary *s, const struct collection *c,
+			const struct py_thread *t, const struct cs_thread *ct,
+			const struct left_pipe *lp, struct strbuf *sb)
+{
+	const struct py_frame *own = run_causes_own_frame(t);
+
+	strbuf_addf(sb, "thread %d", t->tid);
+	if (t->name) {
+		strbuf_addstr(sb, " \"");
+		esc_add_name_raw(sb, t->name);
+		strbuf_addch(sb, '"');
+	}
+	strbuf_addstr(sb, " blocked writing to ");
+	add_fd(sb, ct->left_fd);
+	if (own) {
+		strbuf_addstr(sb, " at ");
+		run_add_frame_place(sb, own);
+	}
+	strbuf_addstr(sb, ": a pipe ");
+	if (lp->reader_is_parent) {
+		strbuf_addf(sb, "its parent %d (", lp->reader_pid);
+		esc_add_name_raw(sb, lp->reader_comm);
+		strbuf_addch(sb, ')');
+	} else {
+		strbuf_addstr(sb, "this process");
+	}
+	strbuf_addf(sb, " holds the read end of (fd %d) and does not read",
+		    lp->reader_fd);
+	(void)run_cause_add(s, RUN_CAUSE_WRITE, c->pid, sb);
+}
+
+void run_summarize_writes(struct run_summary *s, const struct collection *c)
+{
+	struct strbuf sb;
+	size_t i;
+
+	if (!c->nleft_pipes)
+		return;
+	strbuf_init(&sb);
+	/* Bounded by the snapshot's threads. */
+	for (i = 0; i < c->snap.nthreads; i++) {
+		const struct py_thread *t = &c->snap.threads[i];
+		const struct cs_thread *ct = report_left_running(c, t->tid);
+		const struct left_pipe *lp =
+			left_pipe_of(c->left_pipes, c->nleft_pipes, t->tid);
+
+		if (ct && lp && lp->file == LEFT_FILE_PIPE && lp->reader_pid)
+			write_cause(s, c, t, ct, lp, &sb);
+	}
+	strbuf_release(&sb);
+}
