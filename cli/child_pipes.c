@@ -16,21 +16,26 @@
 #define MAX_OUR_FDS 4096       /* the target's fds looked through */
 #define LINK_MAX_LEN 64        /* "pipe:[4026531840]" */
 
-/* Is system call nr a write(2) or writev(2), whose first argument is
- * the fd?  (x86-64's numbers; elsewhere none is known here.) */
-static int is_write(long nr)
+/* Is system call nr a write(2) or writev(2) (1), a read(2) or readv(2)
+ * (0), whose first argument is the fd?  -1: neither.  (x86-64's numbers;
+ * elsewhere none is known here.) */
+static int io_direction(long nr)
 {
 #if defined(__x86_64__)
-	return nr == 1 || nr == 20;
+	if (nr == 1 || nr == 20)
+		return 1;
+	if (nr == 0 || nr == 19)
+		return 0;
 #else
 	(void)nr;
-	return 0;
 #endif
+	return -1;
 }
 
 /* The fd, and the pipe it is, that one of child's threads sits blocked
- * writing to: 0, or -1 when none. */
-static int blocked_write(int child, int *fd, char *pipe, size_t len)
+ * writing to (*writing 1) or reading from (0): 0, or -1 when none. */
+static int blocked_io(int child, int *fd, char *pipe, size_t len,
+		      int *writing)
 {
 	unsigned long long arg0;
 	int *tids = NULL, mode;
@@ -47,7 +52,7 @@ static int blocked_write(int child, int *fd, char *pipe, size_t len)
 		if ((state != 'S' && state != 'D') ||
 		    procfs_thread_syscall_arg0(child, tids[i], &nr,
 					       &arg0) != 0 ||
-		    !is_write(nr) || arg0 > 65535 ||
+		    (*writing = io_direction(nr)) < 0 || arg0 > 65535 ||
 		    procfs_fd(child, (int)arg0, pipe, len, &mode) < 0 ||
 		    strncmp(pipe, "pipe:[", 6))
 			continue;
@@ -59,8 +64,9 @@ static int blocked_write(int child, int *fd, char *pipe, size_t len)
 	return -1;
 }
 
-/* pid's fd on the read end of pipe ("pipe:[ino]"), or -1. */
-static int read_end(int pid, const char *pipe)
+/* pid's fd on the read end (mode O_RDONLY) or the write end (O_WRONLY)
+ * of pipe ("pipe:[ino]"), or -1. */
+static int pipe_end(int pid, const char *pipe, int want)
 {
 	char dir[64], link[LINK_MAX_LEN];
 	int *fds = NULL, mode, found = -1;
@@ -71,10 +77,15 @@ static int read_end(int pid, const char *pipe)
 		return -1;
 	for (i = 0; i < n && found < 0; i++)
 		if (procfs_fd(pid, fds[i], link, sizeof(link), &mode) == 0 &&
-		    !strcmp(link, pipe) && mode == O_RDONLY)
+		    !strcmp(link, pipe) && mode == want)
 			found = fds[i];
 	free(fds);
 	return found;
+}
+
+static int read_end(int pid, const char *pipe)
+{
+	return pipe_end(pid, pipe, O_RDONLY);
 }
 
 struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
@@ -88,7 +99,7 @@ struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 		const struct py_prim *p;
 		struct procfs_stat st;
 		char pipe[LINK_MAX_LEN];
-		int fd, ours;
+		int fd, ours, writing;
 
 		if (g->nodes[i].kind != WG_OBJECT)
 			continue;
@@ -101,13 +112,16 @@ struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 		 * reaped may be another process's now) */
 		if (child_pipe_of(v, *n, p->pid) ||
 		    procfs_stat((int)p->pid, 0, &st) < 0 || st.ppid != pid ||
-		    blocked_write((int)p->pid, &fd, pipe, sizeof(pipe)) < 0 ||
-		    (ours = read_end(pid, pipe)) < 0)
+		    blocked_io((int)p->pid, &fd, pipe, sizeof(pipe),
+			       &writing) < 0 ||
+		    (ours = pipe_end(pid, pipe, writing ? O_RDONLY :
+						      O_WRONLY)) < 0)
 			continue;
 		v = xgrow(v, &alloc, *n + 1, sizeof(*v));
 		v[*n].pid = p->pid;
 		v[*n].child_fd = fd;
 		v[*n].our_fd = ours;
+		v[*n].reading = !writing;
 		(*n)++;
 	}
 	return v;
@@ -126,15 +140,18 @@ const struct child_pipe *child_pipe_of(const struct child_pipe *v, size_t n,
 
 void child_pipe_say(struct strbuf *st, const struct child_pipe *cp)
 {
+	static const char *const std[] = { "stdin", "stdout", "stderr" };
+
 	if (!cp)
 		return;
-	strbuf_addstr(st, "; blocked writing to its ");
-	if (cp->child_fd == 1 || cp->child_fd == 2)
-		strbuf_addstr(st, cp->child_fd == 1 ? "stdout" : "stderr");
+	strbuf_addstr(st, cp->reading ? "; blocked reading its " :
+			  "; blocked writing to its ");
+	if (cp->child_fd >= 0 && cp->child_fd <= 2)
+		strbuf_addstr(st, std[cp->child_fd]);
 	else
 		strbuf_addf(st, "fd %d", cp->child_fd);
-	strbuf_addf(st, ", a pipe this process holds the read end of as "
-		    "fd %d", cp->our_fd);
+	strbuf_addf(st, ", a pipe this process holds the %s end of as fd %d",
+		    cp->reading ? "write" : "read", cp->our_fd);
 }
 
 /* What a thread left running writes to, and who holds a pipe's read

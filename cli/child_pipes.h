@@ -1,8 +1,9 @@
 /*
- * The classic subprocess deadlock: a process waits for its child to end
+ * The classic subprocess deadlocks: a process waits for its child to end
  * (Popen.wait(), a multiprocessing join) while the child is blocked
  * writing to a pipe -- its stdout or stderr -- whose read end the
- * waiting process holds and does not read.  Read from /proc for a live
+ * waiting process holds and does not read; or blocked reading one -- its
+ * stdin, until EOF -- whose write end the waiting process holds open.  Read from /proc for a live
  * target's children the wait-for graph has it wait for (not a core's,
  * nor across PID namespaces, where the pid the target names is another
  * process here).
@@ -18,8 +19,12 @@
 
 struct child_pipe {
 	int64_t pid;      /* the child */
-	int child_fd;     /* the fd its write(2) or writev(2) is blocked on */
-	int our_fd;       /* the target's fd on the pipe's read end */
+	int child_fd;     /* the fd its write(2) or writev(2) is blocked on,
+			     or its read(2) or readv(2) (reading) */
+	int our_fd;       /* the target's fd on the pipe's read end (the
+			     write end when reading) */
+	int reading;      /* blocked reading a pipe the target could write
+			     to or close, not writing to one */
 };
 
 /* The children of process pid that the graph's processes name, blocked
@@ -32,7 +37,9 @@ const struct child_pipe *child_pipe_of(const struct child_pipe *v, size_t n,
 				       int64_t child);
 
 /* "; blocked writing to its stdout, a pipe this process holds the read
- * end of as fd 3" after a child process's state; nothing for NULL. */
+ * end of as fd 3" ("; blocked reading its stdin, a pipe this process
+ * holds the write end of as fd 4") after a child process's state;
+ * nothing for NULL. */
 struct strbuf;
 void child_pipe_say(struct strbuf *st, const struct child_pipe *cp);
 

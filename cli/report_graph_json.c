@@ -74,6 +74,31 @@ static void json_prim(struct json *j, const struct py_prim *p,
 	strbuf_release(&st);
 }
 
+/* A child process's "blocked_writing" (to a pipe the target holds the
+ * read end of) and "blocked_reading" (from one it holds the write end
+ * of), each null but the one cp says. */
+static void json_child_pipe(struct json *j, const struct child_pipe *cp)
+{
+	json_key(j, "blocked_writing");
+	if (cp && !cp->reading) {
+		json_begin_object(j);
+		json_key_int(j, "fd", cp->child_fd);
+		json_key_int(j, "read_end_fd", cp->our_fd);
+		json_end_object(j);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "blocked_reading");
+	if (cp && cp->reading) {
+		json_begin_object(j);
+		json_key_int(j, "fd", cp->child_fd);
+		json_key_int(j, "write_end_fd", cp->our_fd);
+		json_end_object(j);
+	} else {
+		json_null(j);
+	}
+}
+
 /* An object node's fields: what the primitive's own fields say. */
 static void json_object_fields(struct json *j, const struct collection *c,
 			       const struct py_prim *p)
@@ -135,22 +160,9 @@ static void json_object_fields(struct json *j, const struct collection *c,
 		else
 			json_null(j);
 	}
-	/* (a child process: blocked writing to a pipe the target holds the
-	 * read end of) */
-	if (p->kind == PY_PRIM_PROCESS) {
-		const struct child_pipe *cp =
-			child_pipe_of(c->child_pipes, c->nchild_pipes, p->pid);
-
-		json_key(j, "blocked_writing");
-		if (cp) {
-			json_begin_object(j);
-			json_key_int(j, "fd", cp->child_fd);
-			json_key_int(j, "read_end_fd", cp->our_fd);
-			json_end_object(j);
-		} else {
-			json_null(j);
-		}
-	}
+	if (p->kind == PY_PRIM_PROCESS)
+		json_child_pipe(j, child_pipe_of(c->child_pipes,
+						 c->nchild_pipes, p->pid));
 }
 
 static void json_node(struct json *j, const struct collection *c, size_t i,

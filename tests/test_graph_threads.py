@@ -643,9 +643,10 @@ def test_child_blocked_writing_to_our_pipe(keeper, interp):
     writing to its stdout or stderr, a pipe whose read end this process
     holds and does not read: the Popen says so, with the child's fd and
     the waiting process's own fd of the pipe (what the interpreter's
-    Popen says); a child that only sleeps says nothing of the kind.  The
-    lock Popen.wait() holds, which nobody waits for, is in no Holders
-    list."""
+    Popen says); one blocked reading its stdin, a pipe whose write end
+    this process holds open, says that; a child that only sleeps says
+    nothing of the kind.  The lock Popen.wait() holds, which nobody
+    waits for, is in no Holders list."""
     target = keeper.start_target(interp, "child_pipes.py")
     said = target.ready
     res = run_coroscope("dump", "--json", target.pid)
@@ -658,9 +659,19 @@ def test_child_blocked_writing_to_our_pipe(keeper, interp):
             [("subprocess.Popen", said[key][0])], objs
         assert objs[0]["blocked_writing"] == \
             {"fd": fd, "read_end_fd": said[key][1]}, objs[0]
+    for waiter, key in (("out-waiter", "out"), ("err-waiter", "err")):
+        objs = waits_for(graph, thread_node(graph, waiter))
+        assert objs[0]["blocked_reading"] is None, objs[0]
+    # the other direction: the child reads its stdin to the end, and
+    # this process holds the write end open
+    objs = waits_for(graph, thread_node(graph, "in-waiter"))
+    assert [(o["pid"], o["blocked_writing"], o["blocked_reading"])
+            for o in objs] == \
+        [(said["in"][0], None, {"fd": 0, "write_end_fd": said["in"][1]})], \
+        objs
     objs = waits_for(graph, thread_node(graph, "sleep-waiter"))
-    assert [(o["pid"], o["blocked_writing"]) for o in objs] == \
-        [(said["sleeper"], None)], objs
+    assert [(o["pid"], o["blocked_writing"], o["blocked_reading"])
+            for o in objs] == [(said["sleeper"], None, None)], objs
     text = run_coroscope("dump", target.pid).stdout
     # Popen.wait() holds its own _waitpid_lock, which nobody waits for:
     # the JSON keeps the hold, the text's Holders leaves it out (before,
@@ -674,3 +685,5 @@ def test_child_blocked_writing_to_our_pipe(keeper, interp):
         assert ("(pid %d; blocked writing to its %s, a pipe this process "
                 "holds the read end of as fd %d)\n"
                 % (said[key][0], word, said[key][1])) in text, text
+    assert ("(pid %d; blocked reading its stdin, a pipe this process holds "
+            "the write end of as fd %d)\n" % tuple(said["in"])) in text, text

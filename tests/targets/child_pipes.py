@@ -1,14 +1,18 @@
 """Threads waiting for children blocked writing to a pipe whose read end
 the waiting process holds and does not read: Popen(stdout=PIPE).wait(),
-the deadlock the subprocess documentation warns of.
+the deadlock the subprocess documentation warns of; and for one blocked
+reading a pipe whose write end it holds open.
 
 Usage: child_pipes.py READY
 
 Thread "out-waiter" waits for a child blocked writing to its stdout,
-"err-waiter" for one blocked writing to its stderr, and "sleep-waiter"
-for a child that only sleeps (no pipe).  Once the two writers sit in
-write(2), READY gets the pid and, per waiter, its child's pid and the
-fd of the pipe's read end this process holds.
+"err-waiter" for one blocked writing to its stderr, "in-waiter" for one
+blocked reading its stdin to the end (Popen(stdin=PIPE) never written
+to nor closed), and "sleep-waiter" for a child that only sleeps (no
+pipe).  Once the two writers sit in write(2) and the reader in read(2),
+READY gets the pid and, per waiter, its child's pid and the fd of the
+pipe's end this process holds (the read end, the write end for
+"in").
 Must run unchanged on CPython 3.6 through 3.14.
 """
 
@@ -23,12 +27,16 @@ from _ready import write_ready
 WRITE = "import os; os.write(%d, b'x' * 1000000)"
 
 
-def in_write(pid):
+def in_call(pid, nr):
     try:
         with open("/proc/%d/syscall" % pid) as f:
-            return f.read().split()[0] == "1"
+            return f.read().split()[0] == nr
     except (OSError, IndexError):
         return False
+
+
+def in_write(pid):
+    return in_call(pid, "1")
 
 
 def main(path):
@@ -36,6 +44,9 @@ def main(path):
                            stdout=subprocess.PIPE)
     err = subprocess.Popen([sys.executable, "-c", WRITE % 2],
                            stderr=subprocess.PIPE)
+    reader = subprocess.Popen([sys.executable, "-c",
+                               "import os\nwhile os.read(0, 65536): pass\n"],
+                              stdin=subprocess.PIPE)
     # (it ends with this process: the writers by SIGPIPE then)
     sleeper = subprocess.Popen([sys.executable, "-c",
                                 "import os, time\n"
@@ -43,21 +54,23 @@ def main(path):
                                 "while os.getppid() == parent:\n"
                                 "    time.sleep(0.2)\n"])
     for name, p in (("out-waiter", out), ("err-waiter", err),
-                    ("sleep-waiter", sleeper)):
+                    ("in-waiter", reader), ("sleep-waiter", sleeper)):
         threading.Thread(target=p.wait, name=name, daemon=True).start()
     for _ in range(1000):
-        if in_write(out.pid) and in_write(err.pid):
+        if in_write(out.pid) and in_write(err.pid) and \
+                in_call(reader.pid, "0"):
             break
         time.sleep(0.01)
     time.sleep(0.2)
     write_ready(path, {"pid": os.getpid(),
                        "out": [out.pid, out.stdout.fileno()],
                        "err": [err.pid, err.stderr.fileno()],
+                       "in": [reader.pid, reader.stdin.fileno()],
                        "sleeper": sleeper.pid})
     try:
         time.sleep(3600)
     finally:
-        for p in (out, err, sleeper):
+        for p in (out, err, reader, sleeper):
             p.kill()
 
 
