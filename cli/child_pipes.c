@@ -155,8 +155,9 @@ void child_pipe_say(struct strbuf *st, const struct child_pipe *cp)
 }
 
 /* What a thread left running writes to, and who holds a pipe's read
- * end (the target, then its parent). */
-static void left_probe_one(int pid, const struct cs_thread *t,
+ * end (the target, then its parent).  Its files through task `via` (the
+ * process, or a live thread once the main one has exited). */
+static void left_probe_one(int pid, int via, const struct cs_thread *t,
 			   struct left_pipe *lp)
 {
 	char link[LINK_MAX_LEN];
@@ -165,14 +166,14 @@ static void left_probe_one(int pid, const struct cs_thread *t,
 
 	memset(lp, 0, sizeof(*lp));
 	lp->tid = t->tid;
-	if (procfs_fd(pid, t->left_fd, link, sizeof(link), &mode) < 0)
+	if (procfs_fd(via, t->left_fd, link, sizeof(link), &mode) < 0)
 		return;
 	if (!strncmp(link, "socket:[", 8))
 		lp->file = LEFT_FILE_SOCKET;
 	if (strncmp(link, "pipe:[", 6))
 		return;
 	lp->file = LEFT_FILE_PIPE;
-	if ((lp->reader_fd = read_end(pid, link)) >= 0) {
+	if ((lp->reader_fd = read_end(via, link)) >= 0) {
 		lp->reader_pid = pid;
 		return;
 	}
@@ -199,7 +200,8 @@ struct left_pipe *left_pipes_probe(int pid, const struct memsrc *ms,
 		if (!ms->threads[i].left_running)
 			continue;
 		v = xgrow(v, &alloc, *n + 1, sizeof(*v));
-		left_probe_one(pid, &ms->threads[i], &v[(*n)++]);
+		left_probe_one(pid, ms->proc_id > 0 ? ms->proc_id : pid,
+			       &ms->threads[i], &v[(*n)++]);
 	}
 	return v;
 }

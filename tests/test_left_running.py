@@ -247,6 +247,11 @@ def test_writer_beside_an_exited_main_thread(keeper, interp):
     assert threads[target.pid]["exited"] is True, threads
     assert call_fd(threads[worker]) == ("write", target.ready["pipe"][1]), \
         threads
+    # (its files reached through the writer: the main thread's /proc
+    # entry has none)
+    assert threads[worker]["left_running"]["read_end"] == \
+        {"pid": target.pid, "fd": target.ready["pipe"][0],
+         "parent": False}, threads[worker]
     assert ("write_all" not in str(threads[worker]["frames"]) and
             threads[worker]["frames"][0]["line"] ==
             marker_line(script, "worker-writes")), threads[worker]
