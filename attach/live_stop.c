@@ -423,6 +423,7 @@ static int publish_threads(struct memsrc *ms, struct live *lv,
 		t->left_running = 1;
 		t->left_call = lv->left[i].call;
 		t->left_fd = lv->left[i].fd;
+		t->left_switches = lv->left[i].switches;
 	}
 	for (i = 0; i < lv->nth; i++) {
 		threads[i].tid = lv->th[i].tid;

@@ -56,21 +56,6 @@
  * stopped whatever they sleep in. */
 #define SURVEY_MAX 256
 
-/* The sum of a thread's context switches (0 or -1). */
-static int read_switches(int pid, int tid, uint64_t *out)
-{
-	char status[PROCFS_STATUS_MAX];
-	long vol, invol;
-
-	if (procfs_status_read(pid, tid, status, sizeof(status)) < 0 ||
-	    procfs_status_long(status, "voluntary_ctxt_switches", &vol) < 0 ||
-	    procfs_status_long(status, "nonvoluntary_ctxt_switches",
-			       &invol) < 0)
-		return -1;
-	*out = (uint64_t)vol + (uint64_t)invol;
-	return 0;
-}
-
 /* The call a thread sleeps in, from its syscall file ("nr args sp pc",
  * or "running"): 1 when it sends bytes (l's call, fd, line_hash set), 0
  * when not, -1 when it cannot be read (gone). */
@@ -125,7 +110,7 @@ static int read_sleep(int pid, int tid, struct live_left *l)
 {
 	uint64_t sw;
 
-	if (read_switches(pid, tid, &sw) < 0)
+	if (procfs_context_switches(pid, tid, &sw) < 0)
 		return -1;
 	l->switches = sw;
 	if (read_syscw(pid, tid, &l->syscw) < 0)
@@ -147,7 +132,7 @@ static int stayed(const struct live *lv, const struct live_left *was)
 	 * ended in a switch, counted by then. */
 	return read_call(lv->pid, was->tid, &now) == 1 &&
 	       now.line_hash == was->line_hash &&
-	       read_switches(lv->pid, was->tid, &now.switches) == 0 &&
+	       procfs_context_switches(lv->pid, was->tid, &now.switches) == 0 &&
 	       now.switches == was->switches;
 }
 
@@ -172,8 +157,14 @@ static int survey_one(int pid, int tid, struct live_left *l)
 
 	l->syscw = -1;
 	l->switches = 0;
-	if (ret != 1 || !cs_syscall_counts_syscw(l->call))
+	if (ret != 1)
 		return ret;
+	/* (a reader that frees room in the pipe wakes it: cli/ tells a
+	 * reader that read nothing since by an unchanged count) */
+	if (procfs_context_switches(pid, tid, &l->switches) < 0)
+		l->switches = UINT64_MAX;
+	if (!cs_syscall_counts_syscw(l->call))
+		return 1;
 	if (read_syscw(pid, tid, &l->syscw) < 0 ||
 	    read_call(pid, tid, &again) != 1 ||
 	    again.line_hash != l->line_hash)

@@ -60,6 +60,8 @@ struct cs_thread {
 	int left_running;
 	long left_call;
 	int left_fd;
+	uint64_t left_switches;  /* its context switches when first seen
+				    (UINT64_MAX unknown) */
 };
 
 /* The system call thread t sleeps in, from its registers at the stop or,

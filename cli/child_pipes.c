@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attach/memsrc.h"
 #include "common/procfs.h"
@@ -15,6 +16,9 @@
 #define MAX_CHILD_THREADS 64   /* threads of one child asked */
 #define MAX_OUR_FDS 4096       /* the target's fds looked through */
 #define LINK_MAX_LEN 64        /* "pipe:[4026531840]" */
+/* How long a pipe is watched at least before "nothing was read from
+ * it" is said: past a slow reader's pause (a line every 5 - 50 ms). */
+#define UNREAD_WATCH_MS 200
 
 /* Is system call nr a write(2) or writev(2) (1), a read(2) or readv(2)
  * (0), whose first argument is the fd?  -1: neither.  (x86-64's numbers;
@@ -29,38 +33,6 @@ static int io_direction(long nr)
 #else
 	(void)nr;
 #endif
-	return -1;
-}
-
-/* The fd, and the pipe it is, that one of child's threads sits blocked
- * writing to (*writing 1) or reading from (0): 0, or -1 when none. */
-static int blocked_io(int child, int *fd, char *pipe, size_t len,
-		      int *writing)
-{
-	unsigned long long arg0;
-	int *tids = NULL, mode;
-	size_t n = 0, i;
-	char dir[64];
-	long nr;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/task", child);
-	if (procfs_list_ids(dir, MAX_CHILD_THREADS, child, &tids, &n) < 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		char state = procfs_state(child, tids[i]);
-
-		if ((state != 'S' && state != 'D') ||
-		    procfs_thread_syscall_arg0(child, tids[i], &nr,
-					       &arg0) != 0 ||
-		    (*writing = io_direction(nr)) < 0 || arg0 > 65535 ||
-		    procfs_fd(child, (int)arg0, pipe, len, &mode) < 0 ||
-		    strncmp(pipe, "pipe:[", 6))
-			continue;
-		*fd = (int)arg0;
-		free(tids);
-		return 0;
-	}
-	free(tids);
 	return -1;
 }
 
@@ -88,6 +60,48 @@ static int read_end(int pid, const char *pipe)
 	return pipe_end(pid, pipe, O_RDONLY);
 }
 
+/*
+ * A thread of child blocked on a pipe whose other end pid holds: writing
+ * to it (looked for first: the deadlock proper), else reading from it.
+ * Its fd into *fd, pid's into *ours, *writing which: 0, or -1 when none.
+ * A thread idle in a read of a pipe of its own does not hide another
+ * blocked writing to pid's.
+ */
+static int blocked_io(int child, int pid, int *fd, int *ours, int *writing)
+{
+	char pipe[LINK_MAX_LEN];
+	unsigned long long arg0;
+	int *tids = NULL, mode, pass;
+	size_t n = 0, i;
+	char dir[64];
+	long nr;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", child);
+	if (procfs_list_ids(dir, MAX_CHILD_THREADS, child, &tids, &n) < 0)
+		return -1;
+	for (pass = 1; pass >= 0; pass--)
+		for (i = 0; i < n; i++) {
+			char state = procfs_state(child, tids[i]);
+
+			if ((state != 'S' && state != 'D') ||
+			    procfs_thread_syscall_arg0(child, tids[i], &nr,
+						       &arg0) != 0 ||
+			    io_direction(nr) != pass || arg0 > 65535 ||
+			    procfs_fd(child, (int)arg0, pipe, sizeof(pipe),
+				      &mode) < 0 ||
+			    strncmp(pipe, "pipe:[", 6) ||
+			    (*ours = pipe_end(pid, pipe, pass ? O_RDONLY :
+							       O_WRONLY)) < 0)
+				continue;
+			*fd = (int)arg0;
+			*writing = pass;
+			free(tids);
+			return 0;
+		}
+	free(tids);
+	return -1;
+}
+
 struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 				     size_t *n)
 {
@@ -98,7 +112,6 @@ struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 	for (i = 0; i < g->nnodes && seen < MAX_CHILDREN; i++) {
 		const struct py_prim *p;
 		struct procfs_stat st;
-		char pipe[LINK_MAX_LEN];
 		int fd, ours, writing;
 
 		if (g->nodes[i].kind != WG_OBJECT)
@@ -112,10 +125,7 @@ struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 		 * reaped may be another process's now) */
 		if (child_pipe_of(v, *n, p->pid) ||
 		    procfs_stat((int)p->pid, 0, &st) < 0 || st.ppid != pid ||
-		    blocked_io((int)p->pid, &fd, pipe, sizeof(pipe),
-			       &writing) < 0 ||
-		    (ours = pipe_end(pid, pipe, writing ? O_RDONLY :
-						      O_WRONLY)) < 0)
+		    blocked_io((int)p->pid, pid, &fd, &ours, &writing) < 0)
 			continue;
 		v = xgrow(v, &alloc, *n + 1, sizeof(*v));
 		v[*n].pid = p->pid;
@@ -154,44 +164,71 @@ void child_pipe_say(struct strbuf *st, const struct child_pipe *cp)
 		    cp->reading ? "write" : "read", cp->our_fd);
 }
 
+/* Is thread tid of pid still in call nr on fd? */
+static int still_in(int pid, int tid, long nr, int fd)
+{
+	unsigned long long arg0;
+	long now;
+
+	return procfs_thread_syscall_arg0(pid, tid, &now, &arg0) == 0 &&
+	       now == nr && arg0 == (unsigned long long)fd;
+}
+
 /* What a thread left running writes to, and who holds a pipe's read
- * end (the target, then its parent).  Its files through task `via` (the
- * process, or a live thread once the main one has exited). */
+ * end: the target, its parent, or both (a fork's child keeps the read
+ * end its parent reads).  Its files through task `via` (the process, or
+ * a live thread once the main one has exited).  Read after the resume:
+ * only while the thread is still in its call on that fd (else the fd
+ * may be another file now). */
 static void left_probe_one(int pid, int via, const struct cs_thread *t,
 			   struct left_pipe *lp)
 {
 	char link[LINK_MAX_LEN];
 	struct procfs_stat st;
+	uint64_t sw;
 	int mode;
 
 	memset(lp, 0, sizeof(*lp));
 	lp->tid = t->tid;
-	if (procfs_fd(via, t->left_fd, link, sizeof(link), &mode) < 0)
+	lp->self_fd = -1;
+	if (!still_in(pid, t->tid, t->left_call, t->left_fd) ||
+	    procfs_fd(via, t->left_fd, link, sizeof(link), &mode) < 0 ||
+	    !still_in(pid, t->tid, t->left_call, t->left_fd))
 		return;
 	if (!strncmp(link, "socket:[", 8))
 		lp->file = LEFT_FILE_SOCKET;
 	if (strncmp(link, "pipe:[", 6))
 		return;
 	lp->file = LEFT_FILE_PIPE;
-	if ((lp->reader_fd = read_end(via, link)) >= 0) {
-		lp->reader_pid = pid;
-		return;
-	}
+	lp->self_fd = read_end(via, link);
 	if (procfs_stat(pid, 0, &st) == 0 && st.ppid > 1 &&
-	    (lp->reader_fd = read_end(st.ppid, link)) >= 0) {
-		lp->reader_pid = st.ppid;
-		lp->reader_is_parent = 1;
-		if (procfs_comm(st.ppid, lp->reader_comm,
-				sizeof(lp->reader_comm)) < 0)
-			lp->reader_comm[0] = '\0';
+	    (lp->parent_fd = read_end(st.ppid, link)) >= 0) {
+		lp->parent_pid = st.ppid;
+		if (procfs_comm(st.ppid, lp->parent_comm,
+				sizeof(lp->parent_comm)) < 0)
+			lp->parent_comm[0] = '\0';
 	}
+	lp->unread = procfs_context_switches(pid, t->tid, &sw) == 0 &&
+		     sw == t->left_switches &&
+		     still_in(pid, t->tid, t->left_call, t->left_fd);
+}
+
+/* ms's record of thread tid, or NULL. */
+static const struct cs_thread *thread_of(const struct memsrc *ms, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < ms->nthreads; i++)
+		if (ms->threads[i].tid == tid)
+			return &ms->threads[i];
+	return NULL;
 }
 
 struct left_pipe *left_pipes_probe(int pid, const struct memsrc *ms,
 				   size_t *n)
 {
 	struct left_pipe *v = NULL;
-	size_t i, alloc = 0;
+	size_t i, alloc = 0, unread = 0;
 
 	*n = 0;
 	/* Bounded: the source's threads (live_writers.c left 256 at
@@ -202,6 +239,24 @@ struct left_pipe *left_pipes_probe(int pid, const struct memsrc *ms,
 		v = xgrow(v, &alloc, *n + 1, sizeof(*v));
 		left_probe_one(pid, ms->proc_id > 0 ? ms->proc_id : pid,
 			       &ms->threads[i], &v[(*n)++]);
+		unread += v[*n - 1].unread;
+	}
+	/* A dump of a small process takes a few milliseconds, less than
+	 * a slow reader's pause between reads: "unread" holds only after
+	 * UNREAD_WATCH_MS of watching, waited once for all. */
+	if (unread) {
+		const struct timespec watch = { 0, UNREAD_WATCH_MS * 1000000L };
+
+		nanosleep(&watch, NULL);
+		for (i = 0; i < *n; i++) {
+			const struct cs_thread *t = thread_of(ms, v[i].tid);
+			uint64_t sw;
+
+			v[i].unread = v[i].unread && t &&
+				procfs_context_switches(pid, t->tid, &sw) == 0 &&
+				sw == t->left_switches &&
+				still_in(pid, t->tid, t->left_call, t->left_fd);
+		}
 	}
 	return v;
 }

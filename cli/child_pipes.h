@@ -28,8 +28,8 @@ struct child_pipe {
 };
 
 /* The children of process pid that the graph's processes name, blocked
- * writing to a pipe pid holds the read end of: a malloc'd array (free
- * it), how many in *n. */
+ * writing to a pipe pid holds the read end of (or else reading one it
+ * holds the write end of): a malloc'd array (free it), how many in *n. */
 struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 				     size_t *n);
 /* The entry of child `child` in v[0..n), or NULL. */
@@ -54,11 +54,16 @@ enum left_file { LEFT_FILE_OTHER, LEFT_FILE_PIPE, LEFT_FILE_SOCKET };
 
 struct left_pipe {
 	int tid;              /* the thread left running */
-	enum left_file file;
-	int reader_pid;       /* the target or its parent; 0 neither */
-	int reader_fd;        /* that process's fd on the read end */
-	int reader_is_parent;
-	char reader_comm[PROCFS_COMM_MAX];  /* the parent's name */
+	enum left_file file;  /* OTHER too when the thread is no longer in
+				 that call on that fd (it may be reused) */
+	int self_fd;          /* the target's fd on the read end, or -1 */
+	int parent_pid;       /* its parent, when that holds the read end
+				 (after a fork, both may), else 0 */
+	int parent_fd;
+	char parent_comm[PROCFS_COMM_MAX];  /* the parent's name */
+	/* The writer was not woken from the survey to the probe: nothing
+	 * freed room in the pipe, so no holder read from it meanwhile. */
+	int unread;
 };
 
 struct memsrc;

@@ -46,7 +46,10 @@ static const char *call_name(const struct cs_thread *t)
 	return name ? name : "?";
 }
 
-/* ", a pipe its parent 12 (python3) holds the read end of as fd 5" */
+/* ", a pipe its parent 12 (python3) holds the read end of as fd 5",
+ * ", a pipe this process (fd 3) and its parent 12 (python3) (fd 5) hold
+ * the read end of", then "; nothing read from it while coroscope
+ * looked" when so. */
 static void text_left_file(FILE *out, const struct left_pipe *lp)
 {
 	if (!lp || lp->file == LEFT_FILE_OTHER)
@@ -56,16 +59,21 @@ static void text_left_file(FILE *out, const struct left_pipe *lp)
 		return;
 	}
 	fputs(", a pipe", out);
-	if (!lp->reader_pid)
-		return;
-	if (lp->reader_is_parent) {
-		fprintf(out, " its parent %d (", lp->reader_pid);
-		esc_put(out, lp->reader_comm, ESC_NAME, 0);
-		fputc(')', out);
-	} else {
-		fputs(" this process", out);
+	if (lp->self_fd >= 0 && lp->parent_pid) {
+		fprintf(out, " this process (fd %d) and its parent %d (",
+			lp->self_fd, lp->parent_pid);
+		esc_put(out, lp->parent_comm, ESC_NAME, 0);
+		fprintf(out, ") (fd %d) hold the read end of", lp->parent_fd);
+	} else if (lp->parent_pid) {
+		fprintf(out, " its parent %d (", lp->parent_pid);
+		esc_put(out, lp->parent_comm, ESC_NAME, 0);
+		fprintf(out, ") holds the read end of as fd %d", lp->parent_fd);
+	} else if (lp->self_fd >= 0) {
+		fprintf(out, " this process holds the read end of as fd %d",
+			lp->self_fd);
 	}
-	fprintf(out, " holds the read end of as fd %d", lp->reader_fd);
+	if (lp->unread)
+		fputs("; nothing read from it while coroscope looked", out);
 }
 
 void report_text_thread_state(FILE *out, const struct collection *c, int tid)
@@ -83,6 +91,16 @@ void report_text_thread_state(FILE *out, const struct collection *c, int tid)
 		"fd %d", call_name(t), t->left_fd);
 	text_left_file(out, left_pipe_of(c->left_pipes, c->nleft_pipes, tid));
 	fputc(')', out);
+}
+
+static void json_read_end(struct json *j, int pid, int fd, int parent)
+{
+	json_begin_object(j);
+	json_key_int(j, "pid", pid);
+	json_key_int(j, "fd", fd);
+	json_key(j, "parent");
+	json_bool(j, parent);
+	json_end_object(j);
 }
 
 /* "off_cpu_s": seconds since it last ran, 0 running or runnable, null
@@ -114,16 +132,17 @@ void report_json_thread_state(struct json *j, const struct collection *c,
 	json_key_int(j, "fd", t->left_fd);
 	json_key_string(j, "file", !lp || lp->file == LEFT_FILE_OTHER ? NULL :
 			lp->file == LEFT_FILE_PIPE ? "pipe" : "socket");
-	json_key(j, "read_end");
-	if (lp && lp->reader_pid) {
-		json_begin_object(j);
-		json_key_int(j, "pid", lp->reader_pid);
-		json_key_int(j, "fd", lp->reader_fd);
-		json_key(j, "parent");
-		json_bool(j, lp->reader_is_parent);
-		json_end_object(j);
-	} else {
+	json_key(j, "read_ends");
+	json_begin_array(j);
+	if (lp && lp->self_fd >= 0)
+		json_read_end(j, c->pid, lp->self_fd, 0);
+	if (lp && lp->parent_pid)
+		json_read_end(j, lp->parent_pid, lp->parent_fd, 1);
+	json_end_array(j);
+	json_key(j, "unread");
+	if (lp && lp->file == LEFT_FILE_PIPE)
+		json_bool(j, lp->unread);
+	else
 		json_null(j);
-	}
 	json_end_object(j);
 }

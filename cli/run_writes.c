@@ -2,7 +2,9 @@
  * `coroscope run`'s causes for threads blocked writing to a pipe whose
  * read end their own process or its parent holds (RUN_CAUSE_WRITE):
  * the thread was left running by the stop (attach/live.h), asleep in
- * its write, and cli/child_pipes.c found who holds the read end.  The
+ * its write, and cli/child_pipes.c found who holds the read end, and
+ * that nothing was read from the pipe while coroscope looked (a reader
+ * freeing room would have woken the writer).  The
  * two deadlock with it: a Popen(stdout=PIPE) parent that waits for its
  * child before it reads, a process that means to read its own pipe
  * once the write is done.
@@ -44,15 +46,17 @@ static void write_cause(struct run_summary *s, const struct collection *c,
 		run_add_frame_place(sb, own);
 	}
 	strbuf_addstr(sb, ": a pipe ");
-	if (lp->reader_is_parent) {
-		strbuf_addf(sb, "its parent %d (", lp->reader_pid);
-		esc_add_name_raw(sb, lp->reader_comm);
-		strbuf_addch(sb, ')');
-	} else {
-		strbuf_addstr(sb, "this process");
+	if (lp->self_fd >= 0)
+		strbuf_addf(sb, "this process (fd %d)%s", lp->self_fd,
+			    lp->parent_pid ? " and " : "");
+	if (lp->parent_pid) {
+		strbuf_addf(sb, "its parent %d (", lp->parent_pid);
+		esc_add_name_raw(sb, lp->parent_comm);
+		strbuf_addf(sb, ") (fd %d)", lp->parent_fd);
 	}
-	strbuf_addf(sb, " holds the read end of (fd %d) and does not read",
-		    lp->reader_fd);
+	strbuf_addf(sb, " %s the read end of, read none of it while "
+		    "coroscope looked", lp->self_fd >= 0 && lp->parent_pid ?
+		    "hold" : "holds");
 	(void)run_cause_add(s, RUN_CAUSE_WRITE, c->pid, sb);
 }
 
@@ -71,7 +75,10 @@ void run_summarize_writes(struct run_summary *s, const struct collection *c)
 		const struct left_pipe *lp =
 			left_pipe_of(c->left_pipes, c->nleft_pipes, t->tid);
 
-		if (ct && lp && lp->file == LEFT_FILE_PIPE && lp->reader_pid)
+		/* (a reader that read meanwhile is slow, no cause; nor is
+		 * what a torn last try says) */
+		if (ct && lp && lp->file == LEFT_FILE_PIPE && lp->unread &&
+		    (lp->self_fd >= 0 || lp->parent_pid) && !c->left_ran)
 			write_cause(s, c, t, ct, lp, &sb);
 	}
 	strbuf_release(&sb);

@@ -488,3 +488,17 @@ int procfs_fd(int pid, int fd, char *buf, size_t len, int *accmode)
 		*accmode = (int)(strtol(flags + 6, NULL, 8) & 3);
 	return 0;
 }
+
+int procfs_context_switches(int pid, int tid, uint64_t *out)
+{
+	char status[PROCFS_STATUS_MAX];
+	long vol, invol;
+
+	if (procfs_status_read(pid, tid, status, sizeof(status)) < 0 ||
+	    procfs_status_long(status, "voluntary_ctxt_switches", &vol) < 0 ||
+	    procfs_status_long(status, "nonvoluntary_ctxt_switches",
+			       &invol) < 0)
+		return -1;
+	*out = (uint64_t)vol + (uint64_t)invol;
+	return 0;
+}

@@ -54,6 +54,10 @@ size_t procfs_status_ids(const char *status, const char *name, long *ids,
 /* One numeric field of /proc/PID[/task/TID]/status: 0 or -1. */
 int procfs_status_field(int pid, int tid, const char *name, long *out);
 
+/* A thread's context switches, voluntary and not, added up (its status
+ * file's two counts): 0, or -1 when they cannot be read. */
+int procfs_context_switches(int pid, int tid, uint64_t *out);
+
 /* /proc/PID/comm without its newline, controls replaced by '?'; "" and
  * -1 when it cannot be read.  len >= 2. */
 int procfs_comm(int pid, char *buf, size_t len);

@@ -652,8 +652,11 @@ def test_child_blocked_writing_to_our_pipe(keeper, interp):
     res = run_coroscope("dump", "--json", target.pid)
     assert res.returncode == 0, res
     graph = json.loads(res.stdout)["graph"]
+    # ("mixed": its main thread idles in a read of a pipe of its own,
+    # which must not hide the other thread's blocked write)
     for waiter, key, fd, word in (("out-waiter", "out", 1, "stdout"),
-                                  ("err-waiter", "err", 2, "stderr")):
+                                  ("err-waiter", "err", 2, "stderr"),
+                                  ("mixed-waiter", "mixed", 1, "stdout")):
         objs = waits_for(graph, thread_node(graph, waiter))
         assert [(o["type"], o["pid"]) for o in objs] == \
             [("subprocess.Popen", said[key][0])], objs

@@ -90,7 +90,8 @@ def test_writers_are_left_running_and_lose_nothing(keeper, interp):
         shown = "MainThread" if name == "main" else name
         head = re.search(r'\nThread %d "%s"[^\n]* \(left running: a stop '
                          r'would cut short its write\(2\) to fd %d, a pipe '
-                         r'this process holds the read end of as fd %d\)\n'
+                         r'this process holds the read end of as fd %d; '
+                         r'nothing read from it while coroscope looked\)\n'
                          % (tid, shown, wfd, writers[name][2]), text.stdout)
         assert head, text.stdout
         block = text.stdout[head.end():].split("\n\n")[0]
@@ -107,8 +108,9 @@ def test_writers_are_left_running_and_lose_nothing(keeper, interp):
     for name, (tid, wfd, rfd) in writers.items():
         t = thread_by_tid(doc, tid)
         assert t["left_running"] == {
-            "call": "write", "fd": wfd, "file": "pipe",
-            "read_end": {"pid": target.pid, "fd": rfd, "parent": False}}, t
+            "call": "write", "fd": wfd, "file": "pipe", "unread": True,
+            "read_ends": [{"pid": target.pid, "fd": rfd,
+                           "parent": False}]}, t
         assert frame_lines(t)[0] == ("write_all", write), t["frames"]
     reporter = [t for t in doc["threads"] if t["name"] == "reporter"]
     assert [t["left_running"] for t in reporter] == [None], doc["threads"]
@@ -139,6 +141,13 @@ def held(pid, tid):
         return False
 
 
+def switches(pid, tid):
+    """Thread tid's context switches, both kinds added."""
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        return sum(int(line.split()[1]) for line in f
+                   if "ctxt_switches" in line)
+
+
 def dump_draining(keeper, target, chunk, pause):
     """`dump --json` of target while coroscope holds it 400 ms a try
     (COROSCOPE_TEST_HOLD_MS), reading `chunk` bytes of each writer's
@@ -153,11 +162,16 @@ def dump_draining(keeper, target, chunk, pause):
                                os.O_RDONLY | os.O_NONBLOCK))
                 for name, w in writers.items())
     got = dict((name, []) for name in writers)
-    since = None
+    since = hold = None
     try:
         while dump.poll() is None and time.monotonic() < deadline:
             now_held = held(target.pid, target.ready["reporter"])
-            since = (since or time.monotonic()) if now_held else None
+            # (a new hold, however short the gap this loop may miss:
+            # the held thread's switches moved since the last one)
+            if now_held:
+                count = switches(target.pid, target.ready["reporter"])
+                if count != hold:
+                    hold, since = count, time.monotonic()
             # (the first half of each hold only: the writers then fill
             # their pipes and sleep in a write again before the next
             # try looks at them)
@@ -249,9 +263,9 @@ def test_writer_beside_an_exited_main_thread(keeper, interp):
         threads
     # (its files reached through the writer: the main thread's /proc
     # entry has none)
-    assert threads[worker]["left_running"]["read_end"] == \
-        {"pid": target.pid, "fd": target.ready["pipe"][0],
-         "parent": False}, threads[worker]
+    assert threads[worker]["left_running"]["read_ends"] == \
+        [{"pid": target.pid, "fd": target.ready["pipe"][0],
+          "parent": False}], threads[worker]
     assert ("write_all" not in str(threads[worker]["frames"]) and
             threads[worker]["frames"][0]["line"] ==
             marker_line(script, "worker-writes")), threads[worker]
@@ -287,8 +301,10 @@ def test_print_under_python_u_to_a_parent_that_waits(interp):
         assert re.search(r"\nThread %d [^\n]*\(left running: a stop would "
                          r"cut short its write\(2\) to fd 1, a pipe its "
                          r"parent %d \(%s\) holds the read end of as fd "
-                         r"%d\)\n" % (child.pid, os.getpid(), re.escape(me),
-                                      child.stdout.fileno()),
+                         r"%d; nothing read from it while coroscope "
+                         r"looked\)\n" % (child.pid, os.getpid(),
+                                          re.escape(me),
+                                          child.stdout.fileno()),
                          res.stdout), res.stdout
         out = child.communicate(timeout=30 * TIME_SCALE)[0]
         assert out == b"x" * 1000000 + b"\nEND\n", (len(out), out[-40:])
@@ -329,25 +345,26 @@ def test_hostile_parent_name(keeper):
     # (the kernel replaced the escape byte by "?"; the quote is
     # backslashed as in every name)
     assert ("a pipe its parent %d (p?[31m\\\"q) holds the read end of as "
-            "fd %d)" % (parent.pid, fd)) in res.stdout, res.stdout
+            "fd %d;" % (parent.pid, fd)) in res.stdout, res.stdout
     os.kill(child, 9)
 
 
 def test_run_names_the_unread_pipe(work):
-    """`run` over the subprocess deadlock: the child, blocked printing to
-    a pipe its parent holds and does not read, is a cause of its own
+    """`run` over the subprocess deadlock (pipe_readers.py wait): the
+    child, blocked printing to a pipe its parent holds and does not
+    read, is a cause of its own
     ("write"), at its own line, naming the parent and its fd (the
     parent's side, waiting on the Popen, was one already)."""
     py = control_interpreter()
     ready = work / "ready.json"
     res = coroscope_run(["--timeout", "3", "--report", work / "r.json",
-                         "--", py.path, target_script("popen_unread.py"),
-                         ready])
+                         "--", py.path, target_script("pipe_readers.py"),
+                         ready, "wait"])
     info = read_json(ready, "ready file")
     assert res.returncode == 124, res
     want = ("  process %d: thread %d blocked writing to its stdout at "
-            "<string>:1 in <module>: a pipe its parent %d (%s) holds the "
-            "read end of (fd %d) and does not read"
+            "<string>:1 in <module>: a pipe its parent %d (%s) (fd %d) "
+            "holds the read end of, read none of it while coroscope looked"
             % (info["child"], info["child"], info["pid"],
                os.path.basename(py.path)[:15], info["fd"]))
     causes = likely_causes(res.stderr)
@@ -355,3 +372,44 @@ def test_run_names_the_unread_pipe(work):
     report = read_json(work / "r.json", "--report file")
     assert [c["kind"] for c in report["causes"]
             if c["pid"] == info["child"]] == ["write"], report["causes"]
+
+
+def test_a_slowly_reading_parent_is_no_cause(work):
+    """A parent that reads its child's output slowly (4 KB every 5 ms)
+    wakes the writer while coroscope looks: `run` names no "write"
+    cause (a first version said the parent "does not read")."""
+    py = control_interpreter()
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "3", "--report", work / "r.json",
+                         "--", py.path, target_script("pipe_readers.py"),
+                         ready, "slow"])
+    info = read_json(ready, "ready file")
+    assert res.returncode == 124, res
+    report = read_json(work / "r.json", "--report file")
+    assert not [c for c in report["causes"] if c["kind"] == "write"], \
+        report["causes"]
+    assert "blocked writing" not in "\n".join(likely_causes(res.stderr))
+    # (the child was seen: a writer left running, its parent's pipe)
+    child = [p for p in report["processes"] if p["pid"] == info["child"]]
+    assert len(child) == 1, [p["pid"] for p in report["processes"]]
+
+
+def test_a_forked_child_and_its_parent_both_hold_the_read_end(keeper):
+    """A forked child writing to a pipe whose read end it kept, as its
+    parent did: both are named, not the child alone (a first version
+    said "this process holds the read end")."""
+    target = keeper.start_target(control_interpreter(), "pipe_readers.py",
+                                 "fork")
+    said = target.ready
+    res = run_coroscope("dump", said["child"])
+    assert res.returncode == 0, res
+    assert ("a pipe this process (fd %d) and its parent %d (" %
+            (said["fd"], said["pid"])) in res.stdout, res.stdout
+    assert (") (fd %d) hold the read end of; nothing read from it while "
+            "coroscope looked)" % said["fd"]) in res.stdout, res.stdout
+    doc = json.loads(run_coroscope("dump", "--json", said["child"]).stdout)
+    left = [t["left_running"] for t in doc["threads"] if t["left_running"]]
+    assert [l["read_ends"] for l in left] == [[
+        {"pid": said["child"], "fd": said["fd"], "parent": False},
+        {"pid": said["pid"], "fd": said["fd"], "parent": True}]], left
+    os.kill(said["child"], 9)

@@ -8,8 +8,9 @@ Usage: child_pipes.py READY
 Thread "out-waiter" waits for a child blocked writing to its stdout,
 "err-waiter" for one blocked writing to its stderr, "in-waiter" for one
 blocked reading its stdin to the end (Popen(stdin=PIPE) never written
-to nor closed), and "sleep-waiter" for a child that only sleeps (no
-pipe).  Once the two writers sit in write(2) and the reader in read(2),
+to nor closed), "mixed-waiter" for one whose main thread idles reading
+a pipe of its own while another thread is blocked writing to its
+stdout, and "sleep-waiter" for a child that only sleeps (no pipe).  Once the two writers sit in write(2) and the reader in read(2),
 READY gets the pid and, per waiter, its child's pid and the fd of the
 pipe's end this process holds (the read end, the write end for
 "in").
@@ -25,6 +26,11 @@ import time
 from _ready import write_ready
 
 WRITE = "import os; os.write(%d, b'x' * 1000000)"
+MIXED = ("import os, threading\n"
+         "r, w = os.pipe()\n"
+         "threading.Thread(target=os.write, args=(1, b'x' * 1000000))"
+         ".start()\n"
+         "os.read(r, 1)\n")
 
 
 def in_call(pid, nr):
@@ -47,6 +53,8 @@ def main(path):
     reader = subprocess.Popen([sys.executable, "-c",
                                "import os\nwhile os.read(0, 65536): pass\n"],
                               stdin=subprocess.PIPE)
+    mixed = subprocess.Popen([sys.executable, "-c", MIXED],
+                             stdout=subprocess.PIPE)
     # (it ends with this process: the writers by SIGPIPE then)
     sleeper = subprocess.Popen([sys.executable, "-c",
                                 "import os, time\n"
@@ -54,11 +62,12 @@ def main(path):
                                 "while os.getppid() == parent:\n"
                                 "    time.sleep(0.2)\n"])
     for name, p in (("out-waiter", out), ("err-waiter", err),
-                    ("in-waiter", reader), ("sleep-waiter", sleeper)):
+                    ("in-waiter", reader), ("mixed-waiter", mixed),
+                    ("sleep-waiter", sleeper)):
         threading.Thread(target=p.wait, name=name, daemon=True).start()
     for _ in range(1000):
         if in_write(out.pid) and in_write(err.pid) and \
-                in_call(reader.pid, "0"):
+                in_call(reader.pid, "0") and in_call(mixed.pid, "0"):
             break
         time.sleep(0.01)
     time.sleep(0.2)
@@ -66,11 +75,12 @@ def main(path):
                        "out": [out.pid, out.stdout.fileno()],
                        "err": [err.pid, err.stderr.fileno()],
                        "in": [reader.pid, reader.stdin.fileno()],
+                       "mixed": [mixed.pid, mixed.stdout.fileno()],
                        "sleeper": sleeper.pid})
     try:
         time.sleep(3600)
     finally:
-        for p in (out, err, reader, sleeper):
+        for p in (out, err, reader, mixed, sleeper):
             p.kill()
 
 
