@@ -46,6 +46,7 @@ static inline int cs_syscall_is_futex(long nr)
  */
 static inline const char *cs_syscall_sends(long nr)
 {
+#if defined(__x86_64__)
 	switch (nr) {
 	case 1: return "write";
 	case 18: return "pwrite64";
@@ -58,6 +59,22 @@ static inline const char *cs_syscall_sends(long nr)
 	case 328: return "pwritev2";
 	default: return NULL;
 	}
+#else
+	(void)nr;
+	return NULL;  /* (another machine's numbers: none known here) */
+#endif
+}
+
+/* Is x86-64 system call nr read(2) or readv(2), whose first argument
+ * is the fd read from? */
+static inline int cs_syscall_reads(long nr)
+{
+#if defined(__x86_64__)
+	return nr == 0 || nr == 19;
+#else
+	(void)nr;
+	return 0;
+#endif
 }
 
 /* Does x86-64 system call nr (one cs_syscall_sends() names) end by

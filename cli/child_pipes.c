@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "attach/memsrc.h"
+#include "attach/regs.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -19,22 +20,6 @@
 /* How long a pipe is watched at least before "nothing was read from
  * it" is said: past a slow reader's pause (a line every 5 - 50 ms). */
 #define UNREAD_WATCH_MS 200
-
-/* Is system call nr a write(2) or writev(2) (1), a read(2) or readv(2)
- * (0), whose first argument is the fd?  -1: neither.  (x86-64's numbers;
- * elsewhere none is known here.) */
-static int io_direction(long nr)
-{
-#if defined(__x86_64__)
-	if (nr == 1 || nr == 20)
-		return 1;
-	if (nr == 0 || nr == 19)
-		return 0;
-#else
-	(void)nr;
-#endif
-	return -1;
-}
 
 /* pid's fd on the read end (mode O_RDONLY) or the write end (O_WRONLY)
  * of pipe ("pipe:[ino]"), or -1. */
@@ -86,7 +71,8 @@ static int blocked_io(int child, int pid, int *fd, int *ours, int *writing)
 			if ((state != 'S' && state != 'D') ||
 			    procfs_thread_syscall_arg0(child, tids[i], &nr,
 						       &arg0) != 0 ||
-			    io_direction(nr) != pass || arg0 > 65535 ||
+			    !(pass ? cs_syscall_sends(nr) != NULL :
+				     cs_syscall_reads(nr)) || arg0 > 65535 ||
 			    procfs_fd(child, (int)arg0, pipe, sizeof(pipe),
 				      &mode) < 0 ||
 			    strncmp(pipe, "pipe:[", 6) ||
@@ -174,6 +160,17 @@ static int still_in(int pid, int tid, long nr, int fd)
 	       now == nr && arg0 == (unsigned long long)fd;
 }
 
+/* Is t still in its call, not woken since the survey (nothing freed room
+ * in the pipe)? */
+static int still_unread(int pid, const struct cs_thread *t)
+{
+	uint64_t sw;
+
+	return procfs_context_switches(pid, t->tid, &sw) == 0 &&
+	       sw == t->left_switches &&
+	       still_in(pid, t->tid, t->left_call, t->left_fd);
+}
+
 /* What a thread left running writes to, and who holds a pipe's read
  * end: the target, its parent, or both (a fork's child keeps the read
  * end its parent reads).  Its files through task `via` (the process, or
@@ -185,7 +182,6 @@ static void left_probe_one(int pid, int via, const struct cs_thread *t,
 {
 	char link[LINK_MAX_LEN];
 	struct procfs_stat st;
-	uint64_t sw;
 	int mode;
 
 	memset(lp, 0, sizeof(*lp));
@@ -208,27 +204,14 @@ static void left_probe_one(int pid, int via, const struct cs_thread *t,
 				sizeof(lp->parent_comm)) < 0)
 			lp->parent_comm[0] = '\0';
 	}
-	lp->unread = procfs_context_switches(pid, t->tid, &sw) == 0 &&
-		     sw == t->left_switches &&
-		     still_in(pid, t->tid, t->left_call, t->left_fd);
-}
-
-/* ms's record of thread tid, or NULL. */
-static const struct cs_thread *thread_of(const struct memsrc *ms, int tid)
-{
-	size_t i;
-
-	for (i = 0; i < ms->nthreads; i++)
-		if (ms->threads[i].tid == tid)
-			return &ms->threads[i];
-	return NULL;
+	lp->unread = still_unread(pid, t);
 }
 
 struct left_pipe *left_pipes_probe(int pid, const struct memsrc *ms,
 				   size_t *n)
 {
 	struct left_pipe *v = NULL;
-	size_t i, alloc = 0, unread = 0;
+	size_t i, k, alloc = 0, unread = 0;
 
 	*n = 0;
 	/* Bounded: the source's threads (live_writers.c left 256 at
@@ -248,15 +231,13 @@ struct left_pipe *left_pipes_probe(int pid, const struct memsrc *ms,
 		const struct timespec watch = { 0, UNREAD_WATCH_MS * 1000000L };
 
 		nanosleep(&watch, NULL);
-		for (i = 0; i < *n; i++) {
-			const struct cs_thread *t = thread_of(ms, v[i].tid);
-			uint64_t sw;
-
-			v[i].unread = v[i].unread && t &&
-				procfs_context_switches(pid, t->tid, &sw) == 0 &&
-				sw == t->left_switches &&
-				still_in(pid, t->tid, t->left_call, t->left_fd);
-		}
+		/* (v has the left threads in ms's order) */
+		for (i = 0, k = 0; i < ms->nthreads && k < *n; i++)
+			if (ms->threads[i].left_running) {
+				v[k].unread = v[k].unread &&
+					      still_unread(pid, &ms->threads[i]);
+				k++;
+			}
 	}
 	return v;
 }

@@ -75,28 +75,26 @@ static void json_prim(struct json *j, const struct py_prim *p,
 }
 
 /* A child process's "blocked_writing" (to a pipe the target holds the
- * read end of) and "blocked_reading" (from one it holds the write end
- * of), each null but the one cp says. */
-static void json_child_pipe(struct json *j, const struct child_pipe *cp)
+ * read end of: "read_end_fd") or "blocked_reading" (from one it holds
+ * the write end of: "write_end_fd"): the one cp is, else null. */
+static void json_child_end(struct json *j, const struct child_pipe *cp,
+			   int reading)
 {
-	json_key(j, "blocked_writing");
-	if (cp && !cp->reading) {
-		json_begin_object(j);
-		json_key_int(j, "fd", cp->child_fd);
-		json_key_int(j, "read_end_fd", cp->our_fd);
-		json_end_object(j);
-	} else {
+	if (reading)
+		json_key(j, "blocked_reading");
+	else
+		json_key(j, "blocked_writing");
+	if (!cp || cp->reading != reading) {
 		json_null(j);
+		return;
 	}
-	json_key(j, "blocked_reading");
-	if (cp && cp->reading) {
-		json_begin_object(j);
-		json_key_int(j, "fd", cp->child_fd);
+	json_begin_object(j);
+	json_key_int(j, "fd", cp->child_fd);
+	if (reading)
 		json_key_int(j, "write_end_fd", cp->our_fd);
-		json_end_object(j);
-	} else {
-		json_null(j);
-	}
+	else
+		json_key_int(j, "read_end_fd", cp->our_fd);
+	json_end_object(j);
 }
 
 /* An object node's fields: what the primitive's own fields say. */
@@ -160,9 +158,13 @@ static void json_object_fields(struct json *j, const struct collection *c,
 		else
 			json_null(j);
 	}
-	if (p->kind == PY_PRIM_PROCESS)
-		json_child_pipe(j, child_pipe_of(c->child_pipes,
-						 c->nchild_pipes, p->pid));
+	if (p->kind == PY_PRIM_PROCESS) {
+		const struct child_pipe *cp =
+			child_pipe_of(c->child_pipes, c->nchild_pipes, p->pid);
+
+		json_child_end(j, cp, 0);
+		json_child_end(j, cp, 1);
+	}
 }
 
 static void json_node(struct json *j, const struct collection *c, size_t i,

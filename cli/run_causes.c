@@ -246,7 +246,7 @@ static void classify(const struct py_thread *t,
 		b->kind = BLOCKED_LOCK;
 }
 
-static void add_thread_label(struct strbuf *sb, const struct py_thread *t)
+void run_add_thread_label(struct strbuf *sb, const struct py_thread *t)
 {
 	strbuf_addf(sb, "thread %d", t->tid);
 	if (t->name) {
@@ -336,7 +336,7 @@ static void summarize_gil(struct run_summary *s, int pid,
 		    n == 1 ? "s" : "");
 	if (holder) {
 		strbuf_addstr(&sb, ", held by ");
-		add_thread_label(&sb, holder);
+		run_add_thread_label(&sb, holder);
 		if (hb->f->blocked_in && !is_word(hb->f->blocked_in, "gil")) {
 			strbuf_addf(&sb, ", which is blocked in %s",
 				    hb->f->native_call ? hb->f->native_call :
@@ -356,7 +356,7 @@ static void summarize_gil(struct run_summary *s, int pid,
 	for (i = 0; i < snap->nthreads; i++) {
 		if (b[i].kind != BLOCKED_GIL)
 			continue;
-		add_thread_label(&sb, b[i].t);
+		run_add_thread_label(&sb, b[i].t);
 		strbuf_addstr(&sb, " waits for the GIL");
 		add_native_call(&sb, &b[i]);
 		if (b[i].where) {
@@ -382,7 +382,7 @@ static void summarize_busy(struct run_summary *s, int pid,
 
 		if (b[i].seen.state != RUN_SEEN_BUSY || !t->nframes)
 			continue;
-		add_thread_label(&sb, t);
+		run_add_thread_label(&sb, t);
 		strbuf_addstr(&sb, " is ");
 		run_seen_add(&sb, &b[i].seen);
 		strbuf_addstr(&sb, " at ");
@@ -547,7 +547,7 @@ static void summarize_waits(struct run_summary *s, int pid,
 		struct run_cause *cause;
 
 		if (size == 1) {
-			add_thread_label(&sb, first->t);
+			run_add_thread_label(&sb, first->t);
 			strbuf_addstr(&sb, " waits in ");
 		} else {
 			strbuf_addf(&sb, "%zu threads wait in ", size);
@@ -600,7 +600,7 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 			others += &a->tasks[k] != task &&
 				  a->tasks[k].loop == task->loop;
 		strbuf_addstr(&sb, "event loop blocked: ");
-		add_thread_label(&sb, t);
+		run_add_thread_label(&sb, t);
 		strbuf_addstr(&sb, " runs task '");
 		esc_add_name_raw(&sb, task->name);
 		strbuf_addstr(&sb, "' and has not gone back to its loop");
@@ -654,7 +654,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 		if (b[i].kind != BLOCKED_LOCK)
 			continue;
 		if (nlock == 1) {
-			add_thread_label(&sb, b[i].t);
+			run_add_thread_label(&sb, b[i].t);
 			strbuf_addstr(&sb, " is blocked acquiring a lock");
 			if (b[i].api) {
 				strbuf_addstr(&sb, " in ");
@@ -664,7 +664,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 			add_seen(&sb, &b[i].seen);
 			cause = add_cause(s, RUN_CAUSE_LOCK, pid, &sb);
 		} else {
-			add_thread_label(&sb, b[i].t);
+			run_add_thread_label(&sb, b[i].t);
 			strbuf_addch(&sb, ' ');
 		}
 		add_where(&sb, &b[i]);
@@ -785,7 +785,7 @@ int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 	i = g->nodes[worker].index;
 	th = &snap->threads[i];
 	strbuf_addstr(sb, "its job runs in ");
-	add_thread_label(sb, th);
+	run_add_thread_label(sb, th);
 	f = run_causes_own_frame(th);
 	if (!f && th->nframes)
 		f = &th->frames[0];

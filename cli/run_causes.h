@@ -131,6 +131,8 @@ void run_summarize_greenlets(struct run_summary *s, int pid,
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);
+/* "thread 12 "name"" (the name raw, for the causes' writers). */
+void run_add_thread_label(struct strbuf *sb, const struct py_thread *t);
 /* A detail line naming the worker thread the wait of graph node `node`
  * (a task's; -1: none) leads to, where it is and (facts: NULL when not
  * known) the C call it is blocked in: "its job runs in thread 12 ...".

@@ -33,12 +33,7 @@ static void write_cause(struct run_summary *s, const struct collection *c,
 {
 	const struct py_frame *own = run_causes_own_frame(t);
 
-	strbuf_addf(sb, "thread %d", t->tid);
-	if (t->name) {
-		strbuf_addstr(sb, " \"");
-		esc_add_name_raw(sb, t->name);
-		strbuf_addch(sb, '"');
-	}
+	run_add_thread_label(sb, t);
 	strbuf_addstr(sb, " blocked writing to ");
 	add_fd(sb, ct->left_fd);
 	if (own) {

@@ -349,19 +349,26 @@ def test_hostile_parent_name(keeper):
     os.kill(child, 9)
 
 
-def test_run_names_the_unread_pipe(work):
-    """`run` over the subprocess deadlock (pipe_readers.py wait): the
-    child, blocked printing to a pipe its parent holds and does not
-    read, is a cause of its own
-    ("write"), at its own line, naming the parent and its fd (the
-    parent's side, waiting on the Popen, was one already)."""
-    py = control_interpreter()
+def run_pipe_readers(work, py, mode):
+    """`coroscope run` for 3 s over targets/pipe_readers.py MODE, which
+    it times out: the result, the target's ready file, the --report
+    file."""
     ready = work / "ready.json"
     res = coroscope_run(["--timeout", "3", "--report", work / "r.json",
                          "--", py.path, target_script("pipe_readers.py"),
-                         ready, "wait"])
+                         ready, mode])
     info = read_json(ready, "ready file")
     assert res.returncode == 124, res
+    return res, info, read_json(work / "r.json", "--report file")
+
+
+def test_run_names_the_unread_pipe(work):
+    """`run` over the subprocess deadlock (pipe_readers.py wait): the
+    child, blocked printing to a pipe its parent holds and does not
+    read, is a cause of its own ("write"), at its own line, naming the parent and its fd (the
+    parent's side, waiting on the Popen, was one already)."""
+    py = control_interpreter()
+    res, info, report = run_pipe_readers(work, py, "wait")
     want = ("  process %d: thread %d blocked writing to its stdout at "
             "<string>:1 in <module>: a pipe its parent %d (%s) (fd %d) "
             "holds the read end of, read none of it while coroscope looked"
@@ -369,7 +376,6 @@ def test_run_names_the_unread_pipe(work):
                os.path.basename(py.path)[:15], info["fd"]))
     causes = likely_causes(res.stderr)
     assert want in causes, causes
-    report = read_json(work / "r.json", "--report file")
     assert [c["kind"] for c in report["causes"]
             if c["pid"] == info["child"]] == ["write"], report["causes"]
 
@@ -378,14 +384,8 @@ def test_a_slowly_reading_parent_is_no_cause(work):
     """A parent that reads its child's output slowly (4 KB every 5 ms)
     wakes the writer while coroscope looks: `run` names no "write"
     cause (a first version said the parent "does not read")."""
-    py = control_interpreter()
-    ready = work / "ready.json"
-    res = coroscope_run(["--timeout", "3", "--report", work / "r.json",
-                         "--", py.path, target_script("pipe_readers.py"),
-                         ready, "slow"])
-    info = read_json(ready, "ready file")
-    assert res.returncode == 124, res
-    report = read_json(work / "r.json", "--report file")
+    res, info, report = run_pipe_readers(work, control_interpreter(),
+                                         "slow")
     assert not [c for c in report["causes"] if c["kind"] == "write"], \
         report["causes"]
     assert "blocked writing" not in "\n".join(likely_causes(res.stderr))
