@@ -24,6 +24,7 @@ struct source_file {
 
 struct source_cache {
 	const struct memsrc *ms;
+	int pid;             /* a live target's, else 0 */
 	int known;           /* uid and groups below are the target's */
 	long uid;
 	long gids[MAX_GROUPS];
@@ -39,6 +40,7 @@ struct source_cache *source_cache_new(const struct memsrc *ms, int live_pid)
 	long ids[4];
 
 	sc->ms = ms;
+	sc->pid = live_pid > 0 ? live_pid : 0;
 	if (live_pid > 0 &&
 	    procfs_status_read(live_pid, 0, status, sizeof(status)) == 0 &&
 	    procfs_status_ids(status, "Uid", ids, 4) >= 2) {
@@ -95,11 +97,23 @@ static void load(struct source_cache *sc, struct source_file *f)
 	size_t got = 0, i, alloc = 0;
 	int fd;
 
-	/* "<frozen ...>", "<string>" and relative names are not files we
-	 * can find the same way the target did. */
-	if (f->name[0] != '/')
+	/* "<frozen ...>" and "<string>" are no files.  A relative name
+	 * (the main script's before 3.9, run as `python x.py`) is found
+	 * where the interpreter's own traceback would look for it: in the
+	 * process's current directory, which a core does not record. */
+	if (f->name[0] == '<')
 		return;
-	path = memsrc_target_path(sc->ms, f->name);
+	if (f->name[0] != '/') {
+		struct strbuf sb;
+
+		if (!sc->pid)
+			return;
+		strbuf_init(&sb);
+		strbuf_addf(&sb, "/proc/%d/cwd/%s", sc->pid, f->name);
+		path = strbuf_detach(&sb);
+	} else {
+		path = memsrc_target_path(sc->ms, f->name);
+	}
 	if (!path || !*path) {
 		free(path);
 		return;
