@@ -434,10 +434,7 @@ static int watch(struct run_state *st, const sigset_t *set,
 		case SIGTERM:
 		case SIGHUP:
 		case SIGQUIT:
-			/* The command's group, and the command itself
-			 * should it have left the group. */
-			kill(-st->child, sig);
-			kill(st->child, sig);
+			run_forward_signal(st, sig);
 			break;
 		default:
 			break;

@@ -75,21 +75,45 @@ void run_follow_stop(struct run_state *st)
 	kill(-st->child, SIGCONT);
 }
 
+/*
+ * Each process of the tree gets sig once: through the command's group
+ * while it has members (an empty group's number is free for the kernel
+ * to give to another process), or by its pid when it is not in that
+ * group.  Never both: a second SIGTERM or SIGINT is "quit now, drop the
+ * cleanup" to many servers (uvicorn, Celery, a graceful shutdown's
+ * handler).  SIGCONT goes only to stopped processes: a running one may
+ * handle it.
+ */
 static void signal_tree(struct run_state *st, const struct proc_list *tree,
 			int sig)
 {
-	int group = !st->child_done;
+	int group = !st->child_done && sig != SIGCONT;
 	size_t i;
 
-	/* The group only while it has members: an empty group's number is
-	 * free for the kernel to give to another process. */
-	for (i = 0; i < tree->n && !group; i++)
+	for (i = 0; i < tree->n && !group && sig != SIGCONT; i++)
 		group = tree->e[i].pgid == st->child;
 	if (group)
 		kill(-st->child, sig);
-	for (i = 0; i < tree->n; i++)
-		if (tree->e[i].state != 'Z')
-			kill(tree->e[i].pid, sig);
+	for (i = 0; i < tree->n; i++) {
+		const struct proc_entry *e = &tree->e[i];
+
+		if (e->state == 'Z' || (group && e->pgid == st->child))
+			continue;
+		if (sig == SIGCONT && e->state != 'T' && e->state != 't')
+			continue;
+		kill(e->pid, sig);
+	}
+}
+
+void run_forward_signal(const struct run_state *st, int sig)
+{
+	pid_t g = getpgid(st->child);
+
+	/* (the child is not reaped yet: its number is still its group's) */
+	if (g < 0 || g == st->child)
+		kill(-st->child, sig);
+	if (g >= 0 && g != st->child)
+		kill(st->child, sig);
 }
 
 int run_wait_signal(const sigset_t *set, double ms)

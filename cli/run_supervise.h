@@ -74,8 +74,13 @@ void run_follow_stop(struct run_state *st);
  * signal, or 0 when the time ran out. */
 int run_wait_signal(const sigset_t *set, double ms);
 
+/* A signal coroscope received, passed on to the command: to its group,
+ * or to the command alone once it has left that group; once each. */
+void run_forward_signal(const struct run_state *st, int sig);
+
 /*
- * SIGTERM to the whole tree (and SIGCONT, for stopped members), SIGKILL
+ * SIGTERM to the whole tree, once to each process (and SIGCONT, for
+ * stopped members), SIGKILL
  * to what is left after --kill-after or at a second SIGINT/SIGTERM, and
  * wait until every process is gone and reaped.
  */

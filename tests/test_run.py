@@ -636,6 +636,13 @@ def test_non_python_processes_listed(work):
 # ---------------------------------------------------------------------------
 # Signals to coroscope while the command runs
 
+def default_signals():
+    # CI may start the suite with SIGINT ignored, which coroscope would
+    # inherit: the signals these tests send must reach it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def start_sleeper(work, status, extra_args=()):
     py = control_interpreter()
     pids_file = work / "pids.json"
@@ -646,7 +653,7 @@ def start_sleeper(work, status, extra_args=()):
         str(release), str(status)]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=errors,
-                            env=run_env())
+                            env=run_env(), preexec_fn=default_signals)
     errors.close()
     assert wait_until(lambda: os.path.exists(str(pids_file)), 20), \
         "the sleeper never started"
