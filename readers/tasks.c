@@ -10,51 +10,11 @@
 #include "readers/fields.h"
 #include "readers/gc.h"
 #include "readers/gens_many.h"
-#include "readers/task_alike.h"
+#include "readers/tasks_internal.h"
 #include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
-
-/* The fields of a task that both layouts provide. */
-struct task_fields {
-	int pending;
-	uint64_t loop, coro, waiter, name;
-	struct task_links links;  /* what its callbacks say (awaiters.h) */
-	long coro_gen;            /* index of coro in gens, or -1 */
-};
-
-/* An object the GC walk found: a generator (kind) or a task (class). */
-struct found {
-	uint64_t addr;
-	int what;                 /* enum py_code_kind or enum aio_class */
-	int64_t interp_id;        /* -1 unknown */
-};
-
-struct builder {
-	struct pyproc *py;
-	const struct py_snapshot *snap;
-	const struct py_stack_options *opt;
-	struct aio_types types;
-	struct awaiters awaiters;
-	struct py_async *out;
-	struct found *gens;       /* found by the GC walk */
-	size_t ngen, gen_alloc;
-	struct found *tasks;
-	size_t ntask, task_alloc;
-	size_t gens_alloc;
-	struct task_fields *fields; /* of out->tasks, in their order */
-	long *next;               /* gens awaited (see index_awaiting()) */
-	size_t nnext;
-	size_t *chain;            /* build_stack()'s, kept for the next task */
-	size_t chain_alloc;
-	struct addrmap loop_tids; /* loop -> tid + 1 */
-	struct addrmap frame_gens;/* generator frame -> gen index + 1, built
-				     on first need (running chains) */
-	int frame_gens_built;
-	uint64_t interp;          /* the last interpreter the walk named */
-	int64_t interp_id;        /* and its id */
-};
 
 const char *py_short_type_name(const char *tp_name)
 {
@@ -180,7 +140,7 @@ static void add_listed_tasks(struct builder *b)
 /* Index of the generator at addr in out->gens, reading it if the GC walk
  * did not list it (then it is in interpreter interp_id, its awaiter's);
  * -1 if it is not a generator-like object. */
-static long gen_at(struct builder *b, uint64_t addr, int64_t interp_id)
+long tasks_gen_at(struct builder *b, uint64_t addr, int64_t interp_id)
 {
 	struct py_async *a = b->out;
 	uintptr_t idx = (uintptr_t)addrmap_get(&a->gen_index, addr, NULL);
@@ -361,152 +321,6 @@ static int loop_tid(struct builder *b, uint64_t loop)
 	return tid;
 }
 
-/* In next[]: not looked up yet (or not a generator the walk found). */
-#define NEXT_UNKNOWN (-2)
-/* Lookups started this many generators ahead of their use. */
-#define PREFETCH_AHEAD 16
-
-/*
- * For every generator, the index of the generator it awaits (-1: none),
- * looked up in one pass before any chain is followed: the lookups are
- * independent, and the map's slots are prefetched a few generators
- * ahead, so that with 100,000 tasks the cache misses overlap.
- */
-static void index_awaiting(struct builder *b)
-{
-	struct py_async *a = b->out;
-	size_t i, n = a->ngens;
-
-	b->next = xmalloc((n ? n : 1) * sizeof(*b->next));
-	b->nnext = n;
-	for (i = 0; i < n; i++) {
-		uint64_t at = a->gens[i].awaiting;
-		uintptr_t k;
-
-		if (i + PREFETCH_AHEAD < n)
-			addrmap_prefetch(&a->gen_index,
-					 a->gens[i + PREFETCH_AHEAD].awaiting);
-		k = at ? (uintptr_t)addrmap_get(&a->gen_index, at, NULL) : 0;
-		if (!k && at) {   /* not a generator: what it wraps */
-			at = py_gen_unwrap(b->py, &a->gens[i]);
-			k = at ? (uintptr_t)addrmap_get(&a->gen_index, at,
-							NULL) : 0;
-		}
-		b->next[i] = k ? (long)k - 1 : at ? NEXT_UNKNOWN : -1;
-	}
-}
-
-/* The generator that generator idx awaits, or -1. */
-static long next_gen(struct builder *b, size_t idx)
-{
-	long k;
-
-	if (idx < b->nnext && b->next[idx] != NEXT_UNKNOWN)
-		return b->next[idx];
-	/* Not one the walk listed: read it (gen_at may append it). */
-	k = gen_at(b, b->out->gens[idx].awaiting, b->out->gens[idx].interp_id);
-	if (idx < b->nnext)
-		b->next[idx] = k;
-	return k;
-}
-
-/* Links of a chain checked for a loop by scanning, before a set is
- * built: real chains are short, and a set per task costs allocations. */
-#define CHAIN_SCAN 32
-
-/* Generator frames by address, for the running chains. */
-static void build_frame_gens(struct builder *b)
-{
-	const struct py_async *a = b->out;
-	size_t i;
-
-	b->frame_gens_built = 1;
-	for (i = 0; i < a->ngens; i++)
-		if (a->gens[i].has_frame && a->gens[i].frame.addr)
-			addrmap_put(&b->frame_gens, a->gens[i].frame.addr,
-				    (void *)(uintptr_t)(i + 1));
-}
-
-/* Append to chain the generators whose frames run inside the frame of
- * its last (running) member, as the thread stacks show them. */
-static void extend_running(struct builder *b, struct py_task *t,
-			   size_t **chain, size_t *n, size_t *alloc)
-{
-	struct py_async *a = b->out;
-	uint64_t frame = a->gens[(*chain)[*n - 1]].frame.addr;
-	size_t i, k, j;
-
-	if (!a->gens[(*chain)[*n - 1]].has_frame || !frame)
-		return;
-	if (!b->frame_gens_built)
-		build_frame_gens(b);
-	for (i = 0; i < b->snap->nthreads; i++) {
-		const struct py_thread *th = &b->snap->threads[i];
-
-		for (k = 0; k < th->nframes && th->frames[k].addr != frame; k++)
-			;
-		if (k == th->nframes)
-			continue;
-		/* frames are innermost first: walk inward from k */
-		for (j = k; j-- > 0 && *n < PY_MAX_CHAIN;) {
-			uintptr_t gi = (uintptr_t)addrmap_get(&b->frame_gens,
-							      th->frames[j].addr, NULL);
-
-			if (!gi)
-				break;  /* a plain call: the await chain ends */
-			*chain = xgrow(*chain, alloc, *n + 1, sizeof(**chain));
-			(*chain)[(*n)++] = gi - 1;
-			if (!a->gens[gi - 1].task)
-				py_async_set_owner(a, gi - 1, t->addr);
-		}
-		return;
-	}
-}
-
-/* Follow the await chain from the task's coroutine (generator first)
- * down. */
-static void build_stack(struct builder *b, struct py_task *t, long first)
-{
-	struct py_async *a = b->out;
-	size_t n = 0, i;
-	struct addrmap seen;
-	long idx = first, seen_first[CHAIN_SCAN];
-
-	addrmap_init(&seen);
-	while (idx >= 0 && n < PY_MAX_CHAIN) {
-		/* A loop: a generator met twice (set keys are index + 1). */
-		if (n < CHAIN_SCAN) {
-			for (i = 0; i < n && seen_first[i] != idx; i++)
-				;
-			if (i < n)
-				break;
-			seen_first[n] = idx;
-		} else {
-			for (i = 0; n == CHAIN_SCAN && i < CHAIN_SCAN; i++)
-				addrmap_add(&seen, (uint64_t)seen_first[i] + 1);
-			if (!addrmap_add(&seen, (uint64_t)idx + 1))
-				break;
-		}
-		b->chain = xgrow(b->chain, &b->chain_alloc, n + 1,
-				 sizeof(*b->chain));
-		b->chain[n++] = (size_t)idx;
-		if (!a->gens[idx].task)
-			py_async_set_owner(a, (size_t)idx, t->addr);
-		idx = next_gen(b, (size_t)idx);
-	}
-	addrmap_release(&seen);
-	/* A running coroutine reports no delegate: what it awaits is on
-	 * its thread's stack, frame by frame, inside its own frame. */
-	if (n && a->gens[b->chain[n - 1]].state == PY_GEN_RUNNING)
-		extend_running(b, t, &b->chain, &n, &b->chain_alloc);
-	if (n && a->gens[b->chain[0]].state == PY_GEN_RUNNING)
-		t->running = 1;
-	/* innermost first */
-	t->stack = arena_allocarray(&a->pool, n, sizeof(*t->stack));
-	for (i = 0; i < n; i++)
-		t->stack[i] = b->chain[n - 1 - i];
-	t->nstack = n;
-}
 
 static void builder_init(struct builder *b, struct pyproc *py,
 			 const struct py_snapshot *snap,
@@ -640,7 +454,7 @@ static void add_task(struct builder *b, const struct found *found,
 		awaiters_note_waiter(&b->awaiters, t->waiter, t->addr);
 	}
 	set_interp(found->interp_id, &t->interp_id, &t->interp_main);
-	f->coro_gen = gen_at(b, t->coro, t->interp_id);
+	f->coro_gen = tasks_gen_at(b, t->coro, t->interp_id);
 	t->name = task_name(b, f->name, f->coro_gen);
 	t->tid = loop_tid(b, t->loop);
 	addrmap_put(&out->task_index, t->addr,
@@ -672,18 +486,6 @@ static void read_tasks(struct builder *b)
 	}
 }
 
-static void build_stacks(struct builder *b)
-{
-	struct py_async *a = b->out;
-	size_t i;
-
-	index_awaiting(b);
-	for (i = 0; i < a->ntasks; i++) {
-		build_stack(b, &a->tasks[i], b->fields[i].coro_gen);
-		py_task_note_frames_like(a, &a->tasks[i],
-					 i ? &a->tasks[i - 1] : NULL);
-	}
-}
 
 static void link_awaiters(struct builder *b)
 {
@@ -729,7 +531,7 @@ int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
 		add_listed_tasks(&b);
 		read_generators(&b);
 		read_tasks(&b);
-		build_stacks(&b);     /* each task's await chain */
+		tasks_build_stacks(&b);     /* each task's await chain */
 		link_awaiters(&b);    /* who awaits whom */
 		py_async_find_cycles(out);
 		out->copied_at_fork = out->ntasks &&

@@ -1,0 +1,166 @@
+#include "readers/tasks_internal.h"
+
+#include <stdlib.h>
+
+#include "readers/gens.h"
+#include "readers/task_alike.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* In next[]: not looked up yet (or not a generator the walk found). */
+#define NEXT_UNKNOWN (-2)
+
+/*
+ * For every generator, the index of the generator it awaits (-1: none),
+ * looked up in one pass before any chain is followed: the lookups are
+ * independent, and the map's slots are prefetched a few generators
+ * ahead, so that with 100,000 tasks the cache misses overlap.
+ */
+static void index_awaiting(struct builder *b)
+{
+	struct py_async *a = b->out;
+	size_t i, n = a->ngens;
+
+	b->next = xmalloc((n ? n : 1) * sizeof(*b->next));
+	b->nnext = n;
+	for (i = 0; i < n; i++) {
+		uint64_t at = a->gens[i].awaiting;
+		uintptr_t k;
+
+		if (i + PREFETCH_AHEAD < n)
+			addrmap_prefetch(&a->gen_index,
+					 a->gens[i + PREFETCH_AHEAD].awaiting);
+		k = at ? (uintptr_t)addrmap_get(&a->gen_index, at, NULL) : 0;
+		if (!k && at) {   /* not a generator: what it wraps */
+			at = py_gen_unwrap(b->py, &a->gens[i]);
+			k = at ? (uintptr_t)addrmap_get(&a->gen_index, at,
+							NULL) : 0;
+		}
+		b->next[i] = k ? (long)k - 1 : at ? NEXT_UNKNOWN : -1;
+	}
+}
+
+/* The generator that generator idx awaits, or -1. */
+static long next_gen(struct builder *b, size_t idx)
+{
+	long k;
+
+	if (idx < b->nnext && b->next[idx] != NEXT_UNKNOWN)
+		return b->next[idx];
+	/* Not one the walk listed: read it (gen_at may append it). */
+	k = tasks_gen_at(b, b->out->gens[idx].awaiting, b->out->gens[idx].interp_id);
+	if (idx < b->nnext)
+		b->next[idx] = k;
+	return k;
+}
+
+/* Links of a chain checked for a loop by scanning, before a set is
+ * built: real chains are short, and a set per task costs allocations. */
+#define CHAIN_SCAN 32
+
+/* Generator frames by address, for the running chains. */
+static void build_frame_gens(struct builder *b)
+{
+	const struct py_async *a = b->out;
+	size_t i;
+
+	b->frame_gens_built = 1;
+	for (i = 0; i < a->ngens; i++)
+		if (a->gens[i].has_frame && a->gens[i].frame.addr)
+			addrmap_put(&b->frame_gens, a->gens[i].frame.addr,
+				    (void *)(uintptr_t)(i + 1));
+}
+
+/* Append to chain the generators whose frames run inside the frame of
+ * its last (running) member, as the thread stacks show them. */
+static void extend_running(struct builder *b, struct py_task *t,
+			   size_t **chain, size_t *n, size_t *alloc)
+{
+	struct py_async *a = b->out;
+	uint64_t frame = a->gens[(*chain)[*n - 1]].frame.addr;
+	size_t i, k, j;
+
+	if (!a->gens[(*chain)[*n - 1]].has_frame || !frame)
+		return;
+	if (!b->frame_gens_built)
+		build_frame_gens(b);
+	for (i = 0; i < b->snap->nthreads; i++) {
+		const struct py_thread *th = &b->snap->threads[i];
+
+		for (k = 0; k < th->nframes && th->frames[k].addr != frame; k++)
+			;
+		if (k == th->nframes)
+			continue;
+		/* frames are innermost first: walk inward from k */
+		for (j = k; j-- > 0 && *n < PY_MAX_CHAIN;) {
+			uintptr_t gi = (uintptr_t)addrmap_get(&b->frame_gens,
+							      th->frames[j].addr, NULL);
+
+			if (!gi)
+				break;  /* a plain call: the await chain ends */
+			*chain = xgrow(*chain, alloc, *n + 1, sizeof(**chain));
+			(*chain)[(*n)++] = gi - 1;
+			if (!a->gens[gi - 1].task)
+				py_async_set_owner(a, gi - 1, t->addr);
+		}
+		return;
+	}
+}
+
+/* Follow the await chain from the task's coroutine (generator first)
+ * down. */
+static void build_stack(struct builder *b, struct py_task *t, long first)
+{
+	struct py_async *a = b->out;
+	size_t n = 0, i;
+	struct addrmap seen;
+	long idx = first, seen_first[CHAIN_SCAN];
+
+	addrmap_init(&seen);
+	while (idx >= 0 && n < PY_MAX_CHAIN) {
+		/* A loop: a generator met twice (set keys are index + 1). */
+		if (n < CHAIN_SCAN) {
+			for (i = 0; i < n && seen_first[i] != idx; i++)
+				;
+			if (i < n)
+				break;
+			seen_first[n] = idx;
+		} else {
+			for (i = 0; n == CHAIN_SCAN && i < CHAIN_SCAN; i++)
+				addrmap_add(&seen, (uint64_t)seen_first[i] + 1);
+			if (!addrmap_add(&seen, (uint64_t)idx + 1))
+				break;
+		}
+		b->chain = xgrow(b->chain, &b->chain_alloc, n + 1,
+				 sizeof(*b->chain));
+		b->chain[n++] = (size_t)idx;
+		if (!a->gens[idx].task)
+			py_async_set_owner(a, (size_t)idx, t->addr);
+		idx = next_gen(b, (size_t)idx);
+	}
+	addrmap_release(&seen);
+	/* A running coroutine reports no delegate: what it awaits is on
+	 * its thread's stack, frame by frame, inside its own frame. */
+	if (n && a->gens[b->chain[n - 1]].state == PY_GEN_RUNNING)
+		extend_running(b, t, &b->chain, &n, &b->chain_alloc);
+	if (n && a->gens[b->chain[0]].state == PY_GEN_RUNNING)
+		t->running = 1;
+	/* innermost first */
+	t->stack = arena_allocarray(&a->pool, n, sizeof(*t->stack));
+	for (i = 0; i < n; i++)
+		t->stack[i] = b->chain[n - 1 - i];
+	t->nstack = n;
+}
+
+void tasks_build_stacks(struct builder *b)
+{
+	struct py_async *a = b->out;
+	size_t i;
+
+	index_awaiting(b);
+	for (i = 0; i < a->ntasks; i++) {
+		build_stack(b, &a->tasks[i], b->fields[i].coro_gen);
+		py_task_note_frames_like(a, &a->tasks[i],
+					 i ? &a->tasks[i - 1] : NULL);
+	}
+}

@@ -1,0 +1,68 @@
+/*
+ * What readers/tasks.c and readers/task_stacks.c share while they build
+ * one py_async: the builder of a collection.  Not for other readers.
+ */
+#ifndef COROSCOPE_READERS_TASKS_INTERNAL_H
+#define COROSCOPE_READERS_TASKS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addrmap.h"
+#include "readers/aio_class.h"
+#include "readers/awaiters.h"
+#include "readers/tasks.h"
+
+/* The fields of a task that both layouts provide. */
+struct task_fields {
+	int pending;
+	uint64_t loop, coro, waiter, name;
+	struct task_links links;  /* what its callbacks say (awaiters.h) */
+	long coro_gen;            /* index of coro in gens, or -1 */
+};
+
+/* An object the GC walk found: a generator (kind) or a task (class). */
+struct found {
+	uint64_t addr;
+	int what;                 /* enum py_code_kind or enum aio_class */
+	int64_t interp_id;        /* -1 unknown */
+};
+
+struct builder {
+	struct pyproc *py;
+	const struct py_snapshot *snap;
+	const struct py_stack_options *opt;
+	struct aio_types types;
+	struct awaiters awaiters;
+	struct py_async *out;
+	struct found *gens;       /* found by the GC walk */
+	size_t ngen, gen_alloc;
+	struct found *tasks;
+	size_t ntask, task_alloc;
+	size_t gens_alloc;
+	struct task_fields *fields; /* of out->tasks, in their order */
+	long *next;               /* gens awaited (see index_awaiting()) */
+	size_t nnext;
+	size_t *chain;            /* build_stack()'s, kept for the next task */
+	size_t chain_alloc;
+	struct addrmap loop_tids; /* loop -> tid + 1 */
+	struct addrmap frame_gens;/* generator frame -> gen index + 1, built
+				     on first need (running chains) */
+	int frame_gens_built;
+	uint64_t interp;          /* the last interpreter the walk named */
+	int64_t interp_id;        /* and its id */
+};
+
+/* Lookups started this many generators (or tasks) ahead of their use. */
+#define PREFETCH_AHEAD 16
+
+/* Index of the generator at addr in out->gens, reading it if the GC walk
+ * did not list it (a chain may lead to one it missed); -1 when addr is no
+ * generator or cannot be read. */
+long tasks_gen_at(struct builder *b, uint64_t addr, int64_t interp_id);
+
+/* Each task's await chain (its stack), innermost first, and the owner of
+ * each generator on it (readers/task_stacks.c). */
+void tasks_build_stacks(struct builder *b);
+
+#endif
