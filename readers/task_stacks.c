@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "readers/dicts.h"
 #include "readers/gens.h"
 #include "readers/task_alike.h"
 #include "common/strbuf.h"
@@ -152,10 +153,78 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 	t->nstack = n;
 }
 
+/*
+ * A task's coroutine that is no generator: an object of a class that
+ * implements the coroutine protocol around a coroutine (aiohttp's
+ * session.get() returns one, and asyncio.ensure_future() takes it).
+ * Its send() drives the coroutine it wraps, whose chain is the task's.
+ * That one is found in the attribute aiohttp and most wrappers keep it
+ * in, else as the only chain no task owns that ends awaiting the future
+ * the task waits on.
+ */
+#define WRAPPED_ATTR "_coro"
+
+/* The generator whose next is idx, or -1 (-2 for more than one), for
+ * every generator: built once, for the first wrapped task. */
+static long *awaited_by_index(const struct builder *b)
+{
+	long *up = xmallocarray(b->nnext ? b->nnext : 1, sizeof(*up));
+	size_t i;
+
+	for (i = 0; i < b->nnext; i++)
+		up[i] = -1;
+	for (i = 0; i < b->nnext; i++) {
+		long k = b->next[i];
+
+		if (k >= 0 && (size_t)k < b->nnext)
+			up[k] = up[k] == -1 ? (long)i : -2;
+	}
+	return up;
+}
+
+static long chain_awaiting(const struct builder *b, const long *up,
+			   uint64_t waiter)
+{
+	const struct py_async *a = b->out;
+	long found = -1, k;
+	size_t i, n;
+
+	for (i = 0; i < b->nnext; i++) {
+		if (a->gens[i].task || b->next[i] >= 0 ||
+		    a->gens[i].awaiting != waiter)
+			continue;
+		if (found >= 0)
+			return -1;  /* two: which one is not known */
+		found = (long)i;
+	}
+	/* up to its outermost; bounded, as a loop (owned by no task) may
+	 * have no outermost at all */
+	for (n = 0, k = found; k >= 0 && n < PY_MAX_CHAIN; n++) {
+		if (up[k] < 0)
+			return up[k] == -1 ? k : -1;
+		k = up[k];
+	}
+	return -1;
+}
+
+static long wrapped_coro_gen(struct builder *b, const struct py_task *t,
+			     long **up)
+{
+	uint64_t inner = pyobj_own_or_0(b->py, t->coro, WRAPPED_ATTR);
+	long k = inner ? tasks_gen_at(b, inner, t->interp_id) : -1;
+
+	if (k >= 0 || !t->waiter)
+		return k;
+	if (!*up)
+		*up = awaited_by_index(b);
+	return chain_awaiting(b, *up, t->waiter);
+}
+
 void tasks_build_stacks(struct builder *b)
 {
 	struct py_async *a = b->out;
-	size_t i;
+	long *up = NULL;
+	size_t i, rebuilt = 0;
 
 	index_awaiting(b);
 	for (i = 0; i < a->ntasks; i++) {
@@ -163,4 +232,18 @@ void tasks_build_stacks(struct builder *b)
 		py_task_note_frames_like(a, &a->tasks[i],
 					 i ? &a->tasks[i - 1] : NULL);
 	}
+	/* Once every other task owns its chain: what none owns is left. */
+	for (i = 0; i < a->ntasks; i++) {
+		struct py_task *t = &a->tasks[i];
+
+		if (b->fields[i].coro_gen < 0 && t->coro && !t->nstack) {
+			build_stack(b, t, wrapped_coro_gen(b, t, &up));
+			rebuilt += t->nstack > 0;
+		}
+	}
+	free(up);
+	/* (alike as its neighbours were while its stack was empty) */
+	for (i = 0; rebuilt && i < a->ntasks; i++)
+		py_task_note_frames_like(a, &a->tasks[i],
+					 i ? &a->tasks[i - 1] : NULL);
 }
