@@ -133,6 +133,11 @@ static void collect_heap(struct collection *c,
 			"trio tasks not shown: %.400s", err.msg);
 		c->trio_unread = 1;
 	}
+	if (walked && c->async.chains_cut)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"%zu await chains longer than %zu coroutines cut "
+			"there (the rest listed as owned by no task)",
+			c->async.chains_cut, PY_MAX_CHAIN);
 	cs_err_init(&err);
 	if (walked && gl > 0 &&
 	    (part_fails(failing, "greenlets", &err) ||

@@ -55,9 +55,33 @@ static long next_gen(struct builder *b, size_t idx)
 	return k;
 }
 
-/* Links of a chain checked for a loop by scanning, before a set is
- * built: real chains are short, and a set per task costs allocations. */
-#define CHAIN_SCAN 32
+void py_chain_seen_init(struct py_chain_seen *s)
+{
+	s->n = 0;
+	addrmap_init(&s->set);
+}
+
+int py_chain_seen_add(struct py_chain_seen *s, long idx)
+{
+	size_t i;
+
+	if (s->n < PY_CHAIN_SCAN) {
+		for (i = 0; i < s->n; i++)
+			if (s->first[i] == idx)
+				return 0;
+		s->first[s->n++] = idx;
+		return 1;
+	}
+	for (i = 0; s->n == PY_CHAIN_SCAN && i < PY_CHAIN_SCAN; i++)
+		addrmap_add(&s->set, (uint64_t)s->first[i] + 1);
+	s->n = PY_CHAIN_SCAN + 1;
+	return addrmap_add(&s->set, (uint64_t)idx + 1);
+}
+
+void py_chain_seen_release(struct py_chain_seen *s)
+{
+	addrmap_release(&s->set);
+}
 
 /* Generator frames by address, for the running chains. */
 static void build_frame_gens(struct builder *b)
@@ -114,24 +138,12 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 {
 	struct py_async *a = b->out;
 	size_t n = 0, i;
-	struct addrmap seen;
-	long idx = first, seen_first[CHAIN_SCAN];
+	struct py_chain_seen seen;
+	long idx = first;
 
-	addrmap_init(&seen);
-	while (idx >= 0 && n < PY_MAX_CHAIN) {
-		/* A loop: a generator met twice (set keys are index + 1). */
-		if (n < CHAIN_SCAN) {
-			for (i = 0; i < n && seen_first[i] != idx; i++)
-				;
-			if (i < n)
-				break;
-			seen_first[n] = idx;
-		} else {
-			for (i = 0; n == CHAIN_SCAN && i < CHAIN_SCAN; i++)
-				addrmap_add(&seen, (uint64_t)seen_first[i] + 1);
-			if (!addrmap_add(&seen, (uint64_t)idx + 1))
-				break;
-		}
+	py_chain_seen_init(&seen);
+	/* (stops at a loop: a generator met twice) */
+	while (idx >= 0 && n < PY_MAX_CHAIN && py_chain_seen_add(&seen, idx)) {
 		b->chain = xgrow(b->chain, &b->chain_alloc, n + 1,
 				 sizeof(*b->chain));
 		b->chain[n++] = (size_t)idx;
@@ -139,7 +151,8 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
 			py_async_set_owner(a, (size_t)idx, t->addr);
 		idx = next_gen(b, (size_t)idx);
 	}
-	addrmap_release(&seen);
+	a->chains_cut += idx >= 0 && n == PY_MAX_CHAIN;
+	py_chain_seen_release(&seen);
 	/* A running coroutine reports no delegate: what it awaits is on
 	 * its thread's stack, frame by frame, inside its own frame. */
 	if (n && a->gens[b->chain[n - 1]].state == PY_GEN_RUNNING)

@@ -24,7 +24,26 @@
 #include "readers/pyproc.h"
 #include "readers/stacks.h"
 
-#define PY_MAX_CHAIN 1024  /* coroutines in one await chain */
+/* Coroutines in one await chain: a bound on a walk through memory a
+ * target controls, far past any recursion a program means (3.12 on
+ * runs Python calls without C stack; a 20,000-deep chain was met). */
+#define PY_MAX_CHAIN ((size_t)1 << 20)
+
+/*
+ * A loop check for a chain being followed, one generator index at a
+ * time: a scan while it is short (real chains are, and a set per task
+ * costs allocations), a set past that.
+ */
+#define PY_CHAIN_SCAN 32
+struct py_chain_seen {
+	long first[PY_CHAIN_SCAN];
+	size_t n;
+	struct addrmap set;      /* index + 1, once n passed PY_CHAIN_SCAN */
+};
+void py_chain_seen_init(struct py_chain_seen *s);
+/* 0 when idx (>= 0) was added before: the chain loops. */
+int py_chain_seen_add(struct py_chain_seen *s, long idx);
+void py_chain_seen_release(struct py_chain_seen *s);
 
 struct py_task {
 	uint64_t addr;
@@ -82,6 +101,8 @@ struct py_async {
 	struct py_waitable *waitables;
 	size_t nwaitables;
 	int waitables_cut;
+	/* Await chains (tasks', trio tasks') cut at PY_MAX_CHAIN. */
+	size_t chains_cut;
 	/* 1: the process is a child multiprocessing forked (a process
 	 * pool's worker, a Process of the "fork" method) and runs no event
 	 * loop of its own: every task here is a copy of its parent's,

@@ -97,16 +97,18 @@ static void build_chain(struct py_async *a, struct py_task *t, long first)
 {
 	size_t *chain = NULL, n = 0, alloc = 0, i;
 	long idx = first;
+	struct py_chain_seen seen;
 
-	while (idx >= 0 && n < PY_MAX_CHAIN) {
+	py_chain_seen_init(&seen);
+	/* (stops at a cycle: a generator met twice) */
+	while (idx >= 0 && n < PY_MAX_CHAIN && py_chain_seen_add(&seen, idx)) {
 		chain = xgrow(chain, &alloc, n + 1, sizeof(*chain));
 		chain[n++] = (size_t)idx;
 		py_async_set_owner(a, (size_t)idx, t->addr);
 		idx = gen_index(a, a->gens[idx].awaiting);
-		for (i = 0; idx >= 0 && i < n; i++)
-			if (chain[i] == (size_t)idx)
-				idx = -1;   /* a cycle: stop */
 	}
+	a->chains_cut += idx >= 0 && n == PY_MAX_CHAIN;
+	py_chain_seen_release(&seen);
 	/* collected outermost first */
 	t->stack = arena_allocarray(&a->pool, n, sizeof(*t->stack));
 	for (i = 0; i < n; i++)
