@@ -5,8 +5,10 @@
 
 #include "common/banned.h"
 
-/* Punctuation Markdown would take for markup. */
-#define MD_SPECIAL "\\`*_[]<>|#"
+/* Punctuation Markdown would take for markup ('&': an entity, which
+ * could spell any character; '~': strike-through; '$': GitHub's
+ * math). */
+#define MD_SPECIAL "\\`*_[]<>|#&~$"
 
 size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
@@ -96,8 +98,6 @@ static void add_ascii(struct strbuf *sb, unsigned char b, enum esc_mode mode)
 		strbuf_addch(sb, '\\');
 	else if (mode == ESC_MD && strchr(MD_SPECIAL, b))
 		strbuf_addch(sb, '\\');
-	else if (mode == ESC_CODE && b == '`')
-		b = '\'';
 	strbuf_addch(sb, (char)b);
 }
 
@@ -113,22 +113,34 @@ static int is_plain(const char *s, size_t n, enum esc_mode mode)
 			return 0;
 		if ((mode == ESC_DOT && (b == '"' || b == '\\')) ||
 		    (mode == ESC_NAME && name_special(b)) ||
-		    (mode == ESC_MD && strchr(MD_SPECIAL, b)) ||
-		    (mode == ESC_CODE && b == '`'))
+		    (mode == ESC_MD && strchr(MD_SPECIAL, b)))
 			return 0;
 	}
 	return 1;
+}
+
+size_t esc_cut(const char *str, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str), p, len;
+
+	if (!max || n <= max)
+		return n;
+	/* The lead byte of a character the cut would split: its
+	 * continuation bytes (at most 3) back from the cut. */
+	for (p = max; p > 0 && max - p < 3 && (s[p] & 0xc0) == 0x80; p--)
+		;
+	len = s[p] >= 0xf0 ? 4 : s[p] >= 0xe0 ? 3 : s[p] >= 0xc0 ? 2 : 1;
+	return p < max && p + len > max ? p : max;
 }
 
 void esc_add(struct strbuf *sb, const char *str, enum esc_mode mode,
 	     size_t max)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "?");
-	size_t n = strlen((const char *)s), i = 0, len, k;
+	size_t n = esc_cut((const char *)s, max), i = 0, len, k;
 	uint32_t cp;
 
-	if (max && n > max)
-		n = max;
 	while (i < n) {
 		unsigned char b = s[i];
 
@@ -184,9 +196,7 @@ void esc_put(FILE *out, const char *s, enum esc_mode mode, size_t max)
 
 	if (!s)
 		s = "?";
-	n = strlen(s);
-	if (max && n > max)
-		n = max;
+	n = esc_cut(s, max);
 	/* The common case, and a report of 100,000 tasks is made of it. */
 	if (is_plain(s, n, mode)) {
 		fwrite(s, 1, n, out);

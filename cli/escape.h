@@ -28,7 +28,6 @@ enum esc_mode {
 		      which must not end them early nor pass for another */
 	ESC_DOT,   /* and '"' and '\\' backslashed: inside a DOT "string" */
 	ESC_MD,    /* and Markdown punctuation backslashed (for text) */
-	ESC_CODE,  /* and '`' made '\'': inside a Markdown code span */
 };
 
 /* The length of a valid UTF-8 sequence at s (n bytes left) and its code
@@ -41,7 +40,11 @@ size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
  * or U+D800 - U+DFFF), or 0 when s holds neither. */
 size_t esc_kept_char(const unsigned char *s, size_t n, uint32_t *cp);
 
-/* Append s (NULL: "?") escaped, at most max bytes of it (0: all); an
+/* How much of s to show within max bytes (0: all of it): max, or less
+ * so as not to split a character (whose bytes would then read as
+ * invalid, \xNN). */
+size_t esc_cut(const char *s, size_t max);
+/* Append s (NULL: "?") escaped, at most esc_cut(s, max) bytes of it; an
  * escape is never cut. */
 void esc_add(struct strbuf *sb, const char *s, enum esc_mode mode,
 	     size_t max);

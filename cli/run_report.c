@@ -354,14 +354,35 @@ static void summary_json(struct json *j, const struct run_summary *s)
 	json_end_array(j);
 }
 
-/* s inside a Markdown code span, cut at max bytes. */
+/*
+ * s inside a Markdown code span, cut at max bytes.  A span shows its
+ * text as it is, but for its fence: one backtick more than the longest
+ * run of them in s, and a space inside it where s starts or ends with
+ * one.
+ */
 static void md_code(FILE *out, const char *s, size_t max)
 {
-	fputc('`', out);
-	esc_put(out, s, ESC_CODE, max);
+	size_t n = esc_cut(s ? s : "?", max), run = 0, longest = 0, i;
+	int pad;
+
+	for (i = 0; s && i < n; i++) {
+		run = s[i] == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	/* (a cut one ends with "...") */
+	pad = longest && (s[0] == '`' || (s[n - 1] == '`' && !s[n]));
+	for (i = 0; i <= longest; i++)
+		fputc('`', out);
+	if (pad)
+		fputc(' ', out);
+	esc_put(out, s, ESC_TEXT, max);
 	if (s && strlen(s) > max)
 		fputs("...", out);
-	fputc('`', out);
+	if (pad)
+		fputc(' ', out);
+	for (i = 0; i <= longest; i++)
+		fputc('`', out);
 }
 
 /* s as Markdown text, its punctuation escaped, cut at max bytes. */
@@ -596,8 +617,8 @@ static void md_seen_line(FILE *out, int pid, const char *s)
 static void md_thread(FILE *out, const struct py_thread *t)
 {
 	const struct py_frame *f = t->nframes ? &t->frames[0] : NULL;
-	char place[64];
 	const char *slash;
+	struct strbuf place;
 
 	fprintf(out, "  - thread %d", t->tid);
 	if (t->name) {
@@ -609,14 +630,13 @@ static void md_thread(FILE *out, const struct py_thread *t)
 		return;
 	}
 	slash = strrchr(f->code->filename, '/');
+	strbuf_init(&place);
+	strbuf_addstr(&place, slash ? slash + 1 : f->code->filename);
 	if (f->line >= 0)
-		snprintf(place, sizeof(place), "%s:%d",
-			 slash ? slash + 1 : f->code->filename, f->line);
-	else
-		snprintf(place, sizeof(place), "%s",
-			 slash ? slash + 1 : f->code->filename);
+		strbuf_addf(&place, ":%d", f->line);
 	fputs(": ", out);
-	md_code(out, place, sizeof(place));
+	md_code(out, place.buf, 100);
+	strbuf_release(&place);
 	fputs(" in ", out);
 	md_code(out, f->code->qualname, 100);
 	fputc('\n', out);

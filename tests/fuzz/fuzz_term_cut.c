@@ -11,7 +11,9 @@
  * an escaped string holding a control character or invalid UTF-8, a cut
  * wider than the screen, not the start of the whole line, or not all of
  * it where it fits, a cut that is no longer clean UTF-8, or one holding a
- * byte outside ASCII where the locale is not UTF-8.
+ * byte outside ASCII where the locale is not UTF-8; and where esc_cut()
+ * cuts a string of as many bytes: past them, more than a character short
+ * of them, or inside a character.
  */
 #include "cli/escape.h"
 #include "cli/term_cut.h"
@@ -60,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int locale_set;
 	struct strbuf esc, whole, cut;
-	size_t cols, used, wide, i;
+	size_t cols, used, wide, i, n;
 	char *s;
 	int utf8;
 
@@ -95,6 +97,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; !utf8 && i < cut.len; i++)
 		if ((unsigned char)cut.buf[i] >= 0x80)
 			abort();
+	/* A cut at cols bytes (the reports' esc_cut()): within them, at
+	 * most a character short of them, and never splitting one of a
+	 * string that has no invalid bytes. */
+	n = esc_cut(s, cols);
+	if (cols && strlen(s) > cols && (n > cols || n + 3 < cols))
+		abort();
+	if (n <= strlen(s) && clean_utf8((const unsigned char *)s)) {
+		char keep = s[n];
+
+		s[n] = '\0';
+		if (!clean_utf8((const unsigned char *)s))
+			abort();
+		s[n] = keep;
+	}
 	/* The raw string too (not what the view gets): only the sanitizers
 	 * judge it. */
 	strbuf_reset(&cut);

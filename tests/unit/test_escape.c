@@ -49,10 +49,19 @@ int main(void)
 	/* Markdown */
 	expect("a|b*c_d[e]<f>#`g\n", ESC_MD, 0,
 	       "a\\|b\\*c\\_d\\[e\\]\\<f\\>\\#\\`g\\n");
-	expect("x`y\x1b", ESC_CODE, 0, "x'y\\x1b");
+	/* entities, strike-through, GitHub's math */
+	expect("&lt;b&gt; ~~s~~ $x$", ESC_MD, 0,
+	       "\\&lt;b\\&gt; \\~\\~s\\~\\~ \\$x\\$");
 	/* cut at max source bytes, never inside a character */
 	expect("abcdef", ESC_TEXT, 3, "abc");
-	expect("a\xc3\xa9", ESC_TEXT, 2, "a\\xc3");
+	expect("a\xc3\xa9", ESC_TEXT, 2, "a");
+	expect("a\xe2\x82\xac" "b", ESC_TEXT, 3, "a");
+	expect("a\xe2\x82\xac" "b", ESC_TEXT, 4, "a\xe2\x82\xac");
+	expect("\xf0\x9f\x98\x80", ESC_TEXT, 3, "");
+	/* a lone surrogate as the readers keep it: whole or not at all */
+	expect("S\xed\xb3\x80", ESC_TEXT, 2, "S");
+	/* bytes that are no character: cut where asked */
+	expect("a\x80\x80\x80\x80\x80", ESC_TEXT, 3, "a\\x80\\x80");
 	expect(NULL, ESC_TEXT, 0, "?");
 	return CHECK_DONE("test_escape");
 }
