@@ -22,9 +22,10 @@
  */
 
 /*
- * Printable text from the target, as live_cmdline() makes it: trailing
- * NULs dropped (and spaces, with trim_spaces: the kernel turns the NULs
- * of pr_psargs into spaces), separators to spaces, controls to '?'.
+ * Text from the target as live_cmdline() makes it: trailing NULs dropped
+ * (and spaces, with trim_spaces: the kernel turns the NULs of pr_psargs
+ * into spaces), the NULs between arguments as spaces; the rest as it is,
+ * escaped where it is shown (cli/escape.h).
  */
 static char *clean_text(const char *s, size_t n, int trim_spaces)
 {
@@ -36,16 +37,8 @@ static char *clean_text(const char *s, size_t n, int trim_spaces)
 	if (n == 0)
 		return NULL;
 	out = xmalloc(n + 1);
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\0' || c == '\n' || c == '\t')
-			out[i] = ' ';
-		else if (c < 0x20 || c == 0x7f)
-			out[i] = '?';
-		else
-			out[i] = (char)c;
-	}
+	for (i = 0; i < n; i++)
+		out[i] = s[i] == '\0' ? ' ' : s[i];
 	out[n] = '\0';
 	return out;
 }

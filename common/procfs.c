@@ -282,6 +282,7 @@ char *procfs_cmdline(int pid, size_t max)
 {
 	char path[64], *buf;
 	ssize_t n;
+	size_t i;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	buf = xmalloc(max + 1);
@@ -293,7 +294,11 @@ char *procfs_cmdline(int pid, size_t max)
 		free(buf);
 		return NULL;  /* kernel thread, zombie, or gone */
 	}
-	clean_controls(buf, (size_t)n);
+	/* The arguments' NUL separators as spaces; the rest as it is,
+	 * escaped where it is shown (cli/escape.h). */
+	for (i = 0; i < (size_t)n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
 	buf[n] = '\0';
 	return buf;
 }

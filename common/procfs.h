@@ -107,9 +107,10 @@ char procfs_state(int pid, int tid);
 int procfs_state_dead(char state);
 
 /*
- * The command line, NUL-separated arguments joined by spaces, controls
- * replaced by '?', at most max bytes read; newly allocated, or NULL (a
- * kernel thread, a zombie, gone).
+ * The command line, NUL-separated arguments joined by spaces, the rest
+ * as the process has it (a target's: escape it to show it), at most max
+ * bytes read; newly allocated, or NULL (a kernel thread, a zombie,
+ * gone).
  */
 char *procfs_cmdline(int pid, size_t max);
 
