@@ -135,60 +135,6 @@ void graph_add_blame(struct strbuf *sb, const struct collection *c,
 	}
 }
 
-/* The hold edge holder -> obj that says where, or NULL. */
-static const struct wg_edge *hold_edge(const struct py_waitgraph *g,
-				       size_t obj, size_t holder)
-{
-	size_t k, n;
-	const size_t *out = py_waitgraph_out(g, holder, &n);
-
-	for (k = 0; k < n; k++) {
-		const struct wg_edge *e = &g->edges[out[k]];
-
-		if (e->kind == WG_HOLDS && e->to == obj && e->at)
-			return e;
-	}
-	return NULL;
-}
-
-void graph_add_holder_at(struct strbuf *sb, const struct collection *c,
-			 size_t obj, size_t holder, enum graph_names names)
-{
-	const struct wg_edge *e = hold_edge(&c->graph, obj, holder);
-
-	if (!e) {
-		graph_add_blame(sb, c, holder, names);
-		return;
-	}
-	strbuf_addstr(sb, " at ");
-	graph_add_place(sb, e->at, names);
-	if (e->took_line > 0 && e->took_line != e->at->line)
-		strbuf_addf(sb, " (taken at line %d)", e->took_line);
-}
-
-const struct py_frame *graph_took_at(const struct collection *c, size_t obj,
-				     size_t holder, int *line)
-{
-	const struct wg_edge *e = hold_edge(&c->graph, obj, holder);
-
-	*line = e ? e->took_line : 0;
-	return *line > 0 ? e->at : NULL;
-}
-
-/* Hold e's holder where it entered the holding block, else at its
- * blame. */
-static void add_holder(struct strbuf *sb, const struct collection *c,
-		       const struct wg_edge *e, enum graph_names names)
-{
-	graph_add_label(sb, c, e->from, names);
-	if (e->at) {
-		strbuf_addstr(sb, " at ");
-		graph_add_place(sb, e->at, names);
-	} else {
-		graph_add_blame(sb, c, e->from, names);
-	}
-}
-
 /* The thread node a Thread object node waits for (the thread it runs
  * as), else the node itself. */
 static size_t thread_of(const struct py_waitgraph *g, size_t node)
@@ -273,7 +219,7 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		    size_t node, enum graph_names names)
 {
 	const struct py_waitgraph *g = &c->graph;
-	size_t k, m, h, n, holders[GRAPH_MAX_HOLDERS];
+	size_t k, m, n, holders[GRAPH_MAX_HOLDERS];
 	const size_t *out = py_waitgraph_out(g, node, &m);
 	int first = 1;
 
@@ -302,13 +248,8 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 					    " ", names);
 			continue;
 		}
-		for (h = 0; h < n && h < GRAPH_MAX_HOLDERS; h++) {
-			strbuf_addstr(sb, h ? ", " : " held by ");
-			graph_add_label(sb, c, holders[h], names);
-			graph_add_holder_at(sb, c, e->to, holders[h], names);
-		}
-		if (n > GRAPH_MAX_HOLDERS)
-			strbuf_addf(sb, " and %zu more", n - GRAPH_MAX_HOLDERS);
+		graph_add_holders(sb, c, e->to, holders, n, GRAPH_MAX_HOLDERS,
+				  names);
 	}
 }
 
@@ -753,15 +694,17 @@ void report_text_graph(FILE *out, const struct collection *c)
 	for (i = 0; i < g->nedges; i++) {
 		const struct wg_edge *e = &g->edges[i];
 		long inner = merged[i];
-		size_t nw;
+		size_t nw, nh;
 
 		if (e->kind != WG_HOLDS || said[i] || library_hold(c, e, inner))
 			continue;
 		if (!any++)
 			fputs("\nHolders:\n", out);
 		strbuf_reset(&sb);
-		add_holder(&sb, c, e, GRAPH_ESCAPED);
-		strbuf_addstr(&sb, " holds ");
+		graph_add_hold(&sb, c, e, GRAPH_ESCAPED);
+		nh = py_waitgraph_holders(g, e->to, NULL, 0);
+		strbuf_addstr(&sb, graph_holders_exclusive(c, e->to, nh) ?
+			      " may hold " : " holds ");
 		graph_add_label(&sb, c, e->to, GRAPH_ESCAPED);
 		nw = py_waitgraph_waiters(g, e->to, NULL, 0);
 		/* one line for a Condition and its lock, their waiters
@@ -776,6 +719,11 @@ void report_text_graph(FILE *out, const struct collection *c)
 		/* (said where it is another line than the frame's) */
 		if (e->at && e->took_line > 0 && e->took_line != e->at->line)
 			strbuf_addf(&sb, ", taken at line %d", e->took_line);
+		if (graph_holders_exclusive(c, e->to, nh))
+			strbuf_addf(&sb, " (one of %zu that entered it: only "
+				    "one can hold it)", nh);
+		if (e->by_ident)
+			strbuf_addstr(&sb, GRAPH_BY_IDENT);
 		strbuf_addf(&sb, ": %zu waiting", nw);
 		fprintf(out, "  %s\n", sb.buf);
 	}

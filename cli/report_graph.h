@@ -30,6 +30,10 @@ void graph_add_place_line(struct strbuf *sb, const struct py_frame *f,
  * or task node. */
 void graph_add_blame(struct strbuf *sb, const struct collection *c,
 		     size_t node, enum graph_names names);
+/* After a holder only an RLock's owner ident names (wg_edge.by_ident). */
+#define GRAPH_BY_IDENT " (the RLock names its thread ident, but no `with` " \
+	"on its stack took it: a bare acquire(), or a thread that exited " \
+	"holding it, whose ident this one reuses)"
 /* " at app.py:42 in hold (taken at line 40)" of holder's hold of object
  * node obj: where the frame that entered the with block is, and the
  * line of the with that took it where that is another; else
@@ -63,6 +67,20 @@ void graph_add_no_holder(struct strbuf *sb, const struct py_prim *p,
  * when two nodes have the same label). */
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,
 		     size_t cycle, enum graph_names names);
+/* (cli/report_holders.c, as the two above) The holder of hold edge e,
+ * where it entered the holding block, else at its blame. */
+void graph_add_hold(struct strbuf *sb, const struct collection *c,
+		    const struct wg_edge *e, enum graph_names names);
+/* Are these nholders of obj more than can hold it at once (a lock two
+ * `with` blocks entered, one having released it by hand)? */
+int graph_holders_exclusive(const struct collection *c, size_t obj,
+			    size_t nholders);
+/* " held by X at ..., Y at ..." of obj's holders (n of them, the first
+ * max named, " and N more"), " held by one of X, Y" where only one of
+ * them can. */
+void graph_add_holders(struct strbuf *sb, const struct collection *c,
+		       size_t obj, const size_t *holders, size_t n,
+		       size_t max, enum graph_names names);
 
 void report_text_graph(FILE *out, const struct collection *c);
 /* The "graph" member of the dump's JSON object. */

@@ -306,6 +306,11 @@ void report_json_graph(struct json *j, const struct collection *c)
 				json_uint(j, (uint64_t)e->took_line);
 			else
 				json_null(j);
+			/* (only where set: documents stay as they were) */
+			if (e->by_ident) {
+				json_key(j, "by_ident");
+				json_bool(j, 1);
+			}
 		}
 		json_end_object(j);
 	}

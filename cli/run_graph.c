@@ -439,8 +439,21 @@ struct blockers {
 	size_t *next;
 };
 
-static void blockers_build(const struct py_waitgraph *g, struct blockers *bl)
+/* A hold that may not be one: an RLock naming only a thread ident
+ * (the thread may be another that reuses it), a lock entered by more
+ * `with` blocks than can hold it.  Who waits for the object is not
+ * counted as blocked behind such a holder. */
+static int hold_unsure(const struct collection *c, const struct wg_edge *e)
 {
+	return e->kind == WG_HOLDS &&
+	       (e->by_ident ||
+		graph_holders_exclusive(c, e->to, py_waitgraph_holders(
+						&c->graph, e->to, NULL, 0)));
+}
+
+static void blockers_build(const struct collection *c, struct blockers *bl)
+{
+	const struct py_waitgraph *g = &c->graph;
 	size_t i, *fill;
 
 	bl->first = xcalloc(g->nnodes + 2, sizeof(*bl->first));
@@ -449,7 +462,7 @@ static void blockers_build(const struct py_waitgraph *g, struct blockers *bl)
 		const struct wg_edge *e = &g->edges[i];
 		size_t by = e->kind == WG_WAITS_FOR ? e->to : e->from;
 
-		if (by < g->nnodes)
+		if (by < g->nnodes && !hold_unsure(c, e))
 			bl->first[by + 1]++;
 	}
 	for (i = 0; i < g->nnodes; i++)
@@ -460,7 +473,7 @@ static void blockers_build(const struct py_waitgraph *g, struct blockers *bl)
 		size_t by = e->kind == WG_WAITS_FOR ? e->to : e->from;
 		size_t it = e->kind == WG_WAITS_FOR ? e->from : e->to;
 
-		if (by < g->nnodes)
+		if (by < g->nnodes && !hold_unsure(c, e))
 			bl->next[bl->first[by] + fill[by]++] = it;
 	}
 	free(fill);
@@ -537,7 +550,7 @@ static size_t rank_held(const struct collection *c,
 	chains = (double)nobj * (double)(g->nnodes + g->nedges) <=
 		 MAX_CHAIN_WORK;
 	if (chains)
-		blockers_build(g, &bl);
+		blockers_build(c, &bl);
 	for (i = 0; i < g->nnodes; i++) {
 		size_t nw, moving = 0;
 
@@ -580,16 +593,10 @@ static size_t rank_held(const struct collection *c,
 static size_t add_holders(struct strbuf *sb, const struct collection *c,
 			  size_t node, size_t *holders)
 {
-	size_t nh, h;
+	size_t nh;
 
 	nh = py_waitgraph_holders(&c->graph, node, holders, 4);
-	for (h = 0; h < nh && h < 4; h++) {
-		strbuf_addstr(sb, h ? ", " : " held by ");
-		graph_add_label(sb, c, holders[h], GRAPH_RAW);
-		graph_add_holder_at(sb, c, node, holders[h], GRAPH_RAW);
-	}
-	if (nh > 4)
-		strbuf_addf(sb, " and %zu more", nh - 4);
+	graph_add_holders(sb, c, node, holders, nh, 4, GRAPH_RAW);
 	return nh;
 }
 

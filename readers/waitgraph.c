@@ -79,6 +79,7 @@ void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 	g->edges[g->nedges].at = at;
 	g->edges[g->nedges].took_line = 0;
 	g->edges[g->nedges].any = 0;
+	g->edges[g->nedges].by_ident = 0;
 	g->nedges++;
 	if (kind == WG_WAITS_FOR && is_future_node(g, to)) {
 		int found;
@@ -603,7 +604,7 @@ static unsigned char *task_held_rlocks(const struct wg_build *b,
 static void link_owners(struct wg_build *b)
 {
 	struct py_waitgraph *g = b->g;
-	size_t i, t, nn = g->nnodes;
+	size_t i, t, nn = g->nnodes, before;
 	struct addrmap by_task;
 	unsigned char *waits;
 
@@ -640,8 +641,13 @@ static void link_owners(struct wg_build *b)
 					b->snap->threads[t].tid &&
 			    !(node >= 0 && waits[node]))
 				continue;
-			if (node >= 0)
-				wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
+			if (node < 0)
+				continue;
+			before = g->nedges;
+			wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
+			/* (a new edge: no `with` of the thread's took it) */
+			if (g->nedges > before && p->kind == PY_PRIM_RLOCK)
+				g->edges[before].by_ident = 1;
 		}
 	}
 	addrmap_release(&by_task);

@@ -55,6 +55,11 @@ struct wg_edge {
 				       block; NULL when not from a frame */
 	int took_line;    /* holds: the line of at's with statement that
 			     took it (at's file), 0 unknown */
+	/* holds: only the RLock's owner ident names this thread (no
+	 * frame of it entered the lock): it took it with a bare
+	 * acquire(), or a thread that exited holding it left it its
+	 * ident, which pthreads reuse */
+	int by_ident;
 	/* waits-for: 0, or one of `any` (two or more) choices its waiter
 	 * goes on after the first of (asyncio.wait() or
 	 * concurrent.futures.wait() with FIRST_COMPLETED, as_completed()),

@@ -1,0 +1,81 @@
+"""Holds coroscope cannot be sure of are said to be unsure, and `run`
+does not count a lock's waiters as blocked behind such a holder.
+
+targets/unsure_holders.py: an RLock taken by a bare acquire() (the
+thread waits on), an RLock taken so by a thread that exited (its ident
+perhaps reused by a later thread: the ready file says), a Lock entered
+by two `with` blocks, one having released it by hand, and an RLock held
+in a `with` (sure).  A thread waits for each at "# MARK: unsure-wait".
+"""
+
+import json
+import re
+
+from conftest import (control_interpreter, marker_line, run_coroscope,
+                      target_script)
+from test_cli_hostile import run_coroscope_run
+
+SCRIPT = target_script("unsure_holders.py")
+BY_IDENT = ("(the RLock names its thread ident, but no `with` on its "
+            "stack took it: a bare acquire(), or a thread that exited "
+            "holding it, whose ident this one reuses)")
+
+
+def waits_line(text, waiter):
+    m = re.search(r"^  thread \d+ \(%s\) at \S+:%d in wait_for\n"
+                  r"    waits for: (.*)$" % (
+                      re.escape(waiter), marker_line(SCRIPT, "unsure-wait")),
+                  text, re.M)
+    assert m, (waiter, text)
+    return m.group(1)
+
+
+def test_unsure_holds_said(keeper, interp):
+    t = keeper.start_target(interp, "unsure_holders.py")
+    res = run_coroscope("dump", t.pid)
+    assert res.returncode == 0, res.stderr
+    text = res.stdout
+    bare = waits_line(text, "waits-bare")
+    assert re.search(r"held by thread \d+ \(bare\) .*" + re.escape(BY_IDENT),
+                     bare), bare
+    sure = waits_line(text, "waits-with")
+    assert "held by thread" in sure and BY_IDENT not in sure, sure
+    twice = waits_line(text, "waits-twice")
+    assert re.search(r"held by one of thread \d+ \((entered|released)\)",
+                     twice), twice
+    assert len(re.findall(r"^  thread \d+ \((entered|released)\) .* may "
+                          r"hold threading\.Lock .*\(one of 2 that entered "
+                          r"it: only one can hold it\)", text, re.M)) == 2, \
+        text
+    exited = waits_line(text, "waits-exited")
+    if t.ready["reused_by"]:
+        # the thread reusing the exited one's ident: named, unsure
+        who = t.ready["reused_by"][0]
+        assert "(%s)" % who in exited and BY_IDENT in exited, exited
+    else:
+        assert "held by" not in exited, exited
+
+    doc = json.loads(run_coroscope("dump", "--json", t.pid).stdout)
+    g = doc["graph"]
+    holds = [e for e in g["edges"] if e["kind"] == "holds"]
+    by_ident = sorted(g["nodes"][e["from"]]["name"]
+                      for e in holds if e.get("by_ident"))
+    assert by_ident == sorted(["bare"] + t.ready["reused_by"]), holds
+
+
+def test_run_counts_nobody_behind_an_unsure_holder(tmp_path):
+    """One interpreter: the ranking is the same code on all."""
+    py = control_interpreter()
+    report = tmp_path / "report.json"
+    code, err = run_coroscope_run(
+        ["--timeout", "3", "--sample-last", "1", "--kill-after", "1",
+         "--report", report, "--", py.path, SCRIPT, tmp_path / "ready"])
+    assert code == 124, err
+    causes = json.loads(report.read_text())["causes"]
+    # Every holder but "exits" (gone) waits on one event: 8 threads,
+    # and behind them only "waits-with" (a sure hold); not the threads
+    # waiting for the locks held by a bare acquire() or twice entered.
+    assert re.match(r"8 waiting on threading\.Event 0x[0-9a-f]+ \(not "
+                    r"set, 8 waiters\); 9 blocked behind it in all$",
+                    causes[0]["summary"]), causes[0]
+    assert any("held by one of" in c["summary"] for c in causes), causes
