@@ -47,12 +47,14 @@ static int read_end(int pid, const char *pipe)
 
 /*
  * A thread of child blocked on a pipe whose other end pid holds: writing
- * to it (looked for first: the deadlock proper), else reading from it.
+ * to it (looked for first: the deadlock proper), else, where reading
+ * says a read is worth saying, reading from it.
  * Its fd into *fd, pid's into *ours, *writing which: 0, or -1 when none.
  * A thread idle in a read of a pipe of its own does not hide another
  * blocked writing to pid's.
  */
-static int blocked_io(int child, int pid, int *fd, int *ours, int *writing)
+static int blocked_io(int child, int pid, int reading, int *fd, int *ours,
+		      int *writing)
 {
 	char pipe[LINK_MAX_LEN];
 	unsigned long long arg0;
@@ -64,7 +66,7 @@ static int blocked_io(int child, int pid, int *fd, int *ours, int *writing)
 	snprintf(dir, sizeof(dir), "/proc/%d/task", child);
 	if (procfs_list_ids(dir, MAX_CHILD_THREADS, child, &tids, &n) < 0)
 		return -1;
-	for (pass = 1; pass >= 0; pass--)
+	for (pass = 1; pass >= !reading; pass--)
 		for (i = 0; i < n; i++) {
 			char state = procfs_state(child, tids[i]);
 
@@ -86,6 +88,19 @@ static int blocked_io(int child, int pid, int *fd, int *ours, int *writing)
 		}
 	free(tids);
 	return -1;
+}
+
+/*
+ * Does a child blocked reading a pipe the parent holds the write end of
+ * wait for nothing?  Not a multiprocessing one: its pool worker or its
+ * Process reads its tasks so, and the parent writes when it has some.
+ * (Writing to a pipe the parent does not read is a deadlock for both:
+ * a Process whose queue's feeder fills the pipe while the parent joins
+ * it, multiprocessing's well-known one.)
+ */
+static int reads_mean_blocked(const struct py_prim *p)
+{
+	return !p->name || strcmp(p->name, "multiprocessing.Process") != 0;
 }
 
 struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
@@ -111,7 +126,8 @@ struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 		 * reaped may be another process's now) */
 		if (child_pipe_of(v, *n, p->pid) ||
 		    procfs_stat((int)p->pid, 0, &st) < 0 || st.ppid != pid ||
-		    blocked_io((int)p->pid, pid, &fd, &ours, &writing) < 0)
+		    blocked_io((int)p->pid, pid, reads_mean_blocked(p), &fd,
+			       &ours, &writing) < 0)
 			continue;
 		v = xgrow(v, &alloc, *n + 1, sizeof(*v));
 		v[*n].pid = p->pid;

@@ -253,11 +253,12 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		 * kinds is the sort's). */
 		addrmap_init(&explained);
 		sum->facts = facts;
+		/* (the graph's causes name its child processes' jobs) */
+		sum->njobs = run_pool_jobs(procs, n, c->pid, &jobs);
+		sum->jobs = jobs;
 		run_summarize_graph(sum, c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;
-		sum->njobs = run_pool_jobs(procs, n, c->pid, &jobs);
-		sum->jobs = jobs;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_summarize_writes(sum, c);

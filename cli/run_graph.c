@@ -5,6 +5,7 @@
 
 #include "cli/report_graph.h"
 #include "cli/alike_lines.h"
+#include "cli/run_pool.h"
 #include "cli/run_probe.h"
 #include "cli/run_seen.h"
 #include "cli/thread_idle.h"
@@ -639,6 +640,9 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		/* (a holder is no stuck task of its own: its job here) */
 		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h], sb);
 	}
+	/* child processes waited on: the ones still running a job */
+	run_add_process_jobs(cause, s, g, &r->node, 1, sb);
+	run_add_process_jobs(cause, s, g, sib, nsib, sb);
 	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
 	nw = nw < g->nnodes ? nw : g->nnodes;
 	/* An idle cause (a server's rest, ranked last) names its threads

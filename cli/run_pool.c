@@ -13,7 +13,8 @@
 #define POOL_JOBS_NAMED 4
 
 /* Thread t is a process pool's worker running a job (its loop is on
- * its stack, and thread_idle says it is not waiting for the next). */
+ * its stack, and thread_idle says it is not waiting for the next):
+ * concurrent.futures', or a multiprocessing.Pool's. */
 static int runs_pool_job(const struct py_thread *t)
 {
 	size_t i;
@@ -21,7 +22,9 @@ static int runs_pool_job(const struct py_thread *t)
 	for (i = 0; i < t->nframes; i++)
 		if (py_code_is(t->frames[i].code,
 			       "/concurrent/futures/process.py",
-			       "_process_worker"))
+			       "_process_worker") ||
+		    py_code_is(t->frames[i].code, "/multiprocessing/pool.py",
+			       "worker"))
 			return !thread_idle_by_design(t);
 	return 0;
 }
@@ -87,4 +90,31 @@ int run_add_pool_job(struct run_cause *cause, const struct run_summary *s,
 		strbuf_addf(sb, "; and %zu more", s->njobs - POOL_JOBS_NAMED);
 	run_cause_detail(cause, sb);
 	return 1;
+}
+
+int run_add_process_jobs(struct run_cause *cause, const struct run_summary *s,
+			 const struct py_waitgraph *g, const size_t *nodes,
+			 size_t n, struct strbuf *sb)
+{
+	size_t i, k, added = 0;
+
+	for (i = 0; i < n && s->njobs; i++) {
+		const struct py_prim *p;
+
+		if (nodes[i] >= g->nnodes || g->nodes[nodes[i]].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[nodes[i]].index];
+		if (p->kind != PY_PRIM_PROCESS || p->pid <= 0)
+			continue;
+		for (k = 0; k < s->njobs && added < POOL_JOBS_NAMED; k++) {
+			if (s->jobs[k].pid != p->pid)
+				continue;
+			strbuf_addstr(sb, "pool worker process ");
+			add_job(sb, &s->jobs[k]);
+			strbuf_addstr(sb, ": a job still running");
+			run_cause_detail(cause, sb);
+			added++;
+		}
+	}
+	return added > 0;
 }

@@ -17,6 +17,7 @@
 
 #include "cli/run_causes.h"
 #include "cli/run_report.h"
+#include "readers/waitgraph.h"
 
 struct run_pool_job {
 	int pid;                      /* the worker process */
@@ -34,5 +35,13 @@ size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
  * runs and s->jobs has some; 1 when added. */
 int run_add_pool_job(struct run_cause *cause, const struct run_summary *s,
 		     long node, struct strbuf *sb);
+
+/* "pool worker process 12 at app.py:9 in crunch: a job still running",
+ * a detail for each worker among graph nodes[0..n) (a cause's child
+ * processes waited on: a multiprocessing.Pool's, for its result) that
+ * runs a job of s->jobs; 1 when one was added. */
+int run_add_process_jobs(struct run_cause *cause, const struct run_summary *s,
+			 const struct py_waitgraph *g, const size_t *nodes,
+			 size_t n, struct strbuf *sb);
 
 #endif

@@ -298,6 +298,17 @@ def test_cycle_tasks_named(cycle):
     assert report["causes"][0]["pid"] == pids["pid"]
 
 
+def run_timing_out(ident, name, work, timeout):
+    """`run --timeout TIMEOUT` of target NAME READY_FILE under interpreter
+    IDENT, which must time out: (its script, the Run, its ready file)."""
+    py = interpreter_or_skip(ident)
+    script = target_script(name)
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", timeout, "--", py.path, script, ready])
+    assert res.returncode == 124, res
+    return script, res, read_json(ready, "ready file")
+
+
 @pytest.mark.parametrize("ident", ("3.6", "3.12"))
 def test_cycle_of_twins_named_apart(ident, work):
     """Two tasks with one name awaiting each other (3.6: both named after
@@ -305,12 +316,7 @@ def test_cycle_of_twins_named_apart(ident, work):
     cause and its details, the samples' list, the dump's await cycle and
     its wait-for graph.  Before, "await cycle: twin -> twin -> twin".  The tasks tree
     draws the main task, a root that is not last, with "|-"."""
-    py = interpreter_or_skip(ident)
-    script = target_script("twin_cycle.py")
-    ready = work / "ready.json"
-    res = coroscope_run(["--timeout", "3", "--", py.path, script, ready])
-    assert res.returncode == 124, res
-    info = read_json(ready, "ready file")
+    script, res, info = run_timing_out(ident, "twin_cycle.py", work, "3")
     a, b = ("0x%x" % i for i in info["twins"])
     causes = likely_causes(res.stderr)
     line = marker_line(script, "twin-awaits")
@@ -392,6 +398,25 @@ def test_forked_worker_copies_no_tasks(ident, work):
     assert any(re.match(r"(2 threads|3) idle by design, not listed: ", l)
                and "a process pool's manager thread (1)" in l
                for l in seen_lines(res.stderr, pid)), res.stderr
+
+
+@pytest.mark.parametrize("ident", ("3.8", "3.11-debian", "3.14"))
+def test_mp_pool_job_named(ident, work):
+    """multiprocessing.Pool.map() waiting on a job that never ends: the
+    cause of the parent's wait on its workers names the worker still
+    running a job, at the job's line; the idle worker, which reads its
+    task queue (a pipe the parent holds the write end of), is not said
+    to be blocked reading it.  (From 3.8: before, the graph does not
+    take map()'s wait for a wait on the pool's workers, and the cause is
+    the thread's "waits in map (pool.py)".)"""
+    script, res, info = run_timing_out(ident, "run_mp_pool.py", work, "4")
+    causes = likely_causes(res.stderr)
+    job = "run_mp_pool.py:%d in work" % marker_line(script, "mp-job")
+    line = r"^ +pool worker process %d at \S*%s: a job still running$" % (
+        info["worker"], re.escape(job))
+    assert [c for c in causes if re.match(line, c)], causes
+    assert "blocked reading" not in res.stderr, res
+
 
 
 # ---------------------------------------------------------------------------
