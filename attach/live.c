@@ -431,7 +431,7 @@ static int check_pid(int *pid, int *via, struct cs_err *err)
 {
 	char path[64];
 	struct stat sb;
-	long tgid, ppid;
+	long tgid, ppid, vmsize;
 
 	if (*pid <= 0)
 		return cs_fail(err, CS_ERR_NO_PROCESS, "no such process: %d",
@@ -447,6 +447,12 @@ static int check_pid(int *pid, int *via, struct cs_err *err)
 	if (!*via)
 		return cs_fail(err, CS_ERR_NO_PROCESS,
 			       "no such process: %d (it is a zombie)", *pid);
+	/* (a kernel thread has no address space: kcmp() finds its and
+	 * kthreadd's alike) */
+	if (procfs_status_field(*pid, 0, "VmSize", &vmsize) < 0)
+		return cs_fail(err, CS_ERR_NOT_PYTHON,
+			       "process %d is a kernel thread: it has no "
+			       "program of its own to show", *pid);
 	if (shares_parent_vm(*pid, &ppid))
 		return cs_fail(err, CS_ERR_NOT_PYTHON,
 			       "process %d is a vfork child of process %ld "

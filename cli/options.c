@@ -1,5 +1,6 @@
 #include "cli/options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,11 @@ int cli_parse_number(const char *s, long min, long max, long *out)
 	char *end;
 	long v;
 
+	/* Digits, perhaps after a minus: not the blanks or the plus sign
+	 * strtol() would take too (" 12" is no pid). */
+	if (!isdigit((unsigned char)s[0]) &&
+	    !(s[0] == '-' && isdigit((unsigned char)s[1])))
+		return -1;
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max)

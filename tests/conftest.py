@@ -385,6 +385,15 @@ def wait_until(predicate, timeout, interval=0.02):
         time.sleep(interval)
 
 
+def every_status():
+    """(pid, /proc/PID/status as a dict) of every process in /proc."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = proc_status(int(entry))
+            if st is not None:
+                yield int(entry), st
+
+
 def proc_status(pid, tid=None):
     """/proc/PID[/task/TID]/status as a dict, or None once it is gone."""
     path = "/proc/%d/status" % pid

@@ -24,7 +24,8 @@ import time
 import pytest
 
 from conftest import (COROSCOPE, INTERPRETERS, TIME_SCALE,
-                      assert_one_error_line, control_interpreter, marker_line,
+                      assert_one_error_line, control_interpreter,
+                      every_status, marker_line,
                       proc_status, run_coroscope, target_script, task_ids,
                       wait_until)
 
@@ -165,6 +166,33 @@ def test_vfork_child_before_exec_is_refused(control_interp, keeper, tmp_path):
                 if e.errno != errno.ENXIO or time.time() > deadline:
                     raise
                 time.sleep(0.05)
+
+
+def kernel_thread():
+    """A kernel thread's pid (a child of kthreadd, pid 2), or None (none
+    visible: a PID namespace of a container)."""
+    for pid, st in every_status():
+        if st.get("PPid") == "2" and "VmSize" not in st:
+            return pid
+    return None
+
+
+def test_kernel_thread_is_refused():
+    """A kernel thread has no address space; kcmp() found its and
+    kthreadd's alike, and it was called a vfork child of process 2."""
+    pid = kernel_thread()
+    if pid is None:
+        pytest.skip("no kernel thread visible here (a PID namespace)")
+    res = run_coroscope("dump", pid)
+    line = assert_one_error_line(res, 5, "process %d is a kernel thread"
+                                 % pid)
+    assert "vfork" not in line, line
+
+
+@pytest.mark.parametrize("arg", [" 12", "+12", "12 ", "0x1c", ""])
+def test_pid_only_digits(arg):
+    res = run_coroscope("dump", arg)
+    assert_one_error_line(res, 2, "is not a process id")
 
 
 # ---------------------------------------------------------------------------

@@ -25,8 +25,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import (REPO_DIR, COROSCOPE, TIME_SCALE, interpreter,
-                      marker_line, target_script, wait_until,
+from conftest import (REPO_DIR, COROSCOPE, TIME_SCALE, every_status,
+                      interpreter, marker_line, target_script, wait_until,
                       assert_no_sanitizer_report)
 
 # These test the static binary and the wheel `make` builds, not the
@@ -426,20 +426,9 @@ def test_sidecar_without_sys_ptrace_names_the_fix(static_bin, keeper,
 def host_pid_of(inner_pid, ancestor):
     """The host's pid of the descendant of ancestor whose innermost pid is
     inner_pid (NSpid in /proc/PID/status)."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/status" % entry) as f:
-                status = f.read()
-        except OSError:
-            continue
-        m = re.search(r"^NSpid:\s+(.*)$", status, re.M)
-        if not m:
-            continue
-        ids = [int(x) for x in m.group(1).split()]
+    for pid, st in every_status():
+        ids = [int(x) for x in st.get("NSpid", "").split()]
         if len(ids) > 1 and ids[-1] == inner_pid:
-            pid = int(entry)
             chain = pid
             for _ in range(16):      # its parents up to the unshare
                 with open("/proc/%d/stat" % chain) as f:
