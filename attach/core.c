@@ -205,6 +205,28 @@ static int open_core_file(struct core *co, struct cs_err *err)
 	return 0;
 }
 
+/* Why a core lists no mapped file, which coroscope needs to find the
+ * interpreter's: a malformed NT_FILE, a malformed note before one, or
+ * none at all. */
+static int no_mapped_files(const struct core *co, const struct note_state *ns,
+			   struct cs_err *err)
+{
+	if (ns->file_note)
+		return cs_fail(err, CS_ERR_CORE,
+			       "core file '%s' has a malformed NT_FILE note "
+			       "(its mapped files): no usable entry",
+			       co->info.path);
+	if (ns->malformed)
+		return cs_fail(err, CS_ERR_CORE,
+			       "core file '%s' has a malformed note (sizes "
+			       "past its segment's end): the notes after it, "
+			       "NT_FILE among them, cannot be read",
+			       co->info.path);
+	return cs_fail(err, CS_ERR_CORE,
+		       "core file '%s' lists no mapped files (no NT_FILE "
+		       "note; Linux writes one since 3.7)", co->info.path);
+}
+
 int core_open(struct memsrc **out, const char *path,
 	      const struct core_options *opt, struct cs_err *err)
 {
@@ -241,9 +263,7 @@ int core_open(struct memsrc **out, const char *path,
 	if (!ret && ns.file_note)
 		core_parse_file_note(co, ns.file_note, ns.file_len);
 	if (!ret && !co->nfmaps)
-		ret = cs_fail(err, CS_ERR_CORE,
-			      "core file '%s' lists no mapped files (no NT_FILE "
-			      "note; Linux writes one since 3.7)", co->info.path);
+		ret = no_mapped_files(co, &ns, err);
 	if (!ret)
 		ret = core_make_threads(ms, &ns, co, err);
 	if (!ret) {

@@ -216,11 +216,12 @@ static void parse_notes(struct core *co, struct note_state *ns,
 		const unsigned char *name = p + name_off, *d;
 		int is_core;
 
-		if (namesz > len - name_off)
-			return;
 		desc_off = name_off + (((size_t)namesz + 3) & ~(size_t)3);
-		if (desc_off > len || descsz > len - desc_off)
+		if (namesz > len - name_off || desc_off > len ||
+		    descsz > len - desc_off) {
+			ns->malformed = 1;
 			return;
+		}
 		next = desc_off + (((size_t)descsz + 3) & ~(size_t)3);
 		if (next > len)
 			next = len;
@@ -314,8 +315,10 @@ static char *strip_deleted(const char *name)
 /*
  * NT_FILE: count, page size, count x (start, end, page offset), then
  * count NUL-terminated paths.  A malformed note keeps its well-formed
- * prefix.  gdb writes a page size of 1 (offsets in bytes).
+ * prefix; one with no page size it could have (a power of two up to
+ * PAGESZ_MAX) none.  gdb writes a page size of 1 (offsets in bytes).
  */
+#define PAGESZ_MAX ((uint64_t)1 << 30)
 void core_parse_file_note(struct core *co, const unsigned char *d,
 			    size_t len)
 {
@@ -328,7 +331,9 @@ void core_parse_file_note(struct core *co, const unsigned char *d,
 		return;
 	count = le_u64(d);
 	pagesz = le_u64(d + 8);
-	if (count > MAX_FILE_ENTRIES || count > (len - 16) / 24)
+	/* (a page is a power of two: the kernel's, or gdb's 1) */
+	if (count > MAX_FILE_ENTRIES || count > (len - 16) / 24 ||
+	    pagesz == 0 || pagesz > PAGESZ_MAX || (pagesz & (pagesz - 1)))
 		return;
 	names = (const char *)d + 16 + count * 24;
 	end = (const char *)d + len;
@@ -343,7 +348,7 @@ void core_parse_file_note(struct core *co, const unsigned char *d,
 		if (!nul)
 			break;
 		if (stop > start && names[0] == '/' &&
-		    (pagesz == 0 || pgoff <= UINT64_MAX / pagesz)) {
+		    pgoff <= UINT64_MAX / pagesz) {
 			co->fmaps[n].start = start;
 			co->fmaps[n].end = stop;
 			co->fmaps[n].offset = pgoff * pagesz;

@@ -147,6 +147,9 @@ struct note_state {
 	unsigned char prpsinfo[PRPSINFO_SIZE];
 	const unsigned char *file_note;  /* the first NT_FILE, in a notes buffer */
 	size_t file_len;
+	/* A note whose sizes ran past its segment's end: the notes after
+	 * it unread (it and they may have held NT_FILE). */
+	int malformed;
 };
 
 /* ---- core.c: the core file and its saved memory ---- */

@@ -22,6 +22,7 @@ import os
 import re
 import resource
 import shutil
+import struct
 import subprocess
 
 import pytest
@@ -438,6 +439,50 @@ def test_truncated_gcore(control_gcore, tmp_path):
     res = run_coroscope("core", cut)
     os.unlink(cut)  # tens of megabytes that pytest would keep
     assert_one_error_line(res, 9, "core file '%s' is truncated" % cut)
+
+
+def notes_of(data):
+    """(offset, namesz, descsz, type, desc offset) of each note of the
+    core's PT_NOTE segments (ELF64, little-endian)."""
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    out = []
+    for i in range(phnum):
+        ptype, = struct.unpack_from("<I", data, phoff + i * phentsize)
+        off, = struct.unpack_from("<Q", data, phoff + i * phentsize + 8)
+        size, = struct.unpack_from("<Q", data, phoff + i * phentsize + 32)
+        at = off
+        while ptype == 4 and at + 12 <= off + size:
+            namesz, descsz, ntype = struct.unpack_from("<III", data, at)
+            desc = at + 12 + (namesz + 3) // 4 * 4
+            out.append((at, namesz, descsz, ntype, desc))
+            at = desc + (descsz + 3) // 4 * 4
+    return out
+
+
+NT_FILE = 0x46494c45
+
+
+@pytest.mark.parametrize("how", ["first-note-size", "file-page-size"])
+def test_malformed_notes_said(control_gcore, tmp_path, how):
+    """A note whose sizes run past its segment, or an NT_FILE with no
+    page size it could have: exit 9, saying which (both were "lists no
+    mapped files", or "not of a Python process" for a page size of 0)."""
+    with open(control_gcore[0], "rb") as f:
+        data = bytearray(f.read())
+    notes = notes_of(data)
+    if how == "first-note-size":
+        struct.pack_into("<I", data, notes[0][0], 0xffffff00)
+        want = "has a malformed note (sizes past its segment's end)"
+    else:
+        desc = [n[4] for n in notes if n[3] == NT_FILE][0]
+        struct.pack_into("<Q", data, desc + 8, 0)
+        want = "has a malformed NT_FILE note"
+    bad = tmp_path / "bad.core"
+    bad.write_bytes(bytes(data))
+    res = run_coroscope("core", bad)
+    bad.unlink()  # tens of megabytes that pytest would keep
+    assert_one_error_line(res, 9, "core file '%s' %s" % (bad, want))
 
 
 @needs_gcore
