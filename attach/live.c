@@ -448,8 +448,9 @@ static int check_pid(int *pid, int *via, struct cs_err *err)
 		return cs_fail(err, CS_ERR_NO_PROCESS,
 			       "no such process: %d (it is a zombie)", *pid);
 	/* (a kernel thread has no address space: kcmp() finds its and
-	 * kthreadd's alike) */
-	if (procfs_status_field(*pid, 0, "VmSize", &vmsize) < 0)
+	 * kthreadd's alike; asked of a live task of it, as a process
+	 * whose main thread exited has none in that thread's status) */
+	if (procfs_status_field(*pid, *via, "VmSize", &vmsize) < 0)
 		return cs_fail(err, CS_ERR_NOT_PYTHON,
 			       "process %d is a kernel thread: it has no "
 			       "program of its own to show", *pid);

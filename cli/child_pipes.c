@@ -92,15 +92,28 @@ static int blocked_io(int child, int pid, int reading, int *fd, int *ours,
 
 /*
  * Does a child blocked reading a pipe the parent holds the write end of
- * wait for nothing?  Not a multiprocessing one: its pool worker or its
- * Process reads its tasks so, and the parent writes when it has some.
- * (Writing to a pipe the parent does not read is a deadlock for both:
- * a Process whose queue's feeder fills the pipe while the parent joins
- * it, multiprocessing's well-known one.)
+ * wait for nothing?  Not a multiprocessing pool's worker (one a pool's
+ * result waits for): it reads its tasks so, and the pool writes when it
+ * has some.  (A Process joined while it waits for a message that never
+ * comes is the deadlock, and writing to a pipe the parent does not read
+ * is one for both: a Process whose queue's feeder fills the pipe while
+ * the parent joins it, multiprocessing's well-known one.)
  */
-static int reads_mean_blocked(const struct py_prim *p)
+static int reads_mean_blocked(const struct py_waitgraph *g, size_t node)
 {
-	return !p->name || strcmp(p->name, "multiprocessing.Process") != 0;
+	size_t n, k;
+	const size_t *in = py_waitgraph_in(g, node, &n);
+
+	for (k = 0; k < n; k++) {
+		const struct wg_edge *e = &g->edges[in[k]];
+
+		if (e->kind == WG_WAITS_FOR && e->from < g->nnodes &&
+		    g->nodes[e->from].kind == WG_OBJECT &&
+		    g->prims[g->nodes[e->from].index].kind ==
+		    PY_PRIM_POOL_RESULT)
+			return 0;
+	}
+	return 1;
 }
 
 struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
@@ -126,7 +139,7 @@ struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 		 * reaped may be another process's now) */
 		if (child_pipe_of(v, *n, p->pid) ||
 		    procfs_stat((int)p->pid, 0, &st) < 0 || st.ppid != pid ||
-		    blocked_io((int)p->pid, pid, reads_mean_blocked(p), &fd,
+		    blocked_io((int)p->pid, pid, reads_mean_blocked(g, i), &fd,
 			       &ours, &writing) < 0)
 			continue;
 		v = xgrow(v, &alloc, *n + 1, sizeof(*v));

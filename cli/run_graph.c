@@ -440,16 +440,16 @@ struct blockers {
 	size_t *next;
 };
 
-/* A hold that may not be one: an RLock naming only a thread ident
- * (the thread may be another that reuses it), a lock entered by more
- * `with` blocks than can hold it.  Who waits for the object is not
- * counted as blocked behind such a holder. */
+/* A hold that may not be one: a lock entered by more `with` blocks
+ * than can hold it.  Who waits for the object is not counted as blocked
+ * behind those holders.  (An RLock naming only a thread ident is said
+ * unsure in the text but counted: a bare acquire(), logging's
+ * Handler.handle(), is far the commoner reason.) */
 static int hold_unsure(const struct collection *c, const struct wg_edge *e)
 {
 	return e->kind == WG_HOLDS &&
-	       (e->by_ident ||
-		graph_holders_exclusive(c, e->to, py_waitgraph_holders(
-						&c->graph, e->to, NULL, 0)));
+	       graph_holders_exclusive(c, e->to, py_waitgraph_holders(
+					       &c->graph, e->to, NULL, 0));
 }
 
 static void blockers_build(const struct collection *c, struct blockers *bl)

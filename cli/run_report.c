@@ -358,26 +358,29 @@ static void summary_json(struct json *j, const struct run_summary *s)
  * s inside a Markdown code span, cut at max bytes.  A span shows its
  * text as it is, but for its fence: one backtick more than the longest
  * run of them in s, and a space inside it where s starts or ends with
- * one.
+ * one, or starts and ends with a space (which a span strips one of from
+ * each end).
  */
-static void md_code(FILE *out, const char *s, size_t max)
+static void md_code(FILE *out, const char *str, size_t max)
 {
-	size_t n = esc_cut(s ? s : "?", max), run = 0, longest = 0, i;
-	int pad;
+	const char *s = str ? str : "?";
+	size_t n = esc_cut(s, max), run = 0, longest = 0, i;
+	int cut = s[n] != '\0', pad;
 
-	for (i = 0; s && i < n; i++) {
+	for (i = 0; i < n; i++) {
 		run = s[i] == '`' ? run + 1 : 0;
 		if (run > longest)
 			longest = run;
 	}
 	/* (a cut one ends with "...") */
-	pad = longest && (s[0] == '`' || (s[n - 1] == '`' && !s[n]));
+	pad = n && ((longest && (s[0] == '`' || (s[n - 1] == '`' && !cut))) ||
+		    (s[0] == ' ' && s[n - 1] == ' ' && !cut));
 	for (i = 0; i <= longest; i++)
 		fputc('`', out);
 	if (pad)
 		fputc(' ', out);
 	esc_put(out, s, ESC_TEXT, max);
-	if (s && strlen(s) > max)
+	if (cut)
 		fputs("...", out);
 	if (pad)
 		fputc(' ', out);
@@ -685,7 +688,9 @@ void run_report_step_summary(const char *path, const struct run_dump *d)
 			      ": not Python\n" : ": not dumped\n", f);
 			continue;
 		}
-		fprintf(f, ": Python %s\n", p->c.py.version);
+		fputs(": Python ", f);
+		md_text(f, p->c.py.version, 40);
+		fputc('\n', f);
 		for (k = 0; k < p->c.snap.nthreads && k < MD_MAX_THREADS; k++)
 			md_thread(f, &p->c.snap.threads[k]);
 		if (p->c.snap.nthreads > MD_MAX_THREADS)

@@ -172,13 +172,16 @@ static void build_stack(struct builder *b, struct py_task *t, long first)
  * session.get() returns one, and asyncio.ensure_future() takes it).
  * Its send() drives the coroutine it wraps, whose chain is the task's.
  * That one is found in the attribute aiohttp and most wrappers keep it
- * in, else as the only chain no task owns that ends awaiting the future
- * the task waits on.
+ * in, for every such task first; then, for the others, as the only
+ * chain no task owns whose innermost generator awaits the future the
+ * task waits on.
  */
 #define WRAPPED_ATTR "_coro"
+/* In ends_at: a future two unowned chains await (which one is not known). */
+#define ENDS_MANY ((void *)(uintptr_t)-1)
 
 /* The generator whose next is idx, or -1 (-2 for more than one), for
- * every generator: built once, for the first wrapped task. */
+ * every generator. */
 static long *awaited_by_index(const struct builder *b)
 {
 	long *up = xmallocarray(b->nnext ? b->nnext : 1, sizeof(*up));
@@ -195,24 +198,14 @@ static long *awaited_by_index(const struct builder *b)
 	return up;
 }
 
-static long chain_awaiting(const struct builder *b, const long *up,
-			   uint64_t waiter)
+/* The outermost of the chain innermost ends, or -1; bounded, as a loop
+ * (owned by no task) may have no outermost at all. */
+static long outermost(const long *up, long innermost)
 {
-	const struct py_async *a = b->out;
-	long found = -1, k;
-	size_t i, n;
+	long k = innermost;
+	size_t n;
 
-	for (i = 0; i < b->nnext; i++) {
-		if (a->gens[i].task || b->next[i] >= 0 ||
-		    a->gens[i].awaiting != waiter)
-			continue;
-		if (found >= 0)
-			return -1;  /* two: which one is not known */
-		found = (long)i;
-	}
-	/* up to its outermost; bounded, as a loop (owned by no task) may
-	 * have no outermost at all */
-	for (n = 0, k = found; k >= 0 && n < PY_MAX_CHAIN; n++) {
+	for (n = 0; k >= 0 && n < PY_MAX_CHAIN; n++) {
 		if (up[k] < 0)
 			return up[k] == -1 ? k : -1;
 		k = up[k];
@@ -220,24 +213,32 @@ static long chain_awaiting(const struct builder *b, const long *up,
 	return -1;
 }
 
-static long wrapped_coro_gen(struct builder *b, const struct py_task *t,
-			     long **up)
+/* Each future an unowned chain's innermost generator awaits -> that
+ * generator + 1, or ENDS_MANY. */
+static void index_chain_ends(const struct builder *b, struct addrmap *ends_at)
 {
-	uint64_t inner = pyobj_own_or_0(b->py, t->coro, WRAPPED_ATTR);
-	long k = inner ? tasks_gen_at(b, inner, t->interp_id) : -1;
+	const struct py_async *a = b->out;
+	size_t i;
+	int found;
 
-	if (k >= 0 || !t->waiter)
-		return k;
-	if (!*up)
-		*up = awaited_by_index(b);
-	return chain_awaiting(b, *up, t->waiter);
+	for (i = 0; i < b->nnext; i++) {
+		uint64_t w = a->gens[i].awaiting;
+
+		if (a->gens[i].task || b->next[i] >= 0 || !w)
+			continue;
+		addrmap_get(ends_at, w, &found);
+		addrmap_put(ends_at, w, found ? ENDS_MANY :
+			    (void *)(uintptr_t)(i + 1));
+	}
 }
 
 void tasks_build_stacks(struct builder *b)
 {
 	struct py_async *a = b->out;
+	struct addrmap ends_at;
 	long *up = NULL;
 	size_t i, rebuilt = 0;
+	int pass;
 
 	index_awaiting(b);
 	for (i = 0; i < a->ntasks; i++) {
@@ -245,15 +246,40 @@ void tasks_build_stacks(struct builder *b)
 		py_task_note_frames_like(a, &a->tasks[i],
 					 i ? &a->tasks[i - 1] : NULL);
 	}
-	/* Once every other task owns its chain: what none owns is left. */
-	for (i = 0; i < a->ntasks; i++) {
-		struct py_task *t = &a->tasks[i];
+	/* Once every other task owns its chain: what none owns is left.
+	 * The wrappers that name their coroutine first, then the rest. */
+	addrmap_init(&ends_at);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < a->ntasks; i++) {
+			struct py_task *t = &a->tasks[i];
+			uint64_t inner;
+			long k = -1;
+			void *v;
 
-		if (b->fields[i].coro_gen < 0 && t->coro && !t->nstack) {
-			build_stack(b, t, wrapped_coro_gen(b, t, &up));
+			if (b->fields[i].coro_gen >= 0 || !t->coro || t->nstack)
+				continue;
+			if (pass == 0) {
+				inner = pyobj_own_or_0(b->py, t->coro,
+						       WRAPPED_ATTR);
+				k = inner ? tasks_gen_at(b, inner,
+							 t->interp_id) : -1;
+			} else if (t->waiter) {
+				if (!up) {
+					up = awaited_by_index(b);
+					index_chain_ends(b, &ends_at);
+				}
+				v = addrmap_get(&ends_at, t->waiter, NULL);
+				if (v && v != ENDS_MANY)
+					k = outermost(up, (long)(uintptr_t)v - 1);
+			}
+			/* (never a chain another task took meanwhile) */
+			if (k < 0 || a->gens[k].task)
+				continue;
+			build_stack(b, t, k);
 			rebuilt += t->nstack > 0;
 		}
 	}
+	addrmap_release(&ends_at);
 	free(up);
 	/* (alike as its neighbours were while its stack was empty) */
 	for (i = 0; rebuilt && i < a->ntasks; i++)

@@ -419,6 +419,19 @@ def test_mp_pool_job_named(ident, work):
 
 
 
+def test_mp_process_join_deadlock_said(work):
+    """A parent joining a multiprocessing.Process that waits for a
+    message the parent never sends: the child is blocked reading a pipe
+    the parent holds the write end of (said of a Process, unlike a
+    pool's worker, which reads its tasks so by design)."""
+    script, res, info = run_timing_out("3.12", "run_mp_join.py", work, "3")
+    causes = "\n".join(likely_causes(res.stderr))
+    assert re.search(r"waiting on multiprocessing\.\S*Process 0x[0-9a-f]+ "
+                     r"\(pid %d; blocked reading its fd \d+, a pipe this "
+                     r"process holds the write end of as fd \d+\)"
+                     % info["child"], causes), causes
+
+
 # ---------------------------------------------------------------------------
 # A thread deadlock on two locks
 

@@ -4,7 +4,9 @@ coroutine's chain as its stack, and waits where that chain waits.
 
 targets/wrapped_coro.py records each such task's chain as the
 interpreter sees it (id() of each coroutine, from the wrapped one in):
-coroscope's JSON stack must be the same, innermost first; the text shows
+coroscope's JSON stack must be the same, innermost first (and a task
+whose object waits on a future by itself takes no chain another task's
+wrapped coroutine awaits that future in); the text shows
 the task at the "# MARK: wrapped-wait" line, waiting on the lock the
 main task holds.
 """
@@ -27,11 +29,17 @@ def test_wrapped_coroutine_is_the_tasks_stack(keeper, interp):
         task = tasks[want["id"]]
         got = [int(f["id"], 16) for f in task["stack"]]
         assert got == list(reversed(want["chain"])), (task, want)
-        assert task["stack"][-1]["line"] == marker_line(SCRIPT,
-                                                         "wrapped-wait")
         gens = {int(g["id"], 16): g for g in doc["generators"]}
         for gid in want["chain"]:
             assert int(gens[gid]["task"], 16) == want["id"], gens[gid]
+
+    # the task whose object waits on the future itself has no chain (not
+    # the one a wrapped coroutine of another task awaits that future in)
+    assert tasks[t.ready["raw"]]["stack"] == [], tasks[t.ready["raw"]]
+    lines = sorted(task["stack"][-1]["line"] for task in
+                   (tasks[w["id"]] for w in t.ready["tasks"]))
+    assert lines == sorted([marker_line(SCRIPT, "wrapped-wait")] * 2 +
+                           [marker_line(SCRIPT, "shared-future")]), lines
 
     text = run_coroscope("dump", t.pid)
     assert text.returncode == 0, text.stderr

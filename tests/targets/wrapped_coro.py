@@ -3,7 +3,10 @@ the coroutine protocol by hand): aiohttp's session.get() returns such an
 object, keeping its coroutine in a slot `_coro`, and
 asyncio.ensure_future() runs it as a task.  One wrapper does as aiohttp
 does; the other keeps its coroutine under a name coroscope has no reason
-to know.  Both tasks wait on a lock the main task holds.
+to know.  Both tasks wait on a lock the main task holds.  A third task
+runs an object that waits on a future by itself, with no coroutine
+inside: a fourth task's wrapped coroutine awaits that future too, and
+is that task's alone.
 
 Usage: wrapped_coro.py READY_FILE.  The ready file holds, for each
 wrapper task, its name and its chain as the interpreter sees it: id()
@@ -54,6 +57,20 @@ class DictWrapper(Wrapper):
         return self.inner
 
 
+class Raw(Wrapper):
+    """Yields a future itself: no generator anywhere."""
+
+    def __init__(self, fut):
+        self.it = fut.__await__()
+
+    def wrapped(self):
+        return self.it
+
+
+async def on_future(fut):
+    await fut  # MARK: shared-future
+
+
 async def fetch(lock):
     async with lock:  # MARK: wrapped-wait
         pass
@@ -79,11 +96,16 @@ async def main(ready):
     async with lock:
         slot = SlotWrapper(fetch(lock))
         plain = DictWrapper(fetch(lock))
-        tasks = [asyncio.ensure_future(slot), asyncio.ensure_future(plain)]
+        shared = asyncio.get_event_loop().create_future()
+        raw = asyncio.ensure_future(Raw(shared))
+        on_shared = SlotWrapper(on_future(shared))
+        tasks = [asyncio.ensure_future(slot), asyncio.ensure_future(plain),
+                 asyncio.ensure_future(on_shared)]
         await asyncio.sleep(0.2)
-        write_ready(ready, {"tasks": [
+        write_ready(ready, {"raw": id(raw), "tasks": [
             {"id": id(t), "chain": chain(w)}
-            for t, w in zip(tasks, (slot._coro, plain.inner))]})
+            for t, w in zip(tasks, (slot._coro, plain.inner,
+                                    on_shared._coro))]})
         await asyncio.Event().wait()
 
 
