@@ -695,6 +695,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 		const struct wg_edge *e = &g->edges[i];
 		long inner = merged[i];
 		size_t nw, nh;
+		int one_of;
 
 		if (e->kind != WG_HOLDS || said[i] || library_hold(c, e, inner))
 			continue;
@@ -703,8 +704,8 @@ void report_text_graph(FILE *out, const struct collection *c)
 		strbuf_reset(&sb);
 		graph_add_hold(&sb, c, e, GRAPH_ESCAPED);
 		nh = py_waitgraph_holders(g, e->to, NULL, 0);
-		strbuf_addstr(&sb, graph_holders_exclusive(c, e->to, nh) ?
-			      " may hold " : " holds ");
+		one_of = graph_holders_exclusive(c, e->to, nh);
+		strbuf_addstr(&sb, one_of ? " may hold " : " holds ");
 		graph_add_label(&sb, c, e->to, GRAPH_ESCAPED);
 		nw = py_waitgraph_waiters(g, e->to, NULL, 0);
 		/* one line for a Condition and its lock, their waiters
@@ -719,7 +720,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 		/* (said where it is another line than the frame's) */
 		if (e->at && e->took_line > 0 && e->took_line != e->at->line)
 			strbuf_addf(&sb, ", taken at line %d", e->took_line);
-		if (graph_holders_exclusive(c, e->to, nh))
+		if (one_of)
 			strbuf_addf(&sb, " (one of %zu that entered it: only "
 				    "one can hold it)", nh);
 		if (e->by_ident)

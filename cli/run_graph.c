@@ -455,6 +455,7 @@ static int hold_unsure(const struct collection *c, const struct wg_edge *e)
 static void blockers_build(const struct collection *c, struct blockers *bl)
 {
 	const struct py_waitgraph *g = &c->graph;
+	unsigned char *skip = xcalloc(g->nedges + 1, 1);
 	size_t i, *fill;
 
 	bl->first = xcalloc(g->nnodes + 2, sizeof(*bl->first));
@@ -463,7 +464,8 @@ static void blockers_build(const struct collection *c, struct blockers *bl)
 		const struct wg_edge *e = &g->edges[i];
 		size_t by = e->kind == WG_WAITS_FOR ? e->to : e->from;
 
-		if (by < g->nnodes && !hold_unsure(c, e))
+		skip[i] = by >= g->nnodes || hold_unsure(c, e);
+		if (!skip[i])
 			bl->first[by + 1]++;
 	}
 	for (i = 0; i < g->nnodes; i++)
@@ -474,10 +476,11 @@ static void blockers_build(const struct collection *c, struct blockers *bl)
 		size_t by = e->kind == WG_WAITS_FOR ? e->to : e->from;
 		size_t it = e->kind == WG_WAITS_FOR ? e->from : e->to;
 
-		if (by < g->nnodes && !hold_unsure(c, e))
+		if (!skip[i])
 			bl->next[bl->first[by] + fill[by]++] = it;
 	}
 	free(fill);
+	free(skip);
 }
 
 static void blockers_release(struct blockers *bl)
