@@ -93,6 +93,11 @@ static void collect_heap(struct collection *c,
 	int gl, walked;
 
 	cs_err_init(&err);
+	/* A --no-block read: pages cached by the readers before are as old
+	 * as the read, and a list walk over them meets objects the target
+	 * has since linked or freed.  The walk reads the heap afresh. */
+	if (c->opt.no_block && c->ms && c->ms->frozen == MEMSRC_LIVE)
+		memsrc_cache_clear(c->ms);
 	c->greenlets_unread = c->trio_unread = 0;
 	gl = py_greenlets_prepare(&c->py, &gscan, &also[nalso], &err);
 	c->greenlets_unread = gl < 0;
@@ -552,6 +557,17 @@ static int changed_under_us(const struct collection *c,
 }
 
 /*
+ * Did a --no-block read show the threads but not the heap, whose walk met
+ * the running target's lists mid-change?  Read again like a failure: a
+ * dump or a watch sample without its tasks is a poor answer.
+ */
+static int heap_changed_under_us(const struct collection *c,
+				 const struct collect_options *opt)
+{
+	return opt->no_block && c->heap_unread && c->ms && live_alive(c->ms);
+}
+
+/*
  * Collections tried when a thread left running (attach/live.h) ran while
  * the target was read, which may have torn what was read.  The last
  * one's picture is kept, with a warning, rather than stop the writer
@@ -614,8 +630,11 @@ int collect_live(struct collection *c, int pid,
 				"stop would cut short) ran while the target "
 				"was read, in %d tries: what it changed may "
 				"read torn", left_tries);
-		if (ret == 0 || !changed_under_us(c, opt, err))
+		if (ret == 0 ? !heap_changed_under_us(c, opt) :
+			       !changed_under_us(c, opt, err))
 			break;
+		if (attempt == retries && ret == 0)
+			break;  /* the threads, with the walk's warning */
 		if (attempt == retries) {
 			cs_err_prefix(err, "the target changed while being "
 				      "read (--no-block; %d tries); try again "

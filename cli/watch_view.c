@@ -548,6 +548,8 @@ void watch_summary_json(FILE *out, const struct watch_tracker *t,
 	json_uint(&j, t->samples);
 	json_key(&j, "samples_failed");
 	json_uint(&j, info->samples_failed);
+	json_key(&j, "last_error");
+	json_string(&j, info->samples_failed ? info->last_error : NULL);
 	json_key(&j, "interval_s");
 	json_double(&j, info->interval_s);
 	json_key(&j, "stuck_threshold_s");

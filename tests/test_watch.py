@@ -152,12 +152,14 @@ def test_spinning_thread_is_busy(watched):
     assert spinning["where"]["line"] == marker_line(SCRIPT, "spin")
 
 
-def watch_failing(target, what):
-    """A --json watch of target whose reading fails as
-    COROSCOPE_TEST_WALK_FAIL=what asks: (the process, its summary)."""
+def watch_failing(target, what, more=()):
+    """A --json watch (with the options more) of target whose reading
+    fails as COROSCOPE_TEST_WALK_FAIL=what asks: (the process, its
+    summary)."""
     env = coroscope_env({"COROSCOPE_TEST_WALK_FAIL": what})
-    res = subprocess.run([COROSCOPE, "watch", "--json"] + WATCH_ARGS +
-                         [str(target.pid)], stdout=subprocess.PIPE,
+    res = subprocess.run([COROSCOPE, "watch", "--json"] + list(more) +
+                         WATCH_ARGS + [str(target.pid)],
+                         stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=env,
                          timeout=120 * TIME_SCALE)
     assert res.returncode == 0, res
@@ -173,10 +175,23 @@ def test_a_sample_whose_heap_walk_failed_is_no_sample(keeper):
     target = keeper.start_target(interp, "watch_target.py")
     res, doc = watch_failing(target, "4")
     assert doc["samples_failed"] == 1, doc
+    assert "COROSCOPE_TEST_WALK_FAIL" in doc["last_error"], doc
     tasks = by_name(doc["tasks"])
     assert not [t for t in doc["tasks"] if t["state"] == "gone"], tasks
     assert tasks["parked"]["state"] == "stuck", tasks["parked"]
     assert "gone" not in res.stderr.decode(), res.stderr
+
+
+def test_no_block_sample_whose_heap_walk_failed_is_read_again(keeper):
+    """With --no-block, a sample whose heap walk met the running target
+    mid-change is read again at once, as a dump's read is: no sample is
+    lost to it."""
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    res, doc = watch_failing(target, "4", ["--no-block"])
+    # (a real race may still fail a sample, after its tries)
+    assert "COROSCOPE_TEST_WALK_FAIL" not in (doc["last_error"] or ""), doc
+    assert by_name(doc["tasks"])["parked"]["state"] == "stuck", doc
 
 
 def test_waiting_worker_is_idle(watched):
