@@ -62,12 +62,14 @@ struct live {
 
 	/* Threads left running (live_writers.c): those seen asleep in a
 	 * sending call before the stop (sorted), those left so during
-	 * it; stop_every when the caller wants them stopped too; left_ran
+	 * it, those it found running throughout; stop_every when the caller wants them stopped too; left_ran
 	 * when one of them ran while the target was held. */
 	struct live_left *sending;
 	size_t nsending, asending;
 	struct live_left *left;
 	size_t nleft, aleft;
+	int *running;          /* seen running at the survey's end, sorted */
+	size_t nrunning;
 	int stop_every;
 	int left_ran;
 

@@ -35,8 +35,17 @@
  * it inside (its syscall file then says "running"); a send call's only
  * while asleep in it.
  *
+ * A thread the survey finds on a CPU or waiting for one ("running") may
+ * be a writer a reader has just woken inside its call, about to sleep
+ * in it again (under load it may wait for a CPU for milliseconds): the
+ * survey looks at it again a few times, and live_left_keep() once more
+ * before seizing it; if it sleeps in a sending call by then, it is left
+ * running like the others.  A writer whose call the survey saw has ended
+ * by then, and that runs, is looked at a few times more (in its next
+ * call, woken, most likely).
+ *
  * What is left: a thread that enters such a call after it was looked at,
- * or that the survey found running, is stopped as before.
+ * or that stays running throughout, is stopped as before.
  */
 #include "attach/live.h"
 #include "attach/live_internal.h"
@@ -44,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/procfs.h"
 #include "common/strbuf.h"
@@ -56,9 +66,35 @@
  * stopped whatever they sleep in. */
 #define SURVEY_MAX 256
 
+/* Threads found running are looked at again up to RUNNING_POLLS times,
+ * after RUNNING_POLL_US, then twice as long each time: a writer woken in
+ * its call copies what fits in microseconds, then sleeps again, but on
+ * a crowded CPU it may first wait for the CPU a scheduler slice (~3 ms).
+ * At most 3.1 ms more of wall time, outside the pause, when a thread
+ * keeps a CPU busy throughout. */
+#define RUNNING_POLLS 5
+#define RUNNING_POLL_US 100
+
+/* A thread the survey saw in a sending call whose call has ended by the
+ * time it would be seized, and that runs: most likely the writer in its
+ * next call, woken in it.  Looked at again up to KEEP_POLLS times, after
+ * KEEP_POLL_US, then twice as long each time: at most 1.55 ms more of
+ * the pause, for this rare case only. */
+#define KEEP_POLLS 5
+#define KEEP_POLL_US 50
+
+/* What read_call() found. */
+enum {
+	CALL_GONE = -1,     /* the file cannot be read */
+	CALL_OTHER = 0,     /* asleep in another call, or in none */
+	CALL_SENDS = 1,     /* asleep in a call that sends bytes */
+	CALL_RUNNING = 2,   /* on a CPU or waiting for one: which call is
+			       not said */
+};
+
 /* The call a thread sleeps in, from its syscall file ("nr args sp pc",
- * or "running"): 1 when it sends bytes (l's call, fd, line_hash set), 0
- * when not, -1 when it cannot be read (gone). */
+ * or "running"): CALL_SENDS with l's call, fd and line_hash set, or
+ * another of the values above. */
 static int read_call(int pid, int tid, struct live_left *l)
 {
 	char path[64], line[256], *end;
@@ -69,20 +105,22 @@ static int read_call(int pid, int tid, struct live_left *l)
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	if (procfs_read(path, line, sizeof(line)) <= 0)
-		return -1;
+		return CALL_GONE;
+	if (!strncmp(line, "running", 7))
+		return CALL_RUNNING;
 	nr = strtol(line, &end, 10);
 	if (end == line || *end != ' ' || !cs_syscall_sends(nr))
-		return 0;  /* "running", another call, or none */
+		return CALL_OTHER;
 	fd = strtoull(end + 1, &end, 16);
 	if (fd > 0x7fffffffULL)
-		return 0;
+		return CALL_OTHER;
 	for (p = line; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	l->tid = tid;
 	l->call = nr;
 	l->fd = (int)fd;
 	l->line_hash = h;
-	return 1;
+	return CALL_SENDS;
 }
 
 /* The thread's write calls ended (syscw in its io file): 0, or -1 when
@@ -118,6 +156,22 @@ static int read_sleep(int pid, int tid, struct live_left *l)
 	return read_call(pid, tid, l);
 }
 
+/* read_sleep(), again while the thread runs (bounded: polls more
+ * looks, the first after first_us, then twice as long each time). */
+static int read_sleep_soon(int pid, int tid, struct live_left *l, int polls,
+			   long first_us)
+{
+	struct timespec pause = { 0, first_us * 1000L };
+	int ret = read_sleep(pid, tid, l);
+
+	while (ret == CALL_RUNNING && polls-- > 0) {
+		nanosleep(&pause, NULL);
+		pause.tv_nsec *= 2;
+		ret = read_sleep(pid, tid, l);
+	}
+	return ret;
+}
+
 /* Did the thread left as *was stay in the call it was seen in? */
 static int stayed(const struct live *lv, const struct live_left *was)
 {
@@ -130,7 +184,7 @@ static int stayed(const struct live *lv, const struct live_left *was)
 	/* Gone, awake, or asleep again elsewhere or later: it ran.  The
 	 * call, then the counts: asleep now, a run since the first look
 	 * ended in a switch, counted by then. */
-	return read_call(lv->pid, was->tid, &now) == 1 &&
+	return read_call(lv->pid, was->tid, &now) == CALL_SENDS &&
 	       now.line_hash == was->line_hash &&
 	       procfs_context_switches(lv->pid, was->tid, &now.switches) == 0 &&
 	       now.switches == was->switches;
@@ -148,7 +202,7 @@ static int left_cmp(const void *a, const void *b)
  * between two reads of the same syscall line: from then on, an
  * unchanged syscw means it is still in that call (one that ended after
  * the syscw was read would have counted), asleep or woken inside it.
- * 1 with *l set, 0 not in such a call, -1 unreadable.
+ * CALL_SENDS with *l set, or what read_call() said.
  */
 static int survey_one(int pid, int tid, struct live_left *l)
 {
@@ -157,7 +211,7 @@ static int survey_one(int pid, int tid, struct live_left *l)
 
 	l->syscw = -1;
 	l->switches = 0;
-	if (ret != 1)
+	if (ret != CALL_SENDS)
 		return ret;
 	/* (a reader that frees room in the pipe wakes it: cli/ tells a
 	 * reader that read nothing since by an unchanged count) */
@@ -166,27 +220,65 @@ static int survey_one(int pid, int tid, struct live_left *l)
 	if (!cs_syscall_counts_syscw(l->call))
 		return 1;
 	if (read_syscw(pid, tid, &l->syscw) < 0 ||
-	    read_call(pid, tid, &again) != 1 ||
+	    read_call(pid, tid, &again) != CALL_SENDS ||
 	    again.line_hash != l->line_hash)
 		l->syscw = -1;
-	return 1;
+	return CALL_SENDS;
+}
+
+/* Survey tid: a sending thread is added to lv->sending; one running
+ * is kept at running[*nrunning]. */
+static void survey_add(struct live *lv, int tid, int *running,
+		       size_t *nrunning)
+{
+	int ret = survey_one(lv->pid, tid, &lv->sending[lv->nsending]);
+
+	if (ret == CALL_SENDS)
+		lv->nsending++;
+	else if (ret == CALL_RUNNING)
+		running[(*nrunning)++] = tid;
+}
+
+/* The threads found running, looked at again until they sleep (bounded:
+ * RUNNING_POLLS rounds); those still running are kept in lv->running. */
+static void survey_running(struct live *lv, int *running, size_t n)
+{
+	struct timespec pause = { 0, RUNNING_POLL_US * 1000L };
+	size_t i, left;
+	int round;
+
+	for (round = 0; round < RUNNING_POLLS && n; round++) {
+		nanosleep(&pause, NULL);
+		pause.tv_nsec *= 2;
+		left = n;
+		n = 0;
+		for (i = 0; i < left; i++)
+			survey_add(lv, running[i], running, &n);
+	}
+	lv->running = running;
+	lv->nrunning = n;
+	if (n > 1)
+		qsort(lv->running, n, sizeof(*lv->running), live_tid_cmp);
 }
 
 void live_left_survey(struct live *lv)
 {
-	int *tids;
-	size_t n, i;
+	int *tids, *running;
+	size_t n, i, nrunning = 0;
 
 	lv->nleft = 0;
 	lv->nsending = 0;
+	free(lv->running);
+	lv->running = NULL;
+	lv->nrunning = 0;
 	if (lv->stop_every || live_list_tasks(lv->pid, &tids, &n) < 0)
 		return;
 	lv->sending = xgrow(lv->sending, &lv->asending, n ? n : 1,
 			    sizeof(*lv->sending));
+	running = xcalloc(n ? n : 1, sizeof(*running));
 	for (i = 0; i < n && i < SURVEY_MAX; i++)
-		if (survey_one(lv->pid, tids[i],
-			       &lv->sending[lv->nsending]) == 1)
-			lv->nsending++;
+		survey_add(lv, tids[i], running, &nrunning);
+	survey_running(lv, running, nrunning);
 	/* Listed ascending after the main thread: sort for bsearch. */
 	if (lv->nsending > 1)
 		qsort(lv->sending, lv->nsending, sizeof(*lv->sending),
@@ -201,18 +293,26 @@ int live_left_keep(struct live *lv, int tid)
 	int64_t syscw;
 
 	key.tid = tid;
-	if (!lv->nsending ||
-	    !(seen = bsearch(&key, lv->sending, lv->nsending,
-			     sizeof(*lv->sending), left_cmp)))
-		return 0;
-	/* Still in the write call seen, asleep or woken inside it (a
-	 * reader taking bytes wakes it there: it is then runnable, and its
-	 * syscall file says "running"). */
-	if (seen->syscw >= 0 && read_syscw(lv->pid, tid, &syscw) == 0 &&
-	    syscw == seen->syscw)
+	seen = lv->nsending ? bsearch(&key, lv->sending, lv->nsending,
+				      sizeof(*lv->sending), left_cmp) : NULL;
+	if (!seen) {
+		/* running when the survey ended: asleep in such a call now? */
+		if (!lv->nrunning ||
+		    !bsearch(&tid, lv->running, lv->nrunning,
+			     sizeof(*lv->running), live_tid_cmp) ||
+		    read_sleep(lv->pid, tid, &l) != CALL_SENDS)
+			return 0;
+	} else if (seen->syscw >= 0 &&
+		   read_syscw(lv->pid, tid, &syscw) == 0 &&
+		   syscw == seen->syscw) {
+		/* Still in the write call seen, asleep or woken inside it
+		 * (a reader taking bytes wakes it there: it is then
+		 * runnable, and its syscall file says "running"). */
 		l = *seen;
-	else if (read_sleep(lv->pid, tid, &l) != 1)
+	} else if (read_sleep_soon(lv->pid, tid, &l, KEEP_POLLS,
+				   KEEP_POLL_US) != CALL_SENDS) {
 		return 0;
+	}
 	lv->left = xgrow(lv->left, &lv->aleft, lv->nleft + 1,
 			 sizeof(*lv->left));
 	lv->left[lv->nleft++] = l;
@@ -233,9 +333,12 @@ void live_left_free(struct live *lv)
 {
 	free(lv->sending);
 	free(lv->left);
+	free(lv->running);
 	lv->sending = NULL;
 	lv->left = NULL;
+	lv->running = NULL;
 	lv->nsending = lv->asending = lv->nleft = lv->aleft = 0;
+	lv->nrunning = 0;
 }
 
 void live_stop_every_thread(struct memsrc *ms, int every)

@@ -11,11 +11,13 @@ fds) and its markers.
 """
 
 import json
+import sys
 import os
 import re
 import time
 
 import subprocess
+import threading
 
 import pytest
 
@@ -413,3 +415,55 @@ def test_a_forked_child_and_its_parent_both_hold_the_read_end(keeper):
         {"pid": said["child"], "fd": said["fd"], "parent": False},
         {"pid": said["pid"], "fd": said["fd"], "parent": True}]], left
     os.kill(said["child"], 9)
+
+
+
+def test_a_writer_woken_as_coroscope_looks_is_left_running(keeper):
+    """A pipe read a little at a time wakes its writer inside its
+    write(2) again and again; on a crowded CPU the writer then waits for
+    it, and coroscope's look before a stop finds it "running" rather
+    than asleep in the call.  It is looked at again until it sleeps in
+    the call, and left running: over 40 dumps no write returns short.
+    (It was stopped, which cut its write short: 1 to 8 short writes in
+    30 dumps here; under load `run`'s test of a slowly reading parent
+    saw the child's print end early.)"""
+    cpu = min(os.sched_getaffinity(0))
+    target = keeper.start_target(control_interpreter(), "woken_writer.py",
+                                 str(cpu))
+    said = target.ready
+    burner = subprocess.Popen(
+        [sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
+         "while True:\n    pass\n" % cpu])
+    r = os.open("/proc/%d/fd/%d" % (target.pid, said["fd"]),
+                os.O_RDONLY | os.O_NONBLOCK)
+    done = threading.Event()
+    got = [0]
+
+    def read_slowly():
+        while not done.is_set():
+            try:
+                got[0] += len(os.read(r, 1 << 16))
+            except BlockingIOError:
+                pass
+            time.sleep(0.001)
+
+    reader = threading.Thread(target=read_slowly)
+    reader.start()
+    left = 0
+    try:
+        for _ in range(40):
+            res = run_coroscope("dump", "--json", target.pid)
+            assert res.returncode == 0, res
+            left += bool(thread_by_tid(res.json(), said["writer"])
+                         ["left_running"])
+    finally:
+        done.set()
+        reader.join()
+        os.close(r)
+        burner.kill()
+        burner.wait()
+    assert got[0] > 0, "nothing was read during the dumps"
+    assert left, "the writer was never left running"
+    short = os.path.join(target.workdir, "ready.json.short")
+    assert not os.path.exists(short), \
+        "writes cut short: %s" % open(short).read()
