@@ -80,6 +80,17 @@ static int part_fails(const char *failing, const char *part,
 	return 1;
 }
 
+/* The tries again a read that the running target changed under may
+ * make (--no-block only). */
+static int retries_of(const struct collect_options *opt)
+{
+	int retries = opt->retries ? opt->retries : COLLECT_DEFAULT_RETRIES;
+
+	if (retries < 0 || !opt->no_block)
+		return 0;
+	return retries < COLLECT_MAX_RETRIES ? retries : COLLECT_MAX_RETRIES;
+}
+
 static void collect_heap(struct collection *c,
 			 const struct py_stack_options *sopt)
 {
@@ -157,12 +168,44 @@ static void collect_heap(struct collection *c,
 	py_greenlet_scan_release(&gscan);
 }
 
+/* A heap walk that failed gives back what it read and its warnings
+ * (and so does a whole reading, drop_reading()). */
+static void drop_heap(struct collection *c, size_t nwarnings,
+		      const size_t *counts)
+{
+	size_t i;
+
+	py_async_release(&c->async);
+	py_greenlets_release(&c->greenlets);
+	memset(&c->async, 0, sizeof(c->async));
+	memset(&c->greenlets, 0, sizeof(c->greenlets));
+	for (i = nwarnings; i < c->warnings.n; i++)
+		free(c->warnings.v[i].text);
+	c->warnings.n = nwarnings;
+	memcpy(c->warnings.count, counts, sizeof(c->warnings.count));
+	c->heap_unread = 0;
+	c->greenlets_unread = c->trio_unread = 0;
+	/* (what pyproc decoded stays: the threads' frames refer to it) */
+}
+
 /* The heap's units and the wait-for graph over them and the threads. */
 static void read_heap(struct collection *c, const struct py_stack_options *sopt)
 {
 	struct cs_err err;
+	size_t nwarnings = c->warnings.n, counts[CS_WARN_NORIGINS];
+	int again = retries_of(&c->opt);
 
-	collect_heap(c, sopt);
+	/* A --no-block walk that met the running target's lists mid-change
+	 * (the threads were read) walks again, up to --retries times: a
+	 * dump or a watch sample without its tasks is a poor answer, and
+	 * the threads read stand. */
+	memcpy(counts, c->warnings.count, sizeof(counts));
+	for (;;) {
+		collect_heap(c, sopt);
+		if (!c->heap_unread || again-- <= 0 || !live_alive(c->ms))
+			break;
+		drop_heap(c, nwarnings, counts);
+	}
 	cs_err_init(&err);
 	if (py_waitgraph_build(&c->py, &c->snap, &c->async, &c->greenlets,
 			       &c->graph, &err) < 0)
@@ -248,8 +291,6 @@ static enum capture_mode capture_mode(void)
 static void drop_reading(struct collection *c, size_t nwarnings,
 			 const size_t *counts)
 {
-	size_t i;
-
 	native_stacks_release(&c->native);
 	py_waitgraph_release(&c->graph);
 	free(c->child_pipes);
@@ -258,22 +299,13 @@ static void drop_reading(struct collection *c, size_t nwarnings,
 	free(c->left_pipes);
 	c->left_pipes = NULL;
 	c->nleft_pipes = 0;
-	py_async_release(&c->async);
-	py_greenlets_release(&c->greenlets);
+	drop_heap(c, nwarnings, counts);
 	py_snapshot_release(&c->snap);
 	memset(&c->native, 0, sizeof(c->native));
 	memset(&c->graph, 0, sizeof(c->graph));
-	memset(&c->async, 0, sizeof(c->async));
-	memset(&c->greenlets, 0, sizeof(c->greenlets));
 	memset(&c->snap, 0, sizeof(c->snap));
 	free(c->ns_tids);
 	c->ns_tids = NULL;
-	for (i = nwarnings; i < c->warnings.n; i++)
-		free(c->warnings.v[i].text);
-	c->warnings.n = nwarnings;
-	memcpy(c->warnings.count, counts, sizeof(c->warnings.count));
-	c->heap_unread = 0;
-	c->greenlets_unread = c->trio_unread = 0;
 	/* What was decoded came from memory that may have changed. */
 	pyproc_forget_objects(&c->py);
 }
@@ -557,17 +589,6 @@ static int changed_under_us(const struct collection *c,
 }
 
 /*
- * Did a --no-block read show the threads but not the heap, whose walk met
- * the running target's lists mid-change?  Read again like a failure: a
- * dump or a watch sample without its tasks is a poor answer.
- */
-static int heap_changed_under_us(const struct collection *c,
-				 const struct collect_options *opt)
-{
-	return opt->no_block && c->heap_unread && c->ms && live_alive(c->ms);
-}
-
-/*
  * Collections tried when a thread left running (attach/live.h) ran while
  * the target was read, which may have torn what was read.  The last
  * one's picture is kept, with a warning, rather than stop the writer
@@ -598,15 +619,11 @@ static int again_left_ran(const struct collection *c, int ret,
 int collect_live(struct collection *c, int pid,
 		 const struct collect_options *opt, struct cs_err *err)
 {
-	int retries = opt->retries ? opt->retries : COLLECT_DEFAULT_RETRIES;
+	int retries = retries_of(opt);
 	int attempt, left_tries = 0, stop_every = 0, ret;
 	struct offcpu carried;
 	struct tries_spent spent = { 0, 0, 0 };
 
-	if (retries < 0 || !opt->no_block)
-		retries = 0;
-	if (retries > COLLECT_MAX_RETRIES)
-		retries = COLLECT_MAX_RETRIES;
 	memset(&carried, 0, sizeof(carried));
 	/* Bounded: one more try per retry, or per thread left running that
 	 * ran (LEFT_RAN_TRIES + 1 in all), each a whole new collection. */
@@ -630,11 +647,8 @@ int collect_live(struct collection *c, int pid,
 				"stop would cut short) ran while the target "
 				"was read, in %d tries: what it changed may "
 				"read torn", left_tries);
-		if (ret == 0 ? !heap_changed_under_us(c, opt) :
-			       !changed_under_us(c, opt, err))
+		if (ret == 0 || !changed_under_us(c, opt, err))
 			break;
-		if (attempt == retries && ret == 0)
-			break;  /* the threads, with the walk's warning */
 		if (attempt == retries) {
 			cs_err_prefix(err, "the target changed while being "
 				      "read (--no-block; %d tries); try again "

@@ -105,11 +105,11 @@ def test_options_after_the_pid(control_interp, keeper):
 
 def test_no_block_heap_walk_met_mid_change_is_read_again(control_interp,
                                                           keeper):
-    """A --no-block read that showed the threads but not the heap (its
+    """A --no-block read that read the threads but not the heap (its
     walk met the running target's lists mid-change, as the test aid
-    makes the first walk do) is read again like a failed one: the tasks
-    are shown, without a warning.  With --retries 0 the threads are
-    shown alone, with the walk's warning, as before.  (In the sanitizer
+    makes the first walk do) walks the heap again: the tasks are shown,
+    without a warning.  With --retries 0 the threads are shown alone,
+    with the walk's warning, as before.  (In the sanitizer
     run under load a 3 s --no-block watch once read no sample at all.)"""
     target = keeper.start_target(control_interp, "watch_target.py")
     fail_first = {"COROSCOPE_TEST_WALK_FAIL": "1"}
@@ -124,5 +124,7 @@ def test_no_block_heap_walk_met_mid_change_is_read_again(control_interp,
     assert res.returncode == 0, res
     assert res.json()["tasks"] == [], res
     assert res.json()["threads"], res
-    assert "tasks and generators not shown: the heap walk failed as " \
-        "COROSCOPE_TEST_WALK_FAIL asked" in res.json()["warnings"], res
+    # (the walk may also have met a real change first: the sanitizer's
+    # slower walk does, now and then)
+    assert [w for w in res.json()["warnings"]
+            if w.startswith("tasks and generators not shown: ")], res

@@ -184,7 +184,7 @@ def test_a_sample_whose_heap_walk_failed_is_no_sample(keeper):
 
 def test_no_block_sample_whose_heap_walk_failed_is_read_again(keeper):
     """With --no-block, a sample whose heap walk met the running target
-    mid-change is read again at once, as a dump's read is: no sample is
+    mid-change walks the heap again at once, as a dump does: no sample is
     lost to it."""
     interp = control_interpreter()
     target = keeper.start_target(interp, "watch_target.py")
