@@ -16,6 +16,7 @@ Usage: unsure_holders.py READY_FILE.  Must run unchanged on CPython 3.6
 through 3.14.
 """
 
+import os
 import sys
 import threading
 import time
@@ -79,9 +80,24 @@ def start(target, name, *args):
     return t
 
 
+def wait_alone():
+    """Until the joined thread has left the kernel too: join() returns
+    when its Python state ends, and glibc reuses its stack (and ident)
+    only once it is gone.  Bounded: 10 s."""
+    for _ in range(1000):
+        try:
+            if len(os.listdir("/proc/self/task")) == 1:
+                return
+        except OSError:
+            return
+        time.sleep(0.01)
+
+
 if __name__ == "__main__":
     start(exits, "exits").join()
-    reusers = [start(idle, "idle-%d" % i) for i in range(3)]
+    wait_alone()
+    for i in range(3):
+        start(idle, "idle-%d" % i)
     start(bare, "bare")
     start(with_holder, "with-holder")
     start(released, "released")
@@ -92,7 +108,8 @@ if __name__ == "__main__":
                        (with_lock, "with"), (plain, "twice")):
         start(wait_for, "waits-" + name, lock)
     time.sleep(0.3)
+    # (any thread may have its ident; the idle ones most likely)
     write_ready(sys.argv[1], {
-        "reused_by": [t.name for t in reusers
+        "reused_by": [t.name for t in threading.enumerate()
                       if t.ident == idents["exited"]]})
     stop.wait()
