@@ -160,13 +160,15 @@ check-unit: $(BIN) unit
 
 # The functional tests spend most of their time waiting for targets to
 # start and settle, so pytest-xdist workers (python3-pytest-xdist, from
-# `make deps`) overlap them: three on two cores took 432 s here where two
-# took 572 (the CPUs were busy 1.6 of 2); without xdist they run in one
+# `make deps`) overlap them: three on two cores took 432 s on one machine
+# where two took 572 (the CPUs were busy 1.6 of 2); on a slower one, four
+# took 551 s where three took 614.  Without xdist they run in one
 # process.  The sanitizer runs, whose coroscope uses two to three times
-# the CPU, keep to two.  `make check-functional PYTEST_JOBS=0` runs them
-# serially.
-PYTEST_JOBS ?= 3
-SAN_PYTEST_JOBS ?= 2
+# the CPU, keep to three (440 s where two took 580, the same machine):
+# their longest tests wait on timeouts (run, watch).  `make
+# check-functional PYTEST_JOBS=0` runs them serially.
+PYTEST_JOBS ?= 4
+SAN_PYTEST_JOBS ?= 3
 xdist_par = $(shell [ "$(1)" != 0 ] && \
 	/usr/bin/python3 -c 'import xdist' 2>/dev/null && \
 	printf -- '-n %s' $(1))

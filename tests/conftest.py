@@ -282,10 +282,18 @@ def pyenv_python27():
 
 def pytest_generate_tests(metafunc):
     if "interp" in metafunc.fixturenames:
+        # A test whose code under test does not depend on the version
+        # (@pytest.mark.interpreters("3.6", ...)) runs on those of the
+        # ones named that are here, or on the first one here.
+        chosen = PARAM_INTERPRETERS
+        mark = metafunc.definition.get_closest_marker("interpreters")
+        if mark is not None:
+            chosen = [i for i in PARAM_INTERPRETERS
+                      if i.id in mark.args] or PARAM_INTERPRETERS[:1]
         # Module scope: a module-scoped target fixture starts once per
         # interpreter, and pytest groups each interpreter's tests together.
-        metafunc.parametrize("interp", PARAM_INTERPRETERS,
-                             ids=[i.id for i in PARAM_INTERPRETERS],
+        metafunc.parametrize("interp", chosen,
+                             ids=[i.id for i in chosen],
                              scope="module")
 
 
@@ -295,6 +303,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "packaging: tests `make static` / `make wheel` artifacts, "
         "not $COROSCOPE; the sanitizer run skips it")
+    config.addinivalue_line(
+        "markers", "interpreters(*ids): run only on these interpreters "
+        "(those here; else the first one here)")
 
 
 @pytest.hookimpl(hookwrapper=True)
