@@ -148,7 +148,7 @@ check: deps
 	$(MAKE) check-soak
 	@if command -v $(FUZZ_CC) >/dev/null; then \
 		$(MAKE) -j$(CHECK_JOBS) $(FUZZ_BINS) || exit 1; \
-		$(MAKE) fuzz FUZZ_TIME=6 || exit 1; fuzz=fuzz; \
+		$(MAKE) fuzz FUZZ_TIME=4 || exit 1; fuzz=fuzz; \
 	else echo "fuzz: skipped, $(FUZZ_CC) is not installed"; \
 		fuzz="fuzz skipped"; fi; \
 	echo "check: passed (unit, functional, sanitizers, soak, $$fuzz)"
@@ -162,13 +162,14 @@ check-unit: $(BIN) unit
 # start and settle, so pytest-xdist workers (python3-pytest-xdist, from
 # `make deps`) overlap them: three on two cores took 432 s on one machine
 # where two took 572 (the CPUs were busy 1.6 of 2); on a slower one, four
-# took 551 s where three took 614.  Without xdist they run in one
-# process.  The sanitizer runs, whose coroscope uses two to three times
-# the CPU, keep to three (440 s where two took 580, the same machine):
-# their longest tests wait on timeouts (run, watch).  `make
-# check-functional PYTEST_JOBS=0` runs them serially.
-PYTEST_JOBS ?= 4
-SAN_PYTEST_JOBS ?= 3
+# took 551 s where three took 614, and six ran test_watch.py and
+# test_run.py in 119 s where four took 156.  Without xdist they run in
+# one process.  The sanitizer runs, whose coroscope uses two to three
+# times the CPU, keep to four (three: 440 s where two took 580, the
+# same machine): their longest tests wait on timeouts (run, watch).
+# `make check-functional PYTEST_JOBS=0` runs them serially.
+PYTEST_JOBS ?= 6
+SAN_PYTEST_JOBS ?= 4
 xdist_par = $(shell [ "$(1)" != 0 ] && \
 	/usr/bin/python3 -c 'import xdist' 2>/dev/null && \
 	printf -- '-n %s' $(1))
@@ -213,12 +214,15 @@ TSAN_TESTS = tests/test_heaps.py tests/test_capture.py \
 	tests/test_tasks.py::test_many_tasks_all_listed \
 	tests/test_tasks.py::test_many_tasks_generators \
 	tests/test_tasks.py::test_many_tasks_same_on_any_cpus
+# Two interpreters: what runs on threads is the same code on all; one
+# with the GC's lists, one with the free-threaded build's heaps.
+TSAN_PYTHONS ?= 3.11-debian,3.14t
 check-tsan:
 	$(MAKE) -j$(CHECK_JOBS) SANITIZE=thread build/tsan/coroscope \
 		build/tsan/tests/test_gc_walk
 	COROSCOPE_SANITIZED=1 build/tsan/tests/test_gc_walk
 	COROSCOPE=$(abspath build/tsan/coroscope) COROSCOPE_SANITIZED=1 \
-		COROSCOPE_TEST_PYTHONS=$(SAN_PYTHONS) \
+		COROSCOPE_TEST_PYTHONS=$(TSAN_PYTHONS) \
 		/usr/bin/python3 -m pytest -q $(SAN_PYTEST_PAR) \
 		-m 'not slow and not packaging' $(TSAN_TESTS)
 

@@ -62,14 +62,17 @@ struct live {
 
 	/* Threads left running (live_writers.c): those seen asleep in a
 	 * sending call before the stop (sorted), those left so during
-	 * it, those it found running throughout; stop_every when the caller wants them stopped too; left_ran
-	 * when one of them ran while the target was held. */
+	 * it, those the survey found running throughout; stop_every when
+	 * the caller wants them stopped too; left_ran when one of them
+	 * ran while the target was held. */
 	struct live_left *sending;
 	size_t nsending, asending;
 	struct live_left *left;
 	size_t nleft, aleft;
-	int *running;          /* seen running at the survey's end, sorted */
+	int *running;          /* seen running at the survey's end,
+				  sorted */
 	size_t nrunning;
+	long keep_budget_us;   /* what live_left_keep() may still wait */
 	int stop_every;
 	int left_ran;
 

@@ -79,9 +79,13 @@
  * time it would be seized, and that runs: most likely the writer in its
  * next call, woken in it.  Looked at again up to KEEP_POLLS times, after
  * KEEP_POLL_US, then twice as long each time: at most 1.55 ms more of
- * the pause, for this rare case only. */
+ * the pause for one thread, KEEP_BUDGET_US for all of one stop. */
 #define KEEP_POLLS 5
 #define KEEP_POLL_US 50
+#define KEEP_BUDGET_US 3000
+_Static_assert((KEEP_POLL_US << KEEP_POLLS) < 1000000 &&
+	       (RUNNING_POLL_US << RUNNING_POLLS) < 1000000,
+	       "a poll's sleep fits in tv_nsec");
 
 /* What read_call() found. */
 enum {
@@ -149,24 +153,28 @@ static int read_sleep(int pid, int tid, struct live_left *l)
 	uint64_t sw;
 
 	if (procfs_context_switches(pid, tid, &sw) < 0)
-		return -1;
+		return CALL_GONE;
 	l->switches = sw;
 	if (read_syscw(pid, tid, &l->syscw) < 0)
 		l->syscw = -1;
 	return read_call(pid, tid, l);
 }
 
-/* read_sleep(), again while the thread runs (bounded: polls more
- * looks, the first after first_us, then twice as long each time). */
-static int read_sleep_soon(int pid, int tid, struct live_left *l, int polls,
-			   long first_us)
+/* read_sleep(), again while the thread runs (bounded: KEEP_POLLS more
+ * looks, the first after KEEP_POLL_US, then twice as long each time,
+ * while the stop's *budget_us lasts). */
+static int read_sleep_soon(int pid, int tid, struct live_left *l,
+			   long *budget_us)
 {
-	struct timespec pause = { 0, first_us * 1000L };
-	int ret = read_sleep(pid, tid, l);
+	long us = KEEP_POLL_US;
+	int ret = read_sleep(pid, tid, l), polls = KEEP_POLLS;
 
-	while (ret == CALL_RUNNING && polls-- > 0) {
+	while (ret == CALL_RUNNING && polls-- > 0 && *budget_us >= us) {
+		struct timespec pause = { 0, us * 1000L };
+
 		nanosleep(&pause, NULL);
-		pause.tv_nsec *= 2;
+		*budget_us -= us;
+		us *= 2;
 		ret = read_sleep(pid, tid, l);
 	}
 	return ret;
@@ -218,7 +226,7 @@ static int survey_one(int pid, int tid, struct live_left *l)
 	if (procfs_context_switches(pid, tid, &l->switches) < 0)
 		l->switches = UINT64_MAX;
 	if (!cs_syscall_counts_syscw(l->call))
-		return 1;
+		return CALL_SENDS;
 	if (read_syscw(pid, tid, &l->syscw) < 0 ||
 	    read_call(pid, tid, &again) != CALL_SENDS ||
 	    again.line_hash != l->line_hash)
@@ -268,6 +276,7 @@ void live_left_survey(struct live *lv)
 
 	lv->nleft = 0;
 	lv->nsending = 0;
+	lv->keep_budget_us = KEEP_BUDGET_US;
 	free(lv->running);
 	lv->running = NULL;
 	lv->nrunning = 0;
@@ -309,8 +318,8 @@ int live_left_keep(struct live *lv, int tid)
 		 * (a reader taking bytes wakes it there: it is then
 		 * runnable, and its syscall file says "running"). */
 		l = *seen;
-	} else if (read_sleep_soon(lv->pid, tid, &l, KEEP_POLLS,
-				   KEEP_POLL_US) != CALL_SENDS) {
+	} else if (read_sleep_soon(lv->pid, tid, &l,
+				   &lv->keep_budget_us) != CALL_SENDS) {
 		return 0;
 	}
 	lv->left = xgrow(lv->left, &lv->aleft, lv->nleft + 1,

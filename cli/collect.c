@@ -45,8 +45,8 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
  * --no-block read, a corrupt list) costs only these, with a warning.
  */
 /* Test aid (the man page's ENVIRONMENT): COROSCOPE_TEST_WALK_FAIL=N
- * makes the Nth collection of this process (1 the first) fail its
- * heap walk, as one that met the target's lists mid-change would;
+ * makes the Nth heap walk of this process (1 the first; one per
+ * collection, and each --no-block walk tried again) fail, as one that met the target's lists mid-change would;
  * =greenlets:N and =trio:N fail only the reading of its greenlets or
  * trio tasks after a walk that read.  What fails now: "" the walk,
  * "greenlets", "trio"; NULL nothing. */
@@ -106,7 +106,8 @@ static void collect_heap(struct collection *c,
 	cs_err_init(&err);
 	/* A --no-block read: pages cached by the readers before are as old
 	 * as the read, and a list walk over them meets objects the target
-	 * has since linked or freed.  The walk reads the heap afresh. */
+	 * has since linked or freed.  The walk reads its pages afresh
+	 * (what pyproc decoded before, names and code, it keeps). */
 	if (c->opt.no_block && c->ms && c->ms->frozen == MEMSRC_LIVE)
 		memsrc_cache_clear(c->ms);
 	c->greenlets_unread = c->trio_unread = 0;
@@ -195,10 +196,12 @@ static void read_heap(struct collection *c, const struct py_stack_options *sopt)
 	size_t nwarnings = c->warnings.n, counts[CS_WARN_NORIGINS];
 	int again = retries_of(&c->opt);
 
-	/* A --no-block walk that met the running target's lists mid-change
-	 * (the threads were read) walks again, up to --retries times: a
-	 * dump or a watch sample without its tasks is a poor answer, and
-	 * the threads read stand. */
+	/* A --no-block walk that failed (the threads were read), most
+	 * often because it met the running target's lists mid-change,
+	 * walks again, up to --retries times: a dump or a watch sample
+	 * without its tasks is a poor answer, and the threads read
+	 * stand.  (A walk that fails for good, a list too long, fails
+	 * each time: bounded by the same count.) */
 	memcpy(counts, c->warnings.count, sizeof(counts));
 	for (;;) {
 		collect_heap(c, sopt);

@@ -11,12 +11,12 @@ fds) and its markers.
 """
 
 import json
-import sys
 import os
 import re
 import time
 
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -417,7 +417,6 @@ def test_a_forked_child_and_its_parent_both_hold_the_read_end(keeper):
     os.kill(said["child"], 9)
 
 
-
 def test_a_writer_woken_as_coroscope_looks_is_left_running(keeper):
     """A pipe read a little at a time wakes its writer inside its
     write(2) again and again; on a crowded CPU the writer then waits for
@@ -431,9 +430,12 @@ def test_a_writer_woken_as_coroscope_looks_is_left_running(keeper):
     target = keeper.start_target(control_interpreter(), "woken_writer.py",
                                  str(cpu))
     said = target.ready
+    # (a busy loop on that CPU, for 120 s at most, whatever happens)
     burner = subprocess.Popen(
-        [sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
-         "while True:\n    pass\n" % cpu])
+        [sys.executable, "-c", "import os, time\n"
+         "os.sched_setaffinity(0, {%d})\nend = time.monotonic() + 120\n"
+         "while time.monotonic() < end:\n    pass\n" % cpu])
+    keeper.others.append(burner)
     r = os.open("/proc/%d/fd/%d" % (target.pid, said["fd"]),
                 os.O_RDONLY | os.O_NONBLOCK)
     done = threading.Event()
