@@ -733,7 +733,10 @@ def test_run_blames_the_handlers_not_the_requests(tmp_path):
                 return
             time.sleep(0.025)
     threading.Thread(target=ask_when_ready, daemon=True).start()
-    causes = coroscope_run([DEBIAN, app, str(ready)], tmp_path, timeout="5")
+    # (10 s: under load, with six test workers on two cores, uvicorn's
+    # start took most of 5 s once, and the requests came after the dump)
+    causes = coroscope_run([DEBIAN, app, str(ready)], tmp_path,
+                           timeout="10")
     heads = [c for c in causes if c.startswith("  process ")]
     assert heads and "2 waiting on threading.Event" in heads[0] and \
         "(not set, 2 waiters)" in heads[0], causes
