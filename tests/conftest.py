@@ -17,7 +17,12 @@ COROSCOPE_SANITIZED=1 (sanitizer build: longer timeouts),
 COROSCOPE_TEST_PYTHONS=3.6,3.12,... (run the per-interpreter tests on these
 ids only; tests that ask for one version by name still run, but those
 that take a list of their own skip the ones left out (`left_out()`); the
-summary names the ones left out).  Works with pytest-xdist (`-n 2`): the summary
+summary names the ones left out),
+COROSCOPE_TEST_SANITIZER_PYTHONS=3.6,... (`make check`'s release pass:
+leave the per-interpreter tests on these ids to the sanitizer pass that
+follows, which runs the same ones against the sanitizer build; the slow
+and packaging tests, which it does not run, and those it runs on other
+interpreters only (@pytest.mark.sanitizer_runs_on), stay).  Works with pytest-xdist (`-n 2`): the summary
 is gathered from the reports, not from worker state.
 """
 
@@ -205,6 +210,15 @@ def _parametrized_interpreters():
 PARAM_INTERPRETERS, LEFT_OUT_INTERPRETERS = _parametrized_interpreters()
 
 
+def _sanitizer_interpreters():
+    wanted = os.environ.get("COROSCOPE_TEST_SANITIZER_PYTHONS", "")
+    return set(w.strip() for w in wanted.split(",") if w.strip())
+
+
+# The ids whose per-interpreter tests the sanitizer pass runs instead.
+SANITIZER_INTERPRETERS = _sanitizer_interpreters()
+
+
 def left_out(ident):
     """Whether COROSCOPE_TEST_PYTHONS leaves this interpreter out (for
     tests that name their own interpreters)."""
@@ -306,6 +320,36 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "interpreters(*ids): run only on these interpreters "
         "(those here; else the first one here)")
+    config.addinivalue_line(
+        "markers", "sanitizer_runs_on(*ids): the sanitizer pass runs this "
+        "test on these interpreters only (it skips the others)")
+
+
+def _left_to_sanitizer(item):
+    """Whether the sanitizer pass runs this item on its interpreter, so
+    that the release pass may leave it (COROSCOPE_TEST_SANITIZER_PYTHONS).
+    """
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "interp" not in callspec.params:
+        return False
+    ident = callspec.params["interp"].id
+    if ident not in SANITIZER_INTERPRETERS:
+        return False
+    if item.get_closest_marker("slow") or item.get_closest_marker("packaging"):
+        return False
+    only = item.get_closest_marker("sanitizer_runs_on")
+    return only is None or ident in only.args
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if not SANITIZER_INTERPRETERS:
+        return
+    kept, left = [], []
+    for item in items:
+        (left if _left_to_sanitizer(item) else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -357,6 +401,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not_run:
         write("Python versions tested but no test passed: %s"
               % ", ".join(not_run))
+    left = [i.describe() for i in PARAM_INTERPRETERS
+            if i.id in SANITIZER_INTERPRETERS]
+    if left:
+        # (Under pytest-xdist the workers collect and deselect: the
+        # controller cannot count what they left.)
+        write("Python versions left to the sanitizer pass but for their "
+              "slow tests (COROSCOPE_TEST_SANITIZER_PYTHONS): %s"
+              % ", ".join(left))
     if LEFT_OUT_INTERPRETERS:
         write("Python versions left out by COROSCOPE_TEST_PYTHONS: %s"
               % ", ".join(LEFT_OUT_INTERPRETERS))

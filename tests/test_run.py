@@ -40,6 +40,8 @@ PYTEST_PYTHON = "/usr/bin/python3"
 # all of them (in the sanitizer run, over these two only).
 CORE_IDS = ("3.12", "3.11-debian")
 CORE = [i for i in (interpreter(x) for x in CORE_IDS) if i is not None]
+# (The await cycle's fixture skips the others there.)
+CYCLE_SANITIZED = pytest.mark.sanitizer_runs_on(*CORE_IDS)
 
 
 class Run(object):
@@ -239,6 +241,7 @@ def cycle(interp, tmp_path_factory):
     sweep(str(work))
 
 
+@CYCLE_SANITIZED
 def test_cycle_times_out_with_124(cycle):
     res = cycle.res
     assert res.returncode == 124, res
@@ -247,12 +250,14 @@ def test_cycle_times_out_with_124(cycle):
             "(2 Python)" % CYCLE_TIMEOUT_TEXT) in res.stderr, res
 
 
+@CYCLE_SANITIZED
 def test_cycle_leaves_nothing_running(cycle):
     assert cycle.pids, "the target never got stuck: %r" % cycle.res
     assert_nothing_left(cycle.pids.values())
     assert not group_members(cycle.pids["pid"]), "group members left"
 
 
+@CYCLE_SANITIZED
 def test_cycle_child_blocked_frame_named(cycle):
     """The child left the command's group (setsid): found all the same."""
     res, pids = cycle.res, cycle.pids
@@ -279,6 +284,7 @@ def test_cycle_child_blocked_frame_named(cycle):
         % (pids["child"], line)), causes
 
 
+@CYCLE_SANITIZED
 def test_cycle_tasks_named(cycle):
     res, pids = cycle.res, cycle.pids
     assert pids, "the target never got stuck: %r" % res
