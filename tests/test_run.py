@@ -1597,6 +1597,11 @@ if __name__ == "__main__":
 # An event loop blocked inside a task's step (where a running task and
 # its thread are read differs: 3.6, 3.11, 3.13's, 3.14t's)
 BLOCKED_IDS = ("3.6", "3.11-debian", "3.13", "3.14t")
+# The blocked thread is stuck once the samples saw it in its sleep for
+# half the window (the last half of the timeout).  With 3 s, 3.14t beside
+# three more workers once started its loop 1.9 s in and was still called
+# moving at the timeout: 5 s leaves 3.4 s for the start.
+BLOCKED_TIMEOUT = "5"
 
 
 @pytest.mark.parametrize("ident", BLOCKED_IDS)
@@ -1609,7 +1614,7 @@ def test_blocked_loop_leads_the_causes(ident, work):
     py = interpreter_or_skip(ident)
     ready = str(work / "ready")
     script = target_script("run_blocked_loop.py")
-    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--report",
+    res = coroscope_run(["--timeout", BLOCKED_TIMEOUT, "--report",
                          str(work / "report.json"), "--", py.path, script,
                          ready])
     assert res.returncode == 124, res
@@ -1634,7 +1639,7 @@ def test_blocked_loop_in_a_read(work):
     py = control_interpreter()
     ready = str(work / "ready")
     script = target_script("run_blocked_loop.py")
-    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--", py.path, script,
+    res = coroscope_run(["--timeout", BLOCKED_TIMEOUT, "--", py.path, script,
                          ready, "recv"])
     assert res.returncode == 124, res
     causes = likely_causes(res.stderr)
