@@ -1,0 +1,111 @@
+"""`make check`'s release pass leaves the per-interpreter tests on the
+sanitizer pass's interpreters to that pass (COROSCOPE_TEST_SANITIZER_
+PYTHONS, conftest.py), but for those the sanitizer pass does not run
+there: the slow and packaging tests, and those it runs on other
+interpreters only (@pytest.mark.sanitizer_runs_on).  Checked on the
+collection of a module of such tests beside a copy of conftest.py, and
+on test_run.py's await cycle, which the sanitizer pass runs on 3.12 and
+Debian's 3.11 only.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import INTERPRETERS, TESTS_DIR
+
+# Two of the sanitizer pass's interpreters (SAN_PYTHONS), and one of the
+# release pass's only.
+LEFT = ("3.6", "3.14t")
+OTHER = "3.12"
+
+SAMPLE = '''
+import pytest
+
+def test_plain(interp):
+    pass
+
+@pytest.mark.slow
+def test_slow(interp):
+    pass
+
+@pytest.mark.packaging
+def test_packaging(interp):
+    pass
+
+@pytest.mark.sanitizer_runs_on("3.12")
+def test_sanitizer_on_312_only(interp):
+    pass
+
+def test_no_interpreter():
+    pass
+'''
+
+CYCLE_TESTS = ("test_cycle_times_out_with_124",
+               "test_cycle_leaves_nothing_running",
+               "test_cycle_child_blocked_frame_named",
+               "test_cycle_tasks_named")
+
+
+def needed():
+    here = [i.id for i in INTERPRETERS]
+    missing = [i for i in LEFT + (OTHER,) if i not in here]
+    if missing:
+        pytest.skip("needs interpreters %s, not installed here"
+                    % ", ".join(missing))
+
+
+def collected(where, module, left):
+    """(node ids collected, pytest's output) with
+    COROSCOPE_TEST_SANITIZER_PYTHONS=left."""
+    env = dict(os.environ, COROSCOPE_TEST_SANITIZER_PYTHONS=left)
+    env.pop("COROSCOPE_TEST_PYTHONS", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q",
+         "-p", "no:cacheprovider", "-p", "no:xdist", module],
+        cwd=where, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-3000:]
+    return (set(line.strip() for line in out.stdout.splitlines()
+                if "::" in line), out.stdout)
+
+
+def node(test, ident=None):
+    return "test_sample.py::%s%s" % (test, "[%s]" % ident if ident else "")
+
+
+def test_release_pass_leaves_what_the_sanitizer_pass_runs(tmp_path):
+    needed()
+    shutil.copy(os.path.join(TESTS_DIR, "conftest.py"), str(tmp_path))
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    every, _ = collected(str(tmp_path), "test_sample.py", "")
+    kept, text = collected(str(tmp_path), "test_sample.py", ",".join(LEFT))
+    for ident in LEFT + (OTHER,):
+        assert node("test_plain", ident) in every, sorted(every)
+    assert every - kept == set(node("test_plain", i) for i in LEFT), \
+        sorted(every - kept)
+    for ident in LEFT:
+        for test in ("test_slow", "test_packaging",
+                     "test_sanitizer_on_312_only"):
+            assert node(test, ident) in kept, (test, ident)
+    assert node("test_plain", OTHER) in kept
+    assert node("test_no_interpreter") in kept
+    said = re.search(r"Python versions left to the sanitizer pass .*: (.*)",
+                     text)
+    assert said and "3.6" in said.group(1) and \
+        "free-threaded" in said.group(1), text[-2000:]
+    _, plain = collected(str(tmp_path), "test_sample.py", "")
+    assert "left to the sanitizer pass" not in plain
+
+
+def test_await_cycle_stays_where_the_sanitizer_pass_skips_it():
+    needed()
+    kept, _ = collected(TESTS_DIR, "test_run.py", ",".join(LEFT))
+    for test in CYCLE_TESTS:
+        for ident in LEFT:
+            assert "test_run.py::%s[%s]" % (test, ident) in kept, \
+                (test, ident)
