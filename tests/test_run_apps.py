@@ -40,8 +40,10 @@ def test_run_names_the_stuck_handler(tmp_path):
     app = target_script("graph_uvicorn_app.py")
     ready = str(tmp_path / "ready.json")
     # (counted from the launch: importing uvicorn and starlette took
-    # most of 6 s once in the full suite, and the request came too late)
-    timeout = 9 * TIME_SCALE
+    # most of 6 s once in the full suite, and the request came too late;
+    # once the first request was refused, after the ready file: the
+    # target now listens before it, and 12 s leave more for the start)
+    timeout = 12 * TIME_SCALE
     proc = subprocess.Popen(
         [COROSCOPE, "run", "--timeout", "%gs" % timeout, "--", DEBIAN, app,
          ready], cwd=str(tmp_path), stdin=subprocess.DEVNULL,

@@ -28,6 +28,10 @@ READY = sys.argv[1]
 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 sock.bind(("127.0.0.1", 0))
+# Listening from now on: uvicorn listens only once its lifespan startup,
+# which writes READY, is over, and a client that came in between was
+# refused.
+sock.listen(128)
 never = None
 gate = threading.Event()
 
