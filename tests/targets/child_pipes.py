@@ -26,8 +26,17 @@ import time
 from _ready import write_ready
 
 WRITE = "import os; os.write(%d, b'x' * 1000000)"
-MIXED = ("import os, threading\n"
+# (Python ignores SIGPIPE: once this process is gone the writing thread
+# ends with an EPIPE, and the main thread would read on for ever; a
+# watcher ends the child when its parent goes.)
+MIXED = ("import os, threading, time\n"
          "r, w = os.pipe()\n"
+         "parent = os.getppid()\n"
+         "def watch():\n"
+         "    while os.getppid() == parent:\n"
+         "        time.sleep(0.2)\n"
+         "    os._exit(0)\n"
+         "threading.Thread(target=watch, daemon=True).start()\n"
          "threading.Thread(target=os.write, args=(1, b'x' * 1000000))"
          ".start()\n"
          "os.read(r, 1)\n")
@@ -55,7 +64,8 @@ def main(path):
                               stdin=subprocess.PIPE)
     mixed = subprocess.Popen([sys.executable, "-c", MIXED],
                              stdout=subprocess.PIPE)
-    # (it ends with this process: the writers by SIGPIPE then)
+    # (it ends with this process; the writers by EPIPE then, the
+    # reader at its stdin's end)
     sleeper = subprocess.Popen([sys.executable, "-c",
                                 "import os, time\n"
                                 "parent = os.getppid()\n"
