@@ -178,7 +178,6 @@ xdist_par = $(shell [ "$(1)" != 0 ] && \
 PYTEST_PAR = $(call xdist_par,$(PYTEST_JOBS))
 SAN_PYTEST_PAR = $(call xdist_par,$(SAN_PYTEST_JOBS))
 
-#
 # Within `make check` the per-interpreter tests on SAN_PYTHONS' three
 # interpreters are left to the sanitizer pass below, which runs the same
 # assertions on them against the sanitizer build (all but the slow and
@@ -197,8 +196,9 @@ check-functional: $(BIN)
 # the mimalloc heap walk) and without the slow and packaging tests: the
 # sanitizer looks for coroscope's own memory errors.  Within `make check`
 # it stands in for the release pass on these three interpreters
-# (LEAVE_TO_SANITIZER above); the release pass covers the rest.  Tests that name their own
-# interpreters (test_watch.py's) also keep to SAN_PYTHONS.  This keeps
+# (LEAVE_TO_SANITIZER above); the release pass covers the rest.  Tests
+# that name their own interpreters (test_watch.py's) also keep to
+# SAN_PYTHONS.  This keeps
 # `make check` inside CI's 20 minutes on two cores (it took 1,216 s with
 # the watch tests on five interpreters here, 15 s fuzzing per harness and
 # serial builds).  SAN_PYTHONS= (empty) runs every one.

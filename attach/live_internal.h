@@ -69,8 +69,7 @@ struct live {
 	size_t nsending, asending;
 	struct live_left *left;
 	size_t nleft, aleft;
-	int *running;          /* seen running at the survey's end,
-				  sorted */
+	int *running;          /* seen running at the survey's end, sorted */
 	size_t nrunning;
 	long keep_budget_us;   /* what live_left_keep() may still wait */
 	int stop_every;

@@ -46,10 +46,11 @@ static void explain_live(struct cs_err *err, struct memsrc *ms, int pid)
  */
 /* Test aid (the man page's ENVIRONMENT): COROSCOPE_TEST_WALK_FAIL=N
  * makes the Nth heap walk of this process (1 the first; one per
- * collection, and each --no-block walk tried again) fail, as one that met the target's lists mid-change would;
- * =greenlets:N and =trio:N fail only the reading of its greenlets or
- * trio tasks after a walk that read.  What fails now: "" the walk,
- * "greenlets", "trio"; NULL nothing. */
+ * collection, and each --no-block walk tried again) fail, as one that
+ * met the target's lists mid-change would; =greenlets:N and =trio:N
+ * fail only the reading of its greenlets or trio tasks after a walk
+ * that read.  What fails now: "" the walk, "greenlets", "trio"; NULL
+ * nothing. */
 static const char *walk_fails_now(void)
 {
 	static const char *const parts[] = { "greenlets", "trio" };

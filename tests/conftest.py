@@ -322,19 +322,21 @@ def pytest_configure(config):
         "(those here; else the first one here)")
     config.addinivalue_line(
         "markers", "sanitizer_runs_on(*ids): the sanitizer pass runs this "
-        "test on these interpreters only (it skips the others)")
+        "test on these interpreters only, and skips it on the others")
 
 
-def _left_to_sanitizer(item):
-    """Whether the sanitizer pass runs this item on its interpreter, so
-    that the release pass may leave it (COROSCOPE_TEST_SANITIZER_PYTHONS).
-    """
+def _interp_id(item):
+    """The id of the interpreter a per-interpreter test runs on, or None."""
     callspec = getattr(item, "callspec", None)
     if callspec is None or "interp" not in callspec.params:
-        return False
-    ident = callspec.params["interp"].id
-    if ident not in SANITIZER_INTERPRETERS:
-        return False
+        return None
+    return callspec.params["interp"].id
+
+
+def _sanitizer_runs(item, ident):
+    """Whether the sanitizer pass runs this per-interpreter test on the
+    interpreter ident (the slow and packaging tests it leaves out by -m,
+    the Makefile's check-sanitize; sanitizer_runs_on, here)."""
     if item.get_closest_marker("slow") or item.get_closest_marker("packaging"):
         return False
     only = item.get_closest_marker("sanitizer_runs_on")
@@ -342,11 +344,22 @@ def _left_to_sanitizer(item):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    if not SANITIZER_INTERPRETERS:
-        return
     kept, left = [], []
     for item in items:
-        (left if _left_to_sanitizer(item) else kept).append(item)
+        ident = _interp_id(item)
+        if ident is None:
+            kept.append(item)
+        elif SANITIZED and not _sanitizer_runs(item, ident):
+            only = item.get_closest_marker("sanitizer_runs_on")
+            if only is not None:
+                item.add_marker(pytest.mark.skip(
+                    reason="the sanitizer run covers %s"
+                    % ", ".join(only.args)))
+            kept.append(item)
+        elif ident in SANITIZER_INTERPRETERS and _sanitizer_runs(item, ident):
+            left.append(item)
+        else:
+            kept.append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept

@@ -102,6 +102,28 @@ def test_release_pass_leaves_what_the_sanitizer_pass_runs(tmp_path):
     assert "left to the sanitizer pass" not in plain
 
 
+def test_sanitizer_pass_skips_where_it_does_not_run(tmp_path):
+    """The same marker skips the test, in the sanitizer pass, on the
+    interpreters it does not name."""
+    needed()
+    shutil.copy(os.path.join(TESTS_DIR, "conftest.py"), str(tmp_path))
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    env = dict(os.environ, COROSCOPE_SANITIZED="1",
+               COROSCOPE_TEST_PYTHONS="%s,%s" % (LEFT[0], OTHER))
+    env.pop("COROSCOPE_TEST_SANITIZER_PYTHONS", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-rs", "-p", "no:cacheprovider",
+         "-p", "no:xdist", "-k", "sanitizer_on_312_only", "test_sample.py"],
+        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert re.search(r"test_sanitizer_on_312_only\[%s\] SKIPPED"
+                     % re.escape(LEFT[0]), out.stdout), out.stdout[-3000:]
+    assert "the sanitizer run covers 3.12" in out.stdout, out.stdout[-3000:]
+    assert re.search(r"test_sanitizer_on_312_only\[%s\] PASSED"
+                     % re.escape(OTHER), out.stdout), out.stdout[-3000:]
+
+
 def test_await_cycle_stays_where_the_sanitizer_pass_skips_it():
     needed()
     kept, _ = collected(TESTS_DIR, "test_run.py", ",".join(LEFT))
