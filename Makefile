@@ -119,6 +119,8 @@ $(BUILD)/tests/test_gc_walk: tests/support/image_memsrc.c
 $(BUILD)/tests/test_deque_items: tests/support/image_memsrc.c
 $(BUILD)/tests/test_symbols: tests/support/proc_memsrc.c
 $(BUILD)/tests/test_debug_inflate: tests/support/proc_memsrc.c
+$(BUILD)/tests/test_json $(BUILD)/tests/test_json_memo: \
+	tests/support/digest_stream.c
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -218,8 +220,9 @@ check-sanitize:
 # (every test dumps a captured target), the generators read on two
 # threads (10,000 tasks; 5,000 generators), the JSON document's parts
 # and its writer (the same, with --json; with COROSCOPE_TEST_CPUS=4 in
-# test_many_tasks_same_on_any_cpus).  Any report fails the test
-# (conftest.py's SANITIZER_SIGNS).
+# test_many_tasks_same_on_any_cpus, which with COROSCOPE_TEST_TSAN=1
+# makes only its three dumps that run threads).  Any report fails the
+# test (conftest.py's SANITIZER_SIGNS).
 TSAN_TESTS = tests/test_heaps.py tests/test_capture.py \
 	tests/test_control.py::test_many_threads_let_go \
 	tests/test_tasks.py::test_many_tasks_all_listed \
@@ -233,6 +236,7 @@ check-tsan:
 		build/tsan/tests/test_gc_walk
 	COROSCOPE_SANITIZED=1 build/tsan/tests/test_gc_walk
 	COROSCOPE=$(abspath build/tsan/coroscope) COROSCOPE_SANITIZED=1 \
+		COROSCOPE_TEST_TSAN=1 \
 		COROSCOPE_TEST_PYTHONS=$(TSAN_PYTHONS) \
 		/usr/bin/python3 -m pytest -q $(SAN_PYTEST_PAR) \
 		-m 'not slow and not packaging' $(TSAN_TESTS)

@@ -14,6 +14,9 @@
 Environment: COROSCOPE (binary under test, default ./coroscope of this
 checkout),
 COROSCOPE_SANITIZED=1 (sanitizer build: longer timeouts),
+COROSCOPE_TEST_TSAN=1 (with it: the ThreadSanitizer build, which looks
+for races only: a test that dumps one target several ways may keep to
+the ways that run on threads),
 COROSCOPE_TEST_PYTHONS=3.6,3.12,... (run the per-interpreter tests on these
 ids only; tests that ask for one version by name still run, but those
 that take a list of their own skip the ones left out (`left_out()`); the
@@ -43,6 +46,7 @@ TARGETS_DIR = os.path.join(TESTS_DIR, "targets")
 
 COROSCOPE = os.environ.get("COROSCOPE", os.path.join(REPO_DIR, "coroscope"))
 SANITIZED = os.environ.get("COROSCOPE_SANITIZED") == "1"
+TSAN = SANITIZED and os.environ.get("COROSCOPE_TEST_TSAN") == "1"
 # Sanitizer builds are slower; scale every timeout that waits on coroscope.
 TIME_SCALE = 3.0 if SANITIZED else 1.0
 

@@ -695,7 +695,7 @@ static void test_tracer_dies(struct memsrc *ms, int pid, int sig,
 	snprintf(want, sizeof(want), "already traced by process %d", tracer);
 	CHECK(ret == -CS_ERR_PERMISSION && strstr(err.msg, want),
 	      "stop of a traced process: %d %s", ret, err.msg);
-	CHECK(all_running() == 0, "our failed stop did not resume it");
+	CHECK(none_running(), "our failed stop did not resume it");
 
 	if (aim == AIM_MAIN_THREAD)
 		syscall(SYS_tgkill, tracer, tracer, sig);
