@@ -184,7 +184,10 @@ SAN_PYTEST_PAR = $(call xdist_par,$(SAN_PYTEST_JOBS))
 # interpreters are left to the sanitizer pass below, which runs the same
 # assertions on them against the sanitizer build (all but the slow and
 # packaging tests, which stay here): some 480 tests, a quarter of this
-# pass's time.  Run alone, it runs every test on every interpreter.
+# pass's time; and test_watch.py's on Debian's 3.11 and 3.14t (it names
+# its interpreters: `interp_id`), 26 tests, most of them the last few
+# minutes of this pass.  Run alone, it runs every test on every
+# interpreter.
 LEAVE_TO_SANITIZER ?=
 check-functional: $(BIN)
 	COROSCOPE=$(abspath $(BIN)) \
@@ -199,8 +202,8 @@ check-functional: $(BIN)
 # sanitizer looks for coroscope's own memory errors.  Within `make check`
 # it stands in for the release pass on these three interpreters
 # (LEAVE_TO_SANITIZER above); the release pass covers the rest.  Tests
-# that name their own interpreters (test_watch.py's) also keep to
-# SAN_PYTHONS.  This keeps
+# that name their own interpreters (test_watch.py's) keep to those of
+# theirs in SAN_PYTHONS.  This keeps
 # `make check` inside CI's 20 minutes on two cores (it took 1,216 s with
 # the watch tests on five interpreters here, 15 s fuzzing per harness and
 # serial builds).  SAN_PYTHONS= (empty) runs every one.

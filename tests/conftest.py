@@ -22,7 +22,8 @@ ids only; tests that ask for one version by name still run, but those
 that take a list of their own skip the ones left out (`left_out()`); the
 summary names the ones left out),
 COROSCOPE_TEST_SANITIZER_PYTHONS=3.6,... (`make check`'s release pass:
-leave the per-interpreter tests on these ids to the sanitizer pass that
+leave the per-interpreter tests on these ids (an `interp` parameter's,
+or an `interp_id` parameter: test_watch.py's) to the sanitizer pass that
 follows, which runs the same ones against the sanitizer build; the slow
 and packaging tests, which it does not run, and those it runs on other
 interpreters only (@pytest.mark.sanitizer_runs_on), stay).  Works with pytest-xdist (`-n 2`): the summary
@@ -330,11 +331,15 @@ def pytest_configure(config):
 
 
 def _interp_id(item):
-    """The id of the interpreter a per-interpreter test runs on, or None."""
+    """The id of the interpreter a per-interpreter test runs on, or None:
+    its `interp` parameter's, or the `interp_id` a test that names its
+    own interpreters takes (test_watch.py's)."""
     callspec = getattr(item, "callspec", None)
-    if callspec is None or "interp" not in callspec.params:
+    if callspec is None:
         return None
-    return callspec.params["interp"].id
+    if "interp" in callspec.params:
+        return callspec.params["interp"].id
+    return callspec.params.get("interp_id")
 
 
 def _sanitizer_runs(item, ident):

@@ -3,7 +3,8 @@ sanitizer pass's interpreters to that pass (COROSCOPE_TEST_SANITIZER_
 PYTHONS, conftest.py), but for those the sanitizer pass does not run
 there: the slow and packaging tests, and those it runs on other
 interpreters only (@pytest.mark.sanitizer_runs_on).  Checked on the
-collection of a module of such tests beside a copy of conftest.py, and
+collection of a module of such tests (and of tests parametrized by an
+interpreter's id, as test_watch.py's are) beside a copy of conftest.py, and
 on test_run.py's await cycle, which the sanitizer pass runs on 3.12 and
 Debian's 3.11 only.
 """
@@ -42,6 +43,10 @@ def test_sanitizer_on_312_only(interp):
     pass
 
 def test_no_interpreter():
+    pass
+
+@pytest.mark.parametrize("interp_id", ["3.6", "3.12", "3.14t"])
+def test_by_id(interp_id):
     pass
 '''
 
@@ -86,8 +91,11 @@ def test_release_pass_leaves_what_the_sanitizer_pass_runs(tmp_path):
     kept, text = collected(str(tmp_path), "test_sample.py", ",".join(LEFT))
     for ident in LEFT + (OTHER,):
         assert node("test_plain", ident) in every, sorted(every)
-    assert every - kept == set(node("test_plain", i) for i in LEFT), \
+    # (the tests that name their interpreters by id too: test_watch.py's)
+    assert every - kept == set(node(t, i) for i in LEFT
+                               for t in ("test_plain", "test_by_id")), \
         sorted(every - kept)
+    assert node("test_by_id", OTHER) in kept
     for ident in LEFT:
         for test in ("test_slow", "test_packaging",
                      "test_sanitizer_on_312_only"):

@@ -65,9 +65,18 @@ def by_name(items):
 
 
 @pytest.fixture(scope="module", params=WATCH_INTERPRETERS)
-def watched(request, module_keeper):
+def interp_id(request):
+    """One of WATCH_INTERPRETERS.  (By this name, as the tests that take
+    their interpreter by parameter do, conftest.py knows what each runs
+    on: `make check`'s release pass leaves those on the sanitizer pass's
+    interpreters to that pass.)"""
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def watched(interp_id, module_keeper):
     """(target, the --json summary of one 4 s watch) per interpreter."""
-    interp = watch_interp(request.param)
+    interp = watch_interp(interp_id)
     target = module_keeper.start_target(interp, "watch_target.py")
     result = run_coroscope("watch", "--json", *(WATCH_ARGS + [target.pid]))
     return target, result
@@ -211,16 +220,16 @@ def test_waiting_worker_is_idle(watched):
 IDLE_ARGS = ["--for", "2.5s", "--interval", "0.5s", "--stuck", "1s"]
 
 
-@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
-def test_worker_in_a_job_of_c_is_not_idle(keeper, ident):
+@pytest.mark.parametrize("interp_id", WATCH_INTERPRETERS)
+def test_worker_in_a_job_of_c_is_not_idle(keeper, interp_id):
     """Of a pool's two workers, the one waiting for work is idle; the one
     whose job is time.sleep() itself (no frame of the program's inside
     the worker's loop, only the pool's code calling into C) is stuck,
     not idle.  gevent's ThreadPool likewise, where gevent is."""
-    interp = watch_interp(ident)
+    interp = watch_interp(interp_id)
     pools = ["executor"]
     args = []
-    if ident == "3.11-debian" and interpreters_with("gevent"):
+    if interp_id == "3.11-debian" and interpreters_with("gevent"):
         pools.append("gevent")
         args = ["gevent"]
     target = keeper.start_target(interp, "idle_workers.py", *args)
@@ -295,14 +304,14 @@ ALIKE_WATCHES = ([(i, None) for i in WATCH_INTERPRETERS] +
                  [(WATCH_INTERPRETERS[0], "--all")])
 
 
-@pytest.mark.parametrize("ident,option", ALIKE_WATCHES,
+@pytest.mark.parametrize("interp_id,option", ALIKE_WATCHES,
                          ids=["%s-%s" % w for w in ALIKE_WATCHES])
-def test_alike_threads_one_line(keeper, ident, option):
+def test_alike_threads_one_line(keeper, interp_id, option):
     """alike_threads.py's pool of 12 threads parked on one line: one
     "stuck" event and one summary line for all of them, counted and the
     first five named (escaped); the pair and the main thread a line each;
     with --all, a line each."""
-    interp = watch_interp(ident)
+    interp = watch_interp(interp_id)
     script = target_script("alike_threads.py")
     target = keeper.start_target(interp, "alike_threads.py",
                                  str(ALIKE_POOL))
@@ -390,9 +399,9 @@ def test_alike_generators_one_line(keeper):
     assert_target_unharmed(target)
 
 
-@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
-def test_target_exiting_ends_with_summary(keeper, ident):
-    interp = watch_interp(ident)
+@pytest.mark.parametrize("interp_id", WATCH_INTERPRETERS)
+def test_target_exiting_ends_with_summary(keeper, interp_id):
+    interp = watch_interp(interp_id)
     target = keeper.start_target(interp, "watch_target.py",
                                  "--exit-after", "5")
     result = run_coroscope("watch", "--json", "--interval", "0.3s",
@@ -628,10 +637,10 @@ def by_address(items):
     return dict((item["address"], item) for item in items)
 
 
-@pytest.fixture(scope="module", params=WATCH_INTERPRETERS)
-def watched_gens(request, module_keeper):
+@pytest.fixture(scope="module")
+def watched_gens(interp_id, module_keeper):
     """(target, the --json summary of one 4 s watch) per interpreter."""
-    interp = watch_interp(request.param)
+    interp = watch_interp(interp_id)
     target = module_keeper.start_target(interp, "watch_gens_target.py")
     result = run_coroscope("watch", "--json", *(WATCH_ARGS + [target.pid]))
     return target, result
@@ -798,9 +807,9 @@ def test_sched_unread_in_one_sample_is_not_gone(keeper, framework, listed):
 
 # ---- --native: what a stuck thread is blocked in ----
 
-@pytest.mark.parametrize("ident", WATCH_INTERPRETERS)
-def test_native_says_what_a_stuck_thread_is_blocked_in(keeper, ident):
-    interp = watch_interp(ident)
+@pytest.mark.parametrize("interp_id", WATCH_INTERPRETERS)
+def test_native_says_what_a_stuck_thread_is_blocked_in(keeper, interp_id):
+    interp = watch_interp(interp_id)
     target = keeper.start_target(interp, "watch_target.py")
     result = run_coroscope("watch", "--json", "--native",
                            *(WATCH_ARGS + [target.pid]))
