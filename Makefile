@@ -98,6 +98,7 @@ $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
 	$(BUILD)/cli/alike_lines.o $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_alike_lines: $(BUILD)/cli/alike_lines.o $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
+$(BUILD)/tests/test_natural_order: $(BUILD)/cli/natural_order.o
 $(BUILD)/tests/test_thread_alike: $(BUILD)/cli/thread_alike.o
 $(BUILD)/tests/test_json: $(BUILD)/cli/json.o $(BUILD)/cli/json_digits.o \
 	$(BUILD)/cli/json_plain.o $(BUILD)/cli/json_part.o \

@@ -6,6 +6,7 @@
 
 #include "cli/child_pipes.h"
 #include "cli/escape.h"
+#include "cli/natural_order.h"
 #include "cli/thread_alike.h"
 #include "readers/usercode.h"
 #include "common/banned.h"
@@ -463,15 +464,31 @@ static void row_free(struct wait_row *r)
 	free(r->nodes);
 }
 
-/* rows[from, to), one key's, merged into *into (from's row). */
+/*
+ * rows[from, to), one key's, merged into *into (from's row, which keeps
+ * its place in the order).  Tasks and greenlets are shown as the first
+ * and last of their labels in the order one counts them
+ * (cli/natural_order.h; the labels differ only in the name): the row
+ * takes the first one's label, and its last is the last one's node.
+ */
 static void row_merge(struct wait_row *into, struct wait_row *rows,
 		      size_t from, size_t to, int thread)
 {
-	size_t k;
+	size_t k, lo = from, hi = from;
+	char *who;
 
+	for (k = from + 1; !thread && k < to; k++) {
+		if (natural_cmp(rows[k].who, rows[lo].who) < 0)
+			lo = k;
+		if (natural_cmp(rows[k].who, rows[hi].who) > 0)
+			hi = k;
+	}
+	who = rows[from].who;
+	rows[from].who = rows[lo].who;
+	rows[lo].who = who;
 	*into = rows[from];
 	into->count = to - from;
-	into->last = rows[to - 1].last;
+	into->last = thread ? rows[to - 1].last : rows[hi].last;
 	if (thread) {
 		into->nodes = xcalloc(to - from, sizeof(*into->nodes));
 		for (k = from; k < to; k++)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/escape.h"
+#include "cli/natural_order.h"
 #include "cli/report_graph.h"
 #include "cli/report_orphans.h"
 #include "cli/task_kind.h"
@@ -33,6 +34,8 @@ static const char *const ascii_glyphs[] = { "|  ", "|- ", "`- ", "   " };
 struct entry {
 	size_t first, last;   /* task indexes; members linked by group_next */
 	size_t count;
+	size_t named_last;    /* a group's: the member whose name is last
+				 (cli/natural_order.h); first's is first */
 };
 
 struct tree {
@@ -121,7 +124,7 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 		fprintf(t->out, "%zu tasks like this: ", e->count);
 		esc_put(t->out, task->name, ESC_NAME, 0);
 		fputs(" .. ", t->out);
-		esc_put(t->out, t->a->tasks[e->last].name, ESC_NAME, 0);
+		esc_put(t->out, t->a->tasks[e->named_last].name, ESC_NAME, 0);
 		fprintf(t->out, " %s", task->running ? "running" : "pending");
 	} else {
 		esc_put(t->out, task->name, ESC_NAME, 0);
@@ -204,6 +207,35 @@ static int print_frames(struct tree *t, const struct py_task *task, int d)
 }
 
 /*
+ * A group is shown as its first and last name in the order one counts
+ * them (cli/natural_order.h), and by the first of them: that one moves
+ * to the head of its members (the group's other lines speak for it).
+ */
+static void name_order(struct tree *t, struct entry *e)
+{
+	const struct py_task *tasks = t->a->tasks;
+	size_t m, prev = (size_t)-1, lo = e->first, lo_prev = (size_t)-1;
+
+	e->named_last = e->first;
+	/* Bounded by the group's members (the chain ends at -1). */
+	for (m = e->first; m != (size_t)-1; prev = m, m = t->group_next[m]) {
+		if (natural_cmp(tasks[m].name, tasks[lo].name) < 0) {
+			lo = m;
+			lo_prev = prev;
+		}
+		if (natural_cmp(tasks[m].name, tasks[e->named_last].name) > 0)
+			e->named_last = m;
+	}
+	if (lo == e->first)
+		return;
+	t->group_next[lo_prev] = t->group_next[lo];
+	if (lo == e->last)
+		e->last = lo_prev;
+	t->group_next[lo] = e->first;
+	e->first = lo;
+}
+
+/*
  * The entries of the sibling tasks idx[0..n): in order of first
  * appearance, alike leaf tasks (awaiting no other task, not yet shown)
  * merged into one, unless --all.  Tasks with tasks under them stay
@@ -252,13 +284,16 @@ static struct entry *plan(struct tree *t, const size_t *idx, size_t n,
 			if (k)
 				key = 0;   /* a collision: this one stays alone */
 		}
-		e[ne] = (struct entry){ idx[i], idx[i], 1 };
+		e[ne] = (struct entry){ idx[i], idx[i], 1, idx[i] };
 		ne++;
 		before = key ? ne : 0;
 		if (key)
 			addrmap_put(&kinds, key, (void *)(uintptr_t)ne);
 	}
 	addrmap_release(&kinds);
+	for (i = 0; i < ne; i++)
+		if (e[i].count > 1)
+			name_order(t, &e[i]);
 	*nentries = ne;
 	return e;
 }
@@ -465,7 +500,7 @@ static void print_loops(struct tree *t)
 		print_entries(t, roots, n, 1, nheads > 0);
 		free(roots);
 		for (j = 0; j < nheads; j++) {
-			struct entry one = { heads[j], heads[j], 1 };
+			struct entry one = { heads[j], heads[j], 1, heads[j] };
 
 			print_entries(t, &one, 1, 1, j + 1 < nheads);
 		}

@@ -65,6 +65,12 @@ def line_after(lines, pattern):
     return None
 
 
+def counting_order(name):
+    """A sort key: digit runs as numbers (cli/natural_order.h)."""
+    return [(0, int(p), p) if p.isdigit() else (1, 0, p)
+            for p in re.split(r"(\d+)", name)]
+
+
 def parked_tasks(doc):
     return [t for t in doc["tasks"]
             if t["stack"] and t["stack"][0]["function"] == "wait"
@@ -162,8 +168,15 @@ def test_identical_tasks_one_group(text, doc, interp):
     groups = [l for l in text.splitlines()
               if re.search(r"\(T\) \d+ tasks like this: ", l)]
     assert len(groups) == 1, text
+    # named by the first and last name in the order one counts them
+    # ("req-9" before "req-10"), whatever order the heap walk found them
+    names = sorted((t["name"] for t in tasks), key=counting_order)
     assert "(T) %d tasks like this: %s .. %s pending" % (
-        COUNT, tasks[0]["name"], tasks[-1]["name"]) in groups[0], groups
+        COUNT, names[0], names[-1]) in groups[0], groups
+    # and so does their row under "Waits:"
+    assert re.search(r"^  %d tasks like task '%s' at .* \.\. task '%s'$" % (
+        COUNT, re.escape(names[0]), re.escape(names[-1])), text,
+        re.MULTILINE), text
     # all on one Event: the group's wait is each one's
     assert ", waits for asyncio.Event (not set, %d waiters)" % COUNT \
         in groups[0], groups
