@@ -119,7 +119,13 @@ def test_gcore_matches_dump(interp, keeper, tmp_path, script, args):
     doc = res.json()
     assert not res.stderr, res
     # how long each thread was off its CPU: read off a live process
-    # only (test_off_cpu.py), null in a core
+    # only (test_off_cpu.py), null in a core.  A parked thread found on a
+    # CPU as it was read (woken for a moment: seen under load in
+    # sessions 36 and 39) has none in that dump: three dumps at most.
+    for _ in range(2):
+        if all(t["off_cpu_s"] is not None for t in live["threads"]):
+            break
+        live = run_coroscope("dump", "--json", "--locals", target.pid).json()
     assert all(t["off_cpu_s"] is not None for t in live["threads"]), live
     assert all(t["off_cpu_s"] is None for t in doc["threads"]), doc
     diff = first_difference(without(live, "stats"),
