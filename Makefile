@@ -95,8 +95,10 @@ $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
 	$(BUILD)/cli/run_stuck.o $(BUILD)/cli/run_pool.o \
 	$(BUILD)/cli/run_greenlets.o \
 	$(BUILD)/cli/thread_idle.o $(BUILD)/cli/watch_track.o \
-	$(BUILD)/cli/alike_lines.o $(BUILD)/cli/escape.o
-$(BUILD)/tests/test_alike_lines: $(BUILD)/cli/alike_lines.o $(BUILD)/cli/escape.o
+	$(BUILD)/cli/alike_lines.o $(BUILD)/cli/natural_order.o \
+	$(BUILD)/cli/escape.o
+$(BUILD)/tests/test_alike_lines: $(BUILD)/cli/alike_lines.o $(BUILD)/cli/escape.o \
+	$(BUILD)/cli/natural_order.o
 $(BUILD)/tests/test_escape: $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_natural_order: $(BUILD)/cli/natural_order.o
 $(BUILD)/tests/test_thread_alike: $(BUILD)/cli/thread_alike.o
@@ -113,6 +115,7 @@ $(BUILD)/tests/test_term_cut: $(BUILD)/cli/term_cut.o $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_watch_lines: $(BUILD)/cli/watch_view.o \
 	$(BUILD)/cli/term_cut.o \
 	$(BUILD)/cli/watch_track.o $(BUILD)/cli/alike_lines.o \
+	$(BUILD)/cli/natural_order.o \
 	$(BUILD)/cli/escape.o $(BUILD)/cli/json.o $(BUILD)/cli/json_digits.o \
 	$(BUILD)/cli/json_plain.o $(BUILD)/cli/json_part.o \
 	$(BUILD)/cli/json_writer.o

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/escape.h"
+#include "cli/natural_order.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -115,20 +116,54 @@ static void add_name(struct strbuf *sb, const char *name, int has_id,
 	strbuf_addstr(sb, close);
 }
 
+/*
+ * The members a line names, into pick[] (ALIKE_LINES_NAMED at most; the
+ * count).  Those with ids (threads, generators) in the caller's order,
+ * as the dump lists them; tasks and greenlets, known by name alone, the
+ * first in counting order (cli/natural_order.h), as the dump's range
+ * "Task-2 .. Task-10001" starts: in the heap walk's order, 10,000 tasks
+ * read "'Task-9', 'Task-3', ...".  Ties keep the caller's order.
+ */
+static size_t pick_named(const unsigned long long *ids,
+			 const char *const *names, size_t n, size_t *pick)
+{
+	size_t k, j, npick = 0;
+
+	if (ids || !names) {
+		for (k = 0; k < n && k < ALIKE_LINES_NAMED; k++)
+			pick[k] = k;
+		return k;
+	}
+	/* Bounded: n members, each placed among ALIKE_LINES_NAMED. */
+	for (k = 0; k < n; k++) {
+		j = npick;
+		while (j > 0 && natural_cmp(names[k], names[pick[j - 1]]) < 0)
+			j--;
+		if (j >= ALIKE_LINES_NAMED)
+			continue;
+		if (npick < ALIKE_LINES_NAMED)
+			npick++;
+		memmove(pick + j + 1, pick + j, (npick - 1 - j) * sizeof(*pick));
+		pick[j] = k;
+	}
+	return npick;
+}
+
 void alike_lines_members(struct strbuf *sb, const unsigned long long *ids,
 			 const char *const *names, size_t n,
 			 enum alike_style style)
 {
+	size_t pick[ALIKE_LINES_NAMED], npick = pick_named(ids, names, n, pick);
 	size_t k;
 
-	for (k = 0; k < n && k < ALIKE_LINES_NAMED; k++) {
+	for (k = 0; k < npick; k++) {
 		if (k)
 			strbuf_addstr(sb, ", ");
 		if (ids)
 			strbuf_addf(sb, style == ALIKE_ADDRESS ? "0x%llx" :
-				    "%llu", ids[k]);
+				    "%llu", ids[pick[k]]);
 		if (names)
-			add_name(sb, names[k], ids != NULL, style);
+			add_name(sb, names[pick[k]], ids != NULL, style);
 	}
 	if (n > ALIKE_LINES_NAMED)
 		strbuf_addf(sb, " and %zu more",

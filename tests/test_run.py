@@ -1586,8 +1586,16 @@ def test_alike_tasks_one_line(py, work):
     assert len(twins) == 1, seen
     assert re.search(r": %s(, %s){4} and 3 more$" % (task, task),
                      twins[0]), twins
-    assert len([c for c in causes
-                if c.startswith("      8 tasks at ")]) == 1, causes
+    twin_causes = [c for c in causes if c.startswith("      8 tasks at ")]
+    assert len(twin_causes) == 1, causes
+    # The eight were made one after another, so their names count up
+    # from one number: the five named are the first five, in order (as
+    # the dump's "Task-10 .. Task-17"), whatever order the heap walk
+    # found them in.
+    for line, quote in ((twins[0], '"'), (twin_causes[0], "'")):
+        named = [int(n) for n in re.findall(r"%sTask-(\d+)%s" % (quote, quote),
+                                            line)]
+        assert named == list(range(named[0], named[0] + 5)), line
     # none of the 16 has a line of its own
     assert not [l for l in seen if l.startswith("task ") and
                 "parked_at" in l], seen

@@ -103,9 +103,45 @@ static void test_members(void)
 	expect_members(NULL, names, 2, ALIKE_GRAPH, "'a', '?'");
 }
 
+/* Tasks and greenlets, known by name alone, are named first to last in
+ * counting order, whatever order the heap walk found them in; members
+ * with ids keep the caller's order (the dump's). */
+static void test_members_order(void)
+{
+	const char *walk[] = { "Task-9", "Task-3", NULL, "Task-10", "Task-2",
+			       "Task-100", "Task-4", "Task-11", "Task-3" };
+	const char *few[] = { "w-10", NULL, "w-9" };
+	const unsigned long long ids[] = { 30, 10, 20 };
+	const char *tnames[] = { "t-3", "t-1", "t-2" };
+	const char *many[1000];
+	char buf[1000][16];
+	size_t k;
+
+	expect_members(NULL, walk, 9, ALIKE_QUOTED,
+		       "\"Task-2\", \"Task-3\", \"Task-3\", \"Task-4\", "
+		       "\"Task-9\" and 4 more");
+	expect_members(NULL, walk, 9, ALIKE_WATCH,
+		       "'Task-2', 'Task-3', 'Task-3', 'Task-4', 'Task-9' "
+		       "and 4 more");
+	/* Fewer than five: all, the nameless last. */
+	expect_members(NULL, few, 3, ALIKE_GRAPH, "'w-9', 'w-10', '?'");
+	/* Threads: as given. */
+	expect_members(ids, tnames, 3, ALIKE_QUOTED,
+		       "30 \"t-3\", 10 \"t-1\", 20 \"t-2\"");
+	/* A thousand, last to first: the five lowest, in order. */
+	for (k = 0; k < 1000; k++) {
+		snprintf(buf[k], sizeof(buf[k]), "job-%zu", 999 - k);
+		many[k] = buf[k];
+	}
+	expect_members(NULL, many, 1000, ALIKE_QUOTED,
+		       "\"job-0\", \"job-1\", \"job-2\", \"job-3\", "
+		       "\"job-4\" and 995 more");
+}
+
 int main(void)
 {
 	test_group();
 	test_members();
+	test_members_order();
 	return CHECK_DONE("test_alike_lines");
 }
