@@ -13,6 +13,7 @@
 Each part that cannot be built or set up here is skipped with the reason.
 COROSCOPE_STATIC names a prebuilt static binary (default: `make static`).
 """
+import fcntl
 import glob
 import json
 import os
@@ -45,15 +46,24 @@ def make(target):
 
 
 def make_args(args):
+    """One make at a time in the checkout: each xdist worker has these
+    session fixtures of its own, and two `make wheel`s at once (each
+    emptying the other's staging directory) built a wheel without the
+    plugin."""
     if shutil.which("make") is None:
         return False, "make is not installed"
-    try:
-        res = subprocess.run(["make", "-s", "-C", REPO_DIR] + list(args),
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             universal_newlines=True, timeout=MAKE_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return False, "make %s took longer than %ds" % (" ".join(args),
-                                                         MAKE_TIMEOUT)
+    os.makedirs(os.path.join(REPO_DIR, "build"), exist_ok=True)
+    with open(os.path.join(REPO_DIR, "build", ".test-make.lock"), "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        try:
+            res = subprocess.run(["make", "-s", "-C", REPO_DIR] + list(args),
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT,
+                                 universal_newlines=True,
+                                 timeout=MAKE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return False, "make %s took longer than %ds" % (" ".join(args),
+                                                             MAKE_TIMEOUT)
     return res.returncode == 0, res.stdout[-2000:]
 
 
