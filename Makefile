@@ -14,14 +14,22 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
 # The libraries of both links, the dynamic one and `make static`: add a
 # library here and the static link takes it too.
-LDLIBS = -lelf -ldw -ldeflate -lncursesw -lunwind-x86_64
+# libunwind's functions are weak references (symbols/unwind_lib.c):
+# UNWIND_LINKED makes a link take them from the library.
+UNWIND_SYMS = create_addr_space destroy_addr_space set_caching_policy \
+	init_remote step get_reg dwarf_search_unwind_table
+UNWIND_LINKED = $(UNWIND_SYMS:%=-Wl,-u,_Ux86_64_%) -lunwind-x86_64
+LDLIBS = -lelf -ldw -ldeflate -lncursesw $(UNWIND_LINKED)
 # ./coroscope takes them from their static archives (with what those
 # need: see STATIC_DEPLIBS), all but libunwind, whose Debian archive is
 # not position-independent, and libc.  Loading eight shared libraries
 # cost 1.6 ms of every run (3.9 against 5.5 ms for --version), most of
-# it page faults, ~15 us each in a VM.  The unit tests link as before.
-BIN_LDLIBS = -Wl,-Bstatic -Wl,--start-group $(filter-out -lunwind-x86_64,$(LDLIBS)) \
-	-lz -llzma -lbz2 -ltinfo -Wl,--end-group -Wl,-Bdynamic -lunwind-x86_64
+# it page faults, ~15 us each in a VM.  libunwind (with the libunwind
+# and liblzma it loads) cost 0.5 ms more: ./coroscope loads it with
+# dlopen() when --native first needs it.  The unit tests link as before.
+BIN_LDLIBS = -Wl,-Bstatic -Wl,--start-group \
+	$(filter-out $(UNWIND_LINKED),$(LDLIBS)) \
+	-lz -llzma -lbz2 -ltinfo -Wl,--end-group -Wl,-Bdynamic
 
 # Link-time optimisation of the release build: the readers call small
 # functions of other files (field_u64, memsrc_read_u64, addrmap_get)

@@ -8,21 +8,10 @@
 
 #include "symbols/debug_frame.h"
 #include "symbols/elfimage.h"
+#include "symbols/unwind_lib.h"
 #include "common/le.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
-
-/*
- * libunwind's own search of a binary-search table in the target (what
- * its ptrace and coredump accessors call): exported by libunwind 1.6 but
- * not declared by its headers.  It reads the table and the FDEs with our
- * access_mem.
- */
-extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as,
-					      unw_word_t ip,
-					      unw_dyn_info_t *di,
-					      unw_proc_info_t *pi,
-					      int need_unwind_info, void *arg);
 
 #define MAX_PHNUM 128          /* program headers read per module */
 #define MAX_FDES (1u << 24)    /* table entries believed */
@@ -54,6 +43,7 @@ struct unw_table {
 };
 
 struct native_unwinder {
+	const struct unwind_lib *lib;  /* symbols/unwind_lib.h */
 	struct memsrc *ms;
 	unw_addr_space_t as;
 	struct native_modules mods;
@@ -270,11 +260,15 @@ static void df_load(struct native_unwinder *u, struct unw_table *t)
 	elf_image_free(img);
 }
 
+/* libunwind's own search of a binary-search table in the target (what
+ * its ptrace and coredump accessors call), which reads the table and the
+ * FDEs with our access_mem. */
 static int search(unw_addr_space_t as, unw_word_t ip, uint64_t base,
 		  uint64_t end, uint64_t segbase, uint64_t table,
 		  uint64_t nfdes, unw_proc_info_t *pi, int need_unwind_info,
 		  void *arg)
 {
+	const struct unw_ctx *ctx = arg;
 	unw_dyn_info_t di;
 
 	memset(&di, 0, sizeof(di));
@@ -285,8 +279,8 @@ static int search(unw_addr_space_t as, unw_word_t ip, uint64_t base,
 	di.u.rti.table_data = table;
 	/* in words, as libunwind counts it: two 4-byte fields per entry */
 	di.u.rti.table_len = nfdes * 8 / sizeof(unw_word_t);
-	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi,
-						  need_unwind_info, arg);
+	return ctx->u->lib->dwarf_search_unwind_table(as, ip, &di, pi,
+						      need_unwind_info, arg);
 }
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
@@ -432,17 +426,22 @@ static unw_accessors_t accessors = {
 int native_unwinder_new(struct native_unwinder **out, struct memsrc *ms,
 			struct cs_err *err)
 {
-	struct native_unwinder *u = calloc(1, sizeof(*u));
+	const struct unwind_lib *lib = unwind_lib(err);
+	struct native_unwinder *u;
 
 	*out = NULL;
+	if (!lib)
+		return -CS_ERR_INTERNAL;
+	u = calloc(1, sizeof(*u));
 	if (u)
 		u->tables = calloc(NATIVE_MAX_MODULES, sizeof(*u->tables));
 	if (!u || !u->tables) {
 		free(u);
 		return cs_fail(err, CS_ERR_INTERNAL, "out of memory");
 	}
+	u->lib = lib;
 	u->ms = ms;
-	u->as = unw_create_addr_space(&accessors, 0);
+	u->as = lib->create_addr_space(&accessors, 0);
 	if (!u->as) {
 		free(u->tables);
 		free(u);
@@ -451,7 +450,7 @@ int native_unwinder_new(struct native_unwinder **out, struct memsrc *ms,
 	}
 	/* The target does not change while we read it: cache across
 	 * threads (libunwind's cache is keyed by ip). */
-	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	lib->set_caching_policy(u->as, UNW_CACHE_GLOBAL);
 	*out = u;
 	return 0;
 }
@@ -464,7 +463,7 @@ void native_unwinder_free(struct native_unwinder *u)
 		return;
 	for (i = 0; i < u->mods.n; i++)
 		debug_frame_image_release(&u->tables[i].df);
-	unw_destroy_addr_space(u->as);
+	u->lib->destroy_addr_space(u->as);
 	native_modules_release(&u->mods);
 	free(u->tables);
 	free(u);
@@ -496,13 +495,13 @@ size_t native_unwind(struct native_unwinder *u, const struct cs_thread *t,
 	int exact = 1;
 
 	if (!t->has_regs || !max ||
-	    unw_init_remote(&cur, u->as, &ctx) < 0)
+	    u->lib->init_remote(&cur, u->as, &ctx) < 0)
 		return 0;
 	while (n < max) {
 		unw_word_t ip = 0, sp = 0;
 
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 ||
-		    unw_get_reg(&cur, UNW_REG_SP, &sp) < 0 || !ip)
+		if (u->lib->get_reg(&cur, UNW_REG_IP, &ip) < 0 ||
+		    u->lib->get_reg(&cur, UNW_REG_SP, &sp) < 0 || !ip)
 			break;
 		/* the same frame twice: a loop the CFI cannot get out of */
 		if (n && pcs[n - 1].pc == ip && pcs[n - 1].sp == sp)
@@ -516,7 +515,7 @@ size_t native_unwind(struct native_unwinder *u, const struct cs_thread *t,
 		pcs[n].exact = exact || pcs[n].signal;
 		exact = pcs[n].signal;
 		n++;
-		if (unw_step(&cur) <= 0)
+		if (u->lib->step(&cur) <= 0)
 			break;
 	}
 	return n;

@@ -38,7 +38,8 @@ struct native_pc {
 
 struct native_unwinder;
 
-/* Errors: CS_ERR_INTERNAL (out of memory, libunwind refused). */
+/* Errors: CS_ERR_INTERNAL (out of memory, libunwind refused, or not
+ * loadable: symbols/unwind_lib.h). */
 int native_unwinder_new(struct native_unwinder **out, struct memsrc *ms,
 			struct cs_err *err);
 void native_unwinder_free(struct native_unwinder *u);

@@ -21,6 +21,7 @@ targets/native_ext_target.py blocks in libraries built here: C++
 only (unwound through it); both checked against gdb too.
 """
 
+import json
 import os
 import re
 import resource
@@ -30,7 +31,9 @@ import time
 
 import pytest
 
-from conftest import (control_interpreter, marker_line, run_coroscope,
+from conftest import (COROSCOPE, COROSCOPE_TIMEOUT, TIME_SCALE,
+                      control_interpreter, coroscope_env, marker_line,
+                      run_coroscope,
                       target_script, task_states, wait_until)
 from test_core import kernel_core_pattern
 
@@ -282,6 +285,59 @@ def test_without_native_nothing_changes(target):
     for t in doc["threads"]:
         assert "blocked_in" not in t
         assert all(f["kind"] != "native" for f in t["frames"])
+
+
+# Where Debian's libunwind8 puts the library ./coroscope loads for
+# --native (symbols/unwind_lib.h).
+LIBUNWIND = "/lib/x86_64-linux-gnu/libunwind-x86_64.so.8"
+
+
+def test_executable_does_not_link_libunwind():
+    """./coroscope loads libunwind only when --native needs it: linked,
+    it and what it loads cost every run half a millisecond."""
+    from elftools.elf.elffile import ELFFile
+    with open(COROSCOPE, "rb") as f:
+        dyn = ELFFile(f).get_section_by_name(".dynamic")
+        needed = [t.needed for t in dyn.iter_tags()
+                  if t.entry.d_tag == "DT_NEEDED"] if dyn else []
+    assert not [n for n in needed if "unwind" in n or "lzma" in n], needed
+
+
+def test_native_without_libunwind(target):
+    """With libunwind unloadable (an empty file bind-mounted over it, in
+    a mount namespace of the test's own), --native still dumps the
+    Python frames, exit 0, and says once why there are no C frames; the
+    plain dump is unchanged."""
+    if not os.path.exists(LIBUNWIND):
+        pytest.skip("%s is not installed (Debian's libunwind8)" % LIBUNWIND)
+    probe = subprocess.run(["unshare", "-m", "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if probe.returncode != 0:
+        pytest.skip("cannot make a mount namespace here (unshare -m: %s)"
+                    % probe.stderr.decode(errors="replace").strip())
+    script = ('mount --bind /dev/null "$1" && shift && exec "$@"')
+    runs = {}
+    for mode in ("--native", "--json"):
+        runs[mode] = subprocess.run(
+            ["unshare", "-m", "sh", "-c", script, "sh", LIBUNWIND,
+             COROSCOPE, "dump", mode, str(target.pid)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=coroscope_env(None),
+            timeout=COROSCOPE_TIMEOUT * TIME_SCALE, text=True)
+    out = runs["--native"]
+    assert out.returncode == 0, out
+    tid, _ = roles(target)["sleep"]
+    assert "Thread %d " % tid in out.stdout, out
+    assert 'line %d, in sleeper' % marker_line(SCRIPT, "sleep") \
+        in out.stdout, out
+    assert "(C)" not in out.stdout, out
+    warned = [l for l in out.stderr.splitlines()
+              if l.startswith("coroscope: warning: native frames not shown: "
+                              "cannot load libunwind")]
+    assert len(warned) == 1 and "libunwind8" in warned[0], out.stderr
+    plain = runs["--json"]
+    assert plain.returncode == 0 and plain.stderr == "", plain
+    assert len(json.loads(plain.stdout)["threads"]) == len(PY_ROLES)
 
 
 _MADE_CORES = []
