@@ -166,16 +166,17 @@ static void json_core(struct json *j, const struct core_info *in,
 static void print_report(const struct core_cli_options *o,
 			 const struct collection *c, const struct core_info *in)
 {
-	struct json j;
+	struct json *j;
 
 	switch (o->v.format) {
 	case REPORT_JSON:
-		json_init(&j, stdout, 1);
-		json_background(&j);
-		json_begin_object(&j);
-		report_json_members(&j, c);
-		json_core(&j, in, &c->warnings);
-		json_end_object(&j);
+		j = json_new(stdout, 1);
+		json_background(j);
+		json_begin_object(j);
+		report_json_members(j, c);
+		json_core(j, in, &c->warnings);
+		json_end_object(j);
+		free(j);
 		break;
 	case REPORT_DOT:
 		report_dot(stdout, c);

@@ -70,7 +70,8 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 int cmd_dump(int argc, char **argv)
 {
 	struct dump_options o;
-	struct collection c;
+	/* (29 KiB: on the heap's huge pages, not 8 new stack pages) */
+	struct collection *c;
 	struct cs_err err;
 	int ret, werr;
 
@@ -79,18 +80,20 @@ int cmd_dump(int argc, char **argv)
 		return ret;
 	cs_err_init(&err);
 	o.v.collect.off_cpu = 1;
-	ret = collect_live(&c, o.pid, &o.v.collect, &err);
+	c = xmalloc(sizeof(*c));
+	ret = collect_live(c, o.pid, &o.v.collect, &err);
 	if (ret == 0) {
-		collection_done_reading(&c);
+		collection_done_reading(c);
 		if (o.v.format == REPORT_JSON)
-			report_json(stdout, &c);
+			report_json(stdout, c);
 		else if (o.v.format == REPORT_DOT)
-			report_dot(stdout, &c);
+			report_dot(stdout, c);
 		else
-			report_text(stdout, &c);
+			report_text(stdout, c);
 	}
 	werr = errno;  /* a failed write's, if one failed */
-	collection_leave(&c);
+	collection_leave(c);
+	free(c);
 	if (ret == 0)
 		ret = cli_output_written(stdout, werr, &err);
 	return ret < 0 ? cli_report_error(&err) : 0;

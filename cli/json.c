@@ -12,6 +12,7 @@
 #include "cli/json_plain.h"
 #include "cli/json_writer.h"
 #include "common/error.h"
+#include "common/strbuf.h"
 #include "common/banned.h"
 
 /*
@@ -35,6 +36,14 @@ void json_init(struct json *j, FILE *out, int pretty)
 	j->writer = NULL;
 	j->part = NULL;
 	j->flushes = 0;
+}
+
+struct json *json_new(FILE *out, int pretty)
+{
+	struct json *j = xmalloc(sizeof(*j));
+
+	json_init(j, out, pretty);
+	return j;
 }
 
 void json_background(struct json *j)

@@ -769,9 +769,9 @@ void report_json_value(struct json *j, const struct collection *c)
 
 void report_json(FILE *out, const struct collection *c)
 {
-	struct json j;
+	struct json *j = json_new(out, 1);
 
-	json_init(&j, out, 1);
-	json_background(&j);
-	report_json_value(&j, c);
+	json_background(j);
+	report_json_value(j, c);
+	free(j);
 }
