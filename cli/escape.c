@@ -7,8 +7,10 @@
 
 /* Punctuation Markdown would take for markup ('&': an entity, which
  * could spell any character; '~': strike-through; '$': GitHub's
- * math). */
-#define MD_SPECIAL "\\`*_[]<>|#&~$"
+ * math; ':' and '.': GitHub's autolinks, which a backslash before the
+ * ':' of "http://" or the '.' of "www." keeps as text; an address
+ * "a@b.c" is linked as mailto: whatever is escaped). */
+#define MD_SPECIAL "\\`*_[]<>|#&~$:."
 
 size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {

@@ -20,6 +20,8 @@ NAMES = {
     "markup": "&lt;script&gt; ~~s~~ $x$",
     # backticks, which a code span can only hold inside a longer fence
     "ticks": "tick`two``three",
+    # what GitHub's renderer would make links of
+    "links": "http://evil.example/a www.evil.example",
 }
 
 event = threading.Event()

@@ -52,6 +52,9 @@ int main(void)
 	/* entities, strike-through, GitHub's math */
 	expect("&lt;b&gt; ~~s~~ $x$", ESC_MD, 0,
 	       "\\&lt;b\\&gt; \\~\\~s\\~\\~ \\$x\\$");
+	/* GitHub's autolinks: "http://" and "www." */
+	expect("see https://x.example/a or www.x.example", ESC_MD, 0,
+	       "see https\\://x\\.example/a or www\\.x\\.example");
 	/* cut at max source bytes, never inside a character */
 	expect("abcdef", ESC_TEXT, 3, "abc");
 	expect("a\xc3\xa9", ESC_TEXT, 2, "a");
