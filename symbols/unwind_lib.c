@@ -46,13 +46,13 @@ static int bind_linked(void)
 	return 1;
 }
 
-/* dlsym() of name into *slot (a function pointer, copied as POSIX
+/* dlsym() of name into *slot, a function pointer (copied as POSIX
  * allows); 0 when missing. */
-static int find(void *h, const char *name, void *slot, size_t size)
+static int find(void *h, const char *name, void *slot)
 {
 	void *f = dlsym(h, name);
 
-	if (!f || size != sizeof(f)) {
+	if (!f) {
 		snprintf(why, sizeof(why), "%s has no %s", UNWIND_LIB_SONAME,
 			 name);
 		return 0;
@@ -61,7 +61,7 @@ static int find(void *h, const char *name, void *slot, size_t size)
 	return 1;
 }
 
-#define FIND(h, name, field) find(h, name, &lib.field, sizeof(lib.field))
+#define FIND(h, name, field) find(h, name, &lib.field)
 
 static void load(void)
 {
