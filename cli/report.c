@@ -582,15 +582,19 @@ struct gens_part {
 
 static void json_generators(struct json *j, const void *arg)
 {
-	const struct gens_part *gp = arg;
+	/* Copied out of *gp once: on another thread, gp is on the stack of
+	 * the thread making the tasks' array, whose every call writes the
+	 * cache lines next to it, and each read of it would fetch one. */
+	const struct gens_part gp = *(const struct gens_part *)arg;
+	const struct py_gen *gens = gp.a->gens;
+	size_t i, n = gp.a->ngens;
 	struct json_memo memo;
-	size_t i;
 
 	json_memo_init(&memo);
 	json_key(j, "generators");
 	json_begin_array(j);
-	for (i = 0; i < gp->a->ngens; i++)
-		json_gen(j, &gp->a->gens[i], gp->locals, &memo);
+	for (i = 0; i < n; i++)
+		json_gen(j, &gens[i], gp.locals, &memo);
 	json_end_array(j);
 	json_memo_release(&memo);
 }

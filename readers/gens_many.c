@@ -44,33 +44,39 @@ struct shared {
 
 static void *read_blocks(void *arg)
 {
-	const struct reader *r = arg;
-	struct shared *sh = r->sh;
+	/* Copied once: both structures are on the stack of the thread that
+	 * started this one, next to the frames of its every call, and a
+	 * read of them each time round would fetch those cache lines from
+	 * the other CPU. */
+	const struct reader r = *(const struct reader *)arg;
+	struct shared *sh = r.sh;
+	const struct shared s = { sh->n, 0, sh->at, sh->ctx, sh->opt,
+				  sh->gens, sh->ok };
 
-	memsrc_thread(r->memsrc_slot);
+	memsrc_thread(r.memsrc_slot);
 	/* Each round takes BLOCK more: bounded by n / BLOCK + 1. */
 	for (;;) {
 		size_t from = atomic_fetch_add(&sh->next, BLOCK), i;
 
-		if (from >= sh->n)
+		if (from >= s.n)
 			break;
-		for (i = from; i < sh->n && i < from + BLOCK; i++) {
+		for (i = from; i < s.n && i < from + BLOCK; i++) {
 			uint64_t addr;
 			enum py_code_kind kind;
 
 			/* Each generator a cache miss or more (the object
 			 * and its frame): ask for later ones' meanwhile. */
-			if (i + AHEAD < sh->n && i + AHEAD < from + BLOCK) {
-				sh->at(sh->ctx, i + AHEAD, &addr, &kind);
-				memsrc_prefetch(r->py->ms, addr, GEN_BYTES);
+			if (i + AHEAD < s.n && i + AHEAD < from + BLOCK) {
+				s.at(s.ctx, i + AHEAD, &addr, &kind);
+				memsrc_prefetch(r.py->ms, addr, GEN_BYTES);
 			}
-			sh->at(sh->ctx, i, &addr, &kind);
-			if (py_gen_read_raw(r->py, addr, kind, sh->opt,
-					    &sh->gens[i], NULL) == 0) {
-				sh->ok[i] = r->mark;
+			s.at(s.ctx, i, &addr, &kind);
+			if (py_gen_read_raw(r.py, addr, kind, s.opt,
+					    &s.gens[i], NULL) == 0) {
+				s.ok[i] = r.mark;
 			} else {
-				sh->ok[i] = 0;
-				py_gen_release(&sh->gens[i]);
+				s.ok[i] = 0;
+				py_gen_release(&s.gens[i]);
 			}
 		}
 	}
