@@ -205,18 +205,54 @@ char *xstrndup(const char *s, size_t n)
 	return check(strndup(s, n));
 }
 
-void *xgrow(void *p, size_t *alloc, size_t need, size_t size)
+/* The elements an array of *alloc grows to for need (need > *alloc):
+ * doubled from 8 at least. */
+static size_t grown(size_t alloc, size_t need, size_t size)
 {
-	size_t n = *alloc;
+	size_t n = alloc ? alloc : 8;
 
-	if (need <= n)
-		return p;
-	n = n ? n : 8;
 	while (n < need) {
 		if (n > ((size_t)-1) / 2 / size)
 			CS_BUG("allocation size overflow");
 		n *= 2;
 	}
-	*alloc = n;
-	return xrealloc(p, n * size);
+	return n;
+}
+
+void *xgrow(void *p, size_t *alloc, size_t need, size_t size)
+{
+	if (need <= *alloc)
+		return p;
+	*alloc = grown(*alloc, need, size);
+	return xrealloc(p, *alloc * size);
+}
+
+void *xmallocarray_lines(size_t n, size_t size)
+{
+	void *p = NULL;
+
+	if (size && n > SIZE_MAX / size)
+		CS_BUG("allocation size overflow");
+	n *= size;
+	if (!n)
+		n = 1;
+	if (posix_memalign(&p, CS_LINE, n) != 0)
+		p = NULL;
+	return advise_huge(check(p), n);
+}
+
+/* (realloc() keeps malloc's alignment only: a new block, copied.) */
+void *xgrow_lines(void *p, size_t *alloc, size_t need, size_t size)
+{
+	size_t old = *alloc;
+	void *q;
+
+	if (need <= old)
+		return p;
+	*alloc = grown(old, need, size);
+	q = xmallocarray_lines(*alloc, size);
+	if (p)
+		memcpy(q, p, old * size);
+	free(p);
+	return q;
 }

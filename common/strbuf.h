@@ -47,5 +47,14 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* Grow *p (an array of *alloc elements of size) to hold at least need. */
 void *xgrow(void *p, size_t *alloc, size_t need, size_t size);
+/*
+ * xmallocarray() and xgrow() of an array that starts on a cache line
+ * (CS_LINE bytes): one of records of 64 or 128 bytes read in random
+ * order, each then one or two lines, where malloc's 16-byte alignment
+ * made most of them two or three.  Free with free().
+ */
+#define CS_LINE 64
+void *xmallocarray_lines(size_t n, size_t size);
+void *xgrow_lines(void *p, size_t *alloc, size_t need, size_t size);
 
 #endif

@@ -154,7 +154,8 @@ long tasks_gen_at(struct builder *b, uint64_t addr, int64_t interp_id)
 	kind = py_gen_kind_of_type(b->py, type);
 	if (kind < 0)
 		return -1;
-	a->gens = xgrow(a->gens, &b->gens_alloc, a->ngens + 1, sizeof(*a->gens));
+	a->gens = xgrow_lines(a->gens, &b->gens_alloc, a->ngens + 1,
+			      sizeof(*a->gens));
 	if (py_gen_read(b->py, addr, (enum py_code_kind)kind, b->opt,
 			&a->gens[a->ngens], NULL) < 0)
 		return -1;
@@ -408,7 +409,7 @@ static void read_generators(struct builder *b)
 	addrmap_reserve(&out->gen_index, b->ngen);
 	/* Not cleared: py_gen_read_raw() fills each entry (clearing 60 MB of
 	 * them took ~6 ms at 100k tasks). */
-	out->gens = xmallocarray(n, sizeof(*out->gens));
+	out->gens = xmallocarray_lines(n, sizeof(*out->gens));
 	b->gens_alloc = n;
 	ok = xmalloc(n);
 	py_gens_read_many(b->py, b->ngen, found_gen_at, b, b->opt, out->gens,
