@@ -133,6 +133,8 @@ $(BUILD)/tests/test_symbols: tests/support/proc_memsrc.c
 $(BUILD)/tests/test_debug_inflate: tests/support/proc_memsrc.c
 $(BUILD)/tests/test_json $(BUILD)/tests/test_json_memo: \
 	tests/support/digest_stream.c
+$(BUILD)/tests/test_json $(BUILD)/tests/test_jobs: \
+	tests/support/thread_count.c
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -229,7 +231,8 @@ check-sanitize:
 		/usr/bin/python3 -m pytest -q --durations=15 $(SAN_PYTEST_PAR) \
 		-m 'not slow and not packaging' tests
 
-# ThreadSanitizer over what runs on several threads: the GC walk from
+# ThreadSanitizer over what runs on several threads: the workers that
+# run those jobs (tests/unit/test_jobs.c), the GC walk from
 # both ends of a long list (tests/unit/test_gc_walk.c, and the 10,000
 # tasks below), the capture's copy
 # (every test dumps a captured target), the generators read on two
@@ -248,8 +251,9 @@ TSAN_TESTS = tests/test_heaps.py tests/test_capture.py \
 TSAN_PYTHONS ?= 3.11-debian,3.14t
 check-tsan:
 	$(MAKE) -j$(CHECK_JOBS) SANITIZE=thread build/tsan/coroscope \
-		build/tsan/tests/test_gc_walk
+		build/tsan/tests/test_gc_walk build/tsan/tests/test_jobs
 	COROSCOPE_SANITIZED=1 build/tsan/tests/test_gc_walk
+	build/tsan/tests/test_jobs
 	COROSCOPE=$(abspath build/tsan/coroscope) COROSCOPE_SANITIZED=1 \
 		COROSCOPE_TEST_TSAN=1 \
 		COROSCOPE_TEST_PYTHONS=$(TSAN_PYTHONS) \

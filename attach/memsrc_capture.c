@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jobs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -637,7 +638,7 @@ static void copy_batched(struct memsrc *ms,
 	unsigned char *probe_buf = probe;
 	struct memsrc_run probe_run;
 	size_t n, pages, i, p;
-	pthread_t helper;
+	struct cs_job *helper;
 	int threaded = 0, two;
 
 	if (!ms->ops->read_runs)
@@ -668,11 +669,11 @@ static void copy_batched(struct memsrc *ms,
 	sides[0] = (struct copy_side){ &cc, 0, 0 };
 	sides[1] = (struct copy_side){ &cc, 1, 0 };
 	if (two)
-		threaded = cs_thread_start(&helper, copy_side, &sides[1],
+		threaded = cs_job_start(&helper, copy_side, &sides[1],
 					   0) == 0;
 	copy_side(&sides[0]);
 	if (threaded)
-		pthread_join(helper, NULL);
+		(void)cs_job_join(helper);
 	ms->stats.reads += sides[0].calls + sides[1].calls;
 	free(cc.first);
 	free((void *)cc.taken);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "common/jobs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -35,7 +36,7 @@ struct fill_range {
 };
 
 struct cache_filler {
-	pthread_t thread;
+	struct cs_job *job;
 	_Atomic int quit;           /* the pages are not wanted any more */
 	struct fill_range *ranges;  /* its own copy: slabs[] may be
 				       reallocated meanwhile */
@@ -157,7 +158,7 @@ static void reserve(struct memsrc_cache *c, size_t pages, int ahead)
 		f->n = n;
 		for (i = 0; i < n; i++)
 			f->units += units_of(&ranges[i]);
-		if (cs_thread_start(&f->thread, fill_run, f, 0) == 0) {
+		if (cs_job_start(&f->job, fill_run, f, 0) == 0) {
 			c->filler = f;
 			/* The main thread's fills meanwhile go past the
 			 * reserve: none writes where the thread does.  (The
@@ -199,7 +200,7 @@ size_t mcache_reserve_wait(struct memsrc_cache *c)
 	if (!f)
 		return 0;
 	helped = fill_units(f);
-	pthread_join(f->thread, NULL);
+	(void)cs_job_join(f->job);
 	free(f->ranges);
 	free(f);
 	c->filler = NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/json_writer.h"
+#include "common/jobs.h"
 #include "common/error.h"
 #include "common/hugeheap.h"
 #include "common/strbuf.h"
@@ -45,7 +46,7 @@ struct json_part {
 	const void *arg;
 	int depth;                /* where it goes in the document */
 	int threaded;
-	pthread_t thread;
+	struct cs_job *job;
 	pthread_mutex_t lock;
 	pthread_cond_t joined;
 	/* Set at the join: the writer thread the chunks go to from then
@@ -129,7 +130,7 @@ struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->joined, NULL);
 	/* It writes nothing to any stream. */
-	p->threaded = cs_thread_start(&p->thread, part_run, p, 0) == 0;
+	p->threaded = cs_job_start(&p->job, part_run, p, 0) == 0;
 	return p;
 }
 
@@ -157,7 +158,7 @@ void json_part_join(struct json *j, struct json_part *p)
 		p->released = 1;
 		pthread_cond_broadcast(&p->joined);
 		pthread_mutex_unlock(&p->lock);
-		pthread_join(p->thread, NULL);
+		(void)cs_job_join(p->job);
 		if (p->j.depth != p->depth)
 			CS_BUG("a json part left open");
 		/* Kept chunks (no writer thread): copied through j. */

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "common/jobs.h"
 #include "common/error.h"
 #include "common/hugeheap.h"
 #include "common/strbuf.h"
@@ -29,7 +30,7 @@ struct queued {
 
 struct json_writer {
 	FILE *out;
-	pthread_t thread;
+	struct cs_job *job;
 	pthread_mutex_t lock;
 	pthread_cond_t changed;   /* a block queued or written, or the end */
 	char *mem;                /* the own blocks, one after another */
@@ -116,7 +117,7 @@ struct json_writer *json_writer_start(FILE *out, size_t block, char **first)
 	pthread_cond_init(&w->changed, NULL);
 	/* SIGPIPE as the caller has it, as a write in the main thread would
 	 * have (`run` blocks it, to be told EPIPE instead). */
-	if (cs_thread_start(&w->thread, write_blocks, w, 1) != 0) {
+	if (cs_job_start(&w->job, write_blocks, w, 1) != 0) {
 		writer_free(w);
 		return NULL;
 	}
@@ -184,7 +185,7 @@ int json_writer_stop(struct json_writer *w, char *last, size_t len)
 	w->done = 1;
 	pthread_cond_broadcast(&w->changed);
 	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
+	(void)cs_job_join(w->job);
 	failed = w->failed;
 	err = w->err;
 	writer_free(w);

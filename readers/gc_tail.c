@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jobs.h"
 #include "common/error.h"
 #include "common/le.h"
 #include "common/strbuf.h"
@@ -60,7 +61,7 @@ struct gc_tail {
 	const struct py_layout *L;
 	uint64_t head, tail;
 	size_t max;
-	pthread_t thread;
+	struct cs_job *job;
 	/* Between the two. */
 	_Alignas(LINE) _Atomic uint64_t front;   /* the tail walker's last
 						    published node, 0: none */
@@ -182,7 +183,7 @@ struct gc_tail *gc_tail_start(struct memsrc *ms, const struct py_layout *L,
 	atomic_init(&t->forward, 0);
 	atomic_init(&t->stop, 0);
 	atomic_init(&t->done, 0);
-	if (cs_thread_start(&t->thread, tail_run, t, 0) != 0) {
+	if (cs_job_start(&t->job, tail_run, t, 0) != 0) {
 		free(t);
 		return NULL;
 	}
@@ -228,7 +229,7 @@ void gc_tail_finish(struct gc_tail *t, uint64_t met, struct gc_rec **recs,
 	size_t k;
 
 	atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
-	pthread_join(t->thread, NULL);
+	(void)cs_job_join(t->job);
 	*recs = NULL;
 	*n = 0;
 	if (met) {

@@ -7,6 +7,7 @@
 #include "attach/memsrc.h"
 #include "readers/code.h"
 #include "readers/pyproc.h"
+#include "common/jobs.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -102,7 +103,7 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 {
 	struct shared sh = { n, 0, at, ctx, opt, gens, ok };
 	struct reader main_reader = { py, 0, 1, &sh }, second;
-	pthread_t thread;
+	struct cs_job *job;
 	size_t i;
 	int threaded = 0;
 
@@ -120,7 +121,7 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 		second.mark = 2;
 		second.sh = &sh;
 		memsrc_share(py->ms, 1);
-		threaded = cs_thread_start(&thread, read_blocks, &second, 0) == 0;
+		threaded = cs_job_start(&job, read_blocks, &second, 0) == 0;
 		if (!threaded) {
 			memsrc_share(py->ms, 0);
 			pyproc_clone_free(second.py);
@@ -131,7 +132,7 @@ void py_gens_read_many(struct pyproc *py, size_t n, py_gen_at_fn *at,
 	read_blocks(&main_reader);
 	if (!threaded)
 		return;
-	pthread_join(thread, NULL);
+	(void)cs_job_join(job);
 	memsrc_share(py->ms, 0);
 	for (i = 0; i < n; i++) {
 		if (ok[i] != second.mark)

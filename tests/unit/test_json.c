@@ -17,7 +17,9 @@
 #include <time.h>
 
 #include "common/hugeheap.h"
+#include "common/jobs.h"
 #include "tests/support/digest_stream.h"
+#include "tests/support/thread_count.h"
 #include "tests/unit/check.h"
 
 static struct json j;
@@ -334,34 +336,19 @@ static void big_document(int background, FILE *f)
 	json_end_object(&j);
 }
 
-/* This process's threads, from the kernel, now. */
-static int threads_now(void)
-{
-	char line[256];
-	int n = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return n;
-}
-
-/* The same once a joined thread is gone: pthread_join() returns when the
- * kernel clears the thread's id, before it stops counting the thread
- * (seen once: "2 threads after a large document").  Bounded: 2 s. */
+/* Threads beyond the main one and the job workers kept idle
+ * (common/jobs.h), once a worker that ended is gone (seen once: "2
+ * threads after a large document"); -1 for a job not joined.  With
+ * every job joined, any such thread is one a writer or a part left
+ * running. */
 static int threads(void)
 {
-	struct timespec ms = { 0, 1000000 };
-	int n = threads_now(), i;
+	size_t idle, unjoined;
 
-	for (i = 0; i < 2000 && n != 1; i++) {
-		nanosleep(&ms, NULL);
-		n = threads_now();
-	}
-	return n;
+	cs_jobs_count(&idle, &unjoined);
+	if (unjoined)
+		return -1;
+	return thread_count_settled(1 + (int)idle) - (int)idle;
 }
 
 /* Written by a writer thread, the document is the one written in line;
@@ -382,7 +369,8 @@ static void background_writer(void)
 	json_begin_array(&j);
 	json_string(&j, "small");
 	json_end_array(&j);
-	CHECK(threads() == 1, "%d threads after a small document", threads());
+	CHECK(threads() == 1, "%d threads after a small document (-1: a job unjoined)",
+	      threads());
 	fclose(fa);
 	free(a);
 	fa = open_memstream(&a, &la);
@@ -390,7 +378,8 @@ static void background_writer(void)
 		abort();
 	big_document(0, fa);
 	big_document(1, fb);
-	CHECK(threads() == 1, "%d threads after a large document", threads());
+	CHECK(threads() == 1, "%d threads after a large document (-1: a job unjoined)",
+	      threads());
 	fclose(fa);
 	fclose(fb);
 	CHECK(la > 4 * JSON_WRITER_BLOCK && la == lb && memcmp(a, b, la) == 0,
@@ -574,7 +563,8 @@ static void parts(void)
 				      "the large part is %zu bytes", a.len);
 				drain_kept();
 			}
-	CHECK(threads() == 1, "%d threads after the parts", threads());
+	CHECK(threads() == 1, "%d threads after the parts (-1: a job unjoined)",
+	      threads());
 }
 
 /* Integers as printf writes them: every power of ten and its

@@ -1,0 +1,202 @@
+/*
+ * Unit test of common/jobs.c: a job runs fn(arg) once and its join
+ * gives back what fn returned; jobs run at once when started at once; a
+ * job started after another's join runs on the same worker (no new
+ * thread); at most IDLE_MAX (4) workers stay, the others end; a job
+ * takes no signal but SIGPIPE, and that only with keep_sigpipe and as
+ * its starter has it; a SIGPIPE raised while blocked in a job is not
+ * delivered by a later job that unblocks it.
+ */
+#include "common/jobs.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/support/thread_count.h"
+#include "tests/unit/check.h"
+#include "common/banned.h"
+
+static void *plus_one(void *p)
+{
+	int *v = p;
+
+	++*v;
+	return v;
+}
+
+/* Jobs that all wait until all have started: none could end otherwise. */
+#define AT_ONCE 6
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int arrived;
+
+static void *meet(void *p)
+{
+	struct timespec until;
+	int all;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&gate_lock);
+	arrived++;
+	pthread_cond_broadcast(&gate_cond);
+	while (arrived < AT_ONCE &&
+	       pthread_cond_timedwait(&gate_cond, &gate_lock, &until) == 0)
+		;
+	all = arrived >= AT_ONCE;
+	pthread_mutex_unlock(&gate_lock);
+	return all ? p : NULL;
+}
+
+struct mask_seen {
+	int blocks_int, blocks_pipe;
+};
+
+static void *see_mask(void *p)
+{
+	struct mask_seen *s = p;
+	sigset_t mask;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &mask);
+	s->blocks_int = sigismember(&mask, SIGINT);
+	s->blocks_pipe = sigismember(&mask, SIGPIPE);
+	return s;
+}
+
+static void mask_of_job(int keep_sigpipe, int caller_blocks,
+			struct mask_seen *s)
+{
+	sigset_t pipe, old;
+	struct cs_job *j;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(caller_blocks ? SIG_BLOCK : SIG_UNBLOCK, &pipe, &old);
+	memset(s, 0, sizeof(*s));
+	CHECK(cs_job_start(&j, see_mask, s, keep_sigpipe) == 0, "started");
+	CHECK(cs_job_join(j) == s, "joined");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A write to a pipe with no reader: EPIPE, and SIGPIPE raised. */
+static void *write_to_closed(void *p)
+{
+	int *err = p, fds[2];
+
+	*err = 0;
+	if (pipe(fds) < 0)
+		return NULL;
+	close(fds[0]);
+	if (write(fds[1], "x", 1) < 0)
+		*err = errno;
+	close(fds[1]);
+	return err;
+}
+
+static volatile sig_atomic_t sigpipes;
+
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	sigpipes++;
+}
+
+static void sigpipe_not_carried(void)
+{
+	struct sigaction sa, old_sa;
+	struct mask_seen s;
+	sigset_t pipe, old;
+	struct cs_job *j;
+	int err = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigpipe;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, &old_sa);
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	/* The starter blocks it (as `run` does): the job's write gets
+	 * EPIPE, the signal stays pending where it was raised... */
+	pthread_sigmask(SIG_BLOCK, &pipe, &old);
+	CHECK(cs_job_start(&j, write_to_closed, &err, 1) == 0, "started");
+	cs_job_join(j);
+	CHECK(err == EPIPE, "EPIPE with SIGPIPE blocked (errno %d)", err);
+	/* ...and a later job on that worker, with SIGPIPE unblocked by its
+	 * starter, is not handed it. */
+	pthread_sigmask(SIG_UNBLOCK, &pipe, NULL);
+	CHECK(cs_job_start(&j, see_mask, &s, 1) == 0, "started");
+	cs_job_join(j);
+	CHECK(!s.blocks_pipe, "the later job had SIGPIPE unblocked");
+	CHECK(sigpipes == 0, "%d SIGPIPE delivered from an earlier job",
+	      (int)sigpipes);
+	/* With it unblocked, the job's own write raises it (the handler
+	 * here; the default action ends the process, as a write made by the
+	 * main thread would). */
+	CHECK(cs_job_start(&j, write_to_closed, &err, 1) == 0, "started");
+	cs_job_join(j);
+	CHECK(sigpipes == 1, "%d SIGPIPE for a job's own write",
+	      (int)sigpipes);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigaction(SIGPIPE, &old_sa, NULL);
+}
+
+int main(void)
+{
+	struct cs_job *jobs[AT_ONCE], *j;
+	struct mask_seen s;
+	size_t idle, unjoined;
+	void *back;
+	int v = 41, tags[AT_ONCE], i, one, n;
+
+	CHECK(cs_job_start(&j, plus_one, &v, 0) == 0, "a job starts");
+	/* (joined before v is read: CHECK's arguments are evaluated in
+	 * no set order) */
+	back = cs_job_join(j);
+	CHECK(back == &v && v == 42, "ran fn(arg) once (%d)", v);
+	cs_jobs_count(&idle, &unjoined);
+	CHECK(unjoined == 0 && idle == 1, "%zu unjoined, %zu idle", unjoined,
+	      idle);
+	/* Threads with that one worker (and, under ThreadSanitizer, its
+	 * own thread, started with the first). */
+	one = thread_count();
+	CHECK(one >= 2, "%d threads with a worker", one);
+	/* Reused: many jobs one after another, one worker. */
+	for (i = 0; i < 100; i++) {
+		CHECK(cs_job_start(&j, plus_one, &v, 0) == 0, "job %d", i);
+		cs_job_join(j);
+	}
+	CHECK(v == 142, "100 more ran (%d)", v);
+	CHECK(thread_count() == one, "%d threads after 101 jobs in turn "
+	      "(%d after the first)", thread_count(), one);
+	/* At once: each waits for all the others to have started. */
+	for (i = 0; i < AT_ONCE; i++)
+		CHECK(cs_job_start(&jobs[i], meet, &tags[i], 0) == 0,
+		      "job %d of %d at once", i, AT_ONCE);
+	cs_jobs_count(&idle, &unjoined);
+	CHECK(unjoined == AT_ONCE, "%zu unjoined", unjoined);
+	for (i = 0; i < AT_ONCE; i++)
+		CHECK(cs_job_join(jobs[i]) == &tags[i],
+		      "job %d ran with the others", i);
+	cs_jobs_count(&idle, &unjoined);
+	CHECK(unjoined == 0 && idle == 4, "%zu unjoined, %zu workers kept",
+	      unjoined, idle);
+	n = thread_count_settled(one + 3);
+	CHECK(n == one + 3, "%d threads once the others ended (%d with one "
+	      "worker)", n, one);
+	/* Signals: none but SIGPIPE, and that as the starter has it. */
+	mask_of_job(0, 0, &s);
+	CHECK(s.blocks_int && s.blocks_pipe, "no keep: all blocked");
+	mask_of_job(1, 0, &s);
+	CHECK(s.blocks_int && !s.blocks_pipe, "keep, unblocked: unblocked");
+	mask_of_job(1, 1, &s);
+	CHECK(s.blocks_int && s.blocks_pipe, "keep, blocked: blocked");
+	mask_of_job(0, 0, &s);
+	CHECK(s.blocks_pipe, "blocked again on a reused worker");
+	sigpipe_not_carried();
+	return CHECK_DONE("test_jobs");
+}
