@@ -14,7 +14,9 @@
  *
  * A worker's thread-local state outlives a job: a job sets what it uses
  * (memsrc_thread()).  Not for a thread that must outlive its starter's
- * step or be the one thread doing something (the ptrace tracer).
+ * step or be the one thread doing something (the ptrace tracer), nor in
+ * a child of fork(), which would find idle workers that are not there
+ * (`run` forks only before any job, and its child execs).
  */
 #ifndef COROSCOPE_COMMON_JOBS_H
 #define COROSCOPE_COMMON_JOBS_H
