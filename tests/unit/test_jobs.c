@@ -5,7 +5,8 @@
  * thread); at most IDLE_MAX (4) workers stay, the others end; a job
  * takes no signal but SIGPIPE, and that only with keep_sigpipe and as
  * its starter has it; a SIGPIPE raised while blocked in a job is not
- * delivered by a later job that unblocks it.
+ * delivered by a later job that unblocks it; a job may start and join
+ * one of its own.
  */
 #include "common/jobs.h"
 
@@ -27,6 +28,20 @@ static void *plus_one(void *p)
 
 	++*v;
 	return v;
+}
+
+static int inner_v;
+
+/* Starts a job of its own from this worker and joins it: *p gets what
+ * it returned. */
+static void *nested(void *p)
+{
+	void **out = p;
+	struct cs_job *j;
+
+	if (cs_job_start(&j, plus_one, &inner_v, 0) == 0)
+		*out = cs_job_join(j);
+	return p;
 }
 
 /* Jobs that all wait until all have started: none could end otherwise. */
@@ -173,6 +188,19 @@ int main(void)
 	CHECK(v == 142, "100 more ran (%d)", v);
 	CHECK(thread_count() == one, "%d threads after 101 jobs in turn "
 	      "(%d after the first)", thread_count(), one);
+	cs_jobs_count(&idle, &unjoined);
+	CHECK(idle == 1 && unjoined == 0, "%zu idle, %zu unjoined after "
+	      "101 jobs in turn", idle, unjoined);
+	/* A job that starts and joins one of its own: on another worker,
+	 * this one being busy; both kept after. */
+	back = NULL;
+	CHECK(cs_job_start(&j, nested, &back, 0) == 0, "nested: started");
+	cs_job_join(j);
+	CHECK(back == &inner_v && inner_v == 1,
+	      "the inner job ran once and was joined inside (%d)", inner_v);
+	cs_jobs_count(&idle, &unjoined);
+	CHECK(idle == 2 && unjoined == 0, "%zu idle, %zu unjoined after a "
+	      "nested job", idle, unjoined);
 	/* At once: each waits for all the others to have started. */
 	for (i = 0; i < AT_ONCE; i++)
 		CHECK(cs_job_start(&jobs[i], meet, &tags[i], 0) == 0,
