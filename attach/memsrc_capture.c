@@ -7,7 +7,6 @@
 #include "attach/memsrc_cache.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

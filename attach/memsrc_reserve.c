@@ -20,7 +20,6 @@
  */
 #include "attach/memsrc_cache.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>

@@ -8,7 +8,6 @@
 #include "common/error.h"
 #include "common/hugeheap.h"
 #include "common/strbuf.h"
-#include "common/util.h"
 #include "common/banned.h"
 
 /* Blocks of the writer's own: the producer's, and up to NBLOCKS - 1

@@ -1,6 +1,5 @@
 #include "readers/gc_tail.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +8,6 @@
 #include "common/error.h"
 #include "common/le.h"
 #include "common/strbuf.h"
-#include "common/util.h"
 #include "readers/fields.h"
 #include "readers/gc.h"
 #include "common/banned.h"
