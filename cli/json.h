@@ -167,6 +167,17 @@ typedef void json_part_fn(struct json *j, const void *arg);
 int json_parts_worth_it(int at_once);
 struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 				  const void *arg);
+/*
+ * A part made by the thread that makes `after` (just started, at the
+ * same level), once that one is done: where a thread of its own would
+ * only take turns with the others (two CPUs), and `after` ends well
+ * before the maker gets to it.  Joined after `after`; on a thread of its
+ * own when `after` has already ended, and at the join when `after` has
+ * no thread.
+ */
+struct json_part *json_part_start_after(const struct json *j,
+					struct json_part *after,
+					json_part_fn *fn, const void *arg);
 void json_part_join(struct json *j, struct json_part *p);
 
 #endif

@@ -46,9 +46,18 @@ struct json_part {
 	const void *arg;
 	int depth;                /* where it goes in the document */
 	int threaded;
+	/* The job that makes it, to be joined at its join; NULL for a part
+	 * made after another on that one's thread (json_part_start_after()),
+	 * whose job the last part of the chain joins. */
 	struct cs_job *job;
 	pthread_mutex_t lock;
 	pthread_cond_t joined;
+	/* The part the same job makes next (attached while this one is
+	 * being made), and, set once this one's fn has returned, ended:
+	 * from then on no part is attached to it. */
+	struct json_part *next;
+	int ended;
+	pthread_cond_t end;
 	/* Set at the join: the writer thread the chunks go to from then
 	 * on, or, without one, keep them all. */
 	int released;
@@ -94,11 +103,23 @@ void json_part_next_chunk(struct json *j)
 	part_map_chunk(j);
 }
 
+/* A job: its part, then each one attached after it. */
 static void *part_run(void *arg)
 {
-	struct json_part *p = arg;
+	struct json_part *p = arg, *next;
 
-	p->fn(&p->j, p->arg);
+	/* Bounded by the parts attached, each once, before its
+	 * predecessor ended. */
+	while (p) {
+		p->fn(&p->j, p->arg);
+		pthread_mutex_lock(&p->lock);
+		p->ended = 1;
+		next = p->next;
+		pthread_cond_broadcast(&p->end);
+		/* p may be joined and freed from here on */
+		pthread_mutex_unlock(&p->lock);
+		p = next;
+	}
 	return NULL;
 }
 
@@ -110,7 +131,7 @@ int json_parts_worth_it(int at_once)
 	       hugeheap_kept() >= PART_KEPT_MIN;
 }
 
-struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
+static struct json_part *part_new(const struct json *j, json_part_fn *fn,
 				  const void *arg)
 {
 	struct json_part *p = xcalloc(1, sizeof(*p));
@@ -129,8 +150,42 @@ struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 	part_map_chunk(&p->j);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->joined, NULL);
+	pthread_cond_init(&p->end, NULL);
+	return p;
+}
+
+struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
+				  const void *arg)
+{
+	struct json_part *p = part_new(j, fn, arg);
+
 	/* It writes nothing to any stream. */
 	p->threaded = cs_job_start(&p->job, part_run, p, 0) == 0;
+	return p;
+}
+
+struct json_part *json_part_start_after(const struct json *j,
+					struct json_part *after,
+					json_part_fn *fn, const void *arg)
+{
+	struct json_part *p = part_new(j, fn, arg);
+	int attached = 0;
+
+	if (after->threaded) {
+		pthread_mutex_lock(&after->lock);
+		if (!after->ended && !after->next && after->job) {
+			after->next = p;
+			/* The chain's job now ends with p. */
+			p->job = after->job;
+			after->job = NULL;
+			attached = 1;
+		}
+		pthread_mutex_unlock(&after->lock);
+	}
+	if (attached)
+		p->threaded = 1;
+	else if (after->threaded)  /* too late: a job of its own */
+		p->threaded = cs_job_start(&p->job, part_run, p, 0) == 0;
 	return p;
 }
 
@@ -157,8 +212,13 @@ void json_part_join(struct json *j, struct json_part *p)
 		}
 		p->released = 1;
 		pthread_cond_broadcast(&p->joined);
+		/* A part another follows on its thread: its own end, not
+		 * the job's. */
+		while (!p->job && !p->ended)
+			pthread_cond_wait(&p->end, &p->lock);
 		pthread_mutex_unlock(&p->lock);
-		(void)cs_job_join(p->job);
+		if (p->job)
+			(void)cs_job_join(p->job);
 		if (p->j.depth != p->depth)
 			CS_BUG("a json part left open");
 		/* Kept chunks (no writer thread): copied through j. */
@@ -171,6 +231,7 @@ void json_part_join(struct json *j, struct json_part *p)
 		json_raw(j, last.mem, last.len, 1);
 	}
 	hugeheap_keep(p->j.buf, PART_CHUNK);
+	pthread_cond_destroy(&p->end);
 	pthread_cond_destroy(&p->joined);
 	pthread_mutex_destroy(&p->lock);
 	free(p->chunks);

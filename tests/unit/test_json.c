@@ -10,6 +10,7 @@
  */
 #include "cli/json.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,16 +398,35 @@ static void background_writer(void)
 }
 
 /* Items i from *arg on (a count of them: big enough to fill chunks),
- * nested one level, as members of the enclosing object. */
+ * nested one level, as members of the enclosing object.  With a gate,
+ * not before it opens; the thread that made them and their end are
+ * noted. */
 struct items {
 	size_t from, n;
+	const int *gate;
+	pthread_t by;
+	int ended;
 };
+
+/* Wait (up to a minute) for *flag, which another thread sets. */
+static int wait_for(const int *flag)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 60000 && !__atomic_load_n(flag, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ms, NULL);
+	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
 
 static void items(struct json *w, const void *arg)
 {
-	const struct items *it = arg;
+	struct items *it = (struct items *)arg;
 	size_t i;
 
+	if (it->gate && !wait_for(it->gate))
+		abort();
+	it->by = pthread_self();
 	json_key(w, "items");
 	json_begin_array(w);
 	for (i = it->from; i < it->from + it->n; i++) {
@@ -418,6 +438,7 @@ static void items(struct json *w, const void *arg)
 		json_end_object(w);
 	}
 	json_end_array(w);
+	__atomic_store_n(&it->ended, 1, __ATOMIC_RELEASE);
 }
 
 /* The items of part p joined here, or, without a part, made here. */
@@ -429,11 +450,20 @@ static void items_here(struct json_part *p, const struct items *it)
 		items(&j, it);
 }
 
-/* The document, with its "items" made in a part (or in line). */
-static void doc_with_items(FILE *f, int pretty, int background, int part,
-			   size_t n)
+/* How doc_with_items() makes its two parts. */
+enum parts_how {
+	IN_LINE,       /* no part */
+	AT_ONCE,       /* two parts, each on a thread */
+	AFTER,         /* the second after the first, on its thread */
+	AFTER_ENDED,   /* the same, asked once the first has ended */
+};
+
+/* The document, with its "items" made in parts (or in line). */
+static void doc_with_items(FILE *f, int pretty, int background,
+			   enum parts_how how, size_t n)
 {
-	struct items it = { 7, n }, more = { 1, n / 2 };
+	int open = 0;
+	struct items it = { 7, n, NULL, 0, 0 }, more = { 1, n / 2, NULL, 0, 0 };
 	struct json_part *p = NULL, *q = NULL;
 	size_t i;
 
@@ -443,10 +473,21 @@ static void doc_with_items(FILE *f, int pretty, int background, int part,
 	json_begin_object(&j);
 	json_key(&j, "first");
 	json_string(&j, "before the part starts");
-	/* Two parts at once, the second joined after more of j's own. */
-	if (part) {
+	/* Two parts, the second joined after more of j's own. */
+	if (how == AT_ONCE) {
 		p = json_part_start(&j, items, &it);
 		q = json_part_start(&j, items, &more);
+	} else if (how == AFTER) {
+		/* (the first waits for the second to be attached) */
+		it.gate = &open;
+		p = json_part_start(&j, items, &it);
+		q = json_part_start_after(&j, p, items, &more);
+		__atomic_store_n(&open, 1, __ATOMIC_RELEASE);
+	} else if (how == AFTER_ENDED) {
+		p = json_part_start(&j, items, &it);
+		if (!wait_for(&it.ended))
+			abort();
+		q = json_part_start_after(&j, p, items, &more);
 	}
 	json_key(&j, "between");
 	json_begin_array(&j);
@@ -463,6 +504,16 @@ static void doc_with_items(FILE *f, int pretty, int background, int part,
 	json_key(&j, "last");
 	json_null(&j);
 	json_end_object(&j);
+	/* Where the parts were made: an attached one on its first's thread,
+	 * which is not this one; one attached too late on another. */
+	if (how == AFTER)
+		CHECK(pthread_equal(it.by, more.by) &&
+		      !pthread_equal(it.by, pthread_self()),
+		      "a part made after another not on that one's thread");
+	if (how == AT_ONCE || how == AFTER_ENDED)
+		CHECK(!pthread_equal(it.by, pthread_self()) &&
+		      !pthread_equal(more.by, pthread_self()),
+		      "a part (%d) made on the joining thread", (int)how);
 }
 
 /* A part made on another thread comes out as the same bytes as in line:
@@ -500,7 +551,7 @@ static void keep_junk(void)
 static void parts_kept(void)
 {
 	struct json_part *p;
-	struct items it = { 1, 3 };
+	struct items it = { 1, 3, NULL, 0, 0 };
 	char *buf;
 	size_t len;
 	FILE *f;
@@ -532,31 +583,37 @@ static void parts(void)
 {
 	static const size_t sizes[] = { 0, 3, 150000, 800000 };
 	size_t s;
-	int pretty, background;
+	int pretty, background, how;
 
 	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
 		for (pretty = 0; pretty < 2; pretty++)
-			for (background = 0; background < 2; background++) {
+			for (background = 0; background < 2; background++)
+			for (how = AT_ONCE; how <= AFTER_ENDED; how++) {
 				struct digest a, b;
-				FILE *fa = digest_open(&a);
-				FILE *fb = digest_open(&b);
+				FILE *fa, *fb;
 
+				/* (a part past PART_AHEAD waits for its
+				 * join: it would never end before) */
+				if (how == AFTER_ENDED && sizes[s] > 150000)
+					continue;
+				fa = digest_open(&a);
+				fb = digest_open(&b);
 				if (!fa || !fb)
 					abort();
-				doc_with_items(fa, pretty, background, 0,
+				doc_with_items(fa, pretty, background, IN_LINE,
 					       sizes[s]);
 				/* Whatever the parts' memory held before
 				 * stays out of the document. */
 				keep_junk();
-				doc_with_items(fb, pretty, background, 1,
-					       sizes[s]);
+				doc_with_items(fb, pretty, background,
+					       (enum parts_how)how, sizes[s]);
 				fclose(fa);
 				fclose(fb);
 				CHECK(digest_equal(&a, &b),
-				      "part of %zu items (pretty %d, "
-				      "background %d): %zu bytes against %zu "
-				      "in line, or other bytes",
-				      sizes[s], pretty, background, b.len,
+				      "parts of %zu items (pretty %d, "
+				      "background %d, made %d): %zu bytes "
+				      "against %zu in line, or other bytes",
+				      sizes[s], pretty, background, how, b.len,
 				      a.len);
 				CHECK(sizes[s] < 150000 ||
 				      a.len > (sizes[s] / 150000) * (4u << 20),
