@@ -11,6 +11,7 @@
 #include "cli/collect_tids.h"
 #include "cli/source.h"
 #include "common/addrmap.h"
+#include "common/jobs.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -507,8 +508,6 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	int ret;
 
 	c->opt = *opt;
-	if (!opt->no_source)
-		c->sources = source_cache_new(c->ms, c->is_live ? c->pid : 0);
 	memset(&sopt, 0, sizeof(sopt));
 	sopt.locals = opt->locals;
 	sopt.max_frames = opt->max_frames;
@@ -522,6 +521,9 @@ static int collect(struct collection *c, const struct collect_options *opt,
 			copy = COPY_RESERVED;
 		}
 	}
+	/* (after: the faults start sooner) */
+	if (!opt->no_source)
+		c->sources = source_cache_new(c->ms, c->is_live ? c->pid : 0);
 	ret = pyproc_locate(&c->py, c->ms, err);
 	c->located = 1;
 	if (ret == 0)
@@ -559,6 +561,10 @@ static int collect_live_once(struct collection *c, int pid,
 	c->pid = pid;
 	c->asked_pid = pid;
 	c->is_live = 1;
+	/* The capture's memory will be faulted in on another thread
+	 * (collect()): one started now is waiting by then. */
+	if (!opt->no_block && cs_cpus() >= 2)
+		(void)cs_jobs_ready();
 	ret = live_open(&c->ms, pid, err);
 	if (ret < 0)
 		return ret;

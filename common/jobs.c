@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -20,11 +21,16 @@ struct cs_job {
 	int keep_sigpipe;
 	int sigpipe;              /* run with SIGPIPE unblocked */
 	int done;
+	/* Handed to an idle worker kept off its starter's CPU: the CPUs
+	 * it takes back as it starts (cs_thread_elsewhere()). */
+	int placed;
+	cpu_set_t all;
 };
 
 struct worker {
 	pthread_cond_t wake;
 	struct cs_job *job;       /* to run; NULL while idle */
+	pid_t tid;                /* its thread, once it runs */
 };
 
 /* One lock over the idle workers, the jobs' ends and the count. */
@@ -49,6 +55,8 @@ static void run_job(struct cs_job *j)
 {
 	sigset_t pipe;
 
+	if (j->placed)
+		cs_thread_everywhere(&j->all);
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	if (j->sigpipe)
@@ -66,9 +74,18 @@ static void *worker_main(void *p)
 {
 	struct worker *w = p;
 	struct cs_job *j;
+	int wanted = 1;
 
 	pthread_mutex_lock(&lock);
-	for (;;) {
+	w->tid = gettid();
+	/* Started with no job (cs_jobs_ready()): idle from now, unless
+	 * enough are. */
+	if (!w->job) {
+		wanted = nidle < IDLE_MAX;
+		if (wanted)
+			idlers[nidle++] = w;
+	}
+	while (wanted) {
 		while (!w->job)
 			pthread_cond_wait(&w->wake, &lock);
 		j = w->job;
@@ -88,6 +105,31 @@ static void *worker_main(void *p)
 	return NULL;
 }
 
+int cs_jobs_ready(void)
+{
+	struct worker *w;
+	pthread_t thread;
+	size_t idle;
+	int ret;
+
+	pthread_mutex_lock(&lock);
+	idle = nidle;
+	pthread_mutex_unlock(&lock);
+	if (idle)
+		return 0;
+	w = xcalloc(1, sizeof(*w));
+	pthread_cond_init(&w->wake, NULL);
+	/* No job: worker_main() lists it idle once it runs. */
+	ret = cs_thread_start(&thread, worker_main, w, 0);
+	if (ret) {
+		pthread_cond_destroy(&w->wake);
+		free(w);
+		return ret;
+	}
+	pthread_detach(thread);
+	return 0;
+}
+
 int cs_job_start(struct cs_job **job, void *(*fn)(void *), void *arg,
 		 int keep_sigpipe)
 {
@@ -105,6 +147,8 @@ int cs_job_start(struct cs_job **job, void *(*fn)(void *), void *arg,
 	pthread_mutex_lock(&lock);
 	if (nidle) {
 		w = idlers[--nidle];
+		/* (its tid is set: it listed itself, or ran a job first) */
+		j->placed = cs_thread_elsewhere(w->tid, &j->all) == 0;
 		w->job = j;
 		nunjoined++;
 		pthread_cond_signal(&w->wake);

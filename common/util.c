@@ -87,17 +87,26 @@ static void *thread_trampoline(void *p)
 	return s.fn(s.arg);
 }
 
+/* The CPUs of all but the one this thread runs on: 0, or -1 when there
+ * is no other (one allowed CPU, or not known). */
+static int others_than_here(const cpu_set_t *all, cpu_set_t *others)
+{
+	int cpu = sched_getcpu();
+
+	*others = *all;
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, others))
+		return -1;
+	CPU_CLR(cpu, others);
+	return CPU_COUNT(others) ? 0 : -1;
+}
+
 /* 0 with *attr set to start a thread elsewhere than on this CPU, -1 when
  * there is nowhere else (one allowed CPU, or not known). */
 static int attr_elsewhere(pthread_attr_t *attr, const cpu_set_t *all)
 {
-	cpu_set_t others = *all;
-	int cpu = sched_getcpu();
+	cpu_set_t others;
 
-	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &others))
-		return -1;
-	CPU_CLR(cpu, &others);
-	if (CPU_COUNT(&others) == 0 || pthread_attr_init(attr) != 0)
+	if (others_than_here(all, &others) || pthread_attr_init(attr) != 0)
 		return -1;
 	if (pthread_attr_setaffinity_np(attr, sizeof(others), &others)) {
 		pthread_attr_destroy(attr);
@@ -138,4 +147,19 @@ int cs_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(s);
 	return ret;
+}
+
+int cs_thread_elsewhere(pid_t tid, cpu_set_t *all)
+{
+	cpu_set_t others;
+
+	if (sched_getaffinity(0, sizeof(*all), all) != 0 ||
+	    others_than_here(all, &others))
+		return -1;
+	return sched_setaffinity(tid, sizeof(others), &others) ? -1 : 0;
+}
+
+void cs_thread_everywhere(const cpu_set_t *all)
+{
+	(void)sched_setaffinity(0, sizeof(*all), all);
 }

@@ -6,6 +6,8 @@
 #define COROSCOPE_COMMON_UTIL_H
 
 #include <pthread.h>
+#include <sched.h>
+#include <sys/types.h>
 
 /* CLOCK_MONOTONIC in milliseconds: for durations, never for dates. */
 double cs_now_ms(void);
@@ -33,5 +35,18 @@ int cs_cpus(void);
  */
 int cs_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
 		    int keep_sigpipe);
+
+/*
+ * The same for a thread of ours that sleeps, about to be woken (a job's
+ * worker, common/jobs.c): woken, Linux often runs it on its waker's CPU,
+ * which it then takes or waits behind (seen: the capture's second
+ * copier starting 2.8-3.7 ms late in 3 dumps of 20, the reserve's faults
+ * on the stopping thread's CPU in 8).  cs_thread_elsewhere(tid, all):
+ * let thread tid run on the allowed CPUs but the caller's, *all set to
+ * what to give it back; 0, or -1 when nothing changed (nowhere else).
+ * cs_thread_everywhere(all), by that thread once it runs: all of them.
+ */
+int cs_thread_elsewhere(pid_t tid, cpu_set_t *all);
+void cs_thread_everywhere(const cpu_set_t *all);
 
 #endif

@@ -6,18 +6,21 @@
  * takes no signal but SIGPIPE, and that only with keep_sigpipe and as
  * its starter has it; a SIGPIPE raised while blocked in a job is not
  * delivered by a later job that unblocks it; a job may start and join
- * one of its own.
+ * one of its own; a job handed to an idle worker runs on another CPU
+ * than its starter's; a worker made ready ahead takes the next job.
  */
 #include "common/jobs.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "tests/support/thread_count.h"
 #include "tests/unit/check.h"
 #include "common/banned.h"
@@ -160,6 +163,143 @@ static void sigpipe_not_carried(void)
 	sigaction(SIGPIPE, &old_sa, NULL);
 }
 
+/* Where a job ran, and whether it had every CPU its starter has. */
+struct placed {
+	int cpu, ran;
+	cpu_set_t mask;
+};
+
+static void *where(void *p)
+{
+	struct placed *at = p;
+
+	at->cpu = sched_getcpu();
+	if (sched_getaffinity(0, sizeof(at->mask), &at->mask) != 0)
+		CPU_ZERO(&at->mask);
+	__atomic_store_n(&at->ran, 1, __ATOMIC_RELEASE);
+	return p;
+}
+
+/* Busy until the job ran (up to 50 ms), as coroscope's starters are
+ * (a starter that sleeps at once leaves its CPU to the job anyway). */
+static void spin_until_ran(const struct placed *at)
+{
+	double until = cs_now_ms() + 50;
+
+	while (!__atomic_load_n(&at->ran, __ATOMIC_ACQUIRE) &&
+	       cs_now_ms() < until)
+		;
+}
+
+/* Pins the worker running it to CPU *p: where it would run next if
+ * nothing moved it. */
+static void *pin_here(void *p)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(*(int *)p, &one);
+	(void)sched_setaffinity(0, sizeof(one), &one);
+	return p;
+}
+
+/* A job handed to an idle worker runs on another CPU than its starter's
+ * (the kernel would often wake it on the starter's: it then waits behind
+ * it, or takes its CPU), with its whole set again.  Each round first
+ * pins the worker (the last idle, the next job's: LIFO) to the starter's
+ * CPU; where the starter moved meanwhile, the round tells nothing. */
+#define PLACE_ROUNDS 200
+
+static void placed_elsewhere(void)
+{
+	struct placed at;
+	struct cs_job *j;
+	cpu_set_t all;
+	int i, before, after, same = 0, told = 0, narrow = 0;
+
+	if (sched_getaffinity(0, sizeof(all), &all) != 0 ||
+	    CPU_COUNT(&all) < 2) {
+		printf("skip: placement needs two CPUs to run on\n");
+		return;
+	}
+	for (i = 0; i < PLACE_ROUNDS; i++) {
+		before = sched_getcpu();
+		if (cs_job_start(&j, pin_here, &before, 0) != 0)
+			continue;
+		cs_job_join(j);
+		at.ran = 0;
+		before = sched_getcpu();
+		if (cs_job_start(&j, where, &at, 0) != 0)
+			continue;
+		spin_until_ran(&at);
+		after = sched_getcpu();
+		cs_job_join(j);
+		narrow += !CPU_EQUAL(&at.mask, &all);
+		if (before != after)
+			continue;
+		told++;
+		same += at.cpu == before;
+	}
+	CHECK(told >= PLACE_ROUNDS / 2 && same == 0,
+	      "%d of %d rounds ran the job on its starter's CPU", same, told);
+	CHECK(narrow == 0, "%d jobs ran without every CPU", narrow);
+}
+
+/* Jobs held until released, to keep every idle worker busy. */
+static int hold_open;
+
+static void *hold(void *p)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 10000 && !__atomic_load_n(&hold_open, __ATOMIC_ACQUIRE);
+	     i++)
+		nanosleep(&ms, NULL);
+	return p;
+}
+
+/* cs_jobs_ready() with none idle: a worker that lists itself idle, and
+ * the next job runs on it (no thread more); with one idle, nothing. */
+static void ready_worker(void)
+{
+	struct cs_job *busy[4], *j;
+	size_t idle, unjoined;
+	int i, n, v = 0, k;
+
+	for (i = 0; i < 4; i++)
+		CHECK(cs_job_start(&busy[i], hold, NULL, 0) == 0, "held %d", i);
+	cs_jobs_count(&idle, &unjoined);
+	CHECK(idle == 0, "%zu idle with every worker held", idle);
+	n = thread_count();
+	CHECK(cs_jobs_ready() == 0, "a ready worker starts");
+	/* Bounded: 2 s for it to run and list itself. */
+	for (k = 0; k < 2000; k++) {
+		struct timespec ms = { 0, 1000000 };
+
+		cs_jobs_count(&idle, &unjoined);
+		if (idle)
+			break;
+		nanosleep(&ms, NULL);
+	}
+	CHECK(idle == 1 && thread_count() == n + 1,
+	      "%zu idle, %d threads (%d before)", idle, thread_count(), n);
+	CHECK(cs_jobs_ready() == 0, "ready again");
+	CHECK(thread_count() == n + 1, "a second ready worker where one is "
+	      "idle (%d threads)", thread_count());
+	CHECK(cs_job_start(&j, plus_one, &v, 0) == 0, "a job on it");
+	cs_job_join(j);
+	CHECK(v == 1 && thread_count() == n + 1,
+	      "the job ran (%d) on the ready worker (%d threads)", v,
+	      thread_count());
+	__atomic_store_n(&hold_open, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 4; i++)
+		cs_job_join(busy[i]);
+	cs_jobs_count(&idle, &unjoined);
+	CHECK(idle == 4 && unjoined == 0, "%zu idle, %zu unjoined after",
+	      idle, unjoined);
+}
+
 int main(void)
 {
 	struct cs_job *jobs[AT_ONCE], *j;
@@ -226,5 +366,7 @@ int main(void)
 	mask_of_job(0, 0, &s);
 	CHECK(s.blocks_pipe, "blocked again on a reused worker");
 	sigpipe_not_carried();
+	placed_elsewhere();
+	ready_worker();
 	return CHECK_DONE("test_jobs");
 }
