@@ -58,6 +58,12 @@ struct json_part {
 	struct json_part *next;
 	int ended;
 	pthread_cond_t end;
+	/* A part attached after another: begun, by that one's job or by the
+	 * thread joining that one (under that one's lock).  helped: by the
+	 * joining thread, which waits for nothing while making it (its
+	 * chunks are all kept until its own join). */
+	int taken;
+	int helped;
 	/* Set at the join: the writer thread the chunks go to from then
 	 * on, or, without one, keep them all. */
 	int released;
@@ -90,7 +96,8 @@ void json_part_next_chunk(struct json *j)
 	if (!j->len)
 		return;
 	pthread_mutex_lock(&p->lock);
-	while (!p->released && p->nchunks * PART_CHUNK >= PART_AHEAD)
+	while (!p->released && !p->helped &&
+	       p->nchunks * PART_CHUNK >= PART_AHEAD)
 		pthread_cond_wait(&p->joined, &p->lock);
 	if (p->to) {
 		part_hand(p->to, &c);
@@ -115,6 +122,10 @@ static void *part_run(void *arg)
 		pthread_mutex_lock(&p->lock);
 		p->ended = 1;
 		next = p->next;
+		if (next && next->taken)
+			next = NULL;  /* its joiner's thread made it */
+		else if (next)
+			next->taken = 1;
 		pthread_cond_broadcast(&p->end);
 		/* p may be joined and freed from here on */
 		pthread_mutex_unlock(&p->lock);
@@ -189,8 +200,19 @@ struct json_part *json_part_start_after(const struct json *j,
 	return p;
 }
 
+/* Make q, attached after a part still being made, on this thread. */
+static void make_helped(struct json_part *q)
+{
+	q->helped = 1;
+	q->fn(&q->j, q->arg);
+	pthread_mutex_lock(&q->lock);
+	q->ended = 1;
+	pthread_mutex_unlock(&q->lock);
+}
+
 void json_part_join(struct json *j, struct json_part *p)
 {
+	struct json_part *help;
 	struct part_chunk last;
 	size_t i;
 
@@ -212,6 +234,16 @@ void json_part_join(struct json *j, struct json_part *p)
 		}
 		p->released = 1;
 		pthread_cond_broadcast(&p->joined);
+		/* The part after it, while p is still being made and that
+		 * one not begun, is made here meanwhile rather than after
+		 * p on p's thread, with this one's CPU idle. */
+		help = p->next && !p->ended && !p->next->taken ? p->next : NULL;
+		if (help)
+			help->taken = 1;
+		pthread_mutex_unlock(&p->lock);
+		if (help)
+			make_helped(help);
+		pthread_mutex_lock(&p->lock);
 		/* A part another follows on its thread: its own end, not
 		 * the job's. */
 		while (!p->job && !p->ended)

@@ -404,8 +404,9 @@ static void background_writer(void)
 struct items {
 	size_t from, n;
 	const int *gate;
+	int *opens;     /* set at its end, when not NULL */
 	pthread_t by;
-	int ended;
+	int started, ended;
 };
 
 /* Wait (up to a minute) for *flag, which another thread sets. */
@@ -427,6 +428,7 @@ static void items(struct json *w, const void *arg)
 	if (it->gate && !wait_for(it->gate))
 		abort();
 	it->by = pthread_self();
+	__atomic_store_n(&it->started, 1, __ATOMIC_RELEASE);
 	json_key(w, "items");
 	json_begin_array(w);
 	for (i = it->from; i < it->from + it->n; i++) {
@@ -439,6 +441,8 @@ static void items(struct json *w, const void *arg)
 	}
 	json_end_array(w);
 	__atomic_store_n(&it->ended, 1, __ATOMIC_RELEASE);
+	if (it->opens)
+		__atomic_store_n(it->opens, 1, __ATOMIC_RELEASE);
 }
 
 /* The items of part p joined here, or, without a part, made here. */
@@ -455,6 +459,8 @@ enum parts_how {
 	IN_LINE,       /* no part */
 	AT_ONCE,       /* two parts, each on a thread */
 	AFTER,         /* the second after the first, on its thread */
+	AFTER_HELPED,  /* the same, but the first still being made at its
+			  join: the second made by the joining thread */
 	AFTER_ENDED,   /* the same, asked once the first has ended */
 };
 
@@ -463,7 +469,8 @@ static void doc_with_items(FILE *f, int pretty, int background,
 			   enum parts_how how, size_t n)
 {
 	int open = 0;
-	struct items it = { 7, n, NULL, 0, 0 }, more = { 1, n / 2, NULL, 0, 0 };
+	struct items it = { 7, n, NULL, NULL, 0, 0, 0 };
+	struct items more = { 1, n / 2, NULL, NULL, 0, 0, 0 };
 	struct json_part *p = NULL, *q = NULL;
 	size_t i;
 
@@ -483,6 +490,13 @@ static void doc_with_items(FILE *f, int pretty, int background,
 		p = json_part_start(&j, items, &it);
 		q = json_part_start_after(&j, p, items, &more);
 		__atomic_store_n(&open, 1, __ATOMIC_RELEASE);
+	} else if (how == AFTER_HELPED) {
+		/* The first waits for the second, which the join of the
+		 * first finds not begun: the first's thread waits. */
+		it.gate = &open;
+		more.opens = &open;
+		p = json_part_start(&j, items, &it);
+		q = json_part_start_after(&j, p, items, &more);
 	} else if (how == AFTER_ENDED) {
 		p = json_part_start(&j, items, &it);
 		if (!wait_for(&it.ended))
@@ -497,6 +511,10 @@ static void doc_with_items(FILE *f, int pretty, int background,
 	for (i = 0; i < n; i++)
 		json_uint(&j, i);
 	json_end_array(&j);
+	/* The second begun on the first's thread before the first's join
+	 * (bounded: a minute), so that the join does not make it. */
+	if (how == AFTER && !wait_for(&more.started))
+		abort();
 	items_here(p, &it);
 	json_key(&j, "after the first part");
 	json_null(&j);
@@ -510,6 +528,11 @@ static void doc_with_items(FILE *f, int pretty, int background,
 		CHECK(pthread_equal(it.by, more.by) &&
 		      !pthread_equal(it.by, pthread_self()),
 		      "a part made after another not on that one's thread");
+	if (how == AFTER_HELPED)
+		CHECK(!pthread_equal(it.by, pthread_self()) &&
+		      pthread_equal(more.by, pthread_self()),
+		      "a part after one still made at its join not made by "
+		      "the joining thread");
 	if (how == AT_ONCE || how == AFTER_ENDED)
 		CHECK(!pthread_equal(it.by, pthread_self()) &&
 		      !pthread_equal(more.by, pthread_self()),
@@ -551,7 +574,7 @@ static void keep_junk(void)
 static void parts_kept(void)
 {
 	struct json_part *p;
-	struct items it = { 1, 3, NULL, 0, 0 };
+	struct items it = { 1, 3, NULL, NULL, 0, 0, 0 };
 	char *buf;
 	size_t len;
 	FILE *f;
@@ -593,8 +616,10 @@ static void parts(void)
 				FILE *fa, *fb;
 
 				/* (a part past PART_AHEAD waits for its
-				 * join: it would never end before) */
-				if (how == AFTER_ENDED && sizes[s] > 150000)
+				 * join: it would never end before, nor its
+				 * thread begin the next) */
+				if ((how == AFTER_ENDED || how == AFTER) &&
+				    sizes[s] > 150000)
 					continue;
 				fa = digest_open(&a);
 				fb = digest_open(&b);
