@@ -562,7 +562,8 @@ static int collect_live_once(struct collection *c, int pid,
 	c->asked_pid = pid;
 	c->is_live = 1;
 	/* The capture's memory will be faulted in on another thread
-	 * (collect()): one started now is waiting by then. */
+	 * (collect()): one started now is waiting by then.  (Without it, a
+	 * job starts its own thread then.) */
 	if (!opt->no_block && cs_cpus() >= 2)
 		(void)cs_jobs_ready();
 	ret = live_open(&c->ms, pid, err);

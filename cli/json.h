@@ -168,12 +168,14 @@ int json_parts_worth_it(int at_once);
 struct json_part *json_part_start(const struct json *j, json_part_fn *fn,
 				  const void *arg);
 /*
- * A part made by the thread that makes `after` (just started, at the
- * same level), once that one is done: where a thread of its own would
- * only take turns with the others (two CPUs), and `after` ends well
- * before the maker gets to it.  Joined after `after`; on a thread of its
- * own when `after` has already ended, and at the join when `after` has
- * no thread.
+ * A part made by the thread that makes `after` (just started with
+ * json_part_start(), at the same level), once that one is done: where a
+ * thread of its own would only take turns with the others (two CPUs).
+ * The join of `after` makes it instead, on the joining thread, when it
+ * finds `after` still being made and this one not begun.  Joined after
+ * `after`; on a thread of its own when `after` has already ended (or was
+ * itself made after another), and at the join when `after` has no
+ * thread.
  */
 struct json_part *json_part_start_after(const struct json *j,
 					struct json_part *after,

@@ -27,7 +27,9 @@
  * that far ahead waits for the join.  From the join on, with a writer thread,
  * the chunks are queued on it as they fill (the joining thread waits
  * for the part to end before it writes on); without one, they are kept
- * and copied once the part ends.
+ * and copied once the part ends.  (A part the joining thread of the part
+ * before it makes, meanwhile, keeps them all until its own join: that
+ * thread cannot wait for itself.)
  */
 #define PART_CHUNK ((size_t)2 << 20)
 #define PART_AHEAD ((size_t)32 << 20)
@@ -58,10 +60,13 @@ struct json_part {
 	struct json_part *next;
 	int ended;
 	pthread_cond_t end;
-	/* A part attached after another: begun, by that one's job or by the
-	 * thread joining that one (under that one's lock).  helped: by the
-	 * joining thread, which waits for nothing while making it (its
-	 * chunks are all kept until its own join). */
+	/* A part attached after another (attached): begun, by that one's
+	 * job or by the thread joining that one (under that one's lock).
+	 * helped: by the joining thread, which waits for nothing while
+	 * making it (its chunks are all kept until its own join, past
+	 * PART_AHEAD: the graph's part, the one helped, is a tenth of a
+	 * document). */
+	int attached;
 	int taken;
 	int helped;
 	/* Set at the join: the writer thread the chunks go to from then
@@ -182,10 +187,13 @@ struct json_part *json_part_start_after(const struct json *j,
 	struct json_part *p = part_new(j, fn, arg);
 	int attached = 0;
 
-	if (after->threaded) {
+	/* Not after a part itself attached: a join that makes that one
+	 * (json_part_join()) makes no part after it. */
+	if (after->threaded && !after->attached) {
 		pthread_mutex_lock(&after->lock);
 		if (!after->ended && !after->next && after->job) {
 			after->next = p;
+			p->attached = 1;
 			/* The chain's job now ends with p. */
 			p->job = after->job;
 			after->job = NULL;
@@ -195,12 +203,15 @@ struct json_part *json_part_start_after(const struct json *j,
 	}
 	if (attached)
 		p->threaded = 1;
-	else if (after->threaded)  /* too late: a job of its own */
+	else if (after->threaded)  /* too late: a job of its own (a
+				      second thread for parts, which only
+				      costs time) */
 		p->threaded = cs_job_start(&p->job, part_run, p, 0) == 0;
 	return p;
 }
 
-/* Make q, attached after a part still being made, on this thread. */
+/* Make q, attached after a part still being made, on this thread.  (No
+ * broadcast of its end: only its join waits for it, on this thread.) */
 static void make_helped(struct json_part *q)
 {
 	q->helped = 1;

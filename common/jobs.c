@@ -55,8 +55,10 @@ static void run_job(struct cs_job *j)
 {
 	sigset_t pipe;
 
+	/* (where that fails the job runs on all the same, on the CPUs it
+	 * was woken for) */
 	if (j->placed)
-		cs_thread_everywhere(&j->all);
+		(void)cs_thread_everywhere(&j->all);
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	if (j->sigpipe)
@@ -119,7 +121,9 @@ int cs_jobs_ready(void)
 		return 0;
 	w = xcalloc(1, sizeof(*w));
 	pthread_cond_init(&w->wake, NULL);
-	/* No job: worker_main() lists it idle once it runs. */
+	/* No job: worker_main() lists it idle once it runs.  (Two calls
+	 * before it does make two: one more than needed, which ends if
+	 * the idle list is full.) */
 	ret = cs_thread_start(&thread, worker_main, w, 0);
 	if (ret) {
 		pthread_cond_destroy(&w->wake);
@@ -147,7 +151,8 @@ int cs_job_start(struct cs_job **job, void *(*fn)(void *), void *arg,
 	pthread_mutex_lock(&lock);
 	if (nidle) {
 		w = idlers[--nidle];
-		/* (its tid is set: it listed itself, or ran a job first) */
+		/* (its tid is set: it listed itself, or ran a job first;
+		 * placed under the lock, before another job can take it) */
 		j->placed = cs_thread_elsewhere(w->tid, &j->all) == 0;
 		w->job = j;
 		nunjoined++;

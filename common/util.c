@@ -153,13 +153,14 @@ int cs_thread_elsewhere(pid_t tid, cpu_set_t *all)
 {
 	cpu_set_t others;
 
-	if (sched_getaffinity(0, sizeof(*all), all) != 0 ||
+	/* The thread's own set (the caller's may be narrower). */
+	if (sched_getaffinity(tid, sizeof(*all), all) != 0 ||
 	    others_than_here(all, &others))
 		return -1;
 	return sched_setaffinity(tid, sizeof(others), &others) ? -1 : 0;
 }
 
-void cs_thread_everywhere(const cpu_set_t *all)
+int cs_thread_everywhere(const cpu_set_t *all)
 {
-	(void)sched_setaffinity(0, sizeof(*all), all);
+	return sched_setaffinity(0, sizeof(*all), all) ? -1 : 0;
 }

@@ -470,7 +470,9 @@ static void doc_with_items(FILE *f, int pretty, int background,
 {
 	int open = 0;
 	struct items it = { 7, n, NULL, NULL, 0, 0, 0 };
-	struct items more = { 1, n / 2, NULL, NULL, 0, 0, 0 };
+	/* (as many as the first: the largest, made by a join, is past
+	 * what a part holds before its own) */
+	struct items more = { 1, n, NULL, NULL, 0, 0, 0 };
 	struct json_part *p = NULL, *q = NULL;
 	size_t i;
 
@@ -599,6 +601,55 @@ static void parts_kept(void)
 	CHECK(strstr(buf, "#") == NULL && hugeheap_kept() == JUNK_BYTES,
 	      "%s (%zu kept after)", buf, hugeheap_kept());
 	free(buf);
+	drain_kept();
+}
+
+/* A document of three item lists at one level, in line or as a chain
+ * of three parts, the third attached after the second: the first held
+ * until the second ends, so that its join makes the second. */
+static void three_lists(FILE *f, int chained, struct items *r)
+{
+	int open = 0;
+	struct items p_it = { 1, 1000, NULL, NULL, 0, 0, 0 };
+	struct items q_it = { 2, 1000, NULL, NULL, 0, 0, 0 };
+	struct json_part *p = NULL, *q = NULL, *rp = NULL;
+
+	json_init(&j, f, 0);
+	json_begin_object(&j);
+	json_key(&j, "first");
+	json_null(&j);
+	if (chained) {
+		p_it.gate = &open;
+		q_it.opens = &open;
+		p = json_part_start(&j, items, &p_it);
+		q = json_part_start_after(&j, p, items, &q_it);
+		rp = json_part_start_after(&j, q, items, r);
+	}
+	items_here(p, &p_it);
+	items_here(q, &q_it);
+	items_here(rp, r);
+	json_end_object(&j);
+}
+
+/* A part attached after a part itself attached is made all the same
+ * (on a thread of its own), and the document is the one in line. */
+static void three_parts(void)
+{
+	struct items r_a = { 3, 1000, NULL, NULL, 0, 0, 0 };
+	struct items r_b = { 3, 1000, NULL, NULL, 0, 0, 0 };
+	struct digest a, b;
+	FILE *fa = digest_open(&a), *fb = digest_open(&b);
+
+	if (!fa || !fb)
+		abort();
+	three_lists(fa, 0, &r_a);
+	keep_junk();
+	three_lists(fb, 1, &r_b);
+	fclose(fa);
+	fclose(fb);
+	CHECK(digest_equal(&a, &b) && r_b.ended,
+	      "three parts in a chain: %zu bytes against %zu in line (the "
+	      "third made: %d)", b.len, a.len, r_b.ended);
 	drain_kept();
 }
 
@@ -901,6 +952,7 @@ int main(void)
 	setenv("COROSCOPE_TEST_CPUS", "2", 1);
 	parts_kept();
 	parts();
+	three_parts();
 	pretty_layout();
 	values_across_flushes();
 	key_and_value_calls();
