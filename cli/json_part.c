@@ -255,9 +255,8 @@ void json_part_join(struct json *j, struct json_part *p)
 		if (help)
 			make_helped(help);
 		pthread_mutex_lock(&p->lock);
-		/* A part another follows on its thread: its own end, not
-		 * the job's. */
-		while (!p->job && !p->ended)
+		/* Its own end: a job may go on with the part after it. */
+		while (!p->ended)
 			pthread_cond_wait(&p->end, &p->lock);
 		pthread_mutex_unlock(&p->lock);
 		if (p->job)

@@ -637,42 +637,50 @@ static void graph_part(struct json *j, const void *arg)
 #define GRAPH_PART_MIN 2048
 
 /*
- * graph_part: the graph is being made on a thread of its own.  Else, with
- * a graph worth it, *graph is set to a part that makes it after the
- * generators on theirs, or NULL.  Measured on tasks-10k: that thread
- * made the generators in 2.5 ms while this one made the tasks in 3.9,
- * then the graph in 0.75 with the other CPU idle.
+ * The parts other threads make while this one makes the tasks' array
+ * (NULL: made in line): the generators' and the graph, each on a thread
+ * of its own where worth it; with two CPUs the graph after the generators
+ * on theirs (tasks-10k: that thread made the generators in 2.5 ms, this
+ * one the tasks in 3.9, then the graph in 0.75 with the other CPU idle).
  */
-static void json_async(struct json *j, const struct collection *c,
-		       int graph_part_started, struct json_part **graph)
+static void start_parts(struct json *j, const struct collection *c,
+			const struct gens_part *gp, struct json_part **gens,
+			struct json_part **graph)
 {
-	const struct py_async *a = &c->async;
-	int locals = c->opt.locals;
-	struct gens_part gp = { a, locals };
-	struct json_part *part = NULL;
+	int big_graph = c->graph.nnodes >= GRAPH_PART_MIN;
+
+	*gens = *graph = NULL;
+	if (big_graph && json_parts_worth_it(2))
+		*graph = json_part_start(j, graph_part, c);
+	if (c->async.ngens >= GENS_PART_MIN &&
+	    json_parts_worth_it(*graph ? 2 : 1))
+		*gens = json_part_start(j, json_generators, gp);
+	if (*gens && !*graph && big_graph)
+		*graph = json_part_start_after(j, *gens, graph_part, c);
+}
+
+/* gens: the generators' array made by a part (start_parts()), or NULL. */
+static void json_async(struct json *j, const struct gens_part *gp,
+		       struct json_part *gens)
+{
+	const struct py_async *a = gp->a;
 	struct json_memo memo;
 	size_t i, k;
 
-	if (a->ngens >= GENS_PART_MIN &&
-	    json_parts_worth_it(graph_part_started ? 2 : 1))
-		part = json_part_start(j, json_generators, &gp);
-	if (part && !graph_part_started &&
-	    c->graph.nnodes >= GRAPH_PART_MIN)
-		*graph = json_part_start_after(j, part, graph_part, c);
 	json_memo_init(&memo);
 	json_key(j, "tasks");
 	json_begin_array(j);
 	for (i = 0; i < a->ntasks; i++) {
 		if (i + TASK_AHEAD < a->ntasks)
 			prefetch_stack(a, &a->tasks[i + TASK_AHEAD]);
-		json_task(j, a, &a->tasks[i], locals, &memo);
+		json_task(j, a, &a->tasks[i], gp->locals, &memo);
 	}
 	json_end_array(j);
 	json_memo_release(&memo);
-	if (part)
-		json_part_join(j, part);
+	if (gens)
+		json_part_join(j, gens);
 	else
-		json_generators(j, &gp);
+		json_generators(j, gp);
 	json_key(j, "await_cycles");
 	json_begin_array(j);
 	for (i = 0; i < a->ncycles; i++) {
@@ -725,7 +733,8 @@ static void json_thread(struct json *j, const struct collection *c,
 
 void report_json_members(struct json *j, const struct collection *c)
 {
-	struct json_part *graph = NULL;
+	struct gens_part gp = { &c->async, c->opt.locals };
+	struct json_part *gens, *graph;
 	size_t i;
 
 	json_key_int(j, "schema", 1);
@@ -748,9 +757,8 @@ void report_json_members(struct json *j, const struct collection *c)
 	if (c->opt.native)
 		report_native_json_others(j, c);
 	json_end_array(j);
-	if (c->graph.nnodes >= GRAPH_PART_MIN && json_parts_worth_it(2))
-		graph = json_part_start(j, graph_part, c);
-	json_async(j, c, graph != NULL, &graph);
+	start_parts(j, c, &gp, &gens, &graph);
+	json_async(j, &gp, gens);
 	report_json_greenlets(j, c);
 	if (graph)
 		json_part_join(j, graph);

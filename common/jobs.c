@@ -21,16 +21,16 @@ struct cs_job {
 	int keep_sigpipe;
 	int sigpipe;              /* run with SIGPIPE unblocked */
 	int done;
-	/* Handed to an idle worker kept off its starter's CPU: the CPUs
-	 * it takes back as it starts (cs_thread_elsewhere()). */
+	/* Handed to an idle worker kept off its starter's CPU
+	 * (cs_thread_elsewhere()): it takes its set back as it starts. */
 	int placed;
-	cpu_set_t all;
 };
 
 struct worker {
 	pthread_cond_t wake;
 	struct cs_job *job;       /* to run; NULL while idle */
 	pid_t tid;                /* its thread, once it runs */
+	cpu_set_t all;            /* the CPUs it may run on, then */
 };
 
 /* One lock over the idle workers, the jobs' ends and the count. */
@@ -51,14 +51,14 @@ static void drop_pending_sigpipe(const sigset_t *pipe)
 		(void)sigtimedwait(pipe, NULL, &now);
 }
 
-static void run_job(struct cs_job *j)
+static void run_job(struct cs_job *j, const struct worker *w)
 {
 	sigset_t pipe;
 
 	/* (where that fails the job runs on all the same, on the CPUs it
 	 * was woken for) */
 	if (j->placed)
-		(void)cs_thread_everywhere(&j->all);
+		(void)cs_thread_everywhere(&w->all);
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	if (j->sigpipe)
@@ -80,6 +80,9 @@ static void *worker_main(void *p)
 
 	pthread_mutex_lock(&lock);
 	w->tid = gettid();
+	/* (read once: placing a job narrows it, and the job gives it back) */
+	if (sched_getaffinity(0, sizeof(w->all), &w->all) != 0)
+		CPU_ZERO(&w->all);
 	/* Started with no job (cs_jobs_ready()): idle from now, unless
 	 * enough are. */
 	if (!w->job) {
@@ -92,7 +95,7 @@ static void *worker_main(void *p)
 			pthread_cond_wait(&w->wake, &lock);
 		j = w->job;
 		pthread_mutex_unlock(&lock);
-		run_job(j);
+		run_job(j, w);
 		pthread_mutex_lock(&lock);
 		j->done = 1;
 		w->job = NULL;
@@ -153,7 +156,7 @@ int cs_job_start(struct cs_job **job, void *(*fn)(void *), void *arg,
 		w = idlers[--nidle];
 		/* (its tid is set: it listed itself, or ran a job first;
 		 * placed under the lock, before another job can take it) */
-		j->placed = cs_thread_elsewhere(w->tid, &j->all) == 0;
+		j->placed = cs_thread_elsewhere(w->tid, &w->all) == 0;
 		w->job = j;
 		nunjoined++;
 		pthread_cond_signal(&w->wake);

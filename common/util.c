@@ -149,13 +149,11 @@ int cs_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
 	return ret;
 }
 
-int cs_thread_elsewhere(pid_t tid, cpu_set_t *all)
+int cs_thread_elsewhere(pid_t tid, const cpu_set_t *all)
 {
 	cpu_set_t others;
 
-	/* The thread's own set (the caller's may be narrower). */
-	if (sched_getaffinity(tid, sizeof(*all), all) != 0 ||
-	    others_than_here(all, &others))
+	if (others_than_here(all, &others))
 		return -1;
 	return sched_setaffinity(tid, sizeof(others), &others) ? -1 : 0;
 }

@@ -42,14 +42,13 @@ int cs_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
  * which it then takes or waits behind (seen: the capture's second
  * copier starting 2.8-3.7 ms late in 3 dumps of 20, the reserve's faults
  * on the stopping thread's CPU in 8).  cs_thread_elsewhere(tid, all):
- * let thread tid run on its allowed CPUs but the caller's, *all set to
- * its own set, to give it back; 0, or -1 when it may run anywhere still
- * (no other CPU, or the kernel refused).  Until it runs, it waits for
- * one of those even if the caller's CPU falls idle: a slice at most.
- * cs_thread_everywhere(all), by that thread once it runs: its whole set
- * again; 0 or -1.
+ * let thread tid run on the CPUs of all (its own set) but the caller's;
+ * 0, or -1 when it may run anywhere still (no other CPU, or the kernel
+ * refused).  Until it runs, it waits for one of those even if the
+ * caller's CPU falls idle: a slice at most.  cs_thread_everywhere(all),
+ * by that thread once it runs: its whole set again; 0 or -1.
  */
-int cs_thread_elsewhere(pid_t tid, cpu_set_t *all);
+int cs_thread_elsewhere(pid_t tid, const cpu_set_t *all);
 int cs_thread_everywhere(const cpu_set_t *all);
 
 #endif
