@@ -53,6 +53,10 @@ void live_stop_every_thread(struct memsrc *ms, int every);
  * from the moment its last thread stopped to its resumption. */
 double live_paused_ms(const struct memsrc *ms);
 
+/* When its threads last all stood stopped (CLOCK_MONOTONIC, ms): the
+ * moment a read of the stopped target shows; 0 before any stop. */
+double live_stopped_at_ms(const struct memsrc *ms);
+
 /* Milliseconds spent stopping it (all stops): from the first thread
  * seized to the last one stopped.  Its first threads are stopped that
  * much longer than live_paused_ms() says. */

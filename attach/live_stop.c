@@ -579,6 +579,14 @@ double live_paused_ms(const struct memsrc *ms)
 	return total;
 }
 
+double live_stopped_at_ms(const struct memsrc *ms)
+{
+	const struct live *lv = ms->backend;
+
+	return (double)lv->since.tv_sec * 1e3 +
+	       (double)lv->since.tv_nsec / 1e6;
+}
+
 double live_stop_ms(const struct memsrc *ms)
 {
 	const struct live *lv = ms->backend;

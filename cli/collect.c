@@ -505,6 +505,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 {
 	struct py_stack_options sopt;
 	enum copy_all copy = COPY_NONE;
+	double read_at;
 	int ret;
 
 	c->opt = *opt;
@@ -528,12 +529,16 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	c->located = 1;
 	if (ret == 0)
 		c->py.repr_max_items = (size_t)opt->max_items;
+	read_at = cs_now_ms();
 	if (ret == 0 && c->is_live && !opt->no_block)
 		ret = read_stopped(c, opt, &sopt, copy, err);
 	else if (ret == 0)
 		ret = read_target(c, opt, &sopt, err);
 	/* Whatever happened, the target runs again (a no-op when it does). */
 	if (c->is_live) {
+		if (live_stopped_at_ms(c->ms) > 0)
+			read_at = live_stopped_at_ms(c->ms);
+		c->clock_s = procfs_same_clock(c->pid) ? read_at / 1e3 : 0;
 		live_resume(c->ms);
 		c->left_ran = live_left_ran(c->ms);
 		c->any_left = any_left_running(c->ms);

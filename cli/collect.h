@@ -106,6 +106,11 @@ struct collection {
 	 * under its frames; NULL with --no-source.  Owned. */
 	struct source_cache *sources;
 	double pause_ms, wall_ms;
+	/* The target's CLOCK_MONOTONIC (time.monotonic(), asyncio's loop
+	 * time) when what was read was current, in seconds: the stop, or a
+	 * --no-block read's start; 0 unknown (a core; a target in another
+	 * time namespace). */
+	double clock_s;
 	double stop_ms;            /* stopping the threads (live_stop_ms) */
 	struct collect_options opt;
 };

@@ -36,6 +36,22 @@ static const struct option common_longopts[] = {
 };
 #define NCOMMON (sizeof(common_longopts) / sizeof(common_longopts[0]))
 
+/* --format: "text", "json" or "dot": 0, or a usage error's status
+ * after printing it. */
+static int parse_format(const char *name, enum report_format *fmt)
+{
+	if (!strcmp(name, "text"))
+		*fmt = REPORT_TEXT;
+	else if (!strcmp(name, "json"))
+		*fmt = REPORT_JSON;
+	else if (!strcmp(name, "dot"))
+		*fmt = REPORT_DOT;
+	else
+		return cli_usage_error("unknown format '%s' (text, json or dot)",
+				       name);
+	return 0;
+}
+
 int cli_parse_duration(const char *command, const char *name,
 		       const char *arg, long long *ms)
 {
@@ -127,7 +143,7 @@ int cli_parse_view_options(int argc, char **argv,
 			o->format = REPORT_JSON;
 			break;
 		case 'f':
-			if (report_parse_format(optarg, &o->format))
+			if (parse_format(optarg, &o->format))
 				return CS_ERR_USAGE;
 			break;
 		case 'l':

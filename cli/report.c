@@ -13,20 +13,6 @@
 #include "cli/thread_alike.h"
 #include "common/banned.h"
 
-int report_parse_format(const char *name, enum report_format *fmt)
-{
-	if (!strcmp(name, "text"))
-		*fmt = REPORT_TEXT;
-	else if (!strcmp(name, "json"))
-		*fmt = REPORT_JSON;
-	else if (!strcmp(name, "dot"))
-		*fmt = REPORT_DOT;
-	else
-		return cli_usage_error("unknown format '%s' (text, json or dot)",
-				       name);
-	return 0;
-}
-
 const char *report_source_line(const struct collection *c,
 			       const struct py_frame *f, int *cut)
 {
@@ -442,9 +428,14 @@ static void task_end_piece(struct json *j, const void *arg, size_t i)
 	}
 }
 
-static void json_task(struct json *j, const struct py_async *a,
-		      const struct py_task *t, int locals,
-		      struct json_memo *memo)
+struct gens_part {
+	const struct py_async *a;
+	int locals;
+	double clock_s;           /* collection.clock_s */
+};
+
+static void json_task(struct json *j, const struct gens_part *gp,
+		      const struct py_task *t, struct json_memo *memo)
 {
 	uint64_t key[JSON_MEMO_KEY] = { MEMO_TASK_STATE,
 					(uint64_t)t->running, 0 };
@@ -465,14 +456,16 @@ static void json_task(struct json *j, const struct py_async *a,
 			      TASK_HOLES);
 	json_begin_array(j);
 	for (i = 0; i < t->nstack; i++) {
-		const struct py_gen *g = &a->gens[t->stack[i]];
+		const struct py_gen *g = &gp->a->gens[t->stack[i]];
 
 		if (g->has_frame)
-			json_frame_id(j, &g->frame, locals, g->addr, memo);
+			json_frame_id(j, &g->frame, gp->locals, g->addr, memo);
 	}
 	json_end_array(j);
 	json_key(j, "awaiting");
-	if (t->waiter) {
+	if (t->sleeps) {
+		report_json_sleep(j, t, gp->clock_s);
+	} else if (t->waiter) {
 		key[0] = MEMO_TASK_AWAITING;
 		key[1] = (uintptr_t)t->waiter_type;
 		h[0] = (struct json_hole){ JSON_HOLE_ADDR, t->waiter, 0 };
@@ -575,11 +568,6 @@ static void json_gen(struct json *j, const struct py_gen *g, int locals,
 	json_end_object(j);
 }
 
-struct gens_part {
-	const struct py_async *a;
-	int locals;
-};
-
 static void json_generators(struct json *j, const void *arg)
 {
 	/* Copied out of *gp once: on another thread, gp is on the stack of
@@ -673,7 +661,7 @@ static void json_async(struct json *j, const struct gens_part *gp,
 	for (i = 0; i < a->ntasks; i++) {
 		if (i + TASK_AHEAD < a->ntasks)
 			prefetch_stack(a, &a->tasks[i + TASK_AHEAD]);
-		json_task(j, a, &a->tasks[i], gp->locals, &memo);
+		json_task(j, gp, &a->tasks[i], &memo);
 	}
 	json_end_array(j);
 	json_memo_release(&memo);
@@ -733,7 +721,7 @@ static void json_thread(struct json *j, const struct collection *c,
 
 void report_json_members(struct json *j, const struct collection *c)
 {
-	struct gens_part gp = { &c->async, c->opt.locals };
+	struct gens_part gp = { &c->async, c->opt.locals, c->clock_s };
 	struct json_part *gens, *graph;
 	size_t i;
 

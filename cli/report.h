@@ -13,9 +13,6 @@
 /* The output formats of --format (and --json). */
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_DOT };
 
-/* "text", "json" or "dot": 0, or a usage error's status after printing it. */
-int report_parse_format(const char *name, enum report_format *fmt);
-
 /* The report on out, then the collection's warnings (of origin
  * CS_WARN_COLLECTION) on stderr. */
 void report_text(FILE *out, const struct collection *c);
@@ -35,6 +32,15 @@ void report_text_local(FILE *out, const char *indent,
 		       const struct py_local *l);
 /* The tasks, cycles and orphan generators part of the text report. */
 void report_text_async(FILE *out, const struct collection *c);
+/* report_sleeps.c: a task asleep in asyncio.sleep() (py_task.sleeps),
+ * with clock_s as collection.clock_s.  Is "wakes in" known?  Its JSON
+ * "awaiting" object; the text after its name in the task tree (one task,
+ * or `count` alike ones due from lo to hi). */
+int report_sleep_known(const struct py_task *t, double clock_s);
+void report_json_sleep(struct json *j, const struct py_task *t,
+		       double clock_s);
+void report_text_sleep(FILE *out, size_t count, double lo, double hi,
+		       int known);
 /* The await graph for Graphviz. */
 void report_dot(FILE *out, const struct collection *c);
 /* report_sched.c: the greenlets' nodes and parent edges, inside it */

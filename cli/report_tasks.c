@@ -111,6 +111,33 @@ static int group_waits_alike(const struct tree *t, const struct entry *e,
 	return 1;
 }
 
+/* An entry whose tasks all sleep in asyncio.sleep() says when they
+ * wake (cli/report_sleeps.c): 1 said, 0 when not (one does not). */
+static int group_sleeps(struct tree *t, const struct entry *e)
+{
+	const struct py_task *first = &t->a->tasks[e->first];
+	double clock = t->c->clock_s, lo, hi, v;
+	int known = report_sleep_known(first, clock);
+	size_t m;
+
+	if (!first->sleeps)
+		return 0;
+	lo = hi = first->sleep_until - (known ? clock : 0);
+	/* Bounded by the group's tasks (group_next ends at -1). */
+	for (m = t->group_next[e->first]; e->count > 1 && m != (size_t)-1;
+	     m = t->group_next[m]) {
+		const struct py_task *o = &t->a->tasks[m];
+
+		if (o->sleeps != first->sleeps)
+			return 0;
+		v = o->sleep_until - (known ? clock : 0);
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	report_text_sleep(t->out, e->count, lo, hi, known);
+	return 1;
+}
+
 static void task_line(struct tree *t, const struct entry *e, int depth,
 		      int more)
 {
@@ -142,7 +169,8 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 		fprintf(t->out, ", %s%s",
 			e->count > 1 && !group_waits_alike(t, e, node) ?
 			"the first " : "", wait.buf);
-	} else if (task->waiter && !py_async_task(t->a, task->waiter)) {
+	} else if (!group_sleeps(t, e) && task->waiter &&
+		   !py_async_task(t->a, task->waiter)) {
 		fputs(", awaits ", t->out);
 		esc_put(t->out, task->waiter_type, ESC_NAME, 0);
 		if (e->count == 1)

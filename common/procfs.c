@@ -507,3 +507,17 @@ int procfs_context_switches(int pid, int tid, uint64_t *out)
 	*out = (uint64_t)vol + (uint64_t)invol;
 	return 0;
 }
+
+int procfs_same_clock(int pid)
+{
+	char mine[64], theirs[64], path[48];
+	ssize_t n, m;
+
+	/* A kernel without time namespaces (before 5.6) has one clock. */
+	n = readlink("/proc/self/ns/time", mine, sizeof(mine) - 1);
+	if (n < 0)
+		return errno == ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/ns/time", pid);
+	m = readlink(path, theirs, sizeof(theirs) - 1);
+	return m == n && memcmp(mine, theirs, (size_t)n) == 0;
+}

@@ -122,6 +122,13 @@ char *procfs_cmdline(int pid, size_t max);
 int procfs_list_ids(const char *dir, size_t max, int first, int **out,
 		    size_t *nout);
 
+/*
+ * Does process pid read the same CLOCK_MONOTONIC as this one?  Not when
+ * it runs in another time namespace (Linux 5.6+, which may offset it):
+ * 1 same, 0 other or unknown.
+ */
+int procfs_same_clock(int pid);
+
 /* One /proc/PID/maps line, parsed in place. */
 struct procfs_map {
 	uint64_t start, end, offset;

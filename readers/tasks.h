@@ -70,7 +70,17 @@ struct py_task {
 	uint64_t nursery;         /* trio: the nursery it runs in, or 0 */
 	int64_t interp_id;        /* its interpreter, -1 unknown */
 	int interp_main;          /* 1 main, 0 not, -1 unknown */
+	/* Its waiter is asyncio.sleep()'s future, which a timer on its
+	 * loop completes at sleep_until (the loop's time(), seconds):
+	 * PY_SLEEP_MONOTONIC where that is time.monotonic() (the loop's
+	 * class keeps BaseEventLoop.time), PY_SLEEP_OWN_CLOCK where the
+	 * loop has a clock of its own; PY_SLEEP_NONE for no such timer
+	 * (readers/task_sleeps.c). */
+	int sleeps;
+	double sleep_until;
 };
+
+enum { PY_SLEEP_NONE, PY_SLEEP_MONOTONIC, PY_SLEEP_OWN_CLOCK };
 
 /* An object of readers/waitables.h and its kind (enum py_prim_kind). */
 struct py_waitable {

@@ -53,6 +53,9 @@ struct builder {
 	int64_t interp_id;        /* and its id */
 };
 
+/* The sleep timers of the tasks' loops (readers/task_sleeps.c). */
+void tasks_read_sleeps(struct builder *b);
+
 /* Lookups started this many generators (or tasks) ahead of their use. */
 #define PREFETCH_AHEAD 16
 

@@ -740,19 +740,45 @@ OFF_CPU_MARK = re.compile(
 
 def without_moment(doc):
     """A copy of a dump's document less what differs from one reading to
-    the next: its stats and each thread's off_cpu_s."""
+    the next: its stats, each thread's off_cpu_s and each sleeping task's
+    wakes_in_s (its sleep_until, in the loop's clock, stays)."""
     doc = dict(doc)
     doc.pop("stats", None)
     if "threads" in doc:
         doc["threads"] = [dict((k, v) for k, v in t.items()
                                if k != "off_cpu_s") for t in doc["threads"]]
+    if "tasks" in doc:
+        doc["tasks"] = [_without_wakes_in(t) for t in doc["tasks"]]
     return doc
+
+
+def _without_wakes_in(task):
+    waits = task.get("awaiting")
+    if not isinstance(waits, dict) or "wakes_in_s" not in waits:
+        return task
+    task = dict(task)
+    task["awaiting"] = dict((k, v) for k, v in waits.items()
+                            if k != "wakes_in_s")
+    return task
+
+
+# ", sleeps in asyncio.sleep, wakes in 598.1s" and the like: when from the
+# read (or, in a core, the loop's own time) follows the phrase.
+SLEEP_TIME = re.compile(r"^(.*, sleeps? in asyncio\.sleep)(?:,| until) .*$",
+                        re.M)
 
 
 def without_off_cpu_marks(text):
     """A text dump less its threads' "(last ran 1.2s ago)" and
     "(running)" marks."""
     return OFF_CPU_MARK.sub(r"\1", text)
+
+
+def without_moment_marks(text):
+    """A text dump less what moves with the moment of its reading: its
+    threads' off-CPU marks and when its sleeping tasks wake (which a core
+    says in the loop's own clock)."""
+    return SLEEP_TIME.sub(r"\1", without_off_cpu_marks(text))
 
 
 def run_coroscope(*args, **kw):

@@ -29,7 +29,7 @@ import pytest
 
 from conftest import (assert_one_error_line, control_interpreter,
                       marker_line, run_coroscope, target_script,
-                      wait_until, without_moment, without_off_cpu_marks)
+                      wait_until, without_moment, without_moment_marks)
 
 GCORE = shutil.which("gcore")
 needs_gcore = pytest.mark.skipif(GCORE is None,
@@ -143,8 +143,8 @@ def test_gcore_matches_dump(interp, keeper, tmp_path, script, args):
     assert text.returncode == 0 and not text.stderr, text
     assert text.stdout.splitlines()[0] == \
         "Core file: %s (written by gcore)" % core
-    assert strip_core_header(text.stdout) == \
-        without_off_cpu_marks(live_text.stdout)
+    assert without_moment_marks(strip_core_header(text.stdout)) == \
+        without_moment_marks(live_text.stdout)
 
 
 # ---------------------------------------------------------------------------

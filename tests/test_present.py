@@ -20,7 +20,7 @@ import pytest
 
 from conftest import (COROSCOPE, TIME_SCALE, assert_one_error_line,
                       coroscope_env, marker_line, run_coroscope,
-                      target_script, wait_until, without_off_cpu_marks)
+                      target_script, wait_until, without_moment_marks)
 
 SCRIPT = target_script("present_target.py")
 COUNT = 300
@@ -106,8 +106,8 @@ def test_no_source_removes_them(target, text):
                     if l.strip(TREE_CHARS) == want], res
     # Nothing else changed: the same lines, less the source ones (and
     # the threads' off-CPU marks, read anew by each dump).
-    kept = set(without_off_cpu_marks(res.stdout).splitlines())
-    assert all(l in without_off_cpu_marks(text).splitlines() for l in kept)
+    kept = set(without_moment_marks(res.stdout).splitlines())
+    assert all(l in without_moment_marks(text).splitlines() for l in kept)
 
 
 SECRET = '''def park(ready, stop):

@@ -20,7 +20,7 @@ import resource
 import pytest
 
 from conftest import (interpreter, marker_line, run_coroscope, target_script,
-                      without_off_cpu_marks)
+                      without_moment_marks)
 
 EXTREMES = target_script("extremes_target.py")
 
@@ -85,7 +85,7 @@ def test_deep_recursion_text_says_what_was_left_out(extremes):
     # --no-source: frame lines next to each other and to the gap.
     text = run_coroscope("dump", "--no-source", extremes.pid)
     assert text.returncode == 0, text
-    block = without_off_cpu_marks(text.stdout).split('\nThread ')
+    block = without_moment_marks(text.stdout).split('\nThread ')
     deep = [b for b in block if b.split("\n", 1)[0].endswith('"deep"')]
     assert len(deep) == 1, text.stdout[:2000]
     lines = deep[0].splitlines()
