@@ -463,8 +463,8 @@ static void json_task(struct json *j, const struct gens_part *gp,
 	}
 	json_end_array(j);
 	json_key(j, "awaiting");
-	if (t->sleeps) {
-		report_json_sleep(j, t, gp->clock_s);
+	if (t->waiter && (t->sleeps || t->times_out)) {
+		report_json_timed_awaiting(j, t, gp->clock_s);
 	} else if (t->waiter) {
 		key[0] = MEMO_TASK_AWAITING;
 		key[1] = (uintptr_t)t->waiter_type;

@@ -111,29 +111,46 @@ static int group_waits_alike(const struct tree *t, const struct entry *e,
 	return 1;
 }
 
-/* An entry whose tasks all sleep in asyncio.sleep() says when they
- * wake (cli/report_sleeps.c): 1 said, 0 when not (one does not). */
-static int group_sleeps(struct tree *t, const struct entry *e)
+/* The due times, from lo to hi, of one timer of an entry's tasks
+ * (their sleeps, or their timeouts): 0 when one of them has none, or
+ * one on another kind of clock.  *known: the times are from the read
+ * (cli/report_timers.c), else in the loop's time. */
+static int group_timer(const struct tree *t, const struct entry *e,
+		       int timeout, double *lo, double *hi, int *known)
 {
 	const struct py_task *first = &t->a->tasks[e->first];
-	double clock = t->c->clock_s, lo, hi, v;
-	int known = report_sleep_known(first, clock);
+	int clock = timeout ? first->times_out : first->sleeps;
+	double base, v;
 	size_t m;
 
-	if (!first->sleeps)
+	*known = report_timer_known(clock, t->c->clock_s);
+	base = *known ? t->c->clock_s : 0;
+	if (!clock)
 		return 0;
-	lo = hi = first->sleep_until - (known ? clock : 0);
+	*lo = *hi = (timeout ? first->timeout_at : first->sleep_until) - base;
 	/* Bounded by the group's tasks (group_next ends at -1). */
 	for (m = t->group_next[e->first]; e->count > 1 && m != (size_t)-1;
 	     m = t->group_next[m]) {
 		const struct py_task *o = &t->a->tasks[m];
 
-		if (o->sleeps != first->sleeps)
+		if ((timeout ? o->times_out : o->sleeps) != clock)
 			return 0;
-		v = o->sleep_until - (known ? clock : 0);
-		lo = v < lo ? v : lo;
-		hi = v > hi ? v : hi;
+		v = (timeout ? o->timeout_at : o->sleep_until) - base;
+		*lo = v < *lo ? v : *lo;
+		*hi = v > *hi ? v : *hi;
 	}
+	return 1;
+}
+
+/* An entry whose tasks all sleep in asyncio.sleep() says when they
+ * wake: 1 said, 0 when not. */
+static int group_sleeps(const struct tree *t, const struct entry *e)
+{
+	double lo, hi;
+	int known;
+
+	if (!group_timer(t, e, 0, &lo, &hi, &known))
+		return 0;
 	report_text_sleep(t->out, e->count, lo, hi, known);
 	return 1;
 }
@@ -143,6 +160,8 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 {
 	const struct py_task *task = &t->a->tasks[e->first];
 	struct strbuf wait;
+	double lo, hi;
+	int known;
 	long node;
 
 	node_prefix(t, depth, more);
@@ -177,6 +196,8 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 			fprintf(t->out, " 0x%llx",
 				(unsigned long long)task->waiter);
 	}
+	if (group_timer(t, e, 1, &lo, &hi, &known))
+		report_text_timeout(t->out, e->count, lo, hi, known);
 	strbuf_release(&wait);
 	fputc('\n', t->out);
 }

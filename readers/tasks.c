@@ -532,7 +532,7 @@ int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
 		add_listed_tasks(&b);
 		read_generators(&b);
 		read_tasks(&b);
-		tasks_read_sleeps(&b);      /* asyncio.sleep()'s timers */
+		tasks_read_timers(&b);      /* sleeps and timeouts */
 		tasks_build_stacks(&b);     /* each task's await chain */
 		link_awaiters(&b);    /* who awaits whom */
 		py_async_find_cycles(out);

@@ -70,17 +70,19 @@ struct py_task {
 	uint64_t nursery;         /* trio: the nursery it runs in, or 0 */
 	int64_t interp_id;        /* its interpreter, -1 unknown */
 	int interp_main;          /* 1 main, 0 not, -1 unknown */
-	/* Its waiter is asyncio.sleep()'s future, which a timer on its
-	 * loop completes at sleep_until (the loop's time(), seconds):
-	 * PY_SLEEP_MONOTONIC where that is time.monotonic() (the loop's
-	 * class keeps BaseEventLoop.time), PY_SLEEP_OWN_CLOCK where the
-	 * loop has a clock of its own; PY_SLEEP_NONE for no such timer
-	 * (readers/task_sleeps.c). */
-	int sleeps;
-	double sleep_until;
+	/* Timers of its loop (readers/task_timers.c), each due at a time
+	 * of the loop's time() (seconds): sleeps, its waiter is
+	 * asyncio.sleep()'s future, completed at sleep_until; times_out,
+	 * a timeout (asyncio.timeout(), wait_for(), wait()'s) ends its wait
+	 * at timeout_at.  Each PY_TIMER_MONOTONIC where the loop's time()
+	 * is time.monotonic() (its class keeps BaseEventLoop.time),
+	 * PY_TIMER_OWN_CLOCK where the loop has a clock of its own,
+	 * PY_TIMER_NONE for no such timer. */
+	int sleeps, times_out;
+	double sleep_until, timeout_at;
 };
 
-enum { PY_SLEEP_NONE, PY_SLEEP_MONOTONIC, PY_SLEEP_OWN_CLOCK };
+enum { PY_TIMER_NONE, PY_TIMER_MONOTONIC, PY_TIMER_OWN_CLOCK };
 
 /* An object of readers/waitables.h and its kind (enum py_prim_kind). */
 struct py_waitable {

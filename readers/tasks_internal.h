@@ -53,8 +53,8 @@ struct builder {
 	int64_t interp_id;        /* and its id */
 };
 
-/* The sleep timers of the tasks' loops (readers/task_sleeps.c). */
-void tasks_read_sleeps(struct builder *b);
+/* The timers of the tasks' loops (readers/task_timers.c). */
+void tasks_read_timers(struct builder *b);
 
 /* Lookups started this many generators (or tasks) ahead of their use. */
 #define PREFETCH_AHEAD 16

@@ -740,8 +740,9 @@ OFF_CPU_MARK = re.compile(
 
 def without_moment(doc):
     """A copy of a dump's document less what differs from one reading to
-    the next: its stats, each thread's off_cpu_s and each sleeping task's
-    wakes_in_s (its sleep_until, in the loop's clock, stays)."""
+    the next: its stats, each thread's off_cpu_s and each task's
+    wakes_in_s and times_out_in_s (its sleep_until and timeout_at, in the
+    loop's clock, stay)."""
     doc = dict(doc)
     doc.pop("stats", None)
     if "threads" in doc:
@@ -754,18 +755,21 @@ def without_moment(doc):
 
 def _without_wakes_in(task):
     waits = task.get("awaiting")
-    if not isinstance(waits, dict) or "wakes_in_s" not in waits:
+    if not isinstance(waits, dict) or not ("wakes_in_s" in waits or
+                                           "times_out_in_s" in waits):
         return task
     task = dict(task)
     task["awaiting"] = dict((k, v) for k, v in waits.items()
-                            if k != "wakes_in_s")
+                            if k not in ("wakes_in_s", "times_out_in_s"))
     return task
 
 
 # ", sleeps in asyncio.sleep, wakes in 598.1s" and the like: when from the
-# read (or, in a core, the loop's own time) follows the phrase.
+# read (or, in a core, the loop's own time) follows the phrase; and
+# ", times out in 898.1s" (", timeout overdue by 1.0s", ...) ends it.
 SLEEP_TIME = re.compile(r"^(.*, sleeps? in asyncio\.sleep)(?:,| until) .*$",
                         re.M)
+TIMEOUT_TIME = re.compile(r"^(.*?), (?:times? out|timeouts?) .*$", re.M)
 
 
 def without_off_cpu_marks(text):
@@ -778,7 +782,8 @@ def without_moment_marks(text):
     """A text dump less what moves with the moment of its reading: its
     threads' off-CPU marks and when its sleeping tasks wake (which a core
     says in the loop's own clock)."""
-    return SLEEP_TIME.sub(r"\1", without_off_cpu_marks(text))
+    text = SLEEP_TIME.sub(r"\1", without_off_cpu_marks(text))
+    return TIMEOUT_TIME.sub(r"\1", text)
 
 
 def run_coroscope(*args, **kw):

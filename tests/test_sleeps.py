@@ -1,14 +1,17 @@
-"""asyncio.sleep()'s timers: a task asleep says when it wakes.
+"""asyncio's timers: a task asleep says when it wakes, a task under a
+timeout when that ends its wait.
 
 targets/sleepers.py puts three alike tasks to sleep for an hour (a second
 apart), one on a second loop whose time() is a clock of its own, one for
 a tenth of a second on a loop then blocked (its timer past due), and one
-on an Event; each sleeper records when its loop's clock says it is due.
-coroscope reads each timer off its loop's _scheduled heap: the due time
-in the loop's clock ("sleep_until"), and, for a loop on time.monotonic(),
-how long from the read ("wakes_in_s": the due time less the target's
-clock at the stop, which the test brackets with its own, the same clock).
-Every interpreter.
+on an Event; one in asyncio.wait_for() for 900 s, and (3.11+) one asleep
+inside asyncio.timeout(1800); each records when its loop's clock says
+its timer is due.  coroscope reads each timer off its loop's _scheduled
+heap: the due time in the loop's clock ("sleep_until", "timeout_at"),
+and, for a loop on time.monotonic(), how long from the read
+("wakes_in_s", "times_out_in_s": the due time less the target's clock at
+the stop, which the test brackets with its own, the same clock).  Every
+interpreter.
 """
 
 import re
@@ -28,6 +31,14 @@ def outermost(task):
     return task["stack"][-1]["function"] if task["stack"] else None
 
 
+def check_in(waits, at_key, in_key, want, before, after):
+    """waits[at_key] is the timer recorded due at want; waits[in_key] that
+    less the target's clock at the stop, between before and after."""
+    assert want - ROUND <= waits[at_key] < want + SLACK, (want, waits)
+    assert waits[at_key] - after - 2 * ROUND <= waits[in_key] <= \
+        waits[at_key] - before + 2 * ROUND, (before, after, waits)
+
+
 def test_sleeping_tasks_say_when_they_wake(keeper, interp):
     target = keeper.start_target(interp, "sleepers.py")
     due = target.ready["due"]
@@ -44,13 +55,10 @@ def test_sleeping_tasks_say_when_they_wake(keeper, interp):
         assert t["stack"][-1]["line"] == nap, t
         waits = t["awaiting"]
         assert waits["type"] == "Future", t
-        assert want - ROUND <= waits["sleep_until"] < want + SLACK, \
-            (want, t)
         # the target's clock at the stop lies between the test's two
         # readings of the same clock (milliseconds in the document)
-        assert waits["sleep_until"] - after - 2 * ROUND <= \
-            waits["wakes_in_s"] <= waits["sleep_until"] - before + \
-            2 * ROUND, (before, after, t)
+        check_in(waits, "sleep_until", "wakes_in_s", want, before, after)
+        assert "timeout_at" not in waits, t
     own = [t for t in tasks.values() if outermost(t) == "own_napper"]
     assert len(own) == 1, doc["tasks"]
     # its loop's clock is not time.monotonic(): when, but not how soon
@@ -59,8 +67,21 @@ def test_sleeping_tasks_say_when_they_wake(keeper, interp):
     assert own[0]["awaiting"]["wakes_in_s"] is None, own
     listener = [t for t in tasks.values() if outermost(t) == "listener"]
     assert len(listener) == 1, doc["tasks"]
-    assert "sleep_until" not in listener[0]["awaiting"], listener
-    assert "wakes_in_s" not in listener[0]["awaiting"], listener
+    assert set(listener[0]["awaiting"]) == {"id", "type"}, listener
+    # wait_for(): a timeout, no sleep (up to 3.11 the timer releases the
+    # future the task awaits, from 3.12 a Timeout cancels the task)
+    waiting = [t for t in tasks.values() if outermost(t) == "waiting_for"]
+    assert len(waiting) == 1, doc["tasks"]
+    check_in(waiting[0]["awaiting"], "timeout_at", "times_out_in_s",
+             due["wait_for"], before, after)
+    assert "sleep_until" not in waiting[0]["awaiting"], waiting
+    timed = [t for t in tasks.values() if outermost(t) == "timed_napper"]
+    assert len(timed) == ("timed-sleep" in due), doc["tasks"]
+    for t in timed:  # asleep inside asyncio.timeout(): both
+        check_in(t["awaiting"], "sleep_until", "wakes_in_s",
+                 due["timed-sleep"], before, after)
+        check_in(t["awaiting"], "timeout_at", "times_out_in_s",
+                 due["timed-timeout"], before, after)
     # a timer past due, its loop blocked in time.sleep(): negative
     short = [t for t in tasks.values() if outermost(t) == "short_napper"]
     assert len(short) == 1, doc["tasks"]
@@ -93,3 +114,18 @@ def test_sleeping_tasks_say_when_they_wake(keeper, interp):
     assert m, text.stdout
     assert before - due["short"] - SLACK - 0.1 < float(m.group(1)) <= \
         now - due["short"] + 0.1, (m.group(0), due)
+    m = re.search(r"^ +[|`]- \(T\) \S+ 0x[0-9a-f]+ pending, "
+                  r"(?!.*asyncio\.sleep).*, times out in ([0-9.]+)s$",
+                  text.stdout, re.M)
+    assert m, text.stdout
+    assert due["wait_for"] - now - 0.1 <= float(m.group(1)) <= \
+        due["wait_for"] + SLACK - before, (m.group(0), due)
+    if timed:
+        m = re.search(r"^ +[|`]- \(T\) \S+ 0x[0-9a-f]+ pending, sleeps in "
+                      r"asyncio\.sleep, wakes in ([0-9.]+)s, times out in "
+                      r"([0-9.]+)s$", text.stdout, re.M)
+        assert m, text.stdout
+        assert due["timed-sleep"] - now - 0.1 <= float(m.group(1)) <= \
+            due["timed-sleep"] + SLACK - before, (m.group(0), due)
+        assert due["timed-timeout"] - now - 0.1 <= float(m.group(2)) <= \
+            due["timed-timeout"] + SLACK - before, (m.group(0), due)

@@ -5,10 +5,12 @@ one on a third loop for a tenth of a second, a loop that another of its
 tasks then blocks in time.sleep(), so that the timer is past due.  Each
 sleeper records when it is due by its loop's clock just before it
 sleeps.  One more task awaits an Event, a future no timer completes.
+And timeouts: a task in asyncio.wait_for() of an Event for 900 s, and
+(3.11+) one asleep for an hour inside asyncio.timeout(1800).
 
 Usage: sleepers.py READY_FILE      (CPython 3.6+)
-Writes READY_FILE (JSON: pid, "due": sleeper -> its loop's time when its
-sleep ends) once all five sleep and the short one is past due.
+Writes READY_FILE (JSON: pid, "due": each timer -> its loop's time when
+it is due) once all of them wait and the short one is past due.
 """
 
 import asyncio
@@ -30,6 +32,19 @@ async def napper(name, delay):
 
 async def listener(event):
     await event.wait()  # MARK: listen
+
+
+async def waiting_for(event):
+    due["wait_for"] = asyncio.get_event_loop().time() + 900.0
+    await asyncio.wait_for(event.wait(), 900.0)  # MARK: wait-for
+
+
+async def timed_napper():
+    now = asyncio.get_event_loop().time()
+    async with asyncio.timeout(1800.0):
+        due["timed-timeout"] = now + 1800.0
+        due["timed-sleep"] = asyncio.get_event_loop().time() + DELAY
+        await asyncio.sleep(DELAY)  # MARK: timed-nap
 
 
 class OwnClockLoop(asyncio.SelectorEventLoop):
@@ -69,9 +84,14 @@ async def main():
     tasks = [asyncio.ensure_future(napper("napper-%d" % i, DELAY + i))
              for i in range(3)]
     tasks.append(asyncio.ensure_future(listener(event)))
+    tasks.append(asyncio.ensure_future(waiting_for(asyncio.Event())))
+    timed = hasattr(asyncio, "timeout")
+    if timed:
+        tasks.append(asyncio.ensure_future(timed_napper()))
     threading.Thread(target=side, name="side", daemon=True).start()
     threading.Thread(target=blocked, name="blocked", daemon=True).start()
-    while len(due) < 5 or time.monotonic() < due["short"] + 0.2:
+    while len(due) < 6 + 2 * timed or \
+            time.monotonic() < due["short"] + 0.2:
         await asyncio.sleep(0.01)
     write_ready(sys.argv[1], {"pid": os.getpid(), "due": dict(due)})
     await asyncio.gather(*tasks)

@@ -1,0 +1,231 @@
+/*
+ * The timers on a task's loop that say when it goes on: each a
+ * TimerHandle on the loop's _scheduled heap, due at its _when in the
+ * loop's time(), the same in every version from 3.6 on.
+ *
+ * - asyncio.sleep(delay) awaits a future that
+ *   loop.call_later(delay, futures._set_result_unless_cancelled, future,
+ *   result) completes: a task whose waiter is that future sleeps until
+ *   then.
+ * - asyncio.wait_for() up to 3.11, and asyncio.wait() with a timeout,
+ *   await a waiter future that call_later(timeout, _release_waiter,
+ *   waiter) releases: the task awaiting it times out then.
+ * - asyncio.timeout() (3.11+, and wait_for() from 3.12) schedules the
+ *   bound method _on_timeout of a Timeout, whose _task it cancels then.
+ *
+ * A loop that keeps its timers elsewhere (uvloop's, in C) has no
+ * _scheduled: its tasks say nothing of them.
+ */
+#include "readers/tasks_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers/code.h"
+#include "readers/dicts.h"
+#include "readers/fields.h"
+#include "readers/funcs.h"
+#include "readers/gens.h"
+#include "readers/objects.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Loops whose timers are read, and timers read of each: a bound on a
+ * walk through lists the target controls, past what a program has
+ * (a busy server has hundreds of timers). */
+#define TIMER_MAX_LOOPS 64
+#define TIMER_MAX 65536
+
+enum timer_kind { TIMER_OTHER, TIMER_SLEEP, TIMER_RELEASE, TIMER_TIMEOUT };
+
+/* The functions met so far as each kind's callback: one function object
+ * each (a bound method's im_func for a timeout), so that most timers
+ * are told by an address compared. */
+struct timer_cbs {
+	uint64_t fn[4];
+};
+
+/* The loop's time() is time.monotonic(): its class keeps
+ * BaseEventLoop.time (an instance attribute or an override would be
+ * found first). */
+static int monotonic_clock(struct pyproc *py, uint64_t loop)
+{
+	uint64_t fn = pyobj_lookup_or_0(py, loop, "time");
+	const struct py_code *code = fn ? py_function_code(py, fn) : NULL;
+
+	return py_code_is(code, "/asyncio/base_events.py", "time");
+}
+
+/* A float attribute of a handle (its type checked: _when could be
+ * anything a loop of its own computes), 0 read or -1. */
+static int handle_float(struct pyproc *py, uint64_t h, const char *name,
+			double *out)
+{
+	uint64_t v = pyobj_own_or_0(py, h, name), type;
+	const char *tn;
+
+	if (!v || pyobj_read_type(py, v, &type, NULL) < 0)
+		return -1;
+	tn = py_type_name_cached(py, type);
+	if (!tn || strcmp(tn, "float") != 0 ||
+	    pyfloat_read(py, v, out, NULL) < 0 || !isfinite(*out))
+		return -1;
+	return 0;
+}
+
+/* Which kind of timer calls fn (for a bound method, its function). */
+static enum timer_kind kind_of(struct pyproc *py, uint64_t fn,
+			       struct timer_cbs *cbs)
+{
+	const struct py_code *code;
+	int k;
+
+	for (k = TIMER_SLEEP; k <= TIMER_TIMEOUT; k++)
+		if (fn && fn == cbs->fn[k])
+			return (enum timer_kind)k;
+	code = fn ? py_function_code(py, fn) : NULL;
+	if (py_code_is(code, "/asyncio/futures.py",
+		       "_set_result_unless_cancelled"))
+		k = TIMER_SLEEP;
+	else if (py_code_is(code, "/asyncio/tasks.py", "_release_waiter"))
+		k = TIMER_RELEASE;
+	else if (py_code_is(code, "/asyncio/timeouts.py", "_on_timeout"))
+		k = TIMER_TIMEOUT;
+	else
+		return TIMER_OTHER;
+	cbs->fn[k] = fn;
+	return (enum timer_kind)k;
+}
+
+/*
+ * What timer h is (not cancelled), with its due time in *when and in
+ * *what the future it completes (a sleep's, a waiter released) or the
+ * task it cancels (a timeout's); TIMER_OTHER for anything else.
+ */
+static enum timer_kind read_timer(struct pyproc *py, uint64_t h,
+				  struct timer_cbs *cbs, uint64_t *what,
+				  double *when)
+{
+	uint64_t cb = pyobj_own_or_0(py, h, "_callback");
+	uint64_t args, self = 0, fn = cb, cancelled, type;
+	enum timer_kind k;
+	size_t n = 0;
+	int64_t c = 0;
+	const char *tn;
+
+	*what = 0;
+	if (!cb || pyobj_read_type(py, cb, &type, NULL) < 0)
+		return TIMER_OTHER;
+	tn = py_type_name_cached(py, type);
+	/* A bound method (PyMethodObject): im_func just before im_self. */
+	if (tn && !strcmp(tn, "method") &&
+	    (py_field_u64(py, cb, py->layout.method_self, &self, NULL) < 0 ||
+	     py_field_u64(py, cb, py->layout.method_self - 8, &fn, NULL) < 0))
+		return TIMER_OTHER;
+	k = kind_of(py, fn, cbs);
+	if (k == TIMER_OTHER || (k == TIMER_TIMEOUT) != (self != 0))
+		return TIMER_OTHER;
+	cancelled = pyobj_own_or_0(py, h, "_cancelled");
+	if ((cancelled && pyobj_int_i64(py, cancelled, &c, NULL) == 0 && c) ||
+	    handle_float(py, h, "_when", when) < 0)
+		return TIMER_OTHER;
+	if (k == TIMER_TIMEOUT) {
+		*what = pyobj_lookup_or_0(py, self, "_task");
+	} else {
+		args = pyobj_own_or_0(py, h, "_args");
+		if (!args || pyseq_items(py, args, what, 1, &n, NULL) < 0 ||
+		    n < 1)
+			*what = 0;
+	}
+	return *what ? k : TIMER_OTHER;
+}
+
+/* The tasks of one loop whose timers the loop keeps: each whose waiter
+ * a timer completes, or whom a timer cancels.  The index of waiters (a
+ * task's waiter -> its index + 1) is made at the first loop with timers
+ * (a loop without, as most dumps' are, costs two lookups). */
+static void loop_timers(struct builder *b, uint64_t loop, uint64_t sched,
+			size_t n, struct addrmap *waiters, int *indexed)
+{
+	struct pyproc *py = b->py;
+	struct py_async *a = b->out;
+	struct timer_cbs cbs;
+	uint64_t *items, what;
+	int clock = monotonic_clock(py, loop) ? PY_TIMER_MONOTONIC :
+		    PY_TIMER_OWN_CLOCK;
+	enum timer_kind k;
+	double when;
+	size_t i;
+
+	memset(&cbs, 0, sizeof(cbs));
+	if (!*indexed) {
+		for (i = 0; i < a->ntasks; i++)
+			if (a->tasks[i].waiter && !a->tasks[i].framework)
+				addrmap_put(waiters, a->tasks[i].waiter,
+					    (void *)(uintptr_t)(i + 1));
+		*indexed = 1;
+	}
+	if (n > TIMER_MAX)
+		n = TIMER_MAX;
+	items = xmallocarray(n, sizeof(*items));
+	if (pyseq_items(py, sched, items, n, &n, NULL) < 0)
+		n = 0;
+	for (i = 0; i < n && i < TIMER_MAX; i++) {
+		struct py_task *t = NULL;
+		uintptr_t x;
+
+		k = read_timer(py, items[i], &cbs, &what, &when);
+		if (k == TIMER_TIMEOUT) {
+			x = (uintptr_t)addrmap_get(&a->task_index, what, NULL);
+			t = x ? &a->tasks[x - 1] : NULL;
+		} else if (k != TIMER_OTHER) {
+			x = (uintptr_t)addrmap_get(waiters, what, NULL);
+			t = x ? &a->tasks[x - 1] : NULL;
+		}
+		if (!t || t->loop != loop || t->framework)
+			continue;
+		if (k == TIMER_SLEEP) {
+			t->sleeps = clock;
+			t->sleep_until = when;
+		} else if (!t->times_out || when < t->timeout_at) {
+			/* (nested timeouts: the first to come) */
+			t->times_out = clock;
+			t->timeout_at = when;
+		}
+	}
+	free(items);
+}
+
+void tasks_read_timers(struct builder *b)
+{
+	struct py_async *a = b->out;
+	uint64_t loops[TIMER_MAX_LOOPS], sched;
+	struct addrmap waiters;   /* a task's waiter -> its index + 1 */
+	size_t i, k, n, nloops = 0;
+	int indexed = 0;
+
+	/* The asyncio tasks' loops (alike tasks come in a row, on one
+	 * loop: the last one found is compared first). */
+	for (i = 0; i < a->ntasks; i++) {
+		const struct py_task *t = &a->tasks[i];
+
+		if (!t->loop || t->framework ||
+		    (nloops && loops[nloops - 1] == t->loop))
+			continue;
+		for (k = 0; k < nloops && loops[k] != t->loop; k++)
+			;
+		if (k == nloops && nloops < TIMER_MAX_LOOPS)
+			loops[nloops++] = t->loop;
+	}
+	addrmap_init(&waiters);
+	for (k = 0; k < nloops; k++) {
+		sched = 0;
+		n = 0;
+		if (pyobj_get_attr(b->py, loops[k], "_scheduled", &sched,
+				   NULL) == 0 && sched &&
+		    pyseq_items(b->py, sched, NULL, 0, &n, NULL) == 0 && n)
+			loop_timers(b, loops[k], sched, n, &waiters, &indexed);
+	}
+	addrmap_release(&waiters);
+}
