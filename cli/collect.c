@@ -538,8 +538,8 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	if (c->is_live) {
 		if (live_stopped_at_ms(c->ms) > 0)
 			read_at = live_stopped_at_ms(c->ms);
-		c->clock_s = procfs_same_clock(c->pid) ? read_at / 1e3 : 0;
 		live_resume(c->ms);
+		c->clock_s = procfs_same_clock(c->pid) ? read_at / 1e3 : 0;
 		c->left_ran = live_left_ran(c->ms);
 		c->any_left = any_left_running(c->ms);
 		if (c->any_left)

@@ -196,7 +196,8 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 			fprintf(t->out, " 0x%llx",
 				(unsigned long long)task->waiter);
 	}
-	if (group_timer(t, e, 1, &lo, &hi, &known))
+	/* (as in JSON, where the "awaiting" object says it) */
+	if (task->waiter && group_timer(t, e, 1, &lo, &hi, &known))
 		report_text_timeout(t->out, e->count, lo, hi, known);
 	strbuf_release(&wait);
 	fputc('\n', t->out);

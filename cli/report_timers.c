@@ -46,6 +46,11 @@ void report_json_timed_awaiting(struct json *j, const struct py_task *t,
 	json_end_object(j);
 }
 
+/* Seconds past due that are still "in 0.0s": a loop's wait ends up to
+ * a scheduler's tick after its timer (and its iteration runs them
+ * after the I/O callbacks ready with them). */
+#define DUE_NOW 0.1
+
 /* How a timer's due time is said: from the read, ahead ("wakes in") or
  * past ("overdue by") or both for alike tasks ("due from"), or in the
  * loop's own time ("until loop time"). */
@@ -58,7 +63,15 @@ struct when_words {
 static void text_when(FILE *out, const struct when_words *w, size_t count,
 		      double lo, double hi, int known)
 {
-	int range = count > 1 && hi > lo;
+	int range;
+
+	/* Due a moment before the stop, as the loop was about to run it:
+	 * not yet a loop that has not run. */
+	if (known && lo < 0 && lo > -DUE_NOW)
+		lo = 0;
+	if (known && hi < 0 && hi > -DUE_NOW)
+		hi = 0;
+	range = count > 1 && hi > lo;
 
 	if (!known) {
 		fprintf(out, "%s %.1f", w->at, lo);

@@ -43,7 +43,7 @@ enum timer_kind { TIMER_OTHER, TIMER_SLEEP, TIMER_RELEASE, TIMER_TIMEOUT };
  * each (a bound method's im_func for a timeout), so that most timers
  * are told by an address compared. */
 struct timer_cbs {
-	uint64_t fn[4];
+	uint64_t fn[TIMER_TIMEOUT + 1];
 };
 
 /* The loop's time() is time.monotonic(): its class keeps
@@ -57,6 +57,10 @@ static int monotonic_clock(struct pyproc *py, uint64_t loop)
 	return py_code_is(code, "/asyncio/base_events.py", "time");
 }
 
+/* A loop's time() is seconds since some start (boot, for the
+ * monotonic clock): a due time beyond this is no time it keeps. */
+#define TIMER_MAX_SECONDS 1e12
+
 /* A float attribute of a handle (its type checked: _when could be
  * anything a loop of its own computes), 0 read or -1. */
 static int handle_float(struct pyproc *py, uint64_t h, const char *name,
@@ -67,9 +71,13 @@ static int handle_float(struct pyproc *py, uint64_t h, const char *name,
 
 	if (!v || pyobj_read_type(py, v, &type, NULL) < 0)
 		return -1;
-	tn = py_type_name_cached(py, type);
-	if (!tn || strcmp(tn, "float") != 0 ||
-	    pyfloat_read(py, v, out, NULL) < 0 || !isfinite(*out))
+	/* (by name where the executable does not name PyFloat_Type) */
+	tn = py->types.float_ ? NULL : py_type_name_cached(py, type);
+	if (py->types.float_ ? type != py->types.float_ :
+	    !tn || strcmp(tn, "float") != 0)
+		return -1;
+	if (pyfloat_read(py, v, out, NULL) < 0 || !isfinite(*out) ||
+	    fabs(*out) > TIMER_MAX_SECONDS)
 		return -1;
 	return 0;
 }
@@ -120,14 +128,17 @@ static enum timer_kind read_timer(struct pyproc *py, uint64_t h,
 	tn = py_type_name_cached(py, type);
 	/* A bound method (PyMethodObject): im_func just before im_self. */
 	if (tn && !strcmp(tn, "method") &&
-	    (py_field_u64(py, cb, py->layout.method_self, &self, NULL) < 0 ||
+	    (py->layout.method_self < 8 ||
+	     py_field_u64(py, cb, py->layout.method_self, &self, NULL) < 0 ||
 	     py_field_u64(py, cb, py->layout.method_self - 8, &fn, NULL) < 0))
 		return TIMER_OTHER;
 	k = kind_of(py, fn, cbs);
 	if (k == TIMER_OTHER || (k == TIMER_TIMEOUT) != (self != 0))
 		return TIMER_OTHER;
+	/* (Handle.__init__ sets it: one that cannot be read is no timer
+	 * to trust) */
 	cancelled = pyobj_own_or_0(py, h, "_cancelled");
-	if ((cancelled && pyobj_int_i64(py, cancelled, &c, NULL) == 0 && c) ||
+	if (!cancelled || pyobj_int_i64(py, cancelled, &c, NULL) != 0 || c ||
 	    handle_float(py, h, "_when", when) < 0)
 		return TIMER_OTHER;
 	if (k == TIMER_TIMEOUT) {
@@ -156,7 +167,7 @@ static void loop_timers(struct builder *b, uint64_t loop, uint64_t sched,
 		    PY_TIMER_OWN_CLOCK;
 	enum timer_kind k;
 	double when;
-	size_t i;
+	size_t i, alloc;
 
 	memset(&cbs, 0, sizeof(cbs));
 	if (!*indexed) {
@@ -168,10 +179,13 @@ static void loop_timers(struct builder *b, uint64_t loop, uint64_t sched,
 	}
 	if (n > TIMER_MAX)
 		n = TIMER_MAX;
-	items = xmallocarray(n, sizeof(*items));
-	if (pyseq_items(py, sched, items, n, &n, NULL) < 0)
+	alloc = n;
+	items = xmallocarray(alloc, sizeof(*items));
+	/* (n becomes the list's length now: a running target's may have
+	 * grown since) */
+	if (pyseq_items(py, sched, items, alloc, &n, NULL) < 0)
 		n = 0;
-	for (i = 0; i < n && i < TIMER_MAX; i++) {
+	for (i = 0; i < n && i < alloc; i++) {
 		struct py_task *t = NULL;
 		uintptr_t x;
 

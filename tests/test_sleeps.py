@@ -75,6 +75,11 @@ def test_sleeping_tasks_say_when_they_wake(keeper, interp):
     check_in(waiting[0]["awaiting"], "timeout_at", "times_out_in_s",
              due["wait_for"], before, after)
     assert "sleep_until" not in waiting[0]["awaiting"], waiting
+    # running (blocking its loop) under asyncio.timeout() on 3.11+: it
+    # awaits nothing, and its timeout is said nowhere
+    blocker = [t for t in tasks.values() if outermost(t) == "blocker"]
+    assert len(blocker) == 1 and blocker[0]["state"] == "running", blocker
+    assert blocker[0]["awaiting"] is None, blocker
     timed = [t for t in tasks.values() if outermost(t) == "timed_napper"]
     assert len(timed) == ("timed-sleep" in due), doc["tasks"]
     for t in timed:  # asleep inside asyncio.timeout(): both
@@ -109,6 +114,8 @@ def test_sleeping_tasks_say_when_they_wake(keeper, interp):
     assert m, text.stdout
     assert due["own"] - 0.05 <= float(m.group(1)) < due["own"] + SLACK, \
         (m.group(0), due)
+    assert re.search(r"^[|`]- \(T\) \S+ 0x[0-9a-f]+ running$", text.stdout,
+                     re.M), text.stdout
     m = re.search(r"^[|`]- \(T\) \S+ 0x[0-9a-f]+ pending, sleeps in "
                   r"asyncio\.sleep, overdue by ([0-9.]+)s$", text.stdout, re.M)
     assert m, text.stdout

@@ -2,7 +2,8 @@
 hour and a second apart; one on a second loop (another thread) whose
 time() is a clock of its own, two hours ahead of time.monotonic(); and
 one on a third loop for a tenth of a second, a loop that another of its
-tasks then blocks in time.sleep(), so that the timer is past due.  Each
+tasks then blocks in time.sleep() (3.11+: inside asyncio.timeout()),
+so that the timer is past due.  Each
 sleeper records when it is due by its loop's clock just before it
 sleeps.  One more task awaits an Event, a future no timer completes.
 And timeouts: a task in asyncio.wait_for() of an Event for 900 s, and
@@ -70,6 +71,9 @@ async def short_napper():
 
 async def blocker():
     await asyncio.sleep(0)  # the short one sleeps first
+    if hasattr(asyncio, "timeout"):  # one that runs under a timeout
+        async with asyncio.timeout(7200.0):
+            time.sleep(3600)  # MARK: block-timed
     time.sleep(3600)  # MARK: block
 
 
