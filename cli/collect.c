@@ -505,7 +505,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 {
 	struct py_stack_options sopt;
 	enum copy_all copy = COPY_NONE;
-	double read_at;
+	double read_at, stopped_at;
 	int ret;
 
 	c->opt = *opt;
@@ -536,8 +536,9 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		ret = read_target(c, opt, &sopt, err);
 	/* Whatever happened, the target runs again (a no-op when it does). */
 	if (c->is_live) {
-		if (live_stopped_at_ms(c->ms) > 0)
-			read_at = live_stopped_at_ms(c->ms);
+		stopped_at = live_stopped_at_ms(c->ms);
+		if (stopped_at > 0)
+			read_at = stopped_at;
 		live_resume(c->ms);
 		c->clock_s = procfs_same_clock(c->pid) ? read_at / 1e3 : 0;
 		c->left_ran = live_left_ran(c->ms);

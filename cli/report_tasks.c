@@ -111,33 +111,37 @@ static int group_waits_alike(const struct tree *t, const struct entry *e,
 	return 1;
 }
 
-/* The due times, from lo to hi, of one timer of an entry's tasks
- * (their sleeps, or their timeouts): 0 when one of them has none, or
- * one on another kind of clock.  *known: the times are from the read
- * (cli/report_timers.c), else in the loop's time. */
+/* One of a task's timers (its sleep, or its timeout): its kind of
+ * clock (PY_TIMER_NONE for none) and its due time in *at. */
+static int task_timer(const struct py_task *task, int timeout, double *at)
+{
+	*at = timeout ? task->timeout_at : task->sleep_until;
+	return timeout ? task->times_out : task->sleeps;
+}
+
+/* The due times, from lo to hi, of one timer of an entry's tasks: 0
+ * when one of them has none, or one on another kind of clock.  *known:
+ * the times are from the read (cli/report_timers.c), else in the
+ * loop's time. */
 static int group_timer(const struct tree *t, const struct entry *e,
 		       int timeout, double *lo, double *hi, int *known)
 {
-	const struct py_task *first = &t->a->tasks[e->first];
-	int clock = timeout ? first->times_out : first->sleeps;
-	double base, v;
+	double at, base;
+	int clock = task_timer(&t->a->tasks[e->first], timeout, &at);
 	size_t m;
 
-	*known = report_timer_known(clock, t->c->clock_s);
-	base = *known ? t->c->clock_s : 0;
 	if (!clock)
 		return 0;
-	*lo = *hi = (timeout ? first->timeout_at : first->sleep_until) - base;
+	*known = report_timer_known(clock, t->c->clock_s);
+	base = *known ? t->c->clock_s : 0;
+	*lo = *hi = at - base;
 	/* Bounded by the group's tasks (group_next ends at -1). */
 	for (m = t->group_next[e->first]; e->count > 1 && m != (size_t)-1;
 	     m = t->group_next[m]) {
-		const struct py_task *o = &t->a->tasks[m];
-
-		if ((timeout ? o->times_out : o->sleeps) != clock)
+		if (task_timer(&t->a->tasks[m], timeout, &at) != clock)
 			return 0;
-		v = (timeout ? o->timeout_at : o->sleep_until) - base;
-		*lo = v < *lo ? v : *lo;
-		*hi = v > *hi ? v : *hi;
+		*lo = at - base < *lo ? at - base : *lo;
+		*hi = at - base > *hi ? at - base : *hi;
 	}
 	return 1;
 }

@@ -40,6 +40,17 @@ const struct py_code *py_function_code(struct pyproc *py, uint64_t func)
 	return NULL;
 }
 
+int py_bound_method(struct pyproc *py, uint64_t method, uint64_t *func,
+		    uint64_t *self)
+{
+	int off = py->layout.method_self;
+
+	if (off < 8 || py_field_u64(py, method, off - 8, func, NULL) < 0 ||
+	    py_field_u64(py, method, off, self, NULL) < 0)
+		return -1;
+	return 0;
+}
+
 const char *py_function_qualname(struct pyproc *py, uint64_t func)
 {
 	const struct py_code *code = py_function_code(py, func);

@@ -21,6 +21,12 @@ uint64_t py_module_attr(struct pyproc *py, const char *mod, const char *name);
 const struct py_code *py_function_code(struct pyproc *py, uint64_t func);
 const char *py_function_qualname(struct pyproc *py, uint64_t func);
 
+/* The function and self of a bound method (a PyMethodObject, whose type
+ * the caller checked): im_func is the pointer just before im_self in
+ * every version.  0, or -1 when unreadable. */
+int py_bound_method(struct pyproc *py, uint64_t method, uint64_t *func,
+		    uint64_t *self);
+
 /* The C name (ml_name) of a builtin function or method, or of a Cython
  * function (whose struct starts with a PyCFunctionObject), into buf
  * (size - 1 bytes at most, NUL-terminated): 0, or a negative status. */

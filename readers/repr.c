@@ -135,18 +135,14 @@ static int repr_function(struct pyproc *py, uint64_t obj, struct strbuf *out)
 	return 0;
 }
 
-/* <bound method qualname of repr(self)>.  im_func is the pointer just
- * before im_self in PyMethodObject in every version. */
+/* <bound method qualname of repr(self)>. */
 static int repr_method(struct pyproc *py, uint64_t obj, int depth,
 		       struct strbuf *out)
 {
-	const int self_off = py->layout.method_self;
 	uint64_t func, self;
 	const char *q;
 
-	if (self_off < 8 ||
-	    py_field_u64(py, obj, self_off - 8, &func, NULL) < 0 ||
-	    py_field_u64(py, obj, self_off, &self, NULL) < 0 ||
+	if (py_bound_method(py, obj, &func, &self) < 0 ||
 	    !(q = function_qualname(py, func)))
 		return -1;
 	strbuf_addstr(out, "<bound method ");

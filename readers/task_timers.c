@@ -123,15 +123,18 @@ static enum timer_kind read_timer(struct pyproc *py, uint64_t h,
 	const char *tn;
 
 	*what = 0;
-	if (!cb || pyobj_read_type(py, cb, &type, NULL) < 0)
+	if (!cb)
 		return TIMER_OTHER;
-	tn = py_type_name_cached(py, type);
-	/* A bound method (PyMethodObject): im_func just before im_self. */
-	if (tn && !strcmp(tn, "method") &&
-	    (py->layout.method_self < 8 ||
-	     py_field_u64(py, cb, py->layout.method_self, &self, NULL) < 0 ||
-	     py_field_u64(py, cb, py->layout.method_self - 8, &fn, NULL) < 0))
-		return TIMER_OTHER;
+	/* A function met before needs no type read (a sleep's, a waiter's
+	 * release); anything else may be a bound method (a timeout's). */
+	if (cb != cbs->fn[TIMER_SLEEP] && cb != cbs->fn[TIMER_RELEASE]) {
+		if (pyobj_read_type(py, cb, &type, NULL) < 0)
+			return TIMER_OTHER;
+		tn = py_type_name_cached(py, type);
+		if (tn && !strcmp(tn, "method") &&
+		    py_bound_method(py, cb, &fn, &self) < 0)
+			return TIMER_OTHER;
+	}
 	k = kind_of(py, fn, cbs);
 	if (k == TIMER_OTHER || (k == TIMER_TIMEOUT) != (self != 0))
 		return TIMER_OTHER;

@@ -74,11 +74,10 @@ int py_bound_to(struct pyproc *py, uint64_t exit,
 	tn = py_type_name_cached(py, type);
 	if (!tn)
 		return 0;
-	/* PyMethodObject: im_func just before im_self; PyCFunctionObject:
-	 * m_ml just before m_self (both layouts are stable since 3.0). */
-	if (!strcmp(tn, "method") && L->method_self >= 8) {
-		if (py_field_u64(py, exit, L->method_self - 8, &fn, &err) < 0 ||
-		    py_field_u64(py, exit, L->method_self, &self, &err) < 0)
+	/* PyCFunctionObject: m_ml just before m_self (stable since
+	 * 3.0). */
+	if (!strcmp(tn, "method")) {
+		if (py_bound_method(py, exit, &fn, &self) < 0)
 			return 0;
 		name = function_name(py, fn, named);
 		/* a Cython class's __exit__ (gevent's Semaphore): a
