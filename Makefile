@@ -101,6 +101,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
 	$(BUILD)/cli/run_places.o \
 	$(BUILD)/cli/run_stuck.o $(BUILD)/cli/run_pool.o \
+	$(BUILD)/cli/timer_text.o \
 	$(BUILD)/cli/run_greenlets.o \
 	$(BUILD)/cli/thread_idle.o $(BUILD)/cli/watch_track.o \
 	$(BUILD)/cli/alike_lines.o $(BUILD)/cli/natural_order.o \

@@ -259,11 +259,13 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		run_summarize_graph(sum, c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;
+		sum->clock_s = c->clock_s;
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_summarize_writes(sum, c);
 		sum->explained = NULL;
 		sum->graph = NULL;
+		sum->clock_s = 0;
 		sum->facts = NULL;
 		free(jobs);
 		sum->jobs = NULL;

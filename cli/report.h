@@ -32,18 +32,11 @@ void report_text_local(FILE *out, const char *indent,
 		       const struct py_local *l);
 /* The tasks, cycles and orphan generators part of the text report. */
 void report_text_async(FILE *out, const struct collection *c);
-/* report_timers.c: a task's timers (py_task.sleeps, .times_out), with
- * clock_s as collection.clock_s.  Is the time from the read known for a
- * timer on such a clock?  The task's JSON "awaiting" object with them;
- * the text after its name in the task tree (one task, or `count` alike
- * ones due from lo to hi). */
-int report_timer_known(int clock, double clock_s);
+/* report_timers.c: the task's JSON "awaiting" object with its timers
+ * (py_task.sleeps, .times_out), clock_s as collection.clock_s; their
+ * text: cli/timer_text.h. */
 void report_json_timed_awaiting(struct json *j, const struct py_task *t,
 				double clock_s);
-void report_text_sleep(FILE *out, size_t count, double lo, double hi,
-		       int known);
-void report_text_timeout(FILE *out, size_t count, double lo, double hi,
-			 int known);
 /* The await graph for Graphviz. */
 void report_dot(FILE *out, const struct collection *c);
 /* report_sched.c: the greenlets' nodes and parent edges, inside it */

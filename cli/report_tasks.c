@@ -17,6 +17,7 @@
 #include "cli/report_orphans.h"
 #include "cli/task_kind.h"
 #include "cli/term_cut.h"
+#include "cli/timer_text.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "readers/task_cycles.h"
@@ -132,7 +133,7 @@ static int group_timer(const struct tree *t, const struct entry *e,
 
 	if (!clock)
 		return 0;
-	*known = report_timer_known(clock, t->c->clock_s);
+	*known = timer_text_known(clock, t->c->clock_s);
 	base = *known ? t->c->clock_s : 0;
 	*lo = *hi = at - base;
 	/* Bounded by the group's tasks (group_next ends at -1). */
@@ -150,12 +151,16 @@ static int group_timer(const struct tree *t, const struct entry *e,
  * wake: 1 said, 0 when not. */
 static int group_sleeps(const struct tree *t, const struct entry *e)
 {
+	struct strbuf sb;
 	double lo, hi;
 	int known;
 
 	if (!group_timer(t, e, 0, &lo, &hi, &known))
 		return 0;
-	report_text_sleep(t->out, e->count, lo, hi, known);
+	strbuf_init(&sb);
+	timer_text_sleep(&sb, e->count, lo, hi, known);
+	fputs(sb.buf, t->out);
+	strbuf_release(&sb);
 	return 1;
 }
 
@@ -201,8 +206,11 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 				(unsigned long long)task->waiter);
 	}
 	/* (as in JSON, where the "awaiting" object says it) */
-	if (task->waiter && group_timer(t, e, 1, &lo, &hi, &known))
-		report_text_timeout(t->out, e->count, lo, hi, known);
+	if (task->waiter && group_timer(t, e, 1, &lo, &hi, &known)) {
+		strbuf_reset(&wait);
+		timer_text_timeout(&wait, e->count, lo, hi, known);
+		fputs(wait.buf, t->out);
+	}
 	strbuf_release(&wait);
 	fputc('\n', t->out);
 }

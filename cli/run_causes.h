@@ -75,6 +75,10 @@ struct run_summary {
 	 * process names them.  Set by the caller with explained. */
 	const struct run_pool_job *jobs;
 	size_t njobs;
+	/* The process's monotonic clock at the read (collection.clock_s):
+	 * a stuck task's cause says when its timeout ends the wait.  Set
+	 * by the caller with explained. */
+	double clock_s;
 };
 
 /* What the kernel and the source files say of one thread of a snapshot. */

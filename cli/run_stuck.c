@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/alike_lines.h"
+#include "cli/timer_text.h"
 #include "cli/run_pool.h"
 #include "cli/run_seen.h"
 #include "common/addrmap.h"
@@ -245,6 +246,32 @@ static char *asyncio_key(const struct py_async *a, const struct stuck *c)
 	return strbuf_detach(&sb);
 }
 
+/* ", times out in 596.9s" (cli/report_timers.c): when the timeout the
+ * task, or each task of the group, awaits under (asyncio.timeout(),
+ * wait_for(), wait()) ends the wait; nothing when one has none. */
+static void add_timeout(struct strbuf *sb, double clock_s,
+			const struct stuck *c, const size_t *m, size_t n)
+{
+	int clock = c[m[0]].t->times_out, known;
+	double base, lo, hi;
+	size_t k;
+
+	if (!clock)
+		return;
+	known = timer_text_known(clock, clock_s);
+	base = known ? clock_s : 0;
+	lo = hi = c[m[0]].t->timeout_at - base;
+	for (k = 1; k < n; k++) {
+		const struct py_task *t = c[m[k]].t;
+
+		if (t->times_out != clock)
+			return;
+		lo = t->timeout_at - base < lo ? t->timeout_at - base : lo;
+		hi = t->timeout_at - base > hi ? t->timeout_at - base : hi;
+	}
+	timer_text_timeout(sb, n, lo, hi, known);
+}
+
 /* The members' names, quoted, to end a group's headline. */
 static void add_members(struct strbuf *sb, const struct stuck *c,
 			const size_t *m, size_t n)
@@ -292,11 +319,13 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 		strbuf_addf(sb, " 0x%llx", (unsigned long long)first->t->waiter);
 		add_seen(sb, first);
 		add_behind(sb, first->behind, "");
+		add_timeout(sb, s->clock_s, c, m, n);
 	} else {
 		strbuf_addf(sb, "%zu stuck tasks wait on ", n);
 		esc_add_name_raw(sb, type);
 		add_seen(sb, first);
 		add_behind(sb, first->behind, " each");
+		add_timeout(sb, s->clock_s, c, m, n);
 		add_members(sb, c, m, n);
 	}
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);

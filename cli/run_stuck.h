@@ -33,7 +33,8 @@ struct run_snap {
  * the last saying how many tasks it left out.  With s->graph, a single
  * asyncio task's cause names the worker thread its wait leads to (the
  * job it waits for: run_in_executor, to_thread) and where that thread
- * is; rs holds the threads.
+ * is; rs holds the threads.  An asyncio cause says when the timeout its
+ * tasks wait under ends the wait (s->clock_s).
  */
 void run_summarize_stuck_tasks(struct run_summary *s, int pid,
 			       const struct run_snap *rs,

@@ -1171,6 +1171,41 @@ def test_stuck_task_on_a_gather(py, work):
     assert any("run_stuck_task.py:%d" % line in c for c in causes), causes
 
 
+@pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])
+def test_stuck_task_says_when_its_timeout_ends_the_wait(py, work):
+    """A task parked under asyncio.wait_for(fut, 600) (before 3.12 on
+    the future wait_for() awaits, its timer's _release_waiter; from 3.12
+    under a Timeout): its cause says when the timeout ends the wait,
+    counted from the stop, which came after `run`'s 3 s and before it
+    returned.  Before, only that it was stuck."""
+    start = time.monotonic()
+    script, causes, at = run_stuck_task(py, work, "0", "timeout")
+    end = time.monotonic()
+    # (the loop's time the wait ends at, a moment before the timer's)
+    ends = float((work / "ready").read_text())
+    stuck = [causes[i] for i in at if "stuck_leaf" in causes[i]]
+    assert len(stuck) == 1, causes
+    m = re.search(r"stuck task: stuck_leaf waits on \S+ 0x[0-9a-f]+"
+                  r"(?:, stuck for at least [0-9.]+s)?"
+                  r"(?:, blocking \d+ other tasks?)?"
+                  r", times out in ([0-9.]+)s$", stuck[0])
+    assert m, causes
+    # (tenths rounded; the timer set up to 0.2 s after `ends`)
+    assert ends - end - 0.05 <= float(m.group(1)) <= \
+        ends + 0.25 - (start + float(STUCK_TIMEOUT)), (ends - start, causes)
+    line = marker_line(script, "stuck-timeout")
+    assert "run_stuck_task.py:%d" % line in causes[at[0] + 1], causes
+    # three alike, waiting 1, 2 and 3 s longer: one cause, their range
+    alike = [c for c in causes if "stuck tasks wait" in c]
+    assert len(alike) == 1, causes
+    m = re.search(r"3 stuck tasks wait on \S+, .*time out in ([0-9.]+)s "
+                  r"\.\. ([0-9.]+)s: \"alike-1\", \"alike-2\", "
+                  r"\"alike-3\"$",
+                  alike[0])
+    assert m, causes
+    assert 1.9 <= float(m.group(2)) - float(m.group(1)) <= 2.1, causes
+
+
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
 def test_stuck_task_at_its_own_line(ident, work):
     """A task parked in a library's coroutine (asyncio's streams.py,

@@ -1,0 +1,94 @@
+/*
+ * How a task's timers (readers/task_timers.c: py_task.sleeps, .timeout)
+ * read in a text line, the dump's task tree and `run`'s stuck tasks
+ * alike: ", wakes in 598.1s", ", times out in 12.0s".  "In" needs the
+ * target's monotonic clock at the read (collection.clock_s) and a loop
+ * whose time() is that clock; otherwise only the loop's own due time is
+ * said.  A timer past due means its loop has not run since: the words
+ * say so ("overdue by").
+ */
+#include "cli/timer_text.h"
+
+#include "common/strbuf.h"
+#include "readers/tasks.h"
+
+#include "common/banned.h"
+
+int timer_text_known(int clock, double clock_s)
+{
+	return clock == PY_TIMER_MONOTONIC && clock_s > 0;
+}
+
+/* Seconds past due that are still "in 0.0s": a loop's wait ends up to
+ * a scheduler's tick after its timer (and its iteration runs them
+ * after the I/O callbacks ready with them). */
+#define DUE_NOW 0.1
+
+/* How a timer's due time is said: from the read, ahead ("wakes in") or
+ * past ("overdue by") or both for alike tasks ("due from"), or in the
+ * loop's own time ("until loop time"). */
+struct when_words {
+	const char *in, *overdue, *around, *at;
+};
+
+/* The words, then the time (lo .. hi for alike tasks whose times
+ * differ; known: they are from the read). */
+static void add_when(struct strbuf *sb, const struct when_words *w,
+		     size_t count, double lo, double hi, int known)
+{
+	int range;
+
+	/* Due a moment before the stop, as the loop was about to run it:
+	 * not yet a loop that has not run. */
+	if (known && lo < 0 && lo > -DUE_NOW)
+		lo = 0;
+	if (known && hi < 0 && hi > -DUE_NOW)
+		hi = 0;
+	range = count > 1 && hi > lo;
+
+	if (!known) {
+		strbuf_addf(sb, "%s %.1f", w->at, lo);
+		if (range)
+			strbuf_addf(sb, " .. %.1f", hi);
+	} else if (lo >= 0) {
+		strbuf_addf(sb, "%s %.1fs", w->in, lo);
+		if (range)
+			strbuf_addf(sb, " .. %.1fs", hi);
+	} else if (hi < 0) {
+		/* (its loop did not run when the timer was due) */
+		strbuf_addf(sb, "%s %.1fs", w->overdue, -hi);
+		if (range)
+			strbuf_addf(sb, " .. %.1fs", -lo);
+	} else {
+		strbuf_addf(sb, "%s %.1fs ago to in %.1fs", w->around, -lo,
+			    hi);
+	}
+}
+
+void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
+		      int known)
+{
+	static const struct when_words one = {
+		", wakes in", ", overdue by", ", due from", " until loop time"
+	}, many = {
+		", wake in", ", overdue by", ", due from", " until loop time"
+	};
+
+	strbuf_addstr(sb, count > 1 ? ", sleep in asyncio.sleep" :
+		      ", sleeps in asyncio.sleep");
+	add_when(sb, count > 1 ? &many : &one, count, lo, hi, known);
+}
+
+void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
+			double hi, int known)
+{
+	static const struct when_words one = {
+		", times out in", ", timeout overdue by", ", timeout due from",
+		", times out at loop time"
+	}, many = {
+		", time out in", ", timeouts overdue by", ", timeouts due from",
+		", time out at loop time"
+	};
+
+	add_when(sb, count > 1 ? &many : &one, count, lo, hi, known);
+}

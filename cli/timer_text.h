@@ -1,0 +1,23 @@
+/*
+ * A task's timers in words (cli/timer_text.c).  clock is a py_task's
+ * sleeps or times_out (readers/tasks.h), clock_s collection.clock_s.
+ */
+#ifndef COROSCOPE_CLI_TIMER_TEXT_H
+#define COROSCOPE_CLI_TIMER_TEXT_H
+
+#include <stddef.h>
+
+struct strbuf;
+
+/* Is the time from the read known for a timer on such a clock? */
+int timer_text_known(int clock, double clock_s);
+/* Appended to sb: one task's timer, or the first and last of `count`
+ * alike ones' (due from lo to hi: seconds from the read when known,
+ * else the loop's times).  ", sleeps in asyncio.sleep, wakes in ..." */
+void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
+		      int known);
+/* ", times out in ..." */
+void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
+			double hi, int known);
+
+#endif
