@@ -122,7 +122,8 @@ $(BUILD)/tests/test_watch_track: $(BUILD)/cli/watch_track.o
 $(BUILD)/tests/test_watch_cpu: $(BUILD)/cli/watch_cpu.o
 $(BUILD)/tests/test_term_cut: $(BUILD)/cli/term_cut.o $(BUILD)/cli/escape.o
 $(BUILD)/tests/test_watch_lines: $(BUILD)/cli/watch_view.o \
-	$(BUILD)/cli/term_cut.o \
+	$(BUILD)/cli/term_cut.o $(BUILD)/cli/timer_text.o \
+	$(BUILD)/cli/watch_timers.o \
 	$(BUILD)/cli/watch_track.o $(BUILD)/cli/alike_lines.o \
 	$(BUILD)/cli/natural_order.o \
 	$(BUILD)/cli/escape.o $(BUILD)/cli/json.o $(BUILD)/cli/json_digits.o \

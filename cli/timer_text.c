@@ -24,6 +24,11 @@ int timer_text_known(int clock, double clock_s)
  * after the I/O callbacks ready with them). */
 #define DUE_NOW 0.1
 
+int timer_text_past_due(double in_s)
+{
+	return in_s <= -DUE_NOW;
+}
+
 /* How a timer's due time is said: from the read, ahead ("wakes in") or
  * past ("overdue by") or both for alike tasks ("due from"), or in the
  * loop's own time ("until loop time"). */

@@ -11,6 +11,9 @@ struct strbuf;
 
 /* Is the time from the read known for a timer on such a clock? */
 int timer_text_known(int clock, double clock_s);
+/* A timer in_s seconds from the read (known): is it past due, its loop
+ * not run since, rather than about to run it? */
+int timer_text_past_due(double in_s);
 /* Appended to sb: one task's timer, or the first and last of `count`
  * alike ones' (due from lo to hi: seconds from the read when known,
  * else the loop's times).  ", sleeps in asyncio.sleep, wakes in ..." */

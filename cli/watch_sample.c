@@ -9,6 +9,7 @@
 #include "cli/report_graph.h"
 #include "cli/sched_idle.h"
 #include "cli/thread_idle.h"
+#include "cli/watch_timers.h"
 #include "common/hash.h"
 #include "common/le.h"
 #include "common/strbuf.h"
@@ -499,6 +500,7 @@ static void observe_task(struct watch_tracker *t, struct sample *s,
 	o.woke = woke ||
 		 (task->waiter && short_sleep_woke(t, s, task));
 	o.idle = task_idle_by_design(a, task);
+	watch_task_timers(&o, task, s->c->clock_s);
 	watch_observe(t, &o);
 	strbuf_release(&waits);
 }

@@ -214,6 +214,8 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	str_set(&it->native_function, o->native_function);
 	str_set(&it->idle, o->idle);
 	it->not_started = o->not_started;
+	it->sleep = o->sleep;
+	it->timeout = o->timeout;
 	if (moved) {
 		if (it->reported)
 			add_event(t, WATCH_EV_MOVED, (size_t)(it - t->items),
@@ -282,9 +284,14 @@ double watch_demand(const struct watch_item *it)
 enum watch_state watch_state_of(const struct watch_tracker *t,
 				const struct watch_item *it)
 {
-	if (!it->gone && it->idle)
+	enum watch_state progress = watch_progress_of(t, it);
+
+	/* A task asleep is idle where it would be stuck; one looping on
+	 * short sleeps is seen moving, active. */
+	if (!it->gone && it->idle &&
+	    !(it->sleep.on && progress != WATCH_STUCK))
 		return WATCH_IDLE;
-	return watch_progress_of(t, it);
+	return progress;
 }
 
 enum watch_state watch_progress_of(const struct watch_tracker *t,

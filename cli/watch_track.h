@@ -49,8 +49,9 @@ enum watch_state {
 	WATCH_STUCK,    /* no progress for at least the threshold */
 	WATCH_BUSY,     /* a thread using at least WATCH_BUSY_SHARE of a CPU */
 	WATCH_GONE,     /* finished, or no longer seen */
-	WATCH_IDLE,     /* a thread waiting for work by design (obs.idle):
-			   never called stuck */
+	WATCH_IDLE,     /* a thread waiting for work by design (obs.idle),
+			   a task asleep in asyncio.sleep(): never called
+			   stuck */
 };
 
 /* A thread that used this share of one CPU over the watch is "busy":
@@ -67,6 +68,14 @@ struct watch_place {
 	const char *file;      /* NULL when unknown */
 	const char *function;
 	int line;              /* -1 when unknown */
+};
+
+/* One of a task's asyncio timers (readers/tasks.h), when `on`: due at
+ * `due` in its loop's time, `in_s` seconds from the sample when `known`
+ * (cli/timer_text.h). */
+struct watch_timer {
+	int on, known;
+	double due, in_s;
 };
 
 struct watch_obs {
@@ -98,7 +107,8 @@ struct watch_obs {
 	/* What it is when, at this sample, it waits by design: a thread
 	 * for work ("an executor's worker thread", cli/thread_idle.h), a
 	 * scheduler's own task or generator ("trio's system task",
-	 * cli/sched_idle.h); NULL when not. */
+	 * cli/sched_idle.h), a task asleep in asyncio.sleep() whose timer
+	 * is not past due; NULL when not. */
 	const char *idle;
 	/* At the first sample (read before any stop of ours,
 	 * attach/offcpu.h): how long a thread had been off its CPU, or for
@@ -107,6 +117,9 @@ struct watch_obs {
 	 * seconds; < 0 unknown. */
 	double off_cpu_s;
 	int not_started;           /* a greenlet that has not run yet */
+	/* A task's, at this sample: asleep in asyncio.sleep(), and the
+	 * timeout its wait is under. */
+	struct watch_timer sleep, timeout;
 };
 
 struct watch_item {
@@ -132,6 +145,8 @@ struct watch_item {
 	char *blocked_in, *native_function;
 	char *idle;                    /* as in watch_obs, at the last sample */
 	int not_started;               /* as in watch_obs */
+	struct watch_timer sleep, timeout;  /* as in watch_obs, at the last
+					       sample */
 };
 
 enum watch_event_kind {
@@ -193,7 +208,8 @@ double watch_busy(const struct watch_item *it);
  * when the kernel does not say. */
 double watch_demand(const struct watch_item *it);
 /* Its state: idle when the last sample saw it wait for work by design
- * (watch_obs.idle), else watch_progress_of(). */
+ * (watch_obs.idle; asleep, only where it would be stuck), else
+ * watch_progress_of(). */
 enum watch_state watch_state_of(const struct watch_tracker *t,
 				const struct watch_item *it);
 /* Stuck, busy, active or gone by its progress alone, idle or not (`run`

@@ -9,6 +9,7 @@
 #include "cli/alike_lines.h"
 #include "cli/json.h"
 #include "cli/term_cut.h"
+#include "cli/watch_timers.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "cli/escape.h"
@@ -119,6 +120,7 @@ static void event_rest(struct strbuf *sb, const struct watch_tracker *t,
 		       const struct watch_event *ev)
 {
 	const struct watch_item *it = &t->items[ev->item];
+	static const size_t zero = 0;
 
 	switch (ev->kind) {
 	case WATCH_EV_STUCK:
@@ -127,6 +129,7 @@ static void event_rest(struct strbuf *sb, const struct watch_tracker *t,
 		blocked(sb, t, it);
 		if (it->waits_on)
 			{ strbuf_addstr(sb, ", waits on "); esc_add(sb, it->waits_on, ESC_TEXT, 0); }
+		watch_add_timers(sb, t->items, &ev->item, &zero, 1, 0);
 		break;
 	case WATCH_EV_MOVED:
 		strbuf_addf(sb, " after %.1fs stuck, now at ", ev->stuck_for);
@@ -330,19 +333,31 @@ static size_t kind_count(const struct watch_tracker *t, enum watch_kind kind)
 	return n;
 }
 
-/* What the summary says of an item after its subject. */
+/* The items a summary line is of: items[idx[m[0..n)]]; with times, the
+ * line itself, else its key. */
+struct summary_of {
+	const struct watch_item *items;
+	const size_t *idx, *m;
+	size_t n;
+	int times;
+};
+
+/* What the summary says of items after their subject. */
 static void summary_rest(struct strbuf *sb, const struct watch_tracker *t,
 			 const void *arg)
 {
-	const struct watch_item *it = arg;
+	const struct summary_of *of = arg;
+	const struct watch_item *it = &of->items[of->idx[of->m[0]]];
 
 	strbuf_addstr(sb, " at ");
 	where(sb, it);
 	blocked(sb, t, it);
 	if (it->waits_on && !it->gone)
 		{ strbuf_addstr(sb, ", waits on "); esc_add(sb, it->waits_on, ESC_TEXT, 0); }
-	/* what the idle thread is: ", an executor's worker thread" */
-	if (it->idle && !it->gone) {
+	watch_add_timers(sb, of->items, of->idx, of->m, of->n, of->times);
+	/* what the idle thread is: ", an executor's worker thread" (a
+	 * sleep's words say it of a task asleep) */
+	if (it->idle && !it->gone && !it->sleep.on) {
 		strbuf_addstr(sb, ", ");
 		esc_add(sb, it->idle, ESC_TEXT, 0);
 	}
@@ -350,13 +365,15 @@ static void summary_rest(struct strbuf *sb, const struct watch_tracker *t,
 
 static char *summary_key(const struct watch_tracker *t, size_t item)
 {
+	static const size_t zero = 0;
+	struct summary_of of = { t->items, &item, &zero, 1, 0 };
 	struct strbuf sb;
 	char *key;
 
 	strbuf_init(&sb);
 	state_word(&sb, t, &t->items[item]);
 	strbuf_addch(&sb, '|');
-	summary_rest(&sb, t, &t->items[item]);
+	summary_rest(&sb, t, &of);
 	key = alike_key(&t->items[item], sb.buf);
 	strbuf_release(&sb);
 	return key;
@@ -381,12 +398,13 @@ static void summary_kind(FILE *out, const struct watch_tracker *t,
 	for (i = 0; i < g.ngroups; i++) {
 		const size_t *m = g.member + g.first[i];
 		const struct watch_item *it = &t->items[idx[m[0]]];
+		struct summary_of of = { t->items, idx, m,
+					 g.first[i + 1] - g.first[i], 1 };
 
 		state_word(&sb, t, it);
 		fprintf(out, "  %-12s ", sb.buf);
 		strbuf_reset(&sb);
-		alike_line(&sb, t, idx, m, g.first[i + 1] - g.first[i],
-			   summary_rest, it);
+		alike_line(&sb, t, idx, m, of.n, summary_rest, &of);
 		fprintf(out, "%s\n", sb.buf);
 		strbuf_reset(&sb);
 	}
@@ -518,6 +536,8 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 			   it->where_function);
 	json_key(j, "waits_on");
 	json_string(j, it->waits_on);
+	if (it->kind == WATCH_TASK)
+		watch_json_timers(j, it);
 	json_key(j, "first_seen_s");
 	json_double(j, it->first_seen);
 	json_key(j, "last_seen_s");
@@ -635,6 +655,7 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 	size_t *order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
 	size_t i, nlog = v->nlog < VIEW_LOG ? v->nlog : VIEW_LOG;
 	int y = 0, rows_end = LINES - (int)nlog - 2;
+	static const size_t zero = 0;
 	struct strbuf sb, st;
 
 	strbuf_init(&sb);
@@ -663,7 +684,8 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 		blocked(&sb, t, it);
 		if (it->waits_on)
 			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
-		if (it->idle)
+		watch_add_timers(&sb, t->items, &order[i], &zero, 1, 1);
+		if (it->idle && !it->sleep.on)
 			{ strbuf_addstr(&sb, ", "); esc_add(&sb, it->idle, ESC_TEXT, 0); }
 		put_line(v, y++, sb.buf, watch_state_of(t, it) == WATCH_STUCK);
 	}

@@ -136,3 +136,66 @@ def test_sleeping_tasks_say_when_they_wake(keeper, interp):
             due["timed-sleep"] + SLACK - before, (m.group(0), due)
         assert due["timed-timeout"] - now - 0.1 <= float(m.group(2)) <= \
             due["timed-timeout"] + SLACK - before, (m.group(0), due)
+
+
+def test_watch_calls_a_sleeping_task_idle(keeper, interp):
+    """`watch` as the dump: a task asleep in asyncio.sleep() is idle (its
+    loop's timer wakes it; before, "stuck" after --stuck), says when it
+    wakes and drops "waits on Future in sleep"; one whose timer is past
+    due (its loop blocked) is not idle, and says how long overdue; a
+    timeout is said after what the task waits on.  JSON: the dump's
+    timer members, from the last sample (between the watch's start and
+    end)."""
+    target = keeper.start_target(interp, "sleepers.py")
+    due = target.ready["due"]
+    before = time.monotonic()
+    res = run_coroscope("watch", "--json", "--for", "0.6s", "--interval",
+                        "0.2s", "--stuck", "0.1s", target.pid)
+    after = time.monotonic()
+    assert res.returncode == 0, res
+    tasks = res.json()["tasks"]
+    by = {}
+    for t in tasks:
+        by.setdefault(t["where"]["function"], []).append(t)
+    nappers = sorted(by["napper"], key=lambda t: t["sleep_until"])
+    assert len(nappers) == 3, tasks
+    for t, i in zip(nappers, range(3)):
+        assert t["state"] == "idle" and t["waits_on"] is None, t
+        check_in(t, "sleep_until", "wakes_in_s", due["napper-%d" % i],
+                 before, after)
+        assert t["timeout_at"] is None and t["times_out_in_s"] is None, t
+    own, = by["own_napper"]
+    assert own["state"] == "idle" and own["wakes_in_s"] is None, own
+    assert due["own"] - ROUND <= own["sleep_until"] < due["own"] + SLACK
+    short, = by["short_napper"]
+    assert short["state"] == "stuck" and short["wakes_in_s"] < -0.1, short
+    waiting, = by["waiting_for"]
+    assert waiting["state"] == "stuck" and waiting["sleep_until"] is None
+    check_in(waiting, "timeout_at", "times_out_in_s", due["wait_for"],
+             before, after)
+    listener, = by["listener"]
+    assert listener["state"] == "stuck", listener
+    assert listener["sleep_until"] is listener["timeout_at"] is None
+
+    res = run_coroscope("watch", "--for", "0.6s", "--interval", "0.2s",
+                        "--stuck", "0.1s", target.pid)
+    now = time.monotonic()
+    assert res.returncode == 0, res
+    m = re.search(r"^  idle +3 tasks at sleepers\.py:%d in napper .*\), "
+                  r"sleep in asyncio\.sleep, wake in ([0-9.]+)s \.\. "
+                  r"([0-9.]+)s: " % marker_line(SCRIPT, "nap"),
+                  res.stdout, re.M)
+    assert m, res.stdout
+    assert due["napper-0"] - now - 0.1 <= float(m.group(1)) <= \
+        due["napper-0"] + SLACK - after, (m.group(0), due)
+    assert due["napper-2"] - now - 0.1 <= float(m.group(2)) <= \
+        due["napper-2"] + SLACK - after, (m.group(0), due)
+    assert re.search(r"^  stuck .* in short_napper .*\), sleeps in "
+                     r"asyncio\.sleep, overdue by [0-9.]+s$", res.stdout,
+                     re.M), res.stdout
+    # (up to 3.11 wait_for()'s own future, from 3.12 the Event's)
+    assert re.search(r"^  stuck .* in waiting_for .*, waits on Future in "
+                     r"\S+, times out in [0-9.]+s$", res.stdout, re.M), \
+        res.stdout
+    # the events: nothing said stuck of the sleepers
+    assert not re.search(r"stuck .* in napper", res.stdout), res.stdout

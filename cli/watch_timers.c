@@ -1,0 +1,124 @@
+/*
+ * A task's asyncio timers in `watch` (readers/task_timers.c finds them):
+ * what a sample records of them, a task asleep idle; the words its lines
+ * say them in (cli/timer_text.c, as the dump); its JSON members.
+ */
+#include "cli/watch_timers.h"
+
+#include "cli/json.h"
+#include "cli/timer_text.h"
+#include "common/strbuf.h"
+
+#include "common/banned.h"
+
+static void timer_set(struct watch_timer *w, int clock, double due,
+		      double clock_s)
+{
+	w->on = clock != PY_TIMER_NONE;
+	w->due = due;
+	w->known = timer_text_known(clock, clock_s);
+	w->in_s = w->known ? due - clock_s : 0;
+}
+
+/*
+ * The task's timers, as the dump says them (cli/report_tasks.c): asleep
+ * in asyncio.sleep(), a timeout on what it awaits.  Asleep and not past
+ * due, it is idle: its loop's timer will wake it, as run's causes leave
+ * it out; past due, its loop has not run since, and it counts as
+ * without progress as anything else.  Its sleep's words then say what it
+ * waits on (o->waits_on, "Future in sleep", dropped).
+ */
+void watch_task_timers(struct watch_obs *o, const struct py_task *task,
+		       double clock_s)
+{
+	timer_set(&o->sleep, task->sleeps, task->sleep_until, clock_s);
+	/* (as in the dump's JSON: a timeout on a wait) */
+	timer_set(&o->timeout, task->waiter ? task->times_out : PY_TIMER_NONE,
+		  task->timeout_at, clock_s);
+	if (!o->sleep.on)
+		return;
+	o->waits_on = NULL;
+	if (!o->idle &&
+	    !(o->sleep.known && timer_text_past_due(o->sleep.in_s)))
+		o->idle = "asleep in asyncio.sleep";
+}
+
+/* The sleeps (sleep 1) or the timeouts of items idx[m[0..n)]: the
+ * first and last of their times, from the sample where known; 0 when
+ * one of them has none, or on another kind of clock. */
+static int timer_range(const struct watch_item *items, const size_t *idx,
+		       const size_t *m, size_t n, int sleep, double *lo,
+		       double *hi, int *known)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct watch_item *it = &items[idx[m[k]]];
+		const struct watch_timer *w = sleep ? &it->sleep : &it->timeout;
+		double at = w->known ? w->in_s : w->due;
+
+		if (it->gone || !w->on || (k && w->known != *known))
+			return 0;
+		if (!k) {
+			*known = w->known;
+			*lo = *hi = at;
+		}
+		*lo = at < *lo ? at : *lo;
+		*hi = at > *hi ? at : *hi;
+	}
+	return n > 0;
+}
+
+/*
+ * ", sleeps in asyncio.sleep, wakes in 12.0s", ", times out in 3.0s": the
+ * asyncio timers of items idx[m[0..n)], as the dump says them.  Without
+ * times (an event, a line's key: alike lines stay alike as the times
+ * move) only whether they sleep, and on which kind of clock: a sleep's
+ * words stand for what it waits on.
+ */
+void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
+		      const size_t *idx, const size_t *m, size_t n, int times)
+{
+	double lo, hi;
+	int known;
+
+	if (timer_range(items, idx, m, n, 1, &lo, &hi, &known)) {
+		if (times)
+			timer_text_sleep(sb, n, lo, hi, known);
+		else
+			strbuf_addstr(sb, known ? ", sleeps in asyncio.sleep" :
+				      ", sleeps in asyncio.sleep (loop time)");
+	}
+	if (timer_range(items, idx, m, n, 0, &lo, &hi, &known) && times)
+		timer_text_timeout(sb, n, lo, hi, known);
+}
+
+/* A task's asyncio timers at the last sample, as the dump's "awaiting"
+ * object has them: due in its loop's time, and in seconds from the
+ * sample where that is known; null for none. */
+void watch_json_timers(struct json *j, const struct watch_item *it)
+{
+	const struct {
+		const struct watch_timer *w;
+		const char *at, *in;
+	} keys[] = {
+		{ &it->sleep, "sleep_until", "wakes_in_s" },
+		{ &it->timeout, "timeout_at", "times_out_in_s" },
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		int on = !it->gone && keys[k].w->on;
+
+		json_key_str(j, keys[k].at);
+		if (on)
+			json_double(j, keys[k].w->due);
+		else
+			json_null(j);
+		json_key_str(j, keys[k].in);
+		if (on && keys[k].w->known)
+			json_double(j, keys[k].w->in_s);
+		else
+			json_null(j);
+	}
+}
