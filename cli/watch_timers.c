@@ -8,13 +8,14 @@
 #include "cli/json.h"
 #include "cli/timer_text.h"
 #include "common/strbuf.h"
+#include "readers/code.h"
 
 #include "common/banned.h"
 
 static void timer_set(struct watch_timer *w, int clock, double due,
 		      double clock_s)
 {
-	w->on = clock != PY_TIMER_NONE;
+	w->on = w->timed = clock != PY_TIMER_NONE;
 	w->due = due;
 	w->known = timer_text_known(clock, clock_s);
 	w->in_s = w->known ? due - clock_s : 0;
@@ -26,12 +27,17 @@ static void timer_set(struct watch_timer *w, int clock, double due,
  * due, it is idle: its loop's timer will wake it, as run's causes leave
  * it out; past due, its loop has not run since, and it counts as
  * without progress as anything else.  Its sleep's words then say what it
- * waits on (o->waits_on, "Future in sleep", dropped).
+ * waits on (o->waits_on, "Future in sleep", dropped).  A task parked in
+ * asyncio.sleep() whose timer was not found (a loop with no _scheduled
+ * list: uvloop's) is asleep all the same, when unknown.
  */
 void watch_task_timers(struct watch_obs *o, const struct py_task *task,
-		       double clock_s)
+		       const struct py_gen *inner, double clock_s)
 {
 	timer_set(&o->sleep, task->sleeps, task->sleep_until, clock_s);
+	if (!o->sleep.on && task->waiter && inner && inner->has_frame &&
+	    py_code_is(inner->code, "asyncio/tasks.py", "sleep"))
+		o->sleep.on = 1;
 	/* (as in the dump's JSON: a timeout on a wait) */
 	timer_set(&o->timeout, task->waiter ? task->times_out : PY_TIMER_NONE,
 		  task->timeout_at, clock_s);
@@ -44,11 +50,11 @@ void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 }
 
 /* The sleeps (sleep 1) or the timeouts of items idx[m[0..n)]: the
- * first and last of their times, from the sample where known; 0 when
- * one of them has none, or on another kind of clock. */
+ * first and last of their times, from the sample where known (*timed:
+ * any); 0 when one of them has none, or is known otherwise. */
 static int timer_range(const struct watch_item *items, const size_t *idx,
 		       const size_t *m, size_t n, int sleep, double *lo,
-		       double *hi, int *known)
+		       double *hi, int *known, int *timed)
 {
 	size_t k;
 
@@ -57,10 +63,12 @@ static int timer_range(const struct watch_item *items, const size_t *idx,
 		const struct watch_timer *w = sleep ? &it->sleep : &it->timeout;
 		double at = w->known ? w->in_s : w->due;
 
-		if (it->gone || !w->on || (k && w->known != *known))
+		if (it->gone || !w->on || (k && (w->known != *known ||
+						 w->timed != *timed)))
 			return 0;
 		if (!k) {
 			*known = w->known;
+			*timed = w->timed;
 			*lo = *hi = at;
 		}
 		*lo = at < *lo ? at : *lo;
@@ -80,16 +88,22 @@ void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 		      const size_t *idx, const size_t *m, size_t n, int times)
 {
 	double lo, hi;
-	int known;
+	int known, timed;
 
-	if (timer_range(items, idx, m, n, 1, &lo, &hi, &known)) {
-		if (times)
+	if (timer_range(items, idx, m, n, 1, &lo, &hi, &known, &timed)) {
+		if (times && timed)
 			timer_text_sleep(sb, n, lo, hi, known);
+		else if (times)
+			strbuf_addstr(sb, n > 1 ? ", sleep in asyncio.sleep" :
+				      ", sleeps in asyncio.sleep");
 		else
-			strbuf_addstr(sb, known ? ", sleeps in asyncio.sleep" :
+			strbuf_addstr(sb, !timed ? ", sleeps in asyncio.sleep "
+						   "(no timer)" :
+				      known ? ", sleeps in asyncio.sleep" :
 				      ", sleeps in asyncio.sleep (loop time)");
 	}
-	if (timer_range(items, idx, m, n, 0, &lo, &hi, &known) && times)
+	if (timer_range(items, idx, m, n, 0, &lo, &hi, &known, &timed) &&
+	    times)
 		timer_text_timeout(sb, n, lo, hi, known);
 }
 
@@ -108,7 +122,7 @@ void watch_json_timers(struct json *j, const struct watch_item *it)
 	size_t k;
 
 	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		int on = !it->gone && keys[k].w->on;
+		int on = !it->gone && keys[k].w->on && keys[k].w->timed;
 
 		json_key_str(j, keys[k].at);
 		if (on)

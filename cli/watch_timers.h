@@ -13,10 +13,11 @@ struct json;
 struct strbuf;
 
 /* Into o: the task's timers at this sample, clock_s its collection's
- * (collection.clock_s); a task asleep and not past due idle, its sleep
- * standing for what it waits on (o->waits_on dropped). */
+ * (collection.clock_s), inner its innermost coroutine; a task asleep
+ * and not past due idle, its sleep standing for what it waits on
+ * (o->waits_on dropped). */
 void watch_task_timers(struct watch_obs *o, const struct py_task *task,
-		       double clock_s);
+		       const struct py_gen *inner, double clock_s);
 /* Appended to sb: ", sleeps in asyncio.sleep, wakes in 12.0s", ",
  * times out in 3.0s" of items idx[m[0..n)], the first and last of their
  * times; without times (an event, a line's key) only whether they

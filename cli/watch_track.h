@@ -71,10 +71,11 @@ struct watch_place {
 };
 
 /* One of a task's asyncio timers (readers/tasks.h), when `on`: due at
- * `due` in its loop's time, `in_s` seconds from the sample when `known`
- * (cli/timer_text.h). */
+ * `due` in its loop's time when `timed` (read off the loop's timer),
+ * `in_s` seconds from the sample when `known` (cli/timer_text.h).  A
+ * sleep whose timer was not read (uvloop's, in C) is on, not timed. */
 struct watch_timer {
-	int on, known;
+	int on, timed, known;
 	double due, in_s;
 };
 

@@ -17,7 +17,10 @@ interpreter.
 import re
 import time
 
-from conftest import marker_line, run_coroscope, target_script
+import pytest
+
+from conftest import (interpreters_importing, marker_line, run_coroscope,
+                      target_script)
 
 SCRIPT = target_script("sleepers.py")
 # Between a sleeper's record of its due time and its loop's timer: the
@@ -199,3 +202,33 @@ def test_watch_calls_a_sleeping_task_idle(keeper, interp):
         res.stdout
     # the events: nothing said stuck of the sleepers
     assert not re.search(r"stuck .* in napper", res.stdout), res.stdout
+
+
+WITH_UVLOOP = interpreters_importing(("3.11-debian",), "uvloop")
+
+
+@pytest.mark.skipif(not WITH_UVLOOP, reason="uvloop is not installed for "
+                    "Debian's python3.11 (python3-uvloop)")
+def test_watch_calls_a_task_asleep_on_uvloop_idle(keeper):
+    """uvloop keeps its timers in C, where no _scheduled list tells when
+    they are due: a task parked in asyncio.sleep() on its loop is idle
+    all the same, "sleeps in asyncio.sleep" with no time (JSON: no due
+    time).  Before, "stuck" after --stuck, as a task parked for good."""
+    target = keeper.start_target(WITH_UVLOOP[0], "sleepers.py", "uvloop")
+    res = run_coroscope("watch", "--json", "--for", "0.6s", "--interval",
+                        "0.2s", "--stuck", "0.1s", target.pid)
+    assert res.returncode == 0, res
+    tasks = res.json()["tasks"]
+    nappers = [t for t in tasks if t["where"]["function"] == "napper"]
+    assert len(nappers) == 3, tasks
+    for t in nappers:
+        assert t["state"] == "idle" and t["waits_on"] is None, t
+        assert t["sleep_until"] is None and t["wakes_in_s"] is None, t
+    listener, = [t for t in tasks if t["where"]["function"] == "listener"]
+    assert listener["state"] == "stuck", listener
+    res = run_coroscope("watch", "--for", "0.6s", "--interval", "0.2s",
+                        "--stuck", "0.1s", target.pid)
+    assert res.returncode == 0, res
+    assert re.search(r"^  idle +3 tasks at sleepers\.py:%d in napper .*\), "
+                     r"sleep in asyncio\.sleep: " % marker_line(SCRIPT, "nap"),
+                     res.stdout, re.M), res.stdout

@@ -9,8 +9,9 @@ sleeps.  One more task awaits an Event, a future no timer completes.
 And timeouts: a task in asyncio.wait_for() of an Event for 900 s, and
 (3.11+) one asleep for an hour inside asyncio.timeout(1800).
 
-Usage: sleepers.py READY_FILE      (CPython 3.6+)
-Writes READY_FILE (JSON: pid, "due": each timer -> its loop's time when
+Usage: sleepers.py READY_FILE [uvloop]     (CPython 3.6+)
+With uvloop, the main loop is uvloop's (Debian's python3-uvloop), whose
+timers live in C.  Writes READY_FILE (JSON: pid, "due": each timer -> its loop's time when
 it is due) once all of them wait and the short one is past due.
 """
 
@@ -101,6 +102,10 @@ async def main():
     await asyncio.gather(*tasks)
 
 
-loop = asyncio.new_event_loop()
+if sys.argv[2:] == ["uvloop"]:
+    import uvloop
+    loop = uvloop.new_event_loop()
+else:
+    loop = asyncio.new_event_loop()
 asyncio.set_event_loop(loop)
 loop.run_until_complete(main())
