@@ -711,3 +711,36 @@ int py_snapshot_forked_child(const struct py_snapshot *snap)
 	}
 	return forked;
 }
+
+/* The raw value of a frame's local `name`, cells opened; 0 if none. */
+uint64_t py_frame_local(struct pyproc *py, const struct py_frame *f,
+			const char *name)
+{
+	const struct py_layout *L = &py->layout;
+	const struct py_code *code = f->code;
+	uint64_t base, v = 0, type;
+	struct cs_err err;
+	size_t i;
+
+	base = f->addr + (uint64_t)(L->f_back >= 0 ? L->f_localsplus :
+				    L->if_localsplus);
+	cs_err_init(&err);
+	for (i = 0; code && i < code->nlocalsplus; i++) {
+		if (!code->localnames[i] || strcmp(code->localnames[i], name))
+			continue;
+		if (py_read_words(py, base + 8 * i, &v, 1, &err) < 0)
+			return 0;
+		v &= ~(uint64_t)L->stackref_tag_mask;
+		/* Before 3.11 an argument a closure keeps is a cell of its
+		 * own, after the locals; its local slot is cleared. */
+		if (!v)
+			continue;
+		if (code->localkinds[i] == PY_LOCAL_CELL &&
+		    pyobj_read_type(py, v, &type, &err) == 0 &&
+		    type == py->types.cell &&
+		    py_field_u64(py, v, L->cell_ref, &v, &err) < 0)
+			return 0;
+		return v;
+	}
+	return 0;
+}

@@ -128,6 +128,11 @@ int py_frame_decode(struct pyproc *py, uint64_t frame, const uint8_t *bytes,
 		    size_t n, const struct py_stack_options *opt,
 		    struct py_frame *out, struct cs_err *err);
 
+/* The raw value of frame f's local `name` (a frame read with its code),
+ * cells opened; 0 if none. */
+uint64_t py_frame_local(struct pyproc *py, const struct py_frame *f,
+			const char *name);
+
 /* The code kind names used in output: "function", "generator", ... */
 const char *py_code_kind_name(enum py_code_kind kind);
 

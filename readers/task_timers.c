@@ -14,7 +14,8 @@
  *   bound method _on_timeout of a Timeout, whose _task it cancels then.
  *
  * A loop that keeps its timers elsewhere (uvloop's, in C) has no
- * _scheduled: its tasks say nothing of them.
+ * _scheduled: a task asleep there is read from its side (uvloop_sleep()
+ * below); its timeouts are not read.
  */
 #include "readers/tasks_internal.h"
 
@@ -28,6 +29,7 @@
 #include "readers/funcs.h"
 #include "readers/gens.h"
 #include "readers/objects.h"
+#include "readers/stacks.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -61,12 +63,11 @@ static int monotonic_clock(struct pyproc *py, uint64_t loop)
  * monotonic clock): a due time beyond this is no time it keeps. */
 #define TIMER_MAX_SECONDS 1e12
 
-/* A float attribute of a handle (its type checked: _when could be
- * anything a loop of its own computes), 0 read or -1. */
-static int handle_float(struct pyproc *py, uint64_t h, const char *name,
-			double *out)
+/* A due time: a float (its type checked: _when could be anything a
+ * loop of its own computes), 0 read or -1. */
+static int due_float(struct pyproc *py, uint64_t v, double *out)
 {
-	uint64_t v = pyobj_own_or_0(py, h, name), type;
+	uint64_t type;
 	const char *tn;
 
 	if (!v || pyobj_read_type(py, v, &type, NULL) < 0)
@@ -80,6 +81,13 @@ static int handle_float(struct pyproc *py, uint64_t h, const char *name,
 	    fabs(*out) > TIMER_MAX_SECONDS)
 		return -1;
 	return 0;
+}
+
+/* A handle's float attribute `name`, as due_float(). */
+static int handle_float(struct pyproc *py, uint64_t h, const char *name,
+			double *out)
+{
+	return due_float(py, pyobj_own_or_0(py, h, name), out);
 }
 
 /* Which kind of timer calls fn (for a bound method, its function). */
@@ -214,12 +222,62 @@ static void loop_timers(struct builder *b, uint64_t loop, uint64_t sched,
 	free(items);
 }
 
+/*
+ * uvloop keeps its timers in libuv, in C, and none on the loop for
+ * Python to see; but asyncio.sleep() keeps the handle call_later()
+ * returned in its local `h`.  On uvloop that is a TimerHandle, a Cython
+ * object whose fields follow its header and vtable pointer in the order
+ * uvloop's cbhandles.pxd declares them: callback, args, _cancelled (an
+ * int), timer, loop, context, _debug_info, __weakref__, _when: 96 bytes
+ * in all in the releases that have _when (0.17, Debian's, checked here
+ * against its type's size, its name, and the task's own loop, future
+ * and callback).  _when is uvloop's time(): libuv's loop time, the
+ * monotonic clock in milliseconds as of the loop's iteration, in
+ * seconds.
+ */
+#define UV_HANDLE_SIZE 96
+#define UV_HANDLE_FIELDS 24   /* callback's offset: after the vtable */
+enum { UV_CALLBACK, UV_ARGS, UV_CANCELLED, UV_TIMER, UV_LOOP, UV_CONTEXT,
+       UV_DEBUG_INFO, UV_WEAKREF, UV_WHEN, UV_NFIELDS };
+
+static void uvloop_sleep(struct builder *b, struct py_task *t,
+			 struct timer_cbs *cbs)
+{
+	struct pyproc *py = b->py;
+	const struct py_gen *g = py_task_gen(b->out, t, 0);
+	uint64_t h, type, f[UV_NFIELDS], fut, size;
+	const char *tn;
+	double when;
+	size_t n = 0;
+
+	if (!g || !g->has_frame || !t->waiter ||
+	    !py_code_is(g->code, "/asyncio/tasks.py", "sleep"))
+		return;
+	h = py_frame_local(py, &g->frame, "h");
+	if (!h || pyobj_read_type(py, h, &type, NULL) < 0)
+		return;
+	tn = py_type_name_cached(py, type);
+	if (!tn || strcmp(tn, "uvloop.loop.TimerHandle") ||
+	    py_field_u64(py, type, py->layout.tp_basicsize, &size, NULL) < 0 ||
+	    size != UV_HANDLE_SIZE ||
+	    py_read_words(py, h + UV_HANDLE_FIELDS, f, UV_NFIELDS, NULL) < 0)
+		return;
+	if ((uint32_t)f[UV_CANCELLED] || f[UV_LOOP] != t->loop ||
+	    kind_of(py, f[UV_CALLBACK], cbs) != TIMER_SLEEP ||
+	    pyseq_items(py, f[UV_ARGS], &fut, 1, &n, NULL) < 0 || n < 1 ||
+	    fut != t->waiter || due_float(py, f[UV_WHEN], &when) < 0)
+		return;
+	t->sleeps = PY_TIMER_MONOTONIC;
+	t->sleep_until = when;
+}
+
 void tasks_read_timers(struct builder *b)
 {
 	struct py_async *a = b->out;
-	uint64_t loops[TIMER_MAX_LOOPS], sched;
+	uint64_t loops[TIMER_MAX_LOOPS], uvloop_loops[TIMER_MAX_LOOPS], sched;
 	struct addrmap waiters;   /* a task's waiter -> its index + 1 */
-	size_t i, k, n, nloops = 0;
+	struct timer_cbs cbs;
+	size_t i, k, n, nloops = 0, nuv = 0;
 	int indexed = 0;
 
 	/* The asyncio tasks' loops (alike tasks come in a row, on one
@@ -236,13 +294,26 @@ void tasks_read_timers(struct builder *b)
 			loops[nloops++] = t->loop;
 	}
 	addrmap_init(&waiters);
+	memset(&cbs, 0, sizeof(cbs));
 	for (k = 0; k < nloops; k++) {
 		sched = 0;
 		n = 0;
+		/* (a loop whose _scheduled is no list: uvloop's has none) */
 		if (pyobj_get_attr(b->py, loops[k], "_scheduled", &sched,
-				   NULL) == 0 && sched &&
-		    pyseq_items(b->py, sched, NULL, 0, &n, NULL) == 0 && n)
+				   NULL) < 0 || !sched ||
+		    pyseq_items(b->py, sched, NULL, 0, &n, NULL) < 0)
+			uvloop_loops[nuv++] = loops[k];
+		else if (n)
 			loop_timers(b, loops[k], sched, n, &waiters, &indexed);
 	}
 	addrmap_release(&waiters);
+	/* (bounded: each task once, against at most TIMER_MAX_LOOPS) */
+	for (i = 0; nuv && i < a->ntasks; i++) {
+		struct py_task *t = &a->tasks[i];
+
+		for (k = 0; k < nuv && uvloop_loops[k] != t->loop; k++)
+			;
+		if (k < nuv && !t->framework && !t->sleeps)
+			uvloop_sleep(b, t, &cbs);
+	}
 }

@@ -532,8 +532,8 @@ int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
 		add_listed_tasks(&b);
 		read_generators(&b);
 		read_tasks(&b);
-		tasks_read_timers(&b);      /* sleeps and timeouts */
 		tasks_build_stacks(&b);     /* each task's await chain */
+		tasks_read_timers(&b);      /* sleeps and timeouts */
 		link_awaiters(&b);    /* who awaits whom */
 		py_async_find_cycles(out);
 		out->copied_at_fork = out->ntasks &&

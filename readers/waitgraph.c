@@ -205,7 +205,7 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 			waited = 0;
 			break;
 		}
-		self = wg_frame_local(b->py, f[k], "self");
+		self = py_frame_local(b->py, f[k], "self");
 		if (!self || !wg_prim_read(b, self, &p) ||
 		    !wg_frame_waits_on(b, &p, f[k]))
 			continue;

@@ -91,14 +91,14 @@ void wg_link_aiohttp(struct wg_build *b, size_t node,
 	for (k = 0; k < n; k++) {
 		if (py_code_is(f[k]->code, "/aiohttp/client.py", "_request"))
 			(void)wg_aiohttp_hold(b, node,
-					      wg_frame_local(b->py, f[k], "conn"),
+					      py_frame_local(b->py, f[k], "conn"),
 					      NULL, 0);
 		else if (py_code_is(f[k]->code, "/aiohttp/connector.py",
 				    "connect") &&
-			 wg_frame_local(b->py, f[k], "placeholder"))
+			 py_frame_local(b->py, f[k], "placeholder"))
 			(void)hold_connector(b, node,
-					     wg_frame_local(b->py, f[k], "self"),
-					     wg_frame_local(b->py, f[k], "key"),
+					     py_frame_local(b->py, f[k], "self"),
+					     py_frame_local(b->py, f[k], "key"),
 					     NULL, 0);
 	}
 }

@@ -44,7 +44,7 @@ static int first_of_frame(struct wg_build *b, const struct py_frame *f)
 	if (!strcmp(name, "_wait")) {
 		how = wg_frame_local_str(b->py, f, "return_when");
 		return how && !strcmp(how, "FIRST_COMPLETED") ?
-		       first_of_items(b, wg_frame_local(b->py, f, "fs")) :
+		       first_of_items(b, py_frame_local(b->py, f, "fs")) :
 		       FIRST_OF_NONE;
 	}
 	if (strcmp(name, "_wait_for_one"))
@@ -52,7 +52,7 @@ static int first_of_frame(struct wg_build *b, const struct py_frame *f)
 	/* as_completed(): 3.13's iterator keeps those not done in _todo;
 	 * before, only the callbacks' closures have them: every task it
 	 * awaits, then. */
-	self = wg_frame_local(b->py, f, "self");
+	self = py_frame_local(b->py, f, "self");
 	return self ? first_of_items(b, pyobj_lookup_or_0(b->py, self, "_todo")) :
 	       FIRST_OF_ALL;
 }

@@ -85,43 +85,10 @@ int wg_idle_frame(const struct py_frame *f)
 	return 0;
 }
 
-/* The raw value of a frame's local `name`, cells opened; 0 if none. */
-uint64_t wg_frame_local(struct pyproc *py, const struct py_frame *f,
-			const char *name)
-{
-	const struct py_layout *L = &py->layout;
-	const struct py_code *code = f->code;
-	uint64_t base, v = 0, type;
-	struct cs_err err;
-	size_t i;
-
-	base = f->addr + (uint64_t)(L->f_back >= 0 ? L->f_localsplus :
-				    L->if_localsplus);
-	cs_err_init(&err);
-	for (i = 0; code && i < code->nlocalsplus; i++) {
-		if (!code->localnames[i] || strcmp(code->localnames[i], name))
-			continue;
-		if (py_read_words(py, base + 8 * i, &v, 1, &err) < 0)
-			return 0;
-		v &= ~(uint64_t)L->stackref_tag_mask;
-		/* Before 3.11 an argument a closure keeps is a cell of its
-		 * own, after the locals; its local slot is cleared. */
-		if (!v)
-			continue;
-		if (code->localkinds[i] == PY_LOCAL_CELL &&
-		    pyobj_read_type(py, v, &type, &err) == 0 &&
-		    type == py->types.cell &&
-		    py_field_u64(py, v, L->cell_ref, &v, &err) < 0)
-			return 0;
-		return v;
-	}
-	return 0;
-}
-
 const char *wg_frame_local_str(struct pyproc *py, const struct py_frame *f,
 			       const char *name)
 {
-	uint64_t v = wg_frame_local(py, f, name);
+	uint64_t v = py_frame_local(py, f, name);
 	const char *s;
 
 	return v && pystr_get(py, v, &s, NULL) == 0 ? s : NULL;
@@ -147,7 +114,7 @@ char *wg_pytest_node(struct pyproc *py, const struct py_thread *t)
 				break;
 		if (!name || i == sizeof(runners) / sizeof(runners[0]))
 			continue;
-		item = wg_frame_local(py, &t->frames[k], "item");
+		item = py_frame_local(py, &t->frames[k], "item");
 		cs_err_init(&err);
 		if (!item)
 			continue;

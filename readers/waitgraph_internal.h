@@ -209,10 +209,8 @@ int wg_is_prim_lib(const char *file);
  * loop, a keep-alive connection's read? */
 int wg_idle_frame(const struct py_frame *f);
 
-/* The raw value of frame f's local `name`, cells opened; 0 if none. */
-uint64_t wg_frame_local(struct pyproc *py, const struct py_frame *f,
-			const char *name);
-/* The text of frame f's local `name` when it is a str, else NULL
+/* The text of frame f's local `name` (py_frame_local()) when it is a
+ * str, else NULL
  * (cached by the pyproc). */
 const char *wg_frame_local_str(struct pyproc *py, const struct py_frame *f,
 			       const char *name);

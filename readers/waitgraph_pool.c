@@ -62,7 +62,7 @@ static uint64_t worker_queue(struct wg_build *b, const struct py_thread *t)
 		    !strcmp(f->code->name, "_worker") &&
 		    cs_ends_with(f->code->filename,
 				 "/concurrent/futures/thread.py"))
-			return wg_frame_local(b->py, f, "work_queue");
+			return py_frame_local(b->py, f, "work_queue");
 	}
 	return 0;
 }

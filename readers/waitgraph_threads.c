@@ -33,10 +33,10 @@ static uint64_t worker_job(struct wg_build *b, const struct py_frame *f)
 
 	if (!strcmp(name, "run") &&
 	    cs_ends_with(file, "/anyio/_backends/_asyncio.py"))
-		return wg_frame_local(b->py, f, "future");
+		return py_frame_local(b->py, f, "future");
 	if (!strcmp(name, "_handle_job") &&
 	    cs_ends_with(file, "/trio/_core/_thread_cache.py"))
-		return wg_frame_local(b->py, f, "fn");
+		return py_frame_local(b->py, f, "fn");
 	return 0;
 }
 
@@ -71,7 +71,7 @@ static void link_executor(struct wg_build *b, size_t thread_node,
 		 * tasks, link_trio_call()) */
 		if (!strcmp(f->code->name, "_run_fn_as_system_task") &&
 		    cs_ends_with(f->code->filename, "/trio/_threads.py")) {
-			if ((item = wg_frame_local(b->py, f, "q")) != 0)
+			if ((item = py_frame_local(b->py, f, "q")) != 0)
 				addrmap_put(&b->trio_calls, item,
 					    (void *)(uintptr_t)(thread_node +
 								1));
@@ -81,7 +81,7 @@ static void link_executor(struct wg_build *b, size_t thread_node,
 		    !cs_ends_with(f->code->filename,
 				  "/concurrent/futures/thread.py"))
 			continue;
-		item = wg_frame_local(b->py, f, "self");
+		item = py_frame_local(b->py, f, "self");
 		cs_err_init(&err);
 		/* 3.14 runs it inside WorkerContext.run, also "run". */
 		if (!item || pyobj_get_attr(b->py, item, "future", &fut, &err) != 0)
@@ -213,7 +213,7 @@ int wg_futures_wait(struct wg_build *b, size_t node, const struct py_frame *f)
 	 * caller's argument before 3.9: a dict, a generator...). */
 	items = xcalloc(WG_MAX_WAITED_FUTURES, sizeof(*items));
 	all = !strcmp(name, "wait") && waits_for_all(b, f);
-	n = wg_collection_items(b->py, wg_frame_local(b->py, f,
+	n = wg_collection_items(b->py, py_frame_local(b->py, f,
 			     !strcmp(name, "wait") ? "not_done" : "pending"),
 			     items, WG_MAX_WAITED_FUTURES);
 	for (i = 0; i < n; i++)
@@ -246,7 +246,7 @@ void wg_link_thread(struct wg_build *b, size_t thread_node,
 static int local_true(struct wg_build *b, const struct py_frame *f,
 		      const char *name)
 {
-	uint64_t v = wg_frame_local(b->py, f, name);
+	uint64_t v = py_frame_local(b->py, f, name);
 
 	return v && v == b->py->types.true_;
 }
@@ -301,8 +301,8 @@ int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
 	if (p->family == PY_PRIM_AIOHTTP)
 		return (!strcmp(name, "connect") ||
 			!strcmp(name, "_wait_for_available_connection")) &&
-		       wg_frame_local(b->py, f, "fut") &&
-		       !wg_frame_local(b->py, f, "placeholder");
+		       py_frame_local(b->py, f, "fut") &&
+		       !py_frame_local(b->py, f, "placeholder");
 	if (p->kind == PY_PRIM_POOL_RESULT)
 		/* (not _set(), which the pool's result thread calls) */
 		return !strcmp(name, "get") || !strcmp(name, "wait") ||

@@ -119,7 +119,7 @@ static void loops_of_threads(struct wg_build *b, uint64_t *loops, int *tids,
 				       "/asyncio/base_events.py",
 				       "run_forever")) {
 				add_loop(loops, tids, n,
-					 wg_frame_local(b->py, &t->frames[k],
+					 py_frame_local(b->py, &t->frames[k],
 							"self"), t->tid);
 				break;
 			}

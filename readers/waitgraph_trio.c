@@ -31,13 +31,13 @@ static void link_trio_thread(struct wg_build *b, size_t node,
 		if (!code->name || strcmp(code->name, "to_thread_run_sync") ||
 		    !cs_ends_with(code->filename, "/trio/_threads.py"))
 			continue;
-		job = wg_frame_local(b->py, f[k], "contextvars_aware_worker_fn");
+		job = py_frame_local(b->py, f[k], "contextvars_aware_worker_fn");
 		worker = job ? (uintptr_t)addrmap_get(&b->worker_futures, job,
 						      NULL) : 0;
 		if (!worker)
 			return;
 		wg_add_edge(b, WG_WAITS_FOR, node, worker - 1, NULL);
-		obj = wg_object_node(b, wg_frame_local(b->py, f[k], "limiter"));
+		obj = wg_object_node(b, py_frame_local(b->py, f[k], "limiter"));
 		if (obj >= 0)
 			wg_add_edge(b, WG_HOLDS, node, (size_t)obj, f[k]);
 		return;
@@ -65,7 +65,7 @@ static void link_trio_call(struct wg_build *b, size_t node,
 		    strcmp(code->name, "await_in_trio_thread_task") ||
 		    !cs_ends_with(code->filename, "/trio/_threads.py"))
 			continue;
-		q = wg_frame_local(b->py, f[k], "q");
+		q = py_frame_local(b->py, f[k], "q");
 		thread = q ? (uintptr_t)addrmap_get(&b->trio_calls, q, NULL) :
 			     0;
 		if (thread)
@@ -97,7 +97,7 @@ int wg_in_nursery_exit(struct wg_build *b, const struct py_task *w,
 
 		if (g && g->has_frame && g->frame.code && g->frame.code->name &&
 		    !strcmp(g->frame.code->name, "_nested_child_finished"))
-			return wg_frame_local(b->py, &g->frame, "self") ==
+			return py_frame_local(b->py, &g->frame, "self") ==
 			       nursery;
 	}
 	return 0;

@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from conftest import (interpreters_importing, marker_line, run_coroscope,
-                      target_script)
+from conftest import (interpreter_or_skip, interpreters_importing,
+                      marker_line, run_coroscope, target_script)
 
 SCRIPT = target_script("sleepers.py")
 # Between a sleeper's record of its due time and its loop's timer: the
@@ -204,17 +204,52 @@ def test_watch_calls_a_sleeping_task_idle(keeper, interp):
     assert not re.search(r"stuck .* in napper", res.stdout), res.stdout
 
 
+
 WITH_UVLOOP = interpreters_importing(("3.11-debian",), "uvloop")
 
 
 @pytest.mark.skipif(not WITH_UVLOOP, reason="uvloop is not installed for "
                     "Debian's python3.11 (python3-uvloop)")
-def test_watch_calls_a_task_asleep_on_uvloop_idle(keeper):
-    """uvloop keeps its timers in C, where no _scheduled list tells when
-    they are due: a task parked in asyncio.sleep() on its loop is idle
-    all the same, "sleeps in asyncio.sleep" with no time (JSON: no due
-    time).  Before, "stuck" after --stuck, as a task parked for good."""
+def test_tasks_asleep_on_uvloop_say_when_they_wake(keeper):
+    """uvloop keeps its timers in C, with no _scheduled list: a task
+    asleep there is read from asyncio.sleep()'s handle, uvloop's
+    TimerHandle, its _when in uvloop's time (libuv's monotonic clock).
+    The dump and watch say when it wakes, as on asyncio's loop.  Before,
+    "awaits Future", and watch called it stuck."""
     target = keeper.start_target(WITH_UVLOOP[0], "sleepers.py", "uvloop")
+    due = target.ready["due"]
+    before = time.monotonic()
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    after = time.monotonic()
+    nappers = sorted((t for t in doc["tasks"] if outermost(t) == "napper"),
+                     key=lambda t: t["awaiting"]["sleep_until"])
+    assert len(nappers) == 3, doc["tasks"]
+    for t, i in zip(nappers, range(3)):
+        check_in(t["awaiting"], "sleep_until", "wakes_in_s",
+                 due["napper-%d" % i], before, after)
+    res = run_coroscope("watch", "--for", "0.6s", "--interval", "0.2s",
+                        "--stuck", "0.1s", target.pid)
+    assert res.returncode == 0, res
+    assert re.search(r"^  idle +3 tasks at sleepers\.py:%d in napper .*\), "
+                     r"sleep in asyncio\.sleep, wake in [0-9.]+s \.\. "
+                     r"[0-9.]+s: " % marker_line(SCRIPT, "nap"),
+                     res.stdout, re.M), res.stdout
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
+def test_watch_calls_a_task_asleep_on_a_loop_unread_idle(keeper, ident):
+    """A loop whose timers coroscope cannot read (its _scheduled no list;
+    a uvloop release laid out otherwise): a task parked in asyncio.sleep()
+    there says "awaits Future" in the dump, but watch calls it idle all
+    the same, "sleeps in asyncio.sleep" with no time (JSON: no due time),
+    as run's causes leave asyncio.sleep out."""
+    target = keeper.start_target(interpreter_or_skip(ident), "sleepers.py",
+                                 "hidden")
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    nappers = [t for t in doc["tasks"] if outermost(t) == "napper"]
+    assert len(nappers) == 3, doc["tasks"]
+    assert all(set(t["awaiting"]) == {"id", "type"} for t in nappers), \
+        nappers
     res = run_coroscope("watch", "--json", "--for", "0.6s", "--interval",
                         "0.2s", "--stuck", "0.1s", target.pid)
     assert res.returncode == 0, res

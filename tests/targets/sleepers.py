@@ -9,9 +9,11 @@ sleeps.  One more task awaits an Event, a future no timer completes.
 And timeouts: a task in asyncio.wait_for() of an Event for 900 s, and
 (3.11+) one asleep for an hour inside asyncio.timeout(1800).
 
-Usage: sleepers.py READY_FILE [uvloop]     (CPython 3.6+)
+Usage: sleepers.py READY_FILE [uvloop|hidden]     (CPython 3.6+)
 With uvloop, the main loop is uvloop's (Debian's python3-uvloop), whose
-timers live in C.  Writes READY_FILE (JSON: pid, "due": each timer -> its loop's time when
+timers live in C; with hidden, one of asyncio's whose _scheduled is a
+property, no list (a loop whose timers coroscope cannot read).  Writes
+READY_FILE (JSON: pid, "due": each timer -> its loop's time when
 it is due) once all of them wait and the short one is past due.
 """
 
@@ -102,9 +104,16 @@ async def main():
     await asyncio.gather(*tasks)
 
 
+class HiddenTimersLoop(asyncio.SelectorEventLoop):
+    _scheduled = property(lambda self: self._hidden,
+                          lambda self, value: setattr(self, "_hidden", value))
+
+
 if sys.argv[2:] == ["uvloop"]:
     import uvloop
     loop = uvloop.new_event_loop()
+elif sys.argv[2:] == ["hidden"]:
+    loop = HiddenTimersLoop()
 else:
     loop = asyncio.new_event_loop()
 asyncio.set_event_loop(loop)
