@@ -14,8 +14,8 @@
  *   bound method _on_timeout of a Timeout, whose _task it cancels then.
  *
  * A loop that keeps its timers elsewhere (uvloop's, in C) has no
- * _scheduled: a task asleep there is read from its side (uvloop_sleep()
- * below); its timeouts are not read.
+ * _scheduled: a task there is read from its side (unread_loop_timers()
+ * below).
  */
 #include "readers/tasks_internal.h"
 
@@ -30,6 +30,7 @@
 #include "readers/gens.h"
 #include "readers/objects.h"
 #include "readers/stacks.h"
+#include "readers/withblocks.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -240,41 +241,150 @@ static void loop_timers(struct builder *b, uint64_t loop, uint64_t sched,
 enum { UV_CALLBACK, UV_ARGS, UV_CANCELLED, UV_TIMER, UV_LOOP, UV_CONTEXT,
        UV_DEBUG_INFO, UV_WEAKREF, UV_WHEN, UV_NFIELDS };
 
-static void uvloop_sleep(struct builder *b, struct py_task *t,
-			 struct timer_cbs *cbs)
+/* The due time of uvloop's handle h, in *when, when it is a timer of
+ * kind k (a sleep's, a waiter's release) of the task's loop that
+ * completes or releases the task's waiter: 0, else -1. */
+static int uv_handle_due(struct pyproc *py, uint64_t h,
+			 const struct py_task *t, enum timer_kind k,
+			 struct timer_cbs *cbs, double *when)
 {
-	struct pyproc *py = b->py;
-	const struct py_gen *g = py_task_gen(b->out, t, 0);
-	uint64_t h, type, f[UV_NFIELDS], fut, size;
+	uint64_t type, f[UV_NFIELDS], fut, size;
 	const char *tn;
-	double when;
 	size_t n = 0;
 
-	if (!g || !g->has_frame || !t->waiter ||
-	    !py_code_is(g->code, "/asyncio/tasks.py", "sleep"))
-		return;
-	h = py_frame_local(py, &g->frame, "h");
 	if (!h || pyobj_read_type(py, h, &type, NULL) < 0)
-		return;
+		return -1;
 	tn = py_type_name_cached(py, type);
 	if (!tn || strcmp(tn, "uvloop.loop.TimerHandle") ||
 	    py_field_u64(py, type, py->layout.tp_basicsize, &size, NULL) < 0 ||
 	    size != UV_HANDLE_SIZE ||
 	    py_read_words(py, h + UV_HANDLE_FIELDS, f, UV_NFIELDS, NULL) < 0)
-		return;
+		return -1;
 	if ((uint32_t)f[UV_CANCELLED] || f[UV_LOOP] != t->loop ||
-	    kind_of(py, f[UV_CALLBACK], cbs) != TIMER_SLEEP ||
+	    kind_of(py, f[UV_CALLBACK], cbs) != k ||
 	    pyseq_items(py, f[UV_ARGS], &fut, 1, &n, NULL) < 0 || n < 1 ||
-	    fut != t->waiter || due_float(py, f[UV_WHEN], &when) < 0)
+	    fut != t->waiter)
+		return -1;
+	return due_float(py, f[UV_WHEN], when);
+}
+
+/* Coroutine g's local `name`, when g runs `function` of asyncio's
+ * tasks.py; else 0. */
+static uint64_t tasks_local(struct pyproc *py, const struct py_gen *g,
+			    const char *function, const char *name)
+{
+	if (!g || !g->has_frame ||
+	    !py_code_is(g->code, "/asyncio/tasks.py", function))
+		return 0;
+	return py_frame_local(py, &g->frame, name);
+}
+
+static void set_timeout(struct py_task *t, double when, int clock)
+{
+	/* (nested timeouts: the first to come) */
+	if (!t->times_out || when < t->timeout_at) {
+		t->times_out = clock;
+		t->timeout_at = when;
+	}
+}
+
+/* Is the loop uvloop's (its class uvloop.loop.Loop or a subclass:
+ * uvloop.Loop), whose time() is libuv's monotonic clock?  (A tp_base
+ * chain, bounded.) */
+static int uvloop_loop(struct pyproc *py, uint64_t loop)
+{
+	uint64_t type;
+	const char *tn;
+	int depth;
+
+	if (pyobj_read_type(py, loop, &type, NULL) < 0)
+		return 0;
+	for (depth = 0; type && depth < 8; depth++) {
+		tn = py_type_name_cached(py, type);
+		if (tn && !strcmp(tn, "uvloop.loop.Loop"))
+			return 1;
+		if (py_field_u64(py, type, py->layout.tp_base, &type,
+				 NULL) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* Coroutine frames of a task looked through for Timeouts: more than
+ * the nesting of any program's awaits. */
+#define TIMER_MAX_FRAMES 256
+
+/*
+ * asyncio.timeout() (3.11+, and wait_for() from 3.12) on a loop whose
+ * timers are not read: the Timeout is the manager of an `async with`
+ * block open in one of the task's coroutines (readers/withblocks.h),
+ * and keeps its own due time, _when, in the loop's time; its
+ * _timeout_handler is None once it has fired or was rescheduled to
+ * never.  Only a Timeout of asyncio's (its _on_timeout asyncio's) whose
+ * _task is this task counts.
+ */
+static void timeout_blocks(struct builder *b, struct py_task *t, int clock)
+{
+	struct pyproc *py = b->py;
+	struct py_with_blocks wb;
+	uint64_t mgr, fn, handler;
+	double when;
+	size_t i, k;
+
+	for (i = 0; i < t->nstack && i < TIMER_MAX_FRAMES; i++) {
+		const struct py_gen *g = py_task_gen(b->out, t, i);
+
+		if (!g || !g->has_frame ||
+		    py_with_blocks_read(py, &g->frame, 0, &wb, NULL) < 0)
+			continue;
+		for (k = 0; k < wb.nheld && k < PY_MAX_WITH; k++) {
+			mgr = wb.held[k];
+			fn = pyobj_lookup_or_0(py, mgr, "_on_timeout");
+			if (!fn || !py_code_is(py_function_code(py, fn),
+					       "/asyncio/timeouts.py",
+					       "_on_timeout") ||
+			    pyobj_own_or_0(py, mgr, "_task") != t->addr)
+				continue;
+			handler = pyobj_own_or_0(py, mgr, "_timeout_handler");
+			if (handler && handler != py->types.none &&
+			    handle_float(py, mgr, "_when", &when) == 0)
+				set_timeout(t, when, clock);
+		}
+	}
+}
+
+/* A task of a loop with no _scheduled list to read, on `clock`: on
+ * uvloop's, its sleep (asyncio.sleep()'s handle `h`) and its
+ * wait_for()'s or wait()'s timeout up to 3.11 (the handle
+ * `timeout_handle` that releases its waiter); on any, the Timeouts it
+ * is inside. */
+static void unread_loop_timers(struct builder *b, struct py_task *t,
+			       int clock, struct timer_cbs *cbs)
+{
+	struct pyproc *py = b->py;
+	const struct py_gen *g = py_task_gen(b->out, t, 0);
+	double when;
+
+	if (!t->waiter)
 		return;
-	t->sleeps = PY_TIMER_MONOTONIC;
-	t->sleep_until = when;
+	if (uv_handle_due(py, tasks_local(py, g, "sleep", "h"), t,
+			  TIMER_SLEEP, cbs, &when) == 0) {
+		t->sleeps = PY_TIMER_MONOTONIC;
+		t->sleep_until = when;
+	}
+	if (uv_handle_due(py, tasks_local(py, g, "wait_for", "timeout_handle"),
+			  t, TIMER_RELEASE, cbs, &when) == 0 ||
+	    uv_handle_due(py, tasks_local(py, g, "_wait", "timeout_handle"),
+			  t, TIMER_RELEASE, cbs, &when) == 0)
+		set_timeout(t, when, PY_TIMER_MONOTONIC);
+	timeout_blocks(b, t, clock);
 }
 
 void tasks_read_timers(struct builder *b)
 {
 	struct py_async *a = b->out;
-	uint64_t loops[TIMER_MAX_LOOPS], uvloop_loops[TIMER_MAX_LOOPS], sched;
+	uint64_t loops[TIMER_MAX_LOOPS], unread[TIMER_MAX_LOOPS], sched;
+	int clocks[TIMER_MAX_LOOPS];
 	struct addrmap waiters;   /* a task's waiter -> its index + 1 */
 	struct timer_cbs cbs;
 	size_t i, k, n, nloops = 0, nuv = 0;
@@ -301,8 +411,12 @@ void tasks_read_timers(struct builder *b)
 		/* (a loop whose _scheduled is no list: uvloop's has none) */
 		if (pyobj_get_attr(b->py, loops[k], "_scheduled", &sched,
 				   NULL) < 0 || !sched ||
-		    pyseq_items(b->py, sched, NULL, 0, &n, NULL) < 0)
-			uvloop_loops[nuv++] = loops[k];
+		    pyseq_items(b->py, sched, NULL, 0, &n, NULL) < 0) {
+			unread[nuv] = loops[k];
+			clocks[nuv++] = uvloop_loop(b->py, loops[k]) ||
+					monotonic_clock(b->py, loops[k]) ?
+					PY_TIMER_MONOTONIC : PY_TIMER_OWN_CLOCK;
+		}
 		else if (n)
 			loop_timers(b, loops[k], sched, n, &waiters, &indexed);
 	}
@@ -311,9 +425,9 @@ void tasks_read_timers(struct builder *b)
 	for (i = 0; nuv && i < a->ntasks; i++) {
 		struct py_task *t = &a->tasks[i];
 
-		for (k = 0; k < nuv && uvloop_loops[k] != t->loop; k++)
+		for (k = 0; k < nuv && unread[k] != t->loop; k++)
 			;
-		if (k < nuv && !t->framework && !t->sleeps)
-			uvloop_sleep(b, t, &cbs);
+		if (k < nuv && !t->framework)
+			unread_loop_timers(b, t, clocks[k], &cbs);
 	}
 }

@@ -227,6 +227,16 @@ def test_tasks_asleep_on_uvloop_say_when_they_wake(keeper):
     for t, i in zip(nappers, range(3)):
         check_in(t["awaiting"], "sleep_until", "wakes_in_s",
                  due["napper-%d" % i], before, after)
+    # wait_for() (3.11: the handle releasing its waiter, wait_for()'s
+    # local) and asyncio.timeout() (the Timeout of the open async with)
+    waiting, = [t for t in doc["tasks"] if outermost(t) == "waiting_for"]
+    check_in(waiting["awaiting"], "timeout_at", "times_out_in_s",
+             due["wait_for"], before, after)
+    timed, = [t for t in doc["tasks"] if outermost(t) == "timed_napper"]
+    check_in(timed["awaiting"], "sleep_until", "wakes_in_s",
+             due["timed-sleep"], before, after)
+    check_in(timed["awaiting"], "timeout_at", "times_out_in_s",
+             due["timed-timeout"], before, after)
     res = run_coroscope("watch", "--for", "0.6s", "--interval", "0.2s",
                         "--stuck", "0.1s", target.pid)
     assert res.returncode == 0, res
@@ -245,11 +255,30 @@ def test_watch_calls_a_task_asleep_on_a_loop_unread_idle(keeper, ident):
     as run's causes leave asyncio.sleep out."""
     target = keeper.start_target(interpreter_or_skip(ident), "sleepers.py",
                                  "hidden")
+    due = target.ready["due"]
+    before = time.monotonic()
     doc = run_coroscope("dump", "--json", target.pid).json()
+    after = time.monotonic()
     nappers = [t for t in doc["tasks"] if outermost(t) == "napper"]
     assert len(nappers) == 3, doc["tasks"]
     assert all(set(t["awaiting"]) == {"id", "type"} for t in nappers), \
         nappers
+    # a Timeout keeps its own due time: read off the open async with
+    # (3.11+ asyncio.timeout(), 3.12+ wait_for() too)
+    timed = [t for t in doc["tasks"] if outermost(t) == "timed_napper"]
+    assert len(timed) == ("timed-timeout" in due), doc["tasks"]
+    for t in timed:
+        check_in(t["awaiting"], "timeout_at", "times_out_in_s",
+                 due["timed-timeout"], before, after)
+        assert "sleep_until" not in t["awaiting"], t
+    waiting, = [t for t in doc["tasks"] if outermost(t) == "waiting_for"]
+    if "timeout_at" in waiting["awaiting"]:
+        check_in(waiting["awaiting"], "timeout_at", "times_out_in_s",
+                 due["wait_for"], before, after)
+    # (up to 3.11 wait_for() keeps a handle of asyncio's: not read here)
+    assert ("timeout_at" in waiting["awaiting"]) == \
+        (ident in ("3.12", "3.14")), \
+        waiting
     res = run_coroscope("watch", "--json", "--for", "0.6s", "--interval",
                         "0.2s", "--stuck", "0.1s", target.pid)
     assert res.returncode == 0, res
