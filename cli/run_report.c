@@ -84,9 +84,9 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 }
 
 /* Distinct kinds of idle by design named on the line about them:
- * cli/thread_idle.c, cli/sched_idle.c and cli/watch_sample.c have fewer
- * (15). */
-#define IDLE_KINDS 16
+ * cli/thread_idle.c, cli/sched_idle.c, cli/watch_sample.c and
+ * cli/watch_timers.c have fewer (about 20). */
+#define IDLE_KINDS 32
 
 /* A process's threads idle by design (cli/thread_idle.h) and its
  * schedulers' own tasks and generators (cli/sched_idle.h), which its

@@ -246,7 +246,7 @@ static char *asyncio_key(const struct py_async *a, const struct stuck *c)
 	return strbuf_detach(&sb);
 }
 
-/* ", times out in 596.9s" (cli/report_timers.c): when the timeout the
+/* ", times out in 596.9s" (cli/timer_text.c): when the timeout the
  * task, or each task of the group, awaits under (asyncio.timeout(),
  * wait_for(), wait()) ends the wait; nothing when one has none. */
 static void add_timeout(struct strbuf *sb, double clock_s,

@@ -1,5 +1,5 @@
 /*
- * How a task's timers (readers/task_timers.c: py_task.sleeps, .timeout)
+ * How a task's timers (readers/task_timers.c: py_task.sleeps, .times_out)
  * read in a text line, the dump's task tree and `run`'s stuck tasks
  * alike: ", wakes in 598.1s", ", times out in 12.0s".  "In" needs the
  * target's monotonic clock at the read (collection.clock_s) and a loop

@@ -28,15 +28,18 @@ static void timer_set(struct watch_timer *w, int clock, double due,
  * it out; past due, its loop has not run since, and it counts as
  * without progress as anything else.  Its sleep's words then say what it
  * waits on (o->waits_on, "Future in sleep", dropped).  A task parked in
- * asyncio.sleep() whose timer was not found (a loop with no _scheduled
- * list: uvloop's) is asleep all the same, when unknown.
+ * asyncio.sleep() whose timer could not be read (py_task.timers_unread:
+ * a uvloop release laid out otherwise) is asleep all the same, when
+ * unknown; not one whose timer was read and is gone (it fired, and its
+ * loop has not run the task since).
  */
 void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 		       const struct py_gen *inner, double clock_s)
 {
 	timer_set(&o->sleep, task->sleeps, task->sleep_until, clock_s);
-	if (!o->sleep.on && task->waiter && inner && inner->has_frame &&
-	    py_code_is(inner->code, "asyncio/tasks.py", "sleep"))
+	if (!o->sleep.on && task->timers_unread && task->waiter && inner &&
+	    inner->has_frame &&
+	    py_code_is(inner->code, "/asyncio/tasks.py", "sleep"))
 		o->sleep.on = 1;
 	/* (as in the dump's JSON: a timeout on a wait) */
 	timer_set(&o->timeout, task->waiter ? task->times_out : PY_TIMER_NONE,
@@ -81,8 +84,8 @@ static int timer_range(const struct watch_item *items, const size_t *idx,
  * ", sleeps in asyncio.sleep, wakes in 12.0s", ", times out in 3.0s": the
  * asyncio timers of items idx[m[0..n)], as the dump says them.  Without
  * times (an event, a line's key: alike lines stay alike as the times
- * move) only whether they sleep, and on which kind of clock: a sleep's
- * words stand for what it waits on.
+ * move) only whether they sleep, on which kind of clock, and overdue
+ * (a stuck event's reason): a sleep's words stand for what it waits on.
  */
 void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 		      const size_t *idx, const size_t *m, size_t n, int times)
@@ -99,8 +102,11 @@ void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 		else
 			strbuf_addstr(sb, !timed ? ", sleeps in asyncio.sleep "
 						   "(no timer)" :
-				      known ? ", sleeps in asyncio.sleep" :
-				      ", sleeps in asyncio.sleep (loop time)");
+				      !known ? ", sleeps in asyncio.sleep "
+					       "(loop time)" :
+				      timer_text_past_due(hi) ?
+				      ", sleeps in asyncio.sleep, overdue" :
+				      ", sleeps in asyncio.sleep");
 	}
 	if (timer_range(items, idx, m, n, 0, &lo, &hi, &known, &timed) &&
 	    times)

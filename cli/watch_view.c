@@ -536,8 +536,13 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 			   it->where_function);
 	json_key(j, "waits_on");
 	json_string(j, it->waits_on);
-	if (it->kind == WATCH_TASK)
+	if (it->kind == WATCH_TASK) {
+		/* (what an idle task is: asleep, trio's system task) */
+		json_key(j, "idle");
+		json_string(j, watch_state_of(t, it) == WATCH_IDLE ?
+			    it->idle : NULL);
 		watch_json_timers(j, it);
+	}
 	json_key(j, "first_seen_s");
 	json_double(j, it->first_seen);
 	json_key(j, "last_seen_s");

@@ -243,7 +243,9 @@ enum { UV_CALLBACK, UV_ARGS, UV_CANCELLED, UV_TIMER, UV_LOOP, UV_CONTEXT,
 
 /* The due time of uvloop's handle h, in *when, when it is a timer of
  * kind k (a sleep's, a waiter's release) of the task's loop that
- * completes or releases the task's waiter: 0, else -1. */
+ * completes or releases the task's waiter: 0; 1 for a handle of
+ * uvloop's that is not that (fired, cancelled: cleared); -1 for no
+ * handle of uvloop's. */
 static int uv_handle_due(struct pyproc *py, uint64_t h,
 			 const struct py_task *t, enum timer_kind k,
 			 struct timer_cbs *cbs, double *when)
@@ -263,9 +265,9 @@ static int uv_handle_due(struct pyproc *py, uint64_t h,
 	if ((uint32_t)f[UV_CANCELLED] || f[UV_LOOP] != t->loop ||
 	    kind_of(py, f[UV_CALLBACK], cbs) != k ||
 	    pyseq_items(py, f[UV_ARGS], &fut, 1, &n, NULL) < 0 || n < 1 ||
-	    fut != t->waiter)
-		return -1;
-	return due_float(py, f[UV_WHEN], when);
+	    fut != t->waiter || due_float(py, f[UV_WHEN], when) < 0)
+		return 1;
+	return 0;
 }
 
 /* Coroutine g's local `name`, when g runs `function` of asyncio's
@@ -364,14 +366,17 @@ static void unread_loop_timers(struct builder *b, struct py_task *t,
 	struct pyproc *py = b->py;
 	const struct py_gen *g = py_task_gen(b->out, t, 0);
 	double when;
+	int r;
 
 	if (!t->waiter)
 		return;
-	if (uv_handle_due(py, tasks_local(py, g, "sleep", "h"), t,
-			  TIMER_SLEEP, cbs, &when) == 0) {
+	r = uv_handle_due(py, tasks_local(py, g, "sleep", "h"), t,
+			  TIMER_SLEEP, cbs, &when);
+	if (r == 0) {
 		t->sleeps = PY_TIMER_MONOTONIC;
 		t->sleep_until = when;
 	}
+	t->timers_unread = r < 0;
 	if (uv_handle_due(py, tasks_local(py, g, "wait_for", "timeout_handle"),
 			  t, TIMER_RELEASE, cbs, &when) == 0 ||
 	    uv_handle_due(py, tasks_local(py, g, "_wait", "timeout_handle"),

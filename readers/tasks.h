@@ -80,6 +80,12 @@ struct py_task {
 	 * PY_TIMER_NONE for no such timer. */
 	int sleeps, times_out;
 	double sleep_until, timeout_at;
+	/* Its loop keeps no _scheduled list to read (uvloop's), and its
+	 * side told nothing either way: a sleep's handle not recognised
+	 * (a uvloop release laid out otherwise).  Not set where the loop's
+	 * timers were read, nor where its handle had fired: asleep there
+	 * with no timer means its loop has not run since. */
+	int timers_unread;
 };
 
 enum { PY_TIMER_NONE, PY_TIMER_MONOTONIC, PY_TIMER_OWN_CLOCK };

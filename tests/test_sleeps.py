@@ -164,6 +164,7 @@ def test_watch_calls_a_sleeping_task_idle(keeper, interp):
     assert len(nappers) == 3, tasks
     for t, i in zip(nappers, range(3)):
         assert t["state"] == "idle" and t["waits_on"] is None, t
+        assert t["idle"] == "asleep in asyncio.sleep", t
         check_in(t, "sleep_until", "wakes_in_s", due["napper-%d" % i],
                  before, after)
         assert t["timeout_at"] is None and t["times_out_in_s"] is None, t
@@ -172,6 +173,7 @@ def test_watch_calls_a_sleeping_task_idle(keeper, interp):
     assert due["own"] - ROUND <= own["sleep_until"] < due["own"] + SLACK
     short, = by["short_napper"]
     assert short["state"] == "stuck" and short["wakes_in_s"] < -0.1, short
+    assert short["idle"] is None, short
     waiting, = by["waiting_for"]
     assert waiting["state"] == "stuck" and waiting["sleep_until"] is None
     check_in(waiting, "timeout_at", "times_out_in_s", due["wait_for"],
@@ -200,8 +202,12 @@ def test_watch_calls_a_sleeping_task_idle(keeper, interp):
     assert re.search(r"^  stuck .* in waiting_for .*, waits on Future in "
                      r"\S+, times out in [0-9.]+s$", res.stdout, re.M), \
         res.stdout
-    # the events: nothing said stuck of the sleepers
+    # the events: nothing said stuck of the sleepers; the overdue one's
+    # says why
     assert not re.search(r"stuck .* in napper", res.stdout), res.stdout
+    assert re.search(r"^\S+ stuck task .* in short_napper .*\), sleeps in "
+                     r"asyncio\.sleep, overdue$", res.stdout, re.M), \
+        res.stdout
 
 
 
