@@ -15,7 +15,8 @@
  *
  * A loop that keeps its timers elsewhere (uvloop's, in C) has no
  * _scheduled: a task there is read from its side (unread_loop_timers()
- * below).
+ * below).  So is a task asleep whose timer its loop took off the heap
+ * to run and then blocked (ready_sleep()).
  */
 #include "readers/tasks_internal.h"
 
@@ -385,6 +386,31 @@ static void unread_loop_timers(struct builder *b, struct py_task *t,
 	timeout_blocks(b, t, clock);
 }
 
+/*
+ * A task parked in asyncio.sleep() whose timer is not on its loop's
+ * _scheduled heap: the loop took it off to run it (into _ready, with
+ * the other timers due) and has not run it, or ran it and has not run
+ * the task since: it blocked in that iteration.  The handle sleep()
+ * keeps in its local `h` still says when it was due: past, so the task
+ * says "overdue".  Only a handle of asyncio's (read_timer()) that
+ * completes the task's own waiter, on a loop whose clock is known.
+ */
+static void ready_sleep(struct builder *b, struct py_task *t,
+			struct timer_cbs *cbs)
+{
+	struct pyproc *py = b->py;
+	uint64_t h = tasks_local(py, py_task_gen(b->out, t, 0), "sleep", "h");
+	uint64_t what;
+	double when;
+
+	if (!h || read_timer(py, h, cbs, &what, &when) != TIMER_SLEEP ||
+	    what != t->waiter)
+		return;
+	t->sleeps = monotonic_clock(py, t->loop) ? PY_TIMER_MONOTONIC :
+		    PY_TIMER_OWN_CLOCK;
+	t->sleep_until = when;
+}
+
 void tasks_read_timers(struct builder *b)
 {
 	struct py_async *a = b->out;
@@ -427,12 +453,16 @@ void tasks_read_timers(struct builder *b)
 	}
 	addrmap_release(&waiters);
 	/* (bounded: each task once, against at most TIMER_MAX_LOOPS) */
-	for (i = 0; nuv && i < a->ntasks; i++) {
+	for (i = 0; i < a->ntasks; i++) {
 		struct py_task *t = &a->tasks[i];
 
+		if (t->framework || !t->loop)
+			continue;
 		for (k = 0; k < nuv && unread[k] != t->loop; k++)
 			;
-		if (k < nuv && !t->framework)
+		if (k < nuv)
 			unread_loop_timers(b, t, clocks[k], &cbs);
+		else if (!t->sleeps && t->waiter)
+			ready_sleep(b, t, &cbs);
 	}
 }

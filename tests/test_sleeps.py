@@ -99,6 +99,17 @@ def test_sleeping_tasks_say_when_they_wake(keeper, interp):
     assert waits["sleep_until"] - after - 2 * ROUND <= waits["wakes_in_s"] \
         <= waits["sleep_until"] - before + 2 * ROUND < -0.1, \
         (before, after, short)
+    # past due too, its timer off the heap in _ready (the loop blocked
+    # by the callback run just before it): from sleep()'s own handle
+    ready = [t for t in tasks.values() if outermost(t) == "ready_napper"]
+    assert len(ready) == 1, doc["tasks"]
+    waits = ready[0]["awaiting"]
+    assert "sleep_until" in waits, ready
+    assert due["ready"] - ROUND <= waits["sleep_until"] < \
+        due["ready"] + SLACK, ready
+    assert waits["sleep_until"] - after - 2 * ROUND <= waits["wakes_in_s"] \
+        <= waits["sleep_until"] - before + 2 * ROUND < -0.1, \
+        (before, after, ready)
 
     text = run_coroscope("dump", target.pid)
     assert text.returncode == 0, text

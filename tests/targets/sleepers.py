@@ -3,7 +3,9 @@ hour and a second apart; one on a second loop (another thread) whose
 time() is a clock of its own, two hours ahead of time.monotonic(); and
 one on a third loop for a tenth of a second, a loop that another of its
 tasks then blocks in time.sleep() (3.11+: inside asyncio.timeout()),
-so that the timer is past due.  Each
+so that the timer is past due; and one on a fourth loop whose timer
+the loop has taken off its heap to run, behind a callback due just
+before it that blocks (time.sleep()): past due too, in _ready.  Each
 sleeper records when it is due by its loop's clock just before it
 sleeps.  One more task awaits an Event, a future no timer completes.
 And timeouts: a task in asyncio.wait_for() of an Event for 900 s, and
@@ -80,6 +82,24 @@ async def blocker():
     time.sleep(3600)  # MARK: block
 
 
+async def ready_napper():
+    loop = asyncio.get_event_loop()
+    now = loop.time()
+    due["ready"] = now + 0.1
+    # both timers are due when the loop next looks (after the 0.3 s
+    # callback): the blocking one first, the sleep's then waits in
+    # _ready behind it
+    loop.call_at(now + 0.1 - 1e-6, time.sleep, 3600)
+    loop.call_soon(time.sleep, 0.3)
+    await asyncio.sleep(0.1)  # MARK: ready-nap
+
+
+def ready_blocked():
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(ready_napper())
+
+
 def blocked():
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -97,8 +117,10 @@ async def main():
         tasks.append(asyncio.ensure_future(timed_napper()))
     threading.Thread(target=side, name="side", daemon=True).start()
     threading.Thread(target=blocked, name="blocked", daemon=True).start()
-    while len(due) < 6 + 2 * timed or \
-            time.monotonic() < due["short"] + 0.2:
+    threading.Thread(target=ready_blocked, name="ready-blocked",
+                     daemon=True).start()
+    while len(due) < 7 + 2 * timed or \
+            time.monotonic() < max(due["short"], due["ready"]) + 0.5:
         await asyncio.sleep(0.01)
     write_ready(sys.argv[1], {"pid": os.getpid(), "due": dict(due)})
     await asyncio.gather(*tasks)
