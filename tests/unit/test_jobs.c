@@ -244,12 +244,16 @@ static void placed_elsewhere(void)
 		told++;
 		same += at.cpu == before;
 	}
-	/* (a host that moves the starter in most rounds tells too little) */
+	/* (a host that moves the starter in most rounds tells too little)
+	 * The job looks where it runs after its worker took its whole set
+	 * back, and the kernel may move it there in between: a round in 20
+	 * may say so (seen: 1 in 200 on a clean clone's `make check`).
+	 * Without the placement: 198 to 200 rounds in 200 here. */
 	if (told < PLACE_ROUNDS / 10)
 		printf("skip: the starter moved CPUs in %d of %d rounds\n",
 		       PLACE_ROUNDS - told, PLACE_ROUNDS);
 	else
-		CHECK(same == 0, "%d of %d rounds ran the job on its "
+		CHECK(same * 20 <= told, "%d of %d rounds ran the job on its "
 		      "starter's CPU", same, told);
 	CHECK(narrow == 0, "%d jobs ran without every CPU", narrow);
 }
