@@ -112,56 +112,32 @@ static int group_waits_alike(const struct tree *t, const struct entry *e,
 	return 1;
 }
 
-/* One of a task's timers (its sleep, or its timeout): its kind of
- * clock (PY_TIMER_NONE for none) and its due time in *at. */
-static int task_timer(const struct py_task *task, int timeout, double *at)
-{
-	*at = timeout ? task->timeout_at : task->sleep_until;
-	return timeout ? task->times_out : task->sleeps;
-}
-
-/* The due times, from lo to hi, of one timer of an entry's tasks: 0
- * when one of them has none, or one on another kind of clock.  *known:
- * the times are from the read (cli/report_timers.c), else in the
- * loop's time. */
+/* One timer of an entry's tasks (its sleep, or its timeout) said on
+ * out (cli/timer_text.c): 1 said, 0 when one of them has none, or one
+ * on another kind of clock. */
 static int group_timer(const struct tree *t, const struct entry *e,
-		       int timeout, double *lo, double *hi, int *known)
+		       int timeout)
 {
-	double at, base;
-	int clock = task_timer(&t->a->tasks[e->first], timeout, &at);
-	size_t m;
-
-	if (!clock)
-		return 0;
-	*known = timer_text_known(clock, t->c->clock_s);
-	base = *known ? t->c->clock_s : 0;
-	*lo = *hi = at - base;
-	/* Bounded by the group's tasks (group_next ends at -1). */
-	for (m = t->group_next[e->first]; e->count > 1 && m != (size_t)-1;
-	     m = t->group_next[m]) {
-		if (task_timer(&t->a->tasks[m], timeout, &at) != clock)
-			return 0;
-		*lo = at - base < *lo ? at - base : *lo;
-		*hi = at - base > *hi ? at - base : *hi;
-	}
-	return 1;
-}
-
-/* An entry whose tasks all sleep in asyncio.sleep() says when they
- * wake: 1 said, 0 when not. */
-static int group_sleeps(const struct tree *t, const struct entry *e)
-{
+	struct timer_span span;
 	struct strbuf sb;
-	double lo, hi;
-	int known;
+	size_t m = e->first;
+	int said;
 
-	if (!group_timer(t, e, 0, &lo, &hi, &known))
-		return 0;
+	memset(&span, 0, sizeof(span));
+	/* Bounded by the group's tasks (group_next ends at -1). */
+	for (;;) {
+		const struct py_task *k = &t->a->tasks[m];
+
+		timer_span_add(&span, timeout ? k->times_out : k->sleeps,
+			       timeout ? k->timeout_at : k->sleep_until);
+		if (e->count == 1 || (m = t->group_next[m]) == (size_t)-1)
+			break;
+	}
 	strbuf_init(&sb);
-	timer_text_sleep(&sb, e->count, lo, hi, known);
+	said = timer_text_span(&sb, &span, !timeout, t->c->clock_s);
 	fputs(sb.buf, t->out);
 	strbuf_release(&sb);
-	return 1;
+	return said;
 }
 
 static void task_line(struct tree *t, const struct entry *e, int depth,
@@ -169,8 +145,6 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 {
 	const struct py_task *task = &t->a->tasks[e->first];
 	struct strbuf wait;
-	double lo, hi;
-	int known;
 	long node;
 
 	node_prefix(t, depth, more);
@@ -197,7 +171,7 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 		fprintf(t->out, ", %s%s",
 			e->count > 1 && !group_waits_alike(t, e, node) ?
 			"the first " : "", wait.buf);
-	} else if (!group_sleeps(t, e) && task->waiter &&
+	} else if (!group_timer(t, e, 0) && task->waiter &&
 		   !py_async_task(t->a, task->waiter)) {
 		fputs(", awaits ", t->out);
 		esc_put(t->out, task->waiter_type, ESC_NAME, 0);
@@ -206,11 +180,8 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 				(unsigned long long)task->waiter);
 	}
 	/* (as in JSON, where the "awaiting" object says it) */
-	if (task->waiter && group_timer(t, e, 1, &lo, &hi, &known)) {
-		strbuf_reset(&wait);
-		timer_text_timeout(&wait, e->count, lo, hi, known);
-		fputs(wait.buf, t->out);
-	}
+	if (task->waiter)
+		(void)group_timer(t, e, 1);
 	strbuf_release(&wait);
 	fputc('\n', t->out);
 }

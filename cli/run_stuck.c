@@ -252,24 +252,14 @@ static char *asyncio_key(const struct py_async *a, const struct stuck *c)
 static void add_timeout(struct strbuf *sb, double clock_s,
 			const struct stuck *c, const size_t *m, size_t n)
 {
-	int clock = c[m[0]].t->times_out, known;
-	double base, lo, hi;
+	struct timer_span span;
 	size_t k;
 
-	if (!clock)
-		return;
-	known = timer_text_known(clock, clock_s);
-	base = known ? clock_s : 0;
-	lo = hi = c[m[0]].t->timeout_at - base;
-	for (k = 1; k < n; k++) {
-		const struct py_task *t = c[m[k]].t;
-
-		if (t->times_out != clock)
-			return;
-		lo = t->timeout_at - base < lo ? t->timeout_at - base : lo;
-		hi = t->timeout_at - base > hi ? t->timeout_at - base : hi;
-	}
-	timer_text_timeout(sb, n, lo, hi, known);
+	memset(&span, 0, sizeof(span));
+	for (k = 0; k < n; k++)
+		timer_span_add(&span, c[m[k]].t->times_out,
+			       c[m[k]].t->timeout_at);
+	(void)timer_text_span(sb, &span, 0, clock_s);
 }
 
 /* The members' names, quoted, to end a group's headline. */

@@ -24,6 +24,36 @@ int timer_text_known(int clock, double clock_s)
  * after the I/O callbacks ready with them). */
 #define DUE_NOW 0.1
 
+void timer_span_add(struct timer_span *s, int clock, double due)
+{
+	if (!s->n++) {
+		s->clock = clock;
+		s->lo = s->hi = due;
+		s->mixed = clock == PY_TIMER_NONE;
+		return;
+	}
+	if (clock != s->clock)
+		s->mixed = 1;
+	s->lo = due < s->lo ? due : s->lo;
+	s->hi = due > s->hi ? due : s->hi;
+}
+
+int timer_text_span(struct strbuf *sb, const struct timer_span *s,
+		    int sleep, double clock_s)
+{
+	int known = timer_text_known(s->clock, clock_s);
+	double base = known ? clock_s : 0;
+
+	if (!s->n || s->mixed)
+		return 0;
+	if (sleep)
+		timer_text_sleep(sb, s->n, s->lo - base, s->hi - base, known);
+	else
+		timer_text_timeout(sb, s->n, s->lo - base, s->hi - base,
+				   known);
+	return 1;
+}
+
 int timer_text_past_due(double in_s)
 {
 	return in_s <= -DUE_NOW;

@@ -14,6 +14,20 @@ int timer_text_known(int clock, double clock_s);
 /* A timer in_s seconds from the read (known): is it past due, its loop
  * not run since, rather than about to run it? */
 int timer_text_past_due(double in_s);
+/* One timer of alike tasks, added a task at a time (from zeroed): the
+ * first's kind of clock, and the first and last due times; `mixed` once
+ * one has none, or one on another kind of clock. */
+struct timer_span {
+	int clock, mixed;
+	size_t n;
+	double lo, hi;
+};
+void timer_span_add(struct timer_span *s, int clock, double due);
+/* Appended to sb: the span's words, its sleep's (sleep 1) or its
+ * timeout's, counted from clock_s where known; 0 (nothing) when it is
+ * mixed or has no timer. */
+int timer_text_span(struct strbuf *sb, const struct timer_span *s,
+		    int sleep, double clock_s);
 /* Appended to sb: one task's timer, or the first and last of `count`
  * alike ones' (due from lo to hi: seconds from the read when known,
  * else the loop's times).  ", sleeps in asyncio.sleep, wakes in ..." */

@@ -14,9 +14,9 @@
  *   bound method _on_timeout of a Timeout, whose _task it cancels then.
  *
  * A loop that keeps its timers elsewhere (uvloop's, in C) has no
- * _scheduled: a task there is read from its side (unread_loop_timers()
+ * _scheduled: a task there is read from its side (frame_timers()
  * below).  So is a task asleep whose timer its loop took off the heap
- * to run and then blocked (ready_sleep()).
+ * to run and then blocked.
  */
 #include "readers/tasks_internal.h"
 
@@ -169,20 +169,17 @@ static enum timer_kind read_timer(struct pyproc *py, uint64_t h,
  * a timer completes, or whom a timer cancels.  The index of waiters (a
  * task's waiter -> its index + 1) is made at the first loop with timers
  * (a loop without, as most dumps' are, costs two lookups). */
-static void loop_timers(struct builder *b, uint64_t loop, uint64_t sched,
-			size_t n, struct addrmap *waiters, int *indexed)
+static void loop_timers(struct builder *b, uint64_t loop, int clock,
+			uint64_t sched, size_t n, struct addrmap *waiters,
+			int *indexed, struct timer_cbs *cbs)
 {
 	struct pyproc *py = b->py;
 	struct py_async *a = b->out;
-	struct timer_cbs cbs;
 	uint64_t *items, what;
-	int clock = monotonic_clock(py, loop) ? PY_TIMER_MONOTONIC :
-		    PY_TIMER_OWN_CLOCK;
 	enum timer_kind k;
 	double when;
 	size_t i, alloc;
 
-	memset(&cbs, 0, sizeof(cbs));
 	if (!*indexed) {
 		for (i = 0; i < a->ntasks; i++)
 			if (a->tasks[i].waiter && !a->tasks[i].framework)
@@ -202,7 +199,7 @@ static void loop_timers(struct builder *b, uint64_t loop, uint64_t sched,
 		struct py_task *t = NULL;
 		uintptr_t x;
 
-		k = read_timer(py, items[i], &cbs, &what, &when);
+		k = read_timer(py, items[i], cbs, &what, &when);
 		if (k == TIMER_TIMEOUT) {
 			x = (uintptr_t)addrmap_get(&a->task_index, what, NULL);
 			t = x ? &a->tasks[x - 1] : NULL;
@@ -356,69 +353,84 @@ static void timeout_blocks(struct builder *b, struct py_task *t, int clock)
 	}
 }
 
-/* A task of a loop with no _scheduled list to read, on `clock`: on
- * uvloop's, its sleep (asyncio.sleep()'s handle `h`) and its
- * wait_for()'s or wait()'s timeout up to 3.11 (the handle
- * `timeout_handle` that releases its waiter); on any, the Timeouts it
- * is inside. */
-static void unread_loop_timers(struct builder *b, struct py_task *t,
-			       int clock, struct timer_cbs *cbs)
+/* A handle a frame keeps (a local of asyncio.sleep(), wait_for(),
+ * _wait()): asyncio's TimerHandle (read_timer()) or uvloop's
+ * (uv_handle_due()) of kind k for the task's waiter, due at *when on
+ * *clock (uvloop's: monotonic; asyncio's: its loop's, `clock`).  0 read;
+ * 1 a handle of either that is not that (fired, cancelled); -1 no
+ * handle known. */
+static int frame_handle_due(struct pyproc *py, uint64_t h,
+			    const struct py_task *t, enum timer_kind k,
+			    struct timer_cbs *cbs, double *when, int *clock)
+{
+	uint64_t what;
+	enum timer_kind got;
+	int r = uv_handle_due(py, h, t, k, cbs, when);
+
+	if (r >= 0) {
+		*clock = PY_TIMER_MONOTONIC;
+		return r;
+	}
+	if (!h || (got = read_timer(py, h, cbs, &what, when)) == TIMER_OTHER)
+		return -1;
+	return got == k && what == t->waiter ? 0 : 1;
+}
+
+/* The loops of the tasks whose timers are read: each one's clock, and
+ * whether it keeps a _scheduled list. */
+struct timer_loop {
+	uint64_t loop;
+	int clock;
+	int unread;   /* no _scheduled list (uvloop's) */
+};
+
+/*
+ * A task's timers from its own side, for what its loop's _scheduled did
+ * not give: asyncio.sleep()'s handle `h` (uvloop's, whose loop keeps no
+ * list; asyncio's, once the loop took it off the heap to run it, with
+ * the other timers due, and then blocked in that iteration: past due,
+ * the task "overdue").  On a loop with no list, also the timeouts:
+ * wait_for()'s and wait()'s handle `timeout_handle` up to 3.11, and the
+ * Timeouts it is inside.
+ */
+static void frame_timers(struct builder *b, struct py_task *t,
+			 const struct timer_loop *l, struct timer_cbs *cbs)
 {
 	struct pyproc *py = b->py;
 	const struct py_gen *g = py_task_gen(b->out, t, 0);
 	double when;
-	int r;
+	int r, clock = l->clock;
 
 	if (!t->waiter)
 		return;
-	r = uv_handle_due(py, tasks_local(py, g, "sleep", "h"), t,
-			  TIMER_SLEEP, cbs, &when);
-	if (r == 0) {
-		t->sleeps = PY_TIMER_MONOTONIC;
-		t->sleep_until = when;
+	if (!t->sleeps) {
+		r = frame_handle_due(py, tasks_local(py, g, "sleep", "h"), t,
+				     TIMER_SLEEP, cbs, &when, &clock);
+		if (r == 0) {
+			t->sleeps = clock;
+			t->sleep_until = when;
+		}
+		t->timers_unread = l->unread && r < 0;
 	}
-	t->timers_unread = r < 0;
-	if (uv_handle_due(py, tasks_local(py, g, "wait_for", "timeout_handle"),
-			  t, TIMER_RELEASE, cbs, &when) == 0 ||
-	    uv_handle_due(py, tasks_local(py, g, "_wait", "timeout_handle"),
-			  t, TIMER_RELEASE, cbs, &when) == 0)
-		set_timeout(t, when, PY_TIMER_MONOTONIC);
-	timeout_blocks(b, t, clock);
-}
-
-/*
- * A task parked in asyncio.sleep() whose timer is not on its loop's
- * _scheduled heap: the loop took it off to run it (into _ready, with
- * the other timers due) and has not run it, or ran it and has not run
- * the task since: it blocked in that iteration.  The handle sleep()
- * keeps in its local `h` still says when it was due: past, so the task
- * says "overdue".  Only a handle of asyncio's (read_timer()) that
- * completes the task's own waiter, on a loop whose clock is known.
- */
-static void ready_sleep(struct builder *b, struct py_task *t,
-			struct timer_cbs *cbs)
-{
-	struct pyproc *py = b->py;
-	uint64_t h = tasks_local(py, py_task_gen(b->out, t, 0), "sleep", "h");
-	uint64_t what;
-	double when;
-
-	if (!h || read_timer(py, h, cbs, &what, &when) != TIMER_SLEEP ||
-	    what != t->waiter)
+	if (!l->unread)
 		return;
-	t->sleeps = monotonic_clock(py, t->loop) ? PY_TIMER_MONOTONIC :
-		    PY_TIMER_OWN_CLOCK;
-	t->sleep_until = when;
+	if (frame_handle_due(py, tasks_local(py, g, "wait_for",
+					     "timeout_handle"),
+			     t, TIMER_RELEASE, cbs, &when, &clock) == 0 ||
+	    frame_handle_due(py, tasks_local(py, g, "_wait", "timeout_handle"),
+			     t, TIMER_RELEASE, cbs, &when, &clock) == 0)
+		set_timeout(t, when, clock);
+	timeout_blocks(b, t, l->clock);
 }
 
 void tasks_read_timers(struct builder *b)
 {
 	struct py_async *a = b->out;
-	uint64_t loops[TIMER_MAX_LOOPS], unread[TIMER_MAX_LOOPS], sched;
-	int clocks[TIMER_MAX_LOOPS];
+	struct timer_loop loops[TIMER_MAX_LOOPS];
 	struct addrmap waiters;   /* a task's waiter -> its index + 1 */
 	struct timer_cbs cbs;
-	size_t i, k, n, nloops = 0, nuv = 0;
+	uint64_t sched;
+	size_t i, k, n, nloops = 0;
 	int indexed = 0;
 
 	/* The asyncio tasks' loops (alike tasks come in a row, on one
@@ -427,42 +439,43 @@ void tasks_read_timers(struct builder *b)
 		const struct py_task *t = &a->tasks[i];
 
 		if (!t->loop || t->framework ||
-		    (nloops && loops[nloops - 1] == t->loop))
+		    (nloops && loops[nloops - 1].loop == t->loop))
 			continue;
-		for (k = 0; k < nloops && loops[k] != t->loop; k++)
+		for (k = 0; k < nloops && loops[k].loop != t->loop; k++)
 			;
 		if (k == nloops && nloops < TIMER_MAX_LOOPS)
-			loops[nloops++] = t->loop;
+			loops[nloops++].loop = t->loop;
 	}
 	addrmap_init(&waiters);
 	memset(&cbs, 0, sizeof(cbs));
 	for (k = 0; k < nloops; k++) {
+		struct timer_loop *l = &loops[k];
+
 		sched = 0;
 		n = 0;
 		/* (a loop whose _scheduled is no list: uvloop's has none) */
-		if (pyobj_get_attr(b->py, loops[k], "_scheduled", &sched,
-				   NULL) < 0 || !sched ||
-		    pyseq_items(b->py, sched, NULL, 0, &n, NULL) < 0) {
-			unread[nuv] = loops[k];
-			clocks[nuv++] = uvloop_loop(b->py, loops[k]) ||
-					monotonic_clock(b->py, loops[k]) ?
-					PY_TIMER_MONOTONIC : PY_TIMER_OWN_CLOCK;
-		}
-		else if (n)
-			loop_timers(b, loops[k], sched, n, &waiters, &indexed);
+		l->unread = pyobj_get_attr(b->py, l->loop, "_scheduled", &sched,
+					   NULL) < 0 || !sched ||
+			    pyseq_items(b->py, sched, NULL, 0, &n, NULL) < 0;
+		l->clock = monotonic_clock(b->py, l->loop) ||
+			   (l->unread && uvloop_loop(b->py, l->loop)) ?
+			   PY_TIMER_MONOTONIC : PY_TIMER_OWN_CLOCK;
+		if (!l->unread && n)
+			loop_timers(b, l->loop, l->clock, sched, n, &waiters,
+				    &indexed, &cbs);
 	}
 	addrmap_release(&waiters);
-	/* (bounded: each task once, against at most TIMER_MAX_LOOPS) */
-	for (i = 0; i < a->ntasks; i++) {
+	/* (bounded: each task once, against at most TIMER_MAX_LOOPS; a
+	 * task on no loop found, past that bound, is left) */
+	for (i = 0, k = 0; i < a->ntasks; i++) {
 		struct py_task *t = &a->tasks[i];
 
 		if (t->framework || !t->loop)
 			continue;
-		for (k = 0; k < nuv && unread[k] != t->loop; k++)
-			;
-		if (k < nuv)
-			unread_loop_timers(b, t, clocks[k], &cbs);
-		else if (!t->sleeps && t->waiter)
-			ready_sleep(b, t, &cbs);
+		if (k >= nloops || loops[k].loop != t->loop)
+			for (k = 0; k < nloops && loops[k].loop != t->loop; k++)
+				;
+		if (k < nloops)
+			frame_timers(b, t, &loops[k], &cbs);
 	}
 }

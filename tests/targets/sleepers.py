@@ -14,7 +14,8 @@ And timeouts: a task in asyncio.wait_for() of an Event for 900 s, and
 Usage: sleepers.py READY_FILE [uvloop|hidden]     (CPython 3.6+)
 With uvloop, the main loop is uvloop's (Debian's python3-uvloop), whose
 timers live in C; with hidden, one of asyncio's whose _scheduled is a
-property, no list (a loop whose timers coroscope cannot read).  Writes
+property, no list, and whose call_later() hands out a wrapper (a loop
+whose timers coroscope cannot read, but its Timeouts').  Writes
 READY_FILE (JSON: pid, "due": each timer -> its loop's time when
 it is due) once all of them wait and the short one is past due.
 """
@@ -126,9 +127,23 @@ async def main():
     await asyncio.gather(*tasks)
 
 
+class OpaqueHandle(object):
+    """What call_later() gives asyncio.sleep() on the hidden loop: no
+    handle coroscope knows."""
+
+    def __init__(self, handle):
+        self.inner = handle
+
+    def cancel(self):
+        self.inner.cancel()
+
+
 class HiddenTimersLoop(asyncio.SelectorEventLoop):
     _scheduled = property(lambda self: self._hidden,
                           lambda self, value: setattr(self, "_hidden", value))
+
+    def call_later(self, *args, **kwargs):
+        return OpaqueHandle(super().call_later(*args, **kwargs))
 
 
 if sys.argv[2:] == ["uvloop"]:
