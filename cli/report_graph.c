@@ -8,6 +8,7 @@
 #include "cli/escape.h"
 #include "cli/natural_order.h"
 #include "cli/thread_alike.h"
+#include "cli/timer_text.h"
 #include "readers/usercode.h"
 #include "common/banned.h"
 
@@ -583,6 +584,21 @@ static const char *g_kind_plural(const struct collection *c, size_t node)
 	       "tasks";
 }
 
+/* A task node's timers (cli/timer_text.h); whether there were any. */
+static int add_task_timers(struct strbuf *sb, const struct collection *c,
+			   size_t node)
+{
+	const struct wg_node *n = &c->graph.nodes[node];
+	const struct py_task *t;
+	size_t len = sb->len;
+
+	if (n->kind != WG_TASK || n->index >= c->async.ntasks)
+		return 0;
+	t = &c->async.tasks[n->index];
+	timer_text_tasks(sb, &t, 1, c->clock_s, 1);
+	return sb->len > len;
+}
+
 static void text_waits(FILE *out, const struct collection *c)
 {
 	struct wait_row *rows;
@@ -603,8 +619,12 @@ static void text_waits(FILE *out, const struct collection *c)
 				last.buf, rows[i].what);
 			strbuf_release(&last);
 		} else {
-			fprintf(out, "  %s\n    %s\n", rows[i].who,
-				rows[i].what);
+			/* (a task's timers: alike tasks' are in the tree) */
+			strbuf_init(&last);
+			(void)add_task_timers(&last, c, rows[i].first);
+			fprintf(out, "  %s%s\n    %s\n", rows[i].who,
+				last.buf, rows[i].what);
+			strbuf_release(&last);
 		}
 		row_free(&rows[i]);
 	}
@@ -722,6 +742,10 @@ void report_text_graph(FILE *out, const struct collection *c)
 		graph_add_hold(&sb, c, e, GRAPH_ESCAPED);
 		nh = py_waitgraph_holders(g, e->to, NULL, 0);
 		one_of = graph_holders_exclusive(c, e->to, nh);
+		/* a holder asleep (how long it will hold), or under a
+		 * timeout: ", sleeps in asyncio.sleep, wakes in 3598.5s," */
+		if (add_task_timers(&sb, c, e->from))
+			strbuf_addch(&sb, ',');
 		strbuf_addstr(&sb, one_of ? " may hold " : " holds ");
 		graph_add_label(&sb, c, e->to, GRAPH_ESCAPED);
 		nw = py_waitgraph_waiters(g, e->to, NULL, 0);

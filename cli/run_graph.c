@@ -4,204 +4,13 @@
 #include <string.h>
 
 #include "cli/report_graph.h"
-#include "cli/alike_lines.h"
 #include "cli/run_pool.h"
 #include "cli/run_probe.h"
 #include "cli/run_seen.h"
+#include "cli/run_units.h"
 #include "cli/thread_idle.h"
 #include "common/addrmap.h"
 #include "common/banned.h"
-
-/* What the samples saw of a thread or task node. */
-static void node_seen(const struct collection *c,
-		      const struct watch_tracker *t, size_t node,
-		      struct run_seen *out)
-{
-	const struct wg_node *n = &c->graph.nodes[node];
-
-	if (n->kind == WG_TASK)
-		run_seen_task(t, c->async.tasks[n->index].addr, out);
-	else if (n->kind == WG_THREAD)
-		run_seen_thread(t, &c->snap.threads[n->index], out);
-	else if (n->kind == WG_GREENLET)
-		run_seen_item(t, t ? watch_find(t, WATCH_GREENLET,
-						c->greenlets.v[n->index].addr) :
-				 NULL, out);
-	else
-		memset(out, 0, sizeof(*out));
-}
-
-/* The source line of the frame the graph blames a thread node on
- * (facts: per thread of the snapshot, or NULL). */
-static const char *unit_source(const struct collection *c,
-			       const struct run_thread_facts *facts,
-			       size_t node)
-{
-	const struct wg_node *n = &c->graph.nodes[node];
-
-	if (!facts || n->kind != WG_THREAD || !n->blame ||
-	    n->index >= c->snap.nthreads)
-		return NULL;
-	if (run_causes_own_frame(&c->snap.threads[n->index]) == n->blame)
-		return facts[n->index].source;
-	return facts[n->index].blame_source;
-}
-
-/* A thread's or task's detail after its label: where, for how long,
- * and a thread's own line's source. */
-static void add_unit_rest(struct strbuf *sb, const struct collection *c,
-			  const struct watch_tracker *t, size_t node,
-			  const struct run_thread_facts *facts)
-{
-	const char *source = unit_source(c, facts, node);
-	struct run_seen seen;
-
-	graph_add_blame(sb, c, node, GRAPH_RAW);
-	node_seen(c, t, node, &seen);
-	if (seen.state == RUN_SEEN_STUCK) {
-		strbuf_addstr(sb, " (");
-		run_seen_add(sb, &seen);
-		strbuf_addch(sb, ')');
-	}
-	if (source)
-		strbuf_addf(sb, ": %s", source);
-}
-
-/* " waited on by thread N (name) at app.py:9 in f, ..." of an object
- * that waits itself (a pool's result waits for its workers): who is
- * behind it, at most four. */
-static void add_object_waiters(struct strbuf *sb, const struct collection *c,
-			       size_t obj)
-{
-	size_t w[5], n, k;
-
-	n = py_waitgraph_waiters(&c->graph, obj, w, 5);
-	for (k = 0; k < n && k < 4; k++) {
-		strbuf_addstr(sb, k ? ", " : " waited on by ");
-		graph_add_label(sb, c, w[k], GRAPH_RAW);
-		graph_add_blame(sb, c, w[k], GRAPH_RAW);
-	}
-	if (n > 4)
-		strbuf_addstr(sb, " and more");
-}
-
-static void add_unit_detail(struct run_cause *cause,
-			    const struct collection *c,
-			    const struct watch_tracker *t, size_t node,
-			    const struct run_thread_facts *facts,
-			    struct strbuf *sb)
-{
-	graph_add_label(sb, c, node, GRAPH_RAW);
-	add_unit_rest(sb, c, t, node, facts);
-	if (c->graph.nodes[node].kind == WG_OBJECT)
-		add_object_waiters(sb, c, node);
-	run_cause_detail(cause, sb);
-}
-
-/* The members of alike waiters nodes[m[0..n)]: all threads or all
- * tasks (an object's key keeps it apart). */
-static void add_group_members(struct strbuf *sb, const struct collection *c,
-			      const size_t *nodes, const size_t *m, size_t n)
-{
-	enum wg_kind kind = c->graph.nodes[nodes[m[0]]].kind;
-	int tasks = kind != WG_THREAD;  /* named, no kernel id */
-	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
-	const char **names = xmallocarray(n, sizeof(*names));
-	size_t k;
-
-	for (k = 0; k < n; k++) {
-		const struct wg_node *nd = &c->graph.nodes[nodes[m[k]]];
-
-		if (nd->kind == WG_OBJECT)
-			CS_BUG("an object among alike waiters");
-		if (kind == WG_GREENLET) {
-			names[k] = c->greenlets.v[nd->index].name ?
-				   c->greenlets.v[nd->index].name :
-				   c->greenlets.v[nd->index].function;
-		} else if (tasks) {
-			names[k] = c->async.tasks[nd->index].name;
-		} else {
-			ids[k] = (unsigned long long)
-				 c->snap.threads[nd->index].tid;
-			names[k] = c->snap.threads[nd->index].name;
-		}
-	}
-	alike_lines_members(sb, tasks ? NULL : ids, names, n, ALIKE_GRAPH);
-	free(ids);
-	free(names);
-}
-
-/* A frame's file (whole: the line shows its base name), line and
- * function, each after its length, for a key. */
-static void key_frame(struct strbuf *sb, const struct py_frame *f)
-{
-	alike_lines_key_str(sb, f && f->code ? f->code->filename : NULL);
-	alike_lines_key_str(sb, f && f->code ? f->code->qualname : NULL);
-	strbuf_addf(sb, "%d;", f ? f->line : -2);
-}
-
-/* What makes waiter node alike another: its kind and its frames, as the
- * dump compares tasks (the same text: two code objects compiled from
- * one source are alike), then its line but for the label.  An object
- * waiting is alike none. */
-static char *waiter_key(const struct collection *c,
-			const struct watch_tracker *t, size_t node,
-			const struct run_thread_facts *facts)
-{
-	const struct wg_node *nd = &c->graph.nodes[node];
-	struct strbuf sb;
-
-	strbuf_init(&sb);
-	if (nd->kind == WG_OBJECT) {
-		strbuf_addf(&sb, "o%zu", node);
-		return strbuf_detach(&sb);
-	}
-	strbuf_addch(&sb, nd->kind == WG_TASK ? 'T' :
-			  nd->kind == WG_GREENLET ? 'G' : 't');
-	key_frame(&sb, nd->blame);
-	key_frame(&sb, nd->inner);
-	add_unit_rest(&sb, c, t, node, facts);
-	return strbuf_detach(&sb);
-}
-
-/*
- * A detail line for each of the nw waiters; three or more alike
- * (threads, or tasks, at the same place and stuck as long: a pool's
- * workers, a server's handlers) share one unless --all: "12 threads at
- * app.py:9 in work (stuck for 3.0s): 101 (w-0), ... and 7 more".
- */
-static void add_waiters(struct run_cause *cause, const struct collection *c,
-			const struct watch_tracker *t, const size_t *w,
-			size_t nw, const struct run_summary *s,
-			struct strbuf *sb)
-{
-	char **keys = xmallocarray(nw ? nw : 1, sizeof(*keys));
-	struct alike_lines g;
-	size_t k;
-
-	for (k = 0; k < nw; k++)
-		keys[k] = waiter_key(c, t, w[k], s->facts);
-	alike_lines_group(&g, keys, nw, s->apart);
-	for (k = 0; k < g.ngroups; k++) {
-		const size_t *m = g.member + g.first[k];
-		size_t n = g.first[k + 1] - g.first[k];
-
-		if (n == 1) {
-			add_unit_detail(cause, c, t, w[m[0]], s->facts, sb);
-			continue;
-		}
-		strbuf_addf(sb, "%zu %s", n,
-			    c->graph.nodes[w[m[0]]].kind == WG_TASK ?
-			    "tasks" :
-			    c->graph.nodes[w[m[0]]].kind == WG_GREENLET ?
-			    "greenlets" : "threads");
-		add_unit_rest(sb, c, t, w[m[0]], s->facts);
-		strbuf_addstr(sb, ": ");
-		add_group_members(sb, c, w, m, n);
-		run_cause_detail(cause, sb);
-	}
-	alike_lines_release(&g);
-}
 
 static void add_test(struct run_cause *cause, const struct collection *c,
 		     struct strbuf *sb)
@@ -259,7 +68,7 @@ static void add_named(const struct collection *c, size_t node,
 		addrmap_add(out, c->snap.threads[n->index].tstate);
 	if (n->kind != WG_OBJECT)
 		return;
-	/* (as many as add_object_waiters() names) */
+	/* (as many as run_unit_detail() names of an object's waiters) */
 	nw = py_waitgraph_waiters(&c->graph, node, w, 4);
 	for (k = 0; k < nw && k < 4; k++)
 		if (c->graph.nodes[w[k]].kind != WG_OBJECT)
@@ -323,7 +132,7 @@ static void pool_workers(struct run_cause *cause, const struct run_summary *s,
 			shown[nshown++] = w;
 			add_task_of(c, w, named);
 			strbuf_addstr(sb, "and its pool's ");
-			add_unit_detail(cause, c, t, w, s->facts, sb);
+			run_unit_detail(cause, c, t, w, s->facts, sb);
 		}
 	}
 	if (cause || !jobs)
@@ -388,7 +197,7 @@ static void cycles(struct run_summary *s, const struct collection *c,
 			if (g->nodes[node].kind == WG_OBJECT)
 				continue;
 			add_task_of(c, node, named);
-			add_unit_detail(cause, c, t, node, s->facts, sb);
+			run_unit_detail(cause, c, t, node, s->facts, sb);
 			add_taken(cause, c, g->cycles.cycles[i][
 				  (k + g->cycles.len[i] - 1) % g->cycles.len[i]],
 				  node, sb);
@@ -573,7 +382,7 @@ static size_t rank_held(const struct collection *c,
 
 			r[n].idle += g->nodes[w[k]].idle ||
 				     unit_idle_by_design(c, w[k]);
-			node_seen(c, t, w[k], &sn);
+			run_node_seen(c, t, w[k], &sn);
 			moving += sn.state == RUN_SEEN_MOVING;
 			if (sn.state == RUN_SEEN_STUCK && sn.stuck_for > r[n].stuck)
 				r[n].stuck = sn.stuck_for;
@@ -639,7 +448,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	for (h = 0; h < nh && h < 4; h++) {
 		add_task_of(c, holders[h], named);
 		strbuf_addstr(sb, "holder ");
-		add_unit_detail(cause, c, t, holders[h], s->facts, sb);
+		run_unit_detail(cause, c, t, holders[h], s->facts, sb);
 		/* (a holder is no stuck task of its own: its job here) */
 		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h], sb);
 	}
@@ -653,7 +462,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	 * wait below serve_forever is idle by the graph's rule. */
 	for (k = 0; k < nw; k++)
 		add_named(c, w[k], named, idle);
-	add_waiters(cause, c, t, w, nw, s, sb);
+	run_unit_waiters(cause, c, t, w, nw, s, sb);
 	if (!idle)
 		add_test(cause, c, sb);
 }

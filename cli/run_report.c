@@ -9,6 +9,7 @@
 #include "cli/alike_lines.h"
 #include "cli/report.h"
 #include "cli/thread_idle.h"
+#include "cli/watch_timers.h"
 #include "cli/watch_view.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
@@ -64,12 +65,15 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 	size_t k;
 
 	if (n == 1) {
-		(void)run_seen_describe(sb, t, first, with_addr);
+		if (run_seen_describe(sb, t, first, with_addr))
+			watch_add_timers(sb, t->items, items, m, 1, 1);
 		return;
 	}
 	add_group_subject(sb, first, n);
 	strbuf_addch(sb, ' ');
 	(void)run_seen_what(sb, t, first);
+	/* (their key has the timers' kinds: cli/watch_timers.h) */
+	watch_add_timers(sb, t->items, items, m, n, 1);
 	strbuf_addstr(sb, ": ");
 	ids = xmallocarray(n, sizeof(*ids));
 	names = xmallocarray(n, sizeof(*names));
@@ -210,6 +214,7 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		      const struct collection *c, int pid, size_t max,
 		      FILE *out, void (*line)(FILE *out, int pid, const char *s))
 {
+	static const size_t zero;
 	size_t *order = xcalloc(t->nitems, sizeof(*order));
 	size_t *items = xcalloc(t->nitems, sizeof(*items));
 	char **keys = xcalloc(t->nitems, sizeof(*keys));
@@ -235,6 +240,8 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		if (watch_by_address(it))
 			alike_lines_key_str(&sb, it->name);
 		if (run_seen_what(&sb, t, it) && !idle_item(&idle, it)) {
+			watch_add_timers(&sb, t->items, &order[k], &zero, 1,
+					 0);
 			items[nkeys] = order[k];
 			keys[nkeys++] = xstrdup(sb.buf);
 		}

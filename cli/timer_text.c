@@ -9,6 +9,8 @@
  */
 #include "cli/timer_text.h"
 
+#include <string.h>
+
 #include "common/strbuf.h"
 #include "readers/tasks.h"
 
@@ -126,4 +128,35 @@ void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
 	};
 
 	add_when(sb, count > 1 ? &many : &one, count, lo, hi, known);
+}
+
+void timer_text_tasks(struct strbuf *sb, const struct py_task *const *tasks,
+		      size_t n, double clock_s, int times)
+{
+	struct timer_span sleep, timeout;
+	size_t k;
+
+	memset(&sleep, 0, sizeof(sleep));
+	memset(&timeout, 0, sizeof(timeout));
+	for (k = 0; k < n; k++) {
+		const struct py_task *t = tasks[k];
+
+		timer_span_add(&sleep, t->sleeps, t->sleep_until);
+		/* (as the dump: a timeout only on a wait) */
+		timer_span_add(&timeout,
+			       t->waiter ? t->times_out : PY_TIMER_NONE,
+			       t->timeout_at);
+	}
+	if (times) {
+		(void)timer_text_span(sb, &sleep, 1, clock_s);
+		(void)timer_text_span(sb, &timeout, 0, clock_s);
+		return;
+	}
+	if (n && !sleep.mixed)
+		strbuf_addf(sb, ";sleep %d%s", sleep.clock,
+			    timer_text_known(sleep.clock, clock_s) &&
+			    timer_text_past_due(sleep.hi - clock_s) ?
+			    " overdue" : "");
+	if (n && !timeout.mixed)
+		strbuf_addf(sb, ";timeout %d", timeout.clock);
 }

@@ -37,4 +37,15 @@ void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
 			double hi, int known);
 
+struct py_task;
+/*
+ * Appended to sb: the sleep and the timeout of tasks[0..n) (alike ones,
+ * as a span each), in words counted from clock_s; or, without times
+ * (for the key that makes them alike), only which timers they have, on
+ * which kind of clock, and whether a sleep is past due, so that alike
+ * tasks stay alike as their times differ.
+ */
+void timer_text_tasks(struct strbuf *sb, const struct py_task *const *tasks,
+		      size_t n, double clock_s, int times);
+
 #endif

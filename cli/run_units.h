@@ -1,0 +1,35 @@
+/*
+ * What `run`'s causes say of one thread, task or greenlet node of the
+ * wait-for graph, and of a cause's waiters (cli/run_units.c).  t: what
+ * the samples saw (cli/run_sample.h), or NULL.
+ */
+#ifndef COROSCOPE_CLI_RUN_UNITS_H
+#define COROSCOPE_CLI_RUN_UNITS_H
+
+#include "cli/collect.h"
+#include "cli/run_causes.h"
+#include "cli/run_seen.h"
+
+struct watch_tracker;
+struct strbuf;
+
+/* What the samples saw of a thread, task or greenlet node (nothing of
+ * an object's). */
+void run_node_seen(const struct collection *c, const struct watch_tracker *t,
+		   size_t node, struct run_seen *out);
+/* A detail line of cause: the node's label, where it is, how long it
+ * has been stuck, a task's timers and its awaiters, a thread's source
+ * line (facts: per thread of the snapshot, or NULL), an object's
+ * waiters.  sb is scratch. */
+void run_unit_detail(struct run_cause *cause, const struct collection *c,
+		     const struct watch_tracker *t, size_t node,
+		     const struct run_thread_facts *facts, struct strbuf *sb);
+/* A detail line of cause for each of waiter nodes w[0..nw); three or
+ * more alike (at the same place and stuck as long) share one unless
+ * s->apart. */
+void run_unit_waiters(struct run_cause *cause, const struct collection *c,
+		      const struct watch_tracker *t, const size_t *w,
+		      size_t nw, const struct run_summary *s,
+		      struct strbuf *sb);
+
+#endif
