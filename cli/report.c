@@ -463,7 +463,7 @@ static void json_task(struct json *j, const struct gens_part *gp,
 	}
 	json_end_array(j);
 	json_key(j, "awaiting");
-	if (t->waiter && (t->sleeps || t->times_out)) {
+	if ((t->waiter || t->timer_scope) && (t->sleeps || t->times_out)) {
 		report_json_timed_awaiting(j, t, gp->clock_s);
 	} else if (t->waiter) {
 		key[0] = MEMO_TASK_AWAITING;

@@ -128,8 +128,7 @@ static int group_timer(const struct tree *t, const struct entry *e,
 	for (;;) {
 		const struct py_task *k = &t->a->tasks[m];
 
-		timer_span_add(&span, timeout ? k->times_out : k->sleeps,
-			       timeout ? k->timeout_at : k->sleep_until);
+		timer_span_task(&span, k, timeout);
 		if (e->count == 1 || (m = t->group_next[m]) == (size_t)-1)
 			break;
 	}
@@ -180,7 +179,7 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 				(unsigned long long)task->waiter);
 	}
 	/* (as in JSON, where the "awaiting" object says it) */
-	if (task->waiter)
+	if (py_task_wait_timeout(task))
 		(void)group_timer(t, e, 1);
 	strbuf_release(&wait);
 	fputc('\n', t->out);

@@ -28,8 +28,10 @@ void report_json_timed_awaiting(struct json *j, const struct py_task *t,
 				double clock_s)
 {
 	json_begin_object(j);
-	json_key_addr(j, "id", t->waiter);
-	json_key_string(j, "type", t->waiter_type ? t->waiter_type : "?");
+	/* (a trio task's: the CancelScope whose deadline it is) */
+	json_key_addr(j, "id", t->waiter ? t->waiter : t->timer_scope);
+	json_key_string(j, "type", !t->waiter ? "CancelScope" :
+			t->waiter_type ? t->waiter_type : "?");
 	if (t->sleeps)
 		json_timer(j, JSON_KEY_ARGS("sleep_until"),
 			   JSON_KEY_ARGS("wakes_in_s"), t->sleeps,

@@ -257,8 +257,7 @@ static void add_timeout(struct strbuf *sb, double clock_s,
 
 	memset(&span, 0, sizeof(span));
 	for (k = 0; k < n; k++)
-		timer_span_add(&span, c[m[k]].t->times_out,
-			       c[m[k]].t->timeout_at);
+		timer_span_task(&span, c[m[k]].t, 1);
 	(void)timer_text_span(sb, &span, 0, clock_s);
 }
 
@@ -403,6 +402,8 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 	}
 	add_seen(sb, first);
 	add_behind(sb, behind, "");
+	/* (a deadline of a cancel scope around the wait) */
+	add_timeout(sb, s->clock_s, c, m, n);
 	if (n > 1)
 		add_members(sb, c, m, n);
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);

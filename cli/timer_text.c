@@ -9,6 +9,7 @@
  */
 #include "cli/timer_text.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/strbuf.h"
@@ -26,15 +27,21 @@ int timer_text_known(int clock, double clock_s)
  * after the I/O callbacks ready with them). */
 #define DUE_NOW 0.1
 
-void timer_span_add(struct timer_span *s, int clock, double due)
+void timer_span_task(struct timer_span *s, const struct py_task *t,
+		     int timeout)
 {
+	int clock = timeout ? py_task_wait_timeout(t) : t->sleeps;
+	double due = timeout ? t->timeout_at : t->sleep_until;
+	int trio = t->framework && !strcmp(t->framework, "trio");
+
 	if (!s->n++) {
 		s->clock = clock;
+		s->trio = trio;
 		s->lo = s->hi = due;
 		s->mixed = clock == PY_TIMER_NONE;
 		return;
 	}
-	if (clock != s->clock)
+	if (clock != s->clock || trio != s->trio)
 		s->mixed = 1;
 	s->lo = due < s->lo ? due : s->lo;
 	s->hi = due > s->hi ? due : s->hi;
@@ -49,7 +56,8 @@ int timer_text_span(struct strbuf *sb, const struct timer_span *s,
 	if (!s->n || s->mixed)
 		return 0;
 	if (sleep)
-		timer_text_sleep(sb, s->n, s->lo - base, s->hi - base, known);
+		timer_text_sleep(sb, s->n, s->lo - base, s->hi - base, known,
+				 s->trio);
 	else
 		timer_text_timeout(sb, s->n, s->lo - base, s->hi - base,
 				   known);
@@ -68,6 +76,17 @@ struct when_words {
 	const char *in, *overdue, *around, *at;
 };
 
+/* Do lo and hi read alike with a tenth?  (Alike tasks' sleeps set in
+ * one moment differ by microseconds: "3447.2s .. 3447.2s" said none.) */
+static int differ(double lo, double hi)
+{
+	char a[64], b[64];
+
+	snprintf(a, sizeof(a), "%.1f", lo);
+	snprintf(b, sizeof(b), "%.1f", hi);
+	return strcmp(a, b) != 0;
+}
+
 /* The words, then the time (lo .. hi for alike tasks whose times
  * differ; known: they are from the read). */
 static void add_when(struct strbuf *sb, const struct when_words *w,
@@ -81,7 +100,7 @@ static void add_when(struct strbuf *sb, const struct when_words *w,
 		lo = 0;
 	if (known && hi < 0 && hi > -DUE_NOW)
 		hi = 0;
-	range = count > 1 && hi > lo;
+	range = count > 1 && differ(lo, hi);
 
 	if (!known) {
 		strbuf_addf(sb, "%s %.1f", w->at, lo);
@@ -103,7 +122,7 @@ static void add_when(struct strbuf *sb, const struct when_words *w,
 }
 
 void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
-		      int known)
+		      int known, int trio)
 {
 	static const struct when_words one = {
 		", wakes in", ", overdue by", ", due from", " until loop time"
@@ -111,8 +130,8 @@ void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
 		", wake in", ", overdue by", ", due from", " until loop time"
 	};
 
-	strbuf_addstr(sb, count > 1 ? ", sleep in asyncio.sleep" :
-		      ", sleeps in asyncio.sleep");
+	strbuf_addstr(sb, count > 1 ? ", sleep in " : ", sleeps in ");
+	strbuf_addstr(sb, trio ? "trio.sleep" : "asyncio.sleep");
 	add_when(sb, count > 1 ? &many : &one, count, lo, hi, known);
 }
 
@@ -139,13 +158,8 @@ void timer_text_tasks(struct strbuf *sb, const struct py_task *const *tasks,
 	memset(&sleep, 0, sizeof(sleep));
 	memset(&timeout, 0, sizeof(timeout));
 	for (k = 0; k < n; k++) {
-		const struct py_task *t = tasks[k];
-
-		timer_span_add(&sleep, t->sleeps, t->sleep_until);
-		/* (as the dump: a timeout only on a wait) */
-		timer_span_add(&timeout,
-			       t->waiter ? t->times_out : PY_TIMER_NONE,
-			       t->timeout_at);
+		timer_span_task(&sleep, tasks[k], 0);
+		timer_span_task(&timeout, tasks[k], 1);
 	}
 	if (times) {
 		(void)timer_text_span(sb, &sleep, 1, clock_s);

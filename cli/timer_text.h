@@ -14,15 +14,19 @@ int timer_text_known(int clock, double clock_s);
 /* A timer in_s seconds from the read (known): is it past due, its loop
  * not run since, rather than about to run it? */
 int timer_text_past_due(double in_s);
+struct py_task;
 /* One timer of alike tasks, added a task at a time (from zeroed): the
- * first's kind of clock, and the first and last due times; `mixed` once
- * one has none, or one on another kind of clock. */
+ * first's kind of clock and scheduler (trio's sleep is trio.sleep), and
+ * the first and last due times; `mixed` once one has none, or one on
+ * another kind of clock or scheduler. */
 struct timer_span {
-	int clock, mixed;
+	int clock, mixed, trio;
 	size_t n;
 	double lo, hi;
 };
-void timer_span_add(struct timer_span *s, int clock, double due);
+/* Task t's sleep, or (timeout) the timeout on its wait. */
+void timer_span_task(struct timer_span *s, const struct py_task *t,
+		     int timeout);
 /* Appended to sb: the span's words, its sleep's (sleep 1) or its
  * timeout's, counted from clock_s where known; 0 (nothing) when it is
  * mixed or has no timer. */
@@ -30,14 +34,14 @@ int timer_text_span(struct strbuf *sb, const struct timer_span *s,
 		    int sleep, double clock_s);
 /* Appended to sb: one task's timer, or the first and last of `count`
  * alike ones' (due from lo to hi: seconds from the read when known,
- * else the loop's times).  ", sleeps in asyncio.sleep, wakes in ..." */
+ * else the loop's times).  ", sleeps in asyncio.sleep, wakes in ...";
+ * trio's: ", sleeps in trio.sleep, ...". */
 void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
-		      int known);
+		      int known, int trio);
 /* ", times out in ..." */
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
 			double hi, int known);
 
-struct py_task;
 /*
  * Appended to sb: the sleep and the timeout of tasks[0..n) (alike ones,
  * as a span each), in words counted from clock_s; or, without times

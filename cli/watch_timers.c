@@ -5,12 +5,21 @@
  */
 #include "cli/watch_timers.h"
 
+#include <string.h>
+
 #include "cli/json.h"
 #include "cli/timer_text.h"
 #include "common/strbuf.h"
 #include "readers/code.h"
 
 #include "common/banned.h"
+
+/* A trio task's item (its label the task's framework). */
+static int watch_is_trio(const struct watch_item *it)
+{
+	return it->kind == WATCH_TASK && it->label &&
+	       !strcmp(it->label, "trio");
+}
 
 static void timer_set(struct watch_timer *w, int clock, double due,
 		      double clock_s)
@@ -42,14 +51,15 @@ void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 	    py_code_is(inner->code, "/asyncio/tasks.py", "sleep"))
 		o->sleep.on = 1;
 	/* (as in the dump's JSON: a timeout on a wait) */
-	timer_set(&o->timeout, task->waiter ? task->times_out : PY_TIMER_NONE,
-		  task->timeout_at, clock_s);
+	timer_set(&o->timeout, py_task_wait_timeout(task), task->timeout_at,
+		  clock_s);
 	if (!o->sleep.on)
 		return;
 	o->waits_on = NULL;
 	if (!o->idle &&
 	    !(o->sleep.known && timer_text_past_due(o->sleep.in_s)))
-		o->idle = "asleep in asyncio.sleep";
+		o->idle = task->framework ? "asleep in trio.sleep" :
+			  "asleep in asyncio.sleep";
 }
 
 /* The sleeps (sleep 1) or the timeouts of items idx[m[0..n)]: the
@@ -90,23 +100,25 @@ static int timer_range(const struct watch_item *items, const size_t *idx,
 void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 		      const size_t *idx, const size_t *m, size_t n, int times)
 {
+	/* (alike items have one label: trio's tasks apart) */
+	int trio = n && watch_is_trio(&items[idx[m[0]]]);
+	const char *in = trio ? "trio.sleep" : "asyncio.sleep";
 	double lo, hi;
 	int known, timed;
 
 	if (timer_range(items, idx, m, n, 1, &lo, &hi, &known, &timed)) {
-		if (times && timed)
-			timer_text_sleep(sb, n, lo, hi, known);
-		else if (times)
-			strbuf_addstr(sb, n > 1 ? ", sleep in asyncio.sleep" :
-				      ", sleeps in asyncio.sleep");
-		else
-			strbuf_addstr(sb, !timed ? ", sleeps in asyncio.sleep "
-						   "(no timer)" :
-				      !known ? ", sleeps in asyncio.sleep "
-					       "(loop time)" :
-				      timer_text_past_due(hi) ?
-				      ", sleeps in asyncio.sleep, overdue" :
-				      ", sleeps in asyncio.sleep");
+		if (times && timed) {
+			timer_text_sleep(sb, n, lo, hi, known, trio);
+		} else {
+			strbuf_addstr(sb, n > 1 && times ? ", sleep in " :
+				      ", sleeps in ");
+			strbuf_addstr(sb, in);
+			if (!times)
+				strbuf_addstr(sb, !timed ? " (no timer)" :
+					      !known ? " (loop time)" :
+					      timer_text_past_due(hi) ?
+					      ", overdue" : "");
+		}
 	}
 	if (timer_range(items, idx, m, n, 0, &lo, &hi, &known, &timed) &&
 	    times)

@@ -65,9 +65,9 @@ static int monotonic_clock(struct pyproc *py, uint64_t loop)
  * monotonic clock): a due time beyond this is no time it keeps. */
 #define TIMER_MAX_SECONDS 1e12
 
-/* A due time: a float (its type checked: _when could be anything a
- * loop of its own computes), 0 read or -1. */
-static int due_float(struct pyproc *py, uint64_t v, double *out)
+/* (readers/tasks.h; its type checked: _when could be anything a loop
+ * of its own computes) */
+int py_timer_due(struct pyproc *py, uint64_t v, double *out)
 {
 	uint64_t type;
 	const char *tn;
@@ -85,11 +85,11 @@ static int due_float(struct pyproc *py, uint64_t v, double *out)
 	return 0;
 }
 
-/* A handle's float attribute `name`, as due_float(). */
+/* A handle's float attribute `name`, as py_timer_due(). */
 static int handle_float(struct pyproc *py, uint64_t h, const char *name,
 			double *out)
 {
-	return due_float(py, pyobj_own_or_0(py, h, name), out);
+	return py_timer_due(py, pyobj_own_or_0(py, h, name), out);
 }
 
 /* Which kind of timer calls fn (for a bound method, its function). */
@@ -263,7 +263,7 @@ static int uv_handle_due(struct pyproc *py, uint64_t h,
 	if ((uint32_t)f[UV_CANCELLED] || f[UV_LOOP] != t->loop ||
 	    kind_of(py, f[UV_CALLBACK], cbs) != k ||
 	    pyseq_items(py, f[UV_ARGS], &fut, 1, &n, NULL) < 0 || n < 1 ||
-	    fut != t->waiter || due_float(py, f[UV_WHEN], when) < 0)
+	    fut != t->waiter || py_timer_due(py, f[UV_WHEN], when) < 0)
 		return 1;
 	return 0;
 }

@@ -86,9 +86,25 @@ struct py_task {
 	 * timers were read, nor where its handle had fired: asleep there
 	 * with no timer means its loop has not run since. */
 	int timers_unread;
+	/* trio (readers/trio_timers.c): the CancelScope whose deadline is
+	 * the sleep's, else the first timeout's; 0 for none.  trio's
+	 * times, less its clock's offset where that is the default
+	 * SystemClock's (time.monotonic() then). */
+	uint64_t timer_scope;
 };
 
 enum { PY_TIMER_NONE, PY_TIMER_MONOTONIC, PY_TIMER_OWN_CLOCK };
+
+/* A due time from float object v (finite, within what a clock keeps):
+ * 0 read into *out, or -1 (no float, inf: no timer). */
+int py_timer_due(struct pyproc *py, uint64_t v, double *out);
+
+/* The clock of a timeout on the task's wait (as the dump says it: none
+ * on a task that awaits nothing, running). */
+static inline int py_task_wait_timeout(const struct py_task *t)
+{
+	return t->waiter || t->timer_scope ? t->times_out : PY_TIMER_NONE;
+}
 
 /* An object of readers/waitables.h and its kind (enum py_prim_kind). */
 struct py_waitable {

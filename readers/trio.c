@@ -238,5 +238,6 @@ int py_trio_finish(struct py_trio_scan *b, const struct py_snapshot *snap,
 		    py_async_task(a, parent))
 			t->awaited_by[t->nawaited_by++] = parent;
 	}
+	py_trio_read_timers(py, a, first);
 	return 0;
 }

@@ -52,4 +52,8 @@ void py_trio_scan_release(struct py_trio_scan *s);
 int py_trio_take(struct pyproc *py, const struct py_snapshot *snap,
 		 struct py_async *a, struct cs_err *err);
 
+/* (readers/trio_timers.c) The sleeps and deadlines of trio tasks
+ * a->tasks[first..]: py_task.sleeps, .times_out, .timer_scope. */
+void py_trio_read_timers(struct pyproc *py, struct py_async *a, size_t first);
+
 #endif

@@ -764,11 +764,11 @@ def _without_wakes_in(task):
     return task
 
 
-# ", sleeps in asyncio.sleep, wakes in 598.1s" and the like: when from the
+# ", sleeps in asyncio.sleep, wakes in 598.1s" (trio.sleep) and the like: when from the
 # read (or, in a core, the loop's own time) follows the phrase; and
 # ", times out in 898.1s" (", timeout overdue by 1.0s", ...) ends it.
-SLEEP_TIME = re.compile(r"^(.*, sleeps? in asyncio\.sleep)(?:,| until) .*$",
-                        re.M)
+SLEEP_TIME = re.compile(r"^(.*, sleeps? in (?:asyncio|trio)\.sleep)"
+                        r"(?:,| until) .*$", re.M)
 TIMEOUT_TIME = re.compile(r"^(.*?), (?:times? out|timeouts?) .*$", re.M)
 
 

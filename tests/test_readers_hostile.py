@@ -317,3 +317,31 @@ def test_lying_primitives_say_no_more_than_they_can(keeper, interp):
     assert len(waits) == 1 and "\x1b" not in text.stdout and \
         "\x07" not in text.stdout and "\u202e" not in text.stdout and \
         "[2J\nEvent" not in text.stdout, waits
+
+
+# ---------------------------------------------------------------------------
+# hostile_trio: trio tasks whose cancel scopes lie
+
+def test_lying_trio_deadlines_say_nothing_wrong(keeper, interp):
+    """Fake trio tasks (readers/trio_timers.c): a cancel status that is
+    its own parent with a NaN deadline and a str for a shield, a chain of
+    100 statuses (only the first 64 followed: the deadline of the 64th,
+    less its SystemClock's offset), a deadline no clock keeps on a clock
+    whose offset is a str, a sleep_until() whose deadline is a str, a
+    cancel status that is an int: no hang, no crash, and no timer but
+    the one the bound leaves."""
+    target = keeper.start_target(interp, "hostile_trio.py")
+    res = run_coroscope("dump", "--json", target.pid)
+    assert res.returncode == 0, res
+    tasks = dict((t["name"], t) for t in res.json()["tasks"]
+                 if t["framework"] == "trio")
+    assert sorted(tasks) == ["bad-sleep", "deep", "huge", "looped",
+                             "not-status"], tasks
+    for name in ("looped", "huge", "bad-sleep", "not-status"):
+        assert tasks[name]["awaiting"] is None, tasks[name]
+    waits = tasks["deep"]["awaiting"]
+    assert waits["type"] == "CancelScope", waits
+    assert waits["timeout_at"] == 5000.0 - 63 - 100.0, waits
+    assert "sleep_until" not in waits, waits
+    text = run_coroscope("dump", target.pid)
+    assert text.returncode == 0, text
