@@ -15,7 +15,8 @@
  *
  * A loop that keeps its timers elsewhere (uvloop's, in C) has no
  * _scheduled: a task there is read from its side (frame_timers()
- * below).  So is a task asleep whose timer its loop took off the heap
+ * below).  anyio's cancel scopes are read from the task's side on any
+ * loop (readers/anyio_timers.c).  So is a task asleep whose timer its loop took off the heap
  * to run and then blocked.
  */
 #include "readers/tasks_internal.h"
@@ -428,10 +429,11 @@ void tasks_read_timers(struct builder *b)
 	struct py_async *a = b->out;
 	struct timer_loop loops[TIMER_MAX_LOOPS];
 	struct addrmap waiters;   /* a task's waiter -> its index + 1 */
+	struct addrmap anyio;     /* a task -> anyio's TaskState */
 	struct timer_cbs cbs;
 	uint64_t sched;
 	size_t i, k, n, nloops = 0;
-	int indexed = 0;
+	int indexed = 0, with_anyio;
 
 	/* The asyncio tasks' loops (alike tasks come in a row, on one
 	 * loop: the last one found is compared first). */
@@ -465,17 +467,26 @@ void tasks_read_timers(struct builder *b)
 				    &indexed, &cbs);
 	}
 	addrmap_release(&waiters);
+	addrmap_init(&anyio);
+	with_anyio = tasks_anyio_states(b->py, a, &anyio);
 	/* (bounded: each task once, against at most TIMER_MAX_LOOPS; a
 	 * task on no loop found, past that bound, is left) */
 	for (i = 0, k = 0; i < a->ntasks; i++) {
 		struct py_task *t = &a->tasks[i];
+		double when;
 
 		if (t->framework || !t->loop)
 			continue;
 		if (k >= nloops || loops[k].loop != t->loop)
 			for (k = 0; k < nloops && loops[k].loop != t->loop; k++)
 				;
-		if (k < nloops)
-			frame_timers(b, t, &loops[k], &cbs);
+		if (k >= nloops)
+			continue;
+		frame_timers(b, t, &loops[k], &cbs);
+		/* anyio's cancel scopes, on any loop */
+		if (with_anyio && t->waiter &&
+		    tasks_anyio_timeout(b->py, &anyio, t, &when) == 0)
+			set_timeout(t, when, loops[k].clock);
 	}
+	addrmap_release(&anyio);
 }

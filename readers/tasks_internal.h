@@ -55,6 +55,14 @@ struct builder {
 
 /* The timers of the tasks' loops (readers/task_timers.c). */
 void tasks_read_timers(struct builder *b);
+/* (readers/anyio_timers.c) Into out, each task of a that anyio's asyncio
+ * backend keeps a TaskState for -> that TaskState: 1, or 0 when anyio
+ * keeps none.  The first deadline of the cancel scopes task t is in,
+ * in its loop's time: 0 with *when, or -1 for none. */
+int tasks_anyio_states(struct pyproc *py, const struct py_async *a,
+		       struct addrmap *out);
+int tasks_anyio_timeout(struct pyproc *py, const struct addrmap *states,
+			const struct py_task *t, double *when);
 
 /* Lookups started this many generators (or tasks) ahead of their use. */
 #define PREFETCH_AHEAD 16

@@ -345,3 +345,27 @@ def test_lying_trio_deadlines_say_nothing_wrong(keeper, interp):
     assert "sleep_until" not in waits, waits
     text = run_coroscope("dump", target.pid)
     assert text.returncode == 0, text
+
+
+# ---------------------------------------------------------------------------
+# hostile_anyio: anyio cancel scopes that lie
+
+def test_lying_anyio_deadlines_say_nothing_wrong(keeper, interp):
+    """anyio's TaskStates of asyncio tasks (readers/anyio_timers.c): a
+    scope that is its own parent with a NaN deadline and a str for a
+    shield, a chain of 100 scopes (only the first 64 followed: the 64th's
+    deadline), a deadline no loop keeps, one that is a str, a scope that
+    is an int: no hang, no crash, and no timeout but the one the bound
+    leaves."""
+    target = keeper.start_target(interp, "hostile_anyio.py")
+    res = run_coroscope("dump", "--json", target.pid)
+    assert res.returncode == 0, res
+    tasks = [t for t in res.json()["tasks"]
+             if t["stack"] and t["stack"][-1]["function"] == "park"]
+    assert len(tasks) == 5, res.json()["tasks"]
+    timed = [t["awaiting"] for t in tasks if "timeout_at" in t["awaiting"]]
+    assert len(timed) == 1, tasks
+    assert abs(timed[0]["timeout_at"] - target.ready["deep"]) < 0.001, \
+        (timed, target.ready)
+    text = run_coroscope("dump", target.pid)
+    assert text.returncode == 0, text

@@ -263,6 +263,40 @@ def test_tasks_asleep_on_uvloop_say_when_they_wake(keeper):
                      res.stdout, re.M), res.stdout
 
 
+WITH_ANYIO = interpreters_importing(("3.11-debian",), "anyio, uvloop")
+
+
+@pytest.mark.skipif(not WITH_ANYIO, reason="anyio and uvloop are not "
+                    "installed for Debian's python3.11 (python3-anyio, "
+                    "python3-uvloop)")
+@pytest.mark.parametrize("loop", ("asyncio", "uvloop"))
+def test_anyio_deadlines_end_the_waits(keeper, loop):
+    """anyio's move_on_after() and fail_after() on its asyncio backend
+    (its cancel scopes, read from the task's side: anyio's TaskState
+    for it, out along the scopes' parents): a task waiting inside one
+    says when its deadline ends the wait, the first to come of nested
+    ones, none past a shielded scope, and a task group's children the
+    deadline of the scope the group was opened in; on asyncio's loop and
+    on uvloop's.  Before, none of them had a timeout."""
+    target = keeper.start_target(WITH_ANYIO[0], "anyio_deadlines.py", loop)
+    due = target.ready["due"]
+    before = time.monotonic()
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    after = time.monotonic()
+    tasks = dict((t["name"], t) for t in doc["tasks"])
+    for name, want in (("waiter", "waiter"), ("nested", "nested"),
+                       ("opener", "opener"), ("child-0", "opener"),
+                       ("child-1", "opener")):
+        check_in(tasks[name]["awaiting"], "timeout_at", "times_out_in_s",
+                 due[want], before, after)
+    for name in ("holder", "shielded"):
+        assert "timeout_at" not in tasks[name]["awaiting"], tasks[name]
+    text = run_coroscope("dump", target.pid).stdout
+    assert re.search(r"\(T\) waiter 0x[0-9a-f]+ pending, waits for "
+                     r"asyncio\.Event \(not set, \d+ waiters\), times out "
+                     r"in 59\d\.\ds$", text, re.M), text
+
+
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
 def test_watch_calls_a_task_asleep_on_a_loop_unread_idle(keeper, ident):
     """A loop whose timers coroscope cannot read (its _scheduled no list;
