@@ -8,6 +8,7 @@
 
 #include "attach/live.h"
 #include "cli/child_pipes.h"
+#include "cli/collect_deadlines.h"
 #include "cli/collect_tids.h"
 #include "cli/source.h"
 #include "common/addrmap.h"
@@ -539,6 +540,9 @@ static int collect(struct collection *c, const struct collect_options *opt,
 		stopped_at = live_stopped_at_ms(c->ms);
 		if (stopped_at > 0)
 			read_at = stopped_at;
+		/* (its threads still stopped in their calls) */
+		if (ret == 0)
+			collect_deadlines(c);
 		live_resume(c->ms);
 		c->clock_s = procfs_same_clock(c->pid) ? read_at / 1e3 : 0;
 		c->left_ran = live_left_ran(c->ms);
@@ -738,6 +742,7 @@ void collection_release(struct collection *c)
 	py_waitgraph_release(&c->graph);
 	free(c->child_pipes);
 	free(c->left_pipes);
+	free(c->deadlines);
 	py_async_release(&c->async);
 	py_greenlets_release(&c->greenlets);
 	py_snapshot_release(&c->snap);

@@ -112,7 +112,19 @@ struct collection {
 	 * time namespace). */
 	double clock_s;
 	double stop_ms;            /* stopping the threads (live_stop_ms) */
+	/* A live target's threads whose sleep or timed wait ends of itself
+	 * (cli/collect_deadlines.h); owned. */
+	struct thread_deadline *deadlines;
+	size_t ndeadlines, deadlines_alloc;
 	struct collect_options opt;
+};
+
+/* When a stopped thread's sleep (time.sleep()) or timed wait (a lock's
+ * acquire with a timeout) ends, in seconds from the stop. */
+struct thread_deadline {
+	int tid;
+	int sleep;
+	double in_s;
 };
 
 /*

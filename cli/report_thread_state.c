@@ -5,6 +5,7 @@
  * write short (attach/live.h).
  */
 #include "cli/report.h"
+#include "cli/collect_deadlines.h"
 
 #include "attach/regs.h"
 #include "cli/child_pipes.h"
@@ -81,10 +82,15 @@ void report_text_thread_state(FILE *out, const struct collection *c, int tid)
 	double s = offcpu_of(&c->offcpu, tid);
 	const struct cs_thread *t = report_left_running(c, tid);
 
+	const struct thread_deadline *d = collect_deadline_of(c, tid);
+
 	if (s == OFFCPU_RUNNING)
 		fputs(" (running)", out);
 	else if (s >= 0)
 		fprintf(out, " (last ran %.1fs ago)", s);
+	if (d)
+		fprintf(out, d->sleep ? " (sleeps, wakes in %.1fs)" :
+			" (times out in %.1fs)", d->in_s);
 	if (!t)
 		return;
 	fprintf(out, " (left running: a stop would cut short its %s(2) to "
@@ -114,11 +120,24 @@ void report_json_thread_state(struct json *j, const struct collection *c,
 	const struct cs_thread *t = report_left_running(c, tid);
 	const struct left_pipe *lp;
 
+	const struct thread_deadline *d = collect_deadline_of(c, tid);
+
 	json_key(j, "off_cpu_s");
 	if (s == OFFCPU_RUNNING)
 		json_double(j, 0);
 	else if (s >= 0)
 		json_double(j, s);
+	else
+		json_null(j);
+	/* (cli/collect_deadlines.c) */
+	json_key(j, "wakes_in_s");
+	if (d && d->sleep)
+		json_double(j, d->in_s);
+	else
+		json_null(j);
+	json_key(j, "times_out_in_s");
+	if (d && !d->sleep)
+		json_double(j, d->in_s);
 	else
 		json_null(j);
 	json_key(j, "left_running");

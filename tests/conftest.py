@@ -738,16 +738,21 @@ OFF_CPU_MARK = re.compile(
     r"^(Thread \d+[^\n]*?) \((?:last ran \d+\.\ds ago|running)\)", re.M)
 
 
+# A thread's members that move with the moment of the reading.
+THREAD_MOMENT = ("off_cpu_s", "wakes_in_s", "times_out_in_s")
+
+
 def without_moment(doc):
     """A copy of a dump's document less what differs from one reading to
-    the next: its stats, each thread's off_cpu_s and each task's
-    wakes_in_s and times_out_in_s (its sleep_until and timeout_at, in the
-    loop's clock, stay)."""
+    the next: its stats, each thread's off_cpu_s, wakes_in_s and
+    times_out_in_s, and each task's wakes_in_s and times_out_in_s (its
+    sleep_until and timeout_at, in the loop's clock, stay)."""
     doc = dict(doc)
     doc.pop("stats", None)
     if "threads" in doc:
         doc["threads"] = [dict((k, v) for k, v in t.items()
-                               if k != "off_cpu_s") for t in doc["threads"]]
+                               if k not in THREAD_MOMENT)
+                          for t in doc["threads"]]
     if "tasks" in doc:
         doc["tasks"] = [_without_wakes_in(t) for t in doc["tasks"]]
     return doc
@@ -772,10 +777,16 @@ SLEEP_TIME = re.compile(r"^(.*, sleeps? in (?:asyncio|trio)\.sleep)"
 TIMEOUT_TIME = re.compile(r"^(.*?), (?:times? out|timeouts?) .*$", re.M)
 
 
+# " (sleeps, wakes in 598.9s)", " (times out in 698.9s)" of a thread
+DEADLINE_MARK = re.compile(
+    r"^(Thread \d+[^\n]*?) \((?:sleeps, wakes|times out) in \d+\.\ds\)",
+    re.M)
+
+
 def without_off_cpu_marks(text):
     """A text dump less its threads' "(last ran 1.2s ago)" and
-    "(running)" marks."""
-    return OFF_CPU_MARK.sub(r"\1", text)
+    "(running)" marks, and when their sleeps and timed waits end."""
+    return DEADLINE_MARK.sub(r"\1", OFF_CPU_MARK.sub(r"\1", text))
 
 
 def without_moment_marks(text):

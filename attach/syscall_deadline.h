@@ -1,0 +1,32 @@
+/*
+ * When a thread stopped inside a system call will come out of it of its
+ * own accord: the timeout of the sleep or wait it is in, from its
+ * registers at the stop and the time value its arguments point to
+ * (x86-64; attach/syscall_deadline.c).
+ */
+#ifndef COROSCOPE_ATTACH_SYSCALL_DEADLINE_H
+#define COROSCOPE_ATTACH_SYSCALL_DEADLINE_H
+
+#include "attach/memsrc.h"
+
+enum cs_deadline_clock {
+	CS_DEADLINE_NONE,        /* no timeout, or none that can be known */
+	CS_DEADLINE_MONOTONIC,   /* `at`: CLOCK_MONOTONIC seconds */
+	CS_DEADLINE_REALTIME,    /* `at`: CLOCK_REALTIME seconds */
+	CS_DEADLINE_LEFT,        /* `at`: seconds left at the stop */
+};
+
+struct cs_deadline {
+	enum cs_deadline_clock clock;
+	double at;
+	int sleep;     /* a sleep (nothing to wait for but the time), not
+			  a wait's timeout */
+	long call;     /* the system call's number */
+};
+
+/* The deadline of stopped thread t, its time value read through ms:
+ * out->clock CS_DEADLINE_NONE when it has none. */
+void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
+			struct cs_deadline *out);
+
+#endif

@@ -1,0 +1,60 @@
+"""When a thread's sleep or timed wait ends of itself.
+
+targets/timed_threads.py parks threads in time.sleep(600), a lock's
+acquire(timeout=700), Event.wait(800), Queue.get(timeout=900), a
+select() of a pipe for 1000 s, and an acquire() with no timeout.  Read
+from the system call each is stopped in (clock_nanosleep() to an
+absolute time from 3.11, select() of no descriptors before; futex waits
+to an absolute time on CLOCK_REALTIME or CLOCK_MONOTONIC by version;
+select()'s time left), the dump says when each ends: in seconds from the
+stop, which the test brackets with its own clock around the read,
+against time.monotonic() plus the seconds the target recorded just
+before each call.  The text dump comes second: by then the first dump's
+stop had the futex waits restarted through restart_syscall(), whose
+registers are still the futex call's.  Before, nothing: a thread in a 600 s sleep looked as
+stuck as one in an acquire() that never ends.  Every interpreter.
+"""
+
+import re
+import time
+
+from conftest import run_coroscope
+
+# Between the target's record and its call: a few statements (and a
+# lock's acquire() converts its timeout on the way).
+SLACK = 0.5
+# The document's seconds are rounded to the millisecond.
+ROUND = 0.0006
+
+SLEEPS = {"sleeper": True, "acquirer": False, "event": False,
+          "getter": False, "selector": False}
+
+
+def test_threads_say_when_their_waits_end(keeper, interp):
+    target = keeper.start_target(interp, "timed_threads.py")
+    tids, due = target.ready["tids"], target.ready["due"]
+    before = time.monotonic()
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    after = time.monotonic()
+    threads = dict((t["tid"], t) for t in doc["threads"])
+    for name, sleep in SLEEPS.items():
+        t = threads[tids[name]]
+        key, other = (("wakes_in_s", "times_out_in_s") if sleep else
+                      ("times_out_in_s", "wakes_in_s"))
+        assert t[other] is None, (name, t)
+        assert due[name] - after - ROUND <= t[key] <= \
+            due[name] + SLACK - before + ROUND, (name, t, before, after)
+    untimed = threads[tids["forever"]]
+    assert untimed["wakes_in_s"] is None, untimed
+    assert untimed["times_out_in_s"] is None, untimed
+
+    text = run_coroscope("dump", target.pid).stdout
+    for name, sleep in SLEEPS.items():
+        m = re.search(r'^Thread %d "%s" .*\((sleeps, wakes|times out) in '
+                      r'([0-9.]+)s\)$' % (tids[name], name), text, re.M)
+        assert m, (name, text)
+        assert m.group(1) == ("sleeps, wakes" if sleep else "times out"), \
+            (name, m.group(0))
+        assert float(m.group(2)) <= due[name] - before + SLACK, m.group(0)
+    assert re.search(r'^Thread %d "forever"[^(\n]*(\(last ran [0-9.]+s '
+                     r'ago\))?$' % tids["forever"], text, re.M), text
