@@ -6,9 +6,10 @@
  * (orig_rax) and its arguments.  Which calls tell their end:
  *
  * - clock_nanosleep(clock, TIMER_ABSTIME, &t): the absolute time t on
- *   CLOCK_MONOTONIC or CLOCK_REALTIME (time.sleep() from 3.11); a
- *   relative one's end is kept by the kernel (its restart block), not
- *   readable;
+ *   CLOCK_MONOTONIC or CLOCK_REALTIME (time.sleep() from 3.11).  A
+ *   relative one (nanosleep(), C's sleep()) writes the time left to its
+ *   `rem` when interrupted, but then waits on in restart_syscall(),
+ *   whose registers cannot be told from another call's: not read;
  * - futex(FUTEX_WAIT_BITSET) with a timeout, and futex_waitv(): an
  *   absolute time, on CLOCK_REALTIME where FUTEX_CLOCK_REALTIME says so
  *   (sem_timedwait(), a lock's acquire with a timeout up to 3.10), else
@@ -73,33 +74,54 @@ static uint64_t futex_cmd(uint64_t op)
 	return op & ~(uint64_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME_FLAG);
 }
 
+/* A FUTEX_WAIT_BITSET wait's registers: the op exactly that (its flags
+ * aside) and a bitset, which the kernel refuses to be 0 (glibc passes
+ * all ones). */
+static int futex_bitset_wait(const uint64_t *r)
+{
+	return futex_cmd((uint32_t)r[CS_REG_RSI]) == FUTEX_WAIT_BITSET_CMD &&
+	       (uint32_t)r[CS_REG_R9] != 0;
+}
+
 /*
  * A thread in restart_syscall(2) whose registers are a futex(2) wait's:
  * a timed futex wait that a stop interrupted (ours, an earlier dump's)
  * is restarted through the kernel's restart block, but its registers
  * keep the call's arguments.  So does any call restarted so (a
  * relative nanosleep(), a poll()), whose arguments could look alike:
- * the op must be FUTEX_WAIT_BITSET with no other bit, the futex word
- * aligned and still holding the value waited on (a wait ends when it
- * changes), the time value aligned.
+ * the op must be FUTEX_WAIT_BITSET with no other bit and a bitset, the
+ * futex word aligned and still holding the value waited on (a wait ends
+ * when it changes), the time value aligned.
  */
 static int restarted_futex_wait(struct memsrc *ms, const uint64_t *r)
 {
 	uint8_t word[4];
 
-	if (futex_cmd(r[CS_REG_RSI]) != FUTEX_WAIT_BITSET_CMD ||
-	    !r[CS_REG_RDI] || (r[CS_REG_RDI] & 3) || !r[CS_REG_R10] ||
-	    (r[CS_REG_R10] & 7) ||
+	if (!futex_bitset_wait(r) || !r[CS_REG_RDI] || (r[CS_REG_RDI] & 3) ||
+	    !r[CS_REG_R10] || (r[CS_REG_R10] & 7) ||
 	    memsrc_read(ms, r[CS_REG_RDI], word, sizeof(word), NULL) < 0)
 		return 0;
 	return le_u32(word) == (uint32_t)r[CS_REG_RDX];
 }
 
+/* The kernel reads these arguments as 32-bit ints. */
 static enum cs_deadline_clock clock_of(uint64_t id)
 {
-	return id == CLOCK_ID_MONOTONIC ? CS_DEADLINE_MONOTONIC :
-	       id == CLOCK_ID_REALTIME ? CS_DEADLINE_REALTIME :
+	return (uint32_t)id == CLOCK_ID_MONOTONIC ? CS_DEADLINE_MONOTONIC :
+	       (uint32_t)id == CLOCK_ID_REALTIME ? CS_DEADLINE_REALTIME :
 	       CS_DEADLINE_NONE;
+}
+
+/* Is rax at the stop a call's "to be restarted" (ERESTARTSYS,
+ * ERESTARTNOINTR, ERESTARTNOHAND, ERESTART_RESTARTBLOCK): the stop
+ * interrupted it?  A thread stopped on its way out of a call that had
+ * ended (a futex wait woken) keeps the call's number in orig_rax too,
+ * and its result in rax: it waits no longer. */
+static int interrupted(uint64_t rax)
+{
+	int64_t e = (int64_t)rax;
+
+	return e == -512 || e == -513 || e == -514 || e == -516;
 }
 
 void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
@@ -113,12 +135,13 @@ void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
 	long nr;
 
 	memset(out, 0, sizeof(*out));
-	if (!t->has_regs || t->left_running || !cs_thread_syscall(t, &nr))
+	if (!t->has_regs || t->left_running || !cs_thread_syscall(t, &nr) ||
+	    !interrupted(r[CS_REG_RAX]))
 		return;
 	out->call = nr;
 	switch (nr) {
 	case NR_CLOCK_NANOSLEEP:
-		if (r[CS_REG_RSI] & TIMER_ABSTIME_FLAG) {
+		if ((uint32_t)r[CS_REG_RSI] & TIMER_ABSTIME_FLAG) {
 			clock = clock_of(r[CS_REG_RDI]);
 			at = r[CS_REG_RDX];
 		}
@@ -129,7 +152,7 @@ void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
 		/* (a restarted call: only a futex wait's registers) */
 		if (nr == NR_RESTART_SYSCALL && !restarted_futex_wait(ms, r))
 			return;
-		if (futex_cmd(r[CS_REG_RSI]) == FUTEX_WAIT_BITSET_CMD) {
+		if (futex_bitset_wait(r)) {
 			clock = r[CS_REG_RSI] & FUTEX_CLOCK_REALTIME_FLAG ?
 				CS_DEADLINE_REALTIME : CS_DEADLINE_MONOTONIC;
 			at = r[CS_REG_R10];
@@ -145,7 +168,7 @@ void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
 		sub = nr == NR_SELECT ? 1e6 : 1e9;
 		clock = CS_DEADLINE_LEFT;
 		at = r[CS_REG_R8];
-		out->sleep = r[CS_REG_RDI] == 0;   /* no descriptors */
+		out->sleep = (uint32_t)r[CS_REG_RDI] == 0; /* no descriptors */
 		break;
 	case NR_PPOLL:
 		clock = CS_DEADLINE_LEFT;

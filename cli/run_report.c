@@ -72,7 +72,7 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 	add_group_subject(sb, first, n);
 	strbuf_addch(sb, ' ');
 	(void)run_seen_what(sb, t, first);
-	/* (their key has the timers' kinds: cli/watch_timers.h) */
+	/* (their key has their timers' kinds: seen_of()) */
 	watch_add_timers(sb, t->items, items, m, n, 1);
 	strbuf_addstr(sb, ": ");
 	ids = xmallocarray(n, sizeof(*ids));
@@ -240,8 +240,12 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		if (watch_by_address(it))
 			alike_lines_key_str(&sb, it->name);
 		if (run_seen_what(&sb, t, it) && !idle_item(&idle, it)) {
+			/* (the kinds of its timers, not their times: a
+			 * group's line says them as a range) */
 			watch_add_timers(&sb, t->items, &order[k], &zero, 1,
 					 0);
+			if (it->timeout.on)
+				strbuf_addstr(&sb, ";timeout");
 			items[nkeys] = order[k];
 			keys[nkeys++] = xstrdup(sb.buf);
 		}

@@ -110,21 +110,27 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 		strbuf_addf(sb, ": %s", source);
 }
 
-/* The task nodes waiting on task node into w (at most max); how many
- * there are in all. */
-static size_t task_awaiters(const struct collection *c, size_t node,
-			    size_t *w, size_t max)
-{
-	size_t all[9], n, k, nt = 0;
+/* Waiters of a task looked at for the tasks among them. */
+#define AWAITERS_LOOKED_AT 9
 
-	n = py_waitgraph_waiters(&c->graph, node, all, 9);
-	for (k = 0; k < n && k < 9; k++) {
+/* The task nodes waiting on task node into w (at most max); how many
+ * of the first AWAITERS_LOOKED_AT waiters are tasks, and into *more
+ * whether there are waiters past those. */
+static size_t task_awaiters(const struct collection *c, size_t node,
+			    size_t *w, size_t max, int *more)
+{
+	size_t all[AWAITERS_LOOKED_AT], n, k, nt = 0;
+
+	n = py_waitgraph_waiters(&c->graph, node, all, AWAITERS_LOOKED_AT);
+	for (k = 0; k < n && k < AWAITERS_LOOKED_AT; k++) {
 		if (c->graph.nodes[all[k]].kind != WG_TASK)
 			continue;
 		if (nt < max)
 			w[nt] = all[k];
 		nt++;
 	}
+	if (more)
+		*more = n > AWAITERS_LOOKED_AT;
 	return nt;
 }
 
@@ -141,14 +147,15 @@ static void add_task_awaiters(struct strbuf *sb, const struct collection *c,
 			      enum unit_timers how)
 {
 	size_t w[2], *first, k, nw;
+	int more;
 
 	if (c->graph.nodes[nodes[m[0]]].kind != WG_TASK)
 		return;
-	nw = task_awaiters(c, nodes[m[0]], w, 2);
+	nw = task_awaiters(c, nodes[m[0]], w, 2, &more);
 	if (!nw)
 		return;
 	if (how == TIMERS_KEY) {
-		strbuf_addf(sb, ";awaited by %zu", nw);
+		strbuf_addf(sb, ";awaited by %zu%s", nw, more ? "+" : "");
 		key_frame(sb, c->graph.nodes[w[0]].blame);
 		key_frame(sb, c->graph.nodes[w[0]].inner);
 		add_tasks_timers(sb, c, w, NULL, 1, TIMERS_KEY);
@@ -158,9 +165,14 @@ static void add_task_awaiters(struct strbuf *sb, const struct collection *c,
 		/* each one's first awaiter, for their timers */
 		first = xmallocarray(n, sizeof(*first));
 		for (k = 0; k < n; k++)
-			if (!task_awaiters(c, nodes[m[k]], &first[k], 1))
+			if (!task_awaiters(c, nodes[m[k]], &first[k], 1, NULL))
 				first[k] = w[0];
-		strbuf_addstr(sb, ", each awaited by a task");
+		/* (alike: each awaited by as many, their key says) */
+		if (nw == 1)
+			strbuf_addstr(sb, ", each awaited by a task");
+		else
+			strbuf_addf(sb, ", each awaited by %zu%s tasks, the "
+				    "first", nw, more ? " or more" : "");
 		graph_add_blame(sb, c, w[0], GRAPH_RAW);
 		add_tasks_timers(sb, c, first, NULL, n, how);
 		free(first);
@@ -173,7 +185,10 @@ static void add_task_awaiters(struct strbuf *sb, const struct collection *c,
 		add_tasks_timers(sb, c, &w[k], NULL, 1, how);
 	}
 	if (nw > 2)
-		strbuf_addf(sb, " and %zu more", nw - 2);
+		strbuf_addf(sb, " and %zu%s more", nw - 2,
+			    more ? " or more" : "");
+	else if (more)
+		strbuf_addstr(sb, " and maybe more");
 }
 
 /* " waited on by thread N (name) at app.py:9 in f, ..." of an object

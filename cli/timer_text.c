@@ -60,7 +60,7 @@ int timer_text_span(struct strbuf *sb, const struct timer_span *s,
 				 s->trio);
 	else
 		timer_text_timeout(sb, s->n, s->lo - base, s->hi - base,
-				   known);
+				   known, s->trio);
 	return 1;
 }
 
@@ -124,29 +124,38 @@ static void add_when(struct strbuf *sb, const struct when_words *w,
 void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
 		      int known, int trio)
 {
-	static const struct when_words one = {
-		", wakes in", ", overdue by", ", due from", " until loop time"
-	}, many = {
-		", wake in", ", overdue by", ", due from", " until loop time"
+	/* [trio][many]: trio's clock is its run's, not a loop's */
+	static const struct when_words w[2][2] = {
+		{ { ", wakes in", ", overdue by", ", due from",
+		    " until loop time" },
+		  { ", wake in", ", overdue by", ", due from",
+		    " until loop time" } },
+		{ { ", wakes in", ", overdue by", ", due from",
+		    " until trio time" },
+		  { ", wake in", ", overdue by", ", due from",
+		    " until trio time" } },
 	};
 
 	strbuf_addstr(sb, count > 1 ? ", sleep in " : ", sleeps in ");
 	strbuf_addstr(sb, trio ? "trio.sleep" : "asyncio.sleep");
-	add_when(sb, count > 1 ? &many : &one, count, lo, hi, known);
+	add_when(sb, &w[!!trio][count > 1], count, lo, hi, known);
 }
 
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
-			double hi, int known)
+			double hi, int known, int trio)
 {
-	static const struct when_words one = {
-		", times out in", ", timeout overdue by", ", timeout due from",
-		", times out at loop time"
-	}, many = {
-		", time out in", ", timeouts overdue by", ", timeouts due from",
-		", time out at loop time"
+	static const struct when_words w[2][2] = {
+		{ { ", times out in", ", timeout overdue by",
+		    ", timeout due from", ", times out at loop time" },
+		  { ", time out in", ", timeouts overdue by",
+		    ", timeouts due from", ", time out at loop time" } },
+		{ { ", times out in", ", timeout overdue by",
+		    ", timeout due from", ", times out at trio time" },
+		  { ", time out in", ", timeouts overdue by",
+		    ", timeouts due from", ", time out at trio time" } },
 	};
 
-	add_when(sb, count > 1 ? &many : &one, count, lo, hi, known);
+	add_when(sb, &w[!!trio][count > 1], count, lo, hi, known);
 }
 
 void timer_text_tasks(struct strbuf *sb, const struct py_task *const *tasks,

@@ -35,12 +35,12 @@ int timer_text_span(struct strbuf *sb, const struct timer_span *s,
 /* Appended to sb: one task's timer, or the first and last of `count`
  * alike ones' (due from lo to hi: seconds from the read when known,
  * else the loop's times).  ", sleeps in asyncio.sleep, wakes in ...";
- * trio's: ", sleeps in trio.sleep, ...". */
+ * trio's: ", sleeps in trio.sleep, ...", its own times "trio time". */
 void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
 		      int known, int trio);
-/* ", times out in ..." */
+/* ", times out in ..." (trio: on a clock of its own, "trio time") */
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
-			double hi, int known);
+			double hi, int known, int trio);
 
 /*
  * Appended to sb: the sleep and the timeout of tasks[0..n) (alike ones,

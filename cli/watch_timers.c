@@ -115,14 +115,15 @@ void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 			strbuf_addstr(sb, in);
 			if (!times)
 				strbuf_addstr(sb, !timed ? " (no timer)" :
-					      !known ? " (loop time)" :
+					      !known ? (trio ? " (trio time)" :
+							" (loop time)") :
 					      timer_text_past_due(hi) ?
 					      ", overdue" : "");
 		}
 	}
 	if (timer_range(items, idx, m, n, 0, &lo, &hi, &known, &timed) &&
 	    times)
-		timer_text_timeout(sb, n, lo, hi, known);
+		timer_text_timeout(sb, n, lo, hi, known, trio);
 }
 
 /* A task's asyncio timers at the last sample, as the dump's "awaiting"

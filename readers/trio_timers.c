@@ -100,8 +100,10 @@ static void run_clock(struct pyproc *py, struct trio_clock_slots *s,
 	s->kind = PY_TIMER_MONOTONIC;
 }
 
-/* The deadline sleep_until() waits for, when the task is parked in
- * trio.sleep() (or sleep_until()): 0 with *out, else -1. */
+/* Is the task parked in trio.sleep() (or sleep_until())?  -1 not; 0
+ * with *out the deadline sleep_until() waits for; 1 when that local
+ * could not be read (its innermost scope is the sleep's all the
+ * same). */
 static int sleep_deadline(struct pyproc *py, const struct py_async *a,
 			  const struct py_task *t, double *out)
 {
@@ -114,7 +116,7 @@ static int sleep_deadline(struct pyproc *py, const struct py_async *a,
 		    py_code_is(g->code, "/trio/_timeouts.py", "sleep_until"))
 			return py_timer_due(py, py_frame_local(py, &g->frame,
 							       "deadline"),
-					    out);
+					    out) == 0 ? 0 : 1;
 	}
 	return -1;
 }
@@ -126,17 +128,18 @@ static void task_timers(struct pyproc *py, struct trio_clock_slots *s,
 {
 	uint64_t status, scope, shield, sleep_scope = 0, first_scope = 0;
 	double sleep = 0, first = 0, d;
-	int sleeps, timed = 0, depth;
+	int in_sleep, sleeps, timed = 0, depth;
 
 	status = slot_u64(py, t->addr, &s->cancel_status);
 	if (!status ||
 	    slot_u64(py, status, &s->cancelled) == py->types.true_)
 		return;   /* (cancelled: its deadline has passed) */
-	sleeps = sleep_deadline(py, a, t, &sleep) == 0;
+	in_sleep = sleep_deadline(py, a, t, &sleep);
+	sleeps = in_sleep == 0;
 	for (depth = 0; status && depth < TRIO_MAX_SCOPES; depth++) {
 		scope = slot_u64(py, status, &s->scope);
 		/* (a sleep's own scope is its wake, not a timeout) */
-		if (sleeps && !depth) {
+		if (in_sleep >= 0 && !depth) {
 			sleep_scope = scope;
 		} else if (scope_deadline(py, s, scope, &d) == 0 &&
 			   (!timed || d < first)) {
@@ -151,7 +154,9 @@ static void task_timers(struct pyproc *py, struct trio_clock_slots *s,
 	}
 	if (!sleeps && !timed)
 		return;
-	t->timer_scope = sleeps ? sleep_scope : first_scope;
+	/* (the JSON's "awaiting" object: the sleep's scope, else the
+	 * timeout's) */
+	t->timer_scope = sleeps && sleep_scope ? sleep_scope : first_scope;
 	run_clock(py, s, t->loop);
 	d = s->kind == PY_TIMER_MONOTONIC ? s->offset : 0;
 	if (sleeps) {
@@ -179,6 +184,9 @@ void py_trio_read_timers(struct pyproc *py, struct py_async *a, size_t first)
 	s.clock.name = "clock";
 	s.clock_offset.name = "offset";
 	s.system_clock = py_module_attr(py, "trio._core._run", "SystemClock");
+	/* (a task on no run found: a clock of its own, its times as they
+	 * are) */
+	s.kind = PY_TIMER_OWN_CLOCK;
 	for (i = first; i < a->ntasks; i++) {
 		struct py_task *t = &a->tasks[i];
 

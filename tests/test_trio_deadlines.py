@@ -109,10 +109,10 @@ def test_the_task_tree_says_them(how, keeper):
         r"\(T\) (\S+) 0x[0-9a-f]+ pending \[trio\](.*)$", text, re.M))
     if how == "mock":
         assert lines["napper"] == \
-            ", sleeps in trio.sleep until loop time 3600.0", lines
+            ", sleeps in trio.sleep until trio time 3600.0", lines
         assert lines["sleeper-under"] == (
-            ", sleeps in trio.sleep until loop time 3600.0, times out at "
-            "loop time 300.0"), lines
+            ", sleeps in trio.sleep until trio time 3600.0, times out at "
+            "trio time 300.0"), lines
         return
     m = re.match(r"^, sleeps in trio\.sleep, wakes in ([0-9.]+)s$",
                  lines["napper"])

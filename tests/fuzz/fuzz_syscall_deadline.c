@@ -75,6 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t.regs.r[CS_REG_RDX] = w[3];
 	t.regs.r[CS_REG_R10] = w[4];
 	t.regs.r[CS_REG_R8] = w[5];
+	/* (interrupted, or ended with a result; a bitset or none) */
+	t.regs.r[CS_REG_RAX] = w[0] & 0x100 ? 0 : (uint64_t)-516;
+	t.regs.r[CS_REG_R9] = w[0] & 0x200 ? 0 : 0xffffffffu;
 	ms = calloc(1, sizeof(*ms));
 	if (!ms)
 		return 0;

@@ -15,7 +15,9 @@ trio's, and five tasks, each running a suspended coroutine:
 - "huge": due at 1e300 (no clock keeps that), on a runner whose clock
   is a SystemClock with a str for its offset;
 - "bad-sleep": parked in a coroutine compiled as if from trio's
-  _timeouts.py, named sleep_until, whose local `deadline` is a str;
+  _timeouts.py, named sleep_until, whose local `deadline` is a str: no
+  sleep read, and its innermost scope (due at 7000) is still the
+  sleep's, no timeout;
 - "not-status": its _cancel_status is an int.
 
 Writes {"pid": ...} to READY_FILE once all are parked.
@@ -114,8 +116,7 @@ def main(ready):
         task("looped", parked(), looped, good),
         task("deep", parked(), deep, good),
         task("huge", parked(), status(1e300), runner("offset")),
-        task("bad-sleep", ns["sleep_until"]("soon"), status(float("inf")),
-             good),
+        task("bad-sleep", ns["sleep_until"]("soon"), status(7000.0), good),
         task("not-status", parked(), 12345, good),
     ]
     write_ready(ready, {"pid": os.getpid()})

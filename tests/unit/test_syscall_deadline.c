@@ -54,6 +54,8 @@ static struct cs_thread stopped(long nr, const uint64_t *a)
 	t.regs.r[CS_REG_R10] = a[3];
 	t.regs.r[CS_REG_R8] = a[4];
 	t.regs.r[CS_REG_R9] = a[5];
+	/* (interrupted, to be restarted: ERESTART_RESTARTBLOCK) */
+	t.regs.r[CS_REG_RAX] = (uint64_t)-516;
 	return t;
 }
 
@@ -61,7 +63,8 @@ static struct cs_deadline deadline(struct memsrc *ms, long nr,
 				   uint64_t a0, uint64_t a1, uint64_t a2,
 				   uint64_t a3, uint64_t a4)
 {
-	const uint64_t a[6] = { a0, a1, a2, a3, a4, 0 };
+	/* (r9: a futex wait's bitset, all ones as glibc's) */
+	const uint64_t a[6] = { a0, a1, a2, a3, a4, 0xffffffffu };
 	struct cs_thread t = stopped(nr, a);
 	struct cs_deadline d;
 
@@ -164,6 +167,33 @@ int main(void)
 	CHECK(d.clock == CS_DEADLINE_NONE, "half readable: %d", d.clock);
 	d = deadline(ms, 230, 1, 1, NEG, 0, 0);
 	CHECK(d.clock == CS_DEADLINE_NONE, "negative: %d", d.clock);
+
+	/* a futex wait with no bitset (the kernel refuses it): no futex
+	 * wait, restarted or not */
+	{
+		const uint64_t a[6] = { WORD, 9 | 128, 7, TS, 0, 0 };
+		struct cs_thread t = stopped(219, a);
+
+		cs_thread_deadline(ms, &t, &d);
+		CHECK(d.clock == CS_DEADLINE_NONE, "no bitset: %d", d.clock);
+	}
+	/* a call that ended (its result in rax, not a restart): none */
+	{
+		const uint64_t a[6] = { 1, 1, TS, 0, 0, 0 };
+		struct cs_thread t = stopped(230, a);
+
+		t.regs.r[CS_REG_RAX] = 0;
+		cs_thread_deadline(ms, &t, &d);
+		CHECK(d.clock == CS_DEADLINE_NONE, "ended: %d", d.clock);
+		t.regs.r[CS_REG_RAX] = (uint64_t)-514;   /* ERESTARTNOHAND */
+		cs_thread_deadline(ms, &t, &d);
+		CHECK(d.clock == CS_DEADLINE_MONOTONIC, "interrupted: %d",
+		      d.clock);
+	}
+	/* upper halves the kernel ignores: the clock id is 32-bit */
+	d = deadline(ms, 230, 1 | (1ull << 32), 1, TS, 0, 0);
+	CHECK(d.clock == CS_DEADLINE_MONOTONIC, "clock id's upper half: %d",
+	      d.clock);
 
 	/* not stopped in a call, or another call: none */
 	d = deadline(ms, (long)-1, 1, 1, TS, 0, 0);
