@@ -57,7 +57,7 @@ int timer_text_span(struct strbuf *sb, const struct timer_span *s,
 		return 0;
 	if (sleep)
 		timer_text_sleep(sb, s->n, s->lo - base, s->hi - base, known,
-				 s->trio);
+				 s->trio ? TIMER_TRIO : TIMER_ASYNCIO);
 	else
 		timer_text_timeout(sb, s->n, s->lo - base, s->hi - base,
 				   known, s->trio);
@@ -122,8 +122,13 @@ static void add_when(struct strbuf *sb, const struct when_words *w,
 }
 
 void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
-		      int known, int trio)
+		      int known, int sched)
 {
+	static const char *const in[] = {
+		"asyncio.sleep", "trio.sleep", "time.sleep"
+	};
+	int trio = sched == TIMER_TRIO;
+
 	/* [trio][many]: trio's clock is its run's, not a loop's */
 	static const struct when_words w[2][2] = {
 		{ { ", wakes in", ", overdue by", ", due from",
@@ -137,8 +142,9 @@ void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
 	};
 
 	strbuf_addstr(sb, count > 1 ? ", sleep in " : ", sleeps in ");
-	strbuf_addstr(sb, trio ? "trio.sleep" : "asyncio.sleep");
-	add_when(sb, &w[!!trio][count > 1], count, lo, hi, known);
+	strbuf_addstr(sb, in[sched >= TIMER_ASYNCIO && sched <= TIMER_THREAD ?
+			     sched : TIMER_ASYNCIO]);
+	add_when(sb, &w[trio][count > 1], count, lo, hi, known);
 }
 
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,

@@ -35,9 +35,13 @@ int timer_text_span(struct strbuf *sb, const struct timer_span *s,
 /* Appended to sb: one task's timer, or the first and last of `count`
  * alike ones' (due from lo to hi: seconds from the read when known,
  * else the loop's times).  ", sleeps in asyncio.sleep, wakes in ...";
- * trio's: ", sleeps in trio.sleep, ...", its own times "trio time". */
+ * trio's: ", sleeps in trio.sleep, ...", its own times "trio time"; a
+ * thread's ", sleeps in time.sleep". */
 void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
-		      int known, int trio);
+		      int known, int sched);
+/* Whose sleep timer_text_sleep() says: asyncio's, trio's, a thread's
+ * time.sleep(). */
+enum { TIMER_ASYNCIO, TIMER_TRIO, TIMER_THREAD };
 /* ", times out in ..." (trio: on a clock of its own, "trio time") */
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
 			double hi, int known, int trio);

@@ -1,4 +1,6 @@
 #include "cli/watch_sample.h"
+
+#include "cli/collect_deadlines.h"
 #include "cli/escape.h"
 
 #include <stdio.h>
@@ -196,6 +198,8 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 		o.native_function = native_innermost(nt);
 	}
 	o.idle = thread_idle_by_design(th);
+	watch_thread_timers(&o, collect_deadline_of(s->c, th->tid),
+			    s->c->clock_s);
 	watch_observe(t, &o);
 }
 

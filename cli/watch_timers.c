@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "cli/collect.h"
 #include "cli/json.h"
 #include "cli/timer_text.h"
 #include "common/strbuf.h"
@@ -14,11 +15,14 @@
 
 #include "common/banned.h"
 
-/* A trio task's item (its label the task's framework). */
-static int watch_is_trio(const struct watch_item *it)
+/* Whose sleep an item's is (cli/timer_text.h): a trio task's label is
+ * its framework. */
+static int sched_of(const struct watch_item *it)
 {
+	if (it->kind == WATCH_THREAD)
+		return TIMER_THREAD;
 	return it->kind == WATCH_TASK && it->label &&
-	       !strcmp(it->label, "trio");
+	       !strcmp(it->label, "trio") ? TIMER_TRIO : TIMER_ASYNCIO;
 }
 
 static void timer_set(struct watch_timer *w, int clock, double due,
@@ -62,6 +66,17 @@ void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 			  "asleep in asyncio.sleep";
 }
 
+void watch_thread_timers(struct watch_obs *o, const struct thread_deadline *d,
+			 double clock_s)
+{
+	/* (only a live target's, whose clock is known: a monotonic due
+	 * time, as a task's) */
+	if (!d || clock_s <= 0)
+		return;
+	timer_set(d->sleep ? &o->sleep : &o->timeout, PY_TIMER_MONOTONIC,
+		  clock_s + d->in_s, clock_s);
+}
+
 /* The sleeps (sleep 1) or the timeouts of items idx[m[0..n)]: the
  * first and last of their times, from the sample where known (*timed:
  * any); 0 when one of them has none, or is known otherwise. */
@@ -100,15 +115,19 @@ static int timer_range(const struct watch_item *items, const size_t *idx,
 void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 		      const size_t *idx, const size_t *m, size_t n, int times)
 {
-	/* (alike items have one label: trio's tasks apart) */
-	int trio = n && watch_is_trio(&items[idx[m[0]]]);
-	const char *in = trio ? "trio.sleep" : "asyncio.sleep";
+	/* (alike items have one kind and label: trio's tasks apart) */
+	static const char *const ins[] = {
+		"asyncio.sleep", "trio.sleep", "time.sleep"
+	};
+	int sched = n ? sched_of(&items[idx[m[0]]]) : TIMER_ASYNCIO;
+	int trio = sched == TIMER_TRIO;
+	const char *in = ins[sched];
 	double lo, hi;
 	int known, timed;
 
 	if (timer_range(items, idx, m, n, 1, &lo, &hi, &known, &timed)) {
 		if (times && timed) {
-			timer_text_sleep(sb, n, lo, hi, known, trio);
+			timer_text_sleep(sb, n, lo, hi, known, sched);
 		} else {
 			strbuf_addstr(sb, n > 1 && times ? ", sleep in " :
 				      ", sleeps in ");

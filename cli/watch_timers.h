@@ -1,5 +1,6 @@
 /*
- * A task's asyncio timers in `watch` (cli/watch_timers.c).
+ * A task's asyncio or trio timers, and a thread's sleep or timed wait,
+ * in `watch` (cli/watch_timers.c).
  */
 #ifndef COROSCOPE_CLI_WATCH_TIMERS_H
 #define COROSCOPE_CLI_WATCH_TIMERS_H
@@ -18,6 +19,12 @@ struct strbuf;
  * (o->waits_on dropped). */
 void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 		       const struct py_gen *inner, double clock_s);
+struct thread_deadline;
+/* Into o: when the thread's sleep or timed wait ends (d from
+ * cli/collect_deadlines.h, NULL for none); it stays what its progress
+ * says (a thread asleep in a test is no loop's periodic job). */
+void watch_thread_timers(struct watch_obs *o, const struct thread_deadline *d,
+			 double clock_s);
 /* Appended to sb: ", sleeps in asyncio.sleep, wakes in 12.0s", ",
  * times out in 3.0s" of items idx[m[0..n)], the first and last of their
  * times; without times (an event, a line's key) only whether they

@@ -58,3 +58,29 @@ def test_threads_say_when_their_waits_end(keeper, interp):
         assert float(m.group(2)) <= due[name] - before + SLACK, m.group(0)
     assert re.search(r'^Thread %d "forever"[^(\n]*(\(last ran [0-9.]+s '
                      r'ago\))?$' % tids["forever"], text, re.M), text
+
+
+def test_watch_says_when_threads_waits_end(keeper, interp):
+    """watch's lines say it of a thread as of a task, from the last
+    sample: ", sleeps in time.sleep, wakes in 598.0s", ", times out in
+    698.0s".  The thread stays what its progress says (stuck here): a
+    thread asleep in a test is no loop's periodic job."""
+    target = keeper.start_target(interp, "timed_threads.py")
+    tids, due = target.ready["tids"], target.ready["due"]
+    res = run_coroscope("watch", "--for", "0.6s", "--interval", "0.2s",
+                        "--stuck", "0.1s", target.pid)
+    after = time.monotonic()
+    assert res.returncode == 0, res
+    for name, sleep in SLEEPS.items():
+        m = re.search(r"^  stuck +[0-9.]+s +thread %d '%s' at .*, %s "
+                      r"in ([0-9.]+)s$"
+                      % (tids[name], name,
+                         r"sleeps in time\.sleep, wakes" if sleep else
+                         "times out"), res.stdout, re.M)
+        assert m, (name, res.stdout)
+        # (from the last sample, before `after`)
+        assert due[name] - after - 0.05 <= float(m.group(1)) <= \
+            due[name] + SLACK - (after - 2.0), (name, m.group(0))
+    assert re.search(r"^  stuck +[0-9.]+s +thread %d 'forever' at "
+                     r"\S+:\d+ in forever$" % tids["forever"], res.stdout,
+                     re.M), res.stdout
