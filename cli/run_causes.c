@@ -8,6 +8,7 @@
 #include "cli/alike_lines.h"
 #include "cli/run_seen.h"
 #include "cli/run_stuck.h"
+#include "cli/timer_text.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -15,98 +16,6 @@
 #include "readers/waitgraph.h"
 #include "readers/task_cycles.h"
 #include "common/banned.h"
-
-void run_summary_init(struct run_summary *s)
-{
-	memset(s, 0, sizeof(*s));
-}
-
-static void cause_release(struct run_cause *cause)
-{
-	size_t k;
-
-	free(cause->headline);
-	for (k = 0; k < cause->ndetails; k++)
-		free(cause->details[k]);
-	free(cause->details);
-}
-
-void run_summary_release(struct run_summary *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		cause_release(&s->causes[i]);
-	free(s->causes);
-	run_summary_init(s);
-}
-
-static struct run_cause *add_cause(struct run_summary *s,
-				   enum run_cause_kind kind, int pid,
-				   struct strbuf *headline)
-{
-	struct run_cause *cause;
-
-	s->causes = xgrow(s->causes, &s->alloc, s->n + 1, sizeof(*s->causes));
-	cause = &s->causes[s->n++];
-	memset(cause, 0, sizeof(*cause));
-	cause->kind = kind;
-	cause->pid = pid;
-	cause->headline = strbuf_detach(headline);
-	return cause;
-}
-
-static void add_detail(struct run_cause *cause, struct strbuf *line)
-{
-	cause->details = xrealloc(cause->details,
-				  (cause->ndetails + 1) * sizeof(*cause->details));
-	cause->details[cause->ndetails++] = strbuf_detach(line);
-}
-
-/* For run_greenlets.c and run_stuck.c, whose causes are built the same way. */
-struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
-				int pid, struct strbuf *headline)
-{
-	return add_cause(s, kind, pid, headline);
-}
-
-void run_cause_detail(struct run_cause *cause, struct strbuf *line)
-{
-	add_detail(cause, line);
-}
-
-const char *run_cause_kind_name(enum run_cause_kind kind)
-{
-	switch (kind) {
-	case RUN_CAUSE_AWAIT_CYCLE:
-		return "await_cycle";
-	case RUN_CAUSE_DEADLOCK:
-		return "deadlock";
-	case RUN_CAUSE_STUCK_TASK:
-		return "stuck_task";
-	case RUN_CAUSE_LOCK:
-		return "lock";
-	case RUN_CAUSE_WRITE:
-		return "write";
-	case RUN_CAUSE_WAIT:
-		return "wait";
-	case RUN_CAUSE_LOCK_CYCLE:
-		return "lock_cycle";
-	case RUN_CAUSE_LOOP_BLOCKED:
-		return "loop_blocked";
-	case RUN_CAUSE_HELD:
-		return "held";
-	case RUN_CAUSE_IDLE:
-		return "idle";
-	case RUN_CAUSE_GIL:
-		return "gil";
-	case RUN_CAUSE_GIL_HELD:
-		return "gil_held";
-	case RUN_CAUSE_BUSY:
-		return "busy";
-	}
-	return "unknown";
-}
 
 /* ---- threads ---- */
 
@@ -295,6 +204,17 @@ static void add_native_call(struct strbuf *sb, const struct blocked *b)
 		strbuf_addf(sb, ", in C: %s()", b->f->native_call);
 }
 
+void run_add_thread_timer(struct strbuf *sb, const struct run_thread_facts *f)
+{
+	if (!f || f->timer == RUN_TIMER_NONE)
+		return;
+	if (f->timer == RUN_TIMER_SLEEP)
+		timer_text_sleep(sb, 1, f->timer_in_s, f->timer_in_s, 1,
+				 TIMER_THREAD);
+	else
+		timer_text_timeout(sb, 1, f->timer_in_s, f->timer_in_s, 1, 0);
+}
+
 /* " (stuck for at least 4.0s)", when sampled. */
 static void add_seen(struct strbuf *sb, const struct run_seen *seen)
 {
@@ -352,7 +272,7 @@ static void summarize_gil(struct run_summary *s, int pid,
 	} else {
 		strbuf_addstr(&sb, ", holder unknown");
 	}
-	cause = add_cause(s, kind, pid, &sb);
+	cause = run_cause_add(s, kind, pid, &sb);
 	for (i = 0; i < snap->nthreads; i++) {
 		if (b[i].kind != BLOCKED_GIL)
 			continue;
@@ -363,7 +283,7 @@ static void summarize_gil(struct run_summary *s, int pid,
 			strbuf_addstr(&sb, " ");
 			add_where(&sb, &b[i]);
 		}
-		add_detail(cause, &sb);
+		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&sb);
 }
@@ -387,7 +307,7 @@ static void summarize_busy(struct run_summary *s, int pid,
 		run_seen_add(&sb, &b[i].seen);
 		strbuf_addstr(&sb, " at ");
 		run_add_frame_place(&sb, b[i].where ? b[i].where : &t->frames[0]);
-		add_cause(s, RUN_CAUSE_BUSY, pid, &sb);
+		run_cause_add(s, RUN_CAUSE_BUSY, pid, &sb);
 	}
 	strbuf_release(&sb);
 }
@@ -554,15 +474,18 @@ static void summarize_waits(struct run_summary *s, int pid,
 		}
 		add_wait_call(&sb, first);
 		add_seen(&sb, &first->seen);
+		/* (alike threads' times differ: only one's said) */
+		if (size == 1)
+			run_add_thread_timer(&sb, first->f);
 		if (size > 1) {
 			strbuf_addstr(&sb, ": ");
 			add_wait_members(&sb, b, w, m, size);
 		}
-		cause = add_cause(s, RUN_CAUSE_WAIT, pid, &sb);
+		cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
 		if (first->where) {
 			strbuf_addstr(&sb, "called ");
 			add_where(&sb, first);
-			add_detail(cause, &sb);
+			run_cause_detail(cause, &sb);
 		}
 	}
 	alike_lines_release(&g);
@@ -608,7 +531,7 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		if (others)
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
 				    "run", others, others == 1 ? "" : "s");
-		cause = add_cause(s, RUN_CAUSE_LOOP_BLOCKED, pid, &sb);
+		cause = run_cause_add(s, RUN_CAUSE_LOOP_BLOCKED, pid, &sb);
 		f = own ? own : &t->frames[0];
 		strbuf_addstr(&sb, "at ");
 		run_add_frame_place(&sb, f);
@@ -617,7 +540,7 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		if (b[i].seen.state == RUN_SEEN_BUSY)
 			strbuf_addstr(&sb, ", busy");
 		add_native_call(&sb, &b[i]);
-		add_detail(cause, &sb);
+		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&sb);
 }
@@ -648,7 +571,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 	if (nlock >= 2) {
 		strbuf_addf(&sb, "possible deadlock: %zu threads are blocked "
 			    "acquiring locks", nlock);
-		cause = add_cause(s, RUN_CAUSE_DEADLOCK, pid, &sb);
+		cause = run_cause_add(s, RUN_CAUSE_DEADLOCK, pid, &sb);
 	}
 	for (i = 0; i < n; i++) {
 		if (b[i].kind != BLOCKED_LOCK)
@@ -662,7 +585,9 @@ static void summarize_threads(struct run_summary *s, int pid,
 			}
 			add_native_call(&sb, &b[i]);
 			add_seen(&sb, &b[i].seen);
-			cause = add_cause(s, RUN_CAUSE_LOCK, pid, &sb);
+			/* (acquire(timeout=...)) */
+			run_add_thread_timer(&sb, b[i].f);
+			cause = run_cause_add(s, RUN_CAUSE_LOCK, pid, &sb);
 		} else {
 			run_add_thread_label(&sb, b[i].t);
 			strbuf_addch(&sb, ' ');
@@ -671,8 +596,9 @@ static void summarize_threads(struct run_summary *s, int pid,
 		if (nlock > 1) {
 			add_native_call(&sb, &b[i]);
 			add_seen(&sb, &b[i].seen);
+			run_add_thread_timer(&sb, b[i].f);
 		}
-		add_detail(cause, &sb);
+		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&sb);
 	summarize_blocked_loops(s, pid, a, b, n);
@@ -719,7 +645,7 @@ static void summarize_tasks(struct run_summary *s, int pid,
 				strbuf_addstr(&sb, " -> ");
 			add_task_name(&sb, a, a->cycles[i][k % len], addr);
 		}
-		cause = add_cause(s, RUN_CAUSE_AWAIT_CYCLE, pid, &sb);
+		cause = run_cause_add(s, RUN_CAUSE_AWAIT_CYCLE, pid, &sb);
 		for (k = 0; k < len; k++) {
 			const struct py_task *task =
 				py_async_task(a, a->cycles[i][k]);
@@ -729,7 +655,7 @@ static void summarize_tasks(struct run_summary *s, int pid,
 			strbuf_addstr(&sb, "task ");
 			add_task_name(&sb, a, task->addr, addr);
 			run_add_task_where(&sb, a, task);
-			add_detail(cause, &sb);
+			run_cause_detail(cause, &sb);
 		}
 	}
 	strbuf_release(&sb);

@@ -103,7 +103,18 @@ struct run_thread_facts {
 	 * threading's (subprocess's communicate(), multiprocessing's
 	 * join()); else NULL. */
 	char *blame_source;
+	/* When its sleep or timed wait ends (cli/collect_deadlines.h):
+	 * RUN_TIMER_SLEEP or RUN_TIMER_TIMEOUT, timer_in_s seconds from the
+	 * dump's stop; RUN_TIMER_NONE for none known. */
+	int timer;
+	double timer_in_s;
 };
+
+enum { RUN_TIMER_NONE, RUN_TIMER_SLEEP, RUN_TIMER_TIMEOUT };
+/* ", sleeps in time.sleep, wakes in 597.0s", ", times out in 12.0s"
+ * of a thread's facts; nothing for none (cli/run_causes.c). */
+struct strbuf;
+void run_add_thread_timer(struct strbuf *sb, const struct run_thread_facts *f);
 
 void run_summary_init(struct run_summary *s);
 void run_summary_release(struct run_summary *s);

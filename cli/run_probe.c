@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "attach/regs.h"
+#include "cli/collect_deadlines.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -228,8 +229,15 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		const struct py_thread *t = &snap->threads[i];
 		const struct native_thread *nt;
 		const struct py_frame *own, *blamed;
+		const struct thread_deadline *dl;
 		const char *b;
 
+		dl = collect_deadline_of(c, t->tid);
+		if (dl) {
+			facts[i].timer = dl->sleep ? RUN_TIMER_SLEEP :
+				RUN_TIMER_TIMEOUT;
+			facts[i].timer_in_s = dl->in_s;
+		}
 		nt = t->tid > 0 ? native_stacks_find(&c->native, t->tid) : NULL;
 		b = native_blocked_in(nt);
 		/* "running": no known blocking call innermost (or frames

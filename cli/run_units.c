@@ -106,6 +106,18 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 		strbuf_addch(sb, ')');
 	}
 	add_tasks_timers(sb, c, &node, NULL, 1, timers);
+	/* a thread's sleep or timed wait (its facts' words; a key only
+	 * whether it has one, as tasks') */
+	if (facts && c->graph.nodes[node].kind == WG_THREAD &&
+	    c->graph.nodes[node].index < c->snap.nthreads) {
+		const struct run_thread_facts *f =
+			&facts[c->graph.nodes[node].index];
+
+		if (timers == TIMERS_TIMES)
+			run_add_thread_timer(sb, f);
+		else if (timers == TIMERS_KEY)
+			strbuf_addf(sb, ";timer %d", f->timer);
+	}
 	if (source)
 		strbuf_addf(sb, ": %s", source);
 }

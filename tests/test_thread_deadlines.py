@@ -15,10 +15,14 @@ registers are still the futex call's.  Before, nothing: a thread in a 600 s slee
 stuck as one in an acquire() that never ends.  Every interpreter.
 """
 
+import json
 import re
 import time
 
-from conftest import run_coroscope
+import pytest
+
+from conftest import interpreter_or_skip, run_coroscope, target_script
+from test_run import coroscope_run, likely_causes, work  # noqa: F401
 
 # Between the target's record and its call: a few statements (and a
 # lock's acquire() converts its timeout on the way).
@@ -84,3 +88,34 @@ def test_watch_says_when_threads_waits_end(keeper, interp):
     assert re.search(r"^  stuck +[0-9.]+s +thread %d 'forever' at "
                      r"\S+:\d+ in forever$" % tids["forever"], res.stdout,
                      re.M), res.stdout
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
+def test_run_says_when_threads_waits_end(ident, work):  # noqa: F811
+    """`run`'s causes say it of a thread as of a task: the lock cause of
+    the thread in acquire(timeout=700), the graph's lines of the threads
+    waiting on the Event and the Queue; and the list of what the samples
+    saw stuck, of each.  (Each time is checked against its record by the
+    dump's test above: here, that it is there and in its hundred.)"""
+    py = interpreter_or_skip(ident)
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "3", "--", py.path,
+                         target_script("timed_threads.py"), str(ready)])
+    assert res.returncode == 124, res
+    tids = json.loads(ready.read_text())["tids"]
+    causes = likely_causes(res.stderr)
+    text = "\n".join(causes)
+    # (the lock's cause, or the graph's line of its waiter)
+    assert re.search(r"(thread %d \"acquirer\" is blocked acquiring a lock"
+                     r"|thread %d \(acquirer\) at ).*, times out in "
+                     r"69\d\.\ds" % (tids["acquirer"], tids["acquirer"]),
+                     text), text
+    for name, hundred in (("event", 7), ("getter", 8)):
+        assert re.search(r"thread %d \(%s\) at .*, times out in %d9\d\.\ds"
+                         % (tids[name], name, hundred), text), (name, text)
+    seen = [ln for ln in res.stderr.splitlines() if "stuck for" in ln]
+    for name, words in (("sleeper", r"sleeps in time\.sleep, wakes in 59"),
+                        ("selector", "times out in 99")):
+        assert any(re.search(r'thread %d "%s" stuck .*, %s\d\.\ds$'
+                             % (tids[name], name, words), ln)
+                   for ln in seen), (name, seen)
