@@ -542,6 +542,9 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 		json_string(j, watch_state_of(t, it) == WATCH_IDLE ?
 			    it->idle : NULL);
 		watch_json_timers(j, it);
+	} else if (it->kind == WATCH_THREAD) {
+		/* (its sleep or timed wait: cli/collect_deadlines.h) */
+		watch_json_timers(j, it);
 	}
 	json_key(j, "first_seen_s");
 	json_double(j, it->first_seen);

@@ -88,6 +88,24 @@ def test_watch_says_when_threads_waits_end(keeper, interp):
     assert re.search(r"^  stuck +[0-9.]+s +thread %d 'forever' at "
                      r"\S+:\d+ in forever$" % tids["forever"], res.stdout,
                      re.M), res.stdout
+    # the JSON summary's members, as a task's
+    before = time.monotonic()
+    doc = run_coroscope("watch", "--json", "--for", "0.4s", "--interval",
+                        "0.2s", target.pid).json()
+    after = time.monotonic()
+    threads = dict((t["tid"], t) for t in doc["threads"])
+    for name, sleep in SLEEPS.items():
+        t = threads[tids[name]]
+        at, left = (("sleep_until", "wakes_in_s") if sleep else
+                    ("timeout_at", "times_out_in_s"))
+        other = "timeout_at" if sleep else "sleep_until"
+        assert t[other] is None, (name, t)
+        assert due[name] - ROUND <= t[at] <= due[name] + SLACK, (name, t)
+        assert t[at] - after - ROUND <= t[left] <= \
+            t[at] - before + ROUND, (name, t)
+    untimed = threads[tids["forever"]]
+    assert untimed["sleep_until"] is None, untimed
+    assert untimed["timeout_at"] is None, untimed
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
