@@ -138,7 +138,6 @@ void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
 	if (!t->has_regs || t->left_running || !cs_thread_syscall(t, &nr) ||
 	    !interrupted(r[CS_REG_RAX]))
 		return;
-	out->call = nr;
 	switch (nr) {
 	case NR_CLOCK_NANOSLEEP:
 		if ((uint32_t)r[CS_REG_RSI] & TIMER_ABSTIME_FLAG) {

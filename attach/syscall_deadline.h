@@ -21,7 +21,6 @@ struct cs_deadline {
 	double at;
 	int sleep;     /* a sleep (nothing to wait for but the time), not
 			  a wait's timeout */
-	long call;     /* the system call's number */
 };
 
 /* The deadline of stopped thread t, its time value read through ms:

@@ -584,18 +584,25 @@ static const char *g_kind_plural(const struct collection *c, size_t node)
 	       "tasks";
 }
 
-/* A task node's timers (cli/timer_text.h); whether there were any. */
-static int add_task_timers(struct strbuf *sb, const struct collection *c,
-			   size_t node)
+int graph_add_task_timers(struct strbuf *sb, const struct collection *c,
+			  const size_t *nodes, const size_t *m, size_t n,
+			  int times)
 {
-	const struct wg_node *n = &c->graph.nodes[node];
-	const struct py_task *t;
-	size_t len = sb->len;
+	const struct py_task **tasks;
+	size_t k, nt = 0, len = sb->len;
 
-	if (n->kind != WG_TASK || n->index >= c->async.ntasks)
+	if (!n)
 		return 0;
-	t = &c->async.tasks[n->index];
-	timer_text_tasks(sb, &t, 1, c->clock_s, 1);
+	tasks = xmallocarray(n, sizeof(*tasks));
+	for (k = 0; k < n; k++) {
+		const struct wg_node *nd = &c->graph.nodes[nodes[m ? m[k] : k]];
+
+		if (nd->kind == WG_TASK && nd->index < c->async.ntasks)
+			tasks[nt++] = &c->async.tasks[nd->index];
+	}
+	if (nt == n)
+		timer_text_tasks(sb, tasks, nt, c->clock_s, times);
+	free(tasks);
 	return sb->len > len;
 }
 
@@ -621,7 +628,8 @@ static void text_waits(FILE *out, const struct collection *c)
 		} else {
 			/* (a task's timers: alike tasks' are in the tree) */
 			strbuf_init(&last);
-			(void)add_task_timers(&last, c, rows[i].first);
+			(void)graph_add_task_timers(&last, c, &rows[i].first,
+						    NULL, 1, 1);
 			fprintf(out, "  %s%s\n    %s\n", rows[i].who,
 				last.buf, rows[i].what);
 			strbuf_release(&last);
@@ -744,7 +752,7 @@ void report_text_graph(FILE *out, const struct collection *c)
 		one_of = graph_holders_exclusive(c, e->to, nh);
 		/* a holder asleep (how long it will hold), or under a
 		 * timeout: ", sleeps in asyncio.sleep, wakes in 3598.5s," */
-		if (add_task_timers(&sb, c, e->from))
+		if (graph_add_task_timers(&sb, c, &e->from, NULL, 1, 1))
 			strbuf_addch(&sb, ',');
 		strbuf_addstr(&sb, one_of ? " may hold " : " holds ");
 		graph_add_label(&sb, c, e->to, GRAPH_ESCAPED);

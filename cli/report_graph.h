@@ -82,6 +82,15 @@ void graph_add_holders(struct strbuf *sb, const struct collection *c,
 		       size_t obj, const size_t *holders, size_t n,
 		       size_t max, enum graph_names names);
 
+/* ", sleeps in asyncio.sleep, wakes in 3596.9s", ", times out in 12.0s"
+ * (cli/timer_text.h) of task nodes nodes[m[0..n)] (m NULL:
+ * nodes[0..n)), alike ones as a span; without times, only which timers
+ * they have (an alike key).  Nothing when one is no task; whether
+ * anything was added. */
+int graph_add_task_timers(struct strbuf *sb, const struct collection *c,
+			  const size_t *nodes, const size_t *m, size_t n,
+			  int times);
+
 void report_text_graph(FILE *out, const struct collection *c);
 /* The "graph" member of the dump's JSON object. */
 void report_json_graph(struct json *j, const struct collection *c);

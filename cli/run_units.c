@@ -63,29 +63,14 @@ static void key_frame(struct strbuf *sb, const struct py_frame *f)
  * their times. */
 enum unit_timers { TIMERS_NONE, TIMERS_KEY, TIMERS_TIMES };
 
-/* ", sleeps in asyncio.sleep, wakes in 3596.9s", ", times out in 12.0s"
- * (cli/timer_text.c) of task nodes nodes[m[0..n)] (m NULL: nodes[0..n)),
- * alike ones as a span; nothing for other nodes. */
+/* A task's timers in a unit's detail (graph_add_task_timers()). */
 static void add_tasks_timers(struct strbuf *sb, const struct collection *c,
 			     const size_t *nodes, const size_t *m, size_t n,
 			     enum unit_timers how)
 {
-	const struct py_task **tasks;
-	size_t k, nt = 0;
-
-	if (how == TIMERS_NONE || !n)
-		return;
-	tasks = xmallocarray(n, sizeof(*tasks));
-	for (k = 0; k < n; k++) {
-		const struct wg_node *nd = &c->graph.nodes[nodes[m ? m[k] : k]];
-
-		if (nd->kind == WG_TASK && nd->index < c->async.ntasks)
-			tasks[nt++] = &c->async.tasks[nd->index];
-	}
-	if (nt == n)
-		timer_text_tasks(sb, tasks, nt, c->clock_s,
-				 how == TIMERS_TIMES);
-	free(tasks);
+	if (how != TIMERS_NONE)
+		(void)graph_add_task_timers(sb, c, nodes, m, n,
+					    how == TIMERS_TIMES);
 }
 
 /* A thread's or task's detail after its label: where, for how long, a

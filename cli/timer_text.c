@@ -71,7 +71,7 @@ int timer_text_past_due(double in_s)
 
 /* How a timer's due time is said: from the read, ahead ("wakes in") or
  * past ("overdue by") or both for alike tasks ("due from"), or in the
- * loop's own time ("until loop time"). */
+ * loop's own time ("until" then "loop time", or trio's "trio time"). */
 struct when_words {
 	const char *in, *overdue, *around, *at;
 };
@@ -88,9 +88,11 @@ static int differ(double lo, double hi)
 }
 
 /* The words, then the time (lo .. hi for alike tasks whose times
- * differ; known: they are from the read). */
+ * differ; known: they are from the read, else on the clock named
+ * `clock`: "loop", or trio's own, "trio"). */
 static void add_when(struct strbuf *sb, const struct when_words *w,
-		     size_t count, double lo, double hi, int known)
+		     size_t count, double lo, double hi, int known,
+		     const char *clock)
 {
 	int range;
 
@@ -103,7 +105,7 @@ static void add_when(struct strbuf *sb, const struct when_words *w,
 	range = count > 1 && differ(lo, hi);
 
 	if (!known) {
-		strbuf_addf(sb, "%s %.1f", w->at, lo);
+		strbuf_addf(sb, "%s %s time %.1f", w->at, clock, lo);
 		if (range)
 			strbuf_addf(sb, " .. %.1f", hi);
 	} else if (lo >= 0) {
@@ -121,47 +123,43 @@ static void add_when(struct strbuf *sb, const struct when_words *w,
 	}
 }
 
-void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
-		      int known, int sched)
+const char *timer_text_sleep_name(int sched)
 {
 	static const char *const in[] = {
 		"asyncio.sleep", "trio.sleep", "time.sleep"
 	};
-	int trio = sched == TIMER_TRIO;
 
-	/* [trio][many]: trio's clock is its run's, not a loop's */
-	static const struct when_words w[2][2] = {
-		{ { ", wakes in", ", overdue by", ", due from",
-		    " until loop time" },
-		  { ", wake in", ", overdue by", ", due from",
-		    " until loop time" } },
-		{ { ", wakes in", ", overdue by", ", due from",
-		    " until trio time" },
-		  { ", wake in", ", overdue by", ", due from",
-		    " until trio time" } },
+	return in[sched >= TIMER_ASYNCIO && sched <= TIMER_THREAD ?
+		  sched : TIMER_ASYNCIO];
+}
+
+void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
+		      int known, int sched)
+{
+	static const struct when_words w[2] = {
+		{ ", wakes in", ", overdue by", ", due from", " until" },
+		{ ", wake in", ", overdue by", ", due from", " until" },
 	};
 
 	strbuf_addstr(sb, count > 1 ? ", sleep in " : ", sleeps in ");
-	strbuf_addstr(sb, in[sched >= TIMER_ASYNCIO && sched <= TIMER_THREAD ?
-			     sched : TIMER_ASYNCIO]);
-	add_when(sb, &w[trio][count > 1], count, lo, hi, known);
+	strbuf_addstr(sb, timer_text_sleep_name(sched));
+	/* (trio's clock is its run's, not a loop's) */
+	add_when(sb, &w[count > 1], count, lo, hi, known,
+		 sched == TIMER_TRIO ? "trio" : "loop");
 }
 
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
 			double hi, int known, int trio)
 {
-	static const struct when_words w[2][2] = {
-		{ { ", times out in", ", timeout overdue by",
-		    ", timeout due from", ", times out at loop time" },
-		  { ", time out in", ", timeouts overdue by",
-		    ", timeouts due from", ", time out at loop time" } },
-		{ { ", times out in", ", timeout overdue by",
-		    ", timeout due from", ", times out at trio time" },
-		  { ", time out in", ", timeouts overdue by",
-		    ", timeouts due from", ", time out at trio time" } },
+	static const struct when_words w[2] = {
+		{ ", times out in", ", timeout overdue by",
+		  ", timeout due from", ", times out at" },
+		{ ", time out in", ", timeouts overdue by",
+		  ", timeouts due from", ", time out at" },
 	};
 
-	add_when(sb, &w[!!trio][count > 1], count, lo, hi, known);
+	add_when(sb, &w[count > 1], count, lo, hi, known,
+		 trio ? "trio" : "loop");
 }
 
 void timer_text_tasks(struct strbuf *sb, const struct py_task *const *tasks,

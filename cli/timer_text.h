@@ -42,6 +42,8 @@ void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
 /* Whose sleep timer_text_sleep() says: asyncio's, trio's, a thread's
  * time.sleep(). */
 enum { TIMER_ASYNCIO, TIMER_TRIO, TIMER_THREAD };
+/* "asyncio.sleep", "trio.sleep", "time.sleep". */
+const char *timer_text_sleep_name(int sched);
 /* ", times out in ..." (trio: on a clock of its own, "trio time") */
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,
 			double hi, int known, int trio);

@@ -116,12 +116,9 @@ void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 		      const size_t *idx, const size_t *m, size_t n, int times)
 {
 	/* (alike items have one kind and label: trio's tasks apart) */
-	static const char *const ins[] = {
-		"asyncio.sleep", "trio.sleep", "time.sleep"
-	};
 	int sched = n ? sched_of(&items[idx[m[0]]]) : TIMER_ASYNCIO;
 	int trio = sched == TIMER_TRIO;
-	const char *in = ins[sched];
+	const char *in = timer_text_sleep_name(sched);
 	double lo, hi;
 	int known, timed;
 
