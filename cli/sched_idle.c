@@ -50,6 +50,41 @@ static const char *const as_file_gens[] = {
 	"_", "_tempfile", "_temp_path", "_temp_dir", "as_file",
 };
 
+/* Where pytest keeps its machinery (pytest itself, pluggy, which calls
+ * its hooks) and where installed plugins live (pytest_asyncio,
+ * pytest_timeout, ...: a plugin package is named pytest_ by custom). */
+static const char *const pytest_dirs[] = {
+	"/_pytest/", "/pluggy/", "/site-packages/pytest_",
+	"/dist-packages/pytest_",
+};
+
+/* A generator of pytest's machinery parked at its yield while a test
+ * runs: a hook wrapper (pluggy resumes it when the hook it wraps
+ * returns), a context manager such a wrapper entered, a plugin's
+ * fixture (pytest-asyncio's event_loop).  Any generator whose function
+ * is named after a hook (pytest_*) is a hook's, a conftest.py's too.
+ * Some twenty of them in every pytest run; a stuck test is its thread's
+ * or task's, which are listed. */
+static int pytest_parked(const struct py_gen *g)
+{
+	const char *name = g->qualname ? g->qualname :
+			   g->code ? g->code->qualname : NULL;
+	const char *file = g->code ? g->code->filename : NULL;
+	const char *last;
+	size_t i;
+
+	if (g->state != PY_GEN_SUSPENDED || !name || !file)
+		return 0;
+	last = strrchr(name, '.');
+	last = last ? last + 1 : name;
+	if (!strncmp(last, "pytest_", 7))
+		return 1;
+	for (i = 0; i < sizeof(pytest_dirs) / sizeof(pytest_dirs[0]); i++)
+		if (strstr(file, pytest_dirs[i]))
+			return 1;
+	return 0;
+}
+
 const char *gen_idle_by_design(const struct py_gen *g)
 {
 	size_t i, k;
@@ -75,5 +110,8 @@ const char *gen_idle_by_design(const struct py_gen *g)
 			if (gen_is(g, as_file_files[i], as_file_gens[k]))
 				return "importlib.resources.as_file() kept "
 				       "open";
+	if (pytest_parked(g))
+		return "pytest's or a plugin's generator, parked while a test "
+		       "runs";
 	return NULL;
 }

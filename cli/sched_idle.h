@@ -10,7 +10,9 @@
  * tasks of a child multiprocessing forked, copies of its parent's that
  * never run there (readers/tasks.h, copied_at_fork), and the generator
  * of an importlib.resources.as_file() a module entered at import and
- * keeps open for good (certifi's, in every program using requests).
+ * keeps open for good (certifi's, in every program using requests), and
+ * the hook wrappers and plugin generators of pytest, parked while a test
+ * runs.
  */
 #ifndef COROSCOPE_CLI_SCHED_IDLE_H
 #define COROSCOPE_CLI_SCHED_IDLE_H

@@ -1,0 +1,74 @@
+"""`coroscope run` on a hanging pytest suite: pytest's own machinery.
+
+While a test runs, pluggy keeps every hook wrapper (pytest's, its
+plugins', a conftest.py's) parked at its yield, with the context
+managers they entered, and pytest-asyncio's event_loop fixture parked
+too: some twenty generators in every pytest run, making no progress
+like a stuck one.  They are counted on the samples' idle line, not
+listed one by one after the causes; the suite's own yield fixture still
+is.  The oracle is the interpreter's own list of its suspended
+generators (gc.get_objects()), written by the test before it hangs.
+Only Debian's python3.11 has pytest here (no PyPI).
+"""
+
+import os
+import re
+import shutil
+
+from conftest import DEBIAN, debian_with, marker_line, target_script
+from test_run import (coroscope_run, process_of, read_json, seen_lines,
+                      work)  # noqa: F401
+
+SUITE = target_script("pytest_parked_suite.py")
+CONFTEST = target_script("pytest_parked_conftest.py")
+KIND = "pytest's or a plugin's generator, parked while a test runs"
+
+
+def test_pytest_machinery_idle(work):
+    debian_with("pytest", "pytest_asyncio")
+    shutil.copy(SUITE, str(work / "test_suite.py"))
+    shutil.copy(CONFTEST, str(work / "conftest.py"))
+    ready = work / "ready.json"
+    report = work / "report.json"
+    res = coroscope_run(["--timeout", "4", "--report", report, "--",
+                         DEBIAN, "-m", "pytest", "-q", "-p",
+                         "no:cacheprovider", "test_suite.py"], cwd=str(work),
+                        env={"PARKED_READY": str(ready)})
+    info = read_json(ready, "ready file")
+    assert res.returncode == 124, res
+    gens = info["generators"]
+    own = [g for g in gens if g["qualname"] == "own_fixture"]
+    parked = [g for g in gens if g["qualname"] != "own_fixture"]
+    assert own and own[0]["line"] == marker_line(SUITE, "own-fixture"), gens
+    # the conftest's own wrapper, and a plugin's fixture, are among them
+    wrapper = [g for g in parked if g["file"].endswith("/conftest.py")]
+    assert len(wrapper) == 1 and \
+        wrapper[0]["line"] == marker_line(CONFTEST, "own-wrapper"), gens
+    assert any(g["qualname"] == "event_loop" for g in parked), gens
+
+    seen = seen_lines(res.stderr, info["pid"])
+    for g in parked:
+        place = "%s:%d in %s" % (g["file"], g["line"], g["qualname"])
+        assert not any(place in l for l in seen), (place, seen)
+    idle = [l for l in seen if " idle by design, not listed: " in l]
+    assert len(idle) == 1, seen
+    count = re.search(re.escape(KIND) + r" \((\d+)\)", idle[0])
+    assert count and int(count.group(1)) == len(parked), (len(parked), seen)
+    place = "%s:%d in own_fixture" % (work / "test_suite.py",
+                                      own[0]["line"])
+    assert any(l.startswith('generator "own_fixture" ') and place in l
+               for l in seen), seen
+    hang = "test_suite.py:%d in test_hangs" % marker_line(SUITE, "test-hang")
+    assert any(l.startswith("thread ") and hang in l for l in seen), seen
+
+    # The report's sampled generators say the same, one by one.
+    proc = process_of(read_json(report, "--report file"), info["pid"])
+    by_place = dict(((g["where"]["file"], g["where"]["line"]), g)
+                    for g in proc["sampling"]["generators"])
+    for g in parked:
+        item = by_place.get((g["file"], g["line"]))
+        assert item and item["idle"] == KIND, (g, item)
+    item = by_place.get((os.path.realpath(str(work / "test_suite.py")),
+                         own[0]["line"]))
+    assert item and item["idle"] is None and item["state"] == "stuck", \
+        proc["sampling"]["generators"]
