@@ -184,3 +184,21 @@ void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
 	memset(out, 0, sizeof(*out));
 #endif
 }
+
+int cs_thread_in_futex(struct memsrc *ms, const struct cs_thread *t)
+{
+#if defined(__x86_64__)
+	long nr;
+
+	if (!cs_thread_syscall(t, &nr))
+		return -1;
+	/* (left running: no registers, only /proc's number) */
+	if (nr == NR_RESTART_SYSCALL)
+		return !t->left_running && restarted_futex_wait(ms, t->regs.r);
+	return nr == NR_FUTEX || nr == NR_FUTEX_WAITV;
+#else
+	(void)ms;
+	(void)t;
+	return -1;
+#endif
+}

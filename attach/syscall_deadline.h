@@ -28,4 +28,11 @@ struct cs_deadline {
 void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
 			struct cs_deadline *out);
 
+/* Is stopped thread t in futex(2) or futex_waitv(2), where a lock's
+ * acquire blocks: the call itself, or a timed futex wait an earlier stop
+ * interrupted, which waits on in restart_syscall(2) (its registers still
+ * the call's, checked as cs_thread_deadline() does)?  1 or 0, -1 when
+ * neither its registers nor /proc's number are known. */
+int cs_thread_in_futex(struct memsrc *ms, const struct cs_thread *t);
+
 #endif

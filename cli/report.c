@@ -119,6 +119,7 @@ static void text_threads_alike(FILE *out, const struct collection *c,
 			       size_t at, const size_t *next, size_t count)
 {
 	const struct py_thread *t = &c->snap.threads[at];
+	int *tids = xmallocarray(count ? count : 1, sizeof(*tids));
 	size_t i, shown = 0;
 
 	fputs("\nThreads", out);
@@ -127,9 +128,11 @@ static void text_threads_alike(FILE *out, const struct collection *c,
 		fprintf(out, "%s %d", shown ? "," : "", c->snap.threads[i].tid);
 		if (shown < THREAD_ALIKE_NAMES)
 			text_thread_name(out, &c->snap.threads[i]);
-		shown++;
+		tids[shown++] = c->snap.threads[i].tid;
 	}
 	fprintf(out, " (%zu alike)", count);
+	report_text_threads_timer(out, c, tids, shown);
+	free(tids);
 	text_thread_rest(out, c, t, 0);
 }
 

@@ -50,6 +50,10 @@ void report_json_greenlets(struct json *j, const struct collection *c);
  * the same as the "off_cpu_s" and "left_running" members of its JSON
  * object; the target's record of a thread left running, or NULL. */
 void report_text_thread_state(FILE *out, const struct collection *c, int tid);
+/* After alike threads' ids: their sleeps' or timed waits' span
+ * (" (time out in 697.0s .. 703.0s)"), when each has one of one kind. */
+void report_text_threads_timer(FILE *out, const struct collection *c,
+			       const int *tids, size_t n);
 void report_json_thread_state(struct json *j, const struct collection *c,
 			      int tid);
 const struct cs_thread *report_left_running(const struct collection *c,

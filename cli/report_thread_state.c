@@ -5,8 +5,11 @@
  * write short (attach/live.h).
  */
 #include "cli/report.h"
-#include "cli/collect_deadlines.h"
 
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/collect_deadlines.h"
 #include "attach/regs.h"
 #include "cli/child_pipes.h"
 #include "cli/escape.h"
@@ -96,6 +99,37 @@ void report_text_thread_state(FILE *out, const struct collection *c, int tid)
 	fprintf(out, " (left running: a stop would cut short its %s(2) to "
 		"fd %d", call_name(t), t->left_fd);
 	text_left_file(out, left_pipe_of(c->left_pipes, c->nleft_pipes, tid));
+	fputc(')', out);
+}
+
+void report_text_threads_timer(FILE *out, const struct collection *c,
+			       const int *tids, size_t n)
+{
+	const struct thread_deadline *d, *first;
+	char a[64], b[64];
+	double lo, hi;
+	size_t k;
+
+	if (!n || !(first = collect_deadline_of(c, tids[0])))
+		return;
+	lo = hi = first->in_s;
+	for (k = 1; k < n; k++) {
+		d = collect_deadline_of(c, tids[k]);
+		if (!d || d->sleep != first->sleep)
+			return;
+		if (d->in_s < lo)
+			lo = d->in_s;
+		if (d->in_s > hi)
+			hi = d->in_s;
+	}
+	/* (as the single thread's words; a span only where the tenths
+	 * differ, as cli/timer_text.c's) */
+	snprintf(a, sizeof(a), "%.1f", lo);
+	snprintf(b, sizeof(b), "%.1f", hi);
+	fprintf(out, first->sleep ? " (sleep, wake in %ss" :
+		" (time out in %ss", a);
+	if (strcmp(a, b))
+		fprintf(out, " .. %ss", b);
 	fputc(')', out);
 }
 

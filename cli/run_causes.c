@@ -204,15 +204,32 @@ static void add_native_call(struct strbuf *sb, const struct blocked *b)
 		strbuf_addf(sb, ", in C: %s()", b->f->native_call);
 }
 
+void run_add_threads_timer(struct strbuf *sb,
+			   const struct run_thread_facts *const *f, size_t n)
+{
+	double lo, hi;
+	size_t k;
+
+	if (!n || !f[0] || f[0]->timer == RUN_TIMER_NONE)
+		return;
+	lo = hi = f[0]->timer_in_s;
+	for (k = 1; k < n; k++) {
+		if (!f[k] || f[k]->timer != f[0]->timer)
+			return;
+		if (f[k]->timer_in_s < lo)
+			lo = f[k]->timer_in_s;
+		if (f[k]->timer_in_s > hi)
+			hi = f[k]->timer_in_s;
+	}
+	if (f[0]->timer == RUN_TIMER_SLEEP)
+		timer_text_sleep(sb, n, lo, hi, 1, TIMER_THREAD);
+	else
+		timer_text_timeout(sb, n, lo, hi, 1, 0);
+}
+
 void run_add_thread_timer(struct strbuf *sb, const struct run_thread_facts *f)
 {
-	if (!f || f->timer == RUN_TIMER_NONE)
-		return;
-	if (f->timer == RUN_TIMER_SLEEP)
-		timer_text_sleep(sb, 1, f->timer_in_s, f->timer_in_s, 1,
-				 TIMER_THREAD);
-	else
-		timer_text_timeout(sb, 1, f->timer_in_s, f->timer_in_s, 1, 0);
+	run_add_threads_timer(sb, &f, 1);
 }
 
 /* " (stuck for at least 4.0s)", when sampled. */
@@ -341,6 +358,8 @@ static char *wait_key(const struct blocked *b)
 	add_seen(&call, &b->seen);
 	alike_lines_key_str(&sb, call.buf);
 	add_where(&sb, b);
+	/* (alike threads have timers of one kind, or none: their span) */
+	strbuf_addf(&sb, ";timer %d", b->f ? b->f->timer : RUN_TIMER_NONE);
 	strbuf_release(&call);
 	return strbuf_detach(&sb);
 }
@@ -430,6 +449,19 @@ static void drop_graph_explained(const struct run_summary *s,
 	free(graph);
 }
 
+/* The timers of the waits b[w[m[0..n)]] (alike: as a span). */
+static void add_waits_timer(struct strbuf *sb, const struct blocked *b,
+			    const size_t *w, const size_t *m, size_t n)
+{
+	const struct run_thread_facts **f = xmallocarray(n, sizeof(*f));
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		f[k] = b[w[m[k]]].f;
+	run_add_threads_timer(sb, f, n);
+	free(f);
+}
+
 /*
  * Threads waiting on a condition, event or queue, a cause each, or one
  * for three or more alike (the same call, seen as long, called from the
@@ -474,9 +506,7 @@ static void summarize_waits(struct run_summary *s, int pid,
 		}
 		add_wait_call(&sb, first);
 		add_seen(&sb, &first->seen);
-		/* (alike threads' times differ: only one's said) */
-		if (size == 1)
-			run_add_thread_timer(&sb, first->f);
+		add_waits_timer(&sb, b, w, m, size);
 		if (size > 1) {
 			strbuf_addstr(&sb, ": ");
 			add_wait_members(&sb, b, w, m, size);

@@ -115,6 +115,10 @@ enum { RUN_TIMER_NONE, RUN_TIMER_SLEEP, RUN_TIMER_TIMEOUT };
  * of a thread's facts; nothing for none (cli/run_causes.c). */
 struct strbuf;
 void run_add_thread_timer(struct strbuf *sb, const struct run_thread_facts *f);
+/* The same of n alike threads' facts f[0..n), as a span (", time out in
+ * 597.0s .. 599.1s"); nothing unless all have a timer of one kind. */
+void run_add_threads_timer(struct strbuf *sb,
+			   const struct run_thread_facts *const *f, size_t n);
 
 void run_summary_init(struct run_summary *s);
 void run_summary_release(struct run_summary *s);

@@ -73,8 +73,34 @@ static void add_tasks_timers(struct strbuf *sb, const struct collection *c,
 					    how == TIMERS_TIMES);
 }
 
+/* The sleeps or timed waits of alike thread nodes nodes[m[0..n)] (their
+ * key has the kind), as a span; nothing for tasks. */
+static void add_threads_timers(struct strbuf *sb, const struct collection *c,
+			       const size_t *nodes, const size_t *m, size_t n,
+			       const struct run_thread_facts *facts)
+{
+	const struct run_thread_facts **f;
+	size_t k;
+
+	if (!facts || !n)
+		return;
+	f = xmallocarray(n, sizeof(*f));
+	for (k = 0; k < n; k++) {
+		const struct wg_node *nd = &c->graph.nodes[nodes[m[k]]];
+
+		if (nd->kind != WG_THREAD || nd->index >= c->snap.nthreads) {
+			free(f);
+			return;
+		}
+		f[k] = &facts[nd->index];
+	}
+	run_add_threads_timer(sb, f, n);
+	free(f);
+}
+
 /* A thread's or task's detail after its label: where, for how long, a
- * task's timers, and a thread's own line's source. */
+ * task's timers, and a thread's own line's source (not with
+ * TIMERS_NONE: a group's comes after the group's timers). */
 static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 			  const struct watch_tracker *t, size_t node,
 			  const struct run_thread_facts *facts,
@@ -103,7 +129,7 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 		else if (timers == TIMERS_KEY)
 			strbuf_addf(sb, ";timer %d", f->timer);
 	}
-	if (source)
+	if (source && timers != TIMERS_NONE)
 		strbuf_addf(sb, ": %s", source);
 }
 
@@ -292,6 +318,7 @@ void run_unit_waiters(struct run_cause *cause, const struct collection *c,
 {
 	char **keys = xmallocarray(nw ? nw : 1, sizeof(*keys));
 	struct alike_lines g;
+	const char *source;
 	size_t k;
 
 	for (k = 0; k < nw; k++)
@@ -312,6 +339,12 @@ void run_unit_waiters(struct run_cause *cause, const struct collection *c,
 			    "greenlets" : "threads");
 		add_unit_rest(sb, c, t, w[m[0]], s->facts, TIMERS_NONE);
 		add_tasks_timers(sb, c, w, m, n, TIMERS_TIMES);
+		add_threads_timers(sb, c, w, m, n, s->facts);
+		/* (the first's line's source, after the timers: alike, the
+		 * same line) */
+		source = unit_source(c, s->facts, w[m[0]]);
+		if (source)
+			strbuf_addf(sb, ": %s", source);
 		add_task_awaiters(sb, c, w, m, n, TIMERS_TIMES);
 		strbuf_addstr(sb, ": ");
 		add_group_members(sb, c, w, m, n);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attach/regs.h"
+#include "attach/syscall_deadline.h"
 #include "readers/dicts.h"
 #include "readers/objects.h"
 #include "common/util.h"
@@ -263,14 +264,12 @@ int wg_thread_acquiring(struct wg_build *b, size_t node,
 	t = &b->snap->threads[node];
 	if (py_prim_thread_owned(p) && p->owner && p->owner == t->thread_id)
 		return 0;
-	/* Bounded by the threads the source lists. */
-	for (i = 0; t->tid > 0 && i < ms->nthreads; i++) {
-		long nr;
-
-		if (ms->threads[i].tid == t->tid &&
-		    cs_thread_syscall(&ms->threads[i], &nr))
-			return cs_syscall_is_futex(nr);
-	}
+	/* Bounded by the threads the source lists.  (A timed acquire an
+	 * earlier stop interrupted waits on in restart_syscall().) */
+	for (i = 0; t->tid > 0 && i < ms->nthreads; i++)
+		if (ms->threads[i].tid == t->tid)
+			return cs_thread_in_futex(b->py->ms,
+						  &ms->threads[i]) != 0;
 	return 1;
 }
 

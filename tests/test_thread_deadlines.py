@@ -21,7 +21,8 @@ import time
 
 import pytest
 
-from conftest import interpreter_or_skip, run_coroscope, target_script
+from conftest import (interpreter_or_skip, marker_line, run_coroscope,
+                      target_script)
 from test_run import coroscope_run, likely_causes, work  # noqa: F401
 
 # Between the target's record and its call: a few statements (and a
@@ -137,3 +138,79 @@ def test_run_says_when_threads_waits_end(ident, work):  # noqa: F811
         assert any(re.search(r'thread %d "%s" stuck .*, %s\d\.\ds$'
                              % (tids[name], name, words), ln)
                    for ln in seen), (name, seen)
+
+
+SPAN = r"time out in (\d+\.\d)s \.\. (\d+\.\d)s: "
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
+def test_run_alike_threads_timeouts_span(ident, work):  # noqa: F811
+    """Four threads in acquire(timeout=700..706) of one held Lock, four in
+    wait(600..606) of one Event, each group from one line: run's causes
+    show each group on one line, with their timeouts' span (before,
+    none).  The timed acquire()s are the Lock's waiters, not a
+    "possible deadlock" of four threads: the samples' stops leave each
+    timed futex wait in restart_syscall(), which the graph now takes
+    for the futex wait it is (before, only a first stop's was)."""
+    py = interpreter_or_skip(ident)
+    ready = work / "ready.json"
+    script = target_script("alike_timed_threads.py")
+    res = coroscope_run(["--timeout", "3", "--", py.path, script,
+                         str(ready)])
+    assert res.returncode == 124, res
+    info = json.loads(ready.read_text())
+    tids, due = info["tids"], info["due"]
+    causes = likely_causes(res.stderr)
+    text = "\n".join(causes)
+    assert "possible deadlock" not in text, text
+    for prefix, what, marker, function in (
+            ("lk", "threading.Lock", "alike-acquire", "acquirer"),
+            ("ev", "threading.Event", "alike-event", "waiter")):
+        head = [i for i, c in enumerate(causes)
+                if "4 waiting on %s " % what in c]
+        assert len(head) == 1, text
+        group = causes[head[0] + 1]
+        assert group.startswith("      4 threads at alike_timed_threads"
+                                ".py:%d in %s " % (marker_line(script, marker),
+                                                   function)), text
+        span = re.search(SPAN, group)
+        assert span, group
+        lo, hi = float(span.group(1)), float(span.group(2))
+        names = ["%s-%d" % (prefix, i) for i in range(4)]
+        # (as the dump's test: each from its record, to the read's time)
+        spread = max(due[n] for n in names) - min(due[n] for n in names)
+        assert abs((hi - lo) - spread) <= 0.2 + SLACK, (group, spread)
+        base = 600 if prefix == "ev" else 700
+        assert base - 60 < lo < base and base < hi + 6 < base + 66, group
+        for n in names:
+            assert "%d (%s)" % (tids[n], n) in group, (n, group)
+
+
+def test_dump_alike_threads_timeouts_span(keeper, interp):
+    """The text dump shows alike threads once; their header says their
+    timeouts' span as a lone thread's line says its own: "(4 alike)
+    (time out in 698.4s .. 704.4s)", each end bracketed by the target's
+    records and the read (before, nothing).  The second dump reads the
+    futex waits the first one's stop restarted."""
+    target = keeper.start_target(interp, "alike_timed_threads.py")
+    tids, due = target.ready["tids"], target.ready["due"]
+    for attempt in range(2):
+        before = time.monotonic()
+        text = run_coroscope("dump", target.pid).stdout
+        after = time.monotonic()
+        for prefix in ("lk", "ev"):
+            names = ["%s-%d" % (prefix, i) for i in range(4)]
+            heads = [l for l in text.splitlines()
+                     if l.startswith("Threads ") and
+                     all('%d "%s"' % (tids[n], n) in l for n in names)]
+            assert len(heads) == 1, (prefix, text)
+            m = re.search(r"\(4 alike\) \(time out in ([0-9.]+)s \.\. "
+                          r"([0-9.]+)s\)$", heads[0])
+            assert m, heads[0]
+            lo, hi = float(m.group(1)), float(m.group(2))
+            first = min(due[n] for n in names)
+            last = max(due[n] for n in names)
+            assert first - after - 0.05 <= lo <= \
+                first + SLACK - before + 0.05, (heads[0], before, after)
+            assert last - after - 0.05 <= hi <= \
+                last + SLACK - before + 0.05, (heads[0], before, after)

@@ -55,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cs_deadline d;
 	uint64_t w[WORDS];
 	size_t i;
+	int k;
 
 	if (size < WORDS * 8)
 		return 0;
@@ -87,6 +88,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (d.clock != CS_DEADLINE_NONE &&
 	    (!isfinite(d.at) || d.at < 0 || d.at > 1e12))
+		abort();
+	/* (a thread with registers is in a futex wait or not) */
+	k = cs_thread_in_futex(ms, &t);
+	if (k < -1 || k > 1 || (t.has_regs && k < 0))
 		abort();
 	memsrc_free(ms);
 	return 0;

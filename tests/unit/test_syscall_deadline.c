@@ -190,6 +190,32 @@ int main(void)
 		CHECK(d.clock == CS_DEADLINE_MONOTONIC, "interrupted: %d",
 		      d.clock);
 	}
+	/* in a futex wait, for the wait-for graph: futex(), futex_waitv()
+	 * and a restarted timed futex wait; not a restarted call of another
+	 * shape, nor another call; unknown without registers, /proc's
+	 * number for a thread left running */
+	{
+		const uint64_t fw[6] = { WORD, 9 | 128, 7, TS, 0, 0xffffffffu };
+		const uint64_t other[6] = { 9, 9, 7, TS, 0, 0 };
+		struct cs_thread t = stopped(202, fw);
+
+		CHECK(cs_thread_in_futex(ms, &t) == 1, "futex");
+		t = stopped(449, other);
+		CHECK(cs_thread_in_futex(ms, &t) == 1, "futex_waitv");
+		t = stopped(219, fw);
+		CHECK(cs_thread_in_futex(ms, &t) == 1, "restarted futex");
+		t = stopped(219, other);
+		CHECK(cs_thread_in_futex(ms, &t) == 0, "restarted poll");
+		t = stopped(230, fw);
+		CHECK(cs_thread_in_futex(ms, &t) == 0, "clock_nanosleep");
+		t.has_regs = 0;
+		CHECK(cs_thread_in_futex(ms, &t) == -1, "no registers");
+		t.left_running = 1;
+		t.left_call = 202;
+		CHECK(cs_thread_in_futex(ms, &t) == 1, "left running in futex");
+		t.left_call = 219;
+		CHECK(cs_thread_in_futex(ms, &t) == 0, "left running, restart");
+	}
 	/* upper halves the kernel ignores: the clock id is 32-bit */
 	d = deadline(ms, 230, 1 | (1ull << 32), 1, TS, 0, 0);
 	CHECK(d.clock == CS_DEADLINE_MONOTONIC, "clock id's upper half: %d",
