@@ -174,11 +174,8 @@ static void add_scheduled(struct strbuf *sb, const struct collection *c,
 	strbuf_addstr(sb, "is not started: scheduled on the loop of ");
 }
 
-/* What a future (gather, concurrent future, a pool's result) waits
- * for: its pending children, the task or thread that will complete it,
- * a pool's workers (a ThreadPool's by their threads). */
-static void add_future_waits(struct strbuf *sb, const struct collection *c,
-			     size_t fut, enum graph_names names)
+void graph_add_future_waits(struct strbuf *sb, const struct collection *c,
+			    size_t fut, enum graph_names names)
 {
 	const struct py_waitgraph *g = &c->graph;
 	const struct py_prim *p = &g->prims[g->nodes[fut].index];
@@ -241,7 +238,7 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 			continue;
 		}
 		if (py_prim_is_future(&g->prims[g->nodes[e->to].index])) {
-			add_future_waits(sb, c, e->to, names);
+			graph_add_future_waits(sb, c, e->to, names);
 			continue;
 		}
 		n = py_waitgraph_holders(g, e->to, holders, GRAPH_MAX_HOLDERS);

@@ -44,6 +44,12 @@ void graph_add_holder_at(struct strbuf *sb, const struct collection *c,
  * NULL (*line 0) when that line is not known. */
 const struct py_frame *graph_took_at(const struct collection *c, size_t obj,
 				     size_t holder, int *line);
+/* What future node fut (gather, concurrent future, a thread joined, a
+ * pool's result) waits for: " for thread 12 (w) at app.py:4 in work",
+ * its pending children, the task or thread that will complete it, a
+ * pool's workers (a ThreadPool's by their threads). */
+void graph_add_future_waits(struct strbuf *sb, const struct collection *c,
+			    size_t fut, enum graph_names names);
 /* "waits for: X held by Y at ..." of a waiting node, or "" when it waits
  * for nothing the graph knows. */
 void graph_add_wait(struct strbuf *sb, const struct collection *c,

@@ -341,6 +341,48 @@ static int in_lock_cycle(const struct py_waitgraph *g, size_t node)
 	return 0;
 }
 
+/* Waiters of a future looked at for a thread among them. */
+#define CHAIN_END_WAITERS 8
+
+/*
+ * A concurrent future or a thread joined that a thread waits on, and
+ * whose every unit to complete it (the job's worker thread, the thread
+ * joined) waits on nothing the graph sees: blocked reading a socket,
+ * asleep, busy.  The chain of waits ends there, so it is a cause; where
+ * those units wait on something, that is (ranked on its own).  A task's
+ * wait on such a future is its stuck-task cause (cli/run_stuck.c).
+ */
+static int ends_chain(const struct py_waitgraph *g, size_t obj)
+{
+	const struct py_prim *p = &g->prims[g->nodes[obj].index];
+	size_t w[CHAIN_END_WAITERS], k, j, m, mm, n = 0, nw;
+	const size_t *out, *next;
+
+	if (p->kind != PY_PRIM_CFUTURE && p->kind != PY_PRIM_THREAD)
+		return 0;
+	out = py_waitgraph_out(g, obj, &m);
+	for (k = 0; k < m; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
+
+		if (e->kind != WG_WAITS_FOR)
+			continue;
+		if (e->to >= g->nnodes || g->nodes[e->to].kind == WG_OBJECT)
+			return 0;
+		next = py_waitgraph_out(g, e->to, &mm);
+		for (j = 0; j < mm; j++)
+			if (g->edges[next[j]].kind == WG_WAITS_FOR)
+				return 0;
+		n++;
+	}
+	if (!n)
+		return 0;
+	nw = py_waitgraph_waiters(g, obj, w, CHAIN_END_WAITERS);
+	for (k = 0; k < nw && k < CHAIN_END_WAITERS; k++)
+		if (g->nodes[w[k]].kind == WG_THREAD)
+			return 1;
+	return 0;
+}
+
 /*
  * The objects someone waits on, except those in lock cycles (reported as
  * cycles) and those whose every waiter was seen moving (a queue being
@@ -368,9 +410,10 @@ static size_t rank_held(const struct collection *c,
 		size_t nw, moving = 0;
 
 		/* A gather or concurrent future is not a cause: what it
-		 * waits for is. */
+		 * waits for is, unless that waits on nothing. */
 		if (g->nodes[i].kind != WG_OBJECT || in_lock_cycle(g, i) ||
-		    py_prim_is_future(&g->prims[g->nodes[i].index]))
+		    (py_prim_is_future(&g->prims[g->nodes[i].index]) &&
+		     !ends_chain(g, i)))
 			continue;
 		nw = py_waitgraph_waiters(g, i, w, g->nnodes);
 		if (!nw)
@@ -400,6 +443,35 @@ static size_t rank_held(const struct collection *c,
 	free(work);
 	free(seen);
 	return n;
+}
+
+/* A detail line for each unit completing future node fut (at most
+ * four): "joined: thread 12 (w) at app.py:4 in work (stuck for at least
+ * 2.5s), in C: recv(): sock.recv(10)"; "running its job: ...". */
+static void future_units(struct run_cause *cause, const struct collection *c,
+			 const struct watch_tracker *t, size_t fut,
+			 const struct run_thread_facts *facts,
+			 struct strbuf *sb)
+{
+	const struct py_waitgraph *g = &c->graph;
+	const struct py_prim *p = &g->prims[g->nodes[fut].index];
+	size_t k, m, n = 0;
+	const size_t *out;
+
+	if (!py_prim_is_future(p))
+		return;
+	out = py_waitgraph_out(g, fut, &m);
+	for (k = 0; k < m && n < 4; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
+
+		if (e->kind != WG_WAITS_FOR || e->to >= g->nnodes ||
+		    g->nodes[e->to].kind == WG_OBJECT)
+			continue;
+		strbuf_addstr(sb, p->kind == PY_PRIM_THREAD ? "joined: " :
+			      "running its job: ");
+		run_unit_detail(cause, c, t, e->to, facts, sb);
+		n++;
+	}
 }
 
 /* " held by X at line, Y ..." for up to four holders; how many hold. */
@@ -439,6 +511,9 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	nh = add_holders(sb, c, r->node, holders);
 	if (!nh && py_prim_may_be_held(p))
 		graph_add_no_holder(sb, p, ", ", GRAPH_RAW);
+	/* (a future at a chain's end: who completes it) */
+	if (py_prim_is_future(p))
+		graph_add_future_waits(sb, c, r->node, GRAPH_RAW);
 	if (r->behind > r->waiters)
 		strbuf_addf(sb, "; %zu blocked behind it in all", r->behind);
 	cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_HELD,
@@ -452,6 +527,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		/* (a holder is no stuck task of its own: its job here) */
 		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h], sb);
 	}
+	future_units(cause, c, t, r->node, s->facts, sb);
 	/* child processes waited on: the ones still running a job */
 	run_add_process_jobs(cause, s, g, &r->node, 1, sb);
 	run_add_process_jobs(cause, s, g, sib, nsib, sb);

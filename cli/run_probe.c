@@ -214,6 +214,34 @@ static const struct py_frame *blamed_waiting(const struct collection *c,
 	return NULL;
 }
 
+/* Does a future (a thread joined, a concurrent future's job) wait for
+ * thread i of the snapshot, or does it hold an object (a lock)?  A
+ * cause may end with it, at its line. */
+static int ends_waits(const struct collection *c, size_t i)
+{
+	const struct py_waitgraph *g = &c->graph;
+	long node = py_waitgraph_node_of(g, WG_THREAD, i);
+	const size_t *in, *out;
+	size_t k, m;
+
+	if (node < 0)
+		return 0;
+	out = py_waitgraph_out(g, (size_t)node, &m);
+	for (k = 0; k < m; k++)
+		if (g->edges[out[k]].kind == WG_HOLDS)
+			return 1;
+	in = py_waitgraph_in(g, (size_t)node, &m);
+	for (k = 0; k < m; k++) {
+		const struct wg_edge *e = &g->edges[in[k]];
+
+		if (e->kind == WG_WAITS_FOR && e->from < g->nnodes &&
+		    g->nodes[e->from].kind == WG_OBJECT &&
+		    py_prim_is_future(&g->prims[g->nodes[e->from].index]))
+			return 1;
+	}
+	return 0;
+}
+
 struct run_thread_facts *run_probe_threads(const struct collection *c)
 {
 	const struct py_snapshot *snap = &c->snap;
@@ -261,8 +289,9 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		}
 		own = run_causes_own_frame(t);
 		/* (and where a task's step runs: a blocked event loop) */
-		if ((facts[i].futex != 0 || py_async_running_task(&c->async, t->tid)) &&
-		    own)
+		if ((facts[i].futex != 0 ||
+		     py_async_running_task(&c->async, t->tid) ||
+		     ends_waits(c, i)) && own)
 			facts[i].source = run_probe_source(
 				pid, own->code->filename, own->line);
 		blamed = blamed_waiting(c, i);

@@ -1,0 +1,80 @@
+"""Threads waiting on a thread or a job that waits on nothing a graph
+of Python objects sees: the end of the chain is the cause.
+
+Usage: chain_ends.py READY_FILE
+
+- "joiner" joins "reader", which is blocked in recv() on a socket whose
+  other end this process holds and never writes to;
+- "asker" waits in Future.result() for a ThreadPoolExecutor's job,
+  time.sleep(900), running in the pool's worker;
+- "holder" holds a Lock while blocked in recv() (as "reader"), which
+  "taker" waits to take.
+
+READY_FILE gets, as JSON, "pid" and "tids": each thread's kernel id by
+name, the pool's worker's as "worker".
+"""
+
+import concurrent.futures
+import os
+import socket
+import sys
+import threading
+import time
+
+from _ready import write_ready
+from _tids import native_tid
+
+tids = {}
+ours, theirs = socket.socketpair()
+mine, yours = socket.socketpair()
+lock = threading.Lock()
+pool = concurrent.futures.ThreadPoolExecutor(1)
+
+
+def reader():
+    tids["reader"] = native_tid()
+    ours.recv(10)  # MARK: chain-recv
+
+
+def joiner(t):
+    tids["joiner"] = native_tid()
+    t.join()  # MARK: chain-join
+
+
+def job():
+    tids["worker"] = native_tid()
+    time.sleep(900)  # MARK: chain-job
+
+
+def asker():
+    tids["asker"] = native_tid()
+    future = pool.submit(job)
+    future.result()  # MARK: chain-result
+
+
+def holder():
+    tids["holder"] = native_tid()
+    with lock:
+        mine.recv(10)  # MARK: chain-holder
+
+
+def taker():
+    tids["taker"] = native_tid()
+    while not lock.locked():
+        time.sleep(0.01)
+    with lock:  # MARK: chain-taker
+        pass
+
+
+r = threading.Thread(target=reader, name="reader", daemon=True)
+r.start()
+threading.Thread(target=joiner, name="joiner", args=(r,), daemon=True).start()
+threading.Thread(target=asker, name="asker", daemon=True).start()
+for fn in (holder, taker):
+    threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
+while len(tids) < 6:
+    time.sleep(0.01)
+time.sleep(0.3)
+write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids})
+while True:
+    time.sleep(3600)
