@@ -14,6 +14,7 @@
 #include "common/strbuf.h"
 #include "readers/greenlets.h"
 #include "readers/waitgraph.h"
+#include "readers/usercode.h"
 #include "common/banned.h"
 
 #define MAX_GREENLET_CAUSES 5
@@ -97,12 +98,40 @@ static int greenlet_parked(const struct run_summary *s,
 		 strstr(top->filename, "gevent/hub.py"));
 }
 
+/* The program's own innermost frame of greenlet g (gevent's socket and
+ * lock frames are further in), or NULL. */
+static const struct py_frame *own_frame(const struct py_greenlet *g)
+{
+	size_t i;
+
+	/* Bounded by the greenlet's frames, as read. */
+	for (i = 0; i < g->nframes; i++)
+		if (g->frames[i].code &&
+		    py_is_user_file(g->frames[i].code->filename, NULL))
+			return &g->frames[i];
+	return NULL;
+}
+
+/* Are greenlets g and h parked alike: at the same line of the same code,
+ * from the same line of the program's own? */
+static int parked_alike(const struct py_greenlet *g,
+			const struct py_greenlet *h)
+{
+	const struct py_frame *a = own_frame(g), *b = own_frame(h);
+
+	if (h->frames[0].code != g->frames[0].code ||
+	    h->frames[0].line != g->frames[0].line)
+		return 0;
+	return a == b || (a && b && a->code == b->code && a->line == b->line);
+}
+
 /* One cause for gs->v[first] and the greenlets parked where it is. */
 static void add_greenlet_group(struct run_summary *s, int pid,
 			       const struct py_greenlets *gs, size_t first,
 			       char *done)
 {
 	const struct py_greenlet *g = &gs->v[first], *h;
+	const struct py_frame *own;
 	size_t j, count = 0, named = 0;
 	struct run_cause *cause;
 	struct strbuf sb, names;
@@ -114,8 +143,7 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 		h = &gs->v[j];
 
 		if (done[j] || !greenlet_parked(s, gs, h) ||
-		    h->frames[0].code != g->frames[0].code ||
-		    h->frames[0].line != g->frames[0].line)
+		    !parked_alike(g, h))
 			continue;
 		done[j] = 1;
 		count++;
@@ -135,8 +163,16 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 			    named > GROUP_NAMES ? ", ..." : "");
 	if (names.len && named < count)
 		strbuf_addf(&sb, " and %zu without a name", count - named);
+	/* the program's own line first, the library's it is parked in
+	 * after, as a task's */
 	strbuf_addstr(&sb, " parked at ");
-	run_add_frame_place(&sb, &g->frames[0]);
+	own = own_frame(g);
+	run_add_frame_place(&sb, own ? own : &g->frames[0]);
+	if (own && own != &g->frames[0]) {
+		strbuf_addstr(&sb, " (innermost ");
+		run_add_frame_place(&sb, &g->frames[0]);
+		strbuf_addch(&sb, ')');
+	}
 	cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
 	if ((h = awaited(s, gs, g, PY_GREENLET_NOT_STARTED)) != NULL) {
 		strbuf_addstr(&sb, "waits for greenlet ");

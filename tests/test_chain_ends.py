@@ -16,7 +16,8 @@ import re
 
 import pytest
 
-from conftest import interpreter_or_skip, marker_line, target_script
+from conftest import (DEBIAN, debian_with, interpreter_or_skip, marker_line,
+                      target_script)
 from test_run import coroscope_run, likely_causes, work  # noqa: F401
 
 SCRIPT = target_script("chain_ends.py")
@@ -76,3 +77,22 @@ def test_chain_ends_are_causes(ident, work):
     # the asker's wait is this cause, not a generic one
     assert not any("waits in Future.result" in c for c in causes), text
 
+
+
+def test_gevent_reader_at_own_line(work):
+    """A greenlet parked in a gevent socket's recv() is named at the
+    program's own line, gevent's frame after it as the innermost (before,
+    only gevent's _socketcommon.py line)."""
+    debian_with("gevent")
+    script = target_script("chain_ends_gevent.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "3", "--", DEBIAN, script,
+                         str(ready)])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    parked = [c for c in causes if " parked at " in c]
+    assert len(parked) == 1, causes
+    assert re.search(r": greenlet parked at %s:%d in reader \(innermost "
+                     r"\S+/gevent/_socketcommon\.py:\d+ in \S*recv\)$"
+                     % (re.escape(script), marker_line(script, "gevent-recv")),
+                     parked[0]), parked
