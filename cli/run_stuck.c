@@ -417,6 +417,11 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 		run_add_frame_place(sb, &own->frame);
 		run_cause_detail(cause, sb);
 	}
+	/* (trio.to_thread.run_sync(): its job's thread) */
+	if (n == 1 && s->graph)
+		(void)run_add_worker(cause, s->graph, rs->snap, rs->facts,
+				     py_waitgraph_node_of(s->graph, WG_TASK,
+					(size_t)(first->t - a->tasks)), sb);
 	return cause;
 }
 

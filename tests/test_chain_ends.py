@@ -79,20 +79,47 @@ def test_chain_ends_are_causes(ident, work):
 
 
 
+def run_debian(work, name):
+    """Target name under `run` on Debian's python3.11, timed out: its
+    path, its ready file's contents and run's causes."""
+    script = target_script(name)
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "3", "--", DEBIAN, script,
+                         str(ready)])
+    assert res.returncode == 124, res
+    return script, json.loads(ready.read_text()), likely_causes(res.stderr)
+
+
 def test_gevent_reader_at_own_line(work):
     """A greenlet parked in a gevent socket's recv() is named at the
     program's own line, gevent's frame after it as the innermost (before,
     only gevent's _socketcommon.py line)."""
     debian_with("gevent")
-    script = target_script("chain_ends_gevent.py")
-    ready = work / "ready.json"
-    res = coroscope_run(["--timeout", "3", "--", DEBIAN, script,
-                         str(ready)])
-    assert res.returncode == 124, res
-    causes = likely_causes(res.stderr)
+    script, _, causes = run_debian(work, "chain_ends_gevent.py")
     parked = [c for c in causes if " parked at " in c]
     assert len(parked) == 1, causes
     assert re.search(r": greenlet parked at %s:%d in reader \(innermost "
                      r"\S+/gevent/_socketcommon\.py:\d+ in \S*recv\)$"
                      % (re.escape(script), marker_line(script, "gevent-recv")),
                      parked[0]), parked
+
+
+def test_trio_to_thread_followed(work):
+    """A trio task in to_thread.run_sync() is followed to the worker
+    thread running its job, with the C call that job is blocked in, as
+    an asyncio task's run_in_executor() is (before, the cause stopped at
+    the task)."""
+    debian_with("trio")
+    script, ready, causes = run_debian(work, "chain_ends_trio.py")
+    tids = ready["tids"]
+    head = [i for i, c in enumerate(causes)
+            if c.startswith("  process ") and "stuck trio task: " in c and
+            " parked in to_thread_run_sync" in c]
+    assert len(head) == 1, causes
+    details = causes[head[0] + 1:head[0] + 3]
+    assert details[0].strip().startswith(
+        "task __main__.threaded at %s:%d in threaded"
+        % (script, marker_line(script, "trio-to-thread"))), details
+    assert re.match(r'      its job runs in thread %d "[^"]+" at \S+ in \S+, '
+                    r"in C: \S*recv\S*\(\)$" % tids["worker"],
+                    details[1]), details
