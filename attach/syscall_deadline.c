@@ -192,9 +192,13 @@ int cs_thread_in_futex(struct memsrc *ms, const struct cs_thread *t)
 
 	if (!cs_thread_syscall(t, &nr))
 		return -1;
-	/* (left running: no registers, only /proc's number) */
+	/* (left running: no registers, only /proc's number; stopped, as
+	 * cs_thread_deadline(): still in the call, and a futex wait's
+	 * registers) */
 	if (nr == NR_RESTART_SYSCALL)
-		return !t->left_running && restarted_futex_wait(ms, t->regs.r);
+		return t->left_running ? -1 :
+		       interrupted(t->regs.r[CS_REG_RAX]) &&
+		       restarted_futex_wait(ms, t->regs.r);
 	return nr == NR_FUTEX || nr == NR_FUTEX_WAITV;
 #else
 	(void)ms;

@@ -32,7 +32,8 @@ void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
  * acquire blocks: the call itself, or a timed futex wait an earlier stop
  * interrupted, which waits on in restart_syscall(2) (its registers still
  * the call's, checked as cs_thread_deadline() does)?  1 or 0, -1 when
- * neither its registers nor /proc's number are known. */
+ * not known: neither its registers nor /proc's number, or only /proc's
+ * restart_syscall. */
 int cs_thread_in_futex(struct memsrc *ms, const struct cs_thread *t);
 
 #endif

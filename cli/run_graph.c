@@ -344,22 +344,51 @@ static int in_lock_cycle(const struct py_waitgraph *g, size_t node)
 /* Waiters of a future looked at for a thread among them. */
 #define CHAIN_END_WAITERS 8
 
-/*
- * A concurrent future or a thread joined that a thread waits on, and
- * whose every unit to complete it (the job's worker thread, the thread
- * joined) waits on nothing the graph sees: blocked reading a socket,
- * asleep, busy.  The chain of waits ends there, so it is a cause; where
- * those units wait on something, that is (ranked on its own).  A task's
- * wait on such a future is its stuck-task cause (cli/run_stuck.c).
- */
-static int ends_chain(const struct py_waitgraph *g, size_t obj)
-{
-	const struct py_prim *p = &g->prims[g->nodes[obj].index];
-	size_t w[CHAIN_END_WAITERS], k, j, m, mm, n = 0, nw;
-	const size_t *out, *next;
+/* What ends_chain() finds of a future. */
+enum { CHAIN_GOES_ON, CHAIN_ENDS, CHAIN_ENDS_IDLE };
 
-	if (p->kind != PY_PRIM_CFUTURE && p->kind != PY_PRIM_THREAD)
-		return 0;
+/* Does a thread wait on future node obj directly, in a wait for it alone
+ * (not the first of several: concurrent.futures.wait(), as_completed())? */
+static int thread_waits_alone(const struct py_waitgraph *g, size_t obj)
+{
+	size_t k, m;
+	const size_t *in = py_waitgraph_in(g, obj, &m);
+
+	for (k = 0; k < m && k < CHAIN_END_WAITERS; k++) {
+		const struct wg_edge *e = &g->edges[in[k]];
+
+		if (e->kind == WG_WAITS_FOR && !e->any && e->from < g->nnodes &&
+		    g->nodes[e->from].kind == WG_THREAD)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A concurrent future running its job or a thread joined, that a thread
+ * waits on alone, and whose every unit to complete it (the job's worker
+ * thread, the thread joined) waits on nothing the graph sees and was seen
+ * make no progress: blocked reading a socket, asleep.  The chain of waits
+ * ends there, so it is a cause (CHAIN_ENDS_IDLE where those units wait
+ * for work by design: a server's accept()).  Otherwise CHAIN_GOES_ON:
+ * what those units wait on is a cause of its own, a busy one is (cli/
+ * run_causes.c), a moving one is no hang, a job still queued waits for
+ * the pool's workers' other jobs, a coroutine scheduled for a loop for
+ * that loop.  A task's wait on such a future is its stuck-task cause
+ * (cli/run_stuck.c).
+ */
+static int ends_chain(const struct collection *c,
+		      const struct watch_tracker *t, size_t obj)
+{
+	const struct py_waitgraph *g = &c->graph;
+	const struct py_prim *p = &g->prims[g->nodes[obj].index];
+	size_t k, j, m, mm, n = 0, idle = 0;
+	const size_t *out, *next;
+	struct run_seen seen;
+
+	if ((p->kind != PY_PRIM_CFUTURE && p->kind != PY_PRIM_THREAD) ||
+	    p->queued || p->scheduled || !thread_waits_alone(g, obj))
+		return CHAIN_GOES_ON;
 	out = py_waitgraph_out(g, obj, &m);
 	for (k = 0; k < m; k++) {
 		const struct wg_edge *e = &g->edges[out[k]];
@@ -367,20 +396,21 @@ static int ends_chain(const struct py_waitgraph *g, size_t obj)
 		if (e->kind != WG_WAITS_FOR)
 			continue;
 		if (e->to >= g->nnodes || g->nodes[e->to].kind == WG_OBJECT)
-			return 0;
+			return CHAIN_GOES_ON;
 		next = py_waitgraph_out(g, e->to, &mm);
 		for (j = 0; j < mm; j++)
 			if (g->edges[next[j]].kind == WG_WAITS_FOR)
-				return 0;
+				return CHAIN_GOES_ON;
+		run_node_seen(c, t, e->to, &seen);
+		if (seen.state == RUN_SEEN_MOVING ||
+		    seen.state == RUN_SEEN_BUSY)
+			return CHAIN_GOES_ON;
+		idle += g->nodes[e->to].idle || unit_idle_by_design(c, e->to);
 		n++;
 	}
 	if (!n)
-		return 0;
-	nw = py_waitgraph_waiters(g, obj, w, CHAIN_END_WAITERS);
-	for (k = 0; k < nw && k < CHAIN_END_WAITERS; k++)
-		if (g->nodes[w[k]].kind == WG_THREAD)
-			return 1;
-	return 0;
+		return CHAIN_GOES_ON;
+	return idle == n ? CHAIN_ENDS_IDLE : CHAIN_ENDS;
 }
 
 /*
@@ -408,12 +438,14 @@ static size_t rank_held(const struct collection *c,
 		blockers_build(c, &bl);
 	for (i = 0; i < g->nnodes; i++) {
 		size_t nw, moving = 0;
+		int end = CHAIN_GOES_ON;
 
 		/* A gather or concurrent future is not a cause: what it
 		 * waits for is, unless that waits on nothing. */
-		if (g->nodes[i].kind != WG_OBJECT || in_lock_cycle(g, i) ||
-		    (py_prim_is_future(&g->prims[g->nodes[i].index]) &&
-		     !ends_chain(g, i)))
+		if (g->nodes[i].kind != WG_OBJECT || in_lock_cycle(g, i))
+			continue;
+		if (py_prim_is_future(&g->prims[g->nodes[i].index]) &&
+		    (end = ends_chain(c, t, i)) == CHAIN_GOES_ON)
 			continue;
 		nw = py_waitgraph_waiters(g, i, w, g->nnodes);
 		if (!nw)
@@ -435,6 +467,9 @@ static size_t rank_held(const struct collection *c,
 			memset(&r[n], 0, sizeof(r[n]));
 			continue;
 		}
+		/* (joining a server's listener: its idle wait, ranked so) */
+		if (end == CHAIN_ENDS_IDLE)
+			r[n].idle = nw;
 		r[n].behind = chains ? blocked_behind(g, &bl, i, seen, work) : nw;
 		n++;
 	}

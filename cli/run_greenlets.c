@@ -112,17 +112,19 @@ static const struct py_frame *own_frame(const struct py_greenlet *g)
 	return NULL;
 }
 
-/* Are greenlets g and h parked alike: at the same line of the same code,
- * from the same line of the program's own? */
+/* Are greenlets g (own: own_frame(g)) and h parked alike: at the same
+ * line of the same code, from the same line of the program's own? */
 static int parked_alike(const struct py_greenlet *g,
-			const struct py_greenlet *h)
+			const struct py_frame *own, const struct py_greenlet *h)
 {
-	const struct py_frame *a = own_frame(g), *b = own_frame(h);
+	const struct py_frame *b;
 
 	if (h->frames[0].code != g->frames[0].code ||
 	    h->frames[0].line != g->frames[0].line)
 		return 0;
-	return a == b || (a && b && a->code == b->code && a->line == b->line);
+	b = own_frame(h);
+	return own == b ||
+	       (own && b && own->code == b->code && own->line == b->line);
 }
 
 /* One cause for gs->v[first] and the greenlets parked where it is. */
@@ -138,12 +140,14 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 
 	strbuf_init(&sb);
 	strbuf_init(&names);
-	/* alike: parked at the same line of the same code */
+	/* alike: parked at the same line of the same code, from the same
+	 * line of the program's own */
+	own = own_frame(g);
 	for (j = first; j < gs->n; j++) {
 		h = &gs->v[j];
 
 		if (done[j] || !greenlet_parked(s, gs, h) ||
-		    !parked_alike(g, h))
+		    !parked_alike(g, own, h))
 			continue;
 		done[j] = 1;
 		count++;
@@ -166,7 +170,6 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 	/* the program's own line first, the library's it is parked in
 	 * after, as a task's */
 	strbuf_addstr(&sb, " parked at ");
-	own = own_frame(g);
 	run_add_frame_place(&sb, own ? own : &g->frames[0]);
 	if (own && own != &g->frames[0]) {
 		strbuf_addstr(&sb, " (innermost ");

@@ -23,16 +23,22 @@ from test_run import coroscope_run, likely_causes, work  # noqa: F401
 SCRIPT = target_script("chain_ends.py")
 
 
+def run_target(work, python, name):
+    """Target name under `run` on python, timed out: its path, its ready
+    file's contents and run's causes."""
+    script = target_script(name)
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "3", "--", python, script,
+                         str(ready)])
+    assert res.returncode == 124, res
+    return script, json.loads(ready.read_text()), likely_causes(res.stderr)
+
+
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
 def test_chain_ends_are_causes(ident, work):
     py = interpreter_or_skip(ident)
-    ready = work / "ready.json"
-    res = coroscope_run(["--timeout", "3", "--", py.path, SCRIPT,
-                         str(ready)])
-    assert res.returncode == 124, res
-    info = json.loads(ready.read_text())
+    _, info, causes = run_target(work, py.path, "chain_ends.py")
     tids = info["tids"]
-    causes = likely_causes(res.stderr)
     text = "\n".join(causes)
 
     def cause(head):
@@ -79,23 +85,12 @@ def test_chain_ends_are_causes(ident, work):
 
 
 
-def run_debian(work, name):
-    """Target name under `run` on Debian's python3.11, timed out: its
-    path, its ready file's contents and run's causes."""
-    script = target_script(name)
-    ready = work / "ready.json"
-    res = coroscope_run(["--timeout", "3", "--", DEBIAN, script,
-                         str(ready)])
-    assert res.returncode == 124, res
-    return script, json.loads(ready.read_text()), likely_causes(res.stderr)
-
-
 def test_gevent_reader_at_own_line(work):
     """A greenlet parked in a gevent socket's recv() is named at the
     program's own line, gevent's frame after it as the innermost (before,
     only gevent's _socketcommon.py line)."""
     debian_with("gevent")
-    script, _, causes = run_debian(work, "chain_ends_gevent.py")
+    script, _, causes = run_target(work, DEBIAN, "chain_ends_gevent.py")
     parked = [c for c in causes if " parked at " in c]
     assert len(parked) == 1, causes
     assert re.search(r": greenlet parked at %s:%d in reader \(innermost "
@@ -110,7 +105,7 @@ def test_trio_to_thread_followed(work):
     an asyncio task's run_in_executor() is (before, the cause stopped at
     the task)."""
     debian_with("trio")
-    script, ready, causes = run_debian(work, "chain_ends_trio.py")
+    script, ready, causes = run_target(work, DEBIAN, "chain_ends_trio.py")
     tids = ready["tids"]
     head = [i for i, c in enumerate(causes)
             if c.startswith("  process ") and "stuck trio task: " in c and
@@ -123,3 +118,29 @@ def test_trio_to_thread_followed(work):
     assert re.match(r'      its job runs in thread %d "[^"]+" at \S+ in \S+, '
                     r"in C: \S*recv\S*\(\)$" % tids["worker"],
                     details[1]), details
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12"))
+def test_chain_goes_on_is_no_cause(ident, work):
+    """No join cause for a thread the samples saw moving (it is no hang),
+    and no cause per job for a wait on the first of several jobs: the
+    waits stay as they were (the jobs' threads then listed as stuck).  A
+    join of a server's listener is an idle cause, ranked last."""
+    py = interpreter_or_skip(ident)
+    _, info, causes = run_target(work, py.path, "chain_goes_on.py")
+    tids = info["tids"]
+    text = "\n".join(causes)
+    assert "(mover)" not in text, text
+    assert "waiting on concurrent.futures.Future" not in text, text
+    assert "running its job:" not in text, text
+    # joining a server's listener: an idle cause, ranked last
+    heads = [c for c in causes if c.startswith("  process ")]
+    assert heads and heads[-1].endswith(
+        ": idle: 1 waiting on threading.Thread 0x%s for thread %d (listener) "
+        "at %s" % (re.search(r"Thread 0x([0-9a-f]+)", heads[-1]).group(1),
+                   tids["listener"],
+                   heads[-1].rsplit(" at ", 1)[1])), heads
+    # the first-of wait is still said, once, at its line
+    said = [c for c in causes if "%d" % tids["first"] in c or
+            "goes-on-first" in c]
+    assert said, text

@@ -15,13 +15,12 @@ name, the pool's worker's as "worker".
 """
 
 import concurrent.futures
-import os
 import socket
 import sys
 import threading
 import time
 
-from _ready import write_ready
+from _ready import ready_when_started
 from _tids import native_tid
 
 tids = {}
@@ -72,9 +71,4 @@ threading.Thread(target=joiner, name="joiner", args=(r,), daemon=True).start()
 threading.Thread(target=asker, name="asker", daemon=True).start()
 for fn in (holder, taker):
     threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
-while len(tids) < 6:
-    time.sleep(0.01)
-time.sleep(0.3)
-write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids})
-while True:
-    time.sleep(3600)
+ready_when_started(sys.argv[1], tids, 6)
