@@ -54,6 +54,11 @@ void report_text_thread_state(FILE *out, const struct collection *c, int tid);
  * (" (time out in 697.0s .. 703.0s)"), when each has one of one kind. */
 void report_text_threads_timer(FILE *out, const struct collection *c,
 			       const int *tids, size_t n);
+/* The same into sb; one thread's in its own words (" (times out in
+ * 697.0s)"). */
+struct strbuf;
+void report_add_threads_timer(struct strbuf *sb, const struct collection *c,
+			      const int *tids, size_t n);
 void report_json_thread_state(struct json *j, const struct collection *c,
 			      int tid);
 const struct cs_thread *report_left_running(const struct collection *c,

@@ -101,4 +101,7 @@ void report_text_graph(FILE *out, const struct collection *c);
 /* The "graph" member of the dump's JSON object. */
 void report_json_graph(struct json *j, const struct collection *c);
 
+/* The text report's Waits section (cli/report_waits.c). */
+void report_text_waits(FILE *out, const struct collection *c);
+
 #endif

@@ -102,8 +102,8 @@ void report_text_thread_state(FILE *out, const struct collection *c, int tid)
 	fputc(')', out);
 }
 
-void report_text_threads_timer(FILE *out, const struct collection *c,
-			       const int *tids, size_t n)
+void report_add_threads_timer(struct strbuf *sb, const struct collection *c,
+			      const int *tids, size_t n)
 {
 	const struct thread_deadline *d, *first;
 	char a[64], b[64];
@@ -126,11 +126,27 @@ void report_text_threads_timer(FILE *out, const struct collection *c,
 	 * differ, as cli/timer_text.c's) */
 	snprintf(a, sizeof(a), "%.1f", lo);
 	snprintf(b, sizeof(b), "%.1f", hi);
-	fprintf(out, first->sleep ? " (sleep, wake in %ss" :
-		" (time out in %ss", a);
+	if (n == 1)
+		strbuf_addstr(sb, first->sleep ? " (sleeps, wakes in " :
+			      " (times out in ");
+	else
+		strbuf_addstr(sb, first->sleep ? " (sleep, wake in " :
+			      " (time out in ");
+	strbuf_addf(sb, "%ss", a);
 	if (strcmp(a, b))
-		fprintf(out, " .. %ss", b);
-	fputc(')', out);
+		strbuf_addf(sb, " .. %ss", b);
+	strbuf_addch(sb, ')');
+}
+
+void report_text_threads_timer(FILE *out, const struct collection *c,
+			       const int *tids, size_t n)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	report_add_threads_timer(&sb, c, tids, n);
+	fputs(sb.buf, out);
+	strbuf_release(&sb);
 }
 
 static void json_read_end(struct json *j, int pid, int fd, int parent)

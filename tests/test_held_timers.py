@@ -148,3 +148,16 @@ def test_dump_says_the_holder_sleeps_and_the_waits_time_out(keeper, interp):
                   r"    waits for: " % patient, text, re.M)
     assert m, text
     assert within(m.group(1), due["patient"], before, after), (due, text)
+    # the alike "impatient" tasks' merged row, from 3.12 the lock's
+    # waiters themselves (before, wait_for()'s tasks are): their
+    # timeouts' span
+    if tuple(int(x) for x in interp.version.split(".")[:2]) >= (3, 12):
+        m = re.search(r"^  3 tasks like task 'impatient-1' at \S*held_asleep"
+                      r"\.py:%d in impatient .* \.\. task 'impatient-3', "
+                      r"time out in ([0-9.]+)s \.\. ([0-9.]+)s$"
+                      % marker_line(SCRIPT, "alike-wait"), text, re.M)
+        assert m, text
+        assert within(m.group(1), due["impatient-1"], before, after), \
+            (due, m.group(0))
+        assert within(m.group(2), due["impatient-3"], before, after), \
+            (due, m.group(0))

@@ -63,6 +63,12 @@ def test_threads_say_when_their_waits_end(keeper, interp):
         assert float(m.group(2)) <= due[name] - before + SLACK, m.group(0)
     assert re.search(r'^Thread %d "forever"[^(\n]*(\(last ran [0-9.]+s '
                      r'ago\))?$' % tids["forever"], text, re.M), text
+    # the Waits rows of the threads the graph sees waiting say it too
+    for name in ("acquirer", "event", "getter"):
+        row = re.search(r"^  thread %d \(%s\) at .*\(times out in "
+                        r"([0-9.]+)s\)$" % (tids[name], name), text, re.M)
+        assert row and float(row.group(1)) <= due[name] - before + SLACK, \
+            (name, text)
 
 
 def test_watch_says_when_threads_waits_end(keeper, interp):
@@ -214,3 +220,9 @@ def test_dump_alike_threads_timeouts_span(keeper, interp):
                 first + SLACK - before + 0.05, (heads[0], before, after)
             assert last - after - 0.05 <= hi <= \
                 last + SLACK - before + 0.05, (heads[0], before, after)
+            # the Waits row of the group says the same span
+            rows = [l for l in text.splitlines()
+                    if l.startswith("  4 threads at alike_timed_threads.py:")
+                    and '%d (%s)' % (tids[names[-1]], names[-1]) in l]
+            assert len(rows) == 1 and m.group(0)[len("(4 alike) "):] + ": " \
+                in rows[0], (rows, m.group(0))
