@@ -307,6 +307,49 @@ static void summarize_gil(struct run_summary *s, int pid,
 
 /* Threads the samples saw using a CPU all along: a loop that never
  * ends hangs a program as surely as a lock. */
+/* Busy thread i's detail lines: who joins it or waits on its job (four
+ * at most): 'joined by thread 12 "MainThread" at app.py:8 in <module>'. */
+static void add_busy_waiters(struct run_cause *cause,
+			     const struct run_summary *s,
+			     const struct blocked *b, size_t n, size_t i,
+			     struct strbuf *sb)
+{
+	const struct py_waitgraph *g = s->graph;
+	long node = g ? py_waitgraph_node_of(g, WG_THREAD, i) : -1;
+	size_t k, j, m, w[4], nw, said = 0;
+	const size_t *in;
+
+	if (node < 0)
+		return;
+	in = py_waitgraph_in(g, (size_t)node, &m);
+	for (k = 0; k < m && said < 4; k++) {
+		const struct wg_edge *e = &g->edges[in[k]];
+		const struct py_prim *p;
+
+		if (e->kind != WG_WAITS_FOR || e->from >= g->nnodes ||
+		    g->nodes[e->from].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[e->from].index];
+		if (p->kind != PY_PRIM_THREAD && p->kind != PY_PRIM_CFUTURE)
+			continue;
+		nw = py_waitgraph_waiters(g, e->from, w, 4);
+		for (j = 0; j < nw && j < 4 && said < 4; j++) {
+			const struct wg_node *wn = &g->nodes[w[j]];
+
+			if (wn->kind != WG_THREAD || wn->index >= n)
+				continue;
+			strbuf_addstr(sb, p->kind == PY_PRIM_THREAD ?
+				      "joined by " : "its job waited on by ");
+			run_add_thread_label(sb, b[wn->index].t);
+			if (b[wn->index].where || b[wn->index].api)
+				strbuf_addch(sb, ' ');
+			add_where(sb, &b[wn->index]);
+			run_cause_detail(cause, sb);
+			said++;
+		}
+	}
+}
+
 static void summarize_busy(struct run_summary *s, int pid,
 			   const struct blocked *b, size_t n)
 {
@@ -324,7 +367,8 @@ static void summarize_busy(struct run_summary *s, int pid,
 		run_seen_add(&sb, &b[i].seen);
 		strbuf_addstr(&sb, " at ");
 		run_add_frame_place(&sb, b[i].where ? b[i].where : &t->frames[0]);
-		run_cause_add(s, RUN_CAUSE_BUSY, pid, &sb);
+		add_busy_waiters(run_cause_add(s, RUN_CAUSE_BUSY, pid, &sb), s,
+				 b, n, i, &sb);
 	}
 	strbuf_release(&sb);
 }

@@ -125,14 +125,25 @@ def test_chain_goes_on_is_no_cause(ident, work):
     """No join cause for a thread the samples saw moving (it is no hang),
     and no cause per job for a wait on the first of several jobs: the
     waits stay as they were (the jobs' threads then listed as stuck).  A
-    join of a server's listener is an idle cause, ranked last."""
+    join of a server's listener is an idle cause, ranked last; a busy
+    thread's own cause names who joins it."""
     py = interpreter_or_skip(ident)
-    _, info, causes = run_target(work, py.path, "chain_goes_on.py")
+    script, info, causes = run_target(work, py.path, "chain_goes_on.py")
     tids = info["tids"]
     text = "\n".join(causes)
     assert "(mover)" not in text, text
     assert "waiting on concurrent.futures.Future" not in text, text
     assert "running its job:" not in text, text
+    # the busy thread's own cause names who joins it
+    busy = [i for i, c in enumerate(causes) if c.startswith(
+        '  process %d: thread %d "cruncher" is busy, ' % (info["pid"],
+                                                         tids["cruncher"]))]
+    assert len(busy) == 1, text
+    assert causes[busy[0] + 1] == (
+        '      joined by thread %d "cjoin" at %s:%d in cjoin: t.join()  '
+        '# MARK: goes-on-cjoin' % (tids["cjoin"], script,
+                                   marker_line(script, "goes-on-cjoin"))), \
+        causes[busy[0]:busy[0] + 2]
     # joining a server's listener: an idle cause, ranked last
     heads = [c for c in causes if c.startswith("  process ")]
     assert heads and heads[-1].endswith(

@@ -9,7 +9,9 @@ Usage: chain_goes_on.py READY_FILE
 - "first" waits for the first of 3 ThreadPoolExecutor jobs, each in
   recv() on a socket nobody writes to;
 - "stopper" joins "listener", a socketserver's serve_forever(): a
-  server's idle wait ends that chain, an idle cause.
+  server's idle wait ends that chain, an idle cause;
+- "cjoin" joins "cruncher", which counts for good: busy, its own cause,
+  which names its joiner.
 """
 
 import concurrent.futures
@@ -72,6 +74,18 @@ def stopper(t):
     t.join()  # MARK: goes-on-stopper
 
 
+def cruncher():
+    tids["cruncher"] = native_tid()
+    n = 0
+    while True:
+        n += 1
+
+
+def cjoin(t):
+    tids["cjoin"] = native_tid()
+    t.join()  # MARK: goes-on-cjoin
+
+
 m = threading.Thread(target=mover, name="mover", daemon=True)
 m.start()
 threading.Thread(target=joiner, name="joiner", args=(m,), daemon=True).start()
@@ -80,4 +94,7 @@ s = threading.Thread(target=listener, name="listener", daemon=True)
 s.start()
 threading.Thread(target=stopper, name="stopper", args=(s,),
                  daemon=True).start()
-ready_when_started(sys.argv[1], tids, 5)
+c = threading.Thread(target=cruncher, name="cruncher", daemon=True)
+c.start()
+threading.Thread(target=cjoin, name="cjoin", args=(c,), daemon=True).start()
+ready_when_started(sys.argv[1], tids, 7)
