@@ -13,6 +13,7 @@
 #include "attach/regs.h"
 #include "cli/child_pipes.h"
 #include "cli/escape.h"
+#include "cli/timer_text.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
 
@@ -102,35 +103,35 @@ void report_text_thread_state(FILE *out, const struct collection *c, int tid)
 	fputc(')', out);
 }
 
+/* A thread's timer kind, as a timer_span's clock (0: none). */
+enum { SPAN_SLEEP = 1, SPAN_TIMEOUT };
+
 void report_add_threads_timer(struct strbuf *sb, const struct collection *c,
 			      const int *tids, size_t n)
 {
-	const struct thread_deadline *d, *first;
+	const struct thread_deadline *d;
+	struct timer_span sp;
 	char a[64], b[64];
-	double lo, hi;
 	size_t k;
 
-	if (!n || !(first = collect_deadline_of(c, tids[0])))
-		return;
-	lo = hi = first->in_s;
-	for (k = 1; k < n; k++) {
+	/* (its kind as the span's clock) */
+	memset(&sp, 0, sizeof(sp));
+	for (k = 0; k < n; k++) {
 		d = collect_deadline_of(c, tids[k]);
-		if (!d || d->sleep != first->sleep)
-			return;
-		if (d->in_s < lo)
-			lo = d->in_s;
-		if (d->in_s > hi)
-			hi = d->in_s;
+		timer_span_add(&sp, !d ? 0 : d->sleep ? SPAN_SLEEP : SPAN_TIMEOUT,
+			       0, d ? d->in_s : 0);
 	}
+	if (!sp.n || sp.mixed)
+		return;
 	/* (as the single thread's words; a span only where the tenths
 	 * differ, as cli/timer_text.c's) */
-	snprintf(a, sizeof(a), "%.1f", lo);
-	snprintf(b, sizeof(b), "%.1f", hi);
+	snprintf(a, sizeof(a), "%.1f", sp.lo);
+	snprintf(b, sizeof(b), "%.1f", sp.hi);
 	if (n == 1)
-		strbuf_addstr(sb, first->sleep ? " (sleeps, wakes in " :
+		strbuf_addstr(sb, sp.clock == SPAN_SLEEP ? " (sleeps, wakes in " :
 			      " (times out in ");
 	else
-		strbuf_addstr(sb, first->sleep ? " (sleep, wake in " :
+		strbuf_addstr(sb, sp.clock == SPAN_SLEEP ? " (sleep, wake in " :
 			      " (time out in ");
 	strbuf_addf(sb, "%ss", a);
 	if (strcmp(a, b))

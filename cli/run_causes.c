@@ -207,24 +207,19 @@ static void add_native_call(struct strbuf *sb, const struct blocked *b)
 void run_add_threads_timer(struct strbuf *sb,
 			   const struct run_thread_facts *const *f, size_t n)
 {
-	double lo, hi;
+	struct timer_span sp;
 	size_t k;
 
-	if (!n || !f[0] || f[0]->timer == RUN_TIMER_NONE)
+	memset(&sp, 0, sizeof(sp));
+	for (k = 0; k < n; k++)
+		timer_span_add(&sp, f[k] ? f[k]->timer : RUN_TIMER_NONE, 0,
+			       f[k] ? f[k]->timer_in_s : 0);
+	if (!sp.n || sp.mixed)
 		return;
-	lo = hi = f[0]->timer_in_s;
-	for (k = 1; k < n; k++) {
-		if (!f[k] || f[k]->timer != f[0]->timer)
-			return;
-		if (f[k]->timer_in_s < lo)
-			lo = f[k]->timer_in_s;
-		if (f[k]->timer_in_s > hi)
-			hi = f[k]->timer_in_s;
-	}
-	if (f[0]->timer == RUN_TIMER_SLEEP)
-		timer_text_sleep(sb, n, lo, hi, 1, TIMER_THREAD);
+	if (sp.clock == RUN_TIMER_SLEEP)
+		timer_text_sleep(sb, n, sp.lo, sp.hi, 1, TIMER_THREAD);
 	else
-		timer_text_timeout(sb, n, lo, hi, 1, 0);
+		timer_text_timeout(sb, n, sp.lo, sp.hi, 1, 0);
 }
 
 void run_add_thread_timer(struct strbuf *sb, const struct run_thread_facts *f)

@@ -382,8 +382,8 @@ static int ends_chain(const struct collection *c,
 {
 	const struct py_waitgraph *g = &c->graph;
 	const struct py_prim *p = &g->prims[g->nodes[obj].index];
-	size_t k, j, m, mm, n = 0, idle = 0;
-	const size_t *out, *next;
+	size_t k, m, n = 0, idle = 0;
+	const size_t *out;
 	struct run_seen seen;
 
 	if ((p->kind != PY_PRIM_CFUTURE && p->kind != PY_PRIM_THREAD) ||
@@ -395,12 +395,9 @@ static int ends_chain(const struct collection *c,
 
 		if (e->kind != WG_WAITS_FOR)
 			continue;
-		if (e->to >= g->nnodes || g->nodes[e->to].kind == WG_OBJECT)
+		if (e->to >= g->nnodes || g->nodes[e->to].kind == WG_OBJECT ||
+		    py_waitgraph_waits(g, e->to))
 			return CHAIN_GOES_ON;
-		next = py_waitgraph_out(g, e->to, &mm);
-		for (j = 0; j < mm; j++)
-			if (g->edges[next[j]].kind == WG_WAITS_FOR)
-				return CHAIN_GOES_ON;
 		run_node_seen(c, t, e->to, &seen);
 		if (seen.state == RUN_SEEN_MOVING ||
 		    seen.state == RUN_SEEN_BUSY)

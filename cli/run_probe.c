@@ -202,16 +202,9 @@ static const struct py_frame *blamed_waiting(const struct collection *c,
 {
 	const struct py_waitgraph *g = &c->graph;
 	long node = py_waitgraph_node_of(g, WG_THREAD, i);
-	const size_t *out;
-	size_t k, m;
 
-	if (node < 0)
-		return NULL;
-	out = py_waitgraph_out(g, (size_t)node, &m);
-	for (k = 0; k < m; k++)
-		if (g->edges[out[k]].kind == WG_WAITS_FOR)
-			return g->nodes[node].blame;
-	return NULL;
+	return node >= 0 && py_waitgraph_waits(g, (size_t)node) ?
+	       g->nodes[node].blame : NULL;
 }
 
 /* Does a future (a thread joined, a concurrent future's job) wait for

@@ -98,18 +98,6 @@ static void add_threads_timers(struct strbuf *sb, const struct collection *c,
 	free(f);
 }
 
-/* Does node wait for anything the graph knows? */
-static int waits_for_any(const struct py_waitgraph *g, size_t node)
-{
-	size_t k, m;
-	const size_t *out = py_waitgraph_out(g, node, &m);
-
-	for (k = 0; k < m; k++)
-		if (g->edges[out[k]].kind == WG_WAITS_FOR)
-			return 1;
-	return 0;
-}
-
 /* A thread's or task's detail after its label: where, for how long, a
  * task's timers, and a thread's own line's source (not with
  * TIMERS_NONE: a group's comes after the group's timers). */
@@ -134,7 +122,7 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 	/* a thread that waits on nothing the graph sees: the C call it is
 	 * blocked in (recv(), a C library's wait) says what */
 	if (facts && timers == TIMERS_TIMES && nd->kind == WG_THREAD &&
-	    nd->index < c->snap.nthreads && !waits_for_any(&c->graph, node) &&
+	    nd->index < c->snap.nthreads && !py_waitgraph_waits(&c->graph, node) &&
 	    facts[nd->index].native_call &&
 	    facts[nd->index].timer != RUN_TIMER_SLEEP)
 		strbuf_addf(sb, ", in C: %s()", facts[nd->index].native_call);

@@ -30,10 +30,13 @@ int timer_text_known(int clock, double clock_s)
 void timer_span_task(struct timer_span *s, const struct py_task *t,
 		     int timeout)
 {
-	int clock = timeout ? py_task_wait_timeout(t) : t->sleeps;
-	double due = timeout ? t->timeout_at : t->sleep_until;
-	int trio = t->framework && !strcmp(t->framework, "trio");
+	timer_span_add(s, timeout ? py_task_wait_timeout(t) : t->sleeps,
+		       t->framework && !strcmp(t->framework, "trio"),
+		       timeout ? t->timeout_at : t->sleep_until);
+}
 
+void timer_span_add(struct timer_span *s, int clock, int trio, double due)
+{
 	if (!s->n++) {
 		s->clock = clock;
 		s->trio = trio;

@@ -24,6 +24,9 @@ struct timer_span {
 	size_t n;
 	double lo, hi;
 };
+/* One more timer, due at `due`, on clock (0: none, which makes the span
+ * mixed); trio: trio's. */
+void timer_span_add(struct timer_span *s, int clock, int trio, double due);
 /* Task t's sleep, or (timeout) the timeout on its wait. */
 void timer_span_task(struct timer_span *s, const struct py_task *t,
 		     int timeout);

@@ -164,6 +164,9 @@ long py_waitgraph_worker(const struct py_waitgraph *g, size_t node);
 long py_waitgraph_cfuture_elsewhere(const struct py_waitgraph *g,
 				    size_t node);
 
+/* Does node wait for anything the graph knows (a waits-for edge out)? */
+int py_waitgraph_waits(const struct py_waitgraph *g, size_t node);
+
 /* The `with` keeping generator gen (a->gens index) entered, or NULL. */
 const struct wg_entered *py_waitgraph_entered_of(const struct py_waitgraph *g,
 						 size_t gen);

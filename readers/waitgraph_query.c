@@ -251,6 +251,17 @@ long py_waitgraph_cfuture_elsewhere(const struct py_waitgraph *g,
 	return -1;
 }
 
+int py_waitgraph_waits(const struct py_waitgraph *g, size_t node)
+{
+	size_t k, m;
+	const size_t *out = py_waitgraph_out(g, node, &m);
+
+	for (k = 0; k < m; k++)
+		if (g->edges[out[k]].kind == WG_WAITS_FOR)
+			return 1;
+	return 0;
+}
+
 const struct wg_entered *py_waitgraph_entered_of(const struct py_waitgraph *g,
 						 size_t gen)
 {
