@@ -50,6 +50,7 @@
 #include "cli/run_report.h"
 #include "cli/run_sample.h"
 #include "cli/run_supervise.h"
+#include "cli/run_reads.h"
 #include "cli/run_writes.h"
 #include "common/addrmap.h"
 #include "common/duration.h"
@@ -229,6 +230,18 @@ static void dump_one(struct run_proc *p, const struct run_options *o,
 	collection_release(&p->c);
 }
 
+/* procs[i]'s parent's collection, when dumped, or NULL. */
+static const struct collection *dumped_parent(const struct run_proc *procs,
+					      size_t n, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		if (procs[j].e.pid == procs[i].e.ppid)
+			return procs[j].dumped ? &procs[j].c : NULL;
+	return NULL;
+}
+
 /* all: --all, alike threads a cause each. */
 static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		      size_t n, const struct run_sampler *smp, int all)
@@ -256,6 +269,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		/* (the graph's causes name its child processes' jobs) */
 		sum->njobs = run_pool_jobs(procs, n, c->pid, &jobs);
 		sum->jobs = jobs;
+		sum->parent = dumped_parent(procs, n, i);
 		run_summarize_graph(sum, c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;
@@ -263,6 +277,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_summarize_writes(sum, c);
+		run_summarize_reads(sum, c, t);
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->clock_s = 0;
@@ -270,6 +285,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		free(jobs);
 		sum->jobs = NULL;
 		sum->njobs = 0;
+		sum->parent = NULL;
 		addrmap_release(&explained);
 		run_probe_release(facts, c->snap.nthreads);
 	}

@@ -241,7 +241,8 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		}
 		n = py_waitgraph_holders(g, e->to, holders, GRAPH_MAX_HOLDERS);
 		if (!n && py_prim_may_be_held(&g->prims[g->nodes[e->to].index])) {
-			graph_add_no_holder(sb, &g->prims[g->nodes[e->to].index],
+			graph_add_no_holder(sb, c,
+					    &g->prims[g->nodes[e->to].index],
 					    " ", names);
 			continue;
 		}
@@ -334,14 +335,32 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 		if (n > 1)
 			strbuf_addf(sb, " and %zu more", n - 1);
 	} else if (py_prim_may_be_held(p)) {
-		graph_add_no_holder(sb, p, ", ", GRAPH_ESCAPED);
+		graph_add_no_holder(sb, c, p, ", ", GRAPH_ESCAPED);
 	}
 }
 
-void graph_add_no_holder(struct strbuf *sb, const struct py_prim *p,
-			 const char *sep, enum graph_names names)
+/* Does no thread of c have ident `owner`, every thread's ident read? */
+static int ident_gone(const struct collection *c, uint64_t owner)
+{
+	size_t t;
+
+	for (t = 0; t < c->snap.nthreads; t++)
+		if (!c->snap.threads[t].thread_id ||
+		    c->snap.threads[t].thread_id == owner)
+			return 0;
+	return 1;
+}
+
+void graph_add_no_holder(struct strbuf *sb, const struct collection *c,
+			 const struct py_prim *p, const char *sep,
+			 enum graph_names names)
 {
 	strbuf_addstr(sb, sep);
+	if (py_prim_thread_owned(p) && p->owner && ident_gone(c, p->owner)) {
+		strbuf_addf(sb, "held by thread ident 0x%llx, " GRAPH_GONE,
+			    (unsigned long long)p->owner);
+		return;
+	}
 	if (!p->owner_task || !p->owner_name) {
 		strbuf_addstr(sb, "holder unknown");
 		return;

@@ -30,6 +30,9 @@ void graph_add_place_line(struct strbuf *sb, const struct py_frame *f,
  * or task node. */
 void graph_add_blame(struct strbuf *sb, const struct collection *c,
 		     size_t node, enum graph_names names);
+/* After an owner ident that is no thread's of the process. */
+#define GRAPH_GONE "no thread of this process (it ended holding it, or " \
+	"the process forked while it held it)"
 /* After a holder only an RLock's owner ident names (wg_edge.by_ident). */
 #define GRAPH_BY_IDENT " (the RLock names its thread ident, but no `with` " \
 	"on its stack took it: a bare acquire(), or a thread that exited " \
@@ -66,9 +69,13 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 /* sep then "holder unknown", for a lock that may be held and whose
  * holder is no node: or "held by task 'leaker' 0x.. (ended)", when the
  * lock names as owner a trio Task that no task of the dump is (it took
- * the lock and returned). */
-void graph_add_no_holder(struct strbuf *sb, const struct py_prim *p,
-			 const char *sep, enum graph_names names);
+ * the lock and returned); or "held by thread ident 0x..., no thread of
+ * this process ...", when an RLock's owner ident is no thread's of c
+ * (one that ended holding it, or one of the parent's when it forked:
+ * none here will release it). */
+void graph_add_no_holder(struct strbuf *sb, const struct collection *c,
+			 const struct py_prim *p, const char *sep,
+			 enum graph_names names);
 /* The cycle's nodes joined by " -> " (tasks with their addresses too
  * when two nodes have the same label). */
 void graph_add_cycle(struct strbuf *sb, const struct collection *c,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/alike_lines.h"
+#include "cli/run_pool.h"
 #include "cli/run_seen.h"
 #include "cli/run_stuck.h"
 #include "cli/timer_text.h"
@@ -125,6 +126,9 @@ static void classify(const struct py_thread *t,
 		return;
 	if (f->futex == 0)
 		return;  /* running, or blocked in I/O or a sleep */
+	/* (a pool's handler thread: its frames all machinery of waiting) */
+	if (thread_idle_by_design(t))
+		return;
 	if (i > 0) {
 		b->kind = sync_call_kind(t->frames[0].code->name);
 		b->api = &t->frames[i - 1];
@@ -142,8 +146,6 @@ static void classify(const struct py_thread *t,
 	 * one line).  A lock taken with a timeout wakes too: for it, the
 	 * line is the remaining clue.
 	 */
-	if (thread_idle_by_design(t))
-		return;
 	if (is_word(f->blocked_in, "lock"))
 		b->kind = BLOCKED_LOCK;
 	else if (is_word(f->blocked_in, "queue")) {
@@ -300,8 +302,6 @@ static void summarize_gil(struct run_summary *s, int pid,
 	strbuf_release(&sb);
 }
 
-/* Threads the samples saw using a CPU all along: a loop that never
- * ends hangs a program as surely as a lock. */
 /* Busy thread i's detail lines: who joins it or waits on its job (four
  * at most): 'joined by thread 12 "MainThread" at app.py:8 in <module>'. */
 static void add_busy_waiters(struct run_cause *cause,
@@ -345,6 +345,8 @@ static void add_busy_waiters(struct run_cause *cause,
 	}
 }
 
+/* Threads the samples saw using a CPU all along: a loop that never
+ * ends hangs a program as surely as a lock. */
 static void summarize_busy(struct run_summary *s, int pid,
 			   const struct blocked *b, size_t n)
 {
@@ -556,6 +558,10 @@ static void summarize_waits(struct run_summary *s, int pid,
 			add_where(&sb, first);
 			run_cause_detail(cause, &sb);
 		}
+		/* (Future.result() of a process pool's job) */
+		if (size == 1 && s->graph)
+			(void)run_add_pool_job(cause, s, py_waitgraph_node_of(
+				s->graph, WG_THREAD, w[m[0]]), &sb);
 	}
 	alike_lines_release(&g);
 	free(w);
@@ -758,38 +764,4 @@ void run_summary_sort(struct run_summary *s)
 			s->causes[k] = s->causes[k - 1];
 		s->causes[k] = tmp;
 	}
-}
-
-/* "its job runs in thread 12 "pool-0" at app.py:9 in fetch, in C:
- * clock_nanosleep()": the worker thread node's wait leads to, through
- * the graph, where it is (its own code's innermost frame, else its
- * innermost) and the C call it is blocked in, when known. */
-int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
-		   const struct py_snapshot *snap,
-		   const struct run_thread_facts *facts, long node,
-		   struct strbuf *sb)
-{
-	const struct py_thread *th;
-	const struct py_frame *f;
-	long worker;
-	size_t i;
-
-	worker = node < 0 ? -1 : py_waitgraph_worker(g, (size_t)node);
-	if (worker < 0 || g->nodes[worker].index >= snap->nthreads)
-		return 0;
-	i = g->nodes[worker].index;
-	th = &snap->threads[i];
-	strbuf_addstr(sb, "its job runs in ");
-	run_add_thread_label(sb, th);
-	f = run_causes_own_frame(th);
-	if (!f && th->nframes)
-		f = &th->frames[0];
-	if (f) {
-		strbuf_addstr(sb, " at ");
-		run_add_frame_place(sb, f);
-	}
-	if (facts && facts[i].native_call)
-		strbuf_addf(sb, ", in C: %s()", facts[i].native_call);
-	run_cause_detail(cause, sb);
-	return 1;
 }

@@ -37,6 +37,7 @@ enum run_cause_kind {
 	RUN_CAUSE_GIL_HELD,     /* threads waiting for the GIL, its holder
 				   blocked in a C call */
 	RUN_CAUSE_WAIT,         /* a thread waiting on a condition, event... */
+	RUN_CAUSE_READ,         /* a thread blocked reading a socket */
 	RUN_CAUSE_BUSY,         /* a thread using a CPU all along (sampled) */
 	RUN_CAUSE_GIL,          /* threads waiting for the GIL (contention) */
 	RUN_CAUSE_IDLE,         /* a server's idle wait (accept, keep-alive) */
@@ -75,6 +76,10 @@ struct run_summary {
 	 * process names them.  Set by the caller with explained. */
 	const struct run_pool_job *jobs;
 	size_t njobs;
+	/* Its parent's collection, when `run` dumped the parent, or NULL:
+	 * an RLock held at a fork names the parent's thread holding it.
+	 * Set by the caller with jobs. */
+	const struct collection *parent;
 	/* The process's monotonic clock at the read (collection.clock_s):
 	 * a stuck task's cause says when its timeout ends the wait.  Set
 	 * by the caller with explained. */
@@ -152,15 +157,6 @@ struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);
 /* "thread 12 "name"" (the name raw, for the causes' writers). */
 void run_add_thread_label(struct strbuf *sb, const struct py_thread *t);
-/* A detail line naming the worker thread the wait of graph node `node`
- * (a task's; -1: none) leads to, where it is and (facts: NULL when not
- * known) the C call it is blocked in: "its job runs in thread 12 ...".
- * Nothing (0) when the wait leads to no thread; 1 when added. */
-struct py_waitgraph;
-int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
-		   const struct py_snapshot *snap,
-		   const struct run_thread_facts *facts, long node,
-		   struct strbuf *sb);
 
 /* Most likely first; causes of the same kind keep their order. */
 void run_summary_sort(struct run_summary *s);

@@ -517,6 +517,63 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 	return nh;
 }
 
+/*
+ * An RLock whose owner ident is no thread of this process (graph_add_no
+ * _holder() says so), in a child of a process `run` dumped: fork copies
+ * the lock held, and not the thread holding it.  The detail names the
+ * parent's thread that holds the parent's copy (the same address) now,
+ * where it took it; else the parent's thread with that ident, if any
+ * (glibc may give an ended thread's ident to a new one: "likely").
+ */
+static void fork_holder(struct run_cause *cause, const struct run_summary *s,
+			const struct collection *c, const struct py_prim *p,
+			struct strbuf *sb)
+{
+	const struct collection *pc = s->parent;
+	const struct py_waitgraph *pg;
+	size_t i, h, t;
+
+	if (!pc || !py_prim_thread_owned(p) || !p->owner)
+		return;
+	for (t = 0; t < c->snap.nthreads; t++)
+		if (c->snap.threads[t].thread_id == p->owner)
+			return;
+	pg = &pc->graph;
+	for (i = 0; i < pg->nnodes; i++) {
+		if (pg->nodes[i].kind != WG_OBJECT ||
+		    pg->prims[pg->nodes[i].index].addr != p->addr ||
+		    py_waitgraph_holders(pg, i, &h, 1) != 1 ||
+		    pg->nodes[h].kind != WG_THREAD ||
+		    pg->nodes[h].index >= pc->snap.nthreads ||
+		    pc->snap.threads[pg->nodes[h].index].thread_id != p->owner)
+			continue;
+		strbuf_addf(sb, "held when this process forked: in parent %d, ",
+			    pc->pid);
+		graph_add_label(sb, pc, h, GRAPH_RAW);
+		strbuf_addstr(sb, " holds it");
+		graph_add_holder_at(sb, pc, i, h, GRAPH_RAW);
+		run_cause_detail(cause, sb);
+		return;
+	}
+	for (t = 0; t < pc->snap.nthreads; t++) {
+		const struct py_thread *th = &pc->snap.threads[t];
+
+		if (th->thread_id != p->owner)
+			continue;
+		strbuf_addf(sb, "likely held when this process forked: in "
+			    "parent %d, ", pc->pid);
+		run_add_thread_label(sb, th);
+		strbuf_addstr(sb, " has its owner's ident");
+		if (th->nframes) {
+			strbuf_addstr(sb, " (at ");
+			run_add_frame_place(sb, &th->frames[0]);
+			strbuf_addch(sb, ')');
+		}
+		run_cause_detail(cause, sb);
+		return;
+	}
+}
+
 /* sib[0..nsib): more objects the same units wait on the same way (a
  * pool's worker processes), named in the same cause. */
 static void held_cause(struct run_summary *s, const struct collection *c,
@@ -542,7 +599,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		strbuf_addf(sb, " and %zu more", nsib - 7);
 	nh = add_holders(sb, c, r->node, holders);
 	if (!nh && py_prim_may_be_held(p))
-		graph_add_no_holder(sb, p, ", ", GRAPH_RAW);
+		graph_add_no_holder(sb, c, p, ", ", GRAPH_RAW);
 	/* (a future at a chain's end: who completes it) */
 	if (py_prim_is_future(p))
 		graph_add_future_waits(sb, c, r->node, GRAPH_RAW);
@@ -550,6 +607,8 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		strbuf_addf(sb, "; %zu blocked behind it in all", r->behind);
 	cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_HELD,
 			      c->pid, sb);
+	if (!nh)
+		fork_holder(cause, s, c, p, sb);
 	/* Holders first (where they are stuck themselves), then every
 	 * waiter: no cap. */
 	for (h = 0; h < nh && h < 4; h++) {

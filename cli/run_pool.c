@@ -29,6 +29,37 @@ static int runs_pool_job(const struct py_thread *t)
 	return 0;
 }
 
+/* Does a thread of process p run multiprocessing's fork server? */
+static int forks_for_others(const struct run_proc *p)
+{
+	const struct py_snapshot *snap = &p->c.snap;
+	size_t k, i;
+
+	for (k = 0; p->dumped && k < snap->nthreads; k++)
+		for (i = 0; i < snap->threads[k].nframes; i++)
+			if (py_code_is(snap->threads[k].frames[i].code,
+				       "/multiprocessing/forkserver.py",
+				       "main"))
+				return 1;
+	return 0;
+}
+
+/* Was procs[i] started for pid: its child, or (the "forkserver" start
+ * method, 3.14's default) a child of pid's fork server? */
+static int started_for(const struct run_proc *procs, size_t n, size_t i,
+		       int pid)
+{
+	size_t j;
+
+	if (procs[i].e.ppid == pid)
+		return 1;
+	for (j = 0; j < n; j++)
+		if (procs[j].e.pid == procs[i].e.ppid)
+			return procs[j].e.ppid == pid &&
+			       forks_for_others(&procs[j]);
+	return 0;
+}
+
 size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
 		     struct run_pool_job **out)
 {
@@ -38,7 +69,7 @@ size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
 	for (i = 0; i < n; i++) {
 		const struct collection *c = &procs[i].c;
 
-		if (!procs[i].dumped || procs[i].e.ppid != pid)
+		if (!procs[i].dumped || !started_for(procs, n, i, pid))
 			continue;
 		for (k = 0; k < c->snap.nthreads; k++) {
 			if (!runs_pool_job(&c->snap.threads[k]))
@@ -117,4 +148,38 @@ int run_add_process_jobs(struct run_cause *cause, const struct run_summary *s,
 		}
 	}
 	return added > 0;
+}
+
+/* "its job runs in thread 12 "pool-0" at app.py:9 in fetch, in C:
+ * clock_nanosleep()": the worker thread node's wait leads to, through
+ * the graph, where it is (its own code's innermost frame, else its
+ * innermost) and the C call it is blocked in, when known. */
+int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+		   const struct py_snapshot *snap,
+		   const struct run_thread_facts *facts, long node,
+		   struct strbuf *sb)
+{
+	const struct py_thread *th;
+	const struct py_frame *f;
+	long worker;
+	size_t i;
+
+	worker = node < 0 ? -1 : py_waitgraph_worker(g, (size_t)node);
+	if (worker < 0 || g->nodes[worker].index >= snap->nthreads)
+		return 0;
+	i = g->nodes[worker].index;
+	th = &snap->threads[i];
+	strbuf_addstr(sb, "its job runs in ");
+	run_add_thread_label(sb, th);
+	f = run_causes_own_frame(th);
+	if (!f && th->nframes)
+		f = &th->frames[0];
+	if (f) {
+		strbuf_addstr(sb, " at ");
+		run_add_frame_place(sb, f);
+	}
+	if (facts && facts[i].native_call)
+		strbuf_addf(sb, ", in C: %s()", facts[i].native_call);
+	run_cause_detail(cause, sb);
+	return 1;
 }

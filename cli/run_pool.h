@@ -1,14 +1,16 @@
 /*
- * A process pool's jobs across the processes `run` dumped: a task that
- * awaits run_in_executor() on a ProcessPoolExecutor waits on a
- * concurrent future no thread of its process runs; the job runs in a
- * child, a pool worker (concurrent/futures/process.py's
- * _process_worker) that is not waiting for work.  Its stuck-task cause
- * names that child and the job's line, as it names the worker thread of
- * a thread pool's job.  Which of several busy workers runs which job
- * only the parent's pending work items and the workers' locals tell,
- * which are not read: with more than one, the cause names them all as
- * "one of".
+ * Where a pool's job runs.  A thread pool's: the worker thread the
+ * graph leads to.  A process pool's, across the processes `run` dumped:
+ * a task that awaits run_in_executor() on a ProcessPoolExecutor, or a
+ * thread in Future.result(), waits on a concurrent future no thread of
+ * its process runs; the job runs in a child (or, with the "forkserver"
+ * start method, 3.14's default, a child of its fork server), a pool
+ * worker (concurrent/futures/process.py's _process_worker) that is not
+ * waiting for work.  Its cause names that child and the job's line, as
+ * it names the worker thread of a thread pool's job.  Which of several
+ * busy workers runs which job only the parent's pending work items and
+ * the workers' locals tell, which are not read: with more than one, the
+ * cause names them all as "one of".
  */
 #ifndef COROSCOPE_CLI_RUN_POOL_H
 #define COROSCOPE_CLI_RUN_POOL_H
@@ -24,10 +26,19 @@ struct run_pool_job {
 	const struct py_thread *th;   /* its thread running the job */
 };
 
-/* The jobs that the dumped children of process pid among procs[0..n)
- * run, into *out (the caller frees it; NULL when none); how many. */
+/* The jobs that the dumped children of process pid (or of its fork
+ * server) among procs[0..n) run, into *out (the caller frees it; NULL when none); how many. */
 size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
 		     struct run_pool_job **out);
+
+/* A detail line naming the worker thread the wait of graph node `node`
+ * (a task's; -1: none) leads to, where it is and (facts: NULL when not
+ * known) the C call it is blocked in: "its job runs in thread 12 ...".
+ * Nothing (0) when the wait leads to no thread; 1 when added. */
+int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+		   const struct py_snapshot *snap,
+		   const struct run_thread_facts *facts, long node,
+		   struct strbuf *sb);
 
 /* "its job runs in process 12 at app.py:9 in crunch" (or "in one of 2
  * pool worker processes: ...") when graph node `node` (a task's; -1:

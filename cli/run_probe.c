@@ -207,10 +207,7 @@ static const struct py_frame *blamed_waiting(const struct collection *c,
 	       g->nodes[node].blame : NULL;
 }
 
-/* Does a future (a thread joined, a concurrent future's job) wait for
- * thread i of the snapshot, or does it hold an object (a lock)?  A
- * cause may end with it, at its line. */
-static int ends_waits(const struct collection *c, size_t i)
+int run_probe_ends_waits(const struct collection *c, size_t i)
 {
 	const struct py_waitgraph *g = &c->graph;
 	long node = py_waitgraph_node_of(g, WG_THREAD, i);
@@ -284,7 +281,7 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		/* (and where a task's step runs: a blocked event loop) */
 		if ((facts[i].futex != 0 ||
 		     py_async_running_task(&c->async, t->tid) ||
-		     ends_waits(c, i)) && own)
+		     run_probe_ends_waits(c, i)) && own)
 			facts[i].source = run_probe_source(
 				pid, own->code->filename, own->line);
 		blamed = blamed_waiting(c, i);

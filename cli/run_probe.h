@@ -15,6 +15,10 @@
  * run_probe_release()); they borrow from c. */
 struct run_thread_facts *run_probe_threads(const struct collection *c);
 void run_probe_release(struct run_thread_facts *facts, size_t n);
+/* Does a future (a thread joined, a concurrent future's job) wait for
+ * thread i of c's snapshot, or does it hold an object (a lock)?  A
+ * cause of the graph's may end with it, at its line. */
+int run_probe_ends_waits(const struct collection *c, size_t i);
 /* Line `line` of process pid's file `filename` (as a frame names it),
  * trimmed and cut for display (malloc'd), or NULL.  The text is the
  * target's: the writers escape it. */

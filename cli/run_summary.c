@@ -74,6 +74,8 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "write";
 	case RUN_CAUSE_WAIT:
 		return "wait";
+	case RUN_CAUSE_READ:
+		return "read";
 	case RUN_CAUSE_LOCK_CYCLE:
 		return "lock_cycle";
 	case RUN_CAUSE_LOOP_BLOCKED:

@@ -343,6 +343,39 @@ static int has_ident(const uint64_t *ids, size_t n, uint64_t ident)
 	return 0;
 }
 
+/* The workers of pool result obj's pool where the result does not
+ * know its pool (3.6, 3.7): the Pool that a thread waiting on it called
+ * into (its `self` in multiprocessing/pool.py: Pool.map's). */
+static uint64_t waiters_pool_workers(const struct wg_build *b, size_t obj)
+{
+	const struct py_waitgraph *g = b->g;
+	size_t e, i;
+
+	for (e = 0; e < g->nedges; e++) {
+		const struct wg_node *from = &g->nodes[g->edges[e].from];
+		const struct py_thread *t;
+
+		if (g->edges[e].kind != WG_WAITS_FOR || g->edges[e].to != obj ||
+		    from->kind != WG_THREAD || from->index >= b->snap->nthreads)
+			continue;
+		t = &b->snap->threads[from->index];
+		for (i = 0; i < t->nframes; i++) {
+			uint64_t self, workers;
+
+			if (!t->frames[i].code ||
+			    !cs_ends_with(t->frames[i].code->filename,
+					  "/multiprocessing/pool.py"))
+				continue;
+			self = py_frame_local(b->py, &t->frames[i], "self");
+			workers = self ? pyobj_lookup_or_0(b->py, self, "_pool")
+				       : 0;
+			if (workers)
+				return workers;
+		}
+	}
+	return 0;
+}
+
 void wg_link_pool_results(struct wg_build *b)
 {
 	struct py_waitgraph *g = b->g;
@@ -364,7 +397,8 @@ void wg_link_pool_results(struct wg_build *b)
 		pool = pyobj_lookup_or_0(b->py, g->prims[g->nodes[i].index].addr,
 					 "_pool");
 		n = wg_collection_items(b->py, pool ? pyobj_lookup_or_0(
-					     b->py, pool, "_pool") : 0,
+					     b->py, pool, "_pool") :
+					     waiters_pool_workers(b, i),
 				     workers, WG_MAX_POOL_WORKERS);
 		for (k = 0; k < n; k++) {
 			struct py_prim w;

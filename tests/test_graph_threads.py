@@ -245,13 +245,16 @@ def test_pool_results_wait_for_the_workers(keeper, interp):
     waits for the result, which waits for the pool's worker processes
     (their pids as the pool has them); a ThreadPool's result for its
     worker threads.  Before 3.8 a result keeps no reference to its pool:
-    the result alone."""
+    the pool is then the one whose map() the waiting thread is in, and a
+    result of apply_async(), waited on outside the pool's calls, waits
+    for nothing known."""
     graph, target = dump(keeper, interp, "pool")
-    linked = tuple(int(x) for x in interp.version.split(".")[:2]) >= (3, 8)
+    new = tuple(int(x) for x in interp.version.split(".")[:2]) >= (3, 8)
     for name, typename, left in (
             ("mapper", "multiprocessing.pool.MapResult", "2 left"),
             ("applier", "multiprocessing.pool.ApplyResult", ""),
             ("thread-mapper", "multiprocessing.pool.MapResult", "2 left")):
+        linked = new or name != "applier"
         node = thread_node(graph, name)
         assert node["blame"]["line"] == marker_line(SCRIPT, name + "-waits")
         results = waits_for(graph, node)
@@ -571,18 +574,29 @@ def test_run_leaves_out_the_fork_server_and_resource_tracker(tmp_path):
 
 
 def test_run_names_a_pool_wait_before_38(tmp_path):
-    """Before 3.8 a pool's result keeps no link to its pool: the graph
-    stops at the result, and the thread's own cause names the wait and
-    the line it was called from."""
+    """Before 3.8 a pool's result keeps no link to its pool: map()'s
+    result is followed to the workers of the pool whose map() the thread
+    is in, as from 3.8 (before, "waits in map (pool.py)"); the result
+    of apply_async(), waited on outside the pool's calls, stops the
+    graph, and the thread's own cause names the wait and the line it
+    was called from."""
     py = interpreter("3.7")
     if py is None or left_out("3.7"):
         pytest.skip("pyenv's 3.7 is not installed or left out")
-    lines, _ = run_causes(tmp_path, "pool", py.path)
+    lines, ready = run_causes(tmp_path, "pool", py.path)
     causes = "\n".join(lines[:30])
-    for name in ("mapper", "applier"):
-        assert ("thread_waits.py:%d in %s: " %
-                (marker_line(SCRIPT, name + "-waits"), name)) in causes, causes
+    pool = [c for c in lines[:30]
+            if "1 waiting on %s 0x" % ready["worker_class"] in c]
+    assert len(pool) == 1, causes
+    assert any(re.search(
+        r"multiprocessing\.pool\.MapResult 0x[0-9a-f]+ \(2 left\) waited "
+        r"on by thread \d+ \(mapper\) at thread_waits\.py:%d in mapper "
+        % marker_line(SCRIPT, "mapper-waits"), c) for c in lines[:30]), causes
+    assert ("thread_waits.py:%d in applier: " %
+            marker_line(SCRIPT, "applier-waits")) in causes, causes
     assert "waits in get (pool.py)" in causes, causes
+    assert "waits in map (pool.py)" not in causes.replace(
+        '"thread-mapper" waits in map', ""), causes
 
 
 def test_threadsafe_future_waits_for_its_loop(keeper, interp):

@@ -406,22 +406,65 @@ def test_forked_worker_copies_no_tasks(ident, work):
                for l in seen_lines(res.stderr, pid)), res.stderr
 
 
-@pytest.mark.parametrize("ident", ("3.8", "3.11-debian", "3.14"))
-def test_mp_pool_job_named(ident, work):
+@pytest.mark.parametrize("ident,method", (
+    ("3.6", "fork"), ("3.7", "fork"), ("3.8", "fork"),
+    ("3.11-debian", "fork"), ("3.12", "forkserver"), ("3.14", "fork"),
+    ("3.14", "forkserver")))
+def test_mp_pool_job_named(ident, method, work):
     """multiprocessing.Pool.map() waiting on a job that never ends: the
     cause of the parent's wait on its workers names the worker still
     running a job, at the job's line; the idle worker, which reads its
     task queue (a pipe the parent holds the write end of), is not said
-    to be blocked reading it.  (From 3.8: before, the graph does not
-    take map()'s wait for a wait on the pool's workers, and the cause is
-    the thread's "waits in map (pool.py)".)"""
-    script, res, info = run_timing_out(ident, "run_mp_pool.py", work, "4")
+    to be blocked reading it.  On 3.6 and 3.7 a pool's result does not
+    know its pool: the Pool is map()'s (before, the cause was the
+    thread's "waits in map (pool.py)", and a handler thread "waits in
+    _bootstrap").  With the fork server (3.14's default start method)
+    the workers are its children, not the parent's (before, no worker
+    was named)."""
+    py = interpreter_or_skip(ident)
+    script = target_script("run_mp_pool.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4", "--", py.path, script, ready,
+                         method])
+    assert res.returncode == 124, res
+    info = read_json(ready, "ready file")
     causes = likely_causes(res.stderr)
     job = "run_mp_pool.py:%d in work" % marker_line(script, "mp-job")
     line = r"^ +pool worker process %d at \S*%s: a job still running$" % (
         info["worker"], re.escape(job))
     assert [c for c in causes if re.match(line, c)], causes
     assert "blocked reading" not in res.stderr, res
+    assert not [c for c in causes if " waits in " in c], causes
+
+
+@pytest.mark.parametrize("ident,method", (
+    ("3.6", None), ("3.11-debian", None), ("3.12", "forkserver"),
+    ("3.14", None)))
+def test_process_pool_result_names_job(ident, method, work):
+    """A thread waiting in Future.result() for a ProcessPoolExecutor's
+    job: its cause names the worker process running the job, at the
+    job's line, as a task's await of run_in_executor() does (before,
+    only "waits in Future.result").  3.14's default start method is the
+    fork server, whose child the worker is."""
+    py = interpreter_or_skip(ident)
+    script = target_script("run_pool_result.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4", "--", py.path, script, ready] +
+                        ([method] if method else []))
+    assert res.returncode == 124, res
+    info = read_json(ready, "ready file")
+    causes = likely_causes(res.stderr)
+    head = [i for i, c in enumerate(causes) if re.match(
+        r'^  process \d+: thread \d+ "MainThread" waits in '
+        r'(Future\.)?result \(_base\.py\)', c)]
+    assert len(head) == 1, causes
+    here = "run_pool_result.py:%d in <module>" % marker_line(script, "result")
+    job = "run_pool_result.py:%d in job" % marker_line(script, "job-sleep")
+    assert re.match(r"^ +called at \S*%s: " % re.escape(here),
+                    causes[head[0] + 1]), causes
+    assert re.match(r"^ +its job runs in process %d at \S*%s$"
+                    % (info["worker"], re.escape(job)),
+                    causes[head[0] + 2]), causes
 
 
 

@@ -1,11 +1,13 @@
 /*
  * libFuzzer harness for the parsers of /proc text (common/procfs.c): a
  * /proc/PID/maps line (the target names the files in it), a status
- * file's fields (the target names its threads), and a sched file's
- * se.exec_start (after the target's comm).
+ * file's fields (the target names its threads), a sched file's
+ * se.exec_start (after the target's comm), and the lines of the network
+ * tables (common/procfs_net.c: a unix socket's path is the target's).
  *
- * Input: the text; each line is parsed as a maps line, and the whole as
- * a status file.  Seeds: tests/fuzz/corpus/procfs/.
+ * Input: the text; each line is parsed as a maps line and as a line of
+ * each network table, and the whole as a status file.  Seeds:
+ * tests/fuzz/corpus/procfs/.
  *
  * Besides the sanitizers, it aborts when an answer breaks the contract:
  * a mapping that ends before it starts, permissions that are not four
@@ -13,6 +15,7 @@
  * status text outside the input.
  */
 #include "common/procfs.h"
+#include "common/procfs_net.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_INPUT 65536
 
+/* A network table's line, every way: the texts NUL-terminated in
+ * their arrays. */
+static void net_line(const char *line)
+{
+	struct procfs_socket so;
+	unsigned long ino;
+	int v6;
+
+	for (v6 = 0; v6 < 2; v6++)
+		if (procfs_net_inet_line(line, v6, &so, &ino) == 0 &&
+		    (!memchr(so.local, '\0', sizeof(so.local)) ||
+		     !memchr(so.remote, '\0', sizeof(so.remote)) ||
+		     so.path[0]))
+			abort();
+	if (procfs_net_unix_line(line, &so, &ino) == 0 &&
+	    (!memchr(so.path, '\0', sizeof(so.path)) || so.local[0]))
+		abort();
+	(void)procfs_net_socket_inode(line, &ino);
+}
+
 static void one_line(const char *s, size_t n)
 {
 	char *line = malloc(n + 1);
@@ -32,6 +55,7 @@ static void one_line(const char *s, size_t n)
 		return;
 	memcpy(line, s, n);
 	line[n] = '\0';
+	net_line(line);
 	if (procfs_maps_line(line, &m) == 0) {
 		if (m.end < m.start || strlen(m.perms) != 4)
 			abort();

@@ -1,0 +1,147 @@
+/*
+ * A thread the samples saw stuck, blocked in a read of a socket (read,
+ * recv and their kin, the call /proc says it sleeps in and its first
+ * argument, the fd), with a frame of the program's own: "thread 12
+ * blocked reading fd 5, a TCP connection 10.0.0.2:51234 -> 10.0.0.9:80
+ * (established) (stuck for at least 2.5s)", then where.  A peer that
+ * never answers is the commonest client hang, and the wait-for graph
+ * sees no object it waits on.  Left out: a thread a cause of the
+ * graph's names (a holder, a joined thread, a job's worker: those say
+ * its C call already), one idle by design, one left running (a writer,
+ * cli/run_writes.c).  A live target's only: /proc is read after the
+ * resume, while the thread still sleeps in its call (the stop restarts
+ * a read with no timeout as it was).
+ */
+#include "cli/run_reads.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/memsrc.h"
+#include "cli/escape.h"
+#include "cli/report.h"
+#include "cli/run_places.h"
+#include "cli/run_probe.h"
+#include "cli/run_seen.h"
+#include "cli/thread_idle.h"
+#include "common/procfs.h"
+#include "common/procfs_net.h"
+#include "common/strbuf.h"
+#include "readers/usercode.h"
+#include "common/banned.h"
+
+/* Is x86-64 system call nr one that reads from the fd its first
+ * argument names (read, readv, recvfrom, recvmsg, recvmmsg)? */
+static int reads_fd(long nr)
+{
+#if defined(__x86_64__)
+	return nr == 0 || nr == 19 || nr == 45 || nr == 47 || nr == 299;
+#else
+	(void)nr;
+	return 0;
+#endif
+}
+
+/* The innermost frame of the program's own, or NULL. */
+static const struct py_frame *user_frame(const struct py_thread *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++)
+		if (t->frames[i].code && t->frames[i].code->filename &&
+		    py_is_user_file(t->frames[i].code->filename, NULL))
+			return &t->frames[i];
+	return NULL;
+}
+
+/* ", a TCP connection 1.2.3.4:5 -> 6.7.8.9:80 (established)" */
+static void add_socket(struct strbuf *sb, const struct procfs_socket *so)
+{
+	strbuf_addf(sb, ", a %s ", so->proto);
+	if (so->path[0] || !so->local[0]) {
+		strbuf_addstr(sb, "socket");
+		if (so->path[0]) {
+			strbuf_addstr(sb, " ");
+			esc_add_name_raw(sb, so->path);
+		}
+		return;
+	}
+	if (so->state) {
+		strbuf_addf(sb, "connection %s -> %s (%s", so->local,
+			    so->remote, so->state);
+		if (so->rx_queue)
+			strbuf_addf(sb, ", %lu bytes unread", so->rx_queue);
+		strbuf_addch(sb, ')');
+	} else {
+		strbuf_addf(sb, "socket %s", so->local);
+		if (strncmp(so->remote, "0.0.0.0:", 8) &&
+		    strncmp(so->remote, "[::]:", 5))
+			strbuf_addf(sb, " -> %s", so->remote);
+	}
+}
+
+static int named_by_graph(const struct run_summary *s,
+			  const struct collection *c, size_t i)
+{
+	int found = 0;
+
+	if (s->explained && c->snap.threads[i].tstate)
+		addrmap_get(s->explained, c->snap.threads[i].tstate, &found);
+	return found || run_probe_ends_waits(c, i);
+}
+
+void run_summarize_reads(struct run_summary *s, const struct collection *c,
+			 const struct watch_tracker *t)
+{
+	/* the /proc entry that still has files when the main thread has
+	 * exited */
+	int pid = c->ms && c->ms->proc_id > 0 ? c->ms->proc_id : c->pid;
+	struct run_cause *cause;
+	struct strbuf sb;
+	size_t i;
+
+	if (!c->is_live || !t)
+		return;
+	strbuf_init(&sb);
+	/* Bounded by the snapshot's threads. */
+	for (i = 0; i < c->snap.nthreads; i++) {
+		const struct py_thread *th = &c->snap.threads[i];
+		const struct py_frame *own = user_frame(th);
+		struct procfs_socket so;
+		unsigned long long fd;
+		unsigned long ino;
+		char link[64];
+		struct run_seen seen;
+		char *source;
+		long nr;
+		int mode;
+
+		run_seen_thread(t, th, &seen);
+		if (seen.state != RUN_SEEN_STUCK || !own || th->tid <= 0 ||
+		    thread_idle_by_design(th) || named_by_graph(s, c, i) ||
+		    report_left_running(c, th->tid) ||
+		    procfs_thread_syscall_arg0(pid, th->tid, &nr, &fd) != 0 ||
+		    !reads_fd(nr) || fd > INT_MAX ||
+		    procfs_fd(pid, (int)fd, link, sizeof(link), &mode) < 0 ||
+		    procfs_net_socket_inode(link, &ino) < 0 ||
+		    procfs_net_socket(pid, ino, &so) < 0)
+			continue;
+		run_add_thread_label(&sb, th);
+		strbuf_addf(&sb, " blocked reading fd %llu", fd);
+		add_socket(&sb, &so);
+		strbuf_addstr(&sb, " (");
+		run_seen_add(&sb, &seen);
+		strbuf_addch(&sb, ')');
+		cause = run_cause_add(s, RUN_CAUSE_READ, c->pid, &sb);
+		strbuf_addstr(&sb, "at ");
+		run_add_frame_place(&sb, own);
+		if ((source = run_probe_source(pid, own->code->filename,
+					       own->line))) {
+			strbuf_addf(&sb, ": %s", source);
+			free(source);
+		}
+		run_cause_detail(cause, &sb);
+	}
+	strbuf_release(&sb);
+}

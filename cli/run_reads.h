@@ -1,0 +1,19 @@
+/*
+ * `coroscope run`'s causes for threads blocked reading a socket
+ * (cli/run_reads.c): the commonest hang of a client, a peer that never
+ * answers (an HTTP request without a timeout), which no Python object
+ * the wait-for graph sees waits on.
+ */
+#ifndef COROSCOPE_CLI_RUN_READS_H
+#define COROSCOPE_CLI_RUN_READS_H
+
+#include "cli/collect.h"
+#include "cli/run_causes.h"
+#include "cli/watch_track.h"
+
+/* Add c's causes of kind RUN_CAUSE_READ to s; t: the samples' tracker
+ * (only threads they saw stuck), or NULL (none then). */
+void run_summarize_reads(struct run_summary *s, const struct collection *c,
+			 const struct watch_tracker *t);
+
+#endif
