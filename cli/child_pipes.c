@@ -21,9 +21,7 @@
  * it" is said: past a slow reader's pause (a line every 5 - 50 ms). */
 #define UNREAD_WATCH_MS 200
 
-/* pid's fd on the read end (mode O_RDONLY) or the write end (O_WRONLY)
- * of pipe ("pipe:[ino]"), or -1. */
-static int pipe_end(int pid, const char *pipe, int want)
+int child_pipes_end(int pid, const char *pipe, int want)
 {
 	char dir[64], link[LINK_MAX_LEN];
 	int *fds = NULL, mode, found = -1;
@@ -42,7 +40,7 @@ static int pipe_end(int pid, const char *pipe, int want)
 
 static int read_end(int pid, const char *pipe)
 {
-	return pipe_end(pid, pipe, O_RDONLY);
+	return child_pipes_end(pid, pipe, O_RDONLY);
 }
 
 /*
@@ -78,7 +76,7 @@ static int blocked_io(int child, int pid, int reading, int *fd, int *ours,
 			    procfs_fd(child, (int)arg0, pipe, sizeof(pipe),
 				      &mode) < 0 ||
 			    strncmp(pipe, "pipe:[", 6) ||
-			    (*ours = pipe_end(pid, pipe, pass ? O_RDONLY :
+			    (*ours = child_pipes_end(pid, pipe, pass ? O_RDONLY :
 							       O_WRONLY)) < 0)
 				continue;
 			*fd = (int)arg0;

@@ -32,6 +32,9 @@ struct child_pipe {
  * holds the write end of): a malloc'd array (free it), how many in *n. */
 struct child_pipe *child_pipes_probe(int pid, const struct py_waitgraph *g,
 				     size_t *n);
+/* pid's fd on the read end (mode O_RDONLY) or the write end (O_WRONLY)
+ * of pipe ("pipe:[ino]", an fd's /proc link), or -1. */
+int child_pipes_end(int pid, const char *pipe, int want);
 /* The entry of child `child` in v[0..n), or NULL. */
 const struct child_pipe *child_pipe_of(const struct child_pipe *v, size_t n,
 				       int64_t child);

@@ -251,6 +251,8 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 
 	run_summary_init(sum);
 	sum->apart = all;
+	sum->procs = procs;
+	sum->nprocs = n;
 	for (i = 0; i < n; i++) {
 		const struct collection *c = &procs[i].c;
 		const struct watch_tracker *t;

@@ -158,6 +158,14 @@ static void json_object_fields(struct json *j, const struct collection *c,
 		else
 			json_null(j);
 	}
+	if (p->kind == PY_PRIM_STREAM) {
+		json_int_or_null(j, "fd", p->fd);
+		json_key(j, "server_side");
+		if (p->server_side >= 0)
+			json_bool(j, p->server_side);
+		else
+			json_null(j);
+	}
 	if (p->kind == PY_PRIM_PROCESS) {
 		const struct child_pipe *cp =
 			child_pipe_of(c->child_pipes, c->nchild_pipes, p->pid);

@@ -52,6 +52,7 @@ struct run_cause {
 };
 
 struct run_pool_job;
+struct run_proc;
 struct run_summary {
 	struct run_cause *causes;
 	size_t n, alloc;
@@ -76,6 +77,11 @@ struct run_summary {
 	 * process names them.  Set by the caller with explained. */
 	const struct run_pool_job *jobs;
 	size_t njobs;
+	/* Every process of the tree `run` dumped (struct run_proc of
+	 * cli/run_report.h), Python or not, or NULL: a thread blocked
+	 * reading a pipe names those holding its write end.  Set once. */
+	const struct run_proc *procs;
+	size_t nprocs;
 	/* Its parent's collection, when `run` dumped the parent, or NULL:
 	 * an RLock held at a fork names the parent's thread holding it.
 	 * Set by the caller with jobs. */

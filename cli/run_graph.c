@@ -6,6 +6,7 @@
 #include "cli/report_graph.h"
 #include "cli/run_pool.h"
 #include "cli/run_probe.h"
+#include "cli/run_reads.h"
 #include "cli/run_seen.h"
 #include "cli/run_units.h"
 #include "cli/thread_idle.h"
@@ -464,8 +465,10 @@ static size_t rank_held(const struct collection *c,
 			memset(&r[n], 0, sizeof(r[n]));
 			continue;
 		}
-		/* (joining a server's listener: its idle wait, ranked so) */
-		if (end == CHAIN_ENDS_IDLE)
+		/* (joining a server's listener, a server's connection
+		 * waiting for its client: idle waits, ranked so) */
+		if (end == CHAIN_ENDS_IDLE ||
+		    g->prims[g->nodes[i].index].server_side == 1)
 			r[n].idle = nw;
 		r[n].behind = chains ? blocked_behind(g, &bl, i, seen, work) : nw;
 		n++;
@@ -609,6 +612,8 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 			      c->pid, sb);
 	if (!nh)
 		fork_holder(cause, s, c, p, sb);
+	if (p->kind == PY_PRIM_STREAM)
+		(void)run_reads_socket_detail(cause, c, p->fd, sb);
 	/* Holders first (where they are stuck themselves), then every
 	 * waiter: no cap. */
 	for (h = 0; h < nh && h < 4; h++) {

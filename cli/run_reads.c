@@ -1,11 +1,13 @@
 /*
- * A thread the samples saw stuck, blocked in a read of a socket (read,
- * recv and their kin, the call /proc says it sleeps in and its first
- * argument, the fd), with a frame of the program's own: "thread 12
- * blocked reading fd 5, a TCP connection 10.0.0.2:51234 -> 10.0.0.9:80
- * (established) (stuck for at least 2.5s)", then where.  A peer that
- * never answers is the commonest client hang, and the wait-for graph
- * sees no object it waits on.  Left out: a thread a cause of the
+ * A thread the samples saw stuck, blocked in a read of a socket or a
+ * pipe (read, recv and their kin, the call /proc says it sleeps in and
+ * its first argument, the fd), with a frame of the program's own:
+ * "thread 12 blocked reading fd 5, a TCP connection 10.0.0.2:51234 ->
+ * 10.0.0.9:80 (established) (stuck for at least 2.5s)", then where.  A
+ * peer that never answers is the commonest client hang, and the
+ * wait-for graph sees no object it waits on.  A pipe's cause names the
+ * processes of the run's tree holding its write end: a child's output
+ * read until its end, a child that hangs.  Left out: a thread a cause of the
  * graph's names (a holder, a joined thread, a job's worker: those say
  * its C call already), one idle by design, one left running (a writer,
  * cli/run_writes.c).  A live target's only: /proc is read after the
@@ -14,15 +16,18 @@
  */
 #include "cli/run_reads.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attach/memsrc.h"
+#include "cli/child_pipes.h"
 #include "cli/escape.h"
 #include "cli/report.h"
 #include "cli/run_places.h"
 #include "cli/run_probe.h"
+#include "cli/run_report.h"
 #include "cli/run_seen.h"
 #include "cli/thread_idle.h"
 #include "common/procfs.h"
@@ -55,10 +60,10 @@ static const struct py_frame *user_frame(const struct py_thread *t)
 	return NULL;
 }
 
-/* ", a TCP connection 1.2.3.4:5 -> 6.7.8.9:80 (established)" */
+/* "a TCP connection 1.2.3.4:5 -> 6.7.8.9:80 (established)" */
 static void add_socket(struct strbuf *sb, const struct procfs_socket *so)
 {
-	strbuf_addf(sb, ", a %s ", so->proto);
+	strbuf_addf(sb, "a %s ", so->proto);
 	if (so->path[0] || !so->local[0]) {
 		strbuf_addstr(sb, "socket");
 		if (so->path[0]) {
@@ -81,6 +86,101 @@ static void add_socket(struct strbuf *sb, const struct procfs_socket *so)
 	}
 }
 
+/* /proc's pid for c's files: the entry that still has them when the
+ * main thread has exited. */
+static int files_pid(const struct collection *c)
+{
+	return c->ms && c->ms->proc_id > 0 ? c->ms->proc_id : c->pid;
+}
+
+/* fd of process pid's socket, from its network namespace's tables:
+ * 0, or -1 when fd is no socket found there. */
+static int socket_of(int pid, int fd, struct procfs_socket *so)
+{
+	unsigned long ino;
+	char link[64];
+	int mode;
+
+	return procfs_fd(pid, fd, link, sizeof(link), &mode) < 0 ||
+	       procfs_net_socket_inode(link, &ino) < 0 ||
+	       procfs_net_socket(pid, ino, so) < 0 ? -1 : 0;
+}
+
+int run_reads_socket_detail(struct run_cause *cause,
+			    const struct collection *c, int64_t fd,
+			    struct strbuf *sb)
+{
+	struct procfs_socket so;
+
+	if (!c->is_live || fd < 0 || fd > INT_MAX ||
+	    socket_of(files_pid(c), (int)fd, &so) < 0)
+		return 0;
+	strbuf_addf(sb, "fd %lld: ", (long long)fd);
+	add_socket(sb, &so);
+	run_cause_detail(cause, sb);
+	return 1;
+}
+
+/* Holders of a pipe's write end named at most. */
+#define PIPE_WRITERS_NAMED 3
+
+/* "a pipe whose write end is held by this process as fd 6, process 12
+ * (sleep) as fd 1": the holders among the processes of the run's tree
+ * (the process itself first); "a pipe" when none of them holds it. */
+static void add_pipe(struct strbuf *sb, const struct run_summary *s,
+		     const struct collection *c, int pid, const char *link)
+{
+	size_t j, named = 0;
+	char comm[32];
+	int wfd;
+
+	strbuf_addstr(sb, "a pipe");
+	if ((wfd = child_pipes_end(pid, link, O_WRONLY)) >= 0) {
+		strbuf_addf(sb, " whose write end is held by this process as "
+			    "fd %d", wfd);
+		named++;
+	}
+	for (j = 0; j < s->nprocs && named < PIPE_WRITERS_NAMED; j++) {
+		int other = s->procs[j].e.pid;
+
+		if (other <= 0 || other == c->pid || other == pid ||
+		    (wfd = child_pipes_end(other, link, O_WRONLY)) < 0)
+			continue;
+		strbuf_addstr(sb, named ? ", " : " whose write end is held by ");
+		strbuf_addf(sb, "process %d", other);
+		if (procfs_comm(other, comm, sizeof(comm)) == 0) {
+			strbuf_addstr(sb, " (");
+			esc_add_name_raw(sb, comm);
+			strbuf_addch(sb, ')');
+		}
+		strbuf_addf(sb, " as fd %d", wfd);
+		named++;
+	}
+}
+
+/* ", a TCP connection ..." or ", a pipe ...": what fd of the process
+ * is, when a socket or a pipe: 0, else -1. */
+static int add_file(struct strbuf *sb, const struct run_summary *s,
+		    const struct collection *c, int pid, int fd)
+{
+	struct procfs_socket so;
+	char link[64];
+	int mode;
+
+	if (procfs_fd(pid, fd, link, sizeof(link), &mode) < 0)
+		return -1;
+	if (!strncmp(link, "pipe:[", 6)) {
+		strbuf_addstr(sb, ", ");
+		add_pipe(sb, s, c, pid, link);
+		return 0;
+	}
+	if (socket_of(pid, fd, &so) < 0)
+		return -1;
+	strbuf_addstr(sb, ", ");
+	add_socket(sb, &so);
+	return 0;
+}
+
 static int named_by_graph(const struct run_summary *s,
 			  const struct collection *c, size_t i)
 {
@@ -94,9 +194,7 @@ static int named_by_graph(const struct run_summary *s,
 void run_summarize_reads(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t)
 {
-	/* the /proc entry that still has files when the main thread has
-	 * exited */
-	int pid = c->ms && c->ms->proc_id > 0 ? c->ms->proc_id : c->pid;
+	int pid = files_pid(c);
 	struct run_cause *cause;
 	struct strbuf sb;
 	size_t i;
@@ -108,28 +206,25 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *th = &c->snap.threads[i];
 		const struct py_frame *own = user_frame(th);
-		struct procfs_socket so;
 		unsigned long long fd;
-		unsigned long ino;
-		char link[64];
 		struct run_seen seen;
 		char *source;
 		long nr;
-		int mode;
 
 		run_seen_thread(t, th, &seen);
 		if (seen.state != RUN_SEEN_STUCK || !own || th->tid <= 0 ||
 		    thread_idle_by_design(th) || named_by_graph(s, c, i) ||
 		    report_left_running(c, th->tid) ||
 		    procfs_thread_syscall_arg0(pid, th->tid, &nr, &fd) != 0 ||
-		    !reads_fd(nr) || fd > INT_MAX ||
-		    procfs_fd(pid, (int)fd, link, sizeof(link), &mode) < 0 ||
-		    procfs_net_socket_inode(link, &ino) < 0 ||
-		    procfs_net_socket(pid, ino, &so) < 0)
+		    !reads_fd(nr) || fd > INT_MAX)
 			continue;
 		run_add_thread_label(&sb, th);
-		strbuf_addf(&sb, " blocked reading fd %llu", fd);
-		add_socket(&sb, &so);
+		strbuf_addf(&sb, " blocked reading fd %llu%s", fd,
+			    fd == 0 ? " (its stdin)" : "");
+		if (add_file(&sb, s, c, pid, (int)fd) < 0) {
+			strbuf_reset(&sb);
+			continue;
+		}
 		strbuf_addstr(&sb, " (");
 		run_seen_add(&sb, &seen);
 		strbuf_addch(&sb, ')');

@@ -16,4 +16,12 @@
 void run_summarize_reads(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t);
 
+/* "fd 7: a TCP connection 10.0.0.2:51234 -> 10.0.0.9:80 (established)",
+ * a detail of cause for fd of c (a live process's) when it is a socket
+ * found in the process's tables (asyncio's StreamReader waited on):
+ * 1 when added. */
+int run_reads_socket_detail(struct run_cause *cause,
+			    const struct collection *c, int64_t fd,
+			    struct strbuf *sb);
+
 #endif

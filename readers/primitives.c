@@ -310,6 +310,30 @@ static void rlock_state(struct pyproc *py, struct py_prim *p)
 	p->locked = p->owner != 0;
 }
 
+static void thread_state(struct pyproc *py, struct py_prim *p)
+{
+	/* get_ident()'s value: a pthread_t, an address */
+	int64_t id = prim_int_attr(py, p->addr, "_ident");
+
+	p->ident = id > 0 ? (uint64_t)id : 0;
+	p->daemon = prim_bool(py, prim_attr(py, p->addr, "_daemonic"));
+}
+
+/* A StreamReader's transport: asyncio's selector transports keep their
+ * socket's fd (_sock_fd) and the server that accepted it (_server, None
+ * for a client's). */
+static void stream_state(struct pyproc *py, struct py_prim *p)
+{
+	uint64_t tr = prim_attr(py, p->addr, "_transport"), server;
+
+	if (!tr || tr == py->types.none)
+		return;
+	p->fd = prim_int_attr(py, tr, "_sock_fd");
+	server = prim_attr(py, tr, "_server");
+	if (server)
+		p->server_side = server != py->types.none;
+}
+
 static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		       struct py_prim *p)
 {
@@ -377,19 +401,17 @@ static void read_state(struct pyproc *py, const struct py_prim_types *t,
 		 * result()'s: no count that would mislead.) */
 		p->fstate = cf_state(py, o);
 		break;
-	case PY_PRIM_THREAD: {
-		/* get_ident()'s value: a pthread_t, an address */
-		int64_t id = prim_int_attr(py, o, "_ident");
-
-		p->ident = id > 0 ? (uint64_t)id : 0;
-		p->daemon = prim_bool(py, prim_attr(py, o, "_daemonic"));
+	case PY_PRIM_THREAD:
+		thread_state(py, p);
 		break;
-	}
 	case PY_PRIM_PROCESS:
 		child_state(py, p);
 		break;
 	case PY_PRIM_POOL_RESULT:
 		p->left = prim_int_attr(py, o, "_number_left");
+		break;
+	case PY_PRIM_STREAM:
+		stream_state(py, p);
 		break;
 	}
 }
@@ -415,6 +437,8 @@ int py_prim_read(struct pyproc *py, const struct py_prim_types *t,
 	out->lock_waiters = -1;
 	out->children = out->done = out->count = -1;
 	out->in_use = out->limit = out->limit_per_host = -1;
+	out->fd = -1;
+	out->server_side = -1;
 	if (out->family == PY_PRIM_TRIO)
 		prim_read_trio_state(py, t, out);
 	else if (out->family == PY_PRIM_ANYIO)
@@ -548,6 +572,14 @@ void py_prim_state(const struct py_prim *p, struct strbuf *out)
 		if (p->exited == 1)
 			strbuf_addf(out, ", exited (returncode %lld)",
 				    (long long)p->returncode);
+	}
+	if (p->fd >= 0) {
+		sep(out);
+		strbuf_addf(out, "fd %lld", (long long)p->fd);
+	}
+	if (p->server_side == 1) {
+		sep(out);
+		strbuf_addstr(out, "a server's connection");
 	}
 	if (p->waiters >= 0) {
 		sep(out);

@@ -47,9 +47,12 @@ enum py_prim_kind {
 	 * they wait for the pool's workers */
 	PY_PRIM_POOL_RESULT,
 	/* A child process waited for: subprocess.Popen,
-	 * multiprocessing.Process, asyncio.subprocess.Process.  (The last kind: fuzz_readers.c
-	 * reads every kind up to it.) */
+	 * multiprocessing.Process, asyncio.subprocess.Process. */
 	PY_PRIM_PROCESS,
+	/* asyncio's StreamReader, waited on for data from its transport's
+	 * socket (fd).  (The last kind: fuzz_readers.c reads every kind up
+	 * to it.) */
+	PY_PRIM_STREAM,
 };
 
 /* Whose class it is: the threading and queue modules (and
@@ -87,6 +90,12 @@ struct py_prim {
 	 * count, as the library defines it, leaves out; asyncio's, trio's
 	 * and anyio's (a threading lock keeps no count) */
 	int64_t lock_waiters;
+	/* StreamReader: its transport's socket's fd (asyncio's selector
+	 * transports keep it as _sock_fd; -1 unknown: uvloop's), and
+	 * whether the transport is a server's connection (1), a client's
+	 * (0), or unknown (-1): a server waits for its clients by design */
+	int64_t fd;
+	int server_side;
 	uint64_t owner;       /* RLock, import lock: owning thread ident, 0
 				 none */
 	uint64_t owner_task;  /* trio's and anyio's Lock: the task holding

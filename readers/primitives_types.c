@@ -57,6 +57,8 @@ static const struct {
 	  PY_PRIM_ASYNCIO },
 	{ "asyncio.subprocess", "Process", "asyncio.subprocess.Process",
 	  PY_PRIM_PROCESS, PY_PRIM_ASYNCIO },
+	{ "asyncio.streams", "StreamReader", "asyncio.StreamReader",
+	  PY_PRIM_STREAM, PY_PRIM_ASYNCIO },
 	{ "_thread", "LockType", "threading.Lock", PY_PRIM_LOCK,
 	  PY_PRIM_THREADING },
 	{ "_thread", "RLock", "threading.RLock", PY_PRIM_RLOCK,

@@ -25,7 +25,8 @@ int wg_is_prim_lib(const char *file)
 {
 	static const char *const ends[] = {
 		"/threading.py", "/queue.py", "/concurrent/futures/_base.py",
-		"/asyncio/locks.py", "/asyncio/queues.py", "/trio/_sync.py",
+		"/asyncio/locks.py", "/asyncio/queues.py", "/asyncio/streams.py",
+		"/trio/_sync.py",
 		"/trio/_channel.py", "/trio/_abc.py", "/trio/_core/_traps.py",
 		"/trio/_core/_parking_lot.py", "/anyio/_core/_synchronization.py",
 		"/anyio/streams/memory.py", "/anyio/_backends/_asyncio.py", "/anyio/_backends/_trio.py",

@@ -1256,16 +1256,24 @@ def test_stuck_task_at_its_own_line(ident, work):
     """A task parked in a library's coroutine (asyncio's streams.py,
     under `await reader.read()`): its cause gives the program's own line
     first, the library's innermost after it, as the sampled lines do.
-    Before, only the library's line (streams.py:522)."""
+    Before, only the library's line (streams.py:522).  The cause is the
+    StreamReader's (tests/test_run_reads.py): it names the socket, then
+    the task."""
     py = interpreter_or_skip(ident)
-    script, causes, at = run_stuck_task(py, work, "0", "read")
-    stuck = [i for i in at if "stuck_leaf" in causes[i]]
-    assert len(stuck) == 1 and stuck[0] + 1 < len(causes), causes
+    script = target_script("run_stuck_task.py")
+    res = coroscope_run(["--timeout", STUCK_TIMEOUT, "--", py.path, script,
+                         str(work / "ready"), "0", "read"])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    at = [i for i, c in enumerate(causes)
+          if ": 1 waiting on asyncio.StreamReader 0x" in c]
+    assert len(at) == 1 and at[0] + 2 < len(causes), causes
+    assert re.match(r"^ +fd \d+: a Unix socket$", causes[at[0] + 1]), causes
     line = marker_line(script, "stuck-read")
-    assert re.match(r"^ +task stuck_leaf at \S*run_stuck_task\.py:%d in "
-                    r"stuck_leaf \(innermost \S*/asyncio/streams\.py:\d+ "
-                    r"in \S*_wait_for_data\)$" % line,
-                    causes[stuck[0] + 1]), causes
+    assert re.match(r"^ +task 'stuck_leaf' at \S*run_stuck_task\.py:%d in "
+                    r"stuck_leaf \(innermost \S*streams\.py:\d+ "
+                    r"in \S*_wait_for_data\) " % line,
+                    causes[at[0] + 2]), causes
 
 
 @pytest.mark.parametrize("py", CORE, ids=[i.id for i in CORE])

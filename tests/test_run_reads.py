@@ -1,12 +1,14 @@
-"""`run`'s causes for threads blocked reading a socket whose other end
-never sends (targets/socket_reads.py): before, "no likely cause stands
-out" for an HTTP request to a server that never answers, the commonest
-client hang.  Now a cause per thread names the fd and the socket as the
-kernel has it (a TCP connection's addresses and state, a UDP socket's
-address, a Unix socket), with the program's own line and its source.
-The fds and addresses are the interpreter's own (fileno(),
-getsockname(), getpeername()).  A thread a cause of the wait-for graph
-names already (joined, blocked in recv()) gets no second cause."""
+"""`run`'s causes for threads blocked reading a socket or a pipe whose
+other end never sends (targets/socket_reads.py): before, "no likely
+cause stands out" for an HTTP request to a server that never answers,
+the commonest client hang.  Now a cause per thread names the fd and the
+socket as the kernel has it (a TCP connection's addresses and state, a
+UDP socket's address, a Unix socket), or the processes holding a pipe's
+write end (a child whose output is read to its end, this process
+itself), with the program's own line and its source.  The fds and
+addresses are the interpreter's own (fileno(), getsockname(),
+getpeername()).  A thread a cause of the wait-for graph names already
+(joined, blocked in recv()) gets no second cause."""
 
 import json
 import re
@@ -32,18 +34,26 @@ def causes_of(causes, pid):
     return out
 
 
-@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
-                                   "3.14t"))
-def test_socket_reads_are_causes(ident, work):
+def run_target(work, ident, script):
+    """script under `run --report` on interpreter ident until it times
+    out: its ready file, its process's causes ({headline: [details]}),
+    and the report."""
     py = interpreter_or_skip(ident)
     ready = work / "ready.json"
     report = work / "report.json"
     res = coroscope_run(["--timeout", "3", "--report", report, "--",
-                         py.path, SCRIPT, str(ready)])
+                         py.path, script, str(ready)])
     assert res.returncode == 124, res
     info = json.loads(ready.read_text())
+    return (info, causes_of(likely_causes(res.stderr), info["pid"]),
+            json.loads(report.read_text()))
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
+                                   "3.14t"))
+def test_socket_reads_are_causes(ident, work):
+    info, causes, doc = run_target(work, ident, SCRIPT)
     pid, tids, fds = info["pid"], info["tids"], info["fds"]
-    causes = causes_of(likely_causes(res.stderr), pid)
     stuck = r" \(stuck for at least [0-9.]+s\)$"
 
     def cause(name, what, marker):
@@ -66,14 +76,54 @@ def test_socket_reads_are_causes(ident, work):
     cause("udp", "a UDP socket %s:%d" % tuple(fds["udp"]["local"]),
           "read-udp")
     cause("pair", "a Unix socket", "read-pair")
+    cause("child", "a pipe whose write end is held by process %d (sleep) "
+          "as fd 1" % info["child"], "read-child")
+    cause("own", "a pipe whose write end is held by this process as fd %d"
+          % fds["own"]["write"], "read-own")
     reads = [h for h in causes if " blocked reading " in h]
-    assert len(reads) == 3, causes
+    assert len(reads) == 5, causes
     # the joined reader: the join's cause names it, with its C call
     joined = [h for h in causes if "waiting on threading.Thread" in h]
     assert len(joined) == 1 and any(
         d.startswith("joined: thread %d (reader) " % tids["reader"])
         for d in causes[joined[0]]), causes
-    doc = json.loads(report.read_text())
     kinds = sorted((c["pid"], c["kind"]) for c in doc["causes"]
                    if " blocked reading " in c["summary"])
-    assert kinds == [(pid, "read")] * 3, doc["causes"]
+    assert kinds == [(pid, "read")] * 5, doc["causes"]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
+                                   "3.14t"))
+def test_stream_reader_waits(ident, work):
+    """A task in asyncio's StreamReader.readline() waits for the reader,
+    whose transport's socket the dump names by fd (the wait-for graph's
+    object, JSON "fd" and "server_side"), and `run`'s cause by its
+    addresses.  A client's wait is a cause of its own (before, "stuck
+    task: Task-1 waits on Future"); a server's handler waiting for its
+    client is the server's rest, ranked with the idle causes."""
+    script = target_script("aio_streams.py")
+    info, causes, doc = run_target(work, ident, script)
+    pid, fds = info["pid"], info["fds"]
+    for name, idle in (("client", ""), ("handler", "idle: ")):
+        fd = fds[name]["fd"]
+        state = "fd %d" % fd + (", a server's connection" if idle else "")
+        head = [h for h in causes if re.match(
+            r"^  process %d: %s1 waiting on asyncio\.StreamReader "
+            r"0x[0-9a-f]+ \(%s\)$" % (pid, idle, re.escape(state)), h)]
+        assert len(head) == 1, (name, causes)
+        detail = causes[head[0]]
+        assert detail[0] == ("fd %d: a TCP connection %s:%d -> %s:%d "
+                             "(established)" % (
+                                 (fd,) + tuple(fds[name]["local"]) +
+                                 tuple(fds[name]["remote"]))), detail
+        assert re.match(r"^task \S+ at aio_streams\.py:%d in \S+ "
+                        % marker_line(script, name + "-reads"),
+                        detail[1]), detail
+    order = [h for h in causes if "asyncio.StreamReader" in h]
+    assert " idle: " in order[1], order
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    readers = sorted((n["fd"], n["server_side"]) for n in
+                     proc["graph"]["nodes"]
+                     if n.get("type") == "asyncio.StreamReader")
+    assert readers == sorted([(fds["client"]["fd"], False),
+                              (fds["handler"]["fd"], True)]), readers

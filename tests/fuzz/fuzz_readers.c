@@ -79,7 +79,7 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 	memset(&t, 0, sizeof(t));
 	for (i = 0; i < sizeof(t.type) / sizeof(t.type[0]); i++) {
 		t.type[i] = BASE + 0x200 + 0x10 * (uint64_t)i;
-		t.kind[i] = (enum py_prim_kind)(i % (PY_PRIM_PROCESS + 1));
+		t.kind[i] = (enum py_prim_kind)(i % (PY_PRIM_STREAM + 1));
 		t.family[i] = (enum py_prim_family)(i % (PY_PRIM_AIOHTTP + 1));
 		t.name[i] = "fuzzed";
 		/* a JoinableQueue's _cond is checked against gevent's Event

@@ -1,5 +1,5 @@
-"""Threads blocked reading sockets whose other end never sends: the
-commonest client hang.
+"""Threads blocked reading sockets or pipes whose other end never
+sends: the commonest client hang, and a child's output read to its end.
 
 Usage: socket_reads.py READY_FILE
 
@@ -9,16 +9,20 @@ Usage: socket_reads.py READY_FILE
   process holds;
 - "udp": recvfrom() on a UDP socket nothing sends to;
 - "reader", joined by "joiner": recv() on another socketpair (a cause
-  of the wait-for graph's names it, where the join's chain ends).
+  of the wait-for graph's names it, where the join's chain ends);
+- "child": read() of a child's stdout (`sleep 3600`), a pipe;
+- "own": os.read() of a pipe whose write end this process holds.
 
-READY_FILE gets, as JSON, "pid", "tids" by thread name, and "fds": per
-blocked thread, its socket's fd, "local" and "remote" addresses as the
-interpreter gives them (getsockname(), getpeername()).
+READY_FILE gets, as JSON, "pid", "tids" by thread name, "child" (its
+pid), and "fds": per blocked thread, its fd, and a socket's "local" and
+"remote" addresses as the interpreter gives them (getsockname(),
+getpeername()), a pipe's "write" end's fd in this process.
 """
 
 import http.client
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -36,6 +40,10 @@ udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 udp.bind(("127.0.0.1", 0))
 fds["udp"] = {"fd": udp.fileno(), "local": udp.getsockname()}
 fds["pair"] = {"fd": a.fileno()}
+child = subprocess.Popen(["sleep", "3600"], stdout=subprocess.PIPE)
+fds["child"] = {"fd": child.stdout.fileno()}
+own_r, own_w = os.pipe()
+fds["own"] = {"fd": own_r, "write": own_w}
 
 
 def pair():
@@ -48,6 +56,16 @@ def datagram():
     udp.recvfrom(10)  # MARK: read-udp
 
 
+def from_child():
+    tids["child"] = native_tid()
+    child.stdout.read()  # MARK: read-child
+
+
+def own():
+    tids["own"] = native_tid()
+    os.read(own_r, 1)  # MARK: read-own
+
+
 def reader():
     tids["reader"] = native_tid()
     c.recv(10)  # MARK: read-joined
@@ -58,9 +76,9 @@ def joiner(t):
     t.join()
 
 
-for target in (pair, datagram):
-    threading.Thread(target=target, name=target.__name__.replace(
-        "datagram", "udp")).start()
+for target, name in ((pair, "pair"), (datagram, "udp"),
+                     (from_child, "child"), (own, "own")):
+    threading.Thread(target=target, name=name).start()
 r = threading.Thread(target=reader, name="reader")
 r.start()
 threading.Thread(target=joiner, args=(r,), name="joiner").start()
@@ -73,10 +91,11 @@ tids["MainThread"] = native_tid()
 
 
 def ready_soon():
-    while len(tids) < 5:
+    while len(tids) < 7:
         time.sleep(0.01)
     time.sleep(0.3)
-    write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids, "fds": fds})
+    write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids, "fds": fds,
+                              "child": child.pid})
 
 
 threading.Thread(target=ready_soon, name="ready", daemon=True).start()
