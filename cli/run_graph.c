@@ -613,7 +613,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	if (!nh)
 		fork_holder(cause, s, c, p, sb);
 	if (p->kind == PY_PRIM_STREAM)
-		(void)run_reads_socket_detail(cause, c, p->fd, sb);
+		(void)run_reads_socket_detail(cause, s, c, p->fd, sb);
 	/* Holders first (where they are stuck themselves), then every
 	 * waiter: no cap. */
 	for (h = 0; h < nh && h < 4; h++) {

@@ -106,21 +106,6 @@ static int socket_of(int pid, int fd, struct procfs_socket *so)
 	       procfs_net_socket(pid, ino, so) < 0 ? -1 : 0;
 }
 
-int run_reads_socket_detail(struct run_cause *cause,
-			    const struct collection *c, int64_t fd,
-			    struct strbuf *sb)
-{
-	struct procfs_socket so;
-
-	if (!c->is_live || fd < 0 || fd > INT_MAX ||
-	    socket_of(files_pid(c), (int)fd, &so) < 0)
-		return 0;
-	strbuf_addf(sb, "fd %lld: ", (long long)fd);
-	add_socket(sb, &so);
-	run_cause_detail(cause, sb);
-	return 1;
-}
-
 /* Holders of a pipe's write end named at most. */
 #define PIPE_WRITERS_NAMED 3
 
@@ -128,7 +113,7 @@ int run_reads_socket_detail(struct run_cause *cause,
  * (sleep) as fd 1": the holders among the processes of the run's tree
  * (the process itself first); "a pipe" when none of them holds it. */
 static void add_pipe(struct strbuf *sb, const struct run_summary *s,
-		     const struct collection *c, int pid, const char *link)
+		     int self, int pid, const char *link)
 {
 	size_t j, named = 0;
 	char comm[32];
@@ -143,7 +128,7 @@ static void add_pipe(struct strbuf *sb, const struct run_summary *s,
 	for (j = 0; j < s->nprocs && named < PIPE_WRITERS_NAMED; j++) {
 		int other = s->procs[j].e.pid;
 
-		if (other <= 0 || other == c->pid || other == pid ||
+		if (other <= 0 || other == self || other == pid ||
 		    (wfd = child_pipes_end(other, link, O_WRONLY)) < 0)
 			continue;
 		strbuf_addstr(sb, named ? ", " : " whose write end is held by ");
@@ -158,10 +143,11 @@ static void add_pipe(struct strbuf *sb, const struct run_summary *s,
 	}
 }
 
-/* ", a TCP connection ..." or ", a pipe ...": what fd of the process
- * is, when a socket or a pipe: 0, else -1. */
-static int add_file(struct strbuf *sb, const struct run_summary *s,
-		    const struct collection *c, int pid, int fd)
+/* sep then "a TCP connection ..." or "a pipe ...": what fd of process
+ * self (its files at /proc/pid) is, when a socket or a pipe: 0, else
+ * -1. */
+static int add_file(struct strbuf *sb, const char *sep,
+		    const struct run_summary *s, int self, int pid, int fd)
 {
 	struct procfs_socket so;
 	char link[64];
@@ -170,15 +156,39 @@ static int add_file(struct strbuf *sb, const struct run_summary *s,
 	if (procfs_fd(pid, fd, link, sizeof(link), &mode) < 0)
 		return -1;
 	if (!strncmp(link, "pipe:[", 6)) {
-		strbuf_addstr(sb, ", ");
-		add_pipe(sb, s, c, pid, link);
+		strbuf_addstr(sb, sep);
+		add_pipe(sb, s, self, pid, link);
 		return 0;
 	}
 	if (socket_of(pid, fd, &so) < 0)
 		return -1;
-	strbuf_addstr(sb, ", ");
+	strbuf_addstr(sb, sep);
 	add_socket(sb, &so);
 	return 0;
+}
+
+int run_reads_fd_detail(struct run_cause *cause,
+			const struct run_summary *s, int pid, int64_t fd,
+			struct strbuf *sb)
+{
+	if (fd < 0 || fd > INT_MAX)
+		return 0;
+	strbuf_addf(sb, "fd %lld", (long long)fd);
+	if (add_file(sb, ": ", s, pid, pid, (int)fd) < 0) {
+		strbuf_reset(sb);
+		return 0;
+	}
+	run_cause_detail(cause, sb);
+	return 1;
+}
+
+int run_reads_socket_detail(struct run_cause *cause,
+			    const struct run_summary *s,
+			    const struct collection *c, int64_t fd,
+			    struct strbuf *sb)
+{
+	return c->is_live ? run_reads_fd_detail(cause, s, files_pid(c), fd,
+						sb) : 0;
 }
 
 static int named_by_graph(const struct run_summary *s,
@@ -221,7 +231,7 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		run_add_thread_label(&sb, th);
 		strbuf_addf(&sb, " blocked reading fd %llu%s", fd,
 			    fd == 0 ? " (its stdin)" : "");
-		if (add_file(&sb, s, c, pid, (int)fd) < 0) {
+		if (add_file(&sb, ", ", s, c->pid, pid, (int)fd) < 0) {
 			strbuf_reset(&sb);
 			continue;
 		}

@@ -7,6 +7,7 @@
 #include "cli/alike_lines.h"
 #include "cli/timer_text.h"
 #include "cli/run_pool.h"
+#include "cli/run_reads.h"
 #include "cli/run_seen.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
@@ -351,6 +352,24 @@ static size_t trio_behind(const struct py_async *a, const struct py_task *t)
 	return n;
 }
 
+/* " parked in Event.wait" (the trio call the task is parked in), "
+ * parked in a trio socket's recv, to read fd 7" (one parked on a file
+ * descriptor: trio's wrapper of a socket method names nothing). */
+static void add_trio_parked(struct strbuf *sb, const struct py_task *t,
+			    const struct py_gen *in)
+{
+	if (t->io_call) {
+		strbuf_addstr(sb, " parked in a trio socket's ");
+		esc_add_name_raw(sb, t->io_call);
+	} else if (in) {
+		strbuf_addstr(sb, " parked in ");
+		esc_add_name_raw(sb, in->qualname);
+	}
+	if (t->io_wait != PY_IO_NONE)
+		strbuf_addf(sb, ", to %s fd %lld", t->io_wait == PY_IO_READ ?
+			    "read" : "write", (long long)t->io_fd);
+}
+
 /* Alike: parked in the same trio call, at the same place of the
  * program's own, stuck as long.  Not what they block: siblings of one
  * nursery block the same tasks, and the cause counts those once. */
@@ -361,7 +380,9 @@ static char *trio_key(const struct py_async *a, const struct stuck *c)
 
 	strbuf_init(&sb);
 	strbuf_init(&part);
-	alike_lines_key_str(&sb, in ? in->qualname : NULL);
+	add_trio_parked(&part, c->t, in);
+	alike_lines_key_str(&sb, part.buf);
+	strbuf_reset(&part);
 	if (own)
 		run_add_frame_place(&part, &own->frame);
 	alike_lines_key_str(&sb, part.buf);
@@ -396,10 +417,7 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 	} else {
 		strbuf_addf(sb, "%zu stuck trio tasks", n);
 	}
-	if (in) {
-		strbuf_addstr(sb, " parked in ");
-		esc_add_name_raw(sb, in->qualname);
-	}
+	add_trio_parked(sb, first->t, in);
 	add_seen(sb, first);
 	add_behind(sb, behind, "");
 	/* (a deadline of a cancel scope around the wait) */
@@ -417,6 +435,9 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 		run_add_frame_place(sb, &own->frame);
 		run_cause_detail(cause, sb);
 	}
+	/* (a socket's peer, a pipe's writers) */
+	if (n == 1 && first->t->io_wait != PY_IO_NONE)
+		(void)run_reads_fd_detail(cause, s, pid, first->t->io_fd, sb);
 	/* (trio.to_thread.run_sync(): its job's thread) */
 	if (n == 1 && s->graph)
 		(void)run_add_worker(cause, s->graph, rs->snap, rs->facts,

@@ -91,7 +91,15 @@ struct py_task {
 	 * times, less its clock's offset where that is the default
 	 * SystemClock's (time.monotonic() then). */
 	uint64_t timer_scope;
+	/* trio (readers/trio_io.c): parked on a file descriptor, to read
+	 * or to write (PY_IO_NONE: not), io_fd; io_call: the trio socket
+	 * method it is in ("recv"; in py_async.pool), or NULL. */
+	int io_wait;
+	int64_t io_fd;
+	const char *io_call;
 };
+
+enum { PY_IO_NONE, PY_IO_READ, PY_IO_WRITE };
 
 enum { PY_TIMER_NONE, PY_TIMER_MONOTONIC, PY_TIMER_OWN_CLOCK };
 

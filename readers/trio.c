@@ -239,5 +239,6 @@ int py_trio_finish(struct py_trio_scan *b, const struct py_snapshot *snap,
 			t->awaited_by[t->nawaited_by++] = parent;
 	}
 	py_trio_read_timers(py, a, first);
+	py_trio_read_io(py, a, first);
 	return 0;
 }

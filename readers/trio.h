@@ -55,5 +55,8 @@ int py_trio_take(struct pyproc *py, const struct py_snapshot *snap,
 /* (readers/trio_timers.c) The sleeps and deadlines of trio tasks
  * a->tasks[first..]: py_task.sleeps, .times_out, .timer_scope. */
 void py_trio_read_timers(struct pyproc *py, struct py_async *a, size_t first);
+/* (readers/trio_io.c) The file descriptor each of trio tasks
+ * a->tasks[first..] is parked on: py_task.io_wait, .io_fd, .io_call. */
+void py_trio_read_io(struct pyproc *py, struct py_async *a, size_t first);
 
 #endif

@@ -15,7 +15,8 @@ import re
 
 import pytest
 
-from conftest import interpreter_or_skip, marker_line, target_script
+from conftest import (debian_with, interpreter_or_skip, marker_line,
+                      target_script)
 from test_run import coroscope_run, likely_causes, work  # noqa: F401
 
 SCRIPT = target_script("socket_reads.py")
@@ -127,3 +128,31 @@ def test_stream_reader_waits(ident, work):
                      if n.get("type") == "asyncio.StreamReader")
     assert readers == sorted([(fds["client"]["fd"], False),
                               (fds["handler"]["fd"], True)]), readers
+
+
+def test_trio_socket_waits(work):
+    """A trio task parked on a socket (trio's I/O manager waiting for
+    its fd): its stuck-task cause says the trio socket method it is in
+    and the fd (before, "parked in _make_simple_sock_method_wrapper.
+    <locals>.wrapper"), and names the socket as the process's tables
+    have it.  On Debian's 3.11, the only interpreter with trio here."""
+    debian_with("trio")
+    script = target_script("trio_sockets.py")
+    info, causes, _ = run_target(work, "3.11-debian", script)
+    fds = info["fds"]
+    for name, call, what in (
+            ("client", "recv", "a TCP connection %s:%d -> %s:%d "
+             "(established)" % (tuple(fds["client"]["local"]) +
+                                tuple(fds["client"]["remote"]))),
+            ("pair", "recv", "a Unix socket")):
+        fd = fds[name]["fd"]
+        head = [h for h in causes if re.match(
+            r"^  process %d: stuck trio task: __main__\.%s parked in a "
+            r"trio socket's %s, to read fd %d, stuck for at least "
+            % (info["pid"], name, call, fd), h)]
+        assert len(head) == 1, (name, causes)
+        detail = causes[head[0]]
+        assert re.match(r"^task __main__\.%s at \S*trio_sockets\.py:%d in "
+                        r"%s$" % (name, marker_line(script, "trio-" + name),
+                                  name), detail[0]), detail
+        assert detail[1] == "fd %d: %s" % (fd, what), detail
