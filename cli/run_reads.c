@@ -7,7 +7,9 @@
  * peer that never answers is the commonest client hang, and the
  * wait-for graph sees no object it waits on.  A pipe's cause names the
  * processes of the run's tree holding its write end: a child's output
- * read until its end, a child that hangs.  Left out: a thread a cause of the
+ * read until its end, a child that hangs.  A thread in wait4(2)
+ * (os.waitpid(), os.wait(): no Popen or Process object the graph
+ * sees) waits for the child it names to end, a cause of kind "wait".  Left out: a thread a cause of the
  * graph's names (a holder, a joined thread, a job's worker: those say
  * its C call already), one idle by design, one left running (a writer,
  * cli/run_writes.c).  A live target's only: /proc is read after the
@@ -201,6 +203,67 @@ static int named_by_graph(const struct run_summary *s,
 	return found || run_probe_ends_waits(c, i);
 }
 
+/* Is x86-64 system call nr wait4(2), whose first argument is the pid
+ * waited for (os.waitpid(), os.wait())? */
+static int waits_child(long nr)
+{
+#if defined(__x86_64__)
+	return nr == 61;
+#else
+	(void)nr;
+	return 0;
+#endif
+}
+
+/* " waits for child process 12 (sleep) to end": what wait4()'s first
+ * argument, arg0, names. */
+static void add_child(struct strbuf *sb, unsigned long long arg0)
+{
+	long long child = (long long)arg0;
+	char comm[32];
+
+	if (child == -1) {
+		strbuf_addstr(sb, " waits for any child process to end");
+		return;
+	}
+	if (child <= 0 || child > INT_MAX) {
+		strbuf_addstr(sb, " waits for a child process of its process "
+			      "group to end");
+		return;
+	}
+	strbuf_addf(sb, " waits for child process %lld", child);
+	if (procfs_comm((int)child, comm, sizeof(comm)) == 0) {
+		strbuf_addstr(sb, " (");
+		esc_add_name_raw(sb, comm);
+		strbuf_addch(sb, ')');
+	}
+	strbuf_addstr(sb, " to end");
+}
+
+/* The headline of thread th's cause, in system call nr with first
+ * argument arg0, into sb: its kind, or -1 (no such cause: sb empty). */
+static int add_call(struct strbuf *sb, const struct run_summary *s,
+		    const struct collection *c, int pid,
+		    const struct py_thread *th, long nr,
+		    unsigned long long arg0)
+{
+	if (waits_child(nr)) {
+		run_add_thread_label(sb, th);
+		add_child(sb, arg0);
+		return RUN_CAUSE_WAIT;
+	}
+	if (!reads_fd(nr) || arg0 > INT_MAX)
+		return -1;
+	run_add_thread_label(sb, th);
+	strbuf_addf(sb, " blocked reading fd %llu%s", arg0,
+		    arg0 == 0 ? " (its stdin)" : "");
+	if (add_file(sb, ", ", s, c->pid, pid, (int)arg0) < 0) {
+		strbuf_reset(sb);
+		return -1;
+	}
+	return RUN_CAUSE_READ;
+}
+
 void run_summarize_reads(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t)
 {
@@ -216,29 +279,24 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *th = &c->snap.threads[i];
 		const struct py_frame *own = user_frame(th);
-		unsigned long long fd;
+		unsigned long long arg0;
 		struct run_seen seen;
 		char *source;
 		long nr;
+		int kind;
 
 		run_seen_thread(t, th, &seen);
 		if (seen.state != RUN_SEEN_STUCK || !own || th->tid <= 0 ||
 		    thread_idle_by_design(th) || named_by_graph(s, c, i) ||
 		    report_left_running(c, th->tid) ||
-		    procfs_thread_syscall_arg0(pid, th->tid, &nr, &fd) != 0 ||
-		    !reads_fd(nr) || fd > INT_MAX)
+		    procfs_thread_syscall_arg0(pid, th->tid, &nr, &arg0) != 0 ||
+		    (kind = add_call(&sb, s, c, pid, th, nr, arg0)) < 0)
 			continue;
-		run_add_thread_label(&sb, th);
-		strbuf_addf(&sb, " blocked reading fd %llu%s", fd,
-			    fd == 0 ? " (its stdin)" : "");
-		if (add_file(&sb, ", ", s, c->pid, pid, (int)fd) < 0) {
-			strbuf_reset(&sb);
-			continue;
-		}
 		strbuf_addstr(&sb, " (");
 		run_seen_add(&sb, &seen);
 		strbuf_addch(&sb, ')');
-		cause = run_cause_add(s, RUN_CAUSE_READ, c->pid, &sb);
+		cause = run_cause_add(s, (enum run_cause_kind)kind, c->pid,
+				      &sb);
 		strbuf_addstr(&sb, "at ");
 		run_add_frame_place(&sb, own);
 		if ((source = run_probe_source(pid, own->code->filename,

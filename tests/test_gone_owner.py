@@ -3,7 +3,9 @@
 fork of one whose thread held it.  Before, "holder unknown"; now the
 dump and `run` say the ident belongs to no thread here, and `run` names
 the parent's thread holding the parent's copy, where it took it.  The
-ident is the one the interpreter gives (threading.get_ident())."""
+ident is the one the interpreter gives (threading.get_ident()).  The
+parent, in os.waitpid() for the child, waits for it to end (a system
+call no object of the graph's shows)."""
 
 import json
 import re
@@ -61,6 +63,15 @@ def test_rlock_held_at_fork(ident, work):
                     r"in <module>" % (info["pid"],
                                       marker_line(SCRIPT, "fork-child")),
                     causes[at + 2]), causes
+    # the parent, in os.waitpid(): no object the graph sees
+    parent = [i for i, c in enumerate(causes) if re.match(
+        r'^  process %d: thread %d "MainThread" waits for child process %d '
+        r'\(\S+\) to end \(stuck for at least [0-9.]+s\)$'
+        % (info["parent"], info["parent"], info["pid"]), c)]
+    assert len(parent) == 1, causes
+    assert re.match(r"^      at \S*fork_rlock\.py:%d in <module>: "
+                    % marker_line(SCRIPT, "fork-parent"),
+                    causes[parent[0] + 1]), causes
     rows = waits_rows(res.stderr, info["pid"])
     assert any(r.startswith("    waits for: threading.RLock ") and
                r.endswith(" " + GONE % info["ident"]) for r in rows), rows

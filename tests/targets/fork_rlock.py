@@ -54,7 +54,7 @@ if mode == "fork":
     time.sleep(0.3)
     write_ready(ready, {"pid": child, "parent": os.getpid(),
                         "ident": idents[0]})
-    os.waitpid(child, 0)
+    os.waitpid(child, 0)  # MARK: fork-parent
 else:
     t = threading.Thread(target=taker, name="holder")
     t.start()
