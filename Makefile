@@ -102,6 +102,7 @@ $(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
 	$(BUILD)/cli/run_summary.o \
 	$(BUILD)/cli/run_places.o \
 	$(BUILD)/cli/run_stuck.o $(BUILD)/cli/run_pool.o \
+	$(BUILD)/cli/run_fds.o $(BUILD)/cli/child_pipes.o \
 	$(BUILD)/cli/timer_text.o \
 	$(BUILD)/cli/run_greenlets.o \
 	$(BUILD)/cli/thread_idle.o $(BUILD)/cli/watch_track.o \

@@ -7,7 +7,7 @@
 #include "cli/alike_lines.h"
 #include "cli/timer_text.h"
 #include "cli/run_pool.h"
-#include "cli/run_reads.h"
+#include "cli/run_fds.h"
 #include "cli/run_seen.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
@@ -437,7 +437,7 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 	}
 	/* (a socket's peer, a pipe's writers) */
 	if (n == 1 && first->t->io_wait != PY_IO_NONE)
-		(void)run_reads_fd_detail(cause, s, pid, first->t->io_fd, sb);
+		(void)run_fds_detail(cause, s, pid, first->t->io_fd, sb);
 	/* (trio.to_thread.run_sync(): its job's thread) */
 	if (n == 1 && s->graph)
 		(void)run_add_worker(cause, s->graph, rs->snap, rs->facts,
