@@ -1,7 +1,8 @@
 /*
  * A thread the samples saw stuck, blocked in a read of a socket or a
  * pipe (read, recv and their kin, the call /proc says it sleeps in and
- * its first argument, the fd), with a frame of the program's own:
+ * its first argument, the fd), or in a socket's connect(), with a frame
+ * of the program's own:
  * "thread 12 blocked reading fd 5, a TCP connection 10.0.0.2:51234 ->
  * 10.0.0.9:80 (established) (stuck for at least 2.5s)", then where.  A
  * peer that never answers is the commonest client hang, and the
@@ -35,15 +36,19 @@
 #include "readers/usercode.h"
 #include "common/banned.h"
 
-/* Is x86-64 system call nr one that reads from the fd its first
- * argument names (read, readv, recvfrom, recvmsg, recvmmsg)? */
-static int reads_fd(long nr)
+/* What x86-64 system call nr does with the fd its first argument
+ * names: "reading" (read, readv, recvfrom, recvmsg, recvmmsg),
+ * "connecting" (connect: a peer that never answers the handshake), or
+ * NULL for neither. */
+static const char *on_fd(long nr)
 {
 #if defined(__x86_64__)
-	return nr == 0 || nr == 19 || nr == 45 || nr == 47 || nr == 299;
+	if (nr == 0 || nr == 19 || nr == 45 || nr == 47 || nr == 299)
+		return "reading";
+	return nr == 42 ? "connecting" : NULL;
 #else
 	(void)nr;
-	return 0;
+	return NULL;
 #endif
 }
 
@@ -128,15 +133,17 @@ static int add_call(struct strbuf *sb, const struct run_summary *s,
 		    const struct py_thread *th, long nr,
 		    unsigned long long arg0)
 {
+	const char *doing = on_fd(nr);
+
 	if (waits_child(nr)) {
 		run_add_thread_label(sb, th);
 		add_child(sb, arg0);
 		return RUN_CAUSE_WAIT;
 	}
-	if (!reads_fd(nr) || arg0 > INT_MAX)
+	if (!doing || arg0 > INT_MAX)
 		return -1;
 	run_add_thread_label(sb, th);
-	strbuf_addf(sb, " blocked reading fd %llu%s", arg0,
+	strbuf_addf(sb, " blocked %s fd %llu%s", doing, arg0,
 		    arg0 == 0 ? " (its stdin)" : "");
 	if (run_fds_describe(sb, ", ", s, c->pid, pid, (int)arg0) < 0) {
 		strbuf_reset(sb);

@@ -5,7 +5,8 @@ the commonest client hang.  Now a cause per thread names the fd and the
 socket as the kernel has it (a TCP connection's addresses and state, a
 UDP socket's address, a Unix socket), or the processes holding a pipe's
 write end (a child whose output is read to its end, this process
-itself), with the program's own line and its source.  The fds and
+itself), with the program's own line and its source; so is a connect()
+the peer never answers (its handshake dropped).  The fds and
 addresses are the interpreter's own (fileno(), getsockname(),
 getpeername()).  A thread a cause of the wait-for graph names already
 (joined, blocked in recv()) gets no second cause."""
@@ -57,13 +58,13 @@ def test_socket_reads_are_causes(ident, work):
     pid, tids, fds = info["pid"], info["tids"], info["fds"]
     stuck = r" \(stuck for at least [0-9.]+s\)$"
 
-    def cause(name, what, marker):
+    def cause(name, what, marker, doing="reading"):
         head = [h for h in causes if h.startswith(
-            "  process %d: thread %d \"%s\" blocked reading fd %d, "
-            % (pid, tids[name], name, fds[name]["fd"]))]
+            "  process %d: thread %d \"%s\" blocked %s fd %d, "
+            % (pid, tids[name], name, doing, fds[name]["fd"]))]
         assert len(head) == 1, (name, causes)
-        assert re.match(r"^  process %d: thread %d \"%s\" blocked reading "
-                        r"fd %d, %s%s" % (pid, tids[name], name,
+        assert re.match(r"^  process %d: thread %d \"%s\" blocked %s "
+                        r"fd %d, %s%s" % (pid, tids[name], name, doing,
                                           fds[name]["fd"], re.escape(what),
                                           stuck), head[0]), head
         detail = causes[head[0]]
@@ -81,6 +82,10 @@ def test_socket_reads_are_causes(ident, work):
           "as fd 1" % info["child"], "read-child")
     cause("own", "a pipe whose write end is held by this process as fd %d"
           % fds["own"]["write"], "read-own")
+    late = fds["connect"]
+    cause("connect", "a TCP connection %s:%d -> %s:%d (syn_sent)"
+          % (tuple(late["local"]) + tuple(late["remote"])), "read-connect",
+          "connecting")
     reads = [h for h in causes if " blocked reading " in h]
     assert len(reads) == 5, causes
     # the joined reader: the join's cause names it, with its C call
@@ -89,8 +94,9 @@ def test_socket_reads_are_causes(ident, work):
         d.startswith("joined: thread %d (reader) " % tids["reader"])
         for d in causes[joined[0]]), causes
     kinds = sorted((c["pid"], c["kind"]) for c in doc["causes"]
-                   if " blocked reading " in c["summary"])
-    assert kinds == [(pid, "read")] * 5, doc["causes"]
+                   if re.search(" blocked (reading|connecting) ",
+                                c["summary"]))
+    assert kinds == [(pid, "read")] * 6, doc["causes"]
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",

@@ -11,7 +11,9 @@ Usage: socket_reads.py READY_FILE
 - "reader", joined by "joiner": recv() on another socketpair (a cause
   of the wait-for graph's names it, where the join's chain ends);
 - "child": read() of a child's stdout (`sleep 3600`), a pipe;
-- "own": os.read() of a pipe whose write end this process holds.
+- "own": os.read() of a pipe whose write end this process holds;
+- "connect": connect() to a server whose accept queue is full (listen(0)
+  and one connection never accepted): the kernel drops its handshake.
 
 READY_FILE gets, as JSON, "pid", "tids" by thread name, "child" (its
 pid), and "fds": per blocked thread, its fd, and a socket's "local" and
@@ -44,6 +46,14 @@ child = subprocess.Popen(["sleep", "3600"], stdout=subprocess.PIPE)
 fds["child"] = {"fd": child.stdout.fileno()}
 own_r, own_w = os.pipe()
 fds["own"] = {"fd": own_r, "write": own_w}
+full = socket.socket()
+full.bind(("127.0.0.1", 0))
+full.listen(0)
+first = socket.create_connection(full.getsockname())
+late = socket.socket()
+late.bind(("127.0.0.1", 0))
+fds["connect"] = {"fd": late.fileno(), "local": late.getsockname(),
+                  "remote": full.getsockname()}
 
 
 def pair():
@@ -66,6 +76,11 @@ def own():
     os.read(own_r, 1)  # MARK: read-own
 
 
+def connect():
+    tids["connect"] = native_tid()
+    late.connect(full.getsockname())  # MARK: read-connect
+
+
 def reader():
     tids["reader"] = native_tid()
     c.recv(10)  # MARK: read-joined
@@ -77,7 +92,8 @@ def joiner(t):
 
 
 for target, name in ((pair, "pair"), (datagram, "udp"),
-                     (from_child, "child"), (own, "own")):
+                     (from_child, "child"), (own, "own"),
+                     (connect, "connect")):
     threading.Thread(target=target, name=name).start()
 r = threading.Thread(target=reader, name="reader")
 r.start()
@@ -91,7 +107,7 @@ tids["MainThread"] = native_tid()
 
 
 def ready_soon():
-    while len(tids) < 7:
+    while len(tids) < 8:
         time.sleep(0.01)
     time.sleep(0.3)
     write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids, "fds": fds,
