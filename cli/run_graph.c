@@ -373,9 +373,10 @@ static int thread_waits_alone(const struct py_waitgraph *g, size_t obj)
  * ends there, so it is a cause (CHAIN_ENDS_IDLE where those units wait
  * for work by design: a server's accept()).  Otherwise CHAIN_GOES_ON:
  * what those units wait on is a cause of its own, a busy one is (cli/
- * run_causes.c), a moving one is no hang, a job still queued waits for
- * the pool's workers' other jobs, a coroutine scheduled for a loop for
- * that loop.  A task's wait on such a future is its stuck-task cause
+ * run_causes.c), a moving one is no hang, a coroutine scheduled for a
+ * loop waits for that loop.  A job still queued ends the chain where
+ * every worker of its pool (what it waits for the first free of) is
+ * stuck so, on other jobs.  A task's wait on such a future is its stuck-task cause
  * (cli/run_stuck.c).
  */
 static int ends_chain(const struct collection *c,
@@ -388,7 +389,7 @@ static int ends_chain(const struct collection *c,
 	struct run_seen seen;
 
 	if ((p->kind != PY_PRIM_CFUTURE && p->kind != PY_PRIM_THREAD) ||
-	    p->queued || p->scheduled || !thread_waits_alone(g, obj))
+	    p->scheduled || !thread_waits_alone(g, obj))
 		return CHAIN_GOES_ON;
 	out = py_waitgraph_out(g, obj, &m);
 	for (k = 0; k < m; k++) {
@@ -503,6 +504,7 @@ static void future_units(struct run_cause *cause, const struct collection *c,
 		    g->nodes[e->to].kind == WG_OBJECT)
 			continue;
 		strbuf_addstr(sb, p->kind == PY_PRIM_THREAD ? "joined: " :
+			      p->queued ? "its pool's worker, on another job: " :
 			      "running its job: ");
 		run_unit_detail(cause, c, t, e->to, facts, sb);
 		n++;

@@ -8,7 +8,9 @@ when it was the only one) and the result() only a generic "waits in
 Future.result".  Now each is a cause naming the end of its chain, at
 its line, with what it is in: the C call its native stack is blocked
 in (glibc's recv(), whatever its symbol's prefix) or its sleep's end.
-A lock's holder blocked in recv() says that call too.
+A lock's holder blocked in recv() says that call too.  A job queued
+behind the job of its pool's one worker, asleep, ends its chain at that
+worker (before, "waits in Future.result").
 """
 
 import json
@@ -65,8 +67,8 @@ def test_chain_ends_are_causes(ident, work):
     assert joined[2].startswith("      thread %d (joiner) at chain_ends.py:%d "
                                 "in joiner " % (tids["joiner"],
                                                 line("chain-join"))), joined
-    job = cause("1 waiting on concurrent.futures.Future ")
-    assert " (running) for thread %d " % tids["worker"] in job[0], job
+    job = cause(" (running) for thread %d " % tids["worker"])
+    assert "1 waiting on concurrent.futures.Future " in job[0], job
     assert re.match(r"      running its job: thread %d \(\S+\) at "
                     r"chain_ends\.py:%d in job \(stuck for [^)]*\), sleeps "
                     r"in time\.sleep, wakes in 89\d\.\ds: time\.sleep\(900\)"
@@ -80,7 +82,19 @@ def test_chain_ends_are_causes(ident, work):
                     r"in holder \(stuck for [^)]*\), in C: \S*recv\S*\(\): "
                     r"mine\.recv\(10\)  # MARK: chain-holder$"
                     % (tids["holder"], line("chain-holder")), held[1]), held
-    # the asker's wait is this cause, not a generic one
+    # a job queued behind the worker's: the worker, on another job
+    queued = cause(" (pending) queued for its pool's one worker, thread %d "
+                   % tids["worker"])
+    assert queued[0].startswith("  process %d: 1 waiting on concurrent."
+                                "futures.Future " % info["pid"]), queued
+    assert re.match(r"      its pool's worker, on another job: thread %d "
+                    r"\(\S+\) at chain_ends\.py:%d in job \(stuck for "
+                    r"[^)]*\), sleeps in time\.sleep, wakes in 89\d\.\ds: "
+                    % (tids["worker"], line("chain-job")), queued[1]), queued
+    assert queued[2].startswith("      thread %d (queued) at chain_ends.py:%d "
+                                "in queued " % (tids["queued"],
+                                                line("chain-queued"))), queued
+    # the asker's and the queued wait are these causes, not generic ones
     assert not any("waits in Future.result" in c for c in causes), text
 
 

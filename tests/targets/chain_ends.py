@@ -8,7 +8,9 @@ Usage: chain_ends.py READY_FILE
 - "asker" waits in Future.result() for a ThreadPoolExecutor's job,
   time.sleep(900), running in the pool's worker;
 - "holder" holds a Lock while blocked in recv() (as "reader"), which
-  "taker" waits to take.
+  "taker" waits to take;
+- "queued" waits in Future.result() for a job queued behind asker's in
+  the pool's one worker.
 
 READY_FILE gets, as JSON, "pid" and "tids": each thread's kernel id by
 name, the pool's worker's as "worker".
@@ -51,6 +53,14 @@ def asker():
     future.result()  # MARK: chain-result
 
 
+def queued():
+    tids["queued"] = native_tid()
+    while "worker" not in tids:
+        time.sleep(0.01)
+    # (the pool's one worker runs asker's job for good)
+    pool.submit(job).result()  # MARK: chain-queued
+
+
 def holder():
     tids["holder"] = native_tid()
     with lock:
@@ -69,6 +79,6 @@ r = threading.Thread(target=reader, name="reader", daemon=True)
 r.start()
 threading.Thread(target=joiner, name="joiner", args=(r,), daemon=True).start()
 threading.Thread(target=asker, name="asker", daemon=True).start()
-for fn in (holder, taker):
+for fn in (holder, taker, queued):
     threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
-ready_when_started(sys.argv[1], tids, 6)
+ready_when_started(sys.argv[1], tids, 7)
