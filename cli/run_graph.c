@@ -579,6 +579,27 @@ static void fork_holder(struct run_cause *cause, const struct run_summary *s,
 	}
 }
 
+/* The sockets tasks waiting on node read through a library's stream
+ * (an anyio SocketStream's Event, aiohttp's DataQueue): a detail each,
+ * for the first few. */
+static void waiter_fds(struct run_cause *cause, const struct run_summary *s,
+		       const struct collection *c, size_t node,
+		       struct strbuf *sb)
+{
+	size_t w[4], nw, k;
+
+	nw = py_waitgraph_waiters(&c->graph, node, w, 4);
+	for (k = 0; k < nw && k < 4; k++) {
+		const struct wg_node *n = &c->graph.nodes[w[k]];
+
+		if (n->kind == WG_TASK && n->index < c->async.ntasks &&
+		    c->async.tasks[n->index].io_wait != PY_IO_NONE)
+			(void)run_reads_socket_detail(
+				cause, s, c, c->async.tasks[n->index].io_fd,
+				sb);
+	}
+}
+
 /* sib[0..nsib): more objects the same units wait on the same way (a
  * pool's worker processes), named in the same cause. */
 static void held_cause(struct run_summary *s, const struct collection *c,
@@ -616,6 +637,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		fork_holder(cause, s, c, p, sb);
 	if (p->kind == PY_PRIM_STREAM)
 		(void)run_reads_socket_detail(cause, s, c, p->fd, sb);
+	waiter_fds(cause, s, c, r->node, sb);
 	/* Holders first (where they are stuck themselves), then every
 	 * waiter: no cap. */
 	for (h = 0; h < nh && h < 4; h++) {

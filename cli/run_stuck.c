@@ -328,6 +328,9 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 				    sb))
 			(void)run_add_pool_job(cause, s, node, sb);
 	}
+	/* (a socket read through anyio's or aiohttp's streams) */
+	if (n == 1 && first->t->io_wait != PY_IO_NONE)
+		(void)run_fds_detail(cause, s, pid, first->t->io_fd, sb);
 	return cause;
 }
 

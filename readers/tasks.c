@@ -534,6 +534,7 @@ int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
 		read_tasks(&b);
 		tasks_build_stacks(&b);     /* each task's await chain */
 		tasks_read_timers(&b);      /* sleeps and timeouts */
+		tasks_read_io(&b);          /* the sockets some read */
 		link_awaiters(&b);    /* who awaits whom */
 		py_async_find_cycles(out);
 		out->copied_at_fork = out->ntasks &&

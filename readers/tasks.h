@@ -91,9 +91,11 @@ struct py_task {
 	 * times, less its clock's offset where that is the default
 	 * SystemClock's (time.monotonic() then). */
 	uint64_t timer_scope;
-	/* trio (readers/trio_io.c): parked on a file descriptor, to read
-	 * or to write (PY_IO_NONE: not), io_fd; io_call: the trio socket
-	 * method it is in ("recv"; in py_async.pool), or NULL. */
+	/* Parked on a file descriptor, to read or to write (PY_IO_NONE:
+	 * not known), io_fd: trio's (readers/trio_io.c), and asyncio tasks
+	 * reading through anyio's or aiohttp's streams (readers/
+	 * task_io.c); io_call: the trio socket method it is in ("recv"; in
+	 * py_async.pool), or NULL. */
 	int io_wait;
 	int64_t io_fd;
 	const char *io_call;

@@ -55,6 +55,9 @@ struct builder {
 
 /* The timers of the tasks' loops (readers/task_timers.c). */
 void tasks_read_timers(struct builder *b);
+/* The socket each waiting asyncio task reads through anyio's or
+ * aiohttp's streams (readers/task_io.c): py_task.io_wait, .io_fd. */
+void tasks_read_io(struct builder *b);
 /* (readers/anyio_timers.c) Into out, each task of a that anyio's asyncio
  * backend keeps a TaskState for -> that TaskState: 1, or 0 when anyio
  * keeps none.  The first deadline of the cancel scopes task t is in,

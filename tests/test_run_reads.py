@@ -162,3 +162,32 @@ def test_trio_socket_waits(work):
                         r"%s$" % (name, marker_line(script, "trio-" + name),
                                   name), detail[0]), detail
         assert detail[1] == "fd %d: %s" % (fd, what), detail
+
+
+def test_http_clients_name_their_socket(work):
+    """An asyncio task waiting for a response through httpx (anyio's
+    SocketStream, an Event of its protocol's) or aiohttp (its response
+    handler's DataQueue): the cause names the connection it reads, as
+    the server's accepted socket sees it (before, an Event or a Future
+    and nothing of the socket).  On Debian's 3.11, the interpreter with
+    both."""
+    debian_with("httpx", "aiohttp")
+    script = target_script("http_clients.py")
+    info, causes, _ = run_target(work, "3.11-debian", script)
+    server = "%s:%d" % tuple(info["server"])
+    peers = {"%s:%d" % tuple(p) for p in info["peers"]}
+    found = {}
+    for head, details in causes.items():
+        for d in details:
+            m = re.match(r"^fd \d+: a TCP connection (\S+) -> %s "
+                         r"\(established\)$" % re.escape(server), d)
+            if m:
+                found[m.group(1)] = (head, details)
+    assert set(found) == peers, causes
+    heads = {h for h, _ in found.values()}
+    assert any(" waiting on asyncio.Event " in h for h in heads), heads
+    assert any(": stuck task: " in h for h in heads), heads
+    for marker in ("httpx-get", "aiohttp-get"):
+        line = "http_clients.py:%d in " % marker_line(script, marker)
+        assert any(line in d for _, ds in found.values() for d in ds), \
+            (marker, found)
