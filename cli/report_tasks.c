@@ -178,6 +178,12 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 			fprintf(t->out, " 0x%llx",
 				(unsigned long long)task->waiter);
 	}
+	/* (the socket or pipe it waits on, where its library's frames
+	 * say: trio's I/O manager, anyio's and aiohttp's streams) */
+	if (e->count == 1 && task->io_wait != PY_IO_NONE)
+		fprintf(t->out, ", to %s fd %lld",
+			task->io_wait == PY_IO_READ ? "read" : "write",
+			(long long)task->io_fd);
 	/* (as in JSON, where the "awaiting" object says it) */
 	if (py_task_wait_timeout(task))
 		(void)group_timer(t, e, 1);

@@ -39,7 +39,7 @@ def causes_of(causes, pid):
 def run_target(work, ident, script):
     """script under `run --report` on interpreter ident until it times
     out: its ready file, its process's causes ({headline: [details]}),
-    and the report."""
+    the report, and the text run wrote (with each process's dump)."""
     py = interpreter_or_skip(ident)
     ready = work / "ready.json"
     report = work / "report.json"
@@ -48,13 +48,13 @@ def run_target(work, ident, script):
     assert res.returncode == 124, res
     info = json.loads(ready.read_text())
     return (info, causes_of(likely_causes(res.stderr), info["pid"]),
-            json.loads(report.read_text()))
+            json.loads(report.read_text()), res.stderr)
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
                                    "3.14t"))
 def test_socket_reads_are_causes(ident, work):
-    info, causes, doc = run_target(work, ident, SCRIPT)
+    info, causes, doc, _ = run_target(work, ident, SCRIPT)
     pid, tids, fds = info["pid"], info["tids"], info["fds"]
     stuck = r" \(stuck for at least [0-9.]+s\)$"
 
@@ -109,7 +109,7 @@ def test_stream_reader_waits(ident, work):
     task: Task-1 waits on Future"); a server's handler waiting for its
     client is the server's rest, ranked with the idle causes."""
     script = target_script("aio_streams.py")
-    info, causes, doc = run_target(work, ident, script)
+    info, causes, doc, _ = run_target(work, ident, script)
     pid, fds = info["pid"], info["fds"]
     for name, idle in (("client", ""), ("handler", "idle: ")):
         fd = fds[name]["fd"]
@@ -141,10 +141,11 @@ def test_trio_socket_waits(work):
     its fd): its stuck-task cause says the trio socket method it is in
     and the fd (before, "parked in _make_simple_sock_method_wrapper.
     <locals>.wrapper"), and names the socket as the process's tables
-    have it.  On Debian's 3.11, the only interpreter with trio here."""
+    have it; the dump's task tree gives the fd.  On Debian's 3.11, the
+    only interpreter with trio here."""
     debian_with("trio")
     script = target_script("trio_sockets.py")
-    info, causes, _ = run_target(work, "3.11-debian", script)
+    info, causes, _, text = run_target(work, "3.11-debian", script)
     fds = info["fds"]
     for name, call, what in (
             ("client", "recv", "a TCP connection %s:%d -> %s:%d "
@@ -162,6 +163,9 @@ def test_trio_socket_waits(work):
                         r"%s$" % (name, marker_line(script, "trio-" + name),
                                   name), detail[0]), detail
         assert detail[1] == "fd %d: %s" % (fd, what), detail
+        # the dump's task tree says the fd too
+        assert re.search(r"\(T\) __main__\.%s 0x[0-9a-f]+ pending \[trio\], "
+                         r"to read fd %d\n" % (name, fd), text), text
 
 
 def test_http_clients_name_their_socket(work):
@@ -169,11 +173,11 @@ def test_http_clients_name_their_socket(work):
     SocketStream, an Event of its protocol's) or aiohttp (its response
     handler's DataQueue): the cause names the connection it reads, as
     the server's accepted socket sees it (before, an Event or a Future
-    and nothing of the socket).  On Debian's 3.11, the interpreter with
-    both."""
+    and nothing of the socket), and the dump's task tree gives the fd.
+    On Debian's 3.11, the interpreter with both."""
     debian_with("httpx", "aiohttp")
     script = target_script("http_clients.py")
-    info, causes, _ = run_target(work, "3.11-debian", script)
+    info, causes, _, text = run_target(work, "3.11-debian", script)
     server = "%s:%d" % tuple(info["server"])
     peers = {"%s:%d" % tuple(p) for p in info["peers"]}
     found = {}
@@ -187,6 +191,9 @@ def test_http_clients_name_their_socket(work):
     heads = {h for h, _ in found.values()}
     assert any(" waiting on asyncio.Event " in h for h in heads), heads
     assert any(": stuck task: " in h for h in heads), heads
+    # the dump's task tree: the two tasks gather() runs, each on its fd
+    assert len(re.findall(r"\(T\) \S+ 0x[0-9a-f]+ pending, .*, to read "
+                          r"fd \d+\n", text)) == 2, text
     for marker in ("httpx-get", "aiohttp-get"):
         line = "http_clients.py:%d in " % marker_line(script, marker)
         assert any(line in d for _, ds in found.values() for d in ds), \
