@@ -436,7 +436,7 @@ static size_t rank_held(const struct collection *c,
 	if (chains)
 		blockers_build(c, &bl);
 	for (i = 0; i < g->nnodes; i++) {
-		size_t nw, moving = 0;
+		size_t nw, moving = 0, lib, holder;
 		int end = CHAIN_GOES_ON;
 
 		/* A gather or concurrent future is not a cause: what it
@@ -451,9 +451,10 @@ static size_t rank_held(const struct collection *c,
 			continue;
 		r[n].node = i;
 		r[n].waiters = nw;
-		for (k = 0; k < nw && k < g->nnodes; k++) {
+		for (k = 0, lib = 0; k < nw && k < g->nnodes; k++) {
 			struct run_seen sn;
 
+			lib += unit_idle_by_design(c, w[k]);
 			r[n].idle += g->nodes[w[k]].idle ||
 				     unit_idle_by_design(c, w[k]);
 			run_node_seen(c, t, w[k], &sn);
@@ -461,7 +462,11 @@ static size_t rank_held(const struct collection *c,
 			if (sn.state == RUN_SEEN_STUCK && sn.stuck_for > r[n].stuck)
 				r[n].stuck = sn.stuck_for;
 		}
-		if (moving == nw) {
+		/* (only a library's threads waiting for work, a pool's
+		 * handler, a queue's feeder, which the samples count apart;
+		 * nobody holding it) */
+		if (moving == nw ||
+		    (lib == nw && !py_waitgraph_holders(g, i, &holder, 1))) {
 			/* (the next object's entry starts afresh) */
 			memset(&r[n], 0, sizeof(r[n]));
 			continue;

@@ -379,8 +379,8 @@ def test_forked_worker_copies_no_tasks(ident, work):
     assert re.match(r"^ +its job runs in process %d at \S*%s$"
                     % (worker, re.escape(job)),
                     causes[stuck[0] + 2]), causes
-    feeder = [c for c in heads if "threading.Condition" in c]
-    assert all(": idle: " in c for c in feeder), causes
+    # (the queue's feeder thread, idle in its Condition: no cause)
+    assert not any("threading.Condition" in c for c in heads), causes
     seen = seen_lines(res.stderr, worker)
     # (its job sleeps: the line says when it wakes, as the dump does)
     assert any(l.startswith('thread %d "MainThread" stuck' % worker) and
@@ -1621,8 +1621,10 @@ def test_as_file_kept_open_is_idle(py, work):
 def test_idle_executor_worker_is_no_cause(ident, work):
     """An executor's worker waiting for work waits in its queue's get():
     on 3.6 a queue.Queue, whose wait the wait-for graph sees.  That
-    wait is an idle one ("idle: ...", ranked after the program's own),
-    not the first cause it was; the worker stuck in a job is a cause.
+    wait is no cause at all (it was the first cause once, then an idle
+    one): only a library's threads waiting for work wait on the queue,
+    and the samples count them apart; the worker stuck in a job is a
+    cause.
     3.6's types module keeps a never-started async generator: counted
     idle by design, not listed stuck."""
     py = interpreter_or_skip(ident)
@@ -1633,9 +1635,7 @@ def test_idle_executor_worker_is_no_cause(ident, work):
     assert res.returncode == 124, res
     causes = likely_causes(res.stderr)
     heads = [c for c in causes if c.startswith("  process ")]
-    for c in heads:
-        if "queue.Queue" in c:
-            assert ": idle: " in c and c == heads[-1], causes
+    assert not any("queue.Queue" in c for c in heads), causes
     seen = seen_lines(res.stderr, info["pid"])
     assert not any("types.py" in l for l in seen), seen
     idle = [l for l in seen if "idle by design" in l]
