@@ -339,11 +339,14 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 	}
 }
 
-/* Does no thread of c have ident `owner`, every thread's ident read? */
+/* Does no thread of c have ident `owner`, every thread's ident read
+ * (and every thread listed: not past the snapshot's cap)? */
 static int ident_gone(const struct collection *c, uint64_t owner)
 {
 	size_t t;
 
+	if (c->snap.nthreads >= PY_MAX_THREADS)
+		return 0;
 	for (t = 0; t < c->snap.nthreads; t++)
 		if (!c->snap.threads[t].thread_id ||
 		    c->snap.threads[t].thread_id == owner)

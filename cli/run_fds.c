@@ -31,7 +31,14 @@ static void add_socket(struct strbuf *sb, const struct procfs_socket *so)
 		}
 		return;
 	}
-	if (so->state) {
+	if (so->state && !strcmp(so->state, "listen")) {
+		/* (its rx_queue is the accept backlog) */
+		strbuf_addf(sb, "listening socket %s", so->local);
+		if (so->rx_queue)
+			strbuf_addf(sb, " (%lu connection%s waiting to be "
+				    "accepted)", so->rx_queue,
+				    so->rx_queue == 1 ? "" : "s");
+	} else if (so->state) {
 		strbuf_addf(sb, "connection %s -> %s (%s", so->local,
 			    so->remote, so->state);
 		if (so->rx_queue)

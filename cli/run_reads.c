@@ -102,23 +102,32 @@ static int waits_child(long nr)
 }
 
 /* " waits for child process 12 (sleep) to end": what wait4()'s first
- * argument, arg0, names. */
-static void add_child(struct strbuf *sb, unsigned long long arg0)
+ * argument, arg0, names, a pid of c's own PID namespace (its command
+ * read only where that is ours). */
+static void add_child(struct strbuf *sb, const struct collection *c,
+		      unsigned long long arg0)
 {
-	long long child = (long long)arg0;
+	long long child = (long long)(int)arg0;
 	char comm[32];
 
 	if (child == -1) {
 		strbuf_addstr(sb, " waits for any child process to end");
 		return;
 	}
-	if (child <= 0 || child > INT_MAX) {
-		strbuf_addstr(sb, " waits for a child process of its process "
-			      "group to end");
+	if (child == 0) {
+		strbuf_addstr(sb, " waits for any child process of its "
+			      "process group to end");
+		return;
+	}
+	if (child < 0) {
+		strbuf_addf(sb, " waits for any child process of process "
+			    "group %lld to end", -child);
 		return;
 	}
 	strbuf_addf(sb, " waits for child process %lld", child);
-	if (procfs_comm((int)child, comm, sizeof(comm)) == 0) {
+	if (c->ns_pid && c->ns_pid != c->pid) {
+		strbuf_addstr(sb, " (a pid of its PID namespace)");
+	} else if (procfs_comm((int)child, comm, sizeof(comm)) == 0) {
 		strbuf_addstr(sb, " (");
 		esc_add_name_raw(sb, comm);
 		strbuf_addch(sb, ')');
@@ -137,7 +146,7 @@ static int add_call(struct strbuf *sb, const struct run_summary *s,
 
 	if (waits_child(nr)) {
 		run_add_thread_label(sb, th);
-		add_child(sb, arg0);
+		add_child(sb, c, arg0);
 		return RUN_CAUSE_WAIT;
 	}
 	if (!doing || arg0 > INT_MAX)

@@ -357,9 +357,10 @@ static size_t trio_behind(const struct py_async *a, const struct py_task *t)
 
 /* " parked in Event.wait" (the trio call the task is parked in), "
  * parked in a trio socket's recv, to read fd 7" (one parked on a file
- * descriptor: trio's wrapper of a socket method names nothing). */
+ * descriptor: trio's wrapper of a socket method names nothing); fd 0:
+ * "to read" without the fd (alike tasks, each on its own). */
 static void add_trio_parked(struct strbuf *sb, const struct py_task *t,
-			    const struct py_gen *in)
+			    const struct py_gen *in, int fd)
 {
 	if (t->io_call) {
 		strbuf_addstr(sb, " parked in a trio socket's ");
@@ -368,9 +369,12 @@ static void add_trio_parked(struct strbuf *sb, const struct py_task *t,
 		strbuf_addstr(sb, " parked in ");
 		esc_add_name_raw(sb, in->qualname);
 	}
-	if (t->io_wait != PY_IO_NONE)
-		strbuf_addf(sb, ", to %s fd %lld", t->io_wait == PY_IO_READ ?
-			    "read" : "write", (long long)t->io_fd);
+	if (t->io_wait == PY_IO_NONE)
+		return;
+	strbuf_addf(sb, ", to %s", t->io_wait == PY_IO_READ ? "read" :
+		    "write");
+	if (fd)
+		strbuf_addf(sb, " fd %lld", (long long)t->io_fd);
 }
 
 /* Alike: parked in the same trio call, at the same place of the
@@ -383,7 +387,7 @@ static char *trio_key(const struct py_async *a, const struct stuck *c)
 
 	strbuf_init(&sb);
 	strbuf_init(&part);
-	add_trio_parked(&part, c->t, in);
+	add_trio_parked(&part, c->t, in, 0);
 	alike_lines_key_str(&sb, part.buf);
 	strbuf_reset(&part);
 	if (own)
@@ -420,7 +424,7 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 	} else {
 		strbuf_addf(sb, "%zu stuck trio tasks", n);
 	}
-	add_trio_parked(sb, first->t, in);
+	add_trio_parked(sb, first->t, in, n == 1);
 	add_seen(sb, first);
 	add_behind(sb, behind, "");
 	/* (a deadline of a cancel scope around the wait) */

@@ -64,8 +64,6 @@ static size_t reader_of(struct judged *j, const struct py_code *code,
 	v = (uintptr_t)addrmap_get(&j->memo, key, &found);
 	if (found)
 		return j->last_r[depth] = (size_t)v;
-	if (found)
-		return (size_t)v;
 	for (k = 0; k < NREADERS; k++)
 		if (py_code_is(code, readers[k].file, readers[k].function))
 			break;

@@ -5,8 +5,9 @@
  * socket is turned into its fileno() first), attr_name "read_task" or
  * "write_task"; a trio socket's method (recv, send, accept ...) is the
  * wrapper _socket.py makes for it, which calls the stdlib socket's
- * method in its closure's `fn` (a method_descriptor, named in C).  The
- * wrapper's own name says nothing ("wrapper").
+ * method in its closure's `fn` (a method_descriptor, named in C, or a
+ * function of socket.py's: accept).  The wrapper's own name says
+ * nothing ("wrapper").
  */
 #include "readers/trio.h"
 
@@ -30,19 +31,24 @@ static const char *local_str(struct pyproc *py, const struct py_frame *f,
 	return v && pystr_get(py, v, &s, &err) == 0 ? s : NULL;
 }
 
-/* The name of method_descriptor fn (the stdlib socket's method a
- * trio socket's wrapper calls: "recv") into buf, or NULL. */
+/* The name of fn, the stdlib socket's method a trio socket's wrapper
+ * calls: a method_descriptor ("recv", named in C) or a function of
+ * socket.py's ("accept"); into buf, or NULL. */
 static const char *method_name(struct pyproc *py, uint64_t fn, char *buf,
 			       size_t size)
 {
+	const struct py_code *code;
 	const char *type;
 	struct cs_err err;
 	uint64_t tp;
 
 	cs_err_init(&err);
 	if (!fn || pyobj_read_type(py, fn, &tp, &err) < 0 ||
-	    !(type = py_type_name_cached(py, tp)) ||
-	    strcmp(type, "method_descriptor") ||
+	    !(type = py_type_name_cached(py, tp)))
+		return NULL;
+	if (!strcmp(type, "function"))
+		return (code = py_function_code(py, fn)) ? code->name : NULL;
+	if (strcmp(type, "method_descriptor") ||
 	    py_method_descr_name(py, fn, buf, size, &err) < 0 || !buf[0])
 		return NULL;
 	return buf;

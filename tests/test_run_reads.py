@@ -13,6 +13,7 @@ getpeername()).  A thread a cause of the wait-for graph names already
 
 import json
 import re
+import shutil
 
 import pytest
 
@@ -36,7 +37,7 @@ def causes_of(causes, pid):
     return out
 
 
-def run_target(work, ident, script):
+def run_target(work, ident, script, *args):
     """script under `run --report` on interpreter ident until it times
     out: its ready file, its process's causes ({headline: [details]}),
     the report, and the text run wrote (with each process's dump)."""
@@ -44,7 +45,7 @@ def run_target(work, ident, script):
     ready = work / "ready.json"
     report = work / "report.json"
     res = coroscope_run(["--timeout", "3", "--report", report, "--",
-                         py.path, script, str(ready)])
+                         py.path, script, str(ready)] + list(args))
     assert res.returncode == 124, res
     info = json.loads(ready.read_text())
     return (info, causes_of(likely_causes(res.stderr), info["pid"]),
@@ -141,8 +142,11 @@ def test_trio_socket_waits(work):
     its fd): its stuck-task cause says the trio socket method it is in
     and the fd (before, "parked in _make_simple_sock_method_wrapper.
     <locals>.wrapper"), and names the socket as the process's tables
-    have it; the dump's task tree gives the fd.  On Debian's 3.11, the
-    only interpreter with trio here."""
+    have it; the dump's task tree gives the fd.  A listening socket is
+    said as one (before, "a TCP connection L -> 0.0.0.0:0 (listen, 3
+    bytes unread)": its backlog taken for bytes).  Alike tasks, each on
+    a socket of its own, are one cause, without the fds.  On Debian's
+    3.11, the only interpreter with trio here."""
     debian_with("trio")
     script = target_script("trio_sockets.py")
     info, causes, _, text = run_target(work, "3.11-debian", script)
@@ -166,6 +170,21 @@ def test_trio_socket_waits(work):
         # the dump's task tree says the fd too
         assert re.search(r"\(T\) __main__\.%s 0x[0-9a-f]+ pending \[trio\], "
                          r"to read fd %d\n" % (name, fd), text), text
+    # a listening socket: no "connection", its backlog no bytes
+    fd = fds["listener"]["fd"]
+    head = [h for h in causes if re.match(
+        r"^  process %d: stuck trio task: __main__\.listener parked in a "
+        r"trio socket's accept, to read fd %d, " % (info["pid"], fd), h)]
+    assert len(head) == 1, causes
+    assert causes[head[0]][1] == "fd %d: a TCP listening socket %s:%d" % (
+        (fd,) + tuple(fds["listener"]["local"])), causes[head[0]]
+    # alike tasks, each on a socket of its own, are one cause
+    info, causes, _, _ = run_target(work, "3.11-debian", script, "alike")
+    head = [h for h in causes if re.match(
+        r"^  process %d: 3 stuck trio tasks parked in a trio socket's "
+        r"recv, to read, stuck for at least [0-9.]+s.*: "
+        r"\"__main__\.alike\"" % info["pid"], h)]
+    assert len(head) == 1, causes
 
 
 def test_http_clients_name_their_socket(work):
@@ -198,3 +217,30 @@ def test_http_clients_name_their_socket(work):
         line = "http_clients.py:%d in " % marker_line(script, marker)
         assert any(line in d for _, ds in found.values() for d in ds), \
             (marker, found)
+
+
+@pytest.mark.parametrize("ns", (False, True), ids=("same", "pid-namespace"))
+def test_waitpid_names_the_child(ns, work):
+    """A thread in a bare os.waitpid() waits for the child it names: its
+    command as /proc has it where the target's PID namespace is ours;
+    in another (unshare --pid), only that the pid is the namespace's
+    (before the review's fix, the pid was looked up here: "child process
+    2 (kthreadd)")."""
+    py = interpreter_or_skip("3.12")
+    script = target_script("waitpid_child.py")
+    ready = work / "ready.json"
+    prefix = []
+    if ns:
+        if not shutil.which("unshare"):
+            pytest.skip("unshare(1) is not installed")
+        prefix = ["unshare", "--pid", "--fork"]
+    res = coroscope_run(["--timeout", "3", "--"] + prefix +
+                        [py.path, script, str(ready)])
+    assert res.returncode == 124, res
+    info = json.loads(ready.read_text())
+    what = "(a pid of its PID namespace)" if ns else "(sleep)"
+    heads = [c for c in likely_causes(res.stderr) if re.match(
+        r'^  process \d+: thread \d+ "MainThread" waits for child process '
+        r'%d %s to end \(stuck for at least [0-9.]+s\)$'
+        % (info["child"], re.escape(what)), c)]
+    assert len(heads) == 1, res.stderr[:3000]
