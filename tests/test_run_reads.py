@@ -149,8 +149,10 @@ def test_trio_socket_waits(work):
     3.11, the only interpreter with trio here."""
     debian_with("trio")
     script = target_script("trio_sockets.py")
-    info, causes, _, text = run_target(work, "3.11-debian", script)
+    info, causes, doc, text = run_target(work, "3.11-debian", script)
     fds = info["fds"]
+    tasks = {t["name"]: t for p in doc["processes"] if p["pid"] ==
+             info["pid"] for t in p["tasks"]}
     for name, call, what in (
             ("client", "recv", "a TCP connection %s:%d -> %s:%d "
              "(established)" % (tuple(fds["client"]["local"]) +
@@ -167,9 +169,11 @@ def test_trio_socket_waits(work):
                         r"%s$" % (name, marker_line(script, "trio-" + name),
                                   name), detail[0]), detail
         assert detail[1] == "fd %d: %s" % (fd, what), detail
-        # the dump's task tree says the fd too
+        # the dump's task tree says the fd too, and its JSON
         assert re.search(r"\(T\) __main__\.%s 0x[0-9a-f]+ pending \[trio\], "
                          r"to read fd %d\n" % (name, fd), text), text
+        assert tasks["__main__." + name]["fd"] == {"fd": fd, "for": "read"}, \
+            tasks
     # a listening socket: no "connection", its backlog no bytes
     fd = fds["listener"]["fd"]
     head = [h for h in causes if re.match(
@@ -196,7 +200,7 @@ def test_http_clients_name_their_socket(work):
     On Debian's 3.11, the interpreter with both."""
     debian_with("httpx", "aiohttp")
     script = target_script("http_clients.py")
-    info, causes, _, text = run_target(work, "3.11-debian", script)
+    info, causes, doc, text = run_target(work, "3.11-debian", script)
     server = "%s:%d" % tuple(info["server"])
     peers = {"%s:%d" % tuple(p) for p in info["peers"]}
     found = {}
@@ -210,9 +214,13 @@ def test_http_clients_name_their_socket(work):
     heads = {h for h, _ in found.values()}
     assert any(" waiting on asyncio.Event " in h for h in heads), heads
     assert any(": stuck task: " in h for h in heads), heads
-    # the dump's task tree: the two tasks gather() runs, each on its fd
+    # the dump's task tree: the two tasks gather() runs, each on its fd;
+    # in JSON too
     assert len(re.findall(r"\(T\) \S+ 0x[0-9a-f]+ pending, .*, to read "
                           r"fd \d+\n", text)) == 2, text
+    proc = [p for p in doc["processes"] if p["pid"] == info["pid"]][0]
+    assert sorted(t["fd"]["for"] for t in proc["tasks"] if "fd" in t) == \
+        ["read", "read"], proc["tasks"]
     for marker in ("httpx-get", "aiohttp-get"):
         line = "http_clients.py:%d in " % marker_line(script, marker)
         assert any(line in d for _, ds in found.values() for d in ds), \
