@@ -77,6 +77,41 @@ static inline int cs_syscall_reads(long nr)
 #endif
 }
 
+/* Is x86-64 system call nr one that receives from the fd its first
+ * argument names: cs_syscall_reads()'s, recvfrom(2), recvmsg(2),
+ * recvmmsg(2)? */
+static inline int cs_syscall_receives(long nr)
+{
+#if defined(__x86_64__)
+	return cs_syscall_reads(nr) || nr == 45 || nr == 47 || nr == 299;
+#else
+	return cs_syscall_reads(nr);
+#endif
+}
+
+/* Is x86-64 system call nr connect(2) (first argument the fd)? */
+static inline int cs_syscall_connects(long nr)
+{
+#if defined(__x86_64__)
+	return nr == 42;
+#else
+	(void)nr;
+	return 0;
+#endif
+}
+
+/* Is x86-64 system call nr wait4(2) (first argument the pid waited
+ * for: os.waitpid(), os.wait())? */
+static inline int cs_syscall_waits_child(long nr)
+{
+#if defined(__x86_64__)
+	return nr == 61;
+#else
+	(void)nr;
+	return 0;
+#endif
+}
+
 /* Does x86-64 system call nr (one cs_syscall_sends() names) end by
  * counting itself in the thread's syscw (/proc/PID/task/TID/io), however
  * it returns: write(2), pwrite64(2), writev(2), pwritev(2), pwritev2(2)

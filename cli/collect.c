@@ -756,3 +756,8 @@ void collection_release(struct collection *c)
 	cs_warnings_release(&c->warnings);
 	collection_init(c);
 }
+
+int collect_proc_pid(const struct collection *c)
+{
+	return c->ms && c->ms->proc_id > 0 ? c->ms->proc_id : c->pid;
+}

@@ -157,5 +157,9 @@ void collection_done_reading(struct collection *c);
  * and leave the memory to exit (collection_release() in sanitizer
  * builds). */
 void collection_leave(struct collection *c);
+/* The pid to read a live c's /proc files under: the entry that still
+ * has them when the main thread has exited (memsrc's proc_id), else
+ * c->pid. */
+int collect_proc_pid(const struct collection *c);
 
 #endif

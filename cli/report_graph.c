@@ -339,17 +339,16 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 	}
 }
 
-/* Does no thread of c have ident `owner`, every thread's ident read
- * (and every thread listed: not past the snapshot's cap)? */
-static int ident_gone(const struct collection *c, uint64_t owner)
+int graph_owner_gone(const struct collection *c, const struct py_prim *p)
 {
 	size_t t;
 
-	if (c->snap.nthreads >= PY_MAX_THREADS)
+	if (!py_prim_thread_owned(p) || !p->owner ||
+	    c->snap.nthreads >= PY_MAX_THREADS)
 		return 0;
 	for (t = 0; t < c->snap.nthreads; t++)
 		if (!c->snap.threads[t].thread_id ||
-		    c->snap.threads[t].thread_id == owner)
+		    c->snap.threads[t].thread_id == p->owner)
 			return 0;
 	return 1;
 }
@@ -359,7 +358,7 @@ void graph_add_no_holder(struct strbuf *sb, const struct collection *c,
 			 enum graph_names names)
 {
 	strbuf_addstr(sb, sep);
-	if (py_prim_thread_owned(p) && p->owner && ident_gone(c, p->owner)) {
+	if (graph_owner_gone(c, p)) {
 		strbuf_addf(sb, "held by thread ident 0x%llx, " GRAPH_GONE,
 			    (unsigned long long)p->owner);
 		return;

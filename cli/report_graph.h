@@ -73,6 +73,9 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
  * this process ...", when an RLock's owner ident is no thread's of c
  * (one that ended holding it, or one of the parent's when it forked:
  * none here will release it). */
+/* Is p's owner ident (an RLock's) no thread's of c, every thread's
+ * ident read and listed? */
+int graph_owner_gone(const struct collection *c, const struct py_prim *p);
 void graph_add_no_holder(struct strbuf *sb, const struct collection *c,
 			 const struct py_prim *p, const char *sep,
 			 enum graph_names names);

@@ -405,8 +405,8 @@ static char *wait_key(const struct blocked *b)
 	return strbuf_detach(&sb);
 }
 
-/* Does a cause of the wait-for graph's name thread t? */
-static int explained(const struct run_summary *s, const struct py_thread *t)
+int run_summary_explains(const struct run_summary *s,
+			 const struct py_thread *t)
 {
 	int found = 0;
 
@@ -426,7 +426,7 @@ static int graph_has_it_wait(const struct run_summary *s,
 	size_t n, k;
 	long node;
 
-	if (!s->graph || !explained(s, t))
+	if (!s->graph || !run_summary_explains(s, t))
 		return 0;
 	node = py_waitgraph_node_of(s->graph, WG_THREAD, i);
 	if (node < 0)
@@ -526,7 +526,7 @@ static void summarize_waits(struct run_summary *s, int pid,
 		     !py_is_user_file(b[i].where->code->filename, NULL)))
 			continue;
 		/* named by a cause of the graph's, with its line's source */
-		if (explained(s, b[i].t))
+		if (run_summary_explains(s, b[i].t))
 			continue;
 		keys[nw] = wait_key(&b[i]);
 		w[nw++] = i;

@@ -134,6 +134,10 @@ void run_add_threads_timer(struct strbuf *sb,
 void run_summary_init(struct run_summary *s);
 void run_summary_release(struct run_summary *s);
 
+/* Does a cause of the wait-for graph's name thread t (s->explained)? */
+int run_summary_explains(const struct run_summary *s,
+			 const struct py_thread *t);
+
 /* The innermost frame of the program's own, below the machinery of
  * waiting (threading.py, queue.py...), or NULL. */
 const struct py_frame *run_causes_own_frame(const struct py_thread *t);

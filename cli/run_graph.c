@@ -376,8 +376,8 @@ static int thread_waits_alone(const struct py_waitgraph *g, size_t obj)
  * run_causes.c), a moving one is no hang, a coroutine scheduled for a
  * loop waits for that loop.  A job still queued ends the chain where
  * every worker of its pool (what it waits for the first free of) is
- * stuck so, on other jobs.  A task's wait on such a future is its stuck-task cause
- * (cli/run_stuck.c).
+ * stuck so, on other jobs.  A task's wait on such a future is its
+ * stuck-task cause (cli/run_stuck.c).
  */
 static int ends_chain(const struct collection *c,
 		      const struct watch_tracker *t, size_t obj)
@@ -543,11 +543,8 @@ static void fork_holder(struct run_cause *cause, const struct run_summary *s,
 	const struct py_waitgraph *pg;
 	size_t i, h, t;
 
-	if (!pc || !py_prim_thread_owned(p) || !p->owner)
+	if (!pc || !graph_owner_gone(c, p))
 		return;
-	for (t = 0; t < c->snap.nthreads; t++)
-		if (c->snap.threads[t].thread_id == p->owner)
-			return;
 	pg = &pc->graph;
 	for (i = 0; i < pg->nnodes; i++) {
 		if (pg->nodes[i].kind != WG_OBJECT ||

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_places.h"
 #include "common/strbuf.h"
 #include "readers/greenlets.h"
 #include "readers/waitgraph.h"
-#include "readers/usercode.h"
 #include "common/banned.h"
 
 #define MAX_GREENLET_CAUSES 5
@@ -102,14 +102,7 @@ static int greenlet_parked(const struct run_summary *s,
  * lock frames are further in), or NULL. */
 static const struct py_frame *own_frame(const struct py_greenlet *g)
 {
-	size_t i;
-
-	/* Bounded by the greenlet's frames, as read. */
-	for (i = 0; i < g->nframes; i++)
-		if (g->frames[i].code &&
-		    py_is_user_file(g->frames[i].code->filename, NULL))
-			return &g->frames[i];
-	return NULL;
+	return run_own_frame(g->frames, g->nframes);
 }
 
 /* Are greenlets g (own: own_frame(g)) and h parked alike: at the same

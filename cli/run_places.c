@@ -89,3 +89,16 @@ void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 		strbuf_addch(sb, ')');
 	}
 }
+
+const struct py_frame *run_own_frame(const struct py_frame *frames,
+				     size_t n)
+{
+	size_t i;
+
+	/* Bounded by the frames, as read. */
+	for (i = 0; i < n; i++)
+		if (frames[i].code && frames[i].code->filename &&
+		    py_is_user_file(frames[i].code->filename, NULL))
+			return &frames[i];
+	return NULL;
+}

@@ -5,6 +5,8 @@
 #ifndef COROSCOPE_CLI_RUN_PLACES_H
 #define COROSCOPE_CLI_RUN_PLACES_H
 
+#include <stddef.h>
+
 struct strbuf;
 struct py_frame;
 struct py_async;
@@ -15,6 +17,10 @@ struct addrmap;
 void run_add_place_as(struct strbuf *sb, const struct py_frame *f,
 		      const char *qualname);
 void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
+/* The innermost of frames[0..n) (innermost first) in a file of the
+ * program's own (readers/usercode.h), or NULL. */
+const struct py_frame *run_own_frame(const struct py_frame *frames,
+				     size_t n);
 /* Into out (initialized here): the addresses of the tasks that await
  * another task (a gather's, a TaskGroup's, a nursery's parent). */
 void run_tasks_awaiting(const struct py_async *a, struct addrmap *out);

@@ -27,7 +27,8 @@ struct run_pool_job {
 };
 
 /* The jobs that the dumped children of process pid (or of its fork
- * server) among procs[0..n) run, into *out (the caller frees it; NULL when none); how many. */
+ * server) among procs[0..n) run, into *out (the caller frees it; NULL
+ * when none); how many. */
 size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
 		     struct run_pool_job **out);
 

@@ -237,9 +237,7 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 	const struct py_snapshot *snap = &c->snap;
 	struct run_thread_facts *facts;
 	double deadline = cs_now_ms() + SETTLE_MS;
-	/* the /proc entry that still has files when the main thread has
-	 * exited */
-	int pid = c->ms && c->ms->proc_id > 0 ? c->ms->proc_id : c->pid;
+	int pid = collect_proc_pid(c);
 	size_t i;
 
 	facts = xcalloc(snap->nthreads ? snap->nthreads : 1, sizeof(*facts));

@@ -2,15 +2,15 @@
  * A thread the samples saw stuck, blocked in a read of a socket or a
  * pipe (read, recv and their kin, the call /proc says it sleeps in and
  * its first argument, the fd), or in a socket's connect(), with a frame
- * of the program's own:
- * "thread 12 blocked reading fd 5, a TCP connection 10.0.0.2:51234 ->
- * 10.0.0.9:80 (established) (stuck for at least 2.5s)", then where.  A
- * peer that never answers is the commonest client hang, and the
- * wait-for graph sees no object it waits on.  A pipe's cause names the
- * processes of the run's tree holding its write end: a child's output
- * read until its end, a child that hangs.  A thread in wait4(2)
- * (os.waitpid(), os.wait(): no Popen or Process object the graph
- * sees) waits for the child it names to end, a cause of kind "wait".  Left out: a thread a cause of the
+ * of the program's own: "thread 12 blocked reading fd 5, a TCP
+ * connection 10.0.0.2:51234 -> 10.0.0.9:80 (established) (stuck for at
+ * least 2.5s)", then where.  A peer that never answers is the
+ * commonest client hang, and the wait-for graph sees no object it
+ * waits on.  A pipe's cause names the processes of the run's tree
+ * holding its write end: a child's output read until its end, a child
+ * that hangs.  A thread in wait4(2) (os.waitpid(), os.wait(): no Popen
+ * or Process object the graph sees) waits for the child it names to
+ * end, a cause of kind "wait".  Left out: a thread a cause of the
  * graph's names (a holder, a joined thread, a job's worker: those say
  * its C call already), one idle by design, one left running (a writer,
  * cli/run_writes.c).  A live target's only: /proc is read after the
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "attach/memsrc.h"
+#include "attach/regs.h"
 #include "cli/escape.h"
 #include "cli/report.h"
 #include "cli/run_places.h"
@@ -33,42 +34,15 @@
 #include "cli/thread_idle.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
-#include "readers/usercode.h"
 #include "common/banned.h"
 
-/* What x86-64 system call nr does with the fd its first argument
- * names: "reading" (read, readv, recvfrom, recvmsg, recvmmsg),
- * "connecting" (connect: a peer that never answers the handshake), or
- * NULL for neither. */
+/* What system call nr does with the fd its first argument names:
+ * "reading" (read, recv and their kin), "connecting" (a peer that
+ * never answers the handshake), or NULL for neither. */
 static const char *on_fd(long nr)
 {
-#if defined(__x86_64__)
-	if (nr == 0 || nr == 19 || nr == 45 || nr == 47 || nr == 299)
-		return "reading";
-	return nr == 42 ? "connecting" : NULL;
-#else
-	(void)nr;
-	return NULL;
-#endif
-}
-
-/* The innermost frame of the program's own, or NULL. */
-static const struct py_frame *user_frame(const struct py_thread *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->nframes; i++)
-		if (t->frames[i].code && t->frames[i].code->filename &&
-		    py_is_user_file(t->frames[i].code->filename, NULL))
-			return &t->frames[i];
-	return NULL;
-}
-
-/* /proc's pid for c's files: the entry that still has them when the
- * main thread has exited. */
-static int files_pid(const struct collection *c)
-{
-	return c->ms && c->ms->proc_id > 0 ? c->ms->proc_id : c->pid;
+	return cs_syscall_receives(nr) ? "reading" :
+	       cs_syscall_connects(nr) ? "connecting" : NULL;
 }
 
 int run_reads_socket_detail(struct run_cause *cause,
@@ -76,29 +50,15 @@ int run_reads_socket_detail(struct run_cause *cause,
 			    const struct collection *c, int64_t fd,
 			    struct strbuf *sb)
 {
-	return c->is_live ? run_fds_detail(cause, s, files_pid(c), fd, sb) : 0;
+	return c->is_live ?
+	       run_fds_detail(cause, s, collect_proc_pid(c), fd, sb) : 0;
 }
 
 static int named_by_graph(const struct run_summary *s,
 			  const struct collection *c, size_t i)
 {
-	int found = 0;
-
-	if (s->explained && c->snap.threads[i].tstate)
-		addrmap_get(s->explained, c->snap.threads[i].tstate, &found);
-	return found || run_probe_ends_waits(c, i);
-}
-
-/* Is x86-64 system call nr wait4(2), whose first argument is the pid
- * waited for (os.waitpid(), os.wait())? */
-static int waits_child(long nr)
-{
-#if defined(__x86_64__)
-	return nr == 61;
-#else
-	(void)nr;
-	return 0;
-#endif
+	return run_summary_explains(s, &c->snap.threads[i]) ||
+	       run_probe_ends_waits(c, i);
 }
 
 /* " waits for child process 12 (sleep) to end": what wait4()'s first
@@ -144,7 +104,7 @@ static int add_call(struct strbuf *sb, const struct run_summary *s,
 {
 	const char *doing = on_fd(nr);
 
-	if (waits_child(nr)) {
+	if (cs_syscall_waits_child(nr)) {
 		run_add_thread_label(sb, th);
 		add_child(sb, c, arg0);
 		return RUN_CAUSE_WAIT;
@@ -164,7 +124,7 @@ static int add_call(struct strbuf *sb, const struct run_summary *s,
 void run_summarize_reads(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t)
 {
-	int pid = files_pid(c);
+	int pid = collect_proc_pid(c);
 	struct run_cause *cause;
 	struct strbuf sb;
 	size_t i;
@@ -175,7 +135,8 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 	/* Bounded by the snapshot's threads. */
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *th = &c->snap.threads[i];
-		const struct py_frame *own = user_frame(th);
+		const struct py_frame *own = run_own_frame(th->frames,
+							   th->nframes);
 		unsigned long long arg0;
 		struct run_seen seen;
 		char *source;

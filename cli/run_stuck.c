@@ -328,9 +328,6 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 				    sb))
 			(void)run_add_pool_job(cause, s, node, sb);
 	}
-	/* (a socket read through anyio's or aiohttp's streams) */
-	if (n == 1 && first->t->io_wait != PY_IO_NONE)
-		(void)run_fds_detail(cause, s, pid, first->t->io_fd, sb);
 	return cause;
 }
 
@@ -442,9 +439,6 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 		run_add_frame_place(sb, &own->frame);
 		run_cause_detail(cause, sb);
 	}
-	/* (a socket's peer, a pipe's writers) */
-	if (n == 1 && first->t->io_wait != PY_IO_NONE)
-		(void)run_fds_detail(cause, s, pid, first->t->io_fd, sb);
 	/* (trio.to_thread.run_sync(): its job's thread) */
 	if (n == 1 && s->graph)
 		(void)run_add_worker(cause, s->graph, rs->snap, rs->facts,
@@ -490,6 +484,13 @@ static void summarize_kind(struct run_summary *s, int pid,
 		}
 		last = kind->cause(s, pid, rs, a, c, g.member + g.first[i],
 				   size, &sb);
+		/* (the fd a lone task is parked on: its socket's peer, its
+		 * pipe's writers) */
+		if (size == 1 && c[g.member[g.first[i]]].t->io_wait !=
+				 PY_IO_NONE)
+			(void)run_fds_detail(last, s, pid,
+					     c[g.member[g.first[i]]].t->io_fd,
+					     &sb);
 	}
 	if (last && left) {
 		strbuf_addf(&sb, "and %zu more %s%s", left, kind->what,

@@ -712,6 +712,15 @@ int py_snapshot_forked_child(const struct py_snapshot *snap)
 	return forked;
 }
 
+const char *py_frame_local_str(struct pyproc *py, const struct py_frame *f,
+			       const char *name)
+{
+	uint64_t v = py_frame_local(py, f, name);
+	const char *s;
+
+	return v && pystr_get(py, v, &s, NULL) == 0 ? s : NULL;
+}
+
 /* The raw value of a frame's local `name`, cells opened; 0 if none. */
 uint64_t py_frame_local(struct pyproc *py, const struct py_frame *f,
 			const char *name)

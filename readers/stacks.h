@@ -133,6 +133,11 @@ int py_frame_decode(struct pyproc *py, uint64_t frame, const uint8_t *bytes,
 uint64_t py_frame_local(struct pyproc *py, const struct py_frame *f,
 			const char *name);
 
+/* The text of frame f's local `name` when it is a str (cached by the
+ * pyproc), else NULL. */
+const char *py_frame_local_str(struct pyproc *py, const struct py_frame *f,
+			       const char *name);
+
 /* The code kind names used in output: "function", "generator", ... */
 const char *py_code_kind_name(enum py_code_kind kind);
 

@@ -19,18 +19,6 @@
 #include "readers/objects.h"
 #include "common/banned.h"
 
-/* Local `name` of frame f as a str, or NULL. */
-static const char *local_str(struct pyproc *py, const struct py_frame *f,
-			     const char *name)
-{
-	uint64_t v = py_frame_local(py, f, name);
-	const char *s;
-	struct cs_err err;
-
-	cs_err_init(&err);
-	return v && pystr_get(py, v, &s, &err) == 0 ? s : NULL;
-}
-
 /* The name of fn, the stdlib socket's method a trio socket's wrapper
  * calls: a method_descriptor ("recv", named in C) or a function of
  * socket.py's ("accept"); into buf, or NULL. */
@@ -71,7 +59,7 @@ static void task_io(struct pyproc *py, struct py_async *a, struct py_task *t)
 		    py_code_is(g->code, "/trio/_core/_io_epoll.py",
 			       "_epoll_wait")) {
 			cs_err_init(&err);
-			attr = local_str(py, &g->frame, "attr_name");
+			attr = py_frame_local_str(py, &g->frame, "attr_name");
 			if (!attr || pyobj_int_i64(py, py_frame_local(
 					py, &g->frame, "fd"), &fd, &err) != 0 ||
 			    fd < 0 || fd > 0x7fffffff)

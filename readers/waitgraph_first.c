@@ -42,7 +42,7 @@ static int first_of_frame(struct wg_build *b, const struct py_frame *f)
 
 	/* asyncio.wait(FIRST_COMPLETED): the futures of its `fs` */
 	if (!strcmp(name, "_wait")) {
-		how = wg_frame_local_str(b->py, f, "return_when");
+		how = py_frame_local_str(b->py, f, "return_when");
 		return how && !strcmp(how, "FIRST_COMPLETED") ?
 		       first_of_items(b, py_frame_local(b->py, f, "fs")) :
 		       FIRST_OF_NONE;

@@ -86,15 +86,6 @@ int wg_idle_frame(const struct py_frame *f)
 	return 0;
 }
 
-const char *wg_frame_local_str(struct pyproc *py, const struct py_frame *f,
-			       const char *name)
-{
-	uint64_t v = py_frame_local(py, f, name);
-	const char *s;
-
-	return v && pystr_get(py, v, &s, NULL) == 0 ? s : NULL;
-}
-
 char *wg_pytest_node(struct pyproc *py, const struct py_thread *t)
 {
 	static const char *const runners[] = {

@@ -209,12 +209,6 @@ int wg_is_prim_lib(const char *file);
  * loop, a keep-alive connection's read? */
 int wg_idle_frame(const struct py_frame *f);
 
-/* The text of frame f's local `name` (py_frame_local()) when it is a
- * str, else NULL
- * (cached by the pyproc). */
-const char *wg_frame_local_str(struct pyproc *py, const struct py_frame *f,
-			       const char *name);
-
 /* The pytest node id of the test thread t runs (from `item` in pytest's
  * runtest frames), malloc'd, or NULL. */
 char *wg_pytest_node(struct pyproc *py, const struct py_thread *t);

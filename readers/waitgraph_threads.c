@@ -191,7 +191,7 @@ static int future_pending(struct wg_build *b, uint64_t addr, struct py_prim *p)
  * FIRST_EXCEPTION until one fails), not for the first done? */
 static int waits_for_all(struct wg_build *b, const struct py_frame *f)
 {
-	const char *s = wg_frame_local_str(b->py, f, "return_when");
+	const char *s = py_frame_local_str(b->py, f, "return_when");
 
 	return s && (!strcmp(s, "ALL_COMPLETED") ||
 		     !strcmp(s, "FIRST_EXCEPTION"));
