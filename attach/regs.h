@@ -112,6 +112,26 @@ static inline int cs_syscall_waits_child(long nr)
 #endif
 }
 
+/* The name of x86-64 system call nr when, with second argument arg1, it
+ * waits for a file lock on the fd its first argument names: flock(2)
+ * (fcntl.flock()), fcntl(2) with F_SETLKW or F_OFD_SETLKW (fcntl.lockf(),
+ * fcntl.fcntl()); else NULL. */
+static inline const char *cs_syscall_locks_file(long nr,
+						unsigned long long arg1)
+{
+#if defined(__x86_64__)
+	if (nr == 73)
+		return "flock";
+	if (nr == 72 && (arg1 == 7 || arg1 == 38))
+		return "fcntl";
+	return NULL;
+#else
+	(void)nr;
+	(void)arg1;
+	return NULL;
+#endif
+}
+
 /* Does x86-64 system call nr (one cs_syscall_sends() names) end by
  * counting itself in the thread's syscw (/proc/PID/task/TID/io), however
  * it returns: write(2), pwrite64(2), writev(2), pwritev(2), pwritev2(2)

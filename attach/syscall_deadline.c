@@ -206,3 +206,23 @@ int cs_thread_in_futex(struct memsrc *ms, const struct cs_thread *t)
 	return -1;
 #endif
 }
+
+int cs_thread_interrupted_call(const struct cs_thread *t, long *nr,
+			       unsigned long long args[2])
+{
+#if defined(__x86_64__)
+	if (!t->has_regs || t->left_running ||
+	    (int64_t)t->regs.r[CS_REG_ORIG_RAX] < 0 ||
+	    !interrupted(t->regs.r[CS_REG_RAX]))
+		return 0;
+	*nr = (long)t->regs.r[CS_REG_ORIG_RAX];
+	args[0] = t->regs.r[CS_REG_RDI];
+	args[1] = t->regs.r[CS_REG_RSI];
+	return 1;
+#else
+	(void)t;
+	(void)nr;
+	(void)args;
+	return 0;
+#endif
+}

@@ -27,6 +27,7 @@
 
 #include "cli/collect.h"
 #include "cli/watch_sample.h"
+#include "cli/watch_blocked.h"
 #include "cli/watch_track.h"
 #include "cli/watch_view.h"
 #include "common/duration.h"
@@ -256,6 +257,7 @@ static void session_feed(struct watch_session *w, struct collection *c)
 	}
 	watch_feed(&w->t, (w->now->at_ms - w->start) / 1000, c, w->before,
 		   w->now, w->probe_ms);
+	watch_note_blocked(&w->t, c);
 	if (w->want_view && !w->view)
 		w->view = watch_view_open();
 	print_events(&w->t, w->view, w->o->json ? stderr : stdout, w->o->all);

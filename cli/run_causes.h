@@ -32,6 +32,7 @@ enum run_cause_kind {
 	RUN_CAUSE_HELD,         /* an object others wait on, and its holder */
 	RUN_CAUSE_STUCK_TASK,   /* a task parked on a plain future, blocking others */
 	RUN_CAUSE_LOCK,         /* one thread blocked acquiring a lock */
+	RUN_CAUSE_FILE_LOCK,    /* one blocked taking a file's lock (flock) */
 	RUN_CAUSE_WRITE,        /* a thread blocked writing to a pipe its
 				   process or the parent holds unread */
 	RUN_CAUSE_GIL_HELD,     /* threads waiting for the GIL, its holder

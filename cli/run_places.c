@@ -5,6 +5,8 @@
  */
 #include "cli/run_places.h"
 
+#include <string.h>
+
 #include "cli/escape.h"
 #include "common/strbuf.h"
 #include "readers/tasks.h"
@@ -90,6 +92,14 @@ void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 	}
 }
 
+/* Code of a program given inline: python -c, or on stdin. */
+static int is_inline_program(const struct py_code *code)
+{
+	return code && code->filename && code->name &&
+	       (!strcmp(code->filename, "<string>") ||
+		!strcmp(code->filename, "<stdin>"));
+}
+
 const struct py_frame *run_own_frame(const struct py_frame *frames,
 				     size_t n)
 {
@@ -100,5 +110,11 @@ const struct py_frame *run_own_frame(const struct py_frame *frames,
 		if (frames[i].code && frames[i].code->filename &&
 		    py_is_user_file(frames[i].code->filename, NULL))
 			return &frames[i];
-	return NULL;
+	/* None in a file: a program given as `python -c CODE` or on stdin
+	 * runs as "<string>" or "<stdin>", from its module frame (the
+	 * outermost) in; its innermost frame there is the program's. */
+	for (i = n; i > 0 && is_inline_program(frames[i - 1].code); i--)
+		;
+	return i < n && !strcmp(frames[n - 1].code->name, "<module>") ?
+	       &frames[i] : NULL;
 }

@@ -13,9 +13,12 @@
  * end, a cause of kind "wait".  Left out: a thread a cause of the
  * graph's names (a holder, a joined thread, a job's worker: those say
  * its C call already), one idle by design, one left running (a writer,
- * cli/run_writes.c).  A live target's only: /proc is read after the
- * resume, while the thread still sleeps in its call (the stop restarts
- * a read with no timeout as it was).
+ * cli/run_writes.c).  A live target's only: the call and its fd are
+ * the registers' at the stop (or /proc's after the resume, for a thread
+ * the stop did not interrupt in one), and what the fd is, /proc's after
+ * the resume, while the thread still sleeps in its call (the stop
+ * restarts a read, a lock's wait or a wait4() as it was).  So, too, a
+ * thread blocked taking a file's lock (cli/run_file_locks.c).
  */
 #include "cli/run_reads.h"
 
@@ -25,10 +28,12 @@
 
 #include "attach/memsrc.h"
 #include "attach/regs.h"
+#include "attach/syscall_deadline.h"
 #include "cli/escape.h"
 #include "cli/report.h"
 #include "cli/run_places.h"
 #include "cli/run_fds.h"
+#include "cli/run_file_locks.h"
 #include "cli/run_probe.h"
 #include "cli/run_seen.h"
 #include "cli/thread_idle.h"
@@ -95,30 +100,54 @@ static void add_child(struct strbuf *sb, const struct collection *c,
 	strbuf_addstr(sb, " to end");
 }
 
-/* The headline of thread th's cause, in system call nr with first
- * argument arg0, into sb: its kind, or -1 (no such cause: sb empty). */
-static int add_call(struct strbuf *sb, const struct run_summary *s,
-		    const struct collection *c, int pid,
-		    const struct py_thread *th, long nr,
-		    unsigned long long arg0)
+/* The call thread tid of c sits in and its first two arguments: from
+ * its registers at the dump's stop, where that interrupted one; else
+ * from /proc/pid after the resume.  0, or -1 when neither says. */
+static int thread_call(const struct collection *c, int pid, int tid,
+		       long *nr, unsigned long long args[2])
 {
-	const char *doing = on_fd(nr);
+	size_t i;
 
+	/* Bounded by the threads the source lists. */
+	for (i = 0; c->ms && i < c->ms->nthreads; i++)
+		if (c->ms->threads[i].tid == tid)
+			break;
+	if (c->ms && i < c->ms->nthreads &&
+	    cs_thread_interrupted_call(&c->ms->threads[i], nr, args))
+		return 0;
+	return procfs_thread_syscall_args(pid, tid, nr, args, 2) ? -1 : 0;
+}
+
+int run_reads_call(struct strbuf *sb, const struct run_summary *s,
+		   const struct collection *c, int pid, int tid,
+		   struct procfs_lock *holder)
+{
+	unsigned long long args[2];
+	const char *doing, *locks;
+	size_t len = sb->len;
+	long nr;
+
+	holder->pid = 0;
+	if (thread_call(c, pid, tid, &nr, args) < 0)
+		return -1;
 	if (cs_syscall_waits_child(nr)) {
-		run_add_thread_label(sb, th);
-		add_child(sb, c, arg0);
+		add_child(sb, c, args[0]);
 		return RUN_CAUSE_WAIT;
 	}
-	if (!doing || arg0 > INT_MAX)
+	doing = on_fd(nr);
+	locks = cs_syscall_locks_file(nr, args[1]);
+	if ((!doing && !locks) || args[0] > INT_MAX)
 		return -1;
-	run_add_thread_label(sb, th);
-	strbuf_addf(sb, " blocked %s fd %llu%s", doing, arg0,
-		    arg0 == 0 ? " (its stdin)" : "");
-	if (run_fds_describe(sb, ", ", s, c->pid, pid, (int)arg0) < 0) {
-		strbuf_reset(sb);
+	strbuf_addf(sb, " blocked %s fd %llu%s", doing ? doing : "locking",
+		    args[0], args[0] == 0 ? " (its stdin)" : "");
+	if (locks ? run_file_lock_describe(sb, c, pid, (int)args[0], locks,
+					   holder) < 0 :
+		    run_fds_describe(sb, ", ", s, c->pid, pid,
+				     (int)args[0]) < 0) {
+		strbuf_truncate(sb, len);
 		return -1;
 	}
-	return RUN_CAUSE_READ;
+	return locks ? RUN_CAUSE_FILE_LOCK : RUN_CAUSE_READ;
 }
 
 void run_summarize_reads(struct run_summary *s, const struct collection *c,
@@ -137,19 +166,22 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		const struct py_thread *th = &c->snap.threads[i];
 		const struct py_frame *own = run_own_frame(th->frames,
 							   th->nframes);
-		unsigned long long arg0;
+		struct procfs_lock holder;
 		struct run_seen seen;
 		char *source;
-		long nr;
 		int kind;
 
 		run_seen_thread(t, th, &seen);
 		if (seen.state != RUN_SEEN_STUCK || !own || th->tid <= 0 ||
 		    thread_idle_by_design(th) || named_by_graph(s, c, i) ||
-		    report_left_running(c, th->tid) ||
-		    procfs_thread_syscall_arg0(pid, th->tid, &nr, &arg0) != 0 ||
-		    (kind = add_call(&sb, s, c, pid, th, nr, arg0)) < 0)
+		    report_left_running(c, th->tid))
 			continue;
+		run_add_thread_label(&sb, th);
+		if ((kind = run_reads_call(&sb, s, c, pid, th->tid,
+					   &holder)) < 0) {
+			strbuf_reset(&sb);
+			continue;
+		}
 		strbuf_addstr(&sb, " (");
 		run_seen_add(&sb, &seen);
 		strbuf_addch(&sb, ')');
@@ -163,6 +195,8 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 			free(source);
 		}
 		run_cause_detail(cause, &sb);
+		if (kind == RUN_CAUSE_FILE_LOCK)
+			run_file_lock_detail(cause, s, c, &holder, &sb);
 	}
 	strbuf_release(&sb);
 }

@@ -11,13 +11,25 @@
 #include "cli/collect.h"
 #include "cli/run_causes.h"
 #include "cli/watch_track.h"
+#include "common/procfs_locks.h"
 
 /* Add c's causes of kind RUN_CAUSE_READ (a thread blocked reading a
- * socket or pipe) and RUN_CAUSE_WAIT (one in wait4(2) for a child) to
+ * socket or pipe), RUN_CAUSE_FILE_LOCK (taking a file's lock) and
+ * RUN_CAUSE_WAIT (one in wait4(2) for a child) to
  * s; t: the samples' tracker (only threads they saw stuck), or NULL
  * (none then). */
 void run_summarize_reads(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t);
+
+/* " blocked reading fd 7, a TCP connection ... (established)", " waits
+ * for child process 12 (sleep) to end", " blocked locking fd 3, ...":
+ * what thread tid of live process c (its files at /proc/pid) waits for
+ * in the system call it sits in, into sb, a file lock's holder into
+ * *holder (pid 0 for none); s names the holders of a pipe's write end
+ * (its tree).  The cause's kind, or -1 with sb as it was. */
+int run_reads_call(struct strbuf *sb, const struct run_summary *s,
+		   const struct collection *c, int pid, int tid,
+		   struct procfs_lock *holder);
 
 /* run_fds_detail() for fd of c, when c is a live process's (an
  * asyncio StreamReader's socket). */

@@ -70,6 +70,8 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "stuck_task";
 	case RUN_CAUSE_LOCK:
 		return "lock";
+	case RUN_CAUSE_FILE_LOCK:
+		return "file_lock";
 	case RUN_CAUSE_WRITE:
 		return "write";
 	case RUN_CAUSE_WAIT:

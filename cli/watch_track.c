@@ -50,6 +50,7 @@ static void item_release(struct watch_item *it)
 	free(it->blocked_in);
 	free(it->native_function);
 	free(it->idle);
+	free(it->blocked_on);
 }
 
 /* *dst becomes a copy of src (NULL stays NULL), unless equal already. */
@@ -141,6 +142,25 @@ static int str_differs(const char *a, const char *b)
 	return strcmp(a, b) != 0;
 }
 
+/* Item it, first seen at this sample (or again, after it went away: a
+ * new object with its id), as o has it. */
+static void start_over(const struct watch_tracker *t, struct watch_item *it,
+		       const struct watch_obs *o)
+{
+	it->first_seen = t->now;
+	/* (a thread asleep since before the watch has been without
+	 * progress that long: in whole seconds, down, so that threads
+	 * parked alike within a second stay alike, one line, and "at
+	 * least" stays true) */
+	it->last_progress = t->now -
+			    (o->off_cpu_s >= 1 ? floor(o->off_cpu_s) : 0);
+	it->gone = 0;
+	it->reported = 0;
+	it->cpu_s = it->window_s = 0;
+	it->wait_s = it->wait_window_s = 0;
+	str_set(&it->blocked_on, NULL);
+}
+
 void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 {
 	struct addrmap *index;
@@ -171,17 +191,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	if (it->seen)
 		return;     /* the same id twice in one sample: keep the first */
 	if (fresh) {
-		it->first_seen = t->now;
-		/* (a thread asleep since before the watch has been
-		 * without progress that long: in whole seconds, down,
-		 * so that threads parked alike within a second stay
-		 * alike, one line, and "at least" stays true) */
-		it->last_progress = t->now -
-				    (o->off_cpu_s >= 1 ? floor(o->off_cpu_s) : 0);
-		it->gone = 0;
-		it->reported = 0;
-		it->cpu_s = it->window_s = 0;
-		it->wait_s = it->wait_window_s = 0;
+		start_over(t, it, o);
 		moved = 0;
 	} else {
 		moved = o->fingerprint != it->fingerprint || o->woke ||
@@ -217,6 +227,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	it->sleep = o->sleep;
 	it->timeout = o->timeout;
 	if (moved) {
+		str_set(&it->blocked_on, NULL);
 		if (it->reported)
 			add_event(t, WATCH_EV_MOVED, (size_t)(it - t->items),
 				  t->now - it->last_progress);
@@ -250,6 +261,13 @@ void watch_end(struct watch_tracker *t)
 			add_event(t, WATCH_EV_STUCK, i, stuck);
 		}
 	}
+}
+
+void watch_set_blocked_on(struct watch_tracker *t, size_t i,
+			  const char *text)
+{
+	if (i < t->nitems)
+		str_set(&t->items[i].blocked_on, text);
 }
 
 double watch_stuck_for(const struct watch_tracker *t,

@@ -148,6 +148,11 @@ struct watch_item {
 	int not_started;               /* as in watch_obs */
 	struct watch_timer sleep, timeout;  /* as in watch_obs, at the last
 					       sample */
+	/* A stuck thread's wait as the kernel has it ("blocked reading fd
+	 * 7, a TCP connection ... (established)"; raw names, escaped by
+	 * the writer), set by the caller once its STUCK event is out
+	 * (watch_set_blocked_on()), dropped when it moves; else NULL. */
+	char *blocked_on;
 };
 
 enum watch_event_kind {
@@ -189,6 +194,10 @@ void watch_carry(struct watch_tracker *t, enum watch_kind kind,
 /* Mark what this sample did not see (nor carried) as gone, compute the
  * events. */
 void watch_end(struct watch_tracker *t);
+
+/* Item i's blocked_on becomes a copy of text. */
+void watch_set_blocked_on(struct watch_tracker *t, size_t i,
+			  const char *text);
 
 /* Did the kernel run this thread in the window (beyond noise)? */
 int watch_thread_ran(double cpu_s, long sleeps);

@@ -91,12 +91,20 @@ static void where(struct strbuf *sb, const struct watch_item *it)
 	}
 }
 
-/* ", blocked in lock (sem_clockwait)": what --native says of a stuck
- * thread, after where it is. */
+/* ", blocked reading fd 7, a TCP connection ...": what the kernel says
+ * a stuck thread waits for; else ", blocked in lock (sem_clockwait)":
+ * what --native says of it; after where it is. */
 static void blocked(struct strbuf *sb, const struct watch_tracker *t,
 		    const struct watch_item *it)
 {
-	if (!it->blocked_in || watch_state_of(t, it) != WATCH_STUCK)
+	if (watch_state_of(t, it) != WATCH_STUCK)
+		return;
+	if (it->blocked_on) {
+		strbuf_addstr(sb, ", ");
+		esc_add(sb, it->blocked_on, ESC_TEXT, 0);
+		return;
+	}
+	if (!it->blocked_in)
 		return;
 	strbuf_addstr(sb, ", blocked in ");
 	esc_add(sb, it->blocked_in, ESC_NAME, 0);
@@ -523,6 +531,9 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 		json_string(j, it->blocked_in);
 		json_key(j, "native_function");
 		json_string(j, it->native_function);
+		json_key(j, "blocked_on");
+		json_string(j, watch_state_of(t, it) == WATCH_STUCK ?
+			    it->blocked_on : NULL);
 		json_key(j, "idle");
 		json_string(j, it->gone ? NULL : it->idle);
 	}

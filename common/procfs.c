@@ -441,6 +441,24 @@ int procfs_maps_line(char *line, struct procfs_map *m)
 	return 0;
 }
 
+int procfs_next_line(FILE *f, char *line, size_t size)
+{
+	char rest[256];
+	size_t len;
+
+	if (size < 2 || size > INT_MAX || !fgets(line, (int)size, f))
+		return 0;
+	len = strlen(line);
+	/* (bounded by the file) */
+	if (len && line[len - 1] != '\n')
+		while (fgets(rest, sizeof(rest), f)) {
+			len = strlen(rest);
+			if (len && rest[len - 1] == '\n')
+				break;
+		}
+	return 1;
+}
+
 int procfs_thread_syscall(int pid, int tid, long *nr)
 {
 	unsigned long long arg0;
@@ -448,12 +466,15 @@ int procfs_thread_syscall(int pid, int tid, long *nr)
 	return procfs_thread_syscall_arg0(pid, tid, nr, &arg0);
 }
 
-int procfs_thread_syscall_arg0(int pid, int tid, long *nr,
-			       unsigned long long *arg0)
+int procfs_thread_syscall_args(int pid, int tid, long *nr,
+			       unsigned long long *args, size_t nargs)
 {
-	char path[64], buf[64], *end, *p;
+	char path[64], buf[256], *end, *p;
+	size_t i;
 	long v;
 
+	for (i = 0; i < nargs; i++)
+		args[i] = 0;
 	task_path(path, sizeof(path), pid, tid, "syscall");
 	if (procfs_read(path, buf, sizeof(buf)) <= 0)
 		return -1;
@@ -463,14 +484,22 @@ int procfs_thread_syscall_arg0(int pid, int tid, long *nr,
 	if (end == buf || (*end != ' ' && *end != '\n' && *end) || v < -1)
 		return -1;
 	*nr = v;
-	*arg0 = 0;
-	if (*end == ' ') {
+	/* "NR ARG0 ... ARG5 SP PC", the arguments in hex */
+	for (i = 0; i < nargs && *end == ' '; i++, end = p) {
 		errno = 0;
-		*arg0 = strtoull(end + 1, &p, 16);
-		if (errno || p == end + 1)
-			*arg0 = 0;
+		args[i] = strtoull(end + 1, &p, 16);
+		if (errno || p == end + 1) {
+			args[i] = 0;
+			break;
+		}
 	}
 	return 0;
+}
+
+int procfs_thread_syscall_arg0(int pid, int tid, long *nr,
+			       unsigned long long *arg0)
+{
+	return procfs_thread_syscall_args(pid, tid, nr, arg0, 1);
 }
 
 int procfs_fd(int pid, int fd, char *buf, size_t len, int *accmode)

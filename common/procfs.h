@@ -16,6 +16,7 @@
 #define COROSCOPE_COMMON_PROCFS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -138,6 +139,11 @@ struct procfs_map {
 	int deleted;               /* " (deleted)" was cut off path */
 };
 
+/* The next line of f into line (size bytes, NUL-terminated, with its
+ * newline), the first size - 1 bytes of a longer one, whose rest is
+ * read past: 1, or 0 at the end of f. */
+int procfs_next_line(FILE *f, char *line, size_t size);
+
 /* Parse one line (its newline and " (deleted)" are cut off in place):
  * 0, or -1 for a line that does not parse. */
 int procfs_maps_line(char *line, struct procfs_map *m);
@@ -151,6 +157,10 @@ int procfs_thread_syscall(int pid, int tid, long *nr);
  * write(2)) into *arg0 when it sits in one. */
 int procfs_thread_syscall_arg0(int pid, int tid, long *nr,
 			       unsigned long long *arg0);
+/* The same with its first nargs arguments (at most six; 0 for those
+ * not read). */
+int procfs_thread_syscall_args(int pid, int tid, long *nr,
+			       unsigned long long *args, size_t nargs);
 
 /* What file descriptor fd of pid is: its /proc/PID/fd link's target
  * ("pipe:[123]", a path), NUL-terminated and cut to len - 1 bytes, and

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/procfs.h"
 #include "common/banned.h"
 
 /* Lines read from one table at most: a busy server's connections are
@@ -191,22 +192,14 @@ static int search_table(int pid, const char *table, int v6, int is_unix,
 {
 	char path[64], line[LINE_MAX_LEN];
 	unsigned long lines = 0, got;
-	size_t len;
-	int whole = 1, found = 0;
+	int found = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, table);
 	if (!(f = fopen(path, "re")))
 		return -1;
-	while (!found && lines < MAX_LINES && fgets(line, sizeof(line), f)) {
-		len = strlen(line);
-		/* (the rest of a line longer than the buffer: not a line) */
-		if (!whole) {
-			whole = len && line[len - 1] == '\n';
-			continue;
-		}
-		whole = len && line[len - 1] == '\n';
-		lines++;
+	while (!found && lines++ < MAX_LINES &&
+	       procfs_next_line(f, line, sizeof(line))) {
 		if ((is_unix ? procfs_net_unix_line(line, out, &got) :
 			       procfs_net_inet_line(line, v6, out, &got)) == 0 &&
 		    got == ino)

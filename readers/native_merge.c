@@ -201,47 +201,56 @@ static int unnamed_gil_wait(const struct native_thread *nt, size_t eval)
 	return unnamed > 0;
 }
 
+/* The C functions native_blocked_in() reads a wait into, by kind. */
+static const char *const in_lock[] = {
+	"PyThread_acquire_lock_timed", "PyThread_acquire_lock",
+	"acquire_timed", "lock_PyThread_acquire_lock", "rlock_acquire",
+	"_PyMutex_LockTimed", "_PyMutex_LockSlow", "PyMutex_Lock",
+	"pthread_mutex_lock", "pthread_mutex_timedlock",
+	"___pthread_mutex_lock", "sem_wait", "sem_timedwait",
+	"sem_clockwait", "do_futex_wait", "_PyEvent_Wait",
+	"PyEvent_WaitTimed", NULL,
+};
+static const char *const in_sleep[] = {
+	"nanosleep", "clock_nanosleep", "pysleep", "time_sleep",
+	"usleep", "sleep", NULL,
+};
+static const char *const in_io[] = {
+	"read", "write", "readv", "writev", "pread64", "pwrite64",
+	"recv", "recvfrom", "recvmsg", "send", "sendto", "sendmsg",
+	"accept", "accept4", "connect", "poll", "ppoll", "select",
+	"pselect", "pselect6", "epoll_wait", "epoll_pwait",
+	"epoll_pwait2", "open", "open64", "openat", "openat64",
+	"wait4", NULL,
+};
+/* a file's lock (fcntl.flock(), fcntl.lockf()): fcntl(2) blocks
+ * only so, where a thread stays */
+static const char *const in_file_lock[] = {
+	"flock", "fcntl", "fcntl64", "lockf", "lockf64", NULL,
+};
+static const char *const in_wait[] = {
+	"pause", "sigsuspend", "sigwait", "sigwaitinfo",
+	"sigtimedwait", "waitpid", "waitid", NULL,
+};
+/* queue.SimpleQueue.get(), which waits on a lock (a parking lot
+ * from 3.13) of its own: a queue's wait, not a lock's (names as
+ * base_name() leaves them) */
+static const char *const in_queue[] = {
+	"queue_SimpleQueue_get_impl", "queue_SimpleQueue_get", NULL,
+};
+
 /* native_blocked_in() of an unwound thread. */
 static const char *blocked_in_frames(const struct native_thread *nt)
 {
-	static const char *const lock[] = {
-		"PyThread_acquire_lock_timed", "PyThread_acquire_lock",
-		"acquire_timed", "lock_PyThread_acquire_lock", "rlock_acquire",
-		"_PyMutex_LockTimed", "_PyMutex_LockSlow", "PyMutex_Lock",
-		"pthread_mutex_lock", "pthread_mutex_timedlock",
-		"___pthread_mutex_lock", "sem_wait", "sem_timedwait",
-		"sem_clockwait", "do_futex_wait", "_PyEvent_Wait",
-		"PyEvent_WaitTimed", NULL,
-	};
-	static const char *const sleep_[] = {
-		"nanosleep", "clock_nanosleep", "pysleep", "time_sleep",
-		"usleep", "sleep", NULL,
-	};
-	static const char *const io[] = {
-		"read", "write", "readv", "writev", "pread64", "pwrite64",
-		"recv", "recvfrom", "recvmsg", "send", "sendto", "sendmsg",
-		"accept", "accept4", "connect", "poll", "ppoll", "select",
-		"pselect", "pselect6", "epoll_wait", "epoll_pwait",
-		"epoll_pwait2", "open", "open64", "openat", "openat64",
-		"wait4", NULL,
-	};
-	static const char *const wait_[] = {
-		"pause", "sigsuspend", "sigwait", "sigwaitinfo",
-		"sigtimedwait", "waitpid", "waitid", NULL,
-	};
-	/* queue.SimpleQueue.get(), which waits on a lock (a parking lot
-	 * from 3.13) of its own: a queue's wait, not a lock's (names as
-	 * base_name() leaves them) */
-	static const char *const queue_[] = {
-		"queue_SimpleQueue_get_impl", "queue_SimpleQueue_get", NULL,
-	};
 	/* Found anywhere before the eval loop: the stronger meaning wins
 	 * (time.sleep() sleeps in select() on 3.6 - 3.10: "sleep", not
 	 * "io"; a lock waits in a futex: "lock"). */
-	enum { NONE, FUTEX, IO, WAIT, SLEEP, LOCK, QUEUE, GIL } best = NONE;
+	enum {
+		NONE, FUTEX, IO, WAIT, FILE_LOCK, SLEEP, LOCK, QUEUE, GIL
+	} best = NONE;
 	static const char *const words[] = {
-		"running", "futex", "io", "wait", "sleep", "lock", "queue",
-		"gil",
+		"running", "futex", "io", "wait", "file_lock", "sleep", "lock",
+		"queue", "gil",
 	};
 	size_t i, eval = SIZE_MAX;  /* the eval loop's frame, if met */
 
@@ -264,15 +273,18 @@ static const char *blocked_in_frames(const struct native_thread *nt)
 		 * a spinner caught in it waits on the GIL, not a lock. */
 		if (!strcmp(name, "take_gil") || !strcmp(name, "drop_gil"))
 			kind = GIL;
-		else if (name_in(name, lock) || name_in(f->sym.function, lock))
+		else if (name_in(name, in_lock) ||
+			 name_in(f->sym.function, in_lock))
 			kind = LOCK;
-		else if (name_in(name, queue_))
+		else if (name_in(name, in_queue))
 			kind = QUEUE;
-		else if (name_in(name, sleep_))
+		else if (name_in(name, in_sleep))
 			kind = SLEEP;
-		else if (name_in(name, wait_))
+		else if (name_in(name, in_wait))
 			kind = WAIT;
-		else if (name_in(name, io))
+		else if (name_in(name, in_file_lock))
+			kind = FILE_LOCK;
+		else if (name_in(name, in_io))
 			kind = IO;
 		else if (strstr(name, "futex"))
 			kind = FUTEX;

@@ -2,11 +2,13 @@
  * libFuzzer harness for the parsers of /proc text (common/procfs.c): a
  * /proc/PID/maps line (the target names the files in it), a status
  * file's fields (the target names its threads), a sched file's
- * se.exec_start (after the target's comm), and the lines of the network
- * tables (common/procfs_net.c: a unix socket's path is the target's).
+ * se.exec_start (after the target's comm), the lines of the network
+ * tables (common/procfs_net.c: a unix socket's path is the target's),
+ * and /proc/locks lines (common/procfs_locks.c, as fdinfo's "lock:"
+ * lines give them too).
  *
- * Input: the text; each line is parsed as a maps line and as a line of
- * each network table, and the whole as a status file.  Seeds:
+ * Input: the text; each line is parsed as a maps line, as a line of
+ * each network table and as a lock's, and the whole as a status file.  Seeds:
  * tests/fuzz/corpus/procfs/.
  *
  * Besides the sanitizers, it aborts when an answer breaks the contract:
@@ -16,6 +18,7 @@
  */
 #include "common/procfs.h"
 #include "common/procfs_net.h"
+#include "common/procfs_locks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,17 @@ static void net_line(const char *line)
 	(void)procfs_net_socket_inode(line, &ino);
 }
 
+/* A /proc/locks line: its type a word NUL-terminated in its array. */
+static void lock_line(const char *line)
+{
+	struct procfs_lock l;
+
+	if (procfs_locks_line(line, &l) == 0 &&
+	    (!memchr(l.type, '\0', sizeof(l.type)) || !l.type[0] ||
+	     strpbrk(l.type, " \t\n") || (l.waiting != 0 && l.waiting != 1)))
+		abort();
+}
+
 static void one_line(const char *s, size_t n)
 {
 	char *line = malloc(n + 1);
@@ -56,6 +70,7 @@ static void one_line(const char *s, size_t n)
 	memcpy(line, s, n);
 	line[n] = '\0';
 	net_line(line);
+	lock_line(line);
 	if (procfs_maps_line(line, &m) == 0) {
 		if (m.end < m.start || strlen(m.perms) != 4)
 			abort();

@@ -160,6 +160,11 @@ static void test_blocked_in(void)
 		nf("syscall", LIBC, 1, 0),
 		nf("futex_wait", "/x/lib.so", 2, 0),
 	};
+	struct native_frame lockf[] = {  /* fcntl.lockf(): F_SETLKW */
+		nf("__GI___libc_fcntl64", LIBC, 1, 0),
+		nf("fcntl_lockf_impl", INTERP, 2, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 3, 0),
+	};
 	struct native_thread t = { 1, gil, 5, 1, 0 };
 
 	CHECK(!strcmp(native_blocked_in(&t), "gil"), "gil");
@@ -176,6 +181,11 @@ static void test_blocked_in(void)
 	t.frames = futex;
 	t.nframes = 2;
 	CHECK(!strcmp(native_blocked_in(&t), "futex"), "futex");
+	t.frames = lockf;
+	t.nframes = 3;
+	CHECK(!strcmp(native_blocked_in(&t), "file_lock"), "lockf: %s",
+	      native_blocked_in(&t));
+	t.frames = futex;
 	t.nframes = 0;
 	CHECK(native_blocked_in(&t) == NULL, "no frames");
 	/* left running in a write, not unwound */

@@ -1,0 +1,220 @@
+/*
+ * A thread blocked in flock(2) or in fcntl(2)'s F_SETLKW (fcntl.flock(),
+ * fcntl.lockf()): another process -- a second instance of the program,
+ * a leftover daemon, a sibling test worker -- holds the file's lock,
+ * and no object of this process shows it.  The kernel lists the request
+ * under the lock it waits behind in /proc/locks; the holder's fdinfo
+ * says through which of its files it holds it.  A flock() lock belongs
+ * to an open file, not to a process, so a process that opens the file
+ * twice waits for itself.
+ */
+#include "cli/run_file_locks.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/collect.h"
+#include "cli/escape.h"
+#include "cli/report_graph.h"
+#include "cli/run_places.h"
+#include "cli/run_probe.h"
+#include "cli/run_report.h"
+#include "common/procfs.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Bytes of a holder's command line shown at most. */
+#define CMDLINE_SHOWN 200
+
+/* "held exclusively by process 1235 (python3) as its fd 3" */
+static void add_holder(struct strbuf *sb, const struct collection *c,
+		       const struct procfs_lock *h)
+{
+	char comm[32];
+	int fd;
+
+	strbuf_addf(sb, "held %s by ", h->write ? "exclusively" : "shared");
+	if (h->pid == -1) {
+		strbuf_addstr(sb, "an open file of no one process (an OFD "
+			      "lock)");
+		return;
+	}
+	if (h->pid == 0) {
+		strbuf_addstr(sb, "a process of another PID namespace");
+		return;
+	}
+	if (h->pid == c->pid) {
+		strbuf_addstr(sb, "this process itself");
+	} else {
+		strbuf_addf(sb, "process %ld", h->pid);
+		if (procfs_comm((int)h->pid, comm, sizeof(comm)) == 0) {
+			strbuf_addstr(sb, " (");
+			esc_add_name_raw(sb, comm);
+			strbuf_addch(sb, ')');
+		}
+	}
+	if ((fd = procfs_locks_holder_fd((int)h->pid, h)) >= 0)
+		strbuf_addf(sb, " as %sfd %d", h->pid == c->pid ? "" : "its ",
+			    fd);
+}
+
+int run_file_lock_describe(struct strbuf *sb, const struct collection *c,
+			   int pid, int fd,
+			   const char *call, struct procfs_lock *holder)
+{
+	char path[64], link[1024];
+	struct stat st;
+	int mode;
+
+	memset(holder, 0, sizeof(*holder));
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	if (procfs_fd(pid, fd, link, sizeof(link), &mode) < 0 ||
+	    stat(path, &st) < 0)
+		return -1;
+	strbuf_addstr(sb, ", ");
+	esc_add_name_raw(sb, link);
+	strbuf_addf(sb, ", with %s(): ", call);
+	if (procfs_locks_holder(c->pid, (unsigned long)st.st_ino,
+				holder) < 0) {
+		memset(holder, 0, sizeof(*holder));
+		strbuf_addstr(sb, "no holder found in /proc/locks (it may "
+			      "have been let go)");
+		return 0;
+	}
+	add_holder(sb, c, holder);
+	return 0;
+}
+
+/* The dumped Python process of s's tree with pid, or NULL. */
+static const struct collection *tree_python(const struct run_summary *s,
+					    long pid)
+{
+	size_t j;
+
+	for (j = 0; j < s->nprocs; j++)
+		if (s->procs[j].e.pid == pid && s->procs[j].dumped)
+			return &s->procs[j].c;
+	return NULL;
+}
+
+/* The node of hc's wait-for graph that a thread of it waits on for
+ * process pid to end (a Popen, a Process), that thread into *th; or
+ * SIZE_MAX. */
+static size_t waits_for_process(const struct collection *hc, int pid,
+				const struct py_thread **th)
+{
+	const struct py_waitgraph *g = &hc->graph;
+	size_t i, w;
+
+	if (hc->ns_pid && hc->ns_pid != hc->pid)
+		return SIZE_MAX;  /* (its pids are another namespace's) */
+	for (i = 0; i < g->nnodes; i++) {
+		const struct py_prim *p;
+
+		if (g->nodes[i].kind != WG_OBJECT ||
+		    g->nodes[i].index >= g->nprims)
+			continue;
+		p = &g->prims[g->nodes[i].index];
+		if (p->kind != PY_PRIM_PROCESS || p->pid != pid ||
+		    p->exited == 1 || py_waitgraph_waiters(g, i, &w, 1) != 1 ||
+		    g->nodes[w].kind != WG_THREAD ||
+		    g->nodes[w].index >= hc->snap.nthreads)
+			continue;
+		*th = &hc->snap.threads[g->nodes[w].index];
+		return i;
+	}
+	return SIZE_MAX;
+}
+
+/* The thread of hc to show as where it holds a lock (a process's, not a
+ * thread's): its main thread when at a line of the program's own, else
+ * the first such; NULL for none. */
+static const struct py_thread *holding_thread(const struct collection *hc)
+{
+	const struct py_thread *first = NULL;
+	size_t t;
+
+	for (t = 0; t < hc->snap.nthreads; t++) {
+		const struct py_thread *th = &hc->snap.threads[t];
+
+		if (!run_own_frame(th->frames, th->nframes))
+			continue;
+		if (th->tid == hc->pid)
+			return th;
+		if (!first)
+			first = th;
+	}
+	return first;
+}
+
+/* "holder: process 1235, thread 1235 "MainThread" at app.py:5 in hold:
+ * time.sleep(100)" */
+static void add_python_holder(struct strbuf *sb, const struct collection *hc,
+			      const struct py_thread *th)
+{
+	const struct py_frame *own = run_own_frame(th->frames, th->nframes);
+	char *source;
+
+	strbuf_addf(sb, "holder: process %d, ", hc->pid);
+	run_add_thread_label(sb, th);
+	if (!own)
+		return;
+	strbuf_addstr(sb, " at ");
+	run_add_frame_place(sb, own);
+	if ((source = run_probe_source(collect_proc_pid(hc),
+				       own->code->filename, own->line))) {
+		strbuf_addf(sb, ": %s", source);
+		free(source);
+	}
+}
+
+void run_file_lock_detail(struct run_cause *cause,
+			  const struct run_summary *s,
+			  const struct collection *c,
+			  const struct procfs_lock *holder, struct strbuf *sb)
+{
+	const struct py_thread *th = NULL;
+	const struct collection *hc;
+	size_t node = SIZE_MAX;
+	char *cmd;
+
+	strbuf_reset(sb);
+	if (holder->pid <= 0)
+		return;
+	if (holder->pid == c->pid) {
+		/* (a POSIX lock is the process's: it never waits for its
+		 * own) */
+		strbuf_addstr(sb, "a flock() lock belongs to an open file, "
+			      "not to a process: this process opened the "
+			      "file again and waits for its own lock");
+		run_cause_detail(cause, sb);
+		return;
+	}
+	if ((hc = tree_python(s, holder->pid))) {
+		/* Where it waits for this process, when it does. */
+		node = waits_for_process(hc, c->pid, &th);
+		if (node == SIZE_MAX)
+			th = holding_thread(hc);
+	}
+	if (hc && th) {
+		add_python_holder(sb, hc, th);
+		run_cause_detail(cause, sb);
+		if (node == SIZE_MAX)
+			return;
+		strbuf_addf(sb, "a deadlock: process %d waits for this "
+			    "process to end (", hc->pid);
+		graph_add_label(sb, hc, node, GRAPH_RAW);
+		strbuf_addch(sb, ')');
+		run_cause_detail(cause, sb);
+		return;
+	}
+	if (!(cmd = procfs_cmdline((int)holder->pid, CMDLINE_SHOWN)))
+		return;
+	strbuf_addf(sb, "holder: process %ld: ", holder->pid);
+	esc_add_name_raw(sb, cmd);
+	free(cmd);
+	run_cause_detail(cause, sb);
+}

@@ -1,0 +1,163 @@
+#include "common/procfs_locks.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/procfs.h"
+#include "common/banned.h"
+
+/* Lines of /proc/locks read at most: every lock of the machine. */
+#define MAX_LINES (1UL << 20)
+/* A line: "123: -> POSIX  ADVISORY  WRITE 1234 fe:00:1234567 0 EOF"
+ * and a nested waiter's indent. */
+#define LINE_MAX_LEN 256
+/* Open files of a holder looked through for its lock, at most. */
+#define MAX_FDS 4096
+
+static const char *skip_spaces(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* The word at *s into buf (size bytes with its NUL), s moved past it:
+ * 0, or -1 for none or one too long. */
+static int word(const char **s, char *buf, size_t size)
+{
+	const char *w = skip_spaces(*s);
+	size_t n = strcspn(w, " \t\n");
+
+	if (!n || n >= size)
+		return -1;
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+	*s = w + n;
+	return 0;
+}
+
+int procfs_locks_line(const char *line, struct procfs_lock *out)
+{
+	const char *s = skip_spaces(line), *colon;
+	char flavor[16], mode[8], num[24], dev[40];
+	char *end;
+
+	memset(out, 0, sizeof(*out));
+	/* "ID: [-> ]TYPE FLAVOR MODE PID MAJ:MIN:INO START END", a nested
+	 * waiter's "->" indented further */
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	out->id = strtoll(s, &end, 10);
+	if (errno || *end != ':')
+		return -1;
+	s = skip_spaces(end + 1);
+	if (!strncmp(s, "->", 2)) {
+		out->waiting = 1;
+		s += 2;
+	}
+	if (word(&s, out->type, sizeof(out->type)) < 0 ||
+	    word(&s, flavor, sizeof(flavor)) < 0 ||
+	    word(&s, mode, sizeof(mode)) < 0 ||
+	    word(&s, num, sizeof(num)) < 0 || word(&s, dev, sizeof(dev)) < 0)
+		return -1;
+	out->write = !strcmp(mode, "WRITE");
+	errno = 0;
+	out->pid = strtol(num, &end, 10);
+	if (errno || *end || end == num)
+		return -1;
+	/* "fe:00:123" (device in hex, inode in decimal), or "<none>:0" */
+	if (!strcmp(dev, "<none>:0"))
+		return 0;
+	if (!(colon = strrchr(dev, ':')) || colon == dev ||
+	    !memchr(dev, ':', (size_t)(colon - dev)) || colon[1] < '0' ||
+	    colon[1] > '9')
+		return -1;
+	errno = 0;
+	out->ino = strtoul(colon + 1, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+int procfs_locks_holder(int waiter, unsigned long ino,
+			struct procfs_lock *holder)
+{
+	struct procfs_lock cur, held;
+	char line[LINE_MAX_LEN];
+	unsigned long lines = 0;
+	int have_held = 0, found = 0;
+	FILE *f;
+
+	if (!(f = fopen("/proc/locks", "re")))
+		return -1;
+	memset(&held, 0, sizeof(held));
+	while (lines++ < MAX_LINES && procfs_next_line(f, line, sizeof(line))) {
+		if (procfs_locks_line(line, &cur) < 0)
+			continue;
+		/* A lock's waiters follow it, under its number. */
+		if (!cur.waiting) {
+			held = cur;
+			have_held = 1;
+			continue;
+		}
+		if (cur.pid != waiter || (ino && cur.ino != ino) ||
+		    !have_held || held.id != cur.id)
+			continue;
+		/* Without the inode, two requests behind two locks say
+		 * nothing of which one is meant. */
+		if (found && (holder->id != held.id || holder->ino != held.ino)) {
+			found = -1;
+			break;
+		}
+		*holder = held;
+		found = 1;
+	}
+	fclose(f);
+	return found == 1 ? 0 : -1;
+}
+
+/* Does the fdinfo text hold lock l in one of its "lock:" lines? */
+static int fdinfo_holds(const char *text, const struct procfs_lock *l)
+{
+	struct procfs_lock got;
+	const char *s = text;
+
+	/* Bounded by the text. */
+	while ((s = strstr(s, "lock:"))) {
+		s += 5;
+		if ((s - text == 5 || s[-6] == '\n') &&
+		    procfs_locks_line(s, &got) == 0 && !got.waiting &&
+		    got.pid == l->pid && got.ino == l->ino &&
+		    !strcmp(got.type, l->type))
+			return 1;
+	}
+	return 0;
+}
+
+int procfs_locks_holder_fd(int pid, const struct procfs_lock *l)
+{
+	char path[64], text[4096];
+	struct dirent *de;
+	unsigned long seen = 0;
+	int fd = -1;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
+	if (!(d = opendir(path)))
+		return -1;
+	while (fd < 0 && seen++ < MAX_FDS && (de = readdir(d))) {
+		char *end;
+		long n = strtol(de->d_name, &end, 10);
+
+		if (end == de->d_name || *end || n < 0 || n > 1L << 30)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%ld", pid, n);
+		if (procfs_read(path, text, sizeof(text)) > 0 &&
+		    fdinfo_holds(text, l))
+			fd = (int)n;
+	}
+	closedir(d);
+	return fd;
+}
