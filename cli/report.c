@@ -478,14 +478,7 @@ static void json_task(struct json *j, const struct gens_part *gp,
 		json_null(j);
 	}
 	/* (a task parked on an fd: trio's, anyio's, aiohttp's reads) */
-	if (t->io_wait != PY_IO_NONE) {
-		json_key(j, "fd");
-		json_begin_object(j);
-		json_key_int(j, "fd", t->io_fd);
-		json_key_string(j, "for", t->io_wait == PY_IO_READ ? "read" :
-				"write");
-		json_end_object(j);
-	}
+	report_json_io(j, t->io_wait, t->io_fd);
 	json_key(j, "awaited_by");
 	json_begin_array(j);
 	for (i = 0; i < t->nawaited_by; i++)

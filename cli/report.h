@@ -77,6 +77,9 @@ void report_text_frame(FILE *out, const struct collection *c,
 		       const struct py_frame *f, int locals);
 void report_json_frame(struct json *j, const struct py_frame *f, int locals);
 void report_json_hex(struct json *j, uint64_t v);
+/* "fd": {"fd": 7, "for": "read"} of a task or greenlet parked on fd
+ * (io_wait PY_IO_READ or PY_IO_WRITE); nothing for PY_IO_NONE. */
+void report_json_io(struct json *j, int io_wait, int64_t fd);
 /* The document on its own. */
 void report_json(FILE *out, const struct collection *c);
 

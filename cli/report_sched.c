@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/escape.h"
+#include "readers/tasks.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/banned.h"
@@ -82,6 +83,11 @@ static void print_group(FILE *out, const struct collection *c,
 		fputc('"', out);
 		named++;
 	}
+	/* (the socket a gevent socket's method waits on) */
+	if (count == 1 && g->io_wait != PY_IO_NONE)
+		fprintf(out, ", to %s fd %lld",
+			g->io_wait == PY_IO_READ ? "read" : "write",
+			(long long)g->io_fd);
 	fputc('\n', out);
 	if (g->state == PY_GREENLET_RUNNING) {
 		fputs("    (its stack is the thread's stack above)\n", out);
@@ -157,6 +163,17 @@ void report_text_greenlets(FILE *out, const struct collection *c)
 	free(group);
 }
 
+void report_json_io(struct json *j, int io_wait, int64_t fd)
+{
+	if (io_wait == PY_IO_NONE)
+		return;
+	json_key(j, "fd");
+	json_begin_object(j);
+	json_key_int(j, "fd", fd);
+	json_key_string(j, "for", io_wait == PY_IO_READ ? "read" : "write");
+	json_end_object(j);
+}
+
 static void json_greenlet(struct json *j, const struct collection *c,
 			  const struct py_greenlet *g)
 {
@@ -185,6 +202,8 @@ static void json_greenlet(struct json *j, const struct collection *c,
 	json_string(j, g->function);
 	json_key(j, "truncated");
 	json_bool(j, g->truncated);
+	/* (parked in a gevent socket's method) */
+	report_json_io(j, g->io_wait, g->io_fd);
 	/* A running greenlet's frames are its thread's. */
 	json_key(j, "frames");
 	json_begin_array(j);

@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_fds.h"
 #include "cli/run_places.h"
 #include "common/strbuf.h"
 #include "readers/greenlets.h"
+#include "readers/tasks.h"
 #include "readers/waitgraph.h"
 #include "common/banned.h"
 
@@ -169,7 +171,14 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 		run_add_frame_place(&sb, &g->frames[0]);
 		strbuf_addch(&sb, ')');
 	}
+	/* (a lone one's socket: gevent's socket method it is in) */
+	if (count == 1 && g->io_wait != PY_IO_NONE)
+		strbuf_addf(&sb, ", to %s fd %lld",
+			    g->io_wait == PY_IO_READ ? "read" : "write",
+			    (long long)g->io_fd);
 	cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
+	if (count == 1 && g->io_wait != PY_IO_NONE)
+		(void)run_fds_detail(cause, s, pid, g->io_fd, &sb);
 	if ((h = awaited(s, gs, g, PY_GREENLET_NOT_STARTED)) != NULL) {
 		strbuf_addstr(&sb, "waits for greenlet ");
 		add_member(&sb, h);

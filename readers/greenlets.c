@@ -759,11 +759,10 @@ int py_greenlets_finish(struct py_greenlet_scan *b,
 		else
 			greenlet_release(&out->v[out->n]);
 	}
-	if (ret == 0)
-		ret = check_mains(out, err);
-	if (ret == 0) {
+	if (ret == 0 && (ret = check_mains(out, err)) == 0) {
 		mark_running(b, out, raws);
 		assign_threads(b, out, raws, snap);
+		py_greenlets_read_io(b->py, out);
 	}
 	free(raws);
 	if (ret < 0)

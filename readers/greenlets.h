@@ -46,6 +46,11 @@ struct py_greenlet {
 	struct py_frame *frames;   /* suspended only; innermost first */
 	size_t nframes;
 	int truncated;             /* its frames could not all be read */
+	/* Parked in a gevent socket's method on its fd, to read or to
+	 * write (PY_IO_* of readers/tasks.h; PY_IO_NONE: not known), and
+	 * that fd (readers/gevent_io.c). */
+	int io_wait;
+	int64_t io_fd;
 };
 
 struct py_greenlets {
@@ -85,6 +90,10 @@ int py_greenlets_prepare(struct pyproc *py, struct py_greenlet_scan *s,
  * threads of snap that gevent's monkey-patched threading left unnamed
  * get their names here.
  */
+/* The fds gevent's sockets of gs's parked greenlets wait on: io_wait,
+ * io_fd (readers/gevent_io.c; py_greenlets_finish() calls it). */
+void py_greenlets_read_io(struct pyproc *py, struct py_greenlets *gs);
+
 int py_greenlets_finish(struct py_greenlet_scan *s,
 			struct py_snapshot *snap,
 			const struct py_stack_options *opt,

@@ -300,6 +300,11 @@ struct py_layout {
 	int sq_items_cap;         /* .buf.items_cap */
 	int sq_num_items;         /* .buf.num_items */
 
+	/* A socket object of the _socket module (Modules/socketmodule.h,
+	 * an extension module: read from its own DWARF), whose fd is
+	 * visible from no Python attribute: gevent's sockets wrap one. */
+	int sock_fd;              /* PySocketSockObject.sock_fd */
+
 	/* PyGenObject / PyCoroObject / PyAsyncGenObject share these */
 	int gen_size;
 	int gen_frame;            /* .gi_frame (<=3.10) */

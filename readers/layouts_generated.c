@@ -14,6 +14,7 @@
  * CPython 3.6.15
  * libpython3.6m.so.1.0 build-id 6d853d1016a951ac13d69174b9a33ac9639c3a22
  * _asyncio.cpython-36m-x86_64-linux-gnu.so build-id a25b6e40bd4a9347c565fc2b3dee453ab78031d6
+ * _socket.cpython-36m-x86_64-linux-gnu.so build-id 86b5f4bfaec40aaf284de75426b506ba8f415f4a
  */
 static const struct py_layout layout_3_6 = {
 	.major = 3,
@@ -193,6 +194,7 @@ static const struct py_layout layout_3_6 = {
 	.sq_get_idx = -1,
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
+	.sock_fd = 16,
 	.gen_size = 64,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -276,6 +278,7 @@ static const struct py_layout layout_3_6 = {
  * libpython3.7m.so.1.0 build-id edcca1179f608e68bf531649c8046e6c3508c5f9
  * _asyncio.cpython-37m-x86_64-linux-gnu.so build-id 89cc745f6c20cf835387621c1188f783c3916095
  * _queue.cpython-37m-x86_64-linux-gnu.so build-id 4daaa2e5c04b18440a788602f37fd3a1774aac1c
+ * _socket.cpython-37m-x86_64-linux-gnu.so build-id 13cf9c7394df2cc12d9481e489b32596bfc0b870
  */
 static const struct py_layout layout_3_7 = {
 	.major = 3,
@@ -455,6 +458,7 @@ static const struct py_layout layout_3_7 = {
 	.sq_get_idx = -1,
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
+	.sock_fd = 16,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -538,6 +542,7 @@ static const struct py_layout layout_3_7 = {
  * libpython3.8.so.1.0 build-id ff2a4988bea9e9bbbb8004eb6e74cc0792734c3b
  * _asyncio.cpython-38-x86_64-linux-gnu.so build-id 1819a6443a2342913aa62ed74a27a9a7233f5940
  * _queue.cpython-38-x86_64-linux-gnu.so build-id ca5bca967098041f2f4667e110bec2ec5fa0cae4
+ * _socket.cpython-38-x86_64-linux-gnu.so build-id 43493084ae1c1248ee18040c282dd40d0a8e1229
  */
 static const struct py_layout layout_3_8 = {
 	.major = 3,
@@ -717,6 +722,7 @@ static const struct py_layout layout_3_8 = {
 	.sq_get_idx = -1,
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
+	.sock_fd = 16,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -800,6 +806,7 @@ static const struct py_layout layout_3_8 = {
  * libpython3.9.so.1.0 build-id 8a6cadea533dd782615a0f14a75b5aef248a10d4
  * _asyncio.cpython-39-x86_64-linux-gnu.so build-id 1fe988aa84027195f53138a244fd7258378ad7d2
  * _queue.cpython-39-x86_64-linux-gnu.so build-id f9cd32ff0347c34b1ed8d7b30d0fbd38ecde4c5b
+ * _socket.cpython-39-x86_64-linux-gnu.so build-id f0e7c10d8009b15e29c5cbb48480f28630131185
  */
 static const struct py_layout layout_3_9 = {
 	.major = 3,
@@ -979,6 +986,7 @@ static const struct py_layout layout_3_9 = {
 	.sq_get_idx = -1,
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
+	.sock_fd = 16,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -1062,6 +1070,7 @@ static const struct py_layout layout_3_9 = {
  * libpython3.10.so.1.0 build-id ece57af647dd10ee274f46d757d62a5eab42c418
  * _asyncio.cpython-310-x86_64-linux-gnu.so build-id 5ece4fd097f47562dd1817b71ca9a62d524f7714
  * _queue.cpython-310-x86_64-linux-gnu.so build-id 6ccb02c3e888de6650c89f9da1aa253f603853cb
+ * _socket.cpython-310-x86_64-linux-gnu.so build-id c9173fc48bc1ddbe5b8590d0c9f65136d81889c4
  */
 static const struct py_layout layout_3_10 = {
 	.major = 3,
@@ -1241,6 +1250,7 @@ static const struct py_layout layout_3_10 = {
 	.sq_get_idx = -1,
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
+	.sock_fd = 16,
 	.gen_size = 88,
 	.gen_frame = 16,
 	.gen_running = -1,
@@ -1324,6 +1334,7 @@ static const struct py_layout layout_3_10 = {
  * libpython3.11.so.1.0 build-id 49daf84ed369fe589b73ea876f2591cd4c3588bb
  * _asyncio.cpython-311-x86_64-linux-gnu.so build-id 32161c51750a7290016ab448631d7e696fcd10a1
  * _queue.cpython-311-x86_64-linux-gnu.so build-id 6efb2c1254b7e0c468b969a93c56cf2276caa116
+ * _socket.cpython-311-x86_64-linux-gnu.so build-id bd777ea3a6a35a1516b32ae214eedbdf858424fb
  */
 static const struct py_layout layout_3_11 = {
 	.major = 3,
@@ -1503,6 +1514,7 @@ static const struct py_layout layout_3_11 = {
 	.sq_get_idx = -1,
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
+	.sock_fd = 16,
 	.gen_size = 88,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -1586,6 +1598,7 @@ static const struct py_layout layout_3_11 = {
  * libpython3.12.so.1.0 build-id f9d5c82f5f2c22df68c1d49c944ef3dee5103dcc
  * _asyncio.cpython-312-x86_64-linux-gnu.so build-id d5c0d9cc26976f1c763ef4b1c4acd596cbf091ca
  * _queue.cpython-312-x86_64-linux-gnu.so build-id c4e3947443ae97d285a5527ea5bdd5eb66ea2e45
+ * _socket.cpython-312-x86_64-linux-gnu.so build-id 2bfa3b7db5e7310b09600b9b7e420cef28f22a10
  */
 static const struct py_layout layout_3_12 = {
 	.major = 3,
@@ -1765,6 +1778,7 @@ static const struct py_layout layout_3_12 = {
 	.sq_get_idx = -1,
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
+	.sock_fd = 16,
 	.gen_size = 80,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -1848,6 +1862,7 @@ static const struct py_layout layout_3_12 = {
  * libpython3.13.so.1.0 build-id d11d13fb0f82d32f3da1221ffd551ab179afb423
  * _asyncio.cpython-313-x86_64-linux-gnu.so build-id 5ec8c3ef064879c74ca5ac89660ef41408579a16
  * _queue.cpython-313-x86_64-linux-gnu.so build-id d3150c08db370d215de92af5b264731a6f207816
+ * _socket.cpython-313-x86_64-linux-gnu.so build-id c6ce408ffb407e72191da8e9d917e6c1c1900e99
  */
 static const struct py_layout layout_3_13 = {
 	.major = 3,
@@ -2027,6 +2042,7 @@ static const struct py_layout layout_3_13 = {
 	.sq_get_idx = 32,
 	.sq_items_cap = 48,
 	.sq_num_items = 56,
+	.sock_fd = 16,
 	.gen_size = 80,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -2107,9 +2123,10 @@ static const struct py_layout layout_3_13 = {
 
 /*
  * CPython 3.14.7
- * libpython3.14.so.1.0 build-id d52b07b0bf8f5653e49ee6e9363f19bc47c4652a
- * _asyncio.cpython-314-x86_64-linux-gnu.so build-id dbb5d467b139b7ed7f39ee64e6d80e6351cd9867
- * _queue.cpython-314-x86_64-linux-gnu.so build-id 0450e6005ab2d7e1b55af371e20d6e0de2fab285
+ * libpython3.14.so.1.0 build-id 4add5c6f491fec2f4aa0c8e1b28bf2d29a9b3b01
+ * _asyncio.cpython-314-x86_64-linux-gnu.so build-id c1ca0625585657aa13f6443eb146f640c6f59052
+ * _queue.cpython-314-x86_64-linux-gnu.so build-id 64d946ac104dbe461aa11c630e6d2ea3cdf7d58c
+ * _socket.cpython-314-x86_64-linux-gnu.so build-id 07b9a685ec3183c5083bd881604e68093efddd52
  */
 static const struct py_layout layout_3_14 = {
 	.major = 3,
@@ -2289,6 +2306,7 @@ static const struct py_layout layout_3_14 = {
 	.sq_get_idx = 32,
 	.sq_items_cap = 48,
 	.sq_num_items = 56,
+	.sock_fd = 16,
 	.gen_size = 160,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -2369,9 +2387,10 @@ static const struct py_layout layout_3_14 = {
 
 /*
  * CPython 3.14.7 (free-threaded)
- * libpython3.14t.so.1.0 build-id a39ac661530c006e1f1dcfde9c7e3a4496391dc8
- * _asyncio.cpython-314t-x86_64-linux-gnu.so build-id 2f2fa696c06fb2394269b6fed3eb0d5e90a1e266
- * _queue.cpython-314t-x86_64-linux-gnu.so build-id 2b711ade2b2a6d0704505e6b18e1918253a14196
+ * libpython3.14t.so.1.0 build-id 9d61fad88113f31db77c46ef8b9ff8542d91a9d6
+ * _asyncio.cpython-314t-x86_64-linux-gnu.so build-id 6ea5f75321a4e2068a05427650100841e1840418
+ * _queue.cpython-314t-x86_64-linux-gnu.so build-id cb4f7d2e9a4db69f99702b6a272cda6234dc5cf5
+ * _socket.cpython-314t-x86_64-linux-gnu.so build-id cc4dae4491c59fb50daec59d70ec541592c64542
  */
 static const struct py_layout layout_3_14t = {
 	.major = 3,
@@ -2551,6 +2570,7 @@ static const struct py_layout layout_3_14t = {
 	.sq_get_idx = 48,
 	.sq_items_cap = 64,
 	.sq_num_items = 72,
+	.sock_fd = 32,
 	.gen_size = 176,
 	.gen_frame = -1,
 	.gen_running = -1,

@@ -102,15 +102,17 @@ def test_chain_ends_are_causes(ident, work):
 def test_gevent_reader_at_own_line(work):
     """A greenlet parked in a gevent socket's recv() is named at the
     program's own line, gevent's frame after it as the innermost (before,
-    only gevent's _socketcommon.py line)."""
+    only gevent's _socketcommon.py line), and the socket's fd (test_gevent_
+    sockets.py has the socket's description)."""
     debian_with("gevent")
-    script, _, causes = run_target(work, DEBIAN, "chain_ends_gevent.py")
+    script, ready, causes = run_target(work, DEBIAN, "chain_ends_gevent.py")
     parked = [c for c in causes if " parked at " in c]
     assert len(parked) == 1, causes
     assert re.search(r": greenlet parked at %s:%d in reader \(innermost "
-                     r"\S+/gevent/_socketcommon\.py:\d+ in \S*recv\)$"
-                     % (re.escape(script), marker_line(script, "gevent-recv")),
-                     parked[0]), parked
+                     r"\S+/gevent/_socketcommon\.py:\d+ in \S*recv\), to "
+                     r"read fd %d$"
+                     % (re.escape(script), marker_line(script, "gevent-recv"),
+                        ready["fd"]), parked[0]), parked
 
 
 def test_trio_to_thread_followed(work):

@@ -5,8 +5,9 @@ For every installed pyenv CPython 3.6 - 3.13 (and every --prefix DIR), each
 field of struct py_layout (readers/layout.h) is derived from
 
   * the DWARF debug info of libpython (or the python executable when the
-    build is static) and of the _asyncio extension, read through gdb's
-    Python API (gdb -batch -nx), which handles DWARF 4 and 5 alike;
+    build is static) and of the _asyncio, _queue and _socket extensions,
+    read through gdb's Python API (gdb -batch -nx), which handles DWARF 4
+    and 5 alike;
   * the interpreter itself, for values that exist only as C macros but
     are visible from Python (opcode numbers, CO_* flags, digit size);
   * a short table of documented facts (FACTS below) for the few macros and
@@ -334,6 +335,7 @@ MIPOOL = ("mi_abandoned_pool_t", "struct mi_abandoned_pool_s")
 FUTURE = ("FutureObj",)
 DEQUE = ("dequeobject",)
 SIMPLEQUEUE = ("simplequeueobject",)
+SOCKET = ("PySocketSockObject",)
 DEQUE_BLOCK = ("block", "struct BLOCK")
 TASK = ("TaskObj",)
 
@@ -612,6 +614,7 @@ RULES = {
     "sq_get_idx": Off(SIMPLEQUEUE, "buf.get_idx", src="queue"),
     "sq_items_cap": Off(SIMPLEQUEUE, "buf.items_cap", src="queue"),
     "sq_num_items": Off(SIMPLEQUEUE, "buf.num_items", src="queue"),
+    "sock_fd": Off(SOCKET, "sock_fd", src="socket"),
 
     "gen_size": Size(GEN),
     "gen_frame": Off(GEN, "gi_frame"),
@@ -789,6 +792,10 @@ class Install:
         mods = sorted(glob.glob(os.path.join(prefix, "lib", "python" + x,
                                              "lib-dynload", "_queue*.so")))
         self.queue = mods[0] if mods else self.libpython
+        # And _socket.
+        mods = sorted(glob.glob(os.path.join(prefix, "lib", "python" + x,
+                                             "lib-dynload", "_socket*.so")))
+        self.socket = mods[0] if mods else self.libpython
 
 
 def find_pyenv():
@@ -837,23 +844,26 @@ class Context:
 
 
 def build_table(inst, fields, tmpdir):
-    queries = {"py": [], "aio": [], "queue": []}
+    queries = {"py": [], "aio": [], "queue": [], "socket": []}
     for _, name in fields:
         for src, q in RULES[name].queries():
             if q not in queries[src]:
                 queries[src].append(q)
     answers, ids = {}, {}
-    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
         py = pool.submit(run_gdb, inst.libpython, queries["py"],
                          os.path.join(tmpdir, "py"))
         aio = pool.submit(run_gdb, inst.asyncio, queries["aio"],
                           os.path.join(tmpdir, "aio"))
         queue = pool.submit(run_gdb, inst.queue, queries["queue"],
                             os.path.join(tmpdir, "queue"))
+        sock = pool.submit(run_gdb, inst.socket, queries["socket"],
+                           os.path.join(tmpdir, "socket"))
         facts = pool.submit(run_python, inst.exe, read_probe(FACTS_SCRIPT))
         ids["py"], answers["py"] = py.result()
         ids["aio"], answers["aio"] = aio.result()
         ids["queue"], answers["queue"] = queue.result()
+        ids["socket"], answers["socket"] = sock.result()
         facts = facts.result()
     if facts["version"][:2] != [3, inst.minor] or \
             facts["free_threaded"] != inst.free_threaded:
@@ -870,7 +880,7 @@ def build_table(inst, fields, tmpdir):
         raise GenError("%s: the derived table does not match the running "
                        "interpreter:\n  %s" % (inst.version, "\n  ".join(bad)))
     read = [(inst.libpython, ids["py"]), (inst.asyncio, ids["aio"]),
-            (inst.queue, ids["queue"])]
+            (inst.queue, ids["queue"]), (inst.socket, ids["socket"])]
     source = SOURCE_SEP.join(
         ["CPython " + inst.version +
          (" (free-threaded)" if inst.free_threaded else "")] +
@@ -1088,6 +1098,7 @@ def main():
                     os.makedirs(os.path.join(d, "py"))
                     os.makedirs(os.path.join(d, "aio"))
                     os.makedirs(os.path.join(d, "queue"))
+                    os.makedirs(os.path.join(d, "socket"))
                     jobs[minor] = pool.submit(build_table, inst, fields, d)
                 errors = []
                 for minor, job in sorted(jobs.items()):

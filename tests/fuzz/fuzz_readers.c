@@ -72,6 +72,8 @@ static void fuzz_graph(struct pyproc *py, const struct py_snapshot *snap,
 		gr.frames = snap->threads[0].frames;
 		gr.nframes = snap->threads[0].nframes;
 	}
+	/* the socket its frames may say it waits on (gevent's) */
+	py_greenlets_read_io(py, &gl);
 	cs_err_init(&err);
 	memset(&g, 0, sizeof(g));
 	if (py_waitgraph_build(py, snap, a, &gl, &g, &err) == 0)

@@ -167,6 +167,12 @@ while blk and len(items) < len(dq):
         blk, at = ptr(blk + L["block_rightlink"]), 0
 check("deque items", items, list(dq))
 
+# A socket's fd, which only its C struct keeps
+import socket
+sk = socket.socket()
+check("sock_fd", rd(ctypes.c_int, id(sk) + L["sock_fd"]), sk.fileno())
+sk.close()
+
 # queue.SimpleQueue (3.7+): its items, some taken, a ring wrapped past
 # its end where it is one (3.13+)
 try:
