@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "readers/code.h"
 #include "common/banned.h"
 
 /* The generator's qualname (gi_qualname, also before 3.11, where a
@@ -113,5 +114,17 @@ const char *gen_idle_by_design(const struct py_gen *g)
 	if (pytest_parked(g))
 		return "pytest's or a plugin's generator, parked while a test "
 		       "runs";
+	return NULL;
+}
+
+const char *greenlet_idle_by_design(const struct py_greenlet *g)
+{
+	/* A gevent threadpool's worker thread starts in _begin() on its
+	 * own first greenlet, which switches to the worker greenlet for
+	 * good: that one runs the jobs (its thread, idle by design while
+	 * it waits for one, cli/thread_idle.c) */
+	if (g->state == PY_GREENLET_SUSPENDED && g->nframes == 1 &&
+	    py_code_is(g->frames[0].code, "/gevent/threadpool.py", "_begin"))
+		return "a gevent threadpool worker thread's first greenlet";
 	return NULL;
 }

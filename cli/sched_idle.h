@@ -12,11 +12,12 @@
  * of an importlib.resources.as_file() a module entered at import and
  * keeps open for good (certifi's, in every program using requests), and
  * the hook wrappers and plugin generators of pytest, parked while a test
- * runs.
+ * runs, and the first greenlet of a gevent threadpool's worker thread.
  */
 #ifndef COROSCOPE_CLI_SCHED_IDLE_H
 #define COROSCOPE_CLI_SCHED_IDLE_H
 
+#include "readers/greenlets.h"
 #include "readers/tasks.h"
 
 /* What task t is ("trio's system task", "a copy of the parent's task,
@@ -25,5 +26,8 @@ const char *task_idle_by_design(const struct py_async *a,
 				const struct py_task *t);
 /* The same for a generator no task owns ("trio's run loop"). */
 const char *gen_idle_by_design(const struct py_gen *g);
+/* The same for a greenlet (a gevent threadpool worker thread's first,
+ * parked in _begin() while the thread's worker greenlet runs). */
+const char *greenlet_idle_by_design(const struct py_greenlet *g);
 
 #endif

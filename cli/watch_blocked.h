@@ -11,7 +11,8 @@
 /* For each thread of this sample's STUCK events (t's, after
  * watch_end()), read off live collection c: its blocked_on, when it
  * sits in a read or connect of a socket or pipe, a file lock's wait or
- * wait4(2). */
+ * wait4(2); for each task or greenlet, when it is parked on a socket or
+ * pipe whose fd its frames name ("to read fd 7, a TCP connection ..."). */
 void watch_note_blocked(struct watch_tracker *t, const struct collection *c);
 
 #endif

@@ -645,6 +645,12 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	o.woke = g->state == PY_GREENLET_RUNNING;
 	o.not_started = g->state == PY_GREENLET_NOT_STARTED;
 	o.waits_on = greenlet_waits_on(s->c, g);
+	o.idle = greenlet_idle_by_design(g);
+	/* the greenlet running on a thread that waits for work by design
+	 * (a gevent threadpool's worker greenlet) is that thread's wait */
+	if (!o.idle && g->state == PY_GREENLET_RUNNING &&
+	    (th = sample_thread(s, g->tid)))
+		o.idle = thread_idle_by_design(th);
 	watch_observe(t, &o);
 }
 

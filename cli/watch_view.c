@@ -531,9 +531,6 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 		json_string(j, it->blocked_in);
 		json_key(j, "native_function");
 		json_string(j, it->native_function);
-		json_key(j, "blocked_on");
-		json_string(j, watch_state_of(t, it) == WATCH_STUCK ?
-			    it->blocked_on : NULL);
 		json_key(j, "idle");
 		json_string(j, it->gone ? NULL : it->idle);
 	}
@@ -547,11 +544,17 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 			   it->where_function);
 	json_key(j, "waits_on");
 	json_string(j, it->waits_on);
-	if (it->kind == WATCH_TASK) {
-		/* (what an idle task is: asleep, trio's system task) */
+	json_key(j, "blocked_on");
+	json_string(j, watch_state_of(t, it) == WATCH_STUCK ? it->blocked_on :
+		    NULL);
+	if (it->kind == WATCH_TASK || it->kind == WATCH_GREENLET) {
+		/* (what an idle task is: asleep, trio's system task; an
+		 * idle greenlet: a threadpool worker thread's) */
 		json_key(j, "idle");
 		json_string(j, watch_state_of(t, it) == WATCH_IDLE ?
 			    it->idle : NULL);
+	}
+	if (it->kind == WATCH_TASK) {
 		watch_json_timers(j, it);
 	} else if (it->kind == WATCH_THREAD) {
 		/* (its sleep or timed wait: cli/collect_deadlines.h) */

@@ -67,3 +67,11 @@ def test_gevent_socket_waits_name_their_socket(work):
     assert re.search(r"suspended Greenlet running fetch\(\) 0x[0-9a-f]+, "
                      r"to read fd %d\n" % fds["fetch"]["fd"],
                      res.stderr), res.stderr[-3000:]
+    # the resolver's threadpool (urllib's getaddrinfo): each worker
+    # thread's first greenlet waits in _begin() for good, idle by design
+    # (before, each was listed stuck there)
+    assert not re.search(r"stuck .* in _WorkerGreenlet\._begin",
+                         res.stderr), res.stderr[:4000]
+    assert re.search(r"^  process %d: \d+ idle by design, not listed: .*a "
+                     r"gevent threadpool worker thread's first greenlet "
+                     r"\(\d+\)" % pid, res.stderr, re.M), res.stderr[:4000]

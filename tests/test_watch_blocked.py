@@ -13,13 +13,17 @@ import re
 
 import pytest
 
-from conftest import interpreter, left_out, run_coroscope
+from conftest import (debian_with, interpreter, left_out, marker_line,
+                      run_coroscope, target_script)
 from test_watch import assert_target_unharmed, by_name
 
 ARGS = ["--json", "--for", "3s", "--interval", "0.5s", "--stuck", "1s"]
 
 
 def watch(keeper, ident, script, *args):
+    """script under interpreter ident, watched: the target, the JSON
+    document's threads by name, its stderr (the event lines), and the
+    document."""
     if left_out(ident):
         pytest.skip("interpreter %s left out by COROSCOPE_TEST_PYTHONS"
                     % ident)
@@ -30,7 +34,8 @@ def watch(keeper, ident, script, *args):
     result = run_coroscope("watch", *(ARGS + [target.pid]))
     assert result.returncode == 0, result
     assert_target_unharmed(target)
-    return target, by_name(result.json()["threads"]), result.stderr
+    doc = result.json()
+    return target, by_name(doc["threads"]), result.stderr, doc
 
 
 def event(stderr, tid, name):
@@ -43,7 +48,7 @@ def event(stderr, tid, name):
 
 @pytest.mark.parametrize("ident", ("3.8", "3.11-debian", "3.14t"))
 def test_stuck_reader_names_its_socket_and_pipe(keeper, ident):
-    target, threads, stderr = watch(keeper, ident, "socket_reads.py")
+    target, threads, stderr, _ = watch(keeper, ident, "socket_reads.py")
     fds = target.ready["fds"]
     main = fds["MainThread"]
     want = {
@@ -68,8 +73,8 @@ def test_stuck_reader_names_its_socket_and_pipe(keeper, ident):
 
 @pytest.mark.parametrize("ident", ("3.8", "3.11-debian", "3.14t"))
 def test_stuck_file_lock_names_its_holder(keeper, ident):
-    target, threads, stderr = watch(keeper, ident, "file_locks.py",
-                                    "{workdir}")
+    target, threads, stderr, _ = watch(keeper, ident, "file_locks.py",
+                                       "{workdir}")
     ready = target.ready
     held = ready["holders"]["py_flock"]
     text = ("blocked locking fd %d, %s, with flock(): held exclusively by "
@@ -90,3 +95,59 @@ def test_stuck_file_lock_names_its_holder(keeper, ident):
     assert re.match(r"^waits for child process \d+ \(python[0-9.t]*\) to "
                     r"end$", threads["MainThread"]["blocked_on"] or ""), \
         threads["MainThread"]
+
+
+
+def by_line(items, script, marker):
+    """The one item whose "where" is at marker's line of script."""
+    line = marker_line(target_script(script), marker)
+    found = [i for i in items if i["where"] and i["where"]["line"] == line]
+    assert len(found) == 1, (marker, items)
+    return found[0]
+
+
+def connection(fds, name, doing="read"):
+    return "to %s fd %d, a TCP connection %s:%d -> %s:%d (established)" % (
+        (doing, fds[name]["fd"]) + tuple(fds[name]["local"]) +
+        tuple(fds[name]["remote"]))
+
+
+@pytest.mark.parametrize("ident", ("3.8", "3.11-debian", "3.14t"))
+def test_stuck_stream_task_names_its_socket(keeper, ident):
+    """An asyncio task in StreamReader.readline(): its fd is the wait-for
+    graph's StreamReader's."""
+    target, _, stderr, doc = watch(keeper, ident, "aio_streams.py")
+    fds = target.ready["fds"]
+    for name in ("client", "handler"):
+        task = by_line(doc["tasks"], "aio_streams.py", name + "-reads")
+        assert task["state"] == "stuck", task
+        assert task["blocked_on"] == connection(fds, name), task
+        lines = [l for l in stderr.splitlines() if " stuck task " in l and
+                 "aio_streams.py:%d " % task["where"]["line"] in l]
+        assert len(lines) == 1 and ", %s, waits on " % connection(
+            fds, name) in lines[0], (lines, stderr)
+
+
+def test_stuck_gevent_greenlets_name_their_sockets(keeper):
+    """Greenlets parked in gevent sockets' methods (readers/gevent_io.c);
+    the resolver threadpool's worker greenlets are idle, as their
+    threads are."""
+    debian_with("gevent")
+    target, _, stderr, doc = watch(keeper, "3.11-debian",
+                                   "gevent_sockets.py")
+    fds = target.ready["fds"]
+    for name, marker, text in (
+            ("fetch", "recv", connection(fds, "fetch")),
+            ("sender", "send", connection(fds, "sender", "write")),
+            ("listener", "accept", "to read fd %d, a TCP listening socket "
+             "%s:%d" % ((fds["listener"]["fd"],) +
+                        tuple(fds["listener"]["local"])))):
+        greenlet = by_line(doc["greenlets"], "gevent_sockets.py", marker)
+        assert greenlet["state"] == "stuck", greenlet
+        assert greenlet["blocked_on"] == text, greenlet
+    workers = [g for g in doc["greenlets"] if g["type"] == "_WorkerGreenlet"
+               or (g["where"] and g["where"]["function"] and
+                   g["where"]["function"].endswith("_begin"))]
+    assert workers and all(g["state"] == "idle" for g in workers), workers
+    assert not [l for l in stderr.splitlines()
+                if " stuck " in l and "_WorkerGreenlet" in l], stderr
