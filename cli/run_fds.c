@@ -29,6 +29,12 @@ static void add_socket(struct strbuf *sb, const struct procfs_socket *so)
 			strbuf_addstr(sb, " ");
 			esc_add_name_raw(sb, so->path);
 		}
+		if (so->doubt == PROCFS_PATH_CUT)
+			strbuf_addstr(sb, " (its path goes on past a newline)");
+		else if (so->doubt == PROCFS_PATH_TWICE)
+			strbuf_addstr(sb, " (path unknown: /proc lists its "
+				      "inode twice, one line forged by a "
+				      "path with a newline)");
 		return;
 	}
 	if (so->state && !strcmp(so->state, "listen")) {

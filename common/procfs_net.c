@@ -186,24 +186,38 @@ int procfs_net_unix_line(const char *line, struct procfs_socket *out,
 	return 0;
 }
 
-/* Look through one table for ino: 1 found, 0 not, -1 unreadable. */
+/* Look through one table for ino: 1 found, 0 not, -1 unreadable.  The
+ * unix table is read to its end, for the doubts about a path (struct
+ * procfs_socket's doubt). */
 static int search_table(int pid, const char *table, int v6, int is_unix,
 			unsigned long ino, struct procfs_socket *out)
 {
 	char path[64], line[LINE_MAX_LEN];
 	unsigned long lines = 0, got;
-	int found = 0;
+	struct procfs_socket cur;
+	int found = 0, parsed, next_of_found = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, table);
 	if (!(f = fopen(path, "re")))
 		return -1;
-	while (!found && lines++ < MAX_LINES &&
+	while ((!found || is_unix) && lines++ < MAX_LINES &&
 	       procfs_next_line(f, line, sizeof(line))) {
-		if ((is_unix ? procfs_net_unix_line(line, out, &got) :
-			       procfs_net_inet_line(line, v6, out, &got)) == 0 &&
-		    got == ino)
-			found = 1;
+		parsed = (is_unix ? procfs_net_unix_line(line, &cur, &got) :
+				    procfs_net_inet_line(line, v6, &cur,
+							 &got)) == 0;
+		if (next_of_found && !parsed)
+			out->doubt = PROCFS_PATH_CUT;
+		next_of_found = 0;
+		if (!parsed || got != ino)
+			continue;
+		if (found) {
+			out->path[0] = '\0';
+			out->doubt = PROCFS_PATH_TWICE;
+			break;
+		}
+		*out = cur;
+		found = next_of_found = 1;
 	}
 	fclose(f);
 	return found;

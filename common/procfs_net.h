@@ -24,6 +24,12 @@ struct procfs_socket {
 	unsigned long rx_queue; /* bytes received and not read (TCP, UDP) */
 	char path[PROCFS_NET_PATH_MAX];  /* a unix socket's, "" for none;
 				   an abstract one's starts with '@' */
+	/* A unix socket's path is printed raw: one with a newline goes on
+	 * as a line of its own, which does not parse (PROCFS_PATH_CUT: the
+	 * path is its part before the newline), or which forges another
+	 * socket's line, whose inode is then listed twice
+	 * (PROCFS_PATH_TWICE: path left empty, it is either line's). */
+	enum { PROCFS_PATH_WHOLE, PROCFS_PATH_CUT, PROCFS_PATH_TWICE } doubt;
 };
 
 /* The inode of a "socket:[123]" fd link: 0, or -1 for another link. */

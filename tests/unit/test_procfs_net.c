@@ -10,8 +10,10 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "tests/unit/check.h"
@@ -115,9 +117,76 @@ static void own_sockets(void)
 	close(srv);
 }
 
+/* A unix socket bound to path (in a fresh temporary directory), or -1. */
+static int bound_unix(const char *path)
+{
+	struct sockaddr_un a;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	if (fd < 0 || strlen(path) >= sizeof(a.sun_path)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	memcpy(a.sun_path, path, strlen(path));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Paths with a newline: /proc/net/unix prints them raw, so one is cut
+ * there, and one may forge the line of another socket's inode. */
+static void newline_paths(void)
+{
+	char dir[] = "/tmp/coroscope-net-XXXXXX", cut[96], forged[108];
+	struct procfs_socket so;
+	char link[64];
+	unsigned long ino;
+	int plain, nl, forger, mode;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "a directory: %s", strerror(errno));
+		return;
+	}
+	snprintf(cut, sizeof(cut), "%s/a\nb", dir);
+	plain = socket(AF_UNIX, SOCK_STREAM, 0);
+	nl = bound_unix(cut);
+	if (plain < 0 || nl < 0 ||
+	    procfs_fd(getpid(), plain, link, sizeof(link), &mode) < 0 ||
+	    procfs_net_socket_inode(link, &ino) < 0) {
+		CHECK(0, "unix sockets: %s", strerror(errno));
+		return;
+	}
+	CHECK(own_socket(nl, &so) == 0 && so.doubt == PROCFS_PATH_CUT &&
+	      !strncmp(so.path, dir, strlen(dir)) &&
+	      !strchr(so.path, '\n'),
+	      "a path with a newline is cut, and says so: %s", so.path);
+	CHECK(own_socket(plain, &so) == 0 && so.doubt == PROCFS_PATH_WHOLE &&
+	      !so.path[0], "an unbound socket: no doubt");
+	/* a second line for `plain`'s inode */
+	snprintf(forged, sizeof(forged), "%s/\n0: 00000002 00000000 00010000 "
+		 "0001 01 %lu", dir, ino);
+	forger = bound_unix(forged);
+	CHECK(forger >= 0 && own_socket(plain, &so) == 0 &&
+	      so.doubt == PROCFS_PATH_TWICE && !so.path[0],
+	      "a forged line: the inode listed twice, no path: %s", so.path);
+	if (forger >= 0)
+		close(forger);
+	close(nl);
+	close(plain);
+	unlink(cut);
+	unlink(forged);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	lines();
 	own_sockets();
+	newline_paths();
 	return CHECK_DONE("test_procfs_net");
 }
