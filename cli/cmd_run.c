@@ -51,6 +51,7 @@
 #include "cli/run_sample.h"
 #include "cli/run_supervise.h"
 #include "cli/run_reads.h"
+#include "cli/run_sleeps.h"
 #include "cli/run_writes.h"
 #include "common/addrmap.h"
 #include "common/duration.h"
@@ -280,6 +281,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_summarize_writes(sum, c);
 		run_summarize_reads(sum, c, t);
+		run_summarize_sleeps(sum, c, t);
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->clock_s = 0;

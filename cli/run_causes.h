@@ -41,6 +41,8 @@ enum run_cause_kind {
 	RUN_CAUSE_READ,         /* a thread blocked reading a socket */
 	RUN_CAUSE_BUSY,         /* a thread using a CPU all along (sampled) */
 	RUN_CAUSE_GIL,          /* threads waiting for the GIL (contention) */
+	RUN_CAUSE_SLEEP,        /* a thread asleep at its own line all along
+				   (a poll for what never comes) */
 	RUN_CAUSE_IDLE,         /* a server's idle wait (accept, keep-alive) */
 };
 

@@ -156,19 +156,13 @@ static void add_python_holder(struct strbuf *sb, const struct collection *hc,
 			      const struct py_thread *th)
 {
 	const struct py_frame *own = run_own_frame(th->frames, th->nframes);
-	char *source;
 
 	strbuf_addf(sb, "holder: process %d, ", hc->pid);
 	run_add_thread_label(sb, th);
 	if (!own)
 		return;
 	strbuf_addstr(sb, " at ");
-	run_add_frame_place(sb, own);
-	if ((source = run_probe_source(collect_proc_pid(hc),
-				       own->code->filename, own->line))) {
-		strbuf_addf(sb, ": %s", source);
-		free(source);
-	}
+	run_probe_add_line(sb, collect_proc_pid(hc), own);
 }
 
 void run_file_lock_detail(struct run_cause *cause,

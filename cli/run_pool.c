@@ -15,7 +15,7 @@
 /* Thread t is a process pool's worker running a job (its loop is on
  * its stack, and thread_idle says it is not waiting for the next):
  * concurrent.futures', or a multiprocessing.Pool's. */
-static int runs_pool_job(const struct py_thread *t)
+int run_pool_runs_job(const struct py_thread *t)
 {
 	size_t i;
 
@@ -72,7 +72,7 @@ size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
 		if (!procs[i].dumped || !started_for(procs, n, i, pid))
 			continue;
 		for (k = 0; k < c->snap.nthreads; k++) {
-			if (!runs_pool_job(&c->snap.threads[k]))
+			if (!run_pool_runs_job(&c->snap.threads[k]))
 				continue;
 			*out = xgrow(*out, &alloc, njobs + 1, sizeof(**out));
 			(*out)[njobs].pid = c->pid;

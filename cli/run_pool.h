@@ -26,6 +26,11 @@ struct run_pool_job {
 	const struct py_thread *th;   /* its thread running the job */
 };
 
+/* Is thread t a process pool's worker running a job (its loop on its
+ * stack, and not waiting for the next): concurrent.futures', or a
+ * multiprocessing.Pool's? */
+int run_pool_runs_job(const struct py_thread *t);
+
 /* The jobs that the dumped children of process pid (or of its fork
  * server) among procs[0..n) run, into *out (the caller frees it; NULL
  * when none); how many. */

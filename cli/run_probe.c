@@ -1,5 +1,7 @@
 #include "cli/run_probe.h"
 
+#include "cli/run_places.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +118,17 @@ char *run_probe_source(int pid, const char *filename, int line)
 	if (end - start > MAX_SHOWN_SOURCE)
 		end = start + MAX_SHOWN_SOURCE;
 	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+}
+
+void run_probe_add_line(struct strbuf *sb, int pid, const struct py_frame *f)
+{
+	char *source;
+
+	run_add_frame_place(sb, f);
+	if ((source = run_probe_source(pid, f->code->filename, f->line))) {
+		strbuf_addf(sb, ": %s", source);
+		free(source);
+	}
 }
 
 /* The thread's context switches so far, or -1. */

@@ -23,7 +23,6 @@
 #include "cli/run_reads.h"
 
 #include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "attach/memsrc.h"
@@ -168,7 +167,6 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 							   th->nframes);
 		struct procfs_lock holder;
 		struct run_seen seen;
-		char *source;
 		int kind;
 
 		run_seen_thread(t, th, &seen);
@@ -188,12 +186,7 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		cause = run_cause_add(s, (enum run_cause_kind)kind, c->pid,
 				      &sb);
 		strbuf_addstr(&sb, "at ");
-		run_add_frame_place(&sb, own);
-		if ((source = run_probe_source(pid, own->code->filename,
-					       own->line))) {
-			strbuf_addf(&sb, ": %s", source);
-			free(source);
-		}
+		run_probe_add_line(&sb, pid, own);
 		run_cause_detail(cause, &sb);
 		if (kind == RUN_CAUSE_FILE_LOCK)
 			run_file_lock_detail(cause, s, c, &holder, &sb);

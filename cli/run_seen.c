@@ -16,6 +16,8 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->stuck_for = watch_stuck_for(t, it);
 	out->busy = watch_busy(it);
 	out->at_least = it->last_progress <= it->first_seen;
+	out->same_all = it->same_since <= it->first_seen;
+	out->same_for = it->last_seen - it->same_since;
 	/* (An idle thread is stuck or not here: the caller says what it
 	 * is apart, cli/thread_idle.h.) */
 	switch (watch_progress_of(t, it)) {

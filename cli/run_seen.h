@@ -28,6 +28,11 @@ struct run_seen {
 	double stuck_for;   /* seconds without progress */
 	int at_least;       /* never seen moving: stuck at least that long */
 	double busy;        /* threads: share of one CPU, 0..1 */
+	/* Its stack (its lines) the same at every sample, for same_for
+	 * seconds, whether it ran or not (a loop polling at one line is
+	 * MOVING, and this). */
+	int same_all;
+	double same_for;
 };
 
 /* t may be NULL (then RUN_SEEN_UNKNOWN). */

@@ -90,6 +90,8 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "gil";
 	case RUN_CAUSE_GIL_HELD:
 		return "gil_held";
+	case RUN_CAUSE_SLEEP:
+		return "sleep";
 	case RUN_CAUSE_BUSY:
 		return "busy";
 	}

@@ -154,6 +154,7 @@ static void start_over(const struct watch_tracker *t, struct watch_item *it,
 	 * least" stays true) */
 	it->last_progress = t->now -
 			    (o->off_cpu_s >= 1 ? floor(o->off_cpu_s) : 0);
+	it->same_since = t->now;
 	it->gone = 0;
 	it->reported = 0;
 	it->cpu_s = it->window_s = 0;
@@ -203,6 +204,8 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		free(it->name);
 		it->name = o->name ? xstrdup(o->name) : NULL;
 	}
+	if (o->fingerprint != it->fingerprint)
+		it->same_since = t->now;
 	it->fingerprint = o->fingerprint;
 	it->last_seen = t->now;
 	it->seen = 1;

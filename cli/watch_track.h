@@ -130,6 +130,10 @@ struct watch_item {
 	uint64_t fingerprint;
 	double first_seen, last_seen;  /* sample times, seconds */
 	double last_progress;          /* when it was last seen moving */
+	double same_since;             /* since when its fingerprint (its
+					  stack, its lines) is the same,
+					  whether it ran or not: a loop that
+					  polls, asleep at one line */
 	int gone;
 	int reported;                  /* a "stuck" event was emitted */
 	double cpu_s, window_s;        /* totals over the watch (threads) */

@@ -1,0 +1,89 @@
+/*
+ * A thread the samples saw stuck, asleep in time.sleep() (the system
+ * call it sat in at the stop was a sleep: cli/collect_deadlines.c) at a
+ * line of the program's own: "thread 12 "MainThread" sleeps in
+ * time.sleep, wakes in 0.3s (stuck for at least 5.0s)", then where,
+ * and the test pytest runs.  So is one seen running between samples
+ * but at that same line at every one of them: a loop that polls for
+ * something that never comes (a file, a port, a flag), "(polling: ...)".
+ * Before, with nothing else stuck, run said "no likely cause stands
+ * out".  Ranked last but for idle waits.  Left out, as for
+ * reads: a thread a cause of the graph's names (a job's worker, a
+ * thread joined: those say it sleeps), a process pool's worker running
+ * a job (the cause of the wait for it names its line), one idle by
+ * design; and tasks in asyncio.sleep(), their loop's own timers.
+ */
+#include "cli/run_sleeps.h"
+
+
+#include "cli/run_places.h"
+#include "cli/run_pool.h"
+#include "cli/run_probe.h"
+#include "cli/run_seen.h"
+#include "cli/thread_idle.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Seen moving (it ran) at some sample, but at the same line at every
+ * one: a loop that sleeps, checks and sleeps again. */
+static int polls(const struct run_seen *seen)
+{
+	return (seen->state == RUN_SEEN_MOVING ||
+		(seen->state == RUN_SEEN_STUCK && !seen->at_least)) &&
+	       seen->same_all && seen->same_for > 0;
+}
+
+void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
+			  const struct watch_tracker *t)
+{
+	int pid = collect_proc_pid(c);
+	struct run_cause *cause;
+	struct strbuf sb, timer;
+	size_t i;
+
+	if (!c->is_live || !t || !s->facts)
+		return;
+	strbuf_init(&sb);
+	strbuf_init(&timer);
+	/* Bounded by the snapshot's threads. */
+	for (i = 0; i < c->snap.nthreads; i++) {
+		const struct py_thread *th = &c->snap.threads[i];
+		const struct run_thread_facts *f = &s->facts[i];
+		const struct py_frame *own = run_own_frame(th->frames,
+							   th->nframes);
+		struct run_seen seen;
+
+		run_seen_thread(t, th, &seen);
+		if ((seen.state != RUN_SEEN_STUCK && !polls(&seen)) || !own ||
+		    f->timer != RUN_TIMER_SLEEP || thread_idle_by_design(th) ||
+		    run_summary_explains(s, th) || run_pool_runs_job(th))
+			continue;
+		/* ", sleeps in time.sleep, wakes in 0.3s", its comma cut */
+		strbuf_reset(&timer);
+		run_add_thread_timer(&timer, f);
+		if (timer.len < 2)
+			continue;
+		run_add_thread_label(&sb, th);
+		strbuf_addstr(&sb, timer.buf + 1);
+		if (polls(&seen)) {
+			strbuf_addf(&sb, " (polling: it woke and slept again "
+				    "at that line at every sample, %.1fs)",
+				    seen.same_for);
+		} else {
+			strbuf_addstr(&sb, " (");
+			run_seen_add(&sb, &seen);
+			strbuf_addch(&sb, ')');
+		}
+		cause = run_cause_add(s, RUN_CAUSE_SLEEP, c->pid, &sb);
+		strbuf_addstr(&sb, "at ");
+		run_probe_add_line(&sb, pid, own);
+		run_cause_detail(cause, &sb);
+		if (c->graph.test) {
+			strbuf_addstr(&sb, "test being run: ");
+			strbuf_addstr(&sb, c->graph.test);
+			run_cause_detail(cause, &sb);
+		}
+	}
+	strbuf_release(&timer);
+	strbuf_release(&sb);
+}

@@ -1,0 +1,71 @@
+"""`run`'s causes for threads of the program's own code asleep in
+time.sleep() all along the samples (targets/poll_forever.py): a loop
+polling for a file that never appears, a forgotten long sleep.  Before,
+with nothing else stuck, run said "no likely cause stands out"; now a
+cause of kind "sleep", ranked low, names each, at its line with the
+source, and the pytest test being run.  The tids are the threads' own
+(threading.get_native_id() or gettid)."""
+
+import json
+import re
+import shutil
+
+import pytest
+
+from conftest import (DEBIAN, debian_with, interpreter_or_skip, marker_line,
+                      target_script)
+from test_run import coroscope_run, likely_causes, work  # noqa: F401
+from test_run_reads import causes_of
+
+SCRIPT = target_script("poll_forever.py")
+STUCK = r" \(stuck for at least [0-9.]+s\)$"
+# a loop seen running between samples, at the same line at each
+POLLING = (r" \((stuck for at least [0-9.]+s|polling: it woke and slept "
+           r"again at that line at every sample, [0-9.]+s)\)$")
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.14", "3.14t"))
+def test_sleeping_threads_are_causes(ident, work):
+    py = interpreter_or_skip(ident)
+    ready, report = work / "ready.json", work / "report.json"
+    res = coroscope_run(["--timeout", "3", "--report", report, "--",
+                         py.path, SCRIPT, str(ready)])
+    assert res.returncode == 124, res
+    info = json.loads(ready.read_text())
+    pid, tids = info["pid"], info["tids"]
+    causes = causes_of(likely_causes(res.stderr), pid)
+    assert causes, res.stderr[:3000]
+    for name, wakes, marker, source, seen in (
+            ("MainThread", r"0\.[0-4]", "poll", r"time\.sleep\(0\.4\)",
+             POLLING),
+            ("poller", r"35\d\d\.\d", "long-sleep",
+             r"time\.sleep\(3600\)", STUCK)):
+        head = [h for h in causes if re.match(
+            r'^  process %d: thread %d "%s" sleeps in time\.sleep, wakes in '
+            r'%ss%s' % (pid, tids[name], name, wakes, seen), h)]
+        assert len(head) == 1, (name, causes)
+        detail = causes[head[0]]
+        assert len(detail) == 1 and re.match(
+            r"^at \S*poll_forever\.py:%d in \S+: %s  # MARK: %s$"
+            % (marker_line(SCRIPT, marker), source, marker),
+            detail[0]), detail
+    doc = json.loads(report.read_text())
+    kinds = [c["kind"] for c in doc["causes"] if c["pid"] == pid]
+    assert kinds == ["sleep", "sleep"], doc["causes"]
+
+
+def test_polling_test_is_named(work):
+    """Under pytest: the test being run, as the graph's causes say it."""
+    debian_with("pytest")
+    shutil.copy(SCRIPT, str(work / "test_poll.py"))
+    res = coroscope_run(["--timeout", "3", "--", DEBIAN, "-m", "pytest",
+                         "-q", "-p", "no:cacheprovider", "test_poll.py"],
+                        cwd=str(work))
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    head = [i for i, c in enumerate(causes) if re.match(
+        r'^  process \d+: thread \d+ "MainThread" sleeps in time\.sleep, '
+        r'wakes in 0\.[0-4]s' + POLLING, c)]
+    assert len(head) == 1, res.stderr[:3000]
+    assert causes[head[0] + 2].strip() == \
+        "test being run: test_poll.py::test_poll_forever", causes
