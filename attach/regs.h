@@ -132,6 +132,14 @@ static inline const char *cs_syscall_locks_file(long nr,
 #endif
 }
 
+/* Is x86-64 system call nr, with second argument arg1, fcntl(2)'s
+ * F_OFD_SETLKW: an OFD lock's wait, which /proc/locks lists with no
+ * pid? */
+static inline int cs_syscall_locks_ofd(long nr, unsigned long long arg1)
+{
+	return nr == 72 && arg1 == 38;
+}
+
 /* Does x86-64 system call nr (one cs_syscall_sends() names) end by
  * counting itself in the thread's syscw (/proc/PID/task/TID/io), however
  * it returns: write(2), pwrite64(2), writev(2), pwritev(2), pwritev2(2)

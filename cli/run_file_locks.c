@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli/collect.h"
 #include "cli/escape.h"
@@ -29,41 +30,100 @@
 /* Bytes of a holder's command line shown at most. */
 #define CMDLINE_SHOWN 200
 
-/* "held exclusively by process 1235 (python3) as its fd 3" */
-static void add_holder(struct strbuf *sb, const struct collection *c,
-		       const struct procfs_lock *h)
+/* Who holds lock h, on the file st, now, and through which of its fds
+ * (*fd).  A POSIX lock is its process's and ends with it: h->pid.  A
+ * flock() or OFD lock is its open file's: the process /proc/locks
+ * names (the one that took it) if it still has the file open, else the
+ * first process of s's tree, this one first, that has (one with an fd
+ * the kernel lists the lock under), else any process.  The pid; 0 when
+ * none is found; -1 when h->pid's files cannot be listed (another
+ * user's: it is named then, unchecked). */
+static long find_holder(const struct run_summary *s,
+			const struct collection *c,
+			const struct procfs_lock *h, const struct stat *st,
+			int *fd)
 {
+	int got = procfs_locks_holder_fd((int)h->pid, h);
+	long pid;
+	size_t j;
+
+	*fd = got;
+	if (got >= 0 || (h->pid > 0 && !strcmp(h->type, "POSIX")))
+		return h->pid;
+	if ((*fd = procfs_locks_holder_fd(c->pid, h)) >= 0)
+		return c->pid;
+	for (j = 0; j < s->nprocs; j++)
+		if ((*fd = procfs_locks_holder_fd(s->procs[j].e.pid, h)) >= 0)
+			return s->procs[j].e.pid;
+	if (got == -2)
+		return -1;
+	pid = procfs_locks_find_holder(h, st->st_dev,
+				       (unsigned long)st->st_ino, fd);
+	return pid;
+}
+
+/* "held exclusively by process 1235 (python3) as its fd 3"; h->pid
+ * becomes the holder's pid, 0 when none is known. */
+static void add_holder(struct strbuf *sb, const struct run_summary *s,
+		       const struct collection *c, struct procfs_lock *h,
+		       const struct stat *st)
+{
+	long pid;
 	char comm[32];
 	int fd;
 
 	strbuf_addf(sb, "held %s by ", h->write ? "exclusively" : "shared");
-	if (h->pid == -1) {
-		strbuf_addstr(sb, "an open file of no one process (an OFD "
-			      "lock)");
+	pid = find_holder(s, c, h, st, &fd);
+	if (pid == 0) {
+		/* (its taker closed it, or ended: one it shared the file
+		 * with, that this user cannot see, holds it) */
+		if (h->pid > 0)
+			strbuf_addf(sb, "an open file that process %ld locked "
+				    "and no longer has open", h->pid);
+		else
+			strbuf_addstr(sb, "an open file of no process this "
+				      "user can see (an OFD lock)");
+		h->pid = 0;
 		return;
 	}
-	if (h->pid == 0) {
-		strbuf_addstr(sb, "a process of another PID namespace");
-		return;
-	}
-	if (h->pid == c->pid) {
+	if (pid < 0)
+		pid = h->pid;
+	h->pid = pid;
+	if (pid == c->pid) {
 		strbuf_addstr(sb, "this process itself");
 	} else {
-		strbuf_addf(sb, "process %ld", h->pid);
-		if (procfs_comm((int)h->pid, comm, sizeof(comm)) == 0) {
+		strbuf_addf(sb, "process %ld", pid);
+		if (procfs_comm((int)pid, comm, sizeof(comm)) == 0) {
 			strbuf_addstr(sb, " (");
 			esc_add_name_raw(sb, comm);
 			strbuf_addch(sb, ')');
 		}
 	}
-	if ((fd = procfs_locks_holder_fd((int)h->pid, h)) >= 0)
-		strbuf_addf(sb, " as %sfd %d", h->pid == c->pid ? "" : "its ",
-			    fd);
+	if (fd >= 0)
+		strbuf_addf(sb, " as %sfd %d", pid == c->pid ? "" : "its ", fd);
 }
 
-int run_file_lock_describe(struct strbuf *sb, const struct collection *c,
-			   int pid, int fd,
-			   const char *call, struct procfs_lock *holder)
+/* The request of thread's process c on inode ino, which a stop took
+ * back until the thread resumed and made it again: its holder, after a
+ * few short waits for it at most.  0, or -1. */
+static int find_request(const struct collection *c, unsigned long ino,
+			int ofd, struct procfs_lock *holder)
+{
+	struct timespec pause = { 0, 5 * 1000 * 1000 };
+	int tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		if (procfs_locks_holder(c->pid, ino, ofd, holder) == 0)
+			return 0;
+		nanosleep(&pause, NULL);
+	}
+	return -1;
+}
+
+int run_file_lock_describe(struct strbuf *sb, const struct run_summary *s,
+			   const struct collection *c, int pid, int fd,
+			   const char *call, int ofd,
+			   struct procfs_lock *holder)
 {
 	char path[64], link[1024];
 	struct stat st;
@@ -77,14 +137,13 @@ int run_file_lock_describe(struct strbuf *sb, const struct collection *c,
 	strbuf_addstr(sb, ", ");
 	esc_add_name_raw(sb, link);
 	strbuf_addf(sb, ", with %s(): ", call);
-	if (procfs_locks_holder(c->pid, (unsigned long)st.st_ino,
-				holder) < 0) {
+	if (find_request(c, (unsigned long)st.st_ino, ofd, holder) < 0) {
 		memset(holder, 0, sizeof(*holder));
 		strbuf_addstr(sb, "no holder found in /proc/locks (it may "
 			      "have been let go)");
 		return 0;
 	}
-	add_holder(sb, c, holder);
+	add_holder(sb, s, c, holder, &st);
 	return 0;
 }
 
@@ -181,9 +240,9 @@ void run_file_lock_detail(struct run_cause *cause,
 	if (holder->pid == c->pid) {
 		/* (a POSIX lock is the process's: it never waits for its
 		 * own) */
-		strbuf_addstr(sb, "a flock() lock belongs to an open file, "
-			      "not to a process: this process opened the "
-			      "file again and waits for its own lock");
+		strbuf_addstr(sb, "a flock() (or OFD) lock belongs to an open "
+			      "file, not to a process: this process opened "
+			      "the file again and waits for its own lock");
 		run_cause_detail(cause, sb);
 		return;
 	}

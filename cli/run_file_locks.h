@@ -13,14 +13,17 @@
 struct strbuf;
 struct collection;
 
-/* ", the file /tmp/app.lock, with flock(): held exclusively by process
- * 1235 (python3) as its fd 3": what fd of live process pid (c's, its
- * files at /proc/pid) waits for in system call `call`, its holder into
- * *holder (pid 0 when none is named).  0, or -1 with nothing added when
+/* ", /tmp/app.lock, with flock(): held exclusively by process 1235
+ * (python3) as its fd 3": what fd of live process pid (c's, its files
+ * at /proc/pid) waits for in system call `call` (ofd: an OFD lock's
+ * F_OFD_SETLKW), its lock into *holder, whose pid is the holding
+ * process found (0 when none is named; s: the tree looked through for
+ * one sharing a flock()'s open file).  0, or -1 with nothing added when
  * fd cannot be read. */
-int run_file_lock_describe(struct strbuf *sb, const struct collection *c,
-			   int pid, int fd,
-			   const char *call, struct procfs_lock *holder);
+int run_file_lock_describe(struct strbuf *sb, const struct run_summary *s,
+			   const struct collection *c, int pid, int fd,
+			   const char *call, int ofd,
+			   struct procfs_lock *holder);
 
 /* The cause's detail for *holder (run_file_lock_describe()'s): where a
  * Python process of s's tree holding it is, another's command line,

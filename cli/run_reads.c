@@ -139,7 +139,8 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
 		return -1;
 	strbuf_addf(sb, " blocked %s fd %llu%s", doing ? doing : "locking",
 		    args[0], args[0] == 0 ? " (its stdin)" : "");
-	if (locks ? run_file_lock_describe(sb, c, pid, (int)args[0], locks,
+	if (locks ? run_file_lock_describe(sb, s, c, pid, (int)args[0], locks,
+					   cs_syscall_locks_ofd(nr, args[1]),
 					   holder) < 0 :
 		    run_fds_describe(sb, ", ", s, c->pid, pid,
 				     (int)args[0]) < 0) {

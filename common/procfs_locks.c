@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/procfs.h"
 #include "common/banned.h"
@@ -12,10 +13,15 @@
 /* Lines of /proc/locks read at most: every lock of the machine. */
 #define MAX_LINES (1UL << 20)
 /* A line: "123: -> POSIX  ADVISORY  WRITE 1234 fe:00:1234567 0 EOF"
- * and a nested waiter's indent. */
-#define LINE_MAX_LEN 256
+ * and a nested waiter's indent, one space per request queued before
+ * it: a line longer than this is skipped. */
+#define LINE_MAX_LEN 4096
 /* Open files of a holder looked through for its lock, at most. */
 #define MAX_FDS 4096
+/* Processes, and open files of them all, looked through for the holder
+ * of a lock no process of the run's tree has (one system call each). */
+#define MAX_PROCS 32768UL
+#define MAX_STATS 65536UL
 
 static const char *skip_spaces(const char *s)
 {
@@ -42,7 +48,7 @@ static int word(const char **s, char *buf, size_t size)
 int procfs_locks_line(const char *line, struct procfs_lock *out)
 {
 	const char *s = skip_spaces(line), *colon;
-	char flavor[16], mode[8], num[24], dev[40];
+	char flavor[16], mode[8], num[24], dev[40], start[24], stop[24];
 	char *end;
 
 	memset(out, 0, sizeof(*out));
@@ -62,8 +68,10 @@ int procfs_locks_line(const char *line, struct procfs_lock *out)
 	if (word(&s, out->type, sizeof(out->type)) < 0 ||
 	    word(&s, flavor, sizeof(flavor)) < 0 ||
 	    word(&s, mode, sizeof(mode)) < 0 ||
-	    word(&s, num, sizeof(num)) < 0 || word(&s, dev, sizeof(dev)) < 0)
-		return -1;
+	    word(&s, num, sizeof(num)) < 0 || word(&s, dev, sizeof(dev)) < 0 ||
+	    word(&s, start, sizeof(start)) < 0 ||
+	    word(&s, stop, sizeof(stop)) < 0)
+		return -1;  /* (a line cut short included) */
 	out->write = !strcmp(mode, "WRITE");
 	errno = 0;
 	out->pid = strtol(num, &end, 10);
@@ -81,7 +89,7 @@ int procfs_locks_line(const char *line, struct procfs_lock *out)
 	return errno || *end ? -1 : 0;
 }
 
-int procfs_locks_holder(int waiter, unsigned long ino,
+int procfs_locks_holder(int waiter, unsigned long ino, int ofd,
 			struct procfs_lock *holder)
 {
 	struct procfs_lock cur, held;
@@ -94,7 +102,8 @@ int procfs_locks_holder(int waiter, unsigned long ino,
 		return -1;
 	memset(&held, 0, sizeof(held));
 	while (lines++ < MAX_LINES && procfs_next_line(f, line, sizeof(line))) {
-		if (procfs_locks_line(line, &cur) < 0)
+		/* (a line longer than the buffer: its fields cut short) */
+		if (!strchr(line, '\n') || procfs_locks_line(line, &cur) < 0)
 			continue;
 		/* A lock's waiters follow it, under its number. */
 		if (!cur.waiting) {
@@ -102,8 +111,9 @@ int procfs_locks_holder(int waiter, unsigned long ino,
 			have_held = 1;
 			continue;
 		}
-		if (cur.pid != waiter || (ino && cur.ino != ino) ||
-		    !have_held || held.id != cur.id)
+		/* (an OFD request's pid is -1, whoever made it) */
+		if ((ofd ? cur.pid != -1 || !ino : cur.pid != waiter) ||
+		    (ino && cur.ino != ino) || !have_held || held.id != cur.id)
 			continue;
 		/* Without the inode, two requests behind two locks say
 		 * nothing of which one is meant. */
@@ -145,8 +155,8 @@ int procfs_locks_holder_fd(int pid, const struct procfs_lock *l)
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
-	if (!(d = opendir(path)))
-		return -1;
+	if (pid <= 0 || !(d = opendir(path)))
+		return pid > 0 && (errno == EACCES || errno == EPERM) ? -2 : -1;
 	while (fd < 0 && seen++ < MAX_FDS && (de = readdir(d))) {
 		char *end;
 		long n = strtol(de->d_name, &end, 10);
@@ -160,4 +170,59 @@ int procfs_locks_holder_fd(int pid, const struct procfs_lock *l)
 	}
 	closedir(d);
 	return fd;
+}
+
+/* Does fd of process pid (its fd link: path) open the file (dev, ino)
+ * and hold lock l there? */
+static int fd_holds(int pid, const char *fd, dev_t dev, unsigned long ino,
+		    const struct procfs_lock *l)
+{
+	char path[64], text[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, fd);
+	if (stat(path, &st) < 0 || st.st_dev != dev ||
+	    (unsigned long)st.st_ino != ino)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
+	return procfs_read(path, text, sizeof(text)) > 0 &&
+	       fdinfo_holds(text, l);
+}
+
+/* A numeric name of /proc or of a process's fd directory: its value,
+ * or -1. */
+static long number(const char *name)
+{
+	char *end;
+	long n = strtol(name, &end, 10);
+
+	return end == name || *end || n < 0 || n > 1L << 30 ? -1 : n;
+}
+
+int procfs_locks_find_holder(const struct procfs_lock *l, dev_t dev,
+			     unsigned long ino, int *fd)
+{
+	unsigned long procs = 0, stats = 0;
+	struct dirent *de, *fe;
+	char path[64];
+	DIR *d, *fds;
+	long pid = 0;
+
+	*fd = -1;
+	if (!(d = opendir("/proc")))
+		return 0;
+	while (*fd < 0 && procs++ < MAX_PROCS && (de = readdir(d))) {
+		if ((pid = number(de->d_name)) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+		if (!(fds = opendir(path)))
+			continue;
+		while (*fd < 0 && stats < MAX_STATS && (fe = readdir(fds)))
+			if (number(fe->d_name) >= 0 && ++stats &&
+			    fd_holds((int)pid, fe->d_name, dev, ino, l))
+				*fd = (int)number(fe->d_name);
+		closedir(fds);
+	}
+	closedir(d);
+	return *fd >= 0 ? (int)pid : 0;
 }

@@ -11,6 +11,7 @@
 #define COROSCOPE_COMMON_PROCFS_LOCKS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct procfs_lock {
 	long long id;        /* the line's number, shared with its waiters */
@@ -29,13 +30,25 @@ int procfs_locks_line(const char *line, struct procfs_lock *out);
 /* The lock process waiter's request on inode ino waits behind (ino 0:
  * its only waiting request, when it has one or all wait behind the same
  * lock) into *holder: 0, or -1 when /proc/locks lists no such request
- * (it was granted, or cannot be read) or not its holder. */
-int procfs_locks_holder(int waiter, unsigned long ino,
+ * (it was granted, or cannot be read) or not its holder.  With ofd, an
+ * OFD request (F_OFD_SETLKW), which /proc/locks lists with pid -1: the
+ * first such request on inode ino (which must be given). */
+int procfs_locks_holder(int waiter, unsigned long ino, int ofd,
 			struct procfs_lock *holder);
 
 /* The file descriptor of process pid through which it holds lock l
  * (its fdinfo's "lock:" lines, the first of its fds checked; bounded):
- * the fd, or -1 when none is found. */
+ * the fd; -1 when none of its fds has it; -2 when its fds cannot be
+ * listed (gone, another user's).  A flock() or OFD lock is listed under
+ * every process that shares the open file holding it, with the pid of
+ * the one that took it, which may have closed it since, or ended. */
 int procfs_locks_holder_fd(int pid, const struct procfs_lock *l);
+
+/* The process, of all those this one can see, with an fd that opens the
+ * file (dev, ino) and holds lock l there (a stat() per fd, within a
+ * budget, then that fd's fdinfo), its fd into *fd: the pid, or 0 when
+ * none is found (*fd -1). */
+int procfs_locks_find_holder(const struct procfs_lock *l, dev_t dev,
+			     unsigned long ino, int *fd);
 
 #endif

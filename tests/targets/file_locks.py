@@ -13,6 +13,11 @@ In DIR, each file locked first by its holder, then waited for:
   Python child;
 - "self": fcntl.flock() on d.lock through a second open of it: this
   process holds its lock through its first;
+- "inherited": fcntl.flock() on f.lock, which this process locked, then
+  forked a child that keeps the open file, then closed its own: the
+  child holds the lock /proc/locks says this process took;
+- "ofd": an OFD lock's wait (F_OFD_SETLKW, 3.9+) on g.lock, held by a
+  Python child's OFD lock (no process is named in /proc/locks);
 - "MainThread": subprocess.run() of a child (`python -c`) that takes
   fcntl.lockf() on e.lock, which this process holds: each waits for the
   other.
@@ -26,6 +31,7 @@ read a pipe whose write end only this process holds: they end with it.
 import fcntl
 import json
 import os
+import struct
 import subprocess
 import sys
 import threading
@@ -53,7 +59,21 @@ def python_holder(name, how):
     return {"pid": child.pid, "fd": json.loads(line.decode())["fd"]}
 
 
+# before any thread: a child that keeps f.lock's open file, and its lock
+inherited = open(path("f.lock"), "w")
+fcntl.flock(inherited, fcntl.LOCK_EX)
+alive_r, alive_w = os.pipe()
+child = os.fork()
+if child == 0:
+    os.close(alive_w)
+    os.read(alive_r, 1)  # MARK: inherited-holder
+    os._exit(0)
+os.close(alive_r)
+holders["inherited"] = {"pid": child, "fd": inherited.fileno()}
+inherited.close()
 holders["py_flock"] = python_holder("a.lock", "flock")
+if hasattr(fcntl, "F_OFD_SETLKW"):
+    holders["ofd"] = python_holder("g.lock", "ofd")
 holders["lockf"] = python_holder("c.lock", "lockf")
 tool = subprocess.Popen(["flock", path("b.lock"), "cat"],
                         stdin=subprocess.PIPE)
@@ -81,17 +101,22 @@ def take(name, file, how):
     tids[name] = native_tid()
     if how == "flock":
         fcntl.flock(f, fcntl.LOCK_EX)  # MARK: flock
+    elif how == "ofd":
+        lock = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0)
+        fcntl.fcntl(f, fcntl.F_OFD_SETLKW, lock)  # MARK: ofd
     else:
         fcntl.lockf(f, fcntl.LOCK_EX)  # MARK: lockf
 
 
-for name, file, how in (("py_flock", "a.lock", "flock"),
-                        ("tool_flock", "b.lock", "flock"),
-                        ("lockf", "c.lock", "lockf"),
-                        ("self", "d.lock", "flock")):
+waits = [("py_flock", "a.lock", "flock"), ("tool_flock", "b.lock", "flock"),
+         ("lockf", "c.lock", "lockf"), ("self", "d.lock", "flock"),
+         ("inherited", "f.lock", "flock")]
+if "ofd" in holders:
+    waits.append(("ofd", "g.lock", "ofd"))
+for name, file, how in waits:
     threading.Thread(target=take, args=(name, file, how), name=name,
                      daemon=True).start()
-while len(tids) < 4:
+while len(tids) < len(waits):
     time.sleep(0.01)
 tids["MainThread"] = native_tid()
 time.sleep(0.2)

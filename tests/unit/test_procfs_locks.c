@@ -53,7 +53,9 @@ static void lines(void)
 	      procfs_locks_line("FLOCK ADVISORY WRITE 1 fe:00:1", &l) < 0 &&
 	      procfs_locks_line("5: TOOLONGTYPE ADVISORY WRITE 1 fe:00:1",
 				&l) < 0 &&
-	      procfs_locks_line("", &l) < 0,
+	      procfs_locks_line("", &l) < 0 &&
+	      procfs_locks_line("2: FLOCK  ADVISORY  WRITE 30661 fe:00:110",
+				&l) < 0,
 	      "lines that do not parse");
 }
 
@@ -65,7 +67,7 @@ static int wait_for_request(pid_t child, unsigned long ino,
 	int i;
 
 	for (i = 0; i < 500; i++) {
-		if (procfs_locks_holder(child, ino, holder) == 0)
+		if (procfs_locks_holder(child, ino, 0, holder) == 0)
 			return 0;
 		nanosleep(&pause, NULL);
 	}
@@ -101,9 +103,9 @@ static void own_lock(void)
 	      "the child's request waits behind this process's lock");
 	CHECK(procfs_locks_holder_fd(getpid(), &h) == fd,
 	      "held through fd %d", fd);
-	CHECK(child > 0 && procfs_locks_holder(child, 0, &h) == 0 &&
+	CHECK(child > 0 && procfs_locks_holder(child, 0, 0, &h) == 0 &&
 	      h.pid == getpid(), "without the inode: its only request");
-	CHECK(procfs_locks_holder(getpid(), 0, &h) < 0,
+	CHECK(procfs_locks_holder(getpid(), 0, 0, &h) < 0,
 	      "this process waits for no lock");
 	if (child > 0) {
 		kill(child, SIGKILL);
