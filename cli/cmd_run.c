@@ -277,6 +277,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		sum->explained = &explained;
 		sum->graph = &c->graph;
 		sum->clock_s = c->clock_s;
+		sum->proc_pid = collect_proc_pid(c);
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_summarize_writes(sum, c);
@@ -285,6 +286,7 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->clock_s = 0;
+		sum->proc_pid = 0;
 		sum->facts = NULL;
 		free(jobs);
 		sum->jobs = NULL;

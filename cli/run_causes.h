@@ -93,6 +93,10 @@ struct run_summary {
 	 * a stuck task's cause says when its timeout ends the wait.  Set
 	 * by the caller with explained. */
 	double clock_s;
+	/* The pid to read its /proc files under (collect_proc_pid(): a
+	 * thread's, when its main thread has exited), 0 for the process's
+	 * own: the fd a task or greenlet is parked on.  Set with clock_s. */
+	int proc_pid;
 };
 
 /* What the kernel and the source files say of one thread of a snapshot. */

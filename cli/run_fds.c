@@ -134,6 +134,8 @@ int run_fds_detail(struct run_cause *cause, const struct run_summary *s,
 {
 	if (fd < 0 || fd > INT_MAX)
 		return 0;
+	if (s->proc_pid > 0)
+		pid = s->proc_pid;
 	strbuf_addf(sb, "fd %lld", (long long)fd);
 	if (run_fds_describe(sb, ": ", s, pid, pid, (int)fd) < 0) {
 		strbuf_reset(sb);

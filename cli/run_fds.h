@@ -19,7 +19,8 @@ int run_fds_describe(struct strbuf *sb, const char *sep,
 		     const struct run_summary *s, int self, int pid, int fd);
 /* "fd 7: a TCP connection ...", a detail of cause for fd of live
  * process pid (what a task waits to read: asyncio's StreamReader,
- * trio's I/O manager): 1 when added. */
+ * trio's I/O manager; its files at /proc/s->proc_pid where that is
+ * set): 1 when added. */
 int run_fds_detail(struct run_cause *cause, const struct run_summary *s,
 		   int pid, int64_t fd, struct strbuf *sb);
 

@@ -252,3 +252,18 @@ def test_waitpid_names_the_child(ns, work):
         r'%d %s to end \(stuck for at least [0-9.]+s\)$'
         % (info["child"], re.escape(what)), c)]
     assert len(heads) == 1, res.stderr[:3000]
+
+
+def test_task_socket_named_after_main_thread_exits(work):
+    """A trio task's socket, in a process whose main thread has exited:
+    its files are read under a live thread's /proc entry (before, the
+    task's cause had no "fd 9: ..." line then)."""
+    debian_with("trio")
+    info, causes, _, _ = run_target(work, "3.11-debian",
+                                    target_script("trio_main_exits.py"))
+    head = [h for h in causes if "stuck trio task: " in h and
+            "to read fd %d" % info["fd"] in h]
+    assert len(head) == 1, causes
+    assert ("fd %d: a TCP connection %s:%d -> %s:%d (established)"
+            % ((info["fd"],) + tuple(info["local"]) +
+               tuple(info["remote"]))) in causes[head[0]], causes[head[0]]
