@@ -177,7 +177,7 @@ static void add_where(struct strbuf *sb, const struct blocked *b)
 		return;
 	strbuf_addstr(sb, "at ");
 	run_add_frame_place(sb, f);
-	if (b->where && b->source)
+	if (b->where && b->source && !b->f->hide_source)
 		strbuf_addf(sb, ": %s", b->source);
 }
 
@@ -610,7 +610,7 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		f = own ? own : &t->frames[0];
 		strbuf_addstr(&sb, "at ");
 		run_add_frame_place(&sb, f);
-		if (b[i].f->source && own)
+		if (b[i].f->source && own && !b[i].f->hide_source)
 			strbuf_addf(&sb, ": %s", b[i].f->source);
 		if (b[i].seen.state == RUN_SEEN_BUSY)
 			strbuf_addstr(&sb, ", busy");

@@ -126,6 +126,9 @@ struct run_thread_facts {
 	 * dump's stop; RUN_TIMER_NONE for none known. */
 	int timer;
 	double timer_in_s;
+	/* --no-source: source and blame_source serve the analysis only (a
+	 * lock's `with` line), and are not shown. */
+	int hide_source;
 };
 
 enum { RUN_TIMER_NONE, RUN_TIMER_SLEEP, RUN_TIMER_TIMEOUT };

@@ -120,12 +120,15 @@ char *run_probe_source(int pid, const char *filename, int line)
 	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
 }
 
-void run_probe_add_line(struct strbuf *sb, int pid, const struct py_frame *f)
+void run_probe_add_line(struct strbuf *sb, const struct collection *c,
+			int pid, const struct py_frame *f)
 {
 	char *source;
 
 	run_add_frame_place(sb, f);
-	if ((source = run_probe_source(pid, f->code->filename, f->line))) {
+	/* (--no-source: no source cache, and no line of it here either) */
+	if (c->sources &&
+	    (source = run_probe_source(pid, f->code->filename, f->line))) {
 		strbuf_addf(sb, ": %s", source);
 		free(source);
 	}
@@ -288,6 +291,7 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		} else {
 			facts[i].futex = in_futex_wait(pid, t->tid, deadline);
 		}
+		facts[i].hide_source = !c->sources;
 		own = run_causes_own_frame(t);
 		/* (and where a task's step runs: a blocked event loop) */
 		if ((facts[i].futex != 0 ||

@@ -23,9 +23,11 @@ int run_probe_ends_waits(const struct collection *c, size_t i);
  * trimmed and cut for display (malloc'd), or NULL.  The text is the
  * target's: the writers escape it. */
 char *run_probe_source(int pid, const char *filename, int line);
-/* "FILE:LINE in FUNC: SOURCE" of frame f of live process pid (its
- * files at /proc/pid), the source where it can be read. */
+/* "FILE:LINE in FUNC: SOURCE" of frame f of live collection c (its
+ * files at /proc/pid), the source where it can be read and c has
+ * sources (not --no-source). */
 struct strbuf;
-void run_probe_add_line(struct strbuf *sb, int pid, const struct py_frame *f);
+void run_probe_add_line(struct strbuf *sb, const struct collection *c,
+			int pid, const struct py_frame *f);
 
 #endif

@@ -76,7 +76,7 @@ void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 		}
 		cause = run_cause_add(s, RUN_CAUSE_SLEEP, c->pid, &sb);
 		strbuf_addstr(&sb, "at ");
-		run_probe_add_line(&sb, pid, own);
+		run_probe_add_line(&sb, c, pid, own);
 		run_cause_detail(cause, &sb);
 		if (c->graph.test) {
 			strbuf_addstr(&sb, "test being run: ");

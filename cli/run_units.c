@@ -42,7 +42,7 @@ static const char *unit_source(const struct collection *c,
 	const struct wg_node *n = &c->graph.nodes[node];
 
 	if (!facts || n->kind != WG_THREAD || !n->blame ||
-	    n->index >= c->snap.nthreads)
+	    n->index >= c->snap.nthreads || facts[n->index].hide_source)
 		return NULL;
 	if (run_causes_own_frame(&c->snap.threads[n->index]) == n->blame)
 		return facts[n->index].source;

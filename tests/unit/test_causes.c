@@ -71,8 +71,8 @@ static void test_lock_deadlock(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 0, "with lock_b:" , NULL, NULL, NULL, 0, 0 }, { 1, 0, "lock_a.acquire()" , NULL, NULL, NULL, 0, 0 },
-		{ 0, 0, NULL , NULL, NULL, NULL, 0, 0 },
+		{ 1, 0, "with lock_b:" , NULL, NULL, NULL, 0, 0, 0 }, { 1, 0, "lock_a.acquire()" , NULL, NULL, NULL, 0, 0, 0 },
+		{ 0, 0, NULL , NULL, NULL, NULL, 0, 0, 0 },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -108,8 +108,8 @@ static void test_lock_whatever_the_layout(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 1, "with lock_b: pass" , NULL, NULL, NULL, 0, 0 }, { 1, 1, NULL , NULL, NULL, NULL, 0, 0 },
-		{ 1, 0, "x = compute()" , NULL, NULL, NULL, 0, 0 },
+		{ 1, 1, "with lock_b: pass" , NULL, NULL, NULL, 0, 0, 0 }, { 1, 1, NULL , NULL, NULL, NULL, 0, 0, 0 },
+		{ 1, 0, "x = compute()" , NULL, NULL, NULL, 0, 0, 0 },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -137,8 +137,8 @@ static void test_running_and_gil(void)
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
 	/* not in futex; holding the GIL: neither is blocked */
-	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL, NULL, 0, 0 },
-					     { 1, 1, "with b:" , NULL, NULL, NULL, 0, 0 } };
+	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL, NULL, 0, 0, 0 },
+					     { 1, 1, "with b:" , NULL, NULL, NULL, 0, 0, 0 } };
 	struct run_summary s;
 
 	frame(&frames[0], &prog_take, 10);
@@ -155,8 +155,8 @@ static void test_single_lock_and_wait(void)
 	struct py_async a = { 0 };
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
-	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL, NULL, 0, 0 },
-					     { 1, 0, "ev.wait()" , NULL, NULL, NULL, 0, 0 } };
+	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL, NULL, 0, 0, 0 },
+					     { 1, 0, "ev.wait()" , NULL, NULL, NULL, 0, 0, 0 } };
 	struct run_summary s;
 	const struct run_cause *c;
 
@@ -226,7 +226,8 @@ static void test_alike_waits(void)
 		frame(&f[i][1], &prog_take, line_of[i]);
 		t[i] = thread(41 + i, names[i], 0, f[i], 2);
 		facts[i] = (struct run_thread_facts){ 1, 0, "ev.wait()",
-						      NULL, NULL, NULL, 0, 0 };
+						      NULL, NULL, NULL, 0, 0,
+						      0 };
 	}
 	for (apart = 0; apart < 2; apart++) {
 		run_summary_init(&s);
@@ -546,12 +547,12 @@ static void test_native_frames(void)
 	struct py_snapshot snap = { .threads = t, .nthreads = 4 };
 	struct run_thread_facts facts[4] = {
 		/* a lock in C, its line no clue, never asked to the kernel */
-		{ 1, -1, "x = get()", "lock", "sem_clockwait", NULL, 0, 0 },
+		{ 1, -1, "x = get()", "lock", "sem_clockwait", NULL, 0, 0, 0 },
 		/* reading a pipe: the line's acquire( is no lock */
-		{ 0, -1, "data = acquire(fd)", "io", "read", NULL, 0, 0 },
+		{ 0, -1, "data = acquire(fd)", "io", "read", NULL, 0, 0, 0 },
 		/* waiting for the GIL, whose holder sleeps in C */
-		{ 1, -1, NULL, "gil", "take_gil", NULL, 0, 0 },
-		{ 0, 0, NULL, "sleep", "clock_nanosleep", NULL, 0, 0 },
+		{ 1, -1, NULL, "gil", "take_gil", NULL, 0, 0, 0 },
+		{ 0, 0, NULL, "sleep", "clock_nanosleep", NULL, 0, 0, 0 },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -624,8 +625,8 @@ static void test_sampled(void)
 	struct py_thread th[2];
 	struct py_snapshot snap = { .threads = th, .nthreads = 2 };
 	struct run_thread_facts facts[2] = {
-		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0 },
-		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0 },
+		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0 },
+		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0 },
 	};
 	uint64_t by_a[1] = { 0x300 };
 	struct watch_tracker tr;
