@@ -51,6 +51,7 @@
 #include "cli/run_sample.h"
 #include "cli/run_supervise.h"
 #include "cli/run_reads.h"
+#include "cli/run_serves.h"
 #include "cli/run_sleeps.h"
 #include "cli/run_writes.h"
 #include "common/addrmap.h"
@@ -244,7 +245,7 @@ static const struct collection *dumped_parent(const struct run_proc *procs,
 }
 
 /* all: --all, alike threads a cause each. */
-static void summarize(struct run_summary *sum, const struct run_proc *procs,
+static void summarize(struct run_summary *sum, struct run_proc *procs,
 		      size_t n, const struct run_sampler *smp, int all)
 {
 	struct run_thread_facts *facts;
@@ -283,6 +284,8 @@ static void summarize(struct run_summary *sum, const struct run_proc *procs,
 		run_summarize_writes(sum, c);
 		run_summarize_reads(sum, c, t);
 		run_summarize_sleeps(sum, c, t);
+		/* (reads the server's socket from the dump's copy) */
+		run_summarize_serves(sum, &procs[i].c, t);
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->clock_s = 0;

@@ -3,10 +3,8 @@
  * socket (gevent/_socketcommon.py's recv, send, connect and their kin,
  * _socket3.py's accept, recvmsg, sendmsg), which waits on the hub for
  * its fd.  The method's `self` keeps the stdlib's C socket in its
- * `_sock` slot, and that object's fd is in its C struct only
- * (PySocketSockObject.sock_fd, from the _socket module's DWARF:
- * readers/layout.h), read there once its type is known to be
- * _socket.socket or a subclass (gevent's _wrefsocket).
+ * `_sock` slot, whose fd readers/sockets.c reads (gevent's _wrefsocket
+ * is a subclass of _socket.socket).
  *
  * Only a parked greenlet's innermost frames are looked at: the method
  * is the innermost Python frame (the hub's wait is C).
@@ -18,16 +16,13 @@
 #include "common/addrmap.h"
 #include "readers/code.h"
 #include "readers/dicts.h"
-#include "readers/fields.h"
-#include "readers/gens.h"
 #include "readers/objects.h"
+#include "readers/sockets.h"
 #include "readers/tasks.h"
 #include "common/banned.h"
 
 /* Frames looked at, from the innermost: sendall() calls send(). */
 #define IO_FRAMES 3
-/* Bases of a socket's class looked through for _socket.socket. */
-#define MAX_BASES 8
 
 static const struct {
 	const char *file, *function;
@@ -66,51 +61,11 @@ static size_t method_of(struct addrmap *memo, const struct py_code *code)
 	return (size_t)v;
 }
 
-/* Is type _socket.socket or a class whose bases' chain reaches it
- * (judged once per type: 1 yes, 2 no, in memo)? */
-static int is_socket_type(struct pyproc *py, struct addrmap *memo,
-			  uint64_t type)
-{
-	uint64_t key = type, base = type;
-	struct cs_err err;
-	const char *name;
-	uintptr_t v;
-	int depth, found;
-
-	v = (uintptr_t)addrmap_get(memo, key, &found);
-	if (found)
-		return v == 1;
-	cs_err_init(&err);
-	v = 2;
-	for (depth = 0; base && depth < MAX_BASES; depth++) {
-		if ((name = py_type_name_cached(py, base)) &&
-		    !strcmp(name, "_socket.socket")) {
-			v = 1;
-			break;
-		}
-		if (py_field_u64(py, base, py->layout.tp_base, &base,
-				 &err) < 0)
-			break;
-	}
-	addrmap_put(memo, key, (void *)v);
-	return v == 1;
-}
-
 /* The fd of the C socket in gevent socket `self`'s _sock, or -1. */
 static int64_t fd_of(struct pyproc *py, struct addrmap *types, uint64_t self)
 {
-	uint64_t sock = self ? pyobj_own_or_0(py, self, "_sock") : 0, type;
-	struct cs_err err;
-	int32_t fd;
-
-	cs_err_init(&err);
-	if (!sock || py->layout.sock_fd < 0 ||
-	    pyobj_read_type(py, sock, &type, &err) < 0 ||
-	    !is_socket_type(py, types, type) ||
-	    py_field_i32(py, sock, py->layout.sock_fd, &fd, &err) < 0 ||
-	    fd < 0)
-		return -1;
-	return fd;
+	return self ? py_socket_fd(py, pyobj_own_or_0(py, self, "_sock"),
+				   types) : -1;
 }
 
 void py_greenlets_read_io(struct pyproc *py, struct py_greenlets *gs)

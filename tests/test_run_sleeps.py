@@ -6,16 +6,14 @@ cause of kind "sleep", ranked low, names each, at its line with the
 source, and the pytest test being run.  The tids are the threads' own
 (threading.get_native_id() or gettid)."""
 
-import json
 import re
 import shutil
 
 import pytest
 
-from conftest import (DEBIAN, debian_with, interpreter_or_skip, marker_line,
-                      target_script)
+from conftest import DEBIAN, debian_with, marker_line, target_script
 from test_run import coroscope_run, likely_causes, work  # noqa: F401
-from test_run_reads import causes_of
+from test_run_reads import run_target
 
 SCRIPT = target_script("poll_forever.py")
 STUCK = r" \(stuck for at least [0-9.]+s\)$"
@@ -26,15 +24,9 @@ POLLING = (r" \((stuck for at least [0-9.]+s|polling: it woke and slept "
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.14", "3.14t"))
 def test_sleeping_threads_are_causes(ident, work):
-    py = interpreter_or_skip(ident)
-    ready, report = work / "ready.json", work / "report.json"
-    res = coroscope_run(["--timeout", "3", "--report", report, "--",
-                         py.path, SCRIPT, str(ready)])
-    assert res.returncode == 124, res
-    info = json.loads(ready.read_text())
+    info, causes, doc, stderr = run_target(work, ident, SCRIPT)
     pid, tids = info["pid"], info["tids"]
-    causes = causes_of(likely_causes(res.stderr), pid)
-    assert causes, res.stderr[:3000]
+    assert causes, stderr[:3000]
     for name, wakes, marker, source, seen in (
             ("MainThread", r"0\.[0-4]", "poll", r"time\.sleep\(0\.4\)",
              POLLING),
@@ -49,7 +41,6 @@ def test_sleeping_threads_are_causes(ident, work):
             r"^at \S*poll_forever\.py:%d in \S+: %s  # MARK: %s$"
             % (marker_line(SCRIPT, marker), source, marker),
             detail[0]), detail
-    doc = json.loads(report.read_text())
     kinds = [c["kind"] for c in doc["causes"] if c["pid"] == pid]
     assert kinds == ["sleep", "sleep"], doc["causes"]
 

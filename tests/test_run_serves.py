@@ -1,0 +1,33 @@
+"""`run`'s idle cause for a thread in socketserver's serve_forever()
+(targets/serve_forever.py): a server a test started and never shut
+down.  Before, "no likely cause stands out": the thread polls, so the
+samples see it run, and nothing the wait-for graph knows waits.  Now an
+idle cause names it and the socket it listens on, whose fd is read from
+the C socket object (the _socket module's layout).  The fd and address
+are the server's own (fileno(), server_address)."""
+
+import re
+
+import pytest
+
+from conftest import marker_line, target_script
+from test_run import work  # noqa: F401
+from test_run_reads import run_target
+
+SCRIPT = target_script("serve_forever.py")
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.14", "3.14t"))
+def test_server_serving_forever_is_named(ident, work):
+    info, causes, doc, stderr = run_target(work, ident, SCRIPT)
+    pid = info["pid"]
+    head = '  process %d: idle: thread %d "MainThread" serves forever ' \
+           '(socketserver), listening on fd %d, a TCP listening socket ' \
+           '%s:%d' % ((pid, pid, info["fd"]) + tuple(info["address"]))
+    assert list(causes) == [head], stderr[:3000]
+    assert len(causes[head]) == 1 and re.match(
+        r"^at \S*serve_forever\.py:%d in <module>: server\.serve_forever\(\)"
+        r"  # MARK: serve$" % marker_line(SCRIPT, "serve"),
+        causes[head][0]), causes[head]
+    assert [c["kind"] for c in doc["causes"] if c["pid"] == pid] == \
+        ["idle"], doc["causes"]
