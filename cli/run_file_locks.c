@@ -25,12 +25,48 @@
 #include "cli/run_report.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /* Bytes of a holder's command line shown at most. */
 #define CMDLINE_SHOWN 200
 
-/* Who holds lock h, on the file st, now, and through which of its fds
+/* The last lock looked for through every process, and what was found:
+ * the threads waiting for one lock look it up once.  (`run` looks at
+ * one tree, once.) */
+static struct {
+	struct procfs_lock lock;
+	long pid;
+	int fd, set;
+	double at_ms;     /* (watch looks again later: kept 2 s) */
+} memo;
+
+static int same_lock(const struct procfs_lock *a, const struct procfs_lock *b)
+{
+	return a->id == b->id && a->pid == b->pid && a->ino == b->ino &&
+	       !strcmp(a->type, b->type) && !strcmp(a->range, b->range);
+}
+
+static int memo_of(const struct procfs_lock *h, long *pid, int *fd)
+{
+	if (!memo.set || !same_lock(&memo.lock, h) ||
+	    cs_now_ms() - memo.at_ms > 2000)
+		return 0;
+	*pid = memo.pid;
+	*fd = memo.fd;
+	return 1;
+}
+
+static void memo_put(const struct procfs_lock *h, long pid, int fd)
+{
+	memo.lock = *h;
+	memo.pid = pid;
+	memo.fd = fd;
+	memo.set = 1;
+	memo.at_ms = cs_now_ms();
+}
+
+/* Who holds lock h now, and through which of its fds
  * (*fd).  A POSIX lock is its process's and ends with it: h->pid.  A
  * flock() or OFD lock is its open file's: the process /proc/locks
  * names (the one that took it) if it still has the file open, else the
@@ -40,8 +76,7 @@
  * user's: it is named then, unchecked). */
 static long find_holder(const struct run_summary *s,
 			const struct collection *c,
-			const struct procfs_lock *h, const struct stat *st,
-			int *fd)
+			const struct procfs_lock *h, int *fd)
 {
 	int got = procfs_locks_holder_fd((int)h->pid, h);
 	long pid;
@@ -57,23 +92,25 @@ static long find_holder(const struct run_summary *s,
 			return s->procs[j].e.pid;
 	if (got == -2)
 		return -1;
-	pid = procfs_locks_find_holder(h, st->st_dev,
-				       (unsigned long)st->st_ino, fd);
+	/* (many threads wait for one lock: one look through all) */
+	if (memo_of(h, &pid, fd))
+		return pid;
+	pid = procfs_locks_find_holder(h, fd);
+	memo_put(h, pid, *fd);
 	return pid;
 }
 
 /* "held exclusively by process 1235 (python3) as its fd 3"; h->pid
  * becomes the holder's pid, 0 when none is known. */
 static void add_holder(struct strbuf *sb, const struct run_summary *s,
-		       const struct collection *c, struct procfs_lock *h,
-		       const struct stat *st)
+		       const struct collection *c, struct procfs_lock *h)
 {
 	long pid;
 	char comm[32];
 	int fd;
 
 	strbuf_addf(sb, "held %s by ", h->write ? "exclusively" : "shared");
-	pid = find_holder(s, c, h, st, &fd);
+	pid = find_holder(s, c, h, &fd);
 	if (pid == 0) {
 		/* (its taker closed it, or ended: one it shared the file
 		 * with, that this user cannot see, holds it) */
@@ -105,19 +142,19 @@ static void add_holder(struct strbuf *sb, const struct run_summary *s,
 
 /* The request of thread's process c on inode ino, which a stop took
  * back until the thread resumed and made it again: its holder, after a
- * few short waits for it at most.  0, or -1. */
+ * few short waits for it at most.  0, or procfs_locks_holder()'s -1 or
+ * -2. */
 static int find_request(const struct collection *c, unsigned long ino,
 			int ofd, struct procfs_lock *holder)
 {
 	struct timespec pause = { 0, 5 * 1000 * 1000 };
-	int tries;
+	int tries, ret = -1;
 
-	for (tries = 0; tries < 4; tries++) {
-		if (procfs_locks_holder(c->pid, ino, ofd, holder) == 0)
-			return 0;
-		nanosleep(&pause, NULL);
+	for (tries = 0; tries < 4 && ret == -1; tries++) {
+		if ((ret = procfs_locks_holder(c->pid, ino, ofd, holder)) == -1)
+			nanosleep(&pause, NULL);
 	}
-	return -1;
+	return ret;
 }
 
 int run_file_lock_describe(struct strbuf *sb, const struct run_summary *s,
@@ -127,7 +164,7 @@ int run_file_lock_describe(struct strbuf *sb, const struct run_summary *s,
 {
 	char path[64], link[1024];
 	struct stat st;
-	int mode;
+	int mode, ret;
 
 	memset(holder, 0, sizeof(*holder));
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
@@ -137,13 +174,18 @@ int run_file_lock_describe(struct strbuf *sb, const struct run_summary *s,
 	strbuf_addstr(sb, ", ");
 	esc_add_name_raw(sb, link);
 	strbuf_addf(sb, ", with %s(): ", call);
-	if (find_request(c, (unsigned long)st.st_ino, ofd, holder) < 0) {
+	if ((ret = find_request(c, (unsigned long)st.st_ino, ofd,
+				holder)) < 0) {
 		memset(holder, 0, sizeof(*holder));
-		strbuf_addstr(sb, "no holder found in /proc/locks (it may "
-			      "have been let go)");
+		strbuf_addstr(sb, ret == -2 ?
+			      "holder not told apart: several requests on the "
+			      "file wait behind different locks (an OFD one "
+			      "names no process)" :
+			      "no holder found in /proc/locks (it may have "
+			      "been let go)");
 		return 0;
 	}
-	add_holder(sb, s, c, holder, &st);
+	add_holder(sb, s, c, holder);
 	return 0;
 }
 

@@ -19,21 +19,29 @@
 #include "cli/run_probe.h"
 #include "cli/run_seen.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "readers/code.h"
 #include "readers/dicts.h"
 #include "readers/sockets.h"
 #include "common/banned.h"
 
-/* The frame of th in socketserver's serve_forever(), or NULL. */
+/* The frame of th in socketserver's serve_forever() when it waits for a
+ * request there (only the selector's frames inside it: one stuck in its
+ * handler is that handler's, a read's or a sleep's cause), or NULL. */
 static const struct py_frame *serving(const struct py_thread *th)
 {
+	const struct py_code *code;
 	size_t k;
 
 	/* Bounded by the frames, as read. */
-	for (k = 0; k < th->nframes; k++)
-		if (py_code_is(th->frames[k].code, "/socketserver.py",
-			       "serve_forever"))
+	for (k = 0; k < th->nframes; k++) {
+		code = th->frames[k].code;
+		if (py_code_is(code, "/socketserver.py", "serve_forever"))
 			return &th->frames[k];
+		if (!code || !code->filename ||
+		    !cs_ends_with(code->filename, "/selectors.py"))
+			return NULL;
+	}
 	return NULL;
 }
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/procfs.h"
 #include "common/banned.h"
@@ -18,10 +17,10 @@
 #define LINE_MAX_LEN 4096
 /* Open files of a holder looked through for its lock, at most. */
 #define MAX_FDS 4096
-/* Processes, and open files of them all, looked through for the holder
- * of a lock no process of the run's tree has (one system call each). */
+/* Processes, and open files of them all (their fdinfo read), looked
+ * through for the holder of a lock no process of the run's tree has. */
 #define MAX_PROCS 32768UL
-#define MAX_STATS 65536UL
+#define MAX_READS 16384UL
 
 static const char *skip_spaces(const char *s)
 {
@@ -73,6 +72,7 @@ int procfs_locks_line(const char *line, struct procfs_lock *out)
 	    word(&s, stop, sizeof(stop)) < 0)
 		return -1;  /* (a line cut short included) */
 	out->write = !strcmp(mode, "WRITE");
+	snprintf(out->range, sizeof(out->range), "%s %s", start, stop);
 	errno = 0;
 	out->pid = strtol(num, &end, 10);
 	if (errno || *end || end == num)
@@ -125,7 +125,7 @@ int procfs_locks_holder(int waiter, unsigned long ino, int ofd,
 		found = 1;
 	}
 	fclose(f);
-	return found == 1 ? 0 : -1;
+	return found == 1 ? 0 : found == -1 ? -2 : -1;
 }
 
 /* Does the fdinfo text hold lock l in one of its "lock:" lines? */
@@ -140,7 +140,7 @@ static int fdinfo_holds(const char *text, const struct procfs_lock *l)
 		if ((s - text == 5 || s[-6] == '\n') &&
 		    procfs_locks_line(s, &got) == 0 && !got.waiting &&
 		    got.pid == l->pid && got.ino == l->ino &&
-		    !strcmp(got.type, l->type))
+		    !strcmp(got.type, l->type) && !strcmp(got.range, l->range))
 			return 1;
 	}
 	return 0;
@@ -172,18 +172,13 @@ int procfs_locks_holder_fd(int pid, const struct procfs_lock *l)
 	return fd;
 }
 
-/* Does fd of process pid (its fd link: path) open the file (dev, ino)
- * and hold lock l there? */
-static int fd_holds(int pid, const char *fd, dev_t dev, unsigned long ino,
-		    const struct procfs_lock *l)
+/* Does fd of process pid hold lock l (its fdinfo's "lock:" lines name
+ * the lock's file)?  Read without following the fd to its file: a
+ * stat() there could hang on a dead network mount. */
+static int fd_holds(int pid, const char *fd, const struct procfs_lock *l)
 {
 	char path[64], text[4096];
-	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, fd);
-	if (stat(path, &st) < 0 || st.st_dev != dev ||
-	    (unsigned long)st.st_ino != ino)
-		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
 	return procfs_read(path, text, sizeof(text)) > 0 &&
 	       fdinfo_holds(text, l);
@@ -199,10 +194,9 @@ static long number(const char *name)
 	return end == name || *end || n < 0 || n > 1L << 30 ? -1 : n;
 }
 
-int procfs_locks_find_holder(const struct procfs_lock *l, dev_t dev,
-			     unsigned long ino, int *fd)
+int procfs_locks_find_holder(const struct procfs_lock *l, int *fd)
 {
-	unsigned long procs = 0, stats = 0;
+	unsigned long procs = 0, reads = 0;
 	struct dirent *de, *fe;
 	char path[64];
 	DIR *d, *fds;
@@ -211,15 +205,16 @@ int procfs_locks_find_holder(const struct procfs_lock *l, dev_t dev,
 	*fd = -1;
 	if (!(d = opendir("/proc")))
 		return 0;
-	while (*fd < 0 && procs++ < MAX_PROCS && (de = readdir(d))) {
+	while (*fd < 0 && procs++ < MAX_PROCS && reads < MAX_READS &&
+	       (de = readdir(d))) {
 		if ((pid = number(de->d_name)) <= 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+		snprintf(path, sizeof(path), "/proc/%ld/fdinfo", pid);
 		if (!(fds = opendir(path)))
 			continue;
-		while (*fd < 0 && stats < MAX_STATS && (fe = readdir(fds)))
-			if (number(fe->d_name) >= 0 && ++stats &&
-			    fd_holds((int)pid, fe->d_name, dev, ino, l))
+		while (*fd < 0 && reads < MAX_READS && (fe = readdir(fds)))
+			if (number(fe->d_name) >= 0 && ++reads &&
+			    fd_holds((int)pid, fe->d_name, l))
 				*fd = (int)number(fe->d_name);
 		closedir(fds);
 	}

@@ -11,7 +11,6 @@
 #define COROSCOPE_COMMON_PROCFS_LOCKS_H
 
 #include <stddef.h>
-#include <sys/types.h>
 
 struct procfs_lock {
 	long long id;        /* the line's number, shared with its waiters */
@@ -21,6 +20,9 @@ struct procfs_lock {
 	long pid;            /* -1 for an OFD lock (no process owns it), 0
 				where the owner is outside the namespace */
 	unsigned long ino;   /* the file's inode number, 0 for none */
+	char range[48];      /* "START END" as listed ("0 EOF"): an OFD
+				lock, which names no process, is told from
+				another on the file by it */
 };
 
 /* Parse one line of /proc/locks (or what follows "lock:\t" in fdinfo):
@@ -29,8 +31,9 @@ int procfs_locks_line(const char *line, struct procfs_lock *out);
 
 /* The lock process waiter's request on inode ino waits behind (ino 0:
  * its only waiting request, when it has one or all wait behind the same
- * lock) into *holder: 0, or -1 when /proc/locks lists no such request
- * (it was granted, or cannot be read) or not its holder.  With ofd, an
+ * lock) into *holder: 0; -1 when /proc/locks lists no such request (it
+ * was granted, or cannot be read) or not its holder; -2 when several
+ * such requests wait behind different locks.  With ofd, an
  * OFD request (F_OFD_SETLKW), which /proc/locks lists with pid -1: the
  * first such request on inode ino (which must be given). */
 int procfs_locks_holder(int waiter, unsigned long ino, int ofd,
@@ -44,11 +47,9 @@ int procfs_locks_holder(int waiter, unsigned long ino, int ofd,
  * the one that took it, which may have closed it since, or ended. */
 int procfs_locks_holder_fd(int pid, const struct procfs_lock *l);
 
-/* The process, of all those this one can see, with an fd that opens the
- * file (dev, ino) and holds lock l there (a stat() per fd, within a
- * budget, then that fd's fdinfo), its fd into *fd: the pid, or 0 when
- * none is found (*fd -1). */
-int procfs_locks_find_holder(const struct procfs_lock *l, dev_t dev,
-			     unsigned long ino, int *fd);
+/* The process, of all those this one can see, with an fd whose fdinfo
+ * lists lock l (within a budget of fdinfo reads, 16384), its fd into
+ * *fd: the pid, or 0 when none is found (*fd -1). */
+int procfs_locks_find_holder(const struct procfs_lock *l, int *fd);
 
 #endif

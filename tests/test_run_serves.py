@@ -31,3 +31,19 @@ def test_server_serving_forever_is_named(ident, work):
         causes[head][0]), causes[head]
     assert [c["kind"] for c in doc["causes"] if c["pid"] == pid] == \
         ["idle"], doc["causes"]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.14"))
+def test_server_stuck_in_its_handler_is_not_idle(ident, work):
+    """A serve_forever() thread stuck in a request's handler is that
+    handler's cause (a read of a pipe here), not a server at rest."""
+    info, causes, _, stderr = run_target(work, ident, SCRIPT, "handler")
+    pid = info["pid"]
+    assert not any("serves forever" in h for h in causes), stderr[:3000]
+    head = [h for h in causes if h.startswith(
+        '  process %d: thread %d "MainThread" blocked reading fd ' %
+        (pid, pid))]
+    assert len(head) == 1, causes
+    assert re.match(r"^at \S*serve_forever\.py:%d in \S*do_GET: "
+                    % marker_line(SCRIPT, "handler"),
+                    causes[head[0]][0]), causes[head[0]]
