@@ -66,8 +66,8 @@ static void memo_put(const struct procfs_lock *h, long pid, int fd)
 	memo.at_ms = cs_now_ms();
 }
 
-/* Who holds lock h now, and through which of its fds
- * (*fd).  A POSIX lock is its process's and ends with it: h->pid.  A
+/* Who holds lock h now, and through which of its fds (*fd).  A POSIX
+ * lock is its process's and ends with it: h->pid.  A
  * flock() or OFD lock is its open file's: the process /proc/locks
  * names (the one that took it) if it still has the file open, else the
  * first process of s's tree, this one first, that has (one with an fd

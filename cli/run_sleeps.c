@@ -1,6 +1,7 @@
 /*
  * A thread the samples saw stuck, asleep in time.sleep() (the system
- * call it sat in at the stop was a sleep: cli/collect_deadlines.c) at a
+ * call it sat in at the stop was a sleep: cli/collect_deadlines.c; or,
+ * due within 0.1 s, its C frames a sleep's) at a
  * line of the program's own: "thread 12 "MainThread" sleeps in
  * time.sleep, wakes in 0.3s (stuck for at least 5.0s)", then where,
  * and the test pytest runs.  So is one seen running between samples
@@ -14,6 +15,8 @@
  * design; and tasks in asyncio.sleep(), their loop's own timers.
  */
 #include "cli/run_sleeps.h"
+
+#include <string.h>
 
 
 #include "cli/run_places.h"
@@ -31,6 +34,16 @@ static int polls(const struct run_seen *seen)
 	return (seen->state == RUN_SEEN_MOVING ||
 		(seen->state == RUN_SEEN_STUCK && !seen->at_least)) &&
 	       seen->same_all && seen->same_for > 0;
+}
+
+/* Asleep at the stop: in a sleep whose deadline was read, or, one due
+ * within 0.1 s (left out of the deadlines) or not read, in the C frames
+ * of a sleep (--native's word "sleep"). */
+static int asleep(const struct run_thread_facts *f)
+{
+	return f->timer == RUN_TIMER_SLEEP ||
+	       (f->timer == RUN_TIMER_NONE && f->blocked_in &&
+		!strcmp(f->blocked_in, "sleep"));
 }
 
 void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
@@ -55,14 +68,15 @@ void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 
 		run_seen_thread(t, th, &seen);
 		if ((seen.state != RUN_SEEN_STUCK && !polls(&seen)) || !own ||
-		    f->timer != RUN_TIMER_SLEEP || thread_idle_by_design(th) ||
+		    !asleep(f) || thread_idle_by_design(th) ||
 		    run_summary_explains(s, th) || run_pool_runs_job(th))
 			continue;
-		/* ", sleeps in time.sleep, wakes in 0.3s", its comma cut */
+		/* ", sleeps in time.sleep, wakes in 0.3s", its comma cut;
+		 * without the deadline, what the C frames say */
 		strbuf_reset(&timer);
 		run_add_thread_timer(&timer, f);
 		if (timer.len < 2)
-			continue;
+			strbuf_addstr(&timer, ", sleeps in time.sleep");
 		run_add_thread_label(&sb, th);
 		strbuf_addstr(&sb, timer.buf + 1);
 		if (polls(&seen)) {

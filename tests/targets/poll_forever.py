@@ -3,7 +3,10 @@ sleeps in time.sleep() at the same line at every sample, and nothing
 else is stuck; a worker thread sleeps the same way, joined by no one.
 As a pytest test too (test_poll_forever below), under pytest.
 
-Usage: poll_forever.py READY_FILE
+Usage: poll_forever.py READY_FILE [fast]
+
+With "fast", the main thread polls every 0.1 s: a sleep the stop finds
+due within 0.1 s, whose deadline the dump leaves out.
 
 READY_FILE gets, as JSON, "pid" and "tids" by thread name.
 """
@@ -16,9 +19,9 @@ import time
 tids = {}
 
 
-def wait_for(path):
+def wait_for(path, every=0.4):
     while not os.path.exists(path):
-        time.sleep(0.4)  # MARK: poll
+        time.sleep(every)  # MARK: poll
 
 
 def worker(native_tid):
@@ -40,4 +43,5 @@ if __name__ == "__main__":
         time.sleep(0.01)
     tids["MainThread"] = native_tid()
     write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids})
-    wait_for("/nonexistent/coroscope-poll")
+    wait_for("/nonexistent/coroscope-poll",
+             0.1 if sys.argv[2:] == ["fast"] else 0.4)
