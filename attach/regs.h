@@ -137,7 +137,9 @@ static inline const char *cs_syscall_locks_file(long nr,
  * pid? */
 static inline int cs_syscall_locks_ofd(long nr, unsigned long long arg1)
 {
-	return nr == 72 && arg1 == 38;
+	const char *call = cs_syscall_locks_file(nr, arg1);
+
+	return call && arg1 == 38;
 }
 
 /* Does x86-64 system call nr (one cs_syscall_sends() names) end by

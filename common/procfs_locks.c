@@ -146,23 +146,36 @@ static int fdinfo_holds(const char *text, const struct procfs_lock *l)
 	return 0;
 }
 
-int procfs_locks_holder_fd(int pid, const struct procfs_lock *l)
+/* A numeric name of /proc or of a process's fdinfo directory: its
+ * value, or -1. */
+static long number(const char *name)
+{
+	char *end;
+	long n = strtol(name, &end, 10);
+
+	return end == name || *end || n < 0 || n > 1L << 30 ? -1 : n;
+}
+
+/* The fd of process pid whose fdinfo lists lock l, its fds' fdinfo read
+ * (never the files themselves: a stat() could hang on a dead network
+ * mount) while *budget lasts, one spent per read; procfs_locks_holder_
+ * fd()'s -1 and -2 otherwise. */
+static int scan_fds(int pid, const struct procfs_lock *l,
+		    unsigned long *budget)
 {
 	char path[64], text[4096];
 	struct dirent *de;
-	unsigned long seen = 0;
 	int fd = -1;
+	long n;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
 	if (pid <= 0 || !(d = opendir(path)))
 		return pid > 0 && (errno == EACCES || errno == EPERM) ? -2 : -1;
-	while (fd < 0 && seen++ < MAX_FDS && (de = readdir(d))) {
-		char *end;
-		long n = strtol(de->d_name, &end, 10);
-
-		if (end == de->d_name || *end || n < 0 || n > 1L << 30)
+	while (fd < 0 && *budget > 0 && (de = readdir(d))) {
+		if ((n = number(de->d_name)) < 0)
 			continue;
+		(*budget)--;
 		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%ld", pid, n);
 		if (procfs_read(path, text, sizeof(text)) > 0 &&
 		    fdinfo_holds(text, l))
@@ -172,52 +185,29 @@ int procfs_locks_holder_fd(int pid, const struct procfs_lock *l)
 	return fd;
 }
 
-/* Does fd of process pid hold lock l (its fdinfo's "lock:" lines name
- * the lock's file)?  Read without following the fd to its file: a
- * stat() there could hang on a dead network mount. */
-static int fd_holds(int pid, const char *fd, const struct procfs_lock *l)
+int procfs_locks_holder_fd(int pid, const struct procfs_lock *l)
 {
-	char path[64], text[4096];
+	unsigned long budget = MAX_FDS;
 
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
-	return procfs_read(path, text, sizeof(text)) > 0 &&
-	       fdinfo_holds(text, l);
-}
-
-/* A numeric name of /proc or of a process's fd directory: its value,
- * or -1. */
-static long number(const char *name)
-{
-	char *end;
-	long n = strtol(name, &end, 10);
-
-	return end == name || *end || n < 0 || n > 1L << 30 ? -1 : n;
+	return scan_fds(pid, l, &budget);
 }
 
 int procfs_locks_find_holder(const struct procfs_lock *l, int *fd)
 {
-	unsigned long procs = 0, reads = 0;
-	struct dirent *de, *fe;
-	char path[64];
-	DIR *d, *fds;
+	unsigned long procs = 0, budget = MAX_READS;
+	struct dirent *de;
 	long pid = 0;
+	DIR *d;
 
 	*fd = -1;
 	if (!(d = opendir("/proc")))
 		return 0;
-	while (*fd < 0 && procs++ < MAX_PROCS && reads < MAX_READS &&
-	       (de = readdir(d))) {
-		if ((pid = number(de->d_name)) <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/fdinfo", pid);
-		if (!(fds = opendir(path)))
-			continue;
-		while (*fd < 0 && reads < MAX_READS && (fe = readdir(fds)))
-			if (number(fe->d_name) >= 0 && ++reads &&
-			    fd_holds((int)pid, fe->d_name, l))
-				*fd = (int)number(fe->d_name);
-		closedir(fds);
-	}
+	while (*fd < 0 && procs++ < MAX_PROCS && budget > 0 &&
+	       (de = readdir(d)))
+		if ((pid = number(de->d_name)) > 0)
+			*fd = scan_fds((int)pid, l, &budget);
 	closedir(d);
+	if (*fd < 0)
+		*fd = -1;
 	return *fd >= 0 ? (int)pid : 0;
 }

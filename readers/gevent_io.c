@@ -61,13 +61,6 @@ static size_t method_of(struct addrmap *memo, const struct py_code *code)
 	return (size_t)v;
 }
 
-/* The fd of the C socket in gevent socket `self`'s _sock, or -1. */
-static int64_t fd_of(struct pyproc *py, struct addrmap *types, uint64_t self)
-{
-	return self ? py_socket_fd(py, pyobj_own_or_0(py, self, "_sock"),
-				   types) : -1;
-}
-
 void py_greenlets_read_io(struct pyproc *py, struct py_greenlets *gs)
 {
 	struct addrmap codes, types;
@@ -81,11 +74,16 @@ void py_greenlets_read_io(struct pyproc *py, struct py_greenlets *gs)
 
 		for (k = 0; k < g->nframes && k < IO_FRAMES; k++) {
 			const struct py_frame *f = &g->frames[k];
+			uint64_t self;
 			int64_t fd;
 
 			if (!f->code || !(m = method_of(&codes, f->code)))
 				continue;
-			fd = fd_of(py, &types, py_frame_local(py, f, "self"));
+			/* the C socket in the gevent socket's _sock */
+			self = py_frame_local(py, f, "self");
+			fd = self ? py_socket_fd(py, pyobj_own_or_0(py, self,
+								    "_sock"),
+						 &types) : -1;
 			if (fd >= 0) {
 				g->io_wait = methods[m - 1].io;
 				g->io_fd = fd;
