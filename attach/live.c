@@ -298,6 +298,8 @@ static int parse_maps_line(char *line, struct cs_mapping *m)
 	m->offset = pm.offset;
 	memcpy(m->perms, pm.perms, sizeof(m->perms));
 	m->deleted = pm.deleted;
+	m->dev = pm.dev;
+	m->inode = pm.inode;
 	if (pm.path)
 		m->path = xstrdup(pm.path);
 	return 0;

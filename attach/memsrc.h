@@ -40,6 +40,10 @@ struct cs_mapping {
 	char perms[5];         /* "r-xp" */
 	char *path;            /* as the target names it; NULL if anonymous */
 	int deleted;           /* the file was deleted: path may be stale */
+	/* Its file's device (major << 32 | minor) and inode, the same in
+	 * every process mapping it whatever the path says (a live target's;
+	 * 0 unknown: a core's, an anonymous mapping) */
+	uint64_t dev, inode;
 };
 
 /* One thread of the target. */

@@ -37,6 +37,14 @@ static inline int cs_syscall_is_futex(long nr)
 	return nr == 202 || nr == 449;
 }
 
+/* Is x86-64 system call nr restart_syscall(2) (219), which a timed wait
+ * an earlier stop interrupted waits on in, its registers still the
+ * call's? */
+static inline int cs_syscall_is_restart(long nr)
+{
+	return nr == 219;
+}
+
 /*
  * The name of x86-64 system call nr when it sends bytes to a file
  * descriptor given as its first argument (write(2), writev(2), send(2)

@@ -52,6 +52,7 @@
 #include "cli/run_supervise.h"
 #include "cli/run_reads.h"
 #include "cli/run_serves.h"
+#include "cli/run_semlocks.h"
 #include "cli/run_sleeps.h"
 #include "cli/run_writes.h"
 #include "common/addrmap.h"
@@ -274,6 +275,7 @@ static void summarize(struct run_summary *sum, struct run_proc *procs,
 		sum->njobs = run_pool_jobs(procs, n, c->pid, &jobs);
 		sum->jobs = jobs;
 		sum->parent = dumped_parent(procs, n, i);
+		run_semlocks_facts(facts, sum, c);
 		run_summarize_graph(sum, c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;

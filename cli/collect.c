@@ -17,6 +17,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/trio.h"
+#include "readers/semlocks.h"
 #include "readers/waitables.h"
 #include "common/banned.h"
 
@@ -100,7 +101,8 @@ static void collect_heap(struct collection *c,
 	struct py_greenlet_scan gscan;
 	struct py_trio_scan tscan;
 	struct py_waitables_scan wscan;
-	struct py_gc_visit also[3];
+	struct py_semlock_scan mscan;
+	struct py_gc_visit also[4];
 	struct cs_err err;
 	size_t nalso = 0;
 	const char *failing = walk_fails_now();
@@ -122,6 +124,7 @@ static void collect_heap(struct collection *c,
 	nalso += gl > 0;
 	nalso += (size_t)py_trio_prepare(&c->py, &tscan, &also[nalso]);
 	nalso += (size_t)py_waitables_prepare(&c->py, &wscan, &also[nalso]);
+	nalso += (size_t)py_semlocks_prepare(&c->py, &mscan, &also[nalso]);
 	cs_err_init(&err);
 	/* (a capture that lacked a page reads again, its warnings dropped:
 	 * this round's walk is the one that counts) */
@@ -139,8 +142,10 @@ static void collect_heap(struct collection *c,
 			tscan.task_type ? ", trio tasks" : "", err.msg);
 		c->heap_unread = c->warnings.n;
 	}
-	if (walked)
+	if (walked) {
 		py_waitables_finish(&wscan, &c->async);
+		py_semlocks_finish(&c->py, &mscan, &c->async);
+	}
 	if (walked && c->async.waitables_cut)
 		cs_warn(&c->warnings, CS_WARN_COLLECTION,
 			"tornado's and gevent's locks and queues past the "
@@ -169,6 +174,7 @@ static void collect_heap(struct collection *c,
 	}
 	py_trio_scan_release(&tscan);
 	py_waitables_scan_release(&wscan);
+	py_semlocks_scan_release(&mscan);
 	py_greenlet_scan_release(&gscan);
 }
 

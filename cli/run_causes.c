@@ -15,7 +15,6 @@
 #include "common/util.h"
 #include "readers/usercode.h"
 #include "readers/waitgraph.h"
-#include "readers/task_cycles.h"
 #include "common/banned.h"
 
 /* ---- threads ---- */
@@ -620,15 +619,120 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 	strbuf_release(&sb);
 }
 
+/* "multiprocessing.Lock 0x7f0a1b2c3d40" when the facts know the lock,
+ * else "a lock". */
+static void add_lock(struct strbuf *sb, const struct run_thread_facts *f)
+{
+	if (!f->lock) {
+		strbuf_addstr(sb, "a lock");
+		return;
+	}
+	strbuf_addf(sb, "%s 0x%llx", f->lock->name,
+		    (unsigned long long)f->lock->addr);
+}
+
+/* The lines saying who holds the lock, where known. */
+static void add_lock_lines(struct run_cause *cause,
+			   const struct run_thread_facts *f, struct strbuf *sb)
+{
+	size_t k;
+
+	for (k = 0; f->lock && k < RUN_LOCK_LINES && f->lock->lines[k];
+	     k++) {
+		strbuf_addstr(sb, f->lock->lines[k]);
+		run_cause_detail(cause, sb);
+	}
+}
+
+/* Thread b's cause of its own: the only one blocked on a lock that is
+ * not known, or one whose lock's holder is (a multiprocessing lock's:
+ * cli/run_semlocks.h), a deadlock when that holder waits for it. */
+static void lock_cause(struct run_summary *s, int pid, const struct blocked *b,
+		       struct strbuf *sb)
+{
+	struct run_cause *cause;
+
+	if (b->f->lock && b->f->lock->cycle)
+		strbuf_addstr(sb, "deadlock: ");
+	run_add_thread_label(sb, b->t);
+	strbuf_addstr(sb, " is blocked acquiring ");
+	add_lock(sb, b->f);
+	if (b->api) {
+		strbuf_addstr(sb, " in ");
+		add_api(sb, b->api);
+	}
+	add_native_call(sb, b);
+	add_seen(sb, &b->seen);
+	/* (acquire(timeout=...)) */
+	run_add_thread_timer(sb, b->f);
+	cause = run_cause_add(s, b->f->lock && b->f->lock->cycle ?
+			      RUN_CAUSE_LOCK_CYCLE :
+			      RUN_CAUSE_LOCK, pid, sb);
+	add_where(sb, b);
+	run_cause_detail(cause, sb);
+	add_lock_lines(cause, b->f, sb);
+}
+
+/* Its holder is known: a cause of its own, not a guess's. */
+static int holder_known(const struct blocked *b)
+{
+	return b->kind == BLOCKED_LOCK && b->f->lock && b->f->lock->lines[0];
+}
+
+static void summarize_locks(struct run_summary *s, int pid,
+			    const struct blocked *b, size_t n,
+			    struct strbuf *sb)
+{
+	size_t i, nlock = 0;
+	struct run_cause *cause;
+
+	for (i = 0; i < n; i++) {
+		if (holder_known(&b[i]))
+			lock_cause(s, pid, &b[i], sb);
+		else
+			nlock += b[i].kind == BLOCKED_LOCK;
+	}
+	if (nlock == 1) {
+		for (i = 0; b[i].kind != BLOCKED_LOCK || holder_known(&b[i]);
+		     i++)
+			;
+		lock_cause(s, pid, &b[i], sb);
+	}
+	if (nlock < 2)
+		return;
+	/* Two threads blocked on locks the graph does not explain is the
+	 * classic lock-order deadlock's sign; which lock each holds is not
+	 * known, hence "possible". */
+	strbuf_addf(sb, "possible deadlock: %zu threads are blocked "
+		    "acquiring locks", nlock);
+	cause = run_cause_add(s, RUN_CAUSE_DEADLOCK, pid, sb);
+	for (i = 0; i < n; i++) {
+		if (b[i].kind != BLOCKED_LOCK || holder_known(&b[i]))
+			continue;
+		run_add_thread_label(sb, b[i].t);
+		strbuf_addch(sb, ' ');
+		if (b[i].f->lock) {
+			strbuf_addstr(sb, "acquiring ");
+			add_lock(sb, b[i].f);
+			strbuf_addch(sb, ' ');
+		}
+		add_where(sb, &b[i]);
+		add_native_call(sb, &b[i]);
+		add_seen(sb, &b[i].seen);
+		run_add_thread_timer(sb, b[i].f);
+		run_cause_detail(cause, sb);
+		add_lock_lines(cause, b[i].f, sb);
+	}
+}
+
 static void summarize_threads(struct run_summary *s, int pid,
 			      const struct py_snapshot *snap,
 			      const struct py_async *a,
 			      const struct run_thread_facts *facts,
 			      const struct watch_tracker *tr)
 {
-	size_t n = snap->nthreads, i, nlock = 0;
+	size_t n = snap->nthreads, i;
 	struct blocked *b;
-	struct run_cause *cause = NULL;
 	struct strbuf sb;
 
 	if (!n)
@@ -637,103 +741,14 @@ static void summarize_threads(struct run_summary *s, int pid,
 	for (i = 0; i < n; i++)
 		classify(&snap->threads[i], &facts[i], tr, &b[i]);
 	drop_graph_explained(s, b, n);
-	for (i = 0; i < n; i++)
-		nlock += b[i].kind == BLOCKED_LOCK;
 	strbuf_init(&sb);
-	/* Two threads blocked on locks the graph does not explain is the
-	 * classic lock-order deadlock's sign; which lock each holds is not
-	 * known, hence "possible". */
-	if (nlock >= 2) {
-		strbuf_addf(&sb, "possible deadlock: %zu threads are blocked "
-			    "acquiring locks", nlock);
-		cause = run_cause_add(s, RUN_CAUSE_DEADLOCK, pid, &sb);
-	}
-	for (i = 0; i < n; i++) {
-		if (b[i].kind != BLOCKED_LOCK)
-			continue;
-		if (nlock == 1) {
-			run_add_thread_label(&sb, b[i].t);
-			strbuf_addstr(&sb, " is blocked acquiring a lock");
-			if (b[i].api) {
-				strbuf_addstr(&sb, " in ");
-				add_api(&sb, b[i].api);
-			}
-			add_native_call(&sb, &b[i]);
-			add_seen(&sb, &b[i].seen);
-			/* (acquire(timeout=...)) */
-			run_add_thread_timer(&sb, b[i].f);
-			cause = run_cause_add(s, RUN_CAUSE_LOCK, pid, &sb);
-		} else {
-			run_add_thread_label(&sb, b[i].t);
-			strbuf_addch(&sb, ' ');
-		}
-		add_where(&sb, &b[i]);
-		if (nlock > 1) {
-			add_native_call(&sb, &b[i]);
-			add_seen(&sb, &b[i].seen);
-			run_add_thread_timer(&sb, b[i].f);
-		}
-		run_cause_detail(cause, &sb);
-	}
+	summarize_locks(s, pid, b, n, &sb);
 	strbuf_release(&sb);
 	summarize_blocked_loops(s, pid, a, b, n);
 	summarize_waits(s, pid, b, n);
 	summarize_gil(s, pid, snap, b);
 	summarize_busy(s, pid, b, n);
 	free(b);
-}
-
-/* Its name, and with addr its address too. */
-static void add_task_name(struct strbuf *sb, const struct py_async *a,
-			  uint64_t at, int addr)
-{
-	const struct py_task *task = py_async_task(a, at);
-
-	esc_add_name_raw(sb, task ? task->name : NULL);
-	if (addr)
-		strbuf_addf(sb, " 0x%llx", (unsigned long long)at);
-}
-
-/*
- * The tasks view's causes, ahead of the threads' in the ranking (enum
- * run_cause_kind).  RUN_CAUSE_AWAIT_CYCLE: one per cycle of tasks
- * awaiting each other, named as dump names them, with a line per task
- * saying where it is suspended.  RUN_CAUSE_STUCK_TASK: cli/run_stuck.c.
- */
-static void summarize_tasks(struct run_summary *s, int pid,
-			    const struct py_async *a)
-{
-	struct run_cause *cause;
-	struct strbuf sb;
-	size_t i, k;
-
-	strbuf_init(&sb);
-	for (i = 0; i < a->ncycles; i++) {
-		size_t len = a->cycle_len[i];
-		int addr = py_async_cycle_names_clash(a, i);
-
-		if (!len)
-			continue;
-		strbuf_addstr(&sb, "await cycle: ");
-		for (k = 0; k <= len; k++) {
-			if (k)
-				strbuf_addstr(&sb, " -> ");
-			add_task_name(&sb, a, a->cycles[i][k % len], addr);
-		}
-		cause = run_cause_add(s, RUN_CAUSE_AWAIT_CYCLE, pid, &sb);
-		for (k = 0; k < len; k++) {
-			const struct py_task *task =
-				py_async_task(a, a->cycles[i][k]);
-
-			if (!task)
-				continue;
-			strbuf_addstr(&sb, "task ");
-			add_task_name(&sb, a, task->addr, addr);
-			run_add_task_where(&sb, a, task);
-			run_cause_detail(cause, &sb);
-		}
-	}
-	strbuf_release(&sb);
 }
 
 void run_summarize(struct run_summary *s, int pid,
@@ -746,22 +761,8 @@ void run_summarize(struct run_summary *s, int pid,
 	/* A forked child's tasks are its parent's, where their causes
 	 * are (and would be said twice); its own thread is its own. */
 	if (!a->copied_at_fork) {
-		summarize_tasks(s, pid, a);
+		run_summarize_await_cycles(s, pid, a);
 		run_summarize_stuck_tasks(s, pid, &rs, a, t);
 	}
 	summarize_threads(s, pid, snap, a, facts, t);
-}
-
-void run_summary_sort(struct run_summary *s)
-{
-	size_t i, k;
-
-	/* Insertion sort: stable, and summaries are short. */
-	for (i = 1; i < s->n; i++) {
-		struct run_cause tmp = s->causes[i];
-
-		for (k = i; k > 0 && s->causes[k - 1].kind > tmp.kind; k--)
-			s->causes[k] = s->causes[k - 1];
-		s->causes[k] = tmp;
-	}
 }

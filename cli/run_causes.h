@@ -99,6 +99,20 @@ struct run_summary {
 	int proc_pid;
 };
 
+/* Lines of a lock's holders a thread's facts keep at most. */
+#define RUN_LOCK_LINES 6
+
+/* A lock a thread is blocked acquiring whose holder is known. */
+struct run_lock_held {
+	const char *name;     /* its class, "multiprocessing.Lock" */
+	uint64_t addr;
+	/* the lines saying who holds it (owned; NULL past the last) */
+	char *lines[RUN_LOCK_LINES];
+	int cycle;            /* 1: its holder is blocked on a lock this
+				 thread holds (a deadlock, between
+				 processes or threads) */
+};
+
 /* What the kernel and the source files say of one thread of a snapshot. */
 struct run_thread_facts {
 	int futex;        /* 1: sleeps in futex(2), where every Python lock,
@@ -129,6 +143,9 @@ struct run_thread_facts {
 	/* --no-source: source and blame_source serve the analysis only (a
 	 * lock's `with` line), and are not shown. */
 	int hide_source;
+	/* A multiprocessing lock it is blocked acquiring (cli/
+	 * run_semlocks.h; owned), else NULL. */
+	struct run_lock_held *lock;
 };
 
 enum { RUN_TIMER_NONE, RUN_TIMER_SLEEP, RUN_TIMER_TIMEOUT };

@@ -251,10 +251,8 @@ static const struct py_thread *holding_thread(const struct collection *hc)
 	return first;
 }
 
-/* "holder: process 1235, thread 1235 "MainThread" at app.py:5 in hold:
- * time.sleep(100)" */
-static void add_python_holder(struct strbuf *sb, const struct collection *hc,
-			      const struct py_thread *th)
+void run_add_python_holder(struct strbuf *sb, const struct collection *hc,
+			   const struct py_thread *th)
 {
 	const struct py_frame *own = run_own_frame(th->frames, th->nframes);
 
@@ -295,7 +293,7 @@ void run_file_lock_detail(struct run_cause *cause,
 			th = holding_thread(hc);
 	}
 	if (hc && th) {
-		add_python_holder(sb, hc, th);
+		run_add_python_holder(sb, hc, th);
 		run_cause_detail(cause, sb);
 		if (node == SIZE_MAX)
 			return;

@@ -33,4 +33,10 @@ void run_file_lock_detail(struct run_cause *cause,
 			  const struct collection *c,
 			  const struct procfs_lock *holder, struct strbuf *sb);
 
+/* "holder: process 1235, thread 1235 "MainThread" at app.py:4 in hold:
+ * SOURCE": a thread of a Python process of the tree, at its own line. */
+struct py_thread;
+void run_add_python_holder(struct strbuf *sb, const struct collection *hc,
+			   const struct py_thread *th);
+
 #endif

@@ -310,11 +310,14 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 
 void run_probe_release(struct run_thread_facts *facts, size_t n)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; facts && i < n; i++) {
 		free(facts[i].source);
 		free(facts[i].blame_source);
+		for (k = 0; facts[i].lock && k < RUN_LOCK_LINES; k++)
+			free(facts[i].lock->lines[k]);
+		free(facts[i].lock);
 	}
 	free(facts);
 }

@@ -99,10 +99,7 @@ static void add_child(struct strbuf *sb, const struct collection *c,
 	strbuf_addstr(sb, " to end");
 }
 
-/* The call thread tid of c sits in and its first two arguments: from
- * its registers at the dump's stop, where that interrupted one; else
- * from /proc/pid after the resume.  0, or -1 when neither says. */
-static int thread_call(const struct collection *c, int pid, int tid,
+int run_thread_call(const struct collection *c, int pid, int tid,
 		       long *nr, unsigned long long args[2])
 {
 	size_t i;
@@ -127,7 +124,7 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
 	long nr;
 
 	holder->pid = 0;
-	if (thread_call(c, pid, tid, &nr, args) < 0)
+	if (run_thread_call(c, pid, tid, &nr, args) < 0)
 		return -1;
 	if (cs_syscall_waits_child(nr)) {
 		add_child(sb, c, args[0]);

@@ -31,6 +31,12 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
 		   const struct collection *c, int pid, int tid,
 		   struct procfs_lock *holder);
 
+/* The call thread tid of c sits in and its first two arguments: from
+ * its registers at the dump's stop, where that interrupted one; else
+ * from /proc/pid after the resume.  0, or -1 when neither says. */
+int run_thread_call(const struct collection *c, int pid, int tid, long *nr,
+		    unsigned long long args[2]);
+
 /* run_fds_detail() for fd of c, when c is a live process's (an
  * asyncio StreamReader's socket). */
 int run_reads_socket_detail(struct run_cause *cause,

@@ -12,6 +12,7 @@
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/task_cycles.h"
 #include "readers/waitgraph.h"
 #include "common/banned.h"
 
@@ -509,4 +510,56 @@ void run_summarize_stuck_tasks(struct run_summary *s, int pid,
 {
 	summarize_kind(s, pid, rs, a, tr, &asyncio_kind);
 	summarize_kind(s, pid, rs, a, tr, &trio_kind);
+}
+
+/* Its name, and with addr its address too. */
+static void add_task_name(struct strbuf *sb, const struct py_async *a,
+			  uint64_t at, int addr)
+{
+	const struct py_task *task = py_async_task(a, at);
+
+	esc_add_name_raw(sb, task ? task->name : NULL);
+	if (addr)
+		strbuf_addf(sb, " 0x%llx", (unsigned long long)at);
+}
+
+/*
+ * RUN_CAUSE_AWAIT_CYCLE: one per cycle of tasks awaiting each other,
+ * named as dump names them, with a line per task saying where it is
+ * suspended.
+ */
+void run_summarize_await_cycles(struct run_summary *s, int pid,
+				const struct py_async *a)
+{
+	struct run_cause *cause;
+	struct strbuf sb;
+	size_t i, k;
+
+	strbuf_init(&sb);
+	for (i = 0; i < a->ncycles; i++) {
+		size_t len = a->cycle_len[i];
+		int addr = py_async_cycle_names_clash(a, i);
+
+		if (!len)
+			continue;
+		strbuf_addstr(&sb, "await cycle: ");
+		for (k = 0; k <= len; k++) {
+			if (k)
+				strbuf_addstr(&sb, " -> ");
+			add_task_name(&sb, a, a->cycles[i][k % len], addr);
+		}
+		cause = run_cause_add(s, RUN_CAUSE_AWAIT_CYCLE, pid, &sb);
+		for (k = 0; k < len; k++) {
+			const struct py_task *task =
+				py_async_task(a, a->cycles[i][k]);
+
+			if (!task)
+				continue;
+			strbuf_addstr(&sb, "task ");
+			add_task_name(&sb, a, task->addr, addr);
+			run_add_task_where(&sb, a, task);
+			run_cause_detail(cause, &sb);
+		}
+	}
+	strbuf_release(&sb);
 }

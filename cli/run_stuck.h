@@ -41,4 +41,9 @@ void run_summarize_stuck_tasks(struct run_summary *s, int pid,
 			       const struct py_async *a,
 			       const struct watch_tracker *t);
 
+/* The tasks view's first causes (enum run_cause_kind), one per cycle of
+ * tasks awaiting each other (RUN_CAUSE_AWAIT_CYCLE). */
+void run_summarize_await_cycles(struct run_summary *s, int pid,
+				const struct py_async *a);
+
 #endif

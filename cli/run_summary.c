@@ -97,3 +97,17 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 	}
 	return "unknown";
 }
+
+void run_summary_sort(struct run_summary *s)
+{
+	size_t i, k;
+
+	/* Insertion sort: stable, and summaries are short. */
+	for (i = 1; i < s->n; i++) {
+		struct run_cause tmp = s->causes[i];
+
+		for (k = i; k > 0 && s->causes[k - 1].kind > tmp.kind; k--)
+			s->causes[k] = s->causes[k - 1];
+		s->causes[k] = tmp;
+	}
+}

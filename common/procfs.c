@@ -386,14 +386,26 @@ static int maps_hex(const char **p, char sep, unsigned long long *out)
 	return 0;
 }
 
-/* A field of non-blanks at *p; *p moves past it. */
-static int maps_word(const char **p)
+/* A decimal field at *p, ended by a blank, a tab, a newline or the
+ * end; *p moves past the digits. */
+static int maps_dec(const char **p, unsigned long long *out)
 {
-	size_t n = strcspn(*p, " \t\n");
+	unsigned long long v = 0;
+	const char *s = *p;
+	int n;
 
-	if (n == 0)
+	for (n = 0; n < 20 && isdigit((unsigned char)s[n]); n++) {
+		unsigned d = (unsigned)(s[n] - '0');
+
+		if (v > (ULLONG_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (n == 0 || (s[n] != ' ' && s[n] != '\t' && s[n] != '\n' &&
+		       s[n] != '\0'))
 		return -1;
-	*p += n;
+	*out = v;
+	*p = s + n;
 	return 0;
 }
 
@@ -406,7 +418,7 @@ int procfs_maps_line(char *line, struct procfs_map *m)
 {
 	static const char deleted[] = " (deleted)";
 	const size_t dlen = sizeof(deleted) - 1;
-	unsigned long long start, end, offset;
+	unsigned long long start, end, offset, major, minor, inode;
 	const char *p = line;
 	char *path;
 	size_t len;
@@ -420,9 +432,11 @@ int procfs_maps_line(char *line, struct procfs_map *m)
 	memcpy(m->perms, p, 4);
 	p += 5;
 	/* The device, a blank, the inode: the path follows any blanks. */
-	if (maps_hex(&p, ' ', &offset) < 0 || maps_word(&p) < 0 ||
-	    *p++ != ' ' || maps_word(&p) < 0)
+	if (maps_hex(&p, ' ', &offset) < 0 || maps_hex(&p, ':', &major) < 0 ||
+	    maps_hex(&p, ' ', &minor) < 0 || maps_dec(&p, &inode) < 0)
 		return -1;
+	m->dev = major << 32 | (minor & 0xffffffffu);
+	m->inode = inode;
 	m->start = start;
 	m->end = end;
 	m->offset = offset;

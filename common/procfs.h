@@ -137,6 +137,8 @@ struct procfs_map {
 	const char *path;          /* into the line; NULL for anonymous and
 				    * pseudo names ([heap], [stack]...) */
 	int deleted;               /* " (deleted)" was cut off path */
+	uint64_t dev;              /* major << 32 | minor */
+	uint64_t inode;            /* 0 for anonymous */
 };
 
 /* The next line of f into line (size bytes, NUL-terminated, with its

@@ -305,6 +305,19 @@ struct py_layout {
 	 * visible from no Python attribute: gevent's sockets wrap one. */
 	int sock_fd;              /* PySocketSockObject.sock_fd */
 
+	/* multiprocessing's locks and semaphores: the _multiprocessing
+	 * module's SemLock (an extension module: its own DWARF), a POSIX
+	 * semaphore's address in this process and what this process did
+	 * with it, which no Python attribute shows. */
+	int semlock_handle;       /* SemLockObject.handle (sem_t *) */
+	int semlock_last_tid;     /* .last_tid: the ident of the thread that
+				     acquired it last */
+	int semlock_count;        /* .count: acquires less releases, this
+				     process's (int) */
+	int semlock_maxvalue;     /* .maxvalue (int) */
+	int semlock_kind;         /* .kind (int): 0 RECURSIVE_MUTEX (an
+				     RLock), 1 SEMAPHORE */
+
 	/* PyGenObject / PyCoroObject / PyAsyncGenObject share these */
 	int gen_size;
 	int gen_frame;            /* .gi_frame (<=3.10) */

@@ -15,6 +15,7 @@
  * libpython3.6m.so.1.0 build-id 6d853d1016a951ac13d69174b9a33ac9639c3a22
  * _asyncio.cpython-36m-x86_64-linux-gnu.so build-id a25b6e40bd4a9347c565fc2b3dee453ab78031d6
  * _socket.cpython-36m-x86_64-linux-gnu.so build-id 86b5f4bfaec40aaf284de75426b506ba8f415f4a
+ * _multiprocessing.cpython-36m-x86_64-linux-gnu.so build-id 6f4a8e87839cca7d0ab75b1566a88594fd68bb3c
  */
 static const struct py_layout layout_3_6 = {
 	.major = 3,
@@ -195,6 +196,11 @@ static const struct py_layout layout_3_6 = {
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 64,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -279,6 +285,7 @@ static const struct py_layout layout_3_6 = {
  * _asyncio.cpython-37m-x86_64-linux-gnu.so build-id 89cc745f6c20cf835387621c1188f783c3916095
  * _queue.cpython-37m-x86_64-linux-gnu.so build-id 4daaa2e5c04b18440a788602f37fd3a1774aac1c
  * _socket.cpython-37m-x86_64-linux-gnu.so build-id 13cf9c7394df2cc12d9481e489b32596bfc0b870
+ * _multiprocessing.cpython-37m-x86_64-linux-gnu.so build-id f079904ca025bdb1f110529cd463e86f33210674
  */
 static const struct py_layout layout_3_7 = {
 	.major = 3,
@@ -459,6 +466,11 @@ static const struct py_layout layout_3_7 = {
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -543,6 +555,7 @@ static const struct py_layout layout_3_7 = {
  * _asyncio.cpython-38-x86_64-linux-gnu.so build-id 1819a6443a2342913aa62ed74a27a9a7233f5940
  * _queue.cpython-38-x86_64-linux-gnu.so build-id ca5bca967098041f2f4667e110bec2ec5fa0cae4
  * _socket.cpython-38-x86_64-linux-gnu.so build-id 43493084ae1c1248ee18040c282dd40d0a8e1229
+ * _multiprocessing.cpython-38-x86_64-linux-gnu.so build-id 16d7ab6ba56a49dee45454f5ecb6ba439a9edee5
  */
 static const struct py_layout layout_3_8 = {
 	.major = 3,
@@ -723,6 +736,11 @@ static const struct py_layout layout_3_8 = {
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -807,6 +825,7 @@ static const struct py_layout layout_3_8 = {
  * _asyncio.cpython-39-x86_64-linux-gnu.so build-id 1fe988aa84027195f53138a244fd7258378ad7d2
  * _queue.cpython-39-x86_64-linux-gnu.so build-id f9cd32ff0347c34b1ed8d7b30d0fbd38ecde4c5b
  * _socket.cpython-39-x86_64-linux-gnu.so build-id f0e7c10d8009b15e29c5cbb48480f28630131185
+ * _multiprocessing.cpython-39-x86_64-linux-gnu.so build-id 186fb92361bc33c69d8de0c39e13ffe004eccac7
  */
 static const struct py_layout layout_3_9 = {
 	.major = 3,
@@ -987,6 +1006,11 @@ static const struct py_layout layout_3_9 = {
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 96,
 	.gen_frame = 16,
 	.gen_running = 24,
@@ -1071,6 +1095,7 @@ static const struct py_layout layout_3_9 = {
  * _asyncio.cpython-310-x86_64-linux-gnu.so build-id 5ece4fd097f47562dd1817b71ca9a62d524f7714
  * _queue.cpython-310-x86_64-linux-gnu.so build-id 6ccb02c3e888de6650c89f9da1aa253f603853cb
  * _socket.cpython-310-x86_64-linux-gnu.so build-id c9173fc48bc1ddbe5b8590d0c9f65136d81889c4
+ * _multiprocessing.cpython-310-x86_64-linux-gnu.so build-id 1f41a6f26920625b88334f71571bfc42f9deaafd
  */
 static const struct py_layout layout_3_10 = {
 	.major = 3,
@@ -1251,6 +1276,11 @@ static const struct py_layout layout_3_10 = {
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 88,
 	.gen_frame = 16,
 	.gen_running = -1,
@@ -1335,6 +1365,7 @@ static const struct py_layout layout_3_10 = {
  * _asyncio.cpython-311-x86_64-linux-gnu.so build-id 32161c51750a7290016ab448631d7e696fcd10a1
  * _queue.cpython-311-x86_64-linux-gnu.so build-id 6efb2c1254b7e0c468b969a93c56cf2276caa116
  * _socket.cpython-311-x86_64-linux-gnu.so build-id bd777ea3a6a35a1516b32ae214eedbdf858424fb
+ * _multiprocessing.cpython-311-x86_64-linux-gnu.so build-id bddd209f547b4a8a999db6f9406b2f76a31998ca
  */
 static const struct py_layout layout_3_11 = {
 	.major = 3,
@@ -1515,6 +1546,11 @@ static const struct py_layout layout_3_11 = {
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 88,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -1599,6 +1635,7 @@ static const struct py_layout layout_3_11 = {
  * _asyncio.cpython-312-x86_64-linux-gnu.so build-id d5c0d9cc26976f1c763ef4b1c4acd596cbf091ca
  * _queue.cpython-312-x86_64-linux-gnu.so build-id c4e3947443ae97d285a5527ea5bdd5eb66ea2e45
  * _socket.cpython-312-x86_64-linux-gnu.so build-id 2bfa3b7db5e7310b09600b9b7e420cef28f22a10
+ * _multiprocessing.cpython-312-x86_64-linux-gnu.so build-id 56d308695ca348c403d135d915888e3f9ad80832
  */
 static const struct py_layout layout_3_12 = {
 	.major = 3,
@@ -1779,6 +1816,11 @@ static const struct py_layout layout_3_12 = {
 	.sq_items_cap = -1,
 	.sq_num_items = -1,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 80,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -1863,6 +1905,7 @@ static const struct py_layout layout_3_12 = {
  * _asyncio.cpython-313-x86_64-linux-gnu.so build-id 5ec8c3ef064879c74ca5ac89660ef41408579a16
  * _queue.cpython-313-x86_64-linux-gnu.so build-id d3150c08db370d215de92af5b264731a6f207816
  * _socket.cpython-313-x86_64-linux-gnu.so build-id c6ce408ffb407e72191da8e9d917e6c1c1900e99
+ * _multiprocessing.cpython-313-x86_64-linux-gnu.so build-id 7fd41a315f879ba186fa16d45447a56ec5f058ba
  */
 static const struct py_layout layout_3_13 = {
 	.major = 3,
@@ -2043,6 +2086,11 @@ static const struct py_layout layout_3_13 = {
 	.sq_items_cap = 48,
 	.sq_num_items = 56,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 80,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -2127,6 +2175,7 @@ static const struct py_layout layout_3_13 = {
  * _asyncio.cpython-314-x86_64-linux-gnu.so build-id c1ca0625585657aa13f6443eb146f640c6f59052
  * _queue.cpython-314-x86_64-linux-gnu.so build-id 64d946ac104dbe461aa11c630e6d2ea3cdf7d58c
  * _socket.cpython-314-x86_64-linux-gnu.so build-id 07b9a685ec3183c5083bd881604e68093efddd52
+ * _multiprocessing.cpython-314-x86_64-linux-gnu.so build-id c66252eb95f065f74a37d53c42925836d17128a9
  */
 static const struct py_layout layout_3_14 = {
 	.major = 3,
@@ -2307,6 +2356,11 @@ static const struct py_layout layout_3_14 = {
 	.sq_items_cap = 48,
 	.sq_num_items = 56,
 	.sock_fd = 16,
+	.semlock_handle = 16,
+	.semlock_last_tid = 24,
+	.semlock_count = 32,
+	.semlock_maxvalue = 36,
+	.semlock_kind = 40,
 	.gen_size = 160,
 	.gen_frame = -1,
 	.gen_running = -1,
@@ -2391,6 +2445,7 @@ static const struct py_layout layout_3_14 = {
  * _asyncio.cpython-314t-x86_64-linux-gnu.so build-id 6ea5f75321a4e2068a05427650100841e1840418
  * _queue.cpython-314t-x86_64-linux-gnu.so build-id cb4f7d2e9a4db69f99702b6a272cda6234dc5cf5
  * _socket.cpython-314t-x86_64-linux-gnu.so build-id cc4dae4491c59fb50daec59d70ec541592c64542
+ * _multiprocessing.cpython-314t-x86_64-linux-gnu.so build-id d04ced70934a098457c5656737730bf220c5e1f1
  */
 static const struct py_layout layout_3_14t = {
 	.major = 3,
@@ -2571,6 +2626,11 @@ static const struct py_layout layout_3_14t = {
 	.sq_items_cap = 64,
 	.sq_num_items = 72,
 	.sock_fd = 32,
+	.semlock_handle = 32,
+	.semlock_last_tid = 40,
+	.semlock_count = 48,
+	.semlock_maxvalue = 52,
+	.semlock_kind = 56,
 	.gen_size = 176,
 	.gen_frame = -1,
 	.gen_running = -1,

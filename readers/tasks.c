@@ -578,6 +578,7 @@ void py_async_release(struct py_async *a)
 	addrmap_release(&a->gen_index);
 	addrmap_release(&a->task_index);
 	free(a->waitables);
+	free(a->semlocks);
 	/* After the generators: they borrow from it. */
 	pyproc_clone_free(a->helper);
 	memset(a, 0, sizeof(*a));

@@ -116,6 +116,21 @@ static inline int py_task_wait_timeout(const struct py_task *t)
 	return t->waiter || t->timer_scope ? t->times_out : PY_TIMER_NONE;
 }
 
+/* A multiprocessing lock or semaphore (readers/semlocks.h). */
+struct py_semlock {
+	uint64_t addr;        /* the multiprocessing.synchronize object */
+	const char *name;     /* "multiprocessing.Lock", ... (static) */
+	uint64_t handle;      /* its semaphore (sem_t) in this process */
+	uint64_t last_tid;    /* the ident of the thread that acquired it
+				 last */
+	int count;            /* acquires less releases, this process's */
+	int maxvalue;
+	int recursive;        /* an RLock: count is its owner's depth */
+	/* The semaphore's value, its units left (0: a Lock held), read
+	 * in its sem_t (glibc's first 32-bit word); -1 unreadable. */
+	int64_t value;
+};
+
 /* An object of readers/waitables.h and its kind (enum py_prim_kind). */
 struct py_waitable {
 	uint64_t addr;
@@ -145,6 +160,11 @@ struct py_async {
 	struct py_waitable *waitables;
 	size_t nwaitables;
 	int waitables_cut;
+	/* multiprocessing's locks and semaphores (readers/semlocks.h),
+	 * from the same walk; semlocks_cut: more than it keeps. */
+	struct py_semlock *semlocks;
+	size_t nsemlocks;
+	int semlocks_cut;
 	/* Await chains (tasks', trio tasks') cut at PY_MAX_CHAIN. */
 	size_t chains_cut;
 	/* 1: the process is a child multiprocessing forked (a process

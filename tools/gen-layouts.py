@@ -5,7 +5,7 @@ For every installed pyenv CPython 3.6 - 3.13 (and every --prefix DIR), each
 field of struct py_layout (readers/layout.h) is derived from
 
   * the DWARF debug info of libpython (or the python executable when the
-    build is static) and of the _asyncio, _queue and _socket extensions,
+    build is static) and of the extension modules in EXTENSIONS,
     read through gdb's Python API (gdb -batch -nx), which handles DWARF 4
     and 5 alike;
   * the interpreter itself, for values that exist only as C macros but
@@ -50,6 +50,10 @@ PYENV_VERSIONS = os.path.join(os.environ.get("PYENV_ROOT", "/root/.pyenv"),
 PYENV_MINORS = range(6, 14)
 
 MISSING = -1
+# The extension modules whose structs the rules read, as src="..." names
+# them, in the order the generated comments list their build ids.
+EXTENSIONS = [("aio", "_asyncio"), ("queue", "_queue"),
+              ("socket", "_socket"), ("mp", "_multiprocessing")]
 SOURCE_SEP = "; "
 # Generator/frame states a version does not have.  -1 cannot mean "none"
 # here because it is a real state value (FRAME_SUSPENDED in 3.10 - 3.12).
@@ -336,6 +340,7 @@ FUTURE = ("FutureObj",)
 DEQUE = ("dequeobject",)
 SIMPLEQUEUE = ("simplequeueobject",)
 SOCKET = ("PySocketSockObject",)
+SEMLOCK = ("SemLockObject",)
 DEQUE_BLOCK = ("block", "struct BLOCK")
 TASK = ("TaskObj",)
 
@@ -615,6 +620,11 @@ RULES = {
     "sq_items_cap": Off(SIMPLEQUEUE, "buf.items_cap", src="queue"),
     "sq_num_items": Off(SIMPLEQUEUE, "buf.num_items", src="queue"),
     "sock_fd": Off(SOCKET, "sock_fd", src="socket"),
+    "semlock_handle": Off(SEMLOCK, "handle", src="mp"),
+    "semlock_last_tid": Off(SEMLOCK, "last_tid", src="mp"),
+    "semlock_count": Off(SEMLOCK, "count", src="mp"),
+    "semlock_maxvalue": Off(SEMLOCK, "maxvalue", src="mp"),
+    "semlock_kind": Off(SEMLOCK, "kind", src="mp"),
 
     "gen_size": Size(GEN),
     "gen_frame": Off(GEN, "gi_frame"),
@@ -784,18 +794,13 @@ class Install:
                                              "libpython%s*.so.1.0" % x)))
         # A static build keeps everything in the executable.
         self.libpython = libs[0] if libs else exe
-        mods = sorted(glob.glob(os.path.join(prefix, "lib", "python" + x,
-                                             "lib-dynload", "_asyncio*.so")))
-        # Built-in _asyncio (no extension module) lives in the interpreter.
-        self.asyncio = mods[0] if mods else self.libpython
-        # So may _queue (3.6 has none: its queries find nothing).
-        mods = sorted(glob.glob(os.path.join(prefix, "lib", "python" + x,
-                                             "lib-dynload", "_queue*.so")))
-        self.queue = mods[0] if mods else self.libpython
-        # And _socket.
-        mods = sorted(glob.glob(os.path.join(prefix, "lib", "python" + x,
-                                             "lib-dynload", "_socket*.so")))
-        self.socket = mods[0] if mods else self.libpython
+        # Each extension module's own file; a built-in one (3.6 has no
+        # _queue: its queries find nothing) lives in the interpreter.
+        self.elf = {"py": self.libpython}
+        for src, mod in EXTENSIONS:
+            mods = sorted(glob.glob(os.path.join(
+                prefix, "lib", "python" + x, "lib-dynload", mod + "*.so")))
+            self.elf[src] = mods[0] if mods else self.libpython
 
 
 def find_pyenv():
@@ -844,26 +849,20 @@ class Context:
 
 
 def build_table(inst, fields, tmpdir):
-    queries = {"py": [], "aio": [], "queue": [], "socket": []}
+    srcs = ["py"] + [src for src, _ in EXTENSIONS]
+    queries = {src: [] for src in srcs}
     for _, name in fields:
         for src, q in RULES[name].queries():
             if q not in queries[src]:
                 queries[src].append(q)
     answers, ids = {}, {}
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        py = pool.submit(run_gdb, inst.libpython, queries["py"],
-                         os.path.join(tmpdir, "py"))
-        aio = pool.submit(run_gdb, inst.asyncio, queries["aio"],
-                          os.path.join(tmpdir, "aio"))
-        queue = pool.submit(run_gdb, inst.queue, queries["queue"],
-                            os.path.join(tmpdir, "queue"))
-        sock = pool.submit(run_gdb, inst.socket, queries["socket"],
-                           os.path.join(tmpdir, "socket"))
+    with concurrent.futures.ThreadPoolExecutor(len(srcs) + 1) as pool:
+        jobs = {src: pool.submit(run_gdb, inst.elf[src], queries[src],
+                                 os.path.join(tmpdir, src))
+                for src in srcs}
         facts = pool.submit(run_python, inst.exe, read_probe(FACTS_SCRIPT))
-        ids["py"], answers["py"] = py.result()
-        ids["aio"], answers["aio"] = aio.result()
-        ids["queue"], answers["queue"] = queue.result()
-        ids["socket"], answers["socket"] = sock.result()
+        for src in srcs:
+            ids[src], answers[src] = jobs[src].result()
         facts = facts.result()
     if facts["version"][:2] != [3, inst.minor] or \
             facts["free_threaded"] != inst.free_threaded:
@@ -879,8 +878,7 @@ def build_table(inst, fields, tmpdir):
     if bad:
         raise GenError("%s: the derived table does not match the running "
                        "interpreter:\n  %s" % (inst.version, "\n  ".join(bad)))
-    read = [(inst.libpython, ids["py"]), (inst.asyncio, ids["aio"]),
-            (inst.queue, ids["queue"]), (inst.socket, ids["socket"])]
+    read = [(inst.elf[src], ids[src]) for src in srcs]
     source = SOURCE_SEP.join(
         ["CPython " + inst.version +
          (" (free-threaded)" if inst.free_threaded else "")] +
@@ -1095,10 +1093,8 @@ def main():
                 jobs = {}
                 for minor, inst in sorted(installs.items()):
                     d = os.path.join(tmp, table_name(minor))
-                    os.makedirs(os.path.join(d, "py"))
-                    os.makedirs(os.path.join(d, "aio"))
-                    os.makedirs(os.path.join(d, "queue"))
-                    os.makedirs(os.path.join(d, "socket"))
+                    for src in ["py"] + [e for e, _ in EXTENSIONS]:
+                        os.makedirs(os.path.join(d, src))
                     jobs[minor] = pool.submit(build_table, inst, fields, d)
                 errors = []
                 for minor, job in sorted(jobs.items()):

@@ -4,6 +4,7 @@
  * version the first byte picks.  Interpreter and thread lists, frames,
  * code objects, line tables, strings, ints, containers, dicts,
  * generators, the GC lists, the task machinery, greenlets and trio tasks,
+ * multiprocessing's SemLocks,
  * the wait-for graph with the primitives of every kind and family and
  * the frames' open `with` blocks all parse it; none may crash, hang or
  * leak whatever the bytes say.
@@ -22,6 +23,7 @@
 #include "readers/primitives.h"
 #include "readers/pyproc.h"
 #include "readers/repr.h"
+#include "readers/semlocks.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
 #include "readers/trio.h"
@@ -42,6 +44,29 @@ static uint64_t pick(const uint8_t *data, size_t size, size_t at)
 		return BASE;
 	memcpy(&v, data + at, 4);
 	return BASE + (v % size & ~(uint64_t)7);
+}
+
+/* multiprocessing's locks (readers/semlocks.h), as if the heap walk had
+ * found the object the input picks, of whatever class it is. */
+static void fuzz_semlocks(struct pyproc *py, struct py_async *a,
+			  const uint8_t *data, size_t size)
+{
+	struct py_semlock_scan s;
+	struct cs_err err;
+	uint64_t obj = pick(data, size, 53), type;
+
+	memset(&s, 0, sizeof(s));
+	cs_err_init(&err);
+	if (pyobj_read_type(py, obj, &type, &err) < 0)
+		return;
+	s.types[0] = type;
+	s.names[0] = "multiprocessing.Lock";
+	s.ntypes = 1;
+	s.found = xmallocarray(1, sizeof(*s.found));
+	s.found[0] = obj;
+	s.n = s.alloc = 1;
+	py_semlocks_finish(py, &s, a);
+	py_semlocks_scan_release(&s);
 }
 
 /* The graph over what the image gave; then a primitive of each kind and
@@ -212,6 +237,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			async.waitables[2].kind = PY_PRIM_RLOCK;
 			async.nwaitables = 3;
 			fuzz_graph(&py, &snap, &async, data, size);
+			fuzz_semlocks(&py, &async, data, size);
 			py_async_release(&async);
 		}
 		cs_err_init(&err);

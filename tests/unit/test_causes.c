@@ -71,8 +71,8 @@ static void test_lock_deadlock(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 0, "with lock_b:" , NULL, NULL, NULL, 0, 0, 0 }, { 1, 0, "lock_a.acquire()" , NULL, NULL, NULL, 0, 0, 0 },
-		{ 0, 0, NULL , NULL, NULL, NULL, 0, 0, 0 },
+		{ 1, 0, "with lock_b:" , NULL, NULL, NULL, 0, 0, 0, NULL }, { 1, 0, "lock_a.acquire()" , NULL, NULL, NULL, 0, 0, 0, NULL },
+		{ 0, 0, NULL , NULL, NULL, NULL, 0, 0, 0, NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -100,6 +100,61 @@ static void test_lock_deadlock(void)
 	run_summary_release(&s);
 }
 
+/* Threads blocked on multiprocessing locks whose holders are known
+ * (cli/run_semlocks.c) have causes of their own, a deadlock's ranked
+ * first; the one left on a lock not known is no "possible deadlock". */
+static void test_lock_holders_known(void)
+{
+	struct py_async a = { 0 };
+	struct py_thread t[3];
+	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
+	struct run_lock_held held = { "multiprocessing.Lock", 0x1000,
+				      { "holder: process 7, thread 7" }, 0 };
+	struct run_lock_held cycle = { "multiprocessing.RLock", 0x2000,
+				       { "holder: process 8, thread 8",
+					 "a deadlock: ..." }, 1 };
+	struct run_thread_facts facts[3] = {
+		{ 1, 1, "with a:", NULL, NULL, NULL, 0, 0, 0, &held },
+		{ 1, 1, "with b:", NULL, NULL, NULL, 0, 0, 0, &cycle },
+		{ 1, 1, "with c:", NULL, NULL, NULL, 0, 0, 0, NULL },
+	};
+	struct run_summary s;
+	const struct run_cause *c;
+
+	frame(&frames[0], &prog_take, 10);
+	frame(&frames[1], &prog_take, 20);
+	frame(&frames[2], &prog_take, 30);
+	t[0] = thread(11, "a", 0, &frames[0], 1);
+	t[1] = thread(12, "b", 0, &frames[1], 1);
+	t[2] = thread(13, "c", 0, &frames[2], 1);
+	run_summary_init(&s);
+	run_summarize(&s, 5, &snap, &a, facts, NULL);
+	CHECK(s.n == 3, "three causes, got %zu", s.n);
+	CHECK(!find(&s, RUN_CAUSE_DEADLOCK), "no possible deadlock");
+	c = find(&s, RUN_CAUSE_LOCK_CYCLE);
+	CHECK(c && !strcmp(c->headline, "deadlock: thread 12 \"b\" is "
+			   "blocked acquiring multiprocessing.RLock 0x2000"),
+	      "%s", c ? c->headline : "(none)");
+	CHECK(c && c->ndetails == 3 &&
+	      !strcmp(c->details[1], "holder: process 8, thread 8") &&
+	      !strcmp(c->details[2], "a deadlock: ..."), "cycle's details");
+	run_summary_sort(&s);
+	CHECK(s.n == 3 && s.causes[0].kind == RUN_CAUSE_LOCK_CYCLE,
+	      "the deadlock first");
+	CHECK(s.n == 3 && !strcmp(s.causes[1].headline, "thread 11 \"a\" is "
+				  "blocked acquiring multiprocessing.Lock "
+				  "0x1000") &&
+	      s.causes[1].ndetails == 2 &&
+	      !strcmp(s.causes[1].details[0],
+		      "at /app/prog.py:10 in take: with a:") &&
+	      !strcmp(s.causes[1].details[1], "holder: process 7, thread 7"),
+	      "%s", s.n == 3 ? s.causes[1].headline : "");
+	CHECK(s.n == 3 && !strcmp(s.causes[2].headline, "thread 13 \"c\" is "
+				  "blocked acquiring a lock"),
+	      "%s", s.n == 3 ? s.causes[2].headline : "");
+	run_summary_release(&s);
+}
+
 /* Issue 16.11: a lock is a lock however its line reads; a GIL waiter
  * (in futex, but woken during the window) is not blocked. */
 static void test_lock_whatever_the_layout(void)
@@ -108,8 +163,8 @@ static void test_lock_whatever_the_layout(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 1, "with lock_b: pass" , NULL, NULL, NULL, 0, 0, 0 }, { 1, 1, NULL , NULL, NULL, NULL, 0, 0, 0 },
-		{ 1, 0, "x = compute()" , NULL, NULL, NULL, 0, 0, 0 },
+		{ 1, 1, "with lock_b: pass" , NULL, NULL, NULL, 0, 0, 0, NULL }, { 1, 1, NULL , NULL, NULL, NULL, 0, 0, 0, NULL },
+		{ 1, 0, "x = compute()" , NULL, NULL, NULL, 0, 0, 0, NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -137,8 +192,8 @@ static void test_running_and_gil(void)
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
 	/* not in futex; holding the GIL: neither is blocked */
-	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL, NULL, 0, 0, 0 },
-					     { 1, 1, "with b:" , NULL, NULL, NULL, 0, 0, 0 } };
+	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL, NULL, 0, 0, 0, NULL },
+					     { 1, 1, "with b:" , NULL, NULL, NULL, 0, 0, 0, NULL } };
 	struct run_summary s;
 
 	frame(&frames[0], &prog_take, 10);
@@ -155,8 +210,8 @@ static void test_single_lock_and_wait(void)
 	struct py_async a = { 0 };
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
-	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL, NULL, 0, 0, 0 },
-					     { 1, 0, "ev.wait()" , NULL, NULL, NULL, 0, 0, 0 } };
+	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL, NULL, 0, 0, 0, NULL },
+					     { 1, 0, "ev.wait()" , NULL, NULL, NULL, 0, 0, 0, NULL } };
 	struct run_summary s;
 	const struct run_cause *c;
 
@@ -227,7 +282,7 @@ static void test_alike_waits(void)
 		t[i] = thread(41 + i, names[i], 0, f[i], 2);
 		facts[i] = (struct run_thread_facts){ 1, 0, "ev.wait()",
 						      NULL, NULL, NULL, 0, 0,
-						      0 };
+						      0, NULL };
 	}
 	for (apart = 0; apart < 2; apart++) {
 		run_summary_init(&s);
@@ -547,12 +602,12 @@ static void test_native_frames(void)
 	struct py_snapshot snap = { .threads = t, .nthreads = 4 };
 	struct run_thread_facts facts[4] = {
 		/* a lock in C, its line no clue, never asked to the kernel */
-		{ 1, -1, "x = get()", "lock", "sem_clockwait", NULL, 0, 0, 0 },
+		{ 1, -1, "x = get()", "lock", "sem_clockwait", NULL, 0, 0, 0, NULL },
 		/* reading a pipe: the line's acquire( is no lock */
-		{ 0, -1, "data = acquire(fd)", "io", "read", NULL, 0, 0, 0 },
+		{ 0, -1, "data = acquire(fd)", "io", "read", NULL, 0, 0, 0, NULL },
 		/* waiting for the GIL, whose holder sleeps in C */
-		{ 1, -1, NULL, "gil", "take_gil", NULL, 0, 0, 0 },
-		{ 0, 0, NULL, "sleep", "clock_nanosleep", NULL, 0, 0, 0 },
+		{ 1, -1, NULL, "gil", "take_gil", NULL, 0, 0, 0, NULL },
+		{ 0, 0, NULL, "sleep", "clock_nanosleep", NULL, 0, 0, 0, NULL },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -625,8 +680,8 @@ static void test_sampled(void)
 	struct py_thread th[2];
 	struct py_snapshot snap = { .threads = th, .nthreads = 2 };
 	struct run_thread_facts facts[2] = {
-		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0 },
-		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0 },
+		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0, NULL },
+		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0, NULL },
 	};
 	uint64_t by_a[1] = { 0x300 };
 	struct watch_tracker tr;
@@ -802,6 +857,7 @@ int main(void)
 {
 	test_greenlet_group_names();
 	test_lock_deadlock();
+	test_lock_holders_known();
 	test_lock_whatever_the_layout();
 	test_running_and_gil();
 	test_single_lock_and_wait();

@@ -118,7 +118,11 @@ static void maps_lines(void)
 	char bad[] = "zzz\n";
 	char l5[] = "1000-2000 rw-p 00000000 00:00 0\n";
 	char l6[] = "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
+	char l7[] = "7000-8000 rw-s 00000000 fd:1b 18446744073709551615 /dev/shm/sem.x\n";
 	const char *bads[] = {
+		"1000-2000 rw-p 00000000 0000 0\n",   /* no colon */
+		"1000-2000 rw-p 00000000 00:00 1x\n",  /* inode not a number */
+		"1000-2000 rw-p 00000000 00:00 18446744073709551616\n",
 		"1000-2000 rw-p 00000000 00:00\n",   /* no inode */
 		"1000 2000 rw-p 00000000 00:00 0\n",  /* no dash */
 		"2000-1000 rw-p 00000000 00:00 0\n",  /* backwards */
@@ -134,9 +138,14 @@ static void maps_lines(void)
 	CHECK(procfs_maps_line(l1, &m) == 0 && m.start == 0x7f00 &&
 	      m.end == 0x7f80 && m.offset == 0x1000 &&
 	      !strcmp(m.perms, "r-xp") && m.path &&
-	      !strcmp(m.path, "/usr/lib/a b.so") && !m.deleted,
+	      !strcmp(m.path, "/usr/lib/a b.so") && !m.deleted &&
+	      m.dev == (8ull << 32 | 1) && m.inode == 42,
 	      "file mapping, path with a space");
-	CHECK(procfs_maps_line(l2, &m) == 0 && !m.path, "anonymous");
+	CHECK(procfs_maps_line(l7, &m) == 0 && m.dev == (0xfdull << 32 | 0x1b) &&
+	      m.inode == 18446744073709551615ull && m.path &&
+	      !strcmp(m.path, "/dev/shm/sem.x"), "device and inode");
+	CHECK(procfs_maps_line(l2, &m) == 0 && !m.path && !m.inode,
+	      "anonymous");
 	CHECK(procfs_maps_line(l3, &m) == 0 && m.deleted && m.path &&
 	      !strcmp(m.path, "/tmp/x"), "deleted");
 	CHECK(procfs_maps_line(l4, &m) == 0 && !m.path, "pseudo name");

@@ -173,6 +173,33 @@ sk = socket.socket()
 check("sock_fd", rd(ctypes.c_int, id(sk) + L["sock_fd"]), sk.fileno())
 sk.close()
 
+# A multiprocessing lock's C SemLock: the semaphore's address (its value,
+# glibc's first 32-bit word, 0 while held), this process's count, the
+# ident of the thread that took it
+import multiprocessing
+import threading
+for make, kind, maxvalue in ((multiprocessing.Lock, 1, 1),
+                             (multiprocessing.RLock, 0, 1),
+                             (lambda: multiprocessing.BoundedSemaphore(3),
+                              1, 3)):
+    lk = make()
+    sl = lk._semlock
+    lk.acquire()
+    if kind == 0:
+        lk.acquire()
+    check("semlock_count", rd(ctypes.c_int, id(sl) + L["semlock_count"]),
+          2 if kind == 0 else 1)
+    check("semlock_last_tid",
+          rd(ctypes.c_ulong, id(sl) + L["semlock_last_tid"]),
+          threading.get_ident())
+    check("semlock_handle", rd(ctypes.c_void_p, id(sl) + L["semlock_handle"]),
+          sl.handle)
+    check("semlock_kind", rd(ctypes.c_int, id(sl) + L["semlock_kind"]), kind)
+    check("semlock_maxvalue",
+          rd(ctypes.c_int, id(sl) + L["semlock_maxvalue"]), maxvalue)
+    check("sem_t value while held",
+          rd(ctypes.c_uint, sl.handle), 2 if maxvalue == 3 else 0)
+
 # queue.SimpleQueue (3.7+): its items, some taken, a ring wrapped past
 # its end where it is one (3.13+)
 try:

@@ -1,0 +1,117 @@
+"""Threads blocked acquiring multiprocessing locks, each held by someone
+else: another process of the tree, a process gone, the thread itself,
+another thread; and a deadlock between this process and its child.
+
+Usage: mp_locks.py READY_FILE
+
+Each thread named after its case waits on a lock of its own:
+- "forked": `with lock:` on a multiprocessing.Lock that a child of the
+  "fork" method acquired (the child's copy at the same address);
+- "spawned": acquire() of an RLock that a child of the "spawn" method
+  acquired (its copy at an address of its own);
+- "killed": `with lock:` on a Lock whose holder, a forked child, was
+  killed holding it: no process holds it now;
+- "itself": a second acquire() of a Lock it holds (not reentrant);
+- "timed": acquire(timeout=3600) of a Lock that thread "keeper" of this
+  process holds;
+- "MainThread": holds lock F, then waits for lock G, which a forked
+  child holds while it waits for F.
+
+READY_FILE gets, as JSON, "pid", "tids" by thread name, "locks" (each
+case's lock's address, id()), "holders" (the child holding each case's
+lock, by pid) and "keeper" (the keeper's tid).  The children end when
+this process does.
+"""
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+
+from _ready import write_ready
+from _tids import native_tid
+
+
+def hold(lock, ready, also=None):
+    lock.acquire()
+    ready.set()
+    if also is not None:
+        also.acquire()  # MARK: child-deadlock
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.05)  # MARK: hold
+
+
+def child_holds(ctx, lock, also=None):
+    ready = ctx.Event()
+    p = ctx.Process(target=hold, args=(lock, ready, also), daemon=True)
+    p.start()
+    if not ready.wait(60):
+        sys.exit("child %d never held its lock" % p.pid)
+    return p
+
+
+def main():
+    ready = sys.argv[1]
+    fork = multiprocessing.get_context("fork")
+    spawn = multiprocessing.get_context("spawn")
+    locks = {"forked": fork.Lock(), "spawned": spawn.RLock(),
+             "killed": fork.Lock(), "itself": fork.Lock(),
+             "timed": fork.Lock(), "MainThread": fork.Lock()}
+    mine = fork.Lock()
+    holders = {}
+    for case, ctx in (("forked", fork), ("spawned", spawn)):
+        holders[case] = child_holds(ctx, locks[case]).pid
+    victim = child_holds(fork, locks["killed"])
+    os.kill(victim.pid, signal.SIGKILL)  # (Process.kill(): 3.7+)
+    victim.join()
+    tids, keeper = {}, {}
+
+    def keep():
+        keeper["tid"] = native_tid()
+        locks["timed"].acquire()
+        time.sleep(3600)  # MARK: keep
+
+    def wait(case):
+        tids[case] = native_tid()
+        lock = locks[case]
+        if case == "forked":
+            with lock:  # MARK: wait-forked
+                pass
+        elif case == "spawned":
+            lock.acquire()  # MARK: wait-spawned
+        elif case == "killed":
+            with lock:  # MARK: wait-killed
+                pass
+        elif case == "itself":
+            lock.acquire()
+            lock.acquire()  # MARK: wait-itself
+        elif case == "timed":
+            while "tid" not in keeper:
+                time.sleep(0.01)
+            time.sleep(0.2)
+            lock.acquire(timeout=3600)  # MARK: wait-timed
+
+    threading.Thread(target=keep, name="keeper", daemon=True).start()
+    for case in ("forked", "spawned", "killed", "itself", "timed"):
+        threading.Thread(target=wait, args=(case,), name=case,
+                         daemon=True).start()
+    mine.acquire()
+    holders["MainThread"] = child_holds(fork, locks["MainThread"],
+                                        mine).pid
+    while len(tids) < 5:
+        time.sleep(0.01)
+    time.sleep(0.5)
+    tids["MainThread"] = native_tid()
+    write_ready(ready, {"pid": os.getpid(), "tids": tids,
+                        "locks": dict((k, id(v)) for k, v in locks.items()),
+                        "mine": id(mine), "holders": holders,
+                        "keeper": keeper["tid"]})
+    with locks["MainThread"]:  # MARK: main-deadlock
+        pass
+
+
+if __name__ == "__main__":
+    main()
