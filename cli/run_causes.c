@@ -125,13 +125,19 @@ static void classify(const struct py_thread *t,
 		return;
 	if (f->futex == 0)
 		return;  /* running, or blocked in I/O or a sleep */
-	/* (a pool's handler thread: its frames all machinery of waiting) */
-	if (thread_idle_by_design(t))
+	/* (a pool's handler thread: its frames all machinery of waiting;
+	 * but a pool's worker waiting for a lock that no process holds
+	 * waits for work that never comes) */
+	if (thread_idle_by_design(t) && !(f->lock && f->lock->orphaned))
 		return;
 	if (i > 0) {
 		b->kind = sync_call_kind(t->frames[0].code->name);
 		b->api = &t->frames[i - 1];
 	}
+	/* its futex(2) wait is on a multiprocessing lock's semaphore: a
+	 * lock's wait, whatever its frames say (cli/run_semlocks.h) */
+	if (f->lock)
+		b->kind = BLOCKED_LOCK;
 	if (b->where)
 		b->source = f->source;
 	if (i > 0)

@@ -111,6 +111,7 @@ struct run_lock_held {
 	int cycle;            /* 1: its holder is blocked on a lock this
 				 thread holds (a deadlock, between
 				 processes or threads) */
+	int orphaned;         /* 1: taken, and held by no process dumped */
 };
 
 /* What the kernel and the source files say of one thread of a snapshot. */

@@ -233,6 +233,7 @@ void run_semlocks_facts(struct run_thread_facts *facts,
 			say_holders(facts[i].lock, s, c, th, h, n, &sb);
 			continue;
 		}
+		facts[i].lock->orphaned = 1;
 		strbuf_addstr(&sb, "held by no process run dumped (none "
 			      "counts an acquire it has not released): the "
 			      "one that acquired it may have exited or been "

@@ -7,7 +7,8 @@ deadlock".  Now the lock is named, with the process of the tree holding
 it (a fork's child, a spawned child: another address), the thread
 itself (not reentrant), another thread, or none (its holder was killed
 holding it); a parent and child each holding what the other waits for
-is a deadlock.  The expected pids, tids and addresses are the
+is a deadlock; a pool's worker waiting for a task is idle, but not on
+its task queue's lock when no process holds it.  The expected pids, tids and addresses are the
 processes' own (os.getpid(), the holders' pids, id())."""
 
 import re
@@ -83,10 +84,25 @@ def test_mp_lock_waits_name_their_holder(ident, work):
     assert re.match(holder(pid, "main-deadlock"), theirs[head[0]][1]), theirs
     assert not [h for h in causes if "possible deadlock" in h], causes
 
+    # a pool's worker waits for work by design, but not for a lock that
+    # no process holds: its killed predecessor took it
+    worker = info["pool_worker"]
+    theirs = causes_of(likely_causes(text), worker)
+    head = [h for h in theirs if re.match(
+        r'^  process %d: thread %d "[^"]+" is blocked acquiring '
+        r'multiprocessing\.Lock 0x%x' % (worker, worker, locks["pool"]), h)]
+    assert len(head) == 1, (theirs, text[:3000])
+    assert theirs[head[0]][1:] == [
+        "held by no process run dumped (none counts an acquire it has "
+        "not released): the one that acquired it may have exited or been "
+        "killed holding it"], theirs
+
     kinds = sorted((c["pid"], c["kind"]) for c in doc["causes"]
-                   if "multiprocessing." in c["summary"])
+                   if "multiprocessing.Lock" in c["summary"] or
+                   "multiprocessing.RLock" in c["summary"])
     assert kinds == sorted([(pid, "lock")] * 5 + [(pid, "lock_cycle"),
-                                                  (child, "lock_cycle")])
+                                                  (child, "lock_cycle"),
+                                                  (worker, "lock")])
     # the deadlocks lead
     assert {c["kind"] for c in doc["causes"][:2]} == {"lock_cycle"}, \
         doc["causes"][:3]

@@ -15,11 +15,15 @@ Each thread named after its case waits on a lock of its own:
 - "timed": acquire(timeout=3600) of a Lock that thread "keeper" of this
   process holds;
 - "MainThread": holds lock F, then waits for lock G, which a forked
-  child holds while it waits for F.
+  child holds while it waits for F;
+- a process pool's worker killed while it waited for a task, holding
+  the task queue's read lock: the worker that replaces it waits for that
+  lock for good ("pool_worker" in the ready file, its pid).
 
 READY_FILE gets, as JSON, "pid", "tids" by thread name, "locks" (each
-case's lock's address, id()), "holders" (the child holding each case's
-lock, by pid) and "keeper" (the keeper's tid).  The children end when
+case's lock's address, id(); "pool": the task queue's), "holders" (the
+child holding each case's lock, by pid), "keeper" (the keeper's tid)
+and "pool_worker".  The children end when
 this process does.
 """
 
@@ -53,6 +57,24 @@ def child_holds(ctx, lock, also=None):
     return p
 
 
+def lost_pool_lock(ctx):
+    """A pool of one worker, killed once it holds its task queue's read
+    lock (waiting for a task); the pool and its new worker's pid."""
+    pool = ctx.Pool(1)
+    rlock = pool._inqueue._rlock
+    deadline = time.time() + 60
+    while rlock._semlock._get_value() != 0 and time.time() < deadline:
+        time.sleep(0.01)
+    first = pool._pool[0].pid
+    os.kill(first, signal.SIGKILL)
+    while time.time() < deadline:
+        pids = [p.pid for p in pool._pool if p.pid != first]
+        if pids:
+            return pool, pids[0]
+        time.sleep(0.01)
+    sys.exit("the pool never replaced its worker")
+
+
 def main():
     ready = sys.argv[1]
     fork = multiprocessing.get_context("fork")
@@ -67,6 +89,7 @@ def main():
     victim = child_holds(fork, locks["killed"])
     os.kill(victim.pid, signal.SIGKILL)  # (Process.kill(): 3.7+)
     victim.join()
+    pool, pool_worker = lost_pool_lock(fork)
     tids, keeper = {}, {}
 
     def keep():
@@ -106,7 +129,9 @@ def main():
     time.sleep(0.5)
     tids["MainThread"] = native_tid()
     write_ready(ready, {"pid": os.getpid(), "tids": tids,
-                        "locks": dict((k, id(v)) for k, v in locks.items()),
+                        "locks": dict([(k, id(v)) for k, v in locks.items()] +
+                                      [("pool", id(pool._inqueue._rlock))]),
+                        "pool_worker": pool_worker,
                         "mine": id(mine), "holders": holders,
                         "keeper": keeper["tid"]})
     with locks["MainThread"]:  # MARK: main-deadlock
