@@ -108,6 +108,18 @@ static inline int cs_syscall_connects(long nr)
 #endif
 }
 
+/* Is x86-64 system call nr accept(2) or accept4(2) (first argument the
+ * listening socket's fd)? */
+static inline int cs_syscall_accepts(long nr)
+{
+#if defined(__x86_64__)
+	return nr == 43 || nr == 288;
+#else
+	(void)nr;
+	return 0;
+#endif
+}
+
 /* Is x86-64 system call nr wait4(2) (first argument the pid waited
  * for: os.waitpid(), os.wait())? */
 static inline int cs_syscall_waits_child(long nr)

@@ -130,6 +130,16 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
 		add_child(sb, c, args[0]);
 		return RUN_CAUSE_WAIT;
 	}
+	/* (a server no client comes to: idle, as socketserver's) */
+	if (cs_syscall_accepts(nr) && args[0] <= INT_MAX) {
+		strbuf_addf(sb, " waits for a connection on fd %llu", args[0]);
+		if (run_fds_describe(sb, ", ", s, c->pid, pid,
+				     (int)args[0]) < 0) {
+			strbuf_truncate(sb, len);
+			return -1;
+		}
+		return RUN_CAUSE_IDLE;
+	}
 	doing = on_fd(nr);
 	locks = cs_syscall_locks_file(nr, args[1]);
 	if ((!doing && !locks) || args[0] > INT_MAX)
@@ -152,12 +162,13 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 {
 	int pid = collect_proc_pid(c);
 	struct run_cause *cause;
-	struct strbuf sb;
+	struct strbuf sb, call;
 	size_t i;
 
 	if (!c->is_live || !t)
 		return;
 	strbuf_init(&sb);
+	strbuf_init(&call);
 	/* Bounded by the snapshot's threads. */
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *th = &c->snap.threads[i];
@@ -172,12 +183,16 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		    thread_idle_by_design(th) || named_by_graph(s, c, i) ||
 		    report_left_running(c, th->tid))
 			continue;
-		run_add_thread_label(&sb, th);
-		if ((kind = run_reads_call(&sb, s, c, pid, th->tid,
+		if ((kind = run_reads_call(&call, s, c, pid, th->tid,
 					   &holder)) < 0) {
-			strbuf_reset(&sb);
+			strbuf_reset(&call);
 			continue;
 		}
+		if (kind == RUN_CAUSE_IDLE)
+			strbuf_addstr(&sb, "idle: ");
+		run_add_thread_label(&sb, th);
+		strbuf_add(&sb, call.buf, call.len);
+		strbuf_reset(&call);
 		strbuf_addstr(&sb, " (");
 		run_seen_add(&sb, &seen);
 		strbuf_addch(&sb, ')');
@@ -189,5 +204,6 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		if (kind == RUN_CAUSE_FILE_LOCK)
 			run_file_lock_detail(cause, s, c, &holder, &sb);
 	}
+	strbuf_release(&call);
 	strbuf_release(&sb);
 }

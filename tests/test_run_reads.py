@@ -90,6 +90,17 @@ def test_socket_reads_are_causes(ident, work):
           "connecting")
     reads = [h for h in causes if " blocked reading " in h]
     assert len(reads) == 5, causes
+    # a server no client comes to waits by design: idle, ranked last
+    head = [h for h in causes if re.match(
+        r'^  process %d: idle: thread %d "accept" waits for a connection on '
+        r'fd %d, a TCP listening socket %s:%d%s' % (
+            pid, tids["accept"], fds["accept"]["fd"],
+            fds["accept"]["local"][0], fds["accept"]["local"][1], stuck), h)]
+    assert len(head) == 1, causes
+    assert len(causes[head[0]]) == 1 and re.match(
+        r"^at \S*socket_reads\.py:%d in accept: .*# MARK: read-accept$"
+        % marker_line(SCRIPT, "read-accept"), causes[head[0]][0]), causes
+    assert list(causes)[-1] == head[0], causes
     # the joined reader: the join's cause names it, with its C call
     joined = [h for h in causes if "waiting on threading.Thread" in h]
     assert len(joined) == 1 and any(

@@ -13,7 +13,8 @@ Usage: socket_reads.py READY_FILE
 - "child": read() of a child's stdout (`sleep 3600`), a pipe;
 - "own": os.read() of a pipe whose write end this process holds;
 - "connect": connect() to a server whose accept queue is full (listen(0)
-  and one connection never accepted): the kernel drops its handshake.
+  and one connection never accepted): the kernel drops its handshake;
+- "accept": accept() on a listening socket no client connects to.
 
 READY_FILE gets, as JSON, "pid", "tids" by thread name, "child" (its
 pid), and "fds": per blocked thread, its fd, and a socket's "local" and
@@ -54,6 +55,10 @@ late = socket.socket()
 late.bind(("127.0.0.1", 0))
 fds["connect"] = {"fd": late.fileno(), "local": late.getsockname(),
                   "remote": full.getsockname()}
+lonely = socket.socket()
+lonely.bind(("127.0.0.1", 0))
+lonely.listen(1)
+fds["accept"] = {"fd": lonely.fileno(), "local": lonely.getsockname()}
 
 
 def pair():
@@ -81,6 +86,11 @@ def connect():
     late.connect(full.getsockname())  # MARK: read-connect
 
 
+def accept():
+    tids["accept"] = native_tid()
+    lonely.accept()  # MARK: read-accept
+
+
 def reader():
     tids["reader"] = native_tid()
     c.recv(10)  # MARK: read-joined
@@ -93,7 +103,7 @@ def joiner(t):
 
 for target, name in ((pair, "pair"), (datagram, "udp"),
                      (from_child, "child"), (own, "own"),
-                     (connect, "connect")):
+                     (connect, "connect"), (accept, "accept")):
     threading.Thread(target=target, name=name).start()
 r = threading.Thread(target=reader, name="reader")
 r.start()
@@ -107,7 +117,7 @@ tids["MainThread"] = native_tid()
 
 
 def ready_soon():
-    while len(tids) < 8:
+    while len(tids) < 9:
         time.sleep(0.01)
     time.sleep(0.3)
     write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids, "fds": fds,
