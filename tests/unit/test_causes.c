@@ -108,11 +108,13 @@ static void test_lock_holders_known(void)
 	struct py_async a = { 0 };
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
-	struct run_lock_held held = { "multiprocessing.Lock", 0x1000,
-				      { "holder: process 7, thread 7" }, 0 };
-	struct run_lock_held cycle = { "multiprocessing.RLock", 0x2000,
-				       { "holder: process 8, thread 8",
-					 "a deadlock: ..." }, 1 };
+	struct run_lock_held held = {
+		.name = "multiprocessing.Lock", .addr = 0x1000,
+		.lines = { "holder: process 7, thread 7" } };
+	struct run_lock_held cycle = {
+		.name = "multiprocessing.RLock", .addr = 0x2000,
+		.lines = { "holder: process 8, thread 8", "a deadlock: ..." },
+		.cycle = 1 };
 	struct run_thread_facts facts[3] = {
 		{ 1, 1, "with a:", NULL, NULL, NULL, 0, 0, 0, &held },
 		{ 1, 1, "with b:", NULL, NULL, NULL, 0, 0, 0, &cycle },
@@ -153,6 +155,54 @@ static void test_lock_holders_known(void)
 				  "blocked acquiring a lock"),
 	      "%s", s.n == 3 ? s.causes[2].headline : "");
 	run_summary_release(&s);
+}
+
+/* A pool's worker waiting for a task waits by design, on its task
+ * queue's lock too; unless no process holds that lock (its killed
+ * predecessor took it), when no task ever comes. */
+static void test_idle_worker_lock_orphaned(void)
+{
+	static const struct py_code enter = {
+		.name = "__enter__", .qualname = "SemLock.__enter__",
+		.filename = "/usr/lib/python3.11/multiprocessing/synchronize.py",
+	};
+	static const struct py_code get = {
+		.name = "get", .qualname = "SimpleQueue.get",
+		.filename = "/usr/lib/python3.11/multiprocessing/queues.py",
+	};
+	static const struct py_code worker = {
+		.name = "worker", .qualname = "worker",
+		.filename = "/usr/lib/python3.11/multiprocessing/pool.py",
+	};
+	struct py_async a = { 0 };
+	struct py_thread t[1];
+	struct py_snapshot snap = { .threads = t, .nthreads = 1 };
+	struct run_lock_held lock = {
+		.name = "multiprocessing.Lock", .addr = 0x1000,
+		.lines = { "held by no process run dumped" } };
+	struct run_thread_facts facts[1] = {
+		{ 1, 1, NULL, NULL, NULL, NULL, 0, 0, 0, &lock },
+	};
+	struct run_summary s;
+	int orphaned;
+
+	for (orphaned = 0; orphaned < 2; orphaned++) {
+		frame(&frames[0], &enter, 95);
+		frame(&frames[1], &get, 364);
+		frame(&frames[2], &worker, 114);
+		t[0] = thread(21, "MainThread", 0, frames, 3);
+		lock.orphaned = orphaned;
+		run_summary_init(&s);
+		run_summarize(&s, 5, &snap, &a, facts, NULL);
+		CHECK(s.n == (size_t)orphaned, "%zu causes (orphaned %d)", s.n,
+		      orphaned);
+		CHECK(!orphaned || (s.causes[0].kind == RUN_CAUSE_LOCK &&
+				    s.causes[0].ndetails == 2 &&
+				    !strcmp(s.causes[0].details[1],
+					    "held by no process run dumped")),
+		      "its lock's cause");
+		run_summary_release(&s);
+	}
 }
 
 /* Issue 16.11: a lock is a lock however its line reads; a GIL waiter
@@ -858,6 +908,7 @@ int main(void)
 	test_greenlet_group_names();
 	test_lock_deadlock();
 	test_lock_holders_known();
+	test_idle_worker_lock_orphaned();
 	test_lock_whatever_the_layout();
 	test_running_and_gil();
 	test_single_lock_and_wait();
