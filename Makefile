@@ -98,7 +98,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 # Unit tests of cli/ code link the cli objects they test.
-$(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_seen.o \
+$(BUILD)/tests/test_causes: $(BUILD)/cli/run_causes.o $(BUILD)/cli/run_lock_causes.o $(BUILD)/cli/run_seen.o \
 	$(BUILD)/cli/run_summary.o \
 	$(BUILD)/cli/run_places.o \
 	$(BUILD)/cli/run_stuck.o $(BUILD)/cli/run_pool.o \

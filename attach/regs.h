@@ -120,6 +120,38 @@ static inline int cs_syscall_accepts(long nr)
 #endif
 }
 
+/* What x86-64 system call nr waits on several fds with: its fds given
+ * as an fd_set (select(2), pselect6(2): the count, then the read set),
+ * an array of struct pollfd (poll(2), ppoll(2): the array, then its
+ * length) or an epoll instance (epoll_wait(2) and its kin: its fd). */
+enum cs_poll_call { CS_POLL_NONE, CS_POLL_SELECT, CS_POLL_POLL,
+		    CS_POLL_EPOLL };
+
+/* poll(2)'s number (-1 on another machine). */
+static inline long cs_syscall_poll_nr(void)
+{
+#if defined(__x86_64__)
+	return 7;
+#else
+	return -1;
+#endif
+}
+
+static inline enum cs_poll_call cs_syscall_polls(long nr)
+{
+#if defined(__x86_64__)
+	switch (nr) {
+	case 23: case 270: return CS_POLL_SELECT;
+	case 7: case 271: return CS_POLL_POLL;
+	case 232: case 281: case 441: return CS_POLL_EPOLL;
+	default: return CS_POLL_NONE;
+	}
+#else
+	(void)nr;
+	return CS_POLL_NONE;
+#endif
+}
+
 /* Is x86-64 system call nr wait4(2) (first argument the pid waited
  * for: os.waitpid(), os.wait())? */
 static inline int cs_syscall_waits_child(long nr)

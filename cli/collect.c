@@ -95,6 +95,26 @@ static int retries_of(const struct collect_options *opt)
 	return retries < COLLECT_MAX_RETRIES ? retries : COLLECT_MAX_RETRIES;
 }
 
+/* What the heap walk kept less of than it found, said. */
+static void warn_cut(struct collection *c)
+{
+	if (c->async.semlocks_cut)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"multiprocessing's locks past the first %u not read "
+			"(no holder of one is named as none)",
+			PY_MAX_SEMLOCKS);
+	if (c->async.waitables_cut)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"tornado's and gevent's locks and queues past the "
+			"first %u not looked at for their waiters",
+			PY_MAX_WAITABLES);
+	if (c->async.chains_cut)
+		cs_warn(&c->warnings, CS_WARN_COLLECTION,
+			"%zu await chains longer than %zu coroutines cut "
+			"there (the rest listed as owned by no task)",
+			c->async.chains_cut, PY_MAX_CHAIN);
+}
+
 static void collect_heap(struct collection *c,
 			 const struct py_stack_options *sopt)
 {
@@ -146,11 +166,6 @@ static void collect_heap(struct collection *c,
 		py_waitables_finish(&wscan, &c->async);
 		py_semlocks_finish(&c->py, &mscan, &c->async);
 	}
-	if (walked && c->async.waitables_cut)
-		cs_warn(&c->warnings, CS_WARN_COLLECTION,
-			"tornado's and gevent's locks and queues past the "
-			"first %u not looked at for their waiters",
-			PY_MAX_WAITABLES);
 	if (walked && (cs_err_init(&err),
 		       part_fails(failing, "trio", &err) ||
 		       py_trio_finish(&tscan, &c->snap, &c->async, &err) < 0)) {
@@ -158,11 +173,8 @@ static void collect_heap(struct collection *c,
 			"trio tasks not shown: %.400s", err.msg);
 		c->trio_unread = 1;
 	}
-	if (walked && c->async.chains_cut)
-		cs_warn(&c->warnings, CS_WARN_COLLECTION,
-			"%zu await chains longer than %zu coroutines cut "
-			"there (the rest listed as owned by no task)",
-			c->async.chains_cut, PY_MAX_CHAIN);
+	if (walked)
+		warn_cut(c);
 	cs_err_init(&err);
 	if (walked && gl > 0 &&
 	    (part_fails(failing, "greenlets", &err) ||

@@ -1,4 +1,5 @@
 #include "cli/run_causes.h"
+#include "cli/run_causes_internal.h"
 #include "cli/escape.h"
 #include "cli/thread_idle.h"
 
@@ -49,21 +50,6 @@ static int looks_like_lock(const char *source)
 		return 1;
 	return n > 5 && !strncmp(source, "with ", 5) && source[n - 1] == ':';
 }
-
-enum blocked_kind {
-	BLOCKED_NO, BLOCKED_LOCK, BLOCKED_WAIT, BLOCKED_JOIN, BLOCKED_GIL,
-};
-
-struct blocked {
-	enum blocked_kind kind;
-	const struct py_thread *t;
-	const struct run_thread_facts *f;
-	struct run_seen seen;          /* what sampling saw of it */
-	const struct py_frame *api;    /* the call into a sync module, or NULL */
-	const char *c_wait;            /* else a wait in C it is in, or NULL */
-	const struct py_frame *where;  /* the first frame of the program's own */
-	const char *source;            /* where's source line, or NULL */
-};
 
 static enum blocked_kind sync_call_kind(const char *name)
 {
@@ -174,7 +160,7 @@ void run_add_thread_label(struct strbuf *sb, const struct py_thread *t)
 
 /* "at FILE:LINE in FUNC: SOURCE" (or the sync call when there is no
  * frame of the program's own). */
-static void add_where(struct strbuf *sb, const struct blocked *b)
+void blocked_add_where(struct strbuf *sb, const struct blocked *b)
 {
 	const struct py_frame *f = b->where ? b->where : b->api;
 
@@ -186,7 +172,7 @@ static void add_where(struct strbuf *sb, const struct blocked *b)
 		strbuf_addf(sb, ": %s", b->source);
 }
 
-static void add_api(struct strbuf *sb, const struct py_frame *api)
+void blocked_add_api(struct strbuf *sb, const struct py_frame *api)
 {
 	esc_add_name_raw(sb, api->code->qualname);
 	strbuf_addstr(sb, " (");
@@ -199,13 +185,13 @@ static void add_api(struct strbuf *sb, const struct py_frame *api)
 static void add_wait_call(struct strbuf *sb, const struct blocked *b)
 {
 	if (b->api)
-		add_api(sb, b->api);
+		blocked_add_api(sb, b->api);
 	else if (b->c_wait)
 		strbuf_addf(sb, "%s (C)", b->c_wait);
 }
 
 /* ", in C: sem_clockwait()": the native call it waits in, when read. */
-static void add_native_call(struct strbuf *sb, const struct blocked *b)
+void blocked_add_native_call(struct strbuf *sb, const struct blocked *b)
 {
 	if (b->f->native_call)
 		strbuf_addf(sb, ", in C: %s()", b->f->native_call);
@@ -235,7 +221,7 @@ void run_add_thread_timer(struct strbuf *sb, const struct run_thread_facts *f)
 }
 
 /* " (stuck for at least 4.0s)", when sampled. */
-static void add_seen(struct strbuf *sb, const struct run_seen *seen)
+void blocked_add_seen(struct strbuf *sb, const struct run_seen *seen)
 {
 	if (seen->state != RUN_SEEN_STUCK && seen->state != RUN_SEEN_BUSY)
 		return;
@@ -297,10 +283,10 @@ static void summarize_gil(struct run_summary *s, int pid,
 			continue;
 		run_add_thread_label(&sb, b[i].t);
 		strbuf_addstr(&sb, " waits for the GIL");
-		add_native_call(&sb, &b[i]);
+		blocked_add_native_call(&sb, &b[i]);
 		if (b[i].where) {
 			strbuf_addstr(&sb, " ");
-			add_where(&sb, &b[i]);
+			blocked_add_where(&sb, &b[i]);
 		}
 		run_cause_detail(cause, &sb);
 	}
@@ -343,7 +329,7 @@ static void add_busy_waiters(struct run_cause *cause,
 			run_add_thread_label(sb, b[wn->index].t);
 			if (b[wn->index].where || b[wn->index].api)
 				strbuf_addch(sb, ' ');
-			add_where(sb, &b[wn->index]);
+			blocked_add_where(sb, &b[wn->index]);
 			run_cause_detail(cause, sb);
 			said++;
 		}
@@ -376,7 +362,7 @@ static void summarize_busy(struct run_summary *s, int pid,
 }
 
 /* The members of alike waiting threads b[w[m[0..n)]]. */
-static void add_wait_members(struct strbuf *sb, const struct blocked *b,
+void blocked_add_members(struct strbuf *sb, const struct blocked *b,
 			     const size_t *w, const size_t *m, size_t n)
 {
 	unsigned long long *ids = xmallocarray(n, sizeof(*ids));
@@ -401,9 +387,9 @@ static char *wait_key(const struct blocked *b)
 	strbuf_init(&call);
 	strbuf_init(&sb);
 	add_wait_call(&call, b);
-	add_seen(&call, &b->seen);
+	blocked_add_seen(&call, &b->seen);
 	alike_lines_key_str(&sb, call.buf);
-	add_where(&sb, b);
+	blocked_add_where(&sb, b);
 	/* (alike threads have timers of one kind, or none: their span) */
 	strbuf_addf(&sb, ";timer %d", b->f ? b->f->timer : RUN_TIMER_NONE);
 	strbuf_release(&call);
@@ -551,16 +537,16 @@ static void summarize_waits(struct run_summary *s, int pid,
 			strbuf_addf(&sb, "%zu threads wait in ", size);
 		}
 		add_wait_call(&sb, first);
-		add_seen(&sb, &first->seen);
+		blocked_add_seen(&sb, &first->seen);
 		add_waits_timer(&sb, b, w, m, size);
 		if (size > 1) {
 			strbuf_addstr(&sb, ": ");
-			add_wait_members(&sb, b, w, m, size);
+			blocked_add_members(&sb, b, w, m, size);
 		}
 		cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
 		if (first->where) {
 			strbuf_addstr(&sb, "called ");
-			add_where(&sb, first);
+			blocked_add_where(&sb, first);
 			run_cause_detail(cause, &sb);
 		}
 		/* (Future.result() of a process pool's job) */
@@ -607,7 +593,7 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		strbuf_addstr(&sb, " runs task '");
 		esc_add_name_raw(&sb, task->name);
 		strbuf_addstr(&sb, "' and has not gone back to its loop");
-		add_seen(&sb, &b[i].seen);
+		blocked_add_seen(&sb, &b[i].seen);
 		if (others)
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
 				    "run", others, others == 1 ? "" : "s");
@@ -619,116 +605,10 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 			strbuf_addf(&sb, ": %s", b[i].f->source);
 		if (b[i].seen.state == RUN_SEEN_BUSY)
 			strbuf_addstr(&sb, ", busy");
-		add_native_call(&sb, &b[i]);
+		blocked_add_native_call(&sb, &b[i]);
 		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&sb);
-}
-
-/* "multiprocessing.Lock 0x7f0a1b2c3d40" when the facts know the lock,
- * else "a lock". */
-static void add_lock(struct strbuf *sb, const struct run_thread_facts *f)
-{
-	if (!f->lock) {
-		strbuf_addstr(sb, "a lock");
-		return;
-	}
-	strbuf_addf(sb, "%s 0x%llx", f->lock->name,
-		    (unsigned long long)f->lock->addr);
-}
-
-/* The lines saying who holds the lock, where known. */
-static void add_lock_lines(struct run_cause *cause,
-			   const struct run_thread_facts *f, struct strbuf *sb)
-{
-	size_t k;
-
-	for (k = 0; f->lock && k < RUN_LOCK_LINES && f->lock->lines[k];
-	     k++) {
-		strbuf_addstr(sb, f->lock->lines[k]);
-		run_cause_detail(cause, sb);
-	}
-}
-
-/* Thread b's cause of its own: the only one blocked on a lock that is
- * not known, or one whose lock's holder is (a multiprocessing lock's:
- * cli/run_semlocks.h), a deadlock when that holder waits for it. */
-static void lock_cause(struct run_summary *s, int pid, const struct blocked *b,
-		       struct strbuf *sb)
-{
-	struct run_cause *cause;
-
-	if (b->f->lock && b->f->lock->cycle)
-		strbuf_addstr(sb, "deadlock: ");
-	run_add_thread_label(sb, b->t);
-	strbuf_addstr(sb, " is blocked acquiring ");
-	add_lock(sb, b->f);
-	if (b->api) {
-		strbuf_addstr(sb, " in ");
-		add_api(sb, b->api);
-	}
-	add_native_call(sb, b);
-	add_seen(sb, &b->seen);
-	/* (acquire(timeout=...)) */
-	run_add_thread_timer(sb, b->f);
-	cause = run_cause_add(s, b->f->lock && b->f->lock->cycle ?
-			      RUN_CAUSE_LOCK_CYCLE :
-			      RUN_CAUSE_LOCK, pid, sb);
-	add_where(sb, b);
-	run_cause_detail(cause, sb);
-	add_lock_lines(cause, b->f, sb);
-}
-
-/* Its holder is known: a cause of its own, not a guess's. */
-static int holder_known(const struct blocked *b)
-{
-	return b->kind == BLOCKED_LOCK && b->f->lock && b->f->lock->lines[0];
-}
-
-static void summarize_locks(struct run_summary *s, int pid,
-			    const struct blocked *b, size_t n,
-			    struct strbuf *sb)
-{
-	size_t i, nlock = 0;
-	struct run_cause *cause;
-
-	for (i = 0; i < n; i++) {
-		if (holder_known(&b[i]))
-			lock_cause(s, pid, &b[i], sb);
-		else
-			nlock += b[i].kind == BLOCKED_LOCK;
-	}
-	if (nlock == 1) {
-		for (i = 0; b[i].kind != BLOCKED_LOCK || holder_known(&b[i]);
-		     i++)
-			;
-		lock_cause(s, pid, &b[i], sb);
-	}
-	if (nlock < 2)
-		return;
-	/* Two threads blocked on locks the graph does not explain is the
-	 * classic lock-order deadlock's sign; which lock each holds is not
-	 * known, hence "possible". */
-	strbuf_addf(sb, "possible deadlock: %zu threads are blocked "
-		    "acquiring locks", nlock);
-	cause = run_cause_add(s, RUN_CAUSE_DEADLOCK, pid, sb);
-	for (i = 0; i < n; i++) {
-		if (b[i].kind != BLOCKED_LOCK || holder_known(&b[i]))
-			continue;
-		run_add_thread_label(sb, b[i].t);
-		strbuf_addch(sb, ' ');
-		if (b[i].f->lock) {
-			strbuf_addstr(sb, "acquiring ");
-			add_lock(sb, b[i].f);
-			strbuf_addch(sb, ' ');
-		}
-		add_where(sb, &b[i]);
-		add_native_call(sb, &b[i]);
-		add_seen(sb, &b[i].seen);
-		run_add_thread_timer(sb, b[i].f);
-		run_cause_detail(cause, sb);
-		add_lock_lines(cause, b[i].f, sb);
-	}
 }
 
 static void summarize_threads(struct run_summary *s, int pid,
@@ -748,7 +628,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 		classify(&snap->threads[i], &facts[i], tr, &b[i]);
 	drop_graph_explained(s, b, n);
 	strbuf_init(&sb);
-	summarize_locks(s, pid, b, n, &sb);
+	run_causes_locks(s, pid, b, n, &sb);
 	strbuf_release(&sb);
 	summarize_blocked_loops(s, pid, a, b, n);
 	summarize_waits(s, pid, b, n);

@@ -100,7 +100,7 @@ struct run_summary {
 };
 
 /* Lines of a lock's holders a thread's facts keep at most. */
-#define RUN_LOCK_LINES 6
+#define RUN_LOCK_LINES 10
 
 /* A lock a thread is blocked acquiring whose holder is known. */
 struct run_lock_held {

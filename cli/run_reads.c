@@ -31,6 +31,7 @@
 #include "cli/escape.h"
 #include "cli/report.h"
 #include "cli/run_places.h"
+#include "cli/run_polls.h"
 #include "cli/run_fds.h"
 #include "cli/run_file_locks.h"
 #include "cli/run_probe.h"
@@ -115,7 +116,7 @@ int run_thread_call(const struct collection *c, int pid, int tid,
 }
 
 int run_reads_call(struct strbuf *sb, const struct run_summary *s,
-		   const struct collection *c, int pid, int tid,
+		   const struct collection *c, int pid, int tid, int polls,
 		   struct procfs_lock *holder)
 {
 	unsigned long long args[2];
@@ -140,6 +141,10 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
 		}
 		return RUN_CAUSE_IDLE;
 	}
+	if (polls && (cs_syscall_polls(nr) != CS_POLL_NONE ||
+		      run_polls_restarted(pid, tid, &nr)))
+		return run_polls_describe(sb, s, c, pid, nr, args) < 0 ? -1 :
+		       RUN_CAUSE_READ;
 	doing = on_fd(nr);
 	locks = cs_syscall_locks_file(nr, args[1]);
 	if ((!doing && !locks) || args[0] > INT_MAX)
@@ -184,7 +189,7 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		    report_left_running(c, th->tid))
 			continue;
 		if ((kind = run_reads_call(&call, s, c, pid, th->tid,
-					   &holder)) < 0) {
+					   run_polls_direct(th), &holder)) < 0) {
 			strbuf_reset(&call);
 			continue;
 		}

@@ -22,13 +22,15 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t);
 
 /* " blocked reading fd 7, a TCP connection ... (established)", " waits
- * for child process 12 (sleep) to end", " blocked locking fd 3, ...":
- * what thread tid of live process c (its files at /proc/pid) waits for
- * in the system call it sits in, into sb, a file lock's holder into
- * *holder (pid 0 for none); s names the holders of a pipe's write end
- * (its tree).  The cause's kind, or -1 with sb as it was. */
+ * for child process 12 (sleep) to end", " blocked locking fd 3, ...",
+ * " waits for a connection on fd 3, ...", with polls " blocked in
+ * select() on fd 3, ..." (cli/run_polls.h): what thread tid of live
+ * process c (its files at /proc/pid) waits for in the system call it
+ * sits in, into sb, a file lock's holder into *holder (pid 0 for none);
+ * s names the holders of a pipe's write end (its tree).  The cause's
+ * kind, or -1 with sb as it was. */
 int run_reads_call(struct strbuf *sb, const struct run_summary *s,
-		   const struct collection *c, int pid, int tid,
+		   const struct collection *c, int pid, int tid, int polls,
 		   struct procfs_lock *holder);
 
 /* The call thread tid of c sits in and its first two arguments: from

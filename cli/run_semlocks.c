@@ -8,14 +8,19 @@
  */
 #include "cli/run_semlocks.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "attach/regs.h"
 #include "cli/escape.h"
 #include "cli/run_file_locks.h"
+#include "cli/run_places.h"
+#include "cli/run_probe.h"
 #include "cli/run_reads.h"
 #include "cli/run_report.h"
+#include "common/procfs.h"
 #include "common/strbuf.h"
+#include "readers/withblocks.h"
 #include "common/banned.h"
 
 /* Holders named at most (a Lock has one; more are copies a fork made). */
@@ -34,6 +39,9 @@ struct holder {
 	const struct collection *c;
 	const struct py_semlock *lock;
 	const struct py_thread *th;   /* its thread with last_tid, or NULL */
+	int copied_from;   /* a dumped parent whose copy names the same
+			      ident: the count may be one a fork copied
+			      (os.fork() keeps it); else 0 */
 };
 
 static void sem_at(const struct collection *c, uint64_t handle,
@@ -91,36 +99,124 @@ static const struct py_thread *thread_of(const struct collection *c,
 	return NULL;
 }
 
+/* The process entry of dumped collection c in s, or NULL. */
+static const struct run_proc *proc_of(const struct run_summary *s,
+				      const struct collection *c)
+{
+	size_t j;
+
+	for (j = 0; j < s->nprocs; j++)
+		if (&s->procs[j].c == c)
+			return &s->procs[j];
+	return NULL;
+}
+
+/* hc's copy of semaphore k that counts an acquire, or NULL (a Lock's or
+ * RLock's: only their counts name a holder). */
+static const struct py_semlock *counted(const struct collection *hc,
+					const struct sem_at *k, int any)
+{
+	struct sem_at hk;
+	size_t i;
+
+	/* Bounded by PY_MAX_SEMLOCKS. */
+	for (i = 0; i < hc->async.nsemlocks; i++) {
+		const struct py_semlock *l = &hc->async.semlocks[i];
+
+		if (!l->owned || (!any && l->count <= 0))
+			continue;
+		sem_at(hc, l->handle, &hk);
+		if (same_sem(k, &hk))
+			return l;
+	}
+	return NULL;
+}
+
+/* For hc, a process os.fork() made (multiprocessing's _MainProcess,
+ * in a child), the dumped parent whose copy of semaphore k was last
+ * acquired by a thread of the same ident as l's (the thread that forked
+ * hc, as the child knows it): l's count may be the fork's copy.  Its
+ * pid, or 0. */
+static int copied_from(const struct run_summary *s,
+		       const struct collection *hc, const struct sem_at *k,
+		       const struct py_semlock *l)
+{
+	const struct run_proc *me = proc_of(s, hc);
+	const struct py_semlock *pl;
+	size_t j;
+
+	/* (a multiprocessing child reset its counts when it started) */
+	if (hc->async.mp_child != 0)
+		return 0;
+	for (j = 0; me && j < s->nprocs; j++)
+		if (s->procs[j].e.pid == me->e.ppid && s->procs[j].dumped &&
+		    (pl = counted(&s->procs[j].c, k, 1)) &&
+		    pl->last_tid == l->last_tid)
+			return s->procs[j].e.pid;
+	return 0;
+}
+
 /* The Locks and RLocks of the tree's processes on semaphore k that
  * count an acquire not released, into out (MAX_HOLDERS at most), one
  * per process. */
 static size_t holders_of(const struct run_summary *s, const struct sem_at *k,
 			 struct holder *out)
 {
-	size_t j, i, n = 0;
-	struct sem_at hk;
+	const struct py_semlock *l;
+	size_t j, n = 0;
 
 	for (j = 0; j < s->nprocs && n < MAX_HOLDERS; j++) {
 		const struct collection *hc = &s->procs[j].c;
 
-		if (!s->procs[j].dumped)
+		if (!s->procs[j].dumped || !(l = counted(hc, k, 0)))
 			continue;
-		/* Bounded by PY_MAX_SEMLOCKS. */
-		for (i = 0; i < hc->async.nsemlocks; i++) {
-			const struct py_semlock *l = &hc->async.semlocks[i];
-
-			if (l->count <= 0 || l->maxvalue != 1)
-				continue;
-			sem_at(hc, l->handle, &hk);
-			if (!same_sem(k, &hk))
-				continue;
-			out[n].c = hc;
-			out[n].lock = l;
-			out[n++].th = thread_of(hc, l->last_tid);
-			break;
-		}
+		out[n].c = hc;
+		out[n].lock = l;
+		out[n].th = thread_of(hc, l->last_tid);
+		out[n++].copied_from = copied_from(s, hc, k, l);
 	}
 	return n;
+}
+
+/* Could a process of the tree hold semaphore k without `run` knowing:
+ * one whose heap was not read, or not all its locks; a Python process
+ * not dumped; or one that counts it now, having taken it since its
+ * dump (the tree runs while each process is read in turn)? */
+static int holder_may_hide(const struct run_summary *s,
+			   const struct sem_at *k)
+{
+	const struct py_semlock *l;
+	int32_t count;
+	size_t j, i;
+
+	for (j = 0; j < s->nprocs; j++) {
+		const struct run_proc *p = &s->procs[j];
+		const struct collection *hc = &p->c;
+
+		if (!p->dumped) {
+			if (p->err.code != CS_ERR_NOT_PYTHON)
+				return 1;
+			continue;
+		}
+		if (hc->heap_unread || hc->async.semlocks_cut)
+			return 1;
+		/* Bounded by PY_MAX_SEMLOCKS. */
+		for (i = 0; i < hc->async.nsemlocks; i++) {
+			struct sem_at hk;
+
+			l = &hc->async.semlocks[i];
+			if (!l->owned)
+				continue;
+			sem_at(hc, l->handle, &hk);
+			if (same_sem(k, &hk) &&
+			    (procfs_mem_read(collect_proc_pid(hc), l->semlock +
+					     (uint64_t)hc->py.layout.semlock_count,
+					     &count, sizeof(count)) < 0 ||
+			     count > 0))
+				return 1;
+		}
+	}
+	return 0;
 }
 
 static void add_lock(struct strbuf *sb, const struct py_semlock *l)
@@ -129,23 +225,45 @@ static void add_lock(struct strbuf *sb, const struct py_semlock *l)
 }
 
 /* Is the lock thread h.th of h.c is blocked on held by thread th of c
- * (each waits for the other's)?  Its lock into *other. */
+ * alone (each waits for the other's)?  Its lock into *other. */
 static int waits_back(const struct run_summary *s, const struct holder *h,
 		      const struct collection *c, const struct py_thread *th,
 		      const struct py_semlock **other)
 {
 	struct holder back[MAX_HOLDERS];
 	struct sem_at k;
-	size_t n, i;
 
-	if (!h->th || !(*other = blocked_on(h->c, h->th)) ||
-	    (*other)->value != 0)
+	if (!h->th || h->copied_from || !(*other = blocked_on(h->c, h->th)) ||
+	    !(*other)->owned || (*other)->value != 0)
 		return 0;
 	sem_at(h->c, (*other)->handle, &k);
-	n = holders_of(s, &k, back);
-	for (i = 0; i < n; i++)
-		if (back[i].c == c && back[i].th == th)
-			return 1;
+	return holders_of(s, &k, back) == 1 && back[0].c == c &&
+	       back[0].th == th && !back[0].copied_from;
+}
+
+/* The line of the `with` on thread th's stack that holds lock l (the
+ * frame entering one, innermost, left out), or 0 for none: its count
+ * names th by ident only, which a new thread may have been given. */
+static int with_line(const struct collection *c, const struct py_thread *th,
+		     const struct py_semlock *l)
+{
+	/* (reading caches what it decodes: the collection is as it was) */
+	struct pyproc *py = (struct pyproc *)&c->py;
+	struct py_with_blocks wb;
+	struct cs_err err;
+	size_t i, k;
+
+	/* Bounded by the thread's frames. */
+	for (i = 0; i < th->nframes; i++) {
+		cs_err_init(&err);
+		if (py_with_blocks_read(py, &th->frames[i], i == 0, &wb,
+					&err) < 0)
+			continue;
+		for (k = 0; k < wb.nheld; k++)
+			if (wb.held[k] == l->addr)
+				return wb.held_line[k] > 0 ? wb.held_line[k] :
+				       th->frames[i].line;
+	}
 	return 0;
 }
 
@@ -160,6 +278,34 @@ static void add_line(struct run_lock_held *f, struct strbuf *sb)
 	strbuf_reset(sb);
 }
 
+/* How sure the holder is: taken in a `with` on its stack, or named by
+ * its ident only, which matters for a thread of waiter c's own process
+ * (a thread that ended holding it may have had the ident a new one was
+ * given: the process is right, the thread may not be). */
+static void add_how_sure(struct strbuf *sb, const struct holder *h,
+			 const struct collection *c)
+{
+	int line = h->th ? with_line(h->c, h->th, h->lock) : 0;
+
+	if (line > 0)
+		strbuf_addf(sb, " (taken in a `with` at line %d)", line);
+	else if (h->th && h->c == c)
+		strbuf_addstr(sb, " (by its ident: a thread that ended "
+			      "holding it may have had the same)");
+}
+
+/* A line of its own when h's count may be a copy a fork made. */
+static void add_copied(struct run_lock_held *f, const struct holder *h,
+		       struct strbuf *sb)
+{
+	if (!h->copied_from)
+		return;
+	strbuf_addf(sb, "process %d's count may be a copy: process %d forked "
+		    "it from a thread of that ident, and os.fork() keeps the "
+		    "count", h->c->pid, h->copied_from);
+	add_line(f, sb);
+}
+
 /* The lines for thread th of c, blocked on lock l (its semaphore at
  * k), held by h[0..n). */
 static void say_holders(struct run_lock_held *f,
@@ -170,10 +316,21 @@ static void say_holders(struct run_lock_held *f,
 	const struct py_semlock *other;
 	size_t i;
 
+	if (n == 1 && h[0].c == c && h[0].th == th && h[0].copied_from) {
+		strbuf_addf(sb, "this process counts it acquired by this "
+			    "thread, but the count may be a copy: process %d "
+			    "forked this one from a thread of that ident, and "
+			    "os.fork() keeps the count (else this thread "
+			    "holds it itself: a Lock is not reentrant)",
+			    h[0].copied_from);
+		add_line(f, sb);
+		return;
+	}
 	if (n == 1 && h[0].c == c && h[0].th == th) {
 		strbuf_addstr(sb, "this thread holds it itself (it acquired "
 			      "it and has not released it): a "
 			      "multiprocessing.Lock is not reentrant");
+		add_how_sure(sb, &h[0], c);
 		add_line(f, sb);
 		return;
 	}
@@ -191,7 +348,9 @@ static void say_holders(struct run_lock_held *f,
 				    "has ended (ident 0x%llx)", h[i].c->pid,
 				    (unsigned long long)h[i].lock->last_tid);
 		}
+		add_how_sure(sb, &h[i], c);
 		add_line(f, sb);
+		add_copied(f, &h[i], sb);
 	}
 	if (n == 1 && waits_back(s, &h[0], c, th, &other)) {
 		f->cycle = 1;
@@ -219,13 +378,16 @@ void run_semlocks_facts(struct run_thread_facts *facts,
 		const struct py_thread *th = &c->snap.threads[i];
 		const struct py_semlock *l;
 
-		if (facts[i].futex == 0 || !(l = blocked_on(c, th)))
+		/* (a semaphore's wait, a Condition's or an Event's: no
+		 * lock's) */
+		if (facts[i].futex == 0 || !(l = blocked_on(c, th)) ||
+		    !l->owned)
 			continue;
 		facts[i].lock = xcalloc(1, sizeof(*facts[i].lock));
 		facts[i].lock->name = l->name;
 		facts[i].lock->addr = l->addr;
 		/* (taken: a value above 0 is a release under way) */
-		if (l->value != 0 || l->maxvalue != 1)
+		if (l->value != 0)
 			continue;
 		sem_at(c, l->handle, &k);
 		n = holders_of(s, &k, h);
@@ -233,6 +395,8 @@ void run_semlocks_facts(struct run_thread_facts *facts,
 			say_holders(facts[i].lock, s, c, th, h, n, &sb);
 			continue;
 		}
+		if (holder_may_hide(s, &k))
+			continue;
 		facts[i].lock->orphaned = 1;
 		strbuf_addstr(&sb, "held by no process run dumped (none "
 			      "counts an acquire it has not released): the "

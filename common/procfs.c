@@ -537,6 +537,73 @@ int procfs_fd(int pid, int fd, char *buf, size_t len, int *accmode)
 	return 0;
 }
 
+int procfs_mem_read(int pid, uint64_t addr, void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (addr > (uint64_t)INT64_MAX - len)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+int procfs_thread_wchan(int pid, int tid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
+	if ((n = procfs_read(path, buf, len)) <= 0)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int procfs_epoll_line(const char *line, int *fd)
+{
+	char *end;
+	long v;
+
+	if (strncmp(line, "tfd:", 4))
+		return -1;
+	line += 4;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line < '0' || *line > '9')
+		return -1;
+	errno = 0;
+	v = strtol(line, &end, 10);
+	if (errno || v < 0 || v > INT_MAX || (*end != ' ' && *end != '\t'))
+		return -1;
+	*fd = (int)v;
+	return 0;
+}
+
+int procfs_epoll_fds(int pid, int epfd, int *fds, size_t max)
+{
+	char path[64], line[256];
+	int n = 0, lines, fd;
+	FILE *f;
+
+	if (epfd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, epfd);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	for (lines = 0; lines < 64 && (size_t)n < max &&
+	     procfs_next_line(f, line, sizeof(line)); lines++)
+		if (procfs_epoll_line(line, &fd) == 0)
+			fds[n++] = fd;
+	fclose(f);
+	return n;
+}
+
 int procfs_context_switches(int pid, int tid, uint64_t *out)
 {
 	char status[PROCFS_STATUS_MAX];

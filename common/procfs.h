@@ -164,6 +164,24 @@ int procfs_thread_syscall_arg0(int pid, int tid, long *nr,
 int procfs_thread_syscall_args(int pid, int tid, long *nr,
 			       unsigned long long *args, size_t nargs);
 
+/* len bytes at addr of live process pid, read now through /proc/PID/mem
+ * (not a collection's copy): 0, or -1 when they cannot all be read. */
+int procfs_mem_read(int pid, uint64_t addr, void *buf, size_t len);
+
+/* Where thread tid of pid sleeps in the kernel (/proc/PID/task/TID/
+ * wchan: a kernel function's name, "0" when it runs) into buf: 0, or
+ * -1 when it cannot be read. */
+int procfs_thread_wchan(int pid, int tid, char *buf, size_t len);
+
+/* The fd an epoll instance watches, from one line of its /proc/PID/
+ * fdinfo/EPFD ("tfd:       5 events:       19 data: ..."): 0 with *fd
+ * set, -1 for another line. */
+int procfs_epoll_line(const char *line, int *fd);
+/* The fds epoll instance epfd of pid watches, the first max of them in
+ * its fdinfo's order, into fds: how many, or -1 when it cannot be read
+ * (at most 64 lines read). */
+int procfs_epoll_fds(int pid, int epfd, int *fds, size_t max);
+
 /* What file descriptor fd of pid is: its /proc/PID/fd link's target
  * ("pipe:[123]", a path), NUL-terminated and cut to len - 1 bytes, and
  * its access mode (O_RDONLY, O_WRONLY or O_RDWR, from fdinfo's flags;

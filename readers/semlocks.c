@@ -39,6 +39,7 @@ int py_semlocks_prepare(struct pyproc *py, struct py_semlock_scan *s,
 		{ "Semaphore", "multiprocessing.Semaphore" },
 		{ "BoundedSemaphore", "multiprocessing.BoundedSemaphore" },
 	};
+	/* (the first two: the ones a thread holds) */
 	const struct py_layout *l = &py->layout;
 	uint64_t interp = 0, dict = 0, type;
 	size_t i;
@@ -55,6 +56,7 @@ int py_semlocks_prepare(struct pyproc *py, struct py_semlock_scan *s,
 		if (pydict_get_str(py, dict, classes[i][0], &type, NULL) == 0 &&
 		    type) {
 			s->types[s->ntypes] = type;
+			s->owned[s->ntypes] = i < 2;
 			s->names[s->ntypes++] = classes[i][1];
 		}
 	if (!s->ntypes)
@@ -66,7 +68,7 @@ int py_semlocks_prepare(struct pyproc *py, struct py_semlock_scan *s,
 
 /* obj's SemLock read into out: 0, or -1 when it is none or unreadable. */
 static int read_one(struct pyproc *py, uint64_t obj, const char *name,
-		    struct py_semlock *out)
+		    int owned, struct py_semlock *out)
 {
 	const struct py_layout *l = &py->layout;
 	uint64_t sl, type, word;
@@ -92,12 +94,32 @@ static int read_one(struct pyproc *py, uint64_t obj, const char *name,
 	out->value = py_field_u64(py, out->handle, 0, &word, &err) < 0 ? -1 :
 		     (int64_t)(word & 0xffffffffu);
 	out->addr = obj;
+	out->semlock = sl;
 	out->name = name;
+	out->owned = owned;
 	out->count = count;
 	out->maxvalue = maxvalue;
 	/* (_multiprocessing's RECURSIVE_MUTEX) */
 	out->recursive = kind == 0;
 	return 0;
+}
+
+/* What multiprocessing says this process is (py_async.mp_child). */
+static int mp_child(struct pyproc *py)
+{
+	uint64_t interp = 0, dict = 0, cur = 0, type;
+	const char *name;
+	struct cs_err err;
+
+	cs_err_init(&err);
+	if (pyproc_interp_head(py, &interp, NULL) < 0 || !interp ||
+	    pymodule_dict(py, interp, "multiprocessing.process", &dict,
+			  NULL) != 0 || !dict ||
+	    pydict_get_str(py, dict, "_current_process", &cur, NULL) != 0 ||
+	    !cur || pyobj_read_type(py, cur, &type, &err) < 0 ||
+	    !(name = py_type_name_cached(py, type)))
+		return -1;
+	return strcmp(name, "_MainProcess") != 0;
 }
 
 void py_semlocks_finish(struct pyproc *py, struct py_semlock_scan *s,
@@ -117,12 +139,13 @@ void py_semlocks_finish(struct pyproc *py, struct py_semlock_scan *s,
 		for (k = 0; k < s->ntypes && s->types[k] != type; k++)
 			;
 		if (k < s->ntypes &&
-		    read_one(py, s->found[i], s->names[k],
+		    read_one(py, s->found[i], s->names[k], s->owned[k],
 			     &a->semlocks[n]) == 0)
 			n++;
 	}
 	a->nsemlocks = n;
 	a->semlocks_cut = s->cut;
+	a->mp_child = n ? mp_child(py) : -1;
 }
 
 void py_semlocks_scan_release(struct py_semlock_scan *s)

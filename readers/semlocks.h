@@ -36,6 +36,7 @@
 struct py_semlock_scan {
 	uint64_t types[PY_SEMLOCK_TYPES];   /* exact classes looked for */
 	const char *names[PY_SEMLOCK_TYPES];
+	int owned[PY_SEMLOCK_TYPES];        /* a Lock's or RLock's class */
 	size_t ntypes;
 	uint64_t *found;                    /* objects of those classes */
 	size_t n, alloc;

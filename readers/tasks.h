@@ -119,7 +119,12 @@ static inline int py_task_wait_timeout(const struct py_task *t)
 /* A multiprocessing lock or semaphore (readers/semlocks.h). */
 struct py_semlock {
 	uint64_t addr;        /* the multiprocessing.synchronize object */
+	uint64_t semlock;     /* its _multiprocessing.SemLock */
 	const char *name;     /* "multiprocessing.Lock", ... (static) */
+	int owned;            /* a Lock or an RLock, which one thread holds
+				 (a semaphore's units are acquired in one
+				 process and released in another by
+				 design: its count names no holder) */
 	uint64_t handle;      /* its semaphore (sem_t) in this process */
 	uint64_t last_tid;    /* the ident of the thread that acquired it
 				 last */
@@ -165,6 +170,11 @@ struct py_async {
 	struct py_semlock *semlocks;
 	size_t nsemlocks;
 	int semlocks_cut;
+	/* multiprocessing.process._current_process: 1 a multiprocessing
+	 * child's Process (its start reset every SemLock's count), 0 a
+	 * _MainProcess (the program's own, or one os.fork() made, whose
+	 * counts are the parent's copies), -1 unknown */
+	int mp_child;
 	/* Await chains (tasks', trio tasks') cut at PY_MAX_CHAIN. */
 	size_t chains_cut;
 	/* 1: the process is a child multiprocessing forked (a process

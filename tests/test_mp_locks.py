@@ -26,7 +26,9 @@ STUCK = r" \(stuck for (at least )?[0-9.]+s\)"
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
                                    "3.14t"))
 def test_mp_lock_waits_name_their_holder(ident, work):
-    info, causes, doc, text = run_target(work, ident, SCRIPT)
+    # (a spawned child and a pool to start first: on a loaded host, 3 s
+    # left the last waits too new to be seen stuck)
+    info, causes, doc, text = run_target(work, ident, SCRIPT, timeout="5")
     pid, tids, locks = info["pid"], info["tids"], info["locks"]
     holders = info["holders"]
 
@@ -64,10 +66,23 @@ def test_mp_lock_waits_name_their_holder(ident, work):
         "killed holding it"]
     assert cause("itself") == [
         "this thread holds it itself (it acquired it and has not released "
-        "it): a multiprocessing.Lock is not reentrant"]
+        "it): a multiprocessing.Lock is not reentrant (by its ident: a "
+        "thread that ended holding it may have had the same)"]
     more = cause("timed", timer=r", times out in [0-9.]+s")
     assert len(more) == 1 and re.match(
-        holder(pid, "keep", info["keeper"], "keeper"), more[0]), more
+        holder(pid, "keep", info["keeper"], "keeper")[:-1] +
+        r" \(taken in a `with` at line %d\)$"
+        % marker_line(SCRIPT, "keep-with"), more[0]), more
+    # an Event's and a full Queue's waits are on semaphores, which no
+    # thread holds: no lock named, no holder
+    for name in ("event", "full"):
+        mine = [h for h in causes
+                if re.match(r'^  process %d: .*thread %d "%s"'
+                            % (pid, tids[name], name), h)]
+        assert mine and not [h for h in mine if "multiprocessing." in h or
+                             "deadlock" in h], (name, causes)
+        assert not [d for h in mine for d in causes[h]
+                    if "holder" in d or "holds it" in d], (name, causes)
     child = holders["MainThread"]
     more = cause("MainThread", deadlock=True)
     assert len(more) == 2 and re.match(holder(child, "child-deadlock"),

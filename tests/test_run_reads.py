@@ -37,14 +37,14 @@ def causes_of(causes, pid):
     return out
 
 
-def run_target(work, ident, script, *args):
+def run_target(work, ident, script, *args, timeout="3"):
     """script under `run --report` on interpreter ident until it times
     out: its ready file, its process's causes ({headline: [details]}),
     the report, and the text run wrote (with each process's dump)."""
     py = interpreter_or_skip(ident)
     ready = work / "ready.json"
     report = work / "report.json"
-    res = coroscope_run(["--timeout", "3", "--report", report, "--",
+    res = coroscope_run(["--timeout", timeout, "--report", report, "--",
                          py.path, script, str(ready)] + list(args))
     assert res.returncode == 124, res
     info = json.loads(ready.read_text())
@@ -60,14 +60,16 @@ def test_socket_reads_are_causes(ident, work):
     # ("at least" unless a slow start had it move in the first sample)
     stuck = r" \(stuck for (at least )?[0-9.]+s\)$"
 
-    def cause(name, what, marker, doing="reading"):
+    def cause(name, what, marker, doing="reading", fd=None):
+        fd = fds[name]["fd"] if fd is None else fd
         head = [h for h in causes if h.startswith(
             "  process %d: thread %d \"%s\" blocked %s fd %d, "
-            % (pid, tids[name], name, doing, fds[name]["fd"]))]
+            % (pid, tids[name], name, doing, fd))]
         assert len(head) == 1, (name, causes)
         assert re.match(r"^  process %d: thread %d \"%s\" blocked %s "
-                        r"fd %d, %s%s" % (pid, tids[name], name, doing,
-                                          fds[name]["fd"], re.escape(what),
+                        r"fd %d, %s%s" % (pid, tids[name], name,
+                                          re.escape(doing), fd,
+                                          re.escape(what),
                                           stuck), head[0]), head
         detail = causes[head[0]]
         assert len(detail) == 1 and re.match(
@@ -101,15 +103,24 @@ def test_socket_reads_are_causes(ident, work):
         r"^at \S*socket_reads\.py:%d in accept: .*# MARK: read-accept$"
         % marker_line(SCRIPT, "read-accept"), causes[head[0]][0]), causes
     assert list(causes)[-1] == head[0], causes
+    # select(), poll() (which a stop restarts as restart_syscall) and
+    # epoll_wait() called by the program: their fds
+    pair = "a Unix socket"
+    cause("select", pair, "read-select", "in select() on")
+    cause("poll", "a Unix socket; fd %d, a pipe whose write end is held "
+          "by this process as fd %d" % (fds["poll"]["fds"][1],
+                                        fds["poll"]["write"]),
+          "read-poll", "in poll() on 2 fds:", fds["poll"]["fds"][0])
+    cause("epoll", pair, "read-epoll", "in epoll_wait() on")
     # the joined reader: the join's cause names it, with its C call
     joined = [h for h in causes if "waiting on threading.Thread" in h]
     assert len(joined) == 1 and any(
         d.startswith("joined: thread %d (reader) " % tids["reader"])
         for d in causes[joined[0]]), causes
     kinds = sorted((c["pid"], c["kind"]) for c in doc["causes"]
-                   if re.search(" blocked (reading|connecting) ",
+                   if re.search(" blocked (reading|connecting|in) ",
                                 c["summary"]))
-    assert kinds == [(pid, "read")] * 6, doc["causes"]
+    assert kinds == [(pid, "read")] * 9, doc["causes"]
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",

@@ -61,6 +61,7 @@ static void fuzz_semlocks(struct pyproc *py, struct py_async *a,
 		return;
 	s.types[0] = type;
 	s.names[0] = "multiprocessing.Lock";
+	s.owned[0] = 1;
 	s.ntypes = 1;
 	s.found = xmallocarray(1, sizeof(*s.found));
 	s.found[0] = obj;

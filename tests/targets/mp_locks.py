@@ -13,7 +13,10 @@ Each thread named after its case waits on a lock of its own:
   killed holding it: no process holds it now;
 - "itself": a second acquire() of a Lock it holds (not reentrant);
 - "timed": acquire(timeout=3600) of a Lock that thread "keeper" of this
-  process holds;
+  process holds in a `with` block;
+- "event": wait() on a multiprocessing.Event never set, and "full":
+  put() on a full multiprocessing.Queue (its BoundedSemaphore): no
+  lock's waits, no holders;
 - "MainThread": holds lock F, then waits for lock G, which a forked
   child holds while it waits for F;
 - a process pool's worker killed while it waited for a task, holding
@@ -94,12 +97,12 @@ def main():
 
     def keep():
         keeper["tid"] = native_tid()
-        locks["timed"].acquire()
-        time.sleep(3600)  # MARK: keep
+        with locks["timed"]:  # MARK: keep-with
+            time.sleep(3600)  # MARK: keep
 
     def wait(case):
         tids[case] = native_tid()
-        lock = locks[case]
+        lock = locks.get(case)
         if case == "forked":
             with lock:  # MARK: wait-forked
                 pass
@@ -111,6 +114,11 @@ def main():
         elif case == "itself":
             lock.acquire()
             lock.acquire()  # MARK: wait-itself
+        elif case == "event":
+            never.wait()  # MARK: wait-event
+        elif case == "full":
+            full.put(1)
+            full.put(2)  # MARK: wait-full
         elif case == "timed":
             while "tid" not in keeper:
                 time.sleep(0.01)
@@ -118,13 +126,15 @@ def main():
             lock.acquire(timeout=3600)  # MARK: wait-timed
 
     threading.Thread(target=keep, name="keeper", daemon=True).start()
-    for case in ("forked", "spawned", "killed", "itself", "timed"):
+    never, full = fork.Event(), fork.Queue(1)
+    for case in ("forked", "spawned", "killed", "itself", "timed",
+                 "event", "full"):
         threading.Thread(target=wait, args=(case,), name=case,
                          daemon=True).start()
     mine.acquire()
     holders["MainThread"] = child_holds(fork, locks["MainThread"],
                                         mine).pid
-    while len(tids) < 5:
+    while len(tids) < 7:
         time.sleep(0.01)
     time.sleep(0.5)
     tids["MainThread"] = native_tid()

@@ -14,7 +14,11 @@ Usage: socket_reads.py READY_FILE
 - "own": os.read() of a pipe whose write end this process holds;
 - "connect": connect() to a server whose accept queue is full (listen(0)
   and one connection never accepted): the kernel drops its handshake;
-- "accept": accept() on a listening socket no client connects to.
+- "accept": accept() on a listening socket no client connects to;
+- "select": select.select() on one end of a socketpair (fds["select"]);
+- "poll": select.poll()'s poll() on another and on a pipe's read end
+  (fds["poll"]: the two, "write": the pipe's write end);
+- "epoll": selectors' default selector (epoll) on a third.
 
 READY_FILE gets, as JSON, "pid", "tids" by thread name, "child" (its
 pid), and "fds": per blocked thread, its fd, and a socket's "local" and
@@ -24,6 +28,8 @@ getpeername()), a pipe's "write" end's fd in this process.
 
 import http.client
 import os
+import select
+import selectors
 import socket
 import subprocess
 import sys
@@ -55,6 +61,12 @@ late = socket.socket()
 late.bind(("127.0.0.1", 0))
 fds["connect"] = {"fd": late.fileno(), "local": late.getsockname(),
                   "remote": full.getsockname()}
+waits = dict((name, socket.socketpair()) for name in
+             ("select", "poll", "epoll"))
+poll_r, poll_w = os.pipe()
+fds["select"] = {"fd": waits["select"][0].fileno()}
+fds["poll"] = {"fds": [waits["poll"][0].fileno(), poll_r], "write": poll_w}
+fds["epoll"] = {"fd": waits["epoll"][0].fileno()}
 lonely = socket.socket()
 lonely.bind(("127.0.0.1", 0))
 lonely.listen(1)
@@ -91,6 +103,22 @@ def accept():
     lonely.accept()  # MARK: read-accept
 
 
+def waiter(name):
+    sock = waits[name][0]
+    tids[name] = native_tid()
+    if name == "select":
+        select.select([sock], [], [])  # MARK: read-select
+    elif name == "poll":
+        p = select.poll()
+        p.register(sock, select.POLLIN)
+        p.register(poll_r, select.POLLIN)
+        p.poll()  # MARK: read-poll
+    else:
+        sel = selectors.DefaultSelector()
+        sel.register(sock, selectors.EVENT_READ)
+        sel.select()  # MARK: read-epoll
+
+
 def reader():
     tids["reader"] = native_tid()
     c.recv(10)  # MARK: read-joined
@@ -105,6 +133,8 @@ for target, name in ((pair, "pair"), (datagram, "udp"),
                      (from_child, "child"), (own, "own"),
                      (connect, "connect"), (accept, "accept")):
     threading.Thread(target=target, name=name).start()
+for name in waits:
+    threading.Thread(target=waiter, args=(name,), name=name).start()
 r = threading.Thread(target=reader, name="reader")
 r.start()
 threading.Thread(target=joiner, args=(r,), name="joiner").start()
@@ -117,7 +147,7 @@ tids["MainThread"] = native_tid()
 
 
 def ready_soon():
-    while len(tids) < 9:
+    while len(tids) < 12:
         time.sleep(0.01)
     time.sleep(0.3)
     write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids, "fds": fds,

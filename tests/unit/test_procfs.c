@@ -296,6 +296,25 @@ static void own_fds(void)
 	      rmode == -1, "a closed fd");
 }
 
+/* An epoll instance's fdinfo: its "tfd:" lines name the fds it watches;
+ * the other lines (pos, flags, mnt_id, ino) none. */
+static void epoll_lines(void)
+{
+	int fd = -7;
+
+	CHECK(procfs_epoll_line("tfd:        5 events:       19 data:  "
+				"500000000 pos:0 ino:2a sdev:8\n", &fd) == 0 &&
+	      fd == 5, "tfd line");
+	CHECK(procfs_epoll_line("tfd: 2147483647 events: 1\n", &fd) == 0 &&
+	      fd == 2147483647, "largest fd");
+	CHECK(procfs_epoll_line("tfd: 2147483648 events: 1\n", &fd) < 0,
+	      "past an int");
+	CHECK(procfs_epoll_line("tfd: -1 events: 1\n", &fd) < 0, "negative");
+	CHECK(procfs_epoll_line("tfd: 5\n", &fd) < 0, "cut short");
+	CHECK(procfs_epoll_line("pos:\t0\n", &fd) < 0, "another line");
+	CHECK(procfs_epoll_line("tfd:", &fd) < 0, "empty");
+}
+
 int main(void)
 {
 	sched_exec_start();
@@ -305,5 +324,6 @@ int main(void)
 	own_files();
 	own_fds();
 	maps_lines();
+	epoll_lines();
 	return CHECK_DONE("test_procfs");
 }
