@@ -208,7 +208,7 @@ int cs_thread_in_futex(struct memsrc *ms, const struct cs_thread *t)
 }
 
 int cs_thread_interrupted_call(const struct cs_thread *t, long *nr,
-			       unsigned long long args[2])
+			       unsigned long long args[3])
 {
 #if defined(__x86_64__)
 	if (!t->has_regs || t->left_running ||
@@ -218,6 +218,7 @@ int cs_thread_interrupted_call(const struct cs_thread *t, long *nr,
 	*nr = (long)t->regs.r[CS_REG_ORIG_RAX];
 	args[0] = t->regs.r[CS_REG_RDI];
 	args[1] = t->regs.r[CS_REG_RSI];
+	args[2] = t->regs.r[CS_REG_RDX];
 	return 1;
 #else
 	(void)t;

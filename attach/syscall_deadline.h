@@ -37,12 +37,12 @@ void cs_thread_deadline(struct memsrc *ms, const struct cs_thread *t,
 int cs_thread_in_futex(struct memsrc *ms, const struct cs_thread *t);
 
 /* The system call stopped thread t sat in when the stop interrupted it
- * (to be restarted when it resumes) and its first two arguments, from
- * its registers: 1 with *nr and args[0..1] set, else 0 (it ran, or had
+ * (to be restarted when it resumes) and its first three arguments, from
+ * its registers: 1 with *nr and args[0..2] set, else 0 (it ran, or had
  * left the call; not stopped).  A read, a flock() or a wait4() without
  * a timeout goes on as it was once resumed, so these say what it waits
  * for without the race of reading /proc after the resume. */
 int cs_thread_interrupted_call(const struct cs_thread *t, long *nr,
-			       unsigned long long args[2]);
+			       unsigned long long args[3]);
 
 #endif

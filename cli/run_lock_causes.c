@@ -75,7 +75,8 @@ static int holder_known(const struct blocked *b)
 }
 
 /* What makes a waiter on a lock whose holder is known alike another: the
- * lock, how long stuck, where, who holds it, its timer's kind. */
+ * lock, where, who holds it, its timer's kind (not how long it has been
+ * stuck: the group says the least). */
 static char *lock_key(const struct blocked *b)
 {
 	struct strbuf sb;
@@ -83,7 +84,6 @@ static char *lock_key(const struct blocked *b)
 
 	strbuf_init(&sb);
 	add_lock(&sb, b->f);
-	blocked_add_seen(&sb, &b->seen);
 	strbuf_addch(&sb, ';');
 	blocked_add_where(&sb, b);
 	for (k = 0; k < RUN_LOCK_LINES && b->f->lock->lines[k]; k++)
@@ -116,7 +116,7 @@ static void known_lock_causes(struct run_summary *s, int pid,
 	for (i = 0; i < g.ngroups; i++) {
 		const size_t *m = g.member + g.first[i];
 		size_t size = g.first[i + 1] - g.first[i];
-		const struct blocked *first = &b[w[m[0]]];
+		const struct blocked *first = &b[w[m[0]]], *least;
 
 		if (size == 1) {
 			lock_cause(s, pid, first, sb);
@@ -126,7 +126,11 @@ static void known_lock_causes(struct run_summary *s, int pid,
 			strbuf_addstr(sb, "deadlock: ");
 		strbuf_addf(sb, "%zu threads are blocked acquiring ", size);
 		add_lock(sb, first->f);
-		blocked_add_seen(sb, &first->seen);
+		least = first;
+		for (k = 1; k < size; k++)
+			if (b[w[m[k]]].seen.stuck_for < least->seen.stuck_for)
+				least = &b[w[m[k]]];
+		blocked_add_seen(sb, &least->seen);
 		f = xmallocarray(size, sizeof(*f));
 		for (k = 0; k < size; k++)
 			f[k] = b[w[m[k]]].f;

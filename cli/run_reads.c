@@ -101,7 +101,7 @@ static void add_child(struct strbuf *sb, const struct collection *c,
 }
 
 int run_thread_call(const struct collection *c, int pid, int tid,
-		       long *nr, unsigned long long args[2])
+		       long *nr, unsigned long long args[3])
 {
 	size_t i;
 
@@ -112,14 +112,15 @@ int run_thread_call(const struct collection *c, int pid, int tid,
 	if (c->ms && i < c->ms->nthreads &&
 	    cs_thread_interrupted_call(&c->ms->threads[i], nr, args))
 		return 0;
-	return procfs_thread_syscall_args(pid, tid, nr, args, 2) ? -1 : 0;
+	return procfs_thread_syscall_args(pid, tid, nr, args, 3) ? -1 : 0;
 }
 
 int run_reads_call(struct strbuf *sb, const struct run_summary *s,
-		   const struct collection *c, int pid, int tid, int polls,
+		   const struct collection *c, int pid, int tid,
+		   const struct run_polls_ask *polls,
 		   struct procfs_lock *holder)
 {
-	unsigned long long args[2];
+	unsigned long long args[3];
 	const char *doing, *locks;
 	size_t len = sb->len;
 	long nr;
@@ -142,7 +143,7 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
 		return RUN_CAUSE_IDLE;
 	}
 	if (polls && (cs_syscall_polls(nr) != CS_POLL_NONE ||
-		      run_polls_restarted(pid, tid, &nr)))
+		      run_polls_restarted(pid, tid, polls->native_call, &nr)))
 		return run_polls_describe(sb, s, c, pid, nr, args) < 0 ? -1 :
 		       RUN_CAUSE_READ;
 	doing = on_fd(nr);
@@ -167,6 +168,7 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 {
 	int pid = collect_proc_pid(c);
 	struct run_cause *cause;
+	struct run_polls_ask ask;
 	struct strbuf sb, call;
 	size_t i;
 
@@ -188,8 +190,10 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		    thread_idle_by_design(th) || named_by_graph(s, c, i) ||
 		    report_left_running(c, th->tid))
 			continue;
+		ask.native_call = s->facts ? s->facts[i].native_call : NULL;
 		if ((kind = run_reads_call(&call, s, c, pid, th->tid,
-					   run_polls_direct(th), &holder)) < 0) {
+					   run_polls_direct(th) ? &ask : NULL,
+					   &holder)) < 0) {
 			strbuf_reset(&call);
 			continue;
 		}
@@ -201,6 +205,9 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		strbuf_addstr(&sb, " (");
 		run_seen_add(&sb, &seen);
 		strbuf_addch(&sb, ')');
+		/* (a timed wait, a select() in a loop: when it ends) */
+		if (s->facts)
+			run_add_thread_timer(&sb, &s->facts[i]);
 		cause = run_cause_add(s, (enum run_cause_kind)kind, c->pid,
 				      &sb);
 		strbuf_addstr(&sb, "at ");

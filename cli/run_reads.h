@@ -23,21 +23,23 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 
 /* " blocked reading fd 7, a TCP connection ... (established)", " waits
  * for child process 12 (sleep) to end", " blocked locking fd 3, ...",
- * " waits for a connection on fd 3, ...", with polls " blocked in
- * select() on fd 3, ..." (cli/run_polls.h): what thread tid of live
+ * " waits for a connection on fd 3, ...", with polls (not NULL) " blocked
+ * in select() on fd 3, ..." (cli/run_polls.h): what thread tid of live
  * process c (its files at /proc/pid) waits for in the system call it
  * sits in, into sb, a file lock's holder into *holder (pid 0 for none);
  * s names the holders of a pipe's write end (its tree).  The cause's
  * kind, or -1 with sb as it was. */
+struct run_polls_ask;
 int run_reads_call(struct strbuf *sb, const struct run_summary *s,
-		   const struct collection *c, int pid, int tid, int polls,
+		   const struct collection *c, int pid, int tid,
+		   const struct run_polls_ask *polls,
 		   struct procfs_lock *holder);
 
-/* The call thread tid of c sits in and its first two arguments: from
+/* The call thread tid of c sits in and its first three arguments: from
  * its registers at the dump's stop, where that interrupted one; else
  * from /proc/pid after the resume.  0, or -1 when neither says. */
 int run_thread_call(const struct collection *c, int pid, int tid, long *nr,
-		    unsigned long long args[2]);
+		    unsigned long long args[3]);
 
 /* run_fds_detail() for fd of c, when c is a live process's (an
  * asyncio StreamReader's socket). */

@@ -73,7 +73,7 @@ static int same_sem(const struct sem_at *a, const struct sem_at *b)
 static const struct py_semlock *blocked_on(const struct collection *c,
 					   const struct py_thread *th)
 {
-	unsigned long long args[2];
+	unsigned long long args[3];
 	long nr;
 	size_t i;
 

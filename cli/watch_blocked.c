@@ -110,7 +110,7 @@ void watch_note_blocked(struct watch_tracker *t, const struct collection *c)
 		}
 		if (it->id > 0 && it->id <= 0x7fffffff &&
 		    run_reads_call(&sb, &s, c, collect_proc_pid(c),
-				   (int)it->id, 0, &holder) >= 0 && sb.len > 1)
+				   (int)it->id, NULL, &holder) >= 0 && sb.len > 1)
 			watch_set_blocked_on(t, ev->item, sb.buf + 1);
 	}
 	strbuf_release(&sb);

@@ -565,8 +565,28 @@ int procfs_thread_wchan(int pid, int tid, char *buf, size_t len)
 	return 0;
 }
 
-int procfs_epoll_line(const char *line, int *fd)
+/* The number after key (hex or decimal) in line, past blanks. */
+static int field_after(const char *line, const char *key, int base,
+		       unsigned long long *out)
 {
+	const char *p = strstr(line, key);
+	char *end;
+
+	if (!p)
+		return -1;
+	p += strlen(key);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!isxdigit((unsigned char)*p))
+		return -1;
+	errno = 0;
+	*out = strtoull(p, &end, base);
+	return errno || end == p ? -1 : 0;
+}
+
+int procfs_epoll_line(const char *line, struct procfs_epoll_fd *out)
+{
+	unsigned long long events = 0, ino = 0;
 	char *end;
 	long v;
 
@@ -581,14 +601,23 @@ int procfs_epoll_line(const char *line, int *fd)
 	v = strtol(line, &end, 10);
 	if (errno || v < 0 || v > INT_MAX || (*end != ' ' && *end != '\t'))
 		return -1;
-	*fd = (int)v;
+	if (field_after(end, "events:", 16, &events) < 0 ||
+	    events > UINT32_MAX)
+		return -1;
+	if (field_after(end, " ino:", 16, &ino) < 0)
+		ino = 0;
+	out->fd = (int)v;
+	out->events = (unsigned)events;
+	out->ino = ino;
 	return 0;
 }
 
-int procfs_epoll_fds(int pid, int epfd, int *fds, size_t max)
+int procfs_epoll_fds(int pid, int epfd, struct procfs_epoll_fd *out,
+		     size_t max)
 {
 	char path[64], line[256];
-	int n = 0, lines, fd;
+	struct procfs_epoll_fd one;
+	int n = 0, lines;
 	FILE *f;
 
 	if (epfd < 0)
@@ -596,12 +625,40 @@ int procfs_epoll_fds(int pid, int epfd, int *fds, size_t max)
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, epfd);
 	if (!(f = fopen(path, "re")))
 		return -1;
-	for (lines = 0; lines < 64 && (size_t)n < max &&
-	     procfs_next_line(f, line, sizeof(line)); lines++)
-		if (procfs_epoll_line(line, &fd) == 0)
-			fds[n++] = fd;
+	for (lines = 0; lines < 65536 && n < INT_MAX &&
+	     procfs_next_line(f, line, sizeof(line)); lines++) {
+		if (procfs_epoll_line(line, &one) < 0)
+			continue;
+		if ((size_t)n < max)
+			out[n] = one;
+		n++;
+	}
 	fclose(f);
 	return n;
+}
+
+int procfs_fd_inode(int pid, int fd, uint64_t *ino)
+{
+	char path[64], buf[512];
+	unsigned long long v;
+	const char *b;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	if (procfs_read(path, buf, sizeof(buf)) > 0 &&
+	    field_after(buf, "\nino:", 10, &v) == 0) {
+		*ino = v;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	if ((n = readlink(path, buf, sizeof(buf) - 1)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (!(b = strchr(buf, '[')) || buf[n - 1] != ']' ||
+	    field_after(b + 1, "", 10, &v) < 0)
+		return -1;
+	*ino = v;
+	return 0;
 }
 
 int procfs_context_switches(int pid, int tid, uint64_t *out)

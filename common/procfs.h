@@ -173,14 +173,26 @@ int procfs_mem_read(int pid, uint64_t addr, void *buf, size_t len);
  * -1 when it cannot be read. */
 int procfs_thread_wchan(int pid, int tid, char *buf, size_t len);
 
-/* The fd an epoll instance watches, from one line of its /proc/PID/
- * fdinfo/EPFD ("tfd:       5 events:       19 data: ..."): 0 with *fd
- * set, -1 for another line. */
-int procfs_epoll_line(const char *line, int *fd);
+/* One fd an epoll instance watches, from a line of its /proc/PID/
+ * fdinfo/EPFD ("tfd:       5 events:       19 data: ... ino:2a ..."):
+ * the fd as the process that added it numbered it, the events asked
+ * for, the watched file's inode (0 where the line names none). */
+struct procfs_epoll_fd {
+	int fd;
+	unsigned events;
+	uint64_t ino;
+};
+/* 0 with *out set, -1 for another line. */
+int procfs_epoll_line(const char *line, struct procfs_epoll_fd *out);
 /* The fds epoll instance epfd of pid watches, the first max of them in
- * its fdinfo's order, into fds: how many, or -1 when it cannot be read
- * (at most 64 lines read). */
-int procfs_epoll_fds(int pid, int epfd, int *fds, size_t max);
+ * its fdinfo's order into out: how many lines name one (counted on
+ * past max, 65536 lines read at most), or -1 when it cannot be read. */
+int procfs_epoll_fds(int pid, int epfd, struct procfs_epoll_fd *out,
+		     size_t max);
+/* The inode of the file fd of pid has open (fdinfo's "ino:", else the
+ * number of its link's "socket:[N]", "pipe:[N]"): 0, or -1 when
+ * neither says. */
+int procfs_fd_inode(int pid, int fd, uint64_t *ino);
 
 /* What file descriptor fd of pid is: its /proc/PID/fd link's target
  * ("pipe:[123]", a path), NUL-terminated and cut to len - 1 bytes, and

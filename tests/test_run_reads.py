@@ -106,7 +106,8 @@ def test_socket_reads_are_causes(ident, work):
     # select(), poll() (which a stop restarts as restart_syscall) and
     # epoll_wait() called by the program: their fds
     pair = "a Unix socket"
-    cause("select", pair, "read-select", "in select() on")
+    cause("select", "a Unix socket; fd %d (to write), a Unix socket"
+          % fds["select"]["write"], "read-select", "in select() on 2 fds:")
     cause("poll", "a Unix socket; fd %d, a pipe whose write end is held "
           "by this process as fd %d" % (fds["poll"]["fds"][1],
                                         fds["poll"]["write"]),

@@ -64,7 +64,7 @@ static void one_line(const char *s, size_t n)
 {
 	char *line = malloc(n + 1);
 	struct procfs_map m;
-	int fd;
+	struct procfs_epoll_fd ep;
 
 	if (!line)
 		return;
@@ -72,7 +72,7 @@ static void one_line(const char *s, size_t n)
 	line[n] = '\0';
 	net_line(line);
 	lock_line(line);
-	if (procfs_epoll_line(line, &fd) == 0 && fd < 0)
+	if (procfs_epoll_line(line, &ep) == 0 && ep.fd < 0)
 		abort();
 	if (procfs_maps_line(line, &m) == 0) {
 		if (m.end < m.start || strlen(m.perms) != 4)

@@ -15,7 +15,8 @@ Usage: socket_reads.py READY_FILE
 - "connect": connect() to a server whose accept queue is full (listen(0)
   and one connection never accepted): the kernel drops its handshake;
 - "accept": accept() on a listening socket no client connects to;
-- "select": select.select() on one end of a socketpair (fds["select"]);
+- "select": select.select() to read one end of a socketpair and to write
+  to another whose buffers are full (fds["select"], "write");
 - "poll": select.poll()'s poll() on another and on a pipe's read end
   (fds["poll"]: the two, "write": the pipe's write end);
 - "epoll": selectors' default selector (epoll) on a third.
@@ -64,7 +65,15 @@ fds["connect"] = {"fd": late.fileno(), "local": late.getsockname(),
 waits = dict((name, socket.socketpair()) for name in
              ("select", "poll", "epoll"))
 poll_r, poll_w = os.pipe()
-fds["select"] = {"fd": waits["select"][0].fileno()}
+full_w, full_r = socket.socketpair()
+full_w.setblocking(False)
+try:
+    while True:
+        full_w.send(b"x" * 65536)
+except BlockingIOError:
+    pass
+fds["select"] = {"fd": waits["select"][0].fileno(),
+                 "write": full_w.fileno()}
 fds["poll"] = {"fds": [waits["poll"][0].fileno(), poll_r], "write": poll_w}
 fds["epoll"] = {"fd": waits["epoll"][0].fileno()}
 lonely = socket.socket()
@@ -107,7 +116,7 @@ def waiter(name):
     sock = waits[name][0]
     tids[name] = native_tid()
     if name == "select":
-        select.select([sock], [], [])  # MARK: read-select
+        select.select([sock], [full_w], [])  # MARK: read-select
     elif name == "poll":
         p = select.poll()
         p.register(sock, select.POLLIN)

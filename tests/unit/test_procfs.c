@@ -300,19 +300,23 @@ static void own_fds(void)
  * the other lines (pos, flags, mnt_id, ino) none. */
 static void epoll_lines(void)
 {
-	int fd = -7;
+	struct procfs_epoll_fd e = { -7, 0, 0 };
 
 	CHECK(procfs_epoll_line("tfd:        5 events:       19 data:  "
-				"500000000 pos:0 ino:2a sdev:8\n", &fd) == 0 &&
-	      fd == 5, "tfd line");
-	CHECK(procfs_epoll_line("tfd: 2147483647 events: 1\n", &fd) == 0 &&
-	      fd == 2147483647, "largest fd");
-	CHECK(procfs_epoll_line("tfd: 2147483648 events: 1\n", &fd) < 0,
+				"500000000 pos:0 ino:2a sdev:8\n", &e) == 0 &&
+	      e.fd == 5 && e.events == 0x19 && e.ino == 0x2a, "tfd line");
+	CHECK(procfs_epoll_line("tfd: 2147483647 events: 1 data: 0\n",
+				&e) == 0 && e.fd == 2147483647 && !e.ino,
+	      "largest fd, no inode");
+	CHECK(procfs_epoll_line("tfd: 2147483648 events: 1\n", &e) < 0,
 	      "past an int");
-	CHECK(procfs_epoll_line("tfd: -1 events: 1\n", &fd) < 0, "negative");
-	CHECK(procfs_epoll_line("tfd: 5\n", &fd) < 0, "cut short");
-	CHECK(procfs_epoll_line("pos:\t0\n", &fd) < 0, "another line");
-	CHECK(procfs_epoll_line("tfd:", &fd) < 0, "empty");
+	CHECK(procfs_epoll_line("tfd: -1 events: 1\n", &e) < 0, "negative");
+	CHECK(procfs_epoll_line("tfd: 5 data: 1\n", &e) < 0, "no events");
+	CHECK(procfs_epoll_line("tfd: 5 events: 1ffffffff\n", &e) < 0,
+	      "events past 32 bits");
+	CHECK(procfs_epoll_line("tfd: 5\n", &e) < 0, "cut short");
+	CHECK(procfs_epoll_line("pos:\t0\n", &e) < 0, "another line");
+	CHECK(procfs_epoll_line("tfd:", &e) < 0, "empty");
 }
 
 int main(void)
