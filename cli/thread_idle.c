@@ -47,6 +47,15 @@ static const struct {
 	/* idle in its Condition's wait, not in a send to a full pipe */
 	{ "/multiprocessing/queues.py", "_feed",
 	  "a multiprocessing queue's feeder thread", std_threading, 0 },
+	/* a manager's server process: its main thread waits for the
+	 * stop, its accepter for clients, a client's handler for the next
+	 * request (in a request's call, the handler is not idle) */
+	{ "/multiprocessing/managers.py", "serve_forever",
+	  "a multiprocessing manager's server", std_threading, 0 },
+	{ "/multiprocessing/managers.py", "accepter",
+	  "a multiprocessing manager's accepter thread", NULL, ANY },
+	{ "/multiprocessing/managers.py", "serve_client",
+	  "a multiprocessing manager's handler thread", mp_queues, 0 },
 	{ "/multiprocessing/resource_tracker.py", "main",
 	  "multiprocessing's resource tracker", NULL, ANY },
 	{ "/multiprocessing/forkserver.py", "main",

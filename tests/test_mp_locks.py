@@ -121,3 +121,29 @@ def test_mp_lock_waits_name_their_holder(ident, work):
     # the deadlocks lead
     assert {c["kind"] for c in doc["causes"][:2]} == {"lock_cycle"}, \
         doc["causes"][:3]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
+                                   "3.14t"))
+def test_manager_server_waits_by_design(ident, work):
+    """A multiprocessing manager's server process waits for its stop
+    and its clients by design: before, its main thread's wait on its
+    stop Event was a cause, blamed on the client's `Manager()` line.
+    The client's wait on the manager's socket is the cause, and the
+    server's handler thread, waiting on the empty queue for it."""
+    script = target_script("mp_manager.py")
+    info, causes, doc, text = run_target(work, ident, script)
+    pid, server = info["pid"], info["manager"]
+    head = [h for h in causes if re.match(
+        r'^  process %d: thread %d "MainThread" blocked reading fd \d+, '
+        r'a Unix socket%s$' % (pid, info["tids"]["MainThread"], STUCK), h)]
+    assert len(head) == 1, (causes, text[:3000])
+    assert re.match(r"^at \S*mp_manager\.py:%d in main: .*# MARK: get$"
+                    % marker_line(script, "get"), causes[head[0]][0])
+    theirs = causes_of(likely_causes(text), server)
+    assert not [h for h in theirs if "threading.Event" in h], theirs
+    assert not [d for h in theirs for d in theirs[h]
+                if "MARK: start" in d], theirs
+    assert re.search(r"process %d: \d+ (threads? )?idle by design, not "
+                     r"listed: .*a multiprocessing manager's server \(1\)"
+                     % server, text), text[:3000]
