@@ -50,7 +50,17 @@ udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 udp.bind(("127.0.0.1", 0))
 fds["udp"] = {"fd": udp.fileno(), "local": udp.getsockname()}
 fds["pair"] = {"fd": a.fileno()}
-child = subprocess.Popen(["sleep", "3600"], stdout=subprocess.PIPE)
+
+
+def die_with_parent():
+    """(in the child, before exec) SIGKILL when this process ends: a
+    test's keeper kills only the target, whose `sleep` lived on"""
+    import ctypes
+    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+
+
+child = subprocess.Popen(["sleep", "3600"], stdout=subprocess.PIPE,
+                         preexec_fn=die_with_parent)
 fds["child"] = {"fd": child.stdout.fileno()}
 own_r, own_w = os.pipe()
 fds["own"] = {"fd": own_r, "write": own_w}
