@@ -111,24 +111,40 @@ static const struct run_proc *proc_of(const struct run_summary *s,
 	return NULL;
 }
 
-/* hc's copy of semaphore k that counts an acquire, or NULL (a Lock's or
- * RLock's: only their counts name a holder). */
+/* hc's next copy of the Lock's or RLock's semaphore k at index *at or
+ * after (*at moved past it), or NULL. */
+static const struct py_semlock *next_copy(const struct collection *hc,
+					  const struct sem_at *k, size_t *at)
+{
+	struct sem_at hk;
+
+	/* Bounded by PY_MAX_SEMLOCKS. */
+	for (; *at < hc->async.nsemlocks; (*at)++) {
+		const struct py_semlock *l = &hc->async.semlocks[*at];
+
+		if (!l->owned)
+			continue;
+		sem_at(hc, l->handle, &hk);
+		if (same_sem(k, &hk)) {
+			(*at)++;
+			return l;
+		}
+	}
+	return NULL;
+}
+
+/* hc's copy of semaphore k that counts an acquire (any: whatever it
+ * counts), or NULL (a Lock's or RLock's: only their counts name a
+ * holder). */
 static const struct py_semlock *counted(const struct collection *hc,
 					const struct sem_at *k, int any)
 {
-	struct sem_at hk;
-	size_t i;
+	const struct py_semlock *l;
+	size_t at = 0;
 
-	/* Bounded by PY_MAX_SEMLOCKS. */
-	for (i = 0; i < hc->async.nsemlocks; i++) {
-		const struct py_semlock *l = &hc->async.semlocks[i];
-
-		if (!l->owned || (!any && l->count <= 0))
-			continue;
-		sem_at(hc, l->handle, &hk);
-		if (same_sem(k, &hk))
+	while ((l = next_copy(hc, k, &at)))
+		if (any || l->count > 0)
 			return l;
-	}
 	return NULL;
 }
 
@@ -187,7 +203,7 @@ static int holder_may_hide(const struct run_summary *s,
 {
 	const struct py_semlock *l;
 	int32_t count;
-	size_t j, i;
+	size_t j, at;
 
 	for (j = 0; j < s->nprocs; j++) {
 		const struct run_proc *p = &s->procs[j];
@@ -200,21 +216,13 @@ static int holder_may_hide(const struct run_summary *s,
 		}
 		if (hc->heap_unread || hc->async.semlocks_cut)
 			return 1;
-		/* Bounded by PY_MAX_SEMLOCKS. */
-		for (i = 0; i < hc->async.nsemlocks; i++) {
-			struct sem_at hk;
-
-			l = &hc->async.semlocks[i];
-			if (!l->owned)
-				continue;
-			sem_at(hc, l->handle, &hk);
-			if (same_sem(k, &hk) &&
-			    (procfs_mem_read(collect_proc_pid(hc), l->semlock +
-					     (uint64_t)hc->py.layout.semlock_count,
-					     &count, sizeof(count)) < 0 ||
-			     count > 0))
+		at = 0;
+		while ((l = next_copy(hc, k, &at)))
+			if (procfs_mem_read(collect_proc_pid(hc), l->semlock +
+					    (uint64_t)hc->py.layout.semlock_count,
+					    &count, sizeof(count)) < 0 ||
+			    count > 0)
 				return 1;
-		}
 	}
 	return 0;
 }
