@@ -529,37 +529,80 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 }
 
 /*
- * An RLock whose owner ident is no thread of this process (graph_add_no
- * _holder() says so), in a child of a process `run` dumped: fork copies
- * the lock held, and not the thread holding it.  The detail names the
- * parent's thread that holds the parent's copy (the same address) now,
- * where it took it; else the parent's thread with that ident, if any
- * (glibc may give an ended thread's ident to a new one: "likely").
+ * The parent's node for the object at p's address, of p's kind, with
+ * exactly one holder, a thread (whose ident is `ident`, if not 0): the
+ * copy the parent holds when the child was forked with it.
+ */
+static long parent_copy_held(const struct collection *pc,
+			     const struct py_prim *p, uint64_t ident,
+			     size_t *holder)
+{
+	const struct py_waitgraph *pg = &pc->graph;
+	size_t i, h;
+
+	for (i = 0; i < pg->nnodes; i++) {
+		const struct py_prim *q;
+
+		if (pg->nodes[i].kind != WG_OBJECT)
+			continue;
+		q = &pg->prims[pg->nodes[i].index];
+		if (q->addr != p->addr || q->kind != p->kind ||
+		    py_waitgraph_holders(pg, i, &h, 1) != 1 ||
+		    pg->nodes[h].kind != WG_THREAD ||
+		    pg->nodes[h].index >= pc->snap.nthreads ||
+		    (ident && pc->snap.threads[pg->nodes[h].index].thread_id !=
+				      ident))
+			continue;
+		*holder = h;
+		return (long)i;
+	}
+	return -1;
+}
+
+/*
+ * A lock no thread of this process holds, in a child of a process `run`
+ * dumped: fork copies a lock held, and not the thread holding it.
+ * - An RLock whose owner ident is no thread here (graph_add_no_holder()
+ *   says so): the parent's thread with that ident holding the parent's
+ *   copy (the same address) now, where it took it; else the parent's
+ *   thread with that ident, if any (glibc may give an ended thread's
+ *   ident to a new one: "likely").
+ * - A threading.Lock, which names no owner: the parent's thread holding
+ *   the parent's copy, "likely" (a thread here may hold it without a
+ *   `with`, by acquire(), which no frame shows).
  */
 static void fork_holder(struct run_cause *cause, const struct run_summary *s,
 			const struct collection *c, const struct py_prim *p,
 			struct strbuf *sb)
 {
 	const struct collection *pc = s->parent;
-	const struct py_waitgraph *pg;
-	size_t i, h, t;
+	size_t h, t;
+	long i;
 
-	if (!pc || !graph_owner_gone(c, p))
+	if (!pc)
 		return;
-	pg = &pc->graph;
-	for (i = 0; i < pg->nnodes; i++) {
-		if (pg->nodes[i].kind != WG_OBJECT ||
-		    pg->prims[pg->nodes[i].index].addr != p->addr ||
-		    py_waitgraph_holders(pg, i, &h, 1) != 1 ||
-		    pg->nodes[h].kind != WG_THREAD ||
-		    pg->nodes[h].index >= pc->snap.nthreads ||
-		    pc->snap.threads[pg->nodes[h].index].thread_id != p->owner)
-			continue;
+	if (p->kind == PY_PRIM_LOCK && p->family == PY_PRIM_THREADING &&
+	    p->locked > 0) {
+		i = parent_copy_held(pc, p, 0, &h);
+		if (i < 0)
+			return;
+		strbuf_addf(sb, "likely held when this process forked: in "
+			    "parent %d, ", pc->pid);
+		graph_add_label(sb, pc, h, GRAPH_RAW);
+		strbuf_addstr(sb, " holds its copy");
+		graph_add_holder_at(sb, pc, (size_t)i, h, GRAPH_RAW);
+		run_cause_detail(cause, sb);
+		return;
+	}
+	if (!graph_owner_gone(c, p))
+		return;
+	i = parent_copy_held(pc, p, p->owner, &h);
+	if (i >= 0) {
 		strbuf_addf(sb, "held when this process forked: in parent %d, ",
 			    pc->pid);
 		graph_add_label(sb, pc, h, GRAPH_RAW);
 		strbuf_addstr(sb, " holds it");
-		graph_add_holder_at(sb, pc, i, h, GRAPH_RAW);
+		graph_add_holder_at(sb, pc, (size_t)i, h, GRAPH_RAW);
 		run_cause_detail(cause, sb);
 		return;
 	}

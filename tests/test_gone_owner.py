@@ -3,7 +3,9 @@
 fork of one whose thread held it.  Before, "holder unknown"; now the
 dump and `run` say the ident belongs to no thread here, and `run` names
 the parent's thread holding the parent's copy, where it took it.  The
-ident is the one the interpreter gives (threading.get_ident()).  The
+ident is the one the interpreter gives (threading.get_ident()).  A
+plain Lock held at the fork names no owner: `run` says the parent's
+thread holding the parent's copy likely held it then.  The
 parent, in os.waitpid() for the child, waits for it to end (a system
 call no object of the graph's shows)."""
 
@@ -75,6 +77,29 @@ def test_rlock_held_at_fork(ident, work):
     rows = waits_rows(res.stderr, info["pid"])
     assert any(r.startswith("    waits for: threading.RLock ") and
                r.endswith(" " + GONE % info["ident"]) for r in rows), rows
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
+                                   "3.14t"))
+def test_lock_held_at_fork(ident, work):
+    py = interpreter_or_skip(ident)
+    info, res = run_target(work, py.path, "fork-lock")
+    causes = likely_causes(res.stderr)
+    head = [i for i, c in enumerate(causes) if c.startswith(
+        "  process %d: 1 waiting on threading.Lock " % info["pid"])]
+    assert len(head) == 1, causes
+    at = head[0]
+    assert causes[at].endswith(" (locked), holder unknown"), causes
+    assert re.match(
+        r"^      likely held when this process forked: in parent %d, "
+        r"thread \d+ \(holder\) holds its copy at fork_rlock\.py:%d in "
+        r"holder \(taken at line %d\)$"
+        % (info["parent"], marker_line(SCRIPT, "fork-holds"),
+           marker_line(SCRIPT, "fork-takes")), causes[at + 1]), causes
+    assert re.match(r"^      thread %d \(MainThread\) at fork_rlock\.py:%d "
+                    r"in <module>" % (info["pid"],
+                                      marker_line(SCRIPT, "fork-child")),
+                    causes[at + 2]), causes
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))

@@ -1,12 +1,14 @@
 """An RLock held by a thread that is not in the process: the lock's
 owner ident names a thread that ended holding it ("ended"), or one of
-the parent's when the process forked ("fork"), which fork did not copy.
+the parent's when the process forked ("fork"), which fork did not copy;
+or a plain Lock, which names no owner, held at the fork ("fork-lock").
 
 Usage: fork_rlock.py READY_FILE MODE
 
 - fork: thread "holder" holds the RLock (asleep in its `with`); the
   main thread forks; the child takes the lock and blocks for good; the
   parent waits for the child.
+- fork-lock: as fork, with a threading.Lock.
 - ended: thread "holder" takes the RLock and ends; the main thread then
   blocks taking it.
 
@@ -25,7 +27,7 @@ import warnings
 from _ready import write_ready
 
 ready, mode = sys.argv[1], sys.argv[2]
-lock = threading.RLock()
+lock = threading.Lock() if mode == "fork-lock" else threading.RLock()
 idents = []
 
 
@@ -40,7 +42,7 @@ def taker():
     idents.append(threading.get_ident())
 
 
-if mode == "fork":
+if mode in ("fork", "fork-lock"):
     threading.Thread(target=holder, name="holder", daemon=True).start()
     while not idents:
         time.sleep(0.01)
