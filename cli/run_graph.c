@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/report_graph.h"
+#include "cli/run_fork_copies.h"
 #include "cli/run_pool.h"
 #include "cli/run_probe.h"
 #include "cli/run_reads.h"
@@ -528,103 +529,6 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 	return nh;
 }
 
-/*
- * The parent's node for the object at p's address, of p's kind, with
- * exactly one holder, a thread (whose ident is `ident`, if not 0): the
- * copy the parent holds when the child was forked with it.
- */
-static long parent_copy_held(const struct collection *pc,
-			     const struct py_prim *p, uint64_t ident,
-			     size_t *holder)
-{
-	const struct py_waitgraph *pg = &pc->graph;
-	size_t i, h;
-
-	for (i = 0; i < pg->nnodes; i++) {
-		const struct py_prim *q;
-
-		if (pg->nodes[i].kind != WG_OBJECT)
-			continue;
-		q = &pg->prims[pg->nodes[i].index];
-		if (q->addr != p->addr || q->kind != p->kind ||
-		    py_waitgraph_holders(pg, i, &h, 1) != 1 ||
-		    pg->nodes[h].kind != WG_THREAD ||
-		    pg->nodes[h].index >= pc->snap.nthreads ||
-		    (ident && pc->snap.threads[pg->nodes[h].index].thread_id !=
-				      ident))
-			continue;
-		*holder = h;
-		return (long)i;
-	}
-	return -1;
-}
-
-/*
- * A lock no thread of this process holds, in a child of a process `run`
- * dumped: fork copies a lock held, and not the thread holding it.
- * - An RLock whose owner ident is no thread here (graph_add_no_holder()
- *   says so): the parent's thread with that ident holding the parent's
- *   copy (the same address) now, where it took it; else the parent's
- *   thread with that ident, if any (glibc may give an ended thread's
- *   ident to a new one: "likely").
- * - A threading.Lock, which names no owner: the parent's thread holding
- *   the parent's copy, "likely" (a thread here may hold it without a
- *   `with`, by acquire(), which no frame shows).
- */
-static void fork_holder(struct run_cause *cause, const struct run_summary *s,
-			const struct collection *c, const struct py_prim *p,
-			struct strbuf *sb)
-{
-	const struct collection *pc = s->parent;
-	size_t h, t;
-	long i;
-
-	if (!pc)
-		return;
-	if (p->kind == PY_PRIM_LOCK && p->family == PY_PRIM_THREADING &&
-	    p->locked > 0) {
-		i = parent_copy_held(pc, p, 0, &h);
-		if (i < 0)
-			return;
-		strbuf_addf(sb, "likely held when this process forked: in "
-			    "parent %d, ", pc->pid);
-		graph_add_label(sb, pc, h, GRAPH_RAW);
-		strbuf_addstr(sb, " holds its copy");
-		graph_add_holder_at(sb, pc, (size_t)i, h, GRAPH_RAW);
-		run_cause_detail(cause, sb);
-		return;
-	}
-	if (!graph_owner_gone(c, p))
-		return;
-	i = parent_copy_held(pc, p, p->owner, &h);
-	if (i >= 0) {
-		strbuf_addf(sb, "held when this process forked: in parent %d, ",
-			    pc->pid);
-		graph_add_label(sb, pc, h, GRAPH_RAW);
-		strbuf_addstr(sb, " holds it");
-		graph_add_holder_at(sb, pc, (size_t)i, h, GRAPH_RAW);
-		run_cause_detail(cause, sb);
-		return;
-	}
-	for (t = 0; t < pc->snap.nthreads; t++) {
-		const struct py_thread *th = &pc->snap.threads[t];
-
-		if (th->thread_id != p->owner)
-			continue;
-		strbuf_addf(sb, "likely held when this process forked: in "
-			    "parent %d, ", pc->pid);
-		run_add_thread_label(sb, th);
-		strbuf_addstr(sb, " has its owner's ident");
-		if (th->nframes) {
-			strbuf_addstr(sb, " (at ");
-			run_add_frame_place(sb, &th->frames[0]);
-			strbuf_addch(sb, ')');
-		}
-		run_cause_detail(cause, sb);
-		return;
-	}
-}
-
 /* The sockets tasks waiting on node read through a library's stream
  * (an anyio SocketStream's Event, aiohttp's DataQueue): a detail each,
  * for the first few. */
@@ -643,6 +547,36 @@ static void waiter_fds(struct run_cause *cause, const struct run_summary *s,
 			(void)run_reads_socket_detail(
 				cause, s, c, c->async.tasks[n->index].io_fd,
 				sb);
+	}
+}
+
+/* Units named behind a cause's waiters. */
+#define BEHIND_NAMED 4
+
+/* A line for each thread waiting for a waiter to finish (the job it
+ * runs, the thread joined), nearest first: "waiting for the job of
+ * thread 12 (w): thread 10 (MainThread) at app.py:7 ...".  Their waits
+ * are this cause's, not causes of their own. */
+static void behind_waiters(struct run_cause *cause,
+			   const struct run_summary *s,
+			   const struct collection *c,
+			   const struct watch_tracker *t, const size_t *w,
+			   size_t nw, struct addrmap *named, int idle,
+			   struct strbuf *sb)
+{
+	const struct py_waitgraph *g = &c->graph;
+	struct run_behind b[BEHIND_NAMED];
+	size_t k, n;
+
+	n = run_units_behind(c, w, nw, b, BEHIND_NAMED);
+	for (k = 0; k < n; k++) {
+		strbuf_addstr(sb, g->prims[g->nodes[b[k].fut].index].kind ==
+				  PY_PRIM_THREAD ? "joining " :
+				  "waiting for the job of ");
+		graph_add_label(sb, c, b[k].via, GRAPH_RAW);
+		strbuf_addstr(sb, ": ");
+		add_named(c, b[k].unit, named, idle);
+		run_unit_detail(cause, c, t, b[k].unit, s->facts, sb);
 	}
 }
 
@@ -680,7 +614,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_HELD,
 			      c->pid, sb);
 	if (!nh)
-		fork_holder(cause, s, c, p, sb);
+		run_fork_holder(cause, s, c, p, sb);
 	if (p->kind == PY_PRIM_STREAM)
 		(void)run_reads_socket_detail(cause, s, c, p->fd, sb);
 	waiter_fds(cause, s, c, r->node, sb);
@@ -705,6 +639,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	for (k = 0; k < nw; k++)
 		add_named(c, w[k], named, idle);
 	run_unit_waiters(cause, c, t, w, nw, s, sb);
+	behind_waiters(cause, s, c, t, w, nw, named, idle, sb);
 	if (!idle)
 		add_test(cause, c, sb);
 }

@@ -362,3 +362,71 @@ void run_unit_waiters(struct run_cause *cause, const struct collection *c,
 	}
 	alike_lines_release(&g);
 }
+
+/* Is e the edge from a future to the unit completing it (a concurrent
+ * future to the thread running its job, a Thread to the thread it
+ * runs as)? */
+static int completes(const struct py_waitgraph *g, const struct wg_edge *e)
+{
+	const struct py_prim *p;
+
+	if (e->kind != WG_WAITS_FOR || e->from >= g->nnodes ||
+	    g->nodes[e->from].kind != WG_OBJECT)
+		return 0;
+	p = &g->prims[g->nodes[e->from].index];
+	return p->kind == PY_PRIM_CFUTURE || p->kind == PY_PRIM_THREAD;
+}
+
+/* Waiters of one future looked at. */
+#define BEHIND_FUTURE_WAITERS 8
+
+size_t run_units_behind(const struct collection *c, const size_t *w,
+			size_t nw, struct run_behind *out, size_t max)
+{
+	const struct py_waitgraph *g = &c->graph;
+	unsigned char *seen = xcalloc(g->nnodes + 1, 1);
+	size_t *queue = xcalloc(g->nnodes + 1, sizeof(*queue));
+	size_t head = 0, tail = 0, n = 0, k, j, m, nws;
+	size_t ws[BEHIND_FUTURE_WAITERS];
+	const size_t *in;
+
+	for (k = 0; k < nw && tail < g->nnodes; k++)
+		if (w[k] < g->nnodes && !seen[w[k]] &&
+		    g->nodes[w[k]].kind != WG_OBJECT) {
+			seen[w[k]] = 1;
+			queue[tail++] = w[k];
+		}
+	/* (each node queued once: the walk ends) */
+	while (head < tail && n < max) {
+		size_t via = queue[head++];
+
+		in = py_waitgraph_in(g, via, &m);
+		for (k = 0; k < m && n < max; k++) {
+			const struct wg_edge *e = &g->edges[in[k]];
+
+			if (!completes(g, e))
+				continue;
+			nws = py_waitgraph_waiters(g, e->from, ws,
+						   BEHIND_FUTURE_WAITERS);
+			for (j = 0; j < nws && j < BEHIND_FUTURE_WAITERS &&
+				    n < max; j++) {
+				size_t u = ws[j];
+
+				/* (a task waiting so has its stuck-task
+				 * cause, naming the job's thread) */
+				if (u >= g->nnodes || seen[u] ||
+				    g->nodes[u].kind != WG_THREAD)
+					continue;
+				seen[u] = 1;
+				queue[tail++] = u;
+				out[n].unit = u;
+				out[n].fut = e->from;
+				out[n].via = via;
+				n++;
+			}
+		}
+	}
+	free(queue);
+	free(seen);
+	return n;
+}

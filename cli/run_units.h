@@ -32,4 +32,16 @@ void run_unit_waiters(struct run_cause *cause, const struct collection *c,
 		      size_t nw, const struct run_summary *s,
 		      struct strbuf *sb);
 
+/* A thread that waits for a cause's waiter to finish: `unit` waits on
+ * future node `fut` (a concurrent future whose job `via` runs, or the
+ * Thread `via` runs as, being joined). */
+struct run_behind {
+	size_t unit, fut, via;
+};
+/* The threads behind waiter nodes w[0..nw) through such waits, and
+ * behind those in turn, nearest first: at most max into out; how many.
+ * (A task waiting so has a cause of its own, which names the thread.) */
+size_t run_units_behind(const struct collection *c, const size_t *w,
+			size_t nw, struct run_behind *out, size_t max);
+
 #endif

@@ -10,7 +10,10 @@ its line, with what it is in: the C call its native stack is blocked
 in (glibc's recv(), whatever its symbol's prefix) or its sleep's end.
 A lock's holder blocked in recv() says that call too.  A job queued
 behind the job of its pool's one worker, asleep, ends its chain at that
-worker (before, "waits in Future.result").
+worker (before, "waits in Future.result").  A thread waiting for the
+job of a worker blocked on an Event, and a thread joining that one, are
+named under the Event's cause, each with whom it waits for (before,
+"waits in Future.result" and nothing for the join).
 """
 
 import json
@@ -94,6 +97,25 @@ def test_chain_ends_are_causes(ident, work):
     assert queued[2].startswith("      thread %d (queued) at chain_ends.py:%d "
                                 "in queued " % (tids["queued"],
                                                 line("chain-queued"))), queued
+    # behind a worker waiting on an Event: the thread waiting for its
+    # job, and the thread joining that thread, in the Event's cause
+    gate = cause("1 waiting on threading.Event ")
+    assert gate[0].endswith("; 3 blocked behind it in all"), gate
+    assert gate[1].startswith("      thread %d (ThreadPoolExecutor-"
+                              % tids["worker2"]), gate
+    assert ("at chain_ends.py:%d in gated " % line("chain-gate")
+            in gate[1]), gate
+    assert re.match(r"      waiting for the job of thread %d \(\S+\): "
+                    r"thread %d \(asker2\) at chain_ends\.py:%d in asker2 "
+                    % (tids["worker2"], tids["asker2"], line("chain-gated")),
+                    gate[2]), gate
+    assert re.match(r"      joining thread %d \(asker2\): thread %d "
+                    r"\(joiner2\) at chain_ends\.py:%d in joiner2 "
+                    % (tids["asker2"], tids["joiner2"], line("chain-join2")),
+                    gate[3]), gate
+    assert len(gate) == 4, gate
+    assert not any("asker2" in c or "joiner2" in c for c in causes
+                   if c.startswith("  process ")), text
     # the asker's and the queued wait are these causes, not generic ones
     assert not any("waits in Future.result" in c for c in causes), text
 

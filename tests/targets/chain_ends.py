@@ -10,10 +10,13 @@ Usage: chain_ends.py READY_FILE
 - "holder" holds a Lock while blocked in recv() (as "reader"), which
   "taker" waits to take;
 - "queued" waits in Future.result() for a job queued behind asker's in
-  the pool's one worker.
+  the pool's one worker;
+- "asker2" waits in Future.result() for a job of a second pool waiting
+  on an Event nobody sets, and "joiner2" joins "asker2": both wait
+  behind that Event.
 
 READY_FILE gets, as JSON, "pid" and "tids": each thread's kernel id by
-name, the pool's worker's as "worker".
+name, the pools' workers' as "worker" and "worker2".
 """
 
 import concurrent.futures
@@ -30,6 +33,8 @@ ours, theirs = socket.socketpair()
 mine, yours = socket.socketpair()
 lock = threading.Lock()
 pool = concurrent.futures.ThreadPoolExecutor(1)
+pool2 = concurrent.futures.ThreadPoolExecutor(1)
+gate = threading.Event()
 
 
 def reader():
@@ -61,6 +66,21 @@ def queued():
     pool.submit(job).result()  # MARK: chain-queued
 
 
+def gated():
+    tids["worker2"] = native_tid()
+    gate.wait()  # MARK: chain-gate
+
+
+def asker2():
+    tids["asker2"] = native_tid()
+    pool2.submit(gated).result()  # MARK: chain-gated
+
+
+def joiner2(t):
+    tids["joiner2"] = native_tid()
+    t.join()  # MARK: chain-join2
+
+
 def holder():
     tids["holder"] = native_tid()
     with lock:
@@ -81,4 +101,8 @@ threading.Thread(target=joiner, name="joiner", args=(r,), daemon=True).start()
 threading.Thread(target=asker, name="asker", daemon=True).start()
 for fn in (holder, taker, queued):
     threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
-ready_when_started(sys.argv[1], tids, 7)
+a2 = threading.Thread(target=asker2, name="asker2", daemon=True)
+a2.start()
+threading.Thread(target=joiner2, name="joiner2", args=(a2,),
+                 daemon=True).start()
+ready_when_started(sys.argv[1], tids, 10)
