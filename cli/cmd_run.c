@@ -54,6 +54,7 @@
 #include "cli/run_serves.h"
 #include "cli/run_semlocks.h"
 #include "cli/run_sleeps.h"
+#include "cli/run_sqlite.h"
 #include "cli/run_writes.h"
 #include "common/addrmap.h"
 #include "common/duration.h"
@@ -285,6 +286,7 @@ static void summarize(struct run_summary *sum, struct run_proc *procs,
 		run_summarize_greenlets(sum, c->pid, &c->greenlets);
 		run_summarize_writes(sum, c);
 		run_summarize_reads(sum, c, t);
+		run_summarize_sqlite(sum, c, t);
 		run_summarize_sleeps(sum, c, t);
 		/* (reads the server's socket from the dump's copy) */
 		run_summarize_serves(sum, &procs[i].c, t);

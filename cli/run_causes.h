@@ -147,6 +147,9 @@ struct run_thread_facts {
 	/* A multiprocessing lock it is blocked acquiring (cli/
 	 * run_semlocks.h; owned), else NULL. */
 	struct run_lock_held *lock;
+	/* 1: asleep in SQLite's C code (its busy handler, retrying a
+	 * database lock another connection holds: cli/run_sqlite.c). */
+	int sqlite;
 };
 
 enum { RUN_TIMER_NONE, RUN_TIMER_SLEEP, RUN_TIMER_TIMEOUT };

@@ -210,6 +210,30 @@ static const char *native_call(const struct native_thread *nt,
 	return named;
 }
 
+/* Is a C frame before the eval loop SQLite's (by its library, or its
+ * functions' prefix where the library is linked in)?  SQLite sleeps
+ * only in its busy handler, retrying a lock. */
+static int in_sqlite(const struct native_thread *nt)
+{
+	size_t i;
+
+	for (i = 0; nt && i < nt->nframes; i++) {
+		const struct native_frame *f = &nt->frames[i];
+		const char *lib = f->sym.library, *slash;
+
+		if (native_is_eval_frame(f))
+			return 0;
+		if (f->sym.function && !strncmp(f->sym.function, "sqlite3", 7))
+			return 1;
+		if (!lib)
+			continue;
+		slash = strrchr(lib, '/');
+		if (!strncmp(slash ? slash + 1 : lib, "libsqlite3", 10))
+			return 1;
+	}
+	return 0;
+}
+
 /* The frame the wait-for graph blames thread i of the snapshot on (the
  * program's own line, past the libraries it waits in) where the graph
  * has the thread wait for something (a cause names it), else NULL. */
@@ -277,6 +301,7 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		if (b && strcmp(b, "running")) {
 			facts[i].blocked_in = b;
 			facts[i].native_call = native_call(nt, b);
+			facts[i].sqlite = !strcmp(b, "sleep") && in_sqlite(nt);
 		}
 		/* As the analysis looks: a thread holding the GIL or
 		 * without frames is not blocked. */

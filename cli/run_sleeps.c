@@ -12,7 +12,8 @@
  * reads: a thread a cause of the graph's names (a job's worker, a
  * thread joined: those say it sleeps), a process pool's worker running
  * a job (the cause of the wait for it names its line), one idle by
- * design; and tasks in asyncio.sleep(), their loop's own timers.
+ * design; one asleep in SQLite's busy handler (cli/run_sqlite.c); and
+ * tasks in asyncio.sleep(), their loop's own timers.
  */
 #include "cli/run_sleeps.h"
 
@@ -68,7 +69,7 @@ void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 
 		run_seen_thread(t, th, &seen);
 		if ((seen.state != RUN_SEEN_STUCK && !polls(&seen)) || !own ||
-		    !asleep(f) || thread_idle_by_design(th) ||
+		    !asleep(f) || f->sqlite || thread_idle_by_design(th) ||
 		    run_summary_explains(s, th) || run_pool_runs_job(th))
 			continue;
 		/* ", sleeps in time.sleep, wakes in 0.3s", its comma cut;

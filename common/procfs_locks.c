@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,17 @@ int procfs_locks_line(const char *line, struct procfs_lock *out)
 	out->write = !strcmp(mode, "WRITE");
 	snprintf(out->range, sizeof(out->range), "%s %s", start, stop);
 	errno = 0;
+	out->start = strtoull(start, &end, 10);
+	if (errno || *end || start[0] == '-')
+		return -1;
+	if (!strcmp(stop, "EOF")) {
+		out->end = ULLONG_MAX;
+	} else {
+		out->end = strtoull(stop, &end, 10);
+		if (errno || *end || stop[0] == '-' || out->end < out->start)
+			return -1;
+	}
+	errno = 0;
 	out->pid = strtol(num, &end, 10);
 	if (errno || *end || end == num)
 		return -1;
@@ -126,6 +138,29 @@ int procfs_locks_holder(int waiter, unsigned long ino, int ofd,
 	}
 	fclose(f);
 	return found == 1 ? 0 : found == -1 ? -2 : -1;
+}
+
+size_t procfs_locks_on(const unsigned long *ino, size_t nino,
+		       struct procfs_lock *out, size_t max)
+{
+	char line[LINE_MAX_LEN];
+	unsigned long lines = 0;
+	size_t n = 0, k;
+	FILE *f;
+
+	if (!nino || !max || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	while (n < max && lines++ < MAX_LINES &&
+	       procfs_next_line(f, line, sizeof(line))) {
+		if (!strchr(line, '\n') || procfs_locks_line(line, &out[n]) < 0 ||
+		    out[n].waiting || !out[n].ino)
+			continue;
+		for (k = 0; k < nino && ino[k] != out[n].ino; k++)
+			;
+		n += k < nino;
+	}
+	fclose(f);
+	return n;
 }
 
 /* Does the fdinfo text hold lock l in one of its "lock:" lines? */

@@ -23,6 +23,8 @@ struct procfs_lock {
 	char range[48];      /* "START END" as listed ("0 EOF"): an OFD
 				lock, which names no process, is told from
 				another on the file by it */
+	unsigned long long start, end;  /* its bytes, end ULLONG_MAX for
+					   "EOF" */
 };
 
 /* Parse one line of /proc/locks (or what follows "lock:\t" in fdinfo):
@@ -51,5 +53,11 @@ int procfs_locks_holder_fd(int pid, const struct procfs_lock *l);
  * lists lock l (within a budget of fdinfo reads, 16384), its fd into
  * *fd: the pid, or 0 when none is found (*fd -1). */
 int procfs_locks_find_holder(const struct procfs_lock *l, int *fd);
+
+/* The locks held (no requests) on any of the inodes ino[0..nino), as
+ * /proc/locks lists them, at most max into out: how many (0 when it
+ * cannot be read). */
+size_t procfs_locks_on(const unsigned long *ino, size_t nino,
+		       struct procfs_lock *out, size_t max);
 
 #endif

@@ -71,8 +71,8 @@ static void test_lock_deadlock(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 0, "with lock_b:" , NULL, NULL, NULL, 0, 0, 0, NULL }, { 1, 0, "lock_a.acquire()" , NULL, NULL, NULL, 0, 0, 0, NULL },
-		{ 0, 0, NULL , NULL, NULL, NULL, 0, 0, 0, NULL },
+		{ 1, 0, "with lock_b:" , NULL, NULL, NULL, 0, 0, 0, NULL, 0 }, { 1, 0, "lock_a.acquire()" , NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
+		{ 0, 0, NULL , NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -116,9 +116,9 @@ static void test_lock_holders_known(void)
 		.lines = { "holder: process 8, thread 8", "a deadlock: ..." },
 		.cycle = 1 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 1, "with a:", NULL, NULL, NULL, 0, 0, 0, &held },
-		{ 1, 1, "with b:", NULL, NULL, NULL, 0, 0, 0, &cycle },
-		{ 1, 1, "with c:", NULL, NULL, NULL, 0, 0, 0, NULL },
+		{ 1, 1, "with a:", NULL, NULL, NULL, 0, 0, 0, &held, 0 },
+		{ 1, 1, "with b:", NULL, NULL, NULL, 0, 0, 0, &cycle, 0 },
+		{ 1, 1, "with c:", NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -181,7 +181,7 @@ static void test_idle_worker_lock_orphaned(void)
 		.name = "multiprocessing.Lock", .addr = 0x1000,
 		.lines = { "held by no process run dumped" } };
 	struct run_thread_facts facts[1] = {
-		{ 1, 1, NULL, NULL, NULL, NULL, 0, 0, 0, &lock },
+		{ 1, 1, NULL, NULL, NULL, NULL, 0, 0, 0, &lock, 0 },
 	};
 	struct run_summary s;
 	int orphaned;
@@ -213,8 +213,8 @@ static void test_lock_whatever_the_layout(void)
 	struct py_thread t[3];
 	struct py_snapshot snap = { .threads = t, .nthreads = 3 };
 	struct run_thread_facts facts[3] = {
-		{ 1, 1, "with lock_b: pass" , NULL, NULL, NULL, 0, 0, 0, NULL }, { 1, 1, NULL , NULL, NULL, NULL, 0, 0, 0, NULL },
-		{ 1, 0, "x = compute()" , NULL, NULL, NULL, 0, 0, 0, NULL },
+		{ 1, 1, "with lock_b: pass" , NULL, NULL, NULL, 0, 0, 0, NULL, 0 }, { 1, 1, NULL , NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
+		{ 1, 0, "x = compute()" , NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -242,8 +242,8 @@ static void test_running_and_gil(void)
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
 	/* not in futex; holding the GIL: neither is blocked */
-	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL, NULL, 0, 0, 0, NULL },
-					     { 1, 1, "with b:" , NULL, NULL, NULL, 0, 0, 0, NULL } };
+	struct run_thread_facts facts[2] = { { 0, 1, "with a:" , NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
+					     { 1, 1, "with b:" , NULL, NULL, NULL, 0, 0, 0, NULL, 0 } };
 	struct run_summary s;
 
 	frame(&frames[0], &prog_take, 10);
@@ -260,8 +260,8 @@ static void test_single_lock_and_wait(void)
 	struct py_async a = { 0 };
 	struct py_thread t[2];
 	struct py_snapshot snap = { .threads = t, .nthreads = 2 };
-	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL, NULL, 0, 0, 0, NULL },
-					     { 1, 0, "ev.wait()" , NULL, NULL, NULL, 0, 0, 0, NULL } };
+	struct run_thread_facts facts[2] = { { 1, 0, "x.acquire()" , NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
+					     { 1, 0, "ev.wait()" , NULL, NULL, NULL, 0, 0, 0, NULL, 0 } };
 	struct run_summary s;
 	const struct run_cause *c;
 
@@ -332,7 +332,7 @@ static void test_alike_waits(void)
 		t[i] = thread(41 + i, names[i], 0, f[i], 2);
 		facts[i] = (struct run_thread_facts){ 1, 0, "ev.wait()",
 						      NULL, NULL, NULL, 0, 0,
-						      0, NULL };
+						      0, NULL, 0 };
 	}
 	for (apart = 0; apart < 2; apart++) {
 		run_summary_init(&s);
@@ -652,12 +652,12 @@ static void test_native_frames(void)
 	struct py_snapshot snap = { .threads = t, .nthreads = 4 };
 	struct run_thread_facts facts[4] = {
 		/* a lock in C, its line no clue, never asked to the kernel */
-		{ 1, -1, "x = get()", "lock", "sem_clockwait", NULL, 0, 0, 0, NULL },
+		{ 1, -1, "x = get()", "lock", "sem_clockwait", NULL, 0, 0, 0, NULL, 0 },
 		/* reading a pipe: the line's acquire( is no lock */
-		{ 0, -1, "data = acquire(fd)", "io", "read", NULL, 0, 0, 0, NULL },
+		{ 0, -1, "data = acquire(fd)", "io", "read", NULL, 0, 0, 0, NULL, 0 },
 		/* waiting for the GIL, whose holder sleeps in C */
-		{ 1, -1, NULL, "gil", "take_gil", NULL, 0, 0, 0, NULL },
-		{ 0, 0, NULL, "sleep", "clock_nanosleep", NULL, 0, 0, 0, NULL },
+		{ 1, -1, NULL, "gil", "take_gil", NULL, 0, 0, 0, NULL, 0 },
+		{ 0, 0, NULL, "sleep", "clock_nanosleep", NULL, 0, 0, 0, NULL, 0 },
 	};
 	struct run_summary s;
 	const struct run_cause *c;
@@ -730,8 +730,8 @@ static void test_sampled(void)
 	struct py_thread th[2];
 	struct py_snapshot snap = { .threads = th, .nthreads = 2 };
 	struct run_thread_facts facts[2] = {
-		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0, NULL },
-		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0, NULL },
+		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
+		{ 1, 1, "with lock:", NULL, NULL, NULL, 0, 0, 0, NULL, 0 },
 	};
 	uint64_t by_a[1] = { 0x300 };
 	struct watch_tracker tr;

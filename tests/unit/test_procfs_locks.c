@@ -6,6 +6,7 @@
 #include "common/procfs_locks.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,21 @@ static void lines(void)
 	      l.id == 2 && !l.waiting && !strcmp(l.type, "FLOCK") &&
 	      l.write && l.pid == 30661 && l.ino == 11035661,
 	      "a flock holder: %lld %s %ld %lu", l.id, l.type, l.pid, l.ino);
+	CHECK(l.start == 0 && l.end == ULLONG_MAX, "to EOF: %llu %llu",
+	      l.start, l.end);
+	CHECK(procfs_locks_line("2: POSIX  ADVISORY  READ 4891 fe:00:11019663 "
+				"1073741826 1073742335", &l) == 0 &&
+	      l.start == 0x40000002ULL && l.end == 0x400001ffULL && !l.write,
+	      "SQLite's SHARED range: %llx %llx", l.start, l.end);
+	CHECK(procfs_locks_line("2: POSIX  ADVISORY  READ 1 fe:00:1 9 8",
+				&l) < 0 &&
+	      procfs_locks_line("2: POSIX  ADVISORY  READ 1 fe:00:1 -1 8",
+				&l) < 0 &&
+	      procfs_locks_line("2: POSIX  ADVISORY  READ 1 fe:00:1 0 9x",
+				&l) < 0 &&
+	      procfs_locks_line("2: POSIX  ADVISORY  READ 1 fe:00:1 0 "
+				"99999999999999999999999", &l) < 0,
+	      "ranges that do not parse");
 	CHECK(procfs_locks_line("1: -> POSIX  ADVISORY  READ 30750 "
 				"fe:00:11035662 0 9", &l) == 0 &&
 	      l.id == 1 && l.waiting && !strcmp(l.type, "POSIX") &&
@@ -107,6 +123,18 @@ static void own_lock(void)
 	      h.pid == getpid(), "without the inode: its only request");
 	CHECK(procfs_locks_holder(getpid(), 0, 0, &h) < 0,
 	      "this process waits for no lock");
+	{
+		unsigned long inos[2] = { 1, (unsigned long)st.st_ino };
+		struct procfs_lock on[4];
+		size_t n = procfs_locks_on(inos, 2, on, 4);
+
+		CHECK(n == 1 && on[0].pid == getpid() && !on[0].waiting &&
+		      on[0].ino == (unsigned long)st.st_ino,
+		      "the locks on the file: its one lock, not the request "
+		      "(%zu)", n);
+		CHECK(procfs_locks_on(inos, 1, on, 4) == 0,
+		      "none on another inode");
+	}
 	if (child > 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
