@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/child_pipes.h"
@@ -74,15 +75,62 @@ static int socket_of(int pid, int fd, struct procfs_socket *so)
 /* Holders of a pipe's write end named at most. */
 #define PIPE_WRITERS_NAMED 3
 
+/* The last pipe looked for through every process, and what was found:
+ * the threads reading one pipe look it up once (`run` looks once). */
+static struct {
+	char link[64];
+	int pid, fd;
+} memo;
+
+/* The process outside s's tree holding pipe link's write end (a CI
+ * runner, a shell pipeline's writer): its pid, its fd into *fd; 0. */
+static int writer_outside(const struct run_summary *s, int self, int pid,
+			  const char *link, int *fd)
+{
+	int *skip;
+	size_t j, n = 0;
+	int found;
+
+	if (!strcmp(memo.link, link)) {
+		*fd = memo.fd;
+		return memo.pid;
+	}
+	skip = xcalloc(s->nprocs + 2, sizeof(*skip));
+	skip[n++] = self;
+	skip[n++] = pid;
+	for (j = 0; j < s->nprocs; j++)
+		skip[n++] = s->procs[j].e.pid;
+	found = procfs_find_fd(link, O_WRONLY, skip, n, fd);
+	free(skip);
+	snprintf(memo.link, sizeof(memo.link), "%s", link);
+	memo.pid = found;
+	memo.fd = *fd;
+	return found;
+}
+
+/* ", process 12 (sleep) as fd 1" (sep first). */
+static void add_writer(struct strbuf *sb, const char *sep, int pid, int fd)
+{
+	char comm[32];
+
+	strbuf_addf(sb, "%sprocess %d", sep, pid);
+	if (procfs_comm(pid, comm, sizeof(comm)) == 0) {
+		strbuf_addstr(sb, " (");
+		esc_add_name_raw(sb, comm);
+		strbuf_addch(sb, ')');
+	}
+	strbuf_addf(sb, " as fd %d", fd);
+}
+
 /* "a pipe whose write end is held by this process as fd 6, process 12
  * (sleep) as fd 1": the holders among the processes of the run's tree
- * (the process itself first); "a pipe" when none of them holds it. */
+ * (the process itself first); for `run`, where none of them holds it,
+ * a process outside it that does; else "a pipe". */
 static void add_pipe(struct strbuf *sb, const struct run_summary *s,
 		     int self, int pid, const char *link)
 {
 	size_t j, named = 0;
-	char comm[32];
-	int wfd;
+	int wfd, outside;
 
 	strbuf_addstr(sb, "a pipe");
 	if ((wfd = child_pipes_end(pid, link, O_WRONLY)) >= 0) {
@@ -96,16 +144,15 @@ static void add_pipe(struct strbuf *sb, const struct run_summary *s,
 		if (other <= 0 || other == self || other == pid ||
 		    (wfd = child_pipes_end(other, link, O_WRONLY)) < 0)
 			continue;
-		strbuf_addstr(sb, named ? ", " : " whose write end is held by ");
-		strbuf_addf(sb, "process %d", other);
-		if (procfs_comm(other, comm, sizeof(comm)) == 0) {
-			strbuf_addstr(sb, " (");
-			esc_add_name_raw(sb, comm);
-			strbuf_addch(sb, ')');
-		}
-		strbuf_addf(sb, " as fd %d", wfd);
+		add_writer(sb, named ? ", " : " whose write end is held by ",
+			   other, wfd);
 		named++;
 	}
+	if (named || !s->nprocs ||
+	    !(outside = writer_outside(s, self, pid, link, &wfd)))
+		return;
+	add_writer(sb, " whose write end is held by ", outside, wfd);
+	strbuf_addstr(sb, ", not one of the command's processes");
 }
 
 int run_fds_describe(struct strbuf *sb, const char *sep,

@@ -194,6 +194,14 @@ int procfs_epoll_fds(int pid, int epfd, struct procfs_epoll_fd *out,
  * neither says. */
 int procfs_fd_inode(int pid, int fd, uint64_t *ino);
 
+/* The first process of all this one can see but those in
+ * skip[0..nskip) (bounded: 32768 processes, 16384 fds read) with an fd
+ * whose /proc link is `link` ("pipe:[123]") and whose access mode is
+ * `mode` (O_RDONLY, O_WRONLY, O_RDWR): its pid, that fd into *fd; 0
+ * when none is found (*fd -1). */
+int procfs_find_fd(const char *link, int mode, const int *skip,
+		   size_t nskip, int *fd);
+
 /* What file descriptor fd of pid is: its /proc/PID/fd link's target
  * ("pipe:[123]", a path), NUL-terminated and cut to len - 1 bytes, and
  * its access mode (O_RDONLY, O_WRONLY or O_RDWR, from fdinfo's flags;

@@ -68,8 +68,10 @@ def run_env(extra=None):
     return env
 
 
-def coroscope_run(args, cwd=None, env=None, input=None, timeout=SLACK):
+def coroscope_run(args, cwd=None, env=None, input=None, timeout=SLACK,
+                  stdin=None):
     """Run `coroscope run ARGS`; a Run, or a test failure on a hang.
+    stdin: an fd for its stdin (else input's bytes, else /dev/null).
 
     Output goes to files, not pipes: should coroscope die and leave
     processes behind, they would hold a pipe open and the wait for its
@@ -81,8 +83,9 @@ def coroscope_run(args, cwd=None, env=None, input=None, timeout=SLACK):
             tempfile.TemporaryFile() as inp:
         inp.write(input or b"")
         inp.seek(0)
-        proc = subprocess.Popen(argv, stdin=inp if input is not None
-                                else subprocess.DEVNULL, stdout=out,
+        if stdin is None:
+            stdin = inp if input is not None else subprocess.DEVNULL
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=out,
                                 stderr=err, env=run_env(env), cwd=cwd)
         try:
             proc.wait(timeout=timeout * TIME_SCALE)

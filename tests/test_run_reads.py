@@ -12,6 +12,7 @@ getpeername()).  A thread a cause of the wait-for graph names already
 (joined, blocked in recv()) gets no second cause."""
 
 import json
+import os
 import re
 import shutil
 
@@ -122,6 +123,36 @@ def test_socket_reads_are_causes(ident, work):
                    if re.search(" blocked (reading|connecting|in) ",
                                 c["summary"]))
     assert kinds == [(pid, "read")] * 9, doc["causes"]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_stdin_writer_outside(ident, work):
+    """A program reading its stdin, a pipe whose write end a process
+    outside the command holds (a CI runner, a shell pipeline's writer;
+    here the test): the cause names that process (before, "a pipe")."""
+    py = interpreter_or_skip(ident)
+    script = target_script("stdin_reader.py")
+    ready = work / "ready.json"
+    r, w = os.pipe()
+    try:
+        res = coroscope_run(["--timeout", "3", "--", py.path, script,
+                             str(ready)], stdin=r)
+    finally:
+        os.close(r)
+        os.close(w)
+    assert res.returncode == 124, res
+    pid = json.loads(ready.read_text())["pid"]
+    causes = causes_of(likely_causes(res.stderr), pid)
+    head = [h for h in causes if " blocked reading fd 0 (its stdin), " in h]
+    assert len(head) == 1, causes
+    assert re.match(r"^  process %d: thread %d blocked reading fd 0 \(its "
+                    r"stdin\), a pipe whose write end is held by process %d "
+                    r"\(\S+\) as fd %d, not one of the command's processes "
+                    r"\(stuck for " % (pid, pid, os.getpid(), w), head[0]), \
+        head
+    assert re.match(r"^at \S*stdin_reader\.py:%d in <module>: "
+                    % marker_line(script, "stdin-read"),
+                    causes[head[0]][0]), causes
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -296,6 +297,45 @@ static void own_fds(void)
 	      rmode == -1, "a closed fd");
 }
 
+/* A child holding a pipe's write end, found through every process; not
+ * where it is skipped, nor the read end this process holds. */
+static void find_writer(void)
+{
+	char link[64];
+	int fds[2], mode, fd = -2, self = getpid(), skip[2], found;
+	pid_t child;
+
+	if (pipe(fds) != 0 || procfs_fd(self, fds[0], link, sizeof(link),
+					&mode) < 0) {
+		CHECK(0, "pipe: %s", strerror(errno));
+		return;
+	}
+	child = fork();
+	if (child == 0) {
+		close(fds[0]);
+		alarm(10);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	skip[0] = self;
+	skip[1] = (int)child;
+	CHECK(child > 0 && procfs_find_fd(link, O_WRONLY, skip, 1, &fd) ==
+	      child && fd == fds[1], "the child's write end: fd %d", fd);
+	CHECK(procfs_find_fd(link, O_WRONLY, skip, 2, &fd) == 0 && fd == -1,
+	      "the child skipped");
+	/* (or the child's copy, before it closed it, with a pid below
+	 * this one's after a wrap) */
+	found = procfs_find_fd(link, O_RDONLY, NULL, 0, &fd);
+	CHECK((found == self && fd == fds[0]) || found == (int)child,
+	      "the read end, this process's: %d fd %d", found, fd);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	close(fds[0]);
+}
+
 /* An epoll instance's fdinfo: its "tfd:" lines name the fds it watches;
  * the other lines (pos, flags, mnt_id, ino) none. */
 static void epoll_lines(void)
@@ -327,6 +367,7 @@ int main(void)
 	status_fields();
 	own_files();
 	own_fds();
+	find_writer();
 	maps_lines();
 	epoll_lines();
 	return CHECK_DONE("test_procfs");
