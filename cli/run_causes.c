@@ -559,8 +559,18 @@ static void summarize_waits(struct run_summary *s, int pid,
 	strbuf_release(&sb);
 }
 
+/* Seen running between samples, but at the same line at every one: a
+ * loop polling inside a task's step (time.sleep() in a loop, SQLite's
+ * busy handler) holds its event loop as a stuck one does. */
+static int polls(const struct run_seen *seen)
+{
+	return seen->state == RUN_SEEN_MOVING && seen->same_all &&
+	       seen->same_for > 0;
+}
+
 /*
- * A thread the samples saw stuck (or busy) in a task's step: the task's
+ * A thread the samples saw stuck (or busy), or polling at one line, in
+ * a task's step: the task's
  * coroutine is running on it and has not gone back to its event loop,
  * so none of the loop's other tasks can run, whatever they wait on (a
  * time.sleep() or a blocking read inside `async def`, the commonest
@@ -582,8 +592,8 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		const struct py_frame *own = run_causes_own_frame(t), *f;
 
 		if ((b[i].seen.state != RUN_SEEN_STUCK &&
-		     b[i].seen.state != RUN_SEEN_BUSY) || !t->nframes ||
-		    !(task = py_async_running_task(a, t->tid)))
+		     b[i].seen.state != RUN_SEEN_BUSY && !polls(&b[i].seen)) ||
+		    !t->nframes || !(task = py_async_running_task(a, t->tid)))
 			continue;
 		for (k = 0, others = 0; k < a->ntasks; k++)
 			others += &a->tasks[k] != task &&
@@ -594,6 +604,9 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		esc_add_name_raw(&sb, task->name);
 		strbuf_addstr(&sb, "' and has not gone back to its loop");
 		blocked_add_seen(&sb, &b[i].seen);
+		if (polls(&b[i].seen))
+			strbuf_addf(&sb, " (at that line at every sample, "
+				    "%.1fs)", b[i].seen.same_for);
 		if (others)
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
 				    "run", others, others == 1 ? "" : "s");

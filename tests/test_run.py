@@ -1738,16 +1738,36 @@ def test_blocked_loop_leads_the_causes(ident, work):
         report["causes"]
 
 
+def blocked_loop(work, how):
+    """run_blocked_loop.py's way `how` under `run` on the control
+    interpreter until it times out: the script, the Run, the causes."""
+    py = control_interpreter()
+    script = target_script("run_blocked_loop.py")
+    res = coroscope_run(["--timeout", BLOCKED_TIMEOUT, "--", py.path, script,
+                         str(work / "ready"), how])
+    assert res.returncode == 124, res
+    return script, res, likely_causes(res.stderr)
+
+
+def test_blocked_loop_polling(work):
+    """A loop of time.sleep(0.01) inside a coroutine, polling for a flag:
+    the thread runs between samples, but at one line, and its loop is as
+    blocked (before, no cause named the loop)."""
+    script, res, causes = blocked_loop(work, "poll")
+    assert causes and re.search(
+        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
+        r"not gone back to its loop \((stuck for at least [0-9.]+s|at that "
+        r"line at every sample, [0-9.]+s)\); 4 other tasks of the loop "
+        r"cannot run$", causes[0]), res.stderr[:4000]
+    line = marker_line(script, "blocked-poll")
+    assert "run_blocked_loop.py:%d in blocker: time.sleep(0.01)" % line \
+        in causes[1], causes
+
+
 def test_blocked_loop_in_a_read(work):
     """The same for a blocking recv() in a coroutine (no futex: a
     thread in a read), with the C call it waits in."""
-    py = control_interpreter()
-    ready = str(work / "ready")
-    script = target_script("run_blocked_loop.py")
-    res = coroscope_run(["--timeout", BLOCKED_TIMEOUT, "--", py.path, script,
-                         ready, "recv"])
-    assert res.returncode == 124, res
-    causes = likely_causes(res.stderr)
+    script, res, causes = blocked_loop(work, "recv")
     assert causes and "event loop blocked: thread " in causes[0], \
         res.stderr[:4000]
     line = marker_line(script, "blocked-recv")

@@ -1,9 +1,10 @@
 """A `coroscope run` target: an event loop blocked inside a task's step.
 
-Usage: run_blocked_loop.py READY_FILE [sleep|recv]
+Usage: run_blocked_loop.py READY_FILE [sleep|recv|poll]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
-writes to) inside its coroutine, so its loop never runs again: a ticker,
+writes to, or time.sleep(0.01) in a loop polling for a flag nothing
+sets) inside its coroutine, so its loop never runs again: a ticker,
 a queue's consumer and producer, and main()'s gather all stay parked,
 none of them the cause.  Writes READY_FILE just before blocking.
 
@@ -40,6 +41,9 @@ async def blocker(ready, how):
     if how == "recv":
         a, b = socket.socketpair()
         a.recv(10)  # MARK: blocked-recv
+    elif how == "poll":
+        while not os.path.exists(ready + ".never"):
+            time.sleep(0.01)  # MARK: blocked-poll
     else:
         time.sleep(3600)  # MARK: blocked-sleep
 
