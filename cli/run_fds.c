@@ -16,6 +16,7 @@
 #include "cli/escape.h"
 #include "cli/run_report.h"
 #include "common/procfs.h"
+#include "common/procfs_fds.h"
 #include "common/procfs_net.h"
 #include "common/strbuf.h"
 #include "common/banned.h"

@@ -6,6 +6,7 @@
 
 #include "cli/report_graph.h"
 #include "cli/run_causes_internal.h"
+#include "common/procfs_image.h"
 #include "common/banned.h"
 
 /*
@@ -47,18 +48,22 @@ void run_fork_holder(struct run_cause *cause, const struct run_summary *s,
 	size_t h, t;
 	long i;
 
-	if (!pc)
+	/* (not a copy: an exec'd child, its objects at the same addresses
+	 * only where ASLR is off) */
+	if (!pc || procfs_same_image(collect_proc_pid(c),
+				     collect_proc_pid(pc)) == 0)
 		return;
 	if (p->kind == PY_PRIM_LOCK && p->family == PY_PRIM_THREADING &&
 	    p->locked > 0) {
 		i = parent_copy_held(pc, p, 0, &h);
 		if (i < 0)
 			return;
-		strbuf_addf(sb, "likely held when this process forked: in "
-			    "parent %d, ", pc->pid);
+		strbuf_addf(sb, "held in parent %d: ", pc->pid);
 		graph_add_label(sb, pc, h, GRAPH_RAW);
 		strbuf_addstr(sb, " holds its copy");
 		graph_add_holder_at(sb, pc, (size_t)i, h, GRAPH_RAW);
+		strbuf_addstr(sb, "; if it held it when this process forked, "
+			      "nothing here will release it");
 		run_cause_detail(cause, sb);
 		return;
 	}

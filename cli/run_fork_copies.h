@@ -19,8 +19,11 @@ struct strbuf;
  *   thread with that ident, if any (glibc may give an ended thread's
  *   ident to a new one: "likely").
  * - A threading.Lock, which names no owner: the parent's thread holding
- *   the parent's copy, "likely" (a thread here may hold it without a
- *   `with`, by acquire(), which no frame shows).
+ *   the parent's copy now, and that, if it held it at the fork, nothing
+ *   here will release it (a thread here may hold it by a bare acquire(),
+ *   which no frame shows; the parent's may have taken it since).
+ * Neither where the child was exec'd (not a copy: its AT_RANDOM bytes
+ * differ), whose objects match the parent's addresses where ASLR is off.
  */
 void run_fork_holder(struct run_cause *cause, const struct run_summary *s,
 		     const struct collection *c, const struct py_prim *p,

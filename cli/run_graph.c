@@ -569,14 +569,21 @@ static void behind_waiters(struct run_cause *cause,
 	size_t k, n;
 
 	n = run_units_behind(c, w, nw, b, BEHIND_NAMED);
-	for (k = 0; k < n; k++) {
+	for (k = 0; k < n && k < BEHIND_NAMED; k++) {
 		strbuf_addstr(sb, g->prims[g->nodes[b[k].fut].index].kind ==
 				  PY_PRIM_THREAD ? "joining " :
-				  "waiting for the job of ");
+				  g->nodes[b[k].via].kind == WG_THREAD ?
+				  "waiting for the job of " :
+				  "waiting for the result of ");
 		graph_add_label(sb, c, b[k].via, GRAPH_RAW);
 		strbuf_addstr(sb, ": ");
 		add_named(c, b[k].unit, named, idle);
 		run_unit_detail(cause, c, t, b[k].unit, s->facts, sb);
+	}
+	if (n > BEHIND_NAMED) {
+		strbuf_addf(sb, "and %zu more thread%s behind them",
+			    n - BEHIND_NAMED, n - BEHIND_NAMED == 1 ? "" : "s");
+		run_cause_detail(cause, sb);
 	}
 }
 

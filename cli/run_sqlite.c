@@ -22,6 +22,7 @@
 #include "cli/run_seen.h"
 #include "cli/thread_idle.h"
 #include "common/procfs.h"
+#include "common/procfs_fds.h"
 #include "common/procfs_locks.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -75,61 +76,116 @@ static int writes(enum db_lock k)
 	return k != DB_NONE && k != DB_SHARED && k != WAL_READER;
 }
 
-/* Which of SQLite's locks l is, on a database file or (shm) its "-shm"
- * file: DB_NONE for none of them.  The kernel merges a process's
- * adjacent locks of one mode (PENDING and RESERVED, a read mark and the
- * next): a range is the strongest lock it covers. */
+/* Does [start, end] cover byte b? */
+static int covers(const struct procfs_lock *l, unsigned long long b)
+{
+	return l->start <= b && b <= l->end;
+}
+
+/* Does it cover one of the bytes lo..hi? */
+static int covers_any(const struct procfs_lock *l, unsigned long long lo,
+		      unsigned long long hi)
+{
+	return l->start <= hi && lo <= l->end;
+}
+
+/*
+ * Which of SQLite's locks l is, on a database file or (shm) its "-shm"
+ * file: DB_NONE for none of them.  Only a range within SQLite's own
+ * bytes is one (a whole-file lock, a pidfile's, is not).  The kernel
+ * merges a process's adjacent locks of one mode (PENDING and RESERVED;
+ * the WAL write and checkpoint locks a checkpoint takes; a read mark
+ * and the byte after the marks, 128, which every connection reads): a
+ * range is the strongest lock it covers.
+ */
 static enum db_lock classify(const struct procfs_lock *l, int shm)
 {
-	unsigned long long lo;
-
 	if (strcmp(l->type, "POSIX") && strcmp(l->type, "OFDLCK"))
 		return DB_NONE;
 	if (shm) {
-		if (l->start > WAL_READ_LAST || l->end < WAL_WRITE)
+		if (l->start < WAL_WRITE || l->end > WAL_READ_LAST + 1)
 			return DB_NONE;
-		lo = l->start < WAL_WRITE ? WAL_WRITE : l->start;
-		if (lo >= WAL_READ_FIRST || !l->write)
-			return l->end < WAL_READ_FIRST ? DB_NONE :
-			       l->write ? WAL_MARK_RESET : WAL_READER;
-		return lo == WAL_WRITE ? WAL_WRITER :
-		       lo == WAL_CKPT ? WAL_CHECKPOINT : WAL_RECOVERY;
+		if (l->write && covers(l, WAL_RECOVER))
+			return WAL_RECOVERY;
+		if (l->write && covers(l, WAL_CKPT))
+			return WAL_CHECKPOINT;
+		if (l->write && covers(l, WAL_WRITE))
+			return WAL_WRITER;
+		if (!covers_any(l, WAL_READ_FIRST, WAL_READ_LAST))
+			return DB_NONE;
+		return l->write ? WAL_MARK_RESET : WAL_READER;
 	}
-	if (l->end < PENDING_BYTE || l->start > SHARED_LAST)
+	if (l->start < PENDING_BYTE || l->end > SHARED_LAST)
 		return DB_NONE;
 	if (!l->write)
-		return l->end >= SHARED_FIRST ? DB_SHARED : DB_NONE;
-	return l->end >= SHARED_FIRST ? DB_EXCLUSIVE :
-	       l->start <= PENDING_BYTE ? DB_PENDING : DB_RESERVED;
+		return covers_any(l, SHARED_FIRST, SHARED_LAST) ? DB_SHARED :
+		       DB_NONE;
+	return covers_any(l, SHARED_FIRST, SHARED_LAST) ? DB_EXCLUSIVE :
+	       covers(l, PENDING_BYTE) ? DB_PENDING : DB_RESERVED;
 }
 
-/* One open file of the process with SQLite's locks on it. */
+/* Does a lock of this kind wait for the readers to end (a commit, a
+ * checkpoint)? */
+static int waits_for_readers(enum db_lock k)
+{
+	return k == DB_PENDING || k == WAL_CHECKPOINT;
+}
+
+/* One open file of the process. */
 struct db_file {
-	unsigned long ino;
-	int fd, shm;
+	struct procfs_file_id id;
+	int shm;
 	char *path;       /* the database's (a "-shm" file's cut off) */
+};
+
+/* One of SQLite's locks on such a file. */
+struct db_lock_held {
+	struct procfs_lock l;
+	enum db_lock kind;
+	const struct db_file *file;
 };
 
 struct db_scan {
 	struct db_file *files;
 	size_t nfiles;
-	struct procfs_lock locks[MAX_LOCKS];
-	enum db_lock kinds[MAX_LOCKS];
+	struct db_lock_held *locks;
 	size_t nlocks;
 };
 
-static int ends_with(const char *s, const char *tail)
+/* With tail at its end, where tail starts; else NULL. */
+static char *ends_with(char *s, const char *tail)
 {
 	size_t n = strlen(s), m = strlen(tail);
 
-	return n >= m && !strcmp(s + n - m, tail);
+	return n >= m && !strcmp(s + n - m, tail) ? s + n - m : NULL;
 }
 
-/* The process's open files (paths), then the SQLite locks on them. */
+/* File k's path (its link: a path, maybe " (deleted)"), whether it is a
+ * "-shm" file: the database's path, without that suffix, into f. */
+static void file_path(struct db_file *f, char *link)
+{
+	char *del = ends_with(link, " (deleted)"), *shm;
+	struct strbuf sb;
+
+	if (del)
+		*del = '\0';
+	shm = ends_with(link, "-shm");
+	f->shm = shm != NULL;
+	if (shm)
+		*shm = '\0';
+	strbuf_init(&sb);
+	strbuf_addstr(&sb, link);
+	if (del)
+		strbuf_addstr(&sb, " (deleted)");
+	f->path = strbuf_detach(&sb);
+}
+
+/* The process's open files (paths), then SQLite's locks on them. */
 static void scan(int pid, struct db_scan *d)
 {
+	struct procfs_lock *got;
+	struct procfs_file_id *ids;
 	char dir[64], link[1024];
-	unsigned long *inos;
 	size_t n, k, j;
 	uint64_t ino;
 	int *fds, mode;
@@ -139,35 +195,39 @@ static void scan(int pid, struct db_scan *d)
 	if (procfs_list_ids(dir, MAX_FDS, 0, &fds, &n) < 0)
 		return;
 	d->files = xcalloc(n + 1, sizeof(*d->files));
-	inos = xcalloc(n + 1, sizeof(*inos));
+	ids = xcalloc(n + 1, sizeof(*ids));
 	for (k = 0; k < n; k++) {
 		struct db_file *f = &d->files[d->nfiles];
 
 		if (procfs_fd(pid, fds[k], link, sizeof(link), &mode) < 0 ||
-		    link[0] != '/' || procfs_fd_inode(pid, fds[k], &ino) < 0)
+		    link[0] != '/' || procfs_fd_inode(pid, fds[k], &ino) < 0 ||
+		    procfs_fd_dev(pid, fds[k], &f->id.major, &f->id.minor) < 0)
 			continue;
-		f->ino = (unsigned long)ino;
-		f->fd = fds[k];
-		f->shm = ends_with(link, "-shm");
-		if (f->shm)
-			link[strlen(link) - 4] = '\0';
-		f->path = xstrdup(link);
-		inos[d->nfiles++] = f->ino;
+		f->id.ino = (unsigned long)ino;
+		file_path(f, link);
+		ids[d->nfiles++] = f->id;
 	}
 	free(fds);
-	n = procfs_locks_on(inos, d->nfiles, d->locks, MAX_LOCKS);
-	free(inos);
+	got = xcalloc(MAX_LOCKS, sizeof(*got));
+	n = procfs_locks_on(ids, d->nfiles, got, MAX_LOCKS);
+	free(ids);
+	d->locks = xcalloc(n + 1, sizeof(*d->locks));
 	for (k = 0; k < n; k++) {
-		for (j = 0; j < d->nfiles && d->files[j].ino != d->locks[k].ino;
-		     j++)
-			;
-		if (j == d->nfiles ||
-		    classify(&d->locks[k], d->files[j].shm) == DB_NONE)
+		const struct db_file *f = NULL;
+		enum db_lock kind;
+
+		for (j = 0; j < d->nfiles && !f; j++)
+			if (d->files[j].id.ino == got[k].ino &&
+			    d->files[j].id.major == got[k].dev_major &&
+			    d->files[j].id.minor == got[k].dev_minor)
+				f = &d->files[j];
+		if (!f || (kind = classify(&got[k], f->shm)) == DB_NONE)
 			continue;
-		d->locks[d->nlocks] = d->locks[k];
-		d->kinds[d->nlocks++] = classify(&d->locks[k],
-						 d->files[j].shm);
+		d->locks[d->nlocks].l = got[k];
+		d->locks[d->nlocks].kind = kind;
+		d->locks[d->nlocks++].file = f;
 	}
+	free(got);
 }
 
 static void scan_release(struct db_scan *d)
@@ -177,35 +237,25 @@ static void scan_release(struct db_scan *d)
 	for (k = 0; k < d->nfiles; k++)
 		free(d->files[k].path);
 	free(d->files);
+	free(d->locks);
 }
 
-static const struct db_file *file_of(const struct db_scan *d,
-				     unsigned long ino)
-{
-	size_t j;
-
-	for (j = 0; j < d->nfiles; j++)
-		if (d->files[j].ino == ino)
-			return &d->files[j];
-	return NULL;
-}
-
-/* The databases (by path) with locks, each once, at most max into out:
- * how many in all. */
+/* The databases (by path) with locks, each once, the first max into
+ * out: how many in all. */
 static size_t databases(const struct db_scan *d, const char **out,
 			size_t max)
 {
 	size_t k, j, n = 0;
 
+	/* (bounded: MAX_LOCKS squared) */
 	for (k = 0; k < d->nlocks; k++) {
-		const struct db_file *f = file_of(d, d->locks[k].ino);
-
-		for (j = 0; j < n && j < max && strcmp(out[j], f->path); j++)
+		for (j = 0; j < k && strcmp(d->locks[j].file->path,
+					    d->locks[k].file->path); j++)
 			;
-		if (j < n && j < max)
+		if (j < k)
 			continue;
 		if (n < max)
-			out[n] = f->path;
+			out[n] = d->locks[k].file->path;
 		n++;
 	}
 	return n;
@@ -213,72 +263,103 @@ static size_t databases(const struct db_scan *d, const char **out,
 
 /* "process 1235 (python3) as its fd 4", "this process itself: ...". */
 static void add_process(struct strbuf *sb, const struct collection *c,
-			const struct procfs_lock *l, enum db_lock kind)
+			const struct db_lock_held *h)
 {
 	char comm[32];
 	int fd;
 
-	if (l->pid == c->pid && kind == DB_PENDING) {
-		/* (SQLite holds PENDING only while it waits for readers
-		 * to end, to commit: its own waiter's) */
+	/* (its words say it waits for readers: the commit or checkpoint
+	 * of one of this process's connections) */
+	if (h->l.pid == c->pid && waits_for_readers(h->kind)) {
 		strbuf_addstr(sb, "this process itself");
 		return;
 	}
-	if (l->pid == c->pid) {
-		strbuf_addstr(sb, "this process itself: another of its "
-			      "connections (a process's connections share "
-			      "its locks)");
+	if (h->l.pid == c->pid) {
+		strbuf_addstr(sb, "this process itself: one of its "
+			      "connections, maybe the waiting one (a "
+			      "process's connections share its locks)");
 		return;
 	}
-	if (l->pid <= 0) {
+	if (h->l.pid <= 0) {
 		strbuf_addstr(sb, "an open file (an OFD lock names no process)");
 		return;
 	}
-	strbuf_addf(sb, "process %ld", l->pid);
-	if (procfs_comm((int)l->pid, comm, sizeof(comm)) == 0) {
+	strbuf_addf(sb, "process %ld", h->l.pid);
+	if (procfs_comm((int)h->l.pid, comm, sizeof(comm)) == 0) {
 		strbuf_addstr(sb, " (");
 		esc_add_name_raw(sb, comm);
 		strbuf_addch(sb, ')');
 	}
-	if ((fd = procfs_locks_holder_fd((int)l->pid, l)) >= 0)
+	if ((fd = procfs_locks_holder_fd((int)h->l.pid, &h->l)) >= 0)
 		strbuf_addf(sb, " as its fd %d", fd);
 }
 
-/* A line for lock k of database path, and where a Python holder of the
- * run's tree is. */
+/* A line for lock h, and where a Python holder of the run's tree is. */
 static void lock_lines(struct run_cause *cause, const struct run_summary *s,
-		       const struct collection *c, const struct db_scan *d,
-		       size_t k, const char *path, struct strbuf *sb)
+		       const struct collection *c,
+		       const struct db_lock_held *h, struct strbuf *sb)
 {
-	esc_add_name_raw(sb, path);
-	strbuf_addf(sb, ": its %s is held by ", lock_words[d->kinds[k]]);
-	add_process(sb, c, &d->locks[k], d->kinds[k]);
+	esc_add_name_raw(sb, h->file->path);
+	strbuf_addf(sb, ": its %s is held by ", lock_words[h->kind]);
+	add_process(sb, c, h);
 	run_cause_detail(cause, sb);
-	if (d->locks[k].pid > 0 && d->locks[k].pid != c->pid)
-		run_file_lock_detail(cause, s, c, &d->locks[k], sb);
+	if (h->l.pid > 0 && h->l.pid != c->pid)
+		run_file_lock_detail(cause, s, c, &h->l, sb);
 }
 
-/* Does this process hold a lock of kind (any: DB_NONE) that keeps a
- * writer out, on database path? */
-static int holds(const struct collection *c, const struct db_scan *d,
-		 const char *path, enum db_lock kind)
+/* Does this process hold a lock of database path that waits for the
+ * readers to end? */
+static int committing(const struct collection *c, const struct db_scan *d,
+		      const char *path)
 {
 	size_t k;
 
 	for (k = 0; k < d->nlocks; k++)
-		if (d->locks[k].pid == c->pid && writes(d->kinds[k]) &&
-		    (kind == DB_NONE || d->kinds[k] == kind) &&
-		    !strcmp(file_of(d, d->locks[k].ino)->path, path))
+		if (d->locks[k].l.pid == c->pid &&
+		    waits_for_readers(d->locks[k].kind) &&
+		    !strcmp(d->locks[k].file->path, path))
 			return 1;
 	return 0;
+}
+
+/* Where this process waits for readers of path: the other processes'
+ * read locks (a commit waits for SHARED, a checkpoint for the WAL read
+ * marks), else that the reader is a connection of this process. */
+static void reader_lines(struct run_cause *cause, const struct run_summary *s,
+			 const struct collection *c, const struct db_scan *d,
+			 const char *path, struct strbuf *sb)
+{
+	enum db_lock reader = DB_SHARED;
+	size_t k, n = 0;
+
+	/* (in WAL mode, every connection holds SHARED on the database:
+	 * its readers are the read marks') */
+	for (k = 0; k < d->nlocks; k++)
+		if (d->locks[k].file->shm &&
+		    !strcmp(d->locks[k].file->path, path))
+			reader = WAL_READER;
+	for (k = 0; k < d->nlocks; k++) {
+		const struct db_lock_held *h = &d->locks[k];
+
+		if (strcmp(h->file->path, path) || h->l.pid == c->pid ||
+		    h->kind != reader)
+			continue;
+		lock_lines(cause, s, c, h, sb);
+		n++;
+	}
+	if (n)
+		return;
+	esc_add_name_raw(sb, path);
+	strbuf_addstr(sb, ": no other process reads it: the reader is a "
+		      "connection of this process");
+	run_cause_detail(cause, sb);
 }
 
 /*
  * The locks of each database (DBS_NAMED at most) that keep the waiters
  * out: those that keep a writer out, any process's (this one's, while
- * it holds PENDING, only that: its own commit waits); and where this
- * process holds one of those itself, the other processes' read locks,
- * which a commit waits for.
+ * it waits for the readers to end, only that one: its own commit or
+ * checkpoint waits); then, where it does, the readers.
  */
 static void db_lines(struct run_cause *cause, const struct run_summary *s,
 		     const struct collection *c, const struct db_scan *d,
@@ -289,28 +370,26 @@ static void db_lines(struct run_cause *cause, const struct run_summary *s,
 
 	ndb = databases(d, dbs, DBS_NAMED);
 	for (i = 0; i < ndb && i < DBS_NAMED; i++) {
-		int own_write = holds(c, d, dbs[i], DB_NONE);
-		int committing = holds(c, d, dbs[i], DB_PENDING);
+		int waits = committing(c, d, dbs[i]);
 
 		for (k = 0; k < d->nlocks; k++) {
-			if (strcmp(file_of(d, d->locks[k].ino)->path, dbs[i]) ||
-			    !writes(d->kinds[k]) ||
-			    (committing && d->locks[k].pid == c->pid &&
-			     d->kinds[k] != DB_PENDING))
+			const struct db_lock_held *h = &d->locks[k];
+
+			if (strcmp(h->file->path, dbs[i]) ||
+			    !writes(h->kind) ||
+			    (waits && h->l.pid == c->pid &&
+			     !waits_for_readers(h->kind)))
 				continue;
-			lock_lines(cause, s, c, d, k, dbs[i], sb);
+			lock_lines(cause, s, c, h, sb);
 		}
-		for (k = 0; own_write && k < d->nlocks; k++)
-			if (!strcmp(file_of(d, d->locks[k].ino)->path,
-				    dbs[i]) && !writes(d->kinds[k]) &&
-			    d->locks[k].pid != c->pid)
-				lock_lines(cause, s, c, d, k, dbs[i], sb);
+		if (waits)
+			reader_lines(cause, s, c, d, dbs[i], sb);
 	}
-	if (ndb > DBS_NAMED)
+	if (ndb > DBS_NAMED) {
 		strbuf_addf(sb, "and %zu more databases locked",
 			    ndb - DBS_NAMED);
-	if (ndb > DBS_NAMED)
 		run_cause_detail(cause, sb);
+	}
 }
 
 /* Seen at one line all along: stuck, or retrying between samples. */

@@ -397,19 +397,19 @@ size_t run_units_behind(const struct collection *c, const size_t *w,
 			queue[tail++] = w[k];
 		}
 	/* (each node queued once: the walk ends) */
-	while (head < tail && n < max) {
+	while (head < tail) {
 		size_t via = queue[head++];
 
 		in = py_waitgraph_in(g, via, &m);
-		for (k = 0; k < m && n < max; k++) {
+		for (k = 0; k < m; k++) {
 			const struct wg_edge *e = &g->edges[in[k]];
 
 			if (!completes(g, e))
 				continue;
 			nws = py_waitgraph_waiters(g, e->from, ws,
 						   BEHIND_FUTURE_WAITERS);
-			for (j = 0; j < nws && j < BEHIND_FUTURE_WAITERS &&
-				    n < max; j++) {
+			for (j = 0; j < nws && j < BEHIND_FUTURE_WAITERS;
+			     j++) {
 				size_t u = ws[j];
 
 				/* (a task waiting so has its stuck-task
@@ -419,9 +419,11 @@ size_t run_units_behind(const struct collection *c, const size_t *w,
 					continue;
 				seen[u] = 1;
 				queue[tail++] = u;
-				out[n].unit = u;
-				out[n].fut = e->from;
-				out[n].via = via;
+				if (n < max) {
+					out[n].unit = u;
+					out[n].fut = e->from;
+					out[n].via = via;
+				}
 				n++;
 			}
 		}

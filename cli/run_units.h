@@ -39,7 +39,8 @@ struct run_behind {
 	size_t unit, fut, via;
 };
 /* The threads behind waiter nodes w[0..nw) through such waits, and
- * behind those in turn, nearest first: at most max into out; how many.
+ * behind those in turn, nearest first: the first max into out; how many
+ * in all.
  * (A task waiting so has a cause of its own, which names the thread.) */
 size_t run_units_behind(const struct collection *c, const size_t *w,
 			size_t nw, struct run_behind *out, size_t max);

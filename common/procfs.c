@@ -310,8 +310,7 @@ static int id_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A decimal name of a positive int, or 0. */
-static int id_of(const char *name)
+int procfs_id(const char *name)
 {
 	char *end;
 	long v;
@@ -350,7 +349,7 @@ int procfs_list_ids(const char *dir, size_t max, int first, int **out,
 	if (!d)
 		return -1;
 	while ((de = readdir(d)) != NULL && n < max) {
-		int id = id_of(de->d_name);
+		int id = procfs_id(de->d_name);
 
 		if (!id)
 			continue;
@@ -535,68 +534,6 @@ int procfs_fd(int pid, int fd, char *buf, size_t len, int *accmode)
 	    (flags = strstr(info, "flags:")) != NULL)
 		*accmode = (int)(strtol(flags + 6, NULL, 8) & 3);
 	return 0;
-}
-
-/* Processes, and fds of them all, looked through by procfs_find_fd(). */
-#define FIND_MAX_PROCS 32768UL
-#define FIND_MAX_FDS 16384UL
-
-/* The fd of pid whose link is `link` and access mode `mode`, while
- * *budget lasts (one spent per fd), or -1. */
-static int find_in(int pid, const char *link, int mode,
-		   unsigned long *budget)
-{
-	char path[64], got[256];
-	struct dirent *de;
-	int fd = -1, m;
-	ssize_t n;
-	long num;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	if (!(d = opendir(path)))
-		return -1;
-	while (fd < 0 && *budget > 0 && (de = readdir(d))) {
-		if ((num = id_of(de->d_name)) <= 0 && strcmp(de->d_name, "0"))
-			continue;
-		(*budget)--;
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
-		n = readlink(path, got, sizeof(got) - 1);
-		if (n < 0)
-			continue;
-		got[n] = '\0';
-		if (!strcmp(got, link) &&
-		    procfs_fd(pid, (int)num, got, sizeof(got), &m) == 0 &&
-		    m == mode)
-			fd = (int)num;
-	}
-	closedir(d);
-	return fd;
-}
-
-int procfs_find_fd(const char *link, int mode, const int *skip,
-		   size_t nskip, int *fd)
-{
-	unsigned long procs = 0, budget = FIND_MAX_FDS;
-	struct dirent *de;
-	int pid = 0;
-	size_t k;
-	DIR *d;
-
-	*fd = -1;
-	if (!(d = opendir("/proc")))
-		return 0;
-	while (*fd < 0 && procs++ < FIND_MAX_PROCS && budget > 0 &&
-	       (de = readdir(d))) {
-		if ((pid = id_of(de->d_name)) <= 0)
-			continue;
-		for (k = 0; k < nskip && skip[k] != pid; k++)
-			;
-		if (k == nskip)
-			*fd = find_in(pid, link, mode, &budget);
-	}
-	closedir(d);
-	return *fd >= 0 ? pid : 0;
 }
 
 int procfs_mem_read(int pid, uint64_t addr, void *buf, size_t len)

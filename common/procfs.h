@@ -25,6 +25,10 @@
 /* Big enough for comm (TASK_COMM_LEN is 16) plus a newline. */
 #define PROCFS_COMM_MAX 64
 
+/* A name of /proc ("123", a process's or an fd's): its value, or 0 for
+ * another name, one past an int, or "0". */
+int procfs_id(const char *name);
+
 /* Read a small file into buf (size bytes, NUL-terminated): its length,
  * or -1.  The rest of a longer file is not read. */
 ssize_t procfs_read(const char *path, char *buf, size_t size);
@@ -193,14 +197,6 @@ int procfs_epoll_fds(int pid, int epfd, struct procfs_epoll_fd *out,
  * number of its link's "socket:[N]", "pipe:[N]"): 0, or -1 when
  * neither says. */
 int procfs_fd_inode(int pid, int fd, uint64_t *ino);
-
-/* The first process of all this one can see but those in
- * skip[0..nskip) (bounded: 32768 processes, 16384 fds read) with an fd
- * whose /proc link is `link` ("pipe:[123]") and whose access mode is
- * `mode` (O_RDONLY, O_WRONLY, O_RDWR): its pid, that fd into *fd; 0
- * when none is found (*fd -1). */
-int procfs_find_fd(const char *link, int mode, const int *skip,
-		   size_t nskip, int *fd);
 
 /* What file descriptor fd of pid is: its /proc/PID/fd link's target
  * ("pipe:[123]", a path), NUL-terminated and cut to len - 1 bytes, and

@@ -1,5 +1,6 @@
 #include "common/procfs_locks.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -42,6 +43,28 @@ static int word(const char **s, char *buf, size_t size)
 	memcpy(buf, w, n);
 	buf[n] = '\0';
 	*s = w + n;
+	return 0;
+}
+
+/* The device of "fe:00:123" (major and minor in hex) up to its last
+ * colon, into out: 0, or -1. */
+static int lock_dev(const char *dev, const char *last, struct procfs_lock *out)
+{
+	unsigned long maj, min;
+	char *end;
+
+	if (!isxdigit((unsigned char)dev[0]))
+		return -1;
+	errno = 0;
+	maj = strtoul(dev, &end, 16);
+	if (errno || *end != ':' || !isxdigit((unsigned char)end[1]))
+		return -1;
+	min = strtoul(end + 1, &end, 16);
+	if (errno || end != last || maj > 0xfff || min > 0xfffff)
+		return -1;
+	out->dev_major = (unsigned)maj;
+	out->dev_minor = (unsigned)min;
+	out->has_dev = 1;
 	return 0;
 }
 
@@ -98,7 +121,9 @@ int procfs_locks_line(const char *line, struct procfs_lock *out)
 		return -1;
 	errno = 0;
 	out->ino = strtoul(colon + 1, &end, 10);
-	return errno || *end ? -1 : 0;
+	if (errno || *end)
+		return -1;
+	return lock_dev(dev, colon, out);
 }
 
 int procfs_locks_holder(int waiter, unsigned long ino, int ofd,
@@ -140,7 +165,7 @@ int procfs_locks_holder(int waiter, unsigned long ino, int ofd,
 	return found == 1 ? 0 : found == -1 ? -2 : -1;
 }
 
-size_t procfs_locks_on(const unsigned long *ino, size_t nino,
+size_t procfs_locks_on(const struct procfs_file_id *ids, size_t nids,
 		       struct procfs_lock *out, size_t max)
 {
 	char line[LINE_MAX_LEN];
@@ -148,16 +173,20 @@ size_t procfs_locks_on(const unsigned long *ino, size_t nino,
 	size_t n = 0, k;
 	FILE *f;
 
-	if (!nino || !max || !(f = fopen("/proc/locks", "re")))
+	if (!nids || !max || !(f = fopen("/proc/locks", "re")))
 		return 0;
 	while (n < max && lines++ < MAX_LINES &&
 	       procfs_next_line(f, line, sizeof(line))) {
+		const struct procfs_lock *l = &out[n];
+
 		if (!strchr(line, '\n') || procfs_locks_line(line, &out[n]) < 0 ||
-		    out[n].waiting || !out[n].ino)
+		    l->waiting || !l->ino || !l->has_dev)
 			continue;
-		for (k = 0; k < nino && ino[k] != out[n].ino; k++)
+		for (k = 0; k < nids && (ids[k].ino != l->ino ||
+					 ids[k].major != l->dev_major ||
+					 ids[k].minor != l->dev_minor); k++)
 			;
-		n += k < nino;
+		n += k < nids;
 	}
 	fclose(f);
 	return n;

@@ -25,6 +25,14 @@ struct procfs_lock {
 				another on the file by it */
 	unsigned long long start, end;  /* its bytes, end ULLONG_MAX for
 					   "EOF" */
+	unsigned dev_major, dev_minor;  /* the file's device, where */
+	int has_dev;                    /* ... the line names one */
+};
+
+/* A file as /proc/locks names it: its device and inode. */
+struct procfs_file_id {
+	unsigned major, minor;
+	unsigned long ino;
 };
 
 /* Parse one line of /proc/locks (or what follows "lock:\t" in fdinfo):
@@ -54,10 +62,10 @@ int procfs_locks_holder_fd(int pid, const struct procfs_lock *l);
  * *fd: the pid, or 0 when none is found (*fd -1). */
 int procfs_locks_find_holder(const struct procfs_lock *l, int *fd);
 
-/* The locks held (no requests) on any of the inodes ino[0..nino), as
+/* The locks held (no requests) on any of the files ids[0..nids), as
  * /proc/locks lists them, at most max into out: how many (0 when it
  * cannot be read). */
-size_t procfs_locks_on(const unsigned long *ino, size_t nino,
+size_t procfs_locks_on(const struct procfs_file_id *ids, size_t nids,
 		       struct procfs_lock *out, size_t max);
 
 #endif

@@ -4,8 +4,9 @@ fork of one whose thread held it.  Before, "holder unknown"; now the
 dump and `run` say the ident belongs to no thread here, and `run` names
 the parent's thread holding the parent's copy, where it took it.  The
 ident is the one the interpreter gives (threading.get_ident()).  A
-plain Lock held at the fork names no owner: `run` says the parent's
-thread holding the parent's copy likely held it then.  The
+plain Lock held at the fork names no owner: `run` names the parent's
+thread holding the parent's copy, and what that means if it held it at
+the fork.  The
 parent, in os.waitpid() for the child, waits for it to end (a system
 call no object of the graph's shows)."""
 
@@ -91,9 +92,9 @@ def test_lock_held_at_fork(ident, work):
     at = head[0]
     assert causes[at].endswith(" (locked), holder unknown"), causes
     assert re.match(
-        r"^      likely held when this process forked: in parent %d, "
-        r"thread \d+ \(holder\) holds its copy at fork_rlock\.py:%d in "
-        r"holder \(taken at line %d\)$"
+        r"^      held in parent %d: thread \d+ \(holder\) holds its copy "
+        r"at fork_rlock\.py:%d in holder \(taken at line %d\); if it held "
+        r"it when this process forked, nothing here will release it$"
         % (info["parent"], marker_line(SCRIPT, "fork-holds"),
            marker_line(SCRIPT, "fork-takes")), causes[at + 1]), causes
     assert re.match(r"^      thread %d \(MainThread\) at fork_rlock\.py:%d "

@@ -77,8 +77,9 @@ def test_thread_waits_for_own_process(ident, work):
     check_waiter(info, cause, "writer", "insert", "busy-insert")
     assert cause[2] == (
         "      %s: its write lock (RESERVED: a write transaction not yet "
-        "committed) is held by this process itself: another of its "
-        "connections (a process's connections share its locks)"
+        "committed) is held by this process itself: one of its "
+        "connections, maybe the waiting one (a process's connections share "
+        "its locks)"
         % info["db"]), cause
     assert len(cause) == 3, cause
 
@@ -105,3 +106,25 @@ def test_commit_waits_for_reader(ident, work):
         "end, to commit) is held by this process itself" % info["db"]), cause
     held_by_target(info, cause[3:5], r"read lock \(SHARED: a read "
                    r"transaction open\)", "busy-reader-sleeps")
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_checkpoint_waits_for_reader(ident, work):
+    """A WAL checkpoint waits for a reader process: its own lock, then
+    the reader's read mark (not the SHARED lock every WAL connection
+    holds on the database, which keeps no one out)."""
+    py = interpreter_or_skip(ident)
+    info, causes, cause = run_target(work, py.path, "checkpoint")
+    check_waiter(info, cause, "MainThread", "<module>", "busy-checkpoint")
+    assert cause[2] == (
+        "      %s: its WAL checkpoint lock (a checkpoint running) is held by "
+        "this process itself" % info["db"]), cause
+    assert re.match(r"      %s: its WAL read lock \(a read transaction "
+                    r"open\) is held by process %d \(\S+\) as its fd \d+$"
+                    % (re.escape(info["db"]), info["reader"]), cause[3]), \
+        cause
+    assert re.match(r'      holder: process %d, thread %d "MainThread" at '
+                    r"\S*sqlite_busy\.py:%d in read: "
+                    % (info["reader"], info["reader"],
+                       line("busy-child-reads")), cause[4]), cause
+    assert len(cause) == 5, cause

@@ -4,6 +4,8 @@
  */
 #include "attach/offcpu.h"
 #include "common/procfs.h"
+#include "common/procfs_fds.h"
+#include "common/procfs_image.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -336,6 +338,55 @@ static void find_writer(void)
 	close(fds[0]);
 }
 
+/* A forked child runs this program image, an exec'd one another (the
+ * AT_RANDOM bytes). */
+static void same_image(void)
+{
+	unsigned char r[16];
+	pid_t forked, execd;
+	int fds[2];
+	char c;
+
+	CHECK(procfs_at_random(getpid(), r) == 0, "AT_RANDOM read");
+	forked = fork();
+	if (forked == 0) {
+		alarm(10);
+		pause();
+		_exit(0);
+	}
+	if (pipe(fds) != 0) {
+		CHECK(0, "pipe: %s", strerror(errno));
+		fds[0] = fds[1] = -1;
+	}
+	execd = fds[0] >= 0 ? fork() : -1;
+	if (execd == 0) {
+		close(fds[0]);
+		/* (the pipe closes on exec: the parent then knows) */
+		fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+		execl("/bin/sleep", "sleep", "10", (char *)NULL);
+		_exit(127);
+	}
+	if (fds[0] >= 0) {
+		close(fds[1]);
+		while (execd > 0 && read(fds[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(fds[0]);
+	}
+	CHECK(forked > 0 && procfs_same_image(getpid(), forked) == 1,
+	      "a forked child: the same image");
+	CHECK(execd > 0 && procfs_same_image(getpid(), execd) == 0,
+	      "an exec'd child: another");
+	CHECK(procfs_same_image(getpid(), -1) == -1, "no such process");
+	if (forked > 0) {
+		kill(forked, SIGKILL);
+		waitpid(forked, NULL, 0);
+	}
+	if (execd > 0) {
+		kill(execd, SIGKILL);
+		waitpid(execd, NULL, 0);
+	}
+}
+
 /* An epoll instance's fdinfo: its "tfd:" lines name the fds it watches;
  * the other lines (pos, flags, mnt_id, ino) none. */
 static void epoll_lines(void)
@@ -368,6 +419,7 @@ int main(void)
 	own_files();
 	own_fds();
 	find_writer();
+	same_image();
 	maps_lines();
 	epoll_lines();
 	return CHECK_DONE("test_procfs");

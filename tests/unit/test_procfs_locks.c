@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,8 @@ static void lines(void)
 	      "a flock holder: %lld %s %ld %lu", l.id, l.type, l.pid, l.ino);
 	CHECK(l.start == 0 && l.end == ULLONG_MAX, "to EOF: %llu %llu",
 	      l.start, l.end);
+	CHECK(l.has_dev && l.dev_major == 0xfe && l.dev_minor == 0,
+	      "its device: %x:%x", l.dev_major, l.dev_minor);
 	CHECK(procfs_locks_line("2: POSIX  ADVISORY  READ 4891 fe:00:11019663 "
 				"1073741826 1073742335", &l) == 0 &&
 	      l.start == 0x40000002ULL && l.end == 0x400001ffULL && !l.write,
@@ -53,14 +56,15 @@ static void lines(void)
 	      "a POSIX waiter");
 	CHECK(procfs_locks_line("12:  -> FLOCK  ADVISORY  WRITE 5 "
 				"00:1f:77 0 EOF", &l) == 0 && l.id == 12 &&
-	      l.waiting && l.pid == 5 && l.ino == 77,
+	      l.waiting && l.pid == 5 && l.ino == 77 && l.dev_major == 0 &&
+	      l.dev_minor == 0x1f,
 	      "a waiter behind a waiter (indented)");
 	CHECK(procfs_locks_line("3: OFDLCK ADVISORY  WRITE -1 08:01:42 0 EOF",
 				&l) == 0 && l.pid == -1 && l.ino == 42,
 	      "an OFD lock: no process");
 	CHECK(procfs_locks_line("4: LEASE  ACTIVE    READ 9 <none>:0 0 EOF",
-				&l) == 0 && l.ino == 0 && l.pid == 9,
-	      "a lease with no inode");
+				&l) == 0 && l.ino == 0 && l.pid == 9 &&
+	      !l.has_dev, "a lease with no inode");
 	CHECK(procfs_locks_line("5: FLOCK  ADVISORY  WRITE x fe:00:1 0 EOF",
 				&l) < 0 &&
 	      procfs_locks_line("5: FLOCK  ADVISORY  WRITE 1 fe00 0 EOF",
@@ -71,6 +75,12 @@ static void lines(void)
 				&l) < 0 &&
 	      procfs_locks_line("", &l) < 0 &&
 	      procfs_locks_line("2: FLOCK  ADVISORY  WRITE 30661 fe:00:110",
+				&l) < 0 &&
+	      procfs_locks_line("2: FLOCK  ADVISORY  WRITE 1 fg:00:1 0 EOF",
+				&l) < 0 &&
+	      procfs_locks_line("2: FLOCK  ADVISORY  WRITE 1 :00:1 0 EOF",
+				&l) < 0 &&
+	      procfs_locks_line("2: FLOCK  ADVISORY  WRITE 1 1000:0:1 0 EOF",
 				&l) < 0,
 	      "lines that do not parse");
 }
@@ -124,16 +134,21 @@ static void own_lock(void)
 	CHECK(procfs_locks_holder(getpid(), 0, 0, &h) < 0,
 	      "this process waits for no lock");
 	{
-		unsigned long inos[2] = { 1, (unsigned long)st.st_ino };
+		struct procfs_file_id ids[2] = {
+			{ major(st.st_dev) + 1, minor(st.st_dev),
+			  (unsigned long)st.st_ino },
+			{ major(st.st_dev), minor(st.st_dev),
+			  (unsigned long)st.st_ino },
+		};
 		struct procfs_lock on[4];
-		size_t n = procfs_locks_on(inos, 2, on, 4);
+		size_t n = procfs_locks_on(ids, 2, on, 4);
 
 		CHECK(n == 1 && on[0].pid == getpid() && !on[0].waiting &&
 		      on[0].ino == (unsigned long)st.st_ino,
 		      "the locks on the file: its one lock, not the request "
 		      "(%zu)", n);
-		CHECK(procfs_locks_on(inos, 1, on, 4) == 0,
-		      "none on another inode");
+		CHECK(procfs_locks_on(ids, 1, on, 4) == 0,
+		      "none on the same inode of another device");
 	}
 	if (child > 0) {
 		kill(child, SIGKILL);
