@@ -9,6 +9,8 @@
 
 #include "cli/escape.h"
 #include "common/strbuf.h"
+#include "common/util.h"
+#include "readers/code.h"
 #include "readers/tasks.h"
 #include "readers/usercode.h"
 #include "common/banned.h"
@@ -117,4 +119,29 @@ const struct py_frame *run_own_frame(const struct py_frame *frames,
 		;
 	return i < n && !strcmp(frames[n - 1].code->name, "<module>") ?
 	       &frames[i] : NULL;
+}
+
+const struct py_frame *run_frame_waiting_in(const struct py_frame *frames,
+					    size_t n, const char *file,
+					    const char *func,
+					    const char *const *inner,
+					    size_t ninner)
+{
+	const struct py_code *code;
+	size_t k, j;
+
+	/* Bounded by the frames, as read. */
+	for (k = 0; k < n; k++) {
+		code = frames[k].code;
+		if (py_code_is(code, file, func))
+			return &frames[k];
+		if (!code || !code->filename)
+			return NULL;
+		for (j = 0; j < ninner &&
+			    !cs_ends_with(code->filename, inner[j]); j++)
+			;
+		if (j == ninner)
+			return NULL;
+	}
+	return NULL;
 }

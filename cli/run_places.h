@@ -21,6 +21,15 @@ void run_add_frame_place(struct strbuf *sb, const struct py_frame *f);
  * program's own (readers/usercode.h), or NULL. */
 const struct py_frame *run_own_frame(const struct py_frame *frames,
 				     size_t n);
+/* The frame of frames[0..n) (innermost first) running function `func`
+ * of a file ending `file`, when every frame inside it is of a file
+ * ending one of inner[0..ninner) (a server's or a loop's own waiting),
+ * else NULL. */
+const struct py_frame *run_frame_waiting_in(const struct py_frame *frames,
+					    size_t n, const char *file,
+					    const char *func,
+					    const char *const *inner,
+					    size_t ninner);
 /* Into out (initialized here): the addresses of the tasks that await
  * another task (a gather's, a TaskGroup's, a nursery's parent). */
 void run_tasks_awaiting(const struct py_async *a, struct addrmap *out);

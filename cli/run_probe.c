@@ -346,3 +346,20 @@ void run_probe_release(struct run_thread_facts *facts, size_t n)
 	}
 	free(facts);
 }
+
+struct run_cause *run_probe_cause_at_own(struct run_summary *s,
+					 enum run_cause_kind kind,
+					 const struct collection *c,
+					 const struct py_thread *th,
+					 struct strbuf *sb)
+{
+	struct run_cause *cause = run_cause_add(s, kind, c->pid, sb);
+	const struct py_frame *own = run_own_frame(th->frames, th->nframes);
+
+	if (own) {
+		strbuf_addstr(sb, "at ");
+		run_probe_add_line(sb, c, collect_proc_pid(c), own);
+		run_cause_detail(cause, sb);
+	}
+	return cause;
+}

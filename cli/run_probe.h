@@ -29,5 +29,13 @@ char *run_probe_source(int pid, const char *filename, int line);
 struct strbuf;
 void run_probe_add_line(struct strbuf *sb, const struct collection *c,
 			int pid, const struct py_frame *f);
+/* sb, a headline, as a cause of kind to s, with a detail "at FILE:LINE
+ * in FUNC: SOURCE" for thread th's innermost frame of the program's
+ * own, if any: the cause. */
+struct run_cause *run_probe_cause_at_own(struct run_summary *s,
+					 enum run_cause_kind kind,
+					 const struct collection *c,
+					 const struct py_thread *th,
+					 struct strbuf *sb);
 
 #endif

@@ -30,26 +30,17 @@
  * handler is that handler's, a read's or a sleep's cause), or NULL. */
 static const struct py_frame *serving(const struct py_thread *th)
 {
-	const struct py_code *code;
-	size_t k;
+	static const char *const inner[] = { "/selectors.py" };
 
-	/* Bounded by the frames, as read. */
-	for (k = 0; k < th->nframes; k++) {
-		code = th->frames[k].code;
-		if (py_code_is(code, "/socketserver.py", "serve_forever"))
-			return &th->frames[k];
-		if (!code || !code->filename ||
-		    !cs_ends_with(code->filename, "/selectors.py"))
-			return NULL;
-	}
-	return NULL;
+	return run_frame_waiting_in(th->frames, th->nframes,
+				    "/socketserver.py", "serve_forever", inner,
+				    1);
 }
 
 void run_summarize_serves(struct run_summary *s, struct collection *c,
 			  const struct watch_tracker *t)
 {
 	int pid = collect_proc_pid(c);
-	struct run_cause *cause;
 	struct strbuf sb;
 	size_t i;
 
@@ -59,7 +50,7 @@ void run_summarize_serves(struct run_summary *s, struct collection *c,
 	/* Bounded by the snapshot's threads. */
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *th = &c->snap.threads[i];
-		const struct py_frame *at = serving(th), *own;
+		const struct py_frame *at = serving(th);
 		struct run_seen seen;
 		uint64_t server;
 		int64_t fd;
@@ -84,12 +75,7 @@ void run_summarize_serves(struct run_summary *s, struct collection *c,
 			(void)run_fds_describe(&sb, ", ", s, c->pid, pid,
 					       (int)fd);
 		}
-		cause = run_cause_add(s, RUN_CAUSE_IDLE, c->pid, &sb);
-		if ((own = run_own_frame(th->frames, th->nframes))) {
-			strbuf_addstr(&sb, "at ");
-			run_probe_add_line(&sb, c, pid, own);
-			run_cause_detail(cause, &sb);
-		}
+		(void)run_probe_cause_at_own(s, RUN_CAUSE_IDLE, c, th, &sb);
 	}
 	strbuf_release(&sb);
 }

@@ -47,3 +47,47 @@ def test_server_stuck_in_its_handler_is_not_idle(ident, work):
     assert re.match(r"^at \S*serve_forever\.py:%d in \S*do_GET: "
                     % marker_line(SCRIPT, "handler"),
                     causes[head[0]][0]), causes[head[0]]
+
+
+LOOP = target_script("idle_loop.py")
+
+
+def idle_loop(work, ident, mode):
+    """idle_loop.py's mode under `run`: its ready file, its process's
+    causes, and the text."""
+    info, causes, doc, stderr = run_target(work, ident, LOOP, mode)
+    return info, causes, stderr
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
+                                   "3.14t"))
+def test_idle_event_loop_is_named(ident, work):
+    """An event loop whose last task ended, in run_forever() that nothing
+    stops: an idle cause says nothing is left (before, "no likely cause
+    stands out"); one serving a TCP server nobody connects to names its
+    listening socket."""
+    info, causes, stderr = idle_loop(work, ident, "bare")
+    pid = info["pid"]
+    head = ('  process %d: idle: thread %d "MainThread" runs an event loop '
+            "with nothing left to do: no task, callback, timer or file of "
+            "its own (only a signal or another thread can wake it)"
+            % (pid, pid))
+    assert list(causes) == [head], stderr[:3000]
+    assert re.match(r"^at \S*idle_loop\.py:%d in <module>: "
+                    r"loop\.run_forever\(\)" % marker_line(LOOP,
+                                                           "run-forever"),
+                    causes[head][0]), causes[head]
+    info, causes, stderr = idle_loop(work, ident, "server")
+    pid = info["pid"]
+    head = ('  process %d: idle: thread %d "MainThread" runs an event loop '
+            "with no task, callback or timer: it waits only on fd %d, a TCP "
+            "listening socket %s:%d" % ((pid, pid, info["fd"]) +
+                                        tuple(info["address"])))
+    assert list(causes) == [head], stderr[:3000]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.14"))
+def test_event_loop_with_a_timer_is_no_cause(ident, work):
+    """A loop with a timer left has work to do: no idle cause."""
+    info, causes, stderr = idle_loop(work, ident, "timer")
+    assert not causes, stderr[:3000]

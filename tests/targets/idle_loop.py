@@ -1,0 +1,42 @@
+"""An asyncio event loop in run_forever() with nothing left to run: its
+one task ended, no callback, no timer.
+
+Usage: idle_loop.py READY_FILE [bare|server|timer]
+
+- bare: nothing registered but the loop's own wake-up pipe;
+- server: a TCP server (asyncio.start_server()) nobody connects to: the
+  loop waits only on its listening socket;
+- timer: a timer due in an hour (no cause: the loop has work left).
+
+READY_FILE gets, as JSON, "pid" and, with server, "fd" and "address"
+(the listening socket's fileno() and getsockname()).
+"""
+
+import asyncio
+import os
+import sys
+
+from _ready import write_ready
+
+ready = sys.argv[1]
+mode = sys.argv[2] if len(sys.argv) > 2 else "bare"
+loop = asyncio.new_event_loop()
+doc = {"pid": os.getpid()}
+
+
+async def handle(reader, writer):
+    writer.close()
+
+
+async def start():
+    if mode == "server":
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        sock = server.sockets[0]
+        doc.update(fd=sock.fileno(), address=sock.getsockname()[:2])
+    elif mode == "timer":
+        loop.call_later(3600, print, "late")
+
+
+loop.run_until_complete(start())
+write_ready(ready, doc)
+loop.run_forever()  # MARK: run-forever
