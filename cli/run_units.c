@@ -13,6 +13,7 @@
 #include "cli/alike_lines.h"
 #include "cli/report_graph.h"
 #include "cli/timer_text.h"
+#include "readers/code.h"
 #include "common/banned.h"
 
 /* What the samples saw of a thread or task node. */
@@ -139,6 +140,16 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 		else if (timers == TIMERS_KEY)
 			strbuf_addf(sb, ";timer %d", f->timer);
 	}
+	/* (a program whose main code ended: the join is the exit's, its
+	 * outermost frame threading's _shutdown) */
+	if (timers == TIMERS_TIMES && nd->kind == WG_THREAD &&
+	    nd->index < c->snap.nthreads &&
+	    c->snap.threads[nd->index].nframes &&
+	    py_code_is(c->snap.threads[nd->index].frames[
+			       c->snap.threads[nd->index].nframes - 1].code,
+		       "/threading.py", "_shutdown"))
+		strbuf_addstr(sb, ", at the interpreter's exit, which waits "
+			      "for every thread not a daemon");
 	if (source && timers != TIMERS_NONE)
 		strbuf_addf(sb, ": %s", source);
 }

@@ -193,3 +193,24 @@ def test_chain_goes_on_is_no_cause(ident, work):
     said = [c for c in causes if "%d" % tids["first"] in c or
             "goes-on-first" in c]
     assert said, text
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_exit_waits_for_a_thread(ident, work):
+    """The main code ended; the interpreter's exit joins a thread, not a
+    daemon, waiting on a queue: the queue's cause names the main thread
+    behind it, at the exit."""
+    py = interpreter_or_skip(ident)
+    script, info, causes = run_target(work, py.path, "exit_waits.py")
+    pid, worker = info["pid"], info["tids"]["worker"]
+    head = [i for i, c in enumerate(causes)
+            if c.startswith("  process %d: 1 waiting on queue.Queue " % pid)]
+    assert len(head) == 1, causes
+    assert causes[head[0] + 1].startswith(
+        "      thread %d (worker) at exit_waits.py:%d in worker "
+        % (worker, marker_line(script, "exit-worker"))), causes
+    assert re.match(r"      joining thread %d \(worker\): thread %d "
+                    r"\(MainThread\) at threading\.py:\d+ in \S+ "
+                    r"\(stuck for [^)]*\), at the interpreter's exit, which "
+                    r"waits for every thread not a daemon$" % (worker, pid),
+                    causes[head[0] + 2]), causes

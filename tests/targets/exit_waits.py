@@ -1,0 +1,31 @@
+"""The main code ends while a thread that is not a daemon waits on a
+queue nothing feeds: the interpreter's exit (threading._shutdown())
+joins it for good.
+
+Usage: exit_waits.py READY_FILE
+
+READY_FILE gets, as JSON, "pid" and "tids" ("worker").
+"""
+
+import os
+import queue
+import sys
+import threading
+import time
+
+from _ready import write_ready
+from _tids import native_tid
+
+jobs = queue.Queue()
+tids = {}
+
+
+def worker():
+    tids["worker"] = native_tid()
+    jobs.get()  # MARK: exit-worker
+
+
+threading.Thread(target=worker, name="worker").start()
+while "worker" not in tids:
+    time.sleep(0.01)
+write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids})
