@@ -638,6 +638,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	/* child processes waited on: the ones still running a job */
 	run_add_process_jobs(cause, s, g, &r->node, 1, sb);
 	run_add_process_jobs(cause, s, g, sib, nsib, sb);
+	run_reads_exited_child(cause, s, c, r->node, sb);
 	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
 	nw = nw < g->nnodes ? nw : g->nnodes;
 	/* An idle cause (a server's rest, ranked last) names its threads

@@ -163,6 +163,50 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
 	return locks ? RUN_CAUSE_FILE_LOCK : RUN_CAUSE_READ;
 }
 
+void run_reads_exited_child(struct run_cause *cause,
+			    const struct run_summary *s,
+			    const struct collection *c, size_t node,
+			    struct strbuf *sb)
+{
+	const struct py_waitgraph *g = &c->graph;
+	const struct py_prim *p = &g->prims[g->nodes[node].index];
+	int pid = collect_proc_pid(c);
+	struct run_polls_ask ask;
+	struct procfs_lock holder;
+	size_t w[4], nw, k;
+	char state;
+
+	if (!c->is_live || p->kind != PY_PRIM_PROCESS || p->pid <= 0 ||
+	    p->pid > INT_MAX || p->exited == 1 ||
+	    ((state = procfs_state((int)p->pid, 0)) &&
+	     !procfs_state_dead(state)))
+		return;
+	nw = py_waitgraph_waiters(g, node, w, 4);
+	for (k = 0; k < nw && k < 4; k++) {
+		const struct wg_node *n = &g->nodes[w[k]];
+		const struct py_thread *th;
+		size_t len;
+
+		if (n->kind != WG_THREAD || n->index >= c->snap.nthreads)
+			continue;
+		th = &c->snap.threads[n->index];
+		strbuf_addf(sb, "process %lld ended, but ", (long long)p->pid);
+		run_add_thread_label(sb, th);
+		len = sb->len;
+		ask.native_call = s->facts ? s->facts[n->index].native_call :
+				  NULL;
+		if (th->tid <= 0 ||
+		    run_reads_call(sb, s, c, pid, th->tid, &ask, &holder) !=
+		    RUN_CAUSE_READ || sb->len == len) {
+			strbuf_reset(sb);
+			continue;
+		}
+		strbuf_addstr(sb, " (its output is read to the end: every "
+			      "process holding the write end must close it)");
+		run_cause_detail(cause, sb);
+	}
+}
+
 void run_summarize_reads(struct run_summary *s, const struct collection *c,
 			 const struct watch_tracker *t)
 {

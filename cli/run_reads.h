@@ -35,6 +35,16 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
 		   const struct run_polls_ask *polls,
 		   struct procfs_lock *holder);
 
+/* For Process node `node` of c's graph (a Popen, a multiprocessing
+ * Process) whose process ended (a zombie not reaped, or gone): a detail
+ * line of cause for each thread waiting on it that is blocked reading a
+ * pipe (communicate() reads the output to its end, which a grandchild
+ * holding the write end keeps from coming), with who holds that end. */
+void run_reads_exited_child(struct run_cause *cause,
+			    const struct run_summary *s,
+			    const struct collection *c, size_t node,
+			    struct strbuf *sb);
+
 /* The call thread tid of c sits in and its first three arguments: from
  * its registers at the dump's stop, where that interrupted one; else
  * from /proc/pid after the resume.  0, or -1 when neither says. */

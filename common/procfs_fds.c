@@ -40,7 +40,7 @@ static int find_in(int pid, const char *link, int mode,
 		if ((num = procfs_id(de->d_name)) <= 0 && strcmp(de->d_name, "0"))
 			continue;
 		(*budget)--;
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/fd/%ld", pid, num);
 		n = readlink(path, got, sizeof(got) - 1);
 		if (n < 0)
 			continue;

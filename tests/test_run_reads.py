@@ -155,6 +155,34 @@ def test_stdin_writer_outside(ident, work):
                     causes[head[0]][0]), causes
 
 
+@pytest.mark.parametrize("ident,both", (("3.6", ""), ("3.12", "both"),
+                                        ("3.14", "")))
+def test_grandchild_keeps_the_pipe(ident, both, work):
+    """communicate() with a child that ended after starting a background
+    process, which holds the output pipe open: the Popen's cause says
+    the child ended and who holds the write end (before, only "1
+    waiting on subprocess.Popen")."""
+    script = target_script("grandchild_pipe.py")
+    info, causes, _, stderr = run_target(work, ident, script, both)
+    head = [h for h in causes if h.startswith(
+        "  process %d: 1 waiting on subprocess.Popen " % info["pid"])]
+    assert len(head) == 1, stderr[:3000]
+    what = (r"in poll\(\) on 2 fds: fd \d+, a pipe whose write end is held "
+            r"by process (\d+) \(sleep\) as fd 1; fd \d+, a pipe whose "
+            r"write end is held by process \1 \(sleep\) as fd 2" if both
+            else r"reading fd \d+, a pipe whose write end is held by process "
+            r"\d+ \(sleep\) as fd 1")
+    detail = causes[head[0]]
+    assert re.match(r'^process %d ended, but thread %d "MainThread" blocked '
+                    r"%s \(its output is read to the end: every process "
+                    r"holding the write end must close it\)$"
+                    % (info["child"], info["pid"], what), detail[0]), detail
+    assert re.match(r"^thread %d \(MainThread\) at grandchild_pipe\.py:%d "
+                    % (info["pid"], marker_line(script,
+                                                "grandchild-communicate")),
+                    detail[1]), detail
+
+
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
                                    "3.14t"))
 def test_stream_reader_waits(ident, work):
