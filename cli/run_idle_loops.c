@@ -8,15 +8,20 @@
  * nothing the wait-for graph knows waits: before, "no likely cause
  * stands out".  An idle cause, ranked last: 'idle: thread 12
  * "MainThread" runs an event loop with nothing left to do ...', then
- * where run_forever() was called.  Only asyncio's own loop is read (its
- * _ready, _scheduled and _selector); uvloop's keeps them in C.
+ * where run_forever() was called.  And a loop asleep in its selector,
+ * seen stuck there, with callbacks ready, which a thread scheduled
+ * without waking it (asleep_with_ready()): a cause that blocks the
+ * loop.  Only asyncio's own loop is read (its _ready, _scheduled and
+ * _selector); uvloop's keeps them in C.
  */
 #include "cli/run_idle_loops.h"
 
 #include "cli/run_fds.h"
 #include "cli/run_places.h"
 #include "cli/run_probe.h"
+#include "cli/run_reads.h"
 #include "cli/run_seen.h"
+#include "attach/regs.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/code.h"
@@ -139,6 +144,38 @@ static void add_waits(struct strbuf *sb, const struct run_summary *s,
 		strbuf_addf(sb, " and %ld more", nfds - LOOP_FDS_NAMED);
 }
 
+/*
+ * Thread th, seen stuck in the selector of `loop`, with callbacks ready
+ * to run: they were scheduled after it went to sleep (a loop with
+ * callbacks ready polls without waiting), by another thread that did
+ * not wake it -- an asyncio Event set, a Future's result set, a Queue
+ * fed from a thread instead of through call_soon_threadsafe().  They run
+ * only at the loop's next event, maybe never.  A cause that blocks the
+ * loop: 1, or 0 when that is not so.
+ */
+static int asleep_with_ready(struct run_summary *s, struct collection *c,
+			     const struct py_thread *th, uint64_t loop,
+			     struct strbuf *sb)
+{
+	unsigned long long args[3];
+	long ready, nr;
+
+	if (!loop || th->tid <= 0 ||
+	    (ready = attr_len(&c->py, loop, "_ready", 'q')) <= 0 ||
+	    run_thread_call(c, collect_proc_pid(c), th->tid, &nr, args) < 0 ||
+	    cs_syscall_polls(nr) == CS_POLL_NONE)
+		return 0;
+	strbuf_addstr(sb, "event loop asleep: ");
+	run_add_thread_label(sb, th);
+	strbuf_addf(sb, " waits in its selector with %ld callback%s ready, "
+		    "scheduled after it went to sleep by another thread that "
+		    "did not wake it (an asyncio Event, Future or Queue used "
+		    "from a thread, not through call_soon_threadsafe()): they "
+		    "run only at its next event", ready, ready == 1 ? "" : "s");
+	(void)run_probe_cause_at_own(s, RUN_CAUSE_LOOP_BLOCKED, c, th, sb);
+	return 1;
+}
+
 void run_summarize_idle_loops(struct run_summary *s, struct collection *c,
 			      const struct watch_tracker *t)
 {
@@ -155,12 +192,16 @@ void run_summarize_idle_loops(struct run_summary *s, struct collection *c,
 		int64_t fds[LOOP_FDS_NAMED];
 		struct run_seen seen;
 		long nfds = -1;
+		uint64_t loop;
 
 		run_seen_thread(t, th, &seen);
 		if (!at || seen.state == RUN_SEEN_BUSY ||
-		    run_summary_explains(s, th) ||
-		    !nothing_left(c, py_frame_local(&c->py, at, "self"), fds,
-				  LOOP_FDS_NAMED, &nfds))
+		    run_summary_explains(s, th))
+			continue;
+		loop = py_frame_local(&c->py, at, "self");
+		if ((seen.state == RUN_SEEN_STUCK &&
+		     asleep_with_ready(s, c, th, loop, &sb)) ||
+		    !nothing_left(c, loop, fds, LOOP_FDS_NAMED, &nfds))
 			continue;
 		strbuf_addstr(&sb, "idle: ");
 		run_add_thread_label(&sb, th);

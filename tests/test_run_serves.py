@@ -91,3 +91,23 @@ def test_event_loop_with_a_timer_is_no_cause(ident, work):
     """A loop with a timer left has work to do: no idle cause."""
     info, causes, stderr = idle_loop(work, ident, "timer")
     assert not causes, stderr[:3000]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14",
+                                   "3.14t"))
+def test_loop_asleep_with_callbacks_ready(ident, work):
+    """An asyncio.Event set from a thread: the waiting task's wake-up is
+    ready, but nothing woke the loop, asleep in its selector.  Before,
+    "no likely cause stands out"."""
+    info, causes, stderr = idle_loop(work, ident, "unwoken")
+    pid = info["pid"]
+    head = ('  process %d: event loop asleep: thread %d "MainThread" waits '
+            "in its selector with 1 callback ready, scheduled after it went "
+            "to sleep by another thread that did not wake it (an asyncio "
+            "Event, Future or Queue used from a thread, not through "
+            "call_soon_threadsafe()): they run only at its next event"
+            % (pid, pid))
+    assert list(causes)[:1] == [head], stderr[:3000]
+    assert re.match(r"^at \S*idle_loop\.py:%d in <module>: "
+                    % marker_line(LOOP, "unwoken"), causes[head][0]), \
+        causes[head]

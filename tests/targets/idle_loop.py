@@ -1,12 +1,15 @@
 """An asyncio event loop in run_forever() with nothing left to run: its
 one task ended, no callback, no timer.
 
-Usage: idle_loop.py READY_FILE [bare|server|timer]
+Usage: idle_loop.py READY_FILE [bare|server|timer|unwoken]
 
 - bare: nothing registered but the loop's own wake-up pipe;
 - server: a TCP server (asyncio.start_server()) nobody connects to: the
   loop waits only on its listening socket;
-- timer: a timer due in an hour (no cause: the loop has work left).
+- timer: a timer due in an hour (no cause: the loop has work left);
+- unwoken: a task waits on an asyncio.Event that a thread sets, not
+  through call_soon_threadsafe(): the loop sleeps on with the task's
+  wake-up ready.
 
 READY_FILE gets, as JSON, "pid" and, with server, "fd" and "address"
 (the listening socket's fileno() and getsockname()).
@@ -15,6 +18,8 @@ READY_FILE gets, as JSON, "pid" and, with server, "fd" and "address"
 import asyncio
 import os
 import sys
+import threading
+import time
 
 from _ready import write_ready
 
@@ -37,6 +42,20 @@ async def start():
         loop.call_later(3600, print, "late")
 
 
+async def unwoken():
+    event = asyncio.Event()
+
+    def setter():
+        time.sleep(0.2)
+        event.set()  # (from a thread: the loop is not woken)
+        write_ready(ready, doc)
+
+    threading.Thread(target=setter).start()
+    await event.wait()
+
+
+if mode == "unwoken":
+    loop.run_until_complete(unwoken())  # MARK: unwoken
 loop.run_until_complete(start())
 write_ready(ready, doc)
 loop.run_forever()  # MARK: run-forever
