@@ -561,7 +561,9 @@ static void summarize_waits(struct run_summary *s, int pid,
 
 /* Seen running between samples, but at the same line at every one: a
  * loop polling inside a task's step (time.sleep() in a loop, SQLite's
- * busy handler) holds its event loop as a stuck one does. */
+ * busy handler) holds its event loop as a stuck one does -- unless
+ * another task of the loop was seen moving (a step that sleeps, then
+ * awaits: loop_turns()). */
 static int polls(const struct run_seen *seen)
 {
 	return seen->state == RUN_SEEN_MOVING && seen->same_all &&
@@ -577,9 +579,29 @@ static int polls(const struct run_seen *seen)
  * asyncio hang).  A cause each, naming the task, where the thread is,
  * and how many tasks of the loop it holds up.
  */
+/* Was a task of `task`'s loop other than it seen making progress (the
+ * loop turns between the polls)? */
+static int loop_turns(const struct py_async *a, const struct py_task *task,
+		      const struct watch_tracker *tr)
+{
+	struct run_seen sn;
+	size_t k;
+
+	/* Bounded by the tasks. */
+	for (k = 0; k < a->ntasks; k++) {
+		if (&a->tasks[k] == task || a->tasks[k].loop != task->loop)
+			continue;
+		run_seen_task(tr, a->tasks[k].addr, &sn);
+		if (sn.state == RUN_SEEN_MOVING)
+			return 1;
+	}
+	return 0;
+}
+
 static void summarize_blocked_loops(struct run_summary *s, int pid,
 				    const struct py_async *a,
-				    const struct blocked *b, size_t n)
+				    const struct blocked *b, size_t n,
+				    const struct watch_tracker *tr)
 {
 	struct run_cause *cause;
 	struct strbuf sb;
@@ -593,7 +615,8 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 
 		if ((b[i].seen.state != RUN_SEEN_STUCK &&
 		     b[i].seen.state != RUN_SEEN_BUSY && !polls(&b[i].seen)) ||
-		    !t->nframes || !(task = py_async_running_task(a, t->tid)))
+		    !t->nframes || !(task = py_async_running_task(a, t->tid)) ||
+		    (polls(&b[i].seen) && loop_turns(a, task, tr)))
 			continue;
 		for (k = 0, others = 0; k < a->ntasks; k++)
 			others += &a->tasks[k] != task &&
@@ -643,7 +666,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 	strbuf_init(&sb);
 	run_causes_locks(s, pid, b, n, &sb);
 	strbuf_release(&sb);
-	summarize_blocked_loops(s, pid, a, b, n);
+	summarize_blocked_loops(s, pid, a, b, n, tr);
 	summarize_waits(s, pid, b, n);
 	summarize_gil(s, pid, snap, b);
 	summarize_busy(s, pid, b, n);

@@ -6,7 +6,9 @@
  * that forgot loop.stop(), or whose last task ended, runs forever.  The
  * thread sits in epoll_wait() under asyncio's and selectors' frames, and
  * nothing the wait-for graph knows waits: before, "no likely cause
- * stands out".  An idle cause, ranked last: 'idle: thread 12
+ * stands out".  Seen stuck there, not driven by run_until_complete()
+ * (whose future a thread may complete), an idle cause, ranked last:
+ * 'idle: thread 12
  * "MainThread" runs an event loop with nothing left to do ...', then
  * where run_forever() was called.  And a loop asleep in its selector,
  * seen stuck there, with callbacks ready, which a thread scheduled
@@ -42,6 +44,19 @@ static const struct py_frame *looping(const struct py_thread *th)
 	return run_frame_waiting_in(th->frames, th->nframes,
 				    "/asyncio/base_events.py", "run_forever",
 				    inner, 2);
+}
+
+/* Does run_until_complete() drive the loop of frame `at` (run_forever()
+ * in th's frames)?  It waits for the future it was given, which a
+ * thread may complete (an executor's job): not a loop left idle. */
+static int until_complete(const struct py_thread *th,
+			  const struct py_frame *at)
+{
+	size_t k = (size_t)(at - th->frames) + 1;
+
+	return k < th->nframes &&
+	       py_code_is(th->frames[k].code, "/asyncio/base_events.py",
+			  "run_until_complete");
 }
 
 /* The length of a list ('l') or deque ('q') attribute of obj, or -1
@@ -195,12 +210,13 @@ void run_summarize_idle_loops(struct run_summary *s, struct collection *c,
 		uint64_t loop;
 
 		run_seen_thread(t, th, &seen);
-		if (!at || seen.state == RUN_SEEN_BUSY ||
+		/* (a loop seen running between samples has work) */
+		if (!at || seen.state != RUN_SEEN_STUCK ||
 		    run_summary_explains(s, th))
 			continue;
 		loop = py_frame_local(&c->py, at, "self");
-		if ((seen.state == RUN_SEEN_STUCK &&
-		     asleep_with_ready(s, c, th, loop, &sb)) ||
+		if (asleep_with_ready(s, c, th, loop, &sb) ||
+		    until_complete(th, at) ||
 		    !nothing_left(c, loop, fds, LOOP_FDS_NAMED, &nfds))
 			continue;
 		strbuf_addstr(&sb, "idle: ");

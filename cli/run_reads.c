@@ -201,8 +201,14 @@ void run_reads_exited_child(struct run_cause *cause,
 			strbuf_reset(sb);
 			continue;
 		}
-		strbuf_addstr(sb, " (its output is read to the end: every "
-			      "process holding the write end must close it)");
+		/* (a multiprocessing Process's join() polls its sentinel,
+		 * a pipe only its process should hold) */
+		strbuf_addstr(sb, p->name && !strncmp(p->name, "subprocess.", 11) ?
+			      " (its output is read to the end: every process "
+			      "holding the write end must close it)" :
+			      " (join() waits for its sentinel pipe to close: "
+			      "every process holding the write end must end or "
+			      "close it)");
 		run_cause_detail(cause, sb);
 	}
 }

@@ -39,7 +39,8 @@ int run_reads_call(struct strbuf *sb, const struct run_summary *s,
  * Process) whose process ended (a zombie not reaped, or gone): a detail
  * line of cause for each thread waiting on it that is blocked reading a
  * pipe (communicate() reads the output to its end, which a grandchild
- * holding the write end keeps from coming), with who holds that end. */
+ * holding the write end keeps from coming; a multiprocessing join()
+ * polls the process's sentinel), with who holds that end. */
 void run_reads_exited_child(struct run_cause *cause,
 			    const struct run_summary *s,
 			    const struct collection *c, size_t node,

@@ -1764,6 +1764,15 @@ def test_blocked_loop_polling(work):
         in causes[1], causes
 
 
+def test_loop_turning_between_blocking_calls(work):
+    """A step that sleeps 50 ms then awaits: at the same line at every
+    sample, but the loop's other tasks run between (the ticker, the
+    producer): not a blocked loop."""
+    script, res, causes = blocked_loop(work, "yields")
+    assert not any("event loop blocked" in c for c in causes), \
+        res.stderr[:4000]
+
+
 def test_blocked_loop_in_a_read(work):
     """The same for a blocking recv() in a coroutine (no futex: a
     thread in a read), with the C call it waits in."""

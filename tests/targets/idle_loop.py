@@ -1,7 +1,7 @@
 """An asyncio event loop in run_forever() with nothing left to run: its
 one task ended, no callback, no timer.
 
-Usage: idle_loop.py READY_FILE [bare|server|timer|unwoken]
+Usage: idle_loop.py READY_FILE [bare|server|timer|unwoken|fed|executor]
 
 - bare: nothing registered but the loop's own wake-up pipe;
 - server: a TCP server (asyncio.start_server()) nobody connects to: the
@@ -9,7 +9,11 @@ Usage: idle_loop.py READY_FILE [bare|server|timer|unwoken]
 - timer: a timer due in an hour (no cause: the loop has work left);
 - unwoken: a task waits on an asyncio.Event that a thread sets, not
   through call_soon_threadsafe(): the loop sleeps on with the task's
-  wake-up ready.
+  wake-up ready;
+- fed: a thread gives the loop a callback every 50 ms, through
+  call_soon_threadsafe() (no cause: the loop runs);
+- executor: run_until_complete() of an executor's job that sleeps an
+  hour (no idle cause: the job's thread will complete it).
 
 READY_FILE gets, as JSON, "pid" and, with server, "fd" and "address"
 (the listening socket's fileno() and getsockname()).
@@ -54,8 +58,19 @@ async def unwoken():
     await event.wait()
 
 
+def feeder():
+    while True:
+        time.sleep(0.05)
+        loop.call_soon_threadsafe(len, "x")
+
+
 if mode == "unwoken":
     loop.run_until_complete(unwoken())  # MARK: unwoken
+elif mode == "fed":
+    threading.Thread(target=feeder, daemon=True).start()
+elif mode == "executor":
+    write_ready(ready, doc)
+    loop.run_until_complete(loop.run_in_executor(None, time.sleep, 3600))
 loop.run_until_complete(start())
 write_ready(ready, doc)
 loop.run_forever()  # MARK: run-forever

@@ -1,10 +1,11 @@
 """A `coroscope run` target: an event loop blocked inside a task's step.
 
-Usage: run_blocked_loop.py READY_FILE [sleep|recv|poll]
+Usage: run_blocked_loop.py READY_FILE [sleep|recv|poll|yields]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
-sets) inside its coroutine, so its loop never runs again: a ticker,
+sets) inside its coroutine, or, with "yields", time.sleep(0.05) and then
+`await asyncio.sleep(0)` in a loop (the loop turns between: not blocked), so its loop never runs again: a ticker,
 a queue's consumer and producer, and main()'s gather all stay parked,
 none of them the cause.  Writes READY_FILE just before blocking.
 
@@ -44,6 +45,10 @@ async def blocker(ready, how):
     elif how == "poll":
         while not os.path.exists(ready + ".never"):
             time.sleep(0.01)  # MARK: blocked-poll
+    elif how == "yields":
+        while True:
+            time.sleep(0.05)
+            await asyncio.sleep(0)
     else:
         time.sleep(3600)  # MARK: blocked-sleep
 
