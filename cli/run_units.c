@@ -102,6 +102,25 @@ static void add_threads_timers(struct strbuf *sb, const struct collection *c,
 /* A thread's or task's detail after its label: where, for how long, a
  * task's timers, and a thread's own line's source (not with
  * TIMERS_NONE: a group's comes after the group's timers). */
+/* A program whose main code ended: the join is the exit's, its
+ * outermost frame threading's _shutdown or, before 3.9, the atexit hook
+ * of concurrent.futures, which joins its executors' workers. */
+static void add_at_exit(struct strbuf *sb, const struct py_thread *th)
+{
+	const struct py_code *code;
+
+	if (!th->nframes)
+		return;
+	code = th->frames[th->nframes - 1].code;
+	if (py_code_is(code, "/threading.py", "_shutdown"))
+		strbuf_addstr(sb, ", at the interpreter's exit, which waits "
+			      "for every thread not a daemon");
+	else if (py_code_is(code, "/concurrent/futures/thread.py",
+			    "_python_exit"))
+		strbuf_addstr(sb, ", at the interpreter's exit, which joins "
+			      "the executors' worker threads");
+}
+
 static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 			  const struct watch_tracker *t, size_t node,
 			  const struct run_thread_facts *facts,
@@ -140,16 +159,9 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 		else if (timers == TIMERS_KEY)
 			strbuf_addf(sb, ";timer %d", f->timer);
 	}
-	/* (a program whose main code ended: the join is the exit's, its
-	 * outermost frame threading's _shutdown) */
 	if (timers == TIMERS_TIMES && nd->kind == WG_THREAD &&
-	    nd->index < c->snap.nthreads &&
-	    c->snap.threads[nd->index].nframes &&
-	    py_code_is(c->snap.threads[nd->index].frames[
-			       c->snap.threads[nd->index].nframes - 1].code,
-		       "/threading.py", "_shutdown"))
-		strbuf_addstr(sb, ", at the interpreter's exit, which waits "
-			      "for every thread not a daemon");
+	    nd->index < c->snap.nthreads)
+		add_at_exit(sb, &c->snap.threads[nd->index]);
 	if (source && timers != TIMERS_NONE)
 		strbuf_addf(sb, ": %s", source);
 }

@@ -195,22 +195,32 @@ def test_chain_goes_on_is_no_cause(ident, work):
     assert said, text
 
 
-@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
-def test_exit_waits_for_a_thread(ident, work):
+@pytest.mark.parametrize("ident,pool", (("3.6", ""), ("3.12", ""),
+                                        ("3.14", ""), ("3.6", "pool"),
+                                        ("3.12", "pool")))
+def test_exit_waits_for_a_thread(ident, pool, work):
     """The main code ended; the interpreter's exit joins a thread, not a
     daemon, waiting on a queue: the queue's cause names the main thread
-    behind it, at the exit."""
+    behind it, at the exit.  An executor's worker running a job is
+    joined by concurrent.futures' atexit hook before 3.9."""
     py = interpreter_or_skip(ident)
-    script, info, causes = run_target(work, py.path, "exit_waits.py")
+    script = target_script("exit_waits.py")
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "3", "--", py.path, script,
+                         str(ready), pool])
+    assert res.returncode == 124, res
+    info, causes = json.loads(ready.read_text()), likely_causes(res.stderr)
     pid, worker = info["pid"], info["tids"]["worker"]
     head = [i for i, c in enumerate(causes)
             if c.startswith("  process %d: 1 waiting on queue.Queue " % pid)]
     assert len(head) == 1, causes
-    assert causes[head[0] + 1].startswith(
-        "      thread %d (worker) at exit_waits.py:%d in worker "
-        % (worker, marker_line(script, "exit-worker"))), causes
-    assert re.match(r"      joining thread %d \(worker\): thread %d "
+    assert re.match(r"      thread %d \(\S+\) at exit_waits\.py:%d in worker "
+                    % (worker, marker_line(script, "exit-worker")),
+                    causes[head[0] + 1]), causes
+    hook = ("joins the executors' worker threads" if pool and ident == "3.6"
+            else "waits for every thread not a daemon")
+    assert re.match(r"      joining thread %d \(\S+\): thread %d "
                     r"\(MainThread\) at threading\.py:\d+ in \S+ "
                     r"\(stuck for [^)]*\), at the interpreter's exit, which "
-                    r"waits for every thread not a daemon$" % (worker, pid),
+                    r"%s$" % (worker, pid, re.escape(hook)),
                     causes[head[0] + 2]), causes

@@ -2,9 +2,11 @@
 queue nothing feeds: the interpreter's exit (threading._shutdown())
 joins it for good.
 
-Usage: exit_waits.py READY_FILE
+Usage: exit_waits.py READY_FILE [pool]
 
-READY_FILE gets, as JSON, "pid" and "tids" ("worker").
+With "pool", the waiting thread is a ThreadPoolExecutor's worker running
+a job (a daemon thread before 3.9, which concurrent.futures' atexit hook
+joins then).  READY_FILE gets, as JSON, "pid" and "tids" ("worker").
 """
 
 import os
@@ -25,7 +27,12 @@ def worker():
     jobs.get()  # MARK: exit-worker
 
 
-threading.Thread(target=worker, name="worker").start()
+if len(sys.argv) > 2 and sys.argv[2] == "pool":
+    import concurrent.futures
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    pool.submit(worker)
+else:
+    threading.Thread(target=worker, name="worker").start()
 while "worker" not in tids:
     time.sleep(0.01)
 write_ready(sys.argv[1], {"pid": os.getpid(), "tids": tids})
