@@ -109,17 +109,24 @@ static int writer_outside(const struct run_summary *s, int self, int pid,
 	return found;
 }
 
-/* ", process 12 (sleep) as fd 1" (sep first). */
-static void add_writer(struct strbuf *sb, const char *sep, int pid, int fd)
+void run_fds_add_process(struct strbuf *sb, long pid)
 {
 	char comm[32];
 
-	strbuf_addf(sb, "%sprocess %d", sep, pid);
-	if (procfs_comm(pid, comm, sizeof(comm)) == 0) {
+	strbuf_addf(sb, "process %ld", pid);
+	if (pid > 0 && pid <= INT_MAX &&
+	    procfs_comm((int)pid, comm, sizeof(comm)) == 0) {
 		strbuf_addstr(sb, " (");
 		esc_add_name_raw(sb, comm);
 		strbuf_addch(sb, ')');
 	}
+}
+
+/* ", process 12 (sleep) as fd 1" (sep first). */
+static void add_writer(struct strbuf *sb, const char *sep, int pid, int fd)
+{
+	strbuf_addstr(sb, sep);
+	run_fds_add_process(sb, pid);
 	strbuf_addf(sb, " as fd %d", fd);
 }
 

@@ -11,6 +11,10 @@
 
 #include "cli/run_causes.h"
 
+/* "process 12 (sleep)": its pid and comm (escaped), the comm left out
+ * where it cannot be read. */
+void run_fds_add_process(struct strbuf *sb, long pid);
+
 /* sep then what fd of process self (its files at /proc/pid) is, when a
  * socket found in the process's tables or a pipe (with the processes of
  * s's tree holding its write end, three at most, self first): 0, else

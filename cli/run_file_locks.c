@@ -20,6 +20,7 @@
 #include "cli/collect.h"
 #include "cli/escape.h"
 #include "cli/report_graph.h"
+#include "cli/run_fds.h"
 #include "cli/run_places.h"
 #include "cli/run_probe.h"
 #include "cli/run_report.h"
@@ -106,7 +107,6 @@ static void add_holder(struct strbuf *sb, const struct run_summary *s,
 		       const struct collection *c, struct procfs_lock *h)
 {
 	long pid;
-	char comm[32];
 	int fd;
 
 	strbuf_addf(sb, "held %s by ", h->write ? "exclusively" : "shared");
@@ -129,12 +129,7 @@ static void add_holder(struct strbuf *sb, const struct run_summary *s,
 	if (pid == c->pid) {
 		strbuf_addstr(sb, "this process itself");
 	} else {
-		strbuf_addf(sb, "process %ld", pid);
-		if (procfs_comm((int)pid, comm, sizeof(comm)) == 0) {
-			strbuf_addstr(sb, " (");
-			esc_add_name_raw(sb, comm);
-			strbuf_addch(sb, ')');
-		}
+		run_fds_add_process(sb, pid);
 	}
 	if (fd >= 0)
 		strbuf_addf(sb, " as %sfd %d", pid == c->pid ? "" : "its ", fd);

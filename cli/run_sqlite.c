@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli/escape.h"
+#include "cli/run_fds.h"
 #include "cli/run_file_locks.h"
 #include "cli/run_places.h"
 #include "cli/run_probe.h"
@@ -265,7 +266,6 @@ static size_t databases(const struct db_scan *d, const char **out,
 static void add_process(struct strbuf *sb, const struct collection *c,
 			const struct db_lock_held *h)
 {
-	char comm[32];
 	int fd;
 
 	/* (its words say it waits for readers: the commit or checkpoint
@@ -284,12 +284,7 @@ static void add_process(struct strbuf *sb, const struct collection *c,
 		strbuf_addstr(sb, "an open file (an OFD lock names no process)");
 		return;
 	}
-	strbuf_addf(sb, "process %ld", h->l.pid);
-	if (procfs_comm((int)h->l.pid, comm, sizeof(comm)) == 0) {
-		strbuf_addstr(sb, " (");
-		esc_add_name_raw(sb, comm);
-		strbuf_addch(sb, ')');
-	}
+	run_fds_add_process(sb, h->l.pid);
 	if ((fd = procfs_locks_holder_fd((int)h->l.pid, &h->l)) >= 0)
 		strbuf_addf(sb, " as its fd %d", fd);
 }

@@ -407,12 +407,24 @@ size_t run_units_behind(const struct collection *c, const size_t *w,
 			size_t nw, struct run_behind *out, size_t max)
 {
 	const struct py_waitgraph *g = &c->graph;
-	unsigned char *seen = xcalloc(g->nnodes + 1, 1);
-	size_t *queue = xcalloc(g->nnodes + 1, sizeof(*queue));
+	unsigned char *seen;
+	size_t *queue;
 	size_t head = 0, tail = 0, n = 0, k, j, m, nws;
 	size_t ws[BEHIND_FUTURE_WAITERS];
 	const size_t *in;
 
+	/* (most causes have none: no arrays the graph's size for them, one
+	 * cause per object of a large graph) */
+	for (k = 0; k < nw && !n; k++) {
+		in = w[k] < g->nnodes ? py_waitgraph_in(g, w[k], &m) : NULL;
+		for (j = 0; in && j < m && !n; j++)
+			n = completes(g, &g->edges[in[j]]);
+	}
+	if (!n)
+		return 0;
+	n = 0;
+	seen = xcalloc(g->nnodes + 1, 1);
+	queue = xcalloc(g->nnodes + 1, sizeof(*queue));
 	for (k = 0; k < nw && tail < g->nnodes; k++)
 		if (w[k] < g->nnodes && !seen[w[k]] &&
 		    g->nodes[w[k]].kind != WG_OBJECT) {

@@ -57,16 +57,18 @@ def check_waiter(info, cause, name, func, marker):
                     % (line(marker), func), cause[1]), cause
 
 
-def held_by_target(info, lines, lock, marker):
-    """lines: the database's lock (pattern lock) held by the target's
-    process, then where that holder is: its main thread at marker."""
+def held_by_target(info, lines, lock, marker, pid=None, func="<module>"):
+    """lines: the database's lock (pattern lock) held by process pid
+    (the target's), then where that holder is: its main thread at
+    marker, in func."""
+    pid = info["pid"] if pid is None else pid
     assert len(lines) == 2, lines
     assert re.match(r"      %s: its %s is held by process %d \(\S+\) as its "
-                    r"fd \d+$" % (re.escape(info["db"]), lock, info["pid"]),
+                    r"fd \d+$" % (re.escape(info["db"]), lock, pid),
                     lines[0]), lines
     assert re.match(r'      holder: process %d, thread %d "MainThread" at '
-                    r"\S*sqlite_busy\.py:%d in <module>: "
-                    % (info["pid"], info["pid"], line(marker)),
+                    r"\S*sqlite_busy\.py:%d in %s: "
+                    % (pid, pid, line(marker), re.escape(func)),
                     lines[1]), lines
 
 
@@ -119,12 +121,6 @@ def test_checkpoint_waits_for_reader(ident, work):
     assert cause[2] == (
         "      %s: its WAL checkpoint lock (a checkpoint running) is held by "
         "this process itself" % info["db"]), cause
-    assert re.match(r"      %s: its WAL read lock \(a read transaction "
-                    r"open\) is held by process %d \(\S+\) as its fd \d+$"
-                    % (re.escape(info["db"]), info["reader"]), cause[3]), \
-        cause
-    assert re.match(r'      holder: process %d, thread %d "MainThread" at '
-                    r"\S*sqlite_busy\.py:%d in read: "
-                    % (info["reader"], info["reader"],
-                       line("busy-child-reads")), cause[4]), cause
+    held_by_target(info, cause[3:5], r"WAL read lock \(a read transaction "
+                   r"open\)", "busy-child-reads", info["reader"], "read")
     assert len(cause) == 5, cause
