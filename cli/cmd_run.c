@@ -51,6 +51,7 @@
 #include "cli/run_sample.h"
 #include "cli/run_supervise.h"
 #include "cli/run_reads.h"
+#include "cli/run_failed.h"
 #include "cli/run_idle_loops.h"
 #include "cli/run_serves.h"
 #include "cli/run_semlocks.h"
@@ -292,6 +293,7 @@ static void summarize(struct run_summary *sum, struct run_proc *procs,
 		/* (reads the server's socket from the dump's copy) */
 		run_summarize_serves(sum, &procs[i].c, t);
 		run_summarize_idle_loops(sum, &procs[i].c, t);
+		run_summarize_failed(sum, c);
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->clock_s = 0;

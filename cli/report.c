@@ -685,6 +685,7 @@ static void json_async(struct json *j, const struct gens_part *gp,
 	json_end_array(j);
 	json_key(j, "tasks_copied_at_fork");
 	json_bool(j, a->copied_at_fork);
+	report_json_failed_tasks(j, a);
 }
 
 static void json_thread(struct json *j, const struct collection *c,

@@ -37,6 +37,11 @@ void report_text_async(FILE *out, const struct collection *c);
  * text: cli/timer_text.h. */
 void report_json_timed_awaiting(struct json *j, const struct py_task *t,
 				double clock_s);
+/* report_failed.c: the tasks that ended by raising, whose exception
+ * nothing retrieved (text, after the task trees), and all of those read
+ * ("failed_tasks", "failed_tasks_not_read"). */
+void report_text_failed_tasks(FILE *out, const struct collection *c);
+void report_json_failed_tasks(struct json *j, const struct py_async *a);
 /* The await graph for Graphviz. */
 void report_dot(FILE *out, const struct collection *c);
 /* report_sched.c: the greenlets' nodes and parent edges, inside it */

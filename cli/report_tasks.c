@@ -594,6 +594,7 @@ void report_text_async(FILE *out, const struct collection *c)
 	if (t.a->ncycles)
 		fputc('\n', out);
 	print_cycles(out, t.a);
+	report_text_failed_tasks(out, c);
 	report_text_orphans(out, c, c->opt.locals);
 	for (i = 0; i < t.a->ntasks; i++)
 		free(t.children[i]);

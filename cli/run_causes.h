@@ -29,6 +29,9 @@ enum run_cause_kind {
 				   the graph does not explain */
 	RUN_CAUSE_LOOP_BLOCKED, /* an event loop's thread stuck in a task's
 				   step: no other task of it can run */
+	RUN_CAUSE_FAILED_TASK,  /* a task raised, and nothing retrieved its
+				   exception: what waits for its work may
+				   wait for ever */
 	RUN_CAUSE_HELD,         /* an object others wait on, and its holder */
 	RUN_CAUSE_STUCK_TASK,   /* a task parked on a plain future, blocking others */
 	RUN_CAUSE_LOCK,         /* one thread blocked acquiring a lock */

@@ -82,6 +82,8 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "lock_cycle";
 	case RUN_CAUSE_LOOP_BLOCKED:
 		return "loop_blocked";
+	case RUN_CAUSE_FAILED_TASK:
+		return "failed_task";
 	case RUN_CAUSE_HELD:
 		return "held";
 	case RUN_CAUSE_IDLE:

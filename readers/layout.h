@@ -337,6 +337,10 @@ struct py_layout {
 	int fut_callbacks;        /* .fut_callbacks */
 	int fut_result;           /* .fut_result */
 	int fut_state;            /* .fut_state (enum, int) */
+	int fut_exception;        /* .fut_exception */
+	int fut_log_tb_bit;       /* .fut_log_tb: its bit from the struct's
+				     start (an int before 3.12? a 1-bit
+				     field since: either way its lowest bit) */
 	int fut_awaited_by;       /* .fut_awaited_by (3.14) */
 	int fut_size;             /* sizeof(FutureObj) */
 	int task_fut_waiter;      /* TaskObj.task_fut_waiter */
@@ -356,6 +360,12 @@ struct py_layout {
 	int func_closure;         /* PyFunctionObject.func_closure (tuple) */
 	int partial_fn;           /* functools.partial partialobject.fn */
 	int partial_args;         /* functools.partial partialobject.args */
+	int exc_args;             /* PyBaseExceptionObject.args (tuple) */
+	int exc_traceback;        /* PyBaseExceptionObject.traceback */
+	int tb_next;              /* PyTracebackObject.tb_next */
+	int tb_frame;             /* .tb_frame: PyFrameObject * */
+	int tb_lasti;             /* .tb_lasti, int: bytes into the code */
+	int tb_lineno;            /* .tb_lineno, int (-1: from tb_lasti) */
 	int lock_locked;          /* _thread.lock lockobject.locked (char,
 				     <= 3.12) or .lock (PyMutex, 3.13+):
 				     bit 0 is set while it is held */

@@ -217,6 +217,8 @@ static const struct py_layout layout_3_6 = {
 	.fut_callbacks = 24,
 	.fut_result = 40,
 	.fut_state = 56,
+	.fut_exception = 32,
+	.fut_log_tb_bit = 480,
 	.fut_awaited_by = -1,
 	.fut_size = 88,
 	.task_fut_waiter = 88,
@@ -236,6 +238,12 @@ static const struct py_layout layout_3_6 = {
 	.func_closure = 48,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 32,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 32,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -487,6 +495,8 @@ static const struct py_layout layout_3_7 = {
 	.fut_callbacks = 40,
 	.fut_result = 56,
 	.fut_state = 72,
+	.fut_exception = 48,
+	.fut_log_tb_bit = 608,
 	.fut_awaited_by = -1,
 	.fut_size = 104,
 	.task_fut_waiter = 104,
@@ -506,6 +516,12 @@ static const struct py_layout layout_3_7 = {
 	.func_closure = 48,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 32,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 32,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -757,6 +773,8 @@ static const struct py_layout layout_3_8 = {
 	.fut_callbacks = 40,
 	.fut_result = 56,
 	.fut_state = 72,
+	.fut_exception = 48,
+	.fut_log_tb_bit = 608,
 	.fut_awaited_by = -1,
 	.fut_size = 104,
 	.task_fut_waiter = 104,
@@ -776,6 +794,12 @@ static const struct py_layout layout_3_8 = {
 	.func_closure = 48,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 32,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 32,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -1027,6 +1051,8 @@ static const struct py_layout layout_3_9 = {
 	.fut_callbacks = 40,
 	.fut_result = 56,
 	.fut_state = 80,
+	.fut_exception = 48,
+	.fut_log_tb_bit = 672,
 	.fut_awaited_by = -1,
 	.fut_size = 144,
 	.task_fut_waiter = 144,
@@ -1046,6 +1072,12 @@ static const struct py_layout layout_3_9 = {
 	.func_closure = 48,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 32,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 32,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -1297,6 +1329,8 @@ static const struct py_layout layout_3_10 = {
 	.fut_callbacks = 40,
 	.fut_result = 64,
 	.fut_state = 88,
+	.fut_exception = 48,
+	.fut_log_tb_bit = 736,
 	.fut_awaited_by = -1,
 	.fut_size = 152,
 	.task_fut_waiter = 152,
@@ -1316,6 +1350,12 @@ static const struct py_layout layout_3_10 = {
 	.func_closure = 72,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 32,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 32,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -1567,6 +1607,8 @@ static const struct py_layout layout_3_11 = {
 	.fut_callbacks = 40,
 	.fut_result = 64,
 	.fut_state = 88,
+	.fut_exception = 48,
+	.fut_log_tb_bit = 736,
 	.fut_awaited_by = -1,
 	.fut_size = 128,
 	.task_fut_waiter = 128,
@@ -1586,6 +1628,12 @@ static const struct py_layout layout_3_11 = {
 	.func_closure = 72,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 40,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 32,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -1837,6 +1885,8 @@ static const struct py_layout layout_3_12 = {
 	.fut_callbacks = 40,
 	.fut_result = 64,
 	.fut_state = 88,
+	.fut_exception = 48,
+	.fut_log_tb_bit = 736,
 	.fut_awaited_by = -1,
 	.fut_size = 128,
 	.task_fut_waiter = 128,
@@ -1856,6 +1906,12 @@ static const struct py_layout layout_3_12 = {
 	.func_closure = 72,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 40,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 32,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -2107,6 +2163,8 @@ static const struct py_layout layout_3_13 = {
 	.fut_callbacks = 40,
 	.fut_result = 64,
 	.fut_state = 96,
+	.fut_exception = 48,
+	.fut_log_tb_bit = 800,
 	.fut_awaited_by = -1,
 	.fut_size = 104,
 	.task_fut_waiter = 112,
@@ -2126,6 +2184,12 @@ static const struct py_layout layout_3_13 = {
 	.func_closure = 72,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 40,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 32,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -2171,11 +2235,11 @@ static const struct py_layout layout_3_13 = {
 
 /*
  * CPython 3.14.7
- * libpython3.14.so.1.0 build-id 4add5c6f491fec2f4aa0c8e1b28bf2d29a9b3b01
- * _asyncio.cpython-314-x86_64-linux-gnu.so build-id c1ca0625585657aa13f6443eb146f640c6f59052
- * _queue.cpython-314-x86_64-linux-gnu.so build-id 64d946ac104dbe461aa11c630e6d2ea3cdf7d58c
- * _socket.cpython-314-x86_64-linux-gnu.so build-id 07b9a685ec3183c5083bd881604e68093efddd52
- * _multiprocessing.cpython-314-x86_64-linux-gnu.so build-id c66252eb95f065f74a37d53c42925836d17128a9
+ * libpython3.14.so.1.0 build-id 5f383c8e10f66f19644bab62c30ac32475333ac0
+ * _asyncio.cpython-314-x86_64-linux-gnu.so build-id ed8d8444c86502b0c02445f4830dcfddfd69bf4e
+ * _queue.cpython-314-x86_64-linux-gnu.so build-id 0b800ab8ccdd7fd97a3472a8054431657aed7281
+ * _socket.cpython-314-x86_64-linux-gnu.so build-id 84ca53dea4debe81bd9e19ad039cce2ecfdba4a4
+ * _multiprocessing.cpython-314-x86_64-linux-gnu.so build-id 6e449b7c8e90ea483ed500c2605ac5d7d760c804
  */
 static const struct py_layout layout_3_14 = {
 	.major = 3,
@@ -2377,6 +2441,8 @@ static const struct py_layout layout_3_14 = {
 	.fut_callbacks = 40,
 	.fut_result = 64,
 	.fut_state = 104,
+	.fut_exception = 48,
+	.fut_log_tb_bit = 880,
 	.fut_awaited_by = 96,
 	.fut_size = 112,
 	.task_fut_waiter = 120,
@@ -2396,6 +2462,12 @@ static const struct py_layout layout_3_14 = {
 	.func_closure = 72,
 	.partial_fn = 16,
 	.partial_args = 24,
+	.exc_args = 24,
+	.exc_traceback = 40,
+	.tb_next = 16,
+	.tb_frame = 24,
+	.tb_lasti = 32,
+	.tb_lineno = 36,
 	.lock_locked = 16,
 	.rlock_owner = 24,
 	.rlock_count = 32,
@@ -2441,11 +2513,11 @@ static const struct py_layout layout_3_14 = {
 
 /*
  * CPython 3.14.7 (free-threaded)
- * libpython3.14t.so.1.0 build-id 9d61fad88113f31db77c46ef8b9ff8542d91a9d6
- * _asyncio.cpython-314t-x86_64-linux-gnu.so build-id 6ea5f75321a4e2068a05427650100841e1840418
- * _queue.cpython-314t-x86_64-linux-gnu.so build-id cb4f7d2e9a4db69f99702b6a272cda6234dc5cf5
- * _socket.cpython-314t-x86_64-linux-gnu.so build-id cc4dae4491c59fb50daec59d70ec541592c64542
- * _multiprocessing.cpython-314t-x86_64-linux-gnu.so build-id d04ced70934a098457c5656737730bf220c5e1f1
+ * libpython3.14t.so.1.0 build-id be98168f48dac94f183a5f478325ae271ad6bbc7
+ * _asyncio.cpython-314t-x86_64-linux-gnu.so build-id ecba527d340a360a8c5b510fd72a8981e74ea43f
+ * _queue.cpython-314t-x86_64-linux-gnu.so build-id c6b07b9d4686dae90aef8ede4506618dc6a88cae
+ * _socket.cpython-314t-x86_64-linux-gnu.so build-id beb32dad7cfce794d2b96d768ca45291eea0ab74
+ * _multiprocessing.cpython-314t-x86_64-linux-gnu.so build-id 751b3b5faeae9655abb8d0aab6586187dece18f0
  */
 static const struct py_layout layout_3_14t = {
 	.major = 3,
@@ -2647,6 +2719,8 @@ static const struct py_layout layout_3_14t = {
 	.fut_callbacks = 56,
 	.fut_result = 80,
 	.fut_state = 120,
+	.fut_exception = 64,
+	.fut_log_tb_bit = 1008,
 	.fut_awaited_by = 112,
 	.fut_size = 128,
 	.task_fut_waiter = 136,
@@ -2666,6 +2740,12 @@ static const struct py_layout layout_3_14t = {
 	.func_closure = 88,
 	.partial_fn = 32,
 	.partial_args = 40,
+	.exc_args = 40,
+	.exc_traceback = 56,
+	.tb_next = 32,
+	.tb_frame = 40,
+	.tb_lasti = 48,
+	.tb_lineno = 52,
 	.lock_locked = 32,
 	.rlock_owner = 40,
 	.rlock_count = 48,

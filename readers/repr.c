@@ -455,3 +455,33 @@ void pyrepr(struct pyproc *py, uint64_t obj, struct strbuf *out)
 {
 	repr_at(py, obj, 0, out);
 }
+
+/* Python's repr() of an exception, its type named with its module as a
+ * traceback's last line names it ("json.decoder.JSONDecodeError('...')",
+ * "ValueError('boom')"): its args' reprs, cut as a tuple's. */
+void pyrepr_exception(struct pyproc *py, uint64_t exc, struct strbuf *out)
+{
+	size_t max = max_items(py), len, n, i;
+	uint64_t *items, type, args = 0;
+
+	if (pyobj_read_type(py, exc, &type, NULL) < 0 ||
+	    type_qualname(py, type, out) < 0) {
+		unreadable(exc, out);
+		return;
+	}
+	items = xmalloc(max * sizeof(*items));
+	strbuf_addch(out, '(');
+	if (py_field_u64(py, exc, py->layout.exc_args, &args, NULL) == 1 &&
+	    args && pyseq_items(py, args, items, max, &len, NULL) == 0) {
+		n = len < max ? len : max;
+		for (i = 0; i < n; i++) {
+			if (i)
+				strbuf_addstr(out, ", ");
+			repr_at(py, items[i], 1, out);
+		}
+		items_tail(out, n, len, ")");
+	} else {
+		strbuf_addstr(out, "?)");
+	}
+	free(items);
+}

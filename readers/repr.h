@@ -31,4 +31,9 @@
 
 void pyrepr(struct pyproc *py, uint64_t obj, struct strbuf *out);
 
+/* An exception's repr(), its type with its module as a traceback's last
+ * line names it: "json.decoder.JSONDecodeError('Expecting value: ...')";
+ * "ValueError(?)" when its args cannot be read. */
+void pyrepr_exception(struct pyproc *py, uint64_t exc, struct strbuf *out);
+
 #endif

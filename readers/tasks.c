@@ -165,6 +165,42 @@ long tasks_gen_at(struct builder *b, uint64_t addr, int64_t interp_id)
 	return (long)a->ngens++;
 }
 
+/* fut_state's values, the same in every version's _asyncio. */
+enum { FUT_PENDING, FUT_CANCELLED, FUT_FINISHED };
+
+/* A C future's state, and its exception when it ended with one, from
+ * its first bytes. */
+static void c_future_state(const struct py_layout *L, const uint8_t *buf,
+			   size_t size, struct task_fields *f)
+{
+	int state = field_i32(buf, size, L->fut_state);
+	int bit = L->fut_log_tb_bit;
+
+	f->pending = state == FUT_PENDING;
+	if (state != FUT_FINISHED || L->fut_exception < 0)
+		return;
+	f->exception = field_u64(buf, size, L->fut_exception);
+	f->log_tb = bit >= 0 &&
+		    (field_u8(buf, size, bit / 8) >> (bit % 8)) & 1;
+}
+
+/* The same of a Python future (asyncio.futures.Future's attributes),
+ * its state read as FINISHED. */
+static void py_future_failure(struct pyproc *py, uint64_t addr,
+			      struct task_fields *f)
+{
+	uint64_t exc = pyobj_lookup_or_0(py, addr, "_exception"), flag;
+
+	if (!exc || exc == py->types.none)
+		return;
+	f->exception = exc;
+	/* 3.7 on keep it private (a property reads it), 3.6 plain */
+	flag = pyobj_lookup_or_0(py, addr, "_Future__log_traceback");
+	if (!flag)
+		flag = pyobj_lookup_or_0(py, addr, "_log_traceback");
+	f->log_tb = flag == py->types.true_;
+}
+
 static int read_c_task(struct builder *b, uint64_t addr,
 		       struct task_fields *f, struct cs_err *err)
 {
@@ -178,7 +214,7 @@ static int read_c_task(struct builder *b, uint64_t addr,
 	ret = memsrc_read(b->py->ms, addr, buf, size, err);
 	if (ret < 0)
 		return ret;
-	f->pending = field_i32(buf, size, L->fut_state) == 0;
+	c_future_state(L, buf, size, f);
 	f->loop = field_u64(buf, size, L->fut_loop);
 	f->coro = field_u64(buf, size, L->task_coro);
 	f->waiter = field_u64(buf, size, L->task_fut_waiter);
@@ -203,7 +239,7 @@ static void read_py_task(struct builder *b, uint64_t addr,
 	    memsrc_read(b->py->ms, addr, buf, (size_t)L->fut_size, NULL) == 0) {
 		/* 3.6's Python Task derives from the C Future: the future's
 		 * half is in C fields, the task's half in the instance dict. */
-		f->pending = field_i32(buf, sizeof(buf), L->fut_state) == 0;
+		c_future_state(L, buf, sizeof(buf), f);
 		f->loop = field_u64(buf, sizeof(buf), L->fut_loop);
 		f->links.callback0 = field_u64(buf, sizeof(buf), L->fut_callback0);
 		f->links.callbacks = field_u64(buf, sizeof(buf), L->fut_callbacks);
@@ -211,6 +247,8 @@ static void read_py_task(struct builder *b, uint64_t addr,
 		s = pyobj_lookup_or_0(b->py, addr, "_state");
 		f->pending = s && pystr_get(b->py, s, &state, NULL) == 0 &&
 			     !strcmp(state, "PENDING");
+		if (s && !f->pending && !strcmp(state, "FINISHED"))
+			py_future_failure(b->py, addr, f);
 		f->loop = pyobj_lookup_or_0(b->py, addr, "_loop");
 		f->links.callbacks = pyobj_lookup_or_0(b->py, addr, "_callbacks");
 	}
@@ -241,8 +279,7 @@ static char *numbered_task_name(struct arena *pool, int64_t n)
 		      sizeof(buf) - i);
 }
 
-/* The task's name; without one, its coroutine's (generator coro_gen). */
-static char *task_name(struct builder *b, uint64_t name, long coro_gen)
+char *tasks_task_name(struct builder *b, uint64_t name, long coro_gen)
 {
 	struct py_async *a = b->out;
 	const char *s;
@@ -456,7 +493,7 @@ static void add_task(struct builder *b, const struct found *found,
 	}
 	set_interp(found->interp_id, &t->interp_id, &t->interp_main);
 	f->coro_gen = tasks_gen_at(b, t->coro, t->interp_id);
-	t->name = task_name(b, f->name, f->coro_gen);
+	t->name = tasks_task_name(b, f->name, f->coro_gen);
 	t->tid = loop_tid(b, t->loop);
 	addrmap_put(&out->task_index, t->addr,
 		    (void *)(uintptr_t)(out->ntasks + 1));
@@ -480,8 +517,12 @@ static void read_tasks(struct builder *b)
 			memsrc_prefetch(b->py->ms,
 					fields[i + PREFETCH_AHEAD].name, 32);
 		}
-		if (!fields[i].pending)
+		if (!fields[i].pending) {
+			if (fields[i].exception)
+				tasks_note_failure(b, &b->tasks[i], &fields[i],
+						   loop_tid(b, fields[i].loop));
 			continue;
+		}
 		fields[out->ntasks] = fields[i];   /* out->ntasks <= i */
 		add_task(b, &b->tasks[i], &fields[out->ntasks]);
 	}
@@ -579,6 +620,7 @@ void py_async_release(struct py_async *a)
 	addrmap_release(&a->task_index);
 	free(a->waitables);
 	free(a->semlocks);
+	free(a->failed);
 	/* After the generators: they borrow from it. */
 	pyproc_clone_free(a->helper);
 	memset(a, 0, sizeof(*a));

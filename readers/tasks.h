@@ -136,6 +136,42 @@ struct py_semlock {
 	int64_t value;
 };
 
+/*
+ * A task that ended by raising (readers/task_failures.c): done, with an
+ * exception set.  Most are freed at once, the loop's "Task exception was
+ * never retrieved" logged then; one still referenced (a variable, a
+ * list of tasks) keeps its failure silent while what waits for its work
+ * waits forever.
+ */
+#define PY_MAX_FAILED_TASKS 64
+struct py_failed_task {
+	uint64_t addr;
+	uint64_t loop;
+	uint64_t exception;
+	char *name;               /* in py_async.pool */
+	int tid;                  /* thread running its loop, 0 unknown */
+	int64_t interp_id;
+	int interp_main;
+	/* Something asked for its exception (await, result(), exception(),
+	 * a gather's return_exceptions): the future's log_tb flag cleared. */
+	int retrieved;
+	const char *exc_type;     /* the exception's tp_name (type cache) */
+	char *exc_repr;           /* "ValueError('boom')", args cut as
+				     readers/repr.h cuts them; in the pool */
+	/* Where it was raised, from the exception's traceback: its
+	 * innermost entry, and the innermost in the program's own code
+	 * (readers/usercode.h); code NULL where there is none (the same
+	 * entry twice when the innermost is the program's). */
+	struct py_frame at;
+	struct py_frame own;
+};
+
+/* Where exception exc was raised, from its traceback: the innermost
+ * entry into *at, the innermost of the program's own code into *own
+ * (code NULL: none); each entry's frame, its code and line. */
+void py_exception_sites(struct pyproc *py, uint64_t exc,
+			struct py_frame *at, struct py_frame *own);
+
 /* An object of readers/waitables.h and its kind (enum py_prim_kind). */
 struct py_waitable {
 	uint64_t addr;
@@ -175,6 +211,10 @@ struct py_async {
 	 * _MainProcess (the program's own, or one os.fork() made, whose
 	 * counts are the parent's copies), -1 unknown */
 	int mp_child;
+	/* Failed tasks still referenced, PY_MAX_FAILED_TASKS at most, in
+	 * the walk's order; failed_more: those past it. */
+	struct py_failed_task *failed;
+	size_t nfailed, failed_more;
 	/* Await chains (tasks', trio tasks') cut at PY_MAX_CHAIN. */
 	size_t chains_cut;
 	/* 1: the process is a child multiprocessing forked (a process

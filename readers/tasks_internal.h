@@ -16,6 +16,10 @@
 /* The fields of a task that both layouts provide. */
 struct task_fields {
 	int pending;
+	/* Done with an exception set (else 0), and its future's log_tb
+	 * flag: nothing asked for the exception yet. */
+	uint64_t exception;
+	int log_tb;
 	uint64_t loop, coro, waiter, name;
 	struct task_links links;  /* what its callbacks say (awaiters.h) */
 	long coro_gen;            /* index of coro in gens, or -1 */
@@ -66,6 +70,16 @@ int tasks_anyio_states(struct pyproc *py, const struct py_async *a,
 		       struct addrmap *out);
 int tasks_anyio_timeout(struct pyproc *py, const struct addrmap *states,
 			const struct py_task *t, double *when);
+
+/* The task's name (a str, or a 3.12+ counter: "Task-N"); without one,
+ * its coroutine's (generator coro_gen), else "Task".  In out->pool. */
+char *tasks_task_name(struct builder *b, uint64_t name, long coro_gen);
+
+/* Task found (fields f, of a task done with an exception) among
+ * out->failed, its exception and traceback read (readers/
+ * task_failures.c); tid: the thread of its loop. */
+void tasks_note_failure(struct builder *b, const struct found *found,
+			const struct task_fields *f, int tid);
 
 /* Lookups started this many generators (or tasks) ahead of their use. */
 #define PREFETCH_AHEAD 16

@@ -231,6 +231,22 @@ class BitPos(Rule):
         return r["bitpos"]
 
 
+class FlagBit(Rule):
+    """Bit position, from the struct start, of a flag that is a 1-bit
+    field in some versions and a whole int or char (0 or 1) in others:
+    little endian, the lowest bit of its first byte says it either way."""
+
+    def __init__(self, types, path, src="py"):
+        self.types, self.path, self.src = types, path, src
+
+    def queries(self):
+        return [(self.src, member_query(self.types, self.path))]
+
+    def value(self, ctx):
+        r = ctx.answer(self.src, member_query(self.types, self.path))
+        return MISSING if r is None else r["bitpos"]
+
+
 class Count(Rule):
     """Number of elements of an array member: its size over the element
     type's size."""
@@ -343,6 +359,7 @@ SOCKET = ("PySocketSockObject",)
 SEMLOCK = ("SemLockObject",)
 DEQUE_BLOCK = ("block", "struct BLOCK")
 TASK = ("TaskObj",)
+TRACEBACK = ("PyTracebackObject", "struct _traceback")
 
 
 # Facts that are C macros or behaviour, visible neither in DWARF (the builds
@@ -644,6 +661,8 @@ RULES = {
     "fut_callbacks": Off(FUTURE, "fut_callbacks", src="aio"),
     "fut_result": Off(FUTURE, "fut_result", src="aio"),
     "fut_state": Off(FUTURE, "fut_state", src="aio"),
+    "fut_exception": Off(FUTURE, "fut_exception", src="aio"),
+    "fut_log_tb_bit": FlagBit(FUTURE, "fut_log_tb", src="aio"),
     "fut_awaited_by": Off(FUTURE, "fut_awaited_by", src="aio"),
     "fut_size": Size(FUTURE, src="aio"),
     "task_fut_waiter": Off(TASK, "task_fut_waiter", src="aio"),
@@ -664,6 +683,12 @@ RULES = {
     "func_closure": Off(("PyFunctionObject",), "func_closure"),
     "partial_fn": Off(("partialobject",), "fn"),
     "partial_args": Off(("partialobject",), "args"),
+    "exc_args": Off(("PyBaseExceptionObject",), "args"),
+    "exc_traceback": Off(("PyBaseExceptionObject",), "traceback"),
+    "tb_next": Off(TRACEBACK, "tb_next"),
+    "tb_frame": Off(TRACEBACK, "tb_frame"),
+    "tb_lasti": Off(TRACEBACK, "tb_lasti"),
+    "tb_lineno": Off(TRACEBACK, "tb_lineno"),
     "lock_locked": Off(("lockobject",), "locked", "lock"),
     "rlock_owner": Off(("rlockobject",), "rlock_owner", "lock.thread"),
     "rlock_count": Off(("rlockobject",), "rlock_count", "lock.level"),

@@ -3,7 +3,8 @@
  * memory image mapped at a fixed address, read as a CPython of the
  * version the first byte picks.  Interpreter and thread lists, frames,
  * code objects, line tables, strings, ints, containers, dicts,
- * generators, the GC lists, the task machinery, greenlets and trio tasks,
+ * generators, the GC lists, the task machinery (failed tasks'
+ * exceptions and tracebacks too), greenlets and trio tasks,
  * multiprocessing's SemLocks,
  * the wait-for graph with the primitives of every kind and family and
  * the frames' open `with` blocks all parse it; none may crash, hang or
@@ -177,6 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cs_err err;
 	struct strbuf sb;
 	struct py_gen gen;
+	struct py_frame at, own;
 	struct py_frame *frames = NULL;
 	size_t nframes = 0;
 	uint64_t *types;
@@ -213,7 +215,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	strbuf_init(&sb);
 	pyrepr(&py, pick(data, size, 1), &sb);
+	/* (a failed task's exception and its traceback) */
+	pyrepr_exception(&py, pick(data, size, 13), &sb);
 	strbuf_release(&sb);
+	py_exception_sites(&py, pick(data, size, 17), &at, &own);
 	if (py_gen_read(&py, pick(data, size, 5), PY_CODE_COROUTINE, &opt, &gen,
 			&err) == 0)
 		py_gen_release(&gen);

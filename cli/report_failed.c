@@ -1,0 +1,111 @@
+/*
+ * Tasks that ended by raising and are still referenced (readers/
+ * tasks.h, struct py_failed_task): in the text report those whose
+ * exception nothing retrieved, as a traceback's ends; in the JSON all
+ * of them, "failed_tasks".
+ */
+#include "cli/report.h"
+
+#include <string.h>
+
+#include "cli/escape.h"
+#include "cli/json.h"
+#include "common/banned.h"
+
+static void text_thread(FILE *out, const struct collection *c, int tid)
+{
+	size_t i;
+
+	if (!tid)
+		return;
+	fprintf(out, ", thread %d", tid);
+	for (i = 0; i < c->snap.nthreads; i++) {
+		if (c->snap.threads[i].tid != tid || !c->snap.threads[i].name)
+			continue;
+		fputs(" \"", out);
+		esc_put(out, c->snap.threads[i].name, ESC_NAME, 0);
+		fputc('"', out);
+		break;
+	}
+}
+
+static void text_failed(FILE *out, const struct collection *c,
+			const struct py_failed_task *t)
+{
+	fputs("  ", out);
+	esc_put(out, t->name, ESC_NAME, 0);
+	fprintf(out, " 0x%llx (loop 0x%llx", (unsigned long long)t->addr,
+		(unsigned long long)t->loop);
+	text_thread(out, c, t->tid);
+	fputs(") raised ", out);
+	/* (a repr: its quotes are Python's own) */
+	esc_text(out, t->exc_repr);
+	fputc('\n', out);
+	/* A traceback's two ends: the program's line, then the innermost
+	 * where a library's is further in. */
+	if (t->own.code && t->own.addr != t->at.addr)
+		report_text_frame(out, c, &t->own, 0);
+	if (t->at.code)
+		report_text_frame(out, c, &t->at, 0);
+	else
+		fputs("  (where it was raised is not known)\n", out);
+}
+
+void report_text_failed_tasks(FILE *out, const struct collection *c)
+{
+	const struct py_async *a = &c->async;
+	size_t i, n = 0;
+
+	for (i = 0; i < a->nfailed; i++)
+		n += !a->failed[i].retrieved;
+	if (!n)
+		return;
+	fprintf(out, "\nFailed tasks whose exception nothing retrieved (%zu%s):\n",
+		n, a->failed_more ? " shown" : "");
+	for (i = 0; i < a->nfailed; i++)
+		if (!a->failed[i].retrieved)
+			text_failed(out, c, &a->failed[i]);
+	if (a->failed_more)
+		fprintf(out, "  (and %zu more failed tasks not read)\n",
+			a->failed_more);
+}
+
+static void json_site(struct json *j, const struct py_frame *f)
+{
+	if (f->code)
+		report_json_frame(j, f, 0);
+	else
+		json_null(j);
+}
+
+void report_json_failed_tasks(struct json *j, const struct py_async *a)
+{
+	size_t i;
+
+	json_key(j, "failed_tasks");
+	json_begin_array(j);
+	for (i = 0; i < a->nfailed; i++) {
+		const struct py_failed_task *t = &a->failed[i];
+
+		json_begin_object(j);
+		json_key_addr(j, "id", t->addr);
+		json_key_string(j, "name", t->name);
+		json_key_addr(j, "loop", t->loop);
+		json_key(j, "thread");
+		if (t->tid)
+			json_int(j, t->tid);
+		else
+			json_null(j);
+		json_key(j, "retrieved");
+		json_bool(j, t->retrieved);
+		json_key_string(j, "exception", t->exc_repr);
+		json_key(j, "raised_at");
+		json_site(j, &t->at);
+		json_key(j, "raised_in_program");
+		json_site(j, &t->own);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_key(j, "failed_tasks_not_read");
+	json_uint(j, a->failed_more);
+}

@@ -1,0 +1,64 @@
+/*
+ * A task that raised and that nothing awaited: a producer whose consumer
+ * waits on its queue, a task whose result an Event would have announced.
+ * asyncio says "Task exception was never retrieved" only when the task
+ * is freed; one still referenced fails silently.  Its exception and
+ * where it was raised come from the dump (readers/task_failures.c).
+ */
+#include "cli/run_failed.h"
+
+#include "cli/escape.h"
+#include "cli/run_places.h"
+#include "common/strbuf.h"
+#include "common/banned.h"
+
+/* Causes of one process at most: past a few, the first say enough. */
+#define MAX_FAILED_CAUSES 4
+
+static void add_sites(struct strbuf *sb, const struct py_failed_task *t)
+{
+	const struct py_frame *own = t->own.code ? &t->own : NULL;
+
+	if (!t->at.code) {
+		strbuf_addstr(sb, "where it was raised is not known");
+		return;
+	}
+	strbuf_addstr(sb, "raised at ");
+	run_add_frame_place(sb, own ? own : &t->at);
+	if (own && own->addr != t->at.addr) {
+		strbuf_addstr(sb, " (innermost ");
+		run_add_frame_place(sb, &t->at);
+		strbuf_addch(sb, ')');
+	}
+}
+
+void run_summarize_failed(struct run_summary *s, const struct collection *c)
+{
+	const struct py_async *a = &c->async;
+	struct run_cause *cause;
+	struct strbuf sb;
+	size_t i, n = 0;
+
+	/* (a forked child's tasks are its parent's copies) */
+	if (a->copied_at_fork)
+		return;
+	strbuf_init(&sb);
+	for (i = 0; i < a->nfailed && n < MAX_FAILED_CAUSES; i++) {
+		const struct py_failed_task *t = &a->failed[i];
+
+		if (t->retrieved)
+			continue;
+		strbuf_addstr(&sb, "task '");
+		esc_add_name_raw(&sb, t->name);
+		strbuf_addstr(&sb, "' failed, and nothing retrieved its "
+			      "exception: ");
+		/* (a repr, quoted by Python's rules; the writer escapes
+		 * the line) */
+		strbuf_addstr(&sb, t->exc_repr);
+		cause = run_cause_add(s, RUN_CAUSE_FAILED_TASK, c->pid, &sb);
+		add_sites(&sb, t);
+		run_cause_detail(cause, &sb);
+		n++;
+	}
+	strbuf_release(&sb);
+}

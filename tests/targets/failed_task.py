@@ -1,0 +1,96 @@
+"""A task that raised, still referenced, and what waits for its work.
+
+Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile]
+
+- queue: a producer task's json.loads() raises (in the json module);
+  the consumer waits on its queue for ever; nothing awaits the producer,
+  kept in a variable, so asyncio never logs its exception;
+- pytask: the same, the producer a Python task (asyncio.tasks._PyTask);
+- retrieved: gather(return_exceptions=True) of workers, one of which
+  raises (gather asks for its exception) while the others wait on an
+  Event nothing sets;
+- hostile: the producer raises an exception whose class, module and
+  message hold control characters and quotes, in a task so named.
+
+READY_FILE gets, as JSON, "pid", and for the failed task "task" (its
+id()), "name" (its get_name() from 3.8, else null), "retrieved" (its
+_log_traceback, negated), "type" (its exception's class: __module__ and
+__name__), "args" (the repr() of each of its args), "frames" (its
+traceback's entries: file, line, co_name), once it has failed.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import traceback
+
+from _ready import write_ready
+
+ready = sys.argv[1]
+mode = sys.argv[2] if len(sys.argv) > 2 else "queue"
+loop = asyncio.new_event_loop()
+asyncio.set_event_loop(loop)
+
+Hostile = type("Bad\x1b[2J\"Err'\n", (Exception,),
+               {"__module__": "mod\x07\nx"})
+
+
+def describe(task):
+    exc = task._exception
+    frames = [[f[0], f[1], f[2]] for f in
+              traceback.extract_tb(exc.__traceback__)]
+    name = task.get_name() if hasattr(task, "get_name") else None
+    return {"pid": os.getpid(), "task": id(task), "name": name,
+            "retrieved": not task._log_traceback,
+            "type": [type(exc).__module__, type(exc).__name__],
+            "args": [repr(a) for a in exc.args], "frames": frames}
+
+
+async def producer(q):
+    await asyncio.sleep(0.05)
+    if mode == "hostile":
+        raise Hostile("line\nnext\x1b[31m 'q' \"d\" \\", 7)  # MARK: hostile
+    data = json.loads("{bad json")  # MARK: json
+    await q.put(data)
+
+
+async def consumer(q):
+    while True:
+        item = await q.get()  # MARK: get
+        print(item)
+
+
+async def queue_main():
+    q = asyncio.Queue()
+    if mode == "pytask":
+        p = asyncio.tasks._PyTask(producer(q), loop=loop)
+    else:
+        p = loop.create_task(producer(q))
+    if mode == "hostile" and hasattr(p, "set_name"):
+        p.set_name("prod\x1b]0;x\x07\n'")
+    while not p.done():
+        await asyncio.sleep(0.01)
+    write_ready(ready, describe(p))
+    await consumer(q)
+
+
+async def worker(n, event):
+    if n == 1:
+        raise RuntimeError("worker %d lost its connection" % n)  # MARK: lost
+    await event.wait()
+
+
+async def gather_main():
+    event = asyncio.Event()
+    tasks = [loop.create_task(worker(n, event)) for n in range(3)]
+    gathered = asyncio.gather(*tasks, return_exceptions=True)
+    while not tasks[1].done():
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.01)   # (gather's callback ran)
+    write_ready(ready, describe(tasks[1]))
+    await gathered
+
+
+loop.run_until_complete(gather_main() if mode == "retrieved"
+                        else queue_main())

@@ -1,0 +1,148 @@
+"""Tasks that ended by raising and are still referenced
+(targets/failed_task.py): what they raised and where, in the dump (the
+text's "Failed tasks" section, the JSON's "failed_tasks"), in a core,
+and as `run`'s first cause while nothing retrieved the exception.
+Before, a producer whose json.loads() raised showed only as a "closed
+coroutine producer", and `run` named the queue its consumer waits on.
+
+The oracle is the target's own word, written once the task failed: the
+task's id(), its name, its _log_traceback, its exception's class and
+args' repr(), and traceback.extract_tb() of it."""
+
+import json
+import re
+
+import pytest
+
+from conftest import interpreter_or_skip, marker_line, run_coroscope, \
+    target_script
+from test_core import take_gcore
+from test_run import work  # noqa: F401
+from test_run_reads import run_target
+
+SCRIPT = target_script("failed_task.py")
+
+
+def expected_repr(info):
+    """The exception's repr() as coroscope gives it: its class with its
+    module (not "builtins"), its args' own reprs."""
+    module, name = info["type"]
+    qual = name if module == "builtins" else "%s.%s" % (module, name)
+    return "%s(%s)" % (qual, ", ".join(info["args"]))
+
+
+def expected_name(info):
+    """Its name: get_name() from 3.8, its coroutine's name before."""
+    return info["name"] if info["name"] is not None else "producer"
+
+
+def check_failed(doc, info):
+    """The dump's JSON against the target's word."""
+    failed = [t for t in doc["failed_tasks"]
+              if int(t["id"], 16) == info["task"]]
+    assert len(failed) == 1, doc["failed_tasks"]
+    t = failed[0]
+    frames = info["frames"]
+    own = [f for f in frames if f[0] == SCRIPT][-1]
+    assert t["name"] == expected_name(info)
+    assert t["retrieved"] == info["retrieved"]
+    assert t["exception"] == expected_repr(info)
+    for got, want in ((t["raised_at"], frames[-1]),
+                      (t["raised_in_program"], own)):
+        assert (got["file"], got["line"], got["function"]) == \
+            tuple(want), (got, want)
+    return t
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.8", "3.11-debian", "3.12",
+                                   "3.14", "3.14t"))
+def test_failed_producer_is_the_first_cause(ident, work):
+    info, causes, doc, stderr = run_target(work, ident, SCRIPT)
+    pid = info["pid"]
+    heads = list(causes)
+    assert heads[0] == (
+        "  process %d: task '%s' failed, and nothing retrieved its "
+        "exception: %s" % (pid, expected_name(info), expected_repr(info))
+    ), stderr[:3000]
+    at = info["frames"][-1]
+    # (a qualname from 3.11, where code objects have one)
+    assert len(causes[heads[0]]) == 1 and re.match(
+        r"^raised at %s:%d in producer \(innermost %s:%d in "
+        r"(JSONDecoder\.)?raw_decode\)$"
+        % (re.escape(SCRIPT), marker_line(SCRIPT, "json"),
+           re.escape(at[0]), at[1]), causes[heads[0]][0]), causes[heads[0]]
+    # (the queue its consumer waits on comes next)
+    assert "waiting on asyncio.Queue" in heads[1], heads
+    kinds = [c["kind"] for c in doc["causes"] if c["pid"] == pid]
+    assert kinds[:2] == ["failed_task", "held"], kinds
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    check_failed(proc, info)
+    # the text report's section, the program's line then the innermost
+    text = stderr[stderr.index("Failed tasks whose exception nothing "
+                               "retrieved (1):"):]
+    lines = text.splitlines()[1:6]
+    assert lines[0].startswith("  %s 0x" % expected_name(info)) and \
+        lines[0].endswith(" raised " + expected_repr(info)), lines
+    assert lines[1] == '  File "%s", line %d, in producer' % (
+        SCRIPT, marker_line(SCRIPT, "json")), lines
+    assert lines[2].endswith("# MARK: json"), lines
+    assert lines[3].startswith('  File "%s", line %d, in ' % (at[0], at[1]))
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.14t"))
+def test_python_task_failure(ident, work):
+    """asyncio.tasks._PyTask: its state and exception in its attributes
+    (3.6: in the C future it derives from)."""
+    info, causes, doc, stderr = run_target(work, ident, SCRIPT, "pytask")
+    assert list(causes)[0].startswith(
+        "  process %d: task '%s' failed" % (info["pid"],
+                                            expected_name(info))), \
+        stderr[:3000]
+    proc = [p for p in doc["processes"] if p["pid"] == info["pid"]][0]
+    assert not check_failed(proc, info)["retrieved"]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_retrieved_failure_is_no_cause(ident, work):
+    """gather(return_exceptions=True) asks for a child's exception when
+    it ends (before 3.7... and 3.14 only once all have: then its
+    exception is not retrieved yet, as the interpreter says)."""
+    info, causes, doc, stderr = run_target(work, ident, SCRIPT, "retrieved")
+    failed = [h for h in causes if " failed, and nothing retrieved" in h]
+    assert len(failed) == (0 if info["retrieved"] else 1), stderr[:3000]
+    assert ("Failed tasks whose exception" in stderr) == \
+        (not info["retrieved"])
+    proc = [p for p in doc["processes"] if p["pid"] == info["pid"]][0]
+    t = proc["failed_tasks"]
+    assert len(t) == 1 and t[0]["raised_at"]["line"] == \
+        marker_line(SCRIPT, "lost")
+    # the others still wait on the Event nothing sets
+    assert any("waiting on asyncio.Event" in h for h in causes), causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.14"))
+def test_hostile_exception_is_escaped(ident, work):
+    """Control characters and quotes in the exception's class, module
+    and message, and in the task's name: escaped in the text, exact in
+    the JSON."""
+    info, causes, doc, stderr = run_target(work, ident, SCRIPT, "hostile")
+    for bad in ("\x1b", "\x07"):
+        assert bad not in stderr
+    head = list(causes)[0]
+    assert "failed, and nothing retrieved its exception: " \
+        "mod\\x07\\nx.Bad\\x1b[2J" in head, head
+    proc = [p for p in doc["processes"] if p["pid"] == info["pid"]][0]
+    check_failed(proc, info)
+
+
+@pytest.mark.parametrize("ident", ("3.8", "3.14"))
+def test_failed_task_in_core(ident, keeper, tmp_path):
+    """The same from a core: its dump's failed_tasks are the live one's."""
+    py = interpreter_or_skip(ident)
+    target = keeper.start_target(py, "failed_task.py")
+    live = json.loads(run_coroscope("dump", "--json", target.pid).stdout)
+    core = take_gcore(target.pid, tmp_path)
+    doc = json.loads(run_coroscope("core", "--json", core,
+                                   py.path).stdout)
+    assert doc["failed_tasks"] == live["failed_tasks"]
+    check_failed(doc, target.ready)
