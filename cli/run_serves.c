@@ -14,6 +14,7 @@
  */
 #include "cli/run_serves.h"
 
+#include "cli/escape.h"
 #include "cli/run_fds.h"
 #include "cli/run_places.h"
 #include "cli/run_probe.h"
@@ -22,8 +23,12 @@
 #include "common/util.h"
 #include "readers/code.h"
 #include "readers/dicts.h"
+#include "readers/objects.h"
+#include "readers/usercode.h"
 #include "readers/sockets.h"
 #include "common/banned.h"
+
+static void serving_tasks(struct run_summary *s, struct collection *c);
 
 /* The frame of th in socketserver's serve_forever() when it waits for a
  * request there (only the selector's frames inside it: one stuck in its
@@ -76,6 +81,101 @@ void run_summarize_serves(struct run_summary *s, struct collection *c,
 					       (int)fd);
 		}
 		(void)run_probe_cause_at_own(s, RUN_CAUSE_IDLE, c, th, &sb);
+	}
+	strbuf_release(&sb);
+	serving_tasks(s, c);
+}
+
+const struct py_gen *run_task_serving_forever(const struct py_async *a,
+					      const struct py_task *t)
+{
+	const struct py_gen *g = py_task_gen(a, t, 0);
+
+	if (t->framework || !g || !g->has_frame || !g->frame.code ||
+	    !py_code_is(g->frame.code, "asyncio/base_events.py",
+			"serve_forever"))
+		return NULL;
+	return g;
+}
+
+/* Server sockets named at most. */
+#define SERVER_FDS 4
+
+/* ", listening on fd 6, a TCP listening socket 127.0.0.1:8000": the
+ * asyncio Server's sockets (3.8 on, TransportSocket wrappers of them),
+ * read from c's copy. */
+static void add_server_sockets(struct strbuf *sb, struct run_summary *s,
+			       struct collection *c, uint64_t server)
+{
+	uint64_t items[SERVER_FDS], sock;
+	size_t n = 0, i;
+	int64_t fd;
+
+	if (!server || pyseq_items(&c->py, pyobj_own_or_0(&c->py, server,
+							   "_sockets"),
+				   items, SERVER_FDS, &n, NULL) < 0)
+		return;
+	for (i = 0; i < n && i < SERVER_FDS; i++) {
+		sock = pyobj_own_or_0(&c->py, items[i], "_sock");
+		fd = py_socket_fd(&c->py, sock ? sock : items[i], NULL);
+		if (fd < 0 || fd > 0x7fffffff)
+			continue;
+		strbuf_addf(sb, "%s fd %lld", i ? "; on" : ", listening on",
+			    (long long)fd);
+		(void)run_fds_describe(sb, ", ", s, c->pid,
+				       collect_proc_pid(c), (int)fd);
+	}
+	if (n > SERVER_FDS)
+		strbuf_addf(sb, "; and %zu more sockets", n - SERVER_FDS);
+}
+
+/*
+ * Tasks in asyncio's Server.serve_forever() (asyncio.start_server()'s
+ * server, served until cancelled): parked on a future nothing sets by
+ * design, no stuck task (run_stuck.c leaves them out).  An idle cause
+ * names the task, the sockets, and the program's line.
+ */
+static void serving_tasks(struct run_summary *s, struct collection *c)
+{
+	const struct py_async *a = &c->async;
+	struct run_cause *cause;
+	struct strbuf sb;
+	size_t i, k;
+
+	if (a->copied_at_fork)
+		return;
+	strbuf_init(&sb);
+	/* Bounded by the tasks read. */
+	for (i = 0; i < a->ntasks; i++) {
+		const struct py_task *t = &a->tasks[i];
+		const struct py_gen *g = run_task_serving_forever(a, t);
+		const struct py_gen *own = NULL;
+		int found = 0;
+
+		if (s->explained)
+			addrmap_get(s->explained, t->addr, &found);
+		if (!g || found)
+			continue;
+		strbuf_addstr(&sb, "idle: task '");
+		esc_add_name_raw(&sb, t->name);
+		strbuf_addstr(&sb, "' serves forever (asyncio)");
+		add_server_sockets(&sb, s, c,
+				   py_frame_local(&c->py, &g->frame, "self"));
+		cause = run_cause_add(s, RUN_CAUSE_IDLE, c->pid, &sb);
+		/* the program's own coroutine that awaits it */
+		for (k = 1; k < t->nstack && !own; k++) {
+			own = py_task_gen(a, t, k);
+			if (own && (!own->has_frame || !own->frame.code ||
+				    !py_is_user_file(own->frame.code->filename,
+						     NULL)))
+				own = NULL;
+		}
+		if (own) {
+			strbuf_addstr(&sb, "at ");
+			run_probe_add_line(&sb, c, collect_proc_pid(c),
+					   &own->frame);
+			run_cause_detail(cause, &sb);
+		}
 	}
 	strbuf_release(&sb);
 }

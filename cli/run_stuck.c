@@ -9,6 +9,7 @@
 #include "cli/run_pool.h"
 #include "cli/run_fds.h"
 #include "cli/run_seen.h"
+#include "cli/run_serves.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -226,7 +227,7 @@ static void add_behind(struct strbuf *sb, size_t behind, const char *each)
 static int asyncio_at_bottom(const struct py_async *a, const struct py_task *t)
 {
 	return !t->framework && t->waiter && !py_async_task(a, t->waiter) &&
-	       !in_asyncio_sleep(a, t);
+	       !in_asyncio_sleep(a, t) && !run_task_serving_forever(a, t);
 }
 
 /* What makes a stuck task alike another: the type of what it waits

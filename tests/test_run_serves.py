@@ -114,3 +114,24 @@ def test_loop_asleep_with_callbacks_ready(ident, work):
     assert re.match(r"^at \S*idle_loop\.py:%d in <module>: "
                     % marker_line(LOOP, "unwoken"), causes[head][0]), \
         causes[head]
+
+
+@pytest.mark.parametrize("ident", ("3.7", "3.11-debian", "3.12", "3.14t"))
+def test_asyncio_serve_forever_is_idle(ident, work):
+    """A task in asyncio's Server.serve_forever(): before, a "stuck task"
+    waiting on a Future, the likeliest cause of all; now an idle cause
+    with the socket it listens on, and no stuck task."""
+    info, causes, stderr = idle_loop(work, ident, "serve-forever")
+    pid = info["pid"]
+    head = [h for h in causes if "serves forever" in h]
+    assert len(head) == 1, stderr[:3000]
+    assert re.match(r"^  process %d: idle: task '[^']+' serves forever "
+                    r"\(asyncio\), listening on fd %d, a TCP listening "
+                    r"socket %s:%d$" % ((pid, info["fd"]) +
+                                        tuple(info["address"])),
+                    head[0]), head
+    assert causes[head[0]] == [
+        "at %s:%d in serve_forever: await server.serve_forever()  "
+        "# MARK: serve-forever" % (LOOP, marker_line(LOOP, "serve-forever"))
+    ], causes[head[0]]
+    assert not any("stuck task" in h for h in causes), causes

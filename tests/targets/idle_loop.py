@@ -1,7 +1,8 @@
 """An asyncio event loop in run_forever() with nothing left to run: its
 one task ended, no callback, no timer.
 
-Usage: idle_loop.py READY_FILE [bare|server|timer|unwoken|fed|executor]
+Usage: idle_loop.py READY_FILE [bare|server|timer|unwoken|fed|executor|
+                               serve-forever]
 
 - bare: nothing registered but the loop's own wake-up pipe;
 - server: a TCP server (asyncio.start_server()) nobody connects to: the
@@ -13,9 +14,13 @@ Usage: idle_loop.py READY_FILE [bare|server|timer|unwoken|fed|executor]
 - fed: a thread gives the loop a callback every 50 ms, through
   call_soon_threadsafe() (no cause: the loop runs);
 - executor: run_until_complete() of an executor's job that sleeps an
-  hour (no idle cause: the job's thread will complete it).
+  hour (no idle cause: the job's thread will complete it);
+- serve-forever: a task in the TCP server's serve_forever() (3.7 on),
+  parked on a future nothing sets by design: an idle cause, no stuck
+  task.
 
-READY_FILE gets, as JSON, "pid" and, with server, "fd" and "address"
+READY_FILE gets, as JSON, "pid" and, with server and serve-forever,
+"fd" and "address"
 (the listening socket's fileno() and getsockname()).
 """
 
@@ -64,6 +69,17 @@ def feeder():
         loop.call_soon_threadsafe(len, "x")
 
 
+async def serve_forever():
+    await start()
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    sock = server.sockets[0]
+    doc.update(fd=sock.fileno(), address=sock.getsockname()[:2])
+    write_ready(ready, doc)
+    await server.serve_forever()  # MARK: serve-forever
+
+
+if mode == "serve-forever":
+    loop.run_until_complete(serve_forever())
 if mode == "unwoken":
     loop.run_until_complete(unwoken())  # MARK: unwoken
 elif mode == "fed":
