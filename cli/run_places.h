@@ -43,4 +43,10 @@ void run_add_task_place(struct strbuf *sb, const struct py_async *a,
 void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 			const struct py_task *task);
 
+/* The coroutine of task t in asyncio's Server.serve_forever(), its
+ * innermost, or NULL: a task serving by design, no stuck task
+ * (cli/run_serves.c gives it an idle cause). */
+const struct py_gen *run_task_serving_forever(const struct py_async *a,
+					      const struct py_task *t);
+
 #endif

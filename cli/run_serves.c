@@ -86,18 +86,6 @@ void run_summarize_serves(struct run_summary *s, struct collection *c,
 	serving_tasks(s, c);
 }
 
-const struct py_gen *run_task_serving_forever(const struct py_async *a,
-					      const struct py_task *t)
-{
-	const struct py_gen *g = py_task_gen(a, t, 0);
-
-	if (t->framework || !g || !g->has_frame || !g->frame.code ||
-	    !py_code_is(g->frame.code, "asyncio/base_events.py",
-			"serve_forever"))
-		return NULL;
-	return g;
-}
-
 /* Server sockets named at most. */
 #define SERVER_FDS 4
 

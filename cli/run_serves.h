@@ -16,9 +16,4 @@
 void run_summarize_serves(struct run_summary *s, struct collection *c,
 			  const struct watch_tracker *t);
 
-/* The coroutine of task t in asyncio's Server.serve_forever(), its
- * innermost, or NULL: a task serving by design, no stuck task. */
-const struct py_gen *run_task_serving_forever(const struct py_async *a,
-					      const struct py_task *t);
-
 #endif
