@@ -41,12 +41,19 @@ static void text_failed(FILE *out, const struct collection *c,
 	/* (a repr: its quotes are Python's own) */
 	esc_text(out, t->exc_repr);
 	fputc('\n', out);
+	if (t->gathered_by)
+		fprintf(out, "  (a child of the gather task 0x%llx awaits: it "
+			"asks for the exception once its other children "
+			"end)\n", (unsigned long long)t->gathered_by);
 	/* A traceback's two ends: the program's line, then the innermost
 	 * where a library's is further in. */
 	if (t->own.code && t->own.addr != t->at.addr)
 		report_text_frame(out, c, &t->own, 0);
 	if (t->at.code)
 		report_text_frame(out, c, &t->at, 0);
+	else if (t->tb_cut)
+		fputs("  (where it was raised is not known: its traceback "
+		      "is longer than was followed)\n", out);
 	else
 		fputs("  (where it was raised is not known)\n", out);
 }
@@ -58,13 +65,15 @@ void report_text_failed_tasks(FILE *out, const struct collection *c)
 
 	for (i = 0; i < a->nfailed; i++)
 		n += !a->failed[i].retrieved;
-	if (!n)
+	if (!n && !a->failed_more)
 		return;
-	fprintf(out, "\nFailed tasks whose exception nothing retrieved (%zu%s):\n",
-		n, a->failed_more ? " shown" : "");
+	fprintf(out, "\nFailed tasks whose exception nothing retrieved "
+		"(%zu):\n", n);
 	for (i = 0; i < a->nfailed; i++)
 		if (!a->failed[i].retrieved)
 			text_failed(out, c, &a->failed[i]);
+	/* (those kept first: past the limit, only retrieved ones are
+	 * left out while an unretrieved one was) */
 	if (a->failed_more)
 		fprintf(out, "  (and %zu more failed tasks not read)\n",
 			a->failed_more);
@@ -98,6 +107,9 @@ void report_json_failed_tasks(struct json *j, const struct py_async *a)
 			json_null(j);
 		json_key(j, "retrieved");
 		json_bool(j, t->retrieved);
+		json_key_addr(j, "gathered_by", t->gathered_by);
+		json_key(j, "traceback_cut");
+		json_bool(j, t->tb_cut);
 		json_key_string(j, "exception", t->exc_repr);
 		json_key(j, "raised_at");
 		json_site(j, &t->at);

@@ -20,7 +20,9 @@ static void add_sites(struct strbuf *sb, const struct py_failed_task *t)
 	const struct py_frame *own = t->own.code ? &t->own : NULL;
 
 	if (!t->at.code) {
-		strbuf_addstr(sb, "where it was raised is not known");
+		strbuf_addstr(sb, t->tb_cut ? "where it was raised is not "
+			      "known: its traceback is longer than was "
+			      "followed" : "where it was raised is not known");
 		return;
 	}
 	strbuf_addstr(sb, "raised at ");
@@ -35,19 +37,24 @@ static void add_sites(struct strbuf *sb, const struct py_failed_task *t)
 void run_summarize_failed(struct run_summary *s, const struct collection *c)
 {
 	const struct py_async *a = &c->async;
-	struct run_cause *cause;
+	struct run_cause *cause = NULL;
 	struct strbuf sb;
-	size_t i, n = 0;
+	size_t i, n = 0, more = 0;
 
 	/* (a forked child's tasks are its parent's copies) */
 	if (a->copied_at_fork)
 		return;
 	strbuf_init(&sb);
-	for (i = 0; i < a->nfailed && n < MAX_FAILED_CAUSES; i++) {
+	for (i = 0; i < a->nfailed; i++) {
 		const struct py_failed_task *t = &a->failed[i];
 
-		if (t->retrieved)
+		/* (a gather collects it once its other children end) */
+		if (t->retrieved || t->gathered_by)
 			continue;
+		if (n++ >= MAX_FAILED_CAUSES) {
+			more++;
+			continue;
+		}
 		strbuf_addstr(&sb, "task '");
 		esc_add_name_raw(&sb, t->name);
 		strbuf_addstr(&sb, "' failed, and nothing retrieved its "
@@ -58,7 +65,16 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 		cause = run_cause_add(s, RUN_CAUSE_FAILED_TASK, c->pid, &sb);
 		add_sites(&sb, t);
 		run_cause_detail(cause, &sb);
-		n++;
+	}
+	if (cause && more) {
+		strbuf_addf(&sb, "and %zu more failed tasks whose exception "
+			    "nothing retrieved (the dump lists them)", more);
+		run_cause_detail(cause, &sb);
+	}
+	if (cause && a->failed_more) {
+		strbuf_addf(&sb, "and %zu failed tasks past the %d read",
+			    a->failed_more, PY_MAX_FAILED_TASKS);
+		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&sb);
 }

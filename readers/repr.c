@@ -13,6 +13,8 @@
 
 static void repr_at(struct pyproc *py, uint64_t obj, int depth,
 		    struct strbuf *out);
+static int type_qualname_in(struct pyproc *py, uint64_t type, int no_main,
+			    struct strbuf *out);
 
 /* Py_TPFLAGS_HEAPTYPE: the same bit in every version. */
 #define TPFLAGS_HEAPTYPE (1ul << 9)
@@ -36,6 +38,13 @@ static void add_name(struct strbuf *out, const char *s)
 static int type_qualname(struct pyproc *py, uint64_t type,
 			 struct strbuf *out)
 {
+	return type_qualname_in(py, type, 0, out);
+}
+
+/* The same; no_main: nor "__main__" (as a traceback's last line). */
+static int type_qualname_in(struct pyproc *py, uint64_t type, int no_main,
+			    struct strbuf *out)
+{
 	const struct py_layout *L = &py->layout;
 	uint64_t flags = 0, dict = 0, mod = 0;
 	const char *mname;
@@ -51,7 +60,8 @@ static int type_qualname(struct pyproc *py, uint64_t type,
 	    py_field_u64(py, type, L->tp_dict, &dict, NULL) >= 0 && dict &&
 	    pydict_get_str(py, dict, "__module__", &mod, NULL) == 0 &&
 	    pystr_get(py, mod, &mname, NULL) == 0 &&
-	    strcmp(mname, "builtins")) {
+	    strcmp(mname, "builtins") &&
+	    (!no_main || strcmp(mname, "__main__"))) {
 		add_name(out, mname);
 		strbuf_addch(out, '.');
 	}
@@ -375,6 +385,47 @@ static void repr_set(struct pyproc *py, uint64_t obj, int frozen, int depth,
 	free(e);
 }
 
+/* Py_TPFLAGS_BASE_EXC_SUBCLASS: the same bit in every version. */
+#define TPFLAGS_BASE_EXC (1ul << 30)
+
+static int is_exception_type(struct pyproc *py, uint64_t type)
+{
+	uint64_t flags = 0;
+
+	return py_field_u64(py, type, py->layout.tp_flags, &flags, NULL) == 1 &&
+	       (flags & TPFLAGS_BASE_EXC);
+}
+
+/* An exception as Python's repr() shows it, its type named with its
+ * module as a traceback's last line names it; its args at depth + 1
+ * (an ExceptionGroup's list of exceptions, shown too). */
+static void repr_exception(struct pyproc *py, uint64_t exc, uint64_t type,
+			   int depth, struct strbuf *out)
+{
+	size_t max = max_items(py), len, n, i;
+	uint64_t *items, args = 0;
+
+	if (type_qualname_in(py, type, 1, out) < 0) {
+		unreadable(exc, out);
+		return;
+	}
+	items = xmalloc(max * sizeof(*items));
+	strbuf_addch(out, '(');
+	if (py_field_u64(py, exc, py->layout.exc_args, &args, NULL) == 1 &&
+	    args && pyseq_items(py, args, items, max, &len, NULL) == 0) {
+		n = len < max ? len : max;
+		for (i = 0; i < n; i++) {
+			if (i)
+				strbuf_addstr(out, ", ");
+			repr_at(py, items[i], depth + 1, out);
+		}
+		items_tail(out, n, len, ")");
+	} else {
+		strbuf_addstr(out, "?)");
+	}
+	free(items);
+}
+
 /* Functions, methods and modules by name, anything else generic(). */
 static void named_or_generic(struct pyproc *py, uint64_t obj, uint64_t type,
 			     int depth, struct strbuf *out)
@@ -446,6 +497,8 @@ static void repr_at(struct pyproc *py, uint64_t obj, int depth,
 		repr_set(py, obj, type == t->frozenset, depth, out);
 	} else if (type == t->type || pytype_is_subtype(py, type, t->type)) {
 		repr_type(py, obj, out);
+	} else if (depth <= PY_REPR_MAX_DEPTH && is_exception_type(py, type)) {
+		repr_exception(py, obj, type, depth, out);
 	} else {
 		named_or_generic(py, obj, type, depth, out);
 	}
@@ -456,32 +509,13 @@ void pyrepr(struct pyproc *py, uint64_t obj, struct strbuf *out)
 	repr_at(py, obj, 0, out);
 }
 
-/* Python's repr() of an exception, its type named with its module as a
- * traceback's last line names it ("json.decoder.JSONDecodeError('...')",
- * "ValueError('boom')"): its args' reprs, cut as a tuple's. */
 void pyrepr_exception(struct pyproc *py, uint64_t exc, struct strbuf *out)
 {
-	size_t max = max_items(py), len, n, i;
-	uint64_t *items, type, args = 0;
+	uint64_t type;
 
-	if (pyobj_read_type(py, exc, &type, NULL) < 0 ||
-	    type_qualname(py, type, out) < 0) {
+	if (pyobj_read_type(py, exc, &type, NULL) < 0) {
 		unreadable(exc, out);
 		return;
 	}
-	items = xmalloc(max * sizeof(*items));
-	strbuf_addch(out, '(');
-	if (py_field_u64(py, exc, py->layout.exc_args, &args, NULL) == 1 &&
-	    args && pyseq_items(py, args, items, max, &len, NULL) == 0) {
-		n = len < max ? len : max;
-		for (i = 0; i < n; i++) {
-			if (i)
-				strbuf_addstr(out, ", ");
-			repr_at(py, items[i], 1, out);
-		}
-		items_tail(out, n, len, ")");
-	} else {
-		strbuf_addstr(out, "?)");
-	}
-	free(items);
+	repr_exception(py, exc, type, 0, out);
 }

@@ -9,6 +9,9 @@
  *     PY_REPR_MAX_ITEMS items (py->repr_max_items when set: --max-items),
  *     then ", ..." and " (len N)";
  *     nested containers below PY_REPR_MAX_DEPTH as "<list object at 0x..>";
+ *   exceptions: "module.Name(REPR(arg), ...)" as a traceback's last line
+ *     names its type (not "builtins" nor "__main__"), below depth
+ *     PY_REPR_MAX_DEPTH + 1;
  *   classes: "<class 'module.Name'>"; functions: "<function qualname at
  *     0x...>"; bound methods: "<bound method qualname of REPR(self)>";
  *     modules: "<module 'name'>";
@@ -33,7 +36,8 @@ void pyrepr(struct pyproc *py, uint64_t obj, struct strbuf *out);
 
 /* An exception's repr(), its type with its module as a traceback's last
  * line names it: "json.decoder.JSONDecodeError('Expecting value: ...')";
- * "ValueError(?)" when its args cannot be read. */
+ * "ValueError(?)" when its args cannot be read; exceptions among them
+ * (an ExceptionGroup's) shown so too. */
 void pyrepr_exception(struct pyproc *py, uint64_t exc, struct strbuf *out);
 
 #endif

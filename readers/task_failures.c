@@ -5,11 +5,13 @@
  * consumer waits on its queue for ever, and the loop logs "Task
  * exception was never retrieved" only when the task is freed.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/code.h"
+#include "readers/dicts.h"
 #include "readers/fields.h"
 #include "readers/objects.h"
 #include "readers/repr.h"
@@ -18,8 +20,9 @@
 #include "common/banned.h"
 
 /* Traceback entries followed at most: one per frame the exception
- * passed through, far past any recursion limit. */
-#define MAX_TB_WALK 100000
+ * passed through, twenty times the default recursion limit (one
+ * deeper is said to be cut, not read wrong). */
+#define MAX_TB_WALK 20000
 
 /* The code object a traceback entry's frame runs (a PyFrameObject:
  * before 3.11 its f_code, since then its _PyInterpreterFrame's, which a
@@ -67,8 +70,8 @@ static int tb_entry(struct pyproc *py, uint64_t tb, struct py_frame *out)
 	return 0;
 }
 
-void py_exception_sites(struct pyproc *py, uint64_t exc,
-			struct py_frame *at, struct py_frame *own)
+int py_exception_sites(struct pyproc *py, uint64_t exc,
+		       struct py_frame *at, struct py_frame *own)
 {
 	const struct py_layout *L = &py->layout;
 	uint64_t tb = 0, next;
@@ -79,10 +82,17 @@ void py_exception_sites(struct pyproc *py, uint64_t exc,
 	memset(own, 0, sizeof(*own));
 	at->line = own->line = -1;
 	if (L->exc_traceback < 0 || L->tb_next < 0)
-		return;
+		return 0;
 	py_field_u64(py, exc, L->exc_traceback, &tb, NULL);
 	/* outermost first: each later entry is further in */
-	for (n = 0; tb && tb != py->types.none && n < MAX_TB_WALK; n++) {
+	for (n = 0; tb && tb != py->types.none; n++) {
+		if (n == MAX_TB_WALK) {
+			/* (its innermost entries were not reached) */
+			memset(at, 0, sizeof(*at));
+			memset(own, 0, sizeof(*own));
+			at->line = own->line = -1;
+			return -1;
+		}
 		if (tb_entry(py, tb, &f) == 0) {
 			*at = f;
 			if (py_is_user_file(f.code->filename, NULL))
@@ -93,25 +103,41 @@ void py_exception_sites(struct pyproc *py, uint64_t exc,
 			break;
 		tb = next;
 	}
+	return 0;
+}
+
+/* The slot for a new failed task, retrieved or not: a free one, else,
+ * for one whose exception nothing retrieved, that of a task whose
+ * exception was (those matter less: a server's handled failures must
+ * not hide the one that hangs it); NULL when it is left out. */
+static struct py_failed_task *failed_slot(struct py_async *a, int retrieved)
+{
+	size_t i;
+
+	if (!a->failed)
+		a->failed = xcalloc(PY_MAX_FAILED_TASKS, sizeof(*a->failed));
+	if (a->nfailed < PY_MAX_FAILED_TASKS)
+		return &a->failed[a->nfailed++];
+	a->failed_more++;
+	for (i = 0; !retrieved && i < a->nfailed; i++)
+		if (a->failed[i].retrieved)
+			return &a->failed[i];
+	return NULL;
 }
 
 void tasks_note_failure(struct builder *b, const struct found *found,
 			const struct task_fields *f, int tid)
 {
 	struct py_async *a = b->out;
-	struct py_failed_task *t;
+	struct py_failed_task *t = failed_slot(a, !f->log_tb);
 	struct strbuf sb;
 
-	if (a->nfailed >= PY_MAX_FAILED_TASKS) {
-		a->failed_more++;
+	if (!t)
 		return;
-	}
-	if (!a->failed)
-		a->failed = xcalloc(PY_MAX_FAILED_TASKS, sizeof(*a->failed));
-	t = &a->failed[a->nfailed++];
 	memset(t, 0, sizeof(*t));
 	t->addr = found->addr;
 	t->loop = f->loop;
+	t->coro = f->coro;
 	t->exception = f->exception;
 	t->tid = tid;
 	t->interp_id = found->interp_id;
@@ -123,5 +149,59 @@ void tasks_note_failure(struct builder *b, const struct found *found,
 	pyrepr_exception(b->py, f->exception, &sb);
 	t->exc_repr = arena_strdup(&a->pool, sb.buf);
 	strbuf_release(&sb);
-	py_exception_sites(b->py, f->exception, &t->at, &t->own);
+	t->tb_cut = py_exception_sites(b->py, f->exception, &t->at,
+				       &t->own) < 0;
+}
+
+/* Children of one gather looked at, and gathers within gathers. */
+#define MAX_GATHERED 4096
+#define MAX_GATHER_DEPTH 4
+
+/* Mark the failed tasks among gather future fut's children (and its
+ * children gathers') as gathered by task. */
+static void mark_gathered(struct builder *b, uint64_t fut, uint64_t task,
+			  int depth)
+{
+	struct py_async *a = b->out;
+	uint64_t *items, type;
+	size_t n = 0, i, k;
+
+	if (depth >= MAX_GATHER_DEPTH)
+		return;
+	items = xmallocarray(MAX_GATHERED, sizeof(*items));
+	if (pyseq_items(b->py, pyobj_own_or_0(b->py, fut, "_children"), items,
+			MAX_GATHERED, &n, NULL) < 0)
+		n = 0;
+	for (i = 0; i < n && i < MAX_GATHERED; i++) {
+		for (k = 0; k < a->nfailed; k++)
+			if (a->failed[k].addr == items[i])
+				a->failed[k].gathered_by = task;
+		if (pyobj_read_type(b->py, items[i], &type, NULL) == 0 &&
+		    !strcmp(py_short_type_name(py_type_name_cached(b->py, type)),
+			    "_GatheringFuture"))
+			mark_gathered(b, items[i], task, depth + 1);
+	}
+	free(items);
+}
+
+void tasks_finish_failures(struct builder *b)
+{
+	struct py_async *a = b->out;
+	uintptr_t k;
+	size_t i;
+
+	/* a closed coroutine a failed task keeps (up to 3.11) is its */
+	for (i = 0; i < a->nfailed; i++) {
+		k = (uintptr_t)addrmap_get(&a->gen_index, a->failed[i].coro,
+					   NULL);
+		if (k)
+			py_async_set_owner(a, k - 1, a->failed[i].addr);
+	}
+	for (i = 0; a->nfailed && i < a->ntasks; i++) {
+		const struct py_task *t = &a->tasks[i];
+
+		if (t->waiter && t->waiter_type &&
+		    !strcmp(t->waiter_type, "_GatheringFuture"))
+			mark_gathered(b, t->waiter, t->addr, 0);
+	}
 }

@@ -245,10 +245,11 @@ static void read_py_task(struct builder *b, uint64_t addr,
 		f->links.callbacks = field_u64(buf, sizeof(buf), L->fut_callbacks);
 	} else {
 		s = pyobj_lookup_or_0(b->py, addr, "_state");
-		f->pending = s && pystr_get(b->py, s, &state, NULL) == 0 &&
-			     !strcmp(state, "PENDING");
-		if (s && !f->pending && !strcmp(state, "FINISHED"))
-			py_future_failure(b->py, addr, f);
+		if (s && pystr_get(b->py, s, &state, NULL) == 0) {
+			f->pending = !strcmp(state, "PENDING");
+			if (!strcmp(state, "FINISHED"))
+				py_future_failure(b->py, addr, f);
+		}
 		f->loop = pyobj_lookup_or_0(b->py, addr, "_loop");
 		f->links.callbacks = pyobj_lookup_or_0(b->py, addr, "_callbacks");
 	}
@@ -573,6 +574,7 @@ int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
 		add_listed_tasks(&b);
 		read_generators(&b);
 		read_tasks(&b);
+		tasks_finish_failures(&b);
 		tasks_build_stacks(&b);     /* each task's await chain */
 		tasks_read_timers(&b);      /* sleeps and timeouts */
 		tasks_read_io(&b);          /* the sockets some read */

@@ -148,6 +148,8 @@ struct py_failed_task {
 	uint64_t addr;
 	uint64_t loop;
 	uint64_t exception;
+	uint64_t coro;            /* its coroutine, 0 where the task let go
+				     of it once done (3.12 on) */
 	char *name;               /* in py_async.pool */
 	int tid;                  /* thread running its loop, 0 unknown */
 	int64_t interp_id;
@@ -155,9 +157,15 @@ struct py_failed_task {
 	/* Something asked for its exception (await, result(), exception(),
 	 * a gather's return_exceptions): the future's log_tb flag cleared. */
 	int retrieved;
-	const char *exc_type;     /* the exception's tp_name (type cache) */
+	/* A child of a gather still waiting for its others (the task
+	 * awaiting that gather, else 0): the gather asks for the
+	 * exception once they end. */
+	uint64_t gathered_by;
 	char *exc_repr;           /* "ValueError('boom')", args cut as
 				     readers/repr.h cuts them; in the pool */
+	/* Its traceback had more entries than were followed: at and own
+	 * are not known. */
+	int tb_cut;
 	/* Where it was raised, from the exception's traceback: its
 	 * innermost entry, and the innermost in the program's own code
 	 * (readers/usercode.h); code NULL where there is none (the same
@@ -168,9 +176,10 @@ struct py_failed_task {
 
 /* Where exception exc was raised, from its traceback: the innermost
  * entry into *at, the innermost of the program's own code into *own
- * (code NULL: none); each entry's frame, its code and line. */
-void py_exception_sites(struct pyproc *py, uint64_t exc,
-			struct py_frame *at, struct py_frame *own);
+ * (code NULL: none); each entry's frame, its code and line.  0, or -1
+ * (both none) when the traceback is longer than it follows. */
+int py_exception_sites(struct pyproc *py, uint64_t exc,
+		       struct py_frame *at, struct py_frame *own);
 
 /* An object of readers/waitables.h and its kind (enum py_prim_kind). */
 struct py_waitable {
@@ -212,7 +221,8 @@ struct py_async {
 	 * counts are the parent's copies), -1 unknown */
 	int mp_child;
 	/* Failed tasks still referenced, PY_MAX_FAILED_TASKS at most, in
-	 * the walk's order; failed_more: those past it. */
+	 * the walk's order, those whose exception nothing retrieved kept
+	 * before the others; failed_more: those left out. */
 	struct py_failed_task *failed;
 	size_t nfailed, failed_more;
 	/* Await chains (tasks', trio tasks') cut at PY_MAX_CHAIN. */

@@ -80,6 +80,9 @@ char *tasks_task_name(struct builder *b, uint64_t name, long coro_gen);
  * task_failures.c); tid: the thread of its loop. */
 void tasks_note_failure(struct builder *b, const struct found *found,
 			const struct task_fields *f, int tid);
+/* Once every task was read: the failed tasks' coroutines owned, and
+ * those a pending gather will collect marked (gathered_by). */
+void tasks_finish_failures(struct builder *b);
 
 /* Lookups started this many generators (or tasks) ahead of their use. */
 #define PREFETCH_AHEAD 16

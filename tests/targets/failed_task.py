@@ -10,13 +10,17 @@ Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile]
   raises (gather asks for its exception) while the others wait on an
   Event nothing sets;
 - hostile: the producer raises an exception whose class, module and
-  message hold control characters and quotes, in a task so named.
+  message hold control characters and quotes, in a task so named;
+- crowd: as queue, with 100 failed tasks whose exceptions were asked
+  for (a server's handled failures, kept in a list) and 5 more whose
+  exceptions nothing asked for, made before the producer.
 
 READY_FILE gets, as JSON, "pid", and for the failed task "task" (its
 id()), "name" (its get_name() from 3.8, else null), "retrieved" (its
 _log_traceback, negated), "type" (its exception's class: __module__ and
 __name__), "args" (the repr() of each of its args), "frames" (its
-traceback's entries: file, line, co_name), once it has failed.
+traceback's entries: file, line, co_name), once it has failed; with
+retrieved, "gatherer" (the id() of the task awaiting the gather).
 """
 
 import asyncio
@@ -61,7 +65,21 @@ async def consumer(q):
         print(item)
 
 
+async def fail(n):
+    raise LookupError(n)
+
+
+async def crowd():
+    handled = [loop.create_task(fail(n)) for n in range(100)]
+    silent = [loop.create_task(fail(-n)) for n in range(5)]
+    await asyncio.wait(handled + silent)
+    for t in handled:
+        t.exception()
+    return handled, silent
+
+
 async def queue_main():
+    kept = await crowd() if mode == "crowd" else None  # noqa: F841
     q = asyncio.Queue()
     if mode == "pytask":
         p = asyncio.tasks._PyTask(producer(q), loop=loop)
@@ -88,7 +106,11 @@ async def gather_main():
     while not tasks[1].done():
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.01)   # (gather's callback ran)
-    write_ready(ready, describe(tasks[1]))
+    doc = describe(tasks[1])
+    current = getattr(asyncio, "current_task", None) or \
+        asyncio.Task.current_task
+    doc["gatherer"] = id(current())
+    write_ready(ready, doc)
     await gathered
 
 
