@@ -1,8 +1,8 @@
 /*
- * Tasks that ended by raising and are still referenced (readers/
- * tasks.h, struct py_failed_task): in the text report those whose
- * exception nothing retrieved, as a traceback's ends; in the JSON all
- * of them, "failed_tasks".
+ * Tasks that ended by raising and are still referenced, and executors'
+ * jobs that did (readers/tasks.h, struct py_failed_task): in the text
+ * report those whose exception nothing retrieved, as a traceback's
+ * ends; in the JSON all of them, "failed_tasks".
  */
 #include "cli/report.h"
 
@@ -32,12 +32,25 @@ static void text_thread(FILE *out, const struct collection *c, int tid)
 static void text_failed(FILE *out, const struct collection *c,
 			const struct py_failed_task *t)
 {
-	fputs("  ", out);
-	esc_put(out, t->name, ESC_NAME, 0);
-	fprintf(out, " 0x%llx (loop 0x%llx", (unsigned long long)t->addr,
-		(unsigned long long)t->loop);
-	text_thread(out, c, t->tid);
-	fputs(") raised ", out);
+	const struct py_exc_sites *at = &t->sites;
+
+	if (t->job) {
+		fputs("  executor job ", out);
+		if (t->name) {
+			esc_put(out, t->name, ESC_NAME, 0);
+			fputc(' ', out);
+		}
+		fprintf(out, "(Future 0x%llx) raised ",
+			(unsigned long long)t->addr);
+	} else {
+		fputs("  ", out);
+		esc_put(out, t->name, ESC_NAME, 0);
+		fprintf(out, " 0x%llx (loop 0x%llx",
+			(unsigned long long)t->addr,
+			(unsigned long long)t->loop);
+		text_thread(out, c, t->tid);
+		fputs(") raised ", out);
+	}
 	/* (a repr: its quotes are Python's own) */
 	esc_text(out, t->exc_repr);
 	fputc('\n', out);
@@ -47,11 +60,11 @@ static void text_failed(FILE *out, const struct collection *c,
 			"end)\n", (unsigned long long)t->gathered_by);
 	/* A traceback's two ends: the program's line, then the innermost
 	 * where a library's is further in. */
-	if (t->own.code && t->own.addr != t->at.addr)
-		report_text_frame(out, c, &t->own, 0);
-	if (t->at.code)
-		report_text_frame(out, c, &t->at, 0);
-	else if (t->tb_cut)
+	if (at->own.code && at->own.addr != at->at.addr)
+		report_text_frame(out, c, &at->own, 0);
+	if (at->at.code)
+		report_text_frame(out, c, &at->at, 0);
+	else if (at->cut)
 		fputs("  (where it was raised is not known: its traceback "
 		      "is longer than was followed)\n", out);
 	else
@@ -67,8 +80,8 @@ void report_text_failed_tasks(FILE *out, const struct collection *c)
 		n += !a->failed[i].retrieved;
 	if (!n && !a->failed_more)
 		return;
-	fprintf(out, "\nFailed tasks whose exception nothing retrieved "
-		"(%zu):\n", n);
+	fprintf(out, "\nFailed tasks and jobs whose exception nothing "
+		"retrieved (%zu):\n", n);
 	for (i = 0; i < a->nfailed; i++)
 		if (!a->failed[i].retrieved)
 			text_failed(out, c, &a->failed[i]);
@@ -97,6 +110,7 @@ void report_json_failed_tasks(struct json *j, const struct py_async *a)
 		const struct py_failed_task *t = &a->failed[i];
 
 		json_begin_object(j);
+		json_key_string(j, "kind", t->job ? "job" : "task");
 		json_key_addr(j, "id", t->addr);
 		json_key_string(j, "name", t->name);
 		json_key_addr(j, "loop", t->loop);
@@ -109,12 +123,12 @@ void report_json_failed_tasks(struct json *j, const struct py_async *a)
 		json_bool(j, t->retrieved);
 		json_key_addr(j, "gathered_by", t->gathered_by);
 		json_key(j, "traceback_cut");
-		json_bool(j, t->tb_cut);
+		json_bool(j, t->sites.cut);
 		json_key_string(j, "exception", t->exc_repr);
 		json_key(j, "raised_at");
-		json_site(j, &t->at);
+		json_site(j, &t->sites.at);
 		json_key(j, "raised_in_program");
-		json_site(j, &t->own);
+		json_site(j, &t->sites.own);
 		json_end_object(j);
 	}
 	json_end_array(j);

@@ -15,12 +15,12 @@
 /* Causes of one process at most: past a few, the first say enough. */
 #define MAX_FAILED_CAUSES 4
 
-static void add_sites(struct strbuf *sb, const struct py_failed_task *t)
+static void add_sites(struct strbuf *sb, const struct py_exc_sites *t)
 {
 	const struct py_frame *own = t->own.code ? &t->own : NULL;
 
 	if (!t->at.code) {
-		strbuf_addstr(sb, t->tb_cut ? "where it was raised is not "
+		strbuf_addstr(sb, t->cut ? "where it was raised is not "
 			      "known: its traceback is longer than was "
 			      "followed" : "where it was raised is not known");
 		return;
@@ -55,25 +55,38 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 			more++;
 			continue;
 		}
-		strbuf_addstr(&sb, "task '");
-		esc_add_name_raw(&sb, t->name);
-		strbuf_addstr(&sb, "' failed, and nothing retrieved its "
-			      "exception: ");
+		if (t->job) {
+			/* (no result() raised it again, no done callback
+			 * took it; its exception() may have been asked) */
+			strbuf_addstr(&sb, "executor job ");
+			if (t->name) {
+				esc_add_name_raw(&sb, t->name);
+				strbuf_addch(&sb, ' ');
+			}
+			strbuf_addstr(&sb, "failed, and no result() raised "
+				      "its exception: ");
+		} else {
+			strbuf_addstr(&sb, "task '");
+			esc_add_name_raw(&sb, t->name);
+			strbuf_addstr(&sb, "' failed, and nothing retrieved "
+				      "its exception: ");
+		}
 		/* (a repr, quoted by Python's rules; the writer escapes
 		 * the line) */
 		strbuf_addstr(&sb, t->exc_repr);
 		cause = run_cause_add(s, RUN_CAUSE_FAILED_TASK, c->pid, &sb);
-		add_sites(&sb, t);
+		add_sites(&sb, &t->sites);
 		run_cause_detail(cause, &sb);
 	}
 	if (cause && more) {
-		strbuf_addf(&sb, "and %zu more failed tasks whose exception "
-			    "nothing retrieved (the dump lists them)", more);
+		strbuf_addf(&sb, "and %zu more failed tasks or jobs whose "
+			    "exception nothing retrieved (the dump lists "
+			    "them)", more);
 		run_cause_detail(cause, &sb);
 	}
 	if (cause && a->failed_more) {
-		strbuf_addf(&sb, "and %zu failed tasks past the %d read",
-			    a->failed_more, PY_MAX_FAILED_TASKS);
+		strbuf_addf(&sb, "and %zu failed tasks or jobs past the %d "
+			    "read", a->failed_more, PY_MAX_FAILED_TASKS);
 		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&sb);

@@ -1,6 +1,7 @@
 /*
  * What an object is to the asyncio machinery: a C or pure-Python Task, a
- * C or pure-Python Future, a TaskGroup, or none of these.  Types are
+ * C or pure-Python Future, a TaskGroup, a concurrent.futures Future, or
+ * none of these.  Types are
  * found once per dump in each interpreter's sys.modules (asyncio may be
  * absent; each subinterpreter has its own classes) and each type's
  * answer is cached; subclasses count as their base.
@@ -23,6 +24,8 @@ enum aio_class {
 	AIO_C_FUTURE,
 	AIO_PY_FUTURE,
 	AIO_TASKGROUP,
+	AIO_CF_FUTURE,       /* concurrent.futures' Future (an executor's
+				job), no asyncio class */
 };
 
 /* Interpreters whose asyncio classes are looked at. */
@@ -34,13 +37,14 @@ enum aio_class {
 
 /* The classes of one interpreter, by enum aio_class (0 where absent). */
 struct aio_type_set {
-	uint64_t base[AIO_TASKGROUP + 1];
+	uint64_t base[AIO_CF_FUTURE + 1];
 };
 
 struct aio_types {
 	struct pyproc *py;        /* borrowed */
 	struct aio_type_set sets[AIO_MAX_INTERPS];
-	size_t nsets;             /* interpreters with asyncio loaded */
+	size_t nsets;             /* interpreters with asyncio or
+				     concurrent.futures loaded */
 	struct addrmap classes;   /* type -> enum aio_class */
 	/* Types classified lately and their classes, direct-mapped (type
 	 * 0: empty; memset() empties it): the GC lists interleave a few

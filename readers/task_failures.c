@@ -1,9 +1,10 @@
 /*
- * Tasks that ended by raising, still referenced: what they raised and
- * where, from the exception object and its traceback.  The failure a
- * hung asyncio program most often hides: a producer task raised, the
- * consumer waits on its queue for ever, and the loop logs "Task
- * exception was never retrieved" only when the task is freed.
+ * Tasks that ended by raising, still referenced, and executors' jobs
+ * that did: what they raised and where, from the exception object and
+ * its traceback.  The failure a hung program most often hides: a
+ * producer raised, the consumer waits on its queue for ever, and the
+ * loop logs "Task exception was never retrieved" only when the task is
+ * freed; a job's Future logs nothing ever.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -70,40 +71,61 @@ static int tb_entry(struct pyproc *py, uint64_t tb, struct py_frame *out)
 	return 0;
 }
 
-int py_exception_sites(struct pyproc *py, uint64_t exc,
-		       struct py_frame *at, struct py_frame *own)
+static void no_frame(struct py_frame *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->line = -1;
+}
+
+void py_exception_sites(struct pyproc *py, uint64_t exc,
+			struct py_exc_sites *out)
 {
 	const struct py_layout *L = &py->layout;
 	uint64_t tb = 0, next;
 	struct py_frame f;
+	int want_outer = 1;
 	size_t n;
 
-	memset(at, 0, sizeof(*at));
-	memset(own, 0, sizeof(*own));
-	at->line = own->line = -1;
+	memset(out, 0, sizeof(*out));
+	no_frame(&out->at);
+	no_frame(&out->own);
+	no_frame(&out->outer);
 	if (L->exc_traceback < 0 || L->tb_next < 0)
-		return 0;
+		return;
 	py_field_u64(py, exc, L->exc_traceback, &tb, NULL);
 	/* outermost first: each later entry is further in */
 	for (n = 0; tb && tb != py->types.none; n++) {
 		if (n == MAX_TB_WALK) {
 			/* (its innermost entries were not reached) */
-			memset(at, 0, sizeof(*at));
-			memset(own, 0, sizeof(*own));
-			at->line = own->line = -1;
-			return -1;
+			no_frame(&out->at);
+			no_frame(&out->own);
+			out->cut = 1;
+			return;
 		}
 		if (tb_entry(py, tb, &f) == 0) {
-			*at = f;
+			out->at = f;
 			if (py_is_user_file(f.code->filename, NULL))
-				*own = f;
+				out->own = f;
+			/* (result() raising it again puts its caller and
+			 * _base.py's frames before the worker's run(): the
+			 * job's function is the entry after the last of
+			 * concurrent.futures' own) */
+			if (strstr(f.code->filename, "/concurrent/futures/")) {
+				out->reraised |= cs_ends_with(
+					f.code->filename,
+					"concurrent/futures/_base.py");
+				no_frame(&out->outer);
+				want_outer = 1;
+			} else if (want_outer) {
+				out->outer = f;
+				want_outer = 0;
+			}
 		}
 		if (py_field_u64(py, tb, L->tb_next, &next, NULL) != 1 ||
 		    next == tb)
 			break;
 		tb = next;
 	}
-	return 0;
 }
 
 /* The slot for a new failed task, retrieved or not: a free one, else,
@@ -125,32 +147,85 @@ static struct py_failed_task *failed_slot(struct py_async *a, int retrieved)
 	return NULL;
 }
 
-void tasks_note_failure(struct builder *b, const struct found *found,
-			const struct task_fields *f, int tid)
+/* A new failed task or job at addr, its exception exc read, into a
+ * slot; NULL when it is left out. */
+static struct py_failed_task *note(struct builder *b, uint64_t addr,
+				   int64_t interp_id, uint64_t exc,
+				   int retrieved)
 {
 	struct py_async *a = b->out;
-	struct py_failed_task *t = failed_slot(a, !f->log_tb);
+	struct py_failed_task *t = failed_slot(a, retrieved);
 	struct strbuf sb;
 
 	if (!t)
-		return;
+		return NULL;
 	memset(t, 0, sizeof(*t));
-	t->addr = found->addr;
-	t->loop = f->loop;
-	t->coro = f->coro;
-	t->exception = f->exception;
-	t->tid = tid;
-	t->interp_id = found->interp_id;
-	t->interp_main = found->interp_id < 0 ? -1 : found->interp_id == 0;
-	t->retrieved = !f->log_tb;
-	t->name = tasks_task_name(b, f->name,
-				  tasks_gen_at(b, f->coro, found->interp_id));
+	t->addr = addr;
+	t->exception = exc;
+	t->interp_id = interp_id;
+	t->interp_main = interp_id < 0 ? -1 : interp_id == 0;
+	t->retrieved = retrieved;
 	strbuf_init(&sb);
-	pyrepr_exception(b->py, f->exception, &sb);
+	pyrepr_exception(b->py, exc, &sb);
 	t->exc_repr = arena_strdup(&a->pool, sb.buf);
 	strbuf_release(&sb);
-	t->tb_cut = py_exception_sites(b->py, f->exception, &t->at,
-				       &t->own) < 0;
+	py_exception_sites(b->py, exc, &t->sites);
+	return t;
+}
+
+void tasks_note_failure(struct builder *b, const struct found *found,
+			const struct task_fields *f, int tid)
+{
+	struct py_failed_task *t = note(b, found->addr, found->interp_id,
+					f->exception, !f->log_tb);
+
+	if (!t)
+		return;
+	t->loop = f->loop;
+	t->coro = f->coro;
+	t->tid = tid;
+	t->name = tasks_task_name(b, f->name,
+				  tasks_gen_at(b, f->coro, found->interp_id));
+}
+
+/* Futures' done callbacks looked at: one is enough to say. */
+#define MAX_CALLBACKS 1
+
+/* Job Future fut, when its state is FINISHED with an exception. */
+static void note_job(struct builder *b, const struct found *fut)
+{
+	struct pyproc *py = b->py;
+	uint64_t state = pyobj_own_or_0(py, fut->addr, "_state");
+	uint64_t exc, cb[MAX_CALLBACKS];
+	struct py_failed_task *t;
+	struct strbuf sb;
+	const char *s;
+	size_t ncb = 0;
+
+	if (!state || pystr_get(py, state, &s, NULL) < 0 ||
+	    strcmp(s, "FINISHED"))
+		return;
+	exc = pyobj_own_or_0(py, fut->addr, "_exception");
+	if (!exc || exc == py->types.none)
+		return;
+	/* (its result() raised it again: its traceback says so; a done
+	 * callback takes it: asyncio's chained future, a program's) */
+	if (pyseq_items(py, pyobj_own_or_0(py, fut->addr, "_done_callbacks"),
+			cb, MAX_CALLBACKS, &ncb, NULL) < 0)
+		ncb = 0;
+	t = note(b, fut->addr, fut->interp_id, exc, ncb > 0);
+	if (!t)
+		return;
+	t->job = 1;
+	t->retrieved |= t->sites.reraised;
+	/* (a process pool's job raised in its child: no frame here) */
+	if (!t->sites.outer.code)
+		return;
+	strbuf_init(&sb);
+	strbuf_addstr(&sb, t->sites.outer.code->qualname);
+	strbuf_addstr(&sb, "()");
+	t->name = arena_strdup(&b->out->pool, sb.buf);
+	strbuf_release(&sb);
 }
 
 /* Children of one gather looked at, and gathers within gathers. */
@@ -189,6 +264,9 @@ void tasks_finish_failures(struct builder *b)
 	struct py_async *a = b->out;
 	uintptr_t k;
 	size_t i;
+
+	for (i = 0; i < b->njob; i++)
+		note_job(b, &b->jobs[i]);
 
 	/* a closed coroutine a failed task keeps (up to 3.11) is its */
 	for (i = 0; i < a->nfailed; i++) {

@@ -73,6 +73,9 @@ static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 	if (aio_is_task(c))
 		found_add(&b->tasks, &b->ntask, &b->task_alloc, obj, (int)c,
 			  walk_interp_id(b, interp));
+	else if (c == AIO_CF_FUTURE && b->njob < MAX_JOBS_SEEN)
+		found_add(&b->jobs, &b->njob, &b->job_alloc, obj, (int)c,
+			  walk_interp_id(b, interp));
 	return 0;
 }
 
@@ -389,6 +392,7 @@ static void builder_release(struct builder *b)
 	addrmap_release(&b->frame_gens);
 	free(b->gens);
 	free(b->tasks);
+	free(b->jobs);
 	free(b->fields);
 	free(b->next);
 	free(b->chain);

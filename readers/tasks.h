@@ -137,25 +137,52 @@ struct py_semlock {
 };
 
 /*
- * A task that ended by raising (readers/task_failures.c): done, with an
- * exception set.  Most are freed at once, the loop's "Task exception was
- * never retrieved" logged then; one still referenced (a variable, a
- * list of tasks) keeps its failure silent while what waits for its work
- * waits forever.
+ * Where an exception was raised, from its traceback (py_exception_sites
+ * below): each a traceback entry's frame, its code and line; code NULL
+ * where there is none.
+ */
+struct py_exc_sites {
+	struct py_frame at;       /* the innermost entry */
+	struct py_frame own;      /* the innermost in the program's own
+				     code (readers/usercode.h) */
+	struct py_frame outer;    /* the first entry after the last in
+				     concurrent.futures' own files (the
+				     first of all where none is): an
+				     executor job's function */
+	int reraised;             /* an entry in concurrent/futures/
+				     _base.py: a Future's result() raised
+				     it again */
+	int cut;                  /* longer than followed: none known */
+};
+
+/*
+ * A task that ended by raising, or an executor's job (readers/
+ * task_failures.c): done, with an exception set.  Most tasks are freed
+ * at once, the loop's "Task exception was never retrieved" logged then;
+ * one still referenced (a variable, a list of tasks) keeps its failure
+ * silent while what waits for its work waits forever.  A job's Future
+ * logs nothing ever.
  */
 #define PY_MAX_FAILED_TASKS 64
 struct py_failed_task {
+	/* 1: a concurrent.futures Future (addr), an executor's job, with no
+	 * loop, thread or name but its function's; 0: an asyncio task */
+	int job;
 	uint64_t addr;
 	uint64_t loop;
 	uint64_t exception;
 	uint64_t coro;            /* its coroutine, 0 where the task let go
 				     of it once done (3.12 on) */
-	char *name;               /* in py_async.pool */
+	char *name;               /* in py_async.pool; a job's function,
+				     "fetch()", or NULL when not known */
 	int tid;                  /* thread running its loop, 0 unknown */
 	int64_t interp_id;
 	int interp_main;
 	/* Something asked for its exception (await, result(), exception(),
-	 * a gather's return_exceptions): the future's log_tb flag cleared. */
+	 * a gather's return_exceptions): the future's log_tb flag cleared.
+	 * A job: its result() raised it again (sites.reraised), or it has a
+	 * done callback (asyncio's run_in_executor() chains its own future
+	 * so, which a task awaits). */
 	int retrieved;
 	/* A child of a gather still waiting for its others (the task
 	 * awaiting that gather, else 0): the gather asks for the
@@ -163,23 +190,12 @@ struct py_failed_task {
 	uint64_t gathered_by;
 	char *exc_repr;           /* "ValueError('boom')", args cut as
 				     readers/repr.h cuts them; in the pool */
-	/* Its traceback had more entries than were followed: at and own
-	 * are not known. */
-	int tb_cut;
-	/* Where it was raised, from the exception's traceback: its
-	 * innermost entry, and the innermost in the program's own code
-	 * (readers/usercode.h); code NULL where there is none (the same
-	 * entry twice when the innermost is the program's). */
-	struct py_frame at;
-	struct py_frame own;
+	struct py_exc_sites sites;
 };
 
-/* Where exception exc was raised, from its traceback: the innermost
- * entry into *at, the innermost of the program's own code into *own
- * (code NULL: none); each entry's frame, its code and line.  0, or -1
- * (both none) when the traceback is longer than it follows. */
-int py_exception_sites(struct pyproc *py, uint64_t exc,
-		       struct py_frame *at, struct py_frame *own);
+/* Where exception exc was raised, from its traceback, into *out. */
+void py_exception_sites(struct pyproc *py, uint64_t exc,
+			struct py_exc_sites *out);
 
 /* An object of readers/waitables.h and its kind (enum py_prim_kind). */
 struct py_waitable {
@@ -220,9 +236,10 @@ struct py_async {
 	 * _MainProcess (the program's own, or one os.fork() made, whose
 	 * counts are the parent's copies), -1 unknown */
 	int mp_child;
-	/* Failed tasks still referenced, PY_MAX_FAILED_TASKS at most, in
-	 * the walk's order, those whose exception nothing retrieved kept
-	 * before the others; failed_more: those left out. */
+	/* Failed tasks and jobs still referenced, PY_MAX_FAILED_TASKS at
+	 * most, in the walk's order (the jobs after the tasks), those
+	 * whose exception nothing retrieved kept before the others;
+	 * failed_more: those left out. */
 	struct py_failed_task *failed;
 	size_t nfailed, failed_more;
 	/* Await chains (tasks', trio tasks') cut at PY_MAX_CHAIN. */

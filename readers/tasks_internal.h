@@ -43,6 +43,9 @@ struct builder {
 	size_t ngen, gen_alloc;
 	struct found *tasks;
 	size_t ntask, task_alloc;
+	struct found *jobs;       /* concurrent.futures Futures, the
+				     first MAX_JOBS_SEEN found */
+	size_t njob, job_alloc;
 	size_t gens_alloc;
 	struct task_fields *fields; /* of out->tasks, in their order */
 	long *next;               /* gens awaited (see index_awaiting()) */
@@ -80,9 +83,14 @@ char *tasks_task_name(struct builder *b, uint64_t name, long coro_gen);
  * task_failures.c); tid: the thread of its loop. */
 void tasks_note_failure(struct builder *b, const struct found *found,
 			const struct task_fields *f, int tid);
-/* Once every task was read: the failed tasks' coroutines owned, and
- * those a pending gather will collect marked (gathered_by). */
+/* Once every task was read: the executors' failed jobs among b->jobs
+ * noted, the failed tasks' coroutines owned, and those a pending gather
+ * will collect marked (gathered_by). */
 void tasks_finish_failures(struct builder *b);
+
+/* concurrent.futures Futures the heap walk keeps, to look for failed
+ * jobs among: one dict lookup or two each. */
+#define MAX_JOBS_SEEN 65536
 
 /* Lookups started this many generators (or tasks) ahead of their use. */
 #define PREFETCH_AHEAD 16

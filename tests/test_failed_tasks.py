@@ -1,9 +1,11 @@
 """Tasks that ended by raising and are still referenced
-(targets/failed_task.py): what they raised and where, in the dump (the
-text's "Failed tasks" section, the JSON's "failed_tasks"), in a core,
+(targets/failed_task.py), and executors' jobs that did (targets/
+failed_job.py): what they raised and where, in the dump (the text's
+"Failed tasks and jobs" section, the JSON's "failed_tasks"), in a core,
 and as `run`'s first cause while nothing retrieved the exception.
 Before, a producer whose json.loads() raised showed only as a "closed
-coroutine producer", and `run` named the queue its consumer waits on.
+coroutine producer" (a job's, not at all), and `run` named the queue
+its consumer waits on.
 
 The oracle is the target's own word, written once the task failed: the
 task's id(), its name, its _log_traceback, its exception's class and
@@ -83,8 +85,8 @@ def test_failed_producer_is_the_first_cause(ident, work):
     proc = [p for p in doc["processes"] if p["pid"] == pid][0]
     check_failed(proc, info)
     # the text report's section, the program's line then the innermost
-    text = stderr[stderr.index("Failed tasks whose exception nothing "
-                               "retrieved (1):"):]
+    text = stderr[stderr.index("Failed tasks and jobs whose exception "
+                               "nothing retrieved (1):"):]
     lines = text.splitlines()[1:6]
     assert lines[0].startswith("  %s 0x" % expected_name(info)) and \
         lines[0].endswith(" raised " + expected_repr(info)), lines
@@ -126,7 +128,7 @@ def test_gathered_failure_is_no_cause(ident, work):
     assert t[0]["retrieved"] == info["retrieved"]
     assert int(t[0]["gathered_by"], 16) == info["gatherer"]
     if info["retrieved"]:
-        assert "Failed tasks whose exception" not in stderr
+        assert "Failed tasks and jobs whose exception" not in stderr
     else:
         assert "  (a child of the gather task 0x%x awaits: it asks for " \
             "the exception once its other children end)" \
@@ -142,15 +144,17 @@ def test_unretrieved_failures_are_kept_first(ident, work):
     failed = [h for h in causes if " failed, and nothing retrieved" in h]
     assert len(failed) == 4, stderr[:3000]
     assert causes[failed[-1]][1:] == [
-        "and 2 more failed tasks whose exception nothing retrieved (the "
-        "dump lists them)", "and 42 failed tasks past the 64 read"], \
+        "and 2 more failed tasks or jobs whose exception nothing retrieved "
+        "(the dump lists them)", "and 42 failed tasks or jobs past the 64 "
+        "read"], \
         causes[failed[-1]]
     proc = [p for p in doc["processes"] if p["pid"] == info["pid"]][0]
     silent = [t for t in proc["failed_tasks"] if not t["retrieved"]]
     assert len(proc["failed_tasks"]) == 64 and len(silent) == 6
     assert proc["failed_tasks_not_read"] == 42
     check_failed(proc, info)
-    assert "Failed tasks whose exception nothing retrieved (6):" in stderr
+    assert "Failed tasks and jobs whose exception nothing retrieved " \
+        "(6):" in stderr
     assert "  (and 42 more failed tasks not read)" in stderr
 
 
@@ -180,3 +184,41 @@ def test_failed_task_in_core(ident, keeper, tmp_path):
                                    py.path).stdout)
     assert doc["failed_tasks"] == live["failed_tasks"]
     check_failed(doc, target.ready)
+
+
+JOB = target_script("failed_job.py")
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14t"))
+def test_failed_executor_job_is_the_first_cause(ident, work):
+    """A ThreadPoolExecutor's job raised and nothing asked its Future for
+    the result: its exception is never logged.  Before, run named only
+    the queue the main thread waits on.  Jobs whose exception result()
+    raised again, or that a done callback took, are no cause."""
+    info, causes, doc, stderr = run_target(work, ident, JOB)
+    pid = info["pid"]
+    heads = list(causes)
+    silent = info["silent"]
+    assert heads[0] == (
+        "  process %d: executor job producer() failed, and no result() "
+        "raised its exception: %s" % (pid, expected_repr(silent))
+    ), stderr[:3000]
+    at = silent["frames"][-1]
+    assert len(causes[heads[0]]) == 1 and re.match(
+        r"^raised at %s:%d in producer \(innermost %s:%d in "
+        r"(JSONDecoder\.)?raw_decode\)$"
+        % (re.escape(JOB), marker_line(JOB, "json"), re.escape(at[0]),
+           at[1]), causes[heads[0]][0]), causes[heads[0]]
+    assert "waiting on queue.Queue" in heads[1], heads
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    jobs = dict((int(t["id"], 16), t) for t in proc["failed_tasks"])
+    for name, retrieved in (("silent", False), ("handled", True),
+                            ("callback", True)):
+        t = jobs[info[name]["id"]]
+        assert (t["kind"], t["retrieved"], t["exception"]) == \
+            ("job", retrieved, expected_repr(info[name])), t
+        assert t["thread"] is None and t["loop"] is None
+    assert jobs[info["handled"]["id"]]["name"] == "handled()"
+    assert "Failed tasks and jobs whose exception nothing retrieved (1):\n" \
+        "  executor job producer() (Future 0x%x) raised %s\n" \
+        % (silent["id"], expected_repr(silent)) in stderr

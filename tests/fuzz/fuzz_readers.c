@@ -178,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cs_err err;
 	struct strbuf sb;
 	struct py_gen gen;
-	struct py_frame at, own;
+	struct py_exc_sites sites;
 	struct py_frame *frames = NULL;
 	size_t nframes = 0;
 	uint64_t *types;
@@ -218,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* (a failed task's exception and its traceback) */
 	pyrepr_exception(&py, pick(data, size, 13), &sb);
 	strbuf_release(&sb);
-	py_exception_sites(&py, pick(data, size, 17), &at, &own);
+	py_exception_sites(&py, pick(data, size, 17), &sites);
 	if (py_gen_read(&py, pick(data, size, 5), PY_CODE_COROUTINE, &opt, &gen,
 			&err) == 0)
 		py_gen_release(&gen);
