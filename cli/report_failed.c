@@ -35,12 +35,14 @@ static void text_failed(FILE *out, const struct collection *c,
 	const struct py_exc_sites *at = &t->sites;
 
 	if (t->job) {
-		fputs("  executor job ", out);
+		fputs(t->job == PY_FAILED_POOL_JOB ? "  pool job " :
+		      "  executor job ", out);
 		if (t->name) {
 			esc_put(out, t->name, ESC_NAME, 0);
 			fputc(' ', out);
 		}
-		fprintf(out, "(Future 0x%llx) raised ",
+		fprintf(out, "(%s 0x%llx) raised ",
+			t->job == PY_FAILED_POOL_JOB ? "ApplyResult" : "Future",
 			(unsigned long long)t->addr);
 	} else {
 		fputs("  ", out);
@@ -67,6 +69,10 @@ static void text_failed(FILE *out, const struct collection *c,
 	else if (at->cut)
 		fputs("  (where it was raised is not known: its traceback "
 		      "is longer than was followed)\n", out);
+	else if (t->job)
+		fputs("  (where it was raised is not known: no traceback "
+		      "came with it, as from a process pool's worker)\n",
+		      out);
 	else
 		fputs("  (where it was raised is not known)\n", out);
 }
@@ -110,7 +116,8 @@ void report_json_failed_tasks(struct json *j, const struct py_async *a)
 		const struct py_failed_task *t = &a->failed[i];
 
 		json_begin_object(j);
-		json_key_string(j, "kind", t->job ? "job" : "task");
+		json_key_string(j, "kind", t->job == PY_FAILED_POOL_JOB ?
+				"pool_job" : t->job ? "job" : "task");
 		json_key_addr(j, "id", t->addr);
 		json_key_string(j, "name", t->name);
 		json_key_addr(j, "loop", t->loop);

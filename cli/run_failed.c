@@ -15,14 +15,18 @@
 /* Causes of one process at most: past a few, the first say enough. */
 #define MAX_FAILED_CAUSES 4
 
-static void add_sites(struct strbuf *sb, const struct py_exc_sites *t)
+static void add_sites(struct strbuf *sb, const struct py_exc_sites *t,
+		      int job)
 {
 	const struct py_frame *own = t->own.code ? &t->own : NULL;
 
 	if (!t->at.code) {
 		strbuf_addstr(sb, t->cut ? "where it was raised is not "
 			      "known: its traceback is longer than was "
-			      "followed" : "where it was raised is not known");
+			      "followed" : job ? "where it was raised is not "
+			      "known: no traceback came with it (a process "
+			      "pool's job raises in its worker process)" :
+			      "where it was raised is not known");
 		return;
 	}
 	strbuf_addstr(sb, "raised at ");
@@ -58,13 +62,17 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 		if (t->job) {
 			/* (no result() raised it again, no done callback
 			 * took it; its exception() may have been asked) */
-			strbuf_addstr(&sb, "executor job ");
+			int pool = t->job == PY_FAILED_POOL_JOB;
+
+			strbuf_addstr(&sb, pool ? "pool job " :
+				      "executor job ");
 			if (t->name) {
 				esc_add_name_raw(&sb, t->name);
 				strbuf_addch(&sb, ' ');
 			}
-			strbuf_addstr(&sb, "failed, and no result() raised "
-				      "its exception: ");
+			strbuf_addstr(&sb, pool ? "failed, and no get() raised "
+				      "its exception: " : "failed, and no "
+				      "result() raised its exception: ");
 		} else {
 			strbuf_addstr(&sb, "task '");
 			esc_add_name_raw(&sb, t->name);
@@ -75,7 +83,7 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 		 * the line) */
 		strbuf_addstr(&sb, t->exc_repr);
 		cause = run_cause_add(s, RUN_CAUSE_FAILED_TASK, c->pid, &sb);
-		add_sites(&sb, &t->sites);
+		add_sites(&sb, &t->sites, t->job);
 		run_cause_detail(cause, &sb);
 	}
 	if (cause && more) {

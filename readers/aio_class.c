@@ -32,6 +32,8 @@ static void find_set(struct pyproc *py, uint64_t interp,
 				       "TaskGroup");
 	b[AIO_CF_FUTURE] = module_attr(py, interp, "concurrent.futures._base",
 				       "Future");
+	b[AIO_MP_RESULT] = module_attr(py, interp, "multiprocessing.pool",
+				       "ApplyResult");
 	/* Without the C accelerator, Task and Future are the Python ones. */
 	if (!b[AIO_PY_TASK])
 		b[AIO_PY_TASK] = module_attr(py, interp, "asyncio.tasks", "Task");
@@ -63,7 +65,7 @@ void aio_types_find(struct aio_types *t, struct pyproc *py)
 		find_set(py, interp, set);
 		if (set->base[AIO_C_TASK] || set->base[AIO_C_FUTURE] ||
 		    set->base[AIO_PY_TASK] || set->base[AIO_PY_FUTURE] ||
-		    set->base[AIO_CF_FUTURE])
+		    set->base[AIO_CF_FUTURE] || set->base[AIO_MP_RESULT])
 			t->nsets++;
 		if (py_field_u64(py, interp, py->layout.is_next, &interp,
 				 NULL) < 0)
@@ -95,7 +97,7 @@ static enum aio_class classify_new(struct aio_types *t, uint64_t type)
 	/* In this order: a Python Task in 3.6 is also a C Future. */
 	static const enum aio_class order[] = {
 		AIO_C_TASK, AIO_PY_TASK, AIO_C_FUTURE, AIO_PY_FUTURE,
-		AIO_TASKGROUP, AIO_CF_FUTURE,
+		AIO_TASKGROUP, AIO_CF_FUTURE, AIO_MP_RESULT,
 	};
 	size_t k;
 

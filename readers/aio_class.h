@@ -1,7 +1,7 @@
 /*
  * What an object is to the asyncio machinery: a C or pure-Python Task, a
- * C or pure-Python Future, a TaskGroup, a concurrent.futures Future, or
- * none of these.  Types are
+ * C or pure-Python Future, a TaskGroup, a concurrent.futures Future, a
+ * multiprocessing pool's result, or none of these.  Types are
  * found once per dump in each interpreter's sys.modules (asyncio may be
  * absent; each subinterpreter has its own classes) and each type's
  * answer is cached; subclasses count as their base.
@@ -26,6 +26,8 @@ enum aio_class {
 	AIO_TASKGROUP,
 	AIO_CF_FUTURE,       /* concurrent.futures' Future (an executor's
 				job), no asyncio class */
+	AIO_MP_RESULT,       /* multiprocessing.pool's ApplyResult (a
+				pool's job: apply_async(), map_async()) */
 };
 
 /* Interpreters whose asyncio classes are looked at. */
@@ -37,14 +39,15 @@ enum aio_class {
 
 /* The classes of one interpreter, by enum aio_class (0 where absent). */
 struct aio_type_set {
-	uint64_t base[AIO_CF_FUTURE + 1];
+	uint64_t base[AIO_MP_RESULT + 1];
 };
 
 struct aio_types {
 	struct pyproc *py;        /* borrowed */
 	struct aio_type_set sets[AIO_MAX_INTERPS];
-	size_t nsets;             /* interpreters with asyncio or
-				     concurrent.futures loaded */
+	size_t nsets;             /* interpreters with asyncio,
+				     concurrent.futures or multiprocessing
+				     .pool loaded */
 	struct addrmap classes;   /* type -> enum aio_class */
 	/* Types classified lately and their classes, direct-mapped (type
 	 * 0: empty; memset() empties it): the GC lists interleave a few

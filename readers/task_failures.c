@@ -1,6 +1,6 @@
 /*
- * Tasks that ended by raising, still referenced, and executors' jobs
- * that did: what they raised and where, from the exception object and
+ * Tasks that ended by raising, still referenced, and executors' and
+ * multiprocessing pools' jobs that did: what they raised and where, from the exception object and
  * its traceback.  The failure a hung program most often hides: a
  * producer raised, the consumer waits on its queue for ever, and the
  * loop logs "Task exception was never retrieved" only when the task is
@@ -71,6 +71,22 @@ static int tb_entry(struct pyproc *py, uint64_t tb, struct py_frame *out)
 	return 0;
 }
 
+/* A frame of an executor's or a multiprocessing pool's own, around a
+ * job's function. */
+static int job_machinery(const struct py_code *code)
+{
+	return strstr(code->filename, "/concurrent/futures/") ||
+	       strstr(code->filename, "/multiprocessing/");
+}
+
+/* The call that hands a job's exception to its caller by raising it:
+ * a Future's result() (and its __get_result()), a pool result's get(). */
+static int reraising(const struct py_code *code)
+{
+	return cs_ends_with(code->filename, "concurrent/futures/_base.py") ||
+	       py_code_is(code, "multiprocessing/pool.py", "get");
+}
+
 static void no_frame(struct py_frame *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -106,14 +122,12 @@ void py_exception_sites(struct pyproc *py, uint64_t exc,
 			out->at = f;
 			if (py_is_user_file(f.code->filename, NULL))
 				out->own = f;
-			/* (result() raising it again puts its caller and
-			 * _base.py's frames before the worker's run(): the
-			 * job's function is the entry after the last of
-			 * concurrent.futures' own) */
-			if (strstr(f.code->filename, "/concurrent/futures/")) {
-				out->reraised |= cs_ends_with(
-					f.code->filename,
-					"concurrent/futures/_base.py");
+			/* (result() or get() raising it again puts its
+			 * caller and its own frames before the worker's:
+			 * the job's function is the entry after the last
+			 * of the machinery's) */
+			if (job_machinery(f.code)) {
+				out->reraised |= reraising(f.code);
 				no_frame(&out->outer);
 				want_outer = 1;
 			} else if (want_outer) {
@@ -188,35 +202,59 @@ void tasks_note_failure(struct builder *b, const struct found *found,
 				  tasks_gen_at(b, f->coro, found->interp_id));
 }
 
-/* Futures' done callbacks looked at: one is enough to say. */
+/* Done callbacks looked at: one is enough to say. */
 #define MAX_CALLBACKS 1
 
-/* Job Future fut, when its state is FINISHED with an exception. */
-static void note_job(struct builder *b, const struct found *fut)
+/* A concurrent.futures Future's exception when its state is FINISHED
+ * with one, else 0; *taken: a done callback takes it (asyncio's chained
+ * future, a program's). */
+static uint64_t future_failure(struct pyproc *py, uint64_t fut, int *taken)
 {
-	struct pyproc *py = b->py;
-	uint64_t state = pyobj_own_or_0(py, fut->addr, "_state");
-	uint64_t exc, cb[MAX_CALLBACKS];
-	struct py_failed_task *t;
-	struct strbuf sb;
+	uint64_t state = pyobj_own_or_0(py, fut, "_state");
+	uint64_t cb[MAX_CALLBACKS];
 	const char *s;
 	size_t ncb = 0;
 
 	if (!state || pystr_get(py, state, &s, NULL) < 0 ||
 	    strcmp(s, "FINISHED"))
-		return;
-	exc = pyobj_own_or_0(py, fut->addr, "_exception");
+		return 0;
+	if (pyseq_items(py, pyobj_own_or_0(py, fut, "_done_callbacks"), cb,
+			MAX_CALLBACKS, &ncb, NULL) < 0)
+		ncb = 0;
+	*taken = ncb > 0;
+	return pyobj_own_or_0(py, fut, "_exception");
+}
+
+/* A multiprocessing pool's result's exception when it is ready and
+ * failed (_success False, _value the exception), else 0; *taken: an
+ * error_callback took it. */
+static uint64_t pool_failure(struct pyproc *py, uint64_t res, int *taken)
+{
+	uint64_t cb = pyobj_own_or_0(py, res, "_error_callback");
+
+	if (pyobj_own_or_0(py, res, "_success") != py->types.false_)
+		return 0;
+	*taken = cb && cb != py->types.none;
+	return pyobj_own_or_0(py, res, "_value");
+}
+
+/* A job's Future or pool result, when it failed. */
+static void note_job(struct builder *b, const struct found *job)
+{
+	struct pyproc *py = b->py;
+	int pool = job->what == AIO_MP_RESULT, taken = 0;
+	uint64_t exc = pool ? pool_failure(py, job->addr, &taken) :
+			      future_failure(py, job->addr, &taken);
+	struct py_failed_task *t;
+	struct strbuf sb;
+
 	if (!exc || exc == py->types.none)
 		return;
-	/* (its result() raised it again: its traceback says so; a done
-	 * callback takes it: asyncio's chained future, a program's) */
-	if (pyseq_items(py, pyobj_own_or_0(py, fut->addr, "_done_callbacks"),
-			cb, MAX_CALLBACKS, &ncb, NULL) < 0)
-		ncb = 0;
-	t = note(b, fut->addr, fut->interp_id, exc, ncb > 0);
+	t = note(b, job->addr, job->interp_id, exc, taken);
 	if (!t)
 		return;
-	t->job = 1;
+	t->job = pool ? PY_FAILED_POOL_JOB : PY_FAILED_JOB;
+	/* (its result() or get() raised it again: its traceback says so) */
 	t->retrieved |= t->sites.reraised;
 	/* (a process pool's job raised in its child: no frame here) */
 	if (!t->sites.outer.code)

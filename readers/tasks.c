@@ -73,7 +73,8 @@ static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 	if (aio_is_task(c))
 		found_add(&b->tasks, &b->ntask, &b->task_alloc, obj, (int)c,
 			  walk_interp_id(b, interp));
-	else if (c == AIO_CF_FUTURE && b->njob < MAX_JOBS_SEEN)
+	else if ((c == AIO_CF_FUTURE || c == AIO_MP_RESULT) &&
+		 b->njob < MAX_JOBS_SEEN)
 		found_add(&b->jobs, &b->njob, &b->job_alloc, obj, (int)c,
 			  walk_interp_id(b, interp));
 	return 0;
@@ -586,6 +587,10 @@ int py_async_take_with(struct pyproc *py, const struct py_snapshot *snap,
 		py_async_find_cycles(out);
 		out->copied_at_fork = out->ntasks &&
 				      py_snapshot_forked_child(snap);
+		/* (a pool's forked worker holds its parent's failed tasks
+		 * and jobs as they were at the fork: the parent's) */
+		if (out->nfailed && py_snapshot_forked_child(snap))
+			out->nfailed = out->failed_more = 0;
 	}
 	builder_release(&b);
 	return ret;

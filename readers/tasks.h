@@ -146,12 +146,13 @@ struct py_exc_sites {
 	struct py_frame own;      /* the innermost in the program's own
 				     code (readers/usercode.h) */
 	struct py_frame outer;    /* the first entry after the last in
-				     concurrent.futures' own files (the
-				     first of all where none is): an
-				     executor job's function */
+				     concurrent.futures' or multiprocessing's
+				     own files (the first of all where none
+				     is): a job's function */
 	int reraised;             /* an entry in concurrent/futures/
-				     _base.py: a Future's result() raised
-				     it again */
+				     _base.py or multiprocessing/pool.py's
+				     get(): a Future's result() or a pool
+				     result's get() raised it again */
 	int cut;                  /* longer than followed: none known */
 };
 
@@ -164,9 +165,12 @@ struct py_exc_sites {
  * logs nothing ever.
  */
 #define PY_MAX_FAILED_TASKS 64
+enum { PY_FAILED_TASK, PY_FAILED_JOB, PY_FAILED_POOL_JOB };
 struct py_failed_task {
-	/* 1: a concurrent.futures Future (addr), an executor's job, with no
-	 * loop, thread or name but its function's; 0: an asyncio task */
+	/* PY_FAILED_TASK: an asyncio task; PY_FAILED_JOB: an executor's
+	 * job, its concurrent.futures Future at addr; PY_FAILED_POOL_JOB: a
+	 * multiprocessing pool's, its ApplyResult at addr; a job with no
+	 * loop, thread or name but its function's */
 	int job;
 	uint64_t addr;
 	uint64_t loop;
@@ -239,7 +243,8 @@ struct py_async {
 	/* Failed tasks and jobs still referenced, PY_MAX_FAILED_TASKS at
 	 * most, in the walk's order (the jobs after the tasks), those
 	 * whose exception nothing retrieved kept before the others;
-	 * failed_more: those left out. */
+	 * failed_more: those left out.  None in a child multiprocessing
+	 * forked, whose are its parent's copies. */
 	struct py_failed_task *failed;
 	size_t nfailed, failed_more;
 	/* Await chains (tasks', trio tasks') cut at PY_MAX_CHAIN. */

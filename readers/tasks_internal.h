@@ -43,8 +43,10 @@ struct builder {
 	size_t ngen, gen_alloc;
 	struct found *tasks;
 	size_t ntask, task_alloc;
-	struct found *jobs;       /* concurrent.futures Futures, the
-				     first MAX_JOBS_SEEN found */
+	struct found *jobs;       /* concurrent.futures Futures and
+				     multiprocessing pools' results (what:
+				     their enum aio_class), the first
+				     MAX_JOBS_SEEN found */
 	size_t njob, job_alloc;
 	size_t gens_alloc;
 	struct task_fields *fields; /* of out->tasks, in their order */
@@ -88,7 +90,7 @@ void tasks_note_failure(struct builder *b, const struct found *found,
  * will collect marked (gathered_by). */
 void tasks_finish_failures(struct builder *b);
 
-/* concurrent.futures Futures the heap walk keeps, to look for failed
+/* Futures and pool results the heap walk keeps, to look for failed
  * jobs among: one dict lookup or two each. */
 #define MAX_JOBS_SEEN 65536
 

@@ -222,3 +222,40 @@ def test_failed_executor_job_is_the_first_cause(ident, work):
     assert "Failed tasks and jobs whose exception nothing retrieved (1):\n" \
         "  executor job producer() (Future 0x%x) raised %s\n" \
         % (silent["id"], expected_repr(silent)) in stderr
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14t"))
+def test_failed_pool_job_is_a_cause(ident, work):
+    """The same of multiprocessing's pools: a ThreadPool's apply_async()
+    job that raised and whose get() nobody called, and a process Pool's,
+    whose exception comes from its child with no traceback.  The pool's
+    forked worker, also dumped, holds copies of them: no cause there."""
+    info, causes, doc, stderr = run_target(work, ident, JOB, "pool")
+    pid = info["pid"]
+    heads = list(causes)
+    silent, child = info["silent"], info["child"]
+    # (in the heap walk's order)
+    first = ("  process %d: pool job producer() failed, and no get() "
+             "raised its exception: %s" % (pid, expected_repr(silent)))
+    second = ("  process %d: pool job failed, and no get() raised its "
+              "exception: %s" % (pid, expected_repr(child)))
+    assert sorted(heads[:2]) == sorted([first, second]), stderr[:3000]
+    assert causes[first][0].startswith(
+        "raised at %s:%d in producer (innermost " % (
+            JOB, marker_line(JOB, "json")))
+    assert causes[second] == [
+        "where it was raised is not known: no traceback came with it (a "
+        "process pool's job raises in its worker process)"]
+    assert "waiting on queue.Queue" in heads[2], heads
+    kinds = [(c["pid"], c["kind"]) for c in doc["causes"]]
+    assert kinds.count((pid, "failed_task")) == 2 and \
+        len([k for k in kinds if k[1] == "failed_task"]) == 2, kinds
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    jobs = dict((int(t["id"], 16), t) for t in proc["failed_tasks"])
+    for name, retrieved in (("silent", False), ("handled", True),
+                            ("callback", True), ("child", False)):
+        t = jobs[info[name]["id"]]
+        assert (t["kind"], t["retrieved"], t["exception"]) == \
+            ("pool_job", retrieved, expected_repr(info[name])), t
+    assert jobs[child["id"]]["name"] is None
+    assert jobs[child["id"]]["raised_at"] is None

@@ -1,12 +1,17 @@
 """An executor's job that raised, and what waits for its work.
 
-Usage: failed_job.py READY_FILE
+Usage: failed_job.py READY_FILE [pool]
 
 A ThreadPoolExecutor's job, producer(), raises in json.loads() (in the
 json module); the main thread waits on the queue it would have filled.
 Nothing asks for its Future's result: its exception is silent for ever.
 Beside it, two failed jobs whose exceptions were taken: one whose
 result() raised it again (caught), one with a done callback.
+
+With "pool", the same of a multiprocessing ThreadPool's apply_async()
+(the handled one's get() raised it, the third has an error_callback),
+and a process Pool's job that raised in its child ("child": its
+ApplyResult's id and exception only: no traceback crosses).
 
 READY_FILE gets, as JSON, "pid", and for each job ("silent", "handled",
 "callback") its Future's id(), its exception's class (__module__,
@@ -35,7 +40,7 @@ def handled(n):
 
 
 def describe(fut):
-    exc = fut.exception()
+    exc = fut.exception() if hasattr(fut, "exception") else fut._value
     return {"id": id(fut),
             "type": [type(exc).__module__, type(exc).__name__],
             "args": [repr(a) for a in exc.args],
@@ -43,20 +48,49 @@ def describe(fut):
                        traceback.extract_tb(exc.__traceback__)]}
 
 
-q = queue.Queue()
-pool = concurrent.futures.ThreadPoolExecutor(1)
-silent = pool.submit(producer, q)
-caught = pool.submit(handled, 1)
-try:
-    caught.result()
-except KeyError:
-    pass
-called = pool.submit(handled, 2)
-called.add_done_callback(lambda f: None)
-concurrent.futures.wait([silent, caught, called])
-write_ready(sys.argv[1], {"pid": os.getpid(), "silent": describe(silent),
-                          "handled": describe(caught),
-                          "callback": describe(called)})
-while True:
-    item = q.get()  # MARK: get
-    print(item)
+def crunch(n):
+    raise ValueError("chunk %d" % n)
+
+
+def executor_jobs(q):
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    silent = pool.submit(producer, q)
+    caught = pool.submit(handled, 1)
+    try:
+        caught.result()
+    except KeyError:
+        pass
+    called = pool.submit(handled, 2)
+    called.add_done_callback(lambda f: None)
+    concurrent.futures.wait([silent, caught, called])
+    return silent, caught, called, None
+
+
+def pool_jobs(q):
+    import multiprocessing.pool
+    pool = multiprocessing.pool.ThreadPool(1)
+    silent = pool.apply_async(producer, (q,))
+    caught = pool.apply_async(handled, (1,))
+    try:
+        caught.get()
+    except KeyError:
+        pass
+    called = pool.apply_async(handled, (2,), error_callback=lambda e: None)
+    procs = multiprocessing.Pool(1)
+    child = procs.apply_async(crunch, (3,))
+    for r in (silent, called, child):
+        r.wait()
+    return silent, caught, called, child
+
+
+if __name__ == "__main__":
+    q = queue.Queue()
+    jobs = (pool_jobs if sys.argv[2:] == ["pool"] else executor_jobs)(q)
+    doc = {"pid": os.getpid()}
+    for name, job in zip(("silent", "handled", "callback", "child"), jobs):
+        if job is not None:
+            doc[name] = describe(job)
+    write_ready(sys.argv[1], doc)
+    while True:
+        item = q.get()  # MARK: get
+        print(item)
