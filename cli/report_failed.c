@@ -84,7 +84,7 @@ void report_text_failed_tasks(FILE *out, const struct collection *c)
 
 	for (i = 0; i < a->nfailed; i++)
 		n += !a->failed[i].retrieved;
-	if (!n && !a->failed_more)
+	if (!n && !a->failed_more && !a->jobs_unread)
 		return;
 	fprintf(out, "\nFailed tasks and jobs whose exception nothing "
 		"retrieved (%zu):\n", n);
@@ -94,8 +94,12 @@ void report_text_failed_tasks(FILE *out, const struct collection *c)
 	/* (those kept first: past the limit, only retrieved ones are
 	 * left out while an unretrieved one was) */
 	if (a->failed_more)
-		fprintf(out, "  (and %zu more failed tasks not read)\n",
-			a->failed_more);
+		fprintf(out, "  (and %zu more failed tasks or jobs not "
+			"read)\n", a->failed_more);
+	if (a->jobs_unread)
+		fprintf(out, "  (%zu Futures and pool results past the first "
+			"%d were not looked at)\n", a->jobs_unread,
+			MAX_JOBS_LOOKED_AT);
 }
 
 static void json_site(struct json *j, const struct py_frame *f)
@@ -141,4 +145,6 @@ void report_json_failed_tasks(struct json *j, const struct py_async *a)
 	json_end_array(j);
 	json_key(j, "failed_tasks_not_read");
 	json_uint(j, a->failed_more);
+	json_key(j, "jobs_not_looked_at");
+	json_uint(j, a->jobs_unread);
 }

@@ -33,6 +33,9 @@ enum run_cause_kind {
 				   exception: what waits for its work may
 				   wait for ever */
 	RUN_CAUSE_HELD,         /* an object others wait on, and its holder */
+	RUN_CAUSE_FAILED_JOB,   /* an executor's or pool's job raised, and
+				   no result() or get() raised it again (a
+				   Future keeps no flag: less sure) */
 	RUN_CAUSE_STUCK_TASK,   /* a task parked on a plain future, blocking others */
 	RUN_CAUSE_LOCK,         /* one thread blocked acquiring a lock */
 	RUN_CAUSE_FILE_LOCK,    /* one blocked taking a file's lock (flock) */

@@ -82,7 +82,8 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 		/* (a repr, quoted by Python's rules; the writer escapes
 		 * the line) */
 		strbuf_addstr(&sb, t->exc_repr);
-		cause = run_cause_add(s, RUN_CAUSE_FAILED_TASK, c->pid, &sb);
+		cause = run_cause_add(s, t->job ? RUN_CAUSE_FAILED_JOB :
+				      RUN_CAUSE_FAILED_TASK, c->pid, &sb);
 		add_sites(&sb, &t->sites, t->job);
 		run_cause_detail(cause, &sb);
 	}

@@ -28,7 +28,8 @@
 #include "readers/sockets.h"
 #include "common/banned.h"
 
-static void serving_tasks(struct run_summary *s, struct collection *c);
+static void serving_tasks(struct run_summary *s, struct collection *c,
+			  const struct watch_tracker *tr);
 
 /* The frame of th in socketserver's serve_forever() when it waits for a
  * request there (only the selector's frames inside it: one stuck in its
@@ -83,7 +84,7 @@ void run_summarize_serves(struct run_summary *s, struct collection *c,
 		(void)run_probe_cause_at_own(s, RUN_CAUSE_IDLE, c, th, &sb);
 	}
 	strbuf_release(&sb);
-	serving_tasks(s, c);
+	serving_tasks(s, c, t);
 }
 
 /* Server sockets named at most. */
@@ -96,7 +97,7 @@ static void add_server_sockets(struct strbuf *sb, struct run_summary *s,
 			       struct collection *c, uint64_t server)
 {
 	uint64_t items[SERVER_FDS], sock;
-	size_t n = 0, i;
+	size_t n = 0, i, named = 0;
 	int64_t fd;
 
 	if (!server || pyseq_items(&c->py, pyobj_own_or_0(&c->py, server,
@@ -108,12 +109,12 @@ static void add_server_sockets(struct strbuf *sb, struct run_summary *s,
 		fd = py_socket_fd(&c->py, sock ? sock : items[i], NULL);
 		if (fd < 0 || fd > 0x7fffffff)
 			continue;
-		strbuf_addf(sb, "%s fd %lld", i ? "; on" : ", listening on",
-			    (long long)fd);
+		strbuf_addf(sb, "%s fd %lld", named++ ? "; on" :
+			    ", listening on", (long long)fd);
 		(void)run_fds_describe(sb, ", ", s, c->pid,
 				       collect_proc_pid(c), (int)fd);
 	}
-	if (n > SERVER_FDS)
+	if (n > SERVER_FDS && named)
 		strbuf_addf(sb, "; and %zu more sockets", n - SERVER_FDS);
 }
 
@@ -123,12 +124,71 @@ static void add_server_sockets(struct strbuf *sb, struct run_summary *s,
  * design, no stuck task (run_stuck.c leaves them out).  An idle cause
  * names the task, the sockets, and the program's line.
  */
-static void serving_tasks(struct run_summary *s, struct collection *c)
+/* The program's own coroutine on task t's chain past its innermost,
+ * or NULL. */
+static const struct py_gen *own_awaiting(const struct py_async *a,
+					 const struct py_task *t)
+{
+	const struct py_gen *own;
+	size_t k;
+
+	for (k = 1; k < t->nstack; k++) {
+		own = py_task_gen(a, t, k);
+		if (own && own->has_frame && own->frame.code &&
+		    py_is_user_file(own->frame.code->filename, NULL))
+			return own;
+	}
+	return NULL;
+}
+
+/* Where the program serves: its coroutine awaiting serve_forever() in
+ * task t, else the task awaiting t's (a serve_forever() task of its
+ * own, gathered or waited for). */
+static void add_serving_place(struct collection *c, const struct py_task *t,
+			      struct run_cause *cause)
+{
+	const struct py_async *a = &c->async;
+	const struct py_gen *own = own_awaiting(a, t);
+	const struct py_task *by = t->nawaited_by ?
+				   py_async_task(a, t->awaited_by[0]) : NULL;
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	if (own) {
+		strbuf_addstr(&sb, "at ");
+		run_probe_add_line(&sb, c, collect_proc_pid(c), &own->frame);
+	} else if (by) {
+		strbuf_addstr(&sb, "awaited by ");
+		run_add_task_place(&sb, a, by);
+	}
+	if (sb.len)
+		run_cause_detail(cause, &sb);
+	strbuf_release(&sb);
+}
+
+/* Was the thread running task t's loop seen busy (a server at work)? */
+static int loop_busy(const struct collection *c, const struct py_task *t,
+		     const struct watch_tracker *tr)
+{
+	struct run_seen seen;
+	size_t i;
+
+	for (i = 0; t->tid && i < c->snap.nthreads; i++) {
+		if (c->snap.threads[i].tid != t->tid)
+			continue;
+		run_seen_thread(tr, &c->snap.threads[i], &seen);
+		return seen.state == RUN_SEEN_BUSY;
+	}
+	return 0;
+}
+
+static void serving_tasks(struct run_summary *s, struct collection *c,
+			  const struct watch_tracker *tr)
 {
 	const struct py_async *a = &c->async;
 	struct run_cause *cause;
 	struct strbuf sb;
-	size_t i, k;
+	size_t i;
 
 	if (a->copied_at_fork)
 		return;
@@ -137,12 +197,12 @@ static void serving_tasks(struct run_summary *s, struct collection *c)
 	for (i = 0; i < a->ntasks; i++) {
 		const struct py_task *t = &a->tasks[i];
 		const struct py_gen *g = run_task_serving_forever(a, t);
-		const struct py_gen *own = NULL;
 		int found = 0;
 
 		if (s->explained)
 			addrmap_get(s->explained, t->addr, &found);
-		if (!g || found)
+		/* (a server at work is no idle one) */
+		if (!g || found || loop_busy(c, t, tr))
 			continue;
 		strbuf_addstr(&sb, "idle: task '");
 		esc_add_name_raw(&sb, t->name);
@@ -150,20 +210,7 @@ static void serving_tasks(struct run_summary *s, struct collection *c)
 		add_server_sockets(&sb, s, c,
 				   py_frame_local(&c->py, &g->frame, "self"));
 		cause = run_cause_add(s, RUN_CAUSE_IDLE, c->pid, &sb);
-		/* the program's own coroutine that awaits it */
-		for (k = 1; k < t->nstack && !own; k++) {
-			own = py_task_gen(a, t, k);
-			if (own && (!own->has_frame || !own->frame.code ||
-				    !py_is_user_file(own->frame.code->filename,
-						     NULL)))
-				own = NULL;
-		}
-		if (own) {
-			strbuf_addstr(&sb, "at ");
-			run_probe_add_line(&sb, c, collect_proc_pid(c),
-					   &own->frame);
-			run_cause_detail(cause, &sb);
-		}
+		add_serving_place(c, t, cause);
 	}
 	strbuf_release(&sb);
 }

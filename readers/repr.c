@@ -517,5 +517,10 @@ void pyrepr_exception(struct pyproc *py, uint64_t exc, struct strbuf *out)
 		unreadable(exc, out);
 		return;
 	}
+	/* (Future.set_exception() of a str, or of a class) */
+	if (!is_exception_type(py, type)) {
+		repr_at(py, exc, 0, out);
+		return;
+	}
 	repr_exception(py, exc, type, 0, out);
 }

@@ -71,8 +71,16 @@ static int tb_entry(struct pyproc *py, uint64_t tb, struct py_frame *out)
 	return 0;
 }
 
-/* A frame of an executor's or a multiprocessing pool's own, around a
- * job's function. */
+/* The frame of an executor's or a multiprocessing pool's worker that
+ * calls a job's function (concurrent.futures' _WorkItem.run(), pool.py's
+ * worker()): the next entry of a job's traceback is the job's. */
+static int job_worker(const struct py_code *code)
+{
+	return py_code_is(code, "concurrent/futures/thread.py", "run") ||
+	       py_code_is(code, "multiprocessing/pool.py", "worker");
+}
+
+/* A frame of an executor's or a multiprocessing pool's own. */
 static int job_machinery(const struct py_code *code)
 {
 	return strstr(code->filename, "/concurrent/futures/") ||
@@ -93,53 +101,83 @@ static void no_frame(struct py_frame *f)
 	f->line = -1;
 }
 
-void py_exception_sites(struct pyproc *py, uint64_t exc,
-			struct py_exc_sites *out)
+/*
+ * The traceback's entries, outermost first, at most max of them: 0, or
+ * -1 when there were more.  A job's result() or get() raising it again
+ * puts its caller's and its own frames before the worker's: re-raised
+ * only by those (one a job made itself of another Future, further in,
+ * is no result() of this one's), the job's function the first entry
+ * after the first worker's outside the machinery.  early: stop at the first worker's entry (only
+ * `reraised` wanted).
+ */
+static int walk_sites(struct pyproc *py, uint64_t exc, size_t max,
+		      int early, struct py_exc_sites *out)
 {
 	const struct py_layout *L = &py->layout;
 	uint64_t tb = 0, next;
+	int worker = 0, want_outer = 0;
 	struct py_frame f;
-	int want_outer = 1;
 	size_t n;
 
-	memset(out, 0, sizeof(*out));
-	no_frame(&out->at);
-	no_frame(&out->own);
-	no_frame(&out->outer);
 	if (L->exc_traceback < 0 || L->tb_next < 0)
-		return;
+		return 0;
 	py_field_u64(py, exc, L->exc_traceback, &tb, NULL);
-	/* outermost first: each later entry is further in */
 	for (n = 0; tb && tb != py->types.none; n++) {
-		if (n == MAX_TB_WALK) {
-			/* (its innermost entries were not reached) */
-			no_frame(&out->at);
-			no_frame(&out->own);
-			out->cut = 1;
-			return;
-		}
+		if (n == max)
+			return -1;
 		if (tb_entry(py, tb, &f) == 0) {
 			out->at = f;
 			if (py_is_user_file(f.code->filename, NULL))
 				out->own = f;
-			/* (result() or get() raising it again puts its
-			 * caller and its own frames before the worker's:
-			 * the job's function is the entry after the last
-			 * of the machinery's) */
-			if (job_machinery(f.code)) {
-				out->reraised |= reraising(f.code);
-				no_frame(&out->outer);
-				want_outer = 1;
-			} else if (want_outer) {
+			/* (3.14's worker runs it through a WorkerContext) */
+			if (want_outer && !job_machinery(f.code)) {
 				out->outer = f;
 				want_outer = 0;
 			}
+			if (!worker && job_worker(f.code)) {
+				if (early)
+					return 0;
+				worker = want_outer = 1;
+			}
+			out->reraised |= !worker && reraising(f.code);
 		}
 		if (py_field_u64(py, tb, L->tb_next, &next, NULL) != 1 ||
 		    next == tb)
 			break;
 		tb = next;
 	}
+	return 0;
+}
+
+void py_exception_sites(struct pyproc *py, uint64_t exc,
+			struct py_exc_sites *out)
+{
+	memset(out, 0, sizeof(*out));
+	no_frame(&out->at);
+	no_frame(&out->own);
+	no_frame(&out->outer);
+	if (walk_sites(py, exc, MAX_TB_WALK, 0, out) < 0) {
+		/* (its innermost entries were not reached) */
+		no_frame(&out->at);
+		no_frame(&out->own);
+		out->cut = 1;
+	}
+}
+
+/* Entries looked at for a job's result() or get() raising it again:
+ * they come first, before the worker's. */
+#define MAX_RERAISE_WALK 64
+
+/* Did a result() or get() of its own raise job exception exc again?
+ * Asked before a slot is given, so that a program's many handled jobs
+ * cost no repr and whole traceback each. */
+static int job_reraised(struct pyproc *py, uint64_t exc)
+{
+	struct py_exc_sites s;
+
+	memset(&s, 0, sizeof(s));
+	(void)walk_sites(py, exc, MAX_RERAISE_WALK, 1, &s);
+	return s.reraised;
 }
 
 /* The slot for a new failed task, retrieved or not: a free one, else,
@@ -250,13 +288,14 @@ static void note_job(struct builder *b, const struct found *job)
 
 	if (!exc || exc == py->types.none)
 		return;
-	t = note(b, job->addr, job->interp_id, exc, taken);
+	/* (its result() or get() raised it again: its traceback says so) */
+	t = note(b, job->addr, job->interp_id, exc,
+		 taken || job_reraised(py, exc));
 	if (!t)
 		return;
 	t->job = pool ? PY_FAILED_POOL_JOB : PY_FAILED_JOB;
-	/* (its result() or get() raised it again: its traceback says so) */
-	t->retrieved |= t->sites.reraised;
-	/* (a process pool's job raised in its child: no frame here) */
+	/* (a process pool's job raised in its child: no frame here; a
+	 * Future made by hand: no worker's) */
 	if (!t->sites.outer.code)
 		return;
 	strbuf_init(&sb);
@@ -266,45 +305,73 @@ static void note_job(struct builder *b, const struct found *job)
 	strbuf_release(&sb);
 }
 
-/* Children of one gather looked at, and gathers within gathers. */
+/* Children of one gather looked at, gathers within gathers, and the
+ * children looked at in all (gather() keeps a future it was given
+ * twice twice: gathers of gathers of one repeated future would
+ * multiply). */
 #define MAX_GATHERED 4096
 #define MAX_GATHER_DEPTH 4
+#define MAX_GATHERED_ALL 65536
+
+struct gathered {
+	struct addrmap seen;      /* gathers looked at */
+	size_t budget;            /* children left to look at */
+};
 
 /* Mark the failed tasks among gather future fut's children (and its
  * children gathers') as gathered by task. */
-static void mark_gathered(struct builder *b, uint64_t fut, uint64_t task,
-			  int depth)
+static void mark_gathered(struct builder *b, struct gathered *g,
+			  uint64_t fut, uint64_t task, int depth)
 {
 	struct py_async *a = b->out;
 	uint64_t *items, type;
 	size_t n = 0, i, k;
 
-	if (depth >= MAX_GATHER_DEPTH)
+	if (depth >= MAX_GATHER_DEPTH || !g->budget ||
+	    !addrmap_add(&g->seen, fut))
 		return;
 	items = xmallocarray(MAX_GATHERED, sizeof(*items));
 	if (pyseq_items(b->py, pyobj_own_or_0(b->py, fut, "_children"), items,
 			MAX_GATHERED, &n, NULL) < 0)
 		n = 0;
-	for (i = 0; i < n && i < MAX_GATHERED; i++) {
+	for (i = 0; i < n && i < MAX_GATHERED && g->budget; i++, g->budget--) {
 		for (k = 0; k < a->nfailed; k++)
 			if (a->failed[k].addr == items[i])
 				a->failed[k].gathered_by = task;
 		if (pyobj_read_type(b->py, items[i], &type, NULL) == 0 &&
 		    !strcmp(py_short_type_name(py_type_name_cached(b->py, type)),
 			    "_GatheringFuture"))
-			mark_gathered(b, items[i], task, depth + 1);
+			mark_gathered(b, g, items[i], task, depth + 1);
 	}
 	free(items);
+}
+
+/* Failed jobs sharing one exception object: a job that called another
+ * Future's result(), which raised the other's exception in it (the
+ * other's traceback is the same object, the outer's).  One of them
+ * stands for all: the others' exceptions were retrieved. */
+static void shared_exceptions(struct py_async *a)
+{
+	size_t i, k;
+
+	for (i = 0; i < a->nfailed; i++)
+		for (k = i + 1; a->failed[i].job && k < a->nfailed; k++)
+			if (a->failed[k].job &&
+			    a->failed[k].exception == a->failed[i].exception)
+				a->failed[k].retrieved = 1;
 }
 
 void tasks_finish_failures(struct builder *b)
 {
 	struct py_async *a = b->out;
+	struct gathered g;
 	uintptr_t k;
 	size_t i;
 
 	for (i = 0; i < b->njob; i++)
 		note_job(b, &b->jobs[i]);
+	a->jobs_unread = b->jobs_more;
+	shared_exceptions(a);
 
 	/* a closed coroutine a failed task keeps (up to 3.11) is its */
 	for (i = 0; i < a->nfailed; i++) {
@@ -313,11 +380,14 @@ void tasks_finish_failures(struct builder *b)
 		if (k)
 			py_async_set_owner(a, k - 1, a->failed[i].addr);
 	}
+	addrmap_init(&g.seen);
+	g.budget = MAX_GATHERED_ALL;
 	for (i = 0; a->nfailed && i < a->ntasks; i++) {
 		const struct py_task *t = &a->tasks[i];
 
 		if (t->waiter && t->waiter_type &&
 		    !strcmp(t->waiter_type, "_GatheringFuture"))
-			mark_gathered(b, t->waiter, t->addr, 0);
+			mark_gathered(b, &g, t->waiter, t->addr, 0);
 	}
+	addrmap_release(&g.seen);
 }

@@ -73,10 +73,13 @@ static int visit(uint64_t obj, uint64_t type, uint64_t interp, void *data)
 	if (aio_is_task(c))
 		found_add(&b->tasks, &b->ntask, &b->task_alloc, obj, (int)c,
 			  walk_interp_id(b, interp));
-	else if ((c == AIO_CF_FUTURE || c == AIO_MP_RESULT) &&
-		 b->njob < MAX_JOBS_SEEN)
-		found_add(&b->jobs, &b->njob, &b->job_alloc, obj, (int)c,
-			  walk_interp_id(b, interp));
+	else if (c == AIO_CF_FUTURE || c == AIO_MP_RESULT) {
+		if (b->njob < MAX_JOBS_LOOKED_AT)
+			found_add(&b->jobs, &b->njob, &b->job_alloc, obj,
+				  (int)c, walk_interp_id(b, interp));
+		else
+			b->jobs_more++;
+	}
 	return 0;
 }
 

@@ -145,14 +145,16 @@ struct py_exc_sites {
 	struct py_frame at;       /* the innermost entry */
 	struct py_frame own;      /* the innermost in the program's own
 				     code (readers/usercode.h) */
-	struct py_frame outer;    /* the first entry after the last in
-				     concurrent.futures' or multiprocessing's
-				     own files (the first of all where none
-				     is): a job's function */
+	struct py_frame outer;    /* the first entry after the first
+				     worker's (concurrent.futures'
+				     _WorkItem.run(), a multiprocessing
+				     pool's worker()) outside their files:
+				     a job's function; none without one */
 	int reraised;             /* an entry in concurrent/futures/
 				     _base.py or multiprocessing/pool.py's
-				     get(): a Future's result() or a pool
-				     result's get() raised it again */
+				     get() before the worker's: a Future's
+				     result() or a pool result's get()
+				     raised it again */
 	int cut;                  /* longer than followed: none known */
 };
 
@@ -165,6 +167,9 @@ struct py_exc_sites {
  * logs nothing ever.
  */
 #define PY_MAX_FAILED_TASKS 64
+/* concurrent.futures Futures and pool results looked at: one dict
+ * lookup or two each. */
+#define MAX_JOBS_LOOKED_AT 65536
 enum { PY_FAILED_TASK, PY_FAILED_JOB, PY_FAILED_POOL_JOB };
 struct py_failed_task {
 	/* PY_FAILED_TASK: an asyncio task; PY_FAILED_JOB: an executor's
@@ -247,6 +252,9 @@ struct py_async {
 	 * forked, whose are its parent's copies. */
 	struct py_failed_task *failed;
 	size_t nfailed, failed_more;
+	/* Futures and pool results past the first MAX_JOBS_LOOKED_AT the
+	 * heap walk found, not looked at for failed jobs. */
+	size_t jobs_unread;
 	/* Await chains (tasks', trio tasks') cut at PY_MAX_CHAIN. */
 	size_t chains_cut;
 	/* 1: the process is a child multiprocessing forked (a process

@@ -46,8 +46,9 @@ struct builder {
 	struct found *jobs;       /* concurrent.futures Futures and
 				     multiprocessing pools' results (what:
 				     their enum aio_class), the first
-				     MAX_JOBS_SEEN found */
+				     MAX_JOBS_LOOKED_AT found */
 	size_t njob, job_alloc;
+	size_t jobs_more;         /* found past MAX_JOBS_LOOKED_AT */
 	size_t gens_alloc;
 	struct task_fields *fields; /* of out->tasks, in their order */
 	long *next;               /* gens awaited (see index_awaiting()) */
@@ -90,9 +91,6 @@ void tasks_note_failure(struct builder *b, const struct found *found,
  * will collect marked (gathered_by). */
 void tasks_finish_failures(struct builder *b);
 
-/* Futures and pool results the heap walk keeps, to look for failed
- * jobs among: one dict lookup or two each. */
-#define MAX_JOBS_SEEN 65536
 
 /* Lookups started this many generators (or tasks) ahead of their use. */
 #define PREFETCH_AHEAD 16

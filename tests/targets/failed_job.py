@@ -6,7 +6,9 @@ A ThreadPoolExecutor's job, producer(), raises in json.loads() (in the
 json module); the main thread waits on the queue it would have filled.
 Nothing asks for its Future's result: its exception is silent for ever.
 Beside it, two failed jobs whose exceptions were taken: one whose
-result() raised it again (caught), one with a done callback.
+result() raised it again (caught), one with a done callback; and a job,
+inner_wait(), whose result() of another job's Future raised the other's
+exception in it: one exception, two Futures, one cause (the outer's).
 
 With "pool", the same of a multiprocessing ThreadPool's apply_async()
 (the handled one's get() raised it, the third has an error_callback),
@@ -14,7 +16,7 @@ and a process Pool's job that raised in its child ("child": its
 ApplyResult's id and exception only: no traceback crosses).
 
 READY_FILE gets, as JSON, "pid", and for each job ("silent", "handled",
-"callback") its Future's id(), its exception's class (__module__,
+"callback", "outer") its Future's id(), its exception's class (__module__,
 __name__) and args' repr(), and traceback.extract_tb() of it (file,
 line, name).
 """
@@ -52,8 +54,16 @@ def crunch(n):
     raise ValueError("chunk %d" % n)
 
 
+def inner_wait(pool):
+    return pool.submit(nested).result()  # MARK: inner-wait
+
+
+def nested():
+    raise ValueError("nested")
+
+
 def executor_jobs(q):
-    pool = concurrent.futures.ThreadPoolExecutor(1)
+    pool = concurrent.futures.ThreadPoolExecutor(2)
     silent = pool.submit(producer, q)
     caught = pool.submit(handled, 1)
     try:
@@ -62,8 +72,9 @@ def executor_jobs(q):
         pass
     called = pool.submit(handled, 2)
     called.add_done_callback(lambda f: None)
-    concurrent.futures.wait([silent, caught, called])
-    return silent, caught, called, None
+    outer = pool.submit(inner_wait, pool)
+    concurrent.futures.wait([silent, caught, called, outer])
+    return silent, caught, called, None, outer
 
 
 def pool_jobs(q):
@@ -87,7 +98,8 @@ if __name__ == "__main__":
     q = queue.Queue()
     jobs = (pool_jobs if sys.argv[2:] == ["pool"] else executor_jobs)(q)
     doc = {"pid": os.getpid()}
-    for name, job in zip(("silent", "handled", "callback", "child"), jobs):
+    for name, job in zip(("silent", "handled", "callback", "child",
+                          "outer"), jobs):
         if job is not None:
             doc[name] = describe(job)
     write_ready(sys.argv[1], doc)

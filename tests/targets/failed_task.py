@@ -1,6 +1,7 @@
 """A task that raised, still referenced, and what waits for its work.
 
-Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile]
+Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile|crowd|
+                                 fanout]
 
 - queue: a producer task's json.loads() raises (in the json module);
   the consumer waits on its queue for ever; nothing awaits the producer,
@@ -13,7 +14,10 @@ Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile]
   message hold control characters and quotes, in a task so named;
 - crowd: as queue, with 100 failed tasks whose exceptions were asked
   for (a server's handled failures, kept in a list) and 5 more whose
-  exceptions nothing asked for, made before the producer.
+  exceptions nothing asked for, made before the producer;
+- fanout: as queue, the consumer in gathers of gathers of one repeated
+  future (gather(*[g] * 400), four deep): each gather lists its
+  children, so a walk of them without memory does 400 ** 4 steps.
 
 READY_FILE gets, as JSON, "pid", and for the failed task "task" (its
 id()), "name" (its get_name() from 3.8, else null), "retrieved" (its
@@ -90,6 +94,11 @@ async def queue_main():
     while not p.done():
         await asyncio.sleep(0.01)
     write_ready(ready, describe(p))
+    if mode == "fanout":
+        g = loop.create_task(consumer(q))
+        for level in range(4):
+            g = asyncio.gather(*[g] * 400)
+        await g
     await consumer(q)
 
 
