@@ -37,6 +37,9 @@ void report_text_async(FILE *out, const struct collection *c);
  * text: cli/timer_text.h. */
 void report_json_timed_awaiting(struct json *j, const struct py_task *t,
 				double clock_s);
+/* report_tasks.c: the name of the Python thread whose kernel id is tid,
+ * or NULL. */
+const char *report_thread_name(const struct collection *c, int tid);
 /* report_failed.c: the tasks that ended by raising, whose exception
  * nothing retrieved (text, after the task trees), and all of those read
  * ("failed_tasks", "failed_tasks_not_read"). */

@@ -14,18 +14,15 @@
 
 static void text_thread(FILE *out, const struct collection *c, int tid)
 {
-	size_t i;
+	const char *name = tid ? report_thread_name(c, tid) : NULL;
 
 	if (!tid)
 		return;
 	fprintf(out, ", thread %d", tid);
-	for (i = 0; i < c->snap.nthreads; i++) {
-		if (c->snap.threads[i].tid != tid || !c->snap.threads[i].name)
-			continue;
+	if (name) {
 		fputs(" \"", out);
-		esc_put(out, c->snap.threads[i].name, ESC_NAME, 0);
+		esc_put(out, name, ESC_NAME, 0);
 		fputc('"', out);
-		break;
 	}
 }
 

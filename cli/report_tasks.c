@@ -437,7 +437,7 @@ static void reach_from(const struct tree *t, size_t from,
 	}
 }
 
-static const char *thread_name_of(const struct collection *c, int tid)
+const char *report_thread_name(const struct collection *c, int tid)
 {
 	size_t i;
 
@@ -482,7 +482,7 @@ static void loop_header(struct tree *t, const struct py_task *first,
 		(unsigned long long)first->loop);
 	if (first->tid) {
 		fprintf(t->out, " (thread %d", first->tid);
-		tname = thread_name_of(t->c, first->tid);
+		tname = report_thread_name(t->c, first->tid);
 		if (tname) {
 			fputs(" \"", t->out);
 			esc_put(t->out, tname, ESC_NAME, 0);

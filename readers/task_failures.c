@@ -202,8 +202,7 @@ static struct py_failed_task *failed_slot(struct py_async *a, int retrieved)
 /* A new failed task or job at addr, its exception exc read, into a
  * slot; NULL when it is left out. */
 static struct py_failed_task *note(struct builder *b, uint64_t addr,
-				   int64_t interp_id, uint64_t exc,
-				   int retrieved)
+				   uint64_t exc, int retrieved)
 {
 	struct py_async *a = b->out;
 	struct py_failed_task *t = failed_slot(a, retrieved);
@@ -214,8 +213,6 @@ static struct py_failed_task *note(struct builder *b, uint64_t addr,
 	memset(t, 0, sizeof(*t));
 	t->addr = addr;
 	t->exception = exc;
-	t->interp_id = interp_id;
-	t->interp_main = interp_id < 0 ? -1 : interp_id == 0;
 	t->retrieved = retrieved;
 	strbuf_init(&sb);
 	pyrepr_exception(b->py, exc, &sb);
@@ -228,8 +225,8 @@ static struct py_failed_task *note(struct builder *b, uint64_t addr,
 void tasks_note_failure(struct builder *b, const struct found *found,
 			const struct task_fields *f, int tid)
 {
-	struct py_failed_task *t = note(b, found->addr, found->interp_id,
-					f->exception, !f->log_tb);
+	struct py_failed_task *t = note(b, found->addr, f->exception,
+					!f->log_tb);
 
 	if (!t)
 		return;
@@ -289,7 +286,7 @@ static void note_job(struct builder *b, const struct found *job)
 	if (!exc || exc == py->types.none)
 		return;
 	/* (its result() or get() raised it again: its traceback says so) */
-	t = note(b, job->addr, job->interp_id, exc,
+	t = note(b, job->addr, exc,
 		 taken || job_reraised(py, exc));
 	if (!t)
 		return;

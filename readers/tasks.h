@@ -185,8 +185,6 @@ struct py_failed_task {
 	char *name;               /* in py_async.pool; a job's function,
 				     "fetch()", or NULL when not known */
 	int tid;                  /* thread running its loop, 0 unknown */
-	int64_t interp_id;
-	int interp_main;
 	/* Something asked for its exception (await, result(), exception(),
 	 * a gather's return_exceptions): the future's log_tb flag cleared.
 	 * A job: its result() raised it again (sites.reraised), or it has a
