@@ -559,19 +559,18 @@ static void summarize_waits(struct run_summary *s, int pid,
 	strbuf_release(&sb);
 }
 
-/* Seen running between samples, but at the same line at every one: a
+/* Seen running between samples, but in one place at every one: a
  * loop polling inside a task's step (time.sleep() in a loop, SQLite's
  * busy handler) holds its event loop as a stuck one does -- unless
  * another task of the loop was seen moving (a step that sleeps, then
  * awaits: loop_turns()). */
 static int polls(const struct run_seen *seen)
 {
-	return seen->state == RUN_SEEN_MOVING && seen->same_all &&
-	       seen->same_for > 0;
+	return seen->state == RUN_SEEN_MOVING && run_seen_same_for(seen) > 0;
 }
 
 /*
- * A thread the samples saw stuck (or busy), or polling at one line, in
+ * A thread the samples saw stuck (or busy), or polling in one place, in
  * a task's step: the task's
  * coroutine is running on it and has not gone back to its event loop,
  * so none of the loop's other tasks can run, whatever they wait on (a
@@ -628,8 +627,9 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		strbuf_addstr(&sb, "' and has not gone back to its loop");
 		blocked_add_seen(&sb, &b[i].seen);
 		if (polls(&b[i].seen))
-			strbuf_addf(&sb, " (at that line at every sample, "
-				    "%.1fs)", b[i].seen.same_for);
+			strbuf_addf(&sb, " (%s at every sample, %.1fs)",
+				    run_seen_same_place(&b[i].seen),
+				    run_seen_same_for(&b[i].seen));
 		if (others)
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
 				    "run", others, others == 1 ? "" : "s");

@@ -18,6 +18,9 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->at_least = it->last_progress <= it->first_seen;
 	out->same_all = it->same_since <= it->first_seen;
 	out->same_for = it->last_seen - it->same_since;
+	out->call_all = it->kind == WATCH_THREAD &&
+			it->call_same_since <= it->first_seen;
+	out->call_for = it->last_seen - it->call_same_since;
 	/* (An idle thread is stuck or not here: the caller says what it
 	 * is apart, cli/thread_idle.h.) */
 	switch (watch_progress_of(t, it)) {
@@ -37,6 +40,21 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	case WATCH_IDLE:
 		break;
 	}
+}
+
+double run_seen_same_for(const struct run_seen *seen)
+{
+	if (seen->same_all && seen->same_for > 0)
+		return seen->same_for;
+	if (seen->call_all && seen->call_for > 0)
+		return seen->call_for;
+	return 0;
+}
+
+const char *run_seen_same_place(const struct run_seen *seen)
+{
+	return seen->same_all && seen->same_for > 0 ? "at that line" :
+	       "in that function";
 }
 
 void run_seen_task(const struct watch_tracker *t, uint64_t addr,

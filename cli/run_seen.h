@@ -33,7 +33,21 @@ struct run_seen {
 	 * MOVING, and this). */
 	int same_all;
 	double same_for;
+	/* Threads: in the same call of its user frame at every sample
+	 * (at one line of it or at several), for call_for seconds. */
+	int call_all;
+	double call_for;
 };
+
+/*
+ * Seen in one place at every sample, whether it ran between or not: at
+ * one line, or (a thread) within one call of its user frame, as a loop
+ * that polls is at its sleep's line or, now and then, at its check's.
+ * The seconds it has been, or 0 when not; and the place in words, "at
+ * that line" or "in that function".
+ */
+double run_seen_same_for(const struct run_seen *seen);
+const char *run_seen_same_place(const struct run_seen *seen);
 
 /* t may be NULL (then RUN_SEEN_UNKNOWN). */
 void run_seen_task(const struct watch_tracker *t, uint64_t addr,

@@ -391,8 +391,8 @@ static void db_lines(struct run_cause *cause, const struct run_summary *s,
 static int seen_waiting(const struct run_seen *seen)
 {
 	return seen->state == RUN_SEEN_STUCK ||
-	       (seen->state == RUN_SEEN_MOVING && seen->same_all &&
-		seen->same_for > 0);
+	       (seen->state == RUN_SEEN_MOVING &&
+		run_seen_same_for(seen) > 0);
 }
 
 /* " (stuck for at least 2.5s)", " (retrying at that line at every
@@ -400,8 +400,9 @@ static int seen_waiting(const struct run_seen *seen)
 static void add_seen(struct strbuf *sb, const struct run_seen *seen)
 {
 	if (seen->state == RUN_SEEN_MOVING) {
-		strbuf_addf(sb, " (retrying at that line at every sample, "
-			    "%.1fs)", seen->same_for);
+		strbuf_addf(sb, " (retrying %s at every sample, %.1fs)",
+			    run_seen_same_place(seen),
+			    run_seen_same_for(seen));
 		return;
 	}
 	strbuf_addstr(sb, " (");
@@ -414,7 +415,7 @@ void run_summarize_sqlite(struct run_summary *s, const struct collection *c,
 {
 	int pid = collect_proc_pid(c);
 	size_t i, n = 0, w[THREADS_NAMED], ndb;
-	struct run_seen seen, first = { RUN_SEEN_UNKNOWN, 0, 0, 0, 0, 0 };
+	struct run_seen seen, first;
 	struct run_cause *cause;
 	const char *dbs[1];
 	struct db_scan d;
@@ -422,6 +423,7 @@ void run_summarize_sqlite(struct run_summary *s, const struct collection *c,
 
 	if (!c->is_live || !t || !s->facts)
 		return;
+	memset(&first, 0, sizeof(first));
 	/* Bounded by the snapshot's threads. */
 	for (i = 0; i < c->snap.nthreads; i++) {
 		const struct py_thread *th = &c->snap.threads[i];

@@ -11,9 +11,9 @@
 #include "cli/report_graph.h"
 #include "cli/sched_idle.h"
 #include "cli/thread_idle.h"
+#include "cli/watch_probe.h"
 #include "cli/watch_timers.h"
 #include "common/hash.h"
-#include "common/le.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/native_merge.h"
@@ -181,6 +181,19 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 	if (th->nframes) {
 		if (user == th->nframes)
 			user = 0;
+		/* its user frame and the frames it was called from */
+		o.call_fingerprint = CS_FNV_START;
+		for (i = user; i < th->nframes; i++) {
+			const struct py_frame *f = &th->frames[i];
+
+			o.call_fingerprint = cs_fnv_u64(o.call_fingerprint,
+							f->addr);
+			o.call_fingerprint = cs_fnv_u64(o.call_fingerprint,
+				f->code ? f->code->addr : 0);
+			if (i > user)
+				o.call_fingerprint = cs_fnv_u64(
+					o.call_fingerprint, (uint64_t)f->line);
+		}
 		frame_place(&th->frames[user], &o.where);
 		if (user != 0)
 			frame_place(&th->frames[0], &o.inner);
@@ -375,8 +388,8 @@ static void task_waits_on(struct strbuf *sb, const struct py_async *a,
 
 /* What changes when a task moves: what it awaits, and its chain of
  * coroutines with their frames and lines. */
-static uint64_t task_fingerprint(const struct py_async *a,
-				 const struct py_task *task)
+uint64_t watch_task_fingerprint(const struct py_async *a,
+				const struct py_task *task)
 {
 	uint64_t fp = cs_fnv_u64(CS_FNV_START, task->waiter);
 	size_t i;
@@ -468,7 +481,7 @@ static void observe_task(struct watch_tracker *t, struct sample *s,
 	o.id = task->addr;
 	o.name = task->name;
 	o.off_cpu_s = s->quiet_s;
-	o.fingerprint = task_fingerprint(a, task);
+	o.fingerprint = watch_task_fingerprint(a, task);
 	/* A trio task has no future to watch: a task looping on
 	 * trio.sleep() parks in new coroutines at the old addresses, but
 	 * with a new deadline in sleep_until()'s locals. */
@@ -654,99 +667,6 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	watch_observe(t, &o);
 }
 
-/*
- * Woken in between, at the same address?  A task that awaits a future
- * is woken and parks on a new one, which the allocator often places
- * where the old one was (a consumer of a queue being fed): two samples
- * then look alike.  So, for a little while after the sample, while the
- * target runs, read the few words that change when that happens: the
- * task's _fut_waiter (cleared while it runs, then the new future) and
- * its future's state (done before the task is woken).  Reads only, no
- * stop: racy, which is fine for "did this ever change".
- */
-#define PROBE_MAX_TASKS 64
-#define PROBE_PAGE 4096
-
-struct probe {
-	uint64_t task, waiter;
-	int done;
-};
-
-/* A word of the running target: 0, or -1 when it cannot be read.  The
- * backend reads whole pages, past the cache (which holds the sample). */
-static int live_word(struct memsrc *ms, uint64_t addr, size_t size,
-		     uint64_t *out)
-{
-	unsigned char page[PROBE_PAGE];
-	uint64_t base = addr & ~(uint64_t)(PROBE_PAGE - 1);
-	size_t off = (size_t)(addr - base);
-	struct cs_err err;
-	long got;
-
-	cs_err_init(&err);
-	if (off + size > PROBE_PAGE)
-		return -1;
-	got = ms->ops->read_raw(ms, base, page, PROBE_PAGE, &err);
-	if (got < 0 || (size_t)got < off + size)
-		return -1;
-	*out = size == 8 ? le_u64(page + off) : le_u32(page + off);
-	return 0;
-}
-
-static void probe_wakeups(struct watch_tracker *t, const struct sample *s,
-			  double budget_ms, struct addrmap *woke)
-{
-	const struct py_layout *L = &s->c->py.layout;
-	struct memsrc *ms = s->c->ms;
-	struct probe p[PROBE_MAX_TASKS];
-	size_t i, n = 0, left;
-	double deadline = cs_now_ms() + budget_ms;
-
-	if (budget_ms <= 0 || !s->c->is_live || !ms || !ms->ops->read_raw ||
-	    L->task_fut_waiter < 0 || L->fut_state < 0)
-		return;
-	for (i = 0; i < s->c->async.ntasks && n < PROBE_MAX_TASKS; i++) {
-		const struct py_task *task = &s->c->async.tasks[i];
-		const struct watch_item *it = watch_find(t, WATCH_TASK,
-							 task->addr);
-		struct cs_err err;
-		uint64_t v;
-
-		if (!it || it->gone || !task->waiter ||
-		    it->fingerprint != task_fingerprint(&s->c->async, task))
-			continue;
-		/* Only tasks with the C layout: the word at that offset in
-		 * the sample is the waiter the reader found there. */
-		cs_err_init(&err);
-		if (memsrc_read_u64(ms, task->addr + (uint64_t)L->task_fut_waiter,
-				    &v, &err) < 0 || v != task->waiter)
-			continue;
-		p[n].task = task->addr;
-		p[n].waiter = task->waiter;
-		p[n].done = 0;
-		n++;
-	}
-	/* bounded by the deadline, and by a count should the clock stall */
-	for (left = n, i = 0; left && i < 1000000 && cs_now_ms() < deadline; i++) {
-		struct probe *q = &p[i % n];
-		uint64_t v;
-
-		if (q->done)
-			continue;
-		if (live_word(ms, q->task + (uint64_t)L->task_fut_waiter, 8, &v) < 0) {
-			q->done = 1;
-			left--;
-			continue;
-		}
-		if (v == q->waiter &&
-		    (live_word(ms, q->waiter + (uint64_t)L->fut_state, 4, &v) < 0 ||
-		     v == 0))
-			continue;
-		addrmap_add(woke, q->task);
-		q->done = 1;
-		left--;
-	}
-}
 
 void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 		const struct watch_cpu *before, const struct watch_cpu *now,
@@ -763,7 +683,7 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 	sm.waits_tid = 0;
 	sm.waits = 0;
 	addrmap_init(&woke);
-	probe_wakeups(t, s, probe_ms, &woke);
+	watch_probe_wakeups(t, c, probe_ms, &woke);
 	watch_begin(t, now_s);
 	for (i = 0; i < s->c->snap.nthreads; i++)
 		observe_thread(t, s, &s->c->snap.threads[i]);

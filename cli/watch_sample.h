@@ -26,10 +26,15 @@
  * asyncio.sleep is told by reading the frame's locals from its copy).
  * For up to probe_ms (0: not at all) it then watches, without stopping
  * the target, the tasks that look unchanged for a wake-up that left no
- * trace in the sample (see probe_wakeups()).
+ * trace in the sample (cli/watch_probe.h).
  */
 void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 		const struct watch_cpu *before, const struct watch_cpu *now,
 		double probe_ms);
+
+/* What changes when a task moves: what it awaits, and its chain of
+ * coroutines with their frames and lines. */
+uint64_t watch_task_fingerprint(const struct py_async *a,
+				const struct py_task *task);
 
 #endif

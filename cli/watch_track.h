@@ -84,6 +84,10 @@ struct watch_obs {
 	uint64_t id;               /* task address, or kernel thread id; != 0 */
 	const char *name;          /* task or thread name, may be NULL */
 	uint64_t fingerprint;      /* changes whenever the object moves */
+	/* Threads: changes when it leaves the call of its user frame
+	 * (where), not when that frame's line does: a loop polling in
+	 * one function, at the sleep's line or the check's. */
+	uint64_t call_fingerprint;
 	int woke;                  /* the caller knows it moved anyway */
 	/* Threads: the kernel's accounting over window_s seconds since the
 	 * previous sample, not counting coroscope's own stop; negative
@@ -134,6 +138,8 @@ struct watch_item {
 					  stack, its lines) is the same,
 					  whether it ran or not: a loop that
 					  polls, asleep at one line */
+	uint64_t call_fingerprint;
+	double call_same_since;        /* the same for its call */
 	int gone;
 	int reported;                  /* a "stuck" event was emitted */
 	double cpu_s, window_s;        /* totals over the watch (threads) */

@@ -1756,12 +1756,51 @@ def test_blocked_loop_polling(work):
     script, res, causes = blocked_loop(work, "poll")
     assert causes and re.search(
         r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
-        r"not gone back to its loop \((stuck for at least [0-9.]+s|at that "
-        r"line at every sample, [0-9.]+s)\); 4 other tasks of the loop "
+        r"not gone back to its loop \((stuck for at least [0-9.]+s|(at that "
+        r"line|in that function) at every sample, [0-9.]+s)\); 4 other "
+        r"tasks of the loop "
         r"cannot run$", causes[0]), res.stderr[:4000]
     line = marker_line(script, "blocked-poll")
     assert "run_blocked_loop.py:%d in blocker: time.sleep(0.01)" % line \
         in causes[1], causes
+
+
+def test_blocked_loop_polling_with_a_wakeup_queued(work):
+    """The same, with a task whose future the blocker set before it
+    polls: done, but its task is never woken (the wake-up is queued
+    behind the blocking step), so it has not moved, and the loop is as
+    blocked.  Before, the samples' probe took the done future for a
+    wake-up at every sample, the task as moving, the loop as turning,
+    and no cause named the loop (the polling test's flake under load,
+    where a sleep's timer fired in the turn the loop blocked in)."""
+    script, res, causes = blocked_loop(work, "poll-woken")
+    assert causes and re.search(
+        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
+        r"not gone back to its loop \((stuck for at least [0-9.]+s|(at that "
+        r"line|in that function) at every sample, [0-9.]+s)\); 5 other "
+        r"tasks of the loop "
+        r"cannot run$", causes[0]), res.stderr[:4000]
+    line = marker_line(script, "blocked-poll")
+    assert "run_blocked_loop.py:%d in blocker: time.sleep(0.01)" % line \
+        in causes[1], causes
+
+
+def test_blocked_loop_polling_at_two_lines(work):
+    """A polling loop that sleeps at two lines in turn: the samples find
+    it at either, within one call of the task's coroutine, and its loop
+    is as blocked.  Before, one sample at another line than the others
+    (one in a hundred for a loop whose check is short: the polling
+    test's other flake) left the loop unnamed."""
+    script, res, causes = blocked_loop(work, "poll-two")
+    assert causes and re.search(
+        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
+        r"not gone back to its loop \((stuck for at least [0-9.]+s|(at that "
+        r"line|in that function) at every sample, [0-9.]+s)\); 4 other "
+        r"tasks of the loop cannot run$", causes[0]), res.stderr[:4000]
+    lines = [marker_line(script, m)
+             for m in ("blocked-poll-a", "blocked-poll-b")]
+    assert any("run_blocked_loop.py:%d in blocker: time.sleep(0.005)" % n
+               in causes[1] for n in lines), causes
 
 
 def test_loop_turning_between_blocking_calls(work):

@@ -1,13 +1,20 @@
 """A `coroscope run` target: an event loop blocked inside a task's step.
 
-Usage: run_blocked_loop.py READY_FILE [sleep|recv|poll|yields]
+Usage: run_blocked_loop.py READY_FILE
+                           [sleep|recv|poll|poll-woken|poll-two|yields]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
 sets) inside its coroutine, or, with "yields", time.sleep(0.05) and then
-`await asyncio.sleep(0)` in a loop (the loop turns between: not blocked), so its loop never runs again: a ticker,
-a queue's consumer and producer, and main()'s gather all stay parked,
-none of them the cause.  Writes READY_FILE just before blocking.
+`await asyncio.sleep(0)` in a loop (the loop turns between: not
+blocked), so its loop never runs again: a ticker, a queue's consumer
+and producer, and main()'s gather all stay parked, none of them the
+cause.  With "poll-woken", a fifth task awaits a future the blocker
+sets before it polls: done, its task's wake-up queued behind the
+blocker's step for ever (as when a sleep's timer fires in the turn the
+loop blocks in).  With "poll-two", the polling loop sleeps at two
+lines in turn, so that the samples find it at either.  Writes READY_FILE just before
+blocking.
 
 Runs on 3.6+.
 """
@@ -34,17 +41,26 @@ async def producer(q):
         await q.put(1)
 
 
-async def blocker(ready, how):
+async def woken(fut):
+    await fut  # MARK: woken
+
+
+async def blocker(ready, how, fut):
     await asyncio.sleep(0.3)
+    fut.set_result(1)
     with open(ready + ".tmp", "w") as f:
         f.write(str(os.getpid()))
     os.rename(ready + ".tmp", ready)
     if how == "recv":
         a, b = socket.socketpair()
         a.recv(10)  # MARK: blocked-recv
-    elif how == "poll":
+    elif how in ("poll", "poll-woken"):
         while not os.path.exists(ready + ".never"):
             time.sleep(0.01)  # MARK: blocked-poll
+    elif how == "poll-two":
+        while not os.path.exists(ready + ".never"):
+            time.sleep(0.005)  # MARK: blocked-poll-a
+            time.sleep(0.005)  # MARK: blocked-poll-b
     elif how == "yields":
         while True:
             time.sleep(0.05)
@@ -55,8 +71,12 @@ async def blocker(ready, how):
 
 async def main(ready, how):
     q = asyncio.Queue()
-    tasks = [asyncio.ensure_future(c) for c in
-             (ticker(), consumer(q), producer(q), blocker(ready, how))]
+    fut = asyncio.get_event_loop().create_future()
+    coros = [ticker(), consumer(q), producer(q)]
+    if how == "poll-woken":
+        coros.append(woken(fut))
+    coros.append(blocker(ready, how, fut))
+    tasks = [asyncio.ensure_future(c) for c in coros]
     if hasattr(tasks[-1], "set_name"):
         tasks[-1].set_name("blocker")
     await asyncio.gather(*tasks)

@@ -411,9 +411,42 @@ static void test_off_cpu_first(void)
 	watch_tracker_release(&t);
 }
 
+/* A loop polling at two lines of one function: its stack (its lines)
+ * changes from sample to sample, the call it polls in does not; a new
+ * call is a new place. */
+static void test_polling_call(void)
+{
+	static const uint64_t fps[] = { 1, 2, 1, 1, 2 };
+	struct watch_tracker t;
+	struct watch_obs o;
+	const struct watch_item *it;
+	size_t i;
+
+	watch_tracker_init(&t, 2.0);
+	for (i = 0; i < sizeof(fps) / sizeof(fps[0]); i++) {
+		o = thread(800, fps[i], 0.001, 3);
+		o.call_fingerprint = 99;
+		watch_begin(&t, (double)i);
+		watch_observe(&t, &o);
+		watch_end(&t);
+	}
+	it = watch_find(&t, WATCH_THREAD, 800);
+	CHECK(it && it->same_since == 4.0 && it->call_same_since == 0.0 &&
+	      it->first_seen == 0.0,
+	      "polling at two lines: one call since the first sample");
+	o = thread(800, 1, 0.001, 3);
+	o.call_fingerprint = 98;
+	watch_begin(&t, 5.0);
+	watch_observe(&t, &o);
+	watch_end(&t);
+	CHECK(it->call_same_since == 5.0, "another call: from now");
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
 	test_off_cpu_first();
+	test_polling_call();
 	test_kind_label();
 	test_carried();
 	test_other_kinds();
