@@ -1749,20 +1749,25 @@ def blocked_loop(work, how):
     return script, res, likely_causes(res.stderr)
 
 
+def assert_polling_blocks(script, res, causes, others, lines):
+    """causes[0] says a polling loop blocks the loop of `others` other
+    tasks, causes[1] where: at one of the marked lines."""
+    assert causes and re.search(
+        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
+        r"not gone back to its loop \((stuck for at least [0-9.]+s|(at that "
+        r"line|in that function) at every sample, [0-9.]+s)\); %d other "
+        r"tasks of the loop cannot run$" % others, causes[0]), \
+        res.stderr[:4000]
+    assert any("run_blocked_loop.py:%d in blocker: time.sleep(0.0"
+               % marker_line(script, m) in causes[1] for m in lines), causes
+
+
 def test_blocked_loop_polling(work):
     """A loop of time.sleep(0.01) inside a coroutine, polling for a flag:
     the thread runs between samples, but at one line, and its loop is as
     blocked (before, no cause named the loop)."""
     script, res, causes = blocked_loop(work, "poll")
-    assert causes and re.search(
-        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
-        r"not gone back to its loop \((stuck for at least [0-9.]+s|(at that "
-        r"line|in that function) at every sample, [0-9.]+s)\); 4 other "
-        r"tasks of the loop "
-        r"cannot run$", causes[0]), res.stderr[:4000]
-    line = marker_line(script, "blocked-poll")
-    assert "run_blocked_loop.py:%d in blocker: time.sleep(0.01)" % line \
-        in causes[1], causes
+    assert_polling_blocks(script, res, causes, 4, ["blocked-poll"])
 
 
 def test_blocked_loop_polling_with_a_wakeup_queued(work):
@@ -1774,15 +1779,7 @@ def test_blocked_loop_polling_with_a_wakeup_queued(work):
     and no cause named the loop (the polling test's flake under load,
     where a sleep's timer fired in the turn the loop blocked in)."""
     script, res, causes = blocked_loop(work, "poll-woken")
-    assert causes and re.search(
-        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
-        r"not gone back to its loop \((stuck for at least [0-9.]+s|(at that "
-        r"line|in that function) at every sample, [0-9.]+s)\); 5 other "
-        r"tasks of the loop "
-        r"cannot run$", causes[0]), res.stderr[:4000]
-    line = marker_line(script, "blocked-poll")
-    assert "run_blocked_loop.py:%d in blocker: time.sleep(0.01)" % line \
-        in causes[1], causes
+    assert_polling_blocks(script, res, causes, 5, ["blocked-poll"])
 
 
 def test_blocked_loop_polling_at_two_lines(work):
@@ -1792,15 +1789,8 @@ def test_blocked_loop_polling_at_two_lines(work):
     (one in a hundred for a loop whose check is short: the polling
     test's other flake) left the loop unnamed."""
     script, res, causes = blocked_loop(work, "poll-two")
-    assert causes and re.search(
-        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
-        r"not gone back to its loop \((stuck for at least [0-9.]+s|(at that "
-        r"line|in that function) at every sample, [0-9.]+s)\); 4 other "
-        r"tasks of the loop cannot run$", causes[0]), res.stderr[:4000]
-    lines = [marker_line(script, m)
-             for m in ("blocked-poll-a", "blocked-poll-b")]
-    assert any("run_blocked_loop.py:%d in blocker: time.sleep(0.005)" % n
-               in causes[1] for n in lines), causes
+    assert_polling_blocks(script, res, causes, 4,
+                          ["blocked-poll-a", "blocked-poll-b"])
 
 
 def test_loop_turning_between_blocking_calls(work):
