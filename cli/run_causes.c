@@ -597,6 +597,18 @@ static int loop_turns(const struct py_async *a, const struct py_task *task,
 	return 0;
 }
 
+/* A busy thread runs a task's step at the stop; has it run that one
+ * step at every sample, since the first or as long as the stuck
+ * threshold?  A busy server's loop runs a new one at each (a handler
+ * caught in its step), and turns. */
+static int one_long_step(const struct run_seen *seen,
+			 const struct py_task *task,
+			 const struct watch_tracker *tr)
+{
+	return seen->step == task->addr &&
+	       (seen->step_all || (tr && seen->step_for >= tr->stuck_s));
+}
+
 static void summarize_blocked_loops(struct run_summary *s, int pid,
 				    const struct py_async *a,
 				    const struct blocked *b, size_t n,
@@ -615,7 +627,9 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		if ((b[i].seen.state != RUN_SEEN_STUCK &&
 		     b[i].seen.state != RUN_SEEN_BUSY && !polls(&b[i].seen)) ||
 		    !t->nframes || !(task = py_async_running_task(a, t->tid)) ||
-		    (polls(&b[i].seen) && loop_turns(a, task, tr)))
+		    (polls(&b[i].seen) && loop_turns(a, task, tr)) ||
+		    (b[i].seen.state == RUN_SEEN_BUSY &&
+		     !one_long_step(&b[i].seen, task, tr)))
 			continue;
 		for (k = 0, others = 0; k < a->ntasks; k++)
 			others += &a->tasks[k] != task &&

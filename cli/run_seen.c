@@ -21,6 +21,9 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->call_all = it->kind == WATCH_THREAD &&
 			it->call_same_since <= it->first_seen;
 	out->call_for = it->last_seen - it->call_same_since;
+	out->step = it->kind == WATCH_THREAD ? it->step : 0;
+	out->step_all = out->step && it->step_same_since <= it->first_seen;
+	out->step_for = it->last_seen - it->step_same_since;
 	/* (An idle thread is stuck or not here: the caller says what it
 	 * is apart, cli/thread_idle.h.) */
 	switch (watch_progress_of(t, it)) {

@@ -37,6 +37,12 @@ struct run_seen {
 	 * (at one line of it or at several), for call_for seconds. */
 	int call_all;
 	double call_for;
+	/* Threads: the asyncio task whose step ran on it at the last
+	 * sample (0: none), running at every sample since step_for
+	 * seconds; step_all, since the first. */
+	uint64_t step;
+	int step_all;
+	double step_for;
 };
 
 /*

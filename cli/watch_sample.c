@@ -151,6 +151,7 @@ static const char *native_innermost(const struct native_thread *nt)
 static void observe_thread(struct watch_tracker *t, const struct sample *s,
 			   const struct py_thread *th)
 {
+	const struct py_task *running;
 	struct watch_obs o;
 	struct watch_window w;
 	size_t i, user = th->nframes;
@@ -178,6 +179,8 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 			user = i;
 	}
 	o.where.line = o.inner.line = -1;
+	if ((running = py_async_running_task(&s->c->async, th->tid)))
+		o.step = running->addr;
 	if (th->nframes) {
 		if (user == th->nframes)
 			user = 0;

@@ -154,7 +154,7 @@ static void start_over(const struct watch_tracker *t, struct watch_item *it,
 	 * least" stays true) */
 	it->last_progress = t->now -
 			    (o->off_cpu_s >= 1 ? floor(o->off_cpu_s) : 0);
-	it->same_since = it->call_same_since = t->now;
+	it->same_since = it->call_same_since = it->step_same_since = t->now;
 	it->gone = 0;
 	it->reported = 0;
 	it->cpu_s = it->window_s = 0;
@@ -208,6 +208,9 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		it->same_since = t->now;
 	if (o->call_fingerprint != it->call_fingerprint)
 		it->call_same_since = t->now;
+	if (o->step != it->step)
+		it->step_same_since = t->now;
+	it->step = o->step;
 	it->fingerprint = o->fingerprint;
 	it->call_fingerprint = o->call_fingerprint;
 	it->last_seen = t->now;

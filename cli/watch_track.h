@@ -88,6 +88,8 @@ struct watch_obs {
 	 * (where), not when that frame's line does: a loop polling in
 	 * one function, at the sleep's line or the check's. */
 	uint64_t call_fingerprint;
+	/* Threads: the asyncio task whose step runs on it, 0 when none. */
+	uint64_t step;
 	int woke;                  /* the caller knows it moved anyway */
 	/* Threads: the kernel's accounting over window_s seconds since the
 	 * previous sample, not counting coroscope's own stop; negative
@@ -140,6 +142,8 @@ struct watch_item {
 					  polls, asleep at one line */
 	uint64_t call_fingerprint;
 	double call_same_since;        /* the same for its call */
+	uint64_t step;                 /* a thread's running task */
+	double step_same_since;        /* the same task's step since */
 	int gone;
 	int reported;                  /* a "stuck" event was emitted */
 	double cpu_s, window_s;        /* totals over the watch (threads) */

@@ -1802,6 +1802,31 @@ def test_loop_turning_between_blocking_calls(work):
         res.stderr[:4000]
 
 
+def test_blocked_loop_busy(work):
+    """A step that computes for ever: its thread busy, its loop
+    blocked."""
+    script, res, causes = blocked_loop(work, "spin")
+    assert causes and re.search(
+        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
+        r"not gone back to its loop \(busy, [0-9]+% of a CPU\); 4 other "
+        r"tasks of the loop cannot run$", causes[0]), res.stderr[:4000]
+    assert "run_blocked_loop.py:%d in blocker" % marker_line(
+        script, "blocked-spin") in causes[1], causes
+
+
+def test_busy_loop_of_short_steps_is_not_blocked(work):
+    """One short task after another, each computing 20 ms in one step:
+    the loop's thread is busy and runs a task's step at every sample,
+    but a new task's each time.  Before, the step running at the dump
+    made an "event loop blocked" cause (a busy asyncio server's, its
+    handlers caught in their steps, in one run of four)."""
+    script, res, causes = blocked_loop(work, "churn")
+    assert not any("event loop blocked" in c for c in causes), \
+        res.stderr[:4000]
+    assert any(re.search(r"thread \d+ \S+ is busy, [0-9]+% of a CPU", c)
+               for c in causes), res.stderr[:4000]
+
+
 def test_blocked_loop_in_a_read(work):
     """The same for a blocking recv() in a coroutine (no futex: a
     thread in a read), with the C call it waits in."""

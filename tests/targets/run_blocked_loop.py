@@ -1,7 +1,7 @@
 """A `coroscope run` target: an event loop blocked inside a task's step.
 
 Usage: run_blocked_loop.py READY_FILE
-                           [sleep|recv|poll|poll-woken|poll-two|yields]
+                           [sleep|recv|poll|poll-woken|poll-two|spin|churn|yields]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
@@ -13,7 +13,11 @@ cause.  With "poll-woken", a fifth task awaits a future the blocker
 sets before it polls: done, its task's wake-up queued behind the
 blocker's step for ever (as when a sleep's timer fires in the turn the
 loop blocks in).  With "poll-two", the polling loop sleeps at two
-lines in turn, so that the samples find it at either.  Writes READY_FILE just before
+lines in turn, so that the samples find it at either.  With "spin",
+the blocker computes for ever in one step (busy, blocked); with
+"churn", it awaits one short task after another, each computing for
+20 ms in its one step: the thread as busy, a task's step running at
+every sample, but a new task's each time, and the loop turns.  Writes READY_FILE just before
 blocking.
 
 Runs on 3.6+.
@@ -41,6 +45,12 @@ async def producer(q):
         await q.put(1)
 
 
+async def crunch():
+    end = time.monotonic() + 0.02
+    while time.monotonic() < end:
+        pass
+
+
 async def woken(fut):
     await fut  # MARK: woken
 
@@ -61,6 +71,12 @@ async def blocker(ready, how, fut):
         while not os.path.exists(ready + ".never"):
             time.sleep(0.005)  # MARK: blocked-poll-a
             time.sleep(0.005)  # MARK: blocked-poll-b
+    elif how == "spin":
+        while True:
+            sum(range(10000))  # MARK: blocked-spin
+    elif how == "churn":
+        while True:
+            await asyncio.ensure_future(crunch())
     elif how == "yields":
         while True:
             time.sleep(0.05)

@@ -443,10 +443,38 @@ static void test_polling_call(void)
 	watch_tracker_release(&t);
 }
 
+/* A loop's thread runs a task's step at each sample: the same task's
+ * (one long step) or a new one's each time (a busy loop that turns). */
+static void test_running_step(void)
+{
+	static const uint64_t steps[] = { 0x10, 0x10, 0x10, 0x20, 0x30 };
+	struct watch_tracker t;
+	struct watch_obs o;
+	const struct watch_item *it;
+	size_t i;
+
+	watch_tracker_init(&t, 2.0);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		o = thread(900, 5, 0.9, 0);
+		o.step = steps[i];
+		watch_begin(&t, (double)i);
+		watch_observe(&t, &o);
+		if (i == 2)
+			CHECK(watch_find(&t, WATCH_THREAD, 900)->
+			      step_same_since == 0.0, "one step since the first");
+		watch_end(&t);
+	}
+	it = watch_find(&t, WATCH_THREAD, 900);
+	CHECK(it && it->step == 0x30 && it->step_same_since == 4.0,
+	      "a new task's step: from now");
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
 	test_off_cpu_first();
 	test_polling_call();
+	test_running_step();
 	test_kind_label();
 	test_carried();
 	test_other_kinds();
