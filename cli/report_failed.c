@@ -26,6 +26,27 @@ static void text_thread(FILE *out, const struct collection *c, int tid)
 	}
 }
 
+/* A process pool's job's entry, as its worker's traceback text has it
+ * (source line included). */
+static void text_remote_frame(FILE *out, const struct py_text_frame *f)
+{
+	fputs("  File \"", out);
+	esc_put(out, f->file, ESC_NAME, 0);
+	fputs("\", line ", out);
+	if (f->line >= 0)
+		fprintf(out, "%ld", f->line);
+	else
+		fputs("?", out);
+	fputs(", in ", out);
+	esc_put(out, f->function ? f->function : "?", ESC_NAME, 0);
+	fputs(" (in the worker process)\n", out);
+	if (f->source) {
+		fputs("    ", out);
+		esc_text(out, f->source);
+		fputc('\n', out);
+	}
+}
+
 static void text_failed(FILE *out, const struct collection *c,
 			const struct py_failed_task *t)
 {
@@ -63,9 +84,17 @@ static void text_failed(FILE *out, const struct collection *c,
 		report_text_frame(out, c, &at->own, 0);
 	if (at->at.code)
 		report_text_frame(out, c, &at->at, 0);
-	else if (at->cut)
+	else if (t->remote_at.file) {
+		/* (the same pair, from the worker's text) */
+		if (t->remote_own.file && t->remote_own.file != t->remote_at.file)
+			text_remote_frame(out, &t->remote_own);
+		text_remote_frame(out, &t->remote_at);
+	} else if (at->cut)
 		fputs("  (where it was raised is not known: its traceback "
 		      "is longer than was followed)\n", out);
+	else if (t->job && t->remote_cut)
+		fputs("  (where it was raised is not known: the traceback's "
+		      "text its worker sent is longer than was read)\n", out);
 	else if (t->job)
 		fputs("  (where it was raised is not known: no traceback "
 		      "came with it, as from a process pool's worker)\n",
@@ -99,12 +128,28 @@ void report_text_failed_tasks(FILE *out, const struct collection *c)
 			MAX_JOBS_LOOKED_AT);
 }
 
-static void json_site(struct json *j, const struct py_frame *f)
+/* A frame, or an entry of a worker's traceback text, or null. */
+static void json_site(struct json *j, const struct py_frame *f,
+		      const struct py_text_frame *remote)
 {
-	if (f->code)
+	if (f->code) {
 		report_json_frame(j, f, 0);
-	else
+	} else if (remote->file) {
+		json_begin_object(j);
+		json_key_string(j, "file", remote->file);
+		json_key(j, "line");
+		if (remote->line >= 0)
+			json_int(j, remote->line);
+		else
+			json_null(j);
+		json_key_string(j, "function", remote->function);
+		json_key_string(j, "source", remote->source);
+		json_key(j, "in_worker_process");
+		json_bool(j, 1);
+		json_end_object(j);
+	} else {
 		json_null(j);
+	}
 }
 
 void report_json_failed_tasks(struct json *j, const struct py_async *a)
@@ -131,12 +176,12 @@ void report_json_failed_tasks(struct json *j, const struct py_async *a)
 		json_bool(j, t->retrieved);
 		json_key_addr(j, "gathered_by", t->gathered_by);
 		json_key(j, "traceback_cut");
-		json_bool(j, t->sites.cut);
+		json_bool(j, t->sites.cut || t->remote_cut);
 		json_key_string(j, "exception", t->exc_repr);
 		json_key(j, "raised_at");
-		json_site(j, &t->sites.at);
+		json_site(j, &t->sites.at, &t->remote_at);
 		json_key(j, "raised_in_program");
-		json_site(j, &t->sites.own);
+		json_site(j, &t->sites.own, &t->remote_own);
 		json_end_object(j);
 	}
 	json_end_array(j);

@@ -15,15 +15,52 @@
 /* Causes of one process at most: past a few, the first say enough. */
 #define MAX_FAILED_CAUSES 4
 
-static void add_sites(struct strbuf *sb, const struct py_exc_sites *t,
-		      int job)
+/* "app.py:5 in producer" from a worker's traceback text. */
+static void add_remote_place(struct strbuf *sb, const struct py_text_frame *f)
 {
+	esc_add_name_raw(sb, f->file);
+	if (f->line >= 0)
+		strbuf_addf(sb, ":%ld", f->line);
+	else
+		strbuf_addstr(sb, ":?");
+	strbuf_addstr(sb, " in ");
+	esc_add_name_raw(sb, f->function ? f->function : "?");
+}
+
+/* A process pool's job: where its worker process says it raised. */
+static void add_remote_sites(struct strbuf *sb,
+			     const struct py_failed_task *t)
+{
+	const struct py_text_frame *own = t->remote_own.file ?
+					  &t->remote_own : NULL;
+
+	strbuf_addstr(sb, "raised at ");
+	add_remote_place(sb, own ? own : &t->remote_at);
+	if (own && own->file != t->remote_at.file) {
+		strbuf_addstr(sb, " (innermost ");
+		add_remote_place(sb, &t->remote_at);
+		strbuf_addch(sb, ')');
+	}
+	strbuf_addstr(sb, ", in its worker process (the traceback's text "
+		      "it sent)");
+}
+
+static void add_sites(struct strbuf *sb, const struct py_failed_task *f)
+{
+	const struct py_exc_sites *t = &f->sites;
 	const struct py_frame *own = t->own.code ? &t->own : NULL;
 
+	if (!t->at.code && f->remote_at.file) {
+		add_remote_sites(sb, f);
+		return;
+	}
 	if (!t->at.code) {
 		strbuf_addstr(sb, t->cut ? "where it was raised is not "
 			      "known: its traceback is longer than was "
-			      "followed" : job ? "where it was raised is not "
+			      "followed" : f->remote_cut ? "where it was "
+			      "raised is not known: the traceback's text its "
+			      "worker sent is longer than was read" : f->job ?
+			      "where it was raised is not "
 			      "known: no traceback came with it (a process "
 			      "pool's job raises in its worker process)" :
 			      "where it was raised is not known");
@@ -84,7 +121,7 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 		strbuf_addstr(&sb, t->exc_repr);
 		cause = run_cause_add(s, t->job ? RUN_CAUSE_FAILED_JOB :
 				      RUN_CAUSE_FAILED_TASK, c->pid, &sb);
-		add_sites(&sb, &t->sites, t->job);
+		add_sites(&sb, t);
 		run_cause_detail(cause, &sb);
 	}
 	if (cause && more) {

@@ -362,6 +362,8 @@ struct py_layout {
 	int partial_args;         /* functools.partial partialobject.args */
 	int exc_args;             /* PyBaseExceptionObject.args (tuple) */
 	int exc_traceback;        /* PyBaseExceptionObject.traceback */
+	int exc_cause;            /* .cause, __cause__ (a process pool's
+				     job's _RemoteTraceback) */
 	int tb_next;              /* PyTracebackObject.tb_next */
 	int tb_frame;             /* .tb_frame: PyFrameObject * */
 	int tb_lasti;             /* .tb_lasti, int: bytes into the code */

@@ -196,7 +196,7 @@ int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
  * escapers (cli/escape.c, cli/json.c) write them back as \x00 and
  * \udcff; anything comparing names sees them differ from the rest.
  */
-static void add_name_char(struct strbuf *sb, uint32_t c)
+void pystr_add_codepoint(struct strbuf *sb, uint32_t c)
 {
 	char b[3];
 
@@ -240,7 +240,7 @@ int pystr_get(struct pyproc *py, uint64_t obj, const char **out,
 	}
 	strbuf_init(&sb);
 	for (i = 0; i < n; i++)
-		add_name_char(&sb, cps[i]);
+		pystr_add_codepoint(&sb, cps[i]);
 	if (len > n)
 		strbuf_addstr(&sb, "...");
 	free(cps);

@@ -53,6 +53,10 @@ int pystr_decode(struct pyproc *py, uint64_t obj, size_t max_chars,
 		 uint32_t *codepoints, size_t *ncodepoints, size_t *length,
 		 struct cs_err *err);
 
+/* Code point c as UTF-8, as pystr_get() has them: NUL as C0 80 and a
+ * lone surrogate as its three bytes, which the escaper shows as such. */
+void pystr_add_codepoint(struct strbuf *sb, uint32_t c);
+
 /* At most max bytes of a bytes object into buf; *length is its size. */
 int pybytes_read(struct pyproc *py, uint64_t obj, void *buf, size_t max,
 		 size_t *length, struct cs_err *err);

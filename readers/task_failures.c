@@ -15,6 +15,7 @@
 #include "readers/dicts.h"
 #include "readers/fields.h"
 #include "readers/objects.h"
+#include "readers/remote_tb.h"
 #include "readers/repr.h"
 #include "readers/tasks_internal.h"
 #include "readers/usercode.h"
@@ -273,6 +274,131 @@ static uint64_t pool_failure(struct pyproc *py, uint64_t res, int *taken)
 	return pyobj_own_or_0(py, res, "_value");
 }
 
+/* Code points of a remote traceback's text read at most: its innermost
+ * entries are last. */
+#define MAX_REMOTE_TB_CHARS (256 * 1024)
+
+/* The worker's entry of a remote traceback: concurrent.futures'
+ * _process_worker(), multiprocessing.pool's worker(). */
+static int remote_worker(const struct py_text_frame *f)
+{
+	return f->function &&
+	       ((cs_ends_with(f->file, "concurrent/futures/process.py") &&
+		 !strcmp(f->function, "_process_worker")) ||
+		(cs_ends_with(f->file, "multiprocessing/pool.py") &&
+		 !strcmp(f->function, "worker")));
+}
+
+static char *pool_strndup(struct arena *a, const char *s, size_t n)
+{
+	struct strbuf sb;
+	char *out;
+
+	strbuf_init(&sb);
+	strbuf_add(&sb, s, n);
+	out = arena_strdup(a, sb.buf);
+	strbuf_release(&sb);
+	return out;
+}
+
+/* The traceback text of exc's __cause__ when it is a process pool's
+ * _RemoteTraceback (concurrent.futures) or RemoteTraceback
+ * (multiprocessing.pool), as UTF-8 into *text; -1 when not. */
+static int remote_text(struct pyproc *py, uint64_t exc, struct strbuf *text,
+		       int *cut)
+{
+	const struct py_layout *L = &py->layout;
+	uint64_t cause = 0, type = 0, args = 0, arg;
+	uint32_t *cps;
+	size_t n = 0, len = 0, i, nargs = 0;
+	struct strbuf name;
+	int ok;
+
+	if (L->exc_cause < 0 || L->exc_args < 0 ||
+	    py_field_u64(py, exc, L->exc_cause, &cause, NULL) != 1 ||
+	    !cause || cause == py->types.none ||
+	    pyobj_read_type(py, cause, &type, NULL) < 0)
+		return -1;
+	strbuf_init(&name);
+	ok = pytype_name(py, type, &name, NULL) == 0 &&
+	     (!strcmp(name.buf, "_RemoteTraceback") ||
+	      !strcmp(name.buf, "RemoteTraceback"));
+	strbuf_release(&name);
+	if (!ok || py_field_u64(py, cause, L->exc_args, &args, NULL) != 1 ||
+	    pyseq_items(py, args, &arg, 1, &nargs, NULL) < 0 || nargs != 1)
+		return -1;
+	cps = xmallocarray(MAX_REMOTE_TB_CHARS, sizeof(*cps));
+	if (pystr_decode(py, arg, MAX_REMOTE_TB_CHARS, cps, &n, &len,
+			 NULL) < 0) {
+		free(cps);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		pystr_add_codepoint(text, cps[i]);
+	free(cps);
+	*cut = len > n;
+	return 0;
+}
+
+/*
+ * A process pool's job raised in its worker process, and its exception
+ * came back with no traceback here, but with the traceback's text as
+ * its __cause__: where it was raised (the innermost entry, the
+ * innermost of the program's own), and the job's function (the first
+ * entry after the worker's outside the machinery).  Bounded by the
+ * text read: each entry takes a line of it at least.
+ */
+static void note_remote_sites(struct builder *b, struct py_failed_task *t)
+{
+	struct arena *pool = &b->out->pool;
+	struct remote_tb_entry e;
+	struct py_text_frame f;
+	struct strbuf text;
+	const char *pos, *end;
+	int worker = 0, cut = 0, want_outer = 0;
+
+	strbuf_init(&text);
+	if (remote_text(b->py, t->exception, &text, &cut) < 0) {
+		strbuf_release(&text);
+		return;
+	}
+	pos = text.buf;
+	end = text.buf + text.len;
+	while (remote_tb_next(&pos, end, &e)) {
+		f.file = pool_strndup(pool, e.file, e.file_len);
+		f.function = e.function_len ?
+			     pool_strndup(pool, e.function, e.function_len) :
+			     NULL;
+		f.source = e.source ? pool_strndup(pool, e.source,
+						   e.source_len) : NULL;
+		f.line = e.line;
+		t->remote_at = f;
+		if (py_is_user_file(f.file, NULL))
+			t->remote_own = f;
+		if (want_outer && !strstr(f.file, "/concurrent/futures/") &&
+		    !strstr(f.file, "/multiprocessing/")) {
+			want_outer = 0;
+			if (!t->name && f.function) {
+				struct strbuf sb;
+
+				strbuf_init(&sb);
+				strbuf_addf(&sb, "%s()", f.function);
+				t->name = arena_strdup(pool, sb.buf);
+				strbuf_release(&sb);
+			}
+		}
+		if (!worker && remote_worker(&f))
+			worker = want_outer = 1;
+	}
+	/* (past the text read, the innermost entries are not known) */
+	if (cut) {
+		memset(&t->remote_at, 0, sizeof(t->remote_at));
+		memset(&t->remote_own, 0, sizeof(t->remote_own));
+	}
+	t->remote_cut = cut;
+	strbuf_release(&text);
+}
+
 /* A job's Future or pool result, when it failed. */
 static void note_job(struct builder *b, const struct found *job)
 {
@@ -291,8 +417,10 @@ static void note_job(struct builder *b, const struct found *job)
 	if (!t)
 		return;
 	t->job = pool ? PY_FAILED_POOL_JOB : PY_FAILED_JOB;
-	/* (a process pool's job raised in its child: no frame here; a
-	 * Future made by hand: no worker's) */
+	/* (a process pool's job raised in its child: no frame here, but
+	 * the text its worker sent; a Future made by hand: no worker's) */
+	if (!t->sites.at.code && !t->sites.cut)
+		note_remote_sites(b, t);
 	if (!t->sites.outer.code)
 		return;
 	strbuf_init(&sb);

@@ -158,6 +158,13 @@ struct py_exc_sites {
 	int cut;                  /* longer than followed: none known */
 };
 
+/* A traceback entry known only as text (a process pool's job's, from
+ * its worker): file NULL when none; strings in py_async.pool. */
+struct py_text_frame {
+	char *file, *function, *source;
+	long line;
+};
+
 /*
  * A task that ended by raising, or an executor's job (readers/
  * task_failures.c): done, with an exception set.  Most tasks are freed
@@ -198,6 +205,12 @@ struct py_failed_task {
 	char *exc_repr;           /* "ValueError('boom')", args cut as
 				     readers/repr.h cuts them; in the pool */
 	struct py_exc_sites sites;
+	/* A process pool's job, its exception with no traceback: where its
+	 * worker says it raised (the _RemoteTraceback's text), the
+	 * innermost entry and the innermost in the program's own code
+	 * (file NULL: none); remote_cut: the text was longer than read. */
+	struct py_text_frame remote_at, remote_own;
+	int remote_cut;
 };
 
 /* Where exception exc was raised, from its traceback, into *out. */

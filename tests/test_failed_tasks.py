@@ -240,7 +240,8 @@ def test_failed_executor_job_is_a_cause(ident, work):
 def test_failed_pool_job_is_a_cause(ident, work):
     """The same of multiprocessing's pools: a ThreadPool's apply_async()
     job that raised and whose get() nobody called, and a process Pool's,
-    whose exception comes from its child with no traceback.  The pool's
+    whose exception comes from its child with no traceback but with the
+    traceback's text, which says where (before, not known).  The pool's
     forked worker, also dumped, holds copies of them: no cause there."""
     info, causes, doc, stderr = run_target(work, ident, JOB, "pool")
     pid = info["pid"]
@@ -253,15 +254,16 @@ def test_failed_pool_job_is_a_cause(ident, work):
     # (in the heap walk's order)
     first = ("  process %d: pool job producer() failed, and no get() "
              "raised its exception: %s" % (pid, expected_repr(silent)))
-    second = ("  process %d: pool job failed, and no get() raised its "
-              "exception: %s" % (pid, expected_repr(child)))
+    second = ("  process %d: pool job crunch() failed, and no get() "
+              "raised its exception: %s" % (pid, expected_repr(child)))
     assert sorted(heads[:2]) == sorted([first, second]), stderr[:3000]
     assert causes[first][0].startswith(
         "raised at %s:%d in producer (innermost " % (
             JOB, marker_line(JOB, "json")))
+    # (the traceback's text its worker sent, its __cause__)
     assert causes[second] == [
-        "where it was raised is not known: no traceback came with it (a "
-        "process pool's job raises in its worker process)"]
+        "raised at %s:%d in crunch, in its worker process (the "
+        "traceback's text it sent)" % (JOB, marker_line(JOB, "crunch"))]
     kinds = [(c["pid"], c["kind"]) for c in doc["causes"]]
     assert kinds.count((pid, "failed_job")) == 2 and \
         len([k for k in kinds if k[1] == "failed_job"]) == 2, kinds
@@ -272,8 +274,49 @@ def test_failed_pool_job_is_a_cause(ident, work):
         t = jobs[info[name]["id"]]
         assert (t["kind"], t["retrieved"], t["exception"]) == \
             ("pool_job", retrieved, expected_repr(info[name])), t
-    assert jobs[child["id"]]["name"] is None
-    assert jobs[child["id"]]["raised_at"] is None
+    check_worker_site(jobs[child["id"]])
+
+
+def check_worker_site(job):
+    """A process pool's job crunch(): where it raised, as its worker's
+    traceback text says, in the JSON."""
+    line = marker_line(JOB, "crunch")
+    site = {"file": JOB, "line": line, "function": "crunch",
+            "source": 'raise ValueError("chunk %d" % n)  # MARK: crunch',
+            "in_worker_process": True}
+    assert (job["name"], job["raised_at"], job["raised_in_program"]) == \
+        ("crunch()", site, site), job
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14t"))
+def test_process_job_raised_where_its_worker_says(ident, work):
+    """A ProcessPoolExecutor's job raised in its worker process: no
+    traceback comes back with the exception, but its text does (its
+    __cause__, a _RemoteTraceback).  The cause names the job's function
+    and the line it raised at; before, "where it was raised is not
+    known".  A second job's file name holds a quote, ESC, BEL and a
+    newline: its entry's line in the text is cut at the newline, and
+    the name up to it is what is said, escaped, with no line."""
+    info, causes, doc, stderr = run_target(work, ident, JOB, "procs")
+    pid = info["pid"]
+    child = info["child"]
+    head = ("  process %d: executor job crunch() failed, and no result() "
+            "raised its exception: %s" % (pid, expected_repr(child)))
+    assert causes.get(head) == [
+        "raised at %s:%d in crunch, in its worker process (the "
+        "traceback's text it sent)" % (JOB, marker_line(JOB, "crunch"))], \
+        stderr[:3000]
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    jobs = dict((int(t["id"], 16), t) for t in proc["failed_tasks"])
+    check_worker_site(jobs[child["id"]])
+    # (its entry's line cut at the newline: the file name so far, no
+    # line or function known; the next line is no entry, nor source)
+    evil = jobs[info["evil"]["id"]]
+    assert (evil["name"], evil["exception"], evil["raised_at"]) == \
+        (None, "KeyError(5)", {"file": 'ev"il\x1b[31m\x07', "line": None,
+                               "function": None, "source": None,
+                               "in_worker_process": True}), evil
+    assert "\x1b" not in stderr and "\x07" not in stderr
 
 
 @pytest.mark.parametrize("ident", ("3.8", "3.14"))

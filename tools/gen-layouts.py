@@ -685,6 +685,7 @@ RULES = {
     "partial_args": Off(("partialobject",), "args"),
     "exc_args": Off(("PyBaseExceptionObject",), "args"),
     "exc_traceback": Off(("PyBaseExceptionObject",), "traceback"),
+    "exc_cause": Off(("PyBaseExceptionObject",), "cause"),
     "tb_next": Off(TRACEBACK, "tb_next"),
     "tb_frame": Off(TRACEBACK, "tb_frame"),
     "tb_lasti": Off(TRACEBACK, "tb_lasti"),

@@ -1,6 +1,6 @@
 """An executor's job that raised, and what waits for its work.
 
-Usage: failed_job.py READY_FILE [pool]
+Usage: failed_job.py READY_FILE [pool|procs]
 
 A ThreadPoolExecutor's job, producer(), raises in json.loads() (in the
 json module); the main thread waits on the queue it would have filled.
@@ -13,7 +13,13 @@ exception in it: one exception, two Futures, one cause (the outer's).
 With "pool", the same of a multiprocessing ThreadPool's apply_async()
 (the handled one's get() raised it, the third has an error_callback),
 and a process Pool's job that raised in its child ("child": its
-ApplyResult's id and exception only: no traceback crosses).
+ApplyResult's id and exception only: no traceback crosses, but its
+text does, as the exception's __cause__).
+
+With "procs", two ProcessPoolExecutor jobs that raised in the worker
+process: crunch() ("child"), and evil() ("evil"), compiled from a file
+name holding a quote, ESC, BEL and a newline, so that the traceback's
+text the worker sends back has its entry's line cut in two there.
 
 READY_FILE gets, as JSON, "pid", and for each job ("silent", "handled",
 "callback", "outer") its Future's id(), its exception's class (__module__,
@@ -51,7 +57,19 @@ def describe(fut):
 
 
 def crunch(n):
-    raise ValueError("chunk %d" % n)
+    raise ValueError("chunk %d" % n)  # MARK: crunch
+
+
+EVIL_FILE = 'ev"il\x1b[31m\x07\n.py'
+exec(compile("def evil(n):\n    raise KeyError(n)\n", EVIL_FILE, "exec"))
+
+
+def process_jobs(q):
+    procs = concurrent.futures.ProcessPoolExecutor(1)
+    child = procs.submit(crunch, 4)
+    bad = procs.submit(evil, 5)
+    concurrent.futures.wait([child, bad])
+    return None, None, None, child, None, bad
 
 
 def inner_wait(pool):
@@ -96,10 +114,12 @@ def pool_jobs(q):
 
 if __name__ == "__main__":
     q = queue.Queue()
-    jobs = (pool_jobs if sys.argv[2:] == ["pool"] else executor_jobs)(q)
+    mode = sys.argv[2] if len(sys.argv) > 2 else ""
+    jobs = {"pool": pool_jobs, "procs": process_jobs}.get(
+        mode, executor_jobs)(q)
     doc = {"pid": os.getpid()}
     for name, job in zip(("silent", "handled", "callback", "child",
-                          "outer"), jobs):
+                          "outer", "evil"), jobs):
         if job is not None:
             doc[name] = describe(job)
     write_ready(sys.argv[1], doc)
