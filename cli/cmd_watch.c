@@ -28,6 +28,7 @@
 #include "cli/collect.h"
 #include "cli/watch_sample.h"
 #include "cli/watch_blocked.h"
+#include "cli/watch_failed.h"
 #include "cli/watch_track.h"
 #include "cli/watch_view.h"
 #include "common/duration.h"
@@ -205,6 +206,7 @@ struct watch_session {
 	struct watch_info info;
 	struct watch_view *view;
 	struct watch_cpu tables[2];
+	struct watch_failed failed;  /* the failures said */
 	struct watch_cpu *before, *now;
 	char *command, *python, *last_error;
 	double start, probe_ms;
@@ -228,6 +230,7 @@ static void session_init(struct watch_session *w, const struct watch_options *o)
 	w->info.stuck_s = (double)o->stuck_ms / 1000;
 	w->info.apart = o->all;
 	watch_tracker_init(&w->t, w->info.stuck_s);
+	watch_failed_init(&w->failed);
 	/* a tenth of the interval, at most 50 ms, watching for wake-ups */
 	w->probe_ms = (double)o->interval_ms / 10;
 	if (w->probe_ms > WATCH_PROBE_MAX_MS)
@@ -238,6 +241,7 @@ static void session_init(struct watch_session *w, const struct watch_options *o)
 static void session_release(struct watch_session *w)
 {
 	watch_tracker_release(&w->t);
+	watch_failed_release(&w->failed);
 	watch_cpu_release(&w->tables[0]);
 	watch_cpu_release(&w->tables[1]);
 	free(w->command);
@@ -261,6 +265,12 @@ static void session_feed(struct watch_session *w, struct collection *c)
 	if (w->want_view && !w->view)
 		w->view = watch_view_open();
 	print_events(&w->t, w->view, w->o->json ? stderr : stdout, w->o->all);
+	{
+		struct event_out e = { w->view,
+				       w->o->json ? stderr : stdout };
+
+		watch_failed_events(&w->failed, c, put_event, &e);
+	}
 }
 
 /* One sample.  Only a failing first sample fails the watch (w->status):

@@ -45,7 +45,7 @@ static void add_remote_sites(struct strbuf *sb,
 		      "it sent)");
 }
 
-static void add_sites(struct strbuf *sb, const struct py_failed_task *f)
+void run_failed_sites(struct strbuf *sb, const struct py_failed_task *f)
 {
 	const struct py_exc_sites *t = &f->sites;
 	const struct py_frame *own = t->own.code ? &t->own : NULL;
@@ -75,6 +75,22 @@ static void add_sites(struct strbuf *sb, const struct py_failed_task *f)
 	}
 }
 
+void run_failed_subject(struct strbuf *sb, const struct py_failed_task *t)
+{
+	if (!t->job) {
+		strbuf_addstr(sb, "task '");
+		esc_add_name_raw(sb, t->name);
+		strbuf_addch(sb, '\'');
+		return;
+	}
+	strbuf_addstr(sb, t->job == PY_FAILED_POOL_JOB ? "pool job" :
+		      "executor job");
+	if (t->name) {
+		strbuf_addch(sb, ' ');
+		esc_add_name_raw(sb, t->name);
+	}
+}
+
 void run_summarize_failed(struct run_summary *s, const struct collection *c)
 {
 	const struct py_async *a = &c->async;
@@ -96,32 +112,20 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 			more++;
 			continue;
 		}
-		if (t->job) {
-			/* (no result() raised it again, no done callback
-			 * took it; its exception() may have been asked) */
-			int pool = t->job == PY_FAILED_POOL_JOB;
-
-			strbuf_addstr(&sb, pool ? "pool job " :
-				      "executor job ");
-			if (t->name) {
-				esc_add_name_raw(&sb, t->name);
-				strbuf_addch(&sb, ' ');
-			}
-			strbuf_addstr(&sb, pool ? "failed, and no get() raised "
-				      "its exception: " : "failed, and no "
-				      "result() raised its exception: ");
-		} else {
-			strbuf_addstr(&sb, "task '");
-			esc_add_name_raw(&sb, t->name);
-			strbuf_addstr(&sb, "' failed, and nothing retrieved "
-				      "its exception: ");
-		}
+		run_failed_subject(&sb, t);
+		/* (a job: no result() raised it again, no done callback
+		 * took it; its exception() may have been asked) */
+		strbuf_addstr(&sb, t->job == PY_FAILED_POOL_JOB ? " failed, "
+			      "and no get() raised its exception: " : t->job ?
+			      " failed, and no result() raised its "
+			      "exception: " : " failed, and nothing retrieved "
+			      "its exception: ");
 		/* (a repr, quoted by Python's rules; the writer escapes
 		 * the line) */
 		strbuf_addstr(&sb, t->exc_repr);
 		cause = run_cause_add(s, t->job ? RUN_CAUSE_FAILED_JOB :
 				      RUN_CAUSE_FAILED_TASK, c->pid, &sb);
-		add_sites(&sb, t);
+		run_failed_sites(&sb, t);
 		run_cause_detail(cause, &sb);
 	}
 	if (cause && more) {

@@ -9,6 +9,14 @@
 #include "cli/collect.h"
 #include "cli/run_causes.h"
 
+/* What failed, in words: "task 'Task-2'", "executor job producer()",
+ * "pool job" (names escaped). */
+void run_failed_subject(struct strbuf *sb, const struct py_failed_task *t);
+
+/* Where it raised: "raised at app.py:5 in producer (innermost ...)",
+ * or why that is not known. */
+void run_failed_sites(struct strbuf *sb, const struct py_failed_task *t);
+
 /* Add c's failed tasks' causes (RUN_CAUSE_FAILED_TASK) to s. */
 void run_summarize_failed(struct run_summary *s,
 			  const struct collection *c);

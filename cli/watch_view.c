@@ -149,7 +149,7 @@ static void event_rest(struct strbuf *sb, const struct watch_tracker *t,
 	}
 }
 
-static void clock_now(struct strbuf *sb)
+void watch_add_clock(struct strbuf *sb)
 {
 	char clock[16];
 	time_t now = time(NULL);
@@ -291,7 +291,7 @@ void watch_format_events(const struct watch_tracker *t, int apart,
 		const size_t *m = g.member + g.first[i];
 		const struct watch_event *ev = &t->events[m[0]];
 
-		clock_now(&sb);
+		watch_add_clock(&sb);
 		strbuf_addstr(&sb, event_word(ev->kind));
 		alike_line(&sb, t, idx, m, g.first[i + 1] - g.first[i],
 			   event_rest_of, ev);

@@ -10,6 +10,8 @@
 
 #include "cli/watch_track.h"
 
+struct strbuf;
+
 /* What the view and the summary say about the watch as a whole. */
 struct watch_info {
 	int pid;
@@ -23,6 +25,9 @@ struct watch_info {
 	int apart;                 /* --all: alike tasks and threads not
 				      grouped */
 };
+
+/* An event line's start: the local time, "12:00:03 ". */
+void watch_add_clock(struct strbuf *sb);
 
 /*
  * Every event of the last sample, a line each through emit() ("12:03:04

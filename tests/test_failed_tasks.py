@@ -186,6 +186,40 @@ def test_failed_task_in_core(ident, keeper, tmp_path):
     check_failed(doc, target.ready)
 
 
+WATCH_ARGS = ["--for", "2.5s", "--interval", "0.5s"]
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14t"))
+def test_watch_says_a_failure_once(ident, keeper):
+    """watch: a line for the failed producer, once over its five
+    samples, in run's words; none for a failure a gather will collect;
+    a hostile one's escaped.  Before, watch said nothing of them."""
+    py = interpreter_or_skip(ident)
+    target = keeper.start_target(py, "failed_task.py")
+    res = run_coroscope("watch", *(WATCH_ARGS + [target.pid]))
+    assert res.returncode == 0, res
+    info = target.ready
+    lines = [l for l in res.stdout.splitlines() if " failed " in l]
+    assert len(lines) == 1, res.stdout
+    assert re.match(
+        r"^\d\d:\d\d:\d\d failed task '%s': %s, nothing retrieved it; "
+        r"raised at %s:%d in producer \(innermost %s:%d in "
+        r"(JSONDecoder\.)?raw_decode\)$"
+        % (re.escape(expected_name(info)), re.escape(expected_repr(info)),
+           re.escape(SCRIPT), marker_line(SCRIPT, "json"),
+           re.escape(info["frames"][-1][0]), info["frames"][-1][1]),
+        lines[0]), lines
+    target = keeper.start_target(py, "failed_task.py", "retrieved")
+    res = run_coroscope("watch", *(WATCH_ARGS + [target.pid]))
+    assert res.returncode == 0 and " failed " not in res.stdout, res
+    target = keeper.start_target(py, "failed_task.py", "hostile")
+    res = run_coroscope("watch", *(WATCH_ARGS + [target.pid]))
+    lines = [l for l in res.stdout.splitlines() if " failed " in l]
+    assert len(lines) == 1 and "mod\\x07\\nx.Bad\\x1b[2J" in lines[0], \
+        res.stdout
+    assert "\x1b" not in res.stdout and "\x07" not in res.stdout
+
+
 JOB = target_script("failed_job.py")
 
 
