@@ -5,6 +5,12 @@
  * RemoteTraceback (multiprocessing.pool) whose one argument is that
  * text.  The text comes from the target: every byte is untrusted, and
  * the entries point into it, lengths given.
+ *
+ * The text holds a block per exception of a chain ("Traceback (most
+ * recent call last):", its entries, the exception's line), the cause's
+ * before, and an exception group's block as "  + Exception Group
+ * Traceback ..." with its lines after "  | ".  A message may quote
+ * another traceback after the block's end.
  */
 #ifndef COROSCOPE_READERS_REMOTE_TB_H
 #define COROSCOPE_READERS_REMOTE_TB_H
@@ -23,14 +29,27 @@ struct remote_tb_entry {
 };
 
 /*
- * The next entry (`  File "F", line N, in NAME` and the source line
- * under it) at or after *pos, up to end: 1 and *pos past it, or 0 when
- * there is none.  A file name holding `", line ` is cut at the last
- * one of its line; one holding a newline is cut there, its entry's
- * line -1 and function empty (the rest of it, on the next line, is
- * not an entry).  Each call moves *pos on by a line at least.
+ * The block of the exception itself: the last top-level block whose
+ * closing line names type (its type's name, "ValueError": "ValueError:
+ * x", "mod.ValueError: x", "ValueError"), else the last block.  1, with
+ * *start its first line after the header and *prefix_len the length of
+ * its lines' prefix (0, or 4 for a group's "  | "); 0 when the text has
+ * no block.
  */
-int remote_tb_next(const char **pos, const char *end,
+int remote_tb_block(const char *text, const char *end, const char *type,
+		    const char **start, size_t *prefix_len);
+
+/*
+ * The next entry of the block at *pos (`  File "F", line N, in NAME`
+ * and the source line under it), up to end: 1 and *pos past it, or 0 at
+ * the block's end (*pos then at the first line that is no entry,
+ * source, caret or "[Previous line repeated ...]", its closing line,
+ * or at end when there is none).  A file name holding `", line ` is
+ * cut at the last one of its line; one holding a newline is cut there,
+ * its entry's line -1 and function empty, and the block ends there.
+ * Each call moves *pos on by a line at least.
+ */
+int remote_tb_next(const char **pos, const char *end, size_t prefix_len,
 		   struct remote_tb_entry *out);
 
 #endif

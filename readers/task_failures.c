@@ -353,18 +353,30 @@ static void note_remote_sites(struct builder *b, struct py_failed_task *t)
 	struct arena *pool = &b->out->pool;
 	struct remote_tb_entry e;
 	struct py_text_frame f;
-	struct strbuf text;
-	const char *pos, *end;
+	struct strbuf text, type;
+	const char *pos, *end, *dot;
+	uint64_t tp = 0;
+	size_t prefix;
 	int worker = 0, cut = 0, want_outer = 0;
 
 	strbuf_init(&text);
+	strbuf_init(&type);
 	if (remote_text(b->py, t->exception, &text, &cut) < 0) {
 		strbuf_release(&text);
 		return;
 	}
-	pos = text.buf;
+	/* (a static type's tp_name has its module: the text's closing
+	 * line may name it either way) */
+	if (pyobj_read_type(b->py, t->exception, &tp, NULL) < 0 ||
+	    pytype_name(b->py, tp, &type, NULL) < 0)
+		strbuf_reset(&type);
+	dot = strrchr(type.buf, '.');
 	end = text.buf + text.len;
-	while (remote_tb_next(&pos, end, &e)) {
+	if (!remote_tb_block(text.buf, end, dot ? dot + 1 : type.buf, &pos,
+			     &prefix))
+		pos = end;
+	strbuf_release(&type);
+	while (remote_tb_next(&pos, end, prefix, &e)) {
 		f.file = pool_strndup(pool, e.file, e.file_len);
 		f.function = e.function_len ?
 			     pool_strndup(pool, e.function, e.function_len) :
@@ -390,7 +402,9 @@ static void note_remote_sites(struct builder *b, struct py_failed_task *t)
 		if (!worker && remote_worker(&f))
 			worker = want_outer = 1;
 	}
-	/* (past the text read, the innermost entries are not known) */
+	/* (the block ran past the text read: its innermost entries are
+	 * not known; a long message after it leaves them be) */
+	cut = cut && pos >= end;
 	if (cut) {
 		memset(&t->remote_at, 0, sizeof(t->remote_at));
 		memset(&t->remote_own, 0, sizeof(t->remote_own));

@@ -5,10 +5,11 @@
  *
  * Input: the text.  Seeds: tests/fuzz/corpus/remote_tb/.
  *
+ * Its block (remote_tb_block(), for a ValueError), then its entries.
  * Besides the sanitizers, it aborts when an answer breaks the contract:
- * an entry's pieces outside the text or holding a line break, a line
- * number other than -1 or a non-negative one, a call that does not
- * move on.
+ * a block outside the text, an entry's pieces outside it or holding a
+ * line break, a line number other than -1 or a non-negative one, a call
+ * that does not move on.
  */
 #include "readers/remote_tb.h"
 
@@ -33,15 +34,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = malloc(size ? size : 1);
 	const char *pos, *end, *before;
 	struct remote_tb_entry e;
-	size_t n = 0;
+	size_t n = 0, prefix = 0;
 
 	if (!text)
 		return 0;
 	if (size)
 		memcpy(text, data, size);
-	pos = text;
 	end = text + size;
-	for (before = pos; remote_tb_next(&pos, end, &e); before = pos) {
+	if (!remote_tb_block(text, end, "ValueError", &pos, &prefix))
+		pos = text;
+	if (pos < text || pos > end || (prefix != 0 && prefix != 4))
+		abort();
+	for (before = pos; remote_tb_next(&pos, end, prefix, &e);
+	     before = pos) {
 		if (pos <= before || pos > end || ++n > size ||
 		    !piece_ok(text, end, e.file, e.file_len) ||
 		    !piece_ok(text, end, e.function, e.function_len) ||
@@ -50,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    e.line < -1)
 			abort();
 	}
-	if (pos != end)
+	if (pos < before || pos > end)
 		abort();
 	free(text);
 	return 0;
