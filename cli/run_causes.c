@@ -578,10 +578,11 @@ static int polls(const struct run_seen *seen)
  * asyncio hang).  A cause each, naming the task, where the thread is,
  * and how many tasks of the loop it holds up.
  */
-/* Was a task of `task`'s loop other than it seen making progress (the
- * loop turns between the polls)? */
+/* Was a task of `task`'s loop other than it seen making progress while
+ * the thread ran that task's step (the loop turns between the polls)?
+ * step_for: how long it has run it, as the samples saw. */
 static int loop_turns(const struct py_async *a, const struct py_task *task,
-		      const struct watch_tracker *tr)
+		      const struct watch_tracker *tr, double step_for)
 {
 	struct run_seen sn;
 	size_t k;
@@ -591,16 +592,19 @@ static int loop_turns(const struct py_async *a, const struct py_task *task,
 		if (&a->tasks[k] == task || a->tasks[k].loop != task->loop)
 			continue;
 		run_seen_task(tr, a->tasks[k].addr, &sn);
-		if (sn.state == RUN_SEEN_MOVING)
+		if (sn.state != RUN_SEEN_UNKNOWN && !sn.at_least &&
+		    sn.stuck_for < step_for)
 			return 1;
 	}
 	return 0;
 }
 
-/* A busy thread runs a task's step at the stop; has it run that one
- * step at every sample, since the first or as long as the stuck
+/* A busy or polling thread runs a task's step at the stop; has it run
+ * that one step at every sample (the probe after each saw it go on,
+ * cli/watch_probe.h), since the first or as long as the stuck
  * threshold?  A busy server's loop runs a new one at each (a handler
- * caught in its step), and turns. */
+ * caught in its step), and turns; so does a task that calls one
+ * function again and again between awaits. */
 static int one_long_step(const struct run_seen *seen,
 			 const struct py_task *task,
 			 const struct watch_tracker *tr)
@@ -627,9 +631,9 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		if ((b[i].seen.state != RUN_SEEN_STUCK &&
 		     b[i].seen.state != RUN_SEEN_BUSY && !polls(&b[i].seen)) ||
 		    !t->nframes || !(task = py_async_running_task(a, t->tid)) ||
-		    (polls(&b[i].seen) && loop_turns(a, task, tr)) ||
-		    (b[i].seen.state == RUN_SEEN_BUSY &&
-		     !one_long_step(&b[i].seen, task, tr)))
+		    (b[i].seen.state != RUN_SEEN_STUCK &&
+		     (!one_long_step(&b[i].seen, task, tr) ||
+		      loop_turns(a, task, tr, b[i].seen.step_for))))
 			continue;
 		for (k = 0, others = 0; k < a->ntasks; k++)
 			others += &a->tasks[k] != task &&
@@ -641,7 +645,7 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		strbuf_addstr(&sb, "' and has not gone back to its loop");
 		blocked_add_seen(&sb, &b[i].seen);
 		if (polls(&b[i].seen))
-			strbuf_addf(&sb, " (%s at every sample, %.1fs)",
+			strbuf_addf(&sb, " (%s, %.1fs)",
 				    run_seen_same_place(&b[i].seen),
 				    run_seen_same_for(&b[i].seen));
 		if (others)

@@ -6,6 +6,20 @@
 #include "common/strbuf.h"
 #include "common/banned.h"
 
+/* The samples that saw it elsewhere than at its one place, where it
+ * was seen at one place but for one run of them (at the start, at the
+ * end, or away and back); -1 when not so. */
+static int samples_away(const struct watch_item *it)
+{
+	int rest = it->nseen - it->nfirst;
+
+	if (it->changes == 1)
+		return it->nfirst < rest ? it->nfirst : rest;
+	if (it->changes == 2 && it->fingerprint == it->first_fingerprint)
+		return rest;
+	return -1;
+}
+
 void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 		   struct run_seen *out)
 {
@@ -18,9 +32,10 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->at_least = it->last_progress <= it->first_seen;
 	out->same_all = it->same_since <= it->first_seen;
 	out->same_for = it->last_seen - it->same_since;
-	out->call_all = it->kind == WATCH_THREAD &&
-			it->call_same_since <= it->first_seen;
-	out->call_for = it->last_seen - it->call_same_since;
+	out->away = samples_away(it);
+	out->all_but_one = it->kind == WATCH_THREAD && !out->same_all &&
+			   out->away > 0 && out->away <= 2 && it->nseen >= 5;
+	out->watched_for = it->last_seen - it->first_seen;
 	out->step = it->kind == WATCH_THREAD ? it->step : 0;
 	out->step_all = out->step && it->step_same_since <= it->first_seen;
 	out->step_for = it->last_seen - it->step_same_since;
@@ -49,15 +64,17 @@ double run_seen_same_for(const struct run_seen *seen)
 {
 	if (seen->same_all && seen->same_for > 0)
 		return seen->same_for;
-	if (seen->call_all && seen->call_for > 0)
-		return seen->call_for;
+	if (seen->all_but_one && seen->watched_for > 0)
+		return seen->watched_for;
 	return 0;
 }
 
 const char *run_seen_same_place(const struct run_seen *seen)
 {
-	return seen->same_all && seen->same_for > 0 ? "at that line" :
-	       "in that function";
+	return seen->same_all && seen->same_for > 0 ?
+	       "at that line at every sample" : seen->away == 1 ?
+	       "at that line at every sample but one" :
+	       "at that line at every sample but two";
 }
 
 void run_seen_task(const struct watch_tracker *t, uint64_t addr,

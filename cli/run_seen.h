@@ -33,10 +33,11 @@ struct run_seen {
 	 * MOVING, and this). */
 	int same_all;
 	double same_for;
-	/* Threads: in the same call of its user frame at every sample
-	 * (at one line of it or at several), for call_for seconds. */
-	int call_all;
-	double call_for;
+	/* Threads: at one place at every sample but `away` (one or two in
+	 * a row: a poll seen once at its check's line), at least five,
+	 * watched for watched_for seconds. */
+	int all_but_one, away;
+	double watched_for;
 	/* Threads: the asyncio task whose step ran on it at the last
 	 * sample (0: none), running at every sample since step_for
 	 * seconds; step_all, since the first. */
@@ -47,10 +48,10 @@ struct run_seen {
 
 /*
  * Seen in one place at every sample, whether it ran between or not: at
- * one line, or (a thread) within one call of its user frame, as a loop
- * that polls is at its sleep's line or, now and then, at its check's.
- * The seconds it has been, or 0 when not; and the place in words, "at
- * that line" or "in that function".
+ * one line, or (a thread) at every sample but once (all_but_one), as a
+ * loop that polls is at its sleep's line and, now and then, at its
+ * check's.  The seconds it has been, or 0 when not; and the place in
+ * words, "at that line at every sample" or "... but one" ("two").
  */
 double run_seen_same_for(const struct run_seen *seen);
 const char *run_seen_same_place(const struct run_seen *seen);

@@ -5,7 +5,7 @@
  * line of the program's own: "thread 12 "MainThread" sleeps in
  * time.sleep, wakes in 0.3s (stuck for at least 5.0s)", then where,
  * and the test pytest runs.  So is one seen running between samples
- * but in one place at every one of them: a loop that polls for
+ * but at that same line at every one of them: a loop that polls for
  * something that never comes (a file, a port, a flag), "(polling: ...)".
  * Before, with nothing else stuck, run said "no likely cause stands
  * out".  Ranked last but for idle waits.  Left out, as for
@@ -28,13 +28,15 @@
 #include "common/strbuf.h"
 #include "common/banned.h"
 
-/* Seen moving (it ran) at some sample, but in one place at every one
- * (run_seen_same_for()): a loop that sleeps, checks and sleeps again. */
+/* Seen moving (it ran) at some sample, but at the same line at every
+ * one: a loop that sleeps, checks and sleeps again.  (Not within one
+ * function at several lines, as the blocked-loop rule takes it: a
+ * worker's loop that takes an item, then sleeps, is there too.) */
 static int polls(const struct run_seen *seen)
 {
 	return (seen->state == RUN_SEEN_MOVING ||
 		(seen->state == RUN_SEEN_STUCK && !seen->at_least)) &&
-	       run_seen_same_for(seen) > 0;
+	       seen->same_all && seen->same_for > 0;
 }
 
 /* Asleep at the stop: in a sleep whose deadline was read, or, one due
@@ -82,9 +84,8 @@ void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 		strbuf_addstr(&sb, timer.buf + 1);
 		if (polls(&seen)) {
 			strbuf_addf(&sb, " (polling: it woke and slept again "
-				    "%s at every sample, %.1fs)",
-				    run_seen_same_place(&seen),
-				    run_seen_same_for(&seen));
+				    "at that line at every sample, %.1fs)",
+				    seen.same_for);
 		} else {
 			strbuf_addstr(&sb, " (");
 			run_seen_add(&sb, &seen);

@@ -391,8 +391,8 @@ static void db_lines(struct run_cause *cause, const struct run_summary *s,
 static int seen_waiting(const struct run_seen *seen)
 {
 	return seen->state == RUN_SEEN_STUCK ||
-	       (seen->state == RUN_SEEN_MOVING &&
-		run_seen_same_for(seen) > 0);
+	       (seen->state == RUN_SEEN_MOVING && seen->same_all &&
+		seen->same_for > 0);
 }
 
 /* " (stuck for at least 2.5s)", " (retrying at that line at every
@@ -400,9 +400,8 @@ static int seen_waiting(const struct run_seen *seen)
 static void add_seen(struct strbuf *sb, const struct run_seen *seen)
 {
 	if (seen->state == RUN_SEEN_MOVING) {
-		strbuf_addf(sb, " (retrying %s at every sample, %.1fs)",
-			    run_seen_same_place(seen),
-			    run_seen_same_for(seen));
+		strbuf_addf(sb, " (retrying at that line at every sample, "
+			    "%.1fs)", seen->same_for);
 		return;
 	}
 	strbuf_addstr(sb, " (");

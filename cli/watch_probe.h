@@ -9,8 +9,13 @@
  * values at the stop, not against "pending": a future already done
  * there whose task was never woken (its wake-up queued behind a step
  * that blocks the loop, the timer of an asyncio.sleep() fired in the
- * same turn) stays done, and the task has not moved.  Reads only, no
- * stop: racy, which is fine for "did this ever change".
+ * same turn) stays done, and the task has not moved.
+ *
+ * So too, for a task running a step at the stop, its coroutine's state:
+ * one that is no longer running has gone back to its loop, and the step
+ * the next sample finds is another (a loop that turns between steps
+ * that look alike at every sample).  Reads only, no stop: racy, which
+ * is fine for "did this ever change".
  */
 #ifndef COROSCOPE_CLI_WATCH_PROBE_H
 #define COROSCOPE_CLI_WATCH_PROBE_H
@@ -21,9 +26,10 @@
 
 /* For up to budget_ms after a sample of c (live, resumed): the tasks
  * of c, unchanged since the tracker's last look, seen woken meanwhile,
- * added to *woke by address. */
+ * added to *woke by address; the running ones seen ending their step,
+ * to *ended. */
 void watch_probe_wakeups(const struct watch_tracker *t,
 			 const struct collection *c, double budget_ms,
-			 struct addrmap *woke);
+			 struct addrmap *woke, struct addrmap *ended);
 
 #endif

@@ -31,6 +31,9 @@ struct sample {
 	/* loop_waits() of the last thread asked (its tasks come one after
 	 * another, and each asks): tid 0 when none yet. */
 	int waits_tid, waits;
+	/* the running tasks the probe saw end their step after the stop
+	 * (cli/watch_probe.h) */
+	const struct addrmap *ended;
 };
 
 /* The window of thread tid, which leaves out our own stop. */
@@ -152,6 +155,7 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 			   const struct py_thread *th)
 {
 	const struct py_task *running;
+	int found_ended = 0;
 	struct watch_obs o;
 	struct watch_window w;
 	size_t i, user = th->nframes;
@@ -179,24 +183,15 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 			user = i;
 	}
 	o.where.line = o.inner.line = -1;
-	if ((running = py_async_running_task(&s->c->async, th->tid)))
+	/* (a step that ended after this stop is not the one the next
+	 * sample finds, should the same task run again) */
+	if ((running = py_async_running_task(&s->c->async, th->tid)) &&
+	    !addrmap_get(s->ended, running->addr, &found_ended) &&
+	    !found_ended)
 		o.step = running->addr;
 	if (th->nframes) {
 		if (user == th->nframes)
 			user = 0;
-		/* its user frame and the frames it was called from */
-		o.call_fingerprint = CS_FNV_START;
-		for (i = user; i < th->nframes; i++) {
-			const struct py_frame *f = &th->frames[i];
-
-			o.call_fingerprint = cs_fnv_u64(o.call_fingerprint,
-							f->addr);
-			o.call_fingerprint = cs_fnv_u64(o.call_fingerprint,
-				f->code ? f->code->addr : 0);
-			if (i > user)
-				o.call_fingerprint = cs_fnv_u64(
-					o.call_fingerprint, (uint64_t)f->line);
-		}
 		frame_place(&th->frames[user], &o.where);
 		if (user != 0)
 			frame_place(&th->frames[0], &o.inner);
@@ -676,7 +671,7 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 		double probe_ms)
 {
 	struct sample sm, *s = &sm;
-	struct addrmap woke;
+	struct addrmap woke, ended;
 	size_t i, n;
 
 	sm.c = c;
@@ -686,7 +681,9 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 	sm.waits_tid = 0;
 	sm.waits = 0;
 	addrmap_init(&woke);
-	watch_probe_wakeups(t, c, probe_ms, &woke);
+	addrmap_init(&ended);
+	sm.ended = &ended;
+	watch_probe_wakeups(t, c, probe_ms, &woke, &ended);
 	watch_begin(t, now_s);
 	for (i = 0; i < s->c->snap.nthreads; i++)
 		observe_thread(t, s, &s->c->snap.threads[i]);
@@ -716,4 +713,5 @@ void watch_feed(struct watch_tracker *t, double now_s, struct collection *c,
 		watch_carry(t, WATCH_TASK, "trio");
 	watch_end(t);
 	addrmap_release(&woke);
+	addrmap_release(&ended);
 }

@@ -154,7 +154,9 @@ static void start_over(const struct watch_tracker *t, struct watch_item *it,
 	 * least" stays true) */
 	it->last_progress = t->now -
 			    (o->off_cpu_s >= 1 ? floor(o->off_cpu_s) : 0);
-	it->same_since = it->call_same_since = it->step_same_since = t->now;
+	it->same_since = it->step_same_since = t->now;
+	it->first_fingerprint = o->fingerprint;
+	it->changes = it->nseen = it->nfirst = 0;
 	it->gone = 0;
 	it->reported = 0;
 	it->cpu_s = it->window_s = 0;
@@ -206,13 +208,14 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	}
 	if (o->fingerprint != it->fingerprint)
 		it->same_since = t->now;
-	if (o->call_fingerprint != it->call_fingerprint)
-		it->call_same_since = t->now;
+	if (!fresh && o->fingerprint != it->fingerprint)
+		it->changes++;
+	it->nseen++;
+	it->nfirst += o->fingerprint == it->first_fingerprint;
 	if (o->step != it->step)
 		it->step_same_since = t->now;
 	it->step = o->step;
 	it->fingerprint = o->fingerprint;
-	it->call_fingerprint = o->call_fingerprint;
 	it->last_seen = t->now;
 	it->seen = 1;
 	if (o->kind == WATCH_THREAD && o->cpu_s >= 0 && o->window_s > 0) {

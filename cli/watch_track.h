@@ -84,10 +84,6 @@ struct watch_obs {
 	uint64_t id;               /* task address, or kernel thread id; != 0 */
 	const char *name;          /* task or thread name, may be NULL */
 	uint64_t fingerprint;      /* changes whenever the object moves */
-	/* Threads: changes when it leaves the call of its user frame
-	 * (where), not when that frame's line does: a loop polling in
-	 * one function, at the sleep's line or the check's. */
-	uint64_t call_fingerprint;
 	/* Threads: the asyncio task whose step runs on it, 0 when none. */
 	uint64_t step;
 	int woke;                  /* the caller knows it moved anyway */
@@ -140,8 +136,11 @@ struct watch_item {
 					  stack, its lines) is the same,
 					  whether it ran or not: a loop that
 					  polls, asleep at one line */
-	uint64_t call_fingerprint;
-	double call_same_since;        /* the same for its call */
+	/* Its fingerprint at its first sample, the times it changed since
+	 * and the samples that saw it: a loop polling at one line, seen
+	 * once at its check's, is back where it was. */
+	uint64_t first_fingerprint;
+	int changes, nseen, nfirst;    /* nfirst: samples at the first */
 	uint64_t step;                 /* a thread's running task */
 	double step_same_since;        /* the same task's step since */
 	int gone;

@@ -1,7 +1,7 @@
 """A `coroscope run` target: an event loop blocked inside a task's step.
 
 Usage: run_blocked_loop.py READY_FILE
-                           [sleep|recv|poll|poll-woken|poll-two|spin|churn|yields]
+                           [sleep|recv|poll|poll-woken|poll-away|spin|churn|yields]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
@@ -12,8 +12,9 @@ and producer, and main()'s gather all stay parked, none of them the
 cause.  With "poll-woken", a fifth task awaits a future the blocker
 sets before it polls: done, its task's wake-up queued behind the
 blocker's step for ever (as when a sleep's timer fires in the turn the
-loop blocks in).  With "poll-two", the polling loop sleeps at two
-lines in turn, so that the samples find it at either.  With "spin",
+loop blocks in).  With "poll-away", the polling loop, 2.8 s in, sleeps
+0.4 s once at another line, where a sample or two find it (as one
+finds a poll at its check's line now and then).  With "spin",
 the blocker computes for ever in one step (busy, blocked); with
 "churn", it awaits one short task after another, each computing for
 20 ms in its one step: the thread as busy, a task's step running at
@@ -67,10 +68,13 @@ async def blocker(ready, how, fut):
     elif how in ("poll", "poll-woken"):
         while not os.path.exists(ready + ".never"):
             time.sleep(0.01)  # MARK: blocked-poll
-    elif how == "poll-two":
+    elif how == "poll-away":
+        away = time.monotonic() + 2.8
         while not os.path.exists(ready + ".never"):
-            time.sleep(0.005)  # MARK: blocked-poll-a
-            time.sleep(0.005)  # MARK: blocked-poll-b
+            if away and time.monotonic() >= away:
+                away = 0
+                time.sleep(0.4)  # MARK: blocked-away
+            time.sleep(0.01)  # MARK: blocked-poll-back
     elif how == "spin":
         while True:
             sum(range(10000))  # MARK: blocked-spin
