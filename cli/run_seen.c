@@ -6,17 +6,18 @@
 #include "common/strbuf.h"
 #include "common/banned.h"
 
-/* The samples that saw it elsewhere than at its one place, where it
- * was seen at one place but for one run of them (at the start, at the
- * end, or away and back); -1 when not so. */
+/* The samples that saw it elsewhere than at its one place: back at its
+ * first place, those elsewhere (away once or more, and back); at
+ * another since one change, the fewer of the two runs; -1 when not
+ * known (the first sample odd, and more than one change). */
 static int samples_away(const struct watch_item *it)
 {
 	int rest = it->nseen - it->nfirst;
 
+	if (it->fingerprint == it->first_fingerprint)
+		return rest;
 	if (it->changes == 1)
 		return it->nfirst < rest ? it->nfirst : rest;
-	if (it->changes == 2 && it->fingerprint == it->first_fingerprint)
-		return rest;
 	return -1;
 }
 

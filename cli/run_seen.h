@@ -33,8 +33,8 @@ struct run_seen {
 	 * MOVING, and this). */
 	int same_all;
 	double same_for;
-	/* Threads: at one place at every sample but `away` (one or two in
-	 * a row: a poll seen once at its check's line), at least five,
+	/* Threads: at one place at every sample but `away` (one or two: a
+	 * poll seen now and then at its check's line), of five at least,
 	 * watched for watched_for seconds. */
 	int all_but_one, away;
 	double watched_for;
