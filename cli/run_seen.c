@@ -35,7 +35,7 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->same_for = it->last_seen - it->same_since;
 	out->away = samples_away(it);
 	out->all_but_one = it->kind == WATCH_THREAD && !out->same_all &&
-			   out->away > 0 && out->away <= 2 && it->nseen >= 5;
+			   out->away == 1 && it->nseen >= 5;
 	out->watched_for = it->last_seen - it->first_seen;
 	out->step = it->kind == WATCH_THREAD ? it->step : 0;
 	out->step_all = out->step && it->step_same_since <= it->first_seen;
@@ -73,9 +73,8 @@ double run_seen_same_for(const struct run_seen *seen)
 const char *run_seen_same_place(const struct run_seen *seen)
 {
 	return seen->same_all && seen->same_for > 0 ?
-	       "at that line at every sample" : seen->away == 1 ?
-	       "at that line at every sample but one" :
-	       "at that line at every sample but two";
+	       "at that line at every sample" :
+	       "at that line at every sample but one";
 }
 
 void run_seen_task(const struct watch_tracker *t, uint64_t addr,

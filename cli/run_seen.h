@@ -33,9 +33,11 @@ struct run_seen {
 	 * MOVING, and this). */
 	int same_all;
 	double same_for;
-	/* Threads: at one place at every sample but `away` (one or two: a
-	 * poll seen now and then at its check's line), of five at least,
-	 * watched for watched_for seconds. */
+	/* Threads: at one place at every sample but one (`away`, the
+	 * samples elsewhere: a poll seen once at its check's line), of five
+	 * at least, watched for watched_for seconds.  (Not two: a task
+	 * alternating between two lines, going back to its loop between,
+	 * is at one of them at all samples but two one time in ten.) */
 	int all_but_one, away;
 	double watched_for;
 	/* Threads: the asyncio task whose step ran on it at the last
@@ -51,7 +53,7 @@ struct run_seen {
  * one line, or (a thread) at every sample but once (all_but_one), as a
  * loop that polls is at its sleep's line and, now and then, at its
  * check's.  The seconds it has been, or 0 when not; and the place in
- * words, "at that line at every sample" or "... but one" ("two").
+ * words, "at that line at every sample" or "... but one".
  */
 double run_seen_same_for(const struct run_seen *seen);
 const char *run_seen_same_place(const struct run_seen *seen);

@@ -12,9 +12,10 @@ and producer, and main()'s gather all stay parked, none of them the
 cause.  With "poll-woken", a fifth task awaits a future the blocker
 sets before it polls: done, its task's wake-up queued behind the
 blocker's step for ever (as when a sleep's timer fires in the turn the
-loop blocks in).  With "poll-away", the polling loop, 2.8 s in, sleeps
-0.4 s once at another line, where a sample or two find it (as one
-finds a poll at its check's line now and then).  With "spin",
+loop blocks in).  With "poll-away", the polling loop (its check a
+flag's, too quick for a sample to find), 2.8 s in, sleeps 0.25 s once
+at another line, where one sample at most finds it (as one finds a
+poll at its check's line now and then).  With "spin",
 the blocker computes for ever in one step (busy, blocked); with
 "churn", it awaits one short task after another, each computing for
 20 ms in its one step: the thread as busy, a task's step running at
@@ -28,6 +29,9 @@ import os
 import socket
 import sys
 import time
+
+
+NEVER = False
 
 
 async def ticker():
@@ -70,10 +74,10 @@ async def blocker(ready, how, fut):
             time.sleep(0.01)  # MARK: blocked-poll
     elif how == "poll-away":
         away = time.monotonic() + 2.8
-        while not os.path.exists(ready + ".never"):
+        while not NEVER:
             if away and time.monotonic() >= away:
                 away = 0
-                time.sleep(0.4)  # MARK: blocked-away
+                time.sleep(0.25)  # MARK: blocked-away
             time.sleep(0.01)  # MARK: blocked-poll-back
     elif how == "spin":
         while True:
