@@ -18,13 +18,7 @@
 /* "app.py:5 in producer" from a worker's traceback text. */
 static void add_remote_place(struct strbuf *sb, const struct py_text_frame *f)
 {
-	esc_add_name_raw(sb, f->file);
-	if (f->line >= 0)
-		strbuf_addf(sb, ":%ld", f->line);
-	else
-		strbuf_addstr(sb, ":?");
-	strbuf_addstr(sb, " in ");
-	esc_add_name_raw(sb, f->function ? f->function : "?");
+	run_add_place_text(sb, f->file, f->line, f->function);
 }
 
 /* A process pool's job: where its worker process says it raised. */

@@ -15,16 +15,22 @@
 #include "readers/usercode.h"
 #include "common/banned.h"
 
-void run_add_place_as(struct strbuf *sb, const struct py_frame *f,
-		      const char *qualname)
+void run_add_place_text(struct strbuf *sb, const char *file, long line,
+			const char *function)
 {
-	esc_add_name_raw(sb, f->code->filename);
-	if (f->line >= 0)
-		strbuf_addf(sb, ":%d", f->line);
+	esc_add_name_raw(sb, file);
+	if (line >= 0)
+		strbuf_addf(sb, ":%ld", line);
 	else
 		strbuf_addstr(sb, ":?");
 	strbuf_addstr(sb, " in ");
-	esc_add_name_raw(sb, qualname);
+	esc_add_name_raw(sb, function);
+}
+
+void run_add_place_as(struct strbuf *sb, const struct py_frame *f,
+		      const char *qualname)
+{
+	run_add_place_text(sb, f->code->filename, f->line, qualname);
 }
 
 void run_add_frame_place(struct strbuf *sb, const struct py_frame *f)

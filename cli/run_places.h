@@ -13,6 +13,11 @@ struct py_async;
 struct py_task;
 struct addrmap;
 
+/* "FILE:LINE in FUNCTION" of a place known as text (a worker's
+ * traceback's): line -1 as "?", function NULL as "?" */
+void run_add_place_text(struct strbuf *sb, const char *file, long line,
+			const char *function);
+
 /* "FILE:LINE in QUALNAME", with qualname given or the code's own */
 void run_add_place_as(struct strbuf *sb, const struct py_frame *f,
 		      const char *qualname);
