@@ -4,6 +4,7 @@
 #include "cli/watch_probe.h"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/watch_sample.h"
@@ -128,6 +129,16 @@ static int probe_once(const struct collection *c, const struct probe *q)
 		v != q->state);
 }
 
+/* Test aid (the man page's ENVIRONMENT): COROSCOPE_TEST_NO_STEP_PROBE=1
+ * watches no running task's step, as when every turn of its loop falls
+ * outside the probe's reads (a loaded machine). */
+static int step_probe_off(void)
+{
+	const char *s = getenv("COROSCOPE_TEST_NO_STEP_PROBE");
+
+	return s && !strcmp(s, "1");
+}
+
 void watch_probe_wakeups(const struct watch_tracker *t,
 			 const struct collection *c, double budget_ms,
 			 struct addrmap *woke, struct addrmap *ended)
@@ -141,7 +152,8 @@ void watch_probe_wakeups(const struct watch_tracker *t,
 		return;
 	/* The running tasks first (a loop's thread runs one at most),
 	 * then the parked ones. */
-	for (i = 0; i < c->async.ntasks && n < PROBE_MAX_TASKS; i++) {
+	for (i = 0; i < c->async.ntasks && n < PROBE_MAX_TASKS &&
+		    !step_probe_off(); i++) {
 		const struct py_task *task = &c->async.tasks[i];
 
 		if (!task->running)

@@ -16,6 +16,7 @@
 #include "common/hash.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "readers/loop_turns.h"
 #include "readers/native_merge.h"
 #include "readers/usercode.h"
 #include "common/procfs.h"
@@ -187,8 +188,10 @@ static void observe_thread(struct watch_tracker *t, const struct sample *s,
 	 * sample finds, should the same task run again) */
 	if ((running = py_async_running_task(&s->c->async, th->tid)) &&
 	    !addrmap_get(s->ended, running->addr, &found_ended) &&
-	    !found_ended)
+	    !found_ended) {
 		o.step = running->addr;
+		o.step_mark = py_loop_turn_mark(&s->c->py, running->loop);
+	}
 	if (th->nframes) {
 		if (user == th->nframes)
 			user = 0;

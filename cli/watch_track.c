@@ -164,6 +164,17 @@ static void start_over(const struct watch_tracker *t, struct watch_item *it,
 	str_set(&it->blocked_on, NULL);
 }
 
+/* A thread's running step: another task's, or the same task's after
+ * its loop turned (another mark), is another step. */
+static void note_step(const struct watch_tracker *t, struct watch_item *it,
+		      const struct watch_obs *o)
+{
+	if (o->step != it->step || o->step_mark != it->step_mark)
+		it->step_same_since = t->now;
+	it->step = o->step;
+	it->step_mark = o->step_mark;
+}
+
 void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 {
 	struct addrmap *index;
@@ -212,9 +223,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		it->changes++;
 	it->nseen++;
 	it->nfirst += o->fingerprint == it->first_fingerprint;
-	if (o->step != it->step)
-		it->step_same_since = t->now;
-	it->step = o->step;
+	note_step(t, it, o);
 	it->fingerprint = o->fingerprint;
 	it->last_seen = t->now;
 	it->seen = 1;

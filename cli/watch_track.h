@@ -84,8 +84,11 @@ struct watch_obs {
 	uint64_t id;               /* task address, or kernel thread id; != 0 */
 	const char *name;          /* task or thread name, may be NULL */
 	uint64_t fingerprint;      /* changes whenever the object moves */
-	/* Threads: the asyncio task whose step runs on it, 0 when none. */
-	uint64_t step;
+	/* Threads: the asyncio task whose step runs on it, 0 when none,
+	 * and a mark of how far its loop had run (readers/loop_turns.h;
+	 * 0 unknown): where either differs from the last sample's, the
+	 * step is another. */
+	uint64_t step, step_mark;
 	int woke;                  /* the caller knows it moved anyway */
 	/* Threads: the kernel's accounting over window_s seconds since the
 	 * previous sample, not counting coroscope's own stop; negative
@@ -141,7 +144,8 @@ struct watch_item {
 	 * once at its check's, is back where it was. */
 	uint64_t first_fingerprint;
 	int changes, nseen, nfirst;    /* nfirst: samples at the first */
-	uint64_t step;                 /* a thread's running task */
+	uint64_t step, step_mark;      /* a thread's running task, and its
+					  loop's mark (as in watch_obs) */
 	double step_same_since;        /* the same task's step since */
 	int gone;
 	int reported;                  /* a "stuck" event was emitted */

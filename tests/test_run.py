@@ -1738,13 +1738,20 @@ def test_blocked_loop_leads_the_causes(ident, work):
         report["causes"]
 
 
-def blocked_loop(work, how):
-    """run_blocked_loop.py's way `how` under `run` on the control
-    interpreter until it times out: the script, the Run, the causes."""
-    py = control_interpreter()
+# Test aid: the samples' probe watches no running step (as when a
+# loaded machine lets no turn of the loop fall between its reads), so
+# the samples alone must tell a turning loop from a blocked one.
+NO_STEP_PROBE = {"COROSCOPE_TEST_NO_STEP_PROBE": "1"}
+
+
+def blocked_loop(work, how, py=None, env=None):
+    """run_blocked_loop.py's way `how` under `run` on py (the control
+    interpreter by default) until it times out: the script, the Run,
+    the causes."""
+    py = py or control_interpreter()
     script = target_script("run_blocked_loop.py")
     res = coroscope_run(["--timeout", BLOCKED_TIMEOUT, "--", py.path, script,
-                         str(work / "ready"), how])
+                         str(work / "ready"), how], env=env)
     assert res.returncode == 124, res
     return script, res, likely_causes(res.stderr)
 
@@ -1800,10 +1807,21 @@ def test_loop_turning_between_blocking_calls(work):
         res.stderr[:4000]
 
 
-def test_blocked_loop_busy(work):
+@pytest.mark.parametrize("probe", ["probe", "no-step-probe",
+                                   "uvloop-no-step-probe"])
+def test_blocked_loop_busy(work, probe):
     """A step that computes for ever: its thread busy, its loop
-    blocked."""
-    script, res, causes = blocked_loop(work, "spin")
+    blocked; the same by the samples alone, on asyncio's loop and on
+    uvloop's."""
+    py = None
+    if probe.startswith("uvloop-"):
+        if not WITH_UVLOOP:
+            pytest.skip("uvloop is not installed for Debian's 3.11 here, "
+                        "or COROSCOPE_TEST_PYTHONS left it out")
+        py = WITH_UVLOOP[0]
+    script, res, causes = blocked_loop(
+        work, "uvloop-spin" if py else "spin", py=py,
+        env=NO_STEP_PROBE if probe != "probe" else None)
     assert causes and re.search(
         r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
         r"not gone back to its loop \(busy, [0-9]+% of a CPU\); 4 other "
@@ -1822,6 +1840,33 @@ def test_busy_loop_of_short_steps_is_not_blocked(work):
     assert not any("event loop blocked" in c for c in causes), \
         res.stderr[:4000]
     assert any(re.search(r"thread \d+ \S+ is busy, [0-9]+% of a CPU", c)
+               for c in causes), res.stderr[:4000]
+
+
+@pytest.mark.parametrize("ident", BLOCKED_IDS + ("uvloop",))
+def test_busy_task_yielding_alone_is_no_blocked_loop(ident, work):
+    """One task computing for 5 ms between awaits of asyncio.sleep(0),
+    no other task of its loop moving, and the samples' probe of the
+    running step off: the thread is busy and runs that task's step at
+    nearly every sample, yet the loop turns: its ready queue's left end
+    moves between samples.  Before, the samples could not tell it from
+    a step that never ends: "event loop blocked" (the probe alone told
+    them apart, when it caught a turn: under load, never).  uvloop's
+    queue is a field of its C loop, found as the object's one deque."""
+    how = "crunch-yields"
+    if ident == "uvloop":
+        if not WITH_UVLOOP:
+            pytest.skip("uvloop is not installed for Debian's 3.11 here, "
+                        "or COROSCOPE_TEST_PYTHONS left it out")
+        py, how = WITH_UVLOOP[0], "uvloop-" + how
+    else:
+        py = interpreter_or_skip(ident)
+    script, res, causes = blocked_loop(work, how, py=py, env=NO_STEP_PROBE)
+    assert not any("event loop blocked" in c for c in causes), \
+        res.stderr[:4000]
+    assert any(re.search(r"thread \d+ \S+ is busy, [0-9]+%% of a CPU at "
+                         r"\S*run_blocked_loop.py:%d in blocker"
+                         % marker_line(script, "crunch-yields"), c)
                for c in causes), res.stderr[:4000]
 
 

@@ -20,6 +20,7 @@
 #include "common/strbuf.h"
 #include "readers/gens.h"
 #include "readers/greenlets.h"
+#include "readers/loop_turns.h"
 #include "readers/objects.h"
 #include "readers/primitives.h"
 #include "readers/pyproc.h"
@@ -243,6 +244,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			async.waitables[2].kind = PY_PRIM_RLOCK;
 			async.nwaitables = 3;
 			fuzz_graph(&py, &snap, &async, data, size);
+			/* (each task's loop's ready queue, and an address
+			 * of the input's as a loop) */
+			for (i = 0; (size_t)i < async.ntasks && i < 8; i++)
+				(void)py_loop_turn_mark(&py,
+							async.tasks[i].loop);
+			(void)py_loop_turn_mark(&py, pick(data, size, 21));
 			fuzz_semlocks(&py, &async, data, size);
 			py_async_release(&async);
 		}

@@ -1,7 +1,8 @@
 """A `coroscope run` target: an event loop blocked inside a task's step.
 
 Usage: run_blocked_loop.py READY_FILE
-                           [sleep|recv|poll|poll-woken|poll-away|spin|churn|yields]
+                           [sleep|recv|poll|poll-woken|poll-away|spin|churn|
+                            yields|crunch-yields]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
@@ -19,8 +20,13 @@ poll at its check's line now and then).  With "spin",
 the blocker computes for ever in one step (busy, blocked); with
 "churn", it awaits one short task after another, each computing for
 20 ms in its one step: the thread as busy, a task's step running at
-every sample, but a new task's each time, and the loop turns.  Writes READY_FILE just before
-blocking.
+every sample, but a new task's each time, and the loop turns.  With
+"crunch-yields", the blocker computes for 5 ms, then awaits
+asyncio.sleep(0), for ever, beside the consumer alone (no ticker, no
+producer): the thread busy, the blocker's step running at almost every
+sample, no other task moving, and yet the loop turns.  Writes
+READY_FILE just before blocking.  A way prefixed "uvloop-" runs on
+uvloop's loop (whose ready queue is a field of its C object).
 
 Runs on 3.6+.
 """
@@ -85,6 +91,12 @@ async def blocker(ready, how, fut):
     elif how == "churn":
         while True:
             await asyncio.ensure_future(crunch())
+    elif how == "crunch-yields":
+        while True:
+            end = time.monotonic() + 0.005
+            while time.monotonic() < end:
+                sum(range(1000))  # MARK: crunch-yields
+            await asyncio.sleep(0)
     elif how == "yields":
         while True:
             time.sleep(0.05)
@@ -96,7 +108,10 @@ async def blocker(ready, how, fut):
 async def main(ready, how):
     q = asyncio.Queue()
     fut = asyncio.get_event_loop().create_future()
-    coros = [ticker(), consumer(q), producer(q)]
+    if how == "crunch-yields":
+        coros = [consumer(q)]
+    else:
+        coros = [ticker(), consumer(q), producer(q)]
     if how == "poll-woken":
         coros.append(woken(fut))
     coros.append(blocker(ready, how, fut))
@@ -106,7 +121,12 @@ async def main(ready, how):
     await asyncio.gather(*tasks)
 
 
-loop = asyncio.new_event_loop()
+how = sys.argv[2] if len(sys.argv) > 2 else "sleep"
+if how.startswith("uvloop-"):
+    import uvloop
+    how = how[len("uvloop-"):]
+    loop = uvloop.new_event_loop()
+else:
+    loop = asyncio.new_event_loop()
 asyncio.set_event_loop(loop)
-loop.run_until_complete(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2
-                             else "sleep"))
+loop.run_until_complete(main(sys.argv[1], how))

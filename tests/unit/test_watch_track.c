@@ -463,11 +463,41 @@ static void test_running_step(void)
 	watch_tracker_release(&t);
 }
 
+/* The same task's step at each sample, but its loop's mark (its ready
+ * queue's left end) moved between two: the loop turned, and the step
+ * is another; a mark that stays, one step. */
+static void test_step_mark(void)
+{
+	static const uint64_t marks[] = { 7, 7, 7, 9, 9 };
+	struct watch_tracker t;
+	struct watch_obs o;
+	const struct watch_item *it;
+	size_t i;
+
+	watch_tracker_init(&t, 2.0);
+	for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		o = thread(901, 5, 0.9, 0);
+		o.step = 0x10;
+		o.step_mark = marks[i];
+		watch_begin(&t, (double)i);
+		watch_observe(&t, &o);
+		if (i == 2)
+			CHECK(watch_find(&t, WATCH_THREAD, 901)->
+			      step_same_since == 0.0, "one mark: one step");
+		watch_end(&t);
+	}
+	it = watch_find(&t, WATCH_THREAD, 901);
+	CHECK(it && it->step == 0x10 && it->step_mark == 9 &&
+	      it->step_same_since == 3.0, "the loop turned: a new step");
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
 	test_off_cpu_first();
 	test_polling_away_once();
 	test_running_step();
+	test_step_mark();
 	test_kind_label();
 	test_carried();
 	test_other_kinds();
