@@ -47,6 +47,67 @@ static void text_remote_frame(FILE *out, const struct py_text_frame *f)
 	}
 }
 
+/* A traceback's two ends: the program's line, then the innermost where
+ * a library's is further in; 0, or -1 when it has no entry. */
+static int text_sites(FILE *out, const struct collection *c,
+		      const struct py_exc_sites *at)
+{
+	if (at->own.code && at->own.addr != at->at.addr)
+		report_text_frame(out, c, &at->own, 0);
+	if (!at->at.code)
+		return -1;
+	report_text_frame(out, c, &at->at, 0);
+	return 0;
+}
+
+/* A group's exceptions, each with its traceback's ends. */
+static void text_group(FILE *out, const struct collection *c,
+		       const struct py_failed_task *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nleaves; i++) {
+		const struct py_exc_leaf *l = &t->leaves[i];
+
+		fputs("  in the group: ", out);
+		esc_text(out, l->exc_repr);
+		fputc('\n', out);
+		if (text_sites(out, c, &l->sites) < 0)
+			fputs(l->sites.cut ? "  (where it was raised is not "
+			      "known: its traceback is longer than was "
+			      "followed)\n" : "  (where it was raised is not "
+			      "known)\n", out);
+	}
+	if (t->leaves_more)
+		fprintf(out, "  (and %zu more exception%s in the group)\n",
+			t->leaves_more, t->leaves_more == 1 ? "" : "s");
+}
+
+/* Where a failed task's exception was raised, when its traceback has
+ * no entry: its worker's text, or why it is not known. */
+static void text_no_sites(FILE *out, const struct py_failed_task *t)
+{
+	const struct py_exc_sites *at = &t->sites;
+
+	if (t->remote_at.file) {
+		/* (the same pair, from the worker's text) */
+		if (t->remote_own.file && t->remote_own.file != t->remote_at.file)
+			text_remote_frame(out, &t->remote_own);
+		text_remote_frame(out, &t->remote_at);
+	} else if (at->cut)
+		fputs("  (where it was raised is not known: its traceback "
+		      "is longer than was followed)\n", out);
+	else if (t->job && t->remote_cut)
+		fputs("  (where it was raised is not known: the traceback's "
+		      "text its worker sent is longer than was read)\n", out);
+	else if (t->job)
+		fputs("  (where it was raised is not known: no traceback "
+		      "came with it, as from a process pool's worker)\n",
+		      out);
+	else
+		fputs("  (where it was raised is not known)\n", out);
+}
+
 static void text_failed(FILE *out, const struct collection *c,
 			const struct py_failed_task *t)
 {
@@ -78,29 +139,9 @@ static void text_failed(FILE *out, const struct collection *c,
 		fprintf(out, "  (a child of the gather task 0x%llx awaits: it "
 			"asks for the exception once its other children "
 			"end)\n", (unsigned long long)t->gathered_by);
-	/* A traceback's two ends: the program's line, then the innermost
-	 * where a library's is further in. */
-	if (at->own.code && at->own.addr != at->at.addr)
-		report_text_frame(out, c, &at->own, 0);
-	if (at->at.code)
-		report_text_frame(out, c, &at->at, 0);
-	else if (t->remote_at.file) {
-		/* (the same pair, from the worker's text) */
-		if (t->remote_own.file && t->remote_own.file != t->remote_at.file)
-			text_remote_frame(out, &t->remote_own);
-		text_remote_frame(out, &t->remote_at);
-	} else if (at->cut)
-		fputs("  (where it was raised is not known: its traceback "
-		      "is longer than was followed)\n", out);
-	else if (t->job && t->remote_cut)
-		fputs("  (where it was raised is not known: the traceback's "
-		      "text its worker sent is longer than was read)\n", out);
-	else if (t->job)
-		fputs("  (where it was raised is not known: no traceback "
-		      "came with it, as from a process pool's worker)\n",
-		      out);
-	else
-		fputs("  (where it was raised is not known)\n", out);
+	if (text_sites(out, c, at) < 0)
+		text_no_sites(out, t);
+	text_group(out, c, t);
 }
 
 void report_text_failed_tasks(FILE *out, const struct collection *c)
@@ -152,6 +193,37 @@ static void json_site(struct json *j, const struct py_frame *f,
 	}
 }
 
+/* Its group's exceptions ("group": null for an exception that is no
+ * group), and how many more. */
+static void json_group(struct json *j, const struct py_failed_task *t)
+{
+	static const struct py_text_frame none;
+	size_t i;
+
+	json_key(j, "group");
+	if (!t->group) {
+		json_null(j);
+	} else {
+		json_begin_array(j);
+		for (i = 0; i < t->nleaves; i++) {
+			const struct py_exc_leaf *l = &t->leaves[i];
+
+			json_begin_object(j);
+			json_key_string(j, "exception", l->exc_repr);
+			json_key(j, "traceback_cut");
+			json_bool(j, l->sites.cut);
+			json_key(j, "raised_at");
+			json_site(j, &l->sites.at, &none);
+			json_key(j, "raised_in_program");
+			json_site(j, &l->sites.own, &none);
+			json_end_object(j);
+		}
+		json_end_array(j);
+	}
+	json_key(j, "group_more");
+	json_uint(j, t->leaves_more);
+}
+
 void report_json_failed_tasks(struct json *j, const struct py_async *a)
 {
 	size_t i;
@@ -182,6 +254,7 @@ void report_json_failed_tasks(struct json *j, const struct py_async *a)
 		json_site(j, &t->sites.at, &t->remote_at);
 		json_key(j, "raised_in_program");
 		json_site(j, &t->sites.own, &t->remote_own);
+		json_group(j, t);
 		json_end_object(j);
 	}
 	json_end_array(j);

@@ -39,10 +39,39 @@ static void add_remote_sites(struct strbuf *sb,
 		      "it sent)");
 }
 
+/* "raised at app.py:5 in producer (innermost ...)" from a traceback's
+ * sites (it has an entry). */
+static void add_frame_sites(struct strbuf *sb, const struct py_exc_sites *t)
+{
+	const struct py_frame *own = t->own.code ? &t->own : NULL;
+
+	strbuf_addstr(sb, "raised at ");
+	run_add_frame_place(sb, own ? own : &t->at);
+	if (own && own->addr != t->at.addr) {
+		strbuf_addstr(sb, " (innermost ");
+		run_add_frame_place(sb, &t->at);
+		strbuf_addch(sb, ')');
+	}
+}
+
+void run_failed_leaf(struct strbuf *sb, const struct py_exc_leaf *l)
+{
+	/* (a repr, quoted by Python's rules; the writer escapes the
+	 * line) */
+	strbuf_addstr(sb, l->exc_repr);
+	strbuf_addch(sb, ' ');
+	if (l->sites.at.code)
+		add_frame_sites(sb, &l->sites);
+	else
+		strbuf_addstr(sb, l->sites.cut ? "(where it was raised is not "
+			      "known: its traceback is longer than was "
+			      "followed)" : "(where it was raised is not "
+			      "known)");
+}
+
 void run_failed_sites(struct strbuf *sb, const struct py_failed_task *f)
 {
 	const struct py_exc_sites *t = &f->sites;
-	const struct py_frame *own = t->own.code ? &t->own : NULL;
 
 	if (!t->at.code && f->remote_at.file) {
 		add_remote_sites(sb, f);
@@ -60,13 +89,7 @@ void run_failed_sites(struct strbuf *sb, const struct py_failed_task *f)
 			      "where it was raised is not known");
 		return;
 	}
-	strbuf_addstr(sb, "raised at ");
-	run_add_frame_place(sb, own ? own : &t->at);
-	if (own && own->addr != t->at.addr) {
-		strbuf_addstr(sb, " (innermost ");
-		run_add_frame_place(sb, &t->at);
-		strbuf_addch(sb, ')');
-	}
+	add_frame_sites(sb, t);
 }
 
 void run_failed_subject(struct strbuf *sb, const struct py_failed_task *t)
@@ -82,6 +105,25 @@ void run_failed_subject(struct strbuf *sb, const struct py_failed_task *t)
 	if (t->name) {
 		strbuf_addch(sb, ' ');
 		esc_add_name_raw(sb, t->name);
+	}
+}
+
+/* A group's exceptions, a detail each, and how many more. */
+static void add_group_details(struct run_cause *cause,
+			      const struct py_failed_task *t,
+			      struct strbuf *sb)
+{
+	size_t i;
+
+	for (i = 0; i < t->nleaves; i++) {
+		strbuf_addstr(sb, "in the group: ");
+		run_failed_leaf(sb, &t->leaves[i]);
+		run_cause_detail(cause, sb);
+	}
+	if (t->leaves_more) {
+		strbuf_addf(sb, "and %zu more exception%s in the group",
+			    t->leaves_more, t->leaves_more == 1 ? "" : "s");
+		run_cause_detail(cause, sb);
 	}
 }
 
@@ -121,6 +163,7 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 				      RUN_CAUSE_FAILED_TASK, c->pid, &sb);
 		run_failed_sites(&sb, t);
 		run_cause_detail(cause, &sb);
+		add_group_details(cause, t, &sb);
 	}
 	if (cause && more) {
 		strbuf_addf(&sb, "and %zu more failed tasks or jobs whose "

@@ -17,6 +17,10 @@ void run_failed_subject(struct strbuf *sb, const struct py_failed_task *t);
  * or why that is not known. */
 void run_failed_sites(struct strbuf *sb, const struct py_failed_task *t);
 
+/* One exception of a failed task's group: its repr, then where it was
+ * raised ("ValueError('x') raised at app.py:5 in fetch"). */
+void run_failed_leaf(struct strbuf *sb, const struct py_exc_leaf *l);
+
 /* Add c's failed tasks' causes (RUN_CAUSE_FAILED_TASK) to s. */
 void run_summarize_failed(struct run_summary *s,
 			  const struct collection *c);

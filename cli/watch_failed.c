@@ -74,6 +74,11 @@ void watch_failed_events(struct watch_failed *w, const struct collection *c,
 			      ", no result() raised it; " :
 			      ", nothing retrieved it; ");
 		run_failed_sites(&raw, t);
+		/* (a group's first exception: where the work failed) */
+		if (t->nleaves) {
+			strbuf_addstr(&raw, "; in the group: ");
+			run_failed_leaf(&raw, &t->leaves[0]);
+		}
 		strbuf_addstr(&sb, "failed ");
 		esc_add(&sb, raw.buf, ESC_TEXT, 0);
 		emit(sb.buf, arg);

@@ -364,6 +364,8 @@ struct py_layout {
 	int exc_traceback;        /* PyBaseExceptionObject.traceback */
 	int exc_cause;            /* .cause, __cause__ (a process pool's
 				     job's _RemoteTraceback) */
+	int exc_group_excs;       /* PyBaseExceptionGroupObject.excs: the
+				     group's exceptions, a tuple (3.11+) */
 	int tb_next;              /* PyTracebackObject.tb_next */
 	int tb_frame;             /* .tb_frame: PyFrameObject * */
 	int tb_lasti;             /* .tb_lasti, int: bytes into the code */

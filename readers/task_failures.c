@@ -220,6 +220,7 @@ static struct py_failed_task *note(struct builder *b, uint64_t addr,
 	t->exc_repr = arena_strdup(&a->pool, sb.buf);
 	strbuf_release(&sb);
 	py_exception_sites(b->py, exc, &t->sites);
+	py_exc_group_leaves(b->py, exc, &a->pool, t);
 	return t;
 }
 

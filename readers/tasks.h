@@ -158,6 +158,18 @@ struct py_exc_sites {
 	int cut;                  /* longer than followed: none known */
 };
 
+/* One of the exceptions in a failed task's exception group (a
+ * BaseExceptionGroup, 3.11+): what it is (a repr, in py_async.pool)
+ * and where it was raised. */
+struct py_exc_leaf {
+	char *exc_repr;
+	struct py_exc_sites sites;
+};
+
+/* Leaves of a group kept, and groups in groups followed, at most. */
+#define PY_MAX_GROUP_LEAVES 3
+#define PY_MAX_GROUP_DEPTH 8
+
 /* A traceback entry known only as text (a process pool's job's, from
  * its worker): file NULL when none; strings in py_async.pool. */
 struct py_text_frame {
@@ -211,11 +223,23 @@ struct py_failed_task {
 	 * (file NULL: none); remote_cut: the text was longer than read. */
 	struct py_text_frame remote_at, remote_own;
 	int remote_cut;
+	/* Its exception is a group (a TaskGroup's, a trio nursery's): the
+	 * exceptions in it that are no group, the first ones in the
+	 * group's order (groups in it followed), with how many more (of
+	 * those visited: readers/exc_group.c bounds the walk). */
+	int group;
+	struct py_exc_leaf leaves[PY_MAX_GROUP_LEAVES];
+	size_t nleaves, leaves_more;
 };
 
 /* Where exception exc was raised, from its traceback, into *out. */
 void py_exception_sites(struct pyproc *py, uint64_t exc,
 			struct py_exc_sites *out);
+
+/* When exc is an exception group: t->group set, and its leaves, their
+ * reprs in pool (readers/exc_group.c); else nothing. */
+void py_exc_group_leaves(struct pyproc *py, uint64_t exc, struct arena *pool,
+			 struct py_failed_task *t);
 
 /* An object of readers/waitables.h and its kind (enum py_prim_kind). */
 struct py_waitable {

@@ -16,8 +16,8 @@ import re
 
 import pytest
 
-from conftest import interpreter_or_skip, marker_line, run_coroscope, \
-    target_script
+from conftest import debian_with, interpreter_or_skip, marker_line, \
+    run_coroscope, target_script
 from test_core import take_gcore
 from test_run import work  # noqa: F401
 from test_run_reads import run_target
@@ -39,6 +39,15 @@ def expected_name(info):
     return info["name"] if info["name"] is not None else "producer"
 
 
+def group_repr_head(info):
+    """The start of a group's repr() as coroscope gives it: its class,
+    its message and its first exception (anyio 3's groups: no args)."""
+    if not info["args"]:
+        return expected_repr(info)
+    return "ExceptionGroup(%s, [%s, " % (info["args"][0],
+                                         expected_repr(info["leaves"][0]))
+
+
 def check_failed(doc, info):
     """The dump's JSON against the target's word."""
     failed = [t for t in doc["failed_tasks"]
@@ -49,7 +58,12 @@ def check_failed(doc, info):
     own = [f for f in frames if f[0] == SCRIPT][-1]
     assert t["name"] == expected_name(info)
     assert t["retrieved"] == info["retrieved"]
-    assert t["exception"] == expected_repr(info)
+    if "leaves" in info:
+        # (a group's: its repr cuts the group in it, as a list's repr
+        # two deep)
+        assert t["exception"].startswith(group_repr_head(info)), t
+    else:
+        assert t["exception"] == expected_repr(info)
     # a generator's task is one of the document's: a failed task's
     # closed coroutine names it where the task keeps it (up to 3.11)
     ids = set(x["id"] for x in doc["tasks"] + doc["failed_tasks"])
@@ -58,7 +72,74 @@ def check_failed(doc, info):
                       (t["raised_in_program"], own)):
         assert (got["file"], got["line"], got["function"]) == \
             tuple(want), (got, want)
+    if "leaves" not in info:
+        assert t["group"] is None and t["group_more"] == 0, t
     return t
+
+
+# A group's exceptions kept, at most (readers/tasks.h)
+GROUP_KEPT = 3
+
+
+@pytest.mark.parametrize("ident,mode", (
+    ("3.11-debian", "group"), ("3.12", "group"), ("3.14", "group"),
+    ("3.14t", "group"), ("3.11-debian", "anyio-group")))
+def test_failed_task_group_says_where_its_children_raised(ident, mode,
+                                                          work):
+    """A task whose TaskGroup's children raised ends with an
+    ExceptionGroup (one in it, of a TaskGroup of its own): its traceback
+    leads to the `async with` line and asyncio's taskgroups.py, not to
+    the children's lines.  The cause, the dump and its JSON now name
+    the exceptions in the group (groups in it followed) and where each
+    was raised, the first three, and how many more.  Before, only the
+    group and its `async with`.  The same through Debian's anyio, whose
+    groups keep their exceptions in a list of their own."""
+    if mode == "anyio-group":
+        debian_with("anyio")
+    info, causes, doc, stderr = run_target(work, ident, SCRIPT, mode)
+    pid, leaves = info["pid"], info["leaves"]
+    assert len(leaves) == 4, leaves
+    head = [h for h in causes if h.startswith(
+        "  process %d: task '%s' failed, and nothing retrieved its "
+        "exception: %s" % (pid, expected_name(info), group_repr_head(info)))]
+    assert len(head) == 1, stderr[:4000]
+    details = causes[head[0]]
+    marker, function = ("group-with", "batch") if mode == "group" else \
+        ("anyio-with", "anyio_batch")
+    assert details[0].startswith("raised at %s:%d in %s (innermost "
+                                 % (SCRIPT, marker_line(SCRIPT, marker),
+                                    function)), details
+    want = []
+    for leaf in leaves[:GROUP_KEPT]:
+        f = leaf["frames"][-1]
+        assert f[0] == SCRIPT, leaf
+        want.append("in the group: %s raised at %s:%d in %s"
+                    % (expected_repr(leaf), SCRIPT, f[1], f[2]))
+    assert details[1:] == want + ["and 1 more exception in the group"], \
+        details
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    t = check_failed(proc, info)
+    assert t["group_more"] == len(leaves) - GROUP_KEPT, t
+    assert len(t["group"]) == GROUP_KEPT, t["group"]
+    for got, leaf in zip(t["group"], leaves):
+        assert got["exception"] == expected_repr(leaf), got
+        assert got["traceback_cut"] is False, got
+        for site in (got["raised_at"], got["raised_in_program"]):
+            assert [site["file"], site["line"], site["function"]] == \
+                leaf["frames"][-1], (site, leaf)
+    # the dump's section: the group's ends, then each exception's
+    text = stderr[stderr.index("Failed tasks and jobs whose exception "
+                               "nothing retrieved (1):"):].splitlines()
+    at = [i for i, line in enumerate(text)
+          if line.startswith("  in the group: ")]
+    assert [text[i] for i in at] == ["  in the group: " + expected_repr(x)
+                                     for x in leaves[:GROUP_KEPT]], text
+    for i, leaf in zip(at, leaves):
+        f = leaf["frames"][-1]
+        assert text[i + 1] == '  File "%s", line %d, in %s' % tuple(f), \
+            text[i:i + 3]
+    assert text[at[-1] + 3] == "  (and 1 more exception in the group)", \
+        text
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.8", "3.11-debian", "3.12",

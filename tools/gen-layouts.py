@@ -686,6 +686,7 @@ RULES = {
     "exc_args": Off(("PyBaseExceptionObject",), "args"),
     "exc_traceback": Off(("PyBaseExceptionObject",), "traceback"),
     "exc_cause": Off(("PyBaseExceptionObject",), "cause"),
+    "exc_group_excs": Off(("PyBaseExceptionGroupObject",), "excs"),
     "tb_next": Off(TRACEBACK, "tb_next"),
     "tb_frame": Off(TRACEBACK, "tb_frame"),
     "tb_lasti": Off(TRACEBACK, "tb_lasti"),

@@ -35,6 +35,17 @@
 
 #define BASE IMAGE_BASE
 
+static void fuzz_group(struct pyproc *py, uint64_t exc)
+{
+	struct py_failed_task t;
+	struct arena pool;
+
+	memset(&t, 0, sizeof(t));
+	arena_init(&pool);
+	py_exc_group_leaves(py, exc, &pool, &t);
+	arena_release(&pool);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* An address inside the image picked by 4 input bytes. */
@@ -220,6 +231,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pyrepr_exception(&py, pick(data, size, 13), &sb);
 	strbuf_release(&sb);
 	py_exception_sites(&py, pick(data, size, 17), &sites);
+	/* (and the exceptions in it, were it a group) */
+	fuzz_group(&py, pick(data, size, 17));
 	if (py_gen_read(&py, pick(data, size, 5), PY_CODE_COROUTINE, &opt, &gen,
 			&err) == 0)
 		py_gen_release(&gen);

@@ -1,7 +1,7 @@
 """A task that raised, still referenced, and what waits for its work.
 
 Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile|crowd|
-                                 fanout]
+                                 fanout|group|anyio-group]
 
 - queue: a producer task's json.loads() raises (in the json module);
   the consumer waits on its queue for ever; nothing awaits the producer,
@@ -18,13 +18,22 @@ Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile|crowd|
 - fanout: as queue, the consumer in gathers of gathers of one repeated
   future (gather(*[g] * 400), four deep): each gather lists its
   children, so a walk of them without memory does 400 ** 4 steps.
+- group (3.11+): as queue, the producer a TaskGroup's owner whose
+  children raise: a ValueError, and a TaskGroup of its own whose three
+  children raise KeyErrors; the producer ends with an ExceptionGroup
+  holding an ExceptionGroup, four exceptions in all.
+- anyio-group: the same through anyio's task groups (Debian's anyio 3,
+  whose groups are no BaseExceptionGroup but keep their exceptions in a
+  list of their own).
 
 READY_FILE gets, as JSON, "pid", and for the failed task "task" (its
 id()), "name" (its get_name() from 3.8, else null), "retrieved" (its
 _log_traceback, negated), "type" (its exception's class: __module__ and
 __name__), "args" (the repr() of each of its args), "frames" (its
 traceback's entries: file, line, co_name), once it has failed; with
-retrieved, "gatherer" (the id() of the task awaiting the gather).
+retrieved, "gatherer" (the id() of the task awaiting the gather); with
+group, "leaves": the exceptions in the group that are no group, in its
+order (groups in it followed), each with "type", "args" and "frames".
 """
 
 import asyncio
@@ -32,6 +41,9 @@ import json
 import os
 import sys
 import traceback
+
+if len(sys.argv) > 2 and sys.argv[2] == "anyio-group":
+    import anyio
 
 from _ready import write_ready
 
@@ -44,15 +56,68 @@ Hostile = type("Bad\x1b[2J\"Err'\n", (Exception,),
                {"__module__": "mod\x07\nx"})
 
 
+def describe_exception(exc):
+    return {"type": [type(exc).__module__, type(exc).__name__],
+            "args": [repr(a) for a in exc.args],
+            "frames": [[f[0], f[1], f[2]] for f in
+                       traceback.extract_tb(exc.__traceback__)]}
+
+
+def leaves(group):
+    # (anyio 3's groups are no BaseExceptionGroup, but keep a list of
+    # exceptions all the same)
+    for exc in group.exceptions:
+        if isinstance(getattr(exc, "exceptions", None), (list, tuple)):
+            yield from leaves(exc)
+        else:
+            yield exc
+
+
 def describe(task):
     exc = task._exception
-    frames = [[f[0], f[1], f[2]] for f in
-              traceback.extract_tb(exc.__traceback__)]
     name = task.get_name() if hasattr(task, "get_name") else None
-    return {"pid": os.getpid(), "task": id(task), "name": name,
-            "retrieved": not task._log_traceback,
-            "type": [type(exc).__module__, type(exc).__name__],
-            "args": [repr(a) for a in exc.args], "frames": frames}
+    doc = {"pid": os.getpid(), "task": id(task), "name": name,
+           "retrieved": not task._log_traceback}
+    doc.update(describe_exception(exc))
+    if mode in ("group", "anyio-group"):
+        doc["leaves"] = [describe_exception(e) for e in leaves(exc)]
+    return doc
+
+
+async def bad_value(n):
+    raise ValueError("item %d" % n)  # MARK: group-value
+
+
+async def bad_key(n):
+    raise KeyError(n)  # MARK: group-key
+
+
+async def inner_batch():
+    async with asyncio.TaskGroup() as tg:
+        for n in range(3):
+            tg.create_task(bad_key(n))
+
+
+async def anyio_inner():
+    async with anyio.create_task_group() as tg:
+        for n in range(3):
+            tg.start_soon(bad_key, n)
+
+
+async def anyio_batch(q):
+    async with anyio.create_task_group() as tg:  # MARK: anyio-with
+        tg.start_soon(bad_value, 1)
+        tg.start_soon(anyio_inner)
+    await q.put(1)
+
+
+async def batch(q):
+    # (each child raises at its first step: all fail before the
+    # group's first failure cancels the others)
+    async with asyncio.TaskGroup() as tg:  # MARK: group-with
+        tg.create_task(bad_value(1))
+        tg.create_task(inner_batch())
+    await q.put(1)
 
 
 async def producer(q):
@@ -87,6 +152,10 @@ async def queue_main():
     q = asyncio.Queue()
     if mode == "pytask":
         p = asyncio.tasks._PyTask(producer(q), loop=loop)
+    elif mode == "group":
+        p = loop.create_task(batch(q))
+    elif mode == "anyio-group":
+        p = loop.create_task(anyio_batch(q))
     else:
         p = loop.create_task(producer(q))
     if mode == "hostile" and hasattr(p, "set_name"):
