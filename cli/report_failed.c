@@ -139,8 +139,13 @@ static void text_failed(FILE *out, const struct collection *c,
 		fprintf(out, "  (a child of the gather task 0x%llx awaits: it "
 			"asks for the exception once its other children "
 			"end)\n", (unsigned long long)t->gathered_by);
-	if (text_sites(out, c, at) < 0)
+	if (text_sites(out, c, at) < 0) {
 		text_no_sites(out, t);
+	} else if (t->remote_at.file) {
+		/* (raised again here: first in its worker) */
+		fputs("  first raised in its worker process:\n", out);
+		text_no_sites(out, t);
+	}
 	text_group(out, c, t);
 }
 
@@ -226,6 +231,7 @@ static void json_group(struct json *j, const struct py_failed_task *t)
 
 void report_json_failed_tasks(struct json *j, const struct py_async *a)
 {
+	static const struct py_frame none_frame;
 	size_t i;
 
 	json_key(j, "failed_tasks");
@@ -254,6 +260,10 @@ void report_json_failed_tasks(struct json *j, const struct py_async *a)
 		json_site(j, &t->sites.at, &t->remote_at);
 		json_key(j, "raised_in_program");
 		json_site(j, &t->sites.own, &t->remote_own);
+		json_key(j, "worker_raised_at");
+		json_site(j, &none_frame, &t->remote_at);
+		json_key(j, "worker_raised_in_program");
+		json_site(j, &none_frame, &t->remote_own);
 		json_group(j, t);
 		json_end_object(j);
 	}

@@ -21,14 +21,15 @@ static void add_remote_place(struct strbuf *sb, const struct py_text_frame *f)
 	run_add_place_text(sb, f->file, f->line, f->function);
 }
 
-/* A process pool's job: where its worker process says it raised. */
+/* A process pool's job: where its worker process says it raised,
+ * after lead ("raised at "). */
 static void add_remote_sites(struct strbuf *sb,
-			     const struct py_failed_task *t)
+			     const struct py_failed_task *t, const char *lead)
 {
 	const struct py_text_frame *own = t->remote_own.file ?
 					  &t->remote_own : NULL;
 
-	strbuf_addstr(sb, "raised at ");
+	strbuf_addstr(sb, lead);
 	add_remote_place(sb, own ? own : &t->remote_at);
 	if (own && own->file != t->remote_at.file) {
 		strbuf_addstr(sb, " (innermost ");
@@ -74,7 +75,7 @@ void run_failed_sites(struct strbuf *sb, const struct py_failed_task *f)
 	const struct py_exc_sites *t = &f->sites;
 
 	if (!t->at.code && f->remote_at.file) {
-		add_remote_sites(sb, f);
+		add_remote_sites(sb, f, "raised at ");
 		return;
 	}
 	if (!t->at.code) {
@@ -90,6 +91,14 @@ void run_failed_sites(struct strbuf *sb, const struct py_failed_task *f)
 		return;
 	}
 	add_frame_sites(sb, t);
+}
+
+int run_failed_worker_sites(struct strbuf *sb, const struct py_failed_task *f)
+{
+	if (!f->sites.at.code || !f->remote_at.file)
+		return 0;
+	add_remote_sites(sb, f, "first raised at ");
+	return 1;
 }
 
 void run_failed_subject(struct strbuf *sb, const struct py_failed_task *t)
@@ -163,6 +172,8 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 				      RUN_CAUSE_FAILED_TASK, c->pid, &sb);
 		run_failed_sites(&sb, t);
 		run_cause_detail(cause, &sb);
+		if (run_failed_worker_sites(&sb, t))
+			run_cause_detail(cause, &sb);
 		add_group_details(cause, t, &sb);
 	}
 	if (cause && more) {

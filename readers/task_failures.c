@@ -224,6 +224,8 @@ static struct py_failed_task *note(struct builder *b, uint64_t addr,
 	return t;
 }
 
+static void note_remote_sites(struct builder *b, struct py_failed_task *t);
+
 void tasks_note_failure(struct builder *b, const struct found *found,
 			const struct task_fields *f, int tid)
 {
@@ -237,6 +239,11 @@ void tasks_note_failure(struct builder *b, const struct found *found,
 	t->tid = tid;
 	t->name = tasks_task_name(b, f->name,
 				  tasks_gen_at(b, f->coro, found->interp_id));
+	/* (a task that awaited a process pool's job: where its worker
+	 * raised, past the await; for a cause, so only where nothing
+	 * retrieved it) */
+	if (!t->retrieved)
+		note_remote_sites(b, t);
 }
 
 /* Done callbacks looked at: one is enough to say. */
@@ -391,7 +398,7 @@ static void note_remote_sites(struct builder *b, struct py_failed_task *t)
 		if (want_outer && !strstr(f.file, "/concurrent/futures/") &&
 		    !strstr(f.file, "/multiprocessing/")) {
 			want_outer = 0;
-			if (!t->name && f.function) {
+			if (t->job && !t->name && f.function) {
 				struct strbuf sb;
 
 				strbuf_init(&sb);
@@ -433,8 +440,9 @@ static void note_job(struct builder *b, const struct found *job)
 		return;
 	t->job = pool ? PY_FAILED_POOL_JOB : PY_FAILED_JOB;
 	/* (a process pool's job raised in its child: no frame here, but
-	 * the text its worker sent; a Future made by hand: no worker's) */
-	if (!t->sites.at.code && !t->sites.cut)
+	 * the text its worker sent; a Future made by hand: no worker's;
+	 * the text is there too where a result() raised it again) */
+	if (!t->sites.cut)
 		note_remote_sites(b, t);
 	if (!t->sites.outer.code)
 		return;

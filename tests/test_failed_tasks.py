@@ -399,8 +399,9 @@ def check_worker_site(job):
     site = {"file": JOB, "line": line, "function": "crunch",
             "source": 'raise ValueError("chunk %d" % n)  # MARK: crunch',
             "in_worker_process": True}
-    assert (job["name"], job["raised_at"], job["raised_in_program"]) == \
-        ("crunch()", site, site), job
+    assert (job["name"], job["raised_at"], job["raised_in_program"],
+            job["worker_raised_at"], job["worker_raised_in_program"]) == \
+        ("crunch()", site, site, site, site), job
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14t"))
@@ -432,6 +433,38 @@ def test_process_job_raised_where_its_worker_says(ident, work):
                                "function": None, "source": None,
                                "in_worker_process": True}), evil
     assert "\x1b" not in stderr and "\x07" not in stderr
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14t"))
+def test_task_awaiting_a_process_job_says_where_the_worker_raised(ident,
+                                                                   work):
+    """A task awaited run_in_executor() of a process pool's job that
+    raised in its worker: the exception is raised again at the task's
+    await, and its traceback has the task's frames only.  The cause
+    says where the worker first raised it too (its __cause__'s text);
+    so do the dump and the JSON.  Before, only the await's line."""
+    info, causes, doc, stderr = run_target(work, ident, JOB, "awaited")
+    pid, task = info["pid"], info["task"]
+    head = [h for h in causes if h.startswith("  process %d: task '" % pid)
+            and h.endswith("' failed, and nothing retrieved its exception: "
+                           + expected_repr(task))]
+    assert len(head) == 1, stderr[:3000]
+    crunch = marker_line(JOB, "crunch")
+    assert causes[head[0]] == [
+        "raised at %s:%d in awaits_job" % (JOB, marker_line(JOB, "awaits-job")),
+        "first raised at %s:%d in crunch, in its worker process (the "
+        "traceback's text it sent)" % (JOB, crunch)], causes[head[0]]
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    t = [t for t in proc["failed_tasks"] if int(t["id"], 16) == task["id"]]
+    assert len(t) == 1, proc["failed_tasks"]
+    site = {"file": JOB, "line": crunch, "function": "crunch",
+            "source": 'raise ValueError("chunk %d" % n)  # MARK: crunch',
+            "in_worker_process": True}
+    assert (t[0]["kind"], t[0]["raised_at"]["function"],
+            t[0]["worker_raised_at"], t[0]["worker_raised_in_program"]) == \
+        ("task", "awaits_job", site, site), t[0]
+    assert '\n  first raised in its worker process:\n  File "%s", line %d, ' \
+        'in crunch (in the worker process)\n' % (JOB, crunch) in stderr
 
 
 @pytest.mark.parametrize("ident", ("3.8", "3.14"))

@@ -1,6 +1,6 @@
 """An executor's job that raised, and what waits for its work.
 
-Usage: failed_job.py READY_FILE [pool|procs]
+Usage: failed_job.py READY_FILE [pool|procs|awaited]
 
 A ThreadPoolExecutor's job, producer(), raises in json.loads() (in the
 json module); the main thread waits on the queue it would have filled.
@@ -20,6 +20,12 @@ With "procs", two ProcessPoolExecutor jobs that raised in the worker
 process: crunch() ("child"), and evil() ("evil"), compiled from a file
 name holding a quote, ESC, BEL and a newline, so that the traceback's
 text the worker sends back has its entry's line cut in two there.
+
+With "awaited", an asyncio task awaits loop.run_in_executor() of a
+ProcessPoolExecutor's job, crunch(), that raised in the worker
+process; the task ends with its exception, raised again at its await
+("awaits-job"), kept referenced, the loop stopped: "task" gets its id()
+and the exception's class and args, as a job's.
 
 READY_FILE gets, as JSON, "pid", and for each job ("silent", "handled",
 "callback", "outer") its Future's id(), its exception's class (__module__,
@@ -72,6 +78,30 @@ def process_jobs(q):
     return None, None, None, child, None, bad
 
 
+async def awaits_job(procs):
+    import asyncio
+    loop = asyncio.get_event_loop()
+    return await loop.run_in_executor(procs, crunch, 6)  # MARK: awaits-job
+
+
+def awaited_jobs(q):
+    import asyncio
+    procs = concurrent.futures.ProcessPoolExecutor(1)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    task = loop.create_task(awaits_job(procs))
+    # (asyncio.wait() asks for no exception)
+    loop.run_until_complete(asyncio.wait([task]))
+    return task
+
+
+def describe_task(task):
+    exc = task._exception  # (task.exception() would retrieve it)
+    return {"id": id(task),
+            "type": [type(exc).__module__, type(exc).__name__],
+            "args": [repr(a) for a in exc.args]}
+
+
 def inner_wait(pool):
     return pool.submit(nested).result()  # MARK: inner-wait
 
@@ -115,9 +145,14 @@ def pool_jobs(q):
 if __name__ == "__main__":
     q = queue.Queue()
     mode = sys.argv[2] if len(sys.argv) > 2 else ""
-    jobs = {"pool": pool_jobs, "procs": process_jobs}.get(
-        mode, executor_jobs)(q)
     doc = {"pid": os.getpid()}
+    if mode == "awaited":
+        task = awaited_jobs(q)
+        doc["task"] = describe_task(task)
+        jobs = ()
+    else:
+        jobs = {"pool": pool_jobs, "procs": process_jobs}.get(
+            mode, executor_jobs)(q)
     for name, job in zip(("silent", "handled", "callback", "child",
                           "outer", "evil"), jobs):
         if job is not None:
