@@ -285,6 +285,9 @@ struct py_layout {
 	 * of BLOCKLEN = (block_rightlink - block_data) / 8 pointers */
 	int deque_leftblock;      /* dequeobject.leftblock */
 	int deque_leftindex;      /* .leftindex: the first item's slot */
+	int deque_state;          /* .state: one more at each append and
+				     each pop (so state - size counts the
+				     pops, twice) */
 	int block_data;           /* block.data */
 	int block_rightlink;      /* .rightlink */
 

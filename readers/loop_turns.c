@@ -1,5 +1,6 @@
 /*
- * An asyncio loop's ready queue's left end: see readers/loop_turns.h.
+ * How many callbacks an asyncio loop took off its ready queue: see
+ * readers/loop_turns.h.
  */
 #include "readers/loop_turns.h"
 
@@ -55,20 +56,22 @@ static uint64_t c_loop_ready(struct pyproc *py, uint64_t loop, uint64_t deque)
 uint64_t py_loop_turn_mark(struct pyproc *py, uint64_t loop)
 {
 	const struct py_layout *L = &py->layout;
-	uint64_t ready = 0, deque, block, index, h;
+	uint64_t ready = 0, deque, state, size, h;
 	struct cs_err err;
 
-	if (!loop || L->deque_leftblock < 0 || L->deque_leftindex < 0 ||
-	    !(deque = py_module_attr(py, "collections", "deque")))
+	/* (the type itself: a program may rebind collections.deque, and
+	 * its loops' queues are then whatever that is) */
+	if (!loop || L->deque_state < 0 || L->ob_size < 0 ||
+	    !(deque = py_module_attr(py, "_collections", "deque")))
 		return 0;
 	cs_err_init(&err);
 	/* (a subclass of deque would do as well; nothing makes one) */
 	if (pyobj_get_attr(py, loop, "_ready", &ready, &err) != 0)
 		ready = c_loop_ready(py, loop, deque);
 	if (!is_deque(py, ready, deque) ||
-	    py_field_u64(py, ready, L->deque_leftblock, &block, &err) < 0 ||
-	    py_field_u64(py, ready, L->deque_leftindex, &index, &err) < 0)
+	    py_field_u64(py, ready, L->deque_state, &state, &err) < 0 ||
+	    py_field_u64(py, ready, L->ob_size, &size, &err) < 0)
 		return 0;
-	h = cs_fnv_u64(cs_fnv_u64(CS_FNV_START, block), index);
+	h = cs_fnv_u64(CS_FNV_START, state - size);
 	return h ? h : 1;
 }

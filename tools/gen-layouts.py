@@ -627,6 +627,7 @@ RULES = {
 
     "deque_leftblock": Off(DEQUE, "leftblock"),
     "deque_leftindex": Off(DEQUE, "leftindex"),
+    "deque_state": Off(DEQUE, "state"),
     "block_data": Off(DEQUE_BLOCK, "data"),
     "block_rightlink": Off(DEQUE_BLOCK, "rightlink"),
 

@@ -2,7 +2,7 @@
 
 Usage: run_blocked_loop.py READY_FILE
                            [sleep|recv|poll|poll-woken|poll-away|spin|churn|
-                            yields|crunch-yields]
+                            yields|crunch-yields|crunch-bursts]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
@@ -24,7 +24,9 @@ every sample, but a new task's each time, and the loop turns.  With
 "crunch-yields", the blocker computes for 5 ms, then awaits
 asyncio.sleep(0), for ever, beside the consumer alone (no ticker, no
 producer): the thread busy, the blocker's step running at almost every
-sample, no other task moving, and yet the loop turns.  Writes
+sample, no other task moving, and yet the loop turns; with
+"crunch-bursts", the same with 100 ms of computing, then 32 turns
+(a ready queue's left end is back where it was after 32 pops).  Writes
 READY_FILE just before blocking.  A way prefixed "uvloop-" runs on
 uvloop's loop (whose ready queue is a field of its C object).
 
@@ -91,12 +93,14 @@ async def blocker(ready, how, fut):
     elif how == "churn":
         while True:
             await asyncio.ensure_future(crunch())
-    elif how == "crunch-yields":
+    elif how in ("crunch-yields", "crunch-bursts"):
+        ms, turns = (0.005, 1) if how == "crunch-yields" else (0.1, 32)
         while True:
-            end = time.monotonic() + 0.005
+            end = time.monotonic() + ms
             while time.monotonic() < end:
                 sum(range(1000))  # MARK: crunch-yields
-            await asyncio.sleep(0)
+            for _ in range(turns):
+                await asyncio.sleep(0)
     elif how == "yields":
         while True:
             time.sleep(0.05)
@@ -108,7 +112,7 @@ async def blocker(ready, how, fut):
 async def main(ready, how):
     q = asyncio.Queue()
     fut = asyncio.get_event_loop().create_future()
-    if how == "crunch-yields":
+    if how in ("crunch-yields", "crunch-bursts"):
         coros = [consumer(q)]
     else:
         coros = [ticker(), consumer(q), producer(q)]
