@@ -569,8 +569,20 @@ static int polls(const struct run_seen *seen)
 	return seen->state == RUN_SEEN_MOVING && run_seen_same_for(seen) > 0;
 }
 
+/* Running, in one task's step at every sample, while its loop ran no
+ * callback (its ready queue's count the same: readers/loop_turns.h):
+ * as blocked, whatever the thread does in that step (a poll whose check
+ * waits in a function of the program's own, so that the samples find
+ * it at two lines, a step that goes from one blocking call to another).
+ * How long is one_long_step()'s to say. */
+static int runs_unturned(const struct run_seen *seen)
+{
+	return seen->state == RUN_SEEN_MOVING && seen->step_marked;
+}
+
 /*
- * A thread the samples saw stuck (or busy), or polling in one place, in
+ * A thread the samples saw stuck (or busy), or polling in one place, or
+ * running in one step while its loop ran nothing, in
  * a task's step: the task's
  * coroutine is running on it and has not gone back to its event loop,
  * so none of the loop's other tasks can run, whatever they wait on (a
@@ -629,7 +641,8 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		const struct py_frame *own = run_causes_own_frame(t), *f;
 
 		if ((b[i].seen.state != RUN_SEEN_STUCK &&
-		     b[i].seen.state != RUN_SEEN_BUSY && !polls(&b[i].seen)) ||
+		     b[i].seen.state != RUN_SEEN_BUSY && !polls(&b[i].seen) &&
+		     !runs_unturned(&b[i].seen)) ||
 		    !t->nframes || !(task = py_async_running_task(a, t->tid)) ||
 		    (b[i].seen.state != RUN_SEEN_STUCK &&
 		     (!one_long_step(&b[i].seen, task, tr) ||
@@ -648,6 +661,10 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 			strbuf_addf(&sb, " (%s, %.1fs)",
 				    run_seen_same_place(&b[i].seen),
 				    run_seen_same_for(&b[i].seen));
+		else if (runs_unturned(&b[i].seen))
+			strbuf_addf(&sb, " (in that step at every sample, "
+				    "%.1fs, its loop running nothing)",
+				    b[i].seen.step_for);
 		if (others)
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
 				    "run", others, others == 1 ? "" : "s");

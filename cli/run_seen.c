@@ -40,6 +40,7 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->step = it->kind == WATCH_THREAD ? it->step : 0;
 	out->step_all = out->step && it->step_same_since <= it->first_seen;
 	out->step_for = it->last_seen - it->step_same_since;
+	out->step_marked = out->step && it->step_mark;
 	/* (An idle thread is stuck or not here: the caller says what it
 	 * is apart, cli/thread_idle.h.) */
 	switch (watch_progress_of(t, it)) {

@@ -46,6 +46,9 @@ struct run_seen {
 	uint64_t step;
 	int step_all;
 	double step_for;
+	/* ... and its loop's mark was read (readers/loop_turns.h): the
+	 * loop ran no callback in those step_for seconds */
+	int step_marked;
 };
 
 /*

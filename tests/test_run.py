@@ -1756,6 +1756,17 @@ def blocked_loop(work, how, py=None, env=None):
     return script, res, likely_causes(res.stderr)
 
 
+def blocked_loop_on(ident, how):
+    """The interpreter of ident and run_blocked_loop.py's way `how` for
+    it: ident "uvloop" is Debian's 3.11 on uvloop's loop."""
+    if ident != "uvloop":
+        return interpreter_or_skip(ident), how
+    if not WITH_UVLOOP:
+        pytest.skip("uvloop is not installed for Debian's 3.11 here, "
+                    "or COROSCOPE_TEST_PYTHONS left it out")
+    return WITH_UVLOOP[0], "uvloop-" + how
+
+
 def assert_polling_blocks(script, res, causes, others, lines):
     """causes[0] says a polling loop blocks the loop of `others` other
     tasks, causes[1] where: at one of the marked lines."""
@@ -1813,15 +1824,10 @@ def test_blocked_loop_busy(work, probe):
     """A step that computes for ever: its thread busy, its loop
     blocked; the same by the samples alone, on asyncio's loop and on
     uvloop's."""
-    py = None
-    if probe.startswith("uvloop-"):
-        if not WITH_UVLOOP:
-            pytest.skip("uvloop is not installed for Debian's 3.11 here, "
-                        "or COROSCOPE_TEST_PYTHONS left it out")
-        py = WITH_UVLOOP[0]
+    py, how = blocked_loop_on("uvloop", "spin") \
+        if probe.startswith("uvloop-") else (None, "spin")
     script, res, causes = blocked_loop(
-        work, "uvloop-spin" if py else "spin", py=py,
-        env=NO_STEP_PROBE if probe != "probe" else None)
+        work, how, py=py, env=NO_STEP_PROBE if probe != "probe" else None)
     assert causes and re.search(
         r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
         r"not gone back to its loop \(busy, [0-9]+% of a CPU\); 4 other "
@@ -1857,13 +1863,7 @@ def test_busy_task_yielding_alone_is_no_blocked_loop(ident, how, work):
     queue is a field of its C loop, found as the object's one deque.
     With crunch-bursts, 100 ms of computing then 32 turns: the queue's
     left end (the first mark) was back in its place at every sample."""
-    if ident == "uvloop":
-        if not WITH_UVLOOP:
-            pytest.skip("uvloop is not installed for Debian's 3.11 here, "
-                        "or COROSCOPE_TEST_PYTHONS left it out")
-        py, how = WITH_UVLOOP[0], "uvloop-" + how
-    else:
-        py = interpreter_or_skip(ident)
+    py, how = blocked_loop_on(ident, how)
     script, res, causes = blocked_loop(work, how, py=py, env=NO_STEP_PROBE)
     assert not any("event loop blocked" in c for c in causes), \
         res.stderr[:4000]
@@ -1871,6 +1871,30 @@ def test_busy_task_yielding_alone_is_no_blocked_loop(ident, how, work):
                          r"\S*run_blocked_loop.py:%d in blocker"
                          % marker_line(script, "crunch-yields"), c)
                for c in causes), res.stderr[:4000]
+
+
+@pytest.mark.parametrize("ident", BLOCKED_IDS + ("uvloop",))
+def test_blocked_loop_polling_with_a_check_that_waits(ident, work):
+    """A poll inside a task's step whose check is a function of the
+    program's own waiting 10 ms in select(), then time.sleep(0.01): the
+    thread runs, little, and the samples find it at either line, so it
+    is neither stuck, busy nor at one line.  But it runs that one step
+    at every sample while its loop runs no callback (its ready queue's
+    count stays), and that is a blocked loop.  Before, no cause."""
+    py, how = blocked_loop_on(ident, "poll-check-waits")
+    script, res, causes = blocked_loop(work, how, py=py)
+    # (all nine samples at one of its two lines, one time in 250: then
+    # it polls at that line)
+    assert causes and re.search(
+        r"event loop blocked: thread \d+ \S+ runs task 'blocker' and has "
+        r"not gone back to its loop \((in that step at every sample, "
+        r"[0-9.]+s, its loop running nothing|at that line at every "
+        r"sample( but one)?, [0-9.]+s)\); 4 other tasks of the loop "
+        r"cannot run$", causes[0]), res.stderr[:4000]
+    assert any("run_blocked_loop.py:%d in %s: " % (
+        marker_line(script, m), f) in causes[1] for m, f in (
+            ("blocked-poll-sleep", "blocker"),
+            ("blocked-poll-check", "check_waits"))), causes
 
 
 def test_blocked_loop_in_a_read(work):

@@ -2,7 +2,8 @@
 
 Usage: run_blocked_loop.py READY_FILE
                            [sleep|recv|poll|poll-woken|poll-away|spin|churn|
-                            yields|crunch-yields|crunch-bursts]
+                            yields|crunch-yields|crunch-bursts|
+                            poll-check-waits]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
@@ -26,7 +27,10 @@ asyncio.sleep(0), for ever, beside the consumer alone (no ticker, no
 producer): the thread busy, the blocker's step running at almost every
 sample, no other task moving, and yet the loop turns; with
 "crunch-bursts", the same with 100 ms of computing, then 32 turns
-(a ready queue's left end is back where it was after 32 pops).  Writes
+(a ready queue's left end is back where it was after 32 pops).  With
+"poll-check-waits", the polling loop's check is a function of the
+program's own that waits 10 ms in select() on a pipe nothing writes
+to, then it sleeps 10 ms: the samples find it at either line.  Writes
 READY_FILE just before blocking.  A way prefixed "uvloop-" runs on
 uvloop's loop (whose ready queue is a field of its C object).
 
@@ -34,6 +38,7 @@ Runs on 3.6+.
 """
 import asyncio
 import os
+import select
 import socket
 import sys
 import time
@@ -64,6 +69,11 @@ async def crunch():
         pass
 
 
+def check_waits(fd):
+    got = select.select([fd], [], [], 0.01)[0]  # MARK: blocked-poll-check
+    return bool(got)
+
+
 async def woken(fut):
     await fut  # MARK: woken
 
@@ -80,6 +90,10 @@ async def blocker(ready, how, fut):
     elif how in ("poll", "poll-woken"):
         while not os.path.exists(ready + ".never"):
             time.sleep(0.01)  # MARK: blocked-poll
+    elif how == "poll-check-waits":
+        r, w = os.pipe()
+        while not check_waits(r):
+            time.sleep(0.01)  # MARK: blocked-poll-sleep
     elif how == "poll-away":
         away = time.monotonic() + 2.8
         while not NEVER:
