@@ -40,6 +40,14 @@ static int is_a(const struct group_walk *w, uint64_t obj, uint64_t cls)
 	       (type == cls || pytype_is_subtype(w->py, type, cls));
 }
 
+/* A list or a tuple (subclasses too)? */
+static int is_sequence(const struct group_walk *w, uint64_t v)
+{
+	size_t size;
+
+	return v && pyseq_items(w->py, v, NULL, 0, &size, NULL) == 0;
+}
+
 /* The list or tuple of exceptions that exception exc groups, or 0 when
  * it is no group: a builtin BaseExceptionGroup's (3.11+), else one in
  * its own attribute `exceptions` (anyio 3's groups, trio's MultiError)
@@ -53,8 +61,11 @@ static uint64_t group_items(const struct group_walk *w, uint64_t exc)
 	if (is_a(w, exc, w->base))
 		return py_field_u64(w->py, exc, w->py->layout.exc_group_excs,
 				    &v, NULL) == 1 ? v : 0;
-	if (pyobj_get_attr(w->py, exc, "exceptions", &v, NULL) == 0 ||
-	    pyobj_get_attr(w->py, exc, "_exceptions", &v, NULL) == 0)
+	if (pyobj_get_attr(w->py, exc, "exceptions", &v, NULL) == 0 &&
+	    is_sequence(w, v))
+		return v;
+	if (pyobj_get_attr(w->py, exc, "_exceptions", &v, NULL) == 0 &&
+	    is_sequence(w, v))
 		return v;
 	return 0;
 }
@@ -95,7 +106,11 @@ static void walk_group(struct group_walk *w, uint64_t excs, int depth)
 			keep_leaf(w, items[i]);
 		else if (depth + 1 < PY_MAX_GROUP_DEPTH)
 			walk_group(w, inner, depth + 1);
+		else
+			w->t->leaves_more++;   /* (a group, counted as one) */
 	}
+	/* (those not looked at, each counted as one) */
+	w->t->leaves_more += size - i;
 }
 
 void py_exc_group_leaves(struct pyproc *py, uint64_t exc, struct arena *pool,

@@ -12,6 +12,11 @@ static const char GROUP_HEADER[] =
 	"  + Exception Group Traceback (most recent call last):";
 static const char GROUP_PREFIX[] = "  | ";
 static const char REPEATED[] = "  [Previous line repeated ";
+/* What a chain puts between its exceptions' blocks */
+static const char CAUSED[] =
+	"The above exception was the direct cause of the following exception:";
+static const char DURING[] =
+	"During handling of the above exception, another exception occurred:";
 
 #define LEN(s) (sizeof(s) - 1)
 
@@ -93,18 +98,26 @@ int remote_tb_block(const char *text, const char *end, const char *type,
 {
 	const char *p = text, *last = NULL, *named = NULL;
 	size_t last_prefix = 0, named_prefix = 0, prefix;
+	int chained = 0;
 	struct line l;
 
 	/* Bounded by the text: each turn moves p past a line. */
 	while (p < end) {
 		line_at(p, end, &l);
 		p = l.next;
+		if (is(&l, CAUSED, LEN(CAUSED)) || is(&l, DURING, LEN(DURING)))
+			chained = 1;
 		if (is(&l, HEADER, LEN(HEADER)))
 			prefix = 0;
 		else if (is(&l, GROUP_HEADER, LEN(GROUP_HEADER)))
 			prefix = LEN(GROUP_PREFIX);
 		else
 			continue;
+		/* (after the first, only a chain's next: a header that
+		 * follows a block with no separator is a message's text) */
+		if (last && !chained)
+			continue;
+		chained = 0;
 		last = p;
 		last_prefix = prefix;
 		/* its lines, then the closing one */
@@ -123,7 +136,7 @@ int remote_tb_block(const char *text, const char *end, const char *type,
 		return 0;
 	*start = named ? named : last;
 	*prefix_len = named ? named_prefix : last_prefix;
-	return 1;
+	return named ? 2 : 1;
 }
 
 /* An entry's line [p, e): `F", line N, in NAME` (after FILE_MARK); one

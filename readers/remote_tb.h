@@ -31,10 +31,14 @@ struct remote_tb_entry {
 /*
  * The block of the exception itself: the last top-level block whose
  * closing line names type (its type's name, "ValueError": "ValueError:
- * x", "mod.ValueError: x", "ValueError"), else the last block.  1, with
- * *start its first line after the header and *prefix_len the length of
- * its lines' prefix (0, or 4 for a group's "  | "); 0 when the text has
- * no block.
+ * x", "mod.ValueError: x", "ValueError"), else the last block.  The
+ * blocks are the text's first and those a chain's separator line ("The
+ * above exception was the direct cause ...", "During handling of the
+ * above exception ...") comes before: a header right after a block is
+ * in its message.  2 when a block names type, 1 when not (the last),
+ * with *start its first line after the header and *prefix_len the
+ * length of its lines' prefix (0, or 4 for a group's "  | "); 0 when
+ * the text has no block.
  */
 int remote_tb_block(const char *text, const char *end, const char *type,
 		    const char **start, size_t *prefix_len);

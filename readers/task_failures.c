@@ -353,11 +353,17 @@ static int remote_text(struct pyproc *py, uint64_t exc, struct strbuf *text,
  * came back with no traceback here, but with the traceback's text as
  * its __cause__: where it was raised (the innermost entry, the
  * innermost of the program's own), and the job's function (the first
- * entry after the worker's outside the machinery).  Bounded by the
- * text read: each entry takes a line of it at least.
+ * entry after the worker's outside the machinery).  An exception raised
+ * again here (a task awaited the job, a result() raised it) has a
+ * traceback of its own: there the text's block must name its type, and
+ * the job keeps the name its own traceback gives.  Bounded by the text
+ * read: each entry takes a line of it at least.
  */
 static void note_remote_sites(struct builder *b, struct py_failed_task *t)
 {
+	/* (raised again here, with a traceback of its own: only a block
+	 * of its own type is its worker's) */
+	int again = t->sites.at.code != NULL;
 	struct arena *pool = &b->out->pool;
 	struct remote_tb_entry e;
 	struct py_text_frame f;
@@ -380,8 +386,8 @@ static void note_remote_sites(struct builder *b, struct py_failed_task *t)
 		strbuf_reset(&type);
 	dot = strrchr(type.buf, '.');
 	end = text.buf + text.len;
-	if (!remote_tb_block(text.buf, end, dot ? dot + 1 : type.buf, &pos,
-			     &prefix))
+	if (remote_tb_block(text.buf, end, dot ? dot + 1 : type.buf, &pos,
+			    &prefix) < 1 + again)
 		pos = end;
 	strbuf_release(&type);
 	while (remote_tb_next(&pos, end, prefix, &e)) {
@@ -398,7 +404,7 @@ static void note_remote_sites(struct builder *b, struct py_failed_task *t)
 		if (want_outer && !strstr(f.file, "/concurrent/futures/") &&
 		    !strstr(f.file, "/multiprocessing/")) {
 			want_outer = 0;
-			if (t->job && !t->name && f.function) {
+			if (t->job && !again && !t->name && f.function) {
 				struct strbuf sb;
 
 				strbuf_init(&sb);

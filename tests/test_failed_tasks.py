@@ -435,6 +435,29 @@ def test_process_job_raised_where_its_worker_says(ident, work):
     assert "\x1b" not in stderr and "\x07" not in stderr
 
 
+@pytest.mark.parametrize("ident", ("3.12", "3.14t"))
+def test_failed_task_group_of_many(ident, work):
+    """A TaskGroup of 100 failed children: the first three, and "97
+    more" (the group's items past the 64 read count too; before, 61).
+    A ValueError whose `exceptions` attribute is None is no group by it,
+    but its `_exceptions` list of one KeyError makes it one (before,
+    an empty group)."""
+    info, causes, doc, stderr = run_target(work, ident, SCRIPT, "group-many")
+    pid = info["pid"]
+    assert len(info["leaves"]) == 100
+    head = [h for h in causes if h.startswith(
+        "  process %d: task '%s' failed" % (pid, expected_name(info)))]
+    assert len(head) == 1, stderr[:4000]
+    assert causes[head[0]][-1] == "and 97 more exceptions in the group", \
+        causes[head[0]]
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    tasks = dict((int(t["id"], 16), t) for t in proc["failed_tasks"])
+    assert tasks[info["task"]]["group_more"] == 97
+    odd = tasks[info["odd"]]
+    assert [g["exception"] for g in odd["group"]] == ["KeyError(1)"] and \
+        odd["group_more"] == 0, odd
+
+
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14t"))
 def test_task_awaiting_a_process_job_says_where_the_worker_raised(ident,
                                                                    work):

@@ -1,7 +1,7 @@
 """A task that raised, still referenced, and what waits for its work.
 
 Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile|crowd|
-                                 fanout|group|anyio-group]
+                                 fanout|group|group-many|anyio-group]
 
 - queue: a producer task's json.loads() raises (in the json module);
   the consumer waits on its queue for ever; nothing awaits the producer,
@@ -22,6 +22,10 @@ Usage: failed_task.py READY_FILE [queue|pytask|retrieved|hostile|crowd|
   children raise: a ValueError, and a TaskGroup of its own whose three
   children raise KeyErrors; the producer ends with an ExceptionGroup
   holding an ExceptionGroup, four exceptions in all.
+- group-many (3.11+): as group, the TaskGroup's 100 children each
+  raising a ValueError; beside it, a second failed task ("odd": its
+  id()) whose ValueError has an `exceptions` attribute that is None and
+  an `_exceptions` list of one KeyError: a group of that one;
 - anyio-group: the same through anyio's task groups (Debian's anyio 3,
   whose groups are no BaseExceptionGroup but keep their exceptions in a
   list of their own).
@@ -79,7 +83,7 @@ def describe(task):
     doc = {"pid": os.getpid(), "task": id(task), "name": name,
            "retrieved": not task._log_traceback}
     doc.update(describe_exception(exc))
-    if mode in ("group", "anyio-group"):
+    if mode in ("group", "group-many", "anyio-group"):
         doc["leaves"] = [describe_exception(e) for e in leaves(exc)]
     return doc
 
@@ -96,6 +100,20 @@ async def inner_batch():
     async with asyncio.TaskGroup() as tg:
         for n in range(3):
             tg.create_task(bad_key(n))
+
+
+async def batch_many(q):
+    async with asyncio.TaskGroup() as tg:  # MARK: many-with
+        for n in range(100):
+            tg.create_task(bad_value(n))
+    await q.put(1)
+
+
+async def odd_group():
+    e = ValueError("odd")
+    e.exceptions = None
+    e._exceptions = [KeyError(1)]
+    raise e  # MARK: odd-raise
 
 
 async def anyio_inner():
@@ -154,6 +172,9 @@ async def queue_main():
         p = asyncio.tasks._PyTask(producer(q), loop=loop)
     elif mode == "group":
         p = loop.create_task(batch(q))
+    elif mode == "group-many":
+        p = loop.create_task(batch_many(q))
+        odd = loop.create_task(odd_group())
     elif mode == "anyio-group":
         p = loop.create_task(anyio_batch(q))
     else:
@@ -162,7 +183,10 @@ async def queue_main():
         p.set_name("prod\x1b]0;x\x07\n'")
     while not p.done():
         await asyncio.sleep(0.01)
-    write_ready(ready, describe(p))
+    doc = describe(p)
+    if mode == "group-many":
+        doc["odd"] = id(odd)
+    write_ready(ready, doc)
     if mode == "fanout":
         g = loop.create_task(consumer(q))
         for level in range(4):

@@ -72,13 +72,36 @@ static void test_chain_and_message(void)
 		{ "b.py", "g", "raise RuntimeError('child failed')", 7 },
 	};
 
-	static const struct want quoted[] = {
-		{ "/srv/other.py", "elsewhere", NULL, 99 },
-	};
+	const char *pos;
+	size_t prefix;
 
 	check_entries("chain", text, "RuntimeError", w, 2);
-	/* (no closing line names it: the last block, the quoted one) */
-	check_entries("unnamed", text, "OSError", quoted, 1);
+	/* (no closing line names it: the chain's last block, not the one
+	 * the message quotes, no separator before it) */
+	check_entries("unnamed", text, "OSError", w, 2);
+	CHECK(remote_tb_block(text, text + strlen(text), "OSError", &pos,
+			      &prefix) == 1, "unnamed: the last, not named");
+	CHECK(remote_tb_block(text, text + strlen(text), "RuntimeError", &pos,
+			      &prefix) == 2, "chain: named");
+	/* (the quoted block's closing line names ValueError: no block) */
+	check_entries("quoted", text, "ValueError", w, 2);
+}
+
+/* A message that quotes a traceback of the exception's own type, as a
+ * program could to mislead: the real block still, the first. */
+static void test_crafted_message(void)
+{
+	static const char text[] =
+		"\n\"\"\"\nTraceback (most recent call last):\n"
+		"  File \"p.py\", line 9, in crafted\n    raise ValueError(m)\n"
+		"ValueError: x\nTraceback (most recent call last):\n"
+		"  File \"/etc/fake.py\", line 42, in evil\n"
+		"ValueError: y\n\"\"\"";
+	static const struct want w[] = {
+		{ "p.py", "crafted", "raise ValueError(m)", 9 },
+	};
+
+	check_entries("crafted", text, "ValueError", w, 1);
 }
 
 static void test_group(void)
@@ -132,6 +155,7 @@ int main(void)
 {
 	test_chain_and_message();
 	test_group();
+	test_crafted_message();
 	test_odd_entries();
 	return CHECK_DONE("test_remote_tb");
 }
