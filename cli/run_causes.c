@@ -613,16 +613,18 @@ static int loop_turns(const struct py_async *a, const struct py_task *task,
 
 /* A busy or polling thread runs a task's step at the stop; has it run
  * that one step at every sample (the probe after each saw it go on,
- * cli/watch_probe.h), since the first or as long as the stuck
- * threshold?  A busy server's loop runs a new one at each (a handler
- * caught in its step), and turns; so does a task that calls one
- * function again and again between awaits. */
+ * cli/watch_probe.h), as long as the stuck threshold at least?  A busy
+ * server's loop runs a new one at each (a handler caught in its step),
+ * and turns; so does a task that calls one function again and again
+ * between awaits.  (Not "since the first sample" alone: a thread
+ * started at the last two samples has run its one step since its
+ * first, for 0.3 s.) */
 static int one_long_step(const struct run_seen *seen,
 			 const struct py_task *task,
 			 const struct watch_tracker *tr)
 {
-	return seen->step == task->addr &&
-	       (seen->step_all || (tr && seen->step_for >= tr->stuck_s));
+	return seen->step == task->addr && tr &&
+	       seen->step_for >= tr->stuck_s;
 }
 
 static void summarize_blocked_loops(struct run_summary *s, int pid,

@@ -38,7 +38,6 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 			   out->away == 1 && it->nseen >= 5;
 	out->watched_for = it->last_seen - it->first_seen;
 	out->step = it->kind == WATCH_THREAD ? it->step : 0;
-	out->step_all = out->step && it->step_same_since <= it->first_seen;
 	out->step_for = it->last_seen - it->step_same_since;
 	out->step_marked = out->step && it->step_mark;
 	/* (An idle thread is stuck or not here: the caller says what it

@@ -42,9 +42,8 @@ struct run_seen {
 	double watched_for;
 	/* Threads: the asyncio task whose step ran on it at the last
 	 * sample (0: none), running at every sample since step_for
-	 * seconds; step_all, since the first. */
+	 * seconds. */
 	uint64_t step;
-	int step_all;
 	double step_for;
 	/* ... and its loop's mark was read (readers/loop_turns.h): the
 	 * loop ran no callback in those step_for seconds */

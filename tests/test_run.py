@@ -1896,6 +1896,20 @@ def test_blocked_loop_polling_with_a_check_that_waits(ident, work):
             ("blocked-poll-check", "check_waits"))), causes
 
 
+def test_young_loop_threads_are_no_blocked_loop(work):
+    """Threads started during the samples, each running its own loop
+    for a job that goes back to it every 0.6 s: one seen only at the
+    last two samples has run one step since its first, 0.3 s, its loop
+    running nothing.  Not a blocked loop: one step must have run for
+    half the sampled window at least.  Before, two to four "event loop
+    blocked" causes for a program making progress."""
+    script, res, causes = blocked_loop(work, "young-loops")
+    assert not any("event loop blocked" in c and
+                   ("its loop running nothing" in c or
+                    "at that line at every sample" in c)
+                   for c in causes), res.stderr[:4000]
+
+
 def test_blocked_loop_in_a_read(work):
     """The same for a blocking recv() in a coroutine (no futex: a
     thread in a read), with the C call it waits in."""

@@ -3,7 +3,7 @@
 Usage: run_blocked_loop.py READY_FILE
                            [sleep|recv|poll|poll-woken|poll-away|spin|churn|
                             yields|crunch-yields|crunch-bursts|
-                            poll-check-waits]
+                            poll-check-waits|young-loops]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
@@ -31,7 +31,11 @@ sample, no other task moving, and yet the loop turns; with
 "poll-check-waits", the polling loop's check is a function of the
 program's own that waits 10 ms in select() on a pipe nothing writes
 to, then it sleeps 10 ms: the samples find it at either line.  Writes
-READY_FILE just before blocking.  A way prefixed "uvloop-" runs on
+READY_FILE just before blocking.  With "young-loops", nothing
+blocks: a new thread every 0.13 s runs a loop of its own for a job
+that polls as poll-check-waits does for 0.6 s, then awaits, three
+times, and ends (threads the samples see only in their last part, in
+one step since they first saw it).  A way prefixed "uvloop-" runs on
 uvloop's loop (whose ready queue is a field of its C object).
 
 Runs on 3.6+.
@@ -123,6 +127,33 @@ async def blocker(ready, how, fut):
         time.sleep(3600)  # MARK: blocked-sleep
 
 
+async def chunky_job(fd):
+    for _ in range(3):
+        for _ in range(30):
+            check_waits(fd)
+            time.sleep(0.01)  # MARK: young-sleep
+        await asyncio.sleep(0.001)
+
+
+def young_loops(ready):
+    """A new thread every 0.13 s, each running a loop of its own for a
+    job that goes back to it every 0.6 s, then ends: no loop blocked."""
+    import threading
+    r, w = os.pipe()
+
+    def run_one():
+        loop = asyncio.new_event_loop()
+        loop.run_until_complete(chunky_job(r))
+        loop.close()
+
+    with open(ready + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(ready + ".tmp", ready)
+    while True:
+        threading.Thread(target=run_one).start()
+        time.sleep(0.13)
+
+
 async def main(ready, how):
     q = asyncio.Queue()
     fut = asyncio.get_event_loop().create_future()
@@ -140,6 +171,8 @@ async def main(ready, how):
 
 
 how = sys.argv[2] if len(sys.argv) > 2 else "sleep"
+if how == "young-loops":
+    young_loops(sys.argv[1])
 if how.startswith("uvloop-"):
     import uvloop
     how = how[len("uvloop-"):]
