@@ -93,11 +93,12 @@ void run_failed_sites(struct strbuf *sb, const struct py_failed_task *f)
 	add_frame_sites(sb, t);
 }
 
-int run_failed_worker_sites(struct strbuf *sb, const struct py_failed_task *f)
+int run_failed_worker_sites(struct strbuf *sb, const struct py_failed_task *f,
+			    const char *lead)
 {
 	if (!f->sites.at.code || !f->remote_at.file)
 		return 0;
-	add_remote_sites(sb, f, "first raised at ");
+	add_remote_sites(sb, f, lead);
 	return 1;
 }
 
@@ -172,7 +173,7 @@ void run_summarize_failed(struct run_summary *s, const struct collection *c)
 				      RUN_CAUSE_FAILED_TASK, c->pid, &sb);
 		run_failed_sites(&sb, t);
 		run_cause_detail(cause, &sb);
-		if (run_failed_worker_sites(&sb, t))
+		if (run_failed_worker_sites(&sb, t, "first raised at "))
 			run_cause_detail(cause, &sb);
 		add_group_details(cause, t, &sb);
 	}

@@ -19,9 +19,10 @@ void run_failed_sites(struct strbuf *sb, const struct py_failed_task *t);
 
 /* Where its worker process first raised it, for one raised again here
  * (a task that awaited a process pool's job, a result() that raised
- * it): "first raised at app.py:3 in crunch, in its worker process
- * (...)", 1; 0 and nothing when not known or not so. */
-int run_failed_worker_sites(struct strbuf *sb, const struct py_failed_task *f);
+ * it), after lead: "first raised at app.py:3 in crunch, in its worker
+ * process (...)", 1; 0 and nothing when not known or not so. */
+int run_failed_worker_sites(struct strbuf *sb, const struct py_failed_task *f,
+			    const char *lead);
 
 /* One exception of a failed task's group: its repr, then where it was
  * raised ("ValueError('x') raised at app.py:5 in fetch"). */

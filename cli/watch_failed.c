@@ -74,9 +74,7 @@ void watch_failed_events(struct watch_failed *w, const struct collection *c,
 			      ", no result() raised it; " :
 			      ", nothing retrieved it; ");
 		run_failed_sites(&raw, t);
-		strbuf_addstr(&raw, "; ");
-		if (!run_failed_worker_sites(&raw, t))
-			strbuf_truncate(&raw, raw.len - 2);
+		run_failed_worker_sites(&raw, t, "; first raised at ");
 		/* (a group's first exception: where the work failed) */
 		if (t->nleaves) {
 			strbuf_addstr(&raw, "; in the group: ");
