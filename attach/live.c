@@ -452,6 +452,12 @@ static int check_pid(int *pid, int *via, struct cs_err *err)
 	/* (a kernel thread has no address space: kcmp() finds its and
 	 * kthreadd's alike; asked of a live task of it, as a process
 	 * whose main thread exited has none in that thread's status) */
+	if (procfs_status_field(*pid, *via, "VmSize", &vmsize) < 0 &&
+	    *via != *pid)
+		/* (its main thread a zombie, the one left exiting, its
+		 * memory gone: a kernel thread's is never dead) */
+		return cs_fail(err, CS_ERR_NO_PROCESS,
+			       "no such process: %d (it is exiting)", *pid);
 	if (procfs_status_field(*pid, *via, "VmSize", &vmsize) < 0)
 		return cs_fail(err, CS_ERR_NOT_PYTHON,
 			       "process %d is a kernel thread: it has no "
