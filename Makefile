@@ -70,6 +70,7 @@ TEST_PKGS = python3 python3-pytest python3-pyelftools gdb python3-uvloop clang \
 	g++ dwz python3-gevent python3-greenlet python3-trio python3-anyio \
 	python3-pytest-asyncio libc6-dbg python3-uvicorn python3-starlette \
 	python3-httpx python3-pytest-xdist python3-tornado python3-aiohttp \
+	python3-nest-asyncio \
 	strace cmark-gfm
 
 .PHONY: FORCE all unit check check-unit check-functional check-sanitize check-tsan \

@@ -646,6 +646,9 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		     b[i].seen.state != RUN_SEEN_BUSY && !polls(&b[i].seen) &&
 		     !runs_unturned(&b[i].seen)) ||
 		    !t->nframes || !(task = py_async_running_task(a, t->tid)) ||
+		    /* its loop run again inside the step, waiting for
+		     * events: not blocked (nest_asyncio) */
+		    task->loop_waits ||
 		    (b[i].seen.state != RUN_SEEN_STUCK &&
 		     (!one_long_step(&b[i].seen, task, tr) ||
 		      loop_turns(a, task, tr, b[i].seen.step_for))))

@@ -28,6 +28,15 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	/* Seen in one sample only: nothing to compare. */
 	if (!t || !it || it->gone || it->last_seen <= it->first_seen)
 		return;
+	/* A thread started during the samples and watched for less than
+	 * the threshold: too young to tell stuck from at work (a program
+	 * that starts a thread for each short job has one in its first
+	 * step, or its first sleep, at the last samples: "stuck for at
+	 * least 0.0s").  A process read late has its first threads in its
+	 * first sample, not young. */
+	if (it->kind == WATCH_THREAD && it->first_seen > t->first &&
+	    it->last_seen - it->first_seen < t->stuck_s)
+		return;
 	out->stuck_for = watch_stuck_for(t, it);
 	out->busy = watch_busy(it);
 	out->at_least = it->last_progress <= it->first_seen;

@@ -66,10 +66,15 @@ static size_t nursery_behind(const struct py_async *a, const struct py_task *t,
 	return n;
 }
 
+/* Is t's innermost coroutine asyncio.sleep()?  Under it, a Future of
+ * asyncio's Python code has a generator of its own, its __await__()
+ * (nest_asyncio puts them in place of the C ones). */
 static int in_asyncio_sleep(const struct py_async *a, const struct py_task *t)
 {
 	const struct py_gen *g = py_task_gen(a, t, 0);
 
+	if (g && py_code_is(g->code, "asyncio/futures.py", "__await__"))
+		g = py_task_gen(a, t, 1);
 	return g && g->code && !strcmp(g->code->name, "sleep") &&
 	       strstr(g->code->filename, "asyncio");
 }

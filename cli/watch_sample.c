@@ -268,16 +268,12 @@ static const struct py_thread *sample_thread(const struct sample *s, int tid)
 	return NULL;
 }
 
-/* Is thread tid in asyncio's wait for events (a selector's select()
- * called from the loop's _run_once())? */
+/* Is thread tid in asyncio's wait for events (cli/thread_idle.h)? */
 static int waits_in_selector(const struct sample *s, int tid)
 {
 	const struct py_thread *th = sample_thread(s, tid);
 
-	return th && th->nframes >= 2 &&
-	       py_code_is(th->frames[0].code, "/selectors.py", "select") &&
-	       py_code_is(th->frames[1].code, "asyncio/base_events.py",
-			  "_run_once");
+	return th && thread_waits_for_events(th);
 }
 
 /*
@@ -359,13 +355,58 @@ static int short_sleep_woke(const struct watch_tracker *t,
 	return delay >= 0 && delay < t->now - it->last_progress;
 }
 
-static void task_waits_on(struct strbuf *sb, const struct py_async *a,
+/*
+ * The task a running task's step waits for by running its loop again
+ * (nest_asyncio's run_until_complete(), called inside the step): the
+ * future that call's frame was given, a task, read from its locals (`f`
+ * the task nest_asyncio made of it, `future` asyncio's), or NULL.
+ */
+static const struct py_task *nested_wait(struct sample *s,
+					 const struct py_task *task)
+{
+	const struct py_thread *th = sample_thread(s, task->tid);
+	const struct py_async *a = &s->c->async;
+	static const char *const names[] = { "f", "future" };
+	size_t i, k;
+
+	if (!th || !task->run_at || task->run_at > th->nframes)
+		return NULL;
+	/* inward from the step's innermost coroutine, bounded by the
+	 * thread's frames */
+	for (i = task->run_at - 1; i-- > 0;) {
+		const struct py_code *code = th->frames[i].code;
+
+		if (!code || !code->name ||
+		    strcmp(code->name, "run_until_complete"))
+			continue;
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			const struct py_task *t = py_async_task(
+				a, py_frame_local(&s->c->py, &th->frames[i],
+						  names[k]));
+
+			if (t && t != task)
+				return t;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+static void task_waits_on(struct strbuf *sb, struct sample *s,
 			  const struct py_task *task, const struct py_gen *inner,
 			  int inner_is_library)
 {
+	const struct py_async *a = &s->c->async;
 	const struct py_task *other;
 
 	if (task->running) {
+		if ((other = nested_wait(s, task))) {
+			strbuf_addstr(sb, "task '");
+			esc_add_name_raw(sb, other->name);
+			strbuf_addstr(sb, "' (its loop run again inside "
+				      "its step)");
+			return;
+		}
 		strbuf_addstr(sb, "nothing (running)");
 		return;
 	}
@@ -513,7 +554,7 @@ static void observe_task(struct watch_tracker *t, struct sample *s,
 	if (inner && inner != user && inner->has_frame)
 		gen_place(inner, &o.inner);
 	strbuf_init(&waits);
-	task_waits_on(&waits, a, task, inner, inner && inner != user);
+	task_waits_on(&waits, s, task, inner, inner && inner != user);
 	o.waits_on = waits.len ? waits.buf : NULL;
 	o.woke = woke ||
 		 (task->waiter && short_sleep_woke(t, s, task));

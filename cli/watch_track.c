@@ -81,6 +81,8 @@ void watch_begin(struct watch_tracker *t, double now_s)
 	size_t i;
 
 	t->now = now_s;
+	if (!t->samples)
+		t->first = now_s;
 	t->samples++;
 	t->nevents = 0;
 	for (i = 0; i < t->nitems; i++)

@@ -187,6 +187,7 @@ struct watch_event {
 struct watch_tracker {
 	double stuck_s;        /* the threshold */
 	double now;            /* time of the current sample */
+	double first;          /* time of the first sample */
 	size_t samples;
 	struct watch_item *items;
 	size_t nitems, alloc;

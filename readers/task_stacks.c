@@ -1,6 +1,7 @@
 #include "readers/tasks_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "readers/dicts.h"
 #include "readers/gens.h"
@@ -96,6 +97,19 @@ static void build_frame_gens(struct builder *b)
 				    (void *)(uintptr_t)(i + 1));
 }
 
+/* Does th wait for events in loop itself (struct py_task.loop_waits)?
+ * The name _run_once() alone: nest_asyncio replaces asyncio's. */
+static int waits_in_loop(struct builder *b, const struct py_thread *th,
+			 uint64_t loop)
+{
+	const struct py_code *run = th->nframes >= 2 ? th->frames[1].code :
+				    NULL;
+
+	return loop && run && run->name && !strcmp(run->name, "_run_once") &&
+	       py_code_is(th->frames[0].code, "/selectors.py", "select") &&
+	       py_frame_local(b->py, &th->frames[1], "self") == loop;
+}
+
 /* Append to chain the generators whose frames run inside the frame of
  * its last (running) member, as the thread stacks show them. */
 static void extend_running(struct builder *b, struct py_task *t,
@@ -117,12 +131,15 @@ static void extend_running(struct builder *b, struct py_task *t,
 		if (k == th->nframes)
 			continue;
 		/* frames are innermost first: walk inward from k */
+		t->run_at = k + 1;
+		t->loop_waits = waits_in_loop(b, th, t->loop);
 		for (j = k; j-- > 0 && *n < PY_MAX_CHAIN;) {
 			uintptr_t gi = (uintptr_t)addrmap_get(&b->frame_gens,
 							      th->frames[j].addr, NULL);
 
 			if (!gi)
 				break;  /* a plain call: the await chain ends */
+			t->run_at = j + 1;
 			*chain = xgrow(*chain, alloc, *n + 1, sizeof(**chain));
 			(*chain)[(*n)++] = gi - 1;
 			if (!a->gens[gi - 1].task)

@@ -609,12 +609,19 @@ const struct py_task *py_async_task(const struct py_async *a, uint64_t addr)
 const struct py_task *py_async_running_task(const struct py_async *a,
 					    int tid)
 {
+	const struct py_task *found = NULL;
 	size_t i;
 
-	for (i = 0; tid > 0 && !a->copied_at_fork && i < a->ntasks; i++)
-		if (a->tasks[i].running && a->tasks[i].tid == tid)
-			return &a->tasks[i];
-	return NULL;
+	for (i = 0; tid > 0 && !a->copied_at_fork && i < a->ntasks; i++) {
+		const struct py_task *t = &a->tasks[i];
+
+		if (t->running && t->tid == tid &&
+		    (!found ||
+		     (t->run_at && (!found->run_at ||
+				    t->run_at < found->run_at))))
+			found = t;
+	}
+	return found;
 }
 
 void py_async_release(struct py_async *a)

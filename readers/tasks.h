@@ -52,6 +52,16 @@ struct py_task {
 	char *name;               /* in py_async.pool */
 	int running;              /* its coroutine is executing now */
 	int tid;                  /* thread running its loop, 0 unknown */
+	/* Running: 1 + the place of its innermost coroutine's frame in
+	 * its thread's frames (innermost 0); 0 unknown.  Of two tasks
+	 * whose steps run on one thread (a loop run again inside a step,
+	 * nest_asyncio's), the one further in has the lesser. */
+	size_t run_at;
+	/* Running, and its thread waits for events in its own loop, run
+	 * again inside the step (a selector's select() under a _run_once()
+	 * whose self is that loop: nest_asyncio's run_until_complete()):
+	 * the step does not hold its loop up. */
+	int loop_waits;
 	uint64_t waiter;          /* _fut_waiter, 0 when none */
 	const char *waiter_type;  /* type name of the waiter */
 	size_t *stack;            /* indexes into py_async.gens, innermost
@@ -344,7 +354,8 @@ const char *py_short_type_name(const char *tp_name);
 /* The task at addr, or NULL. */
 const struct py_task *py_async_task(const struct py_async *a, uint64_t addr);
 /* The task whose coroutine runs on thread tid now (a step of its
- * loop's), or NULL (always, in a child that copied_at_fork). */
+ * loop's; of steps run inside one another, the innermost), or NULL
+ * (always, in a child that copied_at_fork). */
 const struct py_task *py_async_running_task(const struct py_async *a,
 					    int tid);
 

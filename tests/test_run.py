@@ -1902,11 +1902,17 @@ def test_young_loop_threads_are_no_blocked_loop(work):
     last two samples has run one step since its first, 0.3 s, its loop
     running nothing.  Not a blocked loop: one step must have run for
     half the sampled window at least.  Before, two to four "event loop
-    blocked" causes for a program making progress."""
+    blocked" causes for a program making progress.  Nor is any thread
+    started during the samples, and watched for less than half their
+    window, a cause of any kind: one first seen at the last sample was
+    "stuck for at least 0.0s", in its loop's step or its poll's sleep
+    (four causes in every run, before)."""
     script, res, causes = blocked_loop(work, "young-loops")
     assert not any("event loop blocked" in c and
                    ("its loop running nothing" in c or
                     "at that line at every sample" in c)
+                   for c in causes), res.stderr[:4000]
+    assert not any(re.match(r'^  process \d+: .*thread \d+ "Thread-', c)
                    for c in causes), res.stderr[:4000]
 
 
