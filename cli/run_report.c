@@ -318,7 +318,7 @@ static void text_seen(FILE *out, const struct run_dump *d)
 		"the dump); stuck or busy:\n", d->sampler->window_s,
 		d->sampler->ticks);
 	if (!each_seen(d, TEXT_MAX_SEEN, out, text_seen_line))
-		fputs("  nothing: every task and thread made progress\n", out);
+		fputs("  nothing: no task or thread was seen stuck or busy\n", out);
 }
 
 static void summary_text(FILE *out, const struct run_summary *s,
@@ -685,7 +685,7 @@ void run_report_step_summary(const char *path, const struct run_dump *d)
 		fprintf(f, "**Stuck or busy**, sampled over the last %.1fs:\n\n",
 			d->sampler->window_s);
 		if (!each_seen(d, MD_MAX_SEEN, f, md_seen_line))
-			fputs("- nothing: every task and thread made progress\n", f);
+			fputs("- nothing: no task or thread was seen stuck or busy\n", f);
 		fputc('\n', f);
 	}
 	fputs("**Processes** (innermost frame of each thread):\n\n", f);

@@ -24,19 +24,23 @@ static int samples_away(const struct watch_item *it)
 void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 		   struct run_seen *out)
 {
+	int young;
+
 	memset(out, 0, sizeof(*out));
 	/* Seen in one sample only: nothing to compare. */
 	if (!t || !it || it->gone || it->last_seen <= it->first_seen)
 		return;
-	/* A thread started during the samples and watched for less than
-	 * the threshold: too young to tell stuck from at work (a program
+	/* A thread started during the samples, seen at two only (the last
+	 * and the dump): too young to tell stuck from at work (a program
 	 * that starts a thread for each short job has one in its first
-	 * step, or its first sleep, at the last samples: "stuck for at
-	 * least 0.0s").  A process read late has its first threads in its
-	 * first sample, not young. */
-	if (it->kind == WATCH_THREAD && it->first_seen > t->first &&
-	    it->last_seen - it->first_seen < t->stuck_s)
+	 * step, or its first sleep, there: "stuck for at least 0.0s").
+	 * Seen at three, it is judged as any other, but for polls (below).
+	 * A process read late has its first threads in its first sample,
+	 * not young. */
+	young = it->kind == WATCH_THREAD && it->first_seen > t->first;
+	if (young && it->nseen < 3)
 		return;
+	out->young = young && it->last_seen - it->first_seen < t->stuck_s;
 	out->stuck_for = watch_stuck_for(t, it);
 	out->busy = watch_busy(it);
 	out->at_least = it->last_progress <= it->first_seen;
@@ -72,6 +76,10 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 
 double run_seen_same_for(const struct run_seen *seen)
 {
+	/* (a thread started a moment ago, at its one line since: a short
+	 * job's sleep as much as a poll) */
+	if (seen->young)
+		return 0;
 	if (seen->same_all && seen->same_for > 0)
 		return seen->same_for;
 	if (seen->all_but_one && seen->watched_for > 0)

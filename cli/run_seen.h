@@ -40,6 +40,9 @@ struct run_seen {
 	 * is at one of them at all samples but two one time in ten.) */
 	int all_but_one, away;
 	double watched_for;
+	/* A thread started during the samples, watched for less than the
+	 * stuck threshold: at one place is no poll yet */
+	int young;
 	/* Threads: the asyncio task whose step ran on it at the last
 	 * sample (0: none), running at every sample since step_for
 	 * seconds. */
@@ -54,8 +57,8 @@ struct run_seen {
  * Seen in one place at every sample, whether it ran between or not: at
  * one line, or (a thread) at every sample but once (all_but_one), as a
  * loop that polls is at its sleep's line and, now and then, at its
- * check's.  The seconds it has been, or 0 when not; and the place in
- * words, "at that line at every sample" or "... but one".
+ * check's.  The seconds it has been, or 0 when not (or when young); and
+ * the place in words, "at that line at every sample" or "... but one".
  */
 double run_seen_same_for(const struct run_seen *seen);
 const char *run_seen_same_place(const struct run_seen *seen);

@@ -36,7 +36,7 @@ static int polls(const struct run_seen *seen)
 {
 	return (seen->state == RUN_SEEN_MOVING ||
 		(seen->state == RUN_SEEN_STUCK && !seen->at_least)) &&
-	       seen->same_all && seen->same_for > 0;
+	       seen->same_all && run_seen_same_for(seen) > 0;
 }
 
 /* Asleep at the stop: in a sleep whose deadline was read, or, one due

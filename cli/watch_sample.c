@@ -357,9 +357,10 @@ static int short_sleep_woke(const struct watch_tracker *t,
 
 /*
  * The task a running task's step waits for by running its loop again
- * (nest_asyncio's run_until_complete(), called inside the step): the
- * future that call's frame was given, a task, read from its locals (`f`
- * the task nest_asyncio made of it, `future` asyncio's), or NULL.
+ * (nest_asyncio's run_until_complete(), called inside the step, the
+ * first such call inward, its `self` the task's loop): the future that
+ * call's frame was given, a task, read from its locals (`f` the task
+ * nest_asyncio made of it, `future` asyncio's), or NULL.
  */
 static const struct py_task *nested_wait(struct sample *s,
 					 const struct py_task *task)
@@ -379,6 +380,10 @@ static const struct py_task *nested_wait(struct sample *s,
 		if (!code || !code->name ||
 		    strcmp(code->name, "run_until_complete"))
 			continue;
+		/* (another loop's, or a function of that name: no) */
+		if (py_frame_local(&s->c->py, &th->frames[i], "self") !=
+		    task->loop)
+			return NULL;
 		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 			const struct py_task *t = py_async_task(
 				a, py_frame_local(&s->c->py, &th->frames[i],

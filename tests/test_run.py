@@ -1916,6 +1916,21 @@ def test_young_loop_threads_are_no_blocked_loop(work):
                    for c in causes), res.stderr[:4000]
 
 
+def test_blocked_loop_in_a_thread_started_late(work):
+    """A thread started during the samples, watched for less than half
+    their window, whose loop blocks: young, but seen at three samples or
+    more, it is judged as any other (only one seen at the last sample
+    and the dump is too young to tell)."""
+    script, res, causes = blocked_loop(work, "late-thread")
+    assert causes and re.match(
+        r'^  process \d+: event loop blocked: thread \d+ "late-loop" runs '
+        r"task '\S+' and has not gone back to its loop \(stuck for "
+        r"(at least )?[0-9.]+s\); 1 other task of the loop cannot run$",
+        causes[0]), res.stderr[:4000]
+    assert "run_blocked_loop.py:%d in late_main: time.sleep(3600)" \
+        % marker_line(script, "late-sleep") in causes[1], causes
+
+
 def test_blocked_loop_in_a_read(work):
     """The same for a blocking recv() in a coroutine (no futex: a
     thread in a read), with the C call it waits in."""

@@ -3,7 +3,7 @@
 Usage: run_blocked_loop.py READY_FILE
                            [sleep|recv|poll|poll-woken|poll-away|spin|churn|
                             yields|crunch-yields|crunch-bursts|
-                            poll-check-waits|young-loops]
+                            poll-check-waits|young-loops|late-thread]
 
 The task 'blocker' calls time.sleep() (or recv() on a socket nothing
 writes to, or time.sleep(0.01) in a loop polling for a flag nothing
@@ -35,7 +35,11 @@ READY_FILE just before blocking.  With "young-loops", nothing
 blocks: a new thread every 0.13 s runs a loop of its own for a job
 that polls as poll-check-waits does for 0.6 s, then awaits, three
 times, and ends (threads the samples see only in their last part, in
-one step since they first saw it).  A way prefixed "uvloop-" runs on
+one step since they first saw it).  With "late-thread", a loop blocked
+in its main task's step (time.sleep(3600)), beside a ticker, runs in a
+thread started 3.8 s in (of run's 5 s, whose samples cover the last
+2.5: a thread started during them, and watched for less than half
+their window).  A way prefixed "uvloop-" runs on
 uvloop's loop (whose ready queue is a field of its C object).
 
 Runs on 3.6+.
@@ -170,9 +174,36 @@ async def main(ready, how):
     await asyncio.gather(*tasks)
 
 
+async def late_main(ready):
+    asyncio.ensure_future(ticker())
+    await asyncio.sleep(0.01)
+    with open(ready + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(ready + ".tmp", ready)
+    time.sleep(3600)  # MARK: late-sleep
+
+
+def late_thread(ready):
+    """Nothing for 3.8 s, then a thread named "late-loop" whose loop
+    blocks in its main task's step, beside a ticker; joined."""
+    import threading
+
+    def late():
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(late_main(ready))
+
+    time.sleep(3.8)
+    t = threading.Thread(target=late, name="late-loop")
+    t.start()
+    t.join()
+
+
 how = sys.argv[2] if len(sys.argv) > 2 else "sleep"
 if how == "young-loops":
     young_loops(sys.argv[1])
+if how == "late-thread":
+    late_thread(sys.argv[1])
 if how.startswith("uvloop-"):
     import uvloop
     how = how[len("uvloop-"):]
