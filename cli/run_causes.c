@@ -653,9 +653,12 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		     (!one_long_step(&b[i].seen, task, tr) ||
 		      loop_turns(a, task, tr, b[i].seen.step_for))))
 			continue;
+		/* (not those whose steps run under this one, a loop run
+		 * again inside them: they wait for it anyway) */
 		for (k = 0, others = 0; k < a->ntasks; k++)
 			others += &a->tasks[k] != task &&
-				  a->tasks[k].loop == task->loop;
+				  a->tasks[k].loop == task->loop &&
+				  !a->tasks[k].running;
 		strbuf_addstr(&sb, "event loop blocked: ");
 		run_add_thread_label(&sb, t);
 		strbuf_addstr(&sb, " runs task '");

@@ -78,7 +78,8 @@ size_t py_stdlib_dir(const char *file, char *out, size_t len)
 int py_is_scheduler_trap(const char *file)
 {
 	return file && (cs_ends_with(file, "/trio/_core/_traps.py") ||
-			cs_ends_with(file, "/trio/_core/_parking_lot.py"));
+			cs_ends_with(file, "/trio/_core/_parking_lot.py") ||
+			cs_ends_with(file, "/asyncio/futures.py"));
 }
 
 int py_is_trio_sleep(const char *file)

@@ -35,6 +35,9 @@ size_t py_stdlib_dir(const char *file, char *out, size_t len);
  * ParkingLot.park, where an asyncio task's innermost frame is the call
  * it waits in (Event.wait).  The reports name the first frame above
  * these instead (trio's Event.wait, Lock.acquire, sleep_forever).
+ * So is asyncio's Python Future's __await__ (nest_asyncio puts that
+ * Future in place of the C one, which has no frame): Event.wait, not
+ * futures.py, is where such a task waits.
  */
 int py_is_scheduler_trap(const char *file);
 /*

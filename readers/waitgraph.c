@@ -140,6 +140,10 @@ enum {
 	CODE_PRIM_LIB = 2,   /* wg_is_prim_lib() */
 	CODE_USER = 4,       /* py_is_user_file() */
 	CODE_IDLE = 8,       /* wg_idle_frame() */
+	/* asyncio's Python Future's __await__(), a generator of its own
+	 * under the coroutine that awaits it (nest_asyncio puts that Future
+	 * in place of the C one): no primitive, but a wait's first frame */
+	CODE_FUTURE_AWAIT = 16,
 };
 
 static unsigned code_class(struct wg_build *b, const struct py_frame *f)
@@ -157,6 +161,8 @@ static unsigned code_class(struct wg_build *b, const struct py_frame *f)
 			v |= CODE_USER;
 		if (wg_idle_frame(f))
 			v |= CODE_IDLE;
+		if (py_code_is(f->code, "/asyncio/futures.py", "__await__"))
+			v |= CODE_FUTURE_AWAIT;
 		addrmap_put(&b->code_class, f->code->addr, (void *)v);
 	}
 	b->last_code = f->code->addr;
@@ -197,9 +203,13 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 	/* The outermost primitive of the library frames at the top of the
 	 * stack: a Queue.get that waits in Condition.wait waits for the
 	 * Queue. */
-	for (k = 0; k < n && (code_class(b, f[k]) & CODE_PRIM_LIB); k++) {
+	for (k = 0; k < n && (code_class(b, f[k]) &
+			      (CODE_PRIM_LIB | CODE_FUTURE_AWAIT)); k++) {
 		uint64_t self;
 		struct py_prim p;
+
+		if (!(code_class(b, f[k]) & CODE_PRIM_LIB))
+			continue;
 
 		if (thread && wg_futures_wait(b, node, f[k])) {
 			waited = 0;

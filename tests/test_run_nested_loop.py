@@ -54,13 +54,14 @@ def test_nested_loop_waiting_is_no_blocked_loop(work):
 def test_nested_loop_blocked_names_the_inner_step(work):
     """A step of the nested loop that blocks: the loop is blocked, by the
     innermost step (the task 'inner'), not by the outer one that runs the
-    loop again."""
+    loop again; and the tasks it holds up are the others, not the outer
+    one, which waits for it anyway."""
     pid, res, doc = run_nested(work, "blocked", "5")
     causes = likely_causes(res.stderr)
     assert causes and re.match(
         r'^  process %d: event loop blocked: thread %d "MainThread" runs '
         r"task 'inner' and has not gone back to its loop \(stuck for "
-        r"(at least )?[0-9.]+s\); 2 other tasks of the loop cannot run$"
+        r"(at least )?[0-9.]+s\); 1 other task of the loop cannot run$"
         % (pid, pid), causes[0]), res.stderr[:4000]
     assert re.match(r"^      at \S*nested_loop\.py:%d in inner: "
                     r"time\.sleep\(3600\)" % marker_line(SCRIPT,
@@ -68,3 +69,27 @@ def test_nested_loop_blocked_names_the_inner_step(work):
                     causes[1]), causes
     assert [c["kind"] for c in doc["causes"]][:1] == ["loop_blocked"], \
         doc["causes"]
+
+
+def test_nested_loop_lock_deadlock(work):
+    """main() holds an asyncio.Lock while it runs the loop again for
+    'inner', which waits for that lock.  The lock's cause names its
+    holder (the thread, in main()'s `async with`) and its waiter.
+    Before, under nest_asyncio's Python Futures (a frame of
+    Future.__await__ under every Lock.acquire()), the graph saw no wait
+    on the lock: only "stuck task: inner waits on Future"."""
+    pid, res, doc = run_nested(work, "lock", "3")
+    causes = likely_causes(res.stderr)
+    head = [i for i, c in enumerate(causes) if re.match(
+        r"^  process %d: 1 waiting on asyncio\.Lock 0x[0-9a-f]+ \(locked, "
+        r"1 waiter\) held by thread %d \(MainThread\) at nested_loop\.py:"
+        r"%d in main \(taken at line %d\)$"
+        % (pid, pid, marker_line(SCRIPT, "outer-lock") + 1,
+           marker_line(SCRIPT, "outer-lock")), c)]
+    assert len(head) == 1, res.stderr[:4000]
+    assert any(re.match(
+        r"^      task 'inner' at nested_loop\.py:%d in inner \(innermost "
+        r"\S*locks\.py:\d+ in Lock\.acquire\)"
+        % marker_line(SCRIPT, "inner-lock"), c)
+        for c in causes[head[0] + 1:head[0] + 3]), causes
+    assert "held" in [c["kind"] for c in doc["causes"]], doc["causes"]
