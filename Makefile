@@ -205,8 +205,10 @@ SAN_PYTEST_PAR = $(call xdist_par,$(SAN_PYTEST_JOBS))
 # packaging tests, which stay here): some 480 tests, a quarter of this
 # pass's time; and test_watch.py's on Debian's 3.11 and 3.14t (it names
 # its interpreters: `interp_id`), 26 tests, most of them the last few
-# minutes of this pass.  Run alone, it runs every test on every
-# interpreter.
+# minutes of this pass; and the 117 that name theirs by an `ident`
+# (test_run.py's, test_failed_tasks.py's...), which ran in both passes
+# (a clean clone's `make check` took 1,221 s with them, over CI's 20
+# minutes).  Run alone, it runs every test on every interpreter.
 LEAVE_TO_SANITIZER ?=
 check-functional: $(BIN)
 	COROSCOPE=$(abspath $(BIN)) \

@@ -23,7 +23,8 @@ that take a list of their own skip the ones left out (`left_out()`); the
 summary names the ones left out),
 COROSCOPE_TEST_SANITIZER_PYTHONS=3.6,... (`make check`'s release pass:
 leave the per-interpreter tests on these ids (an `interp` parameter's,
-or an `interp_id` parameter: test_watch.py's) to the sanitizer pass that
+or an `interp_id` or `ident` parameter: test_watch.py's, and those of
+tests that name their interpreters) to the sanitizer pass that
 follows, which runs the same ones against the sanitizer build; the slow
 and packaging tests, which it does not run, and those it runs on other
 interpreters only (@pytest.mark.sanitizer_runs_on), stay).  Works with pytest-xdist (`-n 2`): the summary
@@ -332,14 +333,15 @@ def pytest_configure(config):
 
 def _interp_id(item):
     """The id of the interpreter a per-interpreter test runs on, or None:
-    its `interp` parameter's, or the `interp_id` a test that names its
-    own interpreters takes (test_watch.py's)."""
+    its `interp` parameter's, or the `interp_id` or `ident` a test that
+    names its own interpreters takes (test_watch.py's; test_run.py's,
+    among others, calling interpreter_or_skip(ident))."""
     callspec = getattr(item, "callspec", None)
     if callspec is None:
         return None
     if "interp" in callspec.params:
         return callspec.params["interp"].id
-    return callspec.params.get("interp_id")
+    return callspec.params.get("interp_id", callspec.params.get("ident"))
 
 
 def _sanitizer_runs(item, ident):

@@ -4,7 +4,8 @@ PYTHONS, conftest.py), but for those the sanitizer pass does not run
 there: the slow and packaging tests, and those it runs on other
 interpreters only (@pytest.mark.sanitizer_runs_on).  Checked on the
 collection of a module of such tests (and of tests parametrized by an
-interpreter's id, as test_watch.py's are) beside a copy of conftest.py, and
+interpreter's id, as test_watch.py's are, or by an `ident`, as those that
+call interpreter_or_skip() are) beside a copy of conftest.py, and
 on test_run.py's await cycle, which the sanitizer pass runs on 3.12 and
 Debian's 3.11 only.
 """
@@ -47,6 +48,10 @@ def test_no_interpreter():
 
 @pytest.mark.parametrize("interp_id", ["3.6", "3.12", "3.14t"])
 def test_by_id(interp_id):
+    pass
+
+@pytest.mark.parametrize("ident", ["3.6", "3.12", "3.14t", "uvloop"])
+def test_by_ident(ident):
     pass
 '''
 
@@ -93,9 +98,12 @@ def test_release_pass_leaves_what_the_sanitizer_pass_runs(tmp_path):
         assert node("test_plain", ident) in every, sorted(every)
     # (the tests that name their interpreters by id too: test_watch.py's)
     assert every - kept == set(node(t, i) for i in LEFT
-                               for t in ("test_plain", "test_by_id")), \
+                               for t in ("test_plain", "test_by_id",
+                                         "test_by_ident")), \
         sorted(every - kept)
     assert node("test_by_id", OTHER) in kept
+    assert node("test_by_ident", OTHER) in kept
+    assert node("test_by_ident", "uvloop") in kept
     for ident in LEFT:
         for test in ("test_slow", "test_packaging",
                      "test_sanitizer_on_312_only"):
