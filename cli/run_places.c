@@ -84,7 +84,12 @@ void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 
 		if (!g || !g->has_frame || !g->frame.code)
 			continue;
-		if (!inner)
+		/* the first past a scheduler's trap (readers/usercode.h:
+		 * trio's, a Python Future's __await__), as the graph names
+		 * it; a trap when all are */
+		if (!inner ||
+		    (py_is_scheduler_trap(inner->frame.code->filename) &&
+		     !py_is_scheduler_trap(g->frame.code->filename)))
 			inner = g;
 		if (py_is_user_file(g->frame.code->filename, NULL))
 			own = g;

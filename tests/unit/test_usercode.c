@@ -78,9 +78,37 @@ static void test_stdlib_dir(void)
 		   "four/bytes/threading.py", NULL);
 }
 
+/* The machinery under the call a task waits in, named past: trio's
+ * traps and parking lot, and asyncio's Python Future (nest_asyncio's
+ * Futures, whose __await__ has a frame); not the call itself. */
+static void test_scheduler_trap(void)
+{
+	static const struct {
+		const char *file;
+		int want;
+	} cases[] = {
+		{ "/usr/lib/python3/dist-packages/trio/_core/_traps.py", 1 },
+		{ "/usr/lib/python3/dist-packages/trio/_core/_parking_lot.py", 1 },
+		{ "/usr/lib/python3.11/asyncio/futures.py", 1 },
+		{ "/opt/python3.14t/lib/python3.14t/asyncio/futures.py", 1 },
+		{ "/usr/lib/python3.11/asyncio/locks.py", 0 },
+		{ "/usr/lib/python3.11/concurrent/futures/_base.py", 0 },
+		{ "/usr/lib/python3/dist-packages/trio/_sync.py", 0 },
+		{ "/app/futures.py", 0 },
+		{ NULL, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(py_is_scheduler_trap(cases[i].file) == cases[i].want,
+		      "%s: %s", cases[i].file ? cases[i].file : "(null)",
+		      cases[i].want ? "a trap, said not" : "no trap, said one");
+}
+
 int main(void)
 {
 	test_rule();
 	test_stdlib_dir();
+	test_scheduler_trap();
 	return CHECK_DONE("test_usercode");
 }
