@@ -21,6 +21,19 @@ static int samples_away(const struct watch_item *it)
 	return -1;
 }
 
+/* Is the thread in a sleep or a timed wait whose end, as the last
+ * sample read it, is the stuck threshold away or more?  A young thread
+ * in one (a lock's holder asleep for an hour) is judged all the same:
+ * a short job's sleeps and selects end within 0.1 s. */
+static int far_wait(const struct watch_tracker *t,
+		    const struct watch_item *it)
+{
+	return (it->sleep.on && it->sleep.known &&
+		it->sleep.in_s >= t->stuck_s) ||
+	       (it->timeout.on && it->timeout.known &&
+		it->timeout.in_s >= t->stuck_s);
+}
+
 void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 		   struct run_seen *out)
 {
@@ -33,12 +46,13 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	/* A thread started during the samples, seen at two only (the last
 	 * and the dump): too young to tell stuck from at work (a program
 	 * that starts a thread for each short job has one in its first
-	 * step, or its first sleep, there: "stuck for at least 0.0s").
+	 * step, or its first sleep, there: "stuck for at least 0.0s"),
+	 * unless it is in a wait that ends far ahead (far_wait()).
 	 * Seen at three, it is judged as any other, but for polls (below).
 	 * A process read late has its first threads in its first sample,
 	 * not young. */
 	young = it->kind == WATCH_THREAD && it->first_seen > t->first;
-	if (young && it->nseen < 3)
+	if (young && it->nseen < 3 && !far_wait(t, it))
 		return;
 	out->young = young && it->last_seen - it->first_seen < t->stuck_s;
 	out->stuck_for = watch_stuck_for(t, it);

@@ -903,8 +903,78 @@ static void test_greenlet_group_names(void)
 		    "parked at /app/prog.py:12 in take");
 }
 
+/* A thread observed at `at` seconds, fingerprint fp (no CPU used), its
+ * sleep due in sleep_in s (< 0: none). */
+static void see_thread(struct watch_tracker *tr, uint64_t tid, uint64_t fp,
+		       double sleep_in)
+{
+	struct watch_obs o;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = WATCH_THREAD;
+	o.id = tid;
+	o.fingerprint = fp;
+	o.cpu_s = 0;
+	o.wait_s = -1;
+	o.window_s = 0.2;
+	o.sleeps = -1;
+	o.where.line = o.inner.line = -1;
+	if (sleep_in >= 0) {
+		o.sleep.on = o.sleep.timed = o.sleep.known = 1;
+		o.sleep.in_s = sleep_in;
+	}
+	watch_observe(tr, &o);
+}
+
+/* Threads started during the samples (cli/run_seen.c): one seen at the
+ * last sample and the dump only is too young to judge, unless its sleep
+ * ends far ahead; seen at three, it is judged, but is no poll while
+ * watched for less than the threshold.  A thread of the first sample
+ * is judged from its second. */
+static void test_young_threads(void)
+{
+	struct watch_tracker tr;
+	struct run_seen seen;
+	int k;
+
+	watch_tracker_init(&tr, 0.75);
+	for (k = 0; k <= 8; k++) {
+		double at = 0.2 * k;
+
+		watch_begin(&tr, at);
+		see_thread(&tr, 1, 5, -1);          /* from the first */
+		if (k >= 6)
+			see_thread(&tr, 2, 5, -1);  /* at three */
+		if (k >= 7) {
+			see_thread(&tr, 3, 5, 0.01); /* a short job's */
+			see_thread(&tr, 4, 5, 3600); /* an hour's sleep */
+		}
+		watch_end(&tr);
+	}
+	run_seen_item(&tr, watch_find(&tr, WATCH_THREAD, 1), &seen);
+	CHECK(seen.state == RUN_SEEN_STUCK && seen.at_least &&
+	      !seen.young && run_seen_same_for(&seen) > 1.5,
+	      "the first sample's: stuck, at its line all along (%d)",
+	      (int)seen.state);
+	run_seen_item(&tr, watch_find(&tr, WATCH_THREAD, 2), &seen);
+	CHECK(seen.state == RUN_SEEN_STUCK && seen.young &&
+	      run_seen_same_for(&seen) == 0,
+	      "young, at three samples: judged, no poll (%d)",
+	      (int)seen.state);
+	run_seen_item(&tr, watch_find(&tr, WATCH_THREAD, 3), &seen);
+	CHECK(seen.state == RUN_SEEN_UNKNOWN,
+	      "young, at two samples, a short sleep: too young (%d)",
+	      (int)seen.state);
+	run_seen_item(&tr, watch_find(&tr, WATCH_THREAD, 4), &seen);
+	CHECK(seen.state == RUN_SEEN_STUCK && seen.at_least,
+	      "young, at two samples, asleep for an hour: judged (%d)",
+	      (int)seen.state);
+	watch_tracker_release(&tr);
+}
+
 int main(void)
 {
+	test_young_threads();
 	test_greenlet_group_names();
 	test_lock_deadlock();
 	test_lock_holders_known();
