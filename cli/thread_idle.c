@@ -120,11 +120,3 @@ const char *thread_idle_by_design(const struct py_thread *t)
 	}
 	return NULL;
 }
-
-int thread_waits_for_events(const struct py_thread *t)
-{
-	const struct py_code *loop = t->nframes >= 2 ? t->frames[1].code : NULL;
-
-	return loop && loop->name && !strcmp(loop->name, "_run_once") &&
-	       py_code_is(t->frames[0].code, "/selectors.py", "select");
-}

@@ -23,13 +23,4 @@
  */
 const char *thread_idle_by_design(const struct py_thread *t);
 
-/*
- * Is t in an asyncio loop's wait for events: a selector's select()
- * called from a loop's _run_once()?  asyncio's own, or one that
- * replaces it (nest_asyncio's, whose run_until_complete() runs the loop
- * again inside a task's step: that loop is not blocked by the step, it
- * waits for events as any other).
- */
-int thread_waits_for_events(const struct py_thread *t);
-
 #endif

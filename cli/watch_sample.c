@@ -268,12 +268,12 @@ static const struct py_thread *sample_thread(const struct sample *s, int tid)
 	return NULL;
 }
 
-/* Is thread tid in asyncio's wait for events (cli/thread_idle.h)? */
+/* Is thread tid in asyncio's wait for events (readers/stacks.h)? */
 static int waits_in_selector(const struct sample *s, int tid)
 {
 	const struct py_thread *th = sample_thread(s, tid);
 
-	return th && thread_waits_for_events(th);
+	return th && py_thread_in_loop_select(th);
 }
 
 /*

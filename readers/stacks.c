@@ -696,6 +696,14 @@ static int fork_side(const struct py_thread *t)
 	return 0;
 }
 
+int py_thread_in_loop_select(const struct py_thread *t)
+{
+	const struct py_code *run = t->nframes >= 2 ? t->frames[1].code : NULL;
+
+	return run && run->name && !strcmp(run->name, "_run_once") &&
+	       py_code_is(t->frames[0].code, "/selectors.py", "select");
+}
+
 int py_snapshot_forked_child(const struct py_snapshot *snap)
 {
 	size_t i;

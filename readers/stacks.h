@@ -98,6 +98,12 @@ void py_snapshot_release(struct py_snapshot *snap);
  */
 int py_snapshot_forked_child(const struct py_snapshot *snap);
 
+/* Is t in an asyncio loop's wait for events: a selector's select()
+ * called from a loop's _run_once()?  By the name alone: nest_asyncio
+ * replaces asyncio's _run_once() with its own (and runs the loop again
+ * inside a task's step). */
+int py_thread_in_loop_select(const struct py_thread *t);
+
 /*
  * Decode the frame chain starting at `frame` (a PyFrameObject before
  * 3.11, an _PyInterpreterFrame after) into frames, innermost first, with

@@ -97,16 +97,11 @@ static void build_frame_gens(struct builder *b)
 				    (void *)(uintptr_t)(i + 1));
 }
 
-/* Does th wait for events in loop itself (struct py_task.loop_waits)?
- * The name _run_once() alone: nest_asyncio replaces asyncio's. */
+/* Does th wait for events in loop itself (struct py_task.loop_waits)? */
 static int waits_in_loop(struct builder *b, const struct py_thread *th,
 			 uint64_t loop)
 {
-	const struct py_code *run = th->nframes >= 2 ? th->frames[1].code :
-				    NULL;
-
-	return loop && run && run->name && !strcmp(run->name, "_run_once") &&
-	       py_code_is(th->frames[0].code, "/selectors.py", "select") &&
+	return loop && py_thread_in_loop_select(th) &&
 	       py_frame_local(b->py, &th->frames[1], "self") == loop;
 }
 
