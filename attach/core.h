@@ -82,6 +82,10 @@ struct core_info {
 	 * (at most 80 bytes); NULL when neither is there. */
 	char *command;
 	char *psargs;              /* NT_PRPSINFO's pr_psargs, or NULL */
+	/* NT_PRPSINFO's pr_uid and pr_gid, the process's user, when
+	 * has_ids */
+	int has_ids;
+	long uid, gid;
 
 	int by_gdb;                /* gdb wrote it (gcore), not the kernel */
 	int signal;                /* 0: no signal (gcore of a running process) */

@@ -40,6 +40,8 @@
 #define REG_FS_BASE 21                 /* index of fs_base in it */
 #define PRSTATUS_MIN (PRSTATUS_REG + 27 * 8)
 /* struct elf_prpsinfo on x86-64. */
+#define PRPSINFO_UID 16                /* __kernel_uid_t, 32 bits */
+#define PRPSINFO_GID 20
 #define PRPSINFO_PID 24
 #define PRPSINFO_FNAME 40              /* char[16] */
 #define PRPSINFO_PSARGS 56             /* char[80] */

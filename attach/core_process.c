@@ -239,6 +239,9 @@ void core_fill_info(struct core *co, const struct note_state *ns)
 		char *c;
 
 		in->pid = le_i32(ns->prpsinfo + PRPSINFO_PID);
+		in->uid = (long)(uint32_t)le_i32(ns->prpsinfo + PRPSINFO_UID);
+		in->gid = (long)(uint32_t)le_i32(ns->prpsinfo + PRPSINFO_GID);
+		in->has_ids = 1;
 		c = clean_text(fname, strnlen(fname, 16), 1);
 		if (c) {
 			memcpy(in->comm, c, strlen(c) + 1);

@@ -46,28 +46,34 @@ static long tracer_process(long tracer)
 	       tgid > 0 ? tgid : tracer;
 }
 
-/* The process already has a tracer (ptrace allows one). */
-static int fail_traced(struct cs_err *err, int pid, const char *what,
-		       long tracer)
+/* The process, or its thread tid (0: the process), already has a
+ * tracer (ptrace allows one).  A debugger may trace one thread alone
+ * (strace -p TID): then the rest were ours already as that one failed. */
+static int fail_traced(struct cs_err *err, int pid, int tid,
+		       const char *what, long tracer)
 {
-	char comm[PROCFS_COMM_MAX];
+	char comm[PROCFS_COMM_MAX], it[48];
 
+	if (tid > 0 && tid != pid)
+		(void)snprintf(it, sizeof(it), "its thread %d", tid);
+	else
+		(void)snprintf(it, sizeof(it), "it");
 	tracer = tracer_process(tracer);
 	if (tracer == getpid())
 		return cs_fail(err, CS_ERR_PERMISSION,
 			       "permission denied: cannot %s process %d: "
-			       "coroscope already traces it", what, pid);
+			       "coroscope already traces %s", what, pid, it);
 	if (tracer_is_coroscope((int)tracer))
 		return cs_fail(err, CS_ERR_PERMISSION,
-			       "permission denied: cannot %s process %d: it is "
+			       "permission denied: cannot %s process %d: %s is "
 			       "already traced by process %ld, another "
 			       "coroscope; try again when that one is done",
-			       what, pid, tracer);
+			       what, pid, it, tracer);
 	procfs_comm((int)tracer, comm, sizeof(comm));
 	return cs_fail(err, CS_ERR_PERMISSION,
-		       "permission denied: cannot %s process %d: it is already "
+		       "permission denied: cannot %s process %d: %s is already "
 		       "traced by process %ld (%s); detach that debugger first",
-		       what, pid, tracer, comm[0] ? comm : "?");
+		       what, pid, it, tracer, comm[0] ? comm : "?");
 }
 
 /*
@@ -110,14 +116,26 @@ static const char *ptrace_scope_hint(int cap)
 
 int live_fail_denied(struct cs_err *err, int pid, const char *what)
 {
+	return live_fail_denied_thread(err, pid, 0, what);
+}
+
+int live_fail_denied_thread(struct cs_err *err, int pid, int tid,
+			    const char *what)
+{
 	char status[PROCFS_STATUS_MAX];
 	long tracer = 0, uid = -1;
 	int cap = has_cap_sys_ptrace();
 
+	/* (the thread refused: its own tracer, if any, says why) */
+	if (tid > 0 && tid != pid &&
+	    procfs_status_read(pid, tid, status, sizeof(status)) == 0 &&
+	    procfs_status_long(status, "TracerPid", &tracer) == 0 &&
+	    tracer > 0)
+		return fail_traced(err, pid, tid, what, tracer);
 	if (procfs_status_read(pid, 0, status, sizeof(status)) < 0)
 		status[0] = '\0';
 	if (procfs_status_long(status, "TracerPid", &tracer) == 0 && tracer > 0)
-		return fail_traced(err, pid, what, tracer);
+		return fail_traced(err, pid, 0, what, tracer);
 	procfs_status_long(status, "Uid", &uid);
 	if (!cap && uid >= 0 && (uid_t)uid != geteuid())
 		return cs_fail(err, CS_ERR_PERMISSION,

@@ -146,6 +146,9 @@ int live_read_maps(struct memsrc *ms, struct cs_err *err);
  * what: "attach to", "read", ...  Returns CS_ERR_PERMISSION.
  */
 int live_fail_denied(struct cs_err *err, int pid, const char *what);
+/* The same when thread tid of pid refused (its own tracer first). */
+int live_fail_denied_thread(struct cs_err *err, int pid, int tid,
+			    const char *what);
 
 /* Reach ms's memory and files through task id (lv->mm_id, ms->proc_id,
  * root, exe_path). */

@@ -199,7 +199,8 @@ static int seize_thread(struct live *lv, int tid, struct cs_err *err)
 			st = procfs_state(lv->pid, tid);
 			if (!st || procfs_state_dead(st))
 				return 0;
-			return live_fail_denied(err, lv->pid, "attach to");
+			return live_fail_denied_thread(err, lv->pid, tid,
+						       "attach to");
 		}
 		return cs_fail(err, CS_ERR_INTERNAL,
 			       "cannot attach to thread %d of process %d: %s",

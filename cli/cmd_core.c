@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attach/core.h"
 #include "cli/collect.h"
@@ -188,6 +189,28 @@ static void print_report(const struct core_cli_options *o,
 	}
 }
 
+/*
+ * Whose files the core's source lines may come from (cli/source.h): the
+ * real user and group it records, where its owner could not have forged
+ * them: a file root's, or that user's own.  A rootless container's
+ * process records its own namespace's ids (0 for its root), and its
+ * core is its host user's: not trusted, nor a core another user wrote
+ * claiming someone else.  Else only what everyone may read.
+ */
+static void core_user(struct source_user *u, const char *path,
+		      const struct core_info *in)
+{
+	struct stat st;
+
+	memset(u, 0, sizeof(*u));
+	if (!in->has_ids || stat(path, &st) != 0 ||
+	    (st.st_uid != 0 && (long)st.st_uid != in->uid))
+		return;
+	u->known = 1;
+	u->uid = in->uid;
+	u->gid = in->gid;
+}
+
 int cmd_core(int argc, char **argv)
 {
 	struct core_cli_options o;
@@ -209,6 +232,7 @@ int cmd_core(int argc, char **argv)
 		return cli_report_error(&err);
 	}
 	in = core_info(ms);
+	core_user(&o.v.collect.core_user, o.path, in);
 	/* Takes ms: in stays valid until collection_release(). */
 	ret = collect_source(&c, ms, &o.v.collect, &err);
 	if (in->command)

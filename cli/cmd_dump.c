@@ -64,6 +64,10 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 	if (cli_parse_pid(argv[i], &o->pid) < 0)
 		return cli_usage_error("dump: '%s' is not a process id",
 				       argv[i]);
+	/* (it would do nothing: only a read that does not stop the
+	 * target is tried again) */
+	if (o->v.collect.retries && !o->v.collect.no_block)
+		return cli_usage_error("dump: --retries needs --no-block");
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "attach/memsrc.h"
 #include "attach/offcpu.h"
+#include "cli/source.h"
 #include "common/warnings.h"
 #include "readers/greenlets.h"
 #include "readers/pyproc.h"
@@ -46,6 +47,9 @@ struct collect_options {
 	 * sample of `watch` and of `run`; not later ones, nor `run`'s
 	 * dump, after stops of our own that made every thread run. */
 	int off_cpu;
+	/* A core's only: its process's user (cli/source.h), whose files
+	 * its source lines may come from. */
+	struct source_user core_user;
 };
 
 /* --max-frames: at least, at most. */
@@ -125,6 +129,12 @@ struct thread_deadline {
 	int tid;
 	int sleep;
 	double in_s;
+	/* how far off in_s may be: a time left, read at the thread's own
+	 * stop, which came before the stop's moment by up to the time
+	 * spent stopping the others, and restarted after the resume (the
+	 * call's end moved on by the time it was held stopped); 0 for a
+	 * deadline on a clock */
+	double slack_s;
 };
 
 /*

@@ -42,7 +42,7 @@ static int by_tid(const void *a, const void *b)
 
 void collect_deadlines(struct collection *c)
 {
-	double stop_ms, mono = 0, real, in;
+	double stop_ms, mono = 0, real, in, slack;
 	struct cs_deadline d;
 	size_t i;
 
@@ -54,6 +54,7 @@ void collect_deadlines(struct collection *c)
 	/* (bounded by the threads the source lists) */
 	for (i = 0; i < c->ms->nthreads; i++) {
 		cs_thread_deadline(c->ms, &c->ms->threads[i], &d);
+		slack = 0;
 		switch (d.clock) {
 		case CS_DEADLINE_MONOTONIC:
 			if (mono <= 0)
@@ -65,6 +66,8 @@ void collect_deadlines(struct collection *c)
 			break;
 		case CS_DEADLINE_LEFT:
 			in = d.at;
+			slack = (live_stop_ms(c->ms) +
+				 live_paused_ms(c->ms)) / 1e3;
 			break;
 		default:
 			continue;
@@ -76,6 +79,7 @@ void collect_deadlines(struct collection *c)
 		c->deadlines[c->ndeadlines].tid = c->ms->threads[i].tid;
 		c->deadlines[c->ndeadlines].sleep = d.sleep;
 		c->deadlines[c->ndeadlines].in_s = in;
+		c->deadlines[c->ndeadlines].slack_s = slack;
 		c->ndeadlines++;
 	}
 	if (c->ndeadlines > 1)

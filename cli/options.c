@@ -150,10 +150,15 @@ int cli_parse_view_options(int argc, char **argv,
 			o->collect.locals = 1;
 			break;
 		case OPT_NATIVE:
-			o->collect.native = 1;
-			break;
 		case OPT_NATIVE_ALL:
-			o->collect.native = 2;
+			/* (one or the other, as the synopsis says: not the
+			 * last one given, silently) */
+			if (o->collect.native &&
+			    o->collect.native != (c == OPT_NATIVE ? 1 : 2))
+				return cli_usage_error("--native and "
+						       "--native-all cannot "
+						       "be used together");
+			o->collect.native = c == OPT_NATIVE ? 1 : 2;
 			break;
 		case OPT_MAX_FRAMES:
 			if (number_option("--max-frames", optarg,

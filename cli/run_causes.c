@@ -406,6 +406,16 @@ int run_summary_explains(const struct run_summary *s,
 	return found;
 }
 
+int run_summary_blocks_loop(const struct run_summary *s,
+			    const struct py_thread *t)
+{
+	int found = 0;
+
+	if (t->tstate)
+		addrmap_get(&s->loops_blocked, t->tstate, &found);
+	return found;
+}
+
 /* Does a cause of the graph's name thread i of the snapshot as waiting
  * for something (a lock of a cycle, one whose holder is named or
  * unknown)?  One named only as a holder may be blocked on a lock the
@@ -677,6 +687,8 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
 				    "run", others, others == 1 ? "" : "s");
 		cause = run_cause_add(s, RUN_CAUSE_LOOP_BLOCKED, pid, &sb);
+		if (t->tstate)
+			addrmap_put(&s->loops_blocked, t->tstate, NULL);
 		f = own ? own : &t->frames[0];
 		strbuf_addstr(&sb, "at ");
 		run_add_frame_place(&sb, f);
@@ -685,6 +697,10 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		if (b[i].seen.state == RUN_SEEN_BUSY)
 			strbuf_addstr(&sb, ", busy");
 		blocked_add_native_call(&sb, &b[i]);
+		/* (a time.sleep() in the step: when it ends, as the sleep
+		 * cause it takes the place of would say; a timed wait's
+		 * end, as a lock cause says it) */
+		run_add_thread_timer(&sb, b[i].f);
 		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&sb);
@@ -723,6 +739,8 @@ void run_summarize(struct run_summary *s, int pid,
 {
 	struct run_snap rs = { snap, facts };
 
+	addrmap_release(&s->loops_blocked);
+	addrmap_init(&s->loops_blocked);
 	/* A forked child's tasks are its parent's, where their causes
 	 * are (and would be said twice); its own thread is its own. */
 	if (!a->copied_at_fork) {

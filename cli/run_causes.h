@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/addrmap.h"
 #include "readers/stacks.h"
 #include "readers/tasks.h"
 #include "cli/run_places.h"
@@ -103,6 +104,10 @@ struct run_summary {
 	 * thread's, when its main thread has exited), 0 for the process's
 	 * own: the fd a task or greenlet is parked on.  Set with clock_s. */
 	int proc_pid;
+	/* Threads (by thread state) of the process being summarized that
+	 * a blocked-loop cause names, reset by run_summarize() (owned): a
+	 * step asleep in time.sleep() is no sleep cause of its own too. */
+	struct addrmap loops_blocked;
 };
 
 /* Lines of a lock's holders a thread's facts keep at most. */
@@ -174,6 +179,9 @@ void run_summary_release(struct run_summary *s);
 /* Does a cause of the wait-for graph's name thread t (s->explained)? */
 int run_summary_explains(const struct run_summary *s,
 			 const struct py_thread *t);
+/* Does a blocked-loop cause name it (s->loops_blocked)? */
+int run_summary_blocks_loop(const struct run_summary *s,
+			    const struct py_thread *t);
 
 /* The innermost frame of the program's own, below the machinery of
  * waiting (threading.py, queue.py...), or NULL. */

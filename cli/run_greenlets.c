@@ -14,6 +14,7 @@
 #include "cli/run_fds.h"
 #include "cli/run_places.h"
 #include "common/strbuf.h"
+#include "readers/code.h"
 #include "readers/greenlets.h"
 #include "readers/tasks.h"
 #include "readers/waitgraph.h"
@@ -79,8 +80,9 @@ static void add_member(struct strbuf *sb, const struct py_greenlet *h)
 }
 
 /* A greenlet worth naming: parked, not a hub, not in gevent.sleep(),
- * not one the wait-for graph's causes name already (what it waits on
- * and who holds that, s->explained). */
+ * not in a gevent server's serve_forever() (its rest, an idle cause of
+ * the graph's), not one the wait-for graph's causes name already (what
+ * it waits on and who holds that, s->explained). */
 static int greenlet_parked(const struct run_summary *s,
 			   const struct py_greenlets *gs,
 			   const struct py_greenlet *g)
@@ -96,8 +98,8 @@ static int greenlet_parked(const struct run_summary *s,
 	if (found || waits_for_greenlet(s, gs, g))
 		return 0;
 	top = g->frames[0].code;
-	return !(!strcmp(top->name, "sleep") &&
-		 strstr(top->filename, "gevent/hub.py"));
+	return !py_code_is(top, "/gevent/hub.py", "sleep") &&
+	       !py_code_is(top, "/gevent/baseserver.py", "serve_forever");
 }
 
 /* The program's own innermost frame of greenlet g (gevent's socket and
@@ -122,6 +124,14 @@ static int parked_alike(const struct py_greenlet *g,
 	       (own && b && own->code == b->code && own->line == b->line);
 }
 
+/* Is greenlet g in a gevent socket's accept(), waiting for a client: a
+ * server's rest, idle as a thread's accept() is (cli/run_reads.c)? */
+static int accepts(const struct py_greenlet *g)
+{
+	return g->nframes && g->io_wait == PY_IO_READ &&
+	       py_code_is(g->frames[0].code, "/gevent/_socket3.py", "accept");
+}
+
 /* One cause for gs->v[first] and the greenlets parked where it is. */
 static void add_greenlet_group(struct run_summary *s, int pid,
 			       const struct py_greenlets *gs, size_t first,
@@ -132,6 +142,7 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 	size_t j, count = 0, named = 0;
 	struct run_cause *cause;
 	struct strbuf sb, names;
+	int idle = accepts(g);
 
 	strbuf_init(&sb);
 	strbuf_init(&names);
@@ -151,6 +162,8 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 			add_member(&names, h);
 		}
 	}
+	if (idle)
+		strbuf_addstr(&sb, "idle: ");
 	if (count == 1)
 		strbuf_addstr(&sb, "greenlet");
 	else
@@ -172,11 +185,15 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 		strbuf_addch(&sb, ')');
 	}
 	/* (a lone one's socket: gevent's socket method it is in) */
-	if (count == 1 && g->io_wait != PY_IO_NONE)
+	if (count == 1 && idle)
+		strbuf_addf(&sb, ", waits for a connection on fd %lld",
+			    (long long)g->io_fd);
+	else if (count == 1 && g->io_wait != PY_IO_NONE)
 		strbuf_addf(&sb, ", to %s fd %lld",
 			    g->io_wait == PY_IO_READ ? "read" : "write",
 			    (long long)g->io_fd);
-	cause = run_cause_add(s, RUN_CAUSE_WAIT, pid, &sb);
+	cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_WAIT, pid,
+			      &sb);
 	if (count == 1 && g->io_wait != PY_IO_NONE)
 		(void)run_fds_detail(cause, s, pid, g->io_fd, &sb);
 	if ((h = awaited(s, gs, g, PY_GREENLET_NOT_STARTED)) != NULL) {

@@ -20,10 +20,19 @@
 
 struct source_cache;
 
+/* A core's process's user, from the core (a live process's is read
+ * from /proc): known only where the caller trusts it (cli/cmd_core.c). */
+struct source_user {
+	int known;
+	long uid, gid;
+};
+
 /* For the process behind ms (live: its uid and groups from
- * /proc/PID/status; a core, or a process whose status cannot be read:
- * only world-readable files). */
-struct source_cache *source_cache_new(const struct memsrc *ms, int live_pid);
+ * /proc/PID/status; a core: core_user's uid and gid, when known; one
+ * whose user is not known: only files all may read, in directories all
+ * may search). */
+struct source_cache *source_cache_new(const struct memsrc *ms, int live_pid,
+				      const struct source_user *core_user);
 void source_cache_free(struct source_cache *sc);
 
 /*

@@ -69,12 +69,15 @@ void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 void watch_thread_timers(struct watch_obs *o, const struct thread_deadline *d,
 			 double clock_s)
 {
+	struct watch_timer *w;
+
 	/* (only a live target's, whose clock is known: a monotonic due
 	 * time, as a task's) */
 	if (!d || clock_s <= 0)
 		return;
-	timer_set(d->sleep ? &o->sleep : &o->timeout, PY_TIMER_MONOTONIC,
-		  clock_s + d->in_s, clock_s);
+	w = d->sleep ? &o->sleep : &o->timeout;
+	timer_set(w, PY_TIMER_MONOTONIC, clock_s + d->in_s, clock_s);
+	w->slack = d->slack_s;
 }
 
 /* The sleeps (sleep 1) or the timeouts of items idx[m[0..n)]: the

@@ -80,6 +80,7 @@ void watch_begin(struct watch_tracker *t, double now_s)
 {
 	size_t i;
 
+	t->prev = t->samples ? t->now : 0;
 	t->now = now_s;
 	if (!t->samples)
 		t->first = now_s;
@@ -163,6 +164,7 @@ static void start_over(const struct watch_tracker *t, struct watch_item *it,
 	it->reported = 0;
 	it->cpu_s = it->window_s = 0;
 	it->wait_s = it->wait_window_s = 0;
+	memset(&it->slept, 0, sizeof(it->slept));
 	str_set(&it->blocked_on, NULL);
 }
 
@@ -175,6 +177,44 @@ static void note_step(const struct watch_tracker *t, struct watch_item *it,
 		it->step_same_since = t->now;
 	it->step = o->step;
 	it->step_mark = o->step_mark;
+}
+
+/*
+ * A thread asleep in time.sleep() at this sample and at an earlier one
+ * (the last whose sleep's end was read), that one's sleep over by this
+ * one and this one's ending later: it woke and slept again.
+ * One wake of its own in a window is lost among our stop's (cli/
+ * watch_cpu.c): a heartbeat that sleeps 3 s at one line was "stuck for
+ * 4.0s", then "moved after 6.0s".  Both tests, since a time left (time.
+ * sleep() to 3.10) is off by the reads' slack, and its end moves on by
+ * each stop: by as long as the thread then waits for a CPU, on a busy
+ * host.  Not for a timed wait: a lock's acquire retried with a timeout
+ * waits on the same lock all along.
+ */
+#define SLEEP_AGAIN_S 0.005
+
+static int slept_again(const struct watch_timer *was,
+		       const struct watch_timer *now)
+{
+	double slack = was->slack + now->slack + SLEEP_AGAIN_S;
+
+	if (!was->on || !was->timed || !was->known || !now->on ||
+	    !now->timed || !now->known)
+		return 0;
+	return was->due <= now->due - now->in_s + slack &&
+	       now->due > was->due + slack;
+}
+
+/* Did it move since the last sample (not at its first)? */
+static int moved_since(const struct watch_item *it,
+		       const struct watch_obs *o)
+{
+	if (o->fingerprint != it->fingerprint || o->woke ||
+	    str_differs(o->name, it->name))
+		return 1;
+	return o->kind == WATCH_THREAD &&
+	       (watch_thread_ran(o->cpu_s, o->sleeps) ||
+		slept_again(&it->slept, &o->sleep));
 }
 
 void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
@@ -210,10 +250,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		start_over(t, it, o);
 		moved = 0;
 	} else {
-		moved = o->fingerprint != it->fingerprint || o->woke ||
-			str_differs(o->name, it->name);
-		if (o->kind == WATCH_THREAD && watch_thread_ran(o->cpu_s, o->sleeps))
-			moved = 1;
+		moved = moved_since(it, o);
 	}
 	if (str_differs(o->name, it->name)) {
 		free(it->name);
@@ -249,6 +286,8 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	it->not_started = o->not_started;
 	it->sleep = o->sleep;
 	it->timeout = o->timeout;
+	if (o->sleep.on && o->sleep.timed && o->sleep.known)
+		it->slept = o->sleep;
 	if (moved) {
 		str_set(&it->blocked_on, NULL);
 		if (it->reported)
@@ -342,8 +381,13 @@ enum watch_state watch_progress_of(const struct watch_tracker *t,
 		return WATCH_GONE;
 	if (watch_stuck_for(t, it) >= t->stuck_s)
 		return WATCH_STUCK;
-	if (watch_busy(it) >= WATCH_BUSY_SHARE ||
-	    watch_demand(it) >= WATCH_BUSY_DEMAND)
+	/* Its share is over the watch; one that has sat still since the
+	 * sample before is not busy now (a loop busy for seconds, then
+	 * parked in its selector for the last few samples: "busy, 34% of
+	 * a CPU at selectors.py:468 in EpollSelector.select"). */
+	if ((watch_busy(it) >= WATCH_BUSY_SHARE ||
+	     watch_demand(it) >= WATCH_BUSY_DEMAND) &&
+	    it->last_progress >= t->prev)
 		return WATCH_BUSY;
 	return WATCH_ACTIVE;
 }

@@ -73,10 +73,12 @@ struct watch_place {
 /* One of a task's asyncio timers (readers/tasks.h), when `on`: due at
  * `due` in its loop's time when `timed` (read off the loop's timer),
  * `in_s` seconds from the sample when `known` (cli/timer_text.h).  A
- * sleep whose timer was not read (uvloop's, in C) is on, not timed. */
+ * sleep whose timer was not read (uvloop's, in C) is on, not timed.  A
+ * thread's `due` may be off by up to `slack` seconds either way (struct
+ * thread_deadline). */
 struct watch_timer {
 	int on, timed, known;
-	double due, in_s;
+	double due, in_s, slack;
 };
 
 struct watch_obs {
@@ -165,6 +167,9 @@ struct watch_item {
 	int not_started;               /* as in watch_obs */
 	struct watch_timer sleep, timeout;  /* as in watch_obs, at the last
 					       sample */
+	/* A thread's last sleep whose end was read, kept through samples
+	 * that read none (one due within 0.1 s is not read) */
+	struct watch_timer slept;
 	/* A stuck thread's wait as the kernel has it ("blocked reading fd
 	 * 7, a TCP connection ... (established)"; raw names, escaped by
 	 * the writer), set by the caller once its STUCK event is out
@@ -187,6 +192,7 @@ struct watch_event {
 struct watch_tracker {
 	double stuck_s;        /* the threshold */
 	double now;            /* time of the current sample */
+	double prev;           /* time of the one before, 0 at the first */
 	double first;          /* time of the first sample */
 	size_t samples;
 	struct watch_item *items;
@@ -241,7 +247,8 @@ double watch_demand(const struct watch_item *it);
 enum watch_state watch_state_of(const struct watch_tracker *t,
 				const struct watch_item *it);
 /* Stuck, busy, active or gone by its progress alone, idle or not (`run`
- * says of an idle thread what it is apart from its state). */
+ * says of an idle thread what it is apart from its state).  Busy only
+ * while it runs: seen moving at the current sample or the one before. */
 enum watch_state watch_progress_of(const struct watch_tracker *t,
 				   const struct watch_item *it);
 const char *watch_state_name(enum watch_state s);

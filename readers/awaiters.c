@@ -25,6 +25,8 @@
 #define DEQUE_LEFTINDEX 24
 /* Entries read from a 3.14 fut_awaited_by set. */
 #define MAX_AWAITED_BY 256
+/* Futures whose own callbacks are followed, per task (awaiters_of()). */
+#define MAX_VIA_FOLLOWED 16
 
 /* Lists longer than this also keep a set, so that adding stays O(1):
  * ten thousand tasks awaiting one future must not cost 10^8 compares. */
@@ -336,6 +338,62 @@ static void callback_targets(struct targets *t, uint64_t cb, int depth)
 		partial_targets(t, cb, depth);
 }
 
+/* A future's own callbacks, as a task's are read (readers/tasks.c): a C
+ * Future's (a Python subclass's too, gather's) fields, else the Python
+ * Future's _callbacks. */
+static void future_links(struct awaiters *aw, uint64_t fut,
+			 struct task_links *l)
+{
+	struct pyproc *py = aw->types->py;
+	uint64_t type;
+
+	memset(l, 0, sizeof(*l));
+	if (pyobj_read_type(py, fut, &type, NULL) < 0)
+		return;
+	if (aio_is_c_future_type(aw->types, type)) {
+		py_field_u64(py, fut, py->layout.fut_callback0, &l->callback0,
+			     NULL);
+		py_field_u64(py, fut, py->layout.fut_callbacks, &l->callbacks,
+			     NULL);
+	} else {
+		l->callbacks = pyobj_lookup_or_0(py, fut, "_callbacks");
+	}
+}
+
+/*
+ * A future the child completes that no task awaits itself, but a
+ * callback of its own completes another: wait_for() up to 3.11 awaits
+ * a waiter future that its partial(_release_waiter, waiter), on the
+ * future it waits for, completes.  Around gather() or shield() that
+ * future is the gather's or shield's, one step from the child: follow
+ * its callbacks too (one level, at most MAX_VIA_FOLLOWED futures).
+ * Before, wait_for(gather(a, b)) left a and b roots of their own.  Not
+ * a task's: it ends when its own coroutine does, not when the child
+ * does (a callback partial(cb, other_task) would make other_task's
+ * parent the child's).  From 3.12 wait_for() awaits the future itself:
+ * it has its waiter, and is not followed.
+ */
+static void follow_via(struct targets *t)
+{
+	size_t j, k, n = t->via.n;
+
+	for (j = 0; j < n && j < MAX_VIA_FOLLOWED; j++) {
+		struct addr_list *l = addrmap_get(&t->aw->waiters, t->via.v[j],
+						  NULL);
+		struct addr_list more = { 0 };
+		struct task_links fl;
+
+		if ((l && l->n) ||
+		    aio_is_task(aio_classify_obj(t->aw->types, t->via.v[j])))
+			continue;
+		future_links(t->aw, t->via.v[j], &fl);
+		callbacks_of(t->aw, &fl, &more);
+		for (k = 0; k < more.n; k++)
+			callback_targets(t, more.v[k], 0);
+		addr_list_release(&more);
+	}
+}
+
 /* 3.14 records awaiters itself: a task, or a set of tasks. */
 static void recorded_awaiters(struct awaiters *aw, uint64_t awaited_by,
 			      struct addr_list *direct)
@@ -375,6 +433,7 @@ uint64_t *awaiters_of(struct awaiters *aw, uint64_t task, uint64_t waiter,
 	callbacks_of(aw, l, &cbs);
 	for (j = 0; j < cbs.n; j++)
 		callback_targets(&t, cbs.v[j], 0);
+	follow_via(&t);
 	for (j = 0; j < t.via.n; j++)
 		add_waiters_of(aw, t.via.v[j], &t.direct);
 	out = arena_allocarray(pool, t.direct.n, sizeof(*out));

@@ -226,6 +226,7 @@ struct py_layout {
 	int tp_dict;              /* PyObject * (NULL for 3.12+ static types) */
 	int tp_mro;               /* tuple of types */
 	int ht_cached_keys;       /* PyHeapTypeObject.ht_cached_keys */
+	int ht_qualname;          /* PyHeapTypeObject.ht_qualname: str */
 	int managed_dict_back;    /* bytes before an object of its managed
 				     dict pointer (3.11+; 0 before) */
 

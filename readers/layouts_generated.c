@@ -152,6 +152,7 @@ static const struct py_layout layout_3_6 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 856,
+	.ht_qualname = 848,
 	.managed_dict_back = 0,
 	.module_dict = 16,
 	.u_length = 16,
@@ -433,6 +434,7 @@ static const struct py_layout layout_3_7 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 856,
+	.ht_qualname = 848,
 	.managed_dict_back = 0,
 	.module_dict = 16,
 	.u_length = 16,
@@ -714,6 +716,7 @@ static const struct py_layout layout_3_8 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 872,
+	.ht_qualname = 864,
 	.managed_dict_back = 0,
 	.module_dict = 16,
 	.u_length = 16,
@@ -995,6 +998,7 @@ static const struct py_layout layout_3_9 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 864,
+	.ht_qualname = 856,
 	.managed_dict_back = 0,
 	.module_dict = 16,
 	.u_length = 16,
@@ -1276,6 +1280,7 @@ static const struct py_layout layout_3_10 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 872,
+	.ht_qualname = 864,
 	.managed_dict_back = 0,
 	.module_dict = 16,
 	.u_length = 16,
@@ -1557,6 +1562,7 @@ static const struct py_layout layout_3_11 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 872,
+	.ht_qualname = 864,
 	.managed_dict_back = 24,
 	.module_dict = 16,
 	.u_length = 16,
@@ -1838,6 +1844,7 @@ static const struct py_layout layout_3_12 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 880,
+	.ht_qualname = 872,
 	.managed_dict_back = 24,
 	.module_dict = 16,
 	.u_length = 16,
@@ -2119,6 +2126,7 @@ static const struct py_layout layout_3_13 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 880,
+	.ht_qualname = 872,
 	.managed_dict_back = 24,
 	.module_dict = 16,
 	.u_length = 16,
@@ -2259,7 +2267,7 @@ static const struct py_layout layout_3_13 = {
 
 /*
  * CPython 3.14.7
- * libpython3.14.so.1.0 build-id 5f383c8e10f66f19644bab62c30ac32475333ac0
+ * libpython3.14.so.1.0 build-id 175f6f92d19d72f2663a3ea56c7bb59f706b3e1f
  * _asyncio.cpython-314-x86_64-linux-gnu.so build-id ed8d8444c86502b0c02445f4830dcfddfd69bf4e
  * _queue.cpython-314-x86_64-linux-gnu.so build-id 0b800ab8ccdd7fd97a3472a8054431657aed7281
  * _socket.cpython-314-x86_64-linux-gnu.so build-id 84ca53dea4debe81bd9e19ad039cce2ecfdba4a4
@@ -2400,6 +2408,7 @@ static const struct py_layout layout_3_14 = {
 	.tp_dict = 264,
 	.tp_mro = 344,
 	.ht_cached_keys = 880,
+	.ht_qualname = 872,
 	.managed_dict_back = 24,
 	.module_dict = 16,
 	.u_length = 16,
@@ -2540,7 +2549,7 @@ static const struct py_layout layout_3_14 = {
 
 /*
  * CPython 3.14.7 (free-threaded)
- * libpython3.14t.so.1.0 build-id be98168f48dac94f183a5f478325ae271ad6bbc7
+ * libpython3.14t.so.1.0 build-id bebba51836c80fd5ec055cb93dae31b3434b9af1
  * _asyncio.cpython-314t-x86_64-linux-gnu.so build-id ecba527d340a360a8c5b510fd72a8981e74ea43f
  * _queue.cpython-314t-x86_64-linux-gnu.so build-id c6b07b9d4686dae90aef8ede4506618dc6a88cae
  * _socket.cpython-314t-x86_64-linux-gnu.so build-id beb32dad7cfce794d2b96d768ca45291eea0ab74
@@ -2681,6 +2690,7 @@ static const struct py_layout layout_3_14t = {
 	.tp_dict = 280,
 	.tp_mro = 360,
 	.ht_cached_keys = 896,
+	.ht_qualname = 888,
 	.managed_dict_back = 8,
 	.module_dict = 32,
 	.u_length = 32,

@@ -32,7 +32,8 @@ static void add_name(struct strbuf *out, const char *s)
  * A type's name as Python's repr() qualifies it: a static type's tp_name
  * carries its module already ("collections.OrderedDict", or "int" for
  * builtins); a class gets the __module__ of its own dict in front (but
- * not "builtins").  A nested class shows its own name, not its qualname.
+ * not "builtins"), and its __qualname__ (ht_qualname): "f.<locals>.Outer.
+ * Inner", as Python's own repr() says it.
  * 0, or -1 when not even tp_name could be read.
  */
 static int type_qualname(struct pyproc *py, uint64_t type,
@@ -46,17 +47,26 @@ static int type_qualname_in(struct pyproc *py, uint64_t type, int no_main,
 			    struct strbuf *out)
 {
 	const struct py_layout *L = &py->layout;
-	uint64_t flags = 0, dict = 0, mod = 0;
-	const char *mname;
+	uint64_t flags = 0, dict = 0, mod = 0, qual = 0;
+	const char *mname, *qname;
 	struct strbuf name;
+	int heap;
 
 	strbuf_init(&name);
 	if (pytype_name(py, type, &name, NULL) < 0 || !name.len) {
 		strbuf_release(&name);
 		return -1;
 	}
-	if (py_field_u64(py, type, L->tp_flags, &flags, NULL) >= 0 &&
-	    (flags & TPFLAGS_HEAPTYPE) && L->tp_dict >= 0 &&
+	heap = py_field_u64(py, type, L->tp_flags, &flags, NULL) >= 0 &&
+	       (flags & TPFLAGS_HEAPTYPE);
+	/* A class's __qualname__ ("f.<locals>.Outer.Inner"), as Python's
+	 * own repr says it: two classes named Inner stay apart. */
+	if (heap && py_field_u64(py, type, L->ht_qualname, &qual, NULL) == 1 &&
+	    qual && pystr_get(py, qual, &qname, NULL) == 0 && *qname) {
+		strbuf_reset(&name);
+		strbuf_addstr(&name, qname);
+	}
+	if (heap && L->tp_dict >= 0 &&
 	    py_field_u64(py, type, L->tp_dict, &dict, NULL) >= 0 && dict &&
 	    pydict_get_str(py, dict, "__module__", &mod, NULL) == 0 &&
 	    pystr_get(py, mod, &mname, NULL) == 0 &&

@@ -50,7 +50,8 @@ int wg_is_prim_lib(const char *file)
 }
 
 /*
- * Waits that are a server's normal rest: a listener's accept, uvicorn's
+ * Waits that are a server's normal rest: a listener's accept, a gevent
+ * server's serve_forever() (its stop event), uvicorn's
  * main loop and lifespan queue, a keep-alive connection's read; and a
  * multiprocessing queue's feeder thread waiting for something to send
  * (the Condition it waits on is its own queue's).
@@ -77,7 +78,11 @@ int wg_idle_frame(const struct py_frame *f)
 		    file && (strstr(file, "/asyncio/") ||
 			     strstr(file, "/uvicorn/") ||
 			     cs_ends_with(file, "/socket.py") ||
-			     cs_ends_with(file, "/socketserver.py")))
+			     cs_ends_with(file, "/socketserver.py") ||
+			     /* (gevent's servers: serve_forever() waits
+			      * on the server's stop event) */
+			     cs_ends_with(file, "/gevent/baseserver.py") ||
+			     cs_ends_with(file, "/gevent/_socket3.py")))
 			return 1;
 	for (i = 0; q && file && strstr(file, "/uvicorn/") &&
 		    i < sizeof(uvicorn_quals) / sizeof(uvicorn_quals[0]); i++)

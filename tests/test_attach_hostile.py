@@ -245,6 +245,43 @@ def test_second_coroscope_names_the_first(control_interp, keeper):
     assert target.proc.poll() is None
 
 
+def tracer_of(pid, tid):
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        return int(re.search(r"^TracerPid:\s+(\d+)", f.read(), re.M).group(1))
+
+
+def test_a_thread_traced_by_a_debugger_is_named(control_interp, keeper):
+    """strace -p TID traces one thread alone.  Before, the refusal came
+    once coroscope held the other threads, and said "coroscope already
+    traces it"; it names the thread and its tracer now, and leaves the
+    rest running."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    target = start_threads_target(keeper, control_interp)
+    tid = max(int(t) for t in os.listdir("/proc/%d/task" % target.pid))
+    assert tid != target.pid
+    tracer = subprocess.Popen(["strace", "-p", str(tid), "-o", os.devnull],
+                              stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: tracer_of(target.pid, tid) == tracer.pid,
+                          10), "strace did not attach"
+        res = run_coroscope("dump", target.pid)
+        line = assert_one_error_line(
+            res, 4, "permission denied",
+            "its thread %d is already traced by process %d (strace)"
+            % (tid, tracer.pid), "detach that debugger first")
+        assert "coroscope already traces" not in line, res
+        for t in os.listdir("/proc/%d/task" % target.pid):
+            if int(t) != tid:
+                assert tracer_of(target.pid, int(t)) == 0, t
+    finally:
+        tracer.terminate()
+        tracer.wait(timeout=30)
+    assert target.proc.poll() is None
+
+
 def nobody_python():
     """An interpreter user nobody can run (pyenv's live under /root)."""
     for p in ("/usr/bin/python3.11", "/usr/bin/python3"):

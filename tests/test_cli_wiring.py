@@ -56,6 +56,24 @@ def test_bad_retries_is_a_usage_error(value):
     assert_one_error_line(res, 2, "--retries", "0 to 100")
 
 
+def test_retries_needs_no_block():
+    """--retries alone would do nothing: a usage error, not silence."""
+    res = run_coroscope("dump", "--retries", "2", "1")
+    assert_one_error_line(res, 2, "--retries needs --no-block")
+
+
+@pytest.mark.parametrize("cmd", ["dump", "core"])
+def test_native_and_native_all_exclude_each_other(cmd):
+    """As the synopsis says: one or the other, not the last one given."""
+    for args in (["--native", "--native-all"], ["--native-all", "--native"]):
+        res = run_coroscope(cmd, *(args + ["1"]))
+        assert_one_error_line(res, 2, "--native and --native-all cannot be "
+                              "used together")
+    # the same one twice is no conflict (it fails later, on pid/core 1)
+    res = run_coroscope(cmd, "--native", "--native", "1")
+    assert res.returncode != 2, res
+
+
 def test_retries_needs_a_value():
     res = run_coroscope("dump", "--no-block", "1", "--retries")
     assert res.returncode == 2, res

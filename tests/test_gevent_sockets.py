@@ -41,9 +41,27 @@ def test_gevent_socket_waits_name_their_socket(work):
     def addr(a):
         return "%s:%d" % tuple(a)
 
-    _, detail = cause("listener", "accept", "read", "accept")
-    assert detail[0] == "fd %d: a TCP listening socket %s" % (
-        fds["listener"]["fd"], addr(fds["listener"]["local"])), detail
+    # A listener's accept() is a server's rest, as a thread's: idle,
+    # ranked after the others (before, a cause like theirs, often first)
+    heads = list(causes)
+    idle = [h for h in heads if re.match(
+        r"^  process %d: idle: greenlet parked at \S*gevent_sockets\.py:%d "
+        r"in listener \(innermost \S+/gevent/_socket3\.py:\d+ in "
+        r"socket\.accept\), waits for a connection on fd %d$"
+        % (pid, marker_line(SCRIPT, "accept"), fds["listener"]["fd"]), h)]
+    assert len(idle) == 1, causes
+    assert causes[idle[0]][0] == "fd %d: a TCP listening socket %s" % (
+        fds["listener"]["fd"], addr(fds["listener"]["local"])), causes
+    assert all(heads.index(cause(*c)[0]) < heads.index(idle[0])
+               for c in (("fetch", "recv", "read", "recv"),
+                         ("sender", "send", "write", "send"))), heads
+    # So is gevent's WSGI server's serve_forever() on its stop event:
+    # idle, the greenlet no cause of its own
+    served = [h for h in heads if "serve_forever" in h or any(
+        "serve_forever" in d for d in causes[h])]
+    assert len(served) == 1 and re.match(
+        r"^  process %d: idle: 1 waiting on gevent\.event\.Event " % pid,
+        served[0]), causes
     for name, method, doing, marker in (("fetch", "recv", "read", "recv"),
                                         ("sender", "send", "write", "send")):
         _, detail = cause(name, method, doing, marker)

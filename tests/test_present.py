@@ -21,6 +21,7 @@ import pytest
 from conftest import (COROSCOPE, TIME_SCALE, assert_one_error_line,
                       coroscope_env, marker_line, run_coroscope,
                       target_script, wait_until, without_moment_marks)
+from test_core import GCORE, take_gcore
 
 SCRIPT = target_script("present_target.py")
 COUNT = 300
@@ -118,7 +119,9 @@ SECRET = '''def park(ready, stop):
 
 def test_root_only_file_not_shown(interp, keeper):
     """The target imported a root-only (0600) module, then became nobody:
-    its user cannot read that file, so coroscope does not show it."""
+    its user cannot read that file, so coroscope does not show it; nor
+    once the file is readable by all but its directory root's alone,
+    live or from a core."""
     if os.geteuid() != 0:
         pytest.skip("needs root to make a root-only file")
     try:
@@ -156,6 +159,28 @@ def test_root_only_file_not_shown(interp, keeper):
         os.chmod(secret, 0o644)
         res = run_coroscope("dump", t.pid)
         assert line_after(res.stdout.splitlines(), frame) == want, res
+        # Readable by everyone, in a directory only root may enter: not
+        # the target's to show either (a name it sets in co_filename
+        # could point there).
+        os.chmod(secret_dir, 0o700)
+        res = run_coroscope("dump", t.pid)
+        assert res.returncode == 0, res
+        assert [l for l in res.stdout.splitlines() if re.search(frame, l)]
+        assert want not in res.stdout, res
+        assert marker_text(SCRIPT, "hold-locals") in res.stdout, res
+        # A core says whose the process was (NT_PRPSINFO): the same,
+        # then shown once the directory is nobody's.  (One interpreter:
+        # a core takes seconds.)
+        if interp.id == "3.12" and GCORE:
+            core = take_gcore(t.pid, secret_dir)
+            res = run_coroscope("core", core)
+            assert res.returncode == 0, res
+            assert [l for l in res.stdout.splitlines()
+                    if re.search(frame, l)], res
+            assert want not in res.stdout, res
+            os.chown(secret_dir, t.ready["uid"], -1)
+            res = run_coroscope("core", core)
+            assert line_after(res.stdout.splitlines(), frame) == want, res
     finally:
         shutil.rmtree(secret_dir, ignore_errors=True)
 
@@ -311,6 +336,10 @@ def test_locals_name_types_functions_methods_modules(target):
         "a_module": "<module 'json'>",
         "an_instance": instance,
     }
+    # a nested class and its instance, by __qualname__ as repr() says
+    # them (before, by __name__: "<class '__main__.Part'>")
+    want.update(target.ready["reprs"])
+    assert "Widget.Part" in want["a_nested_class"], want
     wrong = dict((k, got.get(k)) for k in want if got.get(k) != want[k])
     assert not wrong, "got %r, want %r" % (
         wrong, dict((k, want[k]) for k in wrong))

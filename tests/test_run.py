@@ -1709,6 +1709,36 @@ BLOCKED_IDS = ("3.6", "3.11-debian", "3.13", "3.14t")
 BLOCKED_TIMEOUT = "5"
 
 
+@pytest.mark.parametrize("ident", ("3.6", "3.12"))
+def test_a_thread_busy_then_parked_is_not_busy(ident, work):
+    """A thread that computed for 4.6 s of a 6 s timeout (half of the
+    sampled part), then parked on an Event nothing sets
+    (targets/run_spin_then_parked.py), less than the stuck threshold
+    (1.5 s) before the dump: its share of a CPU over the samples is a
+    half, but it has not run at the last samples.  Not busy: before, the
+    one cause was "thread N "MainThread" is busy, 52% of a CPU at
+    run_spin_then_parked.py:N in <module>", the line it is parked at.
+    (Python's start comes before the 4.6 s: up to 0.6 s of it leaves two
+    samples after the park.)"""
+    py = interpreter_or_skip(ident)
+    ready = work / "ready.json"
+    report = work / "report.json"
+    res = coroscope_run(["--timeout", "6", "--report", report, "--",
+                         py.path, target_script("run_spin_then_parked.py"),
+                         ready, "4.6"])
+    assert res.returncode == 124, res
+    pid = json.loads(ready.read_text())["pid"]
+    assert not [c for c in likely_causes(res.stderr) if "busy" in c], \
+        res.stderr[:4000]
+    doc = json.loads(report.read_text())
+    proc = [p for p in doc["processes"] if p["pid"] == pid][0]
+    threads = [t for t in proc["sampling"]["threads"] if t["tid"] == pid]
+    assert len(threads) == 1, proc["sampling"]
+    assert threads[0]["state"] != "busy", threads
+    # (it was busy in the samples' first part: the test can fail)
+    assert threads[0]["busy"] >= 0.05, threads
+
+
 @pytest.mark.parametrize("ident", BLOCKED_IDS)
 def test_blocked_loop_leads_the_causes(ident, work):
     """time.sleep() inside a coroutine: its thread never goes back to
@@ -1732,6 +1762,13 @@ def test_blocked_loop_leads_the_causes(ident, work):
     line = marker_line(script, "blocked-sleep")
     assert "run_blocked_loop.py:%d in blocker: time.sleep(3600)" % line \
         in causes[1], causes
+    # when the sleep ends, said here; no sleep cause of its own besides
+    # (before, "thread N "MainThread" sleeps in time.sleep, wakes in
+    # 3596.8s (stuck for ...)" next, at the same line)
+    assert re.search(r", sleeps in time\.sleep, wakes in \d+\.\ds$",
+                     causes[1]), causes
+    assert not [c for c in causes if re.match(
+        r"  process \d+: thread \d+ \S+ sleeps in time\.sleep", c)], causes
     with open(str(work / "report.json")) as f:
         report = json.load(f)
     assert [c["kind"] for c in report["causes"]][:1] == ["loop_blocked"], \

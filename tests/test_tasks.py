@@ -45,6 +45,8 @@ SCENARIOS = collections.OrderedDict([
     ("wait", (None, None)),
     ("wait_for", (None, None)),
     ("shield", (None, None)),
+    ("wait_for_gather", (None, None)),
+    ("wait_for_shield", (None, None)),
     ("pytask", ("pytask", "no asyncio.tasks._PyTask in this version")),
     ("eager", ("eager", "asyncio.eager_task_factory needs Python 3.12+")),
     ("side_loop", (None, None)),
@@ -404,7 +406,8 @@ def check_target_self(ctx):
     marks = ["leaf-await", "shared-target", "shared-waiter", "gather-child",
              "gather-await", "agen-await", "agen-for", "legacy-inner",
              "legacy-outer", "legacy-await", "ping", "pong", "wait",
-             "wait-for", "shield", "side-sleep", "side-main", "gen3-yield",
+             "wait-for", "shield", "wait-for-gather", "wait-for-shield",
+             "side-sleep", "side-main", "gen3-yield",
              "gen2-yieldfrom", "gen1-yieldfrom", "twin-yield", "gen-running"]
     if ctx.ready["features"]["taskgroup"]:
         marks.append("tg-child")

@@ -228,3 +228,31 @@ def test_dump_alike_threads_timeouts_span(keeper, interp):
                     and '%d (%s)' % (tids[names[-1]], names[-1]) in l]
             assert len(rows) == 1 and m.group(0)[len("(4 alike) "):] + ": " \
                 in rows[0], (rows, m.group(0))
+
+
+def test_watch_a_heartbeat_thread_is_active(keeper, interp):
+    """A thread that sleeps 1.5 s at one line, wakes, and sleeps again
+    (targets/heartbeat.py) makes progress more often than the stuck
+    threshold of 2 s: its sleep's end, read at each sample, is over by a
+    later sample whose sleep ends later.  Before, its one wake in a
+    window was lost among the stop's, and watch said "stuck thread ...
+    'heartbeat' for 2.0s", then "moved after 3.2s stuck".  The thread asleep for an hour beside it stays stuck: a time
+    left (select() up to 3.10) moves on by each stop, no wake."""
+    target = keeper.start_target(interp, "heartbeat.py", "1.5")
+    tids = target.ready["tids"]
+    res = run_coroscope("watch", "--for", "5s", "--interval", "0.2s",
+                        "--stuck", "2s", target.pid)
+    assert res.returncode == 0, res
+    assert not re.search(r"(stuck|moved) thread %d 'heartbeat'"
+                         % tids["heartbeat"], res.stdout), res.stdout
+    assert re.search(r"^  active +thread %d 'heartbeat' at (?:\S*/)?heartbeat\.py"
+                     r":%d in heartbeat, sleeps in time\.sleep, wakes in "
+                     % (tids["heartbeat"], marker_line(
+                         target_script("heartbeat.py"), "beat")),
+                     res.stdout, re.M), res.stdout
+    assert re.search(r"^  stuck +[0-9.]+s +thread %d 'sleeper' at "
+                     r"(?:\S*/)?heartbeat\.py:%d in sleeper, sleeps in "
+                     r"time\.sleep, wakes in "
+                     % (tids["sleeper"], marker_line(
+                         target_script("heartbeat.py"), "asleep")),
+                     res.stdout, re.M), res.stdout

@@ -578,6 +578,7 @@ RULES = {
     "tp_dict": Off(TYPE, "tp_dict"),
     "tp_mro": Off(TYPE, "tp_mro"),
     "ht_cached_keys": Off(HEAPTYPE, "ht_cached_keys"),
+    "ht_qualname": Off(HEAPTYPE, "ht_qualname"),
     # Include/internal/pycore_object.h _PyObject_ManagedDictPointer: the
     # dict slot is the third word before the object (after PyGC_Head's two
     # in the pre-header); free-threaded builds have no PyGC_Head, so it is

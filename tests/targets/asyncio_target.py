@@ -7,7 +7,7 @@ task, the recorder, sets up one scenario per kind of await relation: a task
 awaited by several tasks, gather, TaskGroup (3.11+), an async generator
 parked in an await inside `async for`, generator-based coroutines chained
 with `yield from`, an await cycle between two tasks, asyncio.wait, wait_for,
-shield, a pure-Python task (asyncio.tasks._PyTask) and an eager task
+shield, wait_for of a gather and of a shield, a pure-Python task (asyncio.tasks._PyTask) and an eager task
 (3.12+).  A second thread runs its own event loop with a few tasks; a
 third thread is blocked inside a generator's body (so that generator is
 "running").  Plain generators and coroutines live outside any task: a
@@ -172,6 +172,20 @@ async def waiter_wait_for():
 
 async def waiter_shield():
     await asyncio.shield(TASKS["shield-target"])  # MARK: shield
+
+
+# wait_for() around a gather or a shield: up to 3.11 the waiter awaits
+# wait_for's own future, which a callback on the gather's (the shield's)
+# future completes, one step from the children.
+async def waiter_wait_for_gather():
+    both = asyncio.gather(TASKS["wait_for_gather-target-1"],
+                          TASKS["wait_for_gather-target-2"])
+    await asyncio.wait_for(both, 3600)  # MARK: wait-for-gather
+
+
+async def waiter_wait_for_shield():
+    shielded = asyncio.shield(TASKS["wait_for_shield-target"])
+    await asyncio.wait_for(shielded, 3600)  # MARK: wait-for-shield
 
 
 # A C task awaiting a pure-Python task.
@@ -497,6 +511,16 @@ def setup_main_scenarios(loop):
     awaits("wait-waiter", "wait-target")
     awaits("wait_for-waiter", "wait_for-target")
     awaits("shield-waiter", "shield-target")
+    for role in ("wait_for_gather-target-1", "wait_for_gather-target-2"):
+        spawn(loop, role, leaf(role, fut(role)), "wait_for_gather")
+        awaits("wait_for_gather-waiter", role)
+    spawn(loop, "wait_for_gather-waiter", waiter_wait_for_gather(),
+          "wait_for_gather")
+    spawn(loop, "wait_for_shield-target",
+          leaf("wait_for_shield", fut("wait_for_shield")), "wait_for_shield")
+    spawn(loop, "wait_for_shield-waiter", waiter_wait_for_shield(),
+          "wait_for_shield")
+    awaits("wait_for_shield-waiter", "wait_for_shield-target")
 
     if HAS_PYTASK:
         coro = leaf("pytask", fut("pytask"))

@@ -11,7 +11,9 @@ gevent programs run):
 - "sender": sendall() of more than the kernel buffers to a server that
   never reads;
 - "http": urllib's request to the same silent server (http.client reads
-  the answer through the socket's makefile(): recv_into()).
+  the answer through the socket's makefile(): recv_into());
+- "wsgi": gevent's own WSGI server in serve_forever(), no client coming
+  (it waits on the server's stop event).
 
 READY_FILE gets, as JSON, "pid" and "fds": per greenlet, its socket's fd
 and "local" and "remote" addresses as getsockname() and getpeername()
@@ -28,6 +30,7 @@ import sys  # noqa: E402
 import urllib.request  # noqa: E402
 
 import gevent  # noqa: E402
+from gevent.pywsgi import WSGIServer  # noqa: E402
 
 from _ready import write_ready  # noqa: E402
 
@@ -66,7 +69,12 @@ def http():
     urllib.request.urlopen("http://%s:%d/" % server.getsockname())  # MARK: http
 
 
-greenlets = [gevent.spawn(f) for f in (listener, fetch, sender, http)]
+def wsgi():
+    WSGIServer(("127.0.0.1", 0), None, log=None).serve_forever()  # MARK: wsgi
+
+
+greenlets = [gevent.spawn(f)
+             for f in (listener, fetch, sender, http, wsgi)]
 gevent.sleep(0.5)
 write_ready(sys.argv[1], {"pid": os.getpid(), "fds": fds})
 gevent.joinall(greenlets)

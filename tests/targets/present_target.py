@@ -27,6 +27,9 @@ READY = {}
 
 
 class Widget(object):
+    class Part(object):
+        pass
+
     def poke(self):
         return 1
 
@@ -44,13 +47,18 @@ def hold_locals(ready):
     an_error_class = json.JSONDecodeError
     a_builtin_class = KeyError
     five = [10, 20, 30, 40, 50]
+    a_nested_class = Widget.Part
+    a_nested_instance = Widget.Part()
     READY["ids"] = {"a_function": id(a_function),
                     "an_instance": id(an_instance)}
+    # (as the interpreter says them: by __qualname__, "Widget.Part")
+    READY["reprs"] = {"a_nested_class": repr(a_nested_class),
+                      "a_nested_instance": repr(a_nested_instance)}
     ready.set()
     while not STOP.is_set():
         time.sleep(0.2)  # MARK: hold-locals
     return (a_class, a_function, a_method, a_module, an_error_class,
-            a_builtin_class, five)
+            a_builtin_class, five, a_nested_class, a_nested_instance)
 
 
 async def parked(ev):

@@ -492,8 +492,99 @@ static void test_step_mark(void)
 	watch_tracker_release(&t);
 }
 
+/* A thread in time.sleep() at every sample, at one line, its one wake
+ * in a window lost among the stop's (sleeps 0): a heartbeat whose sleep
+ * read at one sample is over by a later one, which finds a later end,
+ * woke; one whose end only moves on by each stop's slack (a time left
+ * restarted after the resume, 3.6 to 3.10) did not; nor one whose end,
+ * though moved on by more than that, is still ahead. */
+static struct watch_obs asleep(int tid, double due, double now, double slack)
+{
+	struct watch_obs o = thread(tid, 5, 0, 0);
+
+	o.sleep.on = o.sleep.timed = o.sleep.known = 1;
+	o.sleep.due = due;
+	o.sleep.in_s = due - now;
+	o.sleep.slack = slack;
+	return o;
+}
+
+static void test_slept_again(void)
+{
+	struct watch_tracker t;
+	const struct watch_item *beat, *still, *pushed;
+	int s;
+
+	watch_tracker_init(&t, 1.0);
+	for (s = 0; s <= 12; s++) {
+		double now = s * 0.2;
+		/* heartbeat: 0.7 s sleeps ending at 0.7, 1.4, 2.1 ... */
+		double beat_due = 0.7 * (1 + (int)(now / 0.7));
+		struct watch_obs a = asleep(21, beat_due, now, 0);
+		/* an hour's sleep, its end moved on by 3 ms a stop, each
+		 * stop's slack 2 ms */
+		struct watch_obs b = asleep(22, 3600 + s * 0.003, now, 0.002);
+		/* its end moved on by 50 ms a stop (a host slow to run it
+		 * after the resume), still far ahead */
+		struct watch_obs c = asleep(23, 10 + s * 0.05, now, 0.002);
+
+		/* (one due within 0.1 s is not read: no sleep seen) */
+		if (beat_due - now < 0.1)
+			memset(&a.sleep, 0, sizeof(a.sleep));
+		watch_begin(&t, now);
+		watch_observe(&t, &a);
+		watch_observe(&t, &b);
+		watch_observe(&t, &c);
+		watch_end(&t);
+	}
+	beat = watch_find(&t, WATCH_THREAD, 21);
+	still = watch_find(&t, WATCH_THREAD, 22);
+	pushed = watch_find(&t, WATCH_THREAD, 23);
+	CHECK(beat && watch_state_of(&t, beat) == WATCH_ACTIVE &&
+	      watch_stuck_for(&t, beat) < 0.7, "heartbeat active, stuck %g",
+	      beat ? watch_stuck_for(&t, beat) : -1);
+	CHECK(still && watch_state_of(&t, still) == WATCH_STUCK &&
+	      watch_stuck_for(&t, still) > 2.39, "slack only: stuck %g",
+	      still ? watch_stuck_for(&t, still) : -1);
+	CHECK(pushed && watch_state_of(&t, pushed) == WATCH_STUCK,
+	      "end still ahead: stuck");
+	watch_tracker_release(&t);
+}
+
+/* A thread that spun for the first half of the watch, then sat still
+ * (under the stuck threshold): its share over the watch is a half, but
+ * it is not busy now; one that still spins is. */
+static void test_busy_then_still(void)
+{
+	struct watch_tracker t;
+	const struct watch_item *parked, *spinning;
+	int s;
+
+	watch_tracker_init(&t, 5.0);
+	for (s = 0; s <= 8; s++) {
+		struct watch_obs a = thread(31, 5, s <= 4 ? 0.9 : 0, 0);
+		struct watch_obs b = thread(32, 5, 0.9, 0);
+
+		watch_begin(&t, s * 0.5);
+		watch_observe(&t, &a);
+		watch_observe(&t, &b);
+		watch_end(&t);
+	}
+	parked = watch_find(&t, WATCH_THREAD, 31);
+	spinning = watch_find(&t, WATCH_THREAD, 32);
+	CHECK(parked && watch_busy(parked) > 0.3, "its share %g",
+	      parked ? watch_busy(parked) : -1);
+	CHECK(parked && watch_state_of(&t, parked) == WATCH_ACTIVE,
+	      "still since: not busy");
+	CHECK(spinning && watch_state_of(&t, spinning) == WATCH_BUSY,
+	      "still spinning: busy");
+	watch_tracker_release(&t);
+}
+
 int main(void)
 {
+	test_slept_again();
+	test_busy_then_still();
 	test_off_cpu_first();
 	test_polling_away_once();
 	test_running_step();
