@@ -317,8 +317,12 @@ static void text_seen(FILE *out, const struct run_dump *d)
 	fprintf(out, "coroscope: sampled over the last %.1fs (%zu samples and "
 		"the dump); stuck or busy:\n", d->sampler->window_s,
 		d->sampler->ticks);
+	/* (what sat still for less than the threshold is not listed: a
+	 * hang that began late in the window; say how long it takes) */
 	if (!each_seen(d, TEXT_MAX_SEEN, out, text_seen_line))
-		fputs("  nothing: no task or thread was seen stuck or busy\n", out);
+		fprintf(out, "  nothing: no task or thread was seen stuck "
+			"(still for %gs, half that time, or more) or busy\n",
+			run_sampler_stuck_s(d->sampler));
 }
 
 static void summary_text(FILE *out, const struct run_summary *s,
@@ -685,7 +689,10 @@ void run_report_step_summary(const char *path, const struct run_dump *d)
 		fprintf(f, "**Stuck or busy**, sampled over the last %.1fs:\n\n",
 			d->sampler->window_s);
 		if (!each_seen(d, MD_MAX_SEEN, f, md_seen_line))
-			fputs("- nothing: no task or thread was seen stuck or busy\n", f);
+			fprintf(f, "- nothing: no task or thread was seen "
+				"stuck (still for %gs, half that time, or "
+				"more) or busy\n",
+				run_sampler_stuck_s(d->sampler));
 		fputc('\n', f);
 	}
 	fputs("**Processes** (innermost frame of each thread):\n\n", f);

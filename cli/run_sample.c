@@ -79,7 +79,12 @@ static void sampled_init(struct run_sampled *p, const struct run_sampler *s,
 	memset(p, 0, sizeof(*p));
 	p->pid = e->pid;
 	p->start = e->start;
-	watch_tracker_init(&p->t, s->window_s / 2);
+	watch_tracker_init(&p->t, run_sampler_stuck_s(s));
+}
+
+double run_sampler_stuck_s(const struct run_sampler *s)
+{
+	return s->window_s / 2;
 }
 
 /* The program pid runs ("?" when unknown: never equal to a path). */

@@ -82,6 +82,9 @@ void run_sampler_end(struct run_sampler *s, struct run_sampled *p,
 		     struct collection *c);
 
 /* The tracker of pid, or NULL when it was not sampled. */
+/* How long what made no progress was watched to be stuck: half the
+ * window. */
+double run_sampler_stuck_s(const struct run_sampler *s);
 const struct watch_tracker *run_sampler_tracker(const struct run_sampler *s,
 						int pid);
 
