@@ -69,6 +69,20 @@ static const struct {
 	  std_queue, 0 },
 	{ "/trio/_core/_thread_cache.py", "_work", "trio's worker thread",
 	  in_c_only, C_WAIT },
+	/* execnet's reader of its channel's pipe (pytest-xdist's, in the
+	 * controller and in each worker): it reads the next message */
+	{ "/execnet/gateway_base.py", "_thread_receiver",
+	  "an execnet gateway's receiver thread", NULL, ANY },
+	/* an execnet worker's main thread between jobs (an xdist worker
+	 * with no test left to run) */
+	{ "/execnet/gateway_base.py", "integrate_as_primary_thread",
+	  "an execnet worker's main thread, waiting for work", std_threading,
+	  0 },
+	/* pytest-xdist's controller: its main thread waits for the
+	 * workers' events (the hanging tests are theirs) */
+	{ "/xdist/dsession.py", "loop_once",
+	  "pytest-xdist's controller, waiting for its workers", std_queue,
+	  0 },
 };
 
 /* The entry of the loop code is, or -1. */

@@ -16,8 +16,8 @@ import re
 import shutil
 
 from conftest import DEBIAN, debian_with, marker_line, target_script
-from test_run import (coroscope_run, process_of, read_json, seen_lines,
-                      work)  # noqa: F401
+from test_run import (coroscope_run, likely_causes, process_of, read_json,
+                      seen_lines, work)  # noqa: F401
 
 SUITE = target_script("pytest_parked_suite.py")
 CONFTEST = target_script("pytest_parked_conftest.py")
@@ -72,3 +72,43 @@ def test_pytest_machinery_idle(work):
                          own[0]["line"]))
     assert item and item["idle"] is None and item["state"] == "stuck", \
         proc["sampling"]["generators"]
+
+
+XDIST_SUITE = target_script("pytest_xdist_suite.py")
+
+
+def test_pytest_xdist_controller_idle(work):
+    """pytest -n 2 (pytest-xdist), one test hanging in a worker: the
+    controller's main thread waits for its workers' events (a queue's
+    get() with a 2 s timeout, again and again) and every process has an
+    execnet thread reading its channel.  Before, the controller's wait
+    was the first cause ("1 waiting on queue.Queue ... (stuck for at
+    least 3.6s), times out in 1.6s") and each execnet reader was listed
+    stuck; the hanging test came after.  Now the test comes first, the
+    controller's wait is an idle cause after it, and the readers and
+    the controller's thread are idle by design."""
+    debian_with("pytest", "xdist", "execnet")
+    shutil.copy(XDIST_SUITE, str(work / "test_suite.py"))
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "7", "--", DEBIAN, "-m", "pytest",
+                         "-q", "-p", "no:cacheprovider", "-n", "2",
+                         "test_suite.py"], cwd=str(work),
+                        env={"XDIST_READY": str(ready)})
+    assert res.returncode == 124, res
+    worker = read_json(ready, "ready file")["pid"]
+    causes = likely_causes(res.stderr)
+    heads = [c for c in causes if c.startswith("  process ")]
+    assert heads and heads[0].startswith("  process %d: " % worker), causes
+    hang = "test_suite.py:%d in test_hangs" % marker_line(XDIST_SUITE,
+                                                          "xdist-hang")
+    assert any(hang in c for c in causes), causes
+    # the controller's wait, and an idle worker's, idle if named at all
+    assert not [h for h in heads if h != heads[0] and
+                not h.startswith("  process %d: idle: " % int(
+                    h.split()[1].rstrip(":")))], causes
+    assert "Popen2IO.read" not in res.stderr.split("\n\n=== ")[0], \
+        res.stderr[:4000]
+    assert re.search(r"an execnet gateway's receiver thread \(\d+\)",
+                     res.stderr), res.stderr[:4000]
+    assert re.search(r"pytest-xdist's controller, waiting for its workers "
+                     r"\(1\)", res.stderr), res.stderr[:4000]
