@@ -22,10 +22,16 @@ static int gen_is(const struct py_gen *g, const char *file,
 const char *task_idle_by_design(const struct py_async *a,
 				const struct py_task *t)
 {
-	const struct py_gen *outer;
+	const struct py_gen *outer, *inner;
 
 	if (a->copied_at_fork)
 		return "a copy of the parent's task, made by fork";
+	/* A server's rest, as run's causes say it (an idle one, cli/
+	 * run_serves.c): watch called it stuck. */
+	inner = t->nstack ? py_task_gen(a, t, 0) : NULL;
+	if (inner && gen_is(inner, "/asyncio/base_events.py",
+			    "Server.serve_forever"))
+		return "an asyncio server's serve_forever()";
 	/* A trio task's own coroutine is the outermost of its chain: a
 	 * program's task that calls into trio's core is not one of these. */
 	if (!t->framework || strcmp(t->framework, "trio") || !t->nstack)
