@@ -60,6 +60,8 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->at_least = it->last_progress <= it->first_seen;
 	out->same_all = it->same_since <= it->first_seen;
 	out->same_for = it->last_seen - it->same_since;
+	out->same_late = it->kind == WATCH_THREAD && !out->same_all &&
+			 out->same_for >= t->stuck_s;
 	out->away = samples_away(it);
 	out->all_but_one = it->kind == WATCH_THREAD && !out->same_all &&
 			   out->away == 1 && it->nseen >= 5;
@@ -98,14 +100,19 @@ double run_seen_same_for(const struct run_seen *seen)
 		return seen->same_for;
 	if (seen->all_but_one && seen->watched_for > 0)
 		return seen->watched_for;
+	/* (away once and back says more than since the last change) */
+	if (seen->same_late && seen->same_for > 0)
+		return seen->same_for;
 	return 0;
 }
 
 const char *run_seen_same_place(const struct run_seen *seen)
 {
-	return seen->same_all && seen->same_for > 0 ?
-	       "at that line at every sample" :
-	       "at that line at every sample but one";
+	if (seen->same_all && seen->same_for > 0)
+		return "at that line at every sample";
+	if (seen->all_but_one && seen->watched_for > 0)
+		return "at that line at every sample but one";
+	return "at that line at every sample since it came there";
 }
 
 void run_seen_task(const struct watch_tracker *t, uint64_t addr,

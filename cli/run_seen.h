@@ -33,6 +33,11 @@ struct run_seen {
 	 * MOVING, and this). */
 	int same_all;
 	double same_for;
+	/* Threads: not so from the first sample, but the same since one,
+	 * for the stuck threshold or more (a loop that began polling during
+	 * the samples: its sleep's ends say it woke, so it is no longer
+	 * stuck; watch_track.c's slept_again()) */
+	int same_late;
 	/* Threads: at one place at every sample but one (`away`, the
 	 * samples elsewhere: a poll seen once at its check's line), of five
 	 * at least, watched for watched_for seconds.  (Not two: a task
@@ -57,8 +62,10 @@ struct run_seen {
  * Seen in one place at every sample, whether it ran between or not: at
  * one line, or (a thread) at every sample but once (all_but_one), as a
  * loop that polls is at its sleep's line and, now and then, at its
- * check's.  The seconds it has been, or 0 when not (or when young); and
- * the place in words, "at that line at every sample" or "... but one".
+ * check's; or at one line since a sample, for the stuck threshold at
+ * least (same_late).  The seconds it has been, or 0 when not (or when
+ * young); and the place in words, "at that line at every sample",
+ * "... but one", "... since it came there".
  */
 double run_seen_same_for(const struct run_seen *seen);
 const char *run_seen_same_place(const struct run_seen *seen);

@@ -36,7 +36,8 @@ static int polls(const struct run_seen *seen)
 {
 	return (seen->state == RUN_SEEN_MOVING ||
 		(seen->state == RUN_SEEN_STUCK && !seen->at_least)) &&
-	       seen->same_all && run_seen_same_for(seen) > 0;
+	       (seen->same_all || seen->same_late) &&
+	       run_seen_same_for(seen) > 0;
 }
 
 /* Asleep at the stop: in a sleep whose deadline was read, or, one due
@@ -85,7 +86,7 @@ void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 		strbuf_addstr(&sb, timer.buf + 1);
 		if (polls(&seen)) {
 			strbuf_addf(&sb, " (polling: it woke and slept again "
-				    "at that line at every sample, %.1fs)",
+				    "%s, %.1fs)", run_seen_same_place(&seen),
 				    seen.same_for);
 		} else {
 			strbuf_addstr(&sb, " (");

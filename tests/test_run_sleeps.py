@@ -71,6 +71,29 @@ def test_polling_test_is_named(work):
         "test being run: test_poll.py::test_poll_forever", causes
 
 
+@pytest.mark.parametrize("ident", ("3.6", "3.12"))
+def test_poll_begun_during_the_samples_is_a_cause(ident, work):
+    """A poll that begins 2.5 s into a 4 s timeout (sampled from 2 s, the
+    threshold 1 s), after work at another line: its sleep's ends say it
+    woke (so it is not stuck), and it was not at its line from the first
+    sample.  It is a poll all the same, at its line since it came there
+    for longer than the threshold.  Between 2cfd657 and this test,
+    nothing named it."""
+    info, causes, _, stderr = run_target(work, ident, SCRIPT, "late",
+                                         timeout="4")
+    pid = info["pid"]
+    head = [h for h in causes if re.match(
+        r'^  process %d: thread %d "MainThread" sleeps in time\.sleep%s'
+        r' \(polling: it woke and slept again at that line at every '
+        r'sample since it came there, [0-9.]+s\)$'
+        % (pid, pid, POLL_WAKES), h)]
+    assert len(head) == 1, stderr[:3000]
+    assert re.match(r"^at \S*poll_forever\.py:%d in wait_for: "
+                    r"time\.sleep\(every\)  # MARK: poll$"
+                    % marker_line(SCRIPT, "poll"), causes[head[0]][0]), \
+        causes[head[0]]
+
+
 @pytest.mark.parametrize("ident", ("3.6", "3.14"))
 def test_fast_poll_is_a_cause(ident, work):
     """A poll every 0.1 s: the stop finds its sleep due within 0.1 s,

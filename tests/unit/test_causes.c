@@ -972,8 +972,53 @@ static void test_young_threads(void)
 	watch_tracker_release(&tr);
 }
 
+/* A thread elsewhere at the first samples, then at one line asleep in a
+ * 0.5 s poll, woken between samples (its sleep's ends say so): moving,
+ * and at that line since a sample for longer than the threshold, a
+ * poll (same_late); before, it was a poll only if there all along. */
+static void test_poll_begun_late(void)
+{
+	struct watch_tracker tr;
+	struct run_seen seen;
+	int k;
+
+	watch_tracker_init(&tr, 0.75);
+	for (k = 0; k <= 8; k++) {
+		double at = 0.2 * k;
+		struct watch_obs o;
+
+		memset(&o, 0, sizeof(o));
+		o.kind = WATCH_THREAD;
+		o.id = 7;
+		o.fingerprint = k < 3 ? 100 + (uint64_t)k : 9;
+		o.cpu_s = 0;
+		o.wait_s = -1;
+		o.window_s = 0.2;
+		o.sleeps = 0;
+		o.where.line = o.inner.line = -1;
+		if (k >= 3) {
+			/* sleeps ending at 0.9, 1.4, 1.9 */
+			o.sleep.on = o.sleep.timed = o.sleep.known = 1;
+			o.sleep.due = at < 0.9 ? 0.9 : at < 1.4 ? 1.4 : 1.9;
+			o.sleep.in_s = o.sleep.due - at;
+		}
+		watch_begin(&tr, at);
+		watch_observe(&tr, &o);
+		watch_end(&tr);
+	}
+	run_seen_item(&tr, watch_find(&tr, WATCH_THREAD, 7), &seen);
+	CHECK(seen.state == RUN_SEEN_MOVING && !seen.same_all &&
+	      seen.same_late && run_seen_same_for(&seen) > 0.99 &&
+	      !strcmp(run_seen_same_place(&seen),
+		      "at that line at every sample since it came there"),
+	      "a poll begun during the samples (%d, %g)", (int)seen.state,
+	      run_seen_same_for(&seen));
+	watch_tracker_release(&tr);
+}
+
 int main(void)
 {
+	test_poll_begun_late();
 	test_young_threads();
 	test_greenlet_group_names();
 	test_lock_deadlock();
