@@ -905,8 +905,8 @@ static void test_greenlet_group_names(void)
 
 /* A thread observed at `at` seconds, fingerprint fp (no CPU used), its
  * sleep due in sleep_in s (< 0: none). */
-static void see_thread(struct watch_tracker *tr, uint64_t tid, uint64_t fp,
-		       double sleep_in)
+/* A thread's observation at one place, running nothing: no sleep. */
+static struct watch_obs thread_obs(uint64_t tid, uint64_t fp)
 {
 	struct watch_obs o;
 
@@ -919,6 +919,14 @@ static void see_thread(struct watch_tracker *tr, uint64_t tid, uint64_t fp,
 	o.window_s = 0.2;
 	o.sleeps = -1;
 	o.where.line = o.inner.line = -1;
+	return o;
+}
+
+static void see_thread(struct watch_tracker *tr, uint64_t tid, uint64_t fp,
+		       double sleep_in)
+{
+	struct watch_obs o = thread_obs(tid, fp);
+
 	if (sleep_in >= 0) {
 		o.sleep.on = o.sleep.timed = o.sleep.known = 1;
 		o.sleep.in_s = sleep_in;
@@ -985,17 +993,9 @@ static void test_poll_begun_late(void)
 	watch_tracker_init(&tr, 0.75);
 	for (k = 0; k <= 8; k++) {
 		double at = 0.2 * k;
-		struct watch_obs o;
+		struct watch_obs o = thread_obs(7, k < 3 ? 100 + (uint64_t)k : 9);
 
-		memset(&o, 0, sizeof(o));
-		o.kind = WATCH_THREAD;
-		o.id = 7;
-		o.fingerprint = k < 3 ? 100 + (uint64_t)k : 9;
-		o.cpu_s = 0;
-		o.wait_s = -1;
-		o.window_s = 0.2;
 		o.sleeps = 0;
-		o.where.line = o.inner.line = -1;
 		if (k >= 3) {
 			/* sleeps ending at 0.9, 1.4, 1.9 */
 			o.sleep.on = o.sleep.timed = o.sleep.known = 1;
