@@ -239,8 +239,9 @@ def test_watch_a_heartbeat_thread_is_active(keeper, ident):
     threshold of 2 s: its sleep's end, read at each sample, is over by a
     later sample whose sleep ends later.  Before, its one wake in a
     window was lost among the stop's, and watch said "stuck thread ...
-    'heartbeat' for 2.0s", then "moved after 3.2s stuck".  The thread asleep for an hour beside it stays stuck: a time
-    left (select() up to 3.10) moves on by each stop, no wake."""
+    'heartbeat' for 2.0s", then "moved after 3.2s stuck".  The thread
+    asleep for an hour beside it stays stuck: a time left (select() up
+    to 3.10) moves on by each stop, no wake."""
     target = keeper.start_target(interpreter_or_skip(ident), "heartbeat.py",
                                  "1.5")
     tids = target.ready["tids"]
@@ -249,8 +250,10 @@ def test_watch_a_heartbeat_thread_is_active(keeper, ident):
     assert res.returncode == 0, res
     assert not re.search(r"(stuck|moved) thread %d 'heartbeat'"
                          % tids["heartbeat"], res.stdout), res.stdout
+    # The last sample may find it awake, or due within 0.1 s (no sleep
+    # read then): the sleep's words are there only when it was read.
     assert re.search(r"^  active +thread %d 'heartbeat' at (?:\S*/)?heartbeat\.py"
-                     r":%d in heartbeat, sleeps in time\.sleep, wakes in "
+                     r":%d in heartbeat(?:, sleeps in time\.sleep, wakes in |$)"
                      % (tids["heartbeat"], marker_line(
                          target_script("heartbeat.py"), "beat")),
                      res.stdout, re.M), res.stdout
