@@ -387,12 +387,13 @@ static void db_lines(struct run_cause *cause, const struct run_summary *s,
 	}
 }
 
-/* Seen at one line all along: stuck, or retrying between samples. */
+/* Stuck, or retrying between samples at one line: all along, or since
+ * it came there for the stuck threshold or more (a wait begun during
+ * the samples, as a poll's, cli/run_seen.h). */
 static int seen_waiting(const struct run_seen *seen)
 {
 	return seen->state == RUN_SEEN_STUCK ||
-	       (seen->state == RUN_SEEN_MOVING && seen->same_all &&
-		seen->same_for > 0);
+	       (seen->state == RUN_SEEN_MOVING && run_seen_same_for(seen) > 0);
 }
 
 /* " (stuck for at least 2.5s)", " (retrying at that line at every
@@ -400,8 +401,9 @@ static int seen_waiting(const struct run_seen *seen)
 static void add_seen(struct strbuf *sb, const struct run_seen *seen)
 {
 	if (seen->state == RUN_SEEN_MOVING) {
-		strbuf_addf(sb, " (retrying at that line at every sample, "
-			    "%.1fs)", seen->same_for);
+		strbuf_addf(sb, " (retrying %s, %.1fs)",
+			    run_seen_same_place(seen),
+			    run_seen_same_for(seen));
 		return;
 	}
 	strbuf_addstr(sb, " (");

@@ -20,11 +20,12 @@ BUSY = (": SQLite's busy handler sleeps and tries again until the "
 INTERPRETERS = ("3.6", "3.11-debian", "3.12", "3.14", "3.14t")
 
 
-def run_target(work, python, mode):
+def run_target(work, python, mode, timeout="3"):
     """The target in mode under `run` until its timeout: its ready file,
     the causes, and the cause of the waiter's (its lines)."""
     ready = work / "ready.json"
-    res = coroscope_run(["--timeout", "3", "--", python, SCRIPT, str(ready),
+    res = coroscope_run(["--timeout", timeout, "--", python, SCRIPT,
+                         str(ready),
                          mode, str(work)])
     assert res.returncode == 124, res
     info = json.loads(ready.read_text())
@@ -124,3 +125,17 @@ def test_checkpoint_waits_for_reader(ident, work):
     held_by_target(info, cause[3:5], r"WAL read lock \(a read transaction "
                    r"open\)", "busy-child-reads", info["reader"], "read")
     assert len(cause) == 5, cause
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12"))
+def test_wait_begun_during_the_samples(ident, work):
+    """The writer begins its insert 2.5 s into a 4 s timeout (sampled
+    from 2 s, the threshold 1 s), after short sleeps at another line:
+    SQLite's retries keep it at its line since it came there, for longer
+    than the threshold.  Before, only a waiter at its line from the
+    first sample was named, and this one was in no cause."""
+    py = interpreter_or_skip(ident)
+    info, causes, cause = run_target(work, py.path, "late", timeout="4")
+    check_waiter(info, cause, "writer", "insert", "busy-insert")
+    assert re.search(r" \(retrying at that line at every sample since it "
+                     r"came there, [0-9.]+s\)$", cause[0]), cause

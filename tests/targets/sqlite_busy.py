@@ -13,6 +13,8 @@ Usage: sqlite_busy.py READY_FILE MODE DIR
 - reader: the main thread holds a read transaction open; a child
   process (mode "commit") inserts and commits, and waits for the
   reader to end with SQLite's PENDING lock held.
+- late: as thread, but "writer" begins its insert 2.5 s after the
+  start, after a loop of short sleeps at another line.
 - checkpoint: WAL mode; a child process (mode "read") holds a read
   transaction open; the main thread runs a checkpoint that waits for
   it.
@@ -68,6 +70,7 @@ if sys.argv[1] == "-":
         sys.argv[3])
     sys.exit(0)
 
+started = time.monotonic()
 ready, mode, where = sys.argv[1], sys.argv[2], sys.argv[3]
 db = os.path.join(where, "busy.db")
 conn = sqlite3.connect(db, timeout=HOUR, isolation_level=None)
@@ -101,6 +104,10 @@ tids = {}
 
 def writer():
     tids["writer"] = native_tid()
+    if mode == "late":
+        # work at another line first: the wait begins 2.5 s in
+        while time.monotonic() < started + 2.5:
+            time.sleep(0.05)  # MARK: busy-late-work
     insert(db)
 
 
