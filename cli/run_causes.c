@@ -26,8 +26,11 @@ static int is_sync_module(const char *filename)
 {
 	const char *base = cs_base_name(filename);
 
+	/* (process.py: ProcessPoolExecutor.map()'s results come through
+	 * a generator of its own, _chain_from_iterable_of_lists()) */
 	return !strcmp(base, "threading.py") || !strcmp(base, "queue.py") ||
 		cs_ends_with(filename, "/concurrent/futures/_base.py") ||
+		cs_ends_with(filename, "/concurrent/futures/process.py") ||
 		cs_ends_with(filename, "/multiprocessing/synchronize.py") ||
 		cs_ends_with(filename, "/multiprocessing/pool.py");
 }
@@ -563,6 +566,8 @@ static void summarize_waits(struct run_summary *s, int pid,
 		if (size == 1 && s->graph)
 			(void)run_add_pool_job(cause, s, py_waitgraph_node_of(
 				s->graph, WG_THREAD, w[m[0]]), &sb);
+		if (size == 1 && s->graph && first->t->tid == pid)
+			run_cause_test(cause, s->graph->test, &sb);
 	}
 	alike_lines_release(&g);
 	free(w);

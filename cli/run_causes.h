@@ -210,6 +210,11 @@ void run_summarize_greenlets(struct run_summary *s, int pid,
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);
+/* "test being run: test_app.py::test_x" (pytest's node id, test, when
+ * not NULL), for a cause that holds up the thread running it, the
+ * process's main thread (or a task of its loop). */
+void run_cause_test(struct run_cause *cause, const char *test,
+		    struct strbuf *line);
 /* "thread 12 "name"" (the name raw, for the causes' writers). */
 void run_add_thread_label(struct strbuf *sb, const struct py_thread *t);
 

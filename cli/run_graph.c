@@ -14,16 +14,6 @@
 #include "common/addrmap.h"
 #include "common/banned.h"
 
-static void add_test(struct run_cause *cause, const struct collection *c,
-		     struct strbuf *sb)
-{
-	if (!c->graph.test)
-		return;
-	strbuf_addstr(sb, "test being run: ");
-	strbuf_addstr(sb, c->graph.test);
-	run_cause_detail(cause, sb);
-}
-
 /* Does the cycle go through an object (locks: through a lock, a lock
  * cycle; else through no lock, only futures, threads joined or queues,
  * a wait cycle: an executor's job waiting for a job queued behind
@@ -206,7 +196,7 @@ static void cycles(struct run_summary *s, const struct collection *c,
 				  node, sb);
 		}
 		pool_workers(cause, s, c, t, i, named, sb);
-		add_test(cause, c, sb);
+		run_cause_test(cause, c->graph.test, sb);
 	}
 }
 
@@ -225,14 +215,67 @@ struct ranked {
 	size_t node, waiters, idle;
 	size_t behind;     /* threads and tasks blocked by it in all */
 	double stuck;      /* the longest a waiter has been stuck, sampled */
+	int main;          /* a main unit (main_units()) is blocked by it */
 };
 
-/* Most blocked behind first, then most direct waiters, then longest
- * stuck. */
+/* Frames of the main thread looked at for run_until_complete(). */
+#define MAIN_FRAMES_LOOKED_AT 64
+
+/* The nodes of the units the program's end waits for, into out[0..2):
+ * the process's main thread, and the task its run_until_complete()
+ * runs (asyncio.run()'s main task: that frame's local `future`); -1
+ * where none.  A cause that blocks one of them ranks before those that
+ * block only others: a worker parked in its queue's get(), a fixture's
+ * watcher thread waiting to be told to stop, wait as long as the hang
+ * that keeps the program from its end, and are no cause of it. */
+static void main_units(const struct collection *c, long out[2])
+{
+	const struct py_thread *th = NULL;
+	uint64_t fut = 0;
+	size_t i;
+
+	out[0] = out[1] = -1;
+	for (i = 0; i < c->snap.nthreads && !th; i++)
+		if (c->snap.threads[i].tid == c->pid) {
+			th = &c->snap.threads[i];
+			out[0] = py_waitgraph_node_of(&c->graph, WG_THREAD, i);
+		}
+	for (i = 0; th && i < th->nframes && i < MAIN_FRAMES_LOOKED_AT &&
+		    !fut; i++)
+		if (py_code_is(th->frames[i].code, "/asyncio/base_events.py",
+			       "run_until_complete"))
+			/* (reading caches what it decodes: the
+			 * collection is as it was) */
+			fut = py_frame_local((struct pyproc *)&c->py,
+					     &th->frames[i], "future");
+	for (i = 0; fut && i < c->async.ntasks; i++)
+		if (c->async.tasks[i].addr == fut) {
+			out[1] = py_waitgraph_node_of(&c->graph, WG_TASK, i);
+			break;
+		}
+}
+
+/* Does unit wait for obj directly? */
+static int waits_on(const struct py_waitgraph *g, size_t unit, size_t obj)
+{
+	size_t k, m;
+	const size_t *out = py_waitgraph_out(g, unit, &m);
+
+	for (k = 0; k < m; k++)
+		if (g->edges[out[k]].kind == WG_WAITS_FOR &&
+		    g->edges[out[k]].to == obj)
+			return 1;
+	return 0;
+}
+
+/* First what blocks a main unit, then most blocked behind, then most
+ * direct waiters, then longest stuck. */
 static int by_blocked(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
 
+	if (x->main != y->main)
+		return x->main ? -1 : 1;
 	if (x->behind != y->behind)
 		return x->behind < y->behind ? 1 : -1;
 	if (x->waiters != y->waiters)
@@ -414,10 +457,29 @@ static int ends_chain(const struct collection *c,
 	return idle == n ? CHAIN_ENDS_IDLE : CHAIN_ENDS;
 }
 
+/* Is obj held, and was each of its holders seen stuck?  Then a waiter
+ * seen moving retries it (`while not lock.acquire(timeout=0.3)`): the
+ * object did not change hands. */
+static int holders_stuck(const struct collection *c,
+			 const struct watch_tracker *t, size_t obj)
+{
+	size_t h[4], nh, k;
+	struct run_seen sn;
+
+	nh = py_waitgraph_holders(&c->graph, obj, h, 4);
+	for (k = 0; k < nh; k++) {
+		run_node_seen(c, t, h[k], &sn);
+		if (sn.state != RUN_SEEN_STUCK)
+			return 0;
+	}
+	return nh > 0;
+}
+
 /*
  * The objects someone waits on, except those in lock cycles (reported as
  * cycles) and those whose every waiter was seen moving (a queue being
- * fed): r[] gets them with their waiters' counts; returns how many.
+ * fed; not a lock retried while its holders stood still): r[] gets them
+ * with their waiters' counts; returns how many.
  */
 static size_t rank_held(const struct collection *c,
 			const struct watch_tracker *t, struct ranked *r,
@@ -428,6 +490,7 @@ static size_t rank_held(const struct collection *c,
 	struct blockers bl = { NULL, NULL };
 	unsigned char *seen;
 	int chains;
+	long mains[2];
 
 	work = xcalloc(g->nnodes + 1, sizeof(*work));
 	seen = xcalloc(g->nnodes + 1, 1);
@@ -437,6 +500,7 @@ static size_t rank_held(const struct collection *c,
 		 MAX_CHAIN_WORK;
 	if (chains)
 		blockers_build(c, &bl);
+	main_units(c, mains);
 	for (i = 0; i < g->nnodes; i++) {
 		size_t nw, moving = 0, lib, holder;
 		int end = CHAIN_GOES_ON;
@@ -467,7 +531,7 @@ static size_t rank_held(const struct collection *c,
 		/* (only a library's threads waiting for work, a pool's
 		 * handler, a queue's feeder, which the samples count apart;
 		 * nobody holding it) */
-		if (moving == nw ||
+		if ((moving == nw && !holders_stuck(c, t, i)) ||
 		    (lib == nw && !py_waitgraph_holders(g, i, &holder, 1))) {
 			/* (the next object's entry starts afresh) */
 			memset(&r[n], 0, sizeof(r[n]));
@@ -479,6 +543,10 @@ static size_t rank_held(const struct collection *c,
 		    g->prims[g->nodes[i].index].server_side == 1)
 			r[n].idle = nw;
 		r[n].behind = chains ? blocked_behind(g, &bl, i, seen, work) : nw;
+		for (k = 0; k < 2; k++)
+			r[n].main |= mains[k] >= 0 &&
+				     (chains ? seen[mains[k]] :
+				      waits_on(g, (size_t)mains[k], i));
 		n++;
 	}
 	if (chains)
@@ -597,7 +665,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	const struct py_waitgraph *g = &c->graph;
 	const struct py_prim *p = &g->prims[g->nodes[r->node].index];
 	size_t nh, nw, h, k, holders[4];
-	int idle = r->idle == r->waiters;
+	int idle = r->idle == r->waiters, jobs;
 	struct run_cause *cause;
 
 	if (idle)
@@ -636,8 +704,11 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	}
 	future_units(cause, c, t, r->node, s->facts, sb);
 	/* child processes waited on: the ones still running a job */
-	run_add_process_jobs(cause, s, g, &r->node, 1, sb);
-	run_add_process_jobs(cause, s, g, sib, nsib, sb);
+	jobs = run_add_process_jobs(cause, s, g, &r->node, 1, sb);
+	jobs |= run_add_process_jobs(cause, s, g, sib, nsib, sb);
+	/* (a pool's workers all waiting for work: its job lost) */
+	if (!jobs)
+		(void)run_add_pool_idle(cause, s, g, r->node, sib, nsib, sb);
 	run_reads_exited_child(cause, s, c, r->node, sb);
 	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
 	nw = nw < g->nnodes ? nw : g->nnodes;
@@ -648,8 +719,10 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		add_named(c, w[k], named, idle);
 	run_unit_waiters(cause, c, t, w, nw, s, sb);
 	behind_waiters(cause, s, c, t, w, nw, named, idle, sb);
-	if (!idle)
-		add_test(cause, c, sb);
+	/* (not under a fixture's watcher thread waiting to be told to
+	 * stop, say: the test runs on the main thread) */
+	if (!idle && r->main)
+		run_cause_test(cause, c->graph.test, sb);
 }
 
 /* Worker processes compared for a pool's cause, and waiters each. */

@@ -123,6 +123,62 @@ int run_add_pool_job(struct run_cause *cause, const struct run_summary *s,
 	return 1;
 }
 
+/* Waiters of a worker process looked at for a pool's result. */
+#define POOL_RESULT_LOOKED_AT 8
+
+/* Does a multiprocessing.Pool's result wait for process node? */
+static int pool_result_waits(const struct py_waitgraph *g, size_t node)
+{
+	size_t w[POOL_RESULT_LOOKED_AT], k, n;
+
+	n = py_waitgraph_waiters(g, node, w, POOL_RESULT_LOOKED_AT);
+	for (k = 0; k < n && k < POOL_RESULT_LOOKED_AT; k++)
+		if (g->nodes[w[k]].kind == WG_OBJECT &&
+		    g->prims[g->nodes[w[k]].index].kind == PY_PRIM_POOL_RESULT)
+			return 1;
+	return 0;
+}
+
+/* Was process pid dumped, and does it run no job of s->jobs? */
+static int dumped_without_job(const struct run_summary *s, int pid)
+{
+	size_t j;
+
+	for (j = 0; j < s->njobs; j++)
+		if (s->jobs[j].pid == pid)
+			return 0;
+	for (j = 0; j < s->nprocs; j++)
+		if (s->procs[j].e.pid == pid)
+			return s->procs[j].dumped;
+	return 0;
+}
+
+int run_add_pool_idle(struct run_cause *cause, const struct run_summary *s,
+		      const struct py_waitgraph *g, size_t node,
+		      const size_t *sib, size_t n, struct strbuf *sb)
+{
+	size_t i;
+
+	if (!s->procs || node >= g->nnodes || !pool_result_waits(g, node))
+		return 0;
+	for (i = 0; i <= n; i++) {
+		size_t at = i ? sib[i - 1] : node;
+		const struct py_prim *p;
+
+		if (at >= g->nnodes || g->nodes[at].kind != WG_OBJECT)
+			return 0;
+		p = &g->prims[g->nodes[at].index];
+		if (p->kind != PY_PRIM_PROCESS || p->pid <= 0 ||
+		    !dumped_without_job(s, p->pid))
+			return 0;
+	}
+	strbuf_addstr(sb, "none of these workers runs a job at the dump: a "
+		      "job may have been lost (a worker killed while running "
+		      "one leaves it so; the pool starts another)");
+	run_cause_detail(cause, sb);
+	return 1;
+}
+
 int run_add_process_jobs(struct run_cause *cause, const struct run_summary *s,
 			 const struct py_waitgraph *g, const size_t *nodes,
 			 size_t n, struct strbuf *sb)

@@ -57,6 +57,16 @@ int run_add_pool_job(struct run_cause *cause, const struct run_summary *s,
  * a detail for each worker among graph nodes[0..n) (a cause's child
  * processes waited on: a multiprocessing.Pool's, for its result) that
  * runs a job of s->jobs; 1 when one was added. */
+/* "none of these workers runs a job: ...", where graph node and
+ * sib[0..n) are worker processes a multiprocessing.Pool's result waits
+ * for (a cause's, and its siblings merged into it), each of
+ * them dumped, and none runs a job of s->jobs: what is left of the
+ * result waits for a job no worker runs (one that died running it, an
+ * OOM kill: the pool starts another, and the job is lost).  1 when
+ * added. */
+int run_add_pool_idle(struct run_cause *cause, const struct run_summary *s,
+		      const struct py_waitgraph *g, size_t node,
+		      const size_t *sib, size_t n, struct strbuf *sb);
 int run_add_process_jobs(struct run_cause *cause, const struct run_summary *s,
 			 const struct py_waitgraph *g, const size_t *nodes,
 			 size_t n, struct strbuf *sb);

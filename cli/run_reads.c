@@ -265,6 +265,8 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		run_cause_detail(cause, &sb);
 		if (kind == RUN_CAUSE_FILE_LOCK)
 			run_file_lock_detail(cause, s, c, &holder, &sb);
+		if (th->tid == c->pid)
+			run_cause_test(cause, c->graph.test, &sb);
 	}
 	strbuf_release(&call);
 	strbuf_release(&sb);

@@ -315,8 +315,8 @@ static void text_seen(FILE *out, const struct run_dump *d)
 	if (!d->sampler)
 		return;
 	fprintf(out, "coroscope: sampled over the last %.1fs (%zu samples and "
-		"the dump); stuck or busy:\n", d->sampler->window_s,
-		d->sampler->ticks);
+		"the dump); stuck or busy:\n",
+		run_sampler_span_s(d->sampler), d->sampler->ticks);
 	/* (what sat still for less than the threshold is not listed: a
 	 * hang that began late in the window; say how long it takes) */
 	if (!each_seen(d, TEXT_MAX_SEEN, out, text_seen_line))
@@ -687,7 +687,7 @@ void run_report_step_summary(const char *path, const struct run_dump *d)
 	}
 	if (d->sampler) {
 		fprintf(f, "**Stuck or busy**, sampled over the last %.1fs:\n\n",
-			d->sampler->window_s);
+			run_sampler_span_s(d->sampler));
 		if (!each_seen(d, MD_MAX_SEEN, f, md_seen_line))
 			fprintf(f, "- nothing: no task or thread was seen "
 				"stuck (still for %gs, half that time, or "

@@ -58,6 +58,15 @@ int run_sampler_started(const struct run_sampler *s)
 	return s->start_ms > 0;
 }
 
+double run_sampler_span_s(const struct run_sampler *s)
+{
+	double span = (s->last_ms - s->start_ms) / 1000;
+
+	if (!run_sampler_started(s) || span < 0)
+		return 0;
+	return span < s->window_s ? span : s->window_s;
+}
+
 static struct run_sampled *find(const struct run_sampler *s, int pid)
 {
 	size_t i;
@@ -144,6 +153,8 @@ static void end(struct run_sampler *s, struct run_sampled *p,
 			   &p->cpu[p->before], now, probe_ms);
 	if (s->ticks == 1 && now->at_ms > s->first_ms)
 		s->first_ms = now->at_ms;
+	if (now->at_ms > s->last_ms)
+		s->last_ms = now->at_ms;
 	/* the next window starts now: the target runs again */
 	p->before = !p->before;
 	watch_cpu_read(&p->cpu[p->before], p->pid);

@@ -48,6 +48,7 @@ struct run_sampler {
 	double interval_ms;        /* between ticks */
 	double start_ms;           /* the first tick; 0 before it */
 	double first_ms;           /* the latest sample of the first tick */
+	double last_ms;            /* the latest sample of all */
 	size_t ticks;
 	double pause_ms;           /* the last tick's longest stop */
 };
@@ -65,6 +66,11 @@ void run_sampler_release(struct run_sampler *s);
 
 /* Has sampling started (a tick was taken)? */
 int run_sampler_started(const struct run_sampler *s);
+
+/* How long the samples span, first to last, up to the window: less when
+ * the dump came early (SIGUSR1 during the window), or the tree began
+ * late in it. */
+double run_sampler_span_s(const struct run_sampler *s);
 
 /* One sample of every process of tree (not stopping those that are
  * not Python more than once). */

@@ -97,11 +97,7 @@ void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 		strbuf_addstr(&sb, "at ");
 		run_probe_add_line(&sb, c, pid, own);
 		run_cause_detail(cause, &sb);
-		if (c->graph.test) {
-			strbuf_addstr(&sb, "test being run: ");
-			strbuf_addstr(&sb, c->graph.test);
-			run_cause_detail(cause, &sb);
-		}
+		run_cause_test(cause, c->graph.test, &sb);
 	}
 	strbuf_release(&timer);
 	strbuf_release(&sb);

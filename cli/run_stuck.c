@@ -335,6 +335,9 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 				    sb))
 			(void)run_add_pool_job(cause, s, node, sb);
 	}
+	/* (a task of the main thread's loop: pytest-asyncio's test) */
+	if (s->graph && first->t->tid == pid)
+		run_cause_test(cause, s->graph->test, sb);
 	return cause;
 }
 
@@ -451,6 +454,8 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 		(void)run_add_worker(cause, s->graph, rs->snap, rs->facts,
 				     py_waitgraph_node_of(s->graph, WG_TASK,
 					(size_t)(first->t - a->tasks)), sb);
+	if (s->graph && first->t->tid == pid)
+		run_cause_test(cause, s->graph->test, sb);
 	return cause;
 }
 

@@ -60,6 +60,16 @@ void run_cause_detail(struct run_cause *cause, struct strbuf *line)
 	cause->details[cause->ndetails++] = strbuf_detach(line);
 }
 
+void run_cause_test(struct run_cause *cause, const char *test,
+		    struct strbuf *line)
+{
+	if (!test)
+		return;
+	strbuf_addstr(line, "test being run: ");
+	strbuf_addstr(line, test);
+	run_cause_detail(cause, line);
+}
+
 const char *run_cause_kind_name(enum run_cause_kind kind)
 {
 	switch (kind) {

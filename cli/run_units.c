@@ -121,6 +121,19 @@ static void add_at_exit(struct strbuf *sb, const struct py_thread *th)
 			      "the executors' worker threads");
 }
 
+/* A thread waiting on something, running between samples but at one
+ * line at every one: its wait ended and it waited again there (`while
+ * not lock.acquire(timeout=0.3)`; a queue's consumer, fed). */
+static int waits_again(const struct collection *c, size_t node,
+		       const struct run_seen *seen)
+{
+	const struct wg_node *nd = &c->graph.nodes[node];
+
+	return seen->state == RUN_SEEN_MOVING && nd->kind == WG_THREAD &&
+	       py_waitgraph_waits(&c->graph, node) &&
+	       run_seen_same_for(seen) > 0;
+}
+
 static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 			  const struct watch_tracker *t, size_t node,
 			  const struct run_thread_facts *facts,
@@ -138,6 +151,10 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 		strbuf_addstr(sb, " (");
 		run_seen_add(sb, &seen);
 		strbuf_addch(sb, ')');
+	} else if (timers == TIMERS_TIMES && waits_again(c, node, &seen)) {
+		strbuf_addf(sb, " (woke and waited again %s, %.1fs)",
+			    run_seen_same_place(&seen),
+			    run_seen_same_for(&seen));
 	}
 	/* a thread that waits on nothing the graph sees: the C call it is
 	 * blocked in (recv(), a C library's wait) says what */

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "readers/code.h"
+#include "readers/stacks.h"
 #include "common/util.h"
 #include "common/banned.h"
 
@@ -51,6 +53,29 @@ int py_is_user_file(const char *file, const char *stdlib)
 	if (stdlib && *stdlib && !strncmp(file, stdlib, strlen(stdlib)))
 		return 0;
 	return !in_versioned_lib(file);
+}
+
+static int is_inline(const struct py_frame *f)
+{
+	const struct py_code *code = f->code;
+
+	return code && code->filename && code->name &&
+	       (!strcmp(code->filename, "<string>") ||
+		!strcmp(code->filename, "<stdin>"));
+}
+
+const struct py_frame *py_inline_program_frame(
+	const struct py_frame *const *f, size_t n)
+{
+	size_t i;
+
+	if (!n || !is_inline(f[n - 1]) ||
+	    strcmp(f[n - 1]->code->name, "<module>"))
+		return NULL;
+	/* Bounded by the frames. */
+	for (i = n; i > 0 && is_inline(f[i - 1]); i--)
+		;
+	return f[i];
 }
 
 size_t py_stdlib_dir(const char *file, char *out, size_t len)

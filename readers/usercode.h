@@ -20,6 +20,14 @@
 /* 1 when file is the user's own code; stdlib may be NULL or "". */
 int py_is_user_file(const char *file, const char *stdlib);
 
+/* Of frames f[0..n) (innermost first) none in a file of the program's
+ * own: one given as `python -c CODE` or on stdin runs as "<string>" or
+ * "<stdin>" from its module frame (the outermost) in, and its innermost
+ * frame there is the program's.  That frame, or NULL. */
+struct py_frame;
+const struct py_frame *py_inline_program_frame(
+	const struct py_frame *const *f, size_t n);
+
 /*
  * The standard library's directory, from the name of a file of it that
  * only the standard library has (".../threading.py", ".../asyncio/..."):

@@ -185,6 +185,23 @@ static int acquiring(struct wg_build *b, size_t node,
 	       wg_object_node(b, obj) >= 0;
 }
 
+/* Where unit nd is: its innermost frame, the one to blame (the
+ * program's own), and whether it rests idle. */
+static void note_places(struct wg_build *b, struct wg_node *nd,
+			const struct py_frame *const *f, size_t n)
+{
+	size_t k;
+
+	nd->inner = wg_unit_inner(f, n);
+	for (k = 0; k < n && !nd->blame; k++)
+		if (code_class(b, f[k]) & CODE_USER)
+			nd->blame = f[k];
+	if (!nd->blame)
+		nd->blame = py_inline_program_frame(f, n);
+	for (k = 0; k < n && !nd->idle; k++)
+		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
+}
+
 /* Everything the graph learns from one thread or task's frames. */
 void wg_scan_unit(struct wg_build *b, size_t node,
 		  const struct py_frame *const *f, size_t n, unsigned how,
@@ -192,10 +209,9 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 {
 	struct py_waitgraph *g = b->g;
 	int thread = (how & WG_SCAN_THREAD) != 0;
-	struct wg_node *nd;
 	uint64_t waited = 0, released[PY_MAX_WITH];
 	struct wg_unit_holds u;
-	size_t k, h, nreleased = 0;
+	size_t k, h, nreleased = 0, waits_in;
 	long obj;
 
 	if (n > WG_MAX_FRAMES)
@@ -231,6 +247,9 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 				released[nreleased++] = p.inner;
 		}
 	}
+	/* the frame that waits: the caller of the library's frames, or the
+	 * innermost (an acquire() it calls, a `with` it enters) */
+	waits_in = waited ? k : 0;
 	memset(&u, 0, sizeof(u));
 	u.released = released;
 	u.task = unit_task;
@@ -254,22 +273,17 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 				waited = wb.entering[h];
 		u.nreleased = nreleased;
 		u.waited = waited;
+		u.waits_here = k == waits_in;
 		wg_add_holds(b, node, f[k], &wb, &u);
 	}
 	/* A trio or anyio lock handed to a task names it its owner before
 	 * the task runs again and leaves acquire(): it holds the lock
-	 * (link_owners()), and waits for it no more. */
+	 * (wg_link_owners()), and waits for it no more. */
 	if (waited && (obj = wg_object_node(b, waited)) >= 0 &&
 	    !(unit_task && g->prims[g->nodes[obj].index].owner_task ==
 			   unit_task->addr))
 		wg_add_edge(b, WG_WAITS_FOR, node, (size_t)obj, NULL);
-	nd = &g->nodes[node];
-	nd->inner = wg_unit_inner(f, n);
-	for (k = 0; k < n && !nd->blame; k++)
-		if (code_class(b, f[k]) & CODE_USER)
-			nd->blame = f[k];
-	for (k = 0; k < n && !nd->idle; k++)
-		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
+	note_places(b, &g->nodes[node], f, n);
 }
 
 /* The task node of addr, or -1. */
@@ -575,95 +589,6 @@ static void link_futures(struct wg_build *b, size_t base)
 	wg_link_threadsafe(b);
 }
 
-/* The RLocks (by node + 1) an asyncio task holds in a `with`, each with the
- * kernel id of the thread that runs the task's loop (0: unknown), into
- * held: an RLock entered by a coroutine names that thread its owner.
- * Returns, per node, whether it waits for something (a waits-for edge
- * from it). */
-static unsigned char *task_held_rlocks(const struct wg_build *b,
-				       struct addrmap *held)
-{
-	const struct py_waitgraph *g = b->g;
-	unsigned char *waits = xcalloc(g->nnodes + 1, 1);
-	size_t i;
-
-	for (i = 0; i < g->nedges; i++) {
-		const struct wg_edge *e = &g->edges[i];
-		const struct wg_node *from = &g->nodes[e->from];
-
-		if (e->kind == WG_WAITS_FOR)
-			waits[e->from] = 1;
-		if (e->kind != WG_HOLDS || from->kind != WG_TASK || !b->a ||
-		    from->index >= b->a->ntasks ||
-		    g->nodes[e->to].kind != WG_OBJECT ||
-		    !py_prim_thread_owned(&g->prims[g->nodes[e->to].index]))
-			continue;
-		addrmap_put(held, e->to + 1,  /* (no key 0) */
-			    (void *)(uintptr_t)(b->a->tasks[from->index].tid));
-	}
-	return waits;
-}
-
-/* Holders a lock names itself: an RLock's owning thread, a trio.Lock's
- * owning task (which may hold it with no `with`: lock.acquire()).  An
- * RLock a task holds names the task's thread: that thread is no holder
- * of its own, lest the lock read as held by two, unless it waits for
- * something itself (blocked in a step of another task, say): then the
- * task cannot go on either, and the thread's hold keeps the cycle that
- * runs through it. */
-static void link_owners(struct wg_build *b)
-{
-	struct py_waitgraph *g = b->g;
-	size_t i, t, nn = g->nnodes, before;
-	struct addrmap by_task;
-	unsigned char *waits;
-
-	addrmap_init(&by_task);
-	waits = task_held_rlocks(b, &by_task);
-	for (i = 0; i < nn; i++) {
-		const struct py_prim *p;
-		long node;
-
-		if (g->nodes[i].kind != WG_OBJECT)
-			continue;
-		p = &g->prims[g->nodes[i].index];
-		if (p->owner_task) {
-			const struct py_task *owner = b->a ?
-				py_async_task(b->a, p->owner_task) : NULL;
-
-			node = task_node(b, p->owner_task);
-			if (node >= 0 && (!p->owner_coro ||
-					  owner->coro == p->owner_coro))
-				wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
-			continue;
-		}
-		if (!py_prim_thread_owned(p) || !p->owner)
-			continue;
-		for (t = 0; t < b->snap->nthreads; t++) {
-			int found;
-			uintptr_t tid;
-
-			if (b->snap->threads[t].thread_id != p->owner)
-				continue;
-			node = py_waitgraph_node_of(g, WG_THREAD, t);
-			tid = (uintptr_t)addrmap_get(&by_task, i + 1, &found);
-			if (found && tid && tid == (uintptr_t)
-					b->snap->threads[t].tid &&
-			    !(node >= 0 && waits[node]))
-				continue;
-			if (node < 0)
-				continue;
-			before = g->nedges;
-			wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
-			/* (a new edge: no `with` of the thread's took it) */
-			if (g->nedges > before && p->kind == PY_PRIM_RLOCK)
-				g->edges[before].by_ident = 1;
-		}
-	}
-	addrmap_release(&by_task);
-	free(waits);
-}
-
 /* A suspended task's frames: what wg_scan_unit() finds, trio's
  * to_thread worker, and the thread a from_thread call of it blocks. */
 static void scan_task(struct wg_build *b, size_t node,
@@ -783,7 +708,7 @@ int py_waitgraph_build(struct pyproc *py, const struct py_snapshot *snap,
 	link_deque_waiters(&b, base);
 	fut_links_release(&b);
 	wg_add_greenlets(&b);
-	link_owners(&b);
+	wg_link_owners(&b);
 	wg_link_condition_locks(&b);
 	wg_link_greenlets(&b);
 	wg_link_pool_results(&b);

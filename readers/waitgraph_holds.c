@@ -11,10 +11,12 @@
  * in all per frame (a hostile heap could nest PY_MAX_WITH managers at
  * each level).  An ExitStack (or AsyncExitStack) in a `with` holds what
  * it entered until it closes, kept in its _exit_callbacks: those
- * managers are the unit's holds too, at the same bounds.
+ * managers are the unit's holds too, at the same bounds.  And the
+ * holders a lock names itself (wg_link_owners()).
  */
 #include "readers/waitgraph_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "readers/dicts.h"
@@ -41,6 +43,20 @@ static int owned_by_another(const struct py_prim *p,
 		return !u->task || p->owner_task != u->task->addr;
 	return u->ident && py_prim_thread_owned(p) && p->locked == 1 &&
 	       p->owner && p->owner != u->ident;
+}
+
+/* A lock only one can hold that this very frame waits for again inside
+ * its own `with`: released by hand first (`with lk: lk.release(); ...;
+ * lk.acquire()`), it may be another unit's now, taken by a bare
+ * acquire() no trace shows; or a self-deadlock.  No hold is said,
+ * rather than a deadlock that may be none.  (A semaphore's `with` may
+ * hold one slot while it waits for another.) */
+static int retaken(const struct py_prim *p, uint64_t held,
+		   const struct wg_unit_holds *u, int depth)
+{
+	return depth == 0 && u->waits_here && u->waited == held &&
+	       p->kind != PY_PRIM_SEMAPHORE &&
+	       p->kind != PY_PRIM_BOUNDED_SEMAPHORE;
 }
 
 /* The generator that context manager cm runs, when it is contextlib's
@@ -226,6 +242,7 @@ static void add_holds_at(struct wg_build *b, size_t node,
 		 * does while it waits) */
 		if (wg_prim_read(b, wb->held[h], &hp)) {
 			if (py_prim_is_lock(&hp) && hp.locked != 0 &&
+			    !retaken(&hp, wb->held[h], u, depth) &&
 			    hp.family != PY_PRIM_AIOHTTP &&
 			    !owned_by_another(&hp, u) &&
 			    (obj = wg_object_node(b, wb->held[h])) >= 0)
@@ -295,4 +312,95 @@ void wg_link_condition_locks(struct wg_build *b)
 			continue;
 		wg_add_hold(b, e->from, lock - 1, e->at, e->took_line);
 	}
+}
+
+/* The RLocks (by node + 1) an asyncio task holds in a `with`, each with the
+ * kernel id of the thread that runs the task's loop (0: unknown), into
+ * held: an RLock entered by a coroutine names that thread its owner.
+ * Returns, per node, whether it waits for something (a waits-for edge
+ * from it). */
+static unsigned char *task_held_rlocks(const struct wg_build *b,
+				       struct addrmap *held)
+{
+	const struct py_waitgraph *g = b->g;
+	unsigned char *waits = xcalloc(g->nnodes + 1, 1);
+	size_t i;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		const struct wg_node *from = &g->nodes[e->from];
+
+		if (e->kind == WG_WAITS_FOR)
+			waits[e->from] = 1;
+		if (e->kind != WG_HOLDS || from->kind != WG_TASK || !b->a ||
+		    from->index >= b->a->ntasks ||
+		    g->nodes[e->to].kind != WG_OBJECT ||
+		    !py_prim_thread_owned(&g->prims[g->nodes[e->to].index]))
+			continue;
+		addrmap_put(held, e->to + 1,  /* (no key 0) */
+			    (void *)(uintptr_t)(b->a->tasks[from->index].tid));
+	}
+	return waits;
+}
+
+/* Holders a lock names itself: an RLock's owning thread, a trio.Lock's
+ * owning task (which may hold it with no `with`: lock.acquire()).  An
+ * RLock a task holds names the task's thread: that thread is no holder
+ * of its own, lest the lock read as held by two, unless it waits for
+ * something itself (blocked in a step of another task, say): then the
+ * task cannot go on either, and the thread's hold keeps the cycle that
+ * runs through it. */
+void wg_link_owners(struct wg_build *b)
+{
+	struct py_waitgraph *g = b->g;
+	size_t i, t, nn = g->nnodes, before;
+	struct addrmap by_task;
+	unsigned char *waits;
+
+	addrmap_init(&by_task);
+	waits = task_held_rlocks(b, &by_task);
+	for (i = 0; i < nn; i++) {
+		const struct py_prim *p;
+		long node;
+
+		if (g->nodes[i].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[i].index];
+		if (p->owner_task) {
+			const struct py_task *owner = b->a ?
+				py_async_task(b->a, p->owner_task) : NULL;
+
+			node = owner ? (long)(b->snap->nthreads +
+					      (size_t)(owner - b->a->tasks)) :
+				       -1;
+			if (node >= 0 && (!p->owner_coro ||
+					  owner->coro == p->owner_coro))
+				wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
+			continue;
+		}
+		if (!py_prim_thread_owned(p) || !p->owner)
+			continue;
+		for (t = 0; t < b->snap->nthreads; t++) {
+			int found;
+			uintptr_t tid;
+
+			if (b->snap->threads[t].thread_id != p->owner)
+				continue;
+			node = py_waitgraph_node_of(g, WG_THREAD, t);
+			tid = (uintptr_t)addrmap_get(&by_task, i + 1, &found);
+			if (found && tid && tid == (uintptr_t)
+					b->snap->threads[t].tid &&
+			    !(node >= 0 && waits[node]))
+				continue;
+			if (node < 0)
+				continue;
+			before = g->nedges;
+			wg_add_edge(b, WG_HOLDS, (size_t)node, i, NULL);
+			/* (a new edge: no `with` of the thread's took it) */
+			if (g->nedges > before && p->kind == PY_PRIM_RLOCK)
+				g->edges[before].by_ident = 1;
+		}
+	}
+	addrmap_release(&by_task);
+	free(waits);
 }

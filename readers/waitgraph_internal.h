@@ -139,6 +139,12 @@ struct wg_unit_holds {
 	const struct py_task *task;  /* a task's, or NULL */
 	uint64_t ident;   /* a thread's ident (an RLock's owner), or 0 */
 	uint64_t waited;  /* what it waits for, or 0 */
+	/* the frame whose blocks are read is the one that waits for
+	 * `waited` (a lock its own open `with` entered: released by hand
+	 * inside the block and waited for again, `with lk: lk.release();
+	 * ...; lk.acquire()`, which another may hold meanwhile; or a
+	 * self-deadlock: the two look the same) */
+	int waits_here;
 };
 
 /* The locks that the open `with` blocks wb of frame f hold, as holds
@@ -164,6 +170,9 @@ int wg_frame_waits_on(struct wg_build *b, const struct py_prim *p,
  * threading.Condition holds its _lock where that lock has a node (a
  * thread waits in a bare cond.acquire(), which is the lock's). */
 void wg_link_condition_locks(struct wg_build *b);
+/* Holds edges for the holders a lock names itself (an RLock's owning
+ * thread, a trio.Lock's owning task), readers/waitgraph_holds.c. */
+void wg_link_owners(struct wg_build *b);
 /* Is thread node `node` blocked acquiring primitive p, whose acquire()
  * its innermost frame's value stack holds (py_with_blocks.entering_by
  * _call)?  Not when p is free or an RLock it owns, nor when its stopped

@@ -11,6 +11,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,9 +20,10 @@ import time
 
 import pytest
 
-from conftest import (COROSCOPE, SANITIZED, TIME_SCALE,
+from conftest import (COROSCOPE, DEBIAN, SANITIZED, TIME_SCALE,
                       assert_no_sanitizer_report, control_interpreter,
-                      coroscope_env, interpreter, interpreter_or_skip,
+                      coroscope_env, debian_with, interpreter,
+                      interpreter_or_skip,
                       interpreters_importing, marker_line, proc_status,
                       target_script, wait_until)
 
@@ -167,6 +169,24 @@ def work(tmp_path):
     """A directory for one test; its processes die with the test."""
     yield tmp_path
     sweep(str(tmp_path))
+
+
+def causes_after_timeout(args, cwd=None, env=None):
+    """`coroscope run ARGS`, which must time out: its Run, and the lines
+    of its 'likely cause' block."""
+    res = coroscope_run(args, cwd=cwd, env=env)
+    assert res.returncode == 124, res
+    return res, likely_causes(res.stderr)
+
+
+def pytest_causes(work, suite, name, timeout="4"):
+    """Debian's pytest on a copy of target suite (as work/name), under
+    `run --timeout`, which must time out: its Run and likely causes."""
+    debian_with("pytest")
+    shutil.copy(suite, str(work / name))
+    return causes_after_timeout(
+        ["--timeout", timeout, "--", DEBIAN, "-m", "pytest", "-q", "-p",
+         "no:cacheprovider", name], cwd=str(work))
 
 
 def likely_causes(stderr):
@@ -789,6 +809,30 @@ def test_sigusr1_dumps_without_killing(work):
         assert ("coroscope: SIGUSR1: snapshot of the running command; "
                 "dumping 1 process (1 Python)") in err, err
         assert "stopping the command" not in err, err
+    finally:
+        stop(proc)
+        kill_leftovers([pid])
+
+
+def test_sigusr1_during_the_samples_says_their_span(work):
+    """Sampling from 1 s (--timeout 60, --sample-last 59), a SIGUSR1 2 s
+    later: the samples span about 2 s, not the 59 of the window, which
+    the text said before."""
+    proc, pid, release = start_sleeper(
+        work, 0, ["--timeout", "60", "--sample-last", "59"])
+    try:
+        time.sleep(2)
+        proc.send_signal(signal.SIGUSR1)
+
+        def spans():
+            with open(str(work / "stderr.txt")) as f:
+                return re.findall(r"^coroscope: sampled over the last "
+                                  r"([0-9.]+)s \(", f.read(), re.M)
+
+        span = wait_until(spans, 20 * TIME_SCALE)
+        assert span and 0.5 <= float(span[0]) < 30, span
+        release.write_text("")
+        assert proc.wait(timeout=20 * TIME_SCALE) == 0
     finally:
         stop(proc)
         kill_leftovers([pid])
@@ -1983,3 +2027,88 @@ def test_blocked_loop_in_a_read(work):
     line = marker_line(script, "blocked-recv")
     assert "run_blocked_loop.py:%d in blocker: a.recv(10)" % line \
         in causes[1] and "in C: " in causes[1], causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+@pytest.mark.parametrize("mode", ("threads", "tasks"))
+def test_the_main_units_wait_comes_first(work, ident, mode):
+    """Helpers waiting for work (a consumer in an empty queue's get(),
+    a watcher waiting to be told to stop, two worker tasks) wait as
+    long as the main thread or main task held up by the hang, and came
+    first: on a tie by the graph's order, the workers' queue by its two
+    waiters.  What holds up a main unit, whose end the program's waits
+    for, comes first now (targets/run_main_first.py)."""
+    script = target_script("run_main_first.py")
+    py = interpreter_or_skip(ident)
+    _, causes = causes_after_timeout(["--timeout", "3", "--", py.path,
+                                      script, mode])
+    thread = mode == "threads"
+    assert re.match(r"  process \d+: 1 waiting on %s\.Event 0x[0-9a-f]+ "
+                    r"\(not set, 1 waiter\)$"
+                    % ("threading" if thread else "asyncio"), causes[0]), \
+        causes
+    assert re.match(r"      %s at run_main_first\.py:%d in %s "
+                    % (r"thread \d+ \(MainThread\)" if thread else
+                       r"task '[^']+'",
+                       marker_line(script, "main-first-" + mode[:-1]),
+                       "threads" if thread else "main"), causes[1]), causes
+    assert any(re.match(r"  process \d+: %d waiting on (queue|asyncio)"
+                        r"\.Queue " % (1 if thread else 2), c)
+               for c in causes[2:]), causes
+
+
+@pytest.mark.parametrize("code", ("import queue; queue.Queue().get()",
+                                  "import threading; "
+                                  "threading.Event().wait()"))
+def test_an_inline_programs_wait_is_blamed_on_it(work, code):
+    """`python -c`: a queue's or an event's waiter at "<string>:1 in
+    <module>", the program's line, not at threading.py's
+    Condition.wait (a lock's and a sleep's were so already)."""
+    _, causes = causes_after_timeout(["--timeout", "2", "--",
+                                      control_interpreter().path, "-c", code])
+    assert re.match(r"      thread \d+ \(MainThread\) at <string>:1 in "
+                    r"<module> \(innermost threading\.py:\d+ in "
+                    r"(Condition\.)?wait\)", causes[1]), causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_a_process_pool_maps_hung_job_is_named(work, ident):
+    """ProcessPoolExecutor.map() with a job that never ends: the main
+    thread's wait comes through a generator of process.py's, which hid
+    the program's line, and `run` said no likely cause stood out."""
+    script = target_script("run_pools.py")
+    py = interpreter_or_skip(ident)
+    _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
+                                      script, "map"])
+    assert re.match(r'  process \d+: thread \d+ "MainThread" waits in '
+                    r"_chain_from_iterable_of_lists \(process\.py\)",
+                    causes[0]), causes
+    assert re.match(r"      called at \S*run_pools\.py:%d in <module>"
+                    % marker_line(script, "pool-map-wait"), causes[1]), causes
+    assert re.match(r"      its job runs in process \d+ at "
+                    r"\S*run_pools\.py:%d in sleeps$"
+                    % marker_line(script, "pool-map-job"), causes[2]), causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_a_pools_lost_job_is_said(work, ident):
+    """A multiprocessing.Pool worker that dies running a job (an OOM
+    kill) leaves map() waiting for ever, and its cause named only the
+    pool's new workers, idle: healthy processes waited on.  It says now
+    that none of them runs a job.  (3.14's workers come from its fork
+    server.)"""
+    script = target_script("run_pools.py")
+    py = interpreter_or_skip(ident)
+    _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
+                                      script, "lost"])
+    assert re.match(r"  process \d+: 1 waiting on multiprocessing\.context\."
+                    r"\w+Process 0x", causes[0]), causes
+    assert causes[1] == ("      none of these workers runs a job at the "
+                         "dump: a job may have been lost (a worker killed "
+                         "while running one leaves it so; the pool starts "
+                         "another)"), causes
+    assert re.match(r"      multiprocessing\.pool\.MapResult 0x[0-9a-f]+ "
+                    r"\(1 left\) waited on by thread \d+ \(MainThread\) at "
+                    r"run_pools\.py:%d in <module>"
+                    % marker_line(script, "pool-lost-wait"), causes[2]), \
+        causes

@@ -16,8 +16,9 @@ import re
 import shutil
 
 from conftest import DEBIAN, debian_with, marker_line, target_script
-from test_run import (coroscope_run, likely_causes, process_of, read_json,
-                      seen_lines, work)  # noqa: F401
+from test_run import (coroscope_run, likely_causes, process_of,
+                      pytest_causes, read_json, seen_lines,
+                      work)  # noqa: F401
 
 SUITE = target_script("pytest_parked_suite.py")
 CONFTEST = target_script("pytest_parked_conftest.py")
@@ -112,3 +113,32 @@ def test_pytest_xdist_controller_idle(work):
                      res.stderr), res.stderr[:4000]
     assert re.search(r"pytest-xdist's controller, waiting for its workers "
                      r"\(1\)", res.stderr), res.stderr[:4000]
+
+
+WATCHER_SUITE = target_script("pytest_watcher_suite.py")
+
+
+def test_pytest_test_named_under_its_own_cause(work):
+    """The hanging test's queue wait (on the main thread, where pytest
+    runs it) comes first, with the test being run; its fixture's
+    watcher thread, waiting for the teardown to tell it to stop, waits
+    as long, comes after, and is not said to run the test.  Before, the
+    watcher's wait came first, test line and all."""
+    _, causes = pytest_causes(work, WATCHER_SUITE, "test_suite.py")
+    heads = [i for i, c in enumerate(causes) if c.startswith("  process ")]
+    assert re.match(r"  process \d+: 1 waiting on queue\.Queue ",
+                    causes[0]), causes
+    assert re.match(r"      thread \d+ \(MainThread\) at \S*test_suite\.py:"
+                    r"%d in test_hangs " % marker_line(WATCHER_SUITE,
+                                                       "watcher-suite-hangs"),
+                    causes[1]), causes
+    assert causes[2] == "      test being run: test_suite.py::test_hangs", \
+        causes
+    event = [i for i in heads if re.match(
+        r"  process \d+: 1 waiting on threading\.Event ", causes[i])]
+    assert len(event) == 1 and event[0] > 0, causes
+    after = causes[event[0] + 1:]
+    rest = after[:next((k for k, c in enumerate(after)
+                        if c.startswith("  process ")), len(after))]
+    assert any("(watcher)" in c for c in rest), causes
+    assert not any("test being run" in c for c in rest), causes

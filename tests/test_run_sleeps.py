@@ -7,12 +7,11 @@ source, and the pytest test being run.  The tids are the threads' own
 (threading.get_native_id() or gettid)."""
 
 import re
-import shutil
 
 import pytest
 
-from conftest import DEBIAN, debian_with, marker_line, target_script
-from test_run import coroscope_run, likely_causes, work  # noqa: F401
+from conftest import marker_line, target_script
+from test_run import pytest_causes, work  # noqa: F401
 from test_run_reads import run_target
 
 SCRIPT = target_script("poll_forever.py")
@@ -56,13 +55,7 @@ def test_polling_test_is_named(work):
     (4 s: pytest's start took the first of 3 s's samples once, under a
     loaded clean-clone check, and the thread, seen at other lines first,
     was no poll.)"""
-    debian_with("pytest")
-    shutil.copy(SCRIPT, str(work / "test_poll.py"))
-    res = coroscope_run(["--timeout", "4", "--", DEBIAN, "-m", "pytest",
-                         "-q", "-p", "no:cacheprovider", "test_poll.py"],
-                        cwd=str(work))
-    assert res.returncode == 124, res
-    causes = likely_causes(res.stderr)
+    res, causes = pytest_causes(work, SCRIPT, "test_poll.py")
     head = [i for i, c in enumerate(causes) if re.match(
         r'^  process \d+: thread \d+ "MainThread" sleeps in time\.sleep'
         + POLL_WAKES + POLLING, c)]

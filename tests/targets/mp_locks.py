@@ -71,7 +71,8 @@ def lost_pool_lock(ctx):
     first = pool._pool[0].pid
     os.kill(first, signal.SIGKILL)
     while time.time() < deadline:
-        pids = [p.pid for p in pool._pool if p.pid != first]
+        # (3.6 lists the new worker before start() gives it a pid)
+        pids = [p.pid for p in pool._pool if p.pid and p.pid != first]
         if pids:
             return pool, pids[0]
         time.sleep(0.01)
