@@ -516,6 +516,7 @@ static void add_waits_timer(struct strbuf *sb, const struct blocked *b,
  * is worth reporting from the program's code.
  */
 static void summarize_waits(struct run_summary *s, int pid,
+			    const struct run_snap *rs,
 			    const struct blocked *b, size_t n)
 {
 	size_t *w = xmallocarray(n ? n : 1, sizeof(*w));
@@ -562,10 +563,17 @@ static void summarize_waits(struct run_summary *s, int pid,
 			blocked_add_where(&sb, first);
 			run_cause_detail(cause, &sb);
 		}
-		/* (Future.result() of a process pool's job) */
-		if (size == 1 && s->graph)
-			(void)run_add_pool_job(cause, s, py_waitgraph_node_of(
-				s->graph, WG_THREAD, w[m[0]]), &sb);
+		/* (Future.result() of a pool's job: a thread pool's worker
+		 * polling, which no cause of the graph's follows, or a
+		 * process pool's) */
+		if (size == 1 && s->graph) {
+			long node = py_waitgraph_node_of(s->graph, WG_THREAD,
+							 w[m[0]]);
+
+			if (!run_add_worker(cause, s->graph, rs->snap,
+					    rs->facts, node, &sb))
+				(void)run_add_pool_job(cause, s, node, &sb);
+		}
 		if (size == 1 && s->graph && first->t->tid == pid)
 			run_cause_test(cause, s->graph->test, &sb);
 	}
@@ -718,6 +726,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 			      const struct watch_tracker *tr)
 {
 	size_t n = snap->nthreads, i;
+	struct run_snap rs = { snap, facts };
 	struct blocked *b;
 	struct strbuf sb;
 
@@ -731,7 +740,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 	run_causes_locks(s, pid, b, n, &sb);
 	strbuf_release(&sb);
 	summarize_blocked_loops(s, pid, a, b, n, tr);
-	summarize_waits(s, pid, b, n);
+	summarize_waits(s, pid, &rs, b, n);
 	summarize_gil(s, pid, snap, b);
 	summarize_busy(s, pid, b, n);
 	free(b);

@@ -2112,3 +2112,23 @@ def test_a_pools_lost_job_is_said(work, ident):
                     r"run_pools\.py:%d in <module>"
                     % marker_line(script, "pool-lost-wait"), causes[2]), \
         causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.13"))
+def test_a_thread_pools_polling_job_is_linked(work, ident):
+    """ThreadPoolExecutor.map() with a job polling at one line: the
+    worker runs between samples, so no cause of the graph's follows the
+    wait to it, and the main thread's wait named no job; the job's poll
+    came as a cause of its own, unlinked (3.13, two runs of three).
+    The wait names the job's thread now, or the graph's cause does."""
+    script = target_script("run_pools.py")
+    py = interpreter_or_skip(ident)
+    _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
+                                      script, "thread-map"])
+    first = causes[:next((k for k, c in enumerate(causes[1:], 1)
+                          if c.startswith("  process ")), len(causes))]
+    assert any(re.match(r'      (its job runs in|running its job:) thread '
+                        r'\d+ "?ThreadPoolExecutor-\d+_\d+"? at '
+                        r"\S*run_pools\.py:%d in polls"
+                        % marker_line(script, "pool-thread-polls"), c)
+               for c in first[1:]), causes
