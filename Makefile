@@ -187,12 +187,13 @@ check-unit: $(BIN) unit
 # clean runs then failed a different timing test (a server's start, a
 # helper process's, slower than the test allowed): not more than four.
 # Without xdist they run in one process.  The sanitizer runs, whose
-# coroscope uses two to three times the CPU, keep to three (440 s where
-# two took 580, the same machine): their longest tests wait on timeouts
-# (run, watch).  `make check-functional PYTEST_JOBS=0` runs them
-# serially.
+# coroscope uses two to three times the CPU, took 440 s with three where
+# two took 580 (the same machine); their longest tests wait on timeouts
+# (run, watch): test_run.py's took 129 s with three, the two CPUs 59%
+# busy, and 101 s with four (72%), so four.  `make check-functional
+# PYTEST_JOBS=0` runs them serially.
 PYTEST_JOBS ?= 4
-SAN_PYTEST_JOBS ?= 3
+SAN_PYTEST_JOBS ?= 4
 xdist_par = $(shell [ "$(1)" != 0 ] && \
 	/usr/bin/python3 -c 'import xdist' 2>/dev/null && \
 	printf -- '-n %s' $(1))

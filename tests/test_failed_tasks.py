@@ -271,6 +271,7 @@ WATCH_ARGS = ["--for", "2.5s", "--interval", "0.5s"]
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14t"))
+@pytest.mark.sanitizer_runs_on("3.11-debian")
 def test_watch_says_a_failure_once(ident, keeper):
     """watch: a line for the failed producer, once over its five
     samples, in run's words; none for a failure a gather will collect;

@@ -17,6 +17,8 @@ PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
     else sys.executable
 
 
+# (no coroscope in it: the sanitizer pass would only run it again)
+@pytest.mark.slow
 def test_generated_layouts_are_current():
     if shutil.which("gdb") is None:
         pytest.skip("gdb is not installed: gen-layouts.py reads DWARF "

@@ -38,6 +38,7 @@ import json
 import os
 import queue
 import sys
+import threading
 import traceback
 
 from _ready import write_ready
@@ -51,6 +52,11 @@ def producer(q):
 
 def handled(n):
     raise KeyError(n)  # MARK: handled
+
+
+def handled_once(gate, n):
+    gate.wait()
+    handled(n)
 
 
 def describe(fut):
@@ -118,8 +124,12 @@ def executor_jobs(q):
         caught.result()
     except KeyError:
         pass
-    called = pool.submit(handled, 2)
+    # (a callback added once the job is done runs at once and is not
+    # kept: the job waits until it is added)
+    gate = threading.Event()
+    called = pool.submit(handled_once, gate, 2)
     called.add_done_callback(lambda f: None)
+    gate.set()
     outer = pool.submit(inner_wait, pool)
     concurrent.futures.wait([silent, caught, called, outer])
     return silent, caught, called, None, outer
