@@ -706,9 +706,11 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	/* child processes waited on: the ones still running a job */
 	jobs = run_add_process_jobs(cause, s, g, &r->node, 1, sb);
 	jobs |= run_add_process_jobs(cause, s, g, sib, nsib, sb);
-	/* (a pool's workers all waiting for work: its job lost) */
-	if (!jobs)
-		(void)run_add_pool_idle(cause, s, g, r->node, sib, nsib, sb);
+	/* (a pool's workers all waiting for work: its job lost; a child
+	 * of another kind: where it is) */
+	if (!jobs && !run_add_pool_idle(cause, s, g, r->node, sib, nsib, sb))
+		(void)run_add_child_places(cause, s, g, r->node, sib, nsib,
+					   sb);
 	run_reads_exited_child(cause, s, c, r->node, sb);
 	nw = py_waitgraph_waiters(g, r->node, w, g->nnodes);
 	nw = nw < g->nnodes ? nw : g->nnodes;

@@ -179,6 +179,60 @@ int run_add_pool_idle(struct run_cause *cause, const struct run_summary *s,
 	return 1;
 }
 
+/* The thread of dumped process pid a place is said of: its main thread
+ * (its own innermost frame, else its innermost), else its first with
+ * frames; NULL when none or not dumped. */
+static const struct py_thread *child_thread(const struct run_summary *s,
+					    int pid)
+{
+	const struct py_snapshot *snap = NULL;
+	size_t j;
+
+	for (j = 0; j < s->nprocs && !snap; j++)
+		if (s->procs[j].e.pid == pid && s->procs[j].dumped)
+			snap = &s->procs[j].c.snap;
+	for (j = 0; snap && j < snap->nthreads; j++)
+		if (snap->threads[j].tid == pid && snap->threads[j].nframes)
+			return &snap->threads[j];
+	for (j = 0; snap && j < snap->nthreads; j++)
+		if (snap->threads[j].nframes)
+			return &snap->threads[j];
+	return NULL;
+}
+
+int run_add_child_places(struct run_cause *cause, const struct run_summary *s,
+			 const struct py_waitgraph *g, size_t node,
+			 const size_t *sib, size_t n, struct strbuf *sb)
+{
+	size_t i, added = 0, k;
+
+	if (!s->procs || node >= g->nnodes || pool_result_waits(g, node))
+		return 0;
+	for (i = 0; i <= n && added < POOL_JOBS_NAMED; i++) {
+		size_t at = i ? sib[i - 1] : node;
+		const struct py_thread *th;
+		const struct py_frame *f;
+		const struct py_prim *p;
+
+		if (at >= g->nnodes || g->nodes[at].kind != WG_OBJECT)
+			continue;
+		p = &g->prims[g->nodes[at].index];
+		for (k = 0; k < s->njobs && s->jobs[k].pid != p->pid; k++)
+			;
+		if (p->kind != PY_PRIM_PROCESS || p->pid <= 0 ||
+		    k < s->njobs || !(th = child_thread(s, p->pid)))
+			continue;
+		f = run_causes_own_frame(th);
+		strbuf_addf(sb, "child process %lld: ", (long long)p->pid);
+		run_add_thread_label(sb, th);
+		strbuf_addstr(sb, " at ");
+		run_add_frame_place(sb, f ? f : &th->frames[0]);
+		run_cause_detail(cause, sb);
+		added++;
+	}
+	return added > 0;
+}
+
 int run_add_process_jobs(struct run_cause *cause, const struct run_summary *s,
 			 const struct py_waitgraph *g, const size_t *nodes,
 			 size_t n, struct strbuf *sb)

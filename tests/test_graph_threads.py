@@ -489,7 +489,9 @@ def test_run_finds_the_join_deadlock(tmp_path):
 def test_run_names_the_children_waited_for(tmp_path):
     lines, ready = run_causes(tmp_path, "children")
     pids = ready["children"]
-    causes = "\n".join(lines[:12])
+    # (each wait with a line for where its Python child is, too)
+    lines = lines[:18]
+    causes = "\n".join(lines)
     for name, typename in (("runner", "subprocess.Popen"),
                            ("MainThread", "multiprocessing.Process")):
         assert ("1 waiting on %s 0x" % typename) in causes, causes
@@ -503,7 +505,7 @@ def test_run_names_the_children_waited_for(tmp_path):
         line = marker_line(SCRIPT, marker)
         with open(SCRIPT) as f:
             source = f.read().splitlines()[line - 1].strip()
-        said = [l for l in lines[:12]
+        said = [l for l in lines
                 if "(%s) at thread_waits.py:%d in " % (name, line) in l]
         assert len(said) == 1 and said[0].endswith("): " + source), \
             (name, causes)

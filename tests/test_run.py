@@ -2132,3 +2132,23 @@ def test_a_thread_pools_polling_job_is_linked(work, ident):
                         r"\S*run_pools\.py:%d in polls"
                         % marker_line(script, "pool-thread-polls"), c)
                for c in first[1:]), causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.14"))
+def test_a_childs_place_under_the_wait_for_it(work, ident):
+    """A parent in subprocess.run(), its child stuck on a lock: the
+    parent's cause came first and said only "1 waiting on
+    subprocess.Popen ... (pid N)"; where the child is came later, under
+    the child's own causes.  The parent's cause says where now."""
+    script = target_script("run_child_waits.py")
+    py = interpreter_or_skip(ident)
+    _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
+                                      script])
+    m = re.match(r"  process \d+: 1 waiting on subprocess\.Popen 0x[0-9a-f]+ "
+                 r"\(pid (\d+)\)$", causes[0])
+    assert m, causes
+    assert causes[1] == ('      child process %s: thread %s "MainThread" at '
+                         "%s:%d in <module>" % (m.group(1), m.group(1), script,
+                                                marker_line(script,
+                                                            "child-waits"))), \
+        causes
