@@ -374,6 +374,22 @@ def pytest_collection_modifyitems(session, config, items):
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept
+    items.sort(key=_file_rank)
+
+
+# The files whose tests take longest (watch's and run's wait out their
+# --for and --timeout, test_dist.py builds a wheel), first: pytest-xdist
+# hands the workers tests in collection order, and with these last, in
+# alphabetical order, two of five workers were still in them for the
+# release pass's last 90 s, the others idle.  (A stable sort: each
+# file's tests keep their order, and a module's fixtures their scope.)
+LONG_FILES = ("test_watch.py", "test_dist.py", "test_run_apps.py",
+              "test_run.py", "test_failed_tasks.py", "test_run_serves.py")
+
+
+def _file_rank(item):
+    name = os.path.basename(str(item.fspath))
+    return LONG_FILES.index(name) if name in LONG_FILES else len(LONG_FILES)
 
 
 @pytest.hookimpl(hookwrapper=True)
