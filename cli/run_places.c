@@ -105,14 +105,6 @@ void run_add_task_where(struct strbuf *sb, const struct py_async *a,
 	}
 }
 
-/* Code of a program given inline: python -c, or on stdin. */
-static int is_inline_program(const struct py_code *code)
-{
-	return code && code->filename && code->name &&
-	       (!strcmp(code->filename, "<string>") ||
-		!strcmp(code->filename, "<stdin>"));
-}
-
 const struct py_frame *run_own_frame(const struct py_frame *frames,
 				     size_t n)
 {
@@ -126,7 +118,7 @@ const struct py_frame *run_own_frame(const struct py_frame *frames,
 	/* None in a file: a program given as `python -c CODE` or on stdin
 	 * runs as "<string>" or "<stdin>", from its module frame (the
 	 * outermost) in; its innermost frame there is the program's. */
-	for (i = n; i > 0 && is_inline_program(frames[i - 1].code); i--)
+	for (i = n; i > 0 && py_code_is_inline(frames[i - 1].code); i--)
 		;
 	return i < n && !strcmp(frames[n - 1].code->name, "<module>") ?
 	       &frames[i] : NULL;

@@ -139,14 +139,24 @@ static int pool_result_waits(const struct py_waitgraph *g, size_t node)
 	return 0;
 }
 
-/* Was process pid dumped, and does it run no job of s->jobs? */
-static int dumped_without_job(const struct run_summary *s, int pid)
+/* Does process pid run a job of s->jobs? */
+static int runs_job(const struct run_summary *s, int64_t pid)
 {
 	size_t j;
 
 	for (j = 0; j < s->njobs; j++)
 		if (s->jobs[j].pid == pid)
-			return 0;
+			return 1;
+	return 0;
+}
+
+/* Was process pid dumped, and does it run no job of s->jobs? */
+static int dumped_without_job(const struct run_summary *s, int pid)
+{
+	size_t j;
+
+	if (runs_job(s, pid))
+		return 0;
 	for (j = 0; j < s->nprocs; j++)
 		if (s->procs[j].e.pid == pid)
 			return s->procs[j].dumped;
@@ -204,7 +214,7 @@ int run_add_child_places(struct run_cause *cause, const struct run_summary *s,
 			 const struct py_waitgraph *g, size_t node,
 			 const size_t *sib, size_t n, struct strbuf *sb)
 {
-	size_t i, added = 0, k;
+	size_t i, added = 0;
 
 	if (!s->procs || node >= g->nnodes || pool_result_waits(g, node))
 		return 0;
@@ -217,10 +227,8 @@ int run_add_child_places(struct run_cause *cause, const struct run_summary *s,
 		if (at >= g->nnodes || g->nodes[at].kind != WG_OBJECT)
 			continue;
 		p = &g->prims[g->nodes[at].index];
-		for (k = 0; k < s->njobs && s->jobs[k].pid != p->pid; k++)
-			;
 		if (p->kind != PY_PRIM_PROCESS || p->pid <= 0 ||
-		    k < s->njobs || !(th = child_thread(s, p->pid)))
+		    runs_job(s, p->pid) || !(th = child_thread(s, p->pid)))
 			continue;
 		f = run_causes_own_frame(th);
 		strbuf_addf(sb, "child process %lld: ", (long long)p->pid);

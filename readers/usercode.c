@@ -55,10 +55,8 @@ int py_is_user_file(const char *file, const char *stdlib)
 	return !in_versioned_lib(file);
 }
 
-static int is_inline(const struct py_frame *f)
+int py_code_is_inline(const struct py_code *code)
 {
-	const struct py_code *code = f->code;
-
 	return code && code->filename && code->name &&
 	       (!strcmp(code->filename, "<string>") ||
 		!strcmp(code->filename, "<stdin>"));
@@ -69,11 +67,11 @@ const struct py_frame *py_inline_program_frame(
 {
 	size_t i;
 
-	if (!n || !is_inline(f[n - 1]) ||
+	if (!n || !py_code_is_inline(f[n - 1]->code) ||
 	    strcmp(f[n - 1]->code->name, "<module>"))
 		return NULL;
 	/* Bounded by the frames. */
-	for (i = n; i > 0 && is_inline(f[i - 1]); i--)
+	for (i = n; i > 0 && py_code_is_inline(f[i - 1]->code); i--)
 		;
 	return f[i];
 }

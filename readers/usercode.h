@@ -25,6 +25,9 @@ int py_is_user_file(const char *file, const char *stdlib);
  * "<stdin>" from its module frame (the outermost) in, and its innermost
  * frame there is the program's.  That frame, or NULL. */
 struct py_frame;
+struct py_code;
+/* Code of a program given inline: `python -c`, or on stdin. */
+int py_code_is_inline(const struct py_code *code);
 const struct py_frame *py_inline_program_frame(
 	const struct py_frame *const *f, size_t n);
 
