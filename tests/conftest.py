@@ -22,12 +22,19 @@ ids only; tests that ask for one version by name still run, but those
 that take a list of their own skip the ones left out (`left_out()`); the
 summary names the ones left out),
 COROSCOPE_TEST_SANITIZER_PYTHONS=3.6,... (`make check`'s release pass:
-leave the per-interpreter tests on these ids (an `interp` parameter's,
-or an `interp_id` or `ident` parameter: test_watch.py's, and those of
-tests that name their interpreters) to the sanitizer pass that
-follows, which runs the same ones against the sanitizer build; the slow
-and packaging tests, which it does not run, and those it runs on other
-interpreters only (@pytest.mark.sanitizer_runs_on), stay).  Works with pytest-xdist (`-n 2`): the summary
+leave to the sanitizer pass that follows, which runs the same ones
+against the sanitizer build, the per-interpreter tests on these ids (an
+`interp` or `py` parameter's, or an `interp_id` or `ident` parameter:
+test_watch.py's, and those of tests that name their interpreters) and
+the tests of no interpreter; the slow and packaging tests, which it
+does not run, and those it runs on other interpreters only
+(@pytest.mark.sanitizer_runs_on), stay.  So each test runs once in
+`make check`; @pytest.mark.not_sanitized keeps one there).  Under
+COROSCOPE_SANITIZED=1 a test naming an interpreter COROSCOPE_TEST_PYTHONS
+leaves out is skipped, whatever its parameter's name; with
+COROSCOPE_TEST_AFTER_RELEASE=1 too (`make check`'s sanitizer pass), a
+test of no interpreter that skips for the pass's sake fails: neither
+pass ran it.  Works with pytest-xdist (`-n 2`): the summary
 is gathered from the reports, not from worker state.
 """
 
@@ -242,10 +249,12 @@ def interpreter(ident):
 def interpreter_or_skip(ident):
     """The interpreter with this id, or a skip saying why there is none
     (for tests that name their own interpreters)."""
-    interp = None if left_out(ident) else interpreter(ident)
+    if left_out(ident):
+        pytest.skip("interpreter %s left out by COROSCOPE_TEST_PYTHONS"
+                    % ident)
+    interp = interpreter(ident)
     if interp is None:
-        pytest.skip("interpreter %s is not installed here, or "
-                    "COROSCOPE_TEST_PYTHONS left it out" % ident)
+        pytest.skip("interpreter %s is not installed here" % ident)
     return interp
 
 
@@ -329,45 +338,82 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "sanitizer_runs_on(*ids): the sanitizer pass runs this "
         "test on these interpreters only, and skips it on the others")
+    config.addinivalue_line(
+        "markers", "not_sanitized(why): the sanitizer pass skips this test "
+        "of no interpreter parameter (it names one the pass leaves out, "
+        "or cannot run it), so `make check`'s release pass keeps it")
+
+
+_INTERP_ID = re.compile(r"^3\.\d+(t|-debian)?$")
 
 
 def _interp_id(item):
     """The id of the interpreter a per-interpreter test runs on, or None:
-    its `interp` parameter's, or the `interp_id` or `ident` a test that
-    names its own interpreters takes (test_watch.py's; test_run.py's,
-    among others, calling interpreter_or_skip(ident))."""
+    that of an Interpreter among its parameters (`interp`, `py`, a
+    fixture's), or the `interp_id` or `ident` a test that names its own
+    interpreters takes (test_watch.py's; test_run.py's, among others,
+    calling interpreter_or_skip(ident)), where that is an interpreter's
+    id."""
     callspec = getattr(item, "callspec", None)
     if callspec is None:
         return None
-    if "interp" in callspec.params:
-        return callspec.params["interp"].id
-    return callspec.params.get("interp_id", callspec.params.get("ident"))
+    for value in callspec.params.values():
+        if isinstance(value, Interpreter):
+            return value.id
+    ident = callspec.params.get("interp_id", callspec.params.get("ident"))
+    return ident if isinstance(ident, str) and _INTERP_ID.match(ident) \
+        else None
 
 
-def _sanitizer_runs(item, ident):
-    """Whether the sanitizer pass runs this per-interpreter test on the
-    interpreter ident (the slow and packaging tests it leaves out by -m,
-    the Makefile's check-sanitize; sanitizer_runs_on, here)."""
-    if item.get_closest_marker("slow") or item.get_closest_marker("packaging"):
+def _sanitizer_runs(item, ident, has):
+    """Whether the sanitizer pass runs this test, has(id) telling whether
+    it runs on that interpreter: not the slow and packaging tests (it
+    leaves them out by -m, the Makefile's check-sanitize), nor those
+    marked not_sanitized; on its interpreters, those sanitizer_runs_on
+    names where it names some; a test of no interpreter, always."""
+    if any(item.get_closest_marker(m) for m in
+           ("slow", "packaging", "not_sanitized")):
         return False
+    if ident is None:
+        return True
     only = item.get_closest_marker("sanitizer_runs_on")
-    return only is None or ident in only.args
+    return has(ident) and (only is None or ident in only.args)
+
+
+def _left_to_sanitizer(item, ident):
+    """Whether `make check`'s release pass leaves this test to the
+    sanitizer pass, which runs it.  (A test of no interpreter ran in
+    both passes: 380 tests, some 850 s of the release pass's test time,
+    180 s of its wall.)"""
+    return bool(SANITIZER_INTERPRETERS) and _sanitizer_runs(
+        item, ident, lambda i: i in SANITIZER_INTERPRETERS)
+
+
+def _sanitizer_skip(item, ident):
+    """In the sanitizer pass, why it skips this test, or None."""
+    if _sanitizer_runs(item, ident, lambda i: not left_out(i)):
+        return None
+    why = item.get_closest_marker("not_sanitized")
+    if why is not None:
+        return why.args[0]
+    if ident is not None and left_out(ident):
+        # (a test taking its interpreter by a parameter of its own: the
+        # release pass runs it there)
+        return "interpreter %s left out by COROSCOPE_TEST_PYTHONS" % ident
+    only = item.get_closest_marker("sanitizer_runs_on")
+    if only is not None:
+        return "the sanitizer run covers %s" % ", ".join(only.args)
+    return None      # slow, packaging: -m leaves it out
 
 
 def pytest_collection_modifyitems(session, config, items):
     kept, left = [], []
     for item in items:
         ident = _interp_id(item)
-        if ident is None:
-            kept.append(item)
-        elif SANITIZED and not _sanitizer_runs(item, ident):
-            only = item.get_closest_marker("sanitizer_runs_on")
-            if only is not None:
-                item.add_marker(pytest.mark.skip(
-                    reason="the sanitizer run covers %s"
-                    % ", ".join(only.args)))
-            kept.append(item)
-        elif ident in SANITIZER_INTERPRETERS and _sanitizer_runs(item, ident):
+        why = _sanitizer_skip(item, ident) if SANITIZED else None
+        if why is not None:
+            item.add_marker(pytest.mark.skip(reason=why))
+        if not SANITIZED and _left_to_sanitizer(item, ident):
             left.append(item)
         else:
             kept.append(item)
@@ -392,12 +438,38 @@ def _file_rank(item):
     return LONG_FILES.index(name) if name in LONG_FILES else len(LONG_FILES)
 
 
+# Set by `make check` for its sanitizer pass, whose release pass left it
+# the tests of no interpreter.
+AFTER_RELEASE = os.environ.get("COROSCOPE_TEST_AFTER_RELEASE") == "1"
+
+
+def _lost_to_the_handoff(item, report):
+    """A test of no interpreter that skips in `make check`'s sanitizer
+    pass for a reason of the pass's (an interpreter it leaves out, the
+    sanitizer) ran in neither pass: it fails, saying to mark it
+    not_sanitized, so that the release pass keeps it."""
+    if not (SANITIZED and AFTER_RELEASE and report.skipped and
+            report.when in ("setup", "call") and _interp_id(item) is None) \
+            or item.get_closest_marker("skip"):
+        return      # (a marker's skip: the release pass kept the test)
+    why = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+    if "COROSCOPE_TEST_PYTHONS" not in why and "sanitizer" not in why and \
+            "left out" not in why:
+        return
+    report.outcome = "failed"
+    report.longrepr = ("skipped in the sanitizer pass (%s), which `make "
+                       "check`'s release pass left it to: it ran in "
+                       "neither; mark it @pytest.mark.not_sanitized(why)"
+                       % why)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     # Tag the report with its interpreter: under pytest-xdist the summary
     # is written by the controller, which sees reports, not items.
     outcome = yield
     report = outcome.get_result()
+    _lost_to_the_handoff(item, report)
     callspec = getattr(item, "callspec", None)
     if callspec is not None and "interp" in callspec.params:
         report.user_properties.append(
@@ -447,8 +519,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         # (Under pytest-xdist the workers collect and deselect: the
         # controller cannot count what they left.)
         write("Python versions left to the sanitizer pass but for their "
-              "slow tests (COROSCOPE_TEST_SANITIZER_PYTHONS): %s"
-              % ", ".join(left))
+              "slow tests (COROSCOPE_TEST_SANITIZER_PYTHONS), with the "
+              "tests of no interpreter: %s" % ", ".join(left))
     if LEFT_OUT_INTERPRETERS:
         write("Python versions left out by COROSCOPE_TEST_PYTHONS: %s"
               % ", ".join(LEFT_OUT_INTERPRETERS))

@@ -198,6 +198,7 @@ def test_pid_only_digits(arg):
 # ---------------------------------------------------------------------------
 # 16.12: errors that say what happened
 
+@pytest.mark.not_sanitized("gdb and the sanitizer runtime do not mix")
 def test_exit_while_locating_is_exit_7_not_5(keeper):
     """The target dies after coroscope opened it, before the interpreter
     was found (gdb holds coroscope at pyproc_locate)."""

@@ -575,6 +575,7 @@ def test_run_leaves_out_the_fork_server_and_resource_tracker(tmp_path):
     assert idle.get("a multiprocessing pool's handler thread", 0) >= 6, idle
 
 
+@pytest.mark.not_sanitized("on 3.7, which the sanitizer pass leaves out")
 def test_run_names_a_pool_wait_before_38(tmp_path):
     """Before 3.8 a pool's result keeps no link to its pool: map()'s
     result is followed to the workers of the pool whose map() the thread

@@ -79,7 +79,14 @@ def watched(interp_id, module_keeper):
     interp = watch_interp(interp_id)
     target = module_keeper.start_target(interp, "watch_target.py")
     result = run_coroscope("watch", "--json", *(WATCH_ARGS + [target.pid]))
-    return target, result
+    yield target, result
+    # Its spinning thread takes most of a CPU for as long as it lives:
+    # kept to the module's end, one per interpreter, three of them at
+    # once took a worker's half of the machine through the suite's
+    # start (the module's other tests run the spin on targets of their
+    # own).
+    target.proc.kill()
+    target.proc.wait()
 
 
 def test_json_summary_document(watched):

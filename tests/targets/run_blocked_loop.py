@@ -132,8 +132,13 @@ async def blocker(ready, how, fut):
 
 
 async def chunky_job(fd):
-    for _ in range(3):
-        for _ in range(30):
+    # Steps of 0.3 s and a job of 0.9 s by the clock, not by a count of
+    # sleeps: on a loaded machine 90 sleeps of 10 ms took over 1.25 s,
+    # and a thread that lives half the sampled window may be a cause.
+    end = time.monotonic() + 0.9
+    while time.monotonic() < end:
+        step_end = min(end, time.monotonic() + 0.3)
+        while time.monotonic() < step_end:
             check_waits(fd)
             time.sleep(0.01)  # MARK: young-sleep
         await asyncio.sleep(0.001)
