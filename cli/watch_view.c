@@ -304,12 +304,25 @@ void watch_format_events(const struct watch_tracker *t, int apart,
 }
 
 /* "stuck 4.0s", "busy 93%", "active", "gone" */
+/* Whether the summary calls an active item "still": seen in more than
+ * one sample, never moving, for less than the threshold (a watch shorter
+ * than --stuck calls nothing stuck, and "active" would say it moved). */
+static int still_all_watch(const struct watch_tracker *t,
+			   const struct watch_item *it)
+{
+	return watch_state_of(t, it) == WATCH_ACTIVE && !it->gone &&
+	       it->last_progress <= it->first_seen &&
+	       it->last_seen > it->first_seen;
+}
+
 static void state_word(struct strbuf *sb, const struct watch_tracker *t,
-		       const struct watch_item *it)
+		       const struct watch_item *it, int summary)
 {
 	enum watch_state s = watch_state_of(t, it);
 
-	if (s == WATCH_STUCK)
+	if (summary && still_all_watch(t, it))
+		strbuf_addf(sb, "still %.1fs", watch_stuck_for(t, it));
+	else if (s == WATCH_STUCK)
 		strbuf_addf(sb, "stuck %.1fs", watch_stuck_for(t, it));
 	else if (s == WATCH_BUSY)
 		strbuf_addf(sb, "busy %.0f%%", 100 * watch_busy(it));
@@ -379,7 +392,7 @@ static char *summary_key(const struct watch_tracker *t, size_t item)
 	char *key;
 
 	strbuf_init(&sb);
-	state_word(&sb, t, &t->items[item]);
+	state_word(&sb, t, &t->items[item], 1);
 	strbuf_addch(&sb, '|');
 	summary_rest(&sb, t, &of);
 	key = alike_key(&t->items[item], sb.buf);
@@ -409,7 +422,7 @@ static void summary_kind(FILE *out, const struct watch_tracker *t,
 		struct summary_of of = { t->items, idx, m,
 					 g.first[i + 1] - g.first[i], 1 };
 
-		state_word(&sb, t, it);
+		state_word(&sb, t, it, 1);
 		fprintf(out, "  %-12s ", sb.buf);
 		strbuf_reset(&sb);
 		alike_line(&sb, t, idx, m, of.n, summary_rest, &of);
@@ -432,6 +445,10 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 	strbuf_init(&sb);
 	summary_heading(&sb, t, info);
 	fprintf(out, "watch summary: %s\n", sb.buf);
+	if (info->elapsed_s < info->stuck_s)
+		fprintf(out, "the watch was shorter than --stuck (%gs): nothing "
+			"could be called stuck; \"still\" is what did not move "
+			"in it\n", info->stuck_s);
 	if (info->target_exited)
 		fprintf(out, "the target exited during the watch\n");
 	if (info->samples_failed) {
@@ -696,7 +713,7 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 			continue;
 		strbuf_reset(&sb);
 		strbuf_reset(&st);
-		state_word(&st, t, it);
+		state_word(&st, t, it, 0);
 		strbuf_addf(&sb, "%-12s ", st.buf);
 		strbuf_reset(&st);
 		describe(&st, it);

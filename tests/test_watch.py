@@ -303,6 +303,34 @@ def test_plain_lines_say_what_is_stuck(keeper):
     assert_target_unharmed(target)
 
 
+def test_a_watch_shorter_than_stuck_says_what_stood_still(keeper):
+    """--for 2s with the default --stuck 10s: nothing can be stuck, and
+    what never moved was called "active" as if it had (a helper's user
+    round); the summary says the watch was too short to call anything
+    stuck and calls what stood still through it "still"."""
+    interp = control_interpreter()
+    target = keeper.start_target(interp, "watch_target.py")
+    result = run_coroscope("watch", "--for", "2s", "--interval", "0.4s",
+                           target.pid)
+    assert result.returncode == 0, result
+    lines = result.stdout.splitlines()
+    summary = lines.index(next(l for l in lines
+                               if l.startswith("watch summary:")))
+    rest = lines[summary:]
+    assert rest[1] == ("the watch was shorter than --stuck (10s): nothing "
+                       "could be called stuck; \"still\" is what did not "
+                       "move in it"), result
+    event_wait = "watch_target.py:%d" % marker_line(SCRIPT, "event-wait")
+    parked = [l.split() for l in rest if "task 'parked'" in l]
+    assert len(parked) == 1 and parked[0][0] == "still", result
+    assert 1.5 <= float(parked[0][1].rstrip("s")) < 10, result
+    assert any(event_wait in l for l in rest if "task 'parked'" in l)
+    napper = [l.split()[0] for l in rest if "'napper'" in l]
+    assert napper and set(napper) == {"active"}, result
+    assert not [l for l in rest if l.strip().startswith("stuck ")], result
+    assert_target_unharmed(target)
+
+
 ALIKE_POOL = 12
 
 
