@@ -17,6 +17,8 @@
 #define MAX_CHILD_THREADS 64   /* threads of one child asked */
 #define MAX_OUR_FDS 4096       /* the target's fds looked through */
 #define LINK_MAX_LEN 64        /* "pipe:[4026531840]" */
+#define MAX_SIBLINGS 64        /* a parent's other children looked at */
+#define CHILDREN_LIST_LEN 1024 /* of one thread's children file read */
 /* How long a pipe is watched at least before "nothing was read from
  * it" is said: past a slow reader's pause (a line every 5 - 50 ms). */
 #define UNREAD_WATCH_MS 200
@@ -27,6 +29,11 @@ int child_pipes_end(int pid, const char *pipe, int want)
 	int *fds = NULL, mode, found = -1;
 	size_t n = 0, i;
 
+	/* fd 0 first: the listing's ids are pids' kind, never 0 (and a
+	 * pipeline's reader has the pipe as its stdin) */
+	if (procfs_fd(pid, 0, link, sizeof(link), &mode) == 0 &&
+	    !strcmp(link, pipe) && mode == want)
+		return 0;
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
 	if (procfs_list_ids(dir, MAX_OUR_FDS, 0, &fds, &n) < 0)
 		return -1;
@@ -198,9 +205,63 @@ static int still_unread(int pid, const struct cs_thread *t)
 	       still_in(pid, t->tid, t->left_call, t->left_fd);
 }
 
+/* Another child of ppid than pid that holds the read end of pipe: its
+ * pid, its fd into *fd; else 0.  From the children files of ppid's
+ * threads (each lists the children that thread started). */
+static int sibling_read_end(int pid, int ppid, const char *pipe, int *fd)
+{
+	char dir[64], list[CHILDREN_LIST_LEN];
+	int *tids = NULL, found = 0;
+	size_t n = 0, i, looked = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", ppid);
+	if (procfs_list_ids(dir, MAX_CHILD_THREADS, ppid, &tids, &n) < 0)
+		return 0;
+	for (i = 0; i < n && !found && looked < MAX_SIBLINGS; i++) {
+		char path[80], *p, *end;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", ppid,
+			 tids[i]);
+		if (procfs_read(path, list, sizeof(list)) <= 0)
+			continue;
+		/* Bounded by MAX_SIBLINGS and the list's length. */
+		for (p = list; !found && looked < MAX_SIBLINGS; p = end) {
+			long child = strtol(p, &end, 10);
+
+			if (end == p || child <= 0 || child > INT32_MAX)
+				break;
+			looked++;
+			if (child != pid &&
+			    (*fd = read_end((int)child, pipe)) >= 0)
+				found = (int)child;
+		}
+	}
+	free(tids);
+	return found;
+}
+
+/* Whether ppid, pid's parent, holds the read end of pipe, else (where
+ * pid does not either) which of its other children does. */
+static void other_holders(int pid, int ppid, const char *pipe,
+			  struct left_pipe *lp)
+{
+	if ((lp->parent_fd = read_end(ppid, pipe)) >= 0) {
+		lp->parent_pid = ppid;
+		if (procfs_comm(ppid, lp->parent_comm,
+				sizeof(lp->parent_comm)) < 0)
+			lp->parent_comm[0] = '\0';
+	} else if (lp->self_fd < 0 &&
+		   (lp->sibling_pid = sibling_read_end(pid, ppid, pipe,
+						       &lp->sibling_fd)) > 0 &&
+		   procfs_comm(lp->sibling_pid, lp->sibling_comm,
+			       sizeof(lp->sibling_comm)) < 0) {
+		lp->sibling_comm[0] = '\0';
+	}
+}
+
 /* What a thread left running writes to, and who holds a pipe's read
  * end: the target, its parent, or both (a fork's child keeps the read
- * end its parent reads).  Its files through task `via` (the process, or
+ * end its parent reads), else a sibling.  Its files through task `via` (the process, or
  * a live thread once the main one has exited).  Read after the resume:
  * only while the thread is still in its call on that fd (else the fd
  * may be another file now). */
@@ -224,13 +285,8 @@ static void left_probe_one(int pid, int via, const struct cs_thread *t,
 		return;
 	lp->file = LEFT_FILE_PIPE;
 	lp->self_fd = read_end(via, link);
-	if (procfs_stat(pid, 0, &st) == 0 && st.ppid > 1 &&
-	    (lp->parent_fd = read_end(st.ppid, link)) >= 0) {
-		lp->parent_pid = st.ppid;
-		if (procfs_comm(st.ppid, lp->parent_comm,
-				sizeof(lp->parent_comm)) < 0)
-			lp->parent_comm[0] = '\0';
-	}
+	if (procfs_stat(pid, 0, &st) == 0 && st.ppid > 1)
+		other_holders(pid, st.ppid, link, lp);
 	lp->unread = still_unread(pid, t);
 }
 

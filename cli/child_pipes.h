@@ -51,7 +51,8 @@ void child_pipe_say(struct strbuf *st, const struct child_pipe *cp);
  * write (attach/live.h), writes to, and for a pipe, whether the target
  * itself or its parent holds the read end (the two that deadlock with
  * it: a pipe it means to read later, a Popen(stdout=PIPE) parent that
- * waits for it first).  Read from /proc after the resume.
+ * waits for it first), else which sibling (a shell pipeline's next
+ * command, which does not read).  Read from /proc after the resume.
  */
 enum left_file { LEFT_FILE_OTHER, LEFT_FILE_PIPE, LEFT_FILE_SOCKET };
 
@@ -64,6 +65,11 @@ struct left_pipe {
 				 (after a fork, both may), else 0 */
 	int parent_fd;
 	char parent_comm[PROCFS_COMM_MAX];  /* the parent's name */
+	/* Where neither holds it: another child of its parent that does
+	 * (`python app.py | sleep 1000` under a shell), else 0. */
+	int sibling_pid;
+	int sibling_fd;
+	char sibling_comm[PROCFS_COMM_MAX];
 	/* The writer was not woken from the survey to the probe: nothing
 	 * freed room in the pipe, so no holder read from it meanwhile. */
 	int unread;

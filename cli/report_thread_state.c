@@ -52,6 +52,8 @@ static const char *call_name(const struct cs_thread *t)
 }
 
 /* ", a pipe its parent 12 (python3) holds the read end of as fd 5",
+ * ", a pipe its sibling process 13 (sleep) (another child of its
+ * parent) holds the read end of as fd 0",
  * ", a pipe this process (fd 3) and its parent 12 (python3) (fd 5) hold
  * the read end of", then "; nothing read from it while coroscope
  * looked" when so. */
@@ -76,6 +78,11 @@ static void text_left_file(FILE *out, const struct left_pipe *lp)
 	} else if (lp->self_fd >= 0) {
 		fprintf(out, " this process holds the read end of as fd %d",
 			lp->self_fd);
+	} else if (lp->sibling_pid) {
+		fprintf(out, " its sibling process %d (", lp->sibling_pid);
+		esc_put(out, lp->sibling_comm, ESC_NAME, 0);
+		fprintf(out, ") holds the read end of as fd %d",
+			lp->sibling_fd);
 	}
 	if (lp->unread)
 		fputs("; nothing read from it while coroscope looked", out);
@@ -150,13 +157,18 @@ void report_text_threads_timer(FILE *out, const struct collection *c,
 	strbuf_release(&sb);
 }
 
-static void json_read_end(struct json *j, int pid, int fd, int parent)
+enum read_end_of { END_SELF, END_PARENT, END_SIBLING };
+
+static void json_read_end(struct json *j, int pid, int fd,
+			  enum read_end_of of)
 {
 	json_begin_object(j);
 	json_key_int(j, "pid", pid);
 	json_key_int(j, "fd", fd);
 	json_key(j, "parent");
-	json_bool(j, parent);
+	json_bool(j, of == END_PARENT);
+	json_key(j, "sibling");
+	json_bool(j, of == END_SIBLING);
 	json_end_object(j);
 }
 
@@ -205,9 +217,11 @@ void report_json_thread_state(struct json *j, const struct collection *c,
 	json_key(j, "read_ends");
 	json_begin_array(j);
 	if (lp && lp->self_fd >= 0)
-		json_read_end(j, c->pid, lp->self_fd, 0);
+		json_read_end(j, c->pid, lp->self_fd, END_SELF);
 	if (lp && lp->parent_pid)
-		json_read_end(j, lp->parent_pid, lp->parent_fd, 1);
+		json_read_end(j, lp->parent_pid, lp->parent_fd, END_PARENT);
+	if (lp && lp->sibling_pid)
+		json_read_end(j, lp->sibling_pid, lp->sibling_fd, END_SIBLING);
 	json_end_array(j);
 	json_key(j, "unread");
 	if (lp && lp->file == LEFT_FILE_PIPE)

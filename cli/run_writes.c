@@ -1,6 +1,7 @@
 /*
  * `coroscope run`'s causes for threads blocked writing to a pipe whose
- * read end their own process or its parent holds (RUN_CAUSE_WRITE):
+ * read end their own process or its parent holds, or another child of
+ * its parent (a shell pipeline's next command) (RUN_CAUSE_WRITE):
  * the thread was left running by the stop (attach/live.h), asleep in
  * its write, and cli/child_pipes.c found who holds the read end, and
  * that nothing was read from the pipe while coroscope looked (a reader
@@ -48,6 +49,10 @@ static void write_cause(struct run_summary *s, const struct collection *c,
 		strbuf_addf(sb, "its parent %d (", lp->parent_pid);
 		esc_add_name_raw(sb, lp->parent_comm);
 		strbuf_addf(sb, ") (fd %d)", lp->parent_fd);
+	} else if (lp->sibling_pid && lp->self_fd < 0) {
+		strbuf_addf(sb, "its sibling process %d (", lp->sibling_pid);
+		esc_add_name_raw(sb, lp->sibling_comm);
+		strbuf_addf(sb, ") (fd %d)", lp->sibling_fd);
 	}
 	strbuf_addf(sb, " %s the read end of, read none of it while "
 		    "coroscope looked", lp->self_fd >= 0 && lp->parent_pid ?
@@ -73,7 +78,8 @@ void run_summarize_writes(struct run_summary *s, const struct collection *c)
 		/* (a reader that read meanwhile is slow, no cause; nor is
 		 * what a torn last try says) */
 		if (ct && lp && lp->file == LEFT_FILE_PIPE && lp->unread &&
-		    (lp->self_fd >= 0 || lp->parent_pid) && !c->left_ran)
+		    (lp->self_fd >= 0 || lp->parent_pid || lp->sibling_pid) &&
+		    !c->left_ran)
 			write_cause(s, c, t, ct, lp, &sb);
 	}
 	strbuf_release(&sb);

@@ -112,7 +112,7 @@ def test_writers_are_left_running_and_lose_nothing(keeper, interp):
         assert t["left_running"] == {
             "call": "write", "fd": wfd, "file": "pipe", "unread": True,
             "read_ends": [{"pid": target.pid, "fd": rfd,
-                           "parent": False}]}, t
+                           "parent": False, "sibling": False}]}, t
         assert frame_lines(t)[0] == ("write_all", write), t["frames"]
     reporter = [t for t in doc["threads"] if t["name"] == "reporter"]
     assert [t["left_running"] for t in reporter] == [None], doc["threads"]
@@ -267,7 +267,7 @@ def test_writer_beside_an_exited_main_thread(keeper, interp):
     # entry has none)
     assert threads[worker]["left_running"]["read_ends"] == \
         [{"pid": target.pid, "fd": target.ready["pipe"][0],
-          "parent": False}], threads[worker]
+          "parent": False, "sibling": False}], threads[worker]
     assert ("write_all" not in str(threads[worker]["frames"]) and
             threads[worker]["frames"][0]["line"] ==
             marker_line(script, "worker-writes")), threads[worker]
@@ -382,6 +382,52 @@ def test_run_names_the_unread_pipe(work):
             if c["pid"] == info["child"]] == ["write"], report["causes"]
 
 
+def test_run_names_a_sibling_that_does_not_read(work):
+    """`run` over a pipeline's writer whose reader, a sibling (`sleep`,
+    another child of its parent, as in a shell's `python app.py | sleep
+    3600`), never reads: the writer is a "write" cause naming the
+    sibling, its name and fd (before, no cause: only the writer's own
+    process and its parent were looked at)."""
+    py = control_interpreter()
+    res, info, report = run_pipe_readers(work, py, "pipeline")
+    want = ("  process %d: thread %d blocked writing to its stdout at "
+            "<string>:1 in <module>: a pipe its sibling process %d (sleep) "
+            "(fd 0) holds the read end of, read none of it while coroscope "
+            "looked" % (info["child"], info["child"], info["sibling"]))
+    causes = likely_causes(res.stderr)
+    assert want in causes, causes
+    assert [c["kind"] for c in report["causes"]
+            if c["pid"] == info["child"]] == ["write"], report["causes"]
+
+
+def test_dump_names_a_sibling_that_does_not_read(keeper):
+    """`dump` of that writer: its thread, left running, writes to a pipe
+    its sibling holds the read end of, in text and JSON."""
+    target = keeper.start_target(control_interpreter(), "pipe_readers.py",
+                                 "pipeline")
+    said = target.ready
+    try:
+        res = run_coroscope("dump", said["child"])
+        assert res.returncode == 0, res
+        assert ("(left running: a stop would cut short its write(2) to "
+                "fd 1, a pipe its sibling process %d (sleep) holds the "
+                "read end of as fd 0; nothing read from it while coroscope "
+                "looked)" % said["sibling"]) in res.stdout, res.stdout
+        doc = json.loads(run_coroscope("dump", "--json",
+                                       said["child"]).stdout)
+        left = [t["left_running"] for t in doc["threads"]
+                if t["left_running"]]
+        assert [l["read_ends"] for l in left] == [[
+            {"pid": said["sibling"], "fd": 0, "parent": False,
+             "sibling": True}]], left
+    finally:
+        for pid in (said["child"], said["sibling"]):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+
+
 def test_a_slowly_reading_parent_is_no_cause(work):
     """A parent that reads its child's output slowly (4 KB every 5 ms)
     wakes the writer while coroscope looks: `run` names no "write"
@@ -412,8 +458,10 @@ def test_a_forked_child_and_its_parent_both_hold_the_read_end(keeper):
     doc = json.loads(run_coroscope("dump", "--json", said["child"]).stdout)
     left = [t["left_running"] for t in doc["threads"] if t["left_running"]]
     assert [l["read_ends"] for l in left] == [[
-        {"pid": said["child"], "fd": said["fd"], "parent": False},
-        {"pid": said["pid"], "fd": said["fd"], "parent": True}]], left
+        {"pid": said["child"], "fd": said["fd"], "parent": False,
+         "sibling": False},
+        {"pid": said["pid"], "fd": said["fd"], "parent": True,
+         "sibling": False}]], left
     os.kill(said["child"], 9)
 
 

@@ -1,7 +1,7 @@
 """Children blocked writing to pipes, with readers that a report must
 tell apart, for `coroscope run` and `dump`.
 
-Usage: pipe_readers.py READY wait|slow|fork
+Usage: pipe_readers.py READY wait|slow|fork|pipeline
 
 wait: the classic subprocess deadlock, Popen(stdout=PIPE).wait() while
   the child, under python -u, prints 1,000,000 characters (more than a
@@ -11,6 +11,10 @@ slow: the child prints 40,000,000 characters under python -u to a
   stuck.
 fork: a forked child (no exec) writes 1,000,000 bytes to a pipe whose
   read end it kept, as its parent did, which never reads it.
+pipeline: the child prints 1,000,000 characters under python -u into a
+  pipe to a sibling, `sleep 3600`, which never reads (a shell's
+  `python app.py | sleep 3600`); this process holds neither end and
+  waits for the sibling.  READY's "sibling" is its pid, "fd" 0.
 READY gets this process's pid, the child's pid and the fd of the read
 end this process holds (for fork, the same number in both), once the
 child sits in write(2).
@@ -74,5 +78,18 @@ def fork(path):
     time.sleep(3600)  # MARK: parent-sleeps
 
 
+def pipeline(path):
+    writer = subprocess.Popen([sys.executable, "-u", "-c",
+                               "print('x' * 1000000)"],
+                              stdout=subprocess.PIPE)
+    reader = subprocess.Popen(["sleep", "3600"], stdin=writer.stdout)
+    writer.stdout.close()
+    wait_writing(writer.pid)
+    write_ready(path, {"pid": os.getpid(), "child": writer.pid,
+                       "sibling": reader.pid, "fd": 0})
+    reader.wait()  # MARK: parent-waits-pipeline
+
+
 if __name__ == "__main__":
-    {"wait": wait, "slow": slow, "fork": fork}[sys.argv[2]](sys.argv[1])
+    {"wait": wait, "slow": slow, "fork": fork,
+     "pipeline": pipeline}[sys.argv[2]](sys.argv[1])
