@@ -409,13 +409,13 @@ int run_summary_explains(const struct run_summary *s,
 	return found;
 }
 
-int run_summary_blocks_loop(const struct run_summary *s,
+int run_summary_says_thread(const struct run_summary *s,
 			    const struct py_thread *t)
 {
 	int found = 0;
 
 	if (t->tstate)
-		addrmap_get(&s->loops_blocked, t->tstate, &found);
+		addrmap_get(&s->said_threads, t->tstate, &found);
 	return found;
 }
 
@@ -569,10 +569,14 @@ static void summarize_waits(struct run_summary *s, int pid,
 		if (size == 1 && s->graph) {
 			long node = py_waitgraph_node_of(s->graph, WG_THREAD,
 							 w[m[0]]);
+			long job = run_add_worker(cause, s->graph, rs->snap,
+						  rs->facts, node, &sb);
 
-			if (!run_add_worker(cause, s->graph, rs->snap,
-					    rs->facts, node, &sb))
+			if (job < 0)
 				(void)run_add_pool_job(cause, s, node, &sb);
+			else if (rs->snap->threads[job].tstate)
+				addrmap_put(&s->said_threads,
+					    rs->snap->threads[job].tstate, NULL);
 		}
 		if (size == 1 && s->graph && first->t->tid == pid)
 			run_cause_test(cause, s->graph->test, &sb);
@@ -701,7 +705,7 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 				    "run", others, others == 1 ? "" : "s");
 		cause = run_cause_add(s, RUN_CAUSE_LOOP_BLOCKED, pid, &sb);
 		if (t->tstate)
-			addrmap_put(&s->loops_blocked, t->tstate, NULL);
+			addrmap_put(&s->said_threads, t->tstate, NULL);
 		f = own ? own : &t->frames[0];
 		strbuf_addstr(&sb, "at ");
 		run_add_frame_place(&sb, f);
@@ -753,8 +757,8 @@ void run_summarize(struct run_summary *s, int pid,
 {
 	struct run_snap rs = { snap, facts };
 
-	addrmap_release(&s->loops_blocked);
-	addrmap_init(&s->loops_blocked);
+	addrmap_release(&s->said_threads);
+	addrmap_init(&s->said_threads);
 	/* A forked child's tasks are its parent's, where their causes
 	 * are (and would be said twice); its own thread is its own. */
 	if (!a->copied_at_fork) {

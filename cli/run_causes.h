@@ -104,10 +104,12 @@ struct run_summary {
 	 * thread's, when its main thread has exited), 0 for the process's
 	 * own: the fd a task or greenlet is parked on.  Set with clock_s. */
 	int proc_pid;
-	/* Threads (by thread state) of the process being summarized that
-	 * a blocked-loop cause names, reset by run_summarize() (owned): a
-	 * step asleep in time.sleep() is no sleep cause of its own too. */
-	struct addrmap loops_blocked;
+	/* Threads (by thread state) of the process being summarized whose
+	 * wait a cause of run_summarize() says, reset by it (owned): a
+	 * blocked loop's, a job's worker named under the wait for the job
+	 * ("its job runs in thread 12 ..."): a step or job asleep in
+	 * time.sleep() is no sleep cause of its own too. */
+	struct addrmap said_threads;
 };
 
 /* Lines of a lock's holders a thread's facts keep at most. */
@@ -179,8 +181,8 @@ void run_summary_release(struct run_summary *s);
 /* Does a cause of the wait-for graph's name thread t (s->explained)? */
 int run_summary_explains(const struct run_summary *s,
 			 const struct py_thread *t);
-/* Does a blocked-loop cause name it (s->loops_blocked)? */
-int run_summary_blocks_loop(const struct run_summary *s,
+/* Does a cause of run_summarize()'s say its wait (s->said_threads)? */
+int run_summary_says_thread(const struct run_summary *s,
 			    const struct py_thread *t);
 
 /* The innermost frame of the program's own, below the machinery of

@@ -73,8 +73,8 @@ void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 		run_seen_thread(t, th, &seen);
 		if ((seen.state != RUN_SEEN_STUCK && !polls(&seen)) || !own ||
 		    !asleep(f) || f->sqlite || thread_idle_by_design(th) ||
-		    run_summary_explains(s, th) || run_summary_blocks_loop(s, th) ||
-		    run_pool_runs_job(th))
+		    run_summary_explains(s, th) ||
+		    run_summary_says_thread(s, th) || run_pool_runs_job(th))
 			continue;
 		/* ", sleeps in time.sleep, wakes in 0.3s", its comma cut;
 		 * without the deadline, what the C frames say */

@@ -35,7 +35,7 @@ void run_summary_release(struct run_summary *s)
 	for (i = 0; i < s->n; i++)
 		cause_release(&s->causes[i]);
 	free(s->causes);
-	addrmap_release(&s->loops_blocked);
+	addrmap_release(&s->said_threads);
 	run_summary_init(s);
 }
 

@@ -2121,7 +2121,8 @@ def test_a_thread_pools_polling_job_is_linked(work, ident):
     worker runs between samples, so no cause of the graph's follows the
     wait to it, and the main thread's wait named no job; the job's poll
     came as a cause of its own, unlinked (3.13, two runs of three).
-    The wait names the job's thread now, or the graph's cause does."""
+    The wait names the job's thread now, or the graph's cause does; and
+    the job's poll is no cause of its own besides (it was, linked)."""
     script = target_script("run_pools.py")
     py = interpreter_or_skip(ident)
     _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
@@ -2133,6 +2134,8 @@ def test_a_thread_pools_polling_job_is_linked(work, ident):
                         r"\S*run_pools\.py:%d in polls"
                         % marker_line(script, "pool-thread-polls"), c)
                for c in first[1:]), causes
+    assert not [c for c in causes if c.startswith("  process ") and
+                "ThreadPoolExecutor-" in c], causes
 
 
 @pytest.mark.parametrize("ident", ("3.6", "3.14"))
