@@ -569,14 +569,11 @@ static void summarize_waits(struct run_summary *s, int pid,
 		if (size == 1 && s->graph) {
 			long node = py_waitgraph_node_of(s->graph, WG_THREAD,
 							 w[m[0]]);
-			long job = run_add_worker(cause, s->graph, rs->snap,
-						  rs->facts, node, &sb);
 
-			if (job < 0)
+			if (!run_add_worker(cause, s->graph, rs->snap,
+					    rs->facts, node, &s->said_threads,
+					    &sb))
 				(void)run_add_pool_job(cause, s, node, &sb);
-			else if (rs->snap->threads[job].tstate)
-				addrmap_put(&s->said_threads,
-					    rs->snap->threads[job].tstate, NULL);
 		}
 		if (size == 1 && s->graph && first->t->tid == pid)
 			run_cause_test(cause, s->graph->test, &sb);

@@ -700,7 +700,8 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		strbuf_addstr(sb, "holder ");
 		run_unit_detail(cause, c, t, holders[h], s->facts, sb);
 		/* (a holder is no stuck task of its own: its job here) */
-		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h], sb);
+		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h],
+			       NULL, sb);
 	}
 	future_units(cause, c, t, r->node, s->facts, sb);
 	/* child processes waited on: the ones still running a job */

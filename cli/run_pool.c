@@ -272,10 +272,10 @@ int run_add_process_jobs(struct run_cause *cause, const struct run_summary *s,
  * clock_nanosleep()": the worker thread node's wait leads to, through
  * the graph, where it is (its own code's innermost frame, else its
  * innermost) and the C call it is blocked in, when known. */
-long run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 		   const struct py_snapshot *snap,
 		   const struct run_thread_facts *facts, long node,
-		   struct strbuf *sb)
+		   struct addrmap *said, struct strbuf *sb)
 {
 	const struct py_thread *th;
 	const struct py_frame *f;
@@ -284,7 +284,7 @@ long run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 
 	worker = node < 0 ? -1 : py_waitgraph_worker(g, (size_t)node);
 	if (worker < 0 || g->nodes[worker].index >= snap->nthreads)
-		return -1;
+		return 0;
 	i = g->nodes[worker].index;
 	th = &snap->threads[i];
 	strbuf_addstr(sb, "its job runs in ");
@@ -299,5 +299,7 @@ long run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 	if (facts && facts[i].native_call)
 		strbuf_addf(sb, ", in C: %s()", facts[i].native_call);
 	run_cause_detail(cause, sb);
-	return (long)i;
+	if (said && th->tstate)
+		addrmap_put(said, th->tstate, NULL);
+	return 1;
 }

@@ -39,13 +39,14 @@ size_t run_pool_jobs(const struct run_proc *procs, size_t n, int pid,
 
 /* A detail line naming the worker thread the wait of graph node `node`
  * (a task's; -1: none) leads to, where it is and (facts: NULL when not
- * known) the C call it is blocked in: "its job runs in thread 12 ...".
- * The worker's index in snap when added, else -1 (the wait leads to no
- * thread). */
-long run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
+ * known) the C call it is blocked in: "its job runs in thread 12 ...";
+ * the worker's thread state into `said` (NULL: none), whose thread is
+ * then no cause of its own too (struct run_summary's said_threads).
+ * Nothing (0) when the wait leads to no thread; 1 when added. */
+int run_add_worker(struct run_cause *cause, const struct py_waitgraph *g,
 		   const struct py_snapshot *snap,
 		   const struct run_thread_facts *facts, long node,
-		   struct strbuf *sb);
+		   struct addrmap *said, struct strbuf *sb);
 
 /* "its job runs in process 12 at app.py:9 in crunch" (or "in one of 2
  * pool worker processes: ...") when graph node `node` (a task's; -1:

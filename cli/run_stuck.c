@@ -332,7 +332,7 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 						 (size_t)(first->t - a->tasks));
 
 		if (!run_add_worker(cause, s->graph, rs->snap, rs->facts, node,
-				    sb))
+				    &s->said_threads, sb))
 			(void)run_add_pool_job(cause, s, node, sb);
 	}
 	/* (a task of the main thread's loop: pytest-asyncio's test) */
@@ -453,7 +453,8 @@ static struct run_cause *trio_cause(struct run_summary *s, int pid,
 	if (n == 1 && s->graph)
 		(void)run_add_worker(cause, s->graph, rs->snap, rs->facts,
 				     py_waitgraph_node_of(s->graph, WG_TASK,
-					(size_t)(first->t - a->tasks)), sb);
+					(size_t)(first->t - a->tasks)),
+				     &s->said_threads, sb);
 	if (s->graph && first->t->tid == pid)
 		run_cause_test(cause, s->graph->test, sb);
 	return cause;
