@@ -22,8 +22,8 @@ import pytest
 
 from conftest import INTERPRETERS, TESTS_DIR
 
-# Two of the sanitizer pass's interpreters (SAN_PYTHONS), and one of the
-# release pass's only.
+# Two interpreters handed to the sanitizer pass (as SAN_PYTHONS hands its
+# own), and one of the release pass's only.
 LEFT = ("3.6", "3.14t")
 OTHER = "3.12"
 
