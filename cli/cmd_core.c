@@ -211,6 +211,15 @@ static void core_user(struct source_user *u, const char *path,
 	u->gid = in->gid;
 }
 
+/* When the core was written: its file's modification time (a copy's
+ * may be later, never earlier), or 0. */
+static double core_time(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (double)st.st_mtim.tv_sec : 0;
+}
+
 int cmd_core(int argc, char **argv)
 {
 	struct core_cli_options o;
@@ -233,6 +242,7 @@ int cmd_core(int argc, char **argv)
 	}
 	in = core_info(ms);
 	core_user(&o.v.collect.core_user, o.path, in);
+	o.v.collect.core_time = core_time(o.path);
 	/* Takes ms: in stays valid until collection_release(). */
 	ret = collect_source(&c, ms, &o.v.collect, &err);
 	if (in->command)

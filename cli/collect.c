@@ -544,7 +544,7 @@ static int collect(struct collection *c, const struct collect_options *opt,
 	/* (after: the faults start sooner) */
 	if (!opt->no_source)
 		c->sources = source_cache_new(c->ms, c->is_live ? c->pid : 0,
-					      &opt->core_user);
+					      &opt->core_user, opt->core_time);
 	ret = pyproc_locate(&c->py, c->ms, err);
 	c->located = 1;
 	if (ret == 0)

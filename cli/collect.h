@@ -50,6 +50,10 @@ struct collect_options {
 	/* A core's only: its process's user (cli/source.h), whose files
 	 * its source lines may come from. */
 	struct source_user core_user;
+	/* A core's only: when it was written (its file's time, seconds
+	 * since the epoch; 0 unknown): a source file changed since is not
+	 * shown (cli/source.h). */
+	double core_time;
 };
 
 /* --max-frames: at least, at most. */

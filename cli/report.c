@@ -192,6 +192,7 @@ void report_text(FILE *out, const struct collection *c)
 	report_text_async(out, c);
 	report_text_graph(out, c);
 	report_warnings(stderr, &c->warnings, CS_WARN_COLLECTION);
+	source_warn_stale(stderr, c->sources, c->is_live);
 }
 
 void report_warnings(FILE *out, const struct cs_warnings *w,

@@ -154,8 +154,7 @@ static void add_taken(struct run_cause *cause, const struct collection *c,
 	graph_add_label(sb, c, obj, GRAPH_RAW);
 	strbuf_addstr(sb, " since ");
 	graph_add_place_line(sb, at, line, GRAPH_RAW);
-	source = c->sources ? run_probe_source(c->pid, at->code->filename,
-					       line) : NULL;
+	source = run_probe_source(c, at->code->filename, line);
 	if (source)
 		strbuf_addf(sb, ": %s", source);
 	free(source);

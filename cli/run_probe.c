@@ -19,8 +19,6 @@
 #include "common/banned.h"
 
 /* Bounds on what is read of the target's source files. */
-#define MAX_SOURCE_LINE 1000000
-#define MAX_SOURCE_BYTES (16u << 20)
 #define MAX_SHOWN_SOURCE 160
 /* How long threads get to settle back into their waits after a dump. */
 #define SETTLE_MS 50
@@ -65,59 +63,29 @@ static int in_futex_wait(int pid, int tid, double deadline)
 #endif
 }
 
-/*
- * Read through /proc/PID/root (or /proc/PID/cwd for a relative name, as
- * 3.6 - 3.8 record a script run as `python x.py`), so the file is the
- * one the target sees, also in another mount namespace.
- */
-char *run_probe_source(int pid, const char *filename, int line)
+/* Through the collection's source cache (cli/source.h): the files the
+ * target's own user may read, through its root (its cwd for a relative
+ * name, as 3.6 - 3.8 record a script run as `python x.py`), and not one
+ * changed since it started.  (A reader of its own here, before, read
+ * any file the target named: `sudo coroscope run -- sudo -u nobody
+ * python app.py`, a frame naming "/etc/shadow", printed its line.) */
+char *run_probe_source(const struct collection *c, const char *filename,
+		       int line)
 {
-	struct strbuf path;
-	char buf[4096], *start, *end;
-	struct stat st;
-	int fd, n = 0, whole = 1;
-	FILE *f;
+	const char *text;
+	size_t len;
+	int cut;
 
-	if (!filename || !*filename || filename[0] == '<' ||
-	    line <= 0 || line > MAX_SOURCE_LINE)
+	text = c->sources ? source_line(c->sources, filename, line, &cut) :
+			    NULL;
+	if (!text)
 		return NULL;
-	strbuf_init(&path);
-	strbuf_addf(&path, "/proc/%d/%s%s", pid,
-		    filename[0] == '/' ? "root" : "cwd/", filename);
-	/*
-	 * The name comes from the target: never block on a FIFO or a
-	 * device, and read only a plain file of a sane size, a line at a
-	 * time into a fixed buffer.
-	 */
-	fd = open(path.buf, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	strbuf_release(&path);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > (off_t)MAX_SOURCE_BYTES || !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return NULL;
-	}
-	/* fgets returns long lines in pieces: count a line when its
-	 * piece ends in a newline */
-	while (fgets(buf, sizeof(buf), f)) {
-		if (whole && ++n == line)
-			break;
-		whole = strchr(buf, '\n') != NULL;
-	}
-	fclose(f);
-	if (n != line)
-		return NULL;
-	start = buf;
-	while (*start == ' ' || *start == '\t')
-		start++;
-	end = start + strlen(start);
-	while (end > start && (end[-1] == '\n' || end[-1] == '\r' ||
-			       end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	if (end - start > MAX_SHOWN_SOURCE)
-		end = start + MAX_SHOWN_SOURCE;
-	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+	len = strlen(text);
+	while (len && (text[len - 1] == ' ' || text[len - 1] == '\t'))
+		len--;
+	if (len > MAX_SHOWN_SOURCE)
+		len = MAX_SHOWN_SOURCE;
+	return len ? xstrndup(text, len) : NULL;
 }
 
 void run_probe_add_line(struct strbuf *sb, const struct collection *c,
@@ -127,8 +95,8 @@ void run_probe_add_line(struct strbuf *sb, const struct collection *c,
 
 	run_add_frame_place(sb, f);
 	/* (--no-source: no source cache, and no line of it here either) */
-	if (c->sources &&
-	    (source = run_probe_source(pid, f->code->filename, f->line))) {
+	(void)pid;
+	if ((source = run_probe_source(c, f->code->filename, f->line))) {
 		strbuf_addf(sb, ": %s", source);
 		free(source);
 	}
@@ -323,11 +291,11 @@ struct run_thread_facts *run_probe_threads(const struct collection *c)
 		     py_async_running_task(&c->async, t->tid) ||
 		     run_probe_ends_waits(c, i)) && own)
 			facts[i].source = run_probe_source(
-				pid, own->code->filename, own->line);
+				c, own->code->filename, own->line);
 		blamed = blamed_waiting(c, i);
 		if (blamed && blamed != own)
 			facts[i].blame_source = run_probe_source(
-				pid, blamed->code->filename, blamed->line);
+				c, blamed->code->filename, blamed->line);
 	}
 	find_quiet(pid, snap, facts);
 	return facts;

@@ -19,10 +19,12 @@ void run_probe_release(struct run_thread_facts *facts, size_t n);
  * thread i of c's snapshot, or does it hold an object (a lock)?  A
  * cause of the graph's may end with it, at its line. */
 int run_probe_ends_waits(const struct collection *c, size_t i);
-/* Line `line` of process pid's file `filename` (as a frame names it),
- * trimmed and cut for display (malloc'd), or NULL.  The text is the
- * target's: the writers escape it. */
-char *run_probe_source(int pid, const char *filename, int line);
+/* Line `line` of c's process's file `filename` (as a frame names it),
+ * from c's source cache (NULL under --no-source), trimmed and cut for
+ * display (malloc'd), or NULL.  The text is the target's: the writers
+ * escape it. */
+char *run_probe_source(const struct collection *c, const char *filename,
+		       int line);
 /* "FILE:LINE in FUNC: SOURCE" of frame f of live collection c (its
  * files at /proc/pid), the source where it can be read and c has
  * sources (not --no-source). */

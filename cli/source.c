@@ -9,6 +9,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "cli/escape.h"
 #include "common/procfs.h"
 #include "common/strbuf.h"
 #include "common/banned.h"
@@ -39,10 +40,20 @@ struct source_cache {
 	char *root;
 	struct source_file *files;
 	size_t nfiles, alloc;
+	/* A file changed after this (seconds since the epoch; 0: not
+	 * known) is not shown: stale of them, the first first_stale. */
+	double not_after;
+	size_t stale;
+	const char *first_stale;
 };
 
+/* Seconds a file's time may pass the start's: the start is known to a
+ * clock tick, through two clocks read apart. */
+#define STALE_SLACK_S 1.0
+
 struct source_cache *source_cache_new(const struct memsrc *ms, int live_pid,
-				      const struct source_user *core_user)
+				      const struct source_user *core_user,
+				      double core_time)
 {
 	struct source_cache *sc = xcalloc(1, sizeof(*sc));
 	char status[PROCFS_STATUS_MAX];
@@ -68,6 +79,8 @@ struct source_cache *source_cache_new(const struct memsrc *ms, int live_pid,
 		sc->gids[sc->ngids++] = core_user->gid;
 		sc->known = 1;
 	}
+	if (live_pid <= 0 || procfs_start_time(live_pid, &sc->not_after) < 0)
+		sc->not_after = live_pid > 0 ? 0 : core_time;
 	root = memsrc_target_path(ms, "/");
 	if (root && *root)
 		sc->root = realpath(root, NULL);
@@ -260,6 +273,13 @@ static void load(struct source_cache *sc, struct source_file *f)
 		close(fd);
 		return;
 	}
+	if (sc->not_after > 0 &&
+	    (double)st.st_mtim.tv_sec > sc->not_after + STALE_SLACK_S) {
+		close(fd);
+		if (!sc->stale++)
+			sc->first_stale = f->name;
+		return;
+	}
 	f->text = xmalloc((size_t)st.st_size + 1);
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, f->text + got, (size_t)st.st_size - got);
@@ -281,6 +301,18 @@ static void load(struct source_cache *sc, struct source_file *f)
 					  sizeof(*f->starts));
 			f->starts[f->nlines++] = i;
 		}
+}
+
+void source_warn_stale(FILE *out, const struct source_cache *sc, int live)
+{
+	if (!sc || !sc->stale)
+		return;
+	fprintf(out, "coroscope: warning: %zu source file%s changed after "
+		"the %s (", sc->stale, sc->stale == 1 ? "" : "s",
+		live ? "process started" : "core was written");
+	esc_text(out, sc->first_stale);
+	fprintf(out, "%s): %s lines are not shown\n",
+		sc->stale > 1 ? ", ..." : "", sc->stale == 1 ? "its" : "their");
 }
 
 static struct source_file *file_of(struct source_cache *sc, const char *name)

@@ -11,6 +11,7 @@
 #define COROSCOPE_CLI_SOURCE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "attach/memsrc.h"
 
@@ -30,10 +31,19 @@ struct source_user {
 /* For the process behind ms (live: its uid and groups from
  * /proc/PID/status; a core: core_user's uid and gid, when known; one
  * whose user is not known: only files all may read, in directories all
- * may search). */
+ * may search).  A file changed after the process started (live), or
+ * after core_time (a core: when it was written, seconds since the
+ * epoch; 0 unknown), is not the code it ran: its lines are not shown
+ * (source_cache_stale()). */
 struct source_cache *source_cache_new(const struct memsrc *ms, int live_pid,
-				      const struct source_user *core_user);
+				      const struct source_user *core_user,
+				      double core_time);
 void source_cache_free(struct source_cache *sc);
+
+/* When files were not shown as changed since: "coroscope: warning: 2
+ * source files changed after the core was written (app.py, ...): their
+ * lines are not shown" (live: "after the process started"). */
+void source_warn_stale(FILE *out, const struct source_cache *sc, int live);
 
 /*
  * Line `line` (1-based) of the target's file `filename`, without its

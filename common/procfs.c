@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/strbuf.h"
@@ -686,4 +687,22 @@ int procfs_same_clock(int pid)
 	snprintf(path, sizeof(path), "/proc/%d/ns/time", pid);
 	m = readlink(path, theirs, sizeof(theirs) - 1);
 	return m == n && memcmp(mine, theirs, (size_t)n) == 0;
+}
+
+int procfs_start_time(int pid, double *out)
+{
+	struct procfs_stat st;
+	struct timespec now;
+	char buf[128];
+	long tick = sysconf(_SC_CLK_TCK);
+	double up;
+
+	if (tick <= 0 || procfs_stat(pid, 0, &st) < 0 ||
+	    procfs_read("/proc/uptime", buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%lf", &up) != 1 ||
+	    clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return -1;
+	*out = (double)now.tv_sec + (double)now.tv_nsec / 1e9 - up +
+	       (double)st.starttime / (double)tick;
+	return 0;
 }

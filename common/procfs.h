@@ -134,6 +134,11 @@ int procfs_list_ids(const char *dir, size_t max, int first, int **out,
  */
 int procfs_same_clock(int pid);
 
+/* When process pid started, in seconds since the epoch (the system's
+ * clock now, less its uptime, plus the start's ticks after boot): 0, or
+ * -1 when unknown. */
+int procfs_start_time(int pid, double *out);
+
 /* One /proc/PID/maps line, parsed in place. */
 struct procfs_map {
 	uint64_t start, end, offset;

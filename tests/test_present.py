@@ -185,6 +185,56 @@ def test_root_only_file_not_shown(interp, keeper):
         shutil.rmtree(secret_dir, ignore_errors=True)
 
 
+STALE_APP = """import sys, threading
+def park():
+    print("ready", flush=True)
+    threading.Event().wait()  # MARK: stale-park
+park()
+"""
+
+
+def test_source_changed_since_is_not_shown(keeper, tmp_path):
+    """A core read after a redeploy showed today's file at the lines the
+    crashed code had: an os.abort() line under a frame that was in
+    ctypes.string_at() (a helper's user round).  A source file changed
+    after the process started (live), or after the core was written,
+    is not shown, and a warning says which; the same file as old as
+    the core is shown again."""
+    from conftest import control_interpreter
+    import time
+    app = tmp_path / "app.py"
+    app.write_text(STALE_APP)
+    proc = keeper.spawn([control_interpreter().path, str(app)],
+                        stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"ready"
+    want = marker_text(str(app), "stale-park")
+    frame = r'File "%s", line %d, in park$' % (
+        re.escape(str(app)), marker_line(str(app), "stale-park"))
+    res = run_coroscope("dump", proc.pid)
+    assert line_after(res.stdout.splitlines(), frame) == want, res
+    core = take_gcore(proc.pid, tmp_path) if GCORE else None
+    later = time.time() + 30
+    os.utime(str(app), (later, later))
+    said = ("coroscope: warning: 1 source file changed after the %s (" +
+            str(app) + "): its lines are not shown")
+    res = run_coroscope("dump", proc.pid)
+    assert res.returncode == 0, res
+    assert [l for l in res.stdout.splitlines() if re.search(frame, l)], res
+    assert want not in res.stdout, res
+    assert said % "process started" in res.stderr.splitlines(), res
+    if core is None:
+        return
+    res = run_coroscope("core", core)
+    assert res.returncode == 0, res
+    assert want not in res.stdout, res
+    assert said % "core was written" in res.stderr.splitlines(), res
+    earlier = os.stat(core).st_mtime - 30
+    os.utime(str(app), (earlier, earlier))
+    res = run_coroscope("core", core)
+    assert line_after(res.stdout.splitlines(), frame) == want, res
+    assert "changed after" not in res.stderr, res
+
+
 # Identical tasks --------------------------------------------------------------
 
 def test_identical_tasks_one_group(text, doc, interp):
