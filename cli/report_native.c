@@ -64,10 +64,15 @@ static void text_merged(FILE *out, const struct collection *c,
 
 	native_merge(pt, nt, report_native_interp(c), c->opt.native == 2, &m, &n);
 	for (i = n; i-- > 0;) {
-		if (m[i].py)
-			report_text_frame(out, c, m[i].py, c->opt.locals);
-		else
+		if (!m[i].py) {
 			text_native(out, m[i].native);
+			continue;
+		}
+		report_text_frame(out, c, m[i].py, c->opt.locals);
+		/* (as without --native: where --max-frames cut the stack) */
+		if (pt->omitted && m[i].py == &pt->frames[pt->omitted_at])
+			fprintf(out, "  ... %zu frames omitted ...\n",
+				pt->omitted);
 	}
 	free(m);
 }

@@ -56,6 +56,14 @@ struct unw_ctx {
 	const struct cs_thread *t;
 };
 
+/* Is pc in an executable mapping of ms? */
+static int memsrc_exec_at(const struct memsrc *ms, uint64_t pc)
+{
+	const struct cs_mapping *m = memsrc_find_mapping(ms, pc);
+
+	return m && strchr(m->perms, 'x') != NULL;
+}
+
 /* pc's module as mapped: see struct native_module. */
 static int module_of(const struct memsrc *ms, uint64_t pc,
 		     struct native_module *out)
@@ -505,6 +513,13 @@ size_t native_unwind(struct native_unwinder *u, const struct cs_thread *t,
 			break;
 		/* the same frame twice: a loop the CFI cannot get out of */
 		if (n && pcs[n - 1].pc == ip && pcs[n - 1].sp == sp)
+			break;
+		/* A return address outside executable memory is no frame:
+		 * a frame-pointer chain or a stack switched under the CFI
+		 * (greenlet's g_initialstub) read words of data, 0x1, a
+		 * stack canary.  (The innermost pc stays: a call through a
+		 * bad pointer crashes there.) */
+		if (n && !memsrc_exec_at(u->ms, ip))
 			break;
 		pcs[n].pc = ip;
 		pcs[n].sp = sp;

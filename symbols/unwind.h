@@ -47,8 +47,8 @@ void native_unwinder_free(struct native_unwinder *u);
 /*
  * Unwind one thread into pcs[0..max), innermost first.  Returns the
  * number of frames (0 when the thread has no saved registers); the walk
- * ends quietly where the stack cannot be unwound further, at max, or
- * where it would loop.
+ * ends quietly where the stack cannot be unwound further, at max, where
+ * it would loop, or at a return address outside executable memory.
  */
 size_t native_unwind(struct native_unwinder *u, const struct cs_thread *t,
 		     struct native_pc *pcs, size_t max);

@@ -278,3 +278,23 @@ def test_monkey_patched_threads(module_keeper):
                        ("getter", "patched-get"),
                        ("holder", "patched-park")):
         assert g.node(name)["blame"]["line"] == marker_line(script, mark)
+
+
+
+def test_run_native_frames_stop_outside_code(tmp_path):
+    """The hub runs on a stack greenlet switched to; unwinding the main
+    thread past g_initialstub read words of data as return addresses:
+    `run` (native frames by default) listed "(C) ??  0x1" and a stack
+    canary ("0x6b90bcab2b6c500") outermost, as frames (a helper's user
+    round).  The unwind stops at a return address outside executable
+    memory.  A frame named by an address alone is in no file's mapping,
+    and this target has no code outside files: there is none."""
+    from test_run import coroscope_run
+    res = coroscope_run(["--timeout", "3", "--", DEBIAN.path, SCRIPT,
+                         str(tmp_path / "ready.json")])
+    assert res.returncode == 124, res
+    raw = re.findall(r"^  \(C\) \?\?  (0x[0-9a-f]+)$", res.stderr, re.M)
+    assert not raw, (raw, res.stderr[-4000:])
+    # (the unwind itself still runs: the hub's loop down to its poll)
+    assert re.search(r"^  \(C\) epoll_wait", res.stderr, re.M), \
+        res.stderr[-4000:]

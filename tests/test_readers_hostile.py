@@ -100,6 +100,28 @@ def test_deep_recursion_text_says_what_was_left_out(extremes):
                               % marker_line(EXTREMES, "deep-park")), lines[-3:]
 
 
+def test_deep_recursion_native_says_what_was_left_out(extremes):
+    """With --native the gap's line went missing: 16 Python frames in a
+    row read as the whole stack, 20,000 left out unsaid (a helper's
+    user round, a 3.10 core and a live 3.12).  It stands where it does
+    without --native, between two recursive frames."""
+    doc = run_coroscope("dump", "--json", "--max-frames", "16",
+                        extremes.pid).json()
+    omitted = thread_named(doc, "deep")["frames_omitted"]
+    text = run_coroscope("dump", "--native", "--no-source", "--max-frames",
+                         "16", extremes.pid)
+    assert text.returncode == 0, text
+    block = without_moment_marks(text.stdout).split('\nThread ')
+    deep = [b for b in block if b.split("\n", 1)[0].startswith(
+        "%d " % thread_named(doc, "deep")["tid"])]
+    assert len(deep) == 1, text.stdout[:2000]
+    lines = deep[0].splitlines()
+    gap = "  ... %d frames omitted ..." % omitted
+    assert lines.count(gap) == 1, lines[:40]
+    at = lines.index(gap)
+    assert "in recurse" in lines[at - 1] and "in recurse" in lines[at + 1]
+
+
 def test_max_frames_sets_the_cap(extremes):
     """--max-frames N keeps N frames: the innermost N-8 and the outermost 8."""
     doc = run_coroscope("dump", "--json", "--max-frames", "100",
