@@ -121,6 +121,36 @@ static int sleep_deadline(struct pyproc *py, const struct py_async *a,
 	return -1;
 }
 
+/* Is the task waiting in trio.to_thread.run_sync() for a job it cannot
+ * abandon (cancellable=False, trio's default; abandon_on_cancel since
+ * 0.23)?  A cancel then waits for the thread: no deadline ends the
+ * wait, as a shield's would not. */
+static int waits_unabandonable_job(struct pyproc *py, const struct py_async *a,
+				   const struct py_task *t)
+{
+	static const char *const names[] = { "abandon_on_cancel",
+					     "cancellable" };
+	size_t i, k;
+
+	for (i = 0; i < t->nstack; i++) {
+		const struct py_gen *g = py_task_gen(a, t, i);
+
+		if (!g || !g->has_frame ||
+		    !py_code_is(g->code, "/trio/_threads.py",
+				"to_thread_run_sync"))
+			continue;
+		for (k = 0; k < 2; k++) {
+			uint64_t v = py_frame_local(py, &g->frame, names[k]);
+
+			if (v)
+				return v == py->types.false_ ||
+				       v == py->types.none;
+		}
+		return 0;
+	}
+	return 0;
+}
+
 /* A parked task's sleep, and the first deadline of the scopes around
  * its wait. */
 static void task_timers(struct pyproc *py, struct trio_clock_slots *s,
@@ -136,6 +166,8 @@ static void task_timers(struct pyproc *py, struct trio_clock_slots *s,
 		return;   /* (cancelled: its deadline has passed) */
 	in_sleep = sleep_deadline(py, a, t, &sleep);
 	sleeps = in_sleep == 0;
+	if (!sleeps && waits_unabandonable_job(py, a, t))
+		return;
 	for (depth = 0; status && depth < TRIO_MAX_SCOPES; depth++) {
 		scope = slot_u64(py, status, &s->scope);
 		/* (a sleep's own scope is its wake, not a timeout) */

@@ -3,7 +3,9 @@ scope's deadline ends its wait.
 
 targets/trio_deadlines.py parks trio tasks in trio.sleep(), under
 move_on_after() and fail_after() (nested: the first to come), under a
-shielded scope (no timeout), asleep under a shorter deadline, and in
+shielded scope (no timeout), in a thread's job it may not abandon (no
+timeout either: the cancel waits for the thread), asleep under a shorter
+deadline, and in
 sleep_forever() under one; on trio's own clock, on anyio's trio backend,
 and on trio.testing.MockClock (a clock of its own).  Each time is the
 one the target recorded a moment before it set the timer, on
@@ -75,10 +77,14 @@ def test_each_task_says_its_deadlines(how, keeper):
     after = time.monotonic()
     tasks = dict((t["name"], t) for t in doc["tasks"]
                  if t["framework"] == "trio")
-    for name in ("holder", "shielded"):
+    # ("thread-job": a deadline cannot end its wait for a thread's job
+    # it may not abandon; said to end it in 400 s, before, and nothing
+    # once that had passed)
+    for name in ("holder", "shielded", "thread-job"):
         assert tasks[name]["awaiting"] is None, tasks[name]
     sleeps = {"napper": "napper", "sleeper-under": "sleeper-under-wake"}
-    timeouts = ("waiter", "nested", "sleeper-under", "forever-under")
+    timeouts = ("waiter", "nested", "sleeper-under", "forever-under",
+                "abandonable-job")
     for name in set(sleeps) | set(timeouts):
         waits = tasks[name]["awaiting"]
         assert waits and waits["type"] == "CancelScope", tasks[name]
@@ -124,6 +130,9 @@ def test_the_task_tree_says_them(how, keeper):
                     r"task 'holder', times out in [0-9.]+s$",
                     lines["nested"]), lines
     assert "times out" not in lines["shielded"], lines
+    assert "times out" not in lines["thread-job"], lines
+    assert re.search(r", times out in 4[0-9][0-9.]*s$",
+                     lines["abandonable-job"]), lines
 
 
 @needs_trio

@@ -14,7 +14,12 @@ In one nursery:
   wakes in an hour, but its timeout comes first;
 - "forever-under" in trio.sleep_forever() inside move_on_after(700):
   at the bottom of the waits, a stuck task whose timeout will end it;
-- "holder" holds the Lock, parked forever (no deadline).
+- "holder" holds the Lock, parked forever (no deadline);
+- "thread-job" in to_thread.run_sync() of a thread that waits for ever,
+  inside move_on_after(400): the job cannot be abandoned (trio's
+  default), so the deadline cannot end the wait: no timeout;
+- "abandonable-job" the same with cancellable=True (abandon_on_cancel
+  since trio 0.23) inside move_on_after(450): its timeout, 450.
 
 With anyio, the deadlines are anyio's move_on_after() and fail_after()
 on its trio backend, the sleeps anyio.sleep().  With mock, trio runs on
@@ -28,8 +33,10 @@ plus its seconds, or with mock the run's own time; but with anyio, the
 address of "waiter"'s CancelScope ("waiter-scope"); and "pid".
 """
 
+import inspect
 import os
 import sys
+import threading
 import time
 
 import trio
@@ -93,6 +100,26 @@ async def forever_under(record):
         await trio.sleep_forever()  # MARK: trio-forever-under
 
 
+STOP = threading.Event()
+if HOW == "anyio":
+    to_thread, ABANDON = anyio.to_thread.run_sync, "cancellable"
+else:
+    to_thread = trio.to_thread.run_sync
+    ABANDON = ("abandon_on_cancel" if "abandon_on_cancel" in
+               inspect.signature(to_thread).parameters else "cancellable")
+
+
+async def thread_job():
+    with move_on_after(400):
+        await to_thread(STOP.wait)  # MARK: trio-thread-job
+
+
+async def abandonable_job(record):
+    due(record, "abandonable-job", 450)
+    with move_on_after(450):
+        await to_thread(STOP.wait, **{ABANDON: True})  # MARK: trio-abandonable
+
+
 async def holder(lock, never):
     async with lock:
         await never.wait()  # MARK: trio-holder
@@ -111,6 +138,8 @@ async def main(ready):
         nursery.start_soon(shielded, never, name="shielded")
         nursery.start_soon(sleeper_under, record, name="sleeper-under")
         nursery.start_soon(forever_under, record, name="forever-under")
+        nursery.start_soon(thread_job, name="thread-job")
+        nursery.start_soon(abandonable_job, record, name="abandonable-job")
         await trio.testing.wait_all_tasks_blocked()
         scope = record.pop("waiter-scope", None)
         write_ready(ready, {"pid": os.getpid(), "due": record,
