@@ -129,10 +129,10 @@ static void add_when(struct strbuf *sb, const struct when_words *w,
 const char *timer_text_sleep_name(int sched)
 {
 	static const char *const in[] = {
-		"asyncio.sleep", "trio.sleep", "time.sleep"
+		"asyncio.sleep", "trio.sleep", "time.sleep", "gevent.sleep"
 	};
 
-	return in[sched >= TIMER_ASYNCIO && sched <= TIMER_THREAD ?
+	return in[sched >= TIMER_ASYNCIO && sched <= TIMER_GEVENT ?
 		  sched : TIMER_ASYNCIO];
 }
 

@@ -43,9 +43,9 @@ int timer_text_span(struct strbuf *sb, const struct timer_span *s,
 void timer_text_sleep(struct strbuf *sb, size_t count, double lo, double hi,
 		      int known, int sched);
 /* Whose sleep timer_text_sleep() says: asyncio's, trio's, a thread's
- * time.sleep(). */
-enum { TIMER_ASYNCIO, TIMER_TRIO, TIMER_THREAD };
-/* "asyncio.sleep", "trio.sleep", "time.sleep". */
+ * time.sleep(), a greenlet's gevent.sleep() (watch's, untimed). */
+enum { TIMER_ASYNCIO, TIMER_TRIO, TIMER_THREAD, TIMER_GEVENT };
+/* "asyncio.sleep", "trio.sleep", "time.sleep", "gevent.sleep". */
 const char *timer_text_sleep_name(int sched);
 /* ", times out in ..." (trio: on a clock of its own, "trio time") */
 void timer_text_timeout(struct strbuf *sb, size_t count, double lo,

@@ -711,6 +711,7 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	if (!o.idle && g->state == PY_GREENLET_RUNNING &&
 	    (th = sample_thread(s, g->tid)))
 		o.idle = thread_idle_by_design(th);
+	watch_greenlet_timers(&o, nframes ? &frames[0] : NULL);
 	watch_observe(t, &o);
 }
 

@@ -21,6 +21,8 @@ static int sched_of(const struct watch_item *it)
 {
 	if (it->kind == WATCH_THREAD)
 		return TIMER_THREAD;
+	if (it->kind == WATCH_GREENLET)
+		return TIMER_GEVENT;
 	return it->kind == WATCH_TASK && it->label &&
 	       !strcmp(it->label, "trio") ? TIMER_TRIO : TIMER_ASYNCIO;
 }
@@ -66,6 +68,17 @@ void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 			  "asleep in asyncio.sleep";
 }
 
+void watch_greenlet_timers(struct watch_obs *o, const struct py_frame *inner)
+{
+	if (!inner || !inner->code ||
+	    !py_code_is(inner->code, "/gevent/hub.py", "sleep"))
+		return;
+	o->sleep.on = 1;
+	o->waits_on = NULL;
+	if (!o->idle)
+		o->idle = "asleep in gevent.sleep";
+}
+
 void watch_thread_timers(struct watch_obs *o, const struct thread_deadline *d,
 			 double clock_s)
 {
@@ -108,6 +121,18 @@ static int timer_range(const struct watch_item *items, const size_t *idx,
 	return n > 0;
 }
 
+/* After ", sleeps in asyncio.sleep" in an event or a line's key (no
+ * times): " (no timer)", " (loop time)", ", overdue" or nothing; for
+ * gevent's, whose timer (libev's) is not read, nothing. */
+static const char *sleep_note(int sched, int timed, int known, double hi)
+{
+	if (!timed)
+		return sched == TIMER_GEVENT ? "" : " (no timer)";
+	if (!known)
+		return sched == TIMER_TRIO ? " (trio time)" : " (loop time)";
+	return timer_text_past_due(hi) ? ", overdue" : "";
+}
+
 /*
  * ", sleeps in asyncio.sleep, wakes in 12.0s", ", times out in 3.0s": the
  * asyncio timers of items idx[m[0..n)], as the dump says them.  Without
@@ -133,11 +158,8 @@ void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 				      ", sleeps in ");
 			strbuf_addstr(sb, in);
 			if (!times)
-				strbuf_addstr(sb, !timed ? " (no timer)" :
-					      !known ? (trio ? " (trio time)" :
-							" (loop time)") :
-					      timer_text_past_due(hi) ?
-					      ", overdue" : "");
+				strbuf_addstr(sb, sleep_note(sched, timed,
+							     known, hi));
 		}
 	}
 	if (timer_range(items, idx, m, n, 0, &lo, &hi, &known, &timed) &&

@@ -19,6 +19,11 @@ struct strbuf;
  * (o->waits_on dropped). */
 void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 		       const struct py_gen *inner, double clock_s);
+/* Into o: a greenlet asleep in gevent.sleep() (inner its innermost
+ * frame, NULL for none): idle, as a task in asyncio.sleep(), its sleep
+ * standing for what it waits on; when it wakes is libev's timer's, not
+ * read. */
+void watch_greenlet_timers(struct watch_obs *o, const struct py_frame *inner);
 struct thread_deadline;
 /* Into o: when the thread's sleep or timed wait ends (d from
  * cli/collect_deadlines.h, NULL for none); it stays what its progress

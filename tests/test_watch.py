@@ -783,6 +783,12 @@ def test_sched_parked_stuck_napper_not(keeper, framework, listed):
         assert napper["stuck_for"] < 2.0, (interp, napper)
         assert napper["where"]["line"] == marker_line(
             SCHED_SCRIPT, framework + "-nap"), (interp, napper)
+        # asleep for an hour: idle, as a task in asyncio.sleep() (a
+        # greenlet in gevent.sleep() was stuck, before)
+        sleeper = items["sleeper"]
+        assert sleeper["state"] == "idle", (interp, sleeper)
+        assert sleeper["where"]["line"] == marker_line(
+            SCHED_SCRIPT, framework + "-sleeper"), (interp, sleeper)
         if framework == "trio":
             assert parked["framework"] == "trio", parked
             # named by the call it waits in, not trio's trap under it
@@ -811,6 +817,12 @@ def test_sched_parked_stuck_napper_not(keeper, framework, listed):
                  if " stuck " in l and " for " in l]
         assert any("%s 'parked'" % kind in l for l in stuck), text
         assert not [l for l in stuck if "'napper'" in l], text
+        lines = text.stdout.splitlines()
+        rest = lines[lines.index(next(l for l in lines
+                                      if l.startswith("watch summary:"))):]
+        said = [l for l in rest if "%s 'sleeper'" % kind in l]
+        assert len(said) == 1 and said[0].split()[0] == "idle" and \
+            ", sleeps in %s.sleep" % framework in said[0], text
         assert_target_unharmed(target)
 
 

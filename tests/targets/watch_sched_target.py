@@ -4,6 +4,7 @@ Usage: watch_sched_target.py READY_FILE trio|gevent
 
   parked   waits on an Event that is never set        (stuck)
   napper   loops on a 50 ms sleep, counting            (not stuck)
+  sleeper  sleeps for an hour                          (idle)
 
 under trio (tasks in one nursery) or gevent (greenlets spawned from the
 main one).  Once both run it writes READY_FILE (JSON: pid, framework)
@@ -38,11 +39,15 @@ def run_trio(ready):
             n += 1
             await trio.sleep(0.05)  # MARK: trio-nap
 
+    async def sleeper():
+        await trio.sleep(3600)  # MARK: trio-sleeper
+
     async def main():
         event = trio.Event()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(parked, event, name="parked")
             nursery.start_soon(napper, name="napper")
+            nursery.start_soon(sleeper, name="sleeper")
             await trio.sleep(0.2)
             write_ready(ready, "trio")
 
@@ -62,14 +67,19 @@ def run_gevent(ready):
             n += 1
             gevent.sleep(0.05)  # MARK: gevent-nap
 
+    def sleeper():
+        gevent.sleep(3600)  # MARK: gevent-sleeper
+
     event = gevent.event.Event()
     first = gevent.spawn(parked, event)
     first.name = "parked"
     second = gevent.spawn(napper)
     second.name = "napper"
+    third = gevent.spawn(sleeper)
+    third.name = "sleeper"
     gevent.sleep(0.2)
     write_ready(ready, "gevent")
-    gevent.joinall([first, second])
+    gevent.joinall([first, second, third])
 
 
 if __name__ == "__main__":
