@@ -94,17 +94,13 @@ struct gl_raw {
 
 const char *py_greenlet_state_name(enum py_greenlet_state state)
 {
-	switch (state) {
-	case PY_GREENLET_NOT_STARTED:
-		return "not_started";
-	case PY_GREENLET_SUSPENDED:
-		return "suspended";
-	case PY_GREENLET_RUNNING:
-		return "running";
-	case PY_GREENLET_DEAD:
-		break;
-	}
-	return "dead";
+	static const char *const names[] = {
+		[PY_GREENLET_NOT_STARTED] = "not_started",
+		[PY_GREENLET_SUSPENDED] = "suspended",
+		[PY_GREENLET_RUNNING] = "running",
+	};
+
+	return (unsigned)state < PY_GREENLET_DEAD ? names[state] : "dead";
 }
 
 static int is_greenlet_type(struct py_greenlet_scan *b, uint64_t type)
@@ -619,7 +615,8 @@ static void patched_threading(struct py_greenlet_scan *b,
 	addrmap_release(&ids);
 }
 
-/* Thread of each greenlet: by main greenlet. */
+/* Thread of each greenlet: by main greenlet (NO_THREAD: a dead one's) */
+#define NO_THREAD UINTPTR_MAX
 static void assign_threads(struct py_greenlet_scan *b, struct py_greenlets *out,
 			   struct gl_raw *raws, struct py_snapshot *snap)
 {
@@ -631,6 +628,8 @@ static void assign_threads(struct py_greenlet_scan *b, struct py_greenlets *out,
 		struct py_greenlet *g = &out->v[i];
 		int tid, found;
 
+		if (g->is_main && g->state == PY_GREENLET_DEAD)  /* orphans */
+			addrmap_put(&tids, g->addr, (void *)NO_THREAD);
 		if (g->state != PY_GREENLET_SUSPENDED || !g->main_greenlet)
 			continue;
 		addrmap_get(&tids, g->main_greenlet, &found);
@@ -648,9 +647,9 @@ static void assign_threads(struct py_greenlet_scan *b, struct py_greenlets *out,
 		uintptr_t k = g->main_greenlet ?
 			(uintptr_t)addrmap_get(&tids, g->main_greenlet, NULL) : 0;
 
-		if (k)
+		if (k && k != NO_THREAD)
 			g->tid = (int)(k - 1);
-		else if (snap->nthreads == 1 && g->main_greenlet &&
+		else if (!k && snap->nthreads == 1 && g->main_greenlet &&
 			 g->state != PY_GREENLET_DEAD)
 			g->tid = snap->threads[0].tid;  /* only one there is */
 	}

@@ -676,3 +676,25 @@ def test_anyio_asyncio_names(module_keeper):
     for want in ("event-waiter", "napper", "supervisor", "grandchild-0",
                  "grandchild-1"):
         assert want in names
+
+
+@needs_gevent
+def test_orphaned_greenlet_is_no_threads(keeper):
+    """A greenlet whose thread ended (a worker thread ran a hub of its
+    own, spawned it, returned): nothing can run it again.  With one
+    thread left, the dump put it and that thread's hub under the main
+    thread, which never ran gevent (a helper's user round).  It is under
+    no thread now, beside its thread's dead main greenlet."""
+    target = keeper.start_target(DEBIAN, "gevent_orphan.py")
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    ready = target.ready
+    orphan = [g for g in doc["greenlets"] if g.get("name") == "orphan"]
+    assert len(orphan) == 1, doc["greenlets"]
+    assert int(orphan[0]["id"], 16) == int(ready["orphan"], 16), orphan
+    assert orphan[0]["thread"] is None, orphan
+    assert not [g for g in doc["greenlets"]
+                if g["thread"] == ready["main"]], doc["greenlets"]
+    text = run_coroscope("dump", target.pid).stdout
+    block = text[text.index("\nGreenlets ("):]
+    under = block[block.index("\nThread unknown:"):]
+    assert '"orphan"' in under.split("\nThread ", 2)[1], block
