@@ -311,10 +311,14 @@ int core_resolve_exe(struct memsrc *ms, struct core *co,
 			    co->info.path, why.buf);
 		ret = 0;
 	} else {
+		/* (one given that is not the core's: say so, not "pass
+		 * it") */
 		ret = cs_fail(err, CS_ERR_NO_EXE,
-			      "cannot find the executable of core '%s' (%s); pass "
-			      "it as the second argument or use --sysroot",
-			      co->info.path, why.buf);
+			      "cannot find the executable of core '%s' (%s); %s",
+			      co->info.path, why.buf, co->exe_arg ?
+			      "the file given is not the one the process ran: "
+			      "give that, or use --sysroot" :
+			      "pass it as the second argument or use --sysroot");
 	}
 	strbuf_release(&why);
 	return ret;

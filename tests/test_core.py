@@ -417,7 +417,7 @@ def test_executable_argument_missing(control_gcore):
     res = run_coroscope("core", core, "/nonexistent/python")
     assert_one_error_line(res, 10, "cannot find the executable of core",
                           "(looked for '/nonexistent/python')",
-                          "second argument")
+                          "the file given is not the one the process ran")
 
 
 def test_executable_not_under_sysroot(control_gcore):
@@ -430,7 +430,10 @@ def test_executable_not_under_sysroot(control_gcore):
 def test_executable_argument_mismatched(control_gcore):
     core = control_gcore[0]
     res = run_coroscope("core", core, "/bin/true")
-    assert_one_error_line(res, 10, "'/bin/true'", "build id")
+    # (it was given: "pass it as the second argument" said it was not)
+    assert_one_error_line(res, 10, "'/bin/true'", "build id",
+                          "the file given is not the one the process ran")
+    assert "second argument" not in res.stderr, res
 
 
 # ---------------------------------------------------------------------------
