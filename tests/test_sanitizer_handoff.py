@@ -111,6 +111,27 @@ def node(test, ident=None):
     return "test_sample.py::%s%s" % (test, "[%s]" % ident if ident else "")
 
 
+def sanitized_sample(tmp_path, pythons, keyword, after_release=False):
+    """pytest -v over SAMPLE beside a copy of conftest.py, as the
+    sanitizer pass runs it (COROSCOPE_SANITIZED=1) on the interpreters
+    pythons, the tests keyword selects: its result."""
+    needed()
+    shutil.copy(os.path.join(TESTS_DIR, "conftest.py"), str(tmp_path))
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    env = dict(os.environ, COROSCOPE_SANITIZED="1",
+               COROSCOPE_TEST_PYTHONS=pythons)
+    env.pop("COROSCOPE_TEST_SANITIZER_PYTHONS", None)
+    env.pop("COROSCOPE_TEST_AFTER_RELEASE", None)
+    if after_release:
+        env["COROSCOPE_TEST_AFTER_RELEASE"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-rsf", "-p",
+         "no:cacheprovider", "-p", "no:xdist", "-k", keyword,
+         "test_sample.py"],
+        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+
+
 def test_release_pass_leaves_what_the_sanitizer_pass_runs(tmp_path):
     needed()
     shutil.copy(os.path.join(TESTS_DIR, "conftest.py"), str(tmp_path))
@@ -145,17 +166,8 @@ def test_release_pass_leaves_what_the_sanitizer_pass_runs(tmp_path):
 def test_sanitizer_pass_skips_where_it_does_not_run(tmp_path):
     """The same marker skips the test, in the sanitizer pass, on the
     interpreters it does not name."""
-    needed()
-    shutil.copy(os.path.join(TESTS_DIR, "conftest.py"), str(tmp_path))
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
-    env = dict(os.environ, COROSCOPE_SANITIZED="1",
-               COROSCOPE_TEST_PYTHONS="%s,%s" % (LEFT[0], OTHER))
-    env.pop("COROSCOPE_TEST_SANITIZER_PYTHONS", None)
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-rs", "-p", "no:cacheprovider",
-         "-p", "no:xdist", "-k", "sanitizer_on_312_only", "test_sample.py"],
-        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+    out = sanitized_sample(tmp_path, "%s,%s" % (LEFT[0], OTHER),
+                           "sanitizer_on_312_only")
     assert out.returncode == 0, out.stdout[-3000:]
     assert re.search(r"test_sanitizer_on_312_only\[%s\] SKIPPED"
                      % re.escape(LEFT[0]), out.stdout), out.stdout[-3000:]
@@ -169,17 +181,7 @@ def test_sanitizer_pass_skips_interpreters_left_out(tmp_path):
     `ident`) on one COROSCOPE_TEST_PYTHONS leaves out is skipped in the
     sanitizer pass, saying why: the release pass ran it (it ran in both,
     before)."""
-    needed()
-    shutil.copy(os.path.join(TESTS_DIR, "conftest.py"), str(tmp_path))
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
-    env = dict(os.environ, COROSCOPE_SANITIZED="1",
-               COROSCOPE_TEST_PYTHONS=",".join(LEFT))
-    env.pop("COROSCOPE_TEST_SANITIZER_PYTHONS", None)
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-rs", "-p", "no:cacheprovider",
-         "-p", "no:xdist", "-k", "by_py or by_ident", "test_sample.py"],
-        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+    out = sanitized_sample(tmp_path, ",".join(LEFT), "by_py or by_ident")
     assert out.returncode == 0, out.stdout[-3000:]
     for test in ("test_by_py", "test_by_ident"):
         for ident in LEFT:
@@ -209,20 +211,10 @@ def test_a_test_neither_pass_runs_fails(tmp_path):
     neither pass: it fails, saying to mark it not_sanitized; one so
     marked is skipped with its reason (and the release pass keeps it,
     above)."""
-    needed()
-    shutil.copy(os.path.join(TESTS_DIR, "conftest.py"), str(tmp_path))
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
-    env = dict(os.environ, COROSCOPE_SANITIZED="1",
-               COROSCOPE_TEST_AFTER_RELEASE="1",
-               COROSCOPE_TEST_PYTHONS=",".join(LEFT))
-    env.pop("COROSCOPE_TEST_SANITIZER_PYTHONS", None)
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-rsf", "-p",
-         "no:cacheprovider", "-p", "no:xdist", "-k",
-         "skips_for_the_pass or not_sanitized or no_interpreter",
-         "test_sample.py"],
-        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+    out = sanitized_sample(
+        tmp_path, ",".join(LEFT),
+        "skips_for_the_pass or not_sanitized or no_interpreter",
+        after_release=True)
     assert out.returncode == 1, out.stdout[-3000:]
     assert re.search(r"test_skips_for_the_pass FAILED", out.stdout), \
         out.stdout[-3000:]
