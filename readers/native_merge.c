@@ -239,6 +239,25 @@ static const char *const in_queue[] = {
 	"queue_SimpleQueue_get_impl", "queue_SimpleQueue_get", NULL,
 };
 
+/*
+ * Whether a thread found in no wait can be said to be running: not if
+ * the frame it stands in has no name outside the interpreter (a C
+ * library whose copy does not match the core's, without its symbols or
+ * unwind tables: the unwind stops there, and its system call is not
+ * known).  The interpreter's own unnamed frames (Debian's stripped
+ * python3) run its code: its waits go through the C library.
+ */
+static int innermost_known(const struct native_thread *nt, size_t eval)
+{
+	const struct native_frame *f = &nt->frames[0];
+
+	if (f->sym.function)
+		return 1;
+	return eval != SIZE_MAX && f->sym.library &&
+	       nt->frames[eval].sym.library &&
+	       !strcmp(f->sym.library, nt->frames[eval].sym.library);
+}
+
 /* native_blocked_in() of an unwound thread. */
 static const char *blocked_in_frames(const struct native_thread *nt)
 {
@@ -294,6 +313,8 @@ static const char *blocked_in_frames(const struct native_thread *nt)
 	if ((best == LOCK || best == FUTEX) && eval != SIZE_MAX &&
 	    unnamed_gil_wait(nt, eval))
 		best = GIL;
+	if (best == NONE && !innermost_known(nt, eval))
+		return NULL;
 	return words[best];
 }
 

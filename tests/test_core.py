@@ -412,6 +412,55 @@ def test_mismatched_library_is_named(control_gcore, tmp_path):
                                                   % core), res
 
 
+def sysroot_with_libc_of(tmp_path, impostor):
+    """A sysroot of this machine's files but the C library, which is a
+    copy of IMPOSTOR: the path the core names, another build."""
+    libc = os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6")
+    root = tmp_path / "sysroot"
+    at = root
+    parts = libc.strip("/").split("/")
+    for depth, part in enumerate(parts):
+        at.mkdir()
+        here = "/" + "/".join(parts[:depth])
+        for name in sorted(os.listdir(here)):
+            if name == part or (depth == 0 and name in ("proc", "sys",
+                                                        "dev")):
+                continue
+            os.symlink(os.path.join(here, name), str(at / name))
+        at = at / part
+    shutil.copy(impostor, str(at))
+    # Debian's /lib is /usr/lib: the same link, inside the sysroot
+    if os.path.islink("/lib") and not (root / "lib").exists():
+        os.symlink(os.readlink("/lib").lstrip("/"), str(root / "lib"))
+    return root
+
+
+def test_mismatched_libc_says_no_wait(control_gcore, tmp_path):
+    """A C library that is not the core's (another image's, under
+    --sysroot) has neither its names nor its unwind tables: each
+    thread's native stack stops at its innermost frame, unnamed.  Where
+    it waits is then not known: no thread may be said "running" for
+    it (each was, as if spinning); the mismatch is named."""
+    core = control_gcore[0]
+    libm = os.path.realpath("/lib/x86_64-linux-gnu/libm.so.6")
+    root = sysroot_with_libc_of(tmp_path, libm)
+    right = run_coroscope("core", "--native", "--json", core).json()
+    res = run_coroscope("core", "--native", "--json", "--sysroot",
+                        str(root), core)
+    doc = res.json()
+    assert any("no copy matches" in l and "libc.so.6" in l
+               for l in res.stderr.splitlines()), res
+    said = dict((t["tid"], t["blocked_in"]) for t in right["threads"])
+    waits = [t for t in doc["threads"] if said[t["tid"]] != "running"]
+    assert waits, said
+    for t in waits:
+        assert t["blocked_in"] in (None, said[t["tid"]]), (t, said)
+    assert any(t["blocked_in"] is None for t in waits), doc["threads"]
+    text = run_coroscope("core", "--native", "--sysroot", str(root), core)
+    assert "[blocked in: running]" not in text.stdout or \
+        "running" in said.values(), text.stdout
+
+
 def test_executable_argument_missing(control_gcore):
     core = control_gcore[0]
     res = run_coroscope("core", core, "/nonexistent/python")

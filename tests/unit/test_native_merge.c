@@ -165,6 +165,13 @@ static void test_blocked_in(void)
 		nf("fcntl_lockf_impl", INTERP, 2, 0),
 		nf("_PyEval_EvalFrameDefault", INTERP, 3, 0),
 	};
+	struct native_frame unnamed_libc[] = {  /* libc not the core's */
+		nf(NULL, LIBC, 1, 0),
+	};
+	struct native_frame unnamed_interp[] = {  /* stripped, running */
+		nf(NULL, INTERP, 1, 0),
+		nf("_PyEval_EvalFrameDefault", INTERP, 2, 0),
+	};
 	struct native_thread t = { 1, gil, 5, 1, 0 };
 
 	CHECK(!strcmp(native_blocked_in(&t), "gil"), "gil");
@@ -185,6 +192,14 @@ static void test_blocked_in(void)
 	t.nframes = 3;
 	CHECK(!strcmp(native_blocked_in(&t), "file_lock"), "lockf: %s",
 	      native_blocked_in(&t));
+	t.frames = unnamed_libc;
+	t.nframes = 1;
+	CHECK(native_blocked_in(&t) == NULL, "unnamed libc: %s",
+	      native_blocked_in(&t));
+	t.frames = unnamed_interp;
+	t.nframes = 2;
+	CHECK(native_blocked_in(&t) && !strcmp(native_blocked_in(&t), "running"),
+	      "unnamed interpreter frame");
 	t.frames = futex;
 	t.nframes = 0;
 	CHECK(native_blocked_in(&t) == NULL, "no frames");
