@@ -63,18 +63,17 @@ static int parse_options(int argc, char **argv, struct core_cli_options *o)
 	return 0;
 }
 
-/* The core's own warnings, before the report (JSON too). */
-static void print_warnings(const struct collection *c,
+/* The core's own warnings, before the report (JSON too: its "core"
+ * object's, where a core cut short is said as well). */
+static void print_warnings(struct collection *c,
 			   const struct core_info *in, int failed)
 {
-	report_warnings(stderr, &c->warnings, CS_WARN_CORE);
-	if (in->truncated && !failed) {
-		fputs("coroscope: warning: core file '", stderr);
-		esc_text(stderr, in->path);
-		fprintf(stderr, "' is truncated (%" PRIu64 " of %" PRIu64
-			" bytes): memory in the missing part is unreadable\n",
+	if (in->truncated && !failed)
+		cs_warn(&c->warnings, CS_WARN_CORE, "core file '%s' is "
+			"truncated (%" PRIu64 " of %" PRIu64 " bytes): memory "
+			"in the missing part is unreadable", in->path,
 			in->size, in->expected_size);
-	}
+	report_warnings(stderr, &c->warnings, CS_WARN_CORE);
 }
 
 /* Give the library's message the context only a core has. */

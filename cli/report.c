@@ -71,8 +71,9 @@ static void text_thread_frames(FILE *out, const struct collection *c,
 {
 	size_t i;
 
-	if (!t->nframes && !t->truncated) {
-		fputs("  (no Python frames)\n", out);
+	if (!t->nframes) {
+		fputs(t->truncated ? "  (its Python frames could not be read)\n"
+			: "  (no Python frames)\n", out);
 		return;
 	}
 	fputs("Traceback (most recent call last):\n", out);

@@ -525,20 +525,28 @@ static char *thread_name(struct pyproc *py, const struct addrmap *active,
 	return xstrdup(s);
 }
 
-static uint64_t first_frame(struct pyproc *py, uint64_t tstate,
-			    struct cs_err *err)
+/*
+ * The thread's innermost frame, 0 if none; -1 if it could not be read.
+ * 3.11 and 3.12 reach it through the _PyCFrame on the thread's C stack,
+ * which a core may have lost (cut short): its frames are then unknown,
+ * not absent.
+ */
+static int first_frame(struct pyproc *py, uint64_t tstate, uint64_t *frame)
 {
 	const struct py_layout *L = &py->layout;
-	uint64_t frame = 0, cframe;
+	uint64_t cframe;
+	int ret = 0;
 
+	*frame = 0;
 	if (L->ts_frame >= 0)
-		py_field_u64(py, tstate, L->ts_frame, &frame, err);
+		ret = py_field_u64(py, tstate, L->ts_frame, frame, NULL);
 	else if (L->ts_current_frame >= 0)
-		py_field_u64(py, tstate, L->ts_current_frame, &frame, err);
-	else if (py_field_u64(py, tstate, L->ts_cframe, &cframe, err) == 1 &&
-		 cframe)
-		py_field_u64(py, cframe, L->cf_current_frame, &frame, err);
-	return frame;
+		ret = py_field_u64(py, tstate, L->ts_current_frame, frame, NULL);
+	else if ((ret = py_field_u64(py, tstate, L->ts_cframe, &cframe,
+				     NULL)) == 1 && cframe)
+		ret = py_field_u64(py, cframe, L->cf_current_frame, frame,
+				   NULL);
+	return ret < 0 ? -1 : 0;
 }
 
 /* What the threads of one interpreter share. */
@@ -576,8 +584,8 @@ static int read_thread(struct pyproc *py, const struct interp_walk *iw,
 			 tid_of_pthread(py, iw->tf, t->thread_id);
 	t->name = thread_name(py, &iw->active, t->thread_id);
 	t->holds_gil = iw->holder_known ? iw->holder == tstate : -1;
-	frame = first_frame(py, tstate, NULL);
-	if (walk_chain(py, frame, 1, iw->opt, t, NULL) < 0)
+	if (first_frame(py, tstate, &frame) < 0 ||
+	    walk_chain(py, frame, 1, iw->opt, t, NULL) < 0)
 		t->truncated = 1;
 	return 0;
 }

@@ -331,6 +331,58 @@ def test_kernel_core_truncated(kernel_cores, tmp_path):
         assert_one_error_line(res, 9, "core file '%s' is truncated" % cut)
 
 
+def main_stack_offset(path):
+    """Where the core file's copy of the main thread's stack begins: the
+    highest user-space PT_LOAD with bytes in the file."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        phoff, = struct.unpack_from("<Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    best = None
+    for i in range(phnum):
+        ptype, _, off, vaddr, _, filesz = struct.unpack_from(
+            "<IIQQQQ", table, i * phentsize)
+        if ptype == 1 and filesz and vaddr < 1 << 47 and \
+                (best is None or vaddr > best[0]):
+            best = (vaddr, off)
+    return best[1]
+
+
+def test_kernel_core_cut_at_the_main_stack(kernel_cores, tmp_path):
+    """A core cut where the main thread's stack begins: the thread sleeps
+    in time.sleep() there.  3.11 and 3.12 find a thread's innermost frame
+    through its C stack: its frames are then unknown, which the thread
+    must say (truncated, "could not be read"), not "no Python frames".
+    Frames that are shown are the whole core's innermost ones; the cut
+    is a warning in JSON's core "warnings" as on stderr."""
+    core, script, pid = kernel_cores["thread-segv"]
+    whole = run_coroscope("core", "--json", core).json()
+    cut = str(tmp_path / "cut.core")
+    with open(core, "rb") as src, open(cut, "wb") as dst:
+        dst.write(src.read(main_stack_offset(core)))
+    res = run_coroscope("core", "--json", cut)
+    text = run_coroscope("core", cut)
+    os.unlink(cut)
+    assert res.returncode == 0, res
+    doc = res.json()
+    said = "core file '%s' is truncated" % cut
+    assert [w for w in doc["core"]["warnings"] if w.startswith(said)], doc
+    assert ("coroscope: warning: " + said) in res.stderr, res
+    got = [t for t in doc["threads"] if t["tid"] == pid][0]
+    full = frames_of(whole, pid)
+    assert full, whole["threads"]
+    if got["truncated"]:
+        assert frames_of(doc, pid) == full[:len(got["frames"])], got
+    else:
+        assert frames_of(doc, pid) == full, got
+    if not got["frames"]:
+        block = text.stdout.split('"MainThread"', 1)[1].split("\n\n")[0]
+        assert "(its Python frames could not be read)" in block, block
+        assert "(no Python frames)" not in block, block
+
+
 # ---------------------------------------------------------------------------
 # Finding files: --sysroot, --lib-search-path, EXECUTABLE
 
