@@ -14,6 +14,7 @@
 
 #include "common/range.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "common/banned.h"
 
 /*
@@ -298,6 +299,28 @@ const struct core_info *core_info(const struct memsrc *ms)
 		return NULL;
 	co = ms->backend;
 	return &co->info;
+}
+
+const char *core_unusable_file(const struct memsrc *ms, const char *prefix,
+			       const char **why)
+{
+	const struct core *co;
+	size_t i, n = strlen(prefix);
+
+	*why = NULL;
+	if (!core_info(ms))
+		return NULL;
+	co = ms->backend;
+	for (i = 0; i < co->nfiles; i++) {
+		const struct core_file *f = &co->files[i];
+
+		if ((f->state != FILE_MISSING && f->state != FILE_MISMATCH) ||
+		    strncmp(cs_base_name(f->path), prefix, n))
+			continue;
+		*why = f->state == FILE_MISSING ? "missing" : "mismatched";
+		return f->path;
+	}
+	return NULL;
 }
 
 static char *core_host_path(const struct memsrc *ms, const char *path)

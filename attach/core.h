@@ -119,6 +119,16 @@ int core_open(struct memsrc **out, const char *path,
  * any other source.  Valid until memsrc_free(). */
 const struct core_info *core_info(const struct memsrc *ms);
 
+/*
+ * The target's path of the first mapped file whose base name begins
+ * with prefix that was looked for and could not be used, or NULL: *why
+ * is "missing" (no copy found) or "mismatched" (no copy with the core's
+ * build id).  So that a failure to find what a file held (libpython's
+ * symbols) can name the file instead.  Valid until memsrc_free().
+ */
+const char *core_unusable_file(const struct memsrc *ms, const char *prefix,
+			       const char **why);
+
 /* "SIGSEGV" for 11 and so on (x86-64 Linux numbering), or NULL. */
 const char *core_signal_name(int sig);
 

@@ -77,9 +77,23 @@ static void print_warnings(struct collection *c,
 }
 
 /* Give the library's message the context only a core has. */
-static void explain(struct cs_err *err, const struct core_info *in)
+static void explain(struct cs_err *err, const struct memsrc *ms,
+		    const struct core_info *in)
 {
-	if (in->truncated && err->code != CS_ERR_NOT_PYTHON) {
+	const char *why, *lib = err->code == CS_ERR_NOT_PYTHON ?
+		core_unusable_file(ms, "libpython", &why) : NULL;
+
+	if (lib) {
+		/* Not "not Python": its interpreter is in a file this
+		 * machine has no right copy of (the warning above says
+		 * where it looked). */
+		cs_refail(err, CS_ERR_NO_EXE, "core '%s' (process %d, %s): "
+			  "its interpreter is in '%s', %s: give the process's "
+			  "own with --sysroot or --lib-search-path",
+			  in->path, in->pid, in->comm[0] ? in->comm : "?", lib,
+			  !strcmp(why, "missing") ? "not found here" :
+			  "and no copy here matches the core");
+	} else if (in->truncated && err->code != CS_ERR_NOT_PYTHON) {
 		/* Whatever failed, the missing part is the likeliest cause,
 		 * and what the exit status says. */
 		cs_err_prefix(err, "core file '%s' is truncated (%" PRIu64
@@ -248,7 +262,7 @@ int cmd_core(int argc, char **argv)
 		c.command = xstrdup(in->command);
 	print_warnings(&c, in, ret < 0);
 	if (ret < 0) {
-		explain(&err, in);
+		explain(&err, ms, in);
 	} else {
 		collection_done_reading(&c);
 		print_report(&o, &c, in);

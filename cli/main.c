@@ -75,8 +75,9 @@ static void usage_watch_and_general(FILE *out)
 	      "4 permission denied, 5 not a Python process, 6 unsupported Python\n"
 	      "version, 7 the process exited while being read, 8 unreadable or\n"
 	      "inconsistent target memory, 9 bad or truncated core file, 10 the\n"
-	      "core's executable not found.  run exits with COMMAND's status\n"
-	      "(128+N when signal N ended it), or 124 when it timed out.\n"
+	      "core's executable or libpython not found or not matching.  run\n"
+	      "exits with COMMAND's status (128+N when signal N ended it), or\n"
+	      "124 when it timed out.\n"
 	      "See coroscope(1).\n", out);
 }
 

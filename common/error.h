@@ -42,7 +42,7 @@ enum cs_status {
 	CS_ERR_EXITED = 7,      /* the target exited while we read it */
 	CS_ERR_MEMORY = 8,      /* target memory unreadable or inconsistent */
 	CS_ERR_CORE = 9,        /* not a core file, or a truncated one */
-	CS_ERR_NO_EXE = 10,     /* the core's executable cannot be found */
+	CS_ERR_NO_EXE = 10,     /* the core's executable or libpython is not here */
 	CS_ERR_TIMEOUT = 124,   /* `coroscope run`: the command timed out */
 };
 

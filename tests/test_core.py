@@ -10,8 +10,9 @@
 - --sysroot and --lib-search-path find the files; missing or mismatched
   ones are named in a warning.
 - Errors: a truncated core (9), a core of a non-Python process (5), a
-  file that is not a core (9), a core whose executable cannot be found
-  (10); each with exactly one line on stderr.
+  file that is not a core (9), a core whose executable or libpython
+  cannot be found or does not match (10); each with exactly one line on
+  stderr.
 
 Cores are large (a gcore of a threaded target is hundreds of MB): each
 lives in a pytest temporary directory and is deleted as soon as it has
@@ -443,7 +444,10 @@ def test_lib_search_path_and_missing_files(control_gcore, tmp_path):
 
 
 def test_mismatched_library_is_named(control_gcore, tmp_path):
-    """A file at the right path with another build id is not used."""
+    """A file at the right path with another build id is not used.  A
+    libpython that does not match is not "not a Python process" (5):
+    the core's files are not here (10), and the error names the file
+    and the options that give it."""
     core, live, interp = control_gcore
     exe = live["python"]["executable"]
     libdir = os.path.join(os.path.dirname(os.path.dirname(exe)), "lib")
@@ -457,11 +461,20 @@ def test_mismatched_library_is_named(control_gcore, tmp_path):
         shutil.copy("/bin/true", str(impostor / n))
     res = run_coroscope("core", "--sysroot", "/nonexistent",
                         "--lib-search-path", str(impostor), core, exe)
-    assert res.returncode == 5, res
+    assert res.returncode == 10, res
     assert any("no copy matches" in l and "libpython" in l and
                "build id" in l for l in res.stderr.splitlines()), res
-    assert res.stderr.splitlines()[-1].startswith("coroscope: core '%s'"
-                                                  % core), res
+    last = res.stderr.splitlines()[-1]
+    assert last.startswith("coroscope: core '%s'" % core), res
+    assert "/libpython" in last and "no copy here matches the core" in \
+        last and "--lib-search-path" in last, last
+    assert "not of a Python process" not in res.stderr, res
+    # and where there is none at all
+    res = run_coroscope("core", "--sysroot", "/nonexistent",
+                        "--lib-search-path", str(tmp_path), core, exe)
+    assert res.returncode == 10, res
+    assert "/libpython" in res.stderr.splitlines()[-1] and \
+        "not found here" in res.stderr.splitlines()[-1], res
 
 
 def sysroot_with_libc_of(tmp_path, impostor):
