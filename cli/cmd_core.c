@@ -260,6 +260,8 @@ int cmd_core(int argc, char **argv)
 	ret = collect_source(&c, ms, &o.v.collect, &err);
 	if (in->command)
 		c.command = xstrdup(in->command);
+	c.signal_tid = in->signal_tid;
+	c.signal_name = in->signal_name;
 	print_warnings(&c, in, ret < 0);
 	if (ret < 0) {
 		explain(&err, ms, in);

@@ -120,6 +120,11 @@ struct collection {
 	 * time namespace). */
 	double clock_s;
 	double stop_ms;            /* stopping the threads (live_stop_ms) */
+	/* A core's: the thread that took the signal it was written for
+	 * (0: none, or not known), and its name ("SIGSEGV"; the core's,
+	 * valid as long as ms). */
+	int signal_tid;
+	const char *signal_name;
 	/* A live target's threads whose sleep or timed wait ends of itself
 	 * (cli/collect_deadlines.h); owned. */
 	struct thread_deadline *deadlines;

@@ -161,7 +161,7 @@ void report_text(FILE *out, const struct collection *c)
 		first = xmallocarray(c->snap.nthreads, sizeof(*first));
 		next = xmallocarray(c->snap.nthreads, sizeof(*next));
 		count = xmallocarray(c->snap.nthreads, sizeof(*count));
-		unsigned char *apart = report_left_apart(c);
+		unsigned char *apart = report_threads_apart(c);
 
 		thread_alike(&c->snap, c->opt.native ? &nat : NULL, apart,
 			     first, next, count);

@@ -71,10 +71,10 @@ void report_json_thread_state(struct json *j, const struct collection *c,
 			      int tid);
 const struct cs_thread *report_left_running(const struct collection *c,
 					    int tid);
-/* Per Python thread, 1 for one left running, whose mark no group of
- * alike threads shows (cli/thread_alike.h); NULL when none was.  Caller
- * frees. */
-unsigned char *report_left_apart(const struct collection *c);
+/* Per Python thread, 1 for one left running or the one that took a
+ * core's signal, whose mark no group of alike threads shows
+ * (cli/thread_alike.h); NULL when there is none.  Caller frees. */
+unsigned char *report_threads_apart(const struct collection *c);
 /* The source line of f, unescaped, when there is one to show (not with
  * --no-source; see cli/source.h); else NULL. */
 const char *report_source_line(const struct collection *c,

@@ -30,16 +30,20 @@ const struct cs_thread *report_left_running(const struct collection *c,
 	return NULL;
 }
 
-unsigned char *report_left_apart(const struct collection *c)
+unsigned char *report_threads_apart(const struct collection *c)
 {
 	unsigned char *apart;
 	size_t i;
 
-	if (!c->any_left)
+	if (!c->any_left && !c->signal_tid)
 		return NULL;
 	apart = xcalloc(c->snap.nthreads ? c->snap.nthreads : 1, 1);
-	for (i = 0; i < c->snap.nthreads; i++)
-		apart[i] = report_left_running(c, c->snap.threads[i].tid) != NULL;
+	for (i = 0; i < c->snap.nthreads; i++) {
+		int tid = c->snap.threads[i].tid;
+
+		apart[i] = report_left_running(c, tid) != NULL ||
+			   (tid > 0 && tid == c->signal_tid);
+	}
 	return apart;
 }
 
@@ -95,6 +99,9 @@ void report_text_thread_state(FILE *out, const struct collection *c, int tid)
 
 	const struct thread_deadline *d = collect_deadline_of(c, tid);
 
+	if (tid > 0 && tid == c->signal_tid)
+		fprintf(out, " (took %s)", c->signal_name ?
+			c->signal_name : "the signal");
 	if (s == OFFCPU_RUNNING)
 		fputs(" (running)", out);
 	else if (s >= 0)

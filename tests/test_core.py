@@ -152,7 +152,7 @@ def test_gcore_matches_dump(interp, keeper, tmp_path, script, args):
 # Cores written by the kernel
 
 CRASHER = '''\
-import ctypes, os, sys, threading, time
+import ctypes, os, signal, sys, threading, time
 
 def worker(ev):
     ev.wait()  # MARK: worker-wait
@@ -167,6 +167,16 @@ def main():
     t = threading.Thread(target=worker, args=(ev,), name="worker")
     t.daemon = True
     t.start()
+    if sys.argv[1] == "alike-abort":
+        # alike threads, one of which takes the signal
+        ts = [threading.Thread(target=worker, args=(ev,), name="alike")
+              for _ in range(4)]
+        for a in ts:
+            a.daemon = True
+            a.start()
+        time.sleep(0.3)
+        signal.pthread_kill(ts[2].ident, signal.SIGABRT)
+        time.sleep(30)
     if sys.argv[1] == "thread-segv":
         c = threading.Thread(target=lambda: (time.sleep(0.3), crash("segv")),
                              name="crasher")
@@ -217,7 +227,7 @@ def kernel_cores(tmp_path_factory):
     if interp is None:
         pytest.skip("no Python interpreter found")
     made = {}
-    for how in ("abort", "segv", "thread-segv"):
+    for how in ("abort", "segv", "thread-segv", "alike-abort"):
         d = tmp_path_factory.mktemp("kcore-" + how)
         script = os.path.join(str(d), "crasher.py")
         with open(script, "w") as f:
@@ -282,6 +292,14 @@ def test_kernel_core_abort(kernel_cores):
     assert re.search(r'File "%s", line %d, in crash$'
                      % (re.escape(script), marker_line(script, "abort")),
                      text.stdout, re.M), text
+    assert took_signal(text.stdout) == [pid], text.stdout
+
+
+def took_signal(text):
+    """The ids of the threads whose header says they took the core's
+    signal (each thread's header; groups of alike threads' too)."""
+    return [int(m.group(1)) for m in re.finditer(
+        r"^Threads? (\d+)[^\n]*\(took SIG[A-Z]+\)", text, re.M)]
 
 
 def test_kernel_core_segfault(kernel_cores):
@@ -315,6 +333,28 @@ def test_kernel_core_segfault_in_thread(kernel_cores):
             for f in by_name["MainThread"]["frames"]] == [
         ("main", marker_line(script, "main-sleep")),
         ("<module>", marker_line(script, "call-main"))]
+    text = run_coroscope("core", core).stdout
+    assert took_signal(text) == [info["thread"]], text
+    assert re.search(r'^Thread %d "crasher" \(took SIGSEGV\)'
+                     % info["thread"], text, re.M), text
+
+
+def test_kernel_core_signal_thread_not_alike(kernel_cores):
+    """Four threads wait alike (and the worker with them); one takes
+    SIGABRT (pthread_kill): it is shown alone, saying so, and the others
+    together."""
+    core, script, pid = kernel_cores["alike-abort"]
+    doc = run_coroscope("core", "--json", core).json()
+    alike = [t["tid"] for t in doc["threads"] if t["name"] == "alike"]
+    took = doc["core"]["thread"]
+    assert len(alike) == 4 and took in alike, (alike, doc["core"])
+    text = run_coroscope("core", core).stdout
+    assert took_signal(text) == [took], text
+    assert re.search(r'^Thread %d "alike" \(took SIGABRT\)' % took, text,
+                     re.M), text
+    groups = re.findall(r"^Threads (.*) \((\d+) alike\)$", text, re.M)
+    assert len(groups) == 1 and int(groups[0][1]) >= 3, text
+    assert str(took) not in re.findall(r"\d+", groups[0][0]), text
 
 
 def test_kernel_core_truncated(kernel_cores, tmp_path):
