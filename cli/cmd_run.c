@@ -282,6 +282,7 @@ static void summarize(struct run_summary *sum, struct run_proc *procs,
 		run_summarize_graph(sum, c, t, &explained);
 		sum->explained = &explained;
 		sum->graph = &c->graph;
+		sum->greenlets = &c->greenlets;
 		sum->clock_s = c->clock_s;
 		sum->proc_pid = collect_proc_pid(c);
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
@@ -296,6 +297,7 @@ static void summarize(struct run_summary *sum, struct run_proc *procs,
 		run_summarize_failed(sum, c);
 		sum->explained = NULL;
 		sum->graph = NULL;
+		sum->greenlets = NULL;
 		sum->clock_s = 0;
 		sum->proc_pid = 0;
 		sum->facts = NULL;

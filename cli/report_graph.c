@@ -48,6 +48,41 @@ void graph_add_place(struct strbuf *sb, const struct py_frame *f,
 	graph_add_place_line(sb, f, f ? f->line : -1, names);
 }
 
+/* A greenlet other than its thread's main one: gevent's name, else
+ * the function it was spawned to run (as watch names it), else its
+ * address. */
+static void add_greenlet_name(struct strbuf *sb, const struct py_greenlet *gr,
+			      enum graph_names names)
+{
+	if (gr->name || gr->function) {
+		strbuf_addstr(sb, "greenlet '");
+		add_name(sb, gr->name ? gr->name : gr->function, names);
+		strbuf_addstr(sb, "'");
+	} else {
+		strbuf_addf(sb, "greenlet 0x%llx", (unsigned long long)gr->addr);
+	}
+}
+
+/* The greenlet thread tid runs, when it is one spawned (not its main
+ * greenlet, not gevent's hub), or NULL: a thread's frames, and what
+ * they hold, are then that greenlet's. */
+static const struct py_greenlet *spawned_running(const struct py_greenlets *gs,
+						 int tid)
+{
+	size_t k;
+
+	/* Bounded by the greenlets read (none in most processes). */
+	for (k = 0; tid > 0 && k < gs->n; k++) {
+		const struct py_greenlet *g = &gs->v[k];
+
+		if (g->tid == tid && g->state == PY_GREENLET_RUNNING)
+			return g->is_main || (g->type_name &&
+					      !strcmp(g->type_name, "Hub")) ?
+			       NULL : g;
+	}
+	return NULL;
+}
+
 void graph_add_label(struct strbuf *sb, const struct collection *c,
 		     size_t node, enum graph_names names)
 {
@@ -56,12 +91,17 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 	switch (n->kind) {
 	case WG_THREAD: {
 		const struct py_thread *t = &c->snap.threads[n->index];
+		const struct py_greenlet *g;
 
 		strbuf_addf(sb, "thread %d", t->tid);
 		if (t->name) {
 			strbuf_addstr(sb, " (");
 			add_name(sb, t->name, names);
 			strbuf_addstr(sb, ")");
+		}
+		if ((g = spawned_running(&c->greenlets, t->tid)) != NULL) {
+			strbuf_addstr(sb, " running ");
+			add_greenlet_name(sb, g, names);
 		}
 		break;
 	}
@@ -76,18 +116,10 @@ void graph_add_label(struct strbuf *sb, const struct collection *c,
 	case WG_GREENLET: {
 		const struct py_greenlet *gr = &c->greenlets.v[n->index];
 
-		/* gevent's name, else the function it was spawned to run
-		 * (as watch names it), else its address */
-		if (gr->is_main) {
+		if (gr->is_main)
 			strbuf_addf(sb, "main greenlet of thread %d", gr->tid);
-		} else if (gr->name || gr->function) {
-			strbuf_addstr(sb, "greenlet '");
-			add_name(sb, gr->name ? gr->name : gr->function, names);
-			strbuf_addstr(sb, "'");
-		} else {
-			strbuf_addf(sb, "greenlet 0x%llx",
-				    (unsigned long long)gr->addr);
-		}
+		else
+			add_greenlet_name(sb, gr, names);
 		/* (a dead one owning a lock, one not started that others
 		 * join) */
 		if (gr->state == PY_GREENLET_DEAD)
@@ -328,15 +360,31 @@ void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 			}
 		return;
 	}
-	n = py_waitgraph_holders(g, to, holders, 2);
+	n = py_waitgraph_holders(g, to, holders, 1);
 	if (n) {
 		strbuf_addstr(sb, " held by ");
-		graph_add_label(sb, c, holders[0], GRAPH_ESCAPED);
-		if (n > 1)
-			strbuf_addf(sb, " and %zu more", n - 1);
+		(void)graph_add_short_holder(sb, c, node, GRAPH_ESCAPED);
 	} else if (py_prim_may_be_held(p)) {
 		graph_add_no_holder(sb, c, p, ", ", GRAPH_ESCAPED);
 	}
+}
+
+int graph_add_short_holder(struct strbuf *sb, const struct collection *c,
+			   size_t node, enum graph_names names)
+{
+	const struct py_waitgraph *g = &c->graph;
+	long e = short_wait_edge(g, node);
+	size_t n, holders[2];
+
+	if (e < 0 || py_prim_is_future(&g->prims[g->nodes[g->edges[e].to].index]))
+		return 0;
+	n = py_waitgraph_holders(g, g->edges[e].to, holders, 2);
+	if (!n)
+		return 0;
+	graph_add_label(sb, c, holders[0], names);
+	if (n > 1)
+		strbuf_addf(sb, " and %zu more", n - 1);
+	return 1;
 }
 
 int graph_owner_gone(const struct collection *c, const struct py_prim *p)

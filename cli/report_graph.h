@@ -66,6 +66,11 @@ const struct py_prim *graph_short_wait_object(const struct collection *c,
 					      size_t node);
 void graph_add_short_wait(struct strbuf *sb, const struct collection *c,
 			  size_t node);
+/* The holder of that object ("task 'holder'", " and N more" when it
+ * has more), without its place; whether it has one (a future has
+ * none: what completes it is no holder). */
+int graph_add_short_holder(struct strbuf *sb, const struct collection *c,
+			   size_t node, enum graph_names names);
 /* sep then "holder unknown", for a lock that may be held and whose
  * holder is no node: or "held by task 'leaker' 0x.. (ended)", when the
  * lock names as owner a trio Task that no task of the dump is (it took

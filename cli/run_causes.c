@@ -656,7 +656,6 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 				    const struct blocked *b, size_t n,
 				    const struct watch_tracker *tr)
 {
-	struct run_cause *cause;
 	struct strbuf sb;
 	size_t i, k, others;
 
@@ -664,7 +663,6 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 	for (i = 0; i < n; i++) {
 		const struct py_thread *t = b[i].t;
 		const struct py_task *task;
-		const struct py_frame *own = run_causes_own_frame(t), *f;
 
 		if ((b[i].seen.state != RUN_SEEN_STUCK &&
 		     b[i].seen.state != RUN_SEEN_BUSY && !polls(&b[i].seen) &&
@@ -700,24 +698,34 @@ static void summarize_blocked_loops(struct run_summary *s, int pid,
 		if (others)
 			strbuf_addf(&sb, "; %zu other task%s of the loop cannot "
 				    "run", others, others == 1 ? "" : "s");
-		cause = run_cause_add(s, RUN_CAUSE_LOOP_BLOCKED, pid, &sb);
-		if (t->tstate)
-			addrmap_put(&s->said_threads, t->tstate, NULL);
-		f = own ? own : &t->frames[0];
-		strbuf_addstr(&sb, "at ");
-		run_add_frame_place(&sb, f);
-		if (b[i].f->source && own && !b[i].f->hide_source)
-			strbuf_addf(&sb, ": %s", b[i].f->source);
-		if (b[i].seen.state == RUN_SEEN_BUSY)
-			strbuf_addstr(&sb, ", busy");
-		blocked_add_native_call(&sb, &b[i]);
-		/* (a time.sleep() in the step: when it ends, as the sleep
-		 * cause it takes the place of would say; a timed wait's
-		 * end, as a lock cause says it) */
-		run_add_thread_timer(&sb, b[i].f);
-		run_cause_detail(cause, &sb);
+		run_causes_loop_blocked(s, pid, &b[i], &sb);
 	}
 	strbuf_release(&sb);
+}
+
+void run_causes_loop_blocked(struct run_summary *s, int pid,
+			     const struct blocked *b, struct strbuf *sb)
+{
+	struct run_cause *cause = run_cause_add(s, RUN_CAUSE_LOOP_BLOCKED,
+						pid, sb);
+	const struct py_frame *own = run_causes_own_frame(b->t);
+
+	/* (its sleep or wait is this cause's: no cause of its own) */
+	if (b->t->tstate)
+		addrmap_put(&s->said_threads, b->t->tstate, NULL);
+
+	strbuf_addstr(sb, "at ");
+	run_add_frame_place(sb, own ? own : &b->t->frames[0]);
+	if (b->f->source && own && !b->f->hide_source)
+		strbuf_addf(sb, ": %s", b->f->source);
+	if (b->seen.state == RUN_SEEN_BUSY)
+		strbuf_addstr(sb, ", busy");
+	blocked_add_native_call(sb, b);
+	/* (a time.sleep() in the step: when it ends, as the sleep cause it
+	 * takes the place of would say; a timed wait's end, as a lock
+	 * cause says it) */
+	run_add_thread_timer(sb, b->f);
+	run_cause_detail(cause, sb);
 }
 
 static void summarize_threads(struct run_summary *s, int pid,
@@ -741,6 +749,7 @@ static void summarize_threads(struct run_summary *s, int pid,
 	run_causes_locks(s, pid, b, n, &sb);
 	strbuf_release(&sb);
 	summarize_blocked_loops(s, pid, a, b, n, tr);
+	run_causes_blocked_hubs(s, pid, b, n);
 	summarize_waits(s, pid, &rs, b, n);
 	summarize_gil(s, pid, snap, b);
 	summarize_busy(s, pid, b, n);

@@ -63,6 +63,7 @@ struct run_cause {
 
 struct run_pool_job;
 struct run_proc;
+struct py_greenlets;
 struct run_summary {
 	struct run_cause *causes;
 	size_t n, alloc;
@@ -82,6 +83,9 @@ struct run_summary {
 	 * names the worker thread its wait leads to (an executor's job).
 	 * Set by the caller with explained. */
 	const struct py_waitgraph *graph;
+	/* Its greenlets, or NULL: a thread stuck in a greenlet other than
+	 * its hub holds up the others.  Set by the caller with explained. */
+	const struct py_greenlets *greenlets;
 	/* The process's children that run a process pool's job (cli/
 	 * run_pool.h): a stuck task's wait that leads to no thread of the
 	 * process names them.  Set by the caller with explained. */

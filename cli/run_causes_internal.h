@@ -34,6 +34,13 @@ void blocked_add_where(struct strbuf *sb, const struct blocked *b);
 void blocked_add_api(struct strbuf *sb, const struct py_frame *api);
 /* ", in C: sem_clockwait()": the native call it waits in, when read. */
 void blocked_add_native_call(struct strbuf *sb, const struct blocked *b);
+/* A loop_blocked cause of headline sb (emptied) for thread b, which
+ * runs a task's step or a greenlet: a line of where it stands ("at
+ * FILE:LINE in FUNC: SOURCE", the program's own frame, else its
+ * innermost; ", busy", the C call and its timer, when known), and its
+ * wait said (s->said_threads). */
+void run_causes_loop_blocked(struct run_summary *s, int pid,
+			     const struct blocked *b, struct strbuf *sb);
 /* " (stuck for at least 4.0s)", when sampled. */
 void blocked_add_seen(struct strbuf *sb, const struct run_seen *seen);
 /* 'thread 101 "w-0", ... and 7 more': the threads b[w[m[0..n)]]. */
@@ -46,5 +53,11 @@ void blocked_add_members(struct strbuf *sb, const struct blocked *b,
  * (cli/run_lock_causes.c). */
 void run_causes_locks(struct run_summary *s, int pid, const struct blocked *b,
 		      size_t n, struct strbuf *sb);
+
+/* The threads b[0..n) of process pid stuck or busy in a greenlet other
+ * than their gevent hub, while other greenlets of theirs wait: the
+ * hub cannot run them (cli/run_greenlets.c). */
+void run_causes_blocked_hubs(struct run_summary *s, int pid,
+			     const struct blocked *b, size_t n);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_causes_internal.h"
 #include "cli/run_fds.h"
 #include "cli/run_places.h"
 #include "common/strbuf.h"
@@ -209,6 +210,81 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 		run_cause_detail(cause, &sb);
 	}
 	strbuf_release(&names);
+	strbuf_release(&sb);
+}
+
+/* Thread tid's gevent hub, the greenlet running on it, and how many
+ * others it has that wait to run (not started, or suspended). */
+static void thread_greenlets(const struct py_greenlets *gs, int tid,
+			     const struct py_greenlet **hub,
+			     const struct py_greenlet **running,
+			     size_t *others)
+{
+	size_t k;
+
+	*hub = *running = NULL;
+	*others = 0;
+	/* Bounded by the greenlets read. */
+	for (k = 0; k < gs->n; k++) {
+		const struct py_greenlet *g = &gs->v[k];
+
+		if (g->tid != tid)
+			continue;
+		if (g->type_name && !strcmp(g->type_name, "Hub"))
+			*hub = g;
+		else if (g->state == PY_GREENLET_RUNNING)
+			*running = g;
+		else if (g->state == PY_GREENLET_SUSPENDED ||
+			 g->state == PY_GREENLET_NOT_STARTED)
+			(*others)++;
+	}
+}
+
+/*
+ * gevent's hub runs the other greenlets of its thread only when the one
+ * running switches back to it (a patched blocking call, gevent.sleep(),
+ * a gevent lock).  A thread stuck or busy in another greenlet -- an
+ * unpatched time.sleep(), a C call gevent cannot wait for, a loop that
+ * never yields -- stops every other greenlet of it: asyncio's blocked
+ * loop, in gevent's words.
+ */
+void run_causes_blocked_hubs(struct run_summary *s, int pid,
+			     const struct blocked *b, size_t n)
+{
+	const struct py_greenlets *gs = s->greenlets;
+	const struct py_greenlet *hub, *running;
+	struct strbuf sb;
+	size_t i, others;
+
+	if (!gs || !gs->n)
+		return;
+	strbuf_init(&sb);
+	for (i = 0; i < n; i++) {
+		const struct py_thread *t = b[i].t;
+
+		if ((b[i].seen.state != RUN_SEEN_STUCK &&
+		     b[i].seen.state != RUN_SEEN_BUSY) || t->tid <= 0 ||
+		    !t->nframes)
+			continue;
+		thread_greenlets(gs, t->tid, &hub, &running, &others);
+		if (!hub || hub->state != PY_GREENLET_SUSPENDED || !running ||
+		    !others)
+			continue;
+		strbuf_addstr(&sb, "gevent hub blocked: ");
+		run_add_thread_label(&sb, t);
+		strbuf_addstr(&sb, " runs ");
+		if (running->is_main) {
+			strbuf_addstr(&sb, "its main greenlet");
+		} else {
+			strbuf_addstr(&sb, "greenlet ");
+			add_member(&sb, running);
+		}
+		strbuf_addstr(&sb, " and has not gone back to its hub");
+		blocked_add_seen(&sb, &b[i].seen);
+		strbuf_addf(&sb, "; %zu other greenlet%s of the thread cannot "
+			    "run", others, others == 1 ? "" : "s");
+		run_causes_loop_blocked(s, pid, &b[i], &sb);
+	}
 	strbuf_release(&sb);
 }
 

@@ -232,6 +232,41 @@ def test_run_causes_from_the_graph(waits, tmp_path):
     dead = [c for c in heads if "1 waiting on gevent.lock.RLock" in c and
             "held by greenlet 'leaker' (dead)" in c]
     assert len(dead) == 1, causes
+    # its hub parked in its loop, as it should: not blocked
+    assert not [c for c in heads if "hub blocked" in c], causes
+
+
+def test_run_says_the_hub_blocked(tmp_path):
+    """A greenlet calls the unpatched time.sleep(): the thread, and so
+    its hub, are stuck in it, and no other greenlet can run.  The first
+    cause says so, naming the greenlet and its line (asyncio's "event
+    loop blocked", in gevent's words), and counts the greenlets held
+    up: two waiters and the main greenlet.  The Semaphore it holds is
+    held by its thread "running greenlet 'blocker'" (it was the thread
+    alone)."""
+    from test_run import coroscope_run, likely_causes
+    script = target_script("gevent_hub_blocked.py")
+    res = coroscope_run(["--timeout", "3", "--", DEBIAN.path, script,
+                         str(tmp_path / "ready.json")])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    heads = [c for c in causes if c.startswith("  process ")]
+    assert heads and re.search(
+        r'gevent hub blocked: thread \d+( "MainThread")? runs greenlet '
+        r"'blocker' and has not gone back to its hub \(stuck for "
+        r"[^)]*\); 3 other greenlets of the thread cannot run$",
+        heads[0]), causes
+    detail = causes[causes.index(heads[0]) + 1].strip()
+    assert detail.startswith("at %s:%d in blocker: time.sleep(3600)"
+                             % (script, marker_line(script, "hub-blocked"))
+                             ), causes
+    assert "sleeps in time.sleep" in detail, causes
+    # the Semaphore's holder: the thread, in the greenlet it runs
+    held = [c for c in heads if "waiting on gevent.lock.Semaphore" in c]
+    assert len(held) == 1 and re.search(
+        r"held by thread \d+ running greenlet 'blocker' at "
+        r"gevent_hub_blocked.py:%d in blocker" % marker_line(
+            script, "hub-blocked"), held[0]), causes
 
 
 @needs_gcore
