@@ -514,13 +514,30 @@ static double python_quiet_s(const struct collection *c)
 	return least > 0 ? least : 0;
 }
 
+/* Who holds what the graph's node of kind and index waits on (a lock's
+ * holder), its label into sb, and that object's class into *what; NULL
+ * when no holder is known. */
+static const char *held_by(struct strbuf *sb, const struct collection *c,
+			   enum wg_kind kind, size_t index, const char **what)
+{
+	long node = py_waitgraph_node_of(&c->graph, kind, index);
+	const struct py_prim *p;
+
+	if (node < 0 || !graph_add_short_holder(sb, c, (size_t)node,
+						GRAPH_RAW))
+		return NULL;
+	p = graph_short_wait_object(c, (size_t)node);
+	*what = p->cls ? p->cls : p->name;
+	return sb->buf;
+}
+
 static void observe_task(struct watch_tracker *t, struct sample *s,
 			 const struct py_task *task, int woke)
 {
 	const struct py_async *a = &s->c->async;
 	const struct py_gen *inner = task_inner(a, task), *user = NULL;
 	struct watch_obs o;
-	struct strbuf waits;
+	struct strbuf waits, holder;
 	size_t i;
 
 	memset(&o, 0, sizeof(o));
@@ -561,12 +578,17 @@ static void observe_task(struct watch_tracker *t, struct sample *s,
 	strbuf_init(&waits);
 	task_waits_on(&waits, s, task, inner, inner && inner != user);
 	o.waits_on = waits.len ? waits.buf : NULL;
+	strbuf_init(&holder);
+	/* (the lock it waits for, not the future its acquire() awaits) */
+	o.held_by = held_by(&holder, s->c, WG_TASK, (size_t)(task - a->tasks),
+			    &o.waits_on);
 	o.woke = woke ||
 		 (task->waiter && short_sleep_woke(t, s, task));
 	o.idle = task_idle_by_design(a, task);
 	watch_task_timers(&o, task, inner, s->c->clock_s);
 	watch_observe(t, &o);
 	strbuf_release(&waits);
+	strbuf_release(&holder);
 }
 
 /* What a generator delegates to, in words, or nothing. */
@@ -660,6 +682,7 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	const struct py_frame *frames = g->frames;
 	const struct py_thread *th;
 	size_t i, nframes = g->nframes, user;
+	struct strbuf holder;
 
 	/* running now: its frames are its thread's (the Hub in its loop) */
 	if (g->state == PY_GREENLET_RUNNING && !nframes &&
@@ -705,6 +728,9 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 	o.woke = g->state == PY_GREENLET_RUNNING;
 	o.not_started = g->state == PY_GREENLET_NOT_STARTED;
 	o.waits_on = greenlet_waits_on(s->c, g);
+	strbuf_init(&holder);
+	o.held_by = held_by(&holder, s->c, WG_GREENLET,
+			    (size_t)(g - s->c->greenlets.v), &o.waits_on);
 	o.idle = greenlet_idle_by_design(g);
 	/* the greenlet running on a thread that waits for work by design
 	 * (a gevent threadpool's worker greenlet) is that thread's wait */
@@ -713,6 +739,7 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 		o.idle = thread_idle_by_design(th);
 	watch_greenlet_timers(&o, nframes ? &frames[0] : NULL);
 	watch_observe(t, &o);
+	strbuf_release(&holder);
 }
 
 

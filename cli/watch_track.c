@@ -46,6 +46,7 @@ static void item_release(struct watch_item *it)
 	free(it->inner_file);
 	free(it->inner_function);
 	free(it->waits_on);
+	free(it->held_by);
 	free(it->label);
 	free(it->blocked_in);
 	free(it->native_function);
@@ -279,6 +280,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	place_set(&it->inner_file, &it->inner_function, &it->inner_line,
 		  &o->inner);
 	str_set(&it->waits_on, o->waits_on);
+	str_set(&it->held_by, o->held_by);
 	str_set(&it->label, o->label);
 	str_set(&it->blocked_in, o->blocked_in);
 	str_set(&it->native_function, o->native_function);

@@ -103,6 +103,9 @@ struct watch_obs {
 	struct watch_place where;  /* the first frame of the user's code */
 	struct watch_place inner;  /* the innermost frame (file NULL: same) */
 	const char *waits_on;      /* what it awaits, or NULL */
+	/* Who holds that, as the wait-for graph says ("task 'holder'",
+	 * raw), or NULL. */
+	const char *held_by;
 	/* What kind of task, generator or greenlet: "trio" for a trio
 	 * task, "coroutine" ... for a generator, the class for a greenlet;
 	 * NULL for an asyncio task and a thread. */
@@ -157,7 +160,7 @@ struct watch_item {
 	int where_line;
 	char *inner_file, *inner_function;
 	int inner_line;
-	char *waits_on;
+	char *waits_on, *held_by;
 	int seen;                      /* observed in the current sample */
 	int carried;                   /* not seen, but its kind was not
 					  read in this sample: not gone */

@@ -79,6 +79,20 @@ static void place(struct strbuf *sb, const char *file, int line,
 	}
 }
 
+/* ", waits on asyncio.Lock held by task 'holder'" (what it waits on, and
+ * who holds that, as far as each is known). */
+static void add_waits_on(struct strbuf *sb, const struct watch_item *it)
+{
+	if (!it->waits_on)
+		return;
+	strbuf_addstr(sb, ", waits on ");
+	esc_add(sb, it->waits_on, ESC_TEXT, 0);
+	if (it->held_by) {
+		strbuf_addstr(sb, " held by ");
+		esc_add(sb, it->held_by, ESC_TEXT, 0);
+	}
+}
+
 static void where(struct strbuf *sb, const struct watch_item *it)
 {
 	place(sb, it->where_file, it->where_line, it->where_function);
@@ -135,8 +149,7 @@ static void event_rest(struct strbuf *sb, const struct watch_tracker *t,
 		strbuf_addf(sb, " for %.1fs at ", ev->stuck_for);
 		where(sb, it);
 		blocked(sb, t, it);
-		if (it->waits_on)
-			{ strbuf_addstr(sb, ", waits on "); esc_add(sb, it->waits_on, ESC_TEXT, 0); }
+		add_waits_on(sb, it);
 		watch_add_timers(sb, t->items, &ev->item, &zero, 1, 0);
 		break;
 	case WATCH_EV_MOVED:
@@ -373,8 +386,8 @@ static void summary_rest(struct strbuf *sb, const struct watch_tracker *t,
 	strbuf_addstr(sb, " at ");
 	where(sb, it);
 	blocked(sb, t, it);
-	if (it->waits_on && !it->gone)
-		{ strbuf_addstr(sb, ", waits on "); esc_add(sb, it->waits_on, ESC_TEXT, 0); }
+	if (!it->gone)
+		add_waits_on(sb, it);
 	watch_add_timers(sb, of->items, of->idx, of->m, of->n, of->times);
 	/* what the idle thread is: ", an executor's worker thread" (a
 	 * sleep's words say it of a task asleep) */
@@ -561,6 +574,8 @@ static void json_item(struct json *j, const struct watch_tracker *t,
 			   it->where_function);
 	json_key(j, "waits_on");
 	json_string(j, it->waits_on);
+	json_key(j, "held_by");
+	json_string(j, it->held_by);
 	json_key(j, "blocked_on");
 	json_string(j, watch_state_of(t, it) == WATCH_STUCK ? it->blocked_on :
 		    NULL);
@@ -721,8 +736,7 @@ void watch_view_draw(struct watch_view *v, const struct watch_tracker *t,
 		strbuf_addch(&sb, ' ');
 		where(&sb, it);
 		blocked(&sb, t, it);
-		if (it->waits_on)
-			{ strbuf_addstr(&sb, ", waits on "); esc_add(&sb, it->waits_on, ESC_TEXT, 0); }
+		add_waits_on(&sb, it);
 		watch_add_timers(&sb, t->items, &order[i], &zero, 1, 1);
 		if (it->idle && !it->sleep.on)
 			{ strbuf_addstr(&sb, ", "); esc_add(&sb, it->idle, ESC_TEXT, 0); }

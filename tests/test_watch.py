@@ -747,6 +747,55 @@ def test_generator_lines(keeper):
     assert_target_unharmed(target)
 
 
+def test_a_waits_holder_is_named(keeper, interp_id):
+    """Tasks waiting for an asyncio.Lock: watch says what they wait on,
+    the lock, not the future its acquire() awaits, and who holds it, as
+    dump does (a helper's user round: "waits on Future in Lock.acquire",
+    and the holder only "idle")."""
+    interp = watch_interp(interp_id)
+    target = keeper.start_target(interp, "watch_locks.py")
+    res = run_coroscope("watch", "--json", "--for", "2s", "--interval",
+                        "0.5s", "--stuck", "1s", target.pid)
+    assert res.returncode == 0, res
+    tasks = dict((t["address"], t) for t in res.json()["tasks"])
+    holder = tasks[target.ready["tasks"]["holder"]]
+    assert holder["held_by"] is None, holder
+    for address in target.ready["tasks"]["waiters"]:
+        t = tasks[address]
+        assert t["state"] == "stuck", t
+        assert t["where"]["line"] == marker_line(
+            target_script("watch_locks.py"), "lock-waiter"), t
+        assert (t["waits_on"], t["held_by"]) == (
+            "asyncio.Lock", "task '%s'" % holder["name"]), (t, holder)
+    text = run_coroscope("watch", "--for", "1s", "--interval", "0.5s",
+                         "--stuck", "0.5s", target.pid)
+    assert text.stdout.count(", waits on asyncio.Lock held by task '%s'"
+                             % holder["name"]) >= 2, text.stdout
+    assert_target_unharmed(target)
+
+
+def test_a_greenlets_wait_names_its_holder(keeper):
+    """A greenlet holds a gevent Semaphore and blocks its thread in the
+    unpatched time.sleep(): the waiters' holder is that thread, running
+    that greenlet."""
+    interp = watch_interp("3.11-debian")
+    found = interpreters_importing(("3.11-debian",), "gevent")
+    if not found:
+        pytest.skip("Debian's python3.11 has no gevent here (make deps)")
+    target = keeper.start_target(interp, "gevent_hub_blocked.py")
+    res = run_coroscope("watch", "--json", "--for", "1s", "--interval",
+                        "0.5s", "--stuck", "0.5s", target.pid)
+    assert res.returncode == 0, res
+    waiters = [g for g in res.json()["greenlets"]
+               if g["where"] and g["where"]["function"] == "waiter"]
+    assert len(waiters) == 2, res.json()["greenlets"]
+    for g in waiters:
+        assert g["waits_on"] == "gevent.lock.Semaphore", g
+        assert re.match(r"thread \d+ running greenlet 'blocker'$",
+                        g["held_by"]), g
+    assert_target_unharmed(target)
+
+
 # ---- trio tasks and gevent greenlets (targets/watch_sched_target.py) ----
 
 SCHED_SCRIPT = target_script("watch_sched_target.py")
