@@ -450,13 +450,15 @@ static int waits_through_future(const struct wg_build *b, size_t from,
  * keeps the Runner alive through a done callback of its result future,
  * `lambda _: runner`.  A task awaiting that future is driving the
  * generator; the generator's yielded future (Runner.future) may be the
- * result future of a nested coroutine's Runner, and so on.
+ * result future of a nested coroutine's Runner, and so on.  The last
+ * one's yielded future is what the task waits on (a tornado Lock's
+ * acquire(), an Event's wait()): drive_ends keeps it.
  */
 static void link_drives(struct wg_build *b, size_t task)
 {
 	struct py_waitgraph *g = b->g;
 	uint64_t fut = b->a->tasks[task].waiter;
-	size_t hop, k;
+	size_t hop, k, ndrives = g->ndrives;
 
 	for (hop = 0; fut && hop < WG_MAX_DRIVE_HOPS; hop++) {
 		const struct fut_links *l = fut_links_of(b, fut);
@@ -481,8 +483,23 @@ static void link_drives(struct wg_build *b, size_t task)
 			g->ndrives++;
 			next = pyobj_lookup_or_0(b->py, runner, "future");
 		}
+		if (!next)
+			break;
 		fut = next == b->py->types.none ? 0 : next;
 	}
+	if (g->ndrives > ndrives && fut)
+		addrmap_put(&b->drive_ends, (uint64_t)task + 1,
+			    (void *)(uintptr_t)fut);
+}
+
+/* The future task waits on: the one its driven generators yielded last
+ * (drive_ends), else its own waiter. */
+static uint64_t task_waits_on(struct wg_build *b, size_t task)
+{
+	uintptr_t end = (uintptr_t)addrmap_get(&b->drive_ends,
+					       (uint64_t)task + 1, NULL);
+
+	return end ? end : b->a->tasks[task].waiter;
 }
 
 /*
@@ -533,14 +550,14 @@ static void link_deque_waiters(struct wg_build *b, size_t base)
 	addrmap_init(&wanted);
 	addrmap_init(&kept);
 	for (i = 0; i < b->a->ntasks; i++) {
-		uint64_t w = b->a->tasks[i].waiter;
+		uint64_t w = task_waits_on(b, i);
 
 		if (w && !linked[base + i] && !py_async_task(b->a, w))
 			n += addrmap_add(&wanted, w);
 	}
 	wg_deque_waits(b->py, &b->types, b->a, &wanted, n, &kept);
 	for (i = 0; n && i < b->a->ntasks; i++) {
-		uint64_t w = b->a->tasks[i].waiter;
+		uint64_t w = task_waits_on(b, i);
 		uintptr_t at = w && !linked[base + i] ?
 			(uintptr_t)addrmap_get(&kept, w, NULL) : 0;
 
@@ -575,7 +592,7 @@ static void link_futures(struct wg_build *b, size_t base)
 		} else {
 			link_chained_sources(b, base + i, w);
 			link_drives(b, i);
-			link_callback_event(b, base + i, w);
+			link_callback_event(b, base + i, task_waits_on(b, i));
 		}
 	}
 	/* Concurrent futures found so far (more may be added on the way:
@@ -617,6 +634,7 @@ static void build_init(struct wg_build *b, struct pyproc *py,
 	addrmap_init(&b->code_class);
 	addrmap_init(&b->worker_futures);
 	addrmap_init(&b->trio_calls);
+	addrmap_init(&b->drive_ends);
 	wg_find_stdlib(snap, b->stdlib, sizeof(b->stdlib));
 }
 
@@ -629,6 +647,7 @@ static void build_release(struct wg_build *b)
 	addrmap_release(&b->code_class);
 	addrmap_release(&b->worker_futures);
 	addrmap_release(&b->trio_calls);
+	addrmap_release(&b->drive_ends);
 	py_prim_memo_release(&b->prims);
 	py_prim_types_release(&b->types);
 }

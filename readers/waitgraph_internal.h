@@ -41,6 +41,9 @@ struct wg_build {
 	/* the queue a thread in trio.from_thread.run() waits on -> its
 	 * node + 1: the trio task that runs the call will put to it */
 	struct addrmap trio_calls;
+	/* task index + 1 -> the future the last generator it drives
+	 * (tornado's Runner.future) yielded: what it waits on there */
+	struct addrmap drive_ends;
 	/* The last code_class() answer: a unit's frames are asked about up
 	 * to three times each, and the tasks' run the same code in a row. */
 	uint64_t last_code;

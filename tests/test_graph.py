@@ -1245,7 +1245,10 @@ def test_tornado_locks(keeper):
     Event.wait() returned, whose done callback, a lambda of tornado's,
     keeps the Event), in the state tornado keeps; the Lock's holder
     holds it at its line; a task whose future's callback is a lambda of
-    its own that keeps the Event waits on nothing."""
+    its own that keeps the Event waits on nothing.  A task awaiting a
+    @gen.coroutine generator that yields acquire() or wait() waits on
+    the Lock or Event, blamed on the generator's line (it was linked to
+    nothing, blamed on tornado's RequestHandler._execute)."""
     debian_with("tornado")
     target, graph = graph_of_target(keeper, DEBIAN, "tornado_locks.py")
     said = target.ready
@@ -1256,7 +1259,11 @@ def test_tornado_locks(keeper):
          "tornado-lock-waiter"),
         ("holder", "tornado.locks.Event", "event", "tornado-holder-parked"),
         ("sem-waiter", "tornado.locks.Semaphore", "sem",
-         "tornado-sem-waiter")], said, TORNADO_SCRIPT)
+         "tornado-sem-waiter"),
+        ("gen-lock-waiter", "tornado.locks.Lock", "lock",
+         "tornado-gen-lock-waiter"),
+        ("gen-event-waiter", "tornado.locks.Event", "event",
+         "tornado-gen-event-waiter")], said, TORNADO_SCRIPT)
     check_holds(graph, [
         ("holder", "tornado.locks.Lock",
          marker_line(TORNADO_SCRIPT, "tornado-holder-parked"),

@@ -9,6 +9,10 @@ the wait), with "lock-waiter-1" and "lock-waiter-2" behind it;
 "sem-waiter" waits on a tornado.locks.Semaphore at 0 (`async with`);
 "not-on-event" awaits a future of its own whose done callback, a lambda
 of this file, would set that Event: it waits on no Event.
+"gen-lock-waiter" and "gen-event-waiter" await a @gen.coroutine
+generator (run by tornado's Runner, no task of its own) that yields the
+Lock's acquire() (`with (yield lock.acquire())`), or the Event's
+wait(): the task waits there, through the Runner's yielded future.
 Waits that only a future shows (acquire(), wait(), get() and put()
 return one; no frame of tornado's is in the wait): "queue-getter" on
 an empty tornado.queues.Queue kept in a global, "queue-putter" on a
@@ -25,7 +29,7 @@ import asyncio
 import os
 import sys
 
-from tornado import ioloop, locks, queues
+from tornado import gen, ioloop, locks, queues
 
 from _ready import class_name, write_ready
 
@@ -38,6 +42,25 @@ async def holder(lock, never):
 async def lock_waiter(lock):
     async with lock:  # MARK: tornado-lock-waiter
         pass
+
+
+@gen.coroutine
+def gen_lock(lock):
+    with (yield lock.acquire()):  # MARK: tornado-gen-lock-waiter
+        pass
+
+
+async def gen_lock_waiter(lock):
+    await gen_lock(lock)
+
+
+@gen.coroutine
+def gen_event(never):
+    yield never.wait()  # MARK: tornado-gen-event-waiter
+
+
+async def gen_event_waiter(never):
+    await gen_event(never)
 
 
 async def sem_waiter(sem):
@@ -117,12 +140,13 @@ async def main(ready):
     tasks.append(asyncio.ensure_future(not_on_event(never)))
     tasks += [asyncio.ensure_future(c) for c in (
         queue_getter(), queue_putter(full), prio_getter(), cond_waiter(cond),
-        bare_sem(sem2))]
+        bare_sem(sem2), gen_lock_waiter(lock), gen_event_waiter(never))]
     for task, name in zip(tasks, ("holder", "lock-waiter-1",
                                   "lock-waiter-2", "sem-waiter",
                                   "not-on-event", "queue-getter",
                                   "queue-putter", "prio-getter",
-                                  "cond-waiter", "bare-sem")):
+                                  "cond-waiter", "bare-sem",
+                                  "gen-lock-waiter", "gen-event-waiter")):
         task.set_name(name)
     await asyncio.sleep(0.2)
     # What tornado says: its reprs ("[locked,waiters:2]"), and for the
