@@ -606,15 +606,9 @@ static void waiter_fds(struct run_cause *cause, const struct run_summary *s,
 	size_t w[4], nw, k;
 
 	nw = py_waitgraph_waiters(&c->graph, node, w, 4);
-	for (k = 0; k < nw && k < 4; k++) {
-		const struct wg_node *n = &c->graph.nodes[w[k]];
-
-		if (n->kind == WG_TASK && n->index < c->async.ntasks &&
-		    c->async.tasks[n->index].io_wait != PY_IO_NONE)
-			(void)run_reads_socket_detail(
-				cause, s, c, c->async.tasks[n->index].io_fd,
-				sb);
-	}
+	for (k = 0; k < nw && k < 4; k++)
+		if (c->graph.nodes[w[k]].kind == WG_TASK)
+			run_reads_unit_fd(cause, s, c, w[k], 0, sb);
 }
 
 /* Units named behind a cause's waiters. */
@@ -698,6 +692,9 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		add_task_of(c, holders[h], named);
 		strbuf_addstr(sb, "holder ");
 		run_unit_detail(cause, c, t, holders[h], s->facts, sb);
+		/* (the socket a holder waits to read, where it is parked
+		 * in a stream's or gevent's socket call) */
+		run_reads_unit_fd(cause, s, c, holders[h], 1, sb);
 		/* (a holder is no stuck task of its own: its job here) */
 		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h],
 			       NULL, sb);

@@ -59,6 +59,42 @@ int run_reads_socket_detail(struct run_cause *cause,
 	       run_fds_detail(cause, s, collect_proc_pid(c), fd, sb) : 0;
 }
 
+void run_reads_unit_fd(struct run_cause *cause, const struct run_summary *s,
+		       const struct collection *c, size_t node, int streams,
+		       struct strbuf *sb)
+{
+	const struct py_waitgraph *g = &c->graph;
+	const struct wg_node *n = &g->nodes[node];
+	const size_t *out;
+	size_t k, m;
+
+	if (n->kind == WG_TASK && n->index < c->async.ntasks &&
+	    c->async.tasks[n->index].io_wait != PY_IO_NONE) {
+		(void)run_reads_socket_detail(
+			cause, s, c, c->async.tasks[n->index].io_fd, sb);
+		return;
+	}
+	if (n->kind == WG_GREENLET && n->index < c->greenlets.n &&
+	    c->greenlets.v[n->index].io_wait != PY_IO_NONE) {
+		(void)run_reads_socket_detail(
+			cause, s, c, c->greenlets.v[n->index].io_fd, sb);
+		return;
+	}
+	/* an asyncio StreamReader it waits on, the graph's object */
+	out = streams ? py_waitgraph_out(g, node, &m) : NULL;
+	for (k = 0; out && k < m; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
+
+		if (e->kind == WG_WAITS_FOR && g->nodes[e->to].kind == WG_OBJECT &&
+		    g->prims[g->nodes[e->to].index].kind == PY_PRIM_STREAM) {
+			(void)run_reads_socket_detail(
+				cause, s, c, g->prims[g->nodes[e->to].index].fd,
+				sb);
+			return;
+		}
+	}
+}
+
 static int named_by_graph(const struct run_summary *s,
 			  const struct collection *c, size_t i)
 {

@@ -28,13 +28,13 @@ from test_run import coroscope_run, likely_causes, work  # noqa: F401
 SCRIPT = target_script("chain_ends.py")
 
 
-def run_target(work, python, name):
+def run_target(work, python, name, *args):
     """Target name under `run` on python, timed out: its path, its ready
     file's contents and run's causes."""
     script = target_script(name)
     ready = work / "ready.json"
     res = coroscope_run(["--timeout", "3", "--", python, script,
-                         str(ready)])
+                         str(ready)] + list(args))
     assert res.returncode == 124, res
     return script, json.loads(ready.read_text()), likely_causes(res.stderr)
 
@@ -135,6 +135,32 @@ def test_gevent_reader_at_own_line(work):
                      r"read fd %d$"
                      % (re.escape(script), marker_line(script, "gevent-recv"),
                         ready["fd"]), parked[0]), parked
+
+
+@pytest.mark.parametrize("ident,mode", [("3.6", "asyncio"),
+                                        ("3.12", "asyncio"),
+                                        ("3.14", "asyncio"),
+                                        ("3.11-debian", "gevent")])
+def test_a_holder_names_the_socket_it_reads(ident, mode, work):
+    """A lock's holder parked reading a socket (a task in a StreamReader,
+    a greenlet in a gevent socket's recv()): the lock's cause names the
+    socket under the holder's line, as a thread holder's says its C
+    call (before, nothing said what the holder waited for)."""
+    py = interpreter_or_skip(ident)
+    if mode == "gevent":
+        debian_with("gevent")
+    script, ready, causes = run_target(work, py.path, "holder_reads.py",
+                                       mode)
+    lock = [k for k, c in enumerate(causes) if c.startswith("  process ")
+            and ("waiting on asyncio.Lock" in c or
+                 "waiting on gevent.lock.Semaphore" in c)]
+    assert len(lock) == 1, causes
+    at = [k for k in range(lock[0] + 1, len(causes))
+          if causes[k].strip().startswith("holder ")]
+    assert at and "holder_reads.py:%d in " % marker_line(
+        script, mode + "-holder-reads") in causes[at[0]], causes
+    assert causes[at[0] + 1].strip().startswith(
+        "fd %d: a Unix socket" % ready["fd"]), causes
 
 
 def test_trio_to_thread_followed(work):
