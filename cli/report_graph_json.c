@@ -303,6 +303,10 @@ void report_json_graph(struct json *j, const struct collection *c)
 			json_key(j, "any");
 			json_bool(j, 1);
 		}
+		if (e->maybe_all) {
+			json_key(j, "maybe_all");
+			json_bool(j, 1);
+		}
 		if (g->nodes[e->to].kind == WG_OBJECT) {
 			json_prim(j, &g->prims[g->nodes[e->to].index], "object");
 		}

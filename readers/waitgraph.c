@@ -73,13 +73,12 @@ void wg_add_edge(struct wg_build *b, enum wg_edge_kind kind, size_t from,
 		return;
 	g->edges = xgrow(g->edges, &g->aedges, g->nedges + 1,
 			 sizeof(*g->edges));
+	/* (every field this does not set is 0: one added later too) */
+	memset(&g->edges[g->nedges], 0, sizeof(*g->edges));
 	g->edges[g->nedges].kind = kind;
 	g->edges[g->nedges].from = from;
 	g->edges[g->nedges].to = to;
 	g->edges[g->nedges].at = at;
-	g->edges[g->nedges].took_line = 0;
-	g->edges[g->nedges].any = 0;
-	g->edges[g->nedges].by_ident = 0;
 	g->nedges++;
 	if (kind == WG_WAITS_FOR && is_future_node(g, to)) {
 		int found;

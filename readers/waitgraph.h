@@ -66,6 +66,10 @@ struct wg_edge {
 	 * some maybe without a node; part of a cycle only where none of
 	 * them can end the wait (any_blocked) */
 	unsigned any;
+	/* with any: the waiter may as well wait for all of them (gevent's
+	 * wait() and joinall() wait through one MultipleWaiter, which does
+	 * not say how many it waits for) */
+	int maybe_all;
 };
 
 /* A generator run by a driver other than asyncio's Task: a tornado

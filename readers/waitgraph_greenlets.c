@@ -87,10 +87,15 @@ static void inner_objects(struct wg_build *b, struct addrmap *out)
 static void add_wait(struct wg_build *b, size_t from, size_t to,
 		     const struct py_gevent_waiter *w)
 {
-	if (w->maybe_first_of)
-		wg_add_any_edge(b, from, to, 0);
-	else
+	size_t n = b->g->nedges;
+
+	if (!w->maybe_first_of) {
 		wg_add_edge(b, WG_WAITS_FOR, from, to, NULL);
+		return;
+	}
+	wg_add_any_edge(b, from, to, 0);
+	if (b->g->nedges > n)
+		b->g->edges[n].maybe_all = 1;
 }
 
 /* One primitive: edges from the greenlets waiting on it, and from the

@@ -119,12 +119,13 @@ def test_what_each_greenlet_waits_for(waits):
     assert g.node("sem")["value"] == 0 and g.node("ev")["set"] is False
     assert g.node("rlock")["owner"] is None  # a greenlet: the holds edge
     # joinall() waits through a MultipleWaiter, which does not say if
-    # for all or the first: "first of" edges, no cycle made up; join()
-    # waits for its one greenlet
+    # for all or the first: "first of" edges, no cycle made up, said
+    # "maybe all"; join() waits for its one greenlet
     for e in g.graph["edges"]:
         if e["kind"] == "waits_for" and g.nodes[e["to"]]["kind"] == \
                 "greenlet":
             assert e.get("any", False) == (g.name[e["from"]] is None), e
+            assert e.get("maybe_all", False) == e.get("any", False), e
     # the main greenlet, in joinall() while the hub runs, is a unit too
     main = [n for n in g.graph["nodes"]
             if n["kind"] == "greenlet" and n["main"]]
@@ -186,6 +187,12 @@ def test_text_names_the_holders(waits):
                      text), text
     assert re.search(r"\nWait cycles:\n  greenlet '(one|two)' -> "
                      r"gevent\.lock\.RLock", text), text
+    # joinall(): not said to wait for the first of them (it waits for
+    # all; gevent's waiter does not tell the two apart)
+    joins = re.findall(r"^  main greenlet of thread \d+ at gevent_waits\.py:"
+                       r"%d in main\n    (waits for [^:]*): "
+                       % marker_line(SCRIPT, "joinall"), text, re.M)
+    assert joins == ["waits for the first or all of"], text
 
 
 def test_run_causes_from_the_graph(waits, tmp_path):
