@@ -286,7 +286,7 @@ static void summarize(struct run_summary *sum, struct run_proc *procs,
 		sum->clock_s = c->clock_s;
 		sum->proc_pid = collect_proc_pid(c);
 		run_summarize(sum, c->pid, &c->snap, &c->async, facts, t);
-		run_summarize_greenlets(sum, c->pid, &c->greenlets);
+		run_summarize_greenlets(sum, c->pid, &c->greenlets, t);
 		run_summarize_writes(sum, c);
 		run_summarize_reads(sum, c, t);
 		run_summarize_sqlite(sum, c, t);

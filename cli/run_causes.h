@@ -211,8 +211,11 @@ void run_summarize(struct run_summary *s, int pid,
  * tasks are among the stuck tasks of run_summarize(). */
 struct strbuf;
 struct py_greenlets;
+/* t: the samples' tracker, or NULL (a greenlet seen moving at one line
+ * all along, woken by a timeout each time, is said to poll). */
 void run_summarize_greenlets(struct run_summary *s, int pid,
-			     const struct py_greenlets *greenlets);
+			     const struct py_greenlets *greenlets,
+			     const struct watch_tracker *t);
 struct run_cause *run_cause_add(struct run_summary *s, enum run_cause_kind kind,
 				int pid, struct strbuf *headline);
 void run_cause_detail(struct run_cause *cause, struct strbuf *line);

@@ -14,6 +14,7 @@
 #include "cli/run_causes_internal.h"
 #include "cli/run_fds.h"
 #include "cli/run_places.h"
+#include "cli/run_seen.h"
 #include "common/strbuf.h"
 #include "readers/code.h"
 #include "readers/greenlets.h"
@@ -133,10 +134,27 @@ static int accepts(const struct py_greenlet *g)
 	       py_code_is(g->frames[0].code, "/gevent/_socket3.py", "accept");
 }
 
+/* How long greenlet g has polled at one place: seen moving (its locals
+ * changing), its frames at the same lines at every sample; 0 when
+ * not. */
+static double polls_for(const struct watch_tracker *tr,
+			const struct py_greenlet *g)
+{
+	const struct watch_item *it = tr ?
+		watch_find(tr, WATCH_GREENLET, g->addr) : NULL;
+	struct run_seen seen;
+
+	run_seen_item(tr, it, &seen);
+	if (seen.state != RUN_SEEN_MOVING || !it->places ||
+	    it->places_since > it->first_seen)
+		return 0;
+	return it->last_seen - it->first_seen;
+}
+
 /* One cause for gs->v[first] and the greenlets parked where it is. */
 static void add_greenlet_group(struct run_summary *s, int pid,
 			       const struct py_greenlets *gs, size_t first,
-			       char *done)
+			       const struct watch_tracker *tr, char *done)
 {
 	const struct py_greenlet *g = &gs->v[first], *h;
 	const struct py_frame *own;
@@ -144,6 +162,7 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 	struct run_cause *cause;
 	struct strbuf sb, names;
 	int idle = accepts(g);
+	double polls;
 
 	strbuf_init(&sb);
 	strbuf_init(&names);
@@ -176,15 +195,21 @@ static void add_greenlet_group(struct run_summary *s, int pid,
 			    named > GROUP_NAMES ? ", ..." : "");
 	if (names.len && named < count)
 		strbuf_addf(&sb, " and %zu without a name", count - named);
+	/* (a lone one, woken at the same line all along: a wait with a
+	 * timeout, retried, `while not ev.wait(0.3)`) */
+	polls = count == 1 ? polls_for(tr, g) : 0;
 	/* the program's own line first, the library's it is parked in
 	 * after, as a task's */
-	strbuf_addstr(&sb, " parked at ");
+	strbuf_addstr(&sb, polls > 0 ? " polls at " : " parked at ");
 	run_add_frame_place(&sb, own ? own : &g->frames[0]);
 	if (own && own != &g->frames[0]) {
 		strbuf_addstr(&sb, " (innermost ");
 		run_add_frame_place(&sb, &g->frames[0]);
 		strbuf_addch(&sb, ')');
 	}
+	if (polls > 0)
+		strbuf_addf(&sb, " (polling: it woke and waited again at "
+			    "that line at every sample, %.1fs)", polls);
 	/* (a lone one's socket: gevent's socket method it is in) */
 	if (count == 1 && idle)
 		strbuf_addf(&sb, ", waits for a connection on fd %lld",
@@ -289,7 +314,8 @@ void run_causes_blocked_hubs(struct run_summary *s, int pid,
 }
 
 void run_summarize_greenlets(struct run_summary *s, int pid,
-			     const struct py_greenlets *gs)
+			     const struct py_greenlets *gs,
+			     const struct watch_tracker *t)
 {
 	char *done = xcalloc(gs->n ? gs->n : 1, 1);
 	size_t i, ncauses = 0;
@@ -302,7 +328,7 @@ void run_summarize_greenlets(struct run_summary *s, int pid,
 			if (done[i] || !greenlet_parked(s, gs, &gs->v[i]) ||
 			    (!pass && !gs->v[i].function))
 				continue;
-			add_greenlet_group(s, pid, gs, i, done);
+			add_greenlet_group(s, pid, gs, i, t, done);
 			ncauses++;
 		}
 	}

@@ -711,6 +711,10 @@ static void observe_greenlet(struct watch_tracker *t, const struct sample *s,
 		o.fingerprint = cs_fnv_u64(o.fingerprint,
 					f->code ? f->code->addr : 0);
 		o.fingerprint = cs_fnv_u64(o.fingerprint, (uint64_t)f->line);
+		o.places = cs_fnv_u64(cs_fnv_u64(o.places ? o.places :
+						 CS_FNV_START,
+						 f->code ? f->code->addr : 0),
+				      (uint64_t)f->line);
 		if (with_locals && i < WATCH_LOCALS_MAX_FRAMES)
 			o.fingerprint = locals_hash(s->c, o.fingerprint,
 						    f->addr);

@@ -158,7 +158,8 @@ static void start_over(const struct watch_tracker *t, struct watch_item *it,
 	 * least" stays true) */
 	it->last_progress = t->now -
 			    (o->off_cpu_s >= 1 ? floor(o->off_cpu_s) : 0);
-	it->same_since = it->step_same_since = t->now;
+	it->same_since = it->step_same_since = it->places_since = t->now;
+	it->places = o->places;
 	it->first_fingerprint = o->fingerprint;
 	it->changes = it->nseen = it->nfirst = 0;
 	it->gone = 0;
@@ -218,6 +219,24 @@ static int moved_since(const struct watch_item *it,
 		slept_again(&it->slept, &o->sleep));
 }
 
+/* What stays the same of it from sample to sample (its fingerprint,
+ * its places): since when, and how often it changed. */
+static void note_same(const struct watch_tracker *t, struct watch_item *it,
+		      const struct watch_obs *o, int fresh)
+{
+	if (o->fingerprint != it->fingerprint) {
+		it->same_since = t->now;
+		if (!fresh)
+			it->changes++;
+	}
+	if (o->places != it->places) {
+		it->places = o->places;
+		it->places_since = t->now;
+	}
+	it->nseen++;
+	it->nfirst += o->fingerprint == it->first_fingerprint;
+}
+
 void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 {
 	struct addrmap *index;
@@ -257,12 +276,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		free(it->name);
 		it->name = o->name ? xstrdup(o->name) : NULL;
 	}
-	if (o->fingerprint != it->fingerprint)
-		it->same_since = t->now;
-	if (!fresh && o->fingerprint != it->fingerprint)
-		it->changes++;
-	it->nseen++;
-	it->nfirst += o->fingerprint == it->first_fingerprint;
+	note_same(t, it, o, fresh);
 	note_step(t, it, o);
 	it->fingerprint = o->fingerprint;
 	it->last_seen = t->now;

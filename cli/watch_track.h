@@ -86,6 +86,9 @@ struct watch_obs {
 	uint64_t id;               /* task address, or kernel thread id; != 0 */
 	const char *name;          /* task or thread name, may be NULL */
 	uint64_t fingerprint;      /* changes whenever the object moves */
+	/* Greenlets: its frames' code and lines alone (0: not kept): a
+	 * greenlet whose locals change at one line polls there */
+	uint64_t places;
 	/* Threads: the asyncio task whose step runs on it, 0 when none,
 	 * and a mark of how far its loop had run (readers/loop_turns.h;
 	 * 0 unknown): where either differs from the last sample's, the
@@ -144,6 +147,8 @@ struct watch_item {
 					  stack, its lines) is the same,
 					  whether it ran or not: a loop that
 					  polls, asleep at one line */
+	uint64_t places;               /* as in watch_obs, and since when */
+	double places_since;           /* they are the same */
 	/* Its fingerprint at its first sample, the times it changed since
 	 * and the samples that saw it: a loop polling at one line, seen
 	 * once at its check's, is back where it was. */

@@ -276,6 +276,25 @@ def test_run_says_the_hub_blocked(tmp_path):
             script, "hub-blocked"), held[0]), causes
 
 
+def test_run_says_a_greenlet_polls(tmp_path):
+    """A greenlet retrying Event.wait(timeout=0.3) for ever wakes at
+    every timeout at one line (its counter, a local, changing): run
+    says it polls there, as it says of a thread (it was "parked at", as
+    a greenlet that never wakes)."""
+    from test_run import coroscope_run, likely_causes
+    script = target_script("gevent_poller.py")
+    res = coroscope_run(["--timeout", "3", "--", DEBIAN.path, script,
+                         str(tmp_path / "ready.json")])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    polls = [c for c in causes if "greenlet 'poller'" in c]
+    assert len(polls) == 1 and re.search(
+        r"greenlet 'poller' polls at %s:%d in poller \(polling: it woke "
+        r"and waited again at that line at every sample, \d+\.\ds\)$"
+        % (re.escape(script), marker_line(script, "poll")), polls[0]), \
+        causes
+
+
 @needs_gcore
 def test_the_same_graph_from_a_core(waits, tmp_path):
     live, doc = core_dump(waits.pid, tmp_path)

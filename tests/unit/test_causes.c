@@ -870,7 +870,7 @@ static void check_group(const struct py_greenlets *gs, const char *want)
 	struct run_summary s;
 
 	run_summary_init(&s);
-	run_summarize_greenlets(&s, 3, gs);
+	run_summarize_greenlets(&s, 3, gs, NULL);
 	CHECK(s.n == 1 && !strcmp(s.causes[0].headline, want),
 	      "group headline '%s', want '%s'",
 	      s.n ? s.causes[0].headline : "", want);
