@@ -624,7 +624,8 @@ void report_text_graph(FILE *out, const struct collection *c)
 						   NULL, 0);
 		}
 		/* (said where it is another line than the frame's) */
-		if (e->at && e->took_line > 0 && e->took_line != e->at->line)
+		if (e->at && e->took_line > 0 && e->took_line != e->at->line &&
+		    !graph_hold_in_library(c, e))
 			strbuf_addf(&sb, ", taken at line %d", e->took_line);
 		if (one_of)
 			strbuf_addf(&sb, " (one of %zu that entered it: only "

@@ -92,6 +92,10 @@ void graph_add_cycle(struct strbuf *sb, const struct collection *c,
  * where it entered the holding block, else at its blame. */
 void graph_add_hold(struct strbuf *sb, const struct collection *c,
 		    const struct wg_edge *e, enum graph_names names);
+/* Was hold e taken inside a library the program called (anyio's
+ * to_thread.run_sync() taking its CapacityLimiter), so that the two
+ * above say the holder's own line and where the library took it? */
+int graph_hold_in_library(const struct collection *c, const struct wg_edge *e);
 /* Are these nholders of obj more than can hold it at once (a lock two
  * `with` blocks entered, one having released it by hand)? */
 int graph_holders_exclusive(const struct collection *c, size_t obj,

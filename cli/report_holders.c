@@ -1,6 +1,7 @@
 #include "cli/report_graph.h"
 
 #include "readers/primitives.h"
+#include "readers/usercode.h"
 #include "common/banned.h"
 
 /*
@@ -27,6 +28,49 @@ static const struct wg_edge *hold_edge(const struct py_waitgraph *g,
 	return NULL;
 }
 
+/* Is f a frame of the program's own code (not a library's)? */
+static int user_frame(const struct py_frame *f)
+{
+	return f && f->code && f->code->filename &&
+	       py_is_user_file(f->code->filename, NULL);
+}
+
+/*
+ * " at PLACE (taken at line N)" of hold e: where its holder entered the
+ * holding block.  One a library the program called entered (anyio's and
+ * trio's to_thread.run_sync() take their CapacityLimiter) is said where
+ * the program's own code is, the holder's blame, and then where the
+ * library took it, unless the blame's innermost frame says that.
+ */
+int graph_hold_in_library(const struct collection *c, const struct wg_edge *e)
+{
+	const struct wg_node *n = &c->graph.nodes[e->from];
+
+	return e->at && !user_frame(e->at) && user_frame(n->blame) &&
+	       n->blame != e->at;
+}
+
+static void add_hold_place(struct strbuf *sb, const struct collection *c,
+			   const struct wg_edge *e, enum graph_names names)
+{
+	const struct wg_node *n = &c->graph.nodes[e->from];
+
+	if (graph_hold_in_library(c, e)) {
+		graph_add_blame(sb, c, e->from, names);
+		if (n->inner == e->at)
+			return;
+		strbuf_addstr(sb, " (taken in ");
+		graph_add_place_line(sb, e->at, e->took_line > 0 ?
+				     e->took_line : e->at->line, names);
+		strbuf_addch(sb, ')');
+		return;
+	}
+	strbuf_addstr(sb, " at ");
+	graph_add_place(sb, e->at, names);
+	if (e->took_line > 0 && e->took_line != e->at->line)
+		strbuf_addf(sb, " (taken at line %d)", e->took_line);
+}
+
 void graph_add_holder_at(struct strbuf *sb, const struct collection *c,
 			 size_t obj, size_t holder, enum graph_names names)
 {
@@ -39,10 +83,7 @@ void graph_add_holder_at(struct strbuf *sb, const struct collection *c,
 			strbuf_addstr(sb, GRAPH_BY_IDENT);
 		return;
 	}
-	strbuf_addstr(sb, " at ");
-	graph_add_place(sb, e->at, names);
-	if (e->took_line > 0 && e->took_line != e->at->line)
-		strbuf_addf(sb, " (taken at line %d)", e->took_line);
+	add_hold_place(sb, c, e, names);
 }
 
 const struct py_frame *graph_took_at(const struct collection *c, size_t obj,
@@ -60,12 +101,10 @@ void graph_add_hold(struct strbuf *sb, const struct collection *c,
 		    const struct wg_edge *e, enum graph_names names)
 {
 	graph_add_label(sb, c, e->from, names);
-	if (e->at) {
-		strbuf_addstr(sb, " at ");
-		graph_add_place(sb, e->at, names);
-	} else {
+	if (e->at)
+		add_hold_place(sb, c, e, names);
+	else
 		graph_add_blame(sb, c, e->from, names);
-	}
 }
 
 /* Can only one hold it at a time? */

@@ -1199,7 +1199,8 @@ def test_anyio_primitives(keeper, backend):
     and the task whose to_thread call holds the limiter's token (on
     asyncio an `async with` in anyio's frame; on trio borrowed on behalf
     of a placeholder, known from the worker thread running the task's
-    function), waiting for that thread."""
+    function), waiting for that thread; the text says the holder at the
+    program's line."""
     target, graph = graph_of_target(keeper, WITH_ANYIO[0], "anyio_graph.py",
                                     backend)
     said = target.ready
@@ -1221,6 +1222,16 @@ def test_anyio_primitives(keeper, backend):
     held = edges(graph, "holds", to=limiter["id"])
     assert [graph["nodes"][e["from"]].get("name") for e in held] == \
         ["offload-1"], held
+    # the text names the holder at the program's line, not anyio's
+    # frame that entered the limiter (a helper's user round: "at
+    # _asyncio.py:937 in run_sync_in_worker_thread (taken at line 912)")
+    text = run_coroscope("dump", target.pid).stdout
+    holds = [l for l in text.splitlines()
+             if " holds anyio.CapacityLimiter " in l]
+    assert len(holds) == 1 and re.match(
+        r"^  task 'offload-1' at anyio_graph\.py:%d in " % marker_line(
+            ANYIO_SCRIPT, "anyio-offload"), holds[0]), holds
+    assert ", taken at line" not in holds[0], holds
     # ...and waits for the worker thread running its function, which
     # waits on the threading.Event
     offload = named(graph, "task", "offload-1")
