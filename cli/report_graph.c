@@ -259,12 +259,12 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 			continue;
 		/* (a waiter's "first of" edges come together: one wait;
 		 * gevent's do not say whether the first or all) */
-		strbuf_addstr(sb, first ? (e->maybe_all ?
+		strbuf_addstr(sb, first ? (e->any && e->maybe_all ?
 					   "waits for the first or all of: " :
 					   e->any ? "waits for the first of: " :
 					   "waits for: ") :
-			      e->maybe_all ? "; " : e->any ? "; or: " :
-			      "; and for: ");
+			      e->any && e->maybe_all ? "; " :
+			      e->any ? "; or: " : "; and for: ");
 		first = 0;
 		graph_add_label(sb, c, e->to, names);
 		if (g->nodes[e->to].kind != WG_OBJECT) {

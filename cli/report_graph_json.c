@@ -303,7 +303,7 @@ void report_json_graph(struct json *j, const struct collection *c)
 			json_key(j, "any");
 			json_bool(j, 1);
 		}
-		if (e->maybe_all) {
+		if (e->any && e->maybe_all) {
 			json_key(j, "maybe_all");
 			json_bool(j, 1);
 		}

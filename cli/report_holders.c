@@ -51,23 +51,29 @@ int graph_hold_in_library(const struct collection *c, const struct wg_edge *e)
 }
 
 static void add_hold_place(struct strbuf *sb, const struct collection *c,
-			   const struct wg_edge *e, enum graph_names names)
+			   const struct wg_edge *e, int with_line,
+			   enum graph_names names)
 {
 	const struct wg_node *n = &c->graph.nodes[e->from];
+	int other_line = e->took_line > 0 && e->took_line != e->at->line;
 
 	if (graph_hold_in_library(c, e)) {
 		graph_add_blame(sb, c, e->from, names);
-		if (n->inner == e->at)
-			return;
-		strbuf_addstr(sb, " (taken in ");
-		graph_add_place_line(sb, e->at, e->took_line > 0 ?
-				     e->took_line : e->at->line, names);
-		strbuf_addch(sb, ')');
+		if (n->inner != e->at) {
+			strbuf_addstr(sb, " (taken in ");
+			graph_add_place_line(sb, e->at, other_line ?
+					     e->took_line : e->at->line,
+					     names);
+			strbuf_addch(sb, ')');
+		} else if (other_line) {
+			/* (the innermost frame's, said by the blame) */
+			strbuf_addf(sb, " (taken at line %d)", e->took_line);
+		}
 		return;
 	}
 	strbuf_addstr(sb, " at ");
 	graph_add_place(sb, e->at, names);
-	if (e->took_line > 0 && e->took_line != e->at->line)
+	if (with_line && other_line)
 		strbuf_addf(sb, " (taken at line %d)", e->took_line);
 }
 
@@ -83,7 +89,7 @@ void graph_add_holder_at(struct strbuf *sb, const struct collection *c,
 			strbuf_addstr(sb, GRAPH_BY_IDENT);
 		return;
 	}
-	add_hold_place(sb, c, e, names);
+	add_hold_place(sb, c, e, 1, names);
 }
 
 const struct py_frame *graph_took_at(const struct collection *c, size_t obj,
@@ -102,7 +108,7 @@ void graph_add_hold(struct strbuf *sb, const struct collection *c,
 {
 	graph_add_label(sb, c, e->from, names);
 	if (e->at)
-		add_hold_place(sb, c, e, names);
+		add_hold_place(sb, c, e, 0, names);
 	else
 		graph_add_blame(sb, c, e->from, names);
 }

@@ -54,6 +54,10 @@ int run_thread_call(const struct collection *c, int pid, int tid, long *nr,
 
 /* run_fds_detail() for fd of c, when c is a live process's (an
  * asyncio StreamReader's socket). */
+int run_reads_socket_detail(struct run_cause *cause,
+			    const struct run_summary *s,
+			    const struct collection *c, int64_t fd,
+			    struct strbuf *sb);
 /* The same for the socket graph node `node` of c (a task or greenlet)
  * is parked reading or writing in a library's stream or gevent's
  * socket call, when it is one: "fd 11: a TCP socket ...".  With
@@ -62,9 +66,5 @@ int run_thread_call(const struct collection *c, int pid, int tid, long *nr,
 void run_reads_unit_fd(struct run_cause *cause, const struct run_summary *s,
 		       const struct collection *c, size_t node, int streams,
 		       struct strbuf *sb);
-int run_reads_socket_detail(struct run_cause *cause,
-			    const struct run_summary *s,
-			    const struct collection *c, int64_t fd,
-			    struct strbuf *sb);
 
 #endif

@@ -36,7 +36,9 @@ int native_is_eval_frame(const struct native_frame *f);
 /*
  * What a thread is blocked in, in one word, from its native frames:
  * "gil", "lock", "sleep", "io", "futex", "wait" or "running" (its
- * innermost frame is not a known blocking call); NULL without frames.
+ * innermost frame is not a known blocking call); NULL without frames,
+ * or when that innermost frame has no name outside the interpreter (a
+ * C library not the core's: its call is not known).
  */
 const char *native_blocked_in(const struct native_thread *nt);
 

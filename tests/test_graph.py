@@ -84,9 +84,13 @@ def test_async_lock_holder(keeper, interp):
             % (int(lock["address"], 16),
                marker_line(SCRIPT, "holder-parked"),
                marker_line(SCRIPT, "holder-takes"))) in text, text
-    assert ("holds asyncio.Lock 0x%x (locked, 2 waiters), taken at line %d: "
-            "2 waiting" % (int(lock["address"], 16),
-                           marker_line(SCRIPT, "holder-takes"))) in text, text
+    # the whole Holders line: where it took the lock said once
+    assert ("\n  task 'holder' at graph_target.py:%d in holder holds "
+            "asyncio.Lock 0x%x (locked, 2 waiters), taken at line %d: "
+            "2 waiting\n" % (marker_line(SCRIPT, "holder-parked"),
+                              int(lock["address"], 16),
+                              marker_line(SCRIPT, "holder-takes"))) in text, \
+        text
     # The task tree says it on the waiters' own line.
     assert ("waiter-1 .. waiter-2 pending, waits for asyncio.Lock (locked, "
             "2 waiters) held by task 'holder'\n") in text, text
