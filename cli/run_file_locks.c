@@ -256,7 +256,7 @@ void run_add_python_holder(struct strbuf *sb, const struct collection *hc,
 	if (!own)
 		return;
 	strbuf_addstr(sb, " at ");
-	run_probe_add_line(sb, hc, collect_proc_pid(hc), own);
+	run_probe_add_line(sb, hc, own);
 }
 
 void run_file_lock_detail(struct run_cause *cause,

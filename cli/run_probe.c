@@ -2,13 +2,9 @@
 
 #include "cli/run_places.h"
 
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "attach/regs.h"
 #include "cli/collect_deadlines.h"
@@ -89,13 +85,12 @@ char *run_probe_source(const struct collection *c, const char *filename,
 }
 
 void run_probe_add_line(struct strbuf *sb, const struct collection *c,
-			int pid, const struct py_frame *f)
+			const struct py_frame *f)
 {
 	char *source;
 
 	run_add_frame_place(sb, f);
 	/* (--no-source: no source cache, and no line of it here either) */
-	(void)pid;
 	if ((source = run_probe_source(c, f->code->filename, f->line))) {
 		strbuf_addf(sb, ": %s", source);
 		free(source);
@@ -326,7 +321,7 @@ struct run_cause *run_probe_cause_at_own(struct run_summary *s,
 
 	if (own) {
 		strbuf_addstr(sb, "at ");
-		run_probe_add_line(sb, c, collect_proc_pid(c), own);
+		run_probe_add_line(sb, c, own);
 		run_cause_detail(cause, sb);
 	}
 	return cause;

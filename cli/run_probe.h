@@ -25,12 +25,11 @@ int run_probe_ends_waits(const struct collection *c, size_t i);
  * escape it. */
 char *run_probe_source(const struct collection *c, const char *filename,
 		       int line);
-/* "FILE:LINE in FUNC: SOURCE" of frame f of live collection c (its
- * files at /proc/pid), the source where it can be read and c has
- * sources (not --no-source). */
+/* "FILE:LINE in FUNC: SOURCE" of frame f of collection c, the source
+ * where its source cache can read it (not --no-source). */
 struct strbuf;
 void run_probe_add_line(struct strbuf *sb, const struct collection *c,
-			int pid, const struct py_frame *f);
+			const struct py_frame *f);
 /* sb, a headline, as a cause of kind to s, with a detail "at FILE:LINE
  * in FUNC: SOURCE" for thread th's innermost frame of the program's
  * own, if any: the cause. */

@@ -297,7 +297,7 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 		cause = run_cause_add(s, (enum run_cause_kind)kind, c->pid,
 				      &sb);
 		strbuf_addstr(&sb, "at ");
-		run_probe_add_line(&sb, c, pid, own);
+		run_probe_add_line(&sb, c, own);
 		run_cause_detail(cause, &sb);
 		if (kind == RUN_CAUSE_FILE_LOCK)
 			run_file_lock_detail(cause, s, c, &holder, &sb);

@@ -156,7 +156,7 @@ static void add_serving_place(struct collection *c, const struct py_task *t,
 	strbuf_init(&sb);
 	if (own) {
 		strbuf_addstr(&sb, "at ");
-		run_probe_add_line(&sb, c, collect_proc_pid(c), &own->frame);
+		run_probe_add_line(&sb, c, &own->frame);
 	} else if (by) {
 		strbuf_addstr(&sb, "awaited by ");
 		run_add_task_place(&sb, a, by);

@@ -53,7 +53,6 @@ static int asleep(const struct run_thread_facts *f)
 void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 			  const struct watch_tracker *t)
 {
-	int pid = collect_proc_pid(c);
 	struct run_cause *cause;
 	struct strbuf sb, timer;
 	size_t i;
@@ -95,7 +94,7 @@ void run_summarize_sleeps(struct run_summary *s, const struct collection *c,
 		}
 		cause = run_cause_add(s, RUN_CAUSE_SLEEP, c->pid, &sb);
 		strbuf_addstr(&sb, "at ");
-		run_probe_add_line(&sb, c, pid, own);
+		run_probe_add_line(&sb, c, own);
 		run_cause_detail(cause, &sb);
 		run_cause_test(cause, c->graph.test, &sb);
 	}

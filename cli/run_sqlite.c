@@ -477,7 +477,7 @@ void run_summarize_sqlite(struct run_summary *s, const struct collection *c,
 			strbuf_addch(&sb, ' ');
 		}
 		strbuf_addstr(&sb, "at ");
-		run_probe_add_line(&sb, c, pid,
+		run_probe_add_line(&sb, c,
 				   run_own_frame(th->frames, th->nframes));
 		run_cause_detail(cause, &sb);
 	}
