@@ -76,9 +76,7 @@ static const struct py_greenlet *spawned_running(const struct py_greenlets *gs,
 		const struct py_greenlet *g = &gs->v[k];
 
 		if (g->tid == tid && g->state == PY_GREENLET_RUNNING)
-			return g->is_main || (g->type_name &&
-					      !strcmp(g->type_name, "Hub")) ?
-			       NULL : g;
+			return g->is_main || py_greenlet_is_hub(g) ? NULL : g;
 	}
 	return NULL;
 }

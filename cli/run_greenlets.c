@@ -93,7 +93,7 @@ static int greenlet_parked(const struct run_summary *s,
 	int found = 0;
 
 	if (g->state != PY_GREENLET_SUSPENDED || g->is_main || !g->nframes ||
-	    (g->type_name && !strcmp(g->type_name, "Hub")))
+	    py_greenlet_is_hub(g))
 		return 0;
 	if (s->explained)
 		addrmap_get(s->explained, g->addr, &found);
@@ -255,7 +255,7 @@ static void thread_greenlets(const struct py_greenlets *gs, int tid,
 
 		if (g->tid != tid)
 			continue;
-		if (g->type_name && !strcmp(g->type_name, "Hub"))
+		if (py_greenlet_is_hub(g))
 			*hub = g;
 		else if (g->state == PY_GREENLET_RUNNING)
 			*running = g;

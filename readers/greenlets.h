@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/addrmap.h"
 #include "readers/gc.h"
@@ -58,6 +59,12 @@ struct py_greenlets {
 	size_t n;
 	char version[32];          /* greenlet.__version__, "" when absent */
 };
+
+/* gevent's hub: the greenlet that runs the others of its thread. */
+static inline int py_greenlet_is_hub(const struct py_greenlet *g)
+{
+	return g->type_name && !strcmp(g->type_name, "Hub");
+}
 
 /*
  * The greenlets one heap walk finds (py_greenlets_prepare() sets it up,

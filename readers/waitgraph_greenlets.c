@@ -30,7 +30,7 @@ static int parked(const struct py_greenlet *gr)
 {
 	return (gr->state == PY_GREENLET_SUSPENDED ||
 		gr->state == PY_GREENLET_NOT_STARTED) &&
-	       !(gr->type_name && !strcmp(gr->type_name, "Hub"));
+	       !py_greenlet_is_hub(gr);
 }
 
 void wg_add_greenlets(struct wg_build *b)
