@@ -30,6 +30,7 @@
 #include "cli/watch_blocked.h"
 #include "cli/watch_failed.h"
 #include "cli/watch_track.h"
+#include "cli/watch_json.h"
 #include "cli/watch_view.h"
 #include "common/duration.h"
 #include "common/strbuf.h"

@@ -10,6 +10,7 @@
 #include "cli/report.h"
 #include "cli/thread_idle.h"
 #include "cli/watch_timers.h"
+#include "cli/watch_json.h"
 #include "cli/watch_view.h"
 #include "common/addrmap.h"
 #include "common/strbuf.h"

@@ -108,6 +108,18 @@ int watch_by_address(const struct watch_item *it)
 	return it->kind == WATCH_GENERATOR || it->kind == WATCH_GREENLET;
 }
 
+const char *watch_kind_plural(enum watch_kind kind)
+{
+	static const char *const plural[WATCH_NKINDS] = {
+		[WATCH_TASK] = "tasks",
+		[WATCH_THREAD] = "threads",
+		[WATCH_GENERATOR] = "generators",
+		[WATCH_GREENLET] = "greenlets",
+	};
+
+	return (unsigned)kind < WATCH_NKINDS ? plural[kind] : "items";
+}
+
 const char *watch_kind_label(const struct watch_item *it)
 {
 	if (it->kind == WATCH_TASK)
@@ -137,6 +149,7 @@ static void add_event(struct watch_tracker *t, enum watch_event_kind kind,
 	ev->kind = kind;
 	ev->item = item;
 	ev->stuck_for = stuck_for;
+	ev->at_least = watch_stuck_at_least(t, &t->items[item]);
 }
 
 static int str_differs(const char *a, const char *b)
@@ -354,6 +367,13 @@ double watch_stuck_for(const struct watch_tracker *t,
 	if (it->gone)
 		return 0;
 	return it->last_seen - it->last_progress;
+}
+
+int watch_stuck_at_least(const struct watch_tracker *t,
+			 const struct watch_item *it)
+{
+	return it->first_seen <= t->first &&
+	       it->last_progress <= it->first_seen;
 }
 
 double watch_busy(const struct watch_item *it)

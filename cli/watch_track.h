@@ -195,6 +195,7 @@ struct watch_event {
 	enum watch_event_kind kind;
 	size_t item;           /* index into items */
 	double stuck_for;      /* seconds without progress until the event */
+	int at_least;          /* ...or more: watch_stuck_at_least() */
 };
 
 struct watch_tracker {
@@ -241,9 +242,16 @@ int watch_by_address(const struct watch_item *it);
  * unnamed greenlet's type ("Hub"; NULL for a plain greenlet or a named
  * one, whose name says more); NULL for anything else. */
 const char *watch_kind_label(const struct watch_item *it);
+/* "tasks", "threads"...: the summary's headings and JSON keys. */
+const char *watch_kind_plural(enum watch_kind kind);
 
 double watch_stuck_for(const struct watch_tracker *t,
 		       const struct watch_item *it);
+/* Has it not moved since before the watch's first sample (there then,
+ * never seen moving since)?  Its stuck_for is then a floor: it may
+ * have sat there long before the watch began. */
+int watch_stuck_at_least(const struct watch_tracker *t,
+			 const struct watch_item *it);
 /* CPU share of one CPU over the watch, 0..1 (threads; 0 for tasks). */
 double watch_busy(const struct watch_item *it);
 /* Share of the watch spent on a CPU or waiting for one, 0..1, or -1

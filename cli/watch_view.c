@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "cli/alike_lines.h"
-#include "cli/json.h"
 #include "cli/term_cut.h"
 #include "cli/watch_timers.h"
 #include "common/strbuf.h"
@@ -17,14 +16,6 @@
 
 /* Event lines kept for the bottom of the live view. */
 #define VIEW_LOG 8
-
-/* Per kind: the summary's heading and JSON key. */
-static const char *const kind_plural[WATCH_NKINDS] = {
-	[WATCH_TASK] = "tasks",
-	[WATCH_THREAD] = "threads",
-	[WATCH_GENERATOR] = "generators",
-	[WATCH_GREENLET] = "greenlets",
-};
 
 /* "task 'Task-2' (0x7f00..)", "trio task 'x' (0x..)", "coroutine 'f'
  * (0x..)", "greenlet 'Greenlet-0' (0x..)", or "thread 1234 'worker'" */
@@ -143,21 +134,23 @@ static void event_rest(struct strbuf *sb, const struct watch_tracker *t,
 {
 	const struct watch_item *it = &t->items[ev->item];
 	static const size_t zero = 0;
+	const char *least = ev->at_least ? "at least " : "";
 
 	switch (ev->kind) {
 	case WATCH_EV_STUCK:
-		strbuf_addf(sb, " for %.1fs at ", ev->stuck_for);
+		strbuf_addf(sb, " for %s%.1fs at ", least, ev->stuck_for);
 		where(sb, it);
 		blocked(sb, t, it);
 		add_waits_on(sb, it);
 		watch_add_timers(sb, t->items, &ev->item, &zero, 1, 0);
 		break;
 	case WATCH_EV_MOVED:
-		strbuf_addf(sb, " after %.1fs stuck, now at ", ev->stuck_for);
+		strbuf_addf(sb, " after %s%.1fs stuck, now at ", least,
+			    ev->stuck_for);
 		where(sb, it);
 		break;
 	case WATCH_EV_GONE:
-		strbuf_addf(sb, " after %.1fs stuck", ev->stuck_for);
+		strbuf_addf(sb, " after %s%.1fs stuck", least, ev->stuck_for);
 		break;
 	}
 }
@@ -215,7 +208,7 @@ static void group_subject(struct strbuf *sb, const struct watch_item *items,
 		esc_add(sb, first->label, ESC_NAME, 0);
 		strbuf_addch(sb, 's');
 	} else {
-		strbuf_addstr(sb, kind_plural[first->kind]);
+		strbuf_addstr(sb, watch_kind_plural(first->kind));
 	}
 	if (watch_by_address(first) && first->name) {
 		strbuf_addstr(sb, " '");
@@ -316,7 +309,8 @@ void watch_format_events(const struct watch_tracker *t, int apart,
 	strbuf_release(&sb);
 }
 
-/* "stuck 4.0s", "busy 93%", "active", "gone" */
+/* "stuck 4.0s", "busy 93%", "active", "gone"; "stuck 4.0s+" for as
+ * long as the watch or more (watch_stuck_at_least()) */
 /* Whether the summary calls an active item "still": seen in more than
  * one sample, never moving, for less than the threshold (a watch shorter
  * than --stuck calls nothing stuck, and "active" would say it moved). */
@@ -332,11 +326,12 @@ static void state_word(struct strbuf *sb, const struct watch_tracker *t,
 		       const struct watch_item *it, int summary)
 {
 	enum watch_state s = watch_state_of(t, it);
+	const char *plus = watch_stuck_at_least(t, it) ? "+" : "";
 
 	if (summary && still_all_watch(t, it))
-		strbuf_addf(sb, "still %.1fs", watch_stuck_for(t, it));
+		strbuf_addf(sb, "still %.1fs%s", watch_stuck_for(t, it), plus);
 	else if (s == WATCH_STUCK)
-		strbuf_addf(sb, "stuck %.1fs", watch_stuck_for(t, it));
+		strbuf_addf(sb, "stuck %.1fs%s", watch_stuck_for(t, it), plus);
 	else if (s == WATCH_BUSY)
 		strbuf_addf(sb, "busy %.0f%%", 100 * watch_busy(it));
 	else
@@ -356,6 +351,22 @@ static void summary_heading(struct strbuf *sb, const struct watch_tracker *t,
 	strbuf_addf(sb, ": %zu samples every %gs over %.1fs, stuck after %gs",
 		    t->samples, info->interval_s, info->elapsed_s,
 		    info->stuck_s);
+}
+
+/* Is a time in the summary a floor (its "+")? */
+static int any_at_least(const struct watch_tracker *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nitems; i++) {
+		const struct watch_item *it = &t->items[i];
+		enum watch_state s = watch_state_of(t, it);
+
+		if (watch_stuck_at_least(t, it) &&
+		    (s == WATCH_STUCK || still_all_watch(t, it)))
+			return 1;
+	}
+	return 0;
 }
 
 static size_t kind_count(const struct watch_tracker *t, enum watch_kind kind)
@@ -462,6 +473,9 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 		fprintf(out, "the watch was shorter than --stuck (%gs): nothing "
 			"could be called stuck; \"still\" is what did not move "
 			"in it\n", info->stuck_s);
+	if (any_at_least(t))
+		fputs("a time with \"+\" counts from the watch's first sample: "
+		      "it may have sat there longer\n", out);
 	if (info->target_exited)
 		fprintf(out, "the target exited during the watch\n");
 	if (info->samples_failed) {
@@ -476,7 +490,7 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 		if (kind != WATCH_TASK && kind != WATCH_THREAD &&
 		    !kind_count(t, (enum watch_kind)kind))
 			continue;
-		fprintf(out, "%s:\n", kind_plural[kind]);
+		fprintf(out, "%s:\n", watch_kind_plural((enum watch_kind)kind));
 		for (i = 0, n = 0; i < t->nitems; i++)
 			if ((int)t->items[order[i]].kind == kind)
 				idx[n++] = order[i];
@@ -484,164 +498,6 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 	}
 	strbuf_release(&sb);
 	free(idx);
-	free(order);
-}
-
-static void json_place(struct json *j, const char *key, const char *file,
-		       int line, const char *function)
-{
-	json_key_str(j, key);
-	if (!file) {
-		json_null(j);
-		return;
-	}
-	json_begin_object(j);
-	json_key(j, "file");
-	json_string(j, file);
-	json_key(j, "line");
-	if (line >= 0)
-		json_int(j, line);
-	else
-		json_null(j);
-	json_key(j, "function");
-	json_string(j, function);
-	json_end_object(j);
-}
-
-void watch_json_place(struct json *j, const char *key, const char *file,
-		      int line, const char *function)
-{
-	json_place(j, key, file, line, function);
-}
-
-void watch_json_identity(struct json *j, const struct watch_item *it)
-{
-	char addr[32];
-
-	if (it->kind != WATCH_THREAD) {
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, it->id);
-		json_key(j, "address");
-		json_string(j, addr);
-	} else {
-		json_key(j, "tid");
-		json_uint(j, it->id);
-	}
-	json_key(j, "name");
-	json_string(j, it->name);
-}
-
-static void json_item(struct json *j, const struct watch_tracker *t,
-		      const struct watch_item *it)
-{
-	json_begin_object(j);
-	watch_json_identity(j, it);
-	if (it->kind == WATCH_TASK) {
-		json_key(j, "framework");
-		json_string(j, it->label ? it->label : "asyncio");
-	} else if (it->kind == WATCH_GENERATOR) {
-		json_key(j, "kind");
-		json_string(j, it->label);
-	} else if (it->kind == WATCH_GREENLET) {
-		json_key(j, "type");
-		json_string(j, it->label);
-	}
-	json_key(j, "state");
-	json_string(j, watch_state_name(watch_state_of(t, it)));
-	json_key(j, "stuck_for");
-	json_double(j, watch_stuck_for(t, it));
-	if (it->kind == WATCH_THREAD) {
-		json_key(j, "busy");
-		json_double(j, watch_busy(it));
-		json_key(j, "demand");
-		if (watch_demand(it) >= 0)
-			json_double(j, watch_demand(it));
-		else
-			json_null(j);
-		json_key(j, "blocked_in");
-		json_string(j, it->blocked_in);
-		json_key(j, "native_function");
-		json_string(j, it->native_function);
-		json_key(j, "idle");
-		json_string(j, it->gone ? NULL : it->idle);
-	}
-	json_place(j, "where", it->where_file, it->where_line,
-		   it->where_function);
-	if (it->inner_file)
-		json_place(j, "innermost", it->inner_file, it->inner_line,
-			   it->inner_function);
-	else
-		json_place(j, "innermost", it->where_file, it->where_line,
-			   it->where_function);
-	json_key(j, "waits_on");
-	json_string(j, it->waits_on);
-	json_key(j, "held_by");
-	json_string(j, it->held_by);
-	json_key(j, "blocked_on");
-	json_string(j, watch_state_of(t, it) == WATCH_STUCK ? it->blocked_on :
-		    NULL);
-	if (it->kind == WATCH_TASK || it->kind == WATCH_GREENLET) {
-		/* (what an idle task is: asleep, trio's system task; an
-		 * idle greenlet: a threadpool worker thread's) */
-		json_key(j, "idle");
-		json_string(j, watch_state_of(t, it) == WATCH_IDLE ?
-			    it->idle : NULL);
-	}
-	if (it->kind == WATCH_TASK) {
-		watch_json_timers(j, it);
-	} else if (it->kind == WATCH_THREAD) {
-		/* (its sleep or timed wait: cli/collect_deadlines.h) */
-		watch_json_timers(j, it);
-	}
-	json_key(j, "first_seen_s");
-	json_double(j, it->first_seen);
-	json_key(j, "last_seen_s");
-	json_double(j, it->last_seen);
-	json_end_object(j);
-}
-
-void watch_summary_json(FILE *out, const struct watch_tracker *t,
-			const struct watch_info *info)
-{
-	struct json j;
-	size_t *order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
-	int kind;
-	size_t i;
-
-	watch_sorted(t, order);
-	json_init(&j, out, 1);
-	json_begin_object(&j);
-	json_key(&j, "schema");
-	json_int(&j, 1);
-	json_key(&j, "pid");
-	json_int(&j, info->pid);
-	json_key(&j, "command");
-	json_string(&j, info->command);
-	json_key(&j, "python");
-	json_string(&j, info->python);
-	json_key(&j, "samples");
-	json_uint(&j, t->samples);
-	json_key(&j, "samples_failed");
-	json_uint(&j, info->samples_failed);
-	json_key(&j, "last_error");
-	json_string(&j, info->samples_failed ? info->last_error : NULL);
-	json_key(&j, "interval_s");
-	json_double(&j, info->interval_s);
-	json_key(&j, "stuck_threshold_s");
-	json_double(&j, info->stuck_s);
-	json_key(&j, "duration_s");
-	json_double(&j, info->elapsed_s);
-	json_key(&j, "target_exited");
-	json_bool(&j, info->target_exited);
-	for (kind = 0; kind < WATCH_NKINDS; kind++) {
-		json_key_str(&j, kind_plural[kind]);
-		json_begin_array(&j);
-		for (i = 0; i < t->nitems; i++)
-			if ((int)t->items[order[i]].kind == kind)
-				json_item(&j, t, &t->items[order[i]]);
-		json_end_array(&j);
-	}
-	json_end_object(&j);
-	fputc('\n', out);
 	free(order);
 }
 

@@ -1,7 +1,7 @@
 /*
  * What `coroscope watch` shows: one line per event (plain output), the
- * live curses view on a terminal, and the summary at the end (text, or
- * the JSON document described in coroscope(1)).
+ * live curses view on a terminal, and the summary at the end in text
+ * (cli/watch_json.h: in JSON).
  */
 #ifndef COROSCOPE_CLI_WATCH_VIEW_H
 #define COROSCOPE_CLI_WATCH_VIEW_H
@@ -42,17 +42,6 @@ void watch_format_events(const struct watch_tracker *t, int apart,
 
 void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			const struct watch_info *info);
-void watch_summary_json(FILE *out, const struct watch_tracker *t,
-			const struct watch_info *info);
-struct json;
-/* An item's identity members: "address" (a thread: "tid") and "name";
- * for `coroscope run`'s samples too. */
-void watch_json_identity(struct json *j, const struct watch_item *it);
-/* `key: {file, line, function}` as the summary writes a place (null
- * when file is NULL); for `coroscope run`'s samples too. */
-void watch_json_place(struct json *j, const char *key, const char *file,
-		      int line, const char *function);
-
 /* The live view, on the terminal of stdout (and keys from stdin). */
 struct watch_view;
 

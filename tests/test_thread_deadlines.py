@@ -83,7 +83,7 @@ def test_watch_says_when_threads_waits_end(keeper, interp):
     after = time.monotonic()
     assert res.returncode == 0, res
     for name, sleep in SLEEPS.items():
-        m = re.search(r"^  stuck +[0-9.]+s +thread %d '%s' at .*, %s "
+        m = re.search(r"^  stuck +[0-9.]+s\+ +thread %d '%s' at .*, %s "
                       r"in ([0-9.]+)s$"
                       % (tids[name], name,
                          r"sleeps in time\.sleep, wakes" if sleep else
@@ -92,7 +92,7 @@ def test_watch_says_when_threads_waits_end(keeper, interp):
         # (from the last sample, before `after`)
         assert due[name] - after - 0.05 <= float(m.group(1)) <= \
             due[name] + SLACK - (after - 2.0), (name, m.group(0))
-    assert re.search(r"^  stuck +[0-9.]+s +thread %d 'forever' at "
+    assert re.search(r"^  stuck +[0-9.]+s\+ +thread %d 'forever' at "
                      r"\S+:\d+ in forever$" % tids["forever"], res.stdout,
                      re.M), res.stdout
     # the JSON summary's members, as a task's
@@ -257,7 +257,7 @@ def test_watch_a_heartbeat_thread_is_active(keeper, ident):
                      % (tids["heartbeat"], marker_line(
                          target_script("heartbeat.py"), "beat")),
                      res.stdout, re.M), res.stdout
-    assert re.search(r"^  stuck +[0-9.]+s +thread %d 'sleeper' at "
+    assert re.search(r"^  stuck +[0-9.]+s\+ +thread %d 'sleeper' at "
                      r"(?:\S*/)?heartbeat\.py:%d in sleeper, sleeps in "
                      r"time\.sleep, wakes in "
                      % (tids["sleeper"], marker_line(

@@ -126,6 +126,8 @@ def test_parked_task_and_blocked_thread_are_stuck(watched):
     parked = tasks["parked"]
     assert parked["state"] == "stuck", parked
     assert parked["stuck_for"] >= 3.0, parked
+    # parked since before the watch: its time is a floor
+    assert parked["at_least"] is True, parked
     assert parked["where"]["file"].endswith("watch_target.py"), parked
     assert parked["where"]["line"] == marker_line(SCRIPT, "event-wait")
     assert parked["where"]["function"] == "parked", parked
@@ -137,6 +139,7 @@ def test_parked_task_and_blocked_thread_are_stuck(watched):
     assert locked["tid"] == target.ready["tids"]["locked"], locked
     assert locked["state"] == "stuck", locked
     assert locked["stuck_for"] >= 3.0, locked
+    assert locked["at_least"] is True, locked
     assert locked["where"]["line"] == marker_line(SCRIPT, "lock-acquire")
     assert locked["busy"] < BUSY_SHARE, locked
 
@@ -149,6 +152,7 @@ def test_nothing_else_is_stuck(watched):
     for name in ("napper", "consumer", "feeder"):
         assert tasks[name]["state"] == "active", tasks[name]
         assert tasks[name]["stuck_for"] < 2.0, tasks[name]
+        assert tasks[name]["at_least"] is False, tasks[name]
     for name in ("napping", "spinning"):
         assert threads[name]["state"] != "stuck", threads[name]
         assert threads[name]["stuck_for"] < 2.0, threads[name]
@@ -323,7 +327,12 @@ def test_a_watch_shorter_than_stuck_says_what_stood_still(keeper):
     event_wait = "watch_target.py:%d" % marker_line(SCRIPT, "event-wait")
     parked = [l.split() for l in rest if "task 'parked'" in l]
     assert len(parked) == 1 and parked[0][0] == "still", result
-    assert 1.5 <= float(parked[0][1].rstrip("s")) < 10, result
+    # parked since before the watch: its time, a floor, ends in "+",
+    # and the line under the first says what that means
+    assert parked[0][1].endswith("s+"), result
+    assert 1.5 <= float(parked[0][1][:-2]) < 10, result
+    assert rest[2] == ("a time with \"+\" counts from the watch's first "
+                       "sample: it may have sat there longer"), result
     assert any(event_wait in l for l in rest if "task 'parked'" in l)
     napper = [l.split()[0] for l in rest if "'napper'" in l]
     assert napper and set(napper) == {"active"}, result
@@ -388,8 +397,10 @@ def test_alike_threads_one_line(keeper, interp_id, option):
         return
     assert len(events) == 1 and len(rows) == 1, result
     member = re.compile(r"^(\d+) '((?:[^'\\]|\\.)*)'$")
-    for line, lead in ((events[0], r"\d\d:\d\d:\d\d stuck 12 threads for "),
-                       (rows[0], r"  stuck \d+\.\ds +12 threads at ")):
+    # parked before the watch's first sample: "at least", "+"
+    for line, lead in ((events[0], r"\d\d:\d\d:\d\d stuck 12 threads for "
+                                   r"at least \d"),
+                       (rows[0], r"  stuck \d+\.\ds\+ +12 threads at ")):
         assert re.match(lead, line), line
         named, more = line.rsplit(": ", 1)[1].rsplit(" and ", 1)
         assert more == "%d more" % (ALIKE_POOL - 5), line
@@ -419,8 +430,8 @@ def test_alike_generators_one_line(keeper):
     rows = [l for l in lines[summary:] if place in l]
     assert len(events) == 1 and len(rows) == 1, result
     for line, lead in ((events[0], r"\d\d:\d\d:\d\d stuck 6 generators "
-                                   r"'held' for [0-9.]+s at "),
-                       (rows[0], r"  stuck \d+\.\ds +6 generators 'held' "
+                                   r"'held' for at least [0-9.]+s at "),
+                       (rows[0], r"  stuck \d+\.\ds\+ +6 generators 'held' "
                                  r"at ")):
         assert re.match(lead + re.escape(place) + ": ", line), line
         named, more = line.rsplit(": ", 1)[1].rsplit(" and ", 1)

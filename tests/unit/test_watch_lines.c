@@ -149,26 +149,27 @@ static void test_grouped(void)
 	strbuf_init(&ev);
 	watch(0, &ev, &sum);
 	CHECK(!strchr(ev.buf, '\x1b') && !strchr(sum, '\x1b'), "escaped");
-	CHECK(count(ev.buf, "stuck 7 threads for 2.0s at app.py:9 in work: "
+	CHECK(count(ev.buf, "stuck 7 threads for at least 2.0s at app.py:9 in work: "
 			    "100 'w-0\\n\\x1b[31m', 101 'w-1\\n\\x1b[31m', "
 			    "102 'w-2\\n\\x1b[31m', 103 'w-3\\n\\x1b[31m', "
 			    "104 'w-4\\n\\x1b[31m' and 2 more\n") == 1,
 	      "the 7 threads' event:\n%s", ev.buf);
 	CHECK(count(ev.buf, "stuck thread 20") == 2, "the pair apart");
-	CHECK(count(ev.buf, "stuck 4 tasks for 2.0s at app.py:9 in work: "
+	CHECK(count(ev.buf, "stuck 4 tasks for at least 2.0s at app.py:9 in work: "
 			    "'w-0\\n\\x1b[31m', ") == 1 &&
-	      count(ev.buf, "stuck 4 trio tasks for 2.0s at app.py:9") == 1,
+	      count(ev.buf, "stuck 4 trio tasks for at least 2.0s at app.py:9") == 1,
 	      "asyncio and trio tasks apart:\n%s", ev.buf);
-	CHECK(count(ev.buf, "stuck 3 coroutines 'g' for 2.0s at app.py:9 in "
+	CHECK(count(ev.buf, "stuck 3 coroutines 'g' for at least 2.0s at app.py:9 in "
 			    "work: 0x300") == 1 &&
 	      !strstr(ev.buf, "stuck coroutine 'g'"),
 	      "generators by address:\n%s", ev.buf);
-	CHECK(count(sum, "  stuck 3.0s   3 coroutines 'g' at app.py:9 in "
+	CHECK(count(sum, "  stuck 3.0s+  3 coroutines 'g' at app.py:9 in "
 			 "work: 0x300") == 1, "the summary's generators:\n%s",
 	      sum);
-	CHECK(count(ev.buf, "stuck 3 tasks for 2.0s at app.py:11 in work: "
-			    "'?', '?', '?'\n") == 1, "unnamed tasks");
-	CHECK(count(ev.buf, "stuck 3 Hub\\x1b[1m greenlets for 2.0s at "
+	CHECK(count(ev.buf, "stuck 3 tasks for at least 2.0s at app.py:11 in "
+			    "work: '?', '?', '?'\n") == 1, "unnamed tasks");
+	CHECK(count(ev.buf, "stuck 3 Hub\\x1b[1m greenlets for at least 2.0s "
+			    "at "
 			    "app.py:12 in work: 0x5000, 0x5001, 0x5002\n") == 1,
 	      "unnamed greenlets by their type:\n%s", ev.buf);
 	CHECK(count(ev.buf, "stuck thread 40") == 3, "other lines apart");
@@ -176,10 +177,10 @@ static void test_grouped(void)
 	CHECK(count(ev.buf, "stuck thread 50") == 3, "other files apart");
 	/* gone: 100-102 from one place are one line; 400-402, each from a
 	 * place of its own, are not, though the line shows no place */
-	CHECK(count(ev.buf, "gone  3 threads after 2.5s stuck: 100 ") == 1,
+	CHECK(count(ev.buf, "gone  3 threads after at least 2.5s stuck: 100 ") == 1,
 	      "gone alike:\n%s", ev.buf);
 	CHECK(count(ev.buf, "gone  thread 40") == 3, "gone apart:\n%s", ev.buf);
-	CHECK(count(sum, "  stuck 3.0s   4 threads at app.py:9 in work: "
+	CHECK(count(sum, "  stuck 3.0s+  4 threads at app.py:9 in work: "
 			 "103 'w-3\\n\\x1b[31m', ") == 1,
 	      "the summary's group:\n%s", sum);
 	CHECK(count(sum, "  gone         3 threads at app.py:9 in work: 100 ")

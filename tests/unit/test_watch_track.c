@@ -411,6 +411,47 @@ static void test_off_cpu_first(void)
 	watch_tracker_release(&t);
 }
 
+/* Only what was there, unmoved, since the first sample has a time that
+ * is a floor: not one that came later, nor one that moved; an event
+ * says which. */
+static void test_at_least(void)
+{
+	struct watch_tracker t;
+	struct watch_obs early = task(0x1000, 1), late = task(0x2000, 2);
+	struct watch_obs moving = task(0x3000, 3);
+	const struct watch_item *a, *b, *c;
+	size_t i, floors = 0;
+	int s;
+
+	watch_tracker_init(&t, 1.0);
+	for (s = 0; s <= 6; s++) {
+		watch_begin(&t, s * 0.5);
+		watch_observe(&t, &early);
+		if (s >= 1)
+			watch_observe(&t, &late);
+		moving.fingerprint = s == 2 ? 30 : 3;
+		watch_observe(&t, &moving);
+		watch_end(&t);
+		for (i = 0; i < t.nevents; i++) {
+			const struct watch_event *ev = &t.events[i];
+			int first = t.items[ev->item].id == 0x1000;
+
+			if (ev->kind == WATCH_EV_STUCK)
+				floors += first == ev->at_least;
+		}
+	}
+	a = watch_find(&t, WATCH_TASK, 0x1000);
+	b = watch_find(&t, WATCH_TASK, 0x2000);
+	c = watch_find(&t, WATCH_TASK, 0x3000);
+	CHECK(a && watch_stuck_at_least(&t, a) && watch_stuck_for(&t, a) == 3.0,
+	      "there from the first sample: at least 3 s");
+	CHECK(b && !watch_stuck_at_least(&t, b) &&
+	      watch_stuck_for(&t, b) == 2.5, "came later: 2.5 s, no floor");
+	CHECK(c && !watch_stuck_at_least(&t, c), "moved: no floor");
+	CHECK(floors == 3, "each stuck event says whether (%zu)", floors);
+	watch_tracker_release(&t);
+}
+
 /* A loop polling at one line, seen once at its check's: away once and
  * back, two changes, at its first place again. */
 static void test_polling_away_once(void)
@@ -586,6 +627,7 @@ int main(void)
 	test_slept_again();
 	test_busy_then_still();
 	test_off_cpu_first();
+	test_at_least();
 	test_polling_away_once();
 	test_running_step();
 	test_step_mark();
