@@ -27,13 +27,17 @@ static int has_cap_sys_ptrace(void)
 	return (caps >> 19) & 1;  /* CAP_SYS_PTRACE */
 }
 
-/* Is the tracer, by its name, another coroscope? */
+/* Is the tracer, by its name, another coroscope: "coroscope", or this
+ * one's own name (a copy installed under another)? */
 static int tracer_is_coroscope(int tracer)
 {
-	char comm[PROCFS_COMM_MAX];
+	char comm[PROCFS_COMM_MAX], own[PROCFS_COMM_MAX];
 
-	return procfs_comm(tracer, comm, sizeof(comm)) == 0 &&
-	       !strcmp(comm, "coroscope");
+	if (procfs_comm(tracer, comm, sizeof(comm)) != 0)
+		return 0;
+	return !strcmp(comm, "coroscope") ||
+	       (procfs_comm(getpid(), own, sizeof(own)) == 0 &&
+		!strcmp(comm, own));
 }
 
 /* TracerPid names the tracing thread; its process is the thread group's
