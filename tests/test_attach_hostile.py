@@ -330,11 +330,14 @@ def test_non_dumpable_target_is_named(keeper):
 
 def test_no_block_read_of_a_changing_target(control_interp, keeper):
     """--no-block reads of a target whose thread list churns: a read the
-    target broke is tried again, and a failure that remains says why."""
+    target broke is tried again, and a failure that remains says why.
+    (Half as many under the sanitizer, whose dumps take ten times as
+    long: the same share must succeed.)"""
     target = keeper.start_target(control_interp, "mutating_target.py",
                                  "{workdir}/counter.txt")
+    reads = 30 if os.environ.get("COROSCOPE_SANITIZED") == "1" else 60
     outcomes = []
-    for _ in range(60):
+    for _ in range(reads):
         res = run_coroscope("dump", "--no-block", "--json", target.pid)
         errors = [l for l in res.stderr.splitlines()
                   if not l.startswith("coroscope: warning:")]
@@ -344,7 +347,8 @@ def test_no_block_read_of_a_changing_target(control_interp, keeper):
            (o[0] == 8 and len(o[1]) == 1 and
             "the target changed while being read (--no-block" in o[1][0])]
     assert not bad, bad
-    assert sum(1 for o in outcomes if o[0] == 0) >= 50, outcomes
+    assert sum(1 for o in outcomes if o[0] == 0) >= reads * 5 // 6, \
+        outcomes
 
 
 def wait_main_zombie(target):
