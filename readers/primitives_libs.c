@@ -110,7 +110,10 @@ void prim_read_trio_state(struct pyproc *py, const struct py_prim_types *t,
  * task, its address; Lock, Semaphore and Condition keep their waiters
  * in a deque; the asyncio backend's CapacityLimiter its borrowers in a
  * set and its waiters in an OrderedDict; the trio backend's wraps a
- * trio.CapacityLimiter (`__original`, mangled), which knows both.
+ * trio.CapacityLimiter (`__original`, mangled), which knows both.  An
+ * Event wraps its backend's: asyncio's in `_event` (its flag `_value`,
+ * its waiters' futures a deque), trio's in `__original` (`_flag`, its
+ * waiting tasks a set).
  */
 static int anyio_owner(struct pyproc *py, uint64_t lock, uint64_t *task,
 		       uint64_t *coro)
@@ -160,6 +163,15 @@ void prim_read_anyio_state(struct pyproc *py, const struct py_prim_types *t,
 		p->waiters = prim_len_attr(py, t, o, "_waiters");
 		p->lock_waiters = prim_len_attr(py, t, prim_attr(py, o, "_lock"),
 						"_waiters");
+		break;
+	case PY_PRIM_EVENT:
+		if ((inner = prim_attr(py, o, "_Event__original"))) {
+			p->set = prim_bool(py, prim_attr(py, inner, "_flag"));
+			p->waiters = prim_len_attr(py, t, inner, "_tasks");
+		} else if ((inner = prim_attr(py, o, "_event"))) {
+			p->set = prim_bool(py, prim_attr(py, inner, "_value"));
+			p->waiters = prim_len_attr(py, t, inner, "_waiters");
+		}
 		break;
 	case PY_PRIM_SEMAPHORE:
 		if ((inner = prim_attr(py, o, "_CapacityLimiter__original"))) {

@@ -113,9 +113,13 @@ static const struct {
 	  PY_PRIM_QUEUE, PY_PRIM_TRIO },
 	{ "trio._channel", "MemorySendChannel", "trio.MemorySendChannel",
 	  PY_PRIM_QUEUE, PY_PRIM_TRIO },
-	/* anyio's own (its Event is its backend's, and so is its
-	 * CapacityLimiter on trio: trio's) */
+	/* anyio's own; its Event and CapacityLimiter are its backend's
+	 * classes, each wrapping the backend's own */
 	{ "anyio._core._synchronization", "Lock", "anyio.Lock", PY_PRIM_LOCK,
+	  PY_PRIM_ANYIO },
+	{ "anyio._backends._asyncio", "Event", "anyio.Event", PY_PRIM_EVENT,
+	  PY_PRIM_ANYIO },
+	{ "anyio._backends._trio", "Event", "anyio.Event", PY_PRIM_EVENT,
 	  PY_PRIM_ANYIO },
 	{ "anyio._core._synchronization", "Condition", "anyio.Condition",
 	  PY_PRIM_CONDITION, PY_PRIM_ANYIO },

@@ -461,16 +461,17 @@ def test_run_names_parked_greenlets(work):
 @pytest.mark.parametrize("mode", ["trio", "anyio"])
 def test_run_names_the_trio_event_waited_on(work, mode):
     """The event waiter's cause is the trio.Event it waits on (under
-    anyio's Event too, which wraps one), with the tasks held up behind
-    it; trio.sleep() is no cause."""
+    anyio, anyio's Event, which wraps one), with the tasks held up
+    behind it; trio.sleep() is no cause."""
     causes, res = run_causes(work, "trio_target.py", mode)
     script = target_script("trio_target.py")
-    at = [i for i, c in enumerate(causes) if "waiting on trio.Event" in c]
+    event = "trio.Event" if mode == "trio" else "anyio.Event"
+    at = [i for i, c in enumerate(causes) if "waiting on %s " % event in c]
     assert len(at) == 1, res.stderr
     # the event waiter holds up its nursery's task and the root task
-    assert re.search(r": 1 waiting on trio\.Event 0x[0-9a-f]+ \(not set, "
-                     r"1 waiter\); 3 blocked behind it in all$",
-                     causes[at[0]]), causes
+    assert re.search(r": 1 waiting on %s 0x[0-9a-f]+ \(not set, "
+                     r"1 waiter\); 3 blocked behind it in all$"
+                     % re.escape(event), causes[at[0]]), causes
     assert "task 'event-waiter' at trio_target.py:%d in wait_event" \
         % marker_line(script, "trio-event") in causes[at[0] + 1], causes
     assert not any("stuck trio task" in c and

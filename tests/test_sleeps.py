@@ -293,7 +293,7 @@ def test_anyio_deadlines_end_the_waits(keeper, loop):
         assert "timeout_at" not in tasks[name]["awaiting"], tasks[name]
     text = run_coroscope("dump", target.pid).stdout
     assert re.search(r"\(T\) waiter 0x[0-9a-f]+ pending, waits for "
-                     r"asyncio\.Event \(not set, \d+ waiters\), times out "
+                     r"anyio\.Event \(not set, \d+ waiters\), times out "
                      r"in 59\d\.\ds$", text, re.M), text
 
 

@@ -110,6 +110,8 @@ async def main(ready):
             "pid": os.getpid(),
             "lock": lock_said(lock),
             "bare": lock_said(bare),
+            "event": {"set": never.is_set(), "id": id(never),
+                      "waiting": never.statistics().tasks_waiting},
             "sem": {"value": sem.value,
                     "waiting": sem.statistics().tasks_waiting},
             "cond": {"locked": cond.locked(),
