@@ -474,8 +474,8 @@ void watch_summary_text(FILE *out, const struct watch_tracker *t,
 			"could be called stuck; \"still\" is what did not move "
 			"in it\n", info->stuck_s);
 	if (any_at_least(t))
-		fputs("a time with \"+\" counts from the watch's first sample: "
-		      "it may have sat there longer\n", out);
+		fputs("a time with \"+\" is a floor: that one sat there "
+		      "unmoved when the watch began, maybe for longer\n", out);
 	if (info->target_exited)
 		fprintf(out, "the target exited during the watch\n");
 	if (info->samples_failed) {

@@ -331,8 +331,9 @@ def test_a_watch_shorter_than_stuck_says_what_stood_still(keeper):
     # and the line under the first says what that means
     assert parked[0][1].endswith("s+"), result
     assert 1.5 <= float(parked[0][1][:-2]) < 10, result
-    assert rest[2] == ("a time with \"+\" counts from the watch's first "
-                       "sample: it may have sat there longer"), result
+    assert rest[2] == ("a time with \"+\" is a floor: that one sat there "
+                       "unmoved when the watch began, maybe for longer"), \
+        result
     assert any(event_wait in l for l in rest if "task 'parked'" in l)
     napper = [l.split()[0] for l in rest if "'napper'" in l]
     assert napper and set(napper) == {"active"}, result
