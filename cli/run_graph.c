@@ -5,6 +5,7 @@
 
 #include "cli/report_graph.h"
 #include "cli/run_fork_copies.h"
+#include "cli/run_forever.h"
 #include "cli/run_pool.h"
 #include "cli/run_probe.h"
 #include "cli/run_reads.h"
@@ -215,6 +216,8 @@ struct ranked {
 	size_t behind;     /* threads and tasks blocked by it in all */
 	double stuck;      /* the longest a waiter has been stuck, sampled */
 	int main;          /* a main unit (main_units()) is blocked by it */
+	int forever;       /* its only waiter, a main task, waits for ever
+			      by design (run_forever_by_design()) */
 };
 
 /* Frames of the main thread looked at for run_until_complete(). */
@@ -546,6 +549,10 @@ static size_t rank_held(const struct collection *c,
 			r[n].main |= mains[k] >= 0 &&
 				     (chains ? seen[mains[k]] :
 				      waits_on(g, (size_t)mains[k], i));
+		/* (its rest, ranked last: not what holds it up) */
+		if (r[n].main && (r[n].forever = run_forever_by_design(c, i, w,
+								       nw)))
+			r[n].main = 0, r[n].idle = nw;
 		n++;
 	}
 	if (chains)
@@ -594,21 +601,6 @@ static size_t add_holders(struct strbuf *sb, const struct collection *c,
 	nh = py_waitgraph_holders(&c->graph, node, holders, 4);
 	graph_add_holders(sb, c, node, holders, nh, 4, GRAPH_RAW);
 	return nh;
-}
-
-/* The sockets tasks waiting on node read through a library's stream
- * (an anyio SocketStream's Event, aiohttp's DataQueue): a detail each,
- * for the first few. */
-static void waiter_fds(struct run_cause *cause, const struct run_summary *s,
-		       const struct collection *c, size_t node,
-		       struct strbuf *sb)
-{
-	size_t w[4], nw, k;
-
-	nw = py_waitgraph_waiters(&c->graph, node, w, 4);
-	for (k = 0; k < nw && k < 4; k++)
-		if (c->graph.nodes[w[k]].kind == WG_TASK)
-			run_reads_unit_fd(cause, s, c, w[k], 0, sb);
 }
 
 /* Units named behind a cause's waiters. */
@@ -685,7 +677,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		run_fork_holder(cause, s, c, p, sb);
 	if (p->kind == PY_PRIM_STREAM)
 		(void)run_reads_socket_detail(cause, s, c, p->fd, sb);
-	waiter_fds(cause, s, c, r->node, sb);
+	run_reads_waiter_fds(cause, s, c, r->node, sb);
 	/* Holders first (where they are stuck themselves), then every
 	 * waiter: no cap. */
 	for (h = 0; h < nh && h < 4; h++) {
@@ -717,6 +709,8 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 	for (k = 0; k < nw; k++)
 		add_named(c, w[k], named, idle);
 	run_unit_waiters(cause, c, t, w, nw, s, sb);
+	if (r->forever)
+		run_forever_detail(cause, sb);
 	behind_waiters(cause, s, c, t, w, nw, named, idle, sb);
 	/* (not under a fixture's watcher thread waiting to be told to
 	 * stop, say: the test runs on the main thread) */

@@ -307,3 +307,19 @@ void run_summarize_reads(struct run_summary *s, const struct collection *c,
 	strbuf_release(&call);
 	strbuf_release(&sb);
 }
+
+/* The sockets tasks waiting on node read through a library's stream
+ * (an anyio SocketStream's Event, aiohttp's DataQueue): a detail each,
+ * for the first few. */
+void run_reads_waiter_fds(struct run_cause *cause,
+			  const struct run_summary *s,
+			  const struct collection *c, size_t node,
+			  struct strbuf *sb)
+{
+	size_t w[4], nw, k;
+
+	nw = py_waitgraph_waiters(&c->graph, node, w, 4);
+	for (k = 0; k < nw && k < 4; k++)
+		if (c->graph.nodes[w[k]].kind == WG_TASK)
+			run_reads_unit_fd(cause, s, c, w[k], 0, sb);
+}

@@ -66,5 +66,12 @@ int run_reads_socket_detail(struct run_cause *cause,
 void run_reads_unit_fd(struct run_cause *cause, const struct run_summary *s,
 		       const struct collection *c, size_t node, int streams,
 		       struct strbuf *sb);
+/* The sockets tasks waiting on graph node `node` read through a
+ * library's stream (an anyio SocketStream's Event, aiohttp's
+ * DataQueue): a detail each, for the first few. */
+void run_reads_waiter_fds(struct run_cause *cause,
+			  const struct run_summary *s,
+			  const struct collection *c, size_t node,
+			  struct strbuf *sb);
 
 #endif

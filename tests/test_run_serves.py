@@ -142,3 +142,42 @@ def test_asyncio_serve_forever_is_idle(ident, work):
                 if l.startswith("task ") and "serve_forever" in l], seen
     assert any("an asyncio server's serve_forever() (1)" in l
                for l in seen), seen
+
+
+EVENT = target_script("serve_on_event.py")
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_main_resting_on_an_event_of_its_line_is_idle(ident, work):
+    """`await asyncio.Event().wait()` in main(), the way tornado's and
+    aiohttp's guides serve for ever: nothing else can reach that Event
+    to set it.  It blocked the main task, so it ranked first, above the
+    lock the server's handler was stuck behind (a helper's user round);
+    now it is an idle cause, last, saying why.  An Event main() keeps
+    in a global is no rest by design: first, as before."""
+    info, causes, _, stderr = run_target(work, ident, EVENT)
+    pid = info["pid"]
+    heads = list(causes)
+    # (the holder's Event first, 2 blocked behind it; then the lock)
+    assert [h for h in heads[:-1] if "waiting on asyncio.Lock" in h], \
+        stderr[:3000]
+    assert re.match(r"^  process %d: idle: 1 waiting on asyncio\.Event "
+                    r"0x[0-9a-f]+ \(not set, 1 waiter\)$" % pid,
+                    heads[-1]), heads
+    detail = causes[heads[-1]]
+    assert len(detail) == 2 and re.match(
+        r"^task '[^']+' at \S*serve_on_event\.py:%d in main "
+        % marker_line(EVENT, "forever"), detail[0]), detail
+    assert detail[1] == ("its Event is made at that line and waited on "
+                         "there: nothing else can set it (a way to run "
+                         "for ever)"), detail
+
+    info, causes, _, stderr = run_target(work, ident, EVENT, "stored")
+    heads = list(causes)
+    assert re.match(r"^  process %d: 1 waiting on asyncio\.Event 0x%x "
+                    r"\(not set, 1 waiter\)" % (info["pid"], info["event"]),
+                    heads[0]), stderr[:3000]
+    assert not any(" idle: " in h for h in heads), heads
+    assert not any("nothing else can set it" in d
+                   for h in heads for d in causes[h]), causes
+
