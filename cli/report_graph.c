@@ -11,6 +11,9 @@
 #include "common/banned.h"
 
 #define GRAPH_MAX_HOLDERS 8   /* holders named per object in one line */
+/* What one unit waits for named in its line (a TaskGroup's parent
+ * waits for each child: 20,000 made a line of 1.9 MB), then counted. */
+#define GRAPH_MAX_WAITS 5
 
 static const char *base_name(const char *path)
 {
@@ -248,6 +251,8 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 	const struct py_waitgraph *g = &c->graph;
 	size_t k, m, n, holders[GRAPH_MAX_HOLDERS];
 	const size_t *out = py_waitgraph_out(g, node, &m);
+	size_t shown = 0, more = 0;
+	const char *word = "";
 	int first = 1;
 
 	for (k = 0; k < m; k++) {
@@ -255,6 +260,11 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 
 		if (e->kind != WG_WAITS_FOR)
 			continue;
+		if (shown++ >= GRAPH_MAX_WAITS) {
+			more++;
+			word = !e->any ? "and for " : e->maybe_all ? "" : "or ";
+			continue;
+		}
 		/* (a waiter's "first of" edges come together: one wait;
 		 * gevent's do not say whether the first or all) */
 		strbuf_addstr(sb, first ? (e->any && e->maybe_all ?
@@ -283,6 +293,8 @@ void graph_add_wait(struct strbuf *sb, const struct collection *c,
 		graph_add_holders(sb, c, e->to, holders, n, GRAPH_MAX_HOLDERS,
 				  names);
 	}
+	if (more)
+		strbuf_addf(sb, "; %s%zu more", word, more);
 }
 
 /* "asyncio.Lock (locked)": the type (its own class) and state, no

@@ -20,7 +20,8 @@ import subprocess
 
 import pytest
 
-from conftest import (DEBIAN, debian_with, interpreters_importing,
+from conftest import (DEBIAN, debian_with, interpreter_or_skip,
+                      interpreters_importing,
                       marker_line, run_coroscope,
                       target_script)
 
@@ -419,6 +420,35 @@ def test_wait_for_the_first_of(keeper, interp):
             assert [names.get(i) for i in t["awaited_by"]] == ["cyc2-w"], t
     assert not [l for l in text.splitlines()
                 if l.startswith("await cycle") and "cyc-w" in l], text
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_a_wide_wait_names_five(keeper, ident):
+    """A task waiting on many (asyncio.wait() of 12 here; a TaskGroup of
+    20,000 made one Waits line of 1.9 MB in a helper's user round): its
+    line names the first five, then counts the rest ("; and for 7 more",
+    "; or 7 more" for the first of); the graph keeps every edge."""
+    target, graph = graph_of_target(keeper, interpreter_or_skip(ident),
+                                    "wide_waits.py")
+    width = target.ready["width"]
+    script = target_script("wide_waits.py")
+    text = run_coroscope("dump", target.pid).stdout
+    rows = [l for l in text.splitlines()
+            if l.startswith("    waits for") and "wide_waits.py:%d in child"
+            % marker_line(script, "child") in l]
+    ends = sorted(re.search(r"; ((?:and for |or )\d+ more)$", l).group(1)
+                  for l in rows if re.search(r" more$", l))
+    assert ends == ["and for %d more" % (width - 5),
+                    "or %d more" % (width - 5)], rows
+    for l in rows:
+        if l.endswith(" more"):
+            assert l.count("task '") == 5, l
+    waiters = [n for n in graph["nodes"] if n["kind"] == "task" and
+               n.get("blame") and n["blame"]["line"] ==
+               marker_line(script, "wait")]
+    assert len(waiters) == 2, graph["nodes"]
+    for w in waiters:
+        assert len(edges(graph, "waits_for", frm=w["id"])) == width, w
 
 
 def test_executor_chain(keeper, interp):
