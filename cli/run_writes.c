@@ -15,8 +15,10 @@
 #include "cli/child_pipes.h"
 #include "cli/escape.h"
 #include "cli/report.h"
+#include "cli/report_graph.h"
 #include "cli/run_places.h"
 #include "common/strbuf.h"
+#include "readers/waitgraph.h"
 #include "common/banned.h"
 
 /* "its stdout", "its stderr", "fd 7" */
@@ -33,11 +35,17 @@ static void write_cause(struct run_summary *s, const struct collection *c,
 			const struct left_pipe *lp, struct strbuf *sb)
 {
 	const struct py_frame *own = run_causes_own_frame(t);
+	long tn = py_waitgraph_node_of(&c->graph, WG_THREAD,
+				       (size_t)(t - c->snap.threads));
 
 	run_add_thread_label(sb, t);
 	strbuf_addstr(sb, " blocked writing to ");
 	add_fd(sb, ct->left_fd);
-	if (own) {
+	/* (the program's line, as the graph blames it: not the library's
+	 * send it writes in) */
+	if (tn >= 0 && c->graph.nodes[tn].blame) {
+		graph_add_blame(sb, c, (size_t)tn, GRAPH_RAW);
+	} else if (own) {
 		strbuf_addstr(sb, " at ");
 		run_add_frame_place(sb, own);
 	}

@@ -198,7 +198,8 @@ static void note_places(struct wg_build *b, struct wg_node *nd,
 	if (!nd->blame)
 		nd->blame = py_inline_program_frame(f, n);
 	for (k = 0; k < n && !nd->idle; k++)
-		nd->idle = (code_class(b, f[k]) & CODE_IDLE) != 0;
+		nd->idle = (code_class(b, f[k]) & CODE_IDLE) &&
+			   wg_idle_inside(f, k);
 }
 
 /* Everything the graph learns from one thread or task's frames. */

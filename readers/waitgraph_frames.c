@@ -49,6 +49,19 @@ int wg_is_prim_lib(const char *file)
 	return 0;
 }
 
+/* A multiprocessing queue's feeder thread's loop. */
+static int is_feeder(const struct py_frame *f)
+{
+	return py_code_is(f->code, "/multiprocessing/queues.py", "_feed");
+}
+
+int wg_idle_inside(const struct py_frame *const *f, size_t k)
+{
+	if (!is_feeder(f[k]))
+		return 1;
+	return k > 0 && py_code_is(f[k - 1]->code, "/threading.py", "wait");
+}
+
 /*
  * Waits that are a server's normal rest: a listener's accept, a gevent
  * server's serve_forever() (its stop event), uvicorn's
@@ -70,8 +83,7 @@ int wg_idle_frame(const struct py_frame *f)
 	const char *file = f->code->filename, *q = f->code->qualname;
 	size_t i;
 
-	if (f->code->name && !strcmp(f->code->name, "_feed") && file &&
-	    cs_ends_with(file, "/multiprocessing/queues.py"))
+	if (is_feeder(f))
 		return 1;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (f->code->name && !strcmp(f->code->name, names[i]) &&

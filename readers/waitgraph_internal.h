@@ -220,6 +220,11 @@ int wg_is_prim_lib(const char *file);
 /* Is f a server's normal rest: a listener's accept, uvicorn's main
  * loop, a keep-alive connection's read? */
 int wg_idle_frame(const struct py_frame *f);
+/* Does the idle frame f[k] (innermost first) rest there: a queue's
+ * feeder thread waiting in its Condition for something to send, not
+ * in a send (blocked writing to a pipe nobody reads, which a join at
+ * the process's exit waits for)? */
+int wg_idle_inside(const struct py_frame *const *f, size_t k);
 
 /* The pytest node id of the test thread t runs (from `item` in pytest's
  * runtest frames), malloc'd, or NULL. */

@@ -2153,8 +2153,48 @@ def test_a_childs_place_under_the_wait_for_it(work, ident):
     m = re.match(r"  process \d+: 1 waiting on subprocess\.Popen 0x[0-9a-f]+ "
                  r"\(pid (\d+)\)$", causes[0])
     assert m, causes
+    # (the file's base name, as the parent's own line under it)
     assert causes[1] == ('      child process %s: thread %s "MainThread" at '
-                         "%s:%d in <module>" % (m.group(1), m.group(1), script,
-                                                marker_line(script,
-                                                            "child-waits"))), \
+                         "run_child_waits.py:%d in <module>"
+                         % (m.group(1), m.group(1),
+                            marker_line(script, "child-waits"))), causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_a_child_joined_before_its_data_is_read(work, ident):
+    """The multiprocessing guide's deadlock: the parent joins a child
+    whose data it has not read (targets/mp_join_first.py).  Through a
+    Queue, the child's exit joins its feeder thread, blocked writing:
+    that join was "idle: 1 waiting on threading.Thread" (a feeder thread
+    rests by design, but only in its wait for something to send).
+    Through a Pipe, the child's place and its write's were the library's
+    send, connection.py's; they are the program's line now (a helper's
+    user round)."""
+    script = target_script("mp_join_first.py")
+    py = interpreter_or_skip(ident)
+    _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
+                                      script, "queue"])
+    assert not [c for c in causes if ": idle: " in c], causes
+    joins = [c for c in causes if re.match(
+        r"  process \d+: 1 waiting on threading\.Thread 0x[0-9a-f]+ for "
+        r"thread \d+ \(QueueFeederThread\)", c)]
+    assert len(joins) == 1, causes
+    assert [c for c in causes if re.match(
+        r'  process \d+: thread \d+ "QueueFeederThread" blocked writing to '
+        r'fd \d+ at ', c)], causes
+
+    _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
+                                      script, "pipe"])
+    send = "mp_join_first.py:%d in to_pipe (innermost connection.py:" \
+        % marker_line(script, "send")
+    m = re.match(r"  process \d+: 1 waiting on multiprocessing\.\S*Process "
+                 r"0x[0-9a-f]+ \(pid (\d+); blocked writing to its fd \d+",
+                 causes[0])
+    assert m, causes
+    assert causes[1].startswith('      child process %s: thread %s '
+                                '"MainThread" at %s' % (m.group(1),
+                                                        m.group(1), send)), \
         causes
+    assert [c for c in causes if c.startswith(
+        '  process %s: thread %s "MainThread" blocked writing to fd ' %
+        (m.group(1), m.group(1))) and (" at %s" % send) in c], causes
