@@ -49,6 +49,7 @@
 #include "cli/run_probe.h"
 #include "cli/run_report.h"
 #include "cli/run_sample.h"
+#include "cli/run_stopped.h"
 #include "cli/run_supervise.h"
 #include "cli/run_reads.h"
 #include "cli/run_failed.h"
@@ -259,6 +260,7 @@ static void summarize(struct run_summary *sum, struct run_proc *procs,
 	sum->apart = all;
 	sum->procs = procs;
 	sum->nprocs = n;
+	run_summarize_stopped(sum, procs, n);
 	for (i = 0; i < n; i++) {
 		const struct collection *c = &procs[i].c;
 		const struct watch_tracker *t;

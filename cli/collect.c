@@ -663,6 +663,8 @@ int collect_live(struct collection *c, int pid,
 	int attempt, left_tries = 0, stop_every = 0, ret;
 	struct offcpu carried;
 	struct tries_spent spent = { 0, 0, 0 };
+	/* (before our stop: traced, it reads 't') */
+	char was = procfs_state(pid, 0);
 
 	memset(&carried, 0, sizeof(carried));
 	/* Bounded: one more try per retry, or per thread left running that
@@ -702,6 +704,7 @@ int collect_live(struct collection *c, int pid,
 	c->pause_ms += spent.pause_ms;
 	c->stop_ms += spent.stop_ms;
 	c->wall_ms += spent.wall_ms;
+	c->job_stopped = ret == 0 && was == 'T';
 	if (ret == 0 && c->asked_pid != c->pid)
 		fprintf(stderr, "coroscope: note: %d is a thread of process %d; "
 			"showing the process\n", c->asked_pid, c->pid);

@@ -73,6 +73,8 @@ struct collection {
 	char *command;             /* the target's command line, or NULL */
 	struct memsrc *ms;         /* owned */
 	int is_live;
+	int job_stopped;           /* live: stopped by a signal (job control,
+				      state T) before coroscope came */
 	struct pyproc py;
 	int located;               /* py must be released */
 	struct py_snapshot snap;

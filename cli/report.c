@@ -151,6 +151,7 @@ void report_text(FILE *out, const struct collection *c)
 	fputs(" (", out);
 	esc_text(out, c->py.executable);
 	fputs(")\n", out);
+	report_text_stopped(out, c);
 	/* Each with its locals, or asked for: alone. */
 	if (!c->opt.locals && !c->opt.expand_all &&
 	    c->snap.nthreads >= THREAD_ALIKE_MIN) {
@@ -740,6 +741,8 @@ void report_json_members(struct json *j, const struct collection *c)
 		json_key_int(j, "asked_pid", c->asked_pid);
 	}
 	json_key_string(j, "command", c->command);
+	json_key(j, "stopped");
+	json_bool(j, c->job_stopped);
 	json_key(j, "python");
 	json_begin_object(j);
 	json_key_string(j, "version", c->py.version);

@@ -75,6 +75,9 @@ const struct cs_thread *report_left_running(const struct collection *c,
  * core's signal, whose mark no group of alike threads shows
  * (cli/thread_alike.h); NULL when there is none.  Caller frees. */
 unsigned char *report_threads_apart(const struct collection *c);
+/* "Stopped by a signal (...)" under a live process's header when it
+ * was (collection.job_stopped). */
+void report_text_stopped(FILE *out, const struct collection *c);
 /* The source line of f, unescaped, when there is one to show (not with
  * --no-source; see cli/source.h); else NULL. */
 const char *report_source_line(const struct collection *c,

@@ -30,6 +30,14 @@ const struct cs_thread *report_left_running(const struct collection *c,
 	return NULL;
 }
 
+void report_text_stopped(FILE *out, const struct collection *c)
+{
+	if (c->job_stopped)
+		fputs("Stopped by a signal (job control: SIGSTOP, SIGTSTP, "
+		      "SIGTTIN or SIGTTOU): none of its threads runs until a "
+		      "SIGCONT\n", out);
+}
+
 unsigned char *report_threads_apart(const struct collection *c)
 {
 	unsigned char *apart;

@@ -23,6 +23,8 @@
 
 /* In order of likelihood: the summary lists lower values first. */
 enum run_cause_kind {
+	RUN_CAUSE_STOPPED,      /* a process stopped by a signal (job
+				   control): cli/run_stopped.h */
 	RUN_CAUSE_AWAIT_CYCLE,  /* tasks awaiting each other */
 	RUN_CAUSE_LOCK_CYCLE,   /* a wait-for graph cycle through locks:
 				   proven, where a deadlock is a guess */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/report_graph.h"
+#include "cli/run_stopped.h"
 #include "cli/thread_idle.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -249,6 +250,8 @@ int run_add_child_places(struct run_cause *cause, const struct run_summary *s,
 			strbuf_addstr(sb, " at ");
 			run_add_frame_place(sb, f ? f : &th->frames[0]);
 		}
+		if (run_proc_stopped(s->procs, s->nprocs, p->pid))
+			strbuf_addstr(sb, ", " RUN_STOPPED_WORDS);
 		run_cause_detail(cause, sb);
 		added++;
 	}

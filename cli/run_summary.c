@@ -73,6 +73,8 @@ void run_cause_test(struct run_cause *cause, const char *test,
 const char *run_cause_kind_name(enum run_cause_kind kind)
 {
 	switch (kind) {
+	case RUN_CAUSE_STOPPED:
+		return "stopped";
 	case RUN_CAUSE_AWAIT_CYCLE:
 		return "await_cycle";
 	case RUN_CAUSE_DEADLOCK:
