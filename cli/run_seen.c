@@ -231,6 +231,9 @@ int run_seen_what(struct strbuf *sb, const struct watch_tracker *t,
 		add_place(sb, it->where_file, it->where_function,
 			  it->where_line);
 	}
+	/* (never ran: its loop never came to it) */
+	if (it->not_started)
+		strbuf_addstr(sb, " (not started)");
 	if (it->inner_file) {
 		strbuf_addstr(sb, " (innermost ");
 		add_place(sb, it->inner_file, it->inner_function,

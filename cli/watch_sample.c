@@ -585,6 +585,7 @@ static void observe_task(struct watch_tracker *t, struct sample *s,
 	o.woke = woke ||
 		 (task->waiter && short_sleep_woke(t, s, task));
 	o.idle = task_idle_by_design(a, task);
+	o.not_started = inner && inner->state == PY_GEN_CREATED;
 	watch_task_timers(&o, task, inner, s->c->clock_s);
 	watch_observe(t, &o);
 	strbuf_release(&waits);

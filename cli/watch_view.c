@@ -87,7 +87,8 @@ static void add_waits_on(struct strbuf *sb, const struct watch_item *it)
 static void where(struct strbuf *sb, const struct watch_item *it)
 {
 	place(sb, it->where_file, it->where_line, it->where_function);
-	if (it->not_started && !it->where_file)
+	/* (a task's place is its coroutine's first line then) */
+	if (it->not_started)
 		strbuf_addstr(sb, " (not started)");
 	if (it->inner_file) {
 		strbuf_addstr(sb, " (innermost ");

@@ -2198,3 +2198,28 @@ def test_a_child_joined_before_its_data_is_read(work, ident):
     assert [c for c in causes if c.startswith(
         '  process %s: thread %s "MainThread" blocked writing to fd ' %
         (m.group(1), m.group(1))) and (" at %s" % send) in c], causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_tasks_never_started_are_said_so(work, ident):
+    """A loop blocked in its first handler's time.sleep() never starts
+    the other two (targets/loop_blocks_new_tasks.py): the samples listed
+    them "stuck ... at loop_blocks_new_tasks.py:N in handler", their
+    def's line, as if they were parked there (a helper's user round).
+    They say "(not started)" now; the running one does not."""
+    script = target_script("loop_blocks_new_tasks.py")
+    py = interpreter_or_skip(ident)
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4", "--", py.path, script,
+                         str(ready)])
+    assert res.returncode == 124, res
+    pid = json.loads(ready.read_text())["pid"]
+    seen = seen_lines(res.stderr, pid)
+    tasks = [l for l in seen if l.startswith("task ")]
+    defs = [l for l in tasks if "loop_blocks_new_tasks.py:%d in handler"
+            % marker_line(script, "handler-def") in l]
+    assert len(defs) == 2 and all(
+        l.endswith("in handler (not started)") for l in defs), seen
+    blocks = [l for l in tasks if "loop_blocks_new_tasks.py:%d in handler"
+              % marker_line(script, "blocks") in l]
+    assert len(blocks) == 1 and "not started" not in blocks[0], seen
