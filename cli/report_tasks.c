@@ -47,6 +47,10 @@ struct tree {
 	size_t **children;           /* per task: indexes of tasks it awaits */
 	size_t *nchildren;
 	size_t *group_next;          /* per task: next of its entry, or -1 */
+	/* Per task: a hash of the objects it holds (the graph's), 0 for
+	 * none.  Alike tasks that hold different locks (two transfer()s
+	 * each holding the lock the other waits for) are not one entry. */
+	uint64_t *holds;
 	const char *const *glyph;
 	/* Per level: more siblings follow the node printed last there. */
 	unsigned char more[TREE_MAX_INDENT + 1];
@@ -301,18 +305,21 @@ static struct entry *plan(struct tree *t, const size_t *idx, size_t n,
 			 * task before has its hash, and goes where it
 			 * went, without hashing or a lookup. */
 			int like_before = before &&
+				t->holds[idx[i - 1]] == t->holds[idx[i]] &&
 				task_same_kind(t->a, &t->a->tasks[idx[i - 1]],
 					       task);
 
 			k = before;
 			if (!like_before) {
-				key = task_kind_hash(&t->kinds, t->a, task);
+				key = task_kind_hash(&t->kinds, t->a, task) ^
+				      t->holds[idx[i]];
 				k = (uintptr_t)addrmap_get(&kinds, key, NULL);
 			}
 			if (k && (like_before ||
-				  task_same_kind(t->a,
-						 &t->a->tasks[e[k - 1].first],
-						 task))) {
+				  (t->holds[e[k - 1].first] == t->holds[idx[i]] &&
+				   task_same_kind(t->a,
+						  &t->a->tasks[e[k - 1].first],
+						  task)))) {
 				t->group_next[e[k - 1].last] = idx[i];
 				e[k - 1].last = idx[i];
 				e[k - 1].count++;
@@ -445,6 +452,31 @@ const char *report_thread_name(const struct collection *c, int tid)
 		if (c->snap.threads[i].tid == tid)
 			return c->snap.threads[i].name;
 	return NULL;
+}
+
+/* t->holds, from the graph's holds edges of tasks. */
+static void build_holds(struct tree *t)
+{
+	const struct py_waitgraph *g = &t->c->graph;
+	size_t i;
+
+	t->holds = xcalloc(t->a->ntasks ? t->a->ntasks : 1, sizeof(*t->holds));
+	for (i = 0; i < g->nedges; i++) {
+		const struct wg_edge *e = &g->edges[i];
+		const struct wg_node *from, *to;
+
+		if (e->kind != WG_HOLDS || e->from >= g->nnodes ||
+		    e->to >= g->nnodes)
+			continue;
+		from = &g->nodes[e->from];
+		to = &g->nodes[e->to];
+		if (from->kind != WG_TASK || from->index >= t->a->ntasks ||
+		    to->kind != WG_OBJECT)
+			continue;
+		/* (a sum: the same set in any order; never 0 for one) */
+		t->holds[from->index] += (g->prims[to->index].addr | 1) *
+					 0x9E3779B97F4A7C15ull;
+	}
 }
 
 static void build_children(struct tree *t)
@@ -585,6 +617,7 @@ void report_text_async(FILE *out, const struct collection *c)
 	 * task_index), not looked up by address. */
 	t.shown = xcalloc(t.a->ntasks ? t.a->ntasks : 1, sizeof(*t.shown));
 	build_children(&t);
+	build_holds(&t);
 	if (t.a->copied_at_fork)
 		fputs("\nThis process is a child multiprocessing forked: its "
 		      "tasks are copies of its parent's at the fork, which it "
@@ -601,6 +634,7 @@ void report_text_async(FILE *out, const struct collection *c)
 	free(t.children);
 	free(t.nchildren);
 	free(t.group_next);
+	free(t.holds);
 	free(t.shown);
 }
 

@@ -451,6 +451,27 @@ def test_a_wide_wait_names_five(keeper, ident):
         assert len(edges(graph, "waits_for", frm=w["id"])) == width, w
 
 
+@pytest.mark.parametrize("ident", ("3.7", "3.12"))
+def test_alike_tasks_holding_other_locks_are_apart(keeper, ident):
+    """Two transfer()s deadlocked, each holding the lock the other waits
+    for, were one entry of the task tree, "2 tasks like this: transfer ..
+    transfer pending, the first waits for asyncio.Lock ... held by task
+    'transfer'", which read as one task waiting on itself (a helper's
+    user round).  Tasks alike but holding different objects are apart
+    now; alike ones holding the same Semaphore stay one entry."""
+    target = keeper.start_target(interpreter_or_skip(ident),
+                                 "alike_holders.py")
+    text = run_coroscope("dump", target.pid).stdout
+    tree = [l for l in text.splitlines() if "(T) " in l]
+    assert not [l for l in tree if "tasks like this" in l and
+                "waits for asyncio.Lock" in l], text
+    assert len([l for l in tree if "waits for asyncio.Lock (locked, 1 "
+                "waiter) held by task " in l]) == 2, text
+    assert len([l for l in tree if re.search(
+        r"\(T\) 3 tasks like this: .* pending, waits for asyncio\.Event",
+        l)]) == 1, text
+
+
 def test_executor_chain(keeper, interp):
     graph, target = dump_json(keeper, interp, "to_thread")
     worker = [n for n in graph["nodes"] if n["kind"] == "thread" and
