@@ -14,6 +14,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "readers/task_cycles.h"
+#include "readers/usercode.h"
 #include "readers/waitgraph.h"
 #include "common/banned.h"
 
@@ -296,6 +297,47 @@ static void add_place(struct run_cause *cause, const struct py_async *a,
 	run_cause_detail(cause, sb);
 }
 
+/* Awaiters looked up for one of the program's own, at most. */
+#define AWAITER_DEPTH 8
+
+/* Has task t a coroutine of the program's own code? */
+static int has_own_frame(const struct py_async *a, const struct py_task *t)
+{
+	size_t k;
+
+	for (k = 0; k < t->nstack; k++) {
+		const struct py_gen *g = py_task_gen(a, t, k);
+
+		if (g && g->has_frame && g->frame.code &&
+		    py_is_user_file(g->frame.code->filename, NULL))
+			return 1;
+	}
+	return 0;
+}
+
+/* A task all in a library's code (aiohttp's request, gathered from the
+ * program's s.get()): "awaited by task 'Task-1' at app.py:22 in main",
+ * the nearest of its awaiters that is in the program's code. */
+static void add_own_awaiter(struct run_cause *cause, const struct py_async *a,
+			    const struct py_task *t, struct strbuf *sb)
+{
+	int depth;
+
+	if (has_own_frame(a, t))
+		return;
+	for (depth = 0; depth < AWAITER_DEPTH && t && t->nawaited_by; depth++) {
+		t = py_async_task(a, t->awaited_by[0]);
+		if (!t || !has_own_frame(a, t))
+			continue;
+		strbuf_addstr(sb, "awaited by task '");
+		esc_add_name_raw(sb, t->name ? t->name : "?");
+		strbuf_addch(sb, '\'');
+		run_add_task_where(sb, a, t);
+		run_cause_detail(cause, sb);
+		return;
+	}
+}
+
 /* One cause for members m[0..n) of the ranked candidates c. */
 static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 				       const struct run_snap *rs,
@@ -327,6 +369,7 @@ static struct run_cause *asyncio_cause(struct run_summary *s, int pid,
 	}
 	cause = run_cause_add(s, RUN_CAUSE_STUCK_TASK, pid, sb);
 	add_place(cause, a, first->t, n, sb);
+	add_own_awaiter(cause, a, first->t, sb);
 	if (n == 1 && s->graph) {
 		long node = py_waitgraph_node_of(s->graph, WG_TASK,
 						 (size_t)(first->t - a->tasks));

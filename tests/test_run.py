@@ -2223,3 +2223,23 @@ def test_tasks_never_started_are_said_so(work, ident):
     blocks = [l for l in tasks if "loop_blocks_new_tasks.py:%d in handler"
               % marker_line(script, "blocks") in l]
     assert len(blocks) == 1 and "not started" not in blocks[0], seen
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_a_library_task_names_the_programs_awaiter(work, ident):
+    """A stuck task all in a library's code (aiohttp's requests gathered
+    from the program's s.get(); asyncio.wait_for() here,
+    targets/library_only_task.py) was placed in the library only; the
+    program's line came nowhere in its cause (a helper's user round).
+    Its cause now names its nearest awaiter in the program's code."""
+    script = target_script("library_only_task.py")
+    py = interpreter_or_skip(ident)
+    _, causes = causes_after_timeout(["--timeout", "3", "--", py.path,
+                                      script, str(work / "ready.json")])
+    at = [i for i, c in enumerate(causes) if ": stuck task: " in c]
+    assert len(at) == 1, causes
+    assert "in wait_for" in causes[at[0] + 1], causes
+    assert re.match(r"^      awaited by task '[^']+' at \S*"
+                    r"library_only_task\.py:%d in main$"
+                    % marker_line(script, "gathers"), causes[at[0] + 2]), \
+        causes
