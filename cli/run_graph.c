@@ -565,9 +565,9 @@ static size_t rank_held(const struct collection *c,
 /* A detail line for each unit completing future node fut (at most
  * four): "joined: thread 12 (w) at app.py:4 in work (stuck for at least
  * 2.5s), in C: recv(): sock.recv(10)"; "running its job: ...". */
-static void future_units(struct run_cause *cause, const struct collection *c,
+static void future_units(struct run_cause *cause, const struct run_summary *s,
+			 const struct collection *c,
 			 const struct watch_tracker *t, size_t fut,
-			 const struct run_thread_facts *facts,
 			 struct strbuf *sb)
 {
 	const struct py_waitgraph *g = &c->graph;
@@ -587,7 +587,8 @@ static void future_units(struct run_cause *cause, const struct collection *c,
 		strbuf_addstr(sb, p->kind == PY_PRIM_THREAD ? "joined: " :
 			      p->queued ? "its pool's worker, on another job: " :
 			      "running its job: ");
-		run_unit_detail(cause, c, t, e->to, facts, sb);
+		run_unit_detail(cause, c, t, e->to, s->facts, sb);
+		run_reads_unit_call(cause, s, c, e->to, sb);
 		n++;
 	}
 }
@@ -691,7 +692,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		run_add_worker(cause, g, &c->snap, NULL, (long)holders[h],
 			       NULL, sb);
 	}
-	future_units(cause, c, t, r->node, s->facts, sb);
+	future_units(cause, s, c, t, r->node, sb);
 	/* child processes waited on: the ones still running a job */
 	jobs = run_add_process_jobs(cause, s, g, &r->node, 1, sb);
 	jobs |= run_add_process_jobs(cause, s, g, sib, nsib, sb);

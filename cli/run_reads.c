@@ -30,6 +30,7 @@
 #include "attach/syscall_deadline.h"
 #include "cli/escape.h"
 #include "cli/report.h"
+#include "cli/report_graph.h"
 #include "cli/run_places.h"
 #include "cli/run_polls.h"
 #include "cli/run_fds.h"
@@ -322,4 +323,30 @@ void run_reads_waiter_fds(struct run_cause *cause,
 	for (k = 0; k < nw && k < 4; k++)
 		if (c->graph.nodes[w[k]].kind == WG_TASK)
 			run_reads_unit_fd(cause, s, c, w[k], 0, sb);
+}
+
+void run_reads_unit_call(struct run_cause *cause,
+			 const struct run_summary *s,
+			 const struct collection *c, size_t node,
+			 struct strbuf *sb)
+{
+	const struct wg_node *nd;
+	struct procfs_lock holder;
+	const struct py_thread *th;
+	size_t len;
+
+	if (!c->is_live || node >= c->graph.nnodes)
+		return;
+	nd = &c->graph.nodes[node];
+	if (nd->kind != WG_THREAD || nd->index >= c->snap.nthreads)
+		return;
+	th = &c->snap.threads[nd->index];
+	graph_add_label(sb, c, node, GRAPH_RAW);
+	len = sb->len;
+	if (run_reads_call(sb, s, c, c->pid, th->tid, NULL, &holder) !=
+	    RUN_CAUSE_READ || sb->len == len) {
+		strbuf_reset(sb);
+		return;
+	}
+	run_cause_detail(cause, sb);
 }

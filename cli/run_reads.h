@@ -66,6 +66,14 @@ int run_reads_socket_detail(struct run_cause *cause,
 void run_reads_unit_fd(struct run_cause *cause, const struct run_summary *s,
 		       const struct collection *c, size_t node, int streams,
 		       struct strbuf *sb);
+/* For thread node `node` of live c's graph blocked reading a socket
+ * or a pipe (in C: a recv() the graph sees no object of), a detail line
+ * "thread 13 (poller) blocked reading fd 4, a TCP connection ...": the
+ * peer a thread joined, or a job's thread, waits for. */
+void run_reads_unit_call(struct run_cause *cause,
+			 const struct run_summary *s,
+			 const struct collection *c, size_t node,
+			 struct strbuf *sb);
 /* The sockets tasks waiting on graph node `node` read through a
  * library's stream (an anyio SocketStream's Event, aiohttp's
  * DataQueue): a detail each, for the first few. */

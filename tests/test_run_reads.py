@@ -351,3 +351,20 @@ def test_task_socket_named_after_main_thread_exits(work):
     assert ("fd %d: a TCP connection %s:%d -> %s:%d (established)"
             % ((info["fd"],) + tuple(info["local"]) +
                tuple(info["remote"]))) in causes[head[0]], causes[head[0]]
+
+
+JOINS = target_script("joins_a_reader.py")
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_a_joined_reader_names_its_socket(ident, work):
+    """The main thread joins a thread blocked in recv()
+    (targets/joins_a_reader.py): the join's cause said of the reader
+    only "in C: __libc_recv()", where a thread blocked so on its own
+    gets "blocked reading fd 4, a TCP connection ..." (a helper's user
+    round).  The reader's line under the join names the socket too."""
+    info, causes, _, stderr = run_target(work, ident, JOINS)
+    heads = [h for h in causes if "waiting on threading.Thread" in h]
+    assert len(heads) == 1, stderr[:3000]
+    assert ("thread %d (poller) blocked reading fd %d, a Unix socket"
+            % (info["tid"], info["fd"])) in causes[heads[0]], causes
