@@ -6,6 +6,7 @@
 #include "cli/report_graph.h"
 #include "cli/run_fork_copies.h"
 #include "cli/run_forever.h"
+#include "cli/run_queue_join.h"
 #include "cli/run_pool.h"
 #include "cli/run_probe.h"
 #include "cli/run_reads.h"
@@ -674,6 +675,7 @@ static void held_cause(struct run_summary *s, const struct collection *c,
 		strbuf_addf(sb, "; %zu blocked behind it in all", r->behind);
 	cause = run_cause_add(s, idle ? RUN_CAUSE_IDLE : RUN_CAUSE_HELD,
 			      c->pid, sb);
+	run_queue_join_detail(cause, c, r->node, sb);
 	if (!nh)
 		run_fork_holder(cause, s, c, p, sb);
 	if (p->kind == PY_PRIM_STREAM)

@@ -11,6 +11,7 @@
 #include "cli/report_graph.h"
 #include "cli/sched_idle.h"
 #include "cli/thread_idle.h"
+#include "cli/watch_awaits.h"
 #include "cli/watch_probe.h"
 #include "cli/watch_timers.h"
 #include "common/hash.h"
@@ -582,8 +583,8 @@ static void observe_task(struct watch_tracker *t, struct sample *s,
 	/* (the lock it waits for, not the future its acquire() awaits) */
 	o.held_by = held_by(&holder, s->c, WG_TASK, (size_t)(task - a->tasks),
 			    &o.waits_on);
-	o.woke = woke ||
-		 (task->waiter && short_sleep_woke(t, s, task));
+	o.woke = woke || (task->waiter && short_sleep_woke(t, s, task)) ||
+		 watch_awaited_moved(t, s->c, (size_t)(task - a->tasks));
 	o.idle = task_idle_by_design(a, task);
 	o.not_started = inner && inner->state == PY_GEN_CREATED;
 	watch_task_timers(&o, task, inner, s->c->clock_s);

@@ -2243,3 +2243,29 @@ def test_a_library_task_names_the_programs_awaiter(work, ident):
                     r"library_only_task\.py:%d in main$"
                     % marker_line(script, "gathers"), causes[at[0] + 2]), \
         causes
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_join_waiting_for_a_missing_task_done(work, ident):
+    """A consumer that skips task_done() on one path: the producer's
+    join() never returns (targets/join_without_done.py).  The queue's
+    cause said "3 waiting on queue.Queue (qsize 0, 1 unfinished, 3
+    waiters)", its idle consumers first (both helpers' user rounds);
+    it says what join() waits for and who joins, first."""
+    script = target_script("join_without_done.py")
+    py = interpreter_or_skip(ident)
+    for mode, family, mark in (("threads", "queue.Queue", "join"),
+                               ("asyncio", "asyncio.Queue", "ajoin")):
+        _, causes = causes_after_timeout(["--timeout", "3", "--", py.path,
+                                          script, mode])
+        at = [i for i, c in enumerate(causes)
+              if re.search(r": 3 waiting on %s 0x[0-9a-f]+ \(qsize 0, 1 "
+                           r"unfinished, 3 waiters\)$" % re.escape(family),
+                           c)]
+        assert len(at) == 1, (mode, causes)
+        assert re.match(r"^      join\(\) waits for 1 item a get\(\) took "
+                        r"and no task_done\(\) marked: (thread \d+ "
+                        r"\(MainThread\)|task '[^']+') at "
+                        r"join_without_done\.py:%d in " %
+                        marker_line(script, mark), causes[at[0] + 1]), \
+            (mode, causes)

@@ -29,6 +29,7 @@ import pytest
 
 from conftest import (COROSCOPE, TIME_SCALE, assert_no_sanitizer_report,
                       coroscope_env, control_interpreter, interpreter,
+                      interpreter_or_skip,
                       interpreters_importing, left_out, marker_line,
                       process_state, run_coroscope, target_script,
                       task_tracers, wait_until)
@@ -945,3 +946,26 @@ def test_no_native_without_the_option(watched):
     for item in result.json()["threads"]:
         assert item["blocked_in"] is None, item
         assert item["native_function"] is None, item
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+def test_a_task_awaiting_moving_tasks_is_not_stuck(keeper, ident):
+    """main() gathering a ticker that runs and a parked task
+    (targets/gathers_workers.py) sat at its gather for the whole watch
+    and was called stuck, as any main() of a healthy service (a helper's
+    user round).  While a task it awaits moves, it is active; when all
+    it awaits are stuck, so is it."""
+    interp = interpreter_or_skip(ident)
+    for mode, state in (("", "active"), ("parked", "stuck")):
+        target = keeper.start_target(interp, "gathers_workers.py",
+                                     *([mode] if mode else []))
+        doc = run_coroscope("watch", "--json", "--for", "3s", "--interval",
+                            "0.5s", "--stuck", "1s", target.pid).json()
+        mains = [t for t in doc["tasks"]
+                 if int(t["address"], 16) == target.ready["main"]]
+        assert len(mains) == 1, doc["tasks"]
+        assert mains[0]["state"] == state, (mode, mains[0])
+        assert mains[0]["where"]["line"] == marker_line(
+            target_script("gathers_workers.py"), "gather"), mains[0]
+        target.proc.kill()
+        target.proc.wait()
