@@ -3,18 +3,23 @@
 #include "readers/waitgraph.h"
 #include "common/banned.h"
 
-/* Task node n of c's graph, as t last saw it: moved at or since the
- * sample before this one? */
+/* Task node n of c's graph, as t last saw it: moved on its own at or
+ * since the sample before this one (not at its first sample, where it
+ * was only seen)? */
 static int moved(const struct watch_tracker *t, const struct collection *c,
 		 size_t n)
 {
 	const struct wg_node *nd = &c->graph.nodes[n];
 	const struct watch_item *it;
 
-	if (nd->kind != WG_TASK || nd->index >= c->async.ntasks)
+	/* (not one running its step now: a step that holds its loop up
+	 * keeps its awaiter from running too, whatever it does) */
+	if (nd->kind != WG_TASK || nd->index >= c->async.ntasks ||
+	    c->async.tasks[nd->index].running)
 		return 0;
 	it = watch_find(t, WATCH_TASK, c->async.tasks[nd->index].addr);
-	return it && !it->gone && t->prev > 0 && it->last_progress >= t->prev;
+	return it && !it->gone && t->prev > 0 && it->own_progress >= t->prev &&
+	       it->own_progress > it->first_seen;
 }
 
 int watch_awaited_moved(const struct watch_tracker *t,

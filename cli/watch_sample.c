@@ -583,8 +583,8 @@ static void observe_task(struct watch_tracker *t, struct sample *s,
 	/* (the lock it waits for, not the future its acquire() awaits) */
 	o.held_by = held_by(&holder, s->c, WG_TASK, (size_t)(task - a->tasks),
 			    &o.waits_on);
-	o.woke = woke || (task->waiter && short_sleep_woke(t, s, task)) ||
-		 watch_awaited_moved(t, s->c, (size_t)(task - a->tasks));
+	o.woke = woke || (task->waiter && short_sleep_woke(t, s, task));
+	o.awaited_moved = watch_awaited_moved(t, s->c, task - a->tasks);
 	o.idle = task_idle_by_design(a, task);
 	o.not_started = inner && inner->state == PY_GEN_CREATED;
 	watch_task_timers(&o, task, inner, s->c->clock_s);

@@ -165,6 +165,7 @@ static void start_over(const struct watch_tracker *t, struct watch_item *it,
 		       const struct watch_obs *o)
 {
 	it->first_seen = t->now;
+	it->own_progress = t->now;
 	/* (a thread asleep since before the watch has been without
 	 * progress that long: in whole seconds, down, so that threads
 	 * parked alike within a second stay alike, one line, and "at
@@ -284,6 +285,9 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 		moved = 0;
 	} else {
 		moved = moved_since(it, o);
+		if (moved)
+			it->own_progress = t->now;
+		moved |= o->awaited_moved;
 	}
 	if (str_differs(o->name, it->name)) {
 		free(it->name);

@@ -95,6 +95,11 @@ struct watch_obs {
 	 * step is another. */
 	uint64_t step, step_mark;
 	int woke;                  /* the caller knows it moved anyway */
+	/* Tasks: a task it awaits moved on its own since the sample
+	 * before (cli/watch_awaits.h): it waits, so it moved too, but not
+	 * on its own (no awaiter of it moves for that, which in an await
+	 * cycle would go on for ever) */
+	int awaited_moved;
 	/* Threads: the kernel's accounting over window_s seconds since the
 	 * previous sample, not counting coroscope's own stop; negative
 	 * when unknown. */
@@ -143,6 +148,8 @@ struct watch_item {
 	uint64_t fingerprint;
 	double first_seen, last_seen;  /* sample times, seconds */
 	double last_progress;          /* when it was last seen moving */
+	double own_progress;           /* ...on its own: not only because
+					  a task it awaits moved */
 	double same_since;             /* since when its fingerprint (its
 					  stack, its lines) is the same,
 					  whether it ran or not: a loop that

@@ -67,7 +67,10 @@ def test_chain_ends_are_causes(ident, work):
                  r"ours\.recv\(10\)  # MARK: chain-recv$"
                  % (tids["reader"], line("chain-recv")), joined[1])
     assert m, joined
-    assert joined[2].startswith("      thread %d (joiner) at chain_ends.py:%d "
+    # what the reader reads (the socket's, fd and kind)
+    assert re.match(r"      thread %d \(reader\) blocked reading fd \d+, a "
+                    r"Unix socket$" % tids["reader"], joined[2]), joined
+    assert joined[3].startswith("      thread %d (joiner) at chain_ends.py:%d "
                                 "in joiner " % (tids["joiner"],
                                                 line("chain-join"))), joined
     job = cause(" (running) for thread %d " % tids["worker"])

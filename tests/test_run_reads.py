@@ -356,7 +356,7 @@ def test_task_socket_named_after_main_thread_exits(work):
 JOINS = target_script("joins_a_reader.py")
 
 
-@pytest.mark.parametrize("ident", ("3.6", "3.12", "3.14"))
+@pytest.mark.parametrize("ident", ("3.6", "3.14"))
 def test_a_joined_reader_names_its_socket(ident, work):
     """The main thread joins a thread blocked in recv()
     (targets/joins_a_reader.py): the join's cause said of the reader
