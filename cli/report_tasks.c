@@ -143,6 +143,21 @@ static int group_timer(const struct tree *t, const struct entry *e,
 	return said;
 }
 
+/* A task's name in the tree, quoted where it would not show: empty, or
+ * blank at an end ("(T) '' 0x7f.. pending"). */
+static void put_name(FILE *out, const char *name)
+{
+	size_t n = name ? strlen(name) : 1;
+	int quote = n == 0 || (name && (name[0] == ' ' || name[n - 1] == ' ' ||
+					name[0] == '\t' || name[n - 1] == '\t'));
+
+	if (quote)
+		fputc('\'', out);
+	esc_put(out, name, ESC_NAME, 0);
+	if (quote)
+		fputc('\'', out);
+}
+
 static void task_line(struct tree *t, const struct entry *e, int depth,
 		      int more)
 {
@@ -154,12 +169,12 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 	fputs("(T) ", t->out);
 	if (e->count > 1) {
 		fprintf(t->out, "%zu tasks like this: ", e->count);
-		esc_put(t->out, task->name, ESC_NAME, 0);
+		put_name(t->out, task->name);
 		fputs(" .. ", t->out);
-		esc_put(t->out, t->a->tasks[e->named_last].name, ESC_NAME, 0);
+		put_name(t->out, t->a->tasks[e->named_last].name);
 		fprintf(t->out, " %s", task->running ? "running" : "pending");
 	} else {
-		esc_put(t->out, task->name, ESC_NAME, 0);
+		put_name(t->out, task->name);
 		fprintf(t->out, " 0x%llx %s", (unsigned long long)task->addr,
 			task->running ? "running" : "pending");
 	}

@@ -19,7 +19,8 @@ import tempfile
 import pytest
 
 from conftest import (COROSCOPE, TIME_SCALE, assert_one_error_line,
-                      coroscope_env, marker_line, run_coroscope,
+                      control_interpreter, coroscope_env, marker_line,
+                      run_coroscope,
                       target_script, wait_until, without_moment_marks)
 from test_core import GCORE, take_gcore
 
@@ -423,3 +424,20 @@ def test_run_report_source_lines(tmp_path):
         assert re.search(r'File "%s", line %d, in (\S+\.)?hold_locals' % (
             re.escape(SCRIPT), marker_line(SCRIPT, "hold-locals")), err), err
         assert (want in err) == shown, (extra, err)
+
+
+def test_blank_task_names_are_quoted(keeper):
+    """A task named "" showed as "(T)  0x7f.. pending", one named " pad "
+    with its blanks lost among the line's (a helper's user round): such
+    names are quoted in the tree now, with --all each on its line; a
+    plain name is not."""
+    interp = control_interpreter()
+    if interp is None or tuple(
+            int(x) for x in interp.version.split(".")[:2]) < (3, 8):
+        pytest.skip("no interpreter with task names (3.8 on)")
+    target = keeper.start_target(interp, "blank_task_names.py")
+    out = run_coroscope("dump", "--all", target.pid).stdout
+    tree = [l.split("(T) ", 1)[1] for l in out.splitlines() if "(T) " in l]
+    assert [l for l in tree if l.startswith("'' 0x")], tree
+    assert [l for l in tree if l.startswith("' pad ' 0x")], tree
+    assert [l for l in tree if l.startswith("plain 0x")], tree
