@@ -235,6 +235,12 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 		if (!self || !wg_prim_read(b, self, &p) ||
 		    !wg_frame_waits_on(b, &p, f[k]))
 			continue;
+		/* A thread in the wait() of an Event that is set was woken:
+		 * it only takes its locks (or the GIL) back to return. */
+		if (thread && p.kind == PY_PRIM_EVENT && p.set == 1) {
+			waited = 0;
+			break;
+		}
 		waited = self;
 		/* Condition.wait gives the lock up until it is notified: the
 		 * `with cond:` around it does not hold it now, nor a stack's

@@ -20,8 +20,9 @@ import subprocess
 
 import pytest
 
-from conftest import (COROSCOPE, TIME_SCALE, interpreter, left_out,
-                      marker_line, run_coroscope, target_script)
+from conftest import (COROSCOPE, TIME_SCALE, control_interpreter,
+                      interpreter, left_out, marker_line, run_coroscope,
+                      target_script, wait_until)
 
 SCRIPT = target_script("thread_waits.py")
 # The joined worker's class: the script's own (it runs as __main__).
@@ -707,3 +708,33 @@ def test_child_blocked_writing_to_our_pipe(keeper, interp):
                 % (said[key][0], word, said[key][1])) in text, text
     assert ("(pid %d; blocked reading its stdin, a pipe this process holds "
             "the write end of as fd %d)\n" % tuple(said["in"])) in text, text
+
+
+def test_a_set_events_waiter_waits_on_nothing(keeper):
+    """A thread still in the wait() of an Event another thread set, kept
+    from returning by a thread holding the GIL in a long C call
+    (targets/set_event_gil.py): the Waits section said it "waits for:
+    threading.Event ... (set, 0 waiters)" (a helper's user round).  It
+    was woken: it waits on no object, but for the GIL."""
+    target = keeper.start_target(control_interpreter(), "set_event_gil.py")
+    hog = target.ready["hog"]
+
+    def burnt():
+        # (utime + stime of the hog thread, in ticks: in its regex)
+        with open("/proc/%d/task/%d/stat" % (target.pid, hog)) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12]) >= 20
+
+    try:
+        assert wait_until(burnt, 10 * TIME_SCALE), "the hog never ran"
+        doc = json.loads(run_coroscope("dump", "--json", target.pid).stdout)
+        main = [n for n in doc["graph"]["nodes"] if n["kind"] == "thread"
+                and n["tid"] == target.pid]
+        assert len(main) == 1, doc["graph"]["nodes"]
+        assert main[0]["blame"]["line"] == marker_line(
+            target_script("set_event_gil.py"), "wait"), main
+        assert not [e for e in doc["graph"]["edges"]
+                    if e["kind"] == "waits_for" and
+                    e["from"] == main[0]["id"]], doc["graph"]["edges"]
+    finally:
+        target.proc.kill()
