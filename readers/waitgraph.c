@@ -202,6 +202,21 @@ static void note_places(struct wg_build *b, struct wg_node *nd,
 			   wg_idle_inside(f, k);
 }
 
+/* Condition.wait gives the lock up until it is notified: the `with
+ * cond:` around it does not hold it now, nor a stack's callback of its
+ * lock's release (`st.callback(cond.release)` is the lock's).  Those
+ * of frame f waiting on p (self) into released[*n...]. */
+static void note_released(const struct py_prim *p, const struct py_frame *f,
+			  uint64_t self, uint64_t *released, size_t *n)
+{
+	if (p->kind == PY_PRIM_CONDITION && *n + 1 < PY_MAX_WITH &&
+	    f->code->name && !strcmp(f->code->name, "wait")) {
+		released[(*n)++] = self;
+		if (p->inner)
+			released[(*n)++] = p->inner;
+	}
+}
+
 /* Everything the graph learns from one thread or task's frames. */
 void wg_scan_unit(struct wg_build *b, size_t node,
 		  const struct py_frame *const *f, size_t n, unsigned how,
@@ -242,16 +257,7 @@ void wg_scan_unit(struct wg_build *b, size_t node,
 			break;
 		}
 		waited = self;
-		/* Condition.wait gives the lock up until it is notified: the
-		 * `with cond:` around it does not hold it now, nor a stack's
-		 * callback of its lock's release (`st.callback(cond.release)`
-		 * is the lock's). */
-		if (p.kind == PY_PRIM_CONDITION && nreleased + 1 < PY_MAX_WITH &&
-		    f[k]->code->name && !strcmp(f[k]->code->name, "wait")) {
-			released[nreleased++] = self;
-			if (p.inner)
-				released[nreleased++] = p.inner;
-		}
+		note_released(&p, f[k], self, released, &nreleased);
 	}
 	/* the frame that waits: the caller of the library's frames, or the
 	 * innermost (an acquire() it calls, a `with` it enters) */
