@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/report_graph.h"
+#include "cli/run_child_places.h"
 #include "cli/run_fork_copies.h"
 #include "cli/run_forever.h"
 #include "cli/run_queue_join.h"

@@ -69,16 +69,10 @@ int run_add_pool_job(struct run_cause *cause, const struct run_summary *s,
 int run_add_pool_idle(struct run_cause *cause, const struct run_summary *s,
 		      const struct py_waitgraph *g, size_t node,
 		      const size_t *sib, size_t n, struct strbuf *sb);
-/* "child process 1235: thread 1235 "MainThread" at app.py:8 in
- * <module>": where each child process among graph node and sib[0..n)
- * is (its main thread's own innermost frame), for those `run` dumped
- * that run no pool job, four at most: a parent waiting for a child
- * (subprocess.run()) is held up by what holds up the child, whose own
- * causes come after the parent's.  Not for a pool's workers
- * (run_add_pool_idle()).  1 when one was added. */
-int run_add_child_places(struct run_cause *cause, const struct run_summary *s,
-			 const struct py_waitgraph *g, size_t node,
-			 const size_t *sib, size_t n, struct strbuf *sb);
+/* Does a multiprocessing.Pool's result wait for process node? */
+int run_pool_result_waits(const struct py_waitgraph *g, size_t node);
+/* Does process pid run a job of s->jobs? */
+int run_pool_pid_runs_job(const struct run_summary *s, int64_t pid);
 int run_add_process_jobs(struct run_cause *cause, const struct run_summary *s,
 			 const struct py_waitgraph *g, const size_t *nodes,
 			 size_t n, struct strbuf *sb);

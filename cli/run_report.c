@@ -8,7 +8,7 @@
 #include "cli/json.h"
 #include "cli/alike_lines.h"
 #include "cli/report.h"
-#include "cli/thread_idle.h"
+#include "cli/run_idle_items.h"
 #include "cli/watch_timers.h"
 #include "cli/watch_json.h"
 #include "cli/watch_view.h"
@@ -88,97 +88,6 @@ static void seen_group_line(struct strbuf *sb, const struct watch_tracker *t,
 	free(names);
 }
 
-/* Distinct kinds of idle by design named on the line about them:
- * cli/thread_idle.c, cli/sched_idle.c, cli/watch_sample.c and
- * cli/watch_timers.c have fewer (about 20). */
-#define IDLE_KINDS 32
-
-/* A process's threads idle by design (cli/thread_idle.h) and its
- * schedulers' own tasks and generators (cli/sched_idle.h), which its
- * list of what is stuck leaves to one line of their own. */
-struct idle_items {
-	const struct collection *c;
-	struct addrmap by_tid;    /* kernel tid -> thread index + 1 */
-	size_t n;                 /* left out */
-	size_t nthreads;          /* of them threads */
-	const char *kinds[IDLE_KINDS];
-	size_t count[IDLE_KINDS], nkinds;
-};
-
-static void idle_items_init(struct idle_items *w,
-			      const struct collection *c)
-{
-	size_t i;
-
-	memset(w, 0, sizeof(*w));
-	w->c = c;
-	addrmap_init(&w->by_tid);
-	for (i = 0; i < c->snap.nthreads; i++)
-		if (c->snap.threads[i].tid > 0)
-			addrmap_put(&w->by_tid,
-				    (uint64_t)c->snap.threads[i].tid,
-				    (void *)(uintptr_t)(i + 1));
-}
-
-/* What item it is, if idle by design: a thread as the dump found it
- * (cli/thread_idle.h), a task or generator as the last sample did
- * (cli/sched_idle.h); NULL otherwise. */
-static const char *idle_reason(const struct idle_items *w,
-			       const struct watch_item *it)
-{
-	uintptr_t i;
-
-	if (it->kind != WATCH_THREAD)
-		return it->gone ? NULL : it->idle;
-	i = (uintptr_t)addrmap_get(&w->by_tid, it->id, NULL);
-	return i ? thread_idle_by_design(&w->c->snap.threads[i - 1]) : NULL;
-}
-
-/* Is item it a thread idle by design?  Counted if so. */
-static int idle_item(struct idle_items *w, const struct watch_item *it)
-{
-	const char *what = idle_reason(w, it);
-	size_t k;
-
-	if (!what)
-		return 0;
-	w->n++;
-	w->nthreads += it->kind == WATCH_THREAD;
-	for (k = 0; k < w->nkinds && strcmp(w->kinds[k], what); k++)
-		;
-	if (k == w->nkinds && k < IDLE_KINDS)
-		w->kinds[w->nkinds++] = what;
-	if (k < IDLE_KINDS)
-		w->count[k]++;
-	return 1;
-}
-
-/* "3 threads idle by design, not listed: a multiprocessing pool's
- * handler thread (3)"; "3 idle by design, not listed: trio's system task
- * (2), trio's run loop (1)" when not all are threads; 0 when there are
- * none. */
-static int idle_items_line(const struct idle_items *w, struct strbuf *sb)
-{
-	size_t k;
-
-	if (!w->n)
-		return 0;
-	if (w->nthreads == w->n)
-		strbuf_addf(sb, "%zu thread%s idle by design, not listed: ",
-			    w->n, w->n == 1 ? "" : "s");
-	else
-		strbuf_addf(sb, "%zu idle by design, not listed: ", w->n);
-	for (k = 0; k < w->nkinds; k++)
-		strbuf_addf(sb, "%s%s (%zu)", k ? ", " : "", w->kinds[k],
-			    w->count[k]);
-	return 1;
-}
-
-static void idle_items_release(struct idle_items *w)
-{
-	addrmap_release(&w->by_tid);
-}
-
 /* The task on line k (one of g's groups) alone, and named as the one of
  * another of the first max lines is: two lines would read the same
  * (task names before 3.8 are their coroutines'). */
@@ -225,7 +134,7 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	idle_items_init(&idle, c);
+	run_idle_items_init(&idle, c, run_dumped_parent_of(d, pid));
 	watch_sorted(t, order);
 	for (k = 0; k < t->nitems; k++) {
 		const struct watch_item *it = &t->items[order[k]];
@@ -240,7 +149,7 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		alike_lines_key_str(&sb, it->label);
 		if (watch_by_address(it))
 			alike_lines_key_str(&sb, it->name);
-		if (run_seen_what(&sb, t, it) && !idle_item(&idle, it)) {
+		if (run_seen_what(&sb, t, it) && !run_idle_item(&idle, it)) {
 			/* (the kinds of its timers, not their times: a
 			 * group's line says them as a range) */
 			watch_add_timers(&sb, t->items, &order[k], &zero, 1,
@@ -270,11 +179,11 @@ static size_t seen_of(const struct run_dump *d, const struct watch_tracker *t,
 		strbuf_reset(&sb);
 	}
 	lines = g.ngroups;
-	if (idle_items_line(&idle, &sb)) {
+	if (run_idle_items_line(&idle, &sb)) {
 		line(out, pid, sb.buf);
 		lines++;
 	}
-	idle_items_release(&idle);
+	run_idle_items_release(&idle);
 	alike_lines_release(&g);
 	free(items);
 	free(order);
@@ -519,7 +428,8 @@ static void json_seen_item(struct json *j, const struct watch_tracker *t,
 /* "sampling": what the samples before the dump saw of the process. */
 static void json_sampling(struct json *j, const struct run_sampler *smp,
 			  const struct watch_tracker *t,
-			  const struct collection *c)
+			  const struct collection *c,
+			  const struct collection *parent)
 {
 	/* (in enum watch_kind's order) */
 	static const char *const arrays[WATCH_NKINDS] = {
@@ -537,7 +447,7 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 	json_double(j, smp->interval_ms / 1000);
 	json_key(j, "samples");
 	json_uint(j, t->samples);
-	idle_items_init(&idle, c);
+	run_idle_items_init(&idle, c, parent);
 	order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
 	watch_sorted(t, order);
 	for (kind = 0; kind < WATCH_NKINDS; kind++) {
@@ -548,11 +458,11 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 
 			if (it->kind == (enum watch_kind)kind && !it->gone)
 				json_seen_item(j, t, it,
-					       idle_reason(&idle, it));
+					       run_idle_reason(&idle, it));
 		}
 		json_end_array(j);
 	}
-	idle_items_release(&idle);
+	run_idle_items_release(&idle);
 	free(order);
 	json_end_object(j);
 }
@@ -569,7 +479,8 @@ static void json_process(struct json *j, const struct run_proc *p,
 		json_int(j, p->e.ppid);
 		t = d->sampler ? run_sampler_tracker(d->sampler, p->e.pid) : NULL;
 		if (t)
-			json_sampling(j, d->sampler, t, &p->c);
+			json_sampling(j, d->sampler, t, &p->c,
+				      run_dumped_parent_of(d, p->e.pid));
 	} else {
 		json_key(j, "pid");
 		json_int(j, p->e.pid);

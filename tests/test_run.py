@@ -2269,3 +2269,27 @@ def test_join_waiting_for_a_missing_task_done(work, ident):
                         r"join_without_done\.py:%d in " %
                         marker_line(script, mark), causes[at[0] + 1]), \
             (mode, causes)
+
+
+@pytest.mark.parametrize("ident", ("3.6", "3.14"))
+def test_a_forked_childs_copied_generator_is_not_listed(work, ident):
+    """A parent starts a forked child from inside a loop over its own
+    generator (targets/fork_in_generator_loop.py): the child holds a
+    copy of that generator, suspended as at the fork, which the samples
+    listed as stuck in the child (a helper's user round: a process
+    pool's map()).  The parent's is listed; the child's, at the same
+    address and of the same code, is counted as a copy."""
+    script = target_script("fork_in_generator_loop.py")
+    py = interpreter_or_skip(ident)
+    ready = work / "ready.json"
+    res = coroscope_run(["--timeout", "4", "--", py.path, script,
+                         str(ready)])
+    assert res.returncode == 124, res
+    info = json.loads(ready.read_text())
+    gen = "generator \"rows\" (0x%x) stuck for " % info["gen"]
+    assert [l for l in seen_lines(res.stderr, info["pid"])
+            if l.startswith(gen)], res.stderr[:4000]
+    child = seen_lines(res.stderr, info["child"])
+    assert not [l for l in child if l.startswith(gen)], child
+    assert [l for l in child if "a copy of its parent's, made by the "
+            "fork (" in l], child
