@@ -2172,7 +2172,7 @@ def test_a_child_joined_before_its_data_is_read(work, ident):
     user round)."""
     script = target_script("mp_join_first.py")
     py = interpreter_or_skip(ident)
-    _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
+    _, causes = causes_after_timeout(["--timeout", "3", "--", py.path,
                                       script, "queue"])
     assert not [c for c in causes if ": idle: " in c], causes
     joins = [c for c in causes if re.match(
@@ -2183,7 +2183,7 @@ def test_a_child_joined_before_its_data_is_read(work, ident):
         r'  process \d+: thread \d+ "QueueFeederThread" blocked writing to '
         r'fd \d+ at ', c)], causes
 
-    _, causes = causes_after_timeout(["--timeout", "4", "--", py.path,
+    _, causes = causes_after_timeout(["--timeout", "3", "--", py.path,
                                       script, "pipe"])
     send = "mp_join_first.py:%d in to_pipe (innermost connection.py:" \
         % marker_line(script, "send")

@@ -959,7 +959,7 @@ def test_a_task_awaiting_moving_tasks_is_not_stuck(keeper, ident):
     for mode, state in (("", "active"), ("parked", "stuck")):
         target = keeper.start_target(interp, "gathers_workers.py",
                                      *([mode] if mode else []))
-        doc = run_coroscope("watch", "--json", "--for", "3s", "--interval",
+        doc = run_coroscope("watch", "--json", "--for", "2s", "--interval",
                             "0.5s", "--stuck", "1s", target.pid).json()
         mains = [t for t in doc["tasks"]
                  if int(t["address"], 16) == target.ready["main"]]
