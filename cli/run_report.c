@@ -431,10 +431,6 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 			  const struct collection *c,
 			  const struct collection *parent)
 {
-	/* (in enum watch_kind's order) */
-	static const char *const arrays[WATCH_NKINDS] = {
-		"tasks", "threads", "generators", "greenlets",
-	};
 	struct idle_items idle;
 	int kind;
 	size_t k, *order;
@@ -451,7 +447,7 @@ static void json_sampling(struct json *j, const struct run_sampler *smp,
 	order = xcalloc(t->nitems ? t->nitems : 1, sizeof(*order));
 	watch_sorted(t, order);
 	for (kind = 0; kind < WATCH_NKINDS; kind++) {
-		json_key_str(j, arrays[kind]);
+		json_key_str(j, watch_kind_plural((enum watch_kind)kind));
 		json_begin_array(j);
 		for (k = 0; k < t->nitems; k++) {
 			const struct watch_item *it = &t->items[order[k]];
