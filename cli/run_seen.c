@@ -81,8 +81,16 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	case WATCH_ACTIVE:
 		/* Watched for less than the threshold (a task that
 		 * started late), never seen moving: stuck, at least
-		 * that long. */
+		 * that long.  A thread that came to its place lately but
+		 * sleeps there for the threshold or more will be: stuck
+		 * now (a loop's thread that started during the samples
+		 * and went to sleep for an hour in a task's step; the
+		 * place's "wakes in" says so).  Not a timed wait: it may
+		 * end early. */
 		out->state = out->at_least ? RUN_SEEN_STUCK : RUN_SEEN_MOVING;
+		if (it->kind == WATCH_THREAD && it->sleep.on &&
+		    it->sleep.known && it->sleep.in_s >= t->stuck_s)
+			out->state = RUN_SEEN_STUCK;
 		break;
 	case WATCH_GONE:
 	case WATCH_IDLE:

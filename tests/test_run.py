@@ -2011,7 +2011,12 @@ def test_blocked_loop_in_a_thread_started_late(work):
     their window, whose loop blocks: young, but seen at three samples or
     more, it is judged as any other (only one seen at the last sample
     and the dump is too young to tell)."""
-    script, res, causes = blocked_loop(work, "late-thread")
+    assert_late_loop_blocked(*blocked_loop(work, "late-thread"))
+
+
+def assert_late_loop_blocked(script, res, causes):
+    """causes[0] says thread "late-loop" blocks its loop, causes[1] at
+    the long sleep's line."""
     assert causes and re.match(
         r'^  process \d+: event loop blocked: thread \d+ "late-loop" runs '
         r"task '\S+' and has not gone back to its loop \(stuck for "
@@ -2019,6 +2024,14 @@ def test_blocked_loop_in_a_thread_started_late(work):
         causes[0]), res.stderr[:4000]
     assert "run_blocked_loop.py:%d in late_main: time.sleep(3600)" \
         % marker_line(script, "late-sleep") in causes[1], causes
+
+
+def test_blocked_loop_in_a_thread_started_late_settling(work):
+    """The same thread seen at another line first (CI's flake: the
+    sample that first saw it caught it on its way): at its sleep for
+    less than the stuck threshold, but the sleep ends an hour ahead, so
+    it is stuck.  Before, it was "moving", and no cause was named."""
+    assert_late_loop_blocked(*blocked_loop(work, "late-thread-settles"))
 
 
 def test_blocked_loop_in_a_read(work):

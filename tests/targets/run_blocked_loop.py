@@ -179,24 +179,28 @@ async def main(ready, how):
     await asyncio.gather(*tasks)
 
 
-async def late_main(ready):
+async def late_main(ready, settle):
     asyncio.ensure_future(ticker())
     await asyncio.sleep(0.01)
     with open(ready + ".tmp", "w") as f:
         f.write(str(os.getpid()))
     os.rename(ready + ".tmp", ready)
+    if settle:
+        time.sleep(0.45)  # MARK: late-settle
     time.sleep(3600)  # MARK: late-sleep
 
 
-def late_thread(ready):
+def late_thread(ready, settle=False):
     """Nothing for 3.8 s, then a thread named "late-loop" whose loop
-    blocks in its main task's step, beside a ticker; joined."""
+    blocks in its main task's step, beside a ticker; joined.  settle:
+    the step sleeps 0.45 s at another line first, so that a sample sees
+    it there."""
     import threading
 
     def late():
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        loop.run_until_complete(late_main(ready))
+        loop.run_until_complete(late_main(ready, settle))
 
     time.sleep(3.8)
     t = threading.Thread(target=late, name="late-loop")
@@ -209,6 +213,8 @@ if how == "young-loops":
     young_loops(sys.argv[1])
 if how == "late-thread":
     late_thread(sys.argv[1])
+if how == "late-thread-settles":
+    late_thread(sys.argv[1], settle=True)
 if how.startswith("uvloop-"):
     import uvloop
     how = how[len("uvloop-"):]
