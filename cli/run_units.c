@@ -396,7 +396,10 @@ void run_unit_waiters(struct run_cause *cause, const struct collection *c,
 		if (source)
 			strbuf_addf(sb, ": %s", source);
 		add_task_awaiters(sb, c, w, m, n, TIMERS_TIMES);
-		strbuf_addstr(sb, ": ");
+		/* (a line ending in its own colon, "with lk:", not then
+		 * "with lk:: 101 (w-0)") */
+		strbuf_addstr(sb, sb->len && sb->buf[sb->len - 1] == ':' ?
+				  " -- " : ": ");
 		add_group_members(sb, c, w, m, n);
 		run_cause_detail(cause, sb);
 	}

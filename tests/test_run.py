@@ -2034,6 +2034,23 @@ def test_blocked_loop_in_a_thread_started_late_settling(work):
     assert_late_loop_blocked(*blocked_loop(work, "late-thread-settles"))
 
 
+def test_group_line_ending_in_a_colon(work):
+    """Three threads at `with lk:`: their group's detail line quotes
+    the line, then names them after " -- " (before, "with lk:: 101
+    (w-0), ...")."""
+    script = target_script("run_with_line.py")
+    res = coroscope_run(["--timeout", BLOCKED_TIMEOUT, "--",
+                         control_interpreter().path, script])
+    assert res.returncode == 124, res
+    line = marker_line(script, "with-line") + 1
+    group = [c for c in likely_causes(res.stderr)
+             if c.startswith("      3 threads at run_with_line.py:%d in "
+                             "worker " % line)]
+    assert len(group) == 1, res.stderr[:4000]
+    assert re.search(r"\): with lk: -- \d+ \(w-\d\), \d+ \(w-\d\), "
+                     r"\d+ \(w-\d\)$", group[0]), group
+
+
 def test_blocked_loop_in_a_read(work):
     """The same for a blocking recv() in a coroutine (no futex: a
     thread in a read), with the C call it waits in."""
