@@ -11,6 +11,7 @@
 #include "cli/run_pool.h"
 #include "cli/run_probe.h"
 #include "cli/run_reads.h"
+#include "cli/run_retries.h"
 #include "cli/run_seen.h"
 #include "cli/run_units.h"
 #include "cli/thread_idle.h"
@@ -461,24 +462,6 @@ static int ends_chain(const struct collection *c,
 	return idle == n ? CHAIN_ENDS_IDLE : CHAIN_ENDS;
 }
 
-/* Is obj held, and was each of its holders seen stuck?  Then a waiter
- * seen moving retries it (`while not lock.acquire(timeout=0.3)`): the
- * object did not change hands. */
-static int holders_stuck(const struct collection *c,
-			 const struct watch_tracker *t, size_t obj)
-{
-	size_t h[4], nh, k;
-	struct run_seen sn;
-
-	nh = py_waitgraph_holders(&c->graph, obj, h, 4);
-	for (k = 0; k < nh; k++) {
-		run_node_seen(c, t, h[k], &sn);
-		if (sn.state != RUN_SEEN_STUCK)
-			return 0;
-	}
-	return nh > 0;
-}
-
 /*
  * The objects someone waits on, except those in lock cycles (reported as
  * cycles) and those whose every waiter was seen moving (a queue being
@@ -528,14 +511,15 @@ static size_t rank_held(const struct collection *c,
 			r[n].idle += g->nodes[w[k]].idle ||
 				     unit_idle_by_design(c, w[k]);
 			run_node_seen(c, t, w[k], &sn);
-			moving += sn.state == RUN_SEEN_MOVING;
+			moving += sn.state == RUN_SEEN_MOVING &&
+				  !run_retry_polls_unset_event(g, i, &sn);
 			if (sn.state == RUN_SEEN_STUCK && sn.stuck_for > r[n].stuck)
 				r[n].stuck = sn.stuck_for;
 		}
 		/* (only a library's threads waiting for work, a pool's
 		 * handler, a queue's feeder, which the samples count apart;
 		 * nobody holding it) */
-		if ((moving == nw && !holders_stuck(c, t, i)) ||
+		if ((moving == nw && !run_retry_holders_stuck(c, t, i)) ||
 		    (lib == nw && !py_waitgraph_holders(g, i, &holder, 1))) {
 			/* (the next object's entry starts afresh) */
 			memset(&r[n], 0, sizeof(r[n]));

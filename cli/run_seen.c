@@ -67,6 +67,7 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 			   out->away == 1 && it->nseen >= 5;
 	out->watched_for = it->last_seen - it->first_seen;
 	out->step = it->kind == WATCH_THREAD ? it->step : 0;
+	out->timed_again = it->kind == WATCH_THREAD ? it->timed_again : 0;
 	out->step_for = it->last_seen - it->step_same_since;
 	out->step_marked = out->step && it->step_mark;
 	/* (An idle thread is stuck or not here: the caller says what it
@@ -96,6 +97,14 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	case WATCH_IDLE:
 		break;
 	}
+}
+
+void run_seen_add_timed_again(struct strbuf *sb, const struct run_seen *seen)
+{
+	if (seen->timed_again > 0)
+		strbuf_addf(sb, ", then waits again (%d time%s so far)",
+			    seen->timed_again,
+			    seen->timed_again == 1 ? "" : "s");
 }
 
 double run_seen_same_for(const struct run_seen *seen)

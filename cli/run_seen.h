@@ -48,6 +48,9 @@ struct run_seen {
 	/* A thread started during the samples, watched for less than the
 	 * stuck threshold: at one place is no poll yet */
 	int young;
+	/* Threads: the times its timed wait ran out and it waited again
+	 * at that place (struct watch_item) */
+	int timed_again;
 	/* Threads: the asyncio task whose step ran on it at the last
 	 * sample (0: none), running at every sample since step_for
 	 * seconds. */
@@ -77,6 +80,10 @@ void run_seen_thread(const struct watch_tracker *t, const struct py_thread *th,
 		     struct run_seen *out);
 void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 		   struct run_seen *out);
+
+/* ", then waits again (3 times so far)" after a thread's timeout, when
+ * its timed wait ran out and began again (a poll); nothing else. */
+void run_seen_add_timed_again(struct strbuf *sb, const struct run_seen *seen);
 
 /* "stuck for at least 4.0s", "stuck for 2.5s" or "busy, 97% of a CPU";
  * nothing for the other states.  Returns whether it added anything. */

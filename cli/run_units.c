@@ -171,8 +171,11 @@ static void add_unit_rest(struct strbuf *sb, const struct collection *c,
 		const struct run_thread_facts *f =
 			&facts[c->graph.nodes[node].index];
 
-		if (timers == TIMERS_TIMES)
+		if (timers == TIMERS_TIMES) {
 			run_add_thread_timer(sb, f);
+			if (f->timer == RUN_TIMER_TIMEOUT)
+				run_seen_add_timed_again(sb, &seen);
+		}
 		else if (timers == TIMERS_KEY)
 			strbuf_addf(sb, ";timer %d", f->timer);
 	}

@@ -133,6 +133,30 @@ static const char *sleep_note(int sched, int timed, int known, double hi)
 	return timer_text_past_due(hi) ? ", overdue" : "";
 }
 
+/* ", then waits again (4 times so far)": threads whose timed waits ran
+ * out and began again at their place, every one (the fewest times);
+ * nothing when one did not. */
+static void add_timed_again(struct strbuf *sb, const struct watch_item *items,
+			    const size_t *idx, const size_t *m, size_t n)
+{
+	int least = 0;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct watch_item *it = &items[idx[m[k]]];
+
+		if (it->kind != WATCH_THREAD || it->timed_again <= 0)
+			return;
+		if (!k || it->timed_again < least)
+			least = it->timed_again;
+	}
+	if (!n)
+		return;
+	strbuf_addf(sb, ", then wait%s again (%s%d time%s so far)",
+		    n > 1 ? "" : "s", n > 1 ? "each " : "", least,
+		    least == 1 ? "" : "s");
+}
+
 /*
  * ", sleeps in asyncio.sleep, wakes in 12.0s", ", times out in 3.0s": the
  * asyncio timers of items idx[m[0..n)], as the dump says them.  Without
@@ -163,8 +187,10 @@ void watch_add_timers(struct strbuf *sb, const struct watch_item *items,
 		}
 	}
 	if (timer_range(items, idx, m, n, 0, &lo, &hi, &known, &timed) &&
-	    times)
+	    times) {
 		timer_text_timeout(sb, n, lo, hi, known, trio);
+		add_timed_again(sb, items, idx, m, n);
+	}
 }
 
 /* A task's asyncio timers at the last sample, as the dump's "awaiting"

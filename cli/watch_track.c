@@ -181,6 +181,8 @@ static void start_over(const struct watch_tracker *t, struct watch_item *it,
 	it->cpu_s = it->window_s = 0;
 	it->wait_s = it->wait_window_s = 0;
 	memset(&it->slept, 0, sizeof(it->slept));
+	memset(&it->waited, 0, sizeof(it->waited));
+	it->timed_again = 0;
 	str_set(&it->blocked_on, NULL);
 }
 
@@ -219,6 +221,21 @@ static int slept_again(const struct watch_timer *was,
 		return 0;
 	return was->due <= now->due - now->in_s + slack &&
 	       now->due > was->due + slack;
+}
+
+/* A thread's timed wait that ran out, and another at the same place:
+ * counted.  (Before it->fingerprint takes this sample's.) */
+static void note_timed_again(struct watch_item *it, const struct watch_obs *o,
+			     int fresh)
+{
+	if (o->kind != WATCH_THREAD)
+		return;
+	if (fresh || o->fingerprint != it->fingerprint)
+		it->timed_again = 0;
+	else if (slept_again(&it->waited, &o->timeout))
+		it->timed_again++;
+	if (o->timeout.on && o->timeout.timed && o->timeout.known)
+		it->waited = o->timeout;
 }
 
 /* Did it move since the last sample (not at its first)? */
@@ -295,6 +312,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	}
 	note_same(t, it, o, fresh);
 	note_step(t, it, o);
+	note_timed_again(it, o, fresh);
 	it->fingerprint = o->fingerprint;
 	it->last_seen = t->now;
 	it->seen = 1;

@@ -149,6 +149,29 @@ def test_run_says_when_threads_waits_end(ident, work):  # noqa: F811
 SPAN = r"time out in (\d+\.\d)s \.\. (\d+\.\d)s: "
 
 
+@pytest.mark.parametrize("ident", ("3.12", "3.14t"))
+def test_run_names_an_event_polled_in_vain(ident, work):  # noqa: F811
+    """`while not ready.wait(timeout=0.4)` on an Event nobody sets: the
+    Event is the cause, whether the samples saw the thread move (its
+    wakes) or not; its timeout, when the dump read it, says it waits
+    again.  Before, a thread seen moving at the last samples left "no
+    likely cause" (two runs in five on 3.12)."""
+    py = interpreter_or_skip(ident)
+    script = target_script("poll_unset_event.py")
+    res = coroscope_run(["--timeout", "5", "--", py.path, script])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    assert causes and re.match(
+        r"^  process \d+: 1 waiting on threading\.Event 0x[0-9a-f]+ "
+        r"\(not set(, 1 waiter)?\)$", causes[0]), res.stderr[:3000]
+    detail = causes[1]
+    assert "poll_unset_event.py:%d in wait_until_ready" % marker_line(
+        script, "poll") in detail, causes
+    if "times out in" in detail:
+        assert re.search(r"times out in [0-9.]+s, then waits again "
+                         r"\(\d+ times? so far\)", detail), detail
+
+
 @pytest.mark.parametrize("ident", ("3.6", "3.11-debian", "3.12", "3.14"))
 def test_run_alike_threads_timeouts_span(ident, work):  # noqa: F811
     """Four threads in acquire(timeout=700..706) of one held Lock, four in
