@@ -43,6 +43,7 @@
 #include "attach/live.h"
 #include "cli/collect.h"
 #include "cli/escape.h"
+#include "cli/run_cancelled.h"
 #include "cli/run_causes.h"
 #include "cli/run_graph.h"
 #include "cli/run_pool.h"
@@ -297,6 +298,7 @@ static void summarize(struct run_summary *sum, struct run_proc *procs,
 		run_summarize_serves(sum, &procs[i].c, t);
 		run_summarize_idle_loops(sum, &procs[i].c, t);
 		run_summarize_failed(sum, c);
+		run_summarize_cancelled(sum, c, t);
 		sum->explained = NULL;
 		sum->graph = NULL;
 		sum->greenlets = NULL;

@@ -9,6 +9,7 @@
 #include "cli/json.h"
 #include "cli/json_memo.h"
 #include "cli/report_native.h"
+#include "cli/report_stats.h"
 #include "cli/source.h"
 #include "cli/thread_alike.h"
 #include "common/banned.h"
@@ -428,6 +429,10 @@ static void task_end_piece(struct json *j, const void *arg, size_t i)
 	const struct py_task *t = arg;
 
 	if (i == 0) {
+		struct json_hole h = { JSON_HOLE_NUM, 0, t->cancels_requested };
+
+		json_key(j, "cancels_requested");
+		json_hole(j, &h);
 		json_key_string(j, "framework",
 				t->framework ? t->framework : "asyncio");
 		json_key(j, "nursery");
@@ -489,6 +494,7 @@ static void json_task(struct json *j, const struct gens_part *gp,
 	json_end_array(j);
 	key[0] = MEMO_TASK_END;
 	key[1] = (uintptr_t)t->framework;
+	key[2] = (uint64_t)((int64_t)t->cancels_requested + 2);
 	h[0] = (struct json_hole){ JSON_HOLE_ADDR, t->nursery, 0 };
 	json_memo_write_holes(j, memo, key, task_end_piece, t, h, 1);
 	json_end_object(j);
@@ -765,21 +771,7 @@ void report_json_members(struct json *j, const struct collection *c)
 		report_json_graph(j, c);
 	json_key(j, "warnings");
 	report_json_warnings(j, &c->warnings, CS_WARN_COLLECTION);
-	json_key(j, "stats");
-	json_begin_object(j);
-	json_key(j, "pause_ms");
-	json_double(j, c->pause_ms);
-	json_key(j, "wall_ms");
-	json_double(j, c->wall_ms);
-	json_key(j, "reads");
-	json_uint(j, c->ms->stats.reads);
-	json_key(j, "attempts");
-	json_uint(j, (uint64_t)(c->attempts > 0 ? c->attempts : 1));
-	json_key(j, "bytes_read");
-	json_uint(j, c->ms->stats.bytes_read);
-	json_key(j, "stop_ms");
-	json_double(j, c->stop_ms);
-	json_end_object(j);
+	report_json_stats(j, c);
 }
 
 void report_json_value(struct json *j, const struct collection *c)

@@ -180,6 +180,12 @@ static void task_line(struct tree *t, const struct entry *e, int depth,
 	}
 	if (task->framework)
 		fprintf(t->out, " [%s]", task->framework);
+	/* (alike tasks are all cancelled, or none: cli/task_kind.c) */
+	if (task->cancels_requested > 0) {
+		fputs(", cancel requested", t->out);
+		if (e->count == 1 && task->cancels_requested > 1)
+			fprintf(t->out, " %d times", task->cancels_requested);
+	}
 	node = py_waitgraph_node_of(&t->c->graph, WG_TASK, e->first);
 	strbuf_init(&wait);
 	if (node >= 0)

@@ -35,6 +35,8 @@ enum run_cause_kind {
 	RUN_CAUSE_FAILED_TASK,  /* a task raised, and nothing retrieved its
 				   exception: what waits for its work may
 				   wait for ever */
+	RUN_CAUSE_CANCELLED,    /* a task cancelled that goes on, stuck:
+				   cli/run_cancelled.h */
 	RUN_CAUSE_HELD,         /* an object others wait on, and its holder */
 	RUN_CAUSE_FAILED_JOB,   /* an executor's or pool's job raised, and
 				   no result() or get() raised it again (a

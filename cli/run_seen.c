@@ -68,6 +68,10 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 	out->watched_for = it->last_seen - it->first_seen;
 	out->step = it->kind == WATCH_THREAD ? it->step : 0;
 	out->timed_again = it->kind == WATCH_THREAD ? it->timed_again : 0;
+	if (it->cancelled_since > 0) {
+		out->cancelled_for = it->last_seen - it->cancelled_since;
+		out->cancelled_at_least = it->cancelled_since <= it->first_seen;
+	}
 	out->step_for = it->last_seen - it->step_same_since;
 	out->step_marked = out->step && it->step_mark;
 	/* (An idle thread is stuck or not here: the caller says what it
@@ -102,7 +106,7 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 void run_seen_add_timed_again(struct strbuf *sb, const struct run_seen *seen)
 {
 	if (seen->timed_again > 0)
-		strbuf_addf(sb, ", then waits again (%d time%s so far)",
+		strbuf_addf(sb, ", then waits again (seen %d time%s)",
 			    seen->timed_again,
 			    seen->timed_again == 1 ? "" : "s");
 }

@@ -51,6 +51,11 @@ struct run_seen {
 	/* Threads: the times its timed wait ran out and it waited again
 	 * at that place (struct watch_item) */
 	int timed_again;
+	/* Tasks: seen with a cancel requested at every sample since
+	 * cancelled_for seconds (0: not at the last), since the first
+	 * (cancelled_at_least: that long at least) */
+	double cancelled_for;
+	int cancelled_at_least;
 	/* Threads: the asyncio task whose step ran on it at the last
 	 * sample (0: none), running at every sample since step_for
 	 * seconds. */
@@ -81,7 +86,7 @@ void run_seen_thread(const struct watch_tracker *t, const struct py_thread *th,
 void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 		   struct run_seen *out);
 
-/* ", then waits again (3 times so far)" after a thread's timeout, when
+/* ", then waits again (seen 3 times)" after a thread's timeout, when
  * its timed wait ran out and began again (a poll); nothing else. */
 void run_seen_add_timed_again(struct strbuf *sb, const struct run_seen *seen);
 

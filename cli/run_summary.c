@@ -97,6 +97,8 @@ const char *run_cause_kind_name(enum run_cause_kind kind)
 		return "loop_blocked";
 	case RUN_CAUSE_FAILED_TASK:
 		return "failed_task";
+	case RUN_CAUSE_CANCELLED:
+		return "cancelled";
 	case RUN_CAUSE_FAILED_JOB:
 		return "failed_job";
 	case RUN_CAUSE_HELD:

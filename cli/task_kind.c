@@ -13,7 +13,9 @@ int task_same_kind(const struct py_async *a, const struct py_task *x,
 	    !cs_str_eq(x->framework, y->framework) ||
 	    !x->waiter != !y->waiter ||
 	    !py_async_task(a, x->waiter) != !py_async_task(a, y->waiter) ||
-	    !cs_str_eq(x->waiter_type, y->waiter_type))
+	    !cs_str_eq(x->waiter_type, y->waiter_type) ||
+	    /* (one cancelled and going on stands apart) */
+	    (x->cancels_requested > 0) != (y->cancels_requested > 0))
 		return 0;
 	/* Found alike while the stacks were built (the same code objects):
 	 * no generator need be read again (5 per task, from all over a
@@ -66,6 +68,7 @@ uint64_t task_kind_hash(struct task_kind_memo *m, const struct py_async *a,
 
 	h = hash_str(m, h, x->waiter_type);
 	h = (h ^ (uint64_t)x->running) * 0x100000001b3ull;
+	h = (h ^ (uint64_t)(x->cancels_requested > 0)) * 0x100000001b3ull;
 	for (i = 0; i < x->nstack; i++) {
 		const struct py_gen *g = &a->gens[x->stack[i]];
 

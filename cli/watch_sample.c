@@ -3,7 +3,6 @@
 #include "cli/collect_deadlines.h"
 #include "cli/escape.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -586,6 +585,7 @@ static void observe_task(struct watch_tracker *t, struct sample *s,
 	o.woke = woke || (task->waiter && short_sleep_woke(t, s, task));
 	o.awaited_moved = watch_awaited_moved(t, s->c, task - a->tasks);
 	o.idle = task_idle_by_design(a, task);
+	o.cancelled = task->cancels_requested > 0;
 	o.not_started = inner && inner->state == PY_GEN_CREATED;
 	watch_task_timers(&o, task, inner, s->c->clock_s);
 	watch_observe(t, &o);

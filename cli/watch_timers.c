@@ -46,7 +46,8 @@ static void timer_set(struct watch_timer *w, int clock, double due,
  * asyncio.sleep() whose timer could not be read (py_task.timers_unread:
  * a uvloop release laid out otherwise) is asleep all the same, when
  * unknown; not one whose timer was read and is gone (it fired, and its
- * loop has not run the task since).
+ * loop has not run the task since).  One whose cancel was requested
+ * is not idle asleep.
  */
 void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 		       const struct py_gen *inner, double clock_s)
@@ -62,7 +63,9 @@ void watch_task_timers(struct watch_obs *o, const struct py_task *task,
 	if (!o->sleep.on)
 		return;
 	o->waits_on = NULL;
-	if (!o->idle &&
+	/* (not one cancelled that sleeps on: it should have ended,
+	 * cli/run_cancelled.h) */
+	if (!o->idle && task->cancels_requested <= 0 &&
 	    !(o->sleep.known && timer_text_past_due(o->sleep.in_s)))
 		o->idle = task->framework ? "asleep in trio.sleep" :
 			  "asleep in asyncio.sleep";
@@ -133,7 +136,7 @@ static const char *sleep_note(int sched, int timed, int known, double hi)
 	return timer_text_past_due(hi) ? ", overdue" : "";
 }
 
-/* ", then waits again (4 times so far)": threads whose timed waits ran
+/* ", then waits again (seen 4 times)": threads whose timed waits ran
  * out and began again at their place, every one (the fewest times);
  * nothing when one did not. */
 static void add_timed_again(struct strbuf *sb, const struct watch_item *items,
@@ -152,7 +155,7 @@ static void add_timed_again(struct strbuf *sb, const struct watch_item *items,
 	}
 	if (!n)
 		return;
-	strbuf_addf(sb, ", then wait%s again (%s%d time%s so far)",
+	strbuf_addf(sb, ", then wait%s again (%sseen %d time%s)",
 		    n > 1 ? "" : "s", n > 1 ? "each " : "", least,
 		    least == 1 ? "" : "s");
 }

@@ -211,15 +211,38 @@ static void note_step(const struct watch_tracker *t, struct watch_item *it,
  */
 #define SLEEP_AGAIN_S 0.005
 
+/* Both timers on, with a due time read, and when from the sample. */
+static int both_read(const struct watch_timer *a, const struct watch_timer *b)
+{
+	return a->on && a->timed && a->known && b->on && b->timed && b->known;
+}
+
 static int slept_again(const struct watch_timer *was,
 		       const struct watch_timer *now)
 {
 	double slack = was->slack + now->slack + SLEEP_AGAIN_S;
 
-	if (!was->on || !was->timed || !was->known || !now->on ||
-	    !now->timed || !now->known)
+	if (!both_read(was, now))
 		return 0;
 	return was->due <= now->due - now->in_s + slack &&
+	       now->due > was->due + slack;
+}
+
+/*
+ * A thread's timed wait whose end moved later before the one it had
+ * ran out: that wait ended early, its object woke it (a queue's get()
+ * fed, a notify(), a lock taken), and another began: it moved.  A
+ * consumer fed every 0.2 s under get(timeout=0.5) was "stuck", one
+ * wake in a window lost among our stop's (slept_again()).
+ */
+static int woken_early(const struct watch_timer *was,
+		       const struct watch_timer *now)
+{
+	double slack = was->slack + now->slack + SLEEP_AGAIN_S;
+
+	if (!both_read(was, now))
+		return 0;
+	return was->due > now->due - now->in_s + slack &&
 	       now->due > was->due + slack;
 }
 
@@ -234,8 +257,20 @@ static void note_timed_again(struct watch_item *it, const struct watch_obs *o,
 		it->timed_again = 0;
 	else if (slept_again(&it->waited, &o->timeout))
 		it->timed_again++;
-	if (o->timeout.on && o->timeout.timed && o->timeout.known)
-		it->waited = o->timeout;
+	/* (the last sample's only: across one that read none, a wait that
+	 * ended early and one that ran out look alike) */
+	it->waited = o->timeout;
+}
+
+/* Since when at every sample it was seen cancelled (a task). */
+static void note_cancelled(const struct watch_tracker *t,
+			   struct watch_item *it, const struct watch_obs *o,
+			   int fresh)
+{
+	if (!o->cancelled)
+		it->cancelled_since = 0;
+	else if (fresh || !it->cancelled_since)
+		it->cancelled_since = t->now;
 }
 
 /* Did it move since the last sample (not at its first)? */
@@ -247,7 +282,8 @@ static int moved_since(const struct watch_item *it,
 		return 1;
 	return o->kind == WATCH_THREAD &&
 	       (watch_thread_ran(o->cpu_s, o->sleeps) ||
-		slept_again(&it->slept, &o->sleep));
+		slept_again(&it->slept, &o->sleep) ||
+		woken_early(&it->waited, &o->timeout));
 }
 
 /* What stays the same of it from sample to sample (its fingerprint,
@@ -335,6 +371,7 @@ void watch_observe(struct watch_tracker *t, const struct watch_obs *o)
 	str_set(&it->native_function, o->native_function);
 	str_set(&it->idle, o->idle);
 	it->not_started = o->not_started;
+	note_cancelled(t, it, o, fresh);
 	it->sleep = o->sleep;
 	it->timeout = o->timeout;
 	if (o->sleep.on && o->sleep.timed && o->sleep.known)

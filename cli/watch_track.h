@@ -136,6 +136,8 @@ struct watch_obs {
 	 * seconds; < 0 unknown. */
 	double off_cpu_s;
 	int not_started;           /* a greenlet that has not run yet */
+	int cancelled;             /* an asyncio task with a cancel requested
+				      (py_task.cancels_requested) */
 	/* A task's, at this sample: asleep in asyncio.sleep(), and the
 	 * timeout its wait is under. */
 	struct watch_timer sleep, timeout;
@@ -180,15 +182,20 @@ struct watch_item {
 	char *blocked_in, *native_function;
 	char *idle;                    /* as in watch_obs, at the last sample */
 	int not_started;               /* as in watch_obs */
+	/* The first sample of those since that saw it cancelled (as in
+	 * watch_obs), 0 when the last did not: cancelled that long at
+	 * least, and pending (cli/run_cancelled.h) */
+	double cancelled_since;
 	struct watch_timer sleep, timeout;  /* as in watch_obs, at the last
 					       sample */
 	/* A thread's last sleep whose end was read, kept through samples
 	 * that read none (one due within 0.1 s is not read) */
 	struct watch_timer slept;
-	/* ... and its last timed wait's, kept alike; the times such a
-	 * wait ran out and another began at the same place (a poll, `while
-	 * not ev.wait(0.5)`: it times out and waits again), since it came
-	 * there.  Not progress (slept_again() says why); words. */
+	/* ... and its timed wait's at the last sample; the times such a
+	 * wait ran out by the next and another began at the same place (a
+	 * poll, `while not ev.wait(0.5)`: it times out and waits again),
+	 * since it came there.  Not progress (slept_again() says why):
+	 * words.  (One that ended early is: woken_early().) */
 	struct watch_timer waited;
 	int timed_again;
 	/* A stuck thread's wait as the kernel has it ("blocked reading fd

@@ -353,6 +353,8 @@ struct py_layout {
 	int task_context;         /* .task_context (3.7+) */
 	int task_size;            /* sizeof(TaskObj) */
 	int task_node;            /* .task_node (3.14) */
+	int task_num_cancels;     /* .task_num_cancels_requested (3.11+):
+				     cancel() calls no uncancel() undid */
 	int taskwakeup_task;      /* TaskWakeupMethWrapper.ww_task (<=3.9) */
 	int futureiter_future;    /* futureiterobject.future */
 	int asend_gen;            /* PyAsyncGenASend.ags_gen */

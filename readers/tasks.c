@@ -1,5 +1,6 @@
 #include "readers/tasks.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,10 +227,25 @@ static int read_c_task(struct builder *b, uint64_t addr,
 	f->coro = field_u64(buf, size, L->task_coro);
 	f->waiter = field_u64(buf, size, L->task_fut_waiter);
 	f->name = field_u64(buf, size, L->task_name);
+	f->cancels = L->task_num_cancels >= 0 ?
+		     field_i32(buf, size, L->task_num_cancels) : -1;
 	f->links.callback0 = field_u64(buf, size, L->fut_callback0);
 	f->links.callbacks = field_u64(buf, size, L->fut_callbacks);
 	f->links.awaited_by = field_u64(buf, size, L->fut_awaited_by);
 	return 0;
+}
+
+/* A Python Task's _num_cancels_requested (3.11+), -1 when it has none
+ * or it is no small int. */
+static int py_task_cancels(struct pyproc *py, uint64_t addr)
+{
+	uint64_t v = pyobj_lookup_or_0(py, addr, "_num_cancels_requested");
+	int64_t n;
+
+	if (!v || pyint_read_i64(py, v, &n, NULL) < 0 || n < 0 ||
+	    n > INT_MAX)
+		return -1;
+	return (int)n;
 }
 
 static void read_py_task(struct builder *b, uint64_t addr,
@@ -265,6 +281,7 @@ static void read_py_task(struct builder *b, uint64_t addr,
 	f->name = pyobj_lookup_or_0(b->py, addr, "_name");
 	if (f->waiter == b->py->types.none)
 		f->waiter = 0;
+	f->cancels = py_task_cancels(b->py, addr);
 }
 
 /* "Task-N" without printf: one per task adds up. */
@@ -494,6 +511,8 @@ static void add_task(struct builder *b, const struct found *found,
 	t->loop = f->loop;
 	t->coro = f->coro;
 	t->waiter = f->waiter;
+	/* (a C field as it was: a negative one is not known) */
+	t->cancels_requested = f->cancels >= 0 ? f->cancels : -1;
 	if (t->waiter) {
 		if (pyobj_read_type(b->py, t->waiter, &wt, NULL) == 0)
 			t->waiter_type =

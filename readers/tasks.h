@@ -63,6 +63,10 @@ struct py_task {
 	 * the step does not hold its loop up. */
 	int loop_waits;
 	uint64_t waiter;          /* _fut_waiter, 0 when none */
+	/* cancel() calls on it that no uncancel() undid (3.11+; -1 not
+	 * known): pending after one, it goes on (it caught the
+	 * CancelledError, or cleans up before it ends) */
+	int cancels_requested;
 	const char *waiter_type;  /* type name of the waiter */
 	size_t *stack;            /* indexes into py_async.gens, innermost
 				     first; in py_async.pool */

@@ -23,6 +23,7 @@ struct task_fields {
 	uint64_t loop, coro, waiter, name;
 	struct task_links links;  /* what its callbacks say (awaiters.h) */
 	long coro_gen;            /* index of coro in gens, or -1 */
+	int cancels;              /* as py_task.cancels_requested */
 };
 
 /* An object the GC walk found: a generator (kind) or a task (class). */

@@ -210,6 +210,7 @@ int py_trio_finish(struct py_trio_scan *b, const struct py_snapshot *snap,
 		memset(t, 0, sizeof(*t));
 		t->addr = b->addrs[i];
 		t->framework = "trio";
+		t->cancels_requested = -1;  /* (asyncio's count) */
 		t->coro = coro;
 		t->loop = le_u64(buf + s.runner);
 		t->nursery = le_u64(buf + s.parent_nursery);

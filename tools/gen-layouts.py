@@ -673,6 +673,7 @@ RULES = {
     "task_context": Off(TASK, "task_context", src="aio"),
     "task_size": Size(TASK, src="aio"),
     "task_node": Off(TASK, "task_node", src="aio"),
+    "task_num_cancels": Off(TASK, "task_num_cancels_requested", src="aio"),
     "taskwakeup_task": Off(("TaskWakeupMethWrapper",), "ww_task", src="aio"),
     "futureiter_future": Off(("futureiterobject",), "future", src="aio"),
     "asend_gen": Off(("PyAsyncGenASend",), "ags_gen"),

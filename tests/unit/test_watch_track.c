@@ -592,6 +592,61 @@ static void test_slept_again(void)
 	watch_tracker_release(&t);
 }
 
+/* A thread in a timed wait at one place (its wakes lost among our
+ * stops: no CPU seen).  One whose wait ends early each time, a new one
+ * beginning before the last ran out (get(timeout=0.5) fed every 0.2 s),
+ * moved; one whose waits run out, 0.4 s each (a poll of an Event nobody
+ * sets), did not, and counts them; one in one long wait, neither.
+ * (Before woken_early(), the fed one was stuck.) */
+static struct watch_obs timed(int tid, double due, double now)
+{
+	struct watch_obs o = thread(tid, 5, 0, 0);
+
+	o.timeout.on = o.timeout.timed = o.timeout.known = 1;
+	o.timeout.due = due;
+	o.timeout.in_s = due - now;
+	if (due - now < 0.1)   /* (not read: cli/collect_deadlines.c) */
+		memset(&o.timeout, 0, sizeof(o.timeout));
+	return o;
+}
+
+static void test_timed_waits(void)
+{
+	struct watch_tracker t;
+	const struct watch_item *fed, *poll, *long_wait;
+	int s;
+
+	watch_tracker_init(&t, 1.0);
+	for (s = 0; s <= 12; s++) {
+		double now = s * 0.3;
+		/* fed: a new get(timeout=0.5) 0.2 s after each began */
+		double fed_start = 0.2 * (int)(now / 0.2);
+		struct watch_obs a = timed(41, fed_start + 0.5, now);
+		struct watch_obs b = timed(42, 0.4 * (1 + (int)(now / 0.4)),
+					   now);
+		struct watch_obs c = timed(43, 700, now);
+
+		watch_begin(&t, now);
+		watch_observe(&t, &a);
+		watch_observe(&t, &b);
+		watch_observe(&t, &c);
+		watch_end(&t);
+	}
+	fed = watch_find(&t, WATCH_THREAD, 41);
+	poll = watch_find(&t, WATCH_THREAD, 42);
+	long_wait = watch_find(&t, WATCH_THREAD, 43);
+	/* (its count may grow: two waits between samples, the second
+	 * ending early, look like one that ran out) */
+	CHECK(fed && watch_state_of(&t, fed) == WATCH_ACTIVE,
+	      "fed: moving, stuck %g", fed ? watch_stuck_for(&t, fed) : -1);
+	CHECK(poll && watch_state_of(&t, poll) == WATCH_STUCK &&
+	      poll->timed_again >= 4, "poll: stuck, again %d",
+	      poll ? poll->timed_again : -1);
+	CHECK(long_wait && watch_state_of(&t, long_wait) == WATCH_STUCK &&
+	      long_wait->timed_again == 0, "one wait: stuck, never again");
+	watch_tracker_release(&t);
+}
+
 /* A thread that spun for the first half of the watch, then sat still
  * (under the stuck threshold): its share over the watch is a half, but
  * it is not busy now; one that still spins is. */
@@ -625,6 +680,7 @@ static void test_busy_then_still(void)
 int main(void)
 {
 	test_slept_again();
+	test_timed_waits();
 	test_busy_then_still();
 	test_off_cpu_first();
 	test_at_least();

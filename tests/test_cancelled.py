@@ -1,0 +1,68 @@
+"""A task cancelled that goes on (targets/cancel_swallowed.py: it
+catches the CancelledError in its loop, and main() awaits it after
+cancel()): the dump says its cancel was requested, as the task's own
+cancelling() does (3.11+; null before), and `run` names it the cause
+of the hang.  Before, `run` said no likely cause stood out: the task
+was asleep in asyncio.sleep(), idle by design."""
+
+import re
+
+import pytest
+
+from conftest import (interpreter_or_skip, marker_line, run_coroscope,
+                      target_script)
+from test_run import coroscope_run, likely_causes, work  # noqa: F401
+
+SCRIPT = target_script("cancel_swallowed.py")
+
+
+@pytest.mark.parametrize("ident", ("3.10", "3.11-debian", "3.12", "3.14t"))
+def test_dump_says_cancel_requested(keeper, ident):
+    interp = interpreter_or_skip(ident)
+    target = keeper.start_target(interp, "cancel_swallowed.py")
+    ready = target.ready
+    doc = run_coroscope("dump", "--json", target.pid).json()
+    tasks = dict((int(t["id"], 16), t) for t in doc["tasks"])
+    for who in ("task", "other"):
+        assert tasks[ready[who]["id"]]["cancels_requested"] == \
+            ready[who]["cancelling"], (who, ready, tasks)
+    text = run_coroscope("dump", target.pid).stdout
+    line = [l for l in text.splitlines()
+            if "(T) stubborn 0x%x " % ready["task"]["id"] in l]
+    assert len(line) == 1, text
+    assert (", cancel requested" in line[0]) == \
+        bool(ready["task"]["cancelling"]), line
+    assert "cancel requested" not in text.replace(line[0], ""), text
+
+
+@pytest.mark.parametrize("ident,mode", (
+    ("3.12", "parked"), ("3.12", "loop"), ("3.12", "group"),
+    # (the sanitizer's pass: 3.14's group exit is _aexit())
+    ("3.14t", "loop"), ("3.14t", "group")))
+def test_run_names_the_task_that_goes_on(ident, mode, work):  # noqa: F811
+    """Parked, or moving all along (a swallow in a loop of short
+    sleeps: before, nothing was seen stuck and no cause named it), or a
+    TaskGroup's child whose parent waits in the group's exit, cancelled
+    by the group too (the child is the cause, not the parent: before,
+    the parent came first)."""
+    py = interpreter_or_skip(ident)
+    res = coroscope_run(["--timeout", "4", "--", py.path, SCRIPT, "-",
+                         mode])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    assert causes and re.match(
+        r"^  process \d+: task 'stubborn' goes on though cancelled \(1 "
+        r"cancel request outstanding, for (at least )?[0-9.]+s\): it "
+        r"caught the CancelledError, or its cleanup waits$", causes[0]), \
+        res.stderr[:3000]
+    awaiter = ("main" if mode != "group" else "in_group",
+               marker_line(SCRIPT, "awaits-stubborn" if mode != "group"
+                           else "group"))
+    assert re.match(
+        r"^      task 'stubborn' at cancel_swallowed\.py:%d in "
+        r"stubborn_worker .*awaited by task 'Task-1' at "
+        r"cancel_swallowed\.py:%d in %s" % (
+            marker_line(SCRIPT, "swallowed-loop" if mode == "loop"
+                        else "swallowed"), awaiter[1], awaiter[0]),
+        causes[1]), causes
+    assert not any("'Task-1' goes on" in c for c in causes), causes
