@@ -174,11 +174,31 @@ struct stuck_kind {
  * graph does not explain (before the ranking and the cap: those it
  * explains would take a place and then be dropped), in rank order; how
  * many into *n. */
+/* Does task i wait, through a concurrent future, for a task a graph
+ * cause names (run_coroutine_threadsafe()'s on another loop, awaited
+ * through wrap_future())?  That cause says more; said twice before. */
+static int behind_explained(const struct py_waitgraph *g,
+			    const struct py_async *a, size_t i,
+			    const struct addrmap *explained)
+{
+	long node, to;
+	int found = 0;
+
+	if (!g || !explained ||
+	    (node = py_waitgraph_node_of(g, WG_TASK, i)) < 0 ||
+	    (to = py_waitgraph_task_behind_cfuture(g, (size_t)node)) < 0 ||
+	    g->nodes[to].index >= a->ntasks)
+		return 0;
+	addrmap_get(explained, a->tasks[g->nodes[to].index].addr, &found);
+	return found;
+}
+
 static struct stuck *candidates(const struct stuck_kind *kind,
 				const struct py_async *a,
 				const struct watch_tracker *tr,
-				const struct addrmap *explained, size_t *n)
+				const struct run_summary *s, size_t *n)
 {
+	const struct addrmap *explained = s->explained;
 	struct stuck *c = xmallocarray(a->ntasks ? a->ntasks : 1, sizeof(*c));
 	struct addrmap waits_on_tasks;
 	size_t i;
@@ -195,7 +215,8 @@ static struct stuck *candidates(const struct stuck_kind *kind,
 		addrmap_get(&waits_on_tasks, t->addr, &found);
 		if (!found && explained)
 			addrmap_get(explained, t->addr, &found);
-		if (found || t->running || !kind->at_bottom(a, t))
+		if (found || t->running || !kind->at_bottom(a, t) ||
+		    behind_explained(s->graph, a, i, explained))
 			continue;
 		/* seen making progress over the samples: not stuck */
 		run_seen_task(tr, t->addr, &cur->seen);
@@ -521,7 +542,7 @@ static void summarize_kind(struct run_summary *s, int pid,
 			   const struct stuck_kind *kind)
 {
 	size_t n, i, left = 0;
-	struct stuck *c = candidates(kind, a, tr, s->explained, &n);
+	struct stuck *c = candidates(kind, a, tr, s, &n);
 	char **keys = xmallocarray(n ? n : 1, sizeof(*keys));
 	struct run_cause *last = NULL;
 	struct alike_lines g;

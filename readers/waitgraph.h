@@ -167,6 +167,11 @@ long py_waitgraph_worker(const struct py_waitgraph *g, size_t node);
  * a process pool's), or -1. */
 long py_waitgraph_cfuture_elsewhere(const struct py_waitgraph *g,
 				    size_t node);
+/* The task node that a concurrent future node `node` waits on directly
+ * will complete, or -1: run_coroutine_threadsafe()'s task on another
+ * loop, awaited through wrap_future() (asyncio's _chain_future()). */
+long py_waitgraph_task_behind_cfuture(const struct py_waitgraph *g,
+				      size_t node);
 
 /* Does node wait for anything the graph knows (a waits-for edge out)? */
 int py_waitgraph_waits(const struct py_waitgraph *g, size_t node);

@@ -251,6 +251,33 @@ long py_waitgraph_cfuture_elsewhere(const struct py_waitgraph *g,
 	return -1;
 }
 
+long py_waitgraph_task_behind_cfuture(const struct py_waitgraph *g,
+				      size_t node)
+{
+	const size_t *out, *out2;
+	size_t n, k, n2, k2;
+
+	out = py_waitgraph_out(g, node, &n);
+	/* Bounded by the node's edges, and each future's. */
+	for (k = 0; k < n; k++) {
+		const struct wg_edge *e = &g->edges[out[k]];
+		const struct wg_node *to = &g->nodes[e->to];
+
+		if (e->kind != WG_WAITS_FOR || to->kind != WG_OBJECT ||
+		    g->prims[to->index].kind != PY_PRIM_CFUTURE)
+			continue;
+		out2 = py_waitgraph_out(g, e->to, &n2);
+		for (k2 = 0; k2 < n2; k2++) {
+			const struct wg_edge *f = &g->edges[out2[k2]];
+
+			if (f->kind == WG_WAITS_FOR &&
+			    g->nodes[f->to].kind == WG_TASK && f->to != node)
+				return (long)f->to;
+		}
+	}
+	return -1;
+}
+
 int py_waitgraph_waits(const struct py_waitgraph *g, size_t node)
 {
 	size_t k, m;

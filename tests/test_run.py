@@ -2323,3 +2323,21 @@ def test_a_forked_childs_copied_generator_is_not_listed(work, ident):
     assert not [l for l in child if l.startswith(gen)], child
     assert [l for l in child if "a copy of its parent's, made by the "
             "fork (" in l], child
+
+
+def test_cross_loop_handlers_said_once(work):
+    """Handlers awaiting, through wrap_future(), coroutines another
+    loop's thread runs (run_coroutine_threadsafe()) that wait on a lock
+    and an Event there: the graph's causes name the other loop's tasks,
+    and the handlers are not "stuck task" causes of their own as well
+    (before, each was, "waits on Future", said twice)."""
+    script = target_script("threadsafe_cross_loop.py")
+    res = coroscope_run(["--timeout", BLOCKED_TIMEOUT, "--",
+                         control_interpreter().path, script])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    text = "\n".join(causes)
+    assert "waiting on asyncio.Event" in text and \
+        "threadsafe_cross_loop.py:%d in Backend.query" % marker_line(
+            script, "backend-waits") in text, res.stderr[:3000]
+    assert not any("stuck task" in c for c in causes), text
