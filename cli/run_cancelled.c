@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/escape.h"
+#include "cli/run_places.h"
 #include "cli/run_seen.h"
 #include "cli/run_units.h"
 #include "cli/watch_track.h"
@@ -29,10 +30,11 @@ static int in_group_exit(const struct py_async *a, const struct py_task *t)
 			   "__aexit__"));
 }
 
-/* Is task i one to name: asyncio's, pending and not running, a cancel
- * requested, a node of the graph the samples saw stuck, or cancelled at
- * every sample for the stuck threshold (a task that swallows the
- * CancelledError in a loop moves, and goes on)?  Its node in *node,
+/* Is task i one to name: asyncio's, pending, a cancel requested, a
+ * node of the graph the samples saw stuck, or cancelled at every sample
+ * for the stuck threshold (a task that swallows the CancelledError in a
+ * loop moves, and goes on; under anyio, whose scope cancels it again at
+ * each turn of the loop, it runs, its thread busy)?  Its node in *node,
  * what the samples saw in *seen. */
 static int goes_on(const struct collection *c, const struct watch_tracker *t,
 		   size_t i, size_t *node, struct run_seen *seen)
@@ -40,7 +42,7 @@ static int goes_on(const struct collection *c, const struct watch_tracker *t,
 	const struct py_task *task = &c->async.tasks[i];
 	long n;
 
-	if (task->framework || task->running || task->cancels_requested <= 0 ||
+	if (task->framework || task->cancels_requested <= 0 ||
 	    in_group_exit(&c->async, task))
 		return 0;
 	n = py_waitgraph_node_of(&c->graph, WG_TASK, i);
@@ -92,7 +94,15 @@ void run_summarize_cancelled(struct run_summary *s,
 			continue;
 		add_head(&sb, &a->tasks[i], &seen);
 		cause = run_cause_add(s, RUN_CAUSE_CANCELLED, c->pid, &sb);
-		run_unit_detail(cause, c, t, node, s->facts, &sb);
+		/* (the graph says where a parked task is; a running one's
+		 * step is on its thread: where, from its coroutines) */
+		if (a->tasks[i].running) {
+			strbuf_addstr(&sb, "running: ");
+			run_add_task_place(&sb, a, &a->tasks[i]);
+			run_cause_detail(cause, &sb);
+		} else {
+			run_unit_detail(cause, c, t, node, s->facts, &sb);
+		}
 	}
 	if (cause && n > RUN_CANCELLED_NAMED) {
 		strbuf_addf(&sb, "and %zu more tasks that go on though "

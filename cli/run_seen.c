@@ -25,11 +25,16 @@ static int samples_away(const struct watch_item *it)
  * sample read it, is the stuck threshold away or more?  A young thread
  * in one (a lock's holder asleep for an hour) is judged all the same:
  * a short job's sleeps and selects end within 0.1 s. */
+static int far_sleep(const struct watch_tracker *t,
+		     const struct watch_item *it)
+{
+	return it->sleep.on && it->sleep.known && it->sleep.in_s >= t->stuck_s;
+}
+
 static int far_wait(const struct watch_tracker *t,
 		    const struct watch_item *it)
 {
-	return (it->sleep.on && it->sleep.known &&
-		it->sleep.in_s >= t->stuck_s) ||
+	return far_sleep(t, it) ||
 	       (it->timeout.on && it->timeout.known &&
 		it->timeout.in_s >= t->stuck_s);
 }
@@ -93,8 +98,7 @@ void run_seen_item(const struct watch_tracker *t, const struct watch_item *it,
 		 * place's "wakes in" says so).  Not a timed wait: it may
 		 * end early. */
 		out->state = out->at_least ? RUN_SEEN_STUCK : RUN_SEEN_MOVING;
-		if (it->kind == WATCH_THREAD && it->sleep.on &&
-		    it->sleep.known && it->sleep.in_s >= t->stuck_s)
+		if (it->kind == WATCH_THREAD && far_sleep(t, it))
 			out->state = RUN_SEEN_STUCK;
 		break;
 	case WATCH_GONE:

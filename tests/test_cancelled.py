@@ -9,11 +9,12 @@ import re
 
 import pytest
 
-from conftest import (interpreter_or_skip, marker_line, run_coroscope,
-                      target_script)
+from conftest import (interpreter_or_skip, interpreters_importing,
+                      marker_line, run_coroscope, target_script)
 from test_run import coroscope_run, likely_causes, work  # noqa: F401
 
 SCRIPT = target_script("cancel_swallowed.py")
+WITH_ANYIO = interpreters_importing(("3.11-debian",), "anyio")
 
 
 @pytest.mark.parametrize("ident", ("3.10", "3.11-debian", "3.12", "3.14t"))
@@ -66,3 +67,29 @@ def test_run_names_the_task_that_goes_on(ident, mode, work):  # noqa: F811
                         else "swallowed"), awaiter[1], awaiter[0]),
         causes[1]), causes
     assert not any("'Task-1' goes on" in c for c in causes), causes
+
+
+@pytest.mark.skipif(not WITH_ANYIO, reason="anyio is not installed for "
+                    "Debian's 3.11 (python3-anyio), or COROSCOPE_TEST_PYTHONS "
+                    "left that interpreter out")
+def test_run_names_the_task_anyio_cancels_again(work):  # noqa: F811
+    """In an anyio task group on asyncio, cancelled: its scope cancels
+    the swallowing child again at each turn of the loop, so the child
+    runs at every sample and the thread is busy.  The child is the
+    cause, first (before, only "MainThread is busy, 100% of a CPU"); the
+    group's owner, in its exit, is not."""
+    res = coroscope_run(["--timeout", "4", "--", WITH_ANYIO[0].path, SCRIPT,
+                         "-", "anyio"])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    assert causes and re.match(
+        r"^  process \d+: task 'stubborn' goes on though cancelled \(\d+ "
+        r"cancel requests? outstanding, for (at least )?[0-9.]+s\): it "
+        r"caught the CancelledError, or its cleanup waits$", causes[0]), \
+        res.stderr[:3000]
+    # (parked, or running its catch: "running: task stubborn at ...")
+    assert any("cancel_swallowed.py:%d in stubborn_worker" % marker_line(
+        SCRIPT, mark) in causes[1] for mark in ("swallowed", "catch-work")), \
+        causes
+    assert sum(" goes on though cancelled" in c for c in causes) == 1, \
+        causes

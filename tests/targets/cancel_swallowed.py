@@ -8,7 +8,9 @@ a loop, and
 catches the CancelledError there; "loop": it sleeps 0.1 s in a loop,
 catching it, so it moves all along; "group" (3.11+): it is a TaskGroup's
 child, cancelled by the group when a sibling fails, and its parent waits
-in the group's exit.
+in the group's exit; "anyio": the same in an anyio task group on
+asyncio, whose scope, cancelled, cancels it again at each turn of the
+loop (it runs most of the time, a little work at each catch).
 
 READY_FILE gets, as JSON, once the task caught the CancelledError:
 "pid", "task": the stubborn task's id() and its cancelling() (3.11+;
@@ -32,6 +34,8 @@ async def stubborn_worker():
                 await never.wait()  # MARK: swallowed
         except asyncio.CancelledError:
             caught.set()               # BUG: swallows cancellation
+            if MODE == "anyio":
+                sum(range(20000))  # MARK: catch-work
 
 
 async def failing():
@@ -61,9 +65,21 @@ async def in_group():
         caught.set()
 
 
+async def in_anyio_group():
+    import anyio
+
+    async with anyio.create_task_group() as tg:  # MARK: anyio-group
+        tg.start_soon(stubborn_worker, name="stubborn")
+        await anyio.sleep(0.05)
+        tg.cancel_scope.cancel()
+
+
 async def main():
     global caught, never
     caught, never = asyncio.Event(), asyncio.Event()
+    if MODE == "anyio":
+        await in_anyio_group()
+        return
     if MODE == "group":
         await in_group()
         return
