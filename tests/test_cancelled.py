@@ -36,6 +36,22 @@ def test_dump_says_cancel_requested(keeper, ident):
     assert "cancel requested" not in text.replace(line[0], ""), text
 
 
+def run_causes_first_stubborn(py, mode, requests):
+    """run's causes for cancel_swallowed.py's `mode` under py, timed
+    out, the first saying task 'stubborn' goes on though cancelled with
+    `requests` (a pattern) outstanding."""
+    res = coroscope_run(["--timeout", "4", "--", py.path, SCRIPT, "-",
+                         mode])
+    assert res.returncode == 124, res
+    causes = likely_causes(res.stderr)
+    assert causes and re.match(
+        r"^  process \d+: task 'stubborn' goes on though cancelled \(%s "
+        r"outstanding, for (at least )?[0-9.]+s\): it caught the "
+        r"CancelledError, or its cleanup waits$" % requests, causes[0]), \
+        res.stderr[:3000]
+    return causes
+
+
 @pytest.mark.parametrize("ident,mode", (
     ("3.12", "parked"), ("3.12", "loop"), ("3.12", "group"),
     # (the sanitizer's pass: 3.14's group exit is _aexit())
@@ -46,16 +62,8 @@ def test_run_names_the_task_that_goes_on(ident, mode, work):  # noqa: F811
     TaskGroup's child whose parent waits in the group's exit, cancelled
     by the group too (the child is the cause, not the parent: before,
     the parent came first)."""
-    py = interpreter_or_skip(ident)
-    res = coroscope_run(["--timeout", "4", "--", py.path, SCRIPT, "-",
-                         mode])
-    assert res.returncode == 124, res
-    causes = likely_causes(res.stderr)
-    assert causes and re.match(
-        r"^  process \d+: task 'stubborn' goes on though cancelled \(1 "
-        r"cancel request outstanding, for (at least )?[0-9.]+s\): it "
-        r"caught the CancelledError, or its cleanup waits$", causes[0]), \
-        res.stderr[:3000]
+    causes = run_causes_first_stubborn(interpreter_or_skip(ident), mode,
+                                       r"1 cancel request")
     awaiter = ("main" if mode != "group" else "in_group",
                marker_line(SCRIPT, "awaits-stubborn" if mode != "group"
                            else "group"))
@@ -78,15 +86,8 @@ def test_run_names_the_task_anyio_cancels_again(work):  # noqa: F811
     runs at every sample and the thread is busy.  The child is the
     cause, first (before, only "MainThread is busy, 100% of a CPU"); the
     group's owner, in its exit, is not."""
-    res = coroscope_run(["--timeout", "4", "--", WITH_ANYIO[0].path, SCRIPT,
-                         "-", "anyio"])
-    assert res.returncode == 124, res
-    causes = likely_causes(res.stderr)
-    assert causes and re.match(
-        r"^  process \d+: task 'stubborn' goes on though cancelled \(\d+ "
-        r"cancel requests? outstanding, for (at least )?[0-9.]+s\): it "
-        r"caught the CancelledError, or its cleanup waits$", causes[0]), \
-        res.stderr[:3000]
+    causes = run_causes_first_stubborn(WITH_ANYIO[0], "anyio",
+                                       r"\d+ cancel requests?")
     # (parked, or running its catch: "running: task stubborn at ...")
     assert any("cancel_swallowed.py:%d in stubborn_worker" % marker_line(
         SCRIPT, mark) in causes[1] for mark in ("swallowed", "catch-work")), \
