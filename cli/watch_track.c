@@ -257,9 +257,11 @@ static void note_timed_again(struct watch_item *it, const struct watch_obs *o,
 		it->timed_again = 0;
 	else if (slept_again(&it->waited, &o->timeout))
 		it->timed_again++;
-	/* (the last sample's only: across one that read none, a wait that
-	 * ended early and one that ran out look alike) */
-	it->waited = o->timeout;
+	/* (kept through samples that read none, one due within 0.1 s: a
+	 * poll's count would be lost under a slow stop; a fed consumer's
+	 * may then count a wait that ended early, only in its words) */
+	if (o->timeout.on && o->timeout.timed && o->timeout.known)
+		it->waited = o->timeout;
 }
 
 /* Since when at every sample it was seen cancelled (a task). */

@@ -191,11 +191,11 @@ struct watch_item {
 	/* A thread's last sleep whose end was read, kept through samples
 	 * that read none (one due within 0.1 s is not read) */
 	struct watch_timer slept;
-	/* ... and its timed wait's at the last sample; the times such a
-	 * wait ran out by the next and another began at the same place (a
-	 * poll, `while not ev.wait(0.5)`: it times out and waits again),
-	 * since it came there.  Not progress (slept_again() says why):
-	 * words.  (One that ended early is: woken_early().) */
+	/* ... and its last timed wait's, kept alike; the times such a
+	 * wait ran out and another began at the same place (a poll, `while
+	 * not ev.wait(0.5)`: it times out and waits again), since it came
+	 * there.  Not progress (slept_again() says why): words.  (One that
+	 * ended early is: woken_early().) */
 	struct watch_timer waited;
 	int timed_again;
 	/* A stuck thread's wait as the kernel has it ("blocked reading fd
